@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/alecthomas/kong"
+)
+
+// env is what a command may touch of the process: its streams and its environment.
+// Commands write only here, never to os.Stdout, so tests can capture them.
+type env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// cli is the command tree. Each subcommand is a type in its own file whose fields are its
+// flags and whose Run method does the work.
+type cli struct {
+	Rules      rulesCmd      `cmd:"" help:"Check and evaluate Board rule files."`
+	Capability capabilityCmd `cmd:"" help:"Validate capability packages."`
+	Demo       demoCmd       `cmd:"" help:"Walk the verified-calculation example end to end."`
+	Version    versionCmd    `cmd:"" help:"Print the version."`
+}
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type versionCmd struct{}
+
+func (versionCmd) Run(e *env) error {
+	_, err := fmt.Fprintln(e.Stdout, "docket", version)
+	return err
+}
+
+// exitRequest carries kong's request to exit (after --help, for example) out of Parse
+// without ending the process, so that run stays callable from tests.
+type exitRequest int
+
+// run parses args and runs the selected command.
+func run(ctx context.Context, args []string, e *env) (err error) {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("docket"),
+		kong.Description("Docket runs AI agents on real systems without giving them authority."),
+		kong.Writers(e.Stdout, e.Stderr),
+		kong.Exit(func(code int) { panic(exitRequest(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Bind(e),
+	)
+	if err != nil {
+		return fmt.Errorf("build command line: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			code, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			if code != 0 {
+				err = &exitError{code: int(code)}
+			} else {
+				err = nil
+			}
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	return kctx.Run()
+}
+
+// Exit codes (DESIGN.md §1).
+const (
+	exitOK         = 0
+	exitFailure    = 1
+	exitUsage      = 2
+	exitCredential = 3
+	exitReplaced   = 4
+)
+
+// usageError is a command line that does not parse: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitError ends the process with a given code and, when err is set, a message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode is the one place that maps an error to the process's exit status, printing it
+// to w unless it was already reported.
+func exitCode(err error, w io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		fmt.Fprintf(w, "docket: %v\nRun 'docket --help' for usage.\n", ue.err)
+		return exitUsage
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		if ee.err != nil {
+			fmt.Fprintf(w, "docket: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(w, "docket: %v\n", err)
+	return exitFailure
+}

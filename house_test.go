@@ -1,0 +1,145 @@
+// House rules that tests keep rather than memory (STYLE.md §13): which packages may import
+// what, and one doc comment per package.
+package docket_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/docketrun/docket/"
+
+// pkg is one package directory's non-test files, parsed for imports and doc comments.
+type pkg struct {
+	dir     string
+	imports map[string][]string // import path -> files importing it
+	docs    []string            // files carrying a package doc comment
+}
+
+func loadPackages(t *testing.T) map[string]*pkg {
+	t.Helper()
+	pkgs := map[string]*pkg{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		p := pkgs[dir]
+		if p == nil {
+			p = &pkg{dir: dir, imports: map[string][]string{}}
+			pkgs[dir] = p
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			p.imports[ip] = append(p.imports[ip], path)
+		}
+		if f.Doc != nil {
+			p.docs = append(p.docs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// TestDeps keeps the core pure and the layers pointing inward (STYLE.md §1).
+func TestDeps(t *testing.T) {
+	pureStd := map[string]string{
+		"database/sql": "the Board is pure: storage is the authority's business",
+		"net":          "the Board is pure: no network",
+		"net/http":     "the Board is pure: no network",
+		"os":           "the Board is pure: files are read at the edges",
+		"os/exec":      "the Board is pure: no processes",
+		"io/fs":        "the Board is pure: files are read at the edges",
+		"syscall":      "the Board is pure",
+		"log":          "the Board is pure: it returns errors, callers log",
+		"log/slog":     "the Board is pure: it returns errors, callers log",
+		"math/rand":    "the Board is deterministic: ids are derived, never random",
+		"math/rand/v2": "the Board is deterministic: ids are derived, never random",
+		"crypto/rand":  "the Board is deterministic: ids are derived, never random",
+	}
+	rules := []struct {
+		dir     string
+		allowed func(imp string) bool // for module-internal and third-party imports
+		std     map[string]string     // forbidden standard-library imports and why
+		why     string
+	}{
+		{"internal/contract", none, nil, "contract imports only the standard library"},
+		{"internal/board", within("internal/contract", "internal/board/"), pureStd, "board imports only the standard library, contract and its own engine"},
+		{"internal/board/engine", within("internal/contract"), pureStd, "the engine imports only the standard library and contract"},
+		{"internal/board/syntax", within("internal/contract", "internal/board/engine"), pureStd, "the rule syntax is pure"},
+		{"internal/store", within("internal/contract"), nil, "store never imports its implementations"},
+	}
+	pkgs := loadPackages(t)
+	for _, r := range rules {
+		p := pkgs[r.dir]
+		if p == nil {
+			continue // not written yet
+		}
+		for imp, files := range p.imports {
+			if reason, bad := r.std[imp]; bad {
+				t.Errorf("%s imports %q: %s", files[0], imp, reason)
+				continue
+			}
+			if isStd(imp) {
+				continue
+			}
+			if !r.allowed(imp) {
+				t.Errorf("%s imports %q: %s", files[0], imp, r.why)
+			}
+		}
+	}
+}
+
+func isStd(imp string) bool { return !strings.Contains(strings.Split(imp, "/")[0], ".") }
+
+func none(string) bool { return false }
+
+// within allows module-internal imports whose path (after the module) equals one of
+// prefixes, or starts with one that ends in "/".
+func within(prefixes ...string) func(string) bool {
+	return func(imp string) bool {
+		rest, ok := strings.CutPrefix(imp, module)
+		if !ok {
+			return false
+		}
+		return slices.ContainsFunc(prefixes, func(p string) bool {
+			return rest == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rest, p)
+		})
+	}
+}
+
+// TestPackageDocs wants exactly one package doc comment in every package, so that go doc
+// is the map of the system (STYLE.md §2).
+func TestPackageDocs(t *testing.T) {
+	for dir, p := range loadPackages(t) {
+		switch len(p.docs) {
+		case 1:
+		case 0:
+			t.Errorf("package %s has no doc comment; add one sentence saying what it provides (doc.go)", dir)
+		default:
+			t.Errorf("package %s has %d doc comments (%s); keep one", dir, len(p.docs), strings.Join(p.docs, ", "))
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"iter"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// This file is the engine's public surface, written first so that the Board, the text
+// syntax and the capability parser can be built against it while the evaluator lands.
+
+// Default safety caps. A cap refuses with resource_limit and a teaching sentence; it never
+// hangs and never leaves the engine half-changed.
+const (
+	DefaultMaxFacts      = 5_000_000 // facts on the engine, base and derived
+	DefaultMaxIterations = 1_000_000 // semi-naive rounds per stratum
+	DefaultMaxJoinWidth  = 16        // literals in one rule body
+)
+
+// Limits are the engine's safety caps; a zero field takes its default.
+type Limits struct {
+	MaxFacts      int
+	MaxIterations int
+	MaxJoinWidth  int
+}
+
+// Fact is a base fact given to the engine: a ground atom with the node id the Board gave it
+// and its tier.
+type Fact struct {
+	ID   string
+	Atom Atom
+	Tier contract.Tier
+}
+
+// Entry is a fact as the engine holds it. A fact may be both base (asserted with one or
+// more ids) and derived; Tier is the strongest of its base tiers and its best derivation.
+type Entry struct {
+	ID      string // the first base id, or the derived id (deterministic from the atom)
+	Atom    Atom
+	Tier    contract.Tier
+	Base    bool // asserted by someone (not only derived)
+	Derived bool // derivable by at least one rule
+	// DerivedTier is the tier of the best derivation alone, 0 when not Derived. Case
+	// certification needs it: an acceptance fact counts only as derived, never as asserted.
+	DerivedTier contract.Tier
+}
+
+// Bindings maps variable names to values.
+type Bindings map[string]Value
+
+// Row is one answer to [Engine.Query]: the variable bindings, the ids of the facts the
+// positive literals matched (in body order, built-ins and NAF literals omitted), and the
+// weakest tier among them.
+type Row struct {
+	Bindings Bindings
+	Premises []string
+	Tier     contract.Tier
+}
+
+// Derivation is the answer to "why is this true": the fact, and either its base support
+// or the rule and premises of its best derivation.
+type Derivation struct {
+	ID       string
+	Atom     Atom
+	Tier     contract.Tier
+	Base     bool          // true when the best support is a base fact
+	Rule     string        // the rule id of the best derivation, when not Base
+	Premises []*Derivation // the premises of that derivation, in body order
+}
+
+// Delta is what one mutation changed.
+type Delta struct {
+	Added   []Entry // facts that now hold and did not before
+	Removed []Entry // facts that held and no longer do
+	Retier  []Entry // facts whose tier changed, with the new tier
+}
+
+// Engine holds a program (rules) and its facts at fixpoint. Every mutation is
+// all-or-nothing: an error leaves the engine exactly as it was. An Engine is not safe for
+// concurrent use.
+//
+// Methods:
+//
+//	New(Limits) *Engine
+//	AddRules(...Rule) (Delta, error)     rule_unsafe, stratification, resource_limit, node_conflict
+//	RemoveRules(...string) (Delta, error) node_not_found
+//	Assert(...Fact) (Delta, error)       invalid_argument (non-ground), node_conflict, resource_limit
+//	Retract(...string) (Delta, error)    node_not_found
+//	Lookup(id) (Entry, bool)             by base id or derived id
+//	Holds(Atom) (Entry, bool)            a ground atom
+//	Match(pattern Atom) iter.Seq2[Entry, Bindings]
+//	Query([]Literal) ([]Row, error)      conjunctive query with built-ins and NAF
+//	Explain(id) (*Derivation, error)
+//	Facts() iter.Seq[Entry]              every fact, in a deterministic order
+//	Rules() []Rule
+//	Len() int
+var _ = iter.Seq[Entry](nil)

@@ -1,0 +1,65 @@
+// Package store defines Docket's durable store: the Store contract, its records, the
+// hash-chained event log and the sentinel errors that every implementation returns.
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors returned by every implementation, wrapped with what was being done.
+// Callers match them with [errors.Is].
+var (
+	// ErrNotFound: the record asked for, or one a write refers to, does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a write would break uniqueness (an id, a name, a digest already in use),
+	// or would change a record that is immutable once written (a release, an event).
+	ErrConflict = errors.New("store: conflict")
+	// ErrRevoked: a credential lookup found a revoked session, agent or member.
+	ErrRevoked = errors.New("store: revoked")
+	// ErrExpired: a session lookup found a session past its expiry.
+	ErrExpired = errors.New("store: expired")
+	// ErrInvalid: the caller passed a record the store cannot keep (an empty id, an
+	// event without a type, event data that is not JSON).
+	ErrInvalid = errors.New("store: invalid record")
+	// ErrChainBroken: [Store.Verify] found an event that does not match the hash chain.
+	// The error is a *[ChainError] that names the first broken link.
+	ErrChainBroken = errors.New("store: event chain broken")
+	// ErrClosed: the Store was used after Close.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Store is Docket's durable state: identities, capability releases, Board nodes and the
+// per-project event log (DESIGN.md §2, §10). Implementations: internal/store/sqlite and
+// internal/store/postgres, both held to internal/store/storetest.
+//
+// Writes happen only inside [Store.Update], so that every state change and the event that
+// records it commit together. Reads ([Reader]) may be made on the Store, which sees
+// committed state, or on a [Tx], which also sees the transaction's own writes.
+//
+// A Store is safe for concurrent use. Call Close once, when no call is in flight.
+type Store interface {
+	Reader
+
+	// Update runs fn in one write transaction and commits it when fn returns nil. When fn
+	// returns an error, or the commit fails, nothing fn wrote is kept: no row and no
+	// event. Update returns fn's error unchanged, so callers can match their own errors.
+	// Update never retries fn; fn must not keep tx after it returns. Transactions are
+	// serialized per project event log (the head row is locked by the first Append).
+	Update(ctx context.Context, fn func(tx Tx) error) error
+
+	// Verify recomputes the hash chain of project's event log from the first event and
+	// returns the head it reached. The first event that does not match returns a
+	// *[ChainError] (matching [ErrChainBroken]). An empty log verifies to the zero Head.
+	Verify(ctx context.Context, project string) (Head, error)
+
+	// Wait blocks until project's log holds an event with a sequence number above after,
+	// or ctx ends (then it returns ctx's error). It wakes for events committed by this
+	// Store at once and, on PostgreSQL, for those committed by other instances sharing the
+	// database (LISTEN/NOTIFY with a polling fallback). After Wait returns nil, read the
+	// new events with [Reader.Events].
+	Wait(ctx context.Context, project string, after int64) error
+
+	// Close releases the database. Calls after Close return [ErrClosed].
+	Close() error
+}
