@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"iter"
-
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// This file is the engine's public surface, written first so that the Board, the text
-// syntax and the capability parser can be built against it while the evaluator lands.
+// This file is the engine's public surface: the types the Board, the text syntax and the
+// capability parser are built against.
 
 // Default safety caps. A cap refuses with resource_limit and a teaching sentence; it never
 // hangs and never leaves the engine half-changed.
@@ -76,8 +74,13 @@ type Delta struct {
 }
 
 // Engine holds a program (rules) and its facts at fixpoint. Every mutation is
-// all-or-nothing: an error leaves the engine exactly as it was. An Engine is not safe for
-// concurrent use.
+// all-or-nothing: an error leaves the engine exactly as it was. Mutations are incremental
+// (see eval.go): their cost follows what they affect, not the size of the Board. An Engine
+// is not safe for concurrent use; reads that compute derived ids on demand (Lookup,
+// Explain, Facts) also write, so even they need the caller's lock.
+//
+// p and ~p are independent relations: the engine does not refuse a Board on which both
+// hold; rules decide what a contradiction means.
 //
 // Methods:
 //
@@ -94,4 +97,37 @@ type Delta struct {
 //	Facts() iter.Seq[Entry]              every fact, in a deterministic order
 //	Rules() []Rule
 //	Len() int
-var _ = iter.Seq[Entry](nil)
+type Engine struct {
+	limits Limits
+	syms   symbols
+	rels   map[relKey]*relation
+	prog   *program
+
+	baseIDs    map[string]*fact // base id -> fact
+	derivedIDs map[string]*fact // derived id -> fact, for the ids computed so far
+	pending    []*fact          // facts created since their derived ids were last computed
+	stored     int              // facts in tables
+
+	stamp   uint64   // counts mutations and stratum passes
+	textBuf []byte   // scratch for canonical text
+	valBuf  []uint32 // scratch for head values
+}
+
+// New returns an empty engine with the given caps; a zero field takes its default.
+func New(lim Limits) *Engine {
+	if lim.MaxFacts <= 0 {
+		lim.MaxFacts = DefaultMaxFacts
+	}
+	if lim.MaxIterations <= 0 {
+		lim.MaxIterations = DefaultMaxIterations
+	}
+	if lim.MaxJoinWidth <= 0 {
+		lim.MaxJoinWidth = DefaultMaxJoinWidth
+	}
+	p, _ := newProgram(nil)
+	return &Engine{
+		limits: lim, syms: newSymbols(), rels: make(map[relKey]*relation), prog: p,
+		baseIDs: make(map[string]*fact), derivedIDs: make(map[string]*fact),
+		valBuf: make([]uint32, 0, maxArgs),
+	}
+}

@@ -33,6 +33,15 @@
 // sits, so it survives edits elsewhere in the file, reads the same on every machine, and
 // lets the printer leave it out; two identical rules in one file are refused.
 //
+// # JSON
+//
+// [ParseJSONFacts] reads facts as JSON lines, one object a line:
+// {"predicate": "edge", "args": {"from": 1, "to": 2}, "negated": false, "tier": "attested"}
+// ("negated" and "tier" optional; unknown fields refused). A number with '.' or an exponent
+// is a float, any other number an integer. [ParseJSONPattern] reads one such object as a
+// pattern, where a string "?name" is a variable and "?_" an anonymous one, and
+// [MarshalJSONPattern] writes it back.
+//
 // # Errors
 //
 // Every refusal is a *contract.Error with code rule_syntax (or integer_range) whose

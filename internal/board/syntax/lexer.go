@@ -160,8 +160,8 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tokVar, text: string(l.src[l.off-n : l.off]), pos: p}, nil
 	case c == '?':
 		n := l.span(l.off+1, isNameByte)
-		if n == 0 {
-			return token{}, l.errorf(p, `expected a variable name after "?", e.g. ?job_id`)
+		if n == 0 || isDigit(l.src[l.off+1]) {
+			return token{}, l.errorf(p, `expected a variable name after "?", a letter or _ first, e.g. ?job_id`)
 		}
 		l.advance(n + 1)
 		return token{kind: tokVar, text: string(l.src[l.off-n : l.off]), pos: p}, nil

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain registers the docket binary for testscript, so that scripts run the real
+// command the way people do.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"docket": main,
+	})
+}
+
+// TestScripts runs the command-line end-to-end tests in testdata/script.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("DOCKET_HOME", e.WorkDir+"/.docket")
+			return nil
+		},
+	})
+}

@@ -1,0 +1,371 @@
+package authority_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+const testPassphrase = "correct horse battery"
+
+// fixture is an authority on a fresh SQLite store, initialized with member "ada" in
+// project "default".
+type fixture struct {
+	a     *authority.Authority
+	st    store.Store
+	key   authority.Key
+	admin authority.Caller
+	token authority.Token
+	log   *bytes.Buffer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return newFixtureOn(t, st)
+}
+
+func newFixtureOn(t *testing.T, st store.Store) *fixture {
+	t.Helper()
+	f := &fixture{st: st, log: &bytes.Buffer{}}
+	f.key = authority.Key{1, 2, 3, 4, 5, 6, 7, 8}
+	a, err := authority.New(authority.Config{Store: st, Key: f.key,
+		Logger: slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.a = a
+	b, err := a.Init(t.Context(), "ada", testPassphrase, "default")
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	f.token = b.Token
+	f.admin, err = a.Authenticate(t.Context(), b.Token)
+	if err != nil {
+		t.Fatalf("Authenticate(init token): %v", err)
+	}
+	return f
+}
+
+// wantCode fails unless err carries code.
+func wantCode(t *testing.T, err error, code contract.Code) {
+	t.Helper()
+	if got := contract.CodeOf(err); got != code {
+		t.Fatalf("error = %v, want code %q", err, code)
+	}
+}
+
+func TestAuthority_Init(t *testing.T) {
+	f := newFixture(t)
+	if f.admin.Kind != contract.PrincipalMember || f.admin.Name != "ada" {
+		t.Errorf("init caller = %+v, want member ada", f.admin)
+	}
+	if !strings.HasPrefix(f.token.String(), contract.PrefixSession) {
+		t.Errorf("init token %q lacks prefix %q", f.token, contract.PrefixSession)
+	}
+	_, err := f.a.Init(t.Context(), "bob", testPassphrase, "other")
+	wantCode(t, err, contract.CodeAlreadyExists)
+
+	es, err := f.a.Events(t.Context(), f.admin, "default", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range es {
+		types = append(types, e.Type)
+	}
+	if got, want := strings.Join(types, ","), "project.created,member.created"; got != want {
+		t.Errorf("events = %s, want %s", got, want)
+	}
+}
+
+func TestAuthority_InitRefusesInput(t *testing.T) {
+	tests := []struct {
+		name, member, pass string
+		project            contract.ProjectID
+	}{
+		{"short passphrase", "ada", "short", "default"},
+		{"bad member name", "Ada Lovelace", testPassphrase, "default"},
+		{"bad project", "ada", testPassphrase, "No Spaces"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.Init(t.Context(), tt.member, tt.pass, tt.project)
+			wantCode(t, err, contract.CodeInvalidArgument)
+			if ps, _ := st.Projects(t.Context()); len(ps) != 0 {
+				t.Errorf("refused init left projects %v", ps)
+			}
+		})
+	}
+}
+
+func TestAuthority_Login(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name, member, pass string
+		code               contract.Code
+	}{
+		{"right", "ada", testPassphrase, ""},
+		{"wrong passphrase", "ada", "wrong horse battery", contract.CodeUnauthenticated},
+		{"unknown member", "zed", testPassphrase, contract.CodeUnauthenticated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := f.a.Login(t.Context(), tt.member, tt.pass, 0)
+			wantCode(t, err, tt.code)
+			if err != nil {
+				return
+			}
+			c, err := f.a.Authenticate(t.Context(), s.Token)
+			if err != nil || c.ID != f.admin.ID {
+				t.Fatalf("Authenticate(login token) = %+v, %v; want %s", c, err, f.admin.ID)
+			}
+			if err := f.a.Logout(t.Context(), s.Token); err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.a.Authenticate(t.Context(), s.Token)
+			wantCode(t, err, contract.CodeCredentialRevoked)
+		})
+	}
+}
+
+func TestAuthority_SessionExpires(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{9}, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Init(t.Context(), "ada", testPassphrase, "default"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.Login(t.Context(), "ada", testPassphrase, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	_, err = a.Authenticate(t.Context(), s.Token)
+	wantCode(t, err, contract.CodeSessionExpired)
+}
+
+func TestAuthority_Authenticate(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "rotated", Kind: "orchestrator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.RotateAgentToken(ctx, f.admin, "default", "rotated"); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.RevokeAgent(ctx, f.admin, "default", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	cn, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := contract.PrefixSession + strings.Repeat("A", 43)
+	tests := []struct {
+		name  string
+		token string
+		code  contract.Code
+		kind  contract.PrincipalKind
+	}{
+		{"member session", f.token.String(), "", contract.PrincipalMember},
+		{"agent", ag.Token, "", contract.PrincipalAgent},
+		{"empty", "", contract.CodeUnauthenticated, ""},
+		{"no prefix", "abc", contract.CodeUnauthenticated, ""},
+		{"short secret", contract.PrefixAgent + "abc", contract.CodeUnauthenticated, ""},
+		{"unknown session", unknown, contract.CodeUnauthenticated, ""},
+		{"replaced agent token", old.Token, contract.CodeUnauthenticated, ""},
+		{"revoked agent", gone.Token, contract.CodeCredentialRevoked, ""},
+		{"connection key", cn.Key, contract.CodeUnauthenticated, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := f.a.Authenticate(ctx, authority.Token(tt.token))
+			wantCode(t, err, tt.code)
+			if c.Kind != tt.kind {
+				t.Errorf("kind = %q, want %q", c.Kind, tt.kind)
+			}
+		})
+	}
+}
+
+func TestAuthority_Connection(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.a.AuthenticateConnection(ctx, authority.Token(ck.Key))
+	if err != nil || c.ID != ck.Connection.ID {
+		t.Fatalf("AuthenticateConnection = %+v, %v; want %s", c, err, ck.Connection.ID)
+	}
+	// At rest the key is sealed: the row must not contain it, and signing gets it back.
+	row, err := f.st.Connection(ctx, string(ck.Connection.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(row.KeyCiphertext, []byte(ck.Key)) || bytes.Contains(row.KeyCiphertext, []byte(strings.SplitN(ck.Key, ".", 2)[1])) {
+		t.Error("the stored connection row holds the key in clear")
+	}
+	if got, err := f.a.ConnectionKey(ctx, ck.Connection.ID); err != nil || got.String() != ck.Key {
+		t.Errorf("ConnectionKey = %v; want the created key", err)
+	}
+	// A key with another connection's id, or altered, proves nothing.
+	forged := strings.Replace(ck.Key, ".", ".x", 1)[:len(ck.Key)]
+	_, err = f.a.AuthenticateConnection(ctx, authority.Token(forged))
+	wantCode(t, err, contract.CodeUnauthenticated)
+
+	if _, err := f.a.RevokeConnection(ctx, f.admin, "default", "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.a.AuthenticateConnection(ctx, authority.Token(ck.Key))
+	wantCode(t, err, contract.CodeCredentialRevoked)
+
+	// Another installation key cannot open the stored key.
+	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ConnectionKey(ctx, ck.Connection.ID); err == nil {
+		t.Error("ConnectionKey under another installation key succeeded")
+	}
+}
+
+func TestAuthority_SecretsStayOutOfLogsAndEvents(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := f.a.Events(ctx, f.admin, "default", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events bytes.Buffer
+	for _, e := range es {
+		events.Write(e.Data)
+	}
+	for name, secret := range map[string]string{"session": f.token.String(), "agent": ag.Token, "connection": ck.Key} {
+		if strings.Contains(f.log.String(), secret) {
+			t.Errorf("the log holds the %s token", name)
+		}
+		if strings.Contains(events.String(), secret) {
+			t.Errorf("the events hold the %s token", name)
+		}
+	}
+	if !strings.Contains(f.log.String(), "token.sha256=") {
+		t.Errorf("the log should name tokens by digest prefix; got:\n%s", f.log)
+	}
+}
+
+func TestAuthority_AgentsOnlyForMembers(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := f.a.Authenticate(ctx, authority.Token(ag.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		caller  authority.Caller
+		project contract.ProjectID
+		code    contract.Code
+	}{
+		{"member of project", f.admin, "default", ""},
+		{"agent", agent, "default", contract.CodeForbidden},
+		{"member of another project", f.admin, "elsewhere", contract.CodeForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.a.Agents(ctx, tt.caller, tt.project)
+			wantCode(t, err, tt.code)
+		})
+	}
+	_, err = f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	wantCode(t, err, contract.CodeAlreadyExists)
+	_, err = f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "x", Kind: "boss"})
+	wantCode(t, err, contract.CodeInvalidArgument)
+}
+
+func TestKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "key")
+	k := authority.Key{7, 7, 7}
+	if err := authority.WriteKeyFile(path, k); err != nil {
+		t.Fatal(err)
+	}
+	if err := authority.WriteKeyFile(path, authority.Key{8}); err == nil {
+		t.Error("WriteKeyFile replaced an existing key")
+	}
+	got, err := authority.ReadKeyFile(path)
+	if err != nil || got != k {
+		t.Fatalf("ReadKeyFile = %v, %v; want the written key", got, err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authority.ReadKeyFile(path); err == nil {
+		t.Error("ReadKeyFile accepted a key file others may read")
+	}
+}
+
+func TestToken_LogValue(t *testing.T) {
+	tok := authority.Token(contract.PrefixAgent + strings.Repeat("Q", 43))
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("m", "token", tok, "key", authority.Key{1})
+	if strings.Contains(buf.String(), "QQQQ") {
+		t.Errorf("log holds the token: %s", buf.String())
+	}
+	if !strings.Contains(buf.String(), `"kind":"dkt_agt_"`) {
+		t.Errorf("log lacks the token kind: %s", buf.String())
+	}
+}
+

@@ -1,0 +1,283 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/capability"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Case records are kept beside Board nodes in the store's node table, under their own
+// kind, so that a Board and its Cases are written in the same transaction.
+const (
+	nodeKindCase  = "case"
+	caseKeyPrefix = "case:"
+)
+
+// boards holds each project's in-memory Board. The store is the truth: a Board is built
+// from a project's releases and persisted nodes on first use ([Authority.Restore] builds
+// them all at start) and rebuilt whenever a write fails to commit.
+type boards struct {
+	mu        sync.Mutex               // guards byProject; taken before any projectBoard.mu
+	byProject map[string]*projectBoard // created on first use, never removed
+}
+
+// projectBoard is one project's Board. board.Board is not safe for concurrent use, so
+// every call on it holds mu, and a change holds it until its commit is known.
+type projectBoard struct {
+	mu sync.Mutex   // guards b
+	b  *board.Board // nil until built, and after a failed commit until rebuilt
+}
+
+func newBoards() *boards { return &boards{byProject: map[string]*projectBoard{}} }
+
+func (bs *boards) get(project contract.ProjectID) *projectBoard {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	pb := bs.byProject[string(project)]
+	if pb == nil {
+		pb = &projectBoard{}
+		bs.byProject[string(project)] = pb
+	}
+	return pb
+}
+
+// Restore builds the Board of every project from the store: its installed releases and
+// its persisted nodes and Cases. A project whose Board does not build stops the start,
+// because serving it would show a Board that is not what the log says.
+func (a *Authority) Restore(ctx context.Context) error {
+	ps, err := a.store.Projects(ctx)
+	if err != nil {
+		return fmt.Errorf("restore boards: %w", err)
+	}
+	for _, p := range ps {
+		pb := a.boards.get(contract.ProjectID(p.ID))
+		pb.mu.Lock()
+		err := a.buildLocked(ctx, contract.ProjectID(p.ID), pb)
+		pb.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("restore boards: %w", err)
+		}
+	}
+	return nil
+}
+
+// buildLocked (re)builds pb from the store. pb.mu must be held.
+func (a *Authority) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+	decls, err := a.declarations(ctx, a.store, project)
+	if err != nil {
+		return err
+	}
+	b, err := a.restoreBoard(ctx, a.store, project, decls)
+	if err != nil {
+		return err
+	}
+	pb.b = b
+	return nil
+}
+
+// declarations returns what project's installed releases declare, in release id order.
+func (a *Authority) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
+	ins, err := r.Installs(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("list installs of %s: %w", project, err)
+	}
+	var decls []board.Declarations
+	for _, in := range ins {
+		rel, err := r.Release(ctx, in.ReleaseID, in.Version)
+		if err != nil {
+			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
+		}
+		pkg, err := unpackRelease(rel.Content)
+		if err != nil {
+			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
+		}
+		decls = append(decls, pkg.Declarations)
+	}
+	return decls, nil
+}
+
+// restoreBoard builds project's Board from decls and the nodes and Cases r holds.
+func (a *Authority) restoreBoard(ctx context.Context, r store.Reader, project contract.ProjectID, decls []board.Declarations) (*board.Board, error) {
+	rows, err := r.Nodes(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("load nodes of %s: %w", project, err)
+	}
+	var nodes []contract.Node
+	var cases []contract.Case
+	for _, row := range rows {
+		switch row.Kind {
+		case nodeKindCase:
+			var c contract.Case
+			if err := json.Unmarshal(row.Data, &c); err != nil {
+				return nil, fmt.Errorf("decode case %s of %s: %w", row.ID, project, err)
+			}
+			cases = append(cases, c)
+		default:
+			var n contract.Node
+			if err := json.Unmarshal(row.Data, &n); err != nil {
+				return nil, fmt.Errorf("decode node %s of %s: %w", row.ID, project, err)
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, nodes, cases)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild board of %s: %w", project, err)
+	}
+	return b, nil
+}
+
+// Change is what a Board call produced, for [Authority.Commit] to persist.
+type Change struct {
+	Nodes []contract.NodeChange
+	Cases []contract.Case // Case records that changed
+	Event string          // the event type, e.g. "batch.applied"
+	Data  any             // the event data; never a secret
+}
+
+// Commit runs fn on project's Board and persists what it changed, the node and Case
+// records and one event, in one store transaction (DESIGN.md §10). Either all of it is
+// kept or none: when fn fails the Board is unchanged (board mutations are all-or-nothing);
+// when the store fails, the Board is rebuilt from the store, so memory never holds a
+// change the log lacks. Calls on one project are serialized.
+func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
+	pb := a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if pb.b == nil {
+		if err := a.buildLocked(ctx, project, pb); err != nil {
+			return err
+		}
+	}
+	ch, err := fn(pb.b)
+	if err != nil {
+		return err
+	}
+	now := a.nowUTC()
+	err = a.store.Update(ctx, func(tx store.Tx) error {
+		if err := persistChange(ctx, tx, project, ch); err != nil {
+			return err
+		}
+		return a.appendEvent(ctx, tx, project, ch.Event, actor, now, ch.Data)
+	})
+	if err == nil {
+		return nil
+	}
+	// The Board holds a change the store refused: drop it and rebuild from the store, on a
+	// context that outlives the caller's so a cancelled request cannot leave it stale.
+	pb.b = nil
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
+	defer cancel()
+	if rerr := a.buildLocked(rctx, project, pb); rerr != nil {
+		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, rerr)
+	}
+	return fmt.Errorf("commit %s to %s: %w", ch.Event, project, refuse(err, "record"))
+}
+
+// rebuildLimit bounds rebuilding a Board after a failed commit.
+const rebuildLimit = 30 * time.Second
+
+func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) error {
+	if ch.Event == "" {
+		return errors.New("change has no event type")
+	}
+	for _, nc := range ch.Nodes {
+		switch {
+		case nc.Put != nil:
+			data, err := json.Marshal(nc.Put)
+			if err != nil {
+				return fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
+			}
+			if err := tx.PutNode(ctx, string(project), store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data}); err != nil {
+				return err
+			}
+		case nc.Delete != "":
+			if err := tx.DeleteNode(ctx, string(project), nc.Delete); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range ch.Cases {
+		data, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode case %s: %w", c.CaseID, err)
+		}
+		if err := tx.PutNode(ctx, string(project), store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// View runs fn on project's Board for reading, under the project's lock.
+func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	pb := a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if pb.b == nil {
+		if err := a.buildLocked(ctx, project, pb); err != nil {
+			return err
+		}
+	}
+	return fn(pb.b)
+}
+
+// Cases lists project's Cases, oldest first.
+func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
+	if err := c.member(project); err != nil {
+		return nil, err
+	}
+	var out []contract.Case
+	err := a.View(ctx, project, func(b *board.Board) error {
+		out = b.Cases()
+		return nil
+	})
+	if out == nil {
+		out = []contract.Case{}
+	}
+	return out, err
+}
+
+// Case returns one Case of project.
+func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+	if err := c.member(project); err != nil {
+		return contract.Case{}, err
+	}
+	var out contract.Case
+	err := a.View(ctx, project, func(b *board.Board) error {
+		var ok bool
+		if out, ok = b.Case(id); !ok {
+			return contract.Errorf(contract.CodeCaseNotFound, "project %q has no Case %q; list them with docket case list.", project, id)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// unpackRelease decodes a release's stored content (its files as a JSON object) and
+// validates it again, so that a Board is only ever built from a checked package.
+func unpackRelease(content []byte) (*capability.Package, error) {
+	var files map[string][]byte
+	if err := json.Unmarshal(content, &files); err != nil {
+		return nil, fmt.Errorf("decode release content: %w", err)
+	}
+	return capability.Check(files)
+}
+
+// packRelease encodes the files a package's digest covers, in a form unpackRelease reads.
+// encoding/json sorts map keys, so equal packages pack to equal bytes.
+func packRelease(pkg *capability.Package, files map[string][]byte) ([]byte, error) {
+	kept := make(map[string][]byte, len(pkg.Files))
+	for _, name := range pkg.Files {
+		kept[name] = files[name]
+	}
+	return json.Marshal(kept)
+}

@@ -1,0 +1,149 @@
+package authority
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// CreateConnection creates a Connection in project and returns its key, shown this once.
+// The key is kept encrypted under the installation key, because the authority needs it
+// again to sign grants (DESIGN.md §8.2, §11).
+func (a *Authority) CreateConnection(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error) {
+	if err := c.member(project); err != nil {
+		return contract.ConnectionKey{}, err
+	}
+	name, err := contract.ParseName(req.Name)
+	if err != nil {
+		return contract.ConnectionKey{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
+	}
+	id, err := newID(a.rand, "con_")
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
+	}
+	secret, err := newSecret(a.rand)
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
+	}
+	key := Token(contract.PrefixConnection + id + "." + secret)
+	sealed, err := a.key.seal(a.rand, []byte(key), []byte(id))
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: seal key: %w", err)
+	}
+	now := a.nowUTC()
+	cn := contract.Connection{ID: contract.ConnectionID(id), Project: project, Name: name, CreatedAt: now}
+	err = a.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := findConnection(ctx, tx, project, name); err == nil {
+			return contract.Errorf(contract.CodeAlreadyExists, "project %q already has a connection named %q; choose another name.", project, name)
+		}
+		if err := tx.CreateConnection(ctx, store.Connection{ID: id, Project: string(project), Name: name, KeyCiphertext: sealed, CreatedAt: now}); err != nil {
+			return err
+		}
+		return a.appendEvent(ctx, tx, project, "connection.created", c.Principal(), now, cn)
+	})
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, refuse(err, "connection "+name))
+	}
+	a.log.InfoContext(ctx, "connection created", logProject, project, logActor, c.Principal(), logToken, key)
+	return contract.ConnectionKey{Connection: cn, Key: key.String()}, nil
+}
+
+// RevokeConnection revokes a Connection; its key stops working at once.
+func (a *Authority) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
+	if err := c.member(project); err != nil {
+		return contract.Connection{}, err
+	}
+	now := a.nowUTC()
+	var cn store.Connection
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		if cn, err = findConnection(ctx, tx, project, ref); err != nil {
+			return err
+		}
+		if err := tx.RevokeConnection(ctx, cn.ID, now); err != nil {
+			return err
+		}
+		if cn, err = tx.Connection(ctx, cn.ID); err != nil {
+			return err
+		}
+		return a.appendEvent(ctx, tx, project, "connection.revoked", c.Principal(), now, map[string]string{"id": cn.ID})
+	})
+	if err != nil {
+		return contract.Connection{}, fmt.Errorf("revoke connection %s: %w", ref, refuse(err, "connection "+ref))
+	}
+	return connectionWire(cn), nil
+}
+
+// Connections lists project's Connections, revoked ones included.
+func (a *Authority) Connections(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Connection, error) {
+	if err := c.member(project); err != nil {
+		return nil, err
+	}
+	cs, err := a.store.Connections(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("list connections: %w", refuse(err, "project "+string(project)))
+	}
+	out := make([]contract.Connection, 0, len(cs))
+	for _, cn := range cs {
+		out = append(out, connectionWire(cn))
+	}
+	return out, nil
+}
+
+// ConnectionKey returns a Connection's key in clear, for signing its grants. Callers must
+// not log or send it.
+func (a *Authority) ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error) {
+	_, key, err := a.connectionKey(ctx, id)
+	return key, err
+}
+
+func (a *Authority) connectionKey(ctx context.Context, id contract.ConnectionID) (store.Connection, Token, error) {
+	cn, err := a.store.Connection(ctx, string(id))
+	if err != nil {
+		return store.Connection{}, "", fmt.Errorf("load connection %s: %w", id, err)
+	}
+	plain, err := a.key.open(cn.KeyCiphertext, []byte(cn.ID))
+	if err != nil {
+		return store.Connection{}, "", fmt.Errorf("open key of connection %s: %w", id, err)
+	}
+	return cn, Token(plain), nil
+}
+
+// parseConnectionKey splits "dkt_con_<id>.<secret>".
+func parseConnectionKey(k Token) (contract.ConnectionID, string, bool) {
+	rest, ok := strings.CutPrefix(string(k), contract.PrefixConnection)
+	if !ok {
+		return "", "", false
+	}
+	idText, secret, ok := strings.Cut(rest, ".")
+	if !ok || !validSecret(secret) {
+		return "", "", false
+	}
+	id, err := contract.ParseConnectionID(idText)
+	if err != nil {
+		return "", "", false
+	}
+	return id, secret, true
+}
+
+// findConnection finds a Connection of project by id or by name.
+func findConnection(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Connection, error) {
+	cs, err := r.Connections(ctx, string(project))
+	if err != nil {
+		return store.Connection{}, err
+	}
+	for _, cn := range cs {
+		if cn.ID == ref || cn.Name == ref {
+			return cn, nil
+		}
+	}
+	return store.Connection{}, fmt.Errorf("connection %q in project %s: %w", ref, project, store.ErrNotFound)
+}
+
+func connectionWire(cn store.Connection) contract.Connection {
+	return contract.Connection{ID: contract.ConnectionID(cn.ID), Project: contract.ProjectID(cn.Project), Name: cn.Name,
+		CreatedAt: cn.CreatedAt, RevokedAt: cn.RevokedAt}
+}

@@ -1,0 +1,73 @@
+package authority
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// MaxEventPage is the largest page of events one call returns.
+const MaxEventPage = 500
+
+// Events returns up to limit events of project after sequence number after, in order
+// (DESIGN.md §10). limit <= 0 means 100.
+func (a *Authority) Events(ctx context.Context, c Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
+	if err := c.member(project); err != nil {
+		return nil, err
+	}
+	if after < 0 {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "the cursor %d is negative; start from 0.", after)
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxEventPage)
+	es, err := a.store.Events(ctx, string(project), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s: %w", project, refuse(err, "project "+string(project)))
+	}
+	out := make([]contract.Event, 0, len(es))
+	for _, e := range es {
+		out = append(out, eventWire(e))
+	}
+	return out, nil
+}
+
+// WaitEvents blocks until project's log holds an event after sequence number after, or
+// ctx ends.
+func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.ProjectID, after int64) error {
+	if err := c.member(project); err != nil {
+		return err
+	}
+	return a.store.Wait(ctx, string(project), after)
+}
+
+// VerifyEvents recomputes project's hash chain. A broken chain is a report, not an error:
+// the report names the first link that does not hold.
+func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
+	if err := c.member(project); err != nil {
+		return contract.ChainReport{}, err
+	}
+	h, err := a.store.Verify(ctx, string(project))
+	if ce, ok := errors.AsType[*store.ChainError](err); ok {
+		a.log.WarnContext(ctx, "event chain broken", logProject, project, logErr, err)
+		return contract.ChainReport{Project: project, Seq: ce.Seq - 1,
+			Broken: &contract.BrokenLink{Seq: ce.Seq, Field: ce.Field, Want: ce.Want, Got: ce.Got}}, nil
+	}
+	if err != nil {
+		return contract.ChainReport{}, fmt.Errorf("verify events of %s: %w", project, refuse(err, "project "+string(project)))
+	}
+	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
+	if h.Seq > 0 {
+		r.Hash = h.Hash.String()
+	}
+	return r, nil
+}
+
+func eventWire(e store.Event) contract.Event {
+	return contract.Event{Project: contract.ProjectID(e.Project), Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At,
+		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
+}

@@ -1,0 +1,215 @@
+package board
+
+import (
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// BatchResult is what an applied batch changed.
+type BatchResult struct {
+	// NodeIDs holds, per operation, the node it created (for revise_fact, the new node) or
+	// retracted.
+	NodeIDs []string `json:"nodeIds"`
+	// Changes are the node records the authority persists, in order.
+	Changes []contract.NodeChange `json:"changes"`
+}
+
+// reservedPrefixes are node id prefixes the Board mints; a caller may not choose them,
+// so that a caller's id never collides with a later generated one.
+var reservedPrefixes = []string{"n-", "cap-", "case-"}
+
+// ApplyBatch applies batch for by: every operation lands, or none does (DESIGN.md §6.1).
+// It checks every operation first, then applies them in order; if one fails, the ones
+// before it are undone and the Board is exactly as it was. The error is a
+// *contract.OpError naming the failing operation and wrapping a *contract.Error.
+//
+// Missing node ids are filled from the content, the author and the Case, so the same
+// batch on the same Board gives the same ids; asserting a fact the same author already
+// asserted with a generated id is a no-op that returns the existing id.
+func (b *Board) ApplyBatch(by Author, batch contract.Batch) (BatchResult, error) {
+	if err := batch.Validate(); err != nil {
+		return BatchResult{}, err
+	}
+	tier, err := by.factTier()
+	if err != nil {
+		return BatchResult{}, contract.NewOpError(0, batch.Operations[0].Op, err)
+	}
+	steps := make([]step, len(batch.Operations))
+	for i, op := range batch.Operations {
+		s, err := b.prepare(by, tier, op)
+		if err != nil {
+			return BatchResult{}, contract.NewOpError(i, op.Op, err)
+		}
+		steps[i] = s
+	}
+	t := b.begin()
+	ids := make([]string, len(steps))
+	for i, s := range steps {
+		id, err := b.applyStep(t, by, tier, s)
+		if err != nil {
+			t.rollback()
+			return BatchResult{}, contract.NewOpError(i, s.op.Op, err)
+		}
+		ids[i] = id
+	}
+	return BatchResult{NodeIDs: ids, Changes: t.commit()}, nil
+}
+
+// step is a checked operation: the node it creates, or the node id it removes or revises.
+type step struct {
+	op        contract.Operation
+	node      *node // assert_fact, declare_goal, add_axiom, derive_aggregate, revise_fact (new content)
+	generated bool  // node's id was generated
+}
+
+// prepare checks op against the Board as it is before the batch: syntax of atoms and
+// rules, the author's rights, Case-local rules. Checks that depend on earlier operations
+// of the same batch (a retracted id) happen while applying.
+func (b *Board) prepare(by Author, tier contract.Tier, op contract.Operation) (step, error) {
+	s := step{op: op}
+	if op.NodeID != "" && op.Op != contract.OpRetractNode && op.Op != contract.OpReviseFact {
+		for _, p := range reservedPrefixes {
+			if strings.HasPrefix(op.NodeID, p) {
+				return s, contract.Errorf(contract.CodeInvalidArgument,
+					"the nodeId %q starts with %q, which the Board reserves for ids it mints; choose another or leave nodeId out", op.NodeID, p)
+			}
+		}
+	}
+	if op.CaseID != "" {
+		if err := b.checkLocal(op.CaseID); err != nil {
+			return s, err
+		}
+	}
+	switch op.Op {
+	case contract.OpAssertFact, contract.OpReviseFact:
+		a, err := engineAtom(op.Atom.Predicate, op.Atom.Args, op.Atom.Negated, false, nil)
+		if err != nil {
+			return s, err
+		}
+		if err := by.checkWord(a.Pred); err != nil {
+			return s, err
+		}
+		s.node = &node{atom: a, rec: contract.Node{Kind: contract.NodeFact, CreatedBy: by.Principal, Tier: tier,
+			Atom: ptr(wireAtom(a)), CaseID: op.CaseID}}
+	case contract.OpDeclareGoal:
+		a, err := engineAtom(op.Atom.Predicate, op.Atom.Args, op.Atom.Negated, true, &anon{})
+		if err != nil {
+			return s, err
+		}
+		s.node = &node{atom: a, rec: contract.Node{Kind: contract.NodeGoal, CreatedBy: by.Principal, Tier: tier,
+			Atom: ptr(wireAtom(a)), CaseID: op.CaseID}}
+	case contract.OpAddAxiom, contract.OpDeriveAggregate:
+		if err := b.checkRuleRight(by, op.CaseID); err != nil {
+			return s, err
+		}
+		r, err := engineRule("", *op.Rule, op.Aggregate, tier)
+		if err != nil {
+			return s, err
+		}
+		s.node = &node{rule: r, rec: contract.Node{Kind: contract.NodeRule, CreatedBy: by.Principal, Tier: tier,
+			Rule: wireRule(r), Aggregate: wireAggregate(r), CaseID: op.CaseID}}
+	}
+	if s.node != nil && op.Op != contract.OpReviseFact {
+		s.node.rec.NodeID = op.NodeID
+		if op.NodeID == "" {
+			s.node.rec.NodeID, s.generated = b.mintID(s.node), true
+		}
+		s.node.rule.ID = s.node.rec.NodeID
+	}
+	return s, nil
+}
+
+// mintID returns the id of a node from its kind, author, tier, Case and content.
+func (b *Board) mintID(n *node) string {
+	content := n.atom.String()
+	if n.rec.Kind == contract.NodeRule {
+		content = n.rule.String()
+	}
+	return "n-" + digest(string(n.rec.Kind), string(n.rec.CreatedBy), n.rec.Tier.String(), string(n.rec.CaseID), content)[:16]
+}
+
+func (b *Board) applyStep(t *txn, by Author, tier contract.Tier, s step) (string, error) {
+	switch s.op.Op {
+	case contract.OpRetractNode:
+		if err := b.checkRemove(by, s.op.NodeID, false); err != nil {
+			return "", err
+		}
+		return s.op.NodeID, t.remove(s.op.NodeID)
+	case contract.OpReviseFact:
+		if err := b.checkRemove(by, s.op.NodeID, true); err != nil {
+			return "", err
+		}
+		old := b.nodes[s.op.NodeID]
+		s.node.rec.CaseID = old.rec.CaseID
+		s.node.rec.NodeID = b.mintID(s.node)
+		if err := t.remove(s.op.NodeID); err != nil {
+			return "", err
+		}
+		return s.node.rec.NodeID, b.addOnce(t, s.node, true)
+	}
+	return s.node.rec.NodeID, b.addOnce(t, s.node, s.generated)
+}
+
+// addOnce adds n, treating a generated id that already names the same content as done.
+func (b *Board) addOnce(t *txn, n *node, generated bool) error {
+	if old, ok := b.nodes[n.rec.NodeID]; ok && generated && old.rec.Kind == n.rec.Kind {
+		return nil
+	}
+	return t.add(n)
+}
+
+// checkRemove says whether by may retract (or revise) the node id.
+func (b *Board) checkRemove(by Author, id string, revise bool) error {
+	n, ok := b.nodes[id]
+	if !ok {
+		if _, derived := b.eng.Lookup(id); derived {
+			return contract.Errorf(contract.CodeNotRetractable,
+				"node %q is derived; it goes away when a premise it rests on is retracted — retract that premise instead", id)
+		}
+		return contract.Errorf(contract.CodeNodeNotFound, "no node %q is on the Board; check the id in the View", id)
+	}
+	switch {
+	case n.rec.CreatedBy.Kind() == contract.PrincipalCapability:
+		return contract.Errorf(contract.CodeNotRetractable,
+			"node %q is a rule of %s; capability rules change only by installing a new release", id, n.rec.CreatedBy)
+	case revise && n.rec.Kind != contract.NodeFact:
+		return contract.Errorf(contract.CodeNotRetractable,
+			"node %q is a %s, not a fact; revise_fact revises facts — retract it and add the new one", id, n.rec.Kind)
+	case b.isRoot(id):
+		return contract.Errorf(contract.CodeNotRetractable,
+			"node %q is a Case's root; close the Case instead", id)
+	case by.Principal.Kind() != contract.PrincipalMember && n.rec.CreatedBy != by.Principal:
+		return contract.Errorf(contract.CodeNotRetractable,
+			"node %q was created by %s; only its author or a member may retract or revise it", id, n.rec.CreatedBy)
+	}
+	return nil
+}
+
+// checkRuleRight says whether by may add a rule, globally or local to caseID.
+func (b *Board) checkRuleRight(by Author, caseID contract.CaseID) error {
+	switch by.Principal.Kind() {
+	case contract.PrincipalTool:
+		return contract.Errorf(contract.CodeInvalidArgument, "a tool adds facts, not rules; rules come from capabilities or agents")
+	case contract.PrincipalAgent:
+		if caseID == "" && !b.cfg.AllowAgentRules {
+			return contract.Errorf(contract.CodeCaseLocalForbidden,
+				"this project does not let agents add rules to the Board; open an exploration Case and pass its caseId to add a Case-local rule")
+		}
+	}
+	return nil
+}
+
+// checkLocal says whether a node may be local to caseID: only a running exploration Case
+// holds Case-local nodes (DESIGN.md §3.4).
+func (b *Board) checkLocal(caseID contract.CaseID) error {
+	c, err := b.liveCase(caseID)
+	if err != nil {
+		return err
+	}
+	if !c.Exploration {
+		return contract.Errorf(contract.CodeCaseLocalForbidden,
+			"Case %s is a %s Case; only exploration Cases hold Case-local nodes — leave caseId out to add to the Board, or open an exploration Case", caseID, c.CaseType)
+	}
+	return nil
+}

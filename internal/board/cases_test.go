@@ -1,0 +1,204 @@
+package board_test
+
+import (
+	"cmp"
+	"testing"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+func TestBoard_OpenCase_Refusals(t *testing.T) {
+	tests := []struct {
+		name     string
+		caseType string
+		key      contract.Args
+		code     contract.Code
+		by       contract.Principal // agent when empty
+	}{
+		{"opened by a tool", calcType, contract.Args{"job_id": str("calc-002")}, contract.CodeInvalidArgument, workspace.Principal},
+		{"unknown type", "no_such_type", calcKey, contract.CodeCaseTypeUnknown, ""},
+		{"missing key", calcType, contract.Args{}, contract.CodeCaseBusinessKey, ""},
+		{"extra key", calcType, contract.Args{"job_id": str("calc-001"), "path": str("x")}, contract.CodeCaseBusinessKey, ""},
+		{"variable key", calcType, contract.Args{"job_id": contract.VarValue("j")}, contract.CodeCaseBusinessKey, ""},
+		{"opening missing", calcType, contract.Args{"job_id": str("calc-404")}, contract.CodeCaseOpeningMissing, ""},
+		{"opening only asserted", calcType, contract.Args{"job_id": str("calc-asserted")}, contract.CodeCaseOpeningNotTrusted, ""},
+		{"key of the wrong type", calcType, contract.Args{"job_id": num(t, 1)}, contract.CodeCaseOpeningMissing, ""},
+		{"already open", calcType, calcKey, contract.CodeCaseExists, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newCalcBoard(t)
+			apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+			apply(t, b, agent, assertFact(calcInput(t, "calc-asserted")))
+			openCalc(t, b)
+			before := snapshot(t, b)
+			by := cmp.Or(tt.by, agent.Principal)
+			_, changes, err := b.OpenCase(by, tt.caseType, tt.key, at)
+			wantCode(t, err, tt.code)
+			if changes != nil || snapshot(t, b) != before {
+				t.Errorf("a refused OpenCase changed the Board")
+			}
+		})
+	}
+}
+
+func TestBoard_OpenCase_DeterministicAndReopen(t *testing.T) {
+	var ids []contract.Case
+	for range 2 {
+		b := newCalcBoard(t)
+		apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+		c := openCalc(t, b)
+		if _, err := b.CloseCase(agent.Principal, c.CaseID, contract.DispositionAbandoned, "the customer withdrew", at); err != nil {
+			t.Fatal(err)
+		}
+		again := openCalc(t, b) // a closed Case frees its key
+		ids = append(ids, c, again)
+	}
+	if ids[0].CaseID != "case-1" || ids[1].CaseID != "case-2" || ids[0].KeyDigest != ids[2].KeyDigest ||
+		ids[1].CaseID != ids[3].CaseID || ids[0].ContractDigest == "" {
+		t.Errorf("Cases = %+v, want case-1 then case-2 on both Boards with the same pins", ids)
+	}
+}
+
+func TestBoard_CloseCase_Refusals(t *testing.T) {
+	tests := []struct {
+		name        string
+		caseID      contract.CaseID
+		disposition contract.Disposition
+		reason      string
+		code        contract.Code
+	}{
+		{"unknown Case", "case-99", contract.DispositionCancelled, "x", contract.CodeCaseNotFound},
+		{"completed without acceptance", "case-1", contract.DispositionCompleted, "", contract.CodeCaseNotCertified},
+		{"cancelled without reason", "case-1", contract.DispositionCancelled, "  ", contract.CodeCaseReasonRequired},
+		{"failed without reason", "case-1", contract.DispositionFailed, "", contract.CodeCaseReasonRequired},
+		{"unknown disposition", "case-1", "done", "x", contract.CodeInvalidArgument},
+		{"already closed", "case-2", contract.DispositionCancelled, "again", contract.CodeCaseClosed},
+		{"exploration cannot complete", "case-3", contract.DispositionCompleted, "", contract.CodeCaseNotCertified},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newCalcBoard(t)
+			apply(t, b, workspace, assertFact(calcInput(t, "calc-001")), assertFact(calcInput(t, "calc-002")))
+			openCalc(t, b)
+			c2, _, err := b.OpenCase(agent.Principal, calcType, contract.Args{"job_id": str("calc-002")}, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.CloseCase(agent.Principal, c2.CaseID, contract.DispositionSuperseded, "replaced by a corrected job", at); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := b.OpenCase(agent.Principal, board.ExplorationCaseType, contract.Args{"topic": str("t")}, at); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, b)
+			_, err = b.CloseCase(agent.Principal, tt.caseID, tt.disposition, tt.reason, at)
+			wantCode(t, err, tt.code)
+			if snapshot(t, b) != before {
+				t.Errorf("a refused CloseCase changed the Board")
+			}
+		})
+	}
+}
+
+func TestBoard_PauseResume(t *testing.T) {
+	b := newCalcBoard(t)
+	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+	c := openCalc(t, b)
+	if p, err := b.PauseCase(c.CaseID); err != nil || p.Status != contract.CasePaused {
+		t.Fatalf("PauseCase = %+v, %v", p, err)
+	}
+	_, err := b.ApplyAction(agent, c.CaseID, "write_result", contract.Args{"path": str("out/r.json")})
+	wantCode(t, err, contract.CodeCasePaused)
+	v := b.View(board.ViewRequest{Principal: agent.Principal, Focus: []contract.CaseID{c.CaseID}})
+	if e := actionEntry(t, v, "write_result"); e.Reason != contract.BlockCasePaused {
+		t.Errorf("View write_result = %+v, want blocked case_paused", e)
+	}
+	if v.Position.Writes == contract.PositionOpen {
+		t.Errorf("position.writes = open on a paused focused Case")
+	}
+	_, err = b.PauseCase(c.CaseID)
+	wantCode(t, err, contract.CodeCasePaused)
+	if r, err := b.ResumeCase(c.CaseID); err != nil || r.Status != contract.CaseRunning {
+		t.Fatalf("ResumeCase = %+v, %v", r, err)
+	}
+	if _, err := b.ApplyAction(agent, c.CaseID, "write_result", contract.Args{"path": str("out/r.json")}); err != nil {
+		t.Errorf("write_result after resume: %v", err)
+	}
+}
+
+// TestBoard_Exploration checks that Case-local facts, rules and goals live only in an
+// exploration Case, are seen only by callers focusing it, and vanish when it closes.
+func TestBoard_Exploration(t *testing.T) {
+	b := newCalcBoard(t)
+	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+	e, _, err := b.OpenCase(agent.Principal, board.ExplorationCaseType, contract.Args{"topic": str("bulk orders")}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := b.View(board.ViewRequest{Principal: agent.Principal, Focus: []contract.CaseID{e.CaseID}}); v.Position.Rules != contract.PositionOpen {
+		t.Errorf("position.rules in a focused exploration Case = %q, want open", v.Position.Rules)
+	}
+	if v := b.View(board.ViewRequest{Principal: agent.Principal}); v.Position.Rules == contract.PositionOpen {
+		t.Errorf("position.rules without an exploration Case = open, want a reason")
+	}
+	res := apply(t, b, agent,
+		contract.Operation{Op: contract.OpAddAxiom, CaseID: e.CaseID, Rule: &contract.Rule{
+			Head: contract.Atom{Predicate: "bulk", Args: contract.Args{"job_id": contract.VarValue("j")}},
+			Body: []contract.Literal{{Predicate: "calculation_input", Args: contract.Args{"job_id": contract.VarValue("j"), "quantity": contract.VarValue("q")}},
+				{Predicate: "gte", Args: contract.Args{"left": contract.VarValue("q"), "right": num(t, 2)}}}}},
+		contract.Operation{Op: contract.OpAssertFact, CaseID: e.CaseID, Atom: &contract.Atom{Predicate: "hunch", Args: contract.Args{"text": str("bulk is common")}}},
+		contract.Operation{Op: contract.OpDeclareGoal, CaseID: e.CaseID, Atom: &contract.Atom{Predicate: "bulk", Args: contract.Args{"job_id": contract.VarValue("j")}}},
+	)
+	bulk, err := b.Query(contract.Atom{Predicate: "bulk", Args: contract.Args{}}, "", 0)
+	if err != nil || len(bulk.Items) != 1 || bulk.Items[0].Tier != contract.TierAsserted {
+		t.Fatalf("Query(bulk) = %+v, %v; want one fact, asserted (an agent's rule derives no stronger)", bulk, err)
+	}
+	visible := func(focus ...contract.CaseID) bool {
+		for _, n := range b.View(board.ViewRequest{Principal: agent.Principal, Focus: focus}).Nodes.Items {
+			if n.NodeID == res.NodeIDs[1] {
+				return true
+			}
+		}
+		return false
+	}
+	if !visible(e.CaseID) || visible() {
+		t.Errorf("the Case-local fact is visible focused=%v unfocused=%v, want only when focused", visible(e.CaseID), visible())
+	}
+	closed, err := b.CloseCase(agent.Principal, e.CaseID, contract.DispositionAbandoned, "explored enough", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !closed.Receipt.Exploratory || closed.Receipt.Certified || len(closed.Changes) != 3 {
+		t.Errorf("exploration close = %+v, want an exploratory receipt and 3 deletions", closed)
+	}
+	for _, id := range res.NodeIDs {
+		if _, ok := b.Node(id); ok {
+			t.Errorf("Case-local node %s survived the close", id)
+		}
+	}
+	if bulk, _ := b.Query(contract.Atom{Predicate: "bulk", Args: contract.Args{}}, "", 0); len(bulk.Items) != 0 {
+		t.Errorf("bulk still derived after the exploration closed: %+v", bulk.Items)
+	}
+	_, err = b.ApplyBatch(agent, contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact, CaseID: e.CaseID, Atom: &contract.Atom{Predicate: "hunch", Args: contract.Args{}}}}})
+	wantCode(t, err, contract.CodeCaseClosed)
+}
+
+func TestBoard_AllowAgentRules(t *testing.T) {
+	b, err := board.NewConfig(board.Config{Declarations: []board.Declarations{calcDecls(t)}, AllowAgentRules: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, b, agent, contract.Operation{Op: contract.OpAddAxiom, Rule: &contract.Rule{
+		Head: contract.Atom{Predicate: "calculation_verified", Args: contract.Args{"job_id": contract.VarValue("j")}},
+		Body: []contract.Literal{{Predicate: "calculation_input", Args: contract.Args{"job_id": contract.VarValue("j")}}}}})
+	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+	c := openCalc(t, b)
+	// The agent's rule derives the acceptance, but only at asserted: it cannot wash green.
+	_, err = b.CloseCase(agent.Principal, c.CaseID, contract.DispositionCompleted, "", at)
+	wantCode(t, err, contract.CodeCaseAcceptanceFloor)
+	if v := b.View(board.ViewRequest{Principal: agent.Principal}); v.Position.Rules != contract.PositionOpen {
+		t.Errorf("position.rules = %q with AllowAgentRules, want open", v.Position.Rules)
+	}
+}

@@ -1,0 +1,155 @@
+package board
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/docketrun/docket/internal/board/engine"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// The wire (contract) and engine forms of atoms and rules differ: the wire spells a
+// variable "?name" and keeps arguments in a map; the engine keeps sorted arguments and
+// typed terms. These functions are the one translation between them.
+
+func asContractError(err error) (*contract.Error, bool) {
+	return errors.AsType[*contract.Error](err)
+}
+
+// engineValue converts a wire scalar to an engine Value.
+func engineValue(v contract.Value) (engine.Value, error) {
+	switch v.Kind() {
+	case contract.ValueString:
+		return engine.String(v.Str()), nil
+	case contract.ValueInt:
+		return engine.Int(v.Int())
+	case contract.ValueFloat:
+		return engine.Float(v.Float())
+	case contract.ValueBool:
+		return engine.Bool(v.Bool()), nil
+	}
+	return engine.Value{}, contract.Errorf(contract.CodeInvalidArgument, "a value is empty; give a string, number or boolean")
+}
+
+// wireValue converts an engine Value to a wire scalar.
+func wireValue(v engine.Value) contract.Value {
+	switch v.Kind() {
+	case engine.KindString:
+		return contract.StringValue(v.Str())
+	case engine.KindInt:
+		x, _ := contract.IntValue(v.IntVal()) // the engine holds only exact integers
+		return x
+	case engine.KindFloat:
+		x, _ := contract.FloatValue(v.FloatVal())
+		return x
+	case engine.KindBool:
+		return contract.BoolValue(v.BoolVal())
+	}
+	return contract.Value{}
+}
+
+// anon numbers anonymous variables ("?_") so that each occurrence is a fresh variable,
+// as the text syntax does (_1, _2, …).
+type anon struct{ n int }
+
+// engineAtom converts a wire atom. In a pattern, "?name" is a variable; in a fact it is
+// refused, since facts are ground.
+func engineAtom(pred string, args contract.Args, neg, pattern bool, an *anon) (engine.Atom, error) {
+	list := make([]engine.Arg, 0, len(args))
+	for name, v := range args {
+		if vn, ok := v.Var(); ok {
+			if !pattern {
+				return engine.Atom{}, contract.Errorf(contract.CodeInvalidArgument,
+					"argument %s of %s is %q, a variable; a fact is ground: give a value", name, pred, v.Str())
+			}
+			if vn == "_" {
+				an.n++
+				vn = "_" + strconv.Itoa(an.n)
+			}
+			list = append(list, engine.Arg{Name: name, Term: engine.V(vn)})
+			continue
+		}
+		ev, err := engineValue(v)
+		if err != nil {
+			return engine.Atom{}, err
+		}
+		list = append(list, engine.Arg{Name: name, Term: engine.C(ev)})
+	}
+	return engine.NewAtom(pred, neg, list...)
+}
+
+// engineRule converts a wire rule; agg, when non-nil, makes the head argument agg.Into the
+// aggregate agg.Function over agg.Of.
+func engineRule(id string, r contract.Rule, agg *contract.Aggregate, tier contract.Tier) (engine.Rule, error) {
+	var an anon
+	head, err := engineAtom(r.Head.Predicate, r.Head.Args, r.Head.Negated, true, &an)
+	if err != nil {
+		return engine.Rule{}, err
+	}
+	if agg != nil {
+		switch agg.Function {
+		case "count", "sum", "min", "max":
+		default:
+			return engine.Rule{}, contract.Errorf(contract.CodeInvalidArgument,
+				"the aggregate function %q is unknown; use count, sum, min or max", agg.Function)
+		}
+		if _, taken := head.Get(agg.Into); taken {
+			return engine.Rule{}, contract.Errorf(contract.CodeInvalidArgument,
+				"the head of the aggregate rule already has %q; name the aggregated argument in aggregate.into only", agg.Into)
+		}
+		args := append(head.Args, engine.Arg{Name: agg.Into, Term: engine.Term{Var: agg.Of, Agg: agg.Function}})
+		if head, err = engine.NewAtom(head.Pred, head.Neg, args...); err != nil {
+			return engine.Rule{}, err
+		}
+	}
+	out := engine.Rule{ID: id, Head: head, Tier: tier}
+	for _, l := range r.Body {
+		a, err := engineAtom(l.Predicate, l.Args, l.Negated, true, &an)
+		if err != nil {
+			return engine.Rule{}, err
+		}
+		out.Body = append(out.Body, engine.Literal{Atom: a, NAF: l.NAF})
+	}
+	return out, nil
+}
+
+// wireArgs converts engine arguments; variables become "?name" and an aggregate term its
+// variable (the aggregate itself travels in contract.Node.Aggregate).
+func wireArgs(args []engine.Arg) contract.Args {
+	out := make(contract.Args, len(args))
+	for _, a := range args {
+		if a.Term.IsVar() {
+			out[a.Name] = contract.VarValue(a.Term.Var)
+			continue
+		}
+		out[a.Name] = wireValue(a.Term.Val)
+	}
+	return out
+}
+
+func wireAtom(a engine.Atom) contract.Atom {
+	return contract.Atom{Predicate: a.Pred, Args: wireArgs(a.Args), Negated: a.Neg}
+}
+
+func wireRule(r engine.Rule) *contract.Rule {
+	out := &contract.Rule{Head: wireAtom(r.Head)}
+	for _, l := range r.Body {
+		out.Body = append(out.Body, contract.Literal{Predicate: l.Atom.Pred, Args: wireArgs(l.Atom.Args), Negated: l.Atom.Neg, NAF: l.NAF})
+	}
+	return out
+}
+
+// wireAggregate returns the aggregate of r's head, if it has one.
+func wireAggregate(r engine.Rule) *contract.Aggregate {
+	for _, a := range r.Head.Args {
+		if a.Term.Agg != "" {
+			return &contract.Aggregate{Function: a.Term.Agg, Of: a.Term.Var, Into: a.Name}
+		}
+	}
+	return nil
+}
+
+// keyAtom is the pattern pred(key...) that matches facts about a business key.
+func keyAtom(pred string, key contract.Args) (engine.Atom, error) {
+	return engineAtom(pred, key, false, false, nil)
+}

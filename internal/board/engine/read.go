@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"cmp"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Lookup returns the fact with the given base id or derived id.
+func (e *Engine) Lookup(id string) (Entry, bool) {
+	f := e.find(id)
+	if f == nil {
+		return Entry{}, false
+	}
+	return e.entryOf(f), true
+}
+
+func (e *Engine) find(id string) *fact {
+	if f := e.baseIDs[id]; f != nil {
+		return f
+	}
+	if !strings.HasPrefix(id, "d_") {
+		return nil
+	}
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+		return f
+	}
+	// Derived ids are computed on demand: hashing every derived fact as it is made would
+	// cost more than the derivation itself.
+	for _, f := range e.pending {
+		if f.pos >= 0 {
+			e.derivedIDs[e.derivedID(f)] = f
+		}
+	}
+	e.pending = nil
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+		return f
+	}
+	return nil
+}
+
+// Holds returns the fact with exactly the ground atom a (same predicate, negation and
+// argument names), if it holds.
+func (e *Engine) Holds(a Atom) (Entry, bool) {
+	a, err := checkAtom(a)
+	if err != nil || !a.Ground() {
+		return Entry{}, false
+	}
+	rel := e.relation(relKey{a.Pred, a.Neg}, false)
+	if rel == nil {
+		return Entry{}, false
+	}
+	names := argNames(a)
+	for _, t := range rel.tables {
+		if !equalStrings(t.names, names) {
+			continue
+		}
+		vals := make([]uint32, len(a.Args))
+		for i, arg := range a.Args {
+			id, ok := e.syms.ids[arg.Term.Val]
+			if !ok {
+				return Entry{}, false
+			}
+			vals[i] = id
+		}
+		if f := t.get(vals); f != nil && f.tier() != 0 {
+			return e.entryOf(f), true
+		}
+	}
+	return Entry{}, false
+}
+
+// Match yields every fact the pattern matches (DESIGN.md §3.1: same predicate and negation,
+// every named argument present with an equal value or a consistently bound variable; extra
+// arguments ignored) with the pattern's variable bindings. A malformed pattern matches
+// nothing. The matches are collected before the first is yielded, so the caller may mutate
+// the engine while ranging.
+func (e *Engine) Match(pattern Atom) iter.Seq2[Entry, Bindings] {
+	type match struct {
+		en Entry
+		b  Bindings
+	}
+	var ms []match
+	r, err := e.compileQuery([]Literal{{Atom: pattern}}, e.limits)
+	if err == nil && r.body[0].kind == litPos {
+		j := e.newJoiner(r, modeAlive, nil)
+		j.emit = func(contract.Tier) error {
+			ms = append(ms, match{en: e.entryOf(j.prem[0]), b: e.bindings(r, j.env)})
+			return nil
+		}
+		_ = j.all() // positive literals alone cannot fail
+	}
+	return func(yield func(Entry, Bindings) bool) {
+		for _, m := range ms {
+			if !yield(m.en, m.b) {
+				return
+			}
+		}
+	}
+}
+
+func (e *Engine) bindings(r *crule, env []uint32) Bindings {
+	b := make(Bindings, len(r.varNames))
+	for s, name := range r.varNames {
+		if env[s] != 0 {
+			b[name] = e.syms.vals[env[s]]
+		}
+	}
+	return b
+}
+
+// Query answers a conjunctive query: positive literals, NAF literals and built-ins, under
+// the same range restriction as a rule body. Each row carries the bindings of the query's
+// variables, the ids of the facts the positive literals matched (in body order) and the
+// weakest of their tiers (verified when there are none). Rows come in a deterministic
+// order; two rows may bind alike when different facts match. Errors: invalid_argument,
+// rule_unsafe, unknown_builtin, arithmetic, resource_limit (more rows than Limits.MaxFacts).
+func (e *Engine) Query(lits []Literal) ([]Row, error) {
+	r, err := e.compileQuery(lits, e.limits)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	j := e.newJoiner(r, modeAlive, nil)
+	j.emit = func(tier contract.Tier) error {
+		if len(rows) >= e.limits.MaxFacts {
+			return errorf(contract.CodeResourceLimit,
+				"the query has more than %d answers; bind more of its arguments", e.limits.MaxFacts)
+		}
+		row := Row{Bindings: e.bindings(r, j.env), Tier: tier}
+		for _, p := range j.prem {
+			if p != nil {
+				row.Premises = append(row.Premises, e.premiseID(p))
+			}
+		}
+		rows = append(rows, row)
+		return nil
+	}
+	if err := j.all(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Explain returns the best derivation of the fact with the given id: its base support, or
+// the rule and the premises of its best derivation, recursively. A fact reached twice in
+// the tree is the same *Derivation. Errors: node_not_found.
+func (e *Engine) Explain(id string) (*Derivation, error) {
+	f := e.find(id)
+	if f == nil {
+		return nil, errorf(contract.CodeNodeNotFound, "no fact has the id %s; check the id against the Board", id)
+	}
+	return e.explain(f, make(map[*fact]*Derivation), make(map[*fact]bool)), nil
+}
+
+func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]bool) *Derivation {
+	if d, ok := memo[f]; ok {
+		return d
+	}
+	d := &Derivation{ID: e.premiseID(f), Atom: e.atomOf(f), Tier: f.tier()}
+	if f.baseTier != 0 && (f.derTier == 0 || f.baseTier <= f.derTier) || f.der.rule == nil || open[f] {
+		d.Base = f.baseTier != 0
+		return d
+	}
+	open[f] = true
+	d.Rule = f.der.rule.src.ID
+	for _, p := range f.der.prem {
+		d.Premises = append(d.Premises, e.explain(p, memo, open))
+	}
+	delete(open, f)
+	memo[f] = d
+	return d
+}
+
+// Facts yields every fact that holds, ordered by predicate, negation and canonical text.
+func (e *Engine) Facts() iter.Seq[Entry] {
+	var es []Entry
+	for _, rel := range e.rels {
+		for _, t := range rel.tables {
+			for _, f := range t.list {
+				if f.tier() != 0 {
+					es = append(es, e.entryOf(f))
+				}
+			}
+		}
+	}
+	slices.SortFunc(es, func(a, b Entry) int {
+		return cmp.Or(strings.Compare(a.Atom.Pred, b.Atom.Pred), cmpBool(a.Atom.Neg, b.Atom.Neg),
+			strings.Compare(a.Atom.String(), b.Atom.String()))
+	})
+	return func(yield func(Entry) bool) {
+		for _, en := range es {
+			if !yield(en) {
+				return
+			}
+		}
+	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// Rules returns the rules in the order they were added.
+func (e *Engine) Rules() []Rule {
+	out := make([]Rule, len(e.prog.rules))
+	for i, r := range e.prog.rules {
+		out[i] = r.src
+	}
+	return out
+}
+
+// Len returns the number of facts that hold, base and derived.
+func (e *Engine) Len() int { return e.stored }

@@ -1,0 +1,393 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"strconv"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// maxArgs caps the arguments of one atom, so that a set of argument positions fits in a
+// uint64 mask for the hash indexes.
+const maxArgs = 64
+
+// relKey names a relation: a predicate and its strong-negation flag. p and ~p are distinct
+// relations (DESIGN.md §3.1): ~p is an explicit negative fact, not the absence of p.
+type relKey struct {
+	pred string
+	neg  bool
+}
+
+func (k relKey) String() string {
+	if k.neg {
+		return "~" + k.pred
+	}
+	return k.pred
+}
+
+// symbols interns Values as small integers so that facts are slices of ids that compare,
+// hash and index cheaply. Id 0 is reserved for "unbound".
+type symbols struct {
+	ids  map[Value]uint32
+	vals []Value
+}
+
+func newSymbols() symbols {
+	return symbols{ids: make(map[Value]uint32), vals: []Value{{}}}
+}
+
+func (s *symbols) intern(v Value) uint32 {
+	if id, ok := s.ids[v]; ok {
+		return id
+	}
+	id := uint32(len(s.vals))
+	s.vals = append(s.vals, v)
+	s.ids[v] = id
+	return id
+}
+
+// relation holds every fact of one relKey. Facts of one predicate may carry different sets
+// of argument names; each set (a shape) has its own table, and a pattern reads every table
+// whose names include the pattern's.
+type relation struct {
+	key    relKey
+	tables []*table
+}
+
+// table holds the facts of one shape: a relation and a sorted list of argument names.
+type table struct {
+	rel   *relation
+	names []string
+	byKey map[uint64]*fact // by factKey, chained through fact.next on collision
+	list  []*fact
+	// indexes maps a mask of column positions to a hash index over them, built on first
+	// use and maintained on every insert and removal.
+	indexes map[uint64]*index
+}
+
+type index struct {
+	cols    []int
+	buckets map[uint64][]*fact
+}
+
+// fact is the engine's record of one ground atom. It is stored in its table while it holds
+// (tier() != 0) and, within a mutation, while the mutation touches it.
+type fact struct {
+	tab  *table
+	vals []uint32 // value ids, aligned with tab.names
+	next *fact    // the next fact with the same factKey in tab.byKey
+	pos  int      // position in tab.list; -1 when not stored
+	// inline holds vals and the premises of der for small facts, saving allocations.
+	inline     [4]uint32
+	inlinePrem [2]*fact
+
+	bases    []baseRef     // the base ids asserting this atom, oldest first
+	baseTier contract.Tier // strongest base tier; 0 when not base
+	derTier  contract.Tier // tier of the best derivation; 0 when not derived
+	der      derivation    // the best derivation, when derTier != 0
+
+	id string // the deterministic derived id, computed on demand
+
+	stamp   uint64        // the mutation that last saved this fact's state for undo
+	was     contract.Tier // the tier when that mutation began
+	odStamp uint64        // the stratum pass that over-deleted this fact
+}
+
+type baseRef struct {
+	id   string
+	tier contract.Tier
+}
+
+// derivation is one way a fact follows: a rule and the facts its positive body literals
+// matched, in body order (nil for built-ins and NAF literals).
+type derivation struct {
+	rule *crule
+	prem []*fact
+}
+
+// tierOf returns the stronger of two tiers, where 0 means "no support".
+func tierOf(base, der contract.Tier) contract.Tier {
+	switch {
+	case base == 0:
+		return der
+	case der == 0:
+		return base
+	}
+	return contract.Stronger(base, der)
+}
+
+// tier returns the fact's tier, or 0 when it does not hold.
+func (f *fact) tier() contract.Tier { return tierOf(f.baseTier, f.derTier) }
+
+func (f *fact) recomputeBase() {
+	f.baseTier = 0
+	for _, b := range f.bases {
+		f.baseTier = tierOf(f.baseTier, b.tier)
+	}
+}
+
+// encodeKey writes value ids as a map key.
+func encodeKey(buf []byte, vals []uint32) []byte {
+	buf = buf[:0]
+	for _, v := range vals {
+		buf = binary.LittleEndian.AppendUint32(buf, v)
+	}
+	return buf
+}
+
+func hashCols(vals []uint32, cols []int) uint64 {
+	if len(cols) == 1 {
+		return uint64(vals[cols[0]])
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range cols {
+		h ^= uint64(vals[c])
+		h *= 1099511628211
+		h ^= h >> 29
+	}
+	return h
+}
+
+// hashVals hashes the given values as hashCols hashes the same values taken from columns.
+func hashVals(vals []uint32) uint64 {
+	if len(vals) == 1 {
+		return uint64(vals[0])
+	}
+	h := uint64(14695981039346656037)
+	for _, v := range vals {
+		h ^= uint64(v)
+		h *= 1099511628211
+		h ^= h >> 29
+	}
+	return h
+}
+
+// factKey keys a fact's values: exact for up to two values, a hash otherwise.
+func factKey(vals []uint32) (key uint64, exact bool) {
+	switch len(vals) {
+	case 0:
+		return 0, true
+	case 1:
+		return uint64(vals[0]), true
+	case 2:
+		return uint64(vals[0])<<32 | uint64(vals[1]), true
+	}
+	return hashVals(vals), false
+}
+
+// get returns the stored fact with exactly vals, or nil.
+func (t *table) get(vals []uint32) *fact {
+	k, exact := factKey(vals)
+	for f := t.byKey[k]; f != nil; f = f.next {
+		if exact || slices.Equal(f.vals, vals) {
+			return f
+		}
+	}
+	return nil
+}
+
+func (t *table) insert(f *fact) {
+	f.pos = len(t.list)
+	t.list = append(t.list, f)
+	k, _ := factKey(f.vals)
+	f.next = t.byKey[k]
+	t.byKey[k] = f
+	for _, ix := range t.indexes {
+		h := hashCols(f.vals, ix.cols)
+		ix.buckets[h] = append(ix.buckets[h], f)
+	}
+}
+
+func (t *table) remove(f *fact) {
+	last := t.list[len(t.list)-1]
+	t.list[f.pos] = last
+	last.pos = f.pos
+	t.list[len(t.list)-1] = nil
+	t.list = t.list[:len(t.list)-1]
+	f.pos = -1
+	k, _ := factKey(f.vals)
+	if head := t.byKey[k]; head == f {
+		if f.next == nil {
+			delete(t.byKey, k)
+		} else {
+			t.byKey[k] = f.next
+		}
+	} else {
+		for g := head; g != nil; g = g.next {
+			if g.next == f {
+				g.next = f.next
+				break
+			}
+		}
+	}
+	f.next = nil
+	for _, ix := range t.indexes {
+		h := hashCols(f.vals, ix.cols)
+		b := ix.buckets[h]
+		for i, g := range b {
+			if g == f {
+				b[i] = b[len(b)-1]
+				b[len(b)-1] = nil
+				b = b[:len(b)-1]
+				break
+			}
+		}
+		if len(b) == 0 {
+			delete(ix.buckets, h)
+		} else {
+			ix.buckets[h] = b
+		}
+	}
+}
+
+// lookup returns the facts whose columns cols may hold vals (a hash bucket: callers check
+// the values).
+func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
+	ix := t.indexes[mask]
+	if ix == nil {
+		ix = &index{cols: append([]int(nil), cols...), buckets: make(map[uint64][]*fact)}
+		for _, f := range t.list {
+			h := hashCols(f.vals, cols)
+			ix.buckets[h] = append(ix.buckets[h], f)
+		}
+		if t.indexes == nil {
+			t.indexes = make(map[uint64]*index)
+		}
+		t.indexes[mask] = ix
+	}
+	return ix.buckets[hashVals(vals)]
+}
+
+// atom rebuilds the fact's Atom.
+func (e *Engine) atomOf(f *fact) Atom {
+	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: make([]Arg, len(f.vals))}
+	for i, v := range f.vals {
+		a.Args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+	}
+	return a
+}
+
+// derivedID returns the fact's deterministic id: "d_" and the first 20 hex digits of the
+// sha256 of its canonical text (Atom.String), so that rebuilding a Board gives the same ids.
+// Ids are registered for Lookup lazily, by [Engine.find].
+func (e *Engine) derivedID(f *fact) string {
+	if f.id == "" {
+		e.textBuf = e.canonical(e.textBuf[:0], f)
+		f.id = idOf(e.textBuf)
+	}
+	return f.id
+}
+
+func idOf(text []byte) string {
+	sum := sha256.Sum256(text)
+	var id [22]byte
+	id[0], id[1] = 'd', '_'
+	hex.Encode(id[2:], sum[:10])
+	return string(id[:])
+}
+
+// canonical appends f's text exactly as Atom.String writes it.
+func (e *Engine) canonical(b []byte, f *fact) []byte {
+	if f.tab.rel.key.neg {
+		b = append(b, '~')
+	}
+	b = append(b, f.tab.rel.key.pred...)
+	b = append(b, '(')
+	for i, v := range f.vals {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, f.tab.names[i]...)
+		b = append(b, ": "...)
+		b = appendValue(b, e.syms.vals[v])
+	}
+	return append(b, ')')
+}
+
+// appendValue appends v as Value.String writes it.
+func appendValue(b []byte, v Value) []byte {
+	switch v.kind {
+	case KindString:
+		return strconv.AppendQuote(b, v.s)
+	case KindInt:
+		return strconv.AppendInt(b, v.n, 10)
+	case KindBool:
+		return strconv.AppendBool(b, v.BoolVal())
+	}
+	return append(b, v.String()...)
+}
+
+// DerivedID returns the id the engine gives the ground atom a when it is derived.
+func DerivedID(a Atom) string { return idOf([]byte(a.String())) }
+
+// entryOf describes a stored fact.
+func (e *Engine) entryOf(f *fact) Entry {
+	en := Entry{Atom: e.atomOf(f), Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0}
+	if en.Base {
+		en.ID = f.bases[0].id
+	} else {
+		en.ID = e.derivedID(f)
+	}
+	return en
+}
+
+// premiseID is the id a premise is cited by: its first base id, else its derived id.
+func (e *Engine) premiseID(f *fact) string {
+	if len(f.bases) > 0 {
+		return f.bases[0].id
+	}
+	return e.derivedID(f)
+}
+
+// relation returns the relation for k, creating it when create is set.
+func (e *Engine) relation(k relKey, create bool) *relation {
+	r := e.rels[k]
+	if r == nil && create {
+		r = &relation{key: k}
+		e.rels[k] = r
+	}
+	return r
+}
+
+// tableFor returns r's table for the sorted names, creating it.
+func (r *relation) tableFor(names []string) *table {
+	for _, t := range r.tables {
+		if equalStrings(t.names, names) {
+			return t
+		}
+	}
+	t := &table{rel: r, names: names, byKey: make(map[uint64]*fact)}
+	r.tables = append(r.tables, t)
+	return t
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// columnsOf maps each of names (sorted) to its column in t, or returns nil when t lacks one.
+func columnsOf(t *table, names []string) []int {
+	cols := make([]int, len(names))
+	j := 0
+	for i, n := range names {
+		for j < len(t.names) && t.names[j] < n {
+			j++
+		}
+		if j == len(t.names) || t.names[j] != n {
+			return nil
+		}
+		cols[i] = j
+	}
+	return cols
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// txn is one all-or-nothing mutation. Every fact it changes is saved on first touch, so
+// that an error restores the engine exactly (rollback) and success reports exactly what
+// changed (commit).
+type txn struct {
+	e       *Engine
+	stamp   uint64
+	oldProg *program
+	saved   []savedFact
+	ids     []savedID // base-id map entries changed, in order
+
+	// rel lists the saved facts of each relation, for the net change of a stratum.
+	rel map[*relation][]int
+	// worse and better are the facts whose tier got weaker (or that stopped holding) and
+	// stronger (or that started holding), per relation, once the relation is final.
+	worse, better map[*relation][]*fact
+	// added and removed are the facts that started and stopped holding, per relation.
+	added, removed map[*relation][]*fact
+	// pendingOD lists, per head relation, facts whose derivations used a removed rule.
+	pendingOD map[*relation][]*fact
+	// newRules are rules added by this mutation, evaluated in full in their stratum.
+	newRules map[*crule]bool
+}
+
+type savedFact struct {
+	f        *fact
+	bases    []baseRef
+	baseTier contract.Tier
+	derTier  contract.Tier
+	der      derivation
+}
+
+type savedID struct {
+	id  string
+	old *fact // nil when the id was not in use
+}
+
+func (e *Engine) begin() *txn {
+	e.stamp++
+	return &txn{
+		e: e, stamp: e.stamp, oldProg: e.prog,
+		rel:   make(map[*relation][]int),
+		worse: make(map[*relation][]*fact), better: make(map[*relation][]*fact),
+		added: make(map[*relation][]*fact), removed: make(map[*relation][]*fact),
+		pendingOD: make(map[*relation][]*fact), newRules: make(map[*crule]bool),
+	}
+}
+
+// touch saves f's state before its first change in this mutation.
+func (t *txn) touch(f *fact) {
+	if f.stamp == t.stamp {
+		return
+	}
+	f.stamp = t.stamp
+	f.was = f.tier()
+	t.rel[f.tab.rel] = append(t.rel[f.tab.rel], len(t.saved))
+	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der})
+}
+
+// factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
+func (t *txn) factFor(tab *table, vals []uint32) (*fact, error) {
+	e := t.e
+	if f := tab.get(vals); f != nil {
+		return f, nil
+	}
+	if e.stored >= e.limits.MaxFacts {
+		return nil, errorf(contract.CodeResourceLimit,
+			"the Board would hold more than %d facts (deriving %s); narrow the rules that derive it, or raise Limits.MaxFacts",
+			e.limits.MaxFacts, tab.rel.key)
+	}
+	f := &fact{tab: tab}
+	if len(vals) <= len(f.inline) {
+		f.vals = f.inline[:len(vals):len(vals)]
+		copy(f.vals, vals)
+	} else {
+		f.vals = slices.Clone(vals)
+	}
+	tab.insert(f)
+	e.stored++
+	e.pending = append(e.pending, f)
+	t.touch(f)
+	return f, nil
+}
+
+func (t *txn) setID(id string, f *fact) {
+	t.ids = append(t.ids, savedID{id: id, old: t.e.baseIDs[id]})
+	if f == nil {
+		delete(t.e.baseIDs, id)
+	} else {
+		t.e.baseIDs[id] = f
+	}
+}
+
+// rollback restores every saved fact and the program, and drops facts the mutation created.
+func (t *txn) rollback() {
+	e := t.e
+	for i := len(t.ids) - 1; i >= 0; i-- {
+		s := t.ids[i]
+		if s.old == nil {
+			delete(e.baseIDs, s.id)
+		} else {
+			e.baseIDs[s.id] = s.old
+		}
+	}
+	for _, s := range t.saved {
+		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der = s.bases, s.baseTier, s.derTier, s.der
+	}
+	e.prog = t.oldProg
+	t.sweep()
+}
+
+// sweep removes from storage the saved facts that no longer hold.
+func (t *txn) sweep() {
+	e := t.e
+	for _, s := range t.saved {
+		f := s.f
+		if f.tier() == 0 && f.pos >= 0 {
+			f.tab.remove(f)
+			e.stored--
+			if f.id != "" && e.derivedIDs[f.id] == f {
+				delete(e.derivedIDs, f.id)
+			}
+			f.der = derivation{}
+		}
+	}
+}
+
+// commit reports what changed and removes what no longer holds.
+func (t *txn) commit() Delta {
+	e := t.e
+	var d Delta
+	for _, s := range t.saved {
+		f := s.f
+		before, after := tierOf(s.baseTier, s.derTier), f.tier()
+		switch {
+		case before == 0 && after != 0:
+			d.Added = append(d.Added, e.entryOf(f))
+		case before != 0 && after == 0:
+			en := Entry{Atom: e.atomOf(f), Tier: before, Base: len(s.bases) > 0, Derived: s.derTier != 0}
+			if en.Base {
+				en.ID = s.bases[0].id
+			} else {
+				en.ID = e.derivedID(f)
+			}
+			d.Removed = append(d.Removed, en)
+		case before != after:
+			d.Retier = append(d.Retier, e.entryOf(f))
+		}
+	}
+	t.sweep()
+	return d
+}
+
+// settle records the net change of every saved fact of rel, once rel is final in this
+// mutation, for the strata that read it.
+func (t *txn) settle(rel *relation) {
+	for _, i := range t.rel[rel] {
+		s := t.saved[i]
+		before, after := tierOf(s.baseTier, s.derTier), s.f.tier()
+		switch {
+		case before == after:
+			continue
+		case after == 0 || (before != 0 && after > before):
+			t.worse[rel] = append(t.worse[rel], s.f)
+		default:
+			t.better[rel] = append(t.better[rel], s.f)
+		}
+		if before == 0 {
+			t.added[rel] = append(t.added[rel], s.f)
+		} else if after == 0 {
+			t.removed[rel] = append(t.removed[rel], s.f)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+func (s *Server) handleCases(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.auth.Cases(r.Context(), caller(r), project(r))
+	if err != nil {
+		return err
+	}
+	page, err := paginate(r, cs, func(c contract.Case) string { return string(c.CaseID) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) handleCase(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.auth.Case(r.Context(), caller(r), project(r), contract.CaseID(r.PathValue("case")))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, c)
+}

@@ -1,0 +1,105 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.auth.Connections(r.Context(), caller(r), project(r))
+	if err != nil {
+		return err
+	}
+	page, err := paginate(r, cs, func(c contract.Connection) string { return string(c.ID) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) handleCreateConnection(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.CreateConnectionRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	ck, err := s.auth.CreateConnection(r.Context(), caller(r), project(r), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, ck)
+}
+
+func (s *Server) handleRevokeConnection(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.auth.RevokeConnection(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleSources(w http.ResponseWriter, r *http.Request) error {
+	ss, err := s.auth.Sources(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	if err != nil {
+		return err
+	}
+	page, err := paginate(r, ss, func(s contract.Source) string { return s.Name })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+// handleBindSource binds the source named in the path; a name in the body must match it.
+func (s *Server) handleBindSource(w http.ResponseWriter, r *http.Request) error {
+	src, err := decodeJSON[contract.Source](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("source")
+	if src.Name != "" && src.Name != name {
+		return contract.Errorf(contract.CodeInvalidArgument, "the body names source %q but the path names %q; make them agree.", src.Name, name)
+	}
+	src.Name = name
+	if src.Connection != "" || src.Digest != "" {
+		return contract.Errorf(contract.CodeInvalidArgument, "connection and digest are set by the authority; leave them out of the body.")
+	}
+	out, err := s.auth.BindSource(r.Context(), caller(r), project(r), r.PathValue("connection"), src)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleToolLocks(w http.ResponseWriter, r *http.Request) error {
+	ls, err := s.auth.ToolLocks(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	if err != nil {
+		return err
+	}
+	page, err := paginate(r, ls, func(l contract.ToolLock) string { return l.Tool })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+// handleLockTool locks the tool named in the path; a tool in the body must match it.
+func (s *Server) handleLockTool(w http.ResponseWriter, r *http.Request) error {
+	l, err := decodeJSON[contract.ToolLock](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	tool := r.PathValue("tool")
+	if l.Tool != "" && l.Tool != tool {
+		return contract.Errorf(contract.CodeInvalidArgument, "the body names tool %q but the path names %q; make them agree.", l.Tool, tool)
+	}
+	l.Tool = tool
+	if l.Connection != "" {
+		return contract.Errorf(contract.CodeInvalidArgument, "connection is taken from the path; leave it out of the body.")
+	}
+	out, err := s.auth.LockTool(r.Context(), caller(r), project(r), r.PathValue("connection"), l)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

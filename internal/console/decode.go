@@ -1,0 +1,117 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// decodeJSON reads r's body, bounded to limit bytes, as exactly one JSON value of type T.
+// Unknown fields, trailing data and a body that is not JSON are refused with codes that
+// say what to fix (STYLE.md §10).
+func decodeJSON[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, error) {
+	var v T
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return v, contract.Errorf(contract.CodeUnsupportedMedia, "the request body must be JSON; send Content-Type: application/json.")
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	err := decodeStrict(body, &v)
+	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return v, &contract.Error{Code: contract.CodeBodyTooLarge, Err: err,
+			Teaching: fmt.Sprintf("the request body is over %d bytes; send less.", mbe.Limit)}
+	}
+	return v, err
+}
+
+// decodeStrict decodes one JSON value from rd into v, refusing unknown fields and
+// anything after the value. It is the part of decodeJSON that fuzzing reaches.
+func decodeStrict(rd io.Reader, v any) error {
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return mbe
+		}
+		if errors.Is(err, io.EOF) {
+			return contract.Errorf(contract.CodeInvalidArgument, "the request body is empty; send a JSON object.")
+		}
+		return &contract.Error{Code: contract.CodeInvalidArgument, Err: err,
+			Teaching: fmt.Sprintf("the request body is not the expected JSON: %s.", jsonProblem(err))}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return mbe
+		}
+		return contract.Errorf(contract.CodeInvalidArgument, "the request body has data after its JSON value; send exactly one object.")
+	}
+	return nil
+}
+
+// jsonProblem describes a decoding error without echoing the body.
+func jsonProblem(err error) string {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return fmt.Sprintf("field %q wants a %s", te.Field, te.Type)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "it ends early"
+	}
+	// DisallowUnknownFields reports `json: unknown field "x"`; the field name is the
+	// caller's own text, already quoted.
+	return err.Error()
+}
+
+// queryInt reads an optional non-negative integer query parameter.
+func queryInt(r *http.Request, name string) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, contract.Errorf(contract.CodeInvalidArgument, "query parameter %s=%q is not a non-negative integer.", name, s)
+	}
+	return n, nil
+}
+
+// maxPage is the largest page a list returns.
+const maxPage = 500
+
+// paginate returns the page of items (sorted by key) after the cursor ?after= with at
+// most ?limit= entries (default and cap maxPage).
+func paginate[T any](r *http.Request, items []T, key func(T) string) (contract.Page[T], error) {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return contract.Page[T]{}, err
+	}
+	if limit == 0 || limit > maxPage {
+		limit = maxPage
+	}
+	after := r.URL.Query().Get("after")
+	start := 0
+	if after != "" {
+		for start < len(items) && key(items[start]) <= after {
+			start++
+		}
+	}
+	end := min(start+int(limit), len(items))
+	p := contract.Page[T]{Items: items[start:end]}
+	if p.Items == nil {
+		p.Items = []T{}
+	}
+	if end < len(items) {
+		p.Next = key(items[end-1])
+	}
+	return p, nil
+}

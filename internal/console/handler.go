@@ -1,0 +1,93 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// handlerFunc is an API handler: it decodes, calls the authority, encodes, and returns
+// any error for [Server.writeError] to map, once (STYLE.md §10).
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// access says whether a route needs a credential.
+type access bool
+
+const (
+	public access = false
+	authed access = true
+)
+
+// handle registers h under pattern, wrapped once with authentication and error mapping.
+func (s *Server) handle(pattern string, h handlerFunc, a access) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if a == authed {
+			c, tok, err := s.authenticate(r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(withCaller(r.Context(), c, tok))
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// statusOf is the one mapping from error codes to HTTP statuses.
+func statusOf(code contract.Code) int {
+	switch code {
+	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked, contract.CodeSessionExpired:
+		return http.StatusUnauthorized
+	case contract.CodeForbidden, contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF:
+		return http.StatusForbidden
+	case contract.CodeNotFound, contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
+		return http.StatusNotFound
+	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists:
+		return http.StatusConflict
+	case contract.CodeBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case contract.CodeUnsupportedMedia:
+		return http.StatusUnsupportedMediaType
+	case contract.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case contract.CodeInternal, "":
+		return http.StatusInternalServerError
+	}
+	// Every other code refuses the caller's input.
+	return http.StatusBadRequest
+}
+
+// writeError sends err as {"errorCode", "teaching"}. An error without a code is the
+// authority's own failure: its cause is logged and never sent (STYLE.md §7).
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		s.log.ErrorContext(r.Context(), "request failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		ce = contract.Errorf(contract.CodeInternal, "the authority failed to handle this request; its log has the cause.")
+	} else if ce.Err != nil {
+		s.log.DebugContext(r.Context(), "request refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
+	}
+	status := statusOf(ce.Code)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
+	}
+	writeJSON(w, status, contract.Error{Code: ce.Code, Teaching: ce.Teaching})
+}
+
+// writeJSON sends v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true)
+	return enc.Encode(v)
+}
+
+// handleNoRoute answers paths under /api/ that name no route.
+func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) error {
+	return contract.Errorf(contract.CodeNotFound, "no API route %s %s; see the routes in docket's console documentation.", r.Method, r.URL.Path)
+}

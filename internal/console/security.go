@@ -1,0 +1,147 @@
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// contentSecurityPolicy forbids inline script and every foreign origin on every response,
+// JSON included, so that a response rendered by mistake cannot run anything (DESIGN.md §11).
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+}
+
+// loopbackNames are the Host names a loopback listener answers to, at its own port.
+var loopbackNames = []string{"localhost", "127.0.0.1", "[::1]"}
+
+// checkHost refuses a Host header that is not this listener: a DNS-rebinding page reaches
+// 127.0.0.1 under its own name, and the Host header is what gives it away (DESIGN.md §11).
+// The port must be the port of the connection's local address, so that another local
+// service's page cannot borrow this one.
+func (s *Server) checkHost(r *http.Request) error {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return errHost(r.Host)
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return errHost(r.Host)
+	}
+	host := strings.ToLower(r.Host)
+	if slices.Contains(s.hosts, host) {
+		return nil
+	}
+	for _, name := range loopbackNames {
+		if host == name+":"+port {
+			return nil
+		}
+	}
+	return errHost(r.Host)
+}
+
+func errHost(host string) error {
+	return contract.Errorf(contract.CodeHostNotAllowed,
+		"Host %q is not this listener; use http://127.0.0.1:<port> or http://localhost:<port>, or add the name with docket serve --host.", host)
+}
+
+func errCrossOrigin(err error) error {
+	return &contract.Error{Code: contract.CodeCrossOrigin,
+		Teaching: "a state-changing request from another origin is refused; send it from the console's own pages or with a bearer token.", Err: err}
+}
+
+// sessionCookie is the browser's session cookie: HttpOnly so that script cannot read it,
+// SameSite=Strict so that other sites cannot send it (DESIGN.md §11).
+const sessionCookie = "docket_session"
+
+// csrfHeader carries the CSRF token on state-changing cookie-authenticated requests.
+const csrfHeader = "X-CSRF-Token"
+
+// csrfToken derives a session's CSRF token from its session token. It is a one-way
+// function, so showing it to page script reveals nothing of the HttpOnly cookie, and it
+// needs no server state. A page of another origin can neither read the cookie nor the
+// token, so it cannot forge the header.
+func csrfToken(session authority.Token) string {
+	sum := sha256.Sum256([]byte("docket.csrf.v1\x00" + session.String()))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// credential returns the request's session or agent token: a bearer token from the
+// Authorization header, else the session cookie. fromCookie says which, because only
+// cookies are sent by browsers on their own and so only they need a CSRF token.
+func credential(r *http.Request) (tok authority.Token, fromCookie bool, err error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, t, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || t == "" {
+			return "", false, contract.Errorf(contract.CodeUnauthenticated, "the Authorization header must be \"Bearer <token>\"; use the token printed by docket init.")
+		}
+		return authority.Token(strings.TrimSpace(t)), false, nil
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		return authority.Token(c.Value), true, nil
+	}
+	return "", false, contract.Errorf(contract.CodeUnauthenticated, "this route needs a credential; send Authorization: Bearer <token> (docket init prints one) or log in.")
+}
+
+// authenticate returns the caller of r. A cookie-authenticated request that may change
+// state must carry the session's CSRF token.
+func (s *Server) authenticate(r *http.Request) (authority.Caller, authority.Token, error) {
+	tok, fromCookie, err := credential(r)
+	if err != nil {
+		return authority.Caller{}, "", err
+	}
+	if fromCookie && !safeMethod(r.Method) {
+		got := r.Header.Get(csrfHeader)
+		if subtle.ConstantTimeCompare([]byte(got), []byte(csrfToken(tok))) != 1 {
+			return authority.Caller{}, "", contract.Errorf(contract.CodeCSRF,
+				"a state-changing request with the session cookie needs the %s header from the login response.", csrfHeader)
+		}
+	}
+	c, err := s.auth.Authenticate(r.Context(), tok)
+	if err != nil {
+		return authority.Caller{}, "", err
+	}
+	return c, tok, nil
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// callerKey is the context key of the authenticated caller of a request.
+type callerKey struct{}
+
+// tokenKey is the context key of the token that authenticated a request.
+type tokenKey struct{}
+
+func withCaller(ctx context.Context, c authority.Caller, tok authority.Token) context.Context {
+	return context.WithValue(context.WithValue(ctx, callerKey{}, c), tokenKey{}, tok)
+}
+
+// caller returns the authenticated caller; handlers on authed routes always have one.
+func caller(r *http.Request) authority.Caller { return callerFrom(r.Context()) }
+
+func callerFrom(ctx context.Context) authority.Caller {
+	c, _ := ctx.Value(callerKey{}).(authority.Caller)
+	return c
+}
+
+func requestToken(r *http.Request) authority.Token {
+	t, _ := r.Context().Value(tokenKey{}).(authority.Token)
+	return t
+}

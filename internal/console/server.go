@@ -1,0 +1,181 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+)
+
+// Defaults for [Config].
+const (
+	DefaultMaxBody       = 1 << 20 // bytes, for ordinary requests
+	DefaultMaxUpload     = 8 << 20 // bytes, for a capability package
+	DefaultShutdownLimit = 10 * time.Second
+	DefaultKeepAlive     = 15 * time.Second
+)
+
+// Config holds what a [Server] needs. Authority is required.
+type Config struct {
+	Authority *authority.Authority
+	Logger    *slog.Logger // default: discards
+	Version   string       // reported by GET /api/v1/health
+
+	// Hosts are the extra Host header values the server answers to, besides the loopback
+	// names (localhost, 127.0.0.1, [::1]) at the listener's port. Every other Host is
+	// refused, so that a DNS-rebinding page cannot reach the API.
+	Hosts []string
+
+	// MaxBody bounds a request body in bytes; default DefaultMaxBody. Capability uploads
+	// use MaxUpload, default DefaultMaxUpload.
+	MaxBody   int64
+	MaxUpload int64
+
+	// KeepAlive is how often an idle event stream sends a comment; default DefaultKeepAlive.
+	KeepAlive time.Duration
+}
+
+// Server serves /api/v1. It is safe for concurrent use.
+type Server struct {
+	auth      *authority.Authority
+	log       *slog.Logger
+	version   string
+	hosts     []string
+	maxBody   int64
+	maxUpload int64
+	keepAlive time.Duration
+	mux       *http.ServeMux
+	xorigin   *http.CrossOriginProtection
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Authority == nil {
+		return nil, errors.New("console: config needs an authority")
+	}
+	s := &Server{
+		auth:      cfg.Authority,
+		log:       cfg.Logger,
+		version:   cfg.Version,
+		hosts:     cfg.Hosts,
+		maxBody:   cfg.MaxBody,
+		maxUpload: cfg.MaxUpload,
+		keepAlive: cfg.KeepAlive,
+		mux:       http.NewServeMux(),
+		xorigin:   http.NewCrossOriginProtection(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With(logComponent, "console")
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.maxUpload <= 0 {
+		s.maxUpload = DefaultMaxUpload
+	}
+	if s.keepAlive <= 0 {
+		s.keepAlive = DefaultKeepAlive
+	}
+	s.routes()
+	return s, nil
+}
+
+// Log attribute keys (STYLE.md §8).
+const (
+	logComponent = "component"
+	logMethod    = "method"
+	logPath      = "path"
+	logCode      = "errorCode"
+	logErr       = "err"
+)
+
+// routes lists every route of the API in one place (STYLE.md §10).
+func (s *Server) routes() {
+	s.handle("GET /api/v1/health", s.handleHealth, public)
+	s.handle("POST /api/v1/sessions", s.handleLogin, public)
+	s.handle("POST /api/v1/sessions/cookie", s.handleLoginCookie, public)
+	s.handle("DELETE /api/v1/sessions/current", s.handleLogout, authed)
+	s.handle("GET /api/v1/whoami", s.handleWhoami, authed)
+
+	s.handle("POST /api/v1/members", s.handleCreateMember, authed)
+	s.handle("GET /api/v1/projects", s.handleProjects, authed)
+	s.handle("POST /api/v1/projects", s.handleCreateProject, authed)
+
+	s.handle("GET /api/v1/projects/{project}/agents", s.handleAgents, authed)
+	s.handle("POST /api/v1/projects/{project}/agents", s.handleCreateAgent, authed)
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/token", s.handleAgentToken, authed)
+	s.handle("DELETE /api/v1/projects/{project}/agents/{agent}", s.handleRevokeAgent, authed)
+
+	s.handle("GET /api/v1/projects/{project}/connections", s.handleConnections, authed)
+	s.handle("POST /api/v1/projects/{project}/connections", s.handleCreateConnection, authed)
+	s.handle("DELETE /api/v1/projects/{project}/connections/{connection}", s.handleRevokeConnection, authed)
+	s.handle("GET /api/v1/projects/{project}/connections/{connection}/sources", s.handleSources, authed)
+	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/sources/{source}", s.handleBindSource, authed)
+	s.handle("GET /api/v1/projects/{project}/connections/{connection}/tools", s.handleToolLocks, authed)
+	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleLockTool, authed)
+
+	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
+	s.handle("POST /api/v1/projects/{project}/capabilities", s.handleInstallCapability, authed)
+
+	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
+	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
+
+	s.handle("GET /api/v1/projects/{project}/events", s.handleEvents, authed)
+	s.handle("GET /api/v1/projects/{project}/events/verify", s.handleVerifyEvents, authed)
+	s.handle("GET /api/v1/events", s.handleEventStream, authed)
+
+	s.handle("/api/", s.handleNoRoute, public)
+}
+
+// ServeHTTP checks the Host, refuses cross-origin writes, sets the security headers and
+// routes the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	if err := s.checkHost(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.xorigin.Check(r); err != nil {
+		s.writeError(w, r, errCrossOrigin(err))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Run serves on ln until ctx ends, then shuts down: open event streams end at once and
+// other requests get up to DefaultShutdownLimit to finish.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1) // written once by the serving goroutine, never closed
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	// Streams never go idle, so end them first; Shutdown then waits for the rest.
+	cancel(errors.New("console: shutting down"))
+	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownLimit)
+	defer stop()
+	err := hs.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shut down %s: %w", ln.Addr(), err)
+	}
+	return nil
+}

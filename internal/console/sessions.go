@@ -1,0 +1,74 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// handleLogin opens a session for a CLI or script: the token is in the body.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.LoginRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, contract.SessionCreated{Token: sess.Token.String(),
+		CSRFToken: csrfToken(sess.Token), ExpiresAt: sess.Expires, Member: sess.Member})
+}
+
+// handleLoginCookie opens a session for a browser: the token goes only into an HttpOnly,
+// SameSite=Strict cookie, and the body carries the CSRF token that page script sends back
+// on writes (DESIGN.md §11).
+func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.LoginRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     sessionCookie,
+		Value:    sess.Token.String(),
+		Path:     "/",
+		Expires:  sess.Expires,
+		HttpOnly: true,
+		SameSite: http.SameSiteStrictMode,
+		Secure:   r.TLS != nil,
+	})
+	return writeJSON(w, http.StatusCreated, contract.SessionCreated{CSRFToken: csrfToken(sess.Token),
+		ExpiresAt: sess.Expires, Member: sess.Member})
+}
+
+// handleLogout revokes the session that made the request and clears the cookie.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
+	if caller(r).Kind != contract.PrincipalMember {
+		return contract.Errorf(contract.CodeForbidden, "only a member's session can log out; revoke agents with docket agent revoke.")
+	}
+	if err := s.auth.Logout(r.Context(), requestToken(r)); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleWhoami describes the caller.
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, caller(r).Whoami())
+}
+
+// handleHealth answers doctor without a credential; it names no project.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	h := contract.Health{Version: s.version, Store: "ok", Projects: []contract.ProjectID{}}
+	if err := s.auth.Ping(r.Context()); err != nil {
+		h.Store = "unavailable"
+		return writeJSON(w, http.StatusServiceUnavailable, h)
+	}
+	return writeJSON(w, http.StatusOK, h)
+}

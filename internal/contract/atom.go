@@ -1,0 +1,43 @@
+package contract
+
+// Args are an atom's named arguments. encoding/json writes map keys sorted, so an Args
+// has one JSON form.
+type Args map[string]Value
+
+// Atom is a predicate with named arguments on the wire (DESIGN.md §3.1):
+//
+//	{"predicate": "calculation_input", "args": {"job_id": "calc-001", "quantity": 2}}
+//
+// Negated marks a strong (explicit) negation, ~p(...) in text. In patterns an argument
+// "?x" is the variable x.
+type Atom struct {
+	Predicate string `json:"predicate"`
+	Args      Args   `json:"args"`
+	Negated   bool   `json:"negated,omitempty"`
+}
+
+// Literal is one element of a rule body or precondition: an atom, possibly under
+// negation-as-failure (NAF, "not p(...)" in text).
+type Literal struct {
+	Predicate string `json:"predicate"`
+	Args      Args   `json:"args"`
+	Negated   bool   `json:"negated,omitempty"`
+	NAF       bool   `json:"naf,omitempty"`
+}
+
+// Atom returns l's atom without its NAF flag.
+func (l Literal) Atom() Atom { return Atom{Predicate: l.Predicate, Args: l.Args, Negated: l.Negated} }
+
+// Rule is a rule on the wire, head :- body, in the same AST as the text syntax
+// (DESIGN.md §3.3). Variables are "?name" strings. An aggregate rule is sent with the
+// derive_aggregate operation, which names the aggregated argument separately.
+type Rule struct {
+	Head Atom      `json:"head"`
+	Body []Literal `json:"body"`
+}
+
+// FocusedRoot is a Case's root as a caller focuses it (DESIGN.md §6.1).
+type FocusedRoot struct {
+	CaseID CaseID `json:"caseId"`
+	Root   string `json:"root"`
+}

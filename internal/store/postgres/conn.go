@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/tables"
+)
+
+// querier is what *pgxpool.Pool, *pgxpool.Conn and pgx.Tx share.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// conn adapts a pgx querier to tables.Conn and maps PostgreSQL's errors to the store
+// sentinels.
+type conn struct {
+	q      querier
+	closed *atomic.Bool // the Store's; set by Close
+}
+
+var _ tables.Conn = conn{}
+
+func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, c.mapErr(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (c conn) QueryRow(ctx context.Context, query string, args ...any) tables.Row {
+	return row{r: c.q.QueryRow(ctx, query, args...), c: c}
+}
+
+func (c conn) Query(ctx context.Context, query string, args ...any) (tables.Rows, error) {
+	r, err := c.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, c.mapErr(err)
+	}
+	return rows{r: r, c: c}, nil
+}
+
+type row struct {
+	r pgx.Row
+	c conn
+}
+
+func (r row) Scan(dest ...any) error { return r.c.mapErr(r.r.Scan(dest...)) }
+
+type rows struct {
+	r pgx.Rows
+	c conn
+}
+
+func (r rows) Next() bool             { return r.r.Next() }
+func (r rows) Scan(dest ...any) error { return r.c.mapErr(r.r.Scan(dest...)) }
+func (r rows) Err() error             { return r.c.mapErr(r.r.Err()) }
+func (r rows) Close()                 { r.r.Close() }
+
+// SQLSTATE codes mapped to the store sentinels.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+	restrictViolation   = "23001" // raised by docket_refuse_change on immutable rows
+	checkViolation      = "23514"
+	notNullViolation    = "23502"
+)
+
+// mapErr maps a PostgreSQL error to the store sentinels, keeping the driver's message.
+func (c conn) mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if c.closed != nil && c.closed.Load() {
+		return fmt.Errorf("%w: %w", store.ErrClosed, err)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case uniqueViolation, restrictViolation:
+			return fmt.Errorf("%w: %w", store.ErrConflict, err)
+		case foreignKeyViolation:
+			return fmt.Errorf("%w: a referenced record is missing: %w", store.ErrNotFound, err)
+		case checkViolation, notNullViolation:
+			return fmt.Errorf("%w: %w", store.ErrInvalid, err)
+		}
+	}
+	return err
+}

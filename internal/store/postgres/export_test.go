@@ -1,0 +1,23 @@
+package postgres
+
+import "context"
+
+// ExecRaw runs query on one of s's connections, bypassing the store, for tests that forge
+// tampering or measure the driver's raw insert rate. With guardsOff the statement runs
+// with triggers off (session_replication_role = replica; needs a superuser), so the
+// immutability triggers do not refuse it.
+func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args ...any) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	if guardsOff {
+		if _, err := c.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+			return err
+		}
+		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), `RESET session_replication_role`) }()
+	}
+	_, err = c.Exec(ctx, query, args...)
+	return conn{}.mapErr(err)
+}

@@ -1,0 +1,197 @@
+// Package postgres implements store.Store on PostgreSQL through pgx: a connection pool,
+// migrations under an advisory lock, and LISTEN/NOTIFY so that several `docket serve`
+// instances can share one database (DESIGN.md §10).
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/tables"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+const (
+	// migrateLock is the pg_advisory_lock key held while migrating, so that instances
+	// starting together apply each migration once. The value is arbitrary but fixed.
+	migrateLock int64 = 0x646f636b6574 // "docket"
+	// notifyChannel is the channel the event_heads trigger notifies with a project id.
+	notifyChannel = "docket_events"
+	// pollInterval bounds how late Wait sees another instance's append when a
+	// notification was lost (while the listener reconnects), and paces reconnects.
+	pollInterval = time.Second
+)
+
+// Store is a store.Store on a PostgreSQL database. It is safe for concurrent use.
+type Store struct {
+	tables.Reader // reads on the pool
+
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+	notify tables.Notifier
+
+	stop context.CancelFunc // ends the listener; called by Close
+	wg   sync.WaitGroup     // the listener goroutine
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database named by dsn (a postgres:// URL or key=value string),
+// applies the migrations it lacks and starts listening for other instances' appends.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The error text of ParseConfig may hold the password; say only what failed.
+		return nil, fmt.Errorf("open store: the PostgreSQL DSN does not parse")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s := &Store{pool: pool}
+	s.Reader = tables.Reader{C: conn{q: pool, closed: &s.closed}}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	s.wg.Go(func() { s.listen(lctx) })
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLock); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrateLock) }()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := tables.Migrate(ctx, conn{q: tx}, sub); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// listen wakes this Store's waiters when another instance moves a log's head. It runs
+// until ctx ends, reconnecting after errors; Wait's polling covers the gaps.
+func (s *Store) listen(ctx context.Context) {
+	for {
+		// An error here has no one to report to: the next attempt, or polling, recovers.
+		if err := s.listenOnce(ctx); err == nil || ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(pollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context) error {
+	// A dedicated connection: a pooled one would carry the LISTEN back into the pool.
+	c, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close(context.WithoutCancel(ctx)) }()
+	if _, err := c.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		return err
+	}
+	for {
+		n, err := c.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		s.notify.Notify(n.Payload)
+	}
+}
+
+// Update implements [store.Store.Update] in a READ COMMITTED transaction. The first Append
+// to a project locks its head row until commit, which serializes the writers of one log
+// across every instance. PostgreSQL aborts a transaction at its first failed statement:
+// after a Tx write fails, fn must return an error.
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	c := conn{closed: &s.closed}
+	pgTx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin update: %w", c.mapErr(err))
+	}
+	defer func() { _ = pgTx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
+	c.q = pgTx
+	tx := tables.NewTx(c)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	projects, err := tx.Finish(ctx)
+	if err != nil {
+		return err
+	}
+	if err := pgTx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit update: %w", c.mapErr(err))
+	}
+	s.notify.Notify(projects...)
+	return nil
+}
+
+// Verify implements [store.Store.Verify] on one REPEATABLE READ snapshot.
+func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) {
+	if s.closed.Load() {
+		return store.Head{}, store.ErrClosed
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return store.Head{}, fmt.Errorf("verify %s: %w", project, conn{closed: &s.closed}.mapErr(err))
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	return tables.Verify(ctx, tables.Reader{C: conn{q: tx, closed: &s.closed}}, project)
+}
+
+// Wait implements [store.Store.Wait]: this Store's appends wake it at once, other
+// instances' through LISTEN, and a poll every pollInterval covers lost notifications.
+func (s *Store) Wait(ctx context.Context, project string, after int64) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
+}
+
+// Close stops the listener and closes the pool. Calls after the first return nil.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.stop()
+	s.wg.Wait()
+	s.pool.Close()
+	return nil
+}

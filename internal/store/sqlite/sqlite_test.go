@@ -1,0 +1,103 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storetest"
+)
+
+// harness runs the conformance suite on files in t.TempDir().
+var harness = storetest.Harness{
+	NewDB: func(t *testing.T) func(t *testing.T) store.Store {
+		path := filepath.Join(t.TempDir(), "docket.db")
+		return func(t *testing.T) store.Store {
+			t.Helper()
+			return openAt(t, path)
+		}
+	},
+	Tamper: func(t *testing.T, s store.Store, query string, args ...any) {
+		t.Helper()
+		if err := sqlite.ExecRaw(t.Context(), s.(*sqlite.Store), true, query, args...); err != nil {
+			t.Fatalf("tamper %q: %v", query, err)
+		}
+	},
+}
+
+func openAt(t testing.TB, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestStore_Conformance(t *testing.T) {
+	storetest.Run(t, harness)
+}
+
+// TestStore_Immutable checks the triggers that refuse changes to events and releases made
+// with SQL, outside the store.
+func TestStore_Immutable(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	tests := []struct {
+		name  string
+		query string
+	}{
+		{"update event", `UPDATE events SET type = 'forged'`},
+		{"delete event", `DELETE FROM events`},
+		{"update release", `UPDATE releases SET digest = X'00'`},
+	}
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0}); err != nil {
+			return err
+		}
+		_, err := tx.PutRelease(t.Context(), store.Release{ID: "r", Version: "1", Digest: []byte("d"), CreatedAt: t0})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := sqlite.ExecRaw(t.Context(), s, false, tt.query)
+			if !errors.Is(err, store.ErrConflict) {
+				t.Errorf("%s = %v, want %v", tt.query, err, store.ErrConflict)
+			}
+		})
+	}
+	if _, err := s.Verify(t.Context(), "p1"); err != nil {
+		t.Errorf("Verify after refused changes: %v", err)
+	}
+}
+
+// TestOpen_Reopen checks that opening a database again applies no migration twice and
+// keeps the log.
+func TestOpen_Reopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docket.db")
+	s := openAt(t, path)
+	if err := s.Update(t.Context(), func(tx store.Tx) error {
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0})
+		return err
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = openAt(t, path)
+	head, err := s.Verify(t.Context(), "p1")
+	if err != nil || head.Seq != 1 {
+		t.Fatalf("Verify after reopen = %v, %v; want seq 1", head, err)
+	}
+}

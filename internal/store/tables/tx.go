@@ -1,0 +1,394 @@
+package tables
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Tx implements [store.Tx] over a [Conn] that is a transaction. The first Append to a
+// project locks that project's head row (an upsert, which PostgreSQL serializes); later
+// Appends in the same Tx advance a cached head, and [Tx.Finish] writes it back once. So
+// sequence numbers come from a counter row, never from MAX(seq)+1, and a batch of events
+// costs one INSERT each. A Tx is not safe for concurrent use.
+type Tx struct {
+	Reader
+	heads map[string]store.Head // heads of the logs appended to; written by Finish
+}
+
+var _ store.Tx = (*Tx)(nil)
+
+// NewTx returns a Tx over c, which must be a transaction.
+func NewTx(c Conn) *Tx { return &Tx{Reader: Reader{C: c}} }
+
+// Finish writes the heads of the logs appended to and returns their projects, in order.
+// Call it after the caller's function succeeded and before commit.
+func (t *Tx) Finish(ctx context.Context) ([]string, error) {
+	projects := make([]string, 0, len(t.heads))
+	for p := range t.heads {
+		projects = append(projects, p)
+	}
+	slices.Sort(projects)
+	for _, p := range projects {
+		h := t.heads[p]
+		if _, err := t.C.Exec(ctx, `UPDATE event_heads SET seq = $2, hash = $3 WHERE project = $1`, p, h.Seq, h.Hash[:]); err != nil {
+			return nil, fmt.Errorf("write head of %s: %w", p, err)
+		}
+	}
+	return projects, nil
+}
+
+// Head implements [store.Reader.Head], including the Tx's own appends.
+func (t *Tx) Head(ctx context.Context, project string) (store.Head, error) {
+	if h, ok := t.heads[project]; ok {
+		return h, nil
+	}
+	return t.Reader.Head(ctx, project)
+}
+
+// Append implements [store.Tx.Append].
+func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error) {
+	if ne.ID == "" {
+		ne.ID = rand.Text()
+	}
+	head, ok := t.heads[ne.Project]
+	if !ok && ne.Project != "" {
+		// A no-op update of an existing row still takes its row lock, so concurrent
+		// writers of one log queue here until this transaction ends.
+		var hash []byte
+		var zero store.Hash
+		err := t.C.QueryRow(ctx, `INSERT INTO event_heads (project, seq, hash) VALUES ($1, 0, $2)
+			ON CONFLICT (project) DO UPDATE SET seq = event_heads.seq RETURNING seq, hash`, ne.Project, zero[:]).
+			Scan(&head.Seq, &hash)
+		if err != nil {
+			return store.Event{}, fmt.Errorf("lock head of %s: %w", ne.Project, err)
+		}
+		copy(head.Hash[:], hash)
+	}
+	e, err := store.Link(ne, head)
+	if err != nil {
+		return store.Event{}, fmt.Errorf("append event: %w", err)
+	}
+	inline := []byte(e.Data)
+	if len(inline) > store.BlobThreshold {
+		if _, err := t.PutBlob(ctx, inline); err != nil {
+			return store.Event{}, fmt.Errorf("append event %s: %w", e.ID, err)
+		}
+		inline = nil
+	}
+	_, err = t.C.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline, e.DataHash[:], e.PrevHash[:], e.Hash[:])
+	if err != nil {
+		return store.Event{}, fmt.Errorf("append event %s to %s: %w", e.ID, e.Project, err)
+	}
+	if t.heads == nil {
+		t.heads = make(map[string]store.Head)
+	}
+	t.heads[e.Project] = store.Head{Seq: e.Seq, Hash: e.Hash}
+	return e, nil
+}
+
+// PutBlob implements [store.Tx.PutBlob].
+func (t *Tx) PutBlob(ctx context.Context, b []byte) (store.Hash, error) {
+	h := store.DataHash(b)
+	if b == nil {
+		b = []byte{} // the column is NOT NULL; the empty blob is a blob too
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO blobs (hash, data) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`, h[:], b); err != nil {
+		return store.Hash{}, fmt.Errorf("put blob %s: %w", h, err)
+	}
+	return h, nil
+}
+
+// required returns ErrInvalid naming the first empty field; pairs are name, value.
+func required(what string, pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return fmt.Errorf("%s needs %s: %w", what, pairs[i], store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// SetInstallationKey implements [store.Tx.SetInstallationKey].
+func (t *Tx) SetInstallationKey(ctx context.Context, key []byte) error {
+	if len(key) == 0 {
+		return fmt.Errorf("set installation key: empty key: %w", store.ErrInvalid)
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO installation (id, key) VALUES (1, $1)`, key); err != nil {
+		return fmt.Errorf("set installation key: %w", err)
+	}
+	return nil
+}
+
+// CreateProject implements [store.Tx.CreateProject].
+func (t *Tx) CreateProject(ctx context.Context, p store.Project) error {
+	if err := required("project", "an id", p.ID, "a name", p.Name); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3)`,
+		p.ID, p.Name, nanos(p.CreatedAt)); err != nil {
+		return fmt.Errorf("create project %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// CreateMember implements [store.Tx.CreateMember].
+func (t *Tx) CreateMember(ctx context.Context, m store.Member) error {
+	if err := required("member", "an id", m.ID, "a name", m.Name, "a passphrase hash", string(m.PassphraseHash)); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO members (id, name, passphrase_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5)`,
+		m.ID, m.Name, m.PassphraseHash, nanos(m.CreatedAt), nullNanos(m.RevokedAt)); err != nil {
+		return fmt.Errorf("create member %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// AddMembership implements [store.Tx.AddMembership].
+func (t *Tx) AddMembership(ctx context.Context, project, member string) error {
+	if _, err := t.C.Exec(ctx, `INSERT INTO memberships (project, member) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		project, member); err != nil {
+		return fmt.Errorf("add member %s to %s: %w", member, project, err)
+	}
+	return nil
+}
+
+// revoke sets revoked_at on the row of table whose key column equals key, once.
+func (t *Tx) revoke(ctx context.Context, table, column string, key any, at time.Time) error {
+	n, err := t.C.Exec(ctx, `UPDATE `+table+` SET revoked_at = COALESCE(revoked_at, $2) WHERE `+column+` = $1`, key, nanos(at))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// RevokeMember implements [store.Tx.RevokeMember].
+func (t *Tx) RevokeMember(ctx context.Context, id string, at time.Time) error {
+	if err := t.revoke(ctx, "members", "id", id, at); err != nil {
+		return fmt.Errorf("revoke member %s: %w", id, err)
+	}
+	if _, err := t.C.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE member = $1 AND revoked_at IS NULL`, id, nanos(at)); err != nil {
+		return fmt.Errorf("revoke sessions of member %s: %w", id, err)
+	}
+	return nil
+}
+
+// CreateSession implements [store.Tx.CreateSession].
+func (t *Tx) CreateSession(ctx context.Context, s store.Session) error {
+	if err := required("session", "a token digest", string(s.TokenDigest), "a member", s.MemberID); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO sessions (token_digest, member, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5)`,
+		s.TokenDigest, s.MemberID, nanos(s.CreatedAt), nanos(s.ExpiresAt), nullNanos(s.RevokedAt)); err != nil {
+		return fmt.Errorf("create session of member %s: %w", s.MemberID, err)
+	}
+	return nil
+}
+
+// RevokeSession implements [store.Tx.RevokeSession].
+func (t *Tx) RevokeSession(ctx context.Context, digest []byte, at time.Time) error {
+	if err := t.revoke(ctx, "sessions", "token_digest", digest, at); err != nil {
+		return fmt.Errorf("revoke session: %w", err)
+	}
+	return nil
+}
+
+// CreateAgent implements [store.Tx.CreateAgent].
+func (t *Tx) CreateAgent(ctx context.Context, a store.Agent) error {
+	if err := required("agent", "an id", a.ID, "a project", a.Project, "a name", a.Name, "a token digest", string(a.TokenDigest)); err != nil {
+		return err
+	}
+	if a.Kind != store.AgentKindAgent && a.Kind != store.AgentKindOrchestrator {
+		return fmt.Errorf("create agent %s: kind %q is neither %q nor %q: %w",
+			a.ID, a.Kind, store.AgentKindAgent, store.AgentKindOrchestrator, store.ErrInvalid)
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO agents (id, project, name, kind, token_digest, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		a.ID, a.Project, a.Name, a.Kind, a.TokenDigest, nanos(a.CreatedAt), nullNanos(a.RevokedAt)); err != nil {
+		return fmt.Errorf("create agent %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// SetAgentToken implements [store.Tx.SetAgentToken].
+func (t *Tx) SetAgentToken(ctx context.Context, id string, digest []byte) error {
+	if len(digest) == 0 {
+		return fmt.Errorf("set token of agent %s: empty digest: %w", id, store.ErrInvalid)
+	}
+	n, err := t.C.Exec(ctx, `UPDATE agents SET token_digest = $2 WHERE id = $1`, id, digest)
+	if err == nil && n == 0 {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("set token of agent %s: %w", id, err)
+	}
+	return nil
+}
+
+// RevokeAgent implements [store.Tx.RevokeAgent].
+func (t *Tx) RevokeAgent(ctx context.Context, id string, at time.Time) error {
+	if err := t.revoke(ctx, "agents", "id", id, at); err != nil {
+		return fmt.Errorf("revoke agent %s: %w", id, err)
+	}
+	return nil
+}
+
+// CreateConnection implements [store.Tx.CreateConnection].
+func (t *Tx) CreateConnection(ctx context.Context, c store.Connection) error {
+	if err := required("connection", "an id", c.ID, "a project", c.Project, "a name", c.Name, "a key ciphertext", string(c.KeyCiphertext)); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO connections (id, project, name, key_ciphertext, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.ID, c.Project, c.Name, c.KeyCiphertext, nanos(c.CreatedAt), nullNanos(c.RevokedAt)); err != nil {
+		return fmt.Errorf("create connection %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// RevokeConnection implements [store.Tx.RevokeConnection].
+func (t *Tx) RevokeConnection(ctx context.Context, id string, at time.Time) error {
+	if err := t.revoke(ctx, "connections", "id", id, at); err != nil {
+		return fmt.Errorf("revoke connection %s: %w", id, err)
+	}
+	return nil
+}
+
+// jsonOrNull returns data, or null when it is empty, and ErrInvalid when it is not JSON.
+func jsonOrNull(what string, data json.RawMessage) ([]byte, error) {
+	if len(data) == 0 {
+		return []byte("null"), nil
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%s: data is not JSON: %w", what, store.ErrInvalid)
+	}
+	return data, nil
+}
+
+// PutSource implements [store.Tx.PutSource].
+func (t *Tx) PutSource(ctx context.Context, s store.Source) error {
+	if err := required("source", "a connection", s.Connection, "an id", s.ID, "a digest", string(s.Digest)); err != nil {
+		return err
+	}
+	data, err := jsonOrNull("source "+s.ID, s.Data)
+	if err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO sources (connection, id, digest, data) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (connection, id) DO UPDATE SET digest = excluded.digest, data = excluded.data`,
+		s.Connection, s.ID, s.Digest, data); err != nil {
+		return fmt.Errorf("put source %s on connection %s: %w", s.ID, s.Connection, err)
+	}
+	return nil
+}
+
+// deleted maps "no row deleted" to ErrNotFound.
+func deleted(n int64, err error) error {
+	if err == nil && n == 0 {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// DeleteSource implements [store.Tx.DeleteSource].
+func (t *Tx) DeleteSource(ctx context.Context, connection, id string) error {
+	if err := deleted(t.C.Exec(ctx, `DELETE FROM sources WHERE connection = $1 AND id = $2`, connection, id)); err != nil {
+		return fmt.Errorf("delete source %s of connection %s: %w", id, connection, err)
+	}
+	return nil
+}
+
+// LockTool implements [store.Tx.LockTool].
+func (t *Tx) LockTool(ctx context.Context, l store.ToolLock) error {
+	if err := required("tool lock", "a connection", l.Connection, "a tool", l.Tool, "a digest", string(l.Digest)); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO tool_locks (connection, tool, digest) VALUES ($1, $2, $3)
+		ON CONFLICT (connection, tool) DO UPDATE SET digest = excluded.digest`, l.Connection, l.Tool, l.Digest); err != nil {
+		return fmt.Errorf("lock tool %s on connection %s: %w", l.Tool, l.Connection, err)
+	}
+	return nil
+}
+
+// UnlockTool implements [store.Tx.UnlockTool].
+func (t *Tx) UnlockTool(ctx context.Context, connection, tool string) error {
+	if err := deleted(t.C.Exec(ctx, `DELETE FROM tool_locks WHERE connection = $1 AND tool = $2`, connection, tool)); err != nil {
+		return fmt.Errorf("unlock tool %s on connection %s: %w", tool, connection, err)
+	}
+	return nil
+}
+
+// PutRelease implements [store.Tx.PutRelease].
+func (t *Tx) PutRelease(ctx context.Context, r store.Release) (bool, error) {
+	if err := required("release", "an id", r.ID, "a version", r.Version, "a digest", string(r.Digest)); err != nil {
+		return false, err
+	}
+	name := r.ID + "@" + r.Version
+	old, err := t.Release(ctx, r.ID, r.Version)
+	switch {
+	case err == nil:
+		// Releases are immutable (DESIGN.md §4): the same content again is the same
+		// release; anything else under this id and version is refused.
+		if !bytes.Equal(old.Digest, r.Digest) || old.ContentHash != store.DataHash(r.Content) {
+			return false, fmt.Errorf("put release %s: digest %x is already installed under this version with digest %x: %w",
+				name, r.Digest, old.Digest, store.ErrConflict)
+		}
+		return false, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return false, fmt.Errorf("put release %s: %w", name, err)
+	}
+	h, err := t.PutBlob(ctx, r.Content)
+	if err != nil {
+		return false, fmt.Errorf("put release %s: %w", name, err)
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO releases (id, version, digest, content_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		r.ID, r.Version, r.Digest, h[:], nanos(r.CreatedAt)); err != nil {
+		return false, fmt.Errorf("put release %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Install implements [store.Tx.Install].
+func (t *Tx) Install(ctx context.Context, in store.Install) error {
+	if _, err := t.C.Exec(ctx, `INSERT INTO installs (project, release_id, version, installed_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (project, release_id) DO UPDATE SET version = excluded.version, installed_at = excluded.installed_at`,
+		in.Project, in.ReleaseID, in.Version, nanos(in.InstalledAt)); err != nil {
+		return fmt.Errorf("install %s@%s into %s: %w", in.ReleaseID, in.Version, in.Project, err)
+	}
+	return nil
+}
+
+// PutNode implements [store.Tx.PutNode].
+func (t *Tx) PutNode(ctx context.Context, project string, n store.Node) error {
+	if err := required("node", "a project", project, "an id", n.ID, "a kind", n.Kind); err != nil {
+		return err
+	}
+	data, err := jsonOrNull("node "+n.ID, n.Data)
+	if err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO nodes (project, id, kind, data) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (project, id) DO UPDATE SET kind = excluded.kind, data = excluded.data`,
+		project, n.ID, n.Kind, data); err != nil {
+		return fmt.Errorf("put node %s of %s: %w", n.ID, project, err)
+	}
+	return nil
+}
+
+// DeleteNode implements [store.Tx.DeleteNode].
+func (t *Tx) DeleteNode(ctx context.Context, project, id string) error {
+	if err := deleted(t.C.Exec(ctx, `DELETE FROM nodes WHERE project = $1 AND id = $2`, project, id)); err != nil {
+		return fmt.Errorf("delete node %s of %s: %w", id, project, err)
+	}
+	return nil
+}

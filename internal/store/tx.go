@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Reader is the read half of a [Store]; a [Tx] is one too. Lookups of a single record
+// return [ErrNotFound] when it does not exist. Lists return an empty slice, never
+// ErrNotFound, and are ordered by id unless said otherwise.
+type Reader interface {
+	// Events returns up to limit events of project with Seq > after, in Seq order; the
+	// Seq of the last one is the cursor for the next page. limit <= 0 means 100.
+	Events(ctx context.Context, project string, after int64, limit int) ([]Event, error)
+	// Head returns the last sequence number and hash of project's log (zero when empty).
+	Head(ctx context.Context, project string) (Head, error)
+	// Blob returns the content stored under hash.
+	Blob(ctx context.Context, hash Hash) ([]byte, error)
+
+	// InstallationKey returns the bytes given to [Tx.SetInstallationKey].
+	InstallationKey(ctx context.Context) ([]byte, error)
+	Project(ctx context.Context, id string) (Project, error)
+	Projects(ctx context.Context) ([]Project, error)
+
+	Member(ctx context.Context, id string) (Member, error)
+	MemberByName(ctx context.Context, name string) (Member, error)
+	// MemberProjects returns the ids of the projects member belongs to.
+	MemberProjects(ctx context.Context, member string) ([]string, error)
+	// Session returns the live session whose token digest is digest: [ErrRevoked] when it
+	// or its member is revoked, [ErrExpired] when now is at or past its expiry.
+	Session(ctx context.Context, digest []byte, now time.Time) (Session, error)
+
+	// Agent returns an agent, revoked or not; check RevokedAt.
+	Agent(ctx context.Context, id string) (Agent, error)
+	// AgentByToken returns the agent whose token digest is digest, or [ErrRevoked].
+	AgentByToken(ctx context.Context, digest []byte) (Agent, error)
+	Agents(ctx context.Context, project string) ([]Agent, error)
+
+	// Connection returns a connection, revoked or not; check RevokedAt.
+	Connection(ctx context.Context, id string) (Connection, error)
+	Connections(ctx context.Context, project string) ([]Connection, error)
+	Sources(ctx context.Context, connection string) ([]Source, error)
+	ToolLocks(ctx context.Context, connection string) ([]ToolLock, error)
+
+	// Release returns a release with its content.
+	Release(ctx context.Context, id, version string) (Release, error)
+	// Installs returns project's installed releases, by release id.
+	Installs(ctx context.Context, project string) ([]Install, error)
+
+	// Nodes returns every Board node of project, for rebuilding the Board.
+	Nodes(ctx context.Context, project string) ([]Node, error)
+}
+
+// Tx is one write transaction, given to the function passed to [Store.Update]. It is not
+// safe for concurrent use and must not be used after that function returns. Writes that
+// would break uniqueness return [ErrConflict]; writes naming a missing record (a member
+// of a session, a project of an agent, a row to revoke) return [ErrNotFound]. Revoking
+// sets RevokedAt once; revoking again keeps the first time and is not an error.
+type Tx interface {
+	Reader
+
+	// Append adds e to its project's log as the next event: it allocates the sequence
+	// number, stores large data once as a blob and links the hash chain (see [EventHash]).
+	// It returns the event as stored. An empty e.ID is minted from random bytes.
+	Append(ctx context.Context, e NewEvent) (Event, error)
+	// PutBlob stores b under its sha256 (once; storing it again is a no-op).
+	PutBlob(ctx context.Context, b []byte) (Hash, error)
+
+	// SetInstallationKey stores the installation key; a second call returns [ErrConflict].
+	SetInstallationKey(ctx context.Context, key []byte) error
+	CreateProject(ctx context.Context, p Project) error
+
+	CreateMember(ctx context.Context, m Member) error
+	// AddMembership makes member a member of project; adding it again is a no-op.
+	AddMembership(ctx context.Context, project, member string) error
+	// RevokeMember revokes a member and with it every session of that member.
+	RevokeMember(ctx context.Context, id string, at time.Time) error
+	CreateSession(ctx context.Context, s Session) error
+	RevokeSession(ctx context.Context, digest []byte, at time.Time) error
+
+	CreateAgent(ctx context.Context, a Agent) error
+	// SetAgentToken replaces an agent's token digest; the old token stops working.
+	SetAgentToken(ctx context.Context, id string, digest []byte) error
+	RevokeAgent(ctx context.Context, id string, at time.Time) error
+
+	CreateConnection(ctx context.Context, c Connection) error
+	RevokeConnection(ctx context.Context, id string, at time.Time) error
+	// PutSource binds or rebinds a source on its connection.
+	PutSource(ctx context.Context, s Source) error
+	DeleteSource(ctx context.Context, connection, id string) error
+	// LockTool locks a tool at a digest on its connection, replacing an earlier lock.
+	LockTool(ctx context.Context, l ToolLock) error
+	UnlockTool(ctx context.Context, connection, tool string) error
+
+	// PutRelease stores an immutable release. Storing the same id, version, digest and
+	// content again is a no-op that returns created == false; a different digest or
+	// content under the same id and version returns [ErrConflict].
+	PutRelease(ctx context.Context, r Release) (created bool, err error)
+	// Install installs a stored release into a project, replacing another version.
+	Install(ctx context.Context, in Install) error
+
+	// PutNode creates or replaces a Board node of project.
+	PutNode(ctx context.Context, project string, n Node) error
+	// DeleteNode deletes a Board node of project.
+	DeleteNode(ctx context.Context, project, id string) error
+}
