@@ -2,7 +2,10 @@ package board
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/docketrun/docket/internal/board/engine"
 	"github.com/docketrun/docket/internal/contract"
@@ -56,11 +59,18 @@ type anon struct{ n int }
 // refused, since facts are ground.
 func engineAtom(pred string, args contract.Args, neg, pattern bool, an *anon) (engine.Atom, error) {
 	list := make([]engine.Arg, 0, len(args))
-	for name, v := range args {
+	// Sorted, so that anonymous variables are numbered the same way every time (a map's
+	// order is random) and as the text syntax numbers them.
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		v := args[name]
 		if vn, ok := v.Var(); ok {
 			if !pattern {
 				return engine.Atom{}, contract.Errorf(contract.CodeInvalidArgument,
 					"argument %s of %s is %q, a variable; a fact is ground: give a value", name, pred, v.Str())
+			}
+			if reservedAnon(vn) {
+				return engine.Atom{}, contract.Errorf(contract.CodeInvalidArgument,
+					"argument %s of %s is the variable ?%s; names of the form _<digits> are reserved for anonymous variables: use ?_ or another name", name, pred, vn)
 			}
 			if vn == "_" {
 				an.n++
@@ -118,11 +128,15 @@ func engineRule(id string, r contract.Rule, agg *contract.Aggregate, tier contra
 func wireArgs(args []engine.Arg) contract.Args {
 	out := make(contract.Args, len(args))
 	for _, a := range args {
-		if a.Term.IsVar() {
+		switch {
+		case reservedAnon(a.Term.Var):
+			// Numbered anonymous variables go back to "?_"; reading renumbers them alike.
+			out[a.Name] = contract.VarValue("_")
+		case a.Term.IsVar():
 			out[a.Name] = contract.VarValue(a.Term.Var)
-			continue
+		default:
+			out[a.Name] = wireValue(a.Term.Val)
 		}
-		out[a.Name] = wireValue(a.Term.Val)
 	}
 	return out
 }
@@ -152,4 +166,15 @@ func wireAggregate(r engine.Rule) *contract.Aggregate {
 // keyAtom is the pattern pred(key...) that matches facts about a business key.
 func keyAtom(pred string, key contract.Args) (engine.Atom, error) {
 	return engineAtom(pred, key, false, false, nil)
+}
+
+// reservedAnon reports whether name has the form _<digits>, the names given to anonymous
+// variables.
+func reservedAnon(name string) bool {
+	digits, ok := strings.CutPrefix(name, "_")
+	if !ok || digits == "" {
+		return false
+	}
+	_, err := strconv.Atoi(digits)
+	return err == nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/docketrun/docket/internal/board/syntax"
 )
 
+// checkActions converts the Actions, checking that every variable they use is a param or
+// bound by a precondition (DESIGN.md §4).
 func (v *validation) checkActions() {
 	names := map[string]bool{}
 	for i, a := range v.m.Actions {
@@ -155,6 +157,8 @@ func (v *validation) checkEffects(where, label string, texts []string, params, b
 	}
 }
 
+// checkExecution converts an Action's execution: its tool, kind, source types and the
+// returns mapping, whose predicates must be words of a matching Source.
 func (v *validation) checkExecution(where, label string, e *executionSpec) *board.Execution {
 	out := &board.Execution{Tool: e.Tool, SourceTypes: slices.Clone(e.SourceTypes), Kind: board.ExecutionKind(e.Kind)}
 	if !toolRE.MatchString(e.Tool) {

@@ -175,17 +175,18 @@ func Check(files map[string][]byte) (*Package, error) {
 		return nil, v.problems.asError()
 	}
 	v.m = m
-	var rules []ruleFile
+	var rules [][]syntax.Statement
 	for _, name := range names {
 		if name == ManifestFile {
 			continue
 		}
-		stmts, err := syntax.Parse(name, normalize(files[name]))
-		if err != nil {
+		stmts, errs := syntax.ParseAll(name, normalize(files[name]))
+		for _, err := range errs {
 			v.addErr("", err)
-			continue
 		}
-		rules = append(rules, ruleFile{name: name, stmts: stmts})
+		if len(errs) == 0 {
+			rules = append(rules, stmts)
+		}
 	}
 	v.validate(rules)
 	if err := v.problems.asError(); err != nil {

@@ -226,6 +226,9 @@ func (l *locator) keyLine(k toml.Key) int {
 	return 0
 }
 
+// posPrefixRE splits "file:line:col: message", the form of syntax errors.
+var posPrefixRE = regexp.MustCompile(`^([^\s:]+:\d+:\d+): (.*)$`)
+
 // checker collects problems.
 type checker struct {
 	problems Problems
@@ -250,6 +253,9 @@ func (c *checker) addErr(where string, err error) {
 	var ce *contract.Error
 	if errors.As(err, &ce) {
 		msg = ce.Teaching
+	}
+	if m := posPrefixRE.FindStringSubmatch(msg); where == "" && m != nil {
+		where, msg = m[1], m[2] // a syntax error names its own file:line:col
 	}
 	c.problems = append(c.problems, Problem{Where: where, Code: code, Message: msg})
 }

@@ -28,12 +28,6 @@ var (
 	execKinds   = []board.ExecutionKind{board.KindRead, board.KindWrite, board.KindRun}
 )
 
-// ruleFile is one parsed *.dl file.
-type ruleFile struct {
-	name  string
-	stmts []syntax.Statement
-}
-
 // validation carries what checking one package needs.
 type validation struct {
 	checker
@@ -48,7 +42,7 @@ type validation struct {
 
 // validate checks a decoded manifest against itself and the parsed rules and builds the
 // declarations. Problems are collected in v.problems.
-func (v *validation) validate(files []ruleFile) {
+func (v *validation) validate(files [][]syntax.Statement) {
 	m := v.m
 	top := func(key string) string { return v.loc.at(v.loc.line("", 0, key)) }
 	switch {
@@ -75,12 +69,12 @@ func (v *validation) validate(files []ruleFile) {
 
 // checkRules collects the rules of every file, refusing facts, repeated ids and rules that
 // are not range-restricted.
-func (v *validation) checkRules(files []ruleFile) {
+func (v *validation) checkRules(files [][]syntax.Statement) {
 	v.heads = map[string][]engine.Rule{}
 	ids := map[string]string{}
 	v.ruleAt = ids
 	for _, f := range files {
-		for _, s := range f.stmts {
+		for _, s := range f {
 			where := s.Pos.String()
 			if s.Fact != nil {
 				v.add(where, "%s is a fact, and a capability declares rules only; facts come from Sources and agents, so turn it into a rule or remove it", syntax.FormatAtom(*s.Fact))
@@ -106,6 +100,7 @@ func (v *validation) checkRules(files []ruleFile) {
 	v.decl.Rules = v.rules
 }
 
+// checkSources converts the Source requirements and collects their words.
 func (v *validation) checkSources() {
 	v.words = map[string]bool{}
 	names := map[string]bool{}
@@ -212,6 +207,8 @@ func (v *validation) produced(pred string) bool {
 	return false
 }
 
+// checkCaseTypes converts the Case Types, checking each contract against what the package
+// produces and derives (DESIGN.md §3.4).
 func (v *validation) checkCaseTypes() {
 	names := map[string]bool{}
 	for i, ct := range v.m.CaseTypes {

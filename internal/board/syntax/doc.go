@@ -46,6 +46,6 @@
 //
 // Every refusal is a *contract.Error with code rule_syntax (or integer_range) whose
 // teaching starts with file:line:col (1-based; the column counts bytes) and says what was
-// expected, e.g. `rules.dl:2:14: expected ")" to close done(`. Parsing stops at the first
-// error.
+// expected, e.g. `rules.dl:2:14: expected ")" to close done(`. [Parse] returns the first
+// error; [ParseAll] skips each broken statement and reports up to [MaxErrors].
 package syntax

@@ -84,8 +84,8 @@ func (t token) describe() string {
 	return tokenNames[t.kind]
 }
 
-// lexer splits a source text into tokens. It reports the first lexical error with its
-// position and then yields only EOF.
+// lexer splits a source text into tokens. A lexical error is reported with its position
+// after the lexer has moved past the offending text, so that parsing can resume.
 type lexer struct {
 	file string
 	src  []byte
@@ -161,6 +161,7 @@ func (l *lexer) next() (token, error) {
 	case c == '?':
 		n := l.span(l.off+1, isNameByte)
 		if n == 0 || isDigit(l.src[l.off+1]) {
+			l.advance(1)
 			return token{}, l.errorf(p, `expected a variable name after "?", a letter or _ first, e.g. ?job_id`)
 		}
 		l.advance(n + 1)
@@ -168,12 +169,14 @@ func (l *lexer) next() (token, error) {
 	case c == '@':
 		n := l.span(l.off+1, isIDByte)
 		if n == 0 {
+			l.advance(1)
 			return token{}, l.errorf(p, `expected a rule id after "@", e.g. @total_rule`)
 		}
 		l.advance(n + 1)
 		return token{kind: tokID, text: string(l.src[l.off-n : l.off]), pos: p}, nil
 	}
-	r, _ := utf8.DecodeRune(l.src[l.off:])
+	r, n := utf8.DecodeRune(l.src[l.off:])
+	l.advance(n)
 	if r == utf8.RuneError {
 		return token{}, l.errorf(p, "the text is not valid UTF-8; save the file as UTF-8")
 	}
@@ -198,7 +201,9 @@ func (l *lexer) skipSpace() error {
 				}
 				r, n := utf8.DecodeRune(l.src[l.off:])
 				if r == utf8.RuneError && n <= 1 {
-					return l.errorf(l.pos(), "the text is not valid UTF-8; save the file as UTF-8")
+					p := l.pos()
+					l.advance(1)
+					return l.errorf(p, "the text is not valid UTF-8; save the file as UTF-8")
 				}
 				l.advance(n)
 			}
@@ -228,22 +233,18 @@ func (l *lexer) span(off int, ok func(byte) bool) int {
 // lexString scans a double-quoted string with Go escapes on one line.
 func (l *lexer) lexString(p Pos) (token, error) {
 	i := l.off + 1
-	for {
-		if i >= len(l.src) || l.src[i] == '\n' {
-			return token{}, l.errorf(p, `expected a closing "\"" for the string that starts here; strings end on the line they start`)
+	for i < len(l.src) && l.src[i] != '"' && l.src[i] != '\n' {
+		if l.src[i] == '\\' && i+1 < len(l.src) && l.src[i+1] != '\n' {
+			i++ // the escaped byte cannot end the string
 		}
-		switch l.src[i] {
-		case '\\':
-			i += 2
-			continue
-		case '"':
-		default:
-			i++
-			continue
-		}
-		break
+		i++
+	}
+	if i >= len(l.src) || l.src[i] != '"' {
+		l.advance(i - l.off) // skip the rest of the line
+		return token{}, l.errorf(p, `expected a closing "\"" for the string that starts here; strings end on the line they start`)
 	}
 	lit := l.src[l.off : i+1]
+	l.advance(len(lit))
 	s, err := strconv.Unquote(string(lit))
 	if err != nil {
 		return token{}, l.errorf(p, "the string %s has an invalid escape; use Go escapes such as \\\" \\\\ \\n \\u00e9", lit)
@@ -251,7 +252,6 @@ func (l *lexer) lexString(p Pos) (token, error) {
 	if !utf8.ValidString(s) {
 		return token{}, l.errorf(p, "the string %s is not valid UTF-8; strings hold text, not bytes", lit)
 	}
-	l.advance(len(lit))
 	return token{kind: tokString, text: s, pos: p}, nil
 }
 
@@ -264,6 +264,7 @@ func (l *lexer) lexNumber(p Pos) (token, error) {
 	}
 	digits := l.span(i, isDigit)
 	if digits == 0 {
+		l.advance(1)
 		return token{}, l.errorf(p, `expected digits after "-"`)
 	}
 	i += digits
@@ -285,7 +286,9 @@ func (l *lexer) lexNumber(p Pos) (token, error) {
 	}
 	text := string(l.src[l.off:i])
 	if i < len(l.src) && (isNameByte(l.src[i])) {
-		return token{}, l.errorf(p, "expected a number, found %q; names start with a letter", text+string(l.src[i]))
+		bad := text + string(l.src[i])
+		l.advance(i - l.off + l.span(i, isNameByte))
+		return token{}, l.errorf(p, "expected a number, found %q; names start with a letter", bad)
 	}
 	l.advance(i - l.off)
 	return token{kind: kind, text: text, pos: p}, nil

@@ -37,12 +37,10 @@ func readCase(t *testing.T, path string) (input, want string) {
 	return in, out
 }
 
-// dump renders what Parse returned in a form the testdata files can hold: one line per
-// statement with its position, kind and (for rules) id, or the error with its code.
-func dump(stmts []syntax.Statement, err error) string {
-	if err != nil {
-		return fmt.Sprintf("error %s\n", err)
-	}
+// dump renders what ParseAll returned in a form the testdata files can hold: one line per
+// statement with its position, kind and (for rules) id, then one line per error with its
+// code.
+func dump(stmts []syntax.Statement, errs []error) string {
 	var b strings.Builder
 	for _, s := range stmts {
 		if s.Fact != nil {
@@ -51,11 +49,15 @@ func dump(stmts []syntax.Statement, err error) string {
 		}
 		fmt.Fprintf(&b, "%s rule %s %s\n", s.Pos, s.Rule.ID, strings.ReplaceAll(syntax.FormatRule(*s.Rule), "\n", "\n\t"))
 	}
+	for _, err := range errs {
+		fmt.Fprintf(&b, "error %s\n", err)
+	}
 	return b.String()
 }
 
-// TestParse runs every case in testdata/parse: the input is parsed as rules.dl and the
-// result dumped; a case that parses must also survive Print and Parse unchanged.
+// TestParse runs every case in testdata/parse: the input is parsed as rules.dl with
+// ParseAll and the result dumped. Parse must fail with ParseAll's first error, and a case
+// that parses must survive Print and Parse unchanged.
 func TestParse(t *testing.T) {
 	files, err := filepath.Glob("testdata/parse/*.txt")
 	if err != nil || len(files) == 0 {
@@ -64,11 +66,13 @@ func TestParse(t *testing.T) {
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
 			in, want := readCase(t, path)
-			stmts, err := syntax.Parse("rules.dl", []byte(in))
-			if err != nil && contract.CodeOf(err) == "" {
-				t.Fatalf("Parse error %v has no code", err)
+			stmts, errs := syntax.ParseAll("rules.dl", []byte(in))
+			for _, err := range errs {
+				if contract.CodeOf(err) == "" {
+					t.Fatalf("ParseAll error %v has no code", err)
+				}
 			}
-			got := dump(stmts, err)
+			got := dump(stmts, errs)
 			if *update {
 				if err := os.WriteFile(path, []byte(in+separator+got), 0o644); err != nil {
 					t.Fatal(err)
@@ -78,8 +82,14 @@ func TestParse(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Parse(%s) mismatch (-want +got):\n%s", path, diff)
 			}
-			if err == nil {
-				assertRoundTrip(t, stmts)
+			first, err := syntax.Parse("rules.dl", []byte(in))
+			switch {
+			case len(errs) > 0 && (err == nil || err.Error() != errs[0].Error()):
+				t.Errorf("Parse error = %v, want ParseAll's first error %v", err, errs[0])
+			case len(errs) == 0 && err != nil:
+				t.Errorf("Parse error = %v, want none as from ParseAll", err)
+			case len(errs) == 0:
+				assertRoundTrip(t, first)
 			}
 		})
 	}
@@ -190,8 +200,8 @@ func mustAtom(t *testing.T, pred string, neg bool, args ...engine.Arg) engine.At
 	return a
 }
 
-// FuzzParse checks that Parse never panics, that every refusal carries a code, and that
-// whatever parses survives Print and Parse.
+// FuzzParse checks that Parse and ParseAll never panic or hang, that every refusal carries
+// a code, and that whatever parses survives Print and Parse.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/parse/*.txt")
 	for _, path := range files {
@@ -203,11 +213,20 @@ func FuzzParse(f *testing.F) {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		stmts, err := syntax.Parse("fuzz.dl", src)
-		if err != nil {
+		_, errs := syntax.ParseAll("fuzz.dl", src)
+		if len(errs) > syntax.MaxErrors {
+			t.Fatalf("ParseAll(%q) gave %d errors, more than MaxErrors", src, len(errs))
+		}
+		for _, err := range errs {
 			if contract.CodeOf(err) == "" {
-				t.Fatalf("Parse(%q) error %v has no code", src, err)
+				t.Fatalf("ParseAll(%q) error %v has no code", src, err)
 			}
+		}
+		stmts, err := syntax.Parse("fuzz.dl", src)
+		if (err != nil) != (len(errs) > 0) {
+			t.Fatalf("Parse(%q) error = %v, but ParseAll gave %d errors", src, err, len(errs))
+		}
+		if err != nil {
 			return
 		}
 		assertRoundTrip(t, stmts)

@@ -29,31 +29,73 @@ func isAggregate(name string) bool {
 	return false
 }
 
+// MaxErrors bounds the errors [ParseAll] reports for one file.
+const MaxErrors = 20
+
 // Parse reads the statements of a rule file. filename only labels positions in errors. The
 // error, if any, is a *contract.Error (rule_syntax or integer_range) for the first problem.
 func Parse(filename string, src []byte) ([]Statement, error) {
+	stmts, errs := ParseAll(filename, src)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return stmts, nil
+}
+
+// ParseAll is [Parse] that goes on after an error: it skips to the end of the broken
+// statement (the next '.') and reads on, so that a file's problems can be fixed in one pass.
+// It returns the statements it could read and at most [MaxErrors] errors, each a
+// *contract.Error; a file with errors must not be used.
+func ParseAll(filename string, src []byte) ([]Statement, []error) {
 	p := newParser(filename, src)
 	var stmts []Statement
+	var errs []error
 	ids := map[string]Pos{}
-	for {
+	for len(errs) < MaxErrors {
+		start := p.taken
 		t, err := p.peek(0)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			p.recover(start)
+			continue
 		}
 		if t.kind == tokEOF {
-			return stmts, nil
+			break
 		}
 		s, err := p.statement()
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			p.recover(start)
+			continue
 		}
 		if s.Rule != nil {
 			if prev, dup := ids[s.Rule.ID]; dup {
-				return nil, syntaxError(s.Pos, "the rule id %s is already used by the rule at %s; give each rule its own @id or remove the repeated rule", s.Rule.ID, prev)
+				errs = append(errs, syntaxError(s.Pos, "the rule id %s is already used by the rule at %s; give each rule its own @id or remove the repeated rule", s.Rule.ID, prev))
+				continue
 			}
 			ids[s.Rule.ID] = s.Pos
 		}
 		stmts = append(stmts, s)
+	}
+	return stmts, errs
+}
+
+// recover skips to just past the '.' that ends the statement in error, unless the error
+// came after that '.' was read (start is the count of tokens taken before the statement).
+// Lexical errors met on the way are dropped: the lexer has already moved past them, and
+// one error per statement is enough.
+func (p *parser) recover(start int) {
+	if p.afterDot && p.taken > start {
+		return
+	}
+	for {
+		t, err := p.peek(0)
+		if err != nil {
+			continue
+		}
+		if p.take(); t.kind == tokEOF || t.kind == tokDot {
+			return
+		}
 	}
 }
 
@@ -118,6 +160,10 @@ type parser struct {
 	lex *lexer
 	buf [2]token // lookahead; buf[:n] are valid
 	n   int
+	// afterDot records that the last token taken was a '.', and taken counts the tokens
+	// taken, so that error recovery does not skip the statement after a complete one.
+	afterDot bool
+	taken    int
 }
 
 func newParser(file string, src []byte) *parser { return &parser{lex: newLexer(file, src)} }
@@ -140,6 +186,8 @@ func (p *parser) take() token {
 	t := p.buf[0]
 	p.buf[0] = p.buf[1]
 	p.n--
+	p.afterDot = t.kind == tokDot
+	p.taken++
 	return t
 }
 
