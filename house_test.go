@@ -90,6 +90,10 @@ func TestDeps(t *testing.T) {
 		{"internal/board/engine", within("internal/contract"), pureStd, "the engine imports only the standard library and contract"},
 		{"internal/board/syntax", within("internal/contract", "internal/board/engine"), pureStd, "the rule syntax is pure"},
 		{"internal/store", within("internal/contract"), nil, "store never imports its implementations"},
+		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "golang.org/x/crypto/"), nil,
+			"the authority uses store.Store, board, capability and contract, never a concrete store"},
+		{"internal/console", within("internal/contract", "internal/authority"), nil, "the console calls the authority, never the store"},
+		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, "the agent runtime reaches the authority only over the wire"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
@@ -116,16 +120,15 @@ func isStd(imp string) bool { return !strings.Contains(strings.Split(imp, "/")[0
 
 func none(string) bool { return false }
 
-// within allows module-internal imports whose path (after the module) equals one of
-// prefixes, or starts with one that ends in "/".
+// within allows imports whose path equals one of prefixes, or starts with one that ends in
+// "/". A prefix without a dot in its first element is relative to this module.
 func within(prefixes ...string) func(string) bool {
 	return func(imp string) bool {
-		rest, ok := strings.CutPrefix(imp, module)
-		if !ok {
-			return false
-		}
 		return slices.ContainsFunc(prefixes, func(p string) bool {
-			return rest == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rest, p)
+			if isStd(p) {
+				p = module + p
+			}
+			return imp == p || strings.HasSuffix(p, "/") && strings.HasPrefix(imp, p)
 		})
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 type capabilityCmd struct {
-	Check capabilityCheckCmd `cmd:"" help:"Validate a capability directory or .tar.gz and print its release digest."`
+	Check   capabilityCheckCmd   `cmd:"" help:"Validate a capability directory or .tar.gz and print its release digest."`
+	Install capabilityInstallCmd `cmd:"" help:"Install a capability into a project."`
 }
 
 type capabilityCheckCmd struct {

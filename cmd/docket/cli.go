@@ -25,6 +25,18 @@ type cli struct {
 	Capability capabilityCmd `cmd:"" help:"Validate capability packages."`
 	Demo       demoCmd       `cmd:"" help:"Walk the verified-calculation example end to end."`
 	Version    versionCmd    `cmd:"" help:"Print the version."`
+
+	Init       initCmd       `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
+	Serve      serveCmd      `cmd:"" help:"Run the authority and its console API on loopback."`
+	Doctor     doctorCmd     `cmd:"" help:"Check the data dir, the server and the credential."`
+	Member     memberCmd     `cmd:"" help:"Manage members."`
+	Project    projectCmd    `cmd:"" help:"Manage projects."`
+	Agent      agentCmd      `cmd:"" help:"Manage Agents and their tokens."`
+	Connection connectionCmd `cmd:"" help:"Manage Connections (worker credentials)."`
+	Source     sourceCmd     `cmd:"" help:"Bind Sources to Connections."`
+	Tool       toolCmd       `cmd:"" help:"Lock Tools on Connections."`
+	Events     eventsCmd     `cmd:"" help:"Read and verify the event log."`
+	Case       caseCmd       `cmd:"" help:"Read Cases."`
 }
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
@@ -90,7 +91,11 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 // docket.db in the data dir.
 func openStore(ctx context.Context, dir, db string) (store.Store, error) {
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
-		return openPostgres(ctx, db)
+		st, err := postgres.Open(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		return st, nil
 	}
 	if db == "" {
 		db = filepath.Join(dir, dbFile)

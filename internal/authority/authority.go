@@ -79,15 +79,6 @@ func New(cfg Config) (*Authority, error) {
 	return a, nil
 }
 
-// Log attribute keys (STYLE.md §8).
-const (
-	logComponent = "component"
-	logProject   = "project"
-	logToken     = "token"
-	logActor     = "actor"
-	logErr       = "err"
-)
-
 // nowUTC is the authority's clock, in UTC, at the precision the event log keeps.
 func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
 

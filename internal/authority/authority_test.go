@@ -369,3 +369,11 @@ func TestToken_LogValue(t *testing.T) {
 	}
 }
 
+func newAuthorityOn(t *testing.T, st store.Store, key authority.Key) *authority.Authority {
+	t.Helper()
+	a, err := authority.New(authority.Config{Store: st, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

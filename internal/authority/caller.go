@@ -33,7 +33,7 @@ func (c Caller) Whoami() contract.Whoami {
 // whether the token was malformed, unknown or of the wrong kind.
 func errUnauthenticated(err error) error {
 	return &contract.Error{Code: contract.CodeUnauthenticated,
-		Teaching: "the credential is not valid; log in again (docket login) or use the token printed by docket init.", Err: err}
+		Teaching: "the credential is not valid; log in again or use the token printed by docket init.", Err: err}
 }
 
 // Authenticate returns the principal a bearer token proves: a session token proves its

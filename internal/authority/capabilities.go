@@ -91,7 +91,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, refuse(err, "project "+string(project)))
 	}
 	pb.b = next
-	a.log.InfoContext(ctx, "capability installed", logProject, project, logActor, c.Principal(), "release", pkg.Release.String())
+	a.log.InfoContext(ctx, "capability installed", logProject, project, logActor, c.Principal(), logRelease, pkg.Release.String())
 	return out, nil
 }
 

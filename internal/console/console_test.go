@@ -125,6 +125,9 @@ func TestServer_RefusesBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.a.CreateConnection(ctx, mustCaller(t, s), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
 	sess, err := s.a.Login(ctx, "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +157,13 @@ func TestServer_RefusesBadInput(t *testing.T) {
 		{"cross-origin write", request{method: "POST", path: agents, bearer: s.token, body: `{"name":"x"}`, header: map[string]string{"Sec-Fetch-Site": "cross-site"}}, 403, contract.CodeCrossOrigin},
 		{"agent token on admin route", request{method: "POST", path: agents, bearer: ag.Token, body: `{"name":"x"}`}, 403, contract.CodeForbidden},
 		{"other project", request{method: "POST", path: "/api/v1/projects/other/agents", bearer: s.token, body: `{"name":"x"}`}, 403, contract.CodeForbidden},
+		{"source name differs from path", request{method: "PUT", path: "/api/v1/projects/default/connections/laptop/sources/ws", bearer: s.token, body: `{"name":"other","type":"file","words":["a"],"tier":"attested"}`}, 400, contract.CodeInvalidArgument},
+		{"source tier unknown", request{method: "PUT", path: "/api/v1/projects/default/connections/laptop/sources/ws", bearer: s.token, body: `{"type":"file","words":["a"],"tier":"strong"}`}, 400, contract.CodeInvalidArgument},
+		{"source type unknown", request{method: "PUT", path: "/api/v1/projects/default/connections/laptop/sources/ws", bearer: s.token, body: `{"type":"ftp","words":["a"],"tier":"attested"}`}, 400, contract.CodeInvalidArgument},
+		{"source on unknown connection", request{method: "PUT", path: "/api/v1/projects/default/connections/nope/sources/ws", bearer: s.token, body: `{"type":"file","words":["a"],"tier":"attested"}`}, 404, contract.CodeNotFound},
+		{"tool digest malformed", request{method: "PUT", path: "/api/v1/projects/default/connections/laptop/tools/docket.workspace.read_json@1", bearer: s.token, body: `{"digest":"md5:00"}`}, 400, contract.CodeInvalidArgument},
+		{"tool id malformed", request{method: "PUT", path: "/api/v1/projects/default/connections/laptop/tools/readjson", bearer: s.token, body: `{"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`}, 400, contract.CodeInvalidArgument},
+		{"capability invalid", request{method: "POST", path: "/api/v1/projects/default/capabilities", bearer: s.token, body: `{"files":{"capability.toml":"id = 1"}}`}, 400, contract.CodeCapabilityInvalid},
 		{"no route", request{method: "GET", path: "/api/v1/nothing", bearer: s.token}, 404, contract.CodeNotFound},
 		{"bad cursor", request{method: "GET", path: "/api/v1/projects/default/events?after=-1", bearer: s.token}, 400, contract.CodeInvalidArgument},
 	}

@@ -78,13 +78,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, contract.Error{Code: ce.Code, Teaching: ce.Teaching})
 }
 
-// writeJSON sends v as JSON with status.
+// writeJSON sends v as JSON with status. It returns nil even when the write fails: the
+// status is sent by then, so the only cause is a client that went away, and there is
+// nobody left to tell.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(true)
-	return enc.Encode(v)
+	_ = enc.Encode(v)
+	return nil
 }
 
 // handleNoRoute answers paths under /api/ that name no route.

@@ -86,15 +86,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Log attribute keys (STYLE.md §8).
-const (
-	logComponent = "component"
-	logMethod    = "method"
-	logPath      = "path"
-	logCode      = "errorCode"
-	logErr       = "err"
-)
-
 // routes lists every route of the API in one place (STYLE.md §10).
 func (s *Server) routes() {
 	s.handle("GET /api/v1/health", s.handleHealth, public)

@@ -65,7 +65,7 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 
 // handleHealth answers doctor without a credential; it names no project.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	h := contract.Health{Version: s.version, Store: "ok", Projects: []contract.ProjectID{}}
+	h := contract.Health{Version: s.version, Store: "ok"}
 	if err := s.auth.Ping(r.Context()); err != nil {
 		h.Store = "unavailable"
 		return writeJSON(w, http.StatusServiceUnavailable, h)

@@ -183,7 +183,6 @@ type BrokenLink struct {
 
 // Health answers doctor: what the authority knows about itself.
 type Health struct {
-	Version  string      `json:"version"`
-	Store    string      `json:"store"` // "ok" or the reason it is not
-	Projects []ProjectID `json:"projects"`
+	Version string `json:"version"`
+	Store   string `json:"store"` // "ok" or "unavailable"
 }

@@ -44,13 +44,18 @@ type Store interface {
 	// Update runs fn in one write transaction and commits it when fn returns nil. When fn
 	// returns an error, or the commit fails, nothing fn wrote is kept: no row and no
 	// event. Update returns fn's error unchanged, so callers can match their own errors.
-	// Update never retries fn; fn must not keep tx after it returns. Transactions are
-	// serialized per project event log (the head row is locked by the first Append).
+	// Update never retries fn; fn must not keep tx after it returns. Writers of one
+	// project's log are serialized from their first Append to their commit.
+	//
+	// After a write of tx fails, fn must return an error: PostgreSQL aborts the whole
+	// transaction at its first failed statement. (A read that returns [ErrNotFound] does not
+	// fail the transaction.)
 	Update(ctx context.Context, fn func(tx Tx) error) error
 
-	// Verify recomputes the hash chain of project's event log from the first event and
-	// returns the head it reached. The first event that does not match returns a
-	// *[ChainError] (matching [ErrChainBroken]). An empty log verifies to the zero Head.
+	// Verify recomputes the hash chain of project's event log from the first event, on one
+	// snapshot, and returns its head. The first event that does not match, or a stored head
+	// that is not the last event, returns a *[ChainError] (matching [ErrChainBroken]) with
+	// the last intact head. An empty log verifies to the zero Head.
 	Verify(ctx context.Context, project string) (Head, error)
 
 	// Wait blocks until project's log holds an event with a sequence number above after,

@@ -61,7 +61,9 @@ type Tx interface {
 
 	// Append adds e to its project's log as the next event: it allocates the sequence
 	// number, stores large data once as a blob and links the hash chain (see [EventHash]).
-	// It returns the event as stored. An empty e.ID is minted from random bytes.
+	// It returns the event as stored. An empty e.ID is minted from random bytes; an ID
+	// already in the project's log returns [ErrConflict], so a retried write is refused,
+	// not doubled. An invalid event (see [Link]) returns [ErrInvalid].
 	Append(ctx context.Context, e NewEvent) (Event, error)
 	// PutBlob stores b under its sha256 (once; storing it again is a no-op).
 	PutBlob(ctx context.Context, b []byte) (Hash, error)

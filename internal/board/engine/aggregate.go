@@ -179,13 +179,26 @@ func (ps *pass) aggregateChanges(r *crule) ([]aggResult, error) {
 	}
 	groups := make(map[string][]uint32)
 	var order []string
+	// A group lost bindings through facts that got worse (for a NAF literal: that started
+	// holding); those bindings held before, so a join over everything stored finds them. A
+	// group gained bindings through facts that got better (for NAF: that stopped holding);
+	// those bindings hold now, and a join over what holds finds them and refuses on an
+	// arithmetic error, as the new state must.
+	type source struct {
+		facts []*fact
+		mode  mode
+	}
 	for i, l := range r.body {
-		if l.kind == litBuiltin {
-			continue
+		var sources []source
+		switch l.kind {
+		case litPos:
+			sources = []source{{t.worse[l.rel], modeAny}, {t.better[l.rel], modeAlive}}
+		case litNAF:
+			sources = []source{{t.added[l.rel], modeAny}, {t.removed[l.rel], modeAlive}}
 		}
-		for _, changed := range [][]*fact{t.worse[l.rel], t.better[l.rel]} {
-			for _, f := range changed {
-				j := e.newJoiner(r, modeAny, nil)
+		for _, src := range sources {
+			for _, f := range src.facts {
+				j := e.newJoiner(r, src.mode, nil)
 				j.emit = func(contract.Tier) error {
 					gk := string(groupKey(r, j.env))
 					if _, ok := groups[gk]; !ok {

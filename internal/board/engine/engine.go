@@ -17,9 +17,9 @@ const (
 
 // Limits are the engine's safety caps; a zero field takes its default.
 type Limits struct {
-	MaxFacts      int
-	MaxIterations int
-	MaxJoinWidth  int
+	MaxFacts      int // facts stored at once, base and derived; default DefaultMaxFacts
+	MaxIterations int // semi-naive rounds of one stratum in one mutation; default DefaultMaxIterations
+	MaxJoinWidth  int // literals in one rule body or query; default DefaultMaxJoinWidth
 }
 
 // Fact is a base fact given to the engine: a ground atom with the node id the Board gave it

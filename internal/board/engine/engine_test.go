@@ -110,6 +110,16 @@ func TestEngine_Evaluate(t *testing.T) {
 			},
 		},
 		{
+			name: "a guard written after a division still protects it",
+			facts: []engine.Fact{
+				fact("f1", verified, at("n", "v", 4, "d", 0)),
+				fact("f2", verified, at("n", "v", 4, "d", 2)),
+			},
+			rules: []engine.Rule{rule("r1", verified, at("share", "v", "S"),
+				pos(at("n", "v", "V", "d", "D")), pos(at("div", "left", "V", "right", "D", "result", "S")), pos(at("neq", "left", "D", "right", 0)))},
+			want: []string{`n(d: 0, v: 4) verified base`, `n(d: 2, v: 4) verified base`, `share(v: 2) verified derived`},
+		},
+		{
 			name:  "recursion reaches the fixpoint",
 			facts: []engine.Fact{fact("e1", verified, at("edge", "from", 1, "to", 2)), fact("e2", attested, at("edge", "from", 2, "to", 1))},
 			rules: pathRules(verified),
@@ -537,5 +547,120 @@ func TestQuery_NAFAndRows(t *testing.T) {
 	}
 	if _, err := e.Query([]engine.Literal{not(at("paid", "id", "I"))}); contract.CodeOf(err) != contract.CodeRuleUnsafe {
 		t.Errorf("unsafe query error = %v, want rule_unsafe", err)
+	}
+}
+
+// TestEngine_MalformedInput feeds atoms built by hand, bypassing NewAtom: each is refused
+// with a code, never a panic.
+func TestEngine_MalformedInput(t *testing.T) {
+	one := engine.C(engine.String("x"))
+	tests := []struct {
+		name string
+		atom engine.Atom
+		code contract.Code
+	}{
+		{"empty predicate", engine.Atom{Args: []engine.Arg{{Name: "a", Term: one}}}, contract.CodeInvalidArgument},
+		{"upper-case predicate", engine.Atom{Pred: "P", Args: []engine.Arg{{Name: "a", Term: one}}}, contract.CodeInvalidArgument},
+		{"duplicate argument", engine.Atom{Pred: "p", Args: []engine.Arg{{Name: "a", Term: one}, {Name: "a", Term: one}}}, contract.CodeInvalidArgument},
+		{"zero constant", engine.Atom{Pred: "p", Args: []engine.Arg{{Name: "a"}}}, contract.CodeInvalidArgument},
+		{"variable", engine.Atom{Pred: "p", Args: []engine.Arg{{Name: "a", Term: engine.V("X")}}}, contract.CodeInvalidArgument},
+		{"aggregate", engine.Atom{Pred: "p", Args: []engine.Arg{{Name: "a", Term: engine.Term{Var: "X", Agg: "sum"}}}}, contract.CodeInvalidArgument},
+		{"too many arguments", engine.Atom{Pred: "p", Args: manyArgs(65)}, contract.CodeInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := engine.New(engine.Limits{})
+			_, err := e.Assert(engine.Fact{ID: "f1", Atom: tt.atom, Tier: verified})
+			if got := contract.CodeOf(err); got != tt.code {
+				t.Errorf("Assert code = %q (%v), want %q", got, err, tt.code)
+			}
+			if _, err := e.Query([]engine.Literal{{Atom: tt.atom}}); err == nil && tt.name != "variable" {
+				t.Errorf("Query accepted %s", tt.name)
+			}
+			for range e.Match(tt.atom) {
+				t.Errorf("Match yielded a fact on an empty engine")
+			}
+			if _, ok := e.Holds(tt.atom); ok {
+				t.Errorf("Holds(%s) = true on an empty engine", tt.name)
+			}
+			_, err = e.AddRules(engine.Rule{ID: "r1", Tier: verified, Head: engine.Atom{Pred: "h", Args: []engine.Arg{{Name: "a", Term: one}}}, Body: []engine.Literal{{Atom: tt.atom}}})
+			if err == nil && tt.name != "variable" {
+				t.Errorf("AddRules accepted a body literal with %s", tt.name)
+			}
+		})
+	}
+}
+
+func manyArgs(n int) []engine.Arg {
+	args := make([]engine.Arg, n)
+	for i := range args {
+		args[i] = engine.Arg{Name: "a" + strings.Repeat("b", i), Term: engine.C(engine.Bool(true))}
+	}
+	return args
+}
+
+func TestEngine_AggregateMaintenance(t *testing.T) {
+	e := engine.New(engine.Limits{})
+	mustAddRules(t, e,
+		rule("r1", verified, at("total", "order", "O", "sum", "sum(A)", "n", "count(I)"), pos(at("line", "order", "O", "id", "I", "amount", "A"))),
+		rule("r2", verified, at("top", "amount", "max(S)"), pos(at("total", "order", "O", "sum", "S"))),
+	)
+	mustAssert(t, e,
+		fact("l1", verified, at("line", "order", "o1", "id", 1, "amount", 5)),
+		fact("l2", attested, at("line", "order", "o1", "id", 2, "amount", 5)),
+		fact("l3", verified, at("line", "order", "o2", "id", 3, "amount", 7)),
+	)
+	steps := []struct {
+		name string
+		run  func() error
+		want []string
+	}{
+		{"initial", func() error { return nil }, []string{
+			`top(amount: 10) attested derived`,
+			`total(n: 1, order: "o2", sum: 7) verified derived`,
+			`total(n: 2, order: "o1", sum: 10) attested derived`,
+		}},
+		{"retracting a line shrinks its group and strengthens it", func() error { _, err := e.Retract("l2"); return err }, []string{
+			`top(amount: 7) verified derived`,
+			`total(n: 1, order: "o1", sum: 5) verified derived`,
+			`total(n: 1, order: "o2", sum: 7) verified derived`,
+		}},
+		{"a new line joins its group", func() error {
+			_, err := e.Assert(fact("l4", asserted, at("line", "order", "o2", "id", 4, "amount", 1)))
+			return err
+		}, []string{
+			`top(amount: 8) asserted derived`,
+			`total(n: 1, order: "o1", sum: 5) verified derived`,
+			`total(n: 2, order: "o2", sum: 8) asserted derived`,
+		}},
+		{"removing the rule removes every group", func() error { _, err := e.RemoveRules("r2"); return err }, []string{
+			`total(n: 1, order: "o1", sum: 5) verified derived`,
+			`total(n: 2, order: "o2", sum: 8) asserted derived`,
+		}},
+	}
+	for _, st := range steps {
+		if err := st.run(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		var got []string
+		for _, s := range snapshot(e) {
+			if !strings.HasPrefix(s, "line(") {
+				got = append(got, s)
+			}
+		}
+		if diff := cmp.Diff(st.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", st.name, diff)
+		}
+	}
+	d, err := e.Explain(engine.DerivedID(at("total", "order", "o2", "sum", 8, "n", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prem []string
+	for _, p := range d.Premises {
+		prem = append(prem, p.ID)
+	}
+	if d.Rule != "r1" || !slices.Equal(prem, []string{"l3", "l4"}) {
+		t.Errorf("Explain(total o2) = rule %s premises %v, want r1 [l3 l4]", d.Rule, prem)
 	}
 }

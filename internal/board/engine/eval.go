@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -43,6 +44,7 @@ func (t *txn) run() error {
 			baseRels = append(baseRels, rel)
 		}
 	}
+	slices.SortFunc(baseRels, func(a, b *relation) int { return strings.Compare(a.key.String(), b.key.String()) })
 	for _, rel := range baseRels {
 		for _, f := range t.pendingOD[rel] {
 			t.touch(f)
@@ -71,11 +73,11 @@ func (t *txn) affects(s *stratum) bool {
 		}
 	}
 	for _, h := range s.heads {
-		if len(t.rel[h]) > 0 || len(t.pendingOD[h]) > 0 {
+		if t.rel[h] != nil || len(t.pendingOD[h]) > 0 {
 			return true
 		}
 	}
-	for rel := range s.reads {
+	for _, rel := range s.reads {
 		if len(t.worse[rel]) > 0 || len(t.better[rel]) > 0 {
 			return true
 		}
@@ -101,7 +103,16 @@ func (t *txn) stratum(s *stratum) error {
 	// Seeds of over-deletion: base support that got weaker, removed rules, premises below
 	// that got worse, NAF atoms that started holding, aggregate groups that changed.
 	for _, h := range s.heads {
-		for _, i := range t.rel[h] {
+		l := t.rel[h]
+		if l == nil {
+			l = &relLog{}
+		}
+		for _, f := range l.created {
+			if f.tier() != 0 { // asserted by this mutation
+				ps.delta = append(ps.delta, f)
+			}
+		}
+		for _, i := range l.saved {
 			sv := t.saved[i]
 			f := sv.f
 			if weakened(sv.baseTier, f.baseTier) {
@@ -114,7 +125,7 @@ func (t *txn) stratum(s *stratum) error {
 			ps.overDelete(f)
 		}
 	}
-	for rel := range s.reads {
+	for _, rel := range s.reads {
 		ps.odQueue = append(ps.odQueue, t.worse[rel]...)
 	}
 	var aggSeeds []aggResult
@@ -151,7 +162,7 @@ func (t *txn) stratum(s *stratum) error {
 
 	// Insertion seeds: premises below that got better, NAF atoms that stopped holding,
 	// aggregate groups, and rules new in this mutation.
-	for rel := range s.reads {
+	for _, rel := range s.reads {
 		ps.delta = append(ps.delta, t.better[rel]...)
 	}
 	for _, a := range aggSeeds {
@@ -304,7 +315,7 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	}
 	if f == nil {
 		var err error
-		if f, err = ps.t.factFor(r.headTab, vals); err != nil {
+		if f, err = ps.t.create(r.headTab, vals); err != nil {
 			return err
 		}
 	}

@@ -90,6 +90,23 @@ func snapshot(e *engine.Engine) []string {
 	return out
 }
 
+// fullSnapshot is snapshot with the tier of each fact's best derivation.
+func fullSnapshot(e *engine.Engine) []string {
+	var out []string
+	for en := range e.Facts() {
+		s := en.Atom.String() + " " + en.Tier.String()
+		if en.Base {
+			s += " base"
+		}
+		if en.Derived {
+			s += " derived:" + en.DerivedTier.String()
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
 func mustAssert(t *testing.T, e *engine.Engine, fs ...engine.Fact) engine.Delta {
 	t.Helper()
 	d, err := e.Assert(fs...)

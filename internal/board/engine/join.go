@@ -153,9 +153,8 @@ func (j *joiner) run(p []step, i int, tier contract.Tier) error {
 					j.key = append(j.key, j.value(t))
 				}
 			}
-			if !sortedInts(cols) {
-				cols, j.key = sortPairs(cols, j.key)
-			}
+			// cols ascend: a literal's names and a table's are both sorted, so an index
+			// over a set of columns is found whatever the literal.
 			cands = m.tab.lookup(mask, cols, j.key)
 		}
 		for _, f := range cands {
@@ -183,27 +182,6 @@ func (j *joiner) run(p []step, i int, tier contract.Tier) error {
 	return nil
 }
 
-func sortedInts(a []int) bool {
-	for i := 1; i < len(a); i++ {
-		if a[i] < a[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
-// sortPairs sorts cols ascending, keeping each key value beside its column, so that an
-// index over a set of columns is found whatever the literal's argument order.
-func sortPairs(cols []int, key []uint32) ([]int, []uint32) {
-	for i := 1; i < len(cols); i++ {
-		for k := i; k > 0 && cols[k] < cols[k-1]; k-- {
-			cols[k], cols[k-1] = cols[k-1], cols[k]
-			key[k], key[k-1] = key[k-1], key[k]
-		}
-	}
-	return cols, key
-}
-
 // exists reports whether a fact that holds matches the (fully bound) literal.
 func (j *joiner) exists(l *clit) bool {
 	for _, m := range l.tables() {
@@ -216,7 +194,6 @@ func (j *joiner) exists(l *clit) bool {
 			cols = append(cols, m.cols[k])
 			key = append(key, j.value(t))
 		}
-		cols, key = sortPairs(cols, key)
 		var cands []*fact
 		if mask == 0 {
 			cands = m.tab.list

@@ -150,7 +150,10 @@ func (e *Engine) RemoveRules(ids ...string) (Delta, error) {
 		return Delta{}, err
 	}
 	t := e.begin()
-	for r := range drop {
+	for _, r := range e.prog.rules { // in program order, so that evaluation is deterministic
+		if !drop[r] {
+			continue
+		}
 		if err := t.dropRule(r); err != nil {
 			t.rollback()
 			return Delta{}, err

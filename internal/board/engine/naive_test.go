@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -17,7 +16,10 @@ import (
 // the random programs use (add sub mul on integers; eq neq lt lte gt gte), NAF, strong
 // negation, and count/sum aggregates.
 
-var errNaiveUnstratified = errors.New("naive: not stratifiable")
+var (
+	errNaiveUnstratified = errors.New("naive: not stratifiable")
+	errNaiveArithmetic   = errors.New("naive: no exact result")
+)
 
 type naiveFact struct {
 	atom     engine.Atom
@@ -34,7 +36,7 @@ func relName(a engine.Atom) string {
 
 func isNaiveBuiltin(p string) bool {
 	switch p {
-	case "add", "sub", "mul", "eq", "neq", "lt", "lte", "gt", "gte":
+	case "add", "sub", "mul", "div", "eq", "neq", "lt", "lte", "gt", "gte":
 		return true
 	}
 	return false
@@ -50,7 +52,7 @@ func strongest(a, b contract.Tier) contract.Tier {
 	return min(a, b)
 }
 
-// naiveEval returns the fixpoint rendered like snapshot().
+// naiveEval returns the fixpoint rendered like fullSnapshot().
 func naiveEval(rules []engine.Rule, facts []engine.Fact) ([]string, error) {
 	db := map[string]*naiveFact{}
 	for _, f := range facts {
@@ -94,7 +96,9 @@ func naiveEval(rules []engine.Rule, facts []engine.Fact) ([]string, error) {
 	for lv := 0; lv <= maxLevel; lv++ {
 		for _, r := range rules {
 			if level[relName(r.Head)] == lv && isAggRule(r) {
-				naiveAggregate(db, r)
+				if err := naiveAggregate(db, r); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for changed := true; changed; {
@@ -103,7 +107,11 @@ func naiveEval(rules []engine.Rule, facts []engine.Fact) ([]string, error) {
 				if level[relName(r.Head)] != lv || isAggRule(r) {
 					continue
 				}
-				for _, b := range naiveBindings(db, r.Body) {
+				bs, err := naiveBindings(db, r.Body)
+				if err != nil {
+					return nil, err
+				}
+				for _, b := range bs {
 					head := substitute(r.Head, b.env)
 					tier := max(b.tier, r.Tier)
 					k := head.String()
@@ -131,7 +139,7 @@ func naiveEval(rules []engine.Rule, facts []engine.Fact) ([]string, error) {
 			s += " base"
 		}
 		if nf.derTier != 0 {
-			s += " derived"
+			s += " derived:" + nf.derTier.String()
 		}
 		out = append(out, s)
 	}
@@ -154,8 +162,9 @@ type naiveBinding struct {
 }
 
 // naiveBindings enumerates every way the body holds: the cartesian product of the facts
-// for the positive literals, then built-ins until none can run, then NAF.
-func naiveBindings(db map[string]*naiveFact, body []engine.Literal) []naiveBinding {
+// for the positive literals, then, as the engine documents, guards whenever their inputs
+// are bound, NAF literals whenever their variables are, and producers last, one at a time.
+func naiveBindings(db map[string]*naiveFact, body []engine.Literal) ([]naiveBinding, error) {
 	var facts []*naiveFact
 	for _, nf := range db {
 		if strongest(nf.baseTier, nf.derTier) != 0 {
@@ -175,8 +184,12 @@ func naiveBindings(db map[string]*naiveFact, body []engine.Literal) []naiveBindi
 		}
 	}
 	var out []naiveBinding
+	var failed error
 	var walk func(i int, env map[string]engine.Value, tier contract.Tier)
 	walk = func(i int, env map[string]engine.Value, tier contract.Tier) {
+		if failed != nil {
+			return
+		}
 		if i < len(positives) {
 			for _, f := range facts {
 				if next, ok := naiveMatch(positives[i].Atom, f.atom, env); ok {
@@ -186,36 +199,63 @@ func naiveBindings(db map[string]*naiveFact, body []engine.Literal) []naiveBindi
 			return
 		}
 		env = maps(env)
-		pending := slices.Clone(builtins)
-		for len(pending) > 0 {
-			progressed := false
-			for k := 0; k < len(pending); k++ {
-				ok, ran := naiveBuiltin(pending[k], env)
-				if !ran {
-					continue
-				}
-				if !ok {
+		pendB, pendN := slices.Clone(builtins), slices.Clone(nafs)
+		for len(pendB)+len(pendN) > 0 {
+			k := slices.IndexFunc(pendB, func(l engine.Literal) bool { return !isProducer(l) && naiveRunnable(l, env) })
+			if k >= 0 {
+				if ok, _, _ := naiveBuiltin(pendB[k], env); !ok {
 					return
 				}
-				pending = slices.Delete(pending, k, k+1)
-				k--
-				progressed = true
+				pendB = slices.Delete(pendB, k, k+1)
+				continue
 			}
-			if !progressed {
+			k = slices.IndexFunc(pendN, func(l engine.Literal) bool { return naiveRunnable(l, env) })
+			if k >= 0 {
+				for _, f := range facts {
+					if _, ok := naiveMatch(pendN[k].Atom, f.atom, env); ok {
+						return
+					}
+				}
+				pendN = slices.Delete(pendN, k, k+1)
+				continue
+			}
+			k = slices.IndexFunc(pendB, func(l engine.Literal) bool { return naiveRunnable(l, env) })
+			if k < 0 {
 				panic("naive: unsafe rule")
 			}
-		}
-		for _, l := range nafs {
-			for _, f := range facts {
-				if _, ok := naiveMatch(l.Atom, f.atom, env); ok {
-					return
-				}
+			ok, _, err := naiveBuiltin(pendB[k], env)
+			if err != nil {
+				failed = err
+				return
 			}
+			if !ok {
+				return
+			}
+			pendB = slices.Delete(pendB, k, k+1)
 		}
 		out = append(out, naiveBinding{env: env, tier: tier})
 	}
 	walk(0, map[string]engine.Value{}, contract.TierVerified)
-	return out
+	return out, failed
+}
+
+func isProducer(l engine.Literal) bool {
+	_, ok := l.Atom.Get("result")
+	return ok
+}
+
+// naiveRunnable reports whether every input of l (every argument, for a guard or NAF
+// literal; all but result for a producer) is bound.
+func naiveRunnable(l engine.Literal, env map[string]engine.Value) bool {
+	for _, arg := range l.Atom.Args {
+		if arg.Name == "result" && isNaiveBuiltin(l.Atom.Pred) || !arg.Term.IsVar() {
+			continue
+		}
+		if _, ok := env[arg.Term.Var]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func maps(m map[string]engine.Value) map[string]engine.Value {
@@ -270,24 +310,24 @@ func naiveArg(a engine.Atom, name string, env map[string]engine.Value) (engine.V
 }
 
 // naiveBuiltin runs a built-in when its inputs are bound: ran reports whether it could.
-func naiveBuiltin(l engine.Literal, env map[string]engine.Value) (ok, ran bool) {
+func naiveBuiltin(l engine.Literal, env map[string]engine.Value) (ok, ran bool, err error) {
 	left, lok, _ := naiveArg(l.Atom, "left", env)
 	right, rok, _ := naiveArg(l.Atom, "right", env)
 	if !lok || !rok {
-		return false, false
+		return false, false, nil
 	}
 	switch l.Atom.Pred {
 	case "eq":
-		return (left == right) != l.NAF, true
+		return (left == right) != l.NAF, true, nil
 	case "neq":
-		return (left != right) != l.NAF, true
+		return (left != right) != l.NAF, true, nil
 	case "lt", "lte", "gt", "gte":
 		if left.Kind() != engine.KindInt || right.Kind() != engine.KindInt {
-			return l.NAF, true
+			return l.NAF, true, nil
 		}
 		a, b := left.IntVal(), right.IntVal()
 		r := map[string]bool{"lt": a < b, "lte": a <= b, "gt": a > b, "gte": a >= b}[l.Atom.Pred]
-		return r != l.NAF, true
+		return r != l.NAF, true, nil
 	}
 	a, b := left.IntVal(), right.IntVal()
 	var n int64
@@ -298,6 +338,11 @@ func naiveBuiltin(l engine.Literal, env map[string]engine.Value) (ok, ran bool) 
 		n = a - b
 	case "mul":
 		n = a * b
+	case "div":
+		if b == 0 || a%b != 0 {
+			return false, true, errNaiveArithmetic
+		}
+		n = a / b
 	}
 	v, err := engine.Int(n)
 	if err != nil {
@@ -305,10 +350,10 @@ func naiveBuiltin(l engine.Literal, env map[string]engine.Value) (ok, ran bool) 
 	}
 	out, bound, name := naiveArg(l.Atom, "result", env)
 	if bound {
-		return out == v, true
+		return out == v, true, nil
 	}
 	env[name] = v
-	return true, true
+	return true, true, nil
 }
 
 func substitute(a engine.Atom, env map[string]engine.Value) engine.Atom {
@@ -324,14 +369,18 @@ func substitute(a engine.Atom, env map[string]engine.Value) engine.Atom {
 }
 
 // naiveAggregate adds the aggregate rule's groups to db (derived).
-func naiveAggregate(db map[string]*naiveFact, r engine.Rule) {
+func naiveAggregate(db map[string]*naiveFact, r engine.Rule) error {
 	type group struct {
 		env      map[string]engine.Value
 		bindings map[string]naiveBinding
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, b := range naiveBindings(db, r.Body) {
+	bs, err := naiveBindings(db, r.Body)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
 		var gk, bk []string
 		for _, arg := range r.Head.Args {
 			if arg.Term.IsVar() && arg.Term.Agg == "" {
@@ -392,6 +441,5 @@ func naiveAggregate(db map[string]*naiveFact, r engine.Rule) {
 			nf.derTier = tier
 		}
 	}
+	return nil
 }
-
-var _ = fmt.Sprint

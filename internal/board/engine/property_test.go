@@ -68,7 +68,7 @@ func genRule(t *rapid.T, id string) engine.Rule {
 		}
 	}
 	if len(vars) > 0 && rapid.IntRange(0, 2).Draw(t, "producer") == 0 {
-		op := rapid.SampledFrom([]string{"add", "sub", "mul"}).Draw(t, "op")
+		op := rapid.SampledFrom([]string{"add", "sub", "mul", "div"}).Draw(t, "op")
 		body = append(body,
 			pos(at(op, "left", genArg(t, vars, "pl"), "right", genArg(t, vars, "pr"), "result", "W")),
 			pos(at("lt", "left", "W", "right", 3)),
@@ -105,7 +105,7 @@ func checkAgainstNaive(t *rapid.T, e *engine.Engine, rules []engine.Rule, facts 
 	if err != nil {
 		t.Fatalf("naive: %v", err)
 	}
-	if diff := cmp.Diff(want, snapshot(e)); diff != "" {
+	if diff := cmp.Diff(want, fullSnapshot(e)); diff != "" {
 		t.Fatalf("engine disagrees with the naive evaluator (-naive +engine):\n%s\nrules:\n%s", diff, ruleText(rules))
 	}
 	for en := range e.Facts() {
@@ -124,6 +124,37 @@ func ruleText(rules []engine.Rule) string {
 	return s
 }
 
+// naiveCode is the code the engine must refuse with when naiveEval fails, or "".
+func naiveCode(rules []engine.Rule, facts []engine.Fact) contract.Code {
+	_, err := naiveEval(rules, facts)
+	switch err {
+	case nil:
+		return ""
+	case errNaiveUnstratified:
+		return contract.CodeStratification
+	case errNaiveArithmetic:
+		return contract.CodeArithmetic
+	}
+	panic(err)
+}
+
+// expect checks one mutation: when the naive evaluator refuses the state it leads to, the
+// engine must refuse with the same code and stay as it was; otherwise it must agree.
+func expect(t *rapid.T, e *engine.Engine, before []string, err error, rules []engine.Rule, facts []engine.Fact) bool {
+	want := naiveCode(rules, facts)
+	if got := contract.CodeOf(err); got != want {
+		t.Fatalf("engine error %v, want code %q\nrules:\n%s", err, want, ruleText(rules))
+	}
+	if err != nil {
+		if diff := cmp.Diff(before, snapshot(e)); diff != "" {
+			t.Fatalf("refused mutation changed the engine (-before +after):\n%s", diff)
+		}
+		return false
+	}
+	checkAgainstNaive(t, e, rules, facts)
+	return true
+}
+
 func TestEngine_AgreesWithNaive(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nf := rapid.IntRange(4, 24).Draw(t, "nfacts")
@@ -136,11 +167,9 @@ func TestEngine_AgreesWithNaive(t *testing.T) {
 		for i := 0; i < nr; i++ {
 			rules = append(rules, genRule(t, fmt.Sprintf("r%d", i)))
 		}
-		_, naiveErr := naiveEval(rules, facts)
 		e := engine.New(engine.Limits{})
-		rulesFirst := rapid.Bool().Draw(t, "rulesFirst")
 		var err error
-		if rulesFirst {
+		if rapid.Bool().Draw(t, "rulesFirst") {
 			if _, err = e.AddRules(rules...); err == nil {
 				_, err = e.Assert(facts...)
 			}
@@ -149,22 +178,30 @@ func TestEngine_AgreesWithNaive(t *testing.T) {
 				_, err = e.AddRules(rules...)
 			}
 		}
-		if naiveErr != nil {
-			if contract.CodeOf(err) != contract.CodeStratification {
-				t.Fatalf("naive refuses the program, engine says %v\n%s", err, ruleText(rules))
-			}
-			return
+		if want := naiveCode(rules, facts); contract.CodeOf(err) != want {
+			t.Fatalf("engine error %v, want code %q\nrules:\n%s", err, want, ruleText(rules))
 		}
 		if err != nil {
-			t.Fatalf("engine: %v\n%s", err, ruleText(rules))
+			return
 		}
 		checkAgainstNaive(t, e, rules, facts)
+		// Retract a few facts at once and compare again.
+		var ids []string
+		rest := slices.Clone(facts)
+		for i := rapid.IntRange(0, 3).Draw(t, "nretract"); i > 0 && len(rest) > 0; i-- {
+			k := rapid.IntRange(0, len(rest)-1).Draw(t, "retract")
+			ids = append(ids, rest[k].ID)
+			rest = slices.Delete(rest, k, k+1)
+		}
+		before := snapshot(e)
+		_, err = e.Retract(ids...)
+		expect(t, e, before, err, rules, rest)
 	})
 }
 
 // TestEngine_IncrementalAgreesWithRecompute applies random Assert, Retract, AddRules and
 // RemoveRules and, after each, compares the engine with a from-scratch recomputation; a
-// refused mutation must leave the engine exactly as it was.
+// refused mutation (stratification, arithmetic) must leave the engine exactly as it was.
 func TestEngine_IncrementalAgreesWithRecompute(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		e := engine.New(engine.Limits{})
@@ -186,40 +223,30 @@ func TestEngine_IncrementalAgreesWithRecompute(t *testing.T) {
 		for s := 0; s < steps; s++ {
 			before := snapshot(e)
 			next++
+			nextFacts, nextRules := facts, rules
 			var err error
 			op := rapid.IntRange(0, 9).Draw(t, "op")
 			switch {
 			case op < 4:
 				f := genFact(t, fmt.Sprintf("f%d", next))
-				if _, err = e.Assert(f); err == nil {
-					facts = append(facts, f)
-				}
+				_, err = e.Assert(f)
+				nextFacts = append(slices.Clone(facts), f)
 			case op < 6 && len(facts) > 0:
 				i := rapid.IntRange(0, len(facts)-1).Draw(t, "retract")
-				if _, err = e.Retract(facts[i].ID); err == nil {
-					facts = slices.Delete(facts, i, i+1)
-				}
+				_, err = e.Retract(facts[i].ID)
+				nextFacts = slices.Delete(slices.Clone(facts), i, i+1)
 			case op < 8:
 				r := genRule(t, fmt.Sprintf("r%d", next))
-				if _, err = e.AddRules(r); err == nil {
-					rules = append(rules, r)
-				}
+				_, err = e.AddRules(r)
+				nextRules = append(slices.Clone(rules), r)
 			case len(rules) > 0:
 				i := rapid.IntRange(0, len(rules)-1).Draw(t, "remove")
-				if _, err = e.RemoveRules(rules[i].ID); err == nil {
-					rules = slices.Delete(rules, i, i+1)
-				}
+				_, err = e.RemoveRules(rules[i].ID)
+				nextRules = slices.Delete(slices.Clone(rules), i, i+1)
 			}
-			if err != nil {
-				if contract.CodeOf(err) != contract.CodeStratification {
-					t.Fatalf("step %d: unexpected error %v", s, err)
-				}
-				if diff := cmp.Diff(before, snapshot(e)); diff != "" {
-					t.Fatalf("step %d: refused mutation changed the engine (-before +after):\n%s", s, diff)
-				}
-				continue
+			if expect(t, e, before, err, nextRules, nextFacts) {
+				facts, rules = nextFacts, nextRules
 			}
-			checkAgainstNaive(t, e, rules, facts)
 		}
 	})
 }

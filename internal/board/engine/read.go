@@ -177,23 +177,30 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 
 // Facts yields every fact that holds, ordered by predicate, negation and canonical text.
 func (e *Engine) Facts() iter.Seq[Entry] {
-	var es []Entry
+	type keyed struct {
+		text string
+		f    *fact
+	}
+	var fs []keyed
 	for _, rel := range e.rels {
 		for _, t := range rel.tables {
 			for _, f := range t.list {
 				if f.tier() != 0 {
-					es = append(es, e.entryOf(f))
+					fs = append(fs, keyed{string(e.canonical(nil, f)), f})
 				}
 			}
 		}
 	}
-	slices.SortFunc(es, func(a, b Entry) int {
-		return cmp.Or(strings.Compare(a.Atom.Pred, b.Atom.Pred), cmpBool(a.Atom.Neg, b.Atom.Neg),
-			strings.Compare(a.Atom.String(), b.Atom.String()))
+	slices.SortFunc(fs, func(a, b keyed) int {
+		ka, kb := a.f.tab.rel.key, b.f.tab.rel.key
+		return cmp.Or(strings.Compare(ka.pred, kb.pred), cmpBool(ka.neg, kb.neg), strings.Compare(a.text, b.text))
 	})
 	return func(yield func(Entry) bool) {
-		for _, en := range es {
-			if !yield(en) {
+		for _, k := range fs {
+			if k.f.pos < 0 {
+				continue // removed by a mutation made while ranging
+			}
+			if !yield(e.entryOf(k.f)) {
 				return
 			}
 		}

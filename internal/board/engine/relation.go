@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"slices"
 	"strconv"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -61,7 +60,7 @@ type relation struct {
 type table struct {
 	rel   *relation
 	names []string
-	byKey map[uint64]*fact // by factKey, chained through fact.next on collision
+	byKey factSet
 	list  []*fact
 	// indexes maps a mask of column positions to a hash index over them, built on first
 	// use and maintained on every insert and removal.
@@ -78,8 +77,6 @@ type index struct {
 type fact struct {
 	tab  *table
 	vals []uint32 // value ids, aligned with tab.names
-	next *fact    // the next fact with the same factKey in tab.byKey
-	pos  int      // position in tab.list; -1 when not stored
 	// inline holds vals and the premises of der for small facts, saving allocations.
 	inline     [4]uint32
 	inlinePrem [2]*fact
@@ -87,13 +84,14 @@ type fact struct {
 	bases    []baseRef     // the base ids asserting this atom, oldest first
 	baseTier contract.Tier // strongest base tier; 0 when not base
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
+	was      contract.Tier // the tier when the mutation of stamp began
+	pos      int32         // position in tab.list; -1 when not stored
 	der      derivation    // the best derivation, when derTier != 0
 
 	id string // the deterministic derived id, computed on demand
 
-	stamp   uint64        // the mutation that last saved this fact's state for undo
-	was     contract.Tier // the tier when that mutation began
-	odStamp uint64        // the stratum pass that over-deleted this fact
+	stamp   uint64 // the mutation that last saved this fact's state for undo
+	odStamp uint64 // the stratum pass that over-deleted this fact
 }
 
 type baseRef struct {
@@ -165,36 +163,13 @@ func hashVals(vals []uint32) uint64 {
 	return h
 }
 
-// factKey keys a fact's values: exact for up to two values, a hash otherwise.
-func factKey(vals []uint32) (key uint64, exact bool) {
-	switch len(vals) {
-	case 0:
-		return 0, true
-	case 1:
-		return uint64(vals[0]), true
-	case 2:
-		return uint64(vals[0])<<32 | uint64(vals[1]), true
-	}
-	return hashVals(vals), false
-}
-
 // get returns the stored fact with exactly vals, or nil.
-func (t *table) get(vals []uint32) *fact {
-	k, exact := factKey(vals)
-	for f := t.byKey[k]; f != nil; f = f.next {
-		if exact || slices.Equal(f.vals, vals) {
-			return f
-		}
-	}
-	return nil
-}
+func (t *table) get(vals []uint32) *fact { return t.byKey.get(vals) }
 
 func (t *table) insert(f *fact) {
-	f.pos = len(t.list)
+	f.pos = int32(len(t.list))
 	t.list = append(t.list, f)
-	k, _ := factKey(f.vals)
-	f.next = t.byKey[k]
-	t.byKey[k] = f
+	t.byKey.add(f)
 	for _, ix := range t.indexes {
 		h := hashCols(f.vals, ix.cols)
 		ix.buckets[h] = append(ix.buckets[h], f)
@@ -208,22 +183,7 @@ func (t *table) remove(f *fact) {
 	t.list[len(t.list)-1] = nil
 	t.list = t.list[:len(t.list)-1]
 	f.pos = -1
-	k, _ := factKey(f.vals)
-	if head := t.byKey[k]; head == f {
-		if f.next == nil {
-			delete(t.byKey, k)
-		} else {
-			t.byKey[k] = f.next
-		}
-	} else {
-		for g := head; g != nil; g = g.next {
-			if g.next == f {
-				g.next = f.next
-				break
-			}
-		}
-	}
-	f.next = nil
+	t.byKey.remove(f)
 	for _, ix := range t.indexes {
 		h := hashCols(f.vals, ix.cols)
 		b := ix.buckets[h]
@@ -281,12 +241,44 @@ func (e *Engine) derivedID(f *fact) string {
 	return f.id
 }
 
-func idOf(text []byte) string {
+// assignIDs computes the derived ids of the facts that hold and lack one, carving them
+// from one string.
+func (e *Engine) assignIDs(fs []*fact) {
+	n := 0
+	for _, f := range fs {
+		if f.id == "" && f.tier() != 0 {
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	block := make([]byte, 0, n*idLen)
+	for _, f := range fs {
+		if f.id == "" && f.tier() != 0 {
+			e.textBuf = e.canonical(e.textBuf[:0], f)
+			block = appendID(block, e.textBuf)
+		}
+	}
+	s := string(block)
+	for _, f := range fs {
+		if f.id == "" && f.tier() != 0 {
+			f.id, s = s[:idLen], s[idLen:]
+		}
+	}
+}
+
+// idLen is the length of a derived id: "d_" and 20 hex digits.
+const idLen = 22
+
+func appendID(b, text []byte) []byte {
 	sum := sha256.Sum256(text)
-	var id [22]byte
-	id[0], id[1] = 'd', '_'
-	hex.Encode(id[2:], sum[:10])
-	return string(id[:])
+	b = append(b, 'd', '_')
+	return hex.AppendEncode(b, sum[:10])
+}
+
+func idOf(text []byte) string {
+	return string(appendID(make([]byte, 0, idLen), text))
 }
 
 // canonical appends f's text exactly as Atom.String writes it.
@@ -325,7 +317,16 @@ func DerivedID(a Atom) string { return idOf([]byte(a.String())) }
 
 // entryOf describes a stored fact.
 func (e *Engine) entryOf(f *fact) Entry {
-	en := Entry{Atom: e.atomOf(f), Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0}
+	return e.entryInto(f, make([]Arg, len(f.vals)))
+}
+
+// entryInto describes a stored fact, writing its arguments into args (len(f.vals) long).
+func (e *Engine) entryInto(f *fact, args []Arg) Entry {
+	for i, v := range f.vals {
+		args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+	}
+	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: args}
+	en := Entry{Atom: a, Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0, DerivedTier: f.derTier}
 	if en.Base {
 		en.ID = f.bases[0].id
 	} else {
@@ -359,7 +360,7 @@ func (r *relation) tableFor(names []string) *table {
 			return t
 		}
 	}
-	t := &table{rel: r, names: names, byKey: make(map[uint64]*fact)}
+	t := &table{rel: r, names: names}
 	r.tables = append(r.tables, t)
 	return t
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -20,7 +21,10 @@ type program struct {
 type stratum struct {
 	rules []*crule
 	heads []*relation
-	reads map[*relation]bool // relations its rule bodies read (positive, NAF, aggregated)
+	// reads lists the relations its rule bodies read (positive, NAF, aggregated), in rule
+	// order, so that evaluation visits them deterministically and ties between equally
+	// strong derivations always go the same way.
+	reads []*relation
 }
 
 // depEdge is "head depends on body"; strict when through NAF or an aggregate.
@@ -95,7 +99,7 @@ func newProgram(rules []*crule) (*program, error) {
 		}
 	}
 	for _, comp := range comps {
-		s := &stratum{heads: comp, reads: make(map[*relation]bool)}
+		s := &stratum{heads: comp}
 		in := make(map[*relation]bool, len(comp))
 		for _, h := range comp {
 			in[h] = true
@@ -116,8 +120,8 @@ func newProgram(rules []*crule) (*program, error) {
 		s := p.headOf[r.headTab.rel]
 		s.rules = append(s.rules, r)
 		for _, l := range r.body {
-			if l.rel != nil {
-				s.reads[l.rel] = true
+			if l.rel != nil && !slices.Contains(s.reads, l.rel) {
+				s.reads = append(s.reads, l.rel)
 			}
 		}
 	}

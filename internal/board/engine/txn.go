@@ -16,8 +16,12 @@ type txn struct {
 	saved   []savedFact
 	ids     []savedID // base-id map entries changed, in order
 
-	// rel lists the saved facts of each relation, for the net change of a stratum.
-	rel map[*relation][]int
+	// created lists the facts this mutation created; their state before was "absent", so
+	// nothing is saved for them.
+	created []*fact
+	// rel lists the saved and created facts of each relation, for the net change of a
+	// stratum.
+	rel map[*relation]*relLog
 	// worse and better are the facts whose tier got weaker (or that stopped holding) and
 	// stronger (or that started holding), per relation, once the relation is final.
 	worse, better map[*relation][]*fact
@@ -27,6 +31,20 @@ type txn struct {
 	pendingOD map[*relation][]*fact
 	// newRules are rules added by this mutation, evaluated in full in their stratum.
 	newRules map[*crule]bool
+}
+
+type relLog struct {
+	saved   []int // indexes into txn.saved
+	created []*fact
+}
+
+func (t *txn) log(rel *relation) *relLog {
+	l := t.rel[rel]
+	if l == nil {
+		l = &relLog{}
+		t.rel[rel] = l
+	}
+	return l
 }
 
 type savedFact struct {
@@ -46,7 +64,7 @@ func (e *Engine) begin() *txn {
 	e.stamp++
 	return &txn{
 		e: e, stamp: e.stamp, oldProg: e.prog,
-		rel:   make(map[*relation][]int),
+		rel:   make(map[*relation]*relLog),
 		worse: make(map[*relation][]*fact), better: make(map[*relation][]*fact),
 		added: make(map[*relation][]*fact), removed: make(map[*relation][]*fact),
 		pendingOD: make(map[*relation][]*fact), newRules: make(map[*crule]bool),
@@ -60,16 +78,22 @@ func (t *txn) touch(f *fact) {
 	}
 	f.stamp = t.stamp
 	f.was = f.tier()
-	t.rel[f.tab.rel] = append(t.rel[f.tab.rel], len(t.saved))
+	l := t.log(f.tab.rel)
+	l.saved = append(l.saved, len(t.saved))
 	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der})
 }
 
 // factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
 func (t *txn) factFor(tab *table, vals []uint32) (*fact, error) {
-	e := t.e
 	if f := tab.get(vals); f != nil {
 		return f, nil
 	}
+	return t.create(tab, vals)
+}
+
+// create stores a new fact for vals, which tab does not hold.
+func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
+	e := t.e
 	if e.stored >= e.limits.MaxFacts {
 		return nil, errorf(contract.CodeResourceLimit,
 			"the Board would hold more than %d facts (deriving %s); narrow the rules that derive it, or raise Limits.MaxFacts",
@@ -85,7 +109,10 @@ func (t *txn) factFor(tab *table, vals []uint32) (*fact, error) {
 	tab.insert(f)
 	e.stored++
 	e.pending = append(e.pending, f)
-	t.touch(f)
+	f.stamp, f.was = t.stamp, 0
+	t.created = append(t.created, f)
+	l := t.log(tab.rel)
+	l.created = append(l.created, f)
 	return f, nil
 }
 
@@ -112,30 +139,63 @@ func (t *txn) rollback() {
 	for _, s := range t.saved {
 		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der = s.bases, s.baseTier, s.derTier, s.der
 	}
+	for _, f := range t.created {
+		f.bases, f.baseTier, f.derTier, f.der = nil, 0, 0, derivation{}
+	}
 	e.prog = t.oldProg
 	t.sweep()
 }
 
 // sweep removes from storage the saved facts that no longer hold.
 func (t *txn) sweep() {
-	e := t.e
 	for _, s := range t.saved {
-		f := s.f
-		if f.tier() == 0 && f.pos >= 0 {
-			f.tab.remove(f)
-			e.stored--
-			if f.id != "" && e.derivedIDs[f.id] == f {
-				delete(e.derivedIDs, f.id)
-			}
-			f.der = derivation{}
-		}
+		t.drop(s.f)
 	}
+	for _, f := range t.created {
+		t.drop(f)
+	}
+}
+
+// drop removes f from storage when it no longer holds.
+func (t *txn) drop(f *fact) {
+	if f.tier() != 0 || f.pos < 0 {
+		return
+	}
+	e := t.e
+	f.tab.remove(f)
+	e.stored--
+	if f.id != "" && e.derivedIDs[f.id] == f {
+		delete(e.derivedIDs, f.id)
+	}
+	f.der = derivation{}
 }
 
 // commit reports what changed and removes what no longer holds.
 func (t *txn) commit() Delta {
 	e := t.e
 	var d Delta
+	n := 0
+	for _, f := range t.created {
+		if f.tier() != 0 {
+			n++
+		}
+	}
+	// A large batch of new facts gets its ids and argument lists from two shared blocks:
+	// one allocation each instead of two per fact.
+	d.Added = make([]Entry, 0, n)
+	e.assignIDs(t.created)
+	var slab []Arg
+	for _, f := range t.created {
+		if f.tier() == 0 {
+			continue
+		}
+		if len(slab) < len(f.vals) {
+			slab = make([]Arg, max(4096, len(f.vals)))
+		}
+		en := e.entryInto(f, slab[:len(f.vals):len(f.vals)])
+		slab = slab[len(f.vals):]
+		d.Added = append(d.Added, en)
+	}
 	for _, s := range t.saved {
 		f := s.f
 		before, after := tierOf(s.baseTier, s.derTier), f.tier()
@@ -143,7 +203,7 @@ func (t *txn) commit() Delta {
 		case before == 0 && after != 0:
 			d.Added = append(d.Added, e.entryOf(f))
 		case before != 0 && after == 0:
-			en := Entry{Atom: e.atomOf(f), Tier: before, Base: len(s.bases) > 0, Derived: s.derTier != 0}
+			en := Entry{Atom: e.atomOf(f), Tier: before, Base: len(s.bases) > 0, Derived: s.derTier != 0, DerivedTier: s.derTier}
 			if en.Base {
 				en.ID = s.bases[0].id
 			} else {
@@ -161,7 +221,17 @@ func (t *txn) commit() Delta {
 // settle records the net change of every saved fact of rel, once rel is final in this
 // mutation, for the strata that read it.
 func (t *txn) settle(rel *relation) {
-	for _, i := range t.rel[rel] {
+	l := t.rel[rel]
+	if l == nil {
+		return
+	}
+	for _, f := range l.created {
+		if f.tier() != 0 {
+			t.better[rel] = append(t.better[rel], f)
+			t.added[rel] = append(t.added[rel], f)
+		}
+	}
+	for _, i := range l.saved {
 		s := t.saved[i]
 		before, after := tierOf(s.baseTier, s.derTier), s.f.tier()
 		switch {

@@ -1,6 +1,10 @@
 package postgres
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // ExecRaw runs query on one of s's connections, bypassing the store, for tests that forge
 // tampering or measure the driver's raw insert rate. With guardsOff the statement runs
@@ -20,4 +24,9 @@ func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args .
 	}
 	_, err = c.Exec(ctx, query, args...)
 	return conn{}.mapErr(err)
+}
+
+// RawTx runs fn in a plain pgx transaction on s's pool: the baseline of the benchmarks.
+func RawTx(ctx context.Context, s *Store, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
 }

@@ -148,7 +148,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	}
 	defer func() { _ = pgTx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
 	c.q = pgTx
-	tx := tables.NewTx(c)
+	tx := tables.NewTx(c, false)
 	if err := fn(tx); err != nil {
 		return err
 	}

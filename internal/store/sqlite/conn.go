@@ -34,17 +34,12 @@ type conn struct {
 
 var _ tables.Conn = conn{}
 
-// stmt returns query prepared (once, on the cache's database) and bound to c's
-// transaction if it has one, or nil when c has no cache.
+// stmt returns query prepared once on the cache's database, or nil when c has no cache.
 func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if c.stmts == nil {
 		return nil, nil
 	}
-	st, err := c.stmts.get(ctx, query)
-	if err != nil || c.tx == nil {
-		return st, err
-	}
-	return c.tx.StmtContext(ctx, st), nil
+	return c.stmts.get(ctx, query)
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -97,10 +92,16 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// stmtCache holds the statements prepared on one database. The store's queries are a
-// fixed set of constant strings, so the cache is bounded. It is safe for concurrent use.
+// preparer is what *sql.DB and *sql.Conn share.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// stmtCache holds the statements prepared on one database or connection. The store's
+// queries are a fixed set of constant strings, so the cache is bounded. It is safe for
+// concurrent use.
 type stmtCache struct {
-	db *sql.DB
+	db preparer
 	mu sync.Mutex
 	m  map[string]*sql.Stmt // guarded by mu
 }

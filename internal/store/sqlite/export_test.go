@@ -9,27 +9,29 @@ import (
 // tampering. With guardsOff it first drops the triggers that make events and releases
 // immutable, for good.
 func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args ...any) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	if guardsOff {
 		for _, trig := range []string{"events_no_update", "events_no_delete", "releases_no_update"} {
-			if _, err := s.writer.ExecContext(ctx, `DROP TRIGGER IF EXISTS `+trig); err != nil {
+			if _, err := s.wconn.ExecContext(ctx, `DROP TRIGGER IF EXISTS `+trig); err != nil {
 				return err
 			}
 		}
 	}
-	_, err := s.writer.ExecContext(ctx, query, args...)
+	_, err := s.wconn.ExecContext(ctx, query, args...)
 	return conn{}.mapErr(err)
 }
 
-// RawTx runs fn in one plain database/sql transaction on s's writer connection: the
-// baseline the append benchmarks are compared with.
-func RawTx(ctx context.Context, s *Store, fn func(tx *sql.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+// RawStmt prepares query on s's writer connection, for the raw INSERT baseline of the
+// benchmarks.
+func RawStmt(ctx context.Context, s *Store, query string) (*sql.Stmt, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.wconn.PrepareContext(ctx, query)
+}
+
+// RawTx runs fn in a transaction on s's writer connection, begun and committed as Update
+// does it, but with nothing of the store in between: the baseline of the benchmarks.
+func RawTx(ctx context.Context, s *Store, fn func() error) error {
+	return s.write(ctx, func(conn) error { return fn() })
 }

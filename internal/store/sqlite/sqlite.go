@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,23 +27,32 @@ var migrations embed.FS
 
 // Tuning of every Store. synchronous=NORMAL in WAL mode makes a commit durable against a
 // process crash, and against power loss once the WAL is checkpointed: the trade Docket
-// makes for ~10x the commit rate of FULL (see /work/shared/floors).
+// makes for many times the commit rate of FULL (see /work/shared/floors).
 const (
 	busyTimeout  = 5 * time.Second // how long a writer waits for another process's lock
 	pollInterval = time.Second     // how often Wait rereads the head for other processes' appends
 )
 
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
+//
+// Writes go through one connection held for the Store's life, with statements prepared
+// on it once: SQLite has one writer anyway, queuing in Go is cheaper than busy retries,
+// and parsing would otherwise cost more than running the store's small statements.
 type Store struct {
 	tables.Reader // reads on the reader pool
 
 	path   string
-	writer *sql.DB // exactly one connection: SQLite has one writer, and queuing in Go is cheaper than busy retries
+	writer *sql.DB // the pool of one connection that wconn holds
 	reader *sql.DB
+	rstmts stmtCache // statements prepared on reader
 	closed atomic.Bool
 	notify tables.Notifier
-	wstmts stmtCache // statements prepared on writer
-	rstmts stmtCache // statements prepared on reader
+
+	// writeMu serializes writes on wconn: Update, migration and Close. Lock order: writeMu,
+	// then wstmts.mu.
+	writeMu sync.Mutex
+	wconn   *sql.Conn
+	wstmts  stmtCache // statements prepared on wconn
 }
 
 var _ store.Store = (*Store)(nil)
@@ -50,36 +60,42 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating it with mode 0600 if needed) the SQLite database at path and
 // applies the migrations it lacks.
 func Open(ctx context.Context, path string) (*Store, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	s, err := open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
 	s := &Store{path: path}
 	base := (&url.URL{Scheme: "file", Path: path}).String()
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", busyTimeout.Milliseconds())
-	// BEGIN IMMEDIATE takes the write lock at once, so a writer never fails to upgrade a
-	// read lock halfway through a transaction when another process writes.
-	s.writer, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=journal_mode(WAL)&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+	if s.writer, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=journal_mode(WAL)"); err != nil {
+		return nil, err
 	}
 	s.writer.SetMaxOpenConns(1)
-	s.writer.SetMaxIdleConns(1)
-	s.writer.SetConnMaxIdleTime(0)
-	s.reader, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=query_only(1)")
-	if err != nil {
+	if s.wconn, err = s.writer.Conn(ctx); err != nil {
 		_ = s.writer.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
+	}
+	if s.reader, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	s.reader.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	s.wstmts.db, s.rstmts.db = s.writer, s.reader
+	s.wstmts.db, s.rstmts.db = s.wconn, s.reader
 	s.Reader = tables.Reader{C: conn{q: s.reader, stmts: &s.rstmts, closed: &s.closed}}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -89,41 +105,56 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	return s.write(ctx, func(c conn) error { return tables.Migrate(ctx, c, sub) })
+}
+
+// write runs fn between BEGIN IMMEDIATE and COMMIT on the writer connection. BEGIN
+// IMMEDIATE takes the write lock at once, so a transaction never fails halfway to upgrade
+// a read lock when another process writes the file.
+func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed.Load() {
+		return store.ErrClosed
 	}
-	defer func() { _ = tx.Rollback() }()
-	if err := tables.Migrate(ctx, conn{q: tx}, sub); err != nil {
+	c := conn{q: s.wconn, stmts: &s.wstmts, closed: &s.closed}
+	if _, err := c.q.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin: %w", c.mapErr(err))
+	}
+	committed := false
+	defer func() { // on an error, and when fn panics
+		if !committed {
+			_, _ = c.q.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if err := fn(c); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if _, err := c.q.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit: %w", c.mapErr(err))
+	}
+	committed = true
+	return nil
 }
 
 // Path returns the path of the database file.
 func (s *Store) Path() string { return s.path }
 
 // Update implements [store.Store.Update]. Transactions queue for the one writer
-// connection and begin IMMEDIATE, so they never interleave, here or with another process.
+// connection, so they never interleave, here or with another process.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	sqlTx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin update: %w", conn{closed: &s.closed}.mapErr(err))
-	}
-	defer func() { _ = sqlTx.Rollback() }() // a no-op after Commit
-	tx := tables.NewTx(conn{q: sqlTx, tx: sqlTx, stmts: &s.wstmts, closed: &s.closed})
-	if err := fn(tx); err != nil {
+	var projects []string
+	err := s.write(ctx, func(c conn) error {
+		tx := tables.NewTx(c, true) // BEGIN IMMEDIATE excludes other writers
+		if err := fn(tx); err != nil {
+			return err
+		}
+		var err error
+		projects, err = tx.Finish(ctx)
 		return err
-	}
-	projects, err := tx.Finish(ctx)
+	})
 	if err != nil {
 		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit update: %w", conn{closed: &s.closed}.mapErr(err))
 	}
 	s.notify.Notify(projects...)
 	return nil
@@ -139,7 +170,9 @@ func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) 
 		return store.Head{}, fmt.Errorf("verify %s: %w", project, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return tables.Verify(ctx, tables.Reader{C: conn{q: tx, tx: tx, stmts: &s.rstmts, closed: &s.closed}}, project)
+	// No prepared statements here: preparing on the pool would wait for a second
+	// connection while this transaction holds one.
+	return tables.Verify(ctx, tables.Reader{C: conn{q: tx, closed: &s.closed}}, project)
 }
 
 // Wait implements [store.Store.Wait]. Appends by this Store wake it at once; appends by
@@ -151,11 +184,18 @@ func (s *Store) Wait(ctx context.Context, project string, after int64) error {
 	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
 }
 
-// Close closes the reader pool and the writer and returns their errors. Calls after the
-// first return nil.
+// Close closes the statements, the reader pool and the writer and returns their errors.
+// It waits for a running Update. Calls after the first return nil.
 func (s *Store) Close() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
 	}
-	return errors.Join(s.rstmts.close(), s.wstmts.close(), s.reader.Close(), s.writer.Close())
+	var errs []error
+	errs = append(errs, s.wstmts.close(), s.rstmts.close(), s.wconn.Close())
+	if s.reader != nil {
+		errs = append(errs, s.reader.Close())
+	}
+	return errors.Join(append(errs, s.writer.Close())...)
 }

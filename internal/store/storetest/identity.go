@@ -89,7 +89,9 @@ func testMembers(t *testing.T, h Harness) {
 	}
 	revoked := t0.Add(time.Hour)
 	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RevokeMember(ctx, "m1", revoked) })
-	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RevokeMember(ctx, "m1", revoked.Add(time.Hour)) })
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.RevokeMember(ctx, "m1", revoked.Add(time.Hour))
+	})
 	m, err = s.Member(ctx, "m1")
 	if err != nil || m.RevokedAt == nil || !m.RevokedAt.Equal(revoked) {
 		t.Errorf("Member after two revocations = %+v, %v; want RevokedAt %v (the first)", m, err, revoked)

@@ -14,19 +14,25 @@ import (
 )
 
 // Tx implements [store.Tx] over a [Conn] that is a transaction. The first Append to a
-// project locks that project's head row (an upsert, which PostgreSQL serializes); later
-// Appends in the same Tx advance a cached head, and [Tx.Finish] writes it back once. So
+// project locks that project's head row (an upsert, which PostgreSQL serializes) unless
+// the transaction is exclusive; later Appends in the same Tx advance a cached head, and
+// [Tx.Finish] writes it back once. So
 // sequence numbers come from a counter row, never from MAX(seq)+1, and a batch of events
 // costs one INSERT each. A Tx is not safe for concurrent use.
 type Tx struct {
 	Reader
 	heads map[string]store.Head // heads of the logs appended to; written by Finish
+	// exclusive: the transaction already excludes every other writer of the database
+	// (SQLite's BEGIN IMMEDIATE), so a plain read of a head is as good as locking it.
+	exclusive bool
 }
 
 var _ store.Tx = (*Tx)(nil)
 
-// NewTx returns a Tx over c, which must be a transaction.
-func NewTx(c Conn) *Tx { return &Tx{Reader: Reader{C: c}} }
+// NewTx returns a Tx over c, which must be a transaction. exclusive says that the
+// transaction already excludes every other writer of the database (SQLite's BEGIN
+// IMMEDIATE); then heads are read without taking a row lock.
+func NewTx(c Conn, exclusive bool) *Tx { return &Tx{Reader: Reader{C: c}, exclusive: exclusive} }
 
 // Finish writes the heads of the logs appended to and returns their projects, in order.
 // Call it after the caller's function succeeded and before commit.
@@ -38,7 +44,8 @@ func (t *Tx) Finish(ctx context.Context) ([]string, error) {
 	slices.Sort(projects)
 	for _, p := range projects {
 		h := t.heads[p]
-		if _, err := t.C.Exec(ctx, `UPDATE event_heads SET seq = $2, hash = $3 WHERE project = $1`, p, h.Seq, h.Hash[:]); err != nil {
+		if _, err := t.C.Exec(ctx, `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
+			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, p, h.Seq, h.Hash[:]); err != nil {
 			return nil, fmt.Errorf("write head of %s: %w", p, err)
 		}
 	}
@@ -60,17 +67,10 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 	}
 	head, ok := t.heads[ne.Project]
 	if !ok && ne.Project != "" {
-		// A no-op update of an existing row still takes its row lock, so concurrent
-		// writers of one log queue here until this transaction ends.
-		var hash []byte
-		var zero store.Hash
-		err := t.C.QueryRow(ctx, `INSERT INTO event_heads (project, seq, hash) VALUES ($1, 0, $2)
-			ON CONFLICT (project) DO UPDATE SET seq = event_heads.seq RETURNING seq, hash`, ne.Project, zero[:]).
-			Scan(&head.Seq, &hash)
-		if err != nil {
-			return store.Event{}, fmt.Errorf("lock head of %s: %w", ne.Project, err)
+		var err error
+		if head, err = t.lockHead(ctx, ne.Project); err != nil {
+			return store.Event{}, err
 		}
-		copy(head.Hash[:], hash)
 	}
 	e, err := store.Link(ne, head)
 	if err != nil {
@@ -94,6 +94,27 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 	}
 	t.heads[e.Project] = store.Head{Seq: e.Seq, Hash: e.Hash}
 	return e, nil
+}
+
+// lockHead reads the head of project's log so that no other transaction can move it
+// before this one ends.
+func (t *Tx) lockHead(ctx context.Context, project string) (store.Head, error) {
+	if t.exclusive {
+		return t.Reader.Head(ctx, project)
+	}
+	// A no-op update of an existing row still takes its row lock, so concurrent writers
+	// of one log queue here until this transaction ends.
+	var head store.Head
+	var hash []byte
+	var zero store.Hash
+	err := t.C.QueryRow(ctx, `INSERT INTO event_heads (project, seq, hash) VALUES ($1, 0, $2)
+		ON CONFLICT (project) DO UPDATE SET seq = event_heads.seq RETURNING seq, hash`, project, zero[:]).
+		Scan(&head.Seq, &hash)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("lock head of %s: %w", project, err)
+	}
+	copy(head.Hash[:], hash)
+	return head, nil
 }
 
 // PutBlob implements [store.Tx.PutBlob].

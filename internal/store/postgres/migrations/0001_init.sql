@@ -19,7 +19,7 @@ CREATE TABLE events (
 	prev_hash BYTEA NOT NULL,
 	hash      BYTEA NOT NULL,
 	PRIMARY KEY (project, seq),
-	UNIQUE (project, id)
+	UNIQUE (project, id) -- an id names one event: a retried write is refused, not doubled
 );
 
 -- Events are immutable (DESIGN.md §10): no path in the code updates or deletes them, and

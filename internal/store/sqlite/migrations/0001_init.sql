@@ -5,7 +5,7 @@ CREATE TABLE event_heads (
 	project TEXT PRIMARY KEY,
 	seq     INTEGER NOT NULL,
 	hash    BLOB    NOT NULL
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE events (
 	project   TEXT    NOT NULL,
@@ -19,7 +19,7 @@ CREATE TABLE events (
 	prev_hash BLOB    NOT NULL,
 	hash      BLOB    NOT NULL,
 	PRIMARY KEY (project, seq),
-	UNIQUE (project, id)
+	UNIQUE (project, id) -- an id names one event: a retried write is refused, not doubled
 ) STRICT, WITHOUT ROWID;
 
 -- Events are immutable (DESIGN.md §10).

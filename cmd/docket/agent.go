@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// agentCmd manages Agents and their tokens (DESIGN.md §2).
+type agentCmd struct {
+	Create agentCreateCmd `cmd:"" help:"Create an Agent and print its token once."`
+	Token  agentTokenCmd  `cmd:"" help:"Replace an Agent's token and print the new one once."`
+	List   agentListCmd   `cmd:"" help:"List the project's Agents."`
+	Revoke agentRevokeCmd `cmd:"" help:"Revoke an Agent; its token stops working."`
+}
+
+type agentCreateCmd struct {
+	clientFlags
+	Name string `arg:"" help:"Agent name, unique in the project."`
+	Kind string `help:"agent (does work) or orchestrator (may also decide delegated requests)." enum:"agent,orchestrator" default:"agent"`
+}
+
+func (c *agentCreateCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var at contract.AgentToken
+	if err := cl.do(ctx, http.MethodPost, projectPath(c.Project, "agents"), contract.CreateAgentRequest{Name: c.Name, Kind: c.Kind}, &at); err != nil {
+		return err
+	}
+	return printAgentToken(e, c.clientFlags, at)
+}
+
+func printAgentToken(e *env, f clientFlags, at contract.AgentToken) error {
+	if f.json() {
+		return printJSON(e.Stdout, at)
+	}
+	_, err := fmt.Fprintf(e.Stdout, "agent %s (%s, %s) in project %s\ntoken (shown once; give it to the agent runtime as DOCKET_AGENT_TOKEN):\n%s\n",
+		at.Agent.Name, at.Agent.ID, at.Agent.Kind, at.Agent.Project, at.Token)
+	return err
+}
+
+type agentTokenCmd struct {
+	clientFlags
+	Name string `arg:"" help:"Agent name or id."`
+}
+
+func (c *agentTokenCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var at contract.AgentToken
+	if err := cl.do(ctx, http.MethodPost, projectPath(c.Project, "agents", c.Name, "token"), nil, &at); err != nil {
+		return err
+	}
+	return printAgentToken(e, c.clientFlags, at)
+}
+
+type agentListCmd struct {
+	clientFlags
+}
+
+func (c *agentListCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var page contract.Page[contract.Agent]
+	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "agents"), nil, &page); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, page.Items)
+	}
+	for _, a := range page.Items {
+		state := "live"
+		if a.RevokedAt != nil {
+			state = "revoked"
+		}
+		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Kind, state)
+	}
+	return nil
+}
+
+type agentRevokeCmd struct {
+	clientFlags
+	Name string `arg:"" help:"Agent name or id."`
+}
+
+func (c *agentRevokeCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var a contract.Agent
+	if err := cl.do(ctx, http.MethodDelete, projectPath(c.Project, "agents", c.Name), nil, &a); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, a)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "agent %s revoked\n", a.Name)
+	return err
+}

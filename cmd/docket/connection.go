@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// connectionCmd manages Connections, the credentials of workers (DESIGN.md §2, §8).
+type connectionCmd struct {
+	Create connectionCreateCmd `cmd:"" help:"Create a Connection and print its key once."`
+	List   connectionListCmd   `cmd:"" help:"List the project's Connections."`
+	Revoke connectionRevokeCmd `cmd:"" help:"Revoke a Connection; its key stops working."`
+}
+
+type connectionCreateCmd struct {
+	clientFlags
+	Name string `arg:"" help:"Connection name, unique in the project."`
+}
+
+func (c *connectionCreateCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var ck contract.ConnectionKey
+	if err := cl.do(ctx, http.MethodPost, projectPath(c.Project, "connections"), contract.CreateConnectionRequest{Name: c.Name}, &ck); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, ck)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "connection %s (%s) in project %s\nkey (shown once; give it to docket worker as DOCKET_CONNECTION_KEY):\n%s\n",
+		ck.Connection.Name, ck.Connection.ID, ck.Connection.Project, ck.Key)
+	return err
+}
+
+type connectionListCmd struct {
+	clientFlags
+}
+
+func (c *connectionListCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var page contract.Page[contract.Connection]
+	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "connections"), nil, &page); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, page.Items)
+	}
+	for _, cn := range page.Items {
+		state := "live"
+		if cn.RevokedAt != nil {
+			state = "revoked"
+		}
+		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\n", cn.ID, cn.Name, state)
+	}
+	return nil
+}
+
+type connectionRevokeCmd struct {
+	clientFlags
+	Name string `arg:"" help:"Connection name or id."`
+}
+
+func (c *connectionRevokeCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var cn contract.Connection
+	if err := cl.do(ctx, http.MethodDelete, projectPath(c.Project, "connections", c.Name), nil, &cn); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, cn)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "connection %s revoked\n", cn.Name)
+	return err
+}

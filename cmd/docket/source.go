@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// sourceCmd manages the public records of Sources; their secret parts (root path, DSN,
+// tokens) stay in the worker's vault (DESIGN.md §2).
+type sourceCmd struct {
+	Bind sourceBindCmd `cmd:"" help:"Bind a Source to a Connection."`
+	List sourceListCmd `cmd:"" help:"List the Sources of a Connection."`
+}
+
+type sourceBindCmd struct {
+	clientFlags
+	Connection string   `required:"" help:"Connection name or id."`
+	Name       string   `required:"" help:"Source name."`
+	Type       string   `required:"" help:"Source type." enum:"file,http,db,mcp"`
+	Words      []string `required:"" help:"Predicates the Source may attest (comma-separated)."`
+	Tier       string   `help:"Tier its facts take." default:"attested"`
+}
+
+func (c *sourceBindCmd) Run(ctx context.Context, e *env) error {
+	tier, err := contract.ParseTier(c.Tier)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var src contract.Source
+	in := contract.Source{Name: c.Name, Type: c.Type, Words: c.Words, Tier: tier}
+	if err := cl.do(ctx, http.MethodPut, projectPath(c.Project, "connections", c.Connection, "sources", c.Name), in, &src); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, src)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "source %s (%s, %s: %s) bound to connection %s\ndigest %s\n",
+		src.Name, src.Type, src.Tier, strings.Join(src.Words, ", "), src.Connection, src.Digest)
+	return err
+}
+
+type sourceListCmd struct {
+	clientFlags
+	Connection string `required:"" help:"Connection name or id."`
+}
+
+func (c *sourceListCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var page contract.Page[contract.Source]
+	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "connections", c.Connection, "sources"), nil, &page); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, page.Items)
+	}
+	for _, s := range page.Items {
+		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\t%s\n", s.Name, s.Type, s.Tier, strings.Join(s.Words, ","))
+	}
+	return nil
+}

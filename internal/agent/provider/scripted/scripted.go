@@ -1,0 +1,191 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Provider replays a [Script]. It keeps no state: the turn to play is the number of
+// assistant messages already in the conversation, and references are resolved from the
+// tool results in it, so a resumed conversation continues where it stopped. It is safe
+// for concurrent use.
+type Provider struct {
+	script *Script
+	name   string
+}
+
+var _ agent.Provider = (*Provider)(nil)
+
+// New returns a Provider for s, which must be valid; name says where it came from
+// (usually the file) and appears in [Provider.Name].
+func New(s *Script, name string) (*Provider, error) {
+	if s == nil {
+		return nil, contract.Errorf(contract.CodeScriptInvalid, "no script was given; pass --script FILE")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &Provider{script: s, name: name}, nil
+}
+
+// Name is "scripted model (no inference): <name>".
+func (p *Provider) Name() string { return Banner + ": " + p.name }
+
+// Turn plays the script's next turn. Its text always starts with [Banner]. Call ids are
+// "scripted_<turn>_<call>", counting from 1. A turn past the script's end is a final
+// answer saying the script ended. A reference that cannot be resolved (its result is
+// missing, not JSON because it was cut, or lacks the path) is a *contract.Error with
+// [contract.CodeScriptInvalid]. Usage is always zero: no tokens are spent.
+func (p *Provider) Turn(_ context.Context, req agent.Request, onDelta func(agent.Delta)) (agent.Response, error) {
+	if err := req.Validate(); err != nil {
+		return agent.Response{}, err
+	}
+	if onDelta == nil {
+		onDelta = func(agent.Delta) {}
+	}
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == agent.RoleAssistant {
+			n++
+		}
+	}
+	if n >= len(p.script.Turns) {
+		text := fmt.Sprintf("%s: the script has %d turns and all were played; nothing more will be called", Banner, len(p.script.Turns))
+		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Text: text}, Stop: agent.StopEnd}, nil
+	}
+	turn := p.script.Turns[n]
+	if turn.Final != "" {
+		text := Banner + ": " + turn.Final
+		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Text: text}, Stop: agent.StopEnd}, nil
+	}
+	results := p.results(req.Messages)
+	msg := agent.Message{Role: agent.RoleAssistant, Text: Banner}
+	if turn.Say != "" {
+		msg.Text += ": " + turn.Say
+	}
+	onDelta(agent.Delta{Kind: agent.DeltaText, Text: msg.Text})
+	for ci, c := range turn.Calls {
+		args, err := resolve(c.Arguments, results)
+		if err != nil {
+			return agent.Response{}, &contract.Error{Code: contract.CodeScriptInvalid,
+				Teaching: fmt.Sprintf("%s: turn %d call %d (%s): %v", Banner, n+1, ci+1, c.Tool, err)}
+		}
+		call := agent.ToolCall{ID: callID(n, ci), Name: c.Tool, Arguments: args}
+		msg.Calls = append(msg.Calls, call)
+		onDelta(agent.Delta{Kind: agent.DeltaToolCall, Index: ci, ID: call.ID, Name: call.Name})
+		onDelta(agent.Delta{Kind: agent.DeltaToolArgs, Index: ci, Text: string(args)})
+	}
+	return agent.Response{Message: msg, Stop: agent.StopToolUse}, nil
+}
+
+func callID(turn, call int) string { return fmt.Sprintf("scripted_%d_%d", turn+1, call+1) }
+
+// results maps each label to the text of its call's result in the conversation.
+func (p *Provider) results(msgs []agent.Message) map[string]*string {
+	byID := map[string]string{}
+	for _, m := range msgs {
+		for _, r := range m.Results {
+			byID[r.CallID] = r.Content
+		}
+	}
+	out := map[string]*string{}
+	for ti, t := range p.script.Turns {
+		for ci, c := range t.Calls {
+			if c.As == "" {
+				continue
+			}
+			if text, ok := byID[callID(ti, ci)]; ok {
+				out[c.As] = &text
+			}
+		}
+	}
+	return out
+}
+
+// resolve replaces every reference in args with the value it names.
+func resolve(args json.RawMessage, results map[string]*string) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	v, err := decode(args)
+	if err != nil {
+		return nil, err
+	}
+	v, err = substitute(v, results)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func substitute(v any, results map[string]*string) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, isRef, err := refOf(v); isRef {
+			if err != nil {
+				return nil, err
+			}
+			return lookup(ref, results)
+		}
+		// Sorted, so that of several bad references the same one is reported every time.
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			r, err := substitute(v[k], results)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = r
+		}
+	case []any:
+		for i, e := range v {
+			r, err := substitute(e, results)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = r
+		}
+	}
+	return v, nil
+}
+
+// lookup follows ref ("label.a.0.b") into the JSON of the labelled call's result.
+func lookup(ref string, results map[string]*string) (any, error) {
+	segs := strings.Split(ref, ".")
+	text := results[segs[0]]
+	if text == nil {
+		return nil, fmt.Errorf("$ref %q: the call labelled %s has no result in the conversation yet", ref, segs[0])
+	}
+	cur, err := decode([]byte(*text))
+	if err != nil {
+		return nil, fmt.Errorf("$ref %q: the result of %s is not JSON (it may have been cut to the output bound): %v", ref, segs[0], err)
+	}
+	for i, seg := range segs[1:] {
+		at := strings.Join(segs[:i+1], ".")
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[seg]
+			if !ok {
+				return nil, fmt.Errorf("$ref %q: %s has no field %q", ref, at, seg)
+			}
+			cur = next
+		case []any:
+			idx, err := strconv.Atoi(seg)
+			if err != nil || idx < 0 || idx >= len(c) {
+				return nil, fmt.Errorf("$ref %q: %s is a list of %d; %q is not an index in it", ref, at, len(c), seg)
+			}
+			cur = c[idx]
+		default:
+			return nil, fmt.Errorf("$ref %q: %s is a scalar and has no field %q", ref, at, seg)
+		}
+	}
+	return cur, nil
+}

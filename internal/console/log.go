@@ -1,0 +1,10 @@
+package console
+
+// Log attribute keys (STYLE.md §8). Messages are fixed strings; data goes in these.
+const (
+	logComponent = "component"
+	logMethod    = "method"
+	logPath      = "path"
+	logCode      = "errorCode"
+	logErr       = "err"
+)

@@ -1,0 +1,111 @@
+package contract_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestAPIGolden pins the JSON form of the console API's wire types (api.go, identity.go)
+// in testdata/api/<name>.json, and checks that each golden decodes back to its value.
+// Refresh with go test -update.
+func TestAPIGolden(t *testing.T) {
+	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	member := contract.Member{ID: "mem_0123456789abcdef", Name: "ada", CreatedAt: at}
+	agent := contract.Agent{ID: "agt_0123456789abcdef", Project: "default", Name: "calc", Kind: contract.AgentKindOrchestrator, CreatedAt: at, RevokedAt: &at}
+	conn := contract.Connection{ID: "con_0123456789abcdef", Project: "default", Name: "laptop", CreatedAt: at}
+	tests := []struct {
+		name string
+		v    any
+	}{
+		{"login_request", &contract.LoginRequest{Name: "ada", Passphrase: "correct horse battery"}},
+		{"session_created", &contract.SessionCreated{Token: "dkt_ses_x", CSRFToken: "c", ExpiresAt: at, Member: member}},
+		{"whoami", &contract.Whoami{Kind: contract.PrincipalMember, ID: "mem_0123456789abcdef", Name: "ada", Projects: []contract.ProjectID{"default"}}},
+		{"create_agent_request", &contract.CreateAgentRequest{Name: "calc", Kind: "orchestrator"}},
+		{"agent_token", &contract.AgentToken{Agent: agent, Token: "dkt_agt_x"}},
+		{"connection_key", &contract.ConnectionKey{Connection: conn, Key: "dkt_con_con_0123456789abcdef.x"}},
+		{"source", &contract.Source{Connection: conn.ID, Name: "workspace", Type: "file", Words: []string{"calculation_input"}, Tier: contract.TierAttested, Digest: "sha256:00"}},
+		{"tool_lock", &contract.ToolLock{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},
+		{"capability_upload", &contract.CapabilityUpload{Files: map[string]string{"capability.toml": "id = \"demo.calc\"\n"}}},
+		{"installed", &contract.Installed{Project: "default", Release: contract.Release{ID: "demo.calc", Version: "1.0.0", Digest: "sha256:00", CreatedAt: at}, Created: true}},
+		{"event_page", &contract.Page[contract.Event]{Items: []contract.Event{{Project: "default", Seq: 1, ID: "e1", Type: "project.created", At: at,
+			Actor: "member:mem_0123456789abcdef", Data: json.RawMessage(`{"id":"default"}`), DataHash: "aa", PrevHash: "00", Hash: "bb"}}, Next: "1"}},
+		{"chain_report", &contract.ChainReport{Project: "default", Seq: 1, Broken: &contract.BrokenLink{Seq: 2, Field: "hash", Want: "aa", Got: "bb"}}},
+		{"health", &contract.Health{Version: "dev", Store: "ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := json.MarshalIndent(tt.v, "", "  ")
+			if err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", "api", tt.name+".json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (run go test -update to create it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("JSON of %s differs from %s (-want +got):\n%s", tt.name, path, diff)
+			}
+			back := reflect.New(reflect.TypeOf(tt.v).Elem())
+			dec := json.NewDecoder(bytes.NewReader(want))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(back.Interface()); err != nil {
+				t.Fatalf("decode golden: %v", err)
+			}
+			if diff := cmp.Diff(tt.v, back.Interface(), compactRaw); diff != "" {
+				t.Errorf("decoding %s does not give the value back (-want +got):\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// compactRaw compares raw JSON by its compact form: a golden holds it indented.
+var compactRaw = cmp.Transformer("compact", func(m json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, m); err != nil {
+		return string(m)
+	}
+	return b.String()
+})
+
+func TestParseIDs(t *testing.T) {
+	tests := []struct {
+		name  string
+		parse func(string) error
+		in    string
+		ok    bool
+	}{
+		{"project slug", func(s string) error { _, err := contract.ParseProjectID(s); return err }, "default", true},
+		{"project upper case", func(s string) error { _, err := contract.ParseProjectID(s); return err }, "Default", false},
+		{"project leading hyphen", func(s string) error { _, err := contract.ParseProjectID(s); return err }, "-x", false},
+		{"member id", func(s string) error { _, err := contract.ParseMemberID(s); return err }, "mem_0123456789abcdef", true},
+		{"member id short", func(s string) error { _, err := contract.ParseMemberID(s); return err }, "mem_0123", false},
+		{"agent id wrong prefix", func(s string) error { _, err := contract.ParseAgentID(s); return err }, "mem_0123456789abcdef", false},
+		{"connection id upper hex", func(s string) error { _, err := contract.ParseConnectionID(s); return err }, "con_0123456789ABCDEF", false},
+		{"name", func(s string) error { _, err := contract.ParseName(s); return err }, "calc.v2_x-y", true},
+		{"name with space", func(s string) error { _, err := contract.ParseName(s); return err }, "a b", false},
+		{"agent kind", func(s string) error { _, err := contract.ParseAgentKind(s); return err }, "orchestrator", true},
+		{"agent kind unknown", func(s string) error { _, err := contract.ParseAgentKind(s); return err }, "boss", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.parse(tt.in); (err == nil) != tt.ok {
+				t.Errorf("parse(%q) = %v, want ok=%v", tt.in, err, tt.ok)
+			}
+		})
+	}
+}

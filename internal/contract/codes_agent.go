@@ -1,0 +1,17 @@
+package contract
+
+// Error codes of the agent runtime and its model providers (DESIGN.md §9).
+const (
+	CodeModelAuth          Code = "model_auth"           // the model endpoint refused the key
+	CodeModelRateLimited   Code = "model_rate_limited"   // the model endpoint asked us to slow down
+	CodeModelQuota         Code = "model_quota"          // the account behind the key has no quota left
+	CodeModelContextLength Code = "model_context_length" // the conversation does not fit the model's context
+	CodeModelBadRequest    Code = "model_bad_request"    // the model endpoint refused the request as malformed
+	CodeModelServer        Code = "model_server"         // the model endpoint failed or is overloaded
+	CodeModelTransport     Code = "model_transport"      // the model endpoint could not be reached
+	CodeModelStream        Code = "model_stream"         // the model's answer stream was cut or malformed
+	CodeModelReply         Code = "model_reply"          // an emulated model's reply is not one tool call or final answer
+	CodeModelConfig        Code = "model_config"         // the model URL, name, provider or key is missing or wrong
+	CodeBudgetExceeded     Code = "budget_exceeded"      // a run reached its turn, token or USD budget
+	CodeScriptInvalid      Code = "script_invalid"       // a scripted model's script does not parse or refers to nothing
+)

@@ -1,0 +1,250 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Error codes of the worker hop's leases (DESIGN.md §8.1). Either refusal means the worker
+// drops its lease and acquires a new one with a startup Poll.
+const (
+	CodeLeaseExpired    Code = "worker_lease_expired"    // the lease named is past its expiry
+	CodeLeaseSuperseded Code = "worker_lease_superseded" // a newer generation holds the Connection's lease
+	CodeWorkBody        Code = "work_body"               // a /work body that is not one known operation
+)
+
+// Kinds of /work operations (DESIGN.md §8.1).
+const (
+	WorkPoll         = "Poll"
+	WorkRenewLease   = "RenewLease"
+	WorkReleaseLease = "ReleaseLease"
+	WorkClaim        = "Claim"
+	WorkReport       = "Report"
+)
+
+// WorkBody is the body of POST /work: {"operation": {"kind": …, …fields of that kind}}.
+// Exactly one of the pointers is set, matching Kind. Decoding is strict: an unknown kind
+// or field is refused.
+type WorkBody struct {
+	Operation WorkOperation `json:"operation"`
+}
+
+// WorkOperation is one hop operation. Its JSON is flat: "kind" beside the fields of the
+// request it names.
+type WorkOperation struct {
+	Kind         string
+	Poll         *PollRequest
+	RenewLease   *LeaseRequest
+	ReleaseLease *LeaseRequest
+	Claim        *ClaimRequest
+	Report       *ReportRequest
+}
+
+// PollRequest long-polls for work. The first poll of a process carries no generation and
+// acquires a lease; re-sending that same startup poll is one acquisition.
+type PollRequest struct {
+	WorkerID   string           `json:"workerId"`
+	Generation *int64           `json:"workerGeneration,omitempty"`
+	Tools      []ToolDescriptor `json:"tools"`
+}
+
+// LeaseRequest renews (RenewLease) or gives up (ReleaseLease) the lease held.
+type LeaseRequest struct {
+	WorkerID   string `json:"workerId"`
+	Generation int64  `json:"workerGeneration"`
+}
+
+// ClaimRequest claims one served row before it runs.
+type ClaimRequest struct {
+	ID         string `json:"id"`
+	WorkerID   string `json:"workerId"`
+	Generation int64  `json:"workerGeneration"`
+	Grant      string `json:"grant"`
+}
+
+// ReportRequest reports the outcome of a claimed row. A retry sends the same bytes;
+// nothing is ever re-executed. Generation is the one the row was claimed under.
+// EffectUnknown is set, with OK false, when the call failed after its effect may have
+// happened: the worker never guesses, and a person reconciles it (DESIGN.md §6.4).
+type ReportRequest struct {
+	ID            string      `json:"id"`
+	OK            bool        `json:"ok"`
+	EffectUnknown bool        `json:"effectUnknown,omitempty"`
+	Result        *WorkResult `json:"result,omitempty"`
+	Code          Code        `json:"errorCode,omitempty"`
+	Reason        string      `json:"reason,omitempty"`
+	Facts         []Atom      `json:"facts,omitempty"`
+	WorkerID      string      `json:"workerId"`
+	Generation    int64       `json:"workerGeneration"`
+	Grant         string      `json:"grant"`
+}
+
+// WorkResult is what a Tool returned: one Args per row, keyed by column.
+type WorkResult struct {
+	Rows []Args `json:"rows"`
+}
+
+// Lease is a worker instance's hold on its Connection. HeartbeatAfterMs says when to renew.
+type Lease struct {
+	WorkerID         string    `json:"workerId"`
+	Generation       int64     `json:"workerGeneration"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+	ServerTime       time.Time `json:"serverTime"`
+	HeartbeatAfterMs int64     `json:"heartbeatAfterMs"`
+}
+
+// WorkAnswer answers every /work operation. Poll fills Lease and Work; RenewLease fills
+// Lease; the others only say whether they were accepted. A refusal carries a code and a
+// teaching sentence.
+type WorkAnswer struct {
+	Accepted bool      `json:"accepted"`
+	Code     Code      `json:"errorCode,omitempty"`
+	Teaching string    `json:"teaching,omitempty"`
+	Lease    *Lease    `json:"lease,omitempty"`
+	Work     []WorkRow `json:"work,omitempty"`
+}
+
+// WorkRow is one served call (DESIGN.md §8.1, §8.2). Args, Target and ToolSpec are kept as
+// the exact bytes served, because the grant's request digest is computed over them. The
+// shape is closed: a row with an unknown field is refused whoever decodes it.
+type WorkRow struct {
+	ID         string          `json:"id"`         // the work id that Claim and Report name
+	Project    ProjectID       `json:"project"`    // the Board's project
+	Invocation string          `json:"invocation"` // the Operation id
+	Action     string          `json:"action"`
+	Args       json.RawMessage `json:"args"`     // the call's arguments after bindings: a JSON object of scalars
+	Target     json.RawMessage `json:"target"`   // a [WorkTarget]
+	ToolSpec   json.RawMessage `json:"toolSpec"` // a [WorkToolSpec]
+	Grant      string          `json:"grant"`
+}
+
+// WorkTarget names the Source a call runs against; all fields are empty for a
+// source-free Tool.
+type WorkTarget struct {
+	Source       string `json:"source"`
+	SourceType   string `json:"sourceType"`
+	SourceDigest string `json:"sourceDigest"` // "sha256:…" of the Source record
+}
+
+// WorkToolSpec names the Tool definition the call was locked to.
+type WorkToolSpec struct {
+	Tool   ToolID `json:"tool"`
+	Digest string `json:"digest"` // "sha256:…" of the Tool's definition
+	Kind   string `json:"kind"`
+}
+
+// UnmarshalJSON decodes a row strictly: unknown fields, trailing data and missing parts
+// are refused with a work_row error.
+func (r *WorkRow) UnmarshalJSON(b []byte) error {
+	type plain WorkRow
+	var p plain
+	if err := DecodeStrict(b, &p); err != nil {
+		return Errorf(CodeWorkRow, "a served work row is malformed (%v); the authority and worker disagree on the hop contract, upgrade one of them.", err)
+	}
+	if p.ID == "" || p.Grant == "" || len(p.Args) == 0 || len(p.Target) == 0 || len(p.ToolSpec) == 0 {
+		return Errorf(CodeWorkRow, "a served work row lacks its id, args, target, toolSpec or grant; the authority must serve complete rows.")
+	}
+	*r = WorkRow(p)
+	return nil
+}
+
+// DecodeStrict decodes exactly one JSON value from b into v, refusing unknown fields and
+// trailing data.
+func DecodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	if _, err := dec.Token(); err == nil {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// MarshalJSON writes the operation flat: "kind" beside its request's fields.
+func (o WorkOperation) MarshalJSON() ([]byte, error) {
+	var inner any
+	switch o.Kind {
+	case WorkPoll:
+		inner = o.Poll
+	case WorkRenewLease:
+		inner = o.RenewLease
+	case WorkReleaseLease:
+		inner = o.ReleaseLease
+	case WorkClaim:
+		inner = o.Claim
+	case WorkReport:
+		inner = o.Report
+	default:
+		return nil, Errorf(CodeWorkBody, "work operation kind %q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", o.Kind)
+	}
+	body, err := json.Marshal(inner)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(body, []byte("null")) {
+		return nil, Errorf(CodeWorkBody, "work operation %s has no request; fill the field named by its kind.", o.Kind)
+	}
+	kind, _ := json.Marshal(o.Kind)
+	out := append([]byte(`{"kind":`), kind...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}
+
+// UnmarshalJSON reads "kind" and decodes the rest strictly into the request it names.
+func (o *WorkOperation) UnmarshalJSON(b []byte) error {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return Errorf(CodeWorkBody, "a work operation is not a JSON object with a kind; send {\"kind\": \"Poll\", …}.")
+	}
+	var err error
+	out := WorkOperation{Kind: head.Kind}
+	switch head.Kind {
+	case WorkPoll:
+		var v struct {
+			Kind string `json:"kind"`
+			PollRequest
+		}
+		err, out.Poll = DecodeStrict(b, &v), &v.PollRequest
+	case WorkRenewLease, WorkReleaseLease:
+		var v struct {
+			Kind string `json:"kind"`
+			LeaseRequest
+		}
+		err = DecodeStrict(b, &v)
+		if head.Kind == WorkRenewLease {
+			out.RenewLease = &v.LeaseRequest
+		} else {
+			out.ReleaseLease = &v.LeaseRequest
+		}
+	case WorkClaim:
+		var v struct {
+			Kind string `json:"kind"`
+			ClaimRequest
+		}
+		err, out.Claim = DecodeStrict(b, &v), &v.ClaimRequest
+	case WorkReport:
+		var v struct {
+			Kind string `json:"kind"`
+			ReportRequest
+		}
+		err, out.Report = DecodeStrict(b, &v), &v.ReportRequest
+	default:
+		return Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", head.Kind)
+	}
+	if err != nil {
+		return Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields DESIGN.md §8.1 names.", head.Kind, err)
+	}
+	*o = out
+	return nil
+}

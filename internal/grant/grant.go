@@ -1,0 +1,198 @@
+// Package grant signs and verifies the single-use grants that let a worker run one
+// dispatched call (DESIGN.md §8.2).
+package grant
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/gowebpki/jcs"
+)
+
+// MaxSkew is how far in the future a grant's issuedAt may lie, for clocks that disagree a
+// little between the authority and a worker.
+const MaxSkew = 2 * time.Minute
+
+// MaxTokenLen bounds a token before any decoding, so a hostile row cannot make the worker
+// allocate much.
+const MaxTokenLen = 8 << 10
+
+// b64 is base64url without padding; Strict refuses non-canonical trailing bits, so one
+// payload has one encoding.
+var b64 = base64.RawURLEncoding.Strict()
+
+// Sign returns the token for g under key: base64url(JCS(g)) "." base64url(HMAC-SHA256).
+// Times are normalised to UTC whole seconds first. The key is the Connection key's bytes.
+func Sign(key []byte, g contract.Grant) (string, error) {
+	g.IssuedAt = g.IssuedAt.UTC().Truncate(time.Second)
+	g.ExpiresAt = g.ExpiresAt.UTC().Truncate(time.Second)
+	payload, err := Canonical(g)
+	if err != nil {
+		return "", fmt.Errorf("sign grant: %w", err)
+	}
+	return b64.EncodeToString(payload) + "." + b64.EncodeToString(mac(key, payload)), nil
+}
+
+// Canonical returns the JCS (RFC 8785) bytes of g, the payload Sign signs.
+func Canonical(g contract.Grant) ([]byte, error) {
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(raw)
+}
+
+func mac(key, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// Verify checks token against key and against want, the grant as the worker knows it on
+// its own, at time now. The MAC is checked in constant time before the payload is parsed;
+// then every field but the times must equal want's, and now must lie in
+// [issuedAt−MaxSkew, expiresAt). It returns the signed grant. Refusals are *contract.Error
+// with codes grant_malformed, grant_signature, grant_mismatch (naming the field) and
+// grant_expired.
+func Verify(key []byte, token string, want contract.Grant, now time.Time) (contract.Grant, error) {
+	payload, sum, err := split(token)
+	if err != nil {
+		return contract.Grant{}, err
+	}
+	if !hmac.Equal(sum, mac(key, payload)) {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantSignature,
+			"the grant's signature does not match this worker's Connection key; check that the worker runs with the key of the Connection the work was dispatched to.")
+	}
+	g, err := parse(payload)
+	if err != nil {
+		return contract.Grant{}, err
+	}
+	if field := mismatch(g, want); field != "" {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantMismatch,
+			"the grant's %s is not what this worker knows; the work was granted for another call, instance or generation and is neither claimed nor run.", field)
+	}
+	if !now.Before(g.ExpiresAt) {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantExpired,
+			"the grant expired at %s; the authority must dispatch the call again.", g.ExpiresAt.Format(time.RFC3339))
+	}
+	if g.IssuedAt.After(now.Add(MaxSkew)) {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantExpired,
+			"the grant was issued at %s, in this worker's future; fix the clock of the worker or the authority.", g.IssuedAt.Format(time.RFC3339))
+	}
+	return g, nil
+}
+
+// Decode returns the grant a token carries WITHOUT checking its signature; use it only to
+// inspect a token, never to decide to run.
+func Decode(token string) (contract.Grant, error) {
+	payload, _, err := split(token)
+	if err != nil {
+		return contract.Grant{}, err
+	}
+	return parse(payload)
+}
+
+func split(token string) (payload, sum []byte, err error) {
+	malformed := func(why string) error {
+		return contract.Errorf(contract.CodeGrantMalformed, "the grant token %s; a grant is base64url(payload) \".\" base64url(mac) as the authority signs it.", why)
+	}
+	if len(token) > MaxTokenLen {
+		return nil, nil, malformed(fmt.Sprintf("is longer than %d bytes", MaxTokenLen))
+	}
+	p, s, ok := strings.Cut(token, ".")
+	if !ok || strings.Contains(s, ".") {
+		return nil, nil, malformed("is not two parts joined by one dot")
+	}
+	if payload, err = b64.DecodeString(p); err != nil || len(payload) == 0 {
+		return nil, nil, malformed("payload is not base64url without padding")
+	}
+	if sum, err = b64.DecodeString(s); err != nil || len(sum) != sha256.Size {
+		return nil, nil, malformed("MAC is not 32 bytes of base64url without padding")
+	}
+	return payload, sum, nil
+}
+
+// parse decodes a payload strictly and refuses one that is not already canonical, so a
+// grant has exactly one byte form.
+func parse(payload []byte) (contract.Grant, error) {
+	var g contract.Grant
+	if err := contract.DecodeStrict(payload, &g); err != nil {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantMalformed, "the grant payload is not grant JSON (%v); the authority and worker disagree on the grant contract.", err)
+	}
+	canon, err := Canonical(g)
+	if err != nil || !bytes.Equal(canon, payload) {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantMalformed, "the grant payload is not in canonical (JCS) form with UTC whole-second times; the authority must sign with grant.Sign.")
+	}
+	return g, nil
+}
+
+// mismatch returns the JSON name of the first field in which got and want differ,
+// ignoring the times, or "".
+func mismatch(got, want contract.Grant) string {
+	switch {
+	case got.Project != want.Project:
+		return "project"
+	case got.Invocation != want.Invocation:
+		return "invocation"
+	case got.Action != want.Action:
+		return "action"
+	case got.Tool != want.Tool:
+		return "tool"
+	case got.ToolDigest != want.ToolDigest:
+		return "toolDigest"
+	case got.Source != want.Source:
+		return "source"
+	case got.SourceDigest != want.SourceDigest:
+		return "sourceDigest"
+	case got.Connection != want.Connection:
+		return "connection"
+	case got.WorkerID != want.WorkerID:
+		return "workerId"
+	case got.Generation != want.Generation:
+		return "generation"
+	case got.AdapterDigest != want.AdapterDigest:
+		return "adapterDigest"
+	case got.RequestDigest != want.RequestDigest:
+		return "requestDigest"
+	}
+	return ""
+}
+
+// RequestDigest returns "sha256:" and the hex sha256 of JCS({"args", "target", "toolSpec"})
+// over the exact JSON served in a work row (DESIGN.md §8.2). Each part must be valid JSON.
+func RequestDigest(args, target, toolSpec json.RawMessage) (string, error) {
+	// Each part must be one JSON value on its own, or a part could smuggle extra members
+	// into the object built around it.
+	for _, part := range []json.RawMessage{args, target, toolSpec} {
+		if !json.Valid(part) {
+			return "", contract.Errorf(contract.CodeWorkRow, "the served args, target or toolSpec is not one JSON value; the authority must serve JSON values.")
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"args":`)
+	buf.Write(args)
+	buf.WriteString(`,"target":`)
+	buf.Write(target)
+	buf.WriteString(`,"toolSpec":`)
+	buf.Write(toolSpec)
+	buf.WriteString(`}`)
+	canon, err := jcs.Transform(buf.Bytes())
+	if err != nil {
+		return "", contract.Errorf(contract.CodeWorkRow, "the served args, target or toolSpec is not valid JSON; the authority must serve JSON values.")
+	}
+	return Digest(canon), nil
+}
+
+// Digest returns "sha256:" and the hex sha256 of b.
+func Digest(b []byte) string {
+	d := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(d[:])
+}

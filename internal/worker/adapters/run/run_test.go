@@ -1,0 +1,148 @@
+package run_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/worker"
+	"github.com/docketrun/docket/internal/worker/adapters/run"
+	"github.com/google/go-cmp/cmp"
+)
+
+var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
+
+// script writes an executable sh script at root/bin/name.
+func script(t *testing.T, root, name, body string) {
+	t.Helper()
+	p := filepath.Join(root, "bin", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func execute(t *testing.T, a *run.Adapter, def worker.Tool, args contract.Args) (worker.Outcome, error) {
+	t.Helper()
+	def.Adapter = worker.AdapterRun
+	if def.Kind == "" {
+		def.Kind = contract.ToolKindRun
+	}
+	return a.Execute(context.Background(), worker.Call{Tool: "acme.test@1", Def: def, Args: args})
+}
+
+func num(t testing.TB, i int64) contract.Value {
+	t.Helper()
+	v, err := contract.IntValue(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestAdapter_Execute(t *testing.T) {
+	root := t.TempDir()
+	script(t, root, "echo_args", `cat; echo`)
+	script(t, root, "argv", `for a in "$@"; do printf '{"arg":"%s"}\n' "$a"; done`)
+	script(t, root, "lines", `printf '{"n":1}\n\n{"n":2,"x":null}\n'`)
+	script(t, root, "array", `echo '[{"n":1},{"n":2}]'`)
+	script(t, root, "refuse", `echo "month 2026-11 is closed" >&2; echo "more detail" >&2; exit 2`)
+	script(t, root, "crash", `echo "boom: postgres://u:hunter2@h" >&2; exit 3`)
+	script(t, root, "garbage", `echo "not json"`)
+	script(t, root, "slow", `sleep 30 & wait`)
+	script(t, root, "loud", `i=0; while [ $i -lt 5000 ]; do echo '{"line":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}'; i=$((i+1)); done`)
+	if err := os.WriteFile(filepath.Join(root, "bin", "noexec"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/bin/sh", filepath.Join(root, "bin", "link")); err != nil {
+		t.Fatal(err)
+	}
+	a := &run.Adapter{Root: root}
+	args := contract.Args{"month": contract.StringValue("2026-11"), "n": num(t, 3)}
+	tests := []struct {
+		name   string
+		def    worker.Tool
+		want   []contract.Args
+		status worker.Status
+		code   contract.Code
+		reason string
+	}{
+		{name: "args on stdin", def: worker.Tool{Entry: "bin/echo_args"}, status: worker.StatusOK,
+			want: []contract.Args{{"month": contract.StringValue("2026-11"), "n": num(t, 3)}}},
+		{name: "args on argv", def: worker.Tool{Entry: "bin/argv"}, status: worker.StatusOK,
+			want: []contract.Args{{"arg": contract.StringValue("month=2026-11")}, {"arg": contract.StringValue("n=3")}}},
+		{name: "json lines", def: worker.Tool{Entry: "bin/lines"}, status: worker.StatusOK,
+			want: []contract.Args{{"n": num(t, 1)}, {"n": num(t, 2)}}},
+		{name: "array", def: worker.Tool{Entry: "./bin/array"}, status: worker.StatusOK,
+			want: []contract.Args{{"n": num(t, 1)}, {"n": num(t, 2)}}},
+		{name: "exit 2 refuses", def: worker.Tool{Entry: "bin/refuse"}, status: worker.StatusRefused, code: contract.CodeRunRefused,
+			reason: "month 2026-11 is closed"},
+		{name: "crash of a run tool is unknown", def: worker.Tool{Entry: "bin/crash"}, status: worker.StatusUnknown, code: contract.CodeRunFailed},
+		{name: "crash of a read tool is refused", def: worker.Tool{Entry: "bin/crash", Kind: contract.ToolKindRead}, status: worker.StatusRefused, code: contract.CodeRunFailed},
+		{name: "not json", def: worker.Tool{Entry: "bin/garbage", Kind: contract.ToolKindRead}, status: worker.StatusRefused, code: contract.CodeRunOutput},
+		{name: "timeout kills", def: worker.Tool{Entry: "bin/slow", Fence: &worker.Fence{TimeoutMs: 100}}, status: worker.StatusUnknown, code: contract.CodeTimeout},
+		{name: "output cap", def: worker.Tool{Entry: "bin/loud", Kind: contract.ToolKindRead, Fence: &worker.Fence{MaxBytes: 1000}}, status: worker.StatusRefused, code: contract.CodeOutputTooBig},
+		{name: "absolute entry", def: worker.Tool{Entry: "/bin/sh"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
+		{name: "climbing entry", def: worker.Tool{Entry: "bin/../../x"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
+		{name: "missing entry", def: worker.Tool{Entry: "bin/nope"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
+		{name: "not executable", def: worker.Tool{Entry: "bin/noexec"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
+		{name: "symlink entry", def: worker.Tool{Entry: "bin/link"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := execute(t, a, tt.def, args)
+			if out.Status != tt.status || out.Code != tt.code {
+				t.Fatalf("Execute = %+v (%v), want %s %q", out, err, tt.status, tt.code)
+			}
+			if tt.reason != "" && out.Reason != tt.reason {
+				t.Errorf("reason = %q, want %q", out.Reason, tt.reason)
+			}
+			if strings.Contains(out.Reason, "hunter2") {
+				t.Errorf("reason leaks stderr: %q", out.Reason)
+			}
+			if tt.want != nil {
+				if diff := cmp.Diff(tt.want, out.Rows, valueEqual); diff != "" {
+					t.Errorf("rows (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// TestAdapter_env shows that a secret in the worker's environment never reaches a run
+// program, and that env.pass lets through exactly what it names.
+func TestAdapter_env(t *testing.T) {
+	root := t.TempDir()
+	script(t, root, "env", `n=$(env | grep -c leak-value); printf '{"leaks":%s,"month":"%s","path":"%s"}\n' "$n" "$REPORT_MONTH" "${PATH:+set}"`)
+	for _, kv := range [][2]string{{"OPENAI_API_KEY", "leak-value-1"}, {"DOCKET_CONNECTION_KEY", "leak-value-2"},
+		{"Db_Password", "leak-value-3"}, {"ORDERS_DSN", "leak-value-4"}, {"AWS_SECRET_ACCESS_KEY", "leak-value-5"},
+		{"DATABASE_URL", "leak-value-6"}, {"REPORT_MONTH", "2026-11"}} {
+		t.Setenv(kv[0], kv[1])
+	}
+	a := &run.Adapter{Root: root}
+	tests := []struct {
+		name string
+		env  *worker.Env
+		want contract.Args
+	}{
+		{"scrubbed", nil, contract.Args{"leaks": num(t, 0), "month": contract.StringValue("2026-11"), "path": contract.StringValue("set")}},
+		{"allow-list", &worker.Env{Pass: []string{"DOCKET_CONNECTION_KEY"}}, contract.Args{"leaks": num(t, 0), "month": contract.StringValue(""), "path": contract.StringValue("set")}},
+		{"allow-list passes a named secret", &worker.Env{Pass: []string{"ORDERS_DSN"}}, contract.Args{"leaks": num(t, 1), "month": contract.StringValue(""), "path": contract.StringValue("set")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := execute(t, a, worker.Tool{Entry: "bin/env", Env: tt.env}, contract.Args{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]contract.Args{tt.want}, out.Rows, valueEqual); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

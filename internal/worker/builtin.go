@@ -1,0 +1,48 @@
+package worker
+
+import "github.com/docketrun/docket/internal/contract"
+
+// Workspace operations, the entries of the built-in workspace Tools (DESIGN.md §8.3).
+// There is deliberately no delete, move or shell operation.
+const (
+	OpList      = "list"
+	OpCount     = "count"
+	OpSearch    = "search"
+	OpReadText  = "read_text"
+	OpReadJSON  = "read_json"
+	OpHash      = "hash"
+	OpWriteText = "write_text"
+	OpWriteJSON = "write_json"
+)
+
+// MCPDiscoverTool lists the tools of an mcp Source. It is the one built-in mcp Tool and
+// the only one with an empty entry, which the mcp adapter reads as "discover".
+const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
+
+// WorkspaceTool returns the id of the built-in workspace Tool for op.
+func WorkspaceTool(op string) contract.ToolID { return contract.ToolID("docket.workspace." + op + "@1") }
+
+// builtinTools returns the definitions of the built-in workspace Tools; they run against
+// one file Source.
+func builtinTools() map[contract.ToolID]Tool {
+	path := Param{Type: ParamString, Required: true}
+	optPath := Param{Type: ParamString}
+	def := func(op, kind string, params map[string]Param, returns ...string) Tool {
+		return Tool{Adapter: AdapterWorkspace, SourceTypes: []string{"file"}, Entry: op, Kind: kind, Params: params, Returns: returns}
+	}
+	tools := map[contract.ToolID]Tool{
+		WorkspaceTool(OpList):      def(OpList, contract.ToolKindRead, map[string]Param{"path": optPath}, "path", "kind", "size"),
+		WorkspaceTool(OpCount):     def(OpCount, contract.ToolKindRead, map[string]Param{"path": optPath}, "files", "dirs"),
+		WorkspaceTool(OpSearch):    def(OpSearch, contract.ToolKindRead, map[string]Param{"path": optPath, "pattern": path}, "path", "line", "text"),
+		WorkspaceTool(OpReadText):  def(OpReadText, contract.ToolKindRead, map[string]Param{"path": path}, "path", "text"),
+		WorkspaceTool(OpReadJSON):  def(OpReadJSON, contract.ToolKindRead, map[string]Param{"path": path}),
+		WorkspaceTool(OpHash):      def(OpHash, contract.ToolKindRead, map[string]Param{"path": path}, "path", "sha256", "size"),
+		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
+	}
+	tools[MCPDiscoverTool] = Tool{Adapter: AdapterMCP, SourceTypes: []string{"mcp"}, Kind: contract.ToolKindRead,
+		Returns: []string{"name", "description", "inputSchema", "readOnly"}}
+	wj := def(OpWriteJSON, contract.ToolKindWrite, map[string]Param{"path": path}, "path", "sha256", "size")
+	wj.openArgs = true
+	tools[WorkspaceTool(OpWriteJSON)] = wj
+	return tools
+}

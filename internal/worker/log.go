@@ -1,0 +1,9 @@
+package worker
+
+// Log attribute keys of the worker.
+const (
+	logWork   = "work"
+	logTool   = "tool"
+	logStatus = "status"
+	logErr    = "err"
+)

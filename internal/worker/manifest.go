@@ -1,0 +1,281 @@
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/grant"
+	"github.com/gowebpki/jcs"
+)
+
+// ManifestFormat is the only manifest format this worker reads.
+const ManifestFormat = "docket-worker-tools/1"
+
+// MaxManifestBytes bounds a manifest file.
+const MaxManifestBytes = 1 << 20
+
+// Adapter names a manifest may use (DESIGN.md §8.3).
+const (
+	AdapterWorkspace    = "workspace"
+	AdapterRun          = "run"
+	AdapterHTTP         = "http"
+	AdapterDBQuery      = "db-query"
+	AdapterDBExecFenced = "db-exec-fenced"
+	AdapterMCP          = "mcp"
+)
+
+// adapterKinds maps each adapter to the Tool kinds it may declare; the first is the default.
+var adapterKinds = map[string][]string{
+	AdapterWorkspace:    {contract.ToolKindRead, contract.ToolKindWrite},
+	AdapterRun:          {contract.ToolKindRun, contract.ToolKindRead, contract.ToolKindWrite},
+	AdapterHTTP:         {contract.ToolKindRead, contract.ToolKindWrite},
+	AdapterDBQuery:      {contract.ToolKindRead},
+	AdapterDBExecFenced: {contract.ToolKindWrite},
+	AdapterMCP:          {contract.ToolKindRead, contract.ToolKindWrite, contract.ToolKindRun},
+}
+
+// Reserved argument names. "source" names the Source of a call; "sql" would let a caller
+// write SQL, which comes only from the Tool's template (DESIGN.md §8.3).
+const (
+	ArgSource = "source"
+	ArgSQL    = "sql"
+)
+
+// Manifest is a parsed `docket-worker-tools/1` manifest plus the built-in workspace Tools.
+// It is immutable after ParseManifest and safe for concurrent use.
+type Manifest struct {
+	tools   map[contract.ToolID]Tool
+	digests map[contract.ToolID]string
+}
+
+// manifestFile is the JSON form of a manifest.
+type manifestFile struct {
+	Format string                   `json:"format"`
+	Tools  map[contract.ToolID]Tool `json:"tools"`
+}
+
+// Tool is one Tool's definition. Its digest is the sha256 of the JCS of this JSON, so any
+// change to a field is a new definition that must be locked again.
+type Tool struct {
+	Adapter     string           `json:"adapter"`
+	SourceTypes []string         `json:"sourceTypes"`     // empty: the Tool is source-free
+	Entry       string           `json:"entry"`           // per adapter: workspace op, run file, "METHOD /path/{param}", SQL, MCP tool name
+	Kind        string           `json:"kind,omitempty"`  // read, write or run; default by adapter
+	Params      map[string]Param `json:"params,omitempty"` // the arguments the call takes, besides "source"
+	Returns     []string         `json:"returns,omitempty"` // the columns of its rows, for documentation and mapping
+	Env         *Env             `json:"env,omitempty"`     // run and stdio mcp: environment passed through
+	Fence       *Fence           `json:"fence,omitempty"`   // limits and permissions
+
+	// openArgs lets the built-in write_json take any scalar arguments as the object it
+	// writes; a manifest cannot set it.
+	openArgs bool
+}
+
+// Param types.
+const (
+	ParamString  = "string"
+	ParamInteger = "integer"
+	ParamNumber  = "number"
+	ParamBoolean = "boolean"
+)
+
+// Param declares one argument.
+type Param struct {
+	Type     string `json:"type"` // string, integer, number or boolean
+	Required bool   `json:"required,omitempty"`
+}
+
+// Env is the environment a run or stdio mcp Tool may see besides the scrubbed default.
+type Env struct {
+	// Pass names variables copied from the worker's environment as they are, even when the
+	// scrub would drop them. When set, nothing else is passed but a minimal PATH and HOME.
+	Pass []string `json:"pass,omitempty"`
+}
+
+// Fence holds a Tool's limits and declared permissions. Zero fields take the adapter's
+// defaults.
+type Fence struct {
+	TimeoutMs int64    `json:"timeoutMs,omitempty"` // wall-clock limit of one call, milliseconds
+	MaxBytes  int64    `json:"maxBytes,omitempty"`  // cap on a file read or a response, bytes
+	Hosts     []string `json:"hosts,omitempty"`     // http: hosts allowed besides the Source's origin
+	Allow     []string `json:"allow,omitempty"`     // db-exec-fenced: destructive classes allowed (drop, truncate, alter, delete_all)
+}
+
+// ParseManifest parses a manifest strictly: unknown fields, bad Tool ids, unknown adapters
+// or kinds, a declared "source" parameter, a "sql" parameter on a db Tool and Tools of the
+// reserved vendor "docket" are refused. checkers, keyed by adapter name, check entries.
+func ParseManifest(b []byte, checkers map[string]Adapter) (*Manifest, error) {
+	if len(b) > MaxManifestBytes {
+		return nil, contract.Errorf(contract.CodeManifestInvalid, "the manifest is over %d bytes; split it or remove unused Tools.", MaxManifestBytes)
+	}
+	var f manifestFile
+	if err := contract.DecodeStrict(b, &f); err != nil {
+		return nil, &contract.Error{Code: contract.CodeManifestInvalid,
+			Teaching: fmt.Sprintf("the manifest is not valid %s JSON: %v.", ManifestFormat, err), Err: err}
+	}
+	if f.Format != ManifestFormat {
+		return nil, contract.Errorf(contract.CodeManifestInvalid, "the manifest format is %.40q; set \"format\": %q.", f.Format, ManifestFormat)
+	}
+	m := &Manifest{tools: map[contract.ToolID]Tool{}, digests: map[contract.ToolID]string{}}
+	for id, t := range f.Tools {
+		if _, err := contract.ParseToolID(string(id)); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(string(id), "docket.") {
+			return nil, contract.Errorf(contract.CodeManifestInvalid, "tool %s uses the reserved vendor \"docket\"; the built-in Tools need no declaration, name yours after your own vendor.", id)
+		}
+		if err := checkTool(id, &t); err != nil {
+			return nil, err
+		}
+		if c, ok := checkers[t.Adapter].(ToolChecker); ok {
+			if err := c.CheckTool(id, t); err != nil {
+				return nil, fmt.Errorf("tool %s: %w", id, err)
+			}
+		}
+		m.tools[id] = t
+	}
+	for id, t := range builtinTools() {
+		m.tools[id] = t
+	}
+	for id, t := range m.tools {
+		d, err := toolDigest(t)
+		if err != nil {
+			return nil, fmt.Errorf("digest tool %s: %w", id, err)
+		}
+		m.digests[id] = d
+	}
+	return m, nil
+}
+
+func checkTool(id contract.ToolID, t *Tool) error {
+	kinds, ok := adapterKinds[t.Adapter]
+	if !ok {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s names adapter %.40q; use workspace, run, http, db-query, db-exec-fenced or mcp.", id, t.Adapter)
+	}
+	if t.Adapter == AdapterWorkspace {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s uses the workspace adapter, whose Tools are built in; use docket.workspace.*@1 instead.", id)
+	}
+	if t.Kind == "" {
+		t.Kind = kinds[0]
+	}
+	if t.SourceTypes == nil {
+		t.SourceTypes = []string{} // absent and [] are one definition, with one digest
+	}
+	if !slices.Contains(kinds, t.Kind) {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has kind %.20q; adapter %s takes %s.", id, t.Kind, t.Adapter, strings.Join(kinds, ", "))
+	}
+	if strings.TrimSpace(t.Entry) == "" {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has no entry; say what it runs.", id)
+	}
+	for _, st := range t.SourceTypes {
+		if !slices.Contains(contract.SourceTypes, st) {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s names source type %.20q; use file, http, db or mcp.", id, st)
+		}
+	}
+	needs := map[string]string{AdapterHTTP: "http", AdapterDBQuery: "db", AdapterDBExecFenced: "db", AdapterMCP: "mcp"}
+	if want, ok := needs[t.Adapter]; ok && !slices.Equal(t.SourceTypes, []string{want}) {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s uses adapter %s, which runs against one %s Source; set \"sourceTypes\": [%q].", id, t.Adapter, want, want)
+	}
+	for name, p := range t.Params {
+		if name == ArgSource {
+			return contract.Errorf(contract.CodeToolParamReserved, "tool %s declares a parameter \"source\", which is reserved for naming the Source; rename it.", id)
+		}
+		if name == ArgSQL && (t.Adapter == AdapterDBQuery || t.Adapter == AdapterDBExecFenced) {
+			return contract.Errorf(contract.CodeToolParamReserved, "tool %s declares a parameter \"sql\"; SQL comes only from the Tool's entry template, with {param} placeholders bound as driver parameters.", id)
+		}
+		if !validArgName(name) {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s has parameter %.40q; use lower-case letters, digits and '_', starting with a letter.", id, name)
+		}
+		switch p.Type {
+		case ParamString, ParamInteger, ParamNumber, ParamBoolean:
+		default:
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s parameter %s has type %.20q; use string, integer, number or boolean.", id, name, p.Type)
+		}
+	}
+	if t.Fence != nil && (t.Fence.TimeoutMs < 0 || t.Fence.MaxBytes < 0) {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a negative fence limit; use a positive number or leave it out for the default.", id)
+	}
+	return nil
+}
+
+func validArgName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || i > 0 && (r >= '0' && r <= '9' || r == '_')) {
+			return false
+		}
+	}
+	return true
+}
+
+// toolDigest is the sha256 of the JCS of t's JSON definition.
+func toolDigest(t Tool) (string, error) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return "", err
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", err
+	}
+	return grant.Digest(canon), nil
+}
+
+// Lookup returns the definition and digest of the Tool id.
+func (m *Manifest) Lookup(id contract.ToolID) (Tool, string, bool) {
+	t, ok := m.tools[id]
+	return t, m.digests[id], ok
+}
+
+// IDs returns the Tool ids, sorted.
+func (m *Manifest) IDs() []contract.ToolID {
+	ids := make([]contract.ToolID, 0, len(m.tools))
+	for id := range m.tools {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// CheckArgs checks args against t's params: unknown arguments, missing required ones and
+// wrong types are refused with tool_args. The reserved "source" must already be removed.
+func (t Tool) CheckArgs(id contract.ToolID, args contract.Args) error {
+	for name, v := range args {
+		p, ok := t.Params[name]
+		if !ok {
+			if t.openArgs && validArgName(name) {
+				continue
+			}
+			return contract.Errorf(contract.CodeToolArgs, "tool %s takes no argument %.40q; pass only its declared parameters.", id, name)
+		}
+		if !typeMatches(p.Type, v) {
+			return contract.Errorf(contract.CodeToolArgs, "tool %s argument %s must be a %s.", id, name, p.Type)
+		}
+	}
+	for name, p := range t.Params {
+		if _, ok := args[name]; p.Required && !ok {
+			return contract.Errorf(contract.CodeToolArgs, "tool %s needs argument %s.", id, name)
+		}
+	}
+	return nil
+}
+
+func typeMatches(typ string, v contract.Value) bool {
+	switch typ {
+	case ParamString:
+		return v.Kind() == contract.ValueString
+	case ParamInteger:
+		return v.Kind() == contract.ValueInt
+	case ParamNumber:
+		return v.Kind() == contract.ValueInt || v.Kind() == contract.ValueFloat
+	case ParamBoolean:
+		return v.Kind() == contract.ValueBool
+	}
+	return false
+}
