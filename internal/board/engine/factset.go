@@ -4,10 +4,16 @@ import "slices"
 
 // factSet finds a table's facts by their values. It is an open-addressing hash table with
 // linear probing and backward-shift deletion: one probe sequence answers "is it there" and
-// "where does it go", and, unlike a Go map of pointers, it costs one pointer per slot.
+// "where does it go". Each slot keeps its fact's key, so a probe reads no fact but the one
+// it finds.
 type factSet struct {
-	slots []*fact // len is zero or a power of two
+	slots []factSlot // len is zero or a power of two
 	n     int
+}
+
+type factSlot struct {
+	key uint64
+	f   *fact // nil for an empty slot
 }
 
 // factKey keys a fact's values: exact for up to two values, a hash otherwise.
@@ -28,11 +34,6 @@ func (s *factSet) home(key uint64) int {
 	return int((key * 0x9E3779B97F4A7C15) >> 32 & uint64(len(s.slots)-1))
 }
 
-func sameKey(f *fact, key uint64, exact bool, vals []uint32) bool {
-	k, _ := factKey(f.vals)
-	return k == key && (exact || slices.Equal(f.vals, vals))
-}
-
 // get returns the fact with exactly vals, or nil.
 func (s *factSet) get(vals []uint32) *fact {
 	if s.n == 0 {
@@ -41,12 +42,12 @@ func (s *factSet) get(vals []uint32) *fact {
 	key, exact := factKey(vals)
 	mask := len(s.slots) - 1
 	for i := s.home(key); ; i = (i + 1) & mask {
-		f := s.slots[i]
-		if f == nil {
+		sl := s.slots[i]
+		if sl.f == nil {
 			return nil
 		}
-		if sameKey(f, key, exact, vals) {
-			return f
+		if sl.key == key && (exact || slices.Equal(sl.f.vals, vals)) {
+			return sl.f
 		}
 	}
 }
@@ -56,26 +57,26 @@ func (s *factSet) add(f *fact) {
 	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
-	s.place(f)
+	key, _ := factKey(f.vals)
+	s.place(factSlot{key: key, f: f})
 	s.n++
 }
 
-func (s *factSet) place(f *fact) {
-	key, _ := factKey(f.vals)
+func (s *factSet) place(sl factSlot) {
 	mask := len(s.slots) - 1
-	i := s.home(key)
-	for s.slots[i] != nil {
+	i := s.home(sl.key)
+	for s.slots[i].f != nil {
 		i = (i + 1) & mask
 	}
-	s.slots[i] = f
+	s.slots[i] = sl
 }
 
 func (s *factSet) grow() {
 	old := s.slots
-	s.slots = make([]*fact, max(16, 2*len(old)))
-	for _, f := range old {
-		if f != nil {
-			s.place(f)
+	s.slots = make([]factSlot, max(16, 2*len(old)))
+	for _, sl := range old {
+		if sl.f != nil {
+			s.place(sl)
 		}
 	}
 }
@@ -83,24 +84,26 @@ func (s *factSet) grow() {
 // remove deletes f, shifting later members of its probe run back so that no lookup stops
 // early at the hole.
 func (s *factSet) remove(f *fact) {
+	if s.n == 0 {
+		return
+	}
 	mask := len(s.slots) - 1
 	key, _ := factKey(f.vals)
 	i := s.home(key)
-	for s.slots[i] != f {
-		if s.slots[i] == nil {
+	for s.slots[i].f != f {
+		if s.slots[i].f == nil {
 			return
 		}
 		i = (i + 1) & mask
 	}
-	s.slots[i] = nil
+	s.slots[i] = factSlot{}
 	s.n--
-	for j := (i + 1) & mask; s.slots[j] != nil; j = (j + 1) & mask {
-		g := s.slots[j]
-		k, _ := factKey(g.vals)
-		h := s.home(k)
-		// g may move to the hole at i when its home is not in the cyclic range (i, j].
+	for j := (i + 1) & mask; s.slots[j].f != nil; j = (j + 1) & mask {
+		h := s.home(s.slots[j].key)
+		// The member at j may move to the hole at i when its home is not in the cyclic
+		// range (i, j].
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			s.slots[i], s.slots[j] = g, nil
+			s.slots[i], s.slots[j] = s.slots[j], factSlot{}
 			i = j
 		}
 	}
