@@ -112,7 +112,7 @@ func (b *Board) evaluate(caseID contract.CaseID, name string, params contract.Ar
 				"%s is a terminal Action and already succeeded in Case %s; it runs once per Case", name, caseID)
 		}
 		for k, v := range c.BusinessKey {
-			ev.args[k], _ = engineValue(v) // checked when the Case opened
+			ev.args[k], _ = engine.ValueOf(v) // checked when the Case opened
 		}
 	}
 	if err := b.bindParams(ev, params); err != nil {
@@ -172,7 +172,7 @@ func (b *Board) bindParams(ev *evaluation, params contract.Args) error {
 		if _, isVar := v.Var(); isVar || !typeFits(a.Params[i].Type, v) {
 			return contract.Errorf(contract.CodeActionParam, "parameter %s of %s must be a %s; %s is not", k, a.Name, a.Params[i].Type, v)
 		}
-		ev2, _ := engineValue(v)
+		ev2, _ := engine.ValueOf(v)
 		if key, fromKey := ev.args[k]; fromKey && key != ev2 {
 			return contract.Errorf(contract.CodeCaseBusinessKey,
 				"%s is %s in Case %s, not %s; pass the Case's own value or leave it out", k, key, ev.c.CaseID, v)
@@ -248,12 +248,12 @@ func wireBindings(vals engine.Bindings, a Action) contract.Args {
 	out := contract.Args{}
 	for _, p := range a.Params {
 		if v, ok := vals[p.Name]; ok {
-			out[p.Name] = wireValue(v)
+			out[p.Name] = v.Wire()
 		}
 	}
 	for _, bd := range a.Bindings {
 		if v, ok := vals[bd.Param]; ok {
-			out[bd.Param] = wireValue(v)
+			out[bd.Param] = v.Wire()
 		}
 	}
 	return out

@@ -19,38 +19,6 @@ func asContractError(err error) (*contract.Error, bool) {
 	return errors.AsType[*contract.Error](err)
 }
 
-// engineValue converts a wire scalar to an engine Value.
-func engineValue(v contract.Value) (engine.Value, error) {
-	switch v.Kind() {
-	case contract.ValueString:
-		return engine.String(v.Str()), nil
-	case contract.ValueInt:
-		return engine.Int(v.Int())
-	case contract.ValueFloat:
-		return engine.Float(v.Float())
-	case contract.ValueBool:
-		return engine.Bool(v.Bool()), nil
-	}
-	return engine.Value{}, contract.Errorf(contract.CodeInvalidArgument, "a value is empty; give a string, number or boolean")
-}
-
-// wireValue converts an engine Value to a wire scalar.
-func wireValue(v engine.Value) contract.Value {
-	switch v.Kind() {
-	case engine.KindString:
-		return contract.StringValue(v.Str())
-	case engine.KindInt:
-		x, _ := contract.IntValue(v.IntVal()) // the engine holds only exact integers
-		return x
-	case engine.KindFloat:
-		x, _ := contract.FloatValue(v.FloatVal())
-		return x
-	case engine.KindBool:
-		return contract.BoolValue(v.BoolVal())
-	}
-	return contract.Value{}
-}
-
 // anon numbers anonymous variables ("?_") so that each occurrence is a fresh variable,
 // as the text syntax does (_1, _2, …).
 type anon struct{ n int }
@@ -79,7 +47,7 @@ func engineAtom(pred string, args contract.Args, neg, pattern bool, an *anon) (e
 			list = append(list, engine.Arg{Name: name, Term: engine.V(vn)})
 			continue
 		}
-		ev, err := engineValue(v)
+		ev, err := engine.ValueOf(v)
 		if err != nil {
 			return engine.Atom{}, err
 		}
@@ -135,7 +103,7 @@ func wireArgs(args []engine.Arg) contract.Args {
 		case a.Term.IsVar():
 			out[a.Name] = contract.VarValue(a.Term.Var)
 		default:
-			out[a.Name] = wireValue(a.Term.Val)
+			out[a.Name] = a.Term.Val.Wire()
 		}
 	}
 	return out

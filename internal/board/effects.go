@@ -98,7 +98,7 @@ func (b *Board) ApplyOutcome(by Author, req contract.ExecutionRequest, out contr
 	}
 	ev := &evaluation{action: a, args: engine.Bindings{}}
 	for k, v := range req.Args {
-		ev.args[k], err = engineValue(v)
+		ev.args[k], err = engine.ValueOf(v)
 		if err != nil {
 			return ActionResult{}, err
 		}

@@ -221,7 +221,7 @@ func (b *Board) actionEntry(a Action, c *contract.Case, setup Setup) contract.Ac
 	if c != nil {
 		e.CaseID = c.CaseID
 		for k, v := range c.BusinessKey {
-			given[k], _ = engineValue(v)
+			given[k], _ = engine.ValueOf(v)
 		}
 	}
 	for _, p := range a.Params {

@@ -84,9 +84,9 @@ func MarshalJSONPattern(a engine.Atom) ([]byte, error) {
 			}
 			w.Args[arg.Name] = contract.VarValue(v)
 		default:
-			v, err := wireValue(t.Val)
-			if err != nil {
-				return nil, fmt.Errorf("marshal %s: argument %s: %w", a.Pred, arg.Name, err)
+			v := t.Val.Wire()
+			if v.IsZero() {
+				return nil, fmt.Errorf("marshal %s: argument %s has no value", a.Pred, arg.Name)
 			}
 			if _, isVar := v.Var(); isVar {
 				return nil, fmt.Errorf("marshal %s: the string %q of %s would read back as a variable", a.Pred, v.Str(), arg.Name)
@@ -136,7 +136,7 @@ func engineAtom(p Pos, w contract.Atom, pattern bool) (engine.Atom, error) {
 			args = append(args, engine.Arg{Name: name, Term: engine.V(x)})
 			continue
 		}
-		ev, err := engineValue(v)
+		ev, err := engine.ValueOf(v)
 		if err != nil {
 			return engine.Atom{}, syntaxError(p, "argument %s of %s: %s", name, w.Predicate, teachingOf(err))
 		}
@@ -147,34 +147,4 @@ func engineAtom(p Pos, w contract.Atom, pattern bool) (engine.Atom, error) {
 		return engine.Atom{}, syntaxError(p, "%s", teachingOf(err))
 	}
 	return a, nil
-}
-
-// engineValue converts a wire scalar; contract.Value has already checked its range.
-func engineValue(v contract.Value) (engine.Value, error) {
-	switch v.Kind() {
-	case contract.ValueString:
-		return engine.String(v.Str()), nil
-	case contract.ValueInt:
-		return engine.Int(v.Int())
-	case contract.ValueFloat:
-		return engine.Float(v.Float())
-	case contract.ValueBool:
-		return engine.Bool(v.Bool()), nil
-	}
-	return engine.Value{}, fmt.Errorf("a value is empty; give a string, number or boolean")
-}
-
-// wireValue converts an engine Value to a wire scalar.
-func wireValue(v engine.Value) (contract.Value, error) {
-	switch v.Kind() {
-	case engine.KindString:
-		return contract.StringValue(v.Str()), nil
-	case engine.KindInt:
-		return contract.IntValue(v.IntVal())
-	case engine.KindFloat:
-		return contract.FloatValue(v.FloatVal())
-	case engine.KindBool:
-		return contract.BoolValue(v.BoolVal()), nil
-	}
-	return contract.Value{}, fmt.Errorf("the value is empty")
 }
