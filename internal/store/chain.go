@@ -11,6 +11,7 @@ type ChainError struct {
 	Got     string // what the log holds
 }
 
+// Error names the project, the sequence number and what differs.
 func (e *ChainError) Error() string {
 	return fmt.Sprintf("store: event chain broken: project %s seq %d: %s is %s, want %s",
 		e.Project, e.Seq, e.Field, e.Got, e.Want)

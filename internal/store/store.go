@@ -45,7 +45,9 @@ type Store interface {
 	// returns an error, or the commit fails, nothing fn wrote is kept: no row and no
 	// event. Update returns fn's error unchanged, so callers can match their own errors.
 	// Update never retries fn; fn must not keep tx after it returns. Writers of one
-	// project's log are serialized from their first Append to their commit.
+	// project's log are serialized from their first Append to their commit; a transaction
+	// that appends to several logs should reach them in a fixed (sorted) order, or
+	// PostgreSQL may abort one of two crossing transactions as a deadlock.
 	//
 	// After a write of tx fails, fn must return an error: PostgreSQL aborts the whole
 	// transaction at its first failed statement. (A read that returns [ErrNotFound] does not

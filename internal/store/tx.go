@@ -19,10 +19,14 @@ type Reader interface {
 
 	// InstallationKey returns the bytes given to [Tx.SetInstallationKey].
 	InstallationKey(ctx context.Context) ([]byte, error)
+	// Project returns a project by id.
 	Project(ctx context.Context, id string) (Project, error)
+	// Projects returns every project.
 	Projects(ctx context.Context) ([]Project, error)
 
+	// Member returns a member by id, revoked or not; check RevokedAt.
 	Member(ctx context.Context, id string) (Member, error)
+	// MemberByName returns a member by name, revoked or not; check RevokedAt.
 	MemberByName(ctx context.Context, name string) (Member, error)
 	// MemberProjects returns the ids of the projects member belongs to.
 	MemberProjects(ctx context.Context, member string) ([]string, error)
@@ -34,12 +38,16 @@ type Reader interface {
 	Agent(ctx context.Context, id string) (Agent, error)
 	// AgentByToken returns the agent whose token digest is digest, or [ErrRevoked].
 	AgentByToken(ctx context.Context, digest []byte) (Agent, error)
+	// Agents returns project's agents, revoked ones included.
 	Agents(ctx context.Context, project string) ([]Agent, error)
 
 	// Connection returns a connection, revoked or not; check RevokedAt.
 	Connection(ctx context.Context, id string) (Connection, error)
+	// Connections returns project's connections, revoked ones included.
 	Connections(ctx context.Context, project string) ([]Connection, error)
+	// Sources returns the sources bound on connection.
 	Sources(ctx context.Context, connection string) ([]Source, error)
+	// ToolLocks returns the tools locked on connection, by tool.
 	ToolLocks(ctx context.Context, connection string) ([]ToolLock, error)
 
 	// Release returns a release with its content.
@@ -70,28 +78,40 @@ type Tx interface {
 
 	// SetInstallationKey stores the installation key; a second call returns [ErrConflict].
 	SetInstallationKey(ctx context.Context, key []byte) error
+	// CreateProject creates a project; its id must be new.
 	CreateProject(ctx context.Context, p Project) error
 
+	// CreateMember creates a member; its id and name must be new.
 	CreateMember(ctx context.Context, m Member) error
 	// AddMembership makes member a member of project; adding it again is a no-op.
 	AddMembership(ctx context.Context, project, member string) error
 	// RevokeMember revokes a member and with it every session of that member.
 	RevokeMember(ctx context.Context, id string, at time.Time) error
+	// CreateSession records a session of an existing member; its digest must be new.
 	CreateSession(ctx context.Context, s Session) error
+	// RevokeSession revokes the session whose token digest is digest.
 	RevokeSession(ctx context.Context, digest []byte, at time.Time) error
 
+	// CreateAgent creates an agent in an existing project; its id, its name in the
+	// project and its token digest must be new, and its kind one of the AgentKind values.
 	CreateAgent(ctx context.Context, a Agent) error
 	// SetAgentToken replaces an agent's token digest; the old token stops working.
 	SetAgentToken(ctx context.Context, id string, digest []byte) error
+	// RevokeAgent revokes an agent: its token stops working.
 	RevokeAgent(ctx context.Context, id string, at time.Time) error
 
+	// CreateConnection creates a connection in an existing project; its id and its name
+	// in the project must be new.
 	CreateConnection(ctx context.Context, c Connection) error
+	// RevokeConnection revokes a connection. Its sources and tool locks stay, for audit.
 	RevokeConnection(ctx context.Context, id string, at time.Time) error
 	// PutSource binds or rebinds a source on its connection.
 	PutSource(ctx context.Context, s Source) error
+	// DeleteSource removes a source from its connection.
 	DeleteSource(ctx context.Context, connection, id string) error
 	// LockTool locks a tool at a digest on its connection, replacing an earlier lock.
 	LockTool(ctx context.Context, l ToolLock) error
+	// UnlockTool removes a tool's lock from a connection.
 	UnlockTool(ctx context.Context, connection, tool string) error
 
 	// PutRelease stores an immutable release. Storing the same id, version, digest and

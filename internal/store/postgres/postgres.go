@@ -142,21 +142,20 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		return store.ErrClosed
 	}
 	c := conn{closed: &s.closed}
-	pgTx, err := s.pool.Begin(ctx)
+	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin update: %w", c.mapErr(err))
 	}
-	defer func() { _ = pgTx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
-	c.q = pgTx
+	defer pc.Release()
+	tc := &txConn{c: pc}
+	defer tc.rollback(context.WithoutCancel(ctx)) // a no-op after commit
+	c.q = tc
 	tx := tables.NewTx(c, false)
 	if err := fn(tx); err != nil {
 		return err
 	}
-	projects, err := tx.Finish(ctx)
-	if err != nil {
-		return err
-	}
-	if err := pgTx.Commit(ctx); err != nil {
+	heads, projects := tx.Heads()
+	if err := tc.commit(ctx, heads); err != nil {
 		return fmt.Errorf("commit update: %w", c.mapErr(err))
 	}
 	s.notify.Notify(projects...)

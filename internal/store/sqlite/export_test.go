@@ -9,8 +9,8 @@ import (
 // tampering. With guardsOff it first drops the triggers that make events and releases
 // immutable, for good.
 func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args ...any) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	s.writing <- struct{}{}
+	defer func() { <-s.writing }()
 	if guardsOff {
 		for _, trig := range []string{"events_no_update", "events_no_delete", "releases_no_update"} {
 			if _, err := s.wconn.ExecContext(ctx, `DROP TRIGGER IF EXISTS `+trig); err != nil {
@@ -25,8 +25,8 @@ func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args .
 // RawStmt prepares query on s's writer connection, for the raw INSERT baseline of the
 // benchmarks.
 func RawStmt(ctx context.Context, s *Store, query string) (*sql.Stmt, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	s.writing <- struct{}{}
+	defer func() { <-s.writing }()
 	return s.wconn.PrepareContext(ctx, query)
 }
 

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,9 +47,10 @@ type Store struct {
 	closed atomic.Bool
 	notify tables.Notifier
 
-	// writeMu serializes writes on wconn: Update, migration and Close. Lock order: writeMu,
-	// then wstmts.mu.
-	writeMu sync.Mutex
+	// writing holds one token while a write, the migration or Close uses wconn; a
+	// channel rather than a mutex so that a writer waiting its turn can give up when its
+	// context ends. Never closed. Take it before wstmts.mu.
+	writing chan struct{}
 	wconn   *sql.Conn
 	wstmts  stmtCache // statements prepared on wconn
 }
@@ -75,7 +75,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	s := &Store{path: path}
+	s := &Store{path: path, writing: make(chan struct{}, 1)}
 	base := (&url.URL{Scheme: "file", Path: path}).String()
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", busyTimeout.Milliseconds())
 	if s.writer, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=journal_mode(WAL)"); err != nil {
@@ -112,8 +112,12 @@ func (s *Store) migrate(ctx context.Context) error {
 // IMMEDIATE takes the write lock at once, so a transaction never fails halfway to upgrade
 // a read lock when another process writes the file.
 func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	select {
+	case s.writing <- struct{}{}:
+		defer func() { <-s.writing }()
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the writer: %w", context.Cause(ctx))
+	}
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
@@ -187,8 +191,8 @@ func (s *Store) Wait(ctx context.Context, project string, after int64) error {
 // Close closes the statements, the reader pool and the writer and returns their errors.
 // It waits for a running Update. Calls after the first return nil.
 func (s *Store) Close() error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	s.writing <- struct{}{}
+	defer func() { <-s.writing }()
 	if s.closed.Swap(true) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -99,5 +100,27 @@ func TestOpen_Reopen(t *testing.T) {
 	head, err := s.Verify(t.Context(), "p1")
 	if err != nil || head.Seq != 1 {
 		t.Fatalf("Verify after reopen = %v, %v; want seq 1", head, err)
+	}
+}
+
+// TestOpen_Files checks that the database is in WAL mode and that its files are private
+// to their owner (DESIGN.md §1: files 0600).
+func TestOpen_Files(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docket.db")
+	s := openAt(t, path)
+	if err := s.Update(t.Context(), func(tx store.Tx) error {
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0})
+		return err
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	for _, name := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatalf("stat %s (WAL mode keeps a -wal file while open): %v", name, err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", filepath.Base(name), mode)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -175,6 +176,31 @@ func testReadsOwnWrites(t *testing.T, h Harness) {
 		}
 		return nil
 	})
+}
+
+// testReadFirst opens transactions with reads, which implementations may send together
+// with BEGIN, and with nothing at all.
+func testReadFirst(t *testing.T, h Harness) {
+	s := open(t, h)
+	seedProject(t, s)
+	update(t, s, func(context.Context, store.Tx) error { return nil })
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		ps, err := tx.Projects(ctx)
+		if err != nil || len(ps) != 1 {
+			t.Errorf("Tx.Projects as the first statement = %v, %v; want p1", ps, err)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.Project(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Tx.Project(missing) as the first statement = %v, want %v", err, store.ErrNotFound)
+		}
+		_, err := tx.Append(ctx, newEvent("p1", 1))
+		return err
+	})
+	if head, err := s.Verify(t.Context(), "p1"); err != nil || head.Seq != 1 {
+		t.Errorf("Verify = %v, %v; want seq 1", head, err)
+	}
 }
 
 func testClosed(t *testing.T, h Harness) {

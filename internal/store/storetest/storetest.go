@@ -55,6 +55,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capability/Installs", testInstalls},
 		{"Nodes/RoundTrip", testNodes},
 		{"Tx/ReadsOwnWrites", testReadsOwnWrites},
+		{"Tx/ReadFirst", testReadFirst},
 		{"Store/Closed", testClosed},
 	}
 	for _, tt := range tests {

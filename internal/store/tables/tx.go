@@ -16,9 +16,9 @@ import (
 // Tx implements [store.Tx] over a [Conn] that is a transaction. The first Append to a
 // project locks that project's head row (an upsert, which PostgreSQL serializes) unless
 // the transaction is exclusive; later Appends in the same Tx advance a cached head, and
-// [Tx.Finish] writes it back once. So
-// sequence numbers come from a counter row, never from MAX(seq)+1, and a batch of events
-// costs one INSERT each. A Tx is not safe for concurrent use.
+// [Tx.Finish] writes it back once. So sequence numbers come from a counter row, never from
+// MAX(seq)+1, and a batch of events costs one INSERT each. A Tx is not safe for
+// concurrent use.
 type Tx struct {
 	Reader
 	heads map[string]store.Head // heads of the logs appended to; written by Finish
@@ -34,19 +34,37 @@ var _ store.Tx = (*Tx)(nil)
 // IMMEDIATE); then heads are read without taking a row lock.
 func NewTx(c Conn, exclusive bool) *Tx { return &Tx{Reader: Reader{C: c}, exclusive: exclusive} }
 
-// Finish writes the heads of the logs appended to and returns their projects, in order.
-// Call it after the caller's function succeeded and before commit.
-func (t *Tx) Finish(ctx context.Context) ([]string, error) {
+// Statement is one SQL statement and its arguments.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// Heads returns the statements that write the heads of the logs appended to, and those
+// logs' projects, in order. [Tx.Finish] runs them; an implementation may instead send them
+// together with its COMMIT, to save a round trip.
+func (t *Tx) Heads() ([]Statement, []string) {
 	projects := make([]string, 0, len(t.heads))
 	for p := range t.heads {
 		projects = append(projects, p)
 	}
 	slices.Sort(projects)
+	stmts := make([]Statement, 0, len(projects))
 	for _, p := range projects {
 		h := t.heads[p]
-		if _, err := t.C.Exec(ctx, `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
-			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, p, h.Seq, h.Hash[:]); err != nil {
-			return nil, fmt.Errorf("write head of %s: %w", p, err)
+		stmts = append(stmts, Statement{SQL: `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
+			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, Args: []any{p, h.Seq, h.Hash[:]}})
+	}
+	return stmts, projects
+}
+
+// Finish writes the heads of the logs appended to and returns their projects, in order.
+// Call it after the caller's function succeeded and before commit.
+func (t *Tx) Finish(ctx context.Context) ([]string, error) {
+	stmts, projects := t.Heads()
+	for i, st := range stmts {
+		if _, err := t.C.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return nil, fmt.Errorf("write head of %s: %w", projects[i], err)
 		}
 	}
 	return projects, nil
