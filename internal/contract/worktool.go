@@ -35,7 +35,7 @@ const (
 	CodeRunRefused   Code = "run_refused"    // the program exited 2: it refused, with stderr's first line as the reason
 	CodeRunFailed    Code = "run_failed"     // the program exited with another non-zero status
 	CodeRunOutput    Code = "run_output"     // stdout is not rows of JSON objects
-	CodeTimeout      Code = "timeout"        // the call passed its time limit
+	CodeToolTimeout  Code = "tool_timeout"   // the call passed its time limit
 	CodeOutputTooBig Code = "output_too_big" // the result passed its size cap
 
 	CodeHTTPHost   Code = "http_host"   // the URL's host is not the Source's origin or an allowed host

@@ -57,4 +57,3 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
-

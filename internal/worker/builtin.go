@@ -20,7 +20,9 @@ const (
 const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
 
 // WorkspaceTool returns the id of the built-in workspace Tool for op.
-func WorkspaceTool(op string) contract.ToolID { return contract.ToolID("docket.workspace." + op + "@1") }
+func WorkspaceTool(op string) contract.ToolID {
+	return contract.ToolID("docket.workspace." + op + "@1")
+}
 
 // builtinTools returns the definitions of the built-in workspace Tools; they run against
 // one file Source.

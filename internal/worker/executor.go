@@ -12,19 +12,42 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// Executor turns served work rows into adapter calls (DESIGN.md §8.2). It knows, on its
-// own, the project and Connection it serves, the Connection key, the manifest and the
-// vault; a row is run only when its grant agrees with all of them. It is safe for
-// concurrent use once configured.
+// Config configures an [Executor]: what the worker knows on its own, against which every
+// served grant is checked.
+type Config struct {
+	Project    contract.ProjectID    // required: the project of the worker's Connection
+	Connection contract.ConnectionID // required
+	Key        []byte                // required: the Connection key that signs grants
+	Manifest   *Manifest             // required
+	Vault      *Vault                // required; may hold no Sources
+	Adapters   map[string]Adapter    // by adapter name; a Tool whose adapter is missing is not served
+	Now        func() time.Time      // default time.Now
+	Logger     *slog.Logger          // default slog.Default()
+}
+
+// Executor turns served work rows into adapter calls (DESIGN.md §8.2): a row is run only
+// when its grant agrees with everything in its [Config]. It is safe for concurrent use.
 type Executor struct {
-	Project    contract.ProjectID
-	Connection contract.ConnectionID
-	Key        []byte             // the Connection key that signs grants
-	Manifest   *Manifest          // required
-	Vault      *Vault             // required; may hold no Sources
-	Adapters   map[string]Adapter // by adapter name; a Tool whose adapter is missing is not served
-	Now        func() time.Time   // default time.Now
-	Logger     *slog.Logger       // default slog.Default()
+	cfg Config
+}
+
+// NewExecutor returns an Executor, or an error naming a missing required field.
+func NewExecutor(cfg Config) (*Executor, error) {
+	switch {
+	case cfg.Project == "" || cfg.Connection == "":
+		return nil, fmt.Errorf("new executor: project and connection are required")
+	case len(cfg.Key) == 0:
+		return nil, fmt.Errorf("new executor: the connection key is required")
+	case cfg.Manifest == nil || cfg.Vault == nil:
+		return nil, fmt.Errorf("new executor: a manifest and a vault are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Executor{cfg: cfg}, nil
 }
 
 // Job is a served row that passed every check and may be claimed, then run once.
@@ -41,9 +64,9 @@ type Job struct {
 // for Poll.
 func (e *Executor) Descriptors() []contract.ToolDescriptor {
 	var out []contract.ToolDescriptor
-	for _, id := range e.Manifest.IDs() {
-		t, digest, _ := e.Manifest.Lookup(id)
-		a, ok := e.Adapters[t.Adapter]
+	for _, id := range e.cfg.Manifest.IDs() {
+		t, digest, _ := e.cfg.Manifest.Lookup(id)
+		a, ok := e.cfg.Adapters[t.Adapter]
 		if !ok {
 			continue
 		}
@@ -82,11 +105,11 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	if err := contract.DecodeStrict(row.ToolSpec, &spec); err != nil {
 		return nil, contract.Errorf(contract.CodeWorkRow, "work %s has a malformed toolSpec; the authority must serve {tool, digest, kind}.", row.ID)
 	}
-	if row.Project != e.Project {
-		return nil, contract.Errorf(contract.CodeWorkRow, "work %s is for project %s, but this worker serves %s; check the worker's Connection.", row.ID, row.Project, e.Project)
+	if row.Project != e.cfg.Project {
+		return nil, contract.Errorf(contract.CodeWorkRow, "work %s is for project %s, but this worker serves %s; check the worker's Connection.", row.ID, row.Project, e.cfg.Project)
 	}
-	t, digest, ok := e.Manifest.Lookup(spec.Tool)
-	a, has := e.Adapters[t.Adapter]
+	t, digest, ok := e.cfg.Manifest.Lookup(spec.Tool)
+	a, has := e.cfg.Adapters[t.Adapter]
 	if !ok || !has {
 		return nil, contract.Errorf(contract.CodeToolUnknown, "work %s names tool %s, which this worker does not run; add it to the manifest or lock another Tool.", row.ID, spec.Tool)
 	}
@@ -97,10 +120,10 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	if err != nil {
 		return nil, err
 	}
-	want := contract.Grant{Project: e.Project, Invocation: row.Invocation, Action: row.Action, Tool: spec.Tool,
-		ToolDigest: digest, Source: target.Source, SourceDigest: target.SourceDigest, Connection: e.Connection,
+	want := contract.Grant{Project: e.cfg.Project, Invocation: row.Invocation, Action: row.Action, Tool: spec.Tool,
+		ToolDigest: digest, Source: target.Source, SourceDigest: target.SourceDigest, Connection: e.cfg.Connection,
 		WorkerID: workerID, Generation: generation, AdapterDigest: AdapterDigest(t.Adapter, a), RequestDigest: reqDigest}
-	g, err := grant.Verify(e.Key, row.Grant, want, e.now())
+	g, err := grant.Verify(e.cfg.Key, row.Grant, want, e.cfg.Now())
 	if err != nil {
 		return nil, fmt.Errorf("work %s: %w", row.ID, err)
 	}
@@ -108,7 +131,7 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	if err := contract.DecodeStrict(row.Args, &args); err != nil || args == nil {
 		return nil, contract.Errorf(contract.CodeToolArgs, "work %s has args that are not one JSON object of scalars; the Action's params must be strings, numbers or booleans.", row.ID)
 	}
-	src, rest, err := SelectSource(spec.Tool, t, args, target, e.Vault)
+	src, rest, err := SelectSource(spec.Tool, t, args, target, e.cfg.Vault)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +147,7 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 func (e *Executor) Run(ctx context.Context, j *Job) contract.ReportRequest {
 	out, err := j.adapter.Execute(ctx, j.call)
 	if err != nil {
-		e.logger().LogAttrs(ctx, slog.LevelWarn, "tool call failed", slog.String(logWork, j.Row.ID),
+		e.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "tool call failed", slog.String(logWork, j.Row.ID),
 			slog.String(logTool, string(j.call.Tool)), slog.String(logStatus, string(out.Status)), slog.Any(logErr, err))
 	}
 	r := contract.ReportRequest{ID: j.Row.ID, WorkerID: j.WorkerID, Generation: j.Generation, Grant: j.Row.Grant}
@@ -149,16 +172,7 @@ func (e *Executor) Run(ctx context.Context, j *Job) contract.ReportRequest {
 	return r
 }
 
-func (e *Executor) now() time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
-}
-
-func (e *Executor) logger() *slog.Logger {
-	if e.Logger != nil {
-		return e.Logger
-	}
-	return slog.Default()
+// Claim returns the Claim the worker sends before it runs j.
+func (j *Job) Claim() contract.ClaimRequest {
+	return contract.ClaimRequest{ID: j.Row.ID, WorkerID: j.WorkerID, Generation: j.Generation, Grant: j.Row.Grant}
 }

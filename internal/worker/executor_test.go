@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+const testConnection contract.ConnectionID = "con_0123456789abcdef"
+
 var (
 	testKey = []byte("dkt_con_0123456789abcdef.key")
 	testNow = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
@@ -25,7 +27,7 @@ const testManifest = `{"format":"docket-worker-tools/1","tools":{
 
 // newExecutor returns an Executor whose run and workspace adapters are fake, and the
 // calls they received.
-func newExecutor(t *testing.T, run adapterFunc) *worker.Executor {
+func newExecutor(t testing.TB, run adapterFunc) *worker.Executor {
 	t.Helper()
 	m, err := worker.ParseManifest([]byte(testManifest), nil)
 	if err != nil {
@@ -35,20 +37,29 @@ func newExecutor(t *testing.T, run adapterFunc) *worker.Executor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &worker.Executor{Project: "demo", Connection: "con_0123456789abcdef", Key: testKey, Manifest: m, Vault: v,
+	e, err := worker.NewExecutor(worker.Config{Project: "demo", Connection: testConnection, Key: testKey, Manifest: m, Vault: v,
 		Adapters: map[string]worker.Adapter{worker.AdapterRun: run, worker.AdapterWorkspace: run},
-		Now:      func() time.Time { return testNow }}
+		Now:      func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // served builds a row as the authority would serve it to wkr-1 at generation 2, after
 // edit changes the grant that is signed.
-func served(t *testing.T, e *worker.Executor, tool contract.ToolID, args, target string, edit func(*contract.Grant)) contract.WorkRow {
+func served(t testing.TB, e *worker.Executor, tool contract.ToolID, args, target string, edit func(*contract.Grant)) contract.WorkRow {
 	t.Helper()
-	def, digest, ok := e.Manifest.Lookup(tool)
-	if !ok {
+	var d contract.ToolDescriptor
+	for _, x := range e.Descriptors() {
+		if x.Tool == tool {
+			d = x
+		}
+	}
+	if d.Tool == "" {
 		t.Fatalf("no tool %s", tool)
 	}
-	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: tool, Digest: digest, Kind: def.Kind})
+	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: tool, Digest: d.Digest, Kind: d.Kind})
 	row := contract.WorkRow{ID: "w-1", Project: "demo", Invocation: "op-1", Action: "act", Args: json.RawMessage(args),
 		Target: json.RawMessage(target), ToolSpec: spec}
 	var tg contract.WorkTarget
@@ -59,9 +70,9 @@ func served(t *testing.T, e *worker.Executor, tool contract.ToolID, args, target
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := contract.Grant{Project: "demo", Invocation: "op-1", Action: "act", Tool: tool, ToolDigest: digest,
-		Source: tg.Source, SourceDigest: tg.SourceDigest, Connection: e.Connection, WorkerID: "wkr-1", Generation: 2,
-		AdapterDigest: worker.AdapterDigest(def.Adapter, e.Adapters[def.Adapter]), RequestDigest: rd,
+	g := contract.Grant{Project: "demo", Invocation: "op-1", Action: "act", Tool: tool, ToolDigest: d.Digest,
+		Source: tg.Source, SourceDigest: tg.SourceDigest, Connection: testConnection, WorkerID: "wkr-1", Generation: 2,
+		AdapterDigest: d.AdapterDigest, RequestDigest: rd,
 		IssuedAt: testNow, ExpiresAt: testNow.Add(time.Minute)}
 	if edit != nil {
 		edit(&g)
@@ -134,7 +145,9 @@ func TestExecutor_Prepare(t *testing.T) {
 			return r
 		}},
 		{name: "source-free given a source", code: contract.CodeSourceFreeSource,
-			row: func() contract.WorkRow { return served(t, e, report, `{"month":"2026-11","source":"calc"}`, noTarget, nil) }},
+			row: func() contract.WorkRow {
+				return served(t, e, report, `{"month":"2026-11","source":"calc"}`, noTarget, nil)
+			}},
 		{name: "source-free given a target", code: contract.CodeSourceFreeSource,
 			row: func() contract.WorkRow { return served(t, e, report, `{"month":"2026-11"}`, calc, nil) }},
 		{name: "no source named", code: contract.CodeSourceSelection,
@@ -152,7 +165,9 @@ func TestExecutor_Prepare(t *testing.T) {
 			return served(t, e, readText, `{"path":"a.txt","source":"orders"}`, calc, nil)
 		}},
 		{name: "unknown argument", code: contract.CodeToolArgs,
-			row: func() contract.WorkRow { return served(t, e, report, `{"month":"2026-11","sql":"DROP TABLE x"}`, noTarget, nil) }},
+			row: func() contract.WorkRow {
+				return served(t, e, report, `{"month":"2026-11","sql":"DROP TABLE x"}`, noTarget, nil)
+			}},
 		{name: "missing argument", code: contract.CodeToolArgs,
 			row: func() contract.WorkRow { return served(t, e, report, `{}`, noTarget, nil) }},
 		{name: "wrong type", code: contract.CodeToolArgs,

@@ -17,4 +17,6 @@ func (nopAdapter) Execute(context.Context, worker.Call) (worker.Outcome, error) 
 // adapterFunc adapts a function to worker.Adapter.
 type adapterFunc func(context.Context, worker.Call) (worker.Outcome, error)
 
-func (f adapterFunc) Execute(ctx context.Context, c worker.Call) (worker.Outcome, error) { return f(ctx, c) }
+func (f adapterFunc) Execute(ctx context.Context, c worker.Call) (worker.Outcome, error) {
+	return f(ctx, c)
+}

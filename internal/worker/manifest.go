@@ -62,10 +62,10 @@ type manifestFile struct {
 // change to a field is a new definition that must be locked again.
 type Tool struct {
 	Adapter     string           `json:"adapter"`
-	SourceTypes []string         `json:"sourceTypes"`     // empty: the Tool is source-free
-	Entry       string           `json:"entry"`           // per adapter: workspace op, run file, "METHOD /path/{param}", SQL, MCP tool name
-	Kind        string           `json:"kind,omitempty"`  // read, write or run; default by adapter
-	Params      map[string]Param `json:"params,omitempty"` // the arguments the call takes, besides "source"
+	SourceTypes []string         `json:"sourceTypes"`       // empty: the Tool is source-free
+	Entry       string           `json:"entry"`             // per adapter: workspace op, run file, "METHOD /path/{param}", SQL, MCP tool name
+	Kind        string           `json:"kind,omitempty"`    // read, write or run; default by adapter
+	Params      map[string]Param `json:"params,omitempty"`  // the arguments the call takes, besides "source"
 	Returns     []string         `json:"returns,omitempty"` // the columns of its rows, for documentation and mapping
 	Env         *Env             `json:"env,omitempty"`     // run and stdio mcp: environment passed through
 	Fence       *Fence           `json:"fence,omitempty"`   // limits and permissions

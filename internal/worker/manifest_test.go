@@ -96,7 +96,15 @@ func TestDescriptors_builtin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &worker.Executor{Manifest: m, Adapters: map[string]worker.Adapter{worker.AdapterWorkspace: nopAdapter{}, worker.AdapterMCP: nopAdapter{}}}
+	v, err := worker.ParseVault([]byte(`{"sources":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := worker.NewExecutor(worker.Config{Project: "demo", Connection: testConnection, Key: testKey, Manifest: m, Vault: v,
+		Adapters: map[string]worker.Adapter{worker.AdapterWorkspace: nopAdapter{}, worker.AdapterMCP: nopAdapter{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := json.MarshalIndent(e.Descriptors(), "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -189,7 +189,7 @@ func validParam(s string) bool {
 var mutating = []string{"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "DROP", "ALTER", "CREATE", "TRUNCATE",
 	"GRANT", "REVOKE", "ATTACH", "DETACH", "VACUUM", "REINDEX", "PRAGMA", "COPY", "CALL", "DO", "EXECUTE", "INTO", "LOCK", "SET"}
 
-// checkQuery refuses anything but one SELECT (or WITH … SELECT) that names no mutating
+// checkQuery refuses anything but one SELECT (or WITH … SELECT, or VALUES) that names no mutating
 // word outside strings.
 func (t template) checkQuery() error {
 	if first := t.words[0]; first != "SELECT" && first != "WITH" && first != "VALUES" {

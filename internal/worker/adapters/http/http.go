@@ -173,7 +173,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 			return failed(ce)
 		}
 		if ctx.Err() != nil {
-			return failed(&contract.Error{Code: contract.CodeTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: err})
+			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: err})
 		}
 		return failed(fmt.Errorf("http %s: %w", c.Tool, err))
 	}

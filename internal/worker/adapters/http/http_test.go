@@ -53,7 +53,11 @@ func service(t *testing.T) (*httptest.Server, *http.Request, *string) {
 	})
 	mux.HandleFunc("POST /api/broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "oops", 500) })
 	mux.HandleFunc("POST /api/reject", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 422) })
-	mux.HandleFunc("POST /api/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	mux.HandleFunc("POST /api/hang", func(w http.ResponseWriter, r *http.Request) {
+		// Read the body first: only then does the server notice the client leaving.
+		io.ReadAll(r.Body)
+		<-r.Context().Done()
+	})
 	mux.HandleFunc("GET /api/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("GET /api/big", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"x":"`+strings.Repeat("y", 5000)+`"}`)
@@ -90,8 +94,8 @@ func TestAdapter_Execute(t *testing.T) {
 		{name: "5xx on a write is unknown", entry: "POST /broken", kind: contract.ToolKindWrite, args: contract.Args{}, status: worker.StatusUnknown, code: contract.CodeHTTPStatus},
 		{name: "4xx on a write is refused", entry: "POST /reject", kind: contract.ToolKindWrite, args: contract.Args{}, status: worker.StatusRefused, code: contract.CodeHTTPStatus},
 		{name: "timeout of a sent write is unknown", entry: "POST /hang", kind: contract.ToolKindWrite, args: contract.Args{}, fence: &worker.Fence{TimeoutMs: 100},
-			status: worker.StatusUnknown, code: contract.CodeTimeout},
-		{name: "timeout of a read is refused", entry: "GET /hang", args: contract.Args{}, fence: &worker.Fence{TimeoutMs: 100}, status: worker.StatusRefused, code: contract.CodeTimeout},
+			status: worker.StatusUnknown, code: contract.CodeToolTimeout},
+		{name: "timeout of a read is refused", entry: "GET /hang", args: contract.Args{}, fence: &worker.Fence{TimeoutMs: 100}, status: worker.StatusRefused, code: contract.CodeToolTimeout},
 		{name: "response cap", entry: "GET /big", args: contract.Args{}, fence: &worker.Fence{MaxBytes: 1000}, status: worker.StatusRefused, code: contract.CodeOutputTooBig},
 		{name: "redirect to another host", entry: "GET /away", args: contract.Args{}, status: worker.StatusRefused, code: contract.CodeHTTPHost},
 		{name: "redirect to an allowed host", entry: "GET /away", args: contract.Args{}, fence: &worker.Fence{Hosts: []string{"localhost"}},

@@ -131,7 +131,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	case stdout.over:
 		return failed(contract.Errorf(contract.CodeOutputTooBig, "tool %s wrote over %d bytes to stdout and was stopped; return fewer rows or raise fence.maxBytes.", c.Tool, maxOut))
 	case errors.Is(context.Cause(ctx), errTimeout):
-		return failed(contract.Errorf(contract.CodeTimeout, "tool %s ran past its limit of %s and was killed; raise fence.timeoutMs or make it faster.", c.Tool, timeout))
+		return failed(contract.Errorf(contract.CodeToolTimeout, "tool %s ran past its limit of %s and was killed; raise fence.timeoutMs or make it faster.", c.Tool, timeout))
 	case ctx.Err() != nil:
 		return failed(fmt.Errorf("run %s: %w", c.Tool, context.Cause(ctx)))
 	}

@@ -85,7 +85,7 @@ func TestAdapter_Execute(t *testing.T) {
 		{name: "crash of a run tool is unknown", def: worker.Tool{Entry: "bin/crash"}, status: worker.StatusUnknown, code: contract.CodeRunFailed},
 		{name: "crash of a read tool is refused", def: worker.Tool{Entry: "bin/crash", Kind: contract.ToolKindRead}, status: worker.StatusRefused, code: contract.CodeRunFailed},
 		{name: "not json", def: worker.Tool{Entry: "bin/garbage", Kind: contract.ToolKindRead}, status: worker.StatusRefused, code: contract.CodeRunOutput},
-		{name: "timeout kills", def: worker.Tool{Entry: "bin/slow", Fence: &worker.Fence{TimeoutMs: 100}}, status: worker.StatusUnknown, code: contract.CodeTimeout},
+		{name: "timeout kills", def: worker.Tool{Entry: "bin/slow", Fence: &worker.Fence{TimeoutMs: 100}}, status: worker.StatusUnknown, code: contract.CodeToolTimeout},
 		{name: "output cap", def: worker.Tool{Entry: "bin/loud", Kind: contract.ToolKindRead, Fence: &worker.Fence{MaxBytes: 1000}}, status: worker.StatusRefused, code: contract.CodeOutputTooBig},
 		{name: "absolute entry", def: worker.Tool{Entry: "/bin/sh"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
 		{name: "climbing entry", def: worker.Tool{Entry: "bin/../../x"}, status: worker.StatusRefused, code: contract.CodeRunEntry},
@@ -144,5 +144,29 @@ func TestAdapter_env(t *testing.T) {
 				t.Errorf("rows (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAdapter_processGroup shows that a timeout kills the program's children too: the
+// child holds stdout open, so the call returns only once the child is gone (or, had the
+// group not been killed, after WaitDelay with the child still running).
+func TestAdapter_processGroup(t *testing.T) {
+	root := t.TempDir()
+	script(t, root, "forks", `sleep 300 & echo $! > child.pid; wait`)
+	out, _ := execute(t, &run.Adapter{Root: root}, worker.Tool{Entry: "bin/forks", Fence: &worker.Fence{TimeoutMs: 200}}, contract.Args{})
+	if out.Code != contract.CodeToolTimeout {
+		t.Fatalf("Execute = %+v, want tool_timeout", out)
+	}
+	pid, err := os.ReadFile(filepath.Join(root, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "stat"))
+	if err != nil {
+		return // gone and reaped
+	}
+	// The third field is the state; a killed child not yet reaped is a zombie.
+	if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" && f[2] != "X" {
+		t.Errorf("child %s is still running (state %s) after the timeout", strings.TrimSpace(string(pid)), f[2])
 	}
 }

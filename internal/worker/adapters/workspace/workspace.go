@@ -38,7 +38,11 @@ const (
 // that, so a mistake gets a clear reason. Writes refuse to pass through a symbolic link
 // anywhere on the path, are written to a temporary file and renamed into place, and never
 // delete. Text and JSON reads refuse binary files; files over the cap are refused.
-type Adapter struct{}
+type Adapter struct {
+	// beforeRename, when set (by tests only), runs between the last check of a write and
+	// its rename, where a concurrent symbolic-link swap would land.
+	beforeRename func()
+}
 
 var (
 	_ worker.Adapter     = Adapter{}
@@ -68,7 +72,7 @@ func (a Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, er
 		return worker.Refuse(fmt.Errorf("open source %s root: %w", c.Source.Name, err))
 	}
 	defer root.Close()
-	ws := &space{root: root, max: DefaultMaxBytes}
+	ws := &space{root: root, max: DefaultMaxBytes, beforeRename: a.beforeRename}
 	if f := c.Def.Fence; f != nil && f.MaxBytes > 0 {
 		ws.max = f.MaxBytes
 	}
@@ -136,8 +140,9 @@ func clean(args contract.Args, name string) (string, error) {
 }
 
 type space struct {
-	root *os.Root
-	max  int64
+	root         *os.Root
+	max          int64
+	beforeRename func()
 }
 
 // fail maps a filesystem error on p to a coded refusal.
@@ -348,6 +353,9 @@ func (ws *space) write(p string, b []byte) (worker.Outcome, error) {
 	if err := ws.noSymlinks(p); err != nil {
 		ws.root.Remove(tmp)
 		return worker.Refuse(err)
+	}
+	if ws.beforeRename != nil {
+		ws.beforeRename()
 	}
 	if err := ws.root.Rename(tmp, p); err != nil {
 		// rename(2) is atomic: when it fails, p was not replaced.

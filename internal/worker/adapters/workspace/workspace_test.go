@@ -256,3 +256,30 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAdapter_symlinkSwap swaps the target directory for a link to outside the root after
+// every check of a write has passed, just before its rename: os.Root still refuses to
+// follow it out, and nothing outside changes.
+func TestAdapter_symlinkSwap(t *testing.T) {
+	src, outside := newSource(t, map[string]string{"out/keep.txt": "k"})
+	swap := func() {
+		if err := os.Rename(filepath.Join(src.Root, "out"), filepath.Join(src.Root, "out.old")); err != nil {
+			t.Fatal(err)
+		}
+		mustSymlink(t, outside, filepath.Join(src.Root, "out"))
+	}
+	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := worker.WorkspaceTool(worker.OpWriteText)
+	def, _, _ := m.Lookup(id)
+	out, err := workspace.WithBeforeRename(swap).Execute(context.Background(), worker.Call{Tool: id, Def: def, Source: src,
+		Args: contract.Args{"path": str("out/secret.txt"), "text": str("overwritten")}})
+	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspacePath {
+		t.Fatalf("Execute = %+v (%v), want refused workspace_path", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "outside secret" {
+		t.Fatalf("the write reached outside the root: %q", b)
+	}
+}
