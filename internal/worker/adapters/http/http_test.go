@@ -53,12 +53,21 @@ func service(t *testing.T) (*httptest.Server, *http.Request, *string) {
 	})
 	mux.HandleFunc("POST /api/broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "oops", 500) })
 	mux.HandleFunc("POST /api/reject", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 422) })
+	// The hanging handlers also end when the test does: srv.Close waits for every handler,
+	// and on a loaded machine the server may not see the client leave before then.
+	testDone := make(chan struct{}) // closed by the cleanup registered below, before srv.Close
+	hang := func(r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-testDone:
+		}
+	}
 	mux.HandleFunc("POST /api/hang", func(w http.ResponseWriter, r *http.Request) {
 		// Read the body first: only then does the server notice the client leaving.
 		io.ReadAll(r.Body)
-		<-r.Context().Done()
+		hang(r)
 	})
-	mux.HandleFunc("GET /api/hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	mux.HandleFunc("GET /api/hang", func(w http.ResponseWriter, r *http.Request) { hang(r) })
 	mux.HandleFunc("GET /api/big", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"x":"`+strings.Repeat("y", 5000)+`"}`)
 	})
@@ -67,6 +76,7 @@ func service(t *testing.T) (*httptest.Server, *http.Request, *string) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(testDone) }) // runs first: cleanups run last-registered first
 	return srv, &last, &lastBody
 }
 
