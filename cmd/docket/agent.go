@@ -14,6 +14,9 @@ type agentCmd struct {
 	Token  agentTokenCmd  `cmd:"" help:"Replace an Agent's token and print the new one once."`
 	List   agentListCmd   `cmd:"" help:"List the project's Agents."`
 	Revoke agentRevokeCmd `cmd:"" help:"Revoke an Agent; its token stops working."`
+	Run    agentRunCmd    `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
+	Chat   agentChatCmd   `cmd:"" help:"Talk with the agent on stdin, one line a message."`
+	Serve  agentServeCmd  `cmd:"" help:"Take tasks on a loopback POST /task endpoint with a per-run key."`
 }
 
 type agentCreateCmd struct {

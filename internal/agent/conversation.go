@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Conversation is one transcript the loop serves over the Agent's connection, with what
+// the loop needs to resume it after a restart without re-sending anything (DESIGN.md §9.2,
+// §9.3). It is saved after every step, so a killed runtime loses at most the step it was
+// taking, and never forgets that a call was sent.
+type Conversation struct {
+	ID       string    `json:"id"`
+	Messages []Message `json:"messages"`
+
+	// InFlight is the call handed to the gateway whose answer has not arrived. It is set
+	// and saved before the call is sent and cleared once the answer is kept, so a runtime
+	// that finds it set on resume knows the call may have run and must not be sent again.
+	InFlight *Pending `json:"inFlight,omitempty"`
+	// Partial holds the results of the current turn's calls answered so far.
+	Partial []ToolResult `json:"partial,omitempty"`
+	// Watching are this conversation's operations whose outcome its model has not read:
+	// held past the wait bound, waiting for a decision, or sent with the answer lost.
+	Watching []Pending `json:"watching,omitempty"`
+	// Unread are outcomes found for watched operations and not yet shown to the model;
+	// they are shown before it decides again.
+	Unread []string `json:"unread,omitempty"`
+	// LastOrdinal is the highest operation ordinal this conversation has seen; an
+	// operation whose ordinal is unknown is looked for above it.
+	LastOrdinal int64 `json:"lastOrdinal,omitempty"`
+}
+
+// Pending is one of a conversation's calls whose outcome is still to be learned.
+type Pending struct {
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	Ordinal int64  `json:"ordinal,omitempty"` // 0 when the gateway never named it
+	After   int64  `json:"after,omitempty"`   // the conversation's LastOrdinal when it was sent
+}
+
+// ErrNoConversation is returned by a [ConversationStore] for an id it does not hold.
+var ErrNoConversation = errors.New("agent: no such conversation")
+
+// ConversationStore keeps conversations so a restarted runtime resumes them. Save
+// replaces the stored conversation with c whole; an implementation backed by the
+// authority's event log appends it as an event (DESIGN.md §9.3). Load returns an error
+// wrapping [ErrNoConversation] for an unknown id. Implementations are safe for
+// concurrent use.
+type ConversationStore interface {
+	Load(ctx context.Context, id string) (*Conversation, error)
+	Save(ctx context.Context, c *Conversation) error
+}
+
+var conversationID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// CheckConversationID refuses ids that cannot name a conversation: 1 to 64 letters,
+// digits, '_', '.', '-', not starting with a punctuation mark.
+func CheckConversationID(id string) error {
+	if !conversationID.MatchString(id) {
+		return contract.Errorf(contract.CodeConversation, "conversation id %q is not 1 to 64 letters, digits, '_', '.' or '-' starting with a letter or digit; pick another", id)
+	}
+	return nil
+}
+
+// FileConversations is a [ConversationStore] of one JSON file per conversation in Dir
+// (mode 0600, replaced atomically). It stands in until the authority stores
+// conversations as events.
+type FileConversations struct {
+	Dir string
+}
+
+var _ ConversationStore = FileConversations{}
+
+// Load reads the conversation id.
+func (f FileConversations) Load(_ context.Context, id string) (*Conversation, error) {
+	if err := CheckConversationID(id); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(f.Dir, id+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load conversation %s: %w", id, ErrNoConversation)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load conversation %s: %w", id, err)
+	}
+	var c Conversation
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, &contract.Error{Code: contract.CodeConversation, Teaching: fmt.Sprintf("conversation %s in %s does not decode; move the file away to start it anew", id, f.Dir), Err: err}
+	}
+	return &c, nil
+}
+
+// Save writes c, replacing the file atomically so a reader never sees half of it.
+func (f FileConversations) Save(_ context.Context, c *Conversation) error {
+	if err := CheckConversationID(c.ID); err != nil {
+		return err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("save conversation %s: %w", c.ID, err)
+	}
+	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		return fmt.Errorf("save conversation %s: %w", c.ID, err)
+	}
+	tmp, err := os.CreateTemp(f.Dir, "."+c.ID+".*")
+	if err != nil {
+		return fmt.Errorf("save conversation %s: %w", c.ID, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(f.Dir, c.ID+".json"))
+	}
+	if err != nil {
+		return fmt.Errorf("save conversation %s: %w", c.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Loop defaults.
+const (
+	DefaultHoldWait  = 5 * time.Minute // how long a running call is kept open for the model
+	DefaultPingEvery = 2 * time.Second // how often the strip is asked while a call is kept open
+)
+
+// LoopConfig is what a [Loop] works with.
+type LoopConfig struct {
+	Provider Provider          // the model; required
+	Gateway  Gateway           // the Agent's one MCP connection; required
+	Store    ConversationStore // where conversations are kept; required
+	Meter    *Meter            // the run's budget; nil: unbounded
+
+	// Bounder cuts tool results shown to the model; a nil Sink is replaced by a
+	// [MemoryArtifacts], whose refs the loop serves itself.
+	Bounder Bounder
+
+	Instructions string        // the operator's standing instructions, after the system prompt
+	MaxTokens    int           // per model answer; 0: the provider's default
+	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
+	PingEvery    time.Duration // strip polling while a call is kept open; 0: [DefaultPingEvery]
+
+	OnDelta func(Delta)                    // streamed model output, for progress; may be nil
+	OnTool  func(c ToolCall, r ToolResult) // each answered call, for progress; may be nil
+	Logger  *slog.Logger                   // nil: discard
+}
+
+// Loop is the governed loop of one Agent (DESIGN.md §9.2): it serves conversations one
+// at a time over the Agent's one MCP connection, offers the model exactly the gateway's
+// six tools, runs a turn's calls in order, keeps a running call open while it asks the
+// strip, never re-sends a call, and shows the model the outcomes of its writes it has not
+// read before it decides again. It is safe for concurrent use; conversations queue.
+type Loop struct {
+	cfg   LoopConfig
+	local *MemoryArtifacts // set when the Bounder had no sink
+	log   *slog.Logger
+
+	// mu serves one conversation at a time: the gateway serves an Agent's calls serially,
+	// and the unread outcomes of one conversation must not be claimed by another.
+	mu sync.Mutex
+}
+
+// Outcome is how a conversation's run ended.
+type Outcome struct {
+	Final string     // the model's final text
+	Stop  StopReason // why the model ended its last turn
+	Spent Spent      // what the run used, when it has a Meter
+}
+
+// NewLoop checks cfg and returns a Loop.
+func NewLoop(cfg LoopConfig) (*Loop, error) {
+	if cfg.Provider == nil || cfg.Gateway == nil || cfg.Store == nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "the loop needs a provider, a gateway and a conversation store")
+	}
+	if cfg.HoldWait <= 0 {
+		cfg.HoldWait = DefaultHoldWait
+	}
+	if cfg.PingEvery <= 0 {
+		cfg.PingEvery = DefaultPingEvery
+	}
+	l := &Loop{cfg: cfg, log: cfg.Logger}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	l.log = l.log.With("component", "agent.loop")
+	if cfg.Bounder.Sink == nil {
+		l.local = &MemoryArtifacts{}
+		l.cfg.Bounder.Sink = l.local
+	}
+	return l, nil
+}
+
+// Send adds text (when not empty) to conversation id as the user's words, creating the
+// conversation when it does not exist, and runs it until the model gives a final
+// answer. With empty text it resumes a conversation where it stopped: a call that was in
+// flight when the runtime stopped is reported as unknown and never re-sent.
+//
+// Errors: a budget reached is a *[BudgetError] (the conversation is kept and can be
+// resumed with a larger budget); a gateway error that ends the session (credential
+// rejected, connection replaced) is returned wrapped; ctx's error when ctx ends.
+func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, err := l.cfg.Store.Load(ctx, id)
+	switch {
+	case errors.Is(err, ErrNoConversation):
+		if strings.TrimSpace(text) == "" {
+			return Outcome{}, contract.Errorf(contract.CodeConversation, "conversation %s does not exist and no task was given; give a task to start it", id)
+		}
+		c = &Conversation{ID: id}
+	case err != nil:
+		return Outcome{}, err
+	}
+	if text = strings.TrimSpace(text); text != "" {
+		if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == RoleUser {
+			c.Messages[n-1].Text = joinText(c.Messages[n-1].Text, text)
+		} else if n > 0 && len(c.Messages[n-1].Calls) > 0 {
+			// The turn still has calls to answer; the words follow their results.
+			c.Unread = append(c.Unread, "The user says: "+text)
+		} else {
+			c.Messages = append(c.Messages, Message{Role: RoleUser, Text: text})
+		}
+	}
+	if len(c.Messages) == 0 {
+		return Outcome{}, contract.Errorf(contract.CodeConversation, "conversation %s is empty; give a task to start it", id)
+	}
+	if err := l.save(ctx, c); err != nil {
+		return Outcome{}, err
+	}
+	out, err := l.run(ctx, c)
+	if l.cfg.Meter != nil {
+		out.Spent = l.cfg.Meter.Spent()
+	}
+	return out, err
+}
+
+func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
+	if last := c.Messages[len(c.Messages)-1]; last.Role == RoleAssistant && len(last.Calls) > 0 {
+		// A turn was being answered when the runtime stopped.
+		stop := ""
+		if p := c.InFlight; p != nil {
+			if isWrite(p.Tool) {
+				c.Partial = append(c.Partial, ToolResult{CallID: p.CallID, IsError: true, Content: notice(contract.CodeOutcomeUnknown,
+					"the runtime stopped while this call was in flight; it was not sent again, and its outcome will be shown to you as soon as the gateway's strip has it")})
+				c.Watching = append(c.Watching, *p)
+				stop = "the runtime restarted while an earlier call of this turn was in flight"
+			} else {
+				c.Partial = append(c.Partial, ToolResult{CallID: p.CallID, IsError: true, Content: notice(contract.CodeOutcomeUnknown,
+					"the runtime stopped before this read was answered; it changed nothing; call it again if you still need it")})
+			}
+			c.InFlight = nil
+		}
+		if err := l.answer(ctx, c, last.Calls, stop); err != nil {
+			return Outcome{}, err
+		}
+	}
+	tools := l.cfg.Gateway.Tools()
+	for {
+		last := c.Messages[len(c.Messages)-1]
+		if last.Role == RoleAssistant {
+			return Outcome{Final: last.Text, Stop: StopEnd}, nil
+		}
+		if err := l.showUnread(ctx, c); err != nil {
+			return Outcome{}, err
+		}
+		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		resp, err := l.cfg.Provider.Turn(ctx, req, l.cfg.OnDelta)
+		if err != nil {
+			if pe, ok := errors.AsType[*ProviderError](err); ok && l.cfg.Meter != nil && pe.Usage != (Usage{}) {
+				if berr := l.cfg.Meter.Record(pe.Usage); berr != nil {
+					return Outcome{}, berr
+				}
+			}
+			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: %w", countAssistant(c.Messages)+1, c.ID, err)
+		}
+		var budget error
+		if l.cfg.Meter != nil {
+			budget = l.cfg.Meter.Record(resp.Usage)
+		}
+		msg := resp.Message
+		msg.Role, msg.Results = RoleAssistant, nil
+		if msg.Text == "" && len(msg.Calls) == 0 {
+			msg.Text = "(the model gave an empty answer)"
+		}
+		c.Messages = append(c.Messages, msg)
+		if err := l.save(ctx, c); err != nil {
+			return Outcome{}, err
+		}
+		if len(msg.Calls) == 0 {
+			// The model finished; a budget reached by its last answer stopped nothing.
+			return Outcome{Final: msg.Text, Stop: resp.Stop}, nil
+		}
+		if budget != nil {
+			// The budget stops the run: the calls of this last turn are not sent.
+			if err := l.answer(ctx, c, msg.Calls, "the run's budget is spent"); err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Final: msg.Text, Stop: resp.Stop}, budget
+		}
+		if err := l.answer(ctx, c, msg.Calls, ""); err != nil {
+			return Outcome{}, err
+		}
+	}
+}
+
+// answer runs calls in order from the first one without a result, and closes the turn
+// with their results. Once stop is set (a write-gate refusal, a lost answer, a restart),
+// the rest are answered as not executed and never sent.
+func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, stop string) error {
+	for _, call := range calls[len(c.Partial):] {
+		var res ToolResult
+		switch {
+		case stop != "":
+			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeNotExecuted, "this call was not sent: "+stop+"; read the results above and propose it again if it is still needed")}
+		case !IsGovernedTool(call.Name):
+			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeToolNotOffered,
+				fmt.Sprintf("%q is not one of your tools and was not sent; use one of %s", call.Name, strings.Join(ToolNames(), ", ")))}
+		default:
+			var err error
+			res, stop, err = l.call(ctx, c, call)
+			if err != nil {
+				return err
+			}
+		}
+		c.InFlight = nil
+		c.Partial = append(c.Partial, res)
+		if err := l.save(ctx, c); err != nil {
+			return err
+		}
+		if l.cfg.OnTool != nil {
+			l.cfg.OnTool(call, res)
+		}
+	}
+	c.Messages = append(c.Messages, Message{Role: RoleUser, Results: c.Partial})
+	c.Partial = nil
+	return l.save(ctx, c)
+}
+
+// answerHead is the part of a tool result the loop reads (DESIGN.md §6.1).
+type answerHead struct {
+	ErrorCode  contract.Code             `json:"errorCode"`
+	Operations []contract.OperationEntry `json:"operations"`
+}
+
+// call sends one call and returns what the model is shown, and why the rest of the
+// turn must stop ("" to go on).
+func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolResult, string, error) {
+	if call.Name == "ReadArtifact" && l.local != nil {
+		if text, ok, err := l.local.read(call.Arguments); ok {
+			if err != nil {
+				return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "", nil
+			}
+			res, err := l.bound(ctx, call, text, false)
+			return res, "", err
+		}
+	}
+	// InFlight is saved before the call is sent and cleared by answer together with the
+	// call's result, so a runtime killed at any point in between never sends it again.
+	before := c.LastOrdinal
+	c.InFlight = &Pending{CallID: call.ID, Tool: call.Name, After: before}
+	if err := l.save(ctx, c); err != nil {
+		return ToolResult{}, "", err
+	}
+	r, err := l.cfg.Gateway.Call(ctx, call.Name, call.Arguments)
+	if errors.Is(err, ErrOutcomeUnknown) {
+		l.log.Warn("call answer lost", "conversation", c.ID, "call", call.ID, "tool", call.Name)
+		if !isWrite(call.Name) {
+			// A read changes nothing: there is no outcome to learn and no reason to stop.
+			return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "", nil
+		}
+		c.Watching = append(c.Watching, *c.InFlight)
+		return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "the answer to an earlier call of this turn was lost", nil
+	}
+	if err != nil {
+		// The session ended (credential, replacement) or ctx did: InFlight stays saved,
+		// so a resumed run reports this call as unknown and never sends it again.
+		return ToolResult{}, "", fmt.Errorf("call %s (%s): %w", call.ID, call.Name, err)
+	}
+	c.LastOrdinal = max(c.LastOrdinal, r.Ordinal)
+	text, stop := r.Text, ""
+	var head answerHead
+	_ = json.Unmarshal([]byte(r.Text), &head) // an answer that does not decode is shown as it is
+	if head.ErrorCode == contract.CodeOperationRunning || head.ErrorCode == contract.CodePreviousResultUndelivered {
+		stop = fmt.Sprintf("the gateway refused %s with %s", call.Name, head.ErrorCode)
+	}
+	if own, ok := ownOperation(call, head); ok {
+		p := Pending{CallID: call.ID, Tool: call.Name, Ordinal: r.Ordinal, After: before}
+		if own.State == contract.OpRunning {
+			c.InFlight = &p
+			if err := l.save(ctx, c); err != nil {
+				return ToolResult{}, "", err
+			}
+			held, err := l.hold(ctx, c, p)
+			if err != nil {
+				return ToolResult{}, "", err
+			}
+			if held.State != contract.OpRunning {
+				entries, err := l.deliver(ctx)
+				if err != nil {
+					return ToolResult{}, "", err
+				}
+				text = withOutcome(r.Text, modelForm(held, entries))
+			}
+			own = held.OperationEntry
+		}
+		if !reported(own.State) {
+			// Still running at the bound, or waiting for a decision: the model is told
+			// now and shown the outcome when it comes; nothing is cancelled.
+			c.Watching = append(c.Watching, p)
+		}
+	}
+	res, err := l.bound(ctx, call, text, r.IsError)
+	return res, stop, err
+}
+
+// isWrite reports whether tool's calls become operations: all but QueryBoard and
+// ReadArtifact (DESIGN.md §6.4).
+func isWrite(tool string) bool {
+	spec, ok := contract.Tool(tool)
+	return ok && spec.Write
+}
+
+// ownOperation finds the call's own operation in its answer: the newest entry of the
+// strip for the same tool. QueryBoard and refused calls have none.
+func ownOperation(call ToolCall, head answerHead) (contract.OperationEntry, bool) {
+	if !isWrite(call.Name) || head.ErrorCode != "" {
+		return contract.OperationEntry{}, false
+	}
+	for _, op := range head.Operations {
+		if op.Tool == call.Name {
+			return op, true
+		}
+	}
+	return contract.OperationEntry{}, false
+}
+
+// bound cuts text to what the model is shown.
+func (l *Loop) bound(ctx context.Context, call ToolCall, text string, isError bool) (ToolResult, error) {
+	shown, err := l.cfg.Bounder.Bound(ctx, call.Name, call.ID, []byte(text))
+	if err != nil {
+		return ToolResult{}, fmt.Errorf("bound the result of %s: %w", call.ID, err)
+	}
+	return ToolResult{CallID: call.ID, Content: shown, IsError: isError}, nil
+}
+
+func (l *Loop) save(ctx context.Context, c *Conversation) error {
+	// A save that must land even while ctx ends: losing InFlight would allow a re-send.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := l.cfg.Store.Save(ctx, c); err != nil {
+		return fmt.Errorf("conversation %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// notice is a runtime-made tool result in the gateway's answer shape.
+func notice(code contract.Code, teaching string) string {
+	b, _ := json.Marshal(map[string]any{"accepted": false, "errorCode": code, "teaching": teaching, "requestExecuted": false})
+	return string(b)
+}
+
+// errorNotice is notice for err, which carries its code when it is a *contract.Error.
+// The requestExecuted field is left out when the error does not say.
+func errorNotice(err error) string {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		ce = &contract.Error{Code: contract.CodeInternal, Teaching: err.Error()}
+	}
+	m := map[string]any{"accepted": false, "errorCode": ce.Code, "teaching": ce.Teaching}
+	if ce.Code != contract.CodeOutcomeUnknown {
+		m["requestExecuted"] = false
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
+}
+
+func countAssistant(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == RoleAssistant {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,353 @@
+package agent_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// testCapability has a Board-only Action (note), one that needs a person (mark) and one
+// that runs on a worker (fetch).
+const testCapability = `id      = "test.loop"
+version = "1.0.0"
+title   = "Loop test"
+
+[[source]]
+name  = "workspace"
+type  = "file"
+words = ["fetched"]
+tier  = "attested"
+
+[[action]]
+name        = "note"
+description = "Note a topic."
+approval    = "none"
+effects     = ["noted(topic: ?topic)"]
+
+[[action.param]]
+name = "topic"
+type = "string"
+
+[[action]]
+name        = "mark"
+description = "Mark a topic, once a person approves."
+approval    = "person"
+effects     = ["marked(topic: ?topic)"]
+
+[[action.param]]
+name = "topic"
+type = "string"
+
+[[action]]
+name        = "fetch"
+description = "Fetch a file."
+approval    = "none"
+
+[[action.param]]
+name = "path"
+type = "string"
+
+[action.execution]
+tool         = "test.fetch@1"
+source_types = ["file"]
+kind         = "read"
+returns      = [{ predicate = "fetched", args = { path = "$path" } }]
+`
+
+// authorityRig is a real authority on SQLite with its MCP gateway on httptest.
+type authorityRig struct {
+	ops   *authority.Operations
+	admin authority.Caller
+	agent authority.Caller
+	token string
+	url   string
+	store agent.FileConversations
+}
+
+func newAuthorityRig(t *testing.T, hold time.Duration) *authorityRig {
+	t.Helper()
+	return newAuthorityRigWith(t, hold, map[string]string{"capability.toml": testCapability})
+}
+
+// newAuthorityRigWith installs the capability made of files.
+func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]string) *authorityRig {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &authorityRig{store: agent.FileConversations{Dir: t.TempDir()}}
+	if r.admin, err = a.Authenticate(ctx, boot.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.InstallCapability(ctx, r.admin, "default", contract.CapabilityUpload{Files: files}); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	tok, err := a.CreateAgent(ctx, r.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+	r.token = tok.Token
+	if r.agent, err = a.Authenticate(ctx, authority.Token(tok.Token)); err != nil {
+		t.Fatal(err)
+	}
+	r.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", gateway.New(gateway.Config{Auth: a, Ops: r.ops}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r.url = srv.URL + "/mcp"
+	return r
+}
+
+// settle reports a worker's outcome for the agent's operation ordinal.
+func (r *authorityRig) settle(t *testing.T, ordinal int64, path string) {
+	t.Helper()
+	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
+	out := contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": contract.StringValue(path)}}}
+	if err := r.ops.Settle(context.Background(), "default", r.agent.ID, ordinal, by, out); err != nil {
+		t.Errorf("Settle(%d): %v", ordinal, err)
+	}
+}
+
+// approveAll approves every pending Request as the member.
+func (r *authorityRig) approveAll(t *testing.T) {
+	t.Helper()
+	reqs, err := r.ops.Requests(context.Background(), r.admin, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range reqs {
+		if q.State == contract.RequestPending {
+			if _, err := r.ops.Decide(context.Background(), r.admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictApprove}); err != nil {
+				t.Errorf("Decide: %v", err)
+			}
+		}
+	}
+}
+
+// hookGateway runs onStrip before the first strip is asked, to act "while the call is held".
+type hookGateway struct {
+	agent.Gateway
+	once    sync.Once
+	onStrip func()
+}
+
+func (h *hookGateway) Strip(ctx context.Context) ([]contract.OperationSlot, error) {
+	h.once.Do(h.onStrip)
+	return h.Gateway.Strip(ctx)
+}
+
+// hookProvider runs before[n] before the model's turn n (from 1).
+type hookProvider struct {
+	agent.Provider
+	n      int
+	before map[int]func()
+}
+
+func (h *hookProvider) Turn(ctx context.Context, req agent.Request, d func(agent.Delta)) (agent.Response, error) {
+	h.n++
+	if f := h.before[h.n]; f != nil {
+		f()
+	}
+	return h.Provider.Turn(ctx, req, d)
+}
+
+func (r *authorityRig) loop(t *testing.T, p agent.Provider, edit func(*agent.LoopConfig)) *agent.Loop {
+	t.Helper()
+	c, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: r.url, Token: r.token})
+	if err != nil {
+		t.Fatalf("Dial the real gateway: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	cfg := agent.LoopConfig{Provider: p, Gateway: c, Store: r.store, HoldWait: time.Minute, PingEvery: time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	l, err := agent.NewLoop(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// codes returns the errorCode of each tool result of conversation id, "" for accepted.
+func codes(t *testing.T, store agent.FileConversations, id string) []string {
+	t.Helper()
+	var out []string
+	for _, res := range results(t, store, id) {
+		code, _, _ := head(t, res)
+		out = append(out, string(code))
+	}
+	return out
+}
+
+func TestLoop_RealGateway_Script(t *testing.T) {
+	r := newAuthorityRig(t, time.Second)
+	p := script(t, `{"turns":[
+	  {"calls":[{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}]},
+	  {"calls":[{"tool":"ApplyAction","arguments":{"action":"note","params":{"topic":"a"}}},{"tool":"QueryBoard","arguments":{"pattern":{"predicate":"noted","args":{"topic":"?t"}}}}]},
+	  {"final":"noted"}]}`)
+	out, err := r.loop(t, p, nil).Send(t.Context(), "c1", "note a")
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if !strings.HasSuffix(out.Final, "noted") {
+		t.Errorf("Final = %q", out.Final)
+	}
+	if diff := cmp.Diff([]string{"", "", ""}, codes(t, r.store, "c1")); diff != "" {
+		t.Errorf("error codes (-want +got):\n%s", diff)
+	}
+	if res := results(t, r.store, "c1"); !strings.Contains(res[2].Content, `"noted"`) {
+		t.Errorf("QueryBoard after the note = %s, want the noted fact", res[2].Content)
+	}
+}
+
+func TestLoop_RealGateway_HeldCalls(t *testing.T) {
+	fetch := `{"tool":"ApplyAction","arguments":{"action":"fetch","params":{"path":"a.txt"}}}`
+	write := `{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}`
+
+	t.Run("settles while held", func(t *testing.T) {
+		r := newAuthorityRig(t, 20*time.Millisecond) // the gateway answers running at its bound
+		p := script(t, `{"turns":[{"calls":[`+fetch+`]},{"calls":[`+write+`]},{"final":"ok"}]}`)
+		l := r.loop(t, p, func(c *agent.LoopConfig) {
+			c.Gateway = &hookGateway{Gateway: c.Gateway, onStrip: func() { r.settle(t, 1, "a.txt") }}
+		})
+		if _, err := l.Send(t.Context(), "c1", "go"); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		res := results(t, r.store, "c1")
+		if _, state, result := head(t, res[0]); state != string(contract.OpDone) || !strings.Contains(result, "rows") {
+			t.Errorf("the held fetch reached the model as %s with result %s; want done with its rows", state, result)
+		}
+		// The runtime delivered the outcome, so the next write is not refused.
+		if diff := cmp.Diff([]string{"", ""}, codes(t, r.store, "c1")); diff != "" {
+			t.Errorf("error codes (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("at the bound, then shown unread", func(t *testing.T) {
+		r := newAuthorityRig(t, 20*time.Millisecond)
+		p := &hookProvider{Provider: script(t, `{"turns":[{"calls":[`+fetch+`]},{"calls":[{"tool":"QueryBoard"}]},{"calls":[`+write+`]},{"final":"ok"}]}`),
+			before: map[int]func(){2: func() { r.settle(t, 1, "a.txt") }}}
+		rec := &turnRecorder{Provider: p}
+		l := r.loop(t, rec, func(c *agent.LoopConfig) { c.HoldWait = 10 * time.Millisecond })
+		if _, err := l.Send(t.Context(), "c1", "go"); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		res := results(t, r.store, "c1")
+		if _, state, _ := head(t, res[0]); state != string(contract.OpRunning) {
+			t.Errorf("at the bound the model read %s, want running", state)
+		}
+		reqs := rec.requests()
+		last := reqs[2].Messages[len(reqs[2].Messages)-1]
+		if !strings.Contains(last.Text, "outcomes you have not read") || !strings.Contains(last.Text, `"state":"done"`) {
+			t.Errorf("the turn after the outcome was shown %q, want the unread outcome", last.Text)
+		}
+		if diff := cmp.Diff([]string{"", "", ""}, codes(t, r.store, "c1")); diff != "" {
+			t.Errorf("error codes (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("waiting for a decision, then approved", func(t *testing.T) {
+		r := newAuthorityRig(t, time.Minute)
+		p := &hookProvider{Provider: script(t, `{"turns":[{"calls":[{"tool":"ApplyAction","arguments":{"action":"mark","params":{"topic":"a"}}}]},{"calls":[{"tool":"QueryBoard"}]},{"final":"ok"}]}`),
+			before: map[int]func(){2: func() { r.approveAll(t) }}}
+		rec := &turnRecorder{Provider: p}
+		if _, err := r.loop(t, rec, nil).Send(t.Context(), "c1", "go"); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if _, state, _ := head(t, results(t, r.store, "c1")[0]); state != string(contract.OpWaitingForDecision) {
+			t.Errorf("the model read %s, want waiting_for_decision at once", state)
+		}
+		reqs := rec.requests()
+		last := reqs[2].Messages[len(reqs[2].Messages)-1]
+		if !strings.Contains(last.Text, `"state":"done"`) {
+			t.Errorf("after the approval the model was shown %q, want the outcome", last.Text)
+		}
+	})
+
+	t.Run("write gate stops the turn", func(t *testing.T) {
+		r := newAuthorityRig(t, 20*time.Millisecond)
+		p := script(t, `{"turns":[{"calls":[`+fetch+`,`+write+`,{"tool":"ApplyAction","arguments":{"action":"note","params":{"topic":"b"}}}]},{"final":"ok"}]}`)
+		if _, err := r.loop(t, p, func(c *agent.LoopConfig) { c.HoldWait = 5 * time.Millisecond }).Send(t.Context(), "c1", "go"); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		want := []string{"", string(contract.CodeOperationRunning), string(contract.CodeNotExecuted)}
+		if diff := cmp.Diff(want, codes(t, r.store, "c1")); diff != "" {
+			t.Errorf("error codes (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestLoop_RealGateway_ResumesAfterAKillWithoutResending(t *testing.T) {
+	r := newAuthorityRig(t, 20*time.Millisecond)
+	rec := script(t, `{"turns":[{"calls":[{"tool":"ApplyAction","arguments":{"action":"fetch","params":{"path":"a.txt"}}},{"tool":"QueryBoard"}]},{"final":"ok"}]}`)
+
+	// The first runtime is killed while it keeps the running fetch open.
+	ctx, kill := context.WithCancel(t.Context())
+	l := r.loop(t, rec, func(c *agent.LoopConfig) {
+		c.Gateway = &hookGateway{Gateway: c.Gateway, onStrip: kill}
+	})
+	if _, err := l.Send(ctx, "c1", "go"); err == nil {
+		t.Fatal("the killed run ended without an error")
+	}
+	r.settle(t, 1, "a.txt")
+
+	// A new runtime (a new session, which replaces the dead one) resumes the conversation.
+	if _, err := r.loop(t, rec, nil).Send(t.Context(), "c1", ""); err != nil {
+		t.Fatalf("resumed Send: %v", err)
+	}
+	want := []string{string(contract.CodeOutcomeUnknown), string(contract.CodeNotExecuted)}
+	if diff := cmp.Diff(want, codes(t, r.store, "c1")); diff != "" {
+		t.Errorf("error codes (-want +got):\n%s", diff)
+	}
+	reqs := rec.requests()
+	last := reqs[len(reqs)-1].Messages
+	if text := last[len(last)-1].Text; !strings.Contains(text, `"state":"done"`) || !strings.Contains(text, "rows") {
+		t.Errorf("the resumed turn was shown %q; want the fetch's outcome it had not read", text)
+	}
+	c, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: r.url, Token: r.token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	strip, err := c.Strip(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := 0
+	for _, op := range strip {
+		if op.Tool == "ApplyAction" {
+			fetches++
+		}
+	}
+	if fetches != 1 {
+		t.Errorf("the authority holds %d ApplyAction operations, want 1: nothing is re-sent", fetches)
+	}
+}

@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// This file holds how the loop learns outcomes it did not read in a call's answer: by
+// keeping a running call open and asking the strip, and by watching operations across
+// turns until their outcome can be shown (DESIGN.md §9.2).
+
+// hold keeps a running call open, asking the strip every PingEvery until the operation
+// leaves running or HoldWait passes. It returns the last state seen.
+func (l *Loop) hold(ctx context.Context, c *Conversation, p Pending) (contract.OperationSlot, error) {
+	last := contract.OperationSlot{Ordinal: p.Ordinal, OperationEntry: contract.OperationEntry{Tool: p.Tool, State: contract.OpRunning}}
+	deadline := time.NewTimer(l.cfg.HoldWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(l.cfg.PingEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("hold %s call %s: %w", p.Tool, p.CallID, ctx.Err())
+		case <-deadline.C:
+			l.log.Info("call still running at the hold bound", "conversation", c.ID, "call", p.CallID, "ordinal", p.Ordinal)
+			return last, nil
+		case <-tick.C:
+		}
+		strip, err := l.cfg.Gateway.Strip(ctx)
+		if err != nil {
+			return last, fmt.Errorf("hold %s call %s: ask the strip: %w", p.Tool, p.CallID, err)
+		}
+		if op, ok := find(strip, p); ok {
+			c.LastOrdinal = max(c.LastOrdinal, op.Ordinal)
+			last = op
+			if op.State != contract.OpRunning {
+				return op, nil
+			}
+		}
+	}
+}
+
+// find looks p up in a strip: by ordinal when it is known, else the newest entry of the
+// same tool above p.After.
+func find(strip []contract.OperationSlot, p Pending) (contract.OperationSlot, bool) {
+	for _, op := range strip {
+		if p.Ordinal > 0 && op.Ordinal == p.Ordinal {
+			return op, true
+		}
+		if p.Ordinal == 0 && op.Tool == p.Tool && (op.Ordinal == 0 || op.Ordinal > p.After) {
+			return op, true
+		}
+	}
+	return contract.OperationSlot{}, false
+}
+
+// showUnread asks the strip for the outcomes of watched operations and adds every
+// outcome the model has not read to the user message it is about to answer.
+func (l *Loop) showUnread(ctx context.Context, c *Conversation) error {
+	if len(c.Watching) > 0 {
+		strip, err := l.cfg.Gateway.Strip(ctx)
+		if err != nil {
+			return fmt.Errorf("conversation %s: ask the strip for unread outcomes: %w", c.ID, err)
+		}
+		var still, foundFor []Pending
+		var found []contract.OperationSlot
+		for _, p := range c.Watching {
+			op, ok := find(strip, p)
+			if !ok || !reported(op.State) {
+				if ok && p.Ordinal == 0 {
+					p.Ordinal = op.Ordinal // pin it, so a newer call of the same tool is not taken for it
+				}
+				still = append(still, p)
+				continue
+			}
+			c.LastOrdinal = max(c.LastOrdinal, op.Ordinal)
+			found = append(found, op)
+			foundFor = append(foundFor, p)
+		}
+		if len(found) > 0 {
+			entries, err := l.deliver(ctx)
+			if err != nil {
+				return err
+			}
+			for i, op := range found {
+				c.Unread = append(c.Unread, describeOutcome(foundFor[i], modelForm(op, entries)))
+			}
+		}
+		c.Watching = still
+	}
+	if len(c.Unread) == 0 {
+		return nil
+	}
+	text := "[docket: outcomes you have not read yet]\n" + strings.Join(c.Unread, "\n")
+	shown, err := l.cfg.Bounder.Bound(ctx, "outcomes", "unread", []byte(text))
+	if err != nil {
+		return fmt.Errorf("conversation %s: bound unread outcomes: %w", c.ID, err)
+	}
+	last := &c.Messages[len(c.Messages)-1]
+	last.Text = joinText(last.Text, shown)
+	c.Unread = nil
+	return l.save(ctx, c)
+}
+
+// describeOutcome is one line telling the model how one of its calls ended.
+func describeOutcome(p Pending, op contract.OperationEntry) string {
+	b, err := json.Marshal(struct {
+		CallID string `json:"callId"`
+		contract.OperationEntry
+	}{p.CallID, op})
+	if err != nil {
+		return fmt.Sprintf("call %s (%s): %s", p.CallID, p.Tool, op.State)
+	}
+	return string(b)
+}
+
+// withOutcome returns the answer text with the settled operation's result and state in
+// place of the running ones, so the model reads one answer for its one call.
+func withOutcome(text string, op contract.OperationEntry) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(text), &m) != nil {
+		return text
+	}
+	if op.Result != nil {
+		m["result"] = op.Result
+	}
+	var ops []contract.OperationEntry
+	_ = json.Unmarshal(m["operations"], &ops)
+	for i := range ops {
+		if ops[i].Tool == op.Tool {
+			ops[i] = op
+			break
+		}
+	}
+	if b, err := json.Marshal(ops); err == nil && ops != nil {
+		m["operations"] = b
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return text
+	}
+	return string(b)
+}
+
+// deliver reads the strip through QueryBoard, which always runs and is never an
+// operation. The gateway counts an outcome as delivered only once a tool result carried
+// it (DESIGN.md §6.5); without this, the model's next write after an outcome learned by
+// ping would be refused with previous_result_undelivered. It returns that strip.
+func (l *Loop) deliver(ctx context.Context) ([]contract.OperationEntry, error) {
+	r, err := l.cfg.Gateway.Call(ctx, "QueryBoard", json.RawMessage(`{}`))
+	if errors.Is(err, ErrOutcomeUnknown) {
+		// A query changes nothing; the next write's refusal delivers the outcome instead.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deliver outcomes: %w", err)
+	}
+	var head answerHead
+	_ = json.Unmarshal([]byte(r.Text), &head)
+	return head.Operations, nil
+}
+
+// modelForm is the strip entry of op as the model reads it, without the host-only
+// ordinal: the delivering QueryBoard's entry for the same call when it has one (it
+// carries the result while unacknowledged), else op's own.
+func modelForm(op contract.OperationSlot, entries []contract.OperationEntry) contract.OperationEntry {
+	for _, e := range entries {
+		if e.Tool == op.Tool && e.State == op.State && e.At.Equal(op.At) && (e.Result != nil || op.Result == nil) {
+			return e
+		}
+	}
+	return op.OperationEntry
+}
