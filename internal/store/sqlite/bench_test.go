@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storetest"
@@ -23,6 +25,67 @@ func BenchmarkAppend(b *testing.B) {
 			storetest.BenchAppend(b, s, bc.perTx, rawInserter(b, s))
 		})
 	}
+}
+
+// BenchmarkEventRow measures the floor under BenchmarkAppend: the events row alone,
+// INSERTed with one prepared statement and precomputed hashes into the store's events
+// table (its primary key and its unique (project, id) index), with no hashing, no head and
+// no store code, against the same raw baseline. Append cannot beat this figure.
+func BenchmarkEventRow(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		perTx int
+	}{{"single", 1}, {"batch100", 100}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := openAt(b, filepath.Join(b.TempDir(), "docket.db"))
+			benchAgainst(b, eventRowInserter(b, s), rawInserter(b, s), bc.perTx)
+		})
+	}
+}
+
+// eventRowInserter inserts event rows as Append would (IDs as BenchAppend names them).
+func eventRowInserter(b *testing.B, s *sqlite.Store) storetest.RawFunc {
+	b.Helper()
+	ins, err := sqlite.RawStmt(context.Background(), s, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`)
+	if err != nil {
+		b.Fatalf("prepare event insert: %v", err)
+	}
+	b.Cleanup(func() { _ = ins.Close() })
+	hash := sha256.Sum256(storetest.BenchData)
+	n := 0
+	return func(ctx context.Context, rows int) error {
+		return sqlite.RawTx(ctx, s, func() error {
+			for range rows {
+				n++
+				if _, err := ins.ExecContext(ctx, "bench", n, fmt.Sprintf("e%d", n), "board.asserted", n, "agent:calc",
+					storetest.BenchData, hash[:], hash[:], hash[:]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// benchAgainst runs f and raw alternately, perTx rows a transaction each, and reports f's
+// rate as a percentage of raw's, as storetest.BenchAppend does.
+func benchAgainst(b *testing.B, f, raw storetest.RawFunc, perTx int) {
+	ctx := context.Background()
+	var inF, inRaw time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if err := f(ctx, perTx); err != nil {
+			b.Fatalf("insert: %v", err)
+		}
+		mid := time.Now()
+		if err := raw(ctx, perTx); err != nil {
+			b.Fatalf("raw insert: %v", err)
+		}
+		inF += mid.Sub(start)
+		inRaw += time.Since(mid)
+	}
+	b.ReportMetric(100*inRaw.Seconds()/inF.Seconds(), "pct_of_raw")
 }
 
 // rawInserter returns the baseline: rows shaped like events (a precomputed hash) inserted

@@ -29,6 +29,7 @@ type conn struct {
 	q      querier
 	tx     *sql.Tx      // when q is a transaction, to bind prepared statements to it
 	stmts  *stmtCache   // nil: prepare every time
+	exec   *driverStmts // when set, runs Exec in place of q and stmts
 	closed *atomic.Bool // the Store's; set by Close
 }
 
@@ -43,6 +44,10 @@ func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if c.exec != nil {
+		n, err := c.exec.exec(ctx, query, args)
+		return n, c.mapErr(err)
+	}
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return 0, c.mapErr(err)

@@ -52,7 +52,9 @@ type Store struct {
 	// context ends. Never closed. Take it before wstmts.mu.
 	writing chan struct{}
 	wconn   *sql.Conn
-	wstmts  stmtCache // statements prepared on wconn
+	wstmts  stmtCache        // statements prepared on wconn
+	wexec   driverStmts      // Execs prepared on wconn's driver connection
+	heads   tables.HeadCache // heads this Store committed; guarded by writing
 }
 
 var _ store.Store = (*Store)(nil)
@@ -91,7 +93,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s.reader.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
-	s.wstmts.db, s.rstmts.db = s.wconn, s.reader
+	s.wstmts.db, s.rstmts.db, s.wexec.conn = s.wconn, s.reader, s.wconn
 	s.Reader = tables.Reader{C: conn{q: s.reader, stmts: &s.rstmts, closed: &s.closed}}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.Close()
@@ -105,13 +107,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(c conn) error { return tables.Migrate(ctx, c, sub) })
+	return s.write(ctx, func(c conn) error { return tables.Migrate(ctx, c, sub) }, nil)
 }
 
-// write runs fn between BEGIN IMMEDIATE and COMMIT on the writer connection. BEGIN
-// IMMEDIATE takes the write lock at once, so a transaction never fails halfway to upgrade
-// a read lock when another process writes the file.
-func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
+// write runs fn between BEGIN IMMEDIATE and COMMIT on the writer connection, then
+// committed (when not nil) while it still holds the writer. BEGIN IMMEDIATE takes the
+// write lock at once, so a transaction never fails halfway to upgrade a read lock when
+// another process writes the file.
+func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func()) error {
 	select {
 	case s.writing <- struct{}{}:
 		defer func() { <-s.writing }()
@@ -121,13 +124,13 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	c := conn{q: s.wconn, stmts: &s.wstmts, closed: &s.closed}
+	c := conn{q: s.wconn, stmts: &s.wstmts, exec: &s.wexec, closed: &s.closed}
 	if _, err := c.q.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", c.mapErr(err))
 	}
-	committed := false
+	done := false
 	defer func() { // on an error, and when fn panics
-		if !committed {
+		if !done {
 			_, _ = c.q.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
@@ -137,7 +140,10 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error) error {
 	if _, err := c.q.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit: %w", c.mapErr(err))
 	}
-	committed = true
+	done = true
+	if committed != nil {
+		committed()
+	}
 	return nil
 }
 
@@ -146,17 +152,25 @@ func (s *Store) Path() string { return s.path }
 
 // Update implements [store.Store.Update]. Transactions queue for the one writer
 // connection, so they never interleave, here or with another process.
+//
+// Each log's next seq and prevHash come from the head this Store last committed for it
+// (tables.HeadCache), or else from event_heads; never from MAX(seq)+1 read outside the
+// lock. BEGIN IMMEDIATE holds SQLite's one write lock, across processes too, from before
+// the head is read until the commit, so no other writer can take the same seq meanwhile;
+// and a head another process moved since it was cached is caught by the primary key
+// (project, seq) of the next INSERT.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	var projects []string
+	var tx *tables.Tx
 	err := s.write(ctx, func(c conn) error {
-		tx := tables.NewTx(c, true) // BEGIN IMMEDIATE excludes other writers
+		tx = tables.NewCachedTx(c, &s.heads)
 		if err := fn(tx); err != nil {
 			return err
 		}
 		var err error
 		projects, err = tx.Finish(ctx)
 		return err
-	})
+	}, func() { s.heads.Commit(tx) })
 	if err != nil {
 		return err
 	}
@@ -197,7 +211,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	var errs []error
-	errs = append(errs, s.wstmts.close(), s.rstmts.close(), s.wconn.Close())
+	errs = append(errs, s.wexec.close(), s.wstmts.close(), s.rstmts.close(), s.wconn.Close())
 	if s.reader != nil {
 		errs = append(errs, s.reader.Close())
 	}

@@ -124,3 +124,54 @@ func TestOpen_Files(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdate_OtherWriter checks appends after another Store on the same file moved the
+// log past the head this Store cached: the next event still follows the last one, and an
+// id the other Store used is still refused.
+func TestUpdate_OtherWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docket.db")
+	a, b := openAt(t, path), openAt(t, path)
+	appendOne := func(s *sqlite.Store, id string) (store.Event, error) {
+		var e store.Event
+		err := s.Update(t.Context(), func(tx store.Tx) (err error) {
+			e, err = tx.Append(t.Context(), store.NewEvent{Project: "p1", ID: id, Type: "t", At: t0})
+			return err
+		})
+		return e, err
+	}
+	tests := []struct {
+		name    string
+		s       *sqlite.Store
+		id      string
+		wantSeq int64 // 0: want ErrConflict
+	}{
+		{"a starts the log", a, "e1", 1},
+		{"b appends behind a's back", b, "e2", 2},
+		{"b appends again", b, "e3", 3},
+		{"a reuses b's id", a, "e3", 0},
+		{"a appends after b", a, "e4", 4},
+		{"b appends after a", b, "e5", 5},
+	}
+	var prev store.Hash
+	for _, tt := range tests {
+		e, err := appendOne(tt.s, tt.id)
+		if tt.wantSeq == 0 {
+			if !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("%s: Append = %v, want %v", tt.name, err, store.ErrConflict)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: Append: %v", tt.name, err)
+		}
+		if e.Seq != tt.wantSeq || e.PrevHash != prev {
+			t.Fatalf("%s: Append = seq %d prev %s, want seq %d prev %s", tt.name, e.Seq, e.PrevHash, tt.wantSeq, prev)
+		}
+		prev = e.Hash
+	}
+	for _, s := range []*sqlite.Store{a, b} {
+		if head, err := s.Verify(t.Context(), "p1"); err != nil || head.Seq != 5 || head.Hash != prev {
+			t.Errorf("Verify = %v, %v; want seq 5 hash %s", head, err, prev)
+		}
+	}
+}

@@ -15,16 +15,17 @@ import (
 
 // Tx implements [store.Tx] over a [Conn] that is a transaction. The first Append to a
 // project locks that project's head row (an upsert, which PostgreSQL serializes) unless
-// the transaction is exclusive; later Appends in the same Tx advance a cached head, and
-// [Tx.Finish] writes it back once. So sequence numbers come from a counter row, never from
-// MAX(seq)+1, and a batch of events costs one INSERT each. A Tx is not safe for
-// concurrent use.
+// the transaction is exclusive; then it reads the row, or takes the head from a
+// [HeadCache]. Later Appends in the same Tx advance a cached head, and [Tx.Finish] writes
+// it back once. So sequence numbers come from a counter row, never from MAX(seq)+1, and a
+// batch of events costs one INSERT each. A Tx is not safe for concurrent use.
 type Tx struct {
 	Reader
 	heads map[string]store.Head // heads of the logs appended to; written by Finish
 	// exclusive: the transaction already excludes every other writer of the database
 	// (SQLite's BEGIN IMMEDIATE), so a plain read of a head is as good as locking it.
 	exclusive bool
+	cache     *HeadCache // heads committed by earlier transactions of this writer; may be nil
 }
 
 var _ store.Tx = (*Tx)(nil)
@@ -33,6 +34,14 @@ var _ store.Tx = (*Tx)(nil)
 // transaction already excludes every other writer of the database (SQLite's BEGIN
 // IMMEDIATE); then heads are read without taking a row lock.
 func NewTx(c Conn, exclusive bool) *Tx { return &Tx{Reader: Reader{C: c}, exclusive: exclusive} }
+
+// NewCachedTx returns a Tx over c, a transaction that excludes every other writer of the
+// database (SQLite's BEGIN IMMEDIATE), that starts each log from its head in cache when
+// it has one (see [HeadCache] for why that is safe). Record the Tx's heads in cache with
+// [HeadCache.Commit] once it committed.
+func NewCachedTx(c Conn, cache *HeadCache) *Tx {
+	return &Tx{Reader: Reader{C: c}, exclusive: true, cache: cache}
+}
 
 // Statement is one SQL statement and its arguments.
 type Statement struct {
@@ -84,10 +93,13 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 		ne.ID = rand.Text()
 	}
 	head, ok := t.heads[ne.Project]
+	cached := false
 	if !ok && ne.Project != "" {
-		var err error
-		if head, err = t.lockHead(ctx, ne.Project); err != nil {
-			return store.Event{}, err
+		if head, cached = t.cache.get(ne.Project); !cached {
+			var err error
+			if head, err = t.lockHead(ctx, ne.Project); err != nil {
+				return store.Event{}, err
+			}
 		}
 	}
 	e, err := store.Link(ne, head)
@@ -101,9 +113,23 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 		}
 		inline = nil
 	}
-	_, err = t.C.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline, e.DataHash[:], e.PrevHash[:], e.Hash[:])
+	err = t.insert(ctx, e, inline)
+	if cached && errors.Is(err, store.ErrConflict) {
+		// Either the id is taken, or another process appended since this writer cached
+		// the head and holds its seq+1 (see HeadCache). The failed INSERT left the
+		// transaction open (SQLite aborts only the statement); the stored head tells
+		// which case this is.
+		fresh, herr := t.lockHead(ctx, ne.Project)
+		if herr != nil {
+			return store.Event{}, herr
+		}
+		if fresh != head {
+			if e, err = store.Link(ne, fresh); err != nil {
+				return store.Event{}, fmt.Errorf("append event: %w", err)
+			}
+			err = t.insert(ctx, e, inline)
+		}
+	}
 	if err != nil {
 		return store.Event{}, fmt.Errorf("append event %s to %s: %w", e.ID, e.Project, err)
 	}
@@ -112,6 +138,14 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 	}
 	t.heads[e.Project] = store.Head{Seq: e.Seq, Hash: e.Hash}
 	return e, nil
+}
+
+// insert writes e, with inline as its data column (nil when the data is a blob).
+func (t *Tx) insert(ctx context.Context, e store.Event, inline []byte) error {
+	_, err := t.C.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline, e.DataHash[:], e.PrevHash[:], e.Hash[:])
+	return err
 }
 
 // lockHead reads the head of project's log so that no other transaction can move it
