@@ -90,7 +90,7 @@ func TestDeps(t *testing.T) {
 		{"internal/board/engine", within("internal/contract"), pureStd, "the engine imports only the standard library and contract"},
 		{"internal/board/syntax", within("internal/contract", "internal/board/engine"), pureStd, "the rule syntax is pure"},
 		{"internal/store", within("internal/contract"), nil, "store never imports its implementations"},
-		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "golang.org/x/crypto/", "github.com/gowebpki/jcs"), nil,
+		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/grant", "golang.org/x/crypto/", "github.com/gowebpki/jcs"), nil,
 			"the authority uses store.Store, board, capability and contract, never a concrete store"},
 		{"internal/console", within("internal/contract", "internal/authority"), nil, "the console calls the authority, never the store"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, "the agent runtime reaches the authority only over the wire"},

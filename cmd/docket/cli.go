@@ -23,7 +23,9 @@ type env struct {
 type cli struct {
 	Rules      rulesCmd      `cmd:"" help:"Check and evaluate Board rule files."`
 	Capability capabilityCmd `cmd:"" help:"Validate capability packages."`
-	Demo       demoCmd       `cmd:"" help:"Walk the verified-calculation example end to end."`
+	Demo       demoCmd       `cmd:"" help:"Run the verified-calculation example end to end: serve, worker and agent."`
+	Start      startCmd      `cmd:"" help:"Run serve and a worker as supervised children of this data dir until Ctrl-C."`
+	Stop       stopCmd       `cmd:"" help:"Stop the docket start running on this data dir."`
 	Version    versionCmd    `cmd:"" help:"Print the version."`
 
 	Init       initCmd       `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
@@ -37,6 +39,10 @@ type cli struct {
 	Tool       toolCmd       `cmd:"" help:"Lock Tools on Connections."`
 	Events     eventsCmd     `cmd:"" help:"Read and verify the event log."`
 	Case       caseCmd       `cmd:"" help:"Read Cases."`
+	Requests   requestsCmd   `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
+	Decide     decideCmd     `cmd:"" help:"Approve or deny a request, naming the digest you read."`
+	Worker     workerCmd     `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
+	Reconcile  reconcileCmd  `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
 }
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -5,21 +5,27 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
+	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/workhop"
 )
 
 // serveCmd runs the authority: the store, the Boards and the console API on a loopback
 // listener (DESIGN.md §1, §11).
 type serveCmd struct {
-	Listen   string   `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
-	DB       string   `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Host     []string `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
-	LogLevel string   `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
+	Listen   string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
+	DB       string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
+	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
+	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
+	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running (DESIGN.md §6.3)." default:"50s"`
+	LeaseTTL time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
 }
 
 func (c *serveCmd) Run(ctx context.Context, e *env) error {
@@ -52,7 +58,26 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	for i, h := range c.Host {
 		hosts[i] = strings.ToLower(h)
 	}
-	srv, err := console.New(console.Config{Authority: a, Logger: log, Version: version, Hosts: hosts})
+	// One Operations serves the gateway, the decision routes and the worker hop, so a
+	// call held at /mcp settles when its worker reports at /work.
+	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
+	hop, err := workhop.New(workhop.Config{
+		Authority:  a,
+		Dispatcher: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL}),
+		Logger:     log,
+	})
+	if err != nil {
+		return err
+	}
+	requests := gateway.NewRequests(a, ops, log)
+	srv, err := console.New(console.Config{Authority: a, Logger: log, Version: version, Hosts: hosts,
+		Routes: map[string]http.Handler{
+			"/mcp":                             gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"POST /work":                       hop,
+			"POST " + workhop.ReconcilePattern: hop,
+			gateway.RouteRequests:              requests,
+			gateway.RouteDecision:              requests,
+		}})
 	if err != nil {
 		return err
 	}

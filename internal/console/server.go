@@ -38,6 +38,12 @@ type Config struct {
 
 	// KeepAlive is how often an idle event stream sends a comment; default DefaultKeepAlive.
 	KeepAlive time.Duration
+
+	// Routes are further handlers served on the same listener, keyed by ServeMux pattern:
+	// the MCP gateway at /mcp and the worker hop at /work. They pass the Host check, the
+	// cross-origin refusal and the security headers like every route, and authenticate
+	// their callers themselves (agent tokens, connection keys).
+	Routes map[string]http.Handler
 }
 
 // Server serves /api/v1. It is safe for concurrent use.
@@ -83,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 		s.keepAlive = DefaultKeepAlive
 	}
 	s.routes()
+	for pattern, h := range cfg.Routes {
+		s.mux.Handle(pattern, h)
+	}
 	return s, nil
 }
 

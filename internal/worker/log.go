@@ -7,3 +7,11 @@ const (
 	logStatus = "status"
 	logErr    = "err"
 )
+
+// Log attribute keys of the worker's hop and Run loop.
+const (
+	logWorker     = "workerId"
+	logGeneration = "generation"
+	logCode       = "code"
+	logKind       = "kind"
+)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// requestsCmd lists the calls waiting for a person's decision (DESIGN.md §7.1), each with
+// the exact canonical vector its digest covers.
+type requestsCmd struct {
+	clientFlags
+	All bool `help:"Show decided, void and expired requests too."`
+}
+
+func (c *requestsCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var page contract.Page[contract.Request]
+	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "requests"), nil, &page); err != nil {
+		return err
+	}
+	rs := []contract.Request{}
+	for _, r := range page.Items {
+		if c.All || r.State == contract.RequestPending {
+			rs = append(rs, r)
+		}
+	}
+	if c.json() {
+		return printJSON(e.Stdout, rs)
+	}
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(e.Stdout, "no requests waiting")
+		return err
+	}
+	for _, r := range rs {
+		canon, err := canonical(r.Vector)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(e.Stdout, "%s  %s  by %s  deadline %s\n  digest %s\n  vector %s\n",
+			r.ID, r.State, r.RequestedBy, r.Deadline.Format("2006-01-02T15:04:05Z"), r.Digest, canon); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// canonical returns the JCS form of v: the bytes the request digest covers.
+func canonical(v contract.RequestVector) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode request vector: %w", err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", fmt.Errorf("canonicalize request vector: %w", err)
+	}
+	return string(canon), nil
+}

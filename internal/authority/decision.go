@@ -1,0 +1,179 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Requests lists project's Requests, oldest first, for a member (DESIGN.md §7.1). A
+// pending Request past its deadline is shown expired.
+func (o *Operations) Requests(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Request, error) {
+	if err := c.member(project); err != nil {
+		return nil, err
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return nil, err
+	}
+	now := o.a.nowUTC()
+	out := make([]contract.Request, 0, len(l.order))
+	for _, id := range l.order {
+		r := *l.requests[id]
+		if r.State == contract.RequestPending && !now.Before(r.Deadline) {
+			r.State = contract.RequestExpired
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Decide records member c's decision on Request id of project (DESIGN.md §7.1–7.2). It
+// refuses a decision naming another digest than the Request's (digest_mismatch), a
+// decision by the principal that made the Request (self_decision), and a Request already
+// decided, void or past its deadline (request_closed; a late one is marked expired).
+//
+// A denial settles the Operation refused with the reason. An approval runs the one call
+// it names: a Board-only Action applies its effects now; an executed Action is queued for
+// dispatch, after the Board evaluates it again — if the call no longer evaluates to the
+// approved digest, the Request is void and the Operation refused (call_changed).
+func (o *Operations) Decide(ctx context.Context, c Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+	if err := c.member(project); err != nil {
+		return contract.Request{}, err
+	}
+	if d.Verdict != contract.VerdictApprove && d.Verdict != contract.VerdictDeny {
+		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "the verdict %q is unknown; use approve or deny", d.Verdict)
+	}
+	return o.decide(ctx, c.Principal(), project, id, d, true)
+}
+
+// decide records a decision. checkSelf is false only in tests that show the store
+// constraint holds without the domain check.
+func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
+	pb := o.a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if pb.b == nil {
+		if err := o.a.buildLocked(ctx, project, pb); err != nil {
+			return contract.Request{}, err
+		}
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return contract.Request{}, err
+	}
+	cur, ok := l.requests[id]
+	if !ok {
+		return contract.Request{}, contract.Errorf(contract.CodeNotFound, "project %q has no request %q; list them with docket requests.", project, id)
+	}
+	req := *cur
+	if req.State != contract.RequestPending {
+		return contract.Request{}, contract.Errorf(contract.CodeRequestClosed, "request %s is %s and takes no decision; a new call makes a new request.", id, req.State)
+	}
+	if checkSelf && req.RequestedBy == by {
+		return contract.Request{}, contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; ask another member to decide %s.", id)
+	}
+	if d.Digest != req.Digest {
+		return contract.Request{}, contract.Errorf(contract.CodeDigestMismatch,
+			"the decision names %s but request %s is bound to %s; read the request again (docket requests) and decide what it shows.", d.Digest, id, req.Digest)
+	}
+	agent := req.RequestedBy.ID()
+	op := l.opLocked(agent, req.Ordinal)
+	if op == nil {
+		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
+	}
+	now := o.a.nowUTC()
+	req.DecidedBy, req.DecidedAt = by, &now
+	var ch *Change
+	ev := opEvent{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
+	var closed error
+	switch {
+	case !now.Before(req.Deadline):
+		req.State, req.DecidedBy, req.DecidedAt = contract.RequestExpired, "", nil
+		ev.State, ev.Reason, ev.Decision = contract.OpRefused, "the request expired before a decision", "expired"
+		closed = contract.Errorf(contract.CodeRequestClosed, "request %s expired at %s; the agent must call again.", id, req.Deadline.Format("2006-01-02T15:04:05Z"))
+	case d.Verdict == contract.VerdictDeny:
+		req.State, req.Reason = contract.RequestDenied, d.Reason
+		ev.State, ev.Reason = contract.OpRefused, "denied: "+d.Reason
+		ev.Result, _ = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason})
+	default:
+		req.State, req.Reason = contract.RequestApproved, d.Reason
+		ch, ev = o.runApproved(pb.b, &req, op, ev)
+	}
+	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		if ch != nil {
+			if err := persistChange(ctx, tx, project, *ch); err != nil {
+				return err
+			}
+			if err := o.a.appendEvent(ctx, tx, project, ch.Event, req.RequestedBy, now, ch.Data); err != nil {
+				return err
+			}
+		}
+		if err := o.a.appendEvent(ctx, tx, project, evRequestChanged, by, now, req); err != nil {
+			return err
+		}
+		return o.a.appendEvent(ctx, tx, project, evOpChanged, by, now, ev)
+	})
+	if err != nil {
+		if ch != nil {
+			o.dropBoardLocked(ctx, project, pb)
+		}
+		return contract.Request{}, fmt.Errorf("decide %s: %w", id, refuse(err, "request"))
+	}
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return contract.Request{}, err
+	}
+	if closed != nil {
+		return req, closed
+	}
+	return req, nil
+}
+
+// runApproved runs the one call an approval names, on b, as the requesting agent.
+func (o *Operations) runApproved(b *board.Board, req *contract.Request, op *operation, ev opEvent) (*Change, opEvent) {
+	var in contract.ApplyActionInput
+	if err := json.Unmarshal(op.input, &in); err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	by := board.Author{Principal: req.RequestedBy}
+	void := func(err error) (*Change, opEvent) {
+		req.State = contract.RequestVoid
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
+		return nil, ev
+	}
+	if req.Vector.Tool != "" {
+		res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+		if err != nil {
+			return void(err)
+		}
+		if res.Request == nil {
+			return void(contract.Errorf(contract.CodeCallChanged, "the Action %s no longer executes a Tool; call it again for a new decision", in.Action))
+		}
+		vec := req.Vector
+		vec.Args, vec.Tool = res.Request.Args, res.Request.Tool
+		if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments; call it again for a new decision", in.Action))
+		}
+		ev.State, ev.Stage, ev.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
+		return nil, ev
+	}
+	res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
+		return nil, ev
+	}
+	ev.State = contract.OpDone
+	ev.Result, _ = json.Marshal(map[string]any{"action": in.Action, "changes": len(res.Changes), "decision": "approved"})
+	return actionChange(&in, res), ev
+}

@@ -1,0 +1,403 @@
+package authority_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/grant"
+)
+
+// fetchDigest is the digest test.fetch@1 is locked at and advertised with.
+const fetchDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// hopFixture is the ops fixture with a Connection "laptop" that has a file Source and
+// test.fetch@1 locked, and a Dispatcher over it.
+type hopFixture struct {
+	*opsFixture
+	d    *authority.Dispatcher
+	conn contract.Connection
+	key  []byte
+}
+
+func newHopFixture(t *testing.T) *hopFixture {
+	t.Helper()
+	ctx := t.Context()
+	f := &hopFixture{opsFixture: newOpsFixture(t, time.Millisecond)}
+	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.conn, f.key = ck.Connection, []byte(ck.Key)
+	if _, err := f.a.BindSource(ctx, f.admin, "default", "laptop", contract.Source{Name: "workspace", Type: "file",
+		Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.LockTool(ctx, f.admin, "default", "laptop", contract.ToolLock{Tool: "test.fetch@1", Digest: fetchDigest}); err != nil {
+		t.Fatal(err)
+	}
+	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+	return f
+}
+
+var fetchTool = []contract.ToolDescriptor{{Tool: "test.fetch@1", Digest: fetchDigest, Adapter: "run",
+	AdapterDigest: "sha256:adad", Kind: "read", SourceTypes: []string{"file"}}}
+
+// startup acquires a lease for worker with a Poll without a generation.
+func (f *hopFixture) startup(t *testing.T, worker string) *contract.Lease {
+	t.Helper()
+	ans, err := f.d.Poll(t.Context(), f.conn, contract.PollRequest{WorkerID: worker, Tools: fetchTool})
+	if err != nil {
+		t.Fatalf("startup Poll(%s): %v", worker, err)
+	}
+	return ans.Lease
+}
+
+// fetch queues the agent's fetch of path and returns its work id.
+func (f *hopFixture) fetch(t *testing.T, path string) string {
+	t.Helper()
+	ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}})
+	if state(ans) != contract.OpRunning {
+		t.Fatalf("fetch = %s %+v, want running", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+	return authority.WorkID(f.agent.ID, ans.Meta.Ordinal)
+}
+
+// poll polls under l and returns the rows served.
+func (f *hopFixture) poll(t *testing.T, l *contract.Lease, tools []contract.ToolDescriptor) []contract.WorkRow {
+	t.Helper()
+	gen := l.Generation
+	ans, err := f.d.Poll(t.Context(), f.conn, contract.PollRequest{WorkerID: l.WorkerID, Generation: &gen, Tools: tools})
+	if err != nil {
+		t.Fatalf("Poll: %v", err)
+	}
+	return ans.Work
+}
+
+func (f *hopFixture) claim(l *contract.Lease, row contract.WorkRow) error {
+	_, err := f.d.Claim(context.Background(), f.conn, contract.ClaimRequest{ID: row.ID, WorkerID: l.WorkerID, Generation: l.Generation, Grant: row.Grant})
+	return err
+}
+
+func (f *hopFixture) opState(t *testing.T) contract.OperationEntry {
+	t.Helper()
+	st, err := f.ops.State(t.Context(), f.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.State[0].OperationEntry
+}
+
+func okReport(l *contract.Lease, row contract.WorkRow, path string) contract.ReportRequest {
+	return contract.ReportRequest{ID: row.ID, OK: true, Result: &contract.WorkResult{Rows: []contract.Args{{"path": contract.StringValue(path)}}},
+		WorkerID: l.WorkerID, Generation: l.Generation, Grant: row.Grant}
+}
+
+func TestDispatcher_Walk(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	l := f.startup(t, "wkr-a")
+	if again := f.startup(t, "wkr-a"); again.Generation != l.Generation || l.Generation != 1 {
+		t.Fatalf("re-sent startup poll = generation %d, first %d; want one acquisition, generation 1", again.Generation, l.Generation)
+	}
+	id := f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 || rows[0].ID != id {
+		t.Fatalf("Poll served %+v, want work %s", rows, id)
+	}
+	// The grant verifies under the Connection key against the exact served bytes.
+	rd, err := grant.RequestDigest(rows[0].Args, rows[0].Target, rows[0].ToolSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := contract.Grant{Project: "default", Invocation: id, Action: "fetch", Tool: "test.fetch@1", ToolDigest: fetchDigest,
+		Source: "workspace", SourceDigest: mustTarget(t, rows[0]).SourceDigest, Connection: f.conn.ID, WorkerID: "wkr-a",
+		Generation: 1, AdapterDigest: "sha256:adad", RequestDigest: rd}
+	if _, err := grant.Verify(f.key, rows[0].Grant, want, f.clock.Now()); err != nil {
+		t.Fatalf("served grant: %v", err)
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	wantCode(t, f.claim(l, rows[0]), contract.CodeWorkTaken)
+	if e := f.opState(t); e.State != contract.OpRunning || e.Stage != contract.StageAtWorker {
+		t.Fatalf("claimed operation = %+v, want running at_worker", e)
+	}
+	if got := f.poll(t, l, fetchTool); len(got) != 0 {
+		t.Fatalf("claimed work served again: %+v", got)
+	}
+	rep := okReport(l, rows[0], "a.txt")
+	for i := range 2 { // a receipt retry with the same bytes lands once
+		if _, err := f.d.Report(ctx, f.conn, rep); err != nil {
+			t.Fatalf("Report #%d: %v", i+1, err)
+		}
+	}
+	other := okReport(l, rows[0], "b.txt")
+	_, err = f.d.Report(ctx, f.conn, other)
+	wantCode(t, err, contract.CodeReportConflict)
+	if e := f.opState(t); e.State != contract.OpDone {
+		t.Fatalf("reported operation = %+v, want done", e)
+	}
+	err = f.a.View(ctx, "default", func(b *board.Board) error {
+		got, err := b.Query(contract.Atom{Predicate: "fetched"}, "", 10)
+		if err != nil {
+			return err
+		}
+		if len(got.Items) != 1 || got.Items[0].Tier != contract.TierAttested || got.Items[0].CreatedBy != "tool:test.fetch@1" {
+			t.Errorf("fetched facts = %+v, want one attested fact by tool:test.fetch@1", got.Items)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustTarget(t *testing.T, row contract.WorkRow) contract.WorkTarget {
+	t.Helper()
+	var tg contract.WorkTarget
+	if err := json.Unmarshal(row.Target, &tg); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// TestDispatcher_ServesOnlyLockedTools: the worker advertises, the authority authorizes.
+func TestDispatcher_ServesOnlyLockedTools(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []contract.ToolDescriptor
+		want  int
+	}{
+		{"locked at its digest", fetchTool, 1},
+		{"advertised at another digest", []contract.ToolDescriptor{{Tool: "test.fetch@1", Digest: "sha256:" + fetchDigest[len(fetchDigest)-64:len(fetchDigest)-1] + "0", Kind: "read"}}, 0},
+		{"not advertised", nil, 0},
+		{"advertised but not locked", []contract.ToolDescriptor{{Tool: "test.send@1", Digest: fetchDigest, Kind: "write"}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHopFixture(t)
+			l := f.startup(t, "wkr-a")
+			f.fetch(t, "a.txt")
+			if got := f.poll(t, l, tt.tools); len(got) != tt.want {
+				t.Errorf("Poll served %d rows, want %d", len(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestDispatcher_Lease(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	a := f.startup(t, "wkr-a")
+	_, err := f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	wantCode(t, err, contract.CodeLeaseHeld)
+	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "Bad ID"})
+	wantCode(t, err, contract.CodeWorkerID)
+	f.clock.Add(20 * time.Second)
+	if _, err := f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: a.Generation}); err != nil {
+		t.Fatalf("RenewLease: %v", err)
+	}
+	f.clock.Add(20 * time.Second) // 40 s after acquiring, 20 s after renewing: still held
+	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	wantCode(t, err, contract.CodeLeaseHeld)
+	f.clock.Add(11 * time.Second)
+	gen := a.Generation
+	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Generation: &gen})
+	wantCode(t, err, contract.CodeLeaseExpired)
+	b := f.startup(t, "wkr-b")
+	if b.Generation != 2 {
+		t.Fatalf("second acquisition = generation %d, want 2", b.Generation)
+	}
+	_, err = f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: a.Generation})
+	wantCode(t, err, contract.CodeLeaseSuperseded)
+	if _, err := f.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-b", Generation: b.Generation}); err != nil {
+		t.Fatalf("ReleaseLease: %v", err)
+	}
+	if c := f.startup(t, "wkr-c"); c.Generation != 3 {
+		t.Fatalf("acquisition after a release = generation %d, want 3", c.Generation)
+	}
+}
+
+// TestDispatcher_LostLease: work claimed under a lease that is lost needs a person and is
+// never served again; the late report is judged, and a member reconciles.
+func TestDispatcher_LostLease(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	a := f.startup(t, "wkr-a")
+	id := f.fetch(t, "a.txt")
+	rows := f.poll(t, a, fetchTool)
+	if err := f.claim(a, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(time.Minute)
+	b := f.startup(t, "wkr-b")
+	if e := f.opState(t); e.State != contract.OpNeedsPerson {
+		t.Fatalf("operation after its worker lost the lease = %+v, want needs_person", e)
+	}
+	if got := f.poll(t, b, fetchTool); len(got) != 0 {
+		t.Fatalf("lost work re-served: %+v", got)
+	}
+	late := okReport(a, rows[0], "a.txt")
+	for range 2 { // judged once, and a retry is answered the same
+		_, err := f.d.Report(ctx, f.conn, late)
+		wantCode(t, err, contract.CodeLeaseSuperseded)
+	}
+	if e := f.opState(t); e.State != contract.OpNeedsPerson {
+		t.Fatalf("operation after a late report = %+v, want still needs_person", e)
+	}
+	_, err := f.d.Reconcile(ctx, f.agent, "default", id, contract.ReconcileRequest{Outcome: "done"})
+	wantCode(t, err, contract.CodeForbidden)
+	_, err = f.d.Reconcile(ctx, f.admin, "default", id, contract.ReconcileRequest{Outcome: "failed"})
+	wantCode(t, err, contract.CodeInvalidArgument)
+	e, err := f.d.Reconcile(ctx, f.admin, "default", id, contract.ReconcileRequest{Outcome: "unknown", Reason: "the file server was down"})
+	if err != nil || e.State != contract.OpUnknown {
+		t.Fatalf("Reconcile = %+v, %v; want unknown", e, err)
+	}
+	_, err = f.d.Reconcile(ctx, f.admin, "default", id, contract.ReconcileRequest{Outcome: "done"})
+	wantCode(t, err, contract.CodeNotNeedsPerson)
+}
+
+func TestDispatcher_Claim(t *testing.T) {
+	f := newHopFixture(t)
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	row := f.poll(t, l, fetchTool)[0]
+	forged := func(mut func(g *contract.Grant)) contract.WorkRow {
+		g, err := grant.Decode(row.Grant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mut(&g)
+		r := row
+		if r.Grant, err = grant.Sign(f.key, g); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		row  contract.WorkRow
+		gen  int64
+		code contract.Code
+	}{
+		{"another request", forged(func(g *contract.Grant) { g.RequestDigest = fetchDigest }), 1, contract.CodeGrantMismatch},
+		{"another instance", forged(func(g *contract.Grant) { g.WorkerID = "wkr-z" }), 1, contract.CodeGrantMismatch},
+		{"another generation", forged(func(g *contract.Grant) { g.Generation = 7 }), 1, contract.CodeGrantMismatch},
+		{"signed with another key", func() contract.WorkRow {
+			r := row
+			g, _ := grant.Decode(row.Grant)
+			r.Grant, _ = grant.Sign([]byte("not the key"), g)
+			return r
+		}(), 1, contract.CodeGrantSignature},
+		{"a generation never granted", row, 9, contract.CodeLeaseExpired},
+		{"unknown work", contract.WorkRow{ID: "agt_x.1", Grant: row.Grant}, 1, contract.CodeWorkNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.d.Claim(t.Context(), f.conn, contract.ClaimRequest{ID: tt.row.ID, WorkerID: "wkr-a", Generation: tt.gen, Grant: tt.row.Grant})
+			wantCode(t, err, tt.code)
+		})
+	}
+	if e := f.opState(t); e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
+		t.Fatalf("operation after refused claims = %+v, want still queued", e)
+	}
+}
+
+func TestDispatcher_ReportOutcomes(t *testing.T) {
+	tests := []struct {
+		name  string
+		mut   func(r *contract.ReportRequest)
+		state contract.OperationState
+		code  contract.Code
+	}{
+		{"refused fails", func(r *contract.ReportRequest) {
+			r.OK, r.Result, r.Code, r.Reason = false, nil, contract.CodeWorkspaceNotFound, "no such file"
+		}, contract.OpFailed, ""},
+		{"effect unknown needs a person", func(r *contract.ReportRequest) {
+			r.OK, r.Result, r.EffectUnknown, r.Code = false, nil, true, contract.CodeToolTimeout
+		}, contract.OpNeedsPerson, ""},
+		{"no rows is done with no facts", func(r *contract.ReportRequest) {
+			r.Result.Rows = []contract.Args{}
+		}, contract.OpDone, ""},
+		{"facts are refused", func(r *contract.ReportRequest) {
+			r.Facts = []contract.Atom{{Predicate: "fetched"}}
+		}, contract.OpRunning, contract.CodeWorkBody},
+		{"another grant is refused", func(r *contract.ReportRequest) { r.Grant += "x" }, contract.OpRunning, contract.CodeGrantMismatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHopFixture(t)
+			l := f.startup(t, "wkr-a")
+			f.fetch(t, "a.txt")
+			row := f.poll(t, l, fetchTool)[0]
+			if err := f.claim(l, row); err != nil {
+				t.Fatal(err)
+			}
+			r := okReport(l, row, "a.txt")
+			tt.mut(&r)
+			_, err := f.d.Report(t.Context(), f.conn, r)
+			wantCode(t, err, tt.code)
+			if e := f.opState(t); e.State != tt.state {
+				t.Errorf("operation = %+v, want %s", e, tt.state)
+			}
+		})
+	}
+}
+
+// TestDispatcher_AcrossInstances: two authorities over one store agree on the lease,
+// and a claim sent to both lands once.
+func TestDispatcher_AcrossInstances(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := authority.NewDispatcher(authority.NewOperations(other, authority.OperationsConfig{}), authority.DispatcherConfig{PollWait: time.Millisecond})
+	l := f.startup(t, "wkr-a")
+	ans, err := d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Tools: fetchTool})
+	if err != nil || ans.Lease.Generation != l.Generation {
+		t.Fatalf("startup poll on the other instance = %+v, %v; want the same lease, generation %d", ans.Lease, err, l.Generation)
+	}
+	_, err = d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	wantCode(t, err, contract.CodeLeaseHeld)
+	f.fetch(t, "a.txt")
+	row := f.poll(t, l, fetchTool)[0]
+	claim := contract.ClaimRequest{ID: row.ID, WorkerID: l.WorkerID, Generation: l.Generation, Grant: row.Grant}
+	errs := make(chan error, 2)
+	for _, d := range []*authority.Dispatcher{f.d, d2} {
+		go func() {
+			_, err := d.Claim(ctx, f.conn, claim)
+			errs <- err
+		}()
+	}
+	var won, taken int
+	for range 2 {
+		switch err := <-errs; contract.CodeOf(err) {
+		case "":
+			won++
+		case contract.CodeWorkTaken:
+			taken++
+		default:
+			t.Fatalf("Claim: %v", err)
+		}
+	}
+	if won != 1 || taken != 1 {
+		t.Fatalf("claims on two instances: %d accepted, %d taken; want 1 and 1", won, taken)
+	}
+	rep := okReport(l, row, "a.txt")
+	if _, err := d2.Report(ctx, f.conn, rep); err != nil {
+		t.Fatalf("Report on the other instance: %v", err)
+	}
+	if _, err := f.d.Report(ctx, f.conn, rep); err != nil {
+		t.Fatalf("receipt retry on the first instance: %v", err)
+	}
+	if e := f.opState(t); e.State != contract.OpDone {
+		t.Fatalf("operation = %+v, want done", e)
+	}
+}

@@ -1,0 +1,399 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Defaults for [OperationsConfig].
+const (
+	DefaultHoldBound  = 50 * time.Second
+	DefaultRequestTTL = 24 * time.Hour
+)
+
+// OperationsConfig configures [NewOperations].
+type OperationsConfig struct {
+	// HoldBound is how long a write's answer is held waiting for its outcome before it
+	// answers running (DESIGN.md §6.3); default DefaultHoldBound.
+	HoldBound time.Duration
+	// RequestTTL is how long a Request waits for a decision before it expires; default
+	// DefaultRequestTTL.
+	RequestTTL time.Duration
+}
+
+// Operations runs agents' tool calls as Operations (DESIGN.md §6.3–6.5, §7.1): the write
+// gate, held calls, the strip, Requests and decisions. Its state is a projection of the
+// event log, so several Operations over one store agree. It is safe for concurrent use.
+type Operations struct {
+	a          *Authority
+	holdBound  time.Duration
+	requestTTL time.Duration
+
+	mu      sync.Mutex                     // guards ledgers; taken before no other lock
+	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
+}
+
+// NewOperations returns the Operations of a.
+func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
+	o := &Operations{a: a, holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*ledger{}}
+	if o.holdBound <= 0 {
+		o.holdBound = DefaultHoldBound
+	}
+	if o.requestTTL <= 0 {
+		o.requestTTL = DefaultRequestTTL
+	}
+	return o
+}
+
+func (o *Operations) ledger(project contract.ProjectID) *ledger {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.ledgers[project]
+	if l == nil {
+		l = newLedger()
+		o.ledgers[project] = l
+	}
+	return l
+}
+
+// Call is one tool call of an Agent, its input already decoded by
+// [contract.DecodeToolInput].
+type Call struct {
+	Tool  string
+	Input any
+	// Focus is the session's focused Cases, the first primary.
+	Focus []contract.CaseID
+	// Delivered reports whether the session was given the outcome of the agent's
+	// Operation ordinal in full. Nil means nothing was delivered.
+	Delivered func(ordinal int64) bool
+	// Progress, when set, is told each state a held call's Operation passes through.
+	Progress func(contract.OperationSlot)
+}
+
+// Answer is what a call produced.
+type Answer struct {
+	Result contract.ToolResult
+	Meta   contract.HostMeta
+	// Focus is the session's focus after the call.
+	Focus []contract.CaseID
+	// Carried lists the Operations whose outcome the answer carries in full; once the
+	// answer is sent they count as delivered to the session.
+	Carried []int64
+}
+
+// refusal is a call refused before it ran.
+func refusal(err *contract.Error) contract.ToolResult {
+	no := false
+	return contract.ToolResult{ErrorCode: err.Code, Teaching: err.Teaching, RequestExecuted: &no}
+}
+
+// Refusal returns the answer to a call refused before it reached the authority (its
+// arguments did not decode): the error, requestExecuted false, and the current strip and
+// View of the caller.
+func (o *Operations) Refusal(ctx context.Context, c Caller, focus []contract.CaseID, err *contract.Error) (Answer, error) {
+	return o.answer(ctx, c, focus, refusal(err), 0, nil, nil)
+}
+
+// Call runs call for the Agent c. QueryBoard and ReadArtifact run at once and are never
+// Operations. Any other call passes the write gate and becomes an Operation; its answer
+// is held until the Operation settles, waits for a decision, or the hold bound passes
+// (then it answers running and nothing is cancelled). When ctx ends while the answer is
+// held, Call returns ctx's cause; the Operation goes on.
+func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return Answer{}, contract.Errorf(contract.CodeForbidden, "only agents call tools; use an agent token (docket agent token).")
+	}
+	project := c.Projects[0]
+	switch in := call.Input.(type) {
+	case *contract.QueryBoardInput:
+		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
+			return Answer{}, err
+		}
+		return o.query(ctx, c, call, in)
+	case *contract.ReadArtifactInput:
+		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
+			return Answer{}, err
+		}
+		return o.readArtifact(ctx, c, call, in)
+	}
+	// A write acknowledges in its own transaction (admit).
+
+	setup, err := o.setup(ctx, project)
+	if err != nil {
+		return Answer{}, err
+	}
+	ordinal, focus, refused, err := o.admit(ctx, c, call, setup)
+	if err != nil {
+		return Answer{}, err
+	}
+	if refused != nil {
+		return o.answer(ctx, c, focus, *refused, 0, nil, &setup)
+	}
+	if err := o.hold(ctx, project, c.ID, ordinal, call.Progress); err != nil {
+		return Answer{}, err
+	}
+	return o.answer(ctx, c, focus, contract.ToolResult{}, ordinal, nil, &setup)
+}
+
+// acknowledge records that the agent saw the outcome of its latest settled Operation:
+// it was delivered to this session, and the session made another call since (calls are
+// serial, so the client had the answer). From then on the strip shows a summary in place
+// of the result. It writes at most once per Operation.
+func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(int64) bool) error {
+	if delivered == nil {
+		return nil
+	}
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return err
+	}
+	last := l.latestSettledLocked(c.ID)
+	if last == nil || last.acked || !delivered(last.ordinal) {
+		return nil
+	}
+	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		return o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
+	})
+	if err != nil {
+		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, refuse(err, "operation"))
+	}
+	return l.catchUpLocked(ctx, o.a.store, project)
+}
+
+// admit passes call through the write gate (DESIGN.md §6.5) and, when it passes, runs it
+// on the Board and records it as the agent's next Operation, all in one transaction. A
+// gate refusal comes back as refused, with no Operation.
+func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board.Setup) (int64, []contract.CaseID, *contract.ToolResult, error) {
+	project := c.Projects[0]
+	pb := o.a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if pb.b == nil {
+		if err := o.a.buildLocked(ctx, project, pb); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return 0, nil, nil, err
+	}
+	focus := call.Focus
+	if u := l.unresolvedLocked(c.ID); u != nil {
+		r := refusal(contract.Errorf(contract.CodeOperationRunning,
+			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
+		return 0, focus, &r, nil
+	}
+	last := l.latestSettledLocked(c.ID)
+	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
+		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
+			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
+		r.Result = last.result
+		return 0, focus, &r, nil
+	}
+	now := o.a.nowUTC()
+	ordinal := int64(len(l.ops[c.ID])) + 1
+	run := o.run(pb.b, c, call, setup, now)
+	if run.dirty {
+		o.dropBoardLocked(ctx, project, pb)
+	}
+	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
+	if run.op.Input == nil {
+		run.op.Input, _ = json.Marshal(call.Input)
+	}
+	if run.request != nil {
+		run.request.Ordinal = ordinal
+	}
+	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		if last != nil && !last.acked {
+			if err := o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
+				return err
+			}
+		}
+		if run.change != nil {
+			if err := persistChange(ctx, tx, project, *run.change); err != nil {
+				return err
+			}
+			if err := o.a.appendEvent(ctx, tx, project, run.change.Event, c.Principal(), now, run.change.Data); err != nil {
+				return err
+			}
+		}
+		if err := o.a.appendEvent(ctx, tx, project, evOpAdmitted, c.Principal(), now, run.op); err != nil {
+			return err
+		}
+		if run.request != nil {
+			return o.a.appendEvent(ctx, tx, project, evRequestCreated, c.Principal(), now, run.request)
+		}
+		return nil
+	})
+	if err != nil {
+		o.dropBoardLocked(ctx, project, pb)
+		return 0, nil, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), refuse(err, "record"))
+	}
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return 0, nil, nil, err
+	}
+	return ordinal, mergeFocus(run.focus, focus), nil, nil
+}
+
+// dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
+// change the log lacks (as [Authority.Commit] does). pb.mu must be held.
+func (o *Operations) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
+	pb.b = nil
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
+	defer cancel()
+	if err := o.a.buildLocked(rctx, project, pb); err != nil {
+		o.a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
+	}
+}
+
+func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
+	out := slices.Clone(front)
+	for _, id := range rest {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) > board.ViewMaxRoots {
+		out = out[:board.ViewMaxRoots]
+	}
+	return out
+}
+
+// setup returns which Tools of project are locked on a live Connection: an executed
+// Action whose Tool is not is blocked with needs_setup.
+func (o *Operations) setup(ctx context.Context, project contract.ProjectID) (board.Setup, error) {
+	cs, err := o.a.store.Connections(ctx, string(project))
+	if err != nil {
+		return board.Setup{}, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	s := board.Setup{Tools: map[string]bool{}}
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		ls, err := o.a.store.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return board.Setup{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		for _, l := range ls {
+			s.Tools[l.Tool] = true
+		}
+	}
+	return s, nil
+}
+
+// answer builds the answer to a call of c: res completed with the strip and View, and
+// for ordinal > 0 the Operation's own state and result. setup, when not nil, is the one
+// the call already read.
+func (o *Operations) answer(ctx context.Context, c Caller, focus []contract.CaseID, res contract.ToolResult, ordinal int64, extra json.RawMessage, setup *board.Setup) (Answer, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	err := l.catchUpLocked(ctx, o.a.store, project)
+	slots := l.stripLocked(c.ID)
+	var op operation
+	if p := l.opLocked(c.ID, ordinal); p != nil {
+		op = *p
+	}
+	revision := l.cursor
+	l.mu.Unlock()
+	if err != nil {
+		return Answer{}, err
+	}
+	if ordinal > 0 {
+		res.Accepted = op.errorCode == "" && op.state != contract.OpRefused && op.state != contract.OpFailed
+		res.Result = op.result
+		if op.errorCode != "" {
+			res.ErrorCode = op.errorCode
+			res.Teaching = op.reason
+		}
+	} else if extra != nil {
+		res.Accepted, res.Result = true, extra
+	}
+	ans := Answer{Focus: focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: revision, Ordinal: ordinal}}
+	res.Operations = make([]contract.OperationEntry, 0, len(slots))
+	for _, s := range slots {
+		res.Operations = append(res.Operations, s.OperationEntry)
+		if s.Result != nil {
+			ans.Carried = append(ans.Carried, s.Ordinal)
+		}
+	}
+	if res.ErrorCode == contract.CodePreviousResultUndelivered {
+		if last := latestSettledSlot(slots); last != nil && !slices.Contains(ans.Carried, last.Ordinal) {
+			ans.Carried = append(ans.Carried, last.Ordinal)
+		}
+	}
+	if setup == nil {
+		s, err := o.setup(ctx, project)
+		if err != nil {
+			return Answer{}, err
+		}
+		setup = &s
+	}
+	err = o.a.View(ctx, project, func(b *board.Board) error {
+		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: focus, Setup: *setup})
+		for _, id := range focus {
+			if fr, err := b.Focus(id); err == nil {
+				ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Answer{}, err
+	}
+	if ordinal > 0 && len(focus) > 0 {
+		ans.Meta.AffectedCases = focus[:1]
+	}
+	ans.Result = res
+	return ans, nil
+}
+
+func latestSettledSlot(slots []contract.OperationSlot) *contract.OperationSlot {
+	for i := range slots {
+		if slots[i].State.Settled() {
+			return &slots[i]
+		}
+	}
+	return nil
+}
+
+// State returns the state form of c's strip, with ordinals, for initialize and ping
+// (DESIGN.md §6.1).
+func (o *Operations) State(ctx context.Context, c Caller) (contract.HostMeta, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
+	}
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return contract.HostMeta{}, err
+	}
+	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor, State: l.stripLocked(c.ID)}, nil
+}
+
+// errorResult is the stored result of a call the Board refused.
+func errorResult(err error) (contract.Code, string, json.RawMessage) {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		ce = &contract.Error{Code: contract.CodeInternal, Teaching: "the authority failed; the cause is in its log."}
+	}
+	b, _ := json.Marshal(map[string]string{"errorCode": string(ce.Code), "teaching": ce.Teaching})
+	return ce.Code, ce.Teaching, b
+}

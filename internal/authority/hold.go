@@ -1,0 +1,179 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// hold waits while the agent's Operation ordinal is running: until it settles, needs a
+// decision or a person, or the hold bound passes (DESIGN.md §6.3). It finds the outcome
+// through the store ([store.Store.Wait]), so an Operation settled by another instance
+// ends the hold too. Reaching the bound is not an error and cancels nothing. When ctx
+// ends first, hold returns its cause.
+func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, progress func(contract.OperationSlot)) error {
+	bound, cancel := context.WithTimeout(ctx, o.holdBound)
+	defer cancel()
+	l := o.ledger(project)
+	var told contract.OperationEntry
+	for first := true; ; first = false {
+		l.mu.Lock()
+		var err error
+		if !first { // admit has just caught the ledger up
+			err = l.catchUpLocked(ctx, o.a.store, project)
+		}
+		var slot contract.OperationSlot
+		if op := l.opLocked(agent, ordinal); op != nil {
+			slot = contract.OperationSlot{Ordinal: ordinal, OperationEntry: op.entry()}
+		}
+		cursor := l.cursor
+		l.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage) {
+			progress(slot)
+			told = slot.OperationEntry
+		}
+		if slot.State != contract.OpRunning {
+			return nil
+		}
+		err = o.a.store.Wait(bound, string(project), cursor)
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil
+		case err != nil:
+			return fmt.Errorf("hold operation %d of %s: %w", ordinal, agent, err)
+		}
+	}
+}
+
+// Dispatched records that a worker took the agent's running Operation ordinal: its stage
+// becomes at_worker. It is the worker hop's call.
+func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
+	return o.change(ctx, project, agent, ordinal, contract.PrincipalAgent, func(b *board.Board, op *operation) (*Change, opEvent, error) {
+		if op.state != contract.OpRunning || op.execution == nil {
+			return nil, opEvent{}, contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.state)
+		}
+		return nil, opEvent{State: contract.OpRunning, Stage: contract.StageAtWorker}, nil
+	})
+}
+
+// Settle applies a worker's outcome to the agent's running Operation ordinal: the Board
+// takes the returned rows and effects (as by, the Tool with its Source's tier and words)
+// and the Operation settles done, or failed with the reason. A held call waiting on it,
+// on any instance, answers then. It is the worker hop's call.
+func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, by board.Author, out contract.ExecutionOutcome) error {
+	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *operation) (*Change, opEvent, error) {
+		if op.state != contract.OpRunning || op.execution == nil {
+			return nil, opEvent{}, contract.Errorf(contract.CodeOutcomeMismatch, "operation %d of %s is %s; it awaits no outcome", ordinal, agent, op.state)
+		}
+		if !out.OK {
+			res, _ := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
+			return nil, opEvent{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
+		}
+		res, err := b.ApplyOutcome(by, *op.execution, out)
+		if err != nil {
+			code, teaching, result := errorResult(err)
+			return nil, opEvent{State: contract.OpFailed, ErrorCode: code, Reason: teaching, Result: result}, nil
+		}
+		ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
+		ch.Event = "action.completed"
+		result, _ := json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
+		return ch, opEvent{State: contract.OpDone, Result: result}, nil
+	})
+}
+
+// change moves the agent's Operation ordinal to the state fn returns, with fn's Board
+// change, in one transaction under the project's lock.
+func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
+	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
+	pb := o.a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if pb.b == nil {
+		if err := o.a.buildLocked(ctx, project, pb); err != nil {
+			return err
+		}
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return err
+	}
+	op := l.opLocked(agent, ordinal)
+	if op == nil {
+		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
+	}
+	ch, ev, err := fn(pb.b, op)
+	if err != nil {
+		return err
+	}
+	ev.Agent, ev.Ordinal = agent, ordinal
+	actor := contract.NewPrincipal(actorKind, agent)
+	if actorKind == contract.PrincipalTool && op.execution != nil {
+		actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
+	}
+	now := o.a.nowUTC()
+	err = o.a.store.Update(ctx, func(tx store.Tx) error {
+		if ch != nil {
+			if err := persistChange(ctx, tx, project, *ch); err != nil {
+				return err
+			}
+			if err := o.a.appendEvent(ctx, tx, project, ch.Event, actor, now, ch.Data); err != nil {
+				return err
+			}
+		}
+		return o.a.appendEvent(ctx, tx, project, evOpChanged, actor, now, ev)
+	})
+	if err != nil {
+		if ch != nil {
+			o.dropBoardLocked(ctx, project, pb)
+		}
+		return fmt.Errorf("change operation %d of %s: %w", ordinal, agent, refuse(err, "operation"))
+	}
+	return l.catchUpLocked(ctx, o.a.store, project)
+}
+
+// Dispatch is an executed Action waiting for a worker: the agent's Operation and the
+// request to run.
+type Dispatch struct {
+	Agent   string
+	Ordinal int64
+	Request contract.ExecutionRequest
+}
+
+// Queued returns project's Operations whose execution waits for a worker
+// (running, not_dispatched), oldest first within each agent. It is the worker hop's
+// queue; [Operations.Dispatched] takes one, [Operations.Settle] settles it.
+func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]Dispatch, error) {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		return nil, err
+	}
+	agents := make([]string, 0, len(l.ops))
+	for a := range l.ops {
+		agents = append(agents, a)
+	}
+	slices.Sort(agents)
+	var out []Dispatch
+	for _, a := range agents {
+		for _, op := range l.ops[a] {
+			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
+				out = append(out, Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution})
+			}
+		}
+	}
+	return out, nil
+}

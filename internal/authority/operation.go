@@ -1,0 +1,403 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Event types of Operations and Requests. An Operation's whole life is in the project's
+// log, so every instance sharing the store sees the same Operations (DESIGN.md §10): the
+// ledger below is only a projection of these events, caught up before each use.
+const (
+	evOpAdmitted     = "operation.admitted"     // opEvent: a new Operation in its first state
+	evOpChanged      = "operation.changed"      // opEvent: a later state
+	evOpAcknowledged = "operation.acknowledged" // opEvent: the agent saw the outcome
+	evRequestCreated = "request.created"        // contract.Request
+	evRequestChanged = "request.changed"        // contract.Request in its new state
+	evArtifactIssued = "artifact.issued"        // artifactEvent
+)
+
+// opEvent is the data of an operation event.
+type opEvent struct {
+	Agent     string                     `json:"agent"`
+	Ordinal   int64                      `json:"ordinal"`
+	Tool      string                     `json:"tool,omitempty"`
+	Label     string                     `json:"label,omitempty"`
+	Input     json.RawMessage            `json:"input,omitempty"` // the call's arguments
+	State     contract.OperationState    `json:"state,omitempty"`
+	Stage     contract.OperationStage    `json:"stage,omitempty"`
+	Decision  string                     `json:"decision,omitempty"`
+	Reason    string                     `json:"reason,omitempty"`
+	ErrorCode contract.Code              `json:"errorCode,omitempty"`
+	Result    json.RawMessage            `json:"result,omitempty"`
+	Execution *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
+}
+
+// operation is one Operation as the ledger knows it.
+type operation struct {
+	ordinal   int64
+	tool      string
+	label     string
+	input     json.RawMessage
+	state     contract.OperationState
+	stage     contract.OperationStage
+	decision  string
+	reason    string
+	errorCode contract.Code
+	result    json.RawMessage
+	execution *contract.ExecutionRequest
+	at, since time.Time
+	acked     bool
+}
+
+func (op *operation) apply(e opEvent, at time.Time) {
+	if e.State != "" && e.State != op.state {
+		op.state, op.since = e.State, at
+	}
+	op.stage, op.decision, op.reason, op.errorCode = e.Stage, e.Decision, e.Reason, e.ErrorCode
+	if e.Result != nil {
+		op.result = e.Result
+	}
+	if e.Execution != nil {
+		op.execution = e.Execution
+	}
+}
+
+// entry returns op as a strip entry: the result in full while unacknowledged.
+func (op *operation) entry() contract.OperationEntry {
+	e := contract.OperationEntry{Tool: op.tool, Label: op.label, State: op.state, At: op.at, Since: op.since,
+		Stage: op.stage, Decision: op.decision, Reason: op.reason}
+	switch {
+	case !op.state.Settled():
+	case !op.acked:
+		e.Result = op.result
+	default:
+		e.Summary = op.summary()
+	}
+	return e
+}
+
+func (op *operation) summary() string {
+	if op.errorCode != "" {
+		return fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
+	}
+	return op.label + " " + string(op.state)
+}
+
+// artifactEvent records an artifact the authority issued: its ref and where its bytes are.
+type artifactEvent struct {
+	Ref   string     `json:"ref"`
+	Agent string     `json:"agent"`
+	Hash  store.Hash `json:"hash"`
+	Size  int64      `json:"size"`
+}
+
+// ledger is the projection of one project's operation, request and artifact events.
+type ledger struct {
+	mu       sync.Mutex                               // guards the fields below; taken after a projectBoard.mu
+	cursor   int64                                    // the last event applied
+	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
+	requests map[contract.RequestID]*contract.Request // every Request of the project
+	order    []contract.RequestID                     // requests in creation order
+	arts     map[string]artifactEvent                 // ref → artifact
+}
+
+func newLedger() *ledger {
+	return &ledger{ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+		arts: map[string]artifactEvent{}}
+}
+
+// catchUpLocked applies the events of project after the cursor, read from r (the store,
+// or a transaction that sees its own writes). l.mu must be held.
+func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+	for {
+		evs, err := r.Events(ctx, string(project), l.cursor, MaxEventPage)
+		if err != nil {
+			return fmt.Errorf("read operations of %s: %w", project, err)
+		}
+		for _, e := range evs {
+			if err := l.applyLocked(e); err != nil {
+				return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+			}
+			l.cursor = e.Seq
+		}
+		if len(evs) < MaxEventPage {
+			return nil
+		}
+	}
+}
+
+func (l *ledger) applyLocked(e store.Event) error {
+	switch e.Type {
+	case evOpAdmitted, evOpChanged, evOpAcknowledged:
+		var d opEvent
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		ops := l.ops[d.Agent]
+		if e.Type == evOpAdmitted {
+			if d.Ordinal != int64(len(ops))+1 {
+				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
+			}
+			l.ops[d.Agent] = append(ops, &operation{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
+				result: d.Result, execution: d.Execution, at: e.At, since: e.At})
+			return nil
+		}
+		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
+			return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
+		}
+		if e.Type == evOpAcknowledged {
+			ops[d.Ordinal-1].acked = true
+			return nil
+		}
+		ops[d.Ordinal-1].apply(d, e.At)
+	case evRequestCreated, evRequestChanged:
+		var r contract.Request
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return err
+		}
+		if _, ok := l.requests[r.ID]; !ok {
+			l.order = append(l.order, r.ID)
+		}
+		l.requests[r.ID] = &r
+	case evArtifactIssued:
+		var a artifactEvent
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		l.arts[a.Ref] = a
+	}
+	return nil
+}
+
+// unresolvedLocked returns the agent's Operation that is not settled (running, waiting
+// for a decision or needing a person), or nil. At most one exists: the write gate admits
+// no write while one does.
+func (l *ledger) unresolvedLocked(agent string) *operation {
+	ops := l.ops[agent]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if !ops[i].state.Settled() {
+			return ops[i]
+		}
+	}
+	return nil
+}
+
+// latestSettledLocked returns the agent's latest settled Operation, or nil.
+func (l *ledger) latestSettledLocked(agent string) *operation {
+	ops := l.ops[agent]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].state.Settled() {
+			return ops[i]
+		}
+	}
+	return nil
+}
+
+// stripLocked returns the strip of agent (DESIGN.md §6.4): newest first, at most
+// [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
+func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
+	ops := l.ops[agent]
+	var keep []*operation
+	add := func(op *operation) {
+		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
+			keep = append(keep, op)
+		}
+	}
+	for i := len(ops) - 1; i >= 0 && i >= len(ops)-5; i-- {
+		add(ops[i])
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		if !ops[i].state.Settled() {
+			add(ops[i])
+		}
+	}
+	add(l.latestSettledLocked(agent))
+	slices.SortFunc(keep, func(a, b *operation) int { return int(b.ordinal - a.ordinal) })
+	out := make([]contract.OperationSlot, 0, len(keep))
+	for _, op := range keep {
+		out = append(out, contract.OperationSlot{Ordinal: op.ordinal, OperationEntry: op.entry()})
+	}
+	return out
+}
+
+// opLocked returns the agent's Operation ordinal, or nil.
+func (l *ledger) opLocked(agent string, ordinal int64) *operation {
+	ops := l.ops[agent]
+	if ordinal < 1 || ordinal > int64(len(ops)) {
+		return nil
+	}
+	return ops[ordinal-1]
+}
+
+// toolRun is what running a write on the Board produced: the Board change to persist (nil
+// when nothing changed), the Operation's first state, any Request it raised, and the
+// Cases it focuses.
+type toolRun struct {
+	dirty   bool // the Board holds a change that must not be kept; rebuild it
+	change  *Change
+	op      opEvent
+	request *contract.Request
+	focus   []contract.CaseID
+}
+
+// run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
+// settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
+func (o *Operations) run(b *board.Board, c Caller, call Call, setup board.Setup, now time.Time) toolRun {
+	p := c.Principal()
+	by := board.Author{Principal: p}
+	var r toolRun
+	var result any
+	var err error
+	switch in := call.Input.(type) {
+	case *contract.OpenCaseInput:
+		r.op.Label = "OpenCase " + in.CaseType
+		var cs contract.Case
+		var changes []contract.NodeChange
+		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
+			r.change = &Change{Nodes: changes, Cases: []contract.Case{cs}, Event: "case.opened", Data: cs}
+			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
+		}
+	case *contract.Batch:
+		r.op.Label = fmt.Sprintf("ApplyBatch %d ops", len(in.Operations))
+		var br board.BatchResult
+		if br, err = b.ApplyBatch(by, *in); err == nil {
+			r.change = &Change{Nodes: br.Changes, Event: "batch.applied", Data: br}
+			result = map[string]any{"nodeIds": br.NodeIDs}
+		}
+	case *contract.ApplyActionInput:
+		r.op.Label = "ApplyAction " + in.Action
+		if in.CaseID != "" {
+			r.focus = []contract.CaseID{in.CaseID}
+		}
+		return o.runAction(b, c, in, setup, now, r)
+	case *contract.CloseCaseInput:
+		r.op.Label = "CloseCase " + string(in.CaseID) + " " + string(in.Disposition)
+		r.focus = []contract.CaseID{in.CaseID}
+		var cr board.CloseResult
+		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
+			r.change = &Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: "case.closed", Data: cr.Receipt}
+			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
+		}
+	default:
+		err = contract.Errorf(contract.CodeNoSuchTool, "there is no tool %s; use one of the six", call.Tool)
+	}
+	return settleRun(r, result, err)
+}
+
+// settleRun completes r with its outcome: done with result, or refused with err's code.
+func settleRun(r toolRun, result any, err error) toolRun {
+	if err != nil {
+		r.change = nil
+		r.op.State = contract.OpRefused
+		r.op.ErrorCode, r.op.Reason, r.op.Result = errorResult(err)
+		return r
+	}
+	r.op.State = contract.OpDone
+	r.op.Result, _ = json.Marshal(result)
+	return r
+}
+
+// query answers QueryBoard: the matches of its pattern and the View. It is never an
+// Operation and passes no gate (DESIGN.md §6.5).
+func (o *Operations) query(ctx context.Context, c Caller, call Call, in *contract.QueryBoardInput) (Answer, error) {
+	focus := call.Focus
+	if len(in.Focus) > 0 {
+		focus = mergeFocus(in.Focus, nil)
+	}
+	var extra json.RawMessage
+	if in.Pattern != nil {
+		var caseID contract.CaseID
+		if len(focus) > 0 {
+			caseID = focus[0]
+		}
+		limit := min(in.Limit, board.ViewMaxNodes)
+		var matches contract.Bounded[contract.Node]
+		err := o.a.View(ctx, c.Projects[0], func(b *board.Board) error {
+			var err error
+			matches, err = b.Query(*in.Pattern, caseID, limit)
+			return err
+		})
+		if ce, ok := errors.AsType[*contract.Error](err); ok {
+			r := contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}
+			return o.answer(ctx, c, focus, r, 0, nil, nil)
+		}
+		if err != nil {
+			return Answer{}, err
+		}
+		extra, _ = json.Marshal(map[string]any{"matches": matches})
+	} else {
+		extra = json.RawMessage(`{}`)
+	}
+	return o.answer(ctx, c, focus, contract.ToolResult{}, 0, extra, nil)
+}
+
+// artifactPrefix starts every artifact reference; a ref is never a path or a URL.
+const artifactPrefix = "art_"
+
+// PutArtifact keeps content as an artifact of the Agent c and returns its reference,
+// once the artifact is durable.
+func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) (string, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
+	}
+	project := c.Projects[0]
+	ref, err := newID(o.a.rand, artifactPrefix)
+	if err != nil {
+		return "", err
+	}
+	err = o.a.store.Update(ctx, func(tx store.Tx) error {
+		h, err := tx.PutBlob(ctx, content)
+		if err != nil {
+			return err
+		}
+		return o.a.appendEvent(ctx, tx, project, evArtifactIssued, c.Principal(), o.a.nowUTC(),
+			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
+	})
+	if err != nil {
+		return "", fmt.Errorf("keep artifact: %w", refuse(err, "artifact"))
+	}
+	return ref, nil
+}
+
+// readArtifact answers ReadArtifact: a bounded fragment of an artifact the authority
+// issued in the caller's project. Nothing else can be named.
+func (o *Operations) readArtifact(ctx context.Context, c Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	err := l.catchUpLocked(ctx, o.a.store, project)
+	art, ok := l.arts[in.Ref]
+	l.mu.Unlock()
+	if err != nil {
+		return Answer{}, err
+	}
+	if !ok || in.Offset < 0 {
+		r := refusal(contract.Errorf(contract.CodeArtifactNotFound,
+			"no artifact %q was issued to this project; pass a ref art_… exactly as an earlier result gave it, with a non-negative offset", in.Ref))
+		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
+	}
+	data, err := o.a.store.Blob(ctx, art.Hash)
+	if err != nil {
+		return Answer{}, fmt.Errorf("read artifact %s: %w", in.Ref, err)
+	}
+	limit := in.Limit
+	if limit <= 0 || limit > contract.MaxArtifactFragment {
+		limit = contract.MaxArtifactFragment
+	}
+	start := min(in.Offset, int64(len(data)))
+	end := min(start+int64(limit), int64(len(data)))
+	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
+	extra, _ := json.Marshal(frag)
+	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
+}

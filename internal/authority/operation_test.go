@@ -1,0 +1,299 @@
+package authority_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// opsCapability declares a Board-only Action needing a person, an executed one that
+// does not, and an executed one whose address the Board binds from a trusted fact.
+const opsCapability = `
+id      = "test.ops"
+version = "1.0.0"
+title   = "Operations test"
+
+[[source]]
+name  = "workspace"
+type  = "file"
+words = ["fetched"]
+tier  = "attested"
+
+[[action]]
+name        = "mark"
+description = "Mark a topic."
+approval = "person"
+effects  = ["marked(topic: ?topic)"]
+[[action.param]]
+name = "topic"
+type = "string"
+
+[[action]]
+name        = "fetch"
+description = "Fetch a file."
+approval = "none"
+[[action.param]]
+name = "path"
+type = "string"
+[action.execution]
+tool         = "test.fetch@1"
+source_types = ["file"]
+kind         = "read"
+returns      = [{ predicate = "fetched", args = { path = "$path" } }]
+
+[[action]]
+name          = "send"
+description   = "Send to the registered address."
+approval      = "person"
+preconditions = ["target(addr: ?addr)"]
+bindings      = { addr = "?addr" }
+[[action.param]]
+name = "addr"
+type = "string"
+[action.execution]
+tool         = "test.send@1"
+source_types = ["file"]
+kind         = "write"
+`
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// opsFixture is an authority on SQLite with member ada, the ops capability and one Agent.
+type opsFixture struct {
+	st    store.Store
+	a     *authority.Authority
+	ops   *authority.Operations
+	clock *clock
+	admin authority.Caller
+	agent authority.Caller
+}
+
+func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
+	f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		t.Fatal(err)
+	}
+	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: hold, RequestTTL: time.Hour})
+	return f
+}
+
+func (f *opsFixture) call(t *testing.T, ops *authority.Operations, in any, delivered ...int64) authority.Answer {
+	t.Helper()
+	tool := map[string]string{"*contract.ApplyActionInput": contract.ToolApplyAction, "*contract.Batch": contract.ToolApplyBatch}
+	name := tool[typeName(in)]
+	ans, err := ops.Call(t.Context(), f.agent, authority.Call{Tool: name, Input: in,
+		Delivered: func(o int64) bool { return contains(delivered, o) }})
+	if err != nil {
+		t.Fatalf("Call(%s): %v", name, err)
+	}
+	return ans
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case *contract.ApplyActionInput:
+		return "*contract.ApplyActionInput"
+	case *contract.Batch:
+		return "*contract.Batch"
+	}
+	return ""
+}
+
+func contains(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func state(ans authority.Answer) contract.OperationState {
+	if len(ans.Result.Operations) == 0 {
+		return ""
+	}
+	return ans.Result.Operations[0].State
+}
+
+// TestOperations_HeldAcrossInstances shows that a held call finds its outcome through the
+// store: the Operation settles through another Authority over the same store.
+func TestOperations_HeldAcrossInstances(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherOps := authority.NewOperations(other, authority.OperationsConfig{})
+	held := make(chan contract.OperationSlot, 4)
+	done := make(chan authority.Answer, 1)
+	go func() {
+		ans, err := f.ops.Call(context.Background(), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+			Input:    &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}},
+			Progress: func(s contract.OperationSlot) { held <- s }})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ans
+	}()
+	if s := <-held; s.State != contract.OpRunning || s.Ordinal != 1 {
+		t.Fatalf("first progress = %+v, want running ordinal 1", s)
+	}
+	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
+	if err := otherOps.Settle(t.Context(), "default", f.agent.ID, 1, by, contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": contract.StringValue("a")}}}); err != nil {
+		t.Fatalf("Settle on the other instance: %v", err)
+	}
+	if ans := <-done; state(ans) != contract.OpDone || ans.Meta.Ordinal != 1 {
+		t.Errorf("held call = %+v, want done", ans.Result.Operations)
+	}
+}
+
+func TestOperations_RequestExpires(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}})
+	if state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("state = %s, want waiting_for_decision", state(ans))
+	}
+	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	if err != nil || len(rs) != 1 {
+		t.Fatal(rs, err)
+	}
+	f.clock.Add(2 * time.Hour)
+	if rs, _ := f.ops.Requests(t.Context(), f.admin, "default"); rs[0].State != contract.RequestExpired {
+		t.Errorf("listed state past the deadline = %s, want expired", rs[0].State)
+	}
+	_, err = f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	wantCode(t, err, contract.CodeRequestClosed)
+	ans = f.call(t, f.ops, &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
+		Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": contract.StringValue("1")}}}}})
+	if ans.Result.ErrorCode != contract.CodePreviousResultUndelivered || ans.Result.Operations[0].State != contract.OpRefused {
+		t.Errorf("next write = %s %+v, want previous_result_undelivered carrying the refused operation", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+}
+
+func TestOperations_ChangedCallVoidsApproval(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	member := f.admin.Principal()
+	target := func(addr string) contract.Batch {
+		return contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact, NodeID: "target-" + addr[:1],
+			Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue(addr)}}}}}
+	}
+	put := func(b contract.Batch, retract string) {
+		t.Helper()
+		if retract != "" {
+			b.Operations = append([]contract.Operation{{Op: contract.OpRetractNode, NodeID: retract}}, b.Operations...)
+		}
+		err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+			res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, b)
+			return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+		})
+		if err != nil {
+			t.Fatalf("member batch: %v", err)
+		}
+	}
+	put(target("a@x"), "")
+	ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
+	if state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("send = %s %s %+v, want waiting_for_decision", ans.Result.ErrorCode, ans.Result.Teaching, ans.Result.Operations)
+	}
+	rs, _ := f.ops.Requests(t.Context(), f.admin, "default")
+	if got := rs[0].Vector.Args["addr"]; got != contract.StringValue("a@x") {
+		t.Fatalf("request vector addr = %v, want the bound a@x", got)
+	}
+	put(target("b@x"), "target-a") // the trusted premise changes before the decision
+	got, err := f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestVoid {
+		t.Fatalf("Decide = %+v, %v; want the request void", got, err)
+	}
+	st, err := f.ops.State(t.Context(), f.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := st.State[0]; e.State != contract.OpRefused || e.Ordinal != 1 {
+		t.Errorf("operation after a changed call = %+v, want refused", e)
+	}
+}
+
+func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	member := f.admin.Principal()
+	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
+			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue("a@x")}}}}})
+		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
+	rs, _ := f.ops.Requests(t.Context(), f.admin, "default")
+	if _, err := f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.ops.State(t.Context(), f.agent)
+	if e := st.State[0]; e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
+		t.Errorf("approved executed Action = %+v, want running not_dispatched (queued for a worker)", e)
+	}
+	q, err := f.ops.Queued(t.Context(), "default")
+	if err != nil || len(q) != 1 || q[0].Ordinal != 1 || q[0].Request.Tool != "test.send@1" || q[0].Request.Args["addr"] != contract.StringValue("a@x") {
+		t.Fatalf("Queued = %+v, %v; want the approved send with its bound address", q, err)
+	}
+	if err := f.ops.Dispatched(t.Context(), "default", f.agent.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.ops.State(t.Context(), f.agent)
+	if e := st.State[0]; e.Stage != contract.StageAtWorker {
+		t.Errorf("after dispatch = %+v, want at_worker", e)
+	}
+	if q, _ := f.ops.Queued(t.Context(), "default"); len(q) != 0 {
+		t.Errorf("Queued after dispatch = %+v, want none", q)
+	}
+}

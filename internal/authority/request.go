@@ -1,0 +1,124 @@
+package authority
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// requestPrefix starts every Request id.
+const requestPrefix = "req_"
+
+// RequestDigest returns "sha256:" + hex(sha256(JCS(v))), the digest a Request is bound to
+// and a decision must name (DESIGN.md §7.1). JCS (RFC 8785) makes the digest independent
+// of key order and number spelling, so any client can recompute it from the vector.
+func RequestDigest(v contract.RequestVector) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode request vector: %w", err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", fmt.Errorf("canonicalize request vector: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// runAction runs an ApplyAction call. An Action that needs a person's decision changes
+// nothing: its Operation waits for a decision on a Request bound to the digest of what
+// would run. An executed Action is queued for dispatch (its Operation stays running,
+// not_dispatched, until a worker takes it). A Board-only Action applies its effects.
+//
+// Whether an Action needs a decision comes from the Board: for an executed Action, from
+// the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
+// Board-only Action, from the View, which lists it ready and waiting on a decision.
+// A Board-only Action is applied only when the View lists it ready without a decision.
+func (o *Operations) runAction(b *board.Board, c Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
+	by := board.Author{Principal: c.Principal()}
+	var focus []contract.CaseID
+	if in.CaseID != "" {
+		focus = []contract.CaseID{in.CaseID}
+	}
+	v := b.View(board.ViewRequest{Principal: c.Principal(), Focus: focus, Setup: setup})
+	i := slices.IndexFunc(v.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == in.Action })
+	switch {
+	case i >= 0 && v.Actions.Items[i].State == contract.ActionReady && !slices.Contains(v.Actions.Items[i].Waits, contract.WaitExecution):
+		if slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
+			args := in.Params
+			if args == nil {
+				args = contract.Args{}
+			}
+			return o.requestRun(c, contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: args}, now, r)
+		}
+		res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+		if err != nil {
+			return settleRun(r, nil, err)
+		}
+		r.change = actionChange(in, res)
+		return settleRun(r, map[string]any{"action": in.Action, "changes": len(res.Changes)}, nil)
+	case i < 0 && v.Actions.Truncated:
+		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
+			"the Action %s is not among the Actions the View lists; focus its Case and apply it from there", in.Action))
+	}
+	// An executed Action, or one the View lists blocked: evaluating it changes nothing
+	// unless it is a Board-only Action the View wrongly listed blocked.
+	res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		return settleRun(r, nil, err)
+	}
+	if res.Request == nil {
+		r.dirty = true
+		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
+			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
+	}
+	if res.Request.Approval != board.ApprovalNone {
+		vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: res.Request.Args, Tool: res.Request.Tool}
+		return o.requestRun(c, vec, now, r)
+	}
+	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
+	return r
+}
+
+// requestRun makes r an Operation waiting for a decision on a new Request for vec.
+func (o *Operations) requestRun(c Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
+	req, err := o.newRequest(c, vec, now)
+	if err != nil {
+		return settleRun(r, nil, err)
+	}
+	r.request = req
+	r.op.State, r.op.Decision = contract.OpWaitingForDecision, string(req.ID)
+	return r
+}
+
+// actionChange is the Board change of a Board-only Action's effects.
+func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *Change {
+	ch := &Change{Nodes: res.Changes, Event: "action.applied",
+		Data: map[string]any{"action": in.Action, "caseId": in.CaseID, "params": in.Params}}
+	if res.Case != nil {
+		ch.Cases = []contract.Case{*res.Case}
+	}
+	return ch
+}
+
+// newRequest returns a pending Request of c bound to vec's digest.
+func (o *Operations) newRequest(c Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
+	digest, err := RequestDigest(vec)
+	if err != nil {
+		return nil, err
+	}
+	id, err := newID(o.a.rand, requestPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return &contract.Request{ID: contract.RequestID(id), Project: c.Projects[0], RequestedBy: c.Principal(), Vector: vec,
+		Digest: digest, State: contract.RequestPending, CreatedAt: now, Deadline: now.Add(o.requestTTL)}, nil
+}

@@ -1,0 +1,28 @@
+package contract
+
+// Error codes of the worker hop's dispatch, receipts and reconciliation (DESIGN.md §6.4,
+// §8.1), besides the lease codes of work.go.
+const (
+	CodeLeaseHeld      Code = "worker_lease_held"          // another worker instance holds the Connection's live lease
+	CodeWorkerID       Code = "worker_id"                  // a workerId that is not 1–64 of [a-z0-9_-]
+	CodeWorkNotFound   Code = "work_not_found"             // a Claim or Report names work the authority never served
+	CodeWorkTaken      Code = "work_taken"                 // a Claim of work already claimed or no longer queued
+	CodeReportConflict Code = "work_report_conflict"       // a second, different Report for one claim
+	CodeNotNeedsPerson Code = "operation_not_reconcilable" // a reconcile of an Operation that does not need a person
+)
+
+// Reconcile outcomes: what a person found when they checked an Operation that needed
+// them (DESIGN.md §6.4).
+const (
+	ReconcileDone    = "done"    // the effect happened
+	ReconcileFailed  = "failed"  // the effect did not happen
+	ReconcileUnknown = "unknown" // the effect cannot be known
+)
+
+// ReconcileRequest is the body of POST /api/v1/projects/{project}/operations/{op}/reconcile:
+// a member's verdict on an Operation in needs_person. Reason is required for failed and
+// unknown.
+type ReconcileRequest struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+}

@@ -1,0 +1,58 @@
+package contract
+
+import "encoding/json"
+
+// ProtocolVersion is the one MCP protocol version the gateway speaks (DESIGN.md §6.2).
+const ProtocolVersion = "2025-11-25"
+
+// MetaKey is the key under _meta where host metadata travels (DESIGN.md §6.1). Nothing
+// under it reaches a model.
+const MetaKey = "docket/v1"
+
+// JSON-RPC error code and data reasons of the gateway's transport refusals (DESIGN.md §6.2).
+const (
+	RPCCodeServer             = -32000
+	ReasonUnsupportedProtocol = "unsupported_protocol"
+	ReasonConnectionReplaced  = "connection_replaced"
+	ReasonUnauthenticated     = "unauthenticated"
+	ReasonUnknownSession      = "unknown_session"
+)
+
+// RPCErrorData is the data of a gateway JSON-RPC error.
+type RPCErrorData struct {
+	Reason   string `json:"reason"`
+	Teaching string `json:"teaching,omitempty"`
+}
+
+// ToolResult is the object every tool result carries, as its one text block and as
+// structuredContent (DESIGN.md §6.1). RequestExecuted is set on refusals: false when the
+// call was refused before anything ran.
+type ToolResult struct {
+	Accepted        bool             `json:"accepted"`
+	Result          json.RawMessage  `json:"result,omitempty"`
+	ErrorCode       Code             `json:"errorCode,omitempty"`
+	Teaching        string           `json:"teaching,omitempty"`
+	RequestExecuted *bool            `json:"requestExecuted,omitempty"`
+	View            View             `json:"view"`
+	Operations      []OperationEntry `json:"operations"`
+}
+
+// HostMeta is _meta["docket/v1"] of a tool result, and of initialize and ping results,
+// where State carries the strip with host-only ordinals. None of it reaches a model.
+type HostMeta struct {
+	AgentID       string          `json:"agentId"`
+	FocusedRoots  []FocusedRoot   `json:"focusedRoots,omitempty"`
+	BoardRevision int64           `json:"boardRevision,omitempty"` // audit only
+	AffectedCases []CaseID        `json:"affectedCases,omitempty"`
+	Ordinal       int64           `json:"ordinal,omitempty"` // the call's Operation, if it became one
+	State         []OperationSlot `json:"operations,omitempty"`
+}
+
+// ArtifactFragment is the result of ReadArtifact.
+type ArtifactFragment struct {
+	Ref    string `json:"ref"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"` // the artifact's whole size in bytes
+	Text   string `json:"text"`
+	More   bool   `json:"more"`
+}

@@ -1,0 +1,67 @@
+package gateway_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// loop runs fn in b.Loop and reports the median duration as p50-ns.
+func loop(b *testing.B, fn func(i int)) {
+	b.Helper()
+	var took []time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		fn(i)
+		took = append(took, time.Since(start))
+		i++
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+}
+
+// BenchmarkQueryBoard measures a QueryBoard round trip through the official SDK client
+// on loopback, on a Board of 1,000 facts.
+func BenchmarkQueryBoard(b *testing.B) {
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
+	for batch := range 4 {
+		var in contract.Batch
+		for i := range 250 {
+			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(batch*250 + i))}}})
+		}
+		if res, _ := call(b, cs, "ApplyBatch", in); !res.Accepted {
+			b.Fatalf("ApplyBatch: %s %s", res.ErrorCode, res.Teaching)
+		}
+	}
+	q := contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str("500")}}}
+	loop(b, func(int) {
+		res, err := callErr(cs, "QueryBoard", q)
+		if err != nil || res.IsError {
+			b.Fatalf("QueryBoard failed: %v", err)
+		}
+	})
+}
+
+// BenchmarkApplyBatch measures an ApplyBatch of 10 facts through the SDK client, held
+// until its outcome, on SQLite.
+func BenchmarkApplyBatch(b *testing.B) {
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
+	loop(b, func(i int) {
+		var in contract.Batch
+		for j := range 10 {
+			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(i*10 + j))}}})
+		}
+		res, err := callErr(cs, "ApplyBatch", in)
+		if err != nil || res.IsError {
+			b.Fatalf("ApplyBatch failed: %v", err)
+		}
+	})
+}

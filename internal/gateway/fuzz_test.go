@@ -1,0 +1,92 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/gateway"
+)
+
+// agentAuth proves every token as one Agent.
+type agentAuth struct{}
+
+func (agentAuth) Authenticate(context.Context, authority.Token) (authority.Caller, error) {
+	return authority.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, nil
+}
+
+// fixedOps answers every call with an accepted, empty result.
+type fixedOps struct{}
+
+func (fixedOps) Call(context.Context, authority.Caller, authority.Call) (authority.Answer, error) {
+	return authority.Answer{Result: contract.ToolResult{Accepted: true}}, nil
+}
+
+func (fixedOps) Refusal(_ context.Context, _ authority.Caller, _ []contract.CaseID, err *contract.Error) (authority.Answer, error) {
+	return authority.Answer{Result: contract.ToolResult{ErrorCode: err.Code, Teaching: err.Teaching}}, nil
+}
+
+func (fixedOps) State(context.Context, authority.Caller) (contract.HostMeta, error) {
+	return contract.HostMeta{AgentID: "agt_f"}, nil
+}
+
+// FuzzServeHTTP sends arbitrary JSON-RPC bodies to /mcp, with and without a live
+// session: the gateway must answer every one with a known status, and its own refusals
+// must be JSON-RPC errors with a reason.
+func FuzzServeHTTP(f *testing.F) {
+	seeds, err := filepath.Glob(filepath.Join("testdata", "rpc", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range seeds {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, false)
+		f.Add(data, true)
+	}
+	g := gateway.New(gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}})
+	init, _ := os.ReadFile(filepath.Join("testdata", "rpc", "initialize.json"))
+	post := func(body []byte, session string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer x")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("Mcp-Protocol-Version", contract.ProtocolVersion)
+		}
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		return w
+	}
+	f.Fuzz(func(t *testing.T, body []byte, inSession bool) {
+		session := ""
+		if inSession {
+			w := post(init, "")
+			if session = w.Header().Get("Mcp-Session-Id"); session == "" {
+				t.Fatalf("initialize gave no session: %d %s", w.Code, w.Body)
+			}
+		}
+		w := post(body, session)
+		known := []int{200, 202, 400, 403, 404, 405, 406, 409, 413, 415, 500}
+		if !slices.Contains(known, w.Code) {
+			t.Fatalf("status %d for %q", w.Code, body)
+		}
+		if w.Code == http.StatusConflict || w.Code == http.StatusUnauthorized {
+			var e rpcErrorBody
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Data.Reason == "" {
+				t.Fatalf("refusal %d is not a JSON-RPC error with a reason: %s", w.Code, w.Body)
+			}
+		}
+	})
+}

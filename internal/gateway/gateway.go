@@ -1,0 +1,161 @@
+// Package gateway provides Docket's MCP gateway at /mcp: six tools over Streamable HTTP,
+// one effective client per Agent, calls handed to the authority's Operations.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// authenticator proves a bearer token.
+type authenticator interface {
+	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
+}
+
+// operations runs calls and reports an Agent's strip.
+type operations interface {
+	Call(ctx context.Context, c authority.Caller, call authority.Call) (authority.Answer, error)
+	Refusal(ctx context.Context, c authority.Caller, focus []contract.CaseID, err *contract.Error) (authority.Answer, error)
+	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
+}
+
+// Defaults for [Config].
+const (
+	DefaultMaxEvents      = 1 << 20 // bytes of SSE events kept for Last-Event-ID replay
+	DefaultSessionTimeout = 30 * time.Minute
+)
+
+// Config holds what a [Gateway] needs. Auth and Ops are required.
+type Config struct {
+	Auth   authenticator
+	Ops    operations
+	Logger *slog.Logger     // default: discards
+	Now    func() time.Time // default: time.Now
+	// MaxEvents bounds the bytes of SSE events kept for replay; default DefaultMaxEvents.
+	MaxEvents int
+	// SessionTimeout closes a session that received no request for this long; default
+	// DefaultSessionTimeout. Replaced sessions receive none, so it closes them too.
+	SessionTimeout time.Duration
+}
+
+// Gateway is the MCP server at /mcp. It is an http.Handler and safe for concurrent use.
+type Gateway struct {
+	auth   authenticator
+	ops    operations
+	log    *slog.Logger
+	now    func() time.Time
+	server *mcp.Server
+	sdk    http.Handler
+
+	mu       sync.Mutex           // guards the fields below
+	sessions map[string]*session  // live sessions by MCP session id
+	byAgent  map[string]*session  // each Agent's one effective session
+	replaced map[string]time.Time // session ids replaced by a newer initialize, and when
+	agents   map[string]*sync.Mutex
+}
+
+// New returns a Gateway.
+func New(cfg Config) *Gateway {
+	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, log: cfg.Logger, now: cfg.Now,
+		sessions: map[string]*session{}, byAgent: map[string]*session{}, replaced: map[string]time.Time{},
+		agents: map[string]*sync.Mutex{}}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	g.log = g.log.With(logComponent, "gateway")
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "docket", Version: "1"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{contract.ProtocolVersion},
+		Logger:                    g.log,
+	})
+	for _, spec := range contract.Tools() {
+		schema, _ := json.Marshal(spec.InputSchema())
+		g.server.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: json.RawMessage(schema)}, g.tool(spec.Name))
+	}
+	g.server.AddReceivingMiddleware(g.stateMeta)
+	maxEvents := cfg.MaxEvents
+	if maxEvents <= 0 {
+		maxEvents = DefaultMaxEvents
+	}
+	timeout := cfg.SessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultSessionTimeout
+	}
+	events := mcp.NewMemoryEventStore(nil)
+	events.SetMaxBytes(maxEvents)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		&mcp.StreamableHTTPOptions{EventStore: events, Logger: g.log, SessionTimeout: timeout})
+	g.sdk = auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return g
+}
+
+// callerKey carries the authenticated Caller from ServeHTTP to the SDK's token check.
+type callerKey struct{}
+
+// verified hands the SDK the Caller ServeHTTP already authenticated; the SDK then binds
+// each session to its Agent and refuses another Agent's requests on it.
+func verified(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+	c, ok := r.Context().Value(callerKey{}).(authority.Caller)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: c.ID, Extra: map[string]any{"caller": c}}, nil
+}
+
+func callerOf(extra *mcp.RequestExtra) (authority.Caller, bool) {
+	if extra == nil || extra.TokenInfo == nil {
+		return authority.Caller{}, false
+	}
+	c, ok := extra.TokenInfo.Extra["caller"].(authority.Caller)
+	return c, ok
+}
+
+// stateMeta adds the state form of the strip to initialize results (DESIGN.md §6.1).
+func (g *Gateway) stateMeta(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "initialize" {
+			return res, err
+		}
+		c, ok := callerOf(req.GetExtra())
+		if !ok {
+			return res, err
+		}
+		meta, merr := g.ops.State(ctx, c)
+		if merr != nil {
+			g.log.ErrorContext(ctx, "operation state failed", logErr, merr)
+			return res, err
+		}
+		m := res.GetMeta()
+		if m == nil {
+			m = map[string]any{}
+		}
+		m[contract.MetaKey] = meta
+		res.SetMeta(m)
+		return res, nil
+	}
+}
+
+// agentLock returns the lock that keeps one Agent's calls serial (DESIGN.md §6.3).
+func (g *Gateway) agentLock(agent string) *sync.Mutex {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := g.agents[agent]
+	if m == nil {
+		m = &sync.Mutex{}
+		g.agents[agent] = m
+	}
+	return m
+}

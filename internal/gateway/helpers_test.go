@@ -1,0 +1,181 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// fixture is a gateway over a real authority on SQLite with member ada, an installed
+// test capability and one Agent.
+type fixture struct {
+	a      *authority.Authority
+	ops    *authority.Operations
+	admin  authority.Caller
+	agent  authority.Caller
+	token  string
+	url    string
+	server *httptest.Server
+}
+
+func newFixture(t testing.TB, hold time.Duration) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{a: a}
+	if f.admin, err = a.Authenticate(ctx, b.Token); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, name := range []string{"capability.toml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "gw", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(data)
+	}
+	if _, err := a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: files}); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	tok, err := a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatalf("CreateAgent: %v", err)
+	}
+	f.token = tok.Token
+	if f.agent, err = a.Authenticate(ctx, authority.Token(tok.Token)); err != nil {
+		t.Fatal(err)
+	}
+	f.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
+	g := gateway.New(gateway.Config{Auth: a, Ops: f.ops})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g)
+	f.server = httptest.NewServer(mux)
+	t.Cleanup(f.server.Close)
+	f.url = f.server.URL + "/mcp"
+	return f
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// connect returns an SDK client session of the fixture's Agent.
+func (f *fixture) connect(t testing.TB, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return f.connectAs(t, f.token, opts)
+}
+
+func (f *fixture) connectAs(t testing.TB, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	tr := &mcp.StreamableClientTransport{Endpoint: f.url, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}}
+	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: contract.ProtocolVersion})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls tool with args and returns the decoded ToolResult and host metadata.
+func call(t testing.TB, cs *mcp.ClientSession, tool string, args any) (contract.ToolResult, contract.HostMeta) {
+	t.Helper()
+	res, err := callErr(cs, tool, args)
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", tool, err)
+	}
+	return decodeResult(t, res)
+}
+
+func callErr(cs *mcp.ClientSession, tool string, args any) (*mcp.CallToolResult, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(raw)})
+}
+
+func decodeResult(t testing.TB, res *mcp.CallToolResult) (contract.ToolResult, contract.HostMeta) {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("result has %d content blocks, want 1", len(res.Content))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	var tr contract.ToolResult
+	if err := json.Unmarshal([]byte(text.Text), &tr); err != nil {
+		t.Fatalf("decode result %s: %v", text.Text, err)
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr2 contract.ToolResult
+	if err := json.Unmarshal(sc, &tr2); err != nil {
+		t.Fatalf("decode structuredContent: %v", err)
+	}
+	var a, b any
+	json.Unmarshal([]byte(text.Text), &a)
+	json.Unmarshal(sc, &b)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("structuredContent differs from the text block (-text +structured):\n%s", diff)
+	}
+	var meta contract.HostMeta
+	if m, ok := res.Meta[contract.MetaKey]; ok {
+		raw, _ := json.Marshal(m)
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			t.Fatalf("decode _meta: %v", err)
+		}
+	}
+	return tr, meta
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func str(s string) contract.Value { return contract.StringValue(s) }

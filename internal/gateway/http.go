@@ -1,0 +1,300 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Header names of the Streamable HTTP transport.
+const (
+	headerSession  = "Mcp-Session-Id"
+	headerProtocol = "Mcp-Protocol-Version"
+)
+
+// maxBody bounds one POST body: the largest tool input plus its JSON-RPC envelope.
+const maxBody = contract.MaxToolInputBytes + 64<<10
+
+// errReplaced is the cause that ends a held call on a session a newer initialize replaced.
+var errReplaced = errors.New("gateway: connection replaced")
+
+// session is one MCP session of an Agent.
+type session struct {
+	id    string
+	agent string
+
+	// life ends, with cause errReplaced, when a newer initialize replaces this session;
+	// a held call on it then ends with connection_replaced.
+	life context.Context
+	end  context.CancelCauseFunc
+
+	mu        sync.Mutex // guards focus and delivered; calls are serial per Agent
+	focus     []contract.CaseID
+	delivered map[int64]bool // Operations whose outcome this session was given in full
+}
+
+// ServeHTTP serves /mcp (DESIGN.md §6.2). It authenticates the Agent, checks the
+// protocol version, refuses replaced (409) and unknown (404) sessions with exact JSON-RPC
+// bodies, and hands the rest to the SDK's Streamable HTTP handler. An initialize makes
+// the new session the Agent's only effective one.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := g.authenticate(r)
+	if err != nil {
+		writeRPCError(w, http.StatusUnauthorized, contract.ReasonUnauthenticated, teachingOf(err, "send the agent's token as Authorization: Bearer <token> (docket agent token prints one)"))
+		return
+	}
+	if v := r.Header.Get(headerProtocol); v != "" && v != contract.ProtocolVersion {
+		writeRPCError(w, http.StatusBadRequest, contract.ReasonUnsupportedProtocol, "this gateway speaks MCP "+contract.ProtocolVersion+" only; configure the client for it")
+		return
+	}
+	initialize := false
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit; send less in one call")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var version string
+		initialize, version = initializeVersion(body)
+		if initialize && version != contract.ProtocolVersion {
+			writeRPCError(w, http.StatusBadRequest, contract.ReasonUnsupportedProtocol, "this gateway speaks MCP "+contract.ProtocolVersion+" only; initialize with that protocolVersion")
+			return
+		}
+	}
+	id := r.Header.Get(headerSession)
+	if id != "" {
+		switch g.sessionState(id, c.ID) {
+		case stateReplaced:
+			writeRPCError(w, http.StatusConflict, contract.ReasonConnectionReplaced, "another client of this agent initialized after this one; this client must stop")
+			return
+		case stateUnknown:
+			writeRPCError(w, http.StatusNotFound, contract.ReasonUnknownSession, "the session is unknown; initialize a new one and do not re-send")
+			return
+		}
+	}
+	if id != "" && r.Method == http.MethodPost {
+		if rid, ok := pingID(r); ok {
+			g.ping(w, r, c, rid)
+			return
+		}
+	}
+	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+	if initialize && id == "" {
+		// The session is made effective when its headers are written, before the client
+		// can read the answer and send its next request.
+		cw := &captureWriter{ResponseWriter: w, onHeader: func(status int, session string) {
+			if status < 300 && session != "" {
+				g.takeOver(c.ID, session)
+			}
+		}}
+		g.sdk.ServeHTTP(cw, r)
+		return
+	}
+	g.sdk.ServeHTTP(w, r)
+	if r.Method == http.MethodDelete && id != "" {
+		g.forget(id)
+	}
+}
+
+func (g *Gateway) authenticate(r *http.Request) (authority.Caller, error) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return authority.Caller{}, errors.New("no bearer token")
+	}
+	c, err := g.auth.Authenticate(r.Context(), authority.Token(tok))
+	if err != nil {
+		return authority.Caller{}, err
+	}
+	if c.Kind != contract.PrincipalAgent {
+		return authority.Caller{}, errors.New("not an agent")
+	}
+	return c, nil
+}
+
+// initializeVersion reports whether body is an initialize request, and the
+// protocolVersion it asks for.
+func initializeVersion(body []byte) (bool, string) {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
+		return false, ""
+	}
+	return true, msg.Params.ProtocolVersion
+}
+
+// pingID returns the id of a ping request, the whole of r's (already read) body.
+func pingID(r *http.Request) (json.RawMessage, bool) {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return nil, false
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" || msg.Method != "ping" || len(msg.ID) == 0 {
+		return nil, false
+	}
+	return msg.ID, true
+}
+
+// ping answers a ping on a live session itself, with the state form of the strip in
+// _meta (DESIGN.md §6.1): the SDK's ping result cannot carry _meta.
+func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c authority.Caller, id json.RawMessage) {
+	meta, err := g.ops.State(r.Context(), c)
+	if err != nil {
+		g.log.ErrorContext(r.Context(), "operation state failed", logErr, err)
+		writeRPCError(w, http.StatusInternalServerError, string(contract.CodeInternal), "the authority failed; the cause is in its log")
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"result": map[string]any{"_meta": map[string]any{contract.MetaKey: meta}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+type sessionState int
+
+const (
+	stateUnknown sessionState = iota
+	stateLive
+	stateReplaced
+)
+
+// sessionState says whether id is agent's live session, one a newer initialize replaced,
+// or unknown (including another Agent's session, which is not this caller's to learn).
+func (g *Gateway) sessionState(id, agent string) sessionState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sessions[id]; s != nil && s.agent == agent {
+		return stateLive
+	}
+	if _, ok := g.replaced[id]; ok {
+		return stateReplaced
+	}
+	return stateUnknown
+}
+
+// takeOver makes id the Agent's one effective session (DESIGN.md §6.2): the older
+// session is marked replaced and its held call ends.
+func (g *Gateway) takeOver(agent, id string) {
+	s := &session{id: id, agent: agent, delivered: map[int64]bool{}}
+	s.life, s.end = context.WithCancelCause(context.Background())
+	g.mu.Lock()
+	old := g.byAgent[agent]
+	g.sessions[id] = s
+	g.byAgent[agent] = s
+	now := g.now()
+	for rid, at := range g.replaced {
+		if now.Sub(at) > replacedMemory {
+			delete(g.replaced, rid)
+		}
+	}
+	if old != nil {
+		delete(g.sessions, old.id)
+		g.replaced[old.id] = now
+		old.end(errReplaced)
+	}
+	g.mu.Unlock()
+	if old != nil {
+		g.log.Info("session replaced", logAgent, agent)
+	}
+}
+
+// replacedMemory is how long a replaced session id answers 409 rather than 404. The
+// SDK session behind it is closed by the idle timeout, since no request reaches it.
+const replacedMemory = 24 * time.Hour
+
+// forget drops a session ended by DELETE.
+func (g *Gateway) forget(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sessions[id]; s != nil {
+		delete(g.sessions, id)
+		s.end(context.Canceled)
+		if g.byAgent[s.agent] == s {
+			delete(g.byAgent, s.agent)
+		}
+	}
+}
+
+func (g *Gateway) session(id string) *session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sessions[id]
+}
+
+// writeRPCError writes a JSON-RPC error response with HTTP status and data.reason.
+func writeRPCError(w http.ResponseWriter, status int, reason, teaching string) {
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": contract.RPCCodeServer, "message": reason,
+			"data": contract.RPCErrorData{Reason: reason, Teaching: teaching}},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func teachingOf(err error, fallback string) string {
+	if ce, ok := errors.AsType[*contract.Error](err); ok {
+		return ce.Teaching
+	}
+	return fallback
+}
+
+// captureWriter tells onHeader the status and session id of the SDK's answer to
+// initialize, just before the headers go out.
+type captureWriter struct {
+	http.ResponseWriter
+	onHeader func(status int, session string)
+	status   int
+}
+
+func (w *captureWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+		w.onHeader(status, w.Header().Get(headerSession))
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *captureWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *captureWriter) Flush() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *captureWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

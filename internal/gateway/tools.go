@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// tool returns the SDK handler of the tool name: decode strictly, call the authority's
+// Operations, and encode the answer as one text block plus structuredContent, with host
+// metadata only in _meta (DESIGN.md §6.1).
+func (g *Gateway) tool(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, ok := callerOf(req.Extra)
+		s := g.session(req.Session.ID())
+		if !ok || s == nil || s.agent != c.ID {
+			return nil, rpcError(contract.ReasonUnknownSession, "the session is unknown; initialize a new one")
+		}
+		m := g.agentLock(c.ID)
+		m.Lock()
+		defer m.Unlock()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(s.life, func() { cancel(errReplaced) })
+		defer stop()
+		if s.life.Err() != nil {
+			return nil, replacedError()
+		}
+
+		s.mu.Lock()
+		focus := slices.Clone(s.focus)
+		delivered := make(map[int64]bool, len(s.delivered))
+		for k, v := range s.delivered {
+			delivered[k] = v
+		}
+		s.mu.Unlock()
+
+		var ans authority.Answer
+		var err error
+		in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
+		if ce, ok := errors.AsType[*contract.Error](derr); ok {
+			ans, err = g.ops.Refusal(ctx, c, focus, ce)
+		} else if derr != nil {
+			err = derr
+		} else {
+			call := authority.Call{Tool: name, Input: in, Focus: focus, Delivered: func(o int64) bool { return delivered[o] }}
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				call.Progress = progress(ctx, req.Session, tok)
+			}
+			ans, err = g.ops.Call(ctx, c, call)
+		}
+		if errors.Is(context.Cause(ctx), errReplaced) {
+			return nil, replacedError()
+		}
+		if err != nil && ctx.Err() != nil {
+			// The client went away while its call was held; the Operation goes on and its
+			// outcome reaches the next call (DESIGN.md §6.5).
+			return nil, rpcError(string(contract.CodeUnavailable), "the call's connection ended; its operation goes on, see operations on the next call")
+		}
+		if err != nil {
+			if ce, ok := errors.AsType[*contract.Error](err); ok {
+				return nil, rpcError(string(ce.Code), ce.Teaching)
+			}
+			g.log.ErrorContext(ctx, "tool call failed", logTool, name, logAgent, c.ID, logErr, err)
+			return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
+		}
+		s.mu.Lock()
+		s.focus = ans.Focus
+		for _, o := range ans.Carried {
+			s.delivered[o] = true
+		}
+		s.mu.Unlock()
+		return toolResult(ans)
+	}
+}
+
+// toolResult encodes an answer as MCP: the ToolResult as one text block and as
+// structuredContent, host metadata under _meta["docket/v1"].
+func toolResult(ans authority.Answer) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(ans.Result)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{
+		Meta:              mcp.Meta{contract.MetaKey: ans.Meta},
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           !ans.Result.Accepted,
+	}, nil
+}
+
+// progress returns the Progress hook of a held call with progressToken tok: each state
+// the Operation passes through is a notifications/progress carrying its ordinal.
+func progress(ctx context.Context, ss *mcp.ServerSession, tok any) func(contract.OperationSlot) {
+	n := 0.0
+	return func(s contract.OperationSlot) {
+		n++
+		msg := string(s.State)
+		if s.Stage != "" {
+			msg += " " + string(s.Stage)
+		}
+		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
+			Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
+	}
+}
+
+func replacedError() error {
+	return rpcError(contract.ReasonConnectionReplaced, "another client of this agent initialized after this one; this client must stop")
+}
+
+func rpcError(reason, teaching string) error {
+	data, _ := json.Marshal(contract.RPCErrorData{Reason: reason, Teaching: teaching})
+	return &jsonrpc.Error{Code: contract.RPCCodeServer, Message: reason, Data: data}
+}

@@ -1,0 +1,230 @@
+//go:build unix
+
+package supervisor_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/supervisor"
+)
+
+// The test binary doubles as the supervised child: with SUPERVISOR_CHILD set it plays
+// the named part and never runs the tests.
+//
+//   - serve: says "ready" on the fifo, waits for an interrupt, writes "clean" to the
+//     marker file and exits 0, as docket serve does.
+//   - crash: says "run" on the fifo and exits 3.
+//   - stubborn: ignores interrupts, says "ready" and waits to be killed.
+func TestMain(m *testing.M) {
+	switch os.Getenv("SUPERVISOR_CHILD") {
+	case "":
+		os.Exit(m.Run())
+	case "serve":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		fmt.Println("serving")
+		say("ready")
+		<-ctx.Done()
+		os.WriteFile(os.Getenv("SUPERVISOR_MARKER"), []byte("clean"), 0o600)
+		os.Exit(0)
+	case "crash":
+		say("run")
+		os.Exit(3)
+	case "stubborn":
+		signal.Ignore(os.Interrupt)
+		say("ready")
+		time.Sleep(time.Hour) // the child, not the test, waits: to be killed
+	}
+	os.Exit(99)
+}
+
+func say(word string) {
+	f, err := os.OpenFile(os.Getenv("SUPERVISOR_FIFO"), os.O_WRONLY, 0)
+	if err != nil {
+		os.Exit(98)
+	}
+	fmt.Fprintln(f, word)
+	f.Close()
+}
+
+// rig is a fifo the children talk on, and the environment that points them at it.
+type rig struct {
+	dir    string
+	lines  *bufio.Scanner
+	marker string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Read-write, so the open does not wait for a writer and reads never see the end of
+	// the stream between children.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &rig{dir: dir, lines: bufio.NewScanner(f), marker: filepath.Join(dir, "marker")}
+}
+
+func (r *rig) child(name, part string, restart bool) supervisor.Child {
+	exe, _ := os.Executable()
+	return supervisor.Child{Name: name, Path: exe, Restart: restart,
+		Env: append(os.Environ(), "SUPERVISOR_CHILD="+part, "SUPERVISOR_FIFO="+filepath.Join(r.dir, "fifo"), "SUPERVISOR_MARKER="+r.marker)}
+}
+
+// expect reads the next word a child said.
+func (r *rig) expect(t *testing.T, want string) {
+	t.Helper()
+	if !r.lines.Scan() {
+		t.Fatalf("fifo closed: %v", r.lines.Err())
+	}
+	if got := r.lines.Text(); got != want {
+		t.Fatalf("child said %q, want %q", got, want)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSupervisor_Close_InterruptsAndLogs(t *testing.T) {
+	r := newRig(t)
+	logs := filepath.Join(r.dir, "logs")
+	s := supervisor.New(supervisor.Config{LogDir: logs})
+	if err := s.Start(r.child("serve", "serve", true)); err != nil {
+		t.Fatal(err)
+	}
+	r.expect(t, "ready")
+	if s.Pid("serve") == 0 {
+		t.Error("Pid(serve) = 0 while it runs")
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := readFile(t, r.marker); got != "clean" {
+		t.Errorf("marker = %q, want the child's clean exit", got)
+	}
+	if s.Pid("serve") != 0 {
+		t.Error("Pid(serve) != 0 after Close")
+	}
+	log := readFile(t, s.LogPath("serve"))
+	for _, want := range []string{"--- supervisor: start 1 of serve", "serving\n"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if fi, err := os.Stat(s.LogPath("serve")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("log mode = %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	select {
+	case <-s.Done():
+		t.Error("Done closed by a requested stop")
+	default:
+	}
+	if err := s.Start(r.child("late", "serve", true)); !errors.Is(err, supervisor.ErrClosed) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestSupervisor_Start_RestartsWithBackoff(t *testing.T) {
+	r := newRig(t)
+	s := supervisor.New(supervisor.Config{LogDir: filepath.Join(r.dir, "logs"), MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond})
+	if err := s.Start(r.child("worker", "crash", true)); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r.expect(t, "run")
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	log := readFile(t, s.LogPath("worker"))
+	for _, want := range []string{"start 1 of worker", "start 3 of worker", "worker exited: exit status 3"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if s.Err() != nil {
+		t.Errorf("Err = %v; a restarting child does not fail the supervisor", s.Err())
+	}
+}
+
+func TestSupervisor_Done_ChildWithoutRestartExits(t *testing.T) {
+	r := newRig(t)
+	s := supervisor.New(supervisor.Config{})
+	defer s.Close(context.Background())
+	if err := s.Start(r.child("serve", "crash", false)); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Done()
+	ee, ok := errors.AsType[*supervisor.ExitError](s.Err())
+	if !ok || ee.Name != "serve" {
+		t.Fatalf("Err = %v, want an ExitError for serve", s.Err())
+	}
+	if got := ee.Error(); got != "child serve exited: exit status 3" {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
+func TestSupervisor_Close_KillsAfterGrace(t *testing.T) {
+	r := newRig(t)
+	s := supervisor.New(supervisor.Config{StopGrace: 20 * time.Millisecond})
+	if err := s.Start(r.child("stubborn", "stubborn", true)); err != nil {
+		t.Fatal(err)
+	}
+	r.expect(t, "ready")
+	err := s.Close(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("Close = %v, want the child reported killed", err)
+	}
+}
+
+func TestSupervisor_Start_Refuses(t *testing.T) {
+	r := newRig(t)
+	s := supervisor.New(supervisor.Config{LogDir: filepath.Join(r.dir, "logs")})
+	defer s.Close(context.Background())
+	if err := s.Start(r.child("serve", "serve", true)); err != nil {
+		t.Fatal(err)
+	}
+	r.expect(t, "ready")
+	missing := r.child("missing", "serve", true)
+	missing.Path = filepath.Join(r.dir, "no-such-program")
+	tests := []struct {
+		name  string
+		child supervisor.Child
+		want  string
+	}{
+		{"duplicate name", r.child("serve", "serve", true), "already running"},
+		{"name with a slash", r.child("../x", "serve", true), "plain file name"},
+		{"empty name", r.child("", "serve", true), "plain file name"},
+		{"missing program", missing, "start child missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.Start(tt.child)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Start(%s) = %v, want an error containing %q", tt.child.Name, err, tt.want)
+			}
+		})
+	}
+}

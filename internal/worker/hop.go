@@ -1,0 +1,118 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// ErrUnreachable is returned, wrapped, when a /work call got no answer the worker can
+// read: the authority could not be reached, failed (5xx) or answered garbage. The same
+// bytes may be sent again; any other error is the authority's answer.
+var ErrUnreachable = errors.New("worker: authority unreachable")
+
+// maxAnswer bounds an answer of the authority in bytes.
+const maxAnswer = 16 << 20
+
+// Hop is the worker's client of POST /work (DESIGN.md §8.1): outbound only. It is safe
+// for concurrent use.
+type Hop struct {
+	URL    string       // the authority's base URL, e.g. http://127.0.0.1:7420; required
+	Key    string       // the Connection key; required, and never logged
+	Client *http.Client // default http.DefaultClient; must not time out shorter than a long poll
+}
+
+// Answer is a decoded /work answer. Rows holds each served row's raw bytes, because a
+// row is decoded on its own: one malformed row is refused without losing the others.
+type Answer struct {
+	Lease *contract.Lease
+	Rows  []json.RawMessage
+}
+
+// Body returns the bytes of one /work body. Send them with [Hop.Send]; a receipt retry
+// sends the same bytes again.
+func Body(op contract.WorkOperation) ([]byte, error) {
+	return json.Marshal(contract.WorkBody{Operation: op})
+}
+
+// Do sends op once.
+func (h *Hop) Do(ctx context.Context, op contract.WorkOperation) (Answer, error) {
+	body, err := Body(op)
+	if err != nil {
+		return Answer{}, fmt.Errorf("work %s: %w", op.Kind, err)
+	}
+	return h.Send(ctx, body)
+}
+
+// Send posts body to /work. A refusal is returned as its *contract.Error; a call without
+// a readable answer wraps [ErrUnreachable].
+func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.URL, "/")+"/work", bytes.NewReader(body))
+	if err != nil {
+		return Answer{}, fmt.Errorf("work request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+h.Key)
+	c := h.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Answer{}, context.Cause(ctx)
+		}
+		return Answer{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return Answer{}, fmt.Errorf("%w: read answer: %v", ErrUnreachable, err)
+	}
+	if resp.StatusCode >= 500 {
+		return Answer{}, fmt.Errorf("%w: status %d", ErrUnreachable, resp.StatusCode)
+	}
+	return DecodeAnswer(raw)
+}
+
+// DecodeAnswer decodes a /work answer strictly, leaving the rows raw for
+// [DecodeRow]. A refusal is returned as its *contract.Error.
+func DecodeAnswer(raw []byte) (Answer, error) {
+	var a struct {
+		Accepted bool              `json:"accepted"`
+		Code     contract.Code     `json:"errorCode,omitempty"`
+		Teaching string            `json:"teaching,omitempty"`
+		Lease    *contract.Lease   `json:"lease,omitempty"`
+		Work     []json.RawMessage `json:"work,omitempty"`
+	}
+	if err := contract.DecodeStrict(raw, &a); err != nil {
+		return Answer{}, fmt.Errorf("%w: the answer is not a work answer: %v", ErrUnreachable, err)
+	}
+	if !a.Accepted {
+		if a.Code == "" {
+			return Answer{}, fmt.Errorf("%w: a refusal without a code", ErrUnreachable)
+		}
+		return Answer{}, &contract.Error{Code: a.Code, Teaching: a.Teaching}
+	}
+	return Answer{Lease: a.Lease, Rows: a.Work}, nil
+}
+
+// DecodeRow decodes one served row; its shape is closed, so an unknown field is refused
+// with work_row.
+func DecodeRow(raw json.RawMessage) (contract.WorkRow, error) {
+	var r contract.WorkRow
+	if err := json.Unmarshal(raw, &r); err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); ok {
+			return contract.WorkRow{}, err
+		}
+		return contract.WorkRow{}, contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as DESIGN.md §8.1 names them.")
+	}
+	return r, nil
+}

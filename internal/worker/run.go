@@ -1,0 +1,314 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Defaults for [RunConfig].
+const (
+	DefaultRetryDelay     = time.Second
+	DefaultReportPatience = 10 * time.Minute
+	DefaultReleaseLimit   = 5 * time.Second
+)
+
+// RunConfig configures a [Runner].
+type RunConfig struct {
+	Hop      *Hop      // required
+	Executor *Executor // required
+	WorkerID string    // required: random per process, 1–64 of [a-z0-9_-]
+	Logger   *slog.Logger
+	// RetryDelay is the wait before sending a call again whose answer was lost, or
+	// before asking again for a lease another instance holds; default DefaultRetryDelay.
+	RetryDelay time.Duration
+	// ReportPatience bounds how long a report is re-sent (the same bytes) while the
+	// authority is unreachable; default DefaultReportPatience.
+	ReportPatience time.Duration
+}
+
+// Runner is the worker's loop (DESIGN.md §8.1): it acquires the Connection's lease,
+// advertises its Tools, and for each served row verifies the grant, claims, runs once
+// and reports. It never listens and never runs anything twice.
+type Runner struct {
+	cfg RunConfig
+	log *slog.Logger
+}
+
+// NewRunner returns a Runner, or an error naming a missing field.
+func NewRunner(cfg RunConfig) (*Runner, error) {
+	if cfg.Hop == nil || cfg.Executor == nil || cfg.WorkerID == "" {
+		return nil, errors.New("new runner: a hop, an executor and a worker id are required")
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.ReportPatience <= 0 {
+		cfg.ReportPatience = DefaultReportPatience
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger.With(logWorker, cfg.WorkerID)}, nil
+}
+
+// Run serves work until ctx ends, then releases the lease and returns nil. It returns
+// an error when the authority refuses the Connection key, or another refusal that
+// acquiring anew cannot fix.
+func (r *Runner) Run(ctx context.Context) error {
+	for {
+		l, rows, err := r.acquire(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.log.InfoContext(ctx, "lease acquired", logGeneration, l.Generation)
+		lost := r.serve(ctx, *l, rows)
+		if lost == nil {
+			r.release(ctx, *l)
+			return nil
+		}
+		r.log.WarnContext(ctx, "lease lost; acquiring anew", logGeneration, l.Generation, logErr, lost)
+	}
+}
+
+// acquire sends the startup Poll until it is answered with a lease. A lease another
+// instance holds is asked for again after the retry delay.
+func (r *Runner) acquire(ctx context.Context) (*contract.Lease, []json.RawMessage, error) {
+	body, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+		WorkerID: r.cfg.WorkerID, Tools: r.descriptors()}})
+	if err != nil {
+		return nil, nil, err
+	}
+	for {
+		// The same startup bytes each time: the authority counts them as one acquisition.
+		a, err := r.cfg.Hop.Send(ctx, body)
+		ce, refused := errors.AsType[*contract.Error](err)
+		switch {
+		case err == nil && a.Lease != nil:
+			return a.Lease, rowsOf(a), nil
+		case ctx.Err() != nil:
+			return nil, nil, ctx.Err()
+		case errors.Is(err, ErrUnreachable), refused && ce.Code == contract.CodeLeaseHeld:
+			r.log.InfoContext(ctx, "waiting for a lease", logErr, err)
+		case err == nil:
+			return nil, nil, fmt.Errorf("acquire lease: the authority answered without a lease")
+		default:
+			return nil, nil, fmt.Errorf("acquire lease: %w", err)
+		}
+		if !r.wait(ctx, r.cfg.RetryDelay) {
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (r *Runner) descriptors() []contract.ToolDescriptor {
+	d := r.cfg.Executor.Descriptors()
+	if d == nil {
+		d = []contract.ToolDescriptor{}
+	}
+	return d
+}
+
+// rowsOf returns the served rows of a, each still raw: a row is decoded on its own.
+func rowsOf(a Answer) []json.RawMessage { return a.Rows }
+
+// serve works under lease l until ctx ends (it returns nil) or the lease is lost (it
+// returns why). A renewer keeps the lease alive meanwhile, long executions included.
+func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMessage) error {
+	lctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.renew(lctx, l, lose) })
+	defer wg.Wait()
+	gen := l.Generation
+	poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+		WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}})
+	if err != nil {
+		return err
+	}
+	// refused holds the rows this worker refused to claim, by id and grant: the authority
+	// serves them again until a person acts, and they are not worth a log line each time.
+	refused := map[string]bool{}
+	for {
+		ran := false
+		for _, raw := range rows {
+			if lctx.Err() != nil {
+				break // the rest of the batch stays unclaimed
+			}
+			ran = r.handle(ctx, lctx, l, raw, lose, refused) || ran
+		}
+		if lctx.Err() != nil {
+			break
+		}
+		if len(rows) > 0 && !ran && !r.wait(lctx, r.cfg.RetryDelay) {
+			break // only refused rows: do not poll in a tight loop
+		}
+		a, err := r.cfg.Hop.Send(lctx, poll)
+		switch {
+		case err == nil:
+			rows = rowsOf(a)
+			continue
+		case lctx.Err() != nil:
+		case isLeaseLoss(err):
+			lose(err)
+		case errors.Is(err, ErrUnreachable):
+			r.log.WarnContext(ctx, "poll unanswered", logErr, err)
+			r.wait(lctx, r.cfg.RetryDelay)
+		default:
+			lose(fmt.Errorf("poll: %w", err))
+		}
+		rows = nil
+		if lctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return context.Cause(lctx)
+}
+
+// isLeaseLoss reports whether err tells the worker to drop its lease.
+func isLeaseLoss(err error) bool {
+	code := contract.CodeOf(err)
+	return code == contract.CodeLeaseExpired || code == contract.CodeLeaseSuperseded
+}
+
+// renew renews l every heartbeatAfterMs until ctx ends. A refusal loses the lease; an
+// authority that stays unreachable past the lease's expiry loses it too.
+func (r *Runner) renew(ctx context.Context, l contract.Lease, lose context.CancelCauseFunc) {
+	every := time.Duration(l.HeartbeatAfterMs) * time.Millisecond
+	if every <= 0 {
+		every = time.Second
+	}
+	body, err := Body(contract.WorkOperation{Kind: contract.WorkRenewLease, RenewLease: &contract.LeaseRequest{
+		WorkerID: r.cfg.WorkerID, Generation: l.Generation}})
+	if err != nil {
+		lose(err)
+		return
+	}
+	// The lease's remaining life, by the worker's own clock, so clocks that disagree do
+	// not matter.
+	ttl := l.ExpiresAt.Sub(l.ServerTime)
+	deadline := time.Now().Add(ttl)
+	for r.wait(ctx, every) {
+		a, err := r.cfg.Hop.Send(ctx, body)
+		switch {
+		case err == nil && a.Lease != nil:
+			deadline = time.Now().Add(a.Lease.ExpiresAt.Sub(a.Lease.ServerTime))
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrUnreachable) && time.Now().Before(deadline):
+			r.log.WarnContext(ctx, "renewal unanswered", logErr, err)
+		default:
+			lose(fmt.Errorf("renew lease: %w", err))
+			return
+		}
+	}
+}
+
+// handle runs one served row: verify, claim, run once, report. A row that fails its
+// checks is neither claimed nor run, and is remembered in refused. The run and the report
+// use ctx, not the lease's lctx: once claimed, a call finishes and reports even if the
+// lease is lost meanwhile (the authority judges that report). It reports whether it
+// tried to claim.
+func (r *Runner) handle(ctx, lctx context.Context, l contract.Lease, raw json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool) bool {
+	key := string(raw)
+	if refused[key] {
+		return false
+	}
+	row, err := DecodeRow(raw)
+	if err == nil {
+		var job *Job
+		if job, err = r.cfg.Executor.Prepare(row, r.cfg.WorkerID, l.Generation); err == nil {
+			r.claimAndRun(ctx, lctx, job, lose)
+			return true
+		}
+	}
+	r.log.WarnContext(ctx, "work refused before claiming", logWork, row.ID, logCode, contract.CodeOf(err), logErr, err)
+	if len(refused) > maxRefused {
+		clear(refused)
+	}
+	refused[key] = true
+	return false
+}
+
+// maxRefused bounds the rows a Runner remembers having refused.
+const maxRefused = 1024
+
+// claimAndRun claims job, runs it once and reports.
+func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc) {
+	row := job.Row
+	claim := job.Claim()
+	if _, err := r.cfg.Hop.Do(lctx, contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim}); err != nil {
+		if isLeaseLoss(err) {
+			lose(err)
+		}
+		r.log.WarnContext(ctx, "claim refused", logWork, row.ID, logCode, contract.CodeOf(err), logErr, err)
+		return
+	}
+	rep := r.cfg.Executor.Run(ctx, job)
+	r.report(ctx, rep)
+}
+
+// report sends rep, and the same bytes again while no answer comes, for at most the
+// report patience. It outlives ctx: a receipt is not lost because a signal arrived.
+func (r *Runner) report(ctx context.Context, rep contract.ReportRequest) {
+	body, err := Body(contract.WorkOperation{Kind: contract.WorkReport, Report: &rep})
+	if err != nil {
+		r.log.ErrorContext(ctx, "report not encoded", logWork, rep.ID, logErr, err)
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.ReportPatience)
+	defer cancel()
+	for {
+		_, err := r.cfg.Hop.Send(rctx, body)
+		switch {
+		case err == nil:
+			r.log.InfoContext(ctx, "reported", logWork, rep.ID, logStatus, rep.OK)
+			return
+		case errors.Is(err, ErrUnreachable) && rctx.Err() == nil:
+			r.log.WarnContext(ctx, "report unanswered; sending the same bytes again", logWork, rep.ID, logErr, err)
+			if !r.wait(rctx, r.cfg.RetryDelay) {
+				return
+			}
+		default:
+			r.log.WarnContext(ctx, "report refused", logWork, rep.ID, logCode, contract.CodeOf(err), logErr, err)
+			return
+		}
+	}
+}
+
+// release gives the lease back at shutdown, on a context of its own.
+func (r *Runner) release(ctx context.Context, l contract.Lease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReleaseLimit)
+	defer cancel()
+	_, err := r.cfg.Hop.Do(rctx, contract.WorkOperation{Kind: contract.WorkReleaseLease, ReleaseLease: &contract.LeaseRequest{
+		WorkerID: r.cfg.WorkerID, Generation: l.Generation}})
+	if err != nil {
+		r.log.WarnContext(ctx, "lease not released; it expires on its own", logErr, err)
+		return
+	}
+	r.log.InfoContext(ctx, "lease released", logGeneration, l.Generation)
+}
+
+// wait waits d or until ctx ends; it reports whether d passed.
+func (r *Runner) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,10 @@
+package workhop
+
+// Log attribute keys (STYLE.md §8). Messages are fixed strings; data goes in these.
+const (
+	logComponent  = "component"
+	logKind       = "kind"
+	logConnection = "connection"
+	logCode       = "code"
+	logErr        = "err"
+)

@@ -1,0 +1,177 @@
+package workhop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// DefaultMaxBody bounds a /work body in bytes: a report carries at most the result
+// rows an adapter may return.
+const DefaultMaxBody = 4 << 20
+
+// Config holds what a [Server] needs. Authority and Dispatcher are required.
+type Config struct {
+	Authority  *authority.Authority
+	Dispatcher *authority.Dispatcher
+	Logger     *slog.Logger // default: discards
+	MaxBody    int64        // bytes; default DefaultMaxBody
+}
+
+// Server serves POST /work and POST /api/v1/projects/{project}/operations/{op}/reconcile.
+// It is safe for concurrent use.
+type Server struct {
+	auth    *authority.Authority
+	disp    *authority.Dispatcher
+	log     *slog.Logger
+	maxBody int64
+	mux     *http.ServeMux
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Authority == nil || cfg.Dispatcher == nil {
+		return nil, errors.New("workhop: config needs an authority and a dispatcher")
+	}
+	s := &Server{auth: cfg.Authority, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With(logComponent, "workhop")
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	s.mux.HandleFunc("POST /work", s.handleWork)
+	s.mux.HandleFunc("POST "+ReconcilePattern, s.handleReconcile)
+	return s, nil
+}
+
+// ReconcilePattern is the route of a member's reconciliation, for the console's table.
+const ReconcilePattern = "/api/v1/projects/{project}/operations/{op}/reconcile"
+
+// ServeHTTP routes POST /work and the reconcile route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handleWork authenticates the Connection key, decodes one hop operation strictly and
+// answers it. Every answer is a [contract.WorkAnswer], refusals included.
+func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		s.refuse(w, r, contract.Errorf(contract.CodeUnauthenticated, "POST /work needs Authorization: Bearer <connection key>; start the worker with DOCKET_CONNECTION_KEY or --key-file."))
+		return
+	}
+	conn, err := s.auth.AuthenticateConnection(ctx, authority.Token(key))
+	if err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	var in contract.WorkBody
+	if err := contract.DecodeStrict(body, &in); err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); !ok {
+			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as DESIGN.md §8.1 names it.", err)
+		}
+		s.refuse(w, r, err)
+		return
+	}
+	ans, err := s.answer(ctx, conn, in.Operation)
+	if err != nil {
+		s.log.DebugContext(ctx, "work refused", logKind, in.Operation.Kind, logConnection, conn.ID, logErr, err)
+		s.refuse(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+func (s *Server) answer(ctx context.Context, conn contract.Connection, op contract.WorkOperation) (contract.WorkAnswer, error) {
+	switch op.Kind {
+	case contract.WorkPoll:
+		return s.disp.Poll(ctx, conn, *op.Poll)
+	case contract.WorkRenewLease:
+		return s.disp.RenewLease(ctx, conn, *op.RenewLease)
+	case contract.WorkReleaseLease:
+		return s.disp.ReleaseLease(ctx, conn, *op.ReleaseLease)
+	case contract.WorkClaim:
+		return s.disp.Claim(ctx, conn, *op.Claim)
+	case contract.WorkReport:
+		return s.disp.Report(ctx, conn, *op.Report)
+	}
+	return contract.WorkAnswer{}, contract.Errorf(contract.CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", op.Kind)
+}
+
+// readBody reads a bounded JSON body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return nil, contract.Errorf(contract.CodeUnsupportedMedia, "send the body as application/json.")
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return nil, contract.Errorf(contract.CodeBodyTooLarge, "the body is over %d bytes; report fewer rows.", limit)
+	}
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeWorkBody, "the body could not be read; send it again.")
+	}
+	return b, nil
+}
+
+// statusOf is the one mapping from hop error codes to HTTP statuses. A worker reads the
+// code from the answer; the status is for proxies and people.
+func statusOf(code contract.Code) int {
+	switch code {
+	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked:
+		return http.StatusUnauthorized
+	case contract.CodeForbidden:
+		return http.StatusForbidden
+	case contract.CodeNotFound, contract.CodeWorkNotFound:
+		return http.StatusNotFound
+	case contract.CodeBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case contract.CodeUnsupportedMedia:
+		return http.StatusUnsupportedMediaType
+	case contract.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case contract.CodeInternal, "":
+		return http.StatusInternalServerError
+	case contract.CodeWorkBody, contract.CodeWorkerID, contract.CodeInvalidArgument, contract.CodeGrantMalformed:
+		return http.StatusBadRequest
+	}
+	// Leases, claims, grants and reports: the state refuses the call.
+	return http.StatusConflict
+}
+
+// refuse answers err as a refused [contract.WorkAnswer]. An error without a code is the
+// authority's own failure: its cause is logged and never sent (STYLE.md §7).
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		if r.Context().Err() != nil {
+			return // the worker went away; it never reads this answer
+		}
+		s.log.ErrorContext(r.Context(), "work failed", logErr, err)
+		ce = contract.Errorf(contract.CodeInternal, "the authority failed to handle this call; its log has the cause, and the call may be sent again.")
+	}
+	status := statusOf(ce.Code)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="docket-work"`)
+	}
+	writeJSON(w, status, contract.WorkAnswer{Code: ce.Code, Teaching: ce.Teaching})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,162 @@
+package workhop_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/workhop"
+)
+
+// hop is a workhop server over an authority on SQLite, with a Connection key, a member
+// token and an agent token.
+type hop struct {
+	url, key, member, agent string
+}
+
+func newHop(t *testing.T) hop {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := a.Authenticate(ctx, b.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := a.CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := authority.NewDispatcher(authority.NewOperations(a, authority.OperationsConfig{}), authority.DispatcherConfig{})
+	srv, err := workhop.New(workhop.Config{Authority: a, Dispatcher: d, MaxBody: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return hop{url: ts.URL, key: ck.Key, member: b.Token.String(), agent: at.Token}
+}
+
+func TestServer_Work(t *testing.T) {
+	h := newHop(t)
+	startup := `{"operation":{"kind":"Poll","workerId":"wkr-1","tools":[]}}`
+	tests := []struct {
+		name   string
+		method string
+		auth   string
+		ctype  string
+		body   string
+		status int
+		code   contract.Code
+	}{
+		{"startup poll", "POST", h.key, "application/json", startup, 200, ""},
+		{"no credential", "POST", "", "application/json", startup, 401, contract.CodeUnauthenticated},
+		{"a member token", "POST", h.member, "application/json", startup, 401, contract.CodeUnauthenticated},
+		{"another key", "POST", h.key[:len(h.key)-2] + "AA", "application/json", startup, 401, contract.CodeUnauthenticated},
+		{"not JSON", "POST", h.key, "application/json", `{`, 400, contract.CodeWorkBody},
+		{"unknown kind", "POST", h.key, "application/json", `{"operation":{"kind":"Run"}}`, 400, contract.CodeWorkBody},
+		{"unknown field", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","workerId":"wkr-1","tools":[],"admin":true}}`, 400, contract.CodeWorkBody},
+		{"no operation", "POST", h.key, "application/json", `{}`, 400, contract.CodeWorkBody},
+		{"trailing data", "POST", h.key, "application/json", startup + `{}`, 400, contract.CodeWorkBody},
+		{"bad worker id", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","workerId":"../x","tools":[]}}`, 400, contract.CodeWorkerID},
+		{"too large", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","workerId":"` + strings.Repeat("a", 2000) + `"}}`, 413, contract.CodeBodyTooLarge},
+		{"not JSON media", "POST", h.key, "text/plain", startup, 415, contract.CodeUnsupportedMedia},
+		{"claim of unknown work", "POST", h.key, "application/json", `{"operation":{"kind":"Claim","id":"agt_x.1","workerId":"wkr-1","workerGeneration":1,"grant":"a.b"}}`, 400, contract.CodeGrantMalformed},
+		{"renew of a generation never granted", "POST", h.key, "application/json", `{"operation":{"kind":"RenewLease","workerId":"wkr-1","workerGeneration":5}}`, 409, contract.CodeLeaseExpired},
+		{"GET", "GET", h.key, "", "", 405, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tt.method, h.url+"/work", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.auth != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.auth)
+			}
+			if tt.ctype != "" {
+				req.Header.Set("Content-Type", tt.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("%s /work = %d %s, want %d", tt.method, resp.StatusCode, raw, tt.status)
+			}
+			if tt.method != "POST" {
+				return
+			}
+			var a contract.WorkAnswer
+			if err := json.Unmarshal(raw, &a); err != nil {
+				t.Fatalf("answer %s: %v", raw, err)
+			}
+			if a.Code != tt.code || a.Accepted != (tt.code == "") || (tt.code != "" && a.Teaching == "") {
+				t.Errorf("answer = %s, want code %q with a teaching", raw, tt.code)
+			}
+		})
+	}
+}
+
+func TestServer_Reconcile(t *testing.T) {
+	h := newHop(t)
+	path := "/api/v1/projects/default/operations/agt_0123456789abcdef.1/reconcile"
+	tests := []struct {
+		name   string
+		auth   string
+		body   string
+		status int
+		code   contract.Code
+	}{
+		{"no credential", "", `{"outcome":"done"}`, 401, contract.CodeUnauthenticated},
+		{"an agent", h.agent, `{"outcome":"done"}`, 403, contract.CodeForbidden},
+		{"a connection key", h.key, `{"outcome":"done"}`, 401, contract.CodeUnauthenticated},
+		{"unknown field", h.member, `{"outcome":"done","force":true}`, 400, contract.CodeInvalidArgument},
+		{"unknown outcome", h.member, `{"outcome":"maybe"}`, 400, contract.CodeInvalidArgument},
+		{"failed without a reason", h.member, `{"outcome":"failed"}`, 400, contract.CodeInvalidArgument},
+		{"no such operation", h.member, `{"outcome":"done"}`, 404, contract.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", h.url+path, strings.NewReader(tt.body))
+			if tt.auth != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var e contract.Error
+			raw, _ := io.ReadAll(resp.Body)
+			json.Unmarshal(raw, &e)
+			if resp.StatusCode != tt.status || e.Code != tt.code {
+				t.Errorf("reconcile = %d %s, want %d %s", resp.StatusCode, raw, tt.status, tt.code)
+			}
+		})
+	}
+}
