@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/docketrun/docket/internal/board"
@@ -106,9 +107,15 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 		ev.Result, _ = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason})
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
-		ch, ev = o.runApproved(pb.b, &req, op, ev)
+		ch, ev = o.runApproved(ctx, pb.b, &req, op, ev)
 	}
 	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		if closed == nil {
+			if err := recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
+				RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now}); err != nil {
+				return err
+			}
+		}
 		if ch != nil {
 			if err := persistChange(ctx, tx, project, *ch); err != nil {
 				return err
@@ -137,8 +144,28 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	return req, nil
 }
 
+// recordDecision records d through the store, whose constraints hold the rules of
+// DESIGN.md §7.1 even where the checks above are bypassed: no principal decides its own
+// request, and a request is decided once.
+func recordDecision(ctx context.Context, tx store.Tx, d store.Decision) error {
+	dw, ok := tx.(store.DecisionWriter)
+	if !ok {
+		return errors.New("the store cannot record decisions")
+	}
+	err := dw.RecordDecision(ctx, d)
+	switch {
+	case errors.Is(err, store.ErrInvalid) && d.DecidedBy == d.RequestedBy:
+		return &contract.Error{Code: contract.CodeSelfDecision, Err: err,
+			Teaching: "no principal decides its own request; ask another member to decide " + d.Request + "."}
+	case errors.Is(err, store.ErrConflict):
+		return &contract.Error{Code: contract.CodeRequestClosed, Err: err,
+			Teaching: "request " + d.Request + " was decided already; a new call makes a new request."}
+	}
+	return err
+}
+
 // runApproved runs the one call an approval names, on b, as the requesting agent.
-func (o *Operations) runApproved(b *board.Board, req *contract.Request, op *operation, ev opEvent) (*Change, opEvent) {
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *operation, ev opEvent) (*Change, opEvent) {
 	var in contract.ApplyActionInput
 	if err := json.Unmarshal(op.input, &in); err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
@@ -159,10 +186,13 @@ func (o *Operations) runApproved(b *board.Board, req *contract.Request, op *oper
 		if res.Request == nil {
 			return void(contract.Errorf(contract.CodeCallChanged, "the Action %s no longer executes a Tool; call it again for a new decision", in.Action))
 		}
-		vec := req.Vector
-		vec.Args, vec.Tool = res.Request.Args, res.Request.Tool
+		vec, err := o.executionVector(ctx, req.Project, &in, res.Request)
+		if err != nil {
+			ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the call's target could not be read", nil
+			return nil, ev
+		}
 		if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
-			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments; call it again for a new decision", in.Action))
+			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments, Tool digest or Source; call it again for a new decision", in.Action))
 		}
 		ev.State, ev.Stage, ev.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
 		return nil, ev

@@ -206,7 +206,7 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 	}
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(pb.b, c, call, setup, now)
+	run := o.run(ctx, pb.b, c, call, setup, now)
 	if run.dirty {
 		o.dropBoardLocked(ctx, project, pb)
 	}

@@ -150,6 +150,10 @@ type Dispatch struct {
 	Agent   string
 	Ordinal int64
 	Request contract.ExecutionRequest
+	// Approved is the vector a person approved, for an Action that needed a decision:
+	// when it names a ToolDigest or Source, the call must run at that digest against that
+	// Source and nowhere else (DESIGN.md §7.1).
+	Approved *contract.RequestVector
 }
 
 // Queued returns project's Operations whose execution waits for a worker
@@ -171,9 +175,22 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	for _, a := range agents {
 		for _, op := range l.ops[a] {
 			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
-				out = append(out, Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution})
+				out = append(out, Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution, Approved: l.approvedLocked(a, op.ordinal)})
 			}
 		}
 	}
 	return out, nil
+}
+
+// approvedLocked returns the vector of the approved Request of the agent's Operation
+// ordinal, or nil when none was needed.
+func (l *ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVector {
+	for _, id := range l.order {
+		r := l.requests[id]
+		if r.State == contract.RequestApproved && r.Ordinal == ordinal && r.RequestedBy.ID() == agent && r.RequestedBy.Kind() == contract.PrincipalAgent {
+			v := r.Vector
+			return &v
+		}
+	}
+	return nil
 }

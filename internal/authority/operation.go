@@ -253,7 +253,7 @@ type toolRun struct {
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
-func (o *Operations) run(b *board.Board, c Caller, call Call, setup board.Setup, now time.Time) toolRun {
+func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Call, setup board.Setup, now time.Time) toolRun {
 	p := c.Principal()
 	by := board.Author{Principal: p}
 	var r toolRun
@@ -280,7 +280,7 @@ func (o *Operations) run(b *board.Board, c Caller, call Call, setup board.Setup,
 		if in.CaseID != "" {
 			r.focus = []contract.CaseID{in.CaseID}
 		}
-		return o.runAction(b, c, in, setup, now, r)
+		return o.runAction(ctx, b, c, in, setup, now, r)
 	case *contract.CloseCaseInput:
 		r.op.Label = "CloseCase " + string(in.CaseID) + " " + string(in.Disposition)
 		r.focus = []contract.CaseID{in.CaseID}

@@ -3,6 +3,7 @@ package authority_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,7 +284,8 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 		t.Errorf("approved executed Action = %+v, want running not_dispatched (queued for a worker)", e)
 	}
 	q, err := f.ops.Queued(t.Context(), "default")
-	if err != nil || len(q) != 1 || q[0].Ordinal != 1 || q[0].Request.Tool != "test.send@1" || q[0].Request.Args["addr"] != contract.StringValue("a@x") {
+	if err != nil || len(q) != 1 || q[0].Ordinal != 1 || q[0].Request.Tool != "test.send@1" || q[0].Request.Args["addr"] != contract.StringValue("a@x") ||
+		q[0].Approved == nil || q[0].Approved.Args["addr"] != contract.StringValue("a@x") {
 		t.Fatalf("Queued = %+v, %v; want the approved send with its bound address", q, err)
 	}
 	if err := f.ops.Dispatched(t.Context(), "default", f.agent.ID, 1); err != nil {
@@ -295,5 +297,50 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 	}
 	if q, _ := f.ops.Queued(t.Context(), "default"); len(q) != 0 {
 		t.Errorf("Queued after dispatch = %+v, want none", q)
+	}
+}
+
+// TestOperations_VectorBindsToolAndSource shows the request vector names the Tool's
+// locked digest and its Source record, and that a lock changed before the decision voids
+// the approval.
+func TestOperations_VectorBindsToolAndSource(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	ctx := t.Context()
+	member := f.admin.Principal()
+	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.BindSource(ctx, f.admin, "default", "w1", contract.Source{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
+		t.Fatal(err)
+	}
+	lock := func(hexDigit string) {
+		t.Helper()
+		d := "sha256:"
+		for range 64 {
+			d += hexDigit
+		}
+		if _, err := f.a.LockTool(ctx, f.admin, "default", "w1", contract.ToolLock{Tool: "test.send@1", Digest: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock("a")
+	err := f.a.Commit(ctx, "default", member, func(bd *board.Board) (authority.Change, error) {
+		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
+			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue("a@x")}}}}})
+		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
+	rs, _ := f.ops.Requests(ctx, f.admin, "default")
+	v := rs[0].Vector
+	if v.ToolDigest != "sha256:"+strings.Repeat("a", 64) || !strings.HasPrefix(v.Source, "workspace@sha256:") {
+		t.Fatalf("vector = %+v, want the locked digest and the Source record", v)
+	}
+	lock("b") // the Tool is re-locked at another digest before the decision
+	got, err := f.ops.Decide(ctx, f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestVoid {
+		t.Errorf("Decide after the Tool changed = %+v, %v; want the request void", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // requestPrefix starts every Request id.
@@ -42,7 +44,7 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 // the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
 // Board-only Action, from the View, which lists it ready and waiting on a decision.
 // A Board-only Action is applied only when the View lists it ready without a decision.
-func (o *Operations) runAction(b *board.Board, c Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
+func (o *Operations) runAction(ctx context.Context, b *board.Board, c Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
 	by := board.Author{Principal: c.Principal()}
 	var focus []contract.CaseID
 	if in.CaseID != "" {
@@ -81,11 +83,69 @@ func (o *Operations) runAction(b *board.Board, c Caller, in *contract.ApplyActio
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
 	if res.Request.Approval != board.ApprovalNone {
-		vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: res.Request.Args, Tool: res.Request.Tool}
+		vec, err := o.executionVector(ctx, c.Projects[0], in, res.Request)
+		if err != nil {
+			return settleRun(r, nil, err)
+		}
 		return o.requestRun(c, vec, now, r)
 	}
 	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
 	return r
+}
+
+// executionVector returns the request vector of an executed Action: the exact arguments
+// after bindings, the Tool, and — when the project's setup fixes them — the digest the
+// Tool is locked at and the Source record it runs against (DESIGN.md §7.1). When several
+// Connections could run it at different digests or Sources, they are left empty; the
+// dispatcher must then still run only what a person approved.
+func (o *Operations) executionVector(ctx context.Context, project contract.ProjectID, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {
+	vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args, Tool: req.Tool}
+	cs, err := o.a.store.Connections(ctx, string(project))
+	if err != nil {
+		return contract.RequestVector{}, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	named := ""
+	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
+		named = v.Str()
+	}
+	var digests, sources []string
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		locks, err := o.a.store.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return contract.RequestVector{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		i := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == req.Tool })
+		if i < 0 {
+			continue
+		}
+		if d := "sha256:" + hex.EncodeToString(locks[i].Digest); !slices.Contains(digests, d) {
+			digests = append(digests, d)
+		}
+		ss, err := o.a.store.Sources(ctx, cn.ID)
+		if err != nil {
+			return contract.RequestVector{}, fmt.Errorf("read sources of %s: %w", cn.ID, err)
+		}
+		for _, s := range ss {
+			var src contract.Source
+			if err := json.Unmarshal(s.Data, &src); err != nil {
+				return contract.RequestVector{}, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
+			}
+			rec := src.Name + "@sha256:" + hex.EncodeToString(s.Digest)
+			if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) && !slices.Contains(sources, rec) {
+				sources = append(sources, rec)
+			}
+		}
+	}
+	if len(digests) == 1 {
+		vec.ToolDigest = digests[0]
+	}
+	if len(sources) == 1 {
+		vec.Source = sources[0]
+	}
+	return vec, nil
 }
 
 // requestRun makes r an Operation waiting for a decision on a new Request for vec.

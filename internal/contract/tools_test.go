@@ -138,7 +138,7 @@ func TestGolden_Gateway(t *testing.T) {
 	}{
 		{"tool_result", &contract.ToolResult{ErrorCode: contract.CodePreviousResultUndelivered, Teaching: "the outcome of your earlier call had not reached you",
 			RequestExecuted: &no, Result: json.RawMessage(`{"nodeIds":["n-1"]}`),
-			View: contract.View{Cases: contract.Bounded[contract.CaseEntry]{Items: []contract.CaseEntry{}}},
+			View:       contract.View{Cases: contract.Bounded[contract.CaseEntry]{Items: []contract.CaseEntry{}}},
 			Operations: []contract.OperationEntry{entry, {Tool: "ApplyBatch", Label: "ApplyBatch 1 ops", State: contract.OpDone, At: at, Since: at, Summary: "ApplyBatch 1 ops done"}}}},
 		{"host_meta", &contract.HostMeta{AgentID: "agt_1", FocusedRoots: []contract.FocusedRoot{{CaseID: "case-1", Root: "case-1:root"}},
 			BoardRevision: 42, AffectedCases: []contract.CaseID{"case-1"}, Ordinal: 3,
