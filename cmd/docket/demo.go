@@ -27,7 +27,7 @@ import (
 // this binary, sets them up with the admin verbs, and lets an agent (scripted unless a
 // model is named) drive the whole flow through the MCP gateway, printing each step.
 type demoCmd struct {
-	Keep         string        `name:"keep" help:"Keep the data dir in DIR (created if missing) instead of a temporary one." placeholder:"DIR"`
+	Keep         string        `name:"keep" help:"Keep the data dir in DIR (new or empty; created if missing) instead of a temporary one." placeholder:"DIR"`
 	Approve      bool          `help:"Make the write Action need a person: show the request, its digest and the decision."`
 	ModelURL     string        `name:"model-url" help:"Drive the demo with a real model at this endpoint (default: $DOCKET_MODEL_URL; without it or --provider: the scripted model)."`
 	Model        string        `help:"The model name the endpoint knows (default: $DOCKET_MODEL)."`
@@ -66,7 +66,7 @@ func (c *demoCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	err = d.run(ctx)
-	if cerr := d.close(); err == nil {
+	if cerr := d.close(err == nil); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -92,6 +92,13 @@ type demo struct {
 	conKey string // the Connection key, for the worker only
 	said   strings.Builder
 
+	// Knobs tests turn: extra flags for docket serve, the URL the worker is given for
+	// serve's (a test puts a proxy between them), and whether a worker that exits is
+	// restarted rather than ending the demo.
+	serveFlags    []string
+	workerURL     func(base string) string
+	restartWorker bool
+
 	// While the agent runs: its context and runtime, for the member's decision, which
 	// onTool takes between the model's turns, and the first error deciding met.
 	ctx        context.Context
@@ -115,6 +122,9 @@ func newDemo(c *demoCmd, e *env) (*demo, error) {
 			return nil, fmt.Errorf("make the data dir: %w", err)
 		}
 		d.dir = abs
+		if ents, err := os.ReadDir(d.dir); err == nil && len(ents) > 0 {
+			return nil, &usageError{err: fmt.Errorf("--keep %s: the directory is not empty; name a new or empty one", c.Keep)}
+		}
 		if err := os.MkdirAll(d.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("make the data dir: %w", err)
 		}
@@ -124,15 +134,19 @@ func newDemo(c *demoCmd, e *env) (*demo, error) {
 	return d, nil
 }
 
-// close stops the children, newest first, and removes a temporary data dir.
-func (d *demo) close() error {
+// close stops the children, newest first, and removes a temporary data dir when the
+// demo succeeded; after a failure it is kept, with the children's logs, and named.
+func (d *demo) close(ok bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	err := d.sup.Close(ctx)
-	if d.tmp {
+	switch {
+	case d.tmp && ok:
 		if rerr := os.RemoveAll(d.dir); err == nil && rerr != nil {
 			err = fmt.Errorf("remove the data dir: %w", rerr)
 		}
+	case !ok:
+		fmt.Fprintf(d.e.Stderr, "docket demo: the data dir and the children's logs are in %s\n", d.dir)
 	}
 	return err
 }
@@ -360,7 +374,9 @@ func (d *demo) startServe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("find this program to start docket serve: %w", err)
 	}
-	if err := d.sup.Start(serveChild(exe, d.childEnv(), false, "127.0.0.1:0")); err != nil {
+	c := serveChild(exe, d.childEnv(), false, "127.0.0.1:0")
+	c.Args = append(c.Args, d.serveFlags...)
+	if err := d.sup.Start(c); err != nil {
 		return err
 	}
 	_, base, err := waitHealthy(ctx, &env{Getenv: d.getenv}, d.dir, 30*time.Second)
@@ -449,7 +465,11 @@ func (d *demo) startWorker(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("find this program to start docket worker: %w", err)
 	}
-	c := workerChild(exe, d.childEnv("DOCKET_URL="+d.base, connectionKeyEnv+"="+d.conKey), false,
+	url := d.base
+	if d.workerURL != nil {
+		url = d.workerURL(d.base)
+	}
+	c := workerChild(exe, d.childEnv("DOCKET_URL="+url, connectionKeyEnv+"="+d.conKey), d.restartWorker,
 		filepath.Join(d.dir, "tools.json"), filepath.Join(d.dir, "vault.json"))
 	if err := d.sup.Start(c); err != nil {
 		return err

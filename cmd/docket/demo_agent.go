@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,7 +32,7 @@ func (d *demo) runAgent(ctx context.Context) error {
 	}
 	// The runtime reads the model key the way docket agent run does, from the caller's
 	// environment; everything else it needs is the demo's.
-	renv := &env{Stdin: strings.NewReader(""), Stdout: d.e.Stdout, Stderr: io.Discard, Getenv: func(k string) string {
+	renv := &env{Stdin: strings.NewReader(""), Stdout: d.e.Stdout, Stderr: d.e.Stderr, Getenv: func(k string) string {
 		if k == agent.KeyEnv {
 			return d.e.Getenv(k)
 		}
@@ -45,7 +44,7 @@ func (d *demo) runAgent(ctx context.Context) error {
 	}
 	defer rt.close()
 	d.stepf("the agent runtime: %s, over %s", rt.provider.Name(), f.URL)
-	if rt.provider.Name() != "" && strings.HasPrefix(rt.provider.Name(), scripted.Banner) {
+	if strings.HasPrefix(rt.provider.Name(), scripted.Banner) {
 		d.say("   (a scripted model replays examples/verified-calculation/script.json; it runs no inference)")
 	}
 	meter, err := agent.NewMeter(agent.Budget{MaxTurns: f.MaxTurns}, f.Model, rt.prices)

@@ -1,23 +1,35 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"log"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	verifiedcalculation "github.com/docketrun/docket/examples/verified-calculation"
 	"github.com/docketrun/docket/internal/capability"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/supervisor"
 )
 
 // fakeModel plays the verified calculation the way a model would: it reads the
@@ -332,5 +344,162 @@ func TestExpandVault(t *testing.T) {
 	}
 	if err := json.Unmarshal(got, &v); err != nil || v.Sources[demoSource].Root != "/srv/ws" || v.Sources[demoSource].Type != "file" {
 		t.Errorf("the example vault expands to %s (%v), want source %s of type file at /srv/ws", got, err, demoSource)
+	}
+}
+
+// TestDemo_WorkerKilledMidWrite kills the worker after it ran the write and before its
+// report reached the authority. The supervisor restarts it; the new instance's lease
+// supersedes the old one, and the write's Operation needs a person: it is never run
+// again, and the Case does not complete.
+func TestDemo_WorkerKilledMidWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket serve and docket worker as child processes")
+	}
+	e, out := testEnv(nil)
+	d, err := newDemo(&demoCmd{Keep: filepath.Join(t.TempDir(), "demo"), Timeout: 2 * time.Minute}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker reaches serve through this proxy, which kills it when the write's report
+	// (the second report: the first is load_input's) is on its way.
+	var (
+		target    atomic.Pointer[url.URL]
+		mu        sync.Mutex // guards the fields below
+		reports   int
+		killed    bool
+		afterKill []string // the claims and reports sent once the first worker was killed
+	)
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target.Load()) },
+		ErrorLog: log.New(io.Discard, "", 0)} // the killed worker's long poll ends mid-flight
+
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var wb struct {
+			Operation struct {
+				Kind string `json:"kind"`
+			} `json:"operation"`
+		}
+		json.Unmarshal(body, &wb)
+		kind := wb.Operation.Kind
+		mu.Lock()
+		if killed && (kind == contract.WorkClaim || kind == contract.WorkReport) {
+			afterKill = append(afterKill, kind)
+		}
+		if kind == contract.WorkReport {
+			reports++
+		}
+		kill := kind == contract.WorkReport && reports == 2 && !killed
+		killed = killed || kill
+		mu.Unlock()
+		if kill {
+			if err := syscall.Kill(d.sup.Pid("worker"), syscall.SIGKILL); err != nil {
+				t.Errorf("kill the worker: %v", err)
+			}
+			http.Error(w, "the worker was killed", http.StatusBadGateway)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	d.workerURL = func(base string) string {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Errorf("serve's URL %q: %v", base, err)
+		}
+		target.Store(u)
+		return proxy.URL
+	}
+	d.serveFlags = []string{"--lease-ttl", "2s", "--hold", "5s"}
+	d.restartWorker = true
+
+	err = d.run(t.Context())
+	if cerr := d.close(err == nil); cerr != nil {
+		t.Errorf("close: %v", cerr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "want closed completed") {
+		t.Fatalf("demo = %v, want it to stop short of a completed Case\n%s", err, out)
+	}
+	text := out.String()
+	if !strings.Contains(text, "operation ApplyAction write_result: needs_person") {
+		t.Errorf("the write did not end needs_person:\n%s", text)
+	}
+	if strings.Contains(text, "write_result ran on the worker") {
+		t.Errorf("the demo reported the write as run:\n%s", text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !killed {
+		t.Fatalf("the worker was never killed; the proxy saw %d reports", reports)
+	}
+	if len(afterKill) != 0 {
+		t.Errorf("after the kill the worker sent %v; nothing may be claimed or reported again", afterKill)
+	}
+	wlog, err := os.ReadFile(d.sup.LogPath("worker"))
+	if err != nil || !strings.Contains(string(wlog), "start 2 of worker") {
+		t.Errorf("the worker was not restarted (%v):\n%s", err, wlog)
+	}
+	t.Logf("demo output:\n%s", text)
+}
+
+// TestDemo_Interrupt interrupts a demo while the model is thinking, as Ctrl-C does: the
+// demo stops its children cleanly (serve removes its url file on a clean exit) and
+// exits with a failure, leaving no process behind.
+func TestDemo_Interrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket demo and its children as processes")
+	}
+	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
+	if err != nil {
+		t.Skipf("docket binary not on PATH: %v", err)
+	}
+	asked := make(chan struct{}, 1) // the model was asked its first turn
+	release := make(chan struct{})  // closed when the test ends, to free the handler
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select { // never answers: the demo is interrupted mid-turn
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer model.Close()
+	defer close(release)
+	dir := filepath.Join(t.TempDir(), "demo")
+	cmd := exec.Command(bin, "demo", "--keep", dir, "--model-url", model.URL, "--model", "slow")
+	cmd.Env = childEnviron(nil)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1) // written once, when the demo exits
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the demo ended before asking the model: %v\n%s", err, &out)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Errorf("an interrupted demo exited 0\n%s", &out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, urlFile)); err == nil {
+		t.Errorf("serve left its url file: it did not stop cleanly\n%s", &out)
+	}
+	pids := regexp.MustCompile(`child process (\d+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(pids) != 2 {
+		t.Fatalf("the demo named %d child processes, want serve and worker\n%s", len(pids), &out)
+	}
+	for _, m := range pids {
+		pid, _ := strconv.Atoi(m[1])
+		if supervisor.Alive(pid) {
+			t.Errorf("child process %d outlived the demo", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

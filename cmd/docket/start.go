@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,13 +19,17 @@ import (
 
 // startCmd is the local workbench (DESIGN.md §1): it initializes the data dir on first
 // use, then runs docket serve and a worker as supervised child processes, restarting
-// either with back-off when it exits, until Ctrl-C or docket stop.
+// either with back-off when it exits, until Ctrl-C or docket stop. People reach serve
+// through start's own loopback address, where every route needs this run's key
+// (DESIGN.md §11); the worker and the admin verbs use serve's internal address, from the
+// url file, with their own credentials.
 //
 // The worker runs for the Connection "local", created on first use, with the manifest
 // and vault of the data dir (empty ones are written when missing). Docket has no notion
 // yet of agents marked to start, so start runs none: run them with docket agent run.
 type startCmd struct {
-	Listen         string `help:"Address docket serve listens on; loopback unless told otherwise." default:"127.0.0.1:7420"`
+	Listen         string `help:"Loopback address of the workbench URL, guarded by the per-run key." default:"127.0.0.1:7420"`
+	DB             string `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
 	Member         string `help:"Name of the first member, on first use." default:"admin"`
 	PassphraseFile string `help:"File holding the first member's passphrase, on first use (else DOCKET_PASSPHRASE, else a prompt)." type:"path"`
 	Manifest       string `help:"The worker's tool manifest (default: $DOCKET_HOME/tools.json, written empty when missing)." type:"path"`
@@ -42,6 +48,10 @@ const (
 const connectionKeyEnv = "DOCKET_CONNECTION_KEY"
 
 func (c *startCmd) Run(ctx context.Context, e *env) error {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return &usageError{err: fmt.Errorf("--listen %q is not a loopback address; docket start listens on loopback only", c.Listen)}
+	}
 	dir, err := dataDir(e)
 	if err != nil {
 		return err
@@ -49,14 +59,8 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, keyFile)); errors.Is(err, os.ErrNotExist) {
-		args := []string{"init", "--member", c.Member}
-		if c.PassphraseFile != "" {
-			args = append(args, "--passphrase-file", c.PassphraseFile)
-		}
-		if err := run(ctx, args, e); err != nil {
-			return err
-		}
+	if err := c.initOnce(ctx, e, dir); err != nil {
+		return err
 	}
 	release, err := claimPidFile(filepath.Join(dir, startPidFile))
 	if err != nil {
@@ -75,44 +79,103 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 			fmt.Fprintf(e.Stderr, "docket start: %v\n", cerr)
 		}
 	}()
-	childEnv := childEnviron([]string{"DOCKET_HOME=" + dir})
-	if err := sup.Start(serveChild(exe, childEnv, true, c.Listen)); err != nil {
+	base, err := c.startChildren(ctx, e, sup, exe, dir)
+	if err != nil {
 		return err
 	}
-	// The url file names this run's serve; an older one may still be on disk.
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	serveURL, err := url.Parse(base)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("serve's URL %q: %w", base, err)
+	}
+	runKey := newRunKey()
+	_, gatePort, _ := net.SplitHostPort(ln.Addr().String())
+	gctx, stopGate := context.WithCancel(ctx)
+	defer stopGate()
+	gated := make(chan error, 1) // written once, when the gate stops
+	go func() { gated <- serveGate(gctx, ln, newRunGate(runKey, gatePort, serveURL)) }()
+	fmt.Fprintf(e.Stdout, "docket start: open http://%s/?key=%s\n", ln.Addr(), runKey)
+	fmt.Fprintf(e.Stdout, "  data dir %s\n", dir)
+	fmt.Fprintf(e.Stdout, "  serve   pid %d at %s (for workers and admin verbs), log %s\n", sup.Pid("serve"), base, sup.LogPath("serve"))
+	fmt.Fprintf(e.Stdout, "  worker  pid %d, connection %s, log %s\n", sup.Pid("worker"), startConnection, sup.LogPath("worker"))
+	fmt.Fprintf(e.Stdout, "  no agents are started: run one with docket agent run\n")
+	fmt.Fprintf(e.Stdout, "stop with Ctrl-C or docket stop\n")
+	select {
+	case <-ctx.Done():
+		fmt.Fprintf(e.Stdout, "docket start: stopping\n")
+		return <-gated
+	case err := <-gated:
+		return err
+	}
+}
+
+// initOnce initializes the data dir with docket init unless it already holds a key.
+func (c *startCmd) initOnce(ctx context.Context, e *env, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, keyFile)); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	args := []string{"init", "--member", c.Member}
+	if c.DB != "" {
+		args = append(args, "--db", c.DB)
+	}
+	if c.PassphraseFile != "" {
+		args = append(args, "--passphrase-file", c.PassphraseFile)
+	}
+	return run(ctx, args, e)
+}
+
+// startChildren starts serve, waits until it answers, and starts the worker of the
+// Connection "local"; it returns serve's internal URL.
+func (c *startCmd) startChildren(ctx context.Context, e *env, sup *supervisor.Supervisor, exe, dir string) (string, error) {
+	// serve keeps one internal port across restarts, so the gate and the worker keep
+	// finding it.
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return "", err
+	}
+	sc := serveChild(exe, childEnviron([]string{"DOCKET_HOME=" + dir}), true, "127.0.0.1:"+port)
+	if c.DB != "" {
+		sc.Args = append(sc.Args, "--db", c.DB)
+	}
+	if err := sup.Start(sc); err != nil {
+		return "", err
+	}
+	// The admin verbs start runs itself go to this run's serve, by its address: a url
+	// file left by an older serve must not lead them elsewhere. They use the data dir's
+	// token, whatever DOCKET_TOKEN says.
+	internal := "http://127.0.0.1:" + port
 	local := &env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: func(k string) string {
-		if k == "DOCKET_HOME" {
+		switch k {
+		case "DOCKET_HOME":
 			return dir
-		}
-		if k == "DOCKET_URL" || k == "DOCKET_TOKEN" {
+		case "DOCKET_URL":
+			return internal
+		case "DOCKET_TOKEN":
 			return ""
 		}
 		return e.Getenv(k)
 	}}
 	_, base, err := waitHealthy(ctx, local, dir, 30*time.Second)
 	if err != nil {
-		return fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
+		return "", fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
 	}
 	key, err := localConnectionKey(ctx, local, dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	manifest, vault, err := c.workerFiles(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	wenv := append(childEnviron([]string{"DOCKET_HOME=" + dir, "DOCKET_URL=" + base}), connectionKeyEnv+"="+key)
 	if err := sup.Start(workerChild(exe, wenv, true, manifest, vault)); err != nil {
-		return err
+		return "", err
 	}
-	fmt.Fprintf(e.Stdout, "docket start: serving %s from %s\n", base, dir)
-	fmt.Fprintf(e.Stdout, "  serve   pid %d, log %s\n", sup.Pid("serve"), sup.LogPath("serve"))
-	fmt.Fprintf(e.Stdout, "  worker  pid %d, connection %s, log %s\n", sup.Pid("worker"), startConnection, sup.LogPath("worker"))
-	fmt.Fprintf(e.Stdout, "  no agents are started: run one with docket agent run\n")
-	fmt.Fprintf(e.Stdout, "stop with Ctrl-C or docket stop\n")
-	<-ctx.Done()
-	fmt.Fprintf(e.Stdout, "docket start: stopping\n")
-	return nil
+	return base, nil
 }
 
 // workerFiles returns the worker's manifest and vault, writing empty ones into the data

@@ -61,6 +61,7 @@ type ExitError struct {
 	Err  error // the exit status, from exec.Cmd.Wait; nil for status 0
 }
 
+// Error says which child exited and how.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("child %s exited", e.Name)
@@ -68,6 +69,7 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("child %s exited: %v", e.Name, e.Err)
 }
 
+// Unwrap returns the exit status, for errors.As with *exec.ExitError.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned by [Supervisor.Start] after [Supervisor.Close].

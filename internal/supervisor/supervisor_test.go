@@ -228,3 +228,29 @@ func TestSupervisor_Start_Refuses(t *testing.T) {
 		})
 	}
 }
+
+func TestAlive(t *testing.T) {
+	if !supervisor.Alive(os.Getpid()) {
+		t.Error("Alive(this process) = false")
+	}
+	r := newRig(t)
+	s := supervisor.New(supervisor.Config{})
+	if err := s.Start(r.child("serve", "serve", false)); err != nil {
+		t.Fatal(err)
+	}
+	r.expect(t, "ready")
+	pid := s.Pid("serve")
+	if !supervisor.Alive(pid) {
+		t.Errorf("Alive(%d) = false while the child runs", pid)
+	}
+	if err := supervisor.Terminate(pid); err != nil {
+		t.Fatalf("Terminate: %v", err)
+	}
+	<-s.Done() // a child without Restart that exits ends the supervisor
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if supervisor.Alive(pid) {
+		t.Errorf("Alive(%d) = true after the child exited and was reaped", pid)
+	}
+}

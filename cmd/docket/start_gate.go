@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// runKeyCookie carries docket start's per-run key in the browser once the printed URL
+// was opened.
+const runKeyCookie = "docket_run_key"
+
+// runKeyHeader carries the per-run key for clients that are not browsers.
+const runKeyHeader = "X-Docket-Run-Key"
+
+// runGate is docket start's front door (DESIGN.md §11): every route, the page itself
+// included, needs this run's key, and only the loopback names of its own port may be
+// used to reach it. Past the gate, requests go to the supervised docket serve unchanged.
+// It is safe for concurrent use.
+type runGate struct {
+	key   string
+	port  string // the gate's own port, for the Host check
+	proxy *httputil.ReverseProxy
+}
+
+// newRunKey returns a fresh per-run key.
+func newRunKey() string { return rand.Text() }
+
+func newRunGate(key, port string, serve *url.URL) *runGate {
+	return &runGate{key: key, port: port, proxy: &httputil.ReverseProxy{
+		Rewrite:  func(pr *httputil.ProxyRequest) { pr.SetURL(serve) },
+		ErrorLog: log.New(discardWriter{}, "", 0), // serve restarting is reported by the supervisor
+	}}
+}
+
+type discardWriter struct{}
+
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hostAllowed(r.Host) {
+		writeGateError(w, http.StatusForbidden, contract.Errorf(contract.CodeHostNotAllowed,
+			"Host %q is not this listener; use the URL docket start printed.", r.Host))
+		return
+	}
+	if k := r.URL.Query().Get("key"); k != "" {
+		if !g.matches(k) {
+			writeGateError(w, http.StatusUnauthorized, g.refusal())
+			return
+		}
+		// Trade the key in the URL for a cookie and drop it from the address bar, so it
+		// is not kept in history or sent on as a Referer.
+		http.SetCookie(w, &http.Cookie{Name: runKeyCookie, Value: k, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		q := r.URL.Query()
+		q.Del("key")
+		to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		return
+	}
+	k := r.Header.Get(runKeyHeader)
+	if c, err := r.Cookie(runKeyCookie); k == "" && err == nil {
+		k = c.Value
+	}
+	if !g.matches(k) {
+		writeGateError(w, http.StatusUnauthorized, g.refusal())
+		return
+	}
+	r.Header.Del(runKeyHeader)
+	g.proxy.ServeHTTP(w, r)
+}
+
+func (g *runGate) matches(k string) bool {
+	return k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(g.key)) == 1
+}
+
+func (g *runGate) hostAllowed(host string) bool {
+	host = strings.ToLower(host)
+	for _, name := range []string{"localhost", "127.0.0.1", "[::1]"} {
+		if host == name+":"+g.port {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *runGate) refusal() *contract.Error {
+	return contract.Errorf(contract.CodeRunKeyRequired,
+		"this docket start needs its per-run key; open the URL it printed (…/?key=…) or send the key in the %s header.", runKeyHeader)
+}
+
+func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(err)
+}
+
+// serveGate runs g on ln until ctx ends, then shuts it down within a bound.
+func serveGate(ctx context.Context, ln net.Listener, g *runGate) error {
+	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1) // written once by the serving goroutine
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve the run gate: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	// Event streams never end on their own; Close ends them after the grace.
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve the run gate: %w", err)
+	}
+	return nil
+}
+
+// freeLoopbackPort returns a loopback port nothing listens on now, for a child that
+// must keep one address across restarts.
+func freeLoopbackPort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	return port, err
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// TestRunGate_ServeHTTP: every route behind docket start's URL needs the per-run key,
+// from the printed URL (traded for a cookie), the cookie or the header, and only the
+// loopback names of the gate's own port reach it (DESIGN.md §11).
+func TestRunGate_ServeHTTP(t *testing.T) {
+	serve := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(runKeyHeader) != "" {
+			t.Errorf("the run key reached serve")
+		}
+		w.Write([]byte("served " + r.URL.Path))
+	}))
+	defer serve.Close()
+	target, _ := url.Parse(serve.URL)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	const key = "RUNKEYRUNKEYRUNKEYRUNKEY22"
+	gate := httptest.NewUnstartedServer(newRunGate(key, port, target))
+	gate.Listener.Close()
+	gate.Listener = ln
+	gate.Start()
+	defer gate.Close()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	tests := []struct {
+		name       string
+		path       string
+		host       string
+		header     string
+		cookie     string
+		wantStatus int
+		wantCode   contract.Code
+		wantBody   string
+		wantTo     string
+	}{
+		{name: "no key", path: "/api/v1/health", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
+		{name: "the page itself without a key", path: "/", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
+		{name: "wrong key in the URL", path: "/?key=WRONG", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
+		{name: "wrong cookie", path: "/api/v1/health", cookie: "WRONG", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
+		{name: "key in the URL becomes a cookie", path: "/?key=" + key + "&x=1", wantStatus: 303, wantTo: "/?x=1"},
+		{name: "cookie", path: "/api/v1/health", cookie: key, wantStatus: 200, wantBody: "served /api/v1/health"},
+		{name: "header", path: "/api/v1/health", header: key, wantStatus: 200, wantBody: "served /api/v1/health"},
+		{name: "localhost at the gate's port", path: "/x", host: "localhost:" + port, header: key, wantStatus: 200, wantBody: "served /x"},
+		{name: "rebinding name", path: "/api/v1/health", host: "evil.example:" + port, header: key, wantStatus: 403, wantCode: contract.CodeHostNotAllowed},
+		{name: "another port", path: "/api/v1/health", host: "127.0.0.1:1", header: key, wantStatus: 403, wantCode: contract.CodeHostNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, gate.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			if tt.header != "" {
+				req.Header.Set(runKeyHeader, tt.header)
+			}
+			if tt.cookie != "" {
+				req.AddCookie(&http.Cookie{Name: runKeyCookie, Value: tt.cookie})
+			}
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("GET %s = %d, want %d", tt.path, resp.StatusCode, tt.wantStatus)
+			}
+			var body bytes.Buffer
+			if _, err := body.ReadFrom(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantCode != "" {
+				var ce contract.Error
+				if err := json.Unmarshal(body.Bytes(), &ce); err != nil || ce.Code != tt.wantCode || ce.Teaching == "" {
+					t.Errorf("GET %s answered %s, want code %s with a teaching", tt.path, body.String(), tt.wantCode)
+				}
+			}
+			if tt.wantBody != "" && body.String() != tt.wantBody {
+				t.Errorf("GET %s = %q, want %q", tt.path, body.String(), tt.wantBody)
+			}
+			if tt.wantTo != "" {
+				if got := resp.Header.Get("Location"); got != tt.wantTo {
+					t.Errorf("Location = %q, want %q", got, tt.wantTo)
+				}
+				c := resp.Cookies()
+				if len(c) != 1 || c[0].Name != runKeyCookie || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+					t.Errorf("cookies = %+v, want one HttpOnly, SameSite=Strict %s", c, runKeyCookie)
+				}
+			}
+		})
+	}
+}
