@@ -18,31 +18,35 @@ type env struct {
 	Getenv func(string) string
 }
 
-// cli is the command tree. Each subcommand is a type in its own file whose fields are its
+// cli is the command tree, in the order --help lists it: first run, processes, setup,
+// decisions and records, then tools. Each subcommand is a type in its own file whose fields are its
 // flags and whose Run method does the work.
 type cli struct {
-	Rules      rulesCmd      `cmd:"" help:"Check and evaluate Board rule files."`
-	Capability capabilityCmd `cmd:"" help:"Validate capability packages."`
-	Demo       demoCmd       `cmd:"" help:"Run the verified-calculation example end to end: serve, worker and agent."`
-	Start      startCmd      `cmd:"" help:"Run serve and a worker as supervised children of this data dir until Ctrl-C."`
-	Stop       stopCmd       `cmd:"" help:"Stop the docket start running on this data dir."`
-	Version    versionCmd    `cmd:"" help:"Print the version."`
+	Demo  demoCmd  `cmd:"" help:"Run the verified-calculation example end to end: serve, worker and agent."`
+	Start startCmd `cmd:"" help:"Run serve and a worker as supervised children of this data dir until Ctrl-C."`
+	Stop  stopCmd  `cmd:"" help:"Stop the docket start running on this data dir."`
 
-	Init       initCmd       `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
-	Serve      serveCmd      `cmd:"" help:"Run the authority and its console API on loopback."`
-	Doctor     doctorCmd     `cmd:"" help:"Check the data dir, the server and the credential."`
-	Member     memberCmd     `cmd:"" help:"Manage members."`
-	Project    projectCmd    `cmd:"" help:"Manage projects."`
+	Init   initCmd   `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
+	Serve  serveCmd  `cmd:"" help:"Run the authority and its console API on loopback."`
+	Worker workerCmd `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
+	Doctor doctorCmd `cmd:"" help:"Check the data dir, the server and the credential."`
+
 	Agent      agentCmd      `cmd:"" help:"Manage Agents and their tokens."`
 	Connection connectionCmd `cmd:"" help:"Manage Connections (worker credentials)."`
 	Source     sourceCmd     `cmd:"" help:"Bind Sources to Connections."`
 	Tool       toolCmd       `cmd:"" help:"Lock Tools on Connections."`
-	Events     eventsCmd     `cmd:"" help:"Read and verify the event log."`
-	Case       caseCmd       `cmd:"" help:"Read Cases."`
-	Requests   requestsCmd   `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
-	Decide     decideCmd     `cmd:"" help:"Approve or deny a request, naming the digest you read."`
-	Worker     workerCmd     `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
-	Reconcile  reconcileCmd  `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
+	Capability capabilityCmd `cmd:"" help:"Validate capability packages."`
+	Member     memberCmd     `cmd:"" help:"Manage members."`
+	Project    projectCmd    `cmd:"" help:"Manage projects."`
+
+	Requests  requestsCmd  `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
+	Decide    decideCmd    `cmd:"" help:"Approve or deny a request, naming the digest you read."`
+	Reconcile reconcileCmd `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
+	Case      caseCmd      `cmd:"" help:"Read Cases."`
+	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`
+
+	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
+	Version versionCmd `cmd:"" help:"Print the version."`
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
