@@ -41,9 +41,10 @@ func (o *Operations) Requests(ctx context.Context, c Caller, project contract.Pr
 // decided, void or past its deadline (request_closed; a late one is marked expired).
 //
 // A denial settles the Operation refused with the reason. An approval runs the one call
-// it names: a Board-only Action applies its effects now; an executed Action is queued for
-// dispatch, after the Board evaluates it again — if the call no longer evaluates to the
-// approved digest, the Request is void and the Operation refused (call_changed).
+// it names, after the Board evaluates it again — if the call no longer evaluates to the
+// approved digest, the Request is void and the Operation refused (call_changed); else a
+// Board-only Action applies its effects now and an executed Action is queued for
+// dispatch.
 func (o *Operations) Decide(ctx context.Context, c Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
 	if err := c.member(project); err != nil {
 		return contract.Request{}, err
@@ -196,6 +197,15 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		}
 		ev.State, ev.Stage, ev.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
 		return nil, ev
+	}
+	// A Board-only Action runs only if the call still evaluates to the arguments the
+	// person approved: a bound premise revised since the request voids the approval.
+	vec, err := boardOnlyVector(b, by, &in)
+	if err != nil {
+		return void(err)
+	}
+	if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+		return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments; call it again for a new decision", in.Action))
 	}
 	res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
 	if err != nil {

@@ -207,9 +207,6 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	run := o.run(ctx, pb.b, c, call, setup, now)
-	if run.dirty {
-		o.dropBoardLocked(ctx, project, pb)
-	}
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		run.op.Input, _ = json.Marshal(call.Input)

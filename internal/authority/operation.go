@@ -244,7 +244,6 @@ func (l *ledger) opLocked(agent string, ordinal int64) *operation {
 // when nothing changed), the Operation's first state, any Request it raised, and the
 // Cases it focuses.
 type toolRun struct {
-	dirty   bool // the Board holds a change that must not be kept; rebuild it
 	change  *Change
 	op      opEvent
 	request *contract.Request

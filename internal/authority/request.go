@@ -55,11 +55,11 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c Caller, in
 	switch {
 	case i >= 0 && v.Actions.Items[i].State == contract.ActionReady && !slices.Contains(v.Actions.Items[i].Waits, contract.WaitExecution):
 		if slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
-			args := in.Params
-			if args == nil {
-				args = contract.Args{}
+			vec, err := boardOnlyVector(b, by, in)
+			if err != nil {
+				return settleRun(r, nil, err)
 			}
-			return o.requestRun(c, contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: args}, now, r)
+			return o.requestRun(c, vec, now, r)
 		}
 		res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
 		if err != nil {
@@ -71,26 +71,42 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c Caller, in
 		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
 			"the Action %s is not among the Actions the View lists; focus its Case and apply it from there", in.Action))
 	}
-	// An executed Action, or one the View lists blocked: evaluating it changes nothing
-	// unless it is a Board-only Action the View wrongly listed blocked.
-	res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+	// An executed Action, or one the View lists blocked: a dry run gives the refusal, or
+	// the ExecutionRequest to queue. A Board-only Action the View lists blocked is refused
+	// without touching the Board.
+	req, err := b.Evaluate(by, in.CaseID, in.Action, in.Params)
 	if err != nil {
 		return settleRun(r, nil, err)
 	}
-	if res.Request == nil {
-		r.dirty = true
+	if req.Tool == "" {
 		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
-	if res.Request.Approval != board.ApprovalNone {
-		vec, err := o.executionVector(ctx, c.Projects[0], in, res.Request)
+	if req.Approval != board.ApprovalNone {
+		vec, err := o.executionVector(ctx, c.Projects[0], in, &req)
 		if err != nil {
 			return settleRun(r, nil, err)
 		}
 		return o.requestRun(c, vec, now, r)
 	}
-	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
+	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, &req
 	return r
+}
+
+// boardOnlyVector returns the request vector of a Board-only Action: the Action and its
+// exact arguments after bindings as the Board evaluates the call now (DESIGN.md §7.1),
+// so a person approves the values the Board's premises supply and not only the caller's
+// params. Evaluating changes nothing.
+func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionInput) (contract.RequestVector, error) {
+	req, err := b.Evaluate(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		return contract.RequestVector{}, err
+	}
+	if req.Tool != "" {
+		return contract.RequestVector{}, contract.Errorf(contract.CodeCallChanged,
+			"the Action %s now executes a Tool; call it again for a new decision", in.Action)
+	}
+	return contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args}, nil
 }
 
 // executionVector returns the request vector of an executed Action: the exact arguments

@@ -67,14 +67,9 @@ func (b *Board) ApplyAction(by Author, caseID contract.CaseID, name string, para
 	if err != nil {
 		return ActionResult{}, err
 	}
-	a := ev.action
-	if a.Execution != nil {
-		req := &contract.ExecutionRequest{
-			Action: a.Name, CaseID: caseID, Tool: a.Execution.Tool, Kind: string(a.Execution.Kind),
-			SourceTypes: a.Execution.SourceTypes, Approval: approvalOf(a), Args: wireBindings(ev.args, a),
-			Bound: ev.bound,
-		}
-		return ActionResult{Request: req}, nil
+	if ev.action.Execution != nil {
+		req := ev.request(caseID)
+		return ActionResult{Request: &req}, nil
 	}
 	tier, err := by.factTier()
 	if err != nil {
@@ -85,6 +80,41 @@ func (b *Board) ApplyAction(by Author, caseID contract.CaseID, name string, para
 		return ActionResult{}, err
 	}
 	return ActionResult{Changes: changes, Case: b.markTerminal(ev)}, nil
+}
+
+// Evaluate is a dry run of [Board.ApplyAction]: it checks the call as ApplyAction would
+// and returns what it would run — the Action with its exact arguments after bindings
+// (Args, with the bound params named in Bound) and its Approval; for an executed Action
+// also its Tool, Kind and SourceTypes. It changes nothing. The authority binds a Request
+// for a Board-only Action to these arguments, so a decision covers the values the
+// Board's premises supply, not only the caller's params (DESIGN.md §7.1).
+//
+// Evaluate refuses what ApplyAction would refuse before it writes: an unknown Action,
+// wrong params, a dead or closed Case, failed preconditions, a missing or ambiguous
+// binding, and for a Board-only Action an Author who may not write.
+func (b *Board) Evaluate(by Author, caseID contract.CaseID, name string, params contract.Args) (contract.ExecutionRequest, error) {
+	ev, err := b.evaluate(caseID, name, params)
+	if err != nil {
+		return contract.ExecutionRequest{}, err
+	}
+	if ev.action.Execution == nil {
+		if _, err := by.factTier(); err != nil {
+			return contract.ExecutionRequest{}, err
+		}
+	}
+	return ev.request(caseID), nil
+}
+
+// request is the evaluated call as the authority sees it; the Tool fields are empty for
+// a Board-only Action.
+func (ev *evaluation) request(caseID contract.CaseID) contract.ExecutionRequest {
+	a := ev.action
+	req := contract.ExecutionRequest{Action: a.Name, CaseID: caseID, Approval: approvalOf(a),
+		Args: wireBindings(ev.args, a), Bound: ev.bound}
+	if a.Execution != nil {
+		req.Tool, req.Kind, req.SourceTypes = a.Execution.Tool, string(a.Execution.Kind), a.Execution.SourceTypes
+	}
+	return req
 }
 
 func approvalOf(a Action) string {

@@ -1,0 +1,318 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// heldAgents is how many Agents hold a call open at once in BenchmarkHeldCalls
+// (issue 4: "1,000 Agents each holding a call open at once").
+const heldAgents = 1000
+
+// Environment of the client process BenchmarkHeldCalls/server starts (see TestMain).
+const (
+	envHeldURL    = "DOCKET_HELD_CLIENTS_URL"
+	envHeldTokens = "DOCKET_HELD_CLIENTS_TOKENS" // a file of agent tokens, one a line
+)
+
+// TestMain runs the tests, or — when BenchmarkHeldCalls/server starts this test binary
+// as its client process — the held-call clients.
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envHeldURL); url != "" {
+		if err := heldClientProcess(url, os.Getenv(envHeldTokens), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "held clients:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// memory is a snapshot of the process after a forced collection.
+type memory struct {
+	Heap, Stack uint64
+	Goroutines  int
+}
+
+func measure() memory {
+	runtime.GC()
+	runtime.GC() // the second cycle frees what the first one's finalizers released
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memory{Heap: ms.HeapAlloc, Stack: ms.StackInuse, Goroutines: runtime.NumGoroutine()}
+}
+
+// report reports (after − before) / heldAgents of each figure under prefix.
+func report(b *testing.B, prefix string, before, after memory) {
+	b.ReportMetric(float64(int64(after.Heap)-int64(before.Heap))/heldAgents, prefix+"heap-B/call")
+	b.ReportMetric(float64(int64(after.Stack)-int64(before.Stack))/heldAgents, prefix+"stack-B/call")
+	b.ReportMetric(float64(after.Goroutines-before.Goroutines)/heldAgents, prefix+"goroutines/call")
+}
+
+// snapshots are one side's memory with no session, with every session idle, and with
+// every call held.
+type snapshots struct{ None, Idle, Held memory }
+
+// report reports the idle sessions (idle-), the held calls over idle sessions (held-),
+// and sessions and held calls together (no infix), each under prefix.
+func (s snapshots) report(b *testing.B, prefix string) {
+	report(b, prefix+"idle-", s.None, s.Idle)
+	report(b, prefix+"held-", s.Idle, s.Held)
+	report(b, prefix, s.None, s.Held)
+}
+
+// heldClients are one official SDK client per Agent, each on its own session.
+type heldClients struct {
+	sessions []*mcp.ClientSession
+	held     chan struct{} // one progress notification per call the gateway holds
+	answers  chan error
+}
+
+// connectHeld connects one client per token to url. All clients share one transport
+// that keeps every connection it opens, so no connection is closed and dialled again.
+func connectHeld(ctx context.Context, url string, tokens []string) (*heldClients, error) {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 4 * len(tokens)
+	h := &heldClients{held: make(chan struct{}, 2*len(tokens)), answers: make(chan error, len(tokens))}
+	for i, tok := range tokens {
+		c := mcp.NewClient(&mcp.Implementation{Name: "held", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { h.held <- struct{}{} },
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearer{token: tok, next: transport}}}
+		cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: contract.ProtocolVersion})
+		if err != nil {
+			h.close()
+			return nil, fmt.Errorf("connect agent %d: %w", i, err)
+		}
+		h.sessions = append(h.sessions, cs)
+	}
+	return h, nil
+}
+
+// hold has every client call ApplyAction fetch of an executed Action no worker takes,
+// with a progress token, and returns once the gateway holds every call: each one's first
+// progress says running.
+func (h *heldClients) hold(ctx context.Context) {
+	for i, cs := range h.sessions {
+		go func() {
+			params := &mcp.CallToolParams{Name: "ApplyAction", Arguments: fetchCall(fmt.Sprintf("f%d.txt", i))}
+			params.SetProgressToken(fmt.Sprint(i))
+			res, err := cs.CallTool(ctx, params)
+			if err == nil && res.IsError {
+				err = fmt.Errorf("agent %d: the held call ended in a tool error", i)
+			}
+			h.answers <- err
+		}()
+	}
+	for range h.sessions {
+		<-h.held
+	}
+}
+
+// wait returns once every held call has answered, with the first error.
+func (h *heldClients) wait() error {
+	var errs []error
+	for range h.sessions {
+		errs = append(errs, <-h.answers)
+	}
+	return errors.Join(errs...)
+}
+
+func (h *heldClients) close() {
+	for _, cs := range h.sessions {
+		cs.Close()
+	}
+}
+
+// heldClientProcess is the client process of BenchmarkHeldCalls/server. It connects a
+// client per token in the file tokens, writes "connected", holds a call per client
+// after a line on in, then writes "held" and its snapshots as JSON, and returns once
+// every held call answered (the benchmark settles the Operations).
+func heldClientProcess(url, tokens string, in io.Reader, out io.Writer) error {
+	ctx := context.Background()
+	data, err := os.ReadFile(tokens)
+	if err != nil {
+		return err
+	}
+	var s snapshots
+	s.None = measure()
+	h, err := connectHeld(ctx, url, strings.Fields(string(data)))
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	s.Idle = measure()
+	fmt.Fprintln(out, "connected")
+	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+		return fmt.Errorf("wait for the go-ahead: %w", err)
+	}
+	h.hold(ctx)
+	s.Held = measure()
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "held %s\n", raw)
+	return h.wait()
+}
+
+// heldFixture is a gateway fixture with heldAgents Agents and their tokens.
+type heldFixture struct {
+	*fixture
+	tokens  []string
+	callers []authority.Caller
+}
+
+func newHeldFixture(b *testing.B) *heldFixture {
+	b.Helper()
+	f := &heldFixture{fixture: newFixture(b, time.Hour), tokens: []string{}, callers: []authority.Caller{}}
+	f.tokens, f.callers = append(f.tokens, f.token), append(f.callers, f.agent)
+	ctx := context.Background()
+	for i := 1; i < heldAgents; i++ {
+		tok, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("held-%d", i)})
+		if err != nil {
+			b.Fatalf("CreateAgent %d: %v", i, err)
+		}
+		c, err := f.a.Authenticate(ctx, authority.Token(tok.Token))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.tokens, f.callers = append(f.tokens, tok.Token), append(f.callers, c)
+	}
+	return f
+}
+
+// checkHeld fails unless the authority holds every Agent's call: each one queued for a
+// worker that never comes.
+func (f *heldFixture) checkHeld(b *testing.B) {
+	b.Helper()
+	if q, err := f.ops.Queued(context.Background(), "default"); err != nil || len(q) != heldAgents {
+		b.Fatalf("queued Operations = %d (%v), want %d held", len(q), err, heldAgents)
+	}
+}
+
+// settle settles every Agent's Operation ordinal, which answers its held call.
+func (f *heldFixture) settle(b *testing.B, ordinal int64) {
+	b.Helper()
+	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
+	for i, c := range f.callers {
+		out := contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": str(fmt.Sprintf("f%d.txt", i))}}}
+		if err := f.ops.Settle(context.Background(), "default", c.ID, ordinal, by, out); err != nil {
+			b.Fatalf("Settle agent %d: %v", i, err)
+		}
+	}
+}
+
+// BenchmarkHeldCalls measures what it costs to hold 1,000 Agents' calls open at once:
+// each Agent has its own official SDK client on loopback and calls ApplyAction of an
+// executed Action that no worker takes, so the authority holds the answer (the hold bound
+// is an hour) until the benchmark settles every Operation. Figures are per Agent; see
+// [snapshots.report] for the idle-, held- and total figures.
+//
+//   - in-process: clients and server in this process; the figures cover both sides —
+//     client sessions and connections, server sessions, the held HTTP requests and the
+//     authority's holds.
+//   - server: the clients run in a child process (this test binary, see TestMain); the
+//     plain figures are the server's alone, the client- figures the child's.
+//
+// Goroutine stacks are not heap: stack-B/call is reported apart.
+func BenchmarkHeldCalls(b *testing.B) {
+	b.Run("in-process", func(b *testing.B) {
+		f := newHeldFixture(b)
+		ctx := context.Background()
+		var ordinal int64
+		for b.Loop() {
+			ordinal++
+			var s snapshots
+			s.None = measure()
+			h, err := connectHeld(ctx, f.url, f.tokens)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Idle = measure()
+			h.hold(ctx)
+			f.checkHeld(b)
+			s.Held = measure()
+			b.StopTimer()
+			s.report(b, "")
+			f.settle(b, ordinal)
+			if err := h.wait(); err != nil {
+				b.Fatal(err)
+			}
+			h.close()
+			b.StartTimer()
+		}
+	})
+	b.Run("server", func(b *testing.B) {
+		f := newHeldFixture(b)
+		tokens := filepath.Join(b.TempDir(), "tokens")
+		if err := os.WriteFile(tokens, []byte(strings.Join(f.tokens, "\n")), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		var ordinal int64
+		for b.Loop() {
+			ordinal++
+			var s snapshots
+			s.None = measure()
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), envHeldURL+"="+f.url, envHeldTokens+"="+tokens)
+			cmd.Stderr = os.Stderr
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			lines := bufio.NewScanner(stdout)
+			lines.Buffer(nil, 1<<20)
+			next := func(prefix string) string {
+				if !lines.Scan() || !strings.HasPrefix(lines.Text(), prefix) {
+					cmd.Process.Kill()
+					b.Fatalf("client process said %q (%v), want %s", lines.Text(), lines.Err(), prefix)
+				}
+				return strings.TrimPrefix(lines.Text(), prefix)
+			}
+			next("connected")
+			s.Idle = measure()
+			fmt.Fprintln(stdin, "hold")
+			var client snapshots
+			if err := json.Unmarshal([]byte(next("held ")), &client); err != nil {
+				b.Fatal(err)
+			}
+			f.checkHeld(b)
+			s.Held = measure()
+			b.StopTimer()
+			s.report(b, "")
+			client.report(b, "client-")
+			f.settle(b, ordinal)
+			if err := cmd.Wait(); err != nil {
+				b.Fatalf("client process: %v", err)
+			}
+			b.StartTimer()
+		}
+	})
+}
