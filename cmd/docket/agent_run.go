@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,26 +30,30 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// conversationsDir holds the agent runtime's conversations in the data dir, until the
-// authority keeps them as events.
-const conversationsDir = "conversations"
-
 // runtimeFlags are the flags docket agent run, chat and serve share (DESIGN.md §9).
 // Secrets come from files or the environment, never from flags.
 type runtimeFlags struct {
-	URL          string        `help:"The gateway's MCP endpoint (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
-	TokenFile    string        `help:"File holding the agent token (default: $DOCKET_AGENT_TOKEN)." name:"token-file"`
-	Provider     string        `help:"Model provider: anthropic, openai, emulated or scripted (default: picked from --model-url or --script)." enum:",anthropic,openai,emulated,scripted" default:""`
-	ModelURL     string        `help:"The model endpoint's root URL (default: $DOCKET_MODEL_URL)." name:"model-url"`
-	Model        string        `help:"The model name the endpoint knows (default: $DOCKET_MODEL)."`
-	ModelKeyFile string        `help:"File holding the model key (default: $DOCKET_MODEL_KEY)." name:"model-key-file"`
-	Script       string        `help:"A script of tool calls for the scripted provider (runs no inference)."`
-	PriceFile    string        `help:"TOML price table overriding the built-in one." name:"price-file"`
-	MaxTurns     int           `help:"Stop after this many model turns (0: no bound)." name:"max-turns"`
-	MaxTokens    int64         `help:"Stop once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
-	MaxUSD       float64       `help:"Stop once the run costs this many US dollars (0: no bound)." name:"max-usd"`
-	HoldWait     time.Duration `help:"How long a running call is kept open for the model while the runtime asks its state." default:"5m" name:"hold-wait"`
-	LogLevel     string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"warn"`
+	URL          string  `help:"The gateway's MCP endpoint (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
+	TokenFile    string  `help:"File holding the agent token (default: $DOCKET_AGENT_TOKEN)." name:"token-file"`
+	Provider     string  `help:"Model provider: anthropic, openai, emulated or scripted (default: picked from --model-url or --script)." enum:",anthropic,openai,emulated,scripted" default:""`
+	ModelURL     string  `help:"The model endpoint's root URL (default: $DOCKET_MODEL_URL)." name:"model-url"`
+	Model        string  `help:"The model name the endpoint knows (default: $DOCKET_MODEL)."`
+	ModelKeyFile string  `help:"File holding the model key (default: $DOCKET_MODEL_KEY)." name:"model-key-file"`
+	Script       string  `help:"A script of tool calls for the scripted provider (runs no inference)."`
+	PriceFile    string  `help:"TOML price table overriding the built-in one." name:"price-file"`
+	MaxTurns     int     `help:"Stop after this many model turns (0: no bound)." name:"max-turns"`
+	MaxTokens    int64   `help:"Stop once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
+	MaxUSD       float64 `help:"Stop once the run costs this many US dollars (0: no bound)." name:"max-usd"`
+
+	ConversationMaxTurns  int     `help:"Stop once the conversation has taken this many model turns over all its runs (0: no bound)." name:"conversation-max-turns"`
+	ConversationMaxTokens int64   `help:"Stop once the conversation's input plus output tokens over all its runs reach this (0: no bound)." name:"conversation-max-tokens"`
+	ConversationMaxUSD    float64 `help:"Stop once the conversation costs this many US dollars over all its runs (0: no bound)." name:"conversation-max-usd"`
+	ConversationDir       string  `help:"Keep conversations as files in this directory instead of in the authority (offline use and tests)." name:"conversation-dir"`
+
+	HookCmd     string        `help:"A program run before and after each tool call with a JSON event on stdin; it refuses a call by printing {\"refuse\": \"reason\"}. Split on spaces; it runs without the model key and agent token." name:"hook-cmd"`
+	HookTimeout time.Duration `help:"How long one run of --hook-cmd may take." default:"10s" name:"hook-timeout"`
+	HoldWait    time.Duration `help:"How long a running call is kept open for the model while the runtime asks its state." default:"5m" name:"hold-wait"`
+	LogLevel    string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"warn"`
 }
 
 // agentRuntime is what a runtime command works with; close it when done.
@@ -57,7 +62,7 @@ type agentRuntime struct {
 	key      agent.Key
 	provider agent.Provider
 	gateway  *mcpclient.Client
-	store    agent.FileConversations
+	store    agent.ConversationStore
 	prices   agent.Prices
 	log      *slog.Logger
 	e        *env
@@ -83,7 +88,6 @@ func (f runtimeFlags) open(ctx context.Context, e *env) (*agentRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt.store = agent.FileConversations{Dir: filepath.Join(dir, conversationsDir)}
 	rt.prices = agent.DefaultPrices()
 	if f.PriceFile != "" {
 		b, err := os.ReadFile(f.PriceFile)
@@ -97,6 +101,9 @@ func (f runtimeFlags) open(ctx context.Context, e *env) (*agentRuntime, error) {
 		rt.prices = rt.prices.With(over)
 	}
 	if err := (agent.Budget{MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD}).Validate(); err != nil {
+		return nil, err
+	}
+	if err := f.conversationBudget().Validate(); err != nil {
 		return nil, err
 	}
 	if rt.provider, err = rt.newProvider(); err != nil {
@@ -114,12 +121,47 @@ func (f runtimeFlags) open(ctx context.Context, e *env) (*agentRuntime, error) {
 		}
 		url = base + "/mcp"
 	}
+	if f.ConversationDir != "" {
+		rt.store = agent.FileConversations{Dir: f.ConversationDir}
+	} else {
+		root, err := apiRoot(url)
+		if err != nil {
+			return nil, err
+		}
+		rt.store = &agent.AuthorityConversations{URL: root, Token: token, Key: rt.key}
+	}
 	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: url, Token: token, Logger: rt.log})
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.Stderr, "docket agent: model %s; gateway %s\n", rt.provider.Name(), url)
 	return rt, nil
+}
+
+// conversationBudget is the budget of each conversation over all its runs.
+func (f runtimeFlags) conversationBudget() agent.Budget {
+	return agent.Budget{MaxTurns: f.ConversationMaxTurns, MaxTokens: f.ConversationMaxTokens, MaxUSD: f.ConversationMaxUSD}
+}
+
+// apiRoot is the authority's root for the gateway at mcpURL: docket serve mounts /mcp
+// beside /api/v1 (DESIGN.md §9.3: conversations are kept in the authority).
+func apiRoot(mcpURL string) (string, error) {
+	u, err := url.Parse(mcpURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", &usageError{err: fmt.Errorf("the gateway URL %q is not an absolute http(s) URL", mcpURL)}
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/mcp")
+	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// hook is the --hook-cmd hook, nil without one.
+func (f runtimeFlags) hook() agent.Hook {
+	argv := strings.Fields(f.HookCmd)
+	if len(argv) == 0 {
+		return nil
+	}
+	return agent.CommandHook{Argv: argv, Timeout: f.HookTimeout}
 }
 
 func (rt *agentRuntime) newProvider() (agent.Provider, error) {
@@ -172,6 +214,7 @@ func (rt *agentRuntime) loop(out io.Writer) (*agent.Loop, error) {
 	}
 	return agent.NewLoop(agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
+		ConversationBudget: f.conversationBudget(), Hook: f.hook(),
 		HoldWait: f.HoldWait, Logger: rt.log,
 		OnTool: func(c agent.ToolCall, r agent.ToolResult) {
 			fmt.Fprintf(out, "  %s %s -> %s\n", c.Name, c.ID, clip(r.Content, 160))

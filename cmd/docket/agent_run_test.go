@@ -25,6 +25,7 @@ func agentEnv(t *testing.T, gw *gatewaytest.Server, vars map[string]string) (*en
 	var stdout, stderr bytes.Buffer
 	vars["DOCKET_HOME"] = t.TempDir()
 	vars["DOCKET_MCP_URL"] = gw.URL
+	vars["DOCKET_TEST_CONVERSATIONS"] = filepath.Join(vars["DOCKET_HOME"], "conversations")
 	return &env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return vars[k] }}, &stdout, &stderr
 }
 
@@ -70,7 +71,7 @@ func TestAgentRun_ExitCodes(t *testing.T) {
 				gw.Reply = tt.reply(gw)
 			}
 			e, stdout, stderr := agentEnv(t, gw, map[string]string{"DOCKET_AGENT_TOKEN": tt.token})
-			err := run(t.Context(), []string{"agent", "run", "--script", writeScript(t, twoTurns), "do it"}, e)
+			err := run(t.Context(), []string{"agent", "run", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", writeScript(t, twoTurns), "do it"}, e)
 			if got := exitCode(err, stderr); got != tt.code {
 				t.Fatalf("exit code %d, want %d; stderr:\n%s", got, tt.code, stderr)
 			}
@@ -97,7 +98,7 @@ func TestAgentRun_NeverPrintsTheModelKey(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			gw := gatewaytest.New(t)
 			vars := map[string]string{"DOCKET_AGENT_TOKEN": gatewaytest.Token}
-			args := []string{"agent", "run", "--log-level", "debug", "--model-url", model.URL, "--model", "gpt-4o", "task"}
+			args := []string{"agent", "run", "--conversation-dir", t.TempDir(), "--log-level", "debug", "--model-url", model.URL, "--model", "gpt-4o", "task"}
 			if how == "env" {
 				vars["DOCKET_MODEL_KEY"] = sentinel
 			} else {
@@ -124,12 +125,12 @@ func TestAgentRun_ResumesAConversation(t *testing.T) {
 	gw := gatewaytest.New(t)
 	e, stdout, stderr := agentEnv(t, gw, map[string]string{"DOCKET_AGENT_TOKEN": gatewaytest.Token})
 	script := writeScript(t, twoTurns)
-	if err := run(t.Context(), []string{"agent", "run", "--script", script, "--conversation", "job-1", "do it"}, e); err != nil {
+	if err := run(t.Context(), []string{"agent", "run", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", script, "--conversation", "job-1", "do it"}, e); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	// A second run of a finished conversation with no new words calls nothing.
 	stdout.Reset()
-	if err := run(t.Context(), []string{"agent", "run", "--script", script, "--conversation", "job-1"}, e); err != nil {
+	if err := run(t.Context(), []string{"agent", "run", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", script, "--conversation", "job-1"}, e); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr)
 	}
 	if n := len(gw.Calls()); n != 2 {
@@ -148,7 +149,7 @@ func TestAgentServe_Task(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"agent", "serve", "--script", writeScript(t, twoTurns)}, e)
+		done <- run(ctx, []string{"agent", "serve", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", writeScript(t, twoTurns)}, e)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

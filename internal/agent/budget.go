@@ -33,16 +33,49 @@ const (
 	BudgetUSD    BudgetKind = "usd"
 )
 
-// Spent is what a run has used so far.
+// BudgetScope says what a [Budget] bounds: one run, or a conversation over all its runs.
+type BudgetScope string
+
+// Budget scopes.
+const (
+	ScopeRun          BudgetScope = "run"
+	ScopeConversation BudgetScope = "conversation"
+)
+
+// Spent is what a run, or a conversation over all its runs, has used so far.
 type Spent struct {
-	Turns        int
-	InputTokens  int64
-	OutputTokens int64
-	USD          float64 // 0 when the model has no price
+	Turns        int     `json:"turns,omitempty"`
+	InputTokens  int64   `json:"inputTokens,omitempty"`
+	OutputTokens int64   `json:"outputTokens,omitempty"`
+	USD          float64 `json:"usd,omitempty"` // 0 when the model has no price
 }
 
-// BudgetError says a run reached one of its bounds, which one, and the figures.
+// add counts one model turn's usage at price.
+func (s *Spent) add(u Usage, price Price) {
+	s.Turns++
+	s.InputTokens += u.InputTokens
+	s.OutputTokens += u.OutputTokens
+	s.USD += price.Cost(u)
+}
+
+// check returns a *[BudgetError] of scope once s reaches or passes one of b's bounds,
+// checked turns first, then tokens, then dollars; nil otherwise.
+func (b Budget) check(scope BudgetScope, s Spent) *BudgetError {
+	switch {
+	case b.MaxTurns > 0 && s.Turns >= b.MaxTurns:
+		return &BudgetError{Scope: scope, Kind: BudgetTurns, Limit: float64(b.MaxTurns), Used: float64(s.Turns), Spent: s}
+	case b.MaxTokens > 0 && s.InputTokens+s.OutputTokens >= b.MaxTokens:
+		return &BudgetError{Scope: scope, Kind: BudgetTokens, Limit: float64(b.MaxTokens), Used: float64(s.InputTokens + s.OutputTokens), Spent: s}
+	case b.MaxUSD > 0 && s.USD >= b.MaxUSD:
+		return &BudgetError{Scope: scope, Kind: BudgetUSD, Limit: b.MaxUSD, Used: s.USD, Spent: s}
+	}
+	return nil
+}
+
+// BudgetError says a run or a conversation reached one of its bounds, which one, and the
+// figures.
 type BudgetError struct {
+	Scope BudgetScope // "" is [ScopeRun]
 	Kind  BudgetKind
 	Limit float64 // the bound, in the kind's unit
 	Used  float64 // what was used when the run stopped
@@ -57,8 +90,12 @@ func (e *BudgetError) Error() string {
 	default:
 		limit, used = fmt.Sprintf("%.0f", e.Limit), fmt.Sprintf("%.0f", e.Used)
 	}
-	return fmt.Sprintf("%s: the %s budget is spent: used %s of %s (%d turns, %d input + %d output tokens, %s); raise the budget or narrow the task",
-		contract.CodeBudgetExceeded, e.Kind, used, limit, e.Spent.Turns, e.Spent.InputTokens, e.Spent.OutputTokens, formatUSD(e.Spent.USD))
+	scope := e.Scope
+	if scope == "" {
+		scope = ScopeRun
+	}
+	return fmt.Sprintf("%s: the %s's %s budget is spent: used %s of %s (%d turns, %d input + %d output tokens, %s); raise the budget or narrow the task",
+		contract.CodeBudgetExceeded, scope, e.Kind, used, limit, e.Spent.Turns, e.Spent.InputTokens, e.Spent.OutputTokens, formatUSD(e.Spent.USD))
 }
 
 // Code is [contract.CodeBudgetExceeded].
@@ -89,18 +126,9 @@ func NewMeter(b Budget, model string, prices Prices) (*Meter, error) {
 // or passed, checked turns first, then tokens, then dollars. After an error the run takes
 // no further model turn: it stops with the error (the answer of the last turn is kept).
 func (m *Meter) Record(u Usage) error {
-	m.spent.Turns++
-	m.spent.InputTokens += u.InputTokens
-	m.spent.OutputTokens += u.OutputTokens
-	m.spent.USD += m.price.Cost(u)
-	b, s := m.budget, m.spent
-	switch {
-	case b.MaxTurns > 0 && s.Turns >= b.MaxTurns:
-		return &BudgetError{Kind: BudgetTurns, Limit: float64(b.MaxTurns), Used: float64(s.Turns), Spent: s}
-	case b.MaxTokens > 0 && s.InputTokens+s.OutputTokens >= b.MaxTokens:
-		return &BudgetError{Kind: BudgetTokens, Limit: float64(b.MaxTokens), Used: float64(s.InputTokens + s.OutputTokens), Spent: s}
-	case b.MaxUSD > 0 && s.USD >= b.MaxUSD:
-		return &BudgetError{Kind: BudgetUSD, Limit: b.MaxUSD, Used: s.USD, Spent: s}
+	m.spent.add(u, m.price)
+	if e := m.budget.check(ScopeRun, m.spent); e != nil {
+		return e
 	}
 	return nil
 }

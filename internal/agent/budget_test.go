@@ -21,10 +21,10 @@ func TestMeter_Record(t *testing.T) {
 		kind   agent.BudgetKind
 		text   string
 	}{
-		{"turns", agent.Budget{MaxTurns: 3}, 3, agent.BudgetTurns, "the turns budget is spent: used 3 of 3 (3 turns, 3000 input + 300 output tokens, $0.0135)"},
-		{"tokens", agent.Budget{MaxTokens: 2500}, 3, agent.BudgetTokens, "the tokens budget is spent: used 3300 of 2500"},
-		{"usd", agent.Budget{MaxUSD: 0.01}, 3, agent.BudgetUSD, "the usd budget is spent: used $0.0135 of $0.0100"},
-		{"turns checked first", agent.Budget{MaxTurns: 1, MaxTokens: 1, MaxUSD: 0.0001}, 1, agent.BudgetTurns, "the turns budget"},
+		{"turns", agent.Budget{MaxTurns: 3}, 3, agent.BudgetTurns, "the run's turns budget is spent: used 3 of 3 (3 turns, 3000 input + 300 output tokens, $0.0135)"},
+		{"tokens", agent.Budget{MaxTokens: 2500}, 3, agent.BudgetTokens, "the run's tokens budget is spent: used 3300 of 2500"},
+		{"usd", agent.Budget{MaxUSD: 0.01}, 3, agent.BudgetUSD, "the run's usd budget is spent: used $0.0135 of $0.0100"},
+		{"turns checked first", agent.Budget{MaxTurns: 1, MaxTokens: 1, MaxUSD: 0.0001}, 1, agent.BudgetTurns, "the run's turns budget"},
 		{"unbounded", agent.Budget{}, 0, "", ""},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -35,6 +34,8 @@ type Conversation struct {
 	// LastOrdinal is the highest operation ordinal this conversation has seen; an
 	// operation whose ordinal is unknown is looked for above it.
 	LastOrdinal int64 `json:"lastOrdinal,omitempty"`
+	// Spent is what the conversation has used over all its runs, for its budget.
+	Spent Spent `json:"spent"`
 }
 
 // Pending is one of a conversation's calls whose outcome is still to be learned.
@@ -58,20 +59,27 @@ type ConversationStore interface {
 	Save(ctx context.Context, c *Conversation) error
 }
 
-var conversationID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// BudgetRecorder is an optional ability of a [ConversationStore]: it records that a
+// budget stopped a run of conversation id, as an event the console shows (DESIGN.md
+// §9.3). The loop calls it once per stopped run; its error is logged, and the run still
+// ends with the *[BudgetError].
+type BudgetRecorder interface {
+	RecordBudget(ctx context.Context, id string, e *BudgetError) error
+}
 
 // CheckConversationID refuses ids that cannot name a conversation: 1 to 64 letters,
-// digits, '_', '.', '-', not starting with a punctuation mark.
+// digits, '_', '.', '-', not starting with a punctuation mark (see
+// [contract.ParseConversationID]).
 func CheckConversationID(id string) error {
-	if !conversationID.MatchString(id) {
+	if _, err := contract.ParseConversationID(id); err != nil {
 		return contract.Errorf(contract.CodeConversation, "conversation id %q is not 1 to 64 letters, digits, '_', '.' or '-' starting with a letter or digit; pick another", id)
 	}
 	return nil
 }
 
 // FileConversations is a [ConversationStore] of one JSON file per conversation in Dir
-// (mode 0600, replaced atomically). It stands in until the authority stores
-// conversations as events.
+// (mode 0600, replaced atomically), for runs without an authority (tests, offline
+// scripts); [AuthorityConversations] keeps them as events of the authority.
 type FileConversations struct {
 	Dir string
 }

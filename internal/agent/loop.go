@@ -24,7 +24,11 @@ type LoopConfig struct {
 	Provider Provider          // the model; required
 	Gateway  Gateway           // the Agent's one MCP connection; required
 	Store    ConversationStore // where conversations are kept; required
-	Meter    *Meter            // the run's budget; nil: unbounded
+	Meter    *Meter            // the run's budget, and the model's price; nil: unbounded
+	// ConversationBudget bounds each conversation over all its runs, counted in the
+	// conversation's Spent (priced by Meter); the zero Budget is unbounded.
+	ConversationBudget Budget
+	Hook               Hook // sees each call sent to the gateway; nil: none
 
 	// Bounder cuts tool results shown to the model; a nil Sink is replaced by a
 	// [MemoryArtifacts], whose refs the loop serves itself.
@@ -67,6 +71,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if cfg.Provider == nil || cfg.Gateway == nil || cfg.Store == nil {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "the loop needs a provider, a gateway and a conversation store")
 	}
+	if err := cfg.ConversationBudget.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.HoldWait <= 0 {
 		cfg.HoldWait = DefaultHoldWait
 	}
@@ -90,8 +97,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 // answer. With empty text it resumes a conversation where it stopped: a call that was in
 // flight when the runtime stopped is reported as unknown and never re-sent.
 //
-// Errors: a budget reached is a *[BudgetError] (the conversation is kept and can be
-// resumed with a larger budget); a gateway error that ends the session (credential
+// Errors: a budget reached, the run's or the conversation's, is a *[BudgetError] (the
+// conversation is kept and can be resumed with a larger budget; a store that is a
+// [BudgetRecorder] records it as an event); a gateway error that ends the session (credential
 // rejected, connection replaced) is returned wrapped; ctx's error when ctx ends.
 func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 	l.mu.Lock()
@@ -126,7 +134,43 @@ func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 	if l.cfg.Meter != nil {
 		out.Spent = l.cfg.Meter.Spent()
 	}
+	if be, ok := errors.AsType[*BudgetError](err); ok {
+		l.recordBudget(ctx, c.ID, be)
+	}
 	return out, err
+}
+
+// recordBudget records a budget that stopped a run, when the store can (DESIGN.md §9.3).
+// A failure to record is logged: the run stops with its budget error either way.
+func (l *Loop) recordBudget(ctx context.Context, id string, be *BudgetError) {
+	r, ok := l.cfg.Store.(BudgetRecorder)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.RecordBudget(ctx, id, be); err != nil {
+		l.log.Warn("budget not recorded", "conversation", id, "err", err)
+	}
+}
+
+// spend counts one model turn's usage against the run and the conversation, and returns
+// the first budget it reached: the run's, then the conversation's.
+func (l *Loop) spend(c *Conversation, u Usage) error {
+	var price Price
+	var run error
+	if l.cfg.Meter != nil {
+		price = l.cfg.Meter.price
+		run = l.cfg.Meter.Record(u)
+	}
+	c.Spent.add(u, price)
+	if run != nil {
+		return run
+	}
+	if be := l.cfg.ConversationBudget.check(ScopeConversation, c.Spent); be != nil {
+		return be
+	}
+	return nil
 }
 
 func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
@@ -158,20 +202,25 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		if err := l.showUnread(ctx, c); err != nil {
 			return Outcome{}, err
 		}
+		if be := l.cfg.ConversationBudget.check(ScopeConversation, c.Spent); be != nil {
+			// An earlier run spent the conversation's budget: no further model turn.
+			return Outcome{}, be
+		}
 		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		resp, err := l.cfg.Provider.Turn(ctx, req, l.cfg.OnDelta)
 		if err != nil {
-			if pe, ok := errors.AsType[*ProviderError](err); ok && l.cfg.Meter != nil && pe.Usage != (Usage{}) {
-				if berr := l.cfg.Meter.Record(pe.Usage); berr != nil {
+			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Usage != (Usage{}) {
+				berr := l.spend(c, pe.Usage)
+				if serr := l.save(ctx, c); serr != nil {
+					return Outcome{}, serr
+				}
+				if berr != nil {
 					return Outcome{}, berr
 				}
 			}
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: %w", countAssistant(c.Messages)+1, c.ID, err)
 		}
-		var budget error
-		if l.cfg.Meter != nil {
-			budget = l.cfg.Meter.Record(resp.Usage)
-		}
+		budget := l.spend(c, resp.Usage)
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		if msg.Text == "" && len(msg.Calls) == 0 {
@@ -211,11 +260,16 @@ func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, st
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeToolNotOffered,
 				fmt.Sprintf("%q is not one of your tools and was not sent; use one of %s", call.Name, strings.Join(ToolNames(), ", ")))}
 		default:
+			if refusal := l.before(ctx, c.ID, call); refusal != "" {
+				res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeHookRefused, "a pre-tool hook refused this call and it was not sent: "+refusal)}
+				break
+			}
 			var err error
 			res, stop, err = l.call(ctx, c, call)
 			if err != nil {
 				return err
 			}
+			l.after(ctx, c.ID, call, res)
 		}
 		c.InFlight = nil
 		c.Partial = append(c.Partial, res)
@@ -229,6 +283,30 @@ func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, st
 	c.Messages = append(c.Messages, Message{Role: RoleUser, Results: c.Partial})
 	c.Partial = nil
 	return l.save(ctx, c)
+}
+
+// before asks the hook about call and returns its refusal ("" to send the call). A hook
+// that fails refuses: a call it could not judge is not sent.
+func (l *Loop) before(ctx context.Context, id string, call ToolCall) string {
+	if l.cfg.Hook == nil {
+		return ""
+	}
+	refusal, err := l.cfg.Hook.BeforeTool(ctx, id, call)
+	if err != nil {
+		l.log.Warn("pre-tool hook failed", "conversation", id, "call", call.ID, "tool", call.Name, "err", err)
+		return "the hook failed, so the call was not judged"
+	}
+	return refusal
+}
+
+// after shows the hook the result of a sent call.
+func (l *Loop) after(ctx context.Context, id string, call ToolCall, res ToolResult) {
+	if l.cfg.Hook == nil {
+		return
+	}
+	if err := l.cfg.Hook.AfterTool(ctx, id, call, res); err != nil {
+		l.log.Warn("post-tool hook failed", "conversation", id, "call", call.ID, "tool", call.Name, "err", err)
+	}
 }
 
 // answerHead is the part of a tool result the loop reads (DESIGN.md §6.1).

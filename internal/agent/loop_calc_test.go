@@ -24,7 +24,7 @@ const calcScript = `{"turns":[
   {"say":"write the derived result","calls":[
     {"tool":"ApplyAction","arguments":{"caseId":{"$ref":"open.result.case.caseId"},"action":"write_result","params":{"job_id":"calc-001","path":"out/result.json"}}}]},
   {"say":"read the written file back","calls":[
-    {"tool":"ApplyAction","arguments":{"caseId":{"$ref":"open.result.case.caseId"},"action":"verify_result","params":{"job_id":"calc-001"}}}]},
+    {"tool":"ApplyAction","arguments":{"caseId":{"$ref":"open.result.case.caseId"},"action":"verify_result"}}]},
   {"say":"close","calls":[
     {"as":"close","tool":"CloseCase","arguments":{"caseId":{"$ref":"open.result.case.caseId"},"disposition":"completed"}}]},
   {"final":"the calculation is verified and the case is closed"}]}`

@@ -16,6 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -71,12 +72,21 @@ returns      = [{ predicate = "fetched", args = { path = "$path" } }]
 
 // authorityRig is a real authority on SQLite with its MCP gateway on httptest.
 type authorityRig struct {
+	auth  *authority.Authority
 	ops   *authority.Operations
 	admin authority.Caller
 	agent authority.Caller
 	token string
-	url   string
-	store agent.FileConversations
+	url   string // the gateway
+	api   string // the authority's root, serving /api/v1 and /mcp
+	// store keeps the conversations in the authority, as the runtime does against docket
+	// serve; a restarted runtime gets its own with newStore.
+	store *agent.AuthorityConversations
+}
+
+// newStore is a fresh authority-backed conversation store, as a restarted runtime has.
+func (r *authorityRig) newStore() *agent.AuthorityConversations {
+	return &agent.AuthorityConversations{URL: r.api, Token: r.token}
 }
 
 func newAuthorityRig(t *testing.T, hold time.Duration) *authorityRig {
@@ -101,7 +111,7 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &authorityRig{store: agent.FileConversations{Dir: t.TempDir()}}
+	r := &authorityRig{auth: a}
 	if r.admin, err = a.Authenticate(ctx, boot.Token); err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +127,14 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 		t.Fatal(err)
 	}
 	r.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", gateway.New(gateway.Config{Auth: a, Ops: r.ops}))
-	srv := httptest.NewServer(mux)
+	api, err := console.New(console.Config{Authority: a, Routes: map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: r.ops})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	r.url = srv.URL + "/mcp"
+	r.url, r.api = srv.URL+"/mcp", srv.URL
+	r.store = r.newStore()
 	return r
 }
 
@@ -197,7 +210,7 @@ func (r *authorityRig) loop(t *testing.T, p agent.Provider, edit func(*agent.Loo
 }
 
 // codes returns the errorCode of each tool result of conversation id, "" for accepted.
-func codes(t *testing.T, store agent.FileConversations, id string) []string {
+func codes(t *testing.T, store agent.ConversationStore, id string) []string {
 	t.Helper()
 	var out []string
 	for _, res := range results(t, store, id) {
@@ -319,7 +332,9 @@ func TestLoop_RealGateway_ResumesAfterAKillWithoutResending(t *testing.T) {
 	}
 	r.settle(t, 1, "a.txt")
 
-	// A new runtime (a new session, which replaces the dead one) resumes the conversation.
+	// A new runtime (a new session, which replaces the dead one, and a store that knows
+	// only what the authority kept) resumes the conversation.
+	r.store = r.newStore()
 	if _, err := r.loop(t, rec, nil).Send(t.Context(), "c1", ""); err != nil {
 		t.Fatalf("resumed Send: %v", err)
 	}

@@ -94,7 +94,7 @@ func tools(calls []gatewaytest.Call) []string {
 }
 
 // results returns the tool results the model was shown, in order, over the conversation.
-func results(t *testing.T, store agent.FileConversations, id string) []agent.ToolResult {
+func results(t *testing.T, store agent.ConversationStore, id string) []agent.ToolResult {
 	t.Helper()
 	c, err := store.Load(t.Context(), id)
 	if err != nil {

@@ -130,6 +130,12 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/events/verify", s.handleVerifyEvents, authed)
 	s.handle("GET /api/v1/events", s.handleEventStream, authed)
 
+	s.handle("POST /api/v1/conversations/{conversation}/saves", s.handleSaveConversation, authed)
+	s.handle("POST /api/v1/conversations/{conversation}/budget-exhausted", s.handleConversationBudget, authed)
+	s.handle("GET /api/v1/conversations/{conversation}", s.handleOwnConversation, authed)
+	s.handle("GET /api/v1/projects/{project}/conversations", s.handleConversations, authed)
+	s.handle("GET /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}", s.handleConversation, authed)
+
 	s.handle("/api/", s.handleNoRoute, public)
 }
 
