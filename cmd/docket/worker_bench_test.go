@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,17 +16,40 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/postgres"
+	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/worker"
+	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkWorker_EndToEnd measures executed Actions through one real docket worker
-// process on SQLite: agents apply an Action whose Tool reads a tiny JSON file through the
+// process, on SQLite and, when DOCKET_TEST_POSTGRES names a server, on a fresh PostgreSQL
+// database: agents apply an Action whose Tool reads a tiny JSON file through the
 // workspace adapter (the nearest to a no-op), each call held until its Operation settles.
 // It reports actions/s and the p50/p99 latency of ApplyAction → settled, and, in the
 // same run, the store's raw commit rate (one event per transaction) for comparison.
 func BenchmarkWorker_EndToEnd(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		benchEndToEnd(b, st)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		st, err := postgres.Open(b.Context(), pgTestDB(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		benchEndToEnd(b, st)
+	})
+}
+
+func benchEndToEnd(b *testing.B, st store.Store) {
 	const agents = 16
-	h := newHopEnv(b, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
+	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
 	for i := len(h.agents); i < agents; i++ {
@@ -108,4 +136,41 @@ func commitRate(b *testing.B, st store.Store) float64 {
 		n++
 	}
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// pgTestDB creates a fresh database on the server DOCKET_TEST_POSTGRES names, dropped
+// when tb ends, and returns its DSN; unset, tb skips.
+func pgTestDB(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("DOCKET_TEST_POSTGRES")
+	if dsn == "" {
+		tb.Skip("DOCKET_TEST_POSTGRES is not set: set it to a postgres:// URL whose user may create databases")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatalf("DOCKET_TEST_POSTGRES: %v", err)
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("connect to DOCKET_TEST_POSTGRES: %v", err)
+	}
+	defer admin.Close(ctx)
+	name := "docket_bench_" + strings.ToLower(rand.Text())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create database %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		admin, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			tb.Errorf("connect to drop %s: %v", name, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			tb.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
 }

@@ -113,14 +113,21 @@ type hopEnv struct {
 
 func newHopEnv(t testing.TB, capFiles map[string]string, sourceName string, words []string, wrap func(http.Handler) http.Handler) *hopEnv {
 	t.Helper()
-	ctx := t.Context()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "docket.db"))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newHopEnvOn(t, st, capFiles, sourceName, words, wrap)
+}
+
+// newHopEnvOn is newHopEnv on the store st.
+func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourceName string, words []string, wrap func(http.Handler) http.Handler) *hopEnv {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
 	h := &hopEnv{st: st, wrap: wrap}
+	var err error
 	if h.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{9}}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,30 +279,42 @@ func (h *hopEnv) events(t testing.TB, typ string) int {
 	}
 }
 
-// proc is a running docket worker whose stderr lines can be waited for.
+// proc is a running docket process whose output lines can be waited for.
 type proc struct {
 	cmd   *exec.Cmd
 	mu    sync.Mutex
 	lines []string
 	more  chan struct{} // closed and replaced on each new line; guarded by mu
-	done  chan struct{} // closed when stderr ends
+	done  chan struct{} // closed when its output ends
 }
 
 func (h *hopEnv) startWorker(t testing.TB) *proc {
 	t.Helper()
-	cmd := exec.Command("docket", "worker", "--url", h.url, "--manifest", h.man, "--vault", h.vault, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "DOCKET_CONNECTION_KEY="+h.key, "DOCKET_HOME="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
+	return startProc(t, append(os.Environ(), "DOCKET_CONNECTION_KEY="+h.key, "DOCKET_HOME="+t.TempDir()),
+		"worker", "--url", h.url, "--manifest", h.man, "--vault", h.vault, "--log-level", "debug")
+}
+
+// startProc starts docket with args in environment env, collecting its stdout and stderr
+// lines; the process is killed when the test ends.
+func startProc(t testing.TB, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command("docket", args...)
+	cmd.Env = env
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close() // the child holds its own copy; the reader ends when the child does
 	p := &proc{cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		s := bufio.NewScanner(stderr)
+		defer r.Close()
+		s := bufio.NewScanner(r)
+		s.Buffer(nil, 1<<20)
 		for s.Scan() {
 			p.mu.Lock()
 			p.lines = append(p.lines, s.Text())
@@ -309,7 +328,7 @@ func (h *hopEnv) startWorker(t testing.TB) *proc {
 		<-p.done
 		cmd.Wait()
 		if t.Failed() {
-			t.Logf("worker %d stderr:\n%s", cmd.Process.Pid, p.log())
+			t.Logf("docket %s (pid %d) output:\n%s", args[0], cmd.Process.Pid, p.log())
 		}
 	})
 	return p
@@ -321,7 +340,7 @@ func (p *proc) log() string {
 	return strings.Join(p.lines, "\n")
 }
 
-// waitLine waits until the worker's stderr has a line containing s.
+// waitLine waits until the process has printed a line containing s.
 func (p *proc) waitLine(t testing.TB, s string) {
 	t.Helper()
 	timeout := time.NewTimer(60 * time.Second)
@@ -339,9 +358,9 @@ func (p *proc) waitLine(t testing.TB, s string) {
 		select {
 		case <-more:
 		case <-p.done:
-			t.Fatalf("worker ended without logging %q:\n%s", s, p.log())
+			t.Fatalf("docket %s ended without printing %q:\n%s", p.cmd.Args[1], s, p.log())
 		case <-timeout.C:
-			t.Fatalf("worker never logged %q:\n%s", s, p.log())
+			t.Fatalf("docket %s never printed %q:\n%s", p.cmd.Args[1], s, p.log())
 		}
 	}
 }
