@@ -21,9 +21,11 @@ const (
 	caseKeyPrefix = "case:"
 )
 
-// boards holds each project's in-memory Board. The store is the truth: a Board is built
-// from a project's releases and persisted nodes on first use ([Authority.Restore] builds
-// them all at start) and rebuilt whenever a write fails to commit.
+// boards holds each project's in-memory Board. The store is the truth (DESIGN.md §10:
+// several `docket serve` may share one database): a Board is built from a project's
+// releases and persisted nodes on first use ([Authority.Restore] builds them all at start),
+// rebuilt when the log shows a Board change it lacks, and every Board write commits only
+// if no other writer changed the Board since (see [Authority.updateBoard]).
 type boards struct {
 	mu        sync.Mutex               // guards byProject; taken before any projectBoard.mu
 	byProject map[string]*projectBoard // created on first use, never removed
@@ -32,8 +34,13 @@ type boards struct {
 // projectBoard is one project's Board. board.Board is not safe for concurrent use, so
 // every call on it holds mu, and a change holds it until its commit is known.
 type projectBoard struct {
-	mu sync.Mutex   // guards b
+	mu sync.Mutex   // guards the fields below
 	b  *board.Board // nil until built, and after a failed commit until rebuilt
+	// seq is a head of the project's log that b reflects in full: every Board change up
+	// to it is in b. It may be behind b (a build reads the head before the nodes), which
+	// only costs a rebuild, never a stale Board.
+	seq    int64
+	builds int // how often b was built, for tests that a fresh Board is kept
 }
 
 func newBoards() *boards { return &boards{byProject: map[string]*projectBoard{}} }
@@ -69,8 +76,40 @@ func (a *Authority) Restore(ctx context.Context) error {
 	return nil
 }
 
+// boardLocked returns project's Board, built or rebuilt from the store when it is missing
+// or when the log moved past pb.seq with an event that may change a Board (another
+// instance's write). Events that never touch a Board only move pb.seq on, so a busy log
+// of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
+func (a *Authority) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
+	if pb.b != nil {
+		head, err := a.store.Head(ctx, string(project))
+		if err != nil {
+			return nil, fmt.Errorf("read head of %s: %w", project, err)
+		}
+		ok, err := boardUnchanged(ctx, a.store, project, pb.seq, head.Seq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			pb.seq = head.Seq
+			return pb.b, nil
+		}
+	}
+	if err := a.buildLocked(ctx, project, pb); err != nil {
+		return nil, err
+	}
+	return pb.b, nil
+}
+
 // buildLocked (re)builds pb from the store. pb.mu must be held.
 func (a *Authority) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+	pb.b = nil
+	// The head is read before the nodes: a write committed in between is then in the
+	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
+	head, err := a.store.Head(ctx, string(project))
+	if err != nil {
+		return fmt.Errorf("read head of %s: %w", project, err)
+	}
 	decls, err := a.declarations(ctx, a.store, project)
 	if err != nil {
 		return err
@@ -79,8 +118,103 @@ func (a *Authority) buildLocked(ctx context.Context, project contract.ProjectID,
 	if err != nil {
 		return err
 	}
-	pb.b = b
+	pb.b, pb.seq = b, head.Seq
+	pb.builds++
 	return nil
+}
+
+// errBoardStale refuses a Board write because another writer changed project's Board
+// after this instance built it. The caller rebuilds and runs its change again.
+var errBoardStale = errors.New("the board changed in another instance")
+
+// staleRefusal is errBoardStale for a caller, when the change failed again after a rebuild.
+func staleRefusal(err error) error {
+	return &contract.Error{Code: contract.CodeUnavailable, Err: err,
+		Teaching: "another docket serve changed this project's Board at the same moment; send the call again."}
+}
+
+// updateBoard runs fn in one store transaction that commits only while pb.b still
+// reflects project's log: it locks the log's head first, so no other instance appends
+// until it commits, and returns errBoardStale when an event that may change a Board came
+// after pb.seq. On commit pb.seq moves to the new head. pb.mu must be held, and fn must
+// persist what the caller changed in pb.b. When the caller changed nothing on the Board
+// (changed is false) there is nothing to keep from a stale Board, and fn just runs in a
+// transaction; the next [Authority.boardLocked] reads past its events.
+func (a *Authority) updateBoard(ctx context.Context, project contract.ProjectID, pb *projectBoard, changed bool, fn func(tx store.Tx) error) error {
+	if !changed {
+		return a.store.Update(ctx, fn)
+	}
+	var after int64
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errBoardStale
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if head, err = tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
+		after = head.Seq
+		return nil
+	})
+	if err == nil {
+		pb.seq = after
+	}
+	return err
+}
+
+// boardUnchanged reports whether project's log from seq from (exclusive) to to (inclusive)
+// holds only events that never change a Board, so a Board that reflects from reflects to.
+func boardUnchanged(ctx context.Context, r store.Reader, project contract.ProjectID, from, to int64) (bool, error) {
+	for from < to {
+		evs, err := r.Events(ctx, string(project), from, boardScanPage)
+		if err != nil {
+			return false, fmt.Errorf("read events of %s: %w", project, err)
+		}
+		if len(evs) == 0 {
+			return false, nil // the head says more; read it again from a rebuild
+		}
+		for _, e := range evs {
+			if e.Seq > to {
+				return true, nil
+			}
+			if !boardNeutral[e.Type] {
+				return false, nil
+			}
+			from = e.Seq
+		}
+	}
+	return from == to, nil
+}
+
+// boardScanPage bounds one read of events while catching a Board up; a longer gap is
+// read page by page, and a Board event in it ends the read with a rebuild.
+const boardScanPage = 64
+
+// boardNeutral holds the event types that are never appended in a transaction that
+// changes a Board's nodes, Cases or releases: identities, Operations, requests, leases,
+// conversations. Any other type (a [Change] event, capability.installed, or a type added
+// later and not listed here) makes a cached Board rebuild. [persistChange] refuses a
+// Change that names one of these, so the list cannot hide a Board change.
+var boardNeutral = map[string]bool{
+	"project.created": true, "member.created": true,
+	"agent.created": true, "agent.token_replaced": true, "agent.revoked": true,
+	"connection.created": true, "connection.revoked": true,
+	"source.bound": true, "tool.locked": true,
+	contract.EventConversationSaved: true, contract.EventConversationBudgetExhausted: true,
+	evOpAdmitted: true, evOpChanged: true, evOpAcknowledged: true,
+	evRequestCreated: true, evRequestChanged: true, evArtifactIssued: true,
+	evLeaseAcquired: true, evLeaseRenewed: true, evLeaseReleased: true,
+	evWorkClaimed: true, evWorkReported: true,
 }
 
 // declarations returns what project's installed releases declare, in release id order.
@@ -147,22 +281,35 @@ type Change struct {
 // records and one event, in one store transaction (DESIGN.md §10). Either all of it is
 // kept or none: when fn fails the Board is unchanged (board mutations are all-or-nothing);
 // when the store fails, the Board is rebuilt from the store, so memory never holds a
-// change the log lacks. Calls on one project are serialized.
+// change the log lacks. Calls on one project are serialized in this instance; when
+// another instance changed the Board first, the Board is rebuilt and fn runs once more,
+// so fn must change nothing but the Board it is given.
 func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
 	pb := a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := a.buildLocked(ctx, project, pb); err != nil {
+	for retried := false; ; retried = true {
+		err := a.commitLocked(ctx, project, pb, actor, fn)
+		if !errors.Is(err, errBoardStale) {
 			return err
 		}
+		if retried {
+			return fmt.Errorf("commit to %s: %w", project, staleRefusal(err))
+		}
 	}
-	ch, err := fn(pb.b)
+}
+
+func (a *Authority) commitLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
+	}
+	ch, err := fn(b)
 	if err != nil {
 		return err
 	}
 	now := a.nowUTC()
-	err = a.store.Update(ctx, func(tx store.Tx) error {
+	err = a.updateBoard(ctx, project, pb, true, func(tx store.Tx) error {
 		if err := persistChange(ctx, tx, project, ch); err != nil {
 			return err
 		}
@@ -171,15 +318,23 @@ func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, acto
 	if err == nil {
 		return nil
 	}
-	// The Board holds a change the store refused: drop it and rebuild from the store, on a
-	// context that outlives the caller's so a cancelled request cannot leave it stale.
+	a.dropBoardLocked(ctx, project, pb)
+	if errors.Is(err, errBoardStale) {
+		return err
+	}
+	return fmt.Errorf("commit %s to %s: %w", ch.Event, project, refuse(err, "record"))
+}
+
+// dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
+// change the log lacks, on a context that outlives the caller's so a cancelled request
+// cannot leave it stale. pb.mu must be held.
+func (a *Authority) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
 	pb.b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
-	if rerr := a.buildLocked(rctx, project, pb); rerr != nil {
-		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, rerr)
+	if err := a.buildLocked(rctx, project, pb); err != nil {
+		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
 	}
-	return fmt.Errorf("commit %s to %s: %w", ch.Event, project, refuse(err, "record"))
 }
 
 // rebuildLimit bounds rebuilding a Board after a failed commit.
@@ -188,6 +343,9 @@ const rebuildLimit = 30 * time.Second
 func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) error {
 	if ch.Event == "" {
 		return errors.New("change has no event type")
+	}
+	if boardNeutral[ch.Event] {
+		return fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
 	}
 	for _, nc := range ch.Nodes {
 		switch {
@@ -222,12 +380,11 @@ func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn fun
 	pb := a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := a.buildLocked(ctx, project, pb); err != nil {
-			return err
-		}
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
 	}
-	return fn(pb.b)
+	return fn(b)
 }
 
 // Cases lists project's Cases, oldest first.

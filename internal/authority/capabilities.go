@@ -49,7 +49,14 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 	now := a.nowUTC()
 	out := contract.Installed{Project: project, Release: contract.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: pkg.Release.Digest, CreatedAt: now}}
 	var next *board.Board
+	var seq int64
 	err = a.store.Update(ctx, func(tx store.Tx) error {
+		// Lock the log first: every Board write appends, so from here on no other
+		// instance changes the Board until this commits, and the Board built below from
+		// the releases and nodes read after the lock is exactly the log at seq.
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
 		decls, err := a.declarations(ctx, tx, project)
 		if err != nil {
 			return err
@@ -85,12 +92,18 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		if err := tx.Install(ctx, store.Install{Project: string(project), ReleaseID: pkg.Release.ID, Version: pkg.Release.Version, InstalledAt: now}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "capability.installed", c.Principal(), now, out.Release)
+		if err := a.appendEvent(ctx, tx, project, "capability.installed", c.Principal(), now, out.Release); err != nil {
+			return err
+		}
+		head, err := tx.LockHead(ctx, string(project))
+		seq = head.Seq
+		return err
 	})
 	if err != nil {
 		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, refuse(err, "project "+string(project)))
 	}
-	pb.b = next
+	pb.b, pb.seq = next, seq
+	pb.builds++
 	a.log.InfoContext(ctx, "capability installed", logProject, project, logActor, c.Principal(), logRelease, pkg.Release.String())
 	return out, nil
 }

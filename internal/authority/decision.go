@@ -57,14 +57,27 @@ func (o *Operations) Decide(ctx context.Context, c Caller, project contract.Proj
 
 // decide records a decision. checkSelf is false only in tests that show the store
 // constraint holds without the domain check.
+// When another instance changed the Board first, it runs once more on the rebuilt Board:
+// everything it decides is read again under the locks.
 func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
+	for retried := false; ; retried = true {
+		req, err := o.decideOnce(ctx, by, project, id, d, checkSelf)
+		if !errors.Is(err, errBoardStale) {
+			return req, err
+		}
+		if retried {
+			return contract.Request{}, fmt.Errorf("decide %s: %w", id, staleRefusal(err))
+		}
+	}
+}
+
+func (o *Operations) decideOnce(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
 	pb := o.a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := o.a.buildLocked(ctx, project, pb); err != nil {
-			return contract.Request{}, err
-		}
+	b, err := o.a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return contract.Request{}, err
 	}
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -108,9 +121,9 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 		ev.Result, _ = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason})
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
-		ch, ev = o.runApproved(ctx, pb.b, &req, op, ev)
+		ch, ev = o.runApproved(ctx, b, &req, op, ev)
 	}
-	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+	err = o.a.updateBoard(ctx, project, pb, ch != nil, func(tx store.Tx) error {
 		if closed == nil {
 			if err := recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
 				RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now}); err != nil {
@@ -132,7 +145,10 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	})
 	if err != nil {
 		if ch != nil {
-			o.dropBoardLocked(ctx, project, pb)
+			o.a.dropBoardLocked(ctx, project, pb)
+		}
+		if errors.Is(err, errBoardStale) {
+			return contract.Request{}, err
 		}
 		return contract.Request{}, fmt.Errorf("decide %s: %w", id, refuse(err, "request"))
 	}

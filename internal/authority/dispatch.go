@@ -138,15 +138,29 @@ func (wc *workCommit) op(e opEvent) { wc.ops = append(wc.ops, e) }
 // commitWork runs fn under project's Board, Operation and hop locks (in that order),
 // all caught up, and commits what fn collected in one transaction. When fn fails nothing
 // is written. A Board change the store refuses is dropped from memory.
+//
+// When another instance changed the Board first, fn runs once more on the rebuilt Board
+// with everything caught up again, so fn must only read state and collect into wc.
 func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, fn func(wc *workCommit) error) error {
+	for retried := false; ; retried = true {
+		err := d.commitWorkOnce(ctx, project, fn)
+		if !errors.Is(err, errBoardStale) {
+			return err
+		}
+		if retried {
+			return fmt.Errorf("worker hop commit: %w", staleRefusal(err))
+		}
+	}
+}
+
+func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, fn func(wc *workCommit) error) error {
 	a := d.o.a
 	pb := a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := a.buildLocked(ctx, project, pb); err != nil {
-			return err
-		}
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
 	}
 	l := d.o.ledger(project)
 	l.mu.Lock()
@@ -160,14 +174,14 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if err := w.catchUpLocked(ctx, a.store, project); err != nil {
 		return err
 	}
-	wc := &workCommit{b: pb.b, l: l, w: w, now: a.nowUTC(), opBy: "system"}
+	wc := &workCommit{b: b, l: l, w: w, now: a.nowUTC(), opBy: "system"}
 	if err := fn(wc); err != nil {
 		return err
 	}
 	if len(wc.events) == 0 && len(wc.ops) == 0 && wc.change == nil {
 		return wc.answer
 	}
-	err := a.store.Update(ctx, func(tx store.Tx) error {
+	err = a.updateBoard(ctx, project, pb, wc.change != nil, func(tx store.Tx) error {
 		for _, e := range wc.events {
 			e.Project = string(project)
 			if _, err := tx.Append(ctx, e); err != nil {
@@ -192,6 +206,9 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if err != nil {
 		if wc.change != nil {
 			d.o.dropBoardLocked(ctx, project, pb)
+		}
+		if errors.Is(err, errBoardStale) {
+			return err
 		}
 		return fmt.Errorf("worker hop commit: %w", err)
 	}

@@ -175,15 +175,29 @@ func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(i
 // admit passes call through the write gate (DESIGN.md §6.5) and, when it passes, runs it
 // on the Board and records it as the agent's next Operation, all in one transaction. A
 // gate refusal comes back as refused, with no Operation.
+//
+// When another instance changed the Board first, the call runs once more on the rebuilt
+// Board: everything it admits is read again under the locks.
 func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board.Setup) (int64, []contract.CaseID, *contract.ToolResult, error) {
+	for retried := false; ; retried = true {
+		ordinal, focus, refused, err := o.admitOnce(ctx, c, call, setup)
+		if !errors.Is(err, errBoardStale) {
+			return ordinal, focus, refused, err
+		}
+		if retried {
+			return 0, nil, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), staleRefusal(err))
+		}
+	}
+}
+
+func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call, setup board.Setup) (int64, []contract.CaseID, *contract.ToolResult, error) {
 	project := c.Projects[0]
 	pb := o.a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := o.a.buildLocked(ctx, project, pb); err != nil {
-			return 0, nil, nil, err
-		}
+	b, err := o.a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -206,7 +220,7 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 	}
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, pb.b, c, call, setup, now)
+	run := o.run(ctx, b, c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		run.op.Input, _ = json.Marshal(call.Input)
@@ -214,7 +228,7 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
-	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+	err = o.a.updateBoard(ctx, project, pb, run.change != nil, func(tx store.Tx) error {
 		if last != nil && !last.acked {
 			if err := o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
 				return err
@@ -237,7 +251,10 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 		return nil
 	})
 	if err != nil {
-		o.dropBoardLocked(ctx, project, pb)
+		o.a.dropBoardLocked(ctx, project, pb)
+		if errors.Is(err, errBoardStale) {
+			return 0, nil, nil, err
+		}
 		return 0, nil, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), refuse(err, "record"))
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
@@ -246,15 +263,10 @@ func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board
 	return ordinal, mergeFocus(run.focus, focus), nil, nil
 }
 
-// dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
-// change the log lacks (as [Authority.Commit] does). pb.mu must be held.
+// dropBoardLocked rebuilds pb after a commit the store refused (as [Authority.Commit]
+// does). pb.mu must be held.
 func (o *Operations) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
-	pb.b = nil
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
-	defer cancel()
-	if err := o.a.buildLocked(rctx, project, pb); err != nil {
-		o.a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
-	}
+	o.a.dropBoardLocked(ctx, project, pb)
 }
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {

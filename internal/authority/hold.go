@@ -96,13 +96,27 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 // change, in one transaction under the project's lock.
 func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
 	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
+	// When another instance changed the Board first, it runs once more on the rebuilt
+	// Board; fn changes nothing but the Board, so running it again is safe.
+	for retried := false; ; retried = true {
+		err := o.changeOnce(ctx, project, agent, ordinal, actorKind, fn)
+		if !errors.Is(err, errBoardStale) {
+			return err
+		}
+		if retried {
+			return fmt.Errorf("change operation %d of %s: %w", ordinal, agent, staleRefusal(err))
+		}
+	}
+}
+
+func (o *Operations) changeOnce(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
+	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
 	pb := o.a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if pb.b == nil {
-		if err := o.a.buildLocked(ctx, project, pb); err != nil {
-			return err
-		}
+	b, err := o.a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
 	}
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -114,7 +128,7 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 	if op == nil {
 		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
 	}
-	ch, ev, err := fn(pb.b, op)
+	ch, ev, err := fn(b, op)
 	if err != nil {
 		return err
 	}
@@ -124,7 +138,7 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 		actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 	}
 	now := o.a.nowUTC()
-	err = o.a.store.Update(ctx, func(tx store.Tx) error {
+	err = o.a.updateBoard(ctx, project, pb, ch != nil, func(tx store.Tx) error {
 		if ch != nil {
 			if err := persistChange(ctx, tx, project, *ch); err != nil {
 				return err
@@ -137,7 +151,10 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 	})
 	if err != nil {
 		if ch != nil {
-			o.dropBoardLocked(ctx, project, pb)
+			o.a.dropBoardLocked(ctx, project, pb)
+		}
+		if errors.Is(err, errBoardStale) {
+			return err
 		}
 		return fmt.Errorf("change operation %d of %s: %w", ordinal, agent, refuse(err, "operation"))
 	}

@@ -317,3 +317,57 @@ func testWait(t *testing.T, h Harness) {
 		wantErr(t, "Wait(quiet)", <-done, context.Canceled)
 	})
 }
+
+// testLockHead shows that a head read with LockHead stays the head until the transaction
+// ends, across instances: each transaction locks, then appends, and its event must follow
+// the locked head directly. Without the lock, another instance's commit in between would
+// push the event further.
+func testLockHead(t *testing.T, h Harness) {
+	openDB := h.NewDB(t)
+	stores := []store.Store{openDB(t), openDB(t)}
+	const writers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		s := stores[w%len(stores)]
+		wg.Go(func() {
+			for i := range each {
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					head, err := tx.LockHead(t.Context(), "p1")
+					if err != nil {
+						return err
+					}
+					ne := newEvent("p1", 0)
+					ne.ID = fmt.Sprintf("w%d-%d", w, i)
+					e, err := tx.Append(t.Context(), ne)
+					if err != nil {
+						return err
+					}
+					if e.Seq != head.Seq+1 {
+						return fmt.Errorf("locked head %d but appended seq %d", head.Seq, e.Seq)
+					}
+					own, err := tx.LockHead(t.Context(), "p1")
+					if err != nil {
+						return err
+					}
+					if own.Seq != e.Seq || own.Hash != e.Hash {
+						return fmt.Errorf("LockHead after own append = %d, want %d", own.Seq, e.Seq)
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- fmt.Errorf("writer %d append %d: %w", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if head, err := stores[0].Head(t.Context(), "p1"); err != nil || head.Seq != writers*each {
+		t.Fatalf("Head = %v, %v; want seq %d", head, err, writers*each)
+	}
+}

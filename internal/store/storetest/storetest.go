@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"Events/Refused", testRefused},
 		{"Events/Rollback", testRollback},
 		{"Events/Concurrent", testConcurrent},
+		{"Events/LockHead", testLockHead},
 		{"Events/Wait", testWait},
 		{"Verify/Intact", testVerifyIntact},
 		{"Verify/Tamper", testTamper},

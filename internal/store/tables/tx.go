@@ -87,6 +87,15 @@ func (t *Tx) Head(ctx context.Context, project string) (store.Head, error) {
 	return t.Reader.Head(ctx, project)
 }
 
+// LockHead implements [store.Tx.LockHead]. It never takes the head from the HeadCache,
+// which may be behind the database.
+func (t *Tx) LockHead(ctx context.Context, project string) (store.Head, error) {
+	if h, ok := t.heads[project]; ok {
+		return h, nil // the first Append already locked it
+	}
+	return t.lockHead(ctx, project)
+}
+
 // Append implements [store.Tx.Append].
 func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error) {
 	if ne.ID == "" {

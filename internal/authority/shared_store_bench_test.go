@@ -1,0 +1,68 @@
+package authority_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// benchBoard is an authority on SQLite with the calc capability installed and its Board
+// built.
+func benchBoard(b *testing.B) (*authority.Authority, authority.Caller) {
+	b.Helper()
+	ctx := b.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "docket.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	boot, err := a.Init(ctx, "ada", testPassphrase, "default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	admin, err := a.Authenticate(ctx, boot.Token)
+	if err != nil {
+		b.Fatal(err)
+	}
+	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
+	if _, err := a.InstallCapability(ctx, admin, "default", up); err != nil {
+		b.Fatal(err)
+	}
+	return a, admin
+}
+
+// BenchmarkAuthority_ViewFresh is a read of a Board nobody else wrote: the freshness
+// check costs one read of the log's head.
+func BenchmarkAuthority_ViewFresh(b *testing.B) {
+	a, _ := benchBoard(b)
+	for b.Loop() {
+		if err := a.View(b.Context(), "default", func(*board.Board) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAuthority_CommitOwn is one instance's Board write: it locks the head and
+// checks it in the same transaction, and does not rebuild.
+func BenchmarkAuthority_CommitOwn(b *testing.B) {
+	a, admin := benchBoard(b)
+	i := 0
+	for b.Loop() {
+		i++
+		if err := a.Commit(b.Context(), "default", admin.Principal(), assertRoster(fmt.Sprint(i), "reader")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := a.BoardBuilds("default"); n > 1 {
+		b.Fatalf("the Board was built %d times", n)
+	}
+}

@@ -1,0 +1,296 @@
+package authority_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/postgres"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// sharedBackends opens two store instances on one fresh database, as two `docket serve`
+// processes would: SQLite always, PostgreSQL when DOCKET_TEST_POSTGRES names a server.
+var sharedBackends = []struct {
+	name string
+	open func(t *testing.T) (store.Store, store.Store)
+}{
+	{"sqlite", func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "docket.db")
+		return openSQLite(t, path), openSQLite(t, path)
+	}},
+	{"postgres", func(t *testing.T) (store.Store, store.Store) {
+		dsn := newPostgresDB(t)
+		return openPostgres(t, dsn), openPostgres(t, dsn)
+	}},
+}
+
+func openSQLite(t *testing.T, path string) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func openPostgres(t *testing.T, dsn string) store.Store {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// newPostgresDB creates a fresh database on the DOCKET_TEST_POSTGRES server, dropped when
+// t ends, and returns its DSN; without the variable it skips t.
+func newPostgresDB(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("DOCKET_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("DOCKET_TEST_POSTGRES is not set: set it to a postgres:// URL to test two instances on PostgreSQL")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("DOCKET_TEST_POSTGRES: %v", err)
+	}
+	name := "docket_test_" + strings.ToLower(rand.Text())
+	exec := func(ctx context.Context, sql string) error {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// pair is two authorities on one database, the first initialized and holding the grant
+// capability and a roster fact of each user, the second built on the second store
+// instance after that.
+type pair struct {
+	a, b  *authority.Authority
+	admin authority.Caller
+}
+
+func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), users ...string) pair {
+	t.Helper()
+	s1, s2 := open(t)
+	f := newFixtureOn(t, s1)
+	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
+	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", up); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	for _, u := range users {
+		if err := f.a.Commit(t.Context(), "default", f.admin.Principal(), assertRoster(u, "reader")); err != nil {
+			t.Fatalf("roster of %s: %v", u, err)
+		}
+	}
+	b := newAuthorityOn(t, s2, f.key)
+	if err := b.Restore(t.Context()); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	return pair{a: f.a, b: b, admin: f.admin}
+}
+
+// openAccessCase opens the access Case of user through Commit.
+func openAccessCase(by contract.Principal, user string) func(b *board.Board) (authority.Change, error) {
+	return func(b *board.Board) (authority.Change, error) {
+		cs, changes, err := b.OpenCase(by, "access", contract.Args{"user": contract.StringValue(user)}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		if err != nil {
+			return authority.Change{}, err
+		}
+		return authority.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: "case.opened", Data: cs}, nil
+	}
+}
+
+// boardState is what a Board shows, for comparing two instances' Boards.
+func boardState(t *testing.T, a *authority.Authority) ([]contract.Node, []contract.Case) {
+	t.Helper()
+	var nodes []contract.Node
+	var cases []contract.Case
+	if err := a.View(t.Context(), "default", func(b *board.Board) error {
+		nodes, cases = b.Nodes(), b.Cases()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return nodes, cases
+}
+
+func TestAuthority_SharedStore(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			p := newPair(t, be.open, "ada")
+			ctx := t.Context()
+			by := p.admin.Principal()
+
+			// B built its Board before A opened the Case; it must see it, not open another.
+			if err := p.a.Commit(ctx, "default", by, openAccessCase(by, "ada")); err != nil {
+				t.Fatalf("A opens the Case: %v", err)
+			}
+			wantCode(t, p.b.Commit(ctx, "default", by, openAccessCase(by, "ada")), contract.CodeCaseExists)
+
+			// B applies a batch after A's; both Boards end the same.
+			if err := p.a.Commit(ctx, "default", by, assertRoster("carol", "admin")); err != nil {
+				t.Fatalf("A's batch: %v", err)
+			}
+			if err := p.b.Commit(ctx, "default", by, assertRoster("dave", "reader")); err != nil {
+				t.Fatalf("B's batch: %v", err)
+			}
+			nodesA, casesA := boardState(t, p.a)
+			nodesB, casesB := boardState(t, p.b)
+			if diff := cmp.Diff(nodesA, nodesB, valueEqual); diff != "" {
+				t.Errorf("nodes differ between instances (-A +B):\n%s", diff)
+			}
+			if diff := cmp.Diff(casesA, casesB, valueEqual); diff != "" {
+				t.Errorf("cases differ between instances (-A +B):\n%s", diff)
+			}
+			if len(casesA) != 1 || countPredicate(nodesA, "roster") != 3 {
+				t.Errorf("Board holds %d Cases and %d roster facts, want 1 and 3", len(casesA), countPredicate(nodesA, "roster"))
+			}
+		})
+	}
+}
+
+func TestAuthority_SharedStoreConcurrentOpen(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			const users = 8
+			var names []string
+			for i := range users {
+				names = append(names, string(rune('a'+i)))
+			}
+			p := newPair(t, be.open, names...)
+			by := p.admin.Principal()
+			var wg sync.WaitGroup
+			errs := make([][2]error, users)
+			for i := range users {
+				user := names[i]
+				for j, a := range []*authority.Authority{p.a, p.b} {
+					wg.Go(func() { errs[i][j] = a.Commit(t.Context(), "default", by, openAccessCase(by, user)) })
+				}
+			}
+			wg.Wait()
+			for i, e := range errs {
+				opened := 0
+				for _, err := range e {
+					if err == nil {
+						opened++
+						continue
+					}
+					if !isCode(err, contract.CodeCaseExists) && !isCode(err, contract.CodeUnavailable) {
+						t.Errorf("user %d: unexpected refusal %v", i, err)
+					}
+				}
+				if opened > 1 {
+					t.Errorf("user %d: both instances opened a Case", i)
+				}
+			}
+			for _, a := range []*authority.Authority{p.a, p.b} {
+				_, cases := boardState(t, a)
+				keys := map[string]int{}
+				for _, c := range cases {
+					keys[c.BusinessKey["user"].Str()]++
+				}
+				for k, n := range keys {
+					if n != 1 {
+						t.Errorf("the Board holds %d Cases for user %s, want 1", n, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAuthority_FreshBoardIsKept(t *testing.T) {
+	p := newPair(t, sharedBackends[0].open)
+	ctx := t.Context()
+	by := p.admin.Principal()
+	before := p.a.BoardBuilds("default")
+	for _, user := range []string{"a", "b", "c"} {
+		if err := p.a.Commit(ctx, "default", by, assertRoster(user, "reader")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.a.Cases(ctx, p.admin, "default"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Events that leave the Board alone (an agent) do not make it rebuild either.
+	if _, err := p.a.CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "helper"}); err != nil {
+		t.Fatal(err)
+	}
+	boardState(t, p.a)
+	if got := p.a.BoardBuilds("default"); got != before {
+		t.Errorf("one instance rebuilt its Board %d times over its own writes, want 0", got-before)
+	}
+
+	// Another instance's Board write makes it rebuild, once.
+	if err := p.b.Commit(ctx, "default", by, assertRoster("d", "reader")); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := boardState(t, p.a)
+	boardState(t, p.a)
+	if got := p.a.BoardBuilds("default"); got != before+1 {
+		t.Errorf("after another instance's write the Board was built %d times, want 1", got-before)
+	}
+	if n := countPredicate(nodes, "roster"); n != 4 {
+		t.Errorf("A's Board holds %d roster facts, want 4", n)
+	}
+}
+
+func assertRoster(user, level string) func(b *board.Board) (authority.Change, error) {
+	return func(b *board.Board) (authority.Change, error) {
+		res, err := b.ApplyBatch(board.Author{Principal: "member:test", Tier: contract.TierAttested},
+			contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "roster", Args: contract.Args{"user": contract.StringValue(user), "level": contract.StringValue(level)}}}}})
+		if err != nil {
+			return authority.Change{}, err
+		}
+		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+	}
+}
+
+func countPredicate(nodes []contract.Node, predicate string) int {
+	n := 0
+	for _, nd := range nodes {
+		if nd.Atom != nil && nd.Atom.Predicate == predicate {
+			n++
+		}
+	}
+	return n
+}
+
+// isCode reports whether err carries code.
+func isCode(err error, code contract.Code) bool {
+	ce, ok := errors.AsType[*contract.Error](err)
+	return ok && ce.Code == code
+}
