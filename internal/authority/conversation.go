@@ -153,28 +153,6 @@ func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, ac
 	return s, nil
 }
 
-// scanLog calls fn for each event of project with after < Seq <= upTo (upTo < 0: to the head).
-func scanLog(ctx context.Context, r store.Reader, project contract.ProjectID, after, upTo int64, fn func(store.Event) error) error {
-	for {
-		es, err := r.Events(ctx, string(project), after, MaxEventPage)
-		if err != nil {
-			return fmt.Errorf("read events of %s: %w", project, err)
-		}
-		for _, e := range es {
-			if upTo >= 0 && e.Seq > upTo {
-				return nil
-			}
-			if err := fn(e); err != nil {
-				return err
-			}
-			after = e.Seq
-		}
-		if len(es) < MaxEventPage {
-			return nil
-		}
-	}
-}
-
 // conversationOf returns the conversation e belongs to when it is one of actor's
 // conversation events (any actor when actor is empty).
 func conversationOf(e store.Event, actor string) (contract.ConversationID, bool) {

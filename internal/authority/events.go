@@ -71,3 +71,25 @@ func eventWire(e store.Event) contract.Event {
 	return contract.Event{Project: contract.ProjectID(e.Project), Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At,
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
 }
+
+// scanLog calls fn for each event of project with after < Seq <= upTo (upTo < 0: to the head).
+func scanLog(ctx context.Context, r store.Reader, project contract.ProjectID, after, upTo int64, fn func(store.Event) error) error {
+	for {
+		es, err := r.Events(ctx, string(project), after, MaxEventPage)
+		if err != nil {
+			return fmt.Errorf("read events of %s: %w", project, err)
+		}
+		for _, e := range es {
+			if upTo >= 0 && e.Seq > upTo {
+				return nil
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+		if len(es) < MaxEventPage {
+			return nil
+		}
+	}
+}

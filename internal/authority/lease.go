@@ -60,21 +60,13 @@ func newWorkLedger() *workLedger {
 
 // catchUpLocked applies project's events after the cursor. w.mu must be held.
 func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	for {
-		evs, err := r.Events(ctx, string(project), w.cursor, MaxEventPage)
-		if err != nil {
-			return fmt.Errorf("read worker hop events of %s: %w", project, err)
+	return scanLog(ctx, r, project, w.cursor, -1, func(e store.Event) error {
+		if err := w.applyLocked(e); err != nil {
+			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
 		}
-		for _, e := range evs {
-			if err := w.applyLocked(e); err != nil {
-				return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
-			}
-			w.cursor = e.Seq
-		}
-		if len(evs) < MaxEventPage {
-			return nil
-		}
-	}
+		w.cursor = e.Seq
+		return nil
+	})
 }
 
 func (w *workLedger) applyLocked(e store.Event) error {

@@ -119,21 +119,13 @@ func newLedger() *ledger {
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
 // or a transaction that sees its own writes). l.mu must be held.
 func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	for {
-		evs, err := r.Events(ctx, string(project), l.cursor, MaxEventPage)
-		if err != nil {
-			return fmt.Errorf("read operations of %s: %w", project, err)
+	return scanLog(ctx, r, project, l.cursor, -1, func(e store.Event) error {
+		if err := l.applyLocked(e); err != nil {
+			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
 		}
-		for _, e := range evs {
-			if err := l.applyLocked(e); err != nil {
-				return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
-			}
-			l.cursor = e.Seq
-		}
-		if len(evs) < MaxEventPage {
-			return nil
-		}
-	}
+		l.cursor = e.Seq
+		return nil
+	})
 }
 
 func (l *ledger) applyLocked(e store.Event) error {
@@ -320,7 +312,7 @@ func (o *Operations) query(ctx context.Context, c Caller, call Call, in *contrac
 		if len(focus) > 0 {
 			caseID = focus[0]
 		}
-		limit := min(in.Limit, board.ViewMaxNodes)
+		limit := min(in.Limit, board.QueryMaxMatches)
 		var matches contract.Bounded[contract.Node]
 		err := o.a.View(ctx, c.Projects[0], func(b *board.Board) error {
 			var err error

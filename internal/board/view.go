@@ -9,13 +9,16 @@ import (
 )
 
 // Bounds of the Board View (DESIGN.md §3.5). Each list stops at its bound and says so
-// with truncated, so that a View stays small whatever the Board holds.
+// with truncated, so that a View stays small whatever the Board holds. Every tool result
+// carries the View twice (text block and structuredContent), and nodes are most of its
+// bytes, so ViewMaxNodes sets the cost of every call and the context it spends; a caller
+// finds further facts with QueryBoard.
 const (
 	ViewMaxCases     = 20 // Case directory: open Cases newest first, then closed ones
 	ViewMaxCaseTypes = 20
 	ViewMaxRoots     = 5  // focused roots, in focus order
 	ViewMaxGaps      = 5  // gaps per root
-	ViewMaxNodes     = 50 // focused roots and their derived facts first, then the newest nodes
+	ViewMaxNodes     = 20 // focused roots and their derived facts first, then the newest nodes
 	ViewMaxActions   = 30
 )
 

@@ -181,6 +181,7 @@ func TestGateway_TransportRefusals(t *testing.T) {
 		{"bad token", map[string]string{"Authorization": "Bearer dkt_agt_nope"}, strings.ReplaceAll(initBody, "%q", `"2025-11-25"`), http.StatusUnauthorized, contract.ReasonUnauthenticated},
 		{"member token", map[string]string{"Authorization": "Bearer " + memberToken(t, f)}, strings.ReplaceAll(initBody, "%q", `"2025-11-25"`), http.StatusUnauthorized, contract.ReasonUnauthenticated},
 		{"old protocol in initialize", map[string]string{"Authorization": auth}, strings.ReplaceAll(initBody, "%q", `"2025-06-18"`), http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
+		{"old protocol in initialize spelled with an escape", map[string]string{"Authorization": auth}, strings.ReplaceAll(strings.ReplaceAll(initBody, "%q", `"2025-06-18"`), `"initialize"`, `"\u0069nitialize"`), http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
 		{"newer protocol header", map[string]string{"Authorization": auth, "Mcp-Protocol-Version": "2026-07-28"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
 		{"unknown session", map[string]string{"Authorization": auth, "Mcp-Session-Id": "NOSUCHSESSION"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusNotFound, contract.ReasonUnknownSession},
 	}
@@ -248,28 +249,33 @@ func TestGateway_PingState(t *testing.T) {
 	if err := cs.Ping(t.Context(), nil); err != nil {
 		t.Fatalf("Ping through the SDK client: %v", err)
 	}
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
-	req.Header.Set("Authorization", "Bearer "+f.token)
-	req.Header.Set("Mcp-Session-Id", cs.ID())
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		ID     int `json:"id"`
-		Result struct {
-			Meta map[string]contract.HostMeta `json:"_meta"`
-		} `json:"result"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	state := body.Result.Meta[contract.MetaKey].State
-	if body.ID != 7 || len(state) != 1 || state[0].Ordinal != 1 || state[0].State != contract.OpRunning {
-		t.Errorf("ping = %+v, want id 7 and the strip's state form with ordinal 1 running", body)
+	// The gateway answers ping itself; a method spelled with an escape is still a ping.
+	for _, method := range []string{`"ping"`, `"\u0070ing"`} {
+		t.Run(method, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":`+method+`}`))
+			req.Header.Set("Authorization", "Bearer "+f.token)
+			req.Header.Set("Mcp-Session-Id", cs.ID())
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				ID     int `json:"id"`
+				Result struct {
+					Meta map[string]contract.HostMeta `json:"_meta"`
+				} `json:"result"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			state := body.Result.Meta[contract.MetaKey].State
+			if body.ID != 7 || len(state) != 1 || state[0].Ordinal != 1 || state[0].State != contract.OpRunning {
+				t.Errorf("ping = %+v, want id 7 and the strip's state form with ordinal 1 running", body)
+			}
+		})
 	}
 }
 

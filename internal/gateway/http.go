@@ -59,8 +59,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	initialize := false
+	var body []byte
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit; send less in one call")
 			return
@@ -85,7 +86,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if id != "" && r.Method == http.MethodPost {
-		if rid, ok := pingID(r); ok {
+		if rid, ok := pingID(body); ok {
 			g.ping(w, r, c, rid)
 			return
 		}
@@ -126,6 +127,9 @@ func (g *Gateway) authenticate(r *http.Request) (authority.Caller, error) {
 // initializeVersion reports whether body is an initialize request, and the
 // protocolVersion it asks for.
 func initializeVersion(body []byte) (bool, string) {
+	if !mayCall(body, "initialize") {
+		return false, ""
+	}
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
@@ -138,11 +142,9 @@ func initializeVersion(body []byte) (bool, string) {
 	return true, msg.Params.ProtocolVersion
 }
 
-// pingID returns the id of a ping request, the whole of r's (already read) body.
-func pingID(r *http.Request) (json.RawMessage, bool) {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
+// pingID returns the id of a ping request, the whole of body.
+func pingID(body []byte) (json.RawMessage, bool) {
+	if !mayCall(body, "ping") {
 		return nil, false
 	}
 	var msg struct {
@@ -169,6 +171,13 @@ func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c authority.Calle
 		"result": map[string]any{"_meta": map[string]any{contract.MetaKey: meta}}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
+}
+
+// mayCall reports whether body could be a request for method, so that a body that
+// cannot be one (every tool call's) is not decoded twice on the way to the SDK: method
+// must appear quoted, unless the body has an escape, which could spell it otherwise.
+func mayCall(body []byte, method string) bool {
+	return bytes.IndexByte(body, '\\') >= 0 || bytes.Contains(body, []byte(`"`+method+`"`))
 }
 
 type sessionState int
