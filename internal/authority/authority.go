@@ -42,7 +42,8 @@ type Authority struct {
 	rand       io.Reader
 	sessionTTL time.Duration
 
-	boards *boards
+	boards        *boards
+	conversations *conversationIndex
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -76,6 +77,7 @@ func New(cfg Config) (*Authority, error) {
 		a.sessionTTL = DefaultSessionTTL
 	}
 	a.boards = newBoards()
+	a.conversations = newConversationIndex()
 	return a, nil
 }
 

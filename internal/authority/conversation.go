@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -18,9 +20,10 @@ import (
 // data. Saves of one conversation form a chain through Prev, so a save from a runtime
 // that did not see the last one is refused rather than interleaved.
 //
-// Loading a conversation reads the project's log from the start: there is no index by
-// conversation yet, so a load costs one pass over the log. Saves cost a pass over the
-// events since the previous save only.
+// An in-process index, a projection of the log (conversationIndex below), says which
+// events are whose conversation: a load reads only the conversation's own events since it
+// last started anew, and a list reads none beyond catching the index up. Saves cost a pass
+// over the events since the previous save only.
 
 // conversationSaved is the data of a conversation.saved event.
 type conversationSaved struct {
@@ -216,10 +219,24 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 		return contract.Conversation{}, err
 	}
 	actor := string(contract.NewPrincipal(contract.PrincipalAgent, string(agent)))
-	conv := contract.Conversation{ID: id, Project: project, Agent: agent}
-	err := scanLog(ctx, a.store, project, 0, -1, func(e store.Event) error {
-		if ref, ok := conversationOf(e, actor); !ok || ref != id {
-			return nil
+	p := a.conversations.project(project)
+	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
+		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, refuse(err, "project "+string(project)))
+	}
+	var seqs []int64
+	if c := p.convs[conversationKey{actor, id}]; c != nil && c.seq > 0 {
+		seqs = mergeSeqs(c.saves, c.budgets)
+	}
+	p.mu.Unlock()
+	if len(seqs) == 0 {
+		return contract.Conversation{}, contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s; list the project's conversations to see the ids in use.", agent, id)
+	}
+	conv := contract.Conversation{ID: id, Project: project, Agent: agent, Messages: []json.RawMessage{}}
+	err := readSeqs(ctx, a.store, project, seqs, func(e store.Event) error {
+		// The index named these events; the checks only guard against a log that does
+		// not match it.
+		if e.Actor != actor {
+			return fmt.Errorf("event %d is not of agent %s", e.Seq, agent)
 		}
 		switch e.Type {
 		case contract.EventConversationSaved:
@@ -227,8 +244,8 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 			if err := json.Unmarshal(e.Data, &s); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
 			}
-			if s.Prev == 0 {
-				conv.Messages = nil
+			if s.Conversation != id {
+				return fmt.Errorf("event %d is not of conversation %s", e.Seq, id)
 			}
 			conv.Messages = append(conv.Messages[:min(s.From, len(conv.Messages))], s.Messages...)
 			conv.State, conv.Seq, conv.UpdatedAt = s.State, e.Seq, e.At
@@ -237,20 +254,32 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 			if err := json.Unmarshal(e.Data, &b); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
 			}
+			if b.Conversation != id {
+				return fmt.Errorf("event %d is not of conversation %s", e.Seq, id)
+			}
 			conv.Budgets = append(conv.Budgets, b.BudgetExhausted)
+		default:
+			return fmt.Errorf("event %d of type %s is not a conversation's", e.Seq, e.Type)
 		}
 		return nil
 	})
 	if err != nil {
 		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, refuse(err, "project "+string(project)))
 	}
-	if conv.Seq == 0 {
-		return contract.Conversation{}, contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s; list the project's conversations to see the ids in use.", agent, id)
-	}
-	if conv.Messages == nil {
-		conv.Messages = []json.RawMessage{}
-	}
 	return conv, nil
+}
+
+// mergeSeqs returns the ascending seqs of a and b, each ascending, in a new slice.
+func mergeSeqs(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // Conversations lists the conversations of project's Agents for a member of project,
@@ -267,42 +296,20 @@ func (a *Authority) Conversations(ctx context.Context, c Caller, project contrac
 		}
 		actor = string(contract.NewPrincipal(contract.PrincipalAgent, ag.ID))
 	}
-	type key struct {
-		agent contract.AgentID
-		id    contract.ConversationID
-	}
-	found := map[key]*contract.ConversationSummary{}
-	err := scanLog(ctx, a.store, project, 0, -1, func(e store.Event) error {
-		id, ok := conversationOf(e, actor)
-		agentID, isAgent := strings.CutPrefix(e.Actor, string(contract.PrincipalAgent)+":")
-		if !ok || !isAgent {
-			return nil
-		}
-		k := key{contract.AgentID(agentID), id}
-		s := found[k]
-		if s == nil {
-			s = &contract.ConversationSummary{ID: id, Agent: k.agent}
-			found[k] = s
-		}
-		switch e.Type {
-		case contract.EventConversationSaved:
-			var d conversationSaved
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return fmt.Errorf("decode event %d: %w", e.Seq, err)
-			}
-			s.Seq, s.UpdatedAt, s.Messages = e.Seq, e.At, d.Count
-		case contract.EventConversationBudgetExhausted:
-			s.Budgets++
-		}
-		return nil
-	})
-	if err != nil {
+	p := a.conversations.project(project)
+	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
 		return nil, fmt.Errorf("list conversations: %w", refuse(err, "project "+string(project)))
 	}
-	out := make([]contract.ConversationSummary, 0, len(found))
-	for _, s := range found {
-		out = append(out, *s)
+	out := make([]contract.ConversationSummary, 0, len(p.convs))
+	for k, c := range p.convs {
+		agentID, isAgent := strings.CutPrefix(k.actor, string(contract.PrincipalAgent)+":")
+		if !isAgent || (actor != "" && k.actor != actor) {
+			continue
+		}
+		out = append(out, contract.ConversationSummary{ID: k.id, Agent: contract.AgentID(agentID),
+			Seq: c.seq, UpdatedAt: c.at, Messages: c.count, Budgets: len(c.budgets)})
 	}
+	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b contract.ConversationSummary) int {
 		if c := strings.Compare(string(a.Agent), string(b.Agent)); c != 0 {
 			return c
@@ -310,4 +317,136 @@ func (a *Authority) Conversations(ctx context.Context, c Caller, project contrac
 		return strings.Compare(string(a.ID), string(b.ID))
 	})
 	return out, nil
+}
+
+// conversationIndex knows, per project, which events are whose conversation, so a load
+// reads only the conversation's own events and a list reads none. It is a projection of
+// the log caught up from the store before each use, as the Operations ledger is, so
+// several instances over one store agree; it is never fed from a transaction, which
+// could still roll back.
+type conversationIndex struct {
+	mu       sync.Mutex // guards projects; taken before no other lock
+	projects map[contract.ProjectID]*projectConversations
+}
+
+func newConversationIndex() *conversationIndex {
+	return &conversationIndex{projects: map[contract.ProjectID]*projectConversations{}}
+}
+
+// project returns the index of project, created on first use and never removed.
+func (x *conversationIndex) project(project contract.ProjectID) *projectConversations {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	p := x.projects[project]
+	if p == nil {
+		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}}
+		x.projects[project] = p
+	}
+	return p
+}
+
+// projectConversations is the conversation index of one project.
+type projectConversations struct {
+	mu     sync.Mutex // guards the fields below
+	cursor int64      // the last event applied
+	convs  map[conversationKey]*conversationEntry
+}
+
+// conversationKey names a conversation: the actor that writes it and its id.
+type conversationKey struct {
+	actor string
+	id    contract.ConversationID
+}
+
+// conversationEntry is what the index keeps of one conversation: enough to list it, and
+// the seqs a load must read.
+type conversationEntry struct {
+	saves   []int64 // the saves since the last one with prev 0, which drops what came before
+	budgets []int64 // every budget event
+	seq     int64   // the last save; 0 while there is none
+	at      time.Time
+	count   int // messages after the last save
+}
+
+// lockCaughtUp locks p and applies the events of project after the cursor, read from the
+// store. On success p stays locked and the caller unlocks it; on an error it is unlocked.
+func (p *projectConversations) lockCaughtUp(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+	p.mu.Lock()
+	err := scanLog(ctx, r, project, p.cursor, -1, func(e store.Event) error {
+		if err := p.applyLocked(e); err != nil {
+			return err
+		}
+		p.cursor = e.Seq
+		return nil
+	})
+	if err != nil {
+		p.mu.Unlock()
+	}
+	return err
+}
+
+func (p *projectConversations) applyLocked(e store.Event) error {
+	id, ok := conversationOf(e, "")
+	if !ok {
+		return nil
+	}
+	k := conversationKey{e.Actor, id}
+	c := p.convs[k]
+	if c == nil {
+		c = &conversationEntry{}
+		p.convs[k] = c
+	}
+	switch e.Type {
+	case contract.EventConversationSaved:
+		var s conversationSaved
+		if err := json.Unmarshal(e.Data, &s); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		if s.Prev == 0 {
+			c.saves = c.saves[:0]
+		}
+		c.saves = append(c.saves, e.Seq)
+		c.seq, c.at, c.count = e.Seq, e.At, s.Count
+	case contract.EventConversationBudgetExhausted:
+		c.budgets = append(c.budgets, e.Seq)
+	}
+	return nil
+}
+
+// eventGap is the most unwanted events [readSeqs] reads to save a query: wanted events
+// closer than this are read as one range.
+const eventGap = 8
+
+// readSeqs calls fn for the events of project at seqs, which are in ascending order,
+// reading runs of nearby events in one call and the rest one by one.
+func readSeqs(ctx context.Context, r store.Reader, project contract.ProjectID, seqs []int64, fn func(store.Event) error) error {
+	for i := 0; i < len(seqs); {
+		j := i + 1
+		for j < len(seqs) && seqs[j]-seqs[j-1] <= eventGap && seqs[j]-seqs[i] < MaxEventPage {
+			j++
+		}
+		first, last := seqs[i], seqs[j-1]
+		es, err := r.Events(ctx, string(project), first-1, int(last-first+1))
+		if err != nil {
+			return fmt.Errorf("read events %d to %d of %s: %w", first, last, project, err)
+		}
+		want := seqs[i:j]
+		for _, e := range es {
+			if len(want) == 0 || e.Seq > want[len(want)-1] {
+				break
+			}
+			if e.Seq != want[0] {
+				continue
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+			want = want[1:]
+		}
+		if len(want) > 0 {
+			return fmt.Errorf("event %d of %s is missing from the log", want[0], project)
+		}
+		i = j
+	}
+	return nil
 }

@@ -1,14 +1,18 @@
 package authority_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // newAgentCaller creates Agent name in project default and returns it as a caller.
@@ -165,4 +169,133 @@ func TestAuthority_Conversations(t *testing.T) {
 	}
 	_, err = f.a.Conversations(ctx, ag, "default", "")
 	wantCode(t, err, contract.CodeForbidden)
+}
+
+// countingStore is a store that counts the events its Events calls return.
+type countingStore struct {
+	store.Store
+	calls, events int
+}
+
+func (s *countingStore) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
+	es, err := s.Store.Events(ctx, project, after, limit)
+	s.calls++
+	s.events += len(es)
+	return es, err
+}
+
+// appendNoise appends n events of project "default" that are no conversation's.
+func appendNoise(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	err := f.st.Update(t.Context(), func(tx store.Tx) error {
+		for i := range n {
+			_, err := tx.Append(t.Context(), store.NewEvent{Project: "default", Type: "test.noise", At: time.Unix(0, 0).UTC(),
+				Actor: "system", Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A second authority over the same store knows conversations only from the log: it sees
+// saves made through the first, reads only a conversation's own events to load it, and
+// keeps what a save with prev 0 dropped out of the load.
+func TestAuthority_ConversationFromTheLog(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	counted := &countingStore{Store: f.st}
+	other, err := authority.New(authority.Config{Store: counted, Key: f.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := newAgentCaller(t, f, "calc")
+	peer := newAgentCaller(t, f, "peer")
+	save := func(c authority.Caller, h contract.ConversationHead, from int, texts ...string) contract.ConversationHead {
+		t.Helper()
+		h, err := f.a.SaveConversation(ctx, c, "c1", contract.ConversationSave{Prev: h.Seq, From: from, Messages: msgs(texts...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	budget := contract.BudgetExhausted{Scope: "run", Kind: "turns", Limit: 3, Used: 3, Turns: 3}
+
+	h := save(ag, contract.ConversationHead{}, 0, "task")
+	appendNoise(t, f, 3)
+	if err := f.a.RecordBudgetExhausted(ctx, ag, "c1", budget); err != nil {
+		t.Fatal(err)
+	}
+	h = save(ag, h, 1, "a", "b")
+	appendNoise(t, f, authority.MaxEventPage+100) // more than one page between two saves
+	h = save(ag, h, 2, "c")
+	got, err := other.OwnConversation(ctx, ag, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"task", "a", "c"}, texts(t, got.Messages)); diff != "" {
+		t.Errorf("messages before the restart (-want +got):\n%s", diff)
+	}
+
+	appendNoise(t, f, 20)
+	save(peer, contract.ConversationHead{}, 0, "x")
+	h = save(ag, contract.ConversationHead{}, 0, "fresh", "y") // starts c1 anew
+	if err := f.a.RecordBudgetExhausted(ctx, ag, "c1", budget); err != nil {
+		t.Fatal(err)
+	}
+	h = save(ag, h, 2, "z")
+	if err := f.a.RecordBudgetExhausted(ctx, peer, "c9", budget); err != nil { // a budget, no save
+		t.Fatal(err)
+	}
+
+	list, err := other.Conversations(ctx, f.admin, "default", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotList []string
+	for _, s := range list {
+		gotList = append(gotList, fmt.Sprintf("%s/%s seq>0:%v messages:%d budgets:%d", s.Agent, s.ID, s.Seq > 0, s.Messages, s.Budgets))
+	}
+	want := []string{
+		fmt.Sprintf("%s/c1 seq>0:true messages:3 budgets:2", ag.ID),
+		fmt.Sprintf("%s/c1 seq>0:true messages:1 budgets:0", peer.ID),
+		fmt.Sprintf("%s/c9 seq>0:false messages:0 budgets:1", peer.ID),
+	}
+	if ag.ID > peer.ID {
+		want[0], want[1], want[2] = want[1], want[2], want[0]
+	}
+	if diff := cmp.Diff(want, gotList); diff != "" {
+		t.Errorf("Conversations (-want +got):\n%s", diff)
+	}
+	byAgent, err := other.Conversations(ctx, f.admin, "default", "peer")
+	if err != nil || len(byAgent) != 2 || byAgent[0].Agent != contract.AgentID(peer.ID) {
+		t.Errorf("Conversations of peer = %+v, %v; want its c1 and c9", byAgent, err)
+	}
+
+	counted.calls, counted.events = 0, 0
+	got, err = other.Conversation(ctx, f.admin, "default", "calc", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"fresh", "y", "z"}, texts(t, got.Messages)); diff != "" {
+		t.Errorf("messages after the restart (-want +got):\n%s", diff)
+	}
+	if got.Seq != h.Seq || len(got.Budgets) != 2 {
+		t.Errorf("conversation = seq %d, %d budgets; want seq %d, 2 budgets", got.Seq, len(got.Budgets), h.Seq)
+	}
+	// The three events since the restart are adjacent, two budgets lie apart; the log
+	// holds over 600 others, none of which the load needs.
+	if counted.events > 10 {
+		t.Errorf("the load read %d events in %d calls; want at most 10", counted.events, counted.calls)
+	}
+	peerConv, err := other.Conversation(ctx, f.admin, "default", "peer", "c1")
+	if err != nil || !cmp.Equal([]string{"x"}, texts(t, peerConv.Messages)) {
+		t.Errorf("peer's c1 = %v, %v; want [x]", texts(t, peerConv.Messages), err)
+	}
+	_, err = other.Conversation(ctx, f.admin, "default", "peer", "c9")
+	wantCode(t, err, contract.CodeNotFound)
 }
