@@ -115,10 +115,7 @@ func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, err
 	project := c.Projects[0]
 	switch in := call.Input.(type) {
 	case *contract.QueryBoardInput:
-		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
-			return Answer{}, err
-		}
-		return o.query(ctx, c, call, in)
+		return o.query(ctx, c, call, in) // it acknowledges under the locks it answers under
 	case *contract.ReadArtifactInput:
 		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
 			return Answer{}, err
@@ -126,12 +123,7 @@ func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, err
 		return o.readArtifact(ctx, c, call, in)
 	}
 	// A write acknowledges in its own transaction (admit).
-
-	setup, err := o.setup(ctx, project)
-	if err != nil {
-		return Answer{}, err
-	}
-	ordinal, focus, refused, err := o.admit(ctx, c, call, setup)
+	ordinal, focus, setup, refused, err := o.admit(ctx, c, call)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -159,6 +151,13 @@ func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(i
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
 		return err
 	}
+	return o.acknowledgeLocked(ctx, l, c, delivered)
+}
+
+// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
+// held.
+func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller, delivered func(int64) bool) error {
+	project := c.Projects[0]
 	last := l.latestSettledLocked(c.ID)
 	if last == nil || last.acked || !delivered(last.ordinal) {
 		return nil
@@ -178,45 +177,54 @@ func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(i
 //
 // When another instance changed the Board first, the call runs once more on the rebuilt
 // Board: everything it admits is read again under the locks.
-func (o *Operations) admit(ctx context.Context, c Caller, call Call, setup board.Setup) (int64, []contract.CaseID, *contract.ToolResult, error) {
+//
+// When another instance admitted an Operation of the same agent first, the call passes the
+// gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
+//
+// It returns the setup the call ran against, for its answer.
+func (o *Operations) admit(ctx context.Context, c Caller, call Call) (int64, []contract.CaseID, board.Setup, *contract.ToolResult, error) {
 	for retried := false; ; retried = true {
-		ordinal, focus, refused, err := o.admitOnce(ctx, c, call, setup)
-		if !errors.Is(err, errBoardStale) {
-			return ordinal, focus, refused, err
+		ordinal, focus, setup, refused, err := o.admitOnce(ctx, c, call)
+		if !errors.Is(err, errBoardStale) && !errors.Is(err, errOrdinalTaken) {
+			return ordinal, focus, setup, refused, err
 		}
 		if retried {
-			return 0, nil, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), staleRefusal(err))
+			return 0, nil, board.Setup{}, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), staleRefusal(err))
 		}
 	}
 }
 
-func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call, setup board.Setup) (int64, []contract.CaseID, *contract.ToolResult, error) {
+func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64, []contract.CaseID, board.Setup, *contract.ToolResult, error) {
 	project := c.Projects[0]
 	pb := o.a.boards.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	b, err := o.a.boardLocked(ctx, project, pb)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, board.Setup{}, nil, err
 	}
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
-		return 0, nil, nil, err
+		return 0, nil, board.Setup{}, nil, err
+	}
+	setup, err := l.setupLocked(ctx, o.a.store, project)
+	if err != nil {
+		return 0, nil, board.Setup{}, nil, err
 	}
 	focus := call.Focus
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
 			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
-		return 0, focus, &r, nil
+		return 0, focus, setup, &r, nil
 	}
 	last := l.latestSettledLocked(c.ID)
 	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
 		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
 			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
 		r.Result = last.result
-		return 0, focus, &r, nil
+		return 0, focus, setup, &r, nil
 	}
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
@@ -229,6 +237,9 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call, setup b
 		run.request.Ordinal = ordinal
 	}
 	err = o.a.updateBoard(ctx, project, pb, run.change != nil, func(tx store.Tx) error {
+		if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
+			return err
+		}
 		if last != nil && !last.acked {
 			if err := o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
 				return err
@@ -251,16 +262,46 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call, setup b
 		return nil
 	})
 	if err != nil {
-		o.a.dropBoardLocked(ctx, project, pb)
-		if errors.Is(err, errBoardStale) {
-			return 0, nil, nil, err
+		if run.change != nil {
+			o.a.dropBoardLocked(ctx, project, pb)
 		}
-		return 0, nil, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), refuse(err, "record"))
+		if errors.Is(err, errBoardStale) || errors.Is(err, errOrdinalTaken) {
+			return 0, nil, board.Setup{}, nil, err
+		}
+		return 0, nil, board.Setup{}, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), refuse(err, "record"))
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
-		return 0, nil, nil, err
+		return 0, nil, board.Setup{}, nil, err
 	}
-	return ordinal, mergeFocus(run.focus, focus), nil, nil
+	return ordinal, mergeFocus(run.focus, focus), setup, nil, nil
+}
+
+// errOrdinalTaken refuses an admission because another instance admitted an Operation of
+// the same agent after this one's ledger was caught up. The caller passes the gate again.
+var errOrdinalTaken = errors.New("the operation ordinal was taken in another instance")
+
+// recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
+// agent's next one. It locks the log's head, which keeps every other writer of the project
+// (on either backend, in any instance) out until tx ends, and catches the ledger up with
+// what committed since the gate read it; the ledger stays right if tx then rolls back,
+// since only committed events were applied. errOrdinalTaken means another Operation of
+// the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
+// be held.
+func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return fmt.Errorf("lock head of %s: %w", project, err)
+	}
+	if head.Seq == l.cursor {
+		return nil
+	}
+	if err := l.catchUpLocked(ctx, tx, project); err != nil {
+		return err
+	}
+	if int64(len(l.ops[agent]))+1 != ordinal {
+		return errOrdinalTaken
+	}
+	return nil
 }
 
 // dropBoardLocked rebuilds pb after a commit the store refused (as [Authority.Commit]
@@ -282,48 +323,68 @@ func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
 	return out
 }
 
-// setup returns which Tools of project are locked on a live Connection: an executed
-// Action whose Tool is not is blocked with needs_setup.
-func (o *Operations) setup(ctx context.Context, project contract.ProjectID) (board.Setup, error) {
-	cs, err := o.a.store.Connections(ctx, string(project))
-	if err != nil {
-		return board.Setup{}, fmt.Errorf("read connections of %s: %w", project, err)
-	}
-	s := board.Setup{Tools: map[string]bool{}}
-	for _, cn := range cs {
-		if cn.RevokedAt != nil {
-			continue
-		}
-		ls, err := o.a.store.ToolLocks(ctx, cn.ID)
-		if err != nil {
-			return board.Setup{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
-		}
-		for _, l := range ls {
-			s.Tools[l.Tool] = true
-		}
-	}
-	return s, nil
-}
-
 // answer builds the answer to a call of c: res completed with the strip and View, and
 // for ordinal > 0 the Operation's own state and result. setup, when not nil, is the one
 // the call already read.
 func (o *Operations) answer(ctx context.Context, c Caller, focus []contract.CaseID, res contract.ToolResult, ordinal int64, extra json.RawMessage, setup *board.Setup) (Answer, error) {
+	return o.reply(ctx, c, reply{focus: focus, res: res, ordinal: ordinal, extra: extra, setup: setup})
+}
+
+// reply is what an answer is built from.
+type reply struct {
+	focus   []contract.CaseID
+	res     contract.ToolResult
+	ordinal int64           // the call's own Operation, or 0
+	extra   json.RawMessage // a read's result, or nil
+	setup   *board.Setup    // the setup the call already read, or nil
+	// delivered, when set, acknowledges the latest outcome first (see acknowledge).
+	delivered func(int64) bool
+	// match, when set, reads a result from the Board the View is read from; a
+	// *contract.Error it returns refuses the read.
+	match func(b *board.Board) (json.RawMessage, error)
+}
+
+// reply builds an answer under the project's Board lock, taken once: the head read that
+// finds the Board fresh also tells the ledger whether any event came since its cursor, so
+// an answer on an idle log reads no events.
+func (o *Operations) reply(ctx context.Context, c Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
-	l := o.ledger(project)
-	l.mu.Lock()
-	err := l.catchUpLocked(ctx, o.a.store, project)
-	slots := l.stripLocked(c.ID)
-	var op operation
-	if p := l.opLocked(c.ID, ordinal); p != nil {
-		op = *p
-	}
-	revision := l.cursor
-	l.mu.Unlock()
+	pb := o.a.boards.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	b, err := o.a.boardLocked(ctx, project, pb)
 	if err != nil {
 		return Answer{}, err
 	}
-	if ordinal > 0 {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// boardLocked has just read the head into pb.seq.
+	if err := l.catchUpToLocked(ctx, o.a.store, project, pb.seq); err != nil {
+		return Answer{}, err
+	}
+	if r.delivered != nil {
+		if err := o.acknowledgeLocked(ctx, l, c, r.delivered); err != nil {
+			return Answer{}, err
+		}
+	}
+	res, extra := r.res, r.extra
+	if r.match != nil {
+		m, err := r.match(b)
+		if ce, ok := errors.AsType[*contract.Error](err); ok {
+			res, extra = contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}, nil
+		} else if err != nil {
+			return Answer{}, err
+		} else {
+			extra = m
+		}
+	}
+	slots := l.stripLocked(c.ID)
+	var op operation
+	if p := l.opLocked(c.ID, r.ordinal); p != nil {
+		op = *p
+	}
+	if r.ordinal > 0 {
 		res.Accepted = op.errorCode == "" && op.state != contract.OpRefused && op.state != contract.OpFailed
 		res.Result = op.result
 		if op.errorCode != "" {
@@ -333,7 +394,7 @@ func (o *Operations) answer(ctx context.Context, c Caller, focus []contract.Case
 	} else if extra != nil {
 		res.Accepted, res.Result = true, extra
 	}
-	ans := Answer{Focus: focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: revision, Ordinal: ordinal}}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor, Ordinal: r.ordinal}}
 	res.Operations = make([]contract.OperationEntry, 0, len(slots))
 	for _, s := range slots {
 		res.Operations = append(res.Operations, s.OperationEntry)
@@ -346,27 +407,22 @@ func (o *Operations) answer(ctx context.Context, c Caller, focus []contract.Case
 			ans.Carried = append(ans.Carried, last.Ordinal)
 		}
 	}
+	setup := r.setup
 	if setup == nil {
-		s, err := o.setup(ctx, project)
+		s, err := l.setupLocked(ctx, o.a.store, project)
 		if err != nil {
 			return Answer{}, err
 		}
 		setup = &s
 	}
-	err = o.a.View(ctx, project, func(b *board.Board) error {
-		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: focus, Setup: *setup})
-		for _, id := range focus {
-			if fr, err := b.Focus(id); err == nil {
-				ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
-			}
+	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+	for _, id := range r.focus {
+		if fr, err := b.Focus(id); err == nil {
+			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
 		}
-		return nil
-	})
-	if err != nil {
-		return Answer{}, err
 	}
-	if ordinal > 0 && len(focus) > 0 {
-		ans.Meta.AffectedCases = focus[:1]
+	if r.ordinal > 0 && len(r.focus) > 0 {
+		ans.Meta.AffectedCases = r.focus[:1]
 	}
 	ans.Result = res
 	return ans, nil

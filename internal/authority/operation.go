@@ -3,9 +3,9 @@ package authority
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,6 +109,7 @@ type ledger struct {
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	arts     map[string]artifactEvent                 // ref → artifact
+	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 }
 
 func newLedger() *ledger {
@@ -128,7 +129,26 @@ func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project cont
 	})
 }
 
+// catchUpToLocked is catchUpLocked for a caller that has just read the log's head: it
+// reads no events when the cursor is there already. l.mu must be held.
+func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
+	if l.cursor >= head {
+		return nil
+	}
+	return l.catchUpLocked(ctx, r, project)
+}
+
+// changesSetup reports whether an event of type typ may change which Tools are locked on
+// a live Connection. Every write to Connections, Sources and tool locks appends one of
+// these (connections.go, sources.go), in the Connection's project.
+func changesSetup(typ string) bool {
+	return strings.HasPrefix(typ, "connection.") || strings.HasPrefix(typ, "tool.") || strings.HasPrefix(typ, "source.")
+}
+
 func (l *ledger) applyLocked(e store.Event) error {
+	if changesSetup(e.Type) {
+		l.setup = nil
+	}
 	switch e.Type {
 	case evOpAdmitted, evOpChanged, evOpAcknowledged:
 		var d opEvent
@@ -170,6 +190,36 @@ func (l *ledger) applyLocked(e store.Event) error {
 		l.arts[a.Ref] = a
 	}
 	return nil
+}
+
+// setupLocked returns which Tools of project are locked on a live Connection: an executed
+// Action whose Tool is not is blocked with needs_setup. It is read from the store once and
+// kept until the ledger applies an event that may change it ([changesSetup]). The rows
+// are read after the ledger caught up, so they are at least as new as its cursor; a
+// change committed meanwhile is read again when its event arrives. l.mu must be held.
+func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
+	if l.setup != nil {
+		return *l.setup, nil
+	}
+	cs, err := r.Connections(ctx, string(project))
+	if err != nil {
+		return board.Setup{}, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	s := board.Setup{Tools: map[string]bool{}}
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		ls, err := r.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return board.Setup{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		for _, lk := range ls {
+			s.Tools[lk.Tool] = true
+		}
+	}
+	l.setup = &s // shared by every caller from now on: nothing writes a Setup's map
+	return s, nil
 }
 
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
@@ -306,31 +356,22 @@ func (o *Operations) query(ctx context.Context, c Caller, call Call, in *contrac
 	if len(in.Focus) > 0 {
 		focus = mergeFocus(in.Focus, nil)
 	}
-	var extra json.RawMessage
+	r := reply{focus: focus, extra: json.RawMessage(`{}`), delivered: call.Delivered}
 	if in.Pattern != nil {
 		var caseID contract.CaseID
 		if len(focus) > 0 {
 			caseID = focus[0]
 		}
 		limit := min(in.Limit, board.QueryMaxMatches)
-		var matches contract.Bounded[contract.Node]
-		err := o.a.View(ctx, c.Projects[0], func(b *board.Board) error {
-			var err error
-			matches, err = b.Query(*in.Pattern, caseID, limit)
-			return err
-		})
-		if ce, ok := errors.AsType[*contract.Error](err); ok {
-			r := contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}
-			return o.answer(ctx, c, focus, r, 0, nil, nil)
+		r.match = func(b *board.Board) (json.RawMessage, error) {
+			matches, err := b.Query(*in.Pattern, caseID, limit)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(map[string]any{"matches": matches})
 		}
-		if err != nil {
-			return Answer{}, err
-		}
-		extra, _ = json.Marshal(map[string]any{"matches": matches})
-	} else {
-		extra = json.RawMessage(`{}`)
 	}
-	return o.answer(ctx, c, focus, contract.ToolResult{}, 0, extra, nil)
+	return o.reply(ctx, c, r)
 }
 
 // artifactPrefix starts every artifact reference; a ref is never a path or a URL.

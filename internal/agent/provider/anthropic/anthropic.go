@@ -3,7 +3,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,33 +82,9 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("encode anthropic request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return agent.Response{}, &contract.Error{Code: contract.CodeModelConfig, Teaching: "the anthropic URL does not make a request; check --model-url", Err: err}
-	}
-	hreq.Header.Set("content-type", "application/json")
-	hreq.Header.Set("accept", "text/event-stream")
-	hreq.Header.Set("anthropic-version", c.cfg.Version)
-	hreq.Header.Set("x-api-key", c.cfg.Key.Reveal())
-	resp, err := c.cfg.HTTP.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Response{}, fmt.Errorf("anthropic turn: %w", context.Cause(ctx))
-		}
-		return agent.Response{}, &agent.ProviderError{Provider: "anthropic", Kind: agent.KindTransport, Err: c.cfg.Key.ScrubError(err)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return agent.Response{}, c.httpError(resp)
-	}
-	out, err := readStream(resp.Body, onDelta)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Response{}, fmt.Errorf("anthropic turn: %w", context.Cause(ctx))
-		}
-		return agent.Response{}, c.cfg.Key.ScrubError(err)
-	}
-	return out, nil
+	x := agent.Exchange{Provider: "anthropic", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP,
+		Header: http.Header{"Anthropic-Version": {c.cfg.Version}, "X-Api-Key": {c.cfg.Key.Reveal()}}}
+	return x.Stream(ctx, c.httpError, func(r io.Reader) (agent.Response, error) { return readStream(r, onDelta) })
 }
 
 // httpError turns a non-2xx answer into a *agent.ProviderError, refined by the body's

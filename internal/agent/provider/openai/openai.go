@@ -4,7 +4,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -75,34 +74,11 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("encode openai request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return agent.Response{}, &contract.Error{Code: contract.CodeModelConfig, Teaching: "the model URL does not make a request; check --model-url", Err: err}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
+	x := agent.Exchange{Provider: "openai", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, Header: http.Header{}}
 	if !c.cfg.Key.IsZero() {
-		hreq.Header.Set("Authorization", "Bearer "+c.cfg.Key.Reveal())
+		x.Header.Set("Authorization", "Bearer "+c.cfg.Key.Reveal())
 	}
-	resp, err := c.cfg.HTTP.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Response{}, fmt.Errorf("openai turn: %w", context.Cause(ctx))
-		}
-		return agent.Response{}, &agent.ProviderError{Provider: "openai", Kind: agent.KindTransport, Err: c.cfg.Key.ScrubError(err)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return agent.Response{}, c.httpError(resp)
-	}
-	out, err := readStream(resp.Body, onDelta)
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.Response{}, fmt.Errorf("openai turn: %w", context.Cause(ctx))
-		}
-		return agent.Response{}, c.cfg.Key.ScrubError(err)
-	}
-	return out, nil
+	return x.Stream(ctx, c.httpError, func(r io.Reader) (agent.Response, error) { return readStream(r, onDelta) })
 }
 
 // httpError turns a non-2xx answer into a *agent.ProviderError.

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Exchange is one streamed model turn on the wire, the part the provider clients share:
+// POST a JSON body, hand a 2xx answer to the provider's stream reader, a non-2xx one to
+// its error mapper, and keep the key out of every error on the way.
+type Exchange struct {
+	Provider string       // names errors: "anthropic", "openai"
+	URL      string       // the endpoint
+	Body     []byte       // the JSON request
+	Header   http.Header  // provider headers, the credential among them
+	Key      Key          // scrubbed from transport and stream errors
+	HTTP     *http.Client // the client to send with
+}
+
+// Stream sends x and returns what read makes of a 2xx answer's body, or the error status
+// makes of another answer. A cancelled ctx returns its cause rather than the transport's
+// complaint about it.
+func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error, read func(io.Reader) (Response, error)) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.URL, bytes.NewReader(x.Body))
+	if err != nil {
+		return Response{}, &contract.Error{Code: contract.CodeModelConfig,
+			Teaching: "the " + x.Provider + " URL does not make a request; check --model-url", Err: err}
+	}
+	req.Header = x.Header.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := x.HTTP.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(ctx))
+		}
+		return Response{}, &ProviderError{Provider: x.Provider, Kind: KindTransport, Err: x.Key.ScrubError(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return Response{}, status(resp)
+	}
+	out, err := read(resp.Body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(ctx))
+		}
+		return Response{}, x.Key.ScrubError(err)
+	}
+	return out, nil
+}
