@@ -105,8 +105,10 @@ type Engine struct {
 
 	baseIDs    map[string]*fact // base id -> fact
 	derivedIDs map[string]*fact // derived id -> fact, for the ids computed so far
-	pending    []*fact          // facts created since their derived ids were last computed
+	pending    []*fact          // facts committed since their derived ids were last registered
 	stored     int              // facts in tables
+	slab       factSlab         // where new facts come from
+	prems      premSlab         // where premise lists that do not fit in a fact come from
 
 	stamp   uint64   // counts mutations and stratum passes
 	textBuf []byte   // scratch for canonical text

@@ -322,7 +322,7 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	ps.t.touch(f)
 	before := f.tier()
 	f.derTier = tier
-	f.der = derivation{rule: r, prem: f.compact(prem)}
+	f.der = derivation{rule: r, prem: f.compact(prem, &ps.t.e.prems)}
 	if before == 0 || f.tier() < before {
 		ps.delta = append(ps.delta, f)
 	}
@@ -331,8 +331,8 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 
 // compact copies the non-nil premises, in body order. A fact created by this mutation
 // keeps them in its inline space when they fit and the space is free: no saved state of an
-// older mutation can refer to it.
-func (f *fact) compact(prem []*fact) []*fact {
+// older mutation can refer to it. Otherwise they are carved from slab.
+func (f *fact) compact(prem []*fact, slab *premSlab) []*fact {
 	n := 0
 	for _, p := range prem {
 		if p != nil {
@@ -340,7 +340,7 @@ func (f *fact) compact(prem []*fact) []*fact {
 		}
 	}
 	if f.was != 0 || n > len(f.inlinePrem) || (len(f.der.prem) > 0 && &f.der.prem[0] == &f.inlinePrem[0]) {
-		return compactPrem(prem)
+		return slab.compact(prem, n)
 	}
 	out := f.inlinePrem[:0:n]
 	for _, p := range prem {
@@ -390,14 +390,17 @@ func (ps *pass) insertFrom(r *crule, i int, f *fact) error {
 func (ps *pass) fixpoint() error {
 	e := ps.t.e
 	joiners := make(map[*crule]*joiner)
+	var spare []*fact
 	for round := 0; len(ps.delta) > 0; round++ {
 		if round >= e.limits.MaxIterations {
 			return errorf(contract.CodeResourceLimit,
 				"rules %s did not reach a fixpoint within %d rounds; check them for unbounded recursion (e.g. a counter that grows), or raise Limits.MaxIterations",
 				ruleIDs(ps.s.rules), e.limits.MaxIterations)
 		}
+		// The next frontier reuses the array of the one before: a long recursion runs
+		// many rounds, and each would otherwise grow a new list from empty.
 		frontier := ps.delta
-		ps.delta = nil
+		ps.delta, spare = spare[:0], frontier
 		for _, f := range frontier {
 			for _, r := range ps.s.rules {
 				if r.isAgg {

@@ -27,9 +27,10 @@ type joiner struct {
 	rule *crule
 	mode mode
 	env  []uint32
-	prem []*fact // indexed by body position
-	in   []Value // scratch for built-in inputs
-	key  []uint32
+	prem []*fact  // indexed by body position
+	in   []Value  // scratch for built-in inputs
+	key  []uint32 // scratch for index lookups
+	cols []int    // scratch for index lookups
 	emit func(tier contract.Tier) error
 }
 
@@ -143,19 +144,20 @@ func (j *joiner) run(p []step, i int, tier contract.Tier) error {
 		cands := m.tab.list
 		if st.bound != 0 {
 			var mask uint64
-			var colBuf [maxArgs]int
-			cols := colBuf[:0]
-			j.key = j.key[:0]
+			// cols and key are scratch shared by every level of the recursion: they are
+			// done with once lookup returns, and a fresh array per step cost a clear of
+			// maxArgs words each time.
+			j.cols, j.key = j.cols[:0], j.key[:0]
 			for k, t := range l.terms {
 				if st.bound&(1<<k) != 0 {
 					mask |= 1 << m.cols[k]
-					cols = append(cols, m.cols[k])
+					j.cols = append(j.cols, m.cols[k])
 					j.key = append(j.key, j.value(t))
 				}
 			}
 			// cols ascend: a literal's names and a table's are both sorted, so an index
 			// over a set of columns is found whatever the literal.
-			cands = m.tab.lookup(mask, cols, j.key)
+			cands = m.tab.lookup(mask, j.cols, j.key)
 		}
 		for _, f := range cands {
 			ft := f.tier()

@@ -22,6 +22,9 @@ type txn struct {
 	// rel lists the saved and created facts of each relation, for the net change of a
 	// stratum.
 	rel map[*relation]*relLog
+	// lastRel and lastLog cache the last lookup in rel.
+	lastRel *relation
+	lastLog *relLog
 	// worse and better are the facts whose tier got weaker (or that stopped holding) and
 	// stronger (or that started holding), per relation, once the relation is final.
 	worse, better map[*relation][]*fact
@@ -39,11 +42,17 @@ type relLog struct {
 }
 
 func (t *txn) log(rel *relation) *relLog {
+	// A fixpoint creates facts of one relation in long runs: remember the last log rather
+	// than look it up for each.
+	if rel == t.lastRel {
+		return t.lastLog
+	}
 	l := t.rel[rel]
 	if l == nil {
 		l = &relLog{}
 		t.rel[rel] = l
 	}
+	t.lastRel, t.lastLog = rel, l
 	return l
 }
 
@@ -99,7 +108,8 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 			"the Board would hold more than %d facts (deriving %s); narrow the rules that derive it, or raise Limits.MaxFacts",
 			e.limits.MaxFacts, tab.rel.key)
 	}
-	f := &fact{tab: tab}
+	f := e.slab.alloc()
+	f.tab = tab
 	if len(vals) <= len(f.inline) {
 		f.vals = f.inline[:len(vals):len(vals)]
 		copy(f.vals, vals)
@@ -108,11 +118,10 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 	}
 	tab.insert(f)
 	e.stored++
-	e.pending = append(e.pending, f)
 	f.stamp, f.was = t.stamp, 0
-	t.created = append(t.created, f)
+	t.created = appendFact(t.created, f)
 	l := t.log(tab.rel)
-	l.created = append(l.created, f)
+	l.created = appendFact(l.created, f)
 	return f, nil
 }
 
@@ -167,7 +176,22 @@ func (t *txn) drop(f *fact) {
 	if f.id != "" && e.derivedIDs[f.id] == f {
 		delete(e.derivedIDs, f.id)
 	}
-	f.der = derivation{}
+	// f shares its slab chunk with live facts, which keep the chunk, and so f, reachable:
+	// let go of the facts f points to, so that they do not stay alive through it.
+	f.der, f.inlinePrem = derivation{}, [2]*fact{}
+}
+
+// releasePremises clears the premise lists that the committed mutation replaced. A list
+// carved from the premise slab shares its chunk with live lists, which keep the chunk
+// reachable; cleared, a dead list keeps no fact alive.
+func (t *txn) releasePremises() {
+	for _, s := range t.saved {
+		old, cur := s.der.prem, s.f.der.prem
+		if len(old) == 0 || &old[0] == &s.f.inlinePrem[0] || (len(cur) > 0 && &cur[0] == &old[0]) {
+			continue
+		}
+		clear(old)
+	}
 }
 
 // commit reports what changed and removes what no longer holds.
@@ -214,7 +238,17 @@ func (t *txn) commit() Delta {
 			d.Retier = append(d.Retier, e.entryOf(f))
 		}
 	}
+	t.releasePremises()
 	t.sweep()
+	// The new facts that survived still need their ids registered for Lookup (see
+	// [Engine.find]). Listing them here, in one append, rather than as they are made,
+	// spares a third growing list in the fixpoint's inner loop.
+	e.pending = slices.Grow(e.pending, len(t.created))
+	for _, f := range t.created {
+		if f.pos >= 0 {
+			e.pending = append(e.pending, f)
+		}
+	}
 	return d
 }
 
@@ -225,12 +259,22 @@ func (t *txn) settle(rel *relation) {
 	if l == nil {
 		return
 	}
+	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and
+	// growing by doubling would allocate twice that.
+	n := 0
 	for _, f := range l.created {
 		if f.tier() != 0 {
-			t.better[rel] = append(t.better[rel], f)
-			t.added[rel] = append(t.added[rel], f)
+			n++
 		}
 	}
+	better, added := slices.Grow(t.better[rel], n), slices.Grow(t.added[rel], n)
+	for _, f := range l.created {
+		if f.tier() != 0 {
+			better = append(better, f)
+			added = append(added, f)
+		}
+	}
+	t.better[rel], t.added[rel] = better, added
 	for _, i := range l.saved {
 		s := t.saved[i]
 		before, after := tierOf(s.baseTier, s.derTier), s.f.tier()
