@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
 	"github.com/docketrun/docket/internal/store"
@@ -44,7 +43,8 @@ type DispatcherConfig struct {
 // Dispatcher is the authority's side of the worker hop (DESIGN.md §8): leases with a
 // monotonic generation per Connection, work served only for Tools locked on the
 // Connection, claims, and idempotent reports that settle Operations queued by
-// [Operations]. Its state is a projection of the event log. It is safe for concurrent use.
+// [Operations]. Its state is a projection of the event log and, for who holds each
+// Connection, the store's lease rows. It is safe for concurrent use.
 type Dispatcher struct {
 	o        *Operations
 	leaseTTL time.Duration
@@ -113,114 +113,6 @@ func checkWorkerID(id string) error {
 	return nil
 }
 
-// workCommit collects what one hop call writes: hop events, Operation changes and at
-// most one Board change, committed in one transaction by [Dispatcher.commitWork].
-type workCommit struct {
-	b      *board.Board
-	l      *ledger
-	w      *workLedger
-	now    time.Time
-	events []store.NewEvent
-	ops    []opEvent
-	opBy   contract.Principal
-	change *Change
-	// answer is returned after the commit: a refusal that is recorded (a judged report).
-	answer error
-}
-
-func (wc *workCommit) event(id, typ, actor string, data any) {
-	b, _ := json.Marshal(data)
-	wc.events = append(wc.events, store.NewEvent{ID: id, Type: typ, At: wc.now, Actor: actor, Data: b})
-}
-
-func (wc *workCommit) op(e opEvent) { wc.ops = append(wc.ops, e) }
-
-// commitWork runs fn under project's Board, Operation and hop locks (in that order),
-// all caught up, and commits what fn collected in one transaction. When fn fails nothing
-// is written. A Board change the store refuses is dropped from memory.
-//
-// When another instance changed the Board first, fn runs once more on the rebuilt Board
-// with everything caught up again, so fn must only read state and collect into wc.
-func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, fn func(wc *workCommit) error) error {
-	for retried := false; ; retried = true {
-		err := d.commitWorkOnce(ctx, project, fn)
-		if !errors.Is(err, errBoardStale) {
-			return err
-		}
-		if retried {
-			return fmt.Errorf("worker hop commit: %w", staleRefusal(err))
-		}
-	}
-}
-
-func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, fn func(wc *workCommit) error) error {
-	a := d.o.a
-	pb := a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return err
-	}
-	l := d.o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, a.store, project); err != nil {
-		return err
-	}
-	w := d.work(project)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.catchUpLocked(ctx, a.store, project); err != nil {
-		return err
-	}
-	wc := &workCommit{b: b, l: l, w: w, now: a.nowUTC(), opBy: "system"}
-	if err := fn(wc); err != nil {
-		return err
-	}
-	if len(wc.events) == 0 && len(wc.ops) == 0 && wc.change == nil {
-		return wc.answer
-	}
-	err = a.updateBoard(ctx, project, pb, wc.change != nil, func(tx store.Tx) error {
-		for _, e := range wc.events {
-			e.Project = string(project)
-			if _, err := tx.Append(ctx, e); err != nil {
-				return fmt.Errorf("append %s event: %w", e.Type, err)
-			}
-		}
-		if wc.change != nil {
-			if err := persistChange(ctx, tx, project, *wc.change); err != nil {
-				return err
-			}
-			if err := a.appendEvent(ctx, tx, project, wc.change.Event, wc.opBy, wc.now, wc.change.Data); err != nil {
-				return err
-			}
-		}
-		for _, e := range wc.ops {
-			if err := a.appendEvent(ctx, tx, project, evOpChanged, wc.opBy, wc.now, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		if wc.change != nil {
-			d.o.dropBoardLocked(ctx, project, pb)
-		}
-		if errors.Is(err, errBoardStale) {
-			return err
-		}
-		return fmt.Errorf("worker hop commit: %w", err)
-	}
-	if err := l.catchUpLocked(ctx, a.store, project); err != nil {
-		return err
-	}
-	if err := w.catchUpLocked(ctx, a.store, project); err != nil {
-		return err
-	}
-	return wc.answer
-}
-
 // Poll answers a worker's Poll on conn (DESIGN.md §8.1). Without a generation it
 // acquires the lease and answers at once; with one it checks the lease and holds the
 // call until work for the advertised, locked Tools is queued or the poll wait passes.
@@ -265,18 +157,19 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 
 // checked returns the lease workerID holds at gen on conn, or its refusal.
 func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, error) {
-	w := d.work(conn.Project)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.catchUpLocked(ctx, d.o.a.store, conn.Project); err != nil {
-		return nil, err
+	var l *lease
+	row, err := d.o.a.store.Lease(ctx, string(conn.ID))
+	switch {
+	case err == nil:
+		l = leaseOf(row)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("poll: %w", err)
 	}
 	now := d.o.a.nowUTC()
-	if err := w.checkLeaseLocked(conn.ID, workerID, gen, now); err != nil {
+	if err := checkLease(l, workerID, gen, now); err != nil {
 		return nil, err
 	}
-	cp := *w.leases[conn.ID]
-	return d.leaseWire(&cp, now), nil
+	return d.leaseWire(l, now), nil
 }
 
 // RenewLease extends the lease the worker holds (DESIGN.md §8.1).
@@ -438,8 +331,8 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	err = d.commitWork(ctx, conn.Project, func(wc *workCommit) error {
-		if err := wc.w.checkLeaseLocked(conn.ID, req.WorkerID, req.Generation, wc.now); err != nil {
+	err = d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}
 		op := wc.l.opLocked(agent, ordinal)

@@ -26,8 +26,14 @@ type hopFixture struct {
 
 func newHopFixture(t *testing.T) *hopFixture {
 	t.Helper()
+	return newHopFixtureOn(t, newOpsFixture(t, time.Millisecond))
+}
+
+// newHopFixtureOn is newHopFixture over an ops fixture on any store.
+func newHopFixtureOn(t *testing.T, of *opsFixture) *hopFixture {
+	t.Helper()
 	ctx := t.Context()
-	f := &hopFixture{opsFixture: newOpsFixture(t, time.Millisecond)}
+	f := &hopFixture{opsFixture: of}
 	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,14 +13,19 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Event types of the worker hop (DESIGN.md §8.1). Leases, claims and reports live in the
-// project's log like Operations do, so several authorities over one store agree on who
-// holds a Connection. Each acquisition, claim and report has an event id derived from
-// what it names, so the store's unique event id turns a race between two instances into
-// one winner and one [store.ErrConflict] — on SQLite and PostgreSQL alike.
+// Event types of the worker hop (DESIGN.md §8.1). Acquisitions, releases, claims and
+// reports live in the project's log like Operations do, for audit and so that several
+// authorities over one store agree on what was claimed and reported. Who holds a
+// Connection is the store's lease row ([store.Lease]): every hop call that decides on it
+// locks it ([store.Tx.LockLease]) in the transaction it commits in, so a takeover and a
+// claim under the old generation are serialized, never both committed; and a renewal
+// moves only the row, so it appends nothing and wakes no held Poll. Each acquisition,
+// claim and report has an event id derived from what it names, so the store's unique
+// event id still turns a race between two instances into one winner and one
+// [store.ErrConflict].
 const (
 	evLeaseAcquired = "worker.lease.acquired" // leaseEvent
-	evLeaseRenewed  = "worker.lease.renewed"  // leaseEvent
+	evLeaseRenewed  = "worker.lease.renewed"  // leaseEvent; appended by older versions only
 	evLeaseReleased = "worker.lease.released" // leaseEvent
 	evWorkClaimed   = "work.claimed"          // claimEvent
 	evWorkReported  = "work.reported"         // reportEvent
@@ -34,31 +39,39 @@ type leaseEvent struct {
 	ExpiresAt  time.Time             `json:"expiresAt"`
 }
 
-// lease is the latest lease of one Connection as the work ledger knows it.
+// lease is the lease of one Connection as its store row holds it.
 type lease struct {
-	worker   string
-	gen      int64
-	expires  time.Time
-	released bool
+	worker  string
+	gen     int64 // 0: never granted
+	expires time.Time
 }
 
-// live reports whether l still holds its Connection at now.
-func (l *lease) live(now time.Time) bool { return l != nil && !l.released && now.Before(l.expires) }
+func leaseOf(l store.Lease) *lease {
+	return &lease{worker: l.WorkerID, gen: l.Generation, expires: l.ExpiresAt}
+}
+
+// live reports whether l still holds its Connection at now. A release sets expires to
+// the epoch.
+func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.Before(l.expires) }
 
 // workLedger is the projection of one project's hop events.
 type workLedger struct {
-	mu      sync.Mutex                       // guards the fields below; taken after a ledger.mu
-	cursor  int64                            // the last event applied
-	leases  map[contract.ConnectionID]*lease // the latest lease of each Connection
-	claims  map[string]claimEvent            // work id → its claim
-	reports map[string]reportEvent           // work id → its report
+	mu      sync.Mutex // guards the fields below; taken after a ledger.mu
+	cursor  int64      // the last event applied
+	claims  map[string]claimEvent
+	reports map[string]reportEvent // work id → its report
+	// gens holds the highest generation each Connection's acquisition events name. A new
+	// generation exceeds it as well as the row's, so generations keep growing across the
+	// upgrade that introduced the lease row, when logs held leases and no row did.
+	gens map[contract.ConnectionID]int64
 }
 
 func newWorkLedger() *workLedger {
-	return &workLedger{leases: map[contract.ConnectionID]*lease{}, claims: map[string]claimEvent{}, reports: map[string]reportEvent{}}
+	return &workLedger{claims: map[string]claimEvent{}, reports: map[string]reportEvent{}, gens: map[contract.ConnectionID]int64{}}
 }
 
-// catchUpLocked applies project's events after the cursor. w.mu must be held.
+// catchUpLocked applies project's events after the cursor, read from r (the store, or a
+// transaction). w.mu must be held.
 func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	return scanLog(ctx, r, project, w.cursor, -1, func(e store.Event) error {
 		if err := w.applyLocked(e); err != nil {
@@ -71,24 +84,12 @@ func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project 
 
 func (w *workLedger) applyLocked(e store.Event) error {
 	switch e.Type {
-	case evLeaseAcquired, evLeaseRenewed, evLeaseReleased:
+	case evLeaseAcquired:
 		var d leaseEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		if e.Type == evLeaseAcquired {
-			w.leases[d.Connection] = &lease{worker: d.WorkerID, gen: d.Generation, expires: d.ExpiresAt}
-			return nil
-		}
-		l := w.leases[d.Connection]
-		if l == nil || l.gen != d.Generation {
-			return nil // a renewal that lost a race with a newer acquisition changes nothing
-		}
-		if e.Type == evLeaseReleased {
-			l.released = true
-		} else {
-			l.expires = d.ExpiresAt
-		}
+		w.gens[d.Connection] = max(w.gens[d.Connection], d.Generation)
 	case evWorkClaimed:
 		var d claimEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
@@ -105,12 +106,11 @@ func (w *workLedger) applyLocked(e store.Event) error {
 	return nil
 }
 
-// checkLeaseLocked refuses a call of workerID under generation gen on conn unless that
-// is the Connection's live lease. w.mu must be held.
-func (w *workLedger) checkLeaseLocked(conn contract.ConnectionID, workerID string, gen int64, now time.Time) error {
-	l := w.leases[conn]
+// checkLease refuses a call of workerID under generation gen unless l, the Connection's
+// lease, is live and is that one.
+func checkLease(l *lease, workerID string, gen int64, now time.Time) error {
 	switch {
-	case l == nil || gen > l.gen:
+	case l == nil || l.gen == 0 || gen > l.gen:
 		return contract.Errorf(contract.CodeLeaseExpired,
 			"generation %d is not a lease this authority granted; drop it and acquire a lease with a Poll without a generation.", gen)
 	case gen < l.gen:
@@ -132,31 +132,31 @@ func (d *Dispatcher) leaseWire(l *lease, now time.Time) *contract.Lease {
 		HeartbeatAfterMs: d.leaseTTL.Milliseconds() / 3}
 }
 
-// acquire gives workerID the lease of conn, or the lease it already holds when the same
-// startup Poll is sent again (one acquisition). Another instance's live lease is
-// refused: exactly one worker instance holds a Connection. A new generation makes every
-// Operation still at a worker under an older generation need a person: it was dispatched
-// and nothing is ever run twice (DESIGN.md §6.4).
+// acquire gives workerID the lease of conn, or renews the lease it already holds when
+// the same startup Poll is sent again (one acquisition). Another instance's live lease
+// is refused: exactly one worker instance holds a Connection. A new generation makes
+// every Operation still at a worker under an older generation need a person: it was
+// dispatched and nothing is ever run twice (DESIGN.md §6.4).
 func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, error) {
 	var out *contract.Lease
-	err := d.commitWork(ctx, conn.Project, func(wc *workCommit) error {
-		cur := wc.w.leases[conn.ID]
+	err := d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+		cur := wc.lease
 		if cur.live(wc.now) && cur.worker == workerID {
-			return d.renewLocked(wc, conn, cur)
+			wc.setLease(&lease{worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
+			out = d.leaseWire(wc.newLease, wc.now)
+			return nil
 		}
 		if cur.live(wc.now) {
 			return contract.Errorf(contract.CodeLeaseHeld,
 				"another worker instance holds this Connection's lease until %s; run one worker per Connection, or stop the other and retry once its lease expires.",
 				cur.expires.Format(time.RFC3339))
 		}
-		gen := int64(1)
-		if cur != nil {
-			gen = cur.gen + 1
-		}
-		ev := leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.now.Add(d.leaseTTL)}
-		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), evLeaseAcquired, "system", ev)
+		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
+		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
+		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), evLeaseAcquired, "system",
+			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires})
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it lost its lease before reporting")
-		out = d.leaseWire(&lease{worker: workerID, gen: gen, expires: ev.ExpiresAt}, wc.now)
+		out = d.leaseWire(wc.newLease, wc.now)
 		return nil
 	})
 	if errors.Is(err, store.ErrConflict) {
@@ -165,49 +165,45 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 	if err != nil {
 		return nil, err
 	}
-	if out == nil {
-		out = d.leaseAfter(ctx, conn, workerID)
-	}
 	return out, nil
 }
 
-// leaseAfter reads back the lease workerID holds after a renewing commit.
-func (d *Dispatcher) leaseAfter(ctx context.Context, conn contract.Connection, workerID string) *contract.Lease {
-	w := d.work(conn.Project)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l := w.leases[conn.ID]
-	cp := *l
-	return d.leaseWire(&cp, d.o.a.nowUTC())
-}
-
-// renewLocked extends cur, the lease of conn, by the lease TTL.
-func (d *Dispatcher) renewLocked(wc *workCommit, conn contract.Connection, cur *lease) error {
-	wc.event("", evLeaseRenewed, "system", leaseEvent{Connection: conn.ID, WorkerID: cur.worker, Generation: cur.gen, ExpiresAt: wc.now.Add(d.leaseTTL)})
-	return nil
-}
-
-// renew extends the lease workerID holds at generation gen.
+// renew extends the lease workerID holds at generation gen. It writes the lease row
+// only: no event, so no held Poll wakes and no ledger has anything to catch up.
 func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (*contract.Lease, error) {
-	err := d.commitWork(ctx, conn.Project, func(wc *workCommit) error {
-		if err := wc.w.checkLeaseLocked(conn.ID, req.WorkerID, req.Generation, wc.now); err != nil {
+	var out *contract.Lease
+	err := d.o.a.store.Update(ctx, func(tx store.Tx) error {
+		row, err := tx.LockLease(ctx, string(conn.Project), string(conn.ID))
+		if err != nil {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+		now := d.o.a.nowUTC()
+		if err := checkLease(leaseOf(row), req.WorkerID, req.Generation, now); err != nil {
 			return err
 		}
-		return d.renewLocked(wc, conn, wc.w.leases[conn.ID])
+		row.ExpiresAt = now.Add(d.leaseTTL)
+		if err := tx.PutLease(ctx, row); err != nil {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+		out = d.leaseWire(leaseOf(row), now)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return d.leaseAfter(ctx, conn, req.WorkerID), nil
+	return out, nil
 }
 
 // release gives up the lease workerID holds at generation gen, at shutdown. Work it
 // claimed and never reported needs a person at once.
 func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) error {
-	return d.commitWork(ctx, conn.Project, func(wc *workCommit) error {
-		if err := wc.w.checkLeaseLocked(conn.ID, req.WorkerID, req.Generation, wc.now); err != nil {
+	return d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}
+		// A released lease expires at the epoch, so it is expired on every instance's
+		// clock, not only on those at or past this one's.
+		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
 		wc.event("", evLeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now})
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it released its lease before reporting")
 		return nil
@@ -215,7 +211,8 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 }
 
 // orphansLocked makes every Operation claimed on conn, not reported and still at a
-// worker need a person: its lease is gone, and it is never re-dispatched.
+// worker need a person: its lease is gone, and it is never re-dispatched. The ledgers
+// were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	ids := make([]string, 0, len(wc.w.claims))
 	for id := range wc.w.claims {

@@ -47,7 +47,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 		return errNoWork(req.ID)
 	}
 	digest := ReportDigest(req)
-	return d.commitWork(ctx, conn.Project, func(wc *workCommit) error {
+	return d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
 		if r, ok := wc.w.reports[req.ID]; ok {
 			if r.Digest != digest {
 				return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
@@ -76,7 +76,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 		rep := reportEvent{Work: req.ID, Digest: digest}
 		atWorker := op.state == contract.OpRunning && op.stage == contract.StageAtWorker
-		if lerr := wc.w.checkLeaseLocked(conn.ID, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
+		if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
 			rep.Judged, rep.Code = true, contract.CodeWorkTaken
 			rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
 			if ce, ok := errors.AsType[*contract.Error](lerr); ok {
@@ -158,7 +158,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.P
 		return contract.OperationEntry{}, contract.Errorf(contract.CodeNotFound, "%.80q is not an Operation id; write it as <agent>.<ordinal>, as the Operation's grant invocation names it.", work)
 	}
 	var out contract.OperationEntry
-	err := d.commitWork(ctx, project, func(wc *workCommit) error {
+	err := d.commitWork(ctx, project, "", func(wc *workCommit) error {
 		op := wc.l.opLocked(agent, ordinal)
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)

@@ -57,6 +57,9 @@ type Reader interface {
 
 	// Nodes returns every Board node of project, for rebuilding the Board.
 	Nodes(ctx context.Context, project string) ([]Node, error)
+
+	// Lease returns the lease of connection, or [ErrNotFound] when none was ever granted.
+	Lease(ctx context.Context, connection string) (Lease, error)
 }
 
 // Tx is one write transaction, given to the function passed to [Store.Update]. It is not
@@ -130,4 +133,14 @@ type Tx interface {
 	PutNode(ctx context.Context, project string, n Node) error
 	// DeleteNode deletes a Board node of project.
 	DeleteNode(ctx context.Context, project, id string) error
+
+	// LockLease returns the lease of connection in project — Generation 0 when none was
+	// ever granted — and keeps every other writer from locking or writing that lease until the
+	// transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite's single writer already
+	// does). A decision made on the lease it returns holds when the transaction commits.
+	LockLease(ctx context.Context, project, connection string) (Lease, error)
+	// PutLease creates or replaces the lease of l.Connection in an existing project. A
+	// generation below the stored one, or a Connection of another project, returns
+	// [ErrConflict]: generations never go back.
+	PutLease(ctx context.Context, l Lease) error
 }

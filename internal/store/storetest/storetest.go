@@ -55,6 +55,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capability/Releases", testReleases},
 		{"Capability/Installs", testInstalls},
 		{"Nodes/RoundTrip", testNodes},
+		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
 		{"Tx/ReadsOwnWrites", testReadsOwnWrites},
 		{"Tx/ReadFirst", testReadFirst},
 		{"Store/Closed", testClosed},

@@ -1,0 +1,193 @@
+package authority_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// newOpsFixtureOn is newOpsFixture on st, with a hold bound of a millisecond.
+func newOpsFixtureOn(t *testing.T, st store.Store) *opsFixture {
+	t.Helper()
+	ctx := t.Context()
+	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
+	var err error
+	if f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		t.Fatal(err)
+	}
+	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
+	return f
+}
+
+// opEntry returns the agent's Operation ordinal from its strip.
+func (f *hopFixture) opEntry(t *testing.T, ordinal int64) contract.OperationEntry {
+	t.Helper()
+	st, err := f.ops.State(t.Context(), f.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.State {
+		if s.Ordinal == ordinal {
+			return s.OperationEntry
+		}
+	}
+	t.Fatalf("Operation %d is not on the agent's strip %+v", ordinal, st.State)
+	return contract.OperationEntry{}
+}
+
+// TestDispatcher_TakeoverRacesClaim races, on two instances over one database, a claim
+// under generation N on instance A against a takeover as N+1 on instance B, whose clock
+// runs ahead so that it finds A's lease expired while A still finds it live (the window
+// where both used to commit and B's sweep missed A's claim). The lease row serializes
+// them: either the claim is refused as superseded and the work stays queued, or the
+// claim lands first and the takeover makes its Operation need a person. No Operation is
+// ever left at a worker without a live lease.
+func TestDispatcher_TakeoverRacesClaim(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
+			ctx := t.Context()
+			ahead := func() time.Time { return f.clock.Now().Add(time.Minute) }
+			ab, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: ahead})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dB := authority.NewDispatcher(authority.NewOperations(ab, authority.OperationsConfig{}),
+				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+			const rounds = 12
+			var claimsWon, claimsRefused int
+			var delivered []int64 // every earlier round's Operation: its result reached the agent
+			for i := range rounds {
+				a := f.startup(t, "wkr-a")
+				ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(fmt.Sprintf("r%d.txt", i))}}, delivered...)
+				if state(ans) != contract.OpRunning {
+					t.Fatalf("round %d: fetch = %s %+v, want running", i, ans.Result.ErrorCode, ans.Result.Operations)
+				}
+				ordinal := ans.Meta.Ordinal
+				delivered = append(delivered, ordinal)
+				rows := f.poll(t, a, fetchTool)
+				if len(rows) != 1 {
+					t.Fatalf("round %d: served %d rows, want 1", i, len(rows))
+				}
+				claimed, tookOver := make(chan error, 1), make(chan *contract.Lease, 1)
+				go func() { claimed <- f.claim(a, rows[0]) }()
+				go func() {
+					ans, err := dB.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+					if err != nil {
+						t.Errorf("round %d: takeover on instance B: %v", i, err)
+					}
+					tookOver <- ans.Lease
+				}()
+				claimErr, b := <-claimed, <-tookOver
+				if b == nil {
+					t.FailNow()
+				}
+				if b.Generation != a.Generation+1 {
+					t.Fatalf("round %d: takeover = generation %d, want %d", i, b.Generation, a.Generation+1)
+				}
+				e := f.opEntry(t, ordinal)
+				switch contract.CodeOf(claimErr) {
+				case "":
+					claimsWon++
+					if e.State != contract.OpNeedsPerson {
+						t.Fatalf("round %d: the claim won and the takeover followed, but the Operation is %s/%s, want needs_person", i, e.State, e.Stage)
+					}
+					// A person settles it, so the agent may call again next round.
+					if _, err := f.d.Reconcile(ctx, f.admin, "default", rows[0].ID, contract.ReconcileRequest{Outcome: "done"}); err != nil {
+						t.Fatalf("round %d: reconcile: %v", i, err)
+					}
+				case contract.CodeLeaseSuperseded:
+					claimsRefused++
+					if e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
+						t.Fatalf("round %d: the claim was refused, but the Operation is %s/%s, want still queued", i, e.State, e.Stage)
+					}
+				default:
+					t.Fatalf("round %d: claim under the old generation: %v", i, claimErr)
+				}
+				if _, err := dB.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: b.WorkerID, Generation: b.Generation}); err != nil {
+					t.Fatalf("round %d: release on instance B: %v", i, err)
+				}
+				if claimErr != nil { // the queued work is left to the next round's worker: settle it
+					l := f.startup(t, "wkr-c")
+					rows := f.poll(t, l, fetchTool)
+					if len(rows) != 1 {
+						t.Fatalf("round %d: refused work served %d times, want once", i, len(rows))
+					}
+					if err := f.claim(l, rows[0]); err != nil {
+						t.Fatalf("round %d: claim of the refused work: %v", i, err)
+					}
+					if _, err := f.d.Report(ctx, f.conn, okReport(l, rows[0], fmt.Sprintf("r%d.txt", i))); err != nil {
+						t.Fatalf("round %d: report: %v", i, err)
+					}
+					if _, err := f.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: l.WorkerID, Generation: l.Generation}); err != nil {
+						t.Fatalf("round %d: release: %v", i, err)
+					}
+				}
+			}
+			t.Logf("%d claims landed before the takeover, %d were refused after it", claimsWon, claimsRefused)
+		})
+	}
+}
+
+// TestDispatcher_RenewalAppendsNothing: a renewal moves only the lease row, so it wakes
+// no held Poll, yet extends the lease on every instance.
+func TestDispatcher_RenewalAppendsNothing(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	l := f.startup(t, "wkr-a")
+	before, err := f.st.Head(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *contract.Lease
+	for range 3 {
+		f.clock.Add(20 * time.Second)
+		ans, err := f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: l.Generation})
+		if err != nil {
+			t.Fatalf("RenewLease: %v", err)
+		}
+		last = ans.Lease
+	}
+	if want := f.clock.Now().Add(30 * time.Second); !last.ExpiresAt.Equal(want) {
+		t.Errorf("renewed lease expires %s, want %s", last.ExpiresAt, want)
+	}
+	if again := f.startup(t, "wkr-a"); again.Generation != l.Generation { // the startup Poll sent again renews too
+		t.Fatalf("repeated startup Poll = generation %d, want %d", again.Generation, l.Generation)
+	}
+	after, err := f.st.Head(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("renewals moved the log from seq %d to %d; want no event", before.Seq, after.Seq)
+	}
+	row, err := f.st.Lease(ctx, string(f.conn.ID))
+	if err != nil || row.Generation != l.Generation || !row.ExpiresAt.Equal(f.clock.Now().Add(30*time.Second)) {
+		t.Errorf("lease row = %+v, %v; want generation %d until %s", row, err, l.Generation, f.clock.Now().Add(30*time.Second))
+	}
+	f.clock.Add(25 * time.Second) // 85 s after acquiring: held only thanks to the renewals
+	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	wantCode(t, err, contract.CodeLeaseHeld)
+}
