@@ -96,7 +96,7 @@ func TestDeps(t *testing.T) {
 		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), nil,
 			"the gateway calls the authority, never the store"},
 		{"internal/workhop", within("internal/contract", "internal/authority"), nil, "the worker hop calls the authority, never the store"},
-		{"internal/worker", within("internal/contract", "internal/grant"), nil, "a worker reaches the authority only over the wire"},
+		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs"), nil, "a worker reaches the authority only over the wire"},
 		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, "grants are a leaf shared by the authority and workers"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, "the agent runtime reaches the authority only over the wire"},
 	}
