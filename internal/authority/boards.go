@@ -146,21 +146,14 @@ func (a *Authority) updateBoard(ctx context.Context, project contract.ProjectID,
 	}
 	var after int64
 	err := a.store.Update(ctx, func(tx store.Tx) error {
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
+		if err := lockFresh(ctx, tx, project, pb); err != nil {
 			return err
-		}
-		ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errBoardStale
 		}
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if head, err = tx.LockHead(ctx, string(project)); err != nil {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
 			return err
 		}
 		after = head.Seq
@@ -170,6 +163,23 @@ func (a *Authority) updateBoard(ctx context.Context, project contract.ProjectID,
 		pb.seq = after
 	}
 	return err
+}
+
+// lockFresh locks project's log head in tx, so no other writer appends until it commits,
+// and refuses with errBoardStale when another instance wrote a Board event after pb.seq.
+func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb *projectBoard) error {
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return err
+	}
+	ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errBoardStale
+	}
+	return nil
 }
 
 // boardUnchanged reports whether project's log from seq from (exclusive) to to (inclusive)

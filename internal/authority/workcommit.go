@@ -140,16 +140,8 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 		}
 	}
 	if wc.change != nil {
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
+		if err := lockFresh(ctx, tx, project, pb); err != nil {
 			return err
-		}
-		ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errBoardStale
 		}
 	}
 	for _, e := range wc.events {
