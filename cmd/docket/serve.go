@@ -61,9 +61,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// One Operations serves the gateway, the decision routes and the worker hop, so a
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
+	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
 	hop, err := workhop.New(workhop.Config{
 		Authority:  a,
-		Dispatcher: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL}),
+		Dispatcher: dispatcher,
 		Logger:     log,
 	})
 	if err != nil {
@@ -93,5 +94,42 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	defer os.Remove(urlPath)
 	log.Info("docket serve listening", "url", url)
-	return srv.Run(ctx, ln)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		sweepLeases(ctx, dispatcher, c.LeaseTTL, log)
+	}()
+	err = srv.Run(ctx, ln)
+	cancel()
+	<-swept
+	return err
+}
+
+// sweepLeases settles, every half lease TTL until ctx ends, the work claimed under leases
+// that expired with no worker taking their Connection back (DESIGN.md §6.4, §8): a
+// worker that dies and never returns must not leave its Operations, and the agents'
+// held calls, waiting forever. A failed sweep is logged and retried at the next tick;
+// the serve keeps answering.
+func sweepLeases(ctx context.Context, d *authority.Dispatcher, ttl time.Duration, log *slog.Logger) {
+	if ttl <= 0 {
+		ttl = authority.DefaultLeaseTTL
+	}
+	tick := time.NewTicker(ttl / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := d.SweepExpired(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("sweep of expired worker leases failed; retrying at the next tick", "err", err)
+		}
+		if n > 0 {
+			log.Info("work of expired worker leases needs a person", "operations", n)
+		}
+	}
 }

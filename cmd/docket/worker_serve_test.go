@@ -222,10 +222,43 @@ func testVerifiedCalculation(t *testing.T, db string) {
 }
 
 // TestServeWorker_KilledAfterClaim kills a real docket worker with SIGKILL while its run
-// program executes a claimed call. Once the next worker takes the lease the Operation
-// needs a person (the agent's strip says so), the program never runs again, and docket
-// reconcile settles it.
+// program executes a claimed call and starts another. Once the next worker takes the
+// lease, or the lease sweep finds it expired first, the Operation needs a person (the
+// agent's strip says so), the program never runs again, and docket reconcile settles it.
 func TestServeWorker_KilledAfterClaim(t *testing.T) {
+	s, follow, gw := killAfterClaim(t)
+	s.startWorker(t).waitLine(t, "lease acquired")
+	follow.waitLine(t, `"state":"needs_person"`)
+	strip, err := gw.Strip(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strip) == 0 || strip[0].State != contract.OpNeedsPerson {
+		t.Fatalf("strip after the worker was killed = %+v, want needs_person first", strip)
+	}
+	out := s.docket(t, nil, "reconcile", s.agent+"."+strconv.FormatInt(strip[0].Ordinal, 10), "failed", "--reason", "killed before it answered")
+	if !strings.Contains(out, "failed") {
+		t.Errorf("docket reconcile = %q, want failed", out)
+	}
+	follow.waitLine(t, `"state":"failed"`)
+	if strip, err = gw.Strip(t.Context()); err != nil || len(strip) == 0 || strip[0].State != contract.OpFailed {
+		t.Errorf("strip after reconcile = %+v, %v; want failed first", strip, err)
+	}
+	runs, _ := os.ReadFile(filepath.Join(s.files, "runs.log"))
+	if n := strings.Count(string(runs), "run"); n != 1 {
+		t.Errorf("the program ran %d times, want once", n)
+	}
+	if out := s.docket(t, nil, "events", "verify"); !strings.Contains(out, "chain ok") {
+		t.Errorf("docket events verify = %q, want chain ok", out)
+	}
+}
+
+// killAfterClaim starts docket serve with a 2 s lease, a worker, and an agent call whose
+// run program blocks, kills the worker with SIGKILL while the program runs, and lets the
+// orphaned program end. It returns the serve, a follower of its events and the agent's
+// gateway; the Operation was claimed and never reported.
+func killAfterClaim(t *testing.T) (*serveEnv, *proc, *mcpclient.Client) {
+	t.Helper()
 	capDir := t.TempDir()
 	writeFile(t, filepath.Join(capDir, "capability.toml"), hopCapability, 0o644)
 	// A short lease makes the next worker take over soon after the kill; a short hold
@@ -258,23 +291,22 @@ func TestServeWorker_KilledAfterClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	release.Close()
+	return s, follow, gw
+}
 
-	s.startWorker(t).waitLine(t, "lease acquired")
+// TestServeWorker_KilledAfterClaimNoReturn kills the worker as
+// TestServeWorker_KilledAfterClaim does, but starts no other: the lease expiring alone
+// makes the Operation need a person within a few lease TTLs, and the strip names the
+// worker that lost it.
+func TestServeWorker_KilledAfterClaimNoReturn(t *testing.T) {
+	s, follow, gw := killAfterClaim(t)
 	follow.waitLine(t, `"state":"needs_person"`)
 	strip, err := gw.Strip(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(strip) == 0 || strip[0].State != contract.OpNeedsPerson {
-		t.Fatalf("strip after the worker was killed = %+v, want needs_person first", strip)
-	}
-	out := s.docket(t, nil, "reconcile", s.agent+"."+strconv.FormatInt(strip[0].Ordinal, 10), "failed", "--reason", "killed before it answered")
-	if !strings.Contains(out, "failed") {
-		t.Errorf("docket reconcile = %q, want failed", out)
-	}
-	follow.waitLine(t, `"state":"failed"`)
-	if strip, err = gw.Strip(t.Context()); err != nil || len(strip) == 0 || strip[0].State != contract.OpFailed {
-		t.Errorf("strip after reconcile = %+v, %v; want failed first", strip, err)
+	if len(strip) == 0 || strip[0].State != contract.OpNeedsPerson || !strings.Contains(strip[0].Reason, "lost its lease") {
+		t.Fatalf("strip after the worker was killed = %+v, want needs_person first, naming the lost lease", strip)
 	}
 	runs, _ := os.ReadFile(filepath.Join(s.files, "runs.log"))
 	if n := strings.Count(string(runs), "run"); n != 1 {

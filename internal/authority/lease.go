@@ -214,24 +214,128 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // worker need a person: its lease is gone, and it is never re-dispatched. The ledgers
 // were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
-	ids := make([]string, 0, len(wc.w.claims))
-	for id := range wc.w.claims {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		c := wc.w.claims[id]
-		if c.Connection != conn {
-			continue
-		}
-		if _, reported := wc.w.reports[id]; reported {
-			continue
-		}
-		op := wc.l.opLocked(c.Agent, c.Ordinal)
-		if op == nil || op.state != contract.OpRunning || op.stage != contract.StageAtWorker {
-			continue
-		}
+	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
 		wc.op(opEvent{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
+}
+
+// atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
+// were never reported and whose Operation still waits at a worker, by work id. l.mu and
+// w.mu must be held.
+func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []claimEvent {
+	ids := make([]string, 0, len(w.claims))
+	for id := range w.claims {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []claimEvent
+	for _, id := range ids {
+		c := w.claims[id]
+		if conn != "" && c.Connection != conn {
+			continue
+		}
+		if _, reported := w.reports[id]; reported {
+			continue
+		}
+		op := l.opLocked(c.Agent, c.Ordinal)
+		if op == nil || op.state != contract.OpRunning || op.stage != contract.StageAtWorker {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// SweepExpired makes the work claimed under every lease that expired without a new
+// worker taking the Connection need a person, and returns how many Operations it
+// settled. A takeover or a release settles such work too, but a worker that dies and
+// never comes back does neither; without the sweep its Operations would wait at the
+// worker forever and the agent's held call would never learn that their effect is
+// unknown (DESIGN.md §6.4, §8). Nothing is re-dispatched. Each Connection is settled in
+// the transaction a takeover uses, under its lease row lock, so sweeping twice, or on
+// two instances at once, appends nothing more; a late report from the lost worker is
+// then recorded, not applied. It reads the time from the authority's clock.
+func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
+	ps, err := d.o.a.store.Projects(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("sweep expired leases: %w", err)
+	}
+	settled := 0
+	for _, p := range ps {
+		project := contract.ProjectID(p.ID)
+		conns, err := d.stranded(ctx, project)
+		if err != nil {
+			return settled, fmt.Errorf("sweep expired leases of %s: %w", project, err)
+		}
+		for _, conn := range conns {
+			n, err := d.sweepConnection(ctx, project, conn)
+			settled += n
+			if err != nil {
+				return settled, fmt.Errorf("sweep expired lease of %s: %w", conn, err)
+			}
+		}
+	}
+	return settled, nil
+}
+
+// stranded returns the Connections of project whose lease row shows expired at the
+// authority's clock and on which claimed work still waits at a worker. It decides
+// nothing: [Dispatcher.sweepConnection] checks again under the row lock. It keeps the
+// sweep of an idle project to one read of its log's tail.
+func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
+	st := d.o.a.store
+	l := d.o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, st, project); err != nil {
+		return nil, err
+	}
+	w := d.work(project)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.catchUpLocked(ctx, st, project); err != nil {
+		return nil, err
+	}
+	now := d.o.a.nowUTC()
+	var out []contract.ConnectionID
+	for _, c := range atWorkerLocked(l, w, "") {
+		if slices.Contains(out, c.Connection) {
+			continue
+		}
+		row, err := st.Lease(ctx, string(c.Connection))
+		if errors.Is(err, store.ErrNotFound) {
+			continue // a lease older than the lease rows; the next takeover settles it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read lease of %s: %w", c.Connection, err)
+		}
+		if ls := leaseOf(row); ls.gen > 0 && !ls.live(now) {
+			out = append(out, c.Connection)
+		}
+	}
+	return out, nil
+}
+
+// sweepConnection settles the work at a worker on conn when its lease, locked, is still
+// expired: a renewal or a takeover that committed since [Dispatcher.stranded] read the
+// row wins, and the sweep does nothing.
+func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID) (int, error) {
+	n := 0
+	err := d.commitWork(ctx, project, conn, func(wc *workCommit) error {
+		cur := wc.lease
+		n = 0
+		if cur.gen == 0 || cur.live(wc.now) {
+			return nil
+		}
+		why := fmt.Sprintf("worker instance %s lost its lease (generation %d, expired at %s) before reporting, and no worker took the Connection since",
+			cur.worker, cur.gen, cur.expires.Format(time.RFC3339))
+		d.orphansLocked(wc, conn, why)
+		n = len(wc.ops)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

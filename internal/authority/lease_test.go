@@ -2,6 +2,8 @@ package authority_test
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +192,128 @@ func TestDispatcher_RenewalAppendsNothing(t *testing.T) {
 	f.clock.Add(25 * time.Second) // 85 s after acquiring: held only thanks to the renewals
 	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
 	wantCode(t, err, contract.CodeLeaseHeld)
+}
+
+// TestDispatcher_SweepExpired: work claimed by a worker that dies and never comes back
+// needs a person once its lease expires, with no takeover; sweeping again appends
+// nothing, a renewal keeps the work at its worker, and a late report is not applied.
+func TestDispatcher_SweepExpired(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		advance []time.Duration // clock steps, with a renewal after each but the last
+		want    contract.OperationState
+		settled int // what SweepExpired answers
+	}{
+		{name: "expired", advance: []time.Duration{31 * time.Second}, want: contract.OpNeedsPerson, settled: 1},
+		{name: "at expiry", advance: []time.Duration{30 * time.Second}, want: contract.OpNeedsPerson, settled: 1},
+		{name: "still live", advance: []time.Duration{29 * time.Second}, want: contract.OpRunning},
+		{name: "renewed", advance: []time.Duration{20 * time.Second, 20 * time.Second}, want: contract.OpRunning},
+		{name: "renewed then lost", advance: []time.Duration{20 * time.Second, 31 * time.Second}, want: contract.OpNeedsPerson, settled: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHopFixture(t)
+			ctx := t.Context()
+			a := f.startup(t, "wkr-a")
+			f.fetch(t, "a.txt")
+			rows := f.poll(t, a, fetchTool)
+			if err := f.claim(a, rows[0]); err != nil {
+				t.Fatal(err)
+			}
+			for i, step := range tc.advance {
+				f.clock.Add(step)
+				if i < len(tc.advance)-1 {
+					if _, err := f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: a.Generation}); err != nil {
+						t.Fatalf("RenewLease: %v", err)
+					}
+				}
+			}
+			n, err := f.d.SweepExpired(ctx)
+			if err != nil {
+				t.Fatalf("SweepExpired: %v", err)
+			}
+			e := f.opState(t)
+			if e.State != tc.want || n != tc.settled {
+				t.Fatalf("after the sweep: %d settled, operation %+v; want %d settled, %s", n, e, tc.settled, tc.want)
+			}
+			if tc.want != contract.OpNeedsPerson {
+				return
+			}
+			if !strings.Contains(e.Reason, "wkr-a lost its lease") || e.Stage == contract.StageAtWorker {
+				t.Errorf("needs_person entry = %+v; want the lost worker named and no longer at the worker", e)
+			}
+			before, err := f.st.Head(ctx, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Add(time.Minute)
+			if n, err := f.d.SweepExpired(ctx); err != nil || n != 0 {
+				t.Fatalf("second SweepExpired = %d, %v; want 0, nil", n, err)
+			}
+			if after, err := f.st.Head(ctx, "default"); err != nil || after != before {
+				t.Fatalf("second sweep moved the log from %+v to %+v (%v); want no event", before, after, err)
+			}
+			_, err = f.d.Report(ctx, f.conn, okReport(a, rows[0], "a.txt"))
+			wantCode(t, err, contract.CodeLeaseExpired)
+			if e := f.opState(t); e.State != contract.OpNeedsPerson {
+				t.Fatalf("operation after a late report = %+v, want still needs_person", e)
+			}
+			b := f.startup(t, "wkr-b") // a takeover after the sweep settles nothing twice
+			if got := f.poll(t, b, fetchTool); len(got) != 0 {
+				t.Fatalf("lost work re-served: %+v", got)
+			}
+			if e := f.opState(t); e.State != contract.OpNeedsPerson {
+				t.Fatalf("operation after a takeover = %+v, want still needs_person", e)
+			}
+		})
+	}
+}
+
+// TestDispatcher_SweepExpiredAcrossInstances: two instances over one database sweep the
+// same expired lease at once; the lease row lock lets one settle the work and the other
+// find nothing, so the Operation changes once.
+func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
+			ctx := t.Context()
+			ab, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dB := authority.NewDispatcher(authority.NewOperations(ab, authority.OperationsConfig{}),
+				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+			a := f.startup(t, "wkr-a")
+			f.fetch(t, "a.txt")
+			rows := f.poll(t, a, fetchTool)
+			if err := f.claim(a, rows[0]); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Add(time.Minute)
+			before, err := s1.Head(ctx, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var settled [2]int
+			var errs [2]error
+			for i, d := range []*authority.Dispatcher{f.d, dB} {
+				wg.Go(func() { settled[i], errs[i] = d.SweepExpired(ctx) })
+			}
+			wg.Wait()
+			if errs[0] != nil || errs[1] != nil || settled[0]+settled[1] != 1 {
+				t.Fatalf("sweeps = %v, %v; want one Operation settled, no error", settled, errs)
+			}
+			after, err := s1.Head(ctx, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Seq != before.Seq+1 {
+				t.Errorf("sweeps moved the log from seq %d to %d; want one event", before.Seq, after.Seq)
+			}
+			if e := f.opState(t); e.State != contract.OpNeedsPerson {
+				t.Fatalf("operation = %+v, want needs_person", e)
+			}
+		})
+	}
 }
