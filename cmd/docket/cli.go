@@ -30,6 +30,8 @@ type cli struct {
 	Serve  serveCmd  `cmd:"" help:"Run the authority and its console API on loopback."`
 	Worker workerCmd `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
 	Doctor doctorCmd `cmd:"" help:"Check the data dir, the server and the credential."`
+	Login  loginCmd  `cmd:"" help:"Log in as a member and save the session token for the admin verbs."`
+	Logout logoutCmd `cmd:"" help:"End the saved session on the server and remove its token file."`
 
 	Agent      agentCmd      `cmd:"" help:"Manage Agents and their tokens."`
 	Connection connectionCmd `cmd:"" help:"Manage Connections (worker credentials)."`

@@ -42,7 +42,7 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 	if _, err := os.Stat(keyPath); err == nil {
 		return fmt.Errorf("%s is already initialized (it holds %s); use another DOCKET_HOME to start over", dir, keyFile)
 	}
-	pass, err := readSecret(e, c.PassphraseFile, "DOCKET_PASSPHRASE", "passphrase for "+c.Member)
+	pass, err := readPassphrase(ctx, e, c.PassphraseFile, "DOCKET_PASSPHRASE", "passphrase for "+c.Member)
 	if err != nil {
 		return err
 	}

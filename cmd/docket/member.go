@@ -24,7 +24,7 @@ func (c *memberAddCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	pass, err := readSecret(e, c.PassphraseFile, "DOCKET_PASSPHRASE", "passphrase for "+c.Name)
+	pass, err := readPassphrase(ctx, e, c.PassphraseFile, "DOCKET_PASSPHRASE", "passphrase for "+c.Name)
 	if err != nil {
 		return err
 	}
