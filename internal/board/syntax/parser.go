@@ -86,9 +86,11 @@ func ParseAll(filename string, src []byte) ([]Statement, []error) {
 // one error per statement is enough.
 func (p *parser) recover(start int) {
 	if p.afterDot && p.taken > start {
+		p.err = nil
 		return
 	}
 	for {
+		p.err = nil
 		t, err := p.peek(0)
 		if err != nil {
 			continue
@@ -164,6 +166,10 @@ type parser struct {
 	// taken, so that error recovery does not skip the statement after a complete one.
 	afterDot bool
 	taken    int
+	// err is the lexical error met in this statement. It sticks until recover drops it:
+	// the lexer has moved past the bad input, so reading on would parse what follows it
+	// as if the bad character were not there ("a!(." read as "a(.").
+	err error
 }
 
 func newParser(file string, src []byte) *parser { return &parser{lex: newLexer(file, src)} }
@@ -171,8 +177,12 @@ func newParser(file string, src []byte) *parser { return &parser{lex: newLexer(f
 // peek returns the token k places ahead without consuming it.
 func (p *parser) peek(k int) (token, error) {
 	for p.n <= k {
+		if p.err != nil {
+			return token{}, p.err
+		}
 		t, err := p.lex.next()
 		if err != nil {
+			p.err = err
 			return token{}, err
 		}
 		p.buf[p.n] = t
