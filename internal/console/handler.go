@@ -37,30 +37,6 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 	})
 }
 
-// statusOf is the one mapping from error codes to HTTP statuses.
-func statusOf(code contract.Code) int {
-	switch code {
-	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked, contract.CodeSessionExpired:
-		return http.StatusUnauthorized
-	case contract.CodeForbidden, contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF:
-		return http.StatusForbidden
-	case contract.CodeNotFound, contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
-		return http.StatusNotFound
-	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists:
-		return http.StatusConflict
-	case contract.CodeBodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case contract.CodeUnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case contract.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case contract.CodeInternal, "":
-		return http.StatusInternalServerError
-	}
-	// Every other code refuses the caller's input.
-	return http.StatusBadRequest
-}
-
 // writeError sends err as {"errorCode", "teaching"}. An error without a code is the
 // authority's own failure: its cause is logged and never sent (STYLE.md §7).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -71,7 +47,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	} else if ce.Err != nil {
 		s.log.DebugContext(r.Context(), "request refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
 	}
-	status := statusOf(ce.Code)
+	status := contract.HTTPStatus(ce.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
 	}

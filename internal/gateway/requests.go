@@ -91,25 +91,6 @@ func (h *Requests) handleDecide(w http.ResponseWriter, r *http.Request, c author
 	return writeJSON(w, http.StatusOK, got)
 }
 
-// statusOf maps an error code to the HTTP status of the REST answer.
-func statusOf(code contract.Code) int {
-	switch code {
-	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked, contract.CodeSessionExpired:
-		return http.StatusUnauthorized
-	case contract.CodeForbidden, contract.CodeSelfDecision:
-		return http.StatusForbidden
-	case contract.CodeNotFound:
-		return http.StatusNotFound
-	case contract.CodeRequestClosed, contract.CodeDigestMismatch:
-		return http.StatusConflict
-	case contract.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case contract.CodeInternal, "":
-		return http.StatusInternalServerError
-	}
-	return http.StatusBadRequest
-}
-
 // writeError sends err as {"errorCode", "teaching"}; an uncoded error is logged and sent
 // as internal, without its cause.
 func (h *Requests) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -118,7 +99,7 @@ func (h *Requests) writeError(w http.ResponseWriter, r *http.Request, err error)
 		h.log.ErrorContext(r.Context(), "request failed", logErr, err)
 		ce = contract.Errorf(contract.CodeInternal, "the authority failed to handle this request; its log has the cause.")
 	}
-	status := statusOf(ce.Code)
+	status := contract.HTTPStatus(ce.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
 	}

@@ -48,9 +48,5 @@ func (s *Server) apiError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "reconcile failed", logErr, err)
 		ce = contract.Errorf(contract.CodeInternal, "the authority failed to reconcile; its log has the cause.")
 	}
-	status := statusOf(ce.Code)
-	if ce.Code == contract.CodeNotNeedsPerson {
-		status = http.StatusConflict
-	}
-	writeJSON(w, status, contract.Error{Code: ce.Code, Teaching: ce.Teaching})
+	writeJSON(w, contract.HTTPStatus(ce.Code), contract.Error{Code: ce.Code, Teaching: ce.Teaching})
 }

@@ -1,0 +1,30 @@
+package contract_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+func TestHTTPStatus(t *testing.T) {
+	tests := []struct {
+		code contract.Code
+		want int
+	}{
+		{contract.CodeUnauthenticated, http.StatusUnauthorized},
+		{contract.CodeSelfDecision, http.StatusForbidden},
+		{contract.CodeCaseNotFound, http.StatusNotFound},
+		{contract.CodeDigestMismatch, http.StatusConflict},
+		{contract.CodeNotNeedsPerson, http.StatusConflict},
+		{contract.CodeBodyTooLarge, http.StatusRequestEntityTooLarge},
+		{contract.CodeUnavailable, http.StatusServiceUnavailable},
+		{"", http.StatusInternalServerError},
+		{contract.CodeRuleSyntax, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		if got := contract.HTTPStatus(tt.code); got != tt.want {
+			t.Errorf("HTTPStatus(%q) = %d, want %d", tt.code, got, tt.want)
+		}
+	}
+}
