@@ -27,6 +27,7 @@ import (
 	"github.com/docketrun/docket/internal/agent/provider/emulated"
 	"github.com/docketrun/docket/internal/agent/provider/openai"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -128,7 +129,7 @@ func (f runtimeFlags) open(ctx context.Context, e *env) (*agentRuntime, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt.store = &agent.AuthorityConversations{URL: root, Token: token, Key: rt.key}
+		rt.store = &agent.AuthorityConversations{API: &apiclient.Client{URL: root, Token: token}, Key: rt.key}
 	}
 	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: url, Token: token, Logger: rt.log})
 	if err != nil {

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -45,12 +44,9 @@ type clientFlags struct {
 
 func (f clientFlags) json() bool { return f.Output == "json" }
 
-// client is a thin client of the authority's /api/v1, authenticated with a bearer token.
-type client struct {
-	base  string
-	token string
-	http  *http.Client
-}
+// client is the admin verbs' client of /api/v1: an [apiclient.Client] whose refusal of
+// the credential ends the process with exit 3.
+type client struct{ api *apiclient.Client }
 
 // newClient finds the server and token: DOCKET_URL and DOCKET_TOKEN, else the url and
 // token files of the data dir.
@@ -71,7 +67,7 @@ func newClient(e *env) (*client, error) {
 		}
 		tok = strings.TrimSpace(string(b))
 	}
-	return &client{base: base, token: tok, http: &http.Client{}}, nil
+	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: &http.Client{}}}, nil
 }
 
 // serverURL returns DOCKET_URL, else the URL docket serve wrote into the data dir.
@@ -90,71 +86,28 @@ func serverURL(e *env, dir string) (string, error) {
 }
 
 // do sends a request and decodes a 2xx answer into out (when not nil). An error answer
-// becomes the *contract.Error the server sent; a rejected credential exits 3.
+// is the *contract.Error the server sent; a rejected credential exits 3.
 func (c *client) do(ctx context.Context, method, path string, in, out any) error {
-	resp, err := c.send(ctx, method, path, in, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+	return credential(c.api.Do(ctx, method, path, in, out))
 }
 
 // send sends a request and returns a 2xx response for the caller to read and close.
 func (c *client) send(ctx context.Context, method, path string, in any, header http.Header) (*http.Response, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: encode: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
+	resp, err := c.api.Send(ctx, method, path, in, header)
+	return resp, credential(err)
+}
+
+// credential makes the server's refusal of the credential exit 3.
+func credential(err error) error {
+	if re, ok := errors.AsType[*apiclient.ResponseError](err); ok && re.StatusCode == http.StatusUnauthorized && re.Err != nil {
+		return &exitError{code: exitCredential, err: re}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reach docket serve at %s: %w", c.base, err)
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	var ce contract.Error
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err := json.Unmarshal(b, &ce); err != nil || ce.Code == "" {
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		return nil, &exitError{code: exitCredential, err: &ce}
-	}
-	return nil, &ce
+	return err
 }
 
 // projectPath returns /api/v1/projects/<project>/<rest…>, escaping each part.
 func projectPath(project string, rest ...string) string {
-	p := "/api/v1/projects/" + url.PathEscape(project)
-	for _, r := range rest {
-		p += "/" + url.PathEscape(r)
-	}
-	return p
+	return apiclient.ProjectPath(project, rest...)
 }
 
 // printJSON writes v as indented JSON.
@@ -240,7 +193,7 @@ func waitHealthy(ctx context.Context, e *env, dir string, within time.Duration) 
 	for {
 		base, err := serverURL(e, dir)
 		if err == nil {
-			c := &client{base: base, http: &http.Client{Timeout: 2 * time.Second}}
+			c := &client{api: &apiclient.Client{URL: base, HTTP: &http.Client{Timeout: 2 * time.Second}}}
 			var h contract.Health
 			if err = c.do(ctx, http.MethodGet, "/api/v1/health", nil, &h); err == nil {
 				return h, base, nil
