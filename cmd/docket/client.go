@@ -14,27 +14,19 @@ import (
 
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/datadir"
 )
 
-// Files of the data dir (DESIGN.md §1): dirs 0700, files 0600.
+// Files of the data dir.
 const (
-	keyFile   = "key"       // the installation key
-	dbFile    = "docket.db" // the default SQLite store
-	tokenFile = "token"     // the CLI's member session token, written by docket init
-	urlFile   = "url"       // the URL of the running docket serve, written when it listens
+	keyFile   = datadir.KeyFile
+	dbFile    = datadir.DBFile
+	tokenFile = datadir.TokenFile
+	urlFile   = datadir.URLFile
 )
 
 // dataDir returns $DOCKET_HOME, or ~/.docket.
-func dataDir(e *env) (string, error) {
-	if d := e.Getenv("DOCKET_HOME"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the data dir: set DOCKET_HOME: %w", err)
-	}
-	return filepath.Join(home, ".docket"), nil
-}
+func dataDir(e *env) (string, error) { return datadir.Dir(e.Getenv) }
 
 // clientFlags are the flags every admin verb shares.
 type clientFlags struct {
@@ -117,32 +109,11 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writePrivate writes b to path with mode 0600, atomically, so that a reader never sees
-// half a file.
-func writePrivate(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+// writePrivate writes b to path with mode 0600, atomically.
+func writePrivate(path string, b []byte) error { return datadir.WritePrivate(path, b) }
 
 // readSecret reads a secret from the file named by flag, else from the environment
-// variable, else from the first line of stdin; secrets never come from flags (DESIGN.md §1).
+// variable, else from the first line of stdin; secrets never come from flags, which any process can read.
 func readSecret(e *env, file, envVar, what string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -186,23 +157,5 @@ func readLine(r io.Reader) (string, error) {
 // waitHealthy polls the server's health until it answers or ctx ends; docket serve may
 // still be starting when a script's next command runs.
 func waitHealthy(ctx context.Context, e *env, dir string, within time.Duration) (contract.Health, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		base, err := serverURL(e, dir)
-		if err == nil {
-			c := &client{api: &apiclient.Client{URL: base, HTTP: &http.Client{Timeout: 2 * time.Second}}}
-			var h contract.Health
-			if err = c.do(ctx, http.MethodGet, "/api/v1/health", nil, &h); err == nil {
-				return h, base, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return contract.Health{}, "", fmt.Errorf("wait for docket serve: %w", err)
-		case <-tick.C:
-		}
-	}
+	return apiclient.WaitHealthy(ctx, within, func() (string, error) { return serverURL(e, dir) })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/supervisor"
+	"github.com/docketrun/docket/internal/workbench"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/workspace"
 )
@@ -366,7 +367,7 @@ func (d *demo) initialize(ctx context.Context) error {
 // childEnv is the environment of a child: the caller's without any DOCKET_ variable,
 // plus the demo's data dir and what the child is given.
 func (d *demo) childEnv(extra ...string) []string {
-	return childEnviron(append([]string{"DOCKET_HOME=" + d.dir}, extra...))
+	return workbench.ChildEnviron(append([]string{"DOCKET_HOME=" + d.dir}, extra...)...)
 }
 
 func (d *demo) startServe(ctx context.Context) error {
@@ -374,7 +375,7 @@ func (d *demo) startServe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("find this program to start docket serve: %w", err)
 	}
-	c := serveChild(exe, d.childEnv(), false, "127.0.0.1:0")
+	c := workbench.ServeChild(exe, d.childEnv(), false, "127.0.0.1:0")
 	c.Args = append(c.Args, d.serveFlags...)
 	if err := d.sup.Start(c); err != nil {
 		return err
@@ -469,7 +470,7 @@ func (d *demo) startWorker(ctx context.Context) error {
 	if d.workerURL != nil {
 		url = d.workerURL(d.base)
 	}
-	c := workerChild(exe, d.childEnv("DOCKET_URL="+url, connectionKeyEnv+"="+d.conKey), d.restartWorker,
+	c := workbench.WorkerChild(exe, d.childEnv("DOCKET_URL="+url, connectionKeyEnv+"="+d.conKey), d.restartWorker,
 		filepath.Join(d.dir, "tools.json"), filepath.Join(d.dir, "vault.json"))
 	if err := d.sup.Start(c); err != nil {
 		return err

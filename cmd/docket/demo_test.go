@@ -30,6 +30,7 @@ import (
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/supervisor"
+	"github.com/docketrun/docket/internal/workbench"
 )
 
 // fakeModel plays the verified calculation the way a model would: it reads the
@@ -469,7 +470,7 @@ func TestDemo_Interrupt(t *testing.T) {
 	defer close(release)
 	dir := filepath.Join(t.TempDir(), "demo")
 	cmd := exec.Command(bin, "demo", "--keep", dir, "--model-url", model.URL, "--model", "slow")
-	cmd.Env = childEnviron(nil)
+	cmd.Env = workbench.ChildEnviron()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
