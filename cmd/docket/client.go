@@ -63,19 +63,7 @@ func newClient(e *env) (*client, error) {
 }
 
 // serverURL returns DOCKET_URL, else the URL docket serve wrote into the data dir.
-func serverURL(e *env, dir string) (string, error) {
-	if u := e.Getenv("DOCKET_URL"); u != "" {
-		return strings.TrimRight(u, "/"), nil
-	}
-	b, err := os.ReadFile(filepath.Join(dir, urlFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("no server: start docket serve or set DOCKET_URL")
-	}
-	if err != nil {
-		return "", fmt.Errorf("read server url: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
+func serverURL(e *env, dir string) (string, error) { return datadir.ServerURL(e.Getenv, dir) }
 
 // do sends a request and decodes a 2xx answer into out (when not nil). An error answer
 // is the *contract.Error the server sent; a rejected credential exits 3.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	verifiedcalculation "github.com/docketrun/docket/examples/verified-calculation"
+	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/supervisor"
@@ -74,7 +75,7 @@ func (c *demoCmd) Run(ctx context.Context, e *env) error {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", err, cause)
 		}
-		return fmt.Errorf("demo: %w", err)
+		return agentExit(fmt.Errorf("demo: %w", err))
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ type demo struct {
 	// While the agent runs: its context and runtime, for the member's decision, which
 	// onTool takes between the model's turns, and the first error deciding met.
 	ctx        context.Context
-	rt         *agentRuntime
+	rt         *runner.Runtime
 	approveErr error
 	shown      map[string]bool   // the Board's news already printed, so each is printed once
 	tools      map[string]string // Action name -> the Tool its execution runs

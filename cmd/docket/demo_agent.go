@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -38,29 +39,22 @@ func (d *demo) runAgent(ctx context.Context) error {
 		}
 		return d.getenv(k)
 	}}
-	rt, err := f.open(ctx, renv)
-	if err != nil {
-		return openFailure(err)
-	}
-	defer rt.close()
-	d.stepf("the agent runtime: %s, over %s", rt.provider.Name(), f.URL)
-	if strings.HasPrefix(rt.provider.Name(), scripted.Banner) {
-		d.say("   (a scripted model replays examples/verified-calculation/script.json; it runs no inference)")
-	}
-	meter, err := agent.NewMeter(agent.Budget{MaxTurns: f.MaxTurns}, f.Model, rt.prices)
+	rt, err := runner.Open(ctx, f.config(renv))
 	if err != nil {
 		return err
 	}
-	l, err := agent.NewLoop(agent.LoopConfig{
-		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		HoldWait: f.HoldWait, Logger: rt.log, OnDelta: d.onDelta, OnTool: d.onTool,
-	})
+	defer rt.Close()
+	d.stepf("the agent runtime: %s, over %s", rt.Provider().Name(), f.URL)
+	if strings.HasPrefix(rt.Provider().Name(), scripted.Banner) {
+		d.say("   (a scripted model replays examples/verified-calculation/script.json; it runs no inference)")
+	}
+	l, err := rt.Loop(d.onTool, d.onDelta)
 	if err != nil {
 		return err
 	}
 	d.ctx, d.rt = ctx, rt
 	defer func() { d.ctx, d.rt = nil, nil }()
-	out, err := l.Send(ctx, newConversationID(), demoTask)
+	out, err := l.Send(ctx, runner.NewConversationID(), demoTask)
 	if d.said.Len() == 0 && out.Final != "" {
 		d.said.WriteString(out.Final)
 	}
@@ -69,7 +63,7 @@ func (d *demo) runAgent(ctx context.Context) error {
 		err = d.approveErr
 	}
 	if err != nil {
-		return rt.failure(err)
+		return rt.Failure(err)
 	}
 	return nil
 }
@@ -82,7 +76,7 @@ func (d *demo) onDelta(x agent.Delta) {
 
 func (d *demo) flushSaid() {
 	if s := strings.TrimSpace(d.said.String()); s != "" {
-		d.say("   model: %s", clip(s, 300))
+		d.say("   model: %s", runner.Clip(s, 300))
 	}
 	d.said.Reset()
 }
@@ -91,10 +85,10 @@ func (d *demo) flushSaid() {
 // answered.
 func (d *demo) onTool(c agent.ToolCall, r agent.ToolResult) {
 	d.flushSaid()
-	d.say("   -> %s %s", c.Name, clip(string(c.Arguments), 200))
+	d.say("   -> %s %s", c.Name, runner.Clip(string(c.Arguments), 200))
 	var tr contract.ToolResult
 	if err := json.Unmarshal([]byte(r.Content), &tr); err != nil {
-		d.say("      %s", clip(r.Content, 300))
+		d.say("      %s", runner.Clip(r.Content, 300))
 		return
 	}
 	for _, line := range describeResult(c.Name, tr, d.fresh) {
@@ -214,7 +208,7 @@ func (d *demo) decide(ctx context.Context, id contract.RequestID) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		slots, err := d.rt.gateway.Strip(ctx)
+		slots, err := d.rt.Gateway().Strip(ctx)
 		if err != nil {
 			return fmt.Errorf("ask the state of the approved call: %w", err)
 		}

@@ -3,9 +3,11 @@
 package datadir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Files of the data dir. The data dir and the directories in it are 0700 and every file
@@ -55,4 +57,23 @@ func WritePrivate(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// URLEnv names the running docket serve; without it the data dir's url file does.
+const URLEnv = "DOCKET_URL"
+
+// ServerURL returns $DOCKET_URL as getenv reads it, else the URL docket serve wrote into
+// the data dir dir.
+func ServerURL(getenv func(string) string, dir string) (string, error) {
+	if u := getenv(URLEnv); u != "" {
+		return strings.TrimRight(u, "/"), nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, URLFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", errors.New("no server: start docket serve or set DOCKET_URL")
+	}
+	if err != nil {
+		return "", fmt.Errorf("read server url: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
