@@ -172,7 +172,7 @@ func (d *demo) close(ok bool) error {
 
 // run takes the steps in order; each is a method that prints what it did.
 func (d *demo) run(ctx context.Context) error {
-	d.say("Docket demo: the verified calculation (DESIGN.md §9.4) through the real governed loop.")
+	d.say("Docket demo: the verified calculation through the real governed loop.")
 	where := "removed at the end; --keep DIR keeps it"
 	if !d.tmp {
 		where = "kept"
