@@ -3,34 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/agent"
-	"github.com/docketrun/docket/internal/agent/mcpclient"
-	"github.com/docketrun/docket/internal/agent/provider/anthropic"
-	"github.com/docketrun/docket/internal/agent/provider/emulated"
-	"github.com/docketrun/docket/internal/agent/provider/openai"
-	"github.com/docketrun/docket/internal/agent/provider/scripted"
-	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/agent/runner"
 )
 
-// runtimeFlags are the flags docket agent run, chat and serve share (DESIGN.md §9).
+// runtimeFlags are the flags docket agent run, chat and serve share.
 // Secrets come from files or the environment, never from flags.
 type runtimeFlags struct {
 	URL          string  `help:"The gateway's MCP endpoint (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
@@ -56,210 +39,37 @@ type runtimeFlags struct {
 	LogLevel    string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"warn"`
 }
 
-// agentRuntime is what a runtime command works with; close it when done.
-type agentRuntime struct {
-	flags    runtimeFlags
-	key      agent.Key
-	provider agent.Provider
-	gateway  *mcpclient.Client
-	store    agent.ConversationStore
-	prices   agent.Prices
-	log      *slog.Logger
-	e        *env
+// config maps the flags to the runtime's configuration, which reads its defaults and
+// the model key from the command's environment.
+func (f runtimeFlags) config(e *env) runner.Config {
+	return runner.Config{
+		URL: f.URL, TokenFile: f.TokenFile, Provider: f.Provider, ModelURL: f.ModelURL, Model: f.Model,
+		ModelKeyFile: f.ModelKeyFile, Script: f.Script, PriceFile: f.PriceFile,
+		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD,
+		ConversationMaxTurns: f.ConversationMaxTurns, ConversationMaxTokens: f.ConversationMaxTokens,
+		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
+		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
+		Getenv: e.Getenv, Stderr: e.Stderr,
+	}
 }
 
-// open builds the provider and connects to the gateway. Flags left empty are taken from
-// the environment the command was given.
-func (f runtimeFlags) open(ctx context.Context, e *env) (*agentRuntime, error) {
-	for _, d := range []struct {
-		flag *string
-		env  string
-	}{{&f.URL, "DOCKET_MCP_URL"}, {&f.ModelURL, "DOCKET_MODEL_URL"}, {&f.Model, "DOCKET_MODEL"}} {
-		if *d.flag == "" {
-			*d.flag = e.Getenv(d.env)
-		}
+// agentExit maps a runtime's failure to the process's exit: 2 for a configuration that
+// cannot work, 3 for a missing or rejected credential, 4 for a replaced connection, 1
+// otherwise.
+func agentExit(err error) error {
+	re, ok := errors.AsType[*runner.Error](err)
+	if !ok {
+		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
-		return nil, &usageError{err: err}
-	}
-	rt := &agentRuntime{flags: f, e: e, log: slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))}
-	dir, err := dataDir(e)
-	if err != nil {
-		return nil, err
-	}
-	rt.prices = agent.DefaultPrices()
-	if f.PriceFile != "" {
-		b, err := os.ReadFile(f.PriceFile)
-		if err != nil {
-			return nil, &contract.Error{Code: contract.CodeModelConfig, Teaching: fmt.Sprintf("the price file %s cannot be read; pass a readable file", f.PriceFile), Err: err}
-		}
-		over, err := agent.ParsePrices(b)
-		if err != nil {
-			return nil, err
-		}
-		rt.prices = rt.prices.With(over)
-	}
-	if err := (agent.Budget{MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD}).Validate(); err != nil {
-		return nil, err
-	}
-	if err := f.conversationBudget().Validate(); err != nil {
-		return nil, err
-	}
-	if rt.provider, err = rt.newProvider(); err != nil {
-		return nil, err
-	}
-	token, err := agentToken(e, f.TokenFile)
-	if err != nil {
-		return nil, err
-	}
-	url := f.URL
-	if url == "" {
-		base, err := serverURL(e, dir)
-		if err != nil {
-			return nil, err
-		}
-		url = base + "/mcp"
-	}
-	if f.ConversationDir != "" {
-		rt.store = agent.FileConversations{Dir: f.ConversationDir}
-	} else {
-		root, err := apiRoot(url)
-		if err != nil {
-			return nil, err
-		}
-		rt.store = &agent.AuthorityConversations{URL: root, Token: token, Key: rt.key}
-	}
-	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: url, Token: token, Logger: rt.log})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.Stderr, "docket agent: model %s; gateway %s\n", rt.provider.Name(), url)
-	return rt, nil
-}
-
-// conversationBudget is the budget of each conversation over all its runs.
-func (f runtimeFlags) conversationBudget() agent.Budget {
-	return agent.Budget{MaxTurns: f.ConversationMaxTurns, MaxTokens: f.ConversationMaxTokens, MaxUSD: f.ConversationMaxUSD}
-}
-
-// apiRoot is the authority's root for the gateway at mcpURL: docket serve mounts /mcp
-// beside /api/v1 (DESIGN.md §9.3: conversations are kept in the authority).
-func apiRoot(mcpURL string) (string, error) {
-	u, err := url.Parse(mcpURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", &usageError{err: fmt.Errorf("the gateway URL %q is not an absolute http(s) URL", mcpURL)}
-	}
-	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/mcp")
-	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
-	return strings.TrimRight(u.String(), "/"), nil
-}
-
-// hook is the --hook-cmd hook, nil without one.
-func (f runtimeFlags) hook() agent.Hook {
-	argv := strings.Fields(f.HookCmd)
-	if len(argv) == 0 {
-		return nil
-	}
-	return agent.CommandHook{Argv: argv, Timeout: f.HookTimeout}
-}
-
-func (rt *agentRuntime) newProvider() (agent.Provider, error) {
-	f := rt.flags
-	cfg, err := agent.ModelConfig{Provider: agent.ProviderKind(f.Provider), URL: f.ModelURL, Model: f.Model, KeyFile: f.ModelKeyFile, Script: f.Script}.Resolve()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Provider == agent.ProviderScripted {
-		s, err := scripted.Load(cfg.Script)
-		if err != nil {
-			return nil, err
-		}
-		return scripted.New(s, filepath.Base(cfg.Script))
-	}
-	if rt.key, err = agent.LoadKey(cfg.KeyFile, rt.e.Getenv); err != nil {
-		return nil, err
-	}
-	switch cfg.Provider {
-	case agent.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
-	case agent.ProviderEmulated:
-		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
-		if err != nil {
-			return nil, err
-		}
-		return emulated.New(emulated.Config{Inner: inner})
-	}
-	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
-}
-
-// agentToken reads the agent's bearer token from file, else DOCKET_AGENT_TOKEN.
-func agentToken(e *env, file string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(e.Getenv(mcpclient.TokenEnv)), nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", &exitError{code: exitCredential, err: fmt.Errorf("read the agent token file: %w", err)}
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// loop returns a governed loop with a fresh budget: budgets bound one run.
-func (rt *agentRuntime) loop(out io.Writer) (*agent.Loop, error) {
-	f := rt.flags
-	meter, err := agent.NewMeter(agent.Budget{MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD}, f.Model, rt.prices)
-	if err != nil {
-		return nil, err
-	}
-	return agent.NewLoop(agent.LoopConfig{
-		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		ConversationBudget: f.conversationBudget(), Hook: f.hook(),
-		HoldWait: f.HoldWait, Logger: rt.log,
-		OnTool: func(c agent.ToolCall, r agent.ToolResult) {
-			fmt.Fprintf(out, "  %s %s -> %s\n", c.Name, c.ID, clip(r.Content, 160))
-		},
-	})
-}
-
-func (rt *agentRuntime) close() { rt.gateway.Close() }
-
-// failure maps a runtime error to the process's exit (DESIGN.md §1): 3 for a missing or
-// rejected credential, 4 for a replaced connection, 1 otherwise. The model key is
-// scrubbed from whatever is printed.
-func (rt *agentRuntime) failure(err error) error {
-	if err == nil {
-		return nil
-	}
-	err = rt.key.ScrubError(err)
-	switch {
-	case errors.Is(err, mcpclient.ErrReplaced):
-		return &exitError{code: exitReplaced, err: err}
-	case errors.Is(err, mcpclient.ErrCredentialRejected), contract.CodeOf(err) == contract.CodeUnauthenticated:
-		return &exitError{code: exitCredential, err: err}
+	switch re.Kind {
+	case runner.KindUsage:
+		return &usageError{err: re.Err}
+	case runner.KindCredential:
+		return &exitError{code: exitCredential, err: re.Err}
+	case runner.KindReplaced:
+		return &exitError{code: exitReplaced, err: re.Err}
 	}
 	return err
-}
-
-// openFailure is failure for errors before a runtime exists.
-func openFailure(err error) error {
-	rt := &agentRuntime{}
-	return rt.failure(err)
-}
-
-// clip shortens s to n runes on one line, for progress output.
-func clip(s string, n int) string {
-	r := []rune(strings.Join(strings.Fields(s), " "))
-	if len(r) <= n {
-		return string(r)
-	}
-	return string(r[:n]) + "…"
-}
-
-func newConversationID() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "c-" + hex.EncodeToString(b)
 }
 
 // agentRunCmd runs one task to completion.
@@ -275,18 +85,18 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 		if strings.TrimSpace(c.Task) == "" {
 			return &usageError{err: errors.New("give a TASK, or --conversation ID to resume one")}
 		}
-		id = newConversationID()
+		id = runner.NewConversationID()
 	}
 	if err := agent.CheckConversationID(id); err != nil {
 		return &usageError{err: err}
 	}
-	rt, err := c.open(ctx, e)
+	rt, err := runner.Open(ctx, c.config(e))
 	if err != nil {
-		return openFailure(err)
+		return agentExit(err)
 	}
-	defer rt.close()
+	defer rt.Close()
 	fmt.Fprintf(e.Stderr, "docket agent: conversation %s (resume with --conversation %s)\n", id, id)
-	l, err := rt.loop(e.Stderr)
+	l, err := rt.Loop(runner.Progress(e.Stderr), nil)
 	if err != nil {
 		return err
 	}
@@ -294,7 +104,7 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	if out.Final != "" {
 		fmt.Fprintln(e.Stdout, out.Final)
 	}
-	return rt.failure(err)
+	return agentExit(rt.Failure(err))
 }
 
 // agentChatCmd talks with the model on stdin, one line a message.
@@ -306,16 +116,16 @@ type agentChatCmd struct {
 func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 	id := c.Conversation
 	if id == "" {
-		id = newConversationID()
+		id = runner.NewConversationID()
 	}
 	if err := agent.CheckConversationID(id); err != nil {
 		return &usageError{err: err}
 	}
-	rt, err := c.open(ctx, e)
+	rt, err := runner.Open(ctx, c.config(e))
 	if err != nil {
-		return openFailure(err)
+		return agentExit(err)
 	}
-	defer rt.close()
+	defer rt.Close()
 	fmt.Fprintf(e.Stderr, "docket agent: conversation %s; one line is one message; end with EOF\n", id)
 	sc := bufio.NewScanner(e.Stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -324,7 +134,7 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 		if line == "" {
 			continue
 		}
-		l, err := rt.loop(e.Stderr)
+		l, err := rt.Loop(runner.Progress(e.Stderr), nil)
 		if err != nil {
 			return err
 		}
@@ -333,7 +143,7 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 			fmt.Fprintln(e.Stdout, out.Final)
 		}
 		if err != nil {
-			return rt.failure(err)
+			return agentExit(rt.Failure(err))
 		}
 	}
 	fmt.Fprintln(e.Stderr)
@@ -346,146 +156,18 @@ type agentServeCmd struct {
 	Listen string `help:"Loopback address for the task endpoint." default:"127.0.0.1:0"`
 }
 
-// taskRequest is the body of POST /task.
-type taskRequest struct {
-	Text        string          `json:"text"`
-	CaseType    string          `json:"caseType,omitempty"`
-	BusinessKey json.RawMessage `json:"businessKey,omitempty"`
-	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation
-}
-
-// taskAnswer is the answer of POST /task.
-type taskAnswer struct {
-	SessionKey   string           `json:"sessionKey,omitempty"`
-	Conversation string           `json:"conversation"`
-	Final        string           `json:"final,omitempty"`
-	ErrorCode    contract.Code    `json:"errorCode,omitempty"`
-	Teaching     string           `json:"teaching,omitempty"`
-	Stop         agent.StopReason `json:"stop,omitempty"`
-}
-
-const maxTaskBody = 1 << 20
-
 func (c *agentServeCmd) Run(ctx context.Context, e *env) error {
-	host, _, err := net.SplitHostPort(c.Listen)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return &usageError{err: fmt.Errorf("--listen %q is not a loopback address; the task endpoint listens on loopback only", c.Listen)}
+	if err := runner.CheckTaskListen(c.Listen); err != nil {
+		return &usageError{err: err}
 	}
-	rt, err := c.open(ctx, e)
+	rt, err := runner.Open(ctx, c.config(e))
 	if err != nil {
-		return openFailure(err)
+		return agentExit(err)
 	}
-	defer rt.close()
+	defer rt.Close()
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("listen for tasks: %w", err)
 	}
-	key := make([]byte, 24)
-	rand.Read(key)
-	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1)}
-	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.Stdout, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-ts.fatal:
-	case runErr = <-served:
-	}
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil && runErr == nil {
-		runErr = fmt.Errorf("shut down the task endpoint: %w", err)
-	}
-	if errors.Is(runErr, http.ErrServerClosed) {
-		runErr = nil
-	}
-	return rt.failure(runErr)
-}
-
-// taskServer serves POST /task, one task at a time over the Agent's one connection.
-type taskServer struct {
-	rt   *agentRuntime
-	key  string
-	addr string
-	// fatal receives the error that ends the runtime (credential rejected, connection
-	// replaced); Run reads it once and shuts the server down.
-	fatal chan error
-	mu    sync.Mutex // one task at a time
-}
-
-func (s *taskServer) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /task", s.handleTask)
-	return mux
-}
-
-func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
-	if r.Host != s.addr {
-		writeTask(w, http.StatusForbidden, taskAnswer{ErrorCode: contract.CodeHostNotAllowed, Teaching: "the task endpoint answers only to " + s.addr})
-		return
-	}
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.key)) != 1 {
-		writeTask(w, http.StatusUnauthorized, taskAnswer{ErrorCode: contract.CodeUnauthenticated, Teaching: "send the per-run key docket agent serve printed as a bearer token"})
-		return
-	}
-	var req taskRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTaskBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || strings.TrimSpace(req.Text) == "" {
-		writeTask(w, http.StatusBadRequest, taskAnswer{SessionKey: req.SessionKey, ErrorCode: contract.CodeInvalidArgument,
-			Teaching: "send a JSON object {text, caseType?, businessKey?, sessionKey?} with a non-empty text and no other fields"})
-		return
-	}
-	id := newConversationID()
-	if req.SessionKey != "" {
-		sum := sha256.Sum256([]byte(req.SessionKey))
-		id = "s-" + hex.EncodeToString(sum[:12])
-	}
-	text := req.Text
-	if req.CaseType != "" {
-		text += "\n\nCase type: " + req.CaseType
-	}
-	if len(req.BusinessKey) > 0 {
-		text += "\nBusiness key: " + string(req.BusinessKey)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ans := taskAnswer{SessionKey: req.SessionKey, Conversation: id}
-	l, err := s.rt.loop(io.Discard)
-	var out agent.Outcome
-	if err == nil {
-		out, err = l.Send(r.Context(), id, text)
-	}
-	ans.Final, ans.Stop = out.Final, out.Stop
-	if err = s.rt.failure(err); err != nil {
-		if _, ok := errors.AsType[*exitError](err); ok {
-			select {
-			case s.fatal <- err:
-			default:
-			}
-		}
-		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
-		writeTask(w, http.StatusOK, ans)
-		return
-	}
-	writeTask(w, http.StatusOK, ans)
-}
-
-func codeOf(err error) contract.Code {
-	if be, ok := errors.AsType[*agent.BudgetError](err); ok {
-		return be.Code()
-	}
-	if code := contract.CodeOf(err); code != "" {
-		return code
-	}
-	return contract.CodeInternal
-}
-
-func writeTask(w http.ResponseWriter, status int, a taskAnswer) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(a)
+	return agentExit(rt.ServeTasks(ctx, ln, e.Stdout))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/agent/mcpclient/gatewaytest"
+	"github.com/docketrun/docket/internal/agent/runner"
 )
 
 // agentEnv is an env for the runtime commands against gw, with a scripted model.
@@ -161,7 +162,7 @@ func TestAgentServe_Task(t *testing.T) {
 	if m == nil {
 		t.Fatalf("banner %q names no endpoint and key", line)
 	}
-	post := func(key, body string) (int, taskAnswer) {
+	post := func(key, body string) (int, runner.TaskAnswer) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, m[1], strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -170,7 +171,7 @@ func TestAgentServe_Task(t *testing.T) {
 			t.Fatalf("POST /task: %v", err)
 		}
 		defer resp.Body.Close()
-		var a taskAnswer
+		var a runner.TaskAnswer
 		json.NewDecoder(resp.Body).Decode(&a)
 		return resp.StatusCode, a
 	}

@@ -1,41 +1,32 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/datadir"
 )
 
-// Files of the data dir (DESIGN.md §1): dirs 0700, files 0600.
+// Files of the data dir.
 const (
-	keyFile   = "key"       // the installation key
-	dbFile    = "docket.db" // the default SQLite store
-	tokenFile = "token"     // the CLI's member session token, written by docket init
-	urlFile   = "url"       // the URL of the running docket serve, written when it listens
+	keyFile   = datadir.KeyFile
+	dbFile    = datadir.DBFile
+	tokenFile = datadir.TokenFile
+	urlFile   = datadir.URLFile
 )
 
 // dataDir returns $DOCKET_HOME, or ~/.docket.
-func dataDir(e *env) (string, error) {
-	if d := e.Getenv("DOCKET_HOME"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the data dir: set DOCKET_HOME: %w", err)
-	}
-	return filepath.Join(home, ".docket"), nil
-}
+func dataDir(e *env) (string, error) { return datadir.Dir(e.Getenv) }
 
 // clientFlags are the flags every admin verb shares.
 type clientFlags struct {
@@ -45,12 +36,9 @@ type clientFlags struct {
 
 func (f clientFlags) json() bool { return f.Output == "json" }
 
-// client is a thin client of the authority's /api/v1, authenticated with a bearer token.
-type client struct {
-	base  string
-	token string
-	http  *http.Client
-}
+// client is the admin verbs' client of /api/v1: an [apiclient.Client] whose refusal of
+// the credential ends the process with exit 3.
+type client struct{ api *apiclient.Client }
 
 // newClient finds the server and token: DOCKET_URL and DOCKET_TOKEN, else the url and
 // token files of the data dir.
@@ -71,90 +59,35 @@ func newClient(e *env) (*client, error) {
 		}
 		tok = strings.TrimSpace(string(b))
 	}
-	return &client{base: base, token: tok, http: &http.Client{}}, nil
+	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: &http.Client{}}}, nil
 }
 
 // serverURL returns DOCKET_URL, else the URL docket serve wrote into the data dir.
-func serverURL(e *env, dir string) (string, error) {
-	if u := e.Getenv("DOCKET_URL"); u != "" {
-		return strings.TrimRight(u, "/"), nil
-	}
-	b, err := os.ReadFile(filepath.Join(dir, urlFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("no server: start docket serve or set DOCKET_URL")
-	}
-	if err != nil {
-		return "", fmt.Errorf("read server url: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
+func serverURL(e *env, dir string) (string, error) { return datadir.ServerURL(e.Getenv, dir) }
 
 // do sends a request and decodes a 2xx answer into out (when not nil). An error answer
-// becomes the *contract.Error the server sent; a rejected credential exits 3.
+// is the *contract.Error the server sent; a rejected credential exits 3.
 func (c *client) do(ctx context.Context, method, path string, in, out any) error {
-	resp, err := c.send(ctx, method, path, in, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+	return credential(c.api.Do(ctx, method, path, in, out))
 }
 
 // send sends a request and returns a 2xx response for the caller to read and close.
 func (c *client) send(ctx context.Context, method, path string, in any, header http.Header) (*http.Response, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: encode: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
+	resp, err := c.api.Send(ctx, method, path, in, header)
+	return resp, credential(err)
+}
+
+// credential makes the server's refusal of the credential exit 3.
+func credential(err error) error {
+	if re, ok := errors.AsType[*apiclient.ResponseError](err); ok && re.StatusCode == http.StatusUnauthorized && re.Err != nil {
+		return &exitError{code: exitCredential, err: re}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reach docket serve at %s: %w", c.base, err)
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	var ce contract.Error
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err := json.Unmarshal(b, &ce); err != nil || ce.Code == "" {
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		return nil, &exitError{code: exitCredential, err: &ce}
-	}
-	return nil, &ce
+	return err
 }
 
 // projectPath returns /api/v1/projects/<project>/<rest…>, escaping each part.
 func projectPath(project string, rest ...string) string {
-	p := "/api/v1/projects/" + url.PathEscape(project)
-	for _, r := range rest {
-		p += "/" + url.PathEscape(r)
-	}
-	return p
+	return apiclient.ProjectPath(project, rest...)
 }
 
 // printJSON writes v as indented JSON.
@@ -164,32 +97,11 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writePrivate writes b to path with mode 0600, atomically, so that a reader never sees
-// half a file.
-func writePrivate(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+// writePrivate writes b to path with mode 0600, atomically.
+func writePrivate(path string, b []byte) error { return datadir.WritePrivate(path, b) }
 
 // readSecret reads a secret from the file named by flag, else from the environment
-// variable, else from the first line of stdin; secrets never come from flags (DESIGN.md §1).
+// variable, else from the first line of stdin; secrets never come from flags, which any process can read.
 func readSecret(e *env, file, envVar, what string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -233,23 +145,5 @@ func readLine(r io.Reader) (string, error) {
 // waitHealthy polls the server's health until it answers or ctx ends; docket serve may
 // still be starting when a script's next command runs.
 func waitHealthy(ctx context.Context, e *env, dir string, within time.Duration) (contract.Health, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		base, err := serverURL(e, dir)
-		if err == nil {
-			c := &client{base: base, http: &http.Client{Timeout: 2 * time.Second}}
-			var h contract.Health
-			if err = c.do(ctx, http.MethodGet, "/api/v1/health", nil, &h); err == nil {
-				return h, base, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return contract.Health{}, "", fmt.Errorf("wait for docket serve: %w", err)
-		case <-tick.C:
-		}
-	}
+	return apiclient.WaitHealthy(ctx, within, func() (string, error) { return serverURL(e, dir) })
 }

@@ -4,14 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"io/fs"
-	"log"
-	"maps"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,16 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
-	"testing/fstest"
-	"time"
 
-	verifiedcalculation "github.com/docketrun/docket/examples/verified-calculation"
-	"github.com/docketrun/docket/internal/capability"
-	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/supervisor"
+	"github.com/docketrun/docket/internal/workbench"
 )
 
 // fakeModel plays the verified calculation the way a model would: it reads the
@@ -263,185 +252,6 @@ func TestDemo_AnthropicModel(t *testing.T) {
 	model.check(t)
 }
 
-func TestWriteNeedsPerson(t *testing.T) {
-	toml, err := fs.ReadFile(verifiedcalculation.Files, "capability/capability.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := writeNeedsPerson(toml)
-	if err != nil {
-		t.Fatalf("writeNeedsPerson(the example) = %v", err)
-	}
-	rules, err := fs.ReadFile(verifiedcalculation.Files, "capability/calculation.dl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := capability.LoadFS(fstest.MapFS{"capability.toml": {Data: got}, "calculation.dl": {Data: rules}})
-	if err != nil {
-		t.Fatalf("the raised capability does not load: %v", err)
-	}
-	approvals := map[string]string{}
-	for _, a := range pkg.Declarations.Actions {
-		approvals[a.Name] = a.Approval
-	}
-	wantApprovals := map[string]string{"load_input": "none", "write_result": "person", "verify_result": "none"}
-	if !maps.Equal(approvals, wantApprovals) {
-		t.Errorf("approvals = %v, want %v", approvals, wantApprovals)
-	}
-
-	tests := []struct {
-		name, toml string
-	}{
-		{"no write_result", "[[action]]\nname          = \"other\"\napproval      = \"none\"\n"},
-		{"approval already person", "[[action]]\nname          = \"write_result\"\napproval      = \"person\"\n"},
-		{"approval only in a later action", "[[action]]\nname          = \"write_result\"\n[[action]]\nname = \"x\"\napproval      = \"none\"\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if out, err := writeNeedsPerson([]byte(tt.toml)); err == nil {
-				t.Errorf("writeNeedsPerson(%q) = %q, want an error", tt.toml, out)
-			}
-		})
-	}
-}
-
-func TestExpandVault(t *testing.T) {
-	tests := []struct {
-		name, tmpl, ws, want, wantErr string
-	}{
-		{"workspace", `{"root": "$WORKSPACE"}`, "/tmp/w", `{"root": "/tmp/w"}`, ""},
-		{"quoted path", `{"root": "${WORKSPACE}"}`, `/tmp/a "b"\c`, `{"root": "/tmp/a \"b\"\\c"}`, ""},
-		{"another variable", `{"root": "$HOME"}`, "/tmp/w", "", "$HOME"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := expandVault([]byte(tt.tmpl), tt.ws)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("expandVault(%q) = %q, %v; want an error naming %s", tt.tmpl, got, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || string(got) != tt.want {
-				t.Errorf("expandVault(%q, %q) = %q, %v; want %q", tt.tmpl, tt.ws, got, err, tt.want)
-			}
-		})
-	}
-	// The example's template, expanded, is a vault the worker reads.
-	tmpl, err := fs.ReadFile(verifiedcalculation.Files, "vault.template.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := expandVault(tmpl, "/srv/ws")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Sources map[string]struct {
-			Type string `json:"type"`
-			Root string `json:"root"`
-		} `json:"sources"`
-	}
-	if err := json.Unmarshal(got, &v); err != nil || v.Sources[demoSource].Root != "/srv/ws" || v.Sources[demoSource].Type != "file" {
-		t.Errorf("the example vault expands to %s (%v), want source %s of type file at /srv/ws", got, err, demoSource)
-	}
-}
-
-// TestDemo_WorkerKilledMidWrite kills the worker after it ran the write and before its
-// report reached the authority. The supervisor restarts it; the new instance's lease
-// supersedes the old one, and the write's Operation needs a person: it is never run
-// again, and the Case does not complete.
-func TestDemo_WorkerKilledMidWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and docket worker as child processes")
-	}
-	e, out := testEnv(nil)
-	d, err := newDemo(&demoCmd{Keep: filepath.Join(t.TempDir(), "demo"), Timeout: 2 * time.Minute}, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The worker reaches serve through this proxy, which kills it when the write's report
-	// (the second report: the first is load_input's) is on its way.
-	var (
-		target    atomic.Pointer[url.URL]
-		mu        sync.Mutex // guards the fields below
-		reports   int
-		killed    bool
-		afterKill []string // the claims and reports sent once the first worker was killed
-	)
-	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target.Load()) },
-		ErrorLog: log.New(io.Discard, "", 0)} // the killed worker's long poll ends mid-flight
-
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var wb struct {
-			Operation struct {
-				Kind string `json:"kind"`
-			} `json:"operation"`
-		}
-		json.Unmarshal(body, &wb)
-		kind := wb.Operation.Kind
-		mu.Lock()
-		if killed && (kind == contract.WorkClaim || kind == contract.WorkReport) {
-			afterKill = append(afterKill, kind)
-		}
-		if kind == contract.WorkReport {
-			reports++
-		}
-		kill := kind == contract.WorkReport && reports == 2 && !killed
-		killed = killed || kill
-		mu.Unlock()
-		if kill {
-			if err := syscall.Kill(d.sup.Pid("worker"), syscall.SIGKILL); err != nil {
-				t.Errorf("kill the worker: %v", err)
-			}
-			http.Error(w, "the worker was killed", http.StatusBadGateway)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	d.workerURL = func(base string) string {
-		u, err := url.Parse(base)
-		if err != nil {
-			t.Errorf("serve's URL %q: %v", base, err)
-		}
-		target.Store(u)
-		return proxy.URL
-	}
-	d.serveFlags = []string{"--lease-ttl", "2s", "--hold", "5s"}
-	d.restartWorker = true
-
-	err = d.run(t.Context())
-	if cerr := d.close(err == nil); cerr != nil {
-		t.Errorf("close: %v", cerr)
-	}
-	if err == nil || !strings.Contains(err.Error(), "want closed completed") {
-		t.Fatalf("demo = %v, want it to stop short of a completed Case\n%s", err, out)
-	}
-	text := out.String()
-	if !strings.Contains(text, "operation ApplyAction write_result: needs_person") {
-		t.Errorf("the write did not end needs_person:\n%s", text)
-	}
-	if strings.Contains(text, "write_result ran on the worker") {
-		t.Errorf("the demo reported the write as run:\n%s", text)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !killed {
-		t.Fatalf("the worker was never killed; the proxy saw %d reports", reports)
-	}
-	if len(afterKill) != 0 {
-		t.Errorf("after the kill the worker sent %v; nothing may be claimed or reported again", afterKill)
-	}
-	wlog, err := os.ReadFile(d.sup.LogPath("worker"))
-	if err != nil || !strings.Contains(string(wlog), "start 2 of worker") {
-		t.Errorf("the worker was not restarted (%v):\n%s", err, wlog)
-	}
-	t.Logf("demo output:\n%s", text)
-}
-
 // TestDemo_Interrupt interrupts a demo while the model is thinking, as Ctrl-C does: the
 // demo stops its children cleanly (serve removes its url file on a clean exit) and
 // exits with a failure, leaving no process behind.
@@ -469,7 +279,7 @@ func TestDemo_Interrupt(t *testing.T) {
 	defer close(release)
 	dir := filepath.Join(t.TempDir(), "demo")
 	cmd := exec.Command(bin, "demo", "--keep", dir, "--model-url", model.URL, "--model", "slow")
-	cmd.Env = childEnviron(nil)
+	cmd.Env = workbench.ChildEnviron()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// eventsCmd reads and verifies a project's hash-chained event log (DESIGN.md §10).
+// eventsCmd reads and verifies a project's hash-chained event log.
 type eventsCmd struct {
 	Tail   eventsTailCmd   `cmd:"" help:"Print the project's events; --follow keeps streaming new ones."`
 	Verify eventsVerifyCmd `cmd:"" help:"Recompute the hash chain; exit 1 and name the first broken link."`
@@ -32,57 +28,11 @@ func (c *eventsTailCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	show := func(ev contract.Event) error { return c.print(e, ev) }
 	if c.Follow {
-		return c.follow(ctx, e, cl)
+		return credential(cl.api.FollowEvents(ctx, c.Project, c.After, show))
 	}
-	after := c.After
-	for {
-		var page contract.Page[contract.Event]
-		path := projectPath(c.Project, "events") + "?after=" + strconv.FormatInt(after, 10)
-		if err := cl.do(ctx, http.MethodGet, path, nil, &page); err != nil {
-			return err
-		}
-		for _, ev := range page.Items {
-			if err := c.print(e, ev); err != nil {
-				return err
-			}
-			after = ev.Seq
-		}
-		if page.Next == "" || len(page.Items) == 0 {
-			return nil
-		}
-	}
-}
-
-// follow streams events over SSE until ctx ends, resuming after the last one printed.
-func (c *eventsTailCmd) follow(ctx context.Context, e *env, cl *client) error {
-	path := "/api/v1/events?project=" + url.QueryEscape(c.Project) + "&after=" + strconv.FormatInt(c.After, 10)
-	resp, err := cl.send(ctx, http.MethodGet, path, nil, http.Header{"Accept": {"text/event-stream"}})
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil // interrupted: a normal end of --follow
-			}
-			return fmt.Errorf("read event stream: %w", err)
-		}
-		data, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "data: ")
-		if !ok {
-			continue
-		}
-		var ev contract.Event
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return fmt.Errorf("decode event: %w", err)
-		}
-		if err := c.print(e, ev); err != nil {
-			return err
-		}
-	}
+	return credential(cl.api.Events(ctx, c.Project, c.After, show))
 }
 
 func (c *eventsTailCmd) print(e *env, ev contract.Event) error {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -37,7 +38,7 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 	}
 	// No bearer token: a login is how one gets a credential, and a stale DOCKET_TOKEN
 	// must not make the server refuse it.
-	cl := &client{base: base, http: &http.Client{}}
+	cl := &client{api: &apiclient.Client{URL: base, HTTP: &http.Client{}}}
 	var s contract.SessionCreated
 	if err := cl.do(ctx, http.MethodPost, "/api/v1/sessions", contract.LoginRequest{Name: c.Member, Passphrase: pass}, &s); err != nil {
 		return err

@@ -12,7 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/supervisor"
+	"github.com/docketrun/docket/internal/workbench"
 )
 
 // TestReadme_PostgreSQL runs the README's "Run on PostgreSQL" commands against a fresh
@@ -39,13 +41,13 @@ func TestReadme_PostgreSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup := supervisor.New(supervisor.Config{LogDir: filepath.Join(home, logsDir)})
+	sup := supervisor.New(supervisor.Config{LogDir: filepath.Join(home, datadir.LogsDir)})
 	t.Cleanup(func() {
 		if err := sup.Close(context.Background()); err != nil {
 			t.Errorf("stop serve: %v", err)
 		}
 	})
-	c := serveChild(exe, childEnviron([]string{"DOCKET_HOME=" + home}), false, "127.0.0.1:0")
+	c := workbench.ServeChild(exe, workbench.ChildEnviron("DOCKET_HOME="+home), false, "127.0.0.1:0")
 	c.Args = append(c.Args, "--db", dsn)
 	if err := sup.Start(c); err != nil {
 		t.Fatal(err)

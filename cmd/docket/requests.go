@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
-	"github.com/gowebpki/jcs"
+	"github.com/docketrun/docket/internal/apiclient"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -41,7 +40,7 @@ func (c *requestsCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	for _, r := range rs {
-		canon, err := canonical(r.Vector)
+		canon, err := apiclient.CanonicalVector(r.Vector)
 		if err != nil {
 			return err
 		}
@@ -51,17 +50,4 @@ func (c *requestsCmd) Run(ctx context.Context, e *env) error {
 		}
 	}
 	return nil
-}
-
-// canonical returns the JCS form of v: the bytes the request digest covers.
-func canonical(v contract.RequestVector) (string, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("encode request vector: %w", err)
-	}
-	canon, err := jcs.Transform(raw)
-	if err != nil {
-		return "", fmt.Errorf("canonicalize request vector: %w", err)
-	}
-	return string(canon), nil
 }

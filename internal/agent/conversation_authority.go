@@ -4,18 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // AuthorityConversations is a [ConversationStore] backed by the authority's event log
-// over /api/v1 (DESIGN.md §9.3): each Save sends only the messages that changed since the
+// over /api/v1, so that a conversation outlives the machine that ran it: each Save sends only the messages that changed since the
 // last one, with the resume state, as a conversation.saved event of the Agent whose token
 // it holds; Load reads the conversation back, so a restarted runtime on any machine
 // resumes it. Every save is scrubbed of Key. It is safe for concurrent use.
@@ -23,10 +23,8 @@ import (
 // Saves of one conversation are chained: a Save after another runtime of the same Agent
 // saved the conversation is refused with [contract.CodeConversationConflict].
 type AuthorityConversations struct {
-	URL    string       // the authority's root, e.g. http://127.0.0.1:7777; required
-	Token  string       // the Agent's token; required
-	Key    Key          // the model key, scrubbed from every save
-	Client *http.Client // nil: http.DefaultClient
+	API API // the authority's /api/v1, called with the Agent's token; required
+	Key Key // the model key, scrubbed from every save
 
 	// mu guards known.
 	mu sync.Mutex
@@ -39,6 +37,14 @@ var (
 	_ ConversationStore = (*AuthorityConversations)(nil)
 	_ BudgetRecorder    = (*AuthorityConversations)(nil)
 )
+
+// API is the part of an /api/v1 client the conversation store needs: one call that sends
+// in as JSON and decodes a 2xx answer into out (when not nil), returning the authority's
+// refusal as an error that holds its *contract.Error. A call that got no answer returns
+// an error that holds a [net.Error].
+type API interface {
+	Do(ctx context.Context, method, path string, in, out any) error
+}
 
 type savedConversation struct {
 	seq      int64
@@ -151,51 +157,12 @@ func (s *AuthorityConversations) RecordBudget(ctx context.Context, id string, e 
 	return nil
 }
 
-// maxAnswer bounds what the authority's answer may hold: a conversation's messages are
-// bounded per save, not in all, so this is generous.
-const maxAnswer = 256 << 20
-
-// do sends one API call and decodes its answer into out (when not nil). A refusal comes
-// back as the authority's *contract.Error.
+// do sends one API call through s.API. A call that got no answer becomes a refusal that
+// names the fix; the authority's own refusals come back as they are.
 func (s *AuthorityConversations) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
+	err := s.API.Do(ctx, method, path, in, out)
+	if ne, ok := errors.AsType[net.Error](err); ok && contract.CodeOf(err) == "" {
+		return &contract.Error{Code: contract.CodeUnavailable, Teaching: "the authority cannot be reached to keep the conversation; check that docket serve runs", Err: ne}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(s.URL, "/")+path, body)
-	if err != nil {
-		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+s.Token)
-	cl := s.Client
-	if cl == nil {
-		cl = http.DefaultClient
-	}
-	resp, err := cl.Do(req)
-	if err != nil {
-		return &contract.Error{Code: contract.CodeUnavailable, Teaching: "the authority cannot be reached to keep the conversation; check that docket serve runs", Err: err}
-	}
-	defer resp.Body.Close()
-	r := io.LimitReader(resp.Body, maxAnswer)
-	if resp.StatusCode >= 300 {
-		var ce contract.Error
-		if err := json.NewDecoder(r).Decode(&ce); err != nil || ce.Code == "" {
-			return fmt.Errorf("%s %s: status %s", method, path, resp.Status)
-		}
-		return &ce
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.NewDecoder(r).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
-	}
-	return nil
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -17,7 +18,7 @@ func TestAuthorityConversations(t *testing.T) {
 	r := newAuthorityRig(t, time.Second)
 	ctx := t.Context()
 	const sentinel = "sk-SENTINEL-conv-1"
-	store := &agent.AuthorityConversations{URL: r.api, Token: r.token, Key: agent.NewKey(sentinel)}
+	store := &agent.AuthorityConversations{API: &apiclient.Client{URL: r.api, Token: r.token}, Key: agent.NewKey(sentinel)}
 	if _, err := store.Load(ctx, "c1"); !errors.Is(err, agent.ErrNoConversation) {
 		t.Fatalf("Load of a missing conversation = %v, want ErrNoConversation", err)
 	}
@@ -45,7 +46,7 @@ func TestAuthorityConversations(t *testing.T) {
 		}
 	}
 	// A restarted runtime's store knows only what the authority kept.
-	got, err := (&agent.AuthorityConversations{URL: r.api, Token: r.token}).Load(ctx, "c1")
+	got, err := (&agent.AuthorityConversations{API: &apiclient.Client{URL: r.api, Token: r.token}}).Load(ctx, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestAuthorityConversations(t *testing.T) {
 	}
 
 	// A second runtime that saves after the first did is refused: saves never interleave.
-	other := &agent.AuthorityConversations{URL: r.api, Token: r.token}
+	other := &agent.AuthorityConversations{API: &apiclient.Client{URL: r.api, Token: r.token}}
 	stale, err := other.Load(ctx, "c1")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestAuthorityConversations(t *testing.T) {
 	}
 
 	// A bad token is the authority's refusal, with its code.
-	bad := &agent.AuthorityConversations{URL: r.api, Token: "dkt_agt_nope"}
+	bad := &agent.AuthorityConversations{API: &apiclient.Client{URL: r.api, Token: "dkt_agt_nope"}}
 	if _, err := bad.Load(ctx, "c1"); contract.CodeOf(err) != contract.CodeUnauthenticated {
 		t.Errorf("Load with a bad token = %v, want %s", err, contract.CodeUnauthenticated)
 	}

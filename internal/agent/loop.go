@@ -150,7 +150,7 @@ func (l *Loop) recordBudget(ctx context.Context, id string, be *BudgetError) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := r.RecordBudget(ctx, id, be); err != nil {
-		l.log.Warn("budget not recorded", "conversation", id, "err", err)
+		l.log.Warn("budget not recorded", logConversation, id, logErr, err)
 	}
 }
 
@@ -293,7 +293,7 @@ func (l *Loop) before(ctx context.Context, id string, call ToolCall) string {
 	}
 	refusal, err := l.cfg.Hook.BeforeTool(ctx, id, call)
 	if err != nil {
-		l.log.Warn("pre-tool hook failed", "conversation", id, "call", call.ID, "tool", call.Name, "err", err)
+		l.log.Warn("pre-tool hook failed", logConversation, id, logCall, call.ID, logTool, call.Name, logErr, err)
 		return "the hook failed, so the call was not judged"
 	}
 	return refusal
@@ -305,7 +305,7 @@ func (l *Loop) after(ctx context.Context, id string, call ToolCall, res ToolResu
 		return
 	}
 	if err := l.cfg.Hook.AfterTool(ctx, id, call, res); err != nil {
-		l.log.Warn("post-tool hook failed", "conversation", id, "call", call.ID, "tool", call.Name, "err", err)
+		l.log.Warn("post-tool hook failed", logConversation, id, logCall, call.ID, logTool, call.Name, logErr, err)
 	}
 }
 
@@ -321,7 +321,7 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	if call.Name == "ReadArtifact" && l.local != nil {
 		if text, ok, err := l.local.read(call.Arguments); ok {
 			if err != nil {
-				return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "", nil
+				return ToolResult{CallID: call.ID, IsError: true, Content: l.errorNotice(c.ID, call, err)}, "", nil
 			}
 			res, err := l.bound(ctx, call, text, false)
 			return res, "", err
@@ -336,13 +336,13 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	}
 	r, err := l.cfg.Gateway.Call(ctx, call.Name, call.Arguments)
 	if errors.Is(err, ErrOutcomeUnknown) {
-		l.log.Warn("call answer lost", "conversation", c.ID, "call", call.ID, "tool", call.Name)
+		l.log.Warn("call answer lost", logConversation, c.ID, logCall, call.ID, logTool, call.Name)
 		if !isWrite(call.Name) {
 			// A read changes nothing: there is no outcome to learn and no reason to stop.
-			return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "", nil
+			return ToolResult{CallID: call.ID, IsError: true, Content: l.errorNotice(c.ID, call, err)}, "", nil
 		}
 		c.Watching = append(c.Watching, *c.InFlight)
-		return ToolResult{CallID: call.ID, IsError: true, Content: errorNotice(err)}, "the answer to an earlier call of this turn was lost", nil
+		return ToolResult{CallID: call.ID, IsError: true, Content: l.errorNotice(c.ID, call, err)}, "the answer to an earlier call of this turn was lost", nil
 	}
 	if err != nil {
 		// The session ended (credential, replacement) or ctx did: InFlight stays saved,
@@ -426,24 +426,37 @@ func (l *Loop) save(ctx context.Context, c *Conversation) error {
 	return nil
 }
 
-// notice is a runtime-made tool result in the gateway's answer shape.
+// notice is a runtime-made tool result in the gateway's answer shape: a refusal of a
+// call that was never sent, so nothing ran.
 func notice(code contract.Code, teaching string) string {
-	b, _ := json.Marshal(map[string]any{"accepted": false, "errorCode": code, "teaching": teaching, "requestExecuted": false})
-	return string(b)
+	notRun := false
+	return toolResultText(contract.ToolResult{ErrorCode: code, Teaching: teaching, RequestExecuted: &notRun})
 }
 
-// errorNotice is notice for err, which carries its code when it is a *contract.Error.
-// The requestExecuted field is left out when the error does not say.
-func errorNotice(err error) string {
+// errorNotice is notice for err, which carries its code and teaching when it is a
+// *contract.Error. Any other error is not the model's to read: it is logged, and the model
+// is told what it can do. RequestExecuted is left out when the outcome is unknown.
+func (l *Loop) errorNotice(conversation string, call ToolCall, err error) string {
 	ce, ok := errors.AsType[*contract.Error](err)
 	if !ok {
-		ce = &contract.Error{Code: contract.CodeInternal, Teaching: err.Error()}
+		l.log.Warn("call failed in the runtime", logConversation, conversation, logCall, call.ID, logTool, call.Name, logErr, err)
+		ce = &contract.Error{Code: contract.CodeInternal, Teaching: "the runtime could not complete this call, and its log holds the cause; do not assume it ran, and ask the person running the agent before you retry it"}
 	}
-	m := map[string]any{"accepted": false, "errorCode": ce.Code, "teaching": ce.Teaching}
+	tr := contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}
 	if ce.Code != contract.CodeOutcomeUnknown {
-		m["requestExecuted"] = false
+		notRun := false
+		tr.RequestExecuted = &notRun
 	}
-	b, _ := json.Marshal(m)
+	return toolResultText(tr)
+}
+
+// toolResultText is tr as the one text block of a tool result.
+func toolResultText(tr contract.ToolResult) string {
+	b, err := json.Marshal(tr)
+	if err != nil {
+		// A ToolResult holds only strings, bools and raw JSON the runtime made itself.
+		panic(fmt.Sprintf("agent: encode a tool result: %v", err))
+	}
 	return string(b)
 }
 

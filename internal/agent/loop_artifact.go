@@ -37,6 +37,15 @@ type readArtifactArgs struct {
 	Offset int    `json:"offset"`
 }
 
+// localFragment is the result of ReadArtifact for a local ref: the artifact's bytes from
+// Offset, and its whole length. Its fields are in the order the model has always read them.
+type localFragment struct {
+	Content string `json:"content"`
+	Offset  int    `json:"offset"`
+	Ref     string `json:"ref"`
+	Total   int    `json:"total"`
+}
+
 // read answers a ReadArtifact call for a local ref: the artifact from offset, as a JSON
 // object like the gateway's answers. ok is false when args do not name a local ref.
 func (m *MemoryArtifacts) read(args json.RawMessage) (text string, ok bool, err error) {
@@ -57,8 +66,9 @@ func (m *MemoryArtifacts) read(args json.RawMessage) (text string, ok bool, err 
 	if a.Offset < 0 || a.Offset > len(content) {
 		return "", true, contract.Errorf(contract.CodeInvalidArgument, "offset %d is outside artifact %s of %d bytes; pass 0 to %d", a.Offset, a.Ref, len(content), len(content))
 	}
-	b, err := json.Marshal(map[string]any{"accepted": true, "result": map[string]any{
-		"ref": a.Ref, "offset": a.Offset, "total": len(content), "content": string(content[a.Offset:]),
-	}})
-	return string(b), true, err
+	b, err := json.Marshal(localFragment{Content: string(content[a.Offset:]), Offset: a.Offset, Ref: a.Ref, Total: len(content)})
+	if err != nil {
+		return "", true, fmt.Errorf("encode artifact %s: %w", a.Ref, err)
+	}
+	return toolResultText(contract.ToolResult{Accepted: true, Result: b}), true, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/console"
@@ -86,7 +87,7 @@ type authorityRig struct {
 
 // newStore is a fresh authority-backed conversation store, as a restarted runtime has.
 func (r *authorityRig) newStore() *agent.AuthorityConversations {
-	return &agent.AuthorityConversations{URL: r.api, Token: r.token}
+	return &agent.AuthorityConversations{API: &apiclient.Client{URL: r.api, Token: r.token}}
 }
 
 func newAuthorityRig(t *testing.T, hold time.Duration) *authorityRig {

@@ -28,7 +28,7 @@ func (l *Loop) hold(ctx context.Context, c *Conversation, p Pending) (contract.O
 		case <-ctx.Done():
 			return last, fmt.Errorf("hold %s call %s: %w", p.Tool, p.CallID, ctx.Err())
 		case <-deadline.C:
-			l.log.Info("call still running at the hold bound", "conversation", c.ID, "call", p.CallID, "ordinal", p.Ordinal)
+			l.log.Info("call still running at the hold bound", logConversation, c.ID, logCall, p.CallID, logOrdinal, p.Ordinal)
 			return last, nil
 		case <-tick.C:
 		}

@@ -33,8 +33,8 @@ type ToolResult struct {
 	ErrorCode       Code             `json:"errorCode,omitempty"`
 	Teaching        string           `json:"teaching,omitempty"`
 	RequestExecuted *bool            `json:"requestExecuted,omitempty"`
-	View            View             `json:"view"`
-	Operations      []OperationEntry `json:"operations"`
+	View            View             `json:"view,omitzero"`       // zero only in a runtime's own notices
+	Operations      []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
 }
 
 // HostMeta is _meta["docket/v1"] of a tool result, and of initialize and ping results,

@@ -271,7 +271,7 @@ func (c *child) spawn() (*exec.Cmd, error) {
 		return nil, fmt.Errorf("start child %s: %w", c.spec.Name, err)
 	}
 	c.cmd = cmd
-	c.sup.log.Info("child started", "child", c.spec.Name, "pid", cmd.Process.Pid, "run", c.runs)
+	c.sup.log.Info("child started", logChild, c.spec.Name, logPid, cmd.Process.Pid, logRun, c.runs)
 	return cmd, nil
 }
 
@@ -294,7 +294,7 @@ func (c *child) watch(cmd *exec.Cmd) {
 			return
 		default:
 		}
-		c.sup.log.Warn("child exited", "child", c.spec.Name, "err", err)
+		c.sup.log.Warn("child exited", logChild, c.spec.Name, logErr, err)
 		if c.logf != nil {
 			fmt.Fprintf(c.logf, "--- supervisor: %s exited: %v\n", c.spec.Name, exitText(err))
 		}
@@ -321,7 +321,7 @@ func (c *child) watch(cmd *exec.Cmd) {
 			if errors.Is(serr, errStopped) {
 				return
 			}
-			c.sup.log.Warn("child restart failed", "child", c.spec.Name, "err", serr)
+			c.sup.log.Warn("child restart failed", logChild, c.spec.Name, logErr, serr)
 			t := time.NewTimer(backoff)
 			select {
 			case <-c.stop:
@@ -352,7 +352,7 @@ func (c *child) halt(ctx context.Context) error {
 	c.mu.Unlock()
 	if cmd != nil {
 		if err := interrupt(cmd); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			c.sup.log.Warn("interrupt child", "child", c.spec.Name, "err", err)
+			c.sup.log.Warn("interrupt child", logChild, c.spec.Name, logErr, err)
 		}
 	}
 	grace := time.NewTimer(c.sup.cfg.StopGrace)
@@ -363,7 +363,7 @@ func (c *child) halt(ctx context.Context) error {
 	case <-grace.C:
 	case <-ctx.Done():
 	}
-	c.sup.log.Warn("child did not stop in time; killing it", "child", c.spec.Name)
+	c.sup.log.Warn("child did not stop in time; killing it", logChild, c.spec.Name)
 	c.mu.Lock()
 	cmd = c.cmd
 	c.mu.Unlock()

@@ -1,4 +1,4 @@
-package main
+package workbench
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 // TestRunGate_ServeHTTP: every route behind docket start's URL needs the per-run key,
 // from the printed URL (traded for a cookie), the cookie or the header, and only the
-// loopback names of the gate's own port reach it (DESIGN.md §11).
+// loopback names of the gate's own port reach it.
 func TestRunGate_ServeHTTP(t *testing.T) {
 	serve := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(runKeyHeader) != "" {

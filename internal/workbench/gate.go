@@ -1,4 +1,4 @@
-package main
+package workbench
 
 import (
 	"context"
@@ -25,9 +25,9 @@ const runKeyCookie = "docket_run_key"
 // runKeyHeader carries the per-run key for clients that are not browsers.
 const runKeyHeader = "X-Docket-Run-Key"
 
-// runGate is docket start's front door (DESIGN.md §11): every route, the page itself
-// included, needs this run's key, and only the loopback names of its own port may be
-// used to reach it. Past the gate, requests go to the supervised docket serve unchanged.
+// runGate is docket start's front door: every route, the page itself included, needs
+// this run's key, and only the loopback names of its own port may be used to reach it,
+// because any web page the person visits can send requests to a loopback port. Past the gate, requests go to the supervised docket serve unchanged.
 // It is safe for concurrent use.
 type runGate struct {
 	key   string
@@ -104,7 +104,8 @@ func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(err)
+	// The status is sent; a client that hangs up before the body has nothing to learn.
+	_ = json.NewEncoder(w).Encode(err)
 }
 
 // serveGate runs g on ln until ctx ends, then shuts it down within a bound.

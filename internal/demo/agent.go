@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/agent/runner"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -20,47 +22,39 @@ import (
 // runAgent runs the agent runtime in this process over the gateway, printing each tool
 // call as it is answered; under --approve the member decides the write between turns.
 func (d *demo) runAgent(ctx context.Context) error {
-	f := runtimeFlags{
+	f := runner.Config{
 		URL: d.base + "/mcp", TokenFile: filepath.Join(d.dir, "agent-token"),
-		Provider: d.cmd.Provider, ModelURL: d.cmd.ModelURL, Model: d.cmd.Model, ModelKeyFile: d.cmd.ModelKeyFile,
-		HoldWait: 2 * time.Minute, LogLevel: "warn",
+		Provider: d.cfg.Provider, ModelURL: d.cfg.ModelURL, Model: d.cfg.Model, ModelKeyFile: d.cfg.ModelKeyFile,
+		HoldWait: 2 * time.Minute, LogLevel: "warn", Stderr: d.cfg.Stderr,
+		// The runtime reads the model key the way docket agent run does, from the
+		// caller's environment; everything else it needs is the demo's.
+		Getenv: func(k string) string {
+			if k == agent.KeyEnv {
+				return d.cfg.Getenv(k)
+			}
+			return d.getenv(k)
+		},
 	}
 	if f.ModelURL == "" && f.Provider == "" {
 		f.Script = filepath.Join(d.dir, "script.json")
 	} else {
-		f.MaxTurns = d.cmd.MaxTurns
+		f.MaxTurns = d.cfg.MaxTurns
 	}
-	// The runtime reads the model key the way docket agent run does, from the caller's
-	// environment; everything else it needs is the demo's.
-	renv := &env{Stdin: strings.NewReader(""), Stdout: d.e.Stdout, Stderr: d.e.Stderr, Getenv: func(k string) string {
-		if k == agent.KeyEnv {
-			return d.e.Getenv(k)
-		}
-		return d.getenv(k)
-	}}
-	rt, err := f.open(ctx, renv)
+	rt, err := runner.Open(ctx, f)
 	if err != nil {
-		return openFailure(err)
+		return err
 	}
-	defer rt.close()
-	d.stepf("the agent runtime: %s, over %s", rt.provider.Name(), f.URL)
-	if strings.HasPrefix(rt.provider.Name(), scripted.Banner) {
+	defer rt.Close()
+	d.stepf("the agent runtime: %s, over %s", rt.Provider().Name(), f.URL)
+	if strings.HasPrefix(rt.Provider().Name(), scripted.Banner) {
 		d.say("   (a scripted model replays examples/verified-calculation/script.json; it runs no inference)")
 	}
-	meter, err := agent.NewMeter(agent.Budget{MaxTurns: f.MaxTurns}, f.Model, rt.prices)
+	onTool := func(c agent.ToolCall, r agent.ToolResult) { d.onTool(ctx, rt, c, r) }
+	l, err := rt.Loop(onTool, d.onDelta)
 	if err != nil {
 		return err
 	}
-	l, err := agent.NewLoop(agent.LoopConfig{
-		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		HoldWait: f.HoldWait, Logger: rt.log, OnDelta: d.onDelta, OnTool: d.onTool,
-	})
-	if err != nil {
-		return err
-	}
-	d.ctx, d.rt = ctx, rt
-	defer func() { d.ctx, d.rt = nil, nil }()
-	out, err := l.Send(ctx, newConversationID(), demoTask)
+	out, err := l.Send(ctx, runner.NewConversationID(), demoTask)
 	if d.said.Len() == 0 && out.Final != "" {
 		d.said.WriteString(out.Final)
 	}
@@ -69,7 +63,7 @@ func (d *demo) runAgent(ctx context.Context) error {
 		err = d.approveErr
 	}
 	if err != nil {
-		return rt.failure(err)
+		return rt.Failure(err)
 	}
 	return nil
 }
@@ -82,19 +76,20 @@ func (d *demo) onDelta(x agent.Delta) {
 
 func (d *demo) flushSaid() {
 	if s := strings.TrimSpace(d.said.String()); s != "" {
-		d.say("   model: %s", clip(s, 300))
+		d.say("   model: %s", runner.Clip(s, 300))
 	}
 	d.said.Reset()
 }
 
 // onTool prints an answered call: what was asked, and what the authority and the Board
-// answered.
-func (d *demo) onTool(c agent.ToolCall, r agent.ToolResult) {
+// answered. Under --approve it plays the member for a call that waits on a decision,
+// with the ctx and runtime of the agent's run.
+func (d *demo) onTool(ctx context.Context, rt *runner.Runtime, c agent.ToolCall, r agent.ToolResult) {
 	d.flushSaid()
-	d.say("   -> %s %s", c.Name, clip(string(c.Arguments), 200))
+	d.say("   -> %s %s", c.Name, runner.Clip(string(c.Arguments), 200))
 	var tr contract.ToolResult
 	if err := json.Unmarshal([]byte(r.Content), &tr); err != nil {
-		d.say("      %s", clip(r.Content, 300))
+		d.say("      %s", runner.Clip(r.Content, 300))
 		return
 	}
 	for _, line := range describeResult(c.Name, tr, d.fresh) {
@@ -108,7 +103,7 @@ func (d *demo) onTool(c agent.ToolCall, r agent.ToolResult) {
 		}
 	}
 	if len(tr.Operations) > 0 && tr.Operations[0].State == contract.OpWaitingForDecision && d.approveErr == nil {
-		d.approveErr = d.decide(d.ctx, contract.RequestID(tr.Operations[0].Decision))
+		d.approveErr = d.decide(ctx, rt, contract.RequestID(tr.Operations[0].Decision))
 	}
 }
 
@@ -182,14 +177,17 @@ func atomText(a *contract.Atom) string {
 	if a == nil {
 		return "<none>"
 	}
-	b, _ := json.Marshal(a.Args)
+	b, err := json.Marshal(a.Args)
+	if err != nil {
+		return a.Predicate + "(unprintable)"
+	}
 	return a.Predicate + string(b)
 }
 
 // decide plays the member under --approve, between the model's turns: it shows the
 // request with its canonical vector and digest, approves it through docket decide, and
 // waits for the approved call to settle so that the model's next turn sees its outcome.
-func (d *demo) decide(ctx context.Context, id contract.RequestID) error {
+func (d *demo) decide(ctx context.Context, rt *runner.Runtime, id contract.RequestID) error {
 	var rs []contract.Request
 	if err := d.docketJSON(ctx, &rs, "requests"); err != nil {
 		return err
@@ -199,7 +197,7 @@ func (d *demo) decide(ctx context.Context, id contract.RequestID) error {
 		return fmt.Errorf("docket requests does not list %s, which the operation waits on", id)
 	}
 	r := rs[i]
-	canon, err := canonical(r.Vector)
+	canon, err := apiclient.CanonicalVector(r.Vector)
 	if err != nil {
 		return err
 	}
@@ -214,7 +212,7 @@ func (d *demo) decide(ctx context.Context, id contract.RequestID) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		slots, err := d.rt.gateway.Strip(ctx)
+		slots, err := rt.Gateway().Strip(ctx)
 		if err != nil {
 			return fmt.Errorf("ask the state of the approved call: %w", err)
 		}

@@ -1,0 +1,6 @@
+package runner
+
+// Log attribute keys of the runtime.
+const (
+	logErr = "err"
+)

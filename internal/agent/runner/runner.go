@@ -1,0 +1,314 @@
+// Package runner provides the agent runtime assembled from plain configuration: the
+// model provider, the Agent's connection to the gateway, the conversation store and the
+// price table, and the loops and task endpoint that run on them.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/agent/provider/anthropic"
+	"github.com/docketrun/docket/internal/agent/provider/emulated"
+	"github.com/docketrun/docket/internal/agent/provider/openai"
+	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/datadir"
+)
+
+// Config is what a runtime is built from. Secrets come from files or the environment,
+// never from the configuration itself. Getenv and Stderr are required.
+type Config struct {
+	URL          string  // the gateway's MCP endpoint; "": $DOCKET_MCP_URL, else the running docket serve's URL plus /mcp
+	TokenFile    string  // file holding the agent token; "": $DOCKET_AGENT_TOKEN
+	Provider     string  // anthropic, openai, emulated or scripted; "": picked from ModelURL or Script
+	ModelURL     string  // the model endpoint's root URL; "": $DOCKET_MODEL_URL
+	Model        string  // the model name the endpoint knows; "": $DOCKET_MODEL
+	ModelKeyFile string  // file holding the model key; "": $DOCKET_MODEL_KEY
+	Script       string  // a script of tool calls for the scripted provider
+	PriceFile    string  // TOML price table overriding the built-in one; "": none
+	MaxTurns     int     // model turns of one run; 0: no bound
+	MaxTokens    int64   // input plus output tokens of one run; 0: no bound
+	MaxUSD       float64 // US dollars of one run; 0: no bound
+
+	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
+	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
+	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
+	ConversationDir       string  // keep conversations as files here instead of in the authority; "": the authority
+
+	HookCmd     string        // a program run before and after each tool call, split on spaces; "": none
+	HookTimeout time.Duration // how long one run of HookCmd may take
+	HoldWait    time.Duration // how long a running call is kept open while the runtime asks its state
+	LogLevel    string        // debug, info, warn or error; "": info
+
+	Getenv func(string) string // the environment defaults and the model key are read from
+	Stderr io.Writer           // the runtime's log and its banner
+}
+
+// Kind is the class of an [Error], which a command maps to its exit status.
+type Kind int
+
+const (
+	KindUsage      Kind = iota + 1 // the configuration cannot work as given
+	KindCredential                 // the agent token is missing or was rejected
+	KindReplaced                   // another runtime took over the Agent's connection
+)
+
+// Error is a failure of the runtime that ends it, with its class. It reads as Err.
+type Error struct {
+	Kind Kind
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Runtime is an assembled agent runtime: one provider and one gateway connection, used
+// by one loop at a time. Close it when done.
+type Runtime struct {
+	cfg      Config
+	key      agent.Key
+	provider agent.Provider
+	gateway  *mcpclient.Client
+	store    agent.ConversationStore
+	prices   agent.Prices
+	log      *slog.Logger
+}
+
+// Open builds the provider and connects to the gateway. Fields left empty are taken from
+// the environment cfg.Getenv reads.
+func Open(ctx context.Context, cfg Config) (*Runtime, error) {
+	rt, err := open(ctx, cfg)
+	if err != nil {
+		return nil, (&Runtime{}).Failure(err)
+	}
+	return rt, nil
+}
+
+func open(ctx context.Context, f Config) (*Runtime, error) {
+	for _, d := range []struct {
+		field *string
+		env   string
+	}{{&f.URL, "DOCKET_MCP_URL"}, {&f.ModelURL, "DOCKET_MODEL_URL"}, {&f.Model, "DOCKET_MODEL"}} {
+		if *d.field == "" {
+			*d.field = f.Getenv(d.env)
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.LogLevel)); f.LogLevel != "" && err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
+	rt := &Runtime{cfg: f, log: slog.New(slog.NewTextHandler(f.Stderr, &slog.HandlerOptions{Level: level}))}
+	dir, err := datadir.Dir(f.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	rt.prices = agent.DefaultPrices()
+	if f.PriceFile != "" {
+		b, err := os.ReadFile(f.PriceFile)
+		if err != nil {
+			return nil, &contract.Error{Code: contract.CodeModelConfig, Teaching: fmt.Sprintf("the price file %s cannot be read; pass a readable file", f.PriceFile), Err: err}
+		}
+		over, err := agent.ParsePrices(b)
+		if err != nil {
+			return nil, err
+		}
+		rt.prices = rt.prices.With(over)
+	}
+	if err := f.runBudget().Validate(); err != nil {
+		return nil, err
+	}
+	if err := f.conversationBudget().Validate(); err != nil {
+		return nil, err
+	}
+	if rt.provider, err = rt.newProvider(); err != nil {
+		return nil, err
+	}
+	token, err := agentToken(f.Getenv, f.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	mcpURL := f.URL
+	if mcpURL == "" {
+		base, err := datadir.ServerURL(f.Getenv, dir)
+		if err != nil {
+			return nil, err
+		}
+		mcpURL = base + "/mcp"
+	}
+	if f.ConversationDir != "" {
+		rt.store = agent.FileConversations{Dir: f.ConversationDir}
+	} else {
+		root, err := apiRoot(mcpURL)
+		if err != nil {
+			return nil, err
+		}
+		rt.store = &agent.AuthorityConversations{API: &apiclient.Client{URL: root, Token: token}, Key: rt.key}
+	}
+	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(f.Stderr, "docket agent: model %s; gateway %s\n", rt.provider.Name(), mcpURL)
+	return rt, nil
+}
+
+// runBudget is the budget of one run.
+func (f Config) runBudget() agent.Budget {
+	return agent.Budget{MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD}
+}
+
+// conversationBudget is the budget of each conversation over all its runs.
+func (f Config) conversationBudget() agent.Budget {
+	return agent.Budget{MaxTurns: f.ConversationMaxTurns, MaxTokens: f.ConversationMaxTokens, MaxUSD: f.ConversationMaxUSD}
+}
+
+// apiRoot is the authority's root for the gateway at mcpURL: docket serve mounts /mcp
+// beside /api/v1, where conversations are kept so that a runtime on any machine can
+// resume them.
+func apiRoot(mcpURL string) (string, error) {
+	u, err := url.Parse(mcpURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", &Error{Kind: KindUsage, Err: fmt.Errorf("the gateway URL %q is not an absolute http(s) URL", mcpURL)}
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/mcp")
+	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// hook is the HookCmd hook, nil without one.
+func (f Config) hook() agent.Hook {
+	argv := strings.Fields(f.HookCmd)
+	if len(argv) == 0 {
+		return nil
+	}
+	return agent.CommandHook{Argv: argv, Timeout: f.HookTimeout}
+}
+
+func (rt *Runtime) newProvider() (agent.Provider, error) {
+	f := rt.cfg
+	cfg, err := agent.ModelConfig{Provider: agent.ProviderKind(f.Provider), URL: f.ModelURL, Model: f.Model, KeyFile: f.ModelKeyFile, Script: f.Script}.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Provider == agent.ProviderScripted {
+		s, err := scripted.Load(cfg.Script)
+		if err != nil {
+			return nil, err
+		}
+		return scripted.New(s, filepath.Base(cfg.Script))
+	}
+	if rt.key, err = agent.LoadKey(cfg.KeyFile, f.Getenv); err != nil {
+		return nil, err
+	}
+	switch cfg.Provider {
+	case agent.ProviderAnthropic:
+		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+	case agent.ProviderEmulated:
+		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+		if err != nil {
+			return nil, err
+		}
+		return emulated.New(emulated.Config{Inner: inner})
+	}
+	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+}
+
+// agentToken reads the agent's bearer token from file, else DOCKET_AGENT_TOKEN.
+func agentToken(getenv func(string) string, file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(getenv(mcpclient.TokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", &Error{Kind: KindCredential, Err: fmt.Errorf("read the agent token file: %w", err)}
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Loop returns a governed loop with a fresh budget, since budgets bound one run.
+// onTool sees each answered call and onDelta the model's streamed output; either may be
+// nil.
+func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta func(agent.Delta)) (*agent.Loop, error) {
+	f := rt.cfg
+	meter, err := agent.NewMeter(f.runBudget(), f.Model, rt.prices)
+	if err != nil {
+		return nil, err
+	}
+	return agent.NewLoop(agent.LoopConfig{
+		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
+		ConversationBudget: f.conversationBudget(), Hook: f.hook(),
+		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
+	})
+}
+
+// Progress returns an onTool for [Runtime.Loop] that prints one line per answered call
+// to w.
+func Progress(w io.Writer) func(agent.ToolCall, agent.ToolResult) {
+	return func(c agent.ToolCall, r agent.ToolResult) {
+		fmt.Fprintf(w, "  %s %s -> %s\n", c.Name, c.ID, Clip(r.Content, 160))
+	}
+}
+
+// Provider is the runtime's model provider.
+func (rt *Runtime) Provider() agent.Provider { return rt.provider }
+
+// Gateway is the runtime's connection to the gateway.
+func (rt *Runtime) Gateway() *mcpclient.Client { return rt.gateway }
+
+// Close ends the gateway connection. A session that does not end cleanly is logged, not
+// returned: by then the run's outcome is settled and saved, and it must not be changed
+// by the goodbye.
+func (rt *Runtime) Close() {
+	if err := rt.gateway.Close(); err != nil {
+		rt.log.Warn("gateway session not ended", logErr, err)
+	}
+}
+
+// Failure classifies an error that ends the runtime: a replaced connection and a missing
+// or rejected credential become an [*Error] of that kind; the model key is scrubbed from
+// whatever err says.
+func (rt *Runtime) Failure(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = rt.key.ScrubError(err)
+	switch {
+	case errors.Is(err, mcpclient.ErrReplaced):
+		return &Error{Kind: KindReplaced, Err: err}
+	case errors.Is(err, mcpclient.ErrCredentialRejected), contract.CodeOf(err) == contract.CodeUnauthenticated:
+		if _, ok := errors.AsType[*Error](err); ok {
+			return err
+		}
+		return &Error{Kind: KindCredential, Err: err}
+	}
+	return err
+}
+
+// Clip shortens s to n runes on one line, for progress output.
+func Clip(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n]) + "…"
+}
+
+// NewConversationID returns a fresh conversation id.
+func NewConversationID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "c-" + hex.EncodeToString(b)
+}

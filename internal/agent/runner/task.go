@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Bounds of the task endpoint.
+const (
+	maxTaskBody     = 1 << 20          // bytes of one POST /task body
+	taskReadHeader  = 10 * time.Second // how long a client may take to send its headers
+	taskShutdownFor = 10 * time.Second // how long a running task may take to finish at shutdown
+)
+
+// TaskRequest is the body of POST /task, the task endpoint of docket agent serve.
+type TaskRequest struct {
+	Text        string          `json:"text"`
+	CaseType    string          `json:"caseType,omitempty"`
+	BusinessKey json.RawMessage `json:"businessKey,omitempty"`
+	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation
+}
+
+// TaskAnswer is the answer of POST /task; a task that failed carries its code and teaching.
+type TaskAnswer struct {
+	SessionKey   string           `json:"sessionKey,omitempty"`
+	Conversation string           `json:"conversation"`
+	Final        string           `json:"final,omitempty"`
+	ErrorCode    contract.Code    `json:"errorCode,omitempty"`
+	Teaching     string           `json:"teaching,omitempty"`
+	Stop         agent.StopReason `json:"stop,omitempty"`
+}
+
+// CheckTaskListen refuses a task endpoint address that is not loopback: tasks come from
+// this machine only.
+func CheckTaskListen(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--listen %q is not a loopback address; the task endpoint listens on loopback only", listen)
+	}
+	return nil
+}
+
+// ServeTasks serves POST /task on ln, one task at a time over the Agent's one
+// connection, until ctx ends or the runtime fails (its credential is rejected or its
+// connection replaced). It first prints on w the endpoint and the per-run key a client
+// must send as its bearer token. The error is classified as [Runtime.Failure] does.
+func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer) error {
+	key := make([]byte, 24)
+	rand.Read(key)
+	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1)}
+	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader}
+	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
+	served := make(chan error, 1) // written once, when Serve returns
+	go func() { served <- srv.Serve(ln) }()
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-ts.fatal:
+	case runErr = <-served:
+	}
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskShutdownFor)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && runErr == nil {
+		runErr = fmt.Errorf("shut down the task endpoint: %w", err)
+	}
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return rt.Failure(runErr)
+}
+
+// taskServer serves POST /task. It is safe for concurrent use; tasks queue.
+type taskServer struct {
+	rt   *Runtime
+	key  string
+	addr string
+	// fatal receives the error that ends the runtime (credential rejected, connection
+	// replaced); ServeTasks reads it once and shuts the server down. Never closed.
+	fatal chan error
+	mu    sync.Mutex // one task at a time
+}
+
+func (s *taskServer) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /task", s.handleTask)
+	return mux
+}
+
+func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
+	if r.Host != s.addr {
+		writeTask(w, http.StatusForbidden, TaskAnswer{ErrorCode: contract.CodeHostNotAllowed, Teaching: "the task endpoint answers only to " + s.addr})
+		return
+	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.key)) != 1 {
+		writeTask(w, http.StatusUnauthorized, TaskAnswer{ErrorCode: contract.CodeUnauthenticated, Teaching: "send the per-run key docket agent serve printed as a bearer token"})
+		return
+	}
+	var req TaskRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTaskBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || strings.TrimSpace(req.Text) == "" {
+		writeTask(w, http.StatusBadRequest, TaskAnswer{SessionKey: req.SessionKey, ErrorCode: contract.CodeInvalidArgument,
+			Teaching: "send a JSON object {text, caseType?, businessKey?, sessionKey?} with a non-empty text and no other fields"})
+		return
+	}
+	id := NewConversationID()
+	if req.SessionKey != "" {
+		sum := sha256.Sum256([]byte(req.SessionKey))
+		id = "s-" + hex.EncodeToString(sum[:12])
+	}
+	text := req.Text
+	if req.CaseType != "" {
+		text += "\n\nCase type: " + req.CaseType
+	}
+	if len(req.BusinessKey) > 0 {
+		text += "\nBusiness key: " + string(req.BusinessKey)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id}
+	l, err := s.rt.Loop(nil, nil)
+	var out agent.Outcome
+	if err == nil {
+		out, err = l.Send(r.Context(), id, text)
+	}
+	ans.Final, ans.Stop = out.Final, out.Stop
+	if err = s.rt.Failure(err); err != nil {
+		if _, ok := errors.AsType[*Error](err); ok {
+			select {
+			case s.fatal <- err:
+			default:
+			}
+		}
+		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
+	}
+	writeTask(w, http.StatusOK, ans)
+}
+
+func codeOf(err error) contract.Code {
+	if be, ok := errors.AsType[*agent.BudgetError](err); ok {
+		return be.Code()
+	}
+	if code := contract.CodeOf(err); code != "" {
+		return code
+	}
+	return contract.CodeInternal
+}
+
+func writeTask(w http.ResponseWriter, status int, a TaskAnswer) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	// The status is sent; a client that hangs up before the body has nothing to learn.
+	_ = json.NewEncoder(w).Encode(a)
+}

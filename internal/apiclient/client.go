@@ -1,0 +1,144 @@
+// Package apiclient provides a client of the authority's /api/v1, the one the admin verbs
+// and the agent runtime share.
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// MaxAnswer bounds what one decoded answer may hold, in bytes: a conversation's messages
+// are bounded per save, not in all, so this is generous.
+const MaxAnswer = 256 << 20
+
+// maxRefusal bounds the body of an error answer, in bytes.
+const maxRefusal = 1 << 16
+
+// Client calls /api/v1 with a bearer token. Its zero value is not usable: URL is
+// required. It is safe for concurrent use.
+type Client struct {
+	URL   string       // the authority's root, e.g. http://127.0.0.1:7777; required
+	Token string       // the bearer token sent with every call; empty sends none
+	HTTP  *http.Client // nil: http.DefaultClient
+}
+
+// ResponseError is an answer outside 2xx. When the body held the authority's error, Err
+// is it and the error reads as it, so [contract.CodeOf] finds its code.
+type ResponseError struct {
+	Method     string
+	Path       string
+	StatusCode int             // e.g. 401
+	Status     string          // e.g. "401 Unauthorized"
+	Err        *contract.Error // nil when the body held no error of the authority
+}
+
+func (e *ResponseError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%s %s: %s", e.Method, e.Path, e.Status)
+}
+
+func (e *ResponseError) Unwrap() error {
+	if e.Err == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// UnreachableError is a call that got no answer: the server is down, the address is
+// wrong, or ctx ended first. Err is the transport's error.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("reach docket serve at %s: %v", e.URL, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Do sends one call and decodes a 2xx answer into out (when out is not nil and the answer
+// is not 204). A refusal is a [*ResponseError]; no answer at all is an [*UnreachableError].
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.Send(ctx, method, path, in, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, MaxAnswer)).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// Send sends one call with in as its JSON body (none when nil) and the extra header, and
+// returns a 2xx response for the caller to read and close; it is for answers that are
+// streams. Errors are those of [Client.Do].
+func (c *Client) Send(ctx context.Context, method, path string, in any, header http.Header) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: encode: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	base := strings.TrimRight(c.URL, "/")
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, &UnreachableError{URL: base, Err: err}
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	re := &ResponseError{Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusal))
+	if err != nil {
+		return nil, re
+	}
+	var ce contract.Error
+	if json.Unmarshal(b, &ce) == nil && ce.Code != "" {
+		re.Err = &ce
+	}
+	return nil, re
+}
+
+// ProjectPath returns /api/v1/projects/<project>/<rest…>, escaping each part.
+func ProjectPath(project string, rest ...string) string {
+	p := "/api/v1/projects/" + url.PathEscape(project)
+	for _, r := range rest {
+		p += "/" + url.PathEscape(r)
+	}
+	return p
+}

@@ -1,0 +1,9 @@
+package supervisor
+
+// Log attribute keys of the supervisor.
+const (
+	logChild = "child"
+	logPid   = "pid"
+	logRun   = "run"
+	logErr   = "err"
+)

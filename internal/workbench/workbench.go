@@ -1,0 +1,219 @@
+// Package workbench provides docket start: the local workbench that initializes a data
+// dir on first use, runs docket serve and a worker as supervised children, and puts a
+// run-key gate in front of serve.
+package workbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/datadir"
+	"github.com/docketrun/docket/internal/supervisor"
+)
+
+// Files of the data dir that docket start keeps, and the Connection its worker runs for.
+const (
+	PidFile    = "start.pid"      // the pid of the running docket start, for docket stop
+	KeyFile    = "connection-key" // the key of the Connection "local", for its worker
+	Connection = "local"
+)
+
+// ConnectionKeyEnv carries a Connection key to a worker child; keys never travel in
+// flags, which any process on the machine can read.
+const ConnectionKeyEnv = "DOCKET_CONNECTION_KEY"
+
+// Bounds of one run.
+const (
+	serveReady = 30 * time.Second // how long serve may take to answer its first health call
+	closeGrace = 30 * time.Second // how long the children may take to stop
+)
+
+// Config is one docket start. Dir, Exe, Init and CreateConnection are required.
+type Config struct {
+	Dir      string // the data dir, absolute
+	Listen   string // loopback address of the workbench URL, e.g. 127.0.0.1:7420
+	DB       string // serve's store: a SQLite path or postgres://…; "": the data dir's
+	Manifest string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
+	Vault    string // the worker's Source vault; "": Dir/vault.json, written empty when missing
+	Exe      string // the program whose serve and worker subcommands run as the children
+
+	Stdout io.Writer // where the workbench URL and the children are printed
+	Stderr io.Writer // where a failure to stop the children is printed
+
+	// Init initializes Dir (docket init). Run calls it only when Dir holds no key yet.
+	Init func(ctx context.Context) error
+	// CreateConnection creates the Connection named name through the serve at url, as the
+	// data dir's member, and returns its key. Run calls it once per data dir and keeps
+	// the key in KeyFile.
+	CreateConnection func(ctx context.Context, url, name string) (key string, err error)
+}
+
+// CheckListen refuses an address that is not loopback: the workbench is for the person
+// at this machine.
+func CheckListen(listen string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fmt.Errorf("--listen %q is not a loopback address; docket start listens on loopback only", listen)
+	}
+	return nil
+}
+
+// Run initializes the data dir on first use, then runs docket serve and a worker as
+// supervised child processes, restarting either with back-off when it exits, until ctx
+// ends or the gate fails. People reach serve through the gate at cfg.Listen, where every
+// route needs this run's key; the worker and the admin verbs use serve's internal
+// address, from the url file, with their own credentials.
+//
+// The worker runs for the Connection "local", created on first use, with the manifest
+// and vault of the data dir. Docket has no notion yet of agents marked to start, so Run
+// starts none.
+func Run(ctx context.Context, cfg Config) error {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, datadir.KeyFile)); errors.Is(err, os.ErrNotExist) {
+		if err := cfg.Init(ctx); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	release, err := claimPidFile(filepath.Join(cfg.Dir, PidFile))
+	if err != nil {
+		return err
+	}
+	defer release()
+	sup := supervisor.New(supervisor.Config{LogDir: filepath.Join(cfg.Dir, datadir.LogsDir)})
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeGrace)
+		defer cancel()
+		if cerr := sup.Close(sctx); cerr != nil {
+			fmt.Fprintf(cfg.Stderr, "docket start: %v\n", cerr)
+		}
+	}()
+	base, err := startChildren(ctx, cfg, sup)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	serveURL, err := url.Parse(base)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("serve's URL %q: %w", base, err)
+	}
+	runKey := newRunKey()
+	_, gatePort, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("the gate's address: %w", err)
+	}
+	gctx, stopGate := context.WithCancel(ctx)
+	defer stopGate()
+	gated := make(chan error, 1) // written once, when the gate stops
+	go func() { gated <- serveGate(gctx, ln, newRunGate(runKey, gatePort, serveURL)) }()
+	w := cfg.Stdout
+	fmt.Fprintf(w, "docket start: open http://%s/?key=%s\n", ln.Addr(), runKey)
+	fmt.Fprintf(w, "  data dir %s\n", cfg.Dir)
+	fmt.Fprintf(w, "  serve   pid %d at %s (for workers and admin verbs), log %s\n", sup.Pid("serve"), base, sup.LogPath("serve"))
+	fmt.Fprintf(w, "  worker  pid %d, connection %s, log %s\n", sup.Pid("worker"), Connection, sup.LogPath("worker"))
+	fmt.Fprintf(w, "  no agents are started: run one with docket agent run\n")
+	fmt.Fprintf(w, "stop with Ctrl-C or docket stop\n")
+	select {
+	case <-ctx.Done():
+		fmt.Fprintf(w, "docket start: stopping\n")
+		return <-gated
+	case err := <-gated:
+		return err
+	}
+}
+
+// startChildren starts serve, waits until it answers, and starts the worker of the
+// Connection "local"; it returns serve's internal URL.
+func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) (string, error) {
+	// serve keeps one internal port across restarts, so the gate and the worker keep
+	// finding it.
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return "", err
+	}
+	sc := ServeChild(cfg.Exe, ChildEnviron(datadir.HomeEnv+"="+cfg.Dir), true, "127.0.0.1:"+port)
+	if cfg.DB != "" {
+		sc.Args = append(sc.Args, "--db", cfg.DB)
+	}
+	if err := sup.Start(sc); err != nil {
+		return "", err
+	}
+	// What start asks of serve goes to this run's serve, by its address: a url file left
+	// by an older serve must not lead it elsewhere.
+	internal := "http://127.0.0.1:" + port
+	_, base, err := apiclient.WaitHealthy(ctx, serveReady, func() (string, error) { return internal, nil })
+	if err != nil {
+		return "", fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
+	}
+	key, err := localConnectionKey(ctx, cfg, base)
+	if err != nil {
+		return "", err
+	}
+	manifest, vault, err := workerFiles(cfg)
+	if err != nil {
+		return "", err
+	}
+	wenv := ChildEnviron(datadir.HomeEnv+"="+cfg.Dir, "DOCKET_URL="+base, ConnectionKeyEnv+"="+key)
+	if err := sup.Start(WorkerChild(cfg.Exe, wenv, true, manifest, vault)); err != nil {
+		return "", err
+	}
+	return base, nil
+}
+
+// workerFiles returns the worker's manifest and vault, writing empty ones into the data
+// dir when the defaults are missing.
+func workerFiles(cfg Config) (manifest, vault string, err error) {
+	manifest, vault = cfg.Manifest, cfg.Vault
+	for _, f := range []struct {
+		path *string
+		name string
+		body string
+	}{
+		{&manifest, "tools.json", "{\n  \"format\": \"docket-worker-tools/1\",\n  \"tools\": {}\n}\n"},
+		{&vault, "vault.json", "{\n  \"sources\": {}\n}\n"},
+	} {
+		if *f.path != "" {
+			continue
+		}
+		*f.path = filepath.Join(cfg.Dir, f.name)
+		if _, err := os.Stat(*f.path); errors.Is(err, os.ErrNotExist) {
+			if err := datadir.WritePrivate(*f.path, []byte(f.body)); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return manifest, vault, nil
+}
+
+// localConnectionKey returns the key of the Connection "local", creating the Connection
+// and saving its key (mode 0600) on first use.
+func localConnectionKey(ctx context.Context, cfg Config, base string) (string, error) {
+	path := filepath.Join(cfg.Dir, KeyFile)
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read the local Connection key: %w", err)
+	}
+	key, err := cfg.CreateConnection(ctx, base, Connection)
+	if err != nil {
+		return "", fmt.Errorf("create the Connection %s: %w", Connection, err)
+	}
+	if err := datadir.WritePrivate(path, []byte(key+"\n")); err != nil {
+		return "", err
+	}
+	return key, nil
+}
