@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/httpstatus"
 )
 
 // DefaultMaxBody bounds a /work body in bytes: a report carries at most the result
@@ -136,23 +137,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 }
 
 // statusOf is the one mapping from hop error codes to HTTP statuses. A worker reads the
-// code from the answer; the status is for proxies and people.
+// code from the answer; the status is for proxies and people. Codes every HTTP edge
+// answers alike take [httpstatus.Of]; the hop's own refusals are listed here.
 func statusOf(code contract.Code) int {
+	if status, ok := httpstatus.Of(code); ok {
+		return status
+	}
 	switch code {
-	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked:
-		return http.StatusUnauthorized
-	case contract.CodeForbidden:
-		return http.StatusForbidden
-	case contract.CodeNotFound, contract.CodeWorkNotFound:
-		return http.StatusNotFound
-	case contract.CodeBodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case contract.CodeUnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case contract.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case contract.CodeInternal, "":
-		return http.StatusInternalServerError
 	case contract.CodeWorkBody, contract.CodeWorkerID, contract.CodeInvalidArgument, contract.CodeGrantMalformed:
 		return http.StatusBadRequest
 	}
