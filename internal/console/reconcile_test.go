@@ -1,10 +1,6 @@
 package console_test
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/console"
@@ -40,28 +36,9 @@ func TestServer_Reconcile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(t.Context(), "POST", s.URL+path, strings.NewReader(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.auth != "" {
-				req.Header.Set("Authorization", "Bearer "+tt.auth)
-			}
-			resp, err := s.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var e contract.Error
-			if err := json.Unmarshal(raw, &e); err != nil {
-				t.Fatalf("reconcile = %d %s: not an error body: %v", resp.StatusCode, raw, err)
-			}
-			if resp.StatusCode != tt.status || e.Code != tt.code {
-				t.Errorf("reconcile = %d %s, want %d %s", resp.StatusCode, raw, tt.status, tt.code)
+			resp, body := s.do(t, request{method: "POST", path: path, bearer: tt.auth, body: tt.body})
+			if e := decode[contract.Error](t, body); resp.StatusCode != tt.status || e.Code != tt.code {
+				t.Errorf("reconcile = %d %s, want %d %s", resp.StatusCode, body, tt.status, tt.code)
 			}
 		})
 	}

@@ -1,9 +1,7 @@
 package console_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/console"
@@ -36,22 +34,8 @@ func TestServer_RequestRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(t.Context(), tt.method, s.URL+tt.path, strings.NewReader(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.token != "" {
-				req.Header.Set("Authorization", "Bearer "+tt.token)
-			}
-			resp, err := s.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var ce contract.Error
-			if err := json.NewDecoder(resp.Body).Decode(&ce); err != nil {
-				t.Fatalf("%s %s: decode the error body: %v", tt.method, tt.path, err)
-			}
+			resp, body := s.do(t, request{method: tt.method, path: tt.path, bearer: tt.token, body: tt.body})
+			ce := decode[contract.Error](t, body)
 			if resp.StatusCode != tt.status || ce.Code != tt.code || ce.Teaching == "" {
 				t.Errorf("%s %s = %d %s %q, want %d %s with a teaching", tt.method, tt.path, resp.StatusCode, ce.Code, ce.Teaching, tt.status, tt.code)
 			}
