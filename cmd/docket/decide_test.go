@@ -68,7 +68,7 @@ func newRequestFixture(t *testing.T) *requestFixture {
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("Requests = %v, %v; want one", rs, err)
 	}
-	api, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: authority.NewDispatcher(ops, authority.DispatcherConfig{})})
+	api, err := console.New(console.Config{Authority: a, Requests: ops})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,8 +188,7 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	if h.wrap != nil {
 		handler = h.wrap(srv)
 	}
-	api, err := console.New(console.Config{Authority: h.a, Requests: h.ops, Reconciler: d,
-		Routes: map[string]http.Handler{"POST /work": handler}})
+	api, err := console.New(console.Config{Authority: h.a, Reconciler: d, Routes: map[string]http.Handler{"POST /work": handler}})
 	if err != nil {
 		t.Fatal(err)
 	}

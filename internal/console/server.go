@@ -32,7 +32,7 @@ type backend interface {
 	conversationBackend
 }
 
-// Config holds what a [Server] needs. Authority, Requests and Reconciler are required.
+// Config holds what a [Server] needs. Authority is required.
 type Config struct {
 	// Authority proves credentials and answers the console's own resources: sessions,
 	// members, projects, agents, connections, capabilities, cases, events and
@@ -40,11 +40,14 @@ type Config struct {
 	Authority backend
 
 	// Requests lists and decides Requests. It must be the *authority.Operations that
-	// serves /mcp, so that a decision wakes the call held there.
+	// serves /mcp, so that a decision wakes the call held there. Without it, the request
+	// and decision routes answer not_found like any route the server does not have.
 	Requests decider
 
 	// Reconciler settles Operations that need a person. It must be the
 	// *authority.Dispatcher that serves /work, so that the settled claim is its own.
+	// Without it, the reconcile route answers not_found like any route the server does
+	// not have.
 	Reconciler reconciler
 
 	Logger  *slog.Logger // default: discards
@@ -87,8 +90,8 @@ type Server struct {
 
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Authority == nil || cfg.Requests == nil || cfg.Reconciler == nil {
-		return nil, errors.New("console: config needs an authority, its requests and its reconciler")
+	if cfg.Authority == nil {
+		return nil, errors.New("console: config needs an authority")
 	}
 	s := &Server{
 		auth:      cfg.Authority,
@@ -151,9 +154,13 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
 	s.handle("POST /api/v1/projects/{project}/capabilities", s.handleInstallCapability, authed)
 
-	s.handle("GET /api/v1/projects/{project}/requests", s.handleRequests, authed)
-	s.handle("POST /api/v1/projects/{project}/requests/{id}/decision", s.handleDecide, authed)
-	s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
+	if s.dec != nil {
+		s.handle("GET /api/v1/projects/{project}/requests", s.handleRequests, authed)
+		s.handle("POST /api/v1/projects/{project}/requests/{id}/decision", s.handleDecide, authed)
+	}
+	if s.rec != nil {
+		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
+	}
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
