@@ -42,3 +42,22 @@ func TestServer_RequestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_DecisionNeedsCSRF: the decision and reconcile routes take the console's
+// credentials, so a browser's session cookie alone cannot decide or reconcile.
+func TestServer_DecisionNeedsCSRF(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/api/v1/projects/default/requests/req_x/decision",
+		"/api/v1/projects/default/operations/agt_0123456789abcdef.1/reconcile",
+	} {
+		resp, body := s.do(t, request{method: "POST", path: path, cookie: sess.Token.String(), body: `{}`})
+		if ce := decode[contract.Error](t, body); resp.StatusCode != http.StatusForbidden || ce.Code != contract.CodeCSRF {
+			t.Errorf("POST %s with only the cookie = %d %s, want 403 %s", path, resp.StatusCode, ce.Code, contract.CodeCSRF)
+		}
+	}
+}
