@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ const module = "github.com/docketrun/docket/"
 // pkg is one package directory's non-test files, parsed for imports and doc comments.
 type pkg struct {
 	dir     string
+	files   []string            // paths of the non-test files
 	imports map[string][]string // import path -> files importing it
 	docs    []string            // files carrying a package doc comment
 }
@@ -48,6 +50,7 @@ func loadPackages(t *testing.T) map[string]*pkg {
 			p = &pkg{dir: dir, imports: map[string][]string{}}
 			pkgs[dir] = p
 		}
+		p.files = append(p.files, path)
 		for _, imp := range f.Imports {
 			ip, _ := strconv.Unquote(imp.Path.Value)
 			p.imports[ip] = append(p.imports[ip], path)
@@ -63,42 +66,57 @@ func loadPackages(t *testing.T) map[string]*pkg {
 	return pkgs
 }
 
-// TestDeps keeps the core pure and the layers pointing inward (STYLE.md §1).
+// TestDeps is the one table of import rules: it keeps the core pure and the layers
+// pointing inward. Every rule names the package directory it governs; a directory with
+// no Go files yet is skipped.
 func TestDeps(t *testing.T) {
 	pureStd := map[string]string{
-		"database/sql": "the Board is pure: storage is the authority's business",
-		"net":          "the Board is pure: no network",
-		"net/http":     "the Board is pure: no network",
-		"os":           "the Board is pure: files are read at the edges",
-		"os/exec":      "the Board is pure: no processes",
-		"io/fs":        "the Board is pure: files are read at the edges",
-		"syscall":      "the Board is pure",
-		"log":          "the Board is pure: it returns errors, callers log",
-		"log/slog":     "the Board is pure: it returns errors, callers log",
-		"math/rand":    "the Board is deterministic: ids are derived, never random",
-		"math/rand/v2": "the Board is deterministic: ids are derived, never random",
-		"crypto/rand":  "the Board is deterministic: ids are derived, never random",
+		"database/sql":  "the Board is pure: storage is the authority's business",
+		"net":           "the Board is pure: no network",
+		"net/http":      "the Board is pure: no network",
+		"os":            "the Board is pure: files are read at the edges",
+		"os/exec":       "the Board is pure: no processes",
+		"io/fs":         "the Board is pure: files are read at the edges",
+		"path/filepath": "the Board is pure: files are read at the edges",
+		"syscall":       "the Board is pure",
+		"unsafe":        "the Board needs no unsafe",
+		"sync":          "the Board is not safe for concurrent use; the authority serializes",
+		"log":           "the Board is pure: it returns errors, callers log",
+		"log/slog":      "the Board is pure: it returns errors, callers log",
+		"math/rand":     "the Board is deterministic: ids are derived, never random",
+		"math/rand/v2":  "the Board is deterministic: ids are derived, never random",
+		"crypto/rand":   "the Board is deterministic: ids are derived, never random",
+	}
+	pureCalls := map[string]string{
+		"time.Now(": "the Board receives the time as an argument",
+	}
+	edgeStd := map[string]string{
+		"database/sql": "an HTTP edge calls the authority, never a database",
 	}
 	rules := []struct {
 		dir     string
 		allowed func(imp string) bool // for module-internal and third-party imports
 		std     map[string]string     // forbidden standard-library imports and why
+		calls   map[string]string     // forbidden source text (a call) and why
 		why     string
 	}{
-		{"internal/contract", none, nil, "contract imports only the standard library"},
-		{"internal/board", within("internal/contract", "internal/board/"), pureStd, "board imports only the standard library, contract and its own engine"},
-		{"internal/board/engine", within("internal/contract"), pureStd, "the engine imports only the standard library and contract"},
-		{"internal/board/syntax", within("internal/contract", "internal/board/engine"), pureStd, "the rule syntax is pure"},
-		{"internal/store", within("internal/contract"), nil, "store never imports its implementations"},
-		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/grant", "golang.org/x/crypto/", "github.com/gowebpki/jcs"), nil,
+		{"internal/contract", none, map[string]string{"net/http": "the code→status map is edge policy; contract holds wire types, IDs and codes"}, nil,
+			"contract imports only the standard library"},
+		{"internal/board", within("internal/contract", "internal/board/engine"), pureStd, pureCalls,
+			"board imports only the standard library, contract and its own engine"},
+		{"internal/board/engine", within("internal/contract"), pureStd, pureCalls, "the engine imports only the standard library and contract"},
+		{"internal/board/syntax", within("internal/contract", "internal/board/engine"), pureStd, pureCalls, "the rule syntax is pure"},
+		{"internal/store", within("internal/contract"), nil, nil, "store never imports its implementations"},
+		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/grant", "golang.org/x/crypto/", "github.com/gowebpki/jcs"), nil, nil,
 			"the authority uses store.Store, board, capability and contract, never a concrete store"},
-		{"internal/console", within("internal/contract", "internal/authority"), nil, "the console calls the authority, never the store"},
-		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), nil,
-			"the gateway calls the authority, never the store"},
-		{"internal/workhop", within("internal/contract", "internal/authority"), nil, "the worker hop calls the authority, never the store"},
-		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs"), nil, "a worker reaches the authority only over the wire"},
-		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, "grants are a leaf shared by the authority and workers"},
-		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, "the agent runtime reaches the authority only over the wire"},
+		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
+		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the console calls the authority, never the store"},
+		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), edgeStd, nil,
+			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
+		{"internal/workhop", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the worker hop calls the authority, never the store"},
+		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs"), nil, nil, "a worker reaches the authority only over the wire"},
+		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "grants are a leaf shared by the authority and workers"},
+		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, nil, "the agent runtime reaches the authority only over the wire"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
@@ -116,6 +134,17 @@ func TestDeps(t *testing.T) {
 			}
 			if !r.allowed(imp) {
 				t.Errorf("%s imports %q: %s", files[0], imp, r.why)
+			}
+		}
+		for _, f := range p.files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call, reason := range r.calls {
+				if strings.Contains(string(src), call) {
+					t.Errorf("%s calls %s: %s", f, strings.TrimSuffix(call, "("), reason)
+				}
 			}
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
@@ -68,7 +68,11 @@ func newRequestFixture(t *testing.T) *requestFixture {
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("Requests = %v, %v; want one", rs, err)
 	}
-	srv := httptest.NewServer(gateway.NewRequests(a, ops, nil))
+	api, err := console.New(console.Config{Authority: a, Requests: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return &requestFixture{ops: ops, pend: rs[0],
 		env: map[string]string{"DOCKET_URL": srv.URL, "DOCKET_TOKEN": b.Token.String(), "DOCKET_HOME": t.TempDir()}}

@@ -70,14 +70,11 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	requests := gateway.NewRequests(a, ops, log)
-	srv, err := console.New(console.Config{Authority: a, Logger: log, Version: version, Hosts: hosts,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
+		Logger: log, Version: version, Hosts: hosts,
 		Routes: map[string]http.Handler{
-			"/mcp":                             gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
-			"POST /work":                       hop,
-			"POST " + workhop.ReconcilePattern: hop,
-			gateway.RouteRequests:              requests,
-			gateway.RouteDecision:              requests,
+			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"POST /work": hop,
 		}})
 	if err != nil {
 		return err

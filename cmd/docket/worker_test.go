@@ -19,6 +19,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
 	"github.com/docketrun/docket/internal/store"
@@ -93,7 +94,7 @@ const hopManifest = `{"format": "docket-worker-tools/1", "tools": {
   "test.stray@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "block.sh", "kind": "run", "params": {"n": {"type": "string"}}}
 }}`
 
-// hopEnv is an authority on SQLite serving /work (and the reconcile route) on a loopback
+// hopEnv is an authority on SQLite serving /work and /api/v1 (the reconcile route) on a loopback
 // test server, with a Connection whose key a real docket worker process uses.
 type hopEnv struct {
 	st     store.Store
@@ -187,7 +188,11 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	if h.wrap != nil {
 		handler = h.wrap(srv)
 	}
-	ts := httptest.NewServer(handler)
+	api, err := console.New(console.Config{Authority: h.a, Reconciler: d, Routes: map[string]http.Handler{"POST /work": handler}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(api)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
 	return h

@@ -1,10 +1,20 @@
 package console
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
+
+// agentBackend is the part of the authority the agent routes need.
+type agentBackend interface {
+	Agents(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Agent, error)
+	CreateAgent(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateAgentRequest) (contract.AgentToken, error)
+	RotateAgentToken(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.AgentToken, error)
+	RevokeAgent(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.Agent, error)
+}
 
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) error {
 	as, err := s.auth.Agents(r.Context(), caller(r), project(r))

@@ -1,10 +1,18 @@
 package console
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
+
+// caseBackend is the part of the authority the case routes need.
+type caseBackend interface {
+	Cases(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Case, error)
+	Case(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error)
+}
 
 func (s *Server) handleCases(w http.ResponseWriter, r *http.Request) error {
 	cs, err := s.auth.Cases(r.Context(), caller(r), project(r))

@@ -1,10 +1,23 @@
 package console
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
+
+// connectionBackend is the part of the authority the connection routes need: connections, their sources and their tool locks.
+type connectionBackend interface {
+	Connections(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Connection, error)
+	CreateConnection(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error)
+	RevokeConnection(ctx context.Context, c authority.Caller, project contract.ProjectID, ref string) (contract.Connection, error)
+	Sources(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) ([]contract.Source, error)
+	BindSource(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error)
+	ToolLocks(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error)
+	LockTool(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error)
+}
 
 func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) error {
 	cs, err := s.auth.Connections(r.Context(), caller(r), project(r))

@@ -26,6 +26,8 @@ type testServer struct {
 	*httptest.Server
 	st    store.Store
 	a     *authority.Authority
+	ops   *authority.Operations
+	disp  *authority.Dispatcher
 	token string
 }
 
@@ -44,14 +46,16 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Authority = a
+	ops := authority.NewOperations(a, authority.OperationsConfig{})
+	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
+	cfg.Authority, cfg.Requests, cfg.Reconciler = a, ops, disp
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testServer{Server: hs, st: st, a: a, token: b.Token.String()}
+	return &testServer{Server: hs, st: st, a: a, ops: ops, disp: disp, token: b.Token.String()}
 }
 
 // request is one API call of a test.

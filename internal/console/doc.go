@@ -1,4 +1,4 @@
-// Package console provides Docket's REST API (/api/v1) and the security of its loopback web
-// listener: Host checks, cross-origin refusal, session cookies with CSRF tokens and a strict
-// Content-Security-Policy (DESIGN.md §11).
+// Package console provides Docket's REST API, all of /api/v1, and the security of its
+// loopback web listener: Host checks, cross-origin refusal, session cookies with CSRF
+// tokens and a strict Content-Security-Policy.
 package console

@@ -47,7 +47,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	} else if ce.Err != nil {
 		s.log.DebugContext(r.Context(), "request refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
 	}
-	status := contract.HTTPStatus(ce.Code)
+	status := httpStatus(ce.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
 	}

@@ -1,10 +1,19 @@
 package console
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
+
+// projectBackend is the part of the authority the member and project routes need.
+type projectBackend interface {
+	CreateMember(ctx context.Context, c authority.Caller, req contract.CreateMemberRequest) (contract.Member, error)
+	Projects(ctx context.Context, c authority.Caller) ([]contract.Project, error)
+	CreateProject(ctx context.Context, c authority.Caller, req contract.CreateProjectRequest) (contract.Project, error)
+}
 
 func (s *Server) handleCreateMember(w http.ResponseWriter, r *http.Request) error {
 	req, err := decodeJSON[contract.CreateMemberRequest](w, r, s.maxBody)

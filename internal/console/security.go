@@ -14,6 +14,11 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
+// authenticator is the part of the authority that proves a request's credential.
+type authenticator interface {
+	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
+}
+
 // contentSecurityPolicy forbids inline script and every foreign origin on every response,
 // JSON included, so that a response rendered by mistake cannot run anything (DESIGN.md §11).
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/docketrun/docket/internal/authority"
 )
 
 // Defaults for [Config].
@@ -20,11 +18,40 @@ const (
 	DefaultKeepAlive     = 15 * time.Second
 )
 
+// backend is the part of the authority the console's own resources need. Each handler
+// file declares the methods it calls; *authority.Authority has them all.
+type backend interface {
+	authenticator
+	sessionBackend
+	projectBackend
+	agentBackend
+	connectionBackend
+	capabilityBackend
+	caseBackend
+	eventBackend
+	conversationBackend
+}
+
 // Config holds what a [Server] needs. Authority is required.
 type Config struct {
-	Authority *authority.Authority
-	Logger    *slog.Logger // default: discards
-	Version   string       // reported by GET /api/v1/health
+	// Authority proves credentials and answers the console's own resources: sessions,
+	// members, projects, agents, connections, capabilities, cases, events and
+	// conversations. *authority.Authority satisfies it.
+	Authority backend
+
+	// Requests lists and decides Requests. It must be the *authority.Operations that
+	// serves /mcp, so that a decision wakes the call held there. Without it, the request
+	// and decision routes answer not_found like any route the server does not have.
+	Requests decider
+
+	// Reconciler settles Operations that need a person. It must be the
+	// *authority.Dispatcher that serves /work, so that the settled claim is its own.
+	// Without it, the reconcile route answers not_found like any route the server does
+	// not have.
+	Reconciler reconciler
+
+	Logger  *slog.Logger // default: discards
+	Version string       // reported by GET /api/v1/health
 
 	// Hosts are the extra Host header values the server answers to, besides the loopback
 	// names (localhost, 127.0.0.1, [::1]) at the listener's port. Every other Host is
@@ -48,7 +75,9 @@ type Config struct {
 
 // Server serves /api/v1. It is safe for concurrent use.
 type Server struct {
-	auth      *authority.Authority
+	auth      backend
+	dec       decider
+	rec       reconciler
 	log       *slog.Logger
 	version   string
 	hosts     []string
@@ -66,6 +95,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		auth:      cfg.Authority,
+		dec:       cfg.Requests,
+		rec:       cfg.Reconciler,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -122,6 +153,14 @@ func (s *Server) routes() {
 
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
 	s.handle("POST /api/v1/projects/{project}/capabilities", s.handleInstallCapability, authed)
+
+	if s.dec != nil {
+		s.handle("GET /api/v1/projects/{project}/requests", s.handleRequests, authed)
+		s.handle("POST /api/v1/projects/{project}/requests/{id}/decision", s.handleDecide, authed)
+	}
+	if s.rec != nil {
+		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
+	}
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

@@ -1,10 +1,20 @@
 package console
 
 import (
+	"context"
 	"net/http"
+	"time"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
+
+// sessionBackend is the part of the authority the session routes and the health check need.
+type sessionBackend interface {
+	Login(ctx context.Context, name, passphrase string, ttl time.Duration) (authority.Session, error)
+	Logout(ctx context.Context, tok authority.Token) error
+	Ping(ctx context.Context) error
+}
 
 // handleLogin opens a session for a CLI or script: the token is in the body.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {

@@ -61,14 +61,16 @@ type Gateway struct {
 	sessions map[string]*session  // live sessions by MCP session id
 	byAgent  map[string]*session  // each Agent's one effective session
 	replaced map[string]time.Time // session ids replaced by a newer initialize, and when
-	agents   map[string]*sync.Mutex
+	// replacedBy lists each Agent's ids in replaced, oldest first, at most maxReplaced.
+	replacedBy map[string][]string
+	agents     map[string]*sync.Mutex
 }
 
 // New returns a Gateway.
 func New(cfg Config) *Gateway {
 	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, log: cfg.Logger, now: cfg.Now,
 		sessions: map[string]*session{}, byAgent: map[string]*session{}, replaced: map[string]time.Time{},
-		agents: map[string]*sync.Mutex{}}
+		replacedBy: map[string][]string{}, agents: map[string]*sync.Mutex{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}

@@ -138,6 +138,16 @@ func TestGateway_Refusals(t *testing.T) {
 // rawPost posts body to /mcp with the given headers and returns the status and body.
 func rawPost(t *testing.T, url string, headers map[string]string, body string) (int, rpcErrorBody) {
 	t.Helper()
+	resp, data := rawDo(t, url, headers, body)
+	var e rpcErrorBody
+	json.Unmarshal(data, &e)
+	return resp.StatusCode, e
+}
+
+// rawDo posts body to /mcp with the given headers, as a Streamable HTTP client does, and
+// returns the response with its body read.
+func rawDo(t *testing.T, url string, headers map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
@@ -153,9 +163,7 @@ func rawPost(t *testing.T, url string, headers map[string]string, body string) (
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var e rpcErrorBody
-	json.Unmarshal(data, &e)
-	return resp.StatusCode, e
+	return resp, data
 }
 
 type rpcErrorBody struct {

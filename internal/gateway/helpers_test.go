@@ -28,6 +28,7 @@ type fixture struct {
 	agent  authority.Caller
 	token  string
 	url    string
+	gw     *gateway.Gateway
 	server *httptest.Server
 }
 
@@ -71,9 +72,9 @@ func newFixture(t testing.TB, hold time.Duration) *fixture {
 		t.Fatal(err)
 	}
 	f.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
-	g := gateway.New(gateway.Config{Auth: a, Ops: f.ops})
+	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g)
+	mux.Handle("/mcp", f.gw)
 	f.server = httptest.NewServer(mux)
 	t.Cleanup(f.server.Close)
 	f.url = f.server.URL + "/mcp"

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,11 @@ type session struct {
 	mu        sync.Mutex // guards focus and delivered; calls are serial per Agent
 	focus     []contract.CaseID
 	delivered map[int64]bool // Operations whose outcome this session was given in full
+
+	// Guarded by Gateway.mu.
+	requests int  // requests on this session being served, its open event stream included
+	replaced bool // a newer initialize replaced it
+	closing  bool // its SDK session is being closed, once
 }
 
 // ServeHTTP serves /mcp (DESIGN.md §6.2). It authenticates the Agent, checks the
@@ -76,7 +82,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.Header.Get(headerSession)
 	if id != "" {
-		switch g.sessionState(id, c.ID) {
+		state, s := g.admit(id, c.ID)
+		if s != nil {
+			defer g.release(s)
+		}
+		switch state {
 		case stateReplaced:
 			writeRPCError(w, http.StatusConflict, contract.ReasonConnectionReplaced, "another client of this agent initialized after this one; this client must stop")
 			return
@@ -94,7 +104,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 	if initialize && id == "" {
 		// The session is made effective when its headers are written, before the client
-		// can read the answer and send its next request.
+		// can read the answer and send its next request; the session it replaces is closed
+		// then too, unless a request on it is still being served.
 		cw := &captureWriter{ResponseWriter: w, onHeader: func(status int, session string) {
 			if status < 300 && session != "" {
 				g.takeOver(c.ID, session)
@@ -188,22 +199,53 @@ const (
 	stateReplaced
 )
 
-// sessionState says whether id is agent's live session, one a newer initialize replaced,
-// or unknown (including another Agent's session, which is not this caller's to learn).
-func (g *Gateway) sessionState(id, agent string) sessionState {
+// admit says whether id is agent's live session, one a newer initialize replaced, or
+// unknown (including another Agent's session, which is not this caller's to learn). A
+// request on a live session is counted until [Gateway.release]: a session replaced
+// meanwhile is closed only once its requests end, so that its client still reads why
+// (a held call's connection_replaced, and 409 on its next request, rather than a cut
+// event stream).
+func (g *Gateway) admit(id, agent string) (sessionState, *session) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.sessions[id]; s != nil && s.agent == agent {
-		return stateLive
+		s.requests++
+		return stateLive, s
 	}
-	if _, ok := g.replaced[id]; ok {
-		return stateReplaced
+	if at, ok := g.replaced[id]; ok && g.now().Sub(at) <= replacedMemory {
+		return stateReplaced, nil
 	}
-	return stateUnknown
+	return stateUnknown, nil
 }
 
-// takeOver makes id the Agent's one effective session (DESIGN.md §6.2): the older
-// session is marked replaced and its held call ends.
+// release ends a request counted by admit, and closes the session if it was replaced
+// and nothing else is being served on it.
+func (g *Gateway) release(s *session) {
+	g.mu.Lock()
+	s.requests--
+	closeNow := g.closableLocked(s)
+	g.mu.Unlock()
+	if closeNow {
+		g.closeSDKSession(s)
+	}
+}
+
+// closableLocked reports whether s is a replaced session with no request being served
+// whose closing has not begun, and if so marks it closing. g.mu must be held.
+func (g *Gateway) closableLocked(s *session) bool {
+	if !s.replaced || s.requests > 0 || s.closing {
+		return false
+	}
+	s.closing = true
+	return true
+}
+
+// takeOver makes id the Agent's one effective session, because two clients driving one
+// Agent would interleave its calls. The older session is marked replaced, its held call
+// ends, and its SDK session is closed at once, or as soon as the requests being served
+// on it end, so that re-initializing does not pile up open sessions. The Agent's
+// replaced ids are remembered, to answer 409 rather than 404, for replacedMemory and at
+// most maxReplaced of them.
 func (g *Gateway) takeOver(agent, id string) {
 	s := &session{id: id, agent: agent, delivered: map[int64]bool{}}
 	s.life, s.end = context.WithCancelCause(context.Background())
@@ -211,26 +253,61 @@ func (g *Gateway) takeOver(agent, id string) {
 	old := g.byAgent[agent]
 	g.sessions[id] = s
 	g.byAgent[agent] = s
-	now := g.now()
-	for rid, at := range g.replaced {
-		if now.Sub(at) > replacedMemory {
-			delete(g.replaced, rid)
-		}
-	}
+	closeOld := false
 	if old != nil {
 		delete(g.sessions, old.id)
-		g.replaced[old.id] = now
+		old.replaced = true
 		old.end(errReplaced)
+		closeOld = g.closableLocked(old)
+		g.rememberReplacedLocked(agent, old.id)
 	}
 	g.mu.Unlock()
 	if old != nil {
 		g.log.Info("session replaced", logAgent, agent)
 	}
+	if closeOld {
+		g.closeSDKSession(old)
+	}
 }
 
-// replacedMemory is how long a replaced session id answers 409 rather than 404. The
-// SDK session behind it is closed by the idle timeout, since no request reaches it.
+// rememberReplacedLocked records id as a replaced session of agent, forgetting the
+// agent's replaced ids that are older than replacedMemory or beyond the newest
+// maxReplaced. g.mu must be held.
+func (g *Gateway) rememberReplacedLocked(agent, id string) {
+	now := g.now()
+	g.replaced[id] = now
+	ids := append(g.replacedBy[agent], id)
+	drop := max(0, len(ids)-maxReplaced)
+	for drop < len(ids) && now.Sub(g.replaced[ids[drop]]) > replacedMemory {
+		drop++
+	}
+	for _, rid := range ids[:drop] {
+		delete(g.replaced, rid)
+	}
+	g.replacedBy[agent] = slices.Delete(ids, 0, drop)
+}
+
+// closeSDKSession closes the SDK's session of s, which ends its streams and drops its
+// replay events. It is called without g.mu held: closing waits for the session's
+// requests to end, and they take g.mu.
+func (g *Gateway) closeSDKSession(s *session) {
+	for ss := range g.server.Sessions() {
+		if ss.ID() == s.id {
+			if err := ss.Close(); err != nil {
+				g.log.Debug("closing a replaced session failed", logAgent, s.agent, logErr, err)
+			}
+			return
+		}
+	}
+}
+
+// replacedMemory is how long a replaced session id answers 409 rather than 404.
 const replacedMemory = 24 * time.Hour
+
+// maxReplaced is how many of an Agent's replaced session ids answer 409 rather than 404;
+// older ones answer 404, as an unknown session, so that re-initializing in a loop cannot
+// grow the gateway's memory.
+const maxReplaced = 64
 
 // forget drops a session ended by DELETE.
 func (g *Gateway) forget(id string) {

@@ -1,3 +1,3 @@
-// Package workhop serves the worker hop, POST /work, and the reconcile route of the
-// console API: it decodes, calls the authority's Dispatcher and encodes (DESIGN.md §8).
+// Package workhop serves the worker hop, POST /work: it decodes one hop operation, calls
+// the authority's Dispatcher and encodes its answer.
 package workhop

@@ -11,25 +11,39 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/httpstatus"
 )
 
 // DefaultMaxBody bounds a /work body in bytes: a report carries at most the result
 // rows an adapter may return.
 const DefaultMaxBody = 4 << 20
 
-// Config holds what a [Server] needs. Authority and Dispatcher are required.
-type Config struct {
-	Authority  *authority.Authority
-	Dispatcher *authority.Dispatcher
-	Logger     *slog.Logger // default: discards
-	MaxBody    int64        // bytes; default DefaultMaxBody
+// connectionAuthenticator is the part of the authority that proves a Connection key.
+type connectionAuthenticator interface {
+	AuthenticateConnection(ctx context.Context, key authority.Token) (contract.Connection, error)
 }
 
-// Server serves POST /work and POST /api/v1/projects/{project}/operations/{op}/reconcile.
-// It is safe for concurrent use.
+// dispatcher is the part of the Dispatcher that answers the five hop operations.
+type dispatcher interface {
+	Poll(ctx context.Context, conn contract.Connection, req contract.PollRequest) (contract.WorkAnswer, error)
+	RenewLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error)
+	ReleaseLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error)
+	Claim(ctx context.Context, conn contract.Connection, req contract.ClaimRequest) (contract.WorkAnswer, error)
+	Report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) (contract.WorkAnswer, error)
+}
+
+// Config holds what a [Server] needs. Authority and Dispatcher are required.
+type Config struct {
+	Authority  connectionAuthenticator // *authority.Authority satisfies it
+	Dispatcher dispatcher              // *authority.Dispatcher satisfies it
+	Logger     *slog.Logger            // default: discards
+	MaxBody    int64                   // bytes; default DefaultMaxBody
+}
+
+// Server serves POST /work. It is safe for concurrent use.
 type Server struct {
-	auth    *authority.Authority
-	disp    *authority.Dispatcher
+	auth    connectionAuthenticator
+	disp    dispatcher
 	log     *slog.Logger
 	maxBody int64
 	mux     *http.ServeMux
@@ -49,14 +63,10 @@ func New(cfg Config) (*Server, error) {
 		s.maxBody = DefaultMaxBody
 	}
 	s.mux.HandleFunc("POST /work", s.handleWork)
-	s.mux.HandleFunc("POST "+ReconcilePattern, s.handleReconcile)
 	return s, nil
 }
 
-// ReconcilePattern is the route of a member's reconciliation, for the console's table.
-const ReconcilePattern = "/api/v1/projects/{project}/operations/{op}/reconcile"
-
-// ServeHTTP routes POST /work and the reconcile route.
+// ServeHTTP routes POST /work.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // handleWork authenticates the Connection key, decodes one hop operation strictly and
@@ -127,23 +137,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 }
 
 // statusOf is the one mapping from hop error codes to HTTP statuses. A worker reads the
-// code from the answer; the status is for proxies and people.
+// code from the answer; the status is for proxies and people. Codes every HTTP edge
+// answers alike take [httpstatus.Of]; the hop's own refusals are listed here.
 func statusOf(code contract.Code) int {
+	if status, ok := httpstatus.Of(code); ok {
+		return status
+	}
 	switch code {
-	case contract.CodeUnauthenticated, contract.CodeCredentialRevoked:
-		return http.StatusUnauthorized
-	case contract.CodeForbidden:
-		return http.StatusForbidden
-	case contract.CodeNotFound, contract.CodeWorkNotFound:
-		return http.StatusNotFound
-	case contract.CodeBodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case contract.CodeUnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case contract.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case contract.CodeInternal, "":
-		return http.StatusInternalServerError
 	case contract.CodeWorkBody, contract.CodeWorkerID, contract.CodeInvalidArgument, contract.CodeGrantMalformed:
 		return http.StatusBadRequest
 	}

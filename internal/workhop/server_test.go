@@ -15,10 +15,10 @@ import (
 	"github.com/docketrun/docket/internal/workhop"
 )
 
-// hop is a workhop server over an authority on SQLite, with a Connection key, a member
-// token and an agent token.
+// hop is a workhop server over an authority on SQLite, with a Connection key and a
+// member token.
 type hop struct {
-	url, key, member, agent string
+	url, key, member string
 }
 
 func newHop(t *testing.T) hop {
@@ -45,10 +45,6 @@ func newHop(t *testing.T) hop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := authority.NewDispatcher(authority.NewOperations(a, authority.OperationsConfig{}), authority.DispatcherConfig{})
 	srv, err := workhop.New(workhop.Config{Authority: a, Dispatcher: d, MaxBody: 1 << 10})
 	if err != nil {
@@ -56,7 +52,7 @@ func newHop(t *testing.T) hop {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return hop{url: ts.URL, key: ck.Key, member: b.Token.String(), agent: at.Token}
+	return hop{url: ts.URL, key: ck.Key, member: b.Token.String()}
 }
 
 func TestServer_Work(t *testing.T) {
@@ -117,45 +113,6 @@ func TestServer_Work(t *testing.T) {
 			}
 			if a.Code != tt.code || a.Accepted != (tt.code == "") || (tt.code != "" && a.Teaching == "") {
 				t.Errorf("answer = %s, want code %q with a teaching", raw, tt.code)
-			}
-		})
-	}
-}
-
-func TestServer_Reconcile(t *testing.T) {
-	h := newHop(t)
-	path := "/api/v1/projects/default/operations/agt_0123456789abcdef.1/reconcile"
-	tests := []struct {
-		name   string
-		auth   string
-		body   string
-		status int
-		code   contract.Code
-	}{
-		{"no credential", "", `{"outcome":"done"}`, 401, contract.CodeUnauthenticated},
-		{"an agent", h.agent, `{"outcome":"done"}`, 403, contract.CodeForbidden},
-		{"a connection key", h.key, `{"outcome":"done"}`, 401, contract.CodeUnauthenticated},
-		{"unknown field", h.member, `{"outcome":"done","force":true}`, 400, contract.CodeInvalidArgument},
-		{"unknown outcome", h.member, `{"outcome":"maybe"}`, 400, contract.CodeInvalidArgument},
-		{"failed without a reason", h.member, `{"outcome":"failed"}`, 400, contract.CodeInvalidArgument},
-		{"no such operation", h.member, `{"outcome":"done"}`, 404, contract.CodeNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(t.Context(), "POST", h.url+path, strings.NewReader(tt.body))
-			if tt.auth != "" {
-				req.Header.Set("Authorization", "Bearer "+tt.auth)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var e contract.Error
-			raw, _ := io.ReadAll(resp.Body)
-			json.Unmarshal(raw, &e)
-			if resp.StatusCode != tt.status || e.Code != tt.code {
-				t.Errorf("reconcile = %d %s, want %d %s", resp.StatusCode, raw, tt.status, tt.code)
 			}
 		})
 	}

@@ -1,22 +1,20 @@
-package gateway_test
+package console_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/gateway"
 )
 
-func TestRequests_Refusals(t *testing.T) {
-	f := newFixture(t, time.Second)
-	srv := httptest.NewServer(gateway.NewRequests(f.a, f.ops, nil))
-	t.Cleanup(srv.Close)
-	member := memberToken(t, f)
+func TestServer_RequestRefusals(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := s.token
 	tests := []struct {
 		name   string
 		method string
@@ -27,7 +25,7 @@ func TestRequests_Refusals(t *testing.T) {
 		code   contract.Code
 	}{
 		{"no token", "GET", "/api/v1/projects/default/requests", "", "", http.StatusUnauthorized, contract.CodeUnauthenticated},
-		{"agent token", "GET", "/api/v1/projects/default/requests", f.token, "", http.StatusForbidden, contract.CodeForbidden},
+		{"agent token", "GET", "/api/v1/projects/default/requests", ag.Token, "", http.StatusForbidden, contract.CodeForbidden},
 		{"other project", "GET", "/api/v1/projects/other/requests", member, "", http.StatusForbidden, contract.CodeForbidden},
 		{"unknown field", "POST", "/api/v1/projects/default/requests/req_x/decision", member, `{"digest":"sha256:a","verdict":"approve","by":"me"}`, http.StatusBadRequest, contract.CodeInvalidArgument},
 		{"two objects", "POST", "/api/v1/projects/default/requests/req_x/decision", member, `{"digest":"sha256:a","verdict":"approve"}{}`, http.StatusBadRequest, contract.CodeInvalidArgument},
@@ -36,20 +34,30 @@ func TestRequests_Refusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
-			if tt.token != "" {
-				req.Header.Set("Authorization", "Bearer "+tt.token)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var ce contract.Error
-			json.NewDecoder(resp.Body).Decode(&ce)
+			resp, body := s.do(t, request{method: tt.method, path: tt.path, bearer: tt.token, body: tt.body})
+			ce := decode[contract.Error](t, body)
 			if resp.StatusCode != tt.status || ce.Code != tt.code || ce.Teaching == "" {
 				t.Errorf("%s %s = %d %s %q, want %d %s with a teaching", tt.method, tt.path, resp.StatusCode, ce.Code, ce.Teaching, tt.status, tt.code)
 			}
 		})
+	}
+}
+
+// TestServer_DecisionNeedsCSRF: the decision and reconcile routes take the console's
+// credentials, so a browser's session cookie alone cannot decide or reconcile.
+func TestServer_DecisionNeedsCSRF(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/api/v1/projects/default/requests/req_x/decision",
+		"/api/v1/projects/default/operations/agt_0123456789abcdef.1/reconcile",
+	} {
+		resp, body := s.do(t, request{method: "POST", path: path, cookie: sess.Token.String(), body: `{}`})
+		if ce := decode[contract.Error](t, body); resp.StatusCode != http.StatusForbidden || ce.Code != contract.CodeCSRF {
+			t.Errorf("POST %s with only the cookie = %d %s, want 403 %s", path, resp.StatusCode, ce.Code, contract.CodeCSRF)
+		}
 	}
 }

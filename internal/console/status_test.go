@@ -1,9 +1,10 @@
-package contract_test
+package console_test
 
 import (
 	"net/http"
 	"testing"
 
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -23,7 +24,7 @@ func TestHTTPStatus(t *testing.T) {
 		{contract.CodeRuleSyntax, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
-		if got := contract.HTTPStatus(tt.code); got != tt.want {
+		if got := console.HTTPStatus(tt.code); got != tt.want {
 			t.Errorf("HTTPStatus(%q) = %d, want %d", tt.code, got, tt.want)
 		}
 	}

@@ -1,0 +1,31 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/httpstatus"
+)
+
+// httpStatus is the one mapping from error codes to HTTP statuses for /api/v1. It is the
+// console's policy, not the contract's: clients branch on the code, and the status is for
+// proxies and people. Codes every HTTP edge answers alike take [httpstatus.Of]; the
+// console's own refusals are listed here.
+func httpStatus(code contract.Code) int {
+	if status, ok := httpstatus.Of(code); ok {
+		return status
+	}
+	switch code {
+	case contract.CodeSessionExpired:
+		return http.StatusUnauthorized
+	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
+		return http.StatusForbidden
+	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
+		return http.StatusNotFound
+	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson:
+		return http.StatusConflict
+	}
+	// Every other code refuses the caller's input.
+	return http.StatusBadRequest
+}
