@@ -117,6 +117,15 @@ func TestDeps(t *testing.T) {
 		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs"), nil, nil, "a worker reaches the authority only over the wire"},
 		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "grants are a leaf shared by the authority and workers"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, nil, "the agent runtime reaches the authority only over the wire"},
+		{"internal/apiclient", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "the /api/v1 client speaks only the wire"},
+		{"internal/datadir", none, nil, nil, "the data dir's layout is a leaf"},
+		{"internal/workbench", within("internal/contract", "internal/apiclient", "internal/datadir", "internal/supervisor"), nil, nil,
+			"docket start supervises processes and reaches serve only over the wire"},
+		{"internal/agent/runner", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir"), nil, nil,
+			"the agent runtime's assembly names providers but reaches the authority only over the wire"},
+		{"internal/demo", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/workbench",
+			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
+			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
