@@ -84,7 +84,7 @@ func TestAdapter_RedirectToAnotherPortIsRefused(t *testing.T) {
 }
 
 // A transport error is logged with the Source's origin only: its URL path held a secret.
-func TestExecutor_TransportErrorLogRedactsURLPath(t *testing.T) {
+func TestAdapter_TransportErrorRedactsURLPath(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
