@@ -31,8 +31,8 @@ const (
 //
 // A Tool's entry names the server's tool; the built-in docket.mcp.discover@1 (empty
 // entry) lists the server's tools instead, at most [MaxTools]. A stdio server is started
-// from the Source's command with the worker's environment scrubbed as for run
-// ([worker.ScrubEnv]) plus the Source's env. Results become rows from structuredContent
+// from the Source's command with the basics of the worker's environment
+// ([worker.ScrubEnv]) plus the Source's env from the vault. Results become rows from structuredContent
 // when there is one (an object is a row, an array of objects is rows), else from each text
 // content that is a JSON object or array, else one row {"text": …} per text content.
 //
