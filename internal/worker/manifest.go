@@ -35,7 +35,7 @@ var adapterKinds = map[string][]string{
 	AdapterHTTP:         {contract.ToolKindRead, contract.ToolKindWrite},
 	AdapterDBQuery:      {contract.ToolKindRead},
 	AdapterDBExecFenced: {contract.ToolKindWrite},
-	AdapterMCP:          {contract.ToolKindRead, contract.ToolKindWrite, contract.ToolKindRun},
+	AdapterMCP:          {contract.ToolKindWrite, contract.ToolKindRead, contract.ToolKindRun}, // a server's tool may act: write unless declared
 }
 
 // Reserved argument names. "source" names the Source of a call; "sql" would let a caller

@@ -3,6 +3,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 1 << 20 // cap on the JSON of one result, bytes
 	MaxTools        = 200     // most tools docket.mcp.discover@1 lists
+	maxToolPages    = 50      // most tools/list pages discovery reads, whatever the server's cursors
 )
 
 // Adapter calls MCP tools. It keeps one session per Source, opened on first use and
@@ -30,11 +32,16 @@ const (
 // concurrent use; Close ends every session.
 //
 // A Tool's entry names the server's tool; the built-in docket.mcp.discover@1 (empty
-// entry) lists the server's tools instead, at most [MaxTools]. A stdio server is started
+// entry) lists the server's tools instead, across pages, at most [MaxTools]: a longer
+// list is cut there and every row says so in its "truncated" column. A stdio server is started
 // from the Source's command with the basics of the worker's environment
-// ([worker.ScrubEnv]) plus the Source's env from the vault. Results become rows from structuredContent
-// when there is one (an object is a row, an array of objects is rows), else from each text
-// content that is a JSON object or array, else one row {"text": …} per text content.
+// ([worker.ScrubEnv]) plus the Source's env from the vault. Results become rows from
+// structuredContent when there is one ({"rows": [objects…]} is those rows, another object
+// one row), else from each text content that is a JSON object or array, else one row
+// {"text": …} per text content.
+//
+// The client advertises no capability: no roots, sampling or elicitation, so a server
+// can neither list the worker's files nor ask it, or a person through it, anything.
 //
 // A read Tool that fails is refused. A write or run Tool whose call fails after it was
 // sent, or whose result is marked isError, is an unknown effect: the server may have
@@ -151,7 +158,8 @@ func (a *Adapter) session(ctx context.Context, src *worker.Source) (*session, er
 			MaxEventSize: DefaultMaxBytes + 64<<10,
 			HTTPClient:   &http.Client{Transport: &headers{base: http.DefaultTransport, h: src.Headers}}}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "docket-worker", Version: "1"}, nil)
+	// Empty capabilities, set explicitly: the SDK's default advertises roots.
+	client := sdk.NewClient(&sdk.Implementation{Name: "docket-worker", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		// The SDK's message can quote the URL, which may carry a credential.
@@ -196,19 +204,40 @@ func (t *headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
+// discover lists the server's tools across pages, at most MaxTools of them from at most
+// maxToolPages pages; when it stops short of the end, every row says truncated.
 func discover(ctx context.Context, cs *sdk.ClientSession) ([]contract.Args, error) {
-	var rows []contract.Args
-	for tool, err := range cs.Tools(ctx, nil) {
+	var tools []*sdk.Tool
+	cursor, truncated := "", false
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			truncated = true
+			break
+		}
+		res, err := cs.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
-		if len(rows) == MaxTools {
-			return nil, contract.Errorf(contract.CodeOutputTooBig, "the MCP server lists over %d tools; docket.mcp.discover@1 stops there.", MaxTools)
+		tools = append(tools, res.Tools...)
+		if len(tools) > MaxTools {
+			tools, truncated = tools[:MaxTools], true
+			break
 		}
-		schema, _ := json.Marshal(tool.InputSchema)
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	rows := make([]contract.Args, 0, len(tools))
+	for _, tool := range tools {
+		schema, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("encode the input schema of %.80s: %w", tool.Name, err)
+		}
 		readOnly := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
 		rows = append(rows, contract.Args{"name": contract.StringValue(tool.Name), "description": contract.StringValue(tool.Description),
-			"inputSchema": contract.StringValue(string(schema)), "readOnly": contract.BoolValue(readOnly)})
+			"inputSchema": contract.StringValue(string(schema)), "readOnly": contract.BoolValue(readOnly),
+			"truncated": contract.BoolValue(truncated)})
 	}
 	return rows, nil
 }
@@ -218,6 +247,14 @@ func rowsOf(res *sdk.CallToolResult) ([]contract.Args, error) {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, err
+		}
+		// structuredContent must be an object, so a table comes as {"rows": [...]}: its
+		// rows are the rows, each a set of facts, not one row with a column "rows".
+		var table map[string]json.RawMessage
+		if err := json.Unmarshal(b, &table); err == nil && len(table) == 1 {
+			if rows, ok := table["rows"]; ok && len(bytes.TrimSpace(rows)) > 0 && bytes.TrimSpace(rows)[0] == '[' {
+				return worker.Rows(rows, false)
+			}
 		}
 		return worker.Rows(b, false)
 	}
