@@ -20,34 +20,41 @@ func (e *Executor) WatchVault(ctx context.Context, path string, hup <-chan os.Si
 	if poll <= 0 {
 		poll = DefaultVaultPoll
 	}
-	last, err := os.Stat(path)
-	if err != nil {
-		e.cfg.Logger.WarnContext(ctx, "vault not watched for changes; reload it with SIGHUP", logErr, err)
-	}
+	var last os.FileInfo
 	t := time.NewTicker(poll)
 	defer t.Stop()
-	for {
-		why := "changed"
-		select {
-		case <-ctx.Done():
-			return
-		case <-hup:
-			why = "signal"
-		case <-t.C:
-			now, err := os.Stat(path)
-			if err != nil || last != nil && os.SameFile(last, now) && now.Size() == last.Size() && now.ModTime().Equal(last.ModTime()) {
-				continue // unreadable now, or unchanged: keep the vault in use
+	// The first pass loads the file as it is once watched: a change made since the vault
+	// in use was read is not missed.
+	for why := "start"; ; why = "changed" {
+		if why != "start" {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				why = "signal"
+			case <-t.C:
+				now, err := os.Stat(path)
+				if err != nil || last != nil && os.SameFile(last, now) && now.Size() == last.Size() && now.ModTime().Equal(last.ModTime()) {
+					continue // unreadable now, or unchanged: keep the vault in use
+				}
 			}
 		}
-		if now, err := os.Stat(path); err == nil {
-			last = now
+		now, err := os.Stat(path)
+		if err != nil {
+			e.cfg.Logger.WarnContext(ctx, "vault not reloaded; the one in use is kept", logReason, why, logErr, err)
+			continue
 		}
+		last = now
 		v, err := LoadVault(path)
 		if err != nil {
 			e.cfg.Logger.WarnContext(ctx, "vault not reloaded; the one in use is kept", logReason, why, logErr, err)
 			continue
 		}
 		e.SetVault(v)
-		e.cfg.Logger.InfoContext(ctx, "vault reloaded", logReason, why, slog.Int(logSources, len(v.sources)))
+		level := slog.LevelInfo
+		if why == "start" {
+			level = slog.LevelDebug
+		}
+		e.cfg.Logger.Log(ctx, level, "vault reloaded", logReason, why, slog.Int(logSources, len(v.sources)))
 	}
 }
