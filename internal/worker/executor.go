@@ -62,8 +62,8 @@ func ParseWorkspaceAccess(s string) (WorkspaceAccess, error) {
 	return "", fmt.Errorf("workspace tools %.20q: use off, read or read-write", s)
 }
 
-// offers reports whether the ceiling lets the worker offer Tool t.
-func (w WorkspaceAccess) offers(t Tool) bool {
+// Offers reports whether the ceiling lets the worker offer Tool t.
+func (w WorkspaceAccess) Offers(t Tool) bool {
 	if t.Adapter != AdapterWorkspace {
 		return true
 	}
@@ -147,7 +147,7 @@ func (e *Executor) Descriptors() []contract.ToolDescriptor {
 	for _, id := range e.cfg.Manifest.IDs() {
 		t, digest, _ := e.cfg.Manifest.Lookup(id)
 		a, ok := e.cfg.Adapters[t.Adapter]
-		if !ok || !e.cfg.Workspace.offers(t) {
+		if !ok || !e.cfg.Workspace.Offers(t) {
 			continue
 		}
 		st := t.SourceTypes
@@ -230,7 +230,7 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	if refusal != nil {
 		return job, nil
 	}
-	if !e.cfg.Workspace.offers(t) {
+	if !e.cfg.Workspace.Offers(t) {
 		job.refusal = contract.Errorf(contract.CodeWorkspaceCeiling, "tool %s is above this worker's workspace ceiling (%s); start the worker with --workspace-tools read-write to let it write.", spec.Tool, e.cfg.Workspace)
 		return job, nil
 	}
