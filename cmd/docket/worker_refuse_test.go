@@ -1,0 +1,71 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// refuseCapability has one Action run against the file Source "files".
+const refuseCapability = `
+id      = "test.refuse"
+version = "1.0.0"
+title   = "A refusal with a reason"
+
+[[source]]
+name  = "files"
+type  = "file"
+words = ["echoed"]
+tier  = "attested"
+
+[[action]]
+name        = "echo"
+description = "Run a program that echoes its arguments."
+approval    = "none"
+[[action.param]]
+name = "n"
+type = "string"
+[action.execution]
+tool         = "test.echo@1"
+source_types = ["file"]
+kind         = "run"
+returns      = [{ predicate = "echoed", args = { n = "$n" } }]
+`
+
+// TestServeWorker_RefusalHasAReasonAndTheVaultReloads runs a real serve and worker whose
+// vault lacks the Source the Action runs against: the worker claims the work and
+// reports it refused, so the Operation fails with source_unknown and a sentence instead
+// of waiting silently (issue 11, item 9). Once the Source is written to the vault and
+// the worker gets SIGHUP, the same Action runs.
+func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
+	capDir := t.TempDir()
+	writeFile(t, filepath.Join(capDir, "capability.toml"), refuseCapability, 0o644)
+	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, `{"format": "docket-worker-tools/1", "tools": {
+  "test.echo@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "echo.sh", "kind": "run", "params": {"n": {"type": "string"}}}}}`)
+	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), "#!/bin/sh\ncat\n", 0o755)
+	writeFile(t, s.vault, `{"sources": {}}`, 0o600)
+	s.lock(t, "test.echo@1")
+	w := s.startWorker(t)
+	w.waitLine(t, "lease acquired")
+	gw := s.gateway(t)
+
+	res := call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "1"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpFailed ||
+		!strings.Contains(string(res.Operations[0].Result), string(contract.CodeSourceUnknown)) || res.Operations[0].Reason == "" {
+		t.Fatalf("ApplyAction echo with the Source missing = %+v, want failed with %s and a reason", res.Operations, contract.CodeSourceUnknown)
+	}
+
+	// The poll would notice the file too; SIGHUP makes it now.
+	writeFile(t, s.vault, `{"sources": {"files": {"type": "file", "root": "`+s.files+`"}}}`, 0o600)
+	if err := w.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLine(t, "vault reloaded")
+	res = call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "2"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpDone {
+		t.Fatalf("ApplyAction echo after the reload = %+v, want done", res.Operations)
+	}
+}
