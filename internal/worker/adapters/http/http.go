@@ -125,7 +125,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	if err != nil {
 		return worker.Refuse(contract.Errorf(contract.CodeVaultInvalid, "source %s has a malformed url; fix it in the vault.", c.Source.Name))
 	}
-	origin := originOf(base)
+	origin := worker.Origin(base)
 	allowed := slices.Clone(c.Source.Hosts)
 	timeout, maxBytes := DefaultTimeout, int64(DefaultMaxBytes)
 	if f := c.Def.Fence; f != nil {
@@ -144,7 +144,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	for k, v := range c.Source.Headers {
 		req.Header.Set(k, v.Reveal())
 	}
-	if originOf(req.URL) != origin {
+	if worker.Origin(req.URL) != origin {
 		return worker.Refuse(contract.Errorf(contract.CodeHTTPHost, "tool %s would reach host %.80s, which is not the Source's origin; fix the Source's url.", c.Tool, req.URL.Hostname()))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -167,7 +167,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		if len(via) >= maxRedirects {
 			return contract.Errorf(contract.CodeHTTPHost, "tool %s was redirected more than %d times.", c.Tool, maxRedirects)
 		}
-		if originOf(r.URL) == origin {
+		if worker.Origin(r.URL) == origin {
 			return nil
 		}
 		if !slices.Contains(allowed, r.URL.Hostname()) {
@@ -216,15 +216,6 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		return failed(&contract.Error{Code: contract.CodeRunOutput, Teaching: fmt.Sprintf("tool %s got a 2xx answer whose body is not a JSON object or an array of objects.", c.Tool), Err: err})
 	}
 	return worker.OK(rows...)
-}
-
-// originOf returns u's origin: scheme, host and port, the port made explicit.
-func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // redact replaces the URL of a transport error by its origin: the Source's URL path and

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -117,5 +118,37 @@ func TestParseManifest_MCPKindDefaultsToWrite(t *testing.T) {
 	}
 	if d, _, _ := m.Lookup("acme.x@1"); d.Kind != contract.ToolKindWrite {
 		t.Errorf("kind = %q, want write", d.Kind)
+	}
+}
+
+// An MCP server that redirects off its origin (another port of the same host) is not
+// followed, and the Source's headers never reach the other port (issue 11, item 1).
+func TestAdapter_RedirectOffOriginKeepsHeaders(t *testing.T) {
+	var stolen atomic.Int32
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			stolen.Add(1)
+		}
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(thief.Close)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, thief.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(src.Close)
+	a := &mcp.Adapter{}
+	defer a.Close()
+	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, _, _ := m.Lookup(worker.MCPDiscoverTool)
+	out, _ := a.Execute(context.Background(), worker.Call{Tool: worker.MCPDiscoverTool, Def: disc, Args: contract.Args{},
+		Source: &worker.Source{Name: "away", Type: "mcp", URL: worker.Secret(src.URL + "/mcp"), Headers: map[string]worker.Secret{"Authorization": "Bearer hunter2"}}})
+	if out.Status != worker.StatusRefused {
+		t.Errorf("discover through an off-origin redirect = %+v, want refused", out)
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Errorf("the other port got the Source's Authorization %d times", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sync"
@@ -154,9 +155,22 @@ func (a *Adapter) session(ctx context.Context, src *worker.Source) (*session, er
 		}
 		t = &sdk.CommandTransport{Command: cmd}
 	} else {
+		endpoint, err := url.Parse(src.URL.Reveal())
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeVaultInvalid, "source %s has a malformed url; fix it in the vault.", src.Name)
+		}
+		origin := worker.Origin(endpoint)
 		t = &sdk.StreamableClientTransport{Endpoint: src.URL.Reveal(), MaxRetries: -1, DisableStandaloneSSE: true,
 			MaxEventSize: DefaultMaxBytes + 64<<10,
-			HTTPClient:   &http.Client{Transport: &headers{base: http.DefaultTransport, h: src.Headers}}}
+			HTTPClient: &http.Client{Transport: &headers{base: http.DefaultTransport, h: src.Headers, origin: origin},
+				// A redirect off the Source's origin is refused: the session and its
+				// headers stay with the server the vault names.
+				CheckRedirect: func(r *http.Request, via []*http.Request) error {
+					if worker.Origin(r.URL) != origin || len(via) >= 5 {
+						return contract.Errorf(contract.CodeHTTPHost, "the MCP server of source %s redirected off its origin; a redirect must keep the scheme, host and port.", src.Name)
+					}
+					return nil
+				}}}
 	}
 	// Empty capabilities, set explicitly: the SDK's default advertises roots.
 	client := sdk.NewClient(&sdk.Implementation{Name: "docket-worker", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
@@ -190,13 +204,17 @@ func (a *Adapter) drop(name string, s *session, err error) {
 	a.closing.Go(func() { s.cs.Close() })
 }
 
-// headers adds a Source's headers to each request.
+// headers adds a Source's headers to each request to the Source's origin, and to no other.
 type headers struct {
-	base http.RoundTripper
-	h    map[string]worker.Secret
+	base   http.RoundTripper
+	h      map[string]worker.Secret
+	origin string // the Source URL's scheme://host:port
 }
 
 func (t *headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if worker.Origin(r.URL) != t.origin {
+		return nil, contract.Errorf(contract.CodeHTTPHost, "an MCP request left the Source's origin; it was not sent.")
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
 		r.Header.Set(k, v.Reveal())
