@@ -69,3 +69,29 @@ func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
 		t.Fatalf("ApplyAction echo after the reload = %+v, want done", res.Operations)
 	}
 }
+
+// A --key-file wins over DOCKET_CONNECTION_KEY, and a run program never sees the key in
+// its environment (issue 11, item 4).
+func TestServeWorker_KeyFileWins(t *testing.T) {
+	capDir := t.TempDir()
+	writeFile(t, filepath.Join(capDir, "capability.toml"), refuseCapability, 0o644)
+	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, `{"format": "docket-worker-tools/1", "tools": {
+  "test.echo@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "echo.sh", "kind": "run", "params": {"n": {"type": "string"}}}}}`)
+	// The program answers with how many of its variables hold the key.
+	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), "#!/bin/sh\ncat >/dev/null\nprintf '{\"n\":\"%s\"}\\n' \"$(env | grep -c dkt_con_)\"\n", 0o755)
+	writeFile(t, s.vault, `{"sources": {"files": {"type": "file", "root": "`+s.files+`"}}}`, 0o600)
+	s.lock(t, "test.echo@1")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	writeFile(t, keyFile, s.key+"\n", 0o600)
+	w := startProc(t, append(s.env, "DOCKET_CONNECTION_KEY=dkt_con_0000000000000000.wrong"),
+		"worker", "--manifest", s.man, "--vault", s.vault, "--key-file", keyFile, "--log-level", "debug")
+	w.waitLine(t, "lease acquired")
+	res := call(t, s.gateway(t), "ApplyAction", `{"action": "echo", "params": {"n": "1"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpDone {
+		t.Fatalf("ApplyAction echo = %+v, want done", res.Operations)
+	}
+	q := call(t, s.gateway(t), "QueryBoard", `{"pattern": {"predicate": "echoed", "args": {"n": "0"}}}`)
+	if !strings.Contains(string(q.Result), `"n":"0"`) {
+		t.Errorf("the program saw the key in its environment: %s", q.Result)
+	}
+}

@@ -187,3 +187,20 @@ func TestParseManifest_EnvOnlyOnRun(t *testing.T) {
 		t.Errorf("env on run = %v, want ok", err)
 	}
 }
+
+// allow and deny are workspace path patterns: only a file Source takes them, and each
+// must be a relative glob (issue 11, item 5).
+func TestParseVault_AllowDeny(t *testing.T) {
+	if _, err := worker.ParseVault([]byte(`{"sources":{"ws":{"type":"file","root":"/srv/ws","allow":[".github/","*.pem"],"deny":["secrets/"]}}}`)); err != nil {
+		t.Errorf("allow and deny on a file Source = %v, want ok", err)
+	}
+	for _, v := range []string{
+		`{"sources":{"api":{"type":"http","url":"http://h","allow":[".env"]}}}`,
+		`{"sources":{"ws":{"type":"file","root":"/srv/ws","allow":["["]}}}`,
+		`{"sources":{"ws":{"type":"file","root":"/srv/ws","deny":["/etc/*"]}}}`,
+	} {
+		if _, err := worker.ParseVault([]byte(v)); contract.CodeOf(err) != contract.CodeVaultInvalid {
+			t.Errorf("ParseVault(%s) = %v, want %s", v, err, contract.CodeVaultInvalid)
+		}
+	}
+}
