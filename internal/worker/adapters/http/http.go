@@ -189,14 +189,14 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 			return failed(ce)
 		}
 		if ctx.Err() != nil {
-			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: redact(err)})
+			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: worker.RedactURL(err)})
 		}
-		return failed(fmt.Errorf("http %s: %w", c.Tool, redact(err)))
+		return failed(fmt.Errorf("http %s: %w", c.Tool, worker.RedactURL(err)))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
-		return failed(fmt.Errorf("http %s: read body: %w", c.Tool, redact(err)))
+		return failed(fmt.Errorf("http %s: read body: %w", c.Tool, worker.RedactURL(err)))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := contract.Errorf(contract.CodeHTTPStatus, "tool %s got HTTP %d from the service.", c.Tool, resp.StatusCode)
@@ -217,29 +217,6 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	}
 	return worker.OK(rows...)
 }
-
-// redact replaces the URL of a transport error by its origin: the Source's URL path and
-// query may hold a secret, and the error goes to the worker's log.
-func redact(err error) error {
-	ue, ok := errors.AsType[*url.Error](err)
-	if !ok {
-		return err
-	}
-	shown := "[redacted url]"
-	if u, perr := url.Parse(ue.URL); perr == nil {
-		shown = u.Scheme + "://" + u.Host + "/[redacted]"
-	}
-	return &redactedError{op: ue.Op, url: shown, err: ue.Err}
-}
-
-// redactedError is a *url.Error without the URL's path, query or credentials.
-type redactedError struct {
-	op, url string
-	err     error
-}
-
-func (e *redactedError) Error() string { return e.op + " " + e.url + ": " + e.err.Error() }
-func (e *redactedError) Unwrap() error { return e.err }
 
 // build fills the route's placeholders and places the other arguments.
 func build(ctx context.Context, rt route, base *url.URL, args contract.Args) (*http.Request, error) {

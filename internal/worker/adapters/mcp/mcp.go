@@ -105,7 +105,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		if ctx.Err() != nil {
 			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the server.", c.Tool, timeout), Err: err})
 		}
-		return failed(fmt.Errorf("mcp call %s: %w", c.Tool, err))
+		return failed(fmt.Errorf("mcp call %s: %w", c.Tool, worker.RedactURL(err)))
 	}
 	if b, err := json.Marshal(res); err != nil || int64(len(b)) > maxBytes {
 		return failed(contract.Errorf(contract.CodeOutputTooBig, "tool %s returned over %d bytes; ask for less or raise fence.maxBytes.", c.Tool, maxBytes))
