@@ -9,31 +9,17 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// refuseCapability has one Action run against the file Source "files".
-const refuseCapability = `
-id      = "test.refuse"
-version = "1.0.0"
-title   = "A refusal with a reason"
-
-[[source]]
-name  = "files"
-type  = "file"
-words = ["echoed"]
-tier  = "attested"
-
-[[action]]
-name        = "echo"
-description = "Run a program that echoes its arguments."
-approval    = "none"
-[[action.param]]
-name = "n"
-type = "string"
-[action.execution]
-tool         = "test.echo@1"
-source_types = ["file"]
-kind         = "run"
-returns      = [{ predicate = "echoed", args = { n = "$n" } }]
-`
+// echoServeEnv is a real serve with the adapters capability installed, the file Source
+// "files" bound, and test.echo@1 locked, run by script as echo.sh.
+func echoServeEnv(t *testing.T, script string) *serveEnv {
+	t.Helper()
+	capDir := t.TempDir()
+	writeFile(t, filepath.Join(capDir, "capability.toml"), adaptersCapability, 0o644)
+	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, adaptersManifest)
+	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), script, 0o755)
+	s.lock(t, "test.echo@1")
+	return s
+}
 
 // TestServeWorker_RefusalHasAReasonAndTheVaultReloads runs a real serve and worker whose
 // vault lacks the Source the Action runs against: the worker claims the work and
@@ -41,13 +27,8 @@ returns      = [{ predicate = "echoed", args = { n = "$n" } }]
 // of waiting silently (issue 11, item 9). Once the Source is written to the vault and
 // the worker gets SIGHUP, the same Action runs.
 func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
-	capDir := t.TempDir()
-	writeFile(t, filepath.Join(capDir, "capability.toml"), refuseCapability, 0o644)
-	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, `{"format": "docket-worker-tools/1", "tools": {
-  "test.echo@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "echo.sh", "kind": "run", "params": {"n": {"type": "string"}}}}}`)
-	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), "#!/bin/sh\ncat\n", 0o755)
+	s := echoServeEnv(t, "#!/bin/sh\ncat\n")
 	writeFile(t, s.vault, `{"sources": {}}`, 0o600)
-	s.lock(t, "test.echo@1")
 	w := s.startWorker(t)
 	w.waitLine(t, "lease acquired")
 	gw := s.gateway(t)
@@ -73,14 +54,8 @@ func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
 // A --key-file wins over DOCKET_CONNECTION_KEY, and a run program never sees the key in
 // its environment (issue 11, item 4).
 func TestServeWorker_KeyFileWins(t *testing.T) {
-	capDir := t.TempDir()
-	writeFile(t, filepath.Join(capDir, "capability.toml"), refuseCapability, 0o644)
-	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, `{"format": "docket-worker-tools/1", "tools": {
-  "test.echo@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "echo.sh", "kind": "run", "params": {"n": {"type": "string"}}}}}`)
-	// The program answers with how many of its variables hold the key.
-	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), "#!/bin/sh\ncat >/dev/null\nprintf '{\"n\":\"%s\"}\\n' \"$(env | grep -c dkt_con_)\"\n", 0o755)
-	writeFile(t, s.vault, `{"sources": {"files": {"type": "file", "root": "`+s.files+`"}}}`, 0o600)
-	s.lock(t, "test.echo@1")
+	// The program answers with how many of its variables hold a Connection key.
+	s := echoServeEnv(t, "#!/bin/sh\ncat >/dev/null\nprintf '{\"n\":\"%s\"}\\n' \"$(env | grep -c dkt_con_)\"\n")
 	keyFile := filepath.Join(t.TempDir(), "key")
 	writeFile(t, keyFile, s.key+"\n", 0o600)
 	w := startProc(t, append(s.env, "DOCKET_CONNECTION_KEY=dkt_con_0000000000000000.wrong"),

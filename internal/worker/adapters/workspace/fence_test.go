@@ -3,7 +3,6 @@
 package workspace_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,17 +14,6 @@ import (
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/workspace"
 )
-
-func callWith(t *testing.T, a workspace.Adapter, src *worker.Source, op string, args contract.Args) (worker.Outcome, error) {
-	t.Helper()
-	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := worker.WorkspaceTool(op)
-	def, _, _ := m.Lookup(id)
-	return a.Execute(context.Background(), worker.Call{Tool: id, Def: def, Source: src, Args: args})
-}
 
 // A FIFO in the workspace is refused before it is opened, so read_text answers at once
 // instead of holding the call (and the Connection) forever (issue 11, item 2).
@@ -74,10 +62,7 @@ func TestAdapter_HardLinksAndTheWorkersOwnFiles(t *testing.T) {
 	}
 	a := workspace.Adapter{Protected: []string{vault}}
 	for _, op := range []string{worker.OpReadText, worker.OpReadJSON, worker.OpHash} {
-		out, _ := callWith(t, workspace.Adapter{}, src, op, contract.Args{"path": str("notes.json")})
-		if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceHardLink {
-			t.Errorf("%s of a hard link = %+v, want refused %s", op, out, contract.CodeWorkspaceHardLink)
-		}
+		wantRefused(t, workspace.Adapter{}, src, op, contract.Args{"path": str("notes.json")}, contract.CodeWorkspaceHardLink)
 	}
 	out, _ := callWith(t, workspace.Adapter{}, src, worker.OpSearch, contract.Args{"pattern": str("hunter2")})
 	if out.Status != worker.StatusOK || len(out.Rows) != 0 {
@@ -86,27 +71,15 @@ func TestAdapter_HardLinksAndTheWorkersOwnFiles(t *testing.T) {
 
 	// The vault's own directory as a Source: the vault is refused by identity.
 	dirSrc := &worker.Source{Name: "etc", Type: "file", Root: outside}
-	out, _ = callWith(t, a, dirSrc, worker.OpReadJSON, contract.Args{"path": str("vault.json")})
-	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceProtected {
-		t.Errorf("read of the vault = %+v, want refused %s", out, contract.CodeWorkspaceProtected)
-	}
-	out, _ = callWith(t, a, dirSrc, worker.OpWriteText, contract.Args{"path": str("vault.json"), "text": str("{}")})
-	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceProtected {
-		t.Errorf("write over the vault = %+v, want refused %s", out, contract.CodeWorkspaceProtected)
-	}
+	wantRefused(t, a, dirSrc, worker.OpReadJSON, contract.Args{"path": str("vault.json")}, contract.CodeWorkspaceProtected)
+	wantRefused(t, a, dirSrc, worker.OpWriteText, contract.Args{"path": str("vault.json"), "text": str("{}")}, contract.CodeWorkspaceProtected)
 
 	// The data dir inside a Source root: nothing in it is read, listed or written.
 	data := filepath.Join(src.Root, "docket-home")
 	mustWrite(t, filepath.Join(data, "docket.db"), "db")
 	withData := workspace.Adapter{Protected: []string{data}}
-	out, _ = callWith(t, withData, src, worker.OpReadText, contract.Args{"path": str("docket-home/docket.db")})
-	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceProtected {
-		t.Errorf("read in the data dir = %+v, want refused %s", out, contract.CodeWorkspaceProtected)
-	}
-	out, _ = callWith(t, withData, src, worker.OpWriteText, contract.Args{"path": str("docket-home/new.txt"), "text": str("x")})
-	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceProtected {
-		t.Errorf("write in the data dir = %+v, want refused %s", out, contract.CodeWorkspaceProtected)
-	}
+	wantRefused(t, withData, src, worker.OpReadText, contract.Args{"path": str("docket-home/docket.db")}, contract.CodeWorkspaceProtected)
+	wantRefused(t, withData, src, worker.OpWriteText, contract.Args{"path": str("docket-home/new.txt"), "text": str("x")}, contract.CodeWorkspaceProtected)
 	out, _ = callWith(t, withData, src, worker.OpList, contract.Args{})
 	for _, r := range out.Rows {
 		if p := r["path"].Str(); p == "docket-home" || filepath.Dir(p) == "docket-home" {
@@ -132,16 +105,10 @@ func TestAdapter_HiddenAndCredentialPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{".env", ".git/config", "certs/server.pem", "keys/id_ed25519", ".github/workflows/ci.yml", "link"} {
-		out, _ := callWith(t, workspace.Adapter{}, src, worker.OpReadText, contract.Args{"path": str(p)})
-		if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceHidden {
-			t.Errorf("read %s = %+v, want refused %s", p, out, contract.CodeWorkspaceHidden)
-		}
+		wantRefused(t, workspace.Adapter{}, src, worker.OpReadText, contract.Args{"path": str(p)}, contract.CodeWorkspaceHidden)
 	}
-	out, _ := callWith(t, workspace.Adapter{}, src, worker.OpWriteText, contract.Args{"path": str(".git/hooks/pre-commit"), "text": str("x")})
-	if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceHidden {
-		t.Errorf("write into .git = %+v, want refused %s", out, contract.CodeWorkspaceHidden)
-	}
-	out, _ = callWith(t, workspace.Adapter{}, src, worker.OpList, contract.Args{})
+	wantRefused(t, workspace.Adapter{}, src, worker.OpWriteText, contract.Args{"path": str(".git/hooks/pre-commit"), "text": str("x")}, contract.CodeWorkspaceHidden)
+	out, _ := callWith(t, workspace.Adapter{}, src, worker.OpList, contract.Args{})
 	var listed []string
 	for _, r := range out.Rows {
 		listed = append(listed, r["path"].Str())
@@ -157,9 +124,6 @@ func TestAdapter_HiddenAndCredentialPaths(t *testing.T) {
 		t.Errorf("read of an allowed hidden path = %+v, want ok", out)
 	}
 	for _, p := range []string{"certs/server.pem", "readme.txt", ".env"} {
-		out, _ = callWith(t, workspace.Adapter{}, &allowed, worker.OpReadText, contract.Args{"path": str(p)})
-		if out.Status != worker.StatusRefused || out.Code != contract.CodeWorkspaceHidden {
-			t.Errorf("read %s with deny = %+v, want refused %s", p, out, contract.CodeWorkspaceHidden)
-		}
+		wantRefused(t, workspace.Adapter{}, &allowed, worker.OpReadText, contract.Args{"path": str(p)}, contract.CodeWorkspaceHidden)
 	}
 }
