@@ -22,6 +22,7 @@ import (
 	mcpadapter "github.com/docketrun/docket/internal/worker/adapters/mcp"
 	runadapter "github.com/docketrun/docket/internal/worker/adapters/run"
 	workspaceadapter "github.com/docketrun/docket/internal/worker/adapters/workspace"
+	"github.com/docketrun/docket/internal/worker/hardening"
 )
 
 // workerCmd runs a worker for one Connection (DESIGN.md §1, §8): outbound only, it polls
@@ -87,7 +88,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if c.PrintTools {
 		return printTools(e.Stdout, m, adapters, ceiling)
 	}
-	if err := worker.Harden(); err != nil {
+	if err := hardening.Process(); err != nil {
 		return err
 	}
 	key, err := c.key(e)

@@ -14,6 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/run"
+	"github.com/docketrun/docket/internal/worker/hardening"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +40,7 @@ func TestHarden_parentEnvironUnreadable(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := worker.Harden(); err != nil {
+		if err := hardening.Process(); err != nil {
 			t.Fatal(err)
 		}
 		def := worker.Tool{Adapter: worker.AdapterRun, Kind: contract.ToolKindRun, Entry: "bin/peek"}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package worker
-
-// Harden does nothing on this system: there is no PR_SET_DUMPABLE. Run the worker as
-// its own OS user to keep same-user programs from reading its memory.
-func Harden() error { return nil }
