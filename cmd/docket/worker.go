@@ -215,6 +215,12 @@ func (c *workerCmd) protected(e *env) []string {
 	if dir, err := dataDir(e); err == nil {
 		out = append(out, dir)
 	}
+	// The workspace compares real paths: a relative DOCKET_HOME must not slip by.
+	for i, p := range out {
+		if abs, err := filepath.Abs(p); err == nil {
+			out[i] = abs
+		}
+	}
 	return out
 }
 

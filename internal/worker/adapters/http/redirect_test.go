@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -25,8 +26,18 @@ func listen(t *testing.T, h http.Handler) string {
 	}
 	srv := &http.Server{Handler: h}
 	done := make(chan struct{}) // closed when Serve returns
-	go func() { defer close(done); srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); <-done })
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		<-done
+	})
 	return "http://" + ln.Addr().String()
 }
 

@@ -139,11 +139,12 @@ func sensitive(part string) bool {
 func matchAny(patterns []string, prefix, part string) bool {
 	for _, pat := range patterns {
 		pat = strings.TrimSuffix(pat, "/")
-		if ok, _ := path.Match(pat, prefix); ok {
+		// A malformed pattern matches nothing; the vault refuses one when it loads.
+		if ok, err := path.Match(pat, prefix); err == nil && ok {
 			return true
 		}
 		if !strings.Contains(pat, "/") {
-			if ok, _ := path.Match(pat, part); ok {
+			if ok, err := path.Match(pat, part); err == nil && ok {
 				return true
 			}
 		}
