@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -68,5 +69,26 @@ func TestServeWorker_KeyFileWins(t *testing.T) {
 	q := call(t, s.gateway(t), "QueryBoard", `{"pattern": {"predicate": "echoed", "args": {"n": "0"}}}`)
 	if !strings.Contains(string(q.Result), `"n":"0"`) {
 		t.Errorf("the program saw the key in its environment: %s", q.Result)
+	}
+}
+
+// Below --workspace-tools read-write, docket worker offers no workspace write Tool; off
+// offers none (issue 11, item 5).
+func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
+	man := filepath.Join(t.TempDir(), "tools.json")
+	writeFile(t, man, `{"format": "docket-worker-tools/1", "tools": {}}`, 0o644)
+	for _, tc := range []struct {
+		ceiling      string
+		read, writes bool
+	}{{"off", false, false}, {"read", true, false}, {"read-write", true, true}} {
+		out, err := exec.Command("docket", "worker", "--manifest", man, "--print-tools", "--workspace-tools", tc.ceiling).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docket worker --print-tools --workspace-tools %s: %v\n%s", tc.ceiling, err, out)
+		}
+		read := strings.Contains(string(out), "docket.workspace.read_json@1")
+		writes := strings.Contains(string(out), "docket.workspace.write_json@1") || strings.Contains(string(out), "docket.workspace.write_text@1")
+		if read != tc.read || writes != tc.writes {
+			t.Errorf("--workspace-tools %s lists read %v, writes %v; want %v, %v:\n%s", tc.ceiling, read, writes, tc.read, tc.writes, out)
+		}
 	}
 }
