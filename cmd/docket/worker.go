@@ -9,8 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
@@ -19,21 +22,34 @@ import (
 	mcpadapter "github.com/docketrun/docket/internal/worker/adapters/mcp"
 	runadapter "github.com/docketrun/docket/internal/worker/adapters/run"
 	workspaceadapter "github.com/docketrun/docket/internal/worker/adapters/workspace"
+	"github.com/docketrun/docket/internal/worker/hardening"
 )
 
 // workerCmd runs a worker for one Connection (DESIGN.md §1, §8): outbound only, it polls
-// the authority's /work and never listens. The Connection key comes from
-// DOCKET_CONNECTION_KEY or --key-file, never from a flag's value.
+// the authority's /work and never listens. The Connection key comes from --key-file or
+// DOCKET_CONNECTION_KEY, never from a flag's value; once read, the variable is removed
+// from the worker's environment, and the worker makes itself non-dumpable so the
+// programs it starts cannot read the key from /proc (issue 11, item 4).
 type workerCmd struct {
 	URL        string `help:"The authority's URL (default $DOCKET_URL, else the url file docket serve writes)."`
-	KeyFile    string `name:"key-file" help:"File holding the Connection key (default: $DOCKET_CONNECTION_KEY)." type:"path"`
+	KeyFile    string `name:"key-file" help:"File holding the Connection key, preferred over $DOCKET_CONNECTION_KEY." type:"path"`
 	Manifest   string `required:"" help:"Tool manifest (docket-worker-tools/1 JSON)." type:"path"`
 	Vault      string `help:"Source vault (JSON, mode 0600): each Source's root, DSN or token. Required unless --print-tools." type:"path"`
 	Root       string `help:"Worker root holding run-adapter programs (default: the manifest's directory)." type:"path"`
 	Project    string `help:"The Connection's project." default:"default" env:"DOCKET_PROJECT"`
 	LogLevel   string `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	PrintTools bool   `name:"print-tools" help:"Print each Tool this worker can run with the digest to lock it at (docket tool lock --digest), then exit. Needs no key or vault."`
+	// WorkspaceTools is the local ceiling on the built-in workspace Tools (issue 11,
+	// item 5). Its default stays read-write until docket demo and docket start pass
+	// --workspace-tools read-write to the worker they start (their verified calculation
+	// writes its result); then it becomes read, and a worker started by hand offers no
+	// write Tool unless told to.
+	WorkspaceTools string `name:"workspace-tools" help:"Which built-in workspace Tools this worker offers, whatever is locked: off, read or read-write." enum:"off,read,read-write" default:"read-write"`
 }
+
+// workerKeyEnv is the variable a worker reads its Connection key from when it has no
+// --key-file.
+const workerKeyEnv = "DOCKET_CONNECTION_KEY"
 
 func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	var level slog.Level
@@ -49,7 +65,11 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	adapters, closeAdapters := workerAdapters(root)
+	ceiling, err := worker.ParseWorkspaceAccess(c.WorkspaceTools)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	adapters, closeAdapters := workerAdapters(root, c.protected(e))
 	// Adapters holding pools, sessions or child servers are closed however Run ends;
 	// a close error is logged, not returned, so it never hides why the worker stopped.
 	defer func() {
@@ -66,7 +86,10 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	if c.PrintTools {
-		return printTools(e.Stdout, m, adapters)
+		return printTools(e.Stdout, m, adapters, ceiling)
+	}
+	if err := hardening.Process(); err != nil {
+		return err
 	}
 	key, err := c.key(e)
 	if err != nil {
@@ -94,7 +117,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	ex, err := worker.NewExecutor(worker.Config{Project: contract.ProjectID(c.Project), Connection: conn, Key: []byte(key),
-		Manifest: m, Vault: v, Adapters: adapters, Logger: log})
+		Manifest: m, Vault: v, Adapters: adapters, Workspace: ceiling, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -106,7 +129,15 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	log.Info("docket worker polling", "url", base, "workerId", id, "tools", len(ex.Descriptors()))
+	// The vault reloads on SIGHUP and when its file changes (issue 11, item 9).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	wctx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { ex.WatchVault(wctx, c.Vault, hup, worker.DefaultVaultPoll) })
+	defer func() { stopWatch(); watching.Wait() }()
+	log.Info("docket worker polling", "url", base, "workerId", id, "tools", len(ex.Descriptors()), "workspaceTools", ceiling)
 	err = r.Run(ctx)
 	if code := contract.CodeOf(err); code == contract.CodeUnauthenticated || code == contract.CodeCredentialRevoked {
 		return &exitError{code: exitCredential, err: err}
@@ -115,13 +146,14 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 }
 
 // workerAdapters returns every adapter a manifest may name (DESIGN.md §8.3), with run
-// programs resolved under root, and a function that closes those holding resources:
-// database pools and MCP sessions (and their stdio servers).
-func workerAdapters(root string) (map[string]worker.Adapter, func() error) {
+// programs resolved under root and the workspace kept from the worker's own files in
+// protected, and a function that closes those holding resources: database pools and MCP
+// sessions (and their stdio servers).
+func workerAdapters(root string, protected []string) (map[string]worker.Adapter, func() error) {
 	db := &dbquery.Adapter{}
 	mcp := &mcpadapter.Adapter{}
 	adapters := map[string]worker.Adapter{
-		worker.AdapterWorkspace:    workspaceadapter.Adapter{},
+		worker.AdapterWorkspace:    workspaceadapter.Adapter{Protected: protected},
 		worker.AdapterRun:          &runadapter.Adapter{Root: root},
 		worker.AdapterHTTP:         &httpadapter.Adapter{},
 		worker.AdapterDBQuery:      db,
@@ -131,12 +163,12 @@ func workerAdapters(root string) (map[string]worker.Adapter, func() error) {
 	return adapters, func() error { return errors.Join(db.Close(), mcp.Close()) }
 }
 
-// printTools writes one line per Tool the worker would advertise: its id, its digest and
-// its adapter, the digest being what docket tool lock needs.
-func printTools(w io.Writer, m *worker.Manifest, adapters map[string]worker.Adapter) error {
+// printTools writes one line per Tool the worker would advertise under ceiling: its id,
+// its digest and its adapter, the digest being what docket tool lock needs.
+func printTools(w io.Writer, m *worker.Manifest, adapters map[string]worker.Adapter, ceiling worker.WorkspaceAccess) error {
 	for _, id := range m.IDs() {
 		t, digest, _ := m.Lookup(id)
-		if _, ok := adapters[t.Adapter]; !ok {
+		if _, ok := adapters[t.Adapter]; !ok || !ceiling.Offers(t) {
 			continue
 		}
 		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", id, digest, t.Adapter); err != nil {
@@ -146,19 +178,50 @@ func printTools(w io.Writer, m *worker.Manifest, adapters map[string]worker.Adap
 	return nil
 }
 
-// key reads the Connection key: DOCKET_CONNECTION_KEY, else --key-file.
+// key reads the Connection key: --key-file, else DOCKET_CONNECTION_KEY. Either way the
+// variable is then removed from this process's environment, so nothing the worker starts
+// later inherits it. That does not clear the copy the kernel keeps of the environment
+// the process started with (/proc/self/environ): the worker being non-dumpable keeps
+// that from other processes of its user, and a key file keeps it out entirely.
 func (c *workerCmd) key(e *env) (string, error) {
-	if k := strings.TrimSpace(e.Getenv("DOCKET_CONNECTION_KEY")); k != "" {
-		return k, nil
+	fromEnv := strings.TrimSpace(e.Getenv(workerKeyEnv))
+	if err := os.Unsetenv(workerKeyEnv); err != nil {
+		return "", fmt.Errorf("clear %s: %w", workerKeyEnv, err)
 	}
 	if c.KeyFile == "" {
-		return "", &exitError{code: exitCredential, err: fmt.Errorf("no Connection key: set DOCKET_CONNECTION_KEY or pass --key-file")}
+		if fromEnv == "" {
+			return "", &exitError{code: exitCredential, err: fmt.Errorf("no Connection key: pass --key-file or set %s", workerKeyEnv)}
+		}
+		return fromEnv, nil
 	}
 	b, err := os.ReadFile(c.KeyFile)
 	if err != nil {
 		return "", &exitError{code: exitCredential, err: fmt.Errorf("read the Connection key file: %w", err)}
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// protected returns the worker's own files the workspace must never read or replace:
+// its vault, its manifest and its data dir. A data dir that cannot be found is left out;
+// the vault and manifest are always there.
+func (c *workerCmd) protected(e *env) []string {
+	out := []string{c.Manifest}
+	if c.Vault != "" {
+		out = append(out, c.Vault)
+	}
+	if c.KeyFile != "" {
+		out = append(out, c.KeyFile)
+	}
+	if dir, err := dataDir(e); err == nil {
+		out = append(out, dir)
+	}
+	// The workspace compares real paths: a relative DOCKET_HOME must not slip by.
+	for i, p := range out {
+		if abs, err := filepath.Abs(p); err == nil {
+			out[i] = abs
+		}
+	}
+	return out
 }
 
 // connectionOf returns the Connection id a key names: "dkt_con_<id>.<secret>".

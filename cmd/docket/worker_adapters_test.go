@@ -123,7 +123,7 @@ const adaptersManifest = `{"format": "docket-worker-tools/1", "tools": {
   "test.record@1": {"adapter": "db-exec-fenced", "sourceTypes": ["db"], "entry": "INSERT INTO items (name, qty) VALUES ({name}, {qty})", "params": {"name": {"type": "string"}, "qty": {"type": "integer"}}},
   "test.lookup@1": {"adapter": "db-query", "sourceTypes": ["db"], "entry": "SELECT name, qty FROM items WHERE name = {name}", "params": {"name": {"type": "string"}}},
   "test.fetch@1": {"adapter": "http", "sourceTypes": ["http"], "entry": "GET /prices/{id}", "params": {"id": {"type": "string"}}},
-  "test.add@1": {"adapter": "mcp", "sourceTypes": ["mcp"], "entry": "add", "params": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+  "test.add@1": {"adapter": "mcp", "sourceTypes": ["mcp"], "entry": "add", "kind": "read", "params": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
 }}`
 
 type addIn struct {

@@ -124,7 +124,7 @@ func (s *serveEnv) docketJSON(t *testing.T, v any, args ...string) {
 func (s *serveEnv) lock(t *testing.T, tools ...contract.ToolID) {
 	t.Helper()
 	digests := map[contract.ToolID]string{}
-	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools")) {
+	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
 		f := strings.Split(strings.TrimSpace(line), "\t")
 		if len(f) != 3 || !strings.HasPrefix(f[1], "sha256:") {
 			t.Fatalf("docket worker --print-tools line %q, want tool, digest, adapter", line)
@@ -144,7 +144,7 @@ func (s *serveEnv) lock(t *testing.T, tools ...contract.ToolID) {
 func (s *serveEnv) startWorker(t *testing.T) *proc {
 	t.Helper()
 	return startProc(t, append(s.env, "DOCKET_CONNECTION_KEY="+s.key),
-		"worker", "--manifest", s.man, "--vault", s.vault, "--log-level", "debug")
+		"worker", "--manifest", s.man, "--vault", s.vault, "--workspace-tools", "read-write", "--log-level", "debug")
 }
 
 // gateway dials /mcp as agent one with the official MCP SDK client.

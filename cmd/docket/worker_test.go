@@ -296,7 +296,7 @@ type proc struct {
 func (h *hopEnv) startWorker(t testing.TB) *proc {
 	t.Helper()
 	return startProc(t, append(os.Environ(), "DOCKET_CONNECTION_KEY="+h.key, "DOCKET_HOME="+t.TempDir()),
-		"worker", "--url", h.url, "--manifest", h.man, "--vault", h.vault, "--log-level", "debug")
+		"worker", "--url", h.url, "--manifest", h.man, "--vault", h.vault, "--workspace-tools", "read-write", "--log-level", "debug")
 }
 
 // startProc starts docket with args in environment env, collecting its stdout and stderr

@@ -44,10 +44,11 @@ type Versioner interface {
 // (nil for a source-free Tool) and its arguments, checked against the Tool's params, with
 // the reserved "source" argument removed.
 type Call struct {
-	Tool   contract.ToolID
-	Def    Tool
-	Source *Source
-	Args   contract.Args
+	Tool       contract.ToolID
+	Def        Tool
+	Source     *Source
+	Args       contract.Args
+	Invocation string // the Operation the work item runs; "" outside served work
 }
 
 // Status is what an Outcome says about the world.

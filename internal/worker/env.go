@@ -5,24 +5,26 @@ import (
 	"strings"
 )
 
-// Scrub patterns for the environment of programs a worker starts (DESIGN.md §8.3), matched
-// on the upper-cased name. They err towards dropping: a program that needs a secret gets
-// it through env.pass, where a person wrote its name down.
-var (
-	scrubPrefixes = []string{"DOCKET_", "AWS_", "ANTHROPIC_", "OPENAI_", "AZURE_", "GOOGLE_", "GCLOUD_", "GCP_",
-		"GITHUB_", "GH_", "GITLAB_", "HF_", "HUGGING", "MISTRAL_", "GROQ_", "COHERE_", "GEMINI_", "STRIPE_", "SLACK_", "VAULT_"}
-	scrubSuffixes = []string{"_API_KEY", "_KEY", "_TOKEN", "_PRIVATE_KEY", "_DSN", "_PAT", "_PWD", "_AUTH", "_URL"}
-	scrubContains = []string{"SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "SESSION"}
-	scrubExact    = []string{"DATABASE_URL", "SSH_AUTH_SOCK", "KUBECONFIG", "DOCKER_AUTH_CONFIG", "PGPASSFILE", "NETRC", "TOKEN", "KEY"}
+// basicEnv names the variables every started program keeps besides those its Tool's
+// env.pass names: what a program needs to find its tools, its home and its language,
+// and nothing that is usually a credential. Names match case-insensitively.
+var basicEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
+	"SYSTEMROOT", "WINDIR", "PATHEXT"} // the last three: programs on Windows need them to start
+
+// Variables the worker sets for a run program from the work item (issue 11, item 4).
+const (
+	EnvInvocation   = "DOCKET_INVOCATION_ID" // the Operation the call runs
+	EnvSourceType   = "DOCKET_SOURCE_TYPE"   // the selected Source's type; unset for a Source-free Tool
+	EnvSourceAccess = "DOCKET_SOURCE_ACCESS" // how to reach the selected Source; see [SourceAccess]
 )
 
-// minimalEnv names the variables kept under an allow-list besides those it names.
-var minimalEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
-
 // ScrubEnv returns the environment for a started program, from environ in os.Environ
-// form. With pass empty it is environ without every variable a scrub pattern matches;
-// with pass set it is only the variables pass names plus PATH, HOME, LANG and TMPDIR.
-// DOCKET_* is dropped in both cases: a tool never sees the worker's own credentials.
+// form: an allow-list. It keeps the basic variables (PATH, HOME, USER, LOGNAME, LANG,
+// LANGUAGE, LC_*, TZ, TMPDIR, TERM) and those pass names, matching names
+// case-insensitively, and nothing else: a credential a deny-list would not recognise
+// (DB_PASS, MONGODB_URI, a credentialed HTTPS_PROXY) never reaches a program unless a
+// person wrote its name in env.pass. Empty pass means the basics only. DOCKET_* is
+// dropped even when pass names it: a tool never sees the worker's own credentials.
 func ScrubEnv(environ, pass []string) []string {
 	var out []string
 	for _, kv := range environ {
@@ -34,37 +36,42 @@ func ScrubEnv(environ, pass []string) []string {
 		if strings.HasPrefix(upper, "DOCKET_") {
 			continue
 		}
-		if len(pass) > 0 {
-			if slices.Contains(pass, name) || slices.Contains(minimalEnv, name) {
-				out = append(out, kv)
-			}
-			continue
-		}
-		if !secretName(upper) {
+		if slices.Contains(basicEnv, upper) || strings.HasPrefix(upper, "LC_") || slices.ContainsFunc(pass, func(p string) bool { return strings.EqualFold(p, name) }) {
 			out = append(out, kv)
 		}
 	}
 	return out
 }
 
-func secretName(upper string) bool {
-	if slices.Contains(scrubExact, upper) {
-		return true
+// CallEnv returns the variables the work item decides for a program running call:
+// DOCKET_INVOCATION_ID, and for a call against a Source DOCKET_SOURCE_TYPE and
+// DOCKET_SOURCE_ACCESS. A Source-free Tool gets no Source variable.
+func CallEnv(c Call) []string {
+	var out []string
+	if c.Invocation != "" {
+		out = append(out, EnvInvocation+"="+c.Invocation)
 	}
-	for _, p := range scrubPrefixes {
-		if strings.HasPrefix(upper, p) {
-			return true
+	if c.Source != nil {
+		out = append(out, EnvSourceType+"="+c.Source.Type)
+		if a := SourceAccess(c.Source); a != "" {
+			out = append(out, EnvSourceAccess+"="+a)
 		}
 	}
-	for _, s := range scrubSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
+	return out
+}
+
+// SourceAccess returns how a program reaches Source s: a file Source's root, an http
+// Source's URL, a db Source's DSN, an mcp Source's URL ("" for a stdio mcp Source). It
+// may hold a credential: it goes only to the program a grant names, for the one call,
+// and only for a Source of a type the Tool declares.
+func SourceAccess(s *Source) string {
+	switch s.Type {
+	case "file":
+		return s.Root
+	case "db":
+		return s.DSN.Reveal()
+	case "http", "mcp":
+		return s.URL.Reveal()
 	}
-	for _, c := range scrubContains {
-		if strings.Contains(upper, c) {
-			return true
-		}
-	}
-	return false
+	return ""
 }

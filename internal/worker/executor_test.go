@@ -59,6 +59,14 @@ func served(t testing.TB, e *worker.Executor, tool contract.ToolID, args, target
 	if d.Tool == "" {
 		t.Fatalf("no tool %s", tool)
 	}
+	return sign(t, d, args, target, edit)
+}
+
+// sign builds and signs a row for the Tool d describes, as the authority would serve it
+// to wkr-1 at generation 2, after edit changes the grant.
+func sign(t testing.TB, d contract.ToolDescriptor, args, target string, edit func(*contract.Grant)) contract.WorkRow {
+	t.Helper()
+	tool := d.Tool
 	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: tool, Digest: d.Digest, Kind: d.Kind})
 	row := contract.WorkRow{ID: "w-1", Project: "demo", Invocation: "op-1", Action: "act", Args: json.RawMessage(args),
 		Target: json.RawMessage(target), ToolSpec: spec}
@@ -101,6 +109,7 @@ func TestExecutor_Prepare(t *testing.T) {
 		worker     string
 		generation int64
 		code       contract.Code
+		refused    bool // the grant verifies, so the row is claimed and reported refused with code
 	}{
 		{name: "ok source-free", row: func() contract.WorkRow { return served(t, e, report, `{"month":"2026-11"}`, noTarget, nil) }},
 		{name: "ok with source", row: func() contract.WorkRow { return served(t, e, readText, `{"path":"a.txt"}`, calc, nil) }},
@@ -134,6 +143,12 @@ func TestExecutor_Prepare(t *testing.T) {
 			r.ToolSpec = json.RawMessage(`{"tool":"acme.other@1","digest":"sha256:00","kind":"run"}`)
 			return r
 		}},
+		{name: "tool held at another digest", refused: true, code: contract.CodeToolDigest, row: func() contract.WorkRow {
+			return sign(t, contract.ToolDescriptor{Tool: report, Digest: "sha256:" + strings.Repeat("0", 64), Kind: "run", AdapterDigest: "sha256:aa"}, `{"month":"2026-11"}`, noTarget, nil)
+		}},
+		{name: "tool this worker lacks", refused: true, code: contract.CodeToolUnknown, row: func() contract.WorkRow {
+			return sign(t, contract.ToolDescriptor{Tool: "acme.gone@1", Digest: "sha256:aa", Kind: "run", AdapterDigest: "sha256:aa"}, `{}`, noTarget, nil)
+		}},
 		{name: "tool spec extra field", code: contract.CodeWorkRow, row: func() contract.WorkRow {
 			r := served(t, e, report, `{"month":"2026-11"}`, noTarget, nil)
 			r.ToolSpec = json.RawMessage(`{"tool":"acme.report@1","digest":"sha256:00","kind":"run","shell":true}`)
@@ -144,35 +159,35 @@ func TestExecutor_Prepare(t *testing.T) {
 			r.Project = "other"
 			return r
 		}},
-		{name: "source-free given a source", code: contract.CodeSourceFreeSource,
+		{name: "source-free given a source", refused: true, code: contract.CodeSourceFreeSource,
 			row: func() contract.WorkRow {
 				return served(t, e, report, `{"month":"2026-11","source":"calc"}`, noTarget, nil)
 			}},
-		{name: "source-free given a target", code: contract.CodeSourceFreeSource,
+		{name: "source-free given a target", refused: true, code: contract.CodeSourceFreeSource,
 			row: func() contract.WorkRow { return served(t, e, report, `{"month":"2026-11"}`, calc, nil) }},
-		{name: "no source named", code: contract.CodeSourceSelection,
+		{name: "no source named", refused: true, code: contract.CodeSourceSelection,
 			row: func() contract.WorkRow { return served(t, e, stats, `{}`, noTarget, nil) }},
-		{name: "source of the wrong type", code: contract.CodeSourceTypeMatch, row: func() contract.WorkRow {
+		{name: "source of the wrong type", refused: true, code: contract.CodeSourceTypeMatch, row: func() contract.WorkRow {
 			return served(t, e, stats, `{}`, `{"source":"api","sourceType":"http","sourceDigest":"sha256:aa"}`, nil)
 		}},
-		{name: "served type differs from vault", code: contract.CodeSourceTypeMatch, row: func() contract.WorkRow {
+		{name: "served type differs from vault", refused: true, code: contract.CodeSourceTypeMatch, row: func() contract.WorkRow {
 			return served(t, e, stats, `{}`, `{"source":"calc","sourceType":"db","sourceDigest":"sha256:aa"}`, nil)
 		}},
-		{name: "source not in vault", code: contract.CodeSourceUnknown, row: func() contract.WorkRow {
+		{name: "source not in vault", refused: true, code: contract.CodeSourceUnknown, row: func() contract.WorkRow {
 			return served(t, e, stats, `{}`, `{"source":"gone","sourceType":"file","sourceDigest":"sha256:aa"}`, nil)
 		}},
-		{name: "source argument disagrees", code: contract.CodeToolArgs, row: func() contract.WorkRow {
+		{name: "source argument disagrees", refused: true, code: contract.CodeToolArgs, row: func() contract.WorkRow {
 			return served(t, e, readText, `{"path":"a.txt","source":"orders"}`, calc, nil)
 		}},
-		{name: "unknown argument", code: contract.CodeToolArgs,
+		{name: "unknown argument", refused: true, code: contract.CodeToolArgs,
 			row: func() contract.WorkRow {
 				return served(t, e, report, `{"month":"2026-11","sql":"DROP TABLE x"}`, noTarget, nil)
 			}},
-		{name: "missing argument", code: contract.CodeToolArgs,
+		{name: "missing argument", refused: true, code: contract.CodeToolArgs,
 			row: func() contract.WorkRow { return served(t, e, report, `{}`, noTarget, nil) }},
-		{name: "wrong type", code: contract.CodeToolArgs,
+		{name: "wrong type", refused: true, code: contract.CodeToolArgs,
 			row: func() contract.WorkRow { return served(t, e, report, `{"month":11}`, noTarget, nil) }},
-		{name: "nested argument", code: contract.CodeToolArgs,
+		{name: "nested argument", refused: true, code: contract.CodeToolArgs,
 			row: func() contract.WorkRow { return served(t, e, report, `{"month":{"y":1}}`, noTarget, nil) }},
 	}
 	for _, tt := range tests {
@@ -185,14 +200,25 @@ func TestExecutor_Prepare(t *testing.T) {
 				gen = tt.generation
 			}
 			job, err := e.Prepare(tt.row(), wid, gen)
-			if c := contract.CodeOf(err); c != tt.code {
-				t.Fatalf("Prepare = %v, want code %q", err, tt.code)
+			code, refused := contract.CodeOf(err), false
+			if err == nil && job.Refusal() != nil {
+				code, refused = contract.CodeOf(job.Refusal()), true
+			}
+			if code != tt.code || refused != tt.refused {
+				t.Fatalf("Prepare = %v (refusal %v), want code %q refused %v", err, job, tt.code, tt.refused)
 			}
 			if err != nil {
 				return
 			}
 			got = nil
 			r := e.Run(t.Context(), job)
+			if refused {
+				// The refusal goes back on the hop with its reason; nothing ran.
+				if r.OK || r.EffectUnknown || r.Code != tt.code || r.Reason == "" || len(got) != 0 {
+					t.Fatalf("Run of a refused job = %+v, calls %d; want a refusal %s with a reason", r, len(got), tt.code)
+				}
+				return
+			}
 			if !r.OK || len(got) != 1 {
 				t.Fatalf("Run = %+v, calls %d", r, len(got))
 			}

@@ -8,6 +8,12 @@ const (
 	logErr    = "err"
 )
 
+// Log attribute keys of the vault's reloads.
+const (
+	logReason  = "reason"
+	logSources = "sources"
+)
+
 // Log attribute keys of the worker's hop and Run loop.
 const (
 	logWorker     = "workerId"

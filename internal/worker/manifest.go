@@ -35,7 +35,7 @@ var adapterKinds = map[string][]string{
 	AdapterHTTP:         {contract.ToolKindRead, contract.ToolKindWrite},
 	AdapterDBQuery:      {contract.ToolKindRead},
 	AdapterDBExecFenced: {contract.ToolKindWrite},
-	AdapterMCP:          {contract.ToolKindRead, contract.ToolKindWrite, contract.ToolKindRun},
+	AdapterMCP:          {contract.ToolKindWrite, contract.ToolKindRead, contract.ToolKindRun}, // a server's tool may act: write unless declared
 }
 
 // Reserved argument names. "source" names the Source of a call; "sql" would let a caller
@@ -67,7 +67,7 @@ type Tool struct {
 	Kind        string           `json:"kind,omitempty"`    // read, write or run; default by adapter
 	Params      map[string]Param `json:"params,omitempty"`  // the arguments the call takes, besides "source"
 	Returns     []string         `json:"returns,omitempty"` // the columns of its rows, for documentation and mapping
-	Env         *Env             `json:"env,omitempty"`     // run and stdio mcp: environment passed through
+	Env         *Env             `json:"env,omitempty"`     // run only: environment passed through
 	Fence       *Fence           `json:"fence,omitempty"`   // limits and permissions
 
 	// openArgs lets the built-in write_json take any scalar arguments as the object it
@@ -89,10 +89,10 @@ type Param struct {
 	Required bool   `json:"required,omitempty"`
 }
 
-// Env is the environment a run or stdio mcp Tool may see besides the scrubbed default.
+// Env is the environment a run Tool's program sees besides the basics (see [ScrubEnv]).
 type Env struct {
-	// Pass names variables copied from the worker's environment as they are, even when the
-	// scrub would drop them. When set, nothing else is passed but a minimal PATH and HOME.
+	// Pass names variables copied from the worker's environment as they are, matched
+	// case-insensitively. Absent or empty, the program gets the basics only.
 	Pass []string `json:"pass,omitempty"`
 }
 
@@ -195,6 +195,9 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		default:
 			return contract.Errorf(contract.CodeManifestInvalid, "tool %s parameter %s has type %.20q; use string, integer, number or boolean.", id, name, p.Type)
 		}
+	}
+	if t.Env != nil && t.Adapter != AdapterRun {
+		return contract.Errorf(contract.CodeManifestInvalid, "tool %s sets env, but adapter %s starts no program of the Tool's; only a run Tool takes env.pass, so remove it.", id, t.Adapter)
 	}
 	if t.Fence != nil && (t.Fence.TimeoutMs < 0 || t.Fence.MaxBytes < 0) {
 		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a negative fence limit; use a positive number or leave it out for the default.", id)

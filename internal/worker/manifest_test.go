@@ -101,7 +101,7 @@ func TestDescriptors_builtin(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, err := worker.NewExecutor(worker.Config{Project: "demo", Connection: testConnection, Key: testKey, Manifest: m, Vault: v,
-		Adapters: map[string]worker.Adapter{worker.AdapterWorkspace: nopAdapter{}, worker.AdapterMCP: nopAdapter{}}})
+		Adapters: map[string]worker.Adapter{worker.AdapterWorkspace: nopAdapter{}, worker.AdapterMCP: nopAdapter{}}, Workspace: worker.WorkspaceReadWrite})
 	if err != nil {
 		t.Fatal(err)
 	}

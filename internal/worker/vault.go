@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,6 +63,8 @@ type Source struct {
 	Env     map[string]Secret `json:"env,omitempty"`     // mcp stdio: extra environment
 	Headers map[string]Secret `json:"headers,omitempty"` // http, mcp over HTTP: e.g. Authorization
 	Hosts   []string          `json:"hosts,omitempty"`   // http: hosts allowed besides the URL's
+	Allow   []string          `json:"allow,omitempty"`   // file: hidden or credential paths the workspace may touch (patterns)
+	Deny    []string          `json:"deny,omitempty"`    // file: paths the workspace never touches (patterns); deny wins over allow
 	Tier    contract.Tier     `json:"tier,omitempty"`    // the tier its facts take; the authority's record decides
 }
 
@@ -131,13 +134,21 @@ func (s *Source) check() error {
 	bad := func(format string, args ...any) error {
 		return contract.Errorf(contract.CodeVaultInvalid, "source %s: "+format, append([]any{s.Name}, args...)...)
 	}
+	if s.Type != "file" && (len(s.Allow) > 0 || len(s.Deny) > 0) {
+		return bad("allow and deny are workspace path patterns; only a file Source takes them.")
+	}
 	switch s.Type {
 	case "file":
 		if !filepath.IsAbs(s.Root) {
 			return bad("a file Source needs an absolute \"root\" directory.")
 		}
 		if s.URL != "" || s.DSN != "" || len(s.Command) > 0 {
-			return bad("a file Source takes only root and tier.")
+			return bad("a file Source takes only root, allow, deny and tier.")
+		}
+		for _, p := range append(slices.Clone(s.Allow), s.Deny...) {
+			if _, err := path.Match(p, ""); err != nil || p == "" || strings.HasPrefix(p, "/") {
+				return bad("pattern %.80q in allow or deny is not a relative glob like \".github/\" or \"*.pem\".", p)
+			}
 		}
 	case "http":
 		if err := checkURL(s.URL); err != nil {

@@ -40,7 +40,7 @@ func TestExecutor_workspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, err := worker.NewExecutor(worker.Config{Project: "demo", Connection: testConnection, Key: testKey, Manifest: m, Vault: v,
-		Adapters: adapters, Now: func() time.Time { return testNow }})
+		Adapters: adapters, Workspace: worker.WorkspaceReadWrite, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

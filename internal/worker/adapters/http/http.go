@@ -37,8 +37,12 @@ var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.Me
 // call's arguments, escaped for the path or the query, so an argument cannot change the
 // host or climb the path. Arguments not named in the template go in the query for GET,
 // HEAD and DELETE, and in a JSON body otherwise. The request goes to the Source's URL
-// (its path is a prefix) with the Source's headers; it and any redirect may only reach
-// the Source's host or the hosts listed in the Source's or the Tool's fence.hosts.
+// (its path is a prefix) with the Source's headers. A redirect is followed only to the
+// Source's origin (scheme, host and port alike), or to a host listed in the Source's or
+// the Tool's fence.hosts; to a listed host it goes without the Source's headers, cookies
+// or Authorization, so a secret header never leaves the Source's origin. Any other
+// redirect is refused. Transport errors are logged with the origin only: the Source's
+// URL path may hold a secret.
 //
 // A 2xx answer's JSON body becomes rows (an object is one row, an array one row each; an
 // empty body none). A read Tool that fails is refused. A write Tool is refused when the
@@ -121,7 +125,8 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	if err != nil {
 		return worker.Refuse(contract.Errorf(contract.CodeVaultInvalid, "source %s has a malformed url; fix it in the vault.", c.Source.Name))
 	}
-	allowed := append([]string{base.Hostname()}, c.Source.Hosts...)
+	origin := worker.Origin(base)
+	allowed := slices.Clone(c.Source.Hosts)
 	timeout, maxBytes := DefaultTimeout, int64(DefaultMaxBytes)
 	if f := c.Def.Fence; f != nil {
 		allowed = append(allowed, f.Hosts...)
@@ -139,8 +144,8 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	for k, v := range c.Source.Headers {
 		req.Header.Set(k, v.Reveal())
 	}
-	if !slices.Contains(allowed, req.URL.Hostname()) {
-		return worker.Refuse(contract.Errorf(contract.CodeHTTPHost, "tool %s would reach host %.80s, which is not the Source's; list it in fence.hosts if it is meant.", c.Tool, req.URL.Hostname()))
+	if worker.Origin(req.URL) != origin {
+		return worker.Refuse(contract.Errorf(contract.CodeHTTPHost, "tool %s would reach host %.80s, which is not the Source's origin; fix the Source's url.", c.Tool, req.URL.Hostname()))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -162,8 +167,19 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		if len(via) >= maxRedirects {
 			return contract.Errorf(contract.CodeHTTPHost, "tool %s was redirected more than %d times.", c.Tool, maxRedirects)
 		}
+		if worker.Origin(r.URL) == origin {
+			return nil
+		}
 		if !slices.Contains(allowed, r.URL.Hostname()) {
-			return contract.Errorf(contract.CodeHTTPHost, "tool %s was redirected to host %.80s, which is not the Source's; list it in fence.hosts if it is meant.", c.Tool, r.URL.Hostname())
+			return contract.Errorf(contract.CodeHTTPHost, "tool %s was redirected off the Source's origin (to host %.80s); a redirect must keep the scheme, host and port, or go to a host listed in fence.hosts.", c.Tool, r.URL.Hostname())
+		}
+		// A listed host is another origin: nothing secret goes with it. Go copies the
+		// first request's headers onto a redirect before this check runs.
+		for k := range c.Source.Headers {
+			r.Header.Del(k)
+		}
+		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Www-Authenticate"} {
+			r.Header.Del(k)
 		}
 		return nil
 	}}
@@ -173,14 +189,14 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 			return failed(ce)
 		}
 		if ctx.Err() != nil {
-			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: err})
+			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the service.", c.Tool, timeout), Err: worker.RedactURL(err)})
 		}
-		return failed(fmt.Errorf("http %s: %w", c.Tool, err))
+		return failed(fmt.Errorf("http %s: %w", c.Tool, worker.RedactURL(err)))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
-		return failed(fmt.Errorf("http %s: read body: %w", c.Tool, err))
+		return failed(fmt.Errorf("http %s: read body: %w", c.Tool, worker.RedactURL(err)))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := contract.Errorf(contract.CodeHTTPStatus, "tool %s got HTTP %d from the service.", c.Tool, resp.StatusCode)

@@ -3,11 +3,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sync"
@@ -23,6 +25,7 @@ const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 1 << 20 // cap on the JSON of one result, bytes
 	MaxTools        = 200     // most tools docket.mcp.discover@1 lists
+	maxToolPages    = 50      // most tools/list pages discovery reads, whatever the server's cursors
 )
 
 // Adapter calls MCP tools. It keeps one session per Source, opened on first use and
@@ -30,11 +33,16 @@ const (
 // concurrent use; Close ends every session.
 //
 // A Tool's entry names the server's tool; the built-in docket.mcp.discover@1 (empty
-// entry) lists the server's tools instead, at most [MaxTools]. A stdio server is started
-// from the Source's command with the worker's environment scrubbed as for run
-// ([worker.ScrubEnv]) plus the Source's env. Results become rows from structuredContent
-// when there is one (an object is a row, an array of objects is rows), else from each text
-// content that is a JSON object or array, else one row {"text": …} per text content.
+// entry) lists the server's tools instead, across pages, at most [MaxTools]: a longer
+// list is cut there and every row says so in its "truncated" column. A stdio server is started
+// from the Source's command with the basics of the worker's environment
+// ([worker.ScrubEnv]) plus the Source's env from the vault. Results become rows from
+// structuredContent when there is one ({"rows": [objects…]} is those rows, another object
+// one row), else from each text content that is a JSON object or array, else one row
+// {"text": …} per text content.
+//
+// The client advertises no capability: no roots, sampling or elicitation, so a server
+// can neither list the worker's files nor ask it, or a person through it, anything.
 //
 // A read Tool that fails is refused. A write or run Tool whose call fails after it was
 // sent, or whose result is marked isError, is an unknown effect: the server may have
@@ -97,7 +105,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		if ctx.Err() != nil {
 			return failed(&contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("tool %s got no answer within %s; raise fence.timeoutMs or check the server.", c.Tool, timeout), Err: err})
 		}
-		return failed(fmt.Errorf("mcp call %s: %w", c.Tool, err))
+		return failed(fmt.Errorf("mcp call %s: %w", c.Tool, worker.RedactURL(err)))
 	}
 	if b, err := json.Marshal(res); err != nil || int64(len(b)) > maxBytes {
 		return failed(contract.Errorf(contract.CodeOutputTooBig, "tool %s returned over %d bytes; ask for less or raise fence.maxBytes.", c.Tool, maxBytes))
@@ -147,11 +155,25 @@ func (a *Adapter) session(ctx context.Context, src *worker.Source) (*session, er
 		}
 		t = &sdk.CommandTransport{Command: cmd}
 	} else {
+		endpoint, err := url.Parse(src.URL.Reveal())
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeVaultInvalid, "source %s has a malformed url; fix it in the vault.", src.Name)
+		}
+		origin := worker.Origin(endpoint)
 		t = &sdk.StreamableClientTransport{Endpoint: src.URL.Reveal(), MaxRetries: -1, DisableStandaloneSSE: true,
 			MaxEventSize: DefaultMaxBytes + 64<<10,
-			HTTPClient:   &http.Client{Transport: &headers{base: http.DefaultTransport, h: src.Headers}}}
+			HTTPClient: &http.Client{Transport: &headers{base: http.DefaultTransport, h: src.Headers, origin: origin},
+				// A redirect off the Source's origin is refused: the session and its
+				// headers stay with the server the vault names.
+				CheckRedirect: func(r *http.Request, via []*http.Request) error {
+					if worker.Origin(r.URL) != origin || len(via) >= 5 {
+						return contract.Errorf(contract.CodeHTTPHost, "the MCP server of source %s redirected off its origin; a redirect must keep the scheme, host and port.", src.Name)
+					}
+					return nil
+				}}}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "docket-worker", Version: "1"}, nil)
+	// Empty capabilities, set explicitly: the SDK's default advertises roots.
+	client := sdk.NewClient(&sdk.Implementation{Name: "docket-worker", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		// The SDK's message can quote the URL, which may carry a credential.
@@ -182,13 +204,17 @@ func (a *Adapter) drop(name string, s *session, err error) {
 	a.closing.Go(func() { s.cs.Close() })
 }
 
-// headers adds a Source's headers to each request.
+// headers adds a Source's headers to each request to the Source's origin, and to no other.
 type headers struct {
-	base http.RoundTripper
-	h    map[string]worker.Secret
+	base   http.RoundTripper
+	h      map[string]worker.Secret
+	origin string // the Source URL's scheme://host:port
 }
 
 func (t *headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if worker.Origin(r.URL) != t.origin {
+		return nil, contract.Errorf(contract.CodeHTTPHost, "an MCP request left the Source's origin; it was not sent.")
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.h {
 		r.Header.Set(k, v.Reveal())
@@ -196,19 +222,40 @@ func (t *headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
+// discover lists the server's tools across pages, at most MaxTools of them from at most
+// maxToolPages pages; when it stops short of the end, every row says truncated.
 func discover(ctx context.Context, cs *sdk.ClientSession) ([]contract.Args, error) {
-	var rows []contract.Args
-	for tool, err := range cs.Tools(ctx, nil) {
+	var tools []*sdk.Tool
+	cursor, truncated := "", false
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			truncated = true
+			break
+		}
+		res, err := cs.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
-		if len(rows) == MaxTools {
-			return nil, contract.Errorf(contract.CodeOutputTooBig, "the MCP server lists over %d tools; docket.mcp.discover@1 stops there.", MaxTools)
+		tools = append(tools, res.Tools...)
+		if len(tools) > MaxTools {
+			tools, truncated = tools[:MaxTools], true
+			break
 		}
-		schema, _ := json.Marshal(tool.InputSchema)
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	rows := make([]contract.Args, 0, len(tools))
+	for _, tool := range tools {
+		schema, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("encode the input schema of %.80s: %w", tool.Name, err)
+		}
 		readOnly := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
 		rows = append(rows, contract.Args{"name": contract.StringValue(tool.Name), "description": contract.StringValue(tool.Description),
-			"inputSchema": contract.StringValue(string(schema)), "readOnly": contract.BoolValue(readOnly)})
+			"inputSchema": contract.StringValue(string(schema)), "readOnly": contract.BoolValue(readOnly),
+			"truncated": contract.BoolValue(truncated)})
 	}
 	return rows, nil
 }
@@ -218,6 +265,14 @@ func rowsOf(res *sdk.CallToolResult) ([]contract.Args, error) {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return nil, err
+		}
+		// structuredContent must be an object, so a table comes as {"rows": [...]}: its
+		// rows are the rows, each a set of facts, not one row with a column "rows".
+		var table map[string]json.RawMessage
+		if err := json.Unmarshal(b, &table); err == nil && len(table) == 1 {
+			if rows, ok := table["rows"]; ok && len(bytes.TrimSpace(rows)) > 0 && bytes.TrimSpace(rows)[0] == '[' {
+				return worker.Rows(rows, false)
+			}
 		}
 		return worker.Rows(b, false)
 	}

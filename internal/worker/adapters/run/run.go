@@ -3,8 +3,9 @@
 //
 // run is NOT a sandbox. The program runs as the worker's user with the worker's file
 // system and network. What run does is narrower: it starts only files under the worker
-// root, never a shell; it drops secret-looking variables from the environment (see
-// [worker.ScrubEnv]) or passes only the Tool's env.pass allow-list; it kills the whole
+// root, never a shell; it passes only an allow-list of the environment (the basics and
+// the Tool's env.pass, see [worker.ScrubEnv]) plus what the work item decides (see
+// [worker.CallEnv]); it kills the whole
 // process group at the time limit; and it caps the output. Run programs you would run
 // yourself, and isolate the worker (a container, a separate user) when you would not.
 package run
@@ -50,7 +51,9 @@ const ExitRefused = 2
 //   - argv: the same arguments as "name=value" words, sorted by name, where a string is
 //     written as it is and other values as JSON — for programs that prefer argv;
 //   - working directory: the file Source's root when the Tool runs against one, else Root;
-//   - environment: the worker's, scrubbed, or the Tool's env.pass allow-list.
+//   - environment: the basics and the Tool's env.pass from the worker's, plus
+//     DOCKET_INVOCATION_ID and, against a Source, DOCKET_SOURCE_TYPE and
+//     DOCKET_SOURCE_ACCESS.
 //
 // It must write rows to stdout: one JSON object, a JSON array of objects, or JSON Lines.
 // Exit 0 is success, exit 2 a refusal with stderr's first line as the reason. Any other
@@ -112,7 +115,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	if c.Def.Env != nil {
 		pass = c.Def.Env.Pass
 	}
-	cmd.Env = worker.ScrubEnv(environ(), pass)
+	cmd.Env = append(worker.ScrubEnv(environ(), pass), worker.CallEnv(c)...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &capped{max: maxOut, cancel: cancel}
 	stderr := &capped{max: maxStderr}

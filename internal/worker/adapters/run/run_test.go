@@ -114,36 +114,72 @@ func TestAdapter_Execute(t *testing.T) {
 	}
 }
 
-// TestAdapter_env shows that a secret in the worker's environment never reaches a run
-// program, and that env.pass lets through exactly what it names.
+// environOf runs a real program that writes its whole environment to a file, and
+// returns it by name.
+func environOf(t *testing.T, a *run.Adapter, env *worker.Env, src *worker.Source) map[string]string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "environ")
+	script(t, a.Root, "env", "env > '"+out+"'; echo '{}'")
+	def := worker.Tool{Adapter: worker.AdapterRun, Kind: contract.ToolKindRun, Entry: "bin/env", Env: env}
+	res, err := a.Execute(context.Background(), worker.Call{Tool: "acme.test@1", Def: def, Source: src, Args: contract.Args{}, Invocation: "op-7"})
+	if err != nil || res.Status != worker.StatusOK {
+		t.Fatalf("Execute = %+v, %v", res, err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+// TestAdapter_env shows that a run program gets an allow-list of the worker's
+// environment: the basics, what env.pass names (case-insensitively) and what the work
+// item decides, never a credential a deny-list would miss (issue 11, item 4).
 func TestAdapter_env(t *testing.T) {
-	root := t.TempDir()
-	script(t, root, "env", `n=$(env | grep -c leak-value); printf '{"leaks":%s,"month":"%s","path":"%s"}\n' "$n" "$REPORT_MONTH" "${PATH:+set}"`)
-	for _, kv := range [][2]string{{"OPENAI_API_KEY", "leak-value-1"}, {"DOCKET_CONNECTION_KEY", "leak-value-2"},
-		{"Db_Password", "leak-value-3"}, {"ORDERS_DSN", "leak-value-4"}, {"AWS_SECRET_ACCESS_KEY", "leak-value-5"},
-		{"DATABASE_URL", "leak-value-6"}, {"REPORT_MONTH", "2026-11"}} {
-		t.Setenv(kv[0], kv[1])
+	leaks := [][2]string{{"OPENAI_API_KEY", "1"}, {"DOCKET_CONNECTION_KEY", "2"}, {"Db_Password", "3"}, {"AWS_SECRET_ACCESS_KEY", "5"},
+		{"DATABASE_URL", "6"}, {"DB_PASS", "7"}, {"MY_APIKEY", "8"}, {"GPG_PASSPHRASE", "9"}, {"MONGODB_URI", "10"},
+		{"SQLALCHEMY_DATABASE_URI", "11"}, {"HTTPS_PROXY", "http://u:12@proxy:3128"}, {"NPM_CONFIG__AUTHTOKEN", "13"},
+		{"CI_JOB_JWT", "14"}, {"AUTHORIZATION", "15"}, {"PRIVATE_KEY_PEM", "16"}}
+	for _, kv := range leaks {
+		t.Setenv(kv[0], "leak-value-"+kv[1])
 	}
-	a := &run.Adapter{Root: root}
-	tests := []struct {
-		name string
-		env  *worker.Env
-		want contract.Args
-	}{
-		{"scrubbed", nil, contract.Args{"leaks": num(t, 0), "month": contract.StringValue("2026-11"), "path": contract.StringValue("set")}},
-		{"allow-list", &worker.Env{Pass: []string{"DOCKET_CONNECTION_KEY"}}, contract.Args{"leaks": num(t, 0), "month": contract.StringValue(""), "path": contract.StringValue("set")}},
-		{"allow-list passes a named secret", &worker.Env{Pass: []string{"ORDERS_DSN"}}, contract.Args{"leaks": num(t, 1), "month": contract.StringValue(""), "path": contract.StringValue("set")}},
+	t.Setenv("ORDERS_DSN", "leak-value-4")
+	t.Setenv("REPORT_MONTH", "2026-11")
+	a := &run.Adapter{Root: t.TempDir()}
+	allowed := map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LANGUAGE": true, "TZ": true,
+		"TMPDIR": true, "TERM": true, "PWD": true, "SHLVL": true, "_": true, "OLDPWD": true} // the last four: sh sets them itself
+	for name, env := range map[string]*worker.Env{"no env": nil, "an empty pass": {Pass: []string{}}} {
+		got := environOf(t, a, env, nil)
+		for k, v := range got {
+			if !allowed[k] && !strings.HasPrefix(k, "LC_") && k != worker.EnvInvocation {
+				t.Errorf("%s: the program got %s=%s", name, k, v)
+			}
+		}
+		if got[worker.EnvInvocation] != "op-7" || got["PATH"] == "" {
+			t.Errorf("%s: DOCKET_INVOCATION_ID = %q, PATH = %q; want op-7 and the worker's PATH", name, got[worker.EnvInvocation], got["PATH"])
+		}
+		if _, ok := got[worker.EnvSourceType]; ok {
+			t.Errorf("%s: a Source-free Tool got %s", name, worker.EnvSourceType)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, err := execute(t, a, worker.Tool{Entry: "bin/env", Env: tt.env}, contract.Args{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]contract.Args{tt.want}, out.Rows, valueEqual); diff != "" {
-				t.Errorf("rows (-want +got):\n%s", diff)
-			}
-		})
+	got := environOf(t, a, &worker.Env{Pass: []string{"orders_dsn", "Report_Month", "DOCKET_CONNECTION_KEY"}}, nil)
+	if got["ORDERS_DSN"] != "leak-value-4" || got["REPORT_MONTH"] != "2026-11" {
+		t.Errorf("env.pass, matched case-insensitively, = %q, %q; want both", got["ORDERS_DSN"], got["REPORT_MONTH"])
+	}
+	if _, ok := got["DOCKET_CONNECTION_KEY"]; ok {
+		t.Error("env.pass passed DOCKET_CONNECTION_KEY")
+	}
+	src := &worker.Source{Name: "calc", Type: "file", Root: t.TempDir()}
+	got = environOf(t, a, nil, src)
+	if got[worker.EnvSourceType] != "file" || got[worker.EnvSourceAccess] != src.Root {
+		t.Errorf("against a file Source: %s=%q %s=%q; want file and its root", worker.EnvSourceType, got[worker.EnvSourceType],
+			worker.EnvSourceAccess, got[worker.EnvSourceAccess])
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -28,6 +30,7 @@ const (
 	DefaultMaxBytes   = 1 << 20 // largest file read, written or searched, bytes
 	DefaultMaxEntries = 10000   // most entries list and count walk
 	DefaultMaxMatches = 1000    // most lines search returns
+	DefaultTimeout    = 30 * time.Second
 )
 
 // Adapter runs the built-in docket.workspace.*@1 Tools. The zero value is ready; it is
@@ -38,7 +41,19 @@ const (
 // that, so a mistake gets a clear reason. Writes refuse to pass through a symbolic link
 // anywhere on the path, are written to a temporary file and renamed into place, and never
 // delete. Text and JSON reads refuse binary files; files over the cap are refused.
+//
+// Reads are fenced further (issue 11): only regular files are opened, checked with Lstat
+// before and Stat after a non-blocking open, so a FIFO or device never holds the call; a
+// file with more than one hard link is refused, since its other name may be anywhere; the
+// worker's own files in Protected are refused whatever the path; and hidden or credential
+// paths (.env, .git/, *.pem, id_*) are refused unless the Source's vault entry allows
+// them, while its deny patterns always win. Listings leave out what a read would refuse.
+// Every call runs under a deadline: the Tool's fence.timeoutMs, else DefaultTimeout.
 type Adapter struct {
+	// Protected names the worker's own files and directories (its vault, its manifest,
+	// its data dir) that no call may read or replace, by any name.
+	Protected []string
+
 	// beforeRename, when set (by tests only), runs between the last check of a write and
 	// its rename, where a concurrent symbolic-link swap would land.
 	beforeRename func()
@@ -72,12 +87,27 @@ func (a Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, er
 		return worker.Refuse(fmt.Errorf("open source %s root: %w", c.Source.Name, err))
 	}
 	defer root.Close()
-	ws := &space{root: root, max: DefaultMaxBytes, beforeRename: a.beforeRename}
-	if f := c.Def.Fence; f != nil && f.MaxBytes > 0 {
-		ws.max = f.MaxBytes
+	fc, err := newFence(c.Source, a.Protected)
+	if err != nil {
+		return worker.Refuse(err)
 	}
+	ws := &space{root: root, fence: fc, max: DefaultMaxBytes, beforeRename: a.beforeRename}
+	timeout := DefaultTimeout
+	if f := c.Def.Fence; f != nil {
+		if f.MaxBytes > 0 {
+			ws.max = f.MaxBytes
+		}
+		if f.TimeoutMs > 0 {
+			timeout = time.Duration(f.TimeoutMs) * time.Millisecond
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	p, err := clean(c.Args, "path")
 	if err != nil {
+		return worker.Refuse(err)
+	}
+	if err := fc.check(p); err != nil {
 		return worker.Refuse(err)
 	}
 	switch c.Def.Entry {
@@ -141,6 +171,7 @@ func clean(args contract.Args, name string) (string, error) {
 
 type space struct {
 	root         *os.Root
+	fence        *fence
 	max          int64
 	beforeRename func()
 }
@@ -187,25 +218,32 @@ func (ws *space) count(ctx context.Context, p string) ([]contract.Args, error) {
 }
 
 // walk visits the entries under p (not p itself), without following symbolic links, up
-// to DefaultMaxEntries.
+// to DefaultMaxEntries. Entries the fence denies are left out, directories with all they
+// hold.
 func (ws *space) walk(ctx context.Context, p string, visit func(string, fs.DirEntry, fs.FileInfo)) error {
 	n := 0
 	err := fs.WalkDir(ws.root.FS(), p, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fail(name, err)
 		}
+		if err := ctx.Err(); err != nil {
+			return &contract.Error{Code: contract.CodeToolTimeout, Teaching: fmt.Sprintf("the walk of %.80s passed its time limit; name a smaller directory or raise fence.timeoutMs.", p), Err: err}
+		}
 		if name == p {
 			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if n++; n > DefaultMaxEntries {
-			return contract.Errorf(contract.CodeOutputTooBig, "%.80s holds over %d entries; name a smaller directory.", p, DefaultMaxEntries)
 		}
 		info, err := d.Info()
 		if err != nil {
 			return fail(name, err)
+		}
+		if ws.fence.check(name) != nil || ws.fence.protected(filepath.Join(ws.fence.realRoot, filepath.FromSlash(name)), info) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if n++; n > DefaultMaxEntries {
+			return contract.Errorf(contract.CodeOutputTooBig, "%.80s holds over %d entries; name a smaller directory.", p, DefaultMaxEntries)
 		}
 		visit(name, d, info)
 		return nil
@@ -223,9 +261,9 @@ func (ws *space) search(ctx context.Context, p, pattern string) ([]contract.Args
 		if stop != nil || !d.Type().IsRegular() || info.Size() > ws.max {
 			return
 		}
-		b, err := ws.root.ReadFile(name)
+		b, err := ws.read(name)
 		if err != nil || !isText(b) {
-			return // unreadable or binary files are skipped by search, not fatal
+			return // unreadable, fenced or binary files are skipped by search, not fatal
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if !strings.Contains(line, pattern) {
@@ -245,9 +283,35 @@ func (ws *space) search(ctx context.Context, p, pattern string) ([]contract.Args
 	return rows, err
 }
 
-// read returns the bytes of the regular file p, refusing non-regular and oversized files.
+// read returns the bytes of the regular file p. It refuses, before opening, what is not a
+// regular file (a FIFO would block the open), what the fence denies under its real name,
+// and the worker's own files; after a non-blocking open it checks the open file again,
+// refusing one with more than one hard link, one swapped since the check, and one over
+// the cap.
 func (ws *space) read(p string) ([]byte, error) {
-	f, err := ws.root.Open(p)
+	before, err := ws.root.Lstat(p)
+	if err != nil {
+		return nil, fail(p, err)
+	}
+	if before.Mode()&fs.ModeSymlink != 0 {
+		// os.Root follows a link only inside the root; Stat does not open, so it never blocks.
+		if before, err = ws.root.Stat(p); err != nil {
+			return nil, fail(p, err)
+		}
+	}
+	if err := notRegular(p, before); err != nil {
+		return nil, err
+	}
+	real := ws.fence.real(p)
+	if r := ws.fence.rel(real); r != p {
+		if err := ws.fence.check(r); err != nil {
+			return nil, err // a link inside the root to a denied path
+		}
+	}
+	if ws.fence.protected(real, before) {
+		return nil, errProtected(p)
+	}
+	f, err := ws.root.OpenFile(p, readFlags, 0)
 	if err != nil {
 		return nil, fail(p, err)
 	}
@@ -256,8 +320,18 @@ func (ws *space) read(p string) ([]byte, error) {
 	if err != nil {
 		return nil, fail(p, err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, contract.Errorf(contract.CodeWorkspacePath, "%.80s is not a regular file; name a file.", p)
+	if err := notRegular(p, info); err != nil {
+		return nil, err
+	}
+	if !os.SameFile(before, info) {
+		return nil, contract.Errorf(contract.CodeWorkspacePath, "%.80s changed while it was being read; read it again.", p)
+	}
+	if links(info) > 1 {
+		return nil, contract.Errorf(contract.CodeWorkspaceHardLink,
+			"%.80s has %d hard links, so it may be any file elsewhere on the machine; the workspace reads only files with one link, so copy it instead.", p, links(info))
+	}
+	if ws.fence.protected(real, info) {
+		return nil, errProtected(p)
 	}
 	if info.Size() > ws.max {
 		return nil, contract.Errorf(contract.CodeWorkspaceTooLarge, "%.80s is %d bytes, over the cap of %d; read a smaller file or raise the Tool's fence.maxBytes.", p, info.Size(), ws.max)
@@ -271,6 +345,21 @@ func (ws *space) read(p string) ([]byte, error) {
 		return nil, contract.Errorf(contract.CodeWorkspaceTooLarge, "%.80s is over the cap of %d bytes; read a smaller file.", p, ws.max)
 	}
 	return b, nil
+}
+
+// notRegular refuses what is not a regular file: a directory, FIFO, socket or device.
+func notRegular(p string, info fs.FileInfo) error {
+	switch {
+	case info.IsDir():
+		return contract.Errorf(contract.CodeWorkspacePath, "%.80s is a directory, not a regular file; name a file, or list the directory.", p)
+	case !info.Mode().IsRegular():
+		return contract.Errorf(contract.CodeWorkspaceSpecial, "%.80s is not a regular file (a FIFO, socket or device); the workspace reads only regular files.", p)
+	}
+	return nil
+}
+
+func errProtected(p string) error {
+	return contract.Errorf(contract.CodeWorkspaceProtected, "%.80s is one of the worker's own files (its vault, manifest or data dir); the workspace never reads or replaces them.", p)
 }
 
 // isText reports whether b is UTF-8 without NUL bytes.
@@ -328,6 +417,17 @@ func (ws *space) write(p string, b []byte) (worker.Outcome, error) {
 	}
 	if err := ws.noSymlinks(p); err != nil {
 		return worker.Refuse(err)
+	}
+	real := ws.fence.real(p)
+	existing, err := os.Lstat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		existing = nil // a new file: only its directory can be protected
+	case err != nil:
+		return worker.Refuse(fail(p, err))
+	}
+	if ws.fence.protected(real, existing) {
+		return worker.Refuse(errProtected(p))
 	}
 	if dir := path.Dir(p); dir != "." {
 		if err := ws.root.MkdirAll(dir, 0o755); err != nil {

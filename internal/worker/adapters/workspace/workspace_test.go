@@ -55,6 +55,12 @@ func newSource(t *testing.T, files map[string]string) (*worker.Source, string) {
 
 func call(t *testing.T, src *worker.Source, op string, args contract.Args) (worker.Outcome, error) {
 	t.Helper()
+	return callWith(t, workspace.Adapter{}, src, op, args)
+}
+
+// callWith runs op with args, checked against the built-in Tool's params, through a.
+func callWith(t *testing.T, a workspace.Adapter, src *worker.Source, op string, args contract.Args) (worker.Outcome, error) {
+	t.Helper()
 	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{}}`), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +70,15 @@ func call(t *testing.T, src *worker.Source, op string, args contract.Args) (work
 	if err := def.CheckArgs(id, args); err != nil {
 		t.Fatalf("CheckArgs: %v", err)
 	}
-	return workspace.Adapter{}.Execute(context.Background(), worker.Call{Tool: id, Def: def, Source: src, Args: args})
+	return a.Execute(context.Background(), worker.Call{Tool: id, Def: def, Source: src, Args: args})
+}
+
+// wantRefused runs op through a and fails the test unless it is refused with code.
+func wantRefused(t *testing.T, a workspace.Adapter, src *worker.Source, op string, args contract.Args, code contract.Code) {
+	t.Helper()
+	if out, err := callWith(t, a, src, op, args); out.Status != worker.StatusRefused || out.Code != code {
+		t.Errorf("%s %v = %+v (%v), want refused %s", op, args, out, err, code)
+	}
 }
 
 func TestAdapter_read(t *testing.T) {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// echoServeEnv is a real serve with the adapters capability installed, the file Source
+// "files" bound, and test.echo@1 locked, run by script as echo.sh.
+func echoServeEnv(t *testing.T, script string) *serveEnv {
+	t.Helper()
+	capDir := t.TempDir()
+	writeFile(t, filepath.Join(capDir, "capability.toml"), adaptersCapability, 0o644)
+	s := newServeEnv(t, "", capDir, "files", []string{"echoed"}, adaptersManifest)
+	writeFile(t, filepath.Join(filepath.Dir(s.man), "echo.sh"), script, 0o755)
+	s.lock(t, "test.echo@1")
+	return s
+}
+
+// TestServeWorker_RefusalHasAReasonAndTheVaultReloads runs a real serve and worker whose
+// vault lacks the Source the Action runs against: the worker claims the work and
+// reports it refused, so the Operation fails with source_unknown and a sentence instead
+// of waiting silently (issue 11, item 9). Once the Source is written to the vault and
+// the worker gets SIGHUP, the same Action runs.
+func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
+	s := echoServeEnv(t, "#!/bin/sh\ncat\n")
+	writeFile(t, s.vault, `{"sources": {}}`, 0o600)
+	w := s.startWorker(t)
+	w.waitLine(t, "lease acquired")
+	gw := s.gateway(t)
+
+	res := call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "1"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpFailed ||
+		!strings.Contains(string(res.Operations[0].Result), string(contract.CodeSourceUnknown)) || res.Operations[0].Reason == "" {
+		t.Fatalf("ApplyAction echo with the Source missing = %+v, want failed with %s and a reason", res.Operations, contract.CodeSourceUnknown)
+	}
+
+	// The poll would notice the file too; SIGHUP makes it now.
+	writeFile(t, s.vault, `{"sources": {"files": {"type": "file", "root": "`+s.files+`"}}}`, 0o600)
+	if err := w.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLine(t, "vault reloaded")
+	res = call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "2"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpDone {
+		t.Fatalf("ApplyAction echo after the reload = %+v, want done", res.Operations)
+	}
+}
+
+// A --key-file wins over DOCKET_CONNECTION_KEY, and a run program never sees the key in
+// its environment (issue 11, item 4).
+func TestServeWorker_KeyFileWins(t *testing.T) {
+	// The program answers with how many of its variables hold a Connection key.
+	s := echoServeEnv(t, "#!/bin/sh\ncat >/dev/null\nprintf '{\"n\":\"%s\"}\\n' \"$(env | grep -c dkt_con_)\"\n")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	writeFile(t, keyFile, s.key+"\n", 0o600)
+	w := startProc(t, append(s.env, "DOCKET_CONNECTION_KEY=dkt_con_0000000000000000.wrong"),
+		"worker", "--manifest", s.man, "--vault", s.vault, "--key-file", keyFile, "--log-level", "debug")
+	w.waitLine(t, "lease acquired")
+	res := call(t, s.gateway(t), "ApplyAction", `{"action": "echo", "params": {"n": "1"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpDone {
+		t.Fatalf("ApplyAction echo = %+v, want done", res.Operations)
+	}
+	q := call(t, s.gateway(t), "QueryBoard", `{"pattern": {"predicate": "echoed", "args": {"n": "0"}}}`)
+	if !strings.Contains(string(q.Result), `"n":"0"`) {
+		t.Errorf("the program saw the key in its environment: %s", q.Result)
+	}
+}
+
+// Below --workspace-tools read-write, docket worker offers no workspace write Tool; off
+// offers none (issue 11, item 5).
+func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
+	man := filepath.Join(t.TempDir(), "tools.json")
+	writeFile(t, man, `{"format": "docket-worker-tools/1", "tools": {}}`, 0o644)
+	for _, tc := range []struct {
+		ceiling      string
+		read, writes bool
+	}{{"off", false, false}, {"read", true, false}, {"read-write", true, true}} {
+		out, err := exec.Command("docket", "worker", "--manifest", man, "--print-tools", "--workspace-tools", tc.ceiling).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docket worker --print-tools --workspace-tools %s: %v\n%s", tc.ceiling, err, out)
+		}
+		read := strings.Contains(string(out), "docket.workspace.read_json@1")
+		writes := strings.Contains(string(out), "docket.workspace.write_json@1") || strings.Contains(string(out), "docket.workspace.write_text@1")
+		if read != tc.read || writes != tc.writes {
+			t.Errorf("--workspace-tools %s lists read %v, writes %v; want %v, %v:\n%s", tc.ceiling, read, writes, tc.read, tc.writes, out)
+		}
+	}
+}
