@@ -115,6 +115,7 @@ func TestDeps(t *testing.T) {
 			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
 		{"internal/workhop", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the worker hop calls the authority, never the store"},
 		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs"), nil, nil, "a worker reaches the authority only over the wire"},
+		{"internal/worker/hardening", within("golang.org/x/sys/"), nil, nil, "hardening the worker's own process is a leaf"},
 		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "grants are a leaf shared by the authority and workers"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml"), nil, nil, "the agent runtime reaches the authority only over the wire"},
 		{"internal/apiclient", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "the /api/v1 client speaks only the wire"},

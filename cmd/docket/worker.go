@@ -39,12 +39,10 @@ type workerCmd struct {
 	Project    string `help:"The Connection's project." default:"default" env:"DOCKET_PROJECT"`
 	LogLevel   string `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	PrintTools bool   `name:"print-tools" help:"Print each Tool this worker can run with the digest to lock it at (docket tool lock --digest), then exit. Needs no key or vault."`
-	// WorkspaceTools is the local ceiling on the built-in workspace Tools (issue 11,
-	// item 5). Its default stays read-write until docket demo and docket start pass
-	// --workspace-tools read-write to the worker they start (their verified calculation
-	// writes its result); then it becomes read, and a worker started by hand offers no
-	// write Tool unless told to.
-	WorkspaceTools string `name:"workspace-tools" help:"Which built-in workspace Tools this worker offers, whatever is locked: off, read or read-write." enum:"off,read,read-write" default:"read-write"`
+	// WorkspaceTools is the local ceiling on the built-in workspace Tools (issue 11, item 5):
+	// a worker started by hand offers no write Tool unless told to. docket start and docket
+	// demo pass read-write to the worker they start.
+	WorkspaceTools string `name:"workspace-tools" help:"Which built-in workspace Tools this worker offers, whatever is locked: off, read or read-write." enum:"off,read,read-write" default:"read"`
 }
 
 // workerKeyEnv is the variable a worker reads its Connection key from when it has no
