@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -40,7 +41,7 @@ func (a *Authority) CreateAgent(ctx context.Context, c Caller, project contract.
 		if err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "agent.created", c.Principal(), now, ag)
+		return a.appendEvent(ctx, tx, project, event.AgentCreated, c.Principal(), now, ag)
 	})
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("create agent %s: %w", name, refuse(err, "agent "+name))
@@ -71,7 +72,7 @@ func (a *Authority) RotateAgentToken(ctx context.Context, c Caller, project cont
 		if err := tx.SetAgentToken(ctx, ag.ID, tok.digest()); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "agent.token_replaced", c.Principal(), now, map[string]string{"id": ag.ID})
+		return a.appendEvent(ctx, tx, project, event.AgentTokenReplaced, c.Principal(), now, map[string]string{"id": ag.ID})
 	})
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, refuse(err, "agent "+agent))
@@ -98,7 +99,7 @@ func (a *Authority) RevokeAgent(ctx context.Context, c Caller, project contract.
 		if ag, err = tx.Agent(ctx, ag.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "agent.revoked", c.Principal(), now, map[string]string{"id": ag.ID})
+		return a.appendEvent(ctx, tx, project, event.AgentRevoked, c.Principal(), now, map[string]string{"id": ag.ID})
 	})
 	if err != nil {
 		return contract.Agent{}, fmt.Errorf("revoke agent %s: %w", agent, refuse(err, "agent "+agent))

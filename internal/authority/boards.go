@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
@@ -197,7 +198,7 @@ func boardUnchanged(ctx context.Context, r store.Reader, project contract.Projec
 			if e.Seq > to {
 				return true, nil
 			}
-			if !boardNeutral[e.Type] {
+			if event.ChangesBoard(e.Type) {
 				return false, nil
 			}
 			from = e.Seq
@@ -209,23 +210,6 @@ func boardUnchanged(ctx context.Context, r store.Reader, project contract.Projec
 // boardScanPage bounds one read of events while catching a Board up; a longer gap is
 // read page by page, and a Board event in it ends the read with a rebuild.
 const boardScanPage = 64
-
-// boardNeutral holds the event types that are never appended in a transaction that
-// changes a Board's nodes, Cases or releases: identities, Operations, requests, leases,
-// conversations. Any other type (a [Change] event, capability.installed, or a type added
-// later and not listed here) makes a cached Board rebuild. [persistChange] refuses a
-// Change that names one of these, so the list cannot hide a Board change.
-var boardNeutral = map[string]bool{
-	"project.created": true, "member.created": true,
-	"agent.created": true, "agent.token_replaced": true, "agent.revoked": true,
-	"connection.created": true, "connection.revoked": true,
-	"source.bound": true, "tool.locked": true,
-	contract.EventConversationSaved: true, contract.EventConversationBudgetExhausted: true,
-	evOpAdmitted: true, evOpChanged: true, evOpAcknowledged: true,
-	evRequestCreated: true, evRequestChanged: true, evArtifactIssued: true,
-	evLeaseAcquired: true, evLeaseRenewed: true, evLeaseReleased: true,
-	evWorkClaimed: true, evWorkReported: true,
-}
 
 // declarations returns what project's installed releases declare, in release id order.
 func (a *Authority) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
@@ -283,7 +267,7 @@ func (a *Authority) restoreBoard(ctx context.Context, r store.Reader, project co
 type Change struct {
 	Nodes []contract.NodeChange
 	Cases []contract.Case // Case records that changed
-	Event string          // the event type, e.g. "batch.applied"
+	Event string          // the event type, e.g. event.BatchApplied
 	Data  any             // the event data; never a secret
 }
 
@@ -354,7 +338,7 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 	if ch.Event == "" {
 		return errors.New("change has no event type")
 	}
-	if boardNeutral[ch.Event] {
+	if !event.ChangesBoard(ch.Event) {
 		return fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
 	}
 	for _, nc := range ch.Nodes {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
@@ -92,7 +93,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		if err := tx.Install(ctx, store.Install{Project: string(project), ReleaseID: pkg.Release.ID, Version: pkg.Release.Version, InstalledAt: now}); err != nil {
 			return err
 		}
-		if err := a.appendEvent(ctx, tx, project, "capability.installed", c.Principal(), now, out.Release); err != nil {
+		if err := a.appendEvent(ctx, tx, project, event.CapabilityInstalled, c.Principal(), now, out.Release); err != nil {
 			return err
 		}
 		head, err := tx.LockHead(ctx, string(project))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -42,7 +43,7 @@ func (a *Authority) CreateConnection(ctx context.Context, c Caller, project cont
 		if err := tx.CreateConnection(ctx, store.Connection{ID: id, Project: string(project), Name: name, KeyCiphertext: sealed, CreatedAt: now}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "connection.created", c.Principal(), now, cn)
+		return a.appendEvent(ctx, tx, project, event.ConnectionCreated, c.Principal(), now, cn)
 	})
 	if err != nil {
 		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, refuse(err, "connection "+name))
@@ -69,7 +70,7 @@ func (a *Authority) RevokeConnection(ctx context.Context, c Caller, project cont
 		if cn, err = tx.Connection(ctx, cn.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "connection.revoked", c.Principal(), now, map[string]string{"id": cn.ID})
+		return a.appendEvent(ctx, tx, project, event.ConnectionRevoked, c.Principal(), now, map[string]string{"id": cn.ID})
 	})
 	if err != nil {
 		return contract.Connection{}, fmt.Errorf("revoke connection %s: %w", ref, refuse(err, "connection "+ref))

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -88,7 +89,7 @@ func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.
 		if err != nil {
 			return fmt.Errorf("encode conversation save: %w", err)
 		}
-		ev, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: contract.EventConversationSaved, At: a.nowUTC(), Actor: actor, Data: b})
+		ev, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: event.ConversationSaved, At: a.nowUTC(), Actor: actor, Data: b})
 		if err != nil {
 			return fmt.Errorf("append conversation save: %w", err)
 		}
@@ -96,7 +97,7 @@ func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.
 			// Writers of a log are serialized from their first Append, so a save that
 			// landed after Prev is visible here and this one is refused.
 			err := scanLog(ctx, tx, project, s.Prev, ev.Seq-1, func(e store.Event) error {
-				if ref, ok := conversationOf(e, actor); ok && e.Type == contract.EventConversationSaved && ref == id {
+				if ref, ok := conversationOf(e, actor); ok && e.Type == event.ConversationSaved && ref == id {
 					return &contract.Error{Code: contract.CodeConversationConflict,
 						Teaching: fmt.Sprintf("conversation %s was saved by another runtime of this Agent (event %d) after event %d; load it again and resume from there.", id, e.Seq, s.Prev)}
 				}
@@ -149,7 +150,7 @@ func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, ac
 		return conversationSaved{}, fmt.Errorf("read event %d: %w", seq, err)
 	}
 	var s conversationSaved
-	if len(es) != 1 || es[0].Seq != seq || es[0].Type != contract.EventConversationSaved || es[0].Actor != actor ||
+	if len(es) != 1 || es[0].Seq != seq || es[0].Type != event.ConversationSaved || es[0].Actor != actor ||
 		json.Unmarshal(es[0].Data, &s) != nil || s.Conversation != id {
 		return conversationSaved{}, contract.Errorf(contract.CodeInvalidArgument, "event %d is not a save of conversation %s; send prev as the seq of its last save, or 0 to start it anew", seq, id)
 	}
@@ -183,7 +184,7 @@ func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id cont
 		return contract.Errorf(contract.CodeInvalidArgument, "budget scope %q or kind %q is unknown; scope is run or conversation, kind is turns, tokens or usd", b.Scope, b.Kind)
 	}
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		return a.appendEvent(ctx, tx, project, contract.EventConversationBudgetExhausted, c.Principal(), a.nowUTC(), conversationBudget{Conversation: id, BudgetExhausted: b})
+		return a.appendEvent(ctx, tx, project, event.ConversationBudgetExhausted, c.Principal(), a.nowUTC(), conversationBudget{Conversation: id, BudgetExhausted: b})
 	})
 	if err != nil {
 		return fmt.Errorf("record budget of conversation %s: %w", id, refuse(err, "conversation "+string(id)))
@@ -239,7 +240,7 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 			return fmt.Errorf("event %d is not of agent %s", e.Seq, agent)
 		}
 		switch e.Type {
-		case contract.EventConversationSaved:
+		case event.ConversationSaved:
 			var s conversationSaved
 			if err := json.Unmarshal(e.Data, &s); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
@@ -249,7 +250,7 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 			}
 			conv.Messages = append(conv.Messages[:min(s.From, len(conv.Messages))], s.Messages...)
 			conv.State, conv.Seq, conv.UpdatedAt = s.State, e.Seq, e.At
-		case contract.EventConversationBudgetExhausted:
+		case event.ConversationBudgetExhausted:
 			var b conversationBudget
 			if err := json.Unmarshal(e.Data, &b); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
@@ -397,7 +398,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		p.convs[k] = c
 	}
 	switch e.Type {
-	case contract.EventConversationSaved:
+	case event.ConversationSaved:
 		var s conversationSaved
 		if err := json.Unmarshal(e.Data, &s); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
@@ -407,7 +408,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		}
 		c.saves = append(c.saves, e.Seq)
 		c.seq, c.at, c.count = e.Seq, e.At, s.Count
-	case contract.EventConversationBudgetExhausted:
+	case event.ConversationBudgetExhausted:
 		c.budgets = append(c.budgets, e.Seq)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -138,10 +139,10 @@ func (o *Operations) decideOnce(ctx context.Context, by contract.Principal, proj
 				return err
 			}
 		}
-		if err := o.a.appendEvent(ctx, tx, project, evRequestChanged, by, now, req); err != nil {
+		if err := o.a.appendEvent(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
 			return err
 		}
-		return o.a.appendEvent(ctx, tx, project, evOpChanged, by, now, ev)
+		return o.a.appendEvent(ctx, tx, project, event.OpChanged, by, now, ev)
 	})
 	if err != nil {
 		if ch != nil {

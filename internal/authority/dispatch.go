@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
 	"github.com/docketrun/docket/internal/store"
@@ -353,7 +354,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 			return fmt.Errorf("claim %s: %w", req.ID, err)
 		}
 		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
-		wc.event("claim-"+req.ID, evWorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
+		wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
 			Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant)), Source: s.source})
 		wc.op(opEvent{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
 		return nil

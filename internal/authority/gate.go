@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -163,7 +164,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 		return nil
 	}
 	err := o.a.store.Update(ctx, func(tx store.Tx) error {
-		return o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
+		return o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
 	})
 	if err != nil {
 		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, refuse(err, "operation"))
@@ -241,7 +242,7 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64,
 			return err
 		}
 		if last != nil && !last.acked {
-			if err := o.a.appendEvent(ctx, tx, project, evOpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
+			if err := o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
 				return err
 			}
 		}
@@ -253,11 +254,11 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64,
 				return err
 			}
 		}
-		if err := o.a.appendEvent(ctx, tx, project, evOpAdmitted, c.Principal(), now, run.op); err != nil {
+		if err := o.a.appendEvent(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
 			return err
 		}
 		if run.request != nil {
-			return o.a.appendEvent(ctx, tx, project, evRequestCreated, c.Principal(), now, run.request)
+			return o.a.appendEvent(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -86,7 +87,7 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 			return nil, opEvent{State: contract.OpFailed, ErrorCode: code, Reason: teaching, Result: result}, nil
 		}
 		ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
-		ch.Event = "action.completed"
+		ch.Event = event.ActionCompleted
 		result, _ := json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
 		return ch, opEvent{State: contract.OpDone, Result: result}, nil
 	})
@@ -147,7 +148,7 @@ func (o *Operations) changeOnce(ctx context.Context, project contract.ProjectID,
 				return err
 			}
 		}
-		return o.a.appendEvent(ctx, tx, project, evOpChanged, actor, now, ev)
+		return o.a.appendEvent(ctx, tx, project, event.OpChanged, actor, now, ev)
 	})
 	if err != nil {
 		if ch != nil {

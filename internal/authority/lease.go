@@ -9,11 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Event types of the worker hop (DESIGN.md §8.1). Acquisitions, releases, claims and
+// The worker hop's events (package event). Acquisitions, releases, claims and
 // reports live in the project's log like Operations do, for audit and so that several
 // authorities over one store agree on what was claimed and reported. Who holds a
 // Connection is the store's lease row ([store.Lease]): every hop call that decides on it
@@ -23,13 +24,6 @@ import (
 // claim and report has an event id derived from what it names, so the store's unique
 // event id still turns a race between two instances into one winner and one
 // [store.ErrConflict].
-const (
-	evLeaseAcquired = "worker.lease.acquired" // leaseEvent
-	evLeaseRenewed  = "worker.lease.renewed"  // leaseEvent; appended by older versions only
-	evLeaseReleased = "worker.lease.released" // leaseEvent
-	evWorkClaimed   = "work.claimed"          // claimEvent
-	evWorkReported  = "work.reported"         // reportEvent
-)
 
 // leaseEvent is the data of a lease event.
 type leaseEvent struct {
@@ -84,19 +78,19 @@ func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project 
 
 func (w *workLedger) applyLocked(e store.Event) error {
 	switch e.Type {
-	case evLeaseAcquired:
+	case event.LeaseAcquired:
 		var d leaseEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
 		w.gens[d.Connection] = max(w.gens[d.Connection], d.Generation)
-	case evWorkClaimed:
+	case event.WorkClaimed:
 		var d claimEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
 		w.claims[d.Work] = d
-	case evWorkReported:
+	case event.WorkReported:
 		var d reportEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -153,7 +147,7 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		}
 		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
 		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
-		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), evLeaseAcquired, "system",
+		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
 			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires})
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it lost its lease before reporting")
 		out = d.leaseWire(wc.newLease, wc.now)
@@ -204,7 +198,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 		// A released lease expires at the epoch, so it is expired on every instance's
 		// clock, not only on those at or past this one's.
 		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
-		wc.event("", evLeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now})
+		wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now})
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it released its lease before reporting")
 		return nil
 	})

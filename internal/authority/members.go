@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -69,10 +70,10 @@ func (a *Authority) Init(ctx context.Context, memberName, passphrase string, pro
 		if err := tx.CreateSession(ctx, store.Session{TokenDigest: tok.digest(), MemberID: mid, CreatedAt: now, ExpiresAt: b.Expires}); err != nil {
 			return err
 		}
-		if err := a.appendEvent(ctx, tx, project, "project.created", actor, now, b.Project); err != nil {
+		if err := a.appendEvent(ctx, tx, project, event.ProjectCreated, actor, now, b.Project); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "member.created", actor, now, b.Member)
+		return a.appendEvent(ctx, tx, project, event.MemberCreated, actor, now, b.Member)
 	})
 	if err != nil {
 		return Bootstrap{}, fmt.Errorf("init: %w", refuse(err, "member"))
@@ -189,7 +190,7 @@ func (a *Authority) CreateMember(ctx context.Context, c Caller, req contract.Cre
 			if err := tx.AddMembership(ctx, string(p), id); err != nil {
 				return err
 			}
-			if err := a.appendEvent(ctx, tx, p, "member.created", c.Principal(), now, m); err != nil {
+			if err := a.appendEvent(ctx, tx, p, event.MemberCreated, c.Principal(), now, m); err != nil {
 				return err
 			}
 		}
@@ -240,7 +241,7 @@ func (a *Authority) CreateProject(ctx context.Context, c Caller, req contract.Cr
 		if err := tx.AddMembership(ctx, string(id), c.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, id, "project.created", c.Principal(), now, p)
+		return a.appendEvent(ctx, tx, id, event.ProjectCreated, c.Principal(), now, p)
 	})
 	if err != nil {
 		return contract.Project{}, fmt.Errorf("create project %s: %w", id, refuse(err, "project "+string(id)))

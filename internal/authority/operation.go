@@ -5,26 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Event types of Operations and Requests. An Operation's whole life is in the project's
-// log, so every instance sharing the store sees the same Operations (DESIGN.md §10): the
-// ledger below is only a projection of these events, caught up before each use.
-const (
-	evOpAdmitted     = "operation.admitted"     // opEvent: a new Operation in its first state
-	evOpChanged      = "operation.changed"      // opEvent: a later state
-	evOpAcknowledged = "operation.acknowledged" // opEvent: the agent saw the outcome
-	evRequestCreated = "request.created"        // contract.Request
-	evRequestChanged = "request.changed"        // contract.Request in its new state
-	evArtifactIssued = "artifact.issued"        // artifactEvent
-)
+// An Operation's whole life is in the project's log (its events are in package event),
+// so every instance sharing the store sees the same Operations: the ledger below is only
+// a projection of these events, caught up before each use.
 
 // opEvent is the data of an operation event.
 type opEvent struct {
@@ -138,25 +130,18 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project co
 	return l.catchUpLocked(ctx, r, project)
 }
 
-// changesSetup reports whether an event of type typ may change which Tools are locked on
-// a live Connection. Every write to Connections, Sources and tool locks appends one of
-// these (connections.go, sources.go), in the Connection's project.
-func changesSetup(typ string) bool {
-	return strings.HasPrefix(typ, "connection.") || strings.HasPrefix(typ, "tool.") || strings.HasPrefix(typ, "source.")
-}
-
 func (l *ledger) applyLocked(e store.Event) error {
-	if changesSetup(e.Type) {
+	if event.ChangesSetup(e.Type) {
 		l.setup = nil
 	}
 	switch e.Type {
-	case evOpAdmitted, evOpChanged, evOpAcknowledged:
+	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged:
 		var d opEvent
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
 		ops := l.ops[d.Agent]
-		if e.Type == evOpAdmitted {
+		if e.Type == event.OpAdmitted {
 			if d.Ordinal != int64(len(ops))+1 {
 				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 			}
@@ -168,12 +153,12 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
 			return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
 		}
-		if e.Type == evOpAcknowledged {
+		if e.Type == event.OpAcknowledged {
 			ops[d.Ordinal-1].acked = true
 			return nil
 		}
 		ops[d.Ordinal-1].apply(d, e.At)
-	case evRequestCreated, evRequestChanged:
+	case event.RequestCreated, event.RequestChanged:
 		var r contract.Request
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return err
@@ -182,7 +167,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 			l.order = append(l.order, r.ID)
 		}
 		l.requests[r.ID] = &r
-	case evArtifactIssued:
+	case event.ArtifactIssued:
 		var a artifactEvent
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
@@ -194,7 +179,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 
 // setupLocked returns which Tools of project are locked on a live Connection: an executed
 // Action whose Tool is not is blocked with needs_setup. It is read from the store once and
-// kept until the ledger applies an event that may change it ([changesSetup]). The rows
+// kept until the ledger applies an event that may change it ([event.ChangesSetup]). The rows
 // are read after the ledger caught up, so they are at least as new as its cursor; a
 // change committed meanwhile is read again when its event arrives. l.mu must be held.
 func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
@@ -306,14 +291,14 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Cal
 		var cs contract.Case
 		var changes []contract.NodeChange
 		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
-			r.change = &Change{Nodes: changes, Cases: []contract.Case{cs}, Event: "case.opened", Data: cs}
+			r.change = &Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpened, Data: cs}
 			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
 		}
 	case *contract.Batch:
 		r.op.Label = fmt.Sprintf("ApplyBatch %d ops", len(in.Operations))
 		var br board.BatchResult
 		if br, err = b.ApplyBatch(by, *in); err == nil {
-			r.change = &Change{Nodes: br.Changes, Event: "batch.applied", Data: br}
+			r.change = &Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
 			result = map[string]any{"nodeIds": br.NodeIDs}
 		}
 	case *contract.ApplyActionInput:
@@ -327,7 +312,7 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Cal
 		r.focus = []contract.CaseID{in.CaseID}
 		var cr board.CloseResult
 		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
-			r.change = &Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: "case.closed", Data: cr.Receipt}
+			r.change = &Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
 			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
 		}
 	default:
@@ -393,7 +378,7 @@ func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) 
 		if err != nil {
 			return err
 		}
-		return o.a.appendEvent(ctx, tx, project, evArtifactIssued, c.Principal(), o.a.nowUTC(),
+		return o.a.appendEvent(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.a.nowUTC(),
 			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -88,10 +89,10 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 				wc.op(opEvent{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
 					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 			}
-			wc.event("report-"+req.ID, evWorkReported, string(wc.opBy), rep)
+			wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
 			return nil
 		}
-		wc.event("report-"+req.ID, evWorkReported, string(wc.opBy), rep)
+		wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
 		ev := opEvent{Agent: agent, Ordinal: ordinal}
 		switch {
 		case req.OK:
@@ -122,7 +123,7 @@ func (d *Dispatcher) applyOutcome(b *board.Board, op *operation, by board.Author
 		return nil, ev
 	}
 	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
-	ch.Event = "action.completed"
+	ch.Event = event.ActionCompleted
 	ev.State = contract.OpDone
 	ev.Result, _ = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
 	if len(res.Changes) == 0 && res.Case == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -177,7 +178,7 @@ func (o *Operations) requestRun(c Caller, vec contract.RequestVector, now time.T
 
 // actionChange is the Board change of a Board-only Action's effects.
 func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *Change {
-	ch := &Change{Nodes: res.Changes, Event: "action.applied",
+	ch := &Change{Nodes: res.Changes, Event: event.ActionApplied,
 		Data: map[string]any{"action": in.Action, "caseId": in.CaseID, "params": in.Params}}
 	if res.Case != nil {
 		ch.Cases = []contract.Case{*res.Case}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -59,7 +60,7 @@ func (a *Authority) BindSource(ctx context.Context, c Caller, project contract.P
 		if err := tx.PutSource(ctx, store.Source{Connection: cn.ID, ID: src.Name, Digest: d[:], Data: data}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "source.bound", c.Principal(), now, out)
+		return a.appendEvent(ctx, tx, project, event.SourceBound, c.Principal(), now, out)
 	})
 	if err != nil {
 		return contract.Source{}, fmt.Errorf("bind source %s: %w", src.Name, refuse(err, "connection "+conn))
@@ -119,7 +120,7 @@ func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.Pro
 		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, "tool.locked", c.Principal(), now, out)
+		return a.appendEvent(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
 	})
 	if err != nil {
 		return contract.ToolLock{}, fmt.Errorf("lock tool %s: %w", l.Tool, refuse(err, "connection "+conn))

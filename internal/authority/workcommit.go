@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -159,7 +160,7 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 		}
 	}
 	for _, e := range wc.ops {
-		if err := a.appendEvent(ctx, tx, project, evOpChanged, wc.opBy, wc.now, e); err != nil {
+		if err := a.appendEvent(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
 			return err
 		}
 	}
