@@ -279,44 +279,13 @@ type Change struct {
 // another instance changed the Board first, the Board is rebuilt and fn runs once more,
 // so fn must change nothing but the Board it is given.
 func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
-	pb := a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	for retried := false; ; retried = true {
-		err := a.commitLocked(ctx, project, pb, actor, fn)
-		if !errors.Is(err, errBoardStale) {
+	return a.write(ctx, project, "commit to "+string(project), func(w *boardWrite) error {
+		ch, err := fn(w.b)
+		if err != nil {
 			return err
 		}
-		if retried {
-			return fmt.Errorf("commit to %s: %w", project, staleRefusal(err))
-		}
-	}
-}
-
-func (a *Authority) commitLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
-	b, err := a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return err
-	}
-	ch, err := fn(b)
-	if err != nil {
-		return err
-	}
-	now := a.nowUTC()
-	err = a.updateBoard(ctx, project, pb, true, func(tx store.Tx) error {
-		if err := persistChange(ctx, tx, project, ch); err != nil {
-			return err
-		}
-		return a.appendEvent(ctx, tx, project, ch.Event, actor, now, ch.Data)
+		return w.commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
 	})
-	if err == nil {
-		return nil
-	}
-	a.dropBoardLocked(ctx, project, pb)
-	if errors.Is(err, errBoardStale) {
-		return err
-	}
-	return fmt.Errorf("commit %s to %s: %w", ch.Event, project, refuse(err, "record"))
 }
 
 // dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a

@@ -57,29 +57,22 @@ func (o *Operations) Decide(ctx context.Context, c Caller, project contract.Proj
 }
 
 // decide records a decision. checkSelf is false only in tests that show the store
-// constraint holds without the domain check.
-// When another instance changed the Board first, it runs once more on the rebuilt Board:
-// everything it decides is read again under the locks.
+// constraint holds without the domain check. Everything it decides on is read under the
+// write sequence's locks, so it may run again on a rebuilt Board.
 func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
-	for retried := false; ; retried = true {
-		req, err := o.decideOnce(ctx, by, project, id, d, checkSelf)
-		if !errors.Is(err, errBoardStale) {
-			return req, err
-		}
-		if retried {
-			return contract.Request{}, fmt.Errorf("decide %s: %w", id, staleRefusal(err))
-		}
-	}
+	var out contract.Request
+	err := o.a.write(ctx, project, "decide "+string(id), func(w *boardWrite) error {
+		req, err := o.decideOnce(ctx, w, by, id, d, checkSelf)
+		out = req
+		return err
+	})
+	// decideOnce returns the Request with its refusal only when the Request expired, and
+	// the zero Request with any other error.
+	return out, err
 }
 
-func (o *Operations) decideOnce(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
-	pb := o.a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := o.a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return contract.Request{}, err
-	}
+func (o *Operations) decideOnce(ctx context.Context, w *boardWrite, by contract.Principal, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
+	project, b := w.project, w.b
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -124,34 +117,21 @@ func (o *Operations) decideOnce(ctx context.Context, by contract.Principal, proj
 		req.State, req.Reason = contract.RequestApproved, d.Reason
 		ch, ev = o.runApproved(ctx, b, &req, op, ev)
 	}
-	err = o.a.updateBoard(ctx, project, pb, ch != nil, func(tx store.Tx) error {
-		if closed == nil {
-			if err := recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
-				RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now}); err != nil {
-				return err
-			}
+	before := func(tx store.Tx) error {
+		if closed != nil {
+			return nil
 		}
-		if ch != nil {
-			if err := persistChange(ctx, tx, project, *ch); err != nil {
-				return err
-			}
-			if err := o.a.appendEvent(ctx, tx, project, ch.Event, req.RequestedBy, now, ch.Data); err != nil {
-				return err
-			}
-		}
+		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
+			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
+	}
+	after := func(tx store.Tx) error {
 		if err := o.a.appendEvent(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
 			return err
 		}
 		return o.a.appendEvent(ctx, tx, project, event.OpChanged, by, now, ev)
-	})
-	if err != nil {
-		if ch != nil {
-			o.a.dropBoardLocked(ctx, project, pb)
-		}
-		if errors.Is(err, errBoardStale) {
-			return contract.Request{}, err
-		}
-		return contract.Request{}, fmt.Errorf("decide %s: %w", id, refuse(err, "request"))
+	}
+	if err := w.commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
+		return contract.Request{}, err
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
 		return contract.Request{}, err

@@ -332,7 +332,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	err = d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+	err = d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
 		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}

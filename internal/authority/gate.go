@@ -124,17 +124,17 @@ func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, err
 		return o.readArtifact(ctx, c, call, in)
 	}
 	// A write acknowledges in its own transaction (admit).
-	ordinal, focus, setup, refused, err := o.admit(ctx, c, call)
+	ad, err := o.admit(ctx, c, call)
 	if err != nil {
 		return Answer{}, err
 	}
-	if refused != nil {
-		return o.answer(ctx, c, focus, *refused, 0, nil, &setup)
+	if ad.refused != nil {
+		return o.answer(ctx, c, ad.focus, *ad.refused, 0, nil, &ad.setup)
 	}
-	if err := o.hold(ctx, project, c.ID, ordinal, call.Progress); err != nil {
+	if err := o.hold(ctx, project, c.ID, ad.ordinal, call.Progress); err != nil {
 		return Answer{}, err
 	}
-	return o.answer(ctx, c, focus, contract.ToolResult{}, ordinal, nil, &setup)
+	return o.answer(ctx, c, ad.focus, contract.ToolResult{}, ad.ordinal, nil, &ad.setup)
 }
 
 // acknowledge records that the agent saw the outcome of its latest settled Operation:
@@ -181,55 +181,56 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
-//
-// It returns the setup the call ran against, for its answer.
-func (o *Operations) admit(ctx context.Context, c Caller, call Call) (int64, []contract.CaseID, board.Setup, *contract.ToolResult, error) {
-	for retried := false; ; retried = true {
-		ordinal, focus, setup, refused, err := o.admitOnce(ctx, c, call)
-		if !errors.Is(err, errBoardStale) && !errors.Is(err, errOrdinalTaken) {
-			return ordinal, focus, setup, refused, err
-		}
-		if retried {
-			return 0, nil, board.Setup{}, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), staleRefusal(err))
-		}
+func (o *Operations) admit(ctx context.Context, c Caller, call Call) (admission, error) {
+	var out admission
+	err := o.a.write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boardWrite) error {
+		var err error
+		out, err = o.admitOnce(ctx, w, c, call)
+		return err
+	})
+	if err != nil {
+		return admission{}, err
 	}
+	return out, nil
 }
 
-func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64, []contract.CaseID, board.Setup, *contract.ToolResult, error) {
-	project := c.Projects[0]
-	pb := o.a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := o.a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return 0, nil, board.Setup{}, nil, err
-	}
+// admission is what passing the write gate produced.
+type admission struct {
+	ordinal int64             // the call's Operation; 0 when refused
+	focus   []contract.CaseID // the session's focus after the call
+	setup   board.Setup       // the setup the call ran against, for its answer
+	// refused is the gate's refusal, with no Operation; nil when the call was admitted.
+	refused *contract.ToolResult
+}
+
+func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, call Call) (admission, error) {
+	project := w.project
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
-		return 0, nil, board.Setup{}, nil, err
+		return admission{}, err
 	}
 	setup, err := l.setupLocked(ctx, o.a.store, project)
 	if err != nil {
-		return 0, nil, board.Setup{}, nil, err
+		return admission{}, err
 	}
 	focus := call.Focus
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
 			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
-		return 0, focus, setup, &r, nil
+		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	last := l.latestSettledLocked(c.ID)
 	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
 		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
 			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
 		r.Result = last.result
-		return 0, focus, setup, &r, nil
+		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, b, c, call, setup, now)
+	run := o.run(ctx, w.b, c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		run.op.Input, _ = json.Marshal(call.Input)
@@ -237,23 +238,16 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64,
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
-	err = o.a.updateBoard(ctx, project, pb, run.change != nil, func(tx store.Tx) error {
+	before := func(tx store.Tx) error {
 		if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
 			return err
 		}
 		if last != nil && !last.acked {
-			if err := o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
-				return err
-			}
+			return o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal})
 		}
-		if run.change != nil {
-			if err := persistChange(ctx, tx, project, *run.change); err != nil {
-				return err
-			}
-			if err := o.a.appendEvent(ctx, tx, project, run.change.Event, c.Principal(), now, run.change.Data); err != nil {
-				return err
-			}
-		}
+		return nil
+	}
+	after := func(tx store.Tx) error {
 		if err := o.a.appendEvent(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
 			return err
 		}
@@ -261,20 +255,14 @@ func (o *Operations) admitOnce(ctx context.Context, c Caller, call Call) (int64,
 			return o.a.appendEvent(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
 		}
 		return nil
-	})
-	if err != nil {
-		if run.change != nil {
-			o.a.dropBoardLocked(ctx, project, pb)
-		}
-		if errors.Is(err, errBoardStale) || errors.Is(err, errOrdinalTaken) {
-			return 0, nil, board.Setup{}, nil, err
-		}
-		return 0, nil, board.Setup{}, nil, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), refuse(err, "record"))
+	}
+	if err := w.commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
+		return admission{}, err
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
-		return 0, nil, board.Setup{}, nil, err
+		return admission{}, err
 	}
-	return ordinal, mergeFocus(run.focus, focus), setup, nil, nil
+	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
 }
 
 // errOrdinalTaken refuses an admission because another instance admitted an Operation of
@@ -303,12 +291,6 @@ func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contrac
 		return errOrdinalTaken
 	}
 	return nil
-}
-
-// dropBoardLocked rebuilds pb after a commit the store refused (as [Authority.Commit]
-// does). pb.mu must be held.
-func (o *Operations) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
-	o.a.dropBoardLocked(ctx, project, pb)
 }
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {

@@ -94,72 +94,40 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 }
 
 // change moves the agent's Operation ordinal to the state fn returns, with fn's Board
-// change, in one transaction under the project's lock.
+// change, in one transaction under the project's lock. fn changes nothing but the Board,
+// so the write sequence may run it again on a rebuilt Board.
 func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
 	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
-	// When another instance changed the Board first, it runs once more on the rebuilt
-	// Board; fn changes nothing but the Board, so running it again is safe.
-	for retried := false; ; retried = true {
-		err := o.changeOnce(ctx, project, agent, ordinal, actorKind, fn)
-		if !errors.Is(err, errBoardStale) {
+	what := fmt.Sprintf("change operation %d of %s", ordinal, agent)
+	return o.a.write(ctx, project, what, func(w *boardWrite) error {
+		l := o.ledger(project)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
 			return err
 		}
-		if retried {
-			return fmt.Errorf("change operation %d of %s: %w", ordinal, agent, staleRefusal(err))
+		op := l.opLocked(agent, ordinal)
+		if op == nil {
+			return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
 		}
-	}
-}
-
-func (o *Operations) changeOnce(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
-	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
-	pb := o.a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := o.a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return err
-	}
-	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
-		return err
-	}
-	op := l.opLocked(agent, ordinal)
-	if op == nil {
-		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
-	}
-	ch, ev, err := fn(b, op)
-	if err != nil {
-		return err
-	}
-	ev.Agent, ev.Ordinal = agent, ordinal
-	actor := contract.NewPrincipal(actorKind, agent)
-	if actorKind == contract.PrincipalTool && op.execution != nil {
-		actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
-	}
-	now := o.a.nowUTC()
-	err = o.a.updateBoard(ctx, project, pb, ch != nil, func(tx store.Tx) error {
-		if ch != nil {
-			if err := persistChange(ctx, tx, project, *ch); err != nil {
-				return err
-			}
-			if err := o.a.appendEvent(ctx, tx, project, ch.Event, actor, now, ch.Data); err != nil {
-				return err
-			}
+		ch, ev, err := fn(w.b, op)
+		if err != nil {
+			return err
 		}
-		return o.a.appendEvent(ctx, tx, project, event.OpChanged, actor, now, ev)
+		ev.Agent, ev.Ordinal = agent, ordinal
+		actor := contract.NewPrincipal(actorKind, agent)
+		if actorKind == contract.PrincipalTool && op.execution != nil {
+			actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
+		}
+		now := o.a.nowUTC()
+		err = w.commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
+			return o.a.appendEvent(ctx, tx, project, event.OpChanged, actor, now, ev)
+		})
+		if err != nil {
+			return err
+		}
+		return l.catchUpLocked(ctx, o.a.store, project)
 	})
-	if err != nil {
-		if ch != nil {
-			o.a.dropBoardLocked(ctx, project, pb)
-		}
-		if errors.Is(err, errBoardStale) {
-			return err
-		}
-		return fmt.Errorf("change operation %d of %s: %w", ordinal, agent, refuse(err, "operation"))
-	}
-	return l.catchUpLocked(ctx, o.a.store, project)
 }
 
 // Dispatch is an executed Action waiting for a worker: the agent's Operation and the

@@ -133,7 +133,7 @@ func (d *Dispatcher) leaseWire(l *lease, now time.Time) *contract.Lease {
 // dispatched and nothing is ever run twice (DESIGN.md §6.4).
 func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, error) {
 	var out *contract.Lease
-	err := d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
 		cur := wc.lease
 		if cur.live(wc.now) && cur.worker == workerID {
 			wc.setLease(&lease{worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
@@ -191,7 +191,7 @@ func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req co
 // release gives up the lease workerID holds at generation gen, at shutdown. Work it
 // claimed and never reported needs a person at once.
 func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) error {
-	return d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+	return d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
 		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}
@@ -316,7 +316,7 @@ func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) (
 // row wins, and the sweep does nothing.
 func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID) (int, error) {
 	n := 0
-	err := d.commitWork(ctx, project, conn, func(wc *workCommit) error {
+	err := d.commitWork(ctx, project, conn, false, func(wc *workCommit) error {
 		cur := wc.lease
 		n = 0
 		if cur.gen == 0 || cur.live(wc.now) {

@@ -48,7 +48,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 		return errNoWork(req.ID)
 	}
 	digest := ReportDigest(req)
-	return d.commitWork(ctx, conn.Project, conn.ID, func(wc *workCommit) error {
+	return d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
 		if r, ok := wc.w.reports[req.ID]; ok {
 			if r.Digest != digest {
 				return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
@@ -159,7 +159,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.P
 		return contract.OperationEntry{}, contract.Errorf(contract.CodeNotFound, "%.80q is not an Operation id; write it as <agent>.<ordinal>, as the Operation's grant invocation names it.", work)
 	}
 	var out contract.OperationEntry
-	err := d.commitWork(ctx, project, "", func(wc *workCommit) error {
+	err := d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
 		op := wc.l.opLocked(agent, ordinal)
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)

@@ -42,37 +42,44 @@ func (wc *workCommit) op(e opEvent) { wc.ops = append(wc.ops, e) }
 // setLease makes l the Connection's lease when wc commits.
 func (wc *workCommit) setLease(l *lease) { wc.newLease = l }
 
-// commitWork runs fn in one transaction under project's Board, Operation and hop locks
-// (in that order) and commits what fn collected. With a Connection, the transaction
-// first locks that Connection's lease row and fn sees it in wc.lease; the Operation and
-// hop ledgers are caught up after that lock, inside the transaction, so they hold every
-// claim, report and acquisition that any instance committed under that lease. That is
-// what fences a takeover against a claim under the old generation: whichever locks the
-// row second sees the first's commit. When fn fails nothing is written. A Board change
-// the store refuses is dropped from memory.
+// commitWork runs fn in one transaction under project's Operation and hop locks, and,
+// when onBoard is set, the project's Board lock before them (the lock order is in the
+// package doc), and commits what fn collected. Only a call that may change the Board
+// (a report applying an outcome) sets onBoard; a claim, an acquisition or a sweep keeps
+// the Board's lock free for the project's other calls. With a Connection, the
+// transaction first locks that Connection's lease row and fn sees it in wc.lease; the
+// Operation and hop ledgers are caught up after that lock, inside the transaction, so
+// they hold every claim, report and acquisition that any instance committed under that
+// lease. That is what fences a takeover against a claim under the old generation:
+// whichever locks the row second sees the first's commit. When fn fails nothing is
+// written. A Board change the store refuses is dropped from memory.
 //
-// When another instance changed the Board first, fn runs once more on the rebuilt Board
-// with everything caught up again, so fn must only read state and collect into wc.
-func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, fn func(wc *workCommit) error) error {
-	for retried := false; ; retried = true {
-		err := d.commitWorkOnce(ctx, project, conn, fn)
-		if !errors.Is(err, errBoardStale) {
-			return err
-		}
-		if retried {
-			return fmt.Errorf("worker hop commit: %w", staleRefusal(err))
-		}
+// With onBoard, when another instance changed the Board first, fn runs once more on the
+// rebuilt Board with everything caught up again (the write sequence,
+// [Authority.write]), so fn must only read state and collect into wc.
+func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, onBoard bool,
+	fn func(wc *workCommit) error) error {
+	if !onBoard {
+		return d.commitWorkOnce(ctx, project, conn, nil, fn)
 	}
+	return d.o.a.write(ctx, project, "worker hop commit", func(bw *boardWrite) error {
+		return d.commitWorkOnce(ctx, project, conn, bw, fn)
+	})
 }
 
-func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, fn func(wc *workCommit) error) error {
+// errHopBoardUnlocked is a hop call that changed the Board without taking its lock: a
+// bug in this package, refused before anything is written.
+var errHopBoardUnlocked = errors.New("a worker hop call changed the Board without its lock")
+
+// commitWorkOnce is one attempt of commitWork; bw is the Board write it runs in, or nil
+// without the Board.
+func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boardWrite,
+	fn func(wc *workCommit) error) error {
 	a := d.o.a
-	pb := a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return err
+	var b *board.Board
+	var pb *projectBoard
+	if bw != nil {
+		b, pb = bw.b, bw.pb
 	}
 	l := d.o.ledger(project)
 	l.mu.Lock()
@@ -83,7 +90,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	var wc *workCommit
 	var refused error // fn's error, returned as fn gave it
 	after := int64(-1)
-	err = a.store.Update(ctx, func(tx store.Tx) error {
+	err := a.store.Update(ctx, func(tx store.Tx) error {
 		wc = &workCommit{b: b, l: l, w: w, now: a.nowUTC(), conn: conn, opBy: "system"}
 		if conn != "" {
 			row, err := tx.LockLease(ctx, string(project), string(conn))
@@ -101,14 +108,17 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		if refused = fn(wc); refused != nil {
 			return refused
 		}
+		if wc.change != nil && pb == nil {
+			return errHopBoardUnlocked
+		}
 		return d.writeWork(ctx, tx, project, pb, wc, &after)
 	})
 	if err != nil {
 		if refused != nil {
 			return refused
 		}
-		if wc != nil && wc.change != nil {
-			d.o.dropBoardLocked(ctx, project, pb)
+		if wc != nil && wc.change != nil && pb != nil {
+			a.dropBoardLocked(ctx, project, pb)
 		}
 		if errors.Is(err, errBoardStale) {
 			return err
