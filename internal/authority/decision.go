@@ -142,15 +142,11 @@ func (o *Operations) decideOnce(ctx context.Context, w *boardWrite, by contract.
 	return req, nil
 }
 
-// recordDecision records d through the store, whose constraints hold the rules of
-// DESIGN.md §7.1 even where the checks above are bypassed: no principal decides its own
+// recordDecision records d through the store, whose constraints hold the two rules of a
+// decision even where the checks above are bypassed: no principal decides its own
 // request, and a request is decided once.
 func recordDecision(ctx context.Context, tx store.Tx, d store.Decision) error {
-	dw, ok := tx.(store.DecisionWriter)
-	if !ok {
-		return errors.New("the store cannot record decisions")
-	}
-	err := dw.RecordDecision(ctx, d)
+	err := tx.RecordDecision(ctx, d)
 	switch {
 	case errors.Is(err, store.ErrInvalid) && d.DecidedBy == d.RequestedBy:
 		return &contract.Error{Code: contract.CodeSelfDecision, Err: err,
