@@ -333,3 +333,26 @@ func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.Proje
 	}
 	return n, nil
 }
+
+// Run sweeps expired leases ([Dispatcher.SweepExpired]) every half lease TTL until ctx
+// ends: a worker that dies and never returns must not leave its Operations, and the
+// agents' held calls, waiting forever. A failed sweep is logged and retried at the next
+// tick, so the authority keeps answering; Run returns nil when ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	tick := time.NewTicker(d.leaseTTL / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		n, err := d.SweepExpired(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.o.a.log.WarnContext(ctx, "sweep of expired worker leases failed; retrying at the next tick", logErr, err)
+		}
+		if n > 0 {
+			d.o.a.log.InfoContext(ctx, "work of expired worker leases needs a person", logOperations, n)
+		}
+	}
+}

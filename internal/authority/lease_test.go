@@ -1,6 +1,7 @@
 package authority_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -315,5 +316,35 @@ func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
 				t.Fatalf("operation = %+v, want needs_person", e)
 			}
 		})
+	}
+}
+
+// TestDispatcher_Run: the sweep loop settles work stranded under an expired lease on its
+// own, and returns nil once its context ends.
+func TestDispatcher_Run(t *testing.T) {
+	f := newHopFixture(t)
+	a := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, a, fetchTool)
+	if err := f.claim(a, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(31 * time.Second)
+	// A short lease TTL makes the loop tick every 10ms of real time.
+	d := authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.opState(t).State != contract.OpNeedsPerson {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("operation %+v never needed a person under Run", f.opState(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil once its context ends", err)
 	}
 }
