@@ -263,29 +263,12 @@ func (a *Authority) restoreBoard(ctx context.Context, r store.Reader, project co
 	return b, nil
 }
 
-// Change is what a Board call produced, for [Authority.Commit] to persist.
+// Change is what a Board call produced, for a write to persist with its event.
 type Change struct {
 	Nodes []contract.NodeChange
 	Cases []contract.Case // Case records that changed
 	Event string          // the event type, e.g. event.BatchApplied
 	Data  any             // the event data; never a secret
-}
-
-// Commit runs fn on project's Board and persists what it changed, the node and Case
-// records and one event, in one store transaction (DESIGN.md §10). Either all of it is
-// kept or none: when fn fails the Board is unchanged (board mutations are all-or-nothing);
-// when the store fails, the Board is rebuilt from the store, so memory never holds a
-// change the log lacks. Calls on one project are serialized in this instance; when
-// another instance changed the Board first, the Board is rebuilt and fn runs once more,
-// so fn must change nothing but the Board it is given.
-func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
-	return a.write(ctx, project, "commit to "+string(project), func(w *boardWrite) error {
-		ch, err := fn(w.b)
-		if err != nil {
-			return err
-		}
-		return w.commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
-	})
 }
 
 // dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a

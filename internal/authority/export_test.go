@@ -1,6 +1,11 @@
 package authority
 
-import "github.com/docketrun/docket/internal/contract"
+import (
+	"context"
+
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+)
 
 // BoardBuilds reports how often a's Board of project was built from the store, so tests
 // can show that a fresh Board is kept and a stale one rebuilt.
@@ -9,4 +14,33 @@ func (a *Authority) BoardBuilds(project contract.ProjectID) int {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	return pb.builds
+}
+
+// Commit runs fn on project's Board and persists what it changed, the node and Case
+// records and one event, in one store transaction, through the write sequence every
+// production write uses, so tests can write a Board directly. Either all of it is
+// kept or none: when fn fails the Board is unchanged (board mutations are all-or-nothing);
+// when the store fails, the Board is rebuilt from the store, so memory never holds a
+// change the log lacks. Calls on one project are serialized in this instance; when
+// another instance changed the Board first, the Board is rebuilt and fn runs once more,
+// so fn must change nothing but the Board it is given.
+func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
+	return a.write(ctx, project, "commit to "+string(project), func(w *boardWrite) error {
+		ch, err := fn(w.b)
+		if err != nil {
+			return err
+		}
+		return w.commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
+	})
+}
+
+// Dispatched records that a worker took the agent's running Operation ordinal: its stage
+// becomes at_worker, as a claim does, without the hop.
+func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
+	return o.change(ctx, project, agent, ordinal, contract.PrincipalAgent, func(b *board.Board, op *operation) (*Change, opEvent, error) {
+		if op.state != contract.OpRunning || op.execution == nil {
+			return nil, opEvent{}, contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.state)
+		}
+		return nil, opEvent{State: contract.OpRunning, Stage: contract.StageAtWorker}, nil
+	})
 }

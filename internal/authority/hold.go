@@ -57,21 +57,12 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 	}
 }
 
-// Dispatched records that a worker took the agent's running Operation ordinal: its stage
-// becomes at_worker. It is the worker hop's call.
-func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
-	return o.change(ctx, project, agent, ordinal, contract.PrincipalAgent, func(b *board.Board, op *operation) (*Change, opEvent, error) {
-		if op.state != contract.OpRunning || op.execution == nil {
-			return nil, opEvent{}, contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.state)
-		}
-		return nil, opEvent{State: contract.OpRunning, Stage: contract.StageAtWorker}, nil
-	})
-}
-
 // Settle applies a worker's outcome to the agent's running Operation ordinal: the Board
 // takes the returned rows and effects (as by, the Tool with its Source's tier and words)
 // and the Operation settles done, or failed with the reason. A held call waiting on it,
-// on any instance, answers then. It is the worker hop's call.
+// on any instance, answers then. The outcome is applied as a worker's report applies it
+// ([Dispatcher.Report]), without the hop's lease, claim and grant: it is the in-process
+// path for tests of what sits above the authority.
 func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, by board.Author, out contract.ExecutionOutcome) error {
 	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *operation) (*Change, opEvent, error) {
 		if op.state != contract.OpRunning || op.execution == nil {
@@ -81,15 +72,8 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 			res, _ := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
 			return nil, opEvent{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
 		}
-		res, err := b.ApplyOutcome(by, *op.execution, out)
-		if err != nil {
-			code, teaching, result := errorResult(err)
-			return nil, opEvent{State: contract.OpFailed, ErrorCode: code, Reason: teaching, Result: result}, nil
-		}
-		ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
-		ch.Event = event.ActionCompleted
-		result, _ := json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
-		return ch, opEvent{State: contract.OpDone, Result: result}, nil
+		ch, ev := applyOutcome(b, op, by, out, opEvent{})
+		return ch, ev, nil
 	})
 }
 

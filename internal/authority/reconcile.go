@@ -100,7 +100,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			if c.Source.Name == "" {
 				by.Tier = contract.TierAsserted // a source-free Tool attests nothing
 			}
-			wc.change, ev = d.applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+			wc.change, ev = applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
 		case req.EffectUnknown:
 			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
@@ -113,9 +113,9 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 	})
 }
 
-// applyOutcome applies an ok outcome to b as [Operations.Settle] does: the Board change
-// and the Operation done, or failed when the Board refuses the rows.
-func (d *Dispatcher) applyOutcome(b *board.Board, op *operation, by board.Author, out contract.ExecutionOutcome, ev opEvent) (*Change, opEvent) {
+// applyOutcome applies an ok outcome to b: the Board change (nil when the rows change
+// nothing) and the Operation done, or failed when the Board refuses the rows.
+func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.ExecutionOutcome, ev opEvent) (*Change, opEvent) {
 	res, err := b.ApplyOutcome(by, *op.execution, out)
 	if err != nil {
 		ev.State = contract.OpFailed
