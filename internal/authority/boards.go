@@ -335,7 +335,7 @@ func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn fun
 
 // Cases lists project's Cases, oldest first.
 func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	var out []contract.Case
@@ -351,7 +351,7 @@ func (a *Authority) Cases(ctx context.Context, c Caller, project contract.Projec
 
 // Case returns one Case of project.
 func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Case{}, err
 	}
 	var out contract.Case

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
@@ -21,7 +23,7 @@ import (
 // Board (a Case Type or Action another release declares, a node it cannot hold) is refused
 // and nothing changes.
 func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Installed{}, err
 	}
 	if len(up.Files) == 0 {
@@ -35,7 +37,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 	if err != nil {
 		return contract.Installed{}, err
 	}
-	digest, ok := parseDigest(pkg.Release.Digest)
+	digest, ok := identity.ParseDigest(pkg.Release.Digest)
 	if !ok {
 		return contract.Installed{}, fmt.Errorf("install %s: package digest %q is not sha256:<hex>", pkg.Release, pkg.Release.Digest)
 	}
@@ -93,7 +95,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		if err := tx.Install(ctx, store.Install{Project: string(project), ReleaseID: pkg.Release.ID, Version: pkg.Release.Version, InstalledAt: now}); err != nil {
 			return err
 		}
-		if err := a.appendEvent(ctx, tx, project, event.CapabilityInstalled, c.Principal(), now, out.Release); err != nil {
+		if err := eventlog.Append(ctx, tx, project, event.CapabilityInstalled, c.Principal(), now, out.Release); err != nil {
 			return err
 		}
 		head, err := tx.LockHead(ctx, string(project))
@@ -101,7 +103,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		return err
 	})
 	if err != nil {
-		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, refuse(err, "project "+string(project)))
+		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, eventlog.Refuse(err, "project "+string(project)))
 	}
 	pb.b, pb.seq = next, seq
 	pb.builds++
@@ -111,12 +113,12 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 
 // Installs lists the releases installed in project.
 func (a *Authority) Installs(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Release, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	ins, err := a.store.Installs(ctx, string(project))
 	if err != nil {
-		return nil, fmt.Errorf("list installs: %w", refuse(err, "project "+string(project)))
+		return nil, fmt.Errorf("list installs: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	out := make([]contract.Release, 0, len(ins))
 	for _, in := range ins {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -49,7 +51,7 @@ type conversationRef struct {
 
 // agentOnly refuses callers other than an Agent: a conversation is written by the
 // runtime that holds the Agent's token, never by a member on its behalf.
-func (c Caller) agentOnly() (contract.ProjectID, error) {
+func agentOnly(c Caller) (contract.ProjectID, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return "", contract.Errorf(contract.CodeForbidden, "only an Agent writes its conversations; use the agent token the runtime was given (members read conversations under /api/v1/projects/{project}/agents/{agent}/conversations).")
 	}
@@ -59,7 +61,7 @@ func (c Caller) agentOnly() (contract.ProjectID, error) {
 // SaveConversation appends s to conversation id of the calling Agent and returns where the
 // conversation now stands. See [contract.ConversationSave] for Prev and From.
 func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
-	project, err := c.agentOnly()
+	project, err := agentOnly(c)
 	if err != nil {
 		return contract.ConversationHead{}, err
 	}
@@ -96,7 +98,7 @@ func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.
 		if s.Prev > 0 {
 			// Writers of a log are serialized from their first Append, so a save that
 			// landed after Prev is visible here and this one is refused.
-			err := scanLog(ctx, tx, project, s.Prev, ev.Seq-1, func(e store.Event) error {
+			err := eventlog.Scan(ctx, tx, project, s.Prev, ev.Seq-1, func(e store.Event) error {
 				if ref, ok := conversationOf(e, actor); ok && e.Type == event.ConversationSaved && ref == id {
 					return &contract.Error{Code: contract.CodeConversationConflict,
 						Teaching: fmt.Sprintf("conversation %s was saved by another runtime of this Agent (event %d) after event %d; load it again and resume from there.", id, e.Seq, s.Prev)}
@@ -111,7 +113,7 @@ func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.
 		return nil
 	})
 	if err != nil {
-		return contract.ConversationHead{}, fmt.Errorf("save conversation %s: %w", id, refuse(err, "conversation "+string(id)))
+		return contract.ConversationHead{}, fmt.Errorf("save conversation %s: %w", id, eventlog.Refuse(err, "conversation "+string(id)))
 	}
 	return head, nil
 }
@@ -173,7 +175,7 @@ func conversationOf(e store.Event, actor string) (contract.ConversationID, bool)
 // RecordBudgetExhausted records that a budget stopped a run of conversation id of the
 // calling Agent.
 func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
-	project, err := c.agentOnly()
+	project, err := agentOnly(c)
 	if err != nil {
 		return err
 	}
@@ -184,10 +186,10 @@ func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id cont
 		return contract.Errorf(contract.CodeInvalidArgument, "budget scope %q or kind %q is unknown; scope is run or conversation, kind is turns, tokens or usd", b.Scope, b.Kind)
 	}
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		return a.appendEvent(ctx, tx, project, event.ConversationBudgetExhausted, c.Principal(), a.nowUTC(), conversationBudget{Conversation: id, BudgetExhausted: b})
+		return eventlog.Append(ctx, tx, project, event.ConversationBudgetExhausted, c.Principal(), a.nowUTC(), conversationBudget{Conversation: id, BudgetExhausted: b})
 	})
 	if err != nil {
-		return fmt.Errorf("record budget of conversation %s: %w", id, refuse(err, "conversation "+string(id)))
+		return fmt.Errorf("record budget of conversation %s: %w", id, eventlog.Refuse(err, "conversation "+string(id)))
 	}
 	return nil
 }
@@ -195,7 +197,7 @@ func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id cont
 // OwnConversation returns conversation id of the calling Agent. An unknown id is
 // [contract.CodeNotFound].
 func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.ConversationID) (contract.Conversation, error) {
-	project, err := c.agentOnly()
+	project, err := agentOnly(c)
 	if err != nil {
 		return contract.Conversation{}, err
 	}
@@ -205,12 +207,12 @@ func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.C
 // Conversation returns conversation id of agent (an id or a name) in project, for a
 // member of project.
 func (a *Authority) Conversation(ctx context.Context, c Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Conversation{}, err
 	}
-	ag, err := findAgent(ctx, a.store, project, agent)
+	ag, err := identity.FindAgent(ctx, a.store, project, agent)
 	if err != nil {
-		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, refuse(err, "agent "+agent))
+		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, eventlog.Refuse(err, "agent "+agent))
 	}
 	return a.loadConversation(ctx, project, contract.AgentID(ag.ID), id)
 }
@@ -222,7 +224,7 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 	actor := string(contract.NewPrincipal(contract.PrincipalAgent, string(agent)))
 	p := a.conversations.project(project)
 	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
-		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, refuse(err, "project "+string(project)))
+		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	var seqs []int64
 	if c := p.convs[conversationKey{actor, id}]; c != nil && c.seq > 0 {
@@ -265,7 +267,7 @@ func (a *Authority) loadConversation(ctx context.Context, project contract.Proje
 		return nil
 	})
 	if err != nil {
-		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, refuse(err, "project "+string(project)))
+		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	return conv, nil
 }
@@ -286,20 +288,20 @@ func mergeSeqs(a, b []int64) []int64 {
 // Conversations lists the conversations of project's Agents for a member of project,
 // by agent then id; agent (an id or a name) narrows it to one Agent when not empty.
 func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	actor := ""
 	if agent != "" {
-		ag, err := findAgent(ctx, a.store, project, agent)
+		ag, err := identity.FindAgent(ctx, a.store, project, agent)
 		if err != nil {
-			return nil, fmt.Errorf("list conversations: %w", refuse(err, "agent "+agent))
+			return nil, fmt.Errorf("list conversations: %w", eventlog.Refuse(err, "agent "+agent))
 		}
 		actor = string(contract.NewPrincipal(contract.PrincipalAgent, ag.ID))
 	}
 	p := a.conversations.project(project)
 	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
-		return nil, fmt.Errorf("list conversations: %w", refuse(err, "project "+string(project)))
+		return nil, fmt.Errorf("list conversations: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	out := make([]contract.ConversationSummary, 0, len(p.convs))
 	for k, c := range p.convs {
@@ -373,7 +375,7 @@ type conversationEntry struct {
 // store. On success p stays locked and the caller unlocks it; on an error it is unlocked.
 func (p *projectConversations) lockCaughtUp(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	p.mu.Lock()
-	err := scanLog(ctx, r, project, p.cursor, -1, func(e store.Event) error {
+	err := eventlog.Scan(ctx, r, project, p.cursor, -1, func(e store.Event) error {
 		if err := p.applyLocked(e); err != nil {
 			return err
 		}

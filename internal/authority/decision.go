@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -15,7 +16,7 @@ import (
 // Requests lists project's Requests, oldest first, for a member (DESIGN.md §7.1). A
 // pending Request past its deadline is shown expired.
 func (o *Operations) Requests(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Request, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	l := o.ledger(project)
@@ -47,7 +48,7 @@ func (o *Operations) Requests(ctx context.Context, c Caller, project contract.Pr
 // Board-only Action applies its effects now and an executed Action is queued for
 // dispatch.
 func (o *Operations) Decide(ctx context.Context, c Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Request{}, err
 	}
 	if d.Verdict != contract.VerdictApprove && d.Verdict != contract.VerdictDeny {
@@ -125,10 +126,10 @@ func (o *Operations) decideOnce(ctx context.Context, w *boardWrite, by contract.
 			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
 	}
 	after := func(tx store.Tx) error {
-		if err := o.a.appendEvent(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
+		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
 			return err
 		}
-		return o.a.appendEvent(ctx, tx, project, event.OpChanged, by, now, ev)
+		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
 	}
 	if err := w.commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err

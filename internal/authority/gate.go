@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -164,10 +165,10 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 		return nil
 	}
 	err := o.a.store.Update(ctx, func(tx store.Tx) error {
-		return o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
+		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
 	})
 	if err != nil {
-		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, refuse(err, "operation"))
+		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
 	}
 	return l.catchUpLocked(ctx, o.a.store, project)
 }
@@ -243,16 +244,16 @@ func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, cal
 			return err
 		}
 		if last != nil && !last.acked {
-			return o.a.appendEvent(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal})
+			return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal})
 		}
 		return nil
 	}
 	after := func(tx store.Tx) error {
-		if err := o.a.appendEvent(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
+		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
 			return err
 		}
 		if run.request != nil {
-			return o.a.appendEvent(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
+			return eventlog.Append(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
 		}
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -105,7 +106,7 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 		}
 		now := o.a.nowUTC()
 		err = w.commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
-			return o.a.appendEvent(ctx, tx, project, event.OpChanged, actor, now, ev)
+			return eventlog.Append(ctx, tx, project, event.OpChanged, actor, now, ev)
 		})
 		if err != nil {
 			return err

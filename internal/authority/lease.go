@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -67,7 +68,7 @@ func newWorkLedger() *workLedger {
 // catchUpLocked applies project's events after the cursor, read from r (the store, or a
 // transaction). w.mu must be held.
 func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return scanLog(ctx, r, project, w.cursor, -1, func(e store.Event) error {
+	return eventlog.Scan(ctx, r, project, w.cursor, -1, func(e store.Event) error {
 		if err := w.applyLocked(e); err != nil {
 			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
 		}

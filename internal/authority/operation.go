@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -112,7 +114,7 @@ func newLedger() *ledger {
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
 // or a transaction that sees its own writes). l.mu must be held.
 func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return scanLog(ctx, r, project, l.cursor, -1, func(e store.Event) error {
+	return eventlog.Scan(ctx, r, project, l.cursor, -1, func(e store.Event) error {
 		if err := l.applyLocked(e); err != nil {
 			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
 		}
@@ -369,7 +371,7 @@ func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) 
 		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
 	}
 	project := c.Projects[0]
-	ref, err := newID(o.a.rand, artifactPrefix)
+	ref, err := identity.NewID(o.a.rand, artifactPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -378,11 +380,11 @@ func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) 
 		if err != nil {
 			return err
 		}
-		return o.a.appendEvent(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.a.nowUTC(),
+		return eventlog.Append(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.a.nowUTC(),
 			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
 	})
 	if err != nil {
-		return "", fmt.Errorf("keep artifact: %w", refuse(err, "artifact"))
+		return "", fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))
 	}
 	return ref, nil
 }

@@ -137,7 +137,7 @@ func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.E
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
 // Source's. Only members reconcile.
 func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.OperationEntry{}, err
 	}
 	var state contract.OperationState

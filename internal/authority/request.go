@@ -12,6 +12,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -192,7 +193,7 @@ func (o *Operations) newRequest(c Caller, vec contract.RequestVector, now time.T
 	if err != nil {
 		return nil, err
 	}
-	id, err := newID(o.a.rand, requestPrefix)
+	id, err := identity.NewID(o.a.rand, requestPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -143,7 +144,6 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 // it was made on is still the project's, as [Authority.updateBoard] checks; then *after
 // is the head it leaves.
 func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, pb *projectBoard, wc *workCommit, after *int64) error {
-	a := d.o.a
 	if wc.newLease != nil {
 		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), WorkerID: wc.newLease.worker,
 			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
@@ -165,12 +165,12 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 		if err := persistChange(ctx, tx, project, *wc.change); err != nil {
 			return err
 		}
-		if err := a.appendEvent(ctx, tx, project, wc.change.Event, wc.opBy, wc.now, wc.change.Data); err != nil {
+		if err := eventlog.Append(ctx, tx, project, wc.change.Event, wc.opBy, wc.now, wc.change.Data); err != nil {
 			return err
 		}
 	}
 	for _, e := range wc.ops {
-		if err := a.appendEvent(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
+		if err := eventlog.Append(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
 			return err
 		}
 	}

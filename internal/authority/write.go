@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -73,7 +74,7 @@ func (w *boardWrite) commit(ctx context.Context, ch *Change, actor contract.Prin
 			if err := persistChange(ctx, tx, w.project, *ch); err != nil {
 				return err
 			}
-			if err := w.a.appendEvent(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
+			if err := eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
 				return err
 			}
 		}
@@ -91,5 +92,5 @@ func (w *boardWrite) commit(ctx context.Context, ch *Change, actor contract.Prin
 	if wroteFirst(err) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", w.what, refuse(err, noun))
+	return fmt.Errorf("%s: %w", w.what, eventlog.Refuse(err, noun))
 }

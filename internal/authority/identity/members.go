@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -21,7 +22,7 @@ type Bootstrap struct {
 
 // Init creates the installation's first member with passphrase, the project it belongs
 // to, and a long-lived CLI session, in one transaction. It refuses when a member exists.
-func (a *Authority) Init(ctx context.Context, memberName, passphrase string, project contract.ProjectID) (Bootstrap, error) {
+func (a *Directory) Init(ctx context.Context, memberName, passphrase string, project contract.ProjectID) (Bootstrap, error) {
 	name, err := contract.ParseName(memberName)
 	if err != nil {
 		return Bootstrap{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
@@ -36,7 +37,7 @@ func (a *Authority) Init(ctx context.Context, memberName, passphrase string, pro
 	if err != nil {
 		return Bootstrap{}, fmt.Errorf("init: %w", err)
 	}
-	mid, err := newID(a.rand, "mem_")
+	mid, err := NewID(a.rand, "mem_")
 	if err != nil {
 		return Bootstrap{}, fmt.Errorf("init: %w", err)
 	}
@@ -70,13 +71,13 @@ func (a *Authority) Init(ctx context.Context, memberName, passphrase string, pro
 		if err := tx.CreateSession(ctx, store.Session{TokenDigest: tok.digest(), MemberID: mid, CreatedAt: now, ExpiresAt: b.Expires}); err != nil {
 			return err
 		}
-		if err := a.appendEvent(ctx, tx, project, event.ProjectCreated, actor, now, b.Project); err != nil {
+		if err := eventlog.Append(ctx, tx, project, event.ProjectCreated, actor, now, b.Project); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.MemberCreated, actor, now, b.Member)
+		return eventlog.Append(ctx, tx, project, event.MemberCreated, actor, now, b.Member)
 	})
 	if err != nil {
-		return Bootstrap{}, fmt.Errorf("init: %w", refuse(err, "member"))
+		return Bootstrap{}, fmt.Errorf("init: %w", eventlog.Refuse(err, "member"))
 	}
 	a.log.InfoContext(ctx, "installation initialized", logProject, project, logActor, actor, logToken, tok)
 	return b, nil
@@ -92,7 +93,7 @@ func checkNewPassphrase(p string) error {
 	return nil
 }
 
-func (a *Authority) newToken(prefix string) (Token, error) {
+func (a *Directory) newToken(prefix string) (Token, error) {
 	s, err := newSecret(a.rand)
 	if err != nil {
 		return "", fmt.Errorf("mint token: %w", err)
@@ -109,7 +110,7 @@ type Session struct {
 
 // Login checks a member's passphrase and opens a session of ttl (0 means the configured
 // SessionTTL). A wrong name and a wrong passphrase are refused alike.
-func (a *Authority) Login(ctx context.Context, name, passphrase string, ttl time.Duration) (Session, error) {
+func (a *Directory) Login(ctx context.Context, name, passphrase string, ttl time.Duration) (Session, error) {
 	m, err := a.store.MemberByName(ctx, name)
 	wrong := &contract.Error{Code: contract.CodeUnauthenticated, Teaching: "the member name or passphrase is wrong; check both and try again."}
 	if errors.Is(err, store.ErrNotFound) {
@@ -118,7 +119,7 @@ func (a *Authority) Login(ctx context.Context, name, passphrase string, ttl time
 		return Session{}, wrong
 	}
 	if err != nil {
-		return Session{}, fmt.Errorf("login: %w", refuse(err, "member"))
+		return Session{}, fmt.Errorf("login: %w", eventlog.Refuse(err, "member"))
 	}
 	ok, err := checkPassphrase(m.PassphraseHash, passphrase)
 	if err != nil {
@@ -143,25 +144,25 @@ func (a *Authority) Login(ctx context.Context, name, passphrase string, ttl time
 		return tx.CreateSession(ctx, store.Session{TokenDigest: tok.digest(), MemberID: m.ID, CreatedAt: now, ExpiresAt: s.Expires})
 	})
 	if err != nil {
-		return Session{}, fmt.Errorf("login: %w", refuse(err, "session"))
+		return Session{}, fmt.Errorf("login: %w", eventlog.Refuse(err, "session"))
 	}
 	a.log.InfoContext(ctx, "member logged in", logActor, m.ID, logToken, tok)
 	return s, nil
 }
 
 // Logout revokes the session whose token is tok.
-func (a *Authority) Logout(ctx context.Context, tok Token) error {
+func (a *Directory) Logout(ctx context.Context, tok Token) error {
 	err := a.store.Update(ctx, func(tx store.Tx) error {
 		return tx.RevokeSession(ctx, tok.digest(), a.nowUTC())
 	})
 	if err != nil {
-		return fmt.Errorf("logout: %w", refuse(err, "session"))
+		return fmt.Errorf("logout: %w", eventlog.Refuse(err, "session"))
 	}
 	return nil
 }
 
 // CreateMember creates a member and adds it to every project of the caller.
-func (a *Authority) CreateMember(ctx context.Context, c Caller, req contract.CreateMemberRequest) (contract.Member, error) {
+func (a *Directory) CreateMember(ctx context.Context, c Caller, req contract.CreateMemberRequest) (contract.Member, error) {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Member{}, contract.Errorf(contract.CodeForbidden, "only members add members.")
 	}
@@ -176,7 +177,7 @@ func (a *Authority) CreateMember(ctx context.Context, c Caller, req contract.Cre
 	if err != nil {
 		return contract.Member{}, fmt.Errorf("create member: %w", err)
 	}
-	id, err := newID(a.rand, "mem_")
+	id, err := NewID(a.rand, "mem_")
 	if err != nil {
 		return contract.Member{}, fmt.Errorf("create member: %w", err)
 	}
@@ -190,14 +191,14 @@ func (a *Authority) CreateMember(ctx context.Context, c Caller, req contract.Cre
 			if err := tx.AddMembership(ctx, string(p), id); err != nil {
 				return err
 			}
-			if err := a.appendEvent(ctx, tx, p, event.MemberCreated, c.Principal(), now, m); err != nil {
+			if err := eventlog.Append(ctx, tx, p, event.MemberCreated, c.Principal(), now, m); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return contract.Member{}, fmt.Errorf("create member %s: %w", name, refuse(err, "member "+name))
+		return contract.Member{}, fmt.Errorf("create member %s: %w", name, eventlog.Refuse(err, "member "+name))
 	}
 	return m, nil
 }
@@ -207,12 +208,12 @@ func memberWire(m store.Member) contract.Member {
 }
 
 // Projects returns the caller's projects.
-func (a *Authority) Projects(ctx context.Context, c Caller) ([]contract.Project, error) {
+func (a *Directory) Projects(ctx context.Context, c Caller) ([]contract.Project, error) {
 	out := []contract.Project{}
 	for _, id := range c.Projects {
 		p, err := a.store.Project(ctx, string(id))
 		if err != nil {
-			return nil, fmt.Errorf("load project %s: %w", id, refuse(err, "project"))
+			return nil, fmt.Errorf("load project %s: %w", id, eventlog.Refuse(err, "project"))
 		}
 		out = append(out, contract.Project{ID: contract.ProjectID(p.ID), Name: p.Name, CreatedAt: p.CreatedAt})
 	}
@@ -220,7 +221,7 @@ func (a *Authority) Projects(ctx context.Context, c Caller) ([]contract.Project,
 }
 
 // CreateProject creates a project whose first member is the caller.
-func (a *Authority) CreateProject(ctx context.Context, c Caller, req contract.CreateProjectRequest) (contract.Project, error) {
+func (a *Directory) CreateProject(ctx context.Context, c Caller, req contract.CreateProjectRequest) (contract.Project, error) {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Project{}, contract.Errorf(contract.CodeForbidden, "only members create projects.")
 	}
@@ -241,10 +242,10 @@ func (a *Authority) CreateProject(ctx context.Context, c Caller, req contract.Cr
 		if err := tx.AddMembership(ctx, string(id), c.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, id, event.ProjectCreated, c.Principal(), now, p)
+		return eventlog.Append(ctx, tx, id, event.ProjectCreated, c.Principal(), now, p)
 	})
 	if err != nil {
-		return contract.Project{}, fmt.Errorf("create project %s: %w", id, refuse(err, "project "+string(id)))
+		return contract.Project{}, fmt.Errorf("create project %s: %w", id, eventlog.Refuse(err, "project "+string(id)))
 	}
 	return p, nil
 }

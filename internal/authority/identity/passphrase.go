@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"crypto/subtle"

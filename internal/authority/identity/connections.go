@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -13,15 +14,15 @@ import (
 // CreateConnection creates a Connection in project and returns its key, shown this once.
 // The key is kept encrypted under the installation key, because the authority needs it
 // again to sign grants (DESIGN.md §8.2, §11).
-func (a *Authority) CreateConnection(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) CreateConnection(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.ConnectionKey{}, err
 	}
 	name, err := contract.ParseName(req.Name)
 	if err != nil {
 		return contract.ConnectionKey{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
 	}
-	id, err := newID(a.rand, "con_")
+	id, err := NewID(a.rand, "con_")
 	if err != nil {
 		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
 	}
@@ -43,18 +44,18 @@ func (a *Authority) CreateConnection(ctx context.Context, c Caller, project cont
 		if err := tx.CreateConnection(ctx, store.Connection{ID: id, Project: string(project), Name: name, KeyCiphertext: sealed, CreatedAt: now}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.ConnectionCreated, c.Principal(), now, cn)
+		return eventlog.Append(ctx, tx, project, event.ConnectionCreated, c.Principal(), now, cn)
 	})
 	if err != nil {
-		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, refuse(err, "connection "+name))
+		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, eventlog.Refuse(err, "connection "+name))
 	}
 	a.log.InfoContext(ctx, "connection created", logProject, project, logActor, c.Principal(), logToken, key)
 	return contract.ConnectionKey{Connection: cn, Key: key.String()}, nil
 }
 
 // RevokeConnection revokes a Connection; its key stops working at once.
-func (a *Authority) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Connection{}, err
 	}
 	now := a.nowUTC()
@@ -70,22 +71,22 @@ func (a *Authority) RevokeConnection(ctx context.Context, c Caller, project cont
 		if cn, err = tx.Connection(ctx, cn.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.ConnectionRevoked, c.Principal(), now, map[string]string{"id": cn.ID})
+		return eventlog.Append(ctx, tx, project, event.ConnectionRevoked, c.Principal(), now, map[string]string{"id": cn.ID})
 	})
 	if err != nil {
-		return contract.Connection{}, fmt.Errorf("revoke connection %s: %w", ref, refuse(err, "connection "+ref))
+		return contract.Connection{}, fmt.Errorf("revoke connection %s: %w", ref, eventlog.Refuse(err, "connection "+ref))
 	}
 	return connectionWire(cn), nil
 }
 
 // Connections lists project's Connections, revoked ones included.
-func (a *Authority) Connections(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Connection, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) Connections(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Connection, error) {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	cs, err := a.store.Connections(ctx, string(project))
 	if err != nil {
-		return nil, fmt.Errorf("list connections: %w", refuse(err, "project "+string(project)))
+		return nil, fmt.Errorf("list connections: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	out := make([]contract.Connection, 0, len(cs))
 	for _, cn := range cs {
@@ -96,12 +97,12 @@ func (a *Authority) Connections(ctx context.Context, c Caller, project contract.
 
 // ConnectionKey returns a Connection's key in clear, for signing its grants. Callers must
 // not log or send it.
-func (a *Authority) ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error) {
+func (a *Directory) ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error) {
 	_, key, err := a.connectionKey(ctx, id)
 	return key, err
 }
 
-func (a *Authority) connectionKey(ctx context.Context, id contract.ConnectionID) (store.Connection, Token, error) {
+func (a *Directory) connectionKey(ctx context.Context, id contract.ConnectionID) (store.Connection, Token, error) {
 	cn, err := a.store.Connection(ctx, string(id))
 	if err != nil {
 		return store.Connection{}, "", fmt.Errorf("load connection %s: %w", id, err)

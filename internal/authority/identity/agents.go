@@ -1,18 +1,19 @@
-package authority
+package identity
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // CreateAgent creates an Agent in project and returns its token, which is shown this once:
 // the store keeps only its digest (DESIGN.md §11).
-func (a *Authority) CreateAgent(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateAgentRequest) (contract.AgentToken, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) CreateAgent(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateAgentRequest) (contract.AgentToken, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.AgentToken{}, err
 	}
 	name, err := contract.ParseName(req.Name)
@@ -23,7 +24,7 @@ func (a *Authority) CreateAgent(ctx context.Context, c Caller, project contract.
 	if err != nil {
 		return contract.AgentToken{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
 	}
-	id, err := newID(a.rand, "agt_")
+	id, err := NewID(a.rand, "agt_")
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("create agent: %w", err)
 	}
@@ -34,25 +35,25 @@ func (a *Authority) CreateAgent(ctx context.Context, c Caller, project contract.
 	now := a.nowUTC()
 	ag := contract.Agent{ID: contract.AgentID(id), Project: project, Name: name, Kind: kind, CreatedAt: now}
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := findAgent(ctx, tx, project, name); err == nil {
+		if _, err := FindAgent(ctx, tx, project, name); err == nil {
 			return contract.Errorf(contract.CodeAlreadyExists, "project %q already has an agent named %q; choose another name or use docket agent token to replace its token.", project, name)
 		}
 		err := tx.CreateAgent(ctx, store.Agent{ID: id, Project: string(project), Name: name, Kind: string(kind), TokenDigest: tok.digest(), CreatedAt: now})
 		if err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.AgentCreated, c.Principal(), now, ag)
+		return eventlog.Append(ctx, tx, project, event.AgentCreated, c.Principal(), now, ag)
 	})
 	if err != nil {
-		return contract.AgentToken{}, fmt.Errorf("create agent %s: %w", name, refuse(err, "agent "+name))
+		return contract.AgentToken{}, fmt.Errorf("create agent %s: %w", name, eventlog.Refuse(err, "agent "+name))
 	}
 	a.log.InfoContext(ctx, "agent created", logProject, project, logActor, c.Principal(), logToken, tok)
 	return contract.AgentToken{Agent: ag, Token: tok.String()}, nil
 }
 
 // RotateAgentToken gives an Agent a new token; the old one stops working at once.
-func (a *Authority) RotateAgentToken(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentToken, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentToken, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.AgentToken{}, err
 	}
 	tok, err := a.newToken(contract.PrefixAgent)
@@ -62,7 +63,7 @@ func (a *Authority) RotateAgentToken(ctx context.Context, c Caller, project cont
 	now := a.nowUTC()
 	var ag store.Agent
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		ag, err = findAgent(ctx, tx, project, agent)
+		ag, err = FindAgent(ctx, tx, project, agent)
 		if err != nil {
 			return err
 		}
@@ -72,25 +73,25 @@ func (a *Authority) RotateAgentToken(ctx context.Context, c Caller, project cont
 		if err := tx.SetAgentToken(ctx, ag.ID, tok.digest()); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.AgentTokenReplaced, c.Principal(), now, map[string]string{"id": ag.ID})
+		return eventlog.Append(ctx, tx, project, event.AgentTokenReplaced, c.Principal(), now, map[string]string{"id": ag.ID})
 	})
 	if err != nil {
-		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, refuse(err, "agent "+agent))
+		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
 	}
 	a.log.InfoContext(ctx, "agent token replaced", logProject, project, logActor, c.Principal(), logToken, tok)
 	return contract.AgentToken{Agent: agentWire(ag), Token: tok.String()}, nil
 }
 
 // RevokeAgent revokes an Agent; its token stops working at once.
-func (a *Authority) RevokeAgent(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.Agent, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) RevokeAgent(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.Agent, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Agent{}, err
 	}
 	now := a.nowUTC()
 	var ag store.Agent
 	err := a.store.Update(ctx, func(tx store.Tx) error {
 		var err error
-		if ag, err = findAgent(ctx, tx, project, agent); err != nil {
+		if ag, err = FindAgent(ctx, tx, project, agent); err != nil {
 			return err
 		}
 		if err := tx.RevokeAgent(ctx, ag.ID, now); err != nil {
@@ -99,22 +100,22 @@ func (a *Authority) RevokeAgent(ctx context.Context, c Caller, project contract.
 		if ag, err = tx.Agent(ctx, ag.ID); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.AgentRevoked, c.Principal(), now, map[string]string{"id": ag.ID})
+		return eventlog.Append(ctx, tx, project, event.AgentRevoked, c.Principal(), now, map[string]string{"id": ag.ID})
 	})
 	if err != nil {
-		return contract.Agent{}, fmt.Errorf("revoke agent %s: %w", agent, refuse(err, "agent "+agent))
+		return contract.Agent{}, fmt.Errorf("revoke agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
 	}
 	return agentWire(ag), nil
 }
 
 // Agents lists project's Agents, revoked ones included.
-func (a *Authority) Agents(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Agent, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) Agents(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Agent, error) {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	as, err := a.store.Agents(ctx, string(project))
 	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", refuse(err, "project "+string(project)))
+		return nil, fmt.Errorf("list agents: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	out := make([]contract.Agent, 0, len(as))
 	for _, ag := range as {
@@ -124,7 +125,7 @@ func (a *Authority) Agents(ctx context.Context, c Caller, project contract.Proje
 }
 
 // findAgent finds an Agent of project by id or by name.
-func findAgent(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Agent, error) {
+func FindAgent(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Agent, error) {
 	as, err := r.Agents(ctx, string(project))
 	if err != nil {
 		return store.Agent{}, err

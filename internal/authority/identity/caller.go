@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -38,7 +39,7 @@ func errUnauthenticated(err error) error {
 
 // Authenticate returns the principal a bearer token proves: a session token proves its
 // member, an agent token its Agent. Connection keys authenticate workers, not API calls.
-func (a *Authority) Authenticate(ctx context.Context, tok Token) (Caller, error) {
+func (a *Directory) Authenticate(ctx context.Context, tok Token) (Caller, error) {
 	prefix, ok := tokenPrefix(string(tok))
 	if !ok || !validSecret(strings.TrimPrefix(string(tok), prefix)) {
 		return Caller{}, errUnauthenticated(errors.New("malformed token"))
@@ -54,7 +55,7 @@ func (a *Authority) Authenticate(ctx context.Context, tok Token) (Caller, error)
 		case errors.Is(err, store.ErrNotFound):
 			return Caller{}, errUnauthenticated(err)
 		case err != nil:
-			return Caller{}, fmt.Errorf("authenticate session: %w", refuse(err, "session"))
+			return Caller{}, fmt.Errorf("authenticate session: %w", eventlog.Refuse(err, "session"))
 		}
 		return a.memberCaller(ctx, contract.MemberID(s.MemberID))
 	case contract.PrefixAgent:
@@ -65,7 +66,7 @@ func (a *Authority) Authenticate(ctx context.Context, tok Token) (Caller, error)
 		case errors.Is(err, store.ErrNotFound):
 			return Caller{}, errUnauthenticated(err)
 		case err != nil:
-			return Caller{}, fmt.Errorf("authenticate agent: %w", refuse(err, "agent"))
+			return Caller{}, fmt.Errorf("authenticate agent: %w", eventlog.Refuse(err, "agent"))
 		}
 		if ag.RevokedAt != nil {
 			return Caller{}, &contract.Error{Code: contract.CodeCredentialRevoked, Teaching: "this agent was revoked.", Err: store.ErrRevoked}
@@ -76,17 +77,17 @@ func (a *Authority) Authenticate(ctx context.Context, tok Token) (Caller, error)
 	return Caller{}, errUnauthenticated(errors.New("connection key used as an API token"))
 }
 
-func (a *Authority) memberCaller(ctx context.Context, id contract.MemberID) (Caller, error) {
+func (a *Directory) memberCaller(ctx context.Context, id contract.MemberID) (Caller, error) {
 	m, err := a.store.Member(ctx, string(id))
 	if err != nil {
-		return Caller{}, fmt.Errorf("load member %s: %w", id, refuse(err, "member"))
+		return Caller{}, fmt.Errorf("load member %s: %w", id, eventlog.Refuse(err, "member"))
 	}
 	if m.RevokedAt != nil {
 		return Caller{}, &contract.Error{Code: contract.CodeCredentialRevoked, Teaching: "this member was revoked.", Err: store.ErrRevoked}
 	}
 	ps, err := a.store.MemberProjects(ctx, m.ID)
 	if err != nil {
-		return Caller{}, fmt.Errorf("load projects of member %s: %w", id, refuse(err, "member"))
+		return Caller{}, fmt.Errorf("load projects of member %s: %w", id, eventlog.Refuse(err, "member"))
 	}
 	c := Caller{Kind: contract.PrincipalMember, ID: m.ID, Name: m.Name}
 	for _, p := range ps {
@@ -98,7 +99,7 @@ func (a *Authority) memberCaller(ctx context.Context, id contract.MemberID) (Cal
 // AuthenticateConnection returns the live Connection whose key is key. The key names its
 // connection ("dkt_con_<id>.<secret>"), so the check is one decryption and a
 // constant-time comparison.
-func (a *Authority) AuthenticateConnection(ctx context.Context, key Token) (contract.Connection, error) {
+func (a *Directory) AuthenticateConnection(ctx context.Context, key Token) (contract.Connection, error) {
 	id, _, ok := parseConnectionKey(key)
 	if !ok {
 		return contract.Connection{}, errUnauthenticated(errors.New("malformed connection key"))
@@ -121,7 +122,7 @@ func (a *Authority) AuthenticateConnection(ctx context.Context, key Token) (cont
 
 // member requires c to be a member of project: only members administer projects
 // (DESIGN.md §7.2); an Agent reaching the admin API is refused.
-func (c Caller) member(project contract.ProjectID) error {
+func (c Caller) RequireMember(project contract.ProjectID) error {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Errorf(contract.CodeForbidden, "only members administer projects; use a member's token (docket init prints one).")
 	}

@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"crypto/sha256"
@@ -65,7 +65,7 @@ func newSecret(r io.Reader) (string, error) {
 }
 
 // newID mints an id with prefix and 64 random bits in hex.
-func newID(r io.Reader, prefix string) (string, error) {
+func NewID(r io.Reader, prefix string) (string, error) {
 	b := make([]byte, 8)
 	if _, err := io.ReadFull(r, b); err != nil {
 		return "", err

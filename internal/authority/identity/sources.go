@@ -1,4 +1,4 @@
-package authority
+package identity
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // BindSource binds (or rebinds) the public record of a Source to a Connection. Its secret
 // parts stay in the worker's vault and never come here (DESIGN.md §2).
-func (a *Authority) BindSource(ctx context.Context, c Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.Source{}, err
 	}
 	if _, err := contract.ParseName(src.Name); err != nil {
@@ -60,26 +61,26 @@ func (a *Authority) BindSource(ctx context.Context, c Caller, project contract.P
 		if err := tx.PutSource(ctx, store.Source{Connection: cn.ID, ID: src.Name, Digest: d[:], Data: data}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.SourceBound, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, event.SourceBound, c.Principal(), now, out)
 	})
 	if err != nil {
-		return contract.Source{}, fmt.Errorf("bind source %s: %w", src.Name, refuse(err, "connection "+conn))
+		return contract.Source{}, fmt.Errorf("bind source %s: %w", src.Name, eventlog.Refuse(err, "connection "+conn))
 	}
 	return out, nil
 }
 
 // Sources lists the Sources bound to a Connection of project.
-func (a *Authority) Sources(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.Source, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) Sources(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.Source, error) {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	cn, err := findConnection(ctx, a.store, project, conn)
 	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", refuse(err, "connection "+conn))
+		return nil, fmt.Errorf("list sources: %w", eventlog.Refuse(err, "connection "+conn))
 	}
 	ss, err := a.store.Sources(ctx, cn.ID)
 	if err != nil {
-		return nil, fmt.Errorf("list sources of %s: %w", cn.ID, refuse(err, "connection "+conn))
+		return nil, fmt.Errorf("list sources of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+conn))
 	}
 	out := make([]contract.Source, 0, len(ss))
 	for _, s := range ss {
@@ -95,14 +96,14 @@ func (a *Authority) Sources(ctx context.Context, c Caller, project contract.Proj
 
 // LockTool authorizes a Tool on a Connection at the digest of its definition, replacing
 // an earlier lock of the same Tool (DESIGN.md §8.3).
-func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
+	if err := c.RequireMember(project); err != nil {
 		return contract.ToolLock{}, err
 	}
 	if !isToolID(l.Tool) {
 		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool %q is not a tool id; write vendor.name@N, e.g. docket.workspace.read_json@1.", l.Tool)
 	}
-	digest, ok := parseDigest(l.Digest)
+	digest, ok := ParseDigest(l.Digest)
 	if !ok {
 		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool digest %q is not sha256:<64 hex digits>; copy it from the worker's tool manifest.", l.Digest)
 	}
@@ -120,26 +121,26 @@ func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.Pro
 		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest}); err != nil {
 			return err
 		}
-		return a.appendEvent(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
 	})
 	if err != nil {
-		return contract.ToolLock{}, fmt.Errorf("lock tool %s: %w", l.Tool, refuse(err, "connection "+conn))
+		return contract.ToolLock{}, fmt.Errorf("lock tool %s: %w", l.Tool, eventlog.Refuse(err, "connection "+conn))
 	}
 	return out, nil
 }
 
 // ToolLocks lists the Tools locked on a Connection of project.
-func (a *Authority) ToolLocks(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error) {
-	if err := c.member(project); err != nil {
+func (a *Directory) ToolLocks(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error) {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	cn, err := findConnection(ctx, a.store, project, conn)
 	if err != nil {
-		return nil, fmt.Errorf("list tool locks: %w", refuse(err, "connection "+conn))
+		return nil, fmt.Errorf("list tool locks: %w", eventlog.Refuse(err, "connection "+conn))
 	}
 	ls, err := a.store.ToolLocks(ctx, cn.ID)
 	if err != nil {
-		return nil, fmt.Errorf("list tool locks of %s: %w", cn.ID, refuse(err, "connection "+conn))
+		return nil, fmt.Errorf("list tool locks of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+conn))
 	}
 	out := make([]contract.ToolLock, 0, len(ls))
 	for _, l := range ls {
@@ -185,8 +186,8 @@ func isToolID(s string) bool {
 	return true
 }
 
-// parseDigest decodes "sha256:" and 64 hex digits.
-func parseDigest(s string) ([]byte, bool) {
+// ParseDigest decodes "sha256:" and 64 hex digits.
+func ParseDigest(s string) ([]byte, bool) {
 	h, ok := strings.CutPrefix(s, "sha256:")
 	if !ok || len(h) != 64 || strings.ToLower(h) != h {
 		return nil, false
