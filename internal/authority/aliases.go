@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // The principals and credentials live in package identity; these names keep the callers
@@ -24,3 +25,7 @@ func WriteKeyFile(path string, k Key) error { return identity.WriteKeyFile(path,
 
 // ReadKeyFile reads the key written by [WriteKeyFile]; see [identity.ReadKeyFile].
 func ReadKeyFile(path string) (Key, error) { return identity.ReadKeyFile(path) }
+
+// ParseConnectionKey returns the Connection a key names, or ok false when k is not a
+// Connection key; see [identity.ParseConnectionKey].
+func ParseConnectionKey(k Token) (contract.ConnectionID, bool) { return identity.ParseConnectionKey(k) }

@@ -96,11 +96,10 @@ func (a *Directory) memberCaller(ctx context.Context, id contract.MemberID) (Cal
 	return c, nil
 }
 
-// AuthenticateConnection returns the live Connection whose key is key. The key names its
-// connection ("dkt_con_<id>.<secret>"), so the check is one decryption and a
-// constant-time comparison.
+// AuthenticateConnection returns the live Connection whose key is key (see
+// [ParseConnectionKey]).
 func (a *Directory) AuthenticateConnection(ctx context.Context, key Token) (contract.Connection, error) {
-	id, _, ok := parseConnectionKey(key)
+	id, ok := ParseConnectionKey(key)
 	if !ok {
 		return contract.Connection{}, errUnauthenticated(errors.New("malformed connection key"))
 	}

@@ -3,7 +3,6 @@ package identity
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
@@ -13,7 +12,7 @@ import (
 
 // CreateConnection creates a Connection in project and returns its key, shown this once.
 // The key is kept encrypted under the installation key, because the authority needs it
-// again to sign grants (DESIGN.md §8.2, §11).
+// again to sign the grants a worker on the Connection presents.
 func (a *Directory) CreateConnection(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ConnectionKey{}, err
@@ -30,7 +29,7 @@ func (a *Directory) CreateConnection(ctx context.Context, c Caller, project cont
 	if err != nil {
 		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
 	}
-	key := Token(contract.PrefixConnection + id + "." + secret)
+	key := connectionKeyOf(id, secret)
 	sealed, err := a.key.seal(a.rand, []byte(key), []byte(id))
 	if err != nil {
 		return contract.ConnectionKey{}, fmt.Errorf("create connection: seal key: %w", err)
@@ -112,23 +111,6 @@ func (a *Directory) connectionKey(ctx context.Context, id contract.ConnectionID)
 		return store.Connection{}, "", fmt.Errorf("open key of connection %s: %w", id, err)
 	}
 	return cn, Token(plain), nil
-}
-
-// parseConnectionKey splits "dkt_con_<id>.<secret>".
-func parseConnectionKey(k Token) (contract.ConnectionID, string, bool) {
-	rest, ok := strings.CutPrefix(string(k), contract.PrefixConnection)
-	if !ok {
-		return "", "", false
-	}
-	idText, secret, ok := strings.Cut(rest, ".")
-	if !ok || !validSecret(secret) {
-		return "", "", false
-	}
-	id, err := contract.ParseConnectionID(idText)
-	if err != nil {
-		return "", "", false
-	}
-	return id, secret, true
 }
 
 // findConnection finds a Connection of project by id or by name.
