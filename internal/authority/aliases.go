@@ -3,6 +3,7 @@ package authority
 import (
 	"io"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -15,6 +16,9 @@ type (
 	Key       = identity.Key
 	Bootstrap = identity.Bootstrap
 	Session   = identity.Session
+
+	// Change is what a Board call produced, for a write to persist with its event.
+	Change = boards.Change
 )
 
 // NewKey returns a key read from r (crypto/rand.Reader in production).

@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -34,7 +37,7 @@ type Authority struct {
 	now   func() time.Time
 	rand  io.Reader
 
-	boards        *boards
+	boards        *boards.Cache
 	conversations *conversationIndex
 }
 
@@ -64,13 +67,44 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.Directory = dir
-	a.boards = newBoards()
+	a.boards = boards.New(a.store, a.log, a.now)
 	a.conversations = newConversationIndex()
 	return a, nil
 }
 
 // nowUTC is the authority's clock, in UTC, at the precision the event log keeps.
 func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
+
+// Restore builds the Board of every project from the store: its installed releases and
+// its persisted nodes and Cases. A project whose Board does not build stops the start,
+// because serving it would show a Board that is not what the log says.
+func (a *Authority) Restore(ctx context.Context) error { return a.boards.Restore(ctx) }
+
+// View runs fn on project's Board for reading, under the project's lock.
+func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	return a.boards.View(ctx, project, fn)
+}
+
+// Cases lists project's Cases, oldest first.
+func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
+	return a.boards.Cases(ctx, c, project)
+}
+
+// Case returns one Case of project.
+func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+	return a.boards.Case(ctx, c, project, id)
+}
+
+// InstallCapability checks a capability package, stores it as a release and installs it
+// into project; see [boards.Cache.InstallCapability].
+func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
+	return a.boards.InstallCapability(ctx, c, project, up)
+}
+
+// Installs lists the releases installed in project.
+func (a *Authority) Installs(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Release, error) {
+	return a.boards.Installs(ctx, c, project)
+}
 
 // Ping reports whether the store answers.
 func (a *Authority) Ping(ctx context.Context) error {

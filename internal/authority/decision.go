@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
@@ -62,7 +63,7 @@ func (o *Operations) Decide(ctx context.Context, c Caller, project contract.Proj
 // write sequence's locks, so it may run again on a rebuilt Board.
 func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
 	var out contract.Request
-	err := o.a.write(ctx, project, "decide "+string(id), func(w *boardWrite) error {
+	err := o.a.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
 		req, err := o.decideOnce(ctx, w, by, id, d, checkSelf)
 		out = req
 		return err
@@ -72,8 +73,8 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	return out, err
 }
 
-func (o *Operations) decideOnce(ctx context.Context, w *boardWrite, by contract.Principal, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
-	project, b := w.project, w.b
+func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
+	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -131,7 +132,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boardWrite, by contract.
 		}
 		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
 	}
-	if err := w.commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
+	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {

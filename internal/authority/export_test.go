@@ -3,18 +3,14 @@ package authority
 import (
 	"context"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // BoardBuilds reports how often a's Board of project was built from the store, so tests
 // can show that a fresh Board is kept and a stale one rebuilt.
-func (a *Authority) BoardBuilds(project contract.ProjectID) int {
-	pb := a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	return pb.builds
-}
+func (a *Authority) BoardBuilds(project contract.ProjectID) int { return a.boards.Builds(project) }
 
 // Commit runs fn on project's Board and persists what it changed, the node and Case
 // records and one event, in one store transaction, through the write sequence every
@@ -25,12 +21,12 @@ func (a *Authority) BoardBuilds(project contract.ProjectID) int {
 // another instance changed the Board first, the Board is rebuilt and fn runs once more,
 // so fn must change nothing but the Board it is given.
 func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
-	return a.write(ctx, project, "commit to "+string(project), func(w *boardWrite) error {
-		ch, err := fn(w.b)
+	return a.boards.Write(ctx, project, "commit to "+string(project), func(w *boards.Write) error {
+		ch, err := fn(w.Board())
 		if err != nil {
 			return err
 		}
-		return w.commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
+		return w.Commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
 	})
 }
 

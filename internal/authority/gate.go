@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
@@ -184,7 +185,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 // gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
 func (o *Operations) admit(ctx context.Context, c Caller, call Call) (admission, error) {
 	var out admission
-	err := o.a.write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boardWrite) error {
+	err := o.a.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
 		var err error
 		out, err = o.admitOnce(ctx, w, c, call)
 		return err
@@ -204,8 +205,8 @@ type admission struct {
 	refused *contract.ToolResult
 }
 
-func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, call Call) (admission, error) {
-	project := w.project
+func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, call Call) (admission, error) {
+	project := w.Project()
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -231,7 +232,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, cal
 	}
 	now := o.a.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, w.b, c, call, setup, now)
+	run := o.run(ctx, w.Board(), c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		run.op.Input, _ = json.Marshal(call.Input)
@@ -257,7 +258,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, cal
 		}
 		return nil
 	}
-	if err := w.commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
+	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
 		return admission{}, err
 	}
 	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
@@ -268,7 +269,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boardWrite, c Caller, cal
 
 // errOrdinalTaken refuses an admission because another instance admitted an Operation of
 // the same agent after this one's ledger was caught up. The caller passes the gate again.
-var errOrdinalTaken = errors.New("the operation ordinal was taken in another instance")
+var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
 
 // recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
 // agent's next one. It locks the log's head, which keeps every other writer of the project
@@ -333,18 +334,26 @@ type reply struct {
 // an answer on an idle log reads no events.
 func (o *Operations) reply(ctx context.Context, c Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
-	pb := o.a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := o.a.boardLocked(ctx, project, pb)
+	var ans Answer
+	err := o.a.boards.Read(ctx, project, func(b *board.Board, head int64) error {
+		var err error
+		ans, err = o.replyLocked(ctx, c, r, b, head)
+		return err
+	})
 	if err != nil {
 		return Answer{}, err
 	}
+	return ans, nil
+}
+
+// replyLocked is reply on b, which reflects the log up to head, under the project's
+// Board lock.
+func (o *Operations) replyLocked(ctx context.Context, c Caller, r reply, b *board.Board, head int64) (Answer, error) {
+	project := c.Projects[0]
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// boardLocked has just read the head into pb.seq.
-	if err := l.catchUpToLocked(ctx, o.a.store, project, pb.seq); err != nil {
+	if err := l.catchUpToLocked(ctx, o.a.store, project, head); err != nil {
 		return Answer{}, err
 	}
 	if r.delivered != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
@@ -84,7 +85,7 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
 	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
 	what := fmt.Sprintf("change operation %d of %s", ordinal, agent)
-	return o.a.write(ctx, project, what, func(w *boardWrite) error {
+	return o.a.boards.Write(ctx, project, what, func(w *boards.Write) error {
 		l := o.ledger(project)
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -95,7 +96,7 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
 		}
-		ch, ev, err := fn(w.b, op)
+		ch, ev, err := fn(w.Board(), op)
 		if err != nil {
 			return err
 		}
@@ -105,7 +106,7 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 			actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 		}
 		now := o.a.nowUTC()
-		err = w.commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
+		err = w.Commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
 			return eventlog.Append(ctx, tx, project, event.OpChanged, actor, now, ev)
 		})
 		if err != nil {

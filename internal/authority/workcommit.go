@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
@@ -63,7 +64,7 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if !onBoard {
 		return d.commitWorkOnce(ctx, project, conn, nil, fn)
 	}
-	return d.o.a.write(ctx, project, "worker hop commit", func(bw *boardWrite) error {
+	return d.o.a.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
 		return d.commitWorkOnce(ctx, project, conn, bw, fn)
 	})
 }
@@ -74,13 +75,12 @@ var errHopBoardUnlocked = errors.New("a worker hop call changed the Board withou
 
 // commitWorkOnce is one attempt of commitWork; bw is the Board write it runs in, or nil
 // without the Board.
-func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boardWrite,
+func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
 	a := d.o.a
 	var b *board.Board
-	var pb *projectBoard
 	if bw != nil {
-		b, pb = bw.b, bw.pb
+		b = bw.Board()
 	}
 	l := d.o.ledger(project)
 	l.mu.Lock()
@@ -109,25 +109,25 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		if refused = fn(wc); refused != nil {
 			return refused
 		}
-		if wc.change != nil && pb == nil {
+		if wc.change != nil && bw == nil {
 			return errHopBoardUnlocked
 		}
-		return d.writeWork(ctx, tx, project, pb, wc, &after)
+		return d.writeWork(ctx, tx, project, bw, wc, &after)
 	})
 	if err != nil {
 		if refused != nil {
 			return refused
 		}
-		if wc != nil && wc.change != nil && pb != nil {
-			a.dropBoardLocked(ctx, project, pb)
+		if wc != nil && wc.change != nil && bw != nil {
+			bw.Drop(ctx)
 		}
-		if errors.Is(err, errBoardStale) {
+		if errors.Is(err, boards.ErrWroteFirst) {
 			return err
 		}
 		return fmt.Errorf("worker hop commit: %w", err)
 	}
 	if after >= 0 {
-		pb.seq = after
+		bw.Committed(after)
 	}
 	if len(wc.events) > 0 || len(wc.ops) > 0 || wc.change != nil {
 		if err := l.catchUpLocked(ctx, a.store, project); err != nil {
@@ -141,9 +141,9 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 }
 
 // writeWork writes what wc collected in tx. A Board change is written only if the Board
-// it was made on is still the project's, as [Authority.updateBoard] checks; then *after
-// is the head it leaves.
-func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, pb *projectBoard, wc *workCommit, after *int64) error {
+// it was made on is still the project's ([boards.Write.LockFresh], taken after the lease
+// row); then *after is the head it leaves.
+func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit, after *int64) error {
 	if wc.newLease != nil {
 		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), WorkerID: wc.newLease.worker,
 			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
@@ -151,7 +151,7 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 		}
 	}
 	if wc.change != nil {
-		if err := lockFresh(ctx, tx, project, pb); err != nil {
+		if err := bw.LockFresh(ctx, tx); err != nil {
 			return err
 		}
 	}
@@ -162,10 +162,7 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 		}
 	}
 	if wc.change != nil {
-		if err := persistChange(ctx, tx, project, *wc.change); err != nil {
-			return err
-		}
-		if err := eventlog.Append(ctx, tx, project, wc.change.Event, wc.opBy, wc.now, wc.change.Data); err != nil {
+		if err := bw.Persist(ctx, tx, *wc.change, wc.opBy, wc.now); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package authority
+package boards
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // with the new release before anything is written, so a release that does not fit the
 // Board (a Case Type or Action another release declares, a node it cannot hold) is refused
 // and nothing changes.
-func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
+func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Installed{}, err
 	}
@@ -46,7 +46,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 		return contract.Installed{}, fmt.Errorf("install %s: %w", pkg.Release, err)
 	}
 
-	pb := a.boards.get(project)
+	pb := a.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	now := a.nowUTC()
@@ -112,7 +112,7 @@ func (a *Authority) InstallCapability(ctx context.Context, c Caller, project con
 }
 
 // Installs lists the releases installed in project.
-func (a *Authority) Installs(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Release, error) {
+func (a *Cache) Installs(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Release, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}

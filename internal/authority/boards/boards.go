@@ -1,14 +1,21 @@
-package authority
+// Package boards keeps each project's Board in step with the store and its event log,
+// and runs every write on it: the Board cache (built from the project's releases and
+// persisted nodes, rebuilt when the log shows a Board change it lacks), the one write
+// sequence ([Cache.Write]) and the installs of capability releases, which change what a
+// Board declares. The store is the truth, so several docket serve may share one database.
+package boards
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
@@ -22,13 +29,17 @@ const (
 	caseKeyPrefix = "case:"
 )
 
-// boards holds each project's in-memory Board. The store is the truth (DESIGN.md §10:
-// several `docket serve` may share one database): a Board is built from a project's
-// releases and persisted nodes on first use ([Authority.Restore] builds them all at start),
+// Cache holds each project's in-memory Board. The store is the truth
+// (several `docket serve` may share one database): a Board is built from a project's
+// releases and persisted nodes on first use ([Cache.Restore] builds them all at start),
 // rebuilt when the log shows a Board change it lacks, and every Board write commits only
-// if no other writer changed the Board since (see [Authority.updateBoard]).
-type boards struct {
-	mu        sync.Mutex               // guards byProject; taken before any projectBoard.mu
+// if no other writer changed the Board since (see [Cache.Write]).
+type Cache struct {
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu        sync.Mutex               // guards byProject; see the lock order in the package doc
 	byProject map[string]*projectBoard // created on first use, never removed
 }
 
@@ -44,9 +55,16 @@ type projectBoard struct {
 	builds int // how often b was built, for tests that a fresh Board is kept
 }
 
-func newBoards() *boards { return &boards{byProject: map[string]*projectBoard{}} }
+// New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
+// them all. now is the clock of the events it appends.
+func New(st store.Store, log *slog.Logger, now func() time.Time) *Cache {
+	return &Cache{store: st, log: log, now: now, byProject: map[string]*projectBoard{}}
+}
 
-func (bs *boards) get(project contract.ProjectID) *projectBoard {
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (a *Cache) nowUTC() time.Time { return a.now().UTC().Round(0) }
+
+func (bs *Cache) get(project contract.ProjectID) *projectBoard {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	pb := bs.byProject[string(project)]
@@ -60,13 +78,13 @@ func (bs *boards) get(project contract.ProjectID) *projectBoard {
 // Restore builds the Board of every project from the store: its installed releases and
 // its persisted nodes and Cases. A project whose Board does not build stops the start,
 // because serving it would show a Board that is not what the log says.
-func (a *Authority) Restore(ctx context.Context) error {
+func (a *Cache) Restore(ctx context.Context) error {
 	ps, err := a.store.Projects(ctx)
 	if err != nil {
 		return fmt.Errorf("restore boards: %w", err)
 	}
 	for _, p := range ps {
-		pb := a.boards.get(contract.ProjectID(p.ID))
+		pb := a.get(contract.ProjectID(p.ID))
 		pb.mu.Lock()
 		err := a.buildLocked(ctx, contract.ProjectID(p.ID), pb)
 		pb.mu.Unlock()
@@ -81,7 +99,7 @@ func (a *Authority) Restore(ctx context.Context) error {
 // or when the log moved past pb.seq with an event that may change a Board (another
 // instance's write). Events that never touch a Board only move pb.seq on, so a busy log
 // of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
-func (a *Authority) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
+func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
 	if pb.b != nil {
 		head, err := a.store.Head(ctx, string(project))
 		if err != nil {
@@ -103,7 +121,7 @@ func (a *Authority) boardLocked(ctx context.Context, project contract.ProjectID,
 }
 
 // buildLocked (re)builds pb from the store. pb.mu must be held.
-func (a *Authority) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
 	pb.b = nil
 	// The head is read before the nodes: a write committed in between is then in the
 	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
@@ -124,24 +142,14 @@ func (a *Authority) buildLocked(ctx context.Context, project contract.ProjectID,
 	return nil
 }
 
-// errBoardStale refuses a Board write because another writer changed project's Board
-// after this instance built it. The caller rebuilds and runs its change again.
-var errBoardStale = errors.New("the board changed in another instance")
-
-// staleRefusal is errBoardStale for a caller, when the change failed again after a rebuild.
-func staleRefusal(err error) error {
-	return &contract.Error{Code: contract.CodeUnavailable, Err: err,
-		Teaching: "another docket serve changed this project's Board at the same moment; send the call again."}
-}
-
 // updateBoard runs fn in one store transaction that commits only while pb.b still
 // reflects project's log: it locks the log's head first, so no other instance appends
 // until it commits, and returns errBoardStale when an event that may change a Board came
 // after pb.seq. On commit pb.seq moves to the new head. pb.mu must be held, and fn must
 // persist what the caller changed in pb.b. When the caller changed nothing on the Board
 // (changed is false) there is nothing to keep from a stale Board, and fn just runs in a
-// transaction; the next [Authority.boardLocked] reads past its events.
-func (a *Authority) updateBoard(ctx context.Context, project contract.ProjectID, pb *projectBoard, changed bool, fn func(tx store.Tx) error) error {
+// transaction; the next [Cache.boardLocked] reads past its events.
+func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb *projectBoard, changed bool, fn func(tx store.Tx) error) error {
 	if !changed {
 		return a.store.Update(ctx, fn)
 	}
@@ -212,7 +220,7 @@ func boardUnchanged(ctx context.Context, r store.Reader, project contract.Projec
 const boardScanPage = 64
 
 // declarations returns what project's installed releases declare, in release id order.
-func (a *Authority) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
+func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
 	ins, err := r.Installs(ctx, string(project))
 	if err != nil {
 		return nil, fmt.Errorf("list installs of %s: %w", project, err)
@@ -233,7 +241,7 @@ func (a *Authority) declarations(ctx context.Context, r store.Reader, project co
 }
 
 // restoreBoard builds project's Board from decls and the nodes and Cases r holds.
-func (a *Authority) restoreBoard(ctx context.Context, r store.Reader, project contract.ProjectID, decls []board.Declarations) (*board.Board, error) {
+func (a *Cache) restoreBoard(ctx context.Context, r store.Reader, project contract.ProjectID, decls []board.Declarations) (*board.Board, error) {
 	rows, err := r.Nodes(ctx, string(project))
 	if err != nil {
 		return nil, fmt.Errorf("load nodes of %s: %w", project, err)
@@ -274,7 +282,7 @@ type Change struct {
 // dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
 // change the log lacks, on a context that outlives the caller's so a cancelled request
 // cannot leave it stale. pb.mu must be held.
-func (a *Authority) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
+func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
 	pb.b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
@@ -321,9 +329,32 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 	return nil
 }
 
+// Read runs fn on project's Board for reading, under the project's lock, with the head of
+// the log the Board was just found to reflect: a caller that keeps another projection
+// of the same log reads no events when that projection is already there.
+func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64) error) error {
+	pb := a.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
+	}
+	return fn(b, pb.seq)
+}
+
+// Builds reports how often project's Board was built from the store, so tests can show
+// that a fresh Board is kept and a stale one rebuilt.
+func (a *Cache) Builds(project contract.ProjectID) int {
+	pb := a.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	return pb.builds
+}
+
 // View runs fn on project's Board for reading, under the project's lock.
-func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
-	pb := a.boards.get(project)
+func (a *Cache) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	pb := a.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	b, err := a.boardLocked(ctx, project, pb)
@@ -334,7 +365,7 @@ func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn fun
 }
 
 // Cases lists project's Cases, oldest first.
-func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
+func (a *Cache) Cases(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Case, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
@@ -350,7 +381,7 @@ func (a *Authority) Cases(ctx context.Context, c Caller, project contract.Projec
 }
 
 // Case returns one Case of project.
-func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+func (a *Cache) Case(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Case{}, err
 	}
