@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -38,7 +39,7 @@ type Authority struct {
 	rand  io.Reader
 
 	boards        *boards.Cache
-	conversations *conversationIndex
+	conversations *conversation.Keeper
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -68,7 +69,7 @@ func New(cfg Config) (*Authority, error) {
 	}
 	a.Directory = dir
 	a.boards = boards.New(a.store, a.log, a.now)
-	a.conversations = newConversationIndex()
+	a.conversations = conversation.New(a.store, a.now)
 	return a, nil
 }
 
@@ -110,4 +111,33 @@ func (a *Authority) Installs(ctx context.Context, c Caller, project contract.Pro
 func (a *Authority) Ping(ctx context.Context) error {
 	_, err := a.store.Projects(ctx)
 	return err
+}
+
+// SaveConversation appends s to conversation id of the calling Agent and returns where the
+// conversation now stands; see [conversation.Keeper.SaveConversation].
+func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
+	return a.conversations.SaveConversation(ctx, c, id, s)
+}
+
+// RecordBudgetExhausted records that a budget stopped a run of conversation id of the
+// calling Agent.
+func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
+	return a.conversations.RecordBudgetExhausted(ctx, c, id, b)
+}
+
+// OwnConversation returns conversation id of the calling Agent.
+func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.ConversationID) (contract.Conversation, error) {
+	return a.conversations.OwnConversation(ctx, c, id)
+}
+
+// Conversation returns conversation id of agent (an id or a name) in project, for a
+// member of project.
+func (a *Authority) Conversation(ctx context.Context, c Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
+	return a.conversations.Conversation(ctx, c, project, agent, id)
+}
+
+// Conversations lists the conversations of project's Agents for a member of project, by
+// agent then id; agent narrows it to one Agent when not empty.
+func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
+	return a.conversations.Conversations(ctx, c, project, agent)
 }

@@ -1,4 +1,8 @@
-package authority
+// Package conversation keeps the conversations of Agents in their project's event log: an
+// Agent's runtime saves each revision and reads it back to resume, and members read them.
+// An index of where each conversation's events are, caught up from the log, keeps a read
+// from rereading the whole log.
+package conversation
 
 import (
 	"bytes"
@@ -16,6 +20,21 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
+
+// Keeper keeps the conversations of one store's Agents. It is safe for concurrent use.
+type Keeper struct {
+	store store.Store
+	now   func() time.Time
+	index *conversationIndex
+}
+
+// New returns the Keeper of st's conversations; now is the clock of the events it appends.
+func New(st store.Store, now func() time.Time) *Keeper {
+	return &Keeper{store: st, now: now, index: newConversationIndex()}
+}
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (a *Keeper) nowUTC() time.Time { return a.now().UTC().Round(0) }
 
 // Conversations are kept as events of the Agent's project (DESIGN.md §9.3): each save is a
 // conversation.saved event whose actor is the Agent, carrying the messages that changed
@@ -51,7 +70,7 @@ type conversationRef struct {
 
 // agentOnly refuses callers other than an Agent: a conversation is written by the
 // runtime that holds the Agent's token, never by a member on its behalf.
-func agentOnly(c Caller) (contract.ProjectID, error) {
+func agentOnly(c identity.Caller) (contract.ProjectID, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return "", contract.Errorf(contract.CodeForbidden, "only an Agent writes its conversations; use the agent token the runtime was given (members read conversations under /api/v1/projects/{project}/agents/{agent}/conversations).")
 	}
@@ -60,7 +79,7 @@ func agentOnly(c Caller) (contract.ProjectID, error) {
 
 // SaveConversation appends s to conversation id of the calling Agent and returns where the
 // conversation now stands. See [contract.ConversationSave] for Prev and From.
-func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
+func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
 	project, err := agentOnly(c)
 	if err != nil {
 		return contract.ConversationHead{}, err
@@ -174,7 +193,7 @@ func conversationOf(e store.Event, actor string) (contract.ConversationID, bool)
 
 // RecordBudgetExhausted records that a budget stopped a run of conversation id of the
 // calling Agent.
-func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
+func (a *Keeper) RecordBudgetExhausted(ctx context.Context, c identity.Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
 	project, err := agentOnly(c)
 	if err != nil {
 		return err
@@ -196,7 +215,7 @@ func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id cont
 
 // OwnConversation returns conversation id of the calling Agent. An unknown id is
 // [contract.CodeNotFound].
-func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.ConversationID) (contract.Conversation, error) {
+func (a *Keeper) OwnConversation(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.Conversation, error) {
 	project, err := agentOnly(c)
 	if err != nil {
 		return contract.Conversation{}, err
@@ -206,7 +225,7 @@ func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.C
 
 // Conversation returns conversation id of agent (an id or a name) in project, for a
 // member of project.
-func (a *Authority) Conversation(ctx context.Context, c Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
+func (a *Keeper) Conversation(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Conversation{}, err
 	}
@@ -217,12 +236,12 @@ func (a *Authority) Conversation(ctx context.Context, c Caller, project contract
 	return a.loadConversation(ctx, project, contract.AgentID(ag.ID), id)
 }
 
-func (a *Authority) loadConversation(ctx context.Context, project contract.ProjectID, agent contract.AgentID, id contract.ConversationID) (contract.Conversation, error) {
+func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectID, agent contract.AgentID, id contract.ConversationID) (contract.Conversation, error) {
 	if _, err := contract.ParseConversationID(string(id)); err != nil {
 		return contract.Conversation{}, err
 	}
 	actor := string(contract.NewPrincipal(contract.PrincipalAgent, string(agent)))
-	p := a.conversations.project(project)
+	p := a.index.project(project)
 	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
 		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
@@ -287,7 +306,7 @@ func mergeSeqs(a, b []int64) []int64 {
 
 // Conversations lists the conversations of project's Agents for a member of project,
 // by agent then id; agent (an id or a name) narrows it to one Agent when not empty.
-func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
+func (a *Keeper) Conversations(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
@@ -299,7 +318,7 @@ func (a *Authority) Conversations(ctx context.Context, c Caller, project contrac
 		}
 		actor = string(contract.NewPrincipal(contract.PrincipalAgent, ag.ID))
 	}
-	p := a.conversations.project(project)
+	p := a.index.project(project)
 	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
 		return nil, fmt.Errorf("list conversations: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
@@ -425,7 +444,7 @@ const eventGap = 8
 func readSeqs(ctx context.Context, r store.Reader, project contract.ProjectID, seqs []int64, fn func(store.Event) error) error {
 	for i := 0; i < len(seqs); {
 		j := i + 1
-		for j < len(seqs) && seqs[j]-seqs[j-1] <= eventGap && seqs[j]-seqs[i] < MaxEventPage {
+		for j < len(seqs) && seqs[j]-seqs[j-1] <= eventGap && seqs[j]-seqs[i] < eventlog.MaxEventPage {
 			j++
 		}
 		first, last := seqs[i], seqs[j-1]
