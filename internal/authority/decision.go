@@ -23,10 +23,10 @@ func (o *Operations) Requests(ctx context.Context, c Caller, project contract.Pr
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return nil, err
 	}
-	now := o.a.nowUTC()
+	now := o.nowUTC()
 	out := make([]contract.Request, 0, len(l.order))
 	for _, id := range l.order {
 		r := *l.requests[id]
@@ -63,7 +63,7 @@ func (o *Operations) Decide(ctx context.Context, c Caller, project contract.Proj
 // write sequence's locks, so it may run again on a rebuilt Board.
 func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
 	var out contract.Request
-	err := o.a.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
+	err := o.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
 		req, err := o.decideOnce(ctx, w, by, id, d, checkSelf)
 		out = req
 		return err
@@ -78,7 +78,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return contract.Request{}, err
 	}
 	cur, ok := l.requests[id]
@@ -101,7 +101,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if op == nil {
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
-	now := o.a.nowUTC()
+	now := o.nowUTC()
 	req.DecidedBy, req.DecidedAt = by, &now
 	var ch *Change
 	ev := opEvent{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
@@ -135,7 +135,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err
 	}
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return contract.Request{}, err
 	}
 	if closed != nil {

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -47,7 +49,12 @@ type DispatcherConfig struct {
 // [Operations]. Its state is a projection of the event log and, for who holds each
 // Connection, the store's lease rows. It is safe for concurrent use.
 type Dispatcher struct {
-	o        *Operations
+	ops      *Operations
+	store    store.Store
+	boards   *boards.Cache
+	keys     connectionKeys
+	now      func() time.Time
+	log      *slog.Logger
 	leaseTTL time.Duration
 	pollWait time.Duration
 	grantTTL time.Duration
@@ -59,7 +66,7 @@ type Dispatcher struct {
 
 // NewDispatcher returns the Dispatcher of o's Operations.
 func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
-	d := &Dispatcher{o: o, leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
+	d := &Dispatcher{ops: o, store: o.store, boards: o.boards, keys: o.keys, now: o.now, log: o.log, leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		works: map[contract.ProjectID]*workLedger{}}
 	if d.leaseTTL <= 0 {
 		d.leaseTTL = DefaultLeaseTTL
@@ -76,6 +83,9 @@ func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
 	}
 	return d
 }
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (d *Dispatcher) nowUTC() time.Time { return d.now().UTC().Round(0) }
 
 func (d *Dispatcher) work(project contract.ProjectID) *workLedger {
 	d.mu.Lock()
@@ -133,7 +143,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	wait, cancel := context.WithTimeout(ctx, d.pollWait)
 	defer cancel()
 	for {
-		head, err := d.o.a.store.Head(ctx, string(conn.Project))
+		head, err := d.store.Head(ctx, string(conn.Project))
 		if err != nil {
 			return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
 		}
@@ -144,7 +154,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
-		err = d.o.a.store.Wait(wait, string(conn.Project), head.Seq)
+		err = d.store.Wait(wait, string(conn.Project), head.Seq)
 		switch {
 		case ctx.Err() != nil:
 			return contract.WorkAnswer{}, context.Cause(ctx)
@@ -159,14 +169,14 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 // checked returns the lease workerID holds at gen on conn, or its refusal.
 func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, error) {
 	var l *lease
-	row, err := d.o.a.store.Lease(ctx, string(conn.ID))
+	row, err := d.store.Lease(ctx, string(conn.ID))
 	switch {
 	case err == nil:
 		l = leaseOf(row)
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("poll: %w", err)
 	}
-	now := d.o.a.nowUTC()
+	now := d.nowUTC()
 	if err := checkLease(l, workerID, gen, now); err != nil {
 		return nil, err
 	}
@@ -202,11 +212,11 @@ type served struct {
 // locked on conn and advertised at the locked digest, and conn has the Source the call
 // needs. Each row carries a grant for this worker instance and generation.
 func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor) ([]contract.WorkRow, error) {
-	queued, err := d.o.Queued(ctx, conn.Project)
+	queued, err := d.ops.Queued(ctx, conn.Project)
 	if err != nil || len(queued) == 0 {
 		return []contract.WorkRow{}, err
 	}
-	key, err := d.o.a.ConnectionKey(ctx, conn.ID)
+	key, err := d.keys.ConnectionKey(ctx, conn.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +233,7 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		if !ok || s.grant.ToolDigest != tools[i].Digest {
 			continue // not locked here, locked at another digest, or no Source for it
 		}
-		s.grant.IssuedAt = d.o.a.nowUTC()
+		s.grant.IssuedAt = d.nowUTC()
 		s.grant.ExpiresAt = s.grant.IssuedAt.Add(d.grantTTL)
 		if s.row.Grant, err = grant.Sign([]byte(key), s.grant); err != nil {
 			return nil, err
@@ -240,7 +250,7 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 // run it: its Tool is not locked there, or no single Source of a type it takes is bound.
 // The same inputs give the same bytes, so a claim can be checked against a fresh shape.
 func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q Dispatch, workerID string, gen int64, adapterDigest string) (served, bool, error) {
-	st := d.o.a.store
+	st := d.store
 	locks, err := st.ToolLocks(ctx, string(conn.ID))
 	if err != nil {
 		return served{}, false, fmt.Errorf("serve work: %w", err)
@@ -278,7 +288,7 @@ func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q Disp
 // pickSource returns the Source of conn a call runs against: the one its "source"
 // argument names, else the only bound Source of a type the Action takes.
 func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, req contract.ExecutionRequest) (contract.Source, bool, error) {
-	ss, err := d.o.a.store.Sources(ctx, string(conn.ID))
+	ss, err := d.store.Sources(ctx, string(conn.ID))
 	if err != nil {
 		return contract.Source{}, false, fmt.Errorf("serve work: %w", err)
 	}
@@ -324,7 +334,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if !ok {
 		return contract.WorkAnswer{}, errNoWork(req.ID)
 	}
-	key, err := d.o.a.ConnectionKey(ctx, conn.ID)
+	key, err := d.keys.ConnectionKey(ctx, conn.ID)
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -37,7 +39,12 @@ type OperationsConfig struct {
 // gate, held calls, the strip, Requests and decisions. Its state is a projection of the
 // event log, so several Operations over one store agree. It is safe for concurrent use.
 type Operations struct {
-	a          *Authority
+	store      store.Store
+	boards     *boards.Cache
+	now        func() time.Time
+	rand       io.Reader
+	log        *slog.Logger
+	keys       connectionKeys // handed to the Dispatcher, which signs grants
 	holdBound  time.Duration
 	requestTTL time.Duration
 
@@ -47,7 +54,8 @@ type Operations struct {
 
 // NewOperations returns the Operations of a.
 func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
-	o := &Operations{a: a, holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*ledger{}}
+	o := &Operations{store: a.store, boards: a.boards, now: a.now, rand: a.rand, log: a.log, keys: a.Directory,
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*ledger{}}
 	if o.holdBound <= 0 {
 		o.holdBound = DefaultHoldBound
 	}
@@ -55,6 +63,14 @@ func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
 		o.requestTTL = DefaultRequestTTL
 	}
 	return o
+}
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }
+
+// connectionKeys gives a Connection's key in clear, for signing its grants.
+type connectionKeys interface {
+	ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error)
 }
 
 func (o *Operations) ledger(project contract.ProjectID) *ledger {
@@ -151,7 +167,7 @@ func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(i
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return err
 	}
 	return o.acknowledgeLocked(ctx, l, c, delivered)
@@ -165,13 +181,13 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 	if last == nil || last.acked || !delivered(last.ordinal) {
 		return nil
 	}
-	err := o.a.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.a.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
+	err := o.store.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
 	})
 	if err != nil {
 		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
 	}
-	return l.catchUpLocked(ctx, o.a.store, project)
+	return l.catchUpLocked(ctx, o.store, project)
 }
 
 // admit passes call through the write gate (DESIGN.md §6.5) and, when it passes, runs it
@@ -185,7 +201,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 // gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
 func (o *Operations) admit(ctx context.Context, c Caller, call Call) (admission, error) {
 	var out admission
-	err := o.a.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
+	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
 		var err error
 		out, err = o.admitOnce(ctx, w, c, call)
 		return err
@@ -210,10 +226,10 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, c
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return admission{}, err
 	}
-	setup, err := l.setupLocked(ctx, o.a.store, project)
+	setup, err := l.setupLocked(ctx, o.store, project)
 	if err != nil {
 		return admission{}, err
 	}
@@ -230,7 +246,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, c
 		r.Result = last.result
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
-	now := o.a.nowUTC()
+	now := o.nowUTC()
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	run := o.run(ctx, w.Board(), c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
@@ -261,7 +277,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, c
 	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
 		return admission{}, err
 	}
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return admission{}, err
 	}
 	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
@@ -335,7 +351,7 @@ type reply struct {
 func (o *Operations) reply(ctx context.Context, c Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
 	var ans Answer
-	err := o.a.boards.Read(ctx, project, func(b *board.Board, head int64) error {
+	err := o.boards.Read(ctx, project, func(b *board.Board, head int64) error {
 		var err error
 		ans, err = o.replyLocked(ctx, c, r, b, head)
 		return err
@@ -353,7 +369,7 @@ func (o *Operations) replyLocked(ctx context.Context, c Caller, r reply, b *boar
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpToLocked(ctx, o.a.store, project, head); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, project, head); err != nil {
 		return Answer{}, err
 	}
 	if r.delivered != nil {
@@ -402,7 +418,7 @@ func (o *Operations) replyLocked(ctx context.Context, c Caller, r reply, b *boar
 	}
 	setup := r.setup
 	if setup == nil {
-		s, err := l.setupLocked(ctx, o.a.store, project)
+		s, err := l.setupLocked(ctx, o.store, project)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -440,7 +456,7 @@ func (o *Operations) State(ctx context.Context, c Caller) (contract.HostMeta, er
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return contract.HostMeta{}, err
 	}
 	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor, State: l.stripLocked(c.ID)}, nil

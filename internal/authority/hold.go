@@ -29,7 +29,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		l.mu.Lock()
 		var err error
 		if !first { // admit has just caught the ledger up
-			err = l.catchUpLocked(ctx, o.a.store, project)
+			err = l.catchUpLocked(ctx, o.store, project)
 		}
 		var slot contract.OperationSlot
 		if op := l.opLocked(agent, ordinal); op != nil {
@@ -47,7 +47,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if slot.State != contract.OpRunning {
 			return nil
 		}
-		err = o.a.store.Wait(bound, string(project), cursor)
+		err = o.store.Wait(bound, string(project), cursor)
 		switch {
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
@@ -85,11 +85,11 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
 	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
 	what := fmt.Sprintf("change operation %d of %s", ordinal, agent)
-	return o.a.boards.Write(ctx, project, what, func(w *boards.Write) error {
+	return o.boards.Write(ctx, project, what, func(w *boards.Write) error {
 		l := o.ledger(project)
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 			return err
 		}
 		op := l.opLocked(agent, ordinal)
@@ -105,14 +105,14 @@ func (o *Operations) change(ctx context.Context, project contract.ProjectID, age
 		if actorKind == contract.PrincipalTool && op.execution != nil {
 			actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 		}
-		now := o.a.nowUTC()
+		now := o.nowUTC()
 		err = w.Commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
 			return eventlog.Append(ctx, tx, project, event.OpChanged, actor, now, ev)
 		})
 		if err != nil {
 			return err
 		}
-		return l.catchUpLocked(ctx, o.a.store, project)
+		return l.catchUpLocked(ctx, o.store, project)
 	})
 }
 
@@ -135,7 +135,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.a.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return nil, err
 	}
 	agents := make([]string, 0, len(l.ops))

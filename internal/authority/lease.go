@@ -167,12 +167,12 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 // only: no event, so no held Poll wakes and no ledger has anything to catch up.
 func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (*contract.Lease, error) {
 	var out *contract.Lease
-	err := d.o.a.store.Update(ctx, func(tx store.Tx) error {
+	err := d.store.Update(ctx, func(tx store.Tx) error {
 		row, err := tx.LockLease(ctx, string(conn.Project), string(conn.ID))
 		if err != nil {
 			return fmt.Errorf("renew lease: %w", err)
 		}
-		now := d.o.a.nowUTC()
+		now := d.nowUTC()
 		if err := checkLease(leaseOf(row), req.WorkerID, req.Generation, now); err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []clai
 // two instances at once, appends nothing more; a late report from the lost worker is
 // then recorded, not applied. It reads the time from the authority's clock.
 func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
-	ps, err := d.o.a.store.Projects(ctx)
+	ps, err := d.store.Projects(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sweep expired leases: %w", err)
 	}
@@ -279,8 +279,8 @@ func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
 // nothing: [Dispatcher.sweepConnection] checks again under the row lock. It keeps the
 // sweep of an idle project to one read of its log's tail.
 func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
-	st := d.o.a.store
-	l := d.o.ledger(project)
+	st := d.store
+	l := d.ops.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUpLocked(ctx, st, project); err != nil {
@@ -292,7 +292,7 @@ func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) (
 	if err := w.catchUpLocked(ctx, st, project); err != nil {
 		return nil, err
 	}
-	now := d.o.a.nowUTC()
+	now := d.nowUTC()
 	var out []contract.ConnectionID
 	for _, c := range atWorkerLocked(l, w, "") {
 		if slices.Contains(out, c.Connection) {
@@ -350,10 +350,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		n, err := d.SweepExpired(ctx)
 		if err != nil && ctx.Err() == nil {
-			d.o.a.log.WarnContext(ctx, "sweep of expired worker leases failed; retrying at the next tick", logErr, err)
+			d.log.WarnContext(ctx, "sweep of expired worker leases failed; retrying at the next tick", logErr, err)
 		}
 		if n > 0 {
-			d.o.a.log.InfoContext(ctx, "work of expired worker leases needs a person", logOperations, n)
+			d.log.InfoContext(ctx, "work of expired worker leases needs a person", logOperations, n)
 		}
 	}
 }

@@ -371,16 +371,16 @@ func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) 
 		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
 	}
 	project := c.Projects[0]
-	ref, err := identity.NewID(o.a.rand, artifactPrefix)
+	ref, err := identity.NewID(o.rand, artifactPrefix)
 	if err != nil {
 		return "", err
 	}
-	err = o.a.store.Update(ctx, func(tx store.Tx) error {
+	err = o.store.Update(ctx, func(tx store.Tx) error {
 		h, err := tx.PutBlob(ctx, content)
 		if err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.a.nowUTC(),
+		return eventlog.Append(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.nowUTC(),
 			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
 	})
 	if err != nil {
@@ -395,7 +395,7 @@ func (o *Operations) readArtifact(ctx context.Context, c Caller, call Call, in *
 	project := c.Projects[0]
 	l := o.ledger(project)
 	l.mu.Lock()
-	err := l.catchUpLocked(ctx, o.a.store, project)
+	err := l.catchUpLocked(ctx, o.store, project)
 	art, ok := l.arts[in.Ref]
 	l.mu.Unlock()
 	if err != nil {
@@ -406,7 +406,7 @@ func (o *Operations) readArtifact(ctx context.Context, c Caller, call Call, in *
 			"no artifact %q was issued to this project; pass a ref art_… exactly as an earlier result gave it, with a non-negative offset", in.Ref))
 		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
 	}
-	data, err := o.a.store.Blob(ctx, art.Hash)
+	data, err := o.store.Blob(ctx, art.Hash)
 	if err != nil {
 		return Answer{}, fmt.Errorf("read artifact %s: %w", in.Ref, err)
 	}

@@ -175,7 +175,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.P
 	if err != nil {
 		return contract.OperationEntry{}, err
 	}
-	l := d.o.ledger(project)
+	l := d.ops.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if op := l.opLocked(agent, ordinal); op != nil {

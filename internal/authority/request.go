@@ -118,7 +118,7 @@ func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionIn
 // dispatcher must then still run only what a person approved.
 func (o *Operations) executionVector(ctx context.Context, project contract.ProjectID, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {
 	vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args, Tool: req.Tool}
-	cs, err := o.a.store.Connections(ctx, string(project))
+	cs, err := o.store.Connections(ctx, string(project))
 	if err != nil {
 		return contract.RequestVector{}, fmt.Errorf("read connections of %s: %w", project, err)
 	}
@@ -131,7 +131,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 		if cn.RevokedAt != nil {
 			continue
 		}
-		locks, err := o.a.store.ToolLocks(ctx, cn.ID)
+		locks, err := o.store.ToolLocks(ctx, cn.ID)
 		if err != nil {
 			return contract.RequestVector{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
 		}
@@ -142,7 +142,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 		if d := "sha256:" + hex.EncodeToString(locks[i].Digest); !slices.Contains(digests, d) {
 			digests = append(digests, d)
 		}
-		ss, err := o.a.store.Sources(ctx, cn.ID)
+		ss, err := o.store.Sources(ctx, cn.ID)
 		if err != nil {
 			return contract.RequestVector{}, fmt.Errorf("read sources of %s: %w", cn.ID, err)
 		}
@@ -193,7 +193,7 @@ func (o *Operations) newRequest(c Caller, vec contract.RequestVector, now time.T
 	if err != nil {
 		return nil, err
 	}
-	id, err := identity.NewID(o.a.rand, requestPrefix)
+	id, err := identity.NewID(o.rand, requestPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if !onBoard {
 		return d.commitWorkOnce(ctx, project, conn, nil, fn)
 	}
-	return d.o.a.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
+	return d.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
 		return d.commitWorkOnce(ctx, project, conn, bw, fn)
 	})
 }
@@ -77,12 +77,11 @@ var errHopBoardUnlocked = errors.New("a worker hop call changed the Board withou
 // without the Board.
 func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
-	a := d.o.a
 	var b *board.Board
 	if bw != nil {
 		b = bw.Board()
 	}
-	l := d.o.ledger(project)
+	l := d.ops.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := d.work(project)
@@ -91,8 +90,8 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	var wc *workCommit
 	var refused error // fn's error, returned as fn gave it
 	after := int64(-1)
-	err := a.store.Update(ctx, func(tx store.Tx) error {
-		wc = &workCommit{b: b, l: l, w: w, now: a.nowUTC(), conn: conn, opBy: "system"}
+	err := d.store.Update(ctx, func(tx store.Tx) error {
+		wc = &workCommit{b: b, l: l, w: w, now: d.nowUTC(), conn: conn, opBy: "system"}
 		if conn != "" {
 			row, err := tx.LockLease(ctx, string(project), string(conn))
 			if err != nil {
@@ -130,10 +129,10 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		bw.Committed(after)
 	}
 	if len(wc.events) > 0 || len(wc.ops) > 0 || wc.change != nil {
-		if err := l.catchUpLocked(ctx, a.store, project); err != nil {
+		if err := l.catchUpLocked(ctx, d.store, project); err != nil {
 			return err
 		}
-		if err := w.catchUpLocked(ctx, a.store, project); err != nil {
+		if err := w.catchUpLocked(ctx, d.store, project); err != nil {
 			return err
 		}
 	}
