@@ -60,7 +60,7 @@ type Dispatcher struct {
 	grantTTL time.Duration
 	maxRows  int
 
-	mu    sync.Mutex                         // guards works; taken before no other lock
+	mu    sync.Mutex                         // guards works; the lock order is in the package doc
 	works map[contract.ProjectID]*workLedger // created on first use, never removed
 }
 

@@ -48,7 +48,7 @@ type Operations struct {
 	holdBound  time.Duration
 	requestTTL time.Duration
 
-	mu      sync.Mutex                     // guards ledgers; taken before no other lock
+	mu      sync.Mutex                     // guards ledgers; the lock order is in the package doc
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 }
 

@@ -51,7 +51,7 @@ func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.B
 
 // workLedger is the projection of one project's hop events.
 type workLedger struct {
-	mu      sync.Mutex // guards the fields below; taken after a ledger.mu
+	mu      sync.Mutex // guards the fields below; the lock order is in the package doc
 	cursor  int64      // the last event applied
 	claims  map[string]claimEvent
 	reports map[string]reportEvent // work id → its report

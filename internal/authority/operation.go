@@ -97,7 +97,7 @@ type artifactEvent struct {
 
 // ledger is the projection of one project's operation, request and artifact events.
 type ledger struct {
-	mu       sync.Mutex                               // guards the fields below; taken after a projectBoard.mu
+	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
 	cursor   int64                                    // the last event applied
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project

@@ -39,14 +39,14 @@ type Cache struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu        sync.Mutex               // guards byProject; see the lock order in the package doc
+	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
 }
 
 // projectBoard is one project's Board. board.Board is not safe for concurrent use, so
 // every call on it holds mu, and a change holds it until its commit is known.
 type projectBoard struct {
-	mu sync.Mutex   // guards the fields below
+	mu sync.Mutex   // guards the fields below; the first lock of the authority's lock order
 	b  *board.Board // nil until built, and after a failed commit until rebuilt
 	// seq is a head of the project's log that b reflects in full: every Board change up
 	// to it is in b. It may be behind b (a build reads the head before the nodes), which
