@@ -14,7 +14,7 @@ import (
 )
 
 // readPackage returns the files of a capability directory under testdata.
-func readPackage(t *testing.T, dir string) contract.CapabilityUpload {
+func readPackage(t testing.TB, dir string) contract.CapabilityUpload {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {

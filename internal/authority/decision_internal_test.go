@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,21 +30,11 @@ func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const toml = `
-id      = "test.self"
-version = "1.0.0"
-title   = "Self decision"
-
-[[action]]
-name        = "mark"
-description = "Mark a topic."
-approval    = "person"
-effects     = ["marked(topic: ?topic)"]
-[[action.param]]
-name = "topic"
-type = "string"
-`
-	if _, err := a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": toml}}); err != nil {
+	toml, err := os.ReadFile(filepath.Join("testdata", "self", "capability.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
 		t.Fatal(err)
 	}
 	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})

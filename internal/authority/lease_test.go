@@ -29,7 +29,7 @@ func newOpsFixtureOn(t *testing.T, st store.Store) *opsFixture {
 	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
+	if _, err := f.a.InstallCapability(ctx, f.admin, "default", readPackage(t, "testdata/ops")); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
 	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})

@@ -15,55 +15,6 @@ import (
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
-// opsCapability declares a Board-only Action needing a person, an executed one that
-// does not, and an executed one whose address the Board binds from a trusted fact.
-const opsCapability = `
-id      = "test.ops"
-version = "1.0.0"
-title   = "Operations test"
-
-[[source]]
-name  = "workspace"
-type  = "file"
-words = ["fetched"]
-tier  = "attested"
-
-[[action]]
-name        = "mark"
-description = "Mark a topic."
-approval = "person"
-effects  = ["marked(topic: ?topic)"]
-[[action.param]]
-name = "topic"
-type = "string"
-
-[[action]]
-name        = "fetch"
-description = "Fetch a file."
-approval = "none"
-[[action.param]]
-name = "path"
-type = "string"
-[action.execution]
-tool         = "test.fetch@1"
-source_types = ["file"]
-kind         = "read"
-returns      = [{ predicate = "fetched", args = { path = "$path" } }]
-
-[[action]]
-name          = "send"
-description   = "Send to the registered address."
-approval      = "person"
-preconditions = ["target(addr: ?addr)"]
-bindings      = { addr = "?addr" }
-[[action.param]]
-name = "addr"
-type = "string"
-[action.execution]
-tool         = "test.send@1"
-source_types = ["file"]
-kind         = "write"
-`
 
 // clock is a settable test clock.
 type clock struct {
@@ -113,7 +64,7 @@ func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
 	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
+	if _, err := f.a.InstallCapability(ctx, f.admin, "default", readPackage(t, "testdata/ops")); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
 	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})

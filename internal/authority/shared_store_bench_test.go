@@ -7,7 +7,6 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/board"
-	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
@@ -33,7 +32,7 @@ func benchBoard(b *testing.B) (*authority.Authority, authority.Caller) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
+	up := readPackage(b, "testdata/grant")
 	if _, err := a.InstallCapability(ctx, admin, "default", up); err != nil {
 		b.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), u
 	t.Helper()
 	s1, s2 := open(t)
 	f := newFixtureOn(t, s1)
-	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
+	up := readPackage(t, "testdata/grant")
 	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", up); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
