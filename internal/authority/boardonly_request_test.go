@@ -12,8 +12,6 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-
-
 // valueEqual compares Values, whose fields are unexported, by value.
 var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
 

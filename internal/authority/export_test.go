@@ -2,6 +2,10 @@ package authority
 
 import (
 	"context"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/store"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/board"
@@ -31,12 +35,27 @@ func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, acto
 }
 
 // Dispatched records that a worker took the agent's running Operation ordinal: its stage
-// becomes at_worker, as a claim does, without the hop.
+// becomes at_worker, as a claim makes it, without the hop.
 func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
-	return o.change(ctx, project, agent, ordinal, contract.PrincipalAgent, func(b *board.Board, op *operation) (*Change, opEvent, error) {
-		if op.state != contract.OpRunning || op.execution == nil {
-			return nil, opEvent{}, contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.state)
-		}
-		return nil, opEvent{State: contract.OpRunning, Stage: contract.StageAtWorker}, nil
+	l := o.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	if err := l.CatchUp(ctx, o.a.store, project); err != nil {
+		return err
+	}
+	op := l.Op(agent, ordinal)
+	if op == nil {
+		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
+	}
+	if op.State() != contract.OpRunning || op.Execution() == nil {
+		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.State())
+	}
+	ev := operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
+	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, event.OpChanged, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
 	})
+	if err != nil {
+		return err
+	}
+	return l.CatchUp(ctx, o.a.store, project)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
-
 // clock is a settable test clock.
 type clock struct {
 	mu  sync.Mutex

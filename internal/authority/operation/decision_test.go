@@ -1,6 +1,7 @@
-package authority
+package operation_test
 
 import (
+	"github.com/docketrun/docket/internal/authority"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +19,7 @@ func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := New(Config{Store: st, Key: Key{5}})
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,13 +42,13 @@ func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := a.Authenticate(ctx, Token(at.Token))
+	agent, err := a.Authenticate(ctx, authority.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := NewOperations(a, OperationsConfig{})
+	o := authority.NewOperations(a, authority.OperationsConfig{})
 	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
-	if _, err := o.Call(ctx, agent, Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
+	if _, err := o.Call(ctx, agent, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := o.Requests(ctx, admin, "default")
@@ -56,11 +57,11 @@ func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 	}
 	d := contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}
 
-	_, err = o.decide(ctx, agent.Principal(), "default", rs[0].ID, d, true)
+	_, err = o.DecideAs(ctx, agent.Principal(), "default", rs[0].ID, d, true)
 	if contract.CodeOf(err) != contract.CodeSelfDecision {
 		t.Errorf("domain check: decide by the requester = %v, want self_decision", err)
 	}
-	_, err = o.decide(ctx, agent.Principal(), "default", rs[0].ID, d, false)
+	_, err = o.DecideAs(ctx, agent.Principal(), "default", rs[0].ID, d, false)
 	if contract.CodeOf(err) != contract.CodeSelfDecision {
 		t.Fatalf("store check alone: decide by the requester = %v, want self_decision", err)
 	}

@@ -1,4 +1,4 @@
-package authority
+package operation
 
 import (
 	"context"
@@ -66,15 +66,15 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 // ([Dispatcher.Report]), without the hop's lease, claim and grant: it is the in-process
 // path for tests of what sits above the authority.
 func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, by board.Author, out contract.ExecutionOutcome) error {
-	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *operation) (*Change, opEvent, error) {
+	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *Op) (*boards.Change, Event, error) {
 		if op.state != contract.OpRunning || op.execution == nil {
-			return nil, opEvent{}, contract.Errorf(contract.CodeOutcomeMismatch, "operation %d of %s is %s; it awaits no outcome", ordinal, agent, op.state)
+			return nil, Event{}, contract.Errorf(contract.CodeOutcomeMismatch, "operation %d of %s is %s; it awaits no outcome", ordinal, agent, op.state)
 		}
 		if !out.OK {
 			res, _ := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
-			return nil, opEvent{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
+			return nil, Event{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
 		}
-		ch, ev := applyOutcome(b, op, by, out, opEvent{})
+		ch, ev := ApplyOutcome(b, op, by, out, Event{})
 		return ch, ev, nil
 	})
 }
@@ -83,7 +83,7 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 // change, in one transaction under the project's lock. fn changes nothing but the Board,
 // so the write sequence may run it again on a rebuilt Board.
 func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
-	fn func(b *board.Board, op *operation) (*Change, opEvent, error)) error {
+	fn func(b *board.Board, op *Op) (*boards.Change, Event, error)) error {
 	what := fmt.Sprintf("change operation %d of %s", ordinal, agent)
 	return o.boards.Write(ctx, project, what, func(w *boards.Write) error {
 		l := o.ledger(project)
@@ -156,7 +156,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 
 // approvedLocked returns the vector of the approved Request of the agent's Operation
 // ordinal, or nil when none was needed.
-func (l *ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVector {
+func (l *Ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVector {
 	for _, id := range l.order {
 		r := l.requests[id]
 		if r.State == contract.RequestApproved && r.Ordinal == ordinal && r.RequestedBy.ID() == agent && r.RequestedBy.Kind() == contract.PrincipalAgent {
@@ -165,4 +165,23 @@ func (l *ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVe
 		}
 	}
 	return nil
+}
+
+// ApplyOutcome applies an ok outcome to b: the Board change (nil when the rows change
+// nothing) and the Operation done, or failed when the Board refuses the rows.
+func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.ExecutionOutcome, ev Event) (*boards.Change, Event) {
+	res, err := b.ApplyOutcome(by, *op.execution, out)
+	if err != nil {
+		ev.State = contract.OpFailed
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
+		return nil, ev
+	}
+	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
+	ch.Event = event.ActionCompleted
+	ev.State = contract.OpDone
+	ev.Result, _ = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
+	if len(res.Changes) == 0 && res.Case == nil {
+		return nil, ev
+	}
+	return ch, ev
 }

@@ -1,4 +1,4 @@
-package authority
+package dispatch
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -21,7 +23,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Defaults for [DispatcherConfig].
+// Defaults for [Config].
 const (
 	DefaultLeaseTTL = 30 * time.Second
 	DefaultPollWait = 10 * time.Second
@@ -29,8 +31,8 @@ const (
 	DefaultMaxRows  = 8
 )
 
-// DispatcherConfig configures [NewDispatcher].
-type DispatcherConfig struct {
+// Config configures [New].
+type Config struct {
 	// LeaseTTL is how long a worker's lease lasts unless renewed; workers are told to
 	// renew after a third of it. Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
@@ -49,10 +51,10 @@ type DispatcherConfig struct {
 // [Operations]. Its state is a projection of the event log and, for who holds each
 // Connection, the store's lease rows. It is safe for concurrent use.
 type Dispatcher struct {
-	ops      *Operations
+	ops      *operation.Operations
 	store    store.Store
 	boards   *boards.Cache
-	keys     connectionKeys
+	keys     ConnectionKeys
 	now      func() time.Time
 	log      *slog.Logger
 	leaseTTL time.Duration
@@ -60,14 +62,35 @@ type Dispatcher struct {
 	grantTTL time.Duration
 	maxRows  int
 
-	mu    sync.Mutex                         // guards works; the lock order is in the package doc
+	mu    sync.Mutex                         // guards works; the lock order is in the authority's package doc
 	works map[contract.ProjectID]*workLedger // created on first use, never removed
 }
 
-// NewDispatcher returns the Dispatcher of o's Operations.
-func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
-	d := &Dispatcher{ops: o, store: o.store, boards: o.boards, keys: o.keys, now: o.now, log: o.log, leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
+// Deps is what a Dispatcher reads and writes through.
+type Deps struct {
+	Store  store.Store
+	Boards *boards.Cache
+	Keys   ConnectionKeys
+	Now    func() time.Time // default: time.Now
+	Log    *slog.Logger     // default: discards
+}
+
+// ConnectionKeys gives a Connection's key in clear, for signing its grants.
+type ConnectionKeys interface {
+	ConnectionKey(ctx context.Context, id contract.ConnectionID) (identity.Token, error)
+}
+
+// New returns the Dispatcher that serves ops's queued Operations to workers.
+func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
+	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
+		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		works: map[contract.ProjectID]*workLedger{}}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
 	if d.leaseTTL <= 0 {
 		d.leaseTTL = DefaultLeaseTTL
 	}
@@ -249,7 +272,7 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 // shape builds the row of q on conn for workerID at gen, or ok false when conn cannot
 // run it: its Tool is not locked there, or no single Source of a type it takes is bound.
 // The same inputs give the same bytes, so a claim can be checked against a fresh shape.
-func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q Dispatch, workerID string, gen int64, adapterDigest string) (served, bool, error) {
+func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, bool, error) {
 	st := d.store
 	locks, err := st.ToolLocks(ctx, string(conn.ID))
 	if err != nil {
@@ -346,14 +369,14 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}
-		op := wc.l.opLocked(agent, ordinal)
-		if op == nil || op.execution == nil {
+		op := wc.l.Op(agent, ordinal)
+		if op == nil || op.Execution() == nil {
 			return errNoWork(req.ID)
 		}
-		if _, taken := wc.w.claims[req.ID]; taken || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
+		if _, taken := wc.w.claims[req.ID]; taken || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
 			return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 		}
-		s, ok, err := d.shape(ctx, conn, Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.execution}, req.WorkerID, req.Generation, signed.AdapterDigest)
+		s, ok, err := d.shape(ctx, conn, operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
 		if err != nil {
 			return err
 		}
@@ -363,10 +386,10 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 		if _, err := grant.Verify([]byte(key), req.Grant, s.grant, wc.now); err != nil {
 			return fmt.Errorf("claim %s: %w", req.ID, err)
 		}
-		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
+		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
 		wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
 			Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant)), Source: s.source})
-		wc.op(opEvent{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
+		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
 		return nil
 	})
 	if errors.Is(err, store.ErrConflict) {

@@ -1,10 +1,11 @@
-package authority
+package dispatch
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"slices"
 	"sync"
 	"time"
@@ -210,7 +211,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
-		wc.op(opEvent{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson,
+		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
 }
@@ -218,7 +219,7 @@ func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, w
 // atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
 // were never reported and whose Operation still waits at a worker, by work id. l.mu and
 // w.mu must be held.
-func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []claimEvent {
+func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.ConnectionID) []claimEvent {
 	ids := make([]string, 0, len(w.claims))
 	for id := range w.claims {
 		ids = append(ids, id)
@@ -233,8 +234,8 @@ func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []clai
 		if _, reported := w.reports[id]; reported {
 			continue
 		}
-		op := l.opLocked(c.Agent, c.Ordinal)
-		if op == nil || op.state != contract.OpRunning || op.stage != contract.StageAtWorker {
+		op := l.Op(c.Agent, c.Ordinal)
+		if op == nil || op.State() != contract.OpRunning || op.Stage() != contract.StageAtWorker {
 			continue
 		}
 		out = append(out, c)
@@ -280,10 +281,10 @@ func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
 // sweep of an idle project to one read of its log's tail.
 func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
 	st := d.store
-	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, st, project); err != nil {
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	if err := l.CatchUp(ctx, st, project); err != nil {
 		return nil, err
 	}
 	w := d.work(project)

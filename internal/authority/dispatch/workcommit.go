@@ -1,10 +1,11 @@
-package authority
+package dispatch
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -20,16 +21,16 @@ import (
 // [Dispatcher.commitWork].
 type workCommit struct {
 	b        *board.Board
-	l        *ledger
+	l        *operation.Ledger
 	w        *workLedger
 	now      time.Time
 	conn     contract.ConnectionID // the Connection whose lease is locked, or ""
 	lease    *lease                // the Connection's lease as locked in the transaction; nil without one
 	newLease *lease                // the lease to write, or nil
 	events   []store.NewEvent
-	ops      []opEvent
+	ops      []operation.Event
 	opBy     contract.Principal
-	change   *Change
+	change   *boards.Change
 	// answer is returned after the commit: a refusal that is recorded (a judged report).
 	answer error
 }
@@ -39,7 +40,7 @@ func (wc *workCommit) event(id, typ, actor string, data any) {
 	wc.events = append(wc.events, store.NewEvent{ID: id, Type: typ, At: wc.now, Actor: actor, Data: b})
 }
 
-func (wc *workCommit) op(e opEvent) { wc.ops = append(wc.ops, e) }
+func (wc *workCommit) op(e operation.Event) { wc.ops = append(wc.ops, e) }
 
 // setLease makes l the Connection's lease when wc commits.
 func (wc *workCommit) setLease(l *lease) { wc.newLease = l }
@@ -81,9 +82,9 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	if bw != nil {
 		b = bw.Board()
 	}
-	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
 	w := d.work(project)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -99,7 +100,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 			}
 			wc.lease = leaseOf(row)
 		}
-		if err := l.catchUpLocked(ctx, tx, project); err != nil {
+		if err := l.CatchUp(ctx, tx, project); err != nil {
 			return err
 		}
 		if err := w.catchUpLocked(ctx, tx, project); err != nil {
@@ -129,7 +130,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		bw.Committed(after)
 	}
 	if len(wc.events) > 0 || len(wc.ops) > 0 || wc.change != nil {
-		if err := l.catchUpLocked(ctx, d.store, project); err != nil {
+		if err := l.CatchUp(ctx, d.store, project); err != nil {
 			return err
 		}
 		if err := w.catchUpLocked(ctx, d.store, project); err != nil {

@@ -1,4 +1,4 @@
-package authority
+package operation
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"slices"
 	"time"
 
@@ -46,7 +47,7 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 // the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
 // Board-only Action, from the View, which lists it ready and waiting on a decision.
 // A Board-only Action is applied only when the View lists it ready without a decision.
-func (o *Operations) runAction(ctx context.Context, b *board.Board, c Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
+func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
 	by := board.Author{Principal: c.Principal()}
 	var focus []contract.CaseID
 	if in.CaseID != "" {
@@ -167,7 +168,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 }
 
 // requestRun makes r an Operation waiting for a decision on a new Request for vec.
-func (o *Operations) requestRun(c Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
+func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
 	req, err := o.newRequest(c, vec, now)
 	if err != nil {
 		return settleRun(r, nil, err)
@@ -178,8 +179,8 @@ func (o *Operations) requestRun(c Caller, vec contract.RequestVector, now time.T
 }
 
 // actionChange is the Board change of a Board-only Action's effects.
-func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *Change {
-	ch := &Change{Nodes: res.Changes, Event: event.ActionApplied,
+func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *boards.Change {
+	ch := &boards.Change{Nodes: res.Changes, Event: event.ActionApplied,
 		Data: map[string]any{"action": in.Action, "caseId": in.CaseID, "params": in.Params}}
 	if res.Case != nil {
 		ch.Cases = []contract.Case{*res.Case}
@@ -188,7 +189,7 @@ func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *Change
 }
 
 // newRequest returns a pending Request of c bound to vec's digest.
-func (o *Operations) newRequest(c Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
+func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
 	digest, err := RequestDigest(vec)
 	if err != nil {
 		return nil, err

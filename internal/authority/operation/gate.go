@@ -1,12 +1,13 @@
-package authority
+package operation
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -19,43 +20,55 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Defaults for [OperationsConfig].
+// Defaults for [Config].
 const (
 	DefaultHoldBound  = 50 * time.Second
 	DefaultRequestTTL = 24 * time.Hour
 )
 
-// OperationsConfig configures [NewOperations].
-type OperationsConfig struct {
+// Config configures [New].
+type Config struct {
 	// HoldBound is how long a write's answer is held waiting for its outcome before it
-	// answers running (DESIGN.md §6.3); default DefaultHoldBound.
+	// answers running; default DefaultHoldBound.
 	HoldBound time.Duration
 	// RequestTTL is how long a Request waits for a decision before it expires; default
 	// DefaultRequestTTL.
 	RequestTTL time.Duration
 }
 
-// Operations runs agents' tool calls as Operations (DESIGN.md §6.3–6.5, §7.1): the write
-// gate, held calls, the strip, Requests and decisions. Its state is a projection of the
-// event log, so several Operations over one store agree. It is safe for concurrent use.
+// Deps is what Operations reads and writes through.
+type Deps struct {
+	Store  store.Store
+	Boards *boards.Cache
+	Now    func() time.Time // default: time.Now
+	Rand   io.Reader        // default: crypto/rand.Reader
+}
+
+// Operations runs agents' tool calls as Operations: the write gate, held calls, the
+// strip, Requests and decisions. Its state is a projection of the event log, so several
+// Operations over one store agree. It is safe for concurrent use.
 type Operations struct {
 	store      store.Store
 	boards     *boards.Cache
 	now        func() time.Time
 	rand       io.Reader
-	log        *slog.Logger
-	keys       connectionKeys // handed to the Dispatcher, which signs grants
 	holdBound  time.Duration
 	requestTTL time.Duration
 
-	mu      sync.Mutex                     // guards ledgers; the lock order is in the package doc
-	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
+	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
+	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
 }
 
-// NewOperations returns the Operations of a.
-func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
-	o := &Operations{store: a.store, boards: a.boards, now: a.now, rand: a.rand, log: a.log, keys: a.Directory,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*ledger{}}
+// New returns the Operations over d.
+func New(d Deps, cfg Config) *Operations {
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand,
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*Ledger{}}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.rand == nil {
+		o.rand = rand.Reader
+	}
 	if o.holdBound <= 0 {
 		o.holdBound = DefaultHoldBound
 	}
@@ -68,12 +81,7 @@ func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }
 
-// connectionKeys gives a Connection's key in clear, for signing its grants.
-type connectionKeys interface {
-	ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error)
-}
-
-func (o *Operations) ledger(project contract.ProjectID) *ledger {
+func (o *Operations) ledger(project contract.ProjectID) *Ledger {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l := o.ledgers[project]
@@ -118,7 +126,7 @@ func refusal(err *contract.Error) contract.ToolResult {
 // Refusal returns the answer to a call refused before it reached the authority (its
 // arguments did not decode): the error, requestExecuted false, and the current strip and
 // View of the caller.
-func (o *Operations) Refusal(ctx context.Context, c Caller, focus []contract.CaseID, err *contract.Error) (Answer, error) {
+func (o *Operations) Refusal(ctx context.Context, c identity.Caller, focus []contract.CaseID, err *contract.Error) (Answer, error) {
 	return o.answer(ctx, c, focus, refusal(err), 0, nil, nil)
 }
 
@@ -127,7 +135,7 @@ func (o *Operations) Refusal(ctx context.Context, c Caller, focus []contract.Cas
 // is held until the Operation settles, waits for a decision, or the hold bound passes
 // (then it answers running and nothing is cancelled). When ctx ends while the answer is
 // held, Call returns ctx's cause; the Operation goes on.
-func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, error) {
+func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (Answer, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return Answer{}, contract.Errorf(contract.CodeForbidden, "only agents call tools; use an agent token (docket agent token).")
 	}
@@ -159,7 +167,7 @@ func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, err
 // it was delivered to this session, and the session made another call since (calls are
 // serial, so the client had the answer). From then on the strip shows a summary in place
 // of the result. It writes at most once per Operation.
-func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(int64) bool) error {
+func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, delivered func(int64) bool) error {
 	if delivered == nil {
 		return nil
 	}
@@ -175,14 +183,14 @@ func (o *Operations) acknowledge(ctx context.Context, c Caller, delivered func(i
 
 // acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
 // held.
-func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller, delivered func(int64) bool) error {
+func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identity.Caller, delivered func(int64) bool) error {
 	project := c.Projects[0]
 	last := l.latestSettledLocked(c.ID)
 	if last == nil || last.acked || !delivered(last.ordinal) {
 		return nil
 	}
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), opEvent{Agent: c.ID, Ordinal: last.ordinal})
+		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), Event{Agent: c.ID, Ordinal: last.ordinal})
 	})
 	if err != nil {
 		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
@@ -199,7 +207,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c Caller,
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
-func (o *Operations) admit(ctx context.Context, c Caller, call Call) (admission, error) {
+func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
 	var out admission
 	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
 		var err error
@@ -221,7 +229,7 @@ type admission struct {
 	refused *contract.ToolResult
 }
 
-func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, call Call) (admission, error) {
+func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
 	project := w.Project()
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -261,7 +269,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c Caller, c
 			return err
 		}
 		if last != nil && !last.acked {
-			return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, opEvent{Agent: c.ID, Ordinal: last.ordinal})
+			return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, Event{Agent: c.ID, Ordinal: last.ordinal})
 		}
 		return nil
 	}
@@ -294,7 +302,7 @@ var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another ins
 // since only committed events were applied. errOrdinalTaken means another Operation of
 // the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
 // be held.
-func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
+func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
 	head, err := tx.LockHead(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)
@@ -327,7 +335,7 @@ func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
 // answer builds the answer to a call of c: res completed with the strip and View, and
 // for ordinal > 0 the Operation's own state and result. setup, when not nil, is the one
 // the call already read.
-func (o *Operations) answer(ctx context.Context, c Caller, focus []contract.CaseID, res contract.ToolResult, ordinal int64, extra json.RawMessage, setup *board.Setup) (Answer, error) {
+func (o *Operations) answer(ctx context.Context, c identity.Caller, focus []contract.CaseID, res contract.ToolResult, ordinal int64, extra json.RawMessage, setup *board.Setup) (Answer, error) {
 	return o.reply(ctx, c, reply{focus: focus, res: res, ordinal: ordinal, extra: extra, setup: setup})
 }
 
@@ -348,7 +356,7 @@ type reply struct {
 // reply builds an answer under the project's Board lock, taken once: the head read that
 // finds the Board fresh also tells the ledger whether any event came since its cursor, so
 // an answer on an idle log reads no events.
-func (o *Operations) reply(ctx context.Context, c Caller, r reply) (Answer, error) {
+func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
 	var ans Answer
 	err := o.boards.Read(ctx, project, func(b *board.Board, head int64) error {
@@ -364,7 +372,7 @@ func (o *Operations) reply(ctx context.Context, c Caller, r reply) (Answer, erro
 
 // replyLocked is reply on b, which reflects the log up to head, under the project's
 // Board lock.
-func (o *Operations) replyLocked(ctx context.Context, c Caller, r reply, b *board.Board, head int64) (Answer, error) {
+func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -389,7 +397,7 @@ func (o *Operations) replyLocked(ctx context.Context, c Caller, r reply, b *boar
 		}
 	}
 	slots := l.stripLocked(c.ID)
-	var op operation
+	var op Op
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
 		op = *p
 	}
@@ -448,7 +456,7 @@ func latestSettledSlot(slots []contract.OperationSlot) *contract.OperationSlot {
 
 // State returns the state form of c's strip, with ordinals, for initialize and ping
 // (DESIGN.md §6.1).
-func (o *Operations) State(ctx context.Context, c Caller) (contract.HostMeta, error) {
+func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.HostMeta, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
 	}

@@ -1,10 +1,12 @@
-package authority
+package dispatch
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
@@ -70,13 +72,13 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			return contract.Errorf(contract.CodeWorkBody,
 				"the report of work %s is not a receipt the hop takes: an ok report carries result.rows and no facts (facts come only from the Action's returns), and never effectUnknown.", req.ID)
 		}
-		op := wc.l.opLocked(agent, ordinal)
-		if op == nil || op.execution == nil {
+		op := wc.l.Op(agent, ordinal)
+		if op == nil || op.Execution() == nil {
 			return errNoWork(req.ID)
 		}
-		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
+		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
 		rep := reportEvent{Work: req.ID, Digest: digest}
-		atWorker := op.state == contract.OpRunning && op.stage == contract.StageAtWorker
+		atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
 		if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
 			rep.Judged, rep.Code = true, contract.CodeWorkTaken
 			rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
@@ -86,21 +88,21 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			}
 			wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
 			if atWorker {
-				wc.op(opEvent{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
+				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
 					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 			}
 			wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
 			return nil
 		}
 		wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
-		ev := opEvent{Agent: agent, Ordinal: ordinal}
+		ev := operation.Event{Agent: agent, Ordinal: ordinal}
 		switch {
 		case req.OK:
 			by := board.Author{Principal: wc.opBy, Tier: c.Source.Tier, Words: c.Source.Words}
 			if c.Source.Name == "" {
 				by.Tier = contract.TierAsserted // a source-free Tool attests nothing
 			}
-			wc.change, ev = applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+			wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
 		case req.EffectUnknown:
 			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
@@ -113,30 +115,11 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 	})
 }
 
-// applyOutcome applies an ok outcome to b: the Board change (nil when the rows change
-// nothing) and the Operation done, or failed when the Board refuses the rows.
-func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.ExecutionOutcome, ev opEvent) (*Change, opEvent) {
-	res, err := b.ApplyOutcome(by, *op.execution, out)
-	if err != nil {
-		ev.State = contract.OpFailed
-		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
-		return nil, ev
-	}
-	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
-	ch.Event = event.ActionCompleted
-	ev.State = contract.OpDone
-	ev.Result, _ = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
-	if len(res.Changes) == 0 && res.Case == nil {
-		return nil, ev
-	}
-	return ch, ev
-}
-
 // Reconcile settles an Operation that needs a person with what a member found (DESIGN.md
 // §6.4): done (the effect happened), failed (it did not) or unknown. Failed and unknown
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
 // Source's. Only members reconcile.
-func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
+func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.OperationEntry{}, err
 	}
@@ -160,26 +143,26 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c Caller, project contract.P
 	}
 	var out contract.OperationEntry
 	err := d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
-		op := wc.l.opLocked(agent, ordinal)
+		op := wc.l.Op(agent, ordinal)
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
 		}
-		if op.state != contract.OpNeedsPerson {
-			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.state)
+		if op.State() != contract.OpNeedsPerson {
+			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
 		}
 		wc.opBy = c.Principal()
 		res, _ := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
-		wc.op(opEvent{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
+		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
 		return nil
 	})
 	if err != nil {
 		return contract.OperationEntry{}, err
 	}
-	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if op := l.opLocked(agent, ordinal); op != nil {
-		out = op.entry()
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	if op := l.Op(agent, ordinal); op != nil {
+		out = op.Entry()
 	}
 	return out, nil
 }

@@ -1,9 +1,10 @@
-package authority
+package operation
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"slices"
 	"sync"
 	"time"
@@ -20,8 +21,8 @@ import (
 // so every instance sharing the store sees the same Operations: the ledger below is only
 // a projection of these events, caught up before each use.
 
-// opEvent is the data of an operation event.
-type opEvent struct {
+// Event is the data of an operation event.
+type Event struct {
 	Agent     string                     `json:"agent"`
 	Ordinal   int64                      `json:"ordinal"`
 	Tool      string                     `json:"tool,omitempty"`
@@ -37,7 +38,7 @@ type opEvent struct {
 }
 
 // operation is one Operation as the ledger knows it.
-type operation struct {
+type Op struct {
 	ordinal   int64
 	tool      string
 	label     string
@@ -53,7 +54,7 @@ type operation struct {
 	acked     bool
 }
 
-func (op *operation) apply(e opEvent, at time.Time) {
+func (op *Op) apply(e Event, at time.Time) {
 	if e.State != "" && e.State != op.state {
 		op.state, op.since = e.State, at
 	}
@@ -67,7 +68,7 @@ func (op *operation) apply(e opEvent, at time.Time) {
 }
 
 // entry returns op as a strip entry: the result in full while unacknowledged.
-func (op *operation) entry() contract.OperationEntry {
+func (op *Op) entry() contract.OperationEntry {
 	e := contract.OperationEntry{Tool: op.tool, Label: op.label, State: op.state, At: op.at, Since: op.since,
 		Stage: op.stage, Decision: op.decision, Reason: op.reason}
 	switch {
@@ -80,7 +81,7 @@ func (op *operation) entry() contract.OperationEntry {
 	return e
 }
 
-func (op *operation) summary() string {
+func (op *Op) summary() string {
 	if op.errorCode != "" {
 		return fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
 	}
@@ -96,24 +97,24 @@ type artifactEvent struct {
 }
 
 // ledger is the projection of one project's operation, request and artifact events.
-type ledger struct {
+type Ledger struct {
 	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
 	cursor   int64                                    // the last event applied
-	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
+	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 }
 
-func newLedger() *ledger {
-	return &ledger{ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+func newLedger() *Ledger {
+	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
 		arts: map[string]artifactEvent{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
 // or a transaction that sees its own writes). l.mu must be held.
-func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	return eventlog.Scan(ctx, r, project, l.cursor, -1, func(e store.Event) error {
 		if err := l.applyLocked(e); err != nil {
 			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
@@ -125,20 +126,20 @@ func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project cont
 
 // catchUpToLocked is catchUpLocked for a caller that has just read the log's head: it
 // reads no events when the cursor is there already. l.mu must be held.
-func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
+func (l *Ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
 	if l.cursor >= head {
 		return nil
 	}
 	return l.catchUpLocked(ctx, r, project)
 }
 
-func (l *ledger) applyLocked(e store.Event) error {
+func (l *Ledger) applyLocked(e store.Event) error {
 	if event.ChangesSetup(e.Type) {
 		l.setup = nil
 	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged:
-		var d opEvent
+		var d Event
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
@@ -147,7 +148,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 			if d.Ordinal != int64(len(ops))+1 {
 				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 			}
-			l.ops[d.Agent] = append(ops, &operation{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
 				result: d.Result, execution: d.Execution, at: e.At, since: e.At})
 			return nil
@@ -184,7 +185,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 // kept until the ledger applies an event that may change it ([event.ChangesSetup]). The rows
 // are read after the ledger caught up, so they are at least as new as its cursor; a
 // change committed meanwhile is read again when its event arrives. l.mu must be held.
-func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
+func (l *Ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
 	if l.setup != nil {
 		return *l.setup, nil
 	}
@@ -212,7 +213,7 @@ func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contra
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does.
-func (l *ledger) unresolvedLocked(agent string) *operation {
+func (l *Ledger) unresolvedLocked(agent string) *Op {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if !ops[i].state.Settled() {
@@ -223,7 +224,7 @@ func (l *ledger) unresolvedLocked(agent string) *operation {
 }
 
 // latestSettledLocked returns the agent's latest settled Operation, or nil.
-func (l *ledger) latestSettledLocked(agent string) *operation {
+func (l *Ledger) latestSettledLocked(agent string) *Op {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].state.Settled() {
@@ -235,10 +236,10 @@ func (l *ledger) latestSettledLocked(agent string) *operation {
 
 // stripLocked returns the strip of agent (DESIGN.md §6.4): newest first, at most
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
-func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
+func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
-	var keep []*operation
-	add := func(op *operation) {
+	var keep []*Op
+	add := func(op *Op) {
 		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
 			keep = append(keep, op)
 		}
@@ -252,7 +253,7 @@ func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
 		}
 	}
 	add(l.latestSettledLocked(agent))
-	slices.SortFunc(keep, func(a, b *operation) int { return int(b.ordinal - a.ordinal) })
+	slices.SortFunc(keep, func(a, b *Op) int { return int(b.ordinal - a.ordinal) })
 	out := make([]contract.OperationSlot, 0, len(keep))
 	for _, op := range keep {
 		out = append(out, contract.OperationSlot{Ordinal: op.ordinal, OperationEntry: op.entry()})
@@ -261,7 +262,7 @@ func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
 }
 
 // opLocked returns the agent's Operation ordinal, or nil.
-func (l *ledger) opLocked(agent string, ordinal int64) *operation {
+func (l *Ledger) opLocked(agent string, ordinal int64) *Op {
 	ops := l.ops[agent]
 	if ordinal < 1 || ordinal > int64(len(ops)) {
 		return nil
@@ -273,15 +274,15 @@ func (l *ledger) opLocked(agent string, ordinal int64) *operation {
 // when nothing changed), the Operation's first state, any Request it raised, and the
 // Cases it focuses.
 type toolRun struct {
-	change  *Change
-	op      opEvent
+	change  *boards.Change
+	op      Event
 	request *contract.Request
 	focus   []contract.CaseID
 }
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
-func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Call, setup board.Setup, now time.Time) toolRun {
+func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time) toolRun {
 	p := c.Principal()
 	by := board.Author{Principal: p}
 	var r toolRun
@@ -293,14 +294,14 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Cal
 		var cs contract.Case
 		var changes []contract.NodeChange
 		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
-			r.change = &Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpened, Data: cs}
+			r.change = &boards.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpened, Data: cs}
 			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
 		}
 	case *contract.Batch:
 		r.op.Label = fmt.Sprintf("ApplyBatch %d ops", len(in.Operations))
 		var br board.BatchResult
 		if br, err = b.ApplyBatch(by, *in); err == nil {
-			r.change = &Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
+			r.change = &boards.Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
 			result = map[string]any{"nodeIds": br.NodeIDs}
 		}
 	case *contract.ApplyActionInput:
@@ -314,7 +315,7 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c Caller, call Cal
 		r.focus = []contract.CaseID{in.CaseID}
 		var cr board.CloseResult
 		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
-			r.change = &Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
+			r.change = &boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
 			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
 		}
 	default:
@@ -338,7 +339,7 @@ func settleRun(r toolRun, result any, err error) toolRun {
 
 // query answers QueryBoard: the matches of its pattern and the View. It is never an
 // Operation and passes no gate (DESIGN.md §6.5).
-func (o *Operations) query(ctx context.Context, c Caller, call Call, in *contract.QueryBoardInput) (Answer, error) {
+func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in *contract.QueryBoardInput) (Answer, error) {
 	focus := call.Focus
 	if len(in.Focus) > 0 {
 		focus = mergeFocus(in.Focus, nil)
@@ -366,7 +367,7 @@ const artifactPrefix = "art_"
 
 // PutArtifact keeps content as an artifact of the Agent c and returns its reference,
 // once the artifact is durable.
-func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) (string, error) {
+func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content []byte) (string, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
 	}
@@ -391,7 +392,7 @@ func (o *Operations) PutArtifact(ctx context.Context, c Caller, content []byte) 
 
 // readArtifact answers ReadArtifact: a bounded fragment of an artifact the authority
 // issued in the caller's project. Nothing else can be named.
-func (o *Operations) readArtifact(ctx context.Context, c Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
+func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
 	l.mu.Lock()

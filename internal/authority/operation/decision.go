@@ -1,10 +1,11 @@
-package authority
+package operation
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/identity"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
@@ -16,7 +17,7 @@ import (
 
 // Requests lists project's Requests, oldest first, for a member (DESIGN.md §7.1). A
 // pending Request past its deadline is shown expired.
-func (o *Operations) Requests(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Request, error) {
+func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (o *Operations) Requests(ctx context.Context, c Caller, project contract.Pr
 // approved digest, the Request is void and the Operation refused (call_changed); else a
 // Board-only Action applies its effects now and an executed Action is queued for
 // dispatch.
-func (o *Operations) Decide(ctx context.Context, c Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+func (o *Operations) Decide(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Request{}, err
 	}
@@ -103,8 +104,8 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	}
 	now := o.nowUTC()
 	req.DecidedBy, req.DecidedAt = by, &now
-	var ch *Change
-	ev := opEvent{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
+	var ch *boards.Change
+	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
 	switch {
 	case !now.Before(req.Deadline):
@@ -161,14 +162,14 @@ func recordDecision(ctx context.Context, tx store.Tx, d store.Decision) error {
 }
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
-func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *operation, ev opEvent) (*Change, opEvent) {
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
 	var in contract.ApplyActionInput
 	if err := json.Unmarshal(op.input, &in); err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
 		return nil, ev
 	}
 	by := board.Author{Principal: req.RequestedBy}
-	void := func(err error) (*Change, opEvent) {
+	void := func(err error) (*boards.Change, Event) {
 		req.State = contract.RequestVoid
 		ev.State = contract.OpRefused
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)

@@ -1,0 +1,14 @@
+package operation
+
+import (
+	"context"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// DecideAs records decision d by the principal by, as Decide does for a member; with
+// checkSelf false it skips the domain's self-decision check, so a test can show the
+// store's constraint refuses a principal deciding its own request on its own.
+func (o *Operations) DecideAs(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
+	return o.decide(ctx, by, project, id, d, checkSelf)
+}
