@@ -369,8 +369,8 @@ func (x *conversationIndex) project(project contract.ProjectID) *projectConversa
 
 // projectConversations is the conversation index of one project.
 type projectConversations struct {
-	mu     sync.Mutex // guards the fields below
-	cursor int64      // the last event applied
+	mu     sync.Mutex      // guards the fields below
+	cursor eventlog.Cursor // how far the index applied the log
 	convs  map[conversationKey]*conversationEntry
 }
 
@@ -394,13 +394,7 @@ type conversationEntry struct {
 // store. On success p stays locked and the caller unlocks it; on an error it is unlocked.
 func (p *projectConversations) lockCaughtUp(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	p.mu.Lock()
-	err := eventlog.Scan(ctx, r, project, p.cursor, -1, func(e store.Event) error {
-		if err := p.applyLocked(e); err != nil {
-			return err
-		}
-		p.cursor = e.Seq
-		return nil
-	})
+	err := p.cursor.CatchUp(ctx, r, project, p.applyLocked)
 	if err != nil {
 		p.mu.Unlock()
 	}

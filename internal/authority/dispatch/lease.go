@@ -52,8 +52,8 @@ func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.B
 
 // workLedger is the projection of one project's hop events.
 type workLedger struct {
-	mu      sync.Mutex // guards the fields below; the lock order is in the package doc
-	cursor  int64      // the last event applied
+	mu      sync.Mutex      // guards the fields below; the lock order is in the package doc
+	cursor  eventlog.Cursor // how far the hop ledger applied the log
 	claims  map[string]claimEvent
 	reports map[string]reportEvent // work id → its report
 	// gens holds the highest generation each Connection's acquisition events name. A new
@@ -69,13 +69,7 @@ func newWorkLedger() *workLedger {
 // catchUpLocked applies project's events after the cursor, read from r (the store, or a
 // transaction). w.mu must be held.
 func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return eventlog.Scan(ctx, r, project, w.cursor, -1, func(e store.Event) error {
-		if err := w.applyLocked(e); err != nil {
-			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
-		}
-		w.cursor = e.Seq
-		return nil
-	})
+	return w.cursor.CatchUp(ctx, r, project, w.applyLocked)
 }
 
 func (w *workLedger) applyLocked(e store.Event) error {

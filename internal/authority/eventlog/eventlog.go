@@ -72,3 +72,25 @@ func Refuse(err error, what string) error {
 	}
 	return err
 }
+
+// Cursor is how far one projection (the operation ledger, the hop ledger, the
+// conversation index) has applied a project's log. Its zero value is the log's start.
+// Every projection catches up through [Cursor.CatchUp], the one loop that reads a log
+// forward and applies it.
+type Cursor struct{ seq int64 }
+
+// Seq is the sequence number of the last event applied; 0 before any.
+func (c *Cursor) Seq() int64 { return c.seq }
+
+// CatchUp applies each event of project after the cursor, read from r (the store, or a
+// transaction that sees its own writes), and moves the cursor past each event applied.
+// When apply fails the cursor stays on the last event applied.
+func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
+	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error {
+		if err := apply(e); err != nil {
+			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+		}
+		c.seq = e.Seq
+		return nil
+	})
+}

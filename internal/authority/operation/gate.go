@@ -307,7 +307,7 @@ func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contrac
 	if err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)
 	}
-	if head.Seq == l.cursor {
+	if head.Seq == l.cursor.Seq() {
 		return nil
 	}
 	if err := l.catchUpLocked(ctx, tx, project); err != nil {
@@ -411,7 +411,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	} else if extra != nil {
 		res.Accepted, res.Result = true, extra
 	}
-	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor, Ordinal: r.ordinal}}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), Ordinal: r.ordinal}}
 	res.Operations = make([]contract.OperationEntry, 0, len(slots))
 	for _, s := range slots {
 		res.Operations = append(res.Operations, s.OperationEntry)
@@ -467,7 +467,7 @@ func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.Hos
 	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return contract.HostMeta{}, err
 	}
-	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor, State: l.stripLocked(c.ID)}, nil
+	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), State: l.stripLocked(c.ID)}, nil
 }
 
 // errorResult is the stored result of a call the Board refused.

@@ -35,7 +35,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if op := l.opLocked(agent, ordinal); op != nil {
 			slot = contract.OperationSlot{Ordinal: ordinal, OperationEntry: op.entry()}
 		}
-		cursor := l.cursor
+		cursor := l.cursor.Seq()
 		l.mu.Unlock()
 		if err != nil {
 			return err

@@ -99,7 +99,7 @@ type artifactEvent struct {
 // ledger is the projection of one project's operation, request and artifact events.
 type Ledger struct {
 	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
-	cursor   int64                                    // the last event applied
+	cursor   eventlog.Cursor                          // how far the ledger applied the log
 	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
@@ -115,19 +115,13 @@ func newLedger() *Ledger {
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
 // or a transaction that sees its own writes). l.mu must be held.
 func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return eventlog.Scan(ctx, r, project, l.cursor, -1, func(e store.Event) error {
-		if err := l.applyLocked(e); err != nil {
-			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
-		}
-		l.cursor = e.Seq
-		return nil
-	})
+	return l.cursor.CatchUp(ctx, r, project, l.applyLocked)
 }
 
 // catchUpToLocked is catchUpLocked for a caller that has just read the log's head: it
 // reads no events when the cursor is there already. l.mu must be held.
 func (l *Ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
-	if l.cursor >= head {
+	if l.cursor.Seq() >= head {
 		return nil
 	}
 	return l.catchUpLocked(ctx, r, project)
