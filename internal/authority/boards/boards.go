@@ -354,14 +354,7 @@ func (a *Cache) Builds(project contract.ProjectID) int {
 
 // View runs fn on project's Board for reading, under the project's lock.
 func (a *Cache) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	b, err := a.boardLocked(ctx, project, pb)
-	if err != nil {
-		return err
-	}
-	return fn(b)
+	return a.Read(ctx, project, func(b *board.Board, _ int64) error { return fn(b) })
 }
 
 // Cases lists project's Cases, oldest first.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/docketrun/docket/internal/authority/operation"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -214,13 +215,8 @@ func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, w
 // were never reported and whose Operation still waits at a worker, by work id. l.mu and
 // w.mu must be held.
 func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.ConnectionID) []claimEvent {
-	ids := make([]string, 0, len(w.claims))
-	for id := range w.claims {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	var out []claimEvent
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(w.claims)) {
 		c := w.claims[id]
 		if conn != "" && c.Connection != conn {
 			continue

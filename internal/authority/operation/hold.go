@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -138,13 +139,8 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return nil, err
 	}
-	agents := make([]string, 0, len(l.ops))
-	for a := range l.ops {
-		agents = append(agents, a)
-	}
-	slices.Sort(agents)
 	var out []Dispatch
-	for _, a := range agents {
+	for _, a := range slices.Sorted(maps.Keys(l.ops)) {
 		for _, op := range l.ops[a] {
 			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
 				out = append(out, Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution, Approved: l.approvedLocked(a, op.ordinal)})
