@@ -2,14 +2,14 @@ package authority
 
 import (
 	"context"
+
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/operation"
-	"github.com/docketrun/docket/internal/store"
-
-	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // BoardBuilds reports how often a's Board of project was built from the store, so tests

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/docketrun/docket/internal/authority/identity"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
 	"github.com/docketrun/docket/internal/store"

@@ -1,11 +1,11 @@
 package operation_test
 
 import (
-	"github.com/docketrun/docket/internal/authority"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
