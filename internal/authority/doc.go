@@ -5,13 +5,19 @@
 //     keys, Sources and tool locks; a [Caller] is what a credential proves.
 //   - boards: each project's Board kept in step with the store and its log, the one
 //     write sequence every Board write runs, and capability installs.
+//   - operation: the write gate, held calls, the strip, Requests, decisions and
+//     artifacts, over the operation ledger (a projection of the log).
+//   - dispatch: the worker hop (leases, claims, reports, reconciliation and the lease
+//     sweep), over the hop ledger; it reads and moves Operations through
+//     [operation.Ledger].
 //   - conversation: Agents' conversations in the log, and their index.
 //   - event: the catalog of event types, with whether each may change a Board.
-//   - eventlog: appending, scanning and the refusals every part shares.
+//   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
+//     every part shares.
 //
-// This package itself holds [Operations] (the write gate, held calls, the strip,
-// Requests, decisions and artifacts) and [Dispatcher] (the worker hop: leases, claims,
-// reports, reconciliation and the lease sweep), over the operation and hop ledgers.
+// This package wires them: [New] builds the identity directory, the Board cache and the
+// conversation keeper over one store; [NewOperations] and [NewDispatcher] add the
+// Operations and the worker hop over the same store and Boards.
 //
 // # Lock order
 //
@@ -19,8 +25,8 @@
 //
 //  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger (ledger.mu);
-//  3. the project's hop ledger (workLedger.mu);
+//  2. the project's operation ledger (operation: Ledger.mu);
+//  3. the project's hop ledger (dispatch: workLedger.mu);
 //  4. inside the store transaction, the rows it locks: a Connection's lease row
 //     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
 //
