@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -19,7 +20,7 @@ var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
 func newGrantFixture(t *testing.T) *opsFixture {
 	t.Helper()
 	f := newOpsFixture(t, time.Minute)
-	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", readPackage(t, "testdata/grant")); err != nil {
+	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
 		t.Fatalf("InstallCapability(grant): %v", err)
 	}
 	return f

@@ -16,31 +16,7 @@ import (
 // newOpsFixtureOn is newOpsFixture on st, with a hold bound of a millisecond.
 func newOpsFixtureOn(t *testing.T, st store.Store) *opsFixture {
 	t.Helper()
-	ctx := t.Context()
-	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
-	var err error
-	if f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", readPackage(t, "testdata/ops")); err != nil {
-		t.Fatalf("InstallCapability: %v", err)
-	}
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
-		t.Fatal(err)
-	}
-	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
-	return f
+	return opsFixtureOver(t, st, time.Millisecond)
 }
 
 // opEntry returns the agent's Operation ordinal from its strip.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -45,34 +46,21 @@ type opsFixture struct {
 
 func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
 	t.Helper()
-	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return opsFixtureOver(t, st, hold)
+}
+
+// opsFixtureOver is the ops capability installed over st, with the Agent calc, its clock
+// at a fixed time and the given hold bound.
+func opsFixtureOver(t *testing.T, st store.Store, hold time.Duration) *opsFixture {
+	t.Helper()
 	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
-	f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", readPackage(t, "testdata/ops")); err != nil {
-		t.Fatalf("InstallCapability: %v", err)
-	}
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{7}, Now: f.clock.Now, Capability: "testdata/ops", Agent: "calc"})
+	f.a, f.admin, f.agent = p.A, p.Admin, p.Agent
 	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: hold, RequestTTL: time.Hour})
 	return f
 }

@@ -45,10 +45,10 @@ type Config struct {
 	MaxRows int
 }
 
-// Dispatcher is the authority's side of the worker hop (DESIGN.md §8): leases with a
+// Dispatcher is the authority's side of the worker hop: leases with a
 // monotonic generation per Connection, work served only for Tools locked on the
 // Connection, claims, and idempotent reports that settle Operations queued by
-// [Operations]. Its state is a projection of the event log and, for who holds each
+// [operation.Operations]. Its state is a projection of the event log and, for who holds each
 // Connection, the store's lease rows. It is safe for concurrent use.
 type Dispatcher struct {
 	ops      *operation.Operations

@@ -1,17 +1,17 @@
 package operation_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
 // TestDecide_StoreRefusesSelfDecision bypasses the domain check: the store's constraint
-// alone refuses a principal deciding its own request (DESIGN.md §7.1).
+// alone refuses a principal deciding its own request.
 func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
@@ -19,33 +19,8 @@ func TestDecide_StoreRefusesSelfDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := a.Authenticate(ctx, b.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	toml, err := os.ReadFile(filepath.Join("testdata", "self", "capability.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
-		t.Fatal(err)
-	}
-	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := a.Authenticate(ctx, authority.Token(at.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{5}, Capability: "testdata/self", Agent: "calc"})
+	a, admin, agent := p.A, p.Admin, p.Agent
 	o := authority.NewOperations(a, authority.OperationsConfig{})
 	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
 	if _, err := o.Call(ctx, agent, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
