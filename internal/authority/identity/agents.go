@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
@@ -84,26 +85,16 @@ func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project cont
 
 // RevokeAgent revokes an Agent; its token stops working at once.
 func (a *Directory) RevokeAgent(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.Agent, error) {
-	if err := c.RequireMember(project); err != nil {
-		return contract.Agent{}, err
-	}
-	now := a.nowUTC()
-	var ag store.Agent
-	err := a.store.Update(ctx, func(tx store.Tx) error {
-		var err error
-		if ag, err = FindAgent(ctx, tx, project, agent); err != nil {
-			return err
-		}
-		if err := tx.RevokeAgent(ctx, ag.ID, now); err != nil {
-			return err
-		}
-		if ag, err = tx.Agent(ctx, ag.ID); err != nil {
-			return err
-		}
-		return eventlog.Append(ctx, tx, project, event.AgentRevoked, c.Principal(), now, map[string]string{"id": ag.ID})
+	ag, err := revoke(ctx, a, c, project, agent, revocable[store.Agent]{
+		noun: "agent", event: event.AgentRevoked, find: FindAgent,
+		id: func(ag store.Agent) string { return ag.ID },
+		revoke: func(ctx context.Context, tx store.Tx, id string, at time.Time) error {
+			return tx.RevokeAgent(ctx, id, at)
+		},
+		get: func(ctx context.Context, r store.Reader, id string) (store.Agent, error) { return r.Agent(ctx, id) },
 	})
 	if err != nil {
-		return contract.Agent{}, fmt.Errorf("revoke agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
+		return contract.Agent{}, err
 	}
 	return agentWire(ag), nil
 }

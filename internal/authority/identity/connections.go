@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
@@ -54,26 +55,18 @@ func (a *Directory) CreateConnection(ctx context.Context, c Caller, project cont
 
 // RevokeConnection revokes a Connection; its key stops working at once.
 func (a *Directory) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
-	if err := c.RequireMember(project); err != nil {
-		return contract.Connection{}, err
-	}
-	now := a.nowUTC()
-	var cn store.Connection
-	err := a.store.Update(ctx, func(tx store.Tx) error {
-		var err error
-		if cn, err = findConnection(ctx, tx, project, ref); err != nil {
-			return err
-		}
-		if err := tx.RevokeConnection(ctx, cn.ID, now); err != nil {
-			return err
-		}
-		if cn, err = tx.Connection(ctx, cn.ID); err != nil {
-			return err
-		}
-		return eventlog.Append(ctx, tx, project, event.ConnectionRevoked, c.Principal(), now, map[string]string{"id": cn.ID})
+	cn, err := revoke(ctx, a, c, project, ref, revocable[store.Connection]{
+		noun: "connection", event: event.ConnectionRevoked, find: findConnection,
+		id: func(cn store.Connection) string { return cn.ID },
+		revoke: func(ctx context.Context, tx store.Tx, id string, at time.Time) error {
+			return tx.RevokeConnection(ctx, id, at)
+		},
+		get: func(ctx context.Context, r store.Reader, id string) (store.Connection, error) {
+			return r.Connection(ctx, id)
+		},
 	})
 	if err != nil {
-		return contract.Connection{}, fmt.Errorf("revoke connection %s: %w", ref, eventlog.Refuse(err, "connection "+ref))
+		return contract.Connection{}, err
 	}
 	return connectionWire(cn), nil
 }
