@@ -115,7 +115,7 @@ func (a *Directory) Agents(ctx context.Context, c Caller, project contract.Proje
 	return out, nil
 }
 
-// findAgent finds an Agent of project by id or by name.
+// FindAgent finds an Agent of project by id or by name.
 func FindAgent(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Agent, error) {
 	as, err := r.Agents(ctx, string(project))
 	if err != nil {
