@@ -59,7 +59,7 @@ func (wc *workCommit) setLease(l *lease) { wc.newLease = l }
 //
 // With onBoard, when another instance changed the Board first, fn runs once more on the
 // rebuilt Board with everything caught up again (the write sequence,
-// [Authority.write]), so fn must only read state and collect into wc.
+// [boards.Cache.Write]), so fn must only read state and collect into wc.
 func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, onBoard bool,
 	fn func(wc *workCommit) error) error {
 	if !onBoard {

@@ -12,7 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Bootstrap is what [Authority.Init] creates.
+// Bootstrap is what [Directory.Init] creates.
 type Bootstrap struct {
 	Member  contract.Member
 	Project contract.Project

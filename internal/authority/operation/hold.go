@@ -64,7 +64,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 // takes the returned rows and effects (as by, the Tool with its Source's tier and words)
 // and the Operation settles done, or failed with the reason. A held call waiting on it,
 // on any instance, answers then. The outcome is applied as a worker's report applies it
-// ([Dispatcher.Report]), without the hop's lease, claim and grant: it is the in-process
+// (dispatch.Dispatcher.Report), without the hop's lease, claim and grant: it is the in-process
 // path for tests of what sits above the authority.
 func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, by board.Author, out contract.ExecutionOutcome) error {
 	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *Op) (*boards.Change, Event, error) {
@@ -131,7 +131,7 @@ type Dispatch struct {
 
 // Queued returns project's Operations whose execution waits for a worker
 // (running, not_dispatched), oldest first within each agent. It is the worker hop's
-// queue; [Operations.Dispatched] takes one, [Operations.Settle] settles it.
+// queue; a worker claims one through the hop (package dispatch), and a report settles it.
 func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]Dispatch, error) {
 	l := o.ledger(project)
 	l.mu.Lock()
