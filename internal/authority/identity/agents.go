@@ -101,32 +101,12 @@ func (a *Directory) RevokeAgent(ctx context.Context, c Caller, project contract.
 
 // Agents lists project's Agents, revoked ones included.
 func (a *Directory) Agents(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Agent, error) {
-	if err := c.RequireMember(project); err != nil {
-		return nil, err
-	}
-	as, err := a.store.Agents(ctx, string(project))
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", eventlog.Refuse(err, "project "+string(project)))
-	}
-	out := make([]contract.Agent, 0, len(as))
-	for _, ag := range as {
-		out = append(out, agentWire(ag))
-	}
-	return out, nil
+	return listed(ctx, c, project, "agents", a.store.Agents, agentWire)
 }
 
 // FindAgent finds an Agent of project by id or by name.
 func FindAgent(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Agent, error) {
-	as, err := r.Agents(ctx, string(project))
-	if err != nil {
-		return store.Agent{}, err
-	}
-	for _, ag := range as {
-		if ag.ID == ref || ag.Name == ref {
-			return ag, nil
-		}
-	}
-	return store.Agent{}, fmt.Errorf("agent %q in project %s: %w", ref, project, store.ErrNotFound)
+	return findByRef(ctx, project, ref, "agent", r.Agents, func(ag store.Agent) (string, string) { return ag.ID, ag.Name })
 }
 
 func agentWire(ag store.Agent) contract.Agent {

@@ -73,18 +73,7 @@ func (a *Directory) RevokeConnection(ctx context.Context, c Caller, project cont
 
 // Connections lists project's Connections, revoked ones included.
 func (a *Directory) Connections(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Connection, error) {
-	if err := c.RequireMember(project); err != nil {
-		return nil, err
-	}
-	cs, err := a.store.Connections(ctx, string(project))
-	if err != nil {
-		return nil, fmt.Errorf("list connections: %w", eventlog.Refuse(err, "project "+string(project)))
-	}
-	out := make([]contract.Connection, 0, len(cs))
-	for _, cn := range cs {
-		out = append(out, connectionWire(cn))
-	}
-	return out, nil
+	return listed(ctx, c, project, "connections", a.store.Connections, connectionWire)
 }
 
 // ConnectionKey returns a Connection's key in clear, for signing its grants. Callers must
@@ -108,16 +97,7 @@ func (a *Directory) connectionKey(ctx context.Context, id contract.ConnectionID)
 
 // findConnection finds a Connection of project by id or by name.
 func findConnection(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Connection, error) {
-	cs, err := r.Connections(ctx, string(project))
-	if err != nil {
-		return store.Connection{}, err
-	}
-	for _, cn := range cs {
-		if cn.ID == ref || cn.Name == ref {
-			return cn, nil
-		}
-	}
-	return store.Connection{}, fmt.Errorf("connection %q in project %s: %w", ref, project, store.ErrNotFound)
+	return findByRef(ctx, project, ref, "connection", r.Connections, func(cn store.Connection) (string, string) { return cn.ID, cn.Name })
 }
 
 func connectionWire(cn store.Connection) contract.Connection {

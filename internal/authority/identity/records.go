@@ -10,6 +10,9 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
+// The one revocation, listing and lookup of the records a member manages by name: Agents
+// and Connections.
+
 // revocable says how to revoke one kind of credential-bearing record R (an Agent, a
 // Connection): how to find it by a member's reference, revoke it and read it back.
 type revocable[R any] struct {
@@ -48,4 +51,40 @@ func revoke[R any](ctx context.Context, a *Directory, c Caller, project contract
 		return zero, fmt.Errorf("revoke %s %s: %w", k.noun, ref, eventlog.Refuse(err, k.noun+" "+ref))
 	}
 	return rec, nil
+}
+
+// listed returns project's records of one kind, read by list, as the wire has them, for
+// member c; what names them in errors ("agents").
+func listed[R, W any](ctx context.Context, c Caller, project contract.ProjectID, what string,
+	list func(ctx context.Context, project string) ([]R, error), wire func(R) W) ([]W, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	rs, err := list(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, eventlog.Refuse(err, "project "+string(project)))
+	}
+	out := make([]W, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, wire(r))
+	}
+	return out, nil
+}
+
+// findByRef finds, among project's records read by list, the one whose id or name is
+// ref; noun names the kind in the error ("agent").
+func findByRef[R any](ctx context.Context, project contract.ProjectID, ref, noun string,
+	list func(ctx context.Context, project string) ([]R, error), key func(R) (id, name string)) (R, error) {
+	rs, err := list(ctx, string(project))
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	for _, r := range rs {
+		if id, name := key(r); id == ref || name == ref {
+			return r, nil
+		}
+	}
+	var zero R
+	return zero, fmt.Errorf("%s %q in project %s: %w", noun, ref, project, store.ErrNotFound)
 }
