@@ -96,37 +96,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		sweepLeases(ctx, dispatcher, c.LeaseTTL, log)
+		if err := dispatcher.Run(ctx); err != nil {
+			log.Error("lease sweep stopped", "err", err)
+		}
 	}()
 	err = srv.Run(ctx, ln)
 	cancel()
 	<-swept
 	return err
-}
-
-// sweepLeases settles, every half lease TTL until ctx ends, the work claimed under leases
-// that expired with no worker taking their Connection back (DESIGN.md §6.4, §8): a
-// worker that dies and never returns must not leave its Operations, and the agents'
-// held calls, waiting forever. A failed sweep is logged and retried at the next tick;
-// the serve keeps answering.
-func sweepLeases(ctx context.Context, d *authority.Dispatcher, ttl time.Duration, log *slog.Logger) {
-	if ttl <= 0 {
-		ttl = authority.DefaultLeaseTTL
-	}
-	tick := time.NewTicker(ttl / 2)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		n, err := d.SweepExpired(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("sweep of expired worker leases failed; retrying at the next tick", "err", err)
-		}
-		if n > 0 {
-			log.Info("work of expired worker leases needs a person", "operations", n)
-		}
-	}
 }

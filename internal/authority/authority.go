@@ -3,47 +3,43 @@ package authority
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/conversation"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // Defaults for [Config].
 const (
-	DefaultSessionTTL    = 12 * time.Hour
-	DefaultCLISessionTTL = 90 * 24 * time.Hour
+	DefaultSessionTTL    = identity.DefaultSessionTTL
+	DefaultCLISessionTTL = identity.DefaultCLISessionTTL
 )
 
 // Config holds what an [Authority] needs. Store and Key are required.
-type Config struct {
-	Store  store.Store
-	Key    Key
-	Logger *slog.Logger     // default: discards
-	Now    func() time.Time // default: time.Now
-	Rand   io.Reader        // default: crypto/rand.Reader
+type Config = identity.Config
 
-	// SessionTTL is how long a browser or login session lives; default DefaultSessionTTL.
-	SessionTTL time.Duration
-}
-
-// Authority is Docket's authority over identities, capabilities and project Boards. It is
-// safe for concurrent use.
+// Authority is Docket's authority over identities, capabilities and project Boards: the
+// facade over its parts. The principals and their credentials are its
+// [identity.Directory], whose methods it has; Boards, capabilities and conversations are
+// its own. It is safe for concurrent use.
 type Authority struct {
-	store      store.Store
-	key        Key
-	log        *slog.Logger
-	now        func() time.Time
-	rand       io.Reader
-	sessionTTL time.Duration
+	*identity.Directory
 
-	boards        *boards
-	conversations *conversationIndex
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	rand  io.Reader
+
+	boards        *boards.Cache
+	conversations *conversation.Keeper
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -55,14 +51,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
-	a := &Authority{
-		store:      cfg.Store,
-		key:        cfg.Key,
-		log:        cfg.Logger,
-		now:        cfg.Now,
-		rand:       cfg.Rand,
-		sessionTTL: cfg.SessionTTL,
-	}
+	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -73,50 +62,82 @@ func New(cfg Config) (*Authority, error) {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
-	if a.sessionTTL <= 0 {
-		a.sessionTTL = DefaultSessionTTL
+	cfg.Logger, cfg.Now, cfg.Rand = a.log, a.now, a.rand
+	dir, err := identity.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("authority: %w", err)
 	}
-	a.boards = newBoards()
-	a.conversations = newConversationIndex()
+	a.Directory = dir
+	a.boards = boards.New(a.store, a.log, a.now)
+	a.conversations = conversation.New(a.store, a.now)
 	return a, nil
 }
 
 // nowUTC is the authority's clock, in UTC, at the precision the event log keeps.
 func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
 
-// event is one event to append in a write transaction.
-func (a *Authority) appendEvent(ctx context.Context, tx store.Tx, project contract.ProjectID, typ string, actor contract.Principal, at time.Time, data any) error {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("encode %s event: %w", typ, err)
-	}
-	_, err = tx.Append(ctx, store.NewEvent{Project: string(project), Type: typ, At: at, Actor: string(actor), Data: b})
-	if err != nil {
-		return fmt.Errorf("append %s event: %w", typ, err)
-	}
-	return nil
+// Restore builds the Board of every project from the store: its installed releases and
+// its persisted nodes and Cases. A project whose Board does not build stops the start,
+// because serving it would show a Board that is not what the log says.
+func (a *Authority) Restore(ctx context.Context) error { return a.boards.Restore(ctx) }
+
+// View runs fn on project's Board for reading, under the project's lock.
+func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	return a.boards.View(ctx, project, fn)
 }
 
-// refuse maps a store sentinel to a coded error for the caller, keeping the cause.
-func refuse(err error, what string) error {
-	var ce *contract.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ce):
-		return err
-	case errors.Is(err, store.ErrNotFound):
-		return &contract.Error{Code: contract.CodeNotFound, Teaching: what + " does not exist; list them to see the names in use.", Err: err}
-	case errors.Is(err, store.ErrConflict):
-		return &contract.Error{Code: contract.CodeAlreadyExists, Teaching: what + " already exists; choose another name.", Err: err}
-	case errors.Is(err, store.ErrClosed):
-		return &contract.Error{Code: contract.CodeUnavailable, Teaching: "the authority is shutting down; retry against a running docket serve.", Err: err}
-	}
-	return err
+// Cases lists project's Cases, oldest first.
+func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
+	return a.boards.Cases(ctx, c, project)
+}
+
+// Case returns one Case of project.
+func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+	return a.boards.Case(ctx, c, project, id)
+}
+
+// InstallCapability checks a capability package, stores it as a release and installs it
+// into project; see [boards.Cache.InstallCapability].
+func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
+	return a.boards.InstallCapability(ctx, c, project, up)
+}
+
+// Installs lists the releases installed in project.
+func (a *Authority) Installs(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Release, error) {
+	return a.boards.Installs(ctx, c, project)
 }
 
 // Ping reports whether the store answers.
 func (a *Authority) Ping(ctx context.Context) error {
 	_, err := a.store.Projects(ctx)
 	return err
+}
+
+// SaveConversation appends s to conversation id of the calling Agent and returns where the
+// conversation now stands; see [conversation.Keeper.SaveConversation].
+func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
+	return a.conversations.SaveConversation(ctx, c, id, s)
+}
+
+// RecordBudgetExhausted records that a budget stopped a run of conversation id of the
+// calling Agent.
+func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
+	return a.conversations.RecordBudgetExhausted(ctx, c, id, b)
+}
+
+// OwnConversation returns conversation id of the calling Agent.
+func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.ConversationID) (contract.Conversation, error) {
+	return a.conversations.OwnConversation(ctx, c, id)
+}
+
+// Conversation returns conversation id of agent (an id or a name) in project, for a
+// member of project.
+func (a *Authority) Conversation(ctx context.Context, c Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
+	return a.conversations.Conversation(ctx, c, project, agent, id)
+}
+
+// Conversations lists the conversations of project's Agents for a member of project, by
+// agent then id; agent narrows it to one Agent when not empty.
+func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
+	return a.conversations.Conversations(ctx, c, project, agent)
 }

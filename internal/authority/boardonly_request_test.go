@@ -8,54 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// grantCapability declares a Board-only Action that needs a person and takes one of its
-// arguments from a trusted premise: grant gives a user the level the roster records.
-const grantCapability = `
-id      = "test.grant"
-version = "1.0.0"
-title   = "Grant test"
-
-[[source]]
-name  = "directory"
-type  = "file"
-words = ["roster"]
-tier  = "attested"
-
-[[case_type]]
-name          = "access"
-title         = "Access"
-description   = "One user's access."
-key           = { predicate = "roster", args = ["user"] }
-opening       = "roster"
-opening_floor = "attested"
-acceptance    = "access_given"
-minimum_grounding_floor = "attested"
-
-[[action]]
-name          = "grant"
-description   = "Grant the user the level the roster records."
-approval      = "person"
-preconditions = ["roster(user: ?user, level: ?level)"]
-bindings      = { level = "?level" }
-effects       = ["granted(user: ?user, level: ?level, note: ?note)"]
-[[action.param]]
-name = "user"
-type = "string"
-[[action.param]]
-name = "level"
-type = "string"
-[[action.param]]
-name = "note"
-type = "string"
-`
-
-// grantRules derives the access Case's acceptance from a grant.
-const grantRules = `access_given(user: U) :- granted(user: U, level: L, note: N).
-`
 
 // valueEqual compares Values, whose fields are unexported, by value.
 var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
@@ -64,7 +20,7 @@ var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
 func newGrantFixture(t *testing.T) *opsFixture {
 	t.Helper()
 	f := newOpsFixture(t, time.Minute)
-	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}); err != nil {
+	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
 		t.Fatalf("InstallCapability(grant): %v", err)
 	}
 	return f

@@ -3,38 +3,19 @@ package authority_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
-// readPackage returns the files of a capability directory under testdata.
-func readPackage(t *testing.T, dir string) contract.CapabilityUpload {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := contract.CapabilityUpload{Files: map[string]string{}}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		up.Files[e.Name()] = string(b)
-	}
-	return up
-}
-
 func TestAuthority_InstallCapability(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	up := readPackage(t, "testdata/calc")
+	up := authoritytest.ReadPackage(t, "testdata/calc")
 	in, err := f.a.InstallCapability(ctx, f.admin, "default", up)
 	if err != nil {
 		t.Fatalf("InstallCapability: %v", err)
@@ -50,7 +31,7 @@ func TestAuthority_InstallCapability(t *testing.T) {
 		t.Errorf("second install = %+v, want the same release, not created", again)
 	}
 
-	changed := readPackage(t, "testdata/calc")
+	changed := authoritytest.ReadPackage(t, "testdata/calc")
 	changed.Files["rules.dl"] += "\ntriple(job: J, value: V) :- input(job: J, n: N), mul(left: N, right: 3, result: V).\n"
 	_, err = f.a.InstallCapability(ctx, f.admin, "default", changed)
 	wantCode(t, err, contract.CodeReleaseConflict)
@@ -128,7 +109,7 @@ func TestAuthority_Commit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if _, err := a.InstallCapability(ctx, f.admin, "default", readPackage(t, "testdata/calc")); err != nil {
+	if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Commit(ctx, "default", f.admin.Principal(), assertInput("a", 2)); err != nil {

@@ -1,4 +1,43 @@
-// Package authority provides Docket's authority: identities (members, sessions, agents,
-// connections), the credentials that prove them, capability releases and installs, sources,
-// tool locks and the project Boards kept in step with the store and its event log.
+// Package authority provides Docket's authority: the facade over its parts. The parts are
+// packages under internal/authority:
+//
+//   - identity: members, sessions, passphrases, projects, Agents, Connections and their
+//     keys, Sources and tool locks; a [Caller] is what a credential proves.
+//   - boards: each project's Board kept in step with the store and its log, the one
+//     write sequence every Board write runs, and capability installs.
+//   - operation: the write gate, held calls, the strip, Requests, decisions and
+//     artifacts, over the operation ledger (a projection of the log).
+//   - dispatch: the worker hop (leases, claims, reports, reconciliation and the lease
+//     sweep), over the hop ledger; it reads and moves Operations through
+//     [operation.Ledger].
+//   - conversation: Agents' conversations in the log, and their index.
+//   - event: the catalog of event types, with whether each may change a Board.
+//   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
+//     every part shares.
+//
+// This package wires them: [New] builds the identity directory, the Board cache and the
+// conversation keeper over one store; [NewOperations] and [NewDispatcher] add the
+// Operations and the worker hop over the same store and Boards.
+//
+// # Lock order
+//
+// A call takes the locks it needs in this order and never the other way round:
+//
+//  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
+//     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
+//  2. the project's operation ledger (operation: Ledger.mu);
+//  3. the project's hop ledger (dispatch: workLedger.mu);
+//  4. inside the store transaction, the rows it locks: a Connection's lease row
+//     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
+//
+// A call may skip a level but not reorder them: a claim or a lease acquisition, which
+// never changes the Board, takes 2, 3 and 4 and leaves the Board lock free; a held call
+// waiting for its outcome takes only 2, and only between waits. The guards of the maps
+// that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
+// are held only to find or create an entry and never while taking another lock. The
+// conversation index's locks are never held together with any of the above.
+//
+// Store transactions run inside these locks, so an instance serializes its own writes of
+// a project in memory and the store serializes writers across instances: a write that
+// finds the log moved on by another instance is run again by the write sequence.
 package authority

@@ -5,17 +5,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // MaxEventPage is the largest page of events one call returns.
-const MaxEventPage = 500
+const MaxEventPage = eventlog.MaxEventPage
 
 // Events returns up to limit events of project after sequence number after, in order
 // (DESIGN.md §10). limit <= 0 means 100.
 func (a *Authority) Events(ctx context.Context, c Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
 	if after < 0 {
@@ -27,7 +28,7 @@ func (a *Authority) Events(ctx context.Context, c Caller, project contract.Proje
 	limit = min(limit, MaxEventPage)
 	es, err := a.store.Events(ctx, string(project), after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", project, refuse(err, "project "+string(project)))
+		return nil, fmt.Errorf("read events of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}
 	out := make([]contract.Event, 0, len(es))
 	for _, e := range es {
@@ -39,7 +40,7 @@ func (a *Authority) Events(ctx context.Context, c Caller, project contract.Proje
 // WaitEvents blocks until project's log holds an event after sequence number after, or
 // ctx ends.
 func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.ProjectID, after int64) error {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return err
 	}
 	return a.store.Wait(ctx, string(project), after)
@@ -48,7 +49,7 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 // VerifyEvents recomputes project's hash chain. A broken chain is a report, not an error:
 // the report names the first link that does not hold.
 func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
-	if err := c.member(project); err != nil {
+	if err := c.RequireMember(project); err != nil {
 		return contract.ChainReport{}, err
 	}
 	h, err := a.store.Verify(ctx, string(project))
@@ -58,7 +59,7 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 			Broken: &contract.BrokenLink{Seq: ce.Seq, Field: ce.Field, Want: ce.Want, Got: ce.Got}}, nil
 	}
 	if err != nil {
-		return contract.ChainReport{}, fmt.Errorf("verify events of %s: %w", project, refuse(err, "project "+string(project)))
+		return contract.ChainReport{}, fmt.Errorf("verify events of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}
 	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
 	if h.Seq > 0 {
@@ -70,26 +71,4 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 func eventWire(e store.Event) contract.Event {
 	return contract.Event{Project: contract.ProjectID(e.Project), Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At,
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
-}
-
-// scanLog calls fn for each event of project with after < Seq <= upTo (upTo < 0: to the head).
-func scanLog(ctx context.Context, r store.Reader, project contract.ProjectID, after, upTo int64, fn func(store.Event) error) error {
-	for {
-		es, err := r.Events(ctx, string(project), after, MaxEventPage)
-		if err != nil {
-			return fmt.Errorf("read events of %s: %w", project, err)
-		}
-		for _, e := range es {
-			if upTo >= 0 && e.Seq > upTo {
-				return nil
-			}
-			if err := fn(e); err != nil {
-				return err
-			}
-			after = e.Seq
-		}
-		if len(es) < MaxEventPage {
-			return nil
-		}
-	}
 }

@@ -1,12 +1,61 @@
 package authority
 
-import "github.com/docketrun/docket/internal/contract"
+import (
+	"context"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
 
 // BoardBuilds reports how often a's Board of project was built from the store, so tests
 // can show that a fresh Board is kept and a stale one rebuilt.
-func (a *Authority) BoardBuilds(project contract.ProjectID) int {
-	pb := a.boards.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	return pb.builds
+func (a *Authority) BoardBuilds(project contract.ProjectID) int { return a.boards.Builds(project) }
+
+// Commit runs fn on project's Board and persists what it changed, the node and Case
+// records and one event, in one store transaction, through the write sequence every
+// production write uses, so tests can write a Board directly. Either all of it is
+// kept or none: when fn fails the Board is unchanged (board mutations are all-or-nothing);
+// when the store fails, the Board is rebuilt from the store, so memory never holds a
+// change the log lacks. Calls on one project are serialized in this instance; when
+// another instance changed the Board first, the Board is rebuilt and fn runs once more,
+// so fn must change nothing but the Board it is given.
+func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
+	return a.boards.Write(ctx, project, "commit to "+string(project), func(w *boards.Write) error {
+		ch, err := fn(w.Board())
+		if err != nil {
+			return err
+		}
+		return w.Commit(ctx, &ch, actor, a.nowUTC(), "record", nil, nil)
+	})
+}
+
+// Dispatched records that a worker took the agent's running Operation ordinal: its stage
+// becomes at_worker, as a claim makes it, without the hop.
+func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
+	l := o.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	if err := l.CatchUp(ctx, o.a.store, project); err != nil {
+		return err
+	}
+	op := l.Op(agent, ordinal)
+	if op == nil {
+		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
+	}
+	if op.State() != contract.OpRunning || op.Execution() == nil {
+		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.State())
+	}
+	ev := operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
+	err := o.a.store.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, event.OpChanged, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
+	})
+	if err != nil {
+		return err
+	}
+	return l.CatchUp(ctx, o.a.store, project)
 }

@@ -1,6 +1,7 @@
 package authority_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,31 +16,7 @@ import (
 // newOpsFixtureOn is newOpsFixture on st, with a hold bound of a millisecond.
 func newOpsFixtureOn(t *testing.T, st store.Store) *opsFixture {
 	t.Helper()
-	ctx := t.Context()
-	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
-	var err error
-	if f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
-		t.Fatalf("InstallCapability: %v", err)
-	}
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
-		t.Fatal(err)
-	}
-	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
-	return f
+	return opsFixtureOver(t, st, time.Millisecond)
 }
 
 // opEntry returns the agent's Operation ordinal from its strip.
@@ -315,5 +292,35 @@ func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
 				t.Fatalf("operation = %+v, want needs_person", e)
 			}
 		})
+	}
+}
+
+// TestDispatcher_Run: the sweep loop settles work stranded under an expired lease on its
+// own, and returns nil once its context ends.
+func TestDispatcher_Run(t *testing.T) {
+	f := newHopFixture(t)
+	a := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, a, fetchTool)
+	if err := f.claim(a, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(31 * time.Second)
+	// A short lease TTL makes the loop tick every 10ms of real time.
+	d := authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.opState(t).State != contract.OpNeedsPerson {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("operation %+v never needed a person under Run", f.opState(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil once its context ends", err)
 	}
 }

@@ -9,61 +9,12 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
-
-// opsCapability declares a Board-only Action needing a person, an executed one that
-// does not, and an executed one whose address the Board binds from a trusted fact.
-const opsCapability = `
-id      = "test.ops"
-version = "1.0.0"
-title   = "Operations test"
-
-[[source]]
-name  = "workspace"
-type  = "file"
-words = ["fetched"]
-tier  = "attested"
-
-[[action]]
-name        = "mark"
-description = "Mark a topic."
-approval = "person"
-effects  = ["marked(topic: ?topic)"]
-[[action.param]]
-name = "topic"
-type = "string"
-
-[[action]]
-name        = "fetch"
-description = "Fetch a file."
-approval = "none"
-[[action.param]]
-name = "path"
-type = "string"
-[action.execution]
-tool         = "test.fetch@1"
-source_types = ["file"]
-kind         = "read"
-returns      = [{ predicate = "fetched", args = { path = "$path" } }]
-
-[[action]]
-name          = "send"
-description   = "Send to the registered address."
-approval      = "person"
-preconditions = ["target(addr: ?addr)"]
-bindings      = { addr = "?addr" }
-[[action.param]]
-name = "addr"
-type = "string"
-[action.execution]
-tool         = "test.send@1"
-source_types = ["file"]
-kind         = "write"
-`
 
 // clock is a settable test clock.
 type clock struct {
@@ -95,34 +46,21 @@ type opsFixture struct {
 
 func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
 	t.Helper()
-	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return opsFixtureOver(t, st, hold)
+}
+
+// opsFixtureOver is the ops capability installed over st, with the Agent calc, its clock
+// at a fixed time and the given hold bound.
+func opsFixtureOver(t *testing.T, st store.Store, hold time.Duration) *opsFixture {
+	t.Helper()
 	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
-	f.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := f.a.Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.admin, err = f.a.Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": opsCapability}}); err != nil {
-		t.Fatalf("InstallCapability: %v", err)
-	}
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{7}, Now: f.clock.Now, Capability: "testdata/ops", Agent: "calc"})
+	f.a, f.admin, f.agent = p.A, p.Admin, p.Agent
 	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: hold, RequestTTL: time.Hour})
 	return f
 }

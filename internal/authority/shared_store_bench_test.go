@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
-	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
@@ -15,29 +15,13 @@ import (
 // built.
 func benchBoard(b *testing.B) (*authority.Authority, authority.Caller) {
 	b.Helper()
-	ctx := b.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "docket.db"))
+	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	boot, err := a.Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		b.Fatal(err)
-	}
-	admin, err := a.Authenticate(ctx, boot.Token)
-	if err != nil {
-		b.Fatal(err)
-	}
-	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
-	if _, err := a.InstallCapability(ctx, admin, "default", up); err != nil {
-		b.Fatal(err)
-	}
-	return a, admin
+	p := authoritytest.New(b, authoritytest.Options{Store: st, Capability: "testdata/grant"})
+	return p.A, p.Admin
 }
 
 // BenchmarkAuthority_ViewFresh is a read of a Board nobody else wrote: the freshness

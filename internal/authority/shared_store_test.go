@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -105,7 +106,7 @@ func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), u
 	t.Helper()
 	s1, s2 := open(t)
 	f := newFixtureOn(t, s1)
-	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": grantCapability, "rules.dl": grantRules}}
+	up := authoritytest.ReadPackage(t, "testdata/grant")
 	if _, err := f.a.InstallCapability(t.Context(), f.admin, "default", up); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}

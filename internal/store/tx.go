@@ -143,4 +143,8 @@ type Tx interface {
 	// generation below the stored one, or a Connection of another project, returns
 	// [ErrConflict]: generations never go back.
 	PutLease(ctx context.Context, l Lease) error
+
+	// RecordDecision records a decision on a Request; see [Decision] for the rules it
+	// enforces. A Decision naming a missing project returns [ErrNotFound].
+	RecordDecision(ctx context.Context, d Decision) error
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// RunDecisions runs the conformance cases of [store.DecisionWriter] against h.
+// RunDecisions runs the conformance cases of [store.Tx.RecordDecision] against h.
 func RunDecisions(t *testing.T, h Harness) {
 	t.Helper()
 	base := store.Decision{Project: "p1", Request: "req_1", Digest: "sha256:aa", RequestedBy: "agent:a1",
@@ -31,7 +31,7 @@ func RunDecisions(t *testing.T, h Harness) {
 				return tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0})
 			})
 			err := s.Update(t.Context(), func(tx store.Tx) error {
-				return tx.(store.DecisionWriter).RecordDecision(t.Context(), tt.d(base))
+				return tx.RecordDecision(t.Context(), tt.d(base))
 			})
 			if !errors.Is(err, tt.want) {
 				t.Errorf("RecordDecision = %v, want %v", err, tt.want)
@@ -44,12 +44,12 @@ func RunDecisions(t *testing.T, h Harness) {
 			if err := tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0}); err != nil {
 				return err
 			}
-			return tx.(store.DecisionWriter).RecordDecision(ctx, base)
+			return tx.RecordDecision(ctx, base)
 		})
 		again := base
 		again.Verdict, again.DecidedBy = "deny", "member:m2"
 		err := s.Update(t.Context(), func(tx store.Tx) error {
-			return tx.(store.DecisionWriter).RecordDecision(t.Context(), again)
+			return tx.RecordDecision(t.Context(), again)
 		})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Errorf("a second decision = %v, want ErrConflict", err)

@@ -7,9 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-var _ store.DecisionWriter = (*Tx)(nil)
-
-// RecordDecision implements [store.DecisionWriter]. The decisions table's CHECK and key
+// RecordDecision implements [store.Tx]. The decisions table's CHECK and key
 // enforce its rules.
 func (t *Tx) RecordDecision(ctx context.Context, d store.Decision) error {
 	if err := required("decision", "a project", d.Project, "a request", d.Request, "a digest", d.Digest,

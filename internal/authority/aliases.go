@@ -1,0 +1,35 @@
+package authority
+
+import (
+	"io"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// The principals and credentials live in package identity; these names keep the callers
+// of the facade unchanged.
+type (
+	Caller    = identity.Caller
+	Token     = identity.Token
+	Key       = identity.Key
+	Bootstrap = identity.Bootstrap
+	Session   = identity.Session
+
+	// Change is what a Board call produced, for a write to persist with its event.
+	Change = boards.Change
+)
+
+// NewKey returns a key read from r (crypto/rand.Reader in production).
+func NewKey(r io.Reader) (Key, error) { return identity.NewKey(r) }
+
+// WriteKeyFile writes k to path with mode 0600; see [identity.WriteKeyFile].
+func WriteKeyFile(path string, k Key) error { return identity.WriteKeyFile(path, k) }
+
+// ReadKeyFile reads the key written by [WriteKeyFile]; see [identity.ReadKeyFile].
+func ReadKeyFile(path string) (Key, error) { return identity.ReadKeyFile(path) }
+
+// ParseConnectionKey returns the Connection a key names, or ok false when k is not a
+// Connection key; see [identity.ParseConnectionKey].
+func ParseConnectionKey(k Token) (contract.ConnectionID, bool) { return identity.ParseConnectionKey(k) }

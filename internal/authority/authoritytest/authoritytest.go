@@ -1,0 +1,93 @@
+// Package authoritytest builds the authorities that tests of the authority and of what
+// sits above it start from: an [authority.Authority] over a store, with its first member
+// and project, and when asked a capability installed and an Agent created.
+package authoritytest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Passphrase is the first member's passphrase.
+const Passphrase = "correct horse battery"
+
+// Options says what to build. Store is required.
+type Options struct {
+	Store store.Store
+	Key   authority.Key    // default: authority.Key{1}
+	Now   func() time.Time // default: time.Now
+	// Capability, when set, is installed into the project: a directory whose files are
+	// the package ([ReadPackage]).
+	Capability string
+	// Agent, when set, names an Agent created in the project.
+	Agent string
+}
+
+// Project is an authority with member "ada" of project "default".
+type Project struct {
+	A     *authority.Authority
+	Token authority.Token // the member's session token
+	Admin authority.Caller
+	Agent authority.Caller // zero unless Options.Agent was set
+}
+
+// New builds the authority o describes, failing t when any step fails.
+func New(t testing.TB, o Options) Project {
+	t.Helper()
+	ctx := t.Context()
+	if o.Key == (authority.Key{}) {
+		o.Key = authority.Key{1}
+	}
+	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Project{A: a}
+	b, err := a.Init(ctx, "ada", Passphrase, "default")
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	p.Token = b.Token
+	if p.Admin, err = a.Authenticate(ctx, b.Token); err != nil {
+		t.Fatalf("Authenticate(init token): %v", err)
+	}
+	if o.Capability != "" {
+		if _, err := a.InstallCapability(ctx, p.Admin, "default", ReadPackage(t, o.Capability)); err != nil {
+			t.Fatalf("InstallCapability(%s): %v", o.Capability, err)
+		}
+	}
+	if o.Agent != "" {
+		at, err := a.CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: o.Agent})
+		if err != nil {
+			t.Fatalf("CreateAgent(%s): %v", o.Agent, err)
+		}
+		if p.Agent, err = a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+			t.Fatalf("Authenticate(agent token): %v", err)
+		}
+	}
+	return p
+}
+
+// ReadPackage returns the files of the capability directory dir as an upload.
+func ReadPackage(t testing.TB, dir string) contract.CapabilityUpload {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := contract.CapabilityUpload{Files: map[string]string{}}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		up.Files[e.Name()] = string(b)
+	}
+	return up
+}

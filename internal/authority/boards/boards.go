@@ -1,0 +1,410 @@
+// Package boards keeps each project's Board in step with the store and its event log,
+// and runs every write on it: the Board cache (built from the project's releases and
+// persisted nodes, rebuilt when the log shows a Board change it lacks), the one write
+// sequence ([Cache.Write]) and the installs of capability releases, which change what a
+// Board declares. The store is the truth, so several docket serve may share one database.
+package boards
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/capability"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Case records are kept beside Board nodes in the store's node table, under their own
+// kind, so that a Board and its Cases are written in the same transaction.
+const (
+	nodeKindCase  = "case"
+	caseKeyPrefix = "case:"
+)
+
+// Cache holds each project's in-memory Board. The store is the truth
+// (several `docket serve` may share one database): a Board is built from a project's
+// releases and persisted nodes on first use ([Cache.Restore] builds them all at start),
+// rebuilt when the log shows a Board change it lacks, and every Board write commits only
+// if no other writer changed the Board since (see [Cache.Write]).
+type Cache struct {
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu        sync.Mutex               // guards byProject; held only to find or create an entry
+	byProject map[string]*projectBoard // created on first use, never removed
+}
+
+// projectBoard is one project's Board. board.Board is not safe for concurrent use, so
+// every call on it holds mu, and a change holds it until its commit is known.
+type projectBoard struct {
+	mu sync.Mutex   // guards the fields below; the first lock of the authority's lock order
+	b  *board.Board // nil until built, and after a failed commit until rebuilt
+	// seq is a head of the project's log that b reflects in full: every Board change up
+	// to it is in b. It may be behind b (a build reads the head before the nodes), which
+	// only costs a rebuild, never a stale Board.
+	seq    int64
+	builds int // how often b was built, for tests that a fresh Board is kept
+}
+
+// New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
+// them all. now is the clock of the events it appends.
+func New(st store.Store, log *slog.Logger, now func() time.Time) *Cache {
+	return &Cache{store: st, log: log, now: now, byProject: map[string]*projectBoard{}}
+}
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (a *Cache) nowUTC() time.Time { return a.now().UTC().Round(0) }
+
+func (bs *Cache) get(project contract.ProjectID) *projectBoard {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	pb := bs.byProject[string(project)]
+	if pb == nil {
+		pb = &projectBoard{}
+		bs.byProject[string(project)] = pb
+	}
+	return pb
+}
+
+// Restore builds the Board of every project from the store: its installed releases and
+// its persisted nodes and Cases. A project whose Board does not build stops the start,
+// because serving it would show a Board that is not what the log says.
+func (a *Cache) Restore(ctx context.Context) error {
+	ps, err := a.store.Projects(ctx)
+	if err != nil {
+		return fmt.Errorf("restore boards: %w", err)
+	}
+	for _, p := range ps {
+		pb := a.get(contract.ProjectID(p.ID))
+		pb.mu.Lock()
+		err := a.buildLocked(ctx, contract.ProjectID(p.ID), pb)
+		pb.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("restore boards: %w", err)
+		}
+	}
+	return nil
+}
+
+// boardLocked returns project's Board, built or rebuilt from the store when it is missing
+// or when the log moved past pb.seq with an event that may change a Board (another
+// instance's write). Events that never touch a Board only move pb.seq on, so a busy log
+// of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
+func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
+	if pb.b != nil {
+		head, err := a.store.Head(ctx, string(project))
+		if err != nil {
+			return nil, fmt.Errorf("read head of %s: %w", project, err)
+		}
+		ok, err := boardUnchanged(ctx, a.store, project, pb.seq, head.Seq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			pb.seq = head.Seq
+			return pb.b, nil
+		}
+	}
+	if err := a.buildLocked(ctx, project, pb); err != nil {
+		return nil, err
+	}
+	return pb.b, nil
+}
+
+// buildLocked (re)builds pb from the store. pb.mu must be held.
+func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+	pb.b = nil
+	// The head is read before the nodes: a write committed in between is then in the
+	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
+	head, err := a.store.Head(ctx, string(project))
+	if err != nil {
+		return fmt.Errorf("read head of %s: %w", project, err)
+	}
+	decls, err := a.declarations(ctx, a.store, project)
+	if err != nil {
+		return err
+	}
+	b, err := a.restoreBoard(ctx, a.store, project, decls)
+	if err != nil {
+		return err
+	}
+	pb.b, pb.seq = b, head.Seq
+	pb.builds++
+	return nil
+}
+
+// updateBoard runs fn in one store transaction that commits only while pb.b still
+// reflects project's log: it locks the log's head first, so no other instance appends
+// until it commits, and returns errBoardStale when an event that may change a Board came
+// after pb.seq. On commit pb.seq moves to the new head. pb.mu must be held, and fn must
+// persist what the caller changed in pb.b. When the caller changed nothing on the Board
+// (changed is false) there is nothing to keep from a stale Board, and fn just runs in a
+// transaction; the next [Cache.boardLocked] reads past its events.
+func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb *projectBoard, changed bool, fn func(tx store.Tx) error) error {
+	if !changed {
+		return a.store.Update(ctx, fn)
+	}
+	var after int64
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		if err := lockFresh(ctx, tx, project, pb); err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		after = head.Seq
+		return nil
+	})
+	if err == nil {
+		pb.seq = after
+	}
+	return err
+}
+
+// lockFresh locks project's log head in tx, so no other writer appends until it commits,
+// and refuses with errBoardStale when another instance wrote a Board event after pb.seq.
+func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb *projectBoard) error {
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return err
+	}
+	ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errBoardStale
+	}
+	return nil
+}
+
+// boardUnchanged reports whether project's log from seq from (exclusive) to to (inclusive)
+// holds only events that never change a Board, so a Board that reflects from reflects to.
+func boardUnchanged(ctx context.Context, r store.Reader, project contract.ProjectID, from, to int64) (bool, error) {
+	for from < to {
+		evs, err := r.Events(ctx, string(project), from, boardScanPage)
+		if err != nil {
+			return false, fmt.Errorf("read events of %s: %w", project, err)
+		}
+		if len(evs) == 0 {
+			return false, nil // the head says more; read it again from a rebuild
+		}
+		for _, e := range evs {
+			if e.Seq > to {
+				return true, nil
+			}
+			if event.ChangesBoard(e.Type) {
+				return false, nil
+			}
+			from = e.Seq
+		}
+	}
+	return from == to, nil
+}
+
+// boardScanPage bounds one read of events while catching a Board up; a longer gap is
+// read page by page, and a Board event in it ends the read with a rebuild.
+const boardScanPage = 64
+
+// declarations returns what project's installed releases declare, in release id order.
+func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
+	ins, err := r.Installs(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("list installs of %s: %w", project, err)
+	}
+	var decls []board.Declarations
+	for _, in := range ins {
+		rel, err := r.Release(ctx, in.ReleaseID, in.Version)
+		if err != nil {
+			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
+		}
+		pkg, err := unpackRelease(rel.Content)
+		if err != nil {
+			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
+		}
+		decls = append(decls, pkg.Declarations)
+	}
+	return decls, nil
+}
+
+// restoreBoard builds project's Board from decls and the nodes and Cases r holds.
+func (a *Cache) restoreBoard(ctx context.Context, r store.Reader, project contract.ProjectID, decls []board.Declarations) (*board.Board, error) {
+	rows, err := r.Nodes(ctx, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("load nodes of %s: %w", project, err)
+	}
+	var nodes []contract.Node
+	var cases []contract.Case
+	for _, row := range rows {
+		switch row.Kind {
+		case nodeKindCase:
+			var c contract.Case
+			if err := json.Unmarshal(row.Data, &c); err != nil {
+				return nil, fmt.Errorf("decode case %s of %s: %w", row.ID, project, err)
+			}
+			cases = append(cases, c)
+		default:
+			var n contract.Node
+			if err := json.Unmarshal(row.Data, &n); err != nil {
+				return nil, fmt.Errorf("decode node %s of %s: %w", row.ID, project, err)
+			}
+			nodes = append(nodes, n)
+		}
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, nodes, cases)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild board of %s: %w", project, err)
+	}
+	return b, nil
+}
+
+// Change is what a Board call produced, for a write to persist with its event.
+type Change struct {
+	Nodes []contract.NodeChange
+	Cases []contract.Case // Case records that changed
+	Event string          // the event type, e.g. event.BatchApplied
+	Data  any             // the event data; never a secret
+}
+
+// dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
+// change the log lacks, on a context that outlives the caller's so a cancelled request
+// cannot leave it stale. pb.mu must be held.
+func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
+	pb.b = nil
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
+	defer cancel()
+	if err := a.buildLocked(rctx, project, pb); err != nil {
+		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
+	}
+}
+
+// rebuildLimit bounds rebuilding a Board after a failed commit.
+const rebuildLimit = 30 * time.Second
+
+func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) error {
+	if ch.Event == "" {
+		return errors.New("change has no event type")
+	}
+	if !event.ChangesBoard(ch.Event) {
+		return fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
+	}
+	for _, nc := range ch.Nodes {
+		switch {
+		case nc.Put != nil:
+			data, err := json.Marshal(nc.Put)
+			if err != nil {
+				return fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
+			}
+			if err := tx.PutNode(ctx, string(project), store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data}); err != nil {
+				return err
+			}
+		case nc.Delete != "":
+			if err := tx.DeleteNode(ctx, string(project), nc.Delete); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range ch.Cases {
+		data, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode case %s: %w", c.CaseID, err)
+		}
+		if err := tx.PutNode(ctx, string(project), store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Read runs fn on project's Board for reading, under the project's lock, with the head of
+// the log the Board was just found to reflect: a caller that keeps another projection
+// of the same log reads no events when that projection is already there.
+func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64) error) error {
+	pb := a.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
+	}
+	return fn(b, pb.seq)
+}
+
+// Builds reports how often project's Board was built from the store, so tests can show
+// that a fresh Board is kept and a stale one rebuilt.
+func (a *Cache) Builds(project contract.ProjectID) int {
+	pb := a.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	return pb.builds
+}
+
+// View runs fn on project's Board for reading, under the project's lock.
+func (a *Cache) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	return a.Read(ctx, project, func(b *board.Board, _ int64) error { return fn(b) })
+}
+
+// Cases lists project's Cases, oldest first.
+func (a *Cache) Cases(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Case, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	var out []contract.Case
+	err := a.View(ctx, project, func(b *board.Board) error {
+		out = b.Cases()
+		return nil
+	})
+	if out == nil {
+		out = []contract.Case{}
+	}
+	return out, err
+}
+
+// Case returns one Case of project.
+func (a *Cache) Case(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Case{}, err
+	}
+	var out contract.Case
+	err := a.View(ctx, project, func(b *board.Board) error {
+		var ok bool
+		if out, ok = b.Case(id); !ok {
+			return contract.Errorf(contract.CodeCaseNotFound, "project %q has no Case %q; list them with docket case list.", project, id)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// unpackRelease decodes a release's stored content (its files as a JSON object) and
+// validates it again, so that a Board is only ever built from a checked package.
+func unpackRelease(content []byte) (*capability.Package, error) {
+	var files map[string][]byte
+	if err := json.Unmarshal(content, &files); err != nil {
+		return nil, fmt.Errorf("decode release content: %w", err)
+	}
+	return capability.Check(files)
+}
+
+// packRelease encodes the files a package's digest covers, in a form unpackRelease reads.
+// encoding/json sorts map keys, so equal packages pack to equal bytes.
+func packRelease(pkg *capability.Package, files map[string][]byte) ([]byte, error) {
+	kept := make(map[string][]byte, len(pkg.Files))
+	for _, name := range pkg.Files {
+		kept[name] = files[name]
+	}
+	return json.Marshal(kept)
+}

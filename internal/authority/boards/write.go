@@ -1,0 +1,135 @@
+package boards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// ErrWroteFirst refuses a write because another instance wrote first: it changed the
+// Board this one ran on, or (wrapped by the caller's own error) took what the write was
+// about to take. [Cache.Write] runs the write once more on what it reads again.
+var ErrWroteFirst = errors.New("another instance wrote first")
+
+// errBoardStale refuses a Board write because another writer changed project's Board
+// after this instance built it.
+var errBoardStale = fmt.Errorf("the board changed in another instance: %w", ErrWroteFirst)
+
+// staleRefusal is a write refused twice because other instances kept writing first.
+func staleRefusal(err error) error {
+	return &contract.Error{Code: contract.CodeUnavailable, Err: err,
+		Teaching: "another docket serve changed this project's Board at the same moment; send the call again."}
+}
+
+// Write is one attempt of a write on a project's Board, run by [Cache.Write] with the
+// project's Board lock held and the Board caught up with the log.
+type Write struct {
+	bs      *Cache
+	project contract.ProjectID
+	what    string // what the write does, for its errors
+	pb      *projectBoard
+}
+
+// Project is the project written.
+func (w *Write) Project() contract.ProjectID { return w.project }
+
+// Board is the project's Board, caught up with the log. A write changes it only through
+// a Board call whose [Change] it then commits.
+func (w *Write) Board() *board.Board { return w.pb.b }
+
+// Write is the write sequence every write on a project's Board runs: lock the project's
+// Board, catch it up with the log, run once (which reads what it decides on and commits
+// with [Write.Commit]), and when another instance wrote first ([ErrWroteFirst]) run once
+// more on what is read again; a second refusal reaches the caller as unavailable. once
+// must change nothing but the Board it is given and what it commits, so running it again
+// is safe. what says what the write does, for its errors.
+func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
+	for retried := false; ; retried = true {
+		err := a.writeOnce(ctx, project, what, once)
+		if !errors.Is(err, ErrWroteFirst) {
+			return err
+		}
+		if retried {
+			return fmt.Errorf("%s: %w", what, staleRefusal(err))
+		}
+	}
+}
+
+func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
+	pb := a.get(project)
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	if _, err := a.boardLocked(ctx, project, pb); err != nil {
+		return err
+	}
+	return once(&Write{bs: a, project: project, what: what, pb: pb})
+}
+
+// Commit persists ch (nil when the Board is unchanged) with its event, by actor at at,
+// between what before and after write (either may be nil), in one store transaction
+// that commits only while the Board ch was made on is still the project's. When the store
+// refuses, a changed Board is rebuilt from the store, so memory never holds a change the
+// log lacks. A refusal because another instance wrote first is returned as it is, for
+// [Cache.Write] to run again; any other is wrapped with what the write does, noun naming
+// what it records.
+func (w *Write) Commit(ctx context.Context, ch *Change, actor contract.Principal, at time.Time, noun string, before, after func(tx store.Tx) error) error {
+	err := w.bs.updateBoard(ctx, w.project, w.pb, ch != nil, func(tx store.Tx) error {
+		if before != nil {
+			if err := before(tx); err != nil {
+				return err
+			}
+		}
+		if ch != nil {
+			if err := w.Persist(ctx, tx, *ch, actor, at); err != nil {
+				return err
+			}
+		}
+		if after != nil {
+			return after(tx)
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	if ch != nil {
+		w.Drop(ctx)
+	}
+	if errors.Is(err, ErrWroteFirst) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", w.what, eventlog.Refuse(err, noun))
+}
+
+// The parts of Commit, for a write that must take other locks in its transaction before
+// the log's head (the worker hop locks a lease row first): in tx, [Write.LockFresh], then
+// [Write.Persist], then, once tx committed, [Write.Committed] with the head it left, or
+// [Write.Drop] when it did not.
+
+// LockFresh locks the project's log head in tx, so no other writer appends until tx
+// ends, and refuses with [ErrWroteFirst] when another instance changed the Board since it
+// was read.
+func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
+	return lockFresh(ctx, tx, w.project, w.pb)
+}
+
+// Persist writes ch's node and Case records and appends its event, by actor at at, in tx.
+func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
+	if err := persistChange(ctx, tx, w.project, ch); err != nil {
+		return err
+	}
+	return eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data)
+}
+
+// Committed records that the Board reflects the log up to head, after a transaction
+// that LockFresh began committed.
+func (w *Write) Committed(head int64) { w.pb.seq = head }
+
+// Drop rebuilds the Board after a transaction with a change the store refused.
+func (w *Write) Drop(ctx context.Context) { w.bs.dropBoardLocked(ctx, w.project, w.pb) }

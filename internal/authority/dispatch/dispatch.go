@@ -1,0 +1,414 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/grant"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Defaults for [Config].
+const (
+	DefaultLeaseTTL = 30 * time.Second
+	DefaultPollWait = 10 * time.Second
+	DefaultGrantTTL = 5 * time.Minute
+	DefaultMaxRows  = 8
+)
+
+// Config configures [New].
+type Config struct {
+	// LeaseTTL is how long a worker's lease lasts unless renewed; workers are told to
+	// renew after a third of it. Default DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// PollWait is how long a Poll without work is held; default DefaultPollWait, and
+	// never more than a third of LeaseTTL.
+	PollWait time.Duration
+	// GrantTTL is how long a served grant may be claimed; default DefaultGrantTTL.
+	GrantTTL time.Duration
+	// MaxRows is the most rows one Poll serves; default DefaultMaxRows.
+	MaxRows int
+}
+
+// Dispatcher is the authority's side of the worker hop: leases with a
+// monotonic generation per Connection, work served only for Tools locked on the
+// Connection, claims, and idempotent reports that settle Operations queued by
+// [operation.Operations]. Its state is a projection of the event log and, for who holds each
+// Connection, the store's lease rows. It is safe for concurrent use.
+type Dispatcher struct {
+	ops      *operation.Operations
+	store    store.Store
+	boards   *boards.Cache
+	keys     ConnectionKeys
+	now      func() time.Time
+	log      *slog.Logger
+	leaseTTL time.Duration
+	pollWait time.Duration
+	grantTTL time.Duration
+	maxRows  int
+
+	mu    sync.Mutex                         // guards works; the lock order is in the authority's package doc
+	works map[contract.ProjectID]*workLedger // created on first use, never removed
+}
+
+// Deps is what a Dispatcher reads and writes through.
+type Deps struct {
+	Store  store.Store
+	Boards *boards.Cache
+	Keys   ConnectionKeys
+	Now    func() time.Time // default: time.Now
+	Log    *slog.Logger     // default: discards
+}
+
+// ConnectionKeys gives a Connection's key in clear, for signing its grants.
+type ConnectionKeys interface {
+	ConnectionKey(ctx context.Context, id contract.ConnectionID) (identity.Token, error)
+}
+
+// New returns the Dispatcher that serves ops's queued Operations to workers.
+func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
+	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
+		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
+		works: map[contract.ProjectID]*workLedger{}}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.leaseTTL <= 0 {
+		d.leaseTTL = DefaultLeaseTTL
+	}
+	if d.pollWait <= 0 {
+		d.pollWait = DefaultPollWait
+	}
+	d.pollWait = min(d.pollWait, d.leaseTTL/3)
+	if d.grantTTL <= 0 {
+		d.grantTTL = DefaultGrantTTL
+	}
+	if d.maxRows <= 0 {
+		d.maxRows = DefaultMaxRows
+	}
+	return d
+}
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (d *Dispatcher) nowUTC() time.Time { return d.now().UTC().Round(0) }
+
+func (d *Dispatcher) work(project contract.ProjectID) *workLedger {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.works[project]
+	if w == nil {
+		w = newWorkLedger()
+		d.works[project] = w
+	}
+	return w
+}
+
+// WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>". It is
+// also the grant's invocation and what docket reconcile takes.
+func WorkID(agent string, ordinal int64) string { return agent + "." + strconv.FormatInt(ordinal, 10) }
+
+// parseWorkID splits a [WorkID].
+func parseWorkID(id string) (string, int64, bool) {
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 || len(id) > 200 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(id[i+1:], 10, 64)
+	return id[:i], n, err == nil && n > 0
+}
+
+// checkWorkerID refuses a workerId that is not 1–64 of [a-z0-9_-].
+func checkWorkerID(id string) error {
+	ok := len(id) > 0 && len(id) <= 64
+	for _, r := range id {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}
+	if !ok {
+		return contract.Errorf(contract.CodeWorkerID, "workerId %.80q must be 1 to 64 of a-z, 0-9, '_' and '-'; mint a random one per process.", id)
+	}
+	return nil
+}
+
+// Poll answers a worker's Poll on conn (DESIGN.md §8.1). Without a generation it
+// acquires the lease and answers at once; with one it checks the lease and holds the
+// call until work for the advertised, locked Tools is queued or the poll wait passes.
+func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req contract.PollRequest) (contract.WorkAnswer, error) {
+	if err := checkWorkerID(req.WorkerID); err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	var l *contract.Lease
+	var err error
+	if req.Generation == nil {
+		if l, err = d.acquire(ctx, conn, req.WorkerID); err != nil {
+			return contract.WorkAnswer{}, err
+		}
+		rows, err := d.serve(ctx, conn, l, req.Tools)
+		return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
+	}
+	wait, cancel := context.WithTimeout(ctx, d.pollWait)
+	defer cancel()
+	for {
+		head, err := d.store.Head(ctx, string(conn.Project))
+		if err != nil {
+			return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
+		}
+		if l, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
+			return contract.WorkAnswer{}, err
+		}
+		rows, err := d.serve(ctx, conn, l, req.Tools)
+		if err != nil || len(rows) > 0 {
+			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
+		}
+		err = d.store.Wait(wait, string(conn.Project), head.Seq)
+		switch {
+		case ctx.Err() != nil:
+			return contract.WorkAnswer{}, context.Cause(ctx)
+		case errors.Is(err, context.DeadlineExceeded):
+			return contract.WorkAnswer{Accepted: true, Lease: l, Work: []contract.WorkRow{}}, nil
+		case err != nil:
+			return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
+		}
+	}
+}
+
+// checked returns the lease workerID holds at gen on conn, or its refusal.
+func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, error) {
+	var l *lease
+	row, err := d.store.Lease(ctx, string(conn.ID))
+	switch {
+	case err == nil:
+		l = leaseOf(row)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("poll: %w", err)
+	}
+	now := d.nowUTC()
+	if err := checkLease(l, workerID, gen, now); err != nil {
+		return nil, err
+	}
+	return d.leaseWire(l, now), nil
+}
+
+// RenewLease extends the lease the worker holds (DESIGN.md §8.1).
+func (d *Dispatcher) RenewLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error) {
+	l, err := d.renew(ctx, conn, req)
+	if err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	return contract.WorkAnswer{Accepted: true, Lease: l}, nil
+}
+
+// ReleaseLease gives up the lease the worker holds, at its shutdown (DESIGN.md §8.1).
+func (d *Dispatcher) ReleaseLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error) {
+	if err := d.release(ctx, conn, req); err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	return contract.WorkAnswer{Accepted: true}, nil
+}
+
+// served is one queued call as the authority serves it on a Connection: the row's exact
+// bytes and the grant fields that do not depend on time.
+type served struct {
+	row    contract.WorkRow
+	grant  contract.Grant
+	source contract.Source // zero for a source-free Tool
+}
+
+// serve returns the rows of project's queued Operations that conn may run: the Tool is
+// locked on conn and advertised at the locked digest, and conn has the Source the call
+// needs. Each row carries a grant for this worker instance and generation.
+func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor) ([]contract.WorkRow, error) {
+	queued, err := d.ops.Queued(ctx, conn.Project)
+	if err != nil || len(queued) == 0 {
+		return []contract.WorkRow{}, err
+	}
+	key, err := d.keys.ConnectionKey(ctx, conn.ID)
+	if err != nil {
+		return nil, err
+	}
+	rows := []contract.WorkRow{}
+	for _, q := range queued {
+		i := slices.IndexFunc(tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == q.Request.Tool })
+		if i < 0 {
+			continue
+		}
+		s, ok, err := d.shape(ctx, conn, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || s.grant.ToolDigest != tools[i].Digest {
+			continue // not locked here, locked at another digest, or no Source for it
+		}
+		s.grant.IssuedAt = d.nowUTC()
+		s.grant.ExpiresAt = s.grant.IssuedAt.Add(d.grantTTL)
+		if s.row.Grant, err = grant.Sign([]byte(key), s.grant); err != nil {
+			return nil, err
+		}
+		rows = append(rows, s.row)
+		if len(rows) == d.maxRows {
+			break
+		}
+	}
+	return rows, nil
+}
+
+// shape builds the row of q on conn for workerID at gen, or ok false when conn cannot
+// run it: its Tool is not locked there, or no single Source of a type it takes is bound.
+// The same inputs give the same bytes, so a claim can be checked against a fresh shape.
+func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, bool, error) {
+	st := d.store
+	locks, err := st.ToolLocks(ctx, string(conn.ID))
+	if err != nil {
+		return served{}, false, fmt.Errorf("serve work: %w", err)
+	}
+	li := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == q.Request.Tool })
+	if li < 0 {
+		return served{}, false, nil
+	}
+	toolDigest := "sha256:" + hex.EncodeToString(locks[li].Digest)
+	var src contract.Source
+	if len(q.Request.SourceTypes) > 0 {
+		var ok bool
+		if src, ok, err = d.pickSource(ctx, conn, q.Request); err != nil || !ok {
+			return served{}, false, err
+		}
+	}
+	args, err := json.Marshal(q.Request.Args)
+	if err != nil {
+		return served{}, false, err
+	}
+	target, _ := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
+	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
+	rd, err := grant.RequestDigest(args, target, spec)
+	if err != nil {
+		return served{}, false, err
+	}
+	id := WorkID(q.Agent, q.Ordinal)
+	g := contract.Grant{Project: conn.Project, Invocation: id, Action: q.Request.Action, Tool: contract.ToolID(q.Request.Tool),
+		ToolDigest: toolDigest, Source: src.Name, SourceDigest: src.Digest, Connection: conn.ID, WorkerID: workerID,
+		Generation: gen, AdapterDigest: adapterDigest, RequestDigest: rd}
+	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec}
+	return served{row: row, grant: g, source: src}, true, nil
+}
+
+// pickSource returns the Source of conn a call runs against: the one its "source"
+// argument names, else the only bound Source of a type the Action takes.
+func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, req contract.ExecutionRequest) (contract.Source, bool, error) {
+	ss, err := d.store.Sources(ctx, string(conn.ID))
+	if err != nil {
+		return contract.Source{}, false, fmt.Errorf("serve work: %w", err)
+	}
+	named := ""
+	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
+		named = v.Str()
+	}
+	var found []contract.Source
+	for _, s := range ss {
+		var src contract.Source
+		if err := json.Unmarshal(s.Data, &src); err != nil {
+			return contract.Source{}, false, fmt.Errorf("decode source %s of %s: %w", s.ID, conn.ID, err)
+		}
+		src.Digest = "sha256:" + hex.EncodeToString(s.Digest)
+		if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) {
+			found = append(found, src)
+		}
+	}
+	if len(found) != 1 {
+		return contract.Source{}, false, nil
+	}
+	return found[0], true, nil
+}
+
+// claimEvent records that a worker instance claimed served work, with the Source record
+// it runs against (its tier and words decide what its rows may attest).
+type claimEvent struct {
+	Work        string                `json:"work"`
+	Agent       string                `json:"agent"`
+	Ordinal     int64                 `json:"ordinal"`
+	Connection  contract.ConnectionID `json:"connection"`
+	WorkerID    string                `json:"workerId"`
+	Generation  int64                 `json:"workerGeneration"`
+	GrantDigest string                `json:"grantDigest"`
+	Source      contract.Source       `json:"source"`
+}
+
+// Claim takes served work for the worker that holds conn's lease, before it runs
+// (DESIGN.md §8.1). The grant must verify under the Connection key against the call as
+// it stands now; the Operation moves to at_worker, and no one can claim it again.
+func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req contract.ClaimRequest) (contract.WorkAnswer, error) {
+	agent, ordinal, ok := parseWorkID(req.ID)
+	if !ok {
+		return contract.WorkAnswer{}, errNoWork(req.ID)
+	}
+	key, err := d.keys.ConnectionKey(ctx, conn.ID)
+	if err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	signed, err := grant.Decode(req.Grant)
+	if err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	err = d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
+			return err
+		}
+		op := wc.l.Op(agent, ordinal)
+		if op == nil || op.Execution() == nil {
+			return errNoWork(req.ID)
+		}
+		if _, taken := wc.w.claims[req.ID]; taken || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
+			return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
+		}
+		s, ok, err := d.shape(ctx, conn, operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return contract.Errorf(contract.CodeGrantMismatch, "work %s can no longer run on this Connection (its Tool lock or Source changed); poll again.", req.ID)
+		}
+		if _, err := grant.Verify([]byte(key), req.Grant, s.grant, wc.now); err != nil {
+			return fmt.Errorf("claim %s: %w", req.ID, err)
+		}
+		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+		wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
+			Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant)), Source: s.source})
+		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
+		return nil
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return contract.WorkAnswer{}, contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", req.ID)
+	}
+	if err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	return contract.WorkAnswer{Accepted: true}, nil
+}
+
+func errNoWork(id string) error {
+	return contract.Errorf(contract.CodeWorkNotFound, "work %.80q was never served to this Connection; claim and report only ids a Poll returned.", id)
+}
+
+// ReportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
+// retry sends the same bytes, so it has the same digest.
+func ReportDigest(r contract.ReportRequest) string {
+	b, _ := json.Marshal(r)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,176 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/grant"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// reportEvent records a worker's report of claimed work. A judged report arrived after
+// its lease was lost (or its Operation left the worker): it is kept, with the refusal it
+// was answered, and never applied.
+type reportEvent struct {
+	Work     string        `json:"work"`
+	Digest   string        `json:"digest"`
+	Judged   bool          `json:"judged,omitempty"`
+	Code     contract.Code `json:"errorCode,omitempty"`
+	Teaching string        `json:"teaching,omitempty"`
+}
+
+// Report settles claimed work with the worker's outcome (DESIGN.md §8.1). An ok report
+// applies the returned rows to the Board as facts at the Source's tier, only for its
+// words, and the Operation is done; a refused call fails it; an unknown effect makes it
+// need a person. A receipt retry with the same bytes lands once and is answered as the
+// first was; a different report for the same claim is refused. A report under a lease
+// that was lost is judged: recorded, its Operation made needs_person, never applied.
+func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) (contract.WorkAnswer, error) {
+	err := d.report(ctx, conn, req)
+	if errors.Is(err, store.ErrConflict) {
+		// Another instance recorded a report for this claim first: answer as it did.
+		err = d.report(ctx, conn, req)
+	}
+	if err != nil {
+		return contract.WorkAnswer{}, err
+	}
+	return contract.WorkAnswer{Accepted: true}, nil
+}
+
+func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) error {
+	agent, ordinal, ok := parseWorkID(req.ID)
+	if !ok {
+		return errNoWork(req.ID)
+	}
+	digest := ReportDigest(req)
+	return d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
+		if r, ok := wc.w.reports[req.ID]; ok {
+			if r.Digest != digest {
+				return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
+			}
+			if r.Judged {
+				wc.answer = &contract.Error{Code: r.Code, Teaching: r.Teaching}
+			}
+			return nil
+		}
+		c, ok := wc.w.claims[req.ID]
+		if !ok || c.Connection != conn.ID {
+			return errNoWork(req.ID)
+		}
+		if c.WorkerID != req.WorkerID || c.Generation != req.Generation || c.GrantDigest != grant.Digest([]byte(req.Grant)) {
+			return contract.Errorf(contract.CodeGrantMismatch,
+				"the report of work %s names another instance, generation or grant than its claim; report with the workerId, workerGeneration and grant it was claimed with.", req.ID)
+		}
+		if len(req.Facts) > 0 || req.OK && (req.Result == nil || req.EffectUnknown) {
+			return contract.Errorf(contract.CodeWorkBody,
+				"the report of work %s is not a receipt the hop takes: an ok report carries result.rows and no facts (facts come only from the Action's returns), and never effectUnknown.", req.ID)
+		}
+		op := wc.l.Op(agent, ordinal)
+		if op == nil || op.Execution() == nil {
+			return errNoWork(req.ID)
+		}
+		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+		rep := reportEvent{Work: req.ID, Digest: digest}
+		atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
+		if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
+			rep.Judged, rep.Code = true, contract.CodeWorkTaken
+			rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
+			if ce, ok := errors.AsType[*contract.Error](lerr); ok {
+				rep.Code = ce.Code
+				rep.Teaching = fmt.Sprintf("the report of work %s arrived after its lease generation %d was lost; it was recorded, not applied, and a person must reconcile the Operation (docket reconcile).", req.ID, req.Generation)
+			}
+			wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
+			if atWorker {
+				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
+					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
+			}
+			wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+			return nil
+		}
+		wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+		ev := operation.Event{Agent: agent, Ordinal: ordinal}
+		switch {
+		case req.OK:
+			by := board.Author{Principal: wc.opBy, Tier: c.Source.Tier, Words: c.Source.Words}
+			if c.Source.Name == "" {
+				by.Tier = contract.TierAsserted // a source-free Tool attests nothing
+			}
+			wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+		case req.EffectUnknown:
+			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
+			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
+		default:
+			ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
+			ev.Result, _ = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason})
+		}
+		wc.op(ev)
+		return nil
+	})
+}
+
+// Reconcile settles an Operation that needs a person with what a member found (DESIGN.md
+// §6.4): done (the effect happened), failed (it did not) or unknown. Failed and unknown
+// need a reason. Nothing is run again and no fact is added: a person's word is not a
+// Source's. Only members reconcile.
+func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.OperationEntry{}, err
+	}
+	var state contract.OperationState
+	switch req.Outcome {
+	case contract.ReconcileDone:
+		state = contract.OpDone
+	case contract.ReconcileFailed:
+		state = contract.OpFailed
+	case contract.ReconcileUnknown:
+		state = contract.OpUnknown
+	default:
+		return contract.OperationEntry{}, contract.Errorf(contract.CodeInvalidArgument, "outcome %.40q is not done, failed or unknown; say what you found.", req.Outcome)
+	}
+	if state != contract.OpDone && req.Reason == "" || len(req.Reason) > 1000 {
+		return contract.OperationEntry{}, contract.Errorf(contract.CodeInvalidArgument, "a %s reconciliation needs a reason of at most 1000 bytes; say what you checked (--reason).", req.Outcome)
+	}
+	agent, ordinal, ok := parseWorkID(work)
+	if !ok {
+		return contract.OperationEntry{}, contract.Errorf(contract.CodeNotFound, "%.80q is not an Operation id; write it as <agent>.<ordinal>, as the Operation's grant invocation names it.", work)
+	}
+	var out contract.OperationEntry
+	err := d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
+		op := wc.l.Op(agent, ordinal)
+		if op == nil {
+			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
+		}
+		if op.State() != contract.OpNeedsPerson {
+			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
+		}
+		wc.opBy = c.Principal()
+		res, _ := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
+		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
+		return nil
+	})
+	if err != nil {
+		return contract.OperationEntry{}, err
+	}
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	if op := l.Op(agent, ordinal); op != nil {
+		out = op.Entry()
+	}
+	return out, nil
+}
+
+// truncate bounds s to n bytes, for reasons that leave a worker.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,182 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// workCommit collects what one hop call writes: hop events, Operation changes, at most
+// one Board change and the Connection's new lease, committed in one transaction by
+// [Dispatcher.commitWork].
+type workCommit struct {
+	b        *board.Board
+	l        *operation.Ledger
+	w        *workLedger
+	now      time.Time
+	conn     contract.ConnectionID // the Connection whose lease is locked, or ""
+	lease    *lease                // the Connection's lease as locked in the transaction; nil without one
+	newLease *lease                // the lease to write, or nil
+	events   []store.NewEvent
+	ops      []operation.Event
+	opBy     contract.Principal
+	change   *boards.Change
+	// answer is returned after the commit: a refusal that is recorded (a judged report).
+	answer error
+}
+
+func (wc *workCommit) event(id, typ, actor string, data any) {
+	b, _ := json.Marshal(data)
+	wc.events = append(wc.events, store.NewEvent{ID: id, Type: typ, At: wc.now, Actor: actor, Data: b})
+}
+
+func (wc *workCommit) op(e operation.Event) { wc.ops = append(wc.ops, e) }
+
+// setLease makes l the Connection's lease when wc commits.
+func (wc *workCommit) setLease(l *lease) { wc.newLease = l }
+
+// commitWork runs fn in one transaction under project's Operation and hop locks, and,
+// when onBoard is set, the project's Board lock before them (the lock order is in the
+// package doc), and commits what fn collected. Only a call that may change the Board
+// (a report applying an outcome) sets onBoard; a claim, an acquisition or a sweep keeps
+// the Board's lock free for the project's other calls. With a Connection, the
+// transaction first locks that Connection's lease row and fn sees it in wc.lease; the
+// Operation and hop ledgers are caught up after that lock, inside the transaction, so
+// they hold every claim, report and acquisition that any instance committed under that
+// lease. That is what fences a takeover against a claim under the old generation:
+// whichever locks the row second sees the first's commit. When fn fails nothing is
+// written. A Board change the store refuses is dropped from memory.
+//
+// With onBoard, when another instance changed the Board first, fn runs once more on the
+// rebuilt Board with everything caught up again (the write sequence,
+// [boards.Cache.Write]), so fn must only read state and collect into wc.
+func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, onBoard bool,
+	fn func(wc *workCommit) error) error {
+	if !onBoard {
+		return d.commitWorkOnce(ctx, project, conn, nil, fn)
+	}
+	return d.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
+		return d.commitWorkOnce(ctx, project, conn, bw, fn)
+	})
+}
+
+// errHopBoardUnlocked is a hop call that changed the Board without taking its lock: a
+// bug in this package, refused before anything is written.
+var errHopBoardUnlocked = errors.New("a worker hop call changed the Board without its lock")
+
+// commitWorkOnce is one attempt of commitWork; bw is the Board write it runs in, or nil
+// without the Board.
+func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
+	fn func(wc *workCommit) error) error {
+	var b *board.Board
+	if bw != nil {
+		b = bw.Board()
+	}
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	w := d.work(project)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var wc *workCommit
+	var refused error // fn's error, returned as fn gave it
+	after := int64(-1)
+	err := d.store.Update(ctx, func(tx store.Tx) error {
+		wc = &workCommit{b: b, l: l, w: w, now: d.nowUTC(), conn: conn, opBy: "system"}
+		if conn != "" {
+			row, err := tx.LockLease(ctx, string(project), string(conn))
+			if err != nil {
+				return fmt.Errorf("lock lease of %s: %w", conn, err)
+			}
+			wc.lease = leaseOf(row)
+		}
+		if err := l.CatchUp(ctx, tx, project); err != nil {
+			return err
+		}
+		if err := w.catchUpLocked(ctx, tx, project); err != nil {
+			return err
+		}
+		if refused = fn(wc); refused != nil {
+			return refused
+		}
+		if wc.change != nil && bw == nil {
+			return errHopBoardUnlocked
+		}
+		return d.writeWork(ctx, tx, project, bw, wc, &after)
+	})
+	if err != nil {
+		if refused != nil {
+			return refused
+		}
+		if wc != nil && wc.change != nil && bw != nil {
+			bw.Drop(ctx)
+		}
+		if errors.Is(err, boards.ErrWroteFirst) {
+			return err
+		}
+		return fmt.Errorf("worker hop commit: %w", err)
+	}
+	if after >= 0 {
+		bw.Committed(after)
+	}
+	if len(wc.events) > 0 || len(wc.ops) > 0 || wc.change != nil {
+		if err := l.CatchUp(ctx, d.store, project); err != nil {
+			return err
+		}
+		if err := w.catchUpLocked(ctx, d.store, project); err != nil {
+			return err
+		}
+	}
+	return wc.answer
+}
+
+// writeWork writes what wc collected in tx. A Board change is written only if the Board
+// it was made on is still the project's ([boards.Write.LockFresh], taken after the lease
+// row); then *after is the head it leaves.
+func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit, after *int64) error {
+	if wc.newLease != nil {
+		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), WorkerID: wc.newLease.worker,
+			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
+			return fmt.Errorf("write lease: %w", err)
+		}
+	}
+	if wc.change != nil {
+		if err := bw.LockFresh(ctx, tx); err != nil {
+			return err
+		}
+	}
+	for _, e := range wc.events {
+		e.Project = string(project)
+		if _, err := tx.Append(ctx, e); err != nil {
+			return fmt.Errorf("append %s event: %w", e.Type, err)
+		}
+	}
+	if wc.change != nil {
+		if err := bw.Persist(ctx, tx, *wc.change, wc.opBy, wc.now); err != nil {
+			return err
+		}
+	}
+	for _, e := range wc.ops {
+		if err := eventlog.Append(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
+			return err
+		}
+	}
+	if wc.change != nil {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		*after = head.Seq
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+// Package event is the catalog of the event types the authority appends to a project's
+// log: every type is named once here, with whether an event of it may change the
+// project's Board. A cached Board is rebuilt when the log shows an event that may change
+// it, so the catalog is what lets a busy log of Operations, leases and conversations leave
+// the cache alone.
+package event
+
+import (
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types, grouped by what appends them. The comment after each names its data.
+const (
+	// Identities and setup: never in a Board write.
+	ProjectCreated     = "project.created"      // the project record
+	MemberCreated      = "member.created"       // the member record, never a secret
+	AgentCreated       = "agent.created"        // the agent record
+	AgentTokenReplaced = "agent.token_replaced" // the agent id
+	AgentRevoked       = "agent.revoked"        // the agent id
+	ConnectionCreated  = "connection.created"   // the connection record
+	ConnectionRevoked  = "connection.revoked"   // the connection id
+	SourceBound        = "source.bound"         // the source binding
+	ToolLocked         = "tool.locked"          // the tool lock
+
+	// Capabilities: an install changes what the Board declares.
+	CapabilityInstalled = "capability.installed" // the release installed
+
+	// Board changes: each is appended with the node and Case records it changed.
+	CaseOpened      = "case.opened"      // contract.Case
+	CaseClosed      = "case.closed"      // the close receipt
+	BatchApplied    = "batch.applied"    // board.BatchResult
+	ActionApplied   = "action.applied"   // the Action and its effects
+	ActionCompleted = "action.completed" // an executed Action's outcome applied
+
+	// Operations, Requests and artifacts: the operation ledger's events.
+	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
+	OpChanged      = "operation.changed"      // a later state of an Operation
+	OpAcknowledged = "operation.acknowledged" // the agent saw the outcome
+	RequestCreated = "request.created"        // contract.Request
+	RequestChanged = "request.changed"        // contract.Request in its new state
+	ArtifactIssued = "artifact.issued"        // the artifact's ref and blob
+	LeaseAcquired  = "worker.lease.acquired"  // the lease granted
+	LeaseRenewed   = "worker.lease.renewed"   // a lease renewed; appended by older versions only
+	LeaseReleased  = "worker.lease.released"  // the lease given up
+	WorkClaimed    = "work.claimed"           // the claim and the Source it runs against
+	WorkReported   = "work.reported"          // the report and its digest
+
+	// Conversations: the agent runtime's stored conversations, named in contract because
+	// the runtime reads them back.
+	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
+	ConversationBudgetExhausted = contract.EventConversationBudgetExhausted // an agent ran out of budget
+)
+
+// Kind is one entry of the catalog.
+type Kind struct {
+	Type string
+	// Board is whether an event of Type may be appended in a transaction that changes a
+	// Board's nodes, Cases or releases.
+	Board bool
+}
+
+// Catalog lists every event type the authority appends, in the order above.
+var Catalog = []Kind{
+	{ProjectCreated, false}, {MemberCreated, false},
+	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
+	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
+	{CapabilityInstalled, true},
+	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true},
+	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false},
+	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
+	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
+	{WorkClaimed, false}, {WorkReported, false},
+	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
+}
+
+var neutral = func() map[string]bool {
+	m := make(map[string]bool, len(Catalog))
+	for _, k := range Catalog {
+		if !k.Board {
+			m[k.Type] = true
+		}
+	}
+	return m
+}()
+
+// ChangesBoard reports whether an event of type typ may change a Board. A type the
+// catalog does not list may: a cached Board is rebuilt rather than trusted past it.
+func ChangesBoard(typ string) bool { return !neutral[typ] }
+
+// ChangesSetup reports whether an event of type typ may change which Tools are locked on
+// a live Connection. Every write to Connections, Sources and tool locks appends one of
+// these, in the Connection's project.
+func ChangesSetup(typ string) bool {
+	return strings.HasPrefix(typ, "connection.") || strings.HasPrefix(typ, "tool.") || strings.HasPrefix(typ, "source.")
+}

@@ -1,0 +1,96 @@
+// Package eventlog holds what every part of the authority does with a project's event log:
+// append an event with its data encoded, read the log page by page, and turn a store
+// sentinel into a refusal that teaches the caller.
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// MaxEventPage is the largest page of events one read returns.
+const MaxEventPage = 500
+
+// Append appends one event of type typ, by actor at at, with data encoded as JSON, to
+// project's log in tx.
+func Append(ctx context.Context, tx store.Tx, project contract.ProjectID, typ string, actor contract.Principal, at time.Time, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	_, err = tx.Append(ctx, store.NewEvent{Project: string(project), Type: typ, At: at, Actor: string(actor), Data: b})
+	if err != nil {
+		return fmt.Errorf("append %s event: %w", typ, err)
+	}
+	return nil
+}
+
+// Scan calls fn for each event of project with after < Seq <= upTo (upTo < 0: to the
+// head), read from r page by page.
+func Scan(ctx context.Context, r store.Reader, project contract.ProjectID, after, upTo int64, fn func(store.Event) error) error {
+	for {
+		es, err := r.Events(ctx, string(project), after, MaxEventPage)
+		if err != nil {
+			return fmt.Errorf("read events of %s: %w", project, err)
+		}
+		for _, e := range es {
+			if upTo >= 0 && e.Seq > upTo {
+				return nil
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+		if len(es) < MaxEventPage {
+			return nil
+		}
+	}
+}
+
+// Refuse maps a store sentinel to a coded error for the caller, keeping the cause; what
+// names the record, as in "agent calc".
+func Refuse(err error, what string) error {
+	var ce *contract.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, store.ErrNotFound):
+		return &contract.Error{Code: contract.CodeNotFound, Teaching: what + " does not exist; list them to see the names in use.", Err: err}
+	case errors.Is(err, store.ErrConflict):
+		return &contract.Error{Code: contract.CodeAlreadyExists, Teaching: what + " already exists; choose another name.", Err: err}
+	case errors.Is(err, store.ErrClosed):
+		return &contract.Error{Code: contract.CodeUnavailable, Teaching: "the authority is shutting down; retry against a running docket serve.", Err: err}
+	}
+	return err
+}
+
+// Cursor is how far one projection (the operation ledger, the hop ledger, the
+// conversation index) has applied a project's log. Its zero value is the log's start.
+// Every projection catches up through [Cursor.CatchUp], the one loop that reads a log
+// forward and applies it.
+type Cursor struct{ seq int64 }
+
+// Seq is the sequence number of the last event applied; 0 before any.
+func (c *Cursor) Seq() int64 { return c.seq }
+
+// CatchUp applies each event of project after the cursor, read from r (the store, or a
+// transaction that sees its own writes), and moves the cursor past each event applied.
+// When apply fails the cursor stays on the last event applied.
+func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
+	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error {
+		if err := apply(e); err != nil {
+			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+		}
+		c.seq = e.Seq
+		return nil
+	})
+}

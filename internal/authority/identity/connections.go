@@ -1,0 +1,106 @@
+package identity
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// CreateConnection creates a Connection in project and returns its key, shown this once.
+// The key is kept encrypted under the installation key, because the authority needs it
+// again to sign the grants a worker on the Connection presents.
+func (a *Directory) CreateConnection(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.ConnectionKey{}, err
+	}
+	name, err := contract.ParseName(req.Name)
+	if err != nil {
+		return contract.ConnectionKey{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
+	}
+	id, err := NewID(a.rand, "con_")
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
+	}
+	secret, err := newSecret(a.rand)
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: %w", err)
+	}
+	key := connectionKeyOf(id, secret)
+	sealed, err := a.key.seal(a.rand, []byte(key), []byte(id))
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection: seal key: %w", err)
+	}
+	now := a.nowUTC()
+	cn := contract.Connection{ID: contract.ConnectionID(id), Project: project, Name: name, CreatedAt: now}
+	err = a.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := findConnection(ctx, tx, project, name); err == nil {
+			return contract.Errorf(contract.CodeAlreadyExists, "project %q already has a connection named %q; choose another name.", project, name)
+		}
+		if err := tx.CreateConnection(ctx, store.Connection{ID: id, Project: string(project), Name: name, KeyCiphertext: sealed, CreatedAt: now}); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, event.ConnectionCreated, c.Principal(), now, cn)
+	})
+	if err != nil {
+		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, eventlog.Refuse(err, "connection "+name))
+	}
+	a.log.InfoContext(ctx, "connection created", logProject, project, logActor, c.Principal(), logToken, key)
+	return contract.ConnectionKey{Connection: cn, Key: key.String()}, nil
+}
+
+// RevokeConnection revokes a Connection; its key stops working at once.
+func (a *Directory) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
+	cn, err := revoke(ctx, a, c, project, ref, revocable[store.Connection]{
+		noun: "connection", event: event.ConnectionRevoked, find: findConnection,
+		id: func(cn store.Connection) string { return cn.ID },
+		revoke: func(ctx context.Context, tx store.Tx, id string, at time.Time) error {
+			return tx.RevokeConnection(ctx, id, at)
+		},
+		get: func(ctx context.Context, r store.Reader, id string) (store.Connection, error) {
+			return r.Connection(ctx, id)
+		},
+	})
+	if err != nil {
+		return contract.Connection{}, err
+	}
+	return connectionWire(cn), nil
+}
+
+// Connections lists project's Connections, revoked ones included.
+func (a *Directory) Connections(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Connection, error) {
+	return listed(ctx, c, project, "connections", a.store.Connections, connectionWire)
+}
+
+// ConnectionKey returns a Connection's key in clear, for signing its grants. Callers must
+// not log or send it.
+func (a *Directory) ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error) {
+	_, key, err := a.connectionKey(ctx, id)
+	return key, err
+}
+
+func (a *Directory) connectionKey(ctx context.Context, id contract.ConnectionID) (store.Connection, Token, error) {
+	cn, err := a.store.Connection(ctx, string(id))
+	if err != nil {
+		return store.Connection{}, "", fmt.Errorf("load connection %s: %w", id, err)
+	}
+	plain, err := a.key.open(cn.KeyCiphertext, []byte(cn.ID))
+	if err != nil {
+		return store.Connection{}, "", fmt.Errorf("open key of connection %s: %w", id, err)
+	}
+	return cn, Token(plain), nil
+}
+
+// findConnection finds a Connection of project by id or by name.
+func findConnection(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (store.Connection, error) {
+	return findByRef(ctx, project, ref, "connection", r.Connections, func(cn store.Connection) (string, string) { return cn.ID, cn.Name })
+}
+
+func connectionWire(cn store.Connection) contract.Connection {
+	return contract.Connection{ID: contract.ConnectionID(cn.ID), Project: contract.ProjectID(cn.Project), Name: cn.Name,
+		CreatedAt: cn.CreatedAt, RevokedAt: cn.RevokedAt}
+}

@@ -1,0 +1,197 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// BindSource binds (or rebinds) the public record of a Source to a Connection. Its secret
+// parts stay in the worker's vault and never come here (DESIGN.md §2).
+func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Source{}, err
+	}
+	if _, err := contract.ParseName(src.Name); err != nil {
+		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %v.", err)
+	}
+	if !slices.Contains(contract.SourceTypes, src.Type) {
+		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source type %q is not one of %s; choose one of them.", src.Type, strings.Join(contract.SourceTypes, ", "))
+	}
+	if !src.Tier.Valid() {
+		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs a tier (usually attested).", src.Name)
+	}
+	if len(src.Words) == 0 {
+		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs the predicates it may attest (words).", src.Name)
+	}
+	for _, w := range src.Words {
+		if !isPredicate(w) {
+			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source word %q is not a predicate name; use lower-case letters, digits and '_', starting with a letter.", w)
+		}
+	}
+	words := slices.Clone(src.Words)
+	slices.Sort(words)
+	words = slices.Compact(words)
+	now := a.nowUTC()
+	var out contract.Source
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		cn, err := findConnection(ctx, tx, project, conn)
+		if err != nil {
+			return err
+		}
+		if cn.RevokedAt != nil {
+			return contract.Errorf(contract.CodeCredentialRevoked, "connection %q is revoked; bind the source to a live connection.", conn)
+		}
+		out = contract.Source{Connection: contract.ConnectionID(cn.ID), Name: src.Name, Type: src.Type, Words: words, Tier: src.Tier}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		d := sha256.Sum256(data)
+		out.Digest = "sha256:" + hex.EncodeToString(d[:])
+		if err := tx.PutSource(ctx, store.Source{Connection: cn.ID, ID: src.Name, Digest: d[:], Data: data}); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, event.SourceBound, c.Principal(), now, out)
+	})
+	if err != nil {
+		return contract.Source{}, fmt.Errorf("bind source %s: %w", src.Name, eventlog.Refuse(err, "connection "+conn))
+	}
+	return out, nil
+}
+
+// Sources lists the Sources bound to a Connection of project.
+func (a *Directory) Sources(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.Source, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	cn, err := findConnection(ctx, a.store, project, conn)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", eventlog.Refuse(err, "connection "+conn))
+	}
+	ss, err := a.store.Sources(ctx, cn.ID)
+	if err != nil {
+		return nil, fmt.Errorf("list sources of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+conn))
+	}
+	out := make([]contract.Source, 0, len(ss))
+	for _, s := range ss {
+		var src contract.Source
+		if err := json.Unmarshal(s.Data, &src); err != nil {
+			return nil, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
+		}
+		src.Digest = "sha256:" + hex.EncodeToString(s.Digest)
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+// LockTool authorizes a Tool on a Connection at the digest of its definition, replacing
+// an earlier lock of the same Tool (DESIGN.md §8.3).
+func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.ToolLock{}, err
+	}
+	if !isToolID(l.Tool) {
+		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool %q is not a tool id; write vendor.name@N, e.g. docket.workspace.read_json@1.", l.Tool)
+	}
+	digest, ok := ParseDigest(l.Digest)
+	if !ok {
+		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool digest %q is not sha256:<64 hex digits>; copy it from the worker's tool manifest.", l.Digest)
+	}
+	now := a.nowUTC()
+	var out contract.ToolLock
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		cn, err := findConnection(ctx, tx, project, conn)
+		if err != nil {
+			return err
+		}
+		if cn.RevokedAt != nil {
+			return contract.Errorf(contract.CodeCredentialRevoked, "connection %q is revoked; lock tools on a live connection.", conn)
+		}
+		out = contract.ToolLock{Connection: contract.ConnectionID(cn.ID), Tool: l.Tool, Digest: "sha256:" + hex.EncodeToString(digest)}
+		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest}); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
+	})
+	if err != nil {
+		return contract.ToolLock{}, fmt.Errorf("lock tool %s: %w", l.Tool, eventlog.Refuse(err, "connection "+conn))
+	}
+	return out, nil
+}
+
+// ToolLocks lists the Tools locked on a Connection of project.
+func (a *Directory) ToolLocks(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	cn, err := findConnection(ctx, a.store, project, conn)
+	if err != nil {
+		return nil, fmt.Errorf("list tool locks: %w", eventlog.Refuse(err, "connection "+conn))
+	}
+	ls, err := a.store.ToolLocks(ctx, cn.ID)
+	if err != nil {
+		return nil, fmt.Errorf("list tool locks of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+conn))
+	}
+	out := make([]contract.ToolLock, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, contract.ToolLock{Connection: contract.ConnectionID(l.Connection), Tool: l.Tool, Digest: "sha256:" + hex.EncodeToString(l.Digest)})
+	}
+	return out, nil
+}
+
+// isPredicate reports whether s is a Board predicate name.
+func isPredicate(s string) bool {
+	if s == "" || len(s) > 128 || !(s[0] >= 'a' && s[0] <= 'z') {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isToolID reports whether s is "vendor.name@N": dotted lower-case segments, at least two,
+// and a positive version.
+func isToolID(s string) bool {
+	name, ver, ok := strings.Cut(s, "@")
+	if !ok || ver == "" || ver[0] == '0' || len(s) > 200 {
+		return false
+	}
+	for _, r := range ver {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	segs := strings.Split(name, ".")
+	if len(segs) < 2 {
+		return false
+	}
+	for _, seg := range segs {
+		if !isPredicate(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseDigest decodes "sha256:" and 64 hex digits.
+func ParseDigest(s string) ([]byte, bool) {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 64 || strings.ToLower(h) != h {
+		return nil, false
+	}
+	b, err := hex.DecodeString(h)
+	return b, err == nil
+}

@@ -1,0 +1,231 @@
+package operation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Requests lists project's Requests, oldest first, for a member (DESIGN.md §7.1). A
+// pending Request past its deadline is shown expired.
+func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return nil, err
+	}
+	now := o.nowUTC()
+	out := make([]contract.Request, 0, len(l.order))
+	for _, id := range l.order {
+		r := *l.requests[id]
+		if r.State == contract.RequestPending && !now.Before(r.Deadline) {
+			r.State = contract.RequestExpired
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Decide records member c's decision on Request id of project (DESIGN.md §7.1–7.2). It
+// refuses a decision naming another digest than the Request's (digest_mismatch), a
+// decision by the principal that made the Request (self_decision), and a Request already
+// decided, void or past its deadline (request_closed; a late one is marked expired).
+//
+// A denial settles the Operation refused with the reason. An approval runs the one call
+// it names, after the Board evaluates it again — if the call no longer evaluates to the
+// approved digest, the Request is void and the Operation refused (call_changed); else a
+// Board-only Action applies its effects now and an executed Action is queued for
+// dispatch.
+func (o *Operations) Decide(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Request{}, err
+	}
+	if d.Verdict != contract.VerdictApprove && d.Verdict != contract.VerdictDeny {
+		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "the verdict %q is unknown; use approve or deny", d.Verdict)
+	}
+	if err := o.refuseSelf(ctx, c.Principal(), project, id); err != nil {
+		return contract.Request{}, err
+	}
+	return o.decide(ctx, c.Principal(), project, id, d)
+}
+
+// refuseSelf refuses a decision by the principal that made Request id: no principal
+// decides its own request. A Request that is missing or no longer pending is left to
+// decide, which refuses it as such. Who made a Request never changes, so the check holds
+// once it passed; the store's constraint on decisions holds the rule even without it.
+func (o *Operations) refuseSelf(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID) error {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return err
+	}
+	if r, ok := l.requests[id]; ok && r.State == contract.RequestPending && r.RequestedBy == by {
+		return contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; ask another member to decide %s.", id)
+	}
+	return nil
+}
+
+// decide records a decision by by. Everything it decides on is read under the write
+// sequence's locks, so it may run again on a rebuilt Board.
+func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+	var out contract.Request
+	err := o.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
+		req, err := o.decideOnce(ctx, w, by, id, d)
+		out = req
+		return err
+	})
+	// decideOnce returns the Request with its refusal only when the Request expired, and
+	// the zero Request with any other error.
+	return out, err
+}
+
+func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+	project, b := w.Project(), w.Board()
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return contract.Request{}, err
+	}
+	cur, ok := l.requests[id]
+	if !ok {
+		return contract.Request{}, contract.Errorf(contract.CodeNotFound, "project %q has no request %q; list them with docket requests.", project, id)
+	}
+	req := *cur
+	if req.State != contract.RequestPending {
+		return contract.Request{}, contract.Errorf(contract.CodeRequestClosed, "request %s is %s and takes no decision; a new call makes a new request.", id, req.State)
+	}
+	if d.Digest != req.Digest {
+		return contract.Request{}, contract.Errorf(contract.CodeDigestMismatch,
+			"the decision names %s but request %s is bound to %s; read the request again (docket requests) and decide what it shows.", d.Digest, id, req.Digest)
+	}
+	agent := req.RequestedBy.ID()
+	op := l.opLocked(agent, req.Ordinal)
+	if op == nil {
+		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
+	}
+	now := o.nowUTC()
+	req.DecidedBy, req.DecidedAt = by, &now
+	var ch *boards.Change
+	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
+	var closed error
+	switch {
+	case !now.Before(req.Deadline):
+		req.State, req.DecidedBy, req.DecidedAt = contract.RequestExpired, "", nil
+		ev.State, ev.Reason, ev.Decision = contract.OpRefused, "the request expired before a decision", "expired"
+		closed = contract.Errorf(contract.CodeRequestClosed, "request %s expired at %s; the agent must call again.", id, req.Deadline.Format("2006-01-02T15:04:05Z"))
+	case d.Verdict == contract.VerdictDeny:
+		req.State, req.Reason = contract.RequestDenied, d.Reason
+		ev.State, ev.Reason = contract.OpRefused, "denied: "+d.Reason
+		ev.Result, _ = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason})
+	default:
+		req.State, req.Reason = contract.RequestApproved, d.Reason
+		ch, ev = o.runApproved(ctx, b, &req, op, ev)
+	}
+	before := func(tx store.Tx) error {
+		if closed != nil {
+			return nil
+		}
+		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
+			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
+	}
+	after := func(tx store.Tx) error {
+		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
+	}
+	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
+		return contract.Request{}, err
+	}
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return contract.Request{}, err
+	}
+	if closed != nil {
+		return req, closed
+	}
+	return req, nil
+}
+
+// recordDecision records d through the store, whose constraints hold the two rules of a
+// decision even where the checks above are bypassed: no principal decides its own
+// request, and a request is decided once.
+func recordDecision(ctx context.Context, tx store.Tx, d store.Decision) error {
+	err := tx.RecordDecision(ctx, d)
+	switch {
+	case errors.Is(err, store.ErrInvalid) && d.DecidedBy == d.RequestedBy:
+		return &contract.Error{Code: contract.CodeSelfDecision, Err: err,
+			Teaching: "no principal decides its own request; ask another member to decide " + d.Request + "."}
+	case errors.Is(err, store.ErrConflict):
+		return &contract.Error{Code: contract.CodeRequestClosed, Err: err,
+			Teaching: "request " + d.Request + " was decided already; a new call makes a new request."}
+	}
+	return err
+}
+
+// runApproved runs the one call an approval names, on b, as the requesting agent.
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+	var in contract.ApplyActionInput
+	if err := json.Unmarshal(op.input, &in); err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	by := board.Author{Principal: req.RequestedBy}
+	void := func(err error) (*boards.Change, Event) {
+		req.State = contract.RequestVoid
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
+		return nil, ev
+	}
+	if req.Vector.Tool != "" {
+		res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+		if err != nil {
+			return void(err)
+		}
+		if res.Request == nil {
+			return void(contract.Errorf(contract.CodeCallChanged, "the Action %s no longer executes a Tool; call it again for a new decision", in.Action))
+		}
+		vec, err := o.executionVector(ctx, req.Project, &in, res.Request)
+		if err != nil {
+			ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the call's target could not be read", nil
+			return nil, ev
+		}
+		if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments, Tool digest or Source; call it again for a new decision", in.Action))
+		}
+		ev.State, ev.Stage, ev.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
+		return nil, ev
+	}
+	// A Board-only Action runs only if the call still evaluates to the arguments the
+	// person approved: a bound premise revised since the request voids the approval.
+	vec, err := boardOnlyVector(b, by, &in)
+	if err != nil {
+		return void(err)
+	}
+	if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+		return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments; call it again for a new decision", in.Action))
+	}
+	res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
+		return nil, ev
+	}
+	ev.State = contract.OpDone
+	ev.Result, _ = json.Marshal(map[string]any{"action": in.Action, "changes": len(res.Changes), "decision": "approved"})
+	return actionChange(&in, res), ev
+}

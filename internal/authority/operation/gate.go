@@ -1,0 +1,481 @@
+package operation
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Defaults for [Config].
+const (
+	DefaultHoldBound  = 50 * time.Second
+	DefaultRequestTTL = 24 * time.Hour
+)
+
+// Config configures [New].
+type Config struct {
+	// HoldBound is how long a write's answer is held waiting for its outcome before it
+	// answers running; default DefaultHoldBound.
+	HoldBound time.Duration
+	// RequestTTL is how long a Request waits for a decision before it expires; default
+	// DefaultRequestTTL.
+	RequestTTL time.Duration
+}
+
+// Deps is what Operations reads and writes through.
+type Deps struct {
+	Store  store.Store
+	Boards *boards.Cache
+	Now    func() time.Time // default: time.Now
+	Rand   io.Reader        // default: crypto/rand.Reader
+}
+
+// Operations runs agents' tool calls as Operations: the write gate, held calls, the
+// strip, Requests and decisions. Its state is a projection of the event log, so several
+// Operations over one store agree. It is safe for concurrent use.
+type Operations struct {
+	store      store.Store
+	boards     *boards.Cache
+	now        func() time.Time
+	rand       io.Reader
+	holdBound  time.Duration
+	requestTTL time.Duration
+
+	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
+	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
+}
+
+// New returns the Operations over d.
+func New(d Deps, cfg Config) *Operations {
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand,
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*Ledger{}}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.rand == nil {
+		o.rand = rand.Reader
+	}
+	if o.holdBound <= 0 {
+		o.holdBound = DefaultHoldBound
+	}
+	if o.requestTTL <= 0 {
+		o.requestTTL = DefaultRequestTTL
+	}
+	return o
+}
+
+// nowUTC is the clock, in UTC, at the precision the event log keeps.
+func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }
+
+func (o *Operations) ledger(project contract.ProjectID) *Ledger {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.ledgers[project]
+	if l == nil {
+		l = newLedger()
+		o.ledgers[project] = l
+	}
+	return l
+}
+
+// Call is one tool call of an Agent, its input already decoded by
+// [contract.DecodeToolInput].
+type Call struct {
+	Tool  string
+	Input any
+	// Focus is the session's focused Cases, the first primary.
+	Focus []contract.CaseID
+	// Delivered reports whether the session was given the outcome of the agent's
+	// Operation ordinal in full. Nil means nothing was delivered.
+	Delivered func(ordinal int64) bool
+	// Progress, when set, is told each state a held call's Operation passes through.
+	Progress func(contract.OperationSlot)
+}
+
+// Answer is what a call produced.
+type Answer struct {
+	Result contract.ToolResult
+	Meta   contract.HostMeta
+	// Focus is the session's focus after the call.
+	Focus []contract.CaseID
+	// Carried lists the Operations whose outcome the answer carries in full; once the
+	// answer is sent they count as delivered to the session.
+	Carried []int64
+}
+
+// refusal is a call refused before it ran.
+func refusal(err *contract.Error) contract.ToolResult {
+	no := false
+	return contract.ToolResult{ErrorCode: err.Code, Teaching: err.Teaching, RequestExecuted: &no}
+}
+
+// Refusal returns the answer to a call refused before it reached the authority (its
+// arguments did not decode): the error, requestExecuted false, and the current strip and
+// View of the caller.
+func (o *Operations) Refusal(ctx context.Context, c identity.Caller, focus []contract.CaseID, err *contract.Error) (Answer, error) {
+	return o.answer(ctx, c, focus, refusal(err), 0, nil, nil)
+}
+
+// Call runs call for the Agent c. QueryBoard and ReadArtifact run at once and are never
+// Operations. Any other call passes the write gate and becomes an Operation; its answer
+// is held until the Operation settles, waits for a decision, or the hold bound passes
+// (then it answers running and nothing is cancelled). When ctx ends while the answer is
+// held, Call returns ctx's cause; the Operation goes on.
+func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (Answer, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return Answer{}, contract.Errorf(contract.CodeForbidden, "only agents call tools; use an agent token (docket agent token).")
+	}
+	project := c.Projects[0]
+	switch in := call.Input.(type) {
+	case *contract.QueryBoardInput:
+		return o.query(ctx, c, call, in) // it acknowledges under the locks it answers under
+	case *contract.ReadArtifactInput:
+		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
+			return Answer{}, err
+		}
+		return o.readArtifact(ctx, c, call, in)
+	}
+	// A write acknowledges in its own transaction (admit).
+	ad, err := o.admit(ctx, c, call)
+	if err != nil {
+		return Answer{}, err
+	}
+	if ad.refused != nil {
+		return o.answer(ctx, c, ad.focus, *ad.refused, 0, nil, &ad.setup)
+	}
+	if err := o.hold(ctx, project, c.ID, ad.ordinal, call.Progress); err != nil {
+		return Answer{}, err
+	}
+	return o.answer(ctx, c, ad.focus, contract.ToolResult{}, ad.ordinal, nil, &ad.setup)
+}
+
+// acknowledge records that the agent saw the outcome of its latest settled Operation:
+// it was delivered to this session, and the session made another call since (calls are
+// serial, so the client had the answer). From then on the strip shows a summary in place
+// of the result. It writes at most once per Operation.
+func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, delivered func(int64) bool) error {
+	if delivered == nil {
+		return nil
+	}
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return err
+	}
+	return o.acknowledgeLocked(ctx, l, c, delivered)
+}
+
+// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
+// held.
+func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identity.Caller, delivered func(int64) bool) error {
+	project := c.Projects[0]
+	last := l.latestSettledLocked(c.ID)
+	if last == nil || last.acked || !delivered(last.ordinal) {
+		return nil
+	}
+	err := o.store.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), Event{Agent: c.ID, Ordinal: last.ordinal})
+	})
+	if err != nil {
+		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
+	}
+	return l.catchUpLocked(ctx, o.store, project)
+}
+
+// admit passes call through the write gate (DESIGN.md §6.5) and, when it passes, runs it
+// on the Board and records it as the agent's next Operation, all in one transaction. A
+// gate refusal comes back as refused, with no Operation.
+//
+// When another instance changed the Board first, the call runs once more on the rebuilt
+// Board: everything it admits is read again under the locks.
+//
+// When another instance admitted an Operation of the same agent first, the call passes the
+// gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
+func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
+	var out admission
+	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
+		var err error
+		out, err = o.admitOnce(ctx, w, c, call)
+		return err
+	})
+	if err != nil {
+		return admission{}, err
+	}
+	return out, nil
+}
+
+// admission is what passing the write gate produced.
+type admission struct {
+	ordinal int64             // the call's Operation; 0 when refused
+	focus   []contract.CaseID // the session's focus after the call
+	setup   board.Setup       // the setup the call ran against, for its answer
+	// refused is the gate's refusal, with no Operation; nil when the call was admitted.
+	refused *contract.ToolResult
+}
+
+func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
+	project := w.Project()
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return admission{}, err
+	}
+	setup, err := l.setupLocked(ctx, o.store, project)
+	if err != nil {
+		return admission{}, err
+	}
+	focus := call.Focus
+	if u := l.unresolvedLocked(c.ID); u != nil {
+		r := refusal(contract.Errorf(contract.CodeOperationRunning,
+			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
+		return admission{focus: focus, setup: setup, refused: &r}, nil
+	}
+	last := l.latestSettledLocked(c.ID)
+	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
+		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
+			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
+		r.Result = last.result
+		return admission{focus: focus, setup: setup, refused: &r}, nil
+	}
+	now := o.nowUTC()
+	ordinal := int64(len(l.ops[c.ID])) + 1
+	run := o.run(ctx, w.Board(), c, call, setup, now)
+	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
+	if run.op.Input == nil {
+		run.op.Input, _ = json.Marshal(call.Input)
+	}
+	if run.request != nil {
+		run.request.Ordinal = ordinal
+	}
+	before := func(tx store.Tx) error {
+		if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
+			return err
+		}
+		if last != nil && !last.acked {
+			return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, Event{Agent: c.ID, Ordinal: last.ordinal})
+		}
+		return nil
+	}
+	after := func(tx store.Tx) error {
+		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
+			return err
+		}
+		if run.request != nil {
+			return eventlog.Append(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
+		}
+		return nil
+	}
+	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
+		return admission{}, err
+	}
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return admission{}, err
+	}
+	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
+}
+
+// errOrdinalTaken refuses an admission because another instance admitted an Operation of
+// the same agent after this one's ledger was caught up. The caller passes the gate again.
+var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
+
+// recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
+// agent's next one. It locks the log's head, which keeps every other writer of the project
+// (on either backend, in any instance) out until tx ends, and catches the ledger up with
+// what committed since the gate read it; the ledger stays right if tx then rolls back,
+// since only committed events were applied. errOrdinalTaken means another Operation of
+// the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
+// be held.
+func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return fmt.Errorf("lock head of %s: %w", project, err)
+	}
+	if head.Seq == l.cursor.Seq() {
+		return nil
+	}
+	if err := l.catchUpLocked(ctx, tx, project); err != nil {
+		return err
+	}
+	if int64(len(l.ops[agent]))+1 != ordinal {
+		return errOrdinalTaken
+	}
+	return nil
+}
+
+func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
+	out := slices.Clone(front)
+	for _, id := range rest {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) > board.ViewMaxRoots {
+		out = out[:board.ViewMaxRoots]
+	}
+	return out
+}
+
+// answer builds the answer to a call of c: res completed with the strip and View, and
+// for ordinal > 0 the Operation's own state and result. setup, when not nil, is the one
+// the call already read.
+func (o *Operations) answer(ctx context.Context, c identity.Caller, focus []contract.CaseID, res contract.ToolResult, ordinal int64, extra json.RawMessage, setup *board.Setup) (Answer, error) {
+	return o.reply(ctx, c, reply{focus: focus, res: res, ordinal: ordinal, extra: extra, setup: setup})
+}
+
+// reply is what an answer is built from.
+type reply struct {
+	focus   []contract.CaseID
+	res     contract.ToolResult
+	ordinal int64           // the call's own Operation, or 0
+	extra   json.RawMessage // a read's result, or nil
+	setup   *board.Setup    // the setup the call already read, or nil
+	// delivered, when set, acknowledges the latest outcome first (see acknowledge).
+	delivered func(int64) bool
+	// match, when set, reads a result from the Board the View is read from; a
+	// *contract.Error it returns refuses the read.
+	match func(b *board.Board) (json.RawMessage, error)
+}
+
+// reply builds an answer under the project's Board lock, taken once: the head read that
+// finds the Board fresh also tells the ledger whether any event came since its cursor, so
+// an answer on an idle log reads no events.
+func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
+	project := c.Projects[0]
+	var ans Answer
+	err := o.boards.Read(ctx, project, func(b *board.Board, head int64) error {
+		var err error
+		ans, err = o.replyLocked(ctx, c, r, b, head)
+		return err
+	})
+	if err != nil {
+		return Answer{}, err
+	}
+	return ans, nil
+}
+
+// replyLocked is reply on b, which reflects the log up to head, under the project's
+// Board lock.
+func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64) (Answer, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpToLocked(ctx, o.store, project, head); err != nil {
+		return Answer{}, err
+	}
+	if r.delivered != nil {
+		if err := o.acknowledgeLocked(ctx, l, c, r.delivered); err != nil {
+			return Answer{}, err
+		}
+	}
+	res, extra := r.res, r.extra
+	if r.match != nil {
+		m, err := r.match(b)
+		if ce, ok := errors.AsType[*contract.Error](err); ok {
+			res, extra = contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}, nil
+		} else if err != nil {
+			return Answer{}, err
+		} else {
+			extra = m
+		}
+	}
+	slots := l.stripLocked(c.ID)
+	var op Op
+	if p := l.opLocked(c.ID, r.ordinal); p != nil {
+		op = *p
+	}
+	if r.ordinal > 0 {
+		res.Accepted = op.errorCode == "" && op.state != contract.OpRefused && op.state != contract.OpFailed
+		res.Result = op.result
+		if op.errorCode != "" {
+			res.ErrorCode = op.errorCode
+			res.Teaching = op.reason
+		}
+	} else if extra != nil {
+		res.Accepted, res.Result = true, extra
+	}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), Ordinal: r.ordinal}}
+	res.Operations = make([]contract.OperationEntry, 0, len(slots))
+	for _, s := range slots {
+		res.Operations = append(res.Operations, s.OperationEntry)
+		if s.Result != nil {
+			ans.Carried = append(ans.Carried, s.Ordinal)
+		}
+	}
+	if res.ErrorCode == contract.CodePreviousResultUndelivered {
+		if last := latestSettledSlot(slots); last != nil && !slices.Contains(ans.Carried, last.Ordinal) {
+			ans.Carried = append(ans.Carried, last.Ordinal)
+		}
+	}
+	setup := r.setup
+	if setup == nil {
+		s, err := l.setupLocked(ctx, o.store, project)
+		if err != nil {
+			return Answer{}, err
+		}
+		setup = &s
+	}
+	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+	for _, id := range r.focus {
+		if fr, err := b.Focus(id); err == nil {
+			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
+		}
+	}
+	if r.ordinal > 0 && len(r.focus) > 0 {
+		ans.Meta.AffectedCases = r.focus[:1]
+	}
+	ans.Result = res
+	return ans, nil
+}
+
+func latestSettledSlot(slots []contract.OperationSlot) *contract.OperationSlot {
+	for i := range slots {
+		if slots[i].State.Settled() {
+			return &slots[i]
+		}
+	}
+	return nil
+}
+
+// State returns the state form of c's strip, with ordinals, for initialize and ping
+// (DESIGN.md §6.1).
+func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.HostMeta, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
+	}
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return contract.HostMeta{}, err
+	}
+	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), State: l.stripLocked(c.ID)}, nil
+}
+
+// errorResult is the stored result of a call the Board refused.
+func errorResult(err error) (contract.Code, string, json.RawMessage) {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		ce = &contract.Error{Code: contract.CodeInternal, Teaching: "the authority failed; the cause is in its log."}
+	}
+	b, _ := json.Marshal(map[string]string{"errorCode": string(ce.Code), "teaching": ce.Teaching})
+	return ce.Code, ce.Teaching, b
+}

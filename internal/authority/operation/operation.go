@@ -1,0 +1,417 @@
+package operation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// An Operation's whole life is in the project's log (its events are in package event),
+// so every instance sharing the store sees the same Operations: the ledger below is only
+// a projection of these events, caught up before each use.
+
+// Event is the data of an operation event.
+type Event struct {
+	Agent     string                     `json:"agent"`
+	Ordinal   int64                      `json:"ordinal"`
+	Tool      string                     `json:"tool,omitempty"`
+	Label     string                     `json:"label,omitempty"`
+	Input     json.RawMessage            `json:"input,omitempty"` // the call's arguments
+	State     contract.OperationState    `json:"state,omitempty"`
+	Stage     contract.OperationStage    `json:"stage,omitempty"`
+	Decision  string                     `json:"decision,omitempty"`
+	Reason    string                     `json:"reason,omitempty"`
+	ErrorCode contract.Code              `json:"errorCode,omitempty"`
+	Result    json.RawMessage            `json:"result,omitempty"`
+	Execution *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
+}
+
+// operation is one Operation as the ledger knows it.
+type Op struct {
+	ordinal   int64
+	tool      string
+	label     string
+	input     json.RawMessage
+	state     contract.OperationState
+	stage     contract.OperationStage
+	decision  string
+	reason    string
+	errorCode contract.Code
+	result    json.RawMessage
+	execution *contract.ExecutionRequest
+	at, since time.Time
+	acked     bool
+}
+
+func (op *Op) apply(e Event, at time.Time) {
+	if e.State != "" && e.State != op.state {
+		op.state, op.since = e.State, at
+	}
+	op.stage, op.decision, op.reason, op.errorCode = e.Stage, e.Decision, e.Reason, e.ErrorCode
+	if e.Result != nil {
+		op.result = e.Result
+	}
+	if e.Execution != nil {
+		op.execution = e.Execution
+	}
+}
+
+// entry returns op as a strip entry: the result in full while unacknowledged.
+func (op *Op) entry() contract.OperationEntry {
+	e := contract.OperationEntry{Tool: op.tool, Label: op.label, State: op.state, At: op.at, Since: op.since,
+		Stage: op.stage, Decision: op.decision, Reason: op.reason}
+	switch {
+	case !op.state.Settled():
+	case !op.acked:
+		e.Result = op.result
+	default:
+		e.Summary = op.summary()
+	}
+	return e
+}
+
+func (op *Op) summary() string {
+	if op.errorCode != "" {
+		return fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
+	}
+	return op.label + " " + string(op.state)
+}
+
+// artifactEvent records an artifact the authority issued: its ref and where its bytes are.
+type artifactEvent struct {
+	Ref   string     `json:"ref"`
+	Agent string     `json:"agent"`
+	Hash  store.Hash `json:"hash"`
+	Size  int64      `json:"size"`
+}
+
+// ledger is the projection of one project's operation, request and artifact events.
+type Ledger struct {
+	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
+	cursor   eventlog.Cursor                          // how far the ledger applied the log
+	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
+	requests map[contract.RequestID]*contract.Request // every Request of the project
+	order    []contract.RequestID                     // requests in creation order
+	arts     map[string]artifactEvent                 // ref → artifact
+	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
+}
+
+func newLedger() *Ledger {
+	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
+		arts: map[string]artifactEvent{}}
+}
+
+// catchUpLocked applies the events of project after the cursor, read from r (the store,
+// or a transaction that sees its own writes). l.mu must be held.
+func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+	return l.cursor.CatchUp(ctx, r, project, l.applyLocked)
+}
+
+// catchUpToLocked is catchUpLocked for a caller that has just read the log's head: it
+// reads no events when the cursor is there already. l.mu must be held.
+func (l *Ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
+	if l.cursor.Seq() >= head {
+		return nil
+	}
+	return l.catchUpLocked(ctx, r, project)
+}
+
+func (l *Ledger) applyLocked(e store.Event) error {
+	if event.ChangesSetup(e.Type) {
+		l.setup = nil
+	}
+	switch e.Type {
+	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged:
+		var d Event
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		ops := l.ops[d.Agent]
+		if e.Type == event.OpAdmitted {
+			if d.Ordinal != int64(len(ops))+1 {
+				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
+			}
+			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
+				result: d.Result, execution: d.Execution, at: e.At, since: e.At})
+			return nil
+		}
+		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
+			return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
+		}
+		if e.Type == event.OpAcknowledged {
+			ops[d.Ordinal-1].acked = true
+			return nil
+		}
+		ops[d.Ordinal-1].apply(d, e.At)
+	case event.RequestCreated, event.RequestChanged:
+		var r contract.Request
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return err
+		}
+		if _, ok := l.requests[r.ID]; !ok {
+			l.order = append(l.order, r.ID)
+		}
+		l.requests[r.ID] = &r
+	case event.ArtifactIssued:
+		var a artifactEvent
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		l.arts[a.Ref] = a
+	}
+	return nil
+}
+
+// setupLocked returns which Tools of project are locked on a live Connection: an executed
+// Action whose Tool is not is blocked with needs_setup. It is read from the store once and
+// kept until the ledger applies an event that may change it ([event.ChangesSetup]). The rows
+// are read after the ledger caught up, so they are at least as new as its cursor; a
+// change committed meanwhile is read again when its event arrives. l.mu must be held.
+func (l *Ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
+	if l.setup != nil {
+		return *l.setup, nil
+	}
+	cs, err := r.Connections(ctx, string(project))
+	if err != nil {
+		return board.Setup{}, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	s := board.Setup{Tools: map[string]bool{}}
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		ls, err := r.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return board.Setup{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		for _, lk := range ls {
+			s.Tools[lk.Tool] = true
+		}
+	}
+	l.setup = &s // shared by every caller from now on: nothing writes a Setup's map
+	return s, nil
+}
+
+// unresolvedLocked returns the agent's Operation that is not settled (running, waiting
+// for a decision or needing a person), or nil. At most one exists: the write gate admits
+// no write while one does.
+func (l *Ledger) unresolvedLocked(agent string) *Op {
+	ops := l.ops[agent]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if !ops[i].state.Settled() {
+			return ops[i]
+		}
+	}
+	return nil
+}
+
+// latestSettledLocked returns the agent's latest settled Operation, or nil.
+func (l *Ledger) latestSettledLocked(agent string) *Op {
+	ops := l.ops[agent]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].state.Settled() {
+			return ops[i]
+		}
+	}
+	return nil
+}
+
+// stripLocked returns the strip of agent (DESIGN.md §6.4): newest first, at most
+// [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
+func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
+	ops := l.ops[agent]
+	var keep []*Op
+	add := func(op *Op) {
+		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
+			keep = append(keep, op)
+		}
+	}
+	for i := len(ops) - 1; i >= 0 && i >= len(ops)-5; i-- {
+		add(ops[i])
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		if !ops[i].state.Settled() {
+			add(ops[i])
+		}
+	}
+	add(l.latestSettledLocked(agent))
+	slices.SortFunc(keep, func(a, b *Op) int { return int(b.ordinal - a.ordinal) })
+	out := make([]contract.OperationSlot, 0, len(keep))
+	for _, op := range keep {
+		out = append(out, contract.OperationSlot{Ordinal: op.ordinal, OperationEntry: op.entry()})
+	}
+	return out
+}
+
+// opLocked returns the agent's Operation ordinal, or nil.
+func (l *Ledger) opLocked(agent string, ordinal int64) *Op {
+	ops := l.ops[agent]
+	if ordinal < 1 || ordinal > int64(len(ops)) {
+		return nil
+	}
+	return ops[ordinal-1]
+}
+
+// toolRun is what running a write on the Board produced: the Board change to persist (nil
+// when nothing changed), the Operation's first state, any Request it raised, and the
+// Cases it focuses.
+type toolRun struct {
+	change  *boards.Change
+	op      Event
+	request *contract.Request
+	focus   []contract.CaseID
+}
+
+// run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
+// settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
+func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time) toolRun {
+	p := c.Principal()
+	by := board.Author{Principal: p}
+	var r toolRun
+	var result any
+	var err error
+	switch in := call.Input.(type) {
+	case *contract.OpenCaseInput:
+		r.op.Label = "OpenCase " + in.CaseType
+		var cs contract.Case
+		var changes []contract.NodeChange
+		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
+			r.change = &boards.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpened, Data: cs}
+			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
+		}
+	case *contract.Batch:
+		r.op.Label = fmt.Sprintf("ApplyBatch %d ops", len(in.Operations))
+		var br board.BatchResult
+		if br, err = b.ApplyBatch(by, *in); err == nil {
+			r.change = &boards.Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
+			result = map[string]any{"nodeIds": br.NodeIDs}
+		}
+	case *contract.ApplyActionInput:
+		r.op.Label = "ApplyAction " + in.Action
+		if in.CaseID != "" {
+			r.focus = []contract.CaseID{in.CaseID}
+		}
+		return o.runAction(ctx, b, c, in, setup, now, r)
+	case *contract.CloseCaseInput:
+		r.op.Label = "CloseCase " + string(in.CaseID) + " " + string(in.Disposition)
+		r.focus = []contract.CaseID{in.CaseID}
+		var cr board.CloseResult
+		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
+			r.change = &boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
+			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
+		}
+	default:
+		err = contract.Errorf(contract.CodeNoSuchTool, "there is no tool %s; use one of the six", call.Tool)
+	}
+	return settleRun(r, result, err)
+}
+
+// settleRun completes r with its outcome: done with result, or refused with err's code.
+func settleRun(r toolRun, result any, err error) toolRun {
+	if err != nil {
+		r.change = nil
+		r.op.State = contract.OpRefused
+		r.op.ErrorCode, r.op.Reason, r.op.Result = errorResult(err)
+		return r
+	}
+	r.op.State = contract.OpDone
+	r.op.Result, _ = json.Marshal(result)
+	return r
+}
+
+// query answers QueryBoard: the matches of its pattern and the View. It is never an
+// Operation and passes no gate (DESIGN.md §6.5).
+func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in *contract.QueryBoardInput) (Answer, error) {
+	focus := call.Focus
+	if len(in.Focus) > 0 {
+		focus = mergeFocus(in.Focus, nil)
+	}
+	r := reply{focus: focus, extra: json.RawMessage(`{}`), delivered: call.Delivered}
+	if in.Pattern != nil {
+		var caseID contract.CaseID
+		if len(focus) > 0 {
+			caseID = focus[0]
+		}
+		limit := min(in.Limit, board.QueryMaxMatches)
+		r.match = func(b *board.Board) (json.RawMessage, error) {
+			matches, err := b.Query(*in.Pattern, caseID, limit)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(map[string]any{"matches": matches})
+		}
+	}
+	return o.reply(ctx, c, r)
+}
+
+// artifactPrefix starts every artifact reference; a ref is never a path or a URL.
+const artifactPrefix = "art_"
+
+// PutArtifact keeps content as an artifact of the Agent c and returns its reference,
+// once the artifact is durable.
+func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content []byte) (string, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
+	}
+	project := c.Projects[0]
+	ref, err := identity.NewID(o.rand, artifactPrefix)
+	if err != nil {
+		return "", err
+	}
+	err = o.store.Update(ctx, func(tx store.Tx) error {
+		h, err := tx.PutBlob(ctx, content)
+		if err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.nowUTC(),
+			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
+	})
+	if err != nil {
+		return "", fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))
+	}
+	return ref, nil
+}
+
+// readArtifact answers ReadArtifact: a bounded fragment of an artifact the authority
+// issued in the caller's project. Nothing else can be named.
+func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	err := l.catchUpLocked(ctx, o.store, project)
+	art, ok := l.arts[in.Ref]
+	l.mu.Unlock()
+	if err != nil {
+		return Answer{}, err
+	}
+	if !ok || in.Offset < 0 {
+		r := refusal(contract.Errorf(contract.CodeArtifactNotFound,
+			"no artifact %q was issued to this project; pass a ref art_… exactly as an earlier result gave it, with a non-negative offset", in.Ref))
+		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
+	}
+	data, err := o.store.Blob(ctx, art.Hash)
+	if err != nil {
+		return Answer{}, fmt.Errorf("read artifact %s: %w", in.Ref, err)
+	}
+	limit := in.Limit
+	if limit <= 0 || limit > contract.MaxArtifactFragment {
+		limit = contract.MaxArtifactFragment
+	}
+	start := min(in.Offset, int64(len(data)))
+	end := min(start+int64(limit), int64(len(data)))
+	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
+	extra, _ := json.Marshal(frag)
+	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
+}

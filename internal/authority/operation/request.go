@@ -1,0 +1,203 @@
+package operation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// requestPrefix starts every Request id.
+const requestPrefix = "req_"
+
+// RequestDigest returns "sha256:" + hex(sha256(JCS(v))), the digest a Request is bound to
+// and a decision must name (DESIGN.md §7.1). JCS (RFC 8785) makes the digest independent
+// of key order and number spelling, so any client can recompute it from the vector.
+func RequestDigest(v contract.RequestVector) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode request vector: %w", err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", fmt.Errorf("canonicalize request vector: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// runAction runs an ApplyAction call. An Action that needs a person's decision changes
+// nothing: its Operation waits for a decision on a Request bound to the digest of what
+// would run. An executed Action is queued for dispatch (its Operation stays running,
+// not_dispatched, until a worker takes it). A Board-only Action applies its effects.
+//
+// Whether an Action needs a decision comes from the Board: for an executed Action, from
+// the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
+// Board-only Action, from the View, which lists it ready and waiting on a decision.
+// A Board-only Action is applied only when the View lists it ready without a decision.
+func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
+	by := board.Author{Principal: c.Principal()}
+	var focus []contract.CaseID
+	if in.CaseID != "" {
+		focus = []contract.CaseID{in.CaseID}
+	}
+	v := b.View(board.ViewRequest{Principal: c.Principal(), Focus: focus, Setup: setup})
+	i := slices.IndexFunc(v.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == in.Action })
+	switch {
+	case i >= 0 && v.Actions.Items[i].State == contract.ActionReady && !slices.Contains(v.Actions.Items[i].Waits, contract.WaitExecution):
+		if slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
+			vec, err := boardOnlyVector(b, by, in)
+			if err != nil {
+				return settleRun(r, nil, err)
+			}
+			return o.requestRun(c, vec, now, r)
+		}
+		res, err := b.ApplyAction(by, in.CaseID, in.Action, in.Params)
+		if err != nil {
+			return settleRun(r, nil, err)
+		}
+		r.change = actionChange(in, res)
+		return settleRun(r, map[string]any{"action": in.Action, "changes": len(res.Changes)}, nil)
+	case i < 0 && v.Actions.Truncated:
+		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
+			"the Action %s is not among the Actions the View lists; focus its Case and apply it from there", in.Action))
+	}
+	// An executed Action, or one the View lists blocked: a dry run gives the refusal, or
+	// the ExecutionRequest to queue. A Board-only Action the View lists blocked is refused
+	// without touching the Board.
+	req, err := b.Evaluate(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		return settleRun(r, nil, err)
+	}
+	if req.Tool == "" {
+		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
+			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
+	}
+	if req.Approval != board.ApprovalNone {
+		vec, err := o.executionVector(ctx, c.Projects[0], in, &req)
+		if err != nil {
+			return settleRun(r, nil, err)
+		}
+		return o.requestRun(c, vec, now, r)
+	}
+	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, &req
+	return r
+}
+
+// boardOnlyVector returns the request vector of a Board-only Action: the Action and its
+// exact arguments after bindings as the Board evaluates the call now (DESIGN.md §7.1),
+// so a person approves the values the Board's premises supply and not only the caller's
+// params. Evaluating changes nothing.
+func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionInput) (contract.RequestVector, error) {
+	req, err := b.Evaluate(by, in.CaseID, in.Action, in.Params)
+	if err != nil {
+		return contract.RequestVector{}, err
+	}
+	if req.Tool != "" {
+		return contract.RequestVector{}, contract.Errorf(contract.CodeCallChanged,
+			"the Action %s now executes a Tool; call it again for a new decision", in.Action)
+	}
+	return contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args}, nil
+}
+
+// executionVector returns the request vector of an executed Action: the exact arguments
+// after bindings, the Tool, and — when the project's setup fixes them — the digest the
+// Tool is locked at and the Source record it runs against (DESIGN.md §7.1). When several
+// Connections could run it at different digests or Sources, they are left empty; the
+// dispatcher must then still run only what a person approved.
+func (o *Operations) executionVector(ctx context.Context, project contract.ProjectID, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {
+	vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args, Tool: req.Tool}
+	cs, err := o.store.Connections(ctx, string(project))
+	if err != nil {
+		return contract.RequestVector{}, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	named := ""
+	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
+		named = v.Str()
+	}
+	var digests, sources []string
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		locks, err := o.store.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return contract.RequestVector{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		i := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == req.Tool })
+		if i < 0 {
+			continue
+		}
+		if d := "sha256:" + hex.EncodeToString(locks[i].Digest); !slices.Contains(digests, d) {
+			digests = append(digests, d)
+		}
+		ss, err := o.store.Sources(ctx, cn.ID)
+		if err != nil {
+			return contract.RequestVector{}, fmt.Errorf("read sources of %s: %w", cn.ID, err)
+		}
+		for _, s := range ss {
+			var src contract.Source
+			if err := json.Unmarshal(s.Data, &src); err != nil {
+				return contract.RequestVector{}, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
+			}
+			rec := src.Name + "@sha256:" + hex.EncodeToString(s.Digest)
+			if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) && !slices.Contains(sources, rec) {
+				sources = append(sources, rec)
+			}
+		}
+	}
+	if len(digests) == 1 {
+		vec.ToolDigest = digests[0]
+	}
+	if len(sources) == 1 {
+		vec.Source = sources[0]
+	}
+	return vec, nil
+}
+
+// requestRun makes r an Operation waiting for a decision on a new Request for vec.
+func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
+	req, err := o.newRequest(c, vec, now)
+	if err != nil {
+		return settleRun(r, nil, err)
+	}
+	r.request = req
+	r.op.State, r.op.Decision = contract.OpWaitingForDecision, string(req.ID)
+	return r
+}
+
+// actionChange is the Board change of a Board-only Action's effects.
+func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *boards.Change {
+	ch := &boards.Change{Nodes: res.Changes, Event: event.ActionApplied,
+		Data: map[string]any{"action": in.Action, "caseId": in.CaseID, "params": in.Params}}
+	if res.Case != nil {
+		ch.Cases = []contract.Case{*res.Case}
+	}
+	return ch
+}
+
+// newRequest returns a pending Request of c bound to vec's digest.
+func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
+	digest, err := RequestDigest(vec)
+	if err != nil {
+		return nil, err
+	}
+	id, err := identity.NewID(o.rand, requestPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return &contract.Request{ID: contract.RequestID(id), Project: c.Projects[0], RequestedBy: c.Principal(), Vector: vec,
+		Digest: digest, State: contract.RequestPending, CreatedAt: now, Deadline: now.Add(o.requestTTL)}, nil
+}

@@ -1,0 +1,57 @@
+package authority
+
+import (
+	"github.com/docketrun/docket/internal/authority/dispatch"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Operations and the worker hop live in packages operation and dispatch; these names keep
+// the callers of the facade unchanged.
+type (
+	OperationsConfig = operation.Config
+	Call             = operation.Call
+	Answer           = operation.Answer
+	Dispatch         = operation.Dispatch
+	Dispatcher       = dispatch.Dispatcher
+	DispatcherConfig = dispatch.Config
+)
+
+// Defaults for [OperationsConfig] and [DispatcherConfig].
+const (
+	DefaultHoldBound  = operation.DefaultHoldBound
+	DefaultRequestTTL = operation.DefaultRequestTTL
+	DefaultLeaseTTL   = dispatch.DefaultLeaseTTL
+	DefaultPollWait   = dispatch.DefaultPollWait
+	DefaultGrantTTL   = dispatch.DefaultGrantTTL
+	DefaultMaxRows    = dispatch.DefaultMaxRows
+)
+
+// Operations runs agents' tool calls as Operations over an [Authority]; see
+// [operation.Operations], whose methods it has. It remembers the authority it runs over,
+// so that [NewDispatcher] can hand the worker hop the same store, Boards and keys.
+type Operations struct {
+	*operation.Operations
+	a *Authority
+}
+
+// NewOperations returns the Operations of a.
+func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
+	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand}, cfg)
+	return &Operations{Operations: ops, a: a}
+}
+
+// NewDispatcher returns the Dispatcher of o's Operations: the authority's side of the
+// worker hop.
+func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
+	return dispatch.New(o.Operations, dispatch.Deps{Store: o.a.store, Boards: o.a.boards, Keys: o.a.Directory, Now: o.a.now, Log: o.a.log}, cfg)
+}
+
+// WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>".
+func WorkID(agent string, ordinal int64) string { return dispatch.WorkID(agent, ordinal) }
+
+// ReportDigest is the digest a worker's report is remembered by.
+func ReportDigest(r contract.ReportRequest) string { return dispatch.ReportDigest(r) }
+
+// RequestDigest returns the digest a Request is bound to.
+func RequestDigest(v contract.RequestVector) (string, error) { return operation.RequestDigest(v) }
