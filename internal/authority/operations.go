@@ -50,8 +50,5 @@ func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
 // WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>".
 func WorkID(agent string, ordinal int64) string { return dispatch.WorkID(agent, ordinal) }
 
-// ReportDigest is the digest a worker's report is remembered by.
-func ReportDigest(r contract.ReportRequest) string { return dispatch.ReportDigest(r) }
-
 // RequestDigest returns the digest a Request is bound to.
 func RequestDigest(v contract.RequestVector) (string, error) { return operation.RequestDigest(v) }

@@ -126,7 +126,7 @@ func (b *Board) mintID(n *node) string {
 	if n.rec.Kind == contract.NodeRule {
 		content = n.rule.String()
 	}
-	return "n-" + digest(string(n.rec.Kind), string(n.rec.CreatedBy), n.rec.Tier.String(), string(n.rec.CaseID), content)[:16]
+	return "n-" + digest(string(n.rec.Kind), string(n.rec.CreatedBy), n.rec.Tier.String(), string(n.rec.CaseID), content).Hex()[:16]
 }
 
 func (b *Board) applyStep(t *txn, by Author, tier contract.Tier, s step) (string, error) {

@@ -3,7 +3,6 @@ package board
 import (
 	"cmp"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -114,7 +113,7 @@ func NewConfig(cfg Config) (*Board, error) {
 		for _, r := range d.Rules {
 			r.Tier = contract.TierVerified
 			if r.ID == "" {
-				r.ID = "cap-" + digest(d.Release, r.String())[:16]
+				r.ID = "cap-" + digest(d.Release, r.String()).Hex()[:16]
 			}
 			if _, dup := b.nodes[r.ID]; dup {
 				return nil, contract.Errorf(contract.CodeCapabilityInvalid, "the rule id %q is used twice (again by %s); give each rule its own id", r.ID, d.Release)
@@ -230,15 +229,15 @@ func (b *Board) entryNode(e engine.Entry) contract.Node {
 
 func ptr[T any](v T) *T { return &v }
 
-// digest returns the hex sha256 of parts joined by NUL bytes, so that no two part lists
-// share a digest by concatenation.
-func digest(parts ...string) string {
+// digest returns the sha256 of parts, each followed by a NUL byte, so that no two part
+// lists share a digest by concatenation.
+func digest(parts ...string) contract.Digest {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write([]byte(p))
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return contract.SumOf(h)
 }
 
 // teachingOf returns the teaching sentence of err's *contract.Error, or its text.

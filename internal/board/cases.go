@@ -40,7 +40,7 @@ func (b *Board) OpenCase(by contract.Principal, caseType string, key contract.Ar
 			return contract.Case{}, nil, err
 		}
 	}
-	keyDigest := "sha256:" + digest(mustJSON(key))
+	keyDigest := digest(mustJSON(key)).String()
 	if id, ok := b.open[caseType+"\x00"+keyDigest]; ok {
 		return contract.Case{}, nil, contract.Errorf(contract.CodeCaseExists,
 			"Case %s of type %s is already open for this key; focus it instead of opening another", id, caseType)
@@ -74,12 +74,12 @@ func (b *Board) OpenCase(by contract.Principal, caseType string, key contract.Ar
 // contractDigest pins a Case Type's contract: every field that decides what opens,
 // binds and certifies its Cases.
 func contractDigest(ct CaseType) string {
-	return "sha256:" + digest(mustJSON(struct {
+	return digest(mustJSON(struct {
 		Name, KeyPredicate, Opening, OpeningFloor, Acceptance, Floor string
 		KeyArgs, OncePerCase                                         []string
 		Exploration                                                  bool
 	}{ct.Name, ct.KeyPredicate, ct.Opening, ct.OpeningFloor.String(), ct.Acceptance, ct.Floor.String(),
-		ct.KeyArgs, ct.OncePerCase, ct.Exploration}))
+		ct.KeyArgs, ct.OncePerCase, ct.Exploration})).String()
 }
 
 func mustJSON(v any) string {

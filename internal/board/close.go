@@ -49,7 +49,7 @@ func (b *Board) CloseCase(by contract.Principal, id contract.CaseID, disposition
 			return CloseResult{}, refuse(err, "explain the acceptance")
 		}
 		rcpt.Certified, rcpt.Acceptance = true, &acc
-		rcpt.ExplanationDigest = "sha256:" + digest(mustJSON(explanation(d)))
+		rcpt.ExplanationDigest = digest(mustJSON(explanation(d))).String()
 	} else if reason == "" {
 		return CloseResult{}, contract.Errorf(contract.CodeCaseReasonRequired,
 			"closing Case %s as %s needs a reason; say in one sentence why it ends without completion", id, disposition)

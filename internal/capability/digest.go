@@ -3,9 +3,10 @@ package capability
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strconv"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // Release names an installed capability version and pins its content.
@@ -45,7 +46,7 @@ func digest(names []string, files map[string][]byte) string {
 		h.Write([]byte(name + "\n" + strconv.Itoa(len(b)) + "\n"))
 		h.Write(b)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return contract.SumOf(h).String()
 }
 
 // normalize turns CRLF line endings into LF, so that a checkout on Windows digests the same.

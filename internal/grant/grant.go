@@ -7,7 +7,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -193,6 +192,5 @@ func RequestDigest(args, target, toolSpec json.RawMessage) (string, error) {
 
 // Digest returns "sha256:" and the hex sha256 of b.
 func Digest(b []byte) string {
-	d := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(d[:])
+	return contract.Sum(b).String()
 }

@@ -2,7 +2,6 @@ package boards
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,9 +36,9 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	if err != nil {
 		return contract.Installed{}, err
 	}
-	digest, ok := identity.ParseDigest(pkg.Release.Digest)
-	if !ok {
-		return contract.Installed{}, fmt.Errorf("install %s: package digest %q is not sha256:<hex>", pkg.Release, pkg.Release.Digest)
+	digest, err := contract.ParseDigest(pkg.Release.Digest)
+	if err != nil {
+		return contract.Installed{}, fmt.Errorf("install %s: %w", pkg.Release, err)
 	}
 	content, err := packRelease(pkg, files)
 	if err != nil {
@@ -78,7 +77,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 			return &contract.Error{Code: contract.CodeCapabilityInvalid, Err: err,
 				Teaching: fmt.Sprintf("%s does not fit project %s's Board (%s); fix the package or uninstall what it clashes with.", pkg.Release, project, teachingOf(err))}
 		}
-		created, err := tx.PutRelease(ctx, store.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: digest, Content: content, CreatedAt: now})
+		created, err := tx.PutRelease(ctx, store.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: digest[:], Content: content, CreatedAt: now})
 		if errors.Is(err, store.ErrConflict) {
 			return &contract.Error{Code: contract.CodeReleaseConflict, Err: err,
 				Teaching: fmt.Sprintf("%s is already stored with other content; releases are immutable, so raise the version.", pkg.Release)}
@@ -126,7 +125,11 @@ func (a *Cache) Installs(ctx context.Context, c identity.Caller, project contrac
 		if err != nil {
 			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
 		}
-		out = append(out, contract.Release{ID: rel.ID, Version: rel.Version, Digest: "sha256:" + hex.EncodeToString(rel.Digest), CreatedAt: rel.CreatedAt})
+		d, err := contract.DigestFrom(rel.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
+		}
+		out = append(out, contract.Release{ID: rel.ID, Version: rel.Version, Digest: d.String(), CreatedAt: rel.CreatedAt})
 	}
 	return out, nil
 }

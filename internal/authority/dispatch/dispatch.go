@@ -2,8 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,7 +280,11 @@ func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q oper
 	if li < 0 {
 		return served{}, false, nil
 	}
-	toolDigest := "sha256:" + hex.EncodeToString(locks[li].Digest)
+	td, err := contract.DigestFrom(locks[li].Digest)
+	if err != nil {
+		return served{}, false, fmt.Errorf("serve work: tool lock %s: %w", q.Request.Tool, err)
+	}
+	toolDigest := td.String()
 	var src contract.Source
 	if len(q.Request.SourceTypes) > 0 {
 		var ok bool
@@ -325,7 +327,11 @@ func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, r
 		if err := json.Unmarshal(s.Data, &src); err != nil {
 			return contract.Source{}, false, fmt.Errorf("decode source %s of %s: %w", s.ID, conn.ID, err)
 		}
-		src.Digest = "sha256:" + hex.EncodeToString(s.Digest)
+		sd, err := contract.DigestFrom(s.Digest)
+		if err != nil {
+			return contract.Source{}, false, fmt.Errorf("source %s of %s: %w", s.ID, conn.ID, err)
+		}
+		src.Digest = sd.String()
 		if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) {
 			found = append(found, src)
 		}
@@ -407,8 +413,10 @@ func errNoWork(id string) error {
 
 // ReportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
 // retry sends the same bytes, so it has the same digest.
-func ReportDigest(r contract.ReportRequest) string {
-	b, _ := json.Marshal(r)
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+func ReportDigest(r contract.ReportRequest) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("encode report: %w", err)
+	}
+	return contract.Sum(b).String(), nil
 }

@@ -49,7 +49,10 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 	if !ok {
 		return errNoWork(req.ID)
 	}
-	digest := ReportDigest(req)
+	digest, err := ReportDigest(req)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", req.ID, err)
+	}
 	return d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
 		if r, ok := wc.w.reports[req.ID]; ok {
 			if r.Digest != digest {

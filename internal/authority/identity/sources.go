@@ -2,8 +2,6 @@ package identity
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -56,8 +54,8 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 		if err != nil {
 			return err
 		}
-		d := sha256.Sum256(data)
-		out.Digest = "sha256:" + hex.EncodeToString(d[:])
+		d := contract.Sum(data)
+		out.Digest = d.String()
 		if err := tx.PutSource(ctx, store.Source{Connection: cn.ID, ID: src.Name, Digest: d[:], Data: data}); err != nil {
 			return err
 		}
@@ -88,7 +86,11 @@ func (a *Directory) Sources(ctx context.Context, c Caller, project contract.Proj
 		if err := json.Unmarshal(s.Data, &src); err != nil {
 			return nil, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
 		}
-		src.Digest = "sha256:" + hex.EncodeToString(s.Digest)
+		d, err := contract.DigestFrom(s.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("source %s of %s: %w", s.ID, cn.ID, err)
+		}
+		src.Digest = d.String()
 		out = append(out, src)
 	}
 	return out, nil
@@ -103,13 +105,13 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 	if !isToolID(l.Tool) {
 		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool %q is not a tool id; write vendor.name@N, e.g. docket.workspace.read_json@1.", l.Tool)
 	}
-	digest, ok := ParseDigest(l.Digest)
-	if !ok {
+	digest, err := contract.ParseDigest(l.Digest)
+	if err != nil {
 		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool digest %q is not sha256:<64 hex digits>; copy it from the worker's tool manifest.", l.Digest)
 	}
 	now := a.nowUTC()
 	var out contract.ToolLock
-	err := a.store.Update(ctx, func(tx store.Tx) error {
+	err = a.store.Update(ctx, func(tx store.Tx) error {
 		cn, err := findConnection(ctx, tx, project, conn)
 		if err != nil {
 			return err
@@ -117,8 +119,8 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 		if cn.RevokedAt != nil {
 			return contract.Errorf(contract.CodeCredentialRevoked, "connection %q is revoked; lock tools on a live connection.", conn)
 		}
-		out = contract.ToolLock{Connection: contract.ConnectionID(cn.ID), Tool: l.Tool, Digest: "sha256:" + hex.EncodeToString(digest)}
-		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest}); err != nil {
+		out = contract.ToolLock{Connection: contract.ConnectionID(cn.ID), Tool: l.Tool, Digest: digest.String()}
+		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest[:]}); err != nil {
 			return err
 		}
 		return eventlog.Append(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
@@ -144,7 +146,11 @@ func (a *Directory) ToolLocks(ctx context.Context, c Caller, project contract.Pr
 	}
 	out := make([]contract.ToolLock, 0, len(ls))
 	for _, l := range ls {
-		out = append(out, contract.ToolLock{Connection: contract.ConnectionID(l.Connection), Tool: l.Tool, Digest: "sha256:" + hex.EncodeToString(l.Digest)})
+		d, err := contract.DigestFrom(l.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("tool lock %s of %s: %w", l.Tool, cn.ID, err)
+		}
+		out = append(out, contract.ToolLock{Connection: contract.ConnectionID(l.Connection), Tool: l.Tool, Digest: d.String()})
 	}
 	return out, nil
 }
@@ -184,14 +190,4 @@ func isToolID(s string) bool {
 		}
 	}
 	return true
-}
-
-// ParseDigest decodes "sha256:" and 64 hex digits.
-func ParseDigest(s string) ([]byte, bool) {
-	h, ok := strings.CutPrefix(s, "sha256:")
-	if !ok || len(h) != 64 || strings.ToLower(h) != h {
-		return nil, false
-	}
-	b, err := hex.DecodeString(h)
-	return b, err == nil
 }

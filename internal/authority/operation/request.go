@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -34,8 +33,7 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("canonicalize request vector: %w", err)
 	}
-	sum := sha256.Sum256(canon)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return contract.Sum(canon).String(), nil
 }
 
 // runAction runs an ApplyAction call. An Action that needs a person's decision changes
@@ -140,8 +138,12 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 		if i < 0 {
 			continue
 		}
-		if d := "sha256:" + hex.EncodeToString(locks[i].Digest); !slices.Contains(digests, d) {
-			digests = append(digests, d)
+		d, err := contract.DigestFrom(locks[i].Digest)
+		if err != nil {
+			return contract.RequestVector{}, fmt.Errorf("tool lock %s of %s: %w", req.Tool, cn.ID, err)
+		}
+		if !slices.Contains(digests, d.String()) {
+			digests = append(digests, d.String())
 		}
 		ss, err := o.store.Sources(ctx, cn.ID)
 		if err != nil {
