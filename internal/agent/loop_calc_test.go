@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"io/fs"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	verifiedcalculation "github.com/docketrun/docket/examples/verified-calculation"
 	"github.com/docketrun/docket/internal/agent"
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -51,26 +49,21 @@ func TestLoop_RealGateway_VerifiedCalculation(t *testing.T) {
 		files[name] = string(b)
 	}
 	r := newAuthorityRigWith(t, 20*time.Millisecond, files)
-	worker := func(tool string, ordinal int64, rows ...contract.Args) {
-		by := board.Author{Principal: contract.Principal("tool:" + tool), Tier: contract.TierAttested, Words: []string{"calculation_input", "output_file"}}
-		if err := r.ops.Settle(context.Background(), "default", r.agent.ID, ordinal, by, contract.ExecutionOutcome{OK: true, Rows: rows}); err != nil {
-			t.Errorf("worker report for operation %d: %v", ordinal, err)
-		}
-	}
+	w := r.worker(t, []string{"calculation_input", "output_file"}, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
 	job := contract.StringValue("calc-001")
 	// The worker and the person act after the call that needs them is answered, before
 	// the model's next turn.
 	after := map[string]func(){
 		"scripted_1_1": func() {
-			worker("docket.workspace.read_json@1", 1, contract.Args{"job_id": job, "unit_price_cents": int64Value(t, 129900),
+			w.Settle(t, r.agent.ID, 1, contract.Args{"job_id": job, "unit_price_cents": int64Value(t, 129900),
 				"quantity": int64Value(t, 2), "shipping_cents": int64Value(t, 3000)})
 		},
 		"scripted_3_1": func() {
 			r.approveAll(t)
-			worker("docket.workspace.write_json@1", 3)
+			w.Settle(t, r.agent.ID, 3)
 		},
 		"scripted_4_1": func() {
-			worker("docket.workspace.read_json@1", 4, contract.Args{"job_id": job, "subtotal": int64Value(t, 259800), "total": int64Value(t, 262800)})
+			w.Settle(t, r.agent.ID, 4, contract.Args{"job_id": job, "subtotal": int64Value(t, 259800), "total": int64Value(t, 262800)})
 		},
 	}
 	rec := script(t, calcScript)

@@ -16,7 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
@@ -83,6 +83,8 @@ type authorityRig struct {
 	// store keeps the conversations in the authority, as the runtime does against docket
 	// serve; a restarted runtime gets its own with newStore.
 	store *agent.AuthorityConversations
+	// fetcher plays the worker of the test capability's fetch, from the first settle on.
+	fetcher *authoritytest.Worker
 }
 
 // newStore is a fresh authority-backed conversation store, as a restarted runtime has.
@@ -139,14 +141,28 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 	return r
 }
 
-// settle reports a worker's outcome for the agent's operation ordinal.
+// testDigest is the digest the rigs' Tools are locked at and advertised with.
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// worker plays a worker whose file Source "workspace" attests words, for tools.
+func (r *authorityRig) worker(t *testing.T, words []string, tools ...contract.ToolID) *authoritytest.Worker {
+	t.Helper()
+	o := authoritytest.WorkerOptions{Sources: []contract.Source{{Name: "workspace", Type: "file", Words: words, Tier: contract.TierAttested}}}
+	for _, tool := range tools {
+		o.Tools = append(o.Tools, contract.ToolDescriptor{Tool: tool, Digest: testDigest, Adapter: "workspace",
+			AdapterDigest: "sha256:adad", Kind: "read", SourceTypes: []string{"file"}})
+	}
+	return authoritytest.NewWorker(t, r.auth, r.admin, r.ops, o)
+}
+
+// settle reports a worker's outcome for the agent's operation ordinal of the test
+// capability's fetch.
 func (r *authorityRig) settle(t *testing.T, ordinal int64, path string) {
 	t.Helper()
-	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
-	out := contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": contract.StringValue(path)}}}
-	if err := r.ops.Settle(context.Background(), "default", r.agent.ID, ordinal, by, out); err != nil {
-		t.Errorf("Settle(%d): %v", ordinal, err)
+	if r.fetcher == nil {
+		r.fetcher = r.worker(t, []string{"fetched"}, "test.fetch@1")
 	}
+	r.fetcher.Settle(t, r.agent.ID, ordinal, contract.Args{"path": contract.StringValue(path)})
 }
 
 // approveAll approves every pending Request as the member.

@@ -126,10 +126,11 @@ func TestOperations_HeldAcrossInstances(t *testing.T) {
 	if s := <-held; s.State != contract.OpRunning || s.Ordinal != 1 {
 		t.Fatalf("first progress = %+v, want running ordinal 1", s)
 	}
-	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
-	if err := otherOps.Settle(t.Context(), "default", f.agent.ID, 1, by, contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": contract.StringValue("a")}}}); err != nil {
-		t.Fatalf("Settle on the other instance: %v", err)
-	}
+	// The other instance's worker reports the outcome.
+	authoritytest.NewWorker(t, other, f.admin, otherOps, authoritytest.WorkerOptions{
+		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
+		Tools:   fetchTool,
+	}).Settle(t, f.agent.ID, 1, contract.Args{"path": contract.StringValue("a")})
 	if ans := <-done; state(ans) != contract.OpDone || ans.Meta.Ordinal != 1 {
 		t.Errorf("held call = %+v, want done", ans.Result.Operations)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -213,12 +212,8 @@ func (f *heldFixture) checkHeld(b *testing.B) {
 // settle settles every Agent's Operation ordinal, which answers its held call.
 func (f *heldFixture) settle(b *testing.B, ordinal int64) {
 	b.Helper()
-	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
 	for i, c := range f.callers {
-		out := contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": str(fmt.Sprintf("f%d.txt", i))}}}
-		if err := f.ops.Settle(context.Background(), "default", c.ID, ordinal, by, out); err != nil {
-			b.Fatalf("Settle agent %d: %v", i, err)
-		}
+		f.worker.Settle(b, c.ID, ordinal, contract.Args{"path": str(fmt.Sprintf("f%d.txt", i))})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -30,6 +31,7 @@ type fixture struct {
 	url    string
 	gw     *gateway.Gateway
 	server *httptest.Server
+	worker *authoritytest.Worker // plays the worker of the test capability's fetch
 }
 
 func newFixture(t testing.TB, hold time.Duration) *fixture {
@@ -78,8 +80,16 @@ func newFixture(t testing.TB, hold time.Duration) *fixture {
 	f.server = httptest.NewServer(mux)
 	t.Cleanup(f.server.Close)
 	f.url = f.server.URL + "/mcp"
+	f.worker = authoritytest.NewWorker(t, a, f.admin, f.ops, authoritytest.WorkerOptions{
+		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
+		Tools: []contract.ToolDescriptor{{Tool: "test.fetch@1", Digest: fetchDigest, Adapter: "run",
+			AdapterDigest: "sha256:adad", Kind: "read", SourceTypes: []string{"file"}}},
+	})
 	return f
 }
+
+// fetchDigest is the digest test.fetch@1 is locked at and advertised with.
+const fetchDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // bearer adds a bearer token to every request.
 type bearer struct {

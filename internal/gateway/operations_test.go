@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -21,11 +20,7 @@ func fetchCall(path string) contract.ApplyActionInput {
 // settle reports the worker outcome of the agent's Operation ordinal.
 func (f *fixture) settle(t *testing.T, ordinal int64, path string) {
 	t.Helper()
-	by := board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}}
-	out := contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"path": str(path)}}}
-	if err := f.ops.Settle(context.Background(), "default", f.agent.ID, ordinal, by, out); err != nil {
-		t.Fatalf("Settle(%d): %v", ordinal, err)
-	}
+	f.worker.Settle(t, f.agent.ID, ordinal, contract.Args{"path": str(path)})
 }
 
 func TestGateway_HeldCallAtBound(t *testing.T) {

@@ -60,25 +60,6 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 	}
 }
 
-// Settle applies a worker's outcome to the agent's running Operation ordinal: the Board
-// takes the returned rows and effects (as by, the Tool with its Source's tier and words)
-// and the Operation settles done, or failed with the reason. A held call waiting on it,
-// on any instance, answers then. The outcome is applied as a worker's report applies it
-// (dispatch.Dispatcher.Report), without the hop's lease, claim and grant: it is the in-process
-// path for tests of what sits above the authority.
-func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, by board.Author, out contract.ExecutionOutcome) error {
-	return o.change(ctx, project, agent, ordinal, contract.PrincipalTool, func(b *board.Board, op *Op) (*boards.Change, Event, error) {
-		if op.state != contract.OpRunning || op.execution == nil {
-			return nil, Event{}, contract.Errorf(contract.CodeOutcomeMismatch, "operation %d of %s is %s; it awaits no outcome", ordinal, agent, op.state)
-		}
-		if !out.OK {
-			res, _ := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
-			return nil, Event{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
-		}
-		ch, ev := ApplyOutcome(b, op, by, out, Event{})
-		return ch, ev, nil
-	})
-}
 
 // change moves the agent's Operation ordinal to the state fn returns, with fn's Board
 // change, in one transaction under the project's lock. fn changes nothing but the Board,

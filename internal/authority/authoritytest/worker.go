@@ -1,0 +1,121 @@
+package authoritytest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Worker stands in for a docket worker on one Connection: it settles the Operations an
+// Agent's calls start over the Dispatcher's Poll, Claim and Report — the path a real
+// worker's reports take, grants and leases included — without running an adapter. Tests
+// of what sits above the authority use it to play the worker between an Agent's calls.
+type Worker struct {
+	d     *authority.Dispatcher
+	conn  contract.Connection
+	tools []contract.ToolDescriptor
+	lease contract.Lease
+}
+
+// WorkerOptions says what the Connection holds. Tools are locked at their Digest and
+// advertised by every poll; each Source is bound as given.
+type WorkerOptions struct {
+	Connection string // default "test"
+	Sources    []contract.Source
+	Tools      []contract.ToolDescriptor
+}
+
+// settleWait bounds how long Settle polls for an Operation's work to be served.
+const settleWait = 10 * time.Second
+
+// NewWorker creates the Connection o describes in project "default" as admin, with a
+// Dispatcher over ops, and takes the Connection's lease.
+func NewWorker(t testing.TB, a *authority.Authority, admin authority.Caller, ops *authority.Operations, o WorkerOptions) *Worker {
+	t.Helper()
+	ctx := t.Context()
+	if o.Connection == "" {
+		o.Connection = "test"
+	}
+	ck, err := a.CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: o.Connection})
+	if err != nil {
+		t.Fatalf("CreateConnection(%s): %v", o.Connection, err)
+	}
+	for _, s := range o.Sources {
+		if _, err := a.BindSource(ctx, admin, "default", o.Connection, s); err != nil {
+			t.Fatalf("BindSource(%s): %v", s.Name, err)
+		}
+	}
+	for _, td := range o.Tools {
+		if _, err := a.LockTool(ctx, admin, "default", o.Connection, contract.ToolLock{Tool: string(td.Tool), Digest: td.Digest}); err != nil {
+			t.Fatalf("LockTool(%s): %v", td.Tool, err)
+		}
+	}
+	w := &Worker{conn: ck.Connection, tools: o.Tools,
+		d: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: time.Minute, PollWait: time.Millisecond})}
+	ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: "wkr-test", Tools: w.tools})
+	if err != nil || ans.Lease == nil {
+		t.Fatalf("first Poll of %s = %+v, %v; want a lease", o.Connection, ans, err)
+	}
+	w.lease = *ans.Lease
+	return w
+}
+
+// Settle reports the agent's Operation ordinal done with rows, as a worker that ran it
+// would. It fails t when the work is not served within a few seconds or a hop call is
+// refused.
+func (w *Worker) Settle(t testing.TB, agent string, ordinal int64, rows ...contract.Args) {
+	t.Helper()
+	if rows == nil {
+		rows = []contract.Args{}
+	}
+	w.report(t, agent, ordinal, func(r *contract.ReportRequest) {
+		r.OK, r.Result = true, &contract.WorkResult{Rows: rows}
+	})
+}
+
+// Fail reports the agent's Operation ordinal failed with code and reason: a known
+// failure, with no effect.
+func (w *Worker) Fail(t testing.TB, agent string, ordinal int64, code contract.Code, reason string) {
+	t.Helper()
+	w.report(t, agent, ordinal, func(r *contract.ReportRequest) { r.Code, r.Reason = code, reason })
+}
+
+func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*contract.ReportRequest)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
+	defer cancel()
+	row, err := w.served(ctx, authority.WorkID(agent, ordinal))
+	if err != nil {
+		t.Fatalf("settle operation %d of %s: %v", ordinal, agent, err)
+	}
+	if _, err := w.d.Claim(ctx, w.conn, contract.ClaimRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation, Grant: row.Grant}); err != nil {
+		t.Fatalf("claim %s: %v", row.ID, err)
+	}
+	r := contract.ReportRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation, Grant: row.Grant}
+	fill(&r)
+	if _, err := w.d.Report(ctx, w.conn, r); err != nil {
+		t.Fatalf("report %s: %v", row.ID, err)
+	}
+}
+
+// served polls until the work id is served, as a worker's long poll would.
+func (w *Worker) served(ctx context.Context, id string) (contract.WorkRow, error) {
+	gen := w.lease.Generation
+	for {
+		ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: w.lease.WorkerID, Generation: &gen, Tools: w.tools})
+		if err != nil {
+			return contract.WorkRow{}, err
+		}
+		for _, row := range ans.Work {
+			if row.ID == id {
+				return row, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return contract.WorkRow{}, context.Cause(ctx)
+		}
+	}
+}
