@@ -60,7 +60,6 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 	}
 }
 
-
 // change moves the agent's Operation ordinal to the state fn returns, with fn's Board
 // change, in one transaction under the project's lock. fn changes nothing but the Board,
 // so the write sequence may run it again on a rebuilt Board.
