@@ -198,6 +198,12 @@ func (t *txn) releasePremises() {
 func (t *txn) commit() Delta {
 	e := t.e
 	var d Delta
+	if e.noDeltas {
+		t.releasePremises()
+		t.sweep()
+		t.registerPending()
+		return d
+	}
 	n := 0
 	for _, f := range t.created {
 		if f.tier() != 0 {
@@ -240,16 +246,21 @@ func (t *txn) commit() Delta {
 	}
 	t.releasePremises()
 	t.sweep()
-	// The new facts that survived still need their ids registered for Lookup (see
-	// [Engine.find]). Listing them here, in one append, rather than as they are made,
-	// spares a third growing list in the fixpoint's inner loop.
+	t.registerPending()
+	return d
+}
+
+// registerPending lists the new facts that survived, whose ids still need registering for
+// Lookup (see [Engine.find]). Listing them here, in one append, rather than as they are
+// made, spares a third growing list in the fixpoint's inner loop.
+func (t *txn) registerPending() {
+	e := t.e
 	e.pending = slices.Grow(e.pending, len(t.created))
 	for _, f := range t.created {
 		if f.pos >= 0 {
 			e.pending = append(e.pending, f)
 		}
 	}
-	return d
 }
 
 // settle records the net change of every saved fact of rel, once rel is final in this
