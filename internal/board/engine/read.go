@@ -228,3 +228,126 @@ func (e *Engine) Rules() []Rule {
 
 // Len returns the number of facts that hold, base and derived.
 func (e *Engine) Len() int { return e.stored }
+
+// Relation names one relation that holds facts, with how many, for [Engine.Relations].
+type Relation struct {
+	Pred  string
+	Neg   bool
+	Facts int
+}
+
+// Relations returns the relations that hold facts, ordered by predicate, p before ~p.
+func (e *Engine) Relations() []Relation {
+	var out []Relation
+	for k, rel := range e.rels {
+		n := 0
+		for _, t := range rel.tables {
+			for _, f := range t.list {
+				if f.tier() != 0 {
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			out = append(out, Relation{Pred: k.pred, Neg: k.neg, Facts: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b Relation) int { return cmp.Or(strings.Compare(a.Pred, b.Pred), cmpBool(a.Neg, b.Neg)) })
+	return out
+}
+
+// Stream calls fn for every fact that holds of the relations keep accepts (every relation
+// when keep is nil), relation by relation as [Engine.Relations] orders them; within a
+// relation, facts come ordered by their argument names, then by their values column by
+// column (strings before integers before floats before booleans; each in its natural
+// order). It is for writing a large Board out: it builds no text and no derived id, so
+// the Entry's ID is empty, and its Args are reused from one call to the next (copy what
+// you keep). An error from fn stops the walk and is returned. fn must not mutate e.
+func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) error) error {
+	rank := e.valueRanks()
+	var args []Arg
+	for _, r := range e.Relations() {
+		if keep != nil && !keep(r.Pred, r.Neg) {
+			continue
+		}
+		tabs := slices.Clone(e.rels[relKey{r.Pred, r.Neg}].tables)
+		slices.SortFunc(tabs, func(a, b *table) int { return slices.Compare(a.names, b.names) })
+		for _, t := range tabs {
+			for _, f := range sortedFacts(t, rank) {
+				args = slices.Grow(args[:0], len(f.vals))[:len(f.vals)]
+				en := Entry{Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0, DerivedTier: f.derTier}
+				for i, v := range f.vals {
+					args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
+				}
+				en.Atom = Atom{Pred: r.Pred, Neg: r.Neg, Args: args}
+				if err := fn(en); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// valueRanks numbers the interned values in the order Stream sorts them.
+func (e *Engine) valueRanks() []uint32 {
+	ids := make([]uint32, len(e.syms.vals)-1)
+	for i := range ids {
+		ids[i] = uint32(i + 1)
+	}
+	slices.SortFunc(ids, func(a, b uint32) int { return compareValues(e.syms.vals[a], e.syms.vals[b]) })
+	rank := make([]uint32, len(e.syms.vals))
+	for r, id := range ids {
+		rank[id] = uint32(r)
+	}
+	return rank
+}
+
+// compareValues orders values by kind, then naturally within a kind.
+func compareValues(a, b Value) int {
+	if a.kind != b.kind {
+		return cmp.Compare(a.kind, b.kind)
+	}
+	switch a.kind {
+	case KindString:
+		return strings.Compare(a.s, b.s)
+	case KindFloat:
+		return cmp.Compare(a.FloatVal(), b.FloatVal())
+	}
+	return cmp.Compare(a.n, b.n) // integers, and booleans as 0 and 1
+}
+
+// sortedFacts returns the facts of t that hold, ordered by the ranks of their values.
+func sortedFacts(t *table, rank []uint32) []*fact {
+	type keyed struct {
+		key uint64 // the ranks of the first two columns
+		f   *fact
+	}
+	ks := make([]keyed, 0, len(t.list))
+	for _, f := range t.list {
+		if f.tier() == 0 {
+			continue
+		}
+		var k uint64
+		for i := range min(2, len(f.vals)) {
+			k |= uint64(rank[f.vals[i]]) << (32 * (1 - i))
+		}
+		ks = append(ks, keyed{k, f})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 || len(a.f.vals) <= 2 {
+			return c
+		}
+		for i := 2; i < len(a.f.vals); i++ {
+			if c := cmp.Compare(rank[a.f.vals[i]], rank[b.f.vals[i]]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := make([]*fact, len(ks))
+	for i, k := range ks {
+		out[i] = k.f
+	}
+	return out
+}
