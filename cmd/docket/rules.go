@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,6 +152,12 @@ func (c *rulesEvalCmd) Run(e *env) error {
 			return reportProblems(e, err)
 		}
 		p.facts = append(p.facts, facts...)
+	}
+	if e.Getenv("GOGC") == "" {
+		// A one-shot evaluation keeps nearly everything it allocates until it exits: a
+		// collection at every doubling of the heap would scan it again and again (a third
+		// of the CPU of a large fixpoint) to free little.
+		debug.SetGCPercent(400)
 	}
 	eng := engine.New(engine.Limits{})
 	eng.SetDeltas(false)

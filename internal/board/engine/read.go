@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"iter"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -60,7 +61,7 @@ func (e *Engine) Holds(a Atom) (Entry, bool) {
 		}
 		vals := make([]uint32, len(a.Args))
 		for i, arg := range a.Args {
-			id, ok := e.syms.ids[arg.Term.Val]
+			id, ok := e.syms.lookup(arg.Term.Val)
 			if !ok {
 				return Entry{}, false
 			}
@@ -242,11 +243,7 @@ func (e *Engine) Relations() []Relation {
 	for k, rel := range e.rels {
 		n := 0
 		for _, t := range rel.tables {
-			for _, f := range t.list {
-				if f.tier() != 0 {
-					n++
-				}
-			}
+			n += len(t.list) // between mutations, a table holds only facts that hold
 		}
 		if n > 0 {
 			out = append(out, Relation{Pred: k.pred, Neg: k.neg, Facts: n})
@@ -265,7 +262,6 @@ func (e *Engine) Relations() []Relation {
 // you keep). An error from fn stops the walk and is returned. fn must not mutate e.
 func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) error) error {
 	rank := e.valueRanks()
-	var args []Arg
 	for _, r := range e.Relations() {
 		if keep != nil && !keep(r.Pred, r.Neg) {
 			continue
@@ -273,13 +269,16 @@ func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) er
 		tabs := slices.Clone(e.rels[relKey{r.Pred, r.Neg}].tables)
 		slices.SortFunc(tabs, func(a, b *table) int { return slices.Compare(a.names, b.names) })
 		for _, t := range tabs {
+			args := make([]Arg, len(t.names))
+			for i, name := range t.names {
+				args[i].Name = name
+			}
+			en := Entry{Atom: Atom{Pred: r.Pred, Neg: r.Neg, Args: args}}
 			for _, f := range sortedFacts(t, rank) {
-				args = slices.Grow(args[:0], len(f.vals))[:len(f.vals)]
-				en := Entry{Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0, DerivedTier: f.derTier}
+				en.Tier, en.Base, en.Derived, en.DerivedTier = f.tier(), len(f.bases) > 0, f.derTier != 0, f.derTier
 				for i, v := range f.vals {
-					args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
+					args[i].Term.Val = e.syms.vals[v]
 				}
-				en.Atom = Atom{Pred: r.Pred, Neg: r.Neg, Args: args}
 				if err := fn(en); err != nil {
 					return err
 				}
@@ -319,35 +318,76 @@ func compareValues(a, b Value) int {
 
 // sortedFacts returns the facts of t that hold, ordered by the ranks of their values.
 func sortedFacts(t *table, rank []uint32) []*fact {
-	type keyed struct {
-		key uint64 // the ranks of the first two columns
-		f   *fact
+	width := bits.Len(uint(len(rank)))
+	if width*len(t.names) > 64 {
+		return sortedFactsWide(t, rank)
 	}
-	ks := make([]keyed, 0, len(t.list))
+	// The ranks of a fact's values, packed, are a key that orders it: sort the keys by
+	// radix, in linear time.
+	ks := make([]keyedFact, 0, len(t.list))
 	for _, f := range t.list {
 		if f.tier() == 0 {
 			continue
 		}
 		var k uint64
-		for i := range min(2, len(f.vals)) {
-			k |= uint64(rank[f.vals[i]]) << (32 * (1 - i))
+		for _, v := range f.vals {
+			k = k<<width | uint64(rank[v])
 		}
-		ks = append(ks, keyed{k, f})
+		ks = append(ks, keyedFact{k, f})
 	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 || len(a.f.vals) <= 2 {
-			return c
+	ks = radixSort(ks, width*len(t.names))
+	out := make([]*fact, len(ks))
+	for i, k := range ks {
+		out[i] = k.f
+	}
+	return out
+}
+
+type keyedFact struct {
+	key uint64
+	f   *fact
+}
+
+// radixSort sorts ks by the low keyBits bits of their keys, least significant digit first.
+func radixSort(ks []keyedFact, keyBits int) []keyedFact {
+	const digit = 11
+	tmp := make([]keyedFact, len(ks))
+	var count [1 << digit]int
+	for shift := 0; shift < keyBits; shift += digit {
+		clear(count[:])
+		for _, k := range ks {
+			count[k.key>>shift&(1<<digit-1)]++
 		}
-		for i := 2; i < len(a.f.vals); i++ {
-			if c := cmp.Compare(rank[a.f.vals[i]], rank[b.f.vals[i]]); c != 0 {
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range ks {
+			d := k.key >> shift & (1<<digit - 1)
+			tmp[count[d]] = k
+			count[d]++
+		}
+		ks, tmp = tmp, ks
+	}
+	return ks
+}
+
+// sortedFactsWide is sortedFacts for facts whose ranks do not pack into 64 bits.
+func sortedFactsWide(t *table, rank []uint32) []*fact {
+	var out []*fact
+	for _, f := range t.list {
+		if f.tier() != 0 {
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b *fact) int {
+		for i := range a.vals {
+			if c := cmp.Compare(rank[a.vals[i]], rank[b.vals[i]]); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
-	out := make([]*fact, len(ks))
-	for i, k := range ks {
-		out[i] = k.f
-	}
 	return out
 }

@@ -250,24 +250,23 @@ func (t *txn) commit() Delta {
 	return d
 }
 
-// registerPending lists the new facts that survived, whose ids still need registering for
+// registerPending lists the new facts, whose ids still need registering for
 // Lookup (see [Engine.find]). Listing them here, in one append, rather than as they are
 // made, spares a third growing list in the fixpoint's inner loop.
 func (t *txn) registerPending() {
 	e := t.e
-	e.pending = slices.Grow(e.pending, len(t.created))
-	for _, f := range t.created {
-		if f.pos >= 0 {
-			e.pending = append(e.pending, f)
-		}
-	}
+	// Those that did not survive are skipped where the list is read: filtering them here
+	// would visit every new fact once more.
+	e.pending = append(e.pending, t.created...)
 }
 
 // settle records the net change of every saved fact of rel, once rel is final in this
 // mutation, for the strata that read it.
 func (t *txn) settle(rel *relation) {
 	l := t.rel[rel]
-	if l == nil {
+	if l == nil || !t.e.prog.readBelow[rel] {
+		// No later stratum reads rel: its net change has no reader. (The stratum that
+		// derives rel is done with it.)
 		return
 	}
 	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and
