@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +25,33 @@ func reportHeap(b *testing.B, e *engine.Engine) {
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MB")
 	runtime.KeepAlive(e)
+}
+
+// peakHeap runs f after a collection and returns the most heap its objects (live, or dead
+// and not yet swept) took meanwhile, in MB, sampled every half millisecond.
+func peakHeap(f func()) float64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(500 * time.Microsecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	f()
+	close(done)
+	wg.Wait()
+	return float64(peak) / (1 << 20)
 }
 
 // BenchmarkTransitiveClosureChain1000 derives path over the chain 0→1→…→1000: 500,500
@@ -45,27 +74,33 @@ func benchFixpoint(b *testing.B, facts []engine.Fact, rules []engine.Rule) {
 		if deltas {
 			name = "deltas"
 		}
+		build := func(b *testing.B) *engine.Engine {
+			e := engine.New(engine.Limits{})
+			e.SetDeltas(deltas)
+			if _, err := e.Assert(facts...); err != nil {
+				b.Fatal(err)
+			}
+			d, err := e.AddRules(rules...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if deltas && len(d.Added) != e.Len()-len(facts) {
+				b.Fatalf("the delta has %d added facts, the engine %d derived", len(d.Added), e.Len()-len(facts))
+			}
+			return e
+		}
 		b.Run(name, func(b *testing.B) {
 			var e *engine.Engine
 			derived := 0
 			for b.Loop() {
-				e = engine.New(engine.Limits{})
-				e.SetDeltas(deltas)
-				if _, err := e.Assert(facts...); err != nil {
-					b.Fatal(err)
-				}
-				d, err := e.AddRules(rules...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if deltas && len(d.Added) != e.Len()-len(facts) {
-					b.Fatalf("the delta has %d added facts, the engine %d derived", len(d.Added), e.Len()-len(facts))
-				}
+				e = build(b)
 				derived += e.Len() - len(facts)
 			}
 			b.ReportMetric(float64(derived)/b.Elapsed().Seconds(), "derived-facts/s")
 			b.ReportMetric(float64(e.Len()-len(facts)), "derived-facts")
 			reportHeap(b, e)
+			e = nil
+			b.ReportMetric(peakHeap(func() { runtime.KeepAlive(build(b)) }), "peak-heap-MB")
 		})
 	}
 }
