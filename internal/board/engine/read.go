@@ -261,7 +261,8 @@ func (e *Engine) Relations() []Relation {
 // the Entry's ID is empty, and its Args are reused from one call to the next (copy what
 // you keep). An error from fn stops the walk and is returned. fn must not mutate e.
 func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) error) error {
-	rank := e.valueRanks()
+	rank, byRank := e.valueRanks()
+	width := bits.Len(uint(len(rank)))
 	for _, r := range e.Relations() {
 		if keep != nil && !keep(r.Pred, r.Neg) {
 			continue
@@ -274,10 +275,20 @@ func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) er
 				args[i].Name = name
 			}
 			en := Entry{Atom: Atom{Pred: r.Pred, Neg: r.Neg, Args: args}}
-			for _, f := range sortedFacts(t, rank) {
-				en.Tier, en.Base, en.Derived, en.DerivedTier = f.tier(), len(f.bases) > 0, f.derTier != 0, f.derTier
-				for i, v := range f.vals {
-					args[i].Term.Val = e.syms.vals[v]
+			packed := width*len(t.names) <= 64
+			// The facts are read once, in storage order, into records that carry all that
+			// is written out: reading them again in sorted order, scattered over memory,
+			// cost a cache miss each.
+			for _, k := range sortedFacts(t, rank, width) {
+				en.Tier, en.Base, en.Derived, en.DerivedTier = tierOf(k.baseTier, k.derTier), k.base, k.derTier != 0, k.derTier
+				for i := range args {
+					var id uint32
+					if packed {
+						id = byRank[k.key>>(width*(len(args)-1-i))&(1<<width-1)]
+					} else {
+						id = k.f.vals[i]
+					}
+					args[i].Term.Val = e.syms.vals[id]
 				}
 				if err := fn(en); err != nil {
 					return err
@@ -288,18 +299,20 @@ func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) er
 	return nil
 }
 
-// valueRanks numbers the interned values in the order Stream sorts them.
-func (e *Engine) valueRanks() []uint32 {
-	ids := make([]uint32, len(e.syms.vals)-1)
-	for i := range ids {
-		ids[i] = uint32(i + 1)
+// valueRanks numbers the interned values in the order Stream sorts them: rank maps an id
+// to its rank, byRank a rank to its id.
+func (e *Engine) valueRanks() (rank, byRank []uint32) {
+	byRank = make([]uint32, len(e.syms.vals))
+	for i := range byRank {
+		byRank[i] = uint32(i)
 	}
-	slices.SortFunc(ids, func(a, b uint32) int { return compareValues(e.syms.vals[a], e.syms.vals[b]) })
-	rank := make([]uint32, len(e.syms.vals))
-	for r, id := range ids {
+	// Id 0 (unbound) stays first, so that every rank is an id's and 0 decodes to 0.
+	slices.SortFunc(byRank[1:], func(a, b uint32) int { return compareValues(e.syms.vals[a], e.syms.vals[b]) })
+	rank = make([]uint32, len(e.syms.vals))
+	for r, id := range byRank {
 		rank[id] = uint32(r)
 	}
-	return rank
+	return rank, byRank
 }
 
 // compareValues orders values by kind, then naturally within a kind.
@@ -316,36 +329,44 @@ func compareValues(a, b Value) int {
 	return cmp.Compare(a.n, b.n) // integers, and booleans as 0 and 1
 }
 
-// sortedFacts returns the facts of t that hold, ordered by the ranks of their values.
-func sortedFacts(t *table, rank []uint32) []*fact {
-	width := bits.Len(uint(len(rank)))
-	if width*len(t.names) > 64 {
-		return sortedFactsWide(t, rank)
-	}
-	// The ranks of a fact's values, packed, are a key that orders it: sort the keys by
-	// radix, in linear time.
+// sortedFacts returns the facts of t that hold, ordered by the ranks of their values,
+// each w bits wide.
+func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
 	ks := make([]keyedFact, 0, len(t.list))
 	for _, f := range t.list {
 		if f.tier() == 0 {
 			continue
 		}
 		var k uint64
-		for _, v := range f.vals {
-			k = k<<width | uint64(rank[v])
+		if w*len(t.names) <= 64 {
+			for _, v := range f.vals {
+				k = k<<w | uint64(rank[v])
+			}
 		}
-		ks = append(ks, keyedFact{k, f})
+		ks = append(ks, keyedFact{key: k, f: f, baseTier: f.baseTier, derTier: f.derTier, base: len(f.bases) > 0})
 	}
-	ks = radixSort(ks, width*len(t.names))
-	out := make([]*fact, len(ks))
-	for i, k := range ks {
-		out[i] = k.f
+	if w*len(t.names) > 64 {
+		slices.SortFunc(ks, func(a, b keyedFact) int {
+			for i := range a.f.vals {
+				if c := cmp.Compare(rank[a.f.vals[i]], rank[b.f.vals[i]]); c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+		return ks
 	}
-	return out
+	// The packed ranks of a fact's values are a key that orders it: sort by radix, in
+	// linear time.
+	return radixSort(ks, w*len(t.names))
 }
 
+// keyedFact is a fact with what Stream writes of it.
 type keyedFact struct {
-	key uint64
-	f   *fact
+	key               uint64 // the ranks of the values, packed
+	f                 *fact
+	baseTier, derTier contract.Tier
+	base              bool
 }
 
 // radixSort sorts ks by the low keyBits bits of their keys, least significant digit first.
@@ -371,23 +392,4 @@ func radixSort(ks []keyedFact, keyBits int) []keyedFact {
 		ks, tmp = tmp, ks
 	}
 	return ks
-}
-
-// sortedFactsWide is sortedFacts for facts whose ranks do not pack into 64 bits.
-func sortedFactsWide(t *table, rank []uint32) []*fact {
-	var out []*fact
-	for _, f := range t.list {
-		if f.tier() != 0 {
-			out = append(out, f)
-		}
-	}
-	slices.SortFunc(out, func(a, b *fact) int {
-		for i := range a.vals {
-			if c := cmp.Compare(rank[a.vals[i]], rank[b.vals[i]]); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	return out
 }

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/board/engine"
@@ -64,4 +66,39 @@ func TestEngine_Stream(t *testing.T) {
 	if !slices.Equal(rels, wantRels) {
 		t.Errorf("Relations() = %v, want %v", rels, wantRels)
 	}
+}
+
+// TestEngine_StreamWide checks Stream on facts too wide for their value ranks to pack in
+// 64 bits: 20 arguments.
+func TestEngine_StreamWide(t *testing.T) {
+	e := engine.New(engine.Limits{})
+	var want []string
+	for i := 9; i >= 0; i-- {
+		var kv []any
+		for c := range 20 {
+			kv = append(kv, fmt.Sprintf("a%02d", c), (i*7+c)%10)
+		}
+		mustAssert(t, e, fact(fmt.Sprintf("w%d", i), verified, at("wide", kv...)))
+	}
+	for en := range e.Facts() {
+		want = append(want, en.Atom.String())
+	}
+	slices.SortFunc(want, func(a, b string) int { return cmp.Compare(firstInt(a), firstInt(b)) })
+	var got []string
+	if err := e.Stream(nil, func(en engine.Entry) error {
+		got = append(got, en.Atom.String())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Stream yields\n%v\nwant\n%v", got, want)
+	}
+}
+
+// firstInt is the value of a00 in the text of a wide fact.
+func firstInt(s string) int {
+	var n int
+	fmt.Sscanf(s[strings.Index(s, "a00: ")+5:], "%d", &n)
+	return n
 }
