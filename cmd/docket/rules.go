@@ -1,14 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/board/engine"
 	"github.com/docketrun/docket/internal/board/syntax"
 	"github.com/docketrun/docket/internal/contract"
@@ -25,9 +27,24 @@ type rulesCheckCmd struct {
 
 type rulesEvalCmd struct {
 	Files  []string `arg:"" name:"file" help:"Rule files (.dl) to evaluate." type:"existingfile"`
-	Facts  []string `name:"facts" help:"Facts as JSON lines, one {\"predicate\",\"args\",\"tier\"?} object per line." type:"existingfile" placeholder:"FILE.jsonl"`
+	Facts  []string `name:"facts" help:"Facts as JSON lines, one {\"predicate\",\"args\",\"negated\"?,\"tier\"?} object per line." type:"existingfile" placeholder:"FILE.jsonl"`
 	Tier   string   `name:"tier" default:"asserted" help:"Tier of the facts written in the rule files." enum:"verified,attested,approximate,inductive,uncertain,perceived,asserted"`
 	Output string   `short:"o" name:"output" default:"text" enum:"text,json" help:"Output format: text, or json (one object a line)."`
+	Only   []string `name:"only" placeholder:"PRED" help:"Print only the facts of this predicate (~PRED for its strong negation); repeat or separate with commas for several."`
+	Count  bool     `name:"count" help:"Print how many facts each predicate holds instead of the facts."`
+}
+
+// Help is the long help of `docket rules eval`.
+func (c *rulesEvalCmd) Help() string {
+	return `Facts are printed as they are read from the fixpoint, predicate by predicate (p before ~p), each
+predicate's facts ordered by their argument values; nothing is held back to be printed at the end.
+
+Examples:
+  docket rules eval calc.dl --facts input.jsonl             every fact, with its tier
+  docket rules eval calc.dl --facts input.jsonl -o json     one JSON object a line
+  docket rules eval path.dl --only path                     only the path facts
+  docket rules eval path.dl --only path,~path -o json       path and its strong negation
+  docket rules eval path.dl --count                         how many facts each predicate holds`
 }
 
 // program is what a set of rule files holds, with where each rule was written so that
@@ -136,45 +153,138 @@ func (c *rulesEvalCmd) Run(e *env) error {
 		}
 		p.facts = append(p.facts, facts...)
 	}
+	if e.Getenv("GOGC") == "" {
+		// A one-shot evaluation keeps nearly everything it allocates until it exits: a
+		// collection at every doubling of the heap would scan it again and again (a third
+		// of the CPU of a large fixpoint) to free little.
+		debug.SetGCPercent(400)
+	}
 	eng := engine.New(engine.Limits{})
+	eng.SetDeltas(false)
 	if _, err := eng.AddRules(p.rules...); err != nil {
 		return reportProblems(e, err)
 	}
 	if _, err := eng.Assert(p.facts...); err != nil {
 		return reportProblems(e, err)
 	}
-	entries := slices.SortedFunc(eng.Facts(), func(a, b engine.Entry) int {
-		return cmp.Or(cmp.Compare(a.Atom.Pred, b.Atom.Pred), cmp.Compare(syntax.FormatAtom(a.Atom), syntax.FormatAtom(b.Atom)))
-	})
-	if c.Output == "json" {
-		enc := json.NewEncoder(e.Stdout)
-		for _, en := range entries {
-			if err := enc.Encode(evalLine(en)); err != nil {
-				return err
-			}
-		}
+	p.facts = nil // the engine holds them now
+	w := bufio.NewWriterSize(e.Stdout, 64<<10)
+	if c.Count {
+		c.printCounts(w, eng)
+	} else if err := c.printFacts(w, eng); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// keep reports whether --only lets the relation through.
+func (c *rulesEvalCmd) keep() func(pred string, neg bool) bool {
+	if len(c.Only) == 0 {
 		return nil
 	}
-	for _, en := range entries {
-		how := "base"
-		if en.Derived && !en.Base {
-			how = "derived"
-		}
-		fmt.Fprintf(e.Stdout, "%-9s %-7s %s\n", en.Tier, how, syntax.FormatAtom(en.Atom))
+	want := map[string]bool{}
+	for _, name := range c.Only {
+		want[name] = true
 	}
-	return nil
+	return func(pred string, neg bool) bool {
+		if neg {
+			return want["~"+pred]
+		}
+		return want[pred]
+	}
 }
 
-// evalJSON is one line of `docket rules eval -o json` (DESIGN.md §3.3).
-type evalJSON struct {
-	Predicate string        `json:"predicate"`
-	Args      contract.Args `json:"args"`
-	Negated   bool          `json:"negated,omitempty"`
-	Tier      contract.Tier `json:"tier"`
-	Derived   bool          `json:"derived"`
+// printFacts streams the facts out a line at a time.
+func (c *rulesEvalCmd) printFacts(w *bufio.Writer, eng *engine.Engine) error {
+	var line []byte
+	return eng.Stream(c.keep(), func(en engine.Entry) error {
+		derived := en.Derived && !en.Base
+		line = line[:0]
+		if c.Output == "json" {
+			line = appendEvalJSON(line, en.Atom, en.Tier, derived)
+		} else {
+			how := "base"
+			if derived {
+				how = "derived"
+			}
+			line = appendPadded(line, en.Tier.String(), 9)
+			line = appendPadded(line, how, 7)
+			line = syntax.AppendAtom(line, en.Atom)
+		}
+		line = append(line, '\n')
+		_, err := w.Write(line)
+		return err
+	})
 }
 
-func evalLine(en engine.Entry) evalJSON {
-	a := board.WireAtom(en.Atom)
-	return evalJSON{Predicate: a.Predicate, Args: a.Args, Negated: a.Negated, Tier: en.Tier, Derived: en.Derived && !en.Base}
+// appendPadded appends s, padded with spaces to width, and one space.
+func appendPadded(b []byte, s string, width int) []byte {
+	b = append(b, s...)
+	for n := len(s); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return append(b, ' ')
+}
+
+// printCounts prints one line a predicate: its name and how many facts it holds. With
+// --only, every predicate named is printed, 0 when it holds none.
+func (c *rulesEvalCmd) printCounts(w *bufio.Writer, eng *engine.Engine) {
+	keep := c.keep()
+	counts := map[string]int{}
+	var names []string
+	for _, r := range eng.Relations() {
+		if keep != nil && !keep(r.Pred, r.Neg) {
+			continue
+		}
+		name := r.Pred
+		if r.Neg {
+			name = "~" + name
+		}
+		counts[name] = r.Facts
+		names = append(names, name)
+	}
+	for _, name := range c.Only {
+		if _, ok := counts[name]; !ok {
+			counts[name] = 0
+			names = append(names, name)
+		}
+	}
+	// p before ~p, as the engine orders relations.
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(strings.Compare(strings.TrimPrefix(a, "~"), strings.TrimPrefix(b, "~")), strings.Compare(a, b))
+	})
+	names = slices.Compact(names)
+	for _, name := range names {
+		if c.Output == "json" {
+			fmt.Fprintf(w, "{\"predicate\":%s,\"facts\":%d}\n", syntax.AppendJSONString(nil, name), counts[name])
+		} else {
+			fmt.Fprintf(w, "%s %d\n", name, counts[name])
+		}
+	}
+}
+
+// appendEvalJSON appends one line of `docket rules eval -o json` (DESIGN.md §3.3), byte for
+// byte as encoding/json would write
+// {"predicate","args"(sorted),"negated"(when set),"tier","derived"}.
+func appendEvalJSON(b []byte, a engine.Atom, tier contract.Tier, derived bool) []byte {
+	b = append(b, `{"predicate":`...)
+	b = syntax.AppendJSONString(b, a.Pred)
+	b = append(b, `,"args":{`...)
+	for i, arg := range a.Args { // sorted by name, as encoding/json sorts map keys
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = syntax.AppendJSONString(b, arg.Name)
+		b = append(b, ':')
+		b = syntax.AppendJSONValue(b, arg.Term.Val)
+	}
+	b = append(b, '}')
+	if a.Neg {
+		b = append(b, `,"negated":true`...)
+	}
+	b = append(b, `,"tier":`...)
+	b = syntax.AppendJSONString(b, tier.String())
+	b = append(b, `,"derived":`...)
+	b = strconv.AppendBool(b, derived)
+	return append(b, '}')
 }

@@ -89,6 +89,7 @@ func NewConfig(cfg Config) (*Board, error) {
 		cases:     map[contract.CaseID]*contract.Case{},
 		open:      map[string]contract.CaseID{},
 	}
+	b.eng.SetDeltas(false) // the Board reads the engine, never its Deltas
 	var rules []engine.Rule
 	heads := map[string]bool{}
 	for _, d := range cfg.Declarations {

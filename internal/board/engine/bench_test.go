@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/board/engine"
+	"github.com/docketrun/docket/internal/board/engine/floorbench"
 )
 
 // reportHeap reports the live heap while e is still reachable, and the heap obtained from
@@ -24,30 +27,94 @@ func reportHeap(b *testing.B, e *engine.Engine) {
 	runtime.KeepAlive(e)
 }
 
+// peakHeap runs f after a collection and returns the most heap its objects (live, or dead
+// and not yet swept) took meanwhile, in MB, sampled every half millisecond.
+func peakHeap(f func()) float64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(500 * time.Microsecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	f()
+	close(done)
+	wg.Wait()
+	return float64(peak) / (1 << 20)
+}
+
 // BenchmarkTransitiveClosureChain1000 derives path over the chain 0→1→…→1000: 500,500
-// derived facts, through the left-linear rule path(X,Z) :- edge(X,Y), path(Y,Z).
+// derived facts, through the left-linear rule path(X,Z) :- edge(X,Y), path(Y,Z). The
+// no-deltas variant runs the engine as the Board and `docket rules eval` do, ignoring the
+// Delta; the deltas variant also builds the 500,500 entries of the Delta.
 func BenchmarkTransitiveClosureChain1000(b *testing.B) {
 	const n = 1000
 	var edges []engine.Fact
 	for i := 0; i < n; i++ {
 		edges = append(edges, fact(fmt.Sprintf("e%d", i), verified, at("edge", "from", i, "to", i+1)))
 	}
-	var e *engine.Engine
-	derived := 0
-	for b.Loop() {
-		e = engine.New(engine.Limits{})
-		if _, err := e.Assert(edges...); err != nil {
-			b.Fatal(err)
+	benchFixpoint(b, edges, pathRules(verified))
+}
+
+// benchFixpoint asserts facts into a fresh engine and adds rules, with and without deltas.
+func benchFixpoint(b *testing.B, facts []engine.Fact, rules []engine.Rule) {
+	for _, deltas := range []bool{false, true} {
+		name := "no-deltas"
+		if deltas {
+			name = "deltas"
 		}
-		d, err := e.AddRules(pathRules(verified)...)
-		if err != nil {
-			b.Fatal(err)
+		build := func(b *testing.B) *engine.Engine {
+			e := engine.New(engine.Limits{})
+			e.SetDeltas(deltas)
+			if _, err := e.Assert(facts...); err != nil {
+				b.Fatal(err)
+			}
+			d, err := e.AddRules(rules...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if deltas && len(d.Added) != e.Len()-len(facts) {
+				b.Fatalf("the delta has %d added facts, the engine %d derived", len(d.Added), e.Len()-len(facts))
+			}
+			return e
 		}
-		derived += len(d.Added)
+		b.Run(name, func(b *testing.B) {
+			var e *engine.Engine
+			derived := 0
+			for b.Loop() {
+				e = build(b)
+				derived += e.Len() - len(facts)
+			}
+			b.ReportMetric(float64(derived)/b.Elapsed().Seconds(), "derived-facts/s")
+			b.ReportMetric(float64(e.Len()-len(facts)), "derived-facts")
+			reportHeap(b, e)
+			e = nil
+			b.ReportMetric(peakHeap(func() { runtime.KeepAlive(build(b)) }), "peak-heap-MB")
+		})
 	}
-	b.ReportMetric(float64(derived)/b.Elapsed().Seconds(), "derived-facts/s")
-	b.ReportMetric(float64(e.Len()-n), "derived-facts")
-	reportHeap(b, e)
+}
+
+// BenchmarkTransitiveClosureFloor runs the datalog floor's closure of the same chain, when
+// the floors are checked out beside this repository, so that the engine's ratio to it is
+// measured in the same run: -bench 'TransitiveClosure' -count 5.
+func BenchmarkTransitiveClosureFloor(b *testing.B) {
+	floor := floorbench.Binary(b, "datalog-floor")
+	var ms []float64
+	for b.Loop() {
+		ms = append(ms, floorbench.MedianMS(b, floor, "-tc", "1000", "-runs", "1"))
+	}
+	b.ReportMetric(floorbench.Median(ms), "floor-ms")
 }
 
 // BenchmarkSameGeneration50k is a join-heavy program: same generation over a forest of
@@ -75,22 +142,7 @@ func BenchmarkSameGeneration50k(b *testing.B) {
 		rule("sg1", verified, at("sg", "a", "X", "b", "Y"), pos(at("parent", "child", "X", "parent", "P")), pos(at("parent", "child", "Y", "parent", "P"))),
 		rule("sg2", verified, at("sg", "a", "X", "b", "Y"), pos(at("parent", "child", "X", "parent", "P")), pos(at("sg", "a", "P", "b", "Q")), pos(at("parent", "child", "Y", "parent", "Q"))),
 	}
-	var e *engine.Engine
-	derived := 0
-	for b.Loop() {
-		e = engine.New(engine.Limits{})
-		if _, err := e.Assert(facts...); err != nil {
-			b.Fatal(err)
-		}
-		d, err := e.AddRules(rules...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		derived += len(d.Added)
-	}
-	b.ReportMetric(float64(derived)/b.Elapsed().Seconds(), "derived-facts/s")
-	b.ReportMetric(float64(e.Len()-len(facts)), "derived-facts")
-	reportHeap(b, e)
+	benchFixpoint(b, facts, rules)
 }
 
 // orderBoard builds a board of 100,000 base facts (customers, orders, lines, skus,

@@ -97,6 +97,7 @@ type Delta struct {
 //	Facts() iter.Seq[Entry]              every fact, in a deterministic order
 //	Rules() []Rule
 //	Len() int
+//	SetDeltas(bool)                      whether mutations report their Delta (default on)
 type Engine struct {
 	limits Limits
 	syms   symbols
@@ -109,6 +110,8 @@ type Engine struct {
 	stored     int              // facts in tables
 	slab       factSlab         // where new facts come from
 	prems      premSlab         // where premise lists that do not fit in a fact come from
+
+	noDeltas bool // mutations return an empty Delta; see [Engine.SetDeltas]
 
 	stamp   uint64   // counts mutations and stratum passes
 	textBuf []byte   // scratch for canonical text
@@ -133,3 +136,10 @@ func New(lim Limits) *Engine {
 		valBuf: make([]uint32, 0, maxArgs),
 	}
 }
+
+// SetDeltas chooses whether mutations report what they changed (the default) or return an
+// empty Delta. A caller that ignores the Delta should turn it off: the entries of a large
+// fixpoint, each with its derived id (a sha256 of the fact's text), cost about as much to
+// build as the facts cost to derive, and their garbage as much again. Provenance, tiers,
+// Lookup by derived id and Explain are unaffected; derived ids are still computed on demand.
+func (e *Engine) SetDeltas(on bool) { e.noDeltas = !on }

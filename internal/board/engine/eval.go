@@ -389,7 +389,9 @@ func (ps *pass) insertFrom(r *crule, i int, f *fact) error {
 // fixpoint runs semi-naive rounds until the frontier is empty.
 func (ps *pass) fixpoint() error {
 	e := ps.t.e
-	joiners := make(map[*crule]*joiner)
+	// One joiner a rule, by the rule's place in the stratum: a map lookup per frontier fact
+	// and rule was a measurable share of a large fixpoint.
+	joiners := make([]*joiner, len(ps.s.rules))
 	var spare []*fact
 	for round := 0; len(ps.delta) > 0; round++ {
 		if round >= e.limits.MaxIterations {
@@ -402,7 +404,7 @@ func (ps *pass) fixpoint() error {
 		frontier := ps.delta
 		ps.delta, spare = spare[:0], frontier
 		for _, f := range frontier {
-			for _, r := range ps.s.rules {
+			for ri, r := range ps.s.rules {
 				if r.isAgg {
 					continue
 				}
@@ -410,7 +412,7 @@ func (ps *pass) fixpoint() error {
 					if l.kind != litPos || l.rel != f.tab.rel {
 						continue
 					}
-					j := joiners[r]
+					j := joiners[ri]
 					if j == nil {
 						j = e.newJoiner(r, modeAlive, nil)
 						r := r
@@ -418,7 +420,7 @@ func (ps *pass) fixpoint() error {
 						j.emit = func(tier contract.Tier) error {
 							return ps.improve(r, jj.headValsInto(r, e.valBuf[:0]), contract.Weaker(tier, r.src.Tier), jj.prem)
 						}
-						joiners[r] = j
+						joiners[ri] = j
 					}
 					if err := j.from(i, f); err != nil {
 						return err

@@ -17,7 +17,8 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 		vals []uint32
 		tier contract.Tier
 	}
-	var ps []prepared
+	ps := make([]prepared, 0, len(facts))
+	var valBlock []uint32 // the facts' value ids, carved from shared blocks
 	batch := make(map[string]bool, len(facts))
 	for _, f := range facts {
 		if f.ID == "" {
@@ -39,7 +40,11 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 			return Delta{}, errorf(contract.CodeInvalidArgument,
 				"fact %s uses the built-in %s as its predicate; choose another predicate name", f.ID, a.Pred)
 		}
-		vals := make([]uint32, len(a.Args))
+		if len(valBlock) < len(a.Args) {
+			valBlock = make([]uint32, max(1024, len(a.Args)))
+		}
+		vals := valBlock[:len(a.Args):len(a.Args)]
+		valBlock = valBlock[len(a.Args):]
 		for i, arg := range a.Args {
 			if arg.Term.IsVar() || arg.Term.Agg != "" {
 				return Delta{}, errorf(contract.CodeInvalidArgument,

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"iter"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -60,7 +61,7 @@ func (e *Engine) Holds(a Atom) (Entry, bool) {
 		}
 		vals := make([]uint32, len(a.Args))
 		for i, arg := range a.Args {
-			id, ok := e.syms.ids[arg.Term.Val]
+			id, ok := e.syms.lookup(arg.Term.Val)
 			if !ok {
 				return Entry{}, false
 			}
@@ -228,3 +229,167 @@ func (e *Engine) Rules() []Rule {
 
 // Len returns the number of facts that hold, base and derived.
 func (e *Engine) Len() int { return e.stored }
+
+// Relation names one relation that holds facts, with how many, for [Engine.Relations].
+type Relation struct {
+	Pred  string
+	Neg   bool
+	Facts int
+}
+
+// Relations returns the relations that hold facts, ordered by predicate, p before ~p.
+func (e *Engine) Relations() []Relation {
+	var out []Relation
+	for k, rel := range e.rels {
+		n := 0
+		for _, t := range rel.tables {
+			n += len(t.list) // between mutations, a table holds only facts that hold
+		}
+		if n > 0 {
+			out = append(out, Relation{Pred: k.pred, Neg: k.neg, Facts: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b Relation) int { return cmp.Or(strings.Compare(a.Pred, b.Pred), cmpBool(a.Neg, b.Neg)) })
+	return out
+}
+
+// Stream calls fn for every fact that holds of the relations keep accepts (every relation
+// when keep is nil), relation by relation as [Engine.Relations] orders them; within a
+// relation, facts come ordered by their argument names, then by their values column by
+// column (strings before integers before floats before booleans; each in its natural
+// order). It is for writing a large Board out: it builds no text and no derived id, so
+// the Entry's ID is empty, and its Args are reused from one call to the next (copy what
+// you keep). An error from fn stops the walk and is returned. fn must not mutate e.
+func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) error) error {
+	rank, byRank := e.valueRanks()
+	width := bits.Len(uint(len(rank)))
+	for _, r := range e.Relations() {
+		if keep != nil && !keep(r.Pred, r.Neg) {
+			continue
+		}
+		tabs := slices.Clone(e.rels[relKey{r.Pred, r.Neg}].tables)
+		slices.SortFunc(tabs, func(a, b *table) int { return slices.Compare(a.names, b.names) })
+		for _, t := range tabs {
+			args := make([]Arg, len(t.names))
+			for i, name := range t.names {
+				args[i].Name = name
+			}
+			en := Entry{Atom: Atom{Pred: r.Pred, Neg: r.Neg, Args: args}}
+			packed := width*len(t.names) <= 64
+			// The facts are read once, in storage order, into records that carry all that
+			// is written out: reading them again in sorted order, scattered over memory,
+			// cost a cache miss each.
+			for _, k := range sortedFacts(t, rank, width) {
+				en.Tier, en.Base, en.Derived, en.DerivedTier = tierOf(k.baseTier, k.derTier), k.base, k.derTier != 0, k.derTier
+				for i := range args {
+					var id uint32
+					if packed {
+						id = byRank[k.key>>(width*(len(args)-1-i))&(1<<width-1)]
+					} else {
+						id = k.f.vals[i]
+					}
+					args[i].Term.Val = e.syms.vals[id]
+				}
+				if err := fn(en); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// valueRanks numbers the interned values in the order Stream sorts them: rank maps an id
+// to its rank, byRank a rank to its id.
+func (e *Engine) valueRanks() (rank, byRank []uint32) {
+	byRank = make([]uint32, len(e.syms.vals))
+	for i := range byRank {
+		byRank[i] = uint32(i)
+	}
+	// Id 0 (unbound) stays first, so that every rank is an id's and 0 decodes to 0.
+	slices.SortFunc(byRank[1:], func(a, b uint32) int { return compareValues(e.syms.vals[a], e.syms.vals[b]) })
+	rank = make([]uint32, len(e.syms.vals))
+	for r, id := range byRank {
+		rank[id] = uint32(r)
+	}
+	return rank, byRank
+}
+
+// compareValues orders values by kind, then naturally within a kind.
+func compareValues(a, b Value) int {
+	if a.kind != b.kind {
+		return cmp.Compare(a.kind, b.kind)
+	}
+	switch a.kind {
+	case KindString:
+		return strings.Compare(a.s, b.s)
+	case KindFloat:
+		return cmp.Compare(a.FloatVal(), b.FloatVal())
+	}
+	return cmp.Compare(a.n, b.n) // integers, and booleans as 0 and 1
+}
+
+// sortedFacts returns the facts of t that hold, ordered by the ranks of their values,
+// each w bits wide.
+func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
+	ks := make([]keyedFact, 0, len(t.list))
+	for _, f := range t.list {
+		if f.tier() == 0 {
+			continue
+		}
+		var k uint64
+		if w*len(t.names) <= 64 {
+			for _, v := range f.vals {
+				k = k<<w | uint64(rank[v])
+			}
+		}
+		ks = append(ks, keyedFact{key: k, f: f, baseTier: f.baseTier, derTier: f.derTier, base: len(f.bases) > 0})
+	}
+	if w*len(t.names) > 64 {
+		slices.SortFunc(ks, func(a, b keyedFact) int {
+			for i := range a.f.vals {
+				if c := cmp.Compare(rank[a.f.vals[i]], rank[b.f.vals[i]]); c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+		return ks
+	}
+	// The packed ranks of a fact's values are a key that orders it: sort by radix, in
+	// linear time.
+	return radixSort(ks, w*len(t.names))
+}
+
+// keyedFact is a fact with what Stream writes of it.
+type keyedFact struct {
+	key               uint64 // the ranks of the values, packed
+	f                 *fact
+	baseTier, derTier contract.Tier
+	base              bool
+}
+
+// radixSort sorts ks by the low keyBits bits of their keys, least significant digit first.
+func radixSort(ks []keyedFact, keyBits int) []keyedFact {
+	const digit = 11
+	tmp := make([]keyedFact, len(ks))
+	var count [1 << digit]int
+	for shift := 0; shift < keyBits; shift += digit {
+		clear(count[:])
+		for _, k := range ks {
+			count[k.key>>shift&(1<<digit-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range ks {
+			d := k.key >> shift & (1<<digit - 1)
+			tmp[count[d]] = k
+			count[d]++
+		}
+		ks, tmp = tmp, ks
+	}
+	return ks
+}

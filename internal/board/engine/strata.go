@@ -14,6 +14,9 @@ type program struct {
 	byID   map[string]*crule
 	strata []*stratum // dependencies first
 	headOf map[*relation]*stratum
+	// readBelow holds the relations a stratum reads that it does not derive: only their
+	// net changes need settling for later strata.
+	readBelow map[*relation]bool
 }
 
 // stratum is one strongly connected component of the predicate dependency graph: the rules
@@ -37,7 +40,7 @@ type depEdge struct {
 // newProgram stratifies rules, refusing negation or aggregation through recursion with a
 // teaching sentence that names the cycle (DESIGN.md §3.3).
 func newProgram(rules []*crule) (*program, error) {
-	p := &program{rules: rules, byID: make(map[string]*crule, len(rules)), headOf: make(map[*relation]*stratum)}
+	p := &program{rules: rules, byID: make(map[string]*crule, len(rules)), headOf: make(map[*relation]*stratum), readBelow: make(map[*relation]bool)}
 	edges := make(map[*relation][]depEdge)
 	var heads []*relation
 	seen := make(map[*relation]bool)
@@ -122,6 +125,9 @@ func newProgram(rules []*crule) (*program, error) {
 		for _, l := range r.body {
 			if l.rel != nil && !slices.Contains(s.reads, l.rel) {
 				s.reads = append(s.reads, l.rel)
+			}
+			if l.rel != nil && p.headOf[l.rel] != s {
+				p.readBelow[l.rel] = true
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"iter"
 	"slices"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -16,12 +17,13 @@ type txn struct {
 	saved   []savedFact
 	ids     []savedID // base-id map entries changed, in order
 
-	// created lists the facts this mutation created; their state before was "absent", so
-	// nothing is saved for them.
-	created []*fact
 	// rel lists the saved and created facts of each relation, for the net change of a
-	// stratum.
+	// stratum. The facts a mutation created (whose state before was "absent", so nothing
+	// is saved for them) are listed there only: one list of them per relation, not a
+	// second of them all.
 	rel map[*relation]*relLog
+	// logs are rel's values in the order their relations were first touched.
+	logs []*relLog
 	// lastRel and lastLog cache the last lookup in rel.
 	lastRel *relation
 	lastLog *relLog
@@ -51,6 +53,7 @@ func (t *txn) log(rel *relation) *relLog {
 	if l == nil {
 		l = &relLog{}
 		t.rel[rel] = l
+		t.logs = append(t.logs, l)
 	}
 	t.lastRel, t.lastLog = rel, l
 	return l
@@ -119,7 +122,6 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 	tab.insert(f)
 	e.stored++
 	f.stamp, f.was = t.stamp, 0
-	t.created = appendFact(t.created, f)
 	l := t.log(tab.rel)
 	l.created = appendFact(l.created, f)
 	return f, nil
@@ -148,7 +150,7 @@ func (t *txn) rollback() {
 	for _, s := range t.saved {
 		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der = s.bases, s.baseTier, s.derTier, s.der
 	}
-	for _, f := range t.created {
+	for f := range t.created() {
 		f.bases, f.baseTier, f.derTier, f.der = nil, 0, 0, derivation{}
 	}
 	e.prog = t.oldProg
@@ -160,7 +162,7 @@ func (t *txn) sweep() {
 	for _, s := range t.saved {
 		t.drop(s.f)
 	}
-	for _, f := range t.created {
+	for f := range t.created() {
 		t.drop(f)
 	}
 }
@@ -198,8 +200,14 @@ func (t *txn) releasePremises() {
 func (t *txn) commit() Delta {
 	e := t.e
 	var d Delta
+	if e.noDeltas {
+		t.releasePremises()
+		t.sweep()
+		t.registerPending()
+		return d
+	}
 	n := 0
-	for _, f := range t.created {
+	for f := range t.created() {
 		if f.tier() != 0 {
 			n++
 		}
@@ -207,9 +215,11 @@ func (t *txn) commit() Delta {
 	// A large batch of new facts gets its ids and argument lists from two shared blocks:
 	// one allocation each instead of two per fact.
 	d.Added = make([]Entry, 0, n)
-	e.assignIDs(t.created)
+	for _, l := range t.logs {
+		e.assignIDs(l.created)
+	}
 	var slab []Arg
-	for _, f := range t.created {
+	for f := range t.created() {
 		if f.tier() == 0 {
 			continue
 		}
@@ -240,23 +250,47 @@ func (t *txn) commit() Delta {
 	}
 	t.releasePremises()
 	t.sweep()
-	// The new facts that survived still need their ids registered for Lookup (see
-	// [Engine.find]). Listing them here, in one append, rather than as they are made,
-	// spares a third growing list in the fixpoint's inner loop.
-	e.pending = slices.Grow(e.pending, len(t.created))
-	for _, f := range t.created {
-		if f.pos >= 0 {
-			e.pending = append(e.pending, f)
+	t.registerPending()
+	return d
+}
+
+// registerPending lists the new facts, whose ids still need registering for
+// Lookup (see [Engine.find]). Listing them here, in one append, rather than as they are
+// made, spares a third growing list in the fixpoint's inner loop.
+func (t *txn) registerPending() {
+	e := t.e
+	// Those that did not survive are skipped where the list is read: filtering them here
+	// would visit every new fact once more.
+	n := 0
+	for _, l := range t.logs {
+		n += len(l.created)
+	}
+	e.pending = slices.Grow(e.pending, n)
+	for _, l := range t.logs {
+		e.pending = append(e.pending, l.created...)
+	}
+}
+
+// created yields the facts this mutation created, relation by relation.
+func (t *txn) created() iter.Seq[*fact] {
+	return func(yield func(*fact) bool) {
+		for _, l := range t.logs {
+			for _, f := range l.created {
+				if !yield(f) {
+					return
+				}
+			}
 		}
 	}
-	return d
 }
 
 // settle records the net change of every saved fact of rel, once rel is final in this
 // mutation, for the strata that read it.
 func (t *txn) settle(rel *relation) {
 	l := t.rel[rel]
-	if l == nil {
+	if l == nil || !t.e.prog.readBelow[rel] {
+		// No later stratum reads rel: its net change has no reader. (The stratum that
+		// derives rel is done with it.)
 		return
 	}
 	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and

@@ -2,9 +2,12 @@ package syntax_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/board/engine/floorbench"
 	"github.com/docketrun/docket/internal/board/syntax"
 )
 
@@ -39,4 +42,42 @@ func BenchmarkPrint(b *testing.B) {
 	for b.Loop() {
 		syntax.Print(stmts)
 	}
+}
+
+// benchFacts is a facts file of n JSON lines, the inputs of one arithmetic rule.
+func benchFacts(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"predicate": "calculation_input", "args": {"job_id": "calc-%06d", "node": "n%d", "unit_price_cents": %d, "quantity": %d, "shipping_cents": 3000}, "tier": "attested"}`+"\n", i, i%7, 100+i%5000, 1+i%9)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkParseJSONFacts decodes 100,000 facts from JSON lines; the floor variant has the
+// datalog floor decode the same file with encoding/json, in the same run.
+func BenchmarkParseJSONFacts(b *testing.B) {
+	const n = 100_000
+	src := benchFacts(n)
+	b.Run("docket", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			facts, err := syntax.ParseJSONFacts("bench.jsonl", src)
+			if err != nil || len(facts) != n {
+				b.Fatal(len(facts), err)
+			}
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "facts/s")
+	})
+	b.Run("floor", func(b *testing.B) {
+		floor := floorbench.Binary(b, "datalog-floor")
+		file := filepath.Join(b.TempDir(), "bench.jsonl")
+		if err := os.WriteFile(file, src, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		var ms []float64
+		for b.Loop() {
+			ms = append(ms, floorbench.MedianMS(b, floor, "-jsonl", file, "-runs", "1"))
+		}
+		b.ReportMetric(float64(n)/(floorbench.Median(ms)/1000), "facts/s")
+	})
 }

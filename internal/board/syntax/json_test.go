@@ -1,6 +1,7 @@
 package syntax_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/board/engine"
@@ -56,6 +57,21 @@ func TestParseJSONFacts(t *testing.T) {
 		{name: "missing predicate", src: `{"args": {}}`, code: contract.CodeRuleSyntax},
 		{name: "two objects on a line", src: `{"predicate": "p", "args": {}} {"predicate": "q", "args": {}}`, code: contract.CodeRuleSyntax},
 		{name: "not json", src: `p(a: 1).`, code: contract.CodeRuleSyntax},
+		{name: "duplicate member", src: `{"predicate": "p", "predicate": "q", "args": {}}`, code: contract.CodeRuleSyntax},
+		{name: "duplicate argument", src: `{"predicate": "p", "args": {"x": 1, "x": 2}}`, code: contract.CodeRuleSyntax},
+		{name: "case-variant member", src: `{"Predicate": "p", "args": {}}`, code: contract.CodeRuleSyntax},
+		{name: "invalid UTF-8", src: "{\"predicate\": \"p\", \"args\": {\"x\": \"a\xffb\"}}", code: contract.CodeRuleSyntax},
+		{name: "lone high surrogate", src: `{"predicate": "p", "args": {"x": "\ud800"}}`, code: contract.CodeRuleSyntax},
+		{name: "lone low surrogate", src: `{"predicate": "p", "args": {"x": "\udc00"}}`, code: contract.CodeRuleSyntax},
+		{name: "high surrogate then a letter", src: `{"predicate": "p", "args": {"x": "\ud800\u0041"}}`, code: contract.CodeRuleSyntax},
+		{name: "raw control character", src: "{\"predicate\": \"p\", \"args\": {\"x\": \"a\tb\"}}", code: contract.CodeRuleSyntax},
+		{name: "null negated", src: `{"predicate": "p", "args": {}, "negated": null}`, code: contract.CodeRuleSyntax},
+		{name: "leading zero", src: `{"predicate": "p", "args": {"x": 01}}`, code: contract.CodeRuleSyntax},
+		{name: "huge integer", src: `{"predicate": "p", "args": {"x": 123456789012345678901234567890}}`, code: contract.CodeIntegerRange},
+		{name: "unclosed object", src: `{"predicate": "p", "args": {}`, code: contract.CodeRuleSyntax},
+		{name: "surrogate pair and escapes", src: `{"predicate": "p", "args": {"x": "\ud83d\ude00 \"\\\/\n\u00e9"}, "tier": ""}`,
+			want: []engine.Fact{{ID: "facts.jsonl:1", Tier: contract.TierAsserted, Atom: mustAtom(t, "p", false,
+				engine.Arg{Name: "x", Term: engine.C(engine.String("\U0001F600 \"\\/\n\u00e9"))})}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +89,15 @@ func TestParseJSONFacts(t *testing.T) {
 				t.Errorf("ParseJSONFacts(%q) mismatch (-want +got):\n%s", tt.src, diff)
 			}
 		})
+	}
+}
+
+// TestParseJSONFacts_Where checks that a refusal names the file and line.
+func TestParseJSONFacts_Where(t *testing.T) {
+	src := "{\"predicate\": \"p\", \"args\": {}}\n\n{\"predicate\": \"p\", \"args\": {\"x\": 1, \"x\": 1}}\n"
+	_, err := syntax.ParseJSONFacts("facts.jsonl", []byte(src))
+	if contract.CodeOf(err) != contract.CodeRuleSyntax || !strings.Contains(err.Error(), "facts.jsonl:3:") {
+		t.Fatalf("ParseJSONFacts error = %v, want rule_syntax at facts.jsonl:3", err)
 	}
 }
 

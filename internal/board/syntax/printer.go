@@ -1,10 +1,13 @@
 package syntax
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/docketrun/docket/internal/board/engine"
 )
@@ -85,23 +88,28 @@ func FormatLiteral(l engine.Literal) string {
 }
 
 // FormatAtom formats a as in rule text, e.g. ~edge(from: 1, to: ?x).
-func FormatAtom(a engine.Atom) string {
-	var b strings.Builder
+func FormatAtom(a engine.Atom) string { return string(AppendAtom(nil, a)) }
+
+// AppendAtom appends the text [FormatAtom] gives a to b.
+func AppendAtom(b []byte, a engine.Atom) []byte {
 	if a.Neg {
-		b.WriteByte('~')
+		b = append(b, '~')
 	}
-	b.WriteString(a.Pred)
-	b.WriteByte('(')
+	b = append(b, a.Pred...)
+	b = append(b, '(')
 	for i, arg := range a.Args {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(arg.Name)
-		b.WriteString(": ")
-		b.WriteString(FormatTerm(arg.Term))
+		b = append(b, arg.Name...)
+		b = append(b, ": "...)
+		if arg.Term.IsVar() {
+			b = append(b, FormatTerm(arg.Term)...)
+		} else {
+			b = AppendValue(b, arg.Term.Val)
+		}
 	}
-	b.WriteByte(')')
-	return b.String()
+	return append(b, ')')
 }
 
 // FormatTerm formats a term: a variable as Name, _name or ?name (anonymous ones as _), an
@@ -126,20 +134,54 @@ func FormatTerm(t engine.Term) string {
 
 // FormatValue formats a constant: strings quoted with Go escapes, floats always with a '.'
 // or an exponent so that they read back as floats.
-func FormatValue(v engine.Value) string {
+func FormatValue(v engine.Value) string { return string(AppendValue(nil, v)) }
+
+// AppendValue appends the text [FormatValue] gives v to b.
+func AppendValue(b []byte, v engine.Value) []byte {
 	switch v.Kind() {
 	case engine.KindString:
-		return strconv.Quote(v.Str())
+		return strconv.AppendQuote(b, v.Str())
 	case engine.KindInt:
-		return strconv.FormatInt(v.IntVal(), 10)
+		return strconv.AppendInt(b, v.IntVal(), 10)
 	case engine.KindFloat:
-		s := strconv.FormatFloat(v.FloatVal(), 'g', -1, 64)
-		if !strings.ContainsAny(s, ".e") {
-			s += ".0"
-		}
-		return s
+		return appendFloat(b, v.FloatVal())
 	case engine.KindBool:
-		return strconv.FormatBool(v.BoolVal())
+		return strconv.AppendBool(b, v.BoolVal())
 	}
-	return "<invalid>"
+	return append(b, "<invalid>"...)
+}
+
+// appendFloat appends f with a '.' or an exponent, so that it reads back as a float.
+func appendFloat(b []byte, f float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	if !bytes.ContainsAny(b[start:], ".e") {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+// AppendJSONValue appends v as JSON, byte for byte as encoding/json writes its wire form
+// (contract.Value): strings with HTML-safe escapes, floats with a '.' or an exponent.
+func AppendJSONValue(b []byte, v engine.Value) []byte {
+	switch v.Kind() {
+	case engine.KindString:
+		return AppendJSONString(b, v.Str())
+	case engine.KindFloat:
+		return appendFloat(b, v.FloatVal())
+	}
+	return AppendValue(b, v)
+}
+
+// AppendJSONString appends s as a JSON string, as encoding/json writes it.
+func AppendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			out, _ := json.Marshal(s) // the rare case: let encoding/json escape it
+			return append(b, out...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
