@@ -71,12 +71,6 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 	return credential(c.api.Do(ctx, method, path, in, out))
 }
 
-// send sends a request and returns a 2xx response for the caller to read and close.
-func (c *client) send(ctx context.Context, method, path string, in any, header http.Header) (*http.Response, error) {
-	resp, err := c.api.Send(ctx, method, path, in, header)
-	return resp, credential(err)
-}
-
 // credential makes the server's refusal of the credential exit 3.
 func credential(err error) error {
 	if re, ok := errors.AsType[*apiclient.ResponseError](err); ok && re.StatusCode == http.StatusUnauthorized && re.Err != nil {

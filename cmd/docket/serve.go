@@ -90,14 +90,14 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer os.Remove(urlPath)
-	log.Info("docket serve listening", "url", url)
+	log.Info("docket serve listening", logURL, url)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
 		if err := dispatcher.Run(ctx); err != nil {
-			log.Error("lease sweep stopped", "err", err)
+			log.Error("lease sweep stopped", logErr, err)
 		}
 	}()
 	err = srv.Run(ctx, ln)

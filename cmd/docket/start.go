@@ -26,9 +26,6 @@ type startCmd struct {
 	Vault          string `help:"The worker's Source vault (default: $DOCKET_HOME/vault.json, written empty when missing)." type:"path"`
 }
 
-// connectionKeyEnv carries a Connection key to a worker child; keys never travel in flags.
-const connectionKeyEnv = workbench.ConnectionKeyEnv
-
 func (c *startCmd) Run(ctx context.Context, e *env) error {
 	if err := workbench.CheckListen(c.Listen); err != nil {
 		return &usageError{err: err}

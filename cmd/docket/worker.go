@@ -54,7 +54,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level})).With("component", "worker")
+	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level})).With(logComponent, "worker")
 	root := c.Root
 	if root == "" {
 		root = filepath.Dir(c.Manifest)
@@ -72,7 +72,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	// a close error is logged, not returned, so it never hides why the worker stopped.
 	defer func() {
 		if err := closeAdapters(); err != nil {
-			log.Warn("closing adapters", "err", err)
+			log.Warn("closing adapters", logErr, err)
 		}
 	}()
 	mb, err := os.ReadFile(c.Manifest)
@@ -135,7 +135,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	var watching sync.WaitGroup
 	watching.Go(func() { ex.WatchVault(wctx, c.Vault, hup, worker.DefaultVaultPoll) })
 	defer func() { stopWatch(); watching.Wait() }()
-	log.Info("docket worker polling", "url", base, "workerId", id, "tools", len(ex.Descriptors()), "workspaceTools", ceiling)
+	log.Info("docket worker polling", logURL, base, logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
 	err = r.Run(ctx)
 	if code := contract.CodeOf(err); code == contract.CodeUnauthenticated || code == contract.CodeCredentialRevoked {
 		return &exitError{code: exitCredential, err: err}

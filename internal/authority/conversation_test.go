@@ -232,7 +232,7 @@ func TestAuthority_ConversationFromTheLog(t *testing.T) {
 	}
 	h = save(ag, h, 1, "a", "b")
 	appendNoise(t, f, authority.MaxEventPage+100) // more than one page between two saves
-	h = save(ag, h, 2, "c")
+	save(ag, h, 2, "c")
 	got, err := other.OwnConversation(ctx, ag, "c1")
 	if err != nil {
 		t.Fatal(err)

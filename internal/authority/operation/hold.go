@@ -10,10 +10,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // hold waits while the agent's Operation ordinal is running: until it settles, needs a
@@ -58,43 +56,6 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 			return fmt.Errorf("hold operation %d of %s: %w", ordinal, agent, err)
 		}
 	}
-}
-
-// change moves the agent's Operation ordinal to the state fn returns, with fn's Board
-// change, in one transaction under the project's lock. fn changes nothing but the Board,
-// so the write sequence may run it again on a rebuilt Board.
-func (o *Operations) change(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, actorKind contract.PrincipalKind,
-	fn func(b *board.Board, op *Op) (*boards.Change, Event, error)) error {
-	what := fmt.Sprintf("change operation %d of %s", ordinal, agent)
-	return o.boards.Write(ctx, project, what, func(w *boards.Write) error {
-		l := o.ledger(project)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-			return err
-		}
-		op := l.opLocked(agent, ordinal)
-		if op == nil {
-			return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
-		}
-		ch, ev, err := fn(w.Board(), op)
-		if err != nil {
-			return err
-		}
-		ev.Agent, ev.Ordinal = agent, ordinal
-		actor := contract.NewPrincipal(actorKind, agent)
-		if actorKind == contract.PrincipalTool && op.execution != nil {
-			actor = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
-		}
-		now := o.nowUTC()
-		err = w.Commit(ctx, ch, actor, now, "operation", nil, func(tx store.Tx) error {
-			return eventlog.Append(ctx, tx, project, event.OpChanged, actor, now, ev)
-		})
-		if err != nil {
-			return err
-		}
-		return l.catchUpLocked(ctx, o.store, project)
-	})
 }
 
 // Dispatch is an executed Action waiting for a worker: the agent's Operation and the

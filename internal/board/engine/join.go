@@ -274,15 +274,3 @@ func (j *joiner) arithmetic(l *clit, cause error) error {
 		"%s: %s %s; exact arithmetic refuses rather than rounds: correct the facts, guard the rule (e.g. neq(left: D, right: 0)), or use floats",
 		where(j.rule.src), call, cause)}
 }
-
-// headVals builds the head's value ids from the current bindings (aggregate positions are
-// filled by the caller).
-func (j *joiner) headVals(r *crule) []uint32 {
-	vals := make([]uint32, len(r.head))
-	for k, t := range r.head {
-		if r.aggs[k] == "" {
-			vals[k] = j.value(t)
-		}
-	}
-	return vals
-}

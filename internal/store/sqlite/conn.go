@@ -27,7 +27,6 @@ type querier interface {
 // connection: parsing costs more than running the store's small statements.
 type conn struct {
 	q      querier
-	tx     *sql.Tx      // when q is a transaction, to bind prepared statements to it
 	stmts  *stmtCache   // nil: prepare every time
 	exec   *driverStmts // when set, runs Exec in place of q and stmts
 	closed *atomic.Bool // the Store's; set by Close

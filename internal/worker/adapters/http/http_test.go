@@ -52,7 +52,7 @@ func service(t *testing.T) (*httptest.Server, *http.Request, *string) {
 		io.WriteString(w, `[{"created":1},{"created":2}]`)
 	})
 	mux.HandleFunc("POST /api/broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "oops", 500) })
-	mux.HandleFunc("POST /api/reject", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 422) })
+	mux.HandleFunc("POST /api/reject", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", http.StatusUnprocessableEntity) })
 	// The hanging handlers also end when the test does: srv.Close waits for every handler,
 	// and on a loaded machine the server may not see the client leave before then.
 	testDone := make(chan struct{}) // closed by the cleanup registered below, before srv.Close
