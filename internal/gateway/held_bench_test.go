@@ -212,8 +212,9 @@ func (f *heldFixture) checkHeld(b *testing.B) {
 // settle settles every Agent's Operation ordinal, which answers its held call.
 func (f *heldFixture) settle(b *testing.B, ordinal int64) {
 	b.Helper()
-	for i, c := range f.callers {
-		f.worker.Settle(b, c.ID, ordinal, contract.Args{"path": str(fmt.Sprintf("f%d.txt", i))})
+	n := f.worker.SettleAll(b, func(id string) []contract.Args { return []contract.Args{{"path": str(id + ".txt")}} })
+	if n != len(f.callers) {
+		b.Fatalf("settled %d Operations of ordinal %d, want one per Agent (%d)", n, ordinal, len(f.callers))
 	}
 }
 

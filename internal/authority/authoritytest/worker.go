@@ -83,6 +83,31 @@ func (w *Worker) Fail(t testing.TB, agent string, ordinal int64, code contract.C
 	w.report(t, agent, ordinal, func(r *contract.ReportRequest) { r.Code, r.Reason = code, reason })
 }
 
+// SettleAll reports done every Operation the Connection is served, with the rows rowsOf
+// gives for its work id, until a poll serves nothing more; it returns how many it
+// settled. A poll serves a bounded batch, so this is how a test settles many at once.
+func (w *Worker) SettleAll(t testing.TB, rowsOf func(workID string) []contract.Args) int {
+	t.Helper()
+	ctx := t.Context()
+	gen := w.lease.Generation
+	n := 0
+	for {
+		ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: w.lease.WorkerID, Generation: &gen, Tools: w.tools})
+		if err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if len(ans.Work) == 0 {
+			return n
+		}
+		for _, row := range ans.Work {
+			w.run(ctx, t, row, func(r *contract.ReportRequest) {
+				r.OK, r.Result = true, &contract.WorkResult{Rows: rowsOf(row.ID)}
+			})
+			n++
+		}
+	}
+}
+
 func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*contract.ReportRequest)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
@@ -91,6 +116,12 @@ func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*co
 	if err != nil {
 		t.Fatalf("settle operation %d of %s: %v", ordinal, agent, err)
 	}
+	w.run(ctx, t, row, fill)
+}
+
+// run claims row and reports it as fill says.
+func (w *Worker) run(ctx context.Context, t testing.TB, row contract.WorkRow, fill func(*contract.ReportRequest)) {
+	t.Helper()
 	if _, err := w.d.Claim(ctx, w.conn, contract.ClaimRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation, Grant: row.Grant}); err != nil {
 		t.Fatalf("claim %s: %v", row.ID, err)
 	}
