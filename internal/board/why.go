@@ -123,3 +123,70 @@ func (b *Board) attestation(tool, pred string) *contract.Attestation {
 	}
 	return at
 }
+
+// maxCaseFacts bounds the facts [Board.Evidence] lists for a Case not yet certified.
+const maxCaseFacts = 200
+
+// Evidence is what a Case rests on: the acceptance node that certifies its root now (nil
+// when nothing does) with its derivation tree, and the base facts of that tree.
+type Evidence struct {
+	Acceptance *contract.Node
+	Why        *contract.Why
+	Facts      []contract.WhyNode
+}
+
+// Evidence returns what Case id rests on. A Case not certified lists instead the base
+// facts whose arguments carry its business key, at most maxCaseFacts of them, so a person
+// sees what is there so far. Errors: case_not_found.
+func (b *Board) Evidence(id contract.CaseID, lim WhyLimits) (Evidence, error) {
+	c, ok := b.cases[id]
+	if !ok {
+		return Evidence{}, contract.Errorf(contract.CodeCaseNotFound, "no Case %q exists; list them with docket case list", id)
+	}
+	ev := Evidence{Facts: []contract.WhyNode{}}
+	if acc, err := b.Certify(id); err == nil {
+		w, err := b.Why(acc.NodeID, lim)
+		if err != nil {
+			return Evidence{}, err
+		}
+		ev.Acceptance, ev.Why = &acc, &w
+		seen := map[string]bool{}
+		var leaves func(n contract.WhyNode)
+		leaves = func(n contract.WhyNode) {
+			if n.Kind == contract.NodeFact && !seen[n.NodeID] {
+				seen[n.NodeID] = true
+				ev.Facts = append(ev.Facts, n)
+			}
+			for _, p := range n.Premises {
+				leaves(p)
+			}
+		}
+		leaves(w.Root)
+		return ev, nil
+	}
+	for _, nid := range b.recent {
+		n, ok := b.nodes[nid]
+		if !ok || n.rec.NodeID != nid || n.rec.Kind != contract.NodeFact || n.rec.Atom == nil || !carriesKey(*n.rec.Atom, c.BusinessKey) {
+			continue
+		}
+		if len(ev.Facts) == maxCaseFacts {
+			break
+		}
+		w, err := b.Why(nid, WhyLimits{Nodes: 1})
+		if err != nil {
+			return Evidence{}, err
+		}
+		ev.Facts = append(ev.Facts, w.Root)
+	}
+	return ev, nil
+}
+
+// carriesKey reports whether a has every argument of key with its value.
+func carriesKey(a contract.Atom, key contract.Args) bool {
+	for k, v := range key {
+		if got, ok := a.Args[k]; !ok || got != v {
+			return false
+		}
+	}
+	return len(key) > 0
+}

@@ -170,3 +170,41 @@ func TestBoard_Why_JSON(t *testing.T) {
 		t.Errorf("Why JSON round trip (-want +got):\n%s", diff)
 	}
 }
+
+func TestBoard_Evidence(t *testing.T) {
+	t.Run("a certified Case lists the facts its acceptance rests on", func(t *testing.T) {
+		b, id := verifiedBoard(t)
+		ev, err := b.Evidence("case-1", board.WhyLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Acceptance == nil || ev.Acceptance.NodeID != id || ev.Why == nil || ev.Why.Root.NodeID != id {
+			t.Fatalf("acceptance = %+v, why = %+v; want node %s", ev.Acceptance, ev.Why, id)
+		}
+		var got []string
+		for _, f := range ev.Facts {
+			got = append(got, f.Atom.Predicate+" "+f.Tier.String()+" "+f.Attestation.Action)
+		}
+		want := []string{"calculation_input attested load_input", "output_file attested verify_result"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("facts (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a Case not certified lists the facts naming its key", func(t *testing.T) {
+		b := newCalcBoard(t)
+		apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+		apply(t, b, workspace, assertFact(calcInput(t, "calc-002")))
+		c := openCalc(t, b)
+		ev, err := b.Evidence(c.CaseID, board.WhyLimits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Acceptance != nil || ev.Why != nil || len(ev.Facts) != 1 || ev.Facts[0].Atom.Args["job_id"] != str("calc-001") {
+			t.Errorf("evidence = %+v; want only calc-001's input and no acceptance", ev)
+		}
+	})
+	t.Run("an unknown Case", func(t *testing.T) {
+		_, err := newCalcBoard(t).Evidence("case-9", board.WhyLimits{})
+		wantCode(t, err, contract.CodeCaseNotFound)
+	})
+}
