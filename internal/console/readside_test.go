@@ -183,3 +183,18 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // valueEqual lets cmp compare Values, whose fields are unexported.
 var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
+
+func TestServer_Workers(t *testing.T) {
+	f := newReadFixture(t)
+	if _, err := f.a.CreateConnection(t.Context(), mustCaller(t, f.testServer), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	status, body := f.get(t, "/api/v1/projects/default/workers")
+	if status != http.StatusOK {
+		t.Fatalf("GET workers = %d %s", status, body)
+	}
+	ws := decode[contract.Page[contract.WorkerStatus]](t, body).Items
+	if len(ws) != 1 || ws[0].Connection.Name != "laptop" || ws[0].Lease != contract.LeaseNever || ws[0].Tools == nil || ws[0].Sources == nil {
+		t.Errorf("workers = %+v; want laptop, lease never, with empty lists", ws)
+	}
+}

@@ -39,6 +39,12 @@ func TestAPIGolden(t *testing.T) {
 			Actor: "member:mem_0123456789abcdef", Data: json.RawMessage(`{"id":"default"}`), DataHash: "aa", PrevHash: "00", Hash: "bb"}}, Next: "1"}},
 		{"chain_report", &contract.ChainReport{Project: "default", Seq: 1, Broken: &contract.BrokenLink{Seq: 2, Field: "hash", Want: "aa", Got: "bb"}}},
 		{"health", &contract.Health{Version: "dev", Store: "ok"}},
+		{"worker_page", &contract.Page[contract.WorkerStatus]{Items: []contract.WorkerStatus{
+			{Connection: conn, Lease: contract.LeaseHeld, WorkerID: "w-1", Generation: 3, ExpiresAt: &at,
+				Tools:   []contract.ToolLock{{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},
+				Sources: []contract.Source{{Connection: conn.ID, Name: "workspace", Type: "file", Words: []string{"calculation_input"}, Tier: contract.TierAttested, Digest: "sha256:00"}}},
+			{Connection: contract.Connection{ID: "con_fedcba9876543210", Project: "default", Name: "spare", CreatedAt: at}, Lease: contract.LeaseNever,
+				Tools: []contract.ToolLock{}, Sources: []contract.Source{}}}}},
 		{"operation_page", &contract.Page[contract.OperationInfo]{Items: []contract.OperationInfo{
 			{Agent: agent.ID, AgentName: "calc", Ordinal: 4, Work: "agt_0123456789abcdef.4",
 				OperationEntry: contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpRunning,
