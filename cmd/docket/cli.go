@@ -44,7 +44,9 @@ type cli struct {
 	Requests  requestsCmd  `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
 	Decide    decideCmd    `cmd:"" help:"Approve or deny a request, naming the digest you read."`
 	Reconcile reconcileCmd `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
-	Case      caseCmd      `cmd:"" help:"Read Cases."`
+	Ops       opsCmd       `cmd:"" help:"List Operations: what is running or waiting, and why."`
+	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
+	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
