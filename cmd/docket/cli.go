@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,8 @@ type cli struct {
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -76,6 +79,8 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 		kong.Writers(e.Stdout, e.Stderr),
 		kong.Exit(func(code int) { panic(exitRequest(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
+		kong.Vars{"version": "docket " + version},
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(e),
 	)
@@ -95,9 +100,9 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 			}
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(helpArgs(args))
 	if err != nil {
-		return &usageError{err: err}
+		return &usageError{err: err, help: usageHelp(err)}
 	}
 	return kctx.Run()
 }
@@ -111,8 +116,22 @@ const (
 	exitReplaced   = 4
 )
 
-// usageError is a command line that does not parse: exit 2.
-type usageError struct{ err error }
+// usageError is a command line that does not parse: exit 2. help is the command whose
+// --help teaches the fix ("docket agent create"); empty means docket's own.
+type usageError struct {
+	err  error
+	help string
+}
+
+// usageHelp names the command whose help a parse error should point at: the deepest
+// command the parser reached.
+func usageHelp(err error) string {
+	pe, ok := errors.AsType[*kong.ParseError](err)
+	if !ok || pe.Context == nil || pe.Context.Selected() == nil {
+		return ""
+	}
+	return pe.Context.Selected().FullPath()
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
@@ -138,7 +157,8 @@ func exitCode(err error, w io.Writer) int {
 		return exitOK
 	}
 	if ue, ok := errors.AsType[*usageError](err); ok {
-		fmt.Fprintf(w, "docket: %v\nRun 'docket --help' for usage.\n", ue.err)
+		help := cmp.Or(ue.help, "docket")
+		fmt.Fprintf(w, "docket: %v\nRun '%s --help' for usage and examples.\n", ue.err, help)
 		return exitUsage
 	}
 	if ee, ok := errors.AsType[*exitError](err); ok {
