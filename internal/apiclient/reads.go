@@ -41,3 +41,10 @@ func (c *Client) Operations(ctx context.Context, project, agent string, waiting 
 	err := c.Do(ctx, http.MethodGet, path, nil, &page)
 	return page.Items, err
 }
+
+// Workers lists project's live Connections with their lease, Tools and Sources.
+func (c *Client) Workers(ctx context.Context, project string) ([]contract.WorkerStatus, error) {
+	var page contract.Page[contract.WorkerStatus]
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "workers"), nil, &page)
+	return page.Items, err
+}
