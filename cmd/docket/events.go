@@ -43,11 +43,11 @@ Examples:
 }
 
 func (c *eventsTailCmd) Run(ctx context.Context, e *env) error {
-	cl, err := newClient(e)
+	f, q, err := c.filter(time.Now())
 	if err != nil {
 		return err
 	}
-	f, q, err := c.filter(time.Now())
+	cl, err := newClient(e)
 	if err != nil {
 		return err
 	}
