@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/board/syntax"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/google/go-cmp/cmp"
 )
@@ -207,4 +208,44 @@ func TestBoard_Evidence(t *testing.T) {
 		_, err := newCalcBoard(t).Evidence("case-9", board.WhyLimits{})
 		wantCode(t, err, contract.CodeCaseNotFound)
 	})
+}
+
+// TestBoard_Why_Repeat: a derived fact reached by two premises is expanded once; the
+// second time it is marked Repeat, so the tree stays a tree of bounded size.
+func TestBoard_Why_Repeat(t *testing.T) {
+	stmts, err := syntax.Parse("diamond.dl", []byte(`
+@mid
+mid(x: X) :- base(x: X).
+@top
+top(x: X) :- mid(x: X), mid(x: X), base(x: X).
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := board.Declarations{Release: "test.diamond@1", Digest: "sha256:00"}
+	for _, s := range stmts {
+		d.Rules = append(d.Rules, *s.Rule)
+	}
+	b, err := board.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, b, member, assertFact(&contract.Atom{Predicate: "base", Args: contract.Args{"x": str("1")}}))
+	q, err := b.Query(contract.Atom{Predicate: "top", Args: contract.Args{"x": str("1")}}, "", 10)
+	if err != nil || len(q.Items) != 1 {
+		t.Fatalf("Query(top) = %+v, %v; want the derived fact", q, err)
+	}
+	w, err := b.Why(q.Items[0].NodeID, board.WhyLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "derived top asserted rule=top by=capability:test.diamond@1\n" +
+		"  derived mid asserted rule=mid by=capability:test.diamond@1\n" +
+		"    fact base asserted by=member:ada\n" +
+		"  derived mid asserted rule=mid by=capability:test.diamond@1 repeat\n" +
+		"  fact base asserted by=member:ada\n" +
+		"shown=5 omitted=0\n"
+	if diff := cmp.Diff(want, outline(t, w)); diff != "" {
+		t.Errorf("Why(top) (-want +got):\n%s", diff)
+	}
 }
