@@ -64,6 +64,23 @@ func (f *readFixture) get(t *testing.T, path string) (int, []byte) {
 	return resp.StatusCode, body
 }
 
+// listOf gets a page of T at path and wants status: with 200 it returns the items and
+// true; with a refusal it checks that the refusal teaches and returns false.
+func listOf[T any](t *testing.T, f *readFixture, path string, status int) ([]T, bool) {
+	t.Helper()
+	got, body := f.get(t, path)
+	if got != status {
+		t.Fatalf("GET %s = %d %s, want %d", path, got, body, status)
+	}
+	if status != http.StatusOK {
+		if ce := decode[contract.Error](t, body); ce.Teaching == "" {
+			t.Errorf("refusal %s has no teaching", body)
+		}
+		return nil, false
+	}
+	return decode[contract.Page[T]](t, body).Items, true
+}
+
 func TestServer_Why(t *testing.T) {
 	f := newReadFixture(t)
 	status, body := f.get(t, "/api/v1/projects/default/nodes/"+url.PathEscape(f.note)+"/why")
@@ -107,7 +124,7 @@ func TestServer_Operations(t *testing.T) {
 		name   string
 		query  string
 		status int
-		want   []string // tool of each Operation, in order
+		want   []string // tool of each Operation, in order; nil for a refusal
 	}{
 		{"every Agent's", "", http.StatusOK, []string{"ApplyBatch", "OpenCase", "CloseCase"}},
 		{"one Agent's, by name", "?agent=calc", http.StatusOK, []string{"ApplyBatch", "OpenCase", "CloseCase"}},
@@ -118,18 +135,12 @@ func TestServer_Operations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := f.get(t, "/api/v1/projects/default/operations"+tt.query)
-			if status != tt.status {
-				t.Fatalf("GET operations%s = %d %s, want %d", tt.query, status, body, tt.status)
-			}
-			if tt.want == nil {
-				if ce := decode[contract.Error](t, body); ce.Teaching == "" {
-					t.Errorf("refusal %s has no teaching", body)
-				}
+			ops, ok := listOf[contract.OperationInfo](t, f, "/api/v1/projects/default/operations"+tt.query, tt.status)
+			if !ok {
 				return
 			}
 			got := []string{}
-			for _, op := range decode[contract.Page[contract.OperationInfo]](t, body).Items {
+			for _, op := range ops {
 				got = append(got, op.Tool)
 				if op.AgentName != "calc" || op.Work != string(f.agent.ID)+"."+itoa(op.Ordinal) || op.State != contract.OpDone {
 					t.Errorf("operation %+v: want calc's, with its work id, done", op)
@@ -148,7 +159,7 @@ func TestServer_EventFilters(t *testing.T) {
 		name   string
 		query  string
 		status int
-		want   []string // event types, in order
+		want   []string // event types, in order; nil for a refusal
 	}{
 		{"by type", "?type=case.opened,case.closed", http.StatusOK, []string{"case.opened", "case.closed"}},
 		{"by type, repeated", "?type=case.closed&type=case.opened", http.StatusOK, []string{"case.opened", "case.closed"}},
@@ -161,15 +172,12 @@ func TestServer_EventFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := f.get(t, "/api/v1/projects/default/events"+tt.query)
-			if status != tt.status {
-				t.Fatalf("GET events%s = %d %s, want %d", tt.query, status, body, tt.status)
-			}
-			if tt.want == nil {
+			es, ok := listOf[contract.Event](t, f, "/api/v1/projects/default/events"+tt.query, tt.status)
+			if !ok {
 				return
 			}
 			got := []string{}
-			for _, e := range decode[contract.Page[contract.Event]](t, body).Items {
+			for _, e := range es {
 				got = append(got, e.Type)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
