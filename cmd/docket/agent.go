@@ -79,14 +79,16 @@ func (c *agentListCmd) Run(ctx context.Context, e *env) error {
 	if c.json() {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, a := range page.Items {
 		state := "live"
 		if a.RevokedAt != nil {
 			state = "revoked"
 		}
-		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\t%s\n", a.ID, a.Name, a.Kind, state)
+		rows = append(rows, []string{string(a.ID), a.Name, string(a.Kind), state})
 	}
-	return nil
+	return writeList(e, []string{"id", "name", "kind", "state"}, rows,
+		"no Agents in project "+c.Project+"; create one with docket agent create NAME")
 }
 
 type agentRevokeCmd struct {

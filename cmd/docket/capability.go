@@ -34,6 +34,9 @@ func loadCapability(path string) (*capability.Package, error) {
 }
 
 func (c *capabilityCheckCmd) Run(e *env) error {
+	if _, err := os.Stat(c.Path); err != nil {
+		return &exitError{code: exitFailure, err: fmt.Errorf("capability check: %s: %w; pass a capability directory (with capability.toml) or its .tar.gz (see docket capability check --help)", c.Path, err)}
+	}
 	pkg, err := loadCapability(c.Path)
 	if err != nil {
 		if ps, ok := errors.AsType[capability.Problems](err); ok {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -18,6 +22,12 @@ type caseListCmd struct {
 	clientFlags
 }
 
+func (c *caseListCmd) Help() string {
+	return `Examples:
+  docket case list
+  docket case list -o json`
+}
+
 func (c *caseListCmd) Run(ctx context.Context, e *env) error {
 	cl, err := newClient(e)
 	if err != nil {
@@ -30,15 +40,30 @@ func (c *caseListCmd) Run(ctx context.Context, e *env) error {
 	if c.json() {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, cs := range page.Items {
-		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\t%s\n", cs.CaseID, cs.CaseType, cs.Status, cs.Disposition)
+		rows = append(rows, []string{string(cs.CaseID), cs.CaseType, string(cs.Status), string(cs.Disposition)})
 	}
-	return nil
+	return writeList(e, []string{"case", "type", "status", "disposition"}, rows,
+		"no Cases in project "+c.Project+"; an Agent opens one with OpenCase")
 }
 
 type caseShowCmd struct {
 	clientFlags
-	ID string `arg:"" name:"case" help:"Case id."`
+	ID  string `arg:"" name:"case" help:"Case id."`
+	Why bool   `help:"Also print the acceptance's derivation tree (as docket why prints it)."`
+}
+
+func (c *caseShowCmd) Help() string {
+	return `Prints the Case's record and pins, its receipt once it is closed, the acceptance node that
+certifies its root, and the facts the acceptance rests on, each with its tier and where it
+comes from (who asserted it, or which Tool attested it against which Source). Before the
+Case is certified, the facts listed are those naming its business key.
+
+Examples:
+  docket case show case-1
+  docket case show case-1 --why
+  docket case show case-1 -o json`
 }
 
 func (c *caseShowCmd) Run(ctx context.Context, e *env) error {
@@ -46,17 +71,63 @@ func (c *caseShowCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var cs contract.Case
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "cases", c.ID), nil, &cs); err != nil {
+	d, err := cl.api.CaseDetail(ctx, c.Project, c.ID)
+	if err = credential(err); err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, cs)
+		return printJSON(e.Stdout, d)
 	}
-	fmt.Fprintf(e.Stdout, "case %s (%s)\nstatus %s", cs.CaseID, cs.CaseType, cs.Status)
+	var sb strings.Builder
+	cs := d.Case
+	fmt.Fprintf(&sb, "case %s (%s)\nstatus %s", cs.CaseID, cs.CaseType, cs.Status)
 	if cs.Disposition != "" {
-		fmt.Fprintf(e.Stdout, ", %s", cs.Disposition)
+		fmt.Fprintf(&sb, ", %s", cs.Disposition)
 	}
-	fmt.Fprintf(e.Stdout, "\nroot %s\nrelease %s (%s)\nopened by %s at %s\n", cs.Root, cs.Release, cs.ReleaseDigest, cs.OpenedBy, cs.OpenedAt)
+	if cs.Reason != "" {
+		fmt.Fprintf(&sb, ": %s", cs.Reason)
+	}
+	key, err := json.Marshal(cs.BusinessKey)
+	if err != nil {
+		return fmt.Errorf("encode the business key: %w", err)
+	}
+	fmt.Fprintf(&sb, "\nbusiness key %s\nroot %s\nrelease %s (%s)\ncontract %s\nopened by %s at %s\n",
+		key, cs.Root, cs.Release, cs.ReleaseDigest, cs.ContractDigest, cs.OpenedBy, cs.OpenedAt.Format(time.RFC3339))
+	if d.Acceptance != nil {
+		fmt.Fprintf(&sb, "acceptance %s — %s, %s [%s]\n", atomLine(d.Acceptance.Atom, d.Acceptance.NodeID), d.Acceptance.Kind, d.Acceptance.Tier, d.Acceptance.NodeID)
+	} else {
+		sb.WriteString("acceptance: not derived; nothing certifies the root yet\n")
+	}
+	if r := d.Receipt; r != nil {
+		fmt.Fprintf(&sb, "receipt: %s by %s at %s, certified %v", r.Disposition, r.ClosedBy, r.At.Format(time.RFC3339), r.Certified)
+		if r.ExplanationDigest != "" {
+			fmt.Fprintf(&sb, ", explanation %s", r.ExplanationDigest)
+		}
+		if r.Exploratory {
+			sb.WriteString(", exploratory")
+		}
+		sb.WriteString("\n")
+	}
+	if len(d.Facts) == 0 {
+		sb.WriteString("facts: none yet\n")
+	} else {
+		sb.WriteString("facts:\n")
+		for _, f := range d.Facts {
+			sb.WriteString("  " + whyLine(f) + "\n")
+		}
+	}
+	if _, err := io.WriteString(e.Stdout, sb.String()); err != nil {
+		return err
+	}
+	if c.Why {
+		if d.Why == nil {
+			_, err := fmt.Fprintln(e.Stdout, "why: the Case has no acceptance to explain yet")
+			return err
+		}
+		if _, err := fmt.Fprintln(e.Stdout, "why:"); err != nil {
+			return err
+		}
+		return writeWhy(e.Stdout, *d.Why)
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,11 +45,15 @@ type cli struct {
 	Requests  requestsCmd  `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
 	Decide    decideCmd    `cmd:"" help:"Approve or deny a request, naming the digest you read."`
 	Reconcile reconcileCmd `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
-	Case      caseCmd      `cmd:"" help:"Read Cases."`
+	Ops       opsCmd       `cmd:"" help:"List Operations: what is running or waiting, and why."`
+	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
+	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -74,6 +79,8 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 		kong.Writers(e.Stdout, e.Stderr),
 		kong.Exit(func(code int) { panic(exitRequest(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
+		kong.Vars{"version": "docket " + version},
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(e),
 	)
@@ -93,9 +100,9 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 			}
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(helpArgs(args))
 	if err != nil {
-		return &usageError{err: err}
+		return &usageError{err: err, help: usageHelp(err)}
 	}
 	return kctx.Run()
 }
@@ -109,8 +116,22 @@ const (
 	exitReplaced   = 4
 )
 
-// usageError is a command line that does not parse: exit 2.
-type usageError struct{ err error }
+// usageError is a command line that does not parse: exit 2. help is the command whose
+// --help teaches the fix ("docket agent create"); empty means docket's own.
+type usageError struct {
+	err  error
+	help string
+}
+
+// usageHelp names the command whose help a parse error should point at: the deepest
+// command the parser reached.
+func usageHelp(err error) string {
+	pe, ok := errors.AsType[*kong.ParseError](err)
+	if !ok || pe.Context == nil || pe.Context.Selected() == nil {
+		return ""
+	}
+	return pe.Context.Selected().FullPath()
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
@@ -136,7 +157,8 @@ func exitCode(err error, w io.Writer) int {
 		return exitOK
 	}
 	if ue, ok := errors.AsType[*usageError](err); ok {
-		fmt.Fprintf(w, "docket: %v\nRun 'docket --help' for usage.\n", ue.err)
+		help := cmp.Or(ue.help, "docket")
+		fmt.Fprintf(w, "docket: %v\nRun '%s --help' for usage and examples.\n", ue.err, help)
 		return exitUsage
 	}
 	if ee, ok := errors.AsType[*exitError](err); ok {

@@ -47,9 +47,14 @@ func newClient(e *env) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.Getenv(datadir.URLEnv) == "" {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no data dir at %s: run docket init to create one (or docket start, which also runs serve and a worker), or set DOCKET_HOME to yours", dir)
+		}
+	}
 	base, err := serverURL(e, dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (data dir %s; docket start or docket serve writes the server's URL there)", err, dir)
 	}
 	tok := e.Getenv("DOCKET_TOKEN")
 	if tok == "" {

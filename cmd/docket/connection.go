@@ -53,14 +53,16 @@ func (c *connectionListCmd) Run(ctx context.Context, e *env) error {
 	if c.json() {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, cn := range page.Items {
 		state := "live"
 		if cn.RevokedAt != nil {
 			state = "revoked"
 		}
-		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\n", cn.ID, cn.Name, state)
+		rows = append(rows, []string{string(cn.ID), cn.Name, state})
 	}
-	return nil
+	return writeList(e, []string{"id", "name", "state"}, rows,
+		"no Connections in project "+c.Project+"; create one for a worker with docket connection create NAME")
 }
 
 type connectionRevokeCmd struct {

@@ -14,21 +14,40 @@ import (
 // doctorCmd checks the local setup: the data dir and its modes, the server and the
 // credential. --wait waits for a starting docket serve.
 type doctorCmd struct {
-	Output string        `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
-	Wait   time.Duration `help:"Wait this long for docket serve to answer (e.g. 10s)." default:"0s"`
+	Output     string        `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
+	Wait       time.Duration `help:"Wait this long for docket serve to answer (e.g. 10s)." default:"0s"`
+	Project    string        `help:"Project whose workers to check." default:"default" env:"DOCKET_PROJECT"`
+	Vault      string        `help:"The worker's Source vault: check that every Source bound to its Connection is in it (run on the worker's machine; the authority never sees a vault)." type:"path"`
+	Connection string        `help:"With --vault: the Connection the vault serves (default: the only one, or each in turn)."`
 }
 
-// check is one line of the doctor's report.
+func (c *doctorCmd) Help() string {
+	return `Checks the data dir and its modes, that docket serve answers, the saved credential, and each
+worker: whether its Connection's lease is held (a worker polls now), expired (it stopped) or
+never acquired, and whether work waits for a worker that is not there. The authority never
+sees a worker's vault, so whether every bound Source is in it can only be checked where the
+vault is: run doctor on the worker's machine with --vault FILE.
+
+Exit status 1 when a check fails; a warning ("warn") does not fail.
+
+Examples:
+  docket doctor
+  docket doctor --wait 10s
+  docket doctor --vault vault.json --connection laptop     on the worker's machine`
+}
+
+// check is one line of the doctor's report. A warning is OK with Warn set.
 type check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
+	Warn   bool   `json:"warn,omitempty"`
 	Detail string `json:"detail"`
 }
 
 func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 	var checks []check
 	add := func(name string, ok bool, format string, args ...any) {
-		checks = append(checks, check{name, ok, fmt.Sprintf(format, args...)})
+		checks = append(checks, check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	dir, err := dataDir(e)
 	if err != nil {
@@ -61,6 +80,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 				add("credential", false, "%v", err)
 			} else {
 				add("credential", true, "%s %s (%s), projects %v", who.Kind, who.Name, who.ID, who.Projects)
+				checks = append(checks, c.workers(ctx, cl)...)
 			}
 		}
 	}
@@ -77,8 +97,11 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 	} else {
 		for _, ch := range checks {
 			mark := "ok  "
-			if !ch.OK {
+			switch {
+			case !ch.OK:
 				mark = "FAIL"
+			case ch.Warn:
+				mark = "warn"
 			}
 			fmt.Fprintf(e.Stdout, "%s %-10s %s\n", mark, ch.Name, ch.Detail)
 		}

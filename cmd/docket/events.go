@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -19,20 +22,107 @@ type eventsCmd struct {
 
 type eventsTailCmd struct {
 	clientFlags
-	After  int64 `help:"Print events after this sequence number." default:"0"`
-	Follow bool  `short:"f" help:"Keep streaming new events until interrupted."`
+	After  int64    `help:"Print events after this sequence number." default:"0"`
+	Follow bool     `short:"f" help:"Keep streaming new events until interrupted."`
+	Type   []string `help:"Only events of these types (repeat, or separate with commas), e.g. case.closed."`
+	Case   string   `help:"Only events that name this Case."`
+	Agent  string   `help:"Only events that name this Agent (a name or an id)."`
+	Since  string   `help:"Only events at or after this time: a duration back from now (10m, 2h) or an RFC 3339 time."`
+}
+
+func (c *eventsTailCmd) Help() string {
+	return `Prints one event a line: SEQ, time, type, actor and data. Filters combine: an event is printed
+when it matches every one given.
+
+Examples:
+  docket events tail
+  docket events tail --type case.opened,case.closed
+  docket events tail --case case-1 --since 1h
+  docket events tail --agent calc --type operation.admitted
+  docket events tail -f --type request.created`
 }
 
 func (c *eventsTailCmd) Run(ctx context.Context, e *env) error {
+	f, q, err := c.filter(time.Now())
+	if err != nil {
+		return err
+	}
 	cl, err := newClient(e)
 	if err != nil {
 		return err
 	}
-	show := func(ev contract.Event) error { return c.print(e, ev) }
+	n := 0
+	show := func(ev contract.Event) error { n++; return c.print(e, ev) }
 	if c.Follow {
-		return credential(cl.api.FollowEvents(ctx, c.Project, c.After, show))
+		if c.Agent != "" {
+			var page contract.Page[contract.Agent]
+			if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "agents"), nil, &page); err != nil {
+				return err
+			}
+			i := slices.IndexFunc(page.Items, func(a contract.Agent) bool { return a.Name == c.Agent || string(a.ID) == c.Agent })
+			if i < 0 {
+				return fmt.Errorf("events tail --agent: project %s has no Agent %q; docket agent list names them", c.Project, c.Agent)
+			}
+			f.Agent = page.Items[i].ID
+		}
+		// The stream carries every event; the same filter the server applies picks them here.
+		return credential(cl.api.FollowEvents(ctx, c.Project, c.After, func(ev contract.Event) error {
+			if !f.Match(ev) {
+				return nil
+			}
+			return show(ev)
+		}))
 	}
-	return credential(cl.api.Events(ctx, c.Project, c.After, show))
+	if err := credential(cl.api.FilterEvents(ctx, c.Project, c.After, q, show)); err != nil {
+		return err
+	}
+	if n == 0 && !c.json() {
+		_, err := fmt.Fprintln(e.Stderr, "no events match in project "+c.Project)
+		return err
+	}
+	return nil
+}
+
+// filter returns the filter the flags name, as an [contract.EventFilter] for a stream and
+// as the events route's query.
+func (c *eventsTailCmd) filter(now time.Time) (contract.EventFilter, url.Values, error) {
+	var f contract.EventFilter
+	q := url.Values{}
+	for _, t := range c.Type {
+		for p := range strings.SplitSeq(t, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				f.Types = append(f.Types, p)
+				q.Add("type", p)
+			}
+		}
+	}
+	if c.Case != "" {
+		f.Case = contract.CaseID(c.Case)
+		q.Set("case", c.Case)
+	}
+	if c.Agent != "" {
+		q.Set("agent", c.Agent)
+	}
+	if c.Since != "" {
+		at, err := parseSince(c.Since, now)
+		if err != nil {
+			return contract.EventFilter{}, nil, &usageError{err: err}
+		}
+		f.Since = at
+		q.Set("since", at.Format(time.RFC3339Nano))
+	}
+	return f, q, nil
+}
+
+// parseSince reads --since: a duration back from now, or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d).UTC(), nil
+	}
+	if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return at, nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q is neither a duration (10m, 2h) nor an RFC 3339 time (2026-12-01T14:00:00Z); see docket events tail --help", s)
 }
 
 func (c *eventsTailCmd) print(e *env, ev contract.Event) error {

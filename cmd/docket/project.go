@@ -52,8 +52,9 @@ func (c *projectListCmd) Run(ctx context.Context, e *env) error {
 	if c.Output == "json" {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, p := range page.Items {
-		fmt.Fprintf(e.Stdout, "%s\t%s\n", p.ID, p.Name)
+		rows = append(rows, []string{string(p.ID), p.Name})
 	}
-	return nil
+	return writeList(e, []string{"id", "name"}, rows, "no projects you are a member of; create one with docket project create ID")
 }

@@ -64,8 +64,10 @@ func (c *sourceListCmd) Run(ctx context.Context, e *env) error {
 	if c.json() {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, s := range page.Items {
-		fmt.Fprintf(e.Stdout, "%s\t%s\t%s\t%s\n", s.Name, s.Type, s.Tier, strings.Join(s.Words, ","))
+		rows = append(rows, []string{s.Name, s.Type, s.Tier.String(), strings.Join(s.Words, ",")})
 	}
-	return nil
+	return writeList(e, []string{"name", "type", "tier", "words"}, rows,
+		"no Sources bound to "+c.Connection+"; bind one with docket source bind")
 }

@@ -55,8 +55,10 @@ func (c *toolListCmd) Run(ctx context.Context, e *env) error {
 	if c.json() {
 		return printJSON(e.Stdout, page.Items)
 	}
+	rows := make([][]string, 0, len(page.Items))
 	for _, l := range page.Items {
-		fmt.Fprintf(e.Stdout, "%s\t%s\n", l.Tool, l.Digest)
+		rows = append(rows, []string{l.Tool, l.Digest})
 	}
-	return nil
+	return writeList(e, []string{"tool", "digest"}, rows,
+		"no Tools locked on "+c.Connection+"; lock one with docket tool lock")
 }

@@ -16,10 +16,20 @@ import (
 // Events calls each with the events of project after sequence number after, in order,
 // page by page, until the end of the log. An error from each stops it and is returned.
 func (c *Client) Events(ctx context.Context, project string, after int64, each func(contract.Event) error) error {
+	return c.FilterEvents(ctx, project, after, nil, each)
+}
+
+// FilterEvents is [Client.Events] for the events the filters select: type (repeated),
+// case, agent and since (RFC 3339), as the events route takes them.
+func (c *Client) FilterEvents(ctx context.Context, project string, after int64, filters url.Values, each func(contract.Event) error) error {
 	for {
 		var page contract.Page[contract.Event]
-		path := ProjectPath(project, "events") + "?after=" + strconv.FormatInt(after, 10)
-		if err := c.Do(ctx, http.MethodGet, path, nil, &page); err != nil {
+		q := url.Values{}
+		for k, v := range filters {
+			q[k] = v
+		}
+		q.Set("after", strconv.FormatInt(after, 10))
+		if err := c.Do(ctx, http.MethodGet, ProjectPath(project, "events")+"?"+q.Encode(), nil, &page); err != nil {
 			return err
 		}
 		for _, ev := range page.Items {
@@ -28,7 +38,14 @@ func (c *Client) Events(ctx context.Context, project string, after int64, each f
 			}
 			after = ev.Seq
 		}
-		if page.Next == "" || len(page.Items) == 0 {
+		if page.Next == "" {
+			return nil
+		}
+		// A filtered page may be empty and still go on: its Next is the last event the
+		// server looked at.
+		if n, err := strconv.ParseInt(page.Next, 10, 64); err == nil && n > after {
+			after = n
+		} else if len(page.Items) == 0 {
 			return nil
 		}
 	}

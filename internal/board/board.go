@@ -37,7 +37,8 @@ type Board struct {
 	caseTypeSeq []string // declaration order
 	actions     map[string]Action
 	actionSeq   []string
-	heads       []string // predicates capability rules derive, sorted; the View shows them
+	actionRel   map[string]string // Action name → the release that declared it
+	heads       []string          // predicates capability rules derive, sorted; the View shows them
 
 	nodes  map[string]*node // base nodes: facts, rules and goals, capability rules included
 	recent []string         // node ids in creation order; ids of deleted nodes are skipped
@@ -85,6 +86,7 @@ func NewConfig(cfg Config) (*Board, error) {
 		eng:       engine.New(cfg.Limits),
 		caseTypes: map[string]caseType{},
 		actions:   map[string]Action{},
+		actionRel: map[string]string{},
 		nodes:     map[string]*node{},
 		cases:     map[contract.CaseID]*contract.Case{},
 		open:      map[string]contract.CaseID{},
@@ -109,6 +111,7 @@ func NewConfig(cfg Config) (*Board, error) {
 				return nil, contract.Errorf(contract.CodeCapabilityInvalid, "the Action %q is declared twice (again by %s); rename one", a.Name, d.Release)
 			}
 			b.actions[a.Name] = a
+			b.actionRel[a.Name] = d.Release
 			b.actionSeq = append(b.actionSeq, a.Name)
 		}
 		for _, r := range d.Rules {

@@ -12,6 +12,7 @@ import (
 type caseBackend interface {
 	Cases(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Case, error)
 	Case(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error)
+	CaseDetail(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error)
 }
 
 func (s *Server) handleCases(w http.ResponseWriter, r *http.Request) error {
@@ -26,8 +27,10 @@ func (s *Server) handleCases(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, page)
 }
 
+// handleCase returns one Case with its receipt, its acceptance and that node's derivation
+// tree, and the facts it rests on.
 func (s *Server) handleCase(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.auth.Case(r.Context(), caller(r), project(r), contract.CaseID(r.PathValue("case")))
+	c, err := s.auth.CaseDetail(r.Context(), caller(r), project(r), contract.CaseID(r.PathValue("case")))
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ type eventBackend interface {
 	WaitEvents(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64) error
 }
 
-// handleEvents returns one page of a project's log after ?after=N (DESIGN.md §10).
+// handleEvents returns one page of a project's log after ?after=N (DESIGN.md §10), or
+// of the events the filters ?type=, ?case=, ?agent= and ?since= select.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	after, err := queryInt(r, "after")
 	if err != nil {
@@ -28,6 +29,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	limit, err := queryInt(r, "limit")
 	if err != nil {
 		return err
+	}
+	if f, agent, ok, err := eventFilter(r); err != nil {
+		return err
+	} else if ok {
+		return s.writeFilteredEvents(w, r, after, limit, f, agent)
 	}
 	es, err := s.auth.Events(r.Context(), caller(r), project(r), after, int(min(limit, maxPage)))
 	if err != nil {

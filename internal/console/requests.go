@@ -8,10 +8,12 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// decider is the part of the Operations the console needs to list and decide Requests.
+// decider is the part of the Operations the console needs to list and decide Requests,
+// and to list Operations.
 // It must be the Operations that hold calls at /mcp, so that a decision wakes the call
 // that waits for it.
 type decider interface {
+	operationLister
 	Requests(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Request, error)
 	Decide(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error)
 }

@@ -29,6 +29,9 @@ type backend interface {
 	capabilityBackend
 	caseBackend
 	eventBackend
+	eventFilterBackend
+	whyBackend
+	workerBackend
 	conversationBackend
 }
 
@@ -149,6 +152,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/connections/{connection}/sources", s.handleSources, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/sources/{source}", s.handleBindSource, authed)
 	s.handle("GET /api/v1/projects/{project}/connections/{connection}/tools", s.handleToolLocks, authed)
+	s.handle("GET /api/v1/projects/{project}/workers", s.handleWorkers, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleLockTool, authed)
 
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
@@ -157,6 +161,7 @@ func (s *Server) routes() {
 	if s.dec != nil {
 		s.handle("GET /api/v1/projects/{project}/requests", s.handleRequests, authed)
 		s.handle("POST /api/v1/projects/{project}/requests/{id}/decision", s.handleDecide, authed)
+		s.handle("GET /api/v1/projects/{project}/operations", s.handleOperations, authed)
 	}
 	if s.rec != nil {
 		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
@@ -164,6 +169,7 @@ func (s *Server) routes() {
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
+	s.handle("GET /api/v1/projects/{project}/nodes/{node}/why", s.handleWhy, authed)
 
 	s.handle("GET /api/v1/projects/{project}/events", s.handleEvents, authed)
 	s.handle("GET /api/v1/projects/{project}/events/verify", s.handleVerifyEvents, authed)

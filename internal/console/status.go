@@ -20,7 +20,7 @@ func httpStatus(code contract.Code) int {
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
 		return http.StatusForbidden
-	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
+	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson:

@@ -39,6 +39,36 @@ func TestAPIGolden(t *testing.T) {
 			Actor: "member:mem_0123456789abcdef", Data: json.RawMessage(`{"id":"default"}`), DataHash: "aa", PrevHash: "00", Hash: "bb"}}, Next: "1"}},
 		{"chain_report", &contract.ChainReport{Project: "default", Seq: 1, Broken: &contract.BrokenLink{Seq: 2, Field: "hash", Want: "aa", Got: "bb"}}},
 		{"health", &contract.Health{Version: "dev", Store: "ok"}},
+		{"worker_page", &contract.Page[contract.WorkerStatus]{Items: []contract.WorkerStatus{
+			{Connection: conn, Lease: contract.LeaseHeld, WorkerID: "w-1", Generation: 3, ExpiresAt: &at,
+				Tools:   []contract.ToolLock{{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},
+				Sources: []contract.Source{{Connection: conn.ID, Name: "workspace", Type: "file", Words: []string{"calculation_input"}, Tier: contract.TierAttested, Digest: "sha256:00"}}},
+			{Connection: contract.Connection{ID: "con_fedcba9876543210", Project: "default", Name: "spare", CreatedAt: at}, Lease: contract.LeaseNever,
+				Tools: []contract.ToolLock{}, Sources: []contract.Source{}}}}},
+		{"operation_page", &contract.Page[contract.OperationInfo]{Items: []contract.OperationInfo{
+			{Agent: agent.ID, AgentName: "calc", Ordinal: 4, Work: "agt_0123456789abcdef.4",
+				OperationEntry: contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpRunning,
+					At: at, Since: at, Stage: contract.StageNotDispatched, Reason: "no live worker locks docket.workspace.write_json@1"},
+				Waiting: contract.WaitDispatch, ReasonCode: "no_worker", Action: "write_result", CaseID: "case-1", ExecTool: "docket.workspace.write_json@1"},
+			{Agent: agent.ID, AgentName: "calc", Ordinal: 5, Work: "agt_0123456789abcdef.5",
+				OperationEntry: contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpNeedsPerson,
+					At: at, Since: at, Reason: "the worker's lease expired while it held the work; a person must check (docket reconcile)."},
+				Waiting: contract.WaitPerson}}}},
+		{"case_detail", &contract.CaseDetail{
+			Case: contract.Case{CaseID: "case-1", Root: "case-1:root", CaseType: "verified_calculation", BusinessKey: contract.Args{"job_id": contract.StringValue("calc-001")},
+				Status: contract.CaseClosed, Release: "docket.verified-calculation@1.0.0", ReleaseDigest: "sha256:11", ContractDigest: "sha256:22", KeyDigest: "sha256:33",
+				OpenedBy: "agent:agt_0123456789abcdef", OpenedAt: at, Disposition: contract.DispositionCompleted, ClosedAt: &at},
+			Receipt: &contract.ClosureReceipt{CaseID: "case-1", Root: "case-1:root", CaseType: "verified_calculation", Disposition: contract.DispositionCompleted,
+				Release: "docket.verified-calculation@1.0.0", ReleaseDigest: "sha256:11", ContractDigest: "sha256:22", KeyDigest: "sha256:33", Certified: true,
+				Acceptance: &contract.Node{NodeID: "d_4a85", Kind: contract.NodeDerived, Tier: contract.TierAttested}, ExplanationDigest: "sha256:44",
+				ClosedBy: "agent:agt_0123456789abcdef", At: at},
+			Acceptance: &contract.Node{NodeID: "d_4a85", Kind: contract.NodeDerived, Tier: contract.TierAttested},
+			Why: &contract.Why{Shown: 1, Omitted: 2, Root: contract.WhyNode{NodeID: "d_4a85", Kind: contract.NodeDerived, Tier: contract.TierAttested,
+				Rule: "docket.verified-calculation/calculation_verified", RuleBy: "capability:docket.verified-calculation@1.0.0", More: 2}},
+			Facts: []contract.WhyNode{{NodeID: "n_output", Kind: contract.NodeFact, Tier: contract.TierAttested, CreatedBy: "tool:docket.workspace.read_json@1",
+				Attestation: &contract.Attestation{Tool: "docket.workspace.read_json@1", Action: "verify_result", Release: "docket.verified-calculation@1.0.0",
+					Sources: []contract.Source{{Connection: conn.ID, Name: "workspace", Type: "file", Words: []string{"output_file"}, Tier: contract.TierAttested, Digest: "sha256:00"}}}}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +96,7 @@ func TestAPIGolden(t *testing.T) {
 			if err := dec.Decode(back.Interface()); err != nil {
 				t.Fatalf("decode golden: %v", err)
 			}
-			if diff := cmp.Diff(tt.v, back.Interface(), compactRaw); diff != "" {
+			if diff := cmp.Diff(tt.v, back.Interface(), compactRaw, valueEqual); diff != "" {
 				t.Errorf("decoding %s does not give the value back (-want +got):\n%s", path, diff)
 			}
 		})

@@ -109,6 +109,19 @@ func TestGolden(t *testing.T) {
 				"subtotal": mustInt(t, 259800), "total": mustInt(t, 262800)}, Bound: []string{"subtotal", "total"}}},
 		{"execution_outcome", &contract.ExecutionOutcome{OK: true, Rows: []contract.Args{{"subtotal": mustInt(t, 259800), "total": mustInt(t, 262800)}}}},
 		{"error", contract.Errorf(contract.CodeCaseAcceptanceNotDerived, "calculation_verified holds only as an asserted fact")},
+		{"why", &contract.Why{Shown: 3, Omitted: 1, Root: contract.WhyNode{NodeID: "d_4a85", Kind: contract.NodeDerived,
+			Tier: contract.TierAttested, Atom: &contract.Atom{Predicate: "calculation_verified", Args: key},
+			Rule: "docket.verified-calculation/calculation_verified", RuleBy: "capability:docket.verified-calculation@1.0.0",
+			Premises: []contract.WhyNode{
+				{NodeID: "d_77c1", Kind: contract.NodeDerived, Tier: contract.TierAttested, Atom: &contract.Atom{Predicate: "calculation_result", Args: key},
+					Rule: "docket.verified-calculation/calculation_result", RuleBy: "capability:docket.verified-calculation@1.0.0", More: 1},
+				{NodeID: "n_output", Kind: contract.NodeFact, Tier: contract.TierAttested, Atom: &contract.Atom{Predicate: "output_file", Args: key},
+					CreatedBy: "tool:docket.workspace.read_json@1", Attestation: &contract.Attestation{Tool: "docket.workspace.read_json@1",
+						Action: "verify_result", Release: "docket.verified-calculation@1.0.0",
+						Sources: []contract.Source{{Connection: "con_0123456789abcdef", Name: "workspace", Type: "file",
+							Words: []string{"calculation_input", "output_file"}, Tier: contract.TierAttested, Digest: "sha256:00"}}}},
+				{NodeID: "d_4a85", Kind: contract.NodeDerived, Tier: contract.TierAttested, Repeat: true},
+			}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

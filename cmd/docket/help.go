@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// examples are the examples each command's --help ends with, keyed by the command's path
+// below docket. A command whose own Help method has examples (ops, why, doctor, case list,
+// case show, events tail) is not listed; TestHelp_EveryCommandHasExamples checks them all.
+var examples = map[string][]string{
+	"":                   {"docket start                  run serve and a worker here until Ctrl-C", "docket demo                   the verified calculation end to end", "docket ops --waiting          what waits, and why", "docket help case show"},
+	"demo":               {"docket demo", "docket demo --approve         the write waits for a person's decision", "docket demo --keep ./d        keep the data dir to look at afterwards"},
+	"start":              {"docket start", "docket start --listen 127.0.0.1:7421"},
+	"stop":               {"docket stop", "docket stop --wait 10s"},
+	"init":               {"DOCKET_PASSPHRASE='correct horse battery' docket init --member ada", "docket init --member ada --passphrase-file pass.txt --db postgres://localhost/docket"},
+	"serve":              {"docket serve", "docket serve --listen 127.0.0.1:0 --log-level debug"},
+	"worker":             {"DOCKET_CONNECTION_KEY=dkt_con_… docket worker --manifest tools.json --vault vault.json", "docket worker --manifest tools.json --print-tools"},
+	"doctor":             {"docket doctor", "docket doctor --wait 10s", "docket doctor --vault vault.json    on the worker's machine: is every bound Source in the vault?"},
+	"login":              {"docket login --member ada", "docket login --member ada --passphrase-file pass.txt"},
+	"logout":             {"docket logout"},
+	"agent":              {"docket agent create calc", "docket agent list"},
+	"agent create":       {"docket agent create calc", "docket agent create boss --kind orchestrator -o json"},
+	"agent token":        {"docket agent token calc"},
+	"agent list":         {"docket agent list", "docket agent list -o json"},
+	"agent revoke":       {"docket agent revoke calc"},
+	"agent run":          {"DOCKET_AGENT_TOKEN=dkt_agt_… docket agent run --provider anthropic --model claude-sonnet-4-5 'Verify job calc-001.'"},
+	"agent chat":         {"DOCKET_AGENT_TOKEN=dkt_agt_… docket agent chat --provider openai --model gpt-4.1"},
+	"agent serve":        {"DOCKET_AGENT_TOKEN=dkt_agt_… docket agent serve --provider anthropic"},
+	"connection":         {"docket connection create laptop", "docket connection list"},
+	"connection create":  {"docket connection create laptop"},
+	"connection list":    {"docket connection list"},
+	"connection revoke":  {"docket connection revoke laptop"},
+	"source":             {"docket source bind --connection laptop --name workspace --type file --words calculation_input,output_file"},
+	"source bind":        {"docket source bind --connection laptop --name workspace --type file --words calculation_input,output_file"},
+	"source list":        {"docket source list --connection laptop"},
+	"tool":               {"docket tool lock --connection laptop --tool docket.workspace.read_json@1 --digest sha256:…"},
+	"tool lock":          {"docket worker --manifest tools.json --print-tools    prints each Tool's digest", "docket tool lock --connection laptop --tool docket.workspace.read_json@1 --digest sha256:…"},
+	"tool list":          {"docket tool list --connection laptop"},
+	"capability":         {"docket capability check ./capability", "docket capability install ./capability"},
+	"capability check":   {"docket capability check examples/verified-calculation/capability", "docket capability check pkg.tar.gz -o json"},
+	"capability install": {"docket capability install examples/verified-calculation/capability"},
+	"member":             {"docket member add bob --passphrase-file bob.txt"},
+	"member add":         {"docket member add bob --passphrase-file bob.txt"},
+	"project":            {"docket project create billing --name 'Billing'", "docket project list"},
+	"project create":     {"docket project create billing --name 'Billing'"},
+	"project list":       {"docket project list"},
+	"requests":           {"docket requests", "docket requests --all -o json"},
+	"decide":             {"docket decide req_0123456789abcdef approve --digest sha256:…", "docket decide req_0123456789abcdef deny --digest sha256:… --reason 'wrong account'"},
+	"reconcile":          {"docket ops --waiting                           finds what needs a person", "docket reconcile agt_0123456789abcdef.4 done --reason 'the file is there'"},
+	"case":               {"docket case list", "docket case show case-1 --why"},
+	"events":             {"docket events tail --type case.closed", "docket events verify"},
+	"events verify":      {"docket events verify", "docket events verify -o json"},
+	"rules":              {"docket rules check capability/calculation.dl", "docket rules eval capability/calculation.dl --facts facts.jsonl"},
+	"rules check":        {"docket rules check capability/calculation.dl"},
+	"rules eval":         {"docket rules eval capability/calculation.dl --facts facts.jsonl -o json"},
+	"version":            {"docket version", "docket --version"},
+}
+
+// helpPrinter prints kong's help and then the selected command's examples.
+func helpPrinter(options kong.HelpOptions, ctx *kong.Context) error {
+	if err := kong.DefaultHelpPrinter(options, ctx); err != nil {
+		return err
+	}
+	path := ""
+	if n := ctx.Selected(); n != nil {
+		path = strings.TrimSpace(strings.TrimPrefix(n.FullPath(), ctx.Model.Name))
+	}
+	ex := examples[path]
+	if len(ex) == 0 {
+		return nil
+	}
+	w := ctx.Stdout
+	if _, err := fmt.Fprintln(w, "\nExamples:"); err != nil {
+		return err
+	}
+	for _, line := range ex {
+		if _, err := fmt.Fprintln(w, "  "+line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// helpArgs turns the ways a new user asks for help into kong's: no arguments and
+// "docket help [COMMAND…]" print the help of docket or of COMMAND.
+func helpArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	return args
+}

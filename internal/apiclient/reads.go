@@ -1,0 +1,50 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Why returns the derivation tree of a Board node of project.
+func (c *Client) Why(ctx context.Context, project, node string) (contract.Why, error) {
+	var w contract.Why
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "nodes", node, "why"), nil, &w)
+	return w, err
+}
+
+// CaseDetail returns one Case of project with its receipt, acceptance, derivation tree
+// and facts.
+func (c *Client) CaseDetail(ctx context.Context, project, id string) (contract.CaseDetail, error) {
+	var d contract.CaseDetail
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "cases", id), nil, &d)
+	return d, err
+}
+
+// Operations lists project's Operations: agent (an id or a name) keeps one Agent's, and
+// waiting only those waiting for a worker, a decision or a person.
+func (c *Client) Operations(ctx context.Context, project, agent string, waiting bool) ([]contract.OperationInfo, error) {
+	q := url.Values{}
+	if agent != "" {
+		q.Set("agent", agent)
+	}
+	if waiting {
+		q.Set("waiting", "1")
+	}
+	path := ProjectPath(project, "operations")
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var page contract.Page[contract.OperationInfo]
+	err := c.Do(ctx, http.MethodGet, path, nil, &page)
+	return page.Items, err
+}
+
+// Workers lists project's live Connections with their lease, Tools and Sources.
+func (c *Client) Workers(ctx context.Context, project string) ([]contract.WorkerStatus, error) {
+	var page contract.Page[contract.WorkerStatus]
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "workers"), nil, &page)
+	return page.Items, err
+}
