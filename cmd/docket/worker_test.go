@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -399,18 +398,20 @@ func TestWorker_VerifiedCalculation(t *testing.T) {
 	if e.State != contract.OpDone {
 		t.Fatalf("load_input = %+v, want done", e)
 	}
-	err := h.a.View(t.Context(), "default", func(b *board.Board) error {
-		got, err := b.Query(contract.Atom{Predicate: "calculation_input"}, "", 10)
-		if err != nil {
-			return err
-		}
-		if len(got.Items) != 1 || got.Items[0].Tier != contract.TierAttested || got.Items[0].Atom.Args["unit_price_cents"].Int() != 129900 {
-			t.Errorf("calculation_input = %+v, want one attested fact with unit_price_cents 129900", got.Items)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	// Read the fact back as the Agent would, with QueryBoard.
+	ans, err := h.ops.Call(t.Context(), h.agents[0], authority.Call{Tool: contract.ToolQueryBoard, Delivered: func(int64) bool { return true },
+		Input: &contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "calculation_input"}, Limit: 10}})
+	if err != nil || !ans.Result.Accepted {
+		t.Fatalf("QueryBoard = %+v, %v", ans.Result, err)
+	}
+	var res struct {
+		Matches contract.Bounded[contract.Node] `json:"matches"`
+	}
+	if err := json.Unmarshal(ans.Result.Result, &res); err != nil {
+		t.Fatalf("decode QueryBoard result %s: %v", ans.Result.Result, err)
+	}
+	if got := res.Matches.Items; len(got) != 1 || got[0].Tier != contract.TierAttested || got[0].Atom.Args["unit_price_cents"].Int() != 129900 {
+		t.Errorf("calculation_input = %s, want one attested fact with unit_price_cents 129900", ans.Result.Result)
 	}
 }
 

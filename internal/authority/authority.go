@@ -12,7 +12,6 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/identity"
-	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -80,11 +79,6 @@ func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
 // its persisted nodes and Cases. A project whose Board does not build stops the start,
 // because serving it would show a Board that is not what the log says.
 func (a *Authority) Restore(ctx context.Context) error { return a.boards.Restore(ctx) }
-
-// View runs fn on project's Board for reading, under the project's lock.
-func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
-	return a.boards.View(ctx, project, fn)
-}
 
 // Cases lists project's Cases, oldest first.
 func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {

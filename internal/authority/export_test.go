@@ -16,6 +16,12 @@ import (
 // can show that a fresh Board is kept and a stale one rebuilt.
 func (a *Authority) BoardBuilds(project contract.ProjectID) int { return a.boards.Builds(project) }
 
+// View runs fn on project's Board for reading, under the project's lock, so tests can
+// look at the Board itself rather than at what a caller is shown of it.
+func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
+	return a.boards.View(ctx, project, fn)
+}
+
 // Commit runs fn on project's Board and persists what it changed, the node and Case
 // records and one event, in one store transaction, through the write sequence every
 // production write uses, so tests can write a Board directly. Either all of it is
