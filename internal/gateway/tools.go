@@ -116,6 +116,9 @@ func replacedError() error {
 }
 
 func rpcError(reason, teaching string) error {
-	data, _ := json.Marshal(contract.RPCErrorData{Reason: reason, Teaching: teaching})
+	data, err := json.Marshal(contract.RPCErrorData{Reason: reason, Teaching: teaching})
+	if err != nil {
+		return &jsonrpc.Error{Code: contract.RPCCodeServer, Message: reason}
+	}
 	return &jsonrpc.Error{Code: contract.RPCCodeServer, Message: reason, Data: data}
 }

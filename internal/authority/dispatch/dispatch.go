@@ -296,8 +296,14 @@ func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q oper
 	if err != nil {
 		return served{}, false, err
 	}
-	target, _ := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
-	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
+	target, err := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
+	if err != nil {
+		return served{}, false, fmt.Errorf("serve work: encode target: %w", err)
+	}
+	spec, err := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
+	if err != nil {
+		return served{}, false, fmt.Errorf("serve work: encode tool spec: %w", err)
+	}
 	rd, err := grant.RequestDigest(args, target, spec)
 	if err != nil {
 		return served{}, false, err
@@ -352,7 +358,7 @@ type claimEvent struct {
 	WorkerID    string                `json:"workerId"`
 	Generation  int64                 `json:"workerGeneration"`
 	GrantDigest string                `json:"grantDigest"`
-	Source      contract.Source       `json:"source"`
+	Source      *contract.Source      `json:"source,omitempty"` // nil for a source-free Tool
 }
 
 // Claim takes served work for the worker that holds conn's lease, before it runs
@@ -393,8 +399,14 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 			return fmt.Errorf("claim %s: %w", req.ID, err)
 		}
 		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-		wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
-			Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant)), Source: s.source})
+		ce := claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
+			Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
+		if s.source.Name != "" {
+			ce.Source = &s.source
+		}
+		if err := wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), ce); err != nil {
+			return err
+		}
 		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
 		return nil
 	})

@@ -144,8 +144,10 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		}
 		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
 		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
-		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
-			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires})
+		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
+			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
+			return err
+		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it lost its lease before reporting")
 		out = d.leaseWire(wc.newLease, wc.now)
 		return nil
@@ -195,7 +197,9 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 		// A released lease expires at the epoch, so it is expired on every instance's
 		// clock, not only on those at or past this one's.
 		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
-		wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now})
+		if err := wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now}); err != nil {
+			return err
+		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it released its lease before reporting")
 		return nil
 	})

@@ -94,16 +94,17 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
 					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 			}
-			wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
-			return nil
+			return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
 		}
-		wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+		if err := wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep); err != nil {
+			return err
+		}
 		ev := operation.Event{Agent: agent, Ordinal: ordinal}
 		switch {
 		case req.OK:
-			by := board.Author{Principal: wc.opBy, Tier: c.Source.Tier, Words: c.Source.Words}
-			if c.Source.Name == "" {
-				by.Tier = contract.TierAsserted // a source-free Tool attests nothing
+			by := board.Author{Principal: wc.opBy, Tier: contract.TierAsserted} // a source-free Tool attests nothing
+			if c.Source != nil {
+				by.Tier, by.Words = c.Source.Tier, c.Source.Words
 			}
 			wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
 		case req.EffectUnknown:
@@ -111,7 +112,10 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
 		default:
 			ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
-			ev.Result, _ = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason})
+			var err error
+			if ev.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason}); err != nil {
+				return fmt.Errorf("encode the refusal of work %s: %w", req.ID, err)
+			}
 		}
 		wc.op(ev)
 		return nil
@@ -154,7 +158,10 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
 		}
 		wc.opBy = c.Principal()
-		res, _ := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
+		res, err := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
+		if err != nil {
+			return fmt.Errorf("encode reconciliation of %s: %w", work, err)
+		}
 		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
 		return nil
 	})

@@ -72,7 +72,10 @@ func (o *Operations) Settle(ctx context.Context, project contract.ProjectID, age
 			return nil, Event{}, contract.Errorf(contract.CodeOutcomeMismatch, "operation %d of %s is %s; it awaits no outcome", ordinal, agent, op.state)
 		}
 		if !out.OK {
-			res, _ := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
+			res, err := json.Marshal(map[string]any{"ok": false, "reason": out.Reason})
+			if err != nil {
+				return nil, Event{}, fmt.Errorf("encode the failure of operation %d of %s: %w", ordinal, agent, err)
+			}
 			return nil, Event{State: contract.OpFailed, Reason: out.Reason, Result: res}, nil
 		}
 		ch, ev := ApplyOutcome(b, op, by, out, Event{})
@@ -174,8 +177,12 @@ func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.Executio
 	}
 	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
 	ch.Event = event.ActionCompleted
+	if ev.Result, err = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)}); err != nil {
+		ev.State = contract.OpFailed
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(fmt.Errorf("encode the outcome of %s: %w", op.execution.Action, err))
+		return nil, ev
+	}
 	ev.State = contract.OpDone
-	ev.Result, _ = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
 	if len(res.Changes) == 0 && res.Case == nil {
 		return nil, ev
 	}

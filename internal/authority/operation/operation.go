@@ -326,8 +326,11 @@ func settleRun(r toolRun, result any, err error) toolRun {
 		r.op.ErrorCode, r.op.Reason, r.op.Result = errorResult(err)
 		return r
 	}
-	r.op.State = contract.OpDone
-	r.op.Result, _ = json.Marshal(result)
+	b, err := json.Marshal(result)
+	if err != nil {
+		return settleRun(r, nil, fmt.Errorf("encode the result: %w", err))
+	}
+	r.op.State, r.op.Result = contract.OpDone, b
 	return r
 }
 
@@ -412,6 +415,9 @@ func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call C
 	start := min(in.Offset, int64(len(data)))
 	end := min(start+int64(limit), int64(len(data)))
 	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
-	extra, _ := json.Marshal(frag)
+	extra, err := json.Marshal(frag)
+	if err != nil {
+		return Answer{}, fmt.Errorf("encode artifact fragment %s: %w", in.Ref, err)
+	}
 	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
 }
