@@ -332,15 +332,24 @@ func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.Proje
 
 // Run sweeps expired leases ([Dispatcher.SweepExpired]) every half lease TTL until ctx
 // ends: a worker that dies and never returns must not leave its Operations, and the
-// agents' held calls, waiting forever. A failed sweep is logged and retried at the next
-// tick, so the authority keeps answering; Run returns nil when ctx ends.
+// agents' held calls, waiting forever. Every poll wait (at most that half TTL) it says
+// why queued work waits ([Dispatcher.ExplainAll]), which no Poll does when no worker
+// polls. A failed sweep is logged and retried at the next tick, so the authority keeps
+// answering; Run returns nil when ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	tick := time.NewTicker(d.leaseTTL / 2)
 	defer tick.Stop()
+	explain := time.NewTicker(min(d.pollWait, d.leaseTTL/2))
+	defer explain.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-explain.C:
+			if _, err := d.ExplainAll(ctx); err != nil && ctx.Err() == nil {
+				d.log.WarnContext(ctx, "explaining waiting work failed; retrying at the next tick", logErr, err)
+			}
+			continue
 		case <-tick.C:
 		}
 		n, err := d.SweepExpired(ctx)

@@ -111,7 +111,10 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
 		default:
+			// The worker claimed the work and refused it (or the call failed before any
+			// effect): the Operation says so in a word, with the worker's code and reason.
 			ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
+			ev.ReasonCode = contract.CodeWorkerRefused
 			var err error
 			if ev.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason}); err != nil {
 				return fmt.Errorf("encode the refusal of work %s: %w", req.ID, err)

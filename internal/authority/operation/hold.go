@@ -41,7 +41,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if err != nil {
 			return err
 		}
-		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage) {
+		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage || slot.ReasonCode != told.ReasonCode) {
 			progress(slot)
 			told = slot.OperationEntry
 		}
