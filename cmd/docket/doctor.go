@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -61,6 +63,10 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 				add("credential", false, "%v", err)
 			} else {
 				add("credential", true, "%s %s (%s), projects %v", who.Kind, who.Name, who.ID, who.Projects)
+				if who.Kind == contract.PrincipalMember {
+					ok, detail := dispatchCheck(ctx, cl, who.Projects)
+					add("dispatch", ok, "%s", detail)
+				}
 			}
 		}
 	}
@@ -87,4 +93,30 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("doctor: %d check(s) failed", failed)}
 	}
 	return nil
+}
+
+// dispatchCheck says whether any executed Action's work waits with a reason no worker
+// will serve it (issue 11): "1 operation cannot be dispatched: <reason>".
+func dispatchCheck(ctx context.Context, cl *client, projects []contract.ProjectID) (bool, string) {
+	var stuck []string
+	for _, p := range projects {
+		var ans struct {
+			Waiting []contract.WaitingWork `json:"waiting"`
+		}
+		if err := cl.do(ctx, http.MethodGet, "/api/v1/projects/"+url.PathEscape(string(p))+"/waiting", nil, &ans); err != nil {
+			return false, fmt.Sprintf("project %s: %v", p, err)
+		}
+		for _, w := range ans.Waiting {
+			if w.ReasonCode != "" {
+				stuck = append(stuck, fmt.Sprintf("%s %s (%s): %s", w.Operation, w.Label, w.ReasonCode, w.Reason))
+			}
+		}
+	}
+	switch len(stuck) {
+	case 0:
+		return true, "every queued operation can be dispatched"
+	case 1:
+		return false, "1 operation cannot be dispatched: " + stuck[0]
+	}
+	return false, fmt.Sprintf("%d operations cannot be dispatched: %s", len(stuck), strings.Join(stuck, "; "))
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // reconciler is the part of the Dispatcher the console needs to settle an Operation that
-// needs a person.
+// needs a person, and to list the work that waits for a worker.
 type reconciler interface {
 	Reconcile(ctx context.Context, c authority.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error)
+	Waiting(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.WaitingWork, error)
 }
 
 // maxReconcileBody bounds a reconciliation's body in bytes: an outcome and a reason.
@@ -35,4 +36,14 @@ func (s *Server) handleReconcile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, entry)
+}
+
+// handleWaiting lists the project's work that waits for a worker, each with why once the
+// authority knows (reason, reasonCode); docket doctor reads it.
+func (s *Server) handleWaiting(w http.ResponseWriter, r *http.Request) error {
+	ws, err := s.rec.Waiting(r.Context(), caller(r), project(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"waiting": ws})
 }

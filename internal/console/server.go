@@ -160,6 +160,7 @@ func (s *Server) routes() {
 	}
 	if s.rec != nil {
 		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
+		s.handle("GET /api/v1/projects/{project}/waiting", s.handleWaiting, authed)
 	}
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)

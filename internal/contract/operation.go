@@ -66,6 +66,15 @@ type OperationEntry struct {
 	Summary    string          `json:"summary,omitempty"`
 }
 
+// WaitingWork is an executed Action's Operation whose work waits for a worker (running,
+// not_dispatched), as GET /api/v1/projects/{project}/waiting lists it. Its entry's reason
+// and reasonCode say why once the authority knows that no live Connection can serve it.
+type WaitingWork struct {
+	Operation string `json:"operation"` // "<agent>.<ordinal>", as docket reconcile names it
+	Agent     string `json:"agent"`
+	OperationEntry
+}
+
 // OperationSlot is the state form of a strip entry, with its host-only ordinal.
 type OperationSlot struct {
 	Ordinal int64 `json:"ordinal"`

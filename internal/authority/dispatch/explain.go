@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -184,4 +185,26 @@ func (d *Dispatcher) explainLogged(ctx context.Context, project contract.Project
 	if _, err := d.Explain(ctx, project); err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "explaining waiting work failed", logErr, err)
 	}
+}
+
+// Waiting lists project's Operations whose work waits for a worker, oldest first within
+// each agent, each with why once [Dispatcher.Explain] found a reason. Only members read it.
+func (d *Dispatcher) Waiting(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.WaitingWork, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	queued, err := d.ops.Queued(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	l := d.ops.Ledger(project)
+	l.Lock()
+	defer l.Unlock()
+	out := []contract.WaitingWork{}
+	for _, q := range queued {
+		if op := l.Op(q.Agent, q.Ordinal); op != nil && op.Stage() == contract.StageNotDispatched {
+			out = append(out, contract.WaitingWork{Operation: WorkID(q.Agent, q.Ordinal), Agent: q.Agent, OperationEntry: op.Entry()})
+		}
+	}
+	return out, nil
 }
