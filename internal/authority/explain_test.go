@@ -161,4 +161,3 @@ func TestDispatcher_WorkerRefusedSaysSo(t *testing.T) {
 		t.Errorf("refused Operation = %+v, want failed, worker_refused, with the worker's reason", e)
 	}
 }
-

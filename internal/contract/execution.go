@@ -13,7 +13,7 @@ type ExecutionRequest struct {
 	// authority looks for first among the Connection's bound Sources of SourceTypes.
 	Source   string `json:"source,omitempty"`
 	Approval string `json:"approval"`
-	Args        Args     `json:"args"`
+	Args     Args   `json:"args"`
 	// Bound names the arguments the Board filled from trusted premises, sorted.
 	Bound []string `json:"bound,omitempty"`
 }
