@@ -88,95 +88,122 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 			conns = append(conns, contract.Connection{ID: contract.ConnectionID(c.ID), Project: project, Name: c.Name})
 		}
 	}
-	whys := make([]*unserved, len(queued))
-	for i, q := range queued {
-		if whys[i], err = d.explain(ctx, conns, q.Request); err != nil {
+	type change struct {
+		q   operation.Dispatch
+		why unserved // zero: the reason is cleared
+	}
+	var changes []change
+	for _, q := range queued {
+		why, known, err := d.explain(ctx, conns, q.Request)
+		if err != nil {
 			return 0, fmt.Errorf("explain waiting work of %s: %w", project, err)
 		}
+		if known {
+			changes = append(changes, change{q: q, why: why})
+		}
 	}
-	n := 0
-	err = d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
-		n = 0
-		for i, q := range queued {
-			op := wc.l.Op(q.Agent, q.Ordinal)
+	// changed keeps the changes the ledger lacks: only those are appended, and a Poll that
+	// explains nothing new writes nothing.
+	changed := func(l *operation.Ledger) []change {
+		var out []change
+		for _, c := range changes {
+			op := l.Op(c.q.Agent, c.q.Ordinal)
 			if op == nil || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
 				continue // claimed or settled since it was read
 			}
-			var want unserved
-			if whys[i] != nil {
-				want = *whys[i]
+			if code, reason := op.Waiting(); code != c.why.code || reason != c.why.reason {
+				out = append(out, c)
 			}
-			if code, reason := op.Waiting(); code == want.code && reason == want.reason {
-				continue
-			}
-			if err := wc.event("", event.OpWaiting, "system", operation.Event{Agent: q.Agent, Ordinal: q.Ordinal,
-				Reason: want.reason, ReasonCode: want.code}); err != nil {
+		}
+		return out
+	}
+	l := d.ops.Ledger(project)
+	l.Lock()
+	changes = changed(l)
+	l.Unlock()
+	if len(changes) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err = d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
+		todo := changed(wc.l)
+		n = len(todo)
+		for _, c := range todo {
+			if err := wc.event("", event.OpWaiting, "system", operation.Event{Agent: c.q.Agent, Ordinal: c.q.Ordinal,
+				Reason: c.why.reason, ReasonCode: c.why.code}); err != nil {
 				return err
 			}
-			n++
 		}
 		return nil
 	})
 	return n, err
 }
 
-// explain returns why none of conns can serve q now, or nil when one can.
-func (d *Dispatcher) explain(ctx context.Context, conns []contract.Connection, q contract.ExecutionRequest) (*unserved, error) {
-	best := &unserved{contract.CodeNoToolLocked,
+// explain returns why none of conns can serve q now: a zero unserved when one can, and
+// known false when this instance cannot tell (a live worker it has not heard from may
+// offer the Tool), so that it leaves the reason another instance gave.
+func (d *Dispatcher) explain(ctx context.Context, conns []contract.Connection, q contract.ExecutionRequest) (unserved, bool, error) {
+	best := unserved{contract.CodeNoToolLocked,
 		fmt.Sprintf("tool %s is locked on no live Connection of this project; lock it on the Connection whose worker runs it (docket tool lock).", q.Tool)}
 	now := d.nowUTC()
+	known := true
 	for _, conn := range conns {
 		digest, _, why, err := d.fit(ctx, conn, q)
 		if err != nil {
-			return nil, err
+			return unserved{}, false, err
 		}
 		if why == nil {
-			if why, err = d.workerFit(ctx, conn, q.Tool, digest, now); err != nil {
-				return nil, err
+			var heard bool
+			if why, heard, err = d.workerFit(ctx, conn, q.Tool, digest, now); err != nil {
+				return unserved{}, false, err
+			}
+			if why == nil && heard {
+				return unserved{}, true, nil // this Connection serves it: its worker claims it at its next Poll
 			}
 			if why == nil {
-				return nil, nil // this Connection serves it: a worker claims it at its next Poll
+				known = false
+				continue
 			}
 		}
 		if blockerRank[why.code] > blockerRank[best.code] {
-			best = why
+			best = *why
 		}
 	}
-	return best, nil
+	return best, known, nil
 }
 
 // workerFit says why conn, which may run tool locked at digest, has no worker to run it:
 // no worker holds its lease, or the one that does did not offer the Tool at that digest
-// in its latest Poll to this instance. A worker this instance has not heard from is
-// taken to offer it.
-func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, tool, digest string, now time.Time) (*unserved, error) {
+// in its latest Poll to this instance. heard is false when a live worker holds conn that
+// this instance has not heard from: it may offer the Tool.
+func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, tool, digest string, now time.Time) (why *unserved, heard bool, err error) {
 	row, err := d.store.Lease(ctx, string(conn.ID))
 	var l *lease
 	switch {
 	case err == nil:
 		l = leaseOf(row)
 	case !errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("read lease of %s: %w", conn.ID, err)
+		return nil, false, fmt.Errorf("read lease of %s: %w", conn.ID, err)
 	}
 	if !l.live(now) {
 		return &unserved{contract.CodeNoLiveWorker,
-			fmt.Sprintf("no worker holds Connection %s, which can run tool %s; start one with its key (docket worker).", conn.Name, tool)}, nil
+			fmt.Sprintf("no worker holds Connection %s, which can run tool %s; start one with its key (docket worker).", conn.Name, tool)}, true, nil
 	}
 	a, ok := d.advertOf(conn.ID)
 	if !ok || a.worker != l.worker || a.gen != l.gen {
-		return nil, nil
+		return nil, false, nil
 	}
 	i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
 	switch {
 	case i < 0:
 		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, nil
+			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, true, nil
 	case a.tools[i].Digest != digest:
 		return &unserved{contract.CodeToolNotAdvertised,
 			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
-				conn.Name, tool, a.tools[i].Digest, digest)}, nil
+				conn.Name, tool, a.tools[i].Digest, digest)}, true, nil
 	}
-	return nil, nil
+	return nil, true, nil
 }
 
 // explainLogged is [Dispatcher.Explain] for a Poll: a failure to explain is logged and
