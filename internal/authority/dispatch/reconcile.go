@@ -128,7 +128,9 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 // Reconcile settles an Operation that needs a person with what a member found (DESIGN.md
 // §6.4): done (the effect happened), failed (it did not) or unknown. Failed and unknown
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
-// Source's. Only members reconcile.
+// Source's. Only members reconcile. An Operation at a worker whose claim the log lacks
+// is reconciled too: older versions stored a Source-free Tool's claim as null, so no
+// report and no sweep could ever settle it (issue 11).
 func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.OperationEntry{}, err
@@ -157,7 +159,9 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
 		}
-		if op.State() != contract.OpNeedsPerson {
+		_, claimed := wc.w.claims[work]
+		lost := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker && !claimed
+		if op.State() != contract.OpNeedsPerson && !lost {
 			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
 		}
 		wc.opBy = c.Principal()
