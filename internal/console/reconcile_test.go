@@ -43,3 +43,30 @@ func TestServer_Reconcile(t *testing.T) {
 		})
 	}
 }
+
+func TestServer_Waiting(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ctx := t.Context()
+	at, err := s.a.CreateAgent(ctx, mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		auth   string
+		status int
+		body   string
+	}{
+		{"a member", s.token, 200, `{"waiting":[]}` + "\n"},
+		{"an agent", at.Token, 403, ""},
+		{"no credential", "", 401, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := s.do(t, request{method: "GET", path: "/api/v1/projects/default/waiting", bearer: tt.auth})
+			if resp.StatusCode != tt.status || tt.body != "" && string(body) != tt.body {
+				t.Errorf("waiting = %d %s, want %d %s", resp.StatusCode, body, tt.status, tt.body)
+			}
+		})
+	}
+}
