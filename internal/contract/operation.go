@@ -59,8 +59,9 @@ type OperationEntry struct {
 	Reason   string         `json:"reason,omitempty"`
 	// ReasonCode says Reason in a word a client can branch on: why the work waits while
 	// running and not_dispatched (no_tool_locked, no_source_bound, source_ambiguous,
-	// no_live_worker, tool_not_advertised), worker_refused when a worker refused it, else
-	// the code the call was refused or failed with.
+	// no_live_worker, tool_not_advertised), worker_refused when a worker refused it,
+	// worker_lost when it needs a person because its worker went away, else the code the
+	// call was refused or failed with.
 	ReasonCode Code            `json:"reasonCode,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Summary    string          `json:"summary,omitempty"`

@@ -210,7 +210,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
-		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson,
+		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
 }

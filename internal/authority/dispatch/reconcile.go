@@ -91,7 +91,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			}
 			wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
 			if atWorker {
-				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
+				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 			}
 			return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
