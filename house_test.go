@@ -1,8 +1,9 @@
 // House rules that tests keep rather than memory (STYLE.md §13): which packages may import
-// what, and one doc comment per package.
+// what, one doc comment per package, and no encoding error dropped.
 package docket_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -200,6 +201,73 @@ func TestPackageDocs(t *testing.T) {
 			t.Errorf("package %s has no doc comment; add one sentence saying what it provides (doc.go)", dir)
 		default:
 			t.Errorf("package %s has %d doc comments (%s); keep one", dir, len(p.docs), strings.Join(p.docs, ", "))
+		}
+	}
+}
+
+// TestEncodingErrorsHandled wants every encoding error of non-test code returned or
+// handled: an ignored json.Marshal error once wrote null into a project's hash chain, the
+// claim it held was lost and the Operation waited at the worker forever (issue 11). A
+// call below whose error is assigned to _ or whose results are dropped is refused.
+func TestEncodingErrorsHandled(t *testing.T) {
+	encoders := []struct {
+		recv, name string // recv "" matches any receiver: a method such as Encoder.Encode
+		args       int    // tells Encoder.Encode(v) from hex.Encode(dst, src), which cannot fail
+	}{
+		{"json", "Marshal", 1},
+		{"json", "MarshalIndent", 3},
+		{"", "Encode", 1},
+		{"jcs", "Transform", 1},
+	}
+	encoding := func(e ast.Expr) (string, bool) {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return "", false
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return "", false
+		}
+		recv, _ := sel.X.(*ast.Ident)
+		for _, enc := range encoders {
+			if sel.Sel.Name == enc.name && len(call.Args) == enc.args && (enc.recv == "" || recv != nil && recv.Name == enc.recv) {
+				return enc.recv + "." + enc.name, true
+			}
+		}
+		return "", false
+	}
+	for _, p := range loadPackages(t) {
+		for _, path := range p.files {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				var call ast.Expr
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					if len(n.Rhs) == 1 {
+						if last, ok := n.Lhs[len(n.Lhs)-1].(*ast.Ident); ok && last.Name == "_" {
+							call = n.Rhs[0]
+						}
+					}
+				case *ast.ExprStmt:
+					call = n.X
+				case *ast.GoStmt:
+					call = n.Call
+				case *ast.DeferStmt:
+					call = n.Call
+				}
+				if call == nil {
+					return true
+				}
+				if name, ok := encoding(call); ok {
+					t.Errorf("%s: the error of %s is dropped; return it, or handle it with meaning (log it when the response is already started)",
+						fset.Position(call.Pos()), strings.TrimPrefix(name, "."))
+				}
+				return true
+			})
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -81,6 +82,10 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 			} else {
 				add("credential", true, "%s %s (%s), projects %v", who.Kind, who.Name, who.ID, who.Projects)
 				checks = append(checks, c.workers(ctx, cl)...)
+				if who.Kind == contract.PrincipalMember {
+					ok, detail := dispatchCheck(ctx, cl, who.Projects)
+					add("dispatch", ok, "%s", detail)
+				}
 			}
 		}
 	}
@@ -110,4 +115,28 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("doctor: %d check(s) failed", failed)}
 	}
 	return nil
+}
+
+// dispatchCheck says whether any executed Action's work waits with a reason no worker
+// will serve it (issue 11): "1 operation cannot be dispatched: <reason>".
+func dispatchCheck(ctx context.Context, cl *client, projects []contract.ProjectID) (bool, string) {
+	var stuck []string
+	for _, p := range projects {
+		ops, err := cl.api.Operations(ctx, string(p), "", true)
+		if err = credential(err); err != nil {
+			return false, fmt.Sprintf("project %s: %v", p, err)
+		}
+		for _, op := range ops {
+			if op.Waiting == contract.WaitDispatch && op.ReasonCode != "" {
+				stuck = append(stuck, fmt.Sprintf("%s %s (%s): %s", op.Work, op.Label, op.ReasonCode, op.Reason))
+			}
+		}
+	}
+	switch len(stuck) {
+	case 0:
+		return true, "every queued operation can be dispatched"
+	case 1:
+		return false, "1 operation cannot be dispatched: " + stuck[0]
+	}
+	return false, fmt.Sprintf("%d operations cannot be dispatched: %s", len(stuck), strings.Join(stuck, "; "))
 }

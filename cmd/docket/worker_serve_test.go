@@ -305,8 +305,9 @@ func TestServeWorker_KilledAfterClaimNoReturn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(strip) == 0 || strip[0].State != contract.OpNeedsPerson || !strings.Contains(strip[0].Reason, "lost its lease") {
-		t.Fatalf("strip after the worker was killed = %+v, want needs_person first, naming the lost lease", strip)
+	if len(strip) == 0 || strip[0].State != contract.OpNeedsPerson || strip[0].ReasonCode != contract.CodeWorkerLost ||
+		!strings.Contains(strip[0].Reason, "lost its lease") {
+		t.Fatalf("strip after the worker was killed = %+v, want needs_person first, worker_lost, naming the lost lease", strip)
 	}
 	runs, _ := os.ReadFile(filepath.Join(s.files, "runs.log"))
 	if n := strings.Count(string(runs), "run"); n != 1 {

@@ -112,7 +112,7 @@ func (ev *evaluation) request(caseID contract.CaseID) contract.ExecutionRequest 
 	req := contract.ExecutionRequest{Action: a.Name, CaseID: caseID, Approval: approvalOf(a),
 		Args: wireBindings(ev.args, a), Bound: ev.bound}
 	if a.Execution != nil {
-		req.Tool, req.Kind, req.SourceTypes = a.Execution.Tool, string(a.Execution.Kind), a.Execution.SourceTypes
+		req.Tool, req.Kind, req.SourceTypes, req.Source = a.Execution.Tool, string(a.Execution.Kind), a.Execution.SourceTypes, a.Execution.Source
 	}
 	return req
 }

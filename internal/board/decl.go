@@ -103,8 +103,12 @@ type Return struct {
 type Execution struct {
 	Tool        string // "vendor.name@N"
 	SourceTypes []string
-	Kind        ExecutionKind
-	Returns     []Return
+	// Source is the name of the package's Source the Tool runs against: the one its
+	// execution names, else the only Source of its SourceTypes the package declares; ""
+	// for a Source-free Tool or when the package declares several of those types.
+	Source  string
+	Kind    ExecutionKind
+	Returns []Return
 }
 
 // Approval values besides a delegation class name.

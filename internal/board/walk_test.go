@@ -54,7 +54,7 @@ func TestReferenceWalk(t *testing.T) {
 		t.Fatalf("ApplyAction(write_result) = %+v, %v", write, err)
 	}
 	wantReq := contract.ExecutionRequest{Action: "write_result", CaseID: c.CaseID, Tool: "docket.workspace.write_json@1",
-		Kind: "write", SourceTypes: []string{"file"}, Approval: "none", Bound: []string{"subtotal", "total"},
+		Kind: "write", SourceTypes: []string{"file"}, Source: "workspace", Approval: "none", Bound: []string{"subtotal", "total"},
 		Args: contract.Args{"job_id": str("calc-001"), "path": str("out/result.json"), "subtotal": num(t, 259800), "total": num(t, 262800)}}
 	if diff := cmp.Diff(wantReq, *write.Request, valueEqual); diff != "" {
 		t.Fatalf("write request (-want +got):\n%s", diff)

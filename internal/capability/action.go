@@ -167,6 +167,7 @@ func (v *validation) checkExecution(where, label string, e *executionSpec) *boar
 	if !slices.Contains(execKinds, out.Kind) {
 		v.add(where, "%s has execution kind %q; use read, write or run", label, e.Kind)
 	}
+	v.checkExecutionSource(where, label, e, out)
 	words := map[string]bool{}
 	for _, t := range e.SourceTypes {
 		if !slices.Contains(sourceTypes, t) {
@@ -213,4 +214,25 @@ func isAnonymous(x string) bool {
 		return false
 	}
 	return strings.Trim(x[1:], "0123456789") == ""
+}
+
+// checkExecutionSource sets out.Source, the name of the package's Source the Tool runs
+// against, which the authority prefers when a Connection binds several Sources of one
+// type: the [[source]] the execution names with source, which must be of one of its
+// source_types, else the only [[source]] of those types.
+func (v *validation) checkExecutionSource(where, label string, e *executionSpec, out *board.Execution) {
+	var names []string
+	for _, s := range v.m.Sources {
+		if slices.Contains(e.SourceTypes, s.Type) {
+			names = append(names, s.Name)
+		}
+	}
+	switch {
+	case e.Source != "" && !slices.Contains(names, e.Source):
+		v.add(where, "%s runs against source %q, which is not a [[source]] of its source_types; name one of %v", label, e.Source, names)
+	case e.Source != "":
+		out.Source = e.Source
+	case len(names) == 1:
+		out.Source = names[0]
+	}
 }

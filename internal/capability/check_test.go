@@ -51,6 +51,9 @@ func outcome(pkg *capability.Package, err error) string {
 		fmt.Fprintf(&b, "action %s approval=%s params=%d preconditions=%d bindings=%v effects=%d", a.Name, a.Approval, len(a.Params), len(a.Preconditions), a.Bindings, len(a.Effects))
 		if a.Execution != nil {
 			fmt.Fprintf(&b, " tool=%s kind=%s returns=%d", a.Execution.Tool, a.Execution.Kind, len(a.Execution.Returns))
+			if a.Execution.Source != "" {
+				fmt.Fprintf(&b, " source=%s", a.Execution.Source)
+			}
 		}
 		b.WriteByte('\n')
 	}

@@ -59,6 +59,7 @@
 //	[action.execution]          # optional; without it the Action is Board-only
 //	tool         = "docket.workspace.write_json@1" # vendor.name@N
 //	source_types = ["file"]     # each must be the type of a [[source]]
+//	source       = "workspace"  # optional: the [[source]] it runs against; default the only one of its types
 //	kind         = "write"      # read | write | run
 //	returns      = [{ predicate = "output_file", args = { job_id = "$job_id", total = "$total" } }]
 //

@@ -64,6 +64,7 @@ type returnSpec struct {
 type executionSpec struct {
 	Tool        string       `toml:"tool"`
 	SourceTypes []string     `toml:"source_types"`
+	Source      string       `toml:"source"`
 	Kind        string       `toml:"kind"`
 	Returns     []returnSpec `toml:"returns"`
 }

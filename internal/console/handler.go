@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -51,18 +52,24 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
 	}
-	writeJSON(w, status, contract.Error{Code: ce.Code, Teaching: ce.Teaching})
+	if err := writeJSON(w, status, contract.Error{Code: ce.Code, Teaching: ce.Teaching}); err != nil {
+		s.log.ErrorContext(r.Context(), "refusal not sent", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		http.Error(w, `{"errorCode":"internal"}`, http.StatusInternalServerError)
+	}
 }
 
-// writeJSON sends v as JSON with status. It returns nil even when the write fails: the
+// writeJSON sends v as JSON with status. v is encoded first, so an encoding error is
+// returned while the status can still say so. It returns nil when the write fails: the
 // status is sent by then, so the only cause is a client that went away, and there is
 // nobody left to tell.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(true)
-	_ = enc.Encode(v)
+	w.Write(append(body, '\n'))
 	return nil
 }
 

@@ -43,3 +43,4 @@ func TestServer_Reconcile(t *testing.T) {
 		})
 	}
 }
+

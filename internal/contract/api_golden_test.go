@@ -48,8 +48,9 @@ func TestAPIGolden(t *testing.T) {
 		{"operation_page", &contract.Page[contract.OperationInfo]{Items: []contract.OperationInfo{
 			{Agent: agent.ID, AgentName: "calc", Ordinal: 4, Work: "agt_0123456789abcdef.4",
 				OperationEntry: contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpRunning,
-					At: at, Since: at, Stage: contract.StageNotDispatched, Reason: "no live worker locks docket.workspace.write_json@1"},
-				Waiting: contract.WaitDispatch, ReasonCode: "no_worker", Action: "write_result", CaseID: "case-1", ExecTool: "docket.workspace.write_json@1"},
+					At: at, Since: at, Stage: contract.StageNotDispatched, Reason: "no live worker locks docket.workspace.write_json@1",
+					ReasonCode: contract.CodeNoLiveWorker},
+				Waiting: contract.WaitDispatch, Action: "write_result", CaseID: "case-1", ExecTool: "docket.workspace.write_json@1"},
 			{Agent: agent.ID, AgentName: "calc", Ordinal: 5, Work: "agt_0123456789abcdef.5",
 				OperationEntry: contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpNeedsPerson,
 					At: at, Since: at, Reason: "the worker's lease expired while it held the work; a person must check (docket reconcile)."},

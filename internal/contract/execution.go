@@ -9,8 +9,11 @@ type ExecutionRequest struct {
 	Tool        string   `json:"tool"`
 	Kind        string   `json:"kind"` // read, write or run
 	SourceTypes []string `json:"sourceTypes,omitempty"`
-	Approval    string   `json:"approval"`
-	Args        Args     `json:"args"`
+	// Source is the name of the Source the capability declares for the call, which the
+	// authority looks for first among the Connection's bound Sources of SourceTypes.
+	Source   string `json:"source,omitempty"`
+	Approval string `json:"approval"`
+	Args     Args   `json:"args"`
 	// Bound names the arguments the Board filled from trusted premises, sorted.
 	Bound []string `json:"bound,omitempty"`
 }

@@ -49,17 +49,24 @@ const (
 // Label is built only from the call's own input. Result is the outcome in full while it
 // is unacknowledged; afterwards Summary replaces it.
 type OperationEntry struct {
-	Tool     string          `json:"tool"`
-	Label    string          `json:"label"`
-	State    OperationState  `json:"state"`
-	At       time.Time       `json:"at"`    // when the call was admitted
-	Since    time.Time       `json:"since"` // when it entered State
-	Stage    OperationStage  `json:"stage,omitempty"`
-	Decision string          `json:"decision,omitempty"` // the Request id while waiting, or the verdict
-	Reason   string          `json:"reason,omitempty"`
-	Result   json.RawMessage `json:"result,omitempty"`
-	Summary  string          `json:"summary,omitempty"`
+	Tool     string         `json:"tool"`
+	Label    string         `json:"label"`
+	State    OperationState `json:"state"`
+	At       time.Time      `json:"at"`    // when the call was admitted
+	Since    time.Time      `json:"since"` // when it entered State
+	Stage    OperationStage `json:"stage,omitempty"`
+	Decision string         `json:"decision,omitempty"` // the Request id while waiting, or the verdict
+	Reason   string         `json:"reason,omitempty"`
+	// ReasonCode says Reason in a word a client can branch on: why the work waits while
+	// running and not_dispatched (no_tool_locked, no_source_bound, source_ambiguous,
+	// no_live_worker, tool_not_advertised), worker_refused when a worker refused it,
+	// worker_lost when it needs a person because its worker went away, else the code the
+	// call was refused or failed with.
+	ReasonCode Code            `json:"reasonCode,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Summary    string          `json:"summary,omitempty"`
 }
+
 
 // OperationSlot is the state form of a strip entry, with its host-only ordinal.
 type OperationSlot struct {

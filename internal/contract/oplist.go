@@ -21,11 +21,10 @@ type OperationInfo struct {
 	Ordinal   int64   `json:"ordinal"`
 	Work      string  `json:"work"` // the id docket reconcile takes: "<agent>.<ordinal>"
 	OperationEntry
-	Waiting    OperationWait `json:"waiting,omitempty"`
-	ReasonCode Code          `json:"reasonCode,omitempty"`
-	Action     string        `json:"action,omitempty"` // an executed Action's name
-	CaseID     CaseID        `json:"caseId,omitempty"` // the Case an executed Action runs in
-	ExecTool   string        `json:"execTool,omitempty"`
+	Waiting  OperationWait `json:"waiting,omitempty"`
+	Action   string        `json:"action,omitempty"` // an executed Action's name
+	CaseID   CaseID        `json:"caseId,omitempty"` // the Case an executed Action runs in
+	ExecTool string        `json:"execTool,omitempty"`
 }
 
 // WaitOf returns what an Operation in state and stage waits for.

@@ -191,7 +191,10 @@ func (o WorkOperation) MarshalJSON() ([]byte, error) {
 	if bytes.Equal(body, []byte("null")) {
 		return nil, Errorf(CodeWorkBody, "work operation %s has no request; fill the field named by its kind.", o.Kind)
 	}
-	kind, _ := json.Marshal(o.Kind)
+	kind, err := json.Marshal(o.Kind)
+	if err != nil {
+		return nil, err
+	}
 	out := append([]byte(`{"kind":`), kind...)
 	if len(body) > 2 {
 		out = append(out, ',')

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -83,7 +84,11 @@ func New(cfg Config) *Gateway {
 		Logger:                    g.log,
 	})
 	for _, spec := range contract.Tools() {
-		schema, _ := json.Marshal(spec.InputSchema())
+		schema, err := json.Marshal(spec.InputSchema())
+		if err != nil {
+			// The six tools' schemas are constants of package contract, tested there.
+			panic(fmt.Sprintf("gateway: tool %s has a schema that does not encode: %v", spec.Name, err))
+		}
 		g.server.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: json.RawMessage(schema)}, g.tool(spec.Name))
 	}
 	g.server.AddReceivingMiddleware(g.stateMeta)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -178,8 +179,13 @@ func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c authority.Calle
 		writeRPCError(w, http.StatusInternalServerError, string(contract.CodeInternal), "the authority failed; the cause is in its log")
 		return
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
 		"result": map[string]any{"_meta": map[string]any{contract.MetaKey: meta}}})
+	if err != nil {
+		g.log.ErrorContext(r.Context(), "ping answer not encoded", logErr, err)
+		writeRPCError(w, http.StatusInternalServerError, string(contract.CodeInternal), "the authority failed; the cause is in its log")
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
 }
@@ -330,11 +336,16 @@ func (g *Gateway) session(id string) *session {
 
 // writeRPCError writes a JSON-RPC error response with HTTP status and data.reason.
 func writeRPCError(w http.ResponseWriter, status int, reason, teaching string) {
-	body, _ := json.Marshal(map[string]any{
+	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": contract.RPCCodeServer, "message": reason,
 			"data": contract.RPCErrorData{Reason: reason, Teaching: teaching}},
 	})
+	if err != nil {
+		// Two strings always encode; should they not, the status alone says why.
+		status = http.StatusInternalServerError
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, contract.RPCCodeServer, contract.CodeInternal)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)

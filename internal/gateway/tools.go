@@ -106,6 +106,9 @@ func progress(ctx context.Context, ss *mcp.ServerSession, tok any) func(contract
 		if s.Stage != "" {
 			msg += " " + string(s.Stage)
 		}
+		if s.ReasonCode != "" {
+			msg += ": " + string(s.ReasonCode) // why queued work waits, e.g. no_live_worker
+		}
 		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
 			Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
 	}
@@ -116,6 +119,9 @@ func replacedError() error {
 }
 
 func rpcError(reason, teaching string) error {
-	data, _ := json.Marshal(contract.RPCErrorData{Reason: reason, Teaching: teaching})
+	data, err := json.Marshal(contract.RPCErrorData{Reason: reason, Teaching: teaching})
+	if err != nil {
+		return &jsonrpc.Error{Code: contract.RPCCodeServer, Message: reason}
+	}
 	return &jsonrpc.Error{Code: contract.RPCCodeServer, Message: reason, Data: data}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -47,7 +48,7 @@ func ParseHash(s string) (Hash, error) {
 	return h, nil
 }
 
-// NewEvent is what a caller gives [Tx.Append]. Data must be JSON; nil means null.
+// NewEvent is what a caller gives [Tx.Append]. Data must be a JSON value other than null.
 type NewEvent struct {
 	Project string // the log; required
 	ID      string // unique within the project; minted when empty
@@ -133,11 +134,8 @@ func Link(e NewEvent, head Head) (Event, error) {
 		return Event{}, fmt.Errorf("event %s: time %v is outside 1970–2261: %w", e.ID, e.At, ErrInvalid)
 	}
 	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
-	}
-	if !json.Valid(data) {
-		return Event{}, fmt.Errorf("event %s: data is not JSON: %w", e.ID, ErrInvalid)
+	if t := bytes.TrimSpace(data); len(t) == 0 || string(t) == "null" || !json.Valid(t) {
+		return Event{}, fmt.Errorf("event %s of type %s: data %.20q: %w: %w", e.ID, e.Type, data, ErrNoEventData, ErrInvalid)
 	}
 	ev := Event{
 		Project:  e.Project,

@@ -91,13 +91,13 @@ func TestLink(t *testing.T) {
 	}{
 		{"next event", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0.In(time.FixedZone("x", 3600)), Actor: "system", Data: json.RawMessage(`[1]`)},
 			store.Event{Project: "p1", Seq: 5, ID: "a", Type: "t", At: t0, Actor: "system", Data: json.RawMessage(`[1]`), DataHash: store.DataHash([]byte(`[1]`)), PrevHash: head.Hash}, nil},
-		{"nil data is null", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0},
-			store.Event{Project: "p1", Seq: 5, ID: "a", Type: "t", At: t0, Data: json.RawMessage(`null`), DataHash: store.DataHash([]byte(`null`)), PrevHash: head.Hash}, nil},
+		{"no data", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0}, store.Event{}, store.ErrNoEventData},
+		{"null data", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0, Data: json.RawMessage(` null `)}, store.Event{}, store.ErrNoEventData},
 		{"no project", store.NewEvent{ID: "a", Type: "t", At: t0}, store.Event{}, store.ErrInvalid},
 		{"no id", store.NewEvent{Project: "p1", Type: "t", At: t0}, store.Event{}, store.ErrInvalid},
 		{"no type", store.NewEvent{Project: "p1", ID: "a", At: t0}, store.Event{}, store.ErrInvalid},
 		{"zero time", store.NewEvent{Project: "p1", ID: "a", Type: "t"}, store.Event{}, store.ErrInvalid},
-		{"data not JSON", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0, Data: json.RawMessage(`{`)}, store.Event{}, store.ErrInvalid},
+		{"data not JSON", store.NewEvent{Project: "p1", ID: "a", Type: "t", At: t0, Data: json.RawMessage(`{`)}, store.Event{}, store.ErrNoEventData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +122,7 @@ func chainOf(t *testing.T, n int) []store.Event {
 	var evs []store.Event
 	var head store.Head
 	for i := range n {
-		e, err := store.Link(store.NewEvent{Project: "p1", ID: strings.Repeat("x", i+1), Type: "t", At: t0}, head)
+		e, err := store.Link(store.NewEvent{Project: "p1", ID: strings.Repeat("x", i+1), Type: "t", At: t0, Data: json.RawMessage(`{}`)}, head)
 		if err != nil {
 			t.Fatalf("Link: %v", err)
 		}

@@ -22,6 +22,10 @@ var (
 	// ErrInvalid: the caller passed a record the store cannot keep (an empty id, an
 	// event without a type, event data that is not JSON).
 	ErrInvalid = errors.New("store: invalid record")
+	// ErrNoEventData: an event's data is null, empty or not JSON. Every event says what
+	// happened; null data is an encoding error someone dropped (issue 11). It comes
+	// wrapped together with [ErrInvalid].
+	ErrNoEventData = errors.New("store: event data is not a JSON value other than null")
 	// ErrChainBroken: [Store.Verify] found an event that does not match the hash chain.
 	// The error is a *[ChainError] that names the first broken link.
 	ErrChainBroken = errors.New("store: event chain broken")

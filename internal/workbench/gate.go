@@ -103,9 +103,14 @@ func (g *runGate) refusal() *contract.Error {
 func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	body, merr := json.Marshal(err)
+	if merr != nil {
+		// A refusal is two strings; should it ever fail to encode, the status still says why.
+		status, body = http.StatusInternalServerError, []byte(`{"errorCode":"internal"}`)
+	}
 	w.WriteHeader(status)
 	// The status is sent; a client that hangs up before the body has nothing to learn.
-	_ = json.NewEncoder(w).Encode(err)
+	w.Write(append(body, '\n'))
 }
 
 // serveGate runs g on ln until ctx ends, then shuts it down within a bound.

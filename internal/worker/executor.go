@@ -42,8 +42,9 @@ const (
 // Executor turns served work rows into adapter calls (DESIGN.md §8.2): a row is run only
 // when its grant agrees with everything in its [Config]. It is safe for concurrent use.
 type Executor struct {
-	cfg   Config
-	vault atomic.Pointer[Vault] // the vault in use; SetVault replaces it
+	cfg      Config
+	vault    atomic.Pointer[Vault] // the vault in use; SetVault replaces it
+	adapters map[string]string     // adapter name → its [AdapterDigest], computed once in NewExecutor
 }
 
 // NewExecutor returns an Executor, or an error naming a missing required field.
@@ -74,7 +75,14 @@ func NewExecutor(cfg Config) (*Executor, error) {
 	if cfg.CallGrace <= 0 {
 		cfg.CallGrace = DefaultCallGrace
 	}
-	e := &Executor{cfg: cfg}
+	e := &Executor{cfg: cfg, adapters: map[string]string{}}
+	for name, a := range cfg.Adapters {
+		d, err := AdapterDigest(name, a)
+		if err != nil {
+			return nil, fmt.Errorf("new executor: %w", err)
+		}
+		e.adapters[name] = d
+	}
 	e.vault.Store(cfg.Vault)
 	return e, nil
 }
@@ -109,7 +117,7 @@ func (e *Executor) Descriptors() []contract.ToolDescriptor {
 	var out []contract.ToolDescriptor
 	for _, id := range e.cfg.Manifest.IDs() {
 		t, digest, _ := e.cfg.Manifest.Lookup(id)
-		a, ok := e.cfg.Adapters[t.Adapter]
+		_, ok := e.cfg.Adapters[t.Adapter]
 		if !ok || !e.cfg.Workspace.Offers(t) {
 			continue
 		}
@@ -118,21 +126,27 @@ func (e *Executor) Descriptors() []contract.ToolDescriptor {
 			st = []string{}
 		}
 		out = append(out, contract.ToolDescriptor{Tool: id, Digest: digest, Adapter: t.Adapter,
-			AdapterDigest: AdapterDigest(t.Adapter, a), Kind: t.Kind, SourceTypes: st})
+			AdapterDigest: e.adapters[t.Adapter], Kind: t.Kind, SourceTypes: st})
 	}
 	return out
 }
 
 // AdapterDigest is the digest a grant pins for adapter a registered as name: the sha256
 // of JCS {"adapter": name, "version": a's [Versioner] version or "1"}.
-func AdapterDigest(name string, a Adapter) string {
+func AdapterDigest(name string, a Adapter) (string, error) {
 	version := "1"
 	if v, ok := a.(Versioner); ok {
 		version = v.Version()
 	}
-	raw, _ := json.Marshal(map[string]string{"adapter": name, "version": version})
-	canon, _ := jcs.Transform(raw)
-	return grant.Digest(canon)
+	raw, err := json.Marshal(map[string]string{"adapter": name, "version": version})
+	if err != nil {
+		return "", fmt.Errorf("digest adapter %s: %w", name, err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", fmt.Errorf("digest adapter %s: %w", name, err)
+	}
+	return grant.Digest(canon), nil
 }
 
 // Prepare checks row as served to worker workerID under generation: its target and tool
@@ -171,7 +185,7 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	case spec.Digest != digest || spec.Kind != t.Kind:
 		refusal = contract.Errorf(contract.CodeToolDigest, "work %s pins another definition of tool %s than this worker's manifest; lock the Tool again with its current digest.", row.ID, spec.Tool)
 	default:
-		want.ToolDigest, want.AdapterDigest = digest, AdapterDigest(t.Adapter, a)
+		want.ToolDigest, want.AdapterDigest = digest, e.adapters[t.Adapter]
 	}
 	if refusal != nil {
 		// The worker cannot name the digests it would pin; the grant's own are checked

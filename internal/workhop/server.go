@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -102,7 +103,9 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ans)
+	if err := writeJSON(w, http.StatusOK, ans); err != nil {
+		s.refuse(w, r, err)
+	}
 }
 
 func (s *Server) answer(ctx context.Context, conn contract.Connection, op contract.WorkOperation) (contract.WorkAnswer, error) {
@@ -166,12 +169,23 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket-work"`)
 	}
-	writeJSON(w, status, contract.WorkAnswer{Code: ce.Code, Teaching: ce.Teaching})
+	if err := writeJSON(w, status, contract.WorkAnswer{Code: ce.Code, Teaching: ce.Teaching}); err != nil {
+		s.log.ErrorContext(r.Context(), "work refusal not sent", logErr, err)
+		http.Error(w, `{"errorCode":"internal"}`, http.StatusInternalServerError)
+	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON sends v as JSON with status. v is encoded before anything is sent, so an
+// encoding error is returned while the status can still say so; a failed write is a
+// worker that went away.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode work answer: %w", err)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(append(body, '\n'))
+	return nil
 }

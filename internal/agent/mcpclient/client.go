@@ -189,9 +189,9 @@ func sameJSON(listed []byte, compiled any) bool {
 	if json.Unmarshal(listed, &a) != nil || json.Unmarshal(want, &b) != nil {
 		return false
 	}
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // Tools returns the six tools as the gateway listed them, in [agent.ToolNames] order.

@@ -163,8 +163,14 @@ func codeOf(err error) contract.Code {
 }
 
 func writeTask(w http.ResponseWriter, status int, a TaskAnswer) {
+	body, err := json.Marshal(a)
+	if err != nil {
+		// The answer holds the model's text; one that cannot be encoded is refused whole.
+		status = http.StatusInternalServerError
+		body = fmt.Appendf(nil, `{"errorCode":%q,"teaching":"the task answer could not be encoded; the runtime's log has the run"}`, contract.CodeInternal)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	// The status is sent; a client that hangs up before the body has nothing to learn.
-	_ = json.NewEncoder(w).Encode(a)
+	w.Write(append(body, '\n'))
 }

@@ -60,8 +60,9 @@ type Dispatcher struct {
 	grantTTL time.Duration
 	maxRows  int
 
-	mu    sync.Mutex                         // guards works; the lock order is in the authority's package doc
-	works map[contract.ProjectID]*workLedger // created on first use, never removed
+	mu      sync.Mutex                         // guards works and adverts; the lock order is in the authority's package doc
+	works   map[contract.ProjectID]*workLedger // created on first use, never removed
+	adverts map[contract.ConnectionID]advert   // what each Connection's worker offered in its latest Poll here
 }
 
 // Deps is what a Dispatcher reads and writes through.
@@ -82,7 +83,7 @@ type ConnectionKeys interface {
 func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
-		works: map[contract.ProjectID]*workLedger{}}
+		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{}}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -158,7 +159,11 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if l, err = d.acquire(ctx, conn, req.WorkerID); err != nil {
 			return contract.WorkAnswer{}, err
 		}
+		d.advertise(conn.ID, l, req.Tools)
 		rows, err := d.serve(ctx, conn, l, req.Tools)
+		if err == nil && len(rows) == 0 {
+			d.explainLogged(ctx, conn.Project)
+		}
 		return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 	}
 	wait, cancel := context.WithTimeout(ctx, d.pollWait)
@@ -171,10 +176,14 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if l, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
 			return contract.WorkAnswer{}, err
 		}
+		d.advertise(conn.ID, l, req.Tools)
 		rows, err := d.serve(ctx, conn, l, req.Tools)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
+		// Nothing to serve here: say why any queued work waits. Its event, when there is
+		// one, wakes this Poll once more, and then nothing changed.
+		d.explainLogged(ctx, conn.Project)
 		err = d.store.Wait(wait, string(conn.Project), head.Seq)
 		switch {
 		case ctx.Err() != nil:
@@ -247,12 +256,12 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		if i < 0 {
 			continue
 		}
-		s, ok, err := d.shape(ctx, conn, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
+		s, why, err := d.shape(ctx, conn, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || s.grant.ToolDigest != tools[i].Digest {
-			continue // not locked here, locked at another digest, or no Source for it
+		if why != nil || s.grant.ToolDigest != tools[i].Digest {
+			continue // not locked here, locked at another digest, or no Source for it: [Dispatcher.Explain] says so
 		}
 		s.grant.IssuedAt = d.nowUTC()
 		s.grant.ExpiresAt = s.grant.IssuedAt.Add(d.grantTTL)
@@ -267,79 +276,129 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 	return rows, nil
 }
 
-// shape builds the row of q on conn for workerID at gen, or ok false when conn cannot
-// run it: its Tool is not locked there, or no single Source of a type it takes is bound.
-// The same inputs give the same bytes, so a claim can be checked against a fresh shape.
-func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, bool, error) {
-	st := d.store
-	locks, err := st.ToolLocks(ctx, string(conn.ID))
+// unserved is why a Connection cannot run a queued call: a reasonCode and a sentence that
+// names the fix, as the Operation shows them while it waits.
+type unserved struct {
+	code   contract.Code
+	reason string
+}
+
+// fit returns the locked digest of q's Tool on conn and the Source q runs against there,
+// or why conn cannot run q: its Tool is not locked there, or no Source of a type it
+// takes can be chosen.
+func (d *Dispatcher) fit(ctx context.Context, conn contract.Connection, q contract.ExecutionRequest) (string, contract.Source, *unserved, error) {
+	locks, err := d.store.ToolLocks(ctx, string(conn.ID))
 	if err != nil {
-		return served{}, false, fmt.Errorf("serve work: %w", err)
+		return "", contract.Source{}, nil, fmt.Errorf("serve work: %w", err)
 	}
-	li := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == q.Request.Tool })
+	li := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == q.Tool })
 	if li < 0 {
-		return served{}, false, nil
+		return "", contract.Source{}, &unserved{contract.CodeNoToolLocked,
+			fmt.Sprintf("tool %s is not locked on Connection %s; lock it there (docket tool lock).", q.Tool, conn.Name)}, nil
 	}
 	td, err := contract.DigestFrom(locks[li].Digest)
 	if err != nil {
-		return served{}, false, fmt.Errorf("serve work: tool lock %s: %w", q.Request.Tool, err)
+		return "", contract.Source{}, nil, fmt.Errorf("serve work: tool lock %s: %w", q.Tool, err)
 	}
-	toolDigest := td.String()
-	var src contract.Source
-	if len(q.Request.SourceTypes) > 0 {
-		var ok bool
-		if src, ok, err = d.pickSource(ctx, conn, q.Request); err != nil || !ok {
-			return served{}, false, err
-		}
+	if len(q.SourceTypes) == 0 {
+		return td.String(), contract.Source{}, nil, nil
+	}
+	src, why, err := d.pickSource(ctx, conn, q)
+	return td.String(), src, why, err
+}
+
+// shape builds the row of q on conn for workerID at gen, or says why conn cannot run it
+// ([Dispatcher.fit]). The same inputs give the same bytes, so a claim can be checked
+// against a fresh shape.
+func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, *unserved, error) {
+	toolDigest, src, why, err := d.fit(ctx, conn, q.Request)
+	if err != nil || why != nil {
+		return served{}, why, err
 	}
 	args, err := json.Marshal(q.Request.Args)
 	if err != nil {
-		return served{}, false, err
+		return served{}, nil, fmt.Errorf("serve work: encode args: %w", err)
 	}
-	target, _ := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
-	spec, _ := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
+	target, err := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
+	if err != nil {
+		return served{}, nil, fmt.Errorf("serve work: encode target: %w", err)
+	}
+	spec, err := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
+	if err != nil {
+		return served{}, nil, fmt.Errorf("serve work: encode tool spec: %w", err)
+	}
 	rd, err := grant.RequestDigest(args, target, spec)
 	if err != nil {
-		return served{}, false, err
+		return served{}, nil, err
 	}
 	id := WorkID(q.Agent, q.Ordinal)
 	g := contract.Grant{Project: conn.Project, Invocation: id, Action: q.Request.Action, Tool: contract.ToolID(q.Request.Tool),
 		ToolDigest: toolDigest, Source: src.Name, SourceDigest: src.Digest, Connection: conn.ID, WorkerID: workerID,
 		Generation: gen, AdapterDigest: adapterDigest, RequestDigest: rd}
 	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec}
-	return served{row: row, grant: g, source: src}, true, nil
+	return served{row: row, grant: g, source: src}, nil, nil
 }
 
-// pickSource returns the Source of conn a call runs against: the one its "source"
-// argument names, else the only bound Source of a type the Action takes.
-func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, req contract.ExecutionRequest) (contract.Source, bool, error) {
+// pickSource returns the Source of conn a call runs against, among the bound Sources of
+// a type the Action takes: the one its "source" argument names; else the one with the
+// name its capability declares ([contract.ExecutionRequest.Source]); else the only one.
+// When none is bound, or several are and no name picks one, it says why instead.
+func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, req contract.ExecutionRequest) (contract.Source, *unserved, error) {
 	ss, err := d.store.Sources(ctx, string(conn.ID))
 	if err != nil {
-		return contract.Source{}, false, fmt.Errorf("serve work: %w", err)
+		return contract.Source{}, nil, fmt.Errorf("serve work: %w", err)
 	}
-	named := ""
-	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
-		named = v.Str()
-	}
-	var found []contract.Source
+	types := strings.Join(req.SourceTypes, " or ")
+	var of []contract.Source // the bound Sources of a type the Action takes
 	for _, s := range ss {
 		var src contract.Source
 		if err := json.Unmarshal(s.Data, &src); err != nil {
-			return contract.Source{}, false, fmt.Errorf("decode source %s of %s: %w", s.ID, conn.ID, err)
+			return contract.Source{}, nil, fmt.Errorf("decode source %s of %s: %w", s.ID, conn.ID, err)
 		}
 		sd, err := contract.DigestFrom(s.Digest)
 		if err != nil {
-			return contract.Source{}, false, fmt.Errorf("source %s of %s: %w", s.ID, conn.ID, err)
+			return contract.Source{}, nil, fmt.Errorf("source %s of %s: %w", s.ID, conn.ID, err)
 		}
 		src.Digest = sd.String()
-		if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) {
-			found = append(found, src)
+		if slices.Contains(req.SourceTypes, src.Type) {
+			of = append(of, src)
 		}
 	}
-	if len(found) != 1 {
-		return contract.Source{}, false, nil
+	byName := func(name string) (contract.Source, bool) {
+		i := slices.IndexFunc(of, func(s contract.Source) bool { return s.Name == name })
+		if i < 0 {
+			return contract.Source{}, false
+		}
+		return of[i], true
 	}
-	return found[0], true, nil
+	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
+		if s, ok := byName(v.Str()); ok {
+			return s, nil, nil
+		}
+		return contract.Source{}, &unserved{contract.CodeNoSourceBound,
+			fmt.Sprintf("the call names Source %q, but Connection %s binds no %s Source by that name; bind it (docket source bind).", v.Str(), conn.Name, types)}, nil
+	}
+	if s, ok := byName(req.Source); ok && req.Source != "" {
+		return s, nil, nil
+	}
+	switch len(of) {
+	case 1:
+		return of[0], nil, nil
+	case 0:
+		return contract.Source{}, &unserved{contract.CodeNoSourceBound,
+			fmt.Sprintf("Connection %s binds no %s Source for action %s; bind one (docket source bind).", conn.Name, types, req.Action)}, nil
+	}
+	names := make([]string, len(of))
+	for i, s := range of {
+		names[i] = s.Name
+	}
+	why := fmt.Sprintf("Connection %s binds %d %s Sources (%s) and the capability names none of them for action %s; name the one to use in its execution (source = \"…\").",
+		conn.Name, len(of), types, strings.Join(names, ", "), req.Action)
+	if req.Source != "" {
+		why = fmt.Sprintf("Connection %s binds %d %s Sources (%s) and none is named %q, the Source the capability declares for action %s; bind the one to use under that name.",
+			conn.Name, len(of), types, strings.Join(names, ", "), req.Source, req.Action)
+	}
+	return contract.Source{}, &unserved{contract.CodeSourceAmbiguous, why}, nil
 }
 
 // claimEvent records that a worker instance claimed served work, with the Source record
@@ -352,7 +411,7 @@ type claimEvent struct {
 	WorkerID    string                `json:"workerId"`
 	Generation  int64                 `json:"workerGeneration"`
 	GrantDigest string                `json:"grantDigest"`
-	Source      contract.Source       `json:"source"`
+	Source      *contract.Source      `json:"source,omitempty"` // nil for a source-free Tool
 }
 
 // Claim takes served work for the worker that holds conn's lease, before it runs
@@ -382,19 +441,25 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 		if _, taken := wc.w.claims[req.ID]; taken || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
 			return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 		}
-		s, ok, err := d.shape(ctx, conn, operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
+		s, why, err := d.shape(ctx, conn, operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if why != nil {
 			return contract.Errorf(contract.CodeGrantMismatch, "work %s can no longer run on this Connection (its Tool lock or Source changed); poll again.", req.ID)
 		}
 		if _, err := grant.Verify([]byte(key), req.Grant, s.grant, wc.now); err != nil {
 			return fmt.Errorf("claim %s: %w", req.ID, err)
 		}
 		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-		wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal,
-			Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant)), Source: s.source})
+		ce := claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
+			Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
+		if s.source.Name != "" {
+			ce.Source = &s.source
+		}
+		if err := wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), ce); err != nil {
+			return err
+		}
 		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
 		return nil
 	})

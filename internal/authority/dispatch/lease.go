@@ -144,8 +144,10 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		}
 		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
 		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
-		wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
-			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires})
+		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
+			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
+			return err
+		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it lost its lease before reporting")
 		out = d.leaseWire(wc.newLease, wc.now)
 		return nil
@@ -195,7 +197,9 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 		// A released lease expires at the epoch, so it is expired on every instance's
 		// clock, not only on those at or past this one's.
 		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
-		wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now})
+		if err := wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now}); err != nil {
+			return err
+		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it released its lease before reporting")
 		return nil
 	})
@@ -206,7 +210,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
-		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson,
+		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
 }
@@ -328,15 +332,24 @@ func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.Proje
 
 // Run sweeps expired leases ([Dispatcher.SweepExpired]) every half lease TTL until ctx
 // ends: a worker that dies and never returns must not leave its Operations, and the
-// agents' held calls, waiting forever. A failed sweep is logged and retried at the next
-// tick, so the authority keeps answering; Run returns nil when ctx ends.
+// agents' held calls, waiting forever. Every poll wait (at most that half TTL) it says
+// why queued work waits ([Dispatcher.ExplainAll]), which no Poll does when no worker
+// polls. A failed sweep is logged and retried at the next tick, so the authority keeps
+// answering; Run returns nil when ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	tick := time.NewTicker(d.leaseTTL / 2)
 	defer tick.Stop()
+	explain := time.NewTicker(min(d.pollWait, d.leaseTTL/2))
+	defer explain.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-explain.C:
+			if _, err := d.ExplainAll(ctx); err != nil && ctx.Err() == nil {
+				d.log.WarnContext(ctx, "explaining waiting work failed; retrying at the next tick", logErr, err)
+			}
+			continue
 		case <-tick.C:
 		}
 		n, err := d.SweepExpired(ctx)

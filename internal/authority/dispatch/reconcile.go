@@ -91,27 +91,34 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 			}
 			wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
 			if atWorker {
-				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson,
+				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 			}
-			wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
-			return nil
+			return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
 		}
-		wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+		if err := wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep); err != nil {
+			return err
+		}
 		ev := operation.Event{Agent: agent, Ordinal: ordinal}
 		switch {
 		case req.OK:
-			by := board.Author{Principal: wc.opBy, Tier: c.Source.Tier, Words: c.Source.Words}
-			if c.Source.Name == "" {
-				by.Tier = contract.TierAsserted // a source-free Tool attests nothing
+			by := board.Author{Principal: wc.opBy, Tier: contract.TierAsserted} // a source-free Tool attests nothing
+			if c.Source != nil {
+				by.Tier, by.Words = c.Source.Tier, c.Source.Words
 			}
 			wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
 		case req.EffectUnknown:
 			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
 		default:
+			// The worker claimed the work and refused it (or the call failed before any
+			// effect): the Operation says so in a word, with the worker's code and reason.
 			ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
-			ev.Result, _ = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason})
+			ev.ReasonCode = contract.CodeWorkerRefused
+			var err error
+			if ev.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason}); err != nil {
+				return fmt.Errorf("encode the refusal of work %s: %w", req.ID, err)
+			}
 		}
 		wc.op(ev)
 		return nil
@@ -121,7 +128,9 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 // Reconcile settles an Operation that needs a person with what a member found (DESIGN.md
 // §6.4): done (the effect happened), failed (it did not) or unknown. Failed and unknown
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
-// Source's. Only members reconcile.
+// Source's. Only members reconcile. An Operation at a worker whose claim the log lacks
+// is reconciled too: older versions stored a Source-free Tool's claim as null, so no
+// report and no sweep could ever settle it (issue 11).
 func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.OperationEntry{}, err
@@ -150,11 +159,16 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
 		}
-		if op.State() != contract.OpNeedsPerson {
+		_, claimed := wc.w.claims[work]
+		lost := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker && !claimed
+		if op.State() != contract.OpNeedsPerson && !lost {
 			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
 		}
 		wc.opBy = c.Principal()
-		res, _ := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
+		res, err := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
+		if err != nil {
+			return fmt.Errorf("encode reconciliation of %s: %w", work, err)
+		}
 		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
 		return nil
 	})

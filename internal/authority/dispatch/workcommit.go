@@ -35,9 +35,15 @@ type workCommit struct {
 	answer error
 }
 
-func (wc *workCommit) event(id, typ, actor string, data any) {
-	b, _ := json.Marshal(data)
+// event collects a hop event with data. An encoding error is returned, never stored: an
+// ignored one once wrote null into the hash chain, and the claim it held was lost.
+func (wc *workCommit) event(id, typ, actor string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", typ, err)
+	}
 	wc.events = append(wc.events, store.NewEvent{ID: id, Type: typ, At: wc.now, Actor: actor, Data: b})
+	return nil
 }
 
 func (wc *workCommit) op(e operation.Event) { wc.ops = append(wc.ops, e) }

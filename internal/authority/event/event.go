@@ -38,6 +38,7 @@ const (
 	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
 	OpChanged      = "operation.changed"      // a later state of an Operation
 	OpAcknowledged = "operation.acknowledged" // the agent saw the outcome
+	OpWaiting      = "operation.waiting"      // why queued work is not dispatched, or that it no longer waits for a reason
 	RequestCreated = "request.created"        // contract.Request
 	RequestChanged = "request.changed"        // contract.Request in its new state
 	ArtifactIssued = "artifact.issued"        // the artifact's ref and blob
@@ -68,7 +69,7 @@ var Catalog = []Kind{
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
 	{CapabilityInstalled, true},
 	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true},
-	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false},
+	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},

@@ -24,6 +24,7 @@ func TestChangesBoard(t *testing.T) {
 		{event.BatchApplied, true},
 		{event.CapabilityInstalled, true},
 		{event.OpAdmitted, false},
+		{event.OpWaiting, false},
 		{event.WorkClaimed, false},
 		{event.ConversationSaved, false},
 		{"a.type.added.later", true}, // unknown: the cache is rebuilt rather than trusted

@@ -131,7 +131,10 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	case d.Verdict == contract.VerdictDeny:
 		req.State, req.Reason = contract.RequestDenied, d.Reason
 		ev.State, ev.Reason = contract.OpRefused, "denied: "+d.Reason
-		ev.Result, _ = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason})
+		var err error
+		if ev.Result, err = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason}); err != nil {
+			return contract.Request{}, fmt.Errorf("encode the denial of request %s: %w", id, err)
+		}
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
 		ch, ev = o.runApproved(ctx, b, &req, op, ev)
@@ -225,7 +228,11 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
 		return nil, ev
 	}
+	if ev.Result, err = json.Marshal(map[string]any{"action": in.Action, "changes": len(res.Changes), "decision": "approved"}); err != nil {
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(fmt.Errorf("encode the result of %s: %w", in.Action, err))
+		return nil, ev
+	}
 	ev.State = contract.OpDone
-	ev.Result, _ = json.Marshal(map[string]any{"action": in.Action, "changes": len(res.Changes), "decision": "approved"})
 	return actionChange(&in, res), ev
 }

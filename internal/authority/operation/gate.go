@@ -259,7 +259,10 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	run := o.run(ctx, w.Board(), c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
-		run.op.Input, _ = json.Marshal(call.Input)
+		var err error
+		if run.op.Input, err = json.Marshal(call.Input); err != nil {
+			return admission{}, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
+		}
 	}
 	if run.request != nil {
 		run.request.Ordinal = ordinal
@@ -476,6 +479,10 @@ func errorResult(err error) (contract.Code, string, json.RawMessage) {
 	if !ok {
 		ce = &contract.Error{Code: contract.CodeInternal, Teaching: "the authority failed; the cause is in its log."}
 	}
-	b, _ := json.Marshal(map[string]string{"errorCode": string(ce.Code), "teaching": ce.Teaching})
+	b, err := json.Marshal(map[string]string{"errorCode": string(ce.Code), "teaching": ce.Teaching})
+	if err != nil {
+		// Two strings always encode; should they not, the result still says the call failed.
+		return contract.CodeInternal, ce.Teaching, json.RawMessage(`{"errorCode":"internal"}`)
+	}
 	return ce.Code, ce.Teaching, b
 }

@@ -39,7 +39,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if err != nil {
 			return err
 		}
-		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage) {
+		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage || slot.ReasonCode != told.ReasonCode) {
 			progress(slot)
 			told = slot.OperationEntry
 		}
@@ -115,8 +115,12 @@ func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.Executio
 	}
 	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
 	ch.Event = event.ActionCompleted
+	if ev.Result, err = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)}); err != nil {
+		ev.State = contract.OpFailed
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(fmt.Errorf("encode the outcome of %s: %w", op.execution.Action, err))
+		return nil, ev
+	}
 	ev.State = contract.OpDone
-	ev.Result, _ = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)})
 	if len(res.Changes) == 0 && res.Case == nil {
 		return nil, ev
 	}

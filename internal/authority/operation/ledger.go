@@ -40,6 +40,16 @@ func (op *Op) State() contract.OperationState { return op.state }
 // Stage is where a running Operation is.
 func (op *Op) Stage() contract.OperationStage { return op.stage }
 
+// Waiting returns why the Operation's queued work waits, as its last [event.OpWaiting]
+// event said: a reasonCode and a reason, both "" when nothing was said or a later state
+// replaced it.
+func (op *Op) Waiting() (contract.Code, string) {
+	if op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
+		return "", ""
+	}
+	return op.reasonCode, op.reason
+}
+
 // Execution is the call an executed Action queued for a worker, or nil.
 func (op *Op) Execution() *contract.ExecutionRequest { return op.execution }
 

@@ -31,7 +31,7 @@ func (o *Operations) List(ctx context.Context, c identity.Caller, project contra
 		}
 		for _, op := range ops {
 			info := contract.OperationInfo{Agent: contract.AgentID(id), Ordinal: op.ordinal, OperationEntry: op.entry(),
-				Waiting: contract.WaitOf(op.state, op.stage), ReasonCode: op.errorCode}
+				Waiting: contract.WaitOf(op.state, op.stage)}
 			if waiting && info.Waiting == contract.WaitNothing {
 				continue
 			}

@@ -23,42 +23,46 @@ import (
 
 // Event is the data of an operation event.
 type Event struct {
-	Agent     string                     `json:"agent"`
-	Ordinal   int64                      `json:"ordinal"`
-	Tool      string                     `json:"tool,omitempty"`
-	Label     string                     `json:"label,omitempty"`
-	Input     json.RawMessage            `json:"input,omitempty"` // the call's arguments
-	State     contract.OperationState    `json:"state,omitempty"`
-	Stage     contract.OperationStage    `json:"stage,omitempty"`
-	Decision  string                     `json:"decision,omitempty"`
-	Reason    string                     `json:"reason,omitempty"`
-	ErrorCode contract.Code              `json:"errorCode,omitempty"`
-	Result    json.RawMessage            `json:"result,omitempty"`
-	Execution *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
+	Agent    string                  `json:"agent"`
+	Ordinal  int64                   `json:"ordinal"`
+	Tool     string                  `json:"tool,omitempty"`
+	Label    string                  `json:"label,omitempty"`
+	Input    json.RawMessage         `json:"input,omitempty"` // the call's arguments
+	State    contract.OperationState `json:"state,omitempty"`
+	Stage    contract.OperationStage `json:"stage,omitempty"`
+	Decision string                  `json:"decision,omitempty"`
+	Reason   string                  `json:"reason,omitempty"`
+	// ReasonCode says why in a word: why queued work waits (an [event.OpWaiting] event)
+	// or why a worker's report failed it (contract.CodeWorkerRefused).
+	ReasonCode contract.Code              `json:"reasonCode,omitempty"`
+	ErrorCode  contract.Code              `json:"errorCode,omitempty"`
+	Result     json.RawMessage            `json:"result,omitempty"`
+	Execution  *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
 }
 
 // operation is one Operation as the ledger knows it.
 type Op struct {
-	ordinal   int64
-	tool      string
-	label     string
-	input     json.RawMessage
-	state     contract.OperationState
-	stage     contract.OperationStage
-	decision  string
-	reason    string
-	errorCode contract.Code
-	result    json.RawMessage
-	execution *contract.ExecutionRequest
-	at, since time.Time
-	acked     bool
+	ordinal    int64
+	tool       string
+	label      string
+	input      json.RawMessage
+	state      contract.OperationState
+	stage      contract.OperationStage
+	decision   string
+	reason     string
+	reasonCode contract.Code
+	errorCode  contract.Code
+	result     json.RawMessage
+	execution  *contract.ExecutionRequest
+	at, since  time.Time
+	acked      bool
 }
 
 func (op *Op) apply(e Event, at time.Time) {
 	if e.State != "" && e.State != op.state {
 		op.state, op.since = e.State, at
 	}
-	op.stage, op.decision, op.reason, op.errorCode = e.Stage, e.Decision, e.Reason, e.ErrorCode
+	op.stage, op.decision, op.reason, op.reasonCode, op.errorCode = e.Stage, e.Decision, e.Reason, e.ReasonCode, e.ErrorCode
 	if e.Result != nil {
 		op.result = e.Result
 	}
@@ -67,10 +71,23 @@ func (op *Op) apply(e Event, at time.Time) {
 	}
 }
 
-// entry returns op as a strip entry: the result in full while unacknowledged.
+// waiting applies an [event.OpWaiting] event: why queued work is not dispatched. It
+// counts only while the work still waits; one that a claim or a settlement overtook in
+// the log is ignored, so the log's order decides on every instance.
+func (op *Op) waiting(e Event) {
+	if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched {
+		op.reason, op.reasonCode = e.Reason, e.ReasonCode
+	}
+}
+
+// entry returns op as a strip entry: the result in full while unacknowledged. Its
+// reasonCode is the Operation's own, else the code it was refused or failed with.
 func (op *Op) entry() contract.OperationEntry {
 	e := contract.OperationEntry{Tool: op.tool, Label: op.label, State: op.state, At: op.at, Since: op.since,
-		Stage: op.stage, Decision: op.decision, Reason: op.reason}
+		Stage: op.stage, Decision: op.decision, Reason: op.reason, ReasonCode: op.reasonCode}
+	if e.ReasonCode == "" {
+		e.ReasonCode = op.errorCode
+	}
 	switch {
 	case !op.state.Settled():
 	case !op.acked:
@@ -132,7 +149,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 		l.setup = nil
 	}
 	switch e.Type {
-	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged:
+	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
 		var d Event
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -150,8 +167,12 @@ func (l *Ledger) applyLocked(e store.Event) error {
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
 			return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
 		}
-		if e.Type == event.OpAcknowledged {
+		switch e.Type {
+		case event.OpAcknowledged:
 			ops[d.Ordinal-1].acked = true
+			return nil
+		case event.OpWaiting:
+			ops[d.Ordinal-1].waiting(d)
 			return nil
 		}
 		ops[d.Ordinal-1].apply(d, e.At)
@@ -326,8 +347,11 @@ func settleRun(r toolRun, result any, err error) toolRun {
 		r.op.ErrorCode, r.op.Reason, r.op.Result = errorResult(err)
 		return r
 	}
-	r.op.State = contract.OpDone
-	r.op.Result, _ = json.Marshal(result)
+	b, err := json.Marshal(result)
+	if err != nil {
+		return settleRun(r, nil, fmt.Errorf("encode the result: %w", err))
+	}
+	r.op.State, r.op.Result = contract.OpDone, b
 	return r
 }
 
@@ -412,6 +436,9 @@ func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call C
 	start := min(in.Offset, int64(len(data)))
 	end := min(start+int64(limit), int64(len(data)))
 	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
-	extra, _ := json.Marshal(frag)
+	extra, err := json.Marshal(frag)
+	if err != nil {
+		return Answer{}, fmt.Errorf("encode artifact fragment %s: %w", in.Ref, err)
+	}
 	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
 }

@@ -177,7 +177,12 @@ func AppendJSONValue(b []byte, v engine.Value) []byte {
 func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			out, _ := json.Marshal(s) // the rare case: let encoding/json escape it
+			// The rare case: let encoding/json escape it. Marshaling a Go string cannot
+			// fail (invalid UTF-8 becomes U+FFFD), so an error here is a broken invariant.
+			out, err := json.Marshal(s)
+			if err != nil {
+				panic("syntax: marshal a string: " + err.Error())
+			}
 			return append(b, out...)
 		}
 	}

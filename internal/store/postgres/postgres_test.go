@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"os"
@@ -96,7 +97,7 @@ func TestStore_Conformance(t *testing.T) {
 func TestStore_Immutable(t *testing.T) {
 	s := openAt(t, newDB(t))
 	err := s.Update(t.Context(), func(tx store.Tx) error {
-		if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0}); err != nil {
+		if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)}); err != nil {
 			return err
 		}
 		_, err := tx.PutRelease(t.Context(), store.Release{ID: "r", Version: "1", Digest: []byte("d"), CreatedAt: t0})
@@ -134,7 +135,7 @@ func TestStore_WaitAcrossInstances(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(t.Context(), "p1", 0) }()
 	if err := a.Update(t.Context(), func(tx store.Tx) error {
-		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0})
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
 		return err
 	}); err != nil {
 		t.Fatalf("Update: %v", err)

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestStore_Immutable(t *testing.T) {
 		{"update release", `UPDATE releases SET digest = X'00'`},
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error {
-		if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0}); err != nil {
+		if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)}); err != nil {
 			return err
 		}
 		_, err := tx.PutRelease(t.Context(), store.Release{ID: "r", Version: "1", Digest: []byte("d"), CreatedAt: t0})
@@ -88,7 +89,7 @@ func TestOpen_Reopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docket.db")
 	s := openAt(t, path)
 	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0})
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
 		return err
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
@@ -109,7 +110,7 @@ func TestOpen_Files(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docket.db")
 	s := openAt(t, path)
 	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0})
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
 		return err
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
@@ -134,7 +135,7 @@ func TestUpdate_OtherWriter(t *testing.T) {
 	appendOne := func(s *sqlite.Store, id string) (store.Event, error) {
 		var e store.Event
 		err := s.Update(t.Context(), func(tx store.Tx) (err error) {
-			e, err = tx.Append(t.Context(), store.NewEvent{Project: "p1", ID: id, Type: "t", At: t0})
+			e, err = tx.Append(t.Context(), store.NewEvent{Project: "p1", ID: id, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
 			return err
 		})
 		return e, err

@@ -167,7 +167,10 @@ func testRefused(t *testing.T, h Harness) {
 	}{
 		{"no project", func(e *store.NewEvent) { e.Project = "" }, store.ErrInvalid},
 		{"no type", func(e *store.NewEvent) { e.Type = "" }, store.ErrInvalid},
-		{"data not JSON", func(e *store.NewEvent) { e.Data = json.RawMessage(`{"a":`) }, store.ErrInvalid},
+		{"data not JSON", func(e *store.NewEvent) { e.Data = json.RawMessage(`{"a":`) }, store.ErrNoEventData},
+		{"data null", func(e *store.NewEvent) { e.Data = json.RawMessage(`null`) }, store.ErrNoEventData},
+		{"no data", func(e *store.NewEvent) { e.Data = nil }, store.ErrNoEventData},
+		{"data blank", func(e *store.NewEvent) { e.Data = json.RawMessage(" \n") }, store.ErrNoEventData},
 		{"zero time", func(e *store.NewEvent) { e.At = e.At.AddDate(-3000, 0, 0) }, store.ErrInvalid},
 		{"id reused in project", func(e *store.NewEvent) { e.ID = "ev-1" }, store.ErrConflict},
 	}

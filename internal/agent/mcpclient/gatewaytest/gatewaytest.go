@@ -198,8 +198,12 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 					o.later = o.later[1:]
 				}
 			}
-			meta, _ := json.Marshal(contract.HostMeta{AgentID: "agent-test", State: s.stripLocked()})
+			meta, err := json.Marshal(contract.HostMeta{AgentID: "agent-test", State: s.stripLocked()})
 			s.mu.Unlock()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Mcp-Session-Id", sid)
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"_meta":{"docket/v1":%s}}}`, msg.ID, meta)

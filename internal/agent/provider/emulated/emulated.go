@@ -130,10 +130,14 @@ func transcript(msgs []agent.Message) []agent.Message {
 			}
 			for _, c := range m.Calls {
 				names[c.ID] = c.Name
-				b, _ := json.Marshal(struct {
+				b, err := json.Marshal(struct {
 					Tool      string          `json:"tool"`
 					Arguments json.RawMessage `json:"arguments"`
 				}{c.Name, c.Arguments})
+				if err != nil {
+					// Arguments that are not JSON: the model sees what it sent, quoted.
+					b = fmt.Appendf(nil, `{"tool":%q,"arguments":%q}`, c.Name, c.Arguments)
+				}
 				parts = append(parts, string(b))
 			}
 		case agent.RoleUser:

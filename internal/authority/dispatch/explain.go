@@ -1,0 +1,214 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Work that waits is never silent (issue 11): an Operation whose execution no live
+// Connection can serve says why, as a reasonCode and a reason on its entry, until it is
+// claimed. Explain finds the reason from the store (Connections, tool locks, Sources,
+// lease rows) and from what each worker last advertised in a Poll to this instance, and
+// appends an [event.OpWaiting] event when the reason changed. That event counts only
+// while the work still waits, so a claim that came first in the log always wins.
+
+// advert is what a worker instance offered in its latest Poll on a Connection.
+type advert struct {
+	worker string
+	gen    int64
+	tools  []contract.ToolDescriptor
+}
+
+// advertise remembers what the worker polling conn under l offered.
+func (d *Dispatcher) advertise(conn contract.ConnectionID, l *contract.Lease, tools []contract.ToolDescriptor) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.adverts[conn] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(tools)}
+}
+
+func (d *Dispatcher) advertOf(conn contract.ConnectionID) (advert, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.adverts[conn]
+	return a, ok
+}
+
+// blockerRank orders reasons by how far the work got: of several Connections, the
+// Operation shows the reason of the one that came closest to serving it.
+var blockerRank = map[contract.Code]int{
+	contract.CodeNoToolLocked:      0,
+	contract.CodeNoSourceBound:     1,
+	contract.CodeSourceAmbiguous:   1,
+	contract.CodeNoLiveWorker:      2,
+	contract.CodeToolNotAdvertised: 3,
+}
+
+// ExplainAll runs [Dispatcher.Explain] on every project and returns how many
+// Operations it gave a new reason.
+func (d *Dispatcher) ExplainAll(ctx context.Context) (int, error) {
+	ps, err := d.store.Projects(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("explain waiting work: %w", err)
+	}
+	n := 0
+	for _, p := range ps {
+		m, err := d.Explain(ctx, contract.ProjectID(p.ID))
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Explain says why each of project's queued Operations is not dispatched, and returns
+// how many it gave a new reason. Work some live Connection can serve has no reason; one
+// that had a reason and can now be served has it cleared.
+func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (int, error) {
+	queued, err := d.ops.Queued(ctx, project)
+	if err != nil || len(queued) == 0 {
+		return 0, err
+	}
+	rows, err := d.store.Connections(ctx, string(project))
+	if err != nil {
+		return 0, fmt.Errorf("explain waiting work of %s: %w", project, err)
+	}
+	var conns []contract.Connection
+	for _, c := range rows {
+		if c.RevokedAt == nil {
+			conns = append(conns, contract.Connection{ID: contract.ConnectionID(c.ID), Project: project, Name: c.Name})
+		}
+	}
+	type change struct {
+		q   operation.Dispatch
+		why unserved // zero: the reason is cleared
+	}
+	var changes []change
+	for _, q := range queued {
+		why, known, err := d.explain(ctx, conns, q.Request)
+		if err != nil {
+			return 0, fmt.Errorf("explain waiting work of %s: %w", project, err)
+		}
+		if known {
+			changes = append(changes, change{q: q, why: why})
+		}
+	}
+	// changed keeps the changes the ledger lacks: only those are appended, and a Poll that
+	// explains nothing new writes nothing.
+	changed := func(l *operation.Ledger) []change {
+		var out []change
+		for _, c := range changes {
+			op := l.Op(c.q.Agent, c.q.Ordinal)
+			if op == nil || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
+				continue // claimed or settled since it was read
+			}
+			if code, reason := op.Waiting(); code != c.why.code || reason != c.why.reason {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	l := d.ops.Ledger(project)
+	l.Lock()
+	changes = changed(l)
+	l.Unlock()
+	if len(changes) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err = d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
+		todo := changed(wc.l)
+		n = len(todo)
+		for _, c := range todo {
+			if err := wc.event("", event.OpWaiting, "system", operation.Event{Agent: c.q.Agent, Ordinal: c.q.Ordinal,
+				Reason: c.why.reason, ReasonCode: c.why.code}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// explain returns why none of conns can serve q now: a zero unserved when one can, and
+// known false when this instance cannot tell (a live worker it has not heard from may
+// offer the Tool), so that it leaves the reason another instance gave.
+func (d *Dispatcher) explain(ctx context.Context, conns []contract.Connection, q contract.ExecutionRequest) (unserved, bool, error) {
+	best := unserved{contract.CodeNoToolLocked,
+		fmt.Sprintf("tool %s is locked on no live Connection of this project; lock it on the Connection whose worker runs it (docket tool lock).", q.Tool)}
+	now := d.nowUTC()
+	known := true
+	for _, conn := range conns {
+		digest, _, why, err := d.fit(ctx, conn, q)
+		if err != nil {
+			return unserved{}, false, err
+		}
+		if why == nil {
+			var heard bool
+			if why, heard, err = d.workerFit(ctx, conn, q.Tool, digest, now); err != nil {
+				return unserved{}, false, err
+			}
+			if why == nil && heard {
+				return unserved{}, true, nil // this Connection serves it: its worker claims it at its next Poll
+			}
+			if why == nil {
+				known = false
+				continue
+			}
+		}
+		if blockerRank[why.code] > blockerRank[best.code] {
+			best = *why
+		}
+	}
+	return best, known, nil
+}
+
+// workerFit says why conn, which may run tool locked at digest, has no worker to run it:
+// no worker holds its lease, or the one that does did not offer the Tool at that digest
+// in its latest Poll to this instance. heard is false when a live worker holds conn that
+// this instance has not heard from: it may offer the Tool.
+func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, tool, digest string, now time.Time) (why *unserved, heard bool, err error) {
+	row, err := d.store.Lease(ctx, string(conn.ID))
+	var l *lease
+	switch {
+	case err == nil:
+		l = leaseOf(row)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, false, fmt.Errorf("read lease of %s: %w", conn.ID, err)
+	}
+	if !l.live(now) {
+		return &unserved{contract.CodeNoLiveWorker,
+			fmt.Sprintf("no worker holds Connection %s, which can run tool %s; start one with its key (docket worker).", conn.Name, tool)}, true, nil
+	}
+	a, ok := d.advertOf(conn.ID)
+	if !ok || a.worker != l.worker || a.gen != l.gen {
+		return nil, false, nil
+	}
+	i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
+	switch {
+	case i < 0:
+		return &unserved{contract.CodeToolNotAdvertised,
+			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, true, nil
+	case a.tools[i].Digest != digest:
+		return &unserved{contract.CodeToolNotAdvertised,
+			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
+				conn.Name, tool, a.tools[i].Digest, digest)}, true, nil
+	}
+	return nil, true, nil
+}
+
+// explainLogged is [Dispatcher.Explain] for a Poll: a failure to explain is logged and
+// never fails the worker's call.
+func (d *Dispatcher) explainLogged(ctx context.Context, project contract.ProjectID) {
+	if _, err := d.Explain(ctx, project); err != nil && ctx.Err() == nil {
+		d.log.WarnContext(ctx, "explaining waiting work failed", logErr, err)
+	}
+}
