@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	_ "embed"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,105 +19,9 @@ import (
 
 // adaptersCapability has one Action per adapter docket worker wires, each against a
 // Source of its own type.
-const adaptersCapability = `
-id      = "test.adapters"
-version = "1.0.0"
-title   = "Every adapter"
-
-[[source]]
-name  = "files"
-type  = "file"
-words = ["echoed"]
-tier  = "attested"
-
-[[source]]
-name  = "ledger"
-type  = "db"
-words = ["item"]
-tier  = "attested"
-
-[[source]]
-name  = "api"
-type  = "http"
-words = ["price"]
-tier  = "attested"
-
-[[source]]
-name  = "calc"
-type  = "mcp"
-words = ["sum"]
-tier  = "attested"
-
-[[action]]
-name        = "echo"
-description = "Run a program that echoes its arguments."
-approval    = "none"
-[[action.param]]
-name = "n"
-type = "string"
-[action.execution]
-tool         = "test.echo@1"
-source_types = ["file"]
-kind         = "run"
-returns      = [{ predicate = "echoed", args = { n = "$n" } }]
-
-[[action]]
-name        = "record"
-description = "Insert an item."
-approval    = "none"
-[[action.param]]
-name = "name"
-type = "string"
-[[action.param]]
-name = "qty"
-type = "integer"
-[action.execution]
-tool         = "test.record@1"
-source_types = ["db"]
-kind         = "write"
-
-[[action]]
-name        = "lookup"
-description = "Read an item back."
-approval    = "none"
-[[action.param]]
-name = "name"
-type = "string"
-[action.execution]
-tool         = "test.lookup@1"
-source_types = ["db"]
-kind         = "read"
-returns      = [{ predicate = "item", args = { name = "$name", qty = "$qty" } }]
-
-[[action]]
-name        = "fetch"
-description = "Get a price over HTTP."
-approval    = "none"
-[[action.param]]
-name = "id"
-type = "string"
-[action.execution]
-tool         = "test.fetch@1"
-source_types = ["http"]
-kind         = "read"
-returns      = [{ predicate = "price", args = { id = "$id", cents = "$cents" } }]
-
-[[action]]
-name        = "add"
-description = "Add two numbers on an MCP server."
-approval    = "none"
-[[action.param]]
-name = "a"
-type = "integer"
-[[action.param]]
-name = "b"
-type = "integer"
-[action.execution]
-tool         = "test.add@1"
-source_types = ["mcp"]
-kind         = "read"
-returns      = [{ predicate = "sum", args = { total = "$sum" } }]
-`
+//
+//go:embed testdata/capability/adapters.toml
+var adaptersCapability string
 
 const adaptersManifest = `{"format": "docket-worker-tools/1", "tools": {
   "test.echo@1": {"adapter": "run", "sourceTypes": ["file"], "entry": "echo.sh", "kind": "run", "params": {"n": {"type": "string"}}},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -30,55 +31,9 @@ import (
 // hopCapability has a read through the workspace, a run Tool that blocks on a FIFO so a
 // test can kill the worker at an exact point, and a Tool locked only on another
 // Connection.
-const hopCapability = `
-id      = "test.hop"
-version = "1.0.0"
-title   = "Hop test"
-
-[[source]]
-name  = "files"
-type  = "file"
-words = ["loaded", "blocked"]
-tier  = "attested"
-
-[[action]]
-name        = "load"
-description = "Read a JSON file."
-approval    = "none"
-[[action.param]]
-name = "path"
-type = "string"
-[action.execution]
-tool         = "docket.workspace.read_json@1"
-source_types = ["file"]
-kind         = "read"
-returns      = [{ predicate = "loaded", args = { job_id = "$job_id" } }]
-
-[[action]]
-name        = "block"
-description = "Run a program that waits to be let go."
-approval    = "none"
-[[action.param]]
-name = "n"
-type = "string"
-[action.execution]
-tool         = "test.block@1"
-source_types = ["file"]
-kind         = "run"
-returns      = [{ predicate = "blocked", args = { n = "$n" } }]
-
-[[action]]
-name        = "stray"
-description = "A Tool locked on another Connection only."
-approval    = "none"
-[[action.param]]
-name = "n"
-type = "string"
-[action.execution]
-tool         = "test.stray@1"
-source_types = ["file"]
-kind         = "run"
-`
+//
+//go:embed testdata/capability/hop.toml
+var hopCapability string
 
 // blockScript counts its runs, says it started through one FIFO and waits on another.
 const blockScript = `#!/bin/sh

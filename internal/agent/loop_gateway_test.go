@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	_ "embed"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -25,51 +26,9 @@ import (
 
 // testCapability has a Board-only Action (note), one that needs a person (mark) and one
 // that runs on a worker (fetch).
-const testCapability = `id      = "test.loop"
-version = "1.0.0"
-title   = "Loop test"
-
-[[source]]
-name  = "workspace"
-type  = "file"
-words = ["fetched"]
-tier  = "attested"
-
-[[action]]
-name        = "note"
-description = "Note a topic."
-approval    = "none"
-effects     = ["noted(topic: ?topic)"]
-
-[[action.param]]
-name = "topic"
-type = "string"
-
-[[action]]
-name        = "mark"
-description = "Mark a topic, once a person approves."
-approval    = "person"
-effects     = ["marked(topic: ?topic)"]
-
-[[action.param]]
-name = "topic"
-type = "string"
-
-[[action]]
-name        = "fetch"
-description = "Fetch a file."
-approval    = "none"
-
-[[action.param]]
-name = "path"
-type = "string"
-
-[action.execution]
-tool         = "test.fetch@1"
-source_types = ["file"]
-kind         = "read"
-returns      = [{ predicate = "fetched", args = { path = "$path" } }]
-`
+//
+//go:embed testdata/loop.toml
+var testCapability string
 
 // authorityRig is a real authority on SQLite with its MCP gateway on httptest.
 type authorityRig struct {
