@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -73,7 +74,7 @@ type Config struct {
 	Routes map[string]http.Handler
 }
 
-// Server serves /api/v1. It is safe for concurrent use.
+// Server serves /api/v1 and the console's pages. It is safe for concurrent use.
 type Server struct {
 	auth      backend
 	dec       decider
@@ -86,6 +87,8 @@ type Server struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	xorigin   *http.CrossOriginProtection
+	templates map[string]*template.Template // the pages, by name (pages.go)
+	streams   *streamSet                    // open event streams, ended at sign-out
 }
 
 // New returns a Server.
@@ -105,6 +108,8 @@ func New(cfg Config) (*Server, error) {
 		keepAlive: cfg.KeepAlive,
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
+		templates: map[string]*template.Template{},
+		streams:   newStreamSet(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -120,6 +125,9 @@ func New(cfg Config) (*Server, error) {
 		s.keepAlive = DefaultKeepAlive
 	}
 	s.routes()
+	if err := s.pageRoutes(); err != nil {
+		return nil, err
+	}
 	for pattern, h := range cfg.Routes {
 		s.mux.Handle(pattern, h)
 	}
