@@ -33,6 +33,13 @@ type testServer struct {
 
 func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	t.Helper()
+	return newTestServerWith(t, cfg, nil)
+}
+
+// newTestServerWith is newTestServer with further routes on the listener, built from the
+// server's authority and Operations (the MCP gateway, for instance).
+func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.Authority, *authority.Operations) map[string]http.Handler) *testServer {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +56,9 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
 	cfg.Authority, cfg.Requests, cfg.Reconciler = a, ops, disp
+	if routes != nil {
+		cfg.Routes = routes(a, ops)
+	}
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -90,6 +90,10 @@ type pageData struct {
 	Head    int64  // the log's last event when the page was read; the stream starts after it
 	Notice  string
 	Body    any
+
+	// Bare leaves out the stylesheet and icon: a request refused before routing is
+	// answered under a Host or origin whose asset requests are refused as well.
+	Bare bool
 }
 
 // pageFunc is a page handler: it reads, calls the authority and renders, and returns any
@@ -103,7 +107,7 @@ func (s *Server) page(pattern, nav string, h pageFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		v, err := s.visitor(w, r)
 		if err != nil {
-			if contract.CodeOf(err) == contract.CodeUnauthenticated && safeMethod(r.Method) {
+			if httpStatus(contract.CodeOf(err)) == http.StatusUnauthorized && safeMethod(r.Method) {
 				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
@@ -186,9 +190,23 @@ type errorBody struct {
 	Teaching string
 }
 
+// refuse answers a request the server refuses before routing it: with the error page
+// when a browser navigates (it asks for HTML), else with the API's JSON error.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+		s.showError(w, r, err, true)
+		return
+	}
+	s.writeError(w, r, err)
+}
+
 // renderError shows err as a page with its code and teaching, with the status the API
 // gives the same code. An error without a code is logged and never shown (STYLE.md §7).
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) {
+	s.showError(w, r, err, false)
+}
+
+func (s *Server) showError(w http.ResponseWriter, r *http.Request, err error, bare bool) {
 	ce, ok := errors.AsType[*contract.Error](err)
 	if !ok {
 		s.log.ErrorContext(r.Context(), "page failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
@@ -198,7 +216,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	status := httpStatus(ce.Code)
 	title := http.StatusText(status)
-	if err := s.writePage(w, status, "error", pageData{Body: errorBody{Title: title, Code: ce.Code, Teaching: ce.Teaching}}); err != nil {
+	if err := s.writePage(w, status, "error", pageData{Bare: bare, Body: errorBody{Title: title, Code: ce.Code, Teaching: ce.Teaching}}); err != nil {
 		s.log.ErrorContext(r.Context(), "page failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
 		http.Error(w, title, status)
 	}

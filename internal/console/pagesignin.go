@@ -61,7 +61,7 @@ func (s *Server) pageSignInPost(w http.ResponseWriter, r *http.Request) {
 // the cookie.
 func (s *Server) pageSignOut(w http.ResponseWriter, r *http.Request) {
 	v, err := s.visitor(w, r)
-	if contract.CodeOf(err) == contract.CodeUnauthenticated {
+	if httpStatus(contract.CodeOf(err)) == http.StatusUnauthorized {
 		clearSessionCookie(w)
 		http.Redirect(w, r, "/signin", http.StatusSeeOther)
 		return

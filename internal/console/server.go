@@ -191,11 +191,11 @@ func (s *Server) routes() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
 	if err := s.checkHost(r); err != nil {
-		s.writeError(w, r, err)
+		s.refuse(w, r, err)
 		return
 	}
 	if err := s.xorigin.Check(r); err != nil {
-		s.writeError(w, r, errCrossOrigin(err))
+		s.refuse(w, r, errCrossOrigin(err))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

@@ -132,7 +132,9 @@ func (b *Browser) record(ev any) {
 		b.problems = append(b.problems, fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber, text))
 	case *log.EventEntryAdded:
 		e := ev.Entry
-		if e.Level == log.EntryLevelError || e.Level == log.EntryLevelWarning || e.Source == log.EntrySourceSecurity || e.Source == log.EntrySourceViolation {
+		// A refused request is a network entry; the tests read statuses from Responses.
+		if e.Source != log.EntrySourceNetwork && (e.Level == log.EntryLevelError || e.Level == log.EntryLevelWarning ||
+			e.Source == log.EntrySourceSecurity || e.Source == log.EntrySourceViolation) {
 			b.problems = append(b.problems, fmt.Sprintf("log %s/%s at %s: %s", e.Source, e.Level, e.URL, e.Text))
 		}
 	case *network.EventResponseReceived:
@@ -186,11 +188,24 @@ func Run[T any](b *Browser, a chromedp.Action[T]) T {
 	return v
 }
 
-// Text returns the text of the first node sel matches, once it is visible.
-func (b *Browser) Text(sel string) string {
+// Text returns the text of the first element the CSS selector css matches, once it is
+// visible.
+func (b *Browser) Text(css string) string {
 	b.t.Helper()
-	b.Do(chromedp.WaitVisible(sel))
-	return Run(b, chromedp.Text(sel))
+	b.Do(chromedp.WaitVisible(chromedp.CSS(css)))
+	return Run(b, chromedp.Text(chromedp.CSS(css)))
+}
+
+// Cookies returns the browser's cookies for url, HttpOnly ones included.
+func (b *Browser) Cookies(url string) []*network.Cookie {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+	if err != nil {
+		b.t.Fatalf("browser: read cookies of %s: %v", url, err)
+	}
+	return res.Cookies
 }
 
 // Screenshot writes the page as dir/name-<width>.png at each of Widths, the full height
