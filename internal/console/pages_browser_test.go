@@ -64,14 +64,10 @@ func newPagesRig(t *testing.T, flags ...string) *pagesRig {
 	return r
 }
 
-// signIn signs ada in from the sign-in page, as a person does: typing and pressing Enter.
+// signIn signs ada in from the sign-in page.
 func (r *pagesRig) signIn(t *testing.T) {
 	t.Helper()
-	r.b.Do(chromedp.Navigate(r.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#passphrase")),
-		chromedp.SendKeys(chromedp.CSS("#name"), "ada"),
-		chromedp.SendKeys(chromedp.CSS("#passphrase"), testPassphrase+"\r"),
-		chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")))
+	r.b.SignIn(r.URL, "ada", testPassphrase)
 }
 
 // mark has the Agent apply mark through the gateway: the Action needs a person, so the

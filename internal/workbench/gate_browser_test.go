@@ -92,12 +92,10 @@ func TestRunGate_Console(t *testing.T) {
 	t.Cleanup(gate.Close)
 	b := browsertest.New(t) // closed first, so that its event stream does not hold the servers
 
-	b.Do(chromedp.Navigate(gate.URL+"/?key="+key),
-		chromedp.WaitVisible(chromedp.CSS("#passphrase")),
-		chromedp.SendKeys(chromedp.CSS("#name"), "ada"),
-		chromedp.SendKeys(chromedp.CSS("#passphrase"), "correct horse battery\r"),
-		chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")),
-		chromedp.Navigate(gate.URL+"/projects/default/needs"),
+	// The printed URL trades the key for a cookie and lands on the sign-in page.
+	b.Do(chromedp.Navigate(gate.URL+"/?key="+key), chromedp.WaitVisible(chromedp.CSS("#passphrase")))
+	b.SignIn(gate.URL, "ada", "correct horse battery")
+	b.Do(chromedp.Navigate(gate.URL+"/projects/default/needs"),
 		chromedp.WaitVisible(chromedp.CSS("#requests-empty")))
 
 	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}

@@ -196,6 +196,17 @@ func (b *Browser) Text(css string) string {
 	return Run(b, chromedp.Text(chromedp.CSS(css)))
 }
 
+// SignIn signs in to the console at base (its scheme and host) as a person does, typing
+// the name and passphrase and pressing Enter, and waits for the console's navigation.
+func (b *Browser) SignIn(base, name, passphrase string) {
+	b.t.Helper()
+	b.Do(chromedp.Navigate(base+"/signin"),
+		chromedp.WaitVisible(chromedp.CSS("#passphrase")),
+		chromedp.SendKeys(chromedp.CSS("#name"), name),
+		chromedp.SendKeys(chromedp.CSS("#passphrase"), passphrase+"\r"),
+		chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")))
+}
+
 // Cookies returns the browser's cookies for url, HttpOnly ones included.
 func (b *Browser) Cookies(url string) []*network.Cookie {
 	b.t.Helper()
