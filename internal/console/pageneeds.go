@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -92,7 +91,7 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 func whyWaits(q contract.Request) string {
 	switch q.State {
 	case contract.RequestPending:
-		return "The Action " + q.Vector.Action + " needs a person's approval: it runs only once a member approves this exact vector, before it closes at " + q.Deadline.UTC().Format(time.TimeOnly) + " UTC."
+		return "The Action " + q.Vector.Action + "'s approval names a person: it runs only once a member approves this exact vector, before the request closes."
 	case contract.RequestExpired:
 		return "Nobody decided before it closed; the call was refused."
 	case contract.RequestVoid:
