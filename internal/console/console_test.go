@@ -80,6 +80,12 @@ type request struct {
 
 func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	t.Helper()
+	return s.doWith(t, s.Client(), r)
+}
+
+// doWith is do with client c, for a test that reads redirects instead of following them.
+func (s *testServer) doWith(t testing.TB, c *http.Client, r request) (*http.Response, []byte) {
+	t.Helper()
 	var body io.Reader
 	if r.body != "" {
 		body = strings.NewReader(r.body)
@@ -88,7 +94,7 @@ func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.body != "" {
+	if r.body != "" && r.header["Content-Type"] == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range r.header {
@@ -103,7 +109,7 @@ func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	if r.cookie != "" {
 		req.AddCookie(&http.Cookie{Name: "docket_session", Value: r.cookie})
 	}
-	resp, err := s.Client().Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
