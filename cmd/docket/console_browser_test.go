@@ -146,3 +146,52 @@ func TestConsole_ReconcileNeedsPerson(t *testing.T) {
 		t.Errorf("the pages reported problems: %q", ps)
 	}
 }
+
+// TestConsole_ThroughStart: the URL docket start prints opens the console in a browser,
+// and the browser keeps working through the run gate with the cookie it traded the key
+// for: it signs in with a form, a Request an agent raises arrives on Needs you over the
+// event stream, and the decision form posts through.
+func TestConsole_ThroughStart(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	env := append(os.Environ(), "DOCKET_HOME="+home)
+	start := startProc(t, append(env, "DOCKET_PASSPHRASE=correct horse battery"), "start", "--listen", "127.0.0.1:0")
+	start.waitLine(t, "docket start: open http://")
+	var printed string
+	for line := range strings.Lines(start.log()) {
+		if _, u, ok := strings.Cut(line, "docket start: open "); ok {
+			printed = strings.TrimSpace(u)
+		}
+	}
+	base, _, _ := strings.Cut(printed, "/?key=")
+	s := &serveEnv{home: home, env: env}
+	s.docket(t, nil, "doctor", "--wait", "30s")
+	s.docket(t, nil, "capability", "install", filepath.Join("testdata", "requests"))
+	var at contract.AgentToken
+	s.docketJSON(t, &at, "agent", "create", "one")
+	serveURL, err := os.ReadFile(filepath.Join(home, urlFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.url, s.token = strings.TrimSpace(string(serveURL)), at.Token
+
+	b := browsertest.New(t)
+	b.Do(chromedp.Navigate(printed), chromedp.WaitVisible(chromedp.CSS("#passphrase")))
+	if got := browsertest.Run(b, chromedp.Location()); strings.Contains(got, "key=") {
+		t.Errorf("after opening the printed URL the address is %q, want the key gone from it", got)
+	}
+	b.SignIn(base, "admin", "correct horse battery")
+	b.Do(chromedp.Navigate(base+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("#requests-empty")))
+
+	if res := call(t, s.gateway(t), "ApplyAction", `{"action": "mark", "params": {"topic": "a"}}`); !res.Accepted {
+		t.Fatalf("ApplyAction mark = %+v", res)
+	}
+	b.Do(chromedp.WaitVisible(chromedp.CSS("section.request")),
+		chromedp.Click(chromedp.CSS("button.approve")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")))
+	if got := b.Text(".notice"); !strings.Contains(got, "approved") {
+		t.Errorf("after approving through docket start's gate, the notice is %q", got)
+	}
+	if ps := b.Problems(); len(ps) > 0 {
+		t.Errorf("the pages reported problems through the gate: %q", ps)
+	}
+}

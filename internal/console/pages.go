@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -31,8 +30,8 @@ const maxFormBody = 64 << 10
 // csrfField is the form field that carries the session's CSRF token on every page form.
 const csrfField = "csrf"
 
-// pageRoutes lists every route of the pages in one place (STYLE.md §10). A page is one
-// file here and one template in web/.
+// pageRoutes lists every route of the pages in one place, and parses their templates. A
+// page is one file here (page<name>.go) and one template in web/ (<name>.html).
 func (s *Server) pageRoutes() error {
 	static, err := fs.Sub(web, "web/static")
 	if err != nil {
@@ -201,19 +200,13 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // renderError shows err as a page with its code and teaching, with the status the API
-// gives the same code. An error without a code is logged and never shown (STYLE.md §7).
+// gives the same code. An error without a code is logged and never shown.
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) {
 	s.showError(w, r, err, false)
 }
 
 func (s *Server) showError(w http.ResponseWriter, r *http.Request, err error, bare bool) {
-	ce, ok := errors.AsType[*contract.Error](err)
-	if !ok {
-		s.log.ErrorContext(r.Context(), "page failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
-		ce = contract.Errorf(contract.CodeInternal, "the authority failed to show this page; its log has the cause.")
-	} else if ce.Err != nil {
-		s.log.DebugContext(r.Context(), "page refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
-	}
+	ce := s.publicError(r, err)
 	status := httpStatus(ce.Code)
 	title := http.StatusText(status)
 	if err := s.writePage(w, status, "error", pageData{Bare: bare, Body: errorBody{Title: title, Code: ce.Code, Teaching: ce.Teaching}}); err != nil {
