@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -54,8 +55,16 @@ func (s *Server) pageRoutes() error {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
 	})
-	for _, name := range []string{"error", "signin", "needs", "operations"} {
-		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/"+name+".html")
+	files, err := fs.Glob(web, "web/*.html")
+	if err != nil {
+		return fmt.Errorf("console: list the pages: %w", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", f)
 		if err != nil {
 			return fmt.Errorf("console: parse page %s: %w", name, err)
 		}
@@ -64,8 +73,19 @@ func (s *Server) pageRoutes() error {
 	return nil
 }
 
+// navItem is one entry of the console's navigation: the page's path under its project and
+// its name. The Needs you entry carries the count of waiting Requests.
+type navItem struct{ Page, Name string }
+
+// navigation lists the pages the navigation links to, in its order.
+var navigation = []navItem{
+	{"needs", "Needs you"},
+	{"operations", "Operations"},
+}
+
 // pageFuncs are the helpers the page templates call.
 var pageFuncs = template.FuncMap{
+	"navigation": func() []navItem { return navigation },
 	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"clock": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 }

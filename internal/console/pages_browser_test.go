@@ -224,6 +224,28 @@ func TestPages_Deny(t *testing.T) {
 	}
 }
 
+// TestPages_WithoutJavaScript: with JavaScript off, a member signs in, reads the Request
+// and denies it; only the live updates are lost.
+func TestPages_WithoutJavaScript(t *testing.T) {
+	r := newPagesRig(t)
+	r.b.DisableScript()
+	r.signIn(t)
+	r.mark(t, "d")
+	q := r.pending(t)[0]
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/"),
+		chromedp.SendKeys(chromedp.ID(string(q.ID)+"-reason"), "not without a script"),
+		chromedp.Click(chromedp.ID(string(q.ID)+"-deny")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")))
+	if got := r.b.Text(".notice"); !strings.Contains(got, string(q.ID)+" denied") {
+		t.Errorf("after denying without JavaScript, the notice is %q", got)
+	}
+	for _, resp := range r.b.Responses() {
+		if strings.Contains(resp.URL, "/api/v1/events") {
+			t.Errorf("with JavaScript off the page opened the event stream %s", resp.URL)
+		}
+	}
+}
+
 // TestPages_Refusals: a form posted from another origin, a page asked for under another
 // Host and a form without the session's CSRF token change nothing.
 func TestPages_Refusals(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -205,6 +206,16 @@ func (b *Browser) SignIn(base, name, passphrase string) {
 		chromedp.SendKeys(chromedp.CSS("#name"), name),
 		chromedp.SendKeys(chromedp.CSS("#passphrase"), passphrase+"\r"),
 		chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")))
+}
+
+// DisableScript turns JavaScript off in the tab, for pages that must work without it.
+func (b *Browser) DisableScript() {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		b.t.Fatalf("browser: turn JavaScript off: %v", err)
+	}
 }
 
 // Cookies returns the browser's cookies for url, HttpOnly ones included.
