@@ -86,8 +86,8 @@ var navigation = []navItem{
 // pageFuncs are the helpers the page templates call.
 var pageFuncs = template.FuncMap{
 	"navigation": func() []navItem { return navigation },
-	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"clock": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"clock":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 }
 
 // visit is one signed-in member's request for a page.
