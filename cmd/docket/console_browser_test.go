@@ -85,6 +85,9 @@ func TestConsole_ApproveRunsWriteAndCertifies(t *testing.T) {
 			t.Errorf("Needs you shows %q, want it to show %q", req, want)
 		}
 	}
+	if ps := b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("Needs you with a Case: %q", ps)
+	}
 	b.Screenshot(consoleShots, "needs-you-case")
 	b.Do(chromedp.Click(chromedp.CSS("button.approve")), chromedp.WaitVisible(chromedp.CSS(".notice")))
 	if got := b.Text(".notice"); !strings.Contains(got, "approved") {
@@ -132,6 +135,9 @@ func TestConsole_ReconcileNeedsPerson(t *testing.T) {
 	row := b.Text("tr[id^=op-]")
 	if !strings.Contains(row, "needs_person") || !strings.Contains(row, "lease") {
 		t.Errorf("the Operation's row is %q, want needs_person and why (the lost lease)", row)
+	}
+	if ps := b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the Operations page with a reconcile form: %q", ps)
 	}
 	b.Screenshot(consoleShots, "operations-needs-person")
 	b.Do(chromedp.Click(chromedp.CSS(`form.reconcile input[value=failed]`)),

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/authority"
@@ -209,8 +210,15 @@ func TestPages_NeedsYou(t *testing.T) {
 func TestPages_Deny(t *testing.T) {
 	r := newPagesRig(t)
 	r.signIn(t)
+	// Operations is open when the call comes: its row and the badge arrive live.
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/operations"), chromedp.WaitVisible(chromedp.ID("agents-empty")))
 	r.mark(t, "b")
 	q := r.pending(t)[0]
+	r.b.Do(chromedp.WaitVisible(chromedp.Search(`//span[@id="needs-count"][text()="1"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//td//span[text()="waiting for a decision"]`)))
+	if got := r.b.Text("table.ops tbody"); !strings.Contains(got, "ApplyAction mark") || !strings.Contains(got, string(q.ID)) {
+		t.Errorf("the Operations row is %q, want the mark waiting on %s", got, q.ID)
+	}
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"),
 		chromedp.SendKeys(chromedp.ID(string(q.ID)+"-reason"), "topic b is out of scope"),
 		chromedp.Click(chromedp.ID(string(q.ID)+"-deny")),
@@ -221,6 +229,42 @@ func TestPages_Deny(t *testing.T) {
 	}
 	if len(strip) == 0 || strip[0].State != contract.OpRefused || !strings.Contains(strip[0].Reason, "topic b is out of scope") {
 		t.Errorf("the agent's strip = %+v, want the mark refused with the reason typed on the page", strip)
+	}
+}
+
+// TestPages_Keyboard: the pages read well to a screen reader (labels, one h1, headings
+// in order, captioned tables), and Tab walks a Needs you page in reading order — skip
+// link, navigation, sign out, tabs, then each request's decision — so that a request can
+// be approved from the keyboard alone.
+func TestPages_Keyboard(t *testing.T) {
+	r := newPagesRig(t)
+	r.b.Do(chromedp.Navigate(r.URL + "/signin"))
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("sign-in page: %q", ps)
+	}
+	r.signIn(t)
+	r.mark(t, "k")
+	q := r.pending(t)[0]
+	for _, page := range []string{"needs", "needs/history", "operations"} {
+		r.b.Do(chromedp.Navigate(r.URL+"/projects/default/"+page), chromedp.WaitVisible(chromedp.CSS("h1")))
+		if ps := r.b.A11yProblems(); len(ps) > 0 {
+			t.Errorf("%s page: %q", page, ps)
+		}
+	}
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(string(q.ID))))
+	want := []string{"a Skip to content", "a Docket", "a Needs you 1", "a Operations", "button Sign out", "a Waiting", "a History",
+		"button " + string(q.ID) + "-approve", "textarea " + string(q.ID) + "-reason", "button " + string(q.ID) + "-deny"}
+	got := r.b.Focus(len(want))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Tab order (-want +got):\n%s", diff)
+	}
+	// The focus is on Deny; Shift+Tab twice reaches Approve, and Enter presses it.
+	r.b.Do(chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(".notice")))
+	if got := r.b.Text(".notice"); !strings.Contains(got, string(q.ID)+" approved") {
+		t.Errorf("after Enter on Approve, the notice is %q", got)
 	}
 }
 

@@ -208,6 +208,50 @@ func (b *Browser) SignIn(base, name, passphrase string) {
 		chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")))
 }
 
+// A11yProblems returns what makes the current page hard to use with a screen reader: a
+// form control without a label, a page without exactly one h1, a heading level skipped,
+// a table without a caption or header cells, an image without alt text.
+func (b *Browser) A11yProblems() []string {
+	b.t.Helper()
+	return Run(b, chromedp.Evaluate[[]string](a11yCheck))
+}
+
+// a11yCheck runs in the page (through the DevTools protocol, not as page script).
+const a11yCheck = `(() => {
+  const out = [];
+  document.querySelectorAll("input:not([type=hidden]), textarea, select").forEach(el => {
+    if (!el.labels || el.labels.length === 0) out.push("unlabelled " + el.tagName.toLowerCase() + " " + (el.name || el.id));
+  });
+  const h1 = document.querySelectorAll("h1").length;
+  if (h1 !== 1) out.push(h1 + " h1 elements, want 1");
+  let last = 0;
+  document.querySelectorAll("h1, h2, h3, h4, h5, h6").forEach(h => {
+    const n = Number(h.tagName[1]);
+    if (n > last + 1) out.push("heading " + h.tagName + " after h" + last + ": " + h.textContent.trim());
+    last = n;
+  });
+  document.querySelectorAll("table").forEach(t => {
+    if (!t.caption) out.push("table without a caption");
+    if (!t.querySelector("th")) out.push("table without header cells");
+  });
+  document.querySelectorAll("img:not([alt])").forEach(i => out.push("image without alt " + i.src));
+  return out;
+})()`
+
+// Focus returns, for each of n presses of Tab from the top of the page, the element that
+// has the focus: its tag, and its id, its text or its name.
+func (b *Browser) Focus(n int) []string {
+	b.t.Helper()
+	b.Do(chromedp.Evaluate[chromedp.Void]("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)"))
+	var out []string
+	for range n {
+		b.Do(chromedp.KeyEvent("\t"))
+		out = append(out, Run(b, chromedp.Evaluate[string](`(() => { const e = document.activeElement;
+  return e.tagName.toLowerCase() + " " + (e.id || e.textContent.trim().replace(/\s+/g, " ") || e.name); })()`)))
+	}
+	return out
+}
+
 // DisableScript turns JavaScript off in the tab, for pages that must work without it.
 func (b *Browser) DisableScript() {
 	b.t.Helper()
