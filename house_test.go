@@ -125,6 +125,7 @@ func TestDeps(t *testing.T) {
 		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority"), nil, nil, "the test helper builds authorities through the facade"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the console calls the authority, never the store"},
+		{"internal/console/browsertest", within("github.com/chromedp/"), nil, nil, "the browser harness of the console's tests reaches the console only as a browser does"},
 		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), edgeStd, nil,
 			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
 		{"internal/workhop", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the worker hop calls the authority, never the store"},

@@ -33,6 +33,13 @@ type testServer struct {
 
 func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	t.Helper()
+	return newTestServerWith(t, cfg, nil)
+}
+
+// newTestServerWith is newTestServer with further routes on the listener, built from the
+// server's authority and Operations (the MCP gateway, for instance).
+func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.Authority, *authority.Operations) map[string]http.Handler) *testServer {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +56,9 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
 	cfg.Authority, cfg.Requests, cfg.Reconciler = a, ops, disp
+	if routes != nil {
+		cfg.Routes = routes(a, ops)
+	}
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +80,12 @@ type request struct {
 
 func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	t.Helper()
+	return s.doWith(t, s.Client(), r)
+}
+
+// doWith is do with client c, for a test that reads redirects instead of following them.
+func (s *testServer) doWith(t testing.TB, c *http.Client, r request) (*http.Response, []byte) {
+	t.Helper()
 	var body io.Reader
 	if r.body != "" {
 		body = strings.NewReader(r.body)
@@ -78,7 +94,7 @@ func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.body != "" {
+	if r.body != "" && r.header["Content-Type"] == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range r.header {
@@ -93,7 +109,7 @@ func (s *testServer) do(t testing.TB, r request) (*http.Response, []byte) {
 	if r.cookie != "" {
 		req.AddCookie(&http.Cookie{Name: "docket_session", Value: r.cookie})
 	}
-	resp, err := s.Client().Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,9 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) error
 		}
 		after = n
 	}
-	ctx, c := r.Context(), caller(r)
+	ctx, done := s.streams.add(r.Context(), requestToken(r))
+	defer done()
+	c := caller(r)
 	// The first read checks access and the cursor before the stream's headers commit.
 	es, err := s.auth.Events(ctx, c, p, after, maxPage)
 	if err != nil {

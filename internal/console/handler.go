@@ -41,13 +41,7 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 // writeError sends err as {"errorCode", "teaching"}. An error without a code is the
 // authority's own failure: its cause is logged and never sent (STYLE.md §7).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	ce, ok := errors.AsType[*contract.Error](err)
-	if !ok {
-		s.log.ErrorContext(r.Context(), "request failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
-		ce = contract.Errorf(contract.CodeInternal, "the authority failed to handle this request; its log has the cause.")
-	} else if ce.Err != nil {
-		s.log.DebugContext(r.Context(), "request refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
-	}
+	ce := s.publicError(r, err)
 	status := httpStatus(ce.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docket"`)
@@ -56,6 +50,20 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "refusal not sent", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
 		http.Error(w, `{"errorCode":"internal"}`, http.StatusInternalServerError)
 	}
+}
+
+// publicError returns what may be sent of err, logging the rest: an error without a
+// code is the authority's own failure, whose cause is logged and never sent.
+func (s *Server) publicError(r *http.Request, err error) *contract.Error {
+	ce, ok := errors.AsType[*contract.Error](err)
+	if !ok {
+		s.log.ErrorContext(r.Context(), "request failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		return contract.Errorf(contract.CodeInternal, "the authority failed to handle this request; its log has the cause.")
+	}
+	if ce.Err != nil {
+		s.log.DebugContext(r.Context(), "request refused", logMethod, r.Method, logPath, r.URL.Path, logCode, ce.Code, logErr, ce.Err)
+	}
+	return ce
 }
 
 // writeJSON sends v as JSON with status. v is encoded first, so an encoding error is

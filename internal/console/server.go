@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,7 +77,7 @@ type Config struct {
 	Routes map[string]http.Handler
 }
 
-// Server serves /api/v1. It is safe for concurrent use.
+// Server serves /api/v1 and the console's pages. It is safe for concurrent use.
 type Server struct {
 	auth      backend
 	dec       decider
@@ -89,6 +90,8 @@ type Server struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	xorigin   *http.CrossOriginProtection
+	templates map[string]*template.Template // the pages, by name (pages.go)
+	streams   *streamSet                    // open event streams, ended at sign-out
 }
 
 // New returns a Server.
@@ -108,6 +111,8 @@ func New(cfg Config) (*Server, error) {
 		keepAlive: cfg.KeepAlive,
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
+		templates: map[string]*template.Template{},
+		streams:   newStreamSet(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -123,6 +128,9 @@ func New(cfg Config) (*Server, error) {
 		s.keepAlive = DefaultKeepAlive
 	}
 	s.routes()
+	if err := s.pageRoutes(); err != nil {
+		return nil, err
+	}
 	for pattern, h := range cfg.Routes {
 		s.mux.Handle(pattern, h)
 	}
@@ -189,11 +197,11 @@ func (s *Server) routes() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
 	if err := s.checkHost(r); err != nil {
-		s.writeError(w, r, err)
+		s.refuse(w, r, err)
 		return
 	}
 	if err := s.xorigin.Check(r); err != nil {
-		s.writeError(w, r, errCrossOrigin(err))
+		s.refuse(w, r, errCrossOrigin(err))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

@@ -42,28 +42,21 @@ func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name:     sessionCookie,
-		Value:    sess.Token.String(),
-		Path:     "/",
-		Expires:  sess.Expires,
-		HttpOnly: true,
-		SameSite: http.SameSiteStrictMode,
-		Secure:   r.TLS != nil,
-	})
+	setSessionCookie(w, r, sess)
 	return writeJSON(w, http.StatusCreated, contract.SessionCreated{CSRFToken: csrfToken(sess.Token),
 		ExpiresAt: sess.Expires, Member: sess.Member})
 }
 
-// handleLogout revokes the session that made the request and clears the cookie.
+// handleLogout revokes the session that made the request, ends its event streams and
+// clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 	if caller(r).Kind != contract.PrincipalMember {
 		return contract.Errorf(contract.CodeForbidden, "only a member's session can log out; revoke agents with docket agent revoke.")
 	}
-	if err := s.auth.Logout(r.Context(), requestToken(r)); err != nil {
+	if err := s.signOut(r, requestToken(r)); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	clearSessionCookie(w)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

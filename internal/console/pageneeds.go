@@ -1,0 +1,163 @@
+package console
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types of Requests in the project's log: a page that shows Requests is brought up
+// to date when one arrives.
+const (
+	evRequestCreated = "request.created"
+	evRequestChanged = "request.changed"
+)
+
+// needsBody is what the Needs you page shows: the waiting Requests, or the history.
+type needsBody struct {
+	Tab   string // "pending" or "history"
+	Items []requestView
+}
+
+// requestView is one Request as a person reads it before deciding.
+type requestView struct {
+	contract.Request
+	Agent string         // the requesting Agent's name
+	Case  *contract.Case // nil when the Action names no Case
+	Why   string
+	Rows  []vectorRow
+}
+
+// vectorRow is one field of a Request's canonical vector, as the digest covers it.
+type vectorRow struct{ Name, Value string }
+
+// pageNeeds shows what waits for a person: each pending Request with the vector its
+// digest covers and the forms that decide it.
+func (s *Server) pageNeeds(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showRequests(w, r, v, "pending")
+}
+
+// pageNeedsHistory shows the Requests that no longer wait: decided, void or expired,
+// newest first.
+func (s *Server) pageNeedsHistory(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showRequests(w, r, v, "history")
+}
+
+func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, tab string) error {
+	if s.dec == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server decides no requests; docket serve does.")
+	}
+	ctx := r.Context()
+	rs, err := s.dec.Requests(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	rs = slices.DeleteFunc(rs, func(q contract.Request) bool { return (q.State == contract.RequestPending) != (tab == "pending") })
+	if tab == "history" {
+		slices.Reverse(rs)
+	}
+	names, err := s.agentNames(ctx, v)
+	if err != nil {
+		return err
+	}
+	cases := map[contract.CaseID]*contract.Case{}
+	b := needsBody{Tab: tab}
+	for _, q := range rs {
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		if rv.Agent == "" {
+			rv.Agent = string(q.RequestedBy)
+		}
+		if id := q.Vector.CaseID; id != "" {
+			if _, ok := cases[id]; !ok {
+				c, err := s.auth.Case(ctx, v.caller, v.project, id)
+				if err != nil {
+					return err
+				}
+				cases[id] = &c
+			}
+			rv.Case = cases[id]
+		}
+		b.Items = append(b.Items, rv)
+	}
+	return s.render(w, r, v, http.StatusOK, "needs", b)
+}
+
+// whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only
+// when the Action's approval names a person (or its View lists it waiting on a decision).
+func whyWaits(q contract.Request) string {
+	switch q.State {
+	case contract.RequestPending:
+		return "The Action " + q.Vector.Action + "'s approval names a person: it runs only once a member approves this exact vector, before the request closes."
+	case contract.RequestExpired:
+		return "Nobody decided before it closed; the call was refused."
+	case contract.RequestVoid:
+		return "The call changed before it ran, so the approval no longer named it; the call was refused."
+	case contract.RequestDenied:
+		return "A member denied it; the agent was told the reason."
+	}
+	return "A member approved it; the call ran as the vector says."
+}
+
+// vectorRows lists the fields of vec in the order a reviewer reads them: what runs, on
+// which Case, with which Tool and Source, then each argument.
+func vectorRows(vec contract.RequestVector) []vectorRow {
+	rows := []vectorRow{{"Action", vec.Action}}
+	for _, f := range []vectorRow{{"Case", string(vec.CaseID)}, {"Tool", vec.Tool}, {"Tool digest", vec.ToolDigest}, {"Source", vec.Source}} {
+		if f.Value != "" {
+			rows = append(rows, f)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(vec.Args)) {
+		rows = append(rows, vectorRow{"args." + k, vec.Args[k].String()})
+	}
+	return rows
+}
+
+// pageDecide decides a Request with the digest the page showed: the authority refuses a
+// decision on any other. Approve and deny answer with Needs you again and a notice.
+func (s *Server) pageDecide(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.dec == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server decides no requests; docket serve does.")
+	}
+	d := contract.Decision{Digest: r.PostFormValue("digest"), Verdict: contract.Verdict(r.PostFormValue("verdict")), Reason: r.PostFormValue("reason")}
+	got, err := s.dec.Decide(r.Context(), v.caller, v.project, contract.RequestID(r.PathValue("id")), d)
+	if err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", string(got.ID)+" "+string(got.State)+".")
+}
+
+// pendingCount is the Needs you badge: how many Requests wait for a person.
+func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
+	if s.dec == nil {
+		return 0, nil
+	}
+	rs, err := s.dec.Requests(ctx, v.caller, v.project)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, q := range rs {
+		if q.State == contract.RequestPending {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// agentNames maps the project's Agent ids to their names.
+func (s *Server) agentNames(ctx context.Context, v visit) (map[string]string, error) {
+	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(as))
+	for _, a := range as {
+		names[string(a.ID)] = a.Name
+	}
+	return names, nil
+}

@@ -1,0 +1,301 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// web holds the console's pages: layout.html frames every page, each other .html file is
+// one page (its "title" and "main" templates), and static/ is served at /static/.
+//
+//go:embed web
+var web embed.FS
+
+// maxFormBody bounds a page form's body in bytes: a digest, a verdict and a reason, or a
+// reconciliation's note.
+const maxFormBody = 64 << 10
+
+// csrfField is the form field that carries the session's CSRF token on every page form.
+const csrfField = "csrf"
+
+// pageRoutes lists every route of the pages in one place, and parses their templates. A
+// page is one file here (page<name>.go) and one template in web/ (<name>.html).
+func (s *Server) pageRoutes() error {
+	static, err := fs.Sub(web, "web/static")
+	if err != nil {
+		return fmt.Errorf("console: read embedded assets: %w", err)
+	}
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+
+	s.mux.HandleFunc("GET /signin", s.pageSignIn)
+	s.mux.HandleFunc("POST /signin", s.pageSignInPost)
+	s.mux.HandleFunc("POST /signout", s.pageSignOut)
+
+	s.page("GET /{$}", "", s.pageHome)
+	s.page("GET /projects/{project}/{$}", "", s.pageProjectHome)
+	s.page("GET /projects/{project}/needs", "needs", s.pageNeeds)
+	s.page("GET /projects/{project}/needs/history", "needs", s.pageNeedsHistory)
+	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
+	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
+	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
+
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
+	})
+	files, err := fs.Glob(web, "web/*.html")
+	if err != nil {
+		return fmt.Errorf("console: list the pages: %w", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", f)
+		if err != nil {
+			return fmt.Errorf("console: parse page %s: %w", name, err)
+		}
+		s.templates[name] = t
+	}
+	return nil
+}
+
+// navItem is one entry of the console's navigation: the page's path under its project and
+// its name. The Needs you entry carries the count of waiting Requests.
+type navItem struct{ Page, Name string }
+
+// navigation lists the pages the navigation links to, in its order.
+var navigation = []navItem{
+	{"needs", "Needs you"},
+	{"operations", "Operations"},
+}
+
+// pageFuncs are the helpers the page templates call.
+var pageFuncs = template.FuncMap{
+	"navigation": func() []navItem { return navigation },
+	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"clock":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+}
+
+// visit is one signed-in member's request for a page.
+type visit struct {
+	caller  authority.Caller
+	token   authority.Token
+	project contract.ProjectID // "" on routes without {project}
+	nav     string             // the navigation entry the page belongs to
+}
+
+// pageData is what the layout renders around every page's Body.
+type pageData struct {
+	Member  string
+	Project contract.ProjectID
+	CSRF    string
+	Nav     string
+	Pending int    // the Needs you badge
+	Live    string // event types that bring the page up to date; "" for none
+	Head    int64  // the log's last event when the page was read; the stream starts after it
+	Notice  string
+	Body    any
+
+	// Bare leaves out the stylesheet and icon: a request refused before routing is
+	// answered under a Host or origin whose asset requests are refused as well.
+	Bare bool
+}
+
+// pageFunc is a page handler: it reads, calls the authority and renders, and returns any
+// error for [Server.renderError] to show, once.
+type pageFunc func(w http.ResponseWriter, r *http.Request, v visit) error
+
+// page registers a page that needs a member's session. A GET without one is sent to sign
+// in; a POST must carry the session's CSRF token in its form and is bounded to
+// maxFormBody.
+func (s *Server) page(pattern, nav string, h pageFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.visitor(w, r)
+		if err != nil {
+			if httpStatus(contract.CodeOf(err)) == http.StatusUnauthorized && safeMethod(r.Method) {
+				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			s.renderError(w, r, err)
+			return
+		}
+		v.nav = nav
+		if err := h(w, r, v); err != nil {
+			s.renderError(w, r, err)
+		}
+	})
+}
+
+// visitor authenticates a page request by its session cookie. A bearer token is not
+// taken: pages are for browsers, and a browser holds a member's session only as the cookie.
+func (s *Server) visitor(w http.ResponseWriter, r *http.Request) (visit, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return visit{}, contract.Errorf(contract.CodeUnauthenticated, "sign in to see this page.")
+	}
+	tok := authority.Token(c.Value)
+	if !safeMethod(r.Method) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+		if err := r.ParseForm(); err != nil {
+			return visit{}, &contract.Error{Code: contract.CodeInvalidArgument, Err: err,
+				Teaching: fmt.Sprintf("the form could not be read; send it from the console's page, under %d bytes.", maxFormBody)}
+		}
+		if subtle.ConstantTimeCompare([]byte(r.PostFormValue(csrfField)), []byte(csrfToken(tok))) != 1 {
+			return visit{}, contract.Errorf(contract.CodeCSRF, "this form does not carry this session's CSRF token; reload the page and send it again.")
+		}
+	}
+	caller, err := s.auth.Authenticate(r.Context(), tok)
+	if err != nil {
+		return visit{}, err
+	}
+	if caller.Kind != contract.PrincipalMember {
+		return visit{}, contract.Errorf(contract.CodeForbidden, "the console's pages are for members; agents use /mcp.")
+	}
+	return visit{caller: caller, token: tok, project: contract.ProjectID(r.PathValue("project"))}, nil
+}
+
+// render writes page name with the layout around body. live lists the event types that
+// bring it up to date; the Needs you badge follows request events on every page.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status int, name string, body any, live ...string) error {
+	d := pageData{Member: v.caller.Name, Project: v.project, CSRF: csrfToken(v.token), Nav: v.nav, Body: body,
+		Notice: r.URL.Query().Get("notice")}
+	if v.project != "" {
+		n, err := s.pendingCount(r.Context(), v)
+		if err != nil {
+			return err
+		}
+		head, err := s.logHead(r.Context(), v.caller, v.project)
+		if err != nil {
+			return err
+		}
+		d.Pending, d.Head = n, head
+		d.Live = strings.Join(append([]string{evRequestCreated, evRequestChanged}, live...), ",")
+	}
+	return s.writePage(w, status, name, d)
+}
+
+// writePage executes page name into a buffer first, so that a template failure is an
+// error page and never half a page.
+func (s *Server) writePage(w http.ResponseWriter, status int, name string, d pageData) error {
+	var buf bytes.Buffer
+	if err := s.templates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
+		return fmt.Errorf("render page %s: %w", name, err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	// The status is sent; a browser that went away has nothing left to learn.
+	_, _ = buf.WriteTo(w)
+	return nil
+}
+
+// errorBody is what the error page shows.
+type errorBody struct {
+	Title    string
+	Code     contract.Code
+	Teaching string
+}
+
+// refuse answers a request the server refuses before routing it: with the error page
+// when a browser navigates (it asks for HTML), else with the API's JSON error.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+		s.showError(w, r, err, true)
+		return
+	}
+	s.writeError(w, r, err)
+}
+
+// renderError shows err as a page with its code and teaching, with the status the API
+// gives the same code. An error without a code is logged and never shown.
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) {
+	s.showError(w, r, err, false)
+}
+
+func (s *Server) showError(w http.ResponseWriter, r *http.Request, err error, bare bool) {
+	ce := s.publicError(r, err)
+	status := httpStatus(ce.Code)
+	title := http.StatusText(status)
+	if err := s.writePage(w, status, "error", pageData{Bare: bare, Body: errorBody{Title: title, Code: ce.Code, Teaching: ce.Teaching}}); err != nil {
+		s.log.ErrorContext(r.Context(), "page failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		http.Error(w, title, status)
+	}
+}
+
+// redirectNotice answers a page form with a redirect to to, carrying a notice for the
+// page there to show, so that reloading it does not send the form again.
+func redirectNotice(w http.ResponseWriter, r *http.Request, to, notice string) error {
+	http.Redirect(w, r, to+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+	return nil
+}
+
+// pageHome sends a member to their first project's home.
+func (s *Server) pageHome(w http.ResponseWriter, r *http.Request, v visit) error {
+	who := v.caller.Whoami()
+	if len(who.Projects) == 0 {
+		return contract.Errorf(contract.CodeNotFound, "you are a member of no project; create one with docket project create.")
+	}
+	http.Redirect(w, r, "/projects/"+url.PathEscape(string(who.Projects[0]))+"/", http.StatusSeeOther)
+	return nil
+}
+
+// pageProjectHome is Needs you when something waits for a person, else Operations.
+func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit) error {
+	n, err := s.pendingCount(r.Context(), v)
+	if err != nil {
+		return err
+	}
+	to := "operations"
+	if n > 0 {
+		to = "needs"
+	}
+	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/"+to, http.StatusSeeOther)
+	return nil
+}
+
+// logHead returns the sequence number of project's last event, so that a page's live
+// updates start after what it shows. The facade has no read of the head alone, so it is
+// found with O(log n) one-event reads: doubling until past the end, then bisecting.
+func (s *Server) logHead(ctx context.Context, c authority.Caller, p contract.ProjectID) (int64, error) {
+	exists := func(seq int64) (bool, error) { // whether event seq exists
+		es, err := s.auth.Events(ctx, c, p, seq-1, 1)
+		return len(es) > 0, err
+	}
+	lo, hi := int64(0), int64(1) // event lo exists (0 stands for "none"), event hi is unknown
+	for {
+		ok, err := exists(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 { // event lo exists, event hi does not
+		mid := lo + (hi-lo)/2
+		ok, err := exists(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
