@@ -1,4 +1,4 @@
-// House rules that tests keep rather than memory (STYLE.md §13): which packages may import
+// House rules that tests keep rather than memory: which packages may import
 // what, one doc comment per package, and no encoding error dropped.
 package docket_test
 
@@ -193,7 +193,7 @@ func within(prefixes ...string) func(string) bool {
 }
 
 // TestPackageDocs wants exactly one package doc comment in every package, so that go doc
-// is the map of the system (STYLE.md §2).
+// is the map of the system.
 func TestPackageDocs(t *testing.T) {
 	for dir, p := range loadPackages(t) {
 		switch len(p.docs) {

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// agentCmd manages Agents and their tokens (DESIGN.md §2).
+// agentCmd manages Agents and their tokens.
 type agentCmd struct {
 	Create agentCreateCmd `cmd:"" help:"Create an Agent and print its token once."`
 	Token  agentTokenCmd  `cmd:"" help:"Replace an Agent's token and print the new one once."`

@@ -12,7 +12,7 @@ import (
 )
 
 // capabilityInstallCmd uploads a capability directory to the authority, which validates
-// it, stores an immutable release and installs it into the project (DESIGN.md §4).
+// it, stores an immutable release and installs it into the project.
 type capabilityInstallCmd struct {
 	clientFlags
 	Dir string `arg:"" name:"dir" help:"Capability directory (with capability.toml)." type:"existingdir"`

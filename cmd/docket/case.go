@@ -12,7 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// caseCmd reads a project's Cases (DESIGN.md §3.4).
+// caseCmd reads a project's Cases.
 type caseCmd struct {
 	List caseListCmd `cmd:"" help:"List the project's Cases."`
 	Show caseShowCmd `cmd:"" help:"Show one Case."`

@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 	return kctx.Run()
 }
 
-// Exit codes (DESIGN.md §1).
+// Exit codes.
 const (
 	exitOK         = 0
 	exitFailure    = 1

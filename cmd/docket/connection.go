@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// connectionCmd manages Connections, the credentials of workers (DESIGN.md §2, §8).
+// connectionCmd manages Connections, the credentials of workers.
 type connectionCmd struct {
 	Create connectionCreateCmd `cmd:"" help:"Create a Connection and print its key once."`
 	List   connectionListCmd   `cmd:"" help:"List the project's Connections."`

@@ -26,7 +26,7 @@ func testEnv(vars map[string]string) (*env, *bytes.Buffer) {
 
 // TestServe_CrashDuringWrites kills a child docket serve with SIGKILL at random points of
 // a stream of writes. After each restart the event chain must verify and every write the
-// server acknowledged must be present (DESIGN.md §10).
+// server acknowledged must be present.
 func TestServe_CrashDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts several server processes")

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// decideCmd decides a Request (DESIGN.md §7.1): the decision names the digest its decider
+// decideCmd decides a Request: the decision names the digest its decider
 // read, so a call that changed since is never the one approved.
 type decideCmd struct {
 	clientFlags

@@ -18,7 +18,7 @@ import (
 // bound is a minute) while a real docket worker runs the claimed call, kills the worker
 // with SIGKILL and starts no other. Only docket serve's lease sweep can settle the work
 // then; the held call must wake with the Operation needing a person, long before the
-// hold bound would have answered running (DESIGN.md §6.3, §6.4).
+// hold bound would have answered running.
 func TestServeWorker_HeldCallWokenBySweep(t *testing.T) {
 	const hold = time.Minute
 	capDir := t.TempDir()

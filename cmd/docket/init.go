@@ -18,7 +18,7 @@ import (
 )
 
 // initCmd creates a data dir: the installation key, the store, the first member and the
-// default project, and saves a CLI token for the admin verbs (DESIGN.md §1).
+// default project, and saves a CLI token for the admin verbs.
 type initCmd struct {
 	Member         string `help:"Name of the first member." default:"admin"`
 	PassphraseFile string `help:"File holding the member's passphrase (else DOCKET_PASSPHRASE, else a prompt)." type:"path"`

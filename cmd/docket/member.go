@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// memberCmd manages members (DESIGN.md §2).
+// memberCmd manages members.
 type memberCmd struct {
 	Add memberAddCmd `cmd:"" help:"Add a member to your projects."`
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// projectCmd manages projects (DESIGN.md §2).
+// projectCmd manages projects.
 type projectCmd struct {
 	Create projectCreateCmd `cmd:"" help:"Create a project with you as its first member."`
 	List   projectListCmd   `cmd:"" help:"List your projects."`

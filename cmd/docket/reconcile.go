@@ -8,8 +8,8 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// reconcileCmd settles an Operation that needs a person with what the member found
-// (DESIGN.md §6.4). Nothing is run again.
+// reconcileCmd settles an Operation that needs a person with what the member found.
+// Nothing is run again.
 type reconcileCmd struct {
 	clientFlags
 	Operation string `arg:"" name:"op" help:"The Operation, <agent>.<ordinal> (its grant's invocation)."`

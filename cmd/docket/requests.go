@@ -10,7 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// requestsCmd lists the calls waiting for a person's decision (DESIGN.md §7.1), each with
+// requestsCmd lists the calls waiting for a person's decision, each with
 // the exact canonical vector its digest covers.
 type requestsCmd struct {
 	clientFlags

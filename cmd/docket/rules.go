@@ -263,7 +263,7 @@ func (c *rulesEvalCmd) printCounts(w *bufio.Writer, eng *engine.Engine) {
 	}
 }
 
-// appendEvalJSON appends one line of `docket rules eval -o json` (DESIGN.md §3.3), byte for
+// appendEvalJSON appends one line of `docket rules eval -o json`, byte for
 // byte as encoding/json would write
 // {"predicate","args"(sorted),"negated"(when set),"tier","derived"}.
 func appendEvalJSON(b []byte, a engine.Atom, tier contract.Tier, derived bool) []byte {

@@ -18,13 +18,13 @@ import (
 )
 
 // serveCmd runs the authority: the store, the Boards and the console API on a loopback
-// listener (DESIGN.md §1, §11).
+// listener.
 type serveCmd struct {
 	Listen   string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
 	DB       string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
 	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
 	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
-	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running (DESIGN.md §6.3)." default:"50s"`
+	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
 	LeaseTTL time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
 }
 

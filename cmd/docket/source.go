@@ -10,7 +10,7 @@ import (
 )
 
 // sourceCmd manages the public records of Sources; their secret parts (root path, DSN,
-// tokens) stay in the worker's vault (DESIGN.md §2).
+// tokens) stay in the worker's vault.
 type sourceCmd struct {
 	Bind sourceBindCmd `cmd:"" help:"Bind a Source to a Connection."`
 	List sourceListCmd `cmd:"" help:"List the Sources of a Connection."`

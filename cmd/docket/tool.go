@@ -9,7 +9,7 @@ import (
 )
 
 // toolCmd manages tool locks: a Tool is usable only while it is locked on its Connection
-// at the digest of its definition (DESIGN.md §8.3).
+// at the digest of its definition.
 type toolCmd struct {
 	Lock toolLockCmd `cmd:"" help:"Lock a Tool on a Connection at a digest."`
 	List toolListCmd `cmd:"" help:"List the Tools locked on a Connection."`

@@ -25,7 +25,7 @@ import (
 	"github.com/docketrun/docket/internal/worker/hardening"
 )
 
-// workerCmd runs a worker for one Connection (DESIGN.md §1, §8): outbound only, it polls
+// workerCmd runs a worker for one Connection: outbound only, it polls
 // the authority's /work and never listens. The Connection key comes from --key-file or
 // DOCKET_CONNECTION_KEY, never from a flag's value; once read, the variable is removed
 // from the worker's environment, and the worker makes itself non-dumpable so the
@@ -143,7 +143,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	return err
 }
 
-// workerAdapters returns every adapter a manifest may name (DESIGN.md §8.3), with run
+// workerAdapters returns every adapter a manifest may name, with run
 // programs resolved under root and the workspace kept from the worker's own files in
 // protected, and a function that closes those holding resources: database pools and MCP
 // sessions (and their stdio servers).

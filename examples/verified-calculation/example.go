@@ -1,4 +1,4 @@
-// Package verifiedcalculation embeds the verified-calculation example of DESIGN.md §9.4:
+// Package verifiedcalculation embeds the verified-calculation example, Docket's reference workflow:
 // its capability, input data, worker tool manifest, vault template and scripted-model
 // script, so that `docket demo` runs it from any directory.
 package verifiedcalculation

@@ -81,7 +81,7 @@ func TestExample_PartsAgree(t *testing.T) {
 }
 
 // TestExample_ScriptNeverStatesAValue: the scripted model's calls name jobs, files and
-// Cases, never an input or derived number (DESIGN.md §9.4).
+// Cases, never an input or derived number.
 func TestExample_ScriptNeverStatesAValue(t *testing.T) {
 	s, err := scripted.ParseJSON(read(t, "script.json"))
 	if err != nil {

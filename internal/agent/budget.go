@@ -7,8 +7,8 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Budget bounds one run. A zero field is no bound. Budgets stop a run, not just report it
-// (DESIGN.md §9.3): [Meter.Record] is called after every model turn and its error ends the run.
+// Budget bounds one run. A zero field is no bound. Budgets stop a run, not just report it:
+// [Meter.Record] is called after every model turn and its error ends the run.
 type Budget struct {
 	MaxTurns  int     `toml:"max_turns"`  // model turns; 0: unbounded
 	MaxTokens int64   `toml:"max_tokens"` // input plus output tokens over all turns; 0: unbounded

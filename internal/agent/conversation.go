@@ -12,8 +12,7 @@ import (
 )
 
 // Conversation is one transcript the loop serves over the Agent's connection, with what
-// the loop needs to resume it after a restart without re-sending anything (DESIGN.md §9.2,
-// §9.3). It is saved after every step, so a killed runtime loses at most the step it was
+// the loop needs to resume it after a restart without re-sending anything. It is saved after every step, so a killed runtime loses at most the step it was
 // taking, and never forgets that a call was sent.
 type Conversation struct {
 	ID       string    `json:"id"`
@@ -51,7 +50,7 @@ var ErrNoConversation = errors.New("agent: no such conversation")
 
 // ConversationStore keeps conversations so a restarted runtime resumes them. Save
 // replaces the stored conversation with c whole; an implementation backed by the
-// authority's event log appends it as an event (DESIGN.md §9.3). Load returns an error
+// authority's event log appends it as an event. Load returns an error
 // wrapping [ErrNoConversation] for an unknown id. Implementations are safe for
 // concurrent use.
 type ConversationStore interface {
@@ -60,8 +59,7 @@ type ConversationStore interface {
 }
 
 // BudgetRecorder is an optional ability of a [ConversationStore]: it records that a
-// budget stopped a run of conversation id, as an event the console shows (DESIGN.md
-// §9.3). The loop calls it once per stopped run; its error is logged, and the run still
+// budget stopped a run of conversation id, as an event the console shows. The loop calls it once per stopped run; its error is logged, and the run still
 // ends with the *[BudgetError].
 type BudgetRecorder interface {
 	RecordBudget(ctx context.Context, id string, e *BudgetError) error

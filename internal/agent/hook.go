@@ -13,7 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Hook sees the loop's governed tool calls (DESIGN.md §9.3). The loop calls BeforeTool for
+// Hook sees the loop's governed tool calls. The loop calls BeforeTool for
 // each call it is about to send to the gateway (not for calls it answers itself because
 // the turn stopped or the tool is not one of the six), and AfterTool with the bounded
 // result the model is about to be shown. Calls of one conversation come one at a time.

@@ -60,7 +60,7 @@ func (k Key) GoString() string { return k.String() }
 // Format keeps every verb (%v, %+v, %s, %q, %x) from printing the key.
 func (k Key) Format(f fmt.State, verb rune) { fmt.Fprint(f, k.String()) }
 
-// LogValue logs the digest only (STYLE.md §8).
+// LogValue logs the digest only.
 func (k Key) LogValue() slog.Value { return slog.StringValue(k.String()) }
 
 // Scrub replaces every occurrence of the key in s, for text that came back from an
@@ -75,7 +75,7 @@ func (k Key) Scrub(s string) string {
 // LoadKey finds the model key: the file at keyFile when it is set, else the
 // [KeyEnv] variable read through getenv. A key file readable by group or others is
 // refused, as ssh refuses such private keys. It returns the zero Key when neither is set;
-// whether a key is required is the provider's business. Keys never come from flags (DESIGN.md §1).
+// whether a key is required is the provider's business. Keys never come from flags.
 func LoadKey(keyFile string, getenv func(string) string) (Key, error) {
 	if keyFile == "" {
 		return NewKey(getenv(KeyEnv)), nil

@@ -44,7 +44,7 @@ type LoopConfig struct {
 	Logger  *slog.Logger                   // nil: discard
 }
 
-// Loop is the governed loop of one Agent (DESIGN.md §9.2): it serves conversations one
+// Loop is the governed loop of one Agent: it serves conversations one
 // at a time over the Agent's one MCP connection, offers the model exactly the gateway's
 // six tools, runs a turn's calls in order, keeps a running call open while it asks the
 // strip, never re-sends a call, and shows the model the outcomes of its writes it has not
@@ -140,7 +140,7 @@ func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 	return out, err
 }
 
-// recordBudget records a budget that stopped a run, when the store can (DESIGN.md §9.3).
+// recordBudget records a budget that stopped a run, when the store can.
 // A failure to record is logged: the run stops with its budget error either way.
 func (l *Loop) recordBudget(ctx context.Context, id string, be *BudgetError) {
 	r, ok := l.cfg.Store.(BudgetRecorder)
@@ -309,7 +309,7 @@ func (l *Loop) after(ctx context.Context, id string, call ToolCall, res ToolResu
 	}
 }
 
-// answerHead is the part of a tool result the loop reads (DESIGN.md §6.1).
+// answerHead is the part of a tool result the loop reads.
 type answerHead struct {
 	ErrorCode  contract.Code             `json:"errorCode"`
 	Operations []contract.OperationEntry `json:"operations"`
@@ -387,7 +387,7 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 }
 
 // isWrite reports whether tool's calls become operations: all but QueryBoard and
-// ReadArtifact (DESIGN.md §6.4).
+// ReadArtifact.
 func isWrite(tool string) bool {
 	spec, ok := contract.Tool(tool)
 	return ok && spec.Write

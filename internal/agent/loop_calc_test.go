@@ -13,7 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// calcScript is the verified calculation (DESIGN.md §9.4) as a scripted model plays it.
+// calcScript is the verified calculation as a scripted model plays it.
 // The model names the job and the files; it never passes an input or output value.
 const calcScript = `{"turns":[
   {"say":"load the input","calls":[{"tool":"ApplyAction","arguments":{"action":"load_input","params":{"path":"data/input.json"}}}]},

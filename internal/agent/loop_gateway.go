@@ -10,7 +10,7 @@ import (
 
 // ToolNames returns the names of the six tools of the governed surface in the order the
 // gateway lists them: the only tools a model is offered and the only ones the runtime
-// sends (DESIGN.md §6.1, §11).
+// sends.
 func ToolNames() []string {
 	specs := contract.Tools()
 	names := make([]string, len(specs))
@@ -29,7 +29,7 @@ func IsGovernedTool(name string) bool {
 // ErrOutcomeUnknown is wrapped by a [Gateway] when a call was sent and its answer was lost
 // (the session vanished, the stream broke, the gateway failed mid-call). The call must
 // not be sent again: the loop reports the outcome as unknown to the model and learns it
-// from the strip (DESIGN.md §9.2).
+// from the strip.
 var ErrOutcomeUnknown = errors.New("agent: the call's answer was lost; its outcome is unknown")
 
 // Gateway is the MCP connection the loop works through: one per Agent, used by one
@@ -44,7 +44,7 @@ type Gateway interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (CallResult, error)
 
 	// Strip asks the gateway for the state form of this Agent's operations, newest first
-	// (an MCP ping; DESIGN.md §6.1).
+	// (an MCP ping).
 	Strip(ctx context.Context) ([]contract.OperationSlot, error)
 }
 

@@ -13,7 +13,7 @@ import (
 
 // This file holds how the loop learns outcomes it did not read in a call's answer: by
 // keeping a running call open and asking the strip, and by watching operations across
-// turns until their outcome can be shown (DESIGN.md §9.2).
+// turns until their outcome can be shown.
 
 // hold keeps a running call open, asking the strip every PingEvery until the operation
 // leaves running or HoldWait passes. It returns the last state seen.
@@ -150,7 +150,7 @@ func withOutcome(text string, op contract.OperationEntry) string {
 
 // deliver reads the strip through QueryBoard, which always runs and is never an
 // operation. The gateway counts an outcome as delivered only once a tool result carried
-// it (DESIGN.md §6.5); without this, the model's next write after an outcome learned by
+// it; without this, the model's next write after an outcome learned by
 // ping would be refused with previous_result_undelivered. It returns that strip.
 func (l *Loop) deliver(ctx context.Context) ([]contract.OperationEntry, error) {
 	r, err := l.cfg.Gateway.Call(ctx, "QueryBoard", json.RawMessage(`{}`))

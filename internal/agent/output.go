@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Output bounds (DESIGN.md §9.3).
+// Output bounds.
 const (
 	DefaultOutputLimit = 16 << 10 // bytes of a tool result shown to the model
 	MinOutputLimit     = 512      // below this the cut note would not fit beside any output

@@ -3,7 +3,7 @@ package agent
 import "strings"
 
 // systemPrompt is what every Docket agent is told before its task. It states the rules the
-// authority enforces anyway (DESIGN.md §3, §6), so that a model plans with them instead of
+// authority enforces anyway, so that a model plans with them instead of
 // learning them from refusals.
 const systemPrompt = `You are an agent working on a Docket Board. You do real work, but you hold no authority: you reason on the Board and change the world only through Actions the Board lists.
 

@@ -9,7 +9,7 @@ import (
 
 func TestSystemPrompt(t *testing.T) {
 	p := agent.SystemPrompt("")
-	// The model can name exactly six tools (DESIGN.md §6.1); the prompt must name them all.
+	// The model can name exactly six tools; the prompt must name them all.
 	for _, tool := range []string{"OpenCase", "ApplyBatch", "ApplyAction", "CloseCase", "QueryBoard", "ReadArtifact"} {
 		if !strings.Contains(p, "- "+tool+" ") {
 			t.Errorf("the system prompt does not describe %s", tool)

@@ -13,8 +13,8 @@ import (
 // MaxEventPage is the largest page of events one call returns.
 const MaxEventPage = eventlog.MaxEventPage
 
-// Events returns up to limit events of project after sequence number after, in order
-// (DESIGN.md §10). limit <= 0 means 100.
+// Events returns up to limit events of project after sequence number after, in order.
+// limit <= 0 means 100.
 func (a *Authority) Events(ctx context.Context, c Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err

@@ -48,8 +48,7 @@ func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 }
 
 // TestOperations_OrdinalsAcrossInstances shows that an Agent's writes admitted at the same
-// moment by two instances over one store get distinct ordinals with no gap (DESIGN.md
-// §6.4, §10): the second admission sees the first under the log's head lock and takes the
+// moment by two instances over one store get distinct ordinals with no gap: the second admission sees the first under the log's head lock and takes the
 // next ordinal. Every outcome counts as delivered, so the gate admits each call.
 func TestOperations_OrdinalsAcrossInstances(t *testing.T) {
 	const rounds = 12

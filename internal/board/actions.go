@@ -45,7 +45,7 @@ func (b *Board) trustFloor(c *contract.Case) contract.Tier {
 }
 
 // ApplyAction applies the Action name in Case caseID (may be empty for a Case-free call)
-// with the caller's params (DESIGN.md §4).
+// with the caller's params.
 //
 // The business key's arguments bind the params and variables of the same names, so an
 // Action in a Case works on that Case's subject; a caller may repeat a key value but not
@@ -61,7 +61,7 @@ func (b *Board) trustFloor(c *contract.Case) contract.Tier {
 // outcome arrives through [Board.ApplyOutcome]. Whether the Tool is usable (needs_setup)
 // is the authority's check at dispatch. A once_per_case Action is recorded when its
 // outcome lands, so the authority must not dispatch a second request for it while one is
-// unresolved (its write gate, DESIGN.md §6.5, already holds that).
+// unresolved (its write gate already holds that).
 func (b *Board) ApplyAction(by Author, caseID contract.CaseID, name string, params contract.Args) (ActionResult, error) {
 	ev, err := b.evaluate(caseID, name, params)
 	if err != nil {
@@ -87,7 +87,7 @@ func (b *Board) ApplyAction(by Author, caseID contract.CaseID, name string, para
 // (Args, with the bound params named in Bound) and its Approval; for an executed Action
 // also its Tool, Kind and SourceTypes. It changes nothing. The authority binds a Request
 // for a Board-only Action to these arguments, so a decision covers the values the
-// Board's premises supply, not only the caller's params (DESIGN.md §7.1).
+// Board's premises supply, not only the caller's params.
 //
 // Evaluate refuses what ApplyAction would refuse before it writes: an unknown Action,
 // wrong params, a dead or closed Case, failed preconditions, a missing or ambiguous

@@ -6,7 +6,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Author is who writes to the Board and at what tier its facts land (DESIGN.md §3.2).
+// Author is who writes to the Board and at what tier its facts land.
 //
 // The Board enforces what it can know and the caller — the authority — checks the rest:
 //   - an agent's facts are always asserted, whatever Tier says;

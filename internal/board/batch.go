@@ -19,7 +19,7 @@ type BatchResult struct {
 // so that a caller's id never collides with a later generated one.
 var reservedPrefixes = []string{"n-", "cap-", "case-"}
 
-// ApplyBatch applies batch for by: every operation lands, or none does (DESIGN.md §6.1).
+// ApplyBatch applies batch for by: every operation lands, or none does.
 // It checks every operation first, then applies them in order; if one fails, the ones
 // before it are undone and the Board is exactly as it was. The error is a
 // *contract.OpError naming the failing operation and wrapping a *contract.Error.
@@ -201,7 +201,7 @@ func (b *Board) checkRuleRight(by Author, caseID contract.CaseID) error {
 }
 
 // checkLocal says whether a node may be local to caseID: only a running exploration Case
-// holds Case-local nodes (DESIGN.md §3.4).
+// holds Case-local nodes.
 func (b *Board) checkLocal(caseID contract.CaseID) error {
 	c, err := b.liveCase(caseID)
 	if err != nil {

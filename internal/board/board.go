@@ -19,7 +19,7 @@ type Config struct {
 
 	// AllowAgentRules lets agents add rules outside exploration Cases. Default false: an
 	// agent's add_axiom outside an exploration Case is refused with case_local_forbidden,
-	// and the View's position.rules says so (DESIGN.md §3.4).
+	// and the View's position.rules says so.
 	AllowAgentRules bool
 
 	// Limits are the engine's safety caps; zero fields take the engine's defaults.
@@ -27,7 +27,7 @@ type Config struct {
 }
 
 // Board is a project's Board: capability rules, the nodes principals created, the Cases
-// and the Actions (DESIGN.md §3). Every mutation is all-or-nothing: an error leaves the
+// and the Actions. Every mutation is all-or-nothing: an error leaves the
 // Board as it was. A Board is not safe for concurrent use; the authority serializes calls.
 type Board struct {
 	cfg Config

@@ -15,7 +15,7 @@ import (
 const rootSuffix = ":root"
 
 // OpenCase opens a Case of caseType for the business key and returns its record and the
-// root goal node to persist (DESIGN.md §3.4). The caseId and root are minted from the
+// root goal node to persist. The caseId and root are minted from the
 // Board's count of Cases, so the same calls on the same Board give the same ids.
 //
 // Refusals: case_type_unknown; case_business_key (key arguments missing, extra or

@@ -17,7 +17,7 @@ type CloseResult struct {
 	Changes []contract.NodeChange
 }
 
-// CloseCase closes Case id with disposition (DESIGN.md §3.4). Completed succeeds only on
+// CloseCase closes Case id with disposition. Completed succeeds only on
 // a certified root (see [Board.Certify]); cancelled, failed, abandoned and superseded
 // need a reason (case_reason_required). Closing an exploration Case removes its Case-local
 // nodes and marks the receipt exploratory.

@@ -5,7 +5,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Declarations is what one capability release contributes to a Board (DESIGN.md §4). The
+// Declarations is what one capability release contributes to a Board. The
 // capability package parses and validates it; the Board only consumes it.
 type Declarations struct {
 	Release   string // the release that declared these, "id@version"
@@ -17,10 +17,10 @@ type Declarations struct {
 }
 
 // ExplorationCaseType is the one Case Type that permits Case-local predicates, rules,
-// Actions and goals; they vanish when the Case closes (DESIGN.md §3.4).
+// Actions and goals; they vanish when the Case closes.
 const ExplorationCaseType = "exploration"
 
-// CaseType is the contract of a kind of Case (DESIGN.md §3.4).
+// CaseType is the contract of a kind of Case.
 type CaseType struct {
 	Name        string
 	Title       string
@@ -75,7 +75,7 @@ type Binding struct {
 }
 
 // Effect is an atom an Action produces on success; a Consume effect instead removes the
-// matching fact (a negated effect in the capability file, DESIGN.md §4).
+// matching fact (a negated effect in the capability file).
 type Effect struct {
 	Atom    engine.Atom
 	Consume bool
@@ -117,7 +117,7 @@ const (
 	ApprovalPerson = "person"
 )
 
-// Action is something an agent may do, declared by a capability (DESIGN.md §4).
+// Action is something an agent may do, declared by a capability.
 type Action struct {
 	Name          string
 	Description   string

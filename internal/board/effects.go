@@ -74,7 +74,7 @@ func (b *Board) consume(t *txn, a engine.Atom, action string) error {
 }
 
 // ApplyOutcome applies what a Worker reported for req, a request [Board.ApplyAction]
-// returned (DESIGN.md §4). by is the Tool's principal with its Source's tier and words,
+// returned. by is the Tool's principal with its Source's tier and words,
 // which the authority checked. A failed outcome changes nothing. A successful one turns
 // each returned row into facts through the Action's Returns mapping — "$column" takes the
 // row's column (or, when the row has none, the request argument of that name); any other

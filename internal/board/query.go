@@ -9,7 +9,7 @@ import (
 // a caller reads past the View.
 const QueryMaxMatches = 50
 
-// Query returns the facts pattern matches (DESIGN.md §3.1), at most limit of them, in the
+// Query returns the facts pattern matches, at most limit of them, in the
 // engine's deterministic order; "?x" arguments are variables. Facts local to an
 // exploration Case are included only when caseID is that Case. A limit of 0 or less
 // means [QueryMaxMatches].

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Bounds of the Board View (DESIGN.md §3.5). Each list stops at its bound and says so
+// Bounds of the Board View. Each list stops at its bound and says so
 // with truncated, so that a View stays small whatever the Board holds. Every tool result
 // carries the View twice (text block and structuredContent), and nodes are most of its
 // bytes, so ViewMaxNodes sets the cost of every call and the context it spends; a caller
@@ -30,7 +30,7 @@ type ViewRequest struct {
 	Setup     Setup
 }
 
-// View computes the bounded Board View for req (DESIGN.md §3.5). The caller sees every
+// View computes the bounded Board View for req. The caller sees every
 // Case in the directory and every node except the Case-local nodes of Cases it does not
 // focus. Unknown Case ids in Focus are skipped.
 func (b *Board) View(req ViewRequest) contract.View {
@@ -257,7 +257,7 @@ func (b *Board) actionEntry(a Action, c *contract.Case, setup Setup) contract.Ac
 	}
 	if c == nil && hasVars(a.Preconditions) {
 		// Without a Case the preconditions range over every subject on the Board; checking
-		// them would scan it (DESIGN.md §3.5 keeps the View bounded in work, too).
+		// them would scan it.
 		e.Reason, e.Detail = contract.BlockRule, "its preconditions are checked for a Case's business key; focus a Case to see whether they hold"
 		return e
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestReferenceWalk follows the verified calculation of DESIGN.md §9.4 on the Board alone:
+// TestReferenceWalk follows the verified calculation (examples/verified-calculation) on the Board alone:
 // attested input → OpenCase → derived subtotal and total → write with bound values →
 // outcome → independent read-back → acceptance derived → certified → completed receipt.
 func TestReferenceWalk(t *testing.T) {

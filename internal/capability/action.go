@@ -11,7 +11,7 @@ import (
 )
 
 // checkActions converts the Actions, checking that every variable they use is a param or
-// bound by a precondition (DESIGN.md §4).
+// bound by a precondition.
 func (v *validation) checkActions() {
 	names := map[string]bool{}
 	for i, a := range v.m.Actions {
@@ -142,7 +142,7 @@ func (v *validation) checkEffects(where, label string, texts []string, params, b
 		e.Atom.Neg = false
 		v.checkPredicate(where, label+" effect", a.Pred)
 		if v.words[a.Pred] && !e.Consume {
-			// Attested facts come only through a Source (DESIGN.md §3.2); an effect that
+			// Attested facts come only through a Source; an effect that
 			// produced a Source word would let an Action stand in for the read.
 			v.add(where, "%s: the effect %s produces %s, a word a Source attests; produce another predicate, or read it through an execution's returns", label, text, a.Pred)
 		}

@@ -1,6 +1,6 @@
 // Package capability reads capability packages: it decodes and validates capability.toml
 // and the *.dl rule files beside it, converts them into board declarations, and computes
-// the release digest (DESIGN.md §4, §3.4).
+// the release digest.
 //
 // # Layout
 //
@@ -18,13 +18,13 @@
 //	title       = "Verified calculation"        # required
 //	description = "…"                           # optional
 //
-//	[[source]]                  # a Source the capability needs (DESIGN.md §2)
+//	[[source]]                  # a Source the capability needs
 //	name  = "workspace"         # a name, unique in the package
 //	type  = "file"              # file | http | db | mcp
 //	words = ["calculation_input", "output_file"] # predicates its facts may carry
 //	tier  = "attested"          # the tier its facts take; default attested
 //
-//	[[case_type]]               # a Case Type and its contract (DESIGN.md §3.4)
+//	[[case_type]]               # a Case Type and its contract
 //	name        = "verified_calculation"
 //	title       = "…"           # optional
 //	description = "…"           # optional

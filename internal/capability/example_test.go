@@ -11,7 +11,7 @@ import (
 
 const exampleDir = "../../examples/verified-calculation/capability"
 
-// TestLoad_VerifiedCalculation loads the reference capability of DESIGN.md §9.4 and checks
+// TestLoad_VerifiedCalculation loads the reference capability (examples/verified-calculation) and checks
 // the contract the workflow relies on.
 func TestLoad_VerifiedCalculation(t *testing.T) {
 	pkg, err := capability.Load(exampleDir)
@@ -39,7 +39,7 @@ func TestLoad_VerifiedCalculation(t *testing.T) {
 	}
 }
 
-// TestVerifiedCalculation_Derives runs the example's rules on the input of DESIGN.md §9.4:
+// TestVerifiedCalculation_Derives runs the example's rules on the example's input:
 // the result is 259800 / 262800, and the job is verified only once the read-back agrees.
 func TestVerifiedCalculation_Derives(t *testing.T) {
 	pkg, err := capability.Load(exampleDir)

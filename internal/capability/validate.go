@@ -208,7 +208,7 @@ func (v *validation) produced(pred string) bool {
 }
 
 // checkCaseTypes converts the Case Types, checking each contract against what the package
-// produces and derives (DESIGN.md §3.4).
+// produces and derives.
 func (v *validation) checkCaseTypes() {
 	names := map[string]bool{}
 	for i, ct := range v.m.CaseTypes {

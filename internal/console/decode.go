@@ -14,7 +14,7 @@ import (
 
 // decodeJSON reads r's body, bounded to limit bytes, as exactly one JSON value of type T.
 // Unknown fields, trailing data and a body that is not JSON are refused with codes that
-// say what to fix (STYLE.md §10).
+// say what to fix.
 func decodeJSON[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, error) {
 	var v T
 	if ct := r.Header.Get("Content-Type"); ct != "" {

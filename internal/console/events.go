@@ -19,7 +19,7 @@ type eventBackend interface {
 	WaitEvents(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64) error
 }
 
-// handleEvents returns one page of a project's log after ?after=N (DESIGN.md §10), or
+// handleEvents returns one page of a project's log after ?after=N, or
 // of the events the filters ?type=, ?case=, ?agent= and ?since= select.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	after, err := queryInt(r, "after")

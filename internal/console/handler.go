@@ -10,7 +10,7 @@ import (
 )
 
 // handlerFunc is an API handler: it decodes, calls the authority, encodes, and returns
-// any error for [Server.writeError] to map, once (STYLE.md §10).
+// any error for [Server.writeError] to map, once.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // access says whether a route needs a credential.
@@ -39,7 +39,7 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 }
 
 // writeError sends err as {"errorCode", "teaching"}. An error without a code is the
-// authority's own failure: its cause is logged and never sent (STYLE.md §7).
+// authority's own failure: its cause is logged and never sent.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ce := s.publicError(r, err)
 	status := httpStatus(ce.Code)

@@ -20,7 +20,7 @@ type authenticator interface {
 }
 
 // contentSecurityPolicy forbids inline script and every foreign origin on every response,
-// JSON included, so that a response rendered by mistake cannot run anything (DESIGN.md §11).
+// JSON included, so that a response rendered by mistake cannot run anything.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
@@ -36,7 +36,7 @@ func setSecurityHeaders(h http.Header) {
 var loopbackNames = []string{"localhost", "127.0.0.1", "[::1]"}
 
 // checkHost refuses a Host header that is not this listener: a DNS-rebinding page reaches
-// 127.0.0.1 under its own name, and the Host header is what gives it away (DESIGN.md §11).
+// 127.0.0.1 under its own name, and the Host header is what gives it away.
 // The port must be the port of the connection's local address, so that another local
 // service's page cannot borrow this one.
 func (s *Server) checkHost(r *http.Request) error {
@@ -71,7 +71,7 @@ func errCrossOrigin(err error) error {
 }
 
 // sessionCookie is the browser's session cookie: HttpOnly so that script cannot read it,
-// SameSite=Strict so that other sites cannot send it (DESIGN.md §11).
+// SameSite=Strict so that other sites cannot send it.
 const sessionCookie = "docket_session"
 
 // csrfHeader carries the CSRF token on state-changing cookie-authenticated requests.

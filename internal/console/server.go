@@ -137,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// routes lists every route of the API in one place (STYLE.md §10).
+// routes lists every route of the API in one place.
 func (s *Server) routes() {
 	s.handle("GET /api/v1/health", s.handleHealth, public)
 	s.handle("POST /api/v1/sessions", s.handleLogin, public)

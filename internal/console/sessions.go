@@ -32,7 +32,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 
 // handleLoginCookie opens a session for a browser: the token goes only into an HttpOnly,
 // SameSite=Strict cookie, and the body carries the CSRF token that page script sends back
-// on writes (DESIGN.md §11).
+// on writes.
 func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error {
 	req, err := decodeJSON[contract.LoginRequest](w, r, s.maxBody)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The console API's wire types (/api/v1, DESIGN.md §11). Requests are decoded strictly:
+// The console API's wire types (/api/v1). Requests are decoded strictly:
 // an unknown field is refused. Secrets travel only in the one response that creates them
 // (a session token, an agent token, a connection key) and in login and create requests.
 
@@ -39,7 +39,7 @@ type Whoami struct {
 	Projects []ProjectID   `json:"projects"`
 }
 
-// Member is a person (DESIGN.md §2). The passphrase hash never leaves the authority.
+// Member is a person. The passphrase hash never leaves the authority.
 type Member struct {
 	ID        MemberID   `json:"id"`
 	Name      string     `json:"name"`
@@ -108,7 +108,7 @@ type ConnectionKey struct {
 	Key        string     `json:"key"`
 }
 
-// Source is the public record of a Source bound to a Connection (DESIGN.md §2, §8.3);
+// Source is the public record of a Source bound to a Connection;
 // its secret parts (root path, DSN, tokens) stay in the worker's vault.
 type Source struct {
 	Connection ConnectionID `json:"connection,omitempty"`
@@ -149,7 +149,7 @@ type Installed struct {
 	Created bool      `json:"created"` // false when the same release was already stored
 }
 
-// Event is one record of a project's hash-chained log (DESIGN.md §10). Hashes are hex.
+// Event is one record of a project's hash-chained log. Hashes are hex.
 type Event struct {
 	Project  ProjectID       `json:"project"`
 	Seq      int64           `json:"seq"`

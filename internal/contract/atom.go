@@ -4,7 +4,7 @@ package contract
 // has one JSON form.
 type Args map[string]Value
 
-// Atom is a predicate with named arguments on the wire (DESIGN.md §3.1):
+// Atom is a predicate with named arguments on the wire:
 //
 //	{"predicate": "calculation_input", "args": {"job_id": "calc-001", "quantity": 2}}
 //
@@ -28,15 +28,15 @@ type Literal struct {
 // Atom returns l's atom without its NAF flag.
 func (l Literal) Atom() Atom { return Atom{Predicate: l.Predicate, Args: l.Args, Negated: l.Negated} }
 
-// Rule is a rule on the wire, head :- body, in the same AST as the text syntax
-// (DESIGN.md §3.3). Variables are "?name" strings. An aggregate rule is sent with the
+// Rule is a rule on the wire, head :- body, in the same AST as the text syntax.
+// Variables are "?name" strings. An aggregate rule is sent with the
 // derive_aggregate operation, which names the aggregated argument separately.
 type Rule struct {
 	Head Atom      `json:"head"`
 	Body []Literal `json:"body"`
 }
 
-// FocusedRoot is a Case's root as a caller focuses it (DESIGN.md §6.1).
+// FocusedRoot is a Case's root as a caller focuses it.
 type FocusedRoot struct {
 	CaseID CaseID `json:"caseId"`
 	Root   string `json:"root"`

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// OpKind names an ApplyBatch operation (DESIGN.md §6.1).
+// OpKind names an ApplyBatch operation.
 type OpKind string
 
 // Operations of ApplyBatch.
@@ -63,7 +63,7 @@ const (
 	MaxNodeIDBytes = 128     // bytes of a node id
 )
 
-// hostMetadata are fields only the host sets (DESIGN.md §6.1). A model that sends one is
+// hostMetadata are fields only the host sets. A model that sends one is
 // refused by name, so that it learns the field is not its to send.
 var hostMetadata = []string{
 	"_meta", "requestId", "request_id", "admission", "audience", "agentId", "agent_id",

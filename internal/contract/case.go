@@ -2,7 +2,7 @@ package contract
 
 import "time"
 
-// CaseID names a Case; the Board mints it (DESIGN.md §3.4).
+// CaseID names a Case; the Board mints it.
 type CaseID string
 
 // CaseStatus is where a Case stands.
@@ -36,7 +36,7 @@ func ParseDisposition(s string) (Disposition, error) {
 	return "", Errorf(CodeInvalidArgument, "the disposition %q is unknown; use completed, cancelled, failed, abandoned or superseded", s)
 }
 
-// Case is an acceptance boundary as it is persisted and shown (DESIGN.md §2, §3.4). The
+// Case is an acceptance boundary as it is persisted and shown. The
 // pins (ReleaseDigest, ContractDigest, KeyDigest) are frozen when the Case opens.
 type Case struct {
 	CaseID      CaseID     `json:"caseId"`

@@ -1,6 +1,6 @@
 package contract
 
-// Error codes of the agent runtime and its model providers (DESIGN.md §9).
+// Error codes of the agent runtime and its model providers.
 const (
 	CodeModelAuth          Code = "model_auth"           // the model endpoint refused the key
 	CodeModelRateLimited   Code = "model_rate_limited"   // the model endpoint asked us to slow down

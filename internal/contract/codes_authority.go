@@ -1,6 +1,6 @@
 package contract
 
-// Error codes of the authority's identities and the console API (DESIGN.md §2, §11).
+// Error codes of the authority's identities and the console API.
 const (
 	CodeUnauthenticated    Code = "unauthenticated"      // no credential, or one that proves nothing
 	CodeCredentialRevoked  Code = "credential_revoked"   // the token or key was revoked

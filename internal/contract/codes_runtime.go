@@ -1,6 +1,6 @@
 package contract
 
-// Error codes of the agent runtime's MCP client and governed loop (DESIGN.md §9.2).
+// Error codes of the agent runtime's MCP client and governed loop.
 const (
 	CodeProtocolDrift  Code = "protocol_drift"      // the gateway speaks an MCP protocol version other than the compiled one
 	CodeToolDrift      Code = "tool_drift"          // the gateway's tool list is not exactly the six tools

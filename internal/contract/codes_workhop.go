@@ -1,7 +1,6 @@
 package contract
 
-// Error codes of the worker hop's dispatch, receipts and reconciliation (DESIGN.md §6.4,
-// §8.1), besides the lease codes of work.go.
+// Error codes of the worker hop's dispatch, receipts and reconciliation, besides the lease codes of work.go.
 const (
 	CodeLeaseHeld      Code = "worker_lease_held"          // another worker instance holds the Connection's live lease
 	CodeWorkerID       Code = "worker_id"                  // a workerId that is not 1–64 of [a-z0-9_-]
@@ -26,7 +25,7 @@ const (
 )
 
 // Reconcile outcomes: what a person found when they checked an Operation that needed
-// them (DESIGN.md §6.4).
+// them.
 const (
 	ReconcileDone    = "done"    // the effect happened
 	ReconcileFailed  = "failed"  // the effect did not happen

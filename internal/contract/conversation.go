@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Error codes of conversations kept in the authority (DESIGN.md §9.3).
+// Error codes of conversations kept in the authority.
 const (
 	CodeConversationConflict Code = "conversation_conflict"  // another runtime saved the conversation since this one loaded it
 	CodeConversationTooLarge Code = "conversation_too_large" // one save is over MaxConversationEntry bytes
@@ -14,7 +14,7 @@ const (
 )
 
 // Conversation event types: a runtime's save of one of its conversations, and a budget
-// that stopped a run of it (DESIGN.md §9.3).
+// that stopped a run of it.
 const (
 	EventConversationSaved           = "conversation.saved"
 	EventConversationBudgetExhausted = "conversation.budget_exhausted"
@@ -22,7 +22,7 @@ const (
 
 // MaxConversationEntry bounds the messages and state of one save, in bytes of JSON. A
 // runtime sends only the messages that changed since its last save, and tool results are
-// already cut to a bounded view (DESIGN.md §9.3), so a save near this bound is a fault.
+// already cut to a bounded view, so a save near this bound is a fault.
 const MaxConversationEntry = 1 << 20
 
 // ConversationID names one of an Agent's conversations: 1 to 64 letters, digits, '_',

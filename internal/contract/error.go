@@ -9,7 +9,7 @@ import (
 // teaching sentence beside them. Codes are never renamed once released.
 type Code string
 
-// Error codes of the Board (DESIGN.md §3, §4). Other layers add theirs beside these.
+// Error codes of the Board. Other layers add theirs beside these.
 const (
 	CodeInvalidArgument          Code = "invalid_argument"         // malformed input that fits no finer code
 	CodeRuleSyntax               Code = "rule_syntax"              // rule or fact text does not parse

@@ -1,7 +1,7 @@
 package contract
 
 // ExecutionRequest is what applying an executed Action asks the authority to dispatch: the
-// Action, its Tool, and the exact arguments after bindings (DESIGN.md §4, §7.1). Args
+// Action, its Tool, and the exact arguments after bindings. Args
 // marshals with sorted keys, so equal requests have equal bytes.
 type ExecutionRequest struct {
 	Action      string   `json:"action"`

@@ -2,7 +2,7 @@ package contract
 
 import "time"
 
-// Error codes of grants (DESIGN.md §8.2). A worker that refuses a grant neither claims nor
+// Error codes of grants. A worker that refuses a grant neither claims nor
 // runs the work it came with.
 const (
 	CodeGrantMalformed Code = "grant_malformed" // the token is not payload "." mac, or its payload is not canonical grant JSON
@@ -11,7 +11,7 @@ const (
 	CodeGrantExpired   Code = "grant_expired"   // the grant is past its expiry (or issued in the future)
 )
 
-// Grant is the signed permission to run one dispatched Action once (DESIGN.md §8.2). The
+// Grant is the signed permission to run one dispatched Action once. The
 // authority signs it with the Connection key; the worker checks the MAC and then compares
 // every field with what it knows on its own, so a grant for another request, instance or
 // generation is refused. Its token form is base64url(JCS(Grant)) "." base64url(HMAC-SHA256).

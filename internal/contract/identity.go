@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Credential prefixes (DESIGN.md §2, §11). A token names its kind in clear so that a
+// Credential prefixes. A token names its kind in clear so that a
 // leaked one can be recognised by scanners and routed without a database lookup.
 const (
 	PrefixSession    = "dkt_ses_" // a member's session (cookie or CLI bearer)
@@ -114,7 +114,7 @@ func checkMinted(prefix, s string) error {
 	return nil
 }
 
-// AgentKind is what an Agent may do (DESIGN.md §2, §7.2).
+// AgentKind is what an Agent may do.
 type AgentKind string
 
 // Agent kinds.

@@ -2,14 +2,14 @@ package contract
 
 import "encoding/json"
 
-// ProtocolVersion is the one MCP protocol version the gateway speaks (DESIGN.md §6.2).
+// ProtocolVersion is the one MCP protocol version the gateway speaks.
 const ProtocolVersion = "2025-11-25"
 
-// MetaKey is the key under _meta where host metadata travels (DESIGN.md §6.1). Nothing
+// MetaKey is the key under _meta where host metadata travels. Nothing
 // under it reaches a model.
 const MetaKey = "docket/v1"
 
-// JSON-RPC error code and data reasons of the gateway's transport refusals (DESIGN.md §6.2).
+// JSON-RPC error code and data reasons of the gateway's transport refusals.
 const (
 	RPCCodeServer             = -32000
 	ReasonUnsupportedProtocol = "unsupported_protocol"
@@ -25,7 +25,7 @@ type RPCErrorData struct {
 }
 
 // ToolResult is the object every tool result carries, as its one text block and as
-// structuredContent (DESIGN.md §6.1). RequestExecuted is set on refusals: false when the
+// structuredContent. RequestExecuted is set on refusals: false when the
 // call was refused before anything ran.
 type ToolResult struct {
 	Accepted        bool             `json:"accepted"`

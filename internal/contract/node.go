@@ -1,6 +1,6 @@
 package contract
 
-// NodeKind is the kind of a Board node (DESIGN.md §3.1).
+// NodeKind is the kind of a Board node.
 type NodeKind string
 
 // Node kinds.

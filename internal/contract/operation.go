@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Error codes of the gateway and its Operations (DESIGN.md §6).
+// Error codes of the gateway and its Operations.
 const (
 	CodeNoSuchTool                Code = "no_such_tool"                // an MCP tool other than the six
 	CodeOperationRunning          Code = "operation_running"           // a write while an Operation is unresolved
@@ -17,7 +17,7 @@ const (
 	CodeCallChanged               Code = "call_changed"                // an approved call no longer evaluates to the request
 )
 
-// OperationState is where an Operation stands (DESIGN.md §6.4).
+// OperationState is where an Operation stands.
 type OperationState string
 
 // Operation states.
@@ -45,7 +45,7 @@ const (
 	StageAtWorker      OperationStage = "at_worker"
 )
 
-// OperationEntry is one entry of the strip every tool result carries (DESIGN.md §6.4).
+// OperationEntry is one entry of the strip every tool result carries.
 // Label is built only from the call's own input. Result is the outcome in full while it
 // is unacknowledged; afterwards Summary replaces it.
 type OperationEntry struct {
@@ -66,7 +66,6 @@ type OperationEntry struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Summary    string          `json:"summary,omitempty"`
 }
-
 
 // OperationSlot is the state form of a strip entry, with its host-only ordinal.
 type OperationSlot struct {

@@ -6,7 +6,7 @@ import (
 )
 
 // Principal names who created a Board node or made a call: "agent:<id>", "tool:<id>",
-// "member:<id>" or "capability:<release>" (DESIGN.md §3.1).
+// "member:<id>" or "capability:<release>".
 type Principal string
 
 // PrincipalKind is the part of a Principal before the colon.

@@ -2,7 +2,7 @@ package contract
 
 import "time"
 
-// ClosureReceipt is the durable record a Case's closure writes (DESIGN.md §3.4). The
+// ClosureReceipt is the durable record a Case's closure writes. The
 // authority signs and stores it; the Board builds it from the Case's frozen pins and the
 // acceptance it certified.
 type ClosureReceipt struct {

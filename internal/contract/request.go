@@ -5,7 +5,7 @@ import "time"
 // RequestID names a Request ("req_…").
 type RequestID string
 
-// RequestVector is what a Request's digest covers (DESIGN.md §7.1): the Action, its exact
+// RequestVector is what a Request's digest covers: the Action, its exact
 // arguments after bindings, the target Case, the Tool contract and digest and the Source
 // record. A reviewer reads these same fields; an agent's own words never enter them.
 type RequestVector struct {

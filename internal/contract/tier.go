@@ -2,7 +2,7 @@ package contract
 
 import "fmt"
 
-// Tier is the grounding of a Board node, from strongest to weakest (DESIGN.md §3.2).
+// Tier is the grounding of a Board node, from strongest to weakest.
 // The zero value is invalid so that a forgotten tier is caught, never read as strong.
 type Tier uint8
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The six tools of the MCP gateway (DESIGN.md §6.1). There are no others.
+// The six tools of the MCP gateway. There are no others.
 const (
 	ToolOpenCase     = "OpenCase"
 	ToolApplyBatch   = "ApplyBatch"

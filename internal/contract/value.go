@@ -9,7 +9,7 @@ import (
 )
 
 // MaxExactInt is the largest integer magnitude a wire integer may have (2^53−1), so that
-// every integer survives a trip through any JSON implementation unchanged (DESIGN.md §3.1).
+// every integer survives a trip through any JSON implementation unchanged.
 const MaxExactInt = 1<<53 - 1
 
 // ValueKind is the type of a wire Value.

@@ -11,7 +11,7 @@ type Bounded[T any] struct {
 const PositionOpen = "open"
 
 // Position says what the caller may do next: each field is [PositionOpen] or a sentence
-// saying why not (DESIGN.md §3.5).
+// saying why not.
 type Position struct {
 	Writes   string `json:"writes"`
 	NewCases string `json:"newCases"`
@@ -57,7 +57,7 @@ const (
 	ActionBlocked ActionState = "blocked"
 )
 
-// BlockReason says why an Action is blocked (DESIGN.md §3.5).
+// BlockReason says why an Action is blocked.
 type BlockReason string
 
 // Block reasons.
@@ -101,7 +101,7 @@ type ActionEntry struct {
 	CaseID CaseID       `json:"caseId,omitempty"` // the Case readiness was computed for
 }
 
-// View is the bounded Board View every tool result carries (DESIGN.md §3.5).
+// View is the bounded Board View every tool result carries.
 type View struct {
 	Position  Position               `json:"position"`
 	Cases     Bounded[CaseEntry]     `json:"cases"`

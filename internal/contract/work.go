@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Error codes of the worker hop's leases (DESIGN.md §8.1). Either refusal means the worker
+// Error codes of the worker hop's leases. Either refusal means the worker
 // drops its lease and acquires a new one with a startup Poll.
 const (
 	CodeLeaseExpired    Code = "worker_lease_expired"    // the lease named is past its expiry
@@ -15,7 +15,7 @@ const (
 	CodeWorkBody        Code = "work_body"               // a /work body that is not one known operation
 )
 
-// Kinds of /work operations (DESIGN.md §8.1).
+// Kinds of /work operations.
 const (
 	WorkPoll         = "Poll"
 	WorkRenewLease   = "RenewLease"
@@ -67,7 +67,7 @@ type ClaimRequest struct {
 // ReportRequest reports the outcome of a claimed row. A retry sends the same bytes;
 // nothing is ever re-executed. Generation is the one the row was claimed under.
 // EffectUnknown is set, with OK false, when the call failed after its effect may have
-// happened: the worker never guesses, and a person reconciles it (DESIGN.md §6.4).
+// happened: the worker never guesses, and a person reconciles it.
 type ReportRequest struct {
 	ID            string      `json:"id"`
 	OK            bool        `json:"ok"`
@@ -106,7 +106,7 @@ type WorkAnswer struct {
 	Work     []WorkRow `json:"work,omitempty"`
 }
 
-// WorkRow is one served call (DESIGN.md §8.1, §8.2). Args, Target and ToolSpec are kept as
+// WorkRow is one served call. Args, Target and ToolSpec are kept as
 // the exact bytes served, because the grant's request digest is computed over them. The
 // shape is closed: a row with an unknown field is refused whoever decodes it.
 type WorkRow struct {
@@ -246,7 +246,7 @@ func (o *WorkOperation) UnmarshalJSON(b []byte) error {
 		return Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", head.Kind)
 	}
 	if err != nil {
-		return Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields DESIGN.md §8.1 names.", head.Kind, err)
+		return Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields of its kind (docs/workers.md lists them).", head.Kind, err)
 	}
 	*o = out
 	return nil

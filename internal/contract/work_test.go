@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestWorkGolden pins the JSON of the worker hop's wire types (DESIGN.md §8) in
+// TestWorkGolden pins the JSON of the worker hop's wire types in
 // testdata/work/, as TestGolden does for the Board's: encode, compare, decode back.
 func TestWorkGolden(t *testing.T) {
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)

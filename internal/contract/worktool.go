@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Error codes of worker Tools, Sources and adapters (DESIGN.md §8.3). Each refusal of a
+// Error codes of worker Tools, Sources and adapters. Each refusal of a
 // manifest, a vault or a served call carries one of these and a sentence naming the fix.
 const (
 	CodeToolID            Code = "tool_id"             // a Tool id that is not "vendor.name@N"
@@ -51,7 +51,7 @@ const (
 )
 
 // ToolID names a Tool: "vendor.name@N", dot-separated lower-case segments (at least two)
-// and a positive version without leading zeros (DESIGN.md §2).
+// and a positive version without leading zeros.
 type ToolID string
 
 // ParseToolID checks s against the Tool id form.
@@ -91,14 +91,14 @@ func checkToolSegment(seg string) error {
 // String returns the id.
 func (id ToolID) String() string { return string(id) }
 
-// Tool kinds: what a Tool does to the world (DESIGN.md §4).
+// Tool kinds: what a Tool does to the world.
 const (
 	ToolKindRead  = "read"
 	ToolKindWrite = "write"
 	ToolKindRun   = "run"
 )
 
-// ToolDescriptor is what a worker advertises for one Tool in each Poll (DESIGN.md §8.1, §8.3).
+// ToolDescriptor is what a worker advertises for one Tool in each Poll.
 // The authority serves work for it only while a lock on the Connection names the same Tool
 // and Digest.
 type ToolDescriptor struct {

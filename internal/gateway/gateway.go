@@ -129,7 +129,7 @@ func callerOf(extra *mcp.RequestExtra) (authority.Caller, bool) {
 	return c, ok
 }
 
-// stateMeta adds the state form of the strip to initialize results (DESIGN.md §6.1).
+// stateMeta adds the state form of the strip to initialize results.
 func (g *Gateway) stateMeta(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -155,7 +155,7 @@ func (g *Gateway) stateMeta(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// agentLock returns the lock that keeps one Agent's calls serial (DESIGN.md §6.3).
+// agentLock returns the lock that keeps one Agent's calls serial.
 func (g *Gateway) agentLock(agent string) *sync.Mutex {
 	g.mu.Lock()
 	defer g.mu.Unlock()

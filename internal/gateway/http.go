@@ -51,7 +51,7 @@ type session struct {
 	closing  bool // its SDK session is being closed, once
 }
 
-// ServeHTTP serves /mcp (DESIGN.md §6.2). It authenticates the Agent, checks the
+// ServeHTTP serves /mcp. It authenticates the Agent, checks the
 // protocol version, refuses replaced (409) and unknown (404) sessions with exact JSON-RPC
 // bodies, and hands the rest to the SDK's Streamable HTTP handler. An initialize makes
 // the new session the Agent's only effective one.
@@ -171,7 +171,7 @@ func pingID(body []byte) (json.RawMessage, bool) {
 }
 
 // ping answers a ping on a live session itself, with the state form of the strip in
-// _meta (DESIGN.md §6.1): the SDK's ping result cannot carry _meta.
+// _meta: the SDK's ping result cannot carry _meta.
 func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c authority.Caller, id json.RawMessage) {
 	meta, err := g.ops.State(r.Context(), c)
 	if err != nil {

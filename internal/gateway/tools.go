@@ -15,7 +15,7 @@ import (
 
 // tool returns the SDK handler of the tool name: decode strictly, call the authority's
 // Operations, and encode the answer as one text block plus structuredContent, with host
-// metadata only in _meta (DESIGN.md §6.1).
+// metadata only in _meta.
 func (g *Gateway) tool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, ok := callerOf(req.Extra)
@@ -61,7 +61,7 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 		}
 		if err != nil && ctx.Err() != nil {
 			// The client went away while its call was held; the Operation goes on and its
-			// outcome reaches the next call (DESIGN.md §6.5).
+			// outcome reaches the next call.
 			return nil, rpcError(string(contract.CodeUnavailable), "the call's connection ended; its operation goes on, see operations on the next call")
 		}
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package grant signs and verifies the single-use grants that let a worker run one
-// dispatched call (DESIGN.md §8.2).
+// dispatched call.
 package grant
 
 import (
@@ -166,7 +166,7 @@ func mismatch(got, want contract.Grant) string {
 }
 
 // RequestDigest returns "sha256:" and the hex sha256 of JCS({"args", "target", "toolSpec"})
-// over the exact JSON served in a work row (DESIGN.md §8.2). Each part must be valid JSON.
+// over the exact JSON served in a work row. Each part must be valid JSON.
 func RequestDigest(args, target, toolSpec json.RawMessage) (string, error) {
 	// Each part must be one JSON value on its own, or a part could smuggle extra members
 	// into the object built around it.

@@ -11,7 +11,7 @@ import (
 )
 
 // BlobThreshold is the size in bytes above which event data is kept once in the blob
-// table, addressed by its sha256, instead of inline in the event row (DESIGN.md §10).
+// table, addressed by its sha256, instead of inline in the event row.
 const BlobThreshold = 4096
 
 // Hash is a sha256 digest: of event data, of an event (the chain link), or of a blob.
@@ -58,7 +58,7 @@ type NewEvent struct {
 	Data    json.RawMessage
 }
 
-// Event is one immutable record of a project's log (DESIGN.md §10).
+// Event is one immutable record of a project's log.
 type Event struct {
 	Project  string          `json:"project"`
 	Seq      int64           `json:"seq"` // 1, 2, 3… without gaps within a project

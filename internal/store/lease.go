@@ -2,7 +2,7 @@ package store
 
 import "time"
 
-// Lease is the row that fences one Connection's worker instance (DESIGN.md §8.1): who
+// Lease is the row that fences one Connection's worker instance: who
 // holds it, under which generation, and until when. The row, not the event log, is what
 // a hop call is checked against, so a renewal updates it without appending an event, and
 // a transaction that locks it with [Tx.LockLease] is serialized with every other one

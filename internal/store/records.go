@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// The records below are what the authority keeps (DESIGN.md §2). The store keeps the bytes
+// The records below are what the authority keeps. The store keeps the bytes
 // it is given: passphrase hashes, token digests and key ciphertexts are computed by the
-// caller, and no plaintext token or key ever reaches the store (DESIGN.md §11).
+// caller, and no plaintext token or key ever reaches the store.
 // Times are kept to the nanosecond in UTC; a nil *time.Time means "not yet".
 
 // Project is the unit of tenancy.
@@ -35,7 +35,7 @@ type Session struct {
 	RevokedAt   *time.Time
 }
 
-// Agent kinds (DESIGN.md §2).
+// Agent kinds.
 const (
 	AgentKindAgent        = "agent"        // does work
 	AgentKindOrchestrator = "orchestrator" // may also decide delegated request classes
@@ -84,7 +84,7 @@ type Install struct {
 	InstalledAt time.Time
 }
 
-// Source is a typed origin of attested facts bound to a connection (DESIGN.md §2). Data
+// Source is a typed origin of attested facts bound to a connection. Data
 // is the caller's JSON description (type, words, tier); its secret parts never come here.
 type Source struct {
 	Connection string
@@ -100,8 +100,8 @@ type ToolLock struct {
 	Digest     []byte
 }
 
-// Node is a Board node kept as an opaque record so the in-memory Board can be rebuilt
-// (DESIGN.md §3). The store does not read Data.
+// Node is a Board node kept as an opaque record so the in-memory Board can be rebuilt.
+// The store does not read Data.
 type Node struct {
 	ID   string
 	Kind string

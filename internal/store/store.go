@@ -34,7 +34,7 @@ var (
 )
 
 // Store is Docket's durable state: identities, capability releases, Board nodes and the
-// per-project event log (DESIGN.md §2, §10). Implementations: internal/store/sqlite and
+// per-project event log. Implementations: internal/store/sqlite and
 // internal/store/postgres, both held to internal/store/storetest.
 //
 // Writes happen only inside [Store.Update], so that every state change and the event that

@@ -78,8 +78,8 @@ type Tx interface {
 	Append(ctx context.Context, e NewEvent) (Event, error)
 	// LockHead returns the head of project's log, the Tx's own appends included, and keeps
 	// every other writer from appending to that log until the transaction ends. So a
-	// write that is valid only if nobody else appended since a known head (a cached Board,
-	// DESIGN.md §10) checks that inside the transaction it commits in.
+	// write that is valid only if nobody else appended since a known head (a cached Board)
+	// checks that inside the transaction it commits in.
 	LockHead(ctx context.Context, project string) (Head, error)
 	// PutBlob stores b under its sha256 (once; storing it again is a no-op).
 	PutBlob(ctx context.Context, b []byte) (Hash, error)

@@ -1,6 +1,6 @@
 // Package worker provides what a Docket worker needs to run served calls: the tool
 // manifest, the Source vault, the Adapter contract and the executor that checks a served
-// row's grant and turns it into one adapter call (DESIGN.md §8).
+// row's grant and turns it into one adapter call.
 package worker
 
 import (

@@ -2,7 +2,7 @@ package worker
 
 import "github.com/docketrun/docket/internal/contract"
 
-// Workspace operations, the entries of the built-in workspace Tools (DESIGN.md §8.3).
+// Workspace operations, the entries of the built-in workspace Tools.
 // There is deliberately no delete, move or shell operation.
 const (
 	OpList      = "list"

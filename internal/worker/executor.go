@@ -39,7 +39,7 @@ const (
 	DefaultCallGrace = 5 * time.Second
 )
 
-// Executor turns served work rows into adapter calls (DESIGN.md §8.2): a row is run only
+// Executor turns served work rows into adapter calls: a row is run only
 // when its grant agrees with everything in its [Config]. It is safe for concurrent use.
 type Executor struct {
 	cfg      Config

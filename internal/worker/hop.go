@@ -21,7 +21,7 @@ var ErrUnreachable = errors.New("worker: authority unreachable")
 // maxAnswer bounds an answer of the authority in bytes.
 const maxAnswer = 16 << 20
 
-// Hop is the worker's client of POST /work (DESIGN.md §8.1): outbound only. It is safe
+// Hop is the worker's client of POST /work: outbound only. It is safe
 // for concurrent use.
 type Hop struct {
 	URL    string       // the authority's base URL, e.g. http://127.0.0.1:7420; required
@@ -112,7 +112,7 @@ func DecodeRow(raw json.RawMessage) (contract.WorkRow, error) {
 		if _, ok := errors.AsType[*contract.Error](err); ok {
 			return contract.WorkRow{}, err
 		}
-		return contract.WorkRow{}, contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as DESIGN.md §8.1 names them.")
+		return contract.WorkRow{}, contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as docs/workers.md describes them.")
 	}
 	return r, nil
 }

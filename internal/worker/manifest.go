@@ -18,7 +18,7 @@ const ManifestFormat = "docket-worker-tools/1"
 // MaxManifestBytes bounds a manifest file.
 const MaxManifestBytes = 1 << 20
 
-// Adapter names a manifest may use (DESIGN.md §8.3).
+// Adapter names a manifest may use.
 const (
 	AdapterWorkspace    = "workspace"
 	AdapterRun          = "run"
@@ -39,7 +39,7 @@ var adapterKinds = map[string][]string{
 }
 
 // Reserved argument names. "source" names the Source of a call; "sql" would let a caller
-// write SQL, which comes only from the Tool's template (DESIGN.md §8.3).
+// write SQL, which comes only from the Tool's template.
 const (
 	ArgSource = "source"
 	ArgSQL    = "sql"

@@ -33,7 +33,7 @@ type RunConfig struct {
 	ReportPatience time.Duration
 }
 
-// Runner is the worker's loop (DESIGN.md §8.1): it acquires the Connection's lease,
+// Runner is the worker's loop: it acquires the Connection's lease,
 // advertises its Tools, and for each served row verifies the grant, claims, runs once
 // and reports. It never listens and never runs anything twice.
 type Runner struct {

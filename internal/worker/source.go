@@ -9,7 +9,7 @@ import (
 )
 
 // SelectSource finds the Source a call of Tool id runs against and returns the arguments
-// without the reserved "source" (DESIGN.md §8.3). The Source is named by the served
+// without the reserved "source". The Source is named by the served
 // target and, if the call passes it, by the "source" argument too; both must agree.
 //   - A source-free Tool given a Source is refused: source_free_has_source.
 //   - A Tool that needs a Source and names none is refused: source_selection_required.

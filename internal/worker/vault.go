@@ -38,7 +38,7 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // MarshalJSON writes "[redacted]", so a Source encoded by mistake leaks nothing.
 func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
 
-// Vault holds the worker's Sources with their secret parts (DESIGN.md §2): read from a
+// Vault holds the worker's Sources with their secret parts: read from a
 // local JSON file that only its owner may read. It is immutable after LoadVault and safe
 // for concurrent use.
 type Vault struct {

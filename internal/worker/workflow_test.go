@@ -13,7 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/worker/adapters/workspace"
 )
 
-// TestExecutor_workspace runs the verified calculation's two tool calls (DESIGN.md §9.4)
+// TestExecutor_workspace runs the verified calculation's two tool calls
 // through the executor and the real workspace adapter: served rows with real grants,
 // decoded from the wire, a read of data/input.json and a write of out/result.json.
 func TestExecutor_workspace(t *testing.T) {

@@ -1,6 +1,6 @@
 package workhop
 
-// Log attribute keys (STYLE.md §8). Messages are fixed strings; data goes in these.
+// Log attribute keys. Messages are fixed strings; data goes in these.
 const (
 	logComponent  = "component"
 	logKind       = "kind"

@@ -92,7 +92,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 	var in contract.WorkBody
 	if err := contract.DecodeStrict(body, &in); err != nil {
 		if _, ok := errors.AsType[*contract.Error](err); !ok {
-			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as DESIGN.md §8.1 names it.", err)
+			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as docs/workers.md describes it.", err)
 		}
 		s.refuse(w, r, err)
 		return
@@ -155,7 +155,7 @@ func statusOf(code contract.Code) int {
 }
 
 // refuse answers err as a refused [contract.WorkAnswer]. An error without a code is the
-// authority's own failure: its cause is logged and never sent (STYLE.md §7).
+// authority's own failure: its cause is logged and never sent.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	ce, ok := errors.AsType[*contract.Error](err)
 	if !ok {

@@ -25,14 +25,14 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// ProtocolVersion is the one MCP protocol version the runtime speaks (DESIGN.md §6.2).
+// ProtocolVersion is the one MCP protocol version the runtime speaks.
 const ProtocolVersion = contract.ProtocolVersion
 
 // TokenEnv is the environment variable that holds the Agent's bearer token when no token
-// file is given. Tokens never come from flags (DESIGN.md §1).
+// file is given. Tokens never come from flags.
 const TokenEnv = "DOCKET_AGENT_TOKEN"
 
-// metaKey is the _meta key under which the gateway puts host metadata (DESIGN.md §6.1).
+// metaKey is the _meta key under which the gateway puts host metadata.
 const metaKey = contract.MetaKey
 
 // Sentinels callers branch on with errors.Is; each comes wrapped in a *contract.Error.
@@ -55,7 +55,7 @@ type Config struct {
 
 // Client is one MCP session with the gateway, renewed (initialize anew) when the gateway
 // forgets it (HTTP 404) and never after it was replaced. Calls, pings and reconnects are
-// serial: the gateway serves an Agent's calls one at a time anyway (DESIGN.md §6.3). It is
+// serial: the gateway serves an Agent's calls one at a time anyway. It is
 // safe for concurrent use.
 type Client struct {
 	cfg    Config
@@ -147,7 +147,7 @@ func (c *Client) connectLocked(ctx context.Context) error {
 }
 
 // checkTools wants exactly the six tools, each once, with the input schema this runtime
-// was compiled with (DESIGN.md §9.2: drift is refused, not worked around).
+// was compiled with (drift is refused, not worked around).
 func checkTools(listed []*mcp.Tool) ([]agent.ToolDef, error) {
 	var names []string
 	byName := map[string]agent.ToolDef{}
@@ -383,7 +383,7 @@ func (c *Client) classify(ctx context.Context, what string, err error) error {
 			Err: fmt.Errorf("%w: %w", agent.ErrOutcomeUnknown, err)}
 	}
 	// The session is gone (404) or the stream broke: the answer is lost. Drop the session
-	// so the next request initializes anew; never re-send (DESIGN.md §6.2).
+	// so the next request initializes anew; never re-send.
 	c.log.Warn("mcp answer lost", "what", what, "status", status, "err", err)
 	_ = c.session.Close() // best effort and bounded by the SDK; the gateway may have forgotten it
 	c.session = nil

@@ -21,7 +21,7 @@ const sessionHeader = "Mcp-Session-Id"
 // transport sits under the SDK's Streamable HTTP client. It adds the Agent's bearer
 // token, and it watches the HTTP layer for what the SDK folds into plain errors: the
 // status and JSON-RPC reason of a refused request (401, 404, 409), and the _meta of
-// ping answers, which carry the strip (DESIGN.md §6.1) but which the SDK's Ping discards.
+// ping answers, which carry the strip but which the SDK's Ping discards.
 // It is safe for concurrent use.
 type transport struct {
 	base  http.RoundTripper

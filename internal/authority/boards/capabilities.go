@@ -17,7 +17,7 @@ import (
 
 // InstallCapability validates a capability package, stores it as an immutable release
 // (storing the same release again is a no-op) and installs it into project, replacing an
-// installed version of the same capability (DESIGN.md §4). The project's Board is rebuilt
+// installed version of the same capability. The project's Board is rebuilt
 // with the new release before anything is written, so a release that does not fit the
 // Board (a Case Type or Action another release declares, a node it cannot hold) is refused
 // and nothing changes.

@@ -36,7 +36,7 @@ func New(st store.Store, now func() time.Time) *Keeper {
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (a *Keeper) nowUTC() time.Time { return a.now().UTC().Round(0) }
 
-// Conversations are kept as events of the Agent's project (DESIGN.md §9.3): each save is a
+// Conversations are kept as events of the Agent's project: each save is a
 // conversation.saved event whose actor is the Agent, carrying the messages that changed
 // and the runtime's resume state; large saves go to the store's blob path like any event
 // data. Saves of one conversation form a chain through Prev, so a save from a runtime

@@ -146,7 +146,7 @@ func checkWorkerID(id string) error {
 	return nil
 }
 
-// Poll answers a worker's Poll on conn (DESIGN.md §8.1). Without a generation it
+// Poll answers a worker's Poll on conn. Without a generation it
 // acquires the lease and answers at once; with one it checks the lease and holds the
 // call until work for the advertised, locked Tools is queued or the poll wait passes.
 func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req contract.PollRequest) (contract.WorkAnswer, error) {
@@ -213,7 +213,7 @@ func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, work
 	return d.leaseWire(l, now), nil
 }
 
-// RenewLease extends the lease the worker holds (DESIGN.md §8.1).
+// RenewLease extends the lease the worker holds.
 func (d *Dispatcher) RenewLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error) {
 	l, err := d.renew(ctx, conn, req)
 	if err != nil {
@@ -222,7 +222,7 @@ func (d *Dispatcher) RenewLease(ctx context.Context, conn contract.Connection, r
 	return contract.WorkAnswer{Accepted: true, Lease: l}, nil
 }
 
-// ReleaseLease gives up the lease the worker holds, at its shutdown (DESIGN.md §8.1).
+// ReleaseLease gives up the lease the worker holds, at its shutdown.
 func (d *Dispatcher) ReleaseLease(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (contract.WorkAnswer, error) {
 	if err := d.release(ctx, conn, req); err != nil {
 		return contract.WorkAnswer{}, err
@@ -414,8 +414,8 @@ type claimEvent struct {
 	Source      *contract.Source      `json:"source,omitempty"` // nil for a source-free Tool
 }
 
-// Claim takes served work for the worker that holds conn's lease, before it runs
-// (DESIGN.md §8.1). The grant must verify under the Connection key against the call as
+// Claim takes served work for the worker that holds conn's lease, before it runs.
+// The grant must verify under the Connection key against the call as
 // it stands now; the Operation moves to at_worker, and no one can claim it again.
 func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req contract.ClaimRequest) (contract.WorkAnswer, error) {
 	agent, ordinal, ok := parseWorkID(req.ID)

@@ -127,7 +127,7 @@ func (d *Dispatcher) leaseWire(l *lease, now time.Time) *contract.Lease {
 // the same startup Poll is sent again (one acquisition). Another instance's live lease
 // is refused: exactly one worker instance holds a Connection. A new generation makes
 // every Operation still at a worker under an older generation need a person: it was
-// dispatched and nothing is ever run twice (DESIGN.md §6.4).
+// dispatched and nothing is ever run twice.
 func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, error) {
 	var out *contract.Lease
 	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
@@ -242,7 +242,7 @@ func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.Connection
 // settled. A takeover or a release settles such work too, but a worker that dies and
 // never comes back does neither; without the sweep its Operations would wait at the
 // worker forever and the agent's held call would never learn that their effect is
-// unknown (DESIGN.md §6.4, §8). Nothing is re-dispatched. Each Connection is settled in
+// unknown. Nothing is re-dispatched. Each Connection is settled in
 // the transaction a takeover uses, under its lease row lock, so sweeping twice, or on
 // two instances at once, appends nothing more; a late report from the lost worker is
 // then recorded, not applied. It reads the time from the authority's clock.

@@ -26,7 +26,7 @@ type reportEvent struct {
 	Teaching string        `json:"teaching,omitempty"`
 }
 
-// Report settles claimed work with the worker's outcome (DESIGN.md §8.1). An ok report
+// Report settles claimed work with the worker's outcome. An ok report
 // applies the returned rows to the Board as facts at the Source's tier, only for its
 // words, and the Operation is done; a refused call fails it; an unknown effect makes it
 // need a person. A receipt retry with the same bytes lands once and is answered as the
@@ -125,8 +125,7 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 	})
 }
 
-// Reconcile settles an Operation that needs a person with what a member found (DESIGN.md
-// §6.4): done (the effect happened), failed (it did not) or unknown. Failed and unknown
+// Reconcile settles an Operation that needs a person with what a member found: done (the effect happened), failed (it did not) or unknown. Failed and unknown
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
 // Source's. Only members reconcile. An Operation at a worker whose claim the log lacks
 // is reconciled too: older versions stored a Source-free Tool's claim as null, so no

@@ -12,7 +12,7 @@ import (
 )
 
 // CreateAgent creates an Agent in project and returns its token, which is shown this once:
-// the store keeps only its digest (DESIGN.md §11).
+// the store keeps only its digest.
 func (a *Directory) CreateAgent(ctx context.Context, c Caller, project contract.ProjectID, req contract.CreateAgentRequest) (contract.AgentToken, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.AgentToken{}, err

@@ -119,8 +119,8 @@ func (a *Directory) AuthenticateConnection(ctx context.Context, key Token) (cont
 	return connectionWire(c), nil
 }
 
-// member requires c to be a member of project: only members administer projects
-// (DESIGN.md §7.2); an Agent reaching the admin API is refused.
+// member requires c to be a member of project: only members administer projects;
+// an Agent reaching the admin API is refused.
 func (c Caller) RequireMember(project contract.ProjectID) error {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Errorf(contract.CodeForbidden, "only members administer projects; use a member's token (docket init prints one).")

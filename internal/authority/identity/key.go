@@ -11,8 +11,8 @@ import (
 	"os"
 )
 
-// Key is the installation key: 32 random bytes that encrypt connection keys at rest
-// (DESIGN.md §11). It lives in the data dir, apart from the database, so that a copy of
+// Key is the installation key: 32 random bytes that encrypt connection keys at rest.
+// It lives in the data dir, apart from the database, so that a copy of
 // the database alone does not reveal the keys it holds. It logs as a digest prefix only.
 type Key [32]byte
 

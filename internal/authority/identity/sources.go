@@ -14,7 +14,7 @@ import (
 )
 
 // BindSource binds (or rebinds) the public record of a Source to a Connection. Its secret
-// parts stay in the worker's vault and never come here (DESIGN.md §2).
+// parts stay in the worker's vault and never come here.
 func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Source{}, err
@@ -97,7 +97,7 @@ func (a *Directory) Sources(ctx context.Context, c Caller, project contract.Proj
 }
 
 // LockTool authorizes a Tool on a Connection at the digest of its definition, replacing
-// an earlier lock of the same Tool (DESIGN.md §8.3).
+// an earlier lock of the same Tool.
 func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ToolLock{}, err

@@ -15,7 +15,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Requests lists project's Requests, oldest first, for a member (DESIGN.md §7.1). A
+// Requests lists project's Requests, oldest first, for a member. A
 // pending Request past its deadline is shown expired.
 func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
 	if err := c.RequireMember(project); err != nil {
@@ -39,7 +39,7 @@ func (o *Operations) Requests(ctx context.Context, c identity.Caller, project co
 	return out, nil
 }
 
-// Decide records member c's decision on Request id of project (DESIGN.md §7.1–7.2). It
+// Decide records member c's decision on Request id of project. It
 // refuses a decision naming another digest than the Request's (digest_mismatch), a
 // decision by the principal that made the Request (self_decision), and a Request already
 // decided, void or past its deadline (request_closed; a late one is marked expired).

@@ -198,7 +198,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identit
 	return l.catchUpLocked(ctx, o.store, project)
 }
 
-// admit passes call through the write gate (DESIGN.md §6.5) and, when it passes, runs it
+// admit passes call through the write gate and, when it passes, runs it
 // on the Board and records it as the agent's next Operation, all in one transaction. A
 // gate refusal comes back as refused, with no Operation.
 //
@@ -206,7 +206,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identit
 // Board: everything it admits is read again under the locks.
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
-// gate once more with the next ordinal: ordinals are never reused (DESIGN.md §6.4).
+// gate once more with the next ordinal: ordinals are never reused.
 func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
 	var out admission
 	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
@@ -457,8 +457,7 @@ func latestSettledSlot(slots []contract.OperationSlot) *contract.OperationSlot {
 	return nil
 }
 
-// State returns the state form of c's strip, with ordinals, for initialize and ping
-// (DESIGN.md §6.1).
+// State returns the state form of c's strip, with ordinals, for initialize and ping.
 func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.HostMeta, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")

@@ -15,7 +15,7 @@ import (
 )
 
 // hold waits while the agent's Operation ordinal is running: until it settles, needs a
-// decision or a person, or the hold bound passes (DESIGN.md §6.3). It finds the outcome
+// decision or a person, or the hold bound passes. It finds the outcome
 // through the store ([store.Store.Wait]), so an Operation settled by another instance
 // ends the hold too. Reaching the bound is not an error and cancels nothing. When ctx
 // ends first, hold returns its cause.
@@ -66,7 +66,7 @@ type Dispatch struct {
 	Request contract.ExecutionRequest
 	// Approved is the vector a person approved, for an Action that needed a decision:
 	// when it names a ToolDigest or Source, the call must run at that digest against that
-	// Source and nowhere else (DESIGN.md §7.1).
+	// Source and nowhere else.
 	Approved *contract.RequestVector
 }
 

@@ -249,7 +249,7 @@ func (l *Ledger) latestSettledLocked(agent string) *Op {
 	return nil
 }
 
-// stripLocked returns the strip of agent (DESIGN.md §6.4): newest first, at most
+// stripLocked returns the strip of agent: newest first, at most
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
 func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
@@ -356,7 +356,7 @@ func settleRun(r toolRun, result any, err error) toolRun {
 }
 
 // query answers QueryBoard: the matches of its pattern and the View. It is never an
-// Operation and passes no gate (DESIGN.md §6.5).
+// Operation and passes no gate.
 func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in *contract.QueryBoardInput) (Answer, error) {
 	focus := call.Focus
 	if len(in.Focus) > 0 {

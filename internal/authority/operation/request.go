@@ -22,7 +22,7 @@ import (
 const requestPrefix = "req_"
 
 // RequestDigest returns "sha256:" + hex(sha256(JCS(v))), the digest a Request is bound to
-// and a decision must name (DESIGN.md §7.1). JCS (RFC 8785) makes the digest independent
+// and a decision must name. JCS (RFC 8785) makes the digest independent
 // of key order and number spelling, so any client can recompute it from the vector.
 func RequestDigest(v contract.RequestVector) (string, error) {
 	raw, err := json.Marshal(v)
@@ -95,7 +95,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 }
 
 // boardOnlyVector returns the request vector of a Board-only Action: the Action and its
-// exact arguments after bindings as the Board evaluates the call now (DESIGN.md §7.1),
+// exact arguments after bindings as the Board evaluates the call now,
 // so a person approves the values the Board's premises supply and not only the caller's
 // params. Evaluating changes nothing.
 func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionInput) (contract.RequestVector, error) {
@@ -112,7 +112,7 @@ func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionIn
 
 // executionVector returns the request vector of an executed Action: the exact arguments
 // after bindings, the Tool, and — when the project's setup fixes them — the digest the
-// Tool is locked at and the Source record it runs against (DESIGN.md §7.1). When several
+// Tool is locked at and the Source record it runs against. When several
 // Connections could run it at different digests or Sources, they are left empty; the
 // dispatcher must then still run only what a person approved.
 func (o *Operations) executionVector(ctx context.Context, project contract.ProjectID, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Aggregates (DESIGN.md §3.3). A head term such as sum(A) makes an aggregate rule, grouped
+// Aggregates. A head term such as sum(A) makes an aggregate rule, grouped
 // by the head's other variables. Its body relations sit in lower strata, so it runs after
 // they reach their fixpoint. It aggregates over the set of distinct bindings of all the
 // body's variables: two facts with equal amounts but different ids both count, while two

@@ -9,7 +9,7 @@ import (
 )
 
 // MaxExactInt is the largest integer magnitude a Value holds exactly (2^53−1), so that every
-// integer survives a trip through JSON numbers unchanged (DESIGN.md §3.1).
+// integer survives a trip through JSON numbers unchanged.
 const MaxExactInt = 1<<53 - 1
 
 // Kind is the type of a scalar Value.
@@ -279,7 +279,7 @@ func (l Literal) String() string {
 
 // Rule is head :- body. ID names the rule in provenance and Explain. Tier caps the tier of
 // what the rule derives: a rule an agent asserted cannot derive anything stronger than
-// asserted, whatever its premises ("can't be washed green", DESIGN.md §3.2).
+// asserted, whatever its premises ("can't be washed green").
 type Rule struct {
 	ID   string
 	Head Atom

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Built-ins (DESIGN.md §3.3). A built-in is written like an atom and takes exactly the
+// Built-ins. A built-in is written like an atom and takes exactly the
 // arguments listed here, no more and no fewer:
 //
 //	guards     eq neq lt lte gt gte contains   {left, right}

@@ -192,8 +192,8 @@ func (c *compiler) builtinLit(r Rule, i int, l Literal, a Atom, bi *builtin) (*c
 	return cl, nil
 }
 
-// compileRule checks and compiles r: names, built-ins, aggregates, range restriction
-// (DESIGN.md §3.3), and the caps of lim.
+// compileRule checks and compiles r: names, built-ins, aggregates, range restriction,
+// and the caps of lim.
 func (e *Engine) compileRule(r Rule, lim Limits) (*crule, error) {
 	if r.ID == "" {
 		return nil, errorf(contract.CodeInvalidArgument, "a rule has no id; give every rule a unique id")

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestDeps keeps the engine pure (DESIGN.md §3.3): the standard library and contract only,
+// TestDeps keeps the engine pure: the standard library and contract only,
 // and nothing that reads the outside world or breaks determinism.
 func TestDeps(t *testing.T) {
 	forbidden := map[string]string{

@@ -7,7 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Evaluation is incremental, stratum by stratum, in dependency order (DESIGN.md §3.3). Each
+// Evaluation is incremental, stratum by stratum, in dependency order. Each
 // stratum receives the net changes of the relations below it and updates its own facts in
 // three phases, a delete-and-rederive (DRed) scheme extended to tiers:
 //

@@ -259,7 +259,7 @@ func (j *joiner) builtin(p []step, i int, tier contract.Tier) error {
 }
 
 // arithmetic builds the refusal for a producer that has no exact result, naming the rule
-// and the values (DESIGN.md §3.3).
+// and the values.
 func (j *joiner) arithmetic(l *clit, cause error) error {
 	args := make([]string, len(l.bi.in))
 	for k, name := range l.bi.in {

@@ -266,7 +266,7 @@ func maps(m map[string]engine.Value) map[string]engine.Value {
 	return out
 }
 
-// naiveMatch matches pattern p against ground atom a (DESIGN.md §3.1 subset matching).
+// naiveMatch matches pattern p against ground atom a.
 func naiveMatch(p, a engine.Atom, env map[string]engine.Value) (map[string]engine.Value, bool) {
 	if p.Pred != a.Pred || p.Neg != a.Neg {
 		return nil, false

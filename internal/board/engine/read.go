@@ -74,7 +74,7 @@ func (e *Engine) Holds(a Atom) (Entry, bool) {
 	return Entry{}, false
 }
 
-// Match yields every fact the pattern matches (DESIGN.md §3.1: same predicate and negation,
+// Match yields every fact the pattern matches (same predicate and negation,
 // every named argument present with an equal value or a consistently bound variable; extra
 // arguments ignored) with the pattern's variable bindings. A malformed pattern matches
 // nothing. The matches are collected before the first is yielded, so the caller may mutate

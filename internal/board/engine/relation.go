@@ -15,7 +15,7 @@ import (
 const maxArgs = 64
 
 // relKey names a relation: a predicate and its strong-negation flag. p and ~p are distinct
-// relations (DESIGN.md §3.1): ~p is an explicit negative fact, not the absence of p.
+// relations: ~p is an explicit negative fact, not the absence of p.
 type relKey struct {
 	pred string
 	neg  bool

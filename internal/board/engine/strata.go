@@ -38,7 +38,7 @@ type depEdge struct {
 }
 
 // newProgram stratifies rules, refusing negation or aggregation through recursion with a
-// teaching sentence that names the cycle (DESIGN.md §3.3).
+// teaching sentence that names the cycle.
 func newProgram(rules []*crule) (*program, error) {
 	p := &program{rules: rules, byID: make(map[string]*crule, len(rules)), headOf: make(map[*relation]*stratum), readBelow: make(map[*relation]bool)}
 	edges := make(map[*relation][]depEdge)

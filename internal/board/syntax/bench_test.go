@@ -11,7 +11,7 @@ import (
 	"github.com/docketrun/docket/internal/board/syntax"
 )
 
-// benchProgram is a rule file of n rules and n facts in the style of DESIGN.md §3.3.
+// benchProgram is a rule file of n rules and n facts in the style of the verified calculation's rules.
 func benchProgram(n int) []byte {
 	var b strings.Builder
 	for i := range n {

@@ -1,5 +1,5 @@
 // Package syntax reads and writes the Board's rule text: facts, rules, atoms and patterns
-// in the syntax of DESIGN.md §3.3, and facts as JSON lines.
+// in the syntax docs/capabilities.md describes, and facts as JSON lines.
 //
 // # Text
 //

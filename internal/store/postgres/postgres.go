@@ -1,6 +1,6 @@
 // Package postgres implements store.Store on PostgreSQL through pgx: a connection pool,
 // migrations under an advisory lock, and LISTEN/NOTIFY so that several `docket serve`
-// instances can share one database (DESIGN.md §10).
+// instances can share one database.
 package postgres
 
 import (

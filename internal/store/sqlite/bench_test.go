@@ -90,7 +90,7 @@ func benchAgainst(b *testing.B, f, raw storetest.RawFunc, perTx int) {
 
 // rawInserter returns the baseline: rows shaped like events (a precomputed hash) inserted
 // into a plain table with one prepared statement, in transactions begun and committed as
-// Update does (as the sqlite-floor program in ../shared/floors measures it).
+// Update does (as the SQLite floor program measures it).
 func rawInserter(b *testing.B, s *sqlite.Store) storetest.RawFunc {
 	b.Helper()
 	ctx := context.Background()

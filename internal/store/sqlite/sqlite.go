@@ -26,7 +26,7 @@ var migrations embed.FS
 
 // Tuning of every Store. synchronous=NORMAL in WAL mode makes a commit durable against a
 // process crash, and against power loss once the WAL is checkpointed: the trade Docket
-// makes for many times the commit rate of FULL (see ../shared/floors beside the checkout).
+// makes for many times the commit rate of FULL (the SQLite floor measures both).
 const (
 	busyTimeout  = 5 * time.Second // how long a writer waits for another process's lock
 	pollInterval = time.Second     // how often Wait rereads the head for other processes' appends

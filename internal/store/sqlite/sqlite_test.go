@@ -105,7 +105,7 @@ func TestOpen_Reopen(t *testing.T) {
 }
 
 // TestOpen_Files checks that the database is in WAL mode and that its files are private
-// to their owner (DESIGN.md §1: files 0600).
+// to their owner (files 0600).
 func TestOpen_Files(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docket.db")
 	s := openAt(t, path)

@@ -20,7 +20,7 @@ type RawFunc func(ctx context.Context, rows int) error
 // BenchAppend measures [store.Tx.Append] in transactions of perTx events each on s,
 // alternating every transaction with one of raw, so that the noise of a shared machine
 // falls on both alike. It reports events/s for each and the Append rate as a percentage
-// of the raw rate (pct_of_raw): the figure that matters (see ../shared/floors beside the checkout).
+// of the raw rate (pct_of_raw): the figure that matters (see benchmarks/README.md).
 func BenchAppend(b *testing.B, s store.Store, perTx int, raw RawFunc) {
 	b.Helper()
 	ctx := context.Background()

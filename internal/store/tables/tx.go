@@ -419,7 +419,7 @@ func (t *Tx) PutRelease(ctx context.Context, r store.Release) (bool, error) {
 	old, err := t.Release(ctx, r.ID, r.Version)
 	switch {
 	case err == nil:
-		// Releases are immutable (DESIGN.md §4): the same content again is the same
+		// Releases are immutable: the same content again is the same
 		// release; anything else under this id and version is refused.
 		if !bytes.Equal(old.Digest, r.Digest) || old.ContentHash != store.DataHash(r.Content) {
 			return false, fmt.Errorf("put release %s: digest %x is already installed under this version with digest %x: %w",

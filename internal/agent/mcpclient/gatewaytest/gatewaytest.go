@@ -307,7 +307,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	switch {
 	case !spec.Write:
 	case s.unresolvedLocked():
-		// The write gate (DESIGN.md §6.5).
+		// The write gate.
 		answer.Accepted, answer.RequestExecuted = false, &no
 		answer.ErrorCode, answer.Teaching = contract.CodeOperationRunning, "an operation is still running; wait for its outcome"
 		rep = Reply{}

@@ -1,6 +1,6 @@
 // Package floorbench runs the datalog floor from benchmarks, so that the rule engine's
-// figures are measured beside it in the same run. The floors live in shared/floors beside
-// the checkout; a benchmark that needs one is skipped when it is not there.
+// figures are measured beside it in the same run. The floor programs are kept beside the
+// checkout, outside this repository; a benchmark that needs one is skipped when it is not there.
 package floorbench
 
 import (

@@ -22,7 +22,7 @@ CREATE TABLE events (
 	UNIQUE (project, id) -- an id names one event: a retried write is refused, not doubled
 );
 
--- Events are immutable (DESIGN.md §10): no path in the code updates or deletes them, and
+-- Events are immutable: no path in the code updates or deletes them, and
 -- this trigger refuses anyone who tries with SQL.
 CREATE FUNCTION docket_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -116,7 +116,7 @@ CREATE TABLE releases (
 	PRIMARY KEY (id, version)
 );
 
--- Releases are immutable (DESIGN.md §4).
+-- Releases are immutable.
 CREATE TRIGGER releases_immutable BEFORE UPDATE ON releases
 	FOR EACH ROW EXECUTE FUNCTION docket_refuse_change();
 
@@ -138,7 +138,7 @@ CREATE TABLE nodes (
 );
 
 -- Every commit that moves a log's head tells the instances sharing this database, so their
--- waiters (Store.Wait, SSE streams) wake without polling (DESIGN.md §10). NOTIFY is sent at
+-- waiters (Store.Wait, SSE streams) wake without polling. NOTIFY is sent at
 -- commit and folds repeats of one payload within a transaction.
 CREATE FUNCTION docket_notify_head() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

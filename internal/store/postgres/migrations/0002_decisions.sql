@@ -1,4 +1,4 @@
--- Decisions on Requests (DESIGN.md §7.1). The CHECK holds "no principal decides its own
+-- Decisions on Requests. The CHECK holds "no principal decides its own
 -- request" even where the authority's own check is bypassed; the key, one decision per
 -- request.
 CREATE TABLE decisions (

@@ -1,4 +1,4 @@
--- Worker leases (DESIGN.md §8.1): one row per Connection, the fence every hop call is
+-- Worker leases: one row per Connection, the fence every hop call is
 -- checked against. Acquisitions and releases are also events, for audit; a renewal only
 -- moves expires_at, so it wakes no held call. expires_at is nanoseconds since 1970 UTC.
 CREATE TABLE worker_leases (

@@ -22,7 +22,7 @@ CREATE TABLE events (
 	UNIQUE (project, id) -- an id names one event: a retried write is refused, not doubled
 ) STRICT, WITHOUT ROWID;
 
--- Events are immutable (DESIGN.md §10).
+-- Events are immutable.
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are immutable'); END;
 CREATE TRIGGER events_no_delete BEFORE DELETE ON events
@@ -113,7 +113,7 @@ CREATE TABLE releases (
 	PRIMARY KEY (id, version)
 ) STRICT;
 
--- Releases are immutable (DESIGN.md §4).
+-- Releases are immutable.
 CREATE TRIGGER releases_no_update BEFORE UPDATE ON releases
 BEGIN SELECT RAISE(ABORT, 'releases are immutable'); END;
 

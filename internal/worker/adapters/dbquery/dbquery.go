@@ -1,6 +1,6 @@
 // Package dbquery provides the db-query and db-exec-fenced adapters: one SQL statement
 // from the Tool's template, with {param} placeholders bound as driver parameters, against
-// a SQLite or PostgreSQL Source (DESIGN.md §8.3).
+// a SQLite or PostgreSQL Source.
 package dbquery
 
 import (

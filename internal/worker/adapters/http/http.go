@@ -1,5 +1,5 @@
 // Package http provides the http adapter: one request, built from the Tool's method and
-// path template, to the origin of an http Source, with JSON rows back (DESIGN.md §8.3).
+// path template, to the origin of an http Source, with JSON rows back.
 package http
 
 import (

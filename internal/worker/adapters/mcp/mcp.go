@@ -1,5 +1,5 @@
 // Package mcp provides the mcp adapter: an outbound MCP client that calls the tools of an
-// mcp Source over stdio or Streamable HTTP, one session per Source (DESIGN.md §8.3).
+// mcp Source over stdio or Streamable HTTP, one session per Source.
 package mcp
 
 import (
@@ -20,7 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Limits of one call (DESIGN.md §8.3); a Tool's fence may lower or raise them.
+// Limits of one call; a Tool's fence may lower or raise them.
 const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 1 << 20 // cap on the JSON of one result, bytes

@@ -1,5 +1,5 @@
 // Package run provides the run adapter: it starts a program under the worker root, passes
-// the call's arguments as JSON on stdin and reads rows as JSON from stdout (DESIGN.md §8.3).
+// the call's arguments as JSON on stdin and reads rows as JSON from stdout.
 //
 // run is NOT a sandbox. The program runs as the worker's user with the worker's file
 // system and network. What run does is narrower: it starts only files under the worker

@@ -1,5 +1,5 @@
 // Package workspace provides the built-in workspace adapter: list, count, search, read and
-// write files inside a file Source's root, and nothing else (DESIGN.md §8.3).
+// write files inside a file Source's root, and nothing else.
 package workspace
 
 import (
