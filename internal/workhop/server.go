@@ -90,7 +90,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 	}
 	var in contract.WorkBody
 	if err := contract.DecodeStrict(body, &in); err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); !ok {
+		if code := contract.CodeOf(err); code == "" || code == contract.CodeInvalidArgument {
 			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as DESIGN.md §8.1 names it.", err)
 		}
 		s.refuse(w, r, err)
