@@ -170,13 +170,4 @@ func decodeResult(t testing.TB, res *mcp.CallToolResult) (contract.ToolResult, c
 	return tr, meta
 }
 
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func str(s string) contract.Value { return contract.StringValue(s) }
