@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
+	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/workhop"
 )
@@ -70,8 +71,11 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	// docket start's serve answers only at a path its gate and children know (issue 11,
+	// item 13): its port is on loopback, where any local process can reach it.
+	pathKey := e.Getenv(datadir.ServeKeyEnv)
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
-		Logger: log, Version: version, Hosts: hosts,
+		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		Routes: map[string]http.Handler{
 			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
 			"POST /work": hop,
@@ -84,13 +88,17 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
+	keyed := url
+	if pathKey != "" {
+		keyed += console.PathKeyPrefix + pathKey
+	}
 	urlPath := filepath.Join(dir, urlFile)
-	if err := writePrivate(urlPath, []byte(url+"\n")); err != nil {
+	if err := writePrivate(urlPath, []byte(keyed+"\n")); err != nil {
 		ln.Close()
 		return err
 	}
 	defer os.Remove(urlPath)
-	log.Info("docket serve listening", "url", url)
+	log.Info("docket serve listening", "url", url, "pathKey", pathKey != "")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	swept := make(chan struct{})

@@ -62,7 +62,16 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("reach docket serve at %s: %v", e.URL, e.Err)
+	return fmt.Sprintf("reach docket serve at %s: %v", redactPath(e.URL), e.Err)
+}
+
+// redactPath returns u without its path, which can carry docket start's serve key.
+func redactPath(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return "the configured URL"
+	}
+	return p.Scheme + "://" + p.Host
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/secheaders"
 )
 
 // Defaults for [Config].
@@ -71,6 +74,11 @@ type Config struct {
 	// cross-origin refusal and the security headers like every route, and authenticate
 	// their callers themselves (agent tokens, connection keys).
 	Routes map[string]http.Handler
+
+	// PathKey, when set, is a key every request's path must begin with, as /k/<PathKey>,
+	// which is then stripped: docket start's serve answers only its own gate and the
+	// children and verbs that read the URL from the data dir or their environment.
+	PathKey string
 }
 
 // Server serves /api/v1. It is safe for concurrent use.
@@ -86,6 +94,7 @@ type Server struct {
 	keepAlive time.Duration
 	mux       *http.ServeMux
 	xorigin   *http.CrossOriginProtection
+	pathKey   string
 }
 
 // New returns a Server.
@@ -105,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		keepAlive: cfg.KeepAlive,
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
+		pathKey:   cfg.PathKey,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -181,7 +191,12 @@ func (s *Server) routes() {
 // ServeHTTP checks the Host, refuses cross-origin writes, sets the security headers and
 // routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header())
+	secheaders.Set(w.Header())
+	if s.pathKey != "" && !s.stripPathKey(r) {
+		s.writeError(w, r, contract.Errorf(contract.CodeRunKeyRequired,
+			"this docket serve was started by docket start and answers only at the URL in its data dir's url file; use that URL, or docket start's own."))
+		return
+	}
 	if err := s.checkHost(r); err != nil {
 		s.writeError(w, r, err)
 		return

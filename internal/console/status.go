@@ -16,7 +16,7 @@ func httpStatus(code contract.Code) int {
 		return status
 	}
 	switch code {
-	case contract.CodeSessionExpired:
+	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
 		return http.StatusForbidden

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/secheaders"
 )
 
 // TestRunGate_ServeHTTP: every route behind docket start's URL needs the per-run key,
@@ -20,10 +22,14 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 		if r.Header.Get(runKeyHeader) != "" {
 			t.Errorf("the run key reached serve")
 		}
-		w.Write([]byte("served " + r.URL.Path))
+		path, ok := strings.CutPrefix(r.URL.Path, "/k/SERVEKEY")
+		if !ok {
+			t.Errorf("the gate sent %s, without serve's path key", r.URL.Path)
+		}
+		w.Write([]byte("served " + path))
 	}))
 	defer serve.Close()
-	target, _ := url.Parse(serve.URL)
+	target, _ := url.Parse(serve.URL + "/k/SERVEKEY")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +87,16 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 			defer resp.Body.Close()
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("GET %s = %d, want %d", tt.path, resp.StatusCode, tt.wantStatus)
+			}
+			// Every answer carries serve's security headers, once: the gate's own
+			// refusals and redirect as well as what it passes on (issue 11, item 13).
+			for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options", "Cache-Control"} {
+				if got := resp.Header.Values(h); len(got) != 1 || got[0] == "" {
+					t.Errorf("GET %s: %s = %q, want one value", tt.path, h, got)
+				}
+			}
+			if got := resp.Header.Get("Content-Security-Policy"); got != secheaders.ContentSecurityPolicy {
+				t.Errorf("GET %s: Content-Security-Policy = %q, want serve's", tt.path, got)
 			}
 			var body bytes.Buffer
 			if _, err := body.ReadFrom(resp.Body); err != nil {
