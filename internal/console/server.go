@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,22 +80,37 @@ type Config struct {
 	// which is then stripped: docket start's serve answers only its own gate and the
 	// children and verbs that read the URL from the data dir or their environment.
 	PathKey string
+
+	// MaxConns bounds open connections; 0 is DefaultMaxConns. HeaderTimeout, BodyTimeout
+	// and IdleTimeout bound reading a request's headers, reading its body, and a
+	// kept-alive connection with no request; 0 takes the Default of each. Logins bounds
+	// POST /api/v1/sessions and /api/v1/sessions/cookie.
+	MaxConns      int
+	HeaderTimeout time.Duration
+	BodyTimeout   time.Duration
+	IdleTimeout   time.Duration
+	Logins        LoginLimits
 }
 
 // Server serves /api/v1. It is safe for concurrent use.
 type Server struct {
-	auth      backend
-	dec       decider
-	rec       reconciler
-	log       *slog.Logger
-	version   string
-	hosts     []string
-	maxBody   int64
-	maxUpload int64
-	keepAlive time.Duration
-	mux       *http.ServeMux
-	xorigin   *http.CrossOriginProtection
-	pathKey   string
+	auth          backend
+	dec           decider
+	rec           reconciler
+	log           *slog.Logger
+	version       string
+	hosts         []string
+	maxBody       int64
+	maxUpload     int64
+	keepAlive     time.Duration
+	mux           *http.ServeMux
+	xorigin       *http.CrossOriginProtection
+	pathKey       string
+	maxConns      int
+	headerTimeout time.Duration
+	idleTimeout   time.Duration
+	bodyTimeout   time.Duration
+	logins        *loginLimiter
 }
 
 // New returns a Server.
@@ -115,6 +131,14 @@ func New(cfg Config) (*Server, error) {
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
 		pathKey:   cfg.PathKey,
+		maxConns:  cfg.MaxConns,
+		logins:    newLoginLimiter(cfg.Logins),
+	}
+	s.headerTimeout = cmp.Or(cfg.HeaderTimeout, DefaultHeaderTimeout)
+	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
+	s.idleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	if s.maxConns <= 0 {
+		s.maxConns = DefaultMaxConns
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -192,6 +216,7 @@ func (s *Server) routes() {
 // routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secheaders.Set(w.Header())
+	s.boundBody(w, r)
 	if s.pathKey != "" && !s.stripPathKey(r) {
 		s.writeError(w, r, contract.Errorf(contract.CodeRunKeyRequired,
 			"this docket serve was started by docket start and answers only at the URL in its data dir's url file; use that URL, or docket start's own."))
@@ -213,9 +238,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	ln = newLimitListener(ln, s.maxConns)
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.headerTimeout,
+		IdleTimeout:       s.idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

@@ -20,6 +20,8 @@ func httpStatus(code contract.Code) int {
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
 		return http.StatusForbidden
+	case contract.CodeRateLimited:
+		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
