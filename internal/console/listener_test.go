@@ -127,6 +127,43 @@ func TestListener_ConnCap(t *testing.T) {
 	}
 }
 
+// TestListener_ConnBound: past the bound a connection is not served until a slot frees.
+func TestListener_ConnBound(t *testing.T) {
+	addr := runServer(t, console.Config{MaxConns: 2})
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server accept both
+	c, err := net.Dial("tcp", addr)    // completes in the kernel's backlog
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /api/v1/health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr)
+	if err := c.SetReadDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(c); err == nil || len(b) > 0 {
+		t.Fatalf("a third connection was served past a bound of 2: %q, %v", b, err)
+	}
+	if err := idle[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(c)
+	if err != nil || !strings.HasPrefix(string(b), "HTTP/1.1 200") {
+		t.Errorf("once a slot freed: %q, %v; want 200", b, err)
+	}
+}
+
 // TestLogin_RateLimit: logins are token buckets per name and in all; a refusal is 429
 // rate_limited with Retry-After.
 func TestLogin_RateLimit(t *testing.T) {
