@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,13 +23,7 @@ import (
 // (/api/v1/health) must still be answered, within a generous bound; the figures are
 // logged for benchmarks/README.md.
 func TestServe_SlowBodiesAndSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("opens thousands of connections to a serve process")
-	}
-	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
-	if err != nil {
-		t.Skipf("docket binary not on PATH: %v", err)
-	}
+	bin := docketBinary(t, "opens thousands of connections to a serve process")
 	// This process holds one descriptor per slow connection and so does serve: size the
 	// load from the open-file limit, leaving room for everything else.
 	limit := fdLimit()
@@ -47,7 +39,7 @@ func TestServe_SlowBodiesAndSessions(t *testing.T) {
 	const bodyTimeout = 3 * time.Second
 
 	t.Run("bound from the open-file limit", func(t *testing.T) {
-		srv := startServeArgs(t, bin, home, "--body-timeout", bodyTimeout.String())
+		srv := startServe(t, bin, home, "--body-timeout", bodyTimeout.String())
 		defer srv.stop(t)
 		cl := waitClient(t, e)
 		base := cl.api.URL
@@ -84,7 +76,7 @@ func TestServe_SlowBodiesAndSessions(t *testing.T) {
 
 	t.Run("bound far below the load", func(t *testing.T) {
 		const bound = 100
-		srv := startServeArgs(t, bin, home, "--body-timeout", bodyTimeout.String(), "--max-connections", strconv.Itoa(bound))
+		srv := startServe(t, bin, home, "--body-timeout", bodyTimeout.String(), "--max-connections", strconv.Itoa(bound))
 		defer srv.stop(t)
 		cl := waitClient(t, e)
 		n := min(slow, 10*bound)
@@ -94,21 +86,6 @@ func TestServe_SlowBodiesAndSessions(t *testing.T) {
 		health(t, cl.api.URL, 120*time.Second)
 		t.Logf("FIGURES max-connections=%d slow-bodies=%d health=%v", bound, n, time.Since(start).Round(time.Millisecond))
 	})
-}
-
-// startServeArgs starts docket serve on the data dir home with extra flags.
-func startServeArgs(t *testing.T, bin, home string, args ...string) *child {
-	t.Helper()
-	os.Remove(filepath.Join(home, urlFile))
-	c := &child{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)...),
-		out: &bytes.Buffer{}, waited: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), "DOCKET_HOME="+home)
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.kill(t); c.wait() })
-	return c
 }
 
 // initialize opens one MCP session of the agent with token and leaves it open.

@@ -7,34 +7,21 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
 // runServer serves cfg with [console.Server.Run] on a real loopback listener, the way
-// docket serve does, and returns its address.
-func runServer(t *testing.T, cfg console.Config) string {
+// docket serve does, over the authority of a [newTestServer], and returns its address
+// and the test server. Run ends, and must end without error, when the test does.
+func runServer(t *testing.T, cfg console.Config) (string, *testServer) {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Init(t.Context(), "ada", testPassphrase, "default"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Authority = a
+	ts := newTestServer(t, console.Config{})
+	cfg.Authority = ts.a
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -44,21 +31,21 @@ func runServer(t *testing.T, cfg console.Config) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 1) // written once by the Run goroutine
 	go func() { done <- srv.Run(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
+			t.Errorf("Run after cancel = %v, want nil", err)
 		}
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), ts
 }
 
 // TestListener_SlowBody: a body that dribbles in is cut at the body timeout, rather than
 // holding its connection (and a file descriptor) for as long as its sender likes.
 func TestListener_SlowBody(t *testing.T) {
-	addr := runServer(t, console.Config{BodyTimeout: 300 * time.Millisecond})
+	addr, _ := runServer(t, console.Config{BodyTimeout: 300 * time.Millisecond})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +67,7 @@ func TestListener_SlowBody(t *testing.T) {
 // poll) is neither cut nor cancelled.
 func TestListener_LongAnswer(t *testing.T) {
 	const bound = 200 * time.Millisecond
-	addr := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{
+	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{
 		"POST /hold": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := io.ReadAll(r.Body); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
@@ -108,7 +95,7 @@ func TestListener_LongAnswer(t *testing.T) {
 // TestListener_ConnCap: with every connection slot held by clients that send nothing, a
 // new client waits, and is answered once the header timeout frees a slot.
 func TestListener_ConnCap(t *testing.T) {
-	addr := runServer(t, console.Config{MaxConns: 4, HeaderTimeout: 300 * time.Millisecond})
+	addr, _ := runServer(t, console.Config{MaxConns: 4, HeaderTimeout: 300 * time.Millisecond})
 	for range 8 {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -129,7 +116,7 @@ func TestListener_ConnCap(t *testing.T) {
 
 // TestListener_ConnBound: past the bound a connection is not served until a slot frees.
 func TestListener_ConnBound(t *testing.T) {
-	addr := runServer(t, console.Config{MaxConns: 2})
+	addr, _ := runServer(t, console.Config{MaxConns: 2})
 	var idle []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
