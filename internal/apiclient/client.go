@@ -62,11 +62,12 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("reach docket serve at %s: %v", redactPath(e.URL), e.Err)
+	return fmt.Sprintf("reach docket serve at %s: %v", Origin(e.URL), e.Err)
 }
 
-// redactPath returns u without its path, which can carry docket start's serve key.
-func redactPath(u string) string {
+// Origin returns u's scheme and host, to be shown or logged: u's path can carry docket
+// start's serve key.
+func Origin(u string) string {
 	p, err := url.Parse(u)
 	if err != nil || p.Host == "" {
 		return "the configured URL"
