@@ -2,7 +2,10 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +148,33 @@ func TestSpec_StrictArguments(t *testing.T) {
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"QueryBoard","NAME":"ApplyAction","arguments":{}}}`)
 	if status != http.StatusBadRequest || e.Error.Data.Reason != string(contract.CodeCaseVariantKey) {
 		t.Errorf("case-variant envelope = %d %+v, want 400 %s", status, e.Error, contract.CodeCaseVariantKey)
+	}
+}
+
+// TestSpec_RefusalTableDocumented: every transport refusal a client can get is a row of
+// docs/mcp.md's refusal table, with the status it is sent with.
+func TestSpec_RefusalTableDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for reason, status := range map[string]int{
+		contract.ReasonUnauthenticated:     401,
+		contract.ReasonUnsupportedProtocol: 400,
+		contract.ReasonSessionRequired:     400,
+		contract.ReasonBatchUnsupported:    400,
+		contract.ReasonConnectionReplaced:  409,
+		contract.ReasonUnknownSession:      404,
+		"body_too_large":                   413,
+	} {
+		if !strings.Contains(doc, fmt.Sprintf("| %d | `%s`", status, reason)) {
+			t.Errorf("docs/mcp.md has no row | %d | `%s`", status, reason)
+		}
+	}
+	for _, code := range []contract.Code{contract.CodeDuplicateKey, contract.CodeCaseVariantKey, contract.CodeNullField, contract.CodeInvalidUTF8} {
+		if !strings.Contains(doc, "`"+string(code)+"`") {
+			t.Errorf("docs/mcp.md does not name %s", code)
+		}
 	}
 }
