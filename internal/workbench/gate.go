@@ -115,6 +115,12 @@ func (g *runGate) refusal() *contract.Error {
 
 func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
 	secheaders.Set(w.Header())
+	// A refused request's body is never read: end the connection after the answer
+	// rather than wait for a body its sender may dribble in forever. The deadline can
+	// only fail where there is no connection (a test's recorder); Connection: close
+	// still ends the connection then, once the body is in.
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	// The status is sent; a client that hangs up before the body has nothing to learn.
@@ -123,7 +129,7 @@ func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
 
 // serveGate runs g on ln until ctx ends, then shuts it down within a bound.
 func serveGate(ctx context.Context, ln net.Listener, g *runGate) error {
-	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 1) // written once by the serving goroutine
 	go func() { errc <- hs.Serve(ln) }()
 	select {

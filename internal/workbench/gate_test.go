@@ -2,13 +2,18 @@ package workbench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/secheaders"
@@ -121,5 +126,41 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunGate_SlowBodyRefused: a request refused at the gate does not keep its connection
+// waiting for a body its sender dribbles in.
+func TestRunGate_SlowBodyRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	target, _ := url.Parse("http://127.0.0.1:1")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serveGate(ctx, ln, newRunGate("RUNKEY", port, target)) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /api/v1/sessions HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 100000\r\n\r\n{", port)
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(c)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		t.Fatalf("the refused request still holds its connection; read %q", b)
+	}
+	if !strings.HasPrefix(string(b), "HTTP/1.1 401") {
+		t.Errorf("answer %q, want 401", b)
 	}
 }
