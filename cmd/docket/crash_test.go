@@ -28,13 +28,7 @@ func testEnv(vars map[string]string) (*env, *bytes.Buffer) {
 // a stream of writes. After each restart the event chain must verify and every write the
 // server acknowledged must be present.
 func TestServe_CrashDuringWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts several server processes")
-	}
-	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
-	if err != nil {
-		t.Skipf("docket binary not on PATH: %v", err)
-	}
+	bin := docketBinary(t, "starts several server processes")
 	home := filepath.Join(t.TempDir(), "home")
 	vars := map[string]string{"DOCKET_HOME": home, "DOCKET_PASSPHRASE": "correct horse battery"}
 	e, out := testEnv(vars)
@@ -113,12 +107,28 @@ type child struct {
 	waited chan struct{} // closed when the process has been waited for
 }
 
-func startServe(t *testing.T, bin, home string) *child {
+// docketBinary returns the docket binary for a test that runs it as a process, skipping
+// the test in -short mode (saying why it is long) or when there is none.
+func docketBinary(t *testing.T, long string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(long)
+	}
+	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
+	if err != nil {
+		t.Skipf("docket binary not on PATH: %v", err)
+	}
+	return bin
+}
+
+// startServe starts docket serve on the data dir home, with extra flags.
+func startServe(t *testing.T, bin, home string, args ...string) *child {
 	t.Helper()
 	// A killed server leaves its url file behind; remove it so the client waits for the
 	// new server's instead of dialling the dead one.
 	os.Remove(filepath.Join(home, urlFile))
-	c := &child{cmd: exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--log-level", "warn"), out: &bytes.Buffer{}, waited: make(chan struct{})}
+	c := &child{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)...),
+		out: &bytes.Buffer{}, waited: make(chan struct{})}
 	c.cmd.Env = append(os.Environ(), "DOCKET_HOME="+home)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	if err := c.cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -72,7 +73,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		add("server", false, "%v", err)
 	} else {
-		add("server", h.Store == "ok", "%s, version %s, store %s", base, h.Version, h.Store)
+		add("server", h.Store == "ok", "%s, version %s, store %s", apiclient.Origin(base), h.Version, h.Store)
 		if cl, err := newClient(e); err != nil {
 			add("credential", false, "%v", err)
 		} else {

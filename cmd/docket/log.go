@@ -5,6 +5,7 @@ package main
 const (
 	logComponent = "component"
 	logURL       = "url"
+	logPathKey   = "pathKey" // whether serve answers only under its per-run key
 	logErr       = "err"
 	logWorker    = "workerId"
 	logTools     = "tools" // how many Tools a worker advertises

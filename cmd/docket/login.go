@@ -44,7 +44,7 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	if s.Token == "" {
-		return fmt.Errorf("login: the server at %s answered without a session token", base)
+		return fmt.Errorf("login: the server at %s answered without a session token", apiclient.Origin(base))
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)

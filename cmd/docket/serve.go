@@ -13,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
+	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/workhop"
 )
@@ -26,6 +27,24 @@ type serveCmd struct {
 	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
 	LeaseTTL time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
+	MaxConns int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
+	BodyTime time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
+}
+
+// fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
+// its connection bound from the open-file limit.
+const fdReserve = 256
+
+// maxConns returns the bound on open connections: the flag, else the open-file limit
+// less fdReserve, else console's default.
+func (c *serveCmd) maxConns() int {
+	if c.MaxConns > 0 {
+		return c.MaxConns
+	}
+	if n := fdLimit() - fdReserve; n > 0 {
+		return n
+	}
+	return console.DefaultMaxConns
 }
 
 func (c *serveCmd) Run(ctx context.Context, e *env) error {
@@ -70,8 +89,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	// docket start's serve answers only at a path its gate and children know (issue 11,
+	// item 13): its port is on loopback, where any local process can reach it.
+	pathKey := e.Getenv(datadir.ServeKeyEnv)
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
-		Logger: log, Version: version, Hosts: hosts,
+		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
+		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Routes: map[string]http.Handler{
 			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
 			"POST /work": hop,
@@ -84,13 +107,17 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	url := "http://" + ln.Addr().String()
+	keyed := url
+	if pathKey != "" {
+		keyed += console.PathKeyPrefix + pathKey
+	}
 	urlPath := filepath.Join(dir, urlFile)
-	if err := writePrivate(urlPath, []byte(url+"\n")); err != nil {
+	if err := writePrivate(urlPath, []byte(keyed+"\n")); err != nil {
 		ln.Close()
 		return err
 	}
 	defer os.Remove(urlPath)
-	log.Info("docket serve listening", logURL, url)
+	log.Info("docket serve listening", logURL, url, logPathKey, pathKey != "")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	swept := make(chan struct{})

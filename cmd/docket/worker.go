@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/dbquery"
@@ -135,7 +136,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	var watching sync.WaitGroup
 	watching.Go(func() { ex.WatchVault(wctx, c.Vault, hup, worker.DefaultVaultPoll) })
 	defer func() { stopWatch(); watching.Wait() }()
-	log.Info("docket worker polling", logURL, base, logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
+	log.Info("docket worker polling", logURL, apiclient.Origin(base), logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
 	err = r.Run(ctx)
 	if code := contract.CodeOf(err); code == contract.CodeUnauthenticated || code == contract.CodeCredentialRevoked {
 		return &exitError{code: exitCredential, err: err}

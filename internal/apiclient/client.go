@@ -62,7 +62,17 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("reach docket serve at %s: %v", e.URL, e.Err)
+	return fmt.Sprintf("reach docket serve at %s: %v", Origin(e.URL), e.Err)
+}
+
+// Origin returns u's scheme and host, to be shown or logged: u's path can carry docket
+// start's serve key.
+func Origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return "the configured URL"
+	}
+	return p.Scheme + "://" + p.Host
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

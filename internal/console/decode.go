@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,26 +33,27 @@ func decodeJSON[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, 
 	return v, err
 }
 
-// decodeStrict decodes one JSON value from rd into v, refusing unknown fields and
-// anything after the value. It is the part of decodeJSON that fuzzing reaches.
+// decodeStrict decodes one JSON value from rd into v with [contract.DecodeStrict]:
+// unknown fields, duplicate and case-variant keys, null for a typed field, invalid UTF-8
+// and anything after the value are refused. It is the part of decodeJSON that fuzzing
+// reaches.
 func decodeStrict(rd io.Reader, v any) error {
-	dec := json.NewDecoder(rd)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	b, err := io.ReadAll(rd)
+	if err != nil {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return mbe
 		}
-		if errors.Is(err, io.EOF) {
-			return contract.Errorf(contract.CodeInvalidArgument, "the request body is empty; send a JSON object.")
+		return &contract.Error{Code: contract.CodeInvalidArgument, Err: err, Teaching: "the request body could not be read; send it again."}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return contract.Errorf(contract.CodeInvalidArgument, "the request body is empty; send a JSON object.")
+	}
+	if err := contract.DecodeStrict(b, v); err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); ok {
+			return err
 		}
 		return &contract.Error{Code: contract.CodeInvalidArgument, Err: err,
 			Teaching: fmt.Sprintf("the request body is not the expected JSON: %s.", jsonProblem(err))}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return mbe
-		}
-		return contract.Errorf(contract.CodeInvalidArgument, "the request body has data after its JSON value; send exactly one object.")
 	}
 	return nil
 }

@@ -38,7 +38,12 @@ func (s *Server) pageSignInPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := signInBody{Name: strings.TrimSpace(r.PostFormValue("name")), Next: localPath(r.PostFormValue("next"))}
-	sess, err := s.auth.Login(r.Context(), b.Name, r.PostFormValue("passphrase"), 0)
+	// The page's sign-in is a login like the API's, under the same rate limit.
+	err := s.logins.allow(w, b.Name)
+	var sess authority.Session
+	if err == nil {
+		sess, err = s.auth.Login(r.Context(), b.Name, r.PostFormValue("passphrase"), 0)
+	}
 	if err != nil {
 		ce, ok := errors.AsType[*contract.Error](err)
 		if !ok {

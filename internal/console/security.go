@@ -19,19 +19,6 @@ type authenticator interface {
 	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
 }
 
-// contentSecurityPolicy forbids inline script and every foreign origin on every response,
-// JSON included, so that a response rendered by mistake cannot run anything.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
-
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Cache-Control", "no-store")
-}
-
 // loopbackNames are the Host names a loopback listener answers to, at its own port.
 var loopbackNames = []string{"localhost", "127.0.0.1", "[::1]"}
 
@@ -149,4 +136,22 @@ func callerFrom(ctx context.Context) authority.Caller {
 func requestToken(r *http.Request) authority.Token {
 	t, _ := r.Context().Value(tokenKey{}).(authority.Token)
 	return t
+}
+
+// PathKeyPrefix begins the path of every request to a serve with a path key.
+const PathKeyPrefix = "/k/"
+
+// stripPathKey reports whether r's path begins /k/<the path key>, compared in constant
+// time, and strips it.
+func (s *Server) stripPathKey(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, PathKeyPrefix)
+	if !ok {
+		return false
+	}
+	key, tail, _ := strings.Cut(rest, "/")
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.pathKey)) != 1 {
+		return false
+	}
+	r.URL.Path, r.URL.RawPath = "/"+tail, ""
+	return true
 }

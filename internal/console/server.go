@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/secheaders"
 )
 
 // Defaults for [Config].
@@ -75,23 +79,44 @@ type Config struct {
 	// cross-origin refusal and the security headers like every route, and authenticate
 	// their callers themselves (agent tokens, connection keys).
 	Routes map[string]http.Handler
+
+	// PathKey, when set, is a key every request's path must begin with, as /k/<PathKey>,
+	// which is then stripped: docket start's serve answers only its own gate and the
+	// children and verbs that read the URL from the data dir or their environment.
+	PathKey string
+
+	// MaxConns bounds open connections; 0 is DefaultMaxConns. HeaderTimeout, BodyTimeout
+	// and IdleTimeout bound reading a request's headers, reading its body, and a
+	// kept-alive connection with no request; 0 takes the Default of each. Logins bounds
+	// POST /api/v1/sessions and /api/v1/sessions/cookie.
+	MaxConns      int
+	HeaderTimeout time.Duration
+	BodyTimeout   time.Duration
+	IdleTimeout   time.Duration
+	Logins        LoginLimits
 }
 
 // Server serves /api/v1 and the console's pages. It is safe for concurrent use.
 type Server struct {
-	auth      backend
-	dec       decider
-	rec       reconciler
-	log       *slog.Logger
-	version   string
-	hosts     []string
-	maxBody   int64
-	maxUpload int64
-	keepAlive time.Duration
-	mux       *http.ServeMux
-	xorigin   *http.CrossOriginProtection
-	templates map[string]*template.Template // the pages, by name (pages.go)
-	streams   *streamSet                    // open event streams, ended at sign-out
+	auth          backend
+	dec           decider
+	rec           reconciler
+	log           *slog.Logger
+	version       string
+	hosts         []string
+	maxBody       int64
+	maxUpload     int64
+	keepAlive     time.Duration
+	mux           *http.ServeMux
+	xorigin       *http.CrossOriginProtection
+	pathKey       string
+	maxConns      int
+	headerTimeout time.Duration
+	idleTimeout   time.Duration
+	bodyTimeout   time.Duration
+	logins        *loginLimiter
+	templates     map[string]*template.Template // the pages, by name (pages.go)
+	streams       *streamSet                    // open event streams, ended at sign-out
 }
 
 // New returns a Server.
@@ -113,6 +138,15 @@ func New(cfg Config) (*Server, error) {
 		xorigin:   http.NewCrossOriginProtection(),
 		templates: map[string]*template.Template{},
 		streams:   newStreamSet(),
+		pathKey:   cfg.PathKey,
+		maxConns:  cfg.MaxConns,
+		logins:    newLoginLimiter(cfg.Logins),
+	}
+	s.headerTimeout = cmp.Or(cfg.HeaderTimeout, DefaultHeaderTimeout)
+	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
+	s.idleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	if s.maxConns <= 0 {
+		s.maxConns = DefaultMaxConns
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -195,7 +229,13 @@ func (s *Server) routes() {
 // ServeHTTP checks the Host, refuses cross-origin writes, sets the security headers and
 // routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header())
+	secheaders.Set(w.Header())
+	s.boundBody(w, r)
+	if s.pathKey != "" && !s.stripPathKey(r) {
+		s.writeError(w, r, contract.Errorf(contract.CodeRunKeyRequired,
+			"this docket serve was started by docket start and answers only at the URL in its data dir's url file; use that URL, or docket start's own."))
+		return
+	}
 	if err := s.checkHost(r); err != nil {
 		s.refuse(w, r, err)
 		return
@@ -212,9 +252,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	ln = newLimitListener(ln, s.maxConns)
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.headerTimeout,
+		IdleTimeout:       s.idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

@@ -22,6 +22,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.logins.allow(w, req.Name); err != nil {
+		return err
+	}
 	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)
 	if err != nil {
 		return err
@@ -36,6 +39,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error {
 	req, err := decodeJSON[contract.LoginRequest](w, r, s.maxBody)
 	if err != nil {
+		return err
+	}
+	if err := s.logins.allow(w, req.Name); err != nil {
 		return err
 	}
 	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)

@@ -16,10 +16,12 @@ func httpStatus(code contract.Code) int {
 		return status
 	}
 	switch code {
-	case contract.CodeSessionExpired:
+	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
 		return http.StatusForbidden
+	case contract.CodeRateLimited:
+		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,

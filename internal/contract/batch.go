@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,9 @@ var hostMetadata = []string{
 func DecodeBatch(data []byte) (Batch, error) {
 	if len(data) > MaxBatchBytes {
 		return Batch{}, Errorf(CodeBatchTooLarge, "the batch is %d bytes, over the %d-byte bound; split it into several batches", len(data), MaxBatchBytes)
+	}
+	if err := checkStrict(data, reflect.TypeFor[Batch]()); err != nil {
+		return Batch{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

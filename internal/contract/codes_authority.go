@@ -5,6 +5,7 @@ const (
 	CodeUnauthenticated    Code = "unauthenticated"      // no credential, or one that proves nothing
 	CodeCredentialRevoked  Code = "credential_revoked"   // the token or key was revoked
 	CodeSessionExpired     Code = "session_expired"      // the session is past its expiry
+	CodeRateLimited        Code = "rate_limited"         // too many logins; Retry-After says when to try again
 	CodeForbidden          Code = "forbidden"            // the principal may not do this
 	CodeNotFound           Code = "not_found"            // the named record does not exist
 	CodeAlreadyExists      Code = "already_exists"       // a name, id or version already in use

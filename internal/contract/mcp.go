@@ -16,6 +16,8 @@ const (
 	ReasonConnectionReplaced  = "connection_replaced"
 	ReasonUnauthenticated     = "unauthenticated"
 	ReasonUnknownSession      = "unknown_session"
+	ReasonSessionRequired     = "session_required"  // a request other than initialize without Mcp-Session-Id
+	ReasonBatchUnsupported    = "batch_unsupported" // a JSON-RPC batch: 2025-11-25 has none
 )
 
 // RPCErrorData is the data of a gateway JSON-RPC error.

@@ -119,6 +119,9 @@ func DecodeToolInput(tool string, data []byte) (any, error) {
 		}
 		return &b, nil
 	}
+	if err := checkStrict(data, spec.input); err != nil {
+		return nil, err
+	}
 	v := reflect.New(spec.input)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

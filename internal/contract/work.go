@@ -3,7 +3,6 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -150,23 +149,6 @@ func (r *WorkRow) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DecodeStrict decodes exactly one JSON value from b into v, refusing unknown fields and
-// trailing data.
-func DecodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	if _, err := dec.Token(); err == nil {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
-}
-
 // MarshalJSON writes the operation flat: "kind" beside its request's fields.
 func (o WorkOperation) MarshalJSON() ([]byte, error) {
 	var inner any
@@ -244,6 +226,9 @@ func (o *WorkOperation) UnmarshalJSON(b []byte) error {
 		err, out.Report = DecodeStrict(b, &v), &v.ReportRequest
 	default:
 		return Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", head.Kind)
+	}
+	if c := CodeOf(err); c != "" && c != CodeInvalidArgument {
+		return err // a strict-JSON refusal keeps its own code
 	}
 	if err != nil {
 		return Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields of its kind (docs/workers.md lists them).", head.Kind, err)

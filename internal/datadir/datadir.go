@@ -59,6 +59,10 @@ func WritePrivate(path string, b []byte) error {
 	return nil
 }
 
+// ServeKeyEnv carries, from docket start to its docket serve, the key serve's every
+// path must begin with (/k/<key>); serve then writes its URL with it into the url file.
+const ServeKeyEnv = "DOCKET_SERVE_KEY"
+
 // URLEnv names the running docket serve; without it the data dir's url file does.
 const URLEnv = "DOCKET_URL"
 

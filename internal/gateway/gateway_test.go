@@ -188,8 +188,6 @@ func TestGateway_TransportRefusals(t *testing.T) {
 		{"no token", nil, strings.ReplaceAll(initBody, "%q", `"2025-11-25"`), http.StatusUnauthorized, contract.ReasonUnauthenticated},
 		{"bad token", map[string]string{"Authorization": "Bearer dkt_agt_nope"}, strings.ReplaceAll(initBody, "%q", `"2025-11-25"`), http.StatusUnauthorized, contract.ReasonUnauthenticated},
 		{"member token", map[string]string{"Authorization": "Bearer " + memberToken(t, f)}, strings.ReplaceAll(initBody, "%q", `"2025-11-25"`), http.StatusUnauthorized, contract.ReasonUnauthenticated},
-		{"old protocol in initialize", map[string]string{"Authorization": auth}, strings.ReplaceAll(initBody, "%q", `"2025-06-18"`), http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
-		{"old protocol in initialize spelled with an escape", map[string]string{"Authorization": auth}, strings.ReplaceAll(strings.ReplaceAll(initBody, "%q", `"2025-06-18"`), `"initialize"`, `"\u0069nitialize"`), http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
 		{"newer protocol header", map[string]string{"Authorization": auth, "Mcp-Protocol-Version": "2026-07-28"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusBadRequest, contract.ReasonUnsupportedProtocol},
 		{"unknown session", map[string]string{"Authorization": auth, "Mcp-Session-Id": "NOSUCHSESSION"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusNotFound, contract.ReasonUnknownSession},
 	}

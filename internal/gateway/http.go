@@ -58,11 +58,13 @@ type session struct {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c, err := g.authenticate(r)
 	if err != nil {
+		// RFC 6750 §3: a 401 names the scheme it wants.
+		challenge := `Bearer realm="docket"`
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 		writeRPCError(w, http.StatusUnauthorized, contract.ReasonUnauthenticated, teachingOf(err, "send the agent's token as Authorization: Bearer <token> (docket agent token prints one)"))
-		return
-	}
-	if v := r.Header.Get(headerProtocol); v != "" && v != contract.ProtocolVersion {
-		writeRPCError(w, http.StatusBadRequest, contract.ReasonUnsupportedProtocol, "this gateway speaks MCP "+contract.ProtocolVersion+" only; configure the client for it")
 		return
 	}
 	initialize := false
@@ -70,19 +72,43 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit; send less in one call")
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				writeRPCError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit; send less in one call")
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, string(contract.CodeInvalidArgument), "the request body could not be read in time; send it whole")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var version string
-		initialize, version = initializeVersion(body)
-		if initialize && version != contract.ProtocolVersion {
-			writeRPCError(w, http.StatusBadRequest, contract.ReasonUnsupportedProtocol, "this gateway speaks MCP "+contract.ProtocolVersion+" only; initialize with that protocolVersion")
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			writeRPCError(w, http.StatusBadRequest, contract.ReasonBatchUnsupported, "MCP "+contract.ProtocolVersion+" has no JSON-RPC batches; send one message per POST")
 			return
 		}
+		if err := contract.CheckRPC(body); err != nil {
+			writeRPCError(w, http.StatusBadRequest, string(contract.CodeOf(err)), teachingOf(err, "send one JSON-RPC message"))
+			return
+		}
+		initialize = isInitialize(body)
+	}
+	if initialize {
+		// The version is negotiated in the body: the SDK answers ProtocolVersion to a
+		// client asking for another, and the client decides whether to go on.
+		r.Header.Del(headerProtocol)
+	} else if v := r.Header.Get(headerProtocol); v != "" && v != contract.ProtocolVersion {
+		writeRPCError(w, http.StatusBadRequest, contract.ReasonUnsupportedProtocol, "this gateway speaks MCP "+contract.ProtocolVersion+" only; send that Mcp-Protocol-Version, the one initialize answered")
+		return
 	}
 	id := r.Header.Get(headerSession)
+	if id == "" && !initialize {
+		writeRPCError(w, http.StatusBadRequest, contract.ReasonSessionRequired, "send the Mcp-Session-Id header the initialize answer carried; initialize first if there is none")
+		return
+	}
 	if id != "" {
+		// A request without the version header follows its session's version, the only
+		// one this gateway negotiates (the SDK would otherwise assume 2025-03-26).
+		if r.Header.Get(headerProtocol) == "" {
+			r.Header.Set(headerProtocol, contract.ProtocolVersion)
+		}
 		state, s := g.admit(id, c.ID)
 		if s != nil {
 			defer g.release(s)
@@ -136,22 +162,15 @@ func (g *Gateway) authenticate(r *http.Request) (authority.Caller, error) {
 	return c, nil
 }
 
-// initializeVersion reports whether body is an initialize request, and the
-// protocolVersion it asks for.
-func initializeVersion(body []byte) (bool, string) {
+// isInitialize reports whether body is an initialize request.
+func isInitialize(body []byte) bool {
 	if !mayCall(body, "initialize") {
-		return false, ""
+		return false
 	}
 	var msg struct {
 		Method string `json:"method"`
-		Params struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
-		return false, ""
-	}
-	return true, msg.Params.ProtocolVersion
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
 }
 
 // pingID returns the id of a ping request, the whole of body.

@@ -1,6 +1,6 @@
 // Package httpstatus provides the HTTP statuses that every HTTP edge of Docket gives the
 // same error codes: a missing or revoked credential, a refused permission, something
-// absent, a body over its bound or of the wrong type, an unavailable store and the
+// absent, a body over its bound, of the wrong type or not strict JSON, an unavailable store and the
 // authority's own failure.
 package httpstatus
 
@@ -22,6 +22,8 @@ func Of(code contract.Code) (int, bool) {
 		return http.StatusForbidden, true
 	case contract.CodeNotFound, contract.CodeWorkNotFound:
 		return http.StatusNotFound, true
+	case contract.CodeDuplicateKey, contract.CodeCaseVariantKey, contract.CodeNullField, contract.CodeInvalidUTF8:
+		return http.StatusBadRequest, true
 	case contract.CodeBodyTooLarge:
 		return http.StatusRequestEntityTooLarge, true
 	case contract.CodeUnsupportedMedia:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/secheaders"
 )
 
 // runKeyCookie carries docket start's per-run key in the browser once the printed URL
@@ -38,9 +39,20 @@ type runGate struct {
 // newRunKey returns a fresh per-run key.
 func newRunKey() string { return rand.Text() }
 
+// newRunGate returns the gate of key at port in front of serve, whose URL carries serve's
+// own path key. Every answer carries serve's security headers, the gate's own refusals
+// included.
 func newRunGate(key, port string, serve *url.URL) *runGate {
 	return &runGate{key: key, port: port, proxy: &httputil.ReverseProxy{
-		Rewrite:  func(pr *httputil.ProxyRequest) { pr.SetURL(serve) },
+		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(serve) },
+		ModifyResponse: func(res *http.Response) error {
+			secheaders.Set(res.Header)
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+			writeGateError(w, http.StatusBadGateway, contract.Errorf(contract.CodeUnavailable,
+				"docket serve is not answering; docket start restarts it, try again in a moment."))
+		},
 		ErrorLog: log.New(discardWriter{}, "", 0), // serve restarting is reported by the supervisor
 	}}
 }
@@ -62,6 +74,7 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Trade the key in the URL for a cookie and drop it from the address bar, so it
 		// is not kept in history or sent on as a Referer.
+		secheaders.Set(w.Header())
 		http.SetCookie(w, &http.Cookie{Name: runKeyCookie, Value: k, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		q := r.URL.Query()
 		q.Del("key")
@@ -101,8 +114,14 @@ func (g *runGate) refusal() *contract.Error {
 }
 
 func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
+	secheaders.Set(w.Header())
+	// A refused request's body is never read: end the connection after the answer
+	// rather than wait for a body its sender may dribble in forever. The deadline can
+	// only fail where there is no connection (a test's recorder); Connection: close
+	// still ends the connection then, once the body is in.
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
 	body, merr := json.Marshal(err)
 	if merr != nil {
 		// A refusal is two strings; should it ever fail to encode, the status still says why.
@@ -115,7 +134,7 @@ func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {
 
 // serveGate runs g on ln until ctx ends, then shuts it down within a bound.
 func serveGate(ctx context.Context, ln net.Listener, g *runGate) error {
-	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 1) // written once by the serving goroutine
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -2,14 +2,21 @@ package workbench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/secheaders"
 )
 
 // TestRunGate_ServeHTTP: every route behind docket start's URL needs the per-run key,
@@ -20,10 +27,14 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 		if r.Header.Get(runKeyHeader) != "" {
 			t.Errorf("the run key reached serve")
 		}
-		w.Write([]byte("served " + r.URL.Path))
+		path, ok := strings.CutPrefix(r.URL.Path, "/k/SERVEKEY")
+		if !ok {
+			t.Errorf("the gate sent %s, without serve's path key", r.URL.Path)
+		}
+		w.Write([]byte("served " + path))
 	}))
 	defer serve.Close()
-	target, _ := url.Parse(serve.URL)
+	target, _ := url.Parse(serve.URL + "/k/SERVEKEY")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +93,16 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("GET %s = %d, want %d", tt.path, resp.StatusCode, tt.wantStatus)
 			}
+			// Every answer carries serve's security headers, once: the gate's own
+			// refusals and redirect as well as what it passes on (issue 11, item 13).
+			for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options", "Cache-Control"} {
+				if got := resp.Header.Values(h); len(got) != 1 || got[0] == "" {
+					t.Errorf("GET %s: %s = %q, want one value", tt.path, h, got)
+				}
+			}
+			if got := resp.Header.Get("Content-Security-Policy"); got != secheaders.ContentSecurityPolicy {
+				t.Errorf("GET %s: Content-Security-Policy = %q, want serve's", tt.path, got)
+			}
 			var body bytes.Buffer
 			if _, err := body.ReadFrom(resp.Body); err != nil {
 				t.Fatal(err)
@@ -105,5 +126,41 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunGate_SlowBodyRefused: a request refused at the gate does not keep its connection
+// waiting for a body its sender dribbles in.
+func TestRunGate_SlowBodyRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	target, _ := url.Parse("http://127.0.0.1:1")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serveGate(ctx, ln, newRunGate("RUNKEY", port, target)) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /api/v1/sessions HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: 100000\r\n\r\n{", port)
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(c)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		t.Fatalf("the refused request still holds its connection; read %q", b)
+	}
+	if !strings.HasPrefix(string(b), "HTTP/1.1 401") {
+		t.Errorf("answer %q, want 401", b)
 	}
 }

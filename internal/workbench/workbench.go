@@ -27,6 +27,10 @@ const (
 	Connection = "local"
 )
 
+// pathKeyPrefix begins the path of every request to docket start's serve, before the
+// serve key (console.PathKeyPrefix).
+const pathKeyPrefix = "/k/"
+
 // ConnectionKeyEnv carries a Connection key to a worker child; keys never travel in
 // flags, which any process on the machine can read.
 const ConnectionKeyEnv = "DOCKET_CONNECTION_KEY"
@@ -123,7 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	w := cfg.Stdout
 	fmt.Fprintf(w, "docket start: open http://%s/?key=%s\n", ln.Addr(), runKey)
 	fmt.Fprintf(w, "  data dir %s\n", cfg.Dir)
-	fmt.Fprintf(w, "  serve   pid %d at %s (for workers and admin verbs), log %s\n", sup.Pid("serve"), base, sup.LogPath("serve"))
+	fmt.Fprintf(w, "  serve   pid %d at %s (for workers and admin verbs, with the key in the data dir's url file), log %s\n", sup.Pid("serve"), serveURL.Host, sup.LogPath("serve"))
 	fmt.Fprintf(w, "  worker  pid %d, connection %s, log %s\n", sup.Pid("worker"), Connection, sup.LogPath("worker"))
 	fmt.Fprintf(w, "  no agents are started: run one with docket agent run\n")
 	fmt.Fprintf(w, "stop with Ctrl-C or docket stop\n")
@@ -145,7 +149,10 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 	if err != nil {
 		return "", err
 	}
-	sc := ServeChild(cfg.Exe, ChildEnviron(datadir.HomeEnv+"="+cfg.Dir), true, "127.0.0.1:"+port)
+	// serve answers only under /k/<a key of this run>, which the gate and the worker
+	// get from here and the admin verbs from the url file serve writes (mode 0600).
+	serveKey := newRunKey()
+	sc := ServeChild(cfg.Exe, ChildEnviron(datadir.HomeEnv+"="+cfg.Dir, datadir.ServeKeyEnv+"="+serveKey), true, "127.0.0.1:"+port)
 	if cfg.DB != "" {
 		sc.Args = append(sc.Args, "--db", cfg.DB)
 	}
@@ -154,7 +161,7 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 	}
 	// What start asks of serve goes to this run's serve, by its address: a url file left
 	// by an older serve must not lead it elsewhere.
-	internal := "http://127.0.0.1:" + port
+	internal := "http://127.0.0.1:" + port + pathKeyPrefix + serveKey
 	_, base, err := apiclient.WaitHealthy(ctx, serveReady, func() (string, error) { return internal, nil })
 	if err != nil {
 		return "", fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))

@@ -108,7 +108,7 @@ func DecodeAnswer(raw []byte) (Answer, error) {
 // with work_row.
 func DecodeRow(raw json.RawMessage) (contract.WorkRow, error) {
 	var r contract.WorkRow
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := contract.DecodeStrict(raw, &r); err != nil {
 		if _, ok := errors.AsType[*contract.Error](err); ok {
 			return contract.WorkRow{}, err
 		}

@@ -28,7 +28,7 @@ func Rows(b []byte, lines bool) ([]contract.Args, error) {
 			}
 		}
 	case len(bytes.TrimSpace(b)) > 0 && bytes.TrimSpace(b)[0] == '[':
-		if err := json.Unmarshal(b, &raws); err != nil {
+		if err := contract.DecodeStrict(b, &raws); err != nil {
 			return nil, fmt.Errorf("rows are not a JSON array: %w", err)
 		}
 	default:
@@ -50,6 +50,9 @@ func Rows(b []byte, lines bool) ([]contract.Args, error) {
 
 // Row decodes one JSON object into a row, as [Rows] describes.
 func Row(raw []byte) (contract.Args, error) {
+	if err := contract.CheckJSON(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any

@@ -41,6 +41,8 @@ func TestLoadVault(t *testing.T) {
 		{"group readable", good, 0o640, contract.CodeVaultPermissions},
 		{"world readable", good, 0o604, contract.CodeVaultPermissions},
 		{"unknown field", `{"sources":{"calc":{"type":"file","root":"/srv","password":"x"}}}`, 0o600, contract.CodeVaultInvalid},
+		{"duplicate key", `{"sources":{"calc":{"type":"file","root":"/srv","root":"/"}}}`, 0o600, contract.CodeVaultInvalid},
+		{"case-variant key", `{"sources":{"calc":{"type":"file","ROOT":"/"}}}`, 0o600, contract.CodeVaultInvalid},
 		{"relative root", `{"sources":{"calc":{"type":"file","root":"srv"}}}`, 0o600, contract.CodeVaultInvalid},
 		{"bad type", `{"sources":{"calc":{"type":"ftp"}}}`, 0o600, contract.CodeVaultInvalid},
 		{"bad name", `{"sources":{"Calc":{"type":"file","root":"/srv"}}}`, 0o600, contract.CodeVaultInvalid},

@@ -91,7 +91,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 	}
 	var in contract.WorkBody
 	if err := contract.DecodeStrict(body, &in); err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); !ok {
+		if code := contract.CodeOf(err); code == "" || code == contract.CodeInvalidArgument {
 			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as docs/workers.md describes it.", err)
 		}
 		s.refuse(w, r, err)

@@ -1,0 +1,510 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Error codes of strict JSON: input that two JSON readers would read differently.
+const (
+	CodeDuplicateKey   Code = "duplicate_key"    // an object names one key twice
+	CodeCaseVariantKey Code = "case_variant_key" // two keys, or a key and a field, that differ only in letter case
+	CodeNullField      Code = "null_field"       // null where the field takes a string, number, boolean or object
+	CodeInvalidUTF8    Code = "invalid_utf8"     // bytes that are not UTF-8, or an escaped lone surrogate
+)
+
+// MaxJSONDepth bounds how deeply strict JSON nests.
+const MaxJSONDepth = 512
+
+// CheckJSON refuses JSON text that two readers could read differently: anything but
+// exactly one JSON value, invalid UTF-8 or an escaped lone surrogate (Go reads either as
+// U+FFFD), a key named twice in one object (Go keeps the last, other readers the first),
+// two keys of one object that differ only in letter case (Go matches fields by either),
+// and a number no float64 holds. Every refusal is an *Error with a code and a teaching
+// sentence that names where.
+func CheckJSON(b []byte) error {
+	_, err := parseStrict(b)
+	return err
+}
+
+// DecodeStrict decodes exactly one JSON value from b into v, and refuses what [CheckJSON]
+// refuses, an unknown field, a key that matches a field only when letter case is ignored
+// ({"ACTION": …} for "action"), and null for a field that cannot be absent (a string,
+// number, boolean or struct: Go leaves it unchanged where other readers see null). Null
+// stays allowed where Go reads it as absent: pointers, slices, maps, interfaces and
+// json.RawMessage.
+func DecodeStrict(b []byte, v any) error {
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		if err := checkStrict(b, t.Elem()); err != nil {
+			return err
+		}
+	} else if err := CheckJSON(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// checkStrict is DecodeStrict's check of b before decoding into a t.
+func checkStrict(b []byte, t reflect.Type) error {
+	n, err := parseStrict(b)
+	if err != nil {
+		return err
+	}
+	return walkType(n, t, "")
+}
+
+// jnode is one parsed JSON value.
+type jnode struct {
+	kind  byte // '{', '[', '"', 'n' (null), 'b' (boolean) or '0' (number)
+	start int  // offset of the value in the text
+	keys  []string
+	kids  []*jnode
+	str   string  // a string's value
+	num   float64 // a number's value
+	raw   string  // a number's or boolean's text
+}
+
+type strictParser struct {
+	b       []byte
+	i       int
+	skip    string // a path whose value is only checked for syntax
+	lenient int    // > 0 inside that value
+}
+
+// CheckRPC checks an MCP JSON-RPC message as [CheckJSON] does, except params.arguments,
+// which only has to be JSON: the tool's own decoder refuses what is wrong in it with a
+// tool result that teaches the model, rather than a transport error that ends the
+// client's session.
+func CheckRPC(b []byte) error {
+	_, err := (&strictParser{b: b, skip: "params.arguments"}).parse()
+	return err
+}
+
+func parseStrict(b []byte) (*jnode, error) {
+	return (&strictParser{b: b}).parse()
+}
+
+func (p *strictParser) parse() (*jnode, error) {
+	b := p.b
+	p.space()
+	if p.i == len(b) {
+		return nil, Errorf(CodeInvalidArgument, "the body is empty; send one JSON value")
+	}
+	n, err := p.value(0, "")
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(b) {
+		return nil, Errorf(CodeInvalidArgument, "there is data after the JSON value at byte %d; send exactly one JSON value", p.i)
+	}
+	return n, nil
+}
+
+func (p *strictParser) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *strictParser) syntax(what string) error {
+	if p.i >= len(p.b) {
+		return Errorf(CodeInvalidArgument, "the JSON ends early (%s); send one complete JSON value", what)
+	}
+	return Errorf(CodeInvalidArgument, "the JSON is malformed at byte %d (%s); send valid JSON", p.i, what)
+}
+
+func (p *strictParser) value(depth int, path string) (*jnode, error) {
+	if depth > MaxJSONDepth {
+		return nil, Errorf(CodeInvalidArgument, "the JSON nests deeper than %d levels at %s; flatten it", MaxJSONDepth, where(path))
+	}
+	if p.i >= len(p.b) {
+		return nil, p.syntax("a value is missing")
+	}
+	if p.skip != "" && path == p.skip {
+		p.lenient++
+		defer func() { p.lenient-- }()
+	}
+	n := &jnode{start: p.i}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		return n, p.object(n, depth, path)
+	case c == '[':
+		n.kind = '['
+		p.i++
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return n, nil
+		}
+		for {
+			p.space()
+			kid, err := p.value(depth+1, path+"["+strconv.Itoa(len(n.kids))+"]")
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, kid)
+			p.space()
+			if p.i < len(p.b) && p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.b) && p.b[p.i] == ']' {
+				p.i++
+				return n, nil
+			}
+			return nil, p.syntax("expected , or ] in a list")
+		}
+	case c == '"':
+		n.kind = '"'
+		s, err := p.string(path)
+		n.str = s
+		return n, err
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+				p.i += len(lit)
+				n.kind, n.raw = 'b', lit
+				if lit == "null" {
+					n.kind = 'n'
+				}
+				return n, nil
+			}
+		}
+		return nil, p.syntax("expected true, false or null")
+	case c == '-' || c >= '0' && c <= '9':
+		return n, p.number(n, path)
+	}
+	return nil, p.syntax("expected a value")
+}
+
+func (p *strictParser) object(n *jnode, depth int, path string) error {
+	n.kind = '{'
+	p.i++
+	exact := map[string]bool{}
+	folded := map[string]string{}
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return p.syntax("expected a key in double quotes")
+		}
+		key, err := p.string(path)
+		if err != nil {
+			return err
+		}
+		at := join(path, key)
+		if exact[key] && p.lenient == 0 {
+			return Errorf(CodeDuplicateKey, "the key %s appears twice at %s; readers disagree on which one counts, so send each key once", quoteShort(key), where(path))
+		}
+		f := foldKey(key)
+		if other, ok := folded[f]; ok && p.lenient == 0 {
+			return Errorf(CodeCaseVariantKey, "the keys %s and %s at %s differ only in letter case; readers disagree on whether they are one key, so send one, spelled exactly", quoteShort(other), quoteShort(key), where(path))
+		}
+		exact[key], folded[f] = true, key
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return p.syntax("expected : after a key")
+		}
+		p.i++
+		p.space()
+		kid, err := p.value(depth+1, at)
+		if err != nil {
+			return err
+		}
+		n.keys, n.kids = append(n.keys, key), append(n.kids, kid)
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		return p.syntax("expected , or } in an object")
+	}
+}
+
+func (p *strictParser) string(path string) (string, error) {
+	p.i++ // the opening quote
+	var sb strings.Builder
+	for {
+		if p.i >= len(p.b) {
+			return "", p.syntax("a string is not closed")
+		}
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return sb.String(), nil
+		case c < 0x20:
+			return "", p.syntax("a control character inside a string; escape it")
+		case c == '\\':
+			if p.i+1 >= len(p.b) {
+				return "", p.syntax("an escape is cut short")
+			}
+			e := p.b[p.i+1]
+			if r, ok := map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}[e]; ok {
+				sb.WriteByte(r)
+				p.i += 2
+				continue
+			}
+			if e != 'u' {
+				return "", p.syntax("an unknown escape")
+			}
+			r, ok := p.hex4(p.i + 2)
+			if !ok {
+				return "", p.syntax("a \\u escape needs four hex digits")
+			}
+			p.i += 6
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if r < 0xDC00 && p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
+					r2, ok = p.hex4(p.i + 2)
+				}
+				dec := utf16.DecodeRune(r, r2)
+				if (!ok || dec == unicode.ReplacementChar) && p.lenient == 0 {
+					return "", Errorf(CodeInvalidUTF8, "a string at %s escapes a lone UTF-16 surrogate (\\u%04x); readers turn it into different text, so send the character itself or a valid pair", where(path), r)
+				}
+				if ok && dec != unicode.ReplacementChar {
+					p.i += 6
+				}
+				r = dec
+			}
+			sb.WriteRune(r)
+		case c < utf8.RuneSelf:
+			sb.WriteByte(c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.b[p.i:])
+			if r == utf8.RuneError && size <= 1 && p.lenient == 0 {
+				return "", Errorf(CodeInvalidUTF8, "a string at %s holds bytes that are not UTF-8 (byte %d); readers turn them into different text, so send UTF-8", where(path), p.i)
+			}
+			sb.Write(p.b[p.i : p.i+size])
+			p.i += size
+		}
+	}
+}
+
+func (p *strictParser) hex4(at int) (rune, bool) {
+	if at+4 > len(p.b) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(p.b[at:at+4]), 16, 32)
+	return rune(v), err == nil && !bytes.ContainsAny(p.b[at:at+4], "+-_xX")
+}
+
+func (p *strictParser) number(n *jnode, path string) error {
+	n.kind = '0'
+	start := p.i
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		s := p.i
+		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			p.i++
+		}
+		return p.i - s
+	}
+	intStart := p.i
+	if d := digits(); d == 0 || d > 1 && p.b[intStart] == '0' {
+		return p.syntax("a number needs digits and no leading zero")
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return p.syntax("a number needs digits after its point")
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return p.syntax("a number needs digits in its exponent")
+		}
+	}
+	n.raw = string(p.b[start:p.i])
+	f, err := strconv.ParseFloat(n.raw, 64)
+	if err != nil {
+		return Errorf(CodeInvalidArgument, "the number %.40s at %s is out of range; send a smaller number, or a large one as a string", n.raw, where(path))
+	}
+	n.num = f
+	return nil
+}
+
+// foldKey folds a key the way encoding/json matches keys to fields: ASCII letters upper
+// case, every other rune to the smallest rune of its fold set.
+func foldKey(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' {
+			r -= 'a' - 'A'
+		} else if r >= utf8.RuneSelf {
+			for {
+				r2 := unicode.SimpleFold(r)
+				if r2 <= r {
+					r = r2
+					break
+				}
+				r = r2
+			}
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func where(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return quoteShort(path)
+}
+
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// walkType checks n against the Go type it decodes into: keys match fields exactly, and
+// null only where Go reads it as absent.
+func walkType(n *jnode, t reflect.Type, path string) error {
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // the type reads its own JSON, null included, from text CheckJSON has passed
+	}
+	if n.kind == 'n' {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			return nil
+		}
+		name := "the value"
+		if path != "" {
+			name = "the field " + quoteShort(path)
+		}
+		return Errorf(CodeNullField, "%s is null, but it takes a %s; omit it to leave it out, or give a value", name, kindWord(t))
+	}
+	if t.Kind() == reflect.Interface {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return walkType(n, t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		if n.kind == '[' {
+			for i, k := range n.kids {
+				if err := walkType(k, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if n.kind == '{' {
+			for i, k := range n.kids {
+				if err := walkType(k, t.Elem(), join(path, n.keys[i])); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Struct:
+		if n.kind != '{' {
+			return nil // encoding/json refuses it with a type error
+		}
+		fs := jsonFields(t)
+		for i, key := range n.keys {
+			ft, ok := fs[key]
+			if !ok {
+				for name := range fs {
+					if strings.EqualFold(name, key) || foldKey(name) == foldKey(key) {
+						return Errorf(CodeCaseVariantKey, "the key %s at %s is not the field %s: keys match exactly, and other readers see an unknown key; spell it %s", quoteShort(key), where(path), quoteShort(name), name)
+					}
+				}
+				continue // unknown: encoding/json refuses it by name
+			}
+			if err := walkType(n.kids[i], ft, join(path, key)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields returns the JSON names of t's fields, those of embedded structs included, as
+// encoding/json reads them.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if tag == "-" {
+			continue
+		}
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					if _, taken := out[k]; !taken {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = ft
+	}
+	return out
+}
+
+func kindWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Struct:
+		return "JSON object"
+	case reflect.Array:
+		return "list"
+	}
+	return "number"
+}
