@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type Config struct {
 	// RequestTTL is how long a Request waits for a decision before it expires; default
 	// DefaultRequestTTL.
 	RequestTTL time.Duration
+	// SweepEvery is how often Run settles Requests that no longer take a decision;
+	// default DefaultSweepEvery.
+	SweepEvery time.Duration
 }
 
 // Deps is what Operations reads and writes through.
@@ -42,6 +46,7 @@ type Deps struct {
 	Boards *boards.Cache
 	Now    func() time.Time // default: time.Now
 	Rand   io.Reader        // default: crypto/rand.Reader
+	Log    *slog.Logger     // default: discards
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -52,8 +57,10 @@ type Operations struct {
 	boards     *boards.Cache
 	now        func() time.Time
 	rand       io.Reader
+	log        *slog.Logger
 	holdBound  time.Duration
 	requestTTL time.Duration
+	sweepEvery time.Duration
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
@@ -61,8 +68,8 @@ type Operations struct {
 
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
-	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*Ledger{}}
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log,
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{}}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -74,6 +81,12 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	if o.requestTTL <= 0 {
 		o.requestTTL = DefaultRequestTTL
+	}
+	if o.sweepEvery <= 0 {
+		o.sweepEvery = DefaultSweepEvery
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -278,7 +291,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 			return err
 		}
 		if run.request != nil {
-			return eventlog.Append(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
+			return raise(ctx, tx, run.request)
 		}
 		return nil
 	}

@@ -103,13 +103,14 @@ type Ledger struct {
 	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
+	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 }
 
 func newLedger() *Ledger {
 	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		arts: map[string]artifactEvent{}}
+		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -164,6 +165,18 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			l.order = append(l.order, r.ID)
 		}
 		l.requests[r.ID] = &r
+	case event.AgentRevoked, event.AgentTokenReplaced:
+		var a struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		why := "the agent that made the request was revoked"
+		if e.Type == event.AgentTokenReplaced {
+			why = "the agent that made the request had its token replaced"
+		}
+		l.closeAgentLocked(a.ID, why)
 	case event.ArtifactIssued:
 		var a artifactEvent
 		if err := json.Unmarshal(e.Data, &a); err != nil {

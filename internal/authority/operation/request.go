@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -202,4 +203,14 @@ func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, n
 	}
 	return &contract.Request{ID: contract.RequestID(id), Project: c.Projects[0], RequestedBy: c.Principal(), Vector: vec,
 		Digest: digest, State: contract.RequestPending, CreatedAt: now, Deadline: now.Add(o.requestTTL)}, nil
+}
+
+// raise records r in tx: the row a decision on it must reference (the store holds a
+// decision to its digest and requester) and its request.created event.
+func raise(ctx context.Context, tx store.Tx, r *contract.Request) error {
+	if err := tx.RecordRequest(ctx, store.Request{Project: string(r.Project), ID: string(r.ID), Digest: r.Digest,
+		RequestedBy: string(r.RequestedBy), At: r.CreatedAt}); err != nil {
+		return fmt.Errorf("record request %s: %w", r.ID, err)
+	}
+	return eventlog.Append(ctx, tx, r.Project, event.RequestCreated, r.RequestedBy, r.CreatedAt, r)
 }
