@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
@@ -93,15 +94,21 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	log.Info("docket serve listening", "url", url)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
+	// The sweeps beside the operations: leases whose worker died, and Requests that no
+	// longer take a decision (expired, or their Agent revoked or re-tokened).
+	var sweeps sync.WaitGroup
+	sweeps.Go(func() {
 		if err := dispatcher.Run(ctx); err != nil {
 			log.Error("lease sweep stopped", "err", err)
 		}
-	}()
+	})
+	sweeps.Go(func() {
+		if err := ops.Run(ctx); err != nil {
+			log.Error("request sweep stopped", "err", err)
+		}
+	})
 	err = srv.Run(ctx, ln)
 	cancel()
-	<-swept
+	sweeps.Wait()
 	return err
 }

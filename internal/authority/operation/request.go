@@ -172,7 +172,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 
 // requestRun makes r an Operation waiting for a decision on a new Request for vec.
 func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
-	req, err := o.newRequest(c, vec, now)
+	req, err := o.newRequest(c.Projects[0], c.Principal(), vec, now)
 	if err != nil {
 		return settleRun(r, nil, err)
 	}
@@ -191,8 +191,8 @@ func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *boards
 	return ch
 }
 
-// newRequest returns a pending Request of c bound to vec's digest.
-func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
+// newRequest returns a pending Request of by in project, bound to vec's digest.
+func (o *Operations) newRequest(project contract.ProjectID, by contract.Principal, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
 	digest, err := RequestDigest(vec)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, n
 	if err != nil {
 		return nil, err
 	}
-	return &contract.Request{ID: contract.RequestID(id), Project: c.Projects[0], RequestedBy: c.Principal(), Vector: vec,
+	return &contract.Request{ID: contract.RequestID(id), Project: project, RequestedBy: by, Vector: vec,
 		Digest: digest, State: contract.RequestPending, CreatedAt: now, Deadline: now.Add(o.requestTTL)}, nil
 }
 
