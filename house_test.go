@@ -123,6 +123,7 @@ func TestDeps(t *testing.T) {
 			"dispatch is the innermost consumer of the authority's parts, never a concrete store"},
 		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority", "github.com/jackc/pgx/"), nil, nil,
 			"the test helper builds authorities through the facade; it names no concrete store, only makes a PostgreSQL database for one"},
+		{"internal/policy", within("internal/contract", "github.com/BurntSushi/toml"), nil, nil, "the policy parser is pure: documents in, checked policies out"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the console calls the authority, never the store"},
 		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), edgeStd, nil,
