@@ -47,6 +47,9 @@ const (
 	WorkClaimed    = "work.claimed"           // the claim and the Source it runs against
 	WorkReported   = "work.reported"          // the report and its digest
 
+	// Policies: a member's publication of a new version of a kind.
+	PolicyPublished = "policy.published" // contract.PolicyVersion, with its text
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -72,6 +75,7 @@ var Catalog = []Kind{
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
+	{PolicyPublished, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

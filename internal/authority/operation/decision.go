@@ -122,7 +122,11 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
-	req.DecidedBy, req.DecidedAt = by, &now
+	version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	if err != nil {
+		return contract.Request{}, err
+	}
+	req.DecidedBy, req.DecidedAt, req.Policy = by, &now, version
 	var ch *boards.Change
 	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error

@@ -125,12 +125,17 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		if why == "" {
 			return nil
 		}
+		version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+		if err != nil {
+			return err
+		}
 		req := *cur
+		req.Policy = version
 		agent := req.RequestedBy.ID()
 		op := l.opLocked(agent, req.Ordinal)
 		ev := Event{Agent: agent, Ordinal: req.Ordinal}
 		expire(&req, &ev, why)
-		err := w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
+		err = w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
 			if err := eventlog.Append(ctx, tx, project, event.RequestChanged, req.RequestedBy, now, req); err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -47,6 +48,9 @@ type Deps struct {
 	Now    func() time.Time // default: time.Now
 	Rand   io.Reader        // default: crypto/rand.Reader
 	Log    *slog.Logger     // default: discards
+	// Policies gives the policy in force that each decision records; nil means the
+	// built-in versions.
+	Policies *policy.Book
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -58,6 +62,7 @@ type Operations struct {
 	now        func() time.Time
 	rand       io.Reader
 	log        *slog.Logger
+	policies   *policy.Book
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration
@@ -68,7 +73,7 @@ type Operations struct {
 
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
-	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log,
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
 		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{}}
 	if o.now == nil {
 		o.now = time.Now

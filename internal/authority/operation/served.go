@@ -93,7 +93,12 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 			return err // still served as approved, elsewhere
 		}
 		now := o.nowUTC()
+		version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+		if err != nil {
+			return err
+		}
 		void := *old
+		void.Policy = version
 		void.State, void.Reason = contract.RequestVoid, string(contract.CodeCallChanged)+": the call's Tool digest or Source changed after the approval"
 		fresh, err := o.newRequest(project, old.RequestedBy, vec, now)
 		if err != nil {
