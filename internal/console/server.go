@@ -50,6 +50,11 @@ type Config struct {
 	// not have.
 	Reconciler reconciler
 
+	// Policies publishes and shows the project's policies; *authority.Authority satisfies
+	// it. Without it, the policy routes answer not_found like any route the server does
+	// not have.
+	Policies policyBook
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -78,6 +83,7 @@ type Server struct {
 	auth      backend
 	dec       decider
 	rec       reconciler
+	pol       policyBook
 	log       *slog.Logger
 	version   string
 	hosts     []string
@@ -97,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 		auth:      cfg.Authority,
 		dec:       cfg.Requests,
 		rec:       cfg.Reconciler,
+		pol:       cfg.Policies,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -161,6 +168,7 @@ func (s *Server) routes() {
 	if s.rec != nil {
 		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
 	}
+	s.policyRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
