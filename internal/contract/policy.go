@@ -49,3 +49,26 @@ type PolicyDiff struct {
 	To   int64      `json:"to"`
 	Diff string     `json:"diff"`
 }
+
+// ActionDecide is the built-in Action through which an orchestrator decides a request a
+// class of the delegation policy in force lets it decide: ApplyAction with params
+// request (the id), digest (the digest it read in its View), verdict ("approve" or
+// "deny") and an optional reason. It is listed in an orchestrator's View while it has a
+// request to decide.
+const ActionDecide = "docket.decide"
+
+// CodeNotDelegated refuses an orchestrator's decision on a request no class of the
+// delegation policy in force covers.
+const CodeNotDelegated Code = "not_delegated"
+
+// DecidableRequest is a pending request an orchestrator may decide, as its View shows it:
+// the canonical vector and its digest, never prose an agent wrote.
+type DecidableRequest struct {
+	ID          RequestID     `json:"id"`
+	RequestedBy Principal     `json:"requestedBy"`
+	Vector      RequestVector `json:"vector"`
+	Digest      string        `json:"digest"`
+	Deadline    time.Time     `json:"deadline"`
+	Class       string        `json:"class"`         // the delegation class that covers it
+	Policy      int64         `json:"policyVersion"` // the delegation policy version in force
+}

@@ -61,7 +61,7 @@ func (o *Operations) Decide(ctx context.Context, c identity.Caller, project cont
 	if err := o.refuseSelf(ctx, c.Principal(), project, id); err != nil {
 		return contract.Request{}, err
 	}
-	return o.decide(ctx, c.Principal(), project, id, d, true)
+	return o.decide(ctx, c.Principal(), project, id, d, true, nil)
 }
 
 // refuseSelf refuses a decision by the principal that made Request id: no principal
@@ -84,11 +84,13 @@ func (o *Operations) refuseSelf(ctx context.Context, by contract.Principal, proj
 // decide records a decision by by. Everything it decides on is read under the write
 // sequence's locks, so it may run again on a rebuilt Board.
 // With checkDigest false the domain's digest check is skipped, for tests that show the
-// store alone refuses a decision on another digest.
-func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkDigest bool) (contract.Request, error) {
+// store alone refuses a decision on another digest. authorize, when not nil, checks
+// under the same locks that by may decide the request under the delegation policy in
+// force.
+func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
 	var out contract.Request
 	err := o.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
-		req, err := o.decideOnce(ctx, w, by, id, d, checkDigest)
+		req, err := o.decideOnce(ctx, w, by, id, d, checkDigest, authorize)
 		out = req
 		return err
 	})
@@ -97,7 +99,7 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	return out, err
 }
 
-func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, checkDigest bool) (contract.Request, error) {
+func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
 	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -116,16 +118,21 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if checkDigest && d.Digest != req.Digest {
 		return contract.Request{}, errDigestMismatch(id, nil)
 	}
+	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	if err != nil {
+		return contract.Request{}, err
+	}
+	if authorize != nil {
+		if err := authorize(&req, version, pol); err != nil {
+			return contract.Request{}, err
+		}
+	}
 	agent := req.RequestedBy.ID()
 	op := l.opLocked(agent, req.Ordinal)
 	if op == nil {
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
-	version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
-	if err != nil {
-		return contract.Request{}, err
-	}
 	req.DecidedBy, req.DecidedAt, req.Policy = by, &now, version
 	var ch *boards.Change
 	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}

@@ -16,5 +16,5 @@ func (o *Operations) DecideAs(ctx context.Context, by contract.Principal, projec
 			return contract.Request{}, err
 		}
 	}
-	return o.decide(ctx, by, project, id, d, check)
+	return o.decide(ctx, by, project, id, d, check, nil)
 }

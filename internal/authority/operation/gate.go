@@ -166,6 +166,10 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 			return Answer{}, err
 		}
 		return o.readArtifact(ctx, c, call, in)
+	case *contract.ApplyActionInput:
+		if in.Action == contract.ActionDecide {
+			return o.decideCall(ctx, c, call, in)
+		}
 	}
 	// A write acknowledges in its own transaction (admit).
 	ad, err := o.admit(ctx, c, call)
@@ -451,6 +455,9 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		setup = &s
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+		return Answer{}, err
+	}
 	for _, id := range r.focus {
 		if fr, err := b.Focus(id); err == nil {
 			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
