@@ -72,3 +72,38 @@ type DecidableRequest struct {
 	Class       string        `json:"class"`         // the delegation class that covers it
 	Policy      int64         `json:"policyVersion"` // the delegation policy version in force
 }
+
+// Autonomy refusals and their codes (issue 14).
+const (
+	CodeOutsideRunWindow       Code = "outside_run_window"       // an attended Agent's write outside a run window a member opened
+	CodeAutonomyManual         Code = "autonomy_manual"          // a manual Agent's write: a person makes every write
+	CodeDailyBound             Code = "daily_bound"              // the Agent reached the autonomy policy's writes per day
+	CodeAcknowledgementMissing Code = "acknowledgement_required" // raising to unattended needs the stated risk acknowledged
+)
+
+// Autonomy is an Agent's level and run windows, as a member reads them.
+type Autonomy struct {
+	Agent   AgentID     `json:"agent"`
+	Level   string      `json:"level"` // manual, attended or unattended
+	Windows []RunWindow `json:"windows"`
+	Policy  int64       `json:"policyVersion"` // the autonomy policy version in force
+}
+
+// RunWindow is a span in which an attended Agent's writes are admitted.
+type RunWindow struct {
+	From     time.Time `json:"from"`
+	Until    time.Time `json:"until"`
+	OpenedBy Principal `json:"openedBy"`
+}
+
+// SetLevelRequest sets an Agent's autonomy level. Raising it to unattended under a policy
+// that requires it carries the policy's acknowledgement text, read and acknowledged.
+type SetLevelRequest struct {
+	Level           string `json:"level"`
+	Acknowledgement string `json:"acknowledgement,omitempty"`
+}
+
+// OpenWindowRequest opens a run window of Minutes from now (1 to 1440).
+type OpenWindowRequest struct {
+	Minutes int64 `json:"minutes"`
+}

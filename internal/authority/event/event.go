@@ -50,6 +50,11 @@ const (
 	// Policies: a member's publication of a new version of a kind.
 	PolicyPublished = "policy.published" // contract.PolicyVersion, with its text
 
+	// Autonomy: a member's acts on an Agent's level and run windows.
+	LevelSet         = "agent.level_set"         // the Agent, its new level, the policy version
+	RiskAcknowledged = "agent.risk_acknowledged" // the Agent, the text read and its digest, the policy version
+	RunWindowOpened  = "run_window.opened"       // the Agent and the window
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -75,7 +80,7 @@ var Catalog = []Kind{
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
-	{PolicyPublished, false},
+	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

@@ -277,6 +277,9 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.nowUTC()
+	if r, err := o.autonomyRefusal(ctx, l, project, c.ID, now); err != nil || r != nil {
+		return admission{focus: focus, setup: setup, refused: r}, err
+	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	run := o.run(ctx, w.Board(), c, call, setup, now)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 	policydoc "github.com/docketrun/docket/internal/policy"
@@ -15,4 +16,26 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 	}
 	v, d, err := o.policies.InForce(ctx, project, kind)
 	return v.Version, d, err
+}
+
+// autonomyRefusal returns the refusal of the agent's write at now that its autonomy
+// level, run windows and the autonomy policy in force do not admit, or nil; they are
+// read at each admission. l.mu must be held.
+func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time) (*contract.ToolResult, error) {
+	if o.policies == nil {
+		return nil, nil
+	}
+	day := now.UTC().Truncate(24 * time.Hour)
+	var today int64
+	for _, op := range l.ops[agent] {
+		if !op.at.Before(day) {
+			today++
+		}
+	}
+	ce, err := o.policies.Admit(ctx, project, contract.AgentID(agent), now, today)
+	if err != nil || ce == nil {
+		return nil, err
+	}
+	r := refusal(ce)
+	return &r, nil
 }

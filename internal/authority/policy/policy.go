@@ -34,9 +34,11 @@ type Book struct {
 
 // shelf is one project's published versions.
 type shelf struct {
-	mu       sync.Mutex // guards the fields below; taken after the operation ledger's, never before
-	cursor   eventlog.Cursor
-	versions map[contract.PolicyKind][]contract.PolicyVersion // published versions, from 2, in order
+	mu          sync.Mutex // guards the fields below; taken after the operation ledger's, never before
+	cursor      eventlog.Cursor
+	versions    map[contract.PolicyKind][]contract.PolicyVersion // published versions, from 2, in order
+	autonomyDoc policydoc.Autonomy                               // the last published autonomy policy
+	agents      map[contract.AgentID]*agentAutonomy              // each Agent's level and windows
 }
 
 // New returns the Book over st; now is the clock.
@@ -49,7 +51,7 @@ func (b *Book) shelf(project contract.ProjectID) *shelf {
 	defer b.mu.Unlock()
 	s := b.projects[project]
 	if s == nil {
-		s = &shelf{versions: map[contract.PolicyKind][]contract.PolicyVersion{}}
+		s = &shelf{versions: map[contract.PolicyKind][]contract.PolicyVersion{}, agents: map[contract.AgentID]*agentAutonomy{}}
 		b.projects[project] = s
 	}
 	return s
@@ -57,7 +59,7 @@ func (b *Book) shelf(project contract.ProjectID) *shelf {
 
 func (s *shelf) apply(e store.Event) error {
 	if e.Type != event.PolicyPublished {
-		return nil
+		return s.applyAutonomy(e)
 	}
 	var v contract.PolicyVersion
 	if err := json.Unmarshal(e.Data, &v); err != nil {
@@ -65,6 +67,13 @@ func (s *shelf) apply(e store.Event) error {
 	}
 	if want := int64(len(s.versions[v.Kind])) + 2; v.Version != want {
 		return fmt.Errorf("policy %s version %d published after version %d", v.Kind, v.Version, want-1)
+	}
+	if v.Kind == contract.PolicyAutonomy {
+		d, err := policydoc.Parse(v.File, []byte(v.Text))
+		if err != nil {
+			return fmt.Errorf("autonomy policy version %d does not parse: %w", v.Version, err)
+		}
+		s.autonomyDoc = *d.Autonomy
 	}
 	s.versions[v.Kind] = append(s.versions[v.Kind], v)
 	return nil
@@ -129,7 +138,7 @@ func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.
 	s := b.shelf(project)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := b.now().UTC().Round(0)
+	now := b.nowUTC()
 	var out contract.PolicyVersion
 	err = b.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.LockHead(ctx, string(project)); err != nil {

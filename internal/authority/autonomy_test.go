@@ -1,0 +1,79 @@
+package authority_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+const attendedPolicy = `[autonomy_policy]
+default_level           = "attended"
+max_operations_per_day  = 2
+require_acknowledgement = true
+acknowledgement         = "An unattended Agent writes at any hour with no person watching."
+`
+
+// TestAutonomy_RunWindows: under a policy that starts Agents attended, a write outside a
+// run window is refused outside_run_window and not executed; a member opens a window and
+// the same write is admitted (issue 14).
+func TestAutonomy_RunWindows(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	// calc was created under the built-in policy: unattended.
+	if a, err := f.a.AgentAutonomy(ctx, f.admin, "default", "calc"); err != nil || a.Level != "unattended" || a.Policy != 1 {
+		t.Fatalf("calc's autonomy = %+v, %v; want unattended under version 1", a, err)
+	}
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "a.toml", Text: attendedPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.a.AgentAutonomy(ctx, f.admin, "default", "calc"); a.Level != "unattended" {
+		t.Errorf("a published policy changed an existing Agent's level to %s", a.Level)
+	}
+	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {
+		t.Fatal(err)
+	}
+
+	ans := f.call(t, f.ops, markCall("a"))
+	if ans.Result.ErrorCode != contract.CodeOutsideRunWindow || ans.Result.RequestExecuted == nil || *ans.Result.RequestExecuted {
+		t.Fatalf("an attended write outside a window = %s (executed %v), want outside_run_window, not executed", ans.Result.ErrorCode, ans.Result.RequestExecuted)
+	}
+	if _, err := f.a.OpenRunWindow(ctx, f.agent, "default", "calc", contract.OpenWindowRequest{Minutes: 30}); contract.CodeOf(err) != contract.CodeForbidden {
+		t.Errorf("an Agent opening its own window = %v, want forbidden", err)
+	}
+	a, err := f.a.OpenRunWindow(ctx, f.admin, "default", "calc", contract.OpenWindowRequest{Minutes: 30})
+	if err != nil || len(a.Windows) != 1 {
+		t.Fatalf("OpenRunWindow = %+v, %v", a, err)
+	}
+	if ans := f.call(t, f.ops, markCall("a")); state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("the same write inside the window = %s %+v, want admitted", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+	f.clock.Add(31 * time.Minute) // the window closes; the level is read at each admission
+	req := f.pendingRequest(t)
+	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
+		t.Fatal(err)
+	}
+	if ans := f.call(t, f.ops, markCall("b"), 1); ans.Result.ErrorCode != contract.CodeOutsideRunWindow {
+		t.Errorf("a write after the window closed = %s, want outside_run_window", ans.Result.ErrorCode)
+	}
+
+	// Raising calc to unattended needs the stated risk acknowledged.
+	_, err = f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended"})
+	wantCode(t, err, contract.CodeAcknowledgementMissing)
+	a, err = f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended",
+		Acknowledgement: "An unattended Agent writes at any hour with no person watching."})
+	if err != nil || a.Level != "unattended" || a.Policy != 2 {
+		t.Fatalf("SetAgentLevel with the acknowledgement = %+v, %v", a, err)
+	}
+	if ans := f.call(t, f.ops, markCall("b"), 1); state(ans) != contract.OpWaitingForDecision {
+		t.Errorf("an unattended write = %s, want admitted", ans.Result.ErrorCode)
+	}
+
+	// An Agent created now starts attended.
+	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.a.AgentAutonomy(ctx, f.admin, "default", "late"); a.Level != "attended" {
+		t.Errorf("a new Agent's level = %s, want attended", a.Level)
+	}
+}
