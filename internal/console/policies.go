@@ -14,6 +14,10 @@ type policyBook interface {
 	Policies(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.PolicyVersion, error)
 	Policy(ctx context.Context, c authority.Caller, project contract.ProjectID, kind contract.PolicyKind, n int64) (contract.PolicyVersion, error)
 	PolicyDiff(ctx context.Context, c authority.Caller, project contract.ProjectID, kind contract.PolicyKind, from, to int64) (contract.PolicyDiff, error)
+
+	AgentAutonomy(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.Autonomy, error)
+	SetAgentLevel(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, req contract.SetLevelRequest) (contract.Autonomy, error)
+	OpenRunWindow(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, req contract.OpenWindowRequest) (contract.Autonomy, error)
 }
 
 // maxPolicyBody bounds a publication's body in bytes: the document (internal/policy.MaxText)
@@ -23,7 +27,7 @@ const maxPolicyBody = 160 << 10
 // policyShape teaches the body of a publication.
 const policyShape = `send one JSON object {"file": "delegation.toml", "text": "<the policy document>"}; docket policy publish FILE does`
 
-// policyRoutes adds the policy routes when the server has a policy book.
+// policyRoutes adds the policy and autonomy routes when the server has a policy book.
 func (s *Server) policyRoutes() {
 	if s.pol == nil {
 		return
@@ -32,6 +36,9 @@ func (s *Server) policyRoutes() {
 	s.handle("POST /api/v1/projects/{project}/policies", s.handlePublishPolicy, authed)
 	s.handle("GET /api/v1/projects/{project}/policies/{kind}", s.handlePolicy, authed)
 	s.handle("GET /api/v1/projects/{project}/policies/{kind}/diff", s.handlePolicyDiff, authed)
+	s.handle("GET /api/v1/projects/{project}/agents/{agent}/autonomy", s.handleAutonomy, authed)
+	s.handle("PUT /api/v1/projects/{project}/agents/{agent}/level", s.handleSetLevel, authed)
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/windows", s.handleOpenWindow, authed)
 }
 
 // handlePolicies lists every version of every policy kind, without their text.

@@ -66,3 +66,45 @@ func TestServer_Policies(t *testing.T) {
 		})
 	}
 }
+
+func TestServer_Autonomy(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, raw := s.do(t, request{method: "PUT", path: "/api/v1/projects/default/agents/calc/level", bearer: s.token, body: `{"level":"attended"}`})
+	if a := decode[contract.Autonomy](t, raw); resp.StatusCode != http.StatusOK || a.Level != "attended" {
+		t.Fatalf("set level = %d %+v", resp.StatusCode, a)
+	}
+	resp, raw = s.do(t, request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: s.token, body: `{"minutes":15}`})
+	if a := decode[contract.Autonomy](t, raw); resp.StatusCode != http.StatusCreated || len(a.Windows) != 1 {
+		t.Fatalf("open window = %d %+v", resp.StatusCode, a)
+	}
+	resp, raw = s.do(t, request{method: "GET", path: "/api/v1/projects/default/agents/calc/autonomy", bearer: s.token})
+	if a := decode[contract.Autonomy](t, raw); resp.StatusCode != http.StatusOK || a.Level != "attended" || len(a.Windows) != 1 {
+		t.Errorf("autonomy = %d %+v", resp.StatusCode, a)
+	}
+	tests := []struct {
+		name   string
+		r      request
+		status int
+		code   contract.Code
+	}{
+		{"an agent opens its own window", request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: ag.Token, body: `{"minutes":15}`}, http.StatusForbidden, contract.CodeForbidden},
+		{"an agent sets its level", request{method: "PUT", path: "/api/v1/projects/default/agents/calc/level", bearer: ag.Token, body: `{"level":"unattended"}`}, http.StatusForbidden, contract.CodeForbidden},
+		{"an unknown level", request{method: "PUT", path: "/api/v1/projects/default/agents/calc/level", bearer: s.token, body: `{"level":"sometimes"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"a window too long", request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: s.token, body: `{"minutes":99999}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"an unknown field", request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: s.token, body: `{"minutes":5,"for":"me"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"an unknown agent", request{method: "GET", path: "/api/v1/projects/default/agents/nobody/autonomy", bearer: s.token}, http.StatusNotFound, contract.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, raw := s.do(t, tt.r)
+			ce := decode[contract.Error](t, raw)
+			if resp.StatusCode != tt.status || ce.Code != tt.code || ce.Teaching == "" {
+				t.Errorf("%s %s = %d %s %q, want %d %s with a teaching", tt.r.method, tt.r.path, resp.StatusCode, ce.Code, ce.Teaching, tt.status, tt.code)
+			}
+		})
+	}
+}

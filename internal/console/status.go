@@ -18,7 +18,7 @@ func httpStatus(code contract.Code) int {
 	switch code {
 	case contract.CodeSessionExpired:
 		return http.StatusUnauthorized
-	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
+	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing:
 		return http.StatusForbidden
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
 		return http.StatusNotFound
