@@ -77,3 +77,44 @@ func TestAutonomy_RunWindows(t *testing.T) {
 		t.Errorf("a new Agent's level = %s, want attended", a.Level)
 	}
 }
+
+// TestAutonomy_ManualAndDailyBound: a manual Agent's writes are a person's to make, and
+// below unattended the policy bounds the writes admitted per UTC day.
+func TestAutonomy_ManualAndDailyBound(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "a.toml", Text: attendedPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "manual"}); err != nil {
+		t.Fatal(err)
+	}
+	if ans := f.call(t, f.ops, markCall("a")); ans.Result.ErrorCode != contract.CodeAutonomyManual {
+		t.Errorf("a manual Agent's write = %s, want autonomy_manual", ans.Result.ErrorCode)
+	}
+	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.OpenRunWindow(ctx, f.admin, "default", "calc", contract.OpenWindowRequest{Minutes: 600}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(2) { // the policy's two writes a day
+		if ans := f.call(t, f.ops, markCall("a"), i); state(ans) != contract.OpWaitingForDecision {
+			t.Fatalf("write %d = %s, want admitted", i+1, ans.Result.ErrorCode)
+		}
+		req := f.pendingRequest(t)
+		if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ans := f.call(t, f.ops, markCall("a"), 2); ans.Result.ErrorCode != contract.CodeDailyBound {
+		t.Errorf("the third write of the day = %s, want daily_bound", ans.Result.ErrorCode)
+	}
+	f.clock.Add(24 * time.Hour)
+	if _, err := f.a.OpenRunWindow(ctx, f.admin, "default", "calc", contract.OpenWindowRequest{Minutes: 60}); err != nil {
+		t.Fatal(err)
+	}
+	if ans := f.call(t, f.ops, markCall("a"), 2); state(ans) != contract.OpWaitingForDecision {
+		t.Errorf("the next day's write = %s, want admitted", ans.Result.ErrorCode)
+	}
+}
