@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,17 +15,7 @@ func TestAutonomy_AgainstServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts docket serve and runtimes as processes")
 	}
-	r := newDocketRig(t)
-	capability, err := filepath.Abs(filepath.Join("testdata", "delegate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.exec(t, exitOK, nil, "capability", "install", capability)
-	policy := filepath.Join(t.TempDir(), "autonomy.toml")
-	if err := os.WriteFile(policy, []byte("[autonomy_policy]\ndefault_level = \"attended\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.exec(t, exitOK, nil, "policy", "publish", policy)
+	r := newPolicyRig(t, "[autonomy_policy]\ndefault_level = \"attended\"\n")
 	id, token := r.agent(t, "scribe")
 	out, _ := r.exec(t, exitOK, nil, "agent", "autonomy", "scribe")
 	if !strings.Contains(out, "agent scribe is attended (autonomy policy version 2)") {

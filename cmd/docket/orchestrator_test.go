@@ -22,6 +22,24 @@ func decideCall(request, digest string) string {
 	return `{"tool":"ApplyAction","arguments":{"action":"docket.decide","params":{"request":` + request + `,"digest":` + digest + `,"verdict":"approve"}}}`
 }
 
+// newPolicyRig is the docket rig with the delegate capability installed and the policy
+// document text published as version 2 of its kind.
+func newPolicyRig(t *testing.T, text string) *docketRig {
+	t.Helper()
+	r := newDocketRig(t)
+	capability, err := filepath.Abs(filepath.Join("testdata", "delegate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exec(t, exitOK, nil, "capability", "install", capability)
+	policy := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(policy, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.exec(t, exitOK, nil, "policy", "publish", policy)
+	return r
+}
+
 // requests lists the project's requests, as a member reads them.
 func (r *docketRig) requests(t *testing.T) []contract.Request {
 	t.Helper()
@@ -42,17 +60,7 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts docket serve and runtimes as processes")
 	}
-	r := newDocketRig(t)
-	capability, err := filepath.Abs(filepath.Join("testdata", "delegate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.exec(t, exitOK, nil, "capability", "install", capability)
-	policy := filepath.Join(t.TempDir(), "delegation.toml")
-	if err := os.WriteFile(policy, []byte("[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.exec(t, exitOK, nil, "policy", "publish", policy)
+	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	calcID, calc := r.agent(t, "calc")
 	bossID, boss := r.agent(t, "boss", "--kind", "orchestrator")
 	run := func(t *testing.T, id, token, conversation string, turns ...string) []string {

@@ -19,6 +19,20 @@ func sendTool(digest string) []contract.ToolDescriptor {
 	return []contract.ToolDescriptor{{Tool: "test.send@1", Digest: digest, Adapter: "run", AdapterDigest: "sha256:adad", Kind: "write", SourceTypes: []string{"file"}}}
 }
 
+// target has the member assert the trusted target fact send binds its address from.
+func (f *opsFixture) target(t *testing.T, addr string) {
+	t.Helper()
+	member := f.admin.Principal()
+	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
+			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue(addr)}}}}})
+		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // approvedSend has the Agent call send (which needs a person) with test.send@1 locked on
 // the laptop, and a member approve it; it returns the approved Request.
 func (f *hopFixture) approvedSend(t *testing.T) contract.Request {
@@ -27,15 +41,7 @@ func (f *hopFixture) approvedSend(t *testing.T) contract.Request {
 	if _, err := f.a.LockTool(ctx, f.admin, "default", "laptop", contract.ToolLock{Tool: "test.send@1", Digest: sendDigest}); err != nil {
 		t.Fatal(err)
 	}
-	member := f.admin.Principal()
-	err := f.a.Commit(ctx, "default", member, func(bd *board.Board) (authority.Change, error) {
-		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
-			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue("a@x")}}}}})
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.target(t, "a@x")
 	if ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"}); state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("send = %s %+v, want waiting_for_decision", ans.Result.ErrorCode, ans.Result.Operations)
 	}

@@ -42,12 +42,7 @@ func TestServer_Policies(t *testing.T) {
 		t.Errorf("list = %d %+v, want 4 versions", resp.StatusCode, p)
 	}
 
-	tests := []struct {
-		name   string
-		r      request
-		status int
-		code   contract.Code
-	}{
+	tests := []refusalCase{
 		{"an agent publishes", request{method: "POST", path: "/api/v1/projects/default/policies", bearer: ag.Token, body: body("[recovery_policy]\n")}, http.StatusForbidden, contract.CodeForbidden},
 		{"malformed", request{method: "POST", path: "/api/v1/projects/default/policies", bearer: s.token, body: body("[recovery_policy]\nmax_attempts = 0\n")}, http.StatusBadRequest, contract.CodePolicyInvalid},
 		{"unknown field", request{method: "POST", path: "/api/v1/projects/default/policies", bearer: s.token, body: `{"file":"a","text":"","by":"me"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
@@ -56,15 +51,7 @@ func TestServer_Policies(t *testing.T) {
 		{"unknown version", request{method: "GET", path: "/api/v1/projects/default/policies/autonomy?version=9", bearer: s.token}, http.StatusNotFound, contract.CodeNotFound},
 		{"diff without from", request{method: "GET", path: "/api/v1/projects/default/policies/autonomy/diff", bearer: s.token}, http.StatusBadRequest, contract.CodeInvalidArgument},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			resp, raw := s.do(t, tt.r)
-			ce := decode[contract.Error](t, raw)
-			if resp.StatusCode != tt.status || ce.Code != tt.code || ce.Teaching == "" {
-				t.Errorf("%s %s = %d %s %q, want %d %s with a teaching", tt.r.method, tt.r.path, resp.StatusCode, ce.Code, ce.Teaching, tt.status, tt.code)
-			}
-		})
-	}
+	wantRefusals(t, s, tests)
 }
 
 func TestServer_Autonomy(t *testing.T) {
@@ -85,12 +72,7 @@ func TestServer_Autonomy(t *testing.T) {
 	if a := decode[contract.Autonomy](t, raw); resp.StatusCode != http.StatusOK || a.Level != "attended" || len(a.Windows) != 1 {
 		t.Errorf("autonomy = %d %+v", resp.StatusCode, a)
 	}
-	tests := []struct {
-		name   string
-		r      request
-		status int
-		code   contract.Code
-	}{
+	tests := []refusalCase{
 		{"an agent opens its own window", request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: ag.Token, body: `{"minutes":15}`}, http.StatusForbidden, contract.CodeForbidden},
 		{"an agent sets its level", request{method: "PUT", path: "/api/v1/projects/default/agents/calc/level", bearer: ag.Token, body: `{"level":"unattended"}`}, http.StatusForbidden, contract.CodeForbidden},
 		{"an unknown level", request{method: "PUT", path: "/api/v1/projects/default/agents/calc/level", bearer: s.token, body: `{"level":"sometimes"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
@@ -98,6 +80,19 @@ func TestServer_Autonomy(t *testing.T) {
 		{"an unknown field", request{method: "POST", path: "/api/v1/projects/default/agents/calc/windows", bearer: s.token, body: `{"minutes":5,"for":"me"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
 		{"an unknown agent", request{method: "GET", path: "/api/v1/projects/default/agents/nobody/autonomy", bearer: s.token}, http.StatusNotFound, contract.CodeNotFound},
 	}
+	wantRefusals(t, s, tests)
+}
+
+// refusalCase is a request the server refuses with status and code, and a teaching.
+type refusalCase struct {
+	name   string
+	r      request
+	status int
+	code   contract.Code
+}
+
+func wantRefusals(t *testing.T, s *testServer, tests []refusalCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, raw := s.do(t, tt.r)
