@@ -1,9 +1,10 @@
 -- Requests a decision references (issue 14): a decision must name a recorded Request by
 -- its digest and requester, so a row with another digest, or for a request never made,
 -- is refused by the store whatever its caller checked. The decider must be named as a
--- member or an Agent (which kind of Agent is checked by the store's code). Requests
--- decided before this migration are recorded from their decisions; a Request still
--- pending at the upgrade has no row and cannot be decided — it expires and is settled.
+-- member or an Agent (which kind of Agent is checked by the store's code). The Requests
+-- made before this migration are recorded from their request.created events (those whose
+-- data is inline; a Request too large for that has no row, cannot be decided, and expires)
+-- and from their decisions.
 CREATE TABLE requests (
 	project      TEXT    NOT NULL REFERENCES projects (id),
 	id           TEXT    NOT NULL,
@@ -14,7 +15,12 @@ CREATE TABLE requests (
 	UNIQUE (project, id, digest, requested_by)
 ) STRICT;
 
-INSERT INTO requests (project, id, digest, requested_by, at)
+-- Every Request the log holds inline, then any decided one it lacks.
+INSERT OR IGNORE INTO requests (project, id, digest, requested_by, at)
+	SELECT project, json_extract(CAST(data AS TEXT), '$.id'), json_extract(CAST(data AS TEXT), '$.digest'),
+		json_extract(CAST(data AS TEXT), '$.requestedBy'), at
+	FROM events WHERE type = 'request.created' AND data IS NOT NULL;
+INSERT OR IGNORE INTO requests (project, id, digest, requested_by, at)
 	SELECT project, request, digest, requested_by, at FROM decisions;
 
 CREATE TABLE decisions_v4 (
