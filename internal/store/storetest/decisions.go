@@ -130,3 +130,43 @@ func RunDecisions(t *testing.T, h Harness) {
 		}
 	})
 }
+
+// RunRequestsMigration checks migration 0004 against h: a database taken back to just
+// before it by undo (raw statements run with [Harness.Tamper]), holding a Request only as
+// its request.created event, is migrated again when a Store opens it, and the Request can
+// then be decided — on its own digest only. A Request the log does not hold cannot.
+func RunRequestsMigration(t *testing.T, h Harness, undo []string) {
+	t.Helper()
+	if h.Tamper == nil {
+		t.Skip("the harness runs no raw statements")
+	}
+	openDB := h.NewDB(t)
+	s := openDB(t)
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := decisionParties(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.Append(ctx, store.NewEvent{Project: "p1", Type: "request.created", At: t0, Actor: "agent:a1",
+			Data: []byte(`{"id":"req_9","project":"p1","ordinal":1,"requestedBy":"agent:a1","digest":"sha256:99","state":"pending"}`)})
+		return err
+	})
+	for _, q := range undo {
+		h.Tamper(t, s, q)
+	}
+	again := openDB(t) // applies 0004 again
+	decide := func(request, digest string) error {
+		return again.Update(t.Context(), func(tx store.Tx) error {
+			return tx.RecordDecision(t.Context(), store.Decision{Project: "p1", Request: request, Digest: digest,
+				RequestedBy: "agent:a1", DecidedBy: "member:m1", Verdict: "approve", At: t0})
+		})
+	}
+	if err := decide("req_9", "sha256:aa"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a decision on another digest after the migration = %v, want ErrNotFound", err)
+	}
+	if err := decide("req_1", "sha256:aa"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a decision on a request the log lacks = %v, want ErrNotFound", err)
+	}
+	if err := decide("req_9", "sha256:99"); err != nil {
+		t.Errorf("a decision on the request the log holds = %v, want it recorded", err)
+	}
+}
