@@ -107,3 +107,31 @@ type SetLevelRequest struct {
 type OpenWindowRequest struct {
 	Minutes int64 `json:"minutes"`
 }
+
+// ActionRetry is the built-in Action by which an orchestrator retries a failed Operation
+// (or re-queues work a worker refused) under the recovery policy in force: ApplyAction
+// with params operation ("<agent>.<ordinal>", as the strip of that Agent names it in
+// docket ops) and reason. An act outside the policy raises a recovery request that only
+// a member decides.
+const ActionRetry = "docket.retry"
+
+// Recovery codes (issue 14).
+const (
+	CodeNotRetryable Code = "not_retryable" // the Operation is not a known failure of an executed Action, or moved on
+)
+
+// RetryRequest is a member's retry of a failed Operation.
+type RetryRequest struct {
+	Reason string `json:"reason"`
+}
+
+// RecoveryOutcome is what a recovery act did: the Operation retried, as which new one, or
+// the recovery request it raised instead.
+type RecoveryOutcome struct {
+	Act       string    `json:"act"` // "retry" or "requeue"
+	Operation string    `json:"operation"`
+	Retry     string    `json:"retry,omitempty"`   // the new Operation, "<agent>.<ordinal>"
+	Request   RequestID `json:"request,omitempty"` // the recovery request raised instead
+	Attempt   int64     `json:"attempt"`
+	Policy    int64     `json:"policyVersion"`
+}

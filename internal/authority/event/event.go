@@ -55,6 +55,10 @@ const (
 	RiskAcknowledged = "agent.risk_acknowledged" // the Agent, the text read and its digest, the policy version
 	RunWindowOpened  = "run_window.opened"       // the Agent and the window
 
+	// Recovery: an act on a failed Operation, or its refusal.
+	RecoveryActed   = "recovery.acted"   // the act, the Operation, the actor, the reason, the policy version, the result
+	RecoveryRefused = "recovery.refused" // the same, and why the act was refused or sent to a member
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -81,6 +85,7 @@ var Catalog = []Kind{
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
 	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
+	{RecoveryActed, false}, {RecoveryRefused, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

@@ -127,9 +127,13 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 			return contract.Request{}, err
 		}
 	}
+	if req.Recovery && l.expiryLocked(&req, o.nowUTC()) == "" {
+		req.Policy = version
+		return o.decideRecoveryLocked(ctx, w, l, by, req, d, version)
+	}
 	agent := req.RequestedBy.ID()
 	op := l.opLocked(agent, req.Ordinal)
-	if op == nil {
+	if op == nil && !req.Recovery {
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
@@ -159,6 +163,9 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	after := func(tx store.Tx) error {
 		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
 			return err
+		}
+		if op == nil { // an expired recovery request moves no Operation of its requester
+			return nil
 		}
 		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
 	}

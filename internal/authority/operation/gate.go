@@ -167,8 +167,11 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 		}
 		return o.readArtifact(ctx, c, call, in)
 	case *contract.ApplyActionInput:
-		if in.Action == contract.ActionDecide {
+		switch in.Action {
+		case contract.ActionDecide:
 			return o.decideCall(ctx, c, call, in)
+		case contract.ActionRetry:
+			return o.retryCall(ctx, c, call, in)
 		}
 	}
 	// A write acknowledges in its own transaction (admit).

@@ -35,6 +35,10 @@ type Event struct {
 	ErrorCode contract.Code              `json:"errorCode,omitempty"`
 	Result    json.RawMessage            `json:"result,omitempty"`
 	Execution *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
+	// RetryOf is the Operation a recovery act retries, and Attempt which attempt this is
+	// (the first run is 1; 0 in older logs means 1).
+	RetryOf int64 `json:"retryOf,omitempty"`
+	Attempt int64 `json:"attempt,omitempty"`
 }
 
 // operation is one Operation as the ledger knows it.
@@ -52,6 +56,8 @@ type Op struct {
 	execution *contract.ExecutionRequest
 	at, since time.Time
 	acked     bool
+	attempt   int64 // 1 for a first run
+	retryOf   int64 // the Operation this one retries, or 0
 }
 
 func (op *Op) apply(e Event, at time.Time) {
@@ -145,7 +151,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			}
 			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
-				result: d.Result, execution: d.Execution, at: e.At, since: e.At})
+				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf})
 			return nil
 		}
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {

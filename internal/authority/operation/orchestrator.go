@@ -74,6 +74,9 @@ func (o *Operations) orchestratorDecide(ctx context.Context, c identity.Caller, 
 	}
 	by := c.Principal()
 	authorize := func(req *contract.Request, version int64, pol policydoc.Document) error {
+		if req.Recovery {
+			return contract.Errorf(contract.CodeForbidden, "%s is a recovery request, which only a member decides", req.ID)
+		}
 		if req.RequestedBy == by {
 			return contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; a member decides %s", req.ID)
 		}
@@ -92,7 +95,7 @@ func (l *Ledger) decidableLocked(c identity.Caller, now time.Time, version int64
 	out := &contract.Bounded[contract.DecidableRequest]{Items: []contract.DecidableRequest{}}
 	for _, id := range l.order {
 		r := l.requests[id]
-		if r.State != contract.RequestPending || l.expiryLocked(r, now) != "" || r.RequestedBy == c.Principal() {
+		if r.State != contract.RequestPending || r.Recovery || l.expiryLocked(r, now) != "" || r.RequestedBy == c.Principal() {
 			continue
 		}
 		class, ok := pol.Delegation.Covering(r.Vector)
