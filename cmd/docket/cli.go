@@ -44,6 +44,7 @@ type cli struct {
 	Requests  requestsCmd  `cmd:"" help:"List calls waiting for a decision, with their canonical vector and digest."`
 	Decide    decideCmd    `cmd:"" help:"Approve or deny a request, naming the digest you read."`
 	Reconcile reconcileCmd `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
+	Retry     retryCmd     `cmd:"" help:"Run a failed Operation again as a new one (a member's recovery act)."`
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Case      caseCmd      `cmd:"" help:"Read Cases."`
 	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`

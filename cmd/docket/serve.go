@@ -71,7 +71,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops,
 		Logger: log, Version: version, Hosts: hosts,
 		Routes: map[string]http.Handler{
 			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),

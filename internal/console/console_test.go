@@ -48,7 +48,7 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	}
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
-	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies = a, ops, disp, a
+	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery = a, ops, disp, a, ops
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -103,3 +103,19 @@ func wantRefusals(t *testing.T, s *testServer, tests []refusalCase) {
 		})
 	}
 }
+
+func TestServer_RetryRefusals(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/projects/default/operations/" + string(ag.Agent.ID) + ".1/retry"
+	wantRefusals(t, s, []refusalCase{
+		{"an agent retries", request{method: "POST", path: path, bearer: ag.Token, body: `{"reason":"again"}`}, http.StatusForbidden, contract.CodeForbidden},
+		{"no reason", request{method: "POST", path: path, bearer: s.token, body: `{"reason":""}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"an unknown field", request{method: "POST", path: path, bearer: s.token, body: `{"reason":"x","now":true}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"no such Operation", request{method: "POST", path: path, bearer: s.token, body: `{"reason":"again"}`}, http.StatusNotFound, contract.CodeNotFound},
+		{"not an Operation", request{method: "POST", path: "/api/v1/projects/default/operations/nope/retry", bearer: s.token, body: `{"reason":"again"}`}, http.StatusBadRequest, contract.CodeInvalidArgument},
+	})
+}

@@ -55,6 +55,11 @@ type Config struct {
 	// not have.
 	Policies policyBook
 
+	// Recovery retries failed Operations for members. It must be the
+	// *authority.Operations that serves /mcp. Without it, the retry route answers
+	// not_found like any route the server does not have.
+	Recovery recoverer
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -84,6 +89,7 @@ type Server struct {
 	dec       decider
 	rec       reconciler
 	pol       policyBook
+	recov     recoverer
 	log       *slog.Logger
 	version   string
 	hosts     []string
@@ -104,6 +110,7 @@ func New(cfg Config) (*Server, error) {
 		dec:       cfg.Requests,
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
+		recov:     cfg.Recovery,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -169,6 +176,7 @@ func (s *Server) routes() {
 		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
 	}
 	s.policyRoutes()
+	s.recoveryRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

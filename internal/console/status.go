@@ -23,7 +23,7 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
-		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson:
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.
