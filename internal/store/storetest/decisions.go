@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"testing"
 
 	"github.com/docketrun/docket/internal/store"
@@ -131,15 +132,21 @@ func RunDecisions(t *testing.T, h Harness) {
 	})
 }
 
-// RunRequestsMigration checks migration 0004 against h: a database taken back to just
-// before it by undo (raw statements run with [Harness.Tamper]), holding a Request only as
-// its request.created event, is migrated again when a Store opens it, and the Request can
+// RunRequestsMigration checks migration 0004 against h, whose migrations are in fsys: a
+// database taken back to just before it (raw statements run with [Harness.Tamper]: no
+// requests table, the decisions table as 0002 made it), holding a Request only as its
+// request.created event, is migrated again when a Store opens it, and the Request can
 // then be decided — on its own digest only. A Request the log does not hold cannot.
-func RunRequestsMigration(t *testing.T, h Harness, undo []string) {
+func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	t.Helper()
 	if h.Tamper == nil {
 		t.Skip("the harness runs no raw statements")
 	}
+	decisions, err := fs.ReadFile(fsys, "0002_decisions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions), "DELETE FROM schema_migrations WHERE version = 4"}
 	openDB := h.NewDB(t)
 	s := openDB(t)
 	update(t, s, func(ctx context.Context, tx store.Tx) error {
