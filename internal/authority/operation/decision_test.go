@@ -27,8 +27,8 @@ var backends = []struct {
 	}},
 }
 
-// decisionFixture is a project whose Agent calc has one pending request, with the
-// principals the authorization table names.
+// decisionFixture is a project whose Agent calc has one pending request (to mark
+// docs/a.md), with the principals the authorization table names.
 type decisionFixture struct {
 	o            *authority.Operations
 	admin, agent authority.Caller
@@ -36,7 +36,7 @@ type decisionFixture struct {
 	req          contract.Request
 }
 
-func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, error)) *decisionFixture {
+func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, error), policy string) *decisionFixture {
 	t.Helper()
 	ctx := t.Context()
 	st, err := open(t)
@@ -46,6 +46,11 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 	t.Cleanup(func() { st.Close() })
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{5}, Capability: "testdata/self", Agent: "calc"})
 	f := &decisionFixture{o: authority.NewOperations(p.A, authority.OperationsConfig{}), admin: p.Admin, agent: p.Agent}
+	if policy != "" {
+		if _, err := p.A.PublishPolicy(ctx, p.Admin, "default", contract.PublishPolicyRequest{File: "delegation.toml", Text: policy}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, a := range []struct {
 		name, kind string
 		into       *authority.Caller
@@ -58,7 +63,7 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 			t.Fatal(err)
 		}
 	}
-	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
+	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"path": contract.StringValue("docs/a.md")}}
 	if _, err := f.o.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +73,28 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 	}
 	f.req = rs[0]
 	return f
+}
+
+// Delegation policies the table publishes.
+const (
+	docsPolicy = "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs\"\naction = \"mark\"\npath = \"docs/*\"\n"
+	srcPolicy  = "[delegation_policy]\n[[delegation_policy.class]]\nname = \"src\"\naction = \"mark\"\npath = \"src/*\"\n"
+)
+
+// decideThroughTools has orchestrator c apply docket.decide with d, and returns the
+// refusal it reads as an error.
+func decideThroughTools(t *testing.T, f *decisionFixture, c authority.Caller, d contract.Decision) error {
+	t.Helper()
+	in := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(f.req.ID)),
+		"digest": contract.StringValue(d.Digest), "verdict": contract.StringValue(string(d.Verdict))}}
+	ans, err := f.o.Call(t.Context(), c, authority.Call{Tool: contract.ToolApplyAction, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Result.ErrorCode != "" {
+		return &contract.Error{Code: ans.Result.ErrorCode, Teaching: ans.Result.Teaching}
+	}
+	return nil
 }
 
 // pending fails t unless the request is still pending and its Operation waiting.
@@ -86,16 +113,20 @@ func (f *decisionFixture) pending(t *testing.T) {
 	}
 }
 
-// TestDecide_Authorization is the authorization table: who may decide a request under
-// the built-in policy. Each refused rule is refused by the domain, and again with the
-// domain's checks bypassed (DecideAs), by the store's checks alone.
+// TestDecide_Authorization is the authorization table: who may decide a request, under
+// which delegation policy version. Each rule the store holds is refused by the domain,
+// and again with the domain's checks bypassed (DecideAs), by the store's checks alone;
+// which requests an orchestrator may decide is the domain's alone, since the store lets
+// any live orchestrator of the project decide.
 func TestDecide_Authorization(t *testing.T) {
 	type decider func(f *decisionFixture) (authority.Caller, contract.Principal)
+	orch := func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.orch, f.orch.Principal() }
 	tool := func(*decisionFixture) (authority.Caller, contract.Principal) {
 		return authority.Caller{Kind: contract.PrincipalTool, ID: "test.fetch@1", Projects: []contract.ProjectID{"default"}}, "tool:test.fetch@1"
 	}
 	tests := []struct {
 		name   string
+		policy string // the delegation policy published first; "" keeps the built-in version 1
 		by     decider
 		digest func(contract.Request) string // the digest the decision names; default the request's
 		// domain is what Decide answers (its self-decision check runs as for a member);
@@ -109,8 +140,12 @@ func TestDecide_Authorization(t *testing.T) {
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
 		// The store lets an orchestrator decide; which requests it may decide is the
 		// delegation policy's, and the built-in one delegates nothing.
-		{name: "an orchestrator under the built-in policy", by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.orch, f.orch.Principal() },
-			domain: contract.CodeForbidden},
+		{name: "an orchestrator under the built-in policy", by: orch, domain: contract.CodeNotDelegated},
+		{name: "an orchestrator under a policy that covers it", policy: docsPolicy, by: orch},
+		{name: "an orchestrator under a policy that covers other paths", policy: srcPolicy, by: orch, domain: contract.CodeNotDelegated},
+		{name: "an orchestrator naming another digest", policy: docsPolicy, by: orch,
+			digest: func(r contract.Request) string { return "sha256:" + strings.Repeat("0", 64) },
+			domain: contract.CodeDigestMismatch, store: contract.CodeDigestMismatch},
 		{name: "a worker's Tool", by: tool, domain: contract.CodeForbidden, store: contract.CodeForbidden},
 		{name: "an empty decider", by: func(*decisionFixture) (authority.Caller, contract.Principal) { return authority.Caller{}, "" },
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
@@ -123,16 +158,19 @@ func TestDecide_Authorization(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					ctx := t.Context()
-					f := newDecisionFixture(t, be.open)
+					f := newDecisionFixture(t, be.open, tt.policy)
 					c, by := tt.by(f)
 					d := contract.Decision{Digest: f.req.Digest, Verdict: contract.VerdictApprove}
 					if tt.digest != nil {
 						d.Digest = tt.digest(f.req)
 					}
 					var err error
-					if tt.domain == contract.CodeSelfDecision { // Decide would refuse an Agent before asking who requested
+					switch {
+					case c.AgentKind == contract.AgentKindOrchestrator: // it decides through the six tools
+						err = decideThroughTools(t, f, c, d)
+					case tt.domain == contract.CodeSelfDecision: // Decide would refuse an Agent before asking who requested
 						_, err = f.o.DecideAs(ctx, by, "default", f.req.ID, d, true)
-					} else {
+					default:
 						_, err = f.o.Decide(ctx, c, "default", f.req.ID, d)
 					}
 					if got := contract.CodeOf(err); got != tt.domain {
@@ -142,6 +180,10 @@ func TestDecide_Authorization(t *testing.T) {
 						t.Errorf("the refusal %q reveals the request's digest", err)
 					}
 					if tt.domain == "" {
+						rs, err := f.o.Requests(ctx, f.admin, "default")
+						if want := map[bool]int64{true: 1, false: 2}[tt.policy == ""]; err != nil || rs[0].State != contract.RequestApproved || rs[0].Policy != want {
+							t.Errorf("request after the decision = %+v, %v; want approved under policy version %d", rs, err, want)
+						}
 						return
 					}
 					f.pending(t)
