@@ -63,12 +63,12 @@ func (o *Operations) Retry(ctx context.Context, c identity.Caller, project contr
 	if err := c.RequireMember(project); err != nil {
 		return contract.RecoveryOutcome{}, err
 	}
-	return o.recover(ctx, c.Principal(), project, ref, req.Reason, true)
+	return o.recoveryAct(ctx, c.Principal(), project, ref, req.Reason, true)
 }
 
-// recover runs the recovery act of by on ref, or raises a recovery request when by is not
+// recoveryAct runs the recovery act of by on ref, or raises a recovery request when by is not
 // a member and the policy does not allow the act. A refusal is recorded, then returned.
-func (o *Operations) recover(ctx context.Context, by contract.Principal, project contract.ProjectID, ref, reason string, member bool) (contract.RecoveryOutcome, error) {
+func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, project contract.ProjectID, ref, reason string, member bool) (contract.RecoveryOutcome, error) {
 	agent, ordinal, err := parseOpRef(ref)
 	if err != nil {
 		return contract.RecoveryOutcome{}, err
@@ -300,5 +300,5 @@ func (o *Operations) orchestratorRetry(ctx context.Context, c identity.Caller, i
 		return contract.RecoveryOutcome{}, contract.Errorf(contract.CodeInvalidArgument,
 			`apply docket.retry with params {"operation": "<agent id>.<ordinal>", "reason": "…"} and no caseId`)
 	}
-	return o.recover(ctx, c.Principal(), c.Projects[0], ref.Str(), reason.Str(), false)
+	return o.recoveryAct(ctx, c.Principal(), c.Projects[0], ref.Str(), reason.Str(), false)
 }
