@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -89,8 +90,29 @@ func TestAutonomy_ManualAndDailyBound(t *testing.T) {
 	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "manual"}); err != nil {
 		t.Fatal(err)
 	}
-	if ans := f.call(t, f.ops, markCall("a")); ans.Result.ErrorCode != contract.CodeAutonomyManual {
-		t.Errorf("a manual Agent's write = %s, want autonomy_manual", ans.Result.ErrorCode)
+	// A manual Agent's every Action waits for a person, even one that needs no approval;
+	// its other writes are a member's to make.
+	fetch := &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}}
+	if ans := f.call(t, f.ops, fetch); state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("a manual Agent's fetch = %s %+v, want waiting for a decision", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+	req := f.pendingRequest(t)
+	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if e := f.opState(t); e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
+		t.Errorf("the approved fetch = %+v, want queued for a worker", e)
+	}
+	batch := &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "note", Args: contract.Args{"x": contract.StringValue("y")}}}}}
+	if ans := f.call(t, f.ops, batch); ans.Result.ErrorCode != contract.CodeOperationRunning {
+		t.Errorf("a write while the fetch runs = %s, want operation_running", ans.Result.ErrorCode)
+	}
+	if err := f.ops.Settle(ctx, "default", f.agent.ID, 1, board.Author{Principal: "tool:test.fetch@1", Tier: contract.TierAttested, Words: []string{"fetched"}},
+		contract.ExecutionOutcome{OK: false, Reason: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	if ans := f.call(t, f.ops, batch, 1); ans.Result.ErrorCode != contract.CodeAutonomyManual {
+		t.Errorf("a manual Agent's batch = %s, want autonomy_manual", ans.Result.ErrorCode)
 	}
 	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {
 		t.Fatal(err)
@@ -98,14 +120,13 @@ func TestAutonomy_ManualAndDailyBound(t *testing.T) {
 	if _, err := f.a.OpenRunWindow(ctx, f.admin, "default", "calc", contract.OpenWindowRequest{Minutes: 600}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range int64(2) { // the policy's two writes a day
-		if ans := f.call(t, f.ops, markCall("a"), i); state(ans) != contract.OpWaitingForDecision {
-			t.Fatalf("write %d = %s, want admitted", i+1, ans.Result.ErrorCode)
-		}
-		req := f.pendingRequest(t)
-		if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
-			t.Fatal(err)
-		}
+	// The policy's two writes a day: the fetch was the first.
+	if ans := f.call(t, f.ops, markCall("a"), 1); state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("the second write = %s, want admitted", ans.Result.ErrorCode)
+	}
+	req = f.pendingRequest(t)
+	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
+		t.Fatal(err)
 	}
 	if ans := f.call(t, f.ops, markCall("a"), 2); ans.Result.ErrorCode != contract.CodeDailyBound {
 		t.Errorf("the third write of the day = %s, want daily_bound", ans.Result.ErrorCode)

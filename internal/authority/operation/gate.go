@@ -280,11 +280,12 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.nowUTC()
-	if r, err := o.autonomyRefusal(ctx, l, project, c.ID, now); err != nil || r != nil {
+	r, person, err := o.autonomyRefusal(ctx, l, project, c.ID, now, call)
+	if err != nil || r != nil {
 		return admission{focus: focus, setup: setup, refused: r}, err
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, w.Board(), c, call, setup, now)
+	run := o.run(ctx, w.Board(), c, call, setup, now, person)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		run.op.Input, _ = json.Marshal(call.Input)

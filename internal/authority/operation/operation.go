@@ -291,14 +291,17 @@ type toolRun struct {
 	op      Event
 	request *contract.Request
 	focus   []contract.CaseID
+	// person says the Agent is manual: an ApplyAction waits for a person's decision
+	// whatever its Action declares.
+	person bool
 }
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
-func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time) toolRun {
+func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time, person bool) toolRun {
 	p := c.Principal()
 	by := board.Author{Principal: p}
-	var r toolRun
+	r := toolRun{person: person}
 	var result any
 	var err error
 	switch in := call.Input.(type) {

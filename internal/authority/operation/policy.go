@@ -18,12 +18,13 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 	return v.Version, d, err
 }
 
-// autonomyRefusal returns the refusal of the agent's write at now that its autonomy
+// autonomyRefusal returns the refusal of the agent's write call at now that its autonomy
 // level, run windows and the autonomy policy in force do not admit, or nil; they are
-// read at each admission. l.mu must be held.
-func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time) (*contract.ToolResult, error) {
+// read at each admission. person says the agent is manual and call an ApplyAction, which
+// then waits for a person's decision. l.mu must be held.
+func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
 	if o.policies == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	day := now.UTC().Truncate(24 * time.Hour)
 	var today int64
@@ -34,8 +35,11 @@ func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project con
 	}
 	ce, err := o.policies.Admit(ctx, project, contract.AgentID(agent), now, today)
 	if err != nil || ce == nil {
-		return nil, err
+		return nil, false, err
 	}
-	r := refusal(ce)
-	return &r, nil
+	if _, action := call.Input.(*contract.ApplyActionInput); action && ce.Code == contract.CodeAutonomyManual {
+		return nil, true, nil
+	}
+	res := refusal(ce)
+	return &res, false, nil
 }

@@ -42,7 +42,8 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 // would run. An executed Action is queued for dispatch (its Operation stays running,
 // not_dispatched, until a worker takes it). A Board-only Action applies its effects.
 //
-// Whether an Action needs a decision comes from the Board: for an executed Action, from
+// Whether an Action needs a decision comes from the Board (or from the Agent's level: a
+// manual Agent's every Action waits for a person): for an executed Action, from
 // the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
 // Board-only Action, from the View, which lists it ready and waiting on a decision.
 // A Board-only Action is applied only when the View lists it ready without a decision.
@@ -56,7 +57,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 	i := slices.IndexFunc(v.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == in.Action })
 	switch {
 	case i >= 0 && v.Actions.Items[i].State == contract.ActionReady && !slices.Contains(v.Actions.Items[i].Waits, contract.WaitExecution):
-		if slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
+		if r.person || slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
 			vec, err := boardOnlyVector(b, by, in)
 			if err != nil {
 				return settleRun(r, nil, err)
@@ -84,7 +85,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
-	if req.Approval != board.ApprovalNone {
+	if r.person || req.Approval != board.ApprovalNone {
 		vec, err := o.executionVector(ctx, c.Projects[0], in, &req)
 		if err != nil {
 			return settleRun(r, nil, err)
