@@ -10,13 +10,16 @@ import (
 
 // agentCmd manages Agents and their tokens.
 type agentCmd struct {
-	Create agentCreateCmd `cmd:"" help:"Create an Agent and print its token once."`
-	Token  agentTokenCmd  `cmd:"" help:"Replace an Agent's token and print the new one once."`
-	List   agentListCmd   `cmd:"" help:"List the project's Agents."`
-	Revoke agentRevokeCmd `cmd:"" help:"Revoke an Agent; its token stops working."`
-	Run    agentRunCmd    `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
-	Chat   agentChatCmd   `cmd:"" help:"Talk with the agent on stdin, one line a message."`
-	Serve  agentServeCmd  `cmd:"" help:"Take tasks on a loopback POST /task endpoint with a per-run key."`
+	Create   agentCreateCmd   `cmd:"" help:"Create an Agent and print its token once."`
+	Token    agentTokenCmd    `cmd:"" help:"Replace an Agent's token and print the new one once."`
+	List     agentListCmd     `cmd:"" help:"List the project's Agents."`
+	Revoke   agentRevokeCmd   `cmd:"" help:"Revoke an Agent; its token stops working."`
+	Level    agentLevelCmd    `cmd:"" help:"Set an Agent's autonomy level: manual, attended or unattended."`
+	Window   agentWindowCmd   `cmd:"" help:"Open a run window in which an attended Agent's writes are admitted."`
+	Autonomy agentAutonomyCmd `cmd:"" help:"Show an Agent's autonomy level and open run windows."`
+	Run      agentRunCmd      `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
+	Chat     agentChatCmd     `cmd:"" help:"Talk with the agent on stdin, one line a message."`
+	Serve    agentServeCmd    `cmd:"" help:"Take tasks on a loopback POST /task endpoint with a per-run key."`
 }
 
 type agentCreateCmd struct {

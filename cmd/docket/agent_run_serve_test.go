@@ -98,10 +98,11 @@ func exitOf(err error) int {
 	return 0
 }
 
-// agent creates an Agent and returns the path of a file holding its token.
-func (r *docketRig) agent(t *testing.T, name string) (id, tokenFile string) {
+// agent creates an Agent (with the flags of docket agent create in extra) and returns
+// the path of a file holding its token.
+func (r *docketRig) agent(t *testing.T, name string, extra ...string) (id, tokenFile string) {
 	t.Helper()
-	out, _ := r.exec(t, 0, nil, "agent", "create", name, "-o", "json")
+	out, _ := r.exec(t, 0, nil, append([]string{"agent", "create", name, "-o", "json"}, extra...)...)
 	var at contract.AgentToken
 	if err := json.Unmarshal([]byte(out), &at); err != nil {
 		t.Fatalf("agent create printed %q: %v", out, err)

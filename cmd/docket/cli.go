@@ -46,6 +46,8 @@ type cli struct {
 	Decide    decideCmd    `cmd:"" help:"Approve or deny a request, naming the digest you read."`
 	Reconcile reconcileCmd `cmd:"" help:"Settle an Operation that needs a person: done, failed or unknown."`
 	Ops       opsCmd       `cmd:"" help:"List Operations: what is running or waiting, and why."`
+	Retry     retryCmd     `cmd:"" help:"Run a failed Operation again as a new one (a member's recovery act)."`
+	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
@@ -92,7 +93,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// docket start's serve answers only at a path its gate and children know (issue 11,
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Routes: map[string]http.Handler{
@@ -120,15 +121,21 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	log.Info("docket serve listening", logURL, url, logPathKey, pathKey != "")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
+	// The sweeps beside the operations: leases whose worker died, and Requests that no
+	// longer take a decision (expired, or their Agent revoked or re-tokened).
+	var sweeps sync.WaitGroup
+	sweeps.Go(func() {
 		if err := dispatcher.Run(ctx); err != nil {
 			log.Error("lease sweep stopped", logErr, err)
 		}
-	}()
+	})
+	sweeps.Go(func() {
+		if err := ops.Run(ctx); err != nil {
+			log.Error("request sweep stopped", "err", err)
+		}
+	})
 	err = srv.Run(ctx, ln)
 	cancel()
-	<-swept
+	sweeps.Wait()
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -39,6 +40,7 @@ type Authority struct {
 
 	boards        *boards.Cache
 	conversations *conversation.Keeper
+	policies      *policy.Book
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -69,6 +71,7 @@ func New(cfg Config) (*Authority, error) {
 	a.Directory = dir
 	a.boards = boards.New(a.store, a.log, a.now)
 	a.conversations = conversation.New(a.store, a.now)
+	a.policies = policy.New(a.store, a.now)
 	return a, nil
 }
 

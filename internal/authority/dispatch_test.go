@@ -89,7 +89,7 @@ func (f *hopFixture) claim(l *contract.Lease, row contract.WorkRow) error {
 	return err
 }
 
-func (f *hopFixture) opState(t *testing.T) contract.OperationEntry {
+func (f *opsFixture) opState(t *testing.T) contract.OperationEntry {
 	t.Helper()
 	st, err := f.ops.State(t.Context(), f.agent)
 	if err != nil {

@@ -10,6 +10,8 @@
 //   - dispatch: the worker hop (leases, claims, reports, reconciliation and the lease
 //     sweep), over the hop ledger; it reads and moves Operations through
 //     [operation.Ledger].
+//   - policy: each project's published policies, versioned per kind from the built-in
+//     version 1; the version in force that each decision records.
 //   - conversation: Agents' conversations in the log, and their index.
 //   - event: the catalog of event types, with whether each may change a Board.
 //   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
@@ -35,7 +37,9 @@
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
 // are held only to find or create an entry and never while taking another lock. The
-// conversation index's locks are never held together with any of the above.
+// conversation index's locks are never held together with any of the above. A project's
+// policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
+// under 1 and 2 and releases it before its transaction; a publication takes it, then 4.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that

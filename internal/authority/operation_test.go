@@ -204,15 +204,7 @@ func TestOperations_ChangedCallVoidsApproval(t *testing.T) {
 
 func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
-	member := f.admin.Principal()
-	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
-		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
-			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue("a@x")}}}}})
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.target(t, "a@x")
 	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
 	rs, _ := f.ops.Requests(t.Context(), f.admin, "default")
 	if _, err := f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
@@ -245,7 +237,6 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 func TestOperations_VectorBindsToolAndSource(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
 	ctx := t.Context()
-	member := f.admin.Principal()
 	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "w1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -263,14 +254,7 @@ func TestOperations_VectorBindsToolAndSource(t *testing.T) {
 		}
 	}
 	lock("a")
-	err := f.a.Commit(ctx, "default", member, func(bd *board.Board) (authority.Change, error) {
-		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
-			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue("a@x")}}}}})
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.target(t, "a@x")
 	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
 	rs, _ := f.ops.Requests(ctx, f.admin, "default")
 	v := rs[0].Vector

@@ -21,6 +21,7 @@ type (
 const (
 	DefaultHoldBound  = operation.DefaultHoldBound
 	DefaultRequestTTL = operation.DefaultRequestTTL
+	DefaultSweepEvery = operation.DefaultSweepEvery
 	DefaultLeaseTTL   = dispatch.DefaultLeaseTTL
 	DefaultPollWait   = dispatch.DefaultPollWait
 	DefaultGrantTTL   = dispatch.DefaultGrantTTL
@@ -37,7 +38,7 @@ type Operations struct {
 
 // NewOperations returns the Operations of a.
 func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
-	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand}, cfg)
+	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand, Log: a.log, Policies: a.policies}, cfg)
 	return &Operations{Operations: ops, a: a}
 }
 

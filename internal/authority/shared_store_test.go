@@ -1,19 +1,13 @@
 package authority_test
 
 import (
-	"context"
-	"crypto/rand"
 	"errors"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
@@ -35,7 +29,7 @@ var sharedBackends = []struct {
 		return openSQLite(t, path), openSQLite(t, path)
 	}},
 	{"postgres", func(t *testing.T) (store.Store, store.Store) {
-		dsn := newPostgresDB(t)
+		dsn := authoritytest.PostgresDSN(t)
 		return openPostgres(t, dsn), openPostgres(t, dsn)
 	}},
 }
@@ -58,40 +52,6 @@ func openPostgres(t *testing.T, dsn string) store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-// newPostgresDB creates a fresh database on the DOCKET_TEST_POSTGRES server, dropped when
-// t ends, and returns its DSN; without the variable it skips t.
-func newPostgresDB(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("DOCKET_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("DOCKET_TEST_POSTGRES is not set: set it to a postgres:// URL to test two instances on PostgreSQL")
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("DOCKET_TEST_POSTGRES: %v", err)
-	}
-	name := "docket_test_" + strings.ToLower(rand.Text())
-	exec := func(ctx context.Context, sql string) error {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer c.Close(ctx)
-		_, err = c.Exec(ctx, sql)
-		return err
-	}
-	if err := exec(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u.Path = "/" + name
-	return u.String()
 }
 
 // pair is two authorities on one database, the first initialized and holding the grant

@@ -58,6 +58,16 @@ type Config struct {
 	// not have.
 	Reconciler reconciler
 
+	// Policies publishes and shows the project's policies; *authority.Authority satisfies
+	// it. Without it, the policy routes answer not_found like any route the server does
+	// not have.
+	Policies policyBook
+
+	// Recovery retries failed Operations for members. It must be the
+	// *authority.Operations that serves /mcp. Without it, the retry route answers
+	// not_found like any route the server does not have.
+	Recovery recoverer
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -101,6 +111,8 @@ type Server struct {
 	auth          backend
 	dec           decider
 	rec           reconciler
+	pol           policyBook
+	recov         recoverer
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -128,6 +140,8 @@ func New(cfg Config) (*Server, error) {
 		auth:      cfg.Authority,
 		dec:       cfg.Requests,
 		rec:       cfg.Reconciler,
+		pol:       cfg.Policies,
+		recov:     cfg.Recovery,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -208,6 +222,8 @@ func (s *Server) routes() {
 	if s.rec != nil {
 		s.handle("POST /api/v1/projects/{project}/operations/{op}/reconcile", s.handleReconcile, authed)
 	}
+	s.policyRoutes()
+	s.recoveryRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

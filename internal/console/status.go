@@ -18,14 +18,14 @@ func httpStatus(code contract.Code) int {
 	switch code {
 	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
-	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision:
+	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing:
 		return http.StatusForbidden
 	case contract.CodeRateLimited:
 		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
-		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson:
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.

@@ -44,6 +44,12 @@ type Request struct {
 	DecidedBy   Principal     `json:"decidedBy,omitempty"`
 	DecidedAt   *time.Time    `json:"decidedAt,omitempty"`
 	Reason      string        `json:"reason,omitempty"`
+	// Policy is the version of the delegation policy in force when the Request was
+	// decided or closed (issue 14); 0 while it is pending.
+	Policy int64 `json:"policyVersion,omitempty"`
+	// Recovery marks a recovery request (issue 14): an act on another Agent's Operation
+	// outside the recovery policy, which only a member decides.
+	Recovery bool `json:"recovery,omitempty"`
 }
 
 // Verdict is a decision's answer.

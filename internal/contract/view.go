@@ -109,4 +109,7 @@ type View struct {
 	Roots     Bounded[RootEntry]     `json:"roots"`
 	Nodes     Bounded[Node]          `json:"nodes"`
 	Actions   Bounded[ActionEntry]   `json:"actions"`
+	// Decisions lists, for an orchestrator only, the pending requests a class of the
+	// delegation policy in force lets it decide (issue 14); nil for every other caller.
+	Decisions *Bounded[DecidableRequest] `json:"decisions,omitempty"`
 }

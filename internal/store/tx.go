@@ -144,6 +144,9 @@ type Tx interface {
 	// [ErrConflict]: generations never go back.
 	PutLease(ctx context.Context, l Lease) error
 
+	// RecordRequest records a Request a decision may reference; its project must exist
+	// and its id be new in it, and it needs a digest and a requester ([ErrInvalid]).
+	RecordRequest(ctx context.Context, r Request) error
 	// RecordDecision records a decision on a Request; see [Decision] for the rules it
 	// enforces. A Decision naming a missing project returns [ErrNotFound].
 	RecordDecision(ctx context.Context, d Decision) error

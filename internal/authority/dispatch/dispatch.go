@@ -263,6 +263,13 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		if why != nil || s.grant.ToolDigest != tools[i].Digest {
 			continue // not locked here, locked at another digest, or no Source for it: [Dispatcher.Explain] says so
 		}
+		asApproved, err := d.ops.CheckServed(ctx, conn.Project, q, operation.Served{ToolDigest: s.grant.ToolDigest, Source: sourceRecord(s.source)})
+		if err != nil {
+			return nil, err
+		}
+		if !asApproved {
+			continue // not what a person approved: it waits for a Connection that serves it so, or asks again
+		}
 		s.grant.IssuedAt = d.nowUTC()
 		s.grant.ExpiresAt = s.grant.IssuedAt.Add(d.grantTTL)
 		if s.row.Grant, err = grant.Sign([]byte(key), s.grant); err != nil {
@@ -337,6 +344,15 @@ func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q oper
 		Generation: gen, AdapterDigest: adapterDigest, RequestDigest: rd}
 	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec}
 	return served{row: row, grant: g, source: src}, nil, nil
+}
+
+// sourceRecord is the record of src a request vector names, "<name>@sha256:<hex>", or ""
+// for a source-free Tool.
+func sourceRecord(src contract.Source) string {
+	if src.Name == "" {
+		return ""
+	}
+	return src.Name + "@" + src.Digest
 }
 
 // pickSource returns the Source of conn a call runs against, among the bound Sources of

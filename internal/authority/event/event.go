@@ -48,6 +48,18 @@ const (
 	WorkClaimed    = "work.claimed"           // the claim and the Source it runs against
 	WorkReported   = "work.reported"          // the report and its digest
 
+	// Policies: a member's publication of a new version of a kind.
+	PolicyPublished = "policy.published" // contract.PolicyVersion, with its text
+
+	// Autonomy: a member's acts on an Agent's level and run windows.
+	LevelSet         = "agent.level_set"         // the Agent, its new level, the policy version
+	RiskAcknowledged = "agent.risk_acknowledged" // the Agent, the text read and its digest, the policy version
+	RunWindowOpened  = "run_window.opened"       // the Agent and the window
+
+	// Recovery: an act on a failed Operation, or its refusal.
+	RecoveryActed   = "recovery.acted"   // the act, the Operation, the actor, the reason, the policy version, the result
+	RecoveryRefused = "recovery.refused" // the same, and why the act was refused or sent to a member
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -73,6 +85,8 @@ var Catalog = []Kind{
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
+	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
+	{RecoveryActed, false}, {RecoveryRefused, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

@@ -16,7 +16,8 @@ import (
 )
 
 // Requests lists project's Requests, oldest first, for a member. A
-// pending Request past its deadline is shown expired.
+// pending Request that no longer takes a decision (past its deadline, or its Agent
+// revoked or re-tokened) is shown expired, with why.
 func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
@@ -31,8 +32,8 @@ func (o *Operations) Requests(ctx context.Context, c identity.Caller, project co
 	out := make([]contract.Request, 0, len(l.order))
 	for _, id := range l.order {
 		r := *l.requests[id]
-		if r.State == contract.RequestPending && !now.Before(r.Deadline) {
-			r.State = contract.RequestExpired
+		if why := l.expiryLocked(&r, now); why != "" {
+			r.State, r.Reason = contract.RequestExpired, why
 		}
 		out = append(out, r)
 	}
@@ -42,7 +43,8 @@ func (o *Operations) Requests(ctx context.Context, c identity.Caller, project co
 // Decide records member c's decision on Request id of project. It
 // refuses a decision naming another digest than the Request's (digest_mismatch), a
 // decision by the principal that made the Request (self_decision), and a Request already
-// decided, void or past its deadline (request_closed; a late one is marked expired).
+// decided or void, past its deadline, or made by an Agent revoked or re-tokened since
+// (request_closed; one that no longer takes a decision is marked expired).
 //
 // A denial settles the Operation refused with the reason. An approval runs the one call
 // it names, after the Board evaluates it again — if the call no longer evaluates to the
@@ -59,7 +61,7 @@ func (o *Operations) Decide(ctx context.Context, c identity.Caller, project cont
 	if err := o.refuseSelf(ctx, c.Principal(), project, id); err != nil {
 		return contract.Request{}, err
 	}
-	return o.decide(ctx, c.Principal(), project, id, d)
+	return o.decide(ctx, c.Principal(), project, id, d, true, nil)
 }
 
 // refuseSelf refuses a decision by the principal that made Request id: no principal
@@ -81,10 +83,14 @@ func (o *Operations) refuseSelf(ctx context.Context, by contract.Principal, proj
 
 // decide records a decision by by. Everything it decides on is read under the write
 // sequence's locks, so it may run again on a rebuilt Board.
-func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+// With checkDigest false the domain's digest check is skipped, for tests that show the
+// store alone refuses a decision on another digest. authorize, when not nil, checks
+// under the same locks that by may decide the request under the delegation policy in
+// force.
+func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
 	var out contract.Request
 	err := o.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
-		req, err := o.decideOnce(ctx, w, by, id, d)
+		req, err := o.decideOnce(ctx, w, by, id, d, checkDigest, authorize)
 		out = req
 		return err
 	})
@@ -93,7 +99,7 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	return out, err
 }
 
-func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision) (contract.Request, error) {
+func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
 	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -109,25 +115,36 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if req.State != contract.RequestPending {
 		return contract.Request{}, contract.Errorf(contract.CodeRequestClosed, "request %s is %s and takes no decision; a new call makes a new request.", id, req.State)
 	}
-	if d.Digest != req.Digest {
-		return contract.Request{}, contract.Errorf(contract.CodeDigestMismatch,
-			"the decision names %s but request %s is bound to %s; read the request again (docket requests) and decide what it shows.", d.Digest, id, req.Digest)
+	if checkDigest && d.Digest != req.Digest {
+		return contract.Request{}, errDigestMismatch(id, nil)
+	}
+	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	if err != nil {
+		return contract.Request{}, err
+	}
+	if authorize != nil {
+		if err := authorize(&req, version, pol); err != nil {
+			return contract.Request{}, err
+		}
+	}
+	if req.Recovery && l.expiryLocked(&req, o.nowUTC()) == "" {
+		req.Policy = version
+		return o.decideRecoveryLocked(ctx, w, l, by, req, d, version)
 	}
 	agent := req.RequestedBy.ID()
 	op := l.opLocked(agent, req.Ordinal)
-	if op == nil {
+	if op == nil && !req.Recovery {
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
-	req.DecidedBy, req.DecidedAt = by, &now
+	req.DecidedBy, req.DecidedAt, req.Policy = by, &now, version
 	var ch *boards.Change
 	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
-	switch {
-	case !now.Before(req.Deadline):
-		req.State, req.DecidedBy, req.DecidedAt = contract.RequestExpired, "", nil
-		ev.State, ev.Reason, ev.Decision = contract.OpRefused, "the request expired before a decision", "expired"
-		closed = contract.Errorf(contract.CodeRequestClosed, "request %s expired at %s; the agent must call again.", id, req.Deadline.Format("2006-01-02T15:04:05Z"))
+	switch why := l.expiryLocked(&req, now); {
+	case why != "":
+		expire(&req, &ev, why)
+		closed = contract.Errorf(contract.CodeRequestClosed, "request %s no longer takes a decision (%s); the agent must call again.", id, why)
 	case d.Verdict == contract.VerdictDeny:
 		req.State, req.Reason = contract.RequestDenied, d.Reason
 		ev.State, ev.Reason = contract.OpRefused, "denied: "+d.Reason
@@ -150,6 +167,9 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
 			return err
 		}
+		if op == nil { // an expired recovery request moves no Operation of its requester
+			return nil
+		}
 		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
 	}
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
@@ -164,20 +184,35 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	return req, nil
 }
 
-// recordDecision records d through the store, whose constraints hold the two rules of a
-// decision even where the checks above are bypassed: no principal decides its own
-// request, and a request is decided once.
+// recordDecision records d through the store, whose checks hold the rules of a decision
+// even where the checks above are bypassed: only a member or an orchestrator decides,
+// never its own request, only on the digest the request is bound to, and once.
 func recordDecision(ctx context.Context, tx store.Tx, d store.Decision) error {
 	err := tx.RecordDecision(ctx, d)
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, store.ErrInvalid) && d.DecidedBy == d.RequestedBy:
 		return &contract.Error{Code: contract.CodeSelfDecision, Err: err,
 			Teaching: "no principal decides its own request; ask another member to decide " + d.Request + "."}
+	case errors.Is(err, store.ErrInvalid):
+		return &contract.Error{Code: contract.CodeForbidden, Err: err,
+			Teaching: "only a member of the project, or an orchestrator a delegation covers, decides a request; sign in as a member to decide " + d.Request + "."}
+	case errors.Is(err, store.ErrNotFound):
+		return errDigestMismatch(contract.RequestID(d.Request), err)
 	case errors.Is(err, store.ErrConflict):
 		return &contract.Error{Code: contract.CodeRequestClosed, Err: err,
 			Teaching: "request " + d.Request + " was decided already; a new call makes a new request."}
 	}
 	return err
+}
+
+// errDigestMismatch refuses a decision that names another digest than Request id is
+// bound to. It names the mismatch, never the digest: a decider must read the request to
+// decide it, not copy a digest out of a refusal.
+func errDigestMismatch(id contract.RequestID, cause error) error {
+	return &contract.Error{Code: contract.CodeDigestMismatch, Err: cause,
+		Teaching: "the decision names a digest other than the one request " + string(id) + " is bound to; read the request again (docket requests) and decide what it shows."}
 }
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.

@@ -6,14 +6,15 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// DecideAs records decision d by the principal by (an Agent, too), as Decide does for a
-// member; with checkSelf false it skips the domain's self-decision check, so a test can
-// show the store's constraint alone refuses a principal deciding its own request.
-func (o *Operations) DecideAs(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkSelf bool) (contract.Request, error) {
-	if checkSelf {
+// DecideAs records decision d by the principal by (an Agent, a Tool, anyone), as Decide
+// does for a member but without asking who by is; with check false it also skips the
+// domain's self-decision and digest checks, so a test can show the store's checks alone
+// refuse a decision.
+func (o *Operations) DecideAs(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, check bool) (contract.Request, error) {
+	if check {
 		if err := o.refuseSelf(ctx, by, project, id); err != nil {
 			return contract.Request{}, err
 		}
 	}
-	return o.decide(ctx, by, project, id, d)
+	return o.decide(ctx, by, project, id, d, check, nil)
 }

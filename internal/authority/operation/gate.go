@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -34,6 +36,9 @@ type Config struct {
 	// RequestTTL is how long a Request waits for a decision before it expires; default
 	// DefaultRequestTTL.
 	RequestTTL time.Duration
+	// SweepEvery is how often Run settles Requests that no longer take a decision;
+	// default DefaultSweepEvery.
+	SweepEvery time.Duration
 }
 
 // Deps is what Operations reads and writes through.
@@ -42,6 +47,10 @@ type Deps struct {
 	Boards *boards.Cache
 	Now    func() time.Time // default: time.Now
 	Rand   io.Reader        // default: crypto/rand.Reader
+	Log    *slog.Logger     // default: discards
+	// Policies gives the policy in force that each decision records; nil means the
+	// built-in versions.
+	Policies *policy.Book
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -52,8 +61,11 @@ type Operations struct {
 	boards     *boards.Cache
 	now        func() time.Time
 	rand       io.Reader
+	log        *slog.Logger
+	policies   *policy.Book
 	holdBound  time.Duration
 	requestTTL time.Duration
+	sweepEvery time.Duration
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
@@ -61,8 +73,8 @@ type Operations struct {
 
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
-	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, ledgers: map[contract.ProjectID]*Ledger{}}
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{}}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -74,6 +86,12 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	if o.requestTTL <= 0 {
 		o.requestTTL = DefaultRequestTTL
+	}
+	if o.sweepEvery <= 0 {
+		o.sweepEvery = DefaultSweepEvery
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -148,6 +166,13 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 			return Answer{}, err
 		}
 		return o.readArtifact(ctx, c, call, in)
+	case *contract.ApplyActionInput:
+		switch in.Action {
+		case contract.ActionDecide:
+			return o.decideCall(ctx, c, call, in)
+		case contract.ActionRetry:
+			return o.retryCall(ctx, c, call, in)
+		}
 	}
 	// A write acknowledges in its own transaction (admit).
 	ad, err := o.admit(ctx, c, call)
@@ -255,8 +280,12 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.nowUTC()
+	r, person, err := o.autonomyRefusal(ctx, l, project, c.ID, now, call)
+	if err != nil || r != nil {
+		return admission{focus: focus, setup: setup, refused: r}, err
+	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, w.Board(), c, call, setup, now)
+	run := o.run(ctx, w.Board(), c, call, setup, now, person)
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		var err error
@@ -281,7 +310,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 			return err
 		}
 		if run.request != nil {
-			return eventlog.Append(ctx, tx, project, event.RequestCreated, c.Principal(), now, run.request)
+			return raise(ctx, tx, run.request)
 		}
 		return nil
 	}
@@ -436,6 +465,9 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		setup = &s
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+		return Answer{}, err
+	}
 	for _, id := range r.focus {
 		if fr, err := b.Focus(id); err == nil {
 			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)

@@ -94,11 +94,20 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 // approvedLocked returns the vector of the approved Request of the agent's Operation
 // ordinal, or nil when none was needed.
 func (l *Ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVector {
+	if r := l.approvedRequestLocked(agent, ordinal); r != nil {
+		v := r.Vector
+		return &v
+	}
+	return nil
+}
+
+// approvedRequestLocked returns the approved Request of the agent's Operation ordinal, or
+// nil. An Operation has at most one: an approval voided at dispatch is void, not approved.
+func (l *Ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Request {
 	for _, id := range l.order {
 		r := l.requests[id]
 		if r.State == contract.RequestApproved && r.Ordinal == ordinal && r.RequestedBy.ID() == agent && r.RequestedBy.Kind() == contract.PrincipalAgent {
-			v := r.Vector
-			return &v
+			return r
 		}
 	}
 	return nil

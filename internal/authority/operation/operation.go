@@ -38,6 +38,10 @@ type Event struct {
 	ErrorCode  contract.Code              `json:"errorCode,omitempty"`
 	Result     json.RawMessage            `json:"result,omitempty"`
 	Execution  *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
+	// RetryOf is the Operation a recovery act retries, and Attempt which attempt this is
+	// (the first run is 1; 0 in older logs means 1).
+	RetryOf int64 `json:"retryOf,omitempty"`
+	Attempt int64 `json:"attempt,omitempty"`
 }
 
 // operation is one Operation as the ledger knows it.
@@ -56,6 +60,8 @@ type Op struct {
 	execution  *contract.ExecutionRequest
 	at, since  time.Time
 	acked      bool
+	attempt    int64 // 1 for a first run
+	retryOf    int64 // the Operation this one retries, or 0
 }
 
 func (op *Op) apply(e Event, at time.Time) {
@@ -120,13 +126,14 @@ type Ledger struct {
 	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
+	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 }
 
 func newLedger() *Ledger {
 	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		arts: map[string]artifactEvent{}}
+		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -161,7 +168,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			}
 			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
-				result: d.Result, execution: d.Execution, at: e.At, since: e.At})
+				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf})
 			return nil
 		}
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
@@ -185,6 +192,18 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			l.order = append(l.order, r.ID)
 		}
 		l.requests[r.ID] = &r
+	case event.AgentRevoked, event.AgentTokenReplaced:
+		var a struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		why := "the agent that made the request was revoked"
+		if e.Type == event.AgentTokenReplaced {
+			why = "the agent that made the request had its token replaced"
+		}
+		l.closeAgentLocked(a.ID, why)
 	case event.ArtifactIssued:
 		var a artifactEvent
 		if err := json.Unmarshal(e.Data, &a); err != nil {
@@ -293,14 +312,17 @@ type toolRun struct {
 	op      Event
 	request *contract.Request
 	focus   []contract.CaseID
+	// person says the Agent is manual: an ApplyAction waits for a person's decision
+	// whatever its Action declares.
+	person bool
 }
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
-func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time) toolRun {
+func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time, person bool) toolRun {
 	p := c.Principal()
 	by := board.Author{Principal: p}
-	var r toolRun
+	r := toolRun{person: person}
 	var result any
 	var err error
 	switch in := call.Input.(type) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -41,7 +42,8 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 // would run. An executed Action is queued for dispatch (its Operation stays running,
 // not_dispatched, until a worker takes it). A Board-only Action applies its effects.
 //
-// Whether an Action needs a decision comes from the Board: for an executed Action, from
+// Whether an Action needs a decision comes from the Board (or from the Agent's level: a
+// manual Agent's every Action waits for a person): for an executed Action, from
 // the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
 // Board-only Action, from the View, which lists it ready and waiting on a decision.
 // A Board-only Action is applied only when the View lists it ready without a decision.
@@ -55,7 +57,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 	i := slices.IndexFunc(v.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == in.Action })
 	switch {
 	case i >= 0 && v.Actions.Items[i].State == contract.ActionReady && !slices.Contains(v.Actions.Items[i].Waits, contract.WaitExecution):
-		if slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
+		if r.person || slices.Contains(v.Actions.Items[i].Waits, contract.WaitDecision) {
 			vec, err := boardOnlyVector(b, by, in)
 			if err != nil {
 				return settleRun(r, nil, err)
@@ -83,7 +85,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
-	if req.Approval != board.ApprovalNone {
+	if r.person || req.Approval != board.ApprovalNone {
 		vec, err := o.executionVector(ctx, c.Projects[0], in, &req)
 		if err != nil {
 			return settleRun(r, nil, err)
@@ -171,7 +173,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 
 // requestRun makes r an Operation waiting for a decision on a new Request for vec.
 func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
-	req, err := o.newRequest(c, vec, now)
+	req, err := o.newRequest(c.Projects[0], c.Principal(), vec, now)
 	if err != nil {
 		return settleRun(r, nil, err)
 	}
@@ -190,8 +192,8 @@ func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *boards
 	return ch
 }
 
-// newRequest returns a pending Request of c bound to vec's digest.
-func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
+// newRequest returns a pending Request of by in project, bound to vec's digest.
+func (o *Operations) newRequest(project contract.ProjectID, by contract.Principal, vec contract.RequestVector, now time.Time) (*contract.Request, error) {
 	digest, err := RequestDigest(vec)
 	if err != nil {
 		return nil, err
@@ -200,6 +202,16 @@ func (o *Operations) newRequest(c identity.Caller, vec contract.RequestVector, n
 	if err != nil {
 		return nil, err
 	}
-	return &contract.Request{ID: contract.RequestID(id), Project: c.Projects[0], RequestedBy: c.Principal(), Vector: vec,
+	return &contract.Request{ID: contract.RequestID(id), Project: project, RequestedBy: by, Vector: vec,
 		Digest: digest, State: contract.RequestPending, CreatedAt: now, Deadline: now.Add(o.requestTTL)}, nil
+}
+
+// raise records r in tx: the row a decision on it must reference (the store holds a
+// decision to its digest and requester) and its request.created event.
+func raise(ctx context.Context, tx store.Tx, r *contract.Request) error {
+	if err := tx.RecordRequest(ctx, store.Request{Project: string(r.Project), ID: string(r.ID), Digest: r.Digest,
+		RequestedBy: string(r.RequestedBy), At: r.CreatedAt}); err != nil {
+		return fmt.Errorf("record request %s: %w", r.ID, err)
+	}
+	return eventlog.Append(ctx, tx, r.Project, event.RequestCreated, r.RequestedBy, r.CreatedAt, r)
 }

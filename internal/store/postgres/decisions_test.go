@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/docketrun/docket/internal/store/storetest"
@@ -8,4 +9,9 @@ import (
 
 func TestStore_Decisions(t *testing.T) {
 	storetest.RunDecisions(t, harness)
+}
+
+// TestStore_RequestsMigration checks migration 0004 on a database taken back before it.
+func TestStore_RequestsMigration(t *testing.T) {
+	storetest.RunRequestsMigration(t, harness, os.DirFS("migrations"))
 }

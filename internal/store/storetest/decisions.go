@@ -3,12 +3,51 @@ package storetest
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"testing"
 
 	"github.com/docketrun/docket/internal/store"
 )
 
-// RunDecisions runs the conformance cases of [store.Tx.RecordDecision] against h.
+// decisionParties creates project p1 with live member m1, member m2 revoked, member m3 of
+// another project, Agents a1 (kind agent) and o1 (kind orchestrator), orchestrator o2
+// revoked, and Requests req_1 of a1 and req_3 of o1, both bound to sha256:aa.
+func decisionParties(ctx context.Context, tx store.Tx) error {
+	steps := []func() error{
+		func() error { return tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0}) },
+		func() error { return tx.CreateProject(ctx, store.Project{ID: "p2", Name: "p2", CreatedAt: t0}) },
+	}
+	for _, m := range []struct{ id, project string }{{"m1", "p1"}, {"m2", "p1"}, {"m3", "p2"}} {
+		steps = append(steps,
+			func() error {
+				return tx.CreateMember(ctx, store.Member{ID: m.id, Name: m.id, PassphraseHash: []byte("h"), CreatedAt: t0})
+			},
+			func() error { return tx.AddMembership(ctx, m.project, m.id) })
+	}
+	for _, a := range []struct{ id, kind string }{{"a1", store.AgentKindAgent}, {"o1", store.AgentKindOrchestrator}, {"o2", store.AgentKindOrchestrator}} {
+		steps = append(steps, func() error {
+			return tx.CreateAgent(ctx, store.Agent{ID: a.id, Project: "p1", Name: a.id, Kind: a.kind, TokenDigest: []byte(a.id), CreatedAt: t0})
+		})
+	}
+	steps = append(steps,
+		func() error { return tx.RevokeMember(ctx, "m2", t0) },
+		func() error { return tx.RevokeAgent(ctx, "o2", t0) },
+		func() error {
+			return tx.RecordRequest(ctx, store.Request{Project: "p1", ID: "req_1", Digest: "sha256:aa", RequestedBy: "agent:a1", At: t0})
+		},
+		func() error {
+			return tx.RecordRequest(ctx, store.Request{Project: "p1", ID: "req_3", Digest: "sha256:aa", RequestedBy: "agent:o1", At: t0})
+		})
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunDecisions runs the conformance cases of [store.Tx.RecordRequest] and
+// [store.Tx.RecordDecision] against h: one case per rule of who may decide what.
 func RunDecisions(t *testing.T, h Harness) {
 	t.Helper()
 	base := store.Decision{Project: "p1", Request: "req_1", Digest: "sha256:aa", RequestedBy: "agent:a1",
@@ -18,8 +57,24 @@ func RunDecisions(t *testing.T, h Harness) {
 		d    func(d store.Decision) store.Decision
 		want error
 	}{
-		{"recorded", func(d store.Decision) store.Decision { return d }, nil},
+		{"by a member", func(d store.Decision) store.Decision { return d }, nil},
+		{"by an orchestrator", func(d store.Decision) store.Decision { d.DecidedBy = "agent:o1"; return d }, nil},
 		{"own request", func(d store.Decision) store.Decision { d.DecidedBy = d.RequestedBy; return d }, store.ErrInvalid},
+		{"by an agent of kind agent", func(d store.Decision) store.Decision {
+			d.Request, d.RequestedBy, d.DecidedBy = "req_3", "agent:o1", "agent:a1"
+			return d
+		}, store.ErrInvalid},
+		{"by an Agent that does not exist", func(d store.Decision) store.Decision { d.DecidedBy = "agent:nope"; return d }, store.ErrInvalid},
+		{"by a worker's tool", func(d store.Decision) store.Decision { d.DecidedBy = "tool:test.fetch@1"; return d }, store.ErrInvalid},
+		{"by a capability", func(d store.Decision) store.Decision { d.DecidedBy = "capability:x"; return d }, store.ErrInvalid},
+		{"by an empty decider", func(d store.Decision) store.Decision { d.DecidedBy = ""; return d }, store.ErrInvalid},
+		{"by a kind without an id", func(d store.Decision) store.Decision { d.DecidedBy = "member:"; return d }, store.ErrInvalid},
+		{"by a revoked member", func(d store.Decision) store.Decision { d.DecidedBy = "member:m2"; return d }, store.ErrInvalid},
+		{"by a member of another project", func(d store.Decision) store.Decision { d.DecidedBy = "member:m3"; return d }, store.ErrInvalid},
+		{"by a revoked orchestrator", func(d store.Decision) store.Decision { d.DecidedBy = "agent:o2"; return d }, store.ErrInvalid},
+		{"another digest", func(d store.Decision) store.Decision { d.Digest = "sha256:bb"; return d }, store.ErrNotFound},
+		{"another requester", func(d store.Decision) store.Decision { d.RequestedBy = "agent:o1"; return d }, store.ErrNotFound},
+		{"a request never made", func(d store.Decision) store.Decision { d.Request = "req_2"; return d }, store.ErrNotFound},
 		{"unknown verdict", func(d store.Decision) store.Decision { d.Verdict = "maybe"; return d }, store.ErrInvalid},
 		{"no digest", func(d store.Decision) store.Decision { d.Digest = ""; return d }, store.ErrInvalid},
 		{"missing project", func(d store.Decision) store.Decision { d.Project = "nope"; return d }, store.ErrNotFound},
@@ -27,9 +82,7 @@ func RunDecisions(t *testing.T, h Harness) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t, h)
-			update(t, s, func(ctx context.Context, tx store.Tx) error {
-				return tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0})
-			})
+			update(t, s, decisionParties)
 			err := s.Update(t.Context(), func(tx store.Tx) error {
 				return tx.RecordDecision(t.Context(), tt.d(base))
 			})
@@ -41,13 +94,13 @@ func RunDecisions(t *testing.T, h Harness) {
 	t.Run("decided once", func(t *testing.T) {
 		s := open(t, h)
 		update(t, s, func(ctx context.Context, tx store.Tx) error {
-			if err := tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0}); err != nil {
+			if err := decisionParties(ctx, tx); err != nil {
 				return err
 			}
 			return tx.RecordDecision(ctx, base)
 		})
 		again := base
-		again.Verdict, again.DecidedBy = "deny", "member:m2"
+		again.Verdict, again.DecidedBy = "deny", "agent:o1"
 		err := s.Update(t.Context(), func(tx store.Tx) error {
 			return tx.RecordDecision(t.Context(), again)
 		})
@@ -55,4 +108,72 @@ func RunDecisions(t *testing.T, h Harness) {
 			t.Errorf("a second decision = %v, want ErrConflict", err)
 		}
 	})
+	t.Run("requests", func(t *testing.T) {
+		s := open(t, h)
+		update(t, s, decisionParties)
+		r := store.Request{Project: "p1", ID: "req_1", Digest: "sha256:cc", RequestedBy: "agent:o1", At: t0}
+		tests := []struct {
+			name string
+			r    func(r store.Request) store.Request
+			want error
+		}{
+			{"an id in use", func(r store.Request) store.Request { return r }, store.ErrConflict},
+			{"no digest", func(r store.Request) store.Request { r.ID, r.Digest = "req_2", ""; return r }, store.ErrInvalid},
+			{"no requester", func(r store.Request) store.Request { r.ID, r.RequestedBy = "req_2", ""; return r }, store.ErrInvalid},
+			{"missing project", func(r store.Request) store.Request { r.ID, r.Project = "req_2", "nope"; return r }, store.ErrNotFound},
+			{"recorded", func(r store.Request) store.Request { r.ID = "req_2"; return r }, nil},
+		}
+		for _, tt := range tests {
+			err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RecordRequest(t.Context(), tt.r(r)) })
+			if !errors.Is(err, tt.want) {
+				t.Errorf("RecordRequest, %s = %v, want %v", tt.name, err, tt.want)
+			}
+		}
+	})
+}
+
+// RunRequestsMigration checks migration 0004 against h, whose migrations are in fsys: a
+// database taken back to just before it (raw statements run with [Harness.Tamper]: no
+// requests table, the decisions table as 0002 made it), holding a Request only as its
+// request.created event, is migrated again when a Store opens it, and the Request can
+// then be decided — on its own digest only. A Request the log does not hold cannot.
+func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
+	t.Helper()
+	if h.Tamper == nil {
+		t.Skip("the harness runs no raw statements")
+	}
+	decisions, err := fs.ReadFile(fsys, "0002_decisions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions), "DELETE FROM schema_migrations WHERE version = 4"}
+	openDB := h.NewDB(t)
+	s := openDB(t)
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := decisionParties(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.Append(ctx, store.NewEvent{Project: "p1", Type: "request.created", At: t0, Actor: "agent:a1",
+			Data: []byte(`{"id":"req_9","project":"p1","ordinal":1,"requestedBy":"agent:a1","digest":"sha256:99","state":"pending"}`)})
+		return err
+	})
+	for _, q := range undo {
+		h.Tamper(t, s, q)
+	}
+	again := openDB(t) // applies 0004 again
+	decide := func(request, digest string) error {
+		return again.Update(t.Context(), func(tx store.Tx) error {
+			return tx.RecordDecision(t.Context(), store.Decision{Project: "p1", Request: request, Digest: digest,
+				RequestedBy: "agent:a1", DecidedBy: "member:m1", Verdict: "approve", At: t0})
+		})
+	}
+	if err := decide("req_9", "sha256:aa"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a decision on another digest after the migration = %v, want ErrNotFound", err)
+	}
+	if err := decide("req_1", "sha256:aa"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a decision on a request the log lacks = %v, want ErrNotFound", err)
+	}
+	if err := decide("req_9", "sha256:99"); err != nil {
+		t.Errorf("a decision on the request the log holds = %v, want it recorded", err)
+	}
 }

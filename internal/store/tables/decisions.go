@@ -2,13 +2,28 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/docketrun/docket/internal/store"
 )
 
-// RecordDecision implements [store.Tx]. The decisions table's CHECK and key
-// enforce its rules.
+// RecordRequest implements [store.Tx].
+func (t *Tx) RecordRequest(ctx context.Context, r store.Request) error {
+	if err := required("request", "a project", r.Project, "an id", r.ID, "a digest", r.Digest, "a requester", r.RequestedBy); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO requests (project, id, digest, requested_by, at) VALUES ($1, $2, $3, $4, $5)`,
+		r.Project, r.ID, r.Digest, r.RequestedBy, nanos(r.At)); err != nil {
+		return fmt.Errorf("record request %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// RecordDecision implements [store.Tx]. The decisions table's CHECKs, its key and its
+// reference to the request it decides hold the rules on the row; who may decide is
+// read here, in the same transaction, from the members and agents tables.
 func (t *Tx) RecordDecision(ctx context.Context, d store.Decision) error {
 	if err := required("decision", "a project", d.Project, "a request", d.Request, "a digest", d.Digest,
 		"a requester", d.RequestedBy, "a decider", d.DecidedBy, "a verdict", d.Verdict); err != nil {
@@ -18,6 +33,38 @@ func (t *Tx) RecordDecision(ctx context.Context, d store.Decision) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		d.Project, d.Request, d.Digest, d.RequestedBy, d.DecidedBy, d.Verdict, nanos(d.At)); err != nil {
 		return fmt.Errorf("record decision on %s: %w", d.Request, err)
+	}
+	// Checked after the row, so a missing project or request is refused as such; a
+	// refused decider fails the write, and the caller's transaction with it.
+	if err := t.checkDecider(ctx, d.Project, d.DecidedBy); err != nil {
+		return fmt.Errorf("record decision on %s: %w", d.Request, err)
+	}
+	return nil
+}
+
+// checkDecider returns [store.ErrInvalid] unless by is a live member of project or a live
+// orchestrator Agent of it: the only principals that decide.
+func (t *Tx) checkDecider(ctx context.Context, project, by string) error {
+	kind, id, _ := strings.Cut(by, ":")
+	var n int64
+	var err error
+	switch {
+	case id == "":
+		return fmt.Errorf("decider %q names no principal: %w", by, store.ErrInvalid)
+	case kind == "member":
+		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM memberships ms JOIN members m ON m.id = ms.member
+			WHERE ms.project = $1 AND ms.member = $2 AND m.revoked_at IS NULL`, project, id).Scan(&n)
+	case kind == "agent":
+		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM agents
+			WHERE project = $1 AND id = $2 AND kind = 'orchestrator' AND revoked_at IS NULL`, project, id).Scan(&n)
+	default:
+		return fmt.Errorf("decider %q is neither a member nor an orchestrator: %w", by, store.ErrInvalid)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read decider %s: %w", by, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("decider %q is not a live member or orchestrator of %s: %w", by, project, store.ErrInvalid)
 	}
 	return nil
 }

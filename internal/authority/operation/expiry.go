@@ -1,0 +1,179 @@
+package operation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// A pending Request stops taking decisions when its deadline passes, or when the Agent
+// that made it is revoked or has its token replaced: whoever holds the Agent now is not
+// who asked (issue 14). From then on a decision is refused request_closed, the listing
+// shows it expired, and [Operations.SweepRequests] settles it and its Operation in the
+// log, so the Agent is no longer blocked by operation_running.
+
+// DefaultSweepEvery is how often [Operations.Run] sweeps Requests that stopped taking
+// decisions.
+const DefaultSweepEvery = 5 * time.Second
+
+// closeAgentLocked records that the pending Requests of agent stop taking decisions,
+// for why; it runs as the ledger applies the Agent's revocation or token replacement.
+func (l *Ledger) closeAgentLocked(agent, why string) {
+	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
+	for _, id := range l.order {
+		if r := l.requests[id]; r.State == contract.RequestPending && r.RequestedBy == p {
+			if _, ok := l.ended[id]; !ok {
+				l.ended[id] = why
+			}
+		}
+	}
+}
+
+// expiryLocked says why the pending Request r no longer takes a decision at now, or "".
+func (l *Ledger) expiryLocked(r *contract.Request, now time.Time) string {
+	if r.State != contract.RequestPending {
+		return ""
+	}
+	if why, ok := l.ended[r.ID]; ok {
+		return why
+	}
+	if !now.Before(r.Deadline) {
+		return "the request expired before a decision"
+	}
+	return ""
+}
+
+// expire makes req expired and ev its Operation refused, for why.
+func expire(req *contract.Request, ev *Event, why string) {
+	req.State, req.DecidedBy, req.DecidedAt, req.Reason = contract.RequestExpired, "", nil, why
+	ev.State, ev.Stage, ev.Reason, ev.Decision, ev.Result = contract.OpRefused, "", why, "expired", nil
+	ev.ErrorCode = contract.CodeRequestClosed
+}
+
+// SweepRequests settles every Request of every project that no longer takes a decision
+// (past its deadline, or its Agent revoked or re-tokened) with its Operation, and
+// returns how many it settled. Each is settled in its own write, checked again under
+// the write sequence's locks, so a decision or another instance's sweep that came first
+// wins and the sweep does nothing.
+func (o *Operations) SweepRequests(ctx context.Context) (int, error) {
+	ps, err := o.store.Projects(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("sweep requests: %w", err)
+	}
+	n := 0
+	for _, p := range ps {
+		project := contract.ProjectID(p.ID)
+		due, err := o.dueRequests(ctx, project)
+		if err != nil {
+			return n, err
+		}
+		for _, id := range due {
+			settled, err := o.expireRequest(ctx, project, id)
+			if err != nil {
+				return n, err
+			}
+			if settled {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// dueRequests returns the pending Requests of project that no longer take a decision.
+func (o *Operations) dueRequests(ctx context.Context, project contract.ProjectID) ([]contract.RequestID, error) {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return nil, err
+	}
+	now := o.nowUTC()
+	var out []contract.RequestID
+	for _, id := range l.order {
+		if l.expiryLocked(l.requests[id], now) != "" {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// expireRequest settles Request id of project expired, with its Operation refused, when
+// it still takes no decision; it reports whether it did.
+func (o *Operations) expireRequest(ctx context.Context, project contract.ProjectID, id contract.RequestID) (bool, error) {
+	settled := false
+	err := o.boards.Write(ctx, project, "expire "+string(id), func(w *boards.Write) error {
+		settled = false
+		l := o.ledger(project)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+			return err
+		}
+		cur, ok := l.requests[id]
+		now := o.nowUTC()
+		if !ok {
+			return nil
+		}
+		why := l.expiryLocked(cur, now)
+		if why == "" {
+			return nil
+		}
+		version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+		if err != nil {
+			return err
+		}
+		req := *cur
+		req.Policy = version
+		agent := req.RequestedBy.ID()
+		op := l.opLocked(agent, req.Ordinal)
+		ev := Event{Agent: agent, Ordinal: req.Ordinal}
+		expire(&req, &ev, why)
+		err = w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
+			if err := eventlog.Append(ctx, tx, project, event.RequestChanged, req.RequestedBy, now, req); err != nil {
+				return err
+			}
+			if op == nil || op.state != contract.OpWaitingForDecision || op.decision != string(id) {
+				return nil // the Operation moved on already; only the Request is settled
+			}
+			return eventlog.Append(ctx, tx, project, event.OpChanged, req.RequestedBy, now, ev)
+		})
+		if err != nil {
+			return err
+		}
+		settled = true
+		return l.catchUpLocked(ctx, o.store, project)
+	})
+	if err != nil {
+		return false, fmt.Errorf("expire request %s: %w", id, err)
+	}
+	return settled, nil
+}
+
+// Run sweeps Requests ([Operations.SweepRequests]) every sweepEvery until ctx ends, so a
+// Request nobody decides settles its Operation and frees its Agent. A failed sweep is
+// logged and retried at the next tick; Run returns nil when ctx ends.
+func (o *Operations) Run(ctx context.Context) error {
+	tick := time.NewTicker(o.sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		n, err := o.SweepRequests(ctx)
+		if err != nil && ctx.Err() == nil {
+			o.log.WarnContext(ctx, "sweep of requests failed; retrying at the next tick", logErr, err)
+		}
+		if n > 0 {
+			o.log.InfoContext(ctx, "requests that no longer take a decision were settled", logRequests, n)
+		}
+	}
+}

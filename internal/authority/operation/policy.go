@@ -1,0 +1,45 @@
+package operation
+
+import (
+	"context"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	policydoc "github.com/docketrun/docket/internal/policy"
+)
+
+// inForce returns the version of kind in force in project and its document; without a
+// Book, the built-in version 1.
+func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, kind contract.PolicyKind) (int64, policydoc.Document, error) {
+	if o.policies == nil {
+		return 1, policydoc.Builtin(kind), nil
+	}
+	v, d, err := o.policies.InForce(ctx, project, kind)
+	return v.Version, d, err
+}
+
+// autonomyRefusal returns the refusal of the agent's write call at now that its autonomy
+// level, run windows and the autonomy policy in force do not admit, or nil; they are
+// read at each admission. person says the agent is manual and call an ApplyAction, which
+// then waits for a person's decision. l.mu must be held.
+func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
+	if o.policies == nil {
+		return nil, false, nil
+	}
+	day := now.UTC().Truncate(24 * time.Hour)
+	var today int64
+	for _, op := range l.ops[agent] {
+		if !op.at.Before(day) {
+			today++
+		}
+	}
+	ce, err := o.policies.Admit(ctx, project, contract.AgentID(agent), now, today)
+	if err != nil || ce == nil {
+		return nil, false, err
+	}
+	if _, action := call.Input.(*contract.ApplyActionInput); action && ce.Code == contract.CodeAutonomyManual {
+		return nil, true, nil
+	}
+	res := refusal(ce)
+	return &res, false, nil
+}

@@ -1,0 +1,304 @@
+package operation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	policydoc "github.com/docketrun/docket/internal/policy"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Recovery (issue 14): a failed Operation of an executed Action — a known failure, never
+// unknown or needs_person — may be retried as a new Operation of the same Agent, counting
+// attempts, and work a worker refused may be re-queued the same way. A member's act runs;
+// an orchestrator's runs when the recovery policy in force allows it, and otherwise raises
+// a recovery request bound to the digest of (act, Operation, reason, its state), which
+// only a member decides and which is void once the Operation moves. Every act and every
+// refusal is a recovery event naming the act, the Operation, the actor, the reason, the
+// policy version and the result.
+
+// Recovery acts.
+const (
+	actRetry   = "retry"   // a failed Operation run again
+	actRequeue = "requeue" // work a worker refused queued again
+)
+
+// recoveryEvent is the data of recovery.acted and recovery.refused.
+type recoveryEvent struct {
+	Act       string             `json:"act"`
+	Operation string             `json:"operation"`
+	Actor     contract.Principal `json:"actor"`
+	Reason    string             `json:"reason"`
+	Policy    int64              `json:"policyVersion"`
+	Result    string             `json:"result"`
+}
+
+// opRef names the agent's Operation ordinal as "<agent>.<ordinal>".
+func opRef(agent string, ordinal int64) string { return agent + "." + strconv.FormatInt(ordinal, 10) }
+
+// parseOpRef splits an [opRef].
+func parseOpRef(ref string) (string, int64, error) {
+	i := strings.LastIndexByte(ref, '.')
+	n, err := strconv.ParseInt(ref[i+1:], 10, 64)
+	if i <= 0 || len(ref) > 200 || err != nil || n < 1 {
+		return "", 0, contract.Errorf(contract.CodeInvalidArgument, "%.80q does not name an Operation; write <agent id>.<ordinal>, as docket ops shows it", ref)
+	}
+	return ref[:i], n, nil
+}
+
+// Retry is a member's recovery act on the Operation ref of project: it runs whatever the
+// recovery policy says, since a member decides anything in its projects; the event
+// records the policy version in force.
+func (o *Operations) Retry(ctx context.Context, c identity.Caller, project contract.ProjectID, ref string, req contract.RetryRequest) (contract.RecoveryOutcome, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.RecoveryOutcome{}, err
+	}
+	return o.recoveryAct(ctx, c.Principal(), project, ref, req.Reason, true)
+}
+
+// recoveryAct runs the recovery act of by on ref, or raises a recovery request when by is not
+// a member and the policy does not allow the act. A refusal is recorded, then returned.
+func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, project contract.ProjectID, ref, reason string, member bool) (contract.RecoveryOutcome, error) {
+	agent, ordinal, err := parseOpRef(ref)
+	if err != nil {
+		return contract.RecoveryOutcome{}, err
+	}
+	if reason = strings.TrimSpace(reason); reason == "" || len(reason) > 1000 {
+		return contract.RecoveryOutcome{}, contract.Errorf(contract.CodeInvalidArgument, "a recovery act needs a reason of 1 to 1000 bytes: say why the Operation should run again")
+	}
+	var out contract.RecoveryOutcome
+	var refused error
+	err = o.boards.Write(ctx, project, "recover "+ref, func(w *boards.Write) error {
+		l := o.ledger(project)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+			return err
+		}
+		version, pol, err := o.inForce(ctx, project, contract.PolicyRecovery)
+		if err != nil {
+			return err
+		}
+		now := o.nowUTC()
+		op := l.opLocked(agent, ordinal)
+		if op == nil {
+			return contract.Errorf(contract.CodeNotFound, "project %q has no Operation %s; docket ops lists them", project, ref)
+		}
+		act, attempt := actRetry, op.attempt+1
+		if op.errorCode == contract.CodeWorkRefused {
+			act = actRequeue
+		}
+		rec := recoveryEvent{Act: act, Operation: ref, Actor: by, Reason: reason, Policy: version}
+		out = contract.RecoveryOutcome{Act: act, Operation: ref, Attempt: attempt, Policy: version}
+		refuse := func(e *contract.Error) error {
+			refused, rec.Result = e, string(e.Code)+": "+e.Teaching
+			return w.Commit(ctx, nil, by, now, "recovery", nil, func(tx store.Tx) error {
+				return eventlog.Append(ctx, tx, project, event.RecoveryRefused, by, now, rec)
+			})
+		}
+		if e := l.retryableLocked(agent, op); e != nil {
+			return refuse(e)
+		}
+		if u := l.unresolvedLocked(agent); u != nil {
+			return refuse(contract.Errorf(contract.CodeOperationRunning, "agent %s has an unresolved Operation (%s, %s); act again once it settles", agent, u.label, u.state))
+		}
+		if why := l.outsidePolicyLocked(agent, op, act, attempt, pol.Recovery, version); why != "" && !member {
+			n, err := contract.IntValue(attempt) // at most max_attempts + 1, so in range
+			if err != nil {
+				return err
+			}
+			vec := contract.RequestVector{Action: contract.ActionRetry, Args: contract.Args{"operation": contract.StringValue(ref),
+				"reason": contract.StringValue(reason), "state": contract.StringValue(string(op.state)), "attempt": n}}
+			req, err := o.newRequest(project, by, vec, now)
+			if err != nil {
+				return err
+			}
+			req.Recovery = true
+			out.Request, rec.Result = req.ID, "recovery request "+string(req.ID)+": "+why
+			return w.Commit(ctx, nil, by, now, "recovery", nil, func(tx store.Tx) error {
+				if err := raise(ctx, tx, req); err != nil {
+					return err
+				}
+				return eventlog.Append(ctx, tx, project, event.RecoveryRefused, by, now, rec)
+			})
+		}
+		next := int64(len(l.ops[agent])) + 1
+		out.Retry, rec.Result = opRef(agent, next), "retried as "+opRef(agent, next)
+		return w.Commit(ctx, nil, by, now, "recovery", func(tx store.Tx) error {
+			return l.recheckLocked(ctx, tx, project, agent, next)
+		}, func(tx store.Tx) error {
+			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, attempt, op), rec)
+		})
+	})
+	if err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); ok {
+			return contract.RecoveryOutcome{}, err
+		}
+		return contract.RecoveryOutcome{}, fmt.Errorf("recover %s: %w", ref, err)
+	}
+	if refused != nil {
+		return contract.RecoveryOutcome{}, refused
+	}
+	if err := o.catchUp(ctx, project); err != nil {
+		return contract.RecoveryOutcome{}, err
+	}
+	return out, nil
+}
+
+// catchUp catches project's ledger up with the store.
+func (o *Operations) catchUp(ctx context.Context, project contract.ProjectID) error {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.catchUpLocked(ctx, o.store, project)
+}
+
+// retryableLocked refuses an act on op unless it is a known failure of an executed
+// Action that no later Operation retried. l.mu must be held.
+func (l *Ledger) retryableLocked(agent string, op *Op) *contract.Error {
+	if op.state != contract.OpFailed || op.execution == nil {
+		return contract.Errorf(contract.CodeNotRetryable,
+			"operation %s is %s; only a failed executed Action, a known failure, is run again (unknown and needs_person are a person's: docket reconcile)", opRef(agent, op.ordinal), op.state)
+	}
+	for _, later := range l.ops[agent][op.ordinal:] {
+		if later.retryOf == op.ordinal {
+			return contract.Errorf(contract.CodeNotRetryable, "operation %s was retried already as %s; act on that one", opRef(agent, op.ordinal), opRef(agent, later.ordinal))
+		}
+	}
+	return nil
+}
+
+// outsidePolicyLocked says why act, as attempt, on the agent's op is outside the recovery
+// policy p (version), or "". l.mu must be held.
+func (l *Ledger) outsidePolicyLocked(agent string, op *Op, act string, attempt int64, p *policydoc.Recovery, version int64) string {
+	switch {
+	case act == actRequeue && !p.RequeueRefused:
+		return fmt.Sprintf("the recovery policy (version %d) does not re-queue work a worker refused", version)
+	case act == actRetry && !p.RetryFailed:
+		return fmt.Sprintf("the recovery policy (version %d) does not retry failed Operations", version)
+	case attempt > p.MaxAttempts:
+		return fmt.Sprintf("attempt %d is past max_attempts = %d of the recovery policy (version %d)", attempt, p.MaxAttempts, version)
+	}
+	// An approval runs one call: running an approved call again is a member's decision.
+	for first := op; first != nil; first = l.opLocked(agent, first.retryOf) {
+		for _, id := range l.order {
+			if r := l.requests[id]; !r.Recovery && r.RequestedBy.ID() == agent && r.Ordinal == first.ordinal {
+				return "the call ran under a person's approval, which runs it once"
+			}
+		}
+		if first.retryOf == 0 {
+			break
+		}
+	}
+	return ""
+}
+
+// retryOp is the new Operation next of agent that runs op (ordinal) again as attempt.
+func retryOp(agent string, next, ordinal, attempt int64, op *Op) Event {
+	return Event{Agent: agent, Ordinal: next, Tool: op.tool, Label: fmt.Sprintf("%s (attempt %d)", op.label, attempt), Input: op.input,
+		State: contract.OpRunning, Stage: contract.StageNotDispatched, Execution: op.execution, RetryOf: ordinal, Attempt: attempt}
+}
+
+// appendRetry appends the retry's Operation and its recovery.acted event.
+func appendRetry(ctx context.Context, tx store.Tx, project contract.ProjectID, by contract.Principal, now time.Time, ev Event, rec recoveryEvent) error {
+	if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, by, now, ev); err != nil {
+		return err
+	}
+	return eventlog.Append(ctx, tx, project, event.RecoveryActed, by, now, rec)
+}
+
+// decideRecoveryLocked decides the recovery request req for member by: a denial only
+// settles it; an approval runs the act it names, unless the Operation moved since (then
+// the request is void). l.mu must be held.
+func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, l *Ledger, by contract.Principal, req contract.Request, d contract.Decision, version int64) (contract.Request, error) {
+	project := w.Project()
+	now := o.nowUTC()
+	if by.Kind() != contract.PrincipalMember {
+		return contract.Request{}, contract.Errorf(contract.CodeForbidden, "a recovery request is a member's to decide; a member decides %s", req.ID)
+	}
+	req.DecidedBy, req.DecidedAt, req.Reason = by, &now, d.Reason
+	var after func(tx store.Tx) error
+	ref := req.Vector.Args["operation"].Str()
+	agent, ordinal, err := parseOpRef(ref)
+	if err != nil {
+		return contract.Request{}, err
+	}
+	op := l.opLocked(agent, ordinal)
+	attempt := req.Vector.Args["attempt"]
+	switch {
+	case d.Verdict == contract.VerdictDeny:
+		req.State = contract.RequestDenied
+	case op == nil || l.retryableLocked(agent, op) != nil || attempt.Kind() != contract.ValueInt || attempt.Int() != op.attempt+1 || l.unresolvedLocked(agent) != nil:
+		req.State, req.Reason = contract.RequestVoid, "the Operation moved since the request; act on it as it stands"
+	default:
+		req.State = contract.RequestApproved
+		next := int64(len(l.ops[agent])) + 1
+		act := actRetry
+		if op.errorCode == contract.CodeWorkRefused {
+			act = actRequeue
+		}
+		rec := recoveryEvent{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
+			Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
+		after = func(tx store.Tx) error {
+			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, op.attempt+1, op), rec)
+		}
+	}
+	err = w.Commit(ctx, nil, by, now, "request", func(tx store.Tx) error {
+		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(req.ID), Digest: d.Digest,
+			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
+	}, func(tx store.Tx) error {
+		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
+			return err
+		}
+		if after != nil {
+			return after(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return contract.Request{}, err
+	}
+	return req, l.catchUpLocked(ctx, o.store, project)
+}
+
+// retryCall answers an orchestrator's ApplyAction of ActionRetry.
+func (o *Operations) retryCall(ctx context.Context, c identity.Caller, call Call, in *contract.ApplyActionInput) (Answer, error) {
+	if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
+		return Answer{}, err
+	}
+	out, err := o.orchestratorRetry(ctx, c, in)
+	if ce, ok := errors.AsType[*contract.Error](err); ok {
+		return o.answer(ctx, c, call.Focus, refusal(ce), 0, nil, nil)
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	extra, err := json.Marshal(out)
+	if err != nil {
+		return Answer{}, fmt.Errorf("encode recovery outcome: %w", err)
+	}
+	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
+}
+
+// orchestratorRetry runs orchestrator c's recovery act that in names.
+func (o *Operations) orchestratorRetry(ctx context.Context, c identity.Caller, in *contract.ApplyActionInput) (contract.RecoveryOutcome, error) {
+	if c.AgentKind != contract.AgentKindOrchestrator {
+		return contract.RecoveryOutcome{}, contract.Errorf(contract.CodeForbidden, "only an orchestrator Agent or a member acts on another Agent's Operations")
+	}
+	ref, reason := in.Params["operation"], in.Params["reason"]
+	if len(in.Params) != 2 || ref.Kind() != contract.ValueString || reason.Kind() != contract.ValueString || in.CaseID != "" {
+		return contract.RecoveryOutcome{}, contract.Errorf(contract.CodeInvalidArgument,
+			`apply docket.retry with params {"operation": "<agent id>.<ordinal>", "reason": "…"} and no caseId`)
+	}
+	return o.recoveryAct(ctx, c.Principal(), c.Projects[0], ref.Str(), reason.Str(), false)
+}

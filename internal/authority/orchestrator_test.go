@@ -1,0 +1,178 @@
+package authority_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// docsDelegation lets an orchestrator decide notes of paths under docs/.
+const docsDelegation = `[delegation_policy]
+[[delegation_policy.class]]
+name   = "docs notes"
+action = "note"
+path   = "docs/*"
+`
+
+// orchFixture is a project with the delegate capability, the Agent calc and the
+// orchestrator boss.
+type orchFixture struct {
+	a          *authority.Authority
+	ops        *authority.Operations
+	admin      authority.Caller
+	calc, boss authority.Caller
+}
+
+func newOrchFixture(t *testing.T) *orchFixture {
+	t.Helper()
+	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Capability: "testdata/delegate", Agent: "calc"})
+	f := &orchFixture{a: p.A, admin: p.Admin, calc: p.Agent, ops: authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Millisecond})}
+	at, err := p.A.CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.boss, err = p.A.Authenticate(t.Context(), authority.Token(at.Token)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *orchFixture) call(t *testing.T, c authority.Caller, in *contract.ApplyActionInput) authority.Answer {
+	t.Helper()
+	ans, err := f.ops.Call(t.Context(), c, authority.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans
+}
+
+func note(path string) *contract.ApplyActionInput {
+	return &contract.ApplyActionInput{Action: "note", Params: contract.Args{"path": contract.StringValue(path)}}
+}
+
+func decideIn(r contract.DecidableRequest, verdict string) *contract.ApplyActionInput {
+	return &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{
+		"request": contract.StringValue(string(r.ID)), "digest": contract.StringValue(r.Digest), "verdict": contract.StringValue(verdict)}}
+}
+
+// view returns the orchestrator's View, as QueryBoard answers it.
+func (f *orchFixture) view(t *testing.T, c authority.Caller) contract.View {
+	t.Helper()
+	ans, err := f.ops.Call(t.Context(), c, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans.Result.View
+}
+
+func (f *orchFixture) noted(t *testing.T) int {
+	t.Helper()
+	n := 0
+	err := f.a.View(t.Context(), "default", func(b *board.Board) error {
+		got, err := b.Query(contract.Atom{Predicate: "noted"}, "", 10)
+		n = len(got.Items)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// request returns the request of the Agent c that is pending.
+func (f *orchFixture) request(t *testing.T, c authority.Caller) contract.Request {
+	t.Helper()
+	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.RequestedBy == c.Principal() && r.State == contract.RequestPending {
+			return r
+		}
+	}
+	t.Fatalf("no pending request of %s in %+v", c.Principal(), rs)
+	return contract.Request{}
+}
+
+// TestOrchestrator_Decides: an orchestrator decides, through ApplyAction, a request a
+// class of the delegation policy in force covers, and nothing else (issue 14).
+func TestOrchestrator_Decides(t *testing.T) {
+	f := newOrchFixture(t)
+	ctx := t.Context()
+	f.call(t, f.calc, note("docs/a.md"))
+	if v := f.view(t, f.boss); v.Decisions == nil || len(v.Decisions.Items) != 0 {
+		t.Fatalf("under the built-in policy the orchestrator's View lists %+v, want no decisions", v.Decisions)
+	}
+	byBuiltin := f.call(t, f.boss, decideIn(contract.DecidableRequest{ID: f.request(t, f.calc).ID, Digest: f.request(t, f.calc).Digest}, "approve"))
+	if byBuiltin.Result.ErrorCode != contract.CodeNotDelegated {
+		t.Fatalf("decision under the built-in policy = %s, want not_delegated", byBuiltin.Result.ErrorCode)
+	}
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: docsDelegation}); err != nil {
+		t.Fatal(err)
+	}
+	v := f.view(t, f.boss)
+	if v.Decisions == nil || len(v.Decisions.Items) != 1 || v.Decisions.Items[0].Class != "docs notes" || v.Decisions.Items[0].Policy != 2 {
+		t.Fatalf("the orchestrator's View lists %+v, want calc's request under class docs notes, version 2", v.Decisions)
+	}
+	if !slices.ContainsFunc(v.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == contract.ActionDecide }) {
+		t.Errorf("the orchestrator's View lists no %s Action", contract.ActionDecide)
+	}
+	if cv := f.view(t, f.calc); cv.Decisions != nil {
+		t.Errorf("an Agent's View lists decisions: %+v", cv.Decisions)
+	}
+	// An Agent of kind agent decides nothing, even what a class covers.
+	if ans := f.call(t, f.calc, decideIn(v.Decisions.Items[0], "approve")); ans.Result.ErrorCode != contract.CodeForbidden {
+		t.Errorf("an Agent's decision = %s, want forbidden", ans.Result.ErrorCode)
+	}
+	ans := f.call(t, f.boss, decideIn(v.Decisions.Items[0], "approve"))
+	if !ans.Result.Accepted || ans.Result.ErrorCode != "" {
+		t.Fatalf("the orchestrator's decision = %s %s, want accepted", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	var got struct {
+		State  contract.RequestState `json:"state"`
+		Policy int64                 `json:"policyVersion"`
+	}
+	if err := json.Unmarshal(ans.Result.Result, &got); err != nil || got.State != contract.RequestApproved || got.Policy != 2 {
+		t.Errorf("decision result = %s (%v), want approved under version 2", ans.Result.Result, err)
+	}
+	if n := f.noted(t); n != 1 {
+		t.Errorf("the approved write ran %d times, want once", n)
+	}
+	rs, _ := f.ops.Requests(ctx, f.admin, "default")
+	if rs[0].DecidedBy != f.boss.Principal() || rs[0].Policy != 2 {
+		t.Errorf("request = %+v, want decided by the orchestrator under version 2", rs[0])
+	}
+	if again := f.call(t, f.boss, decideIn(v.Decisions.Items[0], "approve")); again.Result.ErrorCode != contract.CodeRequestClosed {
+		t.Errorf("a second decision = %s, want request_closed", again.Result.ErrorCode)
+	}
+
+	// A request no class covers, and the orchestrator's own, are a member's to decide.
+	f.call(t, f.calc, note("src/b.go"))
+	other := f.request(t, f.calc)
+	if ans := f.call(t, f.boss, decideIn(contract.DecidableRequest{ID: other.ID, Digest: other.Digest}, "approve")); ans.Result.ErrorCode != contract.CodeNotDelegated {
+		t.Errorf("decision on an uncovered request = %s, want not_delegated", ans.Result.ErrorCode)
+	}
+	f.call(t, f.boss, note("docs/c.md"))
+	own := f.request(t, f.boss)
+	if v := f.view(t, f.boss); len(v.Decisions.Items) != 0 {
+		t.Errorf("the orchestrator's View lists %+v, want neither the uncovered request nor its own", v.Decisions.Items)
+	}
+	if ans := f.call(t, f.boss, decideIn(contract.DecidableRequest{ID: own.ID, Digest: own.Digest}, "approve")); ans.Result.ErrorCode != contract.CodeSelfDecision {
+		t.Errorf("decision on its own request = %s, want self_decision", ans.Result.ErrorCode)
+	}
+	if _, err := f.ops.Decide(ctx, f.admin, "default", own.ID, contract.Decision{Digest: own.Digest, Verdict: contract.VerdictApprove}); err != nil {
+		t.Errorf("a member's decision on the orchestrator's request = %v", err)
+	}
+	if n := f.noted(t); n != 2 {
+		t.Errorf("noted facts = %d, want 2", n)
+	}
+}

@@ -1,0 +1,230 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	policydoc "github.com/docketrun/docket/internal/policy"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// An Agent's autonomy (issue 14) is read from the log like the policies: a new Agent
+// starts at the default level of the autonomy policy in force when it was created; a
+// member sets its level (raising it to unattended, under a policy that requires it, only
+// with the stated risk acknowledged) and opens its run windows. Admit reads the level and
+// the windows at each admission.
+
+// MaxWindow is the longest run window a member opens at once.
+const MaxWindow = 24 * time.Hour
+
+// agentAutonomy is one Agent's level and windows.
+type agentAutonomy struct {
+	level   string
+	windows []contract.RunWindow
+}
+
+// levelEvent is the data of agent.level_set.
+type levelEvent struct {
+	Agent  contract.AgentID `json:"agent"`
+	Level  string           `json:"level"`
+	Policy int64            `json:"policyVersion"`
+}
+
+// ackEvent is the data of agent.risk_acknowledged: the text the member read.
+type ackEvent struct {
+	Agent  contract.AgentID `json:"agent"`
+	Text   string           `json:"text"`
+	Digest string           `json:"digest"`
+	Policy int64            `json:"policyVersion"`
+}
+
+// windowEvent is the data of run_window.opened.
+type windowEvent struct {
+	Agent contract.AgentID `json:"agent"`
+	contract.RunWindow
+}
+
+// applyAutonomy applies the events that move an Agent's autonomy. s.mu must be held.
+func (s *shelf) applyAutonomy(e store.Event) error {
+	switch e.Type {
+	case event.AgentCreated:
+		var a contract.Agent
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		s.agents[a.ID] = &agentAutonomy{level: s.defaultLevel()}
+	case event.LevelSet:
+		var l levelEvent
+		if err := json.Unmarshal(e.Data, &l); err != nil {
+			return err
+		}
+		s.agent(l.Agent).level = l.Level
+	case event.RunWindowOpened:
+		var w windowEvent
+		if err := json.Unmarshal(e.Data, &w); err != nil {
+			return err
+		}
+		a := s.agent(w.Agent)
+		a.windows = append(a.windows, w.RunWindow)
+	}
+	return nil
+}
+
+// agent returns the autonomy of id, unattended when the log has no creation of it (an
+// Agent created before autonomy was kept in the log).
+func (s *shelf) agent(id contract.AgentID) *agentAutonomy {
+	a := s.agents[id]
+	if a == nil {
+		a = &agentAutonomy{level: policydoc.LevelUnattended}
+		s.agents[id] = a
+	}
+	return a
+}
+
+// autonomyLocked returns the autonomy policy in force. s.mu must be held.
+func (s *shelf) autonomyLocked() policydoc.Autonomy {
+	if len(s.versions[contract.PolicyAutonomy]) > 0 {
+		return s.autonomyDoc
+	}
+	return *policydoc.Builtin(contract.PolicyAutonomy).Autonomy
+}
+
+// defaultLevel is the default level of the autonomy policy as far as the shelf applied
+// the log.
+func (s *shelf) defaultLevel() string { return s.autonomyLocked().DefaultLevel }
+
+// agentLocked returns agent's autonomy at now: its level and the windows not yet over.
+func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Autonomy {
+	a := s.agent(agent)
+	out := contract.Autonomy{Agent: agent, Level: a.level, Windows: []contract.RunWindow{}, Policy: s.latestLocked(contract.PolicyAutonomy).Version}
+	for _, w := range a.windows {
+		if now.Before(w.Until) {
+			out.Windows = append(out.Windows, w)
+		}
+	}
+	return out
+}
+
+// Autonomy returns agent's level and open run windows, for a member.
+func (b *Book) Autonomy(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID) (contract.Autonomy, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Autonomy{}, err
+	}
+	var out contract.Autonomy
+	err := b.read(ctx, project, func(s *shelf) { out = s.agentLocked(agent, b.nowUTC()) })
+	return out, err
+}
+
+// SetLevel sets agent's level, for a member. Raising it to unattended under an autonomy
+// policy that requires an acknowledgement takes req.Acknowledgement equal to the policy's
+// text, and records that the member read it (agent.risk_acknowledged) before the level.
+func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, req contract.SetLevelRequest) (contract.Autonomy, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Autonomy{}, err
+	}
+	switch req.Level {
+	case policydoc.LevelManual, policydoc.LevelAttended, policydoc.LevelUnattended:
+	default:
+		return contract.Autonomy{}, contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a level; use manual, attended or unattended.", req.Level)
+	}
+	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+		cur := s.latestLocked(contract.PolicyAutonomy)
+		pol := s.autonomyLocked()
+		if req.Level == policydoc.LevelUnattended && s.agent(agent).level != policydoc.LevelUnattended && pol.RequireAcknowledgement {
+			if strings.TrimSpace(req.Acknowledgement) != strings.TrimSpace(pol.Acknowledgement) {
+				return contract.Errorf(contract.CodeAcknowledgementMissing,
+					"autonomy policy version %d requires a member to acknowledge this risk before an Agent is raised to unattended: %q; send it as the acknowledgement (docket agent level %s unattended --acknowledge TEXT).",
+					cur.Version, pol.Acknowledgement, agent)
+			}
+			ack := ackEvent{Agent: agent, Text: pol.Acknowledgement, Digest: contract.Sum([]byte(pol.Acknowledgement)).String(), Policy: cur.Version}
+			if err := eventlog.Append(ctx, tx, project, event.RiskAcknowledged, c.Principal(), now, ack); err != nil {
+				return err
+			}
+		}
+		return eventlog.Append(ctx, tx, project, event.LevelSet, c.Principal(), now, levelEvent{Agent: agent, Level: req.Level, Policy: cur.Version})
+	})
+}
+
+// OpenWindow opens a run window of agent for a member: from now, for req.Minutes.
+func (b *Book) OpenWindow(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, req contract.OpenWindowRequest) (contract.Autonomy, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.Autonomy{}, err
+	}
+	d := time.Duration(req.Minutes) * time.Minute
+	if req.Minutes < 1 || d > MaxWindow {
+		return contract.Autonomy{}, contract.Errorf(contract.CodeInvalidArgument, "a run window lasts 1 to %d minutes; send minutes in that range.", int64(MaxWindow/time.Minute))
+	}
+	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+		w := windowEvent{Agent: agent, RunWindow: contract.RunWindow{From: now, Until: now.Add(d), OpenedBy: c.Principal()}}
+		return eventlog.Append(ctx, tx, project, event.RunWindowOpened, c.Principal(), now, w)
+	})
+}
+
+// act runs a member's act on agent's autonomy in one transaction under the log's head
+// lock, on the shelf caught up inside it, and returns the Agent's autonomy after.
+func (b *Book) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.Autonomy, error) {
+	s := b.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := b.nowUTC()
+	err := b.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
+		if err := s.cursor.CatchUp(ctx, tx, project, s.apply); err != nil {
+			return err
+		}
+		return fn(tx, s, now)
+	})
+	if err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); ok {
+			return contract.Autonomy{}, err
+		}
+		return contract.Autonomy{}, fmt.Errorf("change autonomy of %s: %w", agent, eventlog.Refuse(err, "agent "+string(agent)))
+	}
+	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
+		return contract.Autonomy{}, fmt.Errorf("read policies of %s: %w", project, err)
+	}
+	return s.agentLocked(agent, now), nil
+}
+
+// Admit refuses a write of agent at now that its autonomy does not admit: below
+// unattended one past the policy's writes per day (daily_bound), counted by today, the
+// writes admitted this UTC day; a manual Agent's (autonomy_manual: the caller lets an
+// ApplyAction through as a request for a person's decision); an attended Agent's outside
+// an open run window (outside_run_window). nil admits it.
+func (b *Book) Admit(ctx context.Context, project contract.ProjectID, agent contract.AgentID, now time.Time, today int64) (*contract.Error, error) {
+	var a contract.Autonomy
+	var pol policydoc.Autonomy
+	err := b.read(ctx, project, func(s *shelf) {
+		a = s.agentLocked(agent, now)
+		pol = s.autonomyLocked()
+	})
+	if err != nil {
+		return nil, err
+	}
+	refuse := func(code contract.Code, format string, args ...any) *contract.Error {
+		return &contract.Error{Code: code, Teaching: fmt.Sprintf(format, args...) + fmt.Sprintf(" (autonomy policy version %d)", a.Policy)}
+	}
+	switch {
+	case a.Level == policydoc.LevelUnattended:
+		return nil, nil
+	case pol.MaxOperationsPerDay > 0 && today >= pol.MaxOperationsPerDay:
+		return refuse(contract.CodeDailyBound, "this Agent made its %d writes for today (UTC); the count starts again at midnight UTC", pol.MaxOperationsPerDay), nil
+	case a.Level == policydoc.LevelManual:
+		return refuse(contract.CodeAutonomyManual, "this Agent is at level manual: every write needs a person; an ApplyAction waits for a member's decision, and other writes are a member's to make"), nil
+	case len(a.Windows) == 0 || now.Before(a.Windows[0].From):
+		return refuse(contract.CodeOutsideRunWindow, "this Agent is attended and no run window is open now; a member opens one (docket agent window), then send the call again"), nil
+	}
+	return nil, nil
+}
+
+func (b *Book) nowUTC() time.Time { return b.now().UTC().Round(0) }

@@ -1,0 +1,245 @@
+// Package policy keeps each project's published policies: versions of each kind,
+// monotonic per kind from the built-in version 1, each a policy.published event that only
+// a member publishes, and the version in force that every decision records.
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	policydoc "github.com/docketrun/docket/internal/policy"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Book keeps the policies of every project, a projection of their policy.published
+// events caught up before each use, so several instances over one store agree. It is
+// safe for concurrent use.
+type Book struct {
+	store store.Store
+	now   func() time.Time
+
+	mu       sync.Mutex                    // guards projects; held only to find an entry
+	projects map[contract.ProjectID]*shelf // created on first use, never removed
+}
+
+// shelf is one project's published versions.
+type shelf struct {
+	mu          sync.Mutex // guards the fields below; taken after the operation ledger's, never before
+	cursor      eventlog.Cursor
+	versions    map[contract.PolicyKind][]contract.PolicyVersion // published versions, from 2, in order
+	autonomyDoc policydoc.Autonomy                               // the last published autonomy policy
+	agents      map[contract.AgentID]*agentAutonomy              // each Agent's level and windows
+}
+
+// New returns the Book over st; now is the clock.
+func New(st store.Store, now func() time.Time) *Book {
+	return &Book{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+}
+
+func (b *Book) shelf(project contract.ProjectID) *shelf {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.projects[project]
+	if s == nil {
+		s = &shelf{versions: map[contract.PolicyKind][]contract.PolicyVersion{}, agents: map[contract.AgentID]*agentAutonomy{}}
+		b.projects[project] = s
+	}
+	return s
+}
+
+func (s *shelf) apply(e store.Event) error {
+	if e.Type != event.PolicyPublished {
+		return s.applyAutonomy(e)
+	}
+	var v contract.PolicyVersion
+	if err := json.Unmarshal(e.Data, &v); err != nil {
+		return err
+	}
+	if want := int64(len(s.versions[v.Kind])) + 2; v.Version != want {
+		return fmt.Errorf("policy %s version %d published after version %d", v.Kind, v.Version, want-1)
+	}
+	if v.Kind == contract.PolicyAutonomy {
+		d, err := policydoc.Parse(v.File, []byte(v.Text))
+		if err != nil {
+			return fmt.Errorf("autonomy policy version %d does not parse: %w", v.Version, err)
+		}
+		s.autonomyDoc = *d.Autonomy
+	}
+	s.versions[v.Kind] = append(s.versions[v.Kind], v)
+	return nil
+}
+
+// builtin returns kind's version 1.
+func builtin(kind contract.PolicyKind) contract.PolicyVersion {
+	text := policydoc.BuiltinText(kind)
+	return contract.PolicyVersion{Kind: kind, Version: 1, Builtin: true, Digest: contract.Sum([]byte(text)).String(), Text: text}
+}
+
+// latestLocked returns kind's version in force. s.mu must be held.
+func (s *shelf) latestLocked(kind contract.PolicyKind) contract.PolicyVersion {
+	if vs := s.versions[kind]; len(vs) > 0 {
+		return vs[len(vs)-1]
+	}
+	return builtin(kind)
+}
+
+// versionLocked returns version n of kind, or ok false. s.mu must be held.
+func (s *shelf) versionLocked(kind contract.PolicyKind, n int64) (contract.PolicyVersion, bool) {
+	vs := s.versions[kind]
+	switch {
+	case n == 1:
+		return builtin(kind), true
+	case n >= 2 && n-2 < int64(len(vs)):
+		return vs[n-2], true
+	}
+	return contract.PolicyVersion{}, false
+}
+
+// read runs fn on project's shelf caught up with the log.
+func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
+	s := b.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
+		return fmt.Errorf("read policies of %s: %w", project, err)
+	}
+	fn(s)
+	return nil
+}
+
+// Publish publishes req as the next version of its kind in project, for a member
+// (issue 14): the document is parsed strictly first, and a refusal names file:line.
+// Publishing the text in force again is refused, so a version always changes something.
+func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.PublishPolicyRequest) (contract.PolicyVersion, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.PolicyVersion{}, err
+	}
+	name := req.File
+	if name == "" {
+		name = "policy.toml"
+	}
+	if len(name) > 200 || !utf8.ValidString(name) || strings.ContainsAny(name, "\n\r") {
+		return contract.PolicyVersion{}, contract.Errorf(contract.CodeInvalidArgument, "the file name is not one line of at most 200 bytes; send the name of the file the policy came from.")
+	}
+	d, err := policydoc.Parse(name, []byte(req.Text))
+	if err != nil {
+		return contract.PolicyVersion{}, err
+	}
+	s := b.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := b.nowUTC()
+	var out contract.PolicyVersion
+	err = b.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
+		// Under the head lock nothing else appends, so the version read here is the
+		// next one when this transaction commits.
+		if err := s.cursor.CatchUp(ctx, tx, project, s.apply); err != nil {
+			return err
+		}
+		cur := s.latestLocked(d.Kind)
+		digest := contract.Sum([]byte(req.Text)).String()
+		if digest == cur.Digest {
+			return contract.Errorf(contract.CodeAlreadyExists, "the %s policy in force (version %d) is this text already; change the file before publishing it.", d.Kind, cur.Version)
+		}
+		out = contract.PolicyVersion{Kind: d.Kind, Version: cur.Version + 1, Digest: digest, PublishedBy: c.Principal(),
+			PublishedAt: &now, File: name, Text: req.Text}
+		return eventlog.Append(ctx, tx, project, event.PolicyPublished, c.Principal(), now, out)
+	})
+	if err != nil {
+		var ce *contract.Error
+		if errors.As(err, &ce) {
+			return contract.PolicyVersion{}, err
+		}
+		return contract.PolicyVersion{}, fmt.Errorf("publish %s policy: %w", d.Kind, eventlog.Refuse(err, "project "+string(project)))
+	}
+	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
+		return contract.PolicyVersion{}, fmt.Errorf("read policies of %s: %w", project, err)
+	}
+	return out, nil
+}
+
+// List returns every version of every kind of project, for a member: kinds in the order
+// of [contract.PolicyKinds], versions oldest first, without their text.
+func (b *Book) List(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.PolicyVersion, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	var out []contract.PolicyVersion
+	err := b.read(ctx, project, func(s *shelf) {
+		for _, k := range contract.PolicyKinds {
+			out = append(out, builtin(k))
+			out = append(out, s.versions[k]...)
+		}
+	})
+	for i := range out {
+		out[i].Text = ""
+	}
+	return out, err
+}
+
+// Show returns version n of kind in project with its text, for a member; n == 0 is the
+// version in force.
+func (b *Book) Show(ctx context.Context, c identity.Caller, project contract.ProjectID, kind contract.PolicyKind, n int64) (contract.PolicyVersion, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.PolicyVersion{}, err
+	}
+	var v contract.PolicyVersion
+	ok := false
+	err := b.read(ctx, project, func(s *shelf) {
+		if n == 0 {
+			v, ok = s.latestLocked(kind), true
+			return
+		}
+		v, ok = s.versionLocked(kind, n)
+	})
+	if err != nil {
+		return contract.PolicyVersion{}, err
+	}
+	if !ok {
+		return contract.PolicyVersion{}, contract.Errorf(contract.CodeNotFound, "project %q has no %s policy version %d; list them with docket policy list.", project, kind, n)
+	}
+	return v, nil
+}
+
+// Diff returns the line difference between versions from and to of kind, for a member.
+func (b *Book) Diff(ctx context.Context, c identity.Caller, project contract.ProjectID, kind contract.PolicyKind, from, to int64) (contract.PolicyDiff, error) {
+	a, err := b.Show(ctx, c, project, kind, from)
+	if err != nil {
+		return contract.PolicyDiff{}, err
+	}
+	z, err := b.Show(ctx, c, project, kind, to)
+	if err != nil {
+		return contract.PolicyDiff{}, err
+	}
+	return contract.PolicyDiff{Kind: kind, From: a.Version, To: z.Version, Diff: lineDiff(a.Text, z.Text)}, nil
+}
+
+// InForce returns kind's version in force in project and its document: what a decision
+// or a policy-governed act records and obeys.
+func (b *Book) InForce(ctx context.Context, project contract.ProjectID, kind contract.PolicyKind) (contract.PolicyVersion, policydoc.Document, error) {
+	var v contract.PolicyVersion
+	if err := b.read(ctx, project, func(s *shelf) { v = s.latestLocked(kind) }); err != nil {
+		return contract.PolicyVersion{}, policydoc.Document{}, err
+	}
+	if v.Builtin {
+		return v, policydoc.Builtin(kind), nil
+	}
+	d, err := policydoc.Parse(v.File, []byte(v.Text))
+	if err != nil {
+		return contract.PolicyVersion{}, policydoc.Document{}, fmt.Errorf("policy %s version %d in the log does not parse: %w", kind, v.Version, err)
+	}
+	return v, d, nil
+}

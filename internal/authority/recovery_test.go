@@ -1,0 +1,135 @@
+package authority_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// failed runs the queued work id through the worker hop to a failure the worker reports.
+func (f *hopFixture) failed(t *testing.T, l *contract.Lease, id string) {
+	t.Helper()
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 || rows[0].ID != id {
+		t.Fatalf("Poll served %+v, want work %s", rows, id)
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.d.Report(t.Context(), f.conn, contract.ReportRequest{ID: id, OK: false, Code: "io", Reason: "disk full",
+		WorkerID: l.WorkerID, Generation: l.Generation, Grant: rows[0].Grant}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func retryIn(op, reason string) *contract.ApplyActionInput {
+	return &contract.ApplyActionInput{Action: contract.ActionRetry, Params: contract.Args{"operation": contract.StringValue(op), "reason": contract.StringValue(reason)}}
+}
+
+// TestRecovery_Retry: under the built-in recovery policy an orchestrator retries a known
+// failure as a new Operation, up to max_attempts = 3; the next act raises a recovery
+// request only a member decides, void once the Operation moves (issue 14).
+func TestRecovery_Retry(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boss, err := f.a.Authenticate(ctx, authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := func(op string) authority.Answer {
+		t.Helper()
+		ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: retryIn(op, "the disk was cleaned")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ans
+	}
+	l := f.startup(t, "wkr-a")
+	id := f.fetch(t, "a.txt")
+	if ans := retry(id); ans.Result.ErrorCode != contract.CodeNotRetryable {
+		t.Errorf("a retry of running work = %s, want not_retryable", ans.Result.ErrorCode)
+	}
+	f.failed(t, l, id)
+	for attempt := int64(2); attempt <= 3; attempt++ {
+		ans := retry(id)
+		if !ans.Result.Accepted {
+			t.Fatalf("attempt %d = %s %s, want the retry", attempt, ans.Result.ErrorCode, ans.Result.Teaching)
+		}
+		next := authority.WorkID(f.agent.ID, attempt)
+		if ans := retry(id); ans.Result.ErrorCode != contract.CodeNotRetryable && ans.Result.ErrorCode != contract.CodeOperationRunning {
+			t.Errorf("a second retry of %s = %s, want refused", id, ans.Result.ErrorCode)
+		}
+		f.failed(t, l, next)
+		id = next
+	}
+	// A fourth attempt is past max_attempts: a recovery request, which boss cannot decide.
+	ans := retry(id)
+	if !ans.Result.Accepted {
+		t.Fatalf("the fourth act = %s %s", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 0 {
+		t.Fatalf("the act outside the policy queued %+v", q)
+	}
+	rs, err := f.ops.Requests(ctx, f.admin, "default")
+	if err != nil || len(rs) != 1 || !rs[0].Recovery || rs[0].RequestedBy != boss.Principal() {
+		t.Fatalf("requests = %+v, %v; want one recovery request by boss", rs, err)
+	}
+	rr := rs[0]
+	decide := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(rr.ID)),
+		"digest": contract.StringValue(rr.Digest), "verdict": contract.StringValue("approve")}}
+	if ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: decide}); err != nil || ans.Result.ErrorCode == "" {
+		t.Errorf("the orchestrator deciding a recovery request = %s, %v; want refused", ans.Result.ErrorCode, err)
+	}
+	got, err := f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestApproved {
+		t.Fatalf("a member's approval = %+v, %v", got, err)
+	}
+	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
+		t.Fatalf("after the approval Queued = %+v, want attempt 4 as operation 4", q)
+	}
+	f.failed(t, l, authority.WorkID(f.agent.ID, 4))
+
+	// A recovery request is void once the Operation moves: here a member retries first.
+	retry(authority.WorkID(f.agent.ID, 4))
+	rs, _ = f.ops.Requests(ctx, f.admin, "default")
+	rr = rs[len(rs)-1]
+	if _, err := f.ops.Retry(ctx, f.admin, "default", authority.WorkID(f.agent.ID, 4), contract.RetryRequest{Reason: "I checked"}); err != nil {
+		t.Fatalf("a member's retry = %v", err)
+	}
+	got, err = f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestVoid {
+		t.Errorf("approving the recovery request after the Operation moved = %+v, %v; want void", got, err)
+	}
+	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 5 {
+		t.Errorf("Queued = %+v, want only the member's retry, operation 5", q)
+	}
+	// Every act and refusal is an event naming the act, the Operation, the actor, the
+	// reason, the policy version and the result.
+	evs, err := f.st.Events(ctx, "default", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acted, refused int
+	for _, e := range evs {
+		switch e.Type {
+		case "recovery.acted":
+			acted++
+		case "recovery.refused":
+			refused++
+			if !strings.Contains(string(e.Data), `"policyVersion":1`) || !strings.Contains(string(e.Data), `"reason":`) {
+				t.Errorf("recovery.refused data %s lacks the policy version or the reason", e.Data)
+			}
+		}
+	}
+	// acted: attempts 2 and 3, the approved 4, the member's 5; refused: running work, two
+	// second retries, past max_attempts twice.
+	if acted != 4 || refused != 5 {
+		t.Errorf("recovery events: %d acted, %d refused; want 4 and 5", acted, refused)
+	}
+}

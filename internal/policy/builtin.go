@@ -1,0 +1,61 @@
+package policy
+
+import "github.com/docketrun/docket/internal/contract"
+
+// The built-in version 1 of each kind, in force until a member publishes another. They
+// keep today's installs as they are: nothing delegated, Agents unattended, known failures
+// retried up to three attempts.
+const (
+	builtinDelegation = `# Built-in delegation policy: nothing is delegated, so every request waits for a member.
+[delegation_policy]
+`
+	builtinAutonomy = `# Built-in autonomy policy: new Agents start unattended, with no daily bound.
+[autonomy_policy]
+default_level           = "unattended"
+max_operations_per_day  = 0
+require_acknowledgement = false
+`
+	builtinRecovery = `# Built-in recovery policy.
+[recovery_policy]
+retry_failed    = true
+max_attempts    = 3
+requeue_refused = true
+`
+)
+
+// BuiltinText returns the text of kind's built-in version 1.
+func BuiltinText(kind contract.PolicyKind) string {
+	switch kind {
+	case contract.PolicyDelegation:
+		return builtinDelegation
+	case contract.PolicyAutonomy:
+		return builtinAutonomy
+	case contract.PolicyRecovery:
+		return builtinRecovery
+	}
+	return ""
+}
+
+// Builtin returns kind's built-in version 1, parsed; the zero Document for a kind that is
+// not one of [contract.PolicyKinds].
+func Builtin(kind contract.PolicyKind) Document {
+	switch kind {
+	case contract.PolicyDelegation:
+		return Document{Kind: kind, Delegation: &Delegation{}}
+	case contract.PolicyAutonomy:
+		return Document{Kind: kind, Autonomy: &Autonomy{DefaultLevel: LevelUnattended}}
+	case contract.PolicyRecovery:
+		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true}}
+	}
+	return Document{}
+}
+
+// ParseKind returns the kind s names, or a refusal that lists the kinds.
+func ParseKind(s string) (contract.PolicyKind, error) {
+	for _, k := range contract.PolicyKinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy or recovery", s)
+}

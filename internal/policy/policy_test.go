@@ -1,0 +1,127 @@
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/policy"
+)
+
+func TestParse_Examples(t *testing.T) {
+	tests := []struct {
+		file string
+		want policy.Document
+	}{
+		{"delegation.toml", policy.Document{Kind: contract.PolicyDelegation, Delegation: &policy.Delegation{Classes: []policy.Class{
+			{Name: "docs edits", Action: "write_file", Path: "docs/**/*.md"},
+			{Name: "test runs", Tool: "shell.run@1", CommandPrefix: "go test"},
+			{Name: "calc work", Action: "start_calc", Agent: "calc"},
+		}}}},
+		{"autonomy.toml", policy.Document{Kind: contract.PolicyAutonomy, Autonomy: &policy.Autonomy{DefaultLevel: policy.LevelAttended,
+			MaxOperationsPerDay: 50, RequireAcknowledgement: true, Acknowledgement: "An unattended Agent writes at any hour without a person watching."}}},
+		{"recovery.toml", policy.Document{Kind: contract.PolicyRecovery, Recovery: &policy.Recovery{RetryFailed: true, MaxAttempts: 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := policy.Parse(tt.file, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParse_Builtins(t *testing.T) {
+	for _, k := range contract.PolicyKinds {
+		got, err := policy.Parse("builtin", []byte(policy.BuiltinText(k)))
+		if err != nil {
+			t.Fatalf("built-in %s: %v", k, err)
+		}
+		if diff := cmp.Diff(policy.Builtin(k), got); diff != "" {
+			t.Errorf("built-in %s text and document differ (-want +got):\n%s", k, diff)
+		}
+	}
+}
+
+func TestParse_Refusals(t *testing.T) {
+	tests := []struct {
+		name, src string
+		where     string // the teaching starts with it
+		says      string // and contains it
+	}{
+		{"not TOML", "[delegation_policy\n", "p.toml:", "not valid TOML"},
+		{"no policy", "# nothing\n", "p.toml:", "holds no policy"},
+		{"two policies", "[delegation_policy]\n[recovery_policy]\n", "p.toml:", "holds 2 policies"},
+		{"unknown key", "[recovery_policy]\nretry_failed = true\nmax_attempt = 2\n", "p.toml:3:", `unknown key "recovery_policy.max_attempt"`},
+		{"case-variant key", "[recovery_policy]\nMax_Attempts = 2\n", "p.toml:2:", `unknown key "recovery_policy.Max_Attempts"`},
+		{"duplicate key", "[recovery_policy]\nmax_attempts = 2\nmax_attempts = 3\n", "p.toml:3:", "not valid TOML"},
+		{"wrong type", "[recovery_policy]\nmax_attempts = \"3\"\n", "p.toml:2:", "wrong type"},
+		{"class with both", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\npath = \"docs/*\"\nagent = \"calc\"\n",
+			"p.toml:2:", "exactly one of path, command_prefix and agent"},
+		{"class with neither", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\n",
+			"p.toml:2:", "exactly one of path, command_prefix and agent"},
+		{"class with action and tool", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\ntool = \"t@1\"\nagent = \"calc\"\n",
+			"p.toml:2:", "exactly one of action and tool"},
+		{"second class unnamed", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\nagent = \"calc\"\n[[delegation_policy.class]]\naction = \"a\"\nagent = \"calc\"\n",
+			"p.toml:6:", "class 2 has no name"},
+		{"path leaves the Source", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\npath = \"docs/../etc/*\"\n",
+			"p.toml:2:", ".. segment"},
+		{"absolute path", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\naction = \"a\"\npath = \"/etc/*\"\n", "p.toml:2:", "absolute"},
+		{"shell syntax", "[delegation_policy]\n[[delegation_policy.class]]\nname = \"x\"\ntool = \"t@1\"\ncommand_prefix = \"go test; rm\"\n",
+			"p.toml:2:", "shell syntax"},
+		{"unknown level", "[autonomy_policy]\ndefault_level = \"sometimes\"\n", "p.toml:2:", "not a level"},
+		{"acknowledgement without text", "[autonomy_policy]\nrequire_acknowledgement = true\n", "p.toml:2:", "needs acknowledgement"},
+		{"attempts out of range", "[recovery_policy]\nmax_attempts = 0\n", "p.toml:2:", "use 1 to 10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := policy.Parse("p.toml", []byte(tt.src))
+			if contract.CodeOf(err) != contract.CodePolicyInvalid {
+				t.Fatalf("Parse = %v, want policy_invalid", err)
+			}
+			e := err.(*contract.Error)
+			if !strings.HasPrefix(e.Teaching, tt.where) || !strings.Contains(e.Teaching, tt.says) {
+				t.Errorf("teaching = %q, want it to start with %q and say %q", e.Teaching, tt.where, tt.says)
+			}
+		})
+	}
+}
+
+// FuzzParse: no input panics, and every refusal is policy_invalid naming the file.
+func FuzzParse(f *testing.F) {
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".toml") {
+			src, err := os.ReadFile(filepath.Join("testdata", e.Name()))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		_, err := policy.Parse("f.toml", src)
+		if err == nil {
+			return
+		}
+		e, ok := err.(*contract.Error)
+		if !ok || e.Code != contract.CodePolicyInvalid || !strings.HasPrefix(e.Teaching, "f.toml") {
+			t.Fatalf("Parse refusal = %v, want policy_invalid naming the file", err)
+		}
+	})
+}
