@@ -52,7 +52,7 @@ func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
 type policyShowCmd struct {
 	clientFlags
 	Kind    string `arg:"" enum:"delegation,autonomy,recovery" help:"delegation, autonomy or recovery."`
-	Version int64  `help:"The version to show; 0 is the one in force." default:"0"`
+	Version int64  `name:"at" help:"The version to show (--at N); 0 is the one in force. (--version is docket's own version.)" default:"0"`
 }
 
 func (c *policyShowCmd) Run(ctx context.Context, e *env) error {
