@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"embed"
 	"fmt"
@@ -178,7 +177,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status 
 		if err != nil {
 			return err
 		}
-		head, err := s.logHead(r.Context(), v.caller, v.project)
+		head, err := s.auth.LogHead(r.Context(), v.caller, v.project)
 		if err != nil {
 			return err
 		}
@@ -264,38 +263,4 @@ func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit
 	}
 	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/"+to, http.StatusSeeOther)
 	return nil
-}
-
-// logHead returns the sequence number of project's last event, so that a page's live
-// updates start after what it shows. The facade has no read of the head alone, so it is
-// found with O(log n) one-event reads: doubling until past the end, then bisecting.
-func (s *Server) logHead(ctx context.Context, c authority.Caller, p contract.ProjectID) (int64, error) {
-	exists := func(seq int64) (bool, error) { // whether event seq exists
-		es, err := s.auth.Events(ctx, c, p, seq-1, 1)
-		return len(es) > 0, err
-	}
-	lo, hi := int64(0), int64(1) // event lo exists (0 stands for "none"), event hi is unknown
-	for {
-		ok, err := exists(hi)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			break
-		}
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 { // event lo exists, event hi does not
-		mid := lo + (hi-lo)/2
-		ok, err := exists(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
 }

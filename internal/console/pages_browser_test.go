@@ -175,7 +175,7 @@ func TestPages_NeedsYou(t *testing.T) {
 	}
 	r.b.Do(chromedp.WaitVisible(chromedp.Search(`//span[@id="needs-count"][text()="1"]`)))
 	section := r.b.Text("#" + string(q.ID))
-	for _, want := range []string{"mark", "calc", "approval names a person", q.Digest, "args.topic", `"a"`} {
+	for _, want := range []string{"mark", "Mark a topic, once a person approves.", "calc", "approval names a person", q.Digest, "args.topic", `"a"`} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the request shows %q, want it to show %q", section, want)
 		}

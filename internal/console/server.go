@@ -33,6 +33,7 @@ type backend interface {
 	eventFilterBackend
 	whyBackend
 	workerBackend
+	pageBackend
 	conversationBackend
 }
 
