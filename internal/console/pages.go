@@ -50,6 +50,12 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
+	s.page("GET /projects/{project}/agents", "agents", s.pageAgents)
+	s.page("POST /projects/{project}/agents", "agents", s.pageCreateAgent)
+	s.page("GET /projects/{project}/agents/{agent}", "agents", s.pageAgent)
+	s.page("POST /projects/{project}/agents/{agent}/token", "agents", s.pageRotateAgent)
+	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
+	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -80,6 +86,7 @@ type navItem struct{ Page, Name string }
 var navigation = []navItem{
 	{"needs", "Needs you"},
 	{"operations", "Operations"},
+	{"agents", "Agents"},
 }
 
 // pageFuncs are the helpers the page templates call.

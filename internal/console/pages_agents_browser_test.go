@@ -1,0 +1,156 @@
+package console_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/console/browsertest"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// TestPages_Agents: an Agent created from the page shows its token once, on the page
+// that answers the form, and never again — not on reload, not in a URL, not in the log;
+// rotating shows a new one and ends the old; revoking ends the Agent's token.
+func TestPages_Agents(t *testing.T) {
+	const scoutRow = `//tr[.//a[text()="scout"]]`
+	r := newPagesRig(t)
+	r.signIn(t)
+	r.mark(t, "a")
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents"), chromedp.WaitVisible(chromedp.CSS("table.agents")))
+	if got := r.b.Text("table.agents tbody"); !strings.Contains(got, "calc") || !strings.Contains(got, "ApplyAction mark") ||
+		!strings.Contains(got, "waiting for a decision") {
+		t.Errorf("the Agents list shows %q, want calc with its last operation, the mark waiting for a decision", got)
+	}
+
+	r.b.Do(chromedp.SendKeys(chromedp.ID("agent-name"), "scout"),
+		chromedp.Click(chromedp.ID("create-agent")),
+		chromedp.WaitVisible(chromedp.ID("agent-token")))
+	token := browsertest.Run(r.b, chromedp.Value(chromedp.ID("agent-token")))
+	c, err := r.a.Authenticate(t.Context(), authority.Token(token))
+	if err != nil || c.Kind != contract.PrincipalAgent || c.Name != "scout" {
+		t.Fatalf("the token the page showed authenticates as %+v, %v; want Agent scout", c, err)
+	}
+	if got := r.b.Text("#issued"); !strings.Contains(got, "never again") {
+		t.Errorf("the token is shown with %q, want it said that it is shown once", got)
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("Agents page with a token: %q", ps)
+	}
+	r.b.Screenshot(screenshots, "agents-token")
+
+	// Reading the page again shows no token.
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents"), chromedp.WaitVisible(chromedp.Search(scoutRow)))
+	if html := browsertest.Run(r.b, chromedp.Evaluate[string]("document.documentElement.outerHTML")); strings.Contains(html, token) {
+		t.Errorf("the Agents page read again shows the token")
+	}
+	if n := browsertest.Run(r.b, chromedp.Evaluate[int]("document.querySelectorAll('#agent-token').length")); n != 0 {
+		t.Errorf("the Agents page read again has %d token fields, want none", n)
+	}
+
+	// Rotating shows a new token and ends the old one.
+	r.b.Do(chromedp.Click(chromedp.Search(`//button[@aria-label="Rotate the token of scout"]`)), chromedp.WaitVisible(chromedp.ID("agent-token")))
+	rotated := browsertest.Run(r.b, chromedp.Value(chromedp.ID("agent-token")))
+	if rotated == token || rotated == "" {
+		t.Errorf("rotating showed %q, want a new token", rotated)
+	}
+	if _, err := r.a.Authenticate(t.Context(), authority.Token(token)); err == nil {
+		t.Errorf("the token before the rotation still authenticates")
+	}
+	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err != nil {
+		t.Errorf("the rotated token does not authenticate: %v", err)
+	}
+
+	// Revoking ends it; the row says so and offers no more forms.
+	r.b.Do(chromedp.Click(chromedp.Search(`//button[@aria-label="Revoke scout"]`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
+	if got := r.b.Text(".notice"); !strings.Contains(got, "scout revoked") {
+		t.Errorf("after revoking, the notice is %q", got)
+	}
+	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err == nil {
+		t.Errorf("the revoked Agent's token still authenticates")
+	}
+	if got := browsertest.Run(r.b, chromedp.Text(chromedp.Search(scoutRow))); !strings.Contains(got, "revoked") || strings.Contains(got, "Rotate") {
+		t.Errorf("the revoked Agent's row is %q, want it revoked without forms", got)
+	}
+
+	// Neither token is in a URL the browser asked for, nor in the project's log.
+	for _, resp := range r.b.Responses() {
+		if strings.Contains(resp.URL, token) || strings.Contains(resp.URL, rotated) {
+			t.Errorf("a token is in the URL %s", resp.URL)
+		}
+	}
+	es, err := r.a.Events(t.Context(), mustCaller(t, r.testServer), "default", 0, authority.MaxEventPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if strings.Contains(string(e.Data), token) || strings.Contains(string(e.Data), rotated) {
+			t.Errorf("event %d (%s) holds a token", e.Seq, e.Type)
+		}
+	}
+}
+
+// TestPages_AgentConversation: an Agent's page shows its Operations and its saved
+// conversations, and a conversation's page its transcript with the tool calls and their
+// results, read-only.
+func TestPages_AgentConversation(t *testing.T) {
+	r := newPagesRig(t)
+	ctx := t.Context()
+	admin := mustCaller(t, r.testServer)
+	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []string{
+		`{"role": "user", "text": "Mark topic z."}`,
+		`{"role": "assistant", "text": "I will mark it.", "calls": [{"id": "call_1", "name": "ApplyAction", "arguments": {"action": "mark", "params": {"topic": "z"}}}]}`,
+		`{"role": "user", "results": [{"callId": "call_1", "content": "waiting for a decision: req_1", "isError": false}]}`,
+		`{"role": "user", "results": [{"callId": "call_2", "content": "invalid_argument: no such Action", "isError": true}]}`,
+	}
+	save := contract.ConversationSave{}
+	for _, m := range msgs {
+		save.Messages = append(save.Messages, json.RawMessage(m))
+	}
+	if _, err := r.a.SaveConversation(ctx, writer, "first-run", save); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t)
+	r.mark(t, "c")
+
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents"), chromedp.Click(chromedp.Search(`//a[text()="calc"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.ops")))
+	if got := r.b.Text("table.ops tbody"); !strings.Contains(got, "ApplyAction mark") || !strings.Contains(got, "waiting for a decision") {
+		t.Errorf("calc's strip shows %q, want the mark waiting for a decision", got)
+	}
+	if got := r.b.Text("#conversations"); !strings.Contains(got, "No conversation saved yet") {
+		t.Errorf("calc's conversations show %q, want none", got)
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("an Agent's page: %q", ps)
+	}
+	r.b.Screenshot(screenshots, "agent")
+
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(at.Agent.ID)), chromedp.WaitVisible(chromedp.ID("strip-empty")),
+		chromedp.Click(chromedp.Search(`//a[text()="first-run"]`)), chromedp.WaitVisible(chromedp.CSS("ol.transcript")))
+	got := r.b.Text("ol.transcript")
+	for _, want := range []string{"Mark topic z.", "I will mark it.", "ApplyAction", "call_1", `"topic": "z"`, "waiting for a decision: req_1",
+		"Refused or failed", "no such Action"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the transcript shows %q, want it to show %q", got, want)
+		}
+	}
+	if n := browsertest.Run(r.b, chromedp.Evaluate[int]("document.querySelectorAll('main form').length")); n != 0 {
+		t.Errorf("the transcript has %d forms, want none: it is read-only", n)
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("a transcript page: %q", ps)
+	}
+	r.b.Screenshot(screenshots, "transcript")
+}
