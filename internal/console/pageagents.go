@@ -116,7 +116,11 @@ func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) erro
 		if err != nil {
 			return err
 		}
-		if g := groupOps(ops); len(g) == 1 {
+		g, err := groupOps(ops)
+		if err != nil {
+			return err
+		}
+		if len(g) == 1 {
 			b.Ops, b.Version = g[0].Ops, g[0].Version
 		}
 	}

@@ -2,14 +2,10 @@ package console
 
 import (
 	"cmp"
-	"fmt"
-	"hash/fnv"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -54,12 +50,16 @@ func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: groupOps(ops)}, evOpAdmitted, evOpChanged)
+	g, err := groupOps(ops)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g}, evOpAdmitted, evOpChanged)
 }
 
 // groupOps groups ops (oldest first, as the authority lists them) by Agent, in the order
 // of the Agents' ids, each Agent's newest first and at most maxOpsShown of them.
-func groupOps(ops []contract.OperationInfo) []agentOps {
+func groupOps(ops []contract.OperationInfo) ([]agentOps, error) {
 	byAgent := map[contract.AgentID][]opView{}
 	names := map[contract.AgentID]string{}
 	for _, op := range ops {
@@ -71,19 +71,13 @@ func groupOps(ops []contract.OperationInfo) []agentOps {
 		vs := byAgent[id]
 		slices.Reverse(vs)
 		vs = vs[:min(len(vs), maxOpsShown)]
-		out = append(out, agentOps{ID: string(id), Name: names[id], Version: opsVersion(vs), Ops: vs})
+		version, err := fingerprint(vs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, agentOps{ID: string(id), Name: names[id], Version: version, Ops: vs})
 	}
-	return out
-}
-
-// opsVersion fingerprints what the page shows of an Agent's Operations, so that a live
-// page replaces the Agent's section when one of them changed, and only then.
-func opsVersion(vs []opView) string {
-	h := fnv.New64a()
-	for _, v := range vs {
-		fmt.Fprintf(h, "%d|%s|%s|%s|%s\n", v.Ordinal, v.State, v.Stage, v.Why, v.Since.Format(time.RFC3339Nano))
-	}
-	return strconv.FormatUint(h.Sum64(), 36)
+	return out, nil
 }
 
 // viewOp says op's state in words and why it cannot proceed, when it cannot.

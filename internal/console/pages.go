@@ -56,6 +56,8 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/agents/{agent}/token", "agents", s.pageRotateAgent)
 	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
+	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
+	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -87,6 +89,8 @@ var navigation = []navItem{
 	{"needs", "Needs you"},
 	{"operations", "Operations"},
 	{"agents", "Agents"},
+	{"workers", "Workers"},
+	{"capabilities", "Capabilities"},
 }
 
 // pageFuncs are the helpers the page templates call.

@@ -245,14 +245,14 @@ func TestPages_Keyboard(t *testing.T) {
 	r.signIn(t)
 	r.mark(t, "k")
 	q := r.pending(t)[0]
-	for _, page := range []string{"needs", "needs/history", "operations", "agents"} {
+	for _, page := range []string{"needs", "needs/history", "operations", "agents", "workers", "capabilities"} {
 		r.b.Do(chromedp.Navigate(r.URL+"/projects/default/"+page), chromedp.WaitVisible(chromedp.CSS("h1")))
 		if ps := r.b.A11yProblems(); len(ps) > 0 {
 			t.Errorf("%s page: %q", page, ps)
 		}
 	}
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(string(q.ID))))
-	want := []string{"a Skip to content", "a Docket", "a Needs you 1", "a Operations", "a Agents", "button Sign out", "a Waiting", "a History",
+	want := []string{"a Skip to content", "a Docket", "a Needs you 1", "a Operations", "a Agents", "a Workers", "a Capabilities", "button Sign out", "a Waiting", "a History",
 		"button " + string(q.ID) + "-approve", "textarea " + string(q.ID) + "-reason", "button " + string(q.ID) + "-deny"}
 	got := r.b.Focus(len(want))
 	if diff := cmp.Diff(want, got); diff != "" {
