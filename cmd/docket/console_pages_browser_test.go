@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket/internal/console/browsertest"
+)
+
+// TestConsole_WorkersAndCapabilities runs docket serve and a real docket worker: the
+// Workers page shows the worker's lease held (its instance and generation), the Tools
+// locked with their digests, the Source's public part and the read it claimed and
+// reported; the Capabilities page shows the verified calculation's release, its Case Type
+// and its Actions with their parameters, bindings and approval, and its rules.
+func TestConsole_WorkersAndCapabilities(t *testing.T) {
+	s := newServeEnv(t, "", "../../examples/verified-calculation/capability", "workspace",
+		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
+	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
+	s.startWorker(t).waitLine(t, "lease acquired")
+	gw := s.gateway(t)
+	if res := call(t, gw, "ApplyAction", `{"action": "load_input", "params": {"path": "data/input.json"}}`); !res.Accepted {
+		t.Fatalf("load_input = %+v", res)
+	}
+	b := browsertest.New(t)
+	b.SignIn(s.url, "admin", "correct horse battery")
+
+	b.Do(chromedp.Navigate(s.url+"/projects/default/workers"), chromedp.WaitVisible(chromedp.CSS("section.worker")))
+	worker := b.Text("section.worker")
+	for _, want := range []string{"laptop", "lease held", "Instance", "Generation", "Expires",
+		"docket.workspace.read_json@1", "docket.workspace.write_json@1", "sha256:", "workspace", "file", "calculation_input", "output_file"} {
+		if !strings.Contains(worker, want) {
+			t.Errorf("the Workers page shows %q, want it to show %q", worker, want)
+		}
+	}
+	b.Do(chromedp.WaitVisible(chromedp.CSS("table.work")))
+	work := b.Text("table.work tbody")
+	for _, want := range []string{s.agent + ".1", "load_input", "docket.workspace.read_json@1", "laptop", "reported", "done"} {
+		if !strings.Contains(work, want) {
+			t.Errorf("the recent claims show %q, want them to show %q", work, want)
+		}
+	}
+	if ps := b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the Workers page: %q", ps)
+	}
+	b.Screenshot(consoleShots, "workers")
+
+	b.Do(chromedp.Navigate(s.url+"/projects/default/capabilities"), chromedp.WaitVisible(chromedp.CSS("section.release")))
+	rel := b.Text("section.release")
+	for _, want := range []string{"docket.verified-calculation@", "sha256:", "verified_calculation", "calculation_verified",
+		"load_input", "write_result", "verify_result", "approval: none", "Runs docket.workspace.write_json@1 (write)",
+		"calculation_input", "Sources docket.verified-calculation needs"} {
+		if !strings.Contains(rel, want) {
+			t.Errorf("the Capabilities page shows %q, want it to show %q", rel, want)
+		}
+	}
+	// write_result's subtotal and total are bound by the Board, its path passed by the model.
+	params := b.Text("#action-write_result table.params")
+	for _, want := range []string{"subtotal", "the Board, from ?subtotal", "total", "the Board, from ?total", "path", "the model"} {
+		if !strings.Contains(params, want) {
+			t.Errorf("write_result's parameters show %q, want %q", params, want)
+		}
+	}
+	b.Do(chromedp.Click(chromedp.CSS("details.rules summary")), chromedp.WaitVisible(chromedp.CSS("details.rules pre")))
+	if got := b.Text("details.rules pre"); !strings.Contains(got, "calculation_verified") {
+		t.Errorf("the rules show %q, want the rule that derives calculation_verified", got)
+	}
+	if ps := b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the Capabilities page: %q", ps)
+	}
+	b.Screenshot(consoleShots, "capabilities")
+	if ps := b.Problems(); len(ps) > 0 {
+		t.Errorf("the pages reported problems: %q", ps)
+	}
+	for _, resp := range b.Responses() {
+		if strings.HasPrefix(resp.URL, s.url+"/") && !strings.Contains(resp.CSP, "frame-ancestors 'none'") {
+			t.Errorf("%s (%d) has Content-Security-Policy %q, want the console's", resp.URL, resp.Status, resp.CSP)
+		}
+	}
+}
