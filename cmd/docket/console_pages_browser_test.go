@@ -10,9 +10,9 @@ import (
 )
 
 // TestConsole_WorkersAndCapabilities runs docket serve and a real docket worker: the
-// Workers page shows the worker's lease held (its instance and generation), the Tools
-// locked with their digests, the Source's public part and the read it claimed and
-// reported; the Capabilities page shows the verified calculation's release, its Case Type
+// Workers page shows the worker's lease held (its instance, generation and heartbeat),
+// the Tools locked with their digests, the Source's public part, and — without a reload
+// — the read it claimed and reported; the Capabilities page shows the verified calculation's release, its Case Type
 // and its Actions with their parameters, bindings and approval, and its rules.
 func TestConsole_WorkersAndCapabilities(t *testing.T) {
 	s := newServeEnv(t, "", "../../examples/verified-calculation/capability", "workspace",
@@ -20,15 +20,21 @@ func TestConsole_WorkersAndCapabilities(t *testing.T) {
 	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
 	s.startWorker(t).waitLine(t, "lease acquired")
 	gw := s.gateway(t)
-	if res := call(t, gw, "ApplyAction", `{"action": "load_input", "params": {"path": "data/input.json"}}`); !res.Accepted {
-		t.Fatalf("load_input = %+v", res)
-	}
 	b := browsertest.New(t)
 	b.SignIn(s.url, "admin", "correct horse battery")
 
-	b.Do(chromedp.Navigate(s.url+"/projects/default/workers"), chromedp.WaitVisible(chromedp.CSS("section.worker")))
+	// The page is open before the read runs: its claim and report arrive live.
+	b.Do(chromedp.Navigate(s.url+"/projects/default/workers"), chromedp.WaitVisible(chromedp.ID("work-empty")),
+		chromedp.Evaluate[chromedp.Void]("window.docketMark = 'same page'"))
+	if res := call(t, gw, "ApplyAction", `{"action": "load_input", "params": {"path": "data/input.json"}}`); !res.Accepted {
+		t.Fatalf("load_input = %+v", res)
+	}
+	b.Do(chromedp.WaitVisible(chromedp.Search(`//table[contains(@class,"work")]//span[text()="done"]`)))
+	if got := browsertest.Run(b, chromedp.Evaluate[string]("window.docketMark")); got != "same page" {
+		t.Errorf("the claim appeared after a reload (mark %q), want it merged into the open page", got)
+	}
 	worker := b.Text("section.worker")
-	for _, want := range []string{"laptop", "lease held", "Instance", "Generation", "Expires",
+	for _, want := range []string{"laptop", "lease held", "Instance", "Generation", "Last heartbeat", "Expires",
 		"docket.workspace.read_json@1", "docket.workspace.write_json@1", "sha256:", "workspace", "file", "calculation_input", "output_file"} {
 		if !strings.Contains(worker, want) {
 			t.Errorf("the Workers page shows %q, want it to show %q", worker, want)

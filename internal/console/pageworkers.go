@@ -34,11 +34,19 @@ type workersBody struct {
 }
 
 // workerView is one Connection on the Workers page. Acquired is when its current lease
-// was granted, as the log says; nil when the log read holds no grant.
+// was granted, as the log says, and Renewed when the worker last renewed it (its last
+// heartbeat); each is nil when unknown.
 type workerView struct {
 	contract.WorkerStatus
 	Acquired *time.Time
+	Renewed  *time.Time
 	Version  string
+}
+
+// leaseClock is the part of the Dispatcher that says how long a lease lasts from its last
+// renewal, so that the page can say when that was.
+type leaseClock interface {
+	LeaseTTL() time.Duration
 }
 
 // workView is one claim of work and its report, when there is one, with the Operation's
@@ -173,6 +181,10 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		wv := workerView{WorkerStatus: st}
 		if l, ok := acquired[st.Connection.ID]; ok && l.WorkerID == st.WorkerID && l.Generation == st.Generation {
 			wv.Acquired = &l.at
+		}
+		if lc, ok := s.rec.(leaseClock); ok && st.ExpiresAt != nil {
+			at := st.ExpiresAt.Add(-lc.LeaseTTL())
+			wv.Renewed = &at
 		}
 		if wv.Version, err = fingerprint(wv); err != nil {
 			return err
