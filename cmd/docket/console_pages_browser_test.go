@@ -6,22 +6,33 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/console/browsertest"
 )
 
-// TestConsole_WorkersAndCapabilities runs docket serve and a real docket worker: the
-// Workers page shows the worker's lease held (its instance, generation and heartbeat),
-// the Tools locked with their digests, the Source's public part, and — without a reload
-// — the read it claimed and reported; the Capabilities page shows the verified calculation's release, its Case Type
-// and its Actions with their parameters, bindings and approval, and its rules.
-func TestConsole_WorkersAndCapabilities(t *testing.T) {
-	s := newServeEnv(t, "", "../../examples/verified-calculation/capability", "workspace",
+// calculationConsole runs docket serve with the verified calculation from capDir and a
+// real docket worker holding laptop's lease with the workspace Tools locked, and returns
+// it with agent one on the MCP gateway and a browser signed in as admin.
+func calculationConsole(t *testing.T, capDir string) (*serveEnv, *mcpclient.Client, *browsertest.Browser) {
+	t.Helper()
+	s := newServeEnv(t, "", capDir, "workspace",
 		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
 	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
 	s.startWorker(t).waitLine(t, "lease acquired")
 	gw := s.gateway(t)
 	b := browsertest.New(t)
 	b.SignIn(s.url, "admin", "correct horse battery")
+	return s, gw, b
+}
+
+// TestConsole_WorkersAndCapabilities runs docket serve and a real docket worker: the
+// Workers page shows the worker's lease held (its instance, generation and heartbeat),
+// the Tools locked with their digests, the Source's public part, and — without a reload
+// — the read it claimed and reported; the Capabilities page shows the verified
+// calculation's release, its Case Type and its Actions with their parameters, bindings
+// and approval, and its rules.
+func TestConsole_WorkersAndCapabilities(t *testing.T) {
+	s, gw, b := calculationConsole(t, "../../examples/verified-calculation/capability")
 
 	// The page is open before the read runs: its claim and report arrive live.
 	b.Do(chromedp.Navigate(s.url+"/projects/default/workers"), chromedp.WaitVisible(chromedp.ID("work-empty")),

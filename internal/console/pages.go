@@ -18,7 +18,8 @@ import (
 )
 
 // web holds the console's pages: layout.html frames every page, each other .html file is
-// one page (its "title" and "main" templates), and static/ is served at /static/.
+// one page (its "title" and "main" templates), parts/ holds templates several pages use,
+// and static/ is served at /static/.
 //
 //go:embed web
 var web embed.FS
@@ -31,7 +32,8 @@ const maxFormBody = 64 << 10
 const csrfField = "csrf"
 
 // pageRoutes lists every route of the pages in one place, and parses their templates. A
-// page is one file here (page<name>.go) and one template in web/ (<name>.html).
+// page is one file here (page<name>.go) and one template in web/ (<name>.html); the
+// templates in web/parts/ are parts several pages use.
 func (s *Server) pageRoutes() error {
 	static, err := fs.Sub(web, "web/static")
 	if err != nil {
@@ -71,7 +73,7 @@ func (s *Server) pageRoutes() error {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", f)
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/parts/*.html", f)
 		if err != nil {
 			return fmt.Errorf("console: parse page %s: %w", name, err)
 		}
