@@ -86,6 +86,14 @@ func (s *Server) pageRotateAgent(w http.ResponseWriter, r *http.Request, v visit
 	return s.showAgents(w, r, v, http.StatusOK, agentsBody{Issued: &at})
 }
 
+// pageAgentsAgain sends a GET of the address a rotation answered at — a live page
+// bringing itself up to date, or the address typed again — to the Agents page, which
+// shows no token.
+func (s *Server) pageAgentsAgain(w http.ResponseWriter, r *http.Request, v visit) error {
+	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", http.StatusSeeOther)
+	return nil
+}
+
 // pageRevokeAgent revokes an Agent: its token stops working at once.
 func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit) error {
 	a, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))

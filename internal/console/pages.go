@@ -56,6 +56,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/agents", "agents", s.pageCreateAgent)
 	s.page("GET /projects/{project}/agents/{agent}", "agents", s.pageAgent)
 	s.page("POST /projects/{project}/agents/{agent}/token", "agents", s.pageRotateAgent)
+	s.page("GET /projects/{project}/agents/{agent}/token", "agents", s.pageAgentsAgain)
 	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)

@@ -2,12 +2,16 @@ package console_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -153,4 +157,63 @@ func TestPages_AgentConversation(t *testing.T) {
 		t.Errorf("a transcript page: %q", ps)
 	}
 	r.b.Screenshot(screenshots, "transcript")
+}
+
+// TestPages_NewPagesWithoutBrowser: the Agents, Workers and Capabilities pages as a client
+// without JavaScript sees them, and their forms refused without the session's CSRF token.
+func TestPages_NewPagesWithoutBrowser(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie := sess.Token.String()
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	_, page := s.do(t, request{method: "GET", path: "/projects/default/agents", cookie: cookie})
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the Agents page has no CSRF field:\n%s", page)
+	}
+	csrf := string(m[1])
+	tests := []struct {
+		name   string
+		req    request
+		status int
+		to     string
+		body   string
+	}{
+		{name: "agents without a session", req: request{method: "GET", path: "/projects/default/agents"}, status: 303, to: "/signin?next=%2Fprojects%2Fdefault%2Fagents"},
+		{name: "agents", req: request{method: "GET", path: "/projects/default/agents", cookie: cookie}, status: 200, body: "No Agent yet"},
+		{name: "no such agent", req: request{method: "GET", path: "/projects/default/agents/agt_nope", cookie: cookie}, status: 404, body: "has no Agent agt_nope"},
+		{name: "workers", req: request{method: "GET", path: "/projects/default/workers", cookie: cookie}, status: 200, body: "No Connection yet"},
+		{name: "capabilities", req: request{method: "GET", path: "/projects/default/capabilities", cookie: cookie}, status: 200, body: "No capability installed yet"},
+		{name: "a rotation's address read again", req: request{method: "GET", path: "/projects/default/agents/agt_x/token", cookie: cookie}, status: 303, to: "/projects/default/agents"},
+		{name: "create without the CSRF token", req: request{method: "POST", path: "/projects/default/agents", cookie: cookie, header: form, body: "name=sneaky"}, status: 403, body: "csrf_token"},
+		{name: "rotate without the CSRF token", req: request{method: "POST", path: "/projects/default/agents/agt_x/token", cookie: cookie, header: form}, status: 403, body: "csrf_token"},
+		{name: "revoke without the CSRF token", req: request{method: "POST", path: "/projects/default/agents/agt_x/revoke", cookie: cookie, header: form}, status: 403, body: "csrf_token"},
+		{name: "create with a bad name", req: request{method: "POST", path: "/projects/default/agents", cookie: cookie, header: form,
+			body: "csrf=" + url.QueryEscape(csrf) + "&name=" + url.QueryEscape("no spaces allowed?")}, status: 400, body: `id="create-error"`},
+	}
+	noRedirect := *s.Client()
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := s.doWith(t, &noRedirect, tt.req)
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s %s = %d, want %d\n%s", tt.req.method, tt.req.path, resp.StatusCode, tt.status, body)
+			}
+			if got := resp.Header.Get("Location"); got != tt.to {
+				t.Errorf("%s %s redirects to %q, want %q", tt.req.method, tt.req.path, got, tt.to)
+			}
+			if !strings.Contains(string(body), tt.body) {
+				t.Errorf("%s %s body does not contain %q:\n%s", tt.req.method, tt.req.path, tt.body, body)
+			}
+			if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("%s %s has Content-Security-Policy %q, want the console's", tt.req.method, tt.req.path, csp)
+			}
+		})
+	}
+	if as, err := s.a.Agents(t.Context(), mustCaller(t, s), "default"); err != nil || len(as) != 0 {
+		t.Errorf("Agents after the refused forms = %+v, %v; want none", as, err)
+	}
 }
