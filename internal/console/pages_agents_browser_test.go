@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
@@ -215,5 +216,32 @@ func TestPages_NewPagesWithoutBrowser(t *testing.T) {
 	}
 	if as, err := s.a.Agents(t.Context(), mustCaller(t, s), "default"); err != nil || len(as) != 0 {
 		t.Errorf("Agents after the refused forms = %+v, %v; want none", as, err)
+	}
+}
+
+// TestPages_AgentsKeyboard: Tab walks the Agents page in reading order — navigation, each
+// Agent's link and forms, then the create form — and an Agent is created from the
+// keyboard alone.
+func TestPages_AgentsKeyboard(t *testing.T) {
+	r := newPagesRig(t)
+	r.signIn(t)
+	as, err := r.a.Agents(t.Context(), mustCaller(t, r.testServer), "default")
+	if err != nil || len(as) != 1 {
+		t.Fatalf("Agents = %+v, %v; want calc alone", as, err)
+	}
+	calc := string(as[0].ID)
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents"), chromedp.WaitVisible(chromedp.ID("agent-name")))
+	want := []string{"a Skip to content", "a Docket", "a Needs you 0", "a Operations", "a Agents", "a Workers", "a Capabilities", "button Sign out",
+		"a calc", "button rotate-" + calc, "button revoke-" + calc, "input agent-name", "select agent-kind", "button create-agent"}
+	if diff := cmp.Diff(want, r.b.Focus(len(want))); diff != "" {
+		t.Errorf("Tab order (-want +got):\n%s", diff)
+	}
+	// Back to the name field, type a name and press Enter.
+	r.b.Do(chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.KeyEvent("\t", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.KeyEvent("keyed\r"),
+		chromedp.WaitVisible(chromedp.ID("agent-token")))
+	if got := r.b.Text("#issued-h"); got != "Token of keyed" {
+		t.Errorf("after Enter in the create form the page shows %q, want the token of keyed", got)
 	}
 }
