@@ -10,13 +10,13 @@ import (
 	"github.com/docketrun/docket/internal/console/browsertest"
 )
 
-// calculationConsole runs docket serve with the verified calculation from capDir and a
-// real docket worker holding laptop's lease with the workspace Tools locked, and returns
-// it with agent one on the MCP gateway and a browser signed in as admin.
-func calculationConsole(t *testing.T, capDir string) (*serveEnv, *mcpclient.Client, *browsertest.Browser) {
+// calculationConsole runs docket serve (with serveArgs) with the verified calculation from
+// capDir and a real docket worker holding laptop's lease with the workspace Tools locked,
+// and returns it with agent one on the MCP gateway and a browser signed in as admin.
+func calculationConsole(t *testing.T, capDir string, serveArgs ...string) (*serveEnv, *mcpclient.Client, *browsertest.Browser) {
 	t.Helper()
 	s := newServeEnv(t, "", capDir, "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
+		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`, serveArgs...)
 	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
 	s.startWorker(t).waitLine(t, "lease acquired")
 	gw := s.gateway(t)
@@ -30,9 +30,10 @@ func calculationConsole(t *testing.T, capDir string) (*serveEnv, *mcpclient.Clie
 // the Tools locked with their digests, the Source's public part, and — without a reload
 // — the read it claimed and reported; the Capabilities page shows the verified
 // calculation's release, its Case Type and its Actions with their parameters, bindings
-// and approval, and its rules.
+// and approval, and its rules. An Agent created from the page last has a token that
+// docket serve, logging at debug, never writes.
 func TestConsole_WorkersAndCapabilities(t *testing.T) {
-	s, gw, b := calculationConsole(t, "../../examples/verified-calculation/capability")
+	s, gw, b := calculationConsole(t, "../../examples/verified-calculation/capability", "--log-level", "debug")
 
 	// The page is open before the read runs: its claim and report arrive live.
 	b.Do(chromedp.Navigate(s.url+"/projects/default/workers"), chromedp.WaitVisible(chromedp.ID("work-empty")),
@@ -87,6 +88,18 @@ func TestConsole_WorkersAndCapabilities(t *testing.T) {
 		t.Errorf("the Capabilities page: %q", ps)
 	}
 	b.Screenshot(consoleShots, "capabilities")
+
+	b.Do(chromedp.Navigate(s.url+"/projects/default/agents"),
+		chromedp.SendKeys(chromedp.ID("agent-name"), "pager"),
+		chromedp.Click(chromedp.ID("create-agent")),
+		chromedp.WaitVisible(chromedp.ID("agent-token")))
+	token := browsertest.Run(b, chromedp.Value(chromedp.ID("agent-token")))
+	if !strings.HasPrefix(token, "dkt_agt_") {
+		t.Fatalf("the Agents page shows the token %q, want an agent token", token)
+	}
+	if strings.Contains(s.srv.log(), token) {
+		t.Errorf("docket serve logged the token the page showed")
+	}
 	if ps := b.Problems(); len(ps) > 0 {
 		t.Errorf("the pages reported problems: %q", ps)
 	}
