@@ -99,8 +99,8 @@ func TestPages_Agents(t *testing.T) {
 }
 
 // TestPages_AgentConversation: an Agent's page shows its Operations and its saved
-// conversations, and a conversation's page its transcript with the tool calls and their
-// results, read-only.
+// conversations, one saved while it is open arriving without a reload, and a
+// conversation's page its transcript with the tool calls and their results, read-only.
 func TestPages_AgentConversation(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
@@ -158,6 +158,17 @@ func TestPages_AgentConversation(t *testing.T) {
 		t.Errorf("a transcript page: %q", ps)
 	}
 	r.b.Screenshot(screenshots, "transcript")
+
+	// A conversation saved while the Agent's page is open appears there without a reload.
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(at.Agent.ID)), chromedp.WaitVisible(chromedp.ID("strip-empty")),
+		chromedp.Evaluate[chromedp.Void]("window.docketMark = 'same page'"))
+	if _, err := r.a.SaveConversation(ctx, writer, "second-run", contract.ConversationSave{Messages: save.Messages[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	r.b.Do(chromedp.WaitVisible(chromedp.Search(`//a[text()="second-run"]`)))
+	if got := browsertest.Run(r.b, chromedp.Evaluate[string]("window.docketMark")); got != "same page" {
+		t.Errorf("the conversation appeared after a reload (mark %q), want it merged into the open page", got)
+	}
 }
 
 // TestPages_NewPagesWithoutBrowser: the Agents, Workers and Capabilities pages as a client
