@@ -48,13 +48,7 @@ func approvedCalculation(t *testing.T) string {
 // the worker, which the Operations page shows live; the Case then closes as completed,
 // which the authority allows only when its root is certified.
 func TestConsole_ApproveRunsWriteAndCertifies(t *testing.T) {
-	s := newServeEnv(t, "", approvedCalculation(t), "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-	gw := s.gateway(t)
-	b := browsertest.New(t)
-	b.SignIn(s.url, "admin", "correct horse battery")
+	s, gw, b := calculationConsole(t, approvedCalculation(t))
 	b.Do(chromedp.Navigate(s.url+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("#requests-empty")))
 
 	if res := call(t, gw, "ApplyAction", `{"action": "load_input", "params": {"path": "data/input.json"}}`); !res.Accepted {

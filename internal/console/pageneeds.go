@@ -27,6 +27,7 @@ type needsBody struct {
 type requestView struct {
 	contract.Request
 	Agent string         // the requesting Agent's name
+	Does  string         // the Action's description, as its release declares it
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
 	Rows  []vectorRow
@@ -64,10 +65,14 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 	if err != nil {
 		return err
 	}
+	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
 	cases := map[contract.CaseID]*contract.Case{}
 	b := needsBody{Tab: tab}
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Does: does[q.Vector.Action], Why: whyWaits(q), Rows: vectorRows(q.Vector)}
 		if rv.Agent == "" {
 			rv.Agent = string(q.RequestedBy)
 		}

@@ -1,17 +1,12 @@
 package console
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
+	"cmp"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
-	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -34,123 +29,72 @@ type opsBody struct {
 // does, so that a live page replaces the Agent's section then and only then.
 type agentOps struct {
 	ID, Name string
-	Version  int64
+	Version  string
 	Ops      []opView
 }
 
 // opView is one Operation as the Operations page shows it.
 type opView struct {
-	Work      string // "<agent>.<ordinal>", the name reconcile takes
-	Ordinal   int64
-	Label     string
-	State     contract.OperationState
+	contract.OperationInfo
 	StateText string
-	Stage     contract.OperationStage
 	Why       string
-	Since     time.Time
-}
-
-// opRecord is the part of an operation event the page reads. The log is the authority's
-// own record, so fields the page does not read are ignored rather than refused.
-type opRecord struct {
-	Agent     string                  `json:"agent"`
-	Ordinal   int64                   `json:"ordinal"`
-	Tool      string                  `json:"tool"`
-	Label     string                  `json:"label"`
-	State     contract.OperationState `json:"state"`
-	Stage     contract.OperationStage `json:"stage"`
-	Decision  string                  `json:"decision"`
-	Reason    string                  `json:"reason"`
-	ErrorCode contract.Code           `json:"errorCode"`
 }
 
 // pageOperations shows every Agent's Operations with their state, stage and the reason
 // when one cannot proceed; one that needs a person carries the form that reconciles it.
 func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit) error {
-	ctx := r.Context()
-	byAgent, err := s.operations(ctx, v.caller, v.project)
+	if s.dec == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server lists no operations; docket serve does.")
+	}
+	ops, err := s.dec.OperationList(r.Context(), v.caller, v.project, "", false)
 	if err != nil {
 		return err
 	}
-	names, err := s.agentNames(ctx, v)
+	g, err := groupOps(ops)
 	if err != nil {
 		return err
 	}
-	var b opsBody
-	for _, id := range slices.Sorted(maps.Keys(byAgent)) {
-		a := byAgent[id]
-		a.Name = names[id]
-		if a.Name == "" {
-			a.Name = id
-		}
-		slices.Reverse(a.Ops)
-		a.Ops = a.Ops[:min(len(a.Ops), maxOpsShown)]
-		b.Agents = append(b.Agents, *a)
-	}
-	return s.render(w, r, v, http.StatusOK, "operations", b, evOpAdmitted, evOpChanged)
+	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g}, evOpAdmitted, evOpChanged)
 }
 
-// operations folds the project's operation events into each Agent's Operations, oldest
-// first. The facade has no read of every Agent's Operations for a member, so the page
-// reads them from the log, the record the authority's own ledger is a projection of.
-func (s *Server) operations(ctx context.Context, c authority.Caller, p contract.ProjectID) (map[string]*agentOps, error) {
-	out := map[string]*agentOps{}
-	for after := int64(0); ; {
-		es, err := s.auth.Events(ctx, c, p, after, maxPage)
+// groupOps groups ops (oldest first, as the authority lists them) by Agent, in the order
+// of the Agents' ids, each Agent's newest first and at most maxOpsShown of them.
+func groupOps(ops []contract.OperationInfo) ([]agentOps, error) {
+	byAgent := map[contract.AgentID][]opView{}
+	names := map[contract.AgentID]string{}
+	for _, op := range ops {
+		byAgent[op.Agent] = append(byAgent[op.Agent], viewOp(op))
+		names[op.Agent] = cmp.Or(op.AgentName, string(op.Agent))
+	}
+	out := make([]agentOps, 0, len(byAgent))
+	for _, id := range slices.Sorted(maps.Keys(byAgent)) {
+		vs := byAgent[id]
+		slices.Reverse(vs)
+		vs = vs[:min(len(vs), maxOpsShown)]
+		version, err := fingerprint(vs)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range es {
-			after = e.Seq
-			if e.Type != evOpAdmitted && e.Type != evOpChanged {
-				continue
-			}
-			var rec opRecord
-			if err := json.Unmarshal(e.Data, &rec); err != nil {
-				return nil, fmt.Errorf("read event %d of %s: %w", e.Seq, p, err)
-			}
-			a := out[rec.Agent]
-			if a == nil {
-				a = &agentOps{ID: rec.Agent}
-				out[rec.Agent] = a
-			}
-			a.Version = e.Seq
-			if e.Type == evOpAdmitted {
-				a.Ops = append(a.Ops, opView{Work: rec.Agent + "." + strconv.FormatInt(rec.Ordinal, 10), Ordinal: rec.Ordinal,
-					Label: rec.Label, Since: e.At})
-			}
-			i := rec.Ordinal - 1
-			if i < 0 || i >= int64(len(a.Ops)) {
-				return nil, fmt.Errorf("read event %d of %s: operation %d of %s was never admitted", e.Seq, p, rec.Ordinal, rec.Agent)
-			}
-			a.Ops[i].apply(rec, e.At)
-		}
-		if len(es) < maxPage {
-			return out, nil
-		}
+		out = append(out, agentOps{ID: string(id), Name: names[id], Version: version, Ops: vs})
 	}
+	return out, nil
 }
 
-// apply takes the state an operation event gives op.
-func (op *opView) apply(rec opRecord, at time.Time) {
-	if rec.State != "" && rec.State != op.State {
-		op.State, op.Since = rec.State, at
-	}
-	op.Stage = rec.Stage
-	op.StateText = string(op.State)
+// viewOp says op's state in words and why it cannot proceed, when it cannot.
+func viewOp(op contract.OperationInfo) opView {
+	v := opView{OperationInfo: op, StateText: string(op.State)}
 	switch {
 	case op.State == contract.OpWaitingForDecision:
-		op.StateText = "waiting for a decision"
-		op.Why = "Request " + rec.Decision + " waits on Needs you."
-	case rec.Reason != "" && rec.ErrorCode != "":
-		op.Why = string(rec.ErrorCode) + ": " + rec.Reason
-	case rec.Reason != "":
-		op.Why = rec.Reason
-	case rec.ErrorCode != "":
-		op.Why = string(rec.ErrorCode)
-	default:
-		op.Why = ""
+		v.StateText = "waiting for a decision"
+		v.Why = "Request " + op.Decision + " waits on Needs you."
+	case op.Reason != "" && op.ReasonCode != "":
+		v.Why = string(op.ReasonCode) + ": " + op.Reason
+	case op.Reason != "":
+		v.Why = op.Reason
+	case op.ReasonCode != "":
+		v.Why = string(op.ReasonCode)
 	}
+	return v
 }
 
 // pageReconcile settles an Operation that needs a person with what the member found,

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"embed"
 	"fmt"
@@ -19,7 +18,8 @@ import (
 )
 
 // web holds the console's pages: layout.html frames every page, each other .html file is
-// one page (its "title" and "main" templates), and static/ is served at /static/.
+// one page (its "title" and "main" templates), parts/ holds templates several pages use,
+// and static/ is served at /static/.
 //
 //go:embed web
 var web embed.FS
@@ -32,7 +32,8 @@ const maxFormBody = 64 << 10
 const csrfField = "csrf"
 
 // pageRoutes lists every route of the pages in one place, and parses their templates. A
-// page is one file here (page<name>.go) and one template in web/ (<name>.html).
+// page is one file here (page<name>.go) and one template in web/ (<name>.html); the
+// templates in web/parts/ are parts several pages use.
 func (s *Server) pageRoutes() error {
 	static, err := fs.Sub(web, "web/static")
 	if err != nil {
@@ -51,6 +52,15 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
+	s.page("GET /projects/{project}/agents", "agents", s.pageAgents)
+	s.page("POST /projects/{project}/agents", "agents", s.pageCreateAgent)
+	s.page("GET /projects/{project}/agents/{agent}", "agents", s.pageAgent)
+	s.page("POST /projects/{project}/agents/{agent}/token", "agents", s.pageRotateAgent)
+	s.page("GET /projects/{project}/agents/{agent}/token", "agents", s.pageAgentsAgain)
+	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
+	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
+	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
+	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -64,7 +74,7 @@ func (s *Server) pageRoutes() error {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", f)
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/parts/*.html", f)
 		if err != nil {
 			return fmt.Errorf("console: parse page %s: %w", name, err)
 		}
@@ -81,6 +91,9 @@ type navItem struct{ Page, Name string }
 var navigation = []navItem{
 	{"needs", "Needs you"},
 	{"operations", "Operations"},
+	{"agents", "Agents"},
+	{"workers", "Workers"},
+	{"capabilities", "Capabilities"},
 }
 
 // pageFuncs are the helpers the page templates call.
@@ -178,7 +191,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status 
 		if err != nil {
 			return err
 		}
-		head, err := s.logHead(r.Context(), v.caller, v.project)
+		head, err := s.auth.LogHead(r.Context(), v.caller, v.project)
 		if err != nil {
 			return err
 		}
@@ -264,38 +277,4 @@ func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit
 	}
 	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/"+to, http.StatusSeeOther)
 	return nil
-}
-
-// logHead returns the sequence number of project's last event, so that a page's live
-// updates start after what it shows. The facade has no read of the head alone, so it is
-// found with O(log n) one-event reads: doubling until past the end, then bisecting.
-func (s *Server) logHead(ctx context.Context, c authority.Caller, p contract.ProjectID) (int64, error) {
-	exists := func(seq int64) (bool, error) { // whether event seq exists
-		es, err := s.auth.Events(ctx, c, p, seq-1, 1)
-		return len(es) > 0, err
-	}
-	lo, hi := int64(0), int64(1) // event lo exists (0 stands for "none"), event hi is unknown
-	for {
-		ok, err := exists(hi)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			break
-		}
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 { // event lo exists, event hi does not
-		mid := lo + (hi-lo)/2
-		ok, err := exists(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
 }

@@ -175,7 +175,7 @@ func TestPages_NeedsYou(t *testing.T) {
 	}
 	r.b.Do(chromedp.WaitVisible(chromedp.Search(`//span[@id="needs-count"][text()="1"]`)))
 	section := r.b.Text("#" + string(q.ID))
-	for _, want := range []string{"mark", "calc", "approval names a person", q.Digest, "args.topic", `"a"`} {
+	for _, want := range []string{"mark", "Mark a topic, once a person approves.", "calc", "approval names a person", q.Digest, "args.topic", `"a"`} {
 		if !strings.Contains(section, want) {
 			t.Errorf("the request shows %q, want it to show %q", section, want)
 		}
@@ -245,14 +245,14 @@ func TestPages_Keyboard(t *testing.T) {
 	r.signIn(t)
 	r.mark(t, "k")
 	q := r.pending(t)[0]
-	for _, page := range []string{"needs", "needs/history", "operations"} {
+	for _, page := range []string{"needs", "needs/history", "operations", "agents", "workers", "capabilities"} {
 		r.b.Do(chromedp.Navigate(r.URL+"/projects/default/"+page), chromedp.WaitVisible(chromedp.CSS("h1")))
 		if ps := r.b.A11yProblems(); len(ps) > 0 {
 			t.Errorf("%s page: %q", page, ps)
 		}
 	}
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(string(q.ID))))
-	want := []string{"a Skip to content", "a Docket", "a Needs you 1", "a Operations", "button Sign out", "a Waiting", "a History",
+	want := []string{"a Skip to content", "a Docket", "a Needs you 1", "a Operations", "a Agents", "a Workers", "a Capabilities", "button Sign out", "a Waiting", "a History",
 		"button " + string(q.ID) + "-approve", "textarea " + string(q.ID) + "-reason", "button " + string(q.ID) + "-deny"}
 	got := r.b.Focus(len(want))
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -37,6 +37,7 @@ type backend interface {
 	eventFilterBackend
 	whyBackend
 	workerBackend
+	pageBackend
 	conversationBackend
 }
 

@@ -1,0 +1,216 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types the Agents pages follow besides the Operations': an Agent's conversation
+// saved.
+const evConversationSaved = contract.EventConversationSaved
+
+// agentsBody is what the Agents page shows: every Agent with its last Operation, and the
+// token just issued when the page answers a create or a rotation.
+type agentsBody struct {
+	Agents []agentRow
+	Issued *contract.AgentToken // shown on this one answer only, never stored or sent again
+	Name   string               // the name typed into the create form, kept after a refusal
+	Error  string               // why the create form was refused
+}
+
+// agentRow is one Agent on the Agents page.
+type agentRow struct {
+	contract.Agent
+	Last *opView // its newest Operation; nil when it made no call
+}
+
+// pageAgents lists the project's Agents with their kind, last Operation and token, and
+// the form that creates one.
+func (s *Server) pageAgents(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showAgents(w, r, v, http.StatusOK, agentsBody{})
+}
+
+func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, status int, b agentsBody) error {
+	ctx := r.Context()
+	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	last := map[contract.AgentID]opView{}
+	if s.dec != nil {
+		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+		if err != nil {
+			return err
+		}
+		for _, op := range ops { // oldest first: the last one kept is the newest
+			last[op.Agent] = viewOp(op)
+		}
+	}
+	for _, a := range as {
+		row := agentRow{Agent: a}
+		if op, ok := last[a.ID]; ok {
+			row.Last = &op
+		}
+		b.Agents = append(b.Agents, row)
+	}
+	return s.render(w, r, v, status, "agents", b)
+}
+
+// pageCreateAgent creates an Agent and answers with the Agents page showing its token,
+// this once: the token is in this answer's body alone, never in a URL, a log or an event.
+func (s *Server) pageCreateAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	at, err := s.auth.CreateAgent(r.Context(), v.caller, v.project, contract.CreateAgentRequest{Name: name, Kind: r.PostFormValue("kind")})
+	if err != nil {
+		if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
+			return s.showAgents(w, r, v, httpStatus(ce.Code), agentsBody{Name: name, Error: ce.Teaching})
+		}
+		return err
+	}
+	return s.showAgents(w, r, v, http.StatusCreated, agentsBody{Issued: &at})
+}
+
+// pageRotateAgent issues an Agent a new token, ending the old one, and shows it this once.
+func (s *Server) pageRotateAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	at, err := s.auth.RotateAgentToken(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	if err != nil {
+		return err
+	}
+	return s.showAgents(w, r, v, http.StatusOK, agentsBody{Issued: &at})
+}
+
+// pageAgentsAgain sends a GET of the address a rotation answered at — a live page
+// bringing itself up to date, or the address typed again — to the Agents page, which
+// shows no token.
+func (s *Server) pageAgentsAgain(w http.ResponseWriter, r *http.Request, v visit) error {
+	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", http.StatusSeeOther)
+	return nil
+}
+
+// pageRevokeAgent revokes an Agent: its token stops working at once.
+func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	a, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	if err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", "Agent "+a.Name+" revoked; its token no longer works.")
+}
+
+// agentBody is what an Agent's page shows: its strip of Operations and its conversations.
+type agentBody struct {
+	Agent         contract.Agent
+	Version       string // changes whenever one of its Operations does
+	Ops           []opView
+	Conversations []contract.ConversationSummary
+}
+
+// pageAgent shows one Agent: its Operations, newest first, and its conversations.
+func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	ctx := r.Context()
+	a, err := s.findAgent(r, v)
+	if err != nil {
+		return err
+	}
+	b := agentBody{Agent: a}
+	if s.dec != nil {
+		ops, err := s.dec.OperationList(ctx, v.caller, v.project, string(a.ID), false)
+		if err != nil {
+			return err
+		}
+		g, err := groupOps(ops)
+		if err != nil {
+			return err
+		}
+		if len(g) == 1 {
+			b.Ops, b.Version = g[0].Ops, g[0].Version
+		}
+	}
+	if b.Conversations, err = s.auth.Conversations(ctx, v.caller, v.project, string(a.ID)); err != nil {
+		return err
+	}
+	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	return s.render(w, r, v, http.StatusOK, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved)
+}
+
+// findAgent returns the Agent the request's {agent} names, by id.
+func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
+	as, err := s.auth.Agents(r.Context(), v.caller, v.project)
+	if err != nil {
+		return contract.Agent{}, err
+	}
+	id := r.PathValue("agent")
+	if i := slices.IndexFunc(as, func(a contract.Agent) bool { return string(a.ID) == id || a.Name == id }); i >= 0 {
+		return as[i], nil
+	}
+	return contract.Agent{}, contract.Errorf(contract.CodeNotFound, "project %s has no Agent %s; the Agents page lists them.", v.project, id)
+}
+
+// transcriptBody is what a conversation's page shows: its messages, read-only.
+type transcriptBody struct {
+	Agent        contract.Agent
+	Conversation contract.Conversation
+	Messages     []messageView
+}
+
+// messageView is one message of a transcript: the agent runtime's form (a role, text,
+// tool calls and their results), or its JSON when it is in another form.
+type messageView struct {
+	Role    string       `json:"role"`
+	Text    string       `json:"text"`
+	Calls   []callView   `json:"calls"`
+	Results []resultView `json:"results"`
+	Raw     string       `json:"-"`
+}
+
+type callView struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Args is the call's arguments, indented for reading.
+func (c callView) Args() string { return indentJSON(c.Arguments) }
+
+type resultView struct {
+	CallID  string `json:"callId"`
+	Content string `json:"content"`
+	IsError bool   `json:"isError"`
+}
+
+// pageTranscript shows one of an Agent's conversations: each message with its tool calls
+// and their results.
+func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit) error {
+	a, err := s.findAgent(r, v)
+	if err != nil {
+		return err
+	}
+	c, err := s.auth.Conversation(r.Context(), v.caller, v.project, string(a.ID), conversation(r))
+	if err != nil {
+		return err
+	}
+	b := transcriptBody{Agent: a, Conversation: c}
+	for _, m := range c.Messages {
+		var mv messageView
+		if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
+			mv = messageView{Raw: indentJSON(m)}
+		}
+		b.Messages = append(b.Messages, mv)
+	}
+	return s.render(w, r, v, http.StatusOK, "transcript", b, evConversationSaved)
+}
+
+// indentJSON returns raw indented, or as it is when it is not JSON.
+func indentJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}

@@ -1,0 +1,221 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types of workers in the project's log: a lease granted or given up, work claimed
+// and reported.
+const (
+	evLeaseAcquired = "worker.lease.acquired"
+	evLeaseReleased = "worker.lease.released"
+	evWorkClaimed   = "work.claimed"
+	evWorkReported  = "work.reported"
+)
+
+// maxWorkShown bounds the recent claims the Workers page lists, newest first.
+const maxWorkShown = 20
+
+// workersBody is what the Workers page shows: each live Connection with its lease, Tools
+// and Sources, and the work claimed lately with its report.
+type workersBody struct {
+	Workers []workerView
+	Work    []workView
+	Version string // changes whenever the claims or reports do
+}
+
+// workerView is one Connection on the Workers page. Acquired is when its current lease
+// was granted, as the log says, and Renewed when the worker last renewed it (its last
+// heartbeat); each is nil when unknown.
+type workerView struct {
+	contract.WorkerStatus
+	Acquired *time.Time
+	Renewed  *time.Time
+	Version  string
+}
+
+// leaseClock is the part of the Dispatcher that says how long a lease lasts from its last
+// renewal, so that the page can say when that was.
+type leaseClock interface {
+	LeaseTTL() time.Duration
+}
+
+// workView is one claim of work and its report, when there is one, with the Operation's
+// state now.
+type workView struct {
+	Work       string
+	Label      string
+	Tool       string
+	Connection string // its name
+	WorkerID   string
+	Generation int64
+	Source     string
+	ClaimedAt  time.Time
+	Reported   *time.Time
+	Outcome    string // what the report said: "reported", or its error code; "" before a report
+	Teaching   string
+	State      contract.OperationState // the Operation's state now; "" when it is not listed
+}
+
+// The parts of the worker events the page reads. The log is the authority's own record,
+// so fields the page does not read are ignored rather than refused.
+type (
+	leaseRecord struct {
+		Connection contract.ConnectionID `json:"connection"`
+		WorkerID   string                `json:"workerId"`
+		Generation int64                 `json:"workerGeneration"`
+	}
+	claimRecord struct {
+		Work       string                `json:"work"`
+		Connection contract.ConnectionID `json:"connection"`
+		WorkerID   string                `json:"workerId"`
+		Generation int64                 `json:"workerGeneration"`
+		Source     *contract.Source      `json:"source"`
+	}
+	reportRecord struct {
+		Work     string        `json:"work"`
+		Judged   bool          `json:"judged"`
+		Code     contract.Code `json:"errorCode"`
+		Teaching string        `json:"teaching"`
+	}
+)
+
+// pageWorkers shows the project's workers: each live Connection's lease (instance,
+// generation, expiry), its locked Tools with their digests and its Sources' public parts,
+// then the work claimed lately and how it was reported.
+func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) error {
+	ctx := r.Context()
+	ws, err := s.auth.Workers(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	head, err := s.auth.LogHead(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	// The recent part of the log, as far back as one filtered read looks.
+	es, _, err := s.auth.FilterEvents(ctx, v.caller, v.project, max(0, head-authority.MaxEventScan), authority.MaxEventPage,
+		contract.EventFilter{Types: []string{evLeaseAcquired, evWorkClaimed, evWorkReported}}, "")
+	if err != nil {
+		return err
+	}
+	ops := map[string]contract.OperationInfo{}
+	if s.dec != nil {
+		list, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+		if err != nil {
+			return err
+		}
+		for _, op := range list {
+			ops[op.Work] = op
+		}
+	}
+	names := map[contract.ConnectionID]string{}
+	for _, ws := range ws {
+		names[ws.Connection.ID] = ws.Connection.Name
+	}
+	acquired := map[contract.ConnectionID]leaseAt{}
+	var work []workView
+	byWork := map[string]int{}
+	for _, e := range es {
+		switch e.Type {
+		case evLeaseAcquired:
+			var l leaseRecord
+			if err := decodeEvent(e, &l); err != nil {
+				return err
+			}
+			acquired[l.Connection] = leaseAt{leaseRecord: l, at: e.At}
+		case evWorkClaimed:
+			var c claimRecord
+			if err := decodeEvent(e, &c); err != nil {
+				return err
+			}
+			wv := workView{Work: c.Work, Connection: names[c.Connection], WorkerID: c.WorkerID, Generation: c.Generation, ClaimedAt: e.At}
+			if wv.Connection == "" {
+				wv.Connection = string(c.Connection)
+			}
+			if c.Source != nil {
+				wv.Source = c.Source.Name
+			}
+			byWork[c.Work] = len(work)
+			work = append(work, wv)
+		case evWorkReported:
+			var rep reportRecord
+			if err := decodeEvent(e, &rep); err != nil {
+				return err
+			}
+			i, ok := byWork[rep.Work]
+			if !ok {
+				continue // claimed before the part of the log read
+			}
+			at := e.At
+			work[i].Reported, work[i].Outcome, work[i].Teaching = &at, "reported", rep.Teaching
+			if rep.Code != "" {
+				work[i].Outcome = string(rep.Code)
+			}
+			if rep.Judged {
+				work[i].Outcome += " (judged: the lease was lost, nothing applied)"
+			}
+		}
+	}
+	slices.Reverse(work)
+	work = work[:min(len(work), maxWorkShown)]
+	for i := range work {
+		if op, ok := ops[work[i].Work]; ok {
+			work[i].Label, work[i].Tool, work[i].State = op.Label, op.ExecTool, op.State
+		}
+	}
+	b := workersBody{Work: work}
+	if b.Version, err = fingerprint(work); err != nil {
+		return err
+	}
+	for _, st := range ws {
+		wv := workerView{WorkerStatus: st}
+		if l, ok := acquired[st.Connection.ID]; ok && l.WorkerID == st.WorkerID && l.Generation == st.Generation {
+			wv.Acquired = &l.at
+		}
+		if lc, ok := s.rec.(leaseClock); ok && st.ExpiresAt != nil {
+			at := st.ExpiresAt.Add(-lc.LeaseTTL())
+			wv.Renewed = &at
+		}
+		if wv.Version, err = fingerprint(wv); err != nil {
+			return err
+		}
+		b.Workers = append(b.Workers, wv)
+	}
+	return s.render(w, r, v, http.StatusOK, "workers", b, evLeaseAcquired, evLeaseReleased, evWorkClaimed, evWorkReported)
+}
+
+// leaseAt is a lease grant and when the log recorded it.
+type leaseAt struct {
+	leaseRecord
+	at time.Time
+}
+
+// decodeEvent reads the data of e into v.
+func decodeEvent(e contract.Event, v any) error {
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("read event %d (%s) of %s: %w", e.Seq, e.Type, e.Project, err)
+	}
+	return nil
+}
+
+// fingerprint names what a live page shows of v, so that its section is replaced when v
+// changed, and only then.
+func fingerprint(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("fingerprint a page section: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write(b) // a hash never fails to write
+	return strconv.FormatUint(h.Sum64(), 36), nil
+}
