@@ -51,6 +51,11 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
+	s.page("GET /projects/{project}/cases", "cases", s.pageCases)
+	s.page("GET /projects/{project}/cases/{case}", "cases", s.pageCase)
+	s.page("GET /projects/{project}/board", "board", s.pageBoard)
+	s.page("GET /projects/{project}/board/{node}", "board", s.pageFact)
+	s.page("GET /projects/{project}/events", "events", s.pageEvents)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -64,7 +69,7 @@ func (s *Server) pageRoutes() error {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", f)
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/partials/*.html", f)
 		if err != nil {
 			return fmt.Errorf("console: parse page %s: %w", name, err)
 		}
@@ -81,6 +86,9 @@ type navItem struct{ Page, Name string }
 var navigation = []navItem{
 	{"needs", "Needs you"},
 	{"operations", "Operations"},
+	{"cases", "Cases"},
+	{"board", "Board"},
+	{"events", "Events"},
 }
 
 // pageFuncs are the helpers the page templates call.
