@@ -40,10 +40,10 @@ type whyGraph struct {
 }
 
 type graphNode struct {
-	X, Y, TX, TY        int
-	Label, Sub          string // the atom, cut to fit; its tier and rule or Tool
-	Title, Class        string
-	Href                string
+	X, Y, TX, TY int
+	Label, Sub   string // the atom, cut to fit; its tier and rule or Tool
+	Title, Class string
+	Href         string
 }
 
 type graphEdge struct{ X1, Y1, X2, Y2 int }
