@@ -133,15 +133,16 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 	for _, f := range d.Facts {
 		b.Facts = append(b.Facts, newWhyView(v.project, f))
 	}
-	if b.Timeline, b.MoreEvents, err = s.caseTimeline(ctx, v, id); err != nil {
+	if b.Timeline, b.MoreEvents, err = s.caseTimeline(ctx, v, d.Case); err != nil {
 		return err
 	}
 	return s.render(w, r, v, http.StatusOK, "case", b, evCaseClosed, evBatchApplied, evActionApplied, evActionCompleted, evOpAdmitted, evOpChanged)
 }
 
-// caseTimeline merges Case id's Operations and the events naming it, oldest first; the
+// caseTimeline merges Case c's Operations and the events naming it, oldest first; the
 // events are the latest maxCaseEvents, and more says whether older ones were left out.
-func (s *Server) caseTimeline(ctx context.Context, v visit, id contract.CaseID) ([]timelineItem, bool, error) {
+func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]timelineItem, bool, error) {
+	id := c.CaseID
 	var out []timelineItem
 	if s.dec != nil {
 		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
@@ -156,7 +157,10 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, id contract.CaseID) 
 				State: string(op.State), Detail: op.Reason})
 		}
 	}
-	es, more, err := s.eventsOf(ctx, v.caller, v.project, contract.EventFilter{Case: id}, maxCaseEvents)
+	// No event before the Case opened names it, and the filter skips those by their time
+	// without reading their data. The Case's opening event is at its OpenedAt.
+	f := contract.EventFilter{Case: id, Since: c.OpenedAt}
+	es, more, err := s.eventsOf(ctx, v.caller, v.project, f, maxCaseEvents)
 	if err != nil {
 		return nil, false, err
 	}
