@@ -83,6 +83,19 @@ func TestConsole_VerifiedCalculationCase(t *testing.T) {
 	}
 	b.Screenshot(consoleShots, "case")
 
+	// The acceptance's own page shows the same tree from the Board.
+	b.Do(chromedp.Click(chromedp.CSS(".why-tree > li > details > summary a.node-link")), chromedp.WaitVisible(chromedp.CSS(".why-graph")))
+	if got := b.Text("h1"); got != `Why calculation_verified(job_id: "calc-001")` {
+		t.Errorf("the acceptance's page is %q", got)
+	}
+	if got := b.Text(".why-tree"); !strings.Contains(got, "attested by Tool docket.workspace.read_json@1 (Action verify_result") {
+		t.Errorf("the acceptance's page shows %q, want output_file attested by the read Tool", got)
+	}
+	if ps := b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the fact page: %q", ps)
+	}
+	b.Screenshot(consoleShots, "fact")
+
 	b.Do(chromedp.Navigate(s.url+"/projects/default/board?predicate=output_file"), chromedp.WaitVisible(chromedp.CSS("table.board")))
 	if got := b.Text("table.board tbody"); !strings.Contains(got, "attested") || !strings.Contains(got, "tool:") {
 		t.Errorf("the Board's output_file facts are %q, want them attested by a Tool", got)

@@ -25,13 +25,19 @@ type factRow struct {
 const maxFactsShown = 100
 
 // pageBoard searches the Board's facts by predicate and arguments (?predicate=, and
-// ?args= with one name=value a line), each with its tier and who asserted it.
+// ?args= with one name=value a line), each with its tier and who asserted it. Without a
+// predicate it shows the search form alone.
 func (s *Server) pageBoard(w http.ResponseWriter, r *http.Request, v visit) error {
 	q := r.URL.Query()
 	b := boardBody{Predicate: q.Get("predicate"), Args: q.Get("args"), Limit: maxFactsShown}
 	pattern, err := factPattern(b.Predicate, strings.Split(b.Args, "\n"))
 	if err != nil {
 		return err
+	}
+	if pattern.Predicate == "" {
+		// Listing a large Board in the engine's order sorts all of it; a person searching
+		// names a predicate first.
+		return s.render(w, r, v, http.StatusOK, "board", b)
 	}
 	got, err := s.auth.Facts(r.Context(), v.caller, v.project, pattern, maxFactsShown)
 	if err != nil {

@@ -157,10 +157,14 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 				State: string(op.State), Detail: op.Reason})
 		}
 	}
-	// No event before the Case opened names it, and the filter skips those by their time
-	// without reading their data. The Case's opening event is at its OpenedAt.
+	// No event before the Case opened names it: the read starts at the first event of
+	// that time, found by bisecting the log, and the filter skips any earlier by its time.
+	from, err := s.firstEventAt(ctx, v, c.OpenedAt)
+	if err != nil {
+		return nil, false, err
+	}
 	f := contract.EventFilter{Case: id, Since: c.OpenedAt}
-	es, more, err := s.eventsOf(ctx, v.caller, v.project, f, maxCaseEvents)
+	es, more, err := s.eventsOf(ctx, v.caller, v.project, f, from, maxCaseEvents)
 	if err != nil {
 		return nil, false, err
 	}
@@ -171,13 +175,36 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 	return out, more, nil
 }
 
-// eventsOf reads every event of the log f selects, keeping the latest n, and says
-// whether older ones were dropped. It reads the log page by page through the authority's
-// bounded filter.
-func (s *Server) eventsOf(ctx context.Context, c authority.Caller, p contract.ProjectID, f contract.EventFilter, n int) ([]contract.Event, bool, error) {
+// firstEventAt returns the sequence number before the project's first event at or after
+// at, bisecting the log with one-event reads: the log is appended in time order.
+func (s *Server) firstEventAt(ctx context.Context, v visit, at time.Time) (int64, error) {
+	head, err := s.logHead(ctx, v.caller, v.project)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := int64(0), head+1 // every event up to lo is before at; hi is at or after it, or past the end
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		es, err := s.auth.Events(ctx, v.caller, v.project, mid-1, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(es) == 1 && es[0].At.Before(at) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// eventsOf reads the events after seq after that f selects, keeping the latest n, and
+// says whether older ones were dropped. It reads the log page by page through the
+// authority's bounded filter.
+func (s *Server) eventsOf(ctx context.Context, c authority.Caller, p contract.ProjectID, f contract.EventFilter, after int64, n int) ([]contract.Event, bool, error) {
 	var out []contract.Event
 	more := false
-	for after := int64(0); ; {
+	for {
 		es, last, err := s.auth.FilterEvents(ctx, c, p, after, maxPage, f, "")
 		if err != nil {
 			return nil, false, err

@@ -140,7 +140,6 @@ func BenchmarkPages_Record(b *testing.B) {
 	h := s.Config.Handler
 	pages := []struct{ name, path, want string }{
 		{"board-search", "/projects/default/board?predicate=reading&args=sensor%3D7", "The first 100 facts"},
-		{"board", "/projects/default/board", "The first 100 facts"},
 		{"case-200-nodes", "/projects/default/cases/case-1", "200 nodes, 73 more left out by the bounds."},
 		{"fact-200-nodes", "/projects/default/board/", "200 nodes"},
 	}

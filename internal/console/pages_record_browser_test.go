@@ -46,7 +46,7 @@ func TestPages_Board(t *testing.T) {
 		{"op": "assert_fact", "atom": {"predicate": "note", "args": {"text": "hello", "n": 1}}},
 		{"op": "assert_fact", "atom": {"predicate": "note", "args": {"text": "bye", "n": 2}}}]}`)
 	r.signIn(t)
-	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/board"), chromedp.WaitVisible(chromedp.CSS("table.board")))
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/board"), chromedp.WaitVisible(chromedp.ID("board-prompt")))
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("Board page: %q", ps)
 	}
