@@ -33,6 +33,7 @@ func TestConsole_VerifiedCalculationCase(t *testing.T) {
 	if got := b.Text("#cases"); !strings.Contains(got, "verified_calculation") || !strings.Contains(got, `job_id = "calc-001"`) {
 		t.Errorf("the certified Cases are %q, want the calculation's", got)
 	}
+	b.Screenshot(consoleShots, "cases")
 	b.Do(chromedp.Click(chromedp.CSS("#cases a")), chromedp.WaitVisible(chromedp.CSS(".why-tree")))
 
 	record := b.Text("#case-state")

@@ -100,7 +100,6 @@ func TestPages_Cases(t *testing.T) {
 	if got := r.b.Text("#cases"); !strings.Contains(got, "case-1") || !strings.Contains(got, "case-2") {
 		t.Errorf("the Cases are %q, want both", got)
 	}
-	r.b.Screenshot(screenshots, "cases")
 	r.b.Do(chromedp.SetValue(chromedp.ID("f-status"), "running"),
 		chromedp.Click(chromedp.Search(`//button[text()="Filter"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[@class="count"][starts-with(text(), "1 of 2")]`)))

@@ -35,6 +35,7 @@ type whyView struct {
 // its row, premises below the node they support.
 type whyGraph struct {
 	Width, Height int
+	BoxW, BoxH    int // every node's box
 	Nodes         []graphNode
 	Edges         []graphEdge
 }
@@ -50,12 +51,13 @@ type graphEdge struct{ X1, Y1, X2, Y2 int }
 
 // The graph's geometry, in SVG user units.
 const (
-	graphBoxW  = 200
+	graphBoxW  = 240
 	graphBoxH  = 40
 	graphGapX  = 16
 	graphGapY  = 44
 	graphPad   = 8
-	graphLabel = 26 // characters of an atom a box shows; its title has all of it
+	graphLabel = 28 // characters of an atom a box shows; its title has all of it
+	graphSub   = 38 // characters of the tier and provenance line
 )
 
 // newWhyTree prepares w for the page of project.
@@ -134,7 +136,7 @@ func layout(root *whyView) whyGraph {
 	for _, r := range rows {
 		widest = max(widest, len(r))
 	}
-	g := whyGraph{Width: 2*graphPad + widest*graphBoxW + max(widest-1, 0)*graphGapX,
+	g := whyGraph{BoxW: graphBoxW, BoxH: graphBoxH, Width: 2*graphPad + widest*graphBoxW + max(widest-1, 0)*graphGapX,
 		Height: 2*graphPad + len(rows)*graphBoxH + max(len(rows)-1, 0)*graphGapY}
 	g.Nodes = make([]graphNode, len(nodes))
 	for depth, r := range rows {
@@ -147,10 +149,16 @@ func layout(root *whyView) whyGraph {
 			if label == "" {
 				label = v.ID
 			}
-			if r := []rune(label); len(r) > graphLabel {
-				label = string(r[:graphLabel-1]) + "…"
+			sub := v.Tier
+			switch {
+			case v.Tool != "":
+				sub += " · " + v.Tool
+			case v.Rule != "":
+				sub += " · rule " + v.Rule[strings.LastIndex(v.Rule, "/")+1:]
+			case v.By != "":
+				sub += " · " + v.By
 			}
-			g.Nodes[i] = graphNode{X: x, Y: y, TX: x + 8, TY: y + 17, Label: label, Sub: v.Tier + provenance(v),
+			g.Nodes[i] = graphNode{X: x, Y: y, TX: x + 8, TY: y + 17, Label: cut(label, graphLabel), Sub: cut(sub, graphSub),
 				Title: v.Atom + " · " + v.Tier + provenance(v), Class: "node-" + v.Kind, Href: v.Href}
 		}
 	}
@@ -175,4 +183,12 @@ func provenance(v *whyView) string {
 		return " · asserted by " + v.By
 	}
 	return ""
+}
+
+// cut shortens s to n characters, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
