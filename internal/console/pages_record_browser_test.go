@@ -171,3 +171,45 @@ func TestPages_Events(t *testing.T) {
 	}
 	r.b.Screenshot(screenshots, "events-chain")
 }
+
+// TestPages_RecordWithoutJavaScript: with JavaScript off, the Cases, Board and Events
+// forms filter and search, a derivation tree opens and closes, and the chain check runs.
+func TestPages_RecordWithoutJavaScript(t *testing.T) {
+	r := newPagesRig(t)
+	r.b.DisableScript()
+	r.call(t, contract.ToolApplyBatch, `{"operations": [{"op": "assert_fact", "atom": {"predicate": "note", "args": {"text": "plain"}}}]}`)
+	r.call(t, contract.ToolOpenCase, `{"caseType": "exploration", "businessKey": {"topic": "plain"}}`)
+	r.signIn(t)
+
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/cases"),
+		chromedp.SetValue(chromedp.ID("f-certified"), "not yet"),
+		chromedp.Click(chromedp.Search(`//button[text()="Filter"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="count"][starts-with(text(), "1 of 1")]`)))
+	if got := browsertest.Run(r.b, chromedp.Location()); !strings.Contains(got, "certified=not+yet") {
+		t.Errorf("the filtered Cases are at %q, want the filter in the query", got)
+	}
+
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/board"),
+		chromedp.SendKeys(chromedp.ID("f-predicate"), "note"),
+		chromedp.Click(chromedp.Search(`//button[text()="Search"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//a[text()="why"]`)),
+		chromedp.Click(chromedp.Search(`//a[text()="why"]`)),
+		chromedp.WaitVisible(chromedp.CSS(".why-tree")))
+	if got := r.b.Text("h1"); got != `Why note(text: "plain")` {
+		t.Errorf("the fact's page without JavaScript is %q", got)
+	}
+
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/events"),
+		chromedp.Click(chromedp.Search(`//tbody[@id="events"]/tr[1]//summary`)),
+		chromedp.WaitVisible(chromedp.Search(`//tbody[@id="events"]/tr[1]//pre`)),
+		chromedp.Click(chromedp.ID("check")),
+		chromedp.WaitVisible(chromedp.ID("chain")))
+	if got := r.b.Text("#chain"); !strings.HasPrefix(got, "The chain holds:") {
+		t.Errorf("the chain check without JavaScript says %q", got)
+	}
+	for _, resp := range r.b.Responses() {
+		if strings.Contains(resp.URL, "/api/v1/events") {
+			t.Errorf("with JavaScript off the page opened the event stream %s", resp.URL)
+		}
+	}
+}

@@ -85,6 +85,8 @@ func TestPages_RecordWithoutBrowser(t *testing.T) {
 		{"events, filtered", "/projects/default/events?type=case.opened", 200, []string{"case.opened", "type case.opened"}},
 		{"events, by case", "/projects/default/events?case=case-1", 200, []string{"case.closed", "naming Case case-1"}},
 		{"events, by agent name", "/projects/default/events?agent=calc&type=operation.admitted", 200, []string{"operation.admitted"}},
+		{"events, by actor", "/projects/default/events?actor=agent:" + string(f.agent.ID), 200, []string{"case.opened", "by agent:" + string(f.agent.ID)}},
+		{"events, by another actor", "/projects/default/events?actor=member:nobody&type=case.opened", 200, []string{"No event matches."}},
 		{"events, paged", "/projects/default/events?before=3", 200, []string{`id="ev-2"`, `id="ev-1"`, "Newer events"}},
 		{"events, after", "/projects/default/events?after=1", 200, []string{`id="ev-2"`, "Older events"}},
 		{"events, chain", "/projects/default/events?check=1", 200, []string{"The chain holds:"}},
