@@ -93,7 +93,8 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, v visit) err
 	}
 	var live []string
 	if b.Latest {
-		live = authority.EventTypes()
+		// render follows the Request events on every page already.
+		live = slices.DeleteFunc(authority.EventTypes(), func(t string) bool { return t == evRequestCreated || t == evRequestChanged })
 	}
 	return s.render(w, r, v, http.StatusOK, "events", b, live...)
 }
