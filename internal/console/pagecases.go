@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,7 +78,7 @@ func (s *Server) pageCases(w http.ResponseWriter, r *http.Request, v visit) erro
 
 // caseHref is the page of one Case.
 func caseHref(project contract.ProjectID, id contract.CaseID) string {
-	return "/projects/" + string(project) + "/cases/" + string(id)
+	return "/projects/" + url.PathEscape(string(project)) + "/cases/" + url.PathEscape(string(id))
 }
 
 // keyText writes a business key as name = value pairs, names sorted.
@@ -122,7 +123,7 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 		return err
 	}
 	b := caseBody{CaseDetail: d, Key: keyText(d.BusinessKey), Certified: certifiedOf(d.Case),
-		EventsHref: "/projects/" + string(v.project) + "/events?case=" + string(id)}
+		EventsHref: "/projects/" + url.PathEscape(string(v.project)) + "/events?case=" + url.QueryEscape(string(id))}
 	if d.Acceptance != nil {
 		b.Acceptance = atomText(d.Acceptance.Atom)
 	}

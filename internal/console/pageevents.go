@@ -29,7 +29,6 @@ type eventsBody struct {
 	Latest                   bool   // the page is the log's end and follows it live
 	Searched                 int64  // the oldest event looked at, when the bound cut the search
 	Chain                    *contract.ChainReport
-	CheckHref                string
 }
 
 // pageEvents tails the project's log: the latest events, or the page ?after= or ?before=
@@ -83,7 +82,6 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, v visit) err
 	if b.Searched > 1 {
 		b.Older = eventsHref(v.project, filters, "before", b.Searched)
 	}
-	b.CheckHref = "/projects/" + url.PathEscape(string(v.project)) + "/events?check=1"
 	if q.Get("check") == "1" {
 		rep, err := s.auth.VerifyEvents(ctx, v.caller, v.project)
 		if err != nil {
