@@ -23,6 +23,9 @@ const (
 	evActionCompleted = "action.completed"
 )
 
+// maxCasesShown bounds the Cases the list shows, newest first; the filters see past it.
+const maxCasesShown = 200
+
 // maxCaseEvents bounds the events a Case's timeline shows, newest kept.
 const maxCaseEvents = 200
 
@@ -32,6 +35,7 @@ type casesBody struct {
 	Types                   []string // every Case Type seen, for the filter
 	Cases                   []caseRow
 	Total                   int // Cases before filtering
+	Matched                 int // Cases the filters keep; more than Cases holds when cut at maxCasesShown
 }
 
 // caseRow is one Case in the list.
@@ -70,7 +74,9 @@ func (s *Server) pageCases(w http.ResponseWriter, r *http.Request, v visit) erro
 			(b.Certified != "" && row.Certified != b.Certified) {
 			continue
 		}
-		b.Cases = append(b.Cases, row)
+		if b.Matched++; len(b.Cases) < maxCasesShown {
+			b.Cases = append(b.Cases, row)
+		}
 	}
 	b.Types = slices.Sorted(maps.Keys(types))
 	return s.render(w, r, v, http.StatusOK, "cases", b, evCaseOpened, evCaseClosed)
