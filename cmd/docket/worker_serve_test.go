@@ -183,16 +183,7 @@ func TestServeWorker_VerifiedCalculation(t *testing.T) {
 }
 
 func testVerifiedCalculation(t *testing.T, db string) {
-	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-
-	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
-		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
-	if !strings.Contains(out, "Case is closed as completed") {
-		t.Errorf("docket agent run = %q, want the script's final answer", out)
-	}
+	s := runVerifiedCalculation(t, db)
 	b, err := os.ReadFile(filepath.Join(s.files, "out", "result.json"))
 	if err != nil {
 		t.Fatalf("the worker did not write the result: %v", err)

@@ -116,7 +116,12 @@ func (a *Authority) attesting(ctx context.Context, c Caller, project contract.Pr
 // fill adds to every Tool-attested node of the tree the Sources bound for its Tool whose
 // words include the node's predicate.
 func (ts toolSources) fill(n *contract.WhyNode) {
-	if at := n.Attestation; at != nil && n.Atom != nil {
+	if n.Attestation != nil && n.Atom != nil {
+		// The node gets its own attestation: a Case's facts share theirs with its tree,
+		// which is filled too, and each must list its Sources once.
+		at := *n.Attestation
+		at.Sources = nil
+		n.Attestation = &at
 		for _, s := range ts[at.Tool] {
 			if slices.Contains(s.Words, n.Atom.Predicate) {
 				at.Sources = append(at.Sources, s)

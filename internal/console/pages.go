@@ -18,7 +18,7 @@ import (
 )
 
 // web holds the console's pages: layout.html frames every page, each other .html file is
-// one page (its "title" and "main" templates), parts/ holds templates several pages use,
+// one page (its "title" and "main" templates), partials/ holds templates several pages use,
 // and static/ is served at /static/.
 //
 //go:embed web
@@ -33,7 +33,7 @@ const csrfField = "csrf"
 
 // pageRoutes lists every route of the pages in one place, and parses their templates. A
 // page is one file here (page<name>.go) and one template in web/ (<name>.html); the
-// templates in web/parts/ are parts several pages use.
+// templates in web/partials/ are parts several pages use.
 func (s *Server) pageRoutes() error {
 	static, err := fs.Sub(web, "web/static")
 	if err != nil {
@@ -52,6 +52,11 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
+	s.page("GET /projects/{project}/cases", "cases", s.pageCases)
+	s.page("GET /projects/{project}/cases/{case}", "cases", s.pageCase)
+	s.page("GET /projects/{project}/board", "board", s.pageBoard)
+	s.page("GET /projects/{project}/board/{node}", "board", s.pageFact)
+	s.page("GET /projects/{project}/events", "events", s.pageEvents)
 	s.page("GET /projects/{project}/agents", "agents", s.pageAgents)
 	s.page("POST /projects/{project}/agents", "agents", s.pageCreateAgent)
 	s.page("GET /projects/{project}/agents/{agent}", "agents", s.pageAgent)
@@ -74,7 +79,7 @@ func (s *Server) pageRoutes() error {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/parts/*.html", f)
+		t, err := template.New(name).Funcs(pageFuncs).ParseFS(web, "web/layout.html", "web/partials/*.html", f)
 		if err != nil {
 			return fmt.Errorf("console: parse page %s: %w", name, err)
 		}
@@ -91,8 +96,11 @@ type navItem struct{ Page, Name string }
 var navigation = []navItem{
 	{"needs", "Needs you"},
 	{"operations", "Operations"},
+	{"cases", "Cases"},
+	{"board", "Board"},
 	{"agents", "Agents"},
 	{"workers", "Workers"},
+	{"events", "Events"},
 	{"capabilities", "Capabilities"},
 }
 

@@ -36,6 +36,7 @@ type backend interface {
 	eventBackend
 	eventFilterBackend
 	whyBackend
+	factBackend
 	workerBackend
 	pageBackend
 	conversationBackend
@@ -229,6 +230,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
 	s.handle("GET /api/v1/projects/{project}/nodes/{node}/why", s.handleWhy, authed)
+	s.handle("GET /api/v1/projects/{project}/facts", s.handleFacts, authed)
 
 	s.handle("GET /api/v1/projects/{project}/events", s.handleEvents, authed)
 	s.handle("GET /api/v1/projects/{project}/events/verify", s.handleVerifyEvents, authed)

@@ -1,0 +1,228 @@
+package console
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types that change a Case or what it rests on.
+const (
+	evCaseOpened      = "case.opened"
+	evCaseClosed      = "case.closed"
+	evBatchApplied    = "batch.applied"
+	evActionApplied   = "action.applied"
+	evActionCompleted = "action.completed"
+)
+
+// maxCasesShown bounds the Cases the list shows, newest first; the filters see past it.
+const maxCasesShown = 200
+
+// maxCaseEvents bounds the events a Case's timeline shows, newest kept.
+const maxCaseEvents = 200
+
+// casesBody is what the Cases page shows: the filters as given and the Cases they keep.
+type casesBody struct {
+	Status, Type, Certified string
+	Types                   []string // every Case Type seen, for the filter
+	Cases                   []caseRow
+	Total                   int // Cases before filtering
+	Matched                 int // Cases the filters keep; more than Cases holds when cut at maxCasesShown
+}
+
+// caseRow is one Case in the list.
+type caseRow struct {
+	contract.Case
+	Href, Key, Certified string
+}
+
+// certifiedOf says whether Case c is certified as the list shows it: a Case closed as
+// completed was certified when it closed (the authority closes no other as completed);
+// one closed otherwise was not; an open one is not yet.
+func certifiedOf(c contract.Case) string {
+	switch {
+	case c.Status == contract.CaseClosed && c.Disposition == contract.DispositionCompleted:
+		return "yes"
+	case c.Status == contract.CaseClosed:
+		return "no"
+	}
+	return "not yet"
+}
+
+// pageCases lists the project's Cases, newest first, kept by the filters ?status=,
+// ?type= and ?certified= (yes, no or "not yet").
+func (s *Server) pageCases(w http.ResponseWriter, r *http.Request, v visit) error {
+	cs, err := s.auth.Cases(r.Context(), v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	b := casesBody{Status: q.Get("status"), Type: q.Get("type"), Certified: q.Get("certified"), Total: len(cs)}
+	types := map[string]bool{}
+	for _, c := range slices.Backward(cs) {
+		types[c.CaseType] = true
+		row := caseRow{Case: c, Href: caseHref(v.project, c.CaseID), Key: keyText(c.BusinessKey), Certified: certifiedOf(c)}
+		if (b.Status != "" && string(c.Status) != b.Status) || (b.Type != "" && c.CaseType != b.Type) ||
+			(b.Certified != "" && row.Certified != b.Certified) {
+			continue
+		}
+		if b.Matched++; len(b.Cases) < maxCasesShown {
+			b.Cases = append(b.Cases, row)
+		}
+	}
+	b.Types = slices.Sorted(maps.Keys(types))
+	return s.render(w, r, v, http.StatusOK, "cases", b, evCaseOpened, evCaseClosed)
+}
+
+// caseHref is the page of one Case.
+func caseHref(project contract.ProjectID, id contract.CaseID) string {
+	return "/projects/" + url.PathEscape(string(project)) + "/cases/" + url.PathEscape(string(id))
+}
+
+// keyText writes a business key as name = value pairs, names sorted.
+func keyText(key contract.Args) string {
+	parts := make([]string, 0, len(key))
+	for _, k := range slices.Sorted(maps.Keys(key)) {
+		parts = append(parts, k+" = "+key[k].String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// caseBody is what a Case's page shows.
+type caseBody struct {
+	contract.CaseDetail
+	Key, Certified string
+	Acceptance     string // the acceptance node's atom
+	Why            *whyTree
+	Facts          []whyView
+	Timeline       []timelineItem
+	EventsHref     string
+	MoreEvents     bool // the timeline was cut at maxCaseEvents
+}
+
+// timelineItem is one entry of a Case's timeline: an Operation of the Case, or an event
+// whose data names it.
+type timelineItem struct {
+	ID         string // unique on the page, and new when the entry changes
+	At         time.Time
+	Kind, What string
+	State      string
+	Detail     string
+	Seq        int64
+}
+
+// pageCase shows one Case: its root, status and pins, the acceptance with its derivation
+// tree, the facts it rests on, the receipt of its close, and its Operations and events.
+func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error {
+	ctx := r.Context()
+	id := contract.CaseID(r.PathValue("case"))
+	d, err := s.auth.CaseDetail(ctx, v.caller, v.project, id)
+	if err != nil {
+		return err
+	}
+	b := caseBody{CaseDetail: d, Key: keyText(d.BusinessKey), Certified: certifiedOf(d.Case),
+		EventsHref: "/projects/" + url.PathEscape(string(v.project)) + "/events?case=" + url.QueryEscape(string(id))}
+	if d.Acceptance != nil {
+		b.Acceptance = atomText(d.Acceptance.Atom)
+	}
+	if d.Why != nil {
+		t := newWhyTree(v.project, *d.Why)
+		b.Why = &t
+	}
+	for _, f := range d.Facts {
+		b.Facts = append(b.Facts, newWhyView(v.project, f))
+	}
+	if b.Timeline, b.MoreEvents, err = s.caseTimeline(ctx, v, d.Case); err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "case", b, evCaseClosed, evBatchApplied, evActionApplied, evActionCompleted, evOpAdmitted, evOpChanged)
+}
+
+// caseTimeline merges Case c's Operations and the events naming it, oldest first; the
+// events are the latest maxCaseEvents, and more says whether older ones were left out.
+func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]timelineItem, bool, error) {
+	id := c.CaseID
+	var out []timelineItem
+	if s.dec != nil {
+		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, op := range ops {
+			if op.CaseID != id {
+				continue
+			}
+			out = append(out, timelineItem{ID: "tl-op-" + op.Work + "-" + string(op.State), At: op.At, Kind: "operation", What: op.Work + " " + op.Label,
+				State: string(op.State), Detail: op.Reason})
+		}
+	}
+	// No event before the Case opened names it: the read starts at the first event of
+	// that time, found by bisecting the log, and the filter skips any earlier by its time.
+	from, err := s.firstEventAt(ctx, v, c.OpenedAt)
+	if err != nil {
+		return nil, false, err
+	}
+	f := contract.EventFilter{Case: id, Since: c.OpenedAt}
+	es, more, err := s.eventsOf(ctx, v.caller, v.project, f, from, maxCaseEvents)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range es {
+		out = append(out, timelineItem{ID: "tl-ev-" + strconv.FormatInt(e.Seq, 10), At: e.At, Kind: "event", What: e.Type, Detail: e.Actor, Seq: e.Seq})
+	}
+	slices.SortStableFunc(out, func(a, b timelineItem) int { return a.At.Compare(b.At) })
+	return out, more, nil
+}
+
+// firstEventAt returns the sequence number before the project's first event at or after
+// at, bisecting the log with one-event reads: the log is appended in time order.
+func (s *Server) firstEventAt(ctx context.Context, v visit, at time.Time) (int64, error) {
+	head, err := s.auth.LogHead(ctx, v.caller, v.project)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := int64(0), head+1 // every event up to lo is before at; hi is at or after it, or past the end
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		es, err := s.auth.Events(ctx, v.caller, v.project, mid-1, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(es) == 1 && es[0].At.Before(at) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// eventsOf reads the events after seq after that f selects, keeping the latest n, and
+// says whether older ones were dropped. It reads the log page by page through the
+// authority's bounded filter.
+func (s *Server) eventsOf(ctx context.Context, c authority.Caller, p contract.ProjectID, f contract.EventFilter, after int64, n int) ([]contract.Event, bool, error) {
+	var out []contract.Event
+	more := false
+	for {
+		es, last, err := s.auth.FilterEvents(ctx, c, p, after, maxPage, f, "")
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, es...)
+		if len(out) > n {
+			out, more = slices.Clone(out[len(out)-n:]), true
+		}
+		if last <= after {
+			return out, more, nil
+		}
+		after = last
+	}
+}
