@@ -163,6 +163,10 @@ func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
 		if b == nil {
 			return &exitError{code: exitFailure, err: errors.New("event chain broken")}
 		}
+		if b.Node != "" {
+			return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken,
+				Teaching: fmt.Sprintf("project %s: %s (recorded at event %d): %s is %s, the log says %s; the store was changed behind the log", rep.Project, b.Node, b.Seq, b.Field, b.Got, b.Want)}}
+		}
 		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken,
 			Teaching: fmt.Sprintf("project %s: event %d: %s is %s, want %s; events after %d cannot be trusted", rep.Project, b.Seq, b.Field, b.Got, b.Want, rep.Seq)}}
 	}

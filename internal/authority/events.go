@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -46,8 +47,9 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 	return a.store.Wait(ctx, string(project), after)
 }
 
-// VerifyEvents recomputes project's hash chain. A broken chain is a report, not an error:
-// the report names the first link that does not hold.
+// VerifyEvents recomputes project's hash chain, then checks the node table and the
+// installed releases against the log. A broken chain or a disagreeing row is a report,
+// not an error: the report names the first link or row that does not hold.
 func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ChainReport{}, err
@@ -64,6 +66,16 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
 	if h.Seq > 0 {
 		r.Hash = h.Hash.String()
+	}
+	err = a.boards.CheckProjection(ctx, a.store, project)
+	if pe, ok := errors.AsType[*boards.ProjectionError](err); ok {
+		a.log.WarnContext(ctx, "board disagrees with its log", logProject, project, logErr, err)
+		r.OK = false
+		r.Broken = &contract.BrokenLink{Seq: pe.Seq, Node: pe.Node, Field: pe.Field, Want: pe.Want, Got: pe.Got}
+		return r, nil
+	}
+	if err != nil {
+		return contract.ChainReport{}, fmt.Errorf("verify board of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}
 	return r, nil
 }

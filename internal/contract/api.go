@@ -173,9 +173,12 @@ type ChainReport struct {
 	Broken  *BrokenLink `json:"broken,omitempty"`
 }
 
-// BrokenLink names the first event where a log stops matching its chain.
+// BrokenLink names the first event where a log stops matching its chain, or, with Node
+// set, the first row of a projection (the node table, an installed release) that
+// disagrees with the log: Seq is then the event that last recorded it (0 if none did).
 type BrokenLink struct {
 	Seq   int64  `json:"seq"`
+	Node  string `json:"node,omitempty"`
 	Field string `json:"field"`
 	Want  string `json:"want"`
 	Got   string `json:"got"`

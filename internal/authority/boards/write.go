@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -119,12 +120,20 @@ func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
 	return lockFresh(ctx, tx, w.project, w.pb)
 }
 
-// Persist writes ch's node and Case records and appends its event, by actor at at, in tx.
+// Persist writes ch's node and Case records and appends its event, then the
+// [event.BoardRecorded] event holding those records in full, by actor at at, in tx.
 func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
-	if err := persistChange(ctx, tx, w.project, ch); err != nil {
+	rec, ok, err := persistChange(ctx, tx, w.project, ch)
+	if err != nil {
 		return err
 	}
-	return eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data)
+	if err := eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	return eventlog.Append(ctx, tx, w.project, event.BoardRecorded, actor, at, rec)
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction

@@ -33,6 +33,10 @@ const (
 	BatchApplied    = "batch.applied"    // board.BatchResult
 	ActionApplied   = "action.applied"   // the Action and its effects
 	ActionCompleted = "action.completed" // an executed Action's outcome applied
+	// BoardRecorded is the full content of the node and Case records one Board change
+	// wrote, appended with that change's event, so that the log, not the node table, is
+	// the Board's truth (issue 16).
+	BoardRecorded = "board.recorded" // boards.Record
 
 	// Operations, Requests and artifacts: the operation ledger's events.
 	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
@@ -68,7 +72,7 @@ var Catalog = []Kind{
 	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
 	{CapabilityInstalled, true},
-	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true},
+	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
