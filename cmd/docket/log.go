@@ -7,6 +7,7 @@ const (
 	logURL       = "url"
 	logErr       = "err"
 	logWorker    = "workerId"
+	logKeyID     = "keyId" // a signing key's id, its RFC 7638 thumbprint
 	logTools     = "tools" // how many Tools a worker advertises
 	// logWorkspaceTools is the worker's ceiling on the built-in workspace Tools.
 	logWorkspaceTools = "workspaceTools"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -25,7 +27,9 @@ type serveCmd struct {
 	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
 	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running (DESIGN.md §6.3)." default:"50s"`
-	LeaseTTL time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
+	// Checkpoint is how often each project's moved log head is signed (docs/provability.md).
+	Checkpoint time.Duration `help:"How often to sign a checkpoint of each project's log head that moved." default:"1m"`
+	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
 }
 
 func (c *serveCmd) Run(ctx context.Context, e *env) error {
@@ -42,12 +46,20 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return fmt.Errorf("%w (run docket init first)", err)
 	}
+	// A data dir made before signing keys existed gets its keyring on this first serve.
+	signer, created, err := signing.LoadOrCreate(filepath.Join(dir, signing.FileName), rand.Reader, time.Now())
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("signing key created", logKeyID, signer.KeyID())
+	}
 	st, err := openStore(ctx, dir, c.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log})
+	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log, Signer: signer})
 	if err != nil {
 		return err
 	}
@@ -73,8 +85,9 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
 		Logger: log, Version: version, Hosts: hosts,
 		Routes: map[string]http.Handler{
-			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
-			"POST /work": hop,
+			"/mcp":            gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"POST /work":      hop,
+			"GET " + jwksPath: jwksHandler(a.PublicKeys()),
 		}})
 	if err != nil {
 		return err
@@ -100,8 +113,16 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 			log.Error("lease sweep stopped", logErr, err)
 		}
 	}()
+	signed := make(chan struct{})
+	go func() {
+		defer close(signed)
+		if err := a.RunCheckpoints(ctx, c.Checkpoint); err != nil {
+			log.Error("checkpoints stopped", logErr, err)
+		}
+	}()
 	err = srv.Run(ctx, ln)
 	cancel()
 	<-swept
+	<-signed
 	return err
 }

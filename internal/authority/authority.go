@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -39,6 +40,7 @@ type Authority struct {
 
 	boards        *boards.Cache
 	conversations *conversation.Keeper
+	signer        *signing.Keyring // nil: nothing is signed
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -50,7 +52,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
-	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand}
+	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -67,7 +69,7 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.Directory = dir
-	a.boards = boards.New(a.store, a.log, a.now)
+	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer)
 	a.conversations = conversation.New(a.store, a.now)
 	return a, nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -47,7 +49,8 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 	return a.store.Wait(ctx, string(project), after)
 }
 
-// VerifyEvents recomputes project's hash chain, then checks the node table and the
+// VerifyEvents recomputes project's hash chain, checks its signed checkpoints against
+// the installation's public keys, then checks the node table and the
 // installed releases against the log. A broken chain or a disagreeing row is a report,
 // not an error: the report names the first link or row that does not hold.
 func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
@@ -67,7 +70,20 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 	if h.Seq > 0 {
 		r.Hash = h.Hash.String()
 	}
-	err = a.boards.CheckProjection(ctx, a.store, project)
+	if a.signer != nil {
+		cp, err := boards.CheckCheckpoints(ctx, a.store, project, a.signer.Public())
+		if ce, ok := errors.AsType[*boards.CheckpointError](err); ok {
+			a.log.WarnContext(ctx, "checkpoint does not hold", logProject, project, logErr, err)
+			r.OK = false
+			r.Broken = &contract.BrokenLink{Seq: ce.Seq, Field: "checkpoint", Want: ce.Want, Got: ce.Got}
+			return r, nil
+		}
+		if err != nil {
+			return contract.ChainReport{}, fmt.Errorf("verify checkpoints of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
+		}
+		r.SignedSeq, r.SignedBy = cp.Seq, cp.KeyID
+	}
+	err = boards.CheckProjection(ctx, a.store, project)
 	if pe, ok := errors.AsType[*boards.ProjectionError](err); ok {
 		a.log.WarnContext(ctx, "board disagrees with its log", logProject, project, logErr, err)
 		r.OK = false
@@ -83,4 +99,48 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 func eventWire(e store.Event) contract.Event {
 	return contract.Event{Project: contract.ProjectID(e.Project), Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At,
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
+}
+
+// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log.
+func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.ProjectID) (signing.Checkpoint, error) {
+	if err := c.RequireMember(project); err != nil {
+		return signing.Checkpoint{}, err
+	}
+	return a.boards.Checkpoint(ctx, project, signing.ReasonDemand)
+}
+
+// PublicKeys returns the installation's public signing keys, oldest first; none when it
+// signs nothing.
+func (a *Authority) PublicKeys() []signing.PublicKey {
+	if a.signer == nil {
+		return nil
+	}
+	return a.signer.Public()
+}
+
+// RunCheckpoints signs a checkpoint of every project whose log moved since its last
+// checkpoint, every interval, until ctx ends. It returns nil when ctx ends.
+func (a *Authority) RunCheckpoints(ctx context.Context, interval time.Duration) error {
+	if a.signer == nil {
+		return nil
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		ps, err := a.store.Projects(ctx)
+		if err != nil {
+			a.log.ErrorContext(ctx, "checkpoints: list projects", logErr, err)
+			continue
+		}
+		for _, p := range ps {
+			if _, err := a.boards.Checkpoint(ctx, contract.ProjectID(p.ID), signing.ReasonInterval); err != nil && ctx.Err() == nil {
+				a.log.ErrorContext(ctx, "checkpoint failed", logProject, p.ID, logErr, err)
+			}
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -35,9 +36,10 @@ const (
 // rebuilt when the log shows a Board change it lacks, and every Board write commits only
 // if no other writer changed the Board since (see [Cache.Write]).
 type Cache struct {
-	store store.Store
-	log   *slog.Logger
-	now   func() time.Time
+	store  store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	signer *signing.Keyring // signs checkpoints; nil signs none
 
 	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
@@ -56,9 +58,10 @@ type projectBoard struct {
 }
 
 // New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
-// them all. now is the clock of the events it appends.
-func New(st store.Store, log *slog.Logger, now func() time.Time) *Cache {
-	return &Cache{store: st, log: log, now: now, byProject: map[string]*projectBoard{}}
+// them all. now is the clock of the events it appends; signer, when not nil, signs a
+// checkpoint after each Case close and on [Cache.Checkpoint].
+func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring) *Cache {
+	return &Cache{store: st, log: log, now: now, signer: signer, byProject: map[string]*projectBoard{}}
 }
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
@@ -76,7 +79,7 @@ func (bs *Cache) get(project contract.ProjectID) *projectBoard {
 }
 
 // Restore builds the Board of every project from the store: its installed releases and
-// its persisted nodes and Cases, each checked against the log ([Cache.CheckProjection])
+// its persisted nodes and Cases, each checked against the log ([CheckProjection])
 // once the log's hash chain is checked.
 // A project whose Board does not build, or whose node table or releases disagree with its
 // log, stops the start, because serving it would show a Board that is not what the log
@@ -100,7 +103,7 @@ func (a *Cache) Restore(ctx context.Context) error {
 		}
 		// The check comes first, so a forged row or release is named as such rather
 		// than as a Board that does not build.
-		if err := a.CheckProjection(ctx, a.store, project); err != nil {
+		if err := CheckProjection(ctx, a.store, project); err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
 		pb := a.get(project)

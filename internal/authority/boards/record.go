@@ -18,7 +18,7 @@ import (
 // Record is the data of a [event.BoardRecorded] event: the full content of every node and
 // Case record one Board change wrote (a node's atom, tier, provenance and premises; the
 // tool rows an Action's outcome turned into facts are those nodes), and the ids it
-// deleted. The node table is a projection of these events: [Cache.CheckProjection]
+// deleted. The node table is a projection of these events: [CheckProjection]
 // replays them and names the first row that disagrees.
 type Record struct {
 	// Snapshot marks the record a log written before records existed gets at its first
@@ -102,7 +102,7 @@ func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (ma
 // CheckProjection replays project's log and compares what it records with the node table
 // and the installed releases r holds. It returns a *[ProjectionError] naming the first row
 // that disagrees, in id order.
-func (a *Cache) CheckProjection(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+func CheckProjection(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	want, _, err := replay(ctx, r, project)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (a *Cache) CheckProjection(ctx context.Context, r store.Reader, project con
 	if err := compareRows(project, want, rows); err != nil {
 		return err
 	}
-	return a.checkReleases(ctx, r, project)
+	return checkReleases(ctx, r, project)
 }
 
 func compareRows(project contract.ProjectID, want map[string]recorded, rows []store.Node) error {
@@ -198,7 +198,7 @@ func shown(b json.RawMessage) string {
 
 // checkReleases checks that each release installed in project is stored with the content
 // its digest names and was installed by a capability.installed event at that digest.
-func (a *Cache) checkReleases(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+func checkReleases(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	installed := map[string]struct {
 		seq    int64
 		digest string
@@ -239,6 +239,16 @@ func (a *Cache) checkReleases(ctx context.Context, r store.Reader, project contr
 		}
 	}
 	return nil
+}
+
+// ReleaseDigest is the digest of a release's stored content (its files as a JSON
+// object), validated as a capability package again.
+func ReleaseDigest(content []byte) (string, error) {
+	pkg, err := unpackRelease(content)
+	if err != nil {
+		return "", err
+	}
+	return pkg.Release.Digest, nil
 }
 
 // releaseDigest is the digest in's stored content hashes to, checked against the digest

@@ -10,6 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -121,7 +122,8 @@ func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
 }
 
 // Persist writes ch's node and Case records and appends its event, then the
-// [event.BoardRecorded] event holding those records in full, by actor at at, in tx.
+// [event.BoardRecorded] event holding those records in full, by actor at at, in tx; a
+// Case close is then sealed by a signed checkpoint of the head, which covers its receipt.
 func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
 	rec, ok, err := persistChange(ctx, tx, w.project, ch)
 	if err != nil {
@@ -130,10 +132,20 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	if err := eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
 		return err
 	}
-	if !ok {
-		return nil
+	if ok {
+		if err := eventlog.Append(ctx, tx, w.project, event.BoardRecorded, actor, at, rec); err != nil {
+			return err
+		}
 	}
-	return eventlog.Append(ctx, tx, w.project, event.BoardRecorded, actor, at, rec)
+	if ch.Event == event.CaseClosed && w.bs.signer != nil {
+		var id contract.CaseID
+		if len(ch.Cases) > 0 {
+			id = ch.Cases[0].CaseID
+		}
+		_, err := w.bs.appendCheckpoint(ctx, tx, w.project, signing.ReasonCaseClosed, string(id), at)
+		return err
+	}
+	return nil
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction

@@ -52,6 +52,9 @@ const (
 	WorkClaimed    = "work.claimed"           // the claim and the Source it runs against
 	WorkReported   = "work.reported"          // the report and its digest
 
+	// Signatures: a signed checkpoint of the head before it (issue 16).
+	CheckpointSigned = "checkpoint.signed" // signing.Checkpoint
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -77,6 +80,7 @@ var Catalog = []Kind{
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
+	{CheckpointSigned, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

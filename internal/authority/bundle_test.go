@@ -1,0 +1,104 @@
+package authority_test
+
+import (
+	"crypto/rand"
+	"errors"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/bundle"
+	"github.com/docketrun/docket/internal/signing"
+)
+
+// exportedBundle is a signed project's bundle: a release, a fact and a checkpoint.
+func exportedBundle(t *testing.T) ([]byte, *signing.Keyring) {
+	t.Helper()
+	f := newFixture(t)
+	ctx := t.Context()
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Checkpoint(ctx, f.admin, "default"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Export(ctx, f.st, "default", keys, time.Now())
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	return b, keys
+}
+
+func TestBundle_Verify(t *testing.T) {
+	b, keys := exportedBundle(t)
+	// Another directory, with only the public key.
+	path := filepath.Join(t.TempDir(), "default.bundle")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := signing.Set(keys.Public()).PublicKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bundle.Verify(read, pub)
+	if err != nil {
+		t.Fatalf("Verify of an exported bundle: %v", err)
+	}
+	if rep.Project != "default" || rep.SignedSeq == 0 || rep.Releases != 1 || rep.OwnKeys {
+		t.Errorf("Verify = %+v; want project default, a signed checkpoint, one release, trusted keys", rep)
+	}
+	other, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundle.Verify(read, other.Public()); err == nil {
+		t.Error("Verify under another installation's key passed")
+	}
+}
+
+// TestBundle_VerifyRandomEdits changes bytes of a bundle at random: every change fails,
+// with the place named.
+func TestBundle_VerifyRandomEdits(t *testing.T) {
+	b, keys := exportedBundle(t)
+	pub := keys.Public()
+	r := mrand.New(mrand.NewPCG(16, 16))
+	for i := range 500 {
+		edited := append([]byte(nil), b...)
+		for range 1 + r.IntN(3) {
+			pos := r.IntN(len(edited))
+			edited[pos] ^= byte(1 + r.IntN(255))
+		}
+		_, err := bundle.Verify(edited, pub)
+		if err == nil {
+			t.Fatalf("edit %d: a changed bundle verified", i)
+		}
+		if _, ok := errors.AsType[*bundle.Error](err); !ok {
+			t.Fatalf("edit %d: Verify = %v, want a *bundle.Error naming the place", i, err)
+		}
+	}
+	// Cut short, or with a line added.
+	for _, edited := range [][]byte{b[:len(b)-1], b[:len(b)/2], append(append([]byte(nil), b...), '\n')} {
+		if _, err := bundle.Verify(edited, pub); err == nil {
+			t.Errorf("a bundle of %d bytes (exported %d) verified", len(edited), len(b))
+		}
+	}
+}

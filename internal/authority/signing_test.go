@@ -1,0 +1,116 @@
+package authority_test
+
+import (
+	"crypto/rand"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/signing"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// TestAuthority_CheckpointRecomputedChain rewrites an event and recomputes every later
+// hash and the head without the signing key: the chain then holds, and the signed
+// checkpoint after the edit names the rewrite.
+func TestAuthority_CheckpointRecomputedChain(t *testing.T) {
+	for _, be := range tamperBackends {
+		t.Run(be.name, func(t *testing.T) {
+			st, exec := be.open(t)
+			f := newFixtureOn(t, st)
+			ctx := t.Context()
+			keys, err := signing.Generate(rand.Reader, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := authority.New(authority.Config{Store: st, Key: f.key, Signer: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
+				t.Fatal(err)
+			}
+			cp, err := a.Checkpoint(ctx, f.admin, "default")
+			if err != nil {
+				t.Fatalf("Checkpoint: %v", err)
+			}
+			again, err := a.Checkpoint(ctx, f.admin, "default")
+			if err != nil || again != cp {
+				t.Errorf("Checkpoint of a log ending in a checkpoint = %+v, %v; want the same checkpoint", again, err)
+			}
+			rep, err := a.VerifyEvents(ctx, f.admin, "default")
+			if err != nil || !rep.OK || rep.SignedSeq != cp.Seq || rep.SignedBy != keys.KeyID() {
+				t.Fatalf("VerifyEvents before tampering = %+v, %v; want ok, signed at %d", rep, err, cp.Seq)
+			}
+
+			// Rewrite the member.created event (seq 2) and recompute the chain.
+			evs, err := st.Events(ctx, "default", 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := evs[0].Hash
+			for i := 1; i < len(evs); i++ {
+				e := evs[i]
+				if i == 1 {
+					e.Actor = "member:mallory"
+				}
+				e.PrevHash = prev
+				e.Hash = store.EventHash(e)
+				exec(t, `UPDATE events SET actor = $1, prev_hash = $2, hash = $3 WHERE project = 'default' AND seq = $4`,
+					e.Actor, e.PrevHash[:], e.Hash[:], e.Seq)
+				prev = e.Hash
+			}
+			exec(t, `UPDATE event_heads SET hash = $1 WHERE project = 'default'`, prev[:])
+			if _, err := st.Verify(ctx, "default"); err != nil {
+				t.Fatalf("the recomputed chain does not hold, so the test proves nothing: %v", err)
+			}
+
+			rep, err = a.VerifyEvents(ctx, f.admin, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK || rep.Broken == nil || rep.Broken.Field != "checkpoint" || rep.Broken.Seq != cp.Seq+1 {
+				t.Fatalf("VerifyEvents after a recomputed chain = %+v; want the checkpoint at seq %d named", rep, cp.Seq+1)
+			}
+		})
+	}
+}
+
+// TestAuthority_CheckpointRotatedKey: after a rotation the new key signs, and what the
+// old key signed still verifies.
+func TestAuthority_CheckpointRotatedKey(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := a.Checkpoint(ctx, f.admin, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Rotate(rand.Reader, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := a.Checkpoint(ctx, f.admin, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.KeyID == old.KeyID || cp.KeyID != keys.KeyID() {
+		t.Errorf("after a rotation the checkpoint is signed by %s, want the new key %s (the old was %s)", cp.KeyID, keys.KeyID(), old.KeyID)
+	}
+	rep, err := a.VerifyEvents(ctx, f.admin, "default")
+	if err != nil || !rep.OK {
+		t.Fatalf("VerifyEvents after a rotation = %+v, %v; want ok with the old key kept", rep, err)
+	}
+	if got := len(a.PublicKeys()); got != 2 {
+		t.Errorf("PublicKeys after one rotation holds %d keys, want 2", got)
+	}
+}
