@@ -2,7 +2,6 @@ package authority
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -50,48 +49,23 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 }
 
 // VerifyEvents recomputes project's hash chain, checks its signed checkpoints against
-// the installation's public keys, then checks the node table and the
-// installed releases against the log. A broken chain or a disagreeing row is a report,
-// not an error: the report names the first link or row that does not hold.
+// the installation's public keys, then checks the node table and the installed releases
+// against the log ([boards.VerifyLog]). A broken chain, checkpoint or row is a report,
+// not an error: the report names the first that does not hold.
 func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ChainReport{}, err
 	}
-	h, err := a.store.Verify(ctx, string(project))
-	if ce, ok := errors.AsType[*store.ChainError](err); ok {
-		a.log.WarnContext(ctx, "event chain broken", logProject, project, logErr, err)
-		return contract.ChainReport{Project: project, Seq: ce.Seq - 1,
-			Broken: &contract.BrokenLink{Seq: ce.Seq, Field: ce.Field, Want: ce.Want, Got: ce.Got}}, nil
+	var keys []signing.PublicKey
+	if a.signer != nil {
+		keys = a.signer.Public()
 	}
+	r, err := boards.VerifyLog(ctx, a.store, project, keys)
 	if err != nil {
 		return contract.ChainReport{}, fmt.Errorf("verify events of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}
-	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
-	if h.Seq > 0 {
-		r.Hash = h.Hash.String()
-	}
-	if a.signer != nil {
-		cp, err := boards.CheckCheckpoints(ctx, a.store, project, a.signer.Public())
-		if ce, ok := errors.AsType[*boards.CheckpointError](err); ok {
-			a.log.WarnContext(ctx, "checkpoint does not hold", logProject, project, logErr, err)
-			r.OK = false
-			r.Broken = &contract.BrokenLink{Seq: ce.Seq, Field: "checkpoint", Want: ce.Want, Got: ce.Got}
-			return r, nil
-		}
-		if err != nil {
-			return contract.ChainReport{}, fmt.Errorf("verify checkpoints of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
-		}
-		r.SignedSeq, r.SignedBy = cp.Seq, cp.KeyID
-	}
-	err = boards.CheckProjection(ctx, a.store, project)
-	if pe, ok := errors.AsType[*boards.ProjectionError](err); ok {
-		a.log.WarnContext(ctx, "board disagrees with its log", logProject, project, logErr, err)
-		r.OK = false
-		r.Broken = &contract.BrokenLink{Seq: pe.Seq, Node: pe.Node, Field: pe.Field, Want: pe.Want, Got: pe.Got}
-		return r, nil
-	}
-	if err != nil {
-		return contract.ChainReport{}, fmt.Errorf("verify board of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
+	if !r.OK {
+		a.log.WarnContext(ctx, "event log does not verify", logProject, project, logSeq, r.Broken.Seq, logField, r.Broken.Field)
 	}
 	return r, nil
 }
@@ -106,6 +80,12 @@ func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.P
 	if err := c.RequireMember(project); err != nil {
 		return signing.Checkpoint{}, err
 	}
+	return a.SignHead(ctx, project)
+}
+
+// SignHead signs project's head now, for the operator who holds the data dir (docket
+// events checkpoint), and appends the checkpoint to its log.
+func (a *Authority) SignHead(ctx context.Context, project contract.ProjectID) (signing.Checkpoint, error) {
 	return a.boards.Checkpoint(ctx, project, signing.ReasonDemand)
 }
 

@@ -117,3 +117,44 @@ func CheckCheckpoint(e store.Event, keys []signing.PublicKey) (signing.Checkpoin
 	}
 	return cp, nil
 }
+
+// VerifyLog checks project's log in st: its hash chain ([store.Store.Verify]), its signed
+// checkpoints under keys (none checked when keys is nil), then its node table and
+// installed releases against the log ([CheckProjection]). What does not hold is a report,
+// naming the first broken link, checkpoint or row, not an error.
+func VerifyLog(ctx context.Context, st store.Store, project contract.ProjectID, keys []signing.PublicKey) (contract.ChainReport, error) {
+	h, err := st.Verify(ctx, string(project))
+	if ce, ok := errors.AsType[*store.ChainError](err); ok {
+		return contract.ChainReport{Project: project, Seq: ce.Seq - 1,
+			Broken: &contract.BrokenLink{Seq: ce.Seq, Field: ce.Field, Want: ce.Want, Got: ce.Got}}, nil
+	}
+	if err != nil {
+		return contract.ChainReport{}, err
+	}
+	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
+	if h.Seq > 0 {
+		r.Hash = h.Hash.String()
+	}
+	if keys != nil {
+		cp, err := CheckCheckpoints(ctx, st, project, keys)
+		if ce, ok := errors.AsType[*CheckpointError](err); ok {
+			r.OK = false
+			r.Broken = &contract.BrokenLink{Seq: ce.Seq, Field: "checkpoint", Want: ce.Want, Got: ce.Got}
+			return r, nil
+		}
+		if err != nil {
+			return contract.ChainReport{}, err
+		}
+		r.SignedSeq, r.SignedBy = cp.Seq, cp.KeyID
+	}
+	err = CheckProjection(ctx, st, project)
+	if pe, ok := errors.AsType[*ProjectionError](err); ok {
+		r.OK = false
+		r.Broken = &contract.BrokenLink{Seq: pe.Seq, Node: pe.Node, Field: pe.Field, Want: pe.Want, Got: pe.Got}
+		return r, nil
+	}
+	if err != nil {
+		return contract.ChainReport{}, err
+	}
+	return r, nil
+}
