@@ -123,7 +123,7 @@ func TestDeps(t *testing.T) {
 		{"internal/authority/dispatch", within("internal/contract", "internal/store", "internal/board", "internal/grant", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/authority/operation"), nil, nil,
 			"dispatch is the innermost consumer of the authority's parts, never a concrete store"},
 		{"internal/authority/bundle", within("internal/contract", "internal/store", "internal/signing", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog"), nil, nil, "a bundle is read from and checked against the store's own chain, with the Board's checks"},
-		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority"), nil, nil, "the test helper builds authorities through the facade"},
+		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority", "internal/signing"), nil, nil, "the test helper builds authorities through the facade"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the console calls the authority, never the store"},
 		{"internal/console/browsertest", within("github.com/chromedp/"), nil, nil, "the browser harness of the console's tests reaches the console only as a browser does"},

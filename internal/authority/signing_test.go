@@ -2,10 +2,14 @@ package authority_test
 
 import (
 	"crypto/rand"
+	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -113,4 +117,55 @@ func TestAuthority_CheckpointRotatedKey(t *testing.T) {
 	if got := len(a.PublicKeys()); got != 2 {
 		t.Errorf("PublicKeys after one rotation holds %d keys, want 2", got)
 	}
+}
+
+// TestAuthority_CaseCloseSignsCheckpoint: a Case close is sealed in the log by a signed
+// checkpoint of the head that ends in its receipt.
+func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Capability: "testdata/grant", Agent: "calc", Signer: keys})
+	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Minute})
+	ctx := t.Context()
+	if err := p.A.Commit(ctx, "default", p.Admin.Principal(), assertRoster("ann", "reader")); err != nil {
+		t.Fatal(err)
+	}
+	in := &contract.OpenCaseInput{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue("ann")}}
+	ans, err := ops.Call(ctx, p.Agent, authority.Call{Tool: contract.ToolOpenCase, Input: in, Delivered: func(int64) bool { return true }})
+	if err != nil || len(ans.Focus) != 1 {
+		t.Fatalf("OpenCase = %+v, %v", ans.Result, err)
+	}
+	id := ans.Focus[0]
+	ans, err = ops.Call(ctx, p.Agent, authority.Call{Tool: contract.ToolCloseCase, Delivered: func(int64) bool { return true },
+		Input: &contract.CloseCaseInput{CaseID: id, Disposition: contract.DispositionCancelled, Reason: "not needed"}})
+	if err != nil || state(ans) != contract.OpDone {
+		t.Fatalf("CloseCase = %+v, %v; want done", ans.Result, err)
+	}
+	evs, err := st.Events(ctx, "default", 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closed int64
+	for _, e := range evs {
+		switch {
+		case e.Type == "case.closed":
+			closed = e.Seq
+		case e.Type == "checkpoint.signed" && closed > 0:
+			var cp signing.Checkpoint
+			if err := json.Unmarshal(e.Data, &cp); err != nil {
+				t.Fatal(err)
+			}
+			if cp.Reason != signing.ReasonCaseClosed || cp.Case != string(id) || cp.Seq < closed || cp.Seq != e.Seq-1 {
+				t.Errorf("checkpoint after the close = %+v; want one of reason case.closed naming %s, covering seq %d", cp, id, closed)
+			}
+			if err := cp.Verify(keys.Public()); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no checkpoint after the case.closed event at seq %d", closed)
 }
