@@ -11,8 +11,12 @@ import (
 	"github.com/docketrun/docket/internal/signing"
 )
 
-// jwksPath is where docket serve publishes the installation's public signing keys.
-const jwksPath = "/.well-known/jwks.json"
+// Where docket serve publishes the installation's public signing keys: as a JWK set, and
+// as the key directory of HTTP message signatures (the same set, under its own media type).
+const (
+	jwksPath      = "/.well-known/jwks.json"
+	directoryPath = "/.well-known/http-message-signatures-directory"
+)
 
 // keyCmd prints and rotates the installation's signing keys (docs/provability.md).
 type keyCmd struct {
@@ -65,15 +69,15 @@ func loadSigner(e *env) (*signing.Keyring, error) {
 	return k, nil
 }
 
-// jwksHandler serves keys as a JWK set.
-func jwksHandler(keys []signing.PublicKey) http.Handler {
+// jwksHandler serves keys as a JWK set, as contentType.
+func jwksHandler(keys []signing.PublicKey, contentType string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(signing.Set(keys))
 		if err != nil {
 			http.Error(w, "encode keys", http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Content-Type", contentType)
 		if _, err := w.Write(b); err != nil {
 			return // the client went away
 		}

@@ -85,9 +85,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher,
 		Logger: log, Version: version, Hosts: hosts,
 		Routes: map[string]http.Handler{
-			"/mcp":            gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
-			"POST /work":      hop,
-			"GET " + jwksPath: jwksHandler(a.PublicKeys()),
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"POST /work":           hop,
+			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
+			"GET " + directoryPath: jwksHandler(a.PublicKeys(), "application/http-message-signatures-directory+json"),
 		}})
 	if err != nil {
 		return err

@@ -173,6 +173,14 @@ func TestAuthority_TamperedProjection(t *testing.T) {
 				if diff := cmp.Diff(wantLink, *rep.Broken, cmpopts.IgnoreFields(contract.BrokenLink{}, "Seq", "Want", "Got")); diff != "" {
 					t.Errorf("VerifyEvents' broken link (-want +got):\n%s", diff)
 				}
+				// Offline, as docket events verify --data-dir checks it with no serve.
+				off, err := boards.VerifyLog(ctx, st, "default", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(rep.Broken, off.Broken); diff != "" {
+					t.Errorf("offline verify differs from serve's (-serve +offline):\n%s", diff)
+				}
 			})
 		}
 	}
