@@ -69,7 +69,7 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.Directory = dir
-	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer)
+	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
 	return a, nil
 }

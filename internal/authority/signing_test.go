@@ -169,3 +169,54 @@ func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
 	}
 	t.Fatalf("no checkpoint after the case.closed event at seq %d", closed)
 }
+
+// TestAuthority_CheckpointEveryEvents: a Board write signs the head once the log moved
+// CheckpointEvery events past the last checkpoint.
+func TestAuthority_CheckpointEveryEvents(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys, CheckpointEvery: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	head, err := f.st.Head(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{"j1", "j2", "j3", "j4", "j5"} {
+		if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact(job)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := f.st.Events(ctx, "default", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, e := range evs {
+		if e.Type == "checkpoint.signed" {
+			var cp signing.Checkpoint
+			if err := json.Unmarshal(e.Data, &cp); err != nil {
+				t.Fatal(err)
+			}
+			if cp.Reason != signing.ReasonEvents {
+				t.Errorf("checkpoint at %d has reason %s, want %s", e.Seq, cp.Reason, signing.ReasonEvents)
+			}
+			seqs = append(seqs, cp.Seq)
+		}
+	}
+	// Each write appends two events (its own and its record) to the log Init began.
+	if len(seqs) != 2 || seqs[0]-head.Seq < 4 || seqs[1]-seqs[0] < 4 || seqs[1]-seqs[0] > 5 {
+		t.Fatalf("checkpoints signed heads %v over %d events, want two, 4 or 5 events apart", seqs, len(evs))
+	}
+	if rep, err := a.VerifyEvents(ctx, f.admin, "default"); err != nil || !rep.OK || rep.SignedSeq != seqs[1] {
+		t.Errorf("VerifyEvents = %+v, %v; want ok signed at %d", rep, err, seqs[1])
+	}
+}

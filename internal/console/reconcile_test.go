@@ -43,4 +43,3 @@ func TestServer_Reconcile(t *testing.T) {
 		})
 	}
 }
-

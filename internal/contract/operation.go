@@ -67,7 +67,6 @@ type OperationEntry struct {
 	Summary    string          `json:"summary,omitempty"`
 }
 
-
 // OperationSlot is the state form of a strip entry, with its host-only ordinal.
 type OperationSlot struct {
 	Ordinal int64 `json:"ordinal"`

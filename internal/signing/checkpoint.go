@@ -10,8 +10,8 @@ import (
 )
 
 // Checkpoint is a signed statement that a project's log had head Hash at sequence number
-// Seq. Reason says why it was made: "interval", "case.closed" (Case then names the
-// Case, whose closure receipt is the event at Seq) or "demand".
+// Seq. Reason says why it was made: "interval", "events", "case.closed" (Case then names
+// the Case, whose closure receipt the head covers) or "demand".
 type Checkpoint struct {
 	Project   string    `json:"project"`
 	Seq       int64     `json:"seq"`
@@ -25,7 +25,8 @@ type Checkpoint struct {
 
 // Checkpoint reasons.
 const (
-	ReasonInterval   = "interval"
+	ReasonInterval   = "interval" // every T on docket serve
+	ReasonEvents     = "events"   // a Board write once the log moved N events
 	ReasonCaseClosed = "case.closed"
 	ReasonDemand     = "demand"
 )

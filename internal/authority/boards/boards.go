@@ -40,6 +40,7 @@ type Cache struct {
 	log    *slog.Logger
 	now    func() time.Time
 	signer *signing.Keyring // signs checkpoints; nil signs none
+	every  int64            // a Board write signs the head when the log moved this many events past the last checkpoint
 
 	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
@@ -55,14 +56,25 @@ type projectBoard struct {
 	// only costs a rebuild, never a stale Board.
 	seq    int64
 	builds int // how often b was built, for tests that a fresh Board is kept
+	// signed is the head of this instance's last checkpoint, or the head at its first
+	// build: a Board write signs the head once the log is every events past it.
+	signed int64
 }
 
 // New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
 // them all. now is the clock of the events it appends; signer, when not nil, signs a
-// checkpoint after each Case close and on [Cache.Checkpoint].
-func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring) *Cache {
-	return &Cache{store: st, log: log, now: now, signer: signer, byProject: map[string]*projectBoard{}}
+// checkpoint after each Case close, on a Board write once the log moved every events
+// (<= 0: [DefaultCheckpointEvery]) past the last, and on [Cache.Checkpoint].
+func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring, every int64) *Cache {
+	if every <= 0 {
+		every = DefaultCheckpointEvery
+	}
+	return &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
 }
+
+// DefaultCheckpointEvery is how many events a log moves before a Board write signs its
+// head.
+const DefaultCheckpointEvery = 1000
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (a *Cache) nowUTC() time.Time { return a.now().UTC().Round(0) }
@@ -160,6 +172,9 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		return err
 	}
 	pb.b, pb.seq = b, head.Seq
+	if pb.builds == 0 {
+		pb.signed = head.Seq
+	}
 	pb.builds++
 	return nil
 }

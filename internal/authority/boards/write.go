@@ -123,7 +123,9 @@ func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
 
 // Persist writes ch's node and Case records and appends its event, then the
 // [event.BoardRecorded] event holding those records in full, by actor at at, in tx; a
-// Case close is then sealed by a signed checkpoint of the head, which covers its receipt.
+// Case close is then sealed by a signed checkpoint of the head, which covers its receipt,
+// and so is a write that finds the log at least every events past this instance's last
+// checkpoint.
 func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
 	rec, ok, err := persistChange(ctx, tx, w.project, ch)
 	if err != nil {
@@ -137,14 +139,31 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 			return err
 		}
 	}
-	if ch.Event == event.CaseClosed && w.bs.signer != nil {
-		var id contract.CaseID
+	if w.bs.signer == nil {
+		return nil
+	}
+	reason, id := signing.ReasonCaseClosed, ""
+	if ch.Event == event.CaseClosed {
 		if len(ch.Cases) > 0 {
-			id = ch.Cases[0].CaseID
+			id = string(ch.Cases[0].CaseID)
 		}
-		_, err := w.bs.appendCheckpoint(ctx, tx, w.project, signing.ReasonCaseClosed, string(id), at)
+	} else {
+		head, err := tx.LockHead(ctx, string(w.project))
+		if err != nil {
+			return err
+		}
+		if head.Seq-w.pb.signed < w.bs.every {
+			return nil
+		}
+		reason = signing.ReasonEvents
+	}
+	cp, err := w.bs.appendCheckpoint(ctx, tx, w.project, reason, id, at)
+	if err != nil {
 		return err
 	}
+	// Set before the commit is known: a refused commit only delays the next checkpoint
+	// by up to every events, which the interval checkpoints cover.
+	w.pb.signed = cp.Seq
 	return nil
 }
 

@@ -36,6 +36,9 @@ type Config struct {
 	// Signer is the installation's signing keys, which sign the checkpoints of each
 	// project's log (read by the Boards part, not by identity); nil signs none.
 	Signer *signing.Keyring
+	// CheckpointEvery is how many events a log moves before a Board write signs its head;
+	// default boards.DefaultCheckpointEvery.
+	CheckpointEvery int64
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is
