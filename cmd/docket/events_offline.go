@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,15 +28,11 @@ type eventsExportCmd struct {
 }
 
 func (c *eventsExportCmd) Run(ctx context.Context, e *env) error {
-	st, dir, err := openExisting(ctx, e, c.DB)
+	st, _, keys, err := openSigning(ctx, e, c.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	keys, err := signing.Load(filepath.Join(dir, signing.FileName))
-	if err != nil {
-		return err
-	}
 	b, err := bundle.Export(ctx, st, contract.ProjectID(c.Project), keys, time.Now())
 	if err != nil {
 		return err
@@ -60,15 +54,11 @@ type eventsCheckpointCmd struct {
 }
 
 func (c *eventsCheckpointCmd) Run(ctx context.Context, e *env) error {
-	st, dir, err := openExisting(ctx, e, c.DB)
+	st, dir, keys, err := openSigning(ctx, e, c.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	keys, err := signing.Load(filepath.Join(dir, signing.FileName))
-	if err != nil {
-		return err
-	}
 	key, err := authority.ReadKeyFile(filepath.Join(dir, keyFile))
 	if err != nil {
 		return err
@@ -174,10 +164,24 @@ func readJWKS(path string) ([]signing.PublicKey, error) {
 		return nil, fmt.Errorf("read keys: %w", err)
 	}
 	var set signing.JWKSet
-	if err := strictJSON(b, &set); err != nil {
+	if err := contract.DecodeStrict(b, &set); err != nil {
 		return nil, fmt.Errorf("read keys %s: %w", path, err)
 	}
 	return set.PublicKeys()
+}
+
+// openSigning opens the data dir's store and reads its signing keys.
+func openSigning(ctx context.Context, e *env, db string) (store.Store, string, *signing.Keyring, error) {
+	st, dir, err := openExisting(ctx, e, db)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	keys, err := signing.Load(filepath.Join(dir, signing.FileName))
+	if err != nil {
+		st.Close()
+		return nil, "", nil, err
+	}
+	return st, dir, keys, nil
 }
 
 // openExisting opens the data dir's store, refusing to create one where there is none.
@@ -206,17 +210,4 @@ func dataDirEnv(getenv func(string) string, dir string) func(string) string {
 		}
 		return getenv(k)
 	}
-}
-
-// strictJSON decodes b into v, refusing unknown fields and anything after the value.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more after the value")
-	}
-	return nil
 }

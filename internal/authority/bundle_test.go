@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/signing"
@@ -20,14 +19,7 @@ func exportedBundle(t *testing.T) ([]byte, *signing.Keyring) {
 	t.Helper()
 	f := newFixture(t)
 	ctx := t.Context()
-	keys, err := signing.Generate(rand.Reader, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, keys := signedAuthority(t, f.st, f.key, 0)
 	if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,21 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
+// signedAuthority is an authority over st that signs with a new keyring, a Board write
+// signing the head every events (0: the default).
+func signedAuthority(t *testing.T, st store.Store, key authority.Key, every int64) (*authority.Authority, *signing.Keyring) {
+	t.Helper()
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := authority.New(authority.Config{Store: st, Key: key, Signer: keys, CheckpointEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, keys
+}
+
 // TestAuthority_CheckpointRecomputedChain rewrites an event and recomputes every later
 // hash and the head without the signing key: the chain then holds, and the signed
 // checkpoint after the edit names the rewrite.
@@ -23,14 +38,7 @@ func TestAuthority_CheckpointRecomputedChain(t *testing.T) {
 			st, exec := be.open(t)
 			f := newFixtureOn(t, st)
 			ctx := t.Context()
-			keys, err := signing.Generate(rand.Reader, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := authority.New(authority.Config{Store: st, Key: f.key, Signer: keys})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, keys := signedAuthority(t, st, f.key, 0)
 			if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
 				t.Fatal(err)
 			}
@@ -85,14 +93,7 @@ func TestAuthority_CheckpointRecomputedChain(t *testing.T) {
 func TestAuthority_CheckpointRotatedKey(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	keys, err := signing.Generate(rand.Reader, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, keys := signedAuthority(t, f.st, f.key, 0)
 	old, err := a.Checkpoint(ctx, f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
@@ -175,14 +176,7 @@ func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
 func TestAuthority_CheckpointEveryEvents(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	keys, err := signing.Generate(rand.Reader, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys, CheckpointEvery: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, _ := signedAuthority(t, f.st, f.key, 4)
 	if err := a.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -167,14 +167,14 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 	}
 	last := len(lines)
 	var tr Trailer
-	if err := strict(lines[last-1], &tr); err != nil {
+	if err := contract.DecodeStrict(lines[last-1], &tr); err != nil {
 		return fail(last, 0, "the signature line does not decode: %v", err)
 	}
 	if canon, err := json.Marshal(tr); err != nil || !bytes.Equal(canon, lines[last-1]) {
 		return fail(last, 0, "the signature line is not in its canonical form")
 	}
 	var h Header
-	if err := strict(lines[0], &h); err != nil {
+	if err := contract.DecodeStrict(lines[0], &h); err != nil {
 		return fail(1, 0, "the header does not decode: %v", err)
 	}
 	if h.Format != Format {
@@ -199,7 +199,7 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 	for i, raw := range lines[1 : last-1] {
 		n := i + 2
 		var l line
-		if err := strict(raw, &l); err != nil {
+		if err := contract.DecodeStrict(raw, &l); err != nil {
 			return fail(n, 0, "the line does not decode: %v", err)
 		}
 		switch {
@@ -251,19 +251,6 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 		return Report{}, errors.New("the bundle holds no events")
 	}
 	return rep, nil
-}
-
-// strict decodes one line, refusing unknown fields and anything after the value.
-func strict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more after the value")
-	}
-	return nil
 }
 
 // storeEvent is e of project as the store holds it, for the chain to check.
