@@ -22,15 +22,7 @@ func TestServe_ProvableRecord(t *testing.T) {
 }
 
 func testProvableRecord(t *testing.T, db string) {
-	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
-		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
-	if !strings.Contains(out, "Case is closed as completed") {
-		t.Fatalf("docket agent run = %q, want the Case closed", out)
-	}
+	s := runVerifiedCalculation(t, db)
 
 	printed := s.docket(t, nil, "key", "public")
 	var want any
