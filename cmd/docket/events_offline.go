@@ -123,6 +123,15 @@ func verifyDataDir(ctx context.Context, e *env, dir, db, keysPath string) error 
 	if err != nil {
 		return err
 	}
+	// The store's own check first (SQLite's integrity_check): damage outside the events
+	// is not the chain's to see.
+	if ic, ok := st.(interface{ IntegrityCheck(context.Context) error }); ok {
+		if err := ic.IntegrityCheck(ctx); err != nil {
+			return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken, Err: err,
+				Teaching: fmt.Sprintf("the store's own integrity check failed (%v); restore it from a backup", err)}}
+		}
+		fmt.Fprintln(e.Stdout, "store integrity ok")
+	}
 	ps, err := st.Projects(ctx)
 	if err != nil {
 		return err
