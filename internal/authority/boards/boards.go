@@ -91,9 +91,8 @@ func (bs *Cache) get(project contract.ProjectID) *projectBoard {
 }
 
 // Restore builds the Board of every project from the store: its installed releases and
-// its persisted nodes and Cases, each checked against the log ([CheckProjection])
-// once the log's hash chain is checked.
-// A project whose Board does not build, or whose node table or releases disagree with its
+// its persisted nodes and Cases, each checked against the log ([CheckProjection]) once
+// the log's hash chain is checked. A project whose Board does not build, or whose node table or releases disagree with its
 // log, stops the start, because serving it would show a Board that is not what the log
 // says. A log written before board.recorded events existed first adopts its node table
 // as found (a snapshot record), so it is checked from then on.
@@ -110,17 +109,29 @@ func (a *Cache) Restore(ctx context.Context) error {
 		if _, err := a.store.Verify(ctx, p.ID); err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
-		if _, err := a.adopt(ctx, project); err != nil {
+		// The check comes before the build, so a forged row or release is named as
+		// such rather than as a Board that does not build.
+		st, err := replay(ctx, a.store, project)
+		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
-		// The check comes first, so a forged row or release is named as such rather
-		// than as a Board that does not build.
-		if err := CheckProjection(ctx, a.store, project); err != nil {
+		if !st.found {
+			adopted, err := a.adopt(ctx, project)
+			if err != nil {
+				return fmt.Errorf("restore boards: %w", err)
+			}
+			if adopted {
+				if st, err = replay(ctx, a.store, project); err != nil {
+					return fmt.Errorf("restore boards: %w", err)
+				}
+			}
+		}
+		if err := st.check(ctx, a.store, project); err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
 		pb := a.get(project)
 		pb.mu.Lock()
-		err := a.buildLocked(ctx, project, pb)
+		err = a.buildLocked(ctx, project, pb)
 		pb.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)

@@ -55,66 +55,96 @@ type recorded struct {
 	data []byte
 }
 
-// replay reads project's log from r and returns the rows its records leave, by id, and
-// whether the log holds any record at all.
-func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (map[string]recorded, bool, error) {
-	rows := map[string]recorded{}
-	found := false
+// logState is what a project's log says its projections should hold, read in one scan.
+type logState struct {
+	rows     map[string]recorded // node and Case rows by id
+	found    bool                // whether the log holds any record
+	installs map[string]install  // releases installed, by "<id>@<version>"
+}
+
+// install is a capability.installed event: where it is and the digest it installed.
+type install struct {
+	seq    int64
+	digest string
+}
+
+// replay reads project's log from r: the rows its records leave and the releases its
+// installs name.
+func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (logState, error) {
+	st := logState{rows: map[string]recorded{}, installs: map[string]install{}}
 	err := eventlog.Scan(ctx, r, project, 0, -1, func(e store.Event) error {
-		if e.Type != event.BoardRecorded {
+		switch e.Type {
+		case event.CapabilityInstalled:
+			var rel contract.Release
+			if err := json.Unmarshal(e.Data, &rel); err != nil {
+				return fmt.Errorf("decode install at seq %d of %s: %w", e.Seq, project, err)
+			}
+			st.installs[rel.ID+"@"+rel.Version] = install{seq: e.Seq, digest: rel.Digest}
 			return nil
-		}
-		found = true
-		var rec Record
-		if err := json.Unmarshal(e.Data, &rec); err != nil {
-			return fmt.Errorf("decode record at seq %d of %s: %w", e.Seq, project, err)
-		}
-		if rec.Snapshot {
-			clear(rows)
-		}
-		for _, raw := range rec.Nodes {
-			var n struct {
-				NodeID string `json:"nodeId"`
-				Kind   string `json:"kind"`
-			}
-			if err := json.Unmarshal(raw, &n); err != nil {
-				return fmt.Errorf("decode node at seq %d of %s: %w", e.Seq, project, err)
-			}
-			rows[n.NodeID] = recorded{seq: e.Seq, kind: n.Kind, data: raw}
-		}
-		for _, id := range rec.Deleted {
-			delete(rows, id)
-		}
-		for _, raw := range rec.Cases {
-			var c struct {
-				CaseID string `json:"caseId"`
-			}
-			if err := json.Unmarshal(raw, &c); err != nil {
-				return fmt.Errorf("decode case at seq %d of %s: %w", e.Seq, project, err)
-			}
-			rows[caseKeyPrefix+c.CaseID] = recorded{seq: e.Seq, kind: nodeKindCase, data: raw}
+		case event.BoardRecorded:
+			st.found = true
+			return st.apply(e, project)
 		}
 		return nil
 	})
-	return rows, found, err
+	return st, err
+}
+
+// apply applies one board.recorded event to the rows.
+func (st *logState) apply(e store.Event, project contract.ProjectID) error {
+	var rec Record
+	if err := json.Unmarshal(e.Data, &rec); err != nil {
+		return fmt.Errorf("decode record at seq %d of %s: %w", e.Seq, project, err)
+	}
+	if rec.Snapshot {
+		clear(st.rows)
+	}
+	for _, raw := range rec.Nodes {
+		var n struct {
+			NodeID string `json:"nodeId"`
+			Kind   string `json:"kind"`
+		}
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return fmt.Errorf("decode node at seq %d of %s: %w", e.Seq, project, err)
+		}
+		st.rows[n.NodeID] = recorded{seq: e.Seq, kind: n.Kind, data: raw}
+	}
+	for _, id := range rec.Deleted {
+		delete(st.rows, id)
+	}
+	for _, raw := range rec.Cases {
+		var c struct {
+			CaseID string `json:"caseId"`
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return fmt.Errorf("decode case at seq %d of %s: %w", e.Seq, project, err)
+		}
+		st.rows[caseKeyPrefix+c.CaseID] = recorded{seq: e.Seq, kind: nodeKindCase, data: raw}
+	}
+	return nil
 }
 
 // CheckProjection replays project's log and compares what it records with the node table
 // and the installed releases r holds. It returns a *[ProjectionError] naming the first row
 // that disagrees, in id order.
 func CheckProjection(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	want, _, err := replay(ctx, r, project)
+	st, err := replay(ctx, r, project)
 	if err != nil {
 		return err
 	}
+	return st.check(ctx, r, project)
+}
+
+// check compares st with the node table and the installed releases r holds.
+func (st logState) check(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	rows, err := r.Nodes(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("load nodes of %s: %w", project, err)
 	}
-	if err := compareRows(project, want, rows); err != nil {
+	if err := compareRows(project, st.rows, rows); err != nil {
 		return err
 	}
-	return checkReleases(ctx, r, project)
+	return checkReleases(ctx, r, project, st.installs)
 }
 
 func compareRows(project contract.ProjectID, want map[string]recorded, rows []store.Node) error {
@@ -198,28 +228,7 @@ func shown(b json.RawMessage) string {
 
 // checkReleases checks that each release installed in project is stored with the content
 // its digest names and was installed by a capability.installed event at that digest.
-func checkReleases(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	installed := map[string]struct {
-		seq    int64
-		digest string
-	}{}
-	err := eventlog.Scan(ctx, r, project, 0, -1, func(e store.Event) error {
-		if e.Type != event.CapabilityInstalled {
-			return nil
-		}
-		var rel contract.Release
-		if err := json.Unmarshal(e.Data, &rel); err != nil {
-			return fmt.Errorf("decode install at seq %d of %s: %w", e.Seq, project, err)
-		}
-		installed[rel.ID+"@"+rel.Version] = struct {
-			seq    int64
-			digest string
-		}{e.Seq, rel.Digest}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+func checkReleases(ctx context.Context, r store.Reader, project contract.ProjectID, installed map[string]install) error {
 	ins, err := r.Installs(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("list installs of %s: %w", project, err)
@@ -284,8 +293,8 @@ func (a *Cache) adopt(ctx context.Context, project contract.ProjectID) (bool, er
 		if _, err := tx.LockHead(ctx, string(project)); err != nil {
 			return err
 		}
-		_, found, err := replay(ctx, tx, project)
-		if err != nil || found {
+		st, err := replay(ctx, tx, project)
+		if err != nil || st.found {
 			return err
 		}
 		rows, err := tx.Nodes(ctx, string(project))
