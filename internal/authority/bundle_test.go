@@ -1,17 +1,20 @@
 package authority_test
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/signing"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // exportedBundle is a signed project's bundle: a release, a fact and a checkpoint.
@@ -91,6 +94,54 @@ func TestBundle_VerifyRandomEdits(t *testing.T) {
 	for _, edited := range [][]byte{b[:len(b)-1], b[:len(b)/2], append(append([]byte(nil), b...), '\n')} {
 		if _, err := bundle.Verify(edited, pub); err == nil {
 			t.Errorf("a bundle of %d bytes (exported %d) verified", len(edited), len(b))
+		}
+	}
+}
+
+// TestBundle_TamperedStore exports from a store changed behind the log and verifies the
+// bundle offline: each change is named by its line.
+func TestBundle_TamperedStore(t *testing.T) {
+	tamperings := []struct {
+		name   string
+		tamper func(t *testing.T, st store.Store, exec func(*testing.T, string, ...any))
+		want   string // in the error
+	}{
+		{"capability blob swapped", func(t *testing.T, st store.Store, exec func(*testing.T, string, ...any)) {
+			rel, err := st.Release(t.Context(), "test.grant", "1.0.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec(t, `UPDATE blobs SET data = $1 WHERE hash = $2`, bytes.Replace(rel.Content, []byte(`"capability.toml":"`), []byte(`"capability.toml":"IyBmb3JnZWQK`), 1), rel.ContentHash[:])
+		}, "release test.grant@1.0.0"},
+		{"event edited, chain recomputed", rewriteEvent2, "checkpoint"},
+	}
+	for _, be := range tamperBackends {
+		for _, tt := range tamperings {
+			t.Run(be.name+"/"+tt.name, func(t *testing.T) {
+				st, exec := be.open(t)
+				f := newFixtureOn(t, st)
+				ctx := t.Context()
+				a, keys := signedAuthority(t, st, f.key, 0)
+				if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.Checkpoint(ctx, f.admin, "default"); err != nil {
+					t.Fatal(err)
+				}
+				tt.tamper(t, st, exec)
+				b, err := bundle.Export(ctx, st, "default", keys, time.Now())
+				if err != nil {
+					t.Fatalf("Export: %v", err)
+				}
+				_, err = bundle.Verify(b, keys.Public())
+				verr, ok := errors.AsType[*bundle.Error](err)
+				if !ok || !strings.Contains(verr.What, tt.want) {
+					t.Fatalf("Verify of a bundle from a tampered store = %v, want a *bundle.Error naming %q", err, tt.want)
+				}
+			})
 		}
 	}
 }

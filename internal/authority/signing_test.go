@@ -14,6 +14,32 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
+// rewriteEvent2 changes the actor of event 2 of project default and recomputes every
+// later hash and the head, as someone without the signing key can.
+func rewriteEvent2(t *testing.T, st store.Store, exec func(*testing.T, string, ...any)) {
+	t.Helper()
+	evs, err := st.Events(t.Context(), "default", 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := evs[0].Hash
+	for i := 1; i < len(evs); i++ {
+		e := evs[i]
+		if i == 1 {
+			e.Actor = "member:mallory"
+		}
+		e.PrevHash = prev
+		e.Hash = store.EventHash(e)
+		exec(t, `UPDATE events SET actor = $1, prev_hash = $2, hash = $3 WHERE project = 'default' AND seq = $4`,
+			e.Actor, e.PrevHash[:], e.Hash[:], e.Seq)
+		prev = e.Hash
+	}
+	exec(t, `UPDATE event_heads SET hash = $1 WHERE project = 'default'`, prev[:])
+	if _, err := st.Verify(t.Context(), "default"); err != nil {
+		t.Fatalf("the recomputed chain does not hold, so the test proves nothing: %v", err)
+	}
+}
+
 // signedAuthority is an authority over st that signs with a new keyring, a Board write
 // signing the head every events (0: the default).
 func signedAuthority(t *testing.T, st store.Store, key authority.Key, every int64) (*authority.Authority, *signing.Keyring) {
@@ -55,28 +81,7 @@ func TestAuthority_CheckpointRecomputedChain(t *testing.T) {
 				t.Fatalf("VerifyEvents before tampering = %+v, %v; want ok, signed at %d", rep, err, cp.Seq)
 			}
 
-			// Rewrite the member.created event (seq 2) and recompute the chain.
-			evs, err := st.Events(ctx, "default", 0, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prev := evs[0].Hash
-			for i := 1; i < len(evs); i++ {
-				e := evs[i]
-				if i == 1 {
-					e.Actor = "member:mallory"
-				}
-				e.PrevHash = prev
-				e.Hash = store.EventHash(e)
-				exec(t, `UPDATE events SET actor = $1, prev_hash = $2, hash = $3 WHERE project = 'default' AND seq = $4`,
-					e.Actor, e.PrevHash[:], e.Hash[:], e.Seq)
-				prev = e.Hash
-			}
-			exec(t, `UPDATE event_heads SET hash = $1 WHERE project = 'default'`, prev[:])
-			if _, err := st.Verify(ctx, "default"); err != nil {
-				t.Fatalf("the recomputed chain does not hold, so the test proves nothing: %v", err)
-			}
-
+			rewriteEvent2(t, st, exec)
 			rep, err = a.VerifyEvents(ctx, f.admin, "default")
 			if err != nil {
 				t.Fatal(err)
