@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -23,12 +22,7 @@ func exportedBundle(t *testing.T) ([]byte, *signing.Keyring) {
 	f := newFixture(t)
 	ctx := t.Context()
 	a, keys := signedAuthority(t, f.st, f.key, 0)
-	if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
-		t.Fatal(err)
-	}
+	seedProject(t, a, f.admin)
 	if _, err := a.Checkpoint(ctx, f.admin, "default"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,12 +116,7 @@ func TestBundle_TamperedStore(t *testing.T) {
 				f := newFixtureOn(t, st)
 				ctx := t.Context()
 				a, keys := signedAuthority(t, st, f.key, 0)
-				if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
-					t.Fatal(err)
-				}
+				seedProject(t, a, f.admin)
 				if _, err := a.Checkpoint(ctx, f.admin, "default"); err != nil {
 					t.Fatal(err)
 				}

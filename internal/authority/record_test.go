@@ -69,6 +69,18 @@ var tamperBackends = []tamperBackend{
 	}},
 }
 
+// seedProject installs the grant capability into a's project default and asserts
+// input(j1) there at the asserted tier.
+func seedProject(t *testing.T, a *authority.Authority, admin authority.Caller) {
+	t.Helper()
+	if _, err := a.InstallCapability(t.Context(), admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
+		t.Fatalf("InstallCapability: %v", err)
+	}
+	if err := a.Commit(t.Context(), "default", admin.Principal(), assertedFact("j1")); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
 // assertedFact asserts input(job, 1) at the asserted tier.
 func assertedFact(job string) func(b *board.Board) (authority.Change, error) {
 	return func(b *board.Board) (authority.Change, error) {
@@ -135,12 +147,7 @@ func TestAuthority_TamperedProjection(t *testing.T) {
 				st, exec := be.open(t)
 				f := newFixtureOn(t, st)
 				ctx := t.Context()
-				if _, err := f.a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
-					t.Fatalf("InstallCapability: %v", err)
-				}
-				if err := f.a.Commit(ctx, "default", f.admin.Principal(), assertedFact("j1")); err != nil {
-					t.Fatalf("Commit: %v", err)
-				}
+				seedProject(t, f.a, f.admin)
 				if rep, err := f.a.VerifyEvents(ctx, f.admin, "default"); err != nil || !rep.OK {
 					t.Fatalf("VerifyEvents before tampering = %+v, %v", rep, err)
 				}
