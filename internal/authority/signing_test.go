@@ -219,3 +219,45 @@ func TestAuthority_CheckpointEveryEvents(t *testing.T) {
 		t.Errorf("VerifyEvents = %+v, %v; want ok signed at %d", rep, err, seqs[1])
 	}
 }
+
+// TestAuthority_ActionOutcomeSignsCheckpoint: an executed Action's outcome, reported by a
+// worker, is sealed in the log by a signed checkpoint of the head that ends in it.
+func TestAuthority_ActionOutcomeSignsCheckpoint(t *testing.T) {
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Capability: "testdata/ops", Agent: "calc", Signer: keys})
+	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Nanosecond})
+	ans, err := ops.Call(t.Context(), p.Agent, authority.Call{Tool: contract.ToolApplyAction,
+		Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}})
+	if err != nil || state(ans) != contract.OpRunning {
+		t.Fatalf("ApplyAction fetch = %+v, %v; want running", ans.Result, err)
+	}
+	authoritytest.NewWorker(t, p.A, p.Admin, ops, authoritytest.WorkerOptions{
+		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
+		Tools:   fetchTool,
+	}).Settle(t, p.Agent.ID, 1, contract.Args{"path": contract.StringValue("a")})
+	evs, err := st.Events(t.Context(), "default", 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var completed int64
+	for _, e := range evs {
+		switch {
+		case e.Type == "action.completed":
+			completed = e.Seq
+		case e.Type == "checkpoint.signed" && completed > 0:
+			var cp signing.Checkpoint
+			if err := json.Unmarshal(e.Data, &cp); err != nil {
+				t.Fatal(err)
+			}
+			if cp.Reason != signing.ReasonActionCompleted || cp.Seq < completed {
+				t.Errorf("checkpoint after the outcome = %+v; want reason action.completed covering seq %d", cp, completed)
+			}
+			return
+		}
+	}
+	t.Fatalf("no checkpoint after the action.completed event at seq %d", completed)
+}

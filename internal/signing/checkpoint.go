@@ -11,7 +11,8 @@ import (
 
 // Checkpoint is a signed statement that a project's log had head Hash at sequence number
 // Seq. Reason says why it was made: "interval", "events", "case.closed" (Case then names
-// the Case, whose closure receipt the head covers) or "demand".
+// the Case, whose closure receipt the head covers), "action.completed" (an executed
+// Action's outcome, its execution receipt) or "demand".
 type Checkpoint struct {
 	Project   string    `json:"project"`
 	Seq       int64     `json:"seq"`
@@ -28,7 +29,9 @@ const (
 	ReasonInterval   = "interval" // every T on docket serve
 	ReasonEvents     = "events"   // a Board write once the log moved N events
 	ReasonCaseClosed = "case.closed"
-	ReasonDemand     = "demand"
+	// ReasonActionCompleted seals an executed Action's outcome (its execution receipt).
+	ReasonActionCompleted = "action.completed"
+	ReasonDemand          = "demand"
 )
 
 // Message is the bytes a checkpoint's signature covers: the line "docket-checkpoint-v1"

@@ -122,10 +122,10 @@ func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
 }
 
 // Persist writes ch's node and Case records and appends its event, then the
-// [event.BoardRecorded] event holding those records in full, by actor at at, in tx; a
-// Case close is then sealed by a signed checkpoint of the head, which covers its receipt,
-// and so is a write that finds the log at least every events past this instance's last
-// checkpoint.
+// [event.BoardRecorded] event holding those records in full, by actor at at, in tx. A
+// Case close and an executed Action's outcome are then sealed by a signed checkpoint of
+// the head, which covers their receipts, and so is a write that finds the log at least
+// every events past this instance's last checkpoint.
 func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
 	rec, ok, err := persistChange(ctx, tx, w.project, ch)
 	if err != nil {
@@ -142,12 +142,16 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	if w.bs.signer == nil {
 		return nil
 	}
-	reason, id := signing.ReasonCaseClosed, ""
-	if ch.Event == event.CaseClosed {
-		if len(ch.Cases) > 0 {
-			id = string(ch.Cases[0].CaseID)
-		}
-	} else {
+	var reason, id string
+	if len(ch.Cases) > 0 {
+		id = string(ch.Cases[0].CaseID)
+	}
+	switch ch.Event {
+	case event.CaseClosed:
+		reason = signing.ReasonCaseClosed
+	case event.ActionCompleted:
+		reason = signing.ReasonActionCompleted
+	default:
 		head, err := tx.LockHead(ctx, string(w.project))
 		if err != nil {
 			return err
@@ -155,7 +159,7 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 		if head.Seq-w.pb.signed < w.bs.every {
 			return nil
 		}
-		reason = signing.ReasonEvents
+		reason, id = signing.ReasonEvents, ""
 	}
 	cp, err := w.bs.appendCheckpoint(ctx, tx, w.project, reason, id, at)
 	if err != nil {
