@@ -146,6 +146,7 @@ type eventsVerifyCmd struct {
 	DataDir string `name:"data-dir" help:"Verify the store in this data dir directly, with no docket serve." type:"path"`
 	DB      string `name:"db" help:"With --data-dir: the store, a SQLite path or postgres://…"`
 	Keys    string `help:"A JWK set of the public keys to trust (from docket key public); default: the data dir's, or the bundle's own." type:"path"`
+	Held    string `name:"checkpoint" help:"A checkpoint kept outside the log (docket events checkpoint -o json): the log must still have the head it signed." type:"path"`
 }
 
 func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
@@ -153,9 +154,11 @@ func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
 	case c.Bundle != "" && c.DataDir != "":
 		return errors.New("give a bundle or --data-dir, not both")
 	case c.Bundle != "":
-		return verifyBundle(e, c.Bundle, c.Keys)
+		return verifyBundle(e, c.Bundle, c.Keys, c.Held)
 	case c.DataDir != "":
-		return verifyDataDir(ctx, e, c.DataDir, c.DB, c.Keys)
+		return verifyDataDir(ctx, e, c.DataDir, c.DB, c.Keys, c.Held)
+	case c.Held != "":
+		return errors.New("--checkpoint needs a bundle or --data-dir")
 	}
 	cl, err := newClient(e)
 	if err != nil {

@@ -51,6 +51,7 @@ func (c *eventsExportCmd) Run(ctx context.Context, e *env) error {
 type eventsCheckpointCmd struct {
 	Project string `help:"Project whose head to sign." default:"default" env:"DOCKET_PROJECT"`
 	DB      string `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
+	Output  string `short:"o" help:"Output format: text or json (the checkpoint, to keep outside the log)." enum:"text,json" default:"text"`
 }
 
 func (c *eventsCheckpointCmd) Run(ctx context.Context, e *env) error {
@@ -71,12 +72,32 @@ func (c *eventsCheckpointCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Output == "json" {
+		return printJSON(e.Stdout, cp)
+	}
 	_, err = fmt.Fprintf(e.Stdout, "project %s: head seq %d hash %s signed by %s\n", cp.Project, cp.Seq, cp.Hash, cp.KeyID)
 	return err
 }
 
-// verifyBundle checks the bundle at path, under the JWK set at keysPath when given.
-func verifyBundle(e *env, path, keysPath string) error {
+// readHeld reads a checkpoint kept outside the log; none when path is empty.
+func readHeld(path string) ([]signing.Checkpoint, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	var cp signing.Checkpoint
+	if err := contract.DecodeStrict(b, &cp); err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+	}
+	return []signing.Checkpoint{cp}, nil
+}
+
+// verifyBundle checks the bundle at path, under the JWK set at keysPath when given and
+// against the checkpoint at heldPath when given.
+func verifyBundle(e *env, path, keysPath, heldPath string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read bundle: %w", err)
@@ -87,7 +108,11 @@ func verifyBundle(e *env, path, keysPath string) error {
 			return err
 		}
 	}
-	rep, err := bundle.Verify(b, keys)
+	held, err := readHeld(heldPath)
+	if err != nil {
+		return err
+	}
+	rep, err := bundle.Verify(b, keys, held...)
 	if _, ok := errors.AsType[*bundle.Error](err); ok {
 		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken,
 			Teaching: fmt.Sprintf("%s: %v; the bundle was changed after it was exported", path, err)}}
@@ -103,8 +128,13 @@ func verifyBundle(e *env, path, keysPath string) error {
 	return nil
 }
 
-// verifyDataDir checks every project of the store in the data dir, with no docket serve.
-func verifyDataDir(ctx context.Context, e *env, dir, db, keysPath string) error {
+// verifyDataDir checks every project of the store in the data dir, with no docket serve,
+// and its project against the checkpoint at heldPath when given.
+func verifyDataDir(ctx context.Context, e *env, dir, db, keysPath, heldPath string) error {
+	held, err := readHeld(heldPath)
+	if err != nil {
+		return err
+	}
 	e.Getenv = dataDirEnv(e.Getenv, dir)
 	st, dir, err := openExisting(ctx, e, db)
 	if err != nil {
@@ -137,16 +167,32 @@ func verifyDataDir(ctx context.Context, e *env, dir, db, keysPath string) error 
 		return err
 	}
 	var broken []string
+	matched := len(held) == 0
 	for _, p := range ps {
 		rep, err := boards.VerifyLog(ctx, st, contract.ProjectID(p.ID), keys)
 		if err != nil {
 			return err
+		}
+		for _, cp := range held {
+			if cp.Project != p.ID || !rep.OK {
+				continue
+			}
+			matched = true
+			err := boards.CheckHeld(ctx, st, contract.ProjectID(p.ID), cp, keys)
+			if ce, ok := errors.AsType[*boards.CheckpointError](err); ok {
+				rep.OK, rep.Broken = false, &contract.BrokenLink{Seq: ce.Seq, Field: "checkpoint", Want: ce.Want, Got: ce.Got}
+			} else if err != nil {
+				return err
+			}
 		}
 		if rep.OK {
 			fmt.Fprintf(e.Stdout, "project %s: %d events, chain ok, head %s, signed up to seq %d, board ok\n", rep.Project, rep.Seq, rep.Hash, rep.SignedSeq)
 			continue
 		}
 		broken = append(broken, brokenSentence(rep))
+	}
+	if !matched && len(broken) == 0 {
+		broken = append(broken, fmt.Sprintf("the held checkpoint is of project %s, which the store does not hold", held[0].Project))
 	}
 	if len(broken) > 0 {
 		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken, Teaching: strings.Join(broken, "; ")}}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -132,5 +133,49 @@ func TestBundle_TamperedStore(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBundle_VerifyHeldCheckpoint: a checkpoint kept outside the bundle must sign a head
+// the bundle has; one from another log under the same key (as a rewritten log stripped
+// of its own checkpoints would be) is refused, naming its seq.
+func TestBundle_VerifyHeldCheckpoint(t *testing.T) {
+	export := func(job string, keys *signing.Keyring) ([]byte, signing.Checkpoint) {
+		f := newFixture(t)
+		a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Commit(t.Context(), "default", f.admin.Principal(), assertedFact(job)); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := a.Checkpoint(t.Context(), f.admin, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bundle.Export(t.Context(), f.st, "default", keys, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, cp
+	}
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, cp := export("j1", keys)
+	if _, err := bundle.Verify(b, keys.Public(), cp); err != nil {
+		t.Fatalf("Verify against its own checkpoint: %v", err)
+	}
+	_, other := export("j2", keys)
+	_, err = bundle.Verify(b, keys.Public(), other)
+	verr, ok := errors.AsType[*bundle.Error](err)
+	if !ok || verr.Seq != other.Seq || !strings.Contains(verr.What, "held checkpoint") {
+		t.Errorf("Verify against another log's checkpoint = %v, want a *bundle.Error naming the held checkpoint at %d", err, other.Seq)
+	}
+	forged := cp
+	forged.Hash = other.Hash
+	if _, err := bundle.Verify(b, keys.Public(), forged); err == nil {
+		t.Error("Verify against a checkpoint whose hash was changed passed")
 	}
 }

@@ -158,3 +158,33 @@ func VerifyLog(ctx context.Context, st store.Store, project contract.ProjectID, 
 	}
 	return r, nil
 }
+
+// CheckHeld checks project's log in r against a checkpoint held outside it (kept by a
+// third party from an earlier export or `docket events checkpoint -o json`): the
+// checkpoint must verify under keys, and the log must still have its head at its seq. A
+// log rewritten and stripped of its own checkpoints fails here, naming the held one.
+func CheckHeld(ctx context.Context, r store.Reader, project contract.ProjectID, held signing.Checkpoint, keys []signing.PublicKey) error {
+	broken := func(want, got string) error {
+		return &CheckpointError{Project: project, Seq: held.Seq, Want: want, Got: got}
+	}
+	if err := held.Verify(keys); err != nil {
+		return broken("a held checkpoint signed under the installation's keys", err.Error())
+	}
+	if held.Project != string(project) {
+		return broken("a checkpoint of project "+string(project), "one of project "+held.Project)
+	}
+	if held.Seq == 0 {
+		return nil
+	}
+	evs, err := r.Events(ctx, string(project), held.Seq-1, 1)
+	if err != nil {
+		return fmt.Errorf("read event %d of %s: %w", held.Seq, project, err)
+	}
+	if len(evs) == 0 || evs[0].Seq != held.Seq {
+		return broken(fmt.Sprintf("an event at seq %d, as the held checkpoint signed", held.Seq), "a log that ends before it")
+	}
+	if got := evs[0].Hash.String(); got != held.Hash {
+		return broken(fmt.Sprintf("hash %s at seq %d, as the held checkpoint signed", held.Hash, held.Seq), "hash "+got)
+	}
+	return nil
+}

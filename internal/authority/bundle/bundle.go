@@ -152,9 +152,11 @@ type Report struct {
 
 // Verify checks b whole: that its last line signs every byte before it under trusted
 // (the bundle's own keys when trusted is nil), that its events form one hash chain from
-// the first, that every checkpoint verifies and signs the head just before it, and that
-// every release installed is in it with content that digests to the digest installed.
-func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
+// the first, that every checkpoint verifies and signs the head just before it, that
+// every release installed is in it with content that digests to the digest installed,
+// and that each held checkpoint (kept outside the bundle, from an earlier export)
+// verifies and signs a head the bundle still has.
+func Verify(b []byte, trusted []signing.PublicKey, held ...signing.Checkpoint) (Report, error) {
 	fail := func(n int, seq int64, format string, args ...any) (Report, error) {
 		return Report{}, &Error{Line: n, Seq: seq, What: fmt.Sprintf(format, args...)}
 	}
@@ -193,6 +195,10 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 		return fail(last, 0, "%v", err)
 	}
 	chain := store.NewChain(h.Project)
+	heldAt := map[int64]string{} // the bundle's hash at each held checkpoint's seq
+	for _, cp := range held {
+		heldAt[cp.Seq] = ""
+	}
 	installs := map[string]int64{}
 	releases := map[string]bool{}
 	wantDigest := map[string]string{}
@@ -210,6 +216,9 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 			}
 			if err := chain.Next(e); err != nil {
 				return fail(n, e.Seq, "%v", err)
+			}
+			if _, ok := heldAt[e.Seq]; ok {
+				heldAt[e.Seq] = e.Hash.String()
 			}
 			switch e.Type {
 			case event.CheckpointSigned:
@@ -244,6 +253,14 @@ func Verify(b []byte, trusted []signing.PublicKey) (Report, error) {
 	for name, seq := range installs {
 		if !releases[name] {
 			return fail(last, seq, "release %s, installed at this event, is not in the bundle", name)
+		}
+	}
+	for _, cp := range held {
+		if err := cp.Verify(keys); err != nil {
+			return fail(last, cp.Seq, "held %v", err)
+		}
+		if cp.Project != h.Project || heldAt[cp.Seq] != cp.Hash {
+			return fail(last, cp.Seq, "the held checkpoint signed project %s seq %d hash %s; the bundle has hash %q there", cp.Project, cp.Seq, cp.Hash, heldAt[cp.Seq])
 		}
 	}
 	rep.Events, rep.Head = chain.Head().Seq, chain.Head().Hash.String()
