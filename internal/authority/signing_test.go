@@ -150,30 +150,42 @@ func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
 	if err != nil || state(ans) != contract.OpDone {
 		t.Fatalf("CloseCase = %+v, %v; want done", ans.Result, err)
 	}
-	evs, err := st.Events(ctx, "default", 0, 500)
+	cp, after := checkpointAfter(t, st, "case.closed")
+	if cp.Reason != signing.ReasonCaseClosed || cp.Case != string(id) || cp.Seq < after {
+		t.Errorf("checkpoint after the close = %+v; want one of reason case.closed naming %s, covering seq %d", cp, id, after)
+	}
+	if err := cp.Verify(keys.Public()); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkpointAfter returns the first checkpoint of project default after its last event
+// of type typ, and that event's seq.
+func checkpointAfter(t *testing.T, st store.Store, typ string) (signing.Checkpoint, int64) {
+	t.Helper()
+	evs, err := st.Events(t.Context(), "default", 0, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var closed int64
+	var after int64
+	var cp signing.Checkpoint
 	for _, e := range evs {
 		switch {
-		case e.Type == "case.closed":
-			closed = e.Seq
-		case e.Type == "checkpoint.signed" && closed > 0:
-			var cp signing.Checkpoint
+		case e.Type == typ:
+			after, cp = e.Seq, signing.Checkpoint{}
+		case e.Type == "checkpoint.signed" && after > 0 && cp.Seq == 0:
 			if err := json.Unmarshal(e.Data, &cp); err != nil {
 				t.Fatal(err)
 			}
-			if cp.Reason != signing.ReasonCaseClosed || cp.Case != string(id) || cp.Seq < closed || cp.Seq != e.Seq-1 {
-				t.Errorf("checkpoint after the close = %+v; want one of reason case.closed naming %s, covering seq %d", cp, id, closed)
+			if cp.Seq != e.Seq-1 {
+				t.Errorf("checkpoint at %d signs seq %d, want the head before it", e.Seq, cp.Seq)
 			}
-			if err := cp.Verify(keys.Public()); err != nil {
-				t.Error(err)
-			}
-			return
 		}
 	}
-	t.Fatalf("no checkpoint after the case.closed event at seq %d", closed)
+	if cp.Seq == 0 {
+		t.Fatalf("no checkpoint after the %s event at seq %d", typ, after)
+	}
+	return cp, after
 }
 
 // TestAuthority_CheckpointEveryEvents: a Board write signs the head once the log moved
@@ -239,25 +251,8 @@ func TestAuthority_ActionOutcomeSignsCheckpoint(t *testing.T) {
 		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
 		Tools:   fetchTool,
 	}).Settle(t, p.Agent.ID, 1, contract.Args{"path": contract.StringValue("a")})
-	evs, err := st.Events(t.Context(), "default", 0, 500)
-	if err != nil {
-		t.Fatal(err)
+	cp, after := checkpointAfter(t, st, "action.completed")
+	if cp.Reason != signing.ReasonActionCompleted || cp.Seq < after {
+		t.Errorf("checkpoint after the outcome = %+v; want reason action.completed covering seq %d", cp, after)
 	}
-	var completed int64
-	for _, e := range evs {
-		switch {
-		case e.Type == "action.completed":
-			completed = e.Seq
-		case e.Type == "checkpoint.signed" && completed > 0:
-			var cp signing.Checkpoint
-			if err := json.Unmarshal(e.Data, &cp); err != nil {
-				t.Fatal(err)
-			}
-			if cp.Reason != signing.ReasonActionCompleted || cp.Seq < completed {
-				t.Errorf("checkpoint after the outcome = %+v; want reason action.completed covering seq %d", cp, completed)
-			}
-			return
-		}
-	}
-	t.Fatalf("no checkpoint after the action.completed event at seq %d", completed)
 }
