@@ -50,7 +50,8 @@ type cli struct {
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
-	Events    eventsCmd    `cmd:"" help:"Read and verify the event log."`
+	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`
+	Key       keyCmd       `cmd:"" help:"Print or rotate the installation's signing keys."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`

@@ -9,23 +9,6 @@ import (
 	"github.com/docketrun/docket/internal/console/browsertest"
 )
 
-// runVerifiedCalculation runs the verified-calculation example across real processes:
-// docket serve on store db ("" for SQLite), docket worker, and docket agent run with the
-// example's script, which ends with the Case closed as completed.
-func runVerifiedCalculation(t *testing.T, db string) *serveEnv {
-	t.Helper()
-	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
-		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
-	if !strings.Contains(out, "Case is closed as completed") {
-		t.Errorf("docket agent run = %q, want the script's final answer", out)
-	}
-	return s
-}
-
 // TestConsole_VerifiedCalculationCase runs the verified calculation across real
 // processes (docket serve, docket worker, docket agent run with the example's script) and
 // reads its Case in a real browser: the Case page shows the Case closed, certified, its

@@ -16,8 +16,10 @@ import (
 
 // eventsCmd reads and verifies a project's hash-chained event log.
 type eventsCmd struct {
-	Tail   eventsTailCmd   `cmd:"" help:"Print the project's events; --follow keeps streaming new ones."`
-	Verify eventsVerifyCmd `cmd:"" help:"Recompute the hash chain; exit 1 and name the first broken link."`
+	Tail       eventsTailCmd       `cmd:"" help:"Print the project's events; --follow keeps streaming new ones."`
+	Verify     eventsVerifyCmd     `cmd:"" help:"Verify the log (chain, signed checkpoints, Board) on serve, in a data dir or in a bundle; exit 1 naming the first broken place."`
+	Export     eventsExportCmd     `cmd:"" help:"Write a project's signed, self-contained bundle for offline verification."`
+	Checkpoint eventsCheckpointCmd `cmd:"" help:"Sign the project's log head now."`
 }
 
 type eventsTailCmd struct {
@@ -140,9 +142,24 @@ func (c *eventsTailCmd) print(e *env, ev contract.Event) error {
 
 type eventsVerifyCmd struct {
 	clientFlags
+	Bundle  string `arg:"" optional:"" help:"A bundle from docket events export to verify offline." type:"path"`
+	DataDir string `name:"data-dir" help:"Verify the store in this data dir directly, with no docket serve." type:"path"`
+	DB      string `name:"db" help:"With --data-dir: the store, a SQLite path or postgres://…"`
+	Keys    string `help:"A JWK set of the public keys to trust (from docket key public); default: the data dir's, or the bundle's own." type:"path"`
+	Held    string `name:"checkpoint" help:"A checkpoint kept outside the log (docket events checkpoint -o json): the log must still have the head it signed." type:"path"`
 }
 
 func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
+	switch {
+	case c.Bundle != "" && c.DataDir != "":
+		return errors.New("give a bundle or --data-dir, not both")
+	case c.Bundle != "":
+		return verifyBundle(e, c.Bundle, c.Keys, c.Held)
+	case c.DataDir != "":
+		return verifyDataDir(ctx, e, c.DataDir, c.DB, c.Keys, c.Held)
+	case c.Held != "":
+		return errors.New("--checkpoint needs a bundle or --data-dir")
+	}
 	cl, err := newClient(e)
 	if err != nil {
 		return err
@@ -156,15 +173,13 @@ func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
 			return err
 		}
 	} else if rep.OK {
-		fmt.Fprintf(e.Stdout, "project %s: %d events, chain ok, head %s\n", rep.Project, rep.Seq, rep.Hash)
+		fmt.Fprintf(e.Stdout, "project %s: %d events, chain ok, head %s, signed up to seq %d, board ok\n", rep.Project, rep.Seq, rep.Hash, rep.SignedSeq)
 	}
 	if !rep.OK {
-		b := rep.Broken
-		if b == nil {
+		if rep.Broken == nil {
 			return &exitError{code: exitFailure, err: errors.New("event chain broken")}
 		}
-		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken,
-			Teaching: fmt.Sprintf("project %s: event %d: %s is %s, want %s; events after %d cannot be trusted", rep.Project, b.Seq, b.Field, b.Got, b.Want, rep.Seq)}}
+		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken, Teaching: brokenSentence(rep)}}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -66,6 +67,13 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 	// The key is written only once the store accepted the member, so a refused init
 	// leaves no key behind to block the next attempt.
 	if err := authority.WriteKeyFile(keyPath, key); err != nil {
+		return err
+	}
+	signer, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := signer.Save(filepath.Join(dir, signing.FileName)); err != nil {
 		return err
 	}
 	tokPath := filepath.Join(dir, tokenFile)

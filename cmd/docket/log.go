@@ -8,6 +8,7 @@ const (
 	logPathKey   = "pathKey" // whether serve answers only under its per-run key
 	logErr       = "err"
 	logWorker    = "workerId"
+	logKeyID     = "keyId" // a signing key's id, its RFC 7638 thumbprint
 	logTools     = "tools" // how many Tools a worker advertises
 	// logWorkspaceTools is the worker's ceiling on the built-in workspace Tools.
 	logWorkspaceTools = "workspaceTools"

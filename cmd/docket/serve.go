@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -27,9 +29,11 @@ type serveCmd struct {
 	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
 	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
-	LeaseTTL time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
-	MaxConns int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
-	BodyTime time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
+	// Checkpoint is how often each project's moved log head is signed (docs/provability.md).
+	Checkpoint time.Duration `help:"How often to sign a checkpoint of each project's log head that moved." default:"1m"`
+	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
+	MaxConns   int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
+	BodyTime   time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -62,12 +66,20 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return fmt.Errorf("%w (run docket init first)", err)
 	}
+	// A data dir made before signing keys existed gets its keyring on this first serve.
+	signer, created, err := signing.LoadOrCreate(filepath.Join(dir, signing.FileName), rand.Reader, time.Now())
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("signing key created", logKeyID, signer.KeyID())
+	}
 	st, err := openStore(ctx, dir, c.DB)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log})
+	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log, Signer: signer})
 	if err != nil {
 		return err
 	}
@@ -97,8 +109,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Routes: map[string]http.Handler{
-			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
-			"POST /work": hop,
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"POST /work":           hop,
+			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
+			"GET " + directoryPath: jwksHandler(a.PublicKeys(), "application/http-message-signatures-directory+json"),
 		}})
 	if err != nil {
 		return err
@@ -131,7 +145,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	})
 	sweeps.Go(func() {
 		if err := ops.Run(ctx); err != nil {
-			log.Error("request sweep stopped", "err", err)
+			log.Error("request sweep stopped", logErr, err)
+		}
+	})
+	sweeps.Go(func() {
+		if err := a.RunCheckpoints(ctx, c.Checkpoint); err != nil {
+			log.Error("checkpoints stopped", logErr, err)
 		}
 	})
 	err = srv.Run(ctx, ln)

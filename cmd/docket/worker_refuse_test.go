@@ -45,7 +45,9 @@ func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
 	if err := w.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLine(t, "vault reloaded")
+	// The worker logged "vault reloaded" once at start, with no Source: wait for the
+	// reload that holds the new one.
+	w.waitLine(t, "sources=1")
 	res = call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "2"}}`)
 	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpDone {
 		t.Fatalf("ApplyAction echo after the reload = %+v, want done", res.Operations)

@@ -82,6 +82,22 @@ func newServeEnv(t *testing.T, db, capDir, source string, words []string, manife
 	return s
 }
 
+// runVerifiedCalculation serves a data dir on db with a worker, and runs the verified
+// calculation's script through docket agent run to its Case's close.
+func runVerifiedCalculation(t *testing.T, db string) *serveEnv {
+	t.Helper()
+	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
+		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
+	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
+	s.startWorker(t).waitLine(t, "lease acquired")
+	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
+		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
+	if !strings.Contains(out, "Case is closed as completed") {
+		t.Errorf("docket agent run = %q, want the script's final answer", out)
+	}
+	return s
+}
+
 // startServe starts docket serve and waits until it answers.
 func (s *serveEnv) startServe(t *testing.T) {
 	t.Helper()

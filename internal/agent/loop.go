@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ type LoopConfig struct {
 	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
 	PingEvery    time.Duration // strip polling while a call is kept open; 0: [DefaultPingEvery]
 
+	Now     func() time.Time               // the clock of a turn's latency; nil: time.Now
 	OnDelta func(Delta)                    // streamed model output, for progress; may be nil
 	OnTool  func(c ToolCall, r ToolResult) // each answered call, for progress; may be nil
 	Logger  *slog.Logger                   // nil: discard
@@ -79,6 +81,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	if cfg.PingEvery <= 0 {
 		cfg.PingEvery = DefaultPingEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	l := &Loop{cfg: cfg, log: cfg.Logger}
 	if l.log == nil {
@@ -207,6 +212,11 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			return Outcome{}, be
 		}
 		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		sent, err := json.Marshal(req)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)
+		}
+		began := l.cfg.Now()
 		resp, err := l.cfg.Provider.Turn(ctx, req, l.cfg.OnDelta)
 		if err != nil {
 			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Usage != (Usage{}) {
@@ -223,6 +233,8 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		budget := l.spend(c, resp.Usage)
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
+		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), Stop: resp.Stop, Usage: resp.Usage,
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}

@@ -55,6 +55,20 @@ type Message struct {
 	Text    string       `json:"text,omitempty"`
 	Calls   []ToolCall   `json:"calls,omitempty"`
 	Results []ToolResult `json:"results,omitempty"`
+	// Turn is, on an assistant message, the model turn that wrote it, and so proposed its
+	// Calls; it is saved with the conversation into the authority's log (issue 16).
+	Turn *Turn `json:"turn,omitempty"`
+}
+
+// Turn is what the record keeps of one model turn: which provider and model answered,
+// why it stopped, what it used and how long it took, and a digest of what was sent —
+// never the content.
+type Turn struct {
+	Model     string     `json:"model"` // the provider's Name: provider and model
+	Stop      StopReason `json:"stop"`
+	Usage     Usage      `json:"usage"`
+	LatencyMS int64      `json:"latencyMs"`
+	Sent      string     `json:"sent"` // "sha256:<hex>" of the request as JSON
 }
 
 // ToolDef is a tool the model may call: its name, what it is for, and the JSON Schema of

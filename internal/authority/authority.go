@@ -14,6 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -41,6 +42,7 @@ type Authority struct {
 	boards        *boards.Cache
 	conversations *conversation.Keeper
 	policies      *policy.Book
+	signer        *signing.Keyring // nil: nothing is signed
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -52,7 +54,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
-	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand}
+	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -69,7 +71,7 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.Directory = dir
-	a.boards = boards.New(a.store, a.log, a.now)
+	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	return a, nil

@@ -2,11 +2,13 @@ package authority
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -46,24 +48,24 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 	return a.store.Wait(ctx, string(project), after)
 }
 
-// VerifyEvents recomputes project's hash chain. A broken chain is a report, not an error:
-// the report names the first link that does not hold.
+// VerifyEvents recomputes project's hash chain, checks its signed checkpoints against
+// the installation's public keys, then checks the node table and the installed releases
+// against the log ([boards.VerifyLog]). A broken chain, checkpoint or row is a report,
+// not an error: the report names the first that does not hold.
 func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ChainReport{}, err
 	}
-	h, err := a.store.Verify(ctx, string(project))
-	if ce, ok := errors.AsType[*store.ChainError](err); ok {
-		a.log.WarnContext(ctx, "event chain broken", logProject, project, logErr, err)
-		return contract.ChainReport{Project: project, Seq: ce.Seq - 1,
-			Broken: &contract.BrokenLink{Seq: ce.Seq, Field: ce.Field, Want: ce.Want, Got: ce.Got}}, nil
+	var keys []signing.PublicKey
+	if a.signer != nil {
+		keys = a.signer.Public()
 	}
+	r, err := boards.VerifyLog(ctx, a.store, project, keys)
 	if err != nil {
 		return contract.ChainReport{}, fmt.Errorf("verify events of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}
-	r := contract.ChainReport{Project: project, OK: true, Seq: h.Seq}
-	if h.Seq > 0 {
-		r.Hash = h.Hash.String()
+	if !r.OK {
+		a.log.WarnContext(ctx, "event log does not verify", logProject, project, logSeq, r.Broken.Seq, logField, r.Broken.Field)
 	}
 	return r, nil
 }
@@ -71,4 +73,54 @@ func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract
 func eventWire(e store.Event) contract.Event {
 	return contract.Event{Project: contract.ProjectID(e.Project), Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At,
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
+}
+
+// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log.
+func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.ProjectID) (signing.Checkpoint, error) {
+	if err := c.RequireMember(project); err != nil {
+		return signing.Checkpoint{}, err
+	}
+	return a.SignHead(ctx, project)
+}
+
+// SignHead signs project's head now, for the operator who holds the data dir (docket
+// events checkpoint), and appends the checkpoint to its log.
+func (a *Authority) SignHead(ctx context.Context, project contract.ProjectID) (signing.Checkpoint, error) {
+	return a.boards.Checkpoint(ctx, project, signing.ReasonDemand)
+}
+
+// PublicKeys returns the installation's public signing keys, oldest first; none when it
+// signs nothing.
+func (a *Authority) PublicKeys() []signing.PublicKey {
+	if a.signer == nil {
+		return nil
+	}
+	return a.signer.Public()
+}
+
+// RunCheckpoints signs a checkpoint of every project whose log moved since its last
+// checkpoint, every interval, until ctx ends. It returns nil when ctx ends.
+func (a *Authority) RunCheckpoints(ctx context.Context, interval time.Duration) error {
+	if a.signer == nil {
+		return nil
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		ps, err := a.store.Projects(ctx)
+		if err != nil {
+			a.log.ErrorContext(ctx, "checkpoints: list projects", logErr, err)
+			continue
+		}
+		for _, p := range ps {
+			if _, err := a.boards.Checkpoint(ctx, contract.ProjectID(p.ID), signing.ReasonInterval); err != nil && ctx.Err() == nil {
+				a.log.ErrorContext(ctx, "checkpoint failed", logProject, p.ID, logErr, err)
+			}
+		}
+	}
 }

@@ -10,4 +10,6 @@ const (
 	logRelease    = "release"
 	logErr        = "err"
 	logOperations = "operations"
+	logSeq        = "seq"   // an event's sequence number
+	logField      = "field" // what of an event or a row does not hold
 )

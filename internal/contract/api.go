@@ -166,16 +166,23 @@ type Event struct {
 // ChainReport is the result of verifying a project's log. When OK is false, Broken names
 // the first link that does not hold.
 type ChainReport struct {
-	Project ProjectID   `json:"project"`
-	OK      bool        `json:"ok"`
-	Seq     int64       `json:"seq"` // the last event that verified
-	Hash    string      `json:"hash,omitempty"`
-	Broken  *BrokenLink `json:"broken,omitempty"`
+	Project ProjectID `json:"project"`
+	OK      bool      `json:"ok"`
+	Seq     int64     `json:"seq"` // the last event that verified
+	Hash    string    `json:"hash,omitempty"`
+	// SignedSeq is the head the last signed checkpoint covers (0: none), and SignedBy the
+	// key id that signed it; events after SignedSeq are chained but not yet signed.
+	SignedSeq int64       `json:"signedSeq,omitempty"`
+	SignedBy  string      `json:"signedBy,omitempty"`
+	Broken    *BrokenLink `json:"broken,omitempty"`
 }
 
-// BrokenLink names the first event where a log stops matching its chain.
+// BrokenLink names the first event where a log stops matching its chain, or, with Node
+// set, the first row of a projection (the node table, an installed release) that
+// disagrees with the log: Seq is then the event that last recorded it (0 if none did).
 type BrokenLink struct {
 	Seq   int64  `json:"seq"`
+	Node  string `json:"node,omitempty"`
 	Field string `json:"field"`
 	Want  string `json:"want"`
 	Got   string `json:"got"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -27,6 +28,8 @@ type Options struct {
 	Capability string
 	// Agent, when set, names an Agent created in the project.
 	Agent string
+	// Signer, when set, signs the project's checkpoints.
+	Signer *signing.Keyring
 }
 
 // Project is an authority with member "ada" of project "default".
@@ -44,7 +47,7 @@ func New(t testing.TB, o Options) Project {
 	if o.Key == (authority.Key{}) {
 		o.Key = authority.Key{1}
 	}
-	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now})
+	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now, Signer: o.Signer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -35,9 +36,11 @@ const (
 // rebuilt when the log shows a Board change it lacks, and every Board write commits only
 // if no other writer changed the Board since (see [Cache.Write]).
 type Cache struct {
-	store store.Store
-	log   *slog.Logger
-	now   func() time.Time
+	store  store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	signer *signing.Keyring // signs checkpoints; nil signs none
+	every  int64            // a Board write signs the head when the log moved this many events past the last checkpoint
 
 	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
@@ -53,13 +56,25 @@ type projectBoard struct {
 	// only costs a rebuild, never a stale Board.
 	seq    int64
 	builds int // how often b was built, for tests that a fresh Board is kept
+	// signed is the head of this instance's last checkpoint, or the head at its first
+	// build: a Board write signs the head once the log is every events past it.
+	signed int64
 }
 
 // New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
-// them all. now is the clock of the events it appends.
-func New(st store.Store, log *slog.Logger, now func() time.Time) *Cache {
-	return &Cache{store: st, log: log, now: now, byProject: map[string]*projectBoard{}}
+// them all. now is the clock of the events it appends; signer, when not nil, signs a
+// checkpoint after each Case close, on a Board write once the log moved every events
+// (<= 0: [DefaultCheckpointEvery]) past the last, and on [Cache.Checkpoint].
+func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring, every int64) *Cache {
+	if every <= 0 {
+		every = DefaultCheckpointEvery
+	}
+	return &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
 }
+
+// DefaultCheckpointEvery is how many events a log moves before a Board write signs its
+// head.
+const DefaultCheckpointEvery = 1000
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (a *Cache) nowUTC() time.Time { return a.now().UTC().Round(0) }
@@ -76,17 +91,47 @@ func (bs *Cache) get(project contract.ProjectID) *projectBoard {
 }
 
 // Restore builds the Board of every project from the store: its installed releases and
-// its persisted nodes and Cases. A project whose Board does not build stops the start,
-// because serving it would show a Board that is not what the log says.
+// its persisted nodes and Cases, each checked against the log ([CheckProjection]) once
+// the log's hash chain is checked. A project whose Board does not build, or whose node table or releases disagree with its
+// log, stops the start, because serving it would show a Board that is not what the log
+// says. A log written before board.recorded events existed first adopts its node table
+// as found (a snapshot record), so it is checked from then on.
 func (a *Cache) Restore(ctx context.Context) error {
 	ps, err := a.store.Projects(ctx)
 	if err != nil {
 		return fmt.Errorf("restore boards: %w", err)
 	}
 	for _, p := range ps {
-		pb := a.get(contract.ProjectID(p.ID))
+		project := contract.ProjectID(p.ID)
+		// The chain is checked before anything is read from the log, so a log cut short
+		// (its records removed from the end) is not taken for one written before
+		// records existed.
+		if _, err := a.store.Verify(ctx, p.ID); err != nil {
+			return fmt.Errorf("restore boards: %w", err)
+		}
+		// The check comes before the build, so a forged row or release is named as
+		// such rather than as a Board that does not build.
+		st, err := replay(ctx, a.store, project)
+		if err != nil {
+			return fmt.Errorf("restore boards: %w", err)
+		}
+		if !st.found {
+			adopted, err := a.adopt(ctx, project)
+			if err != nil {
+				return fmt.Errorf("restore boards: %w", err)
+			}
+			if adopted {
+				if st, err = replay(ctx, a.store, project); err != nil {
+					return fmt.Errorf("restore boards: %w", err)
+				}
+			}
+		}
+		if err := st.check(ctx, a.store, project); err != nil {
+			return fmt.Errorf("restore boards: %w", err)
+		}
+		pb := a.get(project)
 		pb.mu.Lock()
-		err := a.buildLocked(ctx, contract.ProjectID(p.ID), pb)
+		err = a.buildLocked(ctx, project, pb)
 		pb.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)
@@ -138,6 +183,9 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		return err
 	}
 	pb.b, pb.seq = b, head.Seq
+	if pb.builds == 0 {
+		pb.signed = head.Seq
+	}
 	pb.builds++
 	return nil
 }
@@ -294,39 +342,44 @@ func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID,
 // rebuildLimit bounds rebuilding a Board after a failed commit.
 const rebuildLimit = 30 * time.Second
 
-func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) error {
+// persistChange writes ch's node and Case records in tx and returns the [Record] of
+// what it wrote, with the same bytes, for the log; ok is false when ch wrote no record.
+func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) (rec Record, ok bool, err error) {
 	if ch.Event == "" {
-		return errors.New("change has no event type")
+		return Record{}, false, errors.New("change has no event type")
 	}
 	if !event.ChangesBoard(ch.Event) {
-		return fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
+		return Record{}, false, fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
 	}
 	for _, nc := range ch.Nodes {
 		switch {
 		case nc.Put != nil:
 			data, err := json.Marshal(nc.Put)
 			if err != nil {
-				return fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
+				return Record{}, false, fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
 			}
 			if err := tx.PutNode(ctx, string(project), store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data}); err != nil {
-				return err
+				return Record{}, false, err
 			}
+			rec.Nodes = append(rec.Nodes, data)
 		case nc.Delete != "":
 			if err := tx.DeleteNode(ctx, string(project), nc.Delete); err != nil {
-				return err
+				return Record{}, false, err
 			}
+			rec.Deleted = append(rec.Deleted, nc.Delete)
 		}
 	}
 	for _, c := range ch.Cases {
 		data, err := json.Marshal(c)
 		if err != nil {
-			return fmt.Errorf("encode case %s: %w", c.CaseID, err)
+			return Record{}, false, fmt.Errorf("encode case %s: %w", c.CaseID, err)
 		}
 		if err := tx.PutNode(ctx, string(project), store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data}); err != nil {
-			return err
+			return Record{}, false, err
 		}
+		rec.Cases = append(rec.Cases, data)
 	}
-	return nil
+	return rec, len(rec.Nodes)+len(rec.Deleted)+len(rec.Cases) > 0, nil
 }
 
 // Read runs fn on project's Board for reading, under the project's lock, with the head of

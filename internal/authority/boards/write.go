@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -119,12 +121,54 @@ func (w *Write) LockFresh(ctx context.Context, tx store.Tx) error {
 	return lockFresh(ctx, tx, w.project, w.pb)
 }
 
-// Persist writes ch's node and Case records and appends its event, by actor at at, in tx.
+// Persist writes ch's node and Case records and appends its event, then the
+// [event.BoardRecorded] event holding those records in full, by actor at at, in tx. A
+// Case close and an executed Action's outcome are then sealed by a signed checkpoint of
+// the head, which covers their receipts, and so is a write that finds the log at least
+// every events past this instance's last checkpoint.
 func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contract.Principal, at time.Time) error {
-	if err := persistChange(ctx, tx, w.project, ch); err != nil {
+	rec, ok, err := persistChange(ctx, tx, w.project, ch)
+	if err != nil {
 		return err
 	}
-	return eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data)
+	if err := eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
+		return err
+	}
+	if ok {
+		if err := eventlog.Append(ctx, tx, w.project, event.BoardRecorded, actor, at, rec); err != nil {
+			return err
+		}
+	}
+	if w.bs.signer == nil {
+		return nil
+	}
+	var reason, id string
+	if len(ch.Cases) > 0 {
+		id = string(ch.Cases[0].CaseID)
+	}
+	switch ch.Event {
+	case event.CaseClosed:
+		reason = signing.ReasonCaseClosed
+	case event.ActionCompleted:
+		reason = signing.ReasonActionCompleted
+	default:
+		head, err := tx.LockHead(ctx, string(w.project))
+		if err != nil {
+			return err
+		}
+		if head.Seq-w.pb.signed < w.bs.every {
+			return nil
+		}
+		reason, id = signing.ReasonEvents, ""
+	}
+	cp, err := w.bs.appendCheckpoint(ctx, tx, w.project, reason, id, at)
+	if err != nil {
+		return err
+	}
+	// Set before the commit is known: a refused commit only delays the next checkpoint
+	// by up to every events, which the interval checkpoints cover.
+	w.pb.signed = cp.Seq
+	return nil
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction

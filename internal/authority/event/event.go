@@ -33,6 +33,10 @@ const (
 	BatchApplied    = "batch.applied"    // board.BatchResult
 	ActionApplied   = "action.applied"   // the Action and its effects
 	ActionCompleted = "action.completed" // an executed Action's outcome applied
+	// BoardRecorded is the full content of the node and Case records one Board change
+	// wrote, appended with that change's event, so that the log, not the node table, is
+	// the Board's truth (issue 16).
+	BoardRecorded = "board.recorded" // boards.Record
 
 	// Operations, Requests and artifacts: the operation ledger's events.
 	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
@@ -60,6 +64,9 @@ const (
 	RecoveryActed   = "recovery.acted"   // the act, the Operation, the actor, the reason, the policy version, the result
 	RecoveryRefused = "recovery.refused" // the same, and why the act was refused or sent to a member
 
+	// Signatures: a signed checkpoint of the head before it (issue 16).
+	CheckpointSigned = "checkpoint.signed" // signing.Checkpoint
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -80,13 +87,14 @@ var Catalog = []Kind{
 	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
 	{CapabilityInstalled, true},
-	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true},
+	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
 	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
 	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
 	{RecoveryActed, false}, {RecoveryRefused, false},
+	{CheckpointSigned, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -31,6 +32,13 @@ type Config struct {
 
 	// SessionTTL is how long a browser or login session lives; default DefaultSessionTTL.
 	SessionTTL time.Duration
+
+	// Signer is the installation's signing keys, which sign the checkpoints of each
+	// project's log (read by the Boards part, not by identity); nil signs none.
+	Signer *signing.Keyring
+	// CheckpointEvery is how many events a log moves before a Board write signs its head;
+	// default boards.DefaultCheckpointEvery.
+	CheckpointEvery int64
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is
