@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/dbquery"
@@ -94,7 +95,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	conn, ok := connectionOf(key)
+	conn, ok := authority.ParseConnectionKey(authority.Token(key))
 	if !ok {
 		return &exitError{code: exitCredential, err: fmt.Errorf("the Connection key is not dkt_con_<id>.<secret>; copy it as docket connection create printed it")}
 	}
@@ -221,17 +222,6 @@ func (c *workerCmd) protected(e *env) []string {
 		}
 	}
 	return out
-}
-
-// connectionOf returns the Connection id a key names: "dkt_con_<id>.<secret>".
-func connectionOf(key string) (contract.ConnectionID, bool) {
-	rest, ok := strings.CutPrefix(key, contract.PrefixConnection)
-	id, _, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 {
-		return "", false
-	}
-	cid, err := contract.ParseConnectionID(id)
-	return cid, err == nil
 }
 
 // newWorkerID mints the random id of this worker process.
