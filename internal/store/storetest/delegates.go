@@ -56,7 +56,9 @@ func testDelegates(t *testing.T, h Harness) {
 	wantErr(t, "DelegateByToken after RevokeDelegate", err, store.ErrRevoked)
 	_, err = s.DelegateByToken(ctx, []byte("g2"), t0)
 	wantErr(t, "DelegateByToken of the other", err, nil)
-	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RevokeDelegates(ctx, "m1", t0.Add(time.Second)) })
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.RevokeDelegates(ctx, "m1", t0.Add(time.Second))
+	})
 	ds, err := s.Delegates(ctx, "m1")
 	wantErr(t, "Delegates", err, nil)
 	if len(ds) != 2 || ds[0].RevokedAt == nil || !ds[0].RevokedAt.Equal(t0) || ds[1].RevokedAt == nil {
