@@ -342,19 +342,16 @@ func scanDelegate(r Row) (store.Delegate, error) {
 
 // DelegateByToken implements [store.Reader.DelegateByToken].
 func (r Reader) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
-	var memberRevoked *int64
-	var d store.Delegate
-	var created, expires int64
-	var revoked *int64
-	err := r.C.QueryRow(ctx, `SELECT d.id, d.member, d.project, d.name, d.token_digest, d.created_at, d.expires_at, d.revoked_at, m.revoked_at
-		FROM delegates d JOIN members m ON m.id = d.member WHERE d.token_digest = $1`, digest).
-		Scan(&d.ID, &d.Member, &d.Project, &d.Name, &d.TokenDigest, &created, &expires, &revoked, &memberRevoked)
+	d, err := scanDelegate(r.C.QueryRow(ctx, delegateColumns+` WHERE d.token_digest = $1`, digest))
 	if err != nil {
 		return store.Delegate{}, fmt.Errorf("read delegate: %w", err)
 	}
-	d.CreatedAt, d.ExpiresAt, d.RevokedAt = fromNanos(created), fromNanos(expires), fromNullNanos(revoked)
+	m, err := r.Member(ctx, d.Member)
+	if err != nil {
+		return store.Delegate{}, fmt.Errorf("read member of delegate %s: %w", d.ID, err)
+	}
 	switch {
-	case revoked != nil || memberRevoked != nil:
+	case d.RevokedAt != nil || m.RevokedAt != nil:
 		return store.Delegate{}, fmt.Errorf("read delegate %s: %w", d.ID, store.ErrRevoked)
 	case !now.Before(d.ExpiresAt):
 		return store.Delegate{}, fmt.Errorf("read delegate %s: %w", d.ID, store.ErrExpired)
