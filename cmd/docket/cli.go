@@ -53,6 +53,9 @@ type cli struct {
 	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`
 	Key       keyCmd       `cmd:"" help:"Print or rotate the installation's signing keys."`
 
+	Delegate  delegateCmd  `cmd:"" help:"Make, list and revoke delegates: credentials that act for you in one project."`
+	Operation operationCmd `cmd:"" help:"List every changing operation with its class: what a delegate may do."`
+
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 
@@ -103,6 +106,10 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 			}
 		}
 	}()
+	// Before parsing: the parser itself checks the files some flags name.
+	if err := refuseDelegate(e, args); err != nil {
+		return err
+	}
 	kctx, err := parser.Parse(helpArgs(args))
 	if err != nil {
 		return &usageError{err: err, help: usageHelp(err)}
@@ -117,6 +124,7 @@ const (
 	exitUsage      = 2
 	exitCredential = 3
 	exitReplaced   = 4
+	exitDelegate   = 5 // a delegate's credential on a command that acts on the machine
 )
 
 // usageError is a command line that does not parse: exit 2. help is the command whose

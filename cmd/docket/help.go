@@ -71,6 +71,12 @@ var examples = map[string][]string{
 	"rules check":        {"docket rules check capability/calculation.dl"},
 	"rules eval":         {"docket rules eval capability/calculation.dl --facts facts.jsonl -o json"},
 	"version":            {"docket version", "docket --version"},
+	"delegate":           {"docket delegate create --life 8h --name asst", "docket delegate list", "docket delegate revoke asst"},
+	"delegate create":    {"docket delegate create --life 8h", "docket delegate create --life 30m --name asst --project ops -o json"},
+	"delegate list":      {"docket delegate list", "docket delegate list -o json"},
+	"delegate revoke":    {"docket delegate revoke asst", "docket delegate revoke dlg_0123456789abcdef"},
+	"operation":          {"docket operation list"},
+	"operation list":     {"docket operation list", "docket operation list -o json"},
 }
 
 // helpPrinter prints kong's help and then the selected command's examples.

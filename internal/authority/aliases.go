@@ -2,9 +2,11 @@ package authority
 
 import (
 	"io"
+	"slices"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -16,6 +18,9 @@ type (
 	Key       = identity.Key
 	Bootstrap = identity.Bootstrap
 	Session   = identity.Session
+
+	// Operation is a changing /api/v1 operation with its class (issue 15).
+	Operation = opclass.Operation
 
 	// Change is what a Board call produced, for a write to persist with its event.
 	Change = boards.Change
@@ -33,3 +38,17 @@ func ReadKeyFile(path string) (Key, error) { return identity.ReadKeyFile(path) }
 // ParseConnectionKey returns the Connection a key names, or ok false when k is not a
 // Connection key; see [identity.ParseConnectionKey].
 func ParseConnectionKey(k Token) (contract.ConnectionID, bool) { return identity.ParseConnectionKey(k) }
+
+// The operation classes; see package opclass.
+const (
+	Operational = opclass.Operational
+	Consent     = opclass.Consent
+	MemberOnly  = opclass.MemberOnly
+)
+
+// OperationAt returns the changing operation served at a console route pattern, with its
+// class; see [opclass.ForRoute].
+func OperationAt(pattern string) Operation { return opclass.ForRoute(pattern) }
+
+// OperationTable returns the table of every changing operation; see [opclass.Table].
+func OperationTable() []Operation { return slices.Clone(opclass.Table) }

@@ -30,6 +30,10 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 				s.writeError(w, r, err)
 				return
 			}
+			if err := delegateGate(c, r.Method, pattern); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
 			r = r.WithContext(withCaller(r.Context(), c, tok))
 		}
 		if err := h(w, r); err != nil {

@@ -183,8 +183,8 @@ func (s *Server) visitor(w http.ResponseWriter, r *http.Request) (visit, error) 
 	if err != nil {
 		return visit{}, err
 	}
-	if caller.Kind != contract.PrincipalMember {
-		return visit{}, contract.Errorf(contract.CodeForbidden, "the console's pages are for members; agents use /mcp.")
+	if caller.Kind != contract.PrincipalMember || caller.IsDelegate() {
+		return visit{}, contract.Errorf(contract.CodeForbidden, "the console's pages are for members; agents use /mcp and delegates /api/v1.")
 	}
 	return visit{caller: caller, token: tok, project: contract.ProjectID(r.PathValue("project"))}, nil
 }

@@ -40,6 +40,7 @@ type backend interface {
 	workerBackend
 	pageBackend
 	conversationBackend
+	delegateBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -198,6 +199,10 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/members", s.handleCreateMember, authed)
 	s.handle("GET /api/v1/projects", s.handleProjects, authed)
 	s.handle("POST /api/v1/projects", s.handleCreateProject, authed)
+
+	s.handle("POST /api/v1/projects/{project}/delegates", s.handleCreateDelegate, authed)
+	s.handle("GET /api/v1/delegates", s.handleDelegates, authed)
+	s.handle("DELETE /api/v1/delegates/{delegate}", s.handleRevokeDelegate, authed)
 
 	s.handle("GET /api/v1/projects/{project}/agents", s.handleAgents, authed)
 	s.handle("POST /api/v1/projects/{project}/agents", s.handleCreateAgent, authed)

@@ -18,7 +18,8 @@ func httpStatus(code contract.Code) int {
 	switch code {
 	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
-	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing:
+	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
+		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
 	case contract.CodeRateLimited:
 		return http.StatusTooManyRequests

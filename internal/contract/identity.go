@@ -11,6 +11,7 @@ const (
 	PrefixSession    = "dkt_ses_" // a member's session (cookie or CLI bearer)
 	PrefixAgent      = "dkt_agt_" // an Agent's token
 	PrefixConnection = "dkt_con_" // a Connection key: "dkt_con_<connection id>.<secret>"
+	PrefixDelegate   = "dkt_dlg_" // a delegate's credential: acts for its member in one project
 )
 
 // ProjectID names a project. It is chosen by a member, so it is a short slug.

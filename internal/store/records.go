@@ -35,6 +35,19 @@ type Session struct {
 	RevokedAt   *time.Time
 }
 
+// Delegate is a credential a member made for an assistant acting for it in one project
+// (issue 15). Only the digest of its token is kept.
+type Delegate struct {
+	ID          string
+	Member      string
+	Project     string
+	Name        string // unique among the member's delegates
+	TokenDigest []byte // unique
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	RevokedAt   *time.Time
+}
+
 // Agent kinds.
 const (
 	AgentKindAgent        = "agent"        // does work

@@ -33,6 +33,13 @@ type Reader interface {
 	// Session returns the live session whose token digest is digest: [ErrRevoked] when it
 	// or its member is revoked, [ErrExpired] when now is at or past its expiry.
 	Session(ctx context.Context, digest []byte, now time.Time) (Session, error)
+	// LiveSessions returns how many of member's sessions are neither revoked nor expired at now.
+	LiveSessions(ctx context.Context, member string, now time.Time) (int, error)
+	// DelegateByToken returns the live delegate whose token digest is digest: [ErrRevoked]
+	// when it or its member is revoked, [ErrExpired] when now is at or past its expiry.
+	DelegateByToken(ctx context.Context, digest []byte, now time.Time) (Delegate, error)
+	// Delegates returns member's delegates, revoked and expired ones included.
+	Delegates(ctx context.Context, member string) ([]Delegate, error)
 
 	// Agent returns an agent, revoked or not; check RevokedAt.
 	Agent(ctx context.Context, id string) (Agent, error)
@@ -99,6 +106,13 @@ type Tx interface {
 	CreateSession(ctx context.Context, s Session) error
 	// RevokeSession revokes the session whose token digest is digest.
 	RevokeSession(ctx context.Context, digest []byte, at time.Time) error
+	// CreateDelegate records a delegate of an existing member in an existing project; its
+	// id, digest and (member, name) must be new.
+	CreateDelegate(ctx context.Context, d Delegate) error
+	// RevokeDelegate revokes delegate id of member ([ErrNotFound] for another member's).
+	RevokeDelegate(ctx context.Context, member, id string, at time.Time) error
+	// RevokeDelegates revokes every delegate of member not yet revoked.
+	RevokeDelegates(ctx context.Context, member string, at time.Time) error
 
 	// CreateAgent creates an agent in an existing project; its id, its name in the
 	// project and its token digest must be new, and its kind one of the AgentKind values.

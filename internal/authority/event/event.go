@@ -23,6 +23,8 @@ const (
 	ConnectionRevoked  = "connection.revoked"   // the connection id
 	SourceBound        = "source.bound"         // the source binding
 	ToolLocked         = "tool.locked"          // the tool lock
+	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
+	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
 	// Capabilities: an install changes what the Board declares.
 	CapabilityInstalled = "capability.installed" // the release installed
@@ -86,6 +88,7 @@ var Catalog = []Kind{
 	{ProjectCreated, false}, {MemberCreated, false},
 	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
+	{DelegateCreated, false}, {DelegateRevoked, false},
 	{CapabilityInstalled, true},
 	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},

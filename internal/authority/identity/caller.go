@@ -20,10 +20,29 @@ type Caller struct {
 	Name      string
 	Projects  []contract.ProjectID // a member's projects; an Agent's one project
 	AgentKind contract.AgentKind   // for an Agent
+
+	// Delegate and DelegateID name the delegate a member's credential is (issue 15); both
+	// are empty when the member acts itself. A delegate's Projects is its one project.
+	Delegate   string
+	DelegateID string
 }
 
-// Principal returns the caller as an event actor, "member:<id>" or "agent:<id>".
-func (c Caller) Principal() contract.Principal { return contract.NewPrincipal(c.Kind, c.ID) }
+// Principal returns the caller as an event actor, "member:<id>" or "agent:<id>"; a
+// delegate acts as "member:<member name>/<delegate name>", so every event names the
+// member it acts for.
+func (c Caller) Principal() contract.Principal {
+	if c.Delegate != "" {
+		return delegateActor(c.Name, c.Delegate)
+	}
+	return contract.NewPrincipal(c.Kind, c.ID)
+}
+
+func delegateActor(member, delegate string) contract.Principal {
+	return contract.NewPrincipal(contract.PrincipalMember, member+"/"+delegate)
+}
+
+// IsDelegate reports whether c is a delegate of its member.
+func (c Caller) IsDelegate() bool { return c.Delegate != "" }
 
 // Whoami returns the caller's wire description.
 func (c Caller) Whoami() contract.Whoami {
@@ -73,6 +92,8 @@ func (a *Directory) Authenticate(ctx context.Context, tok Token) (Caller, error)
 		}
 		return Caller{Kind: contract.PrincipalAgent, ID: ag.ID, Name: ag.Name,
 			Projects: []contract.ProjectID{contract.ProjectID(ag.Project)}, AgentKind: contract.AgentKind(ag.Kind)}, nil
+	case contract.PrefixDelegate:
+		return a.delegateCaller(ctx, tok)
 	}
 	return Caller{}, errUnauthenticated(errors.New("connection key used as an API token"))
 }
@@ -117,6 +138,17 @@ func (a *Directory) AuthenticateConnection(ctx context.Context, key Token) (cont
 		return contract.Connection{}, &contract.Error{Code: contract.CodeCredentialRevoked, Teaching: "this connection was revoked; create a new one (docket connection create).", Err: store.ErrRevoked}
 	}
 	return connectionWire(c), nil
+}
+
+// RequireInPerson requires c to be a member of project acting itself, not through a
+// delegate. The member-only acts (issue 15: members, sessions, delegates, policies,
+// autonomy and windows, confirming a card) call it, so a delegate is refused them even
+// where no gate stood before.
+func (c Caller) RequireInPerson(project contract.ProjectID) error {
+	if c.IsDelegate() {
+		return contract.Errorf(contract.CodeMemberOnly, "only member %s may do this, not its delegate %s; docket operation list shows what a delegate may do.", c.Name, c.Delegate)
+	}
+	return c.RequireMember(project)
 }
 
 // member requires c to be a member of project: only members administer projects;

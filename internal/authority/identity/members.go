@@ -150,10 +150,26 @@ func (a *Directory) Login(ctx context.Context, name, passphrase string, ttl time
 	return s, nil
 }
 
-// Logout revokes the session whose token is tok.
+// Logout revokes the session whose token is tok. Signing out of a member's last live
+// session revokes all of its delegates too (issue 15).
 func (a *Directory) Logout(ctx context.Context, tok Token) error {
+	now := a.nowUTC()
 	err := a.store.Update(ctx, func(tx store.Tx) error {
-		return tx.RevokeSession(ctx, tok.digest(), a.nowUTC())
+		s, err := tx.Session(ctx, tok.digest(), now)
+		if errors.Is(err, store.ErrRevoked) || errors.Is(err, store.ErrExpired) {
+			return tx.RevokeSession(ctx, tok.digest(), now) // as before: a no-op that finds the row
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.RevokeSession(ctx, tok.digest(), now); err != nil {
+			return err
+		}
+		n, err := tx.LiveSessions(ctx, s.MemberID, now)
+		if err != nil || n > 0 {
+			return err
+		}
+		return revokeDelegates(ctx, tx, s.MemberID, now, "signed_out")
 	})
 	if err != nil {
 		return fmt.Errorf("logout: %w", eventlog.Refuse(err, "session"))
@@ -165,6 +181,9 @@ func (a *Directory) Logout(ctx context.Context, tok Token) error {
 func (a *Directory) CreateMember(ctx context.Context, c Caller, req contract.CreateMemberRequest) (contract.Member, error) {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Member{}, contract.Errorf(contract.CodeForbidden, "only members add members.")
+	}
+	if c.IsDelegate() {
+		return contract.Member{}, c.RequireInPerson("")
 	}
 	name, err := contract.ParseName(req.Name)
 	if err != nil {
@@ -224,6 +243,9 @@ func (a *Directory) Projects(ctx context.Context, c Caller) ([]contract.Project,
 func (a *Directory) CreateProject(ctx context.Context, c Caller, req contract.CreateProjectRequest) (contract.Project, error) {
 	if c.Kind != contract.PrincipalMember {
 		return contract.Project{}, contract.Errorf(contract.CodeForbidden, "only members create projects.")
+	}
+	if c.IsDelegate() {
+		return contract.Project{}, c.RequireInPerson("")
 	}
 	id, err := contract.ParseProjectID(req.ID)
 	if err != nil {

@@ -127,7 +127,7 @@ func (b *Book) Autonomy(ctx context.Context, c identity.Caller, project contract
 // policy that requires an acknowledgement takes req.Acknowledgement equal to the policy's
 // text, and records that the member read it (agent.risk_acknowledged) before the level.
 func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, req contract.SetLevelRequest) (contract.Autonomy, error) {
-	if err := c.RequireMember(project); err != nil {
+	if err := c.RequireInPerson(project); err != nil {
 		return contract.Autonomy{}, err
 	}
 	switch req.Level {
@@ -155,7 +155,7 @@ func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract
 
 // OpenWindow opens a run window of agent for a member: from now, for req.Minutes.
 func (b *Book) OpenWindow(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, req contract.OpenWindowRequest) (contract.Autonomy, error) {
-	if err := c.RequireMember(project); err != nil {
+	if err := c.RequireInPerson(project); err != nil {
 		return contract.Autonomy{}, err
 	}
 	d := time.Duration(req.Minutes) * time.Minute

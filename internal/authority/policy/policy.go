@@ -121,7 +121,7 @@ func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *
 // (issue 14): the document is parsed strictly first, and a refusal names file:line.
 // Publishing the text in force again is refused, so a version always changes something.
 func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.PublishPolicyRequest) (contract.PolicyVersion, error) {
-	if err := c.RequireMember(project); err != nil {
+	if err := c.RequireInPerson(project); err != nil {
 		return contract.PolicyVersion{}, err
 	}
 	name := req.File

@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 		{"Identity/Projects", testProjectRecords},
 		{"Identity/Members", testMembers},
 		{"Identity/Sessions", testSessions},
+		{"Identity/Delegates", testDelegates},
 		{"Identity/Agents", testAgents},
 		{"Identity/Connections", testConnections},
 		{"Capability/Releases", testReleases},

@@ -316,3 +316,54 @@ func (r Reader) Nodes(ctx context.Context, project string) ([]store.Node, error)
 	}
 	return ns, nil
 }
+
+// LiveSessions implements [store.Reader.LiveSessions].
+func (r Reader) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
+	var n int
+	if err := r.C.QueryRow(ctx, `SELECT COUNT(*) FROM sessions WHERE member = $1 AND revoked_at IS NULL AND expires_at > $2`,
+		member, nanos(now)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count sessions of member %s: %w", member, err)
+	}
+	return n, nil
+}
+
+const delegateColumns = `SELECT d.id, d.member, d.project, d.name, d.token_digest, d.created_at, d.expires_at, d.revoked_at FROM delegates d`
+
+func scanDelegate(r Row) (store.Delegate, error) {
+	var d store.Delegate
+	var created, expires int64
+	var revoked *int64
+	if err := r.Scan(&d.ID, &d.Member, &d.Project, &d.Name, &d.TokenDigest, &created, &expires, &revoked); err != nil {
+		return store.Delegate{}, err
+	}
+	d.CreatedAt, d.ExpiresAt, d.RevokedAt = fromNanos(created), fromNanos(expires), fromNullNanos(revoked)
+	return d, nil
+}
+
+// DelegateByToken implements [store.Reader.DelegateByToken].
+func (r Reader) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
+	d, err := scanDelegate(r.C.QueryRow(ctx, delegateColumns+` WHERE d.token_digest = $1`, digest))
+	if err != nil {
+		return store.Delegate{}, fmt.Errorf("read delegate: %w", err)
+	}
+	m, err := r.Member(ctx, d.Member)
+	if err != nil {
+		return store.Delegate{}, fmt.Errorf("read member of delegate %s: %w", d.ID, err)
+	}
+	switch {
+	case d.RevokedAt != nil || m.RevokedAt != nil:
+		return store.Delegate{}, fmt.Errorf("read delegate %s: %w", d.ID, store.ErrRevoked)
+	case !now.Before(d.ExpiresAt):
+		return store.Delegate{}, fmt.Errorf("read delegate %s: %w", d.ID, store.ErrExpired)
+	}
+	return d, nil
+}
+
+// Delegates implements [store.Reader.Delegates].
+func (r Reader) Delegates(ctx context.Context, member string) ([]store.Delegate, error) {
+	ds, err := list(ctx, r.C, scanDelegate, delegateColumns+` WHERE d.member = $1 ORDER BY d.id`, member)
+	if err != nil {
+		return nil, fmt.Errorf("list delegates of member %s: %w", member, err)
+	}
+	return ds, nil
+}

@@ -474,3 +474,35 @@ func (t *Tx) DeleteNode(ctx context.Context, project, id string) error {
 	}
 	return nil
 }
+
+// CreateDelegate implements [store.Tx.CreateDelegate].
+func (t *Tx) CreateDelegate(ctx context.Context, d store.Delegate) error {
+	if err := required("delegate", "an id", d.ID, "a member", d.Member, "a project", d.Project, "a name", d.Name, "a token digest", string(d.TokenDigest)); err != nil {
+		return err
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO delegates (id, member, project, name, token_digest, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		d.ID, d.Member, d.Project, d.Name, d.TokenDigest, nanos(d.CreatedAt), nanos(d.ExpiresAt), nullNanos(d.RevokedAt)); err != nil {
+		return fmt.Errorf("create delegate %s of member %s: %w", d.ID, d.Member, err)
+	}
+	return nil
+}
+
+// RevokeDelegate implements [store.Tx.RevokeDelegate].
+func (t *Tx) RevokeDelegate(ctx context.Context, member, id string, at time.Time) error {
+	n, err := t.C.Exec(ctx, `UPDATE delegates SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND member = $2`, id, member, nanos(at))
+	if err != nil {
+		return fmt.Errorf("revoke delegate %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("revoke delegate %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// RevokeDelegates implements [store.Tx.RevokeDelegates].
+func (t *Tx) RevokeDelegates(ctx context.Context, member string, at time.Time) error {
+	if _, err := t.C.Exec(ctx, `UPDATE delegates SET revoked_at = $2 WHERE member = $1 AND revoked_at IS NULL`, member, nanos(at)); err != nil {
+		return fmt.Errorf("revoke delegates of member %s: %w", member, err)
+	}
+	return nil
+}

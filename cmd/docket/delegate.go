@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// delegateCmd manages the caller's delegates (issue 15).
+type delegateCmd struct {
+	Create delegateCreateCmd `cmd:"" help:"Make a delegate: a credential that acts for you in one project, printed once."`
+	List   delegateListCmd   `cmd:"" help:"List your delegates, revoked and expired ones included."`
+	Revoke delegateRevokeCmd `cmd:"" help:"Revoke one of your delegates; its credential stops at once."`
+}
+
+type delegateCreateCmd struct {
+	clientFlags
+	Life string `required:"" help:"How long it acts for you: 1m to 720h (30 days), e.g. 8h."`
+	Name string `help:"Its name, recorded in every event it causes as member:<you>/<name> (default: its id)."`
+}
+
+func (c *delegateCreateCmd) Run(ctx context.Context, e *env) error {
+	if _, err := contract.ParseDelegateLife(c.Life); err != nil {
+		return &usageError{err: err, help: "docket delegate create"}
+	}
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var dt contract.DelegateToken
+	if err := cl.do(ctx, http.MethodPost, projectPath(c.Project, "delegates"), contract.CreateDelegateRequest{Name: c.Name, Life: c.Life}, &dt); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, dt)
+	}
+	d := dt.Delegate
+	_, err = fmt.Fprintf(e.Stdout, "delegate %s (%s) of project %s acts as %s until %s\ncredential (shown once; give it to your assistant as DOCKET_TOKEN):\n%s\n",
+		d.Name, d.ID, d.Project, d.Actor, d.ExpiresAt.Format("2006-01-02 15:04 MST"), dt.Token)
+	return err
+}
+
+type delegateListCmd struct {
+	Output string `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
+}
+
+func (c *delegateListCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var page contract.Page[contract.Delegate]
+	if err := cl.do(ctx, http.MethodGet, "/api/v1/delegates", nil, &page); err != nil {
+		return err
+	}
+	if c.Output == "json" {
+		return printJSON(e.Stdout, page.Items)
+	}
+	rows := make([][]string, 0, len(page.Items))
+	for _, d := range page.Items {
+		state := "live until " + d.ExpiresAt.Format("2006-01-02 15:04 MST")
+		if d.RevokedAt != nil {
+			state = "revoked"
+		}
+		rows = append(rows, []string{d.Name, d.ID, string(d.Project), state})
+	}
+	return writeList(e, []string{"name", "id", "project", "state"}, rows, "no delegates; make one with docket delegate create --life 8h")
+}
+
+type delegateRevokeCmd struct {
+	Output   string `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
+	Delegate string `arg:"" help:"The delegate's name or id."`
+}
+
+func (c *delegateRevokeCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var d contract.Delegate
+	if err := cl.do(ctx, http.MethodDelete, "/api/v1/delegates/"+url.PathEscape(c.Delegate), nil, &d); err != nil {
+		return err
+	}
+	if c.Output == "json" {
+		return printJSON(e.Stdout, d)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "delegate %s revoked\n", d.Name)
+	return err
+}
+
+// machineCommands act on the machine itself: they start processes, read or write the
+// data dir, or read or write a file the caller names. A delegate's credential is refused
+// them with exit 5 before any file is read (issue 15); every other command reaches the
+// authority only over /api/v1, whose gate decides by the operation's class.
+var machineCommands = map[string]bool{
+	"demo": true, "start": true, "stop": true, "init": true, "serve": true, "worker": true,
+	"doctor": true, "login": true, "logout": true,
+	"agent run": true, "agent chat": true, "agent serve": true,
+	"capability check": true, "capability install": true, "member add": true, "policy publish": true,
+	"rules check": true, "rules eval": true,
+}
+
+// refuseDelegate refuses the command args name when it acts on the machine and the
+// credential in the environment is a delegate's. It reads the command from the leading
+// words of args, before the parser runs, because the parser checks the files some flags
+// name.
+func refuseDelegate(e *env, args []string) error {
+	if !strings.HasPrefix(e.Getenv("DOCKET_TOKEN"), contract.PrefixDelegate) {
+		return nil
+	}
+	var words []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || len(words) == 2 {
+			break
+		}
+		words = append(words, a)
+	}
+	for n := len(words); n > 0; n-- {
+		if command := strings.Join(words[:n], " "); machineCommands[command] {
+			return &exitError{code: exitDelegate, err: fmt.Errorf("docket %s acts on this machine, and a delegate's credential may not; unset DOCKET_TOKEN and run it as the member", command)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"github.com/docketrun/docket/internal/authority"
+)
+
+// operationCmd reads the one table of operation classes (issue 15).
+type operationCmd struct {
+	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (its member must), member-only."`
+}
+
+type operationListCmd struct {
+	Output string `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
+}
+
+func (c *operationListCmd) Run(e *env) error {
+	ops := authority.OperationTable()
+	if c.Output == "json" {
+		return printJSON(e.Stdout, ops)
+	}
+	rows := make([][]string, 0, len(ops))
+	for _, op := range ops {
+		rows = append(rows, []string{op.Name, string(op.Class), op.Route, op.Changes})
+	}
+	return writeList(e, []string{"operation", "class", "route", "changes"}, rows, "no operations")
+}

@@ -1,0 +1,199 @@
+package authority_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// newDelegate makes a delegate of f's member in project default and authenticates it.
+func newDelegate(t *testing.T, f *fixture, name string) (contract.DelegateToken, authority.Caller) {
+	t.Helper()
+	dt, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: name, Life: "8h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.a.Authenticate(t.Context(), authority.Token(dt.Token))
+	if err != nil {
+		t.Fatalf("Authenticate(delegate): %v", err)
+	}
+	return dt, c
+}
+
+// TestDelegate_ActsAsItsMember: a delegate's credential proves its member in its one
+// project, recorded as member:<name>/<delegate>; only its digest is kept, so neither the
+// log of the authority nor the events hold it (issue 15).
+func TestDelegate_ActsAsItsMember(t *testing.T) {
+	f := newFixture(t)
+	dt, c := newDelegate(t, f, "asst")
+	if !strings.HasPrefix(dt.Token, contract.PrefixDelegate) {
+		t.Errorf("token = %q, want the %s prefix", dt.Token, contract.PrefixDelegate)
+	}
+	if c.Principal() != "member:ada/asst" || dt.Delegate.Actor != "member:ada/asst" || !c.IsDelegate() {
+		t.Errorf("delegate acts as %q (shown %q), delegate %v; want member:ada/asst", c.Principal(), dt.Delegate.Actor, c.IsDelegate())
+	}
+	if len(c.Projects) != 1 || c.Projects[0] != "default" {
+		t.Errorf("delegate reaches %v, want only [default]", c.Projects)
+	}
+	if strings.Contains(f.log.String(), dt.Token) {
+		t.Error("the authority's log holds the delegate's token")
+	}
+	evs, err := f.st.Events(t.Context(), "default", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created bool
+	for _, e := range evs {
+		if strings.Contains(string(e.Data), dt.Token) {
+			t.Errorf("event %s holds the delegate's token", e.Type)
+		}
+		created = created || e.Type == "delegate.created"
+	}
+	if !created {
+		t.Error("no delegate.created event")
+	}
+}
+
+// TestDelegate_Life: a life outside 1 minute to 30 days is refused; one within it ends the
+// credential at its end.
+func TestDelegate_Life(t *testing.T) {
+	f := newFixture(t)
+	for _, life := range []string{"59s", "721h", "soon", ""} {
+		_, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Life: life})
+		if contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Errorf("life %q: error = %v, want invalid_argument", life, err)
+		}
+	}
+	_, err := f.a.CreateDelegate(t.Context(), f.admin, "elsewhere", contract.CreateDelegateRequest{Life: "1h"})
+	wantCode(t, err, contract.CodeForbidden)
+}
+
+// TestDelegate_Revoke: a member revokes a delegate at any time, by name or id, and its
+// credential stops at once; another member's delegate is not found.
+func TestDelegate_Revoke(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	dt, _ := newDelegate(t, f, "asst")
+	other, _ := newDelegate(t, f, "other")
+	d, err := f.a.RevokeDelegate(ctx, f.admin, "asst")
+	if err != nil || d.RevokedAt == nil {
+		t.Fatalf("RevokeDelegate = %+v, %v; want revoked", d, err)
+	}
+	_, err = f.a.Authenticate(ctx, authority.Token(dt.Token))
+	wantCode(t, err, contract.CodeCredentialRevoked)
+	if _, err := f.a.Authenticate(ctx, authority.Token(other.Token)); err != nil {
+		t.Errorf("the other delegate after one was revoked: %v", err)
+	}
+	ds, err := f.a.Delegates(ctx, f.admin)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("Delegates = %+v, %v; want both", ds, err)
+	}
+	_, err = f.a.RevokeDelegate(ctx, f.admin, "nobody")
+	wantCode(t, err, contract.CodeNotFound)
+}
+
+// TestDelegate_SignOutOfEverySession: logging out of one of two sessions keeps the
+// member's delegates; logging out of the last revokes them all.
+func TestDelegate_SignOutOfEverySession(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	dt, _ := newDelegate(t, f, "asst")
+	s2, err := f.a.Login(ctx, "ada", testPassphrase, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.a.Logout(ctx, f.token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.Authenticate(ctx, authority.Token(dt.Token)); err != nil {
+		t.Fatalf("delegate after one of two sessions ended: %v", err)
+	}
+	if err := f.a.Logout(ctx, s2.Token); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.a.Authenticate(ctx, authority.Token(dt.Token))
+	wantCode(t, err, contract.CodeCredentialRevoked)
+	if err := f.a.Logout(ctx, s2.Token); err != nil {
+		t.Errorf("Logout of an ended session again: %v", err)
+	}
+}
+
+// TestDelegate_MemberOnlyRefusedByTheAuthority: every member-only operation of the one
+// table is refused to a delegate by the authority's own check, with no console gate in
+// front of it, and changes nothing.
+func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+		t.Fatal(err)
+	}
+	dt, c := newDelegate(t, f, "asst")
+	calls := map[string]func(context.Context) error{
+		"session.logout": func(ctx context.Context) error { return f.a.Logout(ctx, authority.Token(dt.Token)) },
+		"member.create": func(ctx context.Context) error {
+			_, err := f.a.CreateMember(ctx, c, contract.CreateMemberRequest{Name: "eve", Passphrase: testPassphrase})
+			return err
+		},
+		"project.create": func(ctx context.Context) error {
+			_, err := f.a.CreateProject(ctx, c, contract.CreateProjectRequest{ID: "more"})
+			return err
+		},
+		"delegate.create": func(ctx context.Context) error {
+			_, err := f.a.CreateDelegate(ctx, c, "default", contract.CreateDelegateRequest{Life: "1h"})
+			return err
+		},
+		"delegate.revoke": func(ctx context.Context) error { _, err := f.a.RevokeDelegate(ctx, c, "asst"); return err },
+		"policy.publish": func(ctx context.Context) error {
+			_, err := f.a.PublishPolicy(ctx, c, "default", contract.PublishPolicyRequest{File: "a.toml", Text: attendedPolicy})
+			return err
+		},
+		"autonomy.set_level": func(ctx context.Context) error {
+			_, err := f.a.SetAgentLevel(ctx, c, "default", "calc", contract.SetLevelRequest{Level: "manual"})
+			return err
+		},
+		"autonomy.open_window": func(ctx context.Context) error {
+			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
+			return err
+		},
+	}
+	// Logins take a passphrase, not a credential, and the conversation routes are an
+	// Agent's own: a delegate has neither to offer.
+	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true}
+	head := func() int64 {
+		h, err := f.st.Head(ctx, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Seq
+	}
+	for _, op := range authority.OperationTable() {
+		if op.Class != authority.MemberOnly || byCredential[op.Name] {
+			continue
+		}
+		t.Run(op.Name, func(t *testing.T) {
+			call, ok := calls[op.Name]
+			if !ok {
+				t.Fatalf("member-only operation %s has no case here", op.Name)
+			}
+			before := head()
+			err := call(ctx)
+			switch {
+			case err == nil:
+				t.Fatalf("a delegate's %s was not refused", op.Name)
+			case op.Name != "session.logout" && contract.CodeOf(err) != contract.CodeMemberOnly:
+				// A delegate's credential is no session, so logout finds none to end.
+				t.Errorf("a delegate's %s: %v, want member_only", op.Name, err)
+			}
+			if after := head(); after != before {
+				t.Errorf("a refused %s appended %d events", op.Name, after-before)
+			}
+		})
+	}
+	if _, err := f.a.Authenticate(ctx, authority.Token(dt.Token)); err != nil {
+		t.Errorf("the delegate after its refusals: %v", err)
+	}
+}

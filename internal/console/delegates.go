@@ -1,0 +1,66 @@
+package console
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// delegateBackend is the part of the authority the delegate routes need.
+type delegateBackend interface {
+	CreateDelegate(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateDelegateRequest) (contract.DelegateToken, error)
+	Delegates(ctx context.Context, c authority.Caller) ([]contract.Delegate, error)
+	RevokeDelegate(ctx context.Context, c authority.Caller, delegate string) (contract.Delegate, error)
+}
+
+// delegateGate is what a delegate may call (issue 15): any read of /api/v1, which the
+// authority's own checks bound to the delegate's one project, and a changing route by its
+// class in the one table: operational runs as the delegate, consent and member-only are
+// refused here (consent until cards record it). A member acting itself passes.
+func delegateGate(c authority.Caller, method, pattern string) error {
+	if !c.IsDelegate() || safeMethod(method) {
+		return nil
+	}
+	op := authority.OperationAt(pattern)
+	switch op.Class {
+	case authority.Operational:
+		return nil
+	case authority.Consent:
+		return contract.Errorf(contract.CodeConsentRequired, "%s needs the consent of member %s; ask them to do it (docket operation list shows each operation's class).", op.Name, c.Name)
+	}
+	return contract.Errorf(contract.CodeMemberOnly, "only member %s may do %s, not its delegate %s; docket operation list shows what a delegate may do.", c.Name, op.Name, c.Delegate)
+}
+
+func (s *Server) handleCreateDelegate(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.CreateDelegateRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	dt, err := s.auth.CreateDelegate(r.Context(), caller(r), project(r), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, dt)
+}
+
+func (s *Server) handleDelegates(w http.ResponseWriter, r *http.Request) error {
+	ds, err := s.auth.Delegates(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	page, err := paginate(r, ds, func(d contract.Delegate) string { return d.ID })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) handleRevokeDelegate(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.auth.RevokeDelegate(r.Context(), caller(r), r.PathValue("delegate"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
+}
