@@ -12,10 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/telemetry"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -67,7 +70,15 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer st.Close()
-	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log})
+	// Metrics and traces (issue 17, item 7): one registry of serve's own, served at
+	// /metrics behind the API's authentication; spans exported when OTLP is configured.
+	tp, stopTracing, err := startTracing(ctx, e, log, "docket-serve")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	tel := telemetry.New(telemetry.Config{Tracer: tp, State: st})
+	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -86,6 +97,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		Authority:  a,
 		Dispatcher: dispatcher,
 		Logger:     log,
+		Observer:   tel,
 	})
 	if err != nil {
 		return err
@@ -96,8 +108,9 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
+		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work": hop,
 		}})
 	if err != nil {

@@ -1,0 +1,60 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/contract"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// knownTools are the gateway's tools, the only values of the tool label.
+var knownTools = func() map[string]bool {
+	m := map[string]bool{}
+	for _, spec := range contract.Tools() {
+		m[spec.Name] = true
+	}
+	return m
+}()
+
+// MCP is the gateway's receiving middleware: each tools/call is counted and timed by
+// tool, and runs inside a span "mcp tools/call" whose context the admission inherits.
+// Other methods pass through untouched.
+func (t *Telemetry) MCP(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		tool := call.Params.Name
+		if !knownTools[tool] {
+			tool = "unknown" // a client names the tool; a label may not grow without bound
+		}
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+				ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(extra.Header))
+			}
+		}
+		start := time.Now()
+		ctx, span := t.tracer.Start(ctx, "mcp tools/call", trace.WithAttributes(attribute.String("mcp.tool", tool)))
+		defer span.End()
+		res, err := next(ctx, method, req)
+		outcome := "ok"
+		switch r, _ := res.(*mcp.CallToolResult); {
+		case err != nil:
+			outcome = "error"
+			span.SetStatus(codes.Error, "the call failed")
+		case r != nil && r.IsError:
+			outcome = "tool_error"
+		}
+		span.SetAttributes(attribute.String("mcp.outcome", outcome))
+		t.toolCalls.WithLabelValues(tool, outcome).Inc()
+		t.toolDur.WithLabelValues(tool).Observe(time.Since(start).Seconds())
+		return res, err
+	}
+}
