@@ -21,7 +21,9 @@ import (
 // so the worker's execution continues the governed call's trace.
 func (t *Telemetry) StartWork(ctx context.Context, h http.Header, kind string, conn contract.Connection) (context.Context, func(*contract.WorkAnswer, error)) {
 	start := time.Now()
-	ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(h))
+	if !trace.SpanContextFromContext(ctx).IsValid() { // else the request's span continued it
+		ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(h))
+	}
 	ctx, span := t.tracer.Start(ctx, "work "+kindOf(kind), trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("docket.connection", string(conn.ID))))
 	return ctx, func(ans *contract.WorkAnswer, err error) {

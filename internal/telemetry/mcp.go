@@ -35,13 +35,20 @@ func (t *Telemetry) MCP(next mcp.MethodHandler) mcp.MethodHandler {
 		if !knownTools[tool] {
 			tool = "unknown" // a client names the tool; a label may not grow without bound
 		}
-		if !trace.SpanContextFromContext(ctx).IsValid() {
-			if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-				ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(extra.Header))
-			}
+		// The SDK runs a call in its session's context, not its POST's: each call is a
+		// trace of its own, continuing a traceparent the agent sent on the POST, and
+		// linked to the session's span.
+		opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String("mcp.tool", tool)),
+			trace.WithLinks(trace.LinkFromContext(ctx))}
+		parent := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+			parent = Propagator.Extract(parent, propagation.HeaderCarrier(extra.Header))
+		}
+		if !trace.SpanContextFromContext(parent).IsValid() {
+			opts = append(opts, trace.WithNewRoot())
 		}
 		start := time.Now()
-		ctx, span := t.tracer.Start(ctx, "mcp tools/call", trace.WithAttributes(attribute.String("mcp.tool", tool)))
+		ctx, span := t.tracer.Start(parent, "mcp tools/call", opts...)
 		defer span.End()
 		res, err := next(ctx, method, req)
 		outcome := "ok"
