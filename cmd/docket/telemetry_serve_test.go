@@ -131,7 +131,7 @@ func metricSum(t *testing.T, exposition, metric string, labels ...string) float6
 // in-process OTLP receiver. /metrics refuses an unauthenticated scrape and, scraped
 // with a token, counts the tool calls and Operations the calculation ran; one trace
 // spans the gateway's tool call, its admission, the dispatch, the worker's execution
-// and the hop reports of one governed call.
+// and the hop reports of one governed call; the agent's model turns are spans too.
 func TestServeWorker_MetricsAndTrace(t *testing.T) {
 	recv := newOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
@@ -217,6 +217,9 @@ func TestServeWorker_MetricsAndTrace(t *testing.T) {
 		}
 	}
 	t.Logf("one governed call's trace: %q", spans)
+	if turn, all := recv.traceWith(20*time.Second, "model turn"); turn == nil {
+		t.Errorf("docket agent run exported no span \"model turn\"; traces received: %v", all)
+	}
 }
 
 func count(names []string, name string) int {
