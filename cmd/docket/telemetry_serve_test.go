@@ -136,15 +136,7 @@ func TestServeWorker_MetricsAndTrace(t *testing.T) {
 	recv := newOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.srv.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
-	s := newServeEnv(t, "", "../../examples/verified-calculation/capability", "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
-		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
-	if !strings.Contains(out, "Case is closed as completed") {
-		t.Fatalf("docket agent run = %q, want the script's final answer", out)
-	}
+	s := runVerifiedCalculation(t, "")
 	if _, err := os.Stat(filepath.Join(s.files, "out", "result.json")); err != nil {
 		t.Fatalf("the worker did not write the result: %v", err)
 	}

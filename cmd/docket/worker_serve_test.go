@@ -183,16 +183,7 @@ func TestServeWorker_VerifiedCalculation(t *testing.T) {
 }
 
 func testVerifiedCalculation(t *testing.T, db string) {
-	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
-		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
-	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
-	s.startWorker(t).waitLine(t, "lease acquired")
-
-	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
-		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
-	if !strings.Contains(out, "Case is closed as completed") {
-		t.Errorf("docket agent run = %q, want the script's final answer", out)
-	}
+	s := runVerifiedCalculation(t, db)
 	b, err := os.ReadFile(filepath.Join(s.files, "out", "result.json"))
 	if err != nil {
 		t.Fatalf("the worker did not write the result: %v", err)
@@ -219,6 +210,22 @@ func testVerifiedCalculation(t *testing.T, db string) {
 	if out := s.docket(t, nil, "events", "verify"); !strings.Contains(out, "chain ok") {
 		t.Errorf("docket events verify = %q, want chain ok", out)
 	}
+}
+
+// runVerifiedCalculation serves the verified-calculation example on db, starts its
+// worker and runs docket agent run with the example's script to its final answer.
+func runVerifiedCalculation(t *testing.T, db string) *serveEnv {
+	t.Helper()
+	s := newServeEnv(t, db, "../../examples/verified-calculation/capability", "workspace",
+		[]string{"calculation_input", "output_file"}, `{"format": "docket-worker-tools/1", "tools": {}}`)
+	s.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
+	s.startWorker(t).waitLine(t, "lease acquired")
+	out := s.docket(t, []string{"DOCKET_AGENT_TOKEN=" + s.token}, "agent", "run",
+		"--script", "../../examples/verified-calculation/script.json", "write the result of job calc-001")
+	if !strings.Contains(out, "Case is closed as completed") {
+		t.Errorf("docket agent run = %q, want the script's final answer", out)
+	}
+	return s
 }
 
 // TestServeWorker_KilledAfterClaim kills a real docket worker with SIGKILL while its run
