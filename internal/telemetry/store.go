@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -60,9 +61,6 @@ type opEvent struct {
 	Stage   string `json:"stage"`
 }
 
-// settled are the states an Operation leaves only by a new admission.
-var settled = map[string]bool{"done": true, "failed": true, "refused": true, "unknown": true}
-
 // operation moves one Operation between the state gauges. The count is of what this
 // process saw: a change it did not see the admission of only adds its new state. An
 // event whose data does not decode is counted under its type and nothing more.
@@ -80,7 +78,7 @@ func (t *Telemetry) operation(ctx context.Context, e store.NewEvent) {
 		t.ops.WithLabelValues(splitState(was)).Dec()
 	}
 	t.ops.WithLabelValues(op.State, op.Stage).Inc()
-	if settled[op.State] {
+	if contract.OperationState(op.State).Settled() {
 		delete(t.opState, key)
 		delete(t.carried, key)
 		return
