@@ -2,7 +2,6 @@ package telemetry_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -49,9 +48,7 @@ docket_operations{stage="",state="done"} 1
 docket_operations{stage="at_worker",state="running"} 0
 docket_operations{stage="not_dispatched",state="running"} 1
 `
-	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(want), "docket_operations"); err != nil {
-		t.Error(err)
-	}
+	gathered(t, tel, want, "docket_operations")
 	if n := testutil.CollectAndCount(tel.Registry(), "docket_event_append_duration_seconds"); n != 1 {
 		t.Errorf("docket_event_append_duration_seconds series = %d, want 1", n)
 	}
@@ -62,7 +59,5 @@ docket_events_appended_total{type="case.opened"} 1
 docket_events_appended_total{type="operation.admitted"} 2
 docket_events_appended_total{type="operation.changed"} 2
 `
-	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(events), "docket_events_appended_total"); err != nil {
-		t.Error(err)
-	}
+	gathered(t, tel, events, "docket_events_appended_total")
 }

@@ -43,9 +43,7 @@ func TestHTTP_RouteLabel(t *testing.T) {
 docket_http_requests_total{code="404",method="GET",route="unmatched"} 1
 docket_http_requests_total{code="418",method="GET",route="GET /api/v1/projects/{project}/cases"} 2
 `
-	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(want), "docket_http_requests_total"); err != nil {
-		t.Error(err)
-	}
+	gathered(t, tel, want, "docket_http_requests_total")
 	if spans := exp.GetSpans(); len(spans) != 3 || spans[0].Name != "http GET /api/v1/projects/{project}/cases" {
 		t.Errorf("spans = %v, want three, the first named by its route", spans.Snapshots())
 	}
@@ -70,9 +68,7 @@ docket_mcp_tool_calls_total{outcome="ok",tool="QueryBoard"} 1
 docket_mcp_tool_calls_total{outcome="tool_error",tool="ApplyBatch"} 1
 docket_mcp_tool_calls_total{outcome="tool_error",tool="unknown"} 1
 `
-	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(want), "docket_mcp_tool_calls_total"); err != nil {
-		t.Error(err)
-	}
+	gathered(t, tel, want, "docket_mcp_tool_calls_total")
 }
 
 // TestTraceParent round-trips a span's context through its W3C traceparent.
@@ -89,5 +85,13 @@ func TestTraceParent(t *testing.T) {
 	}
 	if got := telemetry.TraceParent(telemetry.WithTraceParent(context.Background(), "garbage")); got != "" {
 		t.Errorf("a malformed traceparent gave %q, want none", got)
+	}
+}
+
+// gathered compares metric in tel's registry with the exposition want.
+func gathered(t *testing.T, tel *telemetry.Telemetry, want, metric string) {
+	t.Helper()
+	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(want), metric); err != nil {
+		t.Error(err)
 	}
 }
