@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -90,7 +91,14 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	if err := agent.CheckConversationID(id); err != nil {
 		return &usageError{err: err}
 	}
-	rt, err := runner.Open(ctx, c.config(e))
+	cfg := c.config(e)
+	tp, stopTracing, err := startTracing(ctx, e, slog.New(slog.NewTextHandler(e.Stderr, nil)), "docket-agent")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	cfg.Tracer = tp
+	rt, err := runner.Open(ctx, cfg)
 	if err != nil {
 		return agentExit(err)
 	}

@@ -13,11 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/signing"
+	"github.com/docketrun/docket/internal/telemetry"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -79,7 +82,15 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer st.Close()
-	a, err := authority.New(authority.Config{Store: st, Key: key, Logger: log, Signer: signer})
+	// Metrics and traces (issue 17, item 7): one registry of serve's own, served at
+	// /metrics behind the API's authentication; spans exported when OTLP is configured.
+	tp, stopTracing, err := startTracing(ctx, e, log, "docket-serve")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	tel := telemetry.New(telemetry.Config{Tracer: tp, State: st})
+	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log, Signer: signer})
 	if err != nil {
 		return err
 	}
@@ -98,6 +109,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		Authority:  a,
 		Dispatcher: dispatcher,
 		Logger:     log,
+		Observer:   tel,
 	})
 	if err != nil {
 		return err
@@ -108,8 +120,9 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
+		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log}),
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
 			"GET " + directoryPath: jwksHandler(a.PublicKeys(), "application/http-message-signatures-directory+json"),

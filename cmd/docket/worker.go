@@ -125,7 +125,12 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key}, Executor: ex, WorkerID: id, Logger: log})
+	tp, stopTracing, err := startTracing(ctx, e, log, "docket-worker")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp})
 	if err != nil {
 		return err
 	}

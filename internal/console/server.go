@@ -93,6 +93,12 @@ type Config struct {
 	// their callers themselves (agent tokens, connection keys).
 	Routes map[string]http.Handler
 
+	// Metrics, when set, is served at GET /metrics to a member session or a bearer
+	// token, like every authenticated route. Observe, when set, wraps the whole handler
+	// of the listener: serve's request metrics and spans.
+	Metrics http.Handler
+	Observe func(http.Handler) http.Handler
+
 	// PathKey, when set, is a key every request's path must begin with, as /k/<PathKey>,
 	// which is then stripped: docket start's serve answers only its own gate and the
 	// children and verbs that read the URL from the data dir or their environment.
@@ -132,6 +138,8 @@ type Server struct {
 	logins        *loginLimiter
 	templates     map[string]*template.Template // the pages, by name (pages.go)
 	streams       *streamSet                    // open event streams, ended at sign-out
+	metrics       http.Handler
+	observe       func(http.Handler) http.Handler
 }
 
 // New returns a Server.
@@ -158,6 +166,8 @@ func New(cfg Config) (*Server, error) {
 		pathKey:   cfg.PathKey,
 		maxConns:  cfg.MaxConns,
 		logins:    newLoginLimiter(cfg.Logins),
+		metrics:   cfg.Metrics,
+		observe:   cfg.Observe,
 	}
 	s.headerTimeout = cmp.Or(cfg.HeaderTimeout, DefaultHeaderTimeout)
 	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
@@ -247,6 +257,13 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/conversations", s.handleConversations, authed)
 	s.handle("GET /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}", s.handleConversation, authed)
 
+	if s.metrics != nil {
+		s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
+			s.metrics.ServeHTTP(w, r)
+			return nil
+		}, authed)
+	}
+
 	s.handle("/api/", s.handleNoRoute, public)
 }
 
@@ -277,8 +294,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	ln = newLimitListener(ln, s.maxConns)
+	var h http.Handler = s
+	if s.observe != nil {
+		h = s.observe(s)
+	}
 	hs := &http.Server{
-		Handler:           s,
+		Handler:           h,
 		ReadHeaderTimeout: s.headerTimeout,
 		IdleTimeout:       s.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,

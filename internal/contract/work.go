@@ -117,6 +117,10 @@ type WorkRow struct {
 	Target     json.RawMessage `json:"target"`   // a [WorkTarget]
 	ToolSpec   json.RawMessage `json:"toolSpec"` // a [WorkToolSpec]
 	Grant      string          `json:"grant"`
+	// TraceParent is the W3C traceparent of the dispatch that served the row, when the
+	// authority traces: the worker's execution continues the governed call's trace. It
+	// is outside the grant's digest.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // WorkTarget names the Source a call runs against; all fields are empty for a

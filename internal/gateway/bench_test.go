@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/telemetry"
 )
 
 // loop runs fn in b.Loop and reports the median duration as p50-ns.
@@ -26,8 +30,25 @@ func loop(b *testing.B, fn func(i int)) {
 
 // BenchmarkQueryBoard measures a QueryBoard round trip through the official SDK client
 // on loopback, on a Board of 1,000 facts.
-func BenchmarkQueryBoard(b *testing.B) {
-	f := newFixture(b, time.Second)
+func BenchmarkQueryBoard(b *testing.B) { benchQueryBoard(b, newFixture(b, time.Second)) }
+
+// BenchmarkObserved_QueryBoard is BenchmarkQueryBoard with serve's metrics wired and
+// tracing off; BenchmarkTraced_QueryBoard records every span in memory.
+func BenchmarkObserved_QueryBoard(b *testing.B) {
+	benchQueryBoard(b, newObservedFixture(b, time.Second, telemetry.New(telemetry.Config{})))
+}
+
+func BenchmarkTraced_QueryBoard(b *testing.B) {
+	benchQueryBoard(b, newObservedFixture(b, time.Second, tracedTelemetry()))
+}
+
+// tracedTelemetry is telemetry whose spans all go to an in-memory exporter.
+func tracedTelemetry() *telemetry.Telemetry {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
+	return telemetry.New(telemetry.Config{Tracer: tp})
+}
+
+func benchQueryBoard(b *testing.B, f *fixture) {
 	cs := f.connect(b, nil)
 	for batch := range 4 {
 		var in contract.Batch
@@ -50,8 +71,17 @@ func BenchmarkQueryBoard(b *testing.B) {
 
 // BenchmarkApplyBatch measures an ApplyBatch of 10 facts through the SDK client, held
 // until its outcome, on SQLite.
-func BenchmarkApplyBatch(b *testing.B) {
-	f := newFixture(b, time.Second)
+func BenchmarkApplyBatch(b *testing.B) { benchApplyBatch(b, newFixture(b, time.Second)) }
+
+func BenchmarkObserved_ApplyBatch(b *testing.B) {
+	benchApplyBatch(b, newObservedFixture(b, time.Second, telemetry.New(telemetry.Config{})))
+}
+
+func BenchmarkTraced_ApplyBatch(b *testing.B) {
+	benchApplyBatch(b, newObservedFixture(b, time.Second, tracedTelemetry()))
+}
+
+func benchApplyBatch(b *testing.B, f *fixture) {
 	cs := f.connect(b, nil)
 	loop(b, func(i int) {
 		var in contract.Batch

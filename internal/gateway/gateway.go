@@ -47,6 +47,9 @@ type Config struct {
 	// SessionTimeout closes a session that received no request for this long; default
 	// DefaultSessionTimeout. Replaced sessions receive none, so it closes them too.
 	SessionTimeout time.Duration
+	// Middleware wraps the MCP methods the gateway receives, after its own: serve's
+	// metrics and spans of each tool call.
+	Middleware []mcp.Middleware
 }
 
 // Gateway is the MCP server at /mcp. It is an http.Handler and safe for concurrent use.
@@ -92,6 +95,7 @@ func New(cfg Config) *Gateway {
 		g.server.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: json.RawMessage(schema)}, g.tool(spec.Name))
 	}
 	g.server.AddReceivingMiddleware(g.stateMeta)
+	g.server.AddReceivingMiddleware(cfg.Middleware...)
 	maxEvents := cfg.MaxEvents
 	if maxEvents <= 0 {
 		maxEvents = DefaultMaxEvents

@@ -17,7 +17,9 @@ import (
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
+	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/telemetry"
 )
 
 // fixture is a gateway over a real authority on SQLite with member ada, an installed
@@ -34,14 +36,23 @@ type fixture struct {
 	worker *authoritytest.Worker // plays the worker of the test capability's fetch
 }
 
-func newFixture(t testing.TB, hold time.Duration) *fixture {
+func newFixture(t testing.TB, hold time.Duration) *fixture { return newObservedFixture(t, hold, nil) }
+
+// newObservedFixture is newFixture wired as docket serve wires its telemetry, when tel
+// is not nil: the store's appends timed, the MCP middleware and the HTTP wrapper.
+func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemetry) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	sqlSt, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { sqlSt.Close() })
+	var st store.Store = sqlSt
+	var mw []mcp.Middleware
+	if tel != nil {
+		st, mw = tel.Store(sqlSt), []mcp.Middleware{tel.MCP}
+	}
 	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +85,14 @@ func newFixture(t testing.TB, hold time.Duration) *fixture {
 		t.Fatal(err)
 	}
 	f.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
-	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops})
+	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops, Middleware: mw})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", f.gw)
-	f.server = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if tel != nil {
+		h = tel.HTTP(mux)
+	}
+	f.server = httptest.NewServer(h)
 	t.Cleanup(f.server.Close)
 	f.url = f.server.URL + "/mcp"
 	f.worker = authoritytest.NewWorker(t, a, f.admin, f.ops, authoritytest.WorkerOptions{

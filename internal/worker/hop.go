@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -60,6 +62,8 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+h.Key)
+	// The execution's trace context, when the row came with one: the hop continues it.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	c := h.Client
 	if c == nil {
 		c = http.DefaultClient

@@ -9,6 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -31,14 +36,18 @@ type RunConfig struct {
 	// ReportPatience bounds how long a report is re-sent (the same bytes) while the
 	// authority is unreachable; default DefaultReportPatience.
 	ReportPatience time.Duration
+	// Tracer traces each row's execution in the trace the row was served in; default a
+	// no-op provider.
+	Tracer trace.TracerProvider
 }
 
 // Runner is the worker's loop: it acquires the Connection's lease,
 // advertises its Tools, and for each served row verifies the grant, claims, runs once
 // and reports. It never listens and never runs anything twice.
 type Runner struct {
-	cfg RunConfig
-	log *slog.Logger
+	cfg    RunConfig
+	log    *slog.Logger
+	tracer trace.Tracer
 }
 
 // NewRunner returns a Runner, or an error naming a missing field.
@@ -55,7 +64,10 @@ func NewRunner(cfg RunConfig) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger.With(logWorker, cfg.WorkerID)}, nil
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.NewTracerProvider()
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger.With(logWorker, cfg.WorkerID), tracer: cfg.Tracer.Tracer("github.com/docketrun/docket/internal/worker")}, nil
 }
 
 // Run serves work until ctx ends, then releases the lease and returns nil. It returns
@@ -248,6 +260,14 @@ const maxRefused = 1024
 // claimAndRun claims job, runs it once and reports.
 func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc) {
 	row := job.Row
+	// The execution continues the trace of the dispatch that served the row; its claim
+	// and report carry the execution's context on the hop.
+	parent := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": row.TraceParent}))
+	_, span := r.tracer.Start(trace.ContextWithRemoteSpanContext(ctx, parent), "worker execute",
+		trace.WithAttributes(attribute.String("docket.work", row.ID), attribute.String("docket.action", row.Action)))
+	defer span.End()
+	ctx = trace.ContextWithSpan(ctx, span)
+	lctx = trace.ContextWithSpan(lctx, span)
 	claim := job.Claim()
 	if _, err := r.cfg.Hop.Do(lctx, contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim}); err != nil {
 		if isLeaseLoss(err) {

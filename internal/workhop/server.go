@@ -33,12 +33,19 @@ type dispatcher interface {
 	Report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) (contract.WorkAnswer, error)
 }
 
+// Observer sees each hop operation; serve's telemetry satisfies it. StartWork returns
+// the context to answer in and the function called with the answer before it is sent.
+type Observer interface {
+	StartWork(ctx context.Context, h http.Header, kind string, conn contract.Connection) (context.Context, func(*contract.WorkAnswer, error))
+}
+
 // Config holds what a [Server] needs. Authority and Dispatcher are required.
 type Config struct {
 	Authority  connectionAuthenticator // *authority.Authority satisfies it
 	Dispatcher dispatcher              // *authority.Dispatcher satisfies it
 	Logger     *slog.Logger            // default: discards
 	MaxBody    int64                   // bytes; default DefaultMaxBody
+	Observer   Observer                // default: none
 }
 
 // Server serves POST /work. It is safe for concurrent use.
@@ -47,6 +54,7 @@ type Server struct {
 	disp    dispatcher
 	log     *slog.Logger
 	maxBody int64
+	obs     Observer
 	mux     *http.ServeMux
 }
 
@@ -55,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Authority == nil || cfg.Dispatcher == nil {
 		return nil, errors.New("workhop: config needs an authority and a dispatcher")
 	}
-	s := &Server{auth: cfg.Authority, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, mux: http.NewServeMux()}
+	s := &Server{auth: cfg.Authority, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, obs: cfg.Observer, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -97,7 +105,14 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err)
 		return
 	}
+	var done func(*contract.WorkAnswer, error)
+	if s.obs != nil {
+		ctx, done = s.obs.StartWork(ctx, r.Header, in.Operation.Kind, conn)
+	}
 	ans, err := s.answer(ctx, conn, in.Operation)
+	if done != nil {
+		done(&ans, err)
+	}
 	if err != nil {
 		s.log.DebugContext(ctx, "work refused", logKind, in.Operation.Kind, logConnection, conn.ID, logErr, err)
 		s.refuse(w, r, err)

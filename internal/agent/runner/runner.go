@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/agent/provider/anthropic"
@@ -55,6 +57,8 @@ type Config struct {
 
 	Getenv func(string) string // the environment defaults and the model key are read from
 	Stderr io.Writer           // the runtime's log and its banner
+
+	Tracer trace.TracerProvider // traces each model turn; nil: none
 }
 
 // Kind is the class of an [Error], which a command maps to its exit status.
@@ -136,6 +140,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	if rt.provider, err = rt.newProvider(); err != nil {
 		return nil, err
 	}
+	rt.provider = agent.Traced(rt.provider, f.Tracer)
 	token, err := agentToken(f.Getenv, f.TokenFile)
 	if err != nil {
 		return nil, err

@@ -160,7 +160,9 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 	project := c.Projects[0]
 	switch in := call.Input.(type) {
 	case *contract.QueryBoardInput:
-		return o.query(ctx, c, call, in) // it acknowledges under the locks it answers under
+		qctx, span := startSpan(ctx, "board query", call.Tool)
+		defer span.End()
+		return o.query(qctx, c, call, in) // it acknowledges under the locks it answers under
 	case *contract.ReadArtifactInput:
 		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
 			return Answer{}, err
@@ -175,7 +177,9 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 		}
 	}
 	// A write acknowledges in its own transaction (admit).
-	ad, err := o.admit(ctx, c, call)
+	actx, span := startSpan(ctx, "operation admit", call.Tool)
+	ad, err := o.admit(actx, c, call)
+	span.End()
 	if err != nil {
 		return Answer{}, err
 	}
@@ -285,7 +289,9 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: r}, err
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	run := o.run(ctx, w.Board(), c, call, setup, now, person)
+	rctx, span := startSpan(ctx, "board evaluate", call.Tool)
+	run := o.run(rctx, w.Board(), c, call, setup, now, person)
+	span.End()
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
 		var err error

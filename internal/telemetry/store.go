@@ -1,0 +1,104 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Event types the store wrapper reads: an Operation's states (the data of both carries
+// agent, ordinal, state and stage).
+const (
+	opAdmitted = "operation.admitted"
+	opChanged  = "operation.changed"
+)
+
+// Store returns st with each event append timed and counted, and Operations' states
+// followed from their events. The admission's trace context is kept for the worker that
+// will run it ([Telemetry.StartWork] puts it on the served row).
+func (t *Telemetry) Store(st store.Store) store.Store { return &timedStore{Store: st, t: t} }
+
+type timedStore struct {
+	store.Store
+	t *Telemetry
+}
+
+func (s *timedStore) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(&timedTx{Tx: tx, t: s.t}) })
+}
+
+type timedTx struct {
+	store.Tx
+	t *Telemetry
+}
+
+func (tx *timedTx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
+	start := time.Now()
+	ev, err := tx.Tx.Append(ctx, e)
+	tx.t.appendDur.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return ev, err
+	}
+	tx.t.events.WithLabelValues(e.Type).Inc()
+	if e.Type == opAdmitted || e.Type == opChanged {
+		tx.t.operation(ctx, e)
+	}
+	return ev, nil
+}
+
+// opEvent is the part of an Operation's event the metrics read.
+type opEvent struct {
+	Agent   string `json:"agent"`
+	Ordinal int64  `json:"ordinal"`
+	State   string `json:"state"`
+	Stage   string `json:"stage"`
+}
+
+// operation moves one Operation between the state gauges. The count is of what this
+// process saw: a change it did not see the admission of only adds its new state. An
+// event whose data does not decode is counted under its type and nothing more.
+func (t *Telemetry) operation(ctx context.Context, e store.NewEvent) {
+	var op opEvent
+	if err := json.Unmarshal(e.Data, &op); err != nil || op.State == "" {
+		return
+	}
+	t.opChanges.WithLabelValues(op.State).Inc()
+	key := e.Project + "/" + op.Agent + "." + strconv.FormatInt(op.Ordinal, 10)
+	now := op.State + "/" + op.Stage
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if was, ok := t.opState[key]; ok {
+		t.ops.WithLabelValues(splitState(was)).Dec()
+	}
+	t.ops.WithLabelValues(op.State, op.Stage).Inc()
+	if contract.OperationState(op.State).Settled() {
+		delete(t.opState, key)
+		delete(t.carried, key)
+		return
+	}
+	t.opState[key] = now
+	if sc := trace.SpanContextFromContext(ctx); e.Type == opAdmitted && sc.IsValid() {
+		if len(t.carried) >= maxCarried {
+			clear(t.carried)
+		}
+		t.carried[key] = sc
+	}
+}
+
+func splitState(s string) (string, string) {
+	for i := range len(s) {
+		if s[i] == '/' {
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
