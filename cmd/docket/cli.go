@@ -116,6 +116,7 @@ const (
 	exitUsage      = 2
 	exitCredential = 3
 	exitReplaced   = 4
+	exitPending    = 5 // docket agent run: the task's work is still pending (a decision, a running write)
 )
 
 // usageError is a command line that does not parse: exit 2. help is the command whose
