@@ -107,6 +107,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	ctx = WithConversation(ctx, id)
 	c, err := l.cfg.Store.Load(ctx, id)
 	switch {
 	case errors.Is(err, ErrNoConversation):

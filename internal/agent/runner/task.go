@@ -32,7 +32,15 @@ type TaskRequest struct {
 	Text        string          `json:"text"`
 	CaseType    string          `json:"caseType,omitempty"`
 	BusinessKey json.RawMessage `json:"businessKey,omitempty"`
-	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation
+	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation; omitted: one is made and returned
+}
+
+// ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are
+// listed each as it is, never summed up.
+type ClosedCase struct {
+	CaseID      contract.CaseID      `json:"caseId"`
+	Root        string               `json:"root,omitempty"`
+	Disposition contract.Disposition `json:"disposition"`
 }
 
 // TaskAnswer is the answer of POST /task; a task that failed carries its code and teaching.
@@ -43,6 +51,10 @@ type TaskAnswer struct {
 	ErrorCode    contract.Code    `json:"errorCode,omitempty"`
 	Teaching     string           `json:"teaching,omitempty"`
 	Stop         agent.StopReason `json:"stop,omitempty"`
+	ClosedCases  []ClosedCase     `json:"closedCases"`
+	// Pending are the task's writes whose outcome has not come (a decision, a running
+	// write): the task's work is not done while it has any.
+	Pending []agent.Pending `json:"pending,omitempty"`
 }
 
 // CheckTaskListen refuses a task endpoint address that is not loopback: tasks come from
@@ -119,11 +131,14 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 			Teaching: "send a JSON object {text, caseType?, businessKey?, sessionKey?} with a non-empty text and no other fields"})
 		return
 	}
-	id := NewConversationID()
-	if req.SessionKey != "" {
-		sum := sha256.Sum256([]byte(req.SessionKey))
-		id = "s-" + hex.EncodeToString(sum[:12])
+	if req.SessionKey == "" {
+		// A caller that names no session gets one, to continue the conversation with.
+		k := make([]byte, 12)
+		rand.Read(k)
+		req.SessionKey = "sk-" + hex.EncodeToString(k)
 	}
+	sum := sha256.Sum256([]byte(req.SessionKey))
+	id := "s-" + hex.EncodeToString(sum[:12])
 	text := req.Text
 	if req.CaseType != "" {
 		text += "\n\nCase type: " + req.CaseType
@@ -133,13 +148,17 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id}
-	l, err := s.rt.Loop(nil, nil)
+	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id, ClosedCases: []ClosedCase{}}
+	l, err := s.rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
+		if cc, ok := closedCase(c, res); ok {
+			ans.ClosedCases = append(ans.ClosedCases, cc)
+		}
+	}, nil)
 	var out agent.Outcome
 	if err == nil {
 		out, err = l.Send(r.Context(), id, text)
 	}
-	ans.Final, ans.Stop = out.Final, out.Stop
+	ans.Final, ans.Stop, ans.Pending = out.Final, out.Stop, out.Pending
 	if err = s.rt.Failure(err); err != nil {
 		if _, ok := errors.AsType[*Error](err); ok {
 			select {
@@ -150,6 +169,49 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
 	}
 	writeTask(w, http.StatusOK, ans)
+}
+
+// closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
+// View lists it.
+func closedCase(c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
+	if c.Name != contract.ToolCloseCase || res.IsError {
+		return ClosedCase{}, false
+	}
+	var in contract.CloseCaseInput
+	var head struct {
+		Accepted  bool          `json:"accepted"`
+		ErrorCode contract.Code `json:"errorCode"`
+		View      any           `json:"view"`
+	}
+	if json.Unmarshal(c.Arguments, &in) != nil || json.Unmarshal([]byte(res.Content), &head) != nil || !head.Accepted || head.ErrorCode != "" {
+		return ClosedCase{}, false
+	}
+	return ClosedCase{CaseID: in.CaseID, Root: rootOf(head.View, string(in.CaseID)), Disposition: in.Disposition}, true
+}
+
+// rootOf finds the root of Case id in a decoded View: any object with that caseId and a
+// root.
+func rootOf(v any, id string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["caseId"] == id {
+			if root, ok := v["root"].(string); ok && root != "" {
+				return root
+			}
+		}
+		for _, x := range v {
+			if root := rootOf(x, id); root != "" {
+				return root
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if root := rootOf(x, id); root != "" {
+				return root
+			}
+		}
+	}
+	return ""
 }
 
 func codeOf(err error) contract.Code {
