@@ -77,9 +77,10 @@ func agentExit(err error) error {
 // agentRunCmd runs one task to completion.
 type agentRunCmd struct {
 	runtimeFlags
-	Conversation string `help:"Conversation to start or resume (default: a new one)."`
-	Output       string `short:"o" help:"Output format: text, or json (one event a line: each tool call, then the end)." enum:"text,json" default:"text"`
-	Task         string `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
+	Conversation string        `help:"Conversation to start or resume (default: a new one)."`
+	Output       string        `short:"o" help:"Output format: text, or json (one event a line: each tool call, then the end)." enum:"text,json" default:"text"`
+	Wait         time.Duration `help:"When the task's writes wait for a decision or still run, wait this long for their outcomes and resume the conversation with them (0: exit 5 at once)."`
+	Task         string        `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
 }
 
 // runEvent is one line of docket agent run -o json.
@@ -141,6 +142,15 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	out, err := l.Send(ctx, id, c.Task)
+	for deadline := time.Now().Add(c.Wait); err == nil && len(out.Pending) > 0 && c.Wait > 0; {
+		fmt.Fprintf(e.Stderr, "docket agent: waiting up to %s for %d pending outcome(s)\n", time.Until(deadline).Round(time.Second), len(out.Pending))
+		var ok bool
+		if ok, err = l.Await(ctx, out.Pending, time.Until(deadline)); err != nil || !ok {
+			break
+		}
+		// The outcomes came: the conversation resumes with them, and nothing is sent again.
+		out, err = l.Send(ctx, id, agent.WakeText)
+	}
 	err = runExit(rt.Failure(err), out)
 	if c.Output == "json" {
 		ev := runEvent{Event: "end", Conversation: id, State: runState(err), Final: out.Final, Pending: out.Pending}
