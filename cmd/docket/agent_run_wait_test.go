@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,4 +78,47 @@ func TestAgentRun_WaitsAndResumes(t *testing.T) {
 			t.Errorf("the note ran %d times, want once", n)
 		}
 	})
+}
+
+// TestAgentServe_WakesAConversation: a /task whose write waits for a decision answers
+// with it pending, and docket agent serve resumes the conversation by itself once a
+// member decides.
+func TestAgentServe_WakesAConversation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket serve and runtimes as processes")
+	}
+	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
+	id, tok := r.agent(t, "served")
+	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"asked"},{"final":"woke with the outcome"}]}`)
+	post := r.serveTasks(t, tok, script)
+	a := post(`{"text":"note","sessionKey":"k"}`)
+	if len(a.Pending) != 1 {
+		t.Fatalf("POST /task = %+v, want the note pending", a)
+	}
+	req := r.pendingRequest(t)
+	r.exec(t, exitOK, nil, "decide", string(req.ID), "approve", "--digest", req.Digest)
+	cl, err := newClient(&env{Getenv: func(k string) string {
+		if k == "DOCKET_HOME" {
+			return r.home
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var c contract.Conversation
+		if err := cl.do(t.Context(), http.MethodGet, "/api/v1/projects/default/agents/"+id+"/conversations/"+a.Conversation, nil, &c); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(c.Messages); n > 0 && strings.Contains(string(c.Messages[n-1]), "woke with the outcome") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the conversation was not woken: %d messages, state %s", len(c.Messages), c.State)
+		}
+	}
+	if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+		t.Errorf("the authority admitted %d operations, want 1", n)
+	}
 }

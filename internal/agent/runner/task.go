@@ -25,6 +25,7 @@ const (
 	maxTaskBody     = 1 << 20          // bytes of one POST /task body
 	taskReadHeader  = 10 * time.Second // how long a client may take to send its headers
 	taskShutdownFor = 10 * time.Second // how long a running task may take to finish at shutdown
+	wakeBound       = 24 * time.Hour   // how long a served conversation waits for its pending outcomes
 )
 
 // TaskRequest is the body of POST /task, the task endpoint of docket agent serve.
@@ -74,7 +75,9 @@ func CheckTaskListen(listen string) error {
 func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer) error {
 	key := make([]byte, 24)
 	rand.Read(key)
-	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1)}
+	wakes, stopWakes := context.WithCancel(ctx)
+	defer stopWakes()
+	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1), wakes: wakes}
 	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader}
 	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
 	served := make(chan error, 1) // written once, when Serve returns
@@ -105,6 +108,9 @@ type taskServer struct {
 	// replaced); ServeTasks reads it once and shuts the server down. Never closed.
 	fatal chan error
 	mu    sync.Mutex // one task at a time
+	// wakes bounds the waits of conversations whose writes are pending; it ends with
+	// ServeTasks.
+	wakes context.Context
 }
 
 func (s *taskServer) routes() http.Handler {
@@ -159,6 +165,9 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 		out, err = l.Send(r.Context(), id, text)
 	}
 	ans.Final, ans.Stop, ans.Pending = out.Final, out.Stop, out.Pending
+	if err == nil && len(out.Pending) > 0 {
+		go s.wake(id, out.Pending)
+	}
 	if err = s.rt.Failure(err); err != nil {
 		if _, ok := errors.AsType[*Error](err); ok {
 			select {
@@ -169,6 +178,34 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
 	}
 	writeTask(w, http.StatusOK, ans)
+}
+
+// wake waits for the outcomes of a task's pending writes and resumes its conversation
+// with them, by itself, as often as the conversation goes on waiting; it ends with the
+// server. The task's caller reads the rest in the conversation.
+func (s *taskServer) wake(id string, pending []agent.Pending) {
+	l, err := s.rt.Loop(nil, nil)
+	if err != nil {
+		s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
+		return
+	}
+	for len(pending) > 0 {
+		ok, err := l.Await(s.wakes, pending, wakeBound)
+		if err != nil || !ok {
+			if err != nil && s.wakes.Err() == nil {
+				s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
+			}
+			return
+		}
+		s.mu.Lock()
+		out, err := l.Send(s.wakes, id, agent.WakeText)
+		s.mu.Unlock()
+		if err != nil {
+			s.rt.log.Warn("woken conversation failed", logConversation, id, logErr, s.rt.Failure(err))
+			return
+		}
+		pending = out.Pending
+	}
 }
 
 // closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
