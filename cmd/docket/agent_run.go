@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/runner"
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // runtimeFlags are the flags docket agent run, chat and serve share.
@@ -76,8 +78,25 @@ func agentExit(err error) error {
 // agentRunCmd runs one task to completion.
 type agentRunCmd struct {
 	runtimeFlags
-	Conversation string `help:"Conversation to start or resume (default: a new one)."`
-	Task         string `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
+	Conversation string        `help:"Conversation to start or resume (default: a new one)."`
+	Output       string        `short:"o" help:"Output format: text, or json (one event a line: each tool call, then the end)." enum:"text,json" default:"text"`
+	Wait         time.Duration `help:"When the task's writes wait for a decision or still run, wait this long for their outcomes and resume the conversation with them (0: exit 6 at once)."`
+	Task         string        `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
+}
+
+// runEvent is one line of docket agent run -o json.
+type runEvent struct {
+	Event        string          `json:"event"` // "tool" or "end"
+	Conversation string          `json:"conversation"`
+	Tool         string          `json:"tool,omitempty"`
+	CallID       string          `json:"callId,omitempty"`
+	ErrorCode    contract.Code   `json:"errorCode,omitempty"`
+	Teaching     string          `json:"teaching,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"` // the tool result the model read
+	// The end: completed, pending (writes whose outcome has not come) or failed.
+	State   string          `json:"state,omitempty"`
+	Final   string          `json:"final,omitempty"`
+	Pending []agent.Pending `json:"pending,omitempty"`
 }
 
 func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
@@ -104,15 +123,77 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	}
 	defer rt.Close()
 	fmt.Fprintf(e.Stderr, "docket agent: conversation %s (resume with --conversation %s)\n", id, id)
-	l, err := rt.Loop(runner.Progress(e.Stderr), nil)
+	progress := runner.Progress(e.Stderr)
+	var emitErr error
+	emit := func(ev runEvent) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			emitErr = errors.Join(emitErr, fmt.Errorf("encode a run event: %w", err))
+			return
+		}
+		fmt.Fprintln(e.Stdout, string(b))
+	}
+	if c.Output == "json" {
+		progress = func(call agent.ToolCall, r agent.ToolResult) {
+			code, teaching := runner.Refusal(r)
+			ev := runEvent{Event: "tool", Conversation: id, Tool: call.Name, CallID: call.ID, ErrorCode: code, Teaching: teaching}
+			if json.Valid([]byte(r.Content)) {
+				ev.Result = json.RawMessage(r.Content)
+			} else if b, err := json.Marshal(r.Content); err == nil {
+				ev.Result = b
+			}
+			emit(ev)
+		}
+	}
+	l, err := rt.Loop(progress, nil)
 	if err != nil {
 		return err
 	}
 	out, err := l.Send(ctx, id, c.Task)
-	if out.Final != "" {
+	for deadline := time.Now().Add(c.Wait); err == nil && len(out.Pending) > 0 && c.Wait > 0; {
+		fmt.Fprintf(e.Stderr, "docket agent: waiting up to %s for %d pending outcome(s)\n", time.Until(deadline).Round(time.Second), len(out.Pending))
+		var ok bool
+		if ok, err = l.Await(ctx, out.Pending, time.Until(deadline)); err != nil || !ok {
+			break
+		}
+		// The outcomes came: the conversation resumes with them, and nothing is sent again.
+		out, err = l.Send(ctx, id, agent.WakeText)
+	}
+	err = runExit(rt.Failure(err), out)
+	if c.Output == "json" {
+		ev := runEvent{Event: "end", Conversation: id, State: runState(err), Final: out.Final, Pending: out.Pending}
+		if err != nil {
+			ev.ErrorCode, ev.Teaching = contract.CodeOf(err), err.Error()
+		}
+		emit(ev)
+	} else if out.Final != "" {
 		fmt.Fprintln(e.Stdout, out.Final)
 	}
-	return agentExit(rt.Failure(err))
+	return errors.Join(agentExit(err), emitErr)
+}
+
+// runExit is the run's error, or an exit with exitPending when the run ended with
+// writes whose outcome has not come: the task's work is not done.
+func runExit(err error, out agent.Outcome) error {
+	if err != nil || len(out.Pending) == 0 {
+		return err
+	}
+	tools := make([]string, len(out.Pending))
+	for i, p := range out.Pending {
+		tools[i] = p.Tool + " " + p.CallID
+	}
+	return &exitError{code: exitPending, err: fmt.Errorf("the task's work is still pending: %s has no outcome yet (waiting for a decision or still running); resume with --conversation once it settles", strings.Join(tools, ", "))}
+}
+
+// runState names how a run ended for -o json.
+func runState(err error) string {
+	if err == nil {
+		return "completed"
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok && ee.code == exitPending {
+		return "pending"
+	}
+	return "failed"
 }
 
 // agentChatCmd talks with the model on stdin, one line a message.

@@ -202,7 +202,8 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 		// The held load_input answers running at the gateway's bound; the batch after it
 		// in the same turn is refused with operation_running, and the turn stops there.
 		s := r.script(t, `{"turns":[{"calls":[`+queryBoard+`]},{"calls":[`+assertSeen+`]},{"calls":[`+loadInput+`,`+assertSeen+`,`+queryBoard+`]},{"final":"done"}]}`)
-		out, _ := r.exec(t, exitOK, nil, "agent", "run", "--token-file", tok, "--script", s, "--hold-wait", "1ms", "--conversation", "e2e-1", "compute calc-001")
+		// load_input stays running (there is no worker): the task's work is pending.
+		out, _ := r.exec(t, exitPending, nil, "agent", "run", "--token-file", tok, "--script", s, "--hold-wait", "1ms", "--conversation", "e2e-1", "compute calc-001")
 		if !strings.Contains(out, "done") {
 			t.Errorf("stdout %q, want the final answer", out)
 		}
@@ -263,7 +264,7 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 		drain(lines)
 		first.Wait()
 
-		out, _ := r.exec(t, exitOK, nil, "agent", "run", "--token-file", tok, "--conversation", "e2e-3", "--script", script)
+		out, _ := r.exec(t, exitPending, nil, "agent", "run", "--token-file", tok, "--conversation", "e2e-3", "--script", script)
 		if !strings.Contains(out, "resumed") {
 			t.Errorf("stdout %q, want the resumed run's final answer", out)
 		}

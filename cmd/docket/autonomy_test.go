@@ -24,7 +24,7 @@ func TestAutonomy_AgainstServe(t *testing.T) {
 	write := func(conversation string) (code, content string) {
 		t.Helper()
 		js := `{"turns":[{"calls":[` + noteCall("docs/a.md") + `]},{"final":"done"}]}`
-		r.exec(t, exitOK, nil, "agent", "run", "--token-file", token, "--script", r.script(t, js), "--hold-wait", "1ms", "--conversation", conversation, "task")
+		r.execRun(t, "--token-file", token, "--script", r.script(t, js), "--hold-wait", "1ms", "--conversation", conversation, "task")
 		res, _ := r.conversation(t, id, conversation)
 		if len(res) != 1 {
 			t.Fatalf("results = %+v, want one", res)

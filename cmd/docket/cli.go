@@ -125,6 +125,7 @@ const (
 	exitCredential = 3
 	exitReplaced   = 4
 	exitDelegate   = 5 // a delegate's credential on a command that acts on the machine
+	exitPending    = 6 // docket agent run: the task's work is still pending (a decision, a running write)
 )
 
 // usageError is a command line that does not parse: exit 2. help is the command whose

@@ -70,7 +70,7 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 			js += `{"calls":[` + turn + `]},`
 		}
 		js += `{"final":"done"}]}`
-		r.exec(t, exitOK, nil, "agent", "run", "--token-file", token, "--script", r.script(t, js), "--hold-wait", "1ms", "--conversation", conversation, "task")
+		r.execRun(t, "--token-file", token, "--script", r.script(t, js), "--hold-wait", "1ms", "--conversation", conversation, "task")
 		res, _ := r.conversation(t, id, conversation)
 		return resultCodes(t, res)
 	}

@@ -54,3 +54,18 @@ func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error,
 	}
 	return out, nil
 }
+
+type conversationKey struct{}
+
+// WithConversation returns ctx naming conversation id, for a [Gateway] that tells the
+// gateway which conversation a call belongs to (the gateway keeps a selected Case per
+// conversation).
+func WithConversation(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, conversationKey{}, id)
+}
+
+// ConversationOf is the conversation ctx names; "" when none.
+func ConversationOf(ctx context.Context) string {
+	id, _ := ctx.Value(conversationKey{}).(string)
+	return id
+}

@@ -66,6 +66,9 @@ type Outcome struct {
 	Final string     // the model's final text
 	Stop  StopReason // why the model ended its last turn
 	Spent Spent      // what the run used, when it has a Meter
+	// Pending are the conversation's writes whose outcome had not come when the run
+	// ended (waiting for a decision, running past the hold bound): the work is not done.
+	Pending []Pending
 }
 
 // NewLoop checks cfg and returns a Loop.
@@ -109,6 +112,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	ctx = WithConversation(ctx, id)
 	c, err := l.cfg.Store.Load(ctx, id)
 	switch {
 	case errors.Is(err, ErrNoConversation):
@@ -136,6 +140,7 @@ func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	out, err := l.run(ctx, c)
+	out.Pending = append([]Pending(nil), c.Watching...)
 	if l.cfg.Meter != nil {
 		out.Spent = l.cfg.Meter.Spent()
 	}
@@ -347,6 +352,13 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		return ToolResult{}, "", err
 	}
 	r, err := l.cfg.Gateway.Call(ctx, call.Name, call.Arguments)
+	if err == nil && len(c.Watching) == 0 && refusedUndelivered(r.Text) {
+		// The unread outcome is not one this conversation waits for: an earlier run of
+		// the Agent, or another conversation, left it. The refusal delivered it and ran
+		// nothing, so the call is sent once more instead of failing this conversation.
+		l.log.Info("an earlier run's outcome delivered; call sent again", logConversation, c.ID, logCall, call.ID, logTool, call.Name)
+		r, err = l.cfg.Gateway.Call(ctx, call.Name, call.Arguments)
+	}
 	if errors.Is(err, ErrOutcomeUnknown) {
 		l.log.Warn("call answer lost", logConversation, c.ID, logCall, call.ID, logTool, call.Name)
 		if !isWrite(call.Name) {
@@ -396,6 +408,13 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
 	return res, stop, err
+}
+
+// refusedUndelivered reports whether a call's answer refused it with
+// previous_result_undelivered.
+func refusedUndelivered(text string) bool {
+	var head answerHead
+	return json.Unmarshal([]byte(text), &head) == nil && head.ErrorCode == contract.CodePreviousResultUndelivered
 }
 
 // isWrite reports whether tool's calls become operations: all but QueryBoard and

@@ -177,3 +177,39 @@ func modelForm(op contract.OperationSlot, entries []contract.OperationEntry) con
 	}
 	return op.OperationEntry
 }
+
+// WakeText is the user message that resumes a conversation once the outcomes it waited
+// for have come; the outcomes follow it, as unread outcomes do.
+const WakeText = "[docket: the operations you were waiting for have an outcome now; read it below and go on]"
+
+// Await asks the strip every PingEvery until each of pending has an outcome the model can
+// be shown (settled, or needs a person), or bound passes. It reports whether all did; it
+// sends nothing.
+func (l *Loop) Await(ctx context.Context, pending []Pending, bound time.Duration) (bool, error) {
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	tick := time.NewTicker(l.cfg.PingEvery)
+	defer tick.Stop()
+	for {
+		strip, err := l.cfg.Gateway.Strip(ctx)
+		if err != nil {
+			return false, fmt.Errorf("wait for outcomes: ask the strip: %w", err)
+		}
+		done := true
+		for _, p := range pending {
+			if op, ok := find(strip, p); !ok || !reported(op.State) {
+				done = false
+			}
+		}
+		if done {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("wait for outcomes: %w", ctx.Err())
+		case <-deadline.C:
+			return false, nil
+		case <-tick.C:
+		}
+	}
+}

@@ -256,14 +256,17 @@ func TestLoop_Send_WriteGateStopsTheTurn(t *testing.T) {
 		name  string
 		reply func(c gatewaytest.Call) gatewaytest.Reply
 		code  contract.Code
+		sent  []string
 	}{
-		{name: "operation_running", code: "operation_running", reply: func(c gatewaytest.Call) gatewaytest.Reply {
+		{name: "operation_running", code: "operation_running", sent: []string{"ApplyAction", "ApplyBatch"}, reply: func(c gatewaytest.Call) gatewaytest.Reply {
 			if c.Tool == "ApplyAction" {
 				return gatewaytest.Reply{State: contract.OpWaitingForDecision}
 			}
 			return gatewaytest.Reply{}
 		}},
-		{name: "previous_result_undelivered", code: "previous_result_undelivered", reply: func(c gatewaytest.Call) gatewaytest.Reply {
+		// Nothing is watched, so the refused write is sent once more (the refusal delivered
+		// the outcome); refused again, the turn stops.
+		{name: "previous_result_undelivered", code: "previous_result_undelivered", sent: []string{"ApplyAction", "ApplyBatch", "ApplyBatch"}, reply: func(c gatewaytest.Call) gatewaytest.Reply {
 			if c.Tool == "ApplyBatch" {
 				return gatewaytest.Reply{ErrorCode: "previous_result_undelivered", Teaching: "read the outcome first"}
 			}
@@ -281,7 +284,7 @@ func TestLoop_Send_WriteGateStopsTheTurn(t *testing.T) {
 			if _, err := r.loop(t, p, nil).Send(t.Context(), "c1", "go"); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			if diff := cmp.Diff([]string{"ApplyAction", "ApplyBatch"}, tools(r.gw.Calls())); diff != "" {
+			if diff := cmp.Diff(tt.sent, tools(r.gw.Calls())); diff != "" {
 				t.Errorf("calls sent (-want +got):\n%s", diff)
 			}
 			res := results(t, r.store, "c1")
@@ -292,6 +295,32 @@ func TestLoop_Send_WriteGateStopsTheTurn(t *testing.T) {
 				t.Errorf("the call after the refusal shows %q, want %s", code, contract.CodeNotExecuted)
 			}
 		})
+	}
+}
+
+// TestLoop_Send_AnEarlierRunsOutcomeDoesNotRefuseTheNext: a write refused because an
+// outcome another run left unread was delivered by that refusal, so it is sent once more
+// and the conversation goes on; the model reads the write's own answer.
+func TestLoop_Send_AnEarlierRunsOutcomeDoesNotRefuseTheNext(t *testing.T) {
+	r := newRig(t)
+	refused := false
+	r.gw.Reply = func(c gatewaytest.Call) gatewaytest.Reply {
+		if c.Tool == "ApplyBatch" && !refused {
+			refused = true
+			return gatewaytest.Reply{ErrorCode: "previous_result_undelivered", Teaching: "read the outcome first"}
+		}
+		return gatewaytest.Reply{}
+	}
+	p := script(t, `{"turns":[{"calls":[{"tool":"ApplyBatch","arguments":{}}]},{"final":"ok"}]}`)
+	out, err := r.loop(t, p, nil).Send(t.Context(), "c1", "go")
+	if err != nil || !strings.HasSuffix(out.Final, "ok") {
+		t.Fatalf("Send = %+v, %v; want ok", out, err)
+	}
+	if diff := cmp.Diff([]string{"ApplyBatch", "ApplyBatch"}, tools(r.gw.Calls())); diff != "" {
+		t.Errorf("calls sent (-want +got):\n%s", diff)
+	}
+	if code, _, _ := head(t, results(t, r.store, "c1")[0]); code != "" {
+		t.Errorf("the model read %q, want the accepted answer", code)
 	}
 }
 

@@ -9,6 +9,12 @@ const ProtocolVersion = "2025-11-25"
 // under it reaches a model.
 const MetaKey = "docket/v1"
 
+// MetaConversationKey is the key under a tools/call's _meta where a runtime names the
+// conversation the call belongs to: the gateway keeps a selected Case per conversation,
+// so two conversations of one Agent never share one. A call without it is the session's
+// own conversation.
+const MetaConversationKey = "docket/conversation"
+
 // JSON-RPC error code and data reasons of the gateway's transport refusals.
 const (
 	RPCCodeServer             = -32000

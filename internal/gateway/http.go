@@ -41,9 +41,9 @@ type session struct {
 	life context.Context
 	end  context.CancelCauseFunc
 
-	mu        sync.Mutex // guards focus and delivered; calls are serial per Agent
-	focus     []contract.CaseID
-	delivered map[int64]bool // Operations whose outcome this session was given in full
+	mu        sync.Mutex                   // guards focus and delivered; calls are serial per Agent
+	focus     map[string][]contract.CaseID // per conversation (_meta "docket/conversation"); "" is the session's own
+	delivered map[int64]bool               // Operations whose outcome this session was given in full
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included
@@ -272,7 +272,7 @@ func (g *Gateway) closableLocked(s *session) bool {
 // replaced ids are remembered, to answer 409 rather than 404, for replacedMemory and at
 // most maxReplaced of them.
 func (g *Gateway) takeOver(agent, id string) {
-	s := &session{id: id, agent: agent, delivered: map[int64]bool{}}
+	s := &session{id: id, agent: agent, delivered: map[int64]bool{}, focus: map[string][]contract.CaseID{}}
 	s.life, s.end = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	old := g.byAgent[agent]

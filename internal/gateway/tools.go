@@ -34,8 +34,9 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 			return nil, replacedError()
 		}
 
+		conversation := conversationOf(req.Params)
 		s.mu.Lock()
-		focus := slices.Clone(s.focus)
+		focus := slices.Clone(s.focus[conversation])
 		delivered := make(map[int64]bool, len(s.delivered))
 		for k, v := range s.delivered {
 			delivered[k] = v
@@ -72,13 +73,23 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 			return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
 		}
 		s.mu.Lock()
-		s.focus = ans.Focus
+		s.focus[conversation] = ans.Focus
 		for _, o := range ans.Carried {
 			s.delivered[o] = true
 		}
 		s.mu.Unlock()
 		return toolResult(ans)
 	}
+}
+
+// conversationOf is the conversation a call names in _meta["docket/conversation"]; ""
+// when it names none.
+func conversationOf(p *mcp.CallToolParamsRaw) string {
+	if p == nil {
+		return ""
+	}
+	id, _ := p.GetMeta()[contract.MetaConversationKey].(string)
+	return id
 }
 
 // toolResult encodes an answer as MCP: the ToolResult as one text block and as

@@ -218,6 +218,9 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	defer c.rt.takeOrdinal(token)
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
+	if id := agent.ConversationOf(ctx); id != "" {
+		params.Meta[contract.MetaConversationKey] = id
+	}
 	c.rt.takeRefusal()
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {

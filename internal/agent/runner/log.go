@@ -2,5 +2,6 @@ package runner
 
 // Log attribute keys of the runtime.
 const (
-	logErr = "err"
+	logErr          = "err"
+	logConversation = "conversation"
 )

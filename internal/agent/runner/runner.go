@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -263,8 +264,25 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 // to w.
 func Progress(w io.Writer) func(agent.ToolCall, agent.ToolResult) {
 	return func(c agent.ToolCall, r agent.ToolResult) {
+		if code, teaching := Refusal(r); code != "" {
+			// A refusal is printed whole: its code and teaching say what to do.
+			fmt.Fprintf(w, "  %s %s -> %s: %s\n", c.Name, c.ID, code, teaching)
+			return
+		}
 		fmt.Fprintf(w, "  %s %s -> %s\n", c.Name, c.ID, Clip(r.Content, 160))
 	}
+}
+
+// Refusal is the errorCode and teaching of a tool result that carries one; "" otherwise.
+func Refusal(r agent.ToolResult) (contract.Code, string) {
+	var head struct {
+		ErrorCode contract.Code `json:"errorCode"`
+		Teaching  string        `json:"teaching"`
+	}
+	if json.Unmarshal([]byte(r.Content), &head) != nil {
+		return "", ""
+	}
+	return head.ErrorCode, strings.Join(strings.Fields(head.Teaching), " ")
 }
 
 // Provider is the runtime's model provider.

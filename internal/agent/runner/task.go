@@ -25,6 +25,7 @@ const (
 	maxTaskBody     = 1 << 20          // bytes of one POST /task body
 	taskReadHeader  = 10 * time.Second // how long a client may take to send its headers
 	taskShutdownFor = 10 * time.Second // how long a running task may take to finish at shutdown
+	wakeBound       = 24 * time.Hour   // how long a served conversation waits for its pending outcomes
 )
 
 // TaskRequest is the body of POST /task, the task endpoint of docket agent serve.
@@ -32,7 +33,15 @@ type TaskRequest struct {
 	Text        string          `json:"text"`
 	CaseType    string          `json:"caseType,omitempty"`
 	BusinessKey json.RawMessage `json:"businessKey,omitempty"`
-	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation
+	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation; omitted: one is made and returned
+}
+
+// ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are
+// listed each as it is, never summed up.
+type ClosedCase struct {
+	CaseID      contract.CaseID      `json:"caseId"`
+	Root        string               `json:"root,omitempty"`
+	Disposition contract.Disposition `json:"disposition"`
 }
 
 // TaskAnswer is the answer of POST /task; a task that failed carries its code and teaching.
@@ -43,6 +52,10 @@ type TaskAnswer struct {
 	ErrorCode    contract.Code    `json:"errorCode,omitempty"`
 	Teaching     string           `json:"teaching,omitempty"`
 	Stop         agent.StopReason `json:"stop,omitempty"`
+	ClosedCases  []ClosedCase     `json:"closedCases"`
+	// Pending are the task's writes whose outcome has not come (a decision, a running
+	// write): the task's work is not done while it has any.
+	Pending []agent.Pending `json:"pending,omitempty"`
 }
 
 // CheckTaskListen refuses a task endpoint address that is not loopback: tasks come from
@@ -62,7 +75,9 @@ func CheckTaskListen(listen string) error {
 func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer) error {
 	key := make([]byte, 24)
 	rand.Read(key)
-	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1)}
+	wakes, stopWakes := context.WithCancel(ctx)
+	defer stopWakes()
+	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1), wakes: wakes}
 	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader}
 	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
 	served := make(chan error, 1) // written once, when Serve returns
@@ -93,6 +108,9 @@ type taskServer struct {
 	// replaced); ServeTasks reads it once and shuts the server down. Never closed.
 	fatal chan error
 	mu    sync.Mutex // one task at a time
+	// wakes bounds the waits of conversations whose writes are pending; it ends with
+	// ServeTasks.
+	wakes context.Context
 }
 
 func (s *taskServer) routes() http.Handler {
@@ -119,11 +137,14 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 			Teaching: "send a JSON object {text, caseType?, businessKey?, sessionKey?} with a non-empty text and no other fields"})
 		return
 	}
-	id := NewConversationID()
-	if req.SessionKey != "" {
-		sum := sha256.Sum256([]byte(req.SessionKey))
-		id = "s-" + hex.EncodeToString(sum[:12])
+	if req.SessionKey == "" {
+		// A caller that names no session gets one, to continue the conversation with.
+		k := make([]byte, 12)
+		rand.Read(k)
+		req.SessionKey = "sk-" + hex.EncodeToString(k)
 	}
+	sum := sha256.Sum256([]byte(req.SessionKey))
+	id := "s-" + hex.EncodeToString(sum[:12])
 	text := req.Text
 	if req.CaseType != "" {
 		text += "\n\nCase type: " + req.CaseType
@@ -133,13 +154,20 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id}
-	l, err := s.rt.Loop(nil, nil)
+	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id, ClosedCases: []ClosedCase{}}
+	l, err := s.rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
+		if cc, ok := closedCase(c, res); ok {
+			ans.ClosedCases = append(ans.ClosedCases, cc)
+		}
+	}, nil)
 	var out agent.Outcome
 	if err == nil {
 		out, err = l.Send(r.Context(), id, text)
 	}
-	ans.Final, ans.Stop = out.Final, out.Stop
+	ans.Final, ans.Stop, ans.Pending = out.Final, out.Stop, out.Pending
+	if err == nil && len(out.Pending) > 0 {
+		go s.wake(id, out.Pending)
+	}
 	if err = s.rt.Failure(err); err != nil {
 		if _, ok := errors.AsType[*Error](err); ok {
 			select {
@@ -150,6 +178,77 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
 	}
 	writeTask(w, http.StatusOK, ans)
+}
+
+// wake waits for the outcomes of a task's pending writes and resumes its conversation
+// with them, by itself, as often as the conversation goes on waiting; it ends with the
+// server. The task's caller reads the rest in the conversation.
+func (s *taskServer) wake(id string, pending []agent.Pending) {
+	l, err := s.rt.Loop(nil, nil)
+	if err != nil {
+		s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
+		return
+	}
+	for len(pending) > 0 {
+		ok, err := l.Await(s.wakes, pending, wakeBound)
+		if err != nil || !ok {
+			if err != nil && s.wakes.Err() == nil {
+				s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
+			}
+			return
+		}
+		s.mu.Lock()
+		out, err := l.Send(s.wakes, id, agent.WakeText)
+		s.mu.Unlock()
+		if err != nil {
+			s.rt.log.Warn("woken conversation failed", logConversation, id, logErr, s.rt.Failure(err))
+			return
+		}
+		pending = out.Pending
+	}
+}
+
+// closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
+// View lists it.
+func closedCase(c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
+	if c.Name != contract.ToolCloseCase || res.IsError {
+		return ClosedCase{}, false
+	}
+	var in contract.CloseCaseInput
+	var head struct {
+		Accepted  bool          `json:"accepted"`
+		ErrorCode contract.Code `json:"errorCode"`
+		View      any           `json:"view"`
+	}
+	if json.Unmarshal(c.Arguments, &in) != nil || json.Unmarshal([]byte(res.Content), &head) != nil || !head.Accepted || head.ErrorCode != "" {
+		return ClosedCase{}, false
+	}
+	return ClosedCase{CaseID: in.CaseID, Root: rootOf(head.View, string(in.CaseID)), Disposition: in.Disposition}, true
+}
+
+// rootOf finds the root of Case id in a decoded View: any object with that caseId and a
+// root.
+func rootOf(v any, id string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["caseId"] == id {
+			if root, ok := v["root"].(string); ok && root != "" {
+				return root
+			}
+		}
+		for _, x := range v {
+			if root := rootOf(x, id); root != "" {
+				return root
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if root := rootOf(x, id); root != "" {
+				return root
+			}
+		}
+	}
+	return ""
 }
 
 func codeOf(err error) contract.Code {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/agent/runner"
+)
+
+// TestAgentServe_TwoClientsNeverShareACase runs docket agent serve as a process against
+// a real docket serve: two /task clients are two conversations over the Agent's one MCP
+// session, and the second does not start out focused on the Case the first opened. A
+// task without a sessionKey gets one back.
+func TestAgentServe_TwoClientsNeverShareACase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket serve and runtimes as processes")
+	}
+	r := newDocketRig(t)
+	id, tok := r.agent(t, "focus")
+	s := r.script(t, `{"turns":[{"calls":[`+queryBoard+`]},{"calls":[{"tool":"OpenCase","arguments":{"caseType":"exploration","businessKey":{"topic":"t"}}}]},{"final":"done"}]}`)
+	post := r.serveTasks(t, tok, s)
+	a := post(`{"text":"open a case"}`)
+	if !strings.HasPrefix(a.SessionKey, "sk-") || a.ClosedCases == nil {
+		t.Errorf("a task without a sessionKey = %+v, want one made and returned, and closedCases listed", a)
+	}
+	b := post(`{"text":"look","sessionKey":"client-b"}`)
+	res, _ := r.conversation(t, id, b.Conversation)
+	var first struct {
+		View struct {
+			Roots struct {
+				Items []json.RawMessage `json:"items"`
+			} `json:"roots"`
+		} `json:"view"`
+	}
+	if len(res) == 0 {
+		t.Fatal("client b's conversation has no tool results")
+	}
+	if err := json.Unmarshal([]byte(res[0].Content), &first); err != nil {
+		t.Fatal(err)
+	}
+	if len(first.View.Roots.Items) != 0 {
+		t.Errorf("client b's first QueryBoard is focused on %s, the Case of client a", first.View.Roots.Items)
+	}
+}
+
+// serveTasks starts docket agent serve with the scripted model and returns a POST /task
+// that fails the test unless the task is answered without an error.
+func (r *docketRig) serveTasks(t *testing.T, tok, script string) func(body string) runner.TaskAnswer {
+	t.Helper()
+	srv := r.command(t, nil, "agent", "serve", "--token-file", tok, "--script", script)
+	lines := startLines(t, srv, srv.StdoutPipe)
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		drain(lines)
+		srv.Wait()
+	})
+	m := regexp.MustCompile(`POST (http://\S+/task) with header "Authorization: Bearer (\w+)"`).FindStringSubmatch(<-lines)
+	if m == nil {
+		t.Fatal("docket agent serve printed no endpoint")
+	}
+	return func(body string) runner.TaskAnswer {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, m[1], strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+m[2])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST /task: %v", err)
+		}
+		defer resp.Body.Close()
+		var a runner.TaskAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK || a.ErrorCode != "" {
+			t.Fatalf("POST /task = %d %+v (%v)", resp.StatusCode, a, err)
+		}
+		return a
+	}
+}

@@ -1,0 +1,44 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// callIn calls tool on cs as conversation id names it in _meta.
+func callIn(t *testing.T, cs *mcp.ClientSession, conversation, tool string, args any) (contract.ToolResult, contract.HostMeta) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(raw), Meta: mcp.Meta{contract.MetaConversationKey: conversation}}
+	res, err := cs.CallTool(t.Context(), p)
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", tool, err)
+	}
+	return decodeResult(t, res)
+}
+
+// TestGateway_FocusBelongsToAConversation: two conversations of one Agent over one
+// session never share a selected Case.
+func TestGateway_FocusBelongsToAConversation(t *testing.T) {
+	f := newFixture(t, time.Second)
+	cs := f.connect(t, nil)
+	res, meta := callIn(t, cs, "a", "OpenCase", contract.OpenCaseInput{CaseType: "exploration", BusinessKey: contract.Args{"topic": str("a")}})
+	if !res.Accepted || len(meta.FocusedRoots) != 1 {
+		t.Fatalf("OpenCase in a = %s %s, focus %+v", res.ErrorCode, res.Teaching, meta.FocusedRoots)
+	}
+	a := meta.FocusedRoots[0].CaseID
+	if _, meta := callIn(t, cs, "b", "QueryBoard", contract.QueryBoardInput{}); len(meta.FocusedRoots) != 0 {
+		t.Errorf("conversation b starts focused on %+v, want no Case", meta.FocusedRoots)
+	}
+	if _, meta := callIn(t, cs, "a", "QueryBoard", contract.QueryBoardInput{}); len(meta.FocusedRoots) != 1 || meta.FocusedRoots[0].CaseID != a {
+		t.Errorf("conversation a is focused on %+v, want its Case %s", meta.FocusedRoots, a)
+	}
+}
