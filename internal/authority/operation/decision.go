@@ -19,15 +19,11 @@ import (
 // pending Request that no longer takes a decision (past its deadline, or its Agent
 // revoked or re-tokened) is shown expired, with why.
 func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
-	if err := c.RequireMember(project); err != nil {
+	l, unlock, err := o.memberRead(ctx, c, project)
+	if err != nil {
 		return nil, err
 	}
-	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-		return nil, err
-	}
+	defer unlock()
 	now := o.nowUTC()
 	out := make([]contract.Request, 0, len(l.order))
 	for _, id := range l.order {

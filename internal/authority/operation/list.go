@@ -15,15 +15,11 @@ import (
 // strip's Result and Summary are left out: a list says where an Operation stands, and its
 // outcome belongs to the Agent it answers.
 func (o *Operations) List(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, waiting bool) ([]contract.OperationInfo, error) {
-	if err := c.RequireMember(project); err != nil {
+	l, unlock, err := o.memberRead(ctx, c, project)
+	if err != nil {
 		return nil, err
 	}
-	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-		return nil, err
-	}
+	defer unlock()
 	out := []contract.OperationInfo{}
 	for id, ops := range l.ops {
 		if agent != "" && contract.AgentID(id) != agent {
@@ -46,4 +42,19 @@ func (o *Operations) List(ctx context.Context, c identity.Caller, project contra
 		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.Agent, y.Agent), cmp.Compare(x.Ordinal, y.Ordinal))
 	})
 	return out, nil
+}
+
+// memberRead returns project's operation ledger locked and caught up with the log, for a
+// member's read, and the func that unlocks it.
+func (o *Operations) memberRead(ctx context.Context, c identity.Caller, project contract.ProjectID) (*Ledger, func(), error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, nil, err
+	}
+	l := o.ledger(project)
+	l.mu.Lock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		l.mu.Unlock()
+		return nil, nil, err
+	}
+	return l, l.mu.Unlock, nil
 }
