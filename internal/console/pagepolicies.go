@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/policy"
 )
 
 // policiesBody is what the Policies page shows: every version of every kind, the text of
@@ -66,7 +65,7 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 	q := r.URL.Query()
 	kind := contract.PolicyDelegation
 	if k := q.Get("kind"); k != "" {
-		if kind, err = policy.ParseKind(k); err != nil {
+		if kind, err = pageKind(k); err != nil {
 			return err
 		}
 	}
@@ -94,13 +93,6 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 		}
 		b.Diff = &d
 	}
-	auto, err := s.pol.Policy(ctx, v.caller, v.project, contract.PolicyAutonomy, 0)
-	if err != nil {
-		return err
-	}
-	if doc, err := policy.Parse(auto.File, []byte(auto.Text)); err == nil && doc.Autonomy != nil && doc.Autonomy.RequireAcknowledgement {
-		b.Ack = doc.Autonomy.Acknowledgement
-	}
 	as, err := s.auth.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
@@ -114,8 +106,19 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 			return err
 		}
 		b.Agents = append(b.Agents, autonomyRow{Agent: a, Autonomy: au})
+		b.Ack = au.Acknowledgement // the same for every Agent: the policy in force's
 	}
 	return s.render(w, r, v, status, "policies", b)
+}
+
+// pageKind reads a page's ?kind= as a policy kind.
+func pageKind(k string) (contract.PolicyKind, error) {
+	for _, known := range contract.PolicyKinds {
+		if string(known) == k {
+			return known, nil
+		}
+	}
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy or recovery.", k)
 }
 
 // pageInt reads a page's whole-number query parameter; absent is 0.
