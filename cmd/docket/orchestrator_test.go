@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -54,8 +57,9 @@ func (r *docketRig) requests(t *testing.T) []contract.Request {
 // TestOrchestrator_AgainstServe: an orchestrator Agent driven by the scripted model, over
 // the MCP gateway of a real docket serve, approves a request a class of the published
 // delegation policy covers — the write runs once and the decision records the policy
-// version — and is refused on one no class covers and on its own, which a member then
-// decides through the console (issue 14).
+// version — and is refused on one no class covers and on its own; a member then decides
+// the first with docket decide and the orchestrator's own on the console's Needs you,
+// in a real browser (issue 14).
 func TestOrchestrator_AgainstServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts docket serve and runtimes as processes")
@@ -119,10 +123,34 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 		decideCall(quote(string(own.ID)), quote(own.Digest))),
 		contract.CodeNotDelegated, contract.CodeSelfDecision)
 
-	// A member decides the orchestrator's own request through the console.
-	out, _ := r.exec(t, exitOK, nil, "decide", string(own.ID), "approve", "--digest", own.Digest)
-	if want := string(own.ID) + " approved by member:"; len(out) < len(want) || out[:len(want)] != want {
+	// A member decides the uncovered request with docket decide, and the orchestrator's
+	// own in the console, on Needs you.
+	out, _ := r.exec(t, exitOK, nil, "decide", string(uncovered.ID), "approve", "--digest", uncovered.Digest)
+	if want := string(uncovered.ID) + " approved by member:"; !strings.HasPrefix(out, want) {
 		t.Errorf("docket decide printed %q, want %q…", out, want)
+	}
+	if n := r.countEvents(t, "action.applied", "agent:"+calcID); n != 2 {
+		t.Errorf("calc's notes ran %d times after the member's approval, want twice", n)
+	}
+	base, err := os.ReadFile(filepath.Join(r.home, urlFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t)
+	url := strings.TrimSpace(string(base))
+	b.SignIn(url, "admin", "correct horse battery")
+	b.Do(chromedp.Navigate(url+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(string(own.ID)+"-approve")))
+	if got := b.Text("#" + string(own.ID)); !strings.Contains(got, "agent:"+bossID) && !strings.Contains(got, "boss") {
+		t.Errorf("Needs you shows the orchestrator's request as %q, want it named as boss's", got)
+	}
+	b.Do(chromedp.Click(chromedp.ID(string(own.ID)+"-approve")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+	if got := b.Text(".notice"); !strings.Contains(got, "approved") {
+		t.Errorf("after approving on Needs you, the notice is %q", got)
+	}
+	for _, q := range r.requests(t) {
+		if q.ID == own.ID && (q.State != contract.RequestApproved || !strings.HasPrefix(string(q.DecidedBy), "member:")) {
+			t.Errorf("the orchestrator's own request after the console = %+v, want approved by a member", q)
+		}
 	}
 	if n := r.countEvents(t, "action.applied", "agent:"+bossID); n != 1 {
 		t.Errorf("the member-approved note ran %d times, want once", n)

@@ -1,6 +1,7 @@
 package authority_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func TestAutonomy_RunWindows(t *testing.T) {
 	}
 	if a, _ := f.a.AgentAutonomy(ctx, f.admin, "default", "calc"); a.Level != "unattended" {
 		t.Errorf("a published policy changed an existing Agent's level to %s", a.Level)
+	} else if !strings.Contains(a.Acknowledgement, "no person watching") {
+		t.Errorf("calc's autonomy under a policy that requires an acknowledgement names %q, want its text", a.Acknowledgement)
 	}
 	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {
 		t.Fatal(err)

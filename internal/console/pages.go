@@ -66,6 +66,10 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
 	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)
+	s.page("GET /projects/{project}/policies", "policies", s.pagePolicies)
+	s.page("POST /projects/{project}/policies", "policies", s.pagePublishPolicy)
+	s.page("POST /projects/{project}/policies/agents/{agent}/level", "policies", s.pageSetLevel)
+	s.page("POST /projects/{project}/policies/agents/{agent}/windows", "policies", s.pageOpenWindow)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -102,6 +106,7 @@ var navigation = []navItem{
 	{"workers", "Workers"},
 	{"events", "Events"},
 	{"capabilities", "Capabilities"},
+	{"policies", "Policies"},
 }
 
 // pageFuncs are the helpers the page templates call.
@@ -109,6 +114,7 @@ var pageFuncs = template.FuncMap{
 	"navigation": func() []navItem { return navigation },
 	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"clock":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"prev":       func(n int64) int64 { return n - 1 },
 }
 
 // visit is one signed-in member's request for a page.

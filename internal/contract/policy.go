@@ -87,6 +87,9 @@ type Autonomy struct {
 	Level   string      `json:"level"` // manual, attended or unattended
 	Windows []RunWindow `json:"windows"`
 	Policy  int64       `json:"policyVersion"` // the autonomy policy version in force
+	// Acknowledgement is the stated risk a member acknowledges before raising the Agent
+	// to unattended, when the policy in force requires it; "" when it does not.
+	Acknowledgement string `json:"acknowledgement,omitempty"`
 }
 
 // RunWindow is a span in which an attended Agent's writes are admitted.

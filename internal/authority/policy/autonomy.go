@@ -105,6 +105,9 @@ func (s *shelf) defaultLevel() string { return s.autonomyLocked().DefaultLevel }
 func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Autonomy {
 	a := s.agent(agent)
 	out := contract.Autonomy{Agent: agent, Level: a.level, Windows: []contract.RunWindow{}, Policy: s.latestLocked(contract.PolicyAutonomy).Version}
+	if pol := s.autonomyLocked(); pol.RequireAcknowledgement {
+		out.Acknowledgement = pol.Acknowledgement
+	}
 	for _, w := range a.windows {
 		if now.Before(w.Until) {
 			out.Windows = append(out.Windows, w)

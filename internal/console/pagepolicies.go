@@ -1,0 +1,214 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// policiesBody is what the Policies page shows: every version of every kind, the text of
+// one, a diff between two, the publish form, and each Agent's autonomy with its forms.
+type policiesBody struct {
+	Kinds    []policyKindRow
+	Shown    *contract.PolicyVersion // the version whose text is shown
+	Diff     *contract.PolicyDiff
+	File     string // the publish form's fields, kept after a refusal
+	Text     string
+	Error    string // why the publish form was refused: the file:line and its teaching
+	Agents   []autonomyRow
+	Ack      string // the acknowledgement the autonomy policy in force asks for; "" for none
+	AgentErr string // why a level or window form was refused
+}
+
+// policyKindRow is one kind with its versions, oldest first; the last is in force.
+type policyKindRow struct {
+	Kind     contract.PolicyKind
+	Versions []contract.PolicyVersion
+	InForce  int64
+}
+
+// autonomyRow is one Agent with its level and run windows.
+type autonomyRow struct {
+	Agent    contract.Agent
+	Autonomy contract.Autonomy
+}
+
+// pagePolicies shows the policies page: ?kind=K&version=N picks the text shown (the one
+// in force by default), ?from=A&to=B a diff of that kind.
+func (s *Server) pagePolicies(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showPolicies(w, r, v, http.StatusOK, policiesBody{})
+}
+
+func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, status int, b policiesBody) error {
+	if s.pol == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server publishes no policies.")
+	}
+	ctx := r.Context()
+	vs, err := s.pol.Policies(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	for _, k := range contract.PolicyKinds {
+		row := policyKindRow{Kind: k}
+		for _, pv := range vs {
+			if pv.Kind == k {
+				row.Versions = append(row.Versions, pv)
+				row.InForce = max(row.InForce, pv.Version)
+			}
+		}
+		b.Kinds = append(b.Kinds, row)
+	}
+	q := r.URL.Query()
+	kind := contract.PolicyDelegation
+	if k := q.Get("kind"); k != "" {
+		if kind, err = pageKind(k); err != nil {
+			return err
+		}
+	}
+	n, err := pageInt(q, "version")
+	if err != nil {
+		return err
+	}
+	shown, err := s.pol.Policy(ctx, v.caller, v.project, kind, n)
+	if err != nil {
+		return err
+	}
+	b.Shown = &shown
+	from, err := pageInt(q, "from")
+	if err != nil {
+		return err
+	}
+	if from > 0 {
+		to, err := pageInt(q, "to")
+		if err != nil {
+			return err
+		}
+		d, err := s.pol.PolicyDiff(ctx, v.caller, v.project, kind, from, to)
+		if err != nil {
+			return err
+		}
+		b.Diff = &d
+	}
+	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.RevokedAt != nil {
+			continue
+		}
+		au, err := s.pol.AgentAutonomy(ctx, v.caller, v.project, string(a.ID))
+		if err != nil {
+			return err
+		}
+		b.Agents = append(b.Agents, autonomyRow{Agent: a, Autonomy: au})
+		b.Ack = au.Acknowledgement // the same for every Agent: the policy in force's
+	}
+	return s.render(w, r, v, status, "policies", b)
+}
+
+// pageKind reads a page's ?kind= as a policy kind.
+func pageKind(k string) (contract.PolicyKind, error) {
+	for _, known := range contract.PolicyKinds {
+		if string(known) == k {
+			return known, nil
+		}
+	}
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy or recovery.", k)
+}
+
+// pageInt reads a page's whole-number query parameter; absent is 0.
+func pageInt(q url.Values, name string) (int64, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, contract.Errorf(contract.CodeInvalidArgument, "%s is a version number, 1 or more.", name)
+	}
+	return n, nil
+}
+
+// shownRefusal returns the teaching of a refusal a form shows on its page, or err itself
+// when it is not one a person can correct there.
+func shownRefusal(err error) (string, int, error) {
+	if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
+		return ce.Teaching, httpStatus(ce.Code), nil
+	}
+	return "", 0, err
+}
+
+// pagePublishPolicy publishes the pasted document as the next version of its kind; a
+// malformed one is shown again with its file:line refusal.
+func (s *Server) pagePublishPolicy(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.pol == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server publishes no policies.")
+	}
+	file := strings.TrimSpace(r.PostFormValue("file"))
+	if file == "" {
+		file = "policy.toml"
+	}
+	text := r.PostFormValue("text")
+	pv, err := s.pol.PublishPolicy(r.Context(), v.caller, v.project, contract.PublishPolicyRequest{File: file, Text: text})
+	if err != nil {
+		msg, status, err := shownRefusal(err)
+		if err != nil {
+			return err
+		}
+		return s.showPolicies(w, r, v, status, policiesBody{File: file, Text: text, Error: msg})
+	}
+	notice := "Published " + string(pv.Kind) + " policy version " + strconv.FormatInt(pv.Version, 10) + "; it is in force."
+	http.Redirect(w, r, s.policiesPath(v)+"?"+url.Values{"kind": {string(pv.Kind)}, "notice": {notice}}.Encode(), http.StatusSeeOther)
+	return nil
+}
+
+// pageSetLevel sets an Agent's autonomy level, with the acknowledgement when the policy
+// in force asks for it.
+func (s *Server) pageSetLevel(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.pol == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server publishes no policies.")
+	}
+	req := contract.SetLevelRequest{Level: r.PostFormValue("level")}
+	if r.PostFormValue("acknowledge") == "yes" {
+		req.Acknowledgement = r.PostFormValue("acknowledgement")
+	}
+	au, err := s.pol.SetAgentLevel(r.Context(), v.caller, v.project, r.PathValue("agent"), req)
+	if err != nil {
+		msg, status, err := shownRefusal(err)
+		if err != nil {
+			return err
+		}
+		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
+	}
+	return redirectNotice(w, r, s.policiesPath(v), "Agent "+string(au.Agent)+" is now "+au.Level+".")
+}
+
+// pageOpenWindow opens a run window of the form's minutes for an Agent.
+func (s *Server) pageOpenWindow(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.pol == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server publishes no policies.")
+	}
+	m, err := strconv.ParseInt(strings.TrimSpace(r.PostFormValue("minutes")), 10, 64)
+	if err != nil {
+		return s.showPolicies(w, r, v, http.StatusBadRequest, policiesBody{AgentErr: "minutes is a whole number from 1 to 1440."})
+	}
+	au, err := s.pol.OpenRunWindow(r.Context(), v.caller, v.project, r.PathValue("agent"), contract.OpenWindowRequest{Minutes: m})
+	if err != nil {
+		msg, status, err := shownRefusal(err)
+		if err != nil {
+			return err
+		}
+		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
+	}
+	return redirectNotice(w, r, s.policiesPath(v), "Opened a run window of "+strconv.FormatInt(m, 10)+" minutes for Agent "+string(au.Agent)+".")
+}
+
+// policiesPath is the Policies page of the visit's project.
+func (s *Server) policiesPath(v visit) string {
+	return "/projects/" + url.PathEscape(string(v.project)) + "/policies"
+}
