@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/mcpclient/gatewaytest"
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // TestLoop_Send_RecordsEachModelTurn: every assistant message the loop saves names the
@@ -93,5 +94,19 @@ func TestLoop_Send_ResultNamesItsOperation(t *testing.T) {
 	}
 	if ordinals[query.ID] != 0 {
 		t.Errorf("QueryBoard's result has ordinal %d, want 0: a read becomes no Operation", ordinals[query.ID])
+	}
+
+	// The console and case show read the saved messages with contract.ProposersOf.
+	saved := contract.Conversation{ID: "c1"}
+	for _, m := range c.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved.Messages = append(saved.Messages, b)
+	}
+	want := map[int64]contract.Proposer{ordinals[open.ID]: {Conversation: "c1", Turn: 1, Model: p.Name()}}
+	if diff := cmp.Diff(want, contract.ProposersOf(saved)); diff != "" {
+		t.Errorf("ProposersOf the saved conversation (-want +got):\n%s", diff)
 	}
 }
