@@ -132,7 +132,7 @@ func TestDeps(t *testing.T) {
 		{"internal/authority/bundle", within("internal/contract", "internal/store", "internal/signing", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog"), nil, nil, "a bundle is read from and checked against the store's own chain, with the Board's checks"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/secheaders", none, nil, nil, "the security headers are a leaf of the HTTP edges"},
-		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus", "internal/secheaders"), edgeStd, nil, "the console calls the authority, never the store"},
+		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus", "internal/secheaders", "internal/signing"), edgeStd, nil, "the console calls the authority, never the store; it serves the signed checkpoints the authority makes"},
 		{"internal/console/browsertest", within("github.com/chromedp/"), nil, nil, "the browser harness of the console's tests reaches the console only as a browser does"},
 		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), edgeStd, nil,
 			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
