@@ -138,6 +138,7 @@ func TestDeps(t *testing.T) {
 			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
 		{"internal/workhop", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the worker hop calls the authority, never the store"},
 		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs", "go.opentelemetry.io/otel/"), nil, nil, "a worker reaches the authority only over the wire"},
+		{"internal/worker/adapters/http", within("internal/contract", "internal/grant", "internal/worker", "internal/signing", "github.com/gowebpki/jcs", "go.opentelemetry.io/otel/"), nil, nil, "the http adapter signs outbound requests with the signing leaf (RFC 9421)"},
 		{"internal/telemetry", within("internal/contract", "internal/store", "github.com/prometheus/client_golang/", "go.opentelemetry.io/otel/",
 			"github.com/modelcontextprotocol/go-sdk/mcp"), edgeStd, nil,
 			"telemetry knows the edges' hooks and the store's interface, never the authority or a concrete store"},
