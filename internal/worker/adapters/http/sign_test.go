@@ -102,7 +102,9 @@ func TestAdapter_SignsRequests(t *testing.T) {
 		change func(r *http.Request)
 	}{
 		{"authority", func(r *http.Request) { r.Host = "elsewhere.example" }},
-		{"signature-agent", func(r *http.Request) { r.Header.Set("Signature-Agent", `"https://evil.example/.well-known/http-message-signatures-directory"`) }},
+		{"signature-agent", func(r *http.Request) {
+			r.Header.Set("Signature-Agent", `"https://evil.example/.well-known/http-message-signatures-directory"`)
+		}},
 		{"created", replace("Signature-Input", "created="+param("created"), "created=1")},
 		{"expires", replace("Signature-Input", "expires="+param("expires"), "expires=9999999999")},
 		{"nonce", replace("Signature-Input", "nonce="+param("nonce"), `nonce="AAAA"`)},
