@@ -75,9 +75,10 @@ func eventWire(e store.Event) contract.Event {
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
 }
 
-// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log.
+// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log;
+// a member acting itself may, not its delegate.
 func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.ProjectID) (signing.Checkpoint, error) {
-	if err := c.RequireMember(project); err != nil {
+	if err := c.RequireInPerson(project); err != nil {
 		return signing.Checkpoint{}, err
 	}
 	return a.SignHead(ctx, project)
