@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -97,6 +98,22 @@ func (a *Authority) PublicKeys() []signing.PublicKey {
 		return nil
 	}
 	return a.signer.Public()
+}
+
+// KeyDirectory returns the keys of the HTTP message signatures directory: the
+// installation's public keys, then the keys of the bound Sources that sign their requests.
+func (a *Authority) KeyDirectory(ctx context.Context) ([]signing.PublicKey, error) {
+	src, err := a.SourceSigningKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := a.PublicKeys()
+	for _, k := range src {
+		if !slices.ContainsFunc(out, func(o signing.PublicKey) bool { return o.ID == k.ID }) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // RunCheckpoints signs a checkpoint of every project whose log moved since its last
