@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -66,6 +67,48 @@ Examples:
   docket case show case-1 -o json`
 }
 
+// writeCaseOperations writes the Operations that executed Actions in Case id, each with
+// the model turn that proposed it, read from its Agent's saved conversations.
+func writeCaseOperations(ctx context.Context, sb *strings.Builder, cl *client, project string, id contract.CaseID) error {
+	ops, err := cl.api.Operations(ctx, project, "", false)
+	if err = credential(err); err != nil {
+		return err
+	}
+	proposers := map[contract.AgentID]map[int64]contract.Proposer{}
+	first := true
+	for _, op := range ops {
+		if op.CaseID != id {
+			continue
+		}
+		if first {
+			sb.WriteString("operations:\n")
+			first = false
+		}
+		byOrdinal, ok := proposers[op.Agent]
+		if !ok {
+			byOrdinal = map[int64]contract.Proposer{}
+			proposers[op.Agent] = byOrdinal
+			cs, err := cl.api.Conversations(ctx, project, string(op.Agent))
+			if err = credential(err); err != nil {
+				return err
+			}
+			for _, sum := range cs {
+				conv, err := cl.api.Conversation(ctx, project, string(op.Agent), string(sum.ID))
+				if err = credential(err); err != nil {
+					return err
+				}
+				maps.Copy(byOrdinal, contract.ProposersOf(conv))
+			}
+		}
+		fmt.Fprintf(sb, "  %s %s — %s", op.Work, op.Label, op.State)
+		if p, ok := byOrdinal[op.Ordinal]; ok {
+			sb.WriteString(" — " + p.String())
+		}
+		sb.WriteString("\n")
+	}
+	return nil
+}
+
 func (c *caseShowCmd) Run(ctx context.Context, e *env) error {
 	cl, err := newClient(e)
 	if err != nil {
@@ -115,6 +158,9 @@ func (c *caseShowCmd) Run(ctx context.Context, e *env) error {
 		for _, f := range d.Facts {
 			sb.WriteString("  " + whyLine(f) + "\n")
 		}
+	}
+	if err := writeCaseOperations(ctx, &sb, cl, c.Project, cs.CaseID); err != nil {
+		return err
 	}
 	if _, err := io.WriteString(e.Stdout, sb.String()); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -81,5 +82,18 @@ func jwksHandler(keys []signing.PublicKey, contentType string) http.Handler {
 		if _, err := w.Write(b); err != nil {
 			return // the client went away
 		}
+	})
+}
+
+// directoryHandler serves the HTTP message signatures directory: the installation's
+// public keys and those of the bound Sources that sign their requests, read per request.
+func directoryHandler(keys func(context.Context) ([]signing.PublicKey, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ks, err := keys(r.Context())
+		if err != nil {
+			http.Error(w, "read the key directory", http.StatusInternalServerError)
+			return
+		}
+		jwksHandler(ks, "application/http-message-signatures-directory+json").ServeHTTP(w, r)
 	})
 }

@@ -125,7 +125,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
-			"GET " + directoryPath: jwksHandler(a.PublicKeys(), "application/http-message-signatures-directory+json"),
+			"GET " + directoryPath: directoryHandler(a.KeyDirectory),
 		}})
 	if err != nil {
 		return err

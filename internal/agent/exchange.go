@@ -20,6 +20,9 @@ type Exchange struct {
 	Header   http.Header  // provider headers, the credential among them
 	Key      Key          // scrubbed from transport and stream errors
 	HTTP     *http.Client // the client to send with
+	// RequestIDHeader names the response header carrying the provider's request id; it
+	// fills [Response.RequestID] when set in the answer.
+	RequestIDHeader string
 }
 
 // Stream sends x and returns what read makes of a 2xx answer's body, or the error status
@@ -51,6 +54,11 @@ func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error,
 			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(ctx))
 		}
 		return Response{}, x.Key.ScrubError(err)
+	}
+	if x.RequestIDHeader != "" {
+		if id := resp.Header.Get(x.RequestIDHeader); id != "" {
+			out.RequestID = id
+		}
 	}
 	return out, nil
 }

@@ -238,7 +238,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		budget := l.spend(c, resp.Usage)
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
-		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), Stop: resp.Stop, Usage: resp.Usage,
+		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
 			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
@@ -380,7 +380,9 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	if head.ErrorCode == contract.CodeOperationRunning || head.ErrorCode == contract.CodePreviousResultUndelivered {
 		stop = fmt.Sprintf("the gateway refused %s with %s", call.Name, head.ErrorCode)
 	}
+	var opOrdinal int64
 	if own, ok := ownOperation(call, head); ok {
+		opOrdinal = r.Ordinal
 		p := Pending{CallID: call.ID, Tool: call.Name, Ordinal: r.Ordinal, After: before}
 		if own.State == contract.OpRunning {
 			c.InFlight = &p
@@ -407,6 +409,7 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
+	res.Ordinal = opOrdinal
 	return res, stop, err
 }
 

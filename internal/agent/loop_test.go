@@ -21,7 +21,8 @@ import (
 // turnRecorder keeps every request its provider was asked, and may add usage to each turn.
 type turnRecorder struct {
 	agent.Provider
-	usage agent.Usage
+	usage     agent.Usage
+	requestID string // given to every turn when set
 
 	mu   sync.Mutex
 	reqs []agent.Request
@@ -34,6 +35,9 @@ func (r *turnRecorder) Turn(ctx context.Context, req agent.Request, d func(agent
 	r.mu.Unlock()
 	resp, err := r.Provider.Turn(ctx, req, d)
 	resp.Usage = r.usage
+	if r.requestID != "" {
+		resp.RequestID = r.requestID
+	}
 	return resp, err
 }
 

@@ -64,7 +64,8 @@ type Message struct {
 // why it stopped, what it used and how long it took, and a digest of what was sent —
 // never the content.
 type Turn struct {
-	Model     string     `json:"model"` // the provider's Name: provider and model
+	Model     string     `json:"model"`               // the provider's Name: provider and model
+	RequestID string     `json:"requestId,omitempty"` // the provider's id of the request, when it gave one
 	Stop      StopReason `json:"stop"`
 	Usage     Usage      `json:"usage"`
 	LatencyMS int64      `json:"latencyMs"`
@@ -93,6 +94,9 @@ type ToolResult struct {
 	CallID  string `json:"callId"`
 	Content string `json:"content"`
 	IsError bool   `json:"isError,omitempty"`
+	// Ordinal is the ordinal of the Operation the call became, 0 when it became none: with
+	// the conversation's Agent it links the Operation to the turn that proposed the call.
+	Ordinal int64 `json:"ordinal,omitempty"`
 }
 
 // StopReason says why the model ended its turn.
@@ -116,6 +120,9 @@ type Response struct {
 	Message Message // Role is always RoleAssistant
 	Stop    StopReason
 	Usage   Usage
+	// RequestID is the provider's id of the request ("" when it gave none): a response
+	// header, else the id in the streamed body.
+	RequestID string
 }
 
 // DeltaKind says what a [Delta] carries.

@@ -48,3 +48,31 @@ func (c *Client) Workers(ctx context.Context, project string) ([]contract.Worker
 	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "workers"), nil, &page)
 	return page.Items, err
 }
+
+// Conversations lists the conversations of project's Agent agent, every page.
+func (c *Client) Conversations(ctx context.Context, project, agent string) ([]contract.ConversationSummary, error) {
+	var out []contract.ConversationSummary
+	after := ""
+	for {
+		q := url.Values{"agent": {agent}}
+		if after != "" {
+			q.Set("after", after)
+		}
+		var page contract.Page[contract.ConversationSummary]
+		if err := c.Do(ctx, http.MethodGet, ProjectPath(project, "conversations")+"?"+q.Encode(), nil, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Next == "" || page.Next == after {
+			return out, nil
+		}
+		after = page.Next
+	}
+}
+
+// Conversation returns one conversation of project's Agent agent, with its messages.
+func (c *Client) Conversation(ctx context.Context, project, agent, id string) (contract.Conversation, error) {
+	var conv contract.Conversation
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "agents", agent, "conversations", id), nil, &conv)
+	return conv, err
+}

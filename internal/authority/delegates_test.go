@@ -155,6 +155,10 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.SetAgentLevel(ctx, c, "default", "calc", contract.SetLevelRequest{Level: "manual"})
 			return err
 		},
+		"checkpoint.sign": func(ctx context.Context) error {
+			_, err := f.a.Checkpoint(ctx, c, "default")
+			return err
+		},
 		"autonomy.open_window": func(ctx context.Context) error {
 			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
 			return err

@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -75,9 +76,10 @@ func eventWire(e store.Event) contract.Event {
 		Actor: e.Actor, Data: e.Data, DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}
 }
 
-// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log.
+// Checkpoint signs project's head now (on demand) and appends the checkpoint to its log;
+// a member acting itself may, not its delegate.
 func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.ProjectID) (signing.Checkpoint, error) {
-	if err := c.RequireMember(project); err != nil {
+	if err := c.RequireInPerson(project); err != nil {
 		return signing.Checkpoint{}, err
 	}
 	return a.SignHead(ctx, project)
@@ -96,6 +98,22 @@ func (a *Authority) PublicKeys() []signing.PublicKey {
 		return nil
 	}
 	return a.signer.Public()
+}
+
+// KeyDirectory returns the keys of the HTTP message signatures directory: the
+// installation's public keys, then the keys of the bound Sources that sign their requests.
+func (a *Authority) KeyDirectory(ctx context.Context) ([]signing.PublicKey, error) {
+	src, err := a.SourceSigningKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := a.PublicKeys()
+	for _, k := range src {
+		if !slices.ContainsFunc(out, func(o signing.PublicKey) bool { return o.ID == k.ID }) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // RunCheckpoints signs a checkpoint of every project whose log moved since its last

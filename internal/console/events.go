@@ -10,12 +10,14 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 )
 
 // eventBackend is the part of the authority the event routes need: pages of the log, its chain check and a wait for what comes next.
 type eventBackend interface {
 	Events(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error)
 	VerifyEvents(ctx context.Context, c authority.Caller, project contract.ProjectID) (contract.ChainReport, error)
+	Checkpoint(ctx context.Context, c authority.Caller, project contract.ProjectID) (signing.Checkpoint, error)
 	WaitEvents(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64) error
 }
 
@@ -52,6 +54,16 @@ func (s *Server) handleVerifyEvents(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	return writeJSON(w, http.StatusOK, rep)
+}
+
+// handleCheckpoint signs the project's head now, on a member's demand, and answers the
+// signed checkpoint it appended to the log.
+func (s *Server) handleCheckpoint(w http.ResponseWriter, r *http.Request) error {
+	cp, err := s.auth.Checkpoint(r.Context(), caller(r), project(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, cp)
 }
 
 // handleEventStream streams a project's events as server-sent events: each carries its

@@ -116,6 +116,7 @@ type timelineItem struct {
 	Kind, What string
 	State      string
 	Detail     string
+	Proposer   string // an Operation's: the model turn that proposed it, when recorded
 	Seq        int64
 }
 
@@ -156,12 +157,23 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 		if err != nil {
 			return nil, false, err
 		}
+		var own []contract.OperationInfo
 		for _, op := range ops {
-			if op.CaseID != id {
-				continue
+			if op.CaseID == id {
+				own = append(own, op)
 			}
-			out = append(out, timelineItem{ID: "tl-op-" + op.Work + "-" + string(op.State), At: op.At, Kind: "operation", What: op.Work + " " + op.Label,
-				State: string(op.State), Detail: op.Reason})
+		}
+		proposers, err := s.proposers(ctx, v, own)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, op := range own {
+			item := timelineItem{ID: "tl-op-" + op.Work + "-" + string(op.State), At: op.At, Kind: "operation", What: op.Work + " " + op.Label,
+				State: string(op.State), Detail: op.Reason}
+			if p, ok := proposers[op.Agent][op.Ordinal]; ok {
+				item.Proposer = p.String()
+			}
+			out = append(out, item)
 		}
 	}
 	// No event before the Case opened names it: the read starts at the first event of
@@ -180,6 +192,32 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 	}
 	slices.SortStableFunc(out, func(a, b timelineItem) int { return a.At.Compare(b.At) })
 	return out, more, nil
+}
+
+// proposers returns, by Agent and Operation ordinal, the model turns that proposed ops,
+// read from the conversations their Agents saved (each result names the ordinal of the
+// Operation its call became); an Operation no saved turn proposed has none.
+func (s *Server) proposers(ctx context.Context, v visit, ops []contract.OperationInfo) (map[contract.AgentID]map[int64]contract.Proposer, error) {
+	out := map[contract.AgentID]map[int64]contract.Proposer{}
+	for _, op := range ops {
+		if _, done := out[op.Agent]; done {
+			continue
+		}
+		byOrdinal := map[int64]contract.Proposer{}
+		out[op.Agent] = byOrdinal
+		cs, err := s.auth.Conversations(ctx, v.caller, v.project, string(op.Agent))
+		if err != nil {
+			return nil, err
+		}
+		for _, sum := range cs {
+			c, err := s.auth.Conversation(ctx, v.caller, v.project, string(op.Agent), sum.ID)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(byOrdinal, contract.ProposersOf(c))
+		}
+	}
+	return out, nil
 }
 
 // firstEventAt returns the sequence number before the project's first event at or after

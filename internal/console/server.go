@@ -249,6 +249,7 @@ func (s *Server) routes() {
 
 	s.handle("GET /api/v1/projects/{project}/events", s.handleEvents, authed)
 	s.handle("GET /api/v1/projects/{project}/events/verify", s.handleVerifyEvents, authed)
+	s.handle("POST /api/v1/projects/{project}/checkpoints", s.handleCheckpoint, authed)
 	s.handle("GET /api/v1/events", s.handleEventStream, authed)
 
 	s.handle("POST /api/v1/conversations/{conversation}/saves", s.handleSaveConversation, authed)

@@ -117,6 +117,18 @@ type Source struct {
 	Words      []string     `json:"words"`
 	Tier       Tier         `json:"tier"`
 	Digest     string       `json:"digest,omitempty"` // "sha256:…" of the record; set by the authority
+	// SigningKey, on an http Source that signs its requests (RFC 9421), is the public key
+	// it signs with; the authority's key directory lists it. Never a private key.
+	SigningKey *PublicJWK `json:"signingKey,omitempty"`
+}
+
+// PublicJWK is an Ed25519 public key as a JWK (RFC 8037): kty OKP, crv Ed25519, x the
+// base64url key, kid its RFC 7638 thumbprint.
+type PublicJWK struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
 }
 
 // SourceTypes are the Source types a worker can serve.

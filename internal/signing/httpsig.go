@@ -146,3 +146,11 @@ func SignRequest(r *http.Request, label string, priv ed25519.PrivateKey, p Signa
 	r.Header.Add("Signature", label+"=:"+base64.StdEncoding.EncodeToString(sig)+":")
 	return nil
 }
+
+// SignRequest signs r under label with the keyring's newest key, per p with its key id
+// set to that key's [Thumbprint], and adds its Signature-Input and Signature fields.
+func (k *Keyring) SignRequest(r *http.Request, label string, p SignatureParams) error {
+	e := k.keys[len(k.keys)-1]
+	p.KeyID = e.id
+	return SignRequest(r, label, e.priv, p)
+}

@@ -66,6 +66,12 @@ type Source struct {
 	Allow   []string          `json:"allow,omitempty"`   // file: hidden or credential paths the workspace may touch (patterns)
 	Deny    []string          `json:"deny,omitempty"`    // file: paths the workspace never touches (patterns); deny wins over allow
 	Tier    contract.Tier     `json:"tier,omitempty"`    // the tier its facts take; the authority's record decides
+	// Sign, on an http Source, signs each request (RFC 9421, Ed25519) with the keyring at
+	// SigningKey (an absolute path, mode 0600, the format of docket's signing.key), naming
+	// SignatureAgent (the URL of the key directory that lists the key) in Signature-Agent.
+	Sign           bool   `json:"sign,omitempty"`
+	SigningKey     string `json:"signingKey,omitempty"`
+	SignatureAgent string `json:"signatureAgent,omitempty"`
 }
 
 // LogValue logs the Source's name and type, never its secret parts.
@@ -134,6 +140,9 @@ func (s *Source) check() error {
 	bad := func(format string, args ...any) error {
 		return contract.Errorf(contract.CodeVaultInvalid, "source %s: "+format, append([]any{s.Name}, args...)...)
 	}
+	if s.Type != "http" && (s.Sign || s.SigningKey != "" || s.SignatureAgent != "") {
+		return bad("sign, signingKey and signatureAgent sign outbound requests; only an http Source takes them.")
+	}
 	if s.Type != "file" && (len(s.Allow) > 0 || len(s.Deny) > 0) {
 		return bad("allow and deny are workspace path patterns; only a file Source takes them.")
 	}
@@ -155,7 +164,17 @@ func (s *Source) check() error {
 			return bad("%v", err)
 		}
 		if s.Root != "" || s.DSN != "" || len(s.Command) > 0 {
-			return bad("an http Source takes url, headers, hosts and tier.")
+			return bad("an http Source takes url, headers, hosts, tier and sign with signingKey and signatureAgent.")
+		}
+		if s.Sign {
+			if !filepath.IsAbs(s.SigningKey) {
+				return bad("a signing http Source needs an absolute \"signingKey\" path to its Ed25519 keyring.")
+			}
+			if u, err := url.Parse(s.SignatureAgent); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+				return bad("a signing http Source needs \"signatureAgent\", the absolute URL of the key directory that lists its key.")
+			}
+		} else if s.SigningKey != "" || s.SignatureAgent != "" {
+			return bad("signingKey and signatureAgent go with \"sign\": true.")
 		}
 	case "db":
 		d := s.DSN.Reveal()

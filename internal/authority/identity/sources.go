@@ -2,7 +2,10 @@ package identity
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -36,6 +40,14 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source word %q is not a predicate name; use lower-case letters, digits and '_', starting with a letter.", w)
 		}
 	}
+	if k := src.SigningKey; k != nil {
+		if _, err := sourceKey(*k); err != nil {
+			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q: signingKey %v; give the public JWK of its Ed25519 key (kty OKP, crv Ed25519, x, kid its RFC 7638 thumbprint).", src.Name, err)
+		}
+		if src.Type != "http" {
+			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q: only an http Source signs its requests; leave signingKey out.", src.Name)
+		}
+	}
 	words := slices.Clone(src.Words)
 	slices.Sort(words)
 	words = slices.Compact(words)
@@ -49,7 +61,7 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 		if cn.RevokedAt != nil {
 			return contract.Errorf(contract.CodeCredentialRevoked, "connection %q is revoked; bind the source to a live connection.", conn)
 		}
-		out = contract.Source{Connection: contract.ConnectionID(cn.ID), Name: src.Name, Type: src.Type, Words: words, Tier: src.Tier}
+		out = contract.Source{Connection: contract.ConnectionID(cn.ID), Name: src.Name, Type: src.Type, Words: words, Tier: src.Tier, SigningKey: src.SigningKey}
 		data, err := json.Marshal(out)
 		if err != nil {
 			return err
@@ -190,4 +202,59 @@ func isToolID(s string) bool {
 		}
 	}
 	return true
+}
+
+// sourceKey checks a bound Source's public JWK and returns it as a signing key.
+func sourceKey(k contract.PublicJWK) (signing.PublicKey, error) {
+	if k.Kty != "OKP" || k.Crv != "Ed25519" {
+		return signing.PublicKey{}, errors.New("is not an Ed25519 key")
+	}
+	x, err := base64.RawURLEncoding.DecodeString(k.X)
+	if err != nil || len(x) != ed25519.PublicKeySize {
+		return signing.PublicKey{}, errors.New("has no 32-byte base64url x")
+	}
+	if k.Kid != signing.Thumbprint(x) {
+		return signing.PublicKey{}, errors.New("has a kid that is not its RFC 7638 thumbprint")
+	}
+	return signing.PublicKey{ID: k.Kid, Key: ed25519.PublicKey(x)}, nil
+}
+
+// SourceSigningKeys returns the public keys of the Sources bound on live Connections of
+// every project, for the key directory a receiver of their signed requests reads.
+func (a *Directory) SourceSigningKeys(ctx context.Context) ([]signing.PublicKey, error) {
+	ps, err := a.store.Projects(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("source signing keys: %w", err)
+	}
+	var out []signing.PublicKey
+	for _, p := range ps {
+		cs, err := a.store.Connections(ctx, p.ID)
+		if err != nil {
+			return nil, fmt.Errorf("source signing keys of %s: %w", p.ID, err)
+		}
+		for _, cn := range cs {
+			if cn.RevokedAt != nil {
+				continue
+			}
+			ss, err := a.store.Sources(ctx, cn.ID)
+			if err != nil {
+				return nil, fmt.Errorf("source signing keys of %s: %w", cn.ID, err)
+			}
+			for _, s := range ss {
+				var src contract.Source
+				if err := json.Unmarshal(s.Data, &src); err != nil {
+					return nil, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
+				}
+				if src.SigningKey == nil {
+					continue
+				}
+				k, err := sourceKey(*src.SigningKey)
+				if err != nil {
+					return nil, fmt.Errorf("source %s of %s: signing key %w", s.ID, cn.ID, err)
+				}
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
 }

@@ -46,6 +46,7 @@ var Table = []Operation{
 	{"tool.lock", "PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", Consent, "locks a Tool on a Connection"},
 	{"capability.install", "POST /api/v1/projects/{project}/capabilities", Consent, "installs a capability release, changing the Board"},
 	{"request.decide", "POST /api/v1/projects/{project}/requests/{id}/decision", Consent, "approves or denies an Agent's Request"},
+	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},
 	{"operation.reconcile", "POST /api/v1/projects/{project}/operations/{op}/reconcile", Operational, "settles an Operation that needs a person with a known outcome"},
 	{"operation.retry", "POST /api/v1/projects/{project}/operations/{op}/retry", Operational, "retries a failed Operation"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},

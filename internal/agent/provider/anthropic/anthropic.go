@@ -82,7 +82,7 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("encode anthropic request: %w", err)
 	}
-	x := agent.Exchange{Provider: "anthropic", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP,
+	x := agent.Exchange{Provider: "anthropic", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, RequestIDHeader: "Request-Id",
 		Header: http.Header{"Anthropic-Version": {c.cfg.Version}, "X-Api-Key": {c.cfg.Key.Reveal()}}}
 	return x.Stream(ctx, c.httpError, func(r io.Reader) (agent.Response, error) { return readStream(r, onDelta) })
 }

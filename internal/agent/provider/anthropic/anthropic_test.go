@@ -120,8 +120,9 @@ func TestClient_Turn(t *testing.T) {
 			{ID: "toolu_1", Name: "OpenCase", Arguments: json.RawMessage(`{"caseType": "calc"}`)},
 			{ID: "toolu_2", Name: "QueryBoard", Arguments: json.RawMessage(`{}`)},
 		}},
-		Stop:  agent.StopToolUse,
-		Usage: agent.Usage{InputTokens: 150, OutputTokens: 42},
+		Stop:      agent.StopToolUse,
+		Usage:     agent.Usage{InputTokens: 150, OutputTokens: 42},
+		RequestID: "msg_1", // no request-id header: the message's id
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("Turn response (-want +got):\n%s", diff)
@@ -166,6 +167,19 @@ func TestClient_Turn(t *testing.T) {
 		]}`), &wantBody)
 	if diff := cmp.Diff(wantBody, body); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+}
+
+// TestClient_Turn_requestID: the request-id header, when the API sends one, is the
+// request id the record keeps, before the message's id.
+func TestClient_Turn_requestID(t *testing.T) {
+	url, _ := serve(t, reply{headers: map[string]string{"request-id": "req_011CQ"}, body: toolUseStream})
+	resp, err := newClient(t, url, agent.NewKey("k")).Turn(t.Context(), conversation, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.RequestID != "req_011CQ" {
+		t.Errorf("RequestID = %q, want the request-id header req_011CQ", resp.RequestID)
 	}
 }
 

@@ -37,6 +37,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		usage   agent.Usage
 		stop    string
 		started bool
+		id      string // the message's id, the request id when no header names one
 	)
 	for {
 		ev, err := rd.Next()
@@ -68,6 +69,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 				return agent.Response{}, streamError("message_start repeated or empty", nil)
 			}
 			started = true
+			id = w.Message.ID
 			u := w.Message.Usage
 			usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 			usage.OutputTokens = u.OutputTokens
@@ -131,7 +133,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 				}
 			}
 		case "message_stop":
-			return finish(blocks, usage, stop)
+			out, err := finish(blocks, usage, stop)
+			out.RequestID = id
+			return out, err
 		default:
 			// New event types are additions to the protocol, not answers; skip them.
 		}

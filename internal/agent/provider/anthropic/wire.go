@@ -51,6 +51,7 @@ type wireUsage struct {
 type wireEvent struct {
 	Type    string `json:"type"`
 	Message *struct {
+		ID    string    `json:"id"`
 		Usage wireUsage `json:"usage"`
 	} `json:"message"`
 	Index        *int `json:"index"`

@@ -74,7 +74,8 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("encode openai request: %w", err)
 	}
-	x := agent.Exchange{Provider: "openai", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, Header: http.Header{}}
+	x := agent.Exchange{Provider: "openai", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, Header: http.Header{},
+		RequestIDHeader: "X-Request-Id"}
 	if !c.cfg.Key.IsZero() {
 		x.Header.Set("Authorization", "Bearer "+c.cfg.Key.Reveal())
 	}

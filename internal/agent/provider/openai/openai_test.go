@@ -118,8 +118,9 @@ func TestClient_Turn(t *testing.T) {
 			{ID: "call_a", Name: "OpenCase", Arguments: json.RawMessage(`{"caseType":"calc"}`)},
 			{ID: "call_b", Name: "QueryBoard", Arguments: json.RawMessage(`{"focus":"all"}`)},
 		}},
-		Stop:  agent.StopToolUse,
-		Usage: agent.Usage{InputTokens: 321, OutputTokens: 54},
+		Stop:      agent.StopToolUse,
+		Usage:     agent.Usage{InputTokens: 321, OutputTokens: 54},
+		RequestID: "c1", // no x-request-id header: the completion's id
 	}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("Turn response (-want +got):\n%s", diff)
@@ -194,10 +195,24 @@ func TestClient_Turn_compatibleServers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			resp.RequestID = "" // TestClient_Turn and TestClient_Turn_requestID check it
 			if diff := cmp.Diff(tt.want, resp); diff != "" {
 				t.Errorf("Turn response (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestClient_Turn_requestID: the x-request-id header, when the server sends one, is the
+// request id the record keeps, before the completion's id.
+func TestClient_Turn_requestID(t *testing.T) {
+	url, _ := serve(t, reply{headers: map[string]string{"x-request-id": "req_7f3a"}, body: toolStream})
+	resp, err := newClient(t, url+"/v1", agent.NewKey("k")).Turn(t.Context(), conversation, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.RequestID != "req_7f3a" {
+		t.Errorf("RequestID = %q, want the x-request-id header req_7f3a", resp.RequestID)
 	}
 }
 

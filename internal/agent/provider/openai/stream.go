@@ -34,6 +34,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		last   = -1 // index of the call that fragments without an index belong to
 		usage  agent.Usage
 		finish string
+		id     string // the completion's id, the request id when no header names one
 	)
 	for {
 		ev, err := rd.Next()
@@ -55,6 +56,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		}
 		if ch.Error != nil {
 			return agent.Response{}, errorOf(*ch.Error, 0)
+		}
+		if id == "" {
+			id = ch.ID
 		}
 		if ch.Usage != nil {
 			usage = agent.Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
@@ -111,7 +115,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		}
 		msg.Calls = append(msg.Calls, agent.ToolCall{ID: c.id, Name: c.name, Arguments: json.RawMessage(args)})
 	}
-	out := agent.Response{Message: msg, Usage: usage, Stop: agent.StopEnd}
+	out := agent.Response{Message: msg, Usage: usage, Stop: agent.StopEnd, RequestID: id}
 	switch {
 	case len(msg.Calls) > 0:
 		out.Stop = agent.StopToolUse

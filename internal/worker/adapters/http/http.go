@@ -5,6 +5,8 @@ package http
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/worker"
 )
 
@@ -48,14 +51,47 @@ var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.Me
 // empty body none). A read Tool that fails is refused. A write Tool is refused when the
 // request was never fully sent or the server answered 4xx; a 5xx, a timeout or a lost
 // connection after the request was sent is an unknown effect.
+//
+// A Source with "sign": true has each request signed per RFC 9421 with its keyring
+// (Ed25519; covered @authority and signature-agent; created, expires, nonce; keyid the
+// key's RFC 7638 thumbprint), Signature-Agent naming the key directory that lists its
+// key. The signature fields do not follow a redirect to another origin.
 type Adapter struct {
 	Transport http.RoundTripper // default http.DefaultTransport
+	Now       func() time.Time  // the clock of signatures; default time.Now
 }
 
 var (
 	_ worker.Adapter     = (*Adapter)(nil)
 	_ worker.ToolChecker = (*Adapter)(nil)
 )
+
+// SignatureLife is how long a signed request's signature is valid after it is created.
+const SignatureLife = time.Minute
+
+// sign signs req (RFC 9421, Ed25519) with src's keyring: covered @authority and
+// signature-agent, with created, expires, a fresh nonce and the key's RFC 7638 thumbprint
+// as keyid. A keyring that does not load refuses the call without quoting the file.
+func (a *Adapter) sign(req *http.Request, src *worker.Source) error {
+	keys, err := signing.Load(src.SigningKey)
+	if err != nil {
+		return &contract.Error{Code: contract.CodeVaultInvalid,
+			Teaching: fmt.Sprintf("source %s signs its requests, and its signingKey does not load as an Ed25519 keyring of mode 0600; fix it in the vault.", src.Name), Err: err}
+	}
+	var nonce [16]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return fmt.Errorf("signature nonce: %w", err)
+	}
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	created := now().Unix()
+	req.Header.Set("Signature-Agent", `"`+src.SignatureAgent+`"`)
+	p := signing.SignatureParams{Components: []string{"@authority", "signature-agent"}, Created: created,
+		Expires: created + int64(SignatureLife/time.Second), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:]), Tag: "web-bot-auth"}
+	return keys.SignRequest(req, "sig1", p)
+}
 
 // route is a parsed entry.
 type route struct {
@@ -147,6 +183,11 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 	if worker.Origin(req.URL) != origin {
 		return worker.Refuse(contract.Errorf(contract.CodeHTTPHost, "tool %s would reach host %.80s, which is not the Source's origin; fix the Source's url.", c.Tool, req.URL.Hostname()))
 	}
+	if c.Source.Sign {
+		if err := a.sign(req, c.Source); err != nil {
+			return worker.Refuse(err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var sent atomic.Bool // the whole request reached the wire: from here its effect may have happened
@@ -178,7 +219,7 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		for k := range c.Source.Headers {
 			r.Header.Del(k)
 		}
-		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Www-Authenticate"} {
+		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Www-Authenticate", "Signature", "Signature-Input", "Signature-Agent"} {
 			r.Header.Del(k)
 		}
 		return nil
