@@ -232,6 +232,11 @@ func TestEncodingErrorsHandled(t *testing.T) {
 		{"json", "MarshalIndent", 3},
 		{"", "Encode", 1},
 		{"jcs", "Transform", 1},
+		// Decoding and reading outside input: a dropped error leaves a zero value that
+		// reads as an answer.
+		{"json", "Unmarshal", 2},
+		{"", "Decode", 1},
+		{"io", "ReadAll", 1},
 	}
 	encoding := func(e ast.Expr) (string, bool) {
 		call, ok := ast.Unparen(e).(*ast.CallExpr)
@@ -277,7 +282,7 @@ func TestEncodingErrorsHandled(t *testing.T) {
 					return true
 				}
 				if name, ok := encoding(call); ok {
-					t.Errorf("%s: the error of %s is dropped; return it, or handle it with meaning (log it when the response is already started)",
+					t.Errorf("%s: the error of %s is dropped; return it, or handle it with meaning (log it when the response is already started; branch on it when a shape that does not decode is expected)",
 						fset.Position(call.Pos()), strings.TrimPrefix(name, "."))
 				}
 				return true

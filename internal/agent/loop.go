@@ -376,7 +376,9 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	c.LastOrdinal = max(c.LastOrdinal, r.Ordinal)
 	text, stop := r.Text, ""
 	var head answerHead
-	_ = json.Unmarshal([]byte(r.Text), &head) // an answer that does not decode is shown as it is
+	if json.Unmarshal([]byte(r.Text), &head) != nil {
+		head = answerHead{} // an answer that does not decode is shown as it is, and stops nothing
+	}
 	if head.ErrorCode == contract.CodeOperationRunning || head.ErrorCode == contract.CodePreviousResultUndelivered {
 		stop = fmt.Sprintf("the gateway refused %s with %s", call.Name, head.ErrorCode)
 	}

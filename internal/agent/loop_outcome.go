@@ -131,7 +131,9 @@ func withOutcome(text string, op contract.OperationEntry) string {
 		m["result"] = op.Result
 	}
 	var ops []contract.OperationEntry
-	_ = json.Unmarshal(m["operations"], &ops)
+	if raw, ok := m["operations"]; ok && json.Unmarshal(raw, &ops) != nil {
+		ops = nil // a strip that does not decode is left as it was sent
+	}
 	for i := range ops {
 		if ops[i].Tool == op.Tool {
 			ops[i] = op
@@ -162,7 +164,11 @@ func (l *Loop) deliver(ctx context.Context) ([]contract.OperationEntry, error) {
 		return nil, fmt.Errorf("deliver outcomes: %w", err)
 	}
 	var head answerHead
-	_ = json.Unmarshal([]byte(r.Text), &head)
+	if json.Unmarshal([]byte(r.Text), &head) != nil {
+		// Not a tool result (a plain-text refusal): no strip was delivered; as with an
+		// unknown outcome, the next write's refusal delivers it instead.
+		return nil, nil
+	}
 	return head.Operations, nil
 }
 

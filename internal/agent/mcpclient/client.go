@@ -347,8 +347,12 @@ func (c *Client) classify(ctx context.Context, what string, err error) error {
 	r := c.rt.takeRefusal()
 	var wire *jsonrpc.Error
 	var data contract.RPCErrorData
-	if errors.As(err, &wire) {
-		_ = json.Unmarshal(wire.Data, &data)
+	if errors.As(err, &wire) && len(wire.Data) > 0 {
+		if json.Unmarshal(wire.Data, &data) != nil {
+			// Not the gateway's {reason, teaching}: the refusal is classified by the
+			// transport's status and the SDK error alone.
+			data = contract.RPCErrorData{}
+		}
 	}
 	if r != nil && data.Reason == "" {
 		data.Reason = r.reason

@@ -76,15 +76,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		_ = json.Unmarshal(body, &sent) // a batch or a non-object is simply not watched
+		if err := json.Unmarshal(body, &sent); err != nil {
+			sent = rpcHead{} // a batch or a non-object is not watched: no ping or progress to follow
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxObservedBody))
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxObservedBody))
 		resp.Body.Close()
+		if rerr != nil {
+			return nil, fmt.Errorf("read refusal (status %d): %w", resp.StatusCode, rerr)
+		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		r := &refusal{status: resp.StatusCode}
 		var head rpcHead
@@ -92,8 +97,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			var data struct {
 				Reason string `json:"reason"`
 			}
-			_ = json.Unmarshal(head.Error.Data, &data)
-			r.reason = data.Reason
+			if json.Unmarshal(head.Error.Data, &data) == nil {
+				r.reason = data.Reason // else no reason: the status alone classifies it
+			}
 		}
 		t.mu.Lock()
 		t.refusal = r
@@ -118,8 +124,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var pm struct {
 			ProgressToken string `json:"progressToken"`
 		}
-		if raw, ok := sent.Params.Meta["progressToken"]; ok {
-			_ = json.Unmarshal(raw, &pm.ProgressToken)
+		if raw, ok := sent.Params.Meta["progressToken"]; ok && json.Unmarshal(raw, &pm.ProgressToken) != nil {
+			pm.ProgressToken = "" // a numeric token is not one this client sent: not watched
 		}
 		if pm.ProgressToken != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			resp.Body = &progressWatcher{ReadCloser: resp.Body, t: t, token: pm.ProgressToken}

@@ -84,7 +84,11 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 
 // httpError turns a non-2xx answer into a *agent.ProviderError.
 func (c *Client) httpError(resp *http.Response) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		// The status still says what failed; say that the body meant to explain it was cut.
+		raw = fmt.Appendf(raw, " (the rest of the error body could not be read: %v)", err)
+	}
 	w := parseError(raw)
 	e := errorOf(w, resp.StatusCode)
 	e.Message = c.cfg.Key.Scrub(e.Message)
