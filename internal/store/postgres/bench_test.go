@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +49,17 @@ func rawInserter(b *testing.B, s *postgres.Store) storetest.RawFunc {
 				}
 			}
 			return nil
+		})
+	}
+}
+
+// BenchmarkAppendWriters measures one-event Updates from 1 and 8 writers at once against
+// pgx's raw single-row transactions, one after another, on the same database.
+func BenchmarkAppendWriters(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			s := openAt(b, newDB(b))
+			storetest.BenchAppendWriters(b, s, writers, rawInserter(b, s))
 		})
 	}
 }

@@ -56,6 +56,7 @@ type Store struct {
 	wstmts  stmtCache        // statements prepared on wconn
 	wexec   driverStmts      // Execs prepared on wconn's driver connection
 	heads   tables.HeadCache // heads this Store committed; guarded by writing
+	group   tables.Group     // the Updates waiting to be committed together
 }
 
 var _ store.Store = (*Store)(nil)
@@ -152,7 +153,9 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func
 func (s *Store) Path() string { return s.path }
 
 // Update implements [store.Store.Update]. Transactions queue for the one writer
-// connection, so they never interleave, here or with another process.
+// connection, so they never interleave, here or with another process; the Updates that
+// queue while one commits are committed together in one transaction (tables.Group: each
+// in a savepoint, each returning only after that commit).
 //
 // Each log's next seq and prevHash come from the head this Store last committed for it
 // (tables.HeadCache), or else from event_heads; never from MAX(seq)+1 read outside the
@@ -161,22 +164,35 @@ func (s *Store) Path() string { return s.path }
 // and a head another process moved since it was cached is caught by the primary key
 // (project, seq) of the next INSERT.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.group.Do(ctx, fn, s.commit)
+}
+
+// errNothing ends a batch whose every function failed: there is nothing to commit.
+var errNothing = errors.New("nothing to commit")
+
+// commit runs one batch of Updates in one transaction and settles it.
+func (s *Store) commit(b *tables.Batch) {
+	// The transaction serves several callers: no one caller's context may cut it short.
+	ctx := context.Background()
 	var projects []string
-	var tx *tables.Tx
 	err := s.write(ctx, func(c conn) error {
-		tx = tables.NewCachedTx(c, &s.heads)
-		if err := fn(tx); err != nil {
+		ok, err := b.Run(ctx, c, func() *tables.Tx { return tables.NewCachedTx(c, &s.heads) })
+		if err != nil {
 			return err
 		}
-		var err error
-		projects, err = tx.Finish(ctx)
+		if !ok {
+			return errNothing
+		}
+		projects, err = b.Finish(ctx, c)
 		return err
-	}, func() { s.heads.Commit(tx) })
-	if err != nil {
-		return err
+	}, func() { s.heads.CommitBatch(b) })
+	if errors.Is(err, errNothing) {
+		err = nil // every call is settled with its own error already
 	}
-	s.notify.Notify(projects...)
-	return nil
+	if err == nil {
+		s.notify.Notify(projects...)
+	}
+	b.Settle(err)
 }
 
 // Verify implements [store.Store.Verify] on one read snapshot.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,5 +58,65 @@ func BenchAppend(b *testing.B, s store.Store, perTx int, raw RawFunc) {
 	rawRate := float64(n) / inRaw.Seconds()
 	b.ReportMetric(appendRate, "events/s")
 	b.ReportMetric(rawRate, "raw_events/s")
+	b.ReportMetric(100*appendRate/rawRate, "pct_of_raw")
+}
+
+// BenchAppendWriters measures [store.Store.Update] of one [store.Tx.Append] each, made by
+// writers goroutines at once (each waits for its own commit before its next), against
+// raw's single-row transactions one after another: the rate a log reaches when writers
+// arrive together (group commit) beside the commit rate of the driver alone. Each round
+// appends perRound events from the writers, then runs perRound raw transactions, so the
+// noise of a shared machine falls on both alike. It reports events/s, raw_tx/s and
+// pct_of_raw.
+func BenchAppendWriters(b *testing.B, s store.Store, writers int, raw RawFunc) {
+	b.Helper()
+	ctx := context.Background()
+	const perWriter = 16
+	project := fmt.Sprintf("writers-%d", writers)
+	var inAppend, inRaw time.Duration
+	events := 0
+	round := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		round++
+		start := time.Now()
+		errs := make(chan error, writers)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range perWriter {
+					err := s.Update(ctx, func(tx store.Tx) error {
+						_, err := tx.Append(ctx, store.NewEvent{
+							Project: project, ID: fmt.Sprintf("r%d-w%d-%d", round, w, i), Type: "board.asserted",
+							At: t0, Actor: "agent:calc", Data: BenchData,
+						})
+						return err
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatalf("Update: %v", err)
+		}
+		mid := time.Now()
+		for range writers * perWriter {
+			if err := raw(ctx, 1); err != nil {
+				b.Fatalf("raw insert: %v", err)
+			}
+		}
+		inAppend += mid.Sub(start)
+		inRaw += time.Since(mid)
+		events += writers * perWriter
+	}
+	appendRate := float64(events) / inAppend.Seconds()
+	rawRate := float64(events) / inRaw.Seconds()
+	b.ReportMetric(appendRate, "events/s")
+	b.ReportMetric(rawRate, "raw_tx/s")
 	b.ReportMetric(100*appendRate/rawRate, "pct_of_raw")
 }

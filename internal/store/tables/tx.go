@@ -19,6 +19,10 @@ import (
 // [HeadCache]. Later Appends in the same Tx advance a cached head, and [Tx.Finish] writes
 // it back once. So sequence numbers come from a counter row, never from MAX(seq)+1, and a
 // batch of events costs one INSERT each. A Tx is not safe for concurrent use.
+//
+// A Tx run as one call of a [Batch] starts each log from the head that the calls before it
+// in the same database transaction left (which event_heads does not show until the batch
+// writes the heads, just before its commit).
 type Tx struct {
 	Reader
 	heads map[string]store.Head // heads of the logs appended to; written by Finish
@@ -26,6 +30,9 @@ type Tx struct {
 	// (SQLite's BEGIN IMMEDIATE), so a plain read of a head is as good as locking it.
 	exclusive bool
 	cache     *HeadCache // heads committed by earlier transactions of this writer; may be nil
+	// before holds the heads the earlier calls of a Batch appended in this database
+	// transaction: exact (and, on PostgreSQL, already locked by it). Nil outside a Batch.
+	before map[string]store.Head
 }
 
 var _ store.Tx = (*Tx)(nil)
@@ -52,15 +59,19 @@ type Statement struct {
 // Heads returns the statements that write the heads of the logs appended to, and those
 // logs' projects, in order. [Tx.Finish] runs them; an implementation may instead send them
 // together with its COMMIT, to save a round trip.
-func (t *Tx) Heads() ([]Statement, []string) {
-	projects := make([]string, 0, len(t.heads))
-	for p := range t.heads {
+func (t *Tx) Heads() ([]Statement, []string) { return headStatements(t.heads) }
+
+// headStatements returns the statements that write heads to event_heads, and their
+// projects, in project order.
+func headStatements(heads map[string]store.Head) ([]Statement, []string) {
+	projects := make([]string, 0, len(heads))
+	for p := range heads {
 		projects = append(projects, p)
 	}
 	slices.Sort(projects)
 	stmts := make([]Statement, 0, len(projects))
 	for _, p := range projects {
-		h := t.heads[p]
+		h := heads[p]
 		stmts = append(stmts, Statement{SQL: `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
 			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, Args: []any{p, h.Seq, h.Hash[:]}})
 	}
@@ -70,9 +81,14 @@ func (t *Tx) Heads() ([]Statement, []string) {
 // Finish writes the heads of the logs appended to and returns their projects, in order.
 // Call it after the caller's function succeeded and before commit.
 func (t *Tx) Finish(ctx context.Context) ([]string, error) {
-	stmts, projects := t.Heads()
+	return execHeads(ctx, t.C, t.heads)
+}
+
+// execHeads writes heads to event_heads on c and returns their projects, in order.
+func execHeads(ctx context.Context, c Conn, heads map[string]store.Head) ([]string, error) {
+	stmts, projects := headStatements(heads)
 	for i, st := range stmts {
-		if _, err := t.C.Exec(ctx, st.SQL, st.Args...); err != nil {
+		if _, err := c.Exec(ctx, st.SQL, st.Args...); err != nil {
 			return nil, fmt.Errorf("write head of %s: %w", projects[i], err)
 		}
 	}
@@ -84,6 +100,9 @@ func (t *Tx) Head(ctx context.Context, project string) (store.Head, error) {
 	if h, ok := t.heads[project]; ok {
 		return h, nil
 	}
+	if h, ok := t.before[project]; ok {
+		return h, nil
+	}
 	return t.Reader.Head(ctx, project)
 }
 
@@ -92,6 +111,9 @@ func (t *Tx) Head(ctx context.Context, project string) (store.Head, error) {
 func (t *Tx) LockHead(ctx context.Context, project string) (store.Head, error) {
 	if h, ok := t.heads[project]; ok {
 		return h, nil // the first Append already locked it
+	}
+	if h, ok := t.before[project]; ok {
+		return h, nil // an earlier call of the batch locked it, in this transaction
 	}
 	return t.lockHead(ctx, project)
 }
@@ -102,6 +124,9 @@ func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error)
 		ne.ID = rand.Text()
 	}
 	head, ok := t.heads[ne.Project]
+	if !ok {
+		head, ok = t.before[ne.Project]
+	}
 	cached := false
 	if !ok && ne.Project != "" {
 		if head, cached = t.cache.get(ne.Project); !cached {
