@@ -40,6 +40,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 	notify tables.Notifier
+	group  tables.Group // the Updates waiting to be committed together
 
 	stop context.CancelFunc // ends the listener; called by Close
 	wg   sync.WaitGroup     // the listener goroutine
@@ -135,31 +136,49 @@ func (s *Store) listenOnce(ctx context.Context) error {
 
 // Update implements [store.Store.Update] in a READ COMMITTED transaction. The first Append
 // to a project locks its head row until commit, which serializes the writers of one log
-// across every instance. PostgreSQL aborts a transaction at its first failed statement:
-// after a Tx write fails, fn must return an error.
+// across every instance. The Updates that queue while one commits run together in one
+// transaction (tables.Group: each in a savepoint, each returning only after that commit),
+// so that writers of one log share the commit's flush instead of each waiting for the
+// previous one's. PostgreSQL aborts a transaction at its first failed statement: after a
+// Tx write fails, fn must return an error (the batch rolls back to fn's savepoint).
+//
+// The calls of one batch lock the heads of their logs in the order they run. Two
+// instances whose batches reach two logs in opposite orders can deadlock; PostgreSQL then
+// aborts one batch, whose callers get the error and nothing of theirs is kept.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
+	return s.group.Do(ctx, fn, s.commit)
+}
+
+// commit runs one batch of Updates in one transaction on a pooled connection and
+// settles it.
+func (s *Store) commit(b *tables.Batch) {
+	// The transaction serves several callers: no one caller's context may cut it short.
+	ctx := context.Background()
 	c := conn{closed: &s.closed}
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("begin update: %w", c.mapErr(err))
+		b.Settle(fmt.Errorf("begin update: %w", c.mapErr(err)))
+		return
 	}
 	defer pc.Release()
 	tc := &txConn{c: pc}
-	defer tc.rollback(context.WithoutCancel(ctx)) // a no-op after commit
+	defer tc.rollback(ctx) // a no-op after commit
 	c.q = tc
-	tx := tables.NewTx(c, false)
-	if err := fn(tx); err != nil {
-		return err
+	ok, err := b.Run(ctx, c, func() *tables.Tx { return tables.NewTx(c, false) })
+	if err != nil || !ok {
+		b.Settle(err) // nil: every call failed and is settled with its own error
+		return
 	}
-	heads, projects := tx.Heads()
+	heads, projects := b.Heads()
 	if err := tc.commit(ctx, heads); err != nil {
-		return fmt.Errorf("commit update: %w", c.mapErr(err))
+		b.Settle(fmt.Errorf("commit update: %w", c.mapErr(err)))
+		return
 	}
 	s.notify.Notify(projects...)
-	return nil
+	b.Settle(nil)
 }
 
 // Verify implements [store.Store.Verify] on one REPEATABLE READ snapshot.

@@ -165,3 +165,19 @@ func TestOpen_Together(t *testing.T) {
 		}
 	}
 }
+
+// TestStore_Crash kills a process appending from 8 writers at once (group commit) in the
+// middle of its load, several times, and checks that the chain verifies and that every
+// acknowledged event is in the database.
+func TestStore_Crash(t *testing.T) {
+	dsn := newDB(t)
+	storetest.RunCrash(t, "TestStore_CrashChild", []string{"DOCKET_STORE_CRASH_DSN=" + dsn},
+		func(t *testing.T) store.Store { return openAt(t, dsn) })
+}
+
+// TestStore_CrashChild is the process TestStore_Crash kills; run alone, it skips.
+func TestStore_CrashChild(t *testing.T) {
+	storetest.CrashChild(t, func(ctx context.Context) (store.Store, error) {
+		return postgres.Open(ctx, os.Getenv("DOCKET_STORE_CRASH_DSN"))
+	})
+}

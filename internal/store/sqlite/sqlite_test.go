@@ -212,3 +212,19 @@ func TestStore_IntegrityCheck(t *testing.T) {
 		t.Error("IntegrityCheck after 8 bytes were overwritten found nothing")
 	}
 }
+
+// TestStore_Crash kills a process appending from 8 writers at once (group commit) in the
+// middle of its load, several times, and checks that the chain verifies and that every
+// acknowledged event is in the file.
+func TestStore_Crash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docket.db")
+	storetest.RunCrash(t, "TestStore_CrashChild", []string{"DOCKET_STORE_CRASH_FILE=" + path},
+		func(t *testing.T) store.Store { return openAt(t, path) })
+}
+
+// TestStore_CrashChild is the process TestStore_Crash kills; run alone, it skips.
+func TestStore_CrashChild(t *testing.T) {
+	storetest.CrashChild(t, func(ctx context.Context) (store.Store, error) {
+		return sqlite.Open(ctx, os.Getenv("DOCKET_STORE_CRASH_FILE"))
+	})
+}

@@ -13,7 +13,7 @@ import (
 // testGroupCommit runs many writers at once on two instances of one database, so that
 // an implementation that commits the Updates arriving together in one transaction does so,
 // and mixes Updates that succeed with ones that fail after appending, ones whose write is
-// refused (a taken id) and ones that append to two logs after reading and locking a head.
+// refused (a taken id) and ones that append to two logs after locking and reading a head.
 // Each Update must return its own function's error; a failed one must leave nothing, the
 // others everything; each successful one must be readable through the other instance the
 // moment it returns (acknowledged only once committed); and both logs must verify without
@@ -115,18 +115,18 @@ func groupStep(ctx context.Context, s, other store.Store, kind int, id string, k
 			_, err := tx.Append(ctx, ne)
 			return err
 		}
-		// Two logs, after reading and locking a head: each event follows the head read.
+		// Two logs, after locking and reading a head: each event follows the head locked.
 		for _, project := range []string{"p1", "p2"} {
-			head, err := tx.Head(ctx, project)
+			head, err := tx.LockHead(ctx, project)
 			if err != nil {
 				return err
 			}
-			locked, err := tx.LockHead(ctx, project)
+			read, err := tx.Head(ctx, project)
 			if err != nil {
 				return err
 			}
-			if locked != head {
-				return fmt.Errorf("LockHead(%s) = %d, Head %d in the same transaction", project, locked.Seq, head.Seq)
+			if read != head {
+				return fmt.Errorf("Head(%s) = %d after LockHead %d in the same transaction", project, read.Seq, head.Seq)
 			}
 			ne := newEvent(project, 0)
 			ne.ID = id

@@ -50,7 +50,7 @@ type call struct {
 	// afterBatch: the call leads because a batch just ended, not because the Group was
 	// idle. Set before lead is closed.
 	afterBatch bool
-	done  chan struct{} // closed when the call is settled
+	done       chan struct{} // closed when the call is settled
 	// Set before done is closed.
 	err      error
 	panicked bool
