@@ -172,12 +172,11 @@ func (s *Store) commit(b *tables.Batch) {
 		b.Settle(err) // nil: every call failed and is settled with its own error
 		return
 	}
-	heads, projects := b.Heads()
-	if err := tc.commit(ctx, heads); err != nil {
+	if err := tc.commit(ctx, b.Heads()); err != nil {
 		b.Settle(fmt.Errorf("commit update: %w", c.mapErr(err)))
 		return
 	}
-	s.notify.Notify(projects...)
+	s.notify.NotifyBatch(b)
 	b.Settle(nil)
 }
 

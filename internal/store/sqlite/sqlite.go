@@ -94,7 +94,12 @@ func open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	s.reader.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	// Every reader stays open: a connection closed as idle takes its prepared statements
+	// with it, and the next one prepares them again (database/sql keeps two idle by
+	// default; with held calls reading at once, that reopened connections all the time).
+	readers := max(4, runtime.GOMAXPROCS(0))
+	s.reader.SetMaxOpenConns(readers)
+	s.reader.SetMaxIdleConns(readers)
 	s.wstmts.db, s.rstmts.db, s.wexec.conn = s.wconn, s.reader, s.wconn
 	s.Reader = tables.Reader{C: conn{q: s.reader, stmts: &s.rstmts, closed: &s.closed}}
 	if err := s.migrate(ctx); err != nil {
@@ -174,7 +179,6 @@ var errNothing = errors.New("nothing to commit")
 func (s *Store) commit(b *tables.Batch) {
 	// The transaction serves several callers: no one caller's context may cut it short.
 	ctx := context.Background()
-	var projects []string
 	err := s.write(ctx, func(c conn) error {
 		ok, err := b.Run(ctx, c, func() *tables.Tx { return tables.NewCachedTx(c, &s.heads) })
 		if err != nil {
@@ -183,14 +187,13 @@ func (s *Store) commit(b *tables.Batch) {
 		if !ok {
 			return errNothing
 		}
-		projects, err = b.Finish(ctx, c)
-		return err
+		return b.Finish(ctx, c)
 	}, func() { s.heads.CommitBatch(b) })
 	if errors.Is(err, errNothing) {
 		err = nil // every call is settled with its own error already
 	}
 	if err == nil {
-		s.notify.Notify(projects...)
+		s.notify.NotifyBatch(b)
 	}
 	b.Settle(err)
 }

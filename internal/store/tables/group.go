@@ -236,14 +236,23 @@ func (cl *call) run(tx *Tx) (err error, failed bool) {
 	return err, err != nil
 }
 
-// Heads returns the statements that write the heads of the logs the batch appended to,
-// and those logs' projects, in order; an implementation may send them with its COMMIT.
-func (b *Batch) Heads() ([]Statement, []string) { return headStatements(b.heads) }
+// Heads returns the statements that write the heads of the logs the batch appended to, in
+// project order; an implementation may send them with its COMMIT.
+func (b *Batch) Heads() []Statement {
+	stmts, _ := headStatements(b.heads)
+	return stmts
+}
 
-// Finish writes the heads of the logs the batch appended to on c and returns their
-// projects, in order. Call it after Run and before commit.
-func (b *Batch) Finish(ctx context.Context, c Conn) ([]string, error) {
-	return execHeads(ctx, c, b.heads)
+// Finish writes the heads of the logs the batch appended to on c. Call it after Run and
+// before commit.
+func (b *Batch) Finish(ctx context.Context, c Conn) error {
+	stmts, projects := headStatements(b.heads)
+	for i, st := range stmts {
+		if _, err := c.Exec(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("write head of %s: %w", projects[i], err)
+		}
+	}
+	return nil
 }
 
 // Settle settles every call of the batch not settled yet: with nil after the transaction

@@ -20,22 +20,16 @@ type HeadCache struct {
 	m map[string]store.Head
 }
 
-// Commit records the heads that t appended to. Call it only after t's transaction
-// committed.
-func (c *HeadCache) Commit(t *Tx) { c.commit(t.heads) }
-
 // CommitBatch records the heads that b's calls appended to. Call it only after b's
 // transaction committed.
-func (c *HeadCache) CommitBatch(b *Batch) { c.commit(b.heads) }
-
-func (c *HeadCache) commit(heads map[string]store.Head) {
-	if len(heads) == 0 {
+func (c *HeadCache) CommitBatch(b *Batch) {
+	if len(b.heads) == 0 {
 		return
 	}
 	if c.m == nil {
-		c.m = make(map[string]store.Head, len(heads))
+		c.m = make(map[string]store.Head, len(b.heads))
 	}
-	maps.Copy(c.m, heads)
+	maps.Copy(c.m, b.heads)
 }
 
 // Reset forgets every head, after the database was changed behind the writer's back.

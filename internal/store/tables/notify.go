@@ -15,10 +15,49 @@ type Notifier struct {
 	// waits holds one channel per project with waiters. Notify closes it and removes it,
 	// which wakes every waiter at once; the next waiter makes a new one.
 	waits map[string]chan struct{}
+	// seen holds, per project, the highest seq this process knows committed (from
+	// NotifyHeads). It never runs ahead of the database; another process's appends may
+	// put the database ahead of it, which Wait's read of the head covers.
+	seen map[string]int64
 }
 
-// wait returns the channel that Notify(project) will close.
-func (n *Notifier) wait(project string) <-chan struct{} {
+// Notify wakes the waiters of each project.
+func (n *Notifier) Notify(projects ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range projects {
+		n.wakeLocked(p)
+	}
+}
+
+// NotifyBatch wakes the waiters of each log that b, which committed, appended to, and
+// remembers each head, so that a waiter woken by them returns without reading the head
+// from the database (with many calls held on one log, those reads were a read per waiter
+// per commit).
+func (n *Notifier) NotifyBatch(b *Batch) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for p, h := range b.heads {
+		if n.seen == nil {
+			n.seen = make(map[string]int64)
+		}
+		if h.Seq > n.seen[p] {
+			n.seen[p] = h.Seq
+		}
+		n.wakeLocked(p)
+	}
+}
+
+func (n *Notifier) wakeLocked(project string) {
+	if ch, ok := n.waits[project]; ok {
+		close(ch)
+		delete(n.waits, project)
+	}
+}
+
+// wait returns the channel that Notify(project) will close, and the highest seq of the
+// log known committed by this process.
+func (n *Notifier) wait(project string) (<-chan struct{}, int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ch, ok := n.waits[project]
@@ -29,28 +68,19 @@ func (n *Notifier) wait(project string) <-chan struct{} {
 		ch = make(chan struct{})
 		n.waits[project] = ch
 	}
-	return ch
+	return ch, n.seen[project]
 }
 
-// Notify wakes the waiters of each project.
-func (n *Notifier) Notify(projects ...string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, p := range projects {
-		if ch, ok := n.waits[p]; ok {
-			close(ch)
-			delete(n.waits, p)
-		}
-	}
-}
-
-// Wait implements [store.Store.Wait]: it returns once head(project) is past after. It takes
-// the wake-up channel before reading the head, so an event committed between the two is not
-// missed. A poll above zero also rereads the head at that interval, for writers that do
+// Wait implements [store.Store.Wait]: it returns once head(project) is past after, or a
+// head given to NotifyHeads is. It takes the wake-up channel before reading the head, so an
+// event committed between the two is not missed. A poll above zero also rereads the head at that interval, for writers that do
 // not reach n (other processes).
 func (n *Notifier) Wait(ctx context.Context, head func(context.Context, string) (store.Head, error), project string, after int64, poll time.Duration) error {
 	for {
-		woken := n.wait(project)
+		woken, seen := n.wait(project)
+		if seen > after {
+			return nil
+		}
 		h, err := head(ctx, project)
 		if err != nil {
 			return err

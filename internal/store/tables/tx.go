@@ -16,16 +16,17 @@ import (
 // Tx implements [store.Tx] over a [Conn] that is a transaction. The first Append to a
 // project locks that project's head row (an upsert, which PostgreSQL serializes) unless
 // the transaction is exclusive; then it reads the row, or takes the head from a
-// [HeadCache]. Later Appends in the same Tx advance a cached head, and [Tx.Finish] writes
-// it back once. So sequence numbers come from a counter row, never from MAX(seq)+1, and a
-// batch of events costs one INSERT each. A Tx is not safe for concurrent use.
+// [HeadCache]. Later Appends in the same Tx advance a cached head, and the [Batch] the Tx
+// runs in writes it back once, before its commit. So sequence numbers come from a counter
+// row, never from MAX(seq)+1, and a batch of events costs one INSERT each. A Tx is not
+// safe for concurrent use.
 //
 // A Tx run as one call of a [Batch] starts each log from the head that the calls before it
 // in the same database transaction left (which event_heads does not show until the batch
 // writes the heads, just before its commit).
 type Tx struct {
 	Reader
-	heads map[string]store.Head // heads of the logs appended to; written by Finish
+	heads map[string]store.Head // heads of the logs appended to; written by the Batch
 	// exclusive: the transaction already excludes every other writer of the database
 	// (SQLite's BEGIN IMMEDIATE), so a plain read of a head is as good as locking it.
 	exclusive bool
@@ -44,8 +45,8 @@ func NewTx(c Conn, exclusive bool) *Tx { return &Tx{Reader: Reader{C: c}, exclus
 
 // NewCachedTx returns a Tx over c, a transaction that excludes every other writer of the
 // database (SQLite's BEGIN IMMEDIATE), that starts each log from its head in cache when
-// it has one (see [HeadCache] for why that is safe). Record the Tx's heads in cache with
-// [HeadCache.Commit] once it committed.
+// it has one (see [HeadCache] for why that is safe). Record the heads in cache with
+// [HeadCache.CommitBatch] once the Batch committed.
 func NewCachedTx(c Conn, cache *HeadCache) *Tx {
 	return &Tx{Reader: Reader{C: c}, exclusive: true, cache: cache}
 }
@@ -55,11 +56,6 @@ type Statement struct {
 	SQL  string
 	Args []any
 }
-
-// Heads returns the statements that write the heads of the logs appended to, and those
-// logs' projects, in order. [Tx.Finish] runs them; an implementation may instead send them
-// together with its COMMIT, to save a round trip.
-func (t *Tx) Heads() ([]Statement, []string) { return headStatements(t.heads) }
 
 // headStatements returns the statements that write heads to event_heads, and their
 // projects, in project order.
@@ -76,23 +72,6 @@ func headStatements(heads map[string]store.Head) ([]Statement, []string) {
 			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, Args: []any{p, h.Seq, h.Hash[:]}})
 	}
 	return stmts, projects
-}
-
-// Finish writes the heads of the logs appended to and returns their projects, in order.
-// Call it after the caller's function succeeded and before commit.
-func (t *Tx) Finish(ctx context.Context) ([]string, error) {
-	return execHeads(ctx, t.C, t.heads)
-}
-
-// execHeads writes heads to event_heads on c and returns their projects, in order.
-func execHeads(ctx context.Context, c Conn, heads map[string]store.Head) ([]string, error) {
-	stmts, projects := headStatements(heads)
-	for i, st := range stmts {
-		if _, err := c.Exec(ctx, st.SQL, st.Args...); err != nil {
-			return nil, fmt.Errorf("write head of %s: %w", projects[i], err)
-		}
-	}
-	return projects, nil
 }
 
 // Head implements [store.Reader.Head], including the Tx's own appends.
