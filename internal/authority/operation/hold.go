@@ -24,10 +24,17 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 	defer cancel()
 	l := o.ledger(project)
 	var told contract.OperationEntry
-	for first := true; ; first = false {
+	waited := int64(-1) // the cursor the last Wait was past; -1 before the first
+	for {
 		l.mu.Lock()
 		var err error
-		if !first { // admit has just caught the ledger up
+		// admit has just caught the ledger up before the first round. After a Wait, the
+		// ledger is caught up unless another held call already moved it past the cursor
+		// waited on: each commit wakes every call held on the log, and one catch-up,
+		// not one per call in turn under the ledger's lock, is enough. A call that reads
+		// a ledger caught up only part of the way waits again, and Wait returns at once
+		// for a head already past.
+		if waited >= 0 && l.cursor.Seq() <= waited {
 			err = l.catchUpLocked(ctx, o.store, project)
 		}
 		var slot contract.OperationSlot
@@ -46,6 +53,7 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if slot.State != contract.OpRunning {
 			return nil
 		}
+		waited = cursor
 		err = o.store.Wait(bound, string(project), cursor)
 		switch {
 		case ctx.Err() != nil:
