@@ -143,18 +143,18 @@ func groupStep(ctx context.Context, s, other store.Store, kind int, id string, k
 	})
 	switch kind {
 	case 1:
-		if err != fail { //nolint:errorlint // Update returns fn's error unchanged: the same value
-			return fmt.Errorf("Update = %v, want the function's own error %v", err, fail)
+		if err != fail { // Update returns fn's error unchanged: the same value
+			return fmt.Errorf("update returned %v, want the function's own error %v", err, fail)
 		}
 		return nil
 	case 2:
 		if !errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("Update with a taken id = %v, want ErrConflict", err)
+			return fmt.Errorf("update with a taken id returned %v, want ErrConflict", err)
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("Update: %w", err)
+		return fmt.Errorf("update: %w", err)
 	}
 	for _, e := range appended {
 		kept(e.Project, e.ID)
@@ -208,8 +208,8 @@ func testGroupPanic(t *testing.T, h Harness) {
 				})
 				return nil
 			}()
-			if got != errBoom { //nolint:errorlint // the panic value itself
-				errs <- fmt.Errorf("Update whose function panicked with %v: recovered %v", errBoom, got)
+			if got != errBoom { // the panic value itself
+				errs <- fmt.Errorf("an update whose function panicked with %v: recovered %v", errBoom, got)
 				return
 			}
 		}
