@@ -128,6 +128,9 @@ func (s *Server) handleClaimTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	claim, err := s.auth.ClaimTask(r.Context(), caller(r), req)
+	if err != nil && r.Context().Err() != nil {
+		return nil // the runtime hung up during its long-poll: nobody to answer
+	}
 	if err != nil {
 		return err
 	}
@@ -167,6 +170,9 @@ func (s *Server) handleWaitOperations(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	ok, err := s.auth.WaitOperations(r.Context(), caller(r), req.Waiting, time.Duration(req.WaitMS)*time.Millisecond)
+	if err != nil && r.Context().Err() != nil {
+		return nil // the runtime hung up during its long-poll: nobody to answer
+	}
 	if err != nil {
 		return err
 	}
