@@ -184,6 +184,24 @@ func modelForm(op contract.OperationSlot, entries []contract.OperationEntry) con
 	return op.OperationEntry
 }
 
+// Wake resumes conversation id because the outcomes it waited for have come: with
+// [WakeText] under the name wake (see [Loop.SendTask]). A conversation that watches no
+// Operation and has no outcome unread — an earlier wake, or a message, already showed
+// them — is not run again: its model has nothing new to read, and the outcome is its last
+// answer.
+func (l *Loop) Wake(ctx context.Context, id, wake string) (Outcome, error) {
+	c, err := l.cfg.Store.Load(WithConversation(ctx, id), id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(c.Watching) == 0 && len(c.Unread) == 0 && c.InFlight == nil && len(c.Messages) > 0 {
+		if last := c.Messages[len(c.Messages)-1]; last.Role == RoleAssistant && len(last.Calls) == 0 {
+			return Outcome{Final: last.Text, Stop: StopEnd}, nil
+		}
+	}
+	return l.SendTask(ctx, id, wake, WakeText)
+}
+
 // WakeText is the user message that resumes a conversation once the outcomes it waited
 // for have come; the outcomes follow it, as unread outcomes do.
 const WakeText = "[docket: the operations you were waiting for have an outcome now; read it below and go on]"

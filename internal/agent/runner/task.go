@@ -198,12 +198,13 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	if err != nil {
 		return rt.failed(rep, err), nil
 	}
-	name, text := string(t.ID), taskText(t)
-	if claim.Wake {
-		name, text = wakeName(t), agent.WakeText
-	}
 	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
-	out, err := l.SendTask(ctx, string(t.Conversation), name, text)
+	var out agent.Outcome
+	if claim.Wake {
+		out, err = l.Wake(ctx, string(t.Conversation), wakeName(t))
+	} else {
+		out, err = l.SendTask(ctx, string(t.Conversation), string(t.ID), taskText(t))
+	}
 	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
 		return contract.TaskReport{}, errors.Join(err, ctx.Err())
 	}
