@@ -40,8 +40,8 @@
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
 // are held only to find or create an entry and never while taking another lock. The
 // conversation index's locks and the task ledger's are never held together with any of
-// the above; the task ledger's is taken before a store transaction that locks the head. A project's
-// policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
+// the above; the task ledger's is taken before a store transaction that locks the head.
+// A project's policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
 // under 1 and 2 and releases it before its transaction; a publication takes it, then 4.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
