@@ -112,6 +112,7 @@ type agentBody struct {
 	Tasks         []taskView // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary
 	Form          taskForm
+	Pane          *convPane // the conversation in the centre; nil when there is none
 }
 
 // pageAgent shows one Agent: its Operations, newest first, its tasks and its
@@ -147,6 +148,13 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
+		return err
+	}
+	if b.Pane != nil && form.Conversation == "" {
+		form.Conversation = string(b.Pane.ID)
+		b.Form = form
+	}
 	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported)
 }
 
