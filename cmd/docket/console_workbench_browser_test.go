@@ -86,6 +86,9 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	if got := b.Text("#live-turns"); !strings.Contains(got, "CloseCase") || !strings.Contains(got, "closed as completed") {
 		t.Errorf("the resumed conversation shows %q, want the close and the final answer", got)
 	}
+	if got := b.Text("#agent-cases"); !strings.Contains(got, "closed completed, certified") {
+		t.Errorf("beside the conversation its Cases read %q, want the Case closed completed, certified", got)
+	}
 	b.Screenshot(consoleShots, "workbench-done")
 	if out := s.docket(t, nil, "case", "list"); !strings.Contains(out, "closed\tcompleted") {
 		t.Errorf("docket case list = %q, want the Case closed as completed", out)

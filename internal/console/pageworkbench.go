@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -135,4 +136,24 @@ func (s *Server) selectedConversation(r *http.Request, v visit, a contract.Agent
 	}
 	p := conversationPane(c, ops)
 	return &p, nil
+}
+
+// maxAgentCases is how many of the Cases an Agent opened its page lists, newest first.
+const maxAgentCases = 10
+
+// agentCases is the Cases agent opened, newest first.
+func (s *Server) agentCases(r *http.Request, v visit, a contract.Agent) ([]caseRow, error) {
+	cs, err := s.auth.Cases(r.Context(), v.caller, v.project)
+	if err != nil {
+		return nil, err
+	}
+	by := contract.NewPrincipal(contract.PrincipalAgent, string(a.ID))
+	var out []caseRow
+	for _, c := range slices.Backward(cs) {
+		if c.OpenedBy != by || len(out) == maxAgentCases {
+			continue
+		}
+		out = append(out, caseRow{Case: c, Href: caseHref(v.project, c.CaseID), Key: keyText(c.BusinessKey), Certified: certifiedOf(c)})
+	}
+	return out, nil
 }
