@@ -15,9 +15,9 @@ import (
 
 // Bounds of a schedule.
 const (
-	MinEvery     = time.Second        // the shortest interval
+	MinEvery     = time.Second          // the shortest interval
 	MaxEvery     = 366 * 24 * time.Hour // the longest interval
-	MaxExprBytes = 200                // the longest cron expression
+	MaxExprBytes = 200                  // the longest cron expression
 	// MaxCounted is how many missed fires of a cron expression a sweep counts one by one;
 	// past it the count is a lower bound (Missed.AtLeast). An interval's count is exact.
 	MaxCounted = 10000
