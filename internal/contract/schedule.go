@@ -36,49 +36,45 @@ const (
 	FireRunNow  = "run_now"  // a member's run-now
 )
 
-// ScheduleFire outcomes. A fire is "posting" from the moment it is claimed until its task
-// is posted ("posted") or refused ("refused"); a fire whose authority stopped in between
-// is "interrupted" and never posted again, so a fire never doubles. A posted fire's
-// outcome becomes its task's once the task settles.
+// ScheduleFire outcomes. A fire is "posting" from the moment it is recorded until its task
+// is posted ("posted") or refused ("refused"). Its task is posted with a client key made of
+// the schedule and the due time, so a post sent again after a restart finds the task the
+// first one made: a fire never doubles. A posted fire's outcome becomes its task's final
+// state (completed, failed) once the task has one, or "unknown" when its schedule's
+// member can no longer read it (revoked).
 const (
-	FirePosting     = "posting"
-	FirePosted      = "posted"
-	FireRefused     = "refused"
-	FireInterrupted = "interrupted"
+	FirePosting = "posting"
+	FirePosted  = "posted"
+	FireRefused = "refused"
+	FireUnknown = "unknown"
 )
 
-// CreateScheduleRequest asks for a schedule that creates a task for an Agent at each fire:
-// Cron or Every (a Go duration such as "1h" or "90s"), never both.
+// CreateScheduleRequest asks for a schedule that posts Task at each fire: Cron or Every
+// (a Go duration such as "1h" or "90s"), never both. Task.Agent names the Agent (name or
+// id); Task.ClientKey is the schedule's own (each fire's is the schedule and its due
+// time), so it stays empty.
 type CreateScheduleRequest struct {
-	Agent        string       `json:"agent"` // the Agent's name or id
-	Cron         string       `json:"cron,omitempty"`
-	Every        string       `json:"every,omitempty"`
-	TimeZone     string       `json:"timeZone,omitempty"` // IANA name; "" is UTC
-	Missed       MissedPolicy `json:"missed,omitempty"`   // "" is skip
-	Text         string       `json:"text"`               // the task's text
-	Conversation string       `json:"conversation,omitempty"`
-	CaseType     string       `json:"caseType,omitempty"`
-	BusinessKey  string       `json:"businessKey,omitempty"`
+	Cron     string       `json:"cron,omitempty"`
+	Every    string       `json:"every,omitempty"`
+	TimeZone string       `json:"timeZone,omitempty"` // IANA name; "" is UTC
+	Missed   MissedPolicy `json:"missed,omitempty"`   // "" is skip
+	Task     TaskRequest  `json:"task"`
 }
 
-// Schedule is a member's schedule with where it stands.
+// Schedule is a member's schedule with where it stands. Task.Agent is the Agent's id.
 type Schedule struct {
-	ID           ScheduleID   `json:"id"`
-	Project      ProjectID    `json:"project"`
-	Agent        AgentID      `json:"agent"`
-	AgentName    string       `json:"agentName"`
-	Cron         string       `json:"cron,omitempty"`
-	Every        string       `json:"every,omitempty"`
-	TimeZone     string       `json:"timeZone"`
-	Missed       MissedPolicy `json:"missed"`
-	Text         string       `json:"text"`
-	Conversation string       `json:"conversation,omitempty"`
-	CaseType     string       `json:"caseType,omitempty"`
-	BusinessKey  string       `json:"businessKey,omitempty"`
-	CreatedBy    Principal    `json:"createdBy"`
-	CreatedAt    time.Time    `json:"createdAt"`
-	State        string       `json:"state"` // ScheduleActive or SchedulePaused
-	PausedAt     *time.Time   `json:"pausedAt,omitempty"`
+	ID        ScheduleID   `json:"id"`
+	Project   ProjectID    `json:"project"`
+	AgentName string       `json:"agentName"`
+	Cron      string       `json:"cron,omitempty"`
+	Every     string       `json:"every,omitempty"`
+	TimeZone  string       `json:"timeZone"`
+	Missed    MissedPolicy `json:"missed"`
+	Task      TaskRequest  `json:"task"`
+	CreatedBy Principal    `json:"createdBy"`
+	CreatedAt time.Time    `json:"createdAt"`
+	State     string       `json:"state"` // ScheduleActive or SchedulePaused
+	PausedAt  *time.Time   `json:"pausedAt,omitempty"`
 	// NextFire is the next due time; nil while paused.
 	NextFire *time.Time `json:"nextFire,omitempty"`
 	// LastFires are the latest fires, newest first (on show; a list leaves them out).
@@ -92,8 +88,8 @@ type ScheduleFire struct {
 	Due       time.Time  `json:"due"`
 	FiredAt   time.Time  `json:"firedAt"`
 	Kind      string     `json:"kind"`           // FireDue, FireCatchUp or FireRunNow
-	Task      string     `json:"task,omitempty"` // the task it created
-	Outcome   string     `json:"outcome"`
-	ErrorCode Code       `json:"errorCode,omitempty"` // why the task was refused
+	Task      TaskID     `json:"task,omitempty"` // the task it created
+	Outcome   string     `json:"outcome"`        // a Fire outcome, then the task's final state
+	ErrorCode Code       `json:"errorCode,omitempty"`
 	Teaching  string     `json:"teaching,omitempty"`
 }

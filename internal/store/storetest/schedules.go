@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -24,9 +25,9 @@ func testSchedules(t *testing.T, h Harness) {
 		return tx.CreateAgent(ctx, store.Agent{ID: "a2", Project: "p2", Name: "other", Kind: store.AgentKindAgent, TokenDigest: []byte("t2"), CreatedAt: t0})
 	})
 	hourly := store.Schedule{ID: "sch1", Project: "p1", Agent: "a1", Every: time.Hour, TimeZone: "UTC", Missed: "skip",
-		Text: "tidy up", CreatedBy: "member:m1", CreatedAt: t0, NextDue: t0.Add(time.Hour)}
+		Task: json.RawMessage(`{"text":"tidy up"}`), CreatedBy: "member:m1", CreatedAt: t0, NextDue: t0.Add(time.Hour)}
 	daily := store.Schedule{ID: "sch2", Project: "p1", Agent: "a1", Cron: "0 9 * * *", TimeZone: "Europe/Berlin", Missed: "run_once",
-		Text: "report", Conversation: "daily", CaseType: "report", BusinessKey: "day", CreatedBy: "member:m1", CreatedAt: t0, NextDue: t0.Add(30 * time.Minute)}
+		Task: json.RawMessage(`{"text":"report","conversation":"daily"}`), CreatedBy: "member:m1", CreatedAt: t0, NextDue: t0.Add(30 * time.Minute)}
 	update(t, s, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.CreateSchedule(ctx, hourly); err != nil {
 			return err
@@ -44,7 +45,7 @@ func testSchedules(t *testing.T, h Harness) {
 		{"both cron and interval", func() store.Schedule { x := hourly; x.ID, x.Cron = "sch3", "@daily"; return x }(), store.ErrInvalid},
 		{"neither cron nor interval", func() store.Schedule { x := hourly; x.ID, x.Every = "sch3", 0; return x }(), store.ErrInvalid},
 		{"an unknown policy", func() store.Schedule { x := hourly; x.ID, x.Missed = "sch3", "twice"; return x }(), store.ErrInvalid},
-		{"no text", func() store.Schedule { x := hourly; x.ID, x.Text = "sch3", ""; return x }(), store.ErrInvalid},
+		{"no task", func() store.Schedule { x := hourly; x.ID, x.Task = "sch3", nil; return x }(), store.ErrInvalid},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,15 +9,13 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-const scheduleColumns = `SELECT id, project, agent, cron, every_ns, time_zone, missed, text, conversation, case_type,
-	business_key, created_by, created_at, paused_at, deleted_at, next_due FROM schedules`
+const scheduleColumns = `SELECT id, project, agent, cron, every_ns, time_zone, missed, task, created_by, created_at, paused_at, deleted_at, next_due FROM schedules`
 
 func scanSchedule(r Row) (store.Schedule, error) {
 	var s store.Schedule
 	var every, created, next int64
 	var paused, deleted *int64
-	if err := r.Scan(&s.ID, &s.Project, &s.Agent, &s.Cron, &every, &s.TimeZone, &s.Missed, &s.Text, &s.Conversation, &s.CaseType,
-		&s.BusinessKey, &s.CreatedBy, &created, &paused, &deleted, &next); err != nil {
+	if err := r.Scan(&s.ID, &s.Project, &s.Agent, &s.Cron, &every, &s.TimeZone, &s.Missed, &s.Task, &s.CreatedBy, &created, &paused, &deleted, &next); err != nil {
 		return store.Schedule{}, err
 	}
 	s.Every = time.Duration(every)
@@ -95,7 +93,7 @@ func (r Reader) OpenScheduleFires(ctx context.Context, limit int) ([]store.Sched
 
 // CreateSchedule implements [store.Tx.CreateSchedule].
 func (t *Tx) CreateSchedule(ctx context.Context, s store.Schedule) error {
-	if err := required("schedule", "an id", s.ID, "a project", s.Project, "an agent", s.Agent, "a text", s.Text,
+	if err := required("schedule", "an id", s.ID, "a project", s.Project, "an agent", s.Agent, "a task", string(s.Task),
 		"a creator", s.CreatedBy, "a zone", s.TimeZone); err != nil {
 		return err
 	}
@@ -109,11 +107,10 @@ func (t *Tx) CreateSchedule(ctx context.Context, s store.Schedule) error {
 	if agentProject != s.Project {
 		return fmt.Errorf("create schedule %s: agent %s is not of project %s: %w", s.ID, s.Agent, s.Project, store.ErrNotFound)
 	}
-	if _, err := t.C.Exec(ctx, `INSERT INTO schedules (id, project, agent, cron, every_ns, time_zone, missed, text, conversation,
-		case_type, business_key, created_by, created_at, paused_at, deleted_at, next_due)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-		s.ID, s.Project, s.Agent, s.Cron, int64(s.Every), s.TimeZone, s.Missed, s.Text, s.Conversation, s.CaseType,
-		s.BusinessKey, s.CreatedBy, nanos(s.CreatedAt), nullNanos(s.PausedAt), nullNanos(s.DeletedAt), nanos(s.NextDue)); err != nil {
+	if _, err := t.C.Exec(ctx, `INSERT INTO schedules (id, project, agent, cron, every_ns, time_zone, missed, task,
+		created_by, created_at, paused_at, deleted_at, next_due)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		s.ID, s.Project, s.Agent, s.Cron, int64(s.Every), s.TimeZone, s.Missed, []byte(s.Task), s.CreatedBy, nanos(s.CreatedAt), nullNanos(s.PausedAt), nullNanos(s.DeletedAt), nanos(s.NextDue)); err != nil {
 		return fmt.Errorf("create schedule %s: %w", s.ID, err)
 	}
 	return nil

@@ -1,5 +1,6 @@
 -- Schedules (issue 13): a member's cron expression or interval, in a zone, that creates a
--- task for an Agent at each fire. next_due is the next due time the sweep fires; it moves
+-- task for an Agent at each fire; task is the task each fire posts (contract.TaskRequest
+-- as JSON, which the store does not read). next_due is the next due time the sweep fires; it moves
 -- only forward, and only by a writer that read it (a compare-and-set), so two instances
 -- never both fire one due time.
 CREATE TABLE schedules (
@@ -10,10 +11,7 @@ CREATE TABLE schedules (
 	every_ns     INTEGER NOT NULL CHECK (every_ns >= 0),
 	time_zone    TEXT    NOT NULL,
 	missed       TEXT    NOT NULL CHECK (missed IN ('skip', 'run_once')),
-	text         TEXT    NOT NULL CHECK (text <> ''),
-	conversation TEXT    NOT NULL,
-	case_type    TEXT    NOT NULL,
-	business_key TEXT    NOT NULL,
+	task         BLOB    NOT NULL,
 	created_by   TEXT    NOT NULL CHECK (created_by <> ''),
 	created_at   INTEGER NOT NULL,
 	paused_at    INTEGER,
