@@ -56,6 +56,13 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
 	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery = a, ops, disp, a, ops
+	if cfg.Schedules == nil {
+		sched, err := authority.NewSchedules(a, authority.SchedulesConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Schedules = sched
+	}
 	if routes != nil {
 		cfg.Routes = routes(a, ops)
 	}

@@ -49,6 +49,11 @@ var Table = []Operation{
 	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},
 	{"operation.reconcile", "POST /api/v1/projects/{project}/operations/{op}/reconcile", Operational, "settles an Operation that needs a person with a known outcome"},
 	{"operation.retry", "POST /api/v1/projects/{project}/operations/{op}/retry", Operational, "retries a failed Operation"},
+	{"schedule.create", "POST /api/v1/projects/{project}/schedules", Consent, "makes a schedule that posts tasks for an Agent as the member"},
+	{"schedule.pause", "POST /api/v1/projects/{project}/schedules/{schedule}/pause", Operational, "pauses a schedule's fires"},
+	{"schedule.resume", "POST /api/v1/projects/{project}/schedules/{schedule}/resume", Consent, "starts a paused schedule's fires again"},
+	{"schedule.run_now", "POST /api/v1/projects/{project}/schedules/{schedule}/run", Consent, "fires a schedule now: a task for its Agent"},
+	{"schedule.delete", "DELETE /api/v1/projects/{project}/schedules/{schedule}", Consent, "deletes a schedule"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 }
