@@ -142,7 +142,9 @@ func TestServe_ScheduleFires(t *testing.T) {
 		}
 		byPolicy[m.Policy] = m
 	}
-	in := func(f contract.ScheduleFire, m missedData) bool { return !f.Due.Before(m.First) && !f.Due.After(m.Last) }
+	in := func(f contract.ScheduleFire, m missedData) bool {
+		return !f.Due.Before(m.First) && !f.Due.After(m.Last)
+	}
 	m := byPolicy[contract.MissedSkip]
 	for _, f := range fires[skip.ID] {
 		if in(f, m) || f.Kind == contract.FireCatchUp {
