@@ -13,6 +13,8 @@
 //   - policy: each project's published policies, versioned per kind from the built-in
 //     version 1; the version in force that each decision records.
 //   - conversation: Agents' conversations in the log, and their index.
+//   - schedule: members' schedules of tasks for Agents and the sweep that fires them,
+//     posting each fire's task through this facade.
 //   - event: the catalog of event types, with whether each may change a Board.
 //   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
 //     every part shares.
