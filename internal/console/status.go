@@ -16,6 +16,8 @@ func httpStatus(code contract.Code) int {
 		return status
 	}
 	switch code {
+	case contract.CodeScheduleState: // pause of a paused schedule, resume of an active one
+		return http.StatusConflict
 	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
@@ -26,8 +28,7 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
-		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
-		contract.CodeScheduleState:
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.
