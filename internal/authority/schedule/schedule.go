@@ -4,6 +4,7 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -186,7 +187,7 @@ func (k *Keeper) Create(ctx context.Context, c identity.Caller, project contract
 	if err != nil {
 		return contract.Schedule{}, err
 	}
-	zone := cmpOr(req.TimeZone, "UTC")
+	zone := cmp.Or(req.TimeZone, "UTC")
 	rec := store.Schedule{ID: id, Project: string(project), Agent: ag.ID, Cron: strings.TrimSpace(req.Cron), Every: every, TimeZone: zone,
 		Missed: string(policy), Task: body, CreatedBy: c.ID, CreatedAt: now, NextDue: cs.Next(now)}
 	out := wire(rec, ag.Name, task)
@@ -222,13 +223,6 @@ func checkTask(t contract.TaskRequest) error {
 		}
 	}
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Schedules lists project's schedules, by id, without their fires.
