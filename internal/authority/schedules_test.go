@@ -363,3 +363,56 @@ func TestSchedules_PostingResent(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedules_TwoInstances: two authorities over one database (two serves), their
+// sweeps racing at the same due times, fire each due time once and post one task for it.
+func TestSchedules_TwoInstances(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := &schedFixture{opsFixture: opsFixtureOver(t, s1, time.Millisecond)}
+			var err error
+			if f.s, err = authority.NewSchedules(f.a, authority.SchedulesConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := authority.NewSchedules(b, authority.SchedulesConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := f.create(t, contract.CreateScheduleRequest{Every: "1m"})
+			const rounds = 5
+			for range rounds {
+				f.clock.Add(time.Minute)
+				errs := make(chan error, 2)
+				for _, k := range []*authority.Schedules{f.s, other} {
+					go func() {
+						_, err := k.Sweep(t.Context())
+						errs <- err
+					}()
+				}
+				for range 2 {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			shown, err := f.s.Schedule(t.Context(), f.admin, "default", s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(shown.LastFires) != rounds {
+				t.Errorf("fires = %d; want %d, one a due time", len(shown.LastFires), rounds)
+			}
+			if got := len(f.tasks(t)); got != rounds {
+				t.Errorf("tasks = %d; want %d", got, rounds)
+			}
+			if got := len(f.events(t, "schedule.fired")); got != rounds {
+				t.Errorf("schedule.fired events = %d; want %d", got, rounds)
+			}
+		})
+	}
+}
