@@ -71,7 +71,7 @@ func fireData[T any](t *testing.T, e contract.Event) T {
 func TestServe_ScheduleFires(t *testing.T) {
 	// A grace under the interval, so that a fire the restart comes late for is missed,
 	// and the two policies part.
-	s := newScheduleEnv(t, "--schedule-grace", "300ms")
+	s := newScheduleEnv(t, "--schedule-grace", "500ms")
 	var skip, once contract.Schedule
 	s.docketJSON(t, &skip, "schedule", "create", "--agent", "calc", "--every", "1s", "--missed", "skip", "Tidy the workspace.")
 	s.docketJSON(t, &once, "schedule", "create", "--agent", "calc", "--every", "2s", "--missed", "run_once", "Send the report.")
@@ -134,11 +134,16 @@ func TestServe_ScheduleFires(t *testing.T) {
 			t.Errorf("client key %s posted %d tasks; want one", key, n)
 		}
 	}
+	// The downtime's missed fires are in the first schedule.missed of each schedule after
+	// the stop (a sweep made late by a busy machine may record others, before or after).
 	byPolicy := map[contract.MissedPolicy]missedData{}
 	for _, e := range s.events(t, "schedule.missed") {
 		m := fireData[missedData](t, e)
-		if m.First.Before(stopped.Add(-time.Second)) || m.Last.After(restarted) || m.Count < 1 {
-			t.Errorf("missed %+v: not the fires due while serve was down (%s to %s)", m, stopped, restarted)
+		if _, ok := byPolicy[m.Policy]; ok || e.At.Before(stopped) {
+			continue
+		}
+		if m.Count < 1 || m.Last.After(e.At) || m.Last.Before(stopped) {
+			t.Errorf("missed %+v at %s: not the fires due while serve was down (%s to %s)", m, e.At, stopped, restarted)
 		}
 		byPolicy[m.Policy] = m
 	}

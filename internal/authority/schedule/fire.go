@@ -18,6 +18,9 @@ import (
 // sweepBatch bounds the schedules, and the open fires, one sweep reads.
 const sweepBatch = 100
 
+// retryAfter is how soon the loop sweeps again after a sweep that failed.
+const retryAfter = time.Second
+
 // system is the actor of what the sweep records on its own: a missed fire.
 const system = contract.Principal("system")
 
@@ -38,7 +41,9 @@ func (k *Keeper) Run(ctx context.Context) error {
 	for {
 		wait := k.poll
 		if _, err := k.Sweep(ctx); err != nil && ctx.Err() == nil {
-			k.log.WarnContext(ctx, "schedule sweep failed; retrying at the next poll", logErr, err)
+			// Sooner than the poll, so that the other schedules' fires are not held up.
+			k.log.WarnContext(ctx, "schedule sweep failed; retrying soon", logErr, err)
+			wait = min(wait, retryAfter)
 		} else if due, err := k.store.DueSchedules(ctx, k.nowUTC().Add(k.poll), 1); err == nil && len(due) == 1 {
 			wait = min(wait, max(due[0].NextDue.Sub(k.nowUTC()), 0))
 		}
