@@ -49,8 +49,8 @@ type Spec struct {
 	Cron  string        // five fields (minute hour day-of-month month day-of-week) or @daily and the like
 	Every time.Duration // or an interval, counted from Anchor
 	Zone  string        // an IANA name such as Europe/Berlin; "" is UTC
-	// Anchor is where an interval counts from (its creation): the fires are Anchor+Every,
-	// Anchor+2·Every, …. A cron expression ignores it.
+	// Anchor is where an interval counts from (its creation, a whole second): the fires
+	// are Anchor+Every, Anchor+2·Every, …. A cron expression ignores it.
 	Anchor time.Time
 }
 
@@ -96,6 +96,11 @@ func Parse(spec Spec) (Schedule, error) {
 	case spec.Every != 0:
 		if spec.Every < MinEvery || spec.Every > MaxEvery {
 			return Schedule{}, &FieldError{Field: "every", Value: spec.Every.String(), Reason: fmt.Sprintf("is out of bounds: an interval is from %s to %s", MinEvery, MaxEvery)}
+		}
+		// Whole seconds from a whole-second anchor: every due time is a whole second, as a
+		// cron expression's are.
+		if spec.Every%time.Second != 0 || !spec.Anchor.Equal(spec.Anchor.Truncate(time.Second)) {
+			return Schedule{}, &FieldError{Field: "every", Value: spec.Every.String(), Reason: "is not a whole number of seconds"}
 		}
 		if spec.Anchor.IsZero() {
 			return Schedule{}, errors.New("schedule: an interval needs its anchor")

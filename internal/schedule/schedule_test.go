@@ -59,6 +59,7 @@ func TestParse_Refusals(t *testing.T) {
 		{"both cron and interval", schedule.Spec{Cron: "@daily", Every: time.Hour, Anchor: anchor}, "expression"},
 		{"an interval under a second", schedule.Spec{Every: time.Millisecond, Anchor: anchor}, "every"},
 		{"an interval over a year", schedule.Spec{Every: 400 * 24 * time.Hour, Anchor: anchor}, "every"},
+		{"an interval of part of a second", schedule.Spec{Every: 1500 * time.Millisecond, Anchor: anchor}, "every"},
 		{"an unknown zone", schedule.Spec{Cron: "@daily", Zone: "Mars/Olympus"}, "zone"},
 		{"the local zone", schedule.Spec{Cron: "@daily", Zone: "Local"}, "zone"},
 	}

@@ -98,8 +98,8 @@ func (k *Keeper) fireDue(ctx context.Context, s store.Schedule, now time.Time) (
 	}
 	plan := cs.Plan(s.NextDue, now, core.Policy(s.Missed), k.grace)
 	if plan.Next.IsZero() {
-		// A cron expression with no fire in the library's horizon: it stays due, out of
-		// the way, until a member deletes it.
+		// A cron expression with no fire within the library's five-year horizon: the
+		// schedule waits that long rather than stay due at every sweep.
 		plan.Next = now.AddDate(5, 0, 0)
 	}
 	moved := s
@@ -168,7 +168,13 @@ func (k *Keeper) RunNow(ctx context.Context, c identity.Caller, project contract
 		return contract.ScheduleFire{}, err
 	}
 	now := k.nowUTC()
-	f := store.ScheduleFire{Schedule: s.ID, Due: now, Project: s.Project, Kind: contract.FireRunNow, FiredAt: now, Outcome: contract.FirePosting}
+	due := now
+	if due.Nanosecond() == 0 {
+		// Scheduled due times are whole seconds; a run-now's never is, so the two never
+		// share a fire's key.
+		due = due.Add(time.Nanosecond)
+	}
+	f := store.ScheduleFire{Schedule: s.ID, Due: due, Project: s.Project, Kind: contract.FireRunNow, FiredAt: now, Outcome: contract.FirePosting}
 	if err := k.store.Update(ctx, func(tx store.Tx) error { return tx.RecordFire(ctx, f) }); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return contract.ScheduleFire{}, contract.Errorf(contract.CodeAlreadyExists, "schedule %s fired at this very instant already; send run-now again", s.ID)
