@@ -153,6 +153,33 @@ func (r *docketRig) conversation(t *testing.T, agentID, id string) (results []ag
 	return results, state
 }
 
+// conversationText returns the text of every message of the Agent's conversation id.
+func (r *docketRig) conversationText(t *testing.T, agentID, id string) string {
+	t.Helper()
+	cl, err := newClient(&env{Getenv: func(k string) string {
+		if k == "DOCKET_HOME" {
+			return r.home
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c contract.Conversation
+	if err := cl.do(t.Context(), http.MethodGet, "/api/v1/projects/default/agents/"+agentID+"/conversations/"+id, nil, &c); err != nil {
+		t.Fatalf("read conversation %s: %v", id, err)
+	}
+	var text strings.Builder
+	for _, raw := range c.Messages {
+		var m agent.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(m.Text + "\n")
+	}
+	return text.String()
+}
+
 func resultCodes(t *testing.T, rs []agent.ToolResult) []string {
 	t.Helper()
 	var out []string

@@ -13,9 +13,10 @@ import (
 // matches its path glob, its "command" argument is one simple command starting with its
 // command_prefix, or its "agent" argument names its agent. A path that is absolute or has
 // a .. segment, and a command with any shell syntax, is covered by no class: a member
-// decides it.
+// decides it. So does a manual Agent's Board act (v.Call): manual means a person makes
+// every write.
 func (d *Delegation) Covering(v contract.RequestVector) (Class, bool) {
-	if d == nil {
+	if d == nil || v.Call != "" {
 		return Class{}, false
 	}
 	for _, c := range d.Classes {

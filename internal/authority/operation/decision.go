@@ -213,6 +213,9 @@ func errDigestMismatch(id contract.RequestID, cause error) error {
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
 func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+	if req.Vector.Call != "" {
+		return runApprovedAct(b, req, op, ev)
+	}
 	var in contract.ApplyActionInput
 	if err := json.Unmarshal(op.input, &in); err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
@@ -266,4 +269,34 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 	}
 	ev.State = contract.OpDone
 	return actionChange(&in, res), ev
+}
+
+// runApprovedAct runs a manual Agent's approved Board act on b, as the Agent, through the
+// write sequence the decision runs in. The Board checks it now, as it would have when the
+// Agent called: an act that no longer holds (its Case closed meanwhile, a fact retracted)
+// voids the approval and refuses the Operation with the Board's code.
+func runApprovedAct(b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+	input, err := contract.DecodeToolInput(op.tool, op.input)
+	if err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	vec, err := boardActVector(req.Project, req.RequestedBy.ID(), op.tool, input)
+	if err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+		req.State = contract.RequestVoid
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(contract.Errorf(contract.CodeCallChanged,
+			"the recorded call %s no longer comes to the approved digest; call it again for a new decision", op.tool))
+		return nil, ev
+	}
+	r := boardAct(b, req.RequestedBy, input, *req.DecidedAt, toolRun{})
+	if r.op.State == contract.OpRefused {
+		req.State = contract.RequestVoid
+	}
+	ev.State, ev.ErrorCode, ev.Reason, ev.Result = r.op.State, r.op.ErrorCode, r.op.Reason, r.op.Result
+	return r.change, ev
 }

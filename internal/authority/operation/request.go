@@ -171,6 +171,22 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 	return vec, nil
 }
 
+// boardActVector returns the request vector of agent's Board act (OpenCase, ApplyBatch or
+// CloseCase) in project: the call, the project, the Agent and the arguments as decoded,
+// re-encoded; a CloseCase names its Case. Nothing of it is evaluated: the act is checked
+// by the Board when a member's approval runs it.
+func boardActVector(project contract.ProjectID, agent, tool string, input any) (contract.RequestVector, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return contract.RequestVector{}, fmt.Errorf("encode the arguments of %s: %w", tool, err)
+	}
+	vec := contract.RequestVector{Args: contract.Args{}, Call: tool, Project: project, Agent: contract.AgentID(agent), Input: raw}
+	if in, ok := input.(*contract.CloseCaseInput); ok {
+		vec.CaseID = in.CaseID
+	}
+	return vec, nil
+}
+
 // requestRun makes r an Operation waiting for a decision on a new Request for vec.
 func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
 	req, err := o.newRequest(c.Projects[0], c.Principal(), vec, now)
