@@ -129,11 +129,12 @@ type Ledger struct {
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
+	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
 }
 
 func newLedger() *Ledger {
 	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}}
+		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}, gaveUp: map[string]bool{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -204,6 +205,14 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			why = "the agent that made the request had its token replaced"
 		}
 		l.closeAgentLocked(a.ID, why)
+	case event.RecoveryRefused:
+		var r recoveryEvent
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return err
+		}
+		if r.Actor == authorityActor {
+			l.gaveUp[r.Operation] = true
+		}
 	case event.ArtifactIssued:
 		var a artifactEvent
 		if err := json.Unmarshal(e.Data, &a); err != nil {
