@@ -178,7 +178,7 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 			sweep(0) // operation 1 failed before this policy was published
 
 			f.clock.Add(time.Minute)
-			l = f.startup(t, "wkr-a") // the lease expired meanwhile
+			l = f.startup(t, "wkr-a")      // the lease expired meanwhile
 			f.failed(t, l, fetch("b.txt")) // operation 2
 			sweep(1)                       // retried as operation 3, attempt 2
 			sweep(0)                       // the retry runs
