@@ -57,6 +57,12 @@ type PolicyDiff struct {
 // request to decide.
 const ActionDecide = "docket.decide"
 
+// CodePathNeedsMember is a worker's refusal of a call an orchestrator approved under a
+// path class, whose landing path is not plainly inside its Source (a second hard link, a
+// symbolic link, "..", an absolute path); the authority turns it into a request only a
+// member decides.
+const CodePathNeedsMember Code = "path_needs_member"
+
 // CodeNotDelegated refuses an orchestrator's decision on a request no class of the
 // delegation policy in force covers.
 const CodeNotDelegated Code = "not_delegated"

@@ -66,6 +66,21 @@ type Request struct {
 	// Recovery marks a recovery request (issue 14): an act on another Agent's Operation
 	// outside the recovery policy, which only a member decides.
 	Recovery bool `json:"recovery,omitempty"`
+	// MemberOnly, when set, says why only a member decides the Request (issue 14): the
+	// worker found that the path a delegated call lands on is not plainly inside its
+	// Source. The store refuses an orchestrator's decision on it too.
+	MemberOnly string `json:"memberOnly,omitempty"`
+	// Delegated is the class of the delegation policy under which an orchestrator decided
+	// the Request; nil when a member decided it, or while it is pending.
+	Delegated *DelegatedBy `json:"delegated,omitempty"`
+}
+
+// DelegatedBy is the class of the delegation policy an orchestrator's decision rested on.
+type DelegatedBy struct {
+	Class string `json:"class"`
+	// Path is the class's path glob when it is a path class: the worker then checks the
+	// path the approved call lands on before it runs it ([Grant.PathCheck]).
+	Path string `json:"path,omitempty"`
 }
 
 // Verdict is a decision's answer.

@@ -223,10 +223,11 @@ func (o *Operations) newRequest(project contract.ProjectID, by contract.Principa
 }
 
 // raise records r in tx: the row a decision on it must reference (the store holds a
-// decision to its digest and requester) and its request.created event.
+// decision to its digest and requester, and a recovery or member-only request to a
+// member's decision) and its request.created event.
 func raise(ctx context.Context, tx store.Tx, r *contract.Request) error {
 	if err := tx.RecordRequest(ctx, store.Request{Project: string(r.Project), ID: string(r.ID), Digest: r.Digest,
-		RequestedBy: string(r.RequestedBy), At: r.CreatedAt}); err != nil {
+		RequestedBy: string(r.RequestedBy), At: r.CreatedAt, MemberOnly: r.Recovery || r.MemberOnly != ""}); err != nil {
 		return fmt.Errorf("record request %s: %w", r.ID, err)
 	}
 	return eventlog.Append(ctx, tx, r.Project, event.RequestCreated, r.RequestedBy, r.CreatedAt, r)
