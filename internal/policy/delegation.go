@@ -30,11 +30,15 @@ func (d *Delegation) Covering(v contract.RequestVector) (Class, bool) {
 	return Class{}, false
 }
 
+// PathArg is the argument of a call a path class reads: the Source-relative path it
+// lands on.
+const PathArg = "path"
+
 // classArg is the argument of a call a class reads.
 func classArg(c Class) string {
 	switch {
 	case c.Path != "":
-		return "path"
+		return PathArg
 	case c.CommandPrefix != "":
 		return "command"
 	}

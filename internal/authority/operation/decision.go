@@ -118,8 +118,9 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if err != nil {
 		return contract.Request{}, err
 	}
+	var delegated *contract.DelegatedBy
 	if authorize != nil {
-		if err := authorize(&req, version, pol); err != nil {
+		if delegated, err = authorize(&req, version, pol); err != nil {
 			return contract.Request{}, err
 		}
 	}
@@ -133,7 +134,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
-	req.DecidedBy, req.DecidedAt, req.Policy = by, &now, version
+	req.DecidedBy, req.DecidedAt, req.Policy, req.Delegated = by, &now, version, delegated
 	var ch *boards.Change
 	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
