@@ -150,6 +150,9 @@ func TestServeWorker_HardLinkGoesToAMember(t *testing.T) {
 	if fresh.ID == "" || !strings.Contains(fresh.MemberOnly, "2 hard links") || !strings.Contains(fresh.MemberOnly, `class "docs"`) {
 		t.Fatalf("requests = %+v, want a pending one only a member decides, naming the hard links and the class", rs)
 	}
+	if out := s.docket(t, nil, "requests"); !strings.Contains(out, "only a member decides it: an orchestrator approved the call") {
+		t.Errorf("docket requests printed %q, want why only a member decides the request", out)
+	}
 	if v := call(t, boss, "QueryBoard", `{}`).View; v.Decisions != nil && len(v.Decisions.Items) != 0 {
 		t.Errorf("the orchestrator's View lists %+v, want nothing to decide", v.Decisions.Items)
 	}

@@ -101,6 +101,8 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 // when the Action's approval names a person (or its View lists it waiting on a decision).
 func whyWaits(q contract.Request) string {
 	switch {
+	case q.State == contract.RequestPending && q.MemberOnly != "":
+		return "Only a member decides this request: " + q.MemberOnly + "."
 	case q.State == contract.RequestPending && q.Vector.Call != "":
 		return "The Agent is at level manual, so every write it makes waits for a member: this " + q.Vector.Call + " runs only once a member approves this exact vector, checked by the Board again when it runs."
 	case q.State == contract.RequestVoid && q.Vector.Call != "":
