@@ -29,6 +29,9 @@ type PolicyVersion struct {
 	Digest      string     `json:"digest"`
 	Builtin     bool       `json:"builtin,omitempty"`
 	PublishedBy Principal  `json:"publishedBy,omitempty"`
+	// Publisher is the publishing member's name (for a delegate, "member/delegate"), read
+	// when the version is listed or shown; the log records PublishedBy.
+	Publisher   string     `json:"publisher,omitempty"`
 	PublishedAt *time.Time `json:"publishedAt,omitempty"`
 	File        string     `json:"file,omitempty"` // the name it was published from
 	Text        string     `json:"text,omitempty"` // omitted from listings
