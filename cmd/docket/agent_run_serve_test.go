@@ -127,24 +127,8 @@ func (r *docketRig) script(t *testing.T, js string) string {
 // conversation reads an Agent's conversation from the authority as the member.
 func (r *docketRig) conversation(t *testing.T, agentID, id string) (results []agent.ToolResult, state map[string]json.RawMessage) {
 	t.Helper()
-	cl, err := newClient(&env{Getenv: func(k string) string {
-		if k == "DOCKET_HOME" {
-			return r.home
-		}
-		return ""
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c contract.Conversation
-	if err := cl.do(t.Context(), http.MethodGet, "/api/v1/projects/default/agents/"+agentID+"/conversations/"+id, nil, &c); err != nil {
-		t.Fatalf("read conversation %s: %v", id, err)
-	}
-	for _, raw := range c.Messages {
-		var m agent.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
+	c, msgs := r.readConversation(t, agentID, id)
+	for _, m := range msgs {
 		results = append(results, m.Results...)
 	}
 	if err := json.Unmarshal(c.State, &state); err != nil {
@@ -153,8 +137,9 @@ func (r *docketRig) conversation(t *testing.T, agentID, id string) (results []ag
 	return results, state
 }
 
-// conversationText returns the text of every message of the Agent's conversation id.
-func (r *docketRig) conversationText(t *testing.T, agentID, id string) string {
+// readConversation reads the Agent's conversation id through /api/v1, with its messages
+// decoded.
+func (r *docketRig) readConversation(t *testing.T, agentID, id string) (contract.Conversation, []agent.Message) {
 	t.Helper()
 	cl, err := newClient(&env{Getenv: func(k string) string {
 		if k == "DOCKET_HOME" {
@@ -169,12 +154,23 @@ func (r *docketRig) conversationText(t *testing.T, agentID, id string) string {
 	if err := cl.do(t.Context(), http.MethodGet, "/api/v1/projects/default/agents/"+agentID+"/conversations/"+id, nil, &c); err != nil {
 		t.Fatalf("read conversation %s: %v", id, err)
 	}
-	var text strings.Builder
+	msgs := make([]agent.Message, 0, len(c.Messages))
 	for _, raw := range c.Messages {
 		var m agent.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
 		}
+		msgs = append(msgs, m)
+	}
+	return c, msgs
+}
+
+// conversationText returns the text of every message of the Agent's conversation id.
+func (r *docketRig) conversationText(t *testing.T, agentID, id string) string {
+	t.Helper()
+	_, msgs := r.readConversation(t, agentID, id)
+	var text strings.Builder
+	for _, m := range msgs {
 		text.WriteString(m.Text + "\n")
 	}
 	return text.String()

@@ -28,14 +28,7 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.roster(t, "ann", "reader", "")
-			at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			boss, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-			if err != nil {
-				t.Fatal(err)
-			}
+			boss := newOrchestrator(t, f.a, f.admin, "boss")
 			if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "manual"}); err != nil {
 				t.Fatal(err)
 			}

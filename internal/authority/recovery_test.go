@@ -38,14 +38,7 @@ func retryIn(op, reason string) *contract.ApplyActionInput {
 func TestRecovery_Retry(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	boss, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
+	boss := newOrchestrator(t, f.a, f.admin, "boss")
 	retry := func(op string) authority.Answer {
 		t.Helper()
 		ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: retryIn(op, "the disk was cleaned")})
