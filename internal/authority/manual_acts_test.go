@@ -80,8 +80,11 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 			decideAsBoss := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(open.ID)),
 				"digest": contract.StringValue(open.Digest), "verdict": contract.StringValue("approve")}}
 			ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: decideAsBoss})
-			if err != nil || ans.Result.ErrorCode != contract.CodeNotDelegated {
-				t.Errorf("an orchestrator's decision on a Board act = %s, %v; want not_delegated", ans.Result.ErrorCode, err)
+			if err != nil || ans.Result.ErrorCode != contract.CodeForbidden || !strings.Contains(ans.Result.Teaching, "level manual") {
+				t.Errorf("an orchestrator's decision on a Board act = %s %s, %v; want forbidden: the Agent is manual", ans.Result.ErrorCode, ans.Result.Teaching, err)
+			}
+			if open.MemberOnly == "" {
+				t.Errorf("a manual Agent's request = %+v, want it only a member's to decide", open)
 			}
 			_, err = f.ops.Decide(ctx, f.admin, "default", open.ID, contract.Decision{Digest: "sha256:" + strings.Repeat("0", 64), Verdict: contract.VerdictApprove})
 			wantCode(t, err, contract.CodeDigestMismatch)

@@ -187,11 +187,19 @@ func boardActVector(project contract.ProjectID, agent, tool string, input any) (
 	return vec, nil
 }
 
-// requestRun makes r an Operation waiting for a decision on a new Request for vec.
+// manualOnly is why only a member decides a manual Agent's request.
+const manualOnly = "the Agent is at level manual, so every write it makes needs a member's decision"
+
+// requestRun makes r an Operation waiting for a decision on a new Request for vec. A
+// manual Agent's (r.person) is a member's alone to decide: manual means a person makes
+// every write, and an orchestrator is an Agent.
 func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
 	req, err := o.newRequest(c.Projects[0], c.Principal(), vec, now)
 	if err != nil {
 		return settleRun(r, nil, err)
+	}
+	if r.person {
+		req.MemberOnly = manualOnly
 	}
 	r.request = req
 	r.op.State, r.op.Decision = contract.OpWaitingForDecision, string(req.ID)
