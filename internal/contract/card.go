@@ -10,11 +10,11 @@ const (
 	// CodeCardRecorded answers a delegate's consent call (202): nothing ran, a card was
 	// recorded, and a member confirms it.
 	CodeCardRecorded Code = "card_recorded"
-	CodeCardVoid     Code = "card_void"      // the card's subject changed since it was recorded, or its delegate ended
-	CodeCardClosed   Code = "card_closed"    // the card was confirmed, declined or voided already
-	CodeCardLimit    Code = "card_limit"     // the delegate has MaxOpenCards open cards in the project
+	CodeCardVoid     Code = "card_void"       // the card's subject changed since it was recorded, or its delegate ended
+	CodeCardClosed   Code = "card_closed"     // the card was confirmed, declined or voided already
+	CodeCardLimit    Code = "card_limit"      // the delegate has MaxOpenCards open cards in the project
 	CodeCardReason   Code = "reason_required" // a delegate's consent call gave no reason
-	CodeCardSecret   Code = "secret_in_card" // a consent call's body holds a credential, which a card never keeps
+	CodeCardSecret   Code = "secret_in_card"  // a consent call's body holds a credential, which a card never keeps
 )
 
 // MaxOpenCards bounds the open cards of one delegate in one project.
@@ -55,24 +55,24 @@ const SubjectAbsent = "absent"
 // delegate proposes it, what it changes, and its subject as it stood. A member confirms
 // it (it then runs once, as that member) or declines it.
 type Card struct {
-	ID         string      `json:"id"`
-	Project    ProjectID   `json:"project"`
-	Delegate   string      `json:"delegate"` // the delegate's id
-	Member     MemberID    `json:"member"`   // the member it acts for
-	ProposedBy Principal   `json:"proposedBy"`
-	Operation  string      `json:"operation"` // its name in docket operation list
-	Method     string      `json:"method"`
-	Path       string      `json:"path"`
+	ID         string          `json:"id"`
+	Project    ProjectID       `json:"project"`
+	Delegate   string          `json:"delegate"` // the delegate's id
+	Member     MemberID        `json:"member"`   // the member it acts for
+	ProposedBy Principal       `json:"proposedBy"`
+	Operation  string          `json:"operation"` // its name in docket operation list
+	Method     string          `json:"method"`
+	Path       string          `json:"path"`
 	Body       json.RawMessage `json:"body,omitempty"` // the call's body, canonical JSON; never a secret
-	BodyDigest string      `json:"bodyDigest"`         // sha256 over Body (RFC 8785)
-	Reason     string      `json:"reason"`
-	Changes    string      `json:"changes"`
-	Subject    CardSubject `json:"subject"`
-	Policy     int64       `json:"policyVersion"` // the delegate policy version in force
-	State      CardState   `json:"state"`
-	CreatedAt  time.Time   `json:"createdAt"`
-	ClosedAt   *time.Time  `json:"closedAt,omitempty"`
-	ClosedBy   Principal   `json:"closedBy,omitempty"`
+	BodyDigest string          `json:"bodyDigest"`     // sha256 over Body (RFC 8785)
+	Reason     string          `json:"reason"`
+	Changes    string          `json:"changes"`
+	Subject    CardSubject     `json:"subject"`
+	Policy     int64           `json:"policyVersion"` // the delegate policy version in force
+	State      CardState       `json:"state"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	ClosedAt   *time.Time      `json:"closedAt,omitempty"`
+	ClosedBy   Principal       `json:"closedBy,omitempty"`
 	// Why says why a closed card closed: the decline's reason, or what voided it.
 	Why     string       `json:"why,omitempty"`
 	Outcome *CardOutcome `json:"outcome,omitempty"`

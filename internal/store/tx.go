@@ -120,9 +120,9 @@ type Tx interface {
 	// CreateCard records an open card of an existing delegate in an existing project; its
 	// id must be new.
 	CreateCard(ctx context.Context, c Card) error
-	// CloseCard moves card c.ID from open to c.State with c.Record: [ErrConflict] when it
-	// is no longer open, so a card closes once.
-	CloseCard(ctx context.Context, c Card) error
+	// UpdateCard moves card c.ID from state from to c.State, never open, with c.Record:
+	// [ErrConflict] when it is no longer in from, so an open card closes once.
+	UpdateCard(ctx context.Context, c Card, from string) error
 
 	// CreateAgent creates an agent in an existing project; its id, its name in the
 	// project and its token digest must be new, and its kind one of the AgentKind values.

@@ -53,19 +53,19 @@ func testCards(t *testing.T, h Harness) {
 
 	closed := c1
 	closed.State, closed.Record = "confirmed", []byte(`{"id":"crd1","state":"confirmed"}`)
-	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.CloseCard(ctx, closed) })
+	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateCard(ctx, closed, "open") })
 	again := closed
 	again.State = "void"
-	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error { return tx.CloseCard(ctx, again) })
-	wantErr(t, "CloseCard of a closed card", err, store.ErrConflict)
+	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateCard(ctx, again, "open") })
+	wantErr(t, "UpdateCard of a closed card", err, store.ErrConflict)
 	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error {
-		return tx.CloseCard(ctx, store.Card{ID: "nope", State: "void", Record: []byte("{}")})
+		return tx.UpdateCard(ctx, store.Card{ID: "nope", State: "void", Record: []byte("{}")}, "open")
 	})
-	wantErr(t, "CloseCard(unknown)", err, store.ErrNotFound)
+	wantErr(t, "UpdateCard(unknown)", err, store.ErrNotFound)
 	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error {
-		return tx.CloseCard(ctx, store.Card{ID: "crd2", State: "open", Record: []byte("{}")})
+		return tx.UpdateCard(ctx, store.Card{ID: "crd2", State: "open", Record: []byte("{}")}, "open")
 	})
-	wantErr(t, "CloseCard to open", err, store.ErrInvalid)
+	wantErr(t, "UpdateCard to open", err, store.ErrInvalid)
 
 	for _, tt := range []struct {
 		name string
@@ -89,7 +89,10 @@ func testCards(t *testing.T, h Harness) {
 			}
 		})
 	}
-	if got, err := s.Card(ctx, "crd1"); err != nil || string(got.Record) != string(closed.Record) || got.State != "confirmed" {
-		t.Errorf("Card after CloseCard = %+v, %v; want the closed record", got, err)
+	settled := closed
+	settled.Record = []byte(`{"id":"crd1","state":"confirmed","outcome":{}}`)
+	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateCard(ctx, settled, "confirmed") })
+	if got, err := s.Card(ctx, "crd1"); err != nil || string(got.Record) != string(settled.Record) || got.State != "confirmed" {
+		t.Errorf("Card after UpdateCard = %+v, %v; want the settled record", got, err)
 	}
 }

@@ -522,20 +522,20 @@ func (t *Tx) CreateCard(ctx context.Context, c store.Card) error {
 	return nil
 }
 
-// CloseCard implements [store.Tx.CloseCard].
-func (t *Tx) CloseCard(ctx context.Context, c store.Card) error {
+// UpdateCard implements [store.Tx.UpdateCard].
+func (t *Tx) UpdateCard(ctx context.Context, c store.Card, from string) error {
 	if c.State == "" || c.State == "open" || len(c.Record) == 0 {
-		return fmt.Errorf("close card %s: a closed state and its record are needed: %w", c.ID, store.ErrInvalid)
+		return fmt.Errorf("update card %s: a closed state and its record are needed: %w", c.ID, store.ErrInvalid)
 	}
-	n, err := t.C.Exec(ctx, `UPDATE cards SET state = $2, data = $3 WHERE id = $1 AND state = 'open'`, c.ID, c.State, c.Record)
+	n, err := t.C.Exec(ctx, `UPDATE cards SET state = $2, data = $3 WHERE id = $1 AND state = $4`, c.ID, c.State, c.Record, from)
 	if err != nil {
-		return fmt.Errorf("close card %s: %w", c.ID, err)
+		return fmt.Errorf("update card %s: %w", c.ID, err)
 	}
 	if n == 0 {
 		if _, err := t.Card(ctx, c.ID); err != nil {
-			return fmt.Errorf("close card: %w", err)
+			return fmt.Errorf("update card: %w", err)
 		}
-		return fmt.Errorf("close card %s: it is closed already: %w", c.ID, store.ErrConflict)
+		return fmt.Errorf("update card %s: it is no longer %s: %w", c.ID, from, store.ErrConflict)
 	}
 	return nil
 }
