@@ -21,12 +21,13 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
 		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
-	case contract.CodeRateLimited:
+	case contract.CodeRateLimited, contract.CodeCardLimit:
 		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
-		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning:
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
+		contract.CodeCardVoid, contract.CodeCardClosed:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.
