@@ -1,0 +1,48 @@
+package authority_test
+
+import (
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// TestCard_PersistsAcrossRestart: a card recorded by one authority is open, and is
+// confirmed once, through another authority started later over the same store; its
+// delegate's revocation after that leaves the confirmed card as it was.
+func TestCard_PersistsAcrossRestart(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	_, c := newDelegate(t, f, "asst")
+	ops := authority.NewOperations(f.a, authority.OperationsConfig{})
+	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("connection.create"),
+		Path: "/api/v1/projects/default/connections", Body: []byte(`{"name":"w1"}`), Reason: "a worker for the calculation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := authority.New(authority.Config{Store: f.st, Key: f.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, err := a2.Authenticate(ctx, f.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := a2.Cards(ctx, member, "default", contract.CardOpen)
+	if err != nil || len(open) != 1 || open[0].ID != card.ID || open[0].Subject.Kind != "connection" {
+		t.Fatalf("open cards after a restart = %+v, %v; want the card bound to connection w1", open, err)
+	}
+	ops2 := authority.NewOperations(a2, authority.OperationsConfig{})
+	got, err := ops2.ConfirmCard(ctx, member, card.ID)
+	if err != nil || got.State != contract.CardConfirmed || got.ClosedBy != member.Principal() {
+		t.Fatalf("ConfirmCard after a restart = %+v, %v; want confirmed by the member", got, err)
+	}
+	_, err = ops.ConfirmCard(ctx, f.admin, card.ID)
+	wantCode(t, err, contract.CodeCardClosed)
+	if _, err := f.a.RevokeDelegate(ctx, f.admin, "asst"); err != nil {
+		t.Fatal(err)
+	}
+	if shown, err := f.a.Card(ctx, f.admin, card.ID); err != nil || shown.State != contract.CardConfirmed {
+		t.Errorf("card after its delegate's revocation = %+v, %v; want it confirmed still", shown, err)
+	}
+}
