@@ -6,7 +6,7 @@ import (
 
 // operationCmd reads the one table of operation classes (issue 15).
 type operationCmd struct {
-	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (its member must), member-only."`
+	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (a card its member confirms), member-only."`
 }
 
 type operationListCmd struct {
