@@ -46,3 +46,49 @@ func TestCard_PersistsAcrossRestart(t *testing.T) {
 		t.Errorf("card after its delegate's revocation = %+v, %v; want it confirmed still", shown, err)
 	}
 }
+
+// TestDelegate_OperationalRunsAsTheDelegate: an operational act — retrying a failed
+// Operation — runs for a delegate with no card, through the same checks as its
+// member's, and is recorded as member:<name>/<delegate>.
+func TestDelegate_OperationalRunsAsTheDelegate(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.startup(t, "wkr-a")
+	id := f.fetch(t, "a.txt")
+	f.failed(t, l, id)
+	before, err := f.st.Head(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.ops.Retry(ctx, dc, "default", id, contract.RetryRequest{Reason: "the disk was cleaned"})
+	if err != nil || out.Retry == "" {
+		t.Fatalf("the delegate's retry = %+v, %v; want a new Operation", out, err)
+	}
+	evs, err := f.st.Events(ctx, "default", before.Seq, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acted := false
+	for _, e := range evs {
+		if e.Type == "card.recorded" {
+			t.Error("an operational act recorded a card")
+		}
+		if e.Type == "recovery.acted" {
+			acted = true
+			if e.Actor != "member:ada/asst" {
+				t.Errorf("recovery.acted actor = %s, want member:ada/asst", e.Actor)
+			}
+		}
+	}
+	if !acted {
+		t.Error("no recovery.acted event")
+	}
+}
