@@ -31,6 +31,9 @@ func (o *Operations) Propose(ctx context.Context, c Caller, project contract.Pro
 	if call.Operation.Class != opclass.Consent {
 		return nil, fmt.Errorf("propose %s: it is %s, not consent", call.Operation.Name, call.Operation.Class)
 	}
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
 	if err := identity.CheckReason(call.Reason); err != nil {
 		return nil, err
 	}

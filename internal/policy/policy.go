@@ -252,6 +252,9 @@ func checkDelegate(loc *locator, d *Delegate) error {
 			return loc.refuse(line, "exempt names %s, a member-only operation: members, sessions, delegates, publishing any policy, autonomy, windows and confirming a card stay with a member acting itself, so no version may exempt them; remove it", name)
 		case op.Class != opclass.Consent:
 			return loc.refuse(line, "exempt names %s, which is %s: a delegate runs it without a card already; remove it", name, op.Class)
+		case name == "request.decide":
+			// The store takes a decision only from a live member or orchestrator by id.
+			return loc.refuse(line, "exempt names request.decide: a Request is decided by a member acting itself or by an orchestrator under the delegation policy, so a delegate's decision stays a card; remove it")
 		}
 		seen[name] = true
 	}

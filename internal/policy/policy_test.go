@@ -90,6 +90,7 @@ func TestParse_Refusals(t *testing.T) {
 		{"exempts confirming a card", "[delegate_policy]\nexempt = ['card.confirm']\n", "p.toml:2:", "member-only"},
 		{"exempts an operational one", "[delegate_policy]\nexempt = [\"operation.retry\"]\n", "p.toml:2:", "without a card already"},
 		{"exempts no operation", "[delegate_policy]\n\nexempt = [\"agent.make\"]\n", "p.toml:3:", "is no operation"},
+		{"exempts a decision", "[delegate_policy]\nexempt = [\"request.decide\"]\n", "p.toml:2:", "stays a card"},
 		{"exempts twice", "[delegate_policy]\nexempt = [\"tool.lock\", \"tool.lock\"]\n", "p.toml:2:", "twice"},
 	}
 	for _, tt := range tests {
