@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 
 	"github.com/docketrun/docket/internal/authority"
@@ -37,21 +35,13 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, op authority.Op
 	if s.cards == nil {
 		return true, contract.Errorf(contract.CodeConsentRequired, "%s needs the consent of member %s, and this server records no cards; ask them to do it.", op.Name, caller(r).Name)
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return true, contract.Errorf(contract.CodeUnsupportedMedia, "the request body must be JSON; send Content-Type: application/json.")
-		}
-	}
 	limit := s.maxBody
 	if op.Name == "capability.install" {
 		limit = s.maxUpload
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return true, &contract.Error{Code: contract.CodeBodyTooLarge, Err: err, Teaching: fmt.Sprintf("the request body is over %d bytes; send less.", mbe.Limit)}
-	}
+	body, err := readJSON(w, r, limit)
 	if err != nil {
-		return true, &contract.Error{Code: contract.CodeInvalidArgument, Err: err, Teaching: "the request body could not be read; send it again."}
+		return true, err
 	}
 	values, _ := op.PathValues(r.URL.EscapedPath())
 	card, err := s.cards.Propose(r.Context(), caller(r), project(r), authority.ConsentCall{Operation: op, Path: r.URL.EscapedPath(),

@@ -192,11 +192,8 @@ func cardWire(sc store.Card) (contract.Card, error) {
 // live. A confirmed card's call then runs once, as c; a second confirm is refused
 // card_closed.
 func (a *Directory) ConfirmCard(ctx context.Context, c Caller, id string, now func(contract.Card) (contract.CardSubject, error)) (contract.Card, error) {
-	card, err := a.Card(ctx, c, id)
+	card, err := a.cardInPerson(ctx, c, id)
 	if err != nil {
-		return contract.Card{}, err
-	}
-	if err := c.RequireInPerson(card.Project); err != nil {
 		return contract.Card{}, err
 	}
 	if err := cardOpen(card); err != nil {
@@ -239,11 +236,8 @@ func (a *Directory) ConfirmCard(ctx context.Context, c Caller, id string, now fu
 // SettleCard records how a confirmed card's call ended (card.ran); the call's answer is
 // not kept.
 func (a *Directory) SettleCard(ctx context.Context, c Caller, id string, out contract.CardOutcome) (contract.Card, error) {
-	card, err := a.Card(ctx, c, id)
+	card, err := a.cardInPerson(ctx, c, id)
 	if err != nil {
-		return contract.Card{}, err
-	}
-	if err := c.RequireInPerson(card.Project); err != nil {
 		return contract.Card{}, err
 	}
 	if card.State != contract.CardConfirmed || card.Outcome != nil {
@@ -272,11 +266,8 @@ func (a *Directory) SettleCard(ctx context.Context, c Caller, id string, out con
 
 // DeclineCard closes an open card without running it, for member c acting itself.
 func (a *Directory) DeclineCard(ctx context.Context, c Caller, id string, req contract.DeclineCardRequest) (contract.Card, error) {
-	card, err := a.Card(ctx, c, id)
+	card, err := a.cardInPerson(ctx, c, id)
 	if err != nil {
-		return contract.Card{}, err
-	}
-	if err := c.RequireInPerson(card.Project); err != nil {
 		return contract.Card{}, err
 	}
 	if req.Reason != "" {
@@ -293,6 +284,19 @@ func (a *Directory) DeclineCard(ctx context.Context, c Caller, id string, req co
 	})
 	if err != nil {
 		return contract.Card{}, fmt.Errorf("decline card %s: %w", id, err)
+	}
+	return card, nil
+}
+
+// cardInPerson returns card id for member c acting itself: only a member confirms,
+// settles or declines a card, never a delegate.
+func (a *Directory) cardInPerson(ctx context.Context, c Caller, id string) (contract.Card, error) {
+	card, err := a.Card(ctx, c, id)
+	if err != nil {
+		return contract.Card{}, err
+	}
+	if err := c.RequireInPerson(card.Project); err != nil {
+		return contract.Card{}, err
 	}
 	return card, nil
 }
