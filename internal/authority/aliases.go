@@ -57,5 +57,12 @@ func OperationNamed(name string) Operation {
 	return op
 }
 
+// CardSubject returns what a card of consent operation name is bound to; see
+// [opclass.Subjects].
+func CardSubject(name string) (opclass.Subject, bool) {
+	sub, ok := opclass.Subjects[name]
+	return sub, ok
+}
+
 // OperationTable returns the table of every changing operation; see [opclass.Table].
 func OperationTable() []Operation { return slices.Clone(opclass.Table) }
