@@ -119,10 +119,12 @@ func (s *Server) confirmCard(r *http.Request, id string) (contract.CardConfirmat
 		out.ErrorCode = e.Code
 	}
 	// The call ran (or was refused) already, so its outcome is recorded even when the
-	// member's request has gone.
+	// member's request has gone, and its answer is handed over even when the outcome could
+	// not be recorded: the answer may hold a token shown this once.
 	settled, err := s.auth.SettleCard(context.WithoutCancel(r.Context()), c, id, out)
 	if err != nil {
-		return contract.CardConfirmation{}, err
+		s.log.ErrorContext(r.Context(), "card outcome not recorded", logCard, id, logErr, err)
+		card.Outcome, settled = &out, card
 	}
 	return contract.CardConfirmation{Card: settled, Result: result}, nil
 }
