@@ -1,6 +1,7 @@
 package authority_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
@@ -90,5 +91,69 @@ func TestDelegate_OperationalRunsAsTheDelegate(t *testing.T) {
 	}
 	if !acted {
 		t.Error("no recovery.acted event")
+	}
+}
+
+// TestCard_SharedStore: two authorities over one database (SQLite, and PostgreSQL when
+// DOCKET_TEST_POSTGRES is set) record one delegate's cards at once: exactly
+// MaxOpenCards are open after, the rest refused card_limit; a card recorded through one
+// is confirmed once through either.
+func TestCard_SharedStore(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := newFixtureOn(t, s1)
+			ctx := t.Context()
+			dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newAuthorityOn(t, s2, f.key)
+			opsA, opsB := authority.NewOperations(f.a, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			const tries = contract.MaxOpenCards + 6
+			errs := make(chan error, tries)
+			for i := range tries {
+				ops, a := opsA, f.a
+				if i%2 == 1 {
+					ops, a = opsB, b
+				}
+				go func() {
+					c, err := a.Authenticate(ctx, authority.Token(dt.Token))
+					if err == nil {
+						_, err = ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("agent.create"),
+							Path: "/api/v1/projects/default/agents", Body: fmt.Appendf(nil, `{"name":"a%d"}`, i), Reason: "one of many"})
+					}
+					errs <- err
+				}()
+			}
+			limited := 0
+			for range tries {
+				switch err := <-errs; contract.CodeOf(err) {
+				case contract.CodeCardLimit:
+					limited++
+				case "":
+					if err != nil {
+						t.Errorf("Propose: %v", err)
+					}
+				default:
+					t.Errorf("Propose: %v", err)
+				}
+			}
+			open, err := b.Cards(ctx, f.admin, "default", contract.CardOpen)
+			if err != nil || len(open) != contract.MaxOpenCards || limited != tries-contract.MaxOpenCards {
+				t.Fatalf("open cards = %d (%v), refused %d; want %d open and %d refused", len(open), err, limited, contract.MaxOpenCards, tries-contract.MaxOpenCards)
+			}
+			confirmed := 0
+			for _, ops := range []*authority.Operations{opsB, opsA} {
+				if _, err := ops.ConfirmCard(ctx, f.admin, open[0].ID); err == nil {
+					confirmed++
+				} else if contract.CodeOf(err) != contract.CodeCardClosed {
+					t.Errorf("ConfirmCard: %v", err)
+				}
+			}
+			if confirmed != 1 {
+				t.Errorf("card confirmed %d times through two authorities, want once", confirmed)
+			}
+		})
 	}
 }
