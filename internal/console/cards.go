@@ -109,14 +109,12 @@ func (s *Server) confirmCard(r *http.Request, id string) (contract.CardConfirmat
 	if err != nil {
 		return contract.CardConfirmation{}, err
 	}
-	status, result := s.runCard(r, card)
+	// Confirmed, the call runs to its end even if the member's request goes away first.
+	status, result := s.runCard(r.WithContext(context.WithoutCancel(r.Context())), card)
 	out := contract.CardOutcome{Status: status}
-	if status >= http.StatusBadRequest {
-		var e contract.Error
-		if err := json.Unmarshal(result, &e); err != nil {
-			return contract.CardConfirmation{}, fmt.Errorf("read the refusal of card %s: %w", id, err)
-		}
-		out.ErrorCode = e.Code
+	var refusal contract.Error
+	if status >= http.StatusBadRequest && json.Unmarshal(result, &refusal) == nil {
+		out.ErrorCode = refusal.Code
 	}
 	// The call ran (or was refused) already, so its outcome is recorded even when the
 	// member's request has gone, and its answer is handed over even when the outcome could

@@ -332,3 +332,24 @@ func TestCard_DelegatePolicy(t *testing.T) {
 	// Another consent operation is still a card.
 	r.propose(t, "POST", "/api/v1/projects/default/connections", `{"name":"c"}`)
 }
+
+// TestCard_ConfirmedCallMeetsItsChecks: a confirmed card's call meets every check the
+// member's own call would: here the Connection it names does not exist, so the call is
+// refused as the API refuses it, and the card records that outcome.
+func TestCard_ConfirmedCallMeetsItsChecks(t *testing.T) {
+	r := newCardRig(t)
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	card := r.propose(t, "PUT", "/api/v1/projects/default/connections/nowhere/tools/x.y@1", `{"digest":"`+digest+`"}`)
+	if card.Subject.Kind != "tool" || card.Subject.Ref != "nowhere/x.y@1" || card.Subject.Version != contract.SubjectAbsent {
+		t.Errorf("subject = %+v, want the absent tool lock x.y@1 on nowhere", card.Subject)
+	}
+	resp, b := r.confirm(t, r.token, card.ID)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirm = %d %s", resp.StatusCode, b)
+	}
+	conf := decode[contract.CardConfirmation](t, b)
+	if o := conf.Card.Outcome; o == nil || o.Status != http.StatusNotFound || o.ErrorCode != contract.CodeNotFound ||
+		decode[contract.Error](t, conf.Result).Code != contract.CodeNotFound {
+		t.Errorf("confirm = %s; want the call refused not_found, recorded on the card", b)
+	}
+}
