@@ -127,3 +127,32 @@ func TestPages_CardFormsNeedCSRF(t *testing.T) {
 		t.Errorf("card after forged forms = %+v, %v; want open", c, err)
 	}
 }
+
+// TestPages_CardVoid: a card whose subject changed after Needs you showed it is void when
+// the member confirms it there: the page names what changed, and nothing ran.
+func TestPages_CardVoid(t *testing.T) {
+	r := newPagesRig(t)
+	resp, b := r.do(t, request{method: "POST", path: "/api/v1/projects/default/delegates", bearer: r.token, body: `{"name":"asst","life":"8h"}`})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create delegate: %d %s", resp.StatusCode, b)
+	}
+	dlg := decode[contract.DelegateToken](t, b).Token
+	resp, b = r.do(t, request{method: "DELETE", path: "/api/v1/projects/default/agents/calc", bearer: dlg, header: map[string]string{contract.ReasonHeader: "calc is done"}})
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("revoke calc as the delegate = %d %s, want 202", resp.StatusCode, b)
+	}
+	card := decode[contract.CardAnswer](t, b).Card
+	r.signIn(t)
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(card.ID+"-confirm")))
+	if resp, b := r.do(t, request{method: "POST", path: "/api/v1/projects/default/agents/calc/token", bearer: r.token}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("rotate calc: %d %s", resp.StatusCode, b)
+	}
+	r.b.Do(chromedp.Click(chromedp.ID(card.ID+"-confirm")), chromedp.WaitVisible(chromedp.CSS("main p.refusal")))
+	if got := r.b.Text("main p.refusal"); !strings.Contains(got, "card_void") || !strings.Contains(got, "agent calc") {
+		t.Errorf("confirming a card whose Agent changed shows %q, want card_void naming agent calc", got)
+	}
+	as, err := r.a.Agents(t.Context(), mustCaller(t, r.testServer), "default")
+	if err != nil || len(as) != 1 || as[0].RevokedAt != nil {
+		t.Errorf("Agents after a void card = %+v, %v; want calc live", as, err)
+	}
+}
