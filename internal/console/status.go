@@ -27,7 +27,7 @@ func httpStatus(code contract.Code) int {
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
-		contract.CodeCardVoid, contract.CodeCardClosed:
+		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.
