@@ -27,16 +27,20 @@ import (
 // serveCmd runs the authority: the store, the Boards and the console API on a loopback
 // listener.
 type serveCmd struct {
-	Listen   string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
-	DB       string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
-	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
-	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
+	Listen    string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
+	DB        string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
+	Host      []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
+	LogLevel  string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
+	Hold      time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
+	TaskLease time.Duration `help:"How long an agent runtime's claim holds a task before another runtime may take it; the runtime renews it while it works." default:"2m" name:"task-lease"`
 	// Checkpoint is how often each project's moved log head is signed (docs/provability.md).
 	Checkpoint time.Duration `help:"How often to sign a checkpoint of each project's log head that moved." default:"1m"`
 	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
 	MaxConns   int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
 	BodyTime   time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
+	// ScheduleGrace is how late a schedule's fire may come and still be on time; past it,
+	// the schedule's missed-fire policy decides (docs/workbench.md, Schedules).
+	ScheduleGrace time.Duration `name:"schedule-grace" help:"How late a schedule's fire may be and still count as on time; later ones follow the schedule's --missed policy." default:"1m"`
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -90,7 +94,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	defer stopTracing()
 	tel := telemetry.New(telemetry.Config{Tracer: tp, State: st})
-	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log, Signer: signer})
+	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log, Signer: signer, TaskLease: c.TaskLease})
 	if err != nil {
 		return err
 	}
@@ -105,6 +109,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
 	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
+	schedules, err := authority.NewSchedules(a, authority.SchedulesConfig{Grace: c.ScheduleGrace})
+	if err != nil {
+		return err
+	}
 	hop, err := workhop.New(workhop.Config{
 		Authority:  a,
 		Dispatcher: dispatcher,
@@ -117,12 +125,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// docket start's serve answers only at a path its gate and children know (issue 11,
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
 			"GET " + directoryPath: directoryHandler(a.KeyDirectory),
@@ -159,6 +167,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	sweeps.Go(func() {
 		if err := ops.Run(ctx); err != nil {
 			log.Error("request sweep stopped", logErr, err)
+		}
+	})
+	// Schedules wake at each due time rather than on a fixed tick (see Schedules.Run).
+	sweeps.Go(func() {
+		if err := schedules.Run(ctx); err != nil {
+			log.Error("schedule sweep stopped", logErr, err)
 		}
 	})
 	sweeps.Go(func() {

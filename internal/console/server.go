@@ -40,7 +40,9 @@ type backend interface {
 	workerBackend
 	pageBackend
 	conversationBackend
+	taskBackend
 	delegateBackend
+	cardBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -66,10 +68,19 @@ type Config struct {
 	// not have.
 	Policies policyBook
 
+	// Cards records a delegate's consent calls as cards and confirms them (issue 15). It
+	// must be the *authority.Operations that serves /mcp. Without it, a delegate's consent
+	// call is refused consent_required and the confirm route answers not_found.
+	Cards carder
+
 	// Recovery retries failed Operations for members. It must be the
 	// *authority.Operations that serves /mcp. Without it, the retry route answers
 	// not_found like any route the server does not have.
 	Recovery recoverer
+
+	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// the schedule routes answer not_found like any route the server does not have.
+	Schedules scheduleBook
 
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
@@ -122,6 +133,9 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	sched         scheduleBook
+	cards         carder
+	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -153,6 +167,9 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		sched:     cfg.Schedules,
+		cards:     cfg.Cards,
+		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -213,6 +230,10 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/projects/{project}/delegates", s.handleCreateDelegate, authed)
 	s.handle("GET /api/v1/delegates", s.handleDelegates, authed)
 	s.handle("DELETE /api/v1/delegates/{delegate}", s.handleRevokeDelegate, authed)
+	s.handle("GET /api/v1/projects/{project}/cards", s.handleCards, authed)
+	s.handle("GET /api/v1/cards/{card}", s.handleCard, authed)
+	s.handle("POST /api/v1/cards/{card}/confirm", s.handleConfirmCard, authed)
+	s.handle("POST /api/v1/cards/{card}/decline", s.handleDeclineCard, authed)
 
 	s.handle("GET /api/v1/projects/{project}/agents", s.handleAgents, authed)
 	s.handle("POST /api/v1/projects/{project}/agents", s.handleCreateAgent, authed)
@@ -241,6 +262,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
@@ -257,6 +279,17 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/conversations/{conversation}", s.handleOwnConversation, authed)
 	s.handle("GET /api/v1/projects/{project}/conversations", s.handleConversations, authed)
 	s.handle("GET /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}", s.handleConversation, authed)
+
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/tasks", s.handlePostTask, authed)
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", s.handlePostMessage, authed)
+	s.handle("GET /api/v1/projects/{project}/tasks", s.handleTasks, authed)
+	s.handle("GET /api/v1/projects/{project}/tasks/{task}", s.handleTask, authed)
+	s.handle("POST /api/v1/tasks", s.handlePostOwnTask, authed)
+	s.handle("GET /api/v1/tasks/{task}", s.handleOwnTask, authed)
+	s.handle("POST /api/v1/tasks/claim", s.handleClaimTask, authed)
+	s.handle("POST /api/v1/tasks/{task}/renew", s.handleRenewTask, authed)
+	s.handle("POST /api/v1/tasks/{task}/report", s.handleReportTask, authed)
+	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
 
 	if s.metrics != nil {
 		s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
