@@ -76,7 +76,7 @@ func New(cfg Config) (*Authority, error) {
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand})
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease})
 	return a, nil
 }
 

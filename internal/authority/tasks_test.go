@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/task"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -227,6 +228,93 @@ func TestAuthority_ReportTask_Strict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := f.a.ReportTask(ctx, f.agent, posted.ID, tt.rep)
 			wantCode(t, err, contract.CodeInvalidArgument)
+		})
+	}
+}
+
+// TestOperations_CallPinned: a call of a conversation pinned to a Case Type and key is
+// refused at admission, with no Operation, when it opens or works in another Case; on the
+// pinned Case it runs.
+func TestOperations_CallPinned(t *testing.T) {
+	f := newGrantFixture(t)
+	f.roster(t, "ann", "reader", "")
+	f.roster(t, "bob", "reader", "")
+	pin := contract.CasePin{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue("ann")}}
+	call := func(tool string, in any, delivered ...int64) authority.Answer {
+		t.Helper()
+		ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: tool, Input: in, Pin: pin,
+			Delivered: func(o int64) bool { return contains(delivered, o) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ans
+	}
+	open := func(user string) *contract.OpenCaseInput {
+		return &contract.OpenCaseInput{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue(user)}}
+	}
+	if ans := call(contract.ToolOpenCase, open("bob")); ans.Result.ErrorCode != contract.CodeCasePinned || len(ans.Result.Operations) != 0 {
+		t.Fatalf("OpenCase(bob) pinned to ann = %s %+v, want case_pinned and no Operation", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+	if ans := call(contract.ToolOpenCase, open("ann")); state(ans) != contract.OpDone {
+		t.Fatalf("OpenCase(ann) pinned to ann = %s %s, want done", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	bob := f.openAccess(t, "bob", 1) // without the pin, as another conversation would
+	ans := call(contract.ToolApplyAction, grantCall(bob, "x"), 2)
+	if ans.Result.ErrorCode != contract.CodeCasePinned || !strings.Contains(ans.Result.Teaching, `"user":"bob"`) {
+		t.Fatalf("grant in bob's Case pinned to ann = %s %q, want case_pinned naming bob's key", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	closeBob := &contract.CloseCaseInput{CaseID: bob, Disposition: contract.DispositionCancelled, Reason: "x"}
+	if ans := call(contract.ToolCloseCase, closeBob, 2); ans.Result.ErrorCode != contract.CodeCasePinned {
+		t.Fatalf("CloseCase of bob's Case pinned to ann = %s, want case_pinned", ans.Result.ErrorCode)
+	}
+}
+
+// TestAuthority_TasksSharedStore: two authorities on one database, as two docket serve: a
+// task posted on one is claimed through the other's long-poll, only once when both are
+// asked at the same time, and reported on the first.
+func TestAuthority_TasksSharedStore(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			p := newPair(t, be.open)
+			ctx := t.Context()
+			at, err := p.a.CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent, err := p.b.Authenticate(ctx, authority.Token(at.Token))
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims := make(chan contract.TaskClaim, 2)
+			for _, a := range []*authority.Authority{p.a, p.b} {
+				go func() {
+					c, err := a.ClaimTask(ctx, agent, contract.TaskClaimRequest{WaitMS: 2000})
+					if err != nil {
+						t.Error(err)
+					}
+					claims <- c
+				}()
+			}
+			posted, err := p.a.PostTask(ctx, p.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var taken []contract.TaskClaim
+			for range 2 {
+				if c := <-claims; c.Task != nil {
+					taken = append(taken, c)
+				}
+			}
+			if len(taken) != 1 || taken[0].Task.ID != posted.ID || taken[0].Task.Attempt != 1 {
+				t.Fatalf("claims = %+v, want the task taken once, at attempt 1", taken)
+			}
+			done, err := p.a.ReportTask(ctx, agent, posted.ID, contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
+			if err != nil || done.State != contract.TaskCompleted {
+				t.Fatalf("report on the other instance = %+v, %v", done, err)
+			}
+			if got, err := p.b.Task(ctx, p.admin, "default", posted.ID); err != nil || got.State != contract.TaskCompleted {
+				t.Errorf("the task read on the instance that served the claim = %+v, %v; want completed", got, err)
+			}
 		})
 	}
 }

@@ -100,7 +100,7 @@ type CasePin struct {
 // while the ordinal is unknown (an answer lost in flight), the newest Operation of Tool
 // after ordinal After.
 type TaskWait struct {
-	CallID  string `json:"callId,omitempty"`
+	CallID  string `json:"callId"`
 	Tool    string `json:"tool"`
 	Ordinal int64  `json:"ordinal,omitempty"`
 	After   int64  `json:"after,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -161,7 +160,7 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s yet; post a task to start it", ag.Name, conv)
 		}
 		if pin, ok := l.pins[kc]; ok && t.CaseType != "" && !samePin(pin, t.CasePin) {
-			return contract.Errorf(contract.CodeTaskConflict, "conversation %s is pinned to Case Type %q with business key %s; post this task to a new conversation", conv, pin.CaseType, keyText(pin.BusinessKey))
+			return contract.Errorf(contract.CodeTaskConflict, "conversation %s is pinned to Case Type %q with business key %s; post this task to a new conversation", conv, pin.CaseType, pin.BusinessKey.JSON())
 		}
 		out = t
 		return eventlog.Append(ctx, tx, project, event.TaskPosted, c.Principal(), now, posted{Task: t})
@@ -205,7 +204,7 @@ func checkRequest(kind contract.TaskKind, req contract.TaskRequest) error {
 		return err
 	}
 	if (req.CaseType == "") != (len(req.BusinessKey) == 0) {
-		return contract.Errorf(contract.CodeInvalidArgument, "a pin names both a Case Type and its business key (caseType %q, businessKey %s); send both, or neither", req.CaseType, keyText(req.BusinessKey))
+		return contract.Errorf(contract.CodeInvalidArgument, "a pin names both a Case Type and its business key (caseType %q, businessKey %s); send both, or neither", req.CaseType, req.BusinessKey.JSON())
 	}
 	return nil
 }
@@ -291,17 +290,5 @@ func agentOnly(c identity.Caller) (contract.ProjectID, error) {
 
 // samePin reports whether a and b hold work to the same Case Type and key.
 func samePin(a, b contract.CasePin) bool {
-	return a.CaseType == b.CaseType && keyText(a.BusinessKey) == keyText(b.BusinessKey)
-}
-
-// keyText is k as canonical JSON (object keys in order), for comparing and for teaching.
-func keyText(k contract.Args) string {
-	if len(k) == 0 {
-		return "{}"
-	}
-	b, err := json.Marshal(k)
-	if err != nil {
-		return fmt.Sprintf("(%d arguments)", len(k))
-	}
-	return string(b)
+	return a.CaseType == b.CaseType && a.BusinessKey.JSON() == b.BusinessKey.JSON()
 }
