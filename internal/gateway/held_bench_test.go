@@ -3,6 +3,9 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,7 +26,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // heldAgents is how many Agents hold a call open at once in BenchmarkHeldCalls: 1,000
@@ -232,16 +238,12 @@ func newHeldFixture(b *testing.B) *heldFixture {
 	f := &heldFixture{fixture: newFixture(b, time.Hour), tokens: []string{}, callers: []authority.Caller{}}
 	f.tokens, f.callers = append(f.tokens, f.token), append(f.callers, f.agent)
 	ctx := context.Background()
-	for i := 1; i < *heldAgents; i++ {
-		tok, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("held-%d", i)})
-		if err != nil {
-			b.Fatalf("CreateAgent %d: %v", i, err)
-		}
-		c, err := f.a.Authenticate(ctx, authority.Token(tok.Token))
+	for _, tok := range addAgents(b, f.st, f.admin, *heldAgents-1) {
+		c, err := f.a.Authenticate(ctx, authority.Token(tok))
 		if err != nil {
 			b.Fatal(err)
 		}
-		f.tokens, f.callers = append(f.tokens, tok.Token), append(f.callers, c)
+		f.tokens, f.callers = append(f.tokens, tok), append(f.callers, c)
 	}
 	tok, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "probe"})
 	if err != nil {
@@ -385,4 +387,42 @@ func BenchmarkHeldCalls(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+}
+
+// addAgents adds n Agents to the project default as CreateAgent does — the agent row
+// with its token's digest and the agent.created event — but a thousand to a transaction:
+// CreateAgent reads the project's every Agent to refuse a taken name, which makes
+// creating 10,000 one by one take most of an hour here. It returns their tokens.
+func addAgents(b *testing.B, st store.Store, admin authority.Caller, n int) []string {
+	b.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC().Round(0)
+	var tokens []string
+	for start := 0; start < n; start += 1000 {
+		err := st.Update(ctx, func(tx store.Tx) error {
+			for i := start; i < min(start+1000, n); i++ {
+				secret := make([]byte, 32)
+				if _, err := rand.Read(secret); err != nil {
+					return err
+				}
+				tok := contract.PrefixAgent + base64.RawURLEncoding.EncodeToString(secret)
+				digest := sha256.Sum256([]byte(tok))
+				ag := contract.Agent{ID: contract.AgentID(fmt.Sprintf("agt_%016x", i+1)), Project: "default",
+					Name: fmt.Sprintf("held-%d", i+1), Kind: contract.AgentKindAgent, CreatedAt: now}
+				if err := tx.CreateAgent(ctx, store.Agent{ID: string(ag.ID), Project: "default", Name: ag.Name, Kind: string(ag.Kind),
+					TokenDigest: digest[:], CreatedAt: now}); err != nil {
+					return err
+				}
+				if err := eventlog.Append(ctx, tx, "default", event.AgentCreated, admin.Principal(), now, ag); err != nil {
+					return err
+				}
+				tokens = append(tokens, tok)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatalf("add agents %d…: %v", start, err)
+		}
+	}
+	return tokens
 }

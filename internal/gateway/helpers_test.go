@@ -25,6 +25,7 @@ import (
 // fixture is a gateway over a real authority on SQLite with member ada, an installed
 // test capability and one Agent.
 type fixture struct {
+	st     store.Store
 	a      *authority.Authority
 	ops    *authority.Operations
 	admin  authority.Caller
@@ -61,7 +62,7 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{a: a}
+	f := &fixture{st: st, a: a}
 	if f.admin, err = a.Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
