@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
@@ -280,10 +281,13 @@ func (f *heldFixture) checkHeld(b *testing.B) {
 	}
 }
 
-// settle settles every Agent's Operation ordinal, which answers its held call.
+// settle settles every Agent's Operation ordinal, which answers its held call. A fresh
+// worker, on a Connection of its own, does it: holding 10,000 calls takes longer than the
+// fixture worker's lease.
 func (f *heldFixture) settle(b *testing.B, ordinal int64) {
 	b.Helper()
-	n := f.worker.SettleAll(b, func(id string) []contract.Args { return []contract.Args{{"path": str(id + ".txt")}} })
+	w := authoritytest.NewWorker(b, f.a, f.admin, f.ops, fetchWorker(fmt.Sprintf("settle-%d", ordinal)))
+	n := w.SettleAll(b, func(id string) []contract.Args { return []contract.Args{{"path": str(id + ".txt")}} })
 	if n != len(f.callers) {
 		b.Fatalf("settled %d Operations of ordinal %d, want one per Agent (%d)", n, ordinal, len(f.callers))
 	}
