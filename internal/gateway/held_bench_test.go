@@ -282,11 +282,13 @@ func (f *heldFixture) checkHeld(b *testing.B) {
 }
 
 // settle settles every Agent's Operation ordinal, which answers its held call. A fresh
-// worker, on a Connection of its own, does it: holding 10,000 calls takes longer than the
-// fixture worker's lease.
+// worker, on a Connection of its own and with a long lease, does it: holding and settling
+// 10,000 calls take longer than the fixture worker's lease.
 func (f *heldFixture) settle(b *testing.B, ordinal int64) {
 	b.Helper()
-	w := authoritytest.NewWorker(b, f.a, f.admin, f.ops, fetchWorker(fmt.Sprintf("settle-%d", ordinal)))
+	opts := fetchWorker(fmt.Sprintf("settle-%d", ordinal))
+	opts.LeaseTTL = time.Hour // settling 10,000 Operations takes minutes, and this worker never renews
+	w := authoritytest.NewWorker(b, f.a, f.admin, f.ops, opts)
 	n := w.SettleAll(b, func(id string) []contract.Args { return []contract.Args{{"path": str(id + ".txt")}} })
 	if n != len(f.callers) {
 		b.Fatalf("settled %d Operations of ordinal %d, want one per Agent (%d)", n, ordinal, len(f.callers))
