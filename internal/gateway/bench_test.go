@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/telemetry"
@@ -54,11 +53,27 @@ func tracedTelemetry() *telemetry.Telemetry {
 	return telemetry.New(telemetry.Config{Tracer: tp})
 }
 
-func benchQueryBoard(b *testing.B, f *fixture) {
+// BenchmarkQueryBoard_InConversation is BenchmarkQueryBoard as a runtime sends it: in a
+// conversation named in _meta, whose pin the gateway reads before each call.
+func BenchmarkQueryBoard_InConversation(b *testing.B) {
+	benchQueryBoardIn(b, newFixture(b, time.Second), "c-1")
+}
+
+func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
+
+func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
 	cs := f.connect(b, nil)
 	fillItems(b, cs)
+	raw, err := json.Marshal(itemQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw)}
+	if conversation != "" {
+		p.Meta = mcp.Meta{contract.MetaConversationKey: conversation}
+	}
 	loop(b, func(int) {
-		res, err := callErr(cs, "QueryBoard", itemQuery)
+		res, err := cs.CallTool(b.Context(), p)
 		if err != nil || res.IsError {
 			b.Fatalf("QueryBoard failed: %v", err)
 		}
