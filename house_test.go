@@ -125,6 +125,8 @@ func TestDeps(t *testing.T) {
 			"dispatch is the innermost consumer of the authority's parts, never a concrete store"},
 		{"internal/authority/policy", within("internal/contract", "internal/store", "internal/policy", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"published policies know no Board, Operation or dispatch; the parser is internal/policy"},
+		{"internal/authority/profile", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
+			"profiles know no Board, Operation or dispatch, and never a model key"},
 		{"internal/authority/opclass", none, nil, nil, "the table of operation classes is a leaf: the console, the facade and the CLI read it"},
 		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority", "internal/signing", "github.com/jackc/pgx/"), nil, nil,
 			"the test helper builds authorities through the facade; it names no concrete store, only makes a PostgreSQL database for one"},

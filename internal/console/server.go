@@ -41,6 +41,7 @@ type backend interface {
 	pageBackend
 	conversationBackend
 	delegateBackend
+	profileBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -241,6 +242,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.profileRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
