@@ -13,7 +13,7 @@ import (
 var examples = map[string][]string{
 	"":             {"docket start                  run serve and a worker here until Ctrl-C", "docket demo                   the verified calculation end to end", "docket ops --waiting          what waits, and why", "docket help case show"},
 	"demo":         {"docket demo", "docket demo --approve         the write waits for a person's decision", "docket demo --keep ./d        keep the data dir to look at afterwards"},
-	"start":        {"docket start", "docket start --listen 127.0.0.1:7421"},
+	"start":        {"docket start                  the same URL as last time", "docket start --listen 127.0.0.1:7421", "docket start --rotate-key     a new run key: the old URL stops working"},
 	"stop":         {"docket stop", "docket stop --wait 10s"},
 	"init":         {"DOCKET_PASSPHRASE='correct horse battery' docket init --member ada", "docket init --member ada --passphrase-file pass.txt --db postgres://localhost/docket"},
 	"serve":        {"docket serve", "docket serve --listen 127.0.0.1:0 --log-level debug"},
