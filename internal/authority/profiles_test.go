@@ -49,7 +49,9 @@ func TestProfile_Validate(t *testing.T) {
 		{"not http", func(s *contract.ProfileSpec) { s.ModelURL = "ftp://host" }, "http(s)"},
 		{"emulated without URL", func(s *contract.ProfileSpec) { s.Provider, s.ModelURL = "emulated", "" }, "emulated"},
 		{"scripted without script", func(s *contract.ProfileSpec) { *s = contract.ProfileSpec{Provider: "scripted"} }, "script"},
-		{"scripted with a key file", func(s *contract.ProfileSpec) { *s = contract.ProfileSpec{Provider: "scripted", Script: "x", KeyFile: "k"} }, "keyFile"},
+		{"scripted with a key file", func(s *contract.ProfileSpec) {
+			*s = contract.ProfileSpec{Provider: "scripted", Script: "x", KeyFile: "k"}
+		}, "keyFile"},
 		{"script on openai", func(s *contract.ProfileSpec) { s.Script = "x" }, "script"},
 		{"negative turns", func(s *contract.ProfileSpec) { s.MaxTurns = -1 }, "budgets"},
 		{"NaN dollars", func(s *contract.ProfileSpec) { s.MaxUSD = math.NaN() }, "budgets"},

@@ -53,10 +53,10 @@ type Config struct {
 	// every browser that opened it, stop working.
 	RotateKey bool
 	Project   string // the project whose Agents' profiles are run; "": default
-	DB       string // serve's store: a SQLite path or postgres://…; "": the data dir's
-	Manifest string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
-	Vault    string // the worker's Source vault; "": Dir/vault.json, written empty when missing
-	Exe      string // the program whose serve and worker subcommands run as the children
+	DB        string // serve's store: a SQLite path or postgres://…; "": the data dir's
+	Manifest  string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
+	Vault     string // the worker's Source vault; "": Dir/vault.json, written empty when missing
+	Exe       string // the program whose serve and worker subcommands run as the children
 
 	Stdout io.Writer // where the workbench URL and the children are printed
 	Stderr io.Writer // where a failure to stop the children is printed
