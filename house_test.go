@@ -147,6 +147,8 @@ func TestDeps(t *testing.T) {
 		{"internal/worker/hardening", within("golang.org/x/sys/"), nil, nil, "hardening the worker's own process is a leaf"},
 		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "grants are a leaf shared by the authority and workers"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/"), nil, nil, "the agent runtime reaches the authority only over the wire"},
+		{"internal/agent/provider/providertest", within("internal/contract", "internal/agent", "internal/agent/provider/scripted"), nil, nil,
+			"the test model servers play a script over the providers' wire formats, read on the server's side"},
 		{"internal/apiclient", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "the /api/v1 client speaks only the wire"},
 		{"internal/datadir", none, nil, nil, "the data dir's layout is a leaf"},
 		{"internal/signing", within("internal/datadir"), nil, nil, "signing keys and checkpoints are a leaf, checked with the standard library alone"},
