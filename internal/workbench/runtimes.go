@@ -322,7 +322,7 @@ func (r *runtimes) reporter(ctx context.Context) {
 			for {
 				select {
 				case rep := <-r.reports:
-					r.deliver(context.WithoutCancel(ctx), rep)
+					r.deliver(ctx, rep)
 				default:
 					return
 				}
@@ -332,7 +332,8 @@ func (r *runtimes) reporter(ctx context.Context) {
 }
 
 func (r *runtimes) deliver(ctx context.Context, rep report) {
-	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
+	// A report is sent even while docket start stops: the last one says it stopped.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer cancel()
 	cl, err := r.member()
 	if err == nil {
