@@ -46,9 +46,9 @@ var modelPage = template.Must(template.ParseFS(webFS, "web/model.html"))
 
 // firstUse serves ModelPath. It is safe for concurrent use.
 type firstUse struct {
-	rts    *runtimes
-	runKey string
-	origin func(host string) bool // whether an Origin's host is the gate's own
+	rts     *runtimes
+	runKey  string
+	xorigin *http.CrossOriginProtection // the standard library's refusal of cross-origin writes, as the console's
 }
 
 // modelForm is what the page shows, and what a refused submission is shown again with
@@ -122,10 +122,11 @@ func (f *firstUse) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode reads the form strictly: urlencoded, bounded, only its own fields, each once,
-// nothing in the query, the Origin (when sent) the gate's own, and the CSRF token.
+// nothing in the query, sent from the gate's own origin (Sec-Fetch-Site, else Origin),
+// and with the CSRF token.
 func (f *firstUse) decode(w http.ResponseWriter, r *http.Request) (formValues, error) {
-	if o := r.Header.Get("Origin"); o != "" && !f.origin(strings.TrimPrefix(o, "http://")) {
-		return nil, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin (%.80q); use the page docket start serves.", o)
+	if err := f.xorigin.Check(r); err != nil {
+		return nil, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin; use the page docket start serves.")
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {

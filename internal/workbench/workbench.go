@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	gate := newRunGate(runKey, gatePort, serveURL)
-	fu := &firstUse{rts: rts, runKey: runKey, origin: gate.hostAllowed}
+	fu := &firstUse{rts: rts, runKey: runKey, xorigin: http.NewCrossOriginProtection()}
 	gate.local = fu
 	gate.firstVisit = func(r *http.Request) bool { return r.URL.Path == "/" && fu.needsModel(r.Context()) }
 	gctx, stopGate := context.WithCancel(ctx)
