@@ -310,6 +310,13 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 	if out := s.docket(t, "agent", "profile", "list"); !strings.Contains(out, "failed: the model key file") || !strings.Contains(out, "running pid") {
 		t.Errorf("docket agent profile list =\n%s\nwant the runtimes' states and why one failed", out)
 	}
+	doctor := exec.Command("docket", "doctor")
+	doctor.Env = s.env
+	out, err := doctor.Output()
+	if exitOf(err) != 1 || !regexp.MustCompile(`FAIL runtime +agent calc-nokey: failed: the model key file`).Match(out) ||
+		!regexp.MustCompile(`ok +runtime +agent calc-openai: running pid`).Match(out) {
+		t.Errorf("docket doctor = %v\n%s\nwant the failed runtime failing it, with why, and the running ones ok", err, out)
+	}
 	s.stop(t, start)
 	assertNoSecret(t, secret, s.home, start.log())
 	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {

@@ -28,7 +28,8 @@ type agentsBody struct {
 // agentRow is one Agent on the Agents page.
 type agentRow struct {
 	contract.Agent
-	Last *opView // its newest Operation; nil when it made no call
+	Last    *opView                // its newest Operation; nil when it made no call
+	Profile *contract.AgentProfile // its profile and the state of its runtime; nil without one
 }
 
 // pageAgents lists the project's Agents with their kind, last Operation and token, and
@@ -53,8 +54,16 @@ func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, sta
 			last[op.Agent] = viewOp(op)
 		}
 	}
+	ps, err := s.auth.AgentProfiles(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	profiles := map[contract.AgentID]*contract.AgentProfile{}
+	for i := range ps {
+		profiles[ps[i].Agent] = &ps[i]
+	}
 	for _, a := range as {
-		row := agentRow{Agent: a}
+		row := agentRow{Agent: a, Profile: profiles[a.ID]}
 		if op, ok := last[a.ID]; ok {
 			row.Last = &op
 		}

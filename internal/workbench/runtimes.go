@@ -214,7 +214,9 @@ func (r *runtimes) stop(ctx context.Context, agent contract.AgentID) {
 	r.send(report{agent: agent, st: contract.RuntimeStatus{State: contract.RuntimeStopped, Reason: reason}})
 }
 
-// stopAll stops every runtime at docket start's end and reports each stopped.
+// stopAll stops every runtime at docket start's end and reports each stopped, and each
+// that could not start stopped as well: no runtime is left reported failed by a docket
+// start that is gone.
 func (r *runtimes) stopAll(ctx context.Context) {
 	r.mu.Lock()
 	var ids []contract.AgentID
@@ -222,7 +224,12 @@ func (r *runtimes) stopAll(ctx context.Context) {
 		ids = append(ids, id)
 	}
 	r.running = map[contract.AgentID]contract.ProfileSpec{}
+	failed := r.failed
+	r.failed = map[contract.AgentID]string{}
 	r.mu.Unlock()
+	for id, why := range failed {
+		r.send(report{agent: id, st: contract.RuntimeStatus{State: contract.RuntimeStopped, Reason: "docket start stopped; the runtime was not started: " + why}})
+	}
 	for _, id := range ids {
 		reason := "docket start stopped"
 		if err := r.sup.Stop(ctx, childName(id)); err != nil {
