@@ -122,7 +122,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
 			"GET " + directoryPath: directoryHandler(a.KeyDirectory),

@@ -14,6 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/authority/profile"
+	"github.com/docketrun/docket/internal/authority/task"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -44,6 +45,7 @@ type Authority struct {
 	conversations *conversation.Keeper
 	policies      *policy.Book
 	profiles      *profile.Keeper
+	tasks         *task.Keeper
 	signer        *signing.Keyring // nil: nothing is signed
 }
 
@@ -77,6 +79,7 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand})
 	return a, nil
 }
 

@@ -112,22 +112,33 @@ func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", "Agent "+a.Name+" revoked; its token no longer works.")
 }
 
-// agentBody is what an Agent's page shows: its strip of Operations and its conversations.
+// agentBody is what an Agent's page shows: its strip of Operations, its tasks, its
+// conversations, and the form that gives it a task.
 type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
+	Tasks         []taskView // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary
+	Form          taskForm
 }
 
-// pageAgent shows one Agent: its Operations, newest first, and its conversations.
+// pageAgent shows one Agent: its Operations, newest first, its tasks and its
+// conversations.
 func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showAgent(w, r, v, http.StatusOK, taskForm{})
+}
+
+func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, status int, form taskForm) error {
 	ctx := r.Context()
 	a, err := s.findAgent(r, v)
 	if err != nil {
 		return err
 	}
-	b := agentBody{Agent: a}
+	b := agentBody{Agent: a, Form: form}
+	if b.Tasks, err = s.agentTasks(r, v, a); err != nil {
+		return err
+	}
 	if s.dec != nil {
 		ops, err := s.dec.OperationList(ctx, v.caller, v.project, string(a.ID), false)
 		if err != nil {
@@ -145,7 +156,7 @@ func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) erro
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
-	return s.render(w, r, v, http.StatusOK, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved)
+	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
