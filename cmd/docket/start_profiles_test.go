@@ -216,6 +216,20 @@ func (s *startEnv) task(t *testing.T, agent contract.AgentID, text string) runne
 	return a
 }
 
+// finished waits until the task id is completed or failed, read with docket task show.
+func (s *startEnv) finished(t *testing.T, id contract.TaskID) contract.Task {
+	t.Helper()
+	var tk contract.Task
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		s.docketJSON(t, &tk, "task", "show", string(id))
+		if tk.State.Finished() {
+			return tk
+		}
+	}
+	t.Fatalf("task %s never finished: %+v", id, tk)
+	return tk
+}
+
 // calcScript is the verified calculation's script for job, reading data/<job>.json and
 // writing out/<job>.json.
 func calcScript(t *testing.T, job string) *scripted.Script {
@@ -270,19 +284,36 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 		t.Errorf("the key-less runtime's reason = %q, want the key file and where to enter the key", r)
 	}
 
-	for _, c := range []struct{ agent, job string }{{"calc-openai", "calc-001"}, {"calc-anthropic", "calc-002"}} {
-		a := s.task(t, ids[c.agent], "Run the verified calculation for job "+c.job+".")
-		if a.ErrorCode != "" || len(a.ClosedCases) != 1 || a.ClosedCases[0].Disposition != contract.DispositionCompleted || len(a.Pending) != 0 {
-			t.Fatalf("%s's task = %+v, want one Case closed completed and nothing pending", c.agent, a)
+	// One task is posted by a member into the authority, where the runtime takes it by
+	// long-poll; the other comes to the runtime's loopback POST /task, which posts it the
+	// same way.
+	closed := map[string][]contract.ClosedCase{}
+	var posted contract.Task
+	s.docketJSON(t, &posted, "task", "post", "--agent", "calc-openai", "--case-type", "verified_calculation", "--key", "job_id=calc-001",
+		"Run the verified calculation for job calc-001.")
+	done := s.finished(t, posted.ID)
+	if done.State != contract.TaskCompleted || done.Result == nil {
+		t.Fatalf("calc-openai's task = %+v, want it completed", done)
+	}
+	closed["calc-openai"] = done.Result.ClosedCases
+	a := s.task(t, ids["calc-anthropic"], "Run the verified calculation for job calc-002.")
+	if a.ErrorCode != "" || a.State != contract.TaskCompleted || len(a.Pending) != 0 {
+		t.Fatalf("calc-anthropic's task = %+v, want it completed with nothing pending", a)
+	}
+	closed["calc-anthropic"] = a.ClosedCases
+	for agent, job := range map[string]string{"calc-openai": "calc-001", "calc-anthropic": "calc-002"} {
+		cc := closed[agent]
+		if len(cc) != 1 || cc[0].Disposition != contract.DispositionCompleted {
+			t.Fatalf("%s closed %+v, want one Case closed completed", agent, cc)
 		}
 		var cs contract.CaseDetail
-		s.docketJSON(t, &cs, "case", "show", string(a.ClosedCases[0].CaseID))
+		s.docketJSON(t, &cs, "case", "show", string(cc[0].CaseID))
 		if cs.Status != contract.CaseClosed || cs.Receipt == nil || !cs.Receipt.Certified {
-			t.Errorf("%s's Case = %+v, want closed and certified", c.agent, cs)
+			t.Errorf("%s's Case = %+v, want closed and certified", agent, cs)
 		}
-		b, err := os.ReadFile(filepath.Join(s.ws, "out", c.job+".json"))
+		b, err := os.ReadFile(filepath.Join(s.ws, "out", job+".json"))
 		if err != nil || !strings.Contains(string(b), "262800") {
-			t.Errorf("out/%s.json = %s (%v), want the derived total", c.job, b, err)
+			t.Errorf("out/%s.json = %s (%v), want the derived total", job, b, err)
 		}
 	}
 	if seen := oa.Seen(); len(seen) == 0 || !strings.Contains(seen[0].System, "Always verify the written result") {
