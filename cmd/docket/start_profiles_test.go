@@ -25,17 +25,14 @@ import (
 // startEnv is a data dir run by a real docket start, set up as a person does: every step
 // is a docket process.
 type startEnv struct {
-	home  string
-	ws    string // the workspace the worker's file Source is fenced to
-	env   []string
-	man   string
-	vault string
+	*serveEnv        // home, env, man and vault; no serve of its own
+	ws        string // the workspace the worker's file Source is fenced to
 }
 
 func newStartEnv(t *testing.T) *startEnv {
 	t.Helper()
 	dir := t.TempDir()
-	s := &startEnv{home: filepath.Join(dir, "home"), ws: filepath.Join(dir, "ws")}
+	s := &startEnv{serveEnv: &serveEnv{home: filepath.Join(dir, "home")}, ws: filepath.Join(dir, "ws")}
 	s.env = slices.Clip(append(withoutDocketEnv(), "DOCKET_HOME="+s.home, "DOCKET_PASSPHRASE=correct horse battery"))
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -105,29 +102,9 @@ func (s *startEnv) stop(t *testing.T, p *proc) {
 		<-p.done
 		reaped <- p.cmd.Wait()
 	}()
-	s.docket(t, "stop", "--wait", "60s")
+	s.docket(t, nil, "stop", "--wait", "60s")
 	if err := <-reaped; err != nil {
 		t.Errorf("docket start ended with %v", err)
-	}
-}
-
-func (s *startEnv) docket(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("docket", args...)
-	cmd.Env = s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("docket %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
-}
-
-func (s *startEnv) docketJSON(t *testing.T, v any, args ...string) {
-	t.Helper()
-	out := s.docket(t, append(args, "-o", "json")...)
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("docket %s -o json: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
@@ -135,17 +112,17 @@ func (s *startEnv) docketJSON(t *testing.T, v any, args ...string) {
 // the Connection "local" that docket start's worker runs for.
 func (s *startEnv) setUpCalculation(t *testing.T) {
 	t.Helper()
-	s.docket(t, "capability", "install", "../../examples/verified-calculation/capability")
-	s.docket(t, "source", "bind", "--connection", workbench.Connection, "--name", "workspace", "--type", "file", "--words", "calculation_input,output_file")
+	s.docket(t, nil, "capability", "install", "../../examples/verified-calculation/capability")
+	s.docket(t, nil, "source", "bind", "--connection", workbench.Connection, "--name", "workspace", "--type", "file", "--words", "calculation_input,output_file")
 	digests := map[string]string{}
-	for line := range strings.Lines(s.docket(t, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
+	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
 		f := strings.Split(strings.TrimSpace(line), "\t")
 		if len(f) == 3 {
 			digests[f[0]] = f[1]
 		}
 	}
 	for _, id := range []string{"docket.workspace.read_json@1", "docket.workspace.write_json@1"} {
-		s.docket(t, "tool", "lock", "--connection", workbench.Connection, "--tool", id, "--digest", digests[id])
+		s.docket(t, nil, "tool", "lock", "--connection", workbench.Connection, "--tool", id, "--digest", digests[id])
 	}
 }
 
@@ -271,10 +248,10 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 		s.docketJSON(t, &at, "agent", "create", name)
 		ids[name] = at.Agent.ID
 	}
-	s.docket(t, "agent", "profile", "set", "calc-openai", "--provider", "openai", "--model-url", oa.URL+"/v1", "--model", "local-model",
+	s.docket(t, nil, "agent", "profile", "set", "calc-openai", "--provider", "openai", "--model-url", oa.URL+"/v1", "--model", "local-model",
 		"--instructions", instructions, "--max-turns", "20")
-	s.docket(t, "agent", "profile", "set", "calc-anthropic", "--provider", "anthropic", "--model-url", an.URL, "--model", "claude-test", "--key-file", keyFile)
-	s.docket(t, "agent", "profile", "set", "calc-nokey", "--provider", "anthropic", "--model", "claude-test", "--key-file", filepath.Join(t.TempDir(), "missing.key"))
+	s.docket(t, nil, "agent", "profile", "set", "calc-anthropic", "--provider", "anthropic", "--model-url", an.URL, "--model", "claude-test", "--key-file", keyFile)
+	s.docket(t, nil, "agent", "profile", "set", "calc-nokey", "--provider", "anthropic", "--model", "claude-test", "--key-file", filepath.Join(t.TempDir(), "missing.key"))
 
 	ps := s.profiles(t, "both runtimes running and the key-less one failed", func(ps map[string]contract.AgentProfile) bool {
 		nk := ps["calc-nokey"].Runtime
@@ -334,11 +311,11 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 		rt := ps["calc-openai"].Runtime
 		return rt != nil && rt.State == contract.RuntimeRunning && rt.Pid != before && rt.Restarts >= 1
 	})
-	events := s.docket(t, "events", "tail", "--type", "agent.runtime_reported", "--agent", "calc-openai")
+	events := s.docket(t, nil, "events", "tail", "--type", "agent.runtime_reported", "--agent", "calc-openai")
 	if !strings.Contains(events, "restarting") || !strings.Contains(events, "killed") {
 		t.Errorf("the runtime's reports = %s, want its exit (killed) and restart", events)
 	}
-	if out := s.docket(t, "agent", "profile", "list"); !strings.Contains(out, "failed: the model key file") || !strings.Contains(out, "running pid") {
+	if out := s.docket(t, nil, "agent", "profile", "list"); !strings.Contains(out, "failed: the model key file") || !strings.Contains(out, "running pid") {
 		t.Errorf("docket agent profile list =\n%s\nwant the runtimes' states and why one failed", out)
 	}
 	doctor := exec.Command("docket", "doctor")
@@ -364,7 +341,7 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 func (s *startEnv) profilesOffline(t *testing.T) map[string]contract.AgentProfile {
 	t.Helper()
 	srv := startProc(t, s.env, "serve", "--listen", "127.0.0.1:0")
-	s.docket(t, "doctor", "--wait", "30s")
+	s.docket(t, nil, "doctor", "--wait", "30s")
 	var ps []contract.AgentProfile
 	s.docketJSON(t, &ps, "agent", "profile", "list")
 	srv.cmd.Process.Signal(os.Interrupt)

@@ -163,10 +163,19 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
 			return err
 		},
+		"profile.set": func(ctx context.Context) error {
+			_, err := f.a.SetAgentProfile(ctx, c, "default", "calc", contract.ProfileSpec{Provider: "scripted", Script: "s.json", Enabled: true})
+			return err
+		},
+		"runtime.report": func(ctx context.Context) error {
+			_, err := f.a.ReportAgentRuntime(ctx, c, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning})
+			return err
+		},
 	}
-	// Logins take a passphrase, not a credential, and the conversation routes are an
-	// Agent's own: a delegate has neither to offer.
-	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true}
+	// Logins take a passphrase, not a credential, and the conversation, task-taking and
+	// waiting routes are an Agent's own: a delegate has neither to offer.
+	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
+		"task.post_own": true, "task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -194,23 +193,10 @@ func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.Pr
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := k.now().UTC().Round(0)
-	err := k.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.LockHead(ctx, string(project)); err != nil {
-			return err
-		}
-		if err := s.cursor.CatchUp(ctx, tx, project, s.apply); err != nil {
-			return err
-		}
-		return fn(tx, s, now)
-	})
+	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "change the profile of "+string(agent), "agent "+string(agent),
+		func(tx store.Tx) error { return fn(tx, s, now) })
 	if err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); ok {
-			return contract.AgentProfile{}, err
-		}
-		return contract.AgentProfile{}, fmt.Errorf("change the profile of %s: %w", agent, eventlog.Refuse(err, "agent "+string(agent)))
-	}
-	if err := s.cursor.CatchUp(ctx, k.store, project, s.apply); err != nil {
-		return contract.AgentProfile{}, fmt.Errorf("read profiles of %s: %w", project, err)
+		return contract.AgentProfile{}, err
 	}
 	return *clone(s.profiles[agent]), nil
 }

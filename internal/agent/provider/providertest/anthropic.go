@@ -9,7 +9,8 @@ import (
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
 )
 
-// The Messages request, as this server reads it, strictly.
+// The Messages request, as this server reads it, strictly; written apart from the
+// client's wire types, as the Chat Completions shapes are.
 type messagesRequest struct {
 	Model     string            `json:"model"`
 	MaxTokens int               `json:"max_tokens"`

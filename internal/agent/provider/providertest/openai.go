@@ -10,7 +10,9 @@ import (
 )
 
 // The Chat Completions request, as this server reads it: what a client sends, read
-// strictly on the server's side.
+// strictly on the server's side. These shapes are written apart from the client's wire
+// types on purpose, so that a mistake in those is not shared by the server that tests
+// them.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
