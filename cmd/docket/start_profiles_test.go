@@ -307,7 +307,7 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 	if err := syscall.Kill(before, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	ps = s.profiles(t, "the killed runtime running again", func(ps map[string]contract.AgentProfile) bool {
+	s.profiles(t, "the killed runtime running again", func(ps map[string]contract.AgentProfile) bool {
 		rt := ps["calc-openai"].Runtime
 		return rt != nil && rt.State == contract.RuntimeRunning && rt.Pid != before && rt.Restarts >= 1
 	})
