@@ -318,6 +318,9 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 	if out := s.docket(t, nil, "agent", "profile", "list"); !strings.Contains(out, "failed: the model key file") || !strings.Contains(out, "running pid") {
 		t.Errorf("docket agent profile list =\n%s\nwant the runtimes' states and why one failed", out)
 	}
+	if out := s.docket(t, nil, "ops"); !strings.Contains(out, "runtime of agent calc-nokey: failed: the model key file") || strings.Contains(out, "runtime of agent calc-openai") {
+		t.Errorf("docket ops =\n%s\nwant the failed runtime named with why, and not the running ones", out)
+	}
 	doctor := exec.Command("docket", "doctor")
 	doctor.Env = s.env
 	out, err := doctor.Output()
