@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -187,7 +188,7 @@ func (r *runtimes) start(ctx context.Context, cl *apiclient.Client, p contract.A
 		}
 	}
 	if err == nil {
-		fmt.Fprintf(r.cfg.Stdout, "  agent   %s (%s %s), log %s\n", p.AgentName, p.Provider, p.Model, r.sup.LogPath(child.Name))
+		fmt.Fprintf(r.cfg.Stdout, "  agent   %s (%s), log %s\n", p.AgentName, strings.TrimSpace(p.Provider+" "+p.Model), r.sup.LogPath(child.Name))
 		return
 	}
 	reason := err.Error()
@@ -434,7 +435,7 @@ func (r *runtimes) agentToken(ctx context.Context, cl *apiclient.Client, p contr
 		return "", fmt.Errorf("read the Agent's token: %w", err)
 	}
 	var at contract.AgentToken
-	if err := cl.Do(ctx, "POST", apiclient.ProjectPath(r.project(), "agents", string(p.Agent), "token"), nil, &at); err != nil {
+	if err := cl.Do(ctx, http.MethodPost, apiclient.ProjectPath(r.project(), "agents", string(p.Agent), "token"), nil, &at); err != nil {
 		return "", fmt.Errorf("take a token for the Agent's runtime: %w", err)
 	}
 	if err := saveAgentToken(dir, at.Token); err != nil {
