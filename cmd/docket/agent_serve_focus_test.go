@@ -69,10 +69,11 @@ type taskEndpoint struct {
 	url, key string
 }
 
-// agentServe starts docket agent serve with the scripted model; the test's end kills it.
-func (r *docketRig) agentServe(t *testing.T, tok, script string) *taskEndpoint {
+// agentServe starts docket agent serve with the scripted model and the flags in extra;
+// the test's end kills it.
+func (r *docketRig) agentServe(t *testing.T, tok, script string, extra ...string) *taskEndpoint {
 	t.Helper()
-	srv := r.command(t, nil, "agent", "serve", "--token-file", tok, "--script", script)
+	srv := r.command(t, nil, append([]string{"agent", "serve", "--token-file", tok, "--script", script}, extra...)...)
 	var stderr syncBuffer
 	srv.Stderr = &stderr
 	lines := startLines(t, srv, srv.StdoutPipe)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -157,4 +159,39 @@ func TestTask_Wakes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTask_KilledMidRunIsTakenAgain: a runtime SIGKILLed while its task's write is in
+// flight stops renewing its claim; once the lease runs out the next runtime takes the task
+// again (attempt 2), resumes the conversation from the authority and sends nothing twice —
+// the write it cannot know the outcome of is watched, not re-sent.
+func TestTask_KilledMidRunIsTakenAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket serve and runtimes as processes")
+	}
+	r := newDocketRig(t) // no worker: the write stays running
+	id, tok := r.agent(t, "midrun")
+	script := r.script(t, `{"turns":[{"calls":[`+loadInput+`]},{"final":"resumed"}]}`)
+	first := r.agentServe(t, tok, script, "--hold-wait", "10m")
+	posted := r.postTask(t, "--agent", "midrun", "load the input")
+	for deadline := time.Now().Add(30 * time.Second); r.countEvents(t, "operation.admitted", "agent:"+id) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the runtime never sent its write")
+		}
+	}
+	if err := first.proc.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.agentServe(t, tok, script, "--hold-wait", "1ms")
+	again := r.taskUntil(t, posted.ID, contract.TaskWaiting)
+	if again.Attempt != 2 || len(again.Waiting) != 1 || again.Waiting[0].Tool != contract.ToolApplyAction {
+		t.Errorf("the task taken again = attempt %d waiting on %+v, want attempt 2 watching the write", again.Attempt, again.Waiting)
+	}
+	if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+		t.Errorf("the authority admitted %d operations, want 1: the write is never sent twice", n)
+	}
+	res, _ := r.conversation(t, id, string(posted.Conversation))
+	if diff := cmp.Diff([]string{string(contract.CodeOutcomeUnknown)}, resultCodes(t, res)); diff != "" {
+		t.Errorf("the results the model read (-want +got):\n%s", diff)
+	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/docketrun/docket/internal/console/browsertest"
+
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -52,11 +54,23 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	}
 	task := ts[0]
 
-	// The page, left open, shows the task waiting on the write.
+	// The page, left open, shows the conversation as it runs, and the write it waits on.
+	b.Do(chromedp.Evaluate[chromedp.Void]("window.docketMark = 'same page'"))
 	waiting := "task-" + string(task.ID) + "-waiting-1"
-	b.Do(chromedp.WaitVisible(chromedp.ID(waiting)))
+	b.Do(chromedp.WaitVisible(chromedp.ID(waiting)),
+		chromedp.WaitVisible(chromedp.Search(`//ol[@id="live-turns"]//code[text()="OpenCase"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live-waits p.waits")))
 	if got := b.Text("#" + waiting); !strings.Contains(got, "waits on ApplyAction") {
 		t.Errorf("the waiting task reads %q, want what it waits on", got)
+	}
+	if got := b.Text("#live-waits"); !strings.Contains(got, "waiting for a decision") {
+		t.Errorf("the conversation says it waits on %q, want the write waiting for a decision", got)
+	}
+	if got := b.Text("#live-turns"); !strings.Contains(got, "write_result") || !strings.Contains(got, "approval") {
+		t.Errorf("the conversation shows %q, want the write call and the model's words on it", got)
+	}
+	if got := browsertestMark(b); got != "same page" {
+		t.Errorf("the conversation appeared after a reload (mark %q), want it live on the open page", got)
 	}
 	b.Screenshot(consoleShots, "workbench-waiting")
 
@@ -68,6 +82,12 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID(done)))
 	if got := b.Text("#" + done); !strings.Contains(got, "completed") || !strings.Contains(got, "closed as completed") {
 		t.Errorf("the finished task reads %q, want its Case closed completed and the final answer", got)
+	}
+	if got := b.Text("#live-turns"); !strings.Contains(got, "CloseCase") || !strings.Contains(got, "closed as completed") {
+		t.Errorf("the resumed conversation shows %q, want the close and the final answer", got)
+	}
+	if got := b.Text("#agent-cases"); !strings.Contains(got, "closed completed, certified") {
+		t.Errorf("beside the conversation its Cases read %q, want the Case closed completed, certified", got)
 	}
 	b.Screenshot(consoleShots, "workbench-done")
 	if out := s.docket(t, nil, "case", "list"); !strings.Contains(out, "closed\tcompleted") {
@@ -87,4 +107,9 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	if ps := b.Problems(); len(ps) > 0 {
 		t.Errorf("the pages reported problems: %q", ps)
 	}
+}
+
+// browsertestMark is the mark a test left on the open page, "" after a reload.
+func browsertestMark(b *browsertest.Browser) string {
+	return browsertest.Run(b, chromedp.Evaluate[string]("window.docketMark || ''"))
 }

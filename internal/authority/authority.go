@@ -79,7 +79,7 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand})
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease})
 	return a, nil
 }
 

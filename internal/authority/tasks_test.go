@@ -268,3 +268,53 @@ func TestOperations_CallPinned(t *testing.T) {
 		t.Fatalf("CloseCase of bob's Case pinned to ann = %s, want case_pinned", ans.Result.ErrorCode)
 	}
 }
+
+// TestAuthority_TasksSharedStore: two authorities on one database, as two docket serve: a
+// task posted on one is claimed through the other's long-poll, only once when both are
+// asked at the same time, and reported on the first.
+func TestAuthority_TasksSharedStore(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			p := newPair(t, be.open)
+			ctx := t.Context()
+			at, err := p.a.CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent, err := p.b.Authenticate(ctx, authority.Token(at.Token))
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims := make(chan contract.TaskClaim, 2)
+			for _, a := range []*authority.Authority{p.a, p.b} {
+				go func() {
+					c, err := a.ClaimTask(ctx, agent, contract.TaskClaimRequest{WaitMS: 2000})
+					if err != nil {
+						t.Error(err)
+					}
+					claims <- c
+				}()
+			}
+			posted, err := p.a.PostTask(ctx, p.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var taken []contract.TaskClaim
+			for range 2 {
+				if c := <-claims; c.Task != nil {
+					taken = append(taken, c)
+				}
+			}
+			if len(taken) != 1 || taken[0].Task.ID != posted.ID || taken[0].Task.Attempt != 1 {
+				t.Fatalf("claims = %+v, want the task taken once, at attempt 1", taken)
+			}
+			done, err := p.a.ReportTask(ctx, agent, posted.ID, contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
+			if err != nil || done.State != contract.TaskCompleted {
+				t.Fatalf("report on the other instance = %+v, %v", done, err)
+			}
+			if got, err := p.b.Task(ctx, p.admin, "default", posted.ID); err != nil || got.State != contract.TaskCompleted {
+				t.Errorf("the task read on the instance that served the claim = %+v, %v; want completed", got, err)
+			}
+		})
+	}
+}

@@ -121,6 +121,8 @@ type agentBody struct {
 	Tasks         []taskView // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary
 	Form          taskForm
+	Pane          *convPane // the conversation in the centre; nil when there is none
+	Cases         []caseRow // the Cases it opened, newest first
 }
 
 // pageAgent shows one Agent: its Operations, newest first, its tasks and its
@@ -156,7 +158,17 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
-	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported)
+	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
+		return err
+	}
+	if b.Cases, err = s.agentCases(r, v, a); err != nil {
+		return err
+	}
+	if b.Pane != nil && form.Conversation == "" {
+		form.Conversation = string(b.Pane.ID)
+		b.Form = form
+	}
+	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported, evCaseOpened, evCaseClosed)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.

@@ -249,7 +249,13 @@ func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.Convers
 	l := k.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+	// Every tool call of a conversation asks: the head alone says whether there is
+	// anything to catch up with.
+	head, err := k.store.Head(ctx, string(project))
+	if err == nil && head.Seq != l.cursor.Seq() {
+		err = l.catchUpLocked(ctx, k.store, project)
+	}
+	if err != nil {
 		return contract.CasePin{}, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	return l.pins[convKey{contract.AgentID(c.ID), id}], nil
