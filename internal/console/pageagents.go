@@ -123,6 +123,8 @@ type agentBody struct {
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
 	Cases         []caseRow // the Cases it opened, newest first
+	// Profile is its profile and its runtime's last reported state; nil without one.
+	Profile *contract.AgentProfile
 }
 
 // pageAgent shows one Agent: its Operations, newest first, its tasks and its
@@ -162,6 +164,11 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	if b.Cases, err = s.agentCases(r, v, a); err != nil {
+		return err
+	}
+	if p, err := s.auth.AgentProfile(ctx, v.caller, v.project, string(a.ID)); err == nil {
+		b.Profile = &p
+	} else if contract.CodeOf(err) != contract.CodeNotFound {
 		return err
 	}
 	if b.Pane != nil && form.Conversation == "" {
