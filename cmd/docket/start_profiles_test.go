@@ -328,13 +328,23 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 		!regexp.MustCompile(`ok +runtime +agent calc-openai: running pid`).Match(out) {
 		t.Errorf("docket doctor = %v\n%s\nwant the failed runtime failing it, with why, and the running ones ok", err, out)
 	}
+	// A disabled profile's runtime is stopped, and reported so.
+	pidA := s.profiles(t, "calc-anthropic running", running("calc-anthropic"))["calc-anthropic"].Runtime.Pid
+	s.docket(t, nil, "agent", "profile", "set", "calc-anthropic", "--provider", "anthropic", "--model-url", an.URL, "--model", "claude-test", "--key-file", keyFile, "--disabled")
+	s.profiles(t, "the disabled runtime stopped", func(ps map[string]contract.AgentProfile) bool {
+		rt := ps["calc-anthropic"].Runtime
+		return rt != nil && rt.State == contract.RuntimeStopped && strings.Contains(rt.Reason, "disabled")
+	})
+	if err := syscall.Kill(pidA, 0); err == nil {
+		t.Errorf("the stopped runtime's process %d still runs", pidA)
+	}
 	s.stop(t, start)
 	assertNoSecret(t, secret, s.home, start.log())
 	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the key file's mode = %v (%v), want 0600", fi.Mode(), err)
 	}
 	stopped := s.profilesOffline(t)
-	if rt := stopped["calc-anthropic"].Runtime; rt == nil || rt.State != contract.RuntimeStopped {
+	if rt := stopped["calc-openai"].Runtime; rt == nil || rt.State != contract.RuntimeStopped || !strings.Contains(rt.Reason, "docket start stopped") {
 		t.Errorf("after docket stop the runtime is %+v, want reported stopped", rt)
 	}
 }
