@@ -49,6 +49,7 @@ type cli struct {
 	Ops       opsCmd       `cmd:"" help:"List Operations: what is running or waiting, and why."`
 	Retry     retryCmd     `cmd:"" help:"Run a failed Operation again as a new one (a member's recovery act)."`
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
+	Schedule  scheduleCmd  `cmd:"" help:"Make, pause, resume, run and delete schedules that post tasks for Agents."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`
@@ -56,6 +57,8 @@ type cli struct {
 
 	Delegate  delegateCmd  `cmd:"" help:"Make, list and revoke delegates: credentials that act for you in one project."`
 	Operation operationCmd `cmd:"" help:"List every changing operation with its class: what a delegate may do."`
+	Confirm   confirmCmd   `cmd:"" help:"Confirm a delegate's card: its call runs once, as you."`
+	Card      cardCmd      `cmd:"" help:"List, show and decline delegates' cards."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`

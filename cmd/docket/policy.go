@@ -23,7 +23,7 @@ type policyCmd struct {
 
 type policyPublishCmd struct {
 	clientFlags
-	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy])."`
+	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy])."`
 }
 
 func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
@@ -51,7 +51,7 @@ func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
 
 type policyShowCmd struct {
 	clientFlags
-	Kind    string `arg:"" enum:"delegation,autonomy,recovery" help:"delegation, autonomy or recovery."`
+	Kind    string `arg:"" enum:"delegation,autonomy,recovery,delegate" help:"delegation, autonomy, recovery or delegate."`
 	Version int64  `name:"at" help:"The version to show (--at N); 0 is the one in force. (--version is docket's own version.)" default:"0"`
 }
 
@@ -78,12 +78,16 @@ func (c *policyShowCmd) Run(ctx context.Context, e *env) error {
 	return err
 }
 
-// policyOrigin says who published v: "built in", or the member and when.
+// policyOrigin says who published v: "built in", or the member (by name) and when.
 func policyOrigin(v contract.PolicyVersion) string {
 	if v.Builtin || v.PublishedAt == nil {
 		return "built in"
 	}
-	return fmt.Sprintf("published by %s at %s from %s", v.PublishedBy, v.PublishedAt.Format("2006-01-02T15:04:05Z"), v.File)
+	by := v.Publisher
+	if by == "" {
+		by = string(v.PublishedBy)
+	}
+	return fmt.Sprintf("published by %s at %s from %s", by, v.PublishedAt.Format("2006-01-02T15:04:05Z"), v.File)
 }
 
 type policyListCmd struct {
@@ -112,7 +116,7 @@ func (c *policyListCmd) Run(ctx context.Context, e *env) error {
 
 type policyDiffCmd struct {
 	clientFlags
-	Kind string `arg:"" enum:"delegation,autonomy,recovery" help:"delegation, autonomy or recovery."`
+	Kind string `arg:"" enum:"delegation,autonomy,recovery,delegate" help:"delegation, autonomy, recovery or delegate."`
 	From int64  `arg:"" help:"The version to compare from (1 is the built-in one)."`
 	To   int64  `arg:"" optional:"" help:"The version to compare to; default the one in force."`
 }

@@ -132,7 +132,18 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	dt, c := newDelegate(t, f, "asst")
+	ops := authority.NewOperations(f.a, authority.OperationsConfig{})
+	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("agent.create"),
+		Path: "/api/v1/projects/default/agents", Body: []byte(`{"name":"helper"}`), Reason: "the work needs it"})
+	if err != nil || card == nil {
+		t.Fatalf("Propose = %v, %v; want a card", card, err)
+	}
 	calls := map[string]func(context.Context) error{
+		"card.confirm": func(ctx context.Context) error { _, err := ops.ConfirmCard(ctx, c, card.ID); return err },
+		"card.decline": func(ctx context.Context) error {
+			_, err := f.a.DeclineCard(ctx, c, card.ID, contract.DeclineCardRequest{})
+			return err
+		},
 		"session.logout": func(ctx context.Context) error { return f.a.Logout(ctx, authority.Token(dt.Token)) },
 		"member.create": func(ctx context.Context) error {
 			_, err := f.a.CreateMember(ctx, c, contract.CreateMemberRequest{Name: "eve", Passphrase: testPassphrase})

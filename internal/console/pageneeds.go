@@ -21,12 +21,14 @@ const (
 type needsBody struct {
 	Tab   string // "pending" or "history"
 	Items []requestView
+	Cards cardsBody // delegates' open cards, on the pending tab
 }
 
 // requestView is one Request as a person reads it before deciding.
 type requestView struct {
 	contract.Request
 	Agent string         // the requesting Agent's name
+	Title string         // the Action, or the Board tool of a manual Agent's Board act
 	Does  string         // the Action's description, as its release declares it
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
@@ -39,7 +41,13 @@ type vectorRow struct{ Name, Value string }
 // pageNeeds shows what waits for a person: each pending Request with the vector its
 // digest covers and the forms that decide it.
 func (s *Server) pageNeeds(w http.ResponseWriter, r *http.Request, v visit) error {
-	return s.showRequests(w, r, v, "pending")
+	return s.showNeeds(w, r, v, http.StatusOK, nil)
+}
+
+// showNeeds shows the pending tab with status, and a confirmed card's answer when one
+// was just confirmed.
+func (s *Server) showNeeds(w http.ResponseWriter, r *http.Request, v visit, status int, confirmed *cardConfirmed) error {
+	return s.showRequestsWith(w, r, v, "pending", status, confirmed)
 }
 
 // pageNeedsHistory shows the Requests that no longer wait: decided, void or expired,
@@ -49,6 +57,10 @@ func (s *Server) pageNeedsHistory(w http.ResponseWriter, r *http.Request, v visi
 }
 
 func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, tab string) error {
+	return s.showRequestsWith(w, r, v, tab, http.StatusOK, nil)
+}
+
+func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visit, tab string, status int, confirmed *cardConfirmed) error {
 	if s.dec == nil {
 		return contract.Errorf(contract.CodeNotFound, "this server decides no requests; docket serve does.")
 	}
@@ -70,9 +82,19 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 		return err
 	}
 	cases := map[contract.CaseID]*contract.Case{}
-	b := needsBody{Tab: tab}
+	b := needsBody{Tab: tab, Cards: cardsBody{Confirmed: confirmed}}
+	if tab == "pending" {
+		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
+			return err
+		}
+	}
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Does: does[q.Vector.Action], Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		if q.Vector.Call != "" {
+			rv.Title = q.Vector.Call
+		} else {
+			rv.Does = does[q.Vector.Action]
+		}
 		if rv.Agent == "" {
 			rv.Agent = string(q.RequestedBy)
 		}
@@ -88,12 +110,20 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 		}
 		b.Items = append(b.Items, rv)
 	}
-	return s.render(w, r, v, http.StatusOK, "needs", b)
+	return s.render(w, r, v, status, "needs", b, cardEvents...)
 }
 
 // whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only
 // when the Action's approval names a person (or its View lists it waiting on a decision).
 func whyWaits(q contract.Request) string {
+	switch {
+	case q.State == contract.RequestPending && q.MemberOnly != "":
+		return "Only a member decides this request: " + q.MemberOnly + "."
+	case q.State == contract.RequestPending && q.Vector.Call != "":
+		return "The Agent is at level manual, so every write it makes waits for a member: this " + q.Vector.Call + " runs only once a member approves this exact vector, checked by the Board again when it runs."
+	case q.State == contract.RequestVoid && q.Vector.Call != "":
+		return "The Board no longer admitted the call when it was approved; the call was refused with the Board's code."
+	}
 	switch q.State {
 	case contract.RequestPending:
 		return "The Action " + q.Vector.Action + "'s approval names a person: it runs only once a member approves this exact vector, before the request closes."
@@ -110,6 +140,13 @@ func whyWaits(q contract.Request) string {
 // vectorRows lists the fields of vec in the order a reviewer reads them: what runs, on
 // which Case, with which Tool and Source, then each argument.
 func vectorRows(vec contract.RequestVector) []vectorRow {
+	if vec.Call != "" { // a manual Agent's Board act: the call and its arguments as decoded
+		rows := []vectorRow{{"Call", vec.Call}, {"Project", string(vec.Project)}, {"Agent", string(vec.Agent)}}
+		if vec.CaseID != "" {
+			rows = append(rows, vectorRow{"Case", string(vec.CaseID)})
+		}
+		return append(rows, vectorRow{"Input", string(vec.Input)})
+	}
 	rows := []vectorRow{{"Action", vec.Action}}
 	for _, f := range []vectorRow{{"Case", string(vec.CaseID)}, {"Tool", vec.Tool}, {"Tool digest", vec.ToolDigest}, {"Source", vec.Source}} {
 		if f.Value != "" {
@@ -136,7 +173,8 @@ func (s *Server) pageDecide(w http.ResponseWriter, r *http.Request, v visit) err
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", string(got.ID)+" "+string(got.State)+".")
 }
 
-// pendingCount is the Needs you badge: how many Requests wait for a person.
+// pendingCount is the Needs you badge: how many Requests and delegates' cards wait for a
+// person.
 func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
 	if s.dec == nil {
 		return 0, nil
@@ -151,7 +189,8 @@ func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
 			n++
 		}
 	}
-	return n, nil
+	cards, err := s.openCards(ctx, v)
+	return n + len(cards), err
 }
 
 // agentNames maps the project's Agent ids to their names.

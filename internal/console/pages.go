@@ -50,6 +50,12 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/needs", "needs", s.pageNeeds)
 	s.page("GET /projects/{project}/needs/history", "needs", s.pageNeedsHistory)
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
+	s.page("POST /projects/{project}/cards/{card}/confirm", "needs", s.pageConfirmCard)
+	s.page("GET /projects/{project}/cards/{card}/confirm", "needs", s.pageNeedsAgain)
+	s.page("POST /projects/{project}/cards/{card}/decline", "needs", s.pageDeclineCard)
+	s.page("GET /projects/{project}/delegates", "delegates", s.pageDelegates)
+	s.page("POST /projects/{project}/delegates", "delegates", s.pageCreateDelegate)
+	s.page("POST /projects/{project}/delegates/{delegate}/revoke", "delegates", s.pageRevokeDelegate)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
 	s.page("GET /projects/{project}/cases", "cases", s.pageCases)
@@ -74,6 +80,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/policies", "policies", s.pagePublishPolicy)
 	s.page("POST /projects/{project}/policies/agents/{agent}/level", "policies", s.pageSetLevel)
 	s.page("POST /projects/{project}/policies/agents/{agent}/windows", "policies", s.pageOpenWindow)
+	s.schedulePages()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -111,6 +118,8 @@ var navigation = []navItem{
 	{"events", "Events"},
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
+	{"schedules", "Schedules"},
+	{"delegates", "Delegates"},
 }
 
 // pageFuncs are the helpers the page templates call.

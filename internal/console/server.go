@@ -43,6 +43,7 @@ type backend interface {
 	taskBackend
 	delegateBackend
 	profileBackend
+	cardBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -68,10 +69,19 @@ type Config struct {
 	// not have.
 	Policies policyBook
 
+	// Cards records a delegate's consent calls as cards and confirms them (issue 15). It
+	// must be the *authority.Operations that serves /mcp. Without it, a delegate's consent
+	// call is refused consent_required and the confirm route answers not_found.
+	Cards carder
+
 	// Recovery retries failed Operations for members. It must be the
 	// *authority.Operations that serves /mcp. Without it, the retry route answers
 	// not_found like any route the server does not have.
 	Recovery recoverer
+
+	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// the schedule routes answer not_found like any route the server does not have.
+	Schedules scheduleBook
 
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
@@ -124,6 +134,9 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	sched         scheduleBook
+	cards         carder
+	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -155,6 +168,9 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		sched:     cfg.Schedules,
+		cards:     cfg.Cards,
+		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -215,6 +231,10 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/projects/{project}/delegates", s.handleCreateDelegate, authed)
 	s.handle("GET /api/v1/delegates", s.handleDelegates, authed)
 	s.handle("DELETE /api/v1/delegates/{delegate}", s.handleRevokeDelegate, authed)
+	s.handle("GET /api/v1/projects/{project}/cards", s.handleCards, authed)
+	s.handle("GET /api/v1/cards/{card}", s.handleCard, authed)
+	s.handle("POST /api/v1/cards/{card}/confirm", s.handleConfirmCard, authed)
+	s.handle("POST /api/v1/cards/{card}/decline", s.handleDeclineCard, authed)
 
 	s.handle("GET /api/v1/projects/{project}/agents", s.handleAgents, authed)
 	s.handle("POST /api/v1/projects/{project}/agents", s.handleCreateAgent, authed)
@@ -244,6 +264,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.profileRoutes()
+	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

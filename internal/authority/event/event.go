@@ -26,6 +26,14 @@ const (
 	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
 	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
+	// Cards (issue 15): a delegate's consent call, recorded instead of run, and its end.
+	CardRecorded  = "card.recorded"  // contract.Card, open, never a secret
+	CardConfirmed = "card.confirmed" // the card as a member confirmed it, re-bound, before its call runs
+	CardRan       = "card.ran"       // the card id and its call's outcome (status, error code), never the answer
+	CardDeclined  = "card.declined"  // the card as a member declined it, with the reason
+	CardVoided    = "card.voided"    // the card as voided, with what changed or why its delegate ended
+	CardExempted  = "card.exempted"  // a consent call the delegate policy exempts: the call, its digest, the policy version
+
 	// Capabilities: an install changes what the Board declares.
 	CapabilityInstalled = "capability.installed" // the release installed
 
@@ -74,6 +82,15 @@ const (
 	// Signatures: a signed checkpoint of the head before it (issue 16).
 	CheckpointSigned = "checkpoint.signed" // signing.Checkpoint
 
+	// Schedules: a member's acts on a schedule, and each fire of it (issue 13).
+	ScheduleCreated = "schedule.created" // contract.Schedule
+	SchedulePaused  = "schedule.paused"  // the schedule id
+	ScheduleResumed = "schedule.resumed" // the schedule id and its next fire
+	ScheduleDeleted = "schedule.deleted" // the schedule id
+	ScheduleFired   = "schedule.fired"   // contract.ScheduleFire: its due time, kind, the task it created or why none
+	ScheduleMissed  = "schedule.missed"  // fires not run under the schedule's policy: how many, the first and last due time
+	ScheduleOutcome = "schedule.outcome" // contract.ScheduleFire with its task's final state
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -100,6 +117,7 @@ var Catalog = []Kind{
 	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
 	{DelegateCreated, false}, {DelegateRevoked, false},
+	{CardRecorded, false}, {CardConfirmed, false}, {CardRan, false}, {CardDeclined, false}, {CardVoided, false}, {CardExempted, false},
 	{CapabilityInstalled, true},
 	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
@@ -110,6 +128,8 @@ var Catalog = []Kind{
 	{ProfileSet, false}, {RuntimeReported, false},
 	{RecoveryActed, false}, {RecoveryRefused, false},
 	{CheckpointSigned, false},
+	{ScheduleCreated, false}, {SchedulePaused, false}, {ScheduleResumed, false}, {ScheduleDeleted, false},
+	{ScheduleFired, false}, {ScheduleMissed, false}, {ScheduleOutcome, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 	{TaskPosted, false}, {TaskClaimed, false}, {TaskReported, false},
 }
