@@ -72,6 +72,10 @@ type Config struct {
 	// not_found like any route the server does not have.
 	Recovery recoverer
 
+	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// the schedule routes answer not_found like any route the server does not have.
+	Schedules scheduleBook
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -123,6 +127,7 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	sched         scheduleBook
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -154,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		sched:     cfg.Schedules,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -242,6 +248,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
