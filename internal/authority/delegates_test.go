@@ -164,9 +164,11 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			return err
 		},
 	}
-	// Logins take a passphrase, not a credential, and the conversation routes are an
-	// Agent's own: a delegate has neither to offer.
-	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true}
+	// Logins take a passphrase, not a credential, and the conversation and task-runtime
+	// routes are an Agent's own (TestDelegate_AgentOwnTaskRoutesRefused): a delegate has
+	// neither to offer.
+	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
+		"task.post_own": true, "task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {

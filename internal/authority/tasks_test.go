@@ -318,3 +318,40 @@ func TestAuthority_TasksSharedStore(t *testing.T) {
 		})
 	}
 }
+
+// TestDelegate_AgentOwnTaskRoutesRefused: what only an Agent's runtime does with its tasks
+// (claim, renew, report, wait for outcomes) is refused to a delegate, as to a member, and
+// changes nothing.
+func TestDelegate_AgentOwnTaskRoutesRefused(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+		t.Fatal(err)
+	}
+	posted, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := newDelegate(t, f, "asst")
+	calls := map[string]func() error{
+		"task.claim": func() error { _, err := f.a.ClaimTask(ctx, c, contract.TaskClaimRequest{}); return err },
+		"task.renew": func() error { _, err := f.a.RenewTask(ctx, c, posted.ID, contract.TaskRenewal{Attempt: 1}); return err },
+		"task.report": func() error {
+			_, err := f.a.ReportTask(ctx, c, posted.ID, contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
+			return err
+		},
+		"operation.wait": func() error { _, err := f.a.WaitOperations(ctx, c, nil, 0); return err },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			before, err := f.st.Head(ctx, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCode(t, call(), contract.CodeForbidden)
+			if after, err := f.st.Head(ctx, "default"); err != nil || after.Seq != before.Seq {
+				t.Errorf("a refused %s moved the log from %d to %d (%v)", name, before.Seq, after.Seq, err)
+			}
+		})
+	}
+}
