@@ -91,6 +91,11 @@ var examples = map[string][]string{
 	"delegate create":    {"docket delegate create --life 8h", "docket delegate create --life 30m --name asst --project ops -o json"},
 	"delegate list":      {"docket delegate list", "docket delegate list -o json"},
 	"delegate revoke":    {"docket delegate revoke asst", "docket delegate revoke dlg_0123456789abcdef"},
+	"confirm":            {"docket confirm crd_0123456789abcdef", "docket confirm crd_0123456789abcdef -o json"},
+	"card":               {"docket card list --state open", "docket card show crd_0123456789abcdef", "docket card decline crd_0123456789abcdef --reason 'not this week'"},
+	"card list":          {"docket card list", "docket card list --state open -o json"},
+	"card show":          {"docket card show crd_0123456789abcdef"},
+	"card decline":       {"docket card decline crd_0123456789abcdef", "docket card decline crd_0123456789abcdef --reason 'use the staging Connection'"},
 	"operation":          {"docket operation list"},
 	"operation list":     {"docket operation list", "docket operation list -o json"},
 }
