@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // ConsentCall is a delegate's call of a consent operation as the console received it.
@@ -125,6 +127,17 @@ func (o *Operations) subjectNow(ctx context.Context, c Caller, project contract.
 			}
 		}
 		return out, nil
+	case opclass.SubjectSchedule:
+		out := contract.CardSubject{Kind: sub.Kind, Ref: refs[0], Version: contract.SubjectAbsent}
+		s, err := o.a.store.Schedule(ctx, refs[0])
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (s.Project != string(project) || s.DeletedAt != nil)) {
+			return out, nil
+		}
+		if err != nil {
+			return contract.CardSubject{}, fmt.Errorf("read schedule %s: %w", refs[0], err)
+		}
+		out.Version, err = identity.VersionOf([]any{s.ID, s.Agent, s.Cron, s.Every, s.TimeZone, s.Missed, s.Task, s.PausedAt})
+		return out, err
 	}
 	out, ok, err := o.a.SubjectNow(ctx, project, sub.Kind, refs)
 	if !ok && err == nil {
@@ -142,15 +155,21 @@ func refValue(ref string, values map[string]string, body []byte) (string, error)
 	if !ok {
 		return "", nil // the body as a whole: its kind reads it
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return "", contract.Errorf(contract.CodeInvalidArgument, "the request body is not a JSON object; send the operation's JSON body.")
+	// A dotted field (task.agent) names a string inside nested objects.
+	raw := json.RawMessage(body)
+	for name := range strings.SplitSeq(field, ".") {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return "", contract.Errorf(contract.CodeInvalidArgument, "the request body's %s is not inside JSON objects; send the operation's JSON body.", field)
+		}
+		var ok bool
+		if raw, ok = m[name]; !ok {
+			return "", nil
+		}
 	}
 	var s string
-	if raw, ok := m[field]; ok {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", contract.Errorf(contract.CodeInvalidArgument, "the body's %s is not a string; send the operation's JSON body.", field)
-		}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", contract.Errorf(contract.CodeInvalidArgument, "the body's %s is not a string; send the operation's JSON body.", field)
 	}
 	return s, nil
 }

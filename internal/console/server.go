@@ -78,6 +78,10 @@ type Config struct {
 	// not_found like any route the server does not have.
 	Recovery recoverer
 
+	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// the schedule routes answer not_found like any route the server does not have.
+	Schedules scheduleBook
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -129,6 +133,7 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	sched         scheduleBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
@@ -162,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		sched:     cfg.Schedules,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
@@ -256,6 +262,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

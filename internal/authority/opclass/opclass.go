@@ -46,6 +46,7 @@ const (
 	SubjectTool       = "tool"       // the tool lock on a Connection: its digest, or absent
 	SubjectCapability = "capability" // the capability the uploaded package declares: its installed release digest, or absent
 	SubjectRequest    = "request"    // the Request: its state and digest
+	SubjectSchedule   = "schedule"   // the schedule: its record (Agent, timing, task, paused, deleted), or absent
 )
 
 // Table is every changing /api/v1 route with its class, in the order docket operation
@@ -75,6 +76,11 @@ var Table = []Operation{
 	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},
 	{"operation.reconcile", "POST /api/v1/projects/{project}/operations/{op}/reconcile", Operational, "settles an Operation that needs a person with a known outcome"},
 	{"operation.retry", "POST /api/v1/projects/{project}/operations/{op}/retry", Operational, "retries a failed Operation"},
+	{"schedule.create", "POST /api/v1/projects/{project}/schedules", Consent, "makes a schedule that posts tasks for an Agent as the member"},
+	{"schedule.pause", "POST /api/v1/projects/{project}/schedules/{schedule}/pause", Operational, "pauses a schedule's fires"},
+	{"schedule.resume", "POST /api/v1/projects/{project}/schedules/{schedule}/resume", Consent, "starts a paused schedule's fires again"},
+	{"schedule.run_now", "POST /api/v1/projects/{project}/schedules/{schedule}/run", Consent, "fires a schedule now: a task for its Agent"},
+	{"schedule.delete", "DELETE /api/v1/projects/{project}/schedules/{schedule}", Consent, "deletes a schedule"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"task.post", "POST /api/v1/projects/{project}/agents/{agent}/tasks", Operational, "posts a task for an Agent's runtime to take"},
@@ -98,6 +104,10 @@ var Subjects = map[string]Subject{
 	"tool.lock":          {SubjectTool, []string{"{connection}", "{tool}"}},
 	"capability.install": {SubjectCapability, []string{"body"}},
 	"request.decide":     {SubjectRequest, []string{"{id}"}},
+	"schedule.create":    {SubjectAgent, []string{"body.task.agent"}},
+	"schedule.resume":    {SubjectSchedule, []string{"{schedule}"}},
+	"schedule.run_now":   {SubjectSchedule, []string{"{schedule}"}},
+	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
 }
 
 // ForRoute returns the operation served at pattern; one the table lacks is member only.

@@ -10,9 +10,10 @@ import (
 )
 
 // TestSubjects: every consent operation has the subject its cards are bound to, each
-// reference a wildcard of its route or a body field, and nothing else has one.
+// reference a wildcard of its route or a body field (dotted into nested objects), and nothing
+// else has one.
 func TestSubjects(t *testing.T) {
-	wild := regexp.MustCompile(`^\{[a-z]+\}$|^body(\.[a-z]+)?$`)
+	wild := regexp.MustCompile(`^\{[a-z]+\}$|^body(\.[a-z]+)*$`)
 	for _, op := range opclass.Table {
 		sub, ok := opclass.Subjects[op.Name]
 		switch {
