@@ -170,15 +170,36 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.Checkpoint(ctx, c, "default")
 			return err
 		},
+		// The runtime's routes take the calling Agent's own tasks and Operations: a member's
+		// delegate has none.
+		"task.claim": func(ctx context.Context) error {
+			_, err := f.a.ClaimTask(ctx, c, contract.TaskClaimRequest{})
+			return err
+		},
+		"task.renew": func(ctx context.Context) error {
+			_, err := f.a.RenewTask(ctx, c, "t-0123456789abcdef", contract.TaskRenewal{Attempt: 1})
+			return err
+		},
+		"task.report": func(ctx context.Context) error {
+			_, err := f.a.ReportTask(ctx, c, "t-0123456789abcdef", contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
+			return err
+		},
+		"operation.wait": func(ctx context.Context) error {
+			_, err := f.a.WaitOperations(ctx, c, []contract.TaskWait{{CallID: "x", Tool: "ApplyAction", Ordinal: 1}}, time.Millisecond)
+			return err
+		},
 		"autonomy.open_window": func(ctx context.Context) error {
 			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
 			return err
 		},
 	}
-	// Logins take a passphrase, not a credential, and the conversation, task-runtime and
-	// wait routes are an Agent's own: a delegate has neither to offer.
+	// Logins take a passphrase, not a credential, and the conversation routes are an
+	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
+	// facade's PostTask, which a delegate reaches as the operational task.post anyway.
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
-		"task.post_own": true, "task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
+		"task.post_own": true}
+	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
+	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {
@@ -200,6 +221,10 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			switch {
 			case err == nil:
 				t.Fatalf("a delegate's %s was not refused", op.Name)
+			case agentOwn[op.Name]:
+				if contract.CodeOf(err) != contract.CodeForbidden {
+					t.Errorf("a delegate's %s: %v, want forbidden (an Agent's own)", op.Name, err)
+				}
 			case op.Name != "session.logout" && contract.CodeOf(err) != contract.CodeMemberOnly:
 				// A delegate's credential is no session, so logout finds none to end.
 				t.Errorf("a delegate's %s: %v, want member_only", op.Name, err)
