@@ -17,6 +17,7 @@ type agentCmd struct {
 	Level    agentLevelCmd    `cmd:"" help:"Set an Agent's autonomy level: manual, attended or unattended."`
 	Window   agentWindowCmd   `cmd:"" help:"Open a run window in which an attended Agent's writes are admitted."`
 	Autonomy agentAutonomyCmd `cmd:"" help:"Show an Agent's autonomy level and open run windows."`
+	Profile  agentProfileCmd  `cmd:"" help:"Set and show Agents' profiles: the model, budgets and instructions docket start runs them with."`
 	Run      agentRunCmd      `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
 	Chat     agentChatCmd     `cmd:"" help:"Talk with the agent on stdin, one line a message."`
 	Serve    agentServeCmd    `cmd:"" help:"Take the Agent's tasks and wakes from the authority by long-poll; also POST /task on loopback with a per-run key."`

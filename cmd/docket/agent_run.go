@@ -36,6 +36,9 @@ type runtimeFlags struct {
 	ConversationMaxUSD    float64 `help:"Stop once the conversation costs this many US dollars over all its runs (0: no bound)." name:"conversation-max-usd"`
 	ConversationDir       string  `help:"Keep conversations as files in this directory instead of in the authority (offline use and tests)." name:"conversation-dir"`
 
+	InstructionsFile   string `help:"An AGENTS.md-style file given to the model as its standing instructions." name:"instructions-file" type:"path"`
+	InstructionsDigest string `help:"The digest the instructions file must have (its profile's); the runtime does not start when it differs." name:"instructions-digest"`
+
 	HookCmd     string        `help:"A program run before and after each tool call with a JSON event on stdin; it refuses a call by printing {\"refuse\": \"reason\"}. Split on spaces; it runs without the model key and agent token." name:"hook-cmd"`
 	HookTimeout time.Duration `help:"How long one run of --hook-cmd may take." default:"10s" name:"hook-timeout"`
 	HoldWait    time.Duration `help:"How long a running call is kept open for the model while the runtime asks its state." default:"5m" name:"hold-wait"`
@@ -51,6 +54,7 @@ func (f runtimeFlags) config(e *env) runner.Config {
 		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD,
 		ConversationMaxTurns: f.ConversationMaxTurns, ConversationMaxTokens: f.ConversationMaxTokens,
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
+		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
 		Getenv: e.Getenv, Stderr: e.Stderr,
 	}
@@ -243,14 +247,17 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 // and offers POST /task on loopback.
 type agentServeCmd struct {
 	runtimeFlags
-	Listen string `help:"Loopback address for the task endpoint." default:"127.0.0.1:0"`
+	Listen   string `help:"Loopback address for the task endpoint." default:"127.0.0.1:0"`
+	TaskFile string `help:"Write the task endpoint's URL and per-run key to this file (mode 0600) instead of printing the key." name:"task-file" type:"path"`
 }
 
 func (c *agentServeCmd) Run(ctx context.Context, e *env) error {
 	if err := runner.CheckTaskListen(c.Listen); err != nil {
 		return &usageError{err: err}
 	}
-	rt, err := runner.Open(ctx, c.config(e))
+	cfg := c.config(e)
+	cfg.TaskFile = c.TaskFile
+	rt, err := runner.Open(ctx, cfg)
 	if err != nil {
 		return agentExit(err)
 	}

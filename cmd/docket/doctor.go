@@ -86,6 +86,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 				if who.Kind == contract.PrincipalMember {
 					ok, detail := dispatchCheck(ctx, cl, who.Projects)
 					add("dispatch", ok, "%s", detail)
+					checks = append(checks, runtimeChecks(ctx, cl, c.Project)...)
 				}
 			}
 		}
@@ -116,6 +117,28 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 		return &exitError{code: exitFailure, err: fmt.Errorf("doctor: %d check(s) failed", failed)}
 	}
 	return nil
+}
+
+// runtimeChecks is one check per enabled Agent profile of project: whether the runtime
+// docket start runs for it is running, and, when it is not, why (issue 13).
+func runtimeChecks(ctx context.Context, cl *client, project string) []check {
+	ps, err := cl.api.Profiles(ctx, project)
+	if err = credential(err); err != nil {
+		return []check{{Name: "runtimes", Detail: fmt.Sprintf("project %s: %v", project, err)}}
+	}
+	var out []check
+	for _, p := range ps {
+		if !p.Enabled {
+			continue
+		}
+		ch := check{Name: "runtime", OK: p.Runtime != nil && p.Runtime.State == contract.RuntimeRunning,
+			Detail: fmt.Sprintf("agent %s: %s", p.AgentName, runtimeText(p.Runtime))}
+		if p.Runtime != nil && p.Runtime.State == contract.RuntimeStopped {
+			ch.OK, ch.Warn = true, true // docket start is not running: nothing is wrong with the runtime
+		}
+		out = append(out, ch)
+	}
+	return out
 }
 
 // dispatchCheck says whether any executed Action's work waits with a reason no worker

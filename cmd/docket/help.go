@@ -13,7 +13,7 @@ import (
 var examples = map[string][]string{
 	"":             {"docket start                  run serve and a worker here until Ctrl-C", "docket demo                   the verified calculation end to end", "docket ops --waiting          what waits, and why", "docket help case show"},
 	"demo":         {"docket demo", "docket demo --approve         the write waits for a person's decision", "docket demo --keep ./d        keep the data dir to look at afterwards"},
-	"start":        {"docket start", "docket start --listen 127.0.0.1:7421"},
+	"start":        {"docket start                  the same URL as last time", "docket start --listen 127.0.0.1:7421", "docket start --rotate-key     a new run key: the old URL stops working"},
 	"stop":         {"docket stop", "docket stop --wait 10s"},
 	"init":         {"DOCKET_PASSPHRASE='correct horse battery' docket init --member ada", "docket init --member ada --passphrase-file pass.txt --db postgres://localhost/docket"},
 	"serve":        {"docket serve", "docket serve --listen 127.0.0.1:0 --log-level debug"},
@@ -59,6 +59,9 @@ var examples = map[string][]string{
 	"decide":             {"docket decide req_0123456789abcdef approve --digest sha256:…", "docket decide req_0123456789abcdef deny --digest sha256:… --reason 'wrong account'"},
 	"agent level":        {"docket agent level calc attended", "docket agent level calc unattended --acknowledge 'I have read the stated risk'"},
 	"agent window":       {"docket agent window calc --minutes 90"},
+	"agent profile":      {"docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5", "docket agent profile list"},
+	"agent profile show": {"docket agent profile show calc", "docket agent profile show calc -o json"},
+	"agent profile list": {"docket agent profile list", "docket agent profile list -o json"},
 	"agent autonomy":     {"docket agent autonomy calc", "docket agent autonomy calc -o json"},
 	"retry":              {"docket ops --waiting                           finds what failed", "docket retry agt_0123456789abcdef.4 --reason 'the share was remounted'"},
 	"policy":             {"docket policy list", "docket policy publish delegation.toml", "docket policy diff delegation 1"},

@@ -24,7 +24,10 @@ docket decide) or person (docket reconcile WORK). REASON says why it cannot proc
 Examples:
   docket ops                    every Agent's Operations, oldest first
   docket ops --waiting          only what waits, and why
-  docket ops --agent calc -o json`
+  docket ops --agent calc -o json
+
+After the Operations, each enabled Agent whose runtime (run by docket start for its
+profile) is not running is listed with why: failed, restarting or stopped.`
 }
 
 func (c *opsCmd) Run(ctx context.Context, e *env) error {
@@ -59,7 +62,33 @@ func (c *opsCmd) Run(ctx context.Context, e *env) error {
 	if c.Waiting {
 		empty = "no operation waits in project " + c.Project + ": nothing needs a worker, a decision or a person"
 	}
-	return writeList(e, []string{"work", "agent", "operation", "state", "waiting", "since", "reason"}, rows, empty)
+	if err := writeList(e, []string{"work", "agent", "operation", "state", "waiting", "since", "reason"}, rows, empty); err != nil {
+		return err
+	}
+	return c.runtimes(ctx, e, cl)
+}
+
+// runtimes says, after the Operations, which enabled Agent's runtime is not running and
+// why (issue 13): an Agent whose runtime cannot start makes no Operation, so its silence
+// would otherwise look like idleness.
+func (c *opsCmd) runtimes(ctx context.Context, e *env, cl *client) error {
+	ps, err := cl.api.Profiles(ctx, c.Project)
+	if err != nil {
+		_, werr := fmt.Fprintf(e.Stderr, "docket ops: the runtimes' states cannot be read: %v\n", err)
+		return werr
+	}
+	for _, p := range ps {
+		if !p.Enabled || (c.Agent != "" && c.Agent != p.AgentName && c.Agent != string(p.Agent)) {
+			continue
+		}
+		if p.Runtime != nil && p.Runtime.State == contract.RuntimeRunning {
+			continue
+		}
+		if _, err := fmt.Fprintf(e.Stdout, "runtime of agent %s: %s\n", p.AgentName, runtimeText(p.Runtime)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func agentLabel(op contract.OperationInfo) string {

@@ -13,12 +13,14 @@ import (
 )
 
 // startCmd is the local workbench: it initializes the data dir on first use, then runs
-// docket serve and a worker as supervised child processes until Ctrl-C or docket stop.
+// docket serve, a worker and one runtime per enabled Agent profile as supervised child
+// processes until Ctrl-C or docket stop.
 // People reach serve through start's own loopback address, where every route needs this
 // run's key. The work is [workbench.Run]'s; this maps the flags and lends it the verbs
 // it runs as a person would (docket init, docket connection create).
 type startCmd struct {
-	Listen         string `help:"Loopback address of the workbench URL, guarded by the per-run key." default:"127.0.0.1:7420"`
+	Listen         string `help:"Loopback address of the workbench URL, guarded by the run key (default: the last run's, else 127.0.0.1:7420; port 0 keeps the last run's port too)."`
+	RotateKey      bool   `help:"Make a new run key: the URL printed before, and every browser that opened it, stop working." name:"rotate-key"`
 	DB             string `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
 	Member         string `help:"Name of the first member, on first use." default:"admin"`
 	PassphraseFile string `help:"File holding the first member's passphrase, on first use (else DOCKET_PASSPHRASE, else a prompt)." type:"path"`
@@ -27,8 +29,10 @@ type startCmd struct {
 }
 
 func (c *startCmd) Run(ctx context.Context, e *env) error {
-	if err := workbench.CheckListen(c.Listen); err != nil {
-		return &usageError{err: err}
+	if c.Listen != "" {
+		if err := workbench.CheckListen(c.Listen); err != nil {
+			return &usageError{err: err}
+		}
 	}
 	dir, err := dataDir(e)
 	if err != nil {
@@ -42,7 +46,7 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		return fmt.Errorf("find this program to start its children: %w", err)
 	}
 	return workbench.Run(ctx, workbench.Config{
-		Dir: dir, Listen: c.Listen, DB: c.DB, Manifest: c.Manifest, Vault: c.Vault, Exe: exe,
+		Dir: dir, Listen: c.Listen, RotateKey: c.RotateKey, DB: c.DB, Manifest: c.Manifest, Vault: c.Vault, Exe: exe,
 		Stdout: e.Stdout, Stderr: e.Stderr,
 		Init: func(ctx context.Context) error { return c.init(ctx, e) },
 		CreateConnection: func(ctx context.Context, url, name string) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/contract"
@@ -157,6 +158,9 @@ func parseKey(s string) (contract.Args, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
+	}
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("--key is not valid UTF-8 text")
 	}
 	var key contract.Args
 	if strings.HasPrefix(s, "{") {

@@ -192,6 +192,14 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
 			return err
 		},
+		"profile.set": func(ctx context.Context) error {
+			_, err := f.a.SetAgentProfile(ctx, c, "default", "calc", contract.ProfileSpec{Provider: "scripted", Script: "s.json", Enabled: true})
+			return err
+		},
+		"runtime.report": func(ctx context.Context) error {
+			_, err := f.a.ReportAgentRuntime(ctx, c, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning})
+			return err
+		},
 	}
 	// Logins take a passphrase, not a credential, and the conversation routes are an
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the

@@ -28,7 +28,8 @@ type agentsBody struct {
 // agentRow is one Agent on the Agents page.
 type agentRow struct {
 	contract.Agent
-	Last *opView // its newest Operation; nil when it made no call
+	Last    *opView                // its newest Operation; nil when it made no call
+	Profile *contract.AgentProfile // its profile and the state of its runtime; nil without one
 }
 
 // pageAgents lists the project's Agents with their kind, last Operation and token, and
@@ -53,8 +54,16 @@ func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, sta
 			last[op.Agent] = viewOp(op)
 		}
 	}
+	ps, err := s.auth.AgentProfiles(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	profiles := map[contract.AgentID]*contract.AgentProfile{}
+	for i := range ps {
+		profiles[ps[i].Agent] = &ps[i]
+	}
 	for _, a := range as {
-		row := agentRow{Agent: a}
+		row := agentRow{Agent: a, Profile: profiles[a.ID]}
 		if op, ok := last[a.ID]; ok {
 			row.Last = &op
 		}
@@ -114,6 +123,8 @@ type agentBody struct {
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
 	Cases         []caseRow // the Cases it opened, newest first
+	// Profile is its profile and its runtime's last reported state; nil without one.
+	Profile *contract.AgentProfile
 }
 
 // pageAgent shows one Agent: its Operations, newest first, its tasks and its
@@ -153,6 +164,11 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	if b.Cases, err = s.agentCases(r, v, a); err != nil {
+		return err
+	}
+	if p, err := s.auth.AgentProfile(ctx, v.caller, v.project, string(a.ID)); err == nil {
+		b.Profile = &p
+	} else if contract.CodeOf(err) != contract.CodeNotFound {
 		return err
 	}
 	if b.Pane != nil && form.Conversation == "" {

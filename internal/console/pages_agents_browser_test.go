@@ -262,3 +262,67 @@ func TestPages_AgentsKeyboard(t *testing.T) {
 		t.Errorf("after Enter in the create form the page shows %q, want the token of keyed", got)
 	}
 }
+
+// TestPages_AgentsRuntime: the Agents page shows each Agent's profile and the state
+// docket start last reported of its runtime, with why it is not running, so that a
+// runtime that cannot start says so where a person looks.
+func TestPages_AgentsRuntime(t *testing.T) {
+	r := newPagesRig(t)
+	ctx := t.Context()
+	admin := mustCaller(t, r.testServer)
+	p, err := r.a.SetAgentProfile(ctx, admin, "default", "calc", contract.ProfileSpec{Provider: "openai", ModelURL: "http://127.0.0.1:8080/v1", Model: "qwen2.5", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := contract.RuntimeStatus{State: contract.RuntimeRestarting, Restarts: 3, Reason: "exited: exit status 2; its last words: the model key file is readable by others"}
+	if _, err := r.a.ReportAgentRuntime(ctx, admin, "default", "calc", st); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t)
+	cell := "#runtime-" + string(p.Agent)
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents"), chromedp.WaitVisible(chromedp.CSS(cell)))
+	got := r.b.Text(cell)
+	for _, want := range []string{"openai qwen2.5", "restarting", "after 3 restarts", "readable by others"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the Agent's runtime cell is %q, want %q in it", got, want)
+		}
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("Agents page with a runtime: %q", ps)
+	}
+}
+
+// TestPages_AgentRuntimeToggle: an Agent's page stops and starts its runtime by setting
+// its profile's enabled flag, which docket start follows; the page shows the runtime's
+// state.
+func TestPages_AgentRuntimeToggle(t *testing.T) {
+	r := newPagesRig(t)
+	ctx := t.Context()
+	admin := mustCaller(t, r.testServer)
+	p, err := r.a.SetAgentProfile(ctx, admin, "default", "calc", contract.ProfileSpec{Provider: "openai", ModelURL: "http://127.0.0.1:8080/v1", Model: "qwen2.5", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.a.ReportAgentRuntime(ctx, admin, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning, Pid: 4242}); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t)
+	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(p.Agent)), chromedp.WaitVisible(chromedp.ID("runtime-stop")))
+	if got := r.b.Text("#runtime"); !strings.Contains(got, "openai qwen2.5") || !strings.Contains(got, "running") {
+		t.Errorf("the runtime shows %q, want its model and running", got)
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("Agent page with a runtime: %q", ps)
+	}
+	r.b.Do(chromedp.Click(chromedp.ID("runtime-stop")), chromedp.WaitVisible(chromedp.ID("runtime-start")))
+	if got, err := r.a.AgentProfile(ctx, admin, "default", "calc"); err != nil || got.Enabled {
+		t.Fatalf("after Stop the profile = %+v, %v; want it disabled", got, err)
+	}
+	if got := r.b.Text(".notice"); !strings.Contains(got, "stops") {
+		t.Errorf("after Stop the notice is %q", got)
+	}
+	r.b.Do(chromedp.Click(chromedp.ID("runtime-start")), chromedp.WaitVisible(chromedp.ID("runtime-stop")))
+	if got, err := r.a.AgentProfile(ctx, admin, "default", "calc"); err != nil || !got.Enabled || got.ProfileSpec.Model != "qwen2.5" {
+		t.Errorf("after Start the profile = %+v, %v; want it enabled, the rest kept", got, err)
+	}
+}

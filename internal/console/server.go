@@ -42,6 +42,7 @@ type backend interface {
 	conversationBackend
 	taskBackend
 	delegateBackend
+	profileBackend
 	cardBackend
 }
 
@@ -262,6 +263,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.profileRoutes()
 	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)

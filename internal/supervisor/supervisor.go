@@ -39,6 +39,21 @@ type Config struct {
 	// StopGrace is how long a child may take to exit after an interrupt before it is
 	// killed; default DefaultStopGrace.
 	StopGrace time.Duration
+
+	// OnChange, when set, is told each time a child's process starts or exits on its own
+	// (not when the supervisor stops it), so that what runs is visible where a person
+	// looks. It is called from the child's own goroutine and must not block for long.
+	OnChange func(Change)
+}
+
+// Change is a child's process starting or exiting on its own.
+type Change struct {
+	Name    string
+	Started bool  // a process started (Pid); else the last one exited (Err)
+	Pid     int   // the process started
+	Runs    int   // processes started so far, this one included
+	Err     error // how it exited: the status from exec.Cmd.Wait (nil for 0), or why a restart failed
+	Restart bool  // after an exit: the child is started again after its back-off
 }
 
 // Child describes one supervised process.
@@ -171,6 +186,12 @@ func (s *Supervisor) Start(c Child) error {
 	return nil
 }
 
+// started tells OnChange that cmd, the child's run-th process, started. It is called
+// with no lock held.
+func (c *child) started(cmd *exec.Cmd) {
+	c.sup.change(Change{Name: c.spec.Name, Started: true, Pid: cmd.Process.Pid, Runs: c.runCount()})
+}
+
 func (s *Supervisor) openLog(name string) (*os.File, error) {
 	if s.cfg.LogDir == "" {
 		return nil, nil
@@ -206,6 +227,25 @@ func (s *Supervisor) Pid(name string) int {
 	return 0
 }
 
+// Stop stops the child called name as [Supervisor.Close] stops each, and forgets it, so
+// that a child of that name may be started again. A name with no child is no error.
+func (s *Supervisor) Stop(ctx context.Context, name string) error {
+	s.mu.Lock()
+	var ch *child
+	for i, c := range s.children {
+		if c.spec.Name == name {
+			ch = c
+			s.children = append(s.children[:i:i], s.children[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	return ch.halt(ctx)
+}
+
 // Close stops every child, newest first: each gets an interrupt and StopGrace to exit
 // before it is killed. It returns once all have exited. A child's non-zero status on the
 // way down is not an error: the interrupt asked for it.
@@ -238,6 +278,18 @@ type child struct {
 	mu   sync.Mutex // guards cmd
 	cmd  *exec.Cmd  // the current process; nil between restarts
 	runs int        // processes started, for the log
+}
+
+func (c *child) runCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs
+}
+
+func (s *Supervisor) change(ch Change) {
+	if s.cfg.OnChange != nil {
+		s.cfg.OnChange(ch)
+	}
 }
 
 func (c *child) pid() int {
@@ -282,6 +334,7 @@ func (c *child) watch(cmd *exec.Cmd) {
 	if c.logf != nil {
 		defer c.logf.Close()
 	}
+	c.started(cmd)
 	backoff := c.sup.cfg.MinBackoff
 	for {
 		started := time.Now()
@@ -298,6 +351,7 @@ func (c *child) watch(cmd *exec.Cmd) {
 		if c.logf != nil {
 			fmt.Fprintf(c.logf, "--- supervisor: %s exited: %v\n", c.spec.Name, exitText(err))
 		}
+		c.sup.change(Change{Name: c.spec.Name, Runs: c.runCount(), Err: err, Restart: c.spec.Restart})
 		if !c.spec.Restart {
 			c.sup.fail(&ExitError{Name: c.spec.Name, Err: err})
 			return
@@ -316,12 +370,14 @@ func (c *child) watch(cmd *exec.Cmd) {
 		for {
 			var serr error
 			if cmd, serr = c.spawn(); serr == nil {
+				c.started(cmd)
 				break
 			}
 			if errors.Is(serr, errStopped) {
 				return
 			}
 			c.sup.log.Warn("child restart failed", logChild, c.spec.Name, logErr, serr)
+			c.sup.change(Change{Name: c.spec.Name, Runs: c.runCount(), Err: serr, Restart: true})
 			t := time.NewTimer(backoff)
 			select {
 			case <-c.stop:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -252,5 +253,72 @@ func TestAlive(t *testing.T) {
 	}
 	if supervisor.Alive(pid) {
 		t.Errorf("Alive(%d) = true after the child exited and was reaped", pid)
+	}
+}
+
+// TestSupervisor_OnChange: each start and each exit on its own is told, with the run and
+// the exit status, so nothing a child does goes unseen; a child the supervisor stops is
+// not told as an exit, and Stop lets the name be started again.
+func TestSupervisor_OnChange(t *testing.T) {
+	r := newRig(t)
+	changes := make(chan supervisor.Change, 16)
+	s := supervisor.New(supervisor.Config{MinBackoff: time.Millisecond, OnChange: func(c supervisor.Change) { changes <- c }})
+	t.Cleanup(func() { s.Close(context.Background()) })
+	if err := s.Start(r.child("crash", "crash", true)); err != nil {
+		t.Fatal(err)
+	}
+	next := func() supervisor.Change {
+		t.Helper()
+		select {
+		case c := <-changes:
+			return c
+		case <-t.Context().Done():
+			t.Fatal("no change told")
+		}
+		return supervisor.Change{}
+	}
+	for run := 1; run <= 2; run++ {
+		r.expect(t, "run")
+		if c := next(); !c.Started || c.Runs != run || c.Pid == 0 {
+			t.Fatalf("change %+v, want run %d started with its pid", c, run)
+		}
+		c := next()
+		var ee *exec.ExitError
+		if c.Started || c.Runs != run || !c.Restart || !errors.As(c.Err, &ee) || ee.ExitCode() != 3 {
+			t.Fatalf("change %+v, want run %d exited with status 3, to restart", c, run)
+		}
+	}
+	if err := s.Stop(t.Context(), "crash"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid("crash") != 0 {
+		t.Error("a stopped child still has a pid")
+	}
+	if err := s.Start(r.child("crash", "serve", false)); err != nil {
+		t.Fatalf("start a stopped name again: %v", err)
+	}
+	for {
+		// The crashing child may have started once more before Stop; what comes after
+		// is the new child's start.
+		c := next()
+		if c.Started && s.Pid("crash") == c.Pid {
+			break
+		}
+	}
+	for r.lines.Scan() && r.lines.Text() == "run" {
+		// a crashing child started just before Stop said its word
+	}
+	if got := r.lines.Text(); got != "ready" {
+		t.Fatalf("the new child said %q, want ready", got)
+	}
+	if err := s.Stop(t.Context(), "crash"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-changes:
+		if !c.Started {
+			t.Errorf("a child the supervisor stopped was told as %+v", c)
+		}
+	default:
 	}
 }

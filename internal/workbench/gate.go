@@ -34,6 +34,11 @@ type runGate struct {
 	key   string
 	port  string // the gate's own port, for the Host check
 	proxy *httputil.ReverseProxy
+	// local serves docket start's own pages (under /start/), which never reach serve;
+	// nil: none. firstVisit, when set, says whether the browser's first visit goes to
+	// the first-use form rather than where the printed URL points.
+	local      http.Handler
+	firstVisit func(r *http.Request) bool
 }
 
 // newRunKey returns a fresh per-run key.
@@ -79,6 +84,9 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		q.Del("key")
 		to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		if g.firstVisit != nil && g.firstVisit(r) {
+			to = url.URL{Path: ModelPath}
+		}
 		http.Redirect(w, r, to.String(), http.StatusSeeOther)
 		return
 	}
@@ -91,6 +99,10 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(runKeyHeader)
+	if g.local != nil && strings.HasPrefix(r.URL.Path, "/start/") {
+		g.local.ServeHTTP(w, r)
+		return
+	}
 	g.proxy.ServeHTTP(w, r)
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,12 +44,19 @@ const (
 
 // Config is one docket start. Dir, Exe, Init and CreateConnection are required.
 type Config struct {
-	Dir      string // the data dir, absolute
-	Listen   string // loopback address of the workbench URL, e.g. 127.0.0.1:7420
-	DB       string // serve's store: a SQLite path or postgres://…; "": the data dir's
-	Manifest string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
-	Vault    string // the worker's Source vault; "": Dir/vault.json, written empty when missing
-	Exe      string // the program whose serve and worker subcommands run as the children
+	Dir string // the data dir, absolute
+	// Listen is the loopback address of the workbench URL, e.g. 127.0.0.1:7420. Empty, or
+	// with port 0, keeps the address of the last run (StateFile), else DefaultListen or
+	// a port the system picks.
+	Listen string
+	// RotateKey makes a new run key instead of keeping the last run's: the old URL, and
+	// every browser that opened it, stop working.
+	RotateKey bool
+	Project   string // the project whose Agents' profiles are run; "": default
+	DB        string // serve's store: a SQLite path or postgres://…; "": the data dir's
+	Manifest  string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
+	Vault     string // the worker's Source vault; "": Dir/vault.json, written empty when missing
+	Exe       string // the program whose serve and worker subcommands run as the children
 
 	Stdout io.Writer // where the workbench URL and the children are printed
 	Stderr io.Writer // where a failure to stop the children is printed
@@ -78,8 +86,10 @@ func CheckListen(listen string) error {
 // address, from the url file, with their own credentials.
 //
 // The worker runs for the Connection "local", created on first use, with the manifest
-// and vault of the data dir. Docket has no notion yet of agents marked to start, so Run
-// starts none.
+// and vault of the data dir. Each enabled Agent profile of the project gets a supervised
+// runtime (docket agent serve), started, restarted and stopped as the profiles say, its
+// state reported to the authority. The gate's address and run key are kept in the data
+// dir across runs, so the printed URL stays the same until --rotate-key.
 func Run(ctx context.Context, cfg Config) error {
 	if _, err := os.Stat(filepath.Join(cfg.Dir, datadir.KeyFile)); errors.Is(err, os.ErrNotExist) {
 		if err := cfg.Init(ctx); err != nil {
@@ -93,7 +103,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer release()
-	sup := supervisor.New(supervisor.Config{LogDir: filepath.Join(cfg.Dir, datadir.LogsDir)})
+	rts := newRuntimes(cfg)
+	sup := supervisor.New(supervisor.Config{LogDir: filepath.Join(cfg.Dir, datadir.LogsDir), OnChange: rts.onChange})
+	rts.sup = sup
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeGrace)
 		defer cancel()
@@ -105,32 +117,57 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	rts.base = base
+	saved, err := loadState(cfg.Dir)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
+	}
+	addr := saved.address(cfg.Listen)
+	if err := CheckListen(addr); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (the workbench keeps its last address; pass --listen to choose another): %w", addr, err)
 	}
 	serveURL, err := url.Parse(base)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("serve's URL %q: %w", base, err)
 	}
-	runKey := newRunKey()
+	runKey := saved.RunKey
+	if runKey == "" || cfg.RotateKey {
+		runKey = newRunKey()
+	}
 	_, gatePort, err := net.SplitHostPort(ln.Addr().String())
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("the gate's address: %w", err)
 	}
+	if err := saveState(cfg.Dir, state{Listen: ln.Addr().String(), RunKey: runKey}); err != nil {
+		ln.Close()
+		return err
+	}
+	gate := newRunGate(runKey, gatePort, serveURL)
+	fu := &firstUse{rts: rts, runKey: runKey, xorigin: http.NewCrossOriginProtection()}
+	gate.local = fu
+	gate.firstVisit = func(r *http.Request) bool { return r.URL.Path == "/" && fu.needsModel(r.Context()) }
 	gctx, stopGate := context.WithCancel(ctx)
 	defer stopGate()
 	gated := make(chan error, 1) // written once, when the gate stops
-	go func() { gated <- serveGate(gctx, ln, newRunGate(runKey, gatePort, serveURL)) }()
+	go func() { gated <- serveGate(gctx, ln, gate) }()
 	w := cfg.Stdout
 	fmt.Fprintf(w, "docket start: open http://%s/?key=%s\n", ln.Addr(), runKey)
 	fmt.Fprintf(w, "  data dir %s\n", cfg.Dir)
 	fmt.Fprintf(w, "  serve   pid %d at %s (for workers and admin verbs, with the key in the data dir's url file), log %s\n", sup.Pid("serve"), serveURL.Host, sup.LogPath("serve"))
 	fmt.Fprintf(w, "  worker  pid %d, connection %s, log %s\n", sup.Pid("worker"), Connection, sup.LogPath("worker"))
-	fmt.Fprintf(w, "  no agents are started: run one with docket agent run\n")
+	fmt.Fprintf(w, "  agents: one runtime per enabled profile (docket agent profile list); the first visit asks for the default model when there is none\n")
 	fmt.Fprintf(w, "stop with Ctrl-C or docket stop\n")
+	rctx, stopRuntimes := context.WithCancel(ctx)
+	synced := make(chan struct{})
+	go func() { defer close(synced); rts.run(rctx) }()
+	// The runtimes stop, and are reported stopped, before serve does.
+	defer func() { stopRuntimes(); <-synced }()
 	select {
 	case <-ctx.Done():
 		fmt.Fprintf(w, "docket start: stopping\n")

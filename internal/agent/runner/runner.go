@@ -51,6 +51,17 @@ type Config struct {
 	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
 	ConversationDir       string  // keep conversations as files here instead of in the authority; "": the authority
 
+	// InstructionsFile is an AGENTS.md-style text given to the model as its standing
+	// instructions; "": none. When InstructionsDigest is set, the file's content must
+	// have that digest (the one its profile recorded), or the runtime does not start.
+	InstructionsFile   string
+	InstructionsDigest string
+
+	// TaskFile, when set, is where ServeTasks writes its endpoint and per-run key (a
+	// [TaskEndpoint], mode 0600) instead of printing the key: docket start's supervised
+	// runtimes, whose output is a log.
+	TaskFile string
+
 	HookCmd     string        // a program run before and after each tool call, split on spaces; "": none
 	HookTimeout time.Duration // how long one run of HookCmd may take
 	HoldWait    time.Duration // how long a running call is kept open while the runtime asks its state
@@ -83,14 +94,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // Runtime is an assembled agent runtime: one provider and one gateway connection, used
 // by one loop at a time. Close it when done.
 type Runtime struct {
-	cfg      Config
-	key      agent.Key
-	provider agent.Provider
-	gateway  *mcpclient.Client
-	store    agent.ConversationStore
-	api      *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
-	prices   agent.Prices
-	log      *slog.Logger
+	cfg          Config
+	instructions string // the standing instructions, read from InstructionsFile
+	key          agent.Key
+	provider     agent.Provider
+	gateway      *mcpclient.Client
+	store        agent.ConversationStore
+	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
+	prices       agent.Prices
+	log          *slog.Logger
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -137,6 +149,9 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		return nil, err
 	}
 	if err := f.conversationBudget().Validate(); err != nil {
+		return nil, err
+	}
+	if rt.instructions, err = readInstructions(f.InstructionsFile, f.InstructionsDigest); err != nil {
 		return nil, err
 	}
 	if rt.provider, err = rt.newProvider(); err != nil {
@@ -234,6 +249,32 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
 }
 
+// maxInstructions bounds an instructions file in bytes: standing instructions, not a
+// corpus.
+const maxInstructions = 256 << 10
+
+// readInstructions reads the standing instructions from file, checking its content
+// against digest when one is given.
+func readInstructions(file, digest string) (string, error) {
+	if file == "" {
+		if digest != "" {
+			return "", &Error{Kind: KindUsage, Err: errors.New("an instructions digest is given without the instructions file")}
+		}
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", &contract.Error{Code: contract.CodeModelConfig, Teaching: fmt.Sprintf("the instructions file %s cannot be read; pass a readable file", file), Err: err}
+	}
+	if len(b) > maxInstructions {
+		return "", contract.Errorf(contract.CodeModelConfig, "the instructions file %s is over %d bytes; keep standing instructions short", file, maxInstructions)
+	}
+	if got := contract.Sum(b).String(); digest != "" && got != digest {
+		return "", contract.Errorf(contract.CodeModelConfig, "the instructions file %s changed since its profile was set (its digest is %s, the profile recorded %s); read it again and set the profile again (docket agent profile set … --instructions %s)", file, got, digest, file)
+	}
+	return string(b), nil
+}
+
 // agentToken reads the agent's bearer token from file, else DOCKET_AGENT_TOKEN.
 func agentToken(getenv func(string) string, file string) (string, error) {
 	if file == "" {
@@ -257,7 +298,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 	}
 	cfg := agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		ConversationBudget: f.conversationBudget(), Hook: f.hook(),
+		ConversationBudget: f.conversationBudget(), Hook: f.hook(), Instructions: rt.instructions,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
 	if rt.api != nil {

@@ -2,7 +2,12 @@ package runner
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 func TestAPIRoot(t *testing.T) {
@@ -35,5 +40,53 @@ func TestClip(t *testing.T) {
 	}
 	if got := Clip("αβγδ", 2); got != "αβ…" {
 		t.Errorf("Clip = %q", got)
+	}
+}
+
+// TestReadInstructions: the standing instructions are read from their file, checked
+// against the digest their profile recorded; a changed, missing or oversized file stops
+// the runtime with the fix.
+func TestReadInstructions(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "AGENTS.md")
+	const text = "Verify before closing.\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.md")
+	if err := os.WriteFile(big, make([]byte, maxInstructions+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	digest := contract.Sum([]byte(text)).String()
+	tests := []struct {
+		name, file, digest string
+		want               string // "" wants text back
+		code               contract.Code
+	}{
+		{"no file", "", "", "", ""},
+		{"with its digest", file, digest, "", ""},
+		{"without a digest", file, "", "", ""},
+		{"changed since the profile", file, contract.Sum([]byte("other")).String(), "changed since its profile was set", contract.CodeModelConfig},
+		{"missing", filepath.Join(dir, "none.md"), "", "cannot be read", contract.CodeModelConfig},
+		{"too big", big, "", "over", contract.CodeModelConfig},
+		{"digest alone", "", digest, "without the instructions file", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readInstructions(tt.file, tt.digest)
+			if tt.want == "" {
+				wantText := ""
+				if tt.file != "" {
+					wantText = text
+				}
+				if err != nil || got != wantText {
+					t.Fatalf("readInstructions = %q, %v; want %q", got, err, wantText)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.code != "" && contract.CodeOf(err) != tt.code) {
+				t.Errorf("readInstructions = %v, want %s naming %q", err, tt.code, tt.want)
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/datadir"
 )
 
 // Bounds of the task endpoint and of taking tasks.
@@ -57,6 +58,13 @@ type TaskAnswer struct {
 	Pending []agent.Pending `json:"pending,omitempty"`
 }
 
+// TaskEndpoint is what ServeTasks writes into its TaskFile: where POST /task is served
+// and the per-run key a client sends as its bearer token.
+type TaskEndpoint struct {
+	URL string `json:"url"`
+	Key string `json:"key"`
+}
+
 // CheckTaskListen refuses a task endpoint address that is not loopback: tasks come from
 // this machine only.
 func CheckTaskListen(listen string) error {
@@ -84,7 +92,18 @@ func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer)
 	defer cancel()
 	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), waiters: map[contract.TaskID]chan contract.Task{}}
 	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader, BaseContext: func(net.Listener) context.Context { return ctx }}
-	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
+	if f := rt.cfg.TaskFile; f != "" {
+		b, err := json.Marshal(TaskEndpoint{URL: "http://" + ts.addr + "/task", Key: ts.key})
+		if err == nil {
+			err = datadir.WritePrivate(f, append(b, '\n'))
+		}
+		if err != nil {
+			return fmt.Errorf("write the task endpoint file: %w", err)
+		}
+		fmt.Fprintf(w, "docket agent serve: POST http://%s/task with the bearer key in %s\n", ts.addr, f)
+	} else {
+		fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
+	}
 	served := make(chan error, 1) // written once, when Serve returns
 	go func() { served <- srv.Serve(ln) }()
 	taken := make(chan error, 1) // written once, when the claim loop ends

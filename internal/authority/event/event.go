@@ -70,6 +70,11 @@ const (
 	RiskAcknowledged = "agent.risk_acknowledged" // the Agent, the text read and its digest, the policy version
 	RunWindowOpened  = "run_window.opened"       // the Agent and the window
 
+	// Profiles: a member's profile of an Agent, and the state docket start reports of
+	// the Agent's runtime (issue 13). Never a model key.
+	ProfileSet      = "agent.profile_set"      // the Agent and its profile spec
+	RuntimeReported = "agent.runtime_reported" // the Agent and its runtime's state
+
 	// Recovery: an act on a failed Operation, or its refusal.
 	RecoveryActed   = "recovery.acted"   // the act, the Operation, the actor, the reason, the policy version, the result
 	RecoveryRefused = "recovery.refused" // the same, and why the act was refused or sent to a member
@@ -120,6 +125,7 @@ var Catalog = []Kind{
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
 	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
+	{ProfileSet, false}, {RuntimeReported, false},
 	{RecoveryActed, false}, {RecoveryRefused, false},
 	{CheckpointSigned, false},
 	{ScheduleCreated, false}, {SchedulePaused, false}, {ScheduleResumed, false}, {ScheduleDeleted, false},

@@ -101,3 +101,31 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 		return nil
 	})
 }
+
+// Act runs fn, a part's write to project's log, in one store transaction under the log's
+// head lock, on the part's projection caught up with apply inside it first; after the
+// commit it catches the projection up again, so the caller reads what it wrote. A
+// *contract.Error from fn comes back as it is; another failure of the transaction comes
+// back through [Refuse] with what, wrapped with doing. The caller holds the projection's
+// lock across Act.
+func Act(ctx context.Context, st store.Store, project contract.ProjectID, cur *Cursor, apply func(store.Event) error, doing, what string, fn func(tx store.Tx) error) error {
+	err := st.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
+		if err := cur.CatchUp(ctx, tx, project, apply); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		if _, ok := errors.AsType[*contract.Error](err); ok {
+			return err
+		}
+		return fmt.Errorf("%s: %w", doing, Refuse(err, what))
+	}
+	if err := cur.CatchUp(ctx, st, project, apply); err != nil {
+		return fmt.Errorf("read the log of %s: %w", project, err)
+	}
+	return nil
+}

@@ -62,6 +62,8 @@ var Table = []Operation{
 	{"policy.publish", "POST /api/v1/projects/{project}/policies", MemberOnly, "publishes a new version of a policy"},
 	{"autonomy.set_level", "PUT /api/v1/projects/{project}/agents/{agent}/level", MemberOnly, "sets an Agent's autonomy level"},
 	{"autonomy.open_window", "POST /api/v1/projects/{project}/agents/{agent}/windows", MemberOnly, "opens a run window of an Agent"},
+	{"profile.set", "PUT /api/v1/projects/{project}/agents/{agent}/profile", MemberOnly, "sets an Agent's profile: its model, budgets, instructions, and whether docket start runs it"},
+	{"runtime.report", "PUT /api/v1/projects/{project}/agents/{agent}/runtime", MemberOnly, "records the state docket start reports of an Agent's runtime"},
 	{"agent.create", "POST /api/v1/projects/{project}/agents", Consent, "creates an Agent and its token"},
 	{"agent.token", "POST /api/v1/projects/{project}/agents/{agent}/token", Consent, "replaces an Agent's token"},
 	{"agent.revoke", "DELETE /api/v1/projects/{project}/agents/{agent}", Consent, "revokes an Agent"},

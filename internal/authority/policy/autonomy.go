@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -178,23 +177,10 @@ func (b *Book) act(ctx context.Context, c identity.Caller, project contract.Proj
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := b.nowUTC()
-	err := b.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.LockHead(ctx, string(project)); err != nil {
-			return err
-		}
-		if err := s.cursor.CatchUp(ctx, tx, project, s.apply); err != nil {
-			return err
-		}
-		return fn(tx, s, now)
-	})
+	err := eventlog.Act(ctx, b.store, project, &s.cursor, s.apply, "change autonomy of "+string(agent), "agent "+string(agent),
+		func(tx store.Tx) error { return fn(tx, s, now) })
 	if err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); ok {
-			return contract.Autonomy{}, err
-		}
-		return contract.Autonomy{}, fmt.Errorf("change autonomy of %s: %w", agent, eventlog.Refuse(err, "agent "+string(agent)))
-	}
-	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
-		return contract.Autonomy{}, fmt.Errorf("read policies of %s: %w", project, err)
+		return contract.Autonomy{}, err
 	}
 	return s.agentLocked(agent, now), nil
 }

@@ -1,0 +1,169 @@
+package providertest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/provider/scripted"
+)
+
+// The Chat Completions request, as this server reads it: what a client sends, read
+// strictly on the server's side. These shapes are written apart from the client's wire
+// types on purpose, so that a mistake in those is not shared by the server that tests
+// them.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Tools         []chatTool    `json:"tools"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens int `json:"max_tokens"`
+}
+
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"`
+	ToolCalls  []chatToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// NewOpenAI starts a Chat Completions-compatible server at URL + "/v1/chat/completions"
+// that plays script. key, when not empty, must come as "Authorization: Bearer <key>";
+// a request without it is answered 401 as OpenAI does.
+func NewOpenAI(t cleaner, script *scripted.Script, key string) *Server {
+	return newServer(t, script, key, func(s *Server) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { s.chat(w, r) }
+	})
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "this server answers POST /v1/chat/completions")
+		return
+	}
+	bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	var in chatRequest
+	err := decode(r, &in)
+	req := agent.Request{}
+	if err == nil {
+		req, err = in.request()
+	}
+	seen := Seen{Path: r.URL.Path, Model: in.Model, System: req.System, KeyOK: s.keyOK(bearer), Stream: in.Stream}
+	s.record(seen)
+	switch {
+	case !seen.KeyOK:
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "Incorrect API key provided.")
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	case !in.Stream:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "this server streams only; send stream: true")
+		return
+	}
+	resp, err := s.turn(r.Context(), req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	chunk := func(delta map[string]any, finish *string) error {
+		return sse(w, "", map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk",
+			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
+	}
+	if err := chunk(map[string]any{"role": "assistant", "content": resp.Message.Text}, nil); err != nil {
+		return
+	}
+	for i, c := range resp.Message.Calls {
+		parts := halves(string(c.Arguments))
+		first := map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}
+		if err := chunk(map[string]any{"tool_calls": []any{first}}, nil); err != nil {
+			return
+		}
+		for _, p := range parts {
+			if err := chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil); err != nil {
+				return
+			}
+		}
+	}
+	finish := "stop"
+	if len(resp.Message.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	if err := chunk(map[string]any{}, &finish); err != nil {
+		return
+	}
+	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
+		usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+		if err := sse(w, "", map[string]any{"id": "chatcmpl-test", "choices": []any{}, "usage": usage}); err != nil {
+			return
+		}
+	}
+	w.Write([]byte("data: [DONE]\n\n"))
+}
+
+// request turns the wire conversation into the runtime's: system messages into the
+// system prompt, tool messages into the results of the user message after the calls.
+func (in chatRequest) request() (agent.Request, error) {
+	var req agent.Request
+	var system []string
+	user := func() *agent.Message {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == agent.RoleUser {
+			return &req.Messages[n-1]
+		}
+		req.Messages = append(req.Messages, agent.Message{Role: agent.RoleUser})
+		return &req.Messages[len(req.Messages)-1]
+	}
+	for _, m := range in.Messages {
+		text := ""
+		if m.Content != nil {
+			text = *m.Content
+		}
+		switch m.Role {
+		case "system":
+			system = append(system, text)
+		case "user":
+			u := user()
+			u.Text = strings.TrimSpace(u.Text + "\n" + text)
+		case "tool":
+			u := user()
+			u.Results = append(u.Results, agent.ToolResult{CallID: m.ToolCallID, Content: text})
+		case "assistant":
+			a := agent.Message{Role: agent.RoleAssistant, Text: text}
+			for _, c := range m.ToolCalls {
+				a.Calls = append(a.Calls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
+			}
+			req.Messages = append(req.Messages, a)
+		default:
+			return req, errorf("message role %q is not one of system, user, assistant, tool", m.Role)
+		}
+	}
+	req.System = strings.Join(system, "\n")
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, agent.ToolDef{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
+	}
+	return req, req.Validate()
+}

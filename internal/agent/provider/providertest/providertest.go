@@ -1,0 +1,145 @@
+// Package providertest provides model servers for tests that speak the providers' wire
+// formats: an OpenAI Chat Completions-compatible and an Anthropic Messages-compatible
+// endpoint, each playing a scripted model's turns and streaming them as those APIs
+// stream, tool calls included, so that a runtime under test talks to them as to a model.
+package providertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/provider/scripted"
+)
+
+// maxBody bounds a request body in bytes.
+const maxBody = 32 << 20
+
+// Seen is what a server received in one request, for a test to check: never the key,
+// only whether the expected one came.
+type Seen struct {
+	Path    string
+	Model   string
+	System  string // the system prompt
+	KeyOK   bool   // the key the server wants came in the provider's header (true when it wants none)
+	Stream  bool
+	Version string // anthropic-version, Anthropic only
+}
+
+// Server is a running model server. Close it when done (NewOpenAI and NewAnthropic do
+// with t.Cleanup).
+type Server struct {
+	*httptest.Server
+	play *scripted.Provider
+	key  string
+
+	mu   sync.Mutex
+	seen []Seen
+}
+
+// Seen returns what the server received so far, in order.
+func (s *Server) Seen() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
+}
+
+func (s *Server) record(v Seen) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, v)
+}
+
+func (s *Server) keyOK(got string) bool {
+	return s.key == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.key)) == 1
+}
+
+// cleaner is the part of testing.TB the constructors need.
+type cleaner interface {
+	Helper()
+	Cleanup(func())
+	Fatal(args ...any)
+}
+
+func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server) http.HandlerFunc) *Server {
+	t.Helper()
+	p, err := scripted.New(script, "providertest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{play: p, key: key}
+	s.Server = httptest.NewServer(h(s))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// turn plays the script's next turn for req, without the scripted provider's banner: a
+// wire-format server answers as a model does.
+func (s *Server) turn(ctx context.Context, req agent.Request) (agent.Response, error) {
+	resp, err := s.play.Turn(ctx, req, nil)
+	if err != nil {
+		return resp, err
+	}
+	text := strings.TrimPrefix(resp.Message.Text, scripted.Banner)
+	resp.Message.Text = strings.TrimSpace(strings.TrimPrefix(text, ":"))
+	return resp, nil
+}
+
+// decode reads a JSON body strictly into v.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("data after the JSON body")
+	}
+	return nil
+}
+
+// sse writes one server-sent event; event "" writes a data line alone, as Chat
+// Completions streams.
+func sse(w io.Writer, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if event != "" {
+		fmt.Fprintf(&buf, "event: %s\n", event)
+	}
+	fmt.Fprintf(&buf, "data: %s\n\n", b)
+	_, err = w.Write(buf.Bytes())
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return err
+}
+
+// halves splits s in two, so that arguments arrive across chunks as the APIs send them.
+func halves(s string) []string {
+	if len(s) < 2 {
+		return []string{s}
+	}
+	return []string{s[:len(s)/2], s[len(s)/2:]}
+}
+
+// writeError answers an error in the shape both APIs share: {"error": {"type", "message"}}.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, err := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+	if err != nil {
+		return
+	}
+	w.Write(b)
+}

@@ -1,0 +1,34 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Profiles lists the profiles of project's live Agents.
+func (c *Client) Profiles(ctx context.Context, project string) ([]contract.AgentProfile, error) {
+	var page contract.Page[contract.AgentProfile]
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "profiles"), nil, &page)
+	return page.Items, err
+}
+
+// Profile returns the profile of project's Agent agent (an id or a name).
+func (c *Client) Profile(ctx context.Context, project, agent string) (contract.AgentProfile, error) {
+	var p contract.AgentProfile
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "agents", agent, "profile"), nil, &p)
+	return p, err
+}
+
+// SetProfile replaces the profile of project's Agent agent.
+func (c *Client) SetProfile(ctx context.Context, project, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
+	var p contract.AgentProfile
+	err := c.Do(ctx, http.MethodPut, ProjectPath(project, "agents", agent, "profile"), spec, &p)
+	return p, err
+}
+
+// ReportRuntime records the state of the runtime of project's Agent agent.
+func (c *Client) ReportRuntime(ctx context.Context, project, agent string, st contract.RuntimeStatus) error {
+	return c.Do(ctx, http.MethodPut, ProjectPath(project, "agents", agent, "runtime"), st, nil)
+}

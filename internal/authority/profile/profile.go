@@ -1,0 +1,215 @@
+// Package profile keeps each Agent's profile (issue 13) and the last reported state of its
+// runtime: a projection of agent.profile_set and agent.runtime_reported events, caught up
+// before each use, so that several instances over one store agree.
+package profile
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Keeper keeps the profiles of every project's Agents. It is safe for concurrent use.
+type Keeper struct {
+	store store.Store
+	now   func() time.Time
+
+	mu       sync.Mutex                    // guards projects; held only to find an entry
+	projects map[contract.ProjectID]*shelf // created on first use, never removed
+}
+
+// shelf is one project's profiles.
+type shelf struct {
+	mu       sync.Mutex // guards the fields below; never held with another part's lock
+	cursor   eventlog.Cursor
+	names    map[contract.AgentID]string // every live Agent's name
+	profiles map[contract.AgentID]*contract.AgentProfile
+}
+
+// setEvent is the data of agent.profile_set: the profile without its runtime.
+type setEvent struct {
+	Agent contract.AgentID `json:"agent"`
+	contract.ProfileSpec
+}
+
+// reportEvent is the data of agent.runtime_reported.
+type reportEvent struct {
+	Agent contract.AgentID `json:"agent"`
+	contract.RuntimeStatus
+}
+
+// New returns the Keeper over st; now is the clock.
+func New(st store.Store, now func() time.Time) *Keeper {
+	return &Keeper{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+}
+
+func (k *Keeper) shelf(project contract.ProjectID) *shelf {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.projects[project]
+	if s == nil {
+		s = &shelf{names: map[contract.AgentID]string{}, profiles: map[contract.AgentID]*contract.AgentProfile{}}
+		k.projects[project] = s
+	}
+	return s
+}
+
+func (s *shelf) apply(e store.Event) error {
+	switch e.Type {
+	case event.AgentCreated:
+		var a contract.Agent
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		s.names[a.ID] = a.Name
+	case event.AgentRevoked:
+		// A revoked Agent has no runtime to run: its profile goes with it.
+		var a struct {
+			ID contract.AgentID `json:"id"`
+		}
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		delete(s.names, a.ID)
+		delete(s.profiles, a.ID)
+	case event.ProfileSet:
+		var d setEvent
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		p := &contract.AgentProfile{Agent: d.Agent, AgentName: s.names[d.Agent], ProfileSpec: d.ProfileSpec, SetBy: contract.Principal(e.Actor), SetAt: e.At}
+		if old := s.profiles[d.Agent]; old != nil {
+			p.Runtime = old.Runtime
+		}
+		s.profiles[d.Agent] = p
+	case event.RuntimeReported:
+		var d reportEvent
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if p := s.profiles[d.Agent]; p != nil {
+			st := d.RuntimeStatus
+			st.Reported = e.At
+			p.Runtime = &st
+		}
+	}
+	return nil
+}
+
+// read runs fn on project's shelf caught up with the log.
+func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.cursor.CatchUp(ctx, k.store, project, s.apply); err != nil {
+		return fmt.Errorf("read profiles of %s: %w", project, err)
+	}
+	fn(s)
+	return nil
+}
+
+// Profile returns agent's profile, for a member; not_found when none was set.
+func (k *Keeper) Profile(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID) (contract.AgentProfile, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	var out *contract.AgentProfile
+	err := k.read(ctx, project, func(s *shelf) { out = clone(s.profiles[agent]) })
+	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	if out == nil {
+		return contract.AgentProfile{}, contract.Errorf(contract.CodeNotFound,
+			"Agent %s has no profile yet; set one with docket agent profile set %s --provider … (or at first use of docket start).", agent, agent)
+	}
+	return *out, nil
+}
+
+// List returns the profiles of project's live Agents, for a member, by Agent name.
+func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.AgentProfile, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	out := []contract.AgentProfile{}
+	err := k.read(ctx, project, func(s *shelf) {
+		for _, p := range s.profiles {
+			out = append(out, *clone(p))
+		}
+	})
+	slices.SortFunc(out, func(a, b contract.AgentProfile) int { return cmp.Compare(a.AgentName, b.AgentName) })
+	return out, err
+}
+
+// Set replaces agent's profile with spec, for a member acting itself, once spec is
+// valid ([Validate]).
+func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, spec contract.ProfileSpec) (contract.AgentProfile, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	if err := Validate(spec); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	return k.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+		if _, live := s.names[agent]; !live {
+			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
+		}
+		return eventlog.Append(ctx, tx, project, event.ProfileSet, c.Principal(), now, setEvent{Agent: agent, ProfileSpec: spec})
+	})
+}
+
+// Report records the state of agent's runtime, for a member acting itself: docket start
+// reports each change of the runtimes it supervises. An Agent without a profile has no
+// runtime to report.
+func (k *Keeper) Report(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, st contract.RuntimeStatus) (contract.AgentProfile, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	if err := validateStatus(st); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	st.Reported = time.Time{}
+	return k.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+		if s.profiles[agent] == nil {
+			return contract.Errorf(contract.CodeNotFound, "Agent %s has no profile, so no runtime to report; set its profile first.", agent)
+		}
+		return eventlog.Append(ctx, tx, project, event.RuntimeReported, c.Principal(), now, reportEvent{Agent: agent, RuntimeStatus: st})
+	})
+}
+
+// act runs a member's act on agent's profile in one transaction under the log's head
+// lock, on the shelf caught up inside it, and returns the profile after.
+func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.AgentProfile, error) {
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now().UTC().Round(0)
+	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "change the profile of "+string(agent), "agent "+string(agent),
+		func(tx store.Tx) error { return fn(tx, s, now) })
+	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	return *clone(s.profiles[agent]), nil
+}
+
+// clone copies p, its runtime included; nil stays nil.
+func clone(p *contract.AgentProfile) *contract.AgentProfile {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	if p.Runtime != nil {
+		rt := *p.Runtime
+		out.Runtime = &rt
+	}
+	return &out
+}

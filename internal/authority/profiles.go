@@ -1,0 +1,39 @@
+package authority
+
+import (
+	"context"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// AgentProfile returns an Agent's profile; see [profile.Keeper.Profile].
+func (a *Authority) AgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error) {
+	id, err := a.agentID(ctx, c, project, agent)
+	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	return a.profiles.Profile(ctx, c, project, id)
+}
+
+// AgentProfiles lists the profiles of project's live Agents.
+func (a *Authority) AgentProfiles(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.AgentProfile, error) {
+	return a.profiles.List(ctx, c, project)
+}
+
+// SetAgentProfile replaces an Agent's profile; see [profile.Keeper.Set].
+func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
+	id, err := a.agentID(ctx, c, project, agent)
+	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	return a.profiles.Set(ctx, c, project, id, spec)
+}
+
+// ReportAgentRuntime records the state of an Agent's runtime; see [profile.Keeper.Report].
+func (a *Authority) ReportAgentRuntime(ctx context.Context, c Caller, project contract.ProjectID, agent string, st contract.RuntimeStatus) (contract.AgentProfile, error) {
+	id, err := a.agentID(ctx, c, project, agent)
+	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	return a.profiles.Report(ctx, c, project, id, st)
+}

@@ -1,0 +1,80 @@
+package contract
+
+import "time"
+
+// Model providers an Agent profile names (the agent runtime's provider kinds).
+const (
+	ProviderAnthropic = "anthropic" // Anthropic Messages API
+	ProviderOpenAI    = "openai"    // OpenAI Chat Completions or a compatible server
+	ProviderEmulated  = "emulated"  // Chat Completions without tool support; tools in the prompt
+	ProviderScripted  = "scripted"  // a script of tool calls; no inference
+)
+
+// Providers lists the provider names a profile may give, in the order they are taught.
+var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderEmulated, ProviderScripted}
+
+// AgentProfile is how an Agent's runtime runs (issue 13): the model it talks to, its
+// budgets and instructions, and whether docket start runs it. Only its non-secret part is
+// here: the model key stays in a file beside the runtime, and the profile names only that
+// file's path.
+type AgentProfile struct {
+	Agent     AgentID `json:"agent"`
+	AgentName string  `json:"agentName"`
+	ProfileSpec
+	SetBy Principal `json:"setBy"`
+	SetAt time.Time `json:"setAt"`
+	// Runtime is the last state docket start reported of the Agent's runtime; nil when
+	// none was ever reported.
+	Runtime *RuntimeStatus `json:"runtime,omitempty"`
+}
+
+// ProfileSpec is what a member sets of a profile: PUT .../agents/{agent}/profile.
+type ProfileSpec struct {
+	Provider string `json:"provider"`           // one of Providers
+	ModelURL string `json:"modelUrl,omitempty"` // the model endpoint's root; "" for scripted
+	Model    string `json:"model,omitempty"`    // the model name the endpoint knows; "" for scripted
+	// KeyFile is the path of the file holding the model key, on the machine of the runtime,
+	// relative to its data dir or absolute; "" when the endpoint takes no key.
+	KeyFile string `json:"keyFile,omitempty"`
+	Script  string `json:"script,omitempty"` // scripted only: the script's path beside the runtime
+
+	MaxTurns  int     `json:"maxTurns,omitempty"`  // model turns of one run; 0: no bound
+	MaxTokens int64   `json:"maxTokens,omitempty"` // input plus output tokens of one run; 0: no bound
+	MaxUSD    float64 `json:"maxUsd,omitempty"`    // US dollars of one run; 0: no bound
+
+	// InstructionsFile is an AGENTS.md-style text, beside the runtime, given to the model
+	// as its standing instructions; InstructionsDigest is the digest of its content when
+	// the profile was set, which the runtime checks before it reads it to the model.
+	InstructionsFile   string `json:"instructionsFile,omitempty"`
+	InstructionsDigest string `json:"instructionsDigest,omitempty"`
+
+	Enabled bool `json:"enabled"` // docket start runs a runtime for the Agent
+}
+
+// Runtime states docket start reports.
+const (
+	RuntimeStarting   = "starting"   // its process is being started
+	RuntimeRunning    = "running"    // its process runs
+	RuntimeRestarting = "restarting" // its process exited; it is started again after a back-off
+	RuntimeFailed     = "failed"     // it cannot start (Reason says why); docket start tries again once the cause is fixed
+	RuntimeStopped    = "stopped"    // docket start stopped it
+)
+
+// RuntimeStates lists the runtime states.
+var RuntimeStates = []string{RuntimeStarting, RuntimeRunning, RuntimeRestarting, RuntimeFailed, RuntimeStopped}
+
+// RuntimeStatus is the state of an Agent's supervised runtime, as docket start reports it
+// (PUT .../agents/{agent}/runtime).
+type RuntimeStatus struct {
+	State    string `json:"state"`            // one of RuntimeStates
+	Pid      int    `json:"pid,omitempty"`    // the runtime's process, while it runs
+	Restarts int    `json:"restarts"`         // times it was started again since docket start began
+	Reason   string `json:"reason,omitempty"` // why it exited or cannot start; never a secret
+	// Reported is when the authority recorded the report; set by the authority.
+	Reported time.Time `json:"reported,omitzero"`
+}
+
+// Profile codes (issue 13).
+const (
+	CodeProfileInvalid Code = "profile_invalid" // a profile field that cannot work, named with the fix
+)
