@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,8 +40,46 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	writeFile(t, tok, at.Token, 0o600)
 	writeFile(t, script, waitingCalculation, 0o600)
 	startProc(t, s.env, "agent", "serve", "--token-file", tok, "--script", script, "--hold-wait", "1s")
+	giveTaskAndApprove(t, s, b, s.url, at.Agent.ID, true)
+}
 
-	page := s.url + "/projects/default/agents/" + string(at.Agent.ID)
+// TestConsole_WorkbenchUnderStart: the same as a person meets it under a real docket
+// start. The Agent's profile names the scripted provider with the waiting calculation as
+// its script, and docket start supervises its runtime; the person opens the printed URL,
+// signs in, types the verified-calculation task into the Agent's page and approves the
+// write on Needs you; the conversation resumes by itself and the Case closes certified —
+// nobody re-runs anything.
+func TestConsole_WorkbenchUnderStart(t *testing.T) {
+	s := newStartEnv(t)
+	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")
+	s.setUpCalculation(t, approvedCalculation(t))
+	var at contract.AgentToken
+	s.docketJSON(t, &at, "agent", "create", "calc")
+	script := filepath.Join(t.TempDir(), "script.json")
+	writeFile(t, script, strings.ReplaceAll(waitingCalculation, "data/input.json", "data/calc-001.json"), 0o600)
+	s.docket(t, nil, "agent", "profile", "set", "calc", "--provider", "scripted", "--script", script)
+	s.profiles(t, "calc's runtime running", running("calc"))
+
+	base := "http://" + addr
+	b := browsertest.New(t)
+	b.Do(chromedp.Navigate(base + "/?key=" + key))
+	b.SignIn(base, "admin", "correct horse battery")
+	giveTaskAndApprove(t, s.serveEnv, b, base, at.Agent.ID, false)
+	if out, err := os.ReadFile(filepath.Join(s.ws, "out", "result.json")); err != nil || !strings.Contains(string(out), "262800") {
+		t.Errorf("out/result.json = %s (%v), want the derived total written after the approval", out, err)
+	}
+	s.stop(t, start)
+}
+
+// giveTaskAndApprove is what a person does in the browser b signed in to the console at
+// base: gives agent the verified calculation for job calc-001 as a task from its page,
+// sees the conversation live and the write waiting, approves the write on Needs you, and
+// sees the conversation resume by itself to a Case closed certified, while s's CLI shows
+// that the write was made once. With shots it writes the screenshots docs/console.md
+// shows. The agent's runtime plays waitingCalculation.
+func giveTaskAndApprove(t *testing.T, s *serveEnv, b *browsertest.Browser, base string, agent contract.AgentID, shots bool) {
+	t.Helper()
+	page := base + "/projects/default/agents/" + string(agent)
 	b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("task-form")),
 		chromedp.SendKeys(chromedp.ID("task-text"), "Verify job calc-001."),
 		chromedp.SendKeys(chromedp.ID("task-case-type"), "verified_calculation"),
@@ -72,9 +111,11 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	if got := browsertestMark(b); got != "same page" {
 		t.Errorf("the conversation appeared after a reload (mark %q), want it live on the open page", got)
 	}
-	b.Screenshot(consoleShots, "workbench-waiting")
+	if shots {
+		b.Screenshot(consoleShots, "workbench-waiting")
+	}
 
-	b.Do(chromedp.Navigate(s.url+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("section.request")),
+	b.Do(chromedp.Navigate(base+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("section.request")),
 		chromedp.Click(chromedp.CSS("button.approve")), chromedp.WaitVisible(chromedp.CSS(".notice")))
 
 	// Nobody re-runs anything: the runtime is woken by the authority and finishes.
@@ -89,7 +130,9 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	if got := b.Text("#agent-cases"); !strings.Contains(got, "closed completed, certified") {
 		t.Errorf("beside the conversation its Cases read %q, want the Case closed completed, certified", got)
 	}
-	b.Screenshot(consoleShots, "workbench-done")
+	if shots {
+		b.Screenshot(consoleShots, "workbench-done")
+	}
 	if out := s.docket(t, nil, "case", "list"); !strings.Contains(out, "closed\tcompleted") {
 		t.Errorf("docket case list = %q, want the Case closed as completed", out)
 	}

@@ -32,7 +32,7 @@ func TestStart_FirstUseForm(t *testing.T) {
 	const secret = "sk-ant-form-SECRET-9a8b7c6d"
 	s := newStartEnv(t)
 	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")
-	s.setUpCalculation(t)
+	s.setUpCalculation(t, verifiedCalculation)
 	an := providertest.NewAnthropic(t, calcScript(t, "calc-001"), secret)
 	b := browsertest.New(t)
 	b.Do(chromedp.Navigate("http://"+addr+"/?key="+key), chromedp.WaitVisible(chromedp.CSS("form.signin input#model")))

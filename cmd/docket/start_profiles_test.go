@@ -108,11 +108,11 @@ func (s *startEnv) stop(t *testing.T, p *proc) {
 	}
 }
 
-// setUpCalculation installs the verified calculation and binds its Source and Tools on
-// the Connection "local" that docket start's worker runs for.
-func (s *startEnv) setUpCalculation(t *testing.T) {
+// setUpCalculation installs the verified calculation from capDir and binds its Source and
+// Tools on the Connection "local" that docket start's worker runs for.
+func (s *startEnv) setUpCalculation(t *testing.T, capDir string) {
 	t.Helper()
-	s.docket(t, nil, "capability", "install", "../../examples/verified-calculation/capability")
+	s.docket(t, nil, "capability", "install", capDir)
 	s.docket(t, nil, "source", "bind", "--connection", workbench.Connection, "--name", "workspace", "--type", "file", "--words", "calculation_input,output_file")
 	digests := map[string]string{}
 	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
@@ -125,6 +125,9 @@ func (s *startEnv) setUpCalculation(t *testing.T) {
 		s.docket(t, nil, "tool", "lock", "--connection", workbench.Connection, "--tool", id, "--digest", digests[id])
 	}
 }
+
+// verifiedCalculation is the example capability as shipped: no write needs a person.
+const verifiedCalculation = "../../examples/verified-calculation/capability"
 
 // profiles waits until ok holds of the project's profiles, read with docket agent
 // profile list, and returns them.
@@ -234,7 +237,7 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 	const secret = "sk-ant-test-SECRET-5f0e1d2c3b4a"
 	s := newStartEnv(t)
 	start, _, _ := s.run(t, "--listen", "127.0.0.1:0")
-	s.setUpCalculation(t)
+	s.setUpCalculation(t, verifiedCalculation)
 	oa := providertest.NewOpenAI(t, calcScript(t, "calc-001"), "")
 	an := providertest.NewAnthropic(t, calcScript(t, "calc-002"), secret)
 
