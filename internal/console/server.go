@@ -71,6 +71,12 @@ type Config struct {
 	// not_found like any route the server does not have.
 	Recovery recoverer
 
+	// Hooks records coding agents' tool calls reported by their hooks
+	// (docs/coding-agents.md). It must be the *authority.Operations that decides
+	// Requests. Without it, the hook routes answer not_found like any route the server
+	// does not have.
+	Hooks hookBackend
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -122,6 +128,7 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	hooks         hookBackend
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -153,6 +160,7 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		hooks:     cfg.Hooks,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -241,6 +249,7 @@ func (s *Server) routes() {
 	}
 	s.policyRoutes()
 	s.recoveryRoutes()
+	s.hookRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

@@ -10,10 +10,11 @@ const (
 	PolicyDelegation PolicyKind = "delegation" // which requests an orchestrator may decide
 	PolicyAutonomy   PolicyKind = "autonomy"   // when an Agent's writes are admitted
 	PolicyRecovery   PolicyKind = "recovery"   // what may be retried or re-queued without a person
+	PolicyHook       PolicyKind = "hook"       // which coding-agent tool calls run freely, need a decision, or are refused
 )
 
 // PolicyKinds lists every kind, in the order listings show them.
-var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery}
+var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery, PolicyHook}
 
 // Policy error codes.
 const (

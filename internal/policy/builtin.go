@@ -21,6 +21,10 @@ retry_failed    = true
 max_attempts    = 3
 requeue_refused = true
 `
+	builtinHook = `# Built-in hook policy: every coding-agent tool call needs a decision.
+[hook_policy]
+default = "decide"
+`
 )
 
 // BuiltinText returns the text of kind's built-in version 1.
@@ -32,6 +36,8 @@ func BuiltinText(kind contract.PolicyKind) string {
 		return builtinAutonomy
 	case contract.PolicyRecovery:
 		return builtinRecovery
+	case contract.PolicyHook:
+		return builtinHook
 	}
 	return ""
 }
@@ -46,6 +52,8 @@ func Builtin(kind contract.PolicyKind) Document {
 		return Document{Kind: kind, Autonomy: &Autonomy{DefaultLevel: LevelUnattended}}
 	case contract.PolicyRecovery:
 		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true}}
+	case contract.PolicyHook:
+		return Document{Kind: kind, Hook: &Hook{Default: contract.HookDecide}}
 	}
 	return Document{}
 }
@@ -57,5 +65,5 @@ func ParseKind(s string) (contract.PolicyKind, error) {
 			return k, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy or recovery", s)
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery or hook", s)
 }
