@@ -55,6 +55,7 @@ type cli struct {
 
 	Delegate  delegateCmd  `cmd:"" help:"Make, list and revoke delegates: credentials that act for you in one project."`
 	Operation operationCmd `cmd:"" help:"List every changing operation with its class: what a delegate may do."`
+	Hook      hookCmd      `cmd:"" help:"Govern a coding agent's tool calls (Claude Code) through its hook."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`
