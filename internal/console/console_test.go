@@ -55,7 +55,7 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 	}
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
-	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery = a, ops, disp, a, ops
+	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Hooks = a, ops, disp, a, ops, ops
 	if routes != nil {
 		cfg.Routes = routes(a, ops)
 	}

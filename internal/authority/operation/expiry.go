@@ -123,7 +123,7 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 			return nil
 		}
 		why := l.expiryLocked(cur, now)
-		if why == "" && cur.State == contract.RequestPending {
+		if force != "" && cur.State == contract.RequestPending {
 			why = force
 		}
 		if why == "" {
