@@ -157,6 +157,7 @@ func TestDeps(t *testing.T) {
 		{"internal/demo", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/workbench",
 			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
+		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/board/engine/floorbench"
+	"github.com/docketrun/docket/internal/floor"
 )
 
 // BenchmarkRulesEvalProcess runs `docket rules eval` as a whole process (built once, output
@@ -58,12 +58,12 @@ func BenchmarkRulesEvalProcess(b *testing.B) {
 			}
 			took = append(took, float64(time.Since(start).Microseconds())/1000)
 		}
-		b.ReportMetric(floorbench.Median(took), "median-ms")
+		b.ReportMetric(floor.Median(took), "median-ms")
 	}
 	b.Run("tc1000-text", func(b *testing.B) { run(b, bin, "rules", "eval", path, "--facts", chainFile) })
 	b.Run("tc1000-json", func(b *testing.B) { run(b, bin, "rules", "eval", path, "--facts", chainFile, "-o", "json") })
 	b.Run("tc1000-count", func(b *testing.B) { run(b, bin, "rules", "eval", path, "--facts", chainFile, "--count") })
-	b.Run("tc1000-floor", func(b *testing.B) { run(b, floorbench.Binary(b, "datalog-floor"), "-tc", "1000", "-runs", "1") })
+	b.Run("tc1000-floor", func(b *testing.B) { run(b, floor.Binary(b, "datalog-floor"), "-tc", "1000", "-runs", "1") })
 	b.Run("calc100k-json", func(b *testing.B) { run(b, bin, "rules", "eval", calc, "--facts", inputFile, "-o", "json") })
 	b.Run("calc100k-count", func(b *testing.B) { run(b, bin, "rules", "eval", calc, "--facts", inputFile, "--count") })
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/board/engine"
-	"github.com/docketrun/docket/internal/board/engine/floorbench"
+	"github.com/docketrun/docket/internal/floor"
 )
 
 // reportHeap reports the live heap while e is still reachable, and the heap obtained from
@@ -109,12 +109,12 @@ func benchFixpoint(b *testing.B, facts []engine.Fact, rules []engine.Rule) {
 // the floors are checked out beside this repository, so that the engine's ratio to it is
 // measured in the same run: -bench 'TransitiveClosure' -count 5.
 func BenchmarkTransitiveClosureFloor(b *testing.B) {
-	floor := floorbench.Binary(b, "datalog-floor")
+	bin := floor.Binary(b, "datalog-floor")
 	var ms []float64
 	for b.Loop() {
-		ms = append(ms, floorbench.MedianMS(b, floor, "-tc", "1000", "-runs", "1"))
+		ms = append(ms, floor.MedianMS(b, bin, "-tc", "1000", "-runs", "1"))
 	}
-	b.ReportMetric(floorbench.Median(ms), "floor-ms")
+	b.ReportMetric(floor.Median(ms), "floor-ms")
 }
 
 // BenchmarkSameGeneration50k is a join-heavy program: same generation over a forest of

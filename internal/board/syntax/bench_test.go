@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket/internal/board/engine/floorbench"
+	"github.com/docketrun/docket/internal/floor"
 	"github.com/docketrun/docket/internal/board/syntax"
 )
 
@@ -69,15 +69,15 @@ func BenchmarkParseJSONFacts(b *testing.B) {
 		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "facts/s")
 	})
 	b.Run("floor", func(b *testing.B) {
-		floor := floorbench.Binary(b, "datalog-floor")
+		bin := floor.Binary(b, "datalog-floor")
 		file := filepath.Join(b.TempDir(), "bench.jsonl")
 		if err := os.WriteFile(file, src, 0o600); err != nil {
 			b.Fatal(err)
 		}
 		var ms []float64
 		for b.Loop() {
-			ms = append(ms, floorbench.MedianMS(b, floor, "-jsonl", file, "-runs", "1"))
+			ms = append(ms, floor.MedianMS(b, bin, "-jsonl", file, "-runs", "1"))
 		}
-		b.ReportMetric(float64(n)/(floorbench.Median(ms)/1000), "facts/s")
+		b.ReportMetric(float64(n)/(floor.Median(ms)/1000), "facts/s")
 	})
 }

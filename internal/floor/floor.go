@@ -1,7 +1,7 @@
-// Package floorbench runs the datalog floor from benchmarks, so that the rule engine's
-// figures are measured beside it in the same run. The floor programs are kept beside the
+// Package floor builds and runs the team's floor programs beside benchmarks, so that a
+// figure is measured beside its floor in the same run. The floor programs are kept beside the
 // checkout, outside this repository; a benchmark that needs one is skipped when it is not there.
-package floorbench
+package floor
 
 import (
 	"encoding/json"
@@ -9,24 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 )
 
-var (
-	mu    sync.Mutex
-	built = map[string]string{} // floor name -> binary
-)
-
-// Binary builds the named floor (e.g. "datalog-floor") once per test binary and returns
-// the path of its executable, or skips b when the floor is not checked out.
+// Binary builds the named floor (e.g. "datalog-floor") into b's temporary directory and
+// returns the path of its executable, or skips b when the floor is not checked out. It keeps
+// no cache of its own: the go command's build cache makes a second build of the same floor
+// a link step, and a benchmark asks once per run.
 func Binary(b testing.TB, name string) string {
 	b.Helper()
-	mu.Lock()
-	defer mu.Unlock()
-	if bin, ok := built[name]; ok {
-		return bin
-	}
 	root, err := moduleRoot()
 	if err != nil {
 		b.Skipf("no module root: %v", err)
@@ -35,17 +26,12 @@ func Binary(b testing.TB, name string) string {
 	if _, err := os.Stat(filepath.Join(src, "main.go")); err != nil {
 		b.Skipf("the %s is not checked out beside the repository (%s)", name, src)
 	}
-	dir, err := os.MkdirTemp("", "floorbench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin := filepath.Join(dir, name)
+	bin := filepath.Join(b.TempDir(), name)
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build %s: %v\n%s", name, err, out)
 	}
-	built[name] = bin
 	return bin
 }
 
