@@ -81,17 +81,18 @@ const MaxHookOutput = 1 << 20
 
 // HookCallEntry is one coding-agent call as the console and the CLI list it.
 type HookCallEntry struct {
-	Ordinal   int64          `json:"ordinal"`
-	At        time.Time      `json:"at"`
-	Tool      string         `json:"tool"`
-	Path      string         `json:"path,omitempty"`
-	Command   string         `json:"command,omitempty"`
-	Mode      string         `json:"mode"`
-	State     OperationState `json:"state"`
-	Digest    string         `json:"digest"`
-	Request   RequestID      `json:"request,omitempty"`
-	Decision  string         `json:"decision"` // free, approved, denied, refused, expired or pending
-	DecidedBy Principal      `json:"decidedBy,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Outcome   *HookOutcome   `json:"outcome,omitempty"`
+	Ordinal    int64          `json:"ordinal"`
+	At         time.Time      `json:"at"`
+	Tool       string         `json:"tool"`
+	Path       string         `json:"path,omitempty"`
+	Command    string         `json:"command,omitempty"`
+	Mode       string         `json:"mode"`
+	HookPolicy int64          `json:"hookPolicy"` // the version of the hook policy in force that gave the mode
+	State      OperationState `json:"state"`
+	Digest     string         `json:"digest"`
+	Request    RequestID      `json:"request,omitempty"`
+	Decision   string         `json:"decision"` // free, approved, denied, refused, expired or pending
+	DecidedBy  Principal      `json:"decidedBy,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	Outcome    *HookOutcome   `json:"outcome,omitempty"`
 }

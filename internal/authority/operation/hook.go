@@ -43,6 +43,7 @@ type hookRecord struct {
 	Path    string          `json:"path,omitempty"`
 	Command string          `json:"command,omitempty"`
 	Mode    string          `json:"mode"`
+	Policy  int64           `json:"hookPolicy"` // the version of the hook policy in force that gave the mode
 	Digest  string          `json:"digest"`
 }
 
@@ -120,7 +121,7 @@ func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.
 	}
 	mode := hp.Hook.Mode(c.Name, call.Tool)
 	rec := hookRecord{CLI: call.CLI, Session: call.Session, CallID: call.CallID, Tool: call.Tool, Input: canon,
-		Path: call.Path, Command: call.Command, Mode: mode, Digest: digest}
+		Path: call.Path, Command: call.Command, Mode: mode, Policy: hv, Digest: digest}
 	verdict := contract.HookVerdict{Mode: mode, Digest: digest}
 	wait := time.Duration(call.WaitMillis) * time.Millisecond
 	ordinal, req, err := o.admitHook(ctx, c, rec, vec, hv, wait)
@@ -362,7 +363,7 @@ func (o *Operations) HookCalls(ctx context.Context, c identity.Caller, project c
 			return nil, fmt.Errorf("read hook call %d of %s: %w", op.ordinal, agent, err)
 		}
 		e := contract.HookCallEntry{Ordinal: op.ordinal, At: op.at, Tool: rec.Tool, Path: rec.Path, Command: rec.Command,
-			Mode: rec.Mode, State: op.state, Digest: rec.Digest, Reason: op.reason, Outcome: op.outcome}
+			Mode: rec.Mode, HookPolicy: rec.Policy, State: op.state, Digest: rec.Digest, Reason: op.reason, Outcome: op.outcome}
 		switch rec.Mode {
 		case contract.HookFree, contract.HookRefuse:
 			e.Decision = map[string]string{contract.HookFree: "free", contract.HookRefuse: "refused"}[rec.Mode]
