@@ -20,30 +20,6 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// The policies the real-CLI test runs under: the orchestrator may decide Edits under
-// docs/ and go test runs; Read runs freely for the coding agent; the rest waits for a
-// decision.
-const (
-	hookTestDelegation = `[delegation_policy]
-[[delegation_policy.class]]
-name = "docs edits"
-tool = "Edit"
-path = "docs/**"
-
-[[delegation_policy.class]]
-name           = "test runs"
-tool           = "Bash"
-command_prefix = "go test"
-`
-	hookTestProfiles = `[hook_policy]
-default = "decide"
-
-[[hook_policy.profile]]
-agent = "coder"
-free  = ["Read"]
-`
-)
-
 // TestHook_ClaudeCode runs the real Claude Code CLI (DOCKET_CLAUDE names it; .ci/run
 // installs the pinned npm package) headless in a temporary git repository, against a
 // loopback Anthropic-compatible server that answers with tool_use blocks, and with
@@ -65,9 +41,11 @@ func TestHook_ClaudeCode(t *testing.T) {
 		}
 	}
 	r := newDocketRig(t)
-	for name, text := range map[string]string{"delegation.toml": hookTestDelegation, "hook.toml": hookTestProfiles} {
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+	// The orchestrator may decide Edits under docs/ and go test runs; Read runs freely for
+	// coder; the rest waits for a decision.
+	for _, name := range []string{"delegation.toml", "hook.toml"} {
+		p, err := filepath.Abs(filepath.Join("..", "..", "internal", "authority", "testdata", "hook", name))
+		if err != nil {
 			t.Fatal(err)
 		}
 		r.exec(t, exitOK, nil, "policy", "publish", p)

@@ -3,6 +3,7 @@ package authority_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,30 +18,8 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-const (
-	hookDelegation = `[delegation_policy]
-[[delegation_policy.class]]
-name = "docs edits"
-tool = "Edit"
-path = "docs/**"
-
-[[delegation_policy.class]]
-name           = "test runs"
-tool           = "Bash"
-command_prefix = "go test"
-`
-	hookProfiles = `[hook_policy]
-default = "decide"
-
-[[hook_policy.profile]]
-agent  = "coder"
-free   = ["Read"]
-refuse = ["WebFetch"]
-`
-)
-
 // hookFixture is a project with the coding-agent Agent coder and the orchestrator boss,
-// under hookDelegation and hookProfiles.
+// under the policies of testdata/hook.
 type hookFixture struct {
 	a           *authority.Authority
 	st          store.Store
@@ -61,8 +40,12 @@ func newHookFixture(t *testing.T) *hookFixture {
 	if f.boss, err = p.A.Authenticate(t.Context(), authority.Token(at.Token)); err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"delegation.toml": hookDelegation, "hook.toml": hookProfiles} {
-		if _, err := p.A.PublishPolicy(t.Context(), p.Admin, "default", contract.PublishPolicyRequest{File: name, Text: text}); err != nil {
+	for _, name := range []string{"delegation.toml", "hook.toml"} {
+		text, err := os.ReadFile(filepath.Join("testdata", "hook", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.A.PublishPolicy(t.Context(), p.Admin, "default", contract.PublishPolicyRequest{File: name, Text: string(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -201,6 +184,9 @@ func TestOperations_Hook(t *testing.T) {
 			}
 			if !v.Allow && !strings.Contains(v.Reason, "do not try it another way") {
 				t.Errorf("a denial's reason %q does not teach the coding agent", v.Reason)
+			}
+			if calls[0].HookPolicy != 2 {
+				t.Errorf("the call records hook policy version %d, want 2, the one published", calls[0].HookPolicy)
 			}
 			if calls[0].Digest != v.Digest || calls[0].Tool != tt.call.Tool || calls[0].Path != tt.call.Path || calls[0].Command != tt.call.Command {
 				t.Errorf("the listed call %+v is not the call made %+v (digest %s)", calls[0], tt.call, v.Digest)
