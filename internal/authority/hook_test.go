@@ -314,3 +314,66 @@ func waitPending(t *testing.T, f *hookFixture, n int) {
 		}
 	}
 }
+
+// TestOperations_HookAcrossInstances: a hook held on one instance is woken by a member's
+// decision on another sharing the store, and an outcome reported to either is listed by
+// both.
+func TestOperations_HookAcrossInstances(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			key := authority.Key{4}
+			p := authoritytest.New(t, authoritytest.Options{Store: s1, Key: key, Agent: "coder"})
+			b := newAuthorityOn(t, s2, key)
+			if err := b.Restore(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			opsA, opsB := authority.NewOperations(p.A, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			var wg sync.WaitGroup
+			verdict := make(chan contract.HookVerdict, 1)
+			wg.Go(func() {
+				v, err := opsA.Hook(t.Context(), p.Agent, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
+				if err != nil {
+					t.Error(err)
+				}
+				verdict <- v
+			})
+			for {
+				head, err := s2.Head(t.Context(), "default")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rs, err := opsB.Requests(t.Context(), p.Admin, "default")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rs) == 1 {
+					if _, err := opsB.Decide(t.Context(), p.Admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+				if err := s2.Wait(t.Context(), "default", head.Seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			if v := <-verdict; !v.Allow || v.DecidedBy != p.Admin.Principal() {
+				t.Fatalf("the hook held on A was answered %+v, want allowed by the member deciding on B", v)
+			}
+			out := contract.HookOutcome{CallID: "toolu_1", Tool: "Bash", OK: true, OutputDigest: "sha256:" + strings.Repeat("cd", 32), OutputBytes: 1}
+			if _, err := opsB.HookOutcome(t.Context(), p.Agent, out); err != nil {
+				t.Fatal(err)
+			}
+			for name, ops := range map[string]*authority.Operations{"A": opsA, "B": opsB} {
+				calls, err := ops.HookCalls(t.Context(), p.Admin, "default", contract.AgentID(p.Agent.ID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(calls) != 1 || calls[0].Decision != "approved" || calls[0].Outcome == nil {
+					t.Errorf("%s lists %+v, want the approved call with its outcome", name, calls)
+				}
+			}
+		})
+	}
+}

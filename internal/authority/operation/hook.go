@@ -223,48 +223,44 @@ func (o *Operations) awaitHook(ctx context.Context, project contract.ProjectID, 
 	bound, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	l := o.ledger(project)
-	for {
+	read := func(ctx context.Context) (Op, *contract.Request, int64, error) {
 		l.mu.Lock()
+		defer l.mu.Unlock()
 		err := l.catchUpLocked(ctx, o.store, project)
 		var op Op
 		if p := l.opLocked(agent, ordinal); p != nil {
 			op = *p
 		}
-		r := l.requests[req]
-		cursor := l.cursor.Seq()
-		l.mu.Unlock()
-		if err != nil {
+		return op, l.requests[req], l.cursor.Seq(), err
+	}
+	for bound.Err() == nil {
+		op, r, cursor, err := read(bound)
+		if err != nil && bound.Err() == nil {
 			return v, err
 		}
-		if op.state != contract.OpWaitingForDecision {
+		if err == nil && op.state != contract.OpWaitingForDecision {
 			return hookSettled(v, op, r), nil
 		}
 		err = o.store.Wait(bound, string(project), cursor)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		if err != nil && bound.Err() == nil {
 			return v, fmt.Errorf("wait for the decision on %s: %w", req, err)
 		}
-		// The bound passed, or the hook went away: withdraw the call so that a later
-		// approval runs nothing, then answer as it now stands (a decision may have come
-		// first).
-		wctx := context.WithoutCancel(ctx)
-		why := fmt.Sprintf("no decision came within the hook's bound of %s", wait.Round(time.Second))
-		if ctx.Err() != nil {
-			why = "the hook stopped waiting before a decision"
-		}
-		if _, err := o.expireRequest(wctx, project, req, why); err != nil {
-			return v, err
-		}
-		l.mu.Lock()
-		if p := l.opLocked(agent, ordinal); p != nil {
-			op = *p
-		}
-		r = l.requests[req]
-		l.mu.Unlock()
-		return hookSettled(v, op, r), nil
 	}
+	// The bound passed, or the hook went away: withdraw the call so that a later approval
+	// runs nothing, then answer as it now stands (a decision may have come first).
+	wctx := context.WithoutCancel(ctx)
+	why := fmt.Sprintf("no decision came within the hook's bound of %s", wait.Round(time.Second))
+	if ctx.Err() != nil {
+		why = "the hook stopped waiting before a decision"
+	}
+	if _, err := o.expireRequest(wctx, project, req, why); err != nil {
+		return v, err
+	}
+	op, r, _, err := read(wctx)
+	if err != nil {
+		return v, err
+	}
+	return hookSettled(v, op, r), nil
 }
 
 // hookSettled completes v from the decided Operation op and its Request r.
