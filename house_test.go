@@ -118,6 +118,8 @@ func TestDeps(t *testing.T) {
 			"the Board cache knows no Operation or dispatch"},
 		{"internal/authority/conversation", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"conversations know no Board, Operation or dispatch"},
+		{"internal/authority/task", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
+			"tasks know no Board, Operation or dispatch: they read Operation states from the log"},
 		{"internal/authority/operation", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/policy", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/authority/policy", "github.com/gowebpki/jcs",
 			"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/trace"), nil, nil,
 			"operations know no dispatch: the dispatcher reads them through their ledger; they trace through the caller's span alone"},

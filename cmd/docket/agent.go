@@ -19,7 +19,7 @@ type agentCmd struct {
 	Autonomy agentAutonomyCmd `cmd:"" help:"Show an Agent's autonomy level and open run windows."`
 	Run      agentRunCmd      `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
 	Chat     agentChatCmd     `cmd:"" help:"Talk with the agent on stdin, one line a message."`
-	Serve    agentServeCmd    `cmd:"" help:"Take tasks on a loopback POST /task endpoint with a per-run key."`
+	Serve    agentServeCmd    `cmd:"" help:"Take the Agent's tasks and wakes from the authority by long-poll; also POST /task on loopback with a per-run key."`
 }
 
 type agentCreateCmd struct {

@@ -239,7 +239,8 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 	return sc.Err()
 }
 
-// agentServeCmd takes tasks on a loopback endpoint, one at a time.
+// agentServeCmd takes the Agent's tasks from the authority by long-poll, one at a time,
+// and offers POST /task on loopback.
 type agentServeCmd struct {
 	runtimeFlags
 	Listen string `help:"Loopback address for the task endpoint." default:"127.0.0.1:0"`

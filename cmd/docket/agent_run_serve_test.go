@@ -45,7 +45,7 @@ func newDocketRig(t *testing.T) *docketRig {
 	}
 	r.env = append(r.env, "DOCKET_HOME="+r.home, "DOCKET_PASSPHRASE=correct horse battery")
 	r.exec(t, 0, nil, "init")
-	srv := r.command(t, nil, "serve", "--listen", "127.0.0.1:0", "--hold", "200ms", "--log-level", "debug")
+	srv := r.command(t, nil, "serve", "--listen", "127.0.0.1:0", "--hold", "200ms", "--task-lease", "3s", "--log-level", "debug")
 	var srvOut syncBuffer
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {

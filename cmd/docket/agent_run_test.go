@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/agent/mcpclient/gatewaytest"
-	"github.com/docketrun/docket/internal/agent/runner"
 )
 
 // agentEnv is an env for the runtime commands against gw, with a scripted model.
@@ -142,51 +138,13 @@ func TestAgentRun_ResumesAConversation(t *testing.T) {
 	}
 }
 
-func TestAgentServe_Task(t *testing.T) {
+// TestAgentServe_NeedsTheAuthority: docket agent serve takes its tasks from the authority
+// by long-poll, so it refuses, as a usage error, to keep conversations in files.
+func TestAgentServe_NeedsTheAuthority(t *testing.T) {
 	gw := gatewaytest.New(t)
-	e, _, stderr := agentEnv(t, gw, map[string]string{"DOCKET_AGENT_TOKEN": gatewaytest.Token})
-	pr, pw := io.Pipe()
-	e.Stdout = pw
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"agent", "serve", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", writeScript(t, twoTurns)}, e)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read the banner: %v; stderr %s", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	m := regexp.MustCompile(`POST (http://\S+/task) with header "Authorization: Bearer (\w+)"`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("banner %q names no endpoint and key", line)
-	}
-	post := func(key, body string) (int, runner.TaskAnswer) {
-		t.Helper()
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, m[1], strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("POST /task: %v", err)
-		}
-		defer resp.Body.Close()
-		var a runner.TaskAnswer
-		json.NewDecoder(resp.Body).Decode(&a)
-		return resp.StatusCode, a
-	}
-	if status, _ := post("wrong", `{"text":"x"}`); status != http.StatusUnauthorized {
-		t.Errorf("a wrong key got %d, want 401", status)
-	}
-	if status, a := post(m[2], `{"text":"x","shell":"ls"}`); status != http.StatusBadRequest || a.ErrorCode != "invalid_argument" {
-		t.Errorf("an unknown field got %d %+v, want 400 invalid_argument", status, a)
-	}
-	status, a := post(m[2], `{"text":"compute","caseType":"calc","businessKey":{"job_id":"calc-001"},"sessionKey":"sess-9"}`)
-	if status != http.StatusOK || a.SessionKey != "sess-9" || !strings.Contains(a.Final, "finished") || a.ErrorCode != "" {
-		t.Errorf("POST /task = %d %+v; want 200 with the sessionKey echoed and the final answer", status, a)
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("serve ended with %v, want nil after its context ended", err)
+	e, _, _ := agentEnv(t, gw, map[string]string{"DOCKET_AGENT_TOKEN": gatewaytest.Token})
+	err := run(t.Context(), []string{"agent", "serve", "--conversation-dir", e.Getenv("DOCKET_TEST_CONVERSATIONS"), "--script", writeScript(t, twoTurns)}, e)
+	if _, ok := errors.AsType[*usageError](err); !ok || !strings.Contains(err.Error(), "--conversation-dir") {
+		t.Errorf("agent serve --conversation-dir = %v, want a usage error naming the flag", err)
 	}
 }

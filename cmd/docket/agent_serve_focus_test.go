@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -50,33 +51,63 @@ func TestAgentServe_TwoClientsNeverShareACase(t *testing.T) {
 // that fails the test unless the task is answered without an error.
 func (r *docketRig) serveTasks(t *testing.T, tok, script string) func(body string) runner.TaskAnswer {
 	t.Helper()
-	srv := r.command(t, nil, "agent", "serve", "--token-file", tok, "--script", script)
+	ep := r.agentServe(t, tok, script)
+	return func(body string) runner.TaskAnswer {
+		t.Helper()
+		status, a := ep.post(t, ep.key, body)
+		if status != http.StatusOK || a.ErrorCode != "" {
+			t.Fatalf("POST /task = %d %+v", status, a)
+		}
+		return a
+	}
+}
+
+// taskEndpoint is a running docket agent serve: its process, and its POST /task with the
+// key it printed.
+type taskEndpoint struct {
+	proc     *exec.Cmd
+	url, key string
+}
+
+// agentServe starts docket agent serve with the scripted model and the flags in extra;
+// the test's end kills it.
+func (r *docketRig) agentServe(t *testing.T, tok, script string, extra ...string) *taskEndpoint {
+	t.Helper()
+	srv := r.command(t, nil, append([]string{"agent", "serve", "--token-file", tok, "--script", script}, extra...)...)
+	var stderr syncBuffer
+	srv.Stderr = &stderr
 	lines := startLines(t, srv, srv.StdoutPipe)
 	t.Cleanup(func() {
 		srv.Process.Kill()
 		drain(lines)
 		srv.Wait()
+		if t.Failed() {
+			t.Logf("docket agent serve:\n%s", stderr.String())
+		}
 	})
 	m := regexp.MustCompile(`POST (http://\S+/task) with header "Authorization: Bearer (\w+)"`).FindStringSubmatch(<-lines)
 	if m == nil {
 		t.Fatal("docket agent serve printed no endpoint")
 	}
-	return func(body string) runner.TaskAnswer {
-		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, m[1], strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+m[2])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("POST /task: %v", err)
-		}
-		defer resp.Body.Close()
-		var a runner.TaskAnswer
-		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK || a.ErrorCode != "" {
-			t.Fatalf("POST /task = %d %+v (%v)", resp.StatusCode, a, err)
-		}
-		return a
+	return &taskEndpoint{proc: srv, url: m[1], key: m[2]}
+}
+
+// post sends body to POST /task with bearer key and returns the status and answer.
+func (ep *taskEndpoint) post(t *testing.T, key, body string) (int, runner.TaskAnswer) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ep.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
 	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /task: %v", err)
+	}
+	defer resp.Body.Close()
+	var a runner.TaskAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatalf("POST /task answered %d with a body that does not decode: %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, a
 }

@@ -35,6 +35,7 @@ type cli struct {
 	Logout logoutCmd `cmd:"" help:"End the saved session on the server and remove its token file."`
 
 	Agent      agentCmd      `cmd:"" help:"Manage Agents and their tokens."`
+	Task       taskCmd       `cmd:"" help:"Post tasks and messages for Agents, and read how their runs went."`
 	Connection connectionCmd `cmd:"" help:"Manage Connections (worker credentials)."`
 	Source     sourceCmd     `cmd:"" help:"Bind Sources to Connections."`
 	Tool       toolCmd       `cmd:"" help:"Lock Tools on Connections."`

@@ -27,11 +27,12 @@ import (
 // serveCmd runs the authority: the store, the Boards and the console API on a loopback
 // listener.
 type serveCmd struct {
-	Listen   string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
-	DB       string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Host     []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
-	LogLevel string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
-	Hold     time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
+	Listen    string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
+	DB        string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
+	Host      []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
+	LogLevel  string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
+	Hold      time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
+	TaskLease time.Duration `help:"How long an agent runtime's claim holds a task before another runtime may take it; the runtime renews it while it works." default:"2m" name:"task-lease"`
 	// Checkpoint is how often each project's moved log head is signed (docs/provability.md).
 	Checkpoint time.Duration `help:"How often to sign a checkpoint of each project's log head that moved." default:"1m"`
 	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
@@ -90,7 +91,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	defer stopTracing()
 	tel := telemetry.New(telemetry.Config{Tracer: tp, State: st})
-	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log, Signer: signer})
+	a, err := authority.New(authority.Config{Store: tel.Store(st), Key: key, Logger: log, Signer: signer, TaskLease: c.TaskLease})
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
+			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
 			"GET " + directoryPath: directoryHandler(a.KeyDirectory),

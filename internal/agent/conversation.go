@@ -35,15 +35,15 @@ type Conversation struct {
 	LastOrdinal int64 `json:"lastOrdinal,omitempty"`
 	// Spent is what the conversation has used over all its runs, for its budget.
 	Spent Spent `json:"spent"`
+	// Tasks are the authority's tasks whose text the conversation holds, so a task taken
+	// again after its runtime stopped resumes the conversation instead of adding it twice.
+	Tasks []string `json:"tasks,omitempty"`
 }
 
-// Pending is one of a conversation's calls whose outcome is still to be learned.
-type Pending struct {
-	CallID  string `json:"callId"`
-	Tool    string `json:"tool"`
-	Ordinal int64  `json:"ordinal,omitempty"` // 0 when the gateway never named it
-	After   int64  `json:"after,omitempty"`   // the conversation's LastOrdinal when it was sent
-}
+// Pending is one of a conversation's calls whose outcome is still to be learned: by
+// ordinal, or by tool above After (the conversation's LastOrdinal when it was sent) while
+// the gateway never named the ordinal. It is the wait a task reports to the authority.
+type Pending = contract.TaskWait
 
 // ErrNoConversation is returned by a [ConversationStore] for an id it does not hold.
 var ErrNoConversation = errors.New("agent: no such conversation")

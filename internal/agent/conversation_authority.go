@@ -59,6 +59,7 @@ type conversationState struct {
 	Unread      []string     `json:"unread,omitempty"`
 	LastOrdinal int64        `json:"lastOrdinal,omitempty"`
 	Spent       Spent        `json:"spent"`
+	Tasks       []string     `json:"tasks,omitempty"`
 }
 
 // Load reads conversation id from the authority.
@@ -88,7 +89,7 @@ func (s *AuthorityConversations) Load(ctx context.Context, id string) (*Conversa
 			return nil, &contract.Error{Code: contract.CodeConversation, Teaching: fmt.Sprintf("the state of conversation %s does not decode; start a new conversation", id), Err: err}
 		}
 	}
-	c.InFlight, c.Partial, c.Watching, c.Unread, c.LastOrdinal, c.Spent = st.InFlight, st.Partial, st.Watching, st.Unread, st.LastOrdinal, st.Spent
+	c.InFlight, c.Partial, c.Watching, c.Unread, c.LastOrdinal, c.Spent, c.Tasks = st.InFlight, st.Partial, st.Watching, st.Unread, st.LastOrdinal, st.Spent, st.Tasks
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.known == nil {
@@ -125,7 +126,7 @@ func (s *AuthorityConversations) Save(ctx context.Context, c *Conversation) erro
 	if prev.seq == 0 {
 		from = 0
 	}
-	state, err := json.Marshal(conversationState{InFlight: c.InFlight, Partial: c.Partial, Watching: c.Watching, Unread: c.Unread, LastOrdinal: c.LastOrdinal, Spent: c.Spent})
+	state, err := json.Marshal(conversationState{InFlight: c.InFlight, Partial: c.Partial, Watching: c.Watching, Unread: c.Unread, LastOrdinal: c.LastOrdinal, Spent: c.Spent, Tasks: c.Tasks})
 	if err != nil {
 		return fmt.Errorf("save conversation %s: %w", c.ID, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type LoopConfig struct {
 	MaxTokens    int           // per model answer; 0: the provider's default
 	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
 	PingEvery    time.Duration // strip polling while a call is kept open; 0: [DefaultPingEvery]
+
+	// Waiter, when set, waits for outcomes by following the authority's events; nil: the
+	// loop asks the strip every PingEvery.
+	Waiter Waiter
 
 	Now     func() time.Time               // the clock of a turn's latency; nil: time.Now
 	OnDelta func(Delta)                    // streamed model output, for progress; may be nil
@@ -110,6 +115,14 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 // [BudgetRecorder] records it as an event); a gateway error that ends the session (credential
 // rejected, connection replaced) is returned wrapped; ctx's error when ctx ends.
 func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
+	return l.SendTask(ctx, id, "", text)
+}
+
+// SendTask is [Loop.Send] for the authority's task named task: the conversation keeps the
+// names of the tasks whose text it holds, so a task taken again (its runtime stopped
+// before it reported) resumes the conversation where it stopped rather than adding its
+// text twice. An empty task is Send.
+func (l *Loop) SendTask(ctx context.Context, id, task, text string) (Outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx = WithConversation(ctx, id)
@@ -122,6 +135,11 @@ func (l *Loop) Send(ctx context.Context, id, text string) (Outcome, error) {
 		c = &Conversation{ID: id}
 	case err != nil:
 		return Outcome{}, err
+	}
+	if task != "" && slices.Contains(c.Tasks, task) {
+		text = "" // the conversation has it: resume where it stopped
+	} else if task != "" {
+		c.Tasks = append(c.Tasks, task)
 	}
 	if text = strings.TrimSpace(text); text != "" {
 		if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == RoleUser {

@@ -184,14 +184,44 @@ func modelForm(op contract.OperationSlot, entries []contract.OperationEntry) con
 	return op.OperationEntry
 }
 
+// Wake resumes conversation id because the outcomes it waited for have come: with
+// [WakeText] under the name wake (see [Loop.SendTask]). A conversation that watches no
+// Operation and has no outcome unread — an earlier wake, or a message, already showed
+// them — is not run again: its model has nothing new to read, and the outcome is its last
+// answer.
+func (l *Loop) Wake(ctx context.Context, id, wake string) (Outcome, error) {
+	c, err := l.cfg.Store.Load(WithConversation(ctx, id), id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(c.Watching) == 0 && len(c.Unread) == 0 && c.InFlight == nil && len(c.Messages) > 0 {
+		if last := c.Messages[len(c.Messages)-1]; last.Role == RoleAssistant && len(last.Calls) == 0 {
+			return Outcome{Final: last.Text, Stop: StopEnd}, nil
+		}
+	}
+	return l.SendTask(ctx, id, wake, WakeText)
+}
+
 // WakeText is the user message that resumes a conversation once the outcomes it waited
 // for have come; the outcomes follow it, as unread outcomes do.
 const WakeText = "[docket: the operations you were waiting for have an outcome now; read it below and go on]"
 
-// Await asks the strip every PingEvery until each of pending has an outcome the model can
-// be shown (settled, or needs a person), or bound passes. It reports whether all did; it
-// sends nothing.
+// Waiter waits for the outcomes of an Agent's Operations: the authority's long-poll,
+// which follows its event log (POST /api/v1/operations/wait). It reports whether each of
+// ws had one (settled, or needs a person) before wait passed.
+type Waiter interface {
+	WaitOperations(ctx context.Context, ws []Pending, wait time.Duration) (bool, error)
+}
+
+// Await waits until each of pending has an outcome the model can be shown (settled, or
+// needs a person), or bound passes: through the Waiter when the loop has one, which
+// wakes on the authority's events; else by asking the strip every PingEvery. It reports
+// whether all did; it sends nothing. The strip stays the source of the outcomes
+// themselves, which the next Send shows.
 func (l *Loop) Await(ctx context.Context, pending []Pending, bound time.Duration) (bool, error) {
+	if l.cfg.Waiter != nil {
+		return l.awaitEvents(ctx, pending, bound)
+	}
 	deadline := time.NewTimer(bound)
 	defer deadline.Stop()
 	tick := time.NewTicker(l.cfg.PingEvery)
@@ -216,6 +246,22 @@ func (l *Loop) Await(ctx context.Context, pending []Pending, bound time.Duration
 		case <-deadline.C:
 			return false, nil
 		case <-tick.C:
+		}
+	}
+}
+
+// awaitEvents is Await through the Waiter, in long-polls of at most
+// [contract.MaxTaskClaimWait].
+func (l *Loop) awaitEvents(ctx context.Context, pending []Pending, bound time.Duration) (bool, error) {
+	deadline := time.Now().Add(bound)
+	for {
+		left := time.Until(deadline)
+		ok, err := l.cfg.Waiter.WaitOperations(ctx, pending, max(min(left, contract.MaxTaskClaimWait), 0))
+		if err != nil {
+			return false, fmt.Errorf("wait for outcomes: %w", err)
+		}
+		if ok || time.Until(deadline) <= 0 {
+			return ok, nil
 		}
 	}
 }

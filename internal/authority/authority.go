@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/policy"
+	"github.com/docketrun/docket/internal/authority/task"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -42,6 +43,7 @@ type Authority struct {
 	boards        *boards.Cache
 	conversations *conversation.Keeper
 	policies      *policy.Book
+	tasks         *task.Keeper
 	signer        *signing.Keyring // nil: nothing is signed
 }
 
@@ -74,6 +76,7 @@ func New(cfg Config) (*Authority, error) {
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease})
 	return a, nil
 }
 

@@ -164,10 +164,11 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			return err
 		},
 	}
-	// Logins take a passphrase, not a credential, and the conversation and hook routes are
-	// an Agent's own: a delegate has neither to offer.
+	// Logins take a passphrase, not a credential, and the conversation, hook, task-runtime
+	// and wait routes are an Agent's own: a delegate has neither to offer.
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
-		"hook.call": true, "hook.outcome": true}
+		"hook.call": true, "hook.outcome": true,
+		"task.post_own": true, "task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {

@@ -13,6 +13,8 @@
 //   - policy: each project's published policies, versioned per kind from the built-in
 //     version 1; the version in force that each decision records.
 //   - conversation: Agents' conversations in the log, and their index.
+//   - task: tasks and messages for Agents' conversations, the runtimes' leased claims,
+//     reports, wakes, and each conversation's pin.
 //   - event: the catalog of event types, with whether each may change a Board.
 //   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
 //     every part shares.
@@ -37,8 +39,9 @@
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
 // are held only to find or create an entry and never while taking another lock. The
-// conversation index's locks are never held together with any of the above. A project's
-// policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
+// conversation index's locks and the task ledger's are never held together with any of
+// the above; the task ledger's is taken before a store transaction that locks the head.
+// A project's policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
 // under 1 and 2 and releases it before its transaction; a publication takes it, then 4.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of

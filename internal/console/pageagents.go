@@ -109,13 +109,18 @@ func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit
 }
 
 // agentBody is what an Agent's page shows: its strip of Operations, the calls of the
-// coding agent whose hook holds its token, and its conversations.
+// coding agent whose hook holds its token, its tasks, its conversations, and the form
+// that gives it a task.
 type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
 	HookCalls     []hookCallView // newest first
+	Tasks         []taskView     // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary
+	Form          taskForm
+	Pane          *convPane // the conversation in the centre; nil when there is none
+	Cases         []caseRow // the Cases it opened, newest first
 }
 
 // hookCallView is one coding-agent call on an Agent's page.
@@ -135,14 +140,22 @@ func (h hookCallView) Key() string {
 // What is the path or command the call lands on.
 func (h hookCallView) What() string { return cmp.Or(h.Path, h.Command) }
 
-// pageAgent shows one Agent: its Operations, newest first, and its conversations.
+// pageAgent shows one Agent: its Operations, newest first, its coding agent's calls, its
+// tasks and its conversations.
 func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showAgent(w, r, v, http.StatusOK, taskForm{})
+}
+
+func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, status int, form taskForm) error {
 	ctx := r.Context()
 	a, err := s.findAgent(r, v)
 	if err != nil {
 		return err
 	}
-	b := agentBody{Agent: a}
+	b := agentBody{Agent: a, Form: form}
+	if b.Tasks, err = s.agentTasks(r, v, a); err != nil {
+		return err
+	}
 	if s.dec != nil {
 		ops, err := s.dec.OperationList(ctx, v.caller, v.project, string(a.ID), false)
 		if err != nil {
@@ -169,7 +182,17 @@ func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) erro
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
-	return s.render(w, r, v, http.StatusOK, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evHookReported)
+	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
+		return err
+	}
+	if b.Cases, err = s.agentCases(r, v, a); err != nil {
+		return err
+	}
+	if b.Pane != nil && form.Conversation == "" {
+		form.Conversation = string(b.Pane.ID)
+		b.Form = form
+	}
+	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported, evCaseOpened, evCaseClosed, evHookReported)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.

@@ -40,6 +40,7 @@ type backend interface {
 	workerBackend
 	pageBackend
 	conversationBackend
+	taskBackend
 	delegateBackend
 }
 
@@ -266,6 +267,17 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/conversations/{conversation}", s.handleOwnConversation, authed)
 	s.handle("GET /api/v1/projects/{project}/conversations", s.handleConversations, authed)
 	s.handle("GET /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}", s.handleConversation, authed)
+
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/tasks", s.handlePostTask, authed)
+	s.handle("POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", s.handlePostMessage, authed)
+	s.handle("GET /api/v1/projects/{project}/tasks", s.handleTasks, authed)
+	s.handle("GET /api/v1/projects/{project}/tasks/{task}", s.handleTask, authed)
+	s.handle("POST /api/v1/tasks", s.handlePostOwnTask, authed)
+	s.handle("GET /api/v1/tasks/{task}", s.handleOwnTask, authed)
+	s.handle("POST /api/v1/tasks/claim", s.handleClaimTask, authed)
+	s.handle("POST /api/v1/tasks/{task}/renew", s.handleRenewTask, authed)
+	s.handle("POST /api/v1/tasks/{task}/report", s.handleReportTask, authed)
+	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
 
 	if s.metrics != nil {
 		s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {

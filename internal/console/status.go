@@ -26,7 +26,8 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
-		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning:
+		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
+		contract.CodeTaskConflict, contract.CodeTaskNotClaimed:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.

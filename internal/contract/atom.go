@@ -1,8 +1,26 @@
 package contract
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Args are an atom's named arguments. encoding/json writes map keys sorted, so an Args
 // has one JSON form.
 type Args map[string]Value
+
+// JSON is a as JSON with its names in order ("{}" when empty): two Args are the same
+// exactly when their JSON is, which is how business keys are compared.
+func (a Args) JSON() string {
+	if len(a) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Sprintf("(%d arguments that do not encode)", len(a))
+	}
+	return string(b)
+}
 
 // Atom is a predicate with named arguments on the wire:
 //

@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -48,7 +50,15 @@ func tracedTelemetry() *telemetry.Telemetry {
 	return telemetry.New(telemetry.Config{Tracer: tp})
 }
 
-func benchQueryBoard(b *testing.B, f *fixture) {
+// BenchmarkQueryBoard_InConversation is BenchmarkQueryBoard as a runtime sends it: in a
+// conversation named in _meta, whose pin the gateway reads before each call.
+func BenchmarkQueryBoard_InConversation(b *testing.B) {
+	benchQueryBoardIn(b, newFixture(b, time.Second), "c-1")
+}
+
+func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
+
+func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
 	cs := f.connect(b, nil)
 	for batch := range 4 {
 		var in contract.Batch
@@ -61,8 +71,16 @@ func benchQueryBoard(b *testing.B, f *fixture) {
 		}
 	}
 	q := contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str("500")}}}
+	raw, err := json.Marshal(q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw)}
+	if conversation != "" {
+		p.Meta = mcp.Meta{contract.MetaConversationKey: conversation}
+	}
 	loop(b, func(int) {
-		res, err := callErr(cs, "QueryBoard", q)
+		res, err := cs.CallTool(b.Context(), p)
 		if err != nil || res.IsError {
 			b.Fatalf("QueryBoard failed: %v", err)
 		}

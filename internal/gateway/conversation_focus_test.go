@@ -42,3 +42,35 @@ func TestGateway_FocusBelongsToAConversation(t *testing.T) {
 		t.Errorf("conversation a is focused on %+v, want its Case %s", meta.FocusedRoots, a)
 	}
 }
+
+// TestGateway_ConversationPin: a conversation whose task pins a Case Type and key is
+// refused, at admission, a Case of another key; a task that names a Case brings it into
+// its conversation's focus.
+func TestGateway_ConversationPin(t *testing.T) {
+	f := newFixture(t, time.Second)
+	cs := f.connect(t, nil)
+	post := func(req contract.TaskRequest) {
+		t.Helper()
+		req.Agent, req.Text = "calc", "work"
+		if _, err := f.a.PostTask(t.Context(), f.admin, "default", req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post(contract.TaskRequest{Conversation: "p", CaseType: "exploration", BusinessKey: contract.Args{"topic": str("a")}})
+	res, _ := callIn(t, cs, "p", "OpenCase", contract.OpenCaseInput{CaseType: "exploration", BusinessKey: contract.Args{"topic": str("b")}})
+	if res.Accepted || res.ErrorCode != contract.CodeCasePinned || res.RequestExecuted == nil || *res.RequestExecuted {
+		t.Fatalf("OpenCase(topic b) in the conversation pinned to topic a = %v %s, want refused case_pinned, not executed", res.Accepted, res.ErrorCode)
+	}
+	if res, _ := callIn(t, cs, "p", "OpenCase", contract.OpenCaseInput{CaseType: "exploration", BusinessKey: contract.Args{"topic": str("a")}}); !res.Accepted {
+		t.Fatalf("OpenCase(topic a) in its pinned conversation = %s %s, want accepted", res.ErrorCode, res.Teaching)
+	}
+	res, meta := callIn(t, cs, "q", "OpenCase", contract.OpenCaseInput{CaseType: "exploration", BusinessKey: contract.Args{"topic": str("b")}})
+	if !res.Accepted || len(meta.FocusedRoots) != 1 {
+		t.Fatalf("OpenCase(topic b) in an unpinned conversation = %s, want accepted", res.ErrorCode)
+	}
+	b := meta.FocusedRoots[0].CaseID
+	post(contract.TaskRequest{Conversation: "r", CaseID: b})
+	if _, meta := callIn(t, cs, "r", "QueryBoard", contract.QueryBoardInput{}); len(meta.FocusedRoots) != 1 || meta.FocusedRoots[0].CaseID != b {
+		t.Errorf("the conversation whose task names %s is focused on %+v, want that Case", b, meta.FocusedRoots)
+	}
+}

@@ -30,6 +30,11 @@ type operations interface {
 	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
 }
 
+// pins reads what a conversation's tasks hold its work to.
+type pins interface {
+	ConversationPin(ctx context.Context, c authority.Caller, id contract.ConversationID) (contract.CasePin, error)
+}
+
 // Defaults for [Config].
 const (
 	DefaultMaxEvents      = 1 << 20 // bytes of SSE events kept for Last-Event-ID replay
@@ -38,8 +43,11 @@ const (
 
 // Config holds what a [Gateway] needs. Auth and Ops are required.
 type Config struct {
-	Auth   authenticator
-	Ops    operations
+	Auth authenticator
+	Ops  operations
+	// Pins, when set, gives each conversation's pin (its tasks' Case Type, key and Case in
+	// focus), which every call of that conversation carries to the write gate.
+	Pins   pins
 	Logger *slog.Logger     // default: discards
 	Now    func() time.Time // default: time.Now
 	// MaxEvents bounds the bytes of SSE events kept for replay; default DefaultMaxEvents.
@@ -56,6 +64,7 @@ type Config struct {
 type Gateway struct {
 	auth   authenticator
 	ops    operations
+	pins   pins
 	log    *slog.Logger
 	now    func() time.Time
 	server *mcp.Server
@@ -72,7 +81,7 @@ type Gateway struct {
 
 // New returns a Gateway.
 func New(cfg Config) *Gateway {
-	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, log: cfg.Logger, now: cfg.Now,
+	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, pins: cfg.Pins, log: cfg.Logger, now: cfg.Now,
 		sessions: map[string]*session{}, byAgent: map[string]*session{}, replaced: map[string]time.Time{},
 		replacedBy: map[string][]string{}, agents: map[string]*sync.Mutex{}}
 	if g.log == nil {

@@ -85,7 +85,7 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 		t.Fatal(err)
 	}
 	f.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
-	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops, Middleware: mw})
+	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops, Pins: a, Middleware: mw})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", f.gw)
 	var h http.Handler = mux

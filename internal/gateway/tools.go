@@ -42,16 +42,23 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 			delivered[k] = v
 		}
 		s.mu.Unlock()
+		pin, err := g.pin(ctx, c, conversation)
+		if err != nil {
+			return nil, err
+		}
+		if pin.CaseID != "" && !slices.Contains(focus, pin.CaseID) {
+			// The conversation's task named this Case: it is brought into its focus.
+			focus = append([]contract.CaseID{pin.CaseID}, focus...)
+		}
 
 		var ans authority.Answer
-		var err error
 		in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
 		if ce, ok := errors.AsType[*contract.Error](derr); ok {
 			ans, err = g.ops.Refusal(ctx, c, focus, ce)
 		} else if derr != nil {
 			err = derr
 		} else {
-			call := authority.Call{Tool: name, Input: in, Focus: focus, Delivered: func(o int64) bool { return delivered[o] }}
+			call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, Delivered: func(o int64) bool { return delivered[o] }}
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				call.Progress = progress(ctx, req.Session, tok)
 			}
@@ -80,6 +87,23 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 		s.mu.Unlock()
 		return toolResult(ans)
 	}
+}
+
+// pin is what the conversation's tasks hold its work to; none without a conversation or
+// a pin reader.
+func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation string) (contract.CasePin, error) {
+	if g.pins == nil || conversation == "" {
+		return contract.CasePin{}, nil
+	}
+	if _, err := contract.ParseConversationID(conversation); err != nil {
+		return contract.CasePin{}, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaConversationKey+"\"] is not a conversation id; send the id of the conversation the call is made in")
+	}
+	pin, err := g.pins.ConversationPin(ctx, c, contract.ConversationID(conversation))
+	if err != nil {
+		g.log.ErrorContext(ctx, "conversation pin not read", logAgent, c.ID, logErr, err)
+		return contract.CasePin{}, rpcError(string(contract.CodeInternal), "the authority failed to read the conversation's pin; the cause is in its log")
+	}
+	return pin, nil
 }
 
 // conversationOf is the conversation a call names in _meta["docket/conversation"]; ""

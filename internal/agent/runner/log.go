@@ -4,4 +4,7 @@ package runner
 const (
 	logErr          = "err"
 	logConversation = "conversation"
+	logTask         = "task"
+	logWake         = "wake"
+	logAttempt      = "attempt"
 )

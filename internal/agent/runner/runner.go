@@ -88,6 +88,7 @@ type Runtime struct {
 	provider agent.Provider
 	gateway  *mcpclient.Client
 	store    agent.ConversationStore
+	api      *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
 	prices   agent.Prices
 	log      *slog.Logger
 }
@@ -161,7 +162,8 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt.store = &agent.AuthorityConversations{API: &apiclient.Client{URL: root, Token: token}, Key: rt.key}
+		rt.api = &apiclient.Client{URL: root, Token: token}
+		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 	}
 	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log})
 	if err != nil {
@@ -253,11 +255,16 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 	if err != nil {
 		return nil, err
 	}
-	return agent.NewLoop(agent.LoopConfig{
+	cfg := agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
 		ConversationBudget: f.conversationBudget(), Hook: f.hook(),
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
-	})
+	}
+	if rt.api != nil {
+		// Outcomes are awaited on the authority's events, not by asking the strip.
+		cfg.Waiter = rt.api
+	}
+	return agent.NewLoop(cfg)
 }
 
 // Progress returns an onTool for [Runtime.Loop] that prints one line per answered call

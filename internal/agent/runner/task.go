@@ -20,41 +20,40 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Bounds of the task endpoint.
+// Bounds of the task endpoint and of taking tasks.
 const (
 	maxTaskBody     = 1 << 20          // bytes of one POST /task body
 	taskReadHeader  = 10 * time.Second // how long a client may take to send its headers
 	taskShutdownFor = 10 * time.Second // how long a running task may take to finish at shutdown
-	wakeBound       = 24 * time.Hour   // how long a served conversation waits for its pending outcomes
+	claimWait       = 30 * time.Second // one long-poll for the Agent's next task
+	retryAfter      = time.Second      // the pause after a claim or report that got no answer
 )
 
 // TaskRequest is the body of POST /task, the task endpoint of docket agent serve.
 type TaskRequest struct {
-	Text        string          `json:"text"`
-	CaseType    string          `json:"caseType,omitempty"`
-	BusinessKey json.RawMessage `json:"businessKey,omitempty"`
-	SessionKey  string          `json:"sessionKey,omitempty"` // the same key continues the same conversation; omitted: one is made and returned
+	Text        string        `json:"text"`
+	CaseType    string        `json:"caseType,omitempty"`
+	BusinessKey contract.Args `json:"businessKey,omitempty"`
+	CaseID      string        `json:"caseId,omitempty"`
+	SessionKey  string        `json:"sessionKey,omitempty"` // the same key continues the same conversation; omitted: one is made and returned
 }
 
-// ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are
-// listed each as it is, never summed up.
-type ClosedCase struct {
-	CaseID      contract.CaseID      `json:"caseId"`
-	Root        string               `json:"root,omitempty"`
-	Disposition contract.Disposition `json:"disposition"`
-}
+// ClosedCase is a Case a task closed; see [contract.ClosedCase].
+type ClosedCase = contract.ClosedCase
 
 // TaskAnswer is the answer of POST /task; a task that failed carries its code and teaching.
 type TaskAnswer struct {
-	SessionKey   string           `json:"sessionKey,omitempty"`
-	Conversation string           `json:"conversation"`
-	Final        string           `json:"final,omitempty"`
-	ErrorCode    contract.Code    `json:"errorCode,omitempty"`
-	Teaching     string           `json:"teaching,omitempty"`
-	Stop         agent.StopReason `json:"stop,omitempty"`
-	ClosedCases  []ClosedCase     `json:"closedCases"`
+	SessionKey   string             `json:"sessionKey,omitempty"`
+	Task         contract.TaskID    `json:"task,omitempty"`
+	State        contract.TaskState `json:"state,omitempty"`
+	Conversation string             `json:"conversation"`
+	Final        string             `json:"final,omitempty"`
+	ErrorCode    contract.Code      `json:"errorCode,omitempty"`
+	Teaching     string             `json:"teaching,omitempty"`
+	ClosedCases  []ClosedCase       `json:"closedCases"`
 	// Pending are the task's writes whose outcome has not come (a decision, a running
-	// write): the task's work is not done while it has any.
+	// write): the task's work is not done while it has any, and the authority wakes the
+	// conversation when they settle.
 	Pending []agent.Pending `json:"pending,omitempty"`
 }
 
@@ -68,55 +67,254 @@ func CheckTaskListen(listen string) error {
 	return nil
 }
 
-// ServeTasks serves POST /task on ln, one task at a time over the Agent's one
-// connection, until ctx ends or the runtime fails (its credential is rejected or its
-// connection replaced). It first prints on w the endpoint and the per-run key a client
-// must send as its bearer token. The error is classified as [Runtime.Failure] does.
+// ServeTasks takes the Agent's tasks from the authority, outbound, by long-poll, and runs
+// them one at a time over the Agent's one connection, until ctx ends or the runtime fails
+// (its credential is rejected or its connection replaced): tasks members post, the
+// wakes of conversations whose Operations settled, and the tasks of POST /task on ln,
+// which posts each into the authority and answers once its run is reported. It first
+// prints on w the endpoint and the per-run key a client must send as its bearer token.
+// The error is classified as [Runtime.Failure] does.
 func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer) error {
+	if rt.api == nil {
+		return &Error{Kind: KindUsage, Err: errors.New("docket agent serve takes its tasks from the authority; leave out --conversation-dir")}
+	}
 	key := make([]byte, 24)
 	rand.Read(key)
-	wakes, stopWakes := context.WithCancel(ctx)
-	defer stopWakes()
-	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), fatal: make(chan error, 1), wakes: wakes}
-	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), waiters: map[contract.TaskID]chan contract.Task{}}
+	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader, BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
 	served := make(chan error, 1) // written once, when Serve returns
 	go func() { served <- srv.Serve(ln) }()
+	taken := make(chan error, 1) // written once, when the claim loop ends
+	go func() { taken <- rt.takeTasks(ctx, ts.reported) }()
 	var runErr error
+	takenDone := false
 	select {
 	case <-ctx.Done():
-	case runErr = <-ts.fatal:
+	case runErr = <-taken:
+		takenDone = true
 	case runErr = <-served:
 	}
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskShutdownFor)
-	defer cancel()
+	cancel()
+	shut, stop := context.WithTimeout(context.WithoutCancel(ctx), taskShutdownFor)
+	defer stop()
 	if err := srv.Shutdown(shut); err != nil && runErr == nil {
 		runErr = fmt.Errorf("shut down the task endpoint: %w", err)
 	}
-	if errors.Is(runErr, http.ErrServerClosed) {
+	if !takenDone {
+		if err := <-taken; runErr == nil {
+			runErr = err
+		}
+	}
+	if errors.Is(runErr, http.ErrServerClosed) || errors.Is(runErr, context.Canceled) {
 		runErr = nil
 	}
 	return rt.Failure(runErr)
 }
 
-// taskServer serves POST /task. It is safe for concurrent use; tasks queue.
+// takeTasks claims the Agent's tasks one at a time, runs each and reports it, telling
+// reported each task as the authority then holds it. It returns when ctx ends (nil) or
+// the runtime fails.
+func (rt *Runtime) takeTasks(ctx context.Context, reported func(contract.Task)) error {
+	for ctx.Err() == nil {
+		claim, err := rt.api.ClaimTask(ctx, claimWait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := rt.Failure(err); isFatal(err) {
+				return err
+			}
+			rt.log.Warn("task claim failed", logErr, err)
+			pause(ctx, retryAfter)
+			continue
+		}
+		if claim.Task == nil {
+			continue
+		}
+		rep, err := rt.runTask(ctx, claim)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Stopped mid-run: the claim runs out and the task is taken again, resuming
+				// the conversation where its saves left it.
+				return nil
+			}
+			return err
+		}
+		t, err := rt.report(ctx, claim.Task.ID, rep)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := rt.Failure(err); isFatal(err) {
+				return err
+			}
+			rt.log.Warn("task report failed; the task is taken again once its claim runs out", logTask, claim.Task.ID, logErr, err)
+			continue
+		}
+		reported(t)
+	}
+	return nil
+}
+
+// report sends rep, once more when the first got no answer: a report that repeats one
+// the authority holds is answered with the task as it stands.
+func (rt *Runtime) report(ctx context.Context, id contract.TaskID, rep contract.TaskReport) (contract.Task, error) {
+	t, err := rt.api.ReportTask(ctx, id, rep)
+	if err != nil && contract.CodeOf(err) == "" && ctx.Err() == nil {
+		pause(ctx, retryAfter)
+		t, err = rt.api.ReportTask(ctx, id, rep)
+	}
+	return t, err
+}
+
+// runTask runs one claimed task or wake in its conversation and returns its report. It
+// keeps the claim's lease while it runs. Only a failure that ends the runtime, or ctx's
+// end, is an error: any other failure is the task's, and reported.
+func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contract.TaskReport, error) {
+	t := *claim.Task
+	renewing, stopRenew := context.WithCancel(ctx)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		rt.keepLease(renewing, t)
+	}()
+	defer func() {
+		stopRenew()
+		<-renewed
+	}()
+	rep := contract.TaskReport{Attempt: t.Attempt, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}}
+	if t.Result != nil {
+		// A wake goes on from the run that waited: the Cases it closed stay listed.
+		rep.ClosedCases = append(rep.ClosedCases, t.Result.ClosedCases...)
+	}
+	l, err := rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
+		if cc, ok := closedCase(c, res); ok {
+			rep.ClosedCases = append(rep.ClosedCases, cc)
+		}
+	}, nil)
+	if err != nil {
+		return rt.failed(rep, err), nil
+	}
+	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
+	var out agent.Outcome
+	if claim.Wake {
+		out, err = l.Wake(ctx, string(t.Conversation), wakeName(t))
+	} else {
+		out, err = l.SendTask(ctx, string(t.Conversation), string(t.ID), taskText(t))
+	}
+	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
+		return contract.TaskReport{}, errors.Join(err, ctx.Err())
+	}
+	rep.Final = out.Final
+	switch {
+	case err != nil:
+		return rt.failed(rep, err), nil
+	case len(out.Pending) > 0:
+		rep.State, rep.Waiting = contract.TaskWaiting, out.Pending
+	default:
+		rep.State = contract.TaskCompleted
+	}
+	return rep, nil
+}
+
+// keepLease renews t's claim at a third of its lease until ctx ends. A renewal that fails
+// is logged: the run goes on, and if the claim runs out another runtime resumes it from
+// the conversation.
+func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
+	every := time.Minute
+	if t.LeaseUntil != nil {
+		every = max(time.Until(*t.LeaseUntil)/3, time.Second)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := rt.api.RenewTask(ctx, t.ID, t.Attempt); err != nil && ctx.Err() == nil {
+			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)
+		}
+	}
+}
+
+// taskText is what the model is given for t: its text, and the Case it is pinned to (the
+// authority refuses the conversation's calls on any other).
+func taskText(t contract.Task) string {
+	text := t.Text
+	if t.CaseType != "" {
+		text += "\n\nCase type: " + t.CaseType + "\nBusiness key: " + t.BusinessKey.JSON() +
+			"\n(This task is pinned to that Case Type and business key: calls on any other Case are refused.)"
+	}
+	if t.CaseID != "" {
+		text += "\nCase: " + string(t.CaseID)
+	}
+	return text
+}
+
+// wakeName names a wake of t in its conversation: the same for every claim of one wake,
+// so a wake taken again does not add its text twice.
+func wakeName(t contract.Task) string {
+	var b strings.Builder
+	b.WriteString("wake:" + string(t.ID))
+	for _, w := range t.Waiting {
+		fmt.Fprintf(&b, ":%s.%d.%d", w.Tool, w.Ordinal, w.After)
+	}
+	return b.String()
+}
+
+// failed is rep failed with err's code and words, the model key scrubbed.
+func (rt *Runtime) failed(rep contract.TaskReport, err error) contract.TaskReport {
+	rep.State, rep.ErrorCode, rep.Teaching = contract.TaskFailed, codeOf(err), rt.key.Scrub(err.Error())
+	return rep
+}
+
+// isFatal reports whether err ends the runtime: a rejected credential or a replaced
+// connection.
+func isFatal(err error) bool {
+	_, ok := errors.AsType[*Error](err)
+	return ok
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// taskServer serves POST /task as a thin client of the authority. It is safe for
+// concurrent use.
 type taskServer struct {
 	rt   *Runtime
 	key  string
 	addr string
-	// fatal receives the error that ends the runtime (credential rejected, connection
-	// replaced); ServeTasks reads it once and shuts the server down. Never closed.
-	fatal chan error
-	mu    sync.Mutex // one task at a time
-	// wakes bounds the waits of conversations whose writes are pending; it ends with
-	// ServeTasks.
-	wakes context.Context
+
+	mu      sync.Mutex // guards waiters
+	waiters map[contract.TaskID]chan contract.Task
 }
 
 func (s *taskServer) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /task", s.handleTask)
 	return mux
+}
+
+// reported hands a reported task to the POST /task waiting for it, if any.
+func (s *taskServer) reported(t contract.Task) {
+	s.mu.Lock()
+	ch := s.waiters[t.ID]
+	delete(s.waiters, t.ID)
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- t // buffered: one report per waiter
+	}
 }
 
 func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
@@ -130,11 +328,13 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req TaskRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTaskBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || strings.TrimSpace(req.Text) == "" {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskBody))
+	if err == nil {
+		err = contract.DecodeStrict(b, &req)
+	}
+	if err != nil || strings.TrimSpace(req.Text) == "" {
 		writeTask(w, http.StatusBadRequest, TaskAnswer{SessionKey: req.SessionKey, ErrorCode: contract.CodeInvalidArgument,
-			Teaching: "send a JSON object {text, caseType?, businessKey?, sessionKey?} with a non-empty text and no other fields"})
+			Teaching: "send a JSON object {text, caseType?, businessKey?, caseId?, sessionKey?} with a non-empty text and no other fields"})
 		return
 	}
 	if req.SessionKey == "" {
@@ -145,66 +345,46 @@ func (s *taskServer) handleTask(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256([]byte(req.SessionKey))
 	id := "s-" + hex.EncodeToString(sum[:12])
-	text := req.Text
-	if req.CaseType != "" {
-		text += "\n\nCase type: " + req.CaseType
-	}
-	if len(req.BusinessKey) > 0 {
-		text += "\nBusiness key: " + string(req.BusinessKey)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	ans := TaskAnswer{SessionKey: req.SessionKey, Conversation: id, ClosedCases: []ClosedCase{}}
-	l, err := s.rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
-		if cc, ok := closedCase(c, res); ok {
-			ans.ClosedCases = append(ans.ClosedCases, cc)
-		}
-	}, nil)
-	var out agent.Outcome
+	t, err := s.rt.api.PostOwnTask(r.Context(), contract.TaskRequest{Text: req.Text, Conversation: id,
+		CaseType: req.CaseType, BusinessKey: req.BusinessKey, CaseID: contract.CaseID(req.CaseID)})
 	if err == nil {
-		out, err = l.Send(r.Context(), id, text)
+		t, err = s.await(r.Context(), t.ID)
 	}
-	ans.Final, ans.Stop, ans.Pending = out.Final, out.Stop, out.Pending
-	if err == nil && len(out.Pending) > 0 {
-		go s.wake(id, out.Pending)
-	}
-	if err = s.rt.Failure(err); err != nil {
-		if _, ok := errors.AsType[*Error](err); ok {
-			select {
-			case s.fatal <- err:
-			default:
-			}
-		}
+	if err != nil {
 		ans.ErrorCode, ans.Teaching = codeOf(err), s.rt.key.Scrub(err.Error())
+		writeTask(w, http.StatusOK, ans)
+		return
+	}
+	ans.Task, ans.State, ans.Pending = t.ID, t.State, t.Waiting
+	if res := t.Result; res != nil {
+		ans.Final, ans.ErrorCode, ans.Teaching = res.Final, res.ErrorCode, res.Teaching
+		ans.ClosedCases = append(ans.ClosedCases, res.ClosedCases...)
 	}
 	writeTask(w, http.StatusOK, ans)
 }
 
-// wake waits for the outcomes of a task's pending writes and resumes its conversation
-// with them, by itself, as often as the conversation goes on waiting; it ends with the
-// server. The task's caller reads the rest in the conversation.
-func (s *taskServer) wake(id string, pending []agent.Pending) {
-	l, err := s.rt.Loop(nil, nil)
-	if err != nil {
-		s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
-		return
-	}
-	for len(pending) > 0 {
-		ok, err := l.Await(s.wakes, pending, wakeBound)
-		if err != nil || !ok {
-			if err != nil && s.wakes.Err() == nil {
-				s.rt.log.Warn("conversation not woken", logConversation, id, logErr, err)
-			}
-			return
-		}
+// await waits until task id is reported (its work done, failed or waiting), as the
+// authority holds it.
+func (s *taskServer) await(ctx context.Context, id contract.TaskID) (contract.Task, error) {
+	ch := make(chan contract.Task, 1)
+	s.mu.Lock()
+	s.waiters[id] = ch
+	s.mu.Unlock()
+	defer func() {
 		s.mu.Lock()
-		out, err := l.Send(s.wakes, id, agent.WakeText)
+		delete(s.waiters, id)
 		s.mu.Unlock()
-		if err != nil {
-			s.rt.log.Warn("woken conversation failed", logConversation, id, logErr, s.rt.Failure(err))
-			return
-		}
-		pending = out.Pending
+	}()
+	// A report that came before the waiter was set is in the authority.
+	if t, err := s.rt.api.OwnTask(ctx, id); err != nil || t.Result != nil {
+		return t, err
+	}
+	select {
+	case t := <-ch:
+		return t, nil
+	case <-ctx.Done():
+		return contract.Task{}, fmt.Errorf("wait for task %s: %w", id, ctx.Err())
 	}
 }
 

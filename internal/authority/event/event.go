@@ -74,6 +74,12 @@ const (
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
 	ConversationBudgetExhausted = contract.EventConversationBudgetExhausted // an agent ran out of budget
+
+	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
+	// by the runtime under a lease (again to renew it), and reported.
+	TaskPosted   = contract.EventTaskPosted   // the task as posted
+	TaskClaimed  = contract.EventTaskClaimed  // the task, attempt, lease end, whether it is a wake
+	TaskReported = contract.EventTaskReported // the task, attempt, state, what it waits on, the result
 )
 
 // Kind is one entry of the catalog.
@@ -100,6 +106,7 @@ var Catalog = []Kind{
 	{RecoveryActed, false}, {RecoveryRefused, false},
 	{CheckpointSigned, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
+	{TaskPosted, false}, {TaskClaimed, false}, {TaskReported, false},
 }
 
 var neutral = func() map[string]bool {

@@ -39,6 +39,9 @@ type Config struct {
 	// CheckpointEvery is how many events a log moves before a Board write signs its head;
 	// default boards.DefaultCheckpointEvery.
 	CheckpointEvery int64
+	// TaskLease is how long a runtime's claim holds a task before another may take it
+	// (read by the tasks part); default task.DefaultLease.
+	TaskLease time.Duration
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is

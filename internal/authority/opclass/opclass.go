@@ -53,6 +53,13 @@ var Table = []Operation{
 	{"hook.outcome", "POST /api/v1/hook/outcomes", MemberOnly, "a coding agent's call outcome, from its hook with the Agent's token: never a member's or a delegate's"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
+	{"task.post", "POST /api/v1/projects/{project}/agents/{agent}/tasks", Operational, "posts a task for an Agent's runtime to take"},
+	{"message.post", "POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", Operational, "adds words to an Agent's conversation"},
+	{"task.post_own", "POST /api/v1/tasks", MemberOnly, "an Agent's runtime posts a task for itself: never a member's or a delegate's"},
+	{"task.claim", "POST /api/v1/tasks/claim", MemberOnly, "an Agent's runtime takes its next task: never a member's or a delegate's"},
+	{"task.renew", "POST /api/v1/tasks/{task}/renew", MemberOnly, "an Agent's runtime keeps its claim: never a member's or a delegate's"},
+	{"task.report", "POST /api/v1/tasks/{task}/report", MemberOnly, "an Agent's runtime reports its run: never a member's or a delegate's"},
+	{"operation.wait", "POST /api/v1/operations/wait", MemberOnly, "an Agent's runtime waits for its outcomes (changes nothing): never a member's or a delegate's"},
 }
 
 // ForRoute returns the operation served at pattern; one the table lacks is member only.

@@ -122,6 +122,9 @@ type Call struct {
 	Delivered func(ordinal int64) bool
 	// Progress, when set, is told each state a held call's Operation passes through.
 	Progress func(contract.OperationSlot)
+	// Pin is what the calling conversation's tasks hold its work to; a write on another
+	// Case Type or key is refused with [contract.CodeCasePinned]. The zero pin holds none.
+	Pin contract.CasePin
 }
 
 // Answer is what a call produced.
@@ -281,6 +284,10 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
 			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
 		r.Result = last.result
+		return admission{focus: focus, setup: setup, refused: &r}, nil
+	}
+	if ce := pinRefusal(w.Board(), call.Pin, call.Input); ce != nil {
+		r := refusal(ce)
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.nowUTC()

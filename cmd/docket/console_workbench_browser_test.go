@@ -1,0 +1,115 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket/internal/console/browsertest"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// waitingCalculation is the verified calculation played by the scripted model for a
+// write that waits for a person: it ends its first run once the write waits, and goes on
+// — verify, close — only when the conversation is woken with the write's outcome.
+const waitingCalculation = `{"turns": [
+  {"calls": [{"tool": "ApplyAction", "arguments": {"action": "load_input", "params": {"path": "data/input.json"}}}]},
+  {"calls": [{"as": "open", "tool": "OpenCase", "arguments": {"caseType": "verified_calculation", "businessKey": {"job_id": "calc-001"}}}]},
+  {"calls": [{"tool": "ApplyAction", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "action": "write_result", "params": {"job_id": "calc-001", "path": "out/result.json"}}}]},
+  {"final": "The write waits for a person's approval."},
+  {"calls": [{"tool": "ApplyAction", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "action": "verify_result"}}]},
+  {"calls": [{"tool": "CloseCase", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "disposition": "completed"}}]},
+  {"final": "Job calc-001 is written, verified and closed as completed."}
+]}`
+
+// TestConsole_WorkbenchTaskWakes: a person gives an Agent the verified calculation as a
+// task from its page in a real browser; the Agent's runtime (docket agent serve, started
+// by hand, with the scripted model) takes it by long-poll; the page shows the task waiting
+// on the write; the person approves on Needs you; the conversation resumes by itself and
+// the Case closes certified — nobody re-runs anything.
+func TestConsole_WorkbenchTaskWakes(t *testing.T) {
+	s, _, b := calculationConsole(t, approvedCalculation(t))
+	var at contract.AgentToken
+	s.docketJSON(t, &at, "agent", "create", "calc")
+	dir := t.TempDir()
+	tok, script := filepath.Join(dir, "calc.token"), filepath.Join(dir, "script.json")
+	writeFile(t, tok, at.Token, 0o600)
+	writeFile(t, script, waitingCalculation, 0o600)
+	startProc(t, s.env, "agent", "serve", "--token-file", tok, "--script", script, "--hold-wait", "1s")
+
+	page := s.url + "/projects/default/agents/" + string(at.Agent.ID)
+	b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("task-form")),
+		chromedp.SendKeys(chromedp.ID("task-text"), "Verify job calc-001."),
+		chromedp.SendKeys(chromedp.ID("task-case-type"), "verified_calculation"),
+		chromedp.SendKeys(chromedp.ID("task-key"), `{"job_id": "calc-001"}`),
+		chromedp.Click(chromedp.ID("post-task")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")))
+	var ts []contract.Task
+	s.docketJSON(t, &ts, "task", "list")
+	if len(ts) != 1 {
+		t.Fatalf("docket task list = %+v, want the task posted from the page", ts)
+	}
+	task := ts[0]
+
+	// The page, left open, shows the conversation as it runs, and the write it waits on.
+	b.Do(chromedp.Evaluate[chromedp.Void]("window.docketMark = 'same page'"))
+	waiting := "task-" + string(task.ID) + "-waiting-1"
+	b.Do(chromedp.WaitVisible(chromedp.ID(waiting)),
+		chromedp.WaitVisible(chromedp.Search(`//ol[@id="live-turns"]//code[text()="OpenCase"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live-waits p.waits")))
+	if got := b.Text("#" + waiting); !strings.Contains(got, "waits on ApplyAction") {
+		t.Errorf("the waiting task reads %q, want what it waits on", got)
+	}
+	if got := b.Text("#live-waits"); !strings.Contains(got, "waiting for a decision") {
+		t.Errorf("the conversation says it waits on %q, want the write waiting for a decision", got)
+	}
+	if got := b.Text("#live-turns"); !strings.Contains(got, "write_result") || !strings.Contains(got, "approval") {
+		t.Errorf("the conversation shows %q, want the write call and the model's words on it", got)
+	}
+	if got := browsertestMark(b); got != "same page" {
+		t.Errorf("the conversation appeared after a reload (mark %q), want it live on the open page", got)
+	}
+	b.Screenshot(consoleShots, "workbench-waiting")
+
+	b.Do(chromedp.Navigate(s.url+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("section.request")),
+		chromedp.Click(chromedp.CSS("button.approve")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+
+	// Nobody re-runs anything: the runtime is woken by the authority and finishes.
+	done := "task-" + string(task.ID) + "-completed-2"
+	b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID(done)))
+	if got := b.Text("#" + done); !strings.Contains(got, "completed") || !strings.Contains(got, "closed as completed") {
+		t.Errorf("the finished task reads %q, want its Case closed completed and the final answer", got)
+	}
+	if got := b.Text("#live-turns"); !strings.Contains(got, "CloseCase") || !strings.Contains(got, "closed as completed") {
+		t.Errorf("the resumed conversation shows %q, want the close and the final answer", got)
+	}
+	if got := b.Text("#agent-cases"); !strings.Contains(got, "closed completed, certified") {
+		t.Errorf("beside the conversation its Cases read %q, want the Case closed completed, certified", got)
+	}
+	b.Screenshot(consoleShots, "workbench-done")
+	if out := s.docket(t, nil, "case", "list"); !strings.Contains(out, "closed\tcompleted") {
+		t.Errorf("docket case list = %q, want the Case closed as completed", out)
+	}
+	var ops []contract.OperationInfo
+	s.docketJSON(t, &ops, "ops", "--agent", "calc")
+	writes := 0
+	for _, op := range ops {
+		if strings.Contains(op.Label, "write_result") {
+			writes++
+		}
+	}
+	if writes != 1 {
+		t.Errorf("calc made %d write_result Operations, want 1: nothing is sent twice", writes)
+	}
+	if ps := b.Problems(); len(ps) > 0 {
+		t.Errorf("the pages reported problems: %q", ps)
+	}
+}
+
+// browsertestMark is the mark a test left on the open page, "" after a reload.
+func browsertestMark(b *browsertest.Browser) string {
+	return browsertest.Run(b, chromedp.Evaluate[string]("window.docketMark || ''"))
+}

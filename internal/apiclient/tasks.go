@@ -1,0 +1,98 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// PostTask posts req for project's Agent agent, as a member.
+func (c *Client) PostTask(ctx context.Context, project, agent string, req contract.TaskRequest) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "agents", agent, "tasks"), req, &t)
+	return t, err
+}
+
+// PostMessage adds req's words to conversation id of project's Agent agent, as a member.
+func (c *Client) PostMessage(ctx context.Context, project, agent, id string, req contract.MessageRequest) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "agents", agent, "conversations", id, "messages"), req, &t)
+	return t, err
+}
+
+// Tasks lists project's tasks, every page; agent narrows it when not empty.
+func (c *Client) Tasks(ctx context.Context, project, agent string) ([]contract.Task, error) {
+	var out []contract.Task
+	after := ""
+	for {
+		q := url.Values{}
+		if agent != "" {
+			q.Set("agent", agent)
+		}
+		if after != "" {
+			q.Set("after", after)
+		}
+		var page contract.Page[contract.Task]
+		if err := c.Do(ctx, http.MethodGet, ProjectPath(project, "tasks")+"?"+q.Encode(), nil, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Next == "" || page.Next == after {
+			return out, nil
+		}
+		after = page.Next
+	}
+}
+
+// Task returns one task of project, as a member.
+func (c *Client) Task(ctx context.Context, project, id string) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "tasks", id), nil, &t)
+	return t, err
+}
+
+// PostOwnTask posts req for the calling Agent itself.
+func (c *Client) PostOwnTask(ctx context.Context, req contract.TaskRequest) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks", req, &t)
+	return t, err
+}
+
+// OwnTask returns one of the calling Agent's tasks.
+func (c *Client) OwnTask(ctx context.Context, id contract.TaskID) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(string(id)), nil, &t)
+	return t, err
+}
+
+// ClaimTask long-polls, up to wait, for the calling Agent's next task or wake.
+func (c *Client) ClaimTask(ctx context.Context, wait time.Duration) (contract.TaskClaim, error) {
+	var claim contract.TaskClaim
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/claim", contract.TaskClaimRequest{WaitMS: int(wait.Milliseconds())}, &claim)
+	return claim, err
+}
+
+// RenewTask extends the calling Agent's claim of task id, attempt attempt.
+func (c *Client) RenewTask(ctx context.Context, id contract.TaskID, attempt int) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(string(id))+"/renew", contract.TaskRenewal{Attempt: attempt}, &t)
+	return t, err
+}
+
+// ReportTask reports how the calling Agent's run of task id ended.
+func (c *Client) ReportTask(ctx context.Context, id contract.TaskID, r contract.TaskReport) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(string(id))+"/report", r, &t)
+	return t, err
+}
+
+// WaitOperations long-polls, up to wait, until each of the calling Agent's Operations in
+// ws has an outcome; it reports whether all did.
+func (c *Client) WaitOperations(ctx context.Context, ws []contract.TaskWait, wait time.Duration) (bool, error) {
+	var out contract.OperationsWaited
+	err := c.Do(ctx, http.MethodPost, "/api/v1/operations/wait", contract.OperationsWait{Waiting: ws, WaitMS: int(wait.Milliseconds())}, &out)
+	return out.Reported, err
+}

@@ -1,0 +1,262 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// maxFinal bounds the final text of a report, in bytes.
+const maxFinal = 256 << 10
+
+// Claim takes the calling Agent's next task under a lease, waiting up to req.WaitMS for
+// one: a task posted, a claim that ran out, or a waiting task whose Operations all have an
+// outcome (a wake). It answers with no task when the wait runs out. Waiting costs no
+// reads: it follows the log with [store.Store.Wait].
+func (k *Keeper) Claim(ctx context.Context, c identity.Caller, req contract.TaskClaimRequest) (contract.TaskClaim, error) {
+	project, err := agentOnly(c)
+	if err != nil {
+		return contract.TaskClaim{}, err
+	}
+	wait := time.Duration(req.WaitMS) * time.Millisecond
+	if req.WaitMS < 0 || wait > contract.MaxTaskClaimWait {
+		return contract.TaskClaim{}, contract.Errorf(contract.CodeInvalidArgument, "waitMs %d is out of range; wait 0 to %d ms", req.WaitMS, contract.MaxTaskClaimWait.Milliseconds())
+	}
+	agent := contract.AgentID(c.ID)
+	// The poll's bound is wall time; leases are read on the authority's clock.
+	deadline := time.Now().Add(wait)
+	l := k.ledger(project)
+	for {
+		claim, head, expiry, err := k.tryClaim(ctx, c, l, project, agent, req.Task)
+		if err != nil || claim.Task != nil {
+			return claim, err
+		}
+		d := time.Until(deadline)
+		if d <= 0 {
+			return contract.TaskClaim{}, nil
+		}
+		if !expiry.IsZero() {
+			d = min(d, max(expiry.Sub(k.now()), time.Millisecond))
+		}
+		if err := waitLog(ctx, k.store, project, head, d); err != nil {
+			return contract.TaskClaim{}, err
+		}
+	}
+}
+
+// waitLog waits until project's log moves past head or d passes; only ctx's end is an
+// error.
+func waitLog(ctx context.Context, st store.Store, project contract.ProjectID, head int64, d time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := st.Wait(wctx, string(project), head)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("wait for tasks: %w", ctx.Err())
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("wait for the log of %s: %w", project, err)
+	}
+	return nil
+}
+
+// tryClaim claims agent's next task when there is one; else it returns the head it read
+// and when the next live claim runs out.
+func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, project contract.ProjectID, agent contract.AgentID, only contract.TaskID) (contract.TaskClaim, int64, time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
+	}
+	if only != "" {
+		if t, ok := l.tasks[only]; !ok || t.Agent != agent {
+			return contract.TaskClaim{}, 0, time.Time{}, contract.Errorf(contract.CodeNotFound, "you have no task %s; claim without naming one to take your next", only)
+		}
+	}
+	t, _, expiry := l.nextLocked(agent, only, k.now())
+	if t == nil {
+		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
+	}
+	var out contract.TaskClaim
+	err := k.store.Update(ctx, func(tx store.Tx) error {
+		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
+			return err
+		}
+		now := k.nowUTC()
+		t, wake, _ := l.nextLocked(agent, only, now)
+		if t == nil {
+			return nil // another instance took it first; the caller waits again
+		}
+		d := claimed{Task: t.ID, Attempt: t.Attempt + 1, LeaseUntil: now.Add(k.lease), Wake: wake}
+		v := *t
+		v.State, v.Attempt, v.LeaseUntil, v.UpdatedAt = contract.TaskClaimed, d.Attempt, &d.LeaseUntil, now
+		out = contract.TaskClaim{Task: &v, Wake: wake}
+		return eventlog.Append(ctx, tx, project, event.TaskClaimed, c.Principal(), now, d)
+	})
+	if err != nil {
+		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
+	}
+	if out.Task == nil {
+		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
+	}
+	return out, 0, time.Time{}, nil
+}
+
+// Renew extends the lease of the calling Agent's claim of task id, attempt r.Attempt.
+func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error) {
+	return k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
+		if err := held(t, r.Attempt); err != nil {
+			return contract.Task{}, err
+		}
+		d := claimed{Task: id, Attempt: t.Attempt, LeaseUntil: now.Add(k.lease), Wake: l.wake[id]}
+		v := *t
+		v.LeaseUntil, v.UpdatedAt = &d.LeaseUntil, now
+		return v, eventlog.Append(ctx, tx, t.Project, event.TaskClaimed, c.Principal(), now, d)
+	})
+}
+
+// Report records how the calling Agent's run of task id ended. A report that repeats the
+// last one of the same attempt is answered with the task as it stands, so a runtime that
+// lost the answer may send it again.
+func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskReport) (contract.Task, error) {
+	if err := checkReport(r); err != nil {
+		return contract.Task{}, err
+	}
+	return k.change(ctx, c, id, "report", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
+		if t.Attempt == r.Attempt && t.State == r.State && t.Result != nil &&
+			reflect.DeepEqual(*t.Result, r.TaskResult) && reflect.DeepEqual(t.Waiting, r.Waiting) {
+			return *t, nil
+		}
+		if err := held(t, r.Attempt); err != nil {
+			return contract.Task{}, err
+		}
+		v := *t
+		res := r.TaskResult
+		v.State, v.Waiting, v.Result, v.LeaseUntil, v.UpdatedAt = r.State, r.Waiting, &res, nil, now
+		return v, eventlog.Append(ctx, tx, t.Project, event.TaskReported, c.Principal(), now, reportedData{Task: id, TaskReport: r})
+	})
+}
+
+func checkReport(r contract.TaskReport) error {
+	switch {
+	case r.State != contract.TaskWaiting && r.State != contract.TaskCompleted && r.State != contract.TaskFailed:
+		return contract.Errorf(contract.CodeInvalidArgument, "a report's state is completed, failed or waiting, not %q", r.State)
+	case (r.State == contract.TaskWaiting) != (len(r.Waiting) > 0):
+		return contract.Errorf(contract.CodeInvalidArgument, "a report is waiting exactly when it names the Operations it waits on; send state waiting with them, or completed or failed without")
+	case len(r.Final) > maxFinal || len(r.Teaching) > maxFinal:
+		return contract.Errorf(contract.CodeInvalidArgument, "the report's text is over %d bytes; cut the final answer", maxFinal)
+	case r.ClosedCases == nil:
+		return contract.Errorf(contract.CodeInvalidArgument, "a report lists closedCases, empty when the run closed none")
+	}
+	for _, w := range r.Waiting {
+		if w.Tool == "" || w.Ordinal < 0 || w.After < 0 {
+			return contract.Errorf(contract.CodeInvalidArgument, "each Operation waited on names its tool and a non-negative ordinal or after")
+		}
+	}
+	for _, cc := range r.ClosedCases {
+		if cc.CaseID == "" {
+			return contract.Errorf(contract.CodeInvalidArgument, "each closed Case names its caseId")
+		}
+		if _, err := contract.ParseDisposition(string(cc.Disposition)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held refuses a change by a runtime whose claim is not the task's current one.
+func held(t *contract.Task, attempt int) error {
+	if t.State != contract.TaskClaimed || t.Attempt != attempt {
+		return contract.Errorf(contract.CodeTaskNotClaimed, "task %s is %s at attempt %d, not claimed by your attempt %d; claim again to take your next task", t.ID, t.State, t.Attempt, attempt)
+	}
+	return nil
+}
+
+// change runs fn on task id of the calling Agent in one transaction that holds the log's
+// head.
+func (k *Keeper) change(ctx context.Context, c identity.Caller, id contract.TaskID, what string, fn func(store.Tx, *ledger, *contract.Task, time.Time) (contract.Task, error)) (contract.Task, error) {
+	project, err := agentOnly(c)
+	if err != nil {
+		return contract.Task{}, err
+	}
+	l := k.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out contract.Task
+	err = k.store.Update(ctx, func(tx store.Tx) error {
+		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
+			return err
+		}
+		t, ok := l.tasks[id]
+		if !ok || string(t.Agent) != c.ID {
+			return contract.Errorf(contract.CodeNotFound, "you have no task %s", id)
+		}
+		var err error
+		out, err = fn(tx, l, t, k.nowUTC())
+		return err
+	})
+	if err != nil {
+		return contract.Task{}, fmt.Errorf("%s task %s: %w", what, id, eventlog.Refuse(err, "task "+string(id)))
+	}
+	return out, nil
+}
+
+// WaitOperations waits up to bound until each of the calling Agent's Operations in ws has
+// an outcome (settled, or needing a person), following the log; it reports whether all
+// did. The strip stays the source of the outcomes themselves.
+func (k *Keeper) WaitOperations(ctx context.Context, c identity.Caller, ws []contract.TaskWait, bound time.Duration) (bool, error) {
+	project, err := agentOnly(c)
+	if err != nil {
+		return false, err
+	}
+	if bound < 0 || bound > contract.MaxTaskClaimWait {
+		return false, contract.Errorf(contract.CodeInvalidArgument, "waitMs is out of range; wait 0 to %d ms", contract.MaxTaskClaimWait.Milliseconds())
+	}
+	deadline := time.Now().Add(bound)
+	l := k.ledger(project)
+	for {
+		l.mu.Lock()
+		err := l.catchUpLocked(ctx, k.store, project)
+		done, head := l.reported(contract.AgentID(c.ID), ws), l.cursor.Seq()
+		l.mu.Unlock()
+		if err != nil {
+			return false, fmt.Errorf("wait for operations: %w", eventlog.Refuse(err, "project "+string(project)))
+		}
+		d := time.Until(deadline)
+		if done || d <= 0 {
+			return done, nil
+		}
+		if err := waitLog(ctx, k.store, project, head, d); err != nil {
+			return false, err
+		}
+	}
+}
+
+// Pin returns what conversation id of the calling Agent is held to: the Case Type and
+// key its tasks pinned, and the Case they brought into focus; the zero CasePin when none.
+func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.CasePin, error) {
+	project, err := agentOnly(c)
+	if err != nil {
+		return contract.CasePin{}, err
+	}
+	l := k.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Every tool call of a conversation asks: the head alone says whether there is
+	// anything to catch up with.
+	head, err := k.store.Head(ctx, string(project))
+	if err == nil && head.Seq != l.cursor.Seq() {
+		err = l.catchUpLocked(ctx, k.store, project)
+	}
+	if err != nil {
+		return contract.CasePin{}, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+	}
+	return l.pins[convKey{contract.AgentID(c.ID), id}], nil
+}

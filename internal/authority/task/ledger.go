@@ -1,0 +1,218 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// ledger is the task ledger of one project: a projection of its log, caught up from the
+// store before each use (as the operation ledger is), so several instances over one store
+// agree. Besides the task events it follows the Agents' Operation states, which decide
+// when a waiting task wakes, and which conversations exist.
+type ledger struct {
+	mu          sync.Mutex // guards the fields below
+	cursor      eventlog.Cursor
+	tasks       map[contract.TaskID]*contract.Task
+	order       []contract.TaskID // by post
+	wake        map[contract.TaskID]bool
+	byClientKey map[clientKey]contract.TaskID
+	known       map[convKey]bool // conversations posted to or saved
+	pins        map[convKey]contract.CasePin
+	ops         map[contract.AgentID]map[int64]opState
+}
+
+type clientKey struct {
+	agent contract.AgentID
+	key   string
+}
+
+type convKey struct {
+	agent contract.AgentID
+	id    contract.ConversationID
+}
+
+// opState is what the ledger keeps of one Operation.
+type opState struct {
+	tool  string
+	state contract.OperationState
+}
+
+// opData is the part of an operation.admitted or operation.changed event the ledger
+// reads.
+type opData struct {
+	Agent   string                  `json:"agent"`
+	Ordinal int64                   `json:"ordinal"`
+	Tool    string                  `json:"tool"`
+	State   contract.OperationState `json:"state"`
+}
+
+func newLedger() *ledger {
+	return &ledger{tasks: map[contract.TaskID]*contract.Task{}, wake: map[contract.TaskID]bool{},
+		byClientKey: map[clientKey]contract.TaskID{}, known: map[convKey]bool{}, pins: map[convKey]contract.CasePin{},
+		ops: map[contract.AgentID]map[int64]opState{}}
+}
+
+// catchUpLocked applies the events of project after the cursor, read from r. l.mu must
+// be held.
+func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+	return l.cursor.CatchUp(ctx, r, project, l.apply)
+}
+
+// lockCaughtUp locks the log's head inside tx, which keeps every other writer of the
+// project out until tx ends, and catches the ledger up with what committed before it.
+// Only committed events are applied, so the ledger stays right if tx rolls back. l.mu
+// must be held.
+func (l *ledger) lockCaughtUp(ctx context.Context, tx store.Tx, project contract.ProjectID) error {
+	if _, err := tx.LockHead(ctx, string(project)); err != nil {
+		return fmt.Errorf("lock head of %s: %w", project, err)
+	}
+	return l.catchUpLocked(ctx, tx, project)
+}
+
+func (l *ledger) apply(e store.Event) error {
+	switch e.Type {
+	case event.TaskPosted:
+		var d posted
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		t := d.Task
+		l.tasks[t.ID] = &t
+		l.order = append(l.order, t.ID)
+		if t.ClientKey != "" {
+			l.byClientKey[clientKey{t.Agent, t.ClientKey}] = t.ID
+		}
+		k := convKey{t.Agent, t.Conversation}
+		l.known[k] = true
+		if t.CaseType != "" || t.CaseID != "" {
+			pin := l.pins[k]
+			if t.CaseType != "" {
+				pin.CaseType, pin.BusinessKey = t.CaseType, t.BusinessKey
+			}
+			if t.CaseID != "" {
+				pin.CaseID = t.CaseID
+			}
+			l.pins[k] = pin
+		}
+	case event.TaskClaimed:
+		var d claimed
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		t, ok := l.tasks[d.Task]
+		if !ok {
+			return fmt.Errorf("event %d claims task %s, which was never posted", e.Seq, d.Task)
+		}
+		lease := d.LeaseUntil
+		t.State, t.Attempt, t.LeaseUntil, t.UpdatedAt = contract.TaskClaimed, d.Attempt, &lease, e.At
+		l.wake[d.Task] = d.Wake
+	case event.TaskReported:
+		var d reportedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		t, ok := l.tasks[d.Task]
+		if !ok {
+			return fmt.Errorf("event %d reports task %s, which was never posted", e.Seq, d.Task)
+		}
+		res := d.TaskResult
+		t.State, t.Waiting, t.Result, t.LeaseUntil, t.UpdatedAt = d.State, d.Waiting, &res, nil, e.At
+	case event.OpAdmitted, event.OpChanged:
+		var d opData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		agent := contract.AgentID(d.Agent)
+		ops := l.ops[agent]
+		if ops == nil {
+			ops = map[int64]opState{}
+			l.ops[agent] = ops
+		}
+		s := ops[d.Ordinal]
+		if d.Tool != "" {
+			s.tool = d.Tool
+		}
+		if d.State != "" {
+			s.state = d.State
+		}
+		ops[d.Ordinal] = s
+	case event.ConversationSaved:
+		var d struct {
+			Conversation contract.ConversationID `json:"conversation"`
+		}
+		agent, isAgent := strings.CutPrefix(e.Actor, string(contract.PrincipalAgent)+":")
+		if isAgent && json.Unmarshal(e.Data, &d) == nil && d.Conversation != "" {
+			l.known[convKey{contract.AgentID(agent), d.Conversation}] = true
+		}
+	}
+	return nil
+}
+
+// reported reports whether every Operation of agent in ws has an outcome the model can
+// be shown: settled, or needing a person.
+func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait) bool {
+	ops := l.ops[agent]
+	for _, w := range ws {
+		var s opState
+		found := false
+		if w.Ordinal > 0 {
+			s, found = ops[w.Ordinal]
+		} else {
+			// The newest Operation of the tool after the one before the call.
+			var newest int64
+			for o, x := range ops {
+				if o > w.After && x.tool == w.Tool && o > newest {
+					newest, s, found = o, x, true
+				}
+			}
+		}
+		if !found || !(s.state.Settled() || s.state == contract.OpNeedsPerson) {
+			return false
+		}
+	}
+	return true
+}
+
+// nextLocked finds agent's next task a runtime may take at now (only task, when not
+// empty): the oldest that is queued, whose claim ran out, or that waits on Operations
+// that all have an outcome — never one whose conversation another live claim holds (a
+// task that waits holds none: a message may come meanwhile). It
+// also returns when the next live claim of agent runs out (zero when none), since that
+// may free a task. l.mu must be held.
+func (l *ledger) nextLocked(agent contract.AgentID, only contract.TaskID, now time.Time) (*contract.Task, bool, time.Time) {
+	busy := map[contract.ConversationID]bool{}
+	var expiry time.Time
+	for _, id := range l.order {
+		t := l.tasks[id]
+		if t.Agent == agent && t.State == contract.TaskClaimed && t.LeaseUntil != nil && now.Before(*t.LeaseUntil) {
+			busy[t.Conversation] = true
+			if expiry.IsZero() || t.LeaseUntil.Before(expiry) {
+				expiry = *t.LeaseUntil
+			}
+		}
+	}
+	for _, id := range l.order {
+		t := l.tasks[id]
+		if t.Agent != agent || (only != "" && id != only) || busy[t.Conversation] {
+			continue
+		}
+		switch {
+		case t.State == contract.TaskQueued:
+			return t, false, expiry
+		case t.State == contract.TaskClaimed && t.LeaseUntil != nil && !now.Before(*t.LeaseUntil):
+			return t, l.wake[id], expiry
+		case t.State == contract.TaskWaiting && l.reported(agent, t.Waiting):
+			return t, true, expiry
+		}
+	}
+	return nil, false, expiry
+}

@@ -1,0 +1,100 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// Event types the Agent's page follows for its tasks.
+const (
+	evTaskPosted   = contract.EventTaskPosted
+	evTaskClaimed  = contract.EventTaskClaimed
+	evTaskReported = contract.EventTaskReported
+)
+
+// maxPageTasks is how many of an Agent's tasks its page lists, newest first.
+const maxPageTasks = 20
+
+// taskView is one task on an Agent's page.
+type taskView struct {
+	contract.Task
+	Short string // its text, cut for the list
+}
+
+// taskForm is what the person typed into the form that gives an Agent a task, kept when
+// it was refused, with why.
+type taskForm struct {
+	Text, Conversation, CaseType, Key, CaseID string
+	Error                                     string
+}
+
+// agentTasks is agent's newest tasks.
+func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent) ([]taskView, error) {
+	ts, err := s.auth.Tasks(r.Context(), v.caller, v.project, string(a.ID))
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(ts)
+	out := make([]taskView, 0, min(len(ts), maxPageTasks))
+	for _, t := range ts[:min(len(ts), maxPageTasks)] {
+		short := strings.Join(strings.Fields(t.Text), " ")
+		if r := []rune(short); len(r) > 120 {
+			short = string(r[:120]) + "…"
+		}
+		out = append(out, taskView{Task: t, Short: short})
+	}
+	return out, nil
+}
+
+// pagePostTask posts the form's task for the Agent and shows its page again; a refusal
+// is shown above the form, which keeps what was typed.
+func (s *Server) pagePostTask(w http.ResponseWriter, r *http.Request, v visit) error {
+	form := taskForm{Text: r.PostFormValue("text"), Conversation: strings.TrimSpace(r.PostFormValue("conversation")),
+		CaseType: strings.TrimSpace(r.PostFormValue("case_type")), Key: strings.TrimSpace(r.PostFormValue("key")),
+		CaseID: strings.TrimSpace(r.PostFormValue("case"))}
+	req := contract.TaskRequest{Agent: r.PathValue("agent"), Text: form.Text, Conversation: form.Conversation,
+		CaseType: form.CaseType, CaseID: contract.CaseID(form.CaseID)}
+	var err error
+	if form.Key != "" {
+		err = contract.DecodeStrict([]byte(form.Key), &req.BusinessKey)
+		if err != nil {
+			err = contract.Errorf(contract.CodeInvalidArgument, "the business key is not a JSON object of the Case Type's key arguments, such as {\"job_id\": \"calc-001\"}")
+		}
+	}
+	var t contract.Task
+	if err == nil {
+		t, err = s.auth.PostTask(r.Context(), v.caller, v.project, req)
+	}
+	if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
+		form.Error = ce.Teaching
+		return s.showAgent(w, r, v, httpStatus(ce.Code), form)
+	}
+	if err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent)),
+		"Task "+string(t.ID)+" posted in conversation "+string(t.Conversation)+"; the Agent's runtime takes it.")
+}
+
+// pagePostMessage adds the form's words to the conversation and shows it again.
+func (s *Server) pagePostMessage(w http.ResponseWriter, r *http.Request, v visit) error {
+	t, err := s.auth.PostMessage(r.Context(), v.caller, v.project, r.PathValue("agent"), conversation(r),
+		contract.MessageRequest{Text: r.PostFormValue("text")})
+	if err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent))+
+		"/conversations/"+url.PathEscape(string(t.Conversation)), "Message "+string(t.ID)+" posted; the Agent's runtime takes it.")
+}
+
+// pageAgentAgain sends a GET of the address a refused task answered at (a live page
+// bringing itself up to date) to the Agent's page.
+func (s *Server) pageAgentAgain(w http.ResponseWriter, r *http.Request, v visit) error {
+	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(r.PathValue("agent")), http.StatusSeeOther)
+	return nil
+}

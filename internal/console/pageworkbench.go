@@ -1,0 +1,159 @@
+package console
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// maxShownResult bounds a tool result shown in an Agent's conversation pane, in bytes;
+// the transcript page shows it whole.
+const maxShownResult = 2000
+
+// convPane is the conversation an Agent's page shows in its centre: each turn, each tool
+// call with its result and the strip entry of the Operation it became, and what the
+// conversation waits for.
+type convPane struct {
+	ID    contract.ConversationID
+	Turns []turnView
+	Waits []waitView
+}
+
+// turnView is one message of the pane: the person's words, or the model's text and calls.
+// Key changes whenever what it shows does, so the live page replaces it.
+type turnView struct {
+	Key   string
+	Role  string
+	Text  string
+	Calls []callTurn
+	Raw   string
+}
+
+// callTurn is one tool call with its result and its Operation as the strip shows it now.
+type callTurn struct {
+	callView
+	Result *resultView
+	Op     *opView
+}
+
+// waitView is an Operation the conversation waits on.
+type waitView struct {
+	contract.TaskWait
+	Op *opView
+}
+
+// resultOrdinal is the part of a saved tool result the pane reads besides resultView.
+type resultOrdinal struct {
+	CallID  string `json:"callId"`
+	Ordinal int64  `json:"ordinal"`
+}
+
+// conversationPane builds the pane of conversation c, with ops the Agent's Operations.
+func conversationPane(c contract.Conversation, ops []opView) convPane {
+	byOrdinal := map[int64]*opView{}
+	for i := range ops {
+		byOrdinal[ops[i].Ordinal] = &ops[i]
+	}
+	results := map[string]*resultView{}
+	ordinals := map[string]int64{}
+	views := make([]messageView, len(c.Messages))
+	for i, m := range c.Messages {
+		var mv messageView
+		if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
+			mv = messageView{Raw: indentJSON(m)}
+		}
+		var withOrdinals struct {
+			Results []resultOrdinal `json:"results"`
+		}
+		if json.Unmarshal(m, &withOrdinals) == nil {
+			for _, r := range withOrdinals.Results {
+				ordinals[r.CallID] = r.Ordinal
+			}
+		}
+		for j := range mv.Results {
+			r := mv.Results[j]
+			if len(r.Content) > maxShownResult {
+				r.Content = r.Content[:maxShownResult] + "…"
+			}
+			results[r.CallID] = &r
+		}
+		views[i] = mv
+	}
+	p := convPane{ID: c.ID}
+	for _, mv := range views {
+		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 {
+			continue // results only: they are shown under their calls
+		}
+		t := turnView{Role: mv.Role, Text: mv.Text, Raw: mv.Raw}
+		for _, call := range mv.Calls {
+			ct := callTurn{callView: call, Result: results[call.ID]}
+			if o := ordinals[call.ID]; o > 0 {
+				ct.Op = byOrdinal[o]
+			}
+			t.Calls = append(t.Calls, ct)
+		}
+		t.Key = viewKey(t)
+		p.Turns = append(p.Turns, t)
+	}
+	var st struct {
+		Watching []contract.TaskWait `json:"watching"`
+	}
+	if len(c.State) > 0 && json.Unmarshal(c.State, &st) == nil {
+		for _, w := range st.Watching {
+			p.Waits = append(p.Waits, waitView{TaskWait: w, Op: byOrdinal[w.Ordinal]})
+		}
+	}
+	return p
+}
+
+// viewKey is a short digest of what t shows, its Operations' states included.
+func viewKey(t turnView) string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "x"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+// selectedConversation is the conversation an Agent's page shows in its centre: the one
+// ?conversation= names, else the one saved last; none when the Agent has none.
+func (s *Server) selectedConversation(r *http.Request, v visit, a contract.Agent, convs []contract.ConversationSummary, ops []opView) (*convPane, error) {
+	id := contract.ConversationID(r.URL.Query().Get("conversation"))
+	if id == "" && len(convs) > 0 {
+		id = convs[0].ID // newest first
+	}
+	if id == "" {
+		return nil, nil
+	}
+	c, err := s.auth.Conversation(r.Context(), v.caller, v.project, string(a.ID), id)
+	if err != nil {
+		return nil, err
+	}
+	p := conversationPane(c, ops)
+	return &p, nil
+}
+
+// maxAgentCases is how many of the Cases an Agent opened its page lists, newest first.
+const maxAgentCases = 10
+
+// agentCases is the Cases agent opened, newest first.
+func (s *Server) agentCases(r *http.Request, v visit, a contract.Agent) ([]caseRow, error) {
+	cs, err := s.auth.Cases(r.Context(), v.caller, v.project)
+	if err != nil {
+		return nil, err
+	}
+	by := contract.NewPrincipal(contract.PrincipalAgent, string(a.ID))
+	var out []caseRow
+	for _, c := range slices.Backward(cs) {
+		if c.OpenedBy != by || len(out) == maxAgentCases {
+			continue
+		}
+		out = append(out, caseRow{Case: c, Href: caseHref(v.project, c.CaseID), Key: keyText(c.BusinessKey), Certified: certifiedOf(c)})
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package contract
+
+import (
+	"regexp"
+	"time"
+)
+
+// Error codes of tasks and messages for Agents' conversations.
+const (
+	CodeCasePinned     Code = "case_pinned"      // a call moves a pinned conversation's work onto another Case Type or key
+	CodeTaskConflict   Code = "task_conflict"    // a client key already names another task, or a pin differs from the conversation's
+	CodeTaskNotClaimed Code = "task_not_claimed" // a report or renewal of a claim that is not this runtime's any more
+)
+
+// Task event types: a member (or the Agent's own runtime) posts a task or a message, a
+// runtime claims it under a lease, and reports how the run ended.
+const (
+	EventTaskPosted   = "task.posted"
+	EventTaskClaimed  = "task.claimed"
+	EventTaskReported = "task.reported"
+)
+
+// TaskID names a task; the authority mints it.
+type TaskID string
+
+// TaskKind says what was posted: a task starts or continues a conversation with its text;
+// a message is words added to a conversation that exists.
+type TaskKind string
+
+// Task kinds.
+const (
+	TaskKindTask    TaskKind = "task"
+	TaskKindMessage TaskKind = "message"
+)
+
+// TaskState is where a task stands.
+type TaskState string
+
+// Task states. A task is queued until a runtime claims it; claimed while a runtime holds
+// its lease; waiting while its work waits on Operations (a decision, a running write, a
+// person), when the authority wakes it; then completed or failed.
+const (
+	TaskQueued    TaskState = "queued"
+	TaskClaimed   TaskState = "claimed"
+	TaskWaiting   TaskState = "waiting"
+	TaskCompleted TaskState = "completed"
+	TaskFailed    TaskState = "failed"
+)
+
+// Finished reports whether s is final.
+func (s TaskState) Finished() bool { return s == TaskCompleted || s == TaskFailed }
+
+// MaxTaskText bounds a task's or a message's text, in bytes.
+const MaxTaskText = 64 << 10
+
+var clientKeyForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+
+// CheckClientKey checks an idempotency key: 1 to 128 letters, digits, '_', '.', ':' or
+// '-', starting with a letter or digit; "" is none.
+func CheckClientKey(k string) error {
+	if k != "" && !clientKeyForm.MatchString(k) {
+		return Errorf(CodeInvalidArgument, "client key %q is not 1 to 128 letters, digits, '_', '.', ':' or '-' starting with a letter or digit; pick another", k)
+	}
+	return nil
+}
+
+// TaskRequest is a task posted for an Agent: POST
+// /api/v1/projects/{project}/agents/{agent}/tasks (Agent comes from the path) or, by the
+// Agent's own runtime, POST /api/v1/tasks. Conversation names the conversation to start
+// or continue; empty, the authority makes one. CaseType with BusinessKey pins the
+// conversation to that Case: the authority refuses its calls on any other Case Type or
+// key. CaseID brings a Case into the conversation's focus. ClientKey makes a post
+// idempotent: the same key with the same request returns the task already posted.
+type TaskRequest struct {
+	Agent        string `json:"agent,omitempty"`
+	Text         string `json:"text"`
+	Conversation string `json:"conversation,omitempty"`
+	CaseType     string `json:"caseType,omitempty"`
+	BusinessKey  Args   `json:"businessKey,omitempty"`
+	CaseID       CaseID `json:"caseId,omitempty"`
+	ClientKey    string `json:"clientKey,omitempty"`
+}
+
+// MessageRequest is words a member adds to an Agent's conversation: POST
+// /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages.
+type MessageRequest struct {
+	Text      string `json:"text"`
+	ClientKey string `json:"clientKey,omitempty"`
+}
+
+// CasePin is what a conversation's work is held to: a Case Type and business key, and the
+// Case brought into its focus.
+type CasePin struct {
+	CaseType    string `json:"caseType,omitempty"`
+	BusinessKey Args   `json:"businessKey,omitempty"`
+	CaseID      CaseID `json:"caseId,omitempty"`
+}
+
+// TaskWait is an Operation of the Agent a task's conversation waits on: by ordinal, or,
+// while the ordinal is unknown (an answer lost in flight), the newest Operation of Tool
+// after ordinal After.
+type TaskWait struct {
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	Ordinal int64  `json:"ordinal,omitempty"`
+	After   int64  `json:"after,omitempty"`
+}
+
+// ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are
+// listed each as it is, never summed up.
+type ClosedCase struct {
+	CaseID      CaseID      `json:"caseId"`
+	Root        string      `json:"root,omitempty"`
+	Disposition Disposition `json:"disposition"`
+}
+
+// TaskResult is how a runtime's run of a task ended, as it reported it.
+type TaskResult struct {
+	Final       string       `json:"final,omitempty"`
+	ErrorCode   Code         `json:"errorCode,omitempty"`
+	Teaching    string       `json:"teaching,omitempty"`
+	ClosedCases []ClosedCase `json:"closedCases"`
+}
+
+// Task is a task or message as the authority keeps it.
+type Task struct {
+	ID           TaskID         `json:"id"`
+	Project      ProjectID      `json:"project"`
+	Agent        AgentID        `json:"agent"`
+	Kind         TaskKind       `json:"kind"`
+	Text         string         `json:"text"`
+	Conversation ConversationID `json:"conversation"`
+	CasePin
+	ClientKey string    `json:"clientKey,omitempty"`
+	PostedBy  Principal `json:"postedBy"`
+	PostedAt  time.Time `json:"postedAt"`
+
+	State TaskState `json:"state"`
+	// Attempt counts the claims: a claim whose lease ran out is taken again with the next.
+	Attempt    int        `json:"attempt"`
+	LeaseUntil *time.Time `json:"leaseUntil,omitempty"`
+	// Waiting are the Operations the conversation waits on while State is waiting.
+	Waiting   []TaskWait  `json:"waiting,omitempty"`
+	Result    *TaskResult `json:"result,omitempty"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+}
+
+// TaskClaimRequest is a runtime's long-poll for its Agent's next task: POST
+// /api/v1/tasks/claim. WaitMS bounds the poll (0: answer at once; at most
+// MaxTaskClaimWait); Task narrows it to one task.
+type TaskClaimRequest struct {
+	WaitMS int    `json:"waitMs,omitempty"`
+	Task   TaskID `json:"task,omitempty"`
+}
+
+// MaxTaskClaimWait bounds a claim's long-poll.
+const MaxTaskClaimWait = 60 * time.Second
+
+// TaskClaim is the answer to a claim: no task when the poll ran out; else the task
+// claimed under a lease until LeaseUntil. Wake says the task's conversation waited on
+// Operations that now have an outcome: the runtime resumes it rather than sending the
+// task's text.
+type TaskClaim struct {
+	Task *Task `json:"task,omitempty"`
+	Wake bool  `json:"wake,omitempty"`
+}
+
+// TaskRenewal extends a claim's lease: POST /api/v1/tasks/{task}/renew.
+type TaskRenewal struct {
+	Attempt int `json:"attempt"`
+}
+
+// TaskReport is how a runtime's run of a claimed task ended: POST
+// /api/v1/tasks/{task}/report. Waiting, when not empty, says the task's work is not done
+// (State is then waiting and the authority wakes it when they settle); else State is
+// completed or failed.
+type TaskReport struct {
+	Attempt int        `json:"attempt"`
+	State   TaskState  `json:"state"`
+	Waiting []TaskWait `json:"waiting,omitempty"`
+	TaskResult
+}
+
+// OperationsWait is an Agent's long-poll for outcomes: POST /api/v1/operations/wait
+// answers once each Operation has one (settled, or needs a person), or after WaitMS.
+type OperationsWait struct {
+	Waiting []TaskWait `json:"waiting"`
+	WaitMS  int        `json:"waitMs"`
+}
+
+// OperationsWaited is the answer to [OperationsWait]: whether every one has an outcome.
+type OperationsWaited struct {
+	Reported bool `json:"reported"`
+}
