@@ -127,6 +127,20 @@ func (r *docketRig) script(t *testing.T, js string) string {
 // conversation reads an Agent's conversation from the authority as the member.
 func (r *docketRig) conversation(t *testing.T, agentID, id string) (results []agent.ToolResult, state map[string]json.RawMessage) {
 	t.Helper()
+	c, msgs := r.readConversation(t, agentID, id)
+	for _, m := range msgs {
+		results = append(results, m.Results...)
+	}
+	if err := json.Unmarshal(c.State, &state); err != nil {
+		t.Fatal(err)
+	}
+	return results, state
+}
+
+// readConversation reads the Agent's conversation id through /api/v1, with its messages
+// decoded.
+func (r *docketRig) readConversation(t *testing.T, agentID, id string) (contract.Conversation, []agent.Message) {
+	t.Helper()
 	cl, err := newClient(&env{Getenv: func(k string) string {
 		if k == "DOCKET_HOME" {
 			return r.home
@@ -140,17 +154,26 @@ func (r *docketRig) conversation(t *testing.T, agentID, id string) (results []ag
 	if err := cl.do(t.Context(), http.MethodGet, "/api/v1/projects/default/agents/"+agentID+"/conversations/"+id, nil, &c); err != nil {
 		t.Fatalf("read conversation %s: %v", id, err)
 	}
+	msgs := make([]agent.Message, 0, len(c.Messages))
 	for _, raw := range c.Messages {
 		var m agent.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
 		}
-		results = append(results, m.Results...)
+		msgs = append(msgs, m)
 	}
-	if err := json.Unmarshal(c.State, &state); err != nil {
-		t.Fatal(err)
+	return c, msgs
+}
+
+// conversationText returns the text of every message of the Agent's conversation id.
+func (r *docketRig) conversationText(t *testing.T, agentID, id string) string {
+	t.Helper()
+	_, msgs := r.readConversation(t, agentID, id)
+	var text strings.Builder
+	for _, m := range msgs {
+		text.WriteString(m.Text + "\n")
 	}
-	return results, state
+	return text.String()
 }
 
 func resultCodes(t *testing.T, rs []agent.ToolResult) []string {

@@ -78,12 +78,16 @@ func (c *policyShowCmd) Run(ctx context.Context, e *env) error {
 	return err
 }
 
-// policyOrigin says who published v: "built in", or the member and when.
+// policyOrigin says who published v: "built in", or the member (by name) and when.
 func policyOrigin(v contract.PolicyVersion) string {
 	if v.Builtin || v.PublishedAt == nil {
 		return "built in"
 	}
-	return fmt.Sprintf("published by %s at %s from %s", v.PublishedBy, v.PublishedAt.Format("2006-01-02T15:04:05Z"), v.File)
+	by := v.Publisher
+	if by == "" {
+		by = string(v.PublishedBy)
+	}
+	return fmt.Sprintf("published by %s at %s from %s", by, v.PublishedAt.Format("2006-01-02T15:04:05Z"), v.File)
 }
 
 type policyListCmd struct {

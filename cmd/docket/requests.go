@@ -48,6 +48,11 @@ func (c *requestsCmd) Run(ctx context.Context, e *env) error {
 			r.ID, r.State, r.RequestedBy, r.Deadline.Format("2006-01-02T15:04:05Z"), r.Digest, canon); err != nil {
 			return err
 		}
+		if r.MemberOnly != "" {
+			if _, err := fmt.Fprintf(e.Stdout, "  only a member decides it: %s\n", r.MemberOnly); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

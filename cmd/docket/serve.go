@@ -38,6 +38,9 @@ type serveCmd struct {
 	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
 	MaxConns   int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
 	BodyTime   time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
+	// ScheduleGrace is how late a schedule's fire may come and still be on time; past it,
+	// the schedule's missed-fire policy decides (docs/workbench.md, Schedules).
+	ScheduleGrace time.Duration `name:"schedule-grace" help:"How late a schedule's fire may be and still count as on time; later ones follow the schedule's --missed policy." default:"1m"`
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -106,6 +109,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
 	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
+	schedules, err := authority.NewSchedules(a, authority.SchedulesConfig{Grace: c.ScheduleGrace})
+	if err != nil {
+		return err
+	}
 	hop, err := workhop.New(workhop.Config{
 		Authority:  a,
 		Dispatcher: dispatcher,
@@ -118,7 +125,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// docket start's serve answers only at a path its gate and children know (issue 11,
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Hooks: ops,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Hooks: ops, Schedules: schedules,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
@@ -160,6 +167,12 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	sweeps.Go(func() {
 		if err := ops.Run(ctx); err != nil {
 			log.Error("request sweep stopped", logErr, err)
+		}
+	})
+	// Schedules wake at each due time rather than on a fixed tick (see Schedules.Run).
+	sweeps.Go(func() {
+		if err := schedules.Run(ctx); err != nil {
+			log.Error("schedule sweep stopped", logErr, err)
 		}
 	})
 	sweeps.Go(func() {

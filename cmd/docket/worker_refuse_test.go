@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -92,5 +93,37 @@ func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 		if read != tc.read || writes != tc.writes {
 			t.Errorf("--workspace-tools %s lists read %v, writes %v; want %v, %v:\n%s", tc.ceiling, read, writes, tc.read, tc.writes, out)
 		}
+	}
+}
+
+// TestServeWorker_AuthorityRetries runs a real serve and worker under a recovery policy
+// with retry_by = "authority": the first run of the Action fails, and serve's own sweep
+// retries it, with no orchestrator or member acting; the retry runs and its fact lands
+// (issue 14).
+func TestServeWorker_AuthorityRetries(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	s := echoServeEnv(t, "#!/bin/sh\nif [ ! -e '"+marker+"' ]; then touch '"+marker+"'; echo 'disk full' >&2; exit 2; fi\ncat\n")
+	pol := filepath.Join(t.TempDir(), "recovery.toml")
+	writeFile(t, pol, "[recovery_policy]\nmax_attempts = 2\nretry_by = \"authority\"\n", 0o600)
+	s.docket(t, nil, "policy", "publish", pol)
+	w := s.startWorker(t)
+	w.waitLine(t, "lease acquired")
+	gw := s.gateway(t)
+	res := call(t, gw, "ApplyAction", `{"action": "echo", "params": {"n": "1"}}`)
+	if len(res.Operations) == 0 || res.Operations[0].State != contract.OpFailed {
+		t.Fatalf("the first run = %+v, want failed", res.Operations)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out := s.docket(t, nil, "events", "tail")
+		if strings.Contains(out, "recovery.acted\tauthority") && strings.Contains(out, "action.completed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve's sweep never retried the failure; events:\n%s", out)
+		}
+	}
+	q := call(t, gw, "QueryBoard", `{"pattern": {"predicate": "echoed", "args": {"n": "1"}}}`)
+	if !strings.Contains(string(q.Result), `"n":"1"`) {
+		t.Errorf("the retried run's fact is not on the Board: %s", q.Result)
 	}
 }

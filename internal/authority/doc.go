@@ -15,6 +15,8 @@
 //   - conversation: Agents' conversations in the log, and their index.
 //   - task: tasks and messages for Agents' conversations, the runtimes' leased claims,
 //     reports, wakes, and each conversation's pin.
+//   - schedule: members' schedules of tasks for Agents and the sweep that fires them,
+//     posting each fire's task through this facade.
 //   - event: the catalog of event types, with whether each may change a Board.
 //   - eventlog: appending, the one catch-up loop ([eventlog.Cursor]) and the refusals
 //     every part shares.

@@ -35,14 +35,23 @@ func newOrchFixture(t *testing.T) *orchFixture {
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Capability: "testdata/delegate", Agent: "calc"})
 	f := &orchFixture{a: p.A, admin: p.Admin, calc: p.Agent, ops: authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Millisecond})}
-	at, err := p.A.CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
+	f.boss = newOrchestrator(t, p.A, p.Admin, "boss")
+	return f
+}
+
+// newOrchestrator creates the orchestrator Agent name in project default, as admin, and
+// returns its Caller.
+func newOrchestrator(t *testing.T, a *authority.Authority, admin authority.Caller, name string) authority.Caller {
+	t.Helper()
+	at, err := a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: name, Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.boss, err = p.A.Authenticate(t.Context(), authority.Token(at.Token)); err != nil {
+	c, err := a.Authenticate(t.Context(), authority.Token(at.Token))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return f
+	return c
 }
 
 func (f *orchFixture) call(t *testing.T, c authority.Caller, in *contract.ApplyActionInput) authority.Answer {

@@ -27,8 +27,11 @@ func TestAuthority_PublishPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Kind != contract.PolicyDelegation || v.Version != 2 || v.Digest != contract.Sum([]byte(delegationV2)).String() || v.PublishedBy != f.admin.Principal() {
-		t.Errorf("published = %+v, want delegation version 2 by the member, bound to the text's digest", v)
+	if v.Kind != contract.PolicyDelegation || v.Version != 2 || v.Digest != contract.Sum([]byte(delegationV2)).String() || v.PublishedBy != f.admin.Principal() || v.Publisher != f.admin.Name {
+		t.Errorf("published = %+v, want delegation version 2 by the member %s, bound to the text's digest", v, f.admin.Name)
+	}
+	if vs, err := f.a.Policies(ctx, f.admin, "default"); err != nil || len(vs) < 2 || vs[1].Publisher != f.admin.Name || vs[0].Publisher != "" {
+		t.Errorf("Policies = %+v, %v; want the built-in version unnamed and version 2 named %s", vs, err, f.admin.Name)
 	}
 	_, err = publish(f.agent, delegationV2+"# again\n")
 	wantCode(t, err, contract.CodeForbidden)

@@ -1,8 +1,12 @@
 package authority_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
@@ -34,14 +38,7 @@ func retryIn(op, reason string) *contract.ApplyActionInput {
 func TestRecovery_Retry(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	boss, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
+	boss := newOrchestrator(t, f.a, f.admin, "boss")
 	retry := func(op string) authority.Answer {
 		t.Helper()
 		ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: retryIn(op, "the disk was cleaned")})
@@ -131,5 +128,105 @@ func TestRecovery_Retry(t *testing.T) {
 	// second retries, past max_attempts twice.
 	if acted != 4 || refused != 5 {
 		t.Errorf("recovery events: %d acted, %d refused; want 4 and 5", acted, refused)
+	}
+}
+
+// TestRecovery_AuthorityRetries: under a recovery policy with retry_by = "authority" the
+// authority's own sweep retries an Agent's latest known failure as a new Operation up to
+// max_attempts, then records once that it does not retry; it leaves alone a failure from
+// before the policy, a worker's refusal and anything under the built-in policy. Each act
+// is an event naming the act, the Operation, the actor (authority), the reason, the
+// policy version and the result (issue 14). On SQLite and PostgreSQL.
+func TestRecovery_AuthorityRetries(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			st, _ := be.open(t)
+			f := newHopFixtureOn(t, newOpsFixtureOn(t, st))
+			ctx := t.Context()
+			sweep := func(want int) {
+				t.Helper()
+				if n, err := f.ops.SweepRetries(ctx); err != nil || n != want {
+					t.Fatalf("SweepRetries = %d, %v; want %d", n, err, want)
+				}
+			}
+			var delivered []int64
+			fetch := func(path string) string {
+				t.Helper()
+				ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}}, delivered...)
+				if state(ans) != contract.OpRunning {
+					t.Fatalf("fetch = %s %+v, want running", ans.Result.ErrorCode, ans.Result.Operations)
+				}
+				return authority.WorkID(f.agent.ID, ans.Meta.Ordinal)
+			}
+			l := f.startup(t, "wkr-a")
+			f.failed(t, l, fetch("a.txt")) // operation 1
+			delivered = append(delivered, 1)
+			sweep(0) // the built-in policy leaves recovery to orchestrators and members
+
+			f.clock.Add(time.Minute)
+			if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "r.toml",
+				Text: "[recovery_policy]\nmax_attempts = 2\nretry_by = \"authority\"\n"}); err != nil {
+				t.Fatal(err)
+			}
+			sweep(0) // operation 1 failed before this policy was published
+
+			f.clock.Add(time.Minute)
+			l = f.startup(t, "wkr-a")      // the lease expired meanwhile
+			f.failed(t, l, fetch("b.txt")) // operation 2
+			sweep(1)                       // retried as operation 3, attempt 2
+			sweep(0)                       // the retry runs
+			q, err := f.ops.Queued(ctx, "default")
+			if err != nil || len(q) != 1 || q[0].Ordinal != 3 || q[0].Request.Args["path"].Str() != "b.txt" {
+				t.Fatalf("Queued after the authority's retry = %+v, %v; want operation 3 fetching b.txt", q, err)
+			}
+			f.failed(t, l, authority.WorkID(f.agent.ID, 3))
+			sweep(1) // attempt 3 is past max_attempts = 2: recorded, not retried
+			sweep(0) // and recorded once
+			if q, _ := f.ops.Queued(ctx, "default"); len(q) != 0 {
+				t.Fatalf("the sweep queued %+v past max_attempts", q)
+			}
+
+			// A worker's refusal is not the authority's to re-queue.
+			delivered = append(delivered, 2, 3)
+			id := fetch("c.txt") // operation 4
+			rows := f.poll(t, l, fetchTool)
+			if err := f.claim(l, rows[0]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.d.Report(ctx, f.conn, contract.ReportRequest{ID: id, OK: false, Code: contract.CodeWorkRefused, Reason: "not in the manifest",
+				WorkerID: l.WorkerID, Generation: l.Generation, Grant: rows[0].Grant}); err != nil {
+				t.Fatal(err)
+			}
+			sweep(0)
+
+			evs, err := f.st.Events(ctx, "default", 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range evs {
+				if e.Type != "recovery.acted" && e.Type != "recovery.refused" {
+					continue
+				}
+				var r struct {
+					Act, Operation, Actor, Reason, Result string
+					Policy                                int64 `json:"policyVersion"`
+				}
+				if err := json.Unmarshal(e.Data, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Actor != "authority" || e.Actor != "authority" || r.Policy != 2 || !strings.Contains(r.Reason, "retry_by") {
+					t.Errorf("%s %s: actor %q (event %q), policy %d, reason %q; want the authority under version 2", e.Type, e.Data, r.Actor, e.Actor, r.Policy, r.Reason)
+				}
+				got = append(got, e.Type+" "+r.Act+" "+strings.TrimPrefix(r.Operation, f.agent.ID)+": "+r.Result)
+			}
+			want := []string{
+				"recovery.acted retry .2: retried as " + authority.WorkID(f.agent.ID, 3),
+				"recovery.refused retry .3: not retried: attempt 3 is past max_attempts = 2 of the recovery policy (version 2)",
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("recovery events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

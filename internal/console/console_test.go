@@ -28,6 +28,7 @@ type testServer struct {
 	a     *authority.Authority
 	ops   *authority.Operations
 	disp  *authority.Dispatcher
+	sched *authority.Schedules // nil when the test gave its own
 	token string
 }
 
@@ -55,7 +56,15 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 	}
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
-	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Hooks = a, ops, disp, a, ops, ops
+	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery = a, ops, disp, a, ops
+	var sched *authority.Schedules
+	if cfg.Schedules == nil {
+		if sched, err = authority.NewSchedules(a, authority.SchedulesConfig{}); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Schedules = sched
+	}
+	cfg.Hooks = ops
 	if routes != nil {
 		cfg.Routes = routes(a, ops)
 	}
@@ -65,7 +74,7 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testServer{Server: hs, st: st, a: a, ops: ops, disp: disp, token: b.Token.String()}
+	return &testServer{Server: hs, st: st, a: a, ops: ops, disp: disp, sched: sched, token: b.Token.String()}
 }
 
 // request is one API call of a test.

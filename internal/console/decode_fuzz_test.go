@@ -36,6 +36,7 @@ func FuzzDecodeStrict(f *testing.F) {
 		checkDecode[contract.Source](t, body)
 		checkDecode[contract.ToolLock](t, body)
 		checkDecode[contract.CapabilityUpload](t, body)
+		checkDecode[contract.CreateScheduleRequest](t, body)
 	})
 }
 

@@ -27,6 +27,7 @@ type needsBody struct {
 type requestView struct {
 	contract.Request
 	Agent string         // the requesting Agent's name
+	Title string         // the Action, or the Board tool of a manual Agent's Board act
 	Does  string         // the Action's description, as its release declares it
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
@@ -72,7 +73,12 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 	cases := map[contract.CaseID]*contract.Case{}
 	b := needsBody{Tab: tab}
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Does: does[q.Vector.Action], Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		if q.Vector.Call != "" {
+			rv.Title = q.Vector.Call
+		} else {
+			rv.Does = does[q.Vector.Action]
+		}
 		if rv.Agent == "" {
 			rv.Agent = string(q.RequestedBy)
 		}
@@ -94,6 +100,14 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 // whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only
 // when the Action's approval names a person (or its View lists it waiting on a decision).
 func whyWaits(q contract.Request) string {
+	switch {
+	case q.State == contract.RequestPending && q.MemberOnly != "":
+		return "Only a member decides this request: " + q.MemberOnly + "."
+	case q.State == contract.RequestPending && q.Vector.Call != "":
+		return "The Agent is at level manual, so every write it makes waits for a member: this " + q.Vector.Call + " runs only once a member approves this exact vector, checked by the Board again when it runs."
+	case q.State == contract.RequestVoid && q.Vector.Call != "":
+		return "The Board no longer admitted the call when it was approved; the call was refused with the Board's code."
+	}
 	switch q.State {
 	case contract.RequestPending:
 		if q.Vector.Action == contract.ActionHook {
@@ -113,6 +127,13 @@ func whyWaits(q contract.Request) string {
 // vectorRows lists the fields of vec in the order a reviewer reads them: what runs, on
 // which Case, with which Tool and Source, then each argument.
 func vectorRows(vec contract.RequestVector) []vectorRow {
+	if vec.Call != "" { // a manual Agent's Board act: the call and its arguments as decoded
+		rows := []vectorRow{{"Call", vec.Call}, {"Project", string(vec.Project)}, {"Agent", string(vec.Agent)}}
+		if vec.CaseID != "" {
+			rows = append(rows, vectorRow{"Case", string(vec.CaseID)})
+		}
+		return append(rows, vectorRow{"Input", string(vec.Input)})
+	}
 	rows := []vectorRow{{"Action", vec.Action}}
 	for _, f := range []vectorRow{{"Case", string(vec.CaseID)}, {"Tool", vec.Tool}, {"Tool digest", vec.ToolDigest}, {"Source", vec.Source}} {
 		if f.Value != "" {

@@ -54,8 +54,8 @@ func TestPages_PoliciesPublish(t *testing.T) {
 	if got := r.b.Text(".notice"); !strings.Contains(got, "delegation policy version 2") {
 		t.Errorf("after publishing, the notice is %q", got)
 	}
-	if got := r.b.Text("#policy-delegation-2"); !strings.Contains(got, "member:") || !strings.Contains(got, "in force") {
-		t.Errorf("version 2 reads %q, want published by a member and in force", got)
+	if got := r.b.Text("#policy-delegation-2"); !strings.Contains(got, "ada") || strings.Contains(got, "member:") || !strings.Contains(got, "in force") {
+		t.Errorf("version 2 reads %q, want published by the member ada, by name, and in force", got)
 	}
 	if got := r.b.Text("#policy-delegation-1"); strings.Contains(got, "in force") {
 		t.Errorf("version 1 reads %q after version 2, want it no longer in force", got)

@@ -78,6 +78,10 @@ type Config struct {
 	// does not have.
 	Hooks hookBackend
 
+	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// the schedule routes answer not_found like any route the server does not have.
+	Schedules scheduleBook
+
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
 
@@ -130,6 +134,7 @@ type Server struct {
 	pol           policyBook
 	recov         recoverer
 	hooks         hookBackend
+	sched         scheduleBook
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -162,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
 		hooks:     cfg.Hooks,
+		sched:     cfg.Schedules,
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -251,6 +257,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.hookRoutes()
+	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

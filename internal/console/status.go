@@ -16,6 +16,8 @@ func httpStatus(code contract.Code) int {
 		return status
 	}
 	switch code {
+	case contract.CodeScheduleState: // pause of a paused schedule, resume of an active one
+		return http.StatusConflict
 	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,

@@ -52,6 +52,15 @@ func TestAPIGolden(t *testing.T) {
 		{"task_report", &contract.TaskReport{Attempt: 2, State: contract.TaskCompleted, TaskResult: contract.TaskResult{Final: "done",
 			ClosedCases: []contract.ClosedCase{{CaseID: "case-1", Root: "case-1:root", Disposition: contract.DispositionCompleted},
 				{CaseID: "case-2", Root: "case-2:root", Disposition: contract.DispositionFailed}}}}},
+		{"create_schedule_request", &contract.CreateScheduleRequest{Cron: "0 9 * * mon-fri", TimeZone: "Europe/Berlin", Missed: contract.MissedRunOnce,
+			Task: contract.TaskRequest{Agent: "calc", Text: "Send the morning report."}}},
+		{"schedule", &contract.Schedule{ID: "sch_0123456789abcdef", Project: "default", AgentName: "calc", Cron: "0 9 * * mon-fri", TimeZone: "Europe/Berlin",
+			Missed: contract.MissedRunOnce, Task: contract.TaskRequest{Agent: string(agent.ID), Text: "Send the morning report."},
+			CreatedBy: "member:mem_0123456789abcdef", CreatedAt: at, State: contract.ScheduleActive, NextFire: &at,
+			LastFires: []contract.ScheduleFire{
+				{Schedule: "sch_0123456789abcdef", Due: at, FiredAt: at, Kind: contract.FireDue, Task: "t-0123456789abcdef", Outcome: string(contract.TaskCompleted)},
+				{Schedule: "sch_0123456789abcdef", Due: at, FiredAt: at, Kind: contract.FireRunNow, Outcome: contract.FireRefused,
+					ErrorCode: contract.CodeForbidden, Teaching: "agent calc is revoked and takes no tasks; post to a live Agent"}}}},
 		{"worker_page", &contract.Page[contract.WorkerStatus]{Items: []contract.WorkerStatus{
 			{Connection: conn, Lease: contract.LeaseHeld, WorkerID: "w-1", Generation: 3, ExpiresAt: &at,
 				Tools:   []contract.ToolLock{{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},

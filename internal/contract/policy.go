@@ -30,6 +30,9 @@ type PolicyVersion struct {
 	Digest      string     `json:"digest"`
 	Builtin     bool       `json:"builtin,omitempty"`
 	PublishedBy Principal  `json:"publishedBy,omitempty"`
+	// Publisher is the publishing member's name (for a delegate, "member/delegate"), read
+	// when the version is listed or shown; the log records PublishedBy.
+	Publisher   string     `json:"publisher,omitempty"`
 	PublishedAt *time.Time `json:"publishedAt,omitempty"`
 	File        string     `json:"file,omitempty"` // the name it was published from
 	Text        string     `json:"text,omitempty"` // omitted from listings
@@ -57,6 +60,12 @@ type PolicyDiff struct {
 // "deny") and an optional reason. It is listed in an orchestrator's View while it has a
 // request to decide.
 const ActionDecide = "docket.decide"
+
+// CodePathNeedsMember is a worker's refusal of a call an orchestrator approved under a
+// path class, whose landing path is not plainly inside its Source (a second hard link, a
+// symbolic link, "..", an absolute path); the authority turns it into a request only a
+// member decides.
+const CodePathNeedsMember Code = "path_needs_member"
 
 // CodeNotDelegated refuses an orchestrator's decision on a request no class of the
 // delegation policy in force covers.

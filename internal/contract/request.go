@@ -1,6 +1,9 @@
 package contract
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // RequestID names a Request ("req_…").
 type RequestID string
@@ -8,6 +11,11 @@ type RequestID string
 // RequestVector is what a Request's digest covers: the Action, its exact
 // arguments after bindings, the target Case, the Tool contract and digest and the Source
 // record. A reviewer reads these same fields; an agent's own words never enter them.
+//
+// A manual Agent's Board act (OpenCase, ApplyBatch or CloseCase) waits as a Request too
+// (issue 14): its vector names the call (Call), the project, the Agent and the call's
+// canonical arguments (Input), with Action empty. The fields it adds are left out of an
+// Action's vector, so an Action's digest is what it always was.
 type RequestVector struct {
 	Action     string `json:"action"`
 	Args       Args   `json:"args"`
@@ -15,6 +23,14 @@ type RequestVector struct {
 	Tool       string `json:"tool,omitempty"`
 	ToolDigest string `json:"toolDigest,omitempty"`
 	Source     string `json:"source,omitempty"`
+	// Call is the Board tool of a Board act: ToolOpenCase, ToolApplyBatch or
+	// ToolCloseCase; "" for an Action's request.
+	Call    string    `json:"call,omitempty"`
+	Project ProjectID `json:"project,omitempty"` // a Board act's project
+	Agent   AgentID   `json:"agent,omitempty"`   // the Agent whose Board act it is
+	// Input is a Board act's arguments as the authority decoded them, re-encoded; the
+	// digest is over their canonical form (RFC 8785), so key order does not count.
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 // RequestState is where a Request stands.
@@ -50,6 +66,21 @@ type Request struct {
 	// Recovery marks a recovery request (issue 14): an act on another Agent's Operation
 	// outside the recovery policy, which only a member decides.
 	Recovery bool `json:"recovery,omitempty"`
+	// MemberOnly, when set, says why only a member decides the Request (issue 14): the
+	// worker found that the path a delegated call lands on is not plainly inside its
+	// Source. The store refuses an orchestrator's decision on it too.
+	MemberOnly string `json:"memberOnly,omitempty"`
+	// Delegated is the class of the delegation policy under which an orchestrator decided
+	// the Request; nil when a member decided it, or while it is pending.
+	Delegated *DelegatedBy `json:"delegated,omitempty"`
+}
+
+// DelegatedBy is the class of the delegation policy an orchestrator's decision rested on.
+type DelegatedBy struct {
+	Class string `json:"class"`
+	// Path is the class's path glob when it is a path class: the worker then checks the
+	// path the approved call lands on before it runs it ([Grant.PathCheck]).
+	Path string `json:"path,omitempty"`
 }
 
 // Verdict is a decision's answer.

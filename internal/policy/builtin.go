@@ -51,7 +51,7 @@ func Builtin(kind contract.PolicyKind) Document {
 	case contract.PolicyAutonomy:
 		return Document{Kind: kind, Autonomy: &Autonomy{DefaultLevel: LevelUnattended}}
 	case contract.PolicyRecovery:
-		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true}}
+		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true, RetryBy: RetryByOrchestrator}}
 	case contract.PolicyHook:
 		return Document{Kind: kind, Hook: &Hook{Default: contract.HookDecide}}
 	}

@@ -13,9 +13,10 @@ import (
 // matches its path glob, its "command" argument is one simple command starting with its
 // command_prefix, or its "agent" argument names its agent. A path that is absolute or has
 // a .. segment, and a command with any shell syntax, is covered by no class: a member
-// decides it.
+// decides it. So does a manual Agent's Board act (v.Call): manual means a person makes
+// every write.
 func (d *Delegation) Covering(v contract.RequestVector) (Class, bool) {
-	if d == nil {
+	if d == nil || v.Call != "" {
 		return Class{}, false
 	}
 	for _, c := range d.Classes {
@@ -29,11 +30,15 @@ func (d *Delegation) Covering(v contract.RequestVector) (Class, bool) {
 	return Class{}, false
 }
 
+// PathArg is the argument of a call a path class reads: the Source-relative path it
+// lands on.
+const PathArg = "path"
+
 // classArg is the argument of a call a class reads.
 func classArg(c Class) string {
 	switch {
 	case c.Path != "":
-		return "path"
+		return PathArg
 	case c.CommandPrefix != "":
 		return "command"
 	}

@@ -40,6 +40,8 @@ func TestDelegation_Covering(t *testing.T) {
 		{"work for calc", call("start", "", "agent", "calc"), "calc"},
 		{"work for another Agent", call("start", "", "agent", "boss"), ""},
 		{"no argument", contract.RequestVector{Action: "start"}, ""},
+		{"a manual Agent's Board act", contract.RequestVector{Action: "start", Call: contract.ToolOpenCase,
+			Args: contract.Args{"agent": contract.StringValue("calc")}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

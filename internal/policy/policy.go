@@ -57,11 +57,22 @@ type Autonomy struct {
 	Acknowledgement        string `toml:"acknowledgement"`
 }
 
+// Who retries failed Operations under a [recovery_policy] (retry_by).
+const (
+	// RetryByOrchestrator leaves every recovery act to an orchestrator or a member.
+	RetryByOrchestrator = "orchestrator"
+	// RetryByAuthority has the authority's own sweep retry, within the policy, an Agent's
+	// latest Operation that failed since the policy was published; an orchestrator or a
+	// member may still act as under RetryByOrchestrator.
+	RetryByAuthority = "authority"
+)
+
 // Recovery is a [recovery_policy].
 type Recovery struct {
-	RetryFailed    bool  `toml:"retry_failed"`
-	MaxAttempts    int64 `toml:"max_attempts"`
-	RequeueRefused bool  `toml:"requeue_refused"`
+	RetryFailed    bool   `toml:"retry_failed"`
+	MaxAttempts    int64  `toml:"max_attempts"`
+	RequeueRefused bool   `toml:"requeue_refused"`
+	RetryBy        string `toml:"retry_by"` // RetryByOrchestrator or RetryByAuthority
 }
 
 // Document is one parsed policy: its kind and the table of that kind.
@@ -89,6 +100,7 @@ var keys = []string{
 	"autonomy_policy", "autonomy_policy.default_level", "autonomy_policy.max_operations_per_day",
 	"autonomy_policy.require_acknowledgement", "autonomy_policy.acknowledgement",
 	"recovery_policy", "recovery_policy.retry_failed", "recovery_policy.max_attempts", "recovery_policy.requeue_refused",
+	"recovery_policy.retry_by",
 	"hook_policy", "hook_policy.default", "hook_policy.profile", "hook_policy.profile.agent", "hook_policy.profile.default",
 	"hook_policy.profile.free", "hook_policy.profile.decide", "hook_policy.profile.refuse",
 }
@@ -214,6 +226,12 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 		}
 		if !md.IsDefined("recovery_policy", "max_attempts") {
 			r.MaxAttempts = b.MaxAttempts
+		}
+		if !md.IsDefined("recovery_policy", "retry_by") {
+			r.RetryBy = b.RetryBy
+		}
+		if r.RetryBy != RetryByOrchestrator && r.RetryBy != RetryByAuthority {
+			return loc.refuse(loc.keyLine(toml.Key{"recovery_policy", "retry_by"}), "retry_by is %q; use \"orchestrator\" (an orchestrator or a member acts) or \"authority\" (the authority also retries by itself)", r.RetryBy)
 		}
 		if r.MaxAttempts < 1 || r.MaxAttempts > 10 {
 			return loc.refuse(loc.keyLine(toml.Key{"recovery_policy", "max_attempts"}), "max_attempts is %d; use 1 to 10 (attempts count the first run)", r.MaxAttempts)

@@ -24,7 +24,7 @@ func TestParse_Examples(t *testing.T) {
 		}}}},
 		{"autonomy.toml", policy.Document{Kind: contract.PolicyAutonomy, Autonomy: &policy.Autonomy{DefaultLevel: policy.LevelAttended,
 			MaxOperationsPerDay: 50, RequireAcknowledgement: true, Acknowledgement: "An unattended Agent writes at any hour without a person watching."}}},
-		{"recovery.toml", policy.Document{Kind: contract.PolicyRecovery, Recovery: &policy.Recovery{RetryFailed: true, MaxAttempts: 2}}},
+		{"recovery.toml", policy.Document{Kind: contract.PolicyRecovery, Recovery: &policy.Recovery{RetryFailed: true, MaxAttempts: 2, RetryBy: policy.RetryByAuthority}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -84,6 +84,7 @@ func TestParse_Refusals(t *testing.T) {
 		{"unknown level", "[autonomy_policy]\ndefault_level = \"sometimes\"\n", "p.toml:2:", "not a level"},
 		{"acknowledgement without text", "[autonomy_policy]\nrequire_acknowledgement = true\n", "p.toml:2:", "needs acknowledgement"},
 		{"attempts out of range", "[recovery_policy]\nmax_attempts = 0\n", "p.toml:2:", "use 1 to 10"},
+		{"unknown retrier", "[recovery_policy]\nmax_attempts = 2\nretry_by = \"worker\"\n", "p.toml:3:", `retry_by is "worker"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

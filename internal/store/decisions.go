@@ -11,13 +11,17 @@ type Request struct {
 	Digest      string // the digest the Request is bound to, "sha256:…"
 	RequestedBy string // the principal that made it
 	At          time.Time
+	// MemberOnly marks a Request only a member decides: a decision on it by an
+	// orchestrator returns [ErrInvalid].
+	MemberOnly bool
 }
 
 // Decision is the durable record of a decision on a Request, written by
 // [Tx.RecordDecision]. The store holds these rules whatever its caller checked:
 //   - the decider is a member of the Request's project ("member:<id>", not revoked) or
 //     an orchestrator Agent of it ("agent:<id>" of kind orchestrator, not revoked); any
-//     other or an empty decider returns [ErrInvalid];
+//     other or an empty decider returns [ErrInvalid], and so does an orchestrator on a
+//     Request recorded MemberOnly;
 //   - no principal decides its own request: a DecidedBy equal to RequestedBy returns
 //     [ErrInvalid];
 //   - the decision references a recorded Request with the same Digest and RequestedBy: a

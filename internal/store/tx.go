@@ -67,6 +67,19 @@ type Reader interface {
 
 	// Lease returns the lease of connection, or [ErrNotFound] when none was ever granted.
 	Lease(ctx context.Context, connection string) (Lease, error)
+
+	// Schedule returns a schedule, deleted or not; check DeletedAt.
+	Schedule(ctx context.Context, id string) (Schedule, error)
+	// Schedules returns project's schedules that are not deleted.
+	Schedules(ctx context.Context, project string) ([]Schedule, error)
+	// DueSchedules returns up to limit schedules of every project that are neither paused
+	// nor deleted and whose NextDue is at or before before, earliest NextDue first.
+	DueSchedules(ctx context.Context, before time.Time, limit int) ([]Schedule, error)
+	// ScheduleFires returns up to limit fires of schedule, latest Due first.
+	ScheduleFires(ctx context.Context, schedule string, limit int) ([]ScheduleFire, error)
+	// OpenScheduleFires returns up to limit fires of every project whose outcome is
+	// "posting" or "posted", earliest FiredAt first.
+	OpenScheduleFires(ctx context.Context, limit int) ([]ScheduleFire, error)
 }
 
 // Tx is one write transaction, given to the function passed to [Store.Update]. It is not
@@ -161,6 +174,19 @@ type Tx interface {
 	// RecordRequest records a Request a decision may reference; its project must exist
 	// and its id be new in it, and it needs a digest and a requester ([ErrInvalid]).
 	RecordRequest(ctx context.Context, r Request) error
+	// CreateSchedule records a schedule of an existing agent in an existing project; its id
+	// must be new, and it needs a text, a creator, a policy and Cron or Every ([ErrInvalid]).
+	CreateSchedule(ctx context.Context, s Schedule) error
+	// UpdateSchedule stores s's PausedAt, DeletedAt and NextDue when the stored NextDue is
+	// still was: [ErrConflict] when another writer moved it, [ErrNotFound] for no schedule.
+	UpdateSchedule(ctx context.Context, s Schedule, was time.Time) error
+	// RecordFire records a fire of an existing schedule; a fire of the same schedule and
+	// due time returns [ErrConflict].
+	RecordFire(ctx context.Context, f ScheduleFire) error
+	// SettleFire stores f's Task, Outcome, ErrorCode and Teaching on the fire of f's
+	// schedule and due time ([ErrNotFound] for none).
+	SettleFire(ctx context.Context, f ScheduleFire) error
+
 	// RecordDecision records a decision on a Request; see [Decision] for the rules it
 	// enforces. A Decision naming a missing project returns [ErrNotFound].
 	RecordDecision(ctx context.Context, d Decision) error

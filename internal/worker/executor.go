@@ -220,6 +220,9 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	if err == nil {
 		err = t.CheckArgs(spec.Tool, rest)
 	}
+	if err == nil && g.PathCheck != "" {
+		err = checkDelegatedPath(src, args, g.PathCheck)
+	}
 	if err != nil {
 		job.refusal = err
 		return job, nil

@@ -110,6 +110,20 @@ func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req c
 		case req.EffectUnknown:
 			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
+		case req.Code == contract.CodePathNeedsMember && !req.OK:
+			// The worker found the path a delegated call lands on needs a member: the
+			// Operation fails and a new one asks a member ([operation.Operations.AskMember]),
+			// unless no orchestrator's approval is behind it.
+			ask, write, ok, err := d.ops.AskMember(ctx, wc.l, conn.Project, agent, ordinal, truncate(req.Reason, 1000), wc.now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				wc.writes = append(wc.writes, write)
+				ev = ask
+				break
+			}
+			fallthrough
 		default:
 			// The worker claimed the work and refused it (or the call failed before any
 			// effect): the Operation says so in a word, with the worker's code and reason.

@@ -28,6 +28,7 @@ type workCommit struct {
 	lease    *lease                // the Connection's lease as locked in the transaction; nil without one
 	newLease *lease                // the lease to write, or nil
 	events   []store.NewEvent
+	writes   []func(tx store.Tx) error // written after the Operation changes
 	ops      []operation.Event
 	opBy     contract.Principal
 	change   *boards.Change
@@ -135,7 +136,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	if after >= 0 {
 		bw.Committed(after)
 	}
-	if len(wc.events) > 0 || len(wc.ops) > 0 || wc.change != nil {
+	if len(wc.events) > 0 || len(wc.writes) > 0 || len(wc.ops) > 0 || wc.change != nil {
 		if err := l.CatchUp(ctx, d.store, project); err != nil {
 			return err
 		}
@@ -174,6 +175,11 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 	}
 	for _, e := range wc.ops {
 		if err := eventlog.Append(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
+			return err
+		}
+	}
+	for _, write := range wc.writes {
+		if err := write(tx); err != nil {
 			return err
 		}
 	}

@@ -70,6 +70,15 @@ const (
 	// Signatures: a signed checkpoint of the head before it (issue 16).
 	CheckpointSigned = "checkpoint.signed" // signing.Checkpoint
 
+	// Schedules: a member's acts on a schedule, and each fire of it (issue 13).
+	ScheduleCreated = "schedule.created" // contract.Schedule
+	SchedulePaused  = "schedule.paused"  // the schedule id
+	ScheduleResumed = "schedule.resumed" // the schedule id and its next fire
+	ScheduleDeleted = "schedule.deleted" // the schedule id
+	ScheduleFired   = "schedule.fired"   // contract.ScheduleFire: its due time, kind, the task it created or why none
+	ScheduleMissed  = "schedule.missed"  // fires not run under the schedule's policy: how many, the first and last due time
+	ScheduleOutcome = "schedule.outcome" // contract.ScheduleFire with its task's final state
+
 	// Conversations: the agent runtime's stored conversations, named in contract because
 	// the runtime reads them back.
 	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
@@ -105,6 +114,8 @@ var Catalog = []Kind{
 	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
 	{RecoveryActed, false}, {RecoveryRefused, false},
 	{CheckpointSigned, false},
+	{ScheduleCreated, false}, {SchedulePaused, false}, {ScheduleResumed, false}, {ScheduleDeleted, false},
+	{ScheduleFired, false}, {ScheduleMissed, false}, {ScheduleOutcome, false},
 	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
 	{TaskPosted, false}, {TaskClaimed, false}, {TaskReported, false},
 }

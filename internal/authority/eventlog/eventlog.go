@@ -20,11 +20,18 @@ const MaxEventPage = 500
 // Append appends one event of type typ, by actor at at, with data encoded as JSON, to
 // project's log in tx.
 func Append(ctx context.Context, tx store.Tx, project contract.ProjectID, typ string, actor contract.Principal, at time.Time, data any) error {
+	return AppendKeyed(ctx, tx, project, "", typ, actor, at, data)
+}
+
+// AppendKeyed is [Append] under the event id id ("" mints one): a second event of that id
+// in project's log is refused with [store.ErrConflict], so a write that may be sent twice
+// (a schedule's fire, by two instances) is recorded once.
+func AppendKeyed(ctx context.Context, tx store.Tx, project contract.ProjectID, id, typ string, actor contract.Principal, at time.Time, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	_, err = tx.Append(ctx, store.NewEvent{Project: string(project), Type: typ, At: at, Actor: string(actor), Data: b})
+	_, err = tx.Append(ctx, store.NewEvent{Project: string(project), ID: id, Type: typ, At: at, Actor: string(actor), Data: b})
 	if err != nil {
 		return fmt.Errorf("append %s event: %w", typ, err)
 	}

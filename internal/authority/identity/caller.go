@@ -98,6 +98,12 @@ func (a *Directory) Authenticate(ctx context.Context, tok Token) (Caller, error)
 	return Caller{}, errUnauthenticated(errors.New("connection key used as an API token"))
 }
 
+// MemberCaller returns the Caller of member id acting itself, as a session of it would
+// prove: what a schedule's fire acts as, so a revoked member's schedule posts nothing.
+func (a *Directory) MemberCaller(ctx context.Context, id contract.MemberID) (Caller, error) {
+	return a.memberCaller(ctx, id)
+}
+
 func (a *Directory) memberCaller(ctx context.Context, id contract.MemberID) (Caller, error) {
 	m, err := a.store.Member(ctx, string(id))
 	if err != nil {

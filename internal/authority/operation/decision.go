@@ -118,8 +118,9 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if err != nil {
 		return contract.Request{}, err
 	}
+	var delegated *contract.DelegatedBy
 	if authorize != nil {
-		if err := authorize(&req, version, pol); err != nil {
+		if delegated, err = authorize(&req, version, pol); err != nil {
 			return contract.Request{}, err
 		}
 	}
@@ -133,7 +134,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		return contract.Request{}, fmt.Errorf("request %s names operation %d of %s, which the log lacks", id, req.Ordinal, agent)
 	}
 	now := o.nowUTC()
-	req.DecidedBy, req.DecidedAt, req.Policy = by, &now, version
+	req.DecidedBy, req.DecidedAt, req.Policy, req.Delegated = by, &now, version, delegated
 	var ch *boards.Change
 	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
@@ -217,6 +218,9 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		ev.State, ev.Result = contract.OpDone, json.RawMessage(`{"allowed":true,"decision":"approved"}`)
 		return nil, ev
 	}
+	if req.Vector.Call != "" {
+		return runApprovedAct(b, req, op, ev)
+	}
 	var in contract.ApplyActionInput
 	if err := json.Unmarshal(op.input, &in); err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
@@ -270,4 +274,34 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 	}
 	ev.State = contract.OpDone
 	return actionChange(&in, res), ev
+}
+
+// runApprovedAct runs a manual Agent's approved Board act on b, as the Agent, through the
+// write sequence the decision runs in. The Board checks it now, as it would have when the
+// Agent called: an act that no longer holds (its Case closed meanwhile, a fact retracted)
+// voids the approval and refuses the Operation with the Board's code.
+func runApprovedAct(b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+	input, err := contract.DecodeToolInput(op.tool, op.input)
+	if err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	vec, err := boardActVector(req.Project, req.RequestedBy.ID(), op.tool, input)
+	if err != nil {
+		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil
+		return nil, ev
+	}
+	if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
+		req.State = contract.RequestVoid
+		ev.State = contract.OpRefused
+		ev.ErrorCode, ev.Reason, ev.Result = errorResult(contract.Errorf(contract.CodeCallChanged,
+			"the recorded call %s no longer comes to the approved digest; call it again for a new decision", op.tool))
+		return nil, ev
+	}
+	r := boardAct(b, req.RequestedBy, input, *req.DecidedAt, toolRun{})
+	if r.op.State == contract.OpRefused {
+		req.State = contract.RequestVoid
+	}
+	ev.State, ev.ErrorCode, ev.Reason, ev.Result = r.op.State, r.op.ErrorCode, r.op.Reason, r.op.Result
+	return r.change, ev
 }

@@ -36,7 +36,7 @@ type decisionFixture struct {
 	req          contract.Request
 }
 
-func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, error), policy string) *decisionFixture {
+func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, error), policy string, manual bool) *decisionFixture {
 	t.Helper()
 	ctx := t.Context()
 	st, err := open(t)
@@ -60,6 +60,11 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 			t.Fatal(err)
 		}
 		if *a.into, err = p.A.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if manual {
+		if _, err := p.A.SetAgentLevel(ctx, p.Admin, "default", "calc", contract.SetLevelRequest{Level: "manual"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,6 +132,7 @@ func TestDecide_Authorization(t *testing.T) {
 	tests := []struct {
 		name   string
 		policy string // the delegation policy published first; "" keeps the built-in version 1
+		manual bool   // calc is at level manual when it asks: its request is a member's alone
 		by     decider
 		digest func(contract.Request) string // the digest the decision names; default the request's
 		// domain is what Decide answers (its self-decision check runs as for a member);
@@ -146,6 +152,10 @@ func TestDecide_Authorization(t *testing.T) {
 		{name: "an orchestrator naming another digest", policy: docsPolicy, by: orch,
 			digest: func(r contract.Request) string { return "sha256:" + strings.Repeat("0", 64) },
 			domain: contract.CodeDigestMismatch, store: contract.CodeDigestMismatch},
+		{name: "an orchestrator on a manual Agent's request a policy covers", policy: docsPolicy, manual: true, by: orch,
+			domain: contract.CodeForbidden, store: contract.CodeForbidden},
+		{name: "a member on a manual Agent's request", manual: true,
+			by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.admin, f.admin.Principal() }},
 		{name: "a worker's Tool", by: tool, domain: contract.CodeForbidden, store: contract.CodeForbidden},
 		{name: "an empty decider", by: func(*decisionFixture) (authority.Caller, contract.Principal) { return authority.Caller{}, "" },
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
@@ -158,7 +168,7 @@ func TestDecide_Authorization(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					ctx := t.Context()
-					f := newDecisionFixture(t, be.open, tt.policy)
+					f := newDecisionFixture(t, be.open, tt.policy, tt.manual)
 					c, by := tt.by(f)
 					d := contract.Decision{Digest: f.req.Digest, Verdict: contract.VerdictApprove}
 					if tt.digest != nil {

@@ -161,8 +161,10 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 }
 
 // Run sweeps Requests ([Operations.SweepRequests]) every sweepEvery until ctx ends, so a
-// Request nobody decides settles its Operation and frees its Agent. A failed sweep is
-// logged and retried at the next tick; Run returns nil when ctx ends.
+// Request nobody decides settles its Operation and frees its Agent, and then runs the
+// authority's own recovery acts ([Operations.SweepRetries]) where the recovery policy
+// says so. A failed sweep is logged and retried at the next tick; Run returns nil when
+// ctx ends.
 func (o *Operations) Run(ctx context.Context) error {
 	tick := time.NewTicker(o.sweepEvery)
 	defer tick.Stop()
@@ -178,6 +180,13 @@ func (o *Operations) Run(ctx context.Context) error {
 		}
 		if n > 0 {
 			o.log.InfoContext(ctx, "requests that no longer take a decision were settled", logRequests, n)
+		}
+		n, err = o.SweepRetries(ctx)
+		if err != nil && ctx.Err() == nil {
+			o.log.WarnContext(ctx, "sweep of retries failed; retrying at the next tick", logErr, err)
+		}
+		if n > 0 {
+			o.log.InfoContext(ctx, "the authority acted on failed operations under the recovery policy", logRetries, n)
 		}
 	}
 }

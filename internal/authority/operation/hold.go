@@ -12,6 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	policydoc "github.com/docketrun/docket/internal/policy"
 )
 
 // hold waits while the agent's Operation ordinal is running: until it settles, needs a
@@ -68,6 +69,9 @@ type Dispatch struct {
 	// when it names a ToolDigest or Source, the call must run at that digest against that
 	// Source and nowhere else.
 	Approved *contract.RequestVector
+	// PathCheck names the argument whose path the worker checks before it runs the call
+	// (contract.Grant.PathCheck): set when an orchestrator approved it under a path class.
+	PathCheck string
 }
 
 // Queued returns project's Operations whose execution waits for a worker
@@ -84,21 +88,19 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	for _, a := range slices.Sorted(maps.Keys(l.ops)) {
 		for _, op := range l.ops[a] {
 			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
-				out = append(out, Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution, Approved: l.approvedLocked(a, op.ordinal)})
+				q := Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution}
+				if r := l.approvedRequestLocked(a, op.ordinal); r != nil {
+					v := r.Vector
+					q.Approved = &v
+					if r.Delegated != nil && r.Delegated.Path != "" {
+						q.PathCheck = policydoc.PathArg
+					}
+				}
+				out = append(out, q)
 			}
 		}
 	}
 	return out, nil
-}
-
-// approvedLocked returns the vector of the approved Request of the agent's Operation
-// ordinal, or nil when none was needed.
-func (l *Ledger) approvedLocked(agent string, ordinal int64) *contract.RequestVector {
-	if r := l.approvedRequestLocked(agent, ordinal); r != nil {
-		v := r.Vector
-		return &v
-	}
-	return nil
 }
 
 // approvedRequestLocked returns the approved Request of the agent's Operation ordinal, or

@@ -5,4 +5,5 @@ package operation
 const (
 	logErr      = "err"
 	logRequests = "requests"
+	logRetries  = "retries"
 )

@@ -130,11 +130,12 @@ type Ledger struct {
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
+	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
 }
 
 func newLedger() *Ledger {
 	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}}
+		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}, gaveUp: map[string]bool{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -212,6 +213,14 @@ func (l *Ledger) applyLocked(e store.Event) error {
 		}
 		if op := l.opLocked(h.Agent, h.Ordinal); op != nil && op.outcome == nil {
 			op.outcome = &h.Outcome
+		}
+	case event.RecoveryRefused:
+		var r recoveryEvent
+		if err := json.Unmarshal(e.Data, &r); err != nil {
+			return err
+		}
+		if r.Actor == authorityActor {
+			l.gaveUp[r.Operation] = true
 		}
 	case event.ArtifactIssued:
 		var a artifactEvent
@@ -329,15 +338,53 @@ type toolRun struct {
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
+// A manual Agent's call (person) changes nothing: it waits for a member's decision on a
+// Request bound to the digest of the call.
 func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time, person bool) toolRun {
-	p := c.Principal()
-	by := board.Author{Principal: p}
 	r := toolRun{person: person}
+	switch in := call.Input.(type) {
+	case *contract.ApplyActionInput:
+		r.op.Label = "ApplyAction " + in.Action
+		if in.CaseID != "" {
+			r.focus = []contract.CaseID{in.CaseID}
+		}
+		return o.runAction(ctx, b, c, in, setup, now, r)
+	case *contract.OpenCaseInput, *contract.Batch, *contract.CloseCaseInput:
+		if !person {
+			return boardAct(b, c.Principal(), call.Input, now, r)
+		}
+		r.op.Label, r.focus = actLabel(call.Input)
+		vec, err := boardActVector(c.Projects[0], c.ID, call.Tool, call.Input)
+		if err != nil {
+			return settleRun(r, nil, err)
+		}
+		return o.requestRun(c, vec, now, r)
+	}
+	return settleRun(r, nil, contract.Errorf(contract.CodeNoSuchTool, "there is no tool %s; use one of the six", call.Tool))
+}
+
+// actLabel returns the strip label of a Board act (OpenCase, ApplyBatch or CloseCase) and
+// the Cases it focuses before it runs.
+func actLabel(input any) (string, []contract.CaseID) {
+	switch in := input.(type) {
+	case *contract.OpenCaseInput:
+		return "OpenCase " + in.CaseType, nil
+	case *contract.Batch:
+		return fmt.Sprintf("ApplyBatch %d ops", len(in.Operations)), nil
+	case *contract.CloseCaseInput:
+		return "CloseCase " + string(in.CaseID) + " " + string(in.Disposition), []contract.CaseID{in.CaseID}
+	}
+	return "", nil
+}
+
+// boardAct runs a Board act of p on b at now: r with its change and outcome. A manual
+// Agent's act runs here too, once a member approved it.
+func boardAct(b *board.Board, p contract.Principal, input any, now time.Time, r toolRun) toolRun {
+	r.op.Label, r.focus = actLabel(input)
 	var result any
 	var err error
-	switch in := call.Input.(type) {
+	switch in := input.(type) {
 	case *contract.OpenCaseInput:
-		r.op.Label = "OpenCase " + in.CaseType
 		var cs contract.Case
 		var changes []contract.NodeChange
 		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
@@ -345,28 +392,19 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller,
 			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
 		}
 	case *contract.Batch:
-		r.op.Label = fmt.Sprintf("ApplyBatch %d ops", len(in.Operations))
 		var br board.BatchResult
-		if br, err = b.ApplyBatch(by, *in); err == nil {
+		if br, err = b.ApplyBatch(board.Author{Principal: p}, *in); err == nil {
 			r.change = &boards.Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
 			result = map[string]any{"nodeIds": br.NodeIDs}
 		}
-	case *contract.ApplyActionInput:
-		r.op.Label = "ApplyAction " + in.Action
-		if in.CaseID != "" {
-			r.focus = []contract.CaseID{in.CaseID}
-		}
-		return o.runAction(ctx, b, c, in, setup, now, r)
 	case *contract.CloseCaseInput:
-		r.op.Label = "CloseCase " + string(in.CaseID) + " " + string(in.Disposition)
-		r.focus = []contract.CaseID{in.CaseID}
 		var cr board.CloseResult
 		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
 			r.change = &boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
 			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
 		}
 	default:
-		err = contract.Errorf(contract.CodeNoSuchTool, "there is no tool %s; use one of the six", call.Tool)
+		err = fmt.Errorf("a Board act of %T", input)
 	}
 	return settleRun(r, result, err)
 }

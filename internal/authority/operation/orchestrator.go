@@ -23,8 +23,8 @@ import (
 const maxDecidable = 20
 
 // authorizer checks that a decider may decide req under the delegation policy in force
-// (version, d), under the decision's locks.
-type authorizer func(req *contract.Request, version int64, d policydoc.Document) error
+// (version, d), under the decision's locks, and returns the class the decision rests on.
+type authorizer func(req *contract.Request, version int64, d policydoc.Document) (*contract.DelegatedBy, error)
 
 // decideParams are the params of ActionDecide, each a string.
 var decideParams = []string{"request", "digest", "verdict", "reason"}
@@ -73,18 +73,22 @@ func (o *Operations) orchestratorDecide(ctx context.Context, c identity.Caller, 
 		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "docket.decide needs request, digest and verdict; %s", decideShape)
 	}
 	by := c.Principal()
-	authorize := func(req *contract.Request, version int64, pol policydoc.Document) error {
+	authorize := func(req *contract.Request, version int64, pol policydoc.Document) (*contract.DelegatedBy, error) {
 		if req.Recovery {
-			return contract.Errorf(contract.CodeForbidden, "%s is a recovery request, which only a member decides", req.ID)
+			return nil, contract.Errorf(contract.CodeForbidden, "%s is a recovery request, which only a member decides", req.ID)
+		}
+		if req.MemberOnly != "" {
+			return nil, contract.Errorf(contract.CodeForbidden, "only a member decides %s: %s", req.ID, req.MemberOnly)
 		}
 		if req.RequestedBy == by {
-			return contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; a member decides %s", req.ID)
+			return nil, contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; a member decides %s", req.ID)
 		}
-		if _, ok := pol.Delegation.Covering(req.Vector); !ok {
-			return contract.Errorf(contract.CodeNotDelegated,
+		class, ok := pol.Delegation.Covering(req.Vector)
+		if !ok {
+			return nil, contract.Errorf(contract.CodeNotDelegated,
 				"no class of the delegation policy in force (version %d) covers request %s; a member decides it", version, req.ID)
 		}
-		return nil
+		return &contract.DelegatedBy{Class: class.Name, Path: class.Path}, nil
 	}
 	return o.decide(ctx, by, c.Projects[0], contract.RequestID(p["request"]), d, true, authorize)
 }
@@ -95,7 +99,7 @@ func (l *Ledger) decidableLocked(c identity.Caller, now time.Time, version int64
 	out := &contract.Bounded[contract.DecidableRequest]{Items: []contract.DecidableRequest{}}
 	for _, id := range l.order {
 		r := l.requests[id]
-		if r.State != contract.RequestPending || r.Recovery || l.expiryLocked(r, now) != "" || r.RequestedBy == c.Principal() {
+		if r.State != contract.RequestPending || r.Recovery || r.MemberOnly != "" || l.expiryLocked(r, now) != "" || r.RequestedBy == c.Principal() {
 			continue
 		}
 		class, ok := pol.Delegation.Covering(r.Vector)

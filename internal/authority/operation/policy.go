@@ -20,8 +20,8 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 
 // autonomyRefusal returns the refusal of the agent's write call at now that its autonomy
 // level, run windows and the autonomy policy in force do not admit, or nil; they are
-// read at each admission. person says the agent is manual and call an ApplyAction, which
-// then waits for a person's decision. l.mu must be held.
+// read at each admission. person says the agent is manual: its call, an Action or a Board
+// act alike, then waits for a member's decision. l.mu must be held.
 func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
 	if o.policies == nil {
 		return nil, false, nil
@@ -37,7 +37,7 @@ func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project con
 	if err != nil || ce == nil {
 		return nil, false, err
 	}
-	if _, action := call.Input.(*contract.ApplyActionInput); action && ce.Code == contract.CodeAutonomyManual {
+	if ce.Code == contract.CodeAutonomyManual {
 		return nil, true, nil
 	}
 	res := refusal(ce)

@@ -171,11 +171,35 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 	return vec, nil
 }
 
-// requestRun makes r an Operation waiting for a decision on a new Request for vec.
+// boardActVector returns the request vector of agent's Board act (OpenCase, ApplyBatch or
+// CloseCase) in project: the call, the project, the Agent and the arguments as decoded,
+// re-encoded; a CloseCase names its Case. Nothing of it is evaluated: the act is checked
+// by the Board when a member's approval runs it.
+func boardActVector(project contract.ProjectID, agent, tool string, input any) (contract.RequestVector, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return contract.RequestVector{}, fmt.Errorf("encode the arguments of %s: %w", tool, err)
+	}
+	vec := contract.RequestVector{Args: contract.Args{}, Call: tool, Project: project, Agent: contract.AgentID(agent), Input: raw}
+	if in, ok := input.(*contract.CloseCaseInput); ok {
+		vec.CaseID = in.CaseID
+	}
+	return vec, nil
+}
+
+// manualOnly is why only a member decides a manual Agent's request.
+const manualOnly = "the Agent is at level manual, so every write it makes needs a member's decision"
+
+// requestRun makes r an Operation waiting for a decision on a new Request for vec. A
+// manual Agent's (r.person) is a member's alone to decide: manual means a person makes
+// every write, and an orchestrator is an Agent.
 func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, now time.Time, r toolRun) toolRun {
 	req, err := o.newRequest(c.Projects[0], c.Principal(), vec, now)
 	if err != nil {
 		return settleRun(r, nil, err)
+	}
+	if r.person {
+		req.MemberOnly = manualOnly
 	}
 	r.request = req
 	r.op.State, r.op.Decision = contract.OpWaitingForDecision, string(req.ID)
@@ -207,10 +231,11 @@ func (o *Operations) newRequest(project contract.ProjectID, by contract.Principa
 }
 
 // raise records r in tx: the row a decision on it must reference (the store holds a
-// decision to its digest and requester) and its request.created event.
+// decision to its digest and requester, and a recovery or member-only request to a
+// member's decision) and its request.created event.
 func raise(ctx context.Context, tx store.Tx, r *contract.Request) error {
 	if err := tx.RecordRequest(ctx, store.Request{Project: string(r.Project), ID: string(r.ID), Digest: r.Digest,
-		RequestedBy: string(r.RequestedBy), At: r.CreatedAt}); err != nil {
+		RequestedBy: string(r.RequestedBy), At: r.CreatedAt, MemberOnly: r.Recovery || r.MemberOnly != ""}); err != nil {
 		return fmt.Errorf("record request %s: %w", r.ID, err)
 	}
 	return eventlog.Append(ctx, tx, r.Project, event.RequestCreated, r.RequestedBy, r.CreatedAt, r)

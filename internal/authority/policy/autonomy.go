@@ -201,8 +201,8 @@ func (b *Book) act(ctx context.Context, c identity.Caller, project contract.Proj
 
 // Admit refuses a write of agent at now that its autonomy does not admit: below
 // unattended one past the policy's writes per day (daily_bound), counted by today, the
-// writes admitted this UTC day; a manual Agent's (autonomy_manual: the caller lets an
-// ApplyAction through as a request for a person's decision); an attended Agent's outside
+// writes admitted this UTC day; a manual Agent's (autonomy_manual: the caller turns the
+// write into a request for a member's decision); an attended Agent's outside
 // an open run window (outside_run_window). nil admits it.
 func (b *Book) Admit(ctx context.Context, project contract.ProjectID, agent contract.AgentID, now time.Time, today int64) (*contract.Error, error) {
 	var a contract.Autonomy
@@ -223,7 +223,7 @@ func (b *Book) Admit(ctx context.Context, project contract.ProjectID, agent cont
 	case pol.MaxOperationsPerDay > 0 && today >= pol.MaxOperationsPerDay:
 		return refuse(contract.CodeDailyBound, "this Agent made its %d writes for today (UTC); the count starts again at midnight UTC", pol.MaxOperationsPerDay), nil
 	case a.Level == policydoc.LevelManual:
-		return refuse(contract.CodeAutonomyManual, "this Agent is at level manual: every write needs a person; an ApplyAction waits for a member's decision, and other writes are a member's to make"), nil
+		return refuse(contract.CodeAutonomyManual, "this Agent is at level manual: every write waits for a member's decision"), nil
 	case len(a.Windows) == 0 || now.Before(a.Windows[0].From):
 		return refuse(contract.CodeOutsideRunWindow, "this Agent is attended and no run window is open now; a member opens one (docket agent window), then send the call again"), nil
 	}

@@ -168,6 +168,10 @@ func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.
 	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
 		return contract.PolicyVersion{}, fmt.Errorf("read policies of %s: %w", project, err)
 	}
+	// Named after the event is written: the log records the principal, not a name.
+	if out.Publisher, err = b.publisher(ctx, out.PublishedBy, map[contract.Principal]string{}); err != nil {
+		return contract.PolicyVersion{}, err
+	}
 	return out, nil
 }
 
@@ -184,10 +188,42 @@ func (b *Book) List(ctx context.Context, c identity.Caller, project contract.Pro
 			out = append(out, s.versions[k]...)
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
+	names := map[contract.Principal]string{}
 	for i := range out {
 		out[i].Text = ""
+		if out[i].Publisher, err = b.publisher(ctx, out[i].PublishedBy, names); err != nil {
+			return nil, err
+		}
 	}
-	return out, err
+	return out, nil
+}
+
+// publisher returns the name of the member by (a delegate's "member/delegate" as it
+// stands), "" for none, reading each member once into names.
+func (b *Book) publisher(ctx context.Context, by contract.Principal, names map[contract.Principal]string) (string, error) {
+	if by.Kind() != contract.PrincipalMember {
+		return "", nil
+	}
+	if n, ok := names[by]; ok {
+		return n, nil
+	}
+	n := by.ID()
+	if !strings.Contains(n, "/") { // a delegate's principal already names its member
+		m, err := b.store.Member(ctx, n)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			n = ""
+		case err != nil:
+			return "", fmt.Errorf("read publisher %s: %w", by, err)
+		default:
+			n = m.Name
+		}
+	}
+	names[by] = n
+	return n, nil
 }
 
 // Show returns version n of kind in project with its text, for a member; n == 0 is the
@@ -210,6 +246,9 @@ func (b *Book) Show(ctx context.Context, c identity.Caller, project contract.Pro
 	}
 	if !ok {
 		return contract.PolicyVersion{}, contract.Errorf(contract.CodeNotFound, "project %q has no %s policy version %d; list them with docket policy list.", project, kind, n)
+	}
+	if v.Publisher, err = b.publisher(ctx, v.PublishedBy, map[contract.Principal]string{}); err != nil {
+		return contract.PolicyVersion{}, err
 	}
 	return v, nil
 }

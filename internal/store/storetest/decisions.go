@@ -11,7 +11,8 @@ import (
 
 // decisionParties creates project p1 with live member m1, member m2 revoked, member m3 of
 // another project, Agents a1 (kind agent) and o1 (kind orchestrator), orchestrator o2
-// revoked, and Requests req_1 of a1 and req_3 of o1, both bound to sha256:aa.
+// revoked, and Requests req_1 of a1, req_3 of o1 and req_4 of a1, only a member's to
+// decide, all bound to sha256:aa.
 func decisionParties(ctx context.Context, tx store.Tx) error {
 	steps := []func() error{
 		func() error { return tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0}) },
@@ -37,6 +38,9 @@ func decisionParties(ctx context.Context, tx store.Tx) error {
 		},
 		func() error {
 			return tx.RecordRequest(ctx, store.Request{Project: "p1", ID: "req_3", Digest: "sha256:aa", RequestedBy: "agent:o1", At: t0})
+		},
+		func() error {
+			return tx.RecordRequest(ctx, store.Request{Project: "p1", ID: "req_4", Digest: "sha256:aa", RequestedBy: "agent:a1", At: t0, MemberOnly: true})
 		})
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -72,6 +76,11 @@ func RunDecisions(t *testing.T, h Harness) {
 		{"by a revoked member", func(d store.Decision) store.Decision { d.DecidedBy = "member:m2"; return d }, store.ErrInvalid},
 		{"by a member of another project", func(d store.Decision) store.Decision { d.DecidedBy = "member:m3"; return d }, store.ErrInvalid},
 		{"by a revoked orchestrator", func(d store.Decision) store.Decision { d.DecidedBy = "agent:o2"; return d }, store.ErrInvalid},
+		{"a member-only request by an orchestrator", func(d store.Decision) store.Decision {
+			d.Request, d.DecidedBy = "req_4", "agent:o1"
+			return d
+		}, store.ErrInvalid},
+		{"a member-only request by a member", func(d store.Decision) store.Decision { d.Request = "req_4"; return d }, nil},
 		{"another digest", func(d store.Decision) store.Decision { d.Digest = "sha256:bb"; return d }, store.ErrNotFound},
 		{"another requester", func(d store.Decision) store.Decision { d.RequestedBy = "agent:o1"; return d }, store.ErrNotFound},
 		{"a request never made", func(d store.Decision) store.Decision { d.Request = "req_2"; return d }, store.ErrNotFound},
@@ -132,7 +141,7 @@ func RunDecisions(t *testing.T, h Harness) {
 	})
 }
 
-// RunRequestsMigration checks migration 0004 against h, whose migrations are in fsys: a
+// RunRequestsMigration checks migrations 0004 and 0044 against h, whose migrations are in fsys: a
 // database taken back to just before it (raw statements run with [Harness.Tamper]: no
 // requests table, the decisions table as 0002 made it), holding a Request only as its
 // request.created event, is migrated again when a Store opens it, and the Request can
@@ -146,7 +155,8 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions), "DELETE FROM schema_migrations WHERE version = 4"}
+	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions),
+		"DELETE FROM schema_migrations WHERE version = 4", "DELETE FROM schema_migrations WHERE version = 44"}
 	openDB := h.NewDB(t)
 	s := openDB(t)
 	update(t, s, func(ctx context.Context, tx store.Tx) error {
@@ -155,6 +165,11 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 		}
 		_, err := tx.Append(ctx, store.NewEvent{Project: "p1", Type: "request.created", At: t0, Actor: "agent:a1",
 			Data: []byte(`{"id":"req_9","project":"p1","ordinal":1,"requestedBy":"agent:a1","digest":"sha256:99","state":"pending"}`)})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Append(ctx, store.NewEvent{Project: "p1", Type: "request.created", At: t0, Actor: "agent:a1",
+			Data: []byte(`{"id":"req_8","project":"p1","ordinal":0,"requestedBy":"agent:a1","digest":"sha256:88","state":"pending","recovery":true}`)})
 		return err
 	})
 	for _, q := range undo {
@@ -175,5 +190,16 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	}
 	if err := decide("req_9", "sha256:99"); err != nil {
 		t.Errorf("a decision on the request the log holds = %v, want it recorded", err)
+	}
+	// Migration 0044 marks a recovery request the log holds as only a member's to decide.
+	err = again.Update(t.Context(), func(tx store.Tx) error {
+		return tx.RecordDecision(t.Context(), store.Decision{Project: "p1", Request: "req_8", Digest: "sha256:88",
+			RequestedBy: "agent:a1", DecidedBy: "agent:o1", Verdict: "approve", At: t0})
+	})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("an orchestrator's decision on a recovery request after the migration = %v, want ErrInvalid", err)
+	}
+	if err := decide("req_8", "sha256:88"); err != nil {
+		t.Errorf("a member's decision on the recovery request = %v, want it recorded", err)
 	}
 }

@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capability/Installs", testInstalls},
 		{"Nodes/RoundTrip", testNodes},
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
+		{"Schedules/RoundTrip", testSchedules},
 		{"Tx/ReadsOwnWrites", testReadsOwnWrites},
 		{"Tx/ReadFirst", testReadFirst},
 		{"Store/Closed", testClosed},

@@ -14,8 +14,12 @@ func (t *Tx) RecordRequest(ctx context.Context, r store.Request) error {
 	if err := required("request", "a project", r.Project, "an id", r.ID, "a digest", r.Digest, "a requester", r.RequestedBy); err != nil {
 		return err
 	}
-	if _, err := t.C.Exec(ctx, `INSERT INTO requests (project, id, digest, requested_by, at) VALUES ($1, $2, $3, $4, $5)`,
-		r.Project, r.ID, r.Digest, r.RequestedBy, nanos(r.At)); err != nil {
+	memberOnly := 0
+	if r.MemberOnly {
+		memberOnly = 1
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO requests (project, id, digest, requested_by, at, member_only) VALUES ($1, $2, $3, $4, $5, $6)`,
+		r.Project, r.ID, r.Digest, r.RequestedBy, nanos(r.At), memberOnly); err != nil {
 		return fmt.Errorf("record request %s: %w", r.ID, err)
 	}
 	return nil
@@ -36,15 +40,16 @@ func (t *Tx) RecordDecision(ctx context.Context, d store.Decision) error {
 	}
 	// Checked after the row, so a missing project or request is refused as such; a
 	// refused decider fails the write, and the caller's transaction with it.
-	if err := t.checkDecider(ctx, d.Project, d.DecidedBy); err != nil {
+	if err := t.checkDecider(ctx, d.Project, d.Request, d.DecidedBy); err != nil {
 		return fmt.Errorf("record decision on %s: %w", d.Request, err)
 	}
 	return nil
 }
 
 // checkDecider returns [store.ErrInvalid] unless by is a live member of project or a live
-// orchestrator Agent of it: the only principals that decide.
-func (t *Tx) checkDecider(ctx context.Context, project, by string) error {
+// orchestrator Agent of it: the only principals that decide; an orchestrator only a
+// request not recorded member-only.
+func (t *Tx) checkDecider(ctx context.Context, project, request, by string) error {
 	kind, id, _ := strings.Cut(by, ":")
 	var n int64
 	var err error
@@ -55,8 +60,9 @@ func (t *Tx) checkDecider(ctx context.Context, project, by string) error {
 		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM memberships ms JOIN members m ON m.id = ms.member
 			WHERE ms.project = $1 AND ms.member = $2 AND m.revoked_at IS NULL`, project, id).Scan(&n)
 	case kind == "agent":
-		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM agents
-			WHERE project = $1 AND id = $2 AND kind = 'orchestrator' AND revoked_at IS NULL`, project, id).Scan(&n)
+		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM agents a JOIN requests r ON r.project = a.project
+			WHERE a.project = $1 AND a.id = $2 AND a.kind = 'orchestrator' AND a.revoked_at IS NULL
+				AND r.id = $3 AND r.member_only = 0`, project, id, request).Scan(&n)
 	default:
 		return fmt.Errorf("decider %q is neither a member nor an orchestrator: %w", by, store.ErrInvalid)
 	}

@@ -1,0 +1,144 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// schedulesBody is what the Schedules page shows: every schedule with its next fire and
+// latest outcome, the fires of the one shown, and the form that makes one.
+type schedulesBody struct {
+	Schedules []contract.Schedule
+	Shown     *contract.Schedule // with its last fires
+	Agents    []contract.Agent   // the live Agents a schedule may be for
+	Form      scheduleForm       // kept after a refusal
+	Error     string             // why the form was refused: the field and its teaching
+}
+
+// scheduleForm is the create form's fields.
+type scheduleForm struct {
+	Agent, Kind, When, Zone, Missed, Text string
+}
+
+// scheduleEvents are the event types that bring the Schedules page up to date.
+var scheduleEvents = []string{"schedule.created", "schedule.paused", "schedule.resumed", "schedule.deleted",
+	"schedule.fired", "schedule.missed", "schedule.outcome"}
+
+func (s *Server) schedulePages() {
+	s.page("GET /projects/{project}/schedules", "schedules", s.pageSchedules)
+	s.page("POST /projects/{project}/schedules", "schedules", s.pageCreateSchedule)
+	s.page("GET /projects/{project}/schedules/{schedule}", "schedules", s.pageSchedules)
+	s.page("POST /projects/{project}/schedules/{schedule}/{act}", "schedules", s.pageScheduleAct)
+}
+
+// pageSchedules shows the Schedules page, with one schedule's fires when the path names it.
+func (s *Server) pageSchedules(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showSchedules(w, r, v, http.StatusOK, schedulesBody{Form: scheduleForm{Kind: "cron", Missed: string(contract.MissedSkip)}})
+}
+
+func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, status int, b schedulesBody) error {
+	if s.sched == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server keeps no schedules.")
+	}
+	ctx := r.Context()
+	ss, err := s.sched.Schedules(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	b.Schedules = ss
+	if id := r.PathValue("schedule"); id != "" {
+		sc, err := s.sched.Schedule(ctx, v.caller, v.project, contract.ScheduleID(id))
+		if err != nil {
+			return err
+		}
+		b.Shown = &sc
+	}
+	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.RevokedAt == nil {
+			b.Agents = append(b.Agents, a)
+		}
+	}
+	return s.render(w, r, v, status, "schedules", b, scheduleEvents...)
+}
+
+// pageCreateSchedule makes a schedule from the form; a refused one is shown again with the
+// teaching that names its field.
+func (s *Server) pageCreateSchedule(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.sched == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server keeps no schedules.")
+	}
+	f := scheduleForm{Agent: r.PostFormValue("agent"), Kind: r.PostFormValue("kind"), When: strings.TrimSpace(r.PostFormValue("when")),
+		Zone: strings.TrimSpace(r.PostFormValue("zone")), Missed: r.PostFormValue("missed"), Text: r.PostFormValue("text")}
+	req := contract.CreateScheduleRequest{TimeZone: f.Zone, Missed: contract.MissedPolicy(f.Missed),
+		Task: contract.TaskRequest{Agent: f.Agent, Text: f.Text}}
+	if f.Kind == "every" {
+		req.Every = f.When
+	} else {
+		req.Cron = f.When
+	}
+	sc, err := s.sched.Create(r.Context(), v.caller, v.project, req)
+	if err != nil {
+		msg, status, err := shownRefusal(err)
+		if err != nil {
+			return err
+		}
+		return s.showSchedules(w, r, v, status, schedulesBody{Form: f, Error: msg})
+	}
+	s.backToSchedules(w, r, v, sc.ID, "Schedule "+string(sc.ID)+" made for "+sc.AgentName+".")
+	return nil
+}
+
+// pageScheduleAct pauses, resumes, runs or deletes one schedule.
+func (s *Server) pageScheduleAct(w http.ResponseWriter, r *http.Request, v visit) error {
+	if s.sched == nil {
+		return contract.Errorf(contract.CodeNotFound, "this server keeps no schedules.")
+	}
+	ctx, id := r.Context(), contract.ScheduleID(r.PathValue("schedule"))
+	var notice string
+	switch r.PathValue("act") {
+	case "pause":
+		if _, err := s.sched.Pause(ctx, v.caller, v.project, id); err != nil {
+			return err
+		}
+		notice = "Schedule " + string(id) + " paused."
+	case "resume":
+		if _, err := s.sched.Resume(ctx, v.caller, v.project, id); err != nil {
+			return err
+		}
+		notice = "Schedule " + string(id) + " resumed."
+	case "run":
+		f, err := s.sched.RunNow(ctx, v.caller, v.project, id)
+		if err != nil {
+			return err
+		}
+		notice = "Schedule " + string(id) + " fired: task " + string(f.Task) + " (" + f.Outcome + ")."
+		if f.Task == "" {
+			notice = "Schedule " + string(id) + " fired; its task was refused: " + f.Teaching
+		}
+	case "delete":
+		if _, err := s.sched.Delete(ctx, v.caller, v.project, id); err != nil {
+			return err
+		}
+		s.backToSchedules(w, r, v, "", "Schedule "+string(id)+" deleted.")
+		return nil
+	default:
+		return contract.Errorf(contract.CodeNotFound, "a schedule is paused, resumed, run or deleted; %q is none of these.", r.PathValue("act"))
+	}
+	s.backToSchedules(w, r, v, id, notice)
+	return nil
+}
+
+func (s *Server) backToSchedules(w http.ResponseWriter, r *http.Request, v visit, id contract.ScheduleID, notice string) {
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/schedules"
+	if id != "" {
+		path += "/" + url.PathEscape(string(id))
+	}
+	http.Redirect(w, r, path+"?"+url.Values{"notice": {notice}}.Encode(), http.StatusSeeOther)
+}
