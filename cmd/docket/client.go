@@ -64,7 +64,7 @@ func newClient(e *env) (*client, error) {
 		}
 		tok = strings.TrimSpace(string(b))
 	}
-	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: &http.Client{}}}, nil
+	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: &http.Client{}, Reason: e.Getenv("DOCKET_REASON")}}, nil
 }
 
 // serverURL returns DOCKET_URL, else the URL docket serve wrote into the data dir.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/docketrun/docket/internal/authority"
 )
 
 // operationCmd reads the one table of operation classes (issue 15).
 type operationCmd struct {
-	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (its member must), member-only."`
+	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (a card its member confirms), member-only."`
 }
 
 type operationListCmd struct {
@@ -20,7 +22,11 @@ func (c *operationListCmd) Run(e *env) error {
 	}
 	rows := make([][]string, 0, len(ops))
 	for _, op := range ops {
-		rows = append(rows, []string{op.Name, string(op.Class), op.Route, op.Changes})
+		bound := ""
+		if sub, ok := authority.CardSubject(op.Name); ok {
+			bound = sub.Kind + " " + strings.Join(sub.Refs, " ")
+		}
+		rows = append(rows, []string{op.Name, string(op.Class), op.Route, op.Changes, bound})
 	}
-	return writeList(e, []string{"operation", "class", "route", "changes"}, rows, "no operations")
+	return writeList(e, []string{"operation", "class", "route", "changes", "a card is bound to"}, rows, "no operations")
 }

@@ -28,7 +28,20 @@ type Client struct {
 	URL   string       // the authority's root, e.g. http://127.0.0.1:7777; required
 	Token string       // the bearer token sent with every call; empty sends none
 	HTTP  *http.Client // nil: http.DefaultClient
+	// Reason, when set, is sent with every call in the Docket-Reason header: a delegate's
+	// reason for a consent call, which its card shows the member (issue 15).
+	Reason string
 }
+
+// CardError is a delegate's consent call that ran nothing: the authority recorded it as
+// Card, which a member confirms. It reads as the authority's card_recorded answer.
+type CardError struct {
+	Card contract.Card
+	Err  *contract.Error
+}
+
+func (e *CardError) Error() string { return e.Err.Error() }
+func (e *CardError) Unwrap() error { return e.Err }
 
 // ResponseError is an answer outside 2xx. When the body held the authority's error, Err
 // is it and the error reads as it, so [contract.CodeOf] finds its code.
@@ -120,6 +133,9 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
+	if c.Reason != "" {
+		req.Header.Set(contract.ReasonHeader, c.Reason)
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
@@ -127,6 +143,9 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, &UnreachableError{URL: base, Err: err}
+	}
+	if resp.StatusCode == http.StatusAccepted {
+		return nil, cardAnswer(resp, method, path)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
@@ -142,6 +161,19 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 		re.Err = &ce
 	}
 	return nil, re
+}
+
+// cardAnswer reads a 202 answer: the card a delegate's consent call became.
+func cardAnswer(resp *http.Response, method, path string) error {
+	defer resp.Body.Close()
+	var ans contract.CardAnswer
+	if err := json.NewDecoder(io.LimitReader(resp.Body, MaxAnswer)).Decode(&ans); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	if ans.Code != contract.CodeCardRecorded {
+		return fmt.Errorf("%s %s: 202 without a card", method, path)
+	}
+	return &CardError{Card: ans.Card, Err: &contract.Error{Code: ans.Code, Teaching: ans.Teaching}}
 }
 
 // ProjectPath returns /api/v1/projects/<project>/<rest…>, escaping each part.

@@ -76,3 +76,28 @@ func TestProjectPath(t *testing.T) {
 		t.Fatalf("ProjectPath = %s", got)
 	}
 }
+
+// TestDo_Card: the client sends its Reason in Docket-Reason, and a 202 card answer is a
+// CardError holding the card, reading as the card_recorded refusal.
+func TestDo_Card(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(contract.ReasonHeader) != "a worker" {
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(contract.Errorf(contract.CodeCardReason, "give a reason"))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		json.NewEncoder(w).Encode(contract.CardAnswer{Code: contract.CodeCardRecorded, Teaching: "nothing ran", Card: contract.Card{ID: "crd_1", State: contract.CardOpen}})
+	}))
+	defer srv.Close()
+	var out contract.ConnectionKey
+	err := (&apiclient.Client{URL: srv.URL, Reason: "a worker"}).Do(t.Context(), http.MethodPost, "/api/v1/projects/default/connections", map[string]string{"name": "w1"}, &out)
+	ce, ok := errors.AsType[*apiclient.CardError](err)
+	if !ok || ce.Card.ID != "crd_1" || contract.CodeOf(err) != contract.CodeCardRecorded || err.Error() != "card_recorded: nothing ran" {
+		t.Fatalf("a card answer = %v; want a CardError of card crd_1", err)
+	}
+	err = (&apiclient.Client{URL: srv.URL}).Do(t.Context(), http.MethodPost, "/api/v1/projects/default/connections", map[string]string{"name": "w1"}, &out)
+	if contract.CodeOf(err) != contract.CodeCardReason {
+		t.Fatalf("without a reason = %v; want reason_required", err)
+	}
+}

@@ -50,5 +50,19 @@ const (
 // class; see [opclass.ForRoute].
 func OperationAt(pattern string) Operation { return opclass.ForRoute(pattern) }
 
+// OperationNamed returns the changing operation named name; the zero Operation when the
+// table has none.
+func OperationNamed(name string) Operation {
+	op, _ := opclass.ByName(name)
+	return op
+}
+
+// CardSubject returns what a card of consent operation name is bound to; see
+// [opclass.Subjects].
+func CardSubject(name string) (opclass.Subject, bool) {
+	sub, ok := opclass.Subjects[name]
+	return sub, ok
+}
+
 // OperationTable returns the table of every changing operation; see [opclass.Table].
 func OperationTable() []Operation { return slices.Clone(opclass.Table) }

@@ -132,7 +132,18 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	dt, c := newDelegate(t, f, "asst")
+	ops := authority.NewOperations(f.a, authority.OperationsConfig{})
+	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("agent.create"),
+		Path: "/api/v1/projects/default/agents", Body: []byte(`{"name":"helper"}`), Reason: "the work needs it"})
+	if err != nil || card == nil {
+		t.Fatalf("Propose = %v, %v; want a card", card, err)
+	}
 	calls := map[string]func(context.Context) error{
+		"card.confirm": func(ctx context.Context) error { _, err := ops.ConfirmCard(ctx, c, card.ID); return err },
+		"card.decline": func(ctx context.Context) error {
+			_, err := f.a.DeclineCard(ctx, c, card.ID, contract.DeclineCardRequest{})
+			return err
+		},
 		"session.logout": func(ctx context.Context) error { return f.a.Logout(ctx, authority.Token(dt.Token)) },
 		"member.create": func(ctx context.Context) error {
 			_, err := f.a.CreateMember(ctx, c, contract.CreateMemberRequest{Name: "eve", Passphrase: testPassphrase})
@@ -159,16 +170,47 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.Checkpoint(ctx, c, "default")
 			return err
 		},
+		// The runtime's routes take the calling Agent's own tasks and Operations: a member's
+		// delegate has none.
+		"task.claim": func(ctx context.Context) error {
+			_, err := f.a.ClaimTask(ctx, c, contract.TaskClaimRequest{})
+			return err
+		},
+		"task.renew": func(ctx context.Context) error {
+			_, err := f.a.RenewTask(ctx, c, "t-0123456789abcdef", contract.TaskRenewal{Attempt: 1})
+			return err
+		},
+		"task.report": func(ctx context.Context) error {
+			_, err := f.a.ReportTask(ctx, c, "t-0123456789abcdef", contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
+			return err
+		},
+		"hook.call": func(ctx context.Context) error {
+			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).Hook(ctx, c,
+				contract.HookCall{CLI: "claude-code", CallID: "t", Tool: "Bash", Input: []byte(`{"command":"ls"}`), Command: "ls"})
+			return err
+		},
+		"hook.outcome": func(ctx context.Context) error {
+			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).HookOutcome(ctx, c,
+				contract.HookOutcome{CallID: "t", Tool: "Bash", OutputDigest: "sha256:" + strings.Repeat("0", 64)})
+			return err
+		},
+		"operation.wait": func(ctx context.Context) error {
+			_, err := f.a.WaitOperations(ctx, c, []contract.TaskWait{{CallID: "x", Tool: "ApplyAction", Ordinal: 1}}, time.Millisecond)
+			return err
+		},
 		"autonomy.open_window": func(ctx context.Context) error {
 			_, err := f.a.OpenRunWindow(ctx, c, "default", "calc", contract.OpenWindowRequest{Minutes: 5})
 			return err
 		},
 	}
-	// Logins take a passphrase, not a credential, and the conversation, hook, task-runtime
-	// and wait routes are an Agent's own: a delegate has neither to offer.
+	// Logins take a passphrase, not a credential, and the conversation routes are an
+	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
+	// facade's PostTask, which a delegate reaches as the operational task.post anyway.
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
-		"hook.call": true, "hook.outcome": true,
-		"task.post_own": true, "task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
+		"task.post_own": true}
+	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
+	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true,
+		"hook.call": true, "hook.outcome": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {
@@ -190,6 +232,10 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			switch {
 			case err == nil:
 				t.Fatalf("a delegate's %s was not refused", op.Name)
+			case agentOwn[op.Name]:
+				if contract.CodeOf(err) != contract.CodeForbidden {
+					t.Errorf("a delegate's %s: %v, want forbidden (an Agent's own)", op.Name, err)
+				}
 			case op.Name != "session.logout" && contract.CodeOf(err) != contract.CodeMemberOnly:
 				// A delegate's credential is no session, so logout finds none to end.
 				t.Errorf("a delegate's %s: %v, want member_only", op.Name, err)

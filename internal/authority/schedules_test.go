@@ -162,7 +162,7 @@ func TestSchedules_Fire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []contract.ScheduleFire{{Schedule: created.ID, Due: t0.Add(time.Hour), FiredAt: t0.Add(time.Hour + 2*time.Second),
+	want := []contract.ScheduleFire{{Schedule: created.ID, Agent: contract.AgentID(f.agent.ID), Due: t0.Add(time.Hour), FiredAt: t0.Add(time.Hour + 2*time.Second),
 		Kind: contract.FireDue, Task: ts[0].ID, Outcome: contract.FirePosted}}
 	if diff := cmp.Diff(want, shown.LastFires); diff != "" {
 		t.Errorf("last fires (-want +got):\n%s", diff)
@@ -171,7 +171,7 @@ func TestSchedules_Fire(t *testing.T) {
 		t.Errorf("next fire = %s; want %s", shown.NextFire, t0.Add(2*time.Hour))
 	}
 	fired := f.events(t, "schedule.fired")
-	if len(fired) != 1 || fired[0]["task"] != string(ts[0].ID) || fired[0]["kind"] != "due" {
+	if len(fired) != 1 || fired[0]["task"] != string(ts[0].ID) || fired[0]["kind"] != "due" || fired[0]["agent"] != f.agent.ID {
 		t.Errorf("schedule.fired events = %v; want one naming task %s", fired, ts[0].ID)
 	}
 	if got := f.events(t, "schedule.created"); len(got) != 1 {

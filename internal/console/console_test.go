@@ -56,7 +56,7 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 	}
 	ops := authority.NewOperations(a, authority.OperationsConfig{})
 	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
-	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery = a, ops, disp, a, ops
+	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Cards = a, ops, disp, a, ops, ops
 	var sched *authority.Schedules
 	if cfg.Schedules == nil {
 		if sched, err = authority.NewSchedules(a, authority.SchedulesConfig{}); err != nil {

@@ -18,19 +18,46 @@ import (
 // say what to fix.
 func decodeJSON[T any](w http.ResponseWriter, r *http.Request, limit int64) (T, error) {
 	var v T
+	if err := checkJSONType(r); err != nil {
+		return v, err
+	}
+	err := decodeStrict(http.MaxBytesReader(w, r.Body, limit), &v)
+	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return v, errBodyTooLarge(mbe)
+	}
+	return v, err
+}
+
+// readJSON reads r's body whole, bounded to limit bytes, without decoding it: a
+// delegate's card keeps the call's body for the handler that decodes it when the card is
+// confirmed.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if err := checkJSONType(r); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return nil, errBodyTooLarge(mbe)
+	}
+	if err != nil {
+		return nil, &contract.Error{Code: contract.CodeInvalidArgument, Err: err, Teaching: "the request body could not be read; send it again."}
+	}
+	return b, nil
+}
+
+// checkJSONType refuses a body whose Content-Type is set and is not JSON.
+func checkJSONType(r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			return v, contract.Errorf(contract.CodeUnsupportedMedia, "the request body must be JSON; send Content-Type: application/json.")
+			return contract.Errorf(contract.CodeUnsupportedMedia, "the request body must be JSON; send Content-Type: application/json.")
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	err := decodeStrict(body, &v)
-	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return v, &contract.Error{Code: contract.CodeBodyTooLarge, Err: err,
-			Teaching: fmt.Sprintf("the request body is over %d bytes; send less.", mbe.Limit)}
-	}
-	return v, err
+	return nil
+}
+
+func errBodyTooLarge(mbe *http.MaxBytesError) error {
+	return &contract.Error{Code: contract.CodeBodyTooLarge, Err: mbe, Teaching: fmt.Sprintf("the request body is over %d bytes; send less.", mbe.Limit)}
 }
 
 // decodeStrict decodes one JSON value from rd into v with [contract.DecodeStrict]:

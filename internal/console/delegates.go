@@ -17,20 +17,22 @@ type delegateBackend interface {
 
 // delegateGate is what a delegate may call (issue 15): any read of /api/v1, which the
 // authority's own checks bound to the delegate's one project, and a changing route by its
-// class in the one table: operational runs as the delegate, consent and member-only are
-// refused here (consent until cards record it). A member acting itself passes.
-func delegateGate(c authority.Caller, method, pattern string) error {
-	if !c.IsDelegate() || safeMethod(method) {
-		return nil
+// class in the one table: operational runs as the delegate, consent records a card and
+// runs nothing (unless the delegate policy in force exempts it), member-only is refused.
+// A member acting itself passes. done is true when the gate answered the request.
+func (s *Server) delegateGate(w http.ResponseWriter, r *http.Request, pattern string) (done bool, err error) {
+	c := caller(r)
+	if !c.IsDelegate() || safeMethod(r.Method) {
+		return false, nil
 	}
 	op := authority.OperationAt(pattern)
 	switch op.Class {
 	case authority.Operational:
-		return nil
+		return false, nil
 	case authority.Consent:
-		return contract.Errorf(contract.CodeConsentRequired, "%s needs the consent of member %s; ask them to do it (docket operation list shows each operation's class).", op.Name, c.Name)
+		return s.propose(w, r, op)
 	}
-	return contract.Errorf(contract.CodeMemberOnly, "only member %s may do %s, not its delegate %s; docket operation list shows what a delegate may do.", c.Name, op.Name, c.Delegate)
+	return true, contract.Errorf(contract.CodeMemberOnly, "only member %s may do %s, not its delegate %s; docket operation list shows what a delegate may do.", c.Name, op.Name, c.Delegate)
 }
 
 func (s *Server) handleCreateDelegate(w http.ResponseWriter, r *http.Request) error {

@@ -23,6 +23,7 @@ const (
 
 // handle registers h under pattern, wrapped once with authentication and error mapping.
 func (s *Server) handle(pattern string, h handlerFunc, a access) {
+	s.handlers[pattern] = h
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if a == authed {
 			c, tok, err := s.authenticate(r)
@@ -30,11 +31,13 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 				s.writeError(w, r, err)
 				return
 			}
-			if err := delegateGate(c, r.Method, pattern); err != nil {
-				s.writeError(w, r, err)
+			r = r.WithContext(withCaller(r.Context(), c, tok))
+			if done, err := s.delegateGate(w, r, pattern); done {
+				if err != nil {
+					s.writeError(w, r, err)
+				}
 				return
 			}
-			r = r.WithContext(withCaller(r.Context(), c, tok))
 		}
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)

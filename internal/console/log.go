@@ -7,4 +7,5 @@ const (
 	logPath      = "path"
 	logCode      = "errorCode"
 	logErr       = "err"
+	logCard      = "card"
 )

@@ -21,6 +21,7 @@ const (
 type needsBody struct {
 	Tab   string // "pending" or "history"
 	Items []requestView
+	Cards cardsBody // delegates' open cards, on the pending tab
 }
 
 // requestView is one Request as a person reads it before deciding.
@@ -40,7 +41,13 @@ type vectorRow struct{ Name, Value string }
 // pageNeeds shows what waits for a person: each pending Request with the vector its
 // digest covers and the forms that decide it.
 func (s *Server) pageNeeds(w http.ResponseWriter, r *http.Request, v visit) error {
-	return s.showRequests(w, r, v, "pending")
+	return s.showNeeds(w, r, v, http.StatusOK, nil)
+}
+
+// showNeeds shows the pending tab with status, and a confirmed card's answer when one
+// was just confirmed.
+func (s *Server) showNeeds(w http.ResponseWriter, r *http.Request, v visit, status int, confirmed *cardConfirmed) error {
+	return s.showRequestsWith(w, r, v, "pending", status, confirmed)
 }
 
 // pageNeedsHistory shows the Requests that no longer wait: decided, void or expired,
@@ -50,6 +57,10 @@ func (s *Server) pageNeedsHistory(w http.ResponseWriter, r *http.Request, v visi
 }
 
 func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, tab string) error {
+	return s.showRequestsWith(w, r, v, tab, http.StatusOK, nil)
+}
+
+func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visit, tab string, status int, confirmed *cardConfirmed) error {
 	if s.dec == nil {
 		return contract.Errorf(contract.CodeNotFound, "this server decides no requests; docket serve does.")
 	}
@@ -71,7 +82,12 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 		return err
 	}
 	cases := map[contract.CaseID]*contract.Case{}
-	b := needsBody{Tab: tab}
+	b := needsBody{Tab: tab, Cards: cardsBody{Confirmed: confirmed}}
+	if tab == "pending" {
+		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
+			return err
+		}
+	}
 	for _, q := range rs {
 		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
 		if q.Vector.Call != "" {
@@ -94,7 +110,7 @@ func (s *Server) showRequests(w http.ResponseWriter, r *http.Request, v visit, t
 		}
 		b.Items = append(b.Items, rv)
 	}
-	return s.render(w, r, v, http.StatusOK, "needs", b)
+	return s.render(w, r, v, status, "needs", b, cardEvents...)
 }
 
 // whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only
@@ -160,7 +176,8 @@ func (s *Server) pageDecide(w http.ResponseWriter, r *http.Request, v visit) err
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", string(got.ID)+" "+string(got.State)+".")
 }
 
-// pendingCount is the Needs you badge: how many Requests wait for a person.
+// pendingCount is the Needs you badge: how many Requests and delegates' cards wait for a
+// person.
 func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
 	if s.dec == nil {
 		return 0, nil
@@ -175,7 +192,8 @@ func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
 			n++
 		}
 	}
-	return n, nil
+	cards, err := s.openCards(ctx, v)
+	return n + len(cards), err
 }
 
 // agentNames maps the project's Agent ids to their names.

@@ -118,7 +118,7 @@ func pageKind(k string) (contract.PolicyKind, error) {
 			return known, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy or recovery.", k)
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery or delegate.", k)
 }
 
 // pageInt reads a page's whole-number query parameter; absent is 0.

@@ -50,6 +50,12 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/needs", "needs", s.pageNeeds)
 	s.page("GET /projects/{project}/needs/history", "needs", s.pageNeedsHistory)
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
+	s.page("POST /projects/{project}/cards/{card}/confirm", "needs", s.pageConfirmCard)
+	s.page("GET /projects/{project}/cards/{card}/confirm", "needs", s.pageNeedsAgain)
+	s.page("POST /projects/{project}/cards/{card}/decline", "needs", s.pageDeclineCard)
+	s.page("GET /projects/{project}/delegates", "delegates", s.pageDelegates)
+	s.page("POST /projects/{project}/delegates", "delegates", s.pageCreateDelegate)
+	s.page("POST /projects/{project}/delegates/{delegate}/revoke", "delegates", s.pageRevokeDelegate)
 	s.page("GET /projects/{project}/operations", "operations", s.pageOperations)
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
 	s.page("GET /projects/{project}/cases", "cases", s.pageCases)
@@ -112,6 +118,7 @@ var navigation = []navItem{
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
 	{"schedules", "Schedules"},
+	{"delegates", "Delegates"},
 }
 
 // pageFuncs are the helpers the page templates call.

@@ -118,5 +118,5 @@ func policyKind(r *http.Request) (contract.PolicyKind, error) {
 			return k, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeNotFound, "%.40q is not a policy kind; use delegation, autonomy or recovery.", string(k))
+	return "", contract.Errorf(contract.CodeNotFound, "%.40q is not a policy kind; use delegation, autonomy, recovery or delegate.", string(k))
 }

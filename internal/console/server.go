@@ -42,6 +42,7 @@ type backend interface {
 	conversationBackend
 	taskBackend
 	delegateBackend
+	cardBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -66,6 +67,11 @@ type Config struct {
 	// it. Without it, the policy routes answer not_found like any route the server does
 	// not have.
 	Policies policyBook
+
+	// Cards records a delegate's consent calls as cards and confirms them (issue 15). It
+	// must be the *authority.Operations that serves /mcp. Without it, a delegate's consent
+	// call is refused consent_required and the confirm route answers not_found.
+	Cards carder
 
 	// Recovery retries failed Operations for members. It must be the
 	// *authority.Operations that serves /mcp. Without it, the retry route answers
@@ -135,6 +141,8 @@ type Server struct {
 	recov         recoverer
 	hooks         hookBackend
 	sched         scheduleBook
+	cards         carder
+	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
 	version       string
 	hosts         []string
@@ -168,6 +176,8 @@ func New(cfg Config) (*Server, error) {
 		recov:     cfg.Recovery,
 		hooks:     cfg.Hooks,
 		sched:     cfg.Schedules,
+		cards:     cfg.Cards,
+		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
 		version:   cfg.Version,
 		hosts:     cfg.Hosts,
@@ -228,6 +238,10 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/projects/{project}/delegates", s.handleCreateDelegate, authed)
 	s.handle("GET /api/v1/delegates", s.handleDelegates, authed)
 	s.handle("DELETE /api/v1/delegates/{delegate}", s.handleRevokeDelegate, authed)
+	s.handle("GET /api/v1/projects/{project}/cards", s.handleCards, authed)
+	s.handle("GET /api/v1/cards/{card}", s.handleCard, authed)
+	s.handle("POST /api/v1/cards/{card}/confirm", s.handleConfirmCard, authed)
+	s.handle("POST /api/v1/cards/{card}/decline", s.handleDeclineCard, authed)
 
 	s.handle("GET /api/v1/projects/{project}/agents", s.handleAgents, authed)
 	s.handle("POST /api/v1/projects/{project}/agents", s.handleCreateAgent, authed)

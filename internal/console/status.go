@@ -23,13 +23,13 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
 		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
-	case contract.CodeRateLimited:
+	case contract.CodeRateLimited, contract.CodeCardLimit:
 		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
-		contract.CodeTaskConflict, contract.CodeTaskNotClaimed:
+		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.

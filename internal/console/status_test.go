@@ -20,6 +20,10 @@ func TestHTTPStatus(t *testing.T) {
 		{contract.CodeNotNeedsPerson, http.StatusConflict},
 		{contract.CodeBodyTooLarge, http.StatusRequestEntityTooLarge},
 		{contract.CodeUnavailable, http.StatusServiceUnavailable},
+		{contract.CodeCardVoid, http.StatusConflict},
+		{contract.CodeCardClosed, http.StatusConflict},
+		{contract.CodeCardLimit, http.StatusTooManyRequests},
+		{contract.CodeCardReason, http.StatusBadRequest},
 		{"", http.StatusInternalServerError},
 		{contract.CodeRuleSyntax, http.StatusBadRequest},
 	}

@@ -58,8 +58,8 @@ func TestAPIGolden(t *testing.T) {
 			Missed: contract.MissedRunOnce, Task: contract.TaskRequest{Agent: string(agent.ID), Text: "Send the morning report."},
 			CreatedBy: "member:mem_0123456789abcdef", CreatedAt: at, State: contract.ScheduleActive, NextFire: &at,
 			LastFires: []contract.ScheduleFire{
-				{Schedule: "sch_0123456789abcdef", Due: at, FiredAt: at, Kind: contract.FireDue, Task: "t-0123456789abcdef", Outcome: string(contract.TaskCompleted)},
-				{Schedule: "sch_0123456789abcdef", Due: at, FiredAt: at, Kind: contract.FireRunNow, Outcome: contract.FireRefused,
+				{Schedule: "sch_0123456789abcdef", Agent: agent.ID, Due: at, FiredAt: at, Kind: contract.FireDue, Task: "t-0123456789abcdef", Outcome: string(contract.TaskCompleted)},
+				{Schedule: "sch_0123456789abcdef", Agent: agent.ID, Due: at, FiredAt: at, Kind: contract.FireRunNow, Outcome: contract.FireRefused,
 					ErrorCode: contract.CodeForbidden, Teaching: "agent calc is revoked and takes no tasks; post to a live Agent"}}}},
 		{"worker_page", &contract.Page[contract.WorkerStatus]{Items: []contract.WorkerStatus{
 			{Connection: conn, Lease: contract.LeaseHeld, WorkerID: "w-1", Generation: 3, ExpiresAt: &at,

@@ -8,7 +8,7 @@ const (
 	CodeRateLimited        Code = "rate_limited"         // too many logins; Retry-After says when to try again
 	CodeForbidden          Code = "forbidden"            // the principal may not do this
 	CodeMemberOnly         Code = "member_only"          // a delegate asked for what only its member may do
-	CodeConsentRequired    Code = "consent_required"     // a delegate asked for what needs its member's consent
+	CodeConsentRequired    Code = "consent_required"     // a delegate asked for what needs its member's consent, on a server that keeps no cards
 	CodeNotFound           Code = "not_found"            // the named record does not exist
 	CodeAlreadyExists      Code = "already_exists"       // a name, id or version already in use
 	CodeBodyTooLarge       Code = "body_too_large"       // the request body is over the limit

@@ -85,6 +85,7 @@ type Schedule struct {
 // made twice.
 type ScheduleFire struct {
 	Schedule  ScheduleID `json:"schedule"`
+	Agent     AgentID    `json:"agent"` // the Agent the task is for, so events tail --agent finds the fire
 	Due       time.Time  `json:"due"`
 	FiredAt   time.Time  `json:"firedAt"`
 	Kind      string     `json:"kind"`           // FireDue, FireCatchUp or FireRunNow

@@ -15,6 +15,10 @@ default_level           = "unattended"
 max_operations_per_day  = 0
 require_acknowledgement = false
 `
+	builtinDelegate = `# Built-in delegate policy: no consent operation is exempt, so each is a card a member confirms.
+[delegate_policy]
+exempt = []
+`
 	builtinRecovery = `# Built-in recovery policy.
 [recovery_policy]
 retry_failed    = true
@@ -36,6 +40,8 @@ func BuiltinText(kind contract.PolicyKind) string {
 		return builtinAutonomy
 	case contract.PolicyRecovery:
 		return builtinRecovery
+	case contract.PolicyDelegate:
+		return builtinDelegate
 	case contract.PolicyHook:
 		return builtinHook
 	}
@@ -52,6 +58,8 @@ func Builtin(kind contract.PolicyKind) Document {
 		return Document{Kind: kind, Autonomy: &Autonomy{DefaultLevel: LevelUnattended}}
 	case contract.PolicyRecovery:
 		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true, RetryBy: RetryByOrchestrator}}
+	case contract.PolicyDelegate:
+		return Document{Kind: kind, Delegate: &Delegate{Exempt: []string{}}}
 	case contract.PolicyHook:
 		return Document{Kind: kind, Hook: &Hook{Default: contract.HookDecide}}
 	}
@@ -65,5 +73,5 @@ func ParseKind(s string) (contract.PolicyKind, error) {
 			return k, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery or hook", s)
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery, delegate or hook", s)
 }

@@ -1,5 +1,5 @@
 // Package policy parses and checks Docket's policy documents — [delegation_policy],
-// [autonomy_policy], [recovery_policy] and [hook_policy] — strictly, naming file:line in every refusal,
+// [autonomy_policy], [recovery_policy], [delegate_policy] and [hook_policy] — strictly, naming file:line in every refusal,
 // and holds the built-in version 1 of each kind.
 package policy
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -75,12 +76,24 @@ type Recovery struct {
 	RetryBy        string `toml:"retry_by"` // RetryByOrchestrator or RetryByAuthority
 }
 
+// Delegate is a [delegate_policy] (issue 15): the consent operations a member's delegate
+// runs itself, without a card. It can never name a member-only operation, so publishing
+// a policy, managing members, sessions and delegates, autonomy and windows, and
+// confirming a card always stay with a member acting itself.
+type Delegate struct {
+	Exempt []string `toml:"exempt"` // operation names, as docket operation list prints them
+}
+
+// Exempts reports whether d lets a delegate run operation without a card.
+func (d *Delegate) Exempts(operation string) bool { return slices.Contains(d.Exempt, operation) }
+
 // Document is one parsed policy: its kind and the table of that kind.
 type Document struct {
 	Kind       contract.PolicyKind
 	Delegation *Delegation
 	Autonomy   *Autonomy
 	Recovery   *Recovery
+	Delegate   *Delegate
 	Hook       *Hook
 }
 
@@ -89,6 +102,7 @@ type file struct {
 	Delegation *Delegation `toml:"delegation_policy"`
 	Autonomy   *Autonomy   `toml:"autonomy_policy"`
 	Recovery   *Recovery   `toml:"recovery_policy"`
+	Delegate   *Delegate   `toml:"delegate_policy"`
 	Hook       *Hook       `toml:"hook_policy"`
 }
 
@@ -101,6 +115,7 @@ var keys = []string{
 	"autonomy_policy.require_acknowledgement", "autonomy_policy.acknowledgement",
 	"recovery_policy", "recovery_policy.retry_failed", "recovery_policy.max_attempts", "recovery_policy.requeue_refused",
 	"recovery_policy.retry_by",
+	"delegate_policy", "delegate_policy.exempt",
 	"hook_policy", "hook_policy.default", "hook_policy.profile", "hook_policy.profile.agent", "hook_policy.profile.default",
 	"hook_policy.profile.free", "hook_policy.profile.decide", "hook_policy.profile.refuse",
 }
@@ -147,13 +162,17 @@ func Parse(name string, src []byte) (Document, error) {
 		n++
 		d.Kind, d.Recovery = contract.PolicyRecovery, f.Recovery
 	}
+	if f.Delegate != nil {
+		n++
+		d.Kind, d.Delegate = contract.PolicyDelegate, f.Delegate
+	}
 	if f.Hook != nil {
 		n++
 		d.Kind, d.Hook = contract.PolicyHook, f.Hook
 	}
 	switch {
 	case n == 0:
-		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy] or [hook_policy]")
+		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy] or [hook_policy]")
 	case n > 1:
 		return Document{}, loc.refuse(0, "the document holds %d policies; publish each kind from its own file, so each has its own versions", n)
 	}
@@ -215,6 +234,8 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 		if a.RequireAcknowledgement && strings.TrimSpace(a.Acknowledgement) == "" {
 			return loc.refuse(loc.keyLine(toml.Key{"autonomy_policy", "require_acknowledgement"}), "require_acknowledgement needs acknowledgement: the risk a member reads and acknowledges before raising an Agent to unattended")
 		}
+	case d.Delegate != nil:
+		return checkDelegate(loc, d.Delegate)
 	case d.Recovery != nil:
 		r := d.Recovery
 		b := Builtin(contract.PolicyRecovery).Recovery
@@ -238,6 +259,32 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 		}
 	case d.Hook != nil:
 		return d.Hook.check(loc, md)
+	}
+	return nil
+}
+
+// checkDelegate refuses an exemption of anything but a consent operation: a member-only
+// operation (which includes publishing any policy) can never be exempted, and an
+// operational one needs no exemption.
+func checkDelegate(loc *locator, d *Delegate) error {
+	seen := map[string]bool{}
+	for _, name := range d.Exempt {
+		line := loc.valueLine("delegate_policy.exempt", name)
+		op, ok := opclass.ByName(name)
+		switch {
+		case seen[name]:
+			return loc.refuse(line, "exempt names %q twice; name each operation once", name)
+		case !ok:
+			return loc.refuse(line, "exempt names %q, which is no operation; docket operation list prints their names", name)
+		case op.Class == opclass.MemberOnly:
+			return loc.refuse(line, "exempt names %s, a member-only operation: members, sessions, delegates, publishing any policy, autonomy, windows and confirming a card stay with a member acting itself, so no version may exempt them; remove it", name)
+		case op.Class != opclass.Consent:
+			return loc.refuse(line, "exempt names %s, which is %s: a delegate runs it without a card already; remove it", name, op.Class)
+		case name == "request.decide":
+			// The store takes a decision only from a live member or orchestrator by id.
+			return loc.refuse(line, "exempt names request.decide: a Request is decided by a member acting itself or by an orchestrator under the delegation policy, so a delegate's decision stays a card; remove it")
+		}
+		seen[name] = true
 	}
 	return nil
 }
@@ -287,6 +334,20 @@ func (l *locator) header(table string, index int) int {
 		}
 	}
 	return 0
+}
+
+// valueLine returns the first line from the one that sets key that holds value as a
+// quoted string, or the key's line, or 0.
+func (l *locator) valueLine(key, value string) int {
+	k := strings.Split(key, ".")
+	from := l.keyLine(toml.Key(k))
+	quoted := strconv.Quote(value)
+	for i := max(from-1, 0); i < len(l.lines); i++ {
+		if strings.Contains(l.lines[i], quoted) || strings.Contains(l.lines[i], "'"+value+"'") {
+			return i + 1
+		}
+	}
+	return from
 }
 
 // keyLine returns the first line that sets or opens the last piece of k, or 0.

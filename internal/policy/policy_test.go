@@ -25,6 +25,7 @@ func TestParse_Examples(t *testing.T) {
 		{"autonomy.toml", policy.Document{Kind: contract.PolicyAutonomy, Autonomy: &policy.Autonomy{DefaultLevel: policy.LevelAttended,
 			MaxOperationsPerDay: 50, RequireAcknowledgement: true, Acknowledgement: "An unattended Agent writes at any hour without a person watching."}}},
 		{"recovery.toml", policy.Document{Kind: contract.PolicyRecovery, Recovery: &policy.Recovery{RetryFailed: true, MaxAttempts: 2, RetryBy: policy.RetryByAuthority}}},
+		{"delegate.toml", policy.Document{Kind: contract.PolicyDelegate, Delegate: &policy.Delegate{Exempt: []string{"tool.lock", "source.bind"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -85,6 +86,13 @@ func TestParse_Refusals(t *testing.T) {
 		{"acknowledgement without text", "[autonomy_policy]\nrequire_acknowledgement = true\n", "p.toml:2:", "needs acknowledgement"},
 		{"attempts out of range", "[recovery_policy]\nmax_attempts = 0\n", "p.toml:2:", "use 1 to 10"},
 		{"unknown retrier", "[recovery_policy]\nmax_attempts = 2\nretry_by = \"worker\"\n", "p.toml:3:", `retry_by is "worker"`},
+		{"exempts a member-only operation", "[delegate_policy]\nexempt = [\n  \"tool.lock\",\n  \"member.create\",\n]\n", "p.toml:4:", "member-only"},
+		{"exempts a policy change", "[delegate_policy]\nexempt = [\"policy.publish\"]\n", "p.toml:2:", "publishing any policy"},
+		{"exempts confirming a card", "[delegate_policy]\nexempt = ['card.confirm']\n", "p.toml:2:", "member-only"},
+		{"exempts an operational one", "[delegate_policy]\nexempt = [\"operation.retry\"]\n", "p.toml:2:", "without a card already"},
+		{"exempts no operation", "[delegate_policy]\n\nexempt = [\"agent.make\"]\n", "p.toml:3:", "is no operation"},
+		{"exempts a decision", "[delegate_policy]\nexempt = [\"request.decide\"]\n", "p.toml:2:", "stays a card"},
+		{"exempts twice", "[delegate_policy]\nexempt = [\"tool.lock\", \"tool.lock\"]\n", "p.toml:2:", "twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,24 @@ type Session struct {
 	RevokedAt   *time.Time
 }
 
+// Card is a delegate's consent call recorded instead of run (issue 15). Record is the
+// card as the API shows it (JSON); the other fields are what the store selects by.
+type Card struct {
+	ID        string
+	Project   string
+	Delegate  string
+	State     string // open, confirmed, declined or void
+	CreatedAt time.Time
+	Record    []byte
+}
+
+// CardFilter selects cards; an empty field selects any.
+type CardFilter struct {
+	Project  string
+	Delegate string
+	State    string
+}
+
 // Delegate is a credential a member made for an assistant acting for it in one project
 // (issue 15). Only the digest of its token is kept.
 type Delegate struct {

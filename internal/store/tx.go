@@ -40,6 +40,10 @@ type Reader interface {
 	DelegateByToken(ctx context.Context, digest []byte, now time.Time) (Delegate, error)
 	// Delegates returns member's delegates, revoked and expired ones included.
 	Delegates(ctx context.Context, member string) ([]Delegate, error)
+	// Card returns a card by id.
+	Card(ctx context.Context, id string) (Card, error)
+	// Cards returns the cards f selects, oldest first.
+	Cards(ctx context.Context, f CardFilter) ([]Card, error)
 
 	// Agent returns an agent, revoked or not; check RevokedAt.
 	Agent(ctx context.Context, id string) (Agent, error)
@@ -126,6 +130,12 @@ type Tx interface {
 	RevokeDelegate(ctx context.Context, member, id string, at time.Time) error
 	// RevokeDelegates revokes every delegate of member not yet revoked.
 	RevokeDelegates(ctx context.Context, member string, at time.Time) error
+	// CreateCard records an open card of an existing delegate in an existing project; its
+	// id must be new.
+	CreateCard(ctx context.Context, c Card) error
+	// UpdateCard moves card c.ID from state from to c.State, never open, with c.Record:
+	// [ErrConflict] when it is no longer in from, so an open card closes once.
+	UpdateCard(ctx context.Context, c Card, from string) error
 
 	// CreateAgent creates an agent in an existing project; its id, its name in the
 	// project and its token digest must be new, and its kind one of the AgentKind values.

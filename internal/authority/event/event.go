@@ -26,6 +26,14 @@ const (
 	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
 	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
+	// Cards (issue 15): a delegate's consent call, recorded instead of run, and its end.
+	CardRecorded  = "card.recorded"  // contract.Card, open, never a secret
+	CardConfirmed = "card.confirmed" // the card as a member confirmed it, re-bound, before its call runs
+	CardRan       = "card.ran"       // the card id and its call's outcome (status, error code), never the answer
+	CardDeclined  = "card.declined"  // the card as a member declined it, with the reason
+	CardVoided    = "card.voided"    // the card as voided, with what changed or why its delegate ended
+	CardExempted  = "card.exempted"  // a consent call the delegate policy exempts: the call, its digest, the policy version
+
 	// Capabilities: an install changes what the Board declares.
 	CapabilityInstalled = "capability.installed" // the release installed
 
@@ -105,6 +113,7 @@ var Catalog = []Kind{
 	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
 	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
 	{DelegateCreated, false}, {DelegateRevoked, false},
+	{CardRecorded, false}, {CardConfirmed, false}, {CardRan, false}, {CardDeclined, false}, {CardVoided, false}, {CardExempted, false},
 	{CapabilityInstalled, true},
 	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},

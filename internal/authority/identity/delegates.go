@@ -136,12 +136,20 @@ type delegateRevokedEvent struct {
 	Reason string `json:"reason"` // revoked (by its member) or signed_out (its member's last session ended)
 }
 
+// revokeDelegate revokes d and voids its open cards (issue 15), each with its event.
 func revokeDelegate(ctx context.Context, tx store.Tx, d store.Delegate, at time.Time, why string) error {
 	if err := tx.RevokeDelegate(ctx, d.Member, d.ID, at); err != nil {
 		return err
 	}
-	return eventlog.Append(ctx, tx, contract.ProjectID(d.Project), event.DelegateRevoked,
-		contract.NewPrincipal(contract.PrincipalMember, d.Member), at, delegateRevokedEvent{ID: d.ID, Reason: why})
+	if err := eventlog.Append(ctx, tx, contract.ProjectID(d.Project), event.DelegateRevoked,
+		contract.NewPrincipal(contract.PrincipalMember, d.Member), at, delegateRevokedEvent{ID: d.ID, Reason: why}); err != nil {
+		return err
+	}
+	voided := "its delegate was revoked"
+	if why == "signed_out" {
+		voided = "its member signed out of every session, which revoked its delegate"
+	}
+	return voidCards(ctx, tx, d, at, voided)
 }
 
 // delegateCaller returns the Caller a delegate's credential proves: its member, acting

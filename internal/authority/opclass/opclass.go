@@ -3,7 +3,11 @@
 // member acting itself may do (member only).
 package opclass
 
-import "slices"
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
 
 // Class is what a delegate's call of an operation comes to.
 type Class string
@@ -12,7 +16,7 @@ type Class string
 // to delegates until it is given a class here.
 const (
 	Operational Class = "operational" // runs as the delegate, through the same checks as its member
-	Consent     Class = "consent"     // needs its member: refused to the delegate until cards (issue 15) record it
+	Consent     Class = "consent"     // records a card its member confirms; runs nothing until then
 	MemberOnly  Class = "member-only" // refused to a delegate, by this gate and by the authority's own check
 )
 
@@ -23,6 +27,27 @@ type Operation struct {
 	Class   Class
 	Changes string // what it changes, in a few words
 }
+
+// Subject is what a card is bound to (issue 15): the kind of record and where the call
+// names it, each reference a path wildcard ("{agent}") or a top-level string field of
+// the body ("body.name"). The authority reads the record's version from these once, when
+// the card is recorded, and again when a member confirms it; a version that moved voids
+// the card.
+type Subject struct {
+	Kind string
+	Refs []string
+}
+
+// Subject kinds: the authority reads each kind's version in one place.
+const (
+	SubjectAgent      = "agent"      // the Agent named: its record and token generation, or absent
+	SubjectConnection = "connection" // the Connection named: its record, or absent
+	SubjectSource     = "source"     // the Source on a Connection: its record's digest, or absent
+	SubjectTool       = "tool"       // the tool lock on a Connection: its digest, or absent
+	SubjectCapability = "capability" // the capability the uploaded package declares: its installed release digest, or absent
+	SubjectRequest    = "request"    // the Request: its state and digest
+	SubjectSchedule   = "schedule"   // the schedule: its record (Agent, timing, task, paused, deleted), or absent
+)
 
 // Table is every changing /api/v1 route with its class, in the order docket operation
 // list prints them. A console test checks that every changing route it serves is here.
@@ -46,6 +71,8 @@ var Table = []Operation{
 	{"tool.lock", "PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", Consent, "locks a Tool on a Connection"},
 	{"capability.install", "POST /api/v1/projects/{project}/capabilities", Consent, "installs a capability release, changing the Board"},
 	{"request.decide", "POST /api/v1/projects/{project}/requests/{id}/decision", Consent, "approves or denies an Agent's Request"},
+	{"card.confirm", "POST /api/v1/cards/{card}/confirm", MemberOnly, "runs a delegate's card as the confirming member"},
+	{"card.decline", "POST /api/v1/cards/{card}/decline", MemberOnly, "closes a delegate's card without running it"},
 	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},
 	{"operation.reconcile", "POST /api/v1/projects/{project}/operations/{op}/reconcile", Operational, "settles an Operation that needs a person with a known outcome"},
 	{"operation.retry", "POST /api/v1/projects/{project}/operations/{op}/retry", Operational, "retries a failed Operation"},
@@ -67,10 +94,67 @@ var Table = []Operation{
 	{"operation.wait", "POST /api/v1/operations/wait", MemberOnly, "an Agent's runtime waits for its outcomes (changes nothing): never a member's or a delegate's"},
 }
 
+// Subjects binds each consent operation, by name, to what a card of it is bound to. A
+// test checks that every consent operation has one.
+var Subjects = map[string]Subject{
+	"agent.create":       {SubjectAgent, []string{"body.name"}},
+	"agent.token":        {SubjectAgent, []string{"{agent}"}},
+	"agent.revoke":       {SubjectAgent, []string{"{agent}"}},
+	"connection.create":  {SubjectConnection, []string{"body.name"}},
+	"connection.revoke":  {SubjectConnection, []string{"{connection}"}},
+	"source.bind":        {SubjectSource, []string{"{connection}", "{source}"}},
+	"tool.lock":          {SubjectTool, []string{"{connection}", "{tool}"}},
+	"capability.install": {SubjectCapability, []string{"body"}},
+	"request.decide":     {SubjectRequest, []string{"{id}"}},
+	"schedule.create":    {SubjectAgent, []string{"body.task.agent"}},
+	"schedule.resume":    {SubjectSchedule, []string{"{schedule}"}},
+	"schedule.run_now":   {SubjectSchedule, []string{"{schedule}"}},
+	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
+}
+
 // ForRoute returns the operation served at pattern; one the table lacks is member only.
 func ForRoute(pattern string) Operation {
 	if i := slices.IndexFunc(Table, func(o Operation) bool { return o.Route == pattern }); i >= 0 {
 		return Table[i]
 	}
 	return Operation{Name: pattern, Route: pattern, Class: MemberOnly, Changes: "not classed: closed to delegates"}
+}
+
+// ByName returns the operation named name, or ok false.
+func ByName(name string) (Operation, bool) {
+	if i := slices.IndexFunc(Table, func(o Operation) bool { return o.Name == name }); i >= 0 {
+		return Table[i], true
+	}
+	return Operation{}, false
+}
+
+// PathValues matches path (escaped, as sent) against o's route and returns the values of
+// its wildcards, unescaped; ok is false when path is not one of o's.
+func (o Operation) PathValues(path string) (map[string]string, bool) {
+	_, pattern, _ := strings.Cut(o.Route, " ")
+	want, got := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(want) != len(got) {
+		return nil, false
+	}
+	values := map[string]string{}
+	for i, w := range want {
+		if strings.HasPrefix(w, "{") && strings.HasSuffix(w, "}") {
+			v, err := url.PathUnescape(got[i])
+			if err != nil || v == "" {
+				return nil, false
+			}
+			values[w[1:len(w)-1]] = v
+			continue
+		}
+		if w != got[i] {
+			return nil, false
+		}
+	}
+	return values, true
+}
+
+// Method is the HTTP method of o's route.
+func (o Operation) Method() string {
+	m, _, _ := strings.Cut(o.Route, " ")
+	return m
 }

@@ -213,22 +213,22 @@ func (k *Keeper) post(ctx context.Context, s store.Schedule, f store.ScheduleFir
 	default:
 		return contract.ScheduleFire{}, fmt.Errorf("post the task of schedule %s due %s: %w", s.ID, f.Due, err)
 	}
-	if err := k.settle(ctx, f, event.ScheduleFired, contract.NewPrincipal(contract.PrincipalMember, s.CreatedBy)); err != nil {
+	if err := k.settle(ctx, s, f, event.ScheduleFired, contract.NewPrincipal(contract.PrincipalMember, s.CreatedBy)); err != nil {
 		return contract.ScheduleFire{}, err
 	}
-	return fireWire(f), nil
+	return fireWire(f, s.Agent), nil
 }
 
 // settle stores f's outcome with its event, whose id is the fire's and the type's: a
 // second instance settling the same fire the same way is refused by the log and changes
 // nothing.
-func (k *Keeper) settle(ctx context.Context, f store.ScheduleFire, typ string, actor contract.Principal) error {
+func (k *Keeper) settle(ctx context.Context, s store.Schedule, f store.ScheduleFire, typ string, actor contract.Principal) error {
 	id := typ + "-" + clientKey(f)
 	err := k.store.Update(ctx, func(tx store.Tx) error {
 		if err := tx.SettleFire(ctx, f); err != nil {
 			return err
 		}
-		return eventlog.AppendKeyed(ctx, tx, contract.ProjectID(f.Project), id, typ, actor, k.nowUTC(), fireWire(f))
+		return eventlog.AppendKeyed(ctx, tx, contract.ProjectID(f.Project), id, typ, actor, k.nowUTC(), fireWire(f, s.Agent))
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
@@ -273,11 +273,11 @@ func (k *Keeper) settleOpen(ctx context.Context, now time.Time) error {
 func (k *Keeper) outcome(ctx context.Context, s store.Schedule, f store.ScheduleFire) error {
 	c, err := k.members.MemberCaller(ctx, contract.MemberID(s.CreatedBy))
 	if err != nil {
-		return k.orphan(ctx, f, err)
+		return k.orphan(ctx, s, f, err)
 	}
 	t, err := k.reader.Task(ctx, c, contract.ProjectID(s.Project), contract.TaskID(f.Task))
 	if err != nil {
-		return k.orphan(ctx, f, err)
+		return k.orphan(ctx, s, f, err)
 	}
 	if !t.State.Finished() {
 		return nil
@@ -286,18 +286,18 @@ func (k *Keeper) outcome(ctx context.Context, s store.Schedule, f store.Schedule
 	if t.Result != nil {
 		f.ErrorCode, f.Teaching = string(t.Result.ErrorCode), t.Result.Teaching
 	}
-	return k.settle(ctx, f, event.ScheduleOutcome, system)
+	return k.settle(ctx, s, f, event.ScheduleOutcome, system)
 }
 
 // orphan closes a posted fire whose task can no longer be read by its schedule's member
 // (the member was revoked): its outcome says so, and the sweep stops asking.
-func (k *Keeper) orphan(ctx context.Context, f store.ScheduleFire, err error) error {
+func (k *Keeper) orphan(ctx context.Context, s store.Schedule, f store.ScheduleFire, err error) error {
 	ce, refused := errors.AsType[*contract.Error](err)
 	if !refused || ce.Code == contract.CodeUnavailable || ce.Code == contract.CodeInternal {
 		return fmt.Errorf("read the task of schedule %s due %s: %w", f.Schedule, f.Due, err)
 	}
 	f.Outcome, f.ErrorCode, f.Teaching = contract.FireUnknown, string(ce.Code), ce.Teaching
-	return k.settle(ctx, f, event.ScheduleOutcome, system)
+	return k.settle(ctx, s, f, event.ScheduleOutcome, system)
 }
 
 var _ Members = (*identity.Directory)(nil)

@@ -268,7 +268,7 @@ func (k *Keeper) Schedule(ctx context.Context, c identity.Caller, project contra
 		return contract.Schedule{}, fmt.Errorf("read fires of schedule %s: %w", s.ID, err)
 	}
 	for _, f := range fs {
-		w.LastFires = append(w.LastFires, fireWire(f))
+		w.LastFires = append(w.LastFires, fireWire(f, s.Agent))
 	}
 	return w, nil
 }
@@ -408,7 +408,7 @@ func wire(s store.Schedule, agentName string, t contract.TaskRequest) contract.S
 	return w
 }
 
-func fireWire(f store.ScheduleFire) contract.ScheduleFire {
-	return contract.ScheduleFire{Schedule: contract.ScheduleID(f.Schedule), Due: f.Due, FiredAt: f.FiredAt, Kind: f.Kind,
+func fireWire(f store.ScheduleFire, agent string) contract.ScheduleFire {
+	return contract.ScheduleFire{Schedule: contract.ScheduleID(f.Schedule), Agent: contract.AgentID(agent), Due: f.Due, FiredAt: f.FiredAt, Kind: f.Kind,
 		Task: contract.TaskID(f.Task), Outcome: f.Outcome, ErrorCode: contract.Code(f.ErrorCode), Teaching: f.Teaching}
 }

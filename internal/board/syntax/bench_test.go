@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket/internal/floor"
 	"github.com/docketrun/docket/internal/board/syntax"
+	"github.com/docketrun/docket/internal/floor"
 )
 
 // benchProgram is a rule file of n rules and n facts in the style of the verified calculation's rules.

@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 		{"Identity/Members", testMembers},
 		{"Identity/Sessions", testSessions},
 		{"Identity/Delegates", testDelegates},
+		{"Identity/Cards", testCards},
 		{"Identity/Agents", testAgents},
 		{"Identity/Connections", testConnections},
 		{"Capability/Releases", testReleases},

@@ -367,3 +367,34 @@ func (r Reader) Delegates(ctx context.Context, member string) ([]store.Delegate,
 	}
 	return ds, nil
 }
+
+const cardColumns = `SELECT id, project, delegate, state, created_at, data FROM cards`
+
+func scanCard(r Row) (store.Card, error) {
+	var c store.Card
+	var created int64
+	if err := r.Scan(&c.ID, &c.Project, &c.Delegate, &c.State, &created, &c.Record); err != nil {
+		return store.Card{}, err
+	}
+	c.CreatedAt = fromNanos(created)
+	return c, nil
+}
+
+// Card implements [store.Reader.Card].
+func (r Reader) Card(ctx context.Context, id string) (store.Card, error) {
+	c, err := scanCard(r.C.QueryRow(ctx, cardColumns+` WHERE id = $1`, id))
+	if err != nil {
+		return store.Card{}, fmt.Errorf("read card %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Cards implements [store.Reader.Cards].
+func (r Reader) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, error) {
+	cs, err := list(ctx, r.C, scanCard, cardColumns+` WHERE ($1 = '' OR project = $1) AND ($2 = '' OR delegate = $2) AND ($3 = '' OR state = $3) ORDER BY created_at, id`,
+		f.Project, f.Delegate, f.State)
+	if err != nil {
+		return nil, fmt.Errorf("list cards: %w", err)
+	}
+	return cs, nil
+}

@@ -506,3 +506,36 @@ func (t *Tx) RevokeDelegates(ctx context.Context, member string, at time.Time) e
 	}
 	return nil
 }
+
+// CreateCard implements [store.Tx.CreateCard].
+func (t *Tx) CreateCard(ctx context.Context, c store.Card) error {
+	if err := required("card", "an id", c.ID, "a project", c.Project, "a delegate", c.Delegate, "a record", string(c.Record)); err != nil {
+		return err
+	}
+	if c.State != "open" {
+		return fmt.Errorf("card %s is recorded open, not %q: %w", c.ID, c.State, store.ErrInvalid)
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO cards (id, project, delegate, state, created_at, data) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.ID, c.Project, c.Delegate, c.State, nanos(c.CreatedAt), c.Record); err != nil {
+		return fmt.Errorf("create card %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// UpdateCard implements [store.Tx.UpdateCard].
+func (t *Tx) UpdateCard(ctx context.Context, c store.Card, from string) error {
+	if c.State == "" || c.State == "open" || len(c.Record) == 0 {
+		return fmt.Errorf("update card %s: a closed state and its record are needed: %w", c.ID, store.ErrInvalid)
+	}
+	n, err := t.C.Exec(ctx, `UPDATE cards SET state = $2, data = $3 WHERE id = $1 AND state = $4`, c.ID, c.State, c.Record, from)
+	if err != nil {
+		return fmt.Errorf("update card %s: %w", c.ID, err)
+	}
+	if n == 0 {
+		if _, err := t.Card(ctx, c.ID); err != nil {
+			return fmt.Errorf("update card: %w", err)
+		}
+		return fmt.Errorf("update card %s: it is no longer %s: %w", c.ID, from, store.ErrConflict)
+	}
+	return nil
+}

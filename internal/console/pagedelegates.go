@@ -1,0 +1,81 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// delegatesBody is what the Delegates page shows: the member's delegates in the project,
+// each with its cards, and the credential just made when the page answers a create.
+type delegatesBody struct {
+	Delegates []delegateRow
+	Issued    *contract.DelegateToken // shown on this one answer only, never stored or sent again
+	Name      string                  // the name typed into the create form, kept after a refusal
+	Life      string
+	Error     string // why the create form was refused
+}
+
+// delegateRow is one delegate with its cards, newest first.
+type delegateRow struct {
+	contract.Delegate
+	Cards []contract.Card
+}
+
+// pageDelegates lists the member's delegates in the project with their cards, and the
+// form that makes one.
+func (s *Server) pageDelegates(w http.ResponseWriter, r *http.Request, v visit) error {
+	return s.showDelegates(w, r, v, http.StatusOK, delegatesBody{Life: "8h"})
+}
+
+func (s *Server) showDelegates(w http.ResponseWriter, r *http.Request, v visit, status int, b delegatesBody) error {
+	ctx := r.Context()
+	ds, err := s.auth.Delegates(ctx, v.caller)
+	if err != nil {
+		return err
+	}
+	cards := map[string][]contract.Card{}
+	if s.cards != nil {
+		cs, err := s.auth.Cards(ctx, v.caller, v.project, "")
+		if err != nil {
+			return err
+		}
+		for i := len(cs) - 1; i >= 0; i-- {
+			cards[cs[i].Delegate] = append(cards[cs[i].Delegate], cs[i])
+		}
+	}
+	for _, d := range ds {
+		if d.Project == v.project {
+			b.Delegates = append(b.Delegates, delegateRow{Delegate: d, Cards: cards[d.ID]})
+		}
+	}
+	return s.render(w, r, v, status, "delegates", b, cardEvents...)
+}
+
+// pageCreateDelegate makes a delegate and answers with the Delegates page showing its
+// credential, this once: it is in this answer's body alone, never in a URL, a log or an
+// event.
+func (s *Server) pageCreateDelegate(w http.ResponseWriter, r *http.Request, v visit) error {
+	name, life := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("life"))
+	dt, err := s.auth.CreateDelegate(r.Context(), v.caller, v.project, contract.CreateDelegateRequest{Name: name, Life: life})
+	if err != nil {
+		if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
+			return s.showDelegates(w, r, v, httpStatus(ce.Code), delegatesBody{Name: name, Life: life, Error: ce.Teaching})
+		}
+		return err
+	}
+	return s.showDelegates(w, r, v, http.StatusCreated, delegatesBody{Issued: &dt, Life: "8h"})
+}
+
+// pageRevokeDelegate revokes a delegate: its credential stops at once and its open cards
+// are void.
+func (s *Server) pageRevokeDelegate(w http.ResponseWriter, r *http.Request, v visit) error {
+	d, err := s.auth.RevokeDelegate(r.Context(), v.caller, r.PathValue("delegate"))
+	if err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/delegates", "Delegate "+d.Name+" revoked; its credential no longer works and its open cards are void.")
+}
