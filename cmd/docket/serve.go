@@ -109,6 +109,14 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
 	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
+	tel.ObserveQueues(func(ctx context.Context) ([]telemetry.QueuedWork, error) {
+		qs, err := dispatcher.Queues(ctx)
+		out := make([]telemetry.QueuedWork, len(qs))
+		for i, q := range qs {
+			out[i] = telemetry.QueuedWork{Project: string(q.Project), Connection: string(q.Connection), Queued: q.Queued}
+		}
+		return out, err
+	})
 	schedules, err := authority.NewSchedules(a, authority.SchedulesConfig{Grace: c.ScheduleGrace})
 	if err != nil {
 		return err

@@ -191,6 +191,12 @@ func TestServeWorker_MetricsAndTrace(t *testing.T) {
 			t.Errorf("%s%v = %v, want at least %v", c.metric, c.labels, got, c.min)
 		}
 	}
+	if !strings.Contains(m, "\ndocket_work_queued{connection=\"") {
+		t.Error("/metrics has no docket_work_queued gauge of the worker's Connection")
+	}
+	if got := metricSum(t, m, "docket_work_queued"); got != 0 {
+		t.Errorf("docket_work_queued = %v after every call settled, want 0", got)
+	}
 	if got := metricSum(t, m, "docket_event_append_duration_seconds_count"); got < 10 {
 		t.Errorf("docket_event_append_duration_seconds_count = %v, want every append timed", got)
 	}

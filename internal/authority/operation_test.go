@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/board"
@@ -265,5 +267,43 @@ func TestOperations_VectorBindsToolAndSource(t *testing.T) {
 	got, err := f.ops.Decide(ctx, f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestVoid {
 		t.Errorf("Decide after the Tool changed = %+v, %v; want the request void", got, err)
+	}
+}
+
+// TestOperations_TraceParentInLog: the traceparent of the call that queued work is kept
+// in the log with it, so another instance over the same store (or this one after a
+// restart) serves the work in the call's trace.
+func TestOperations_TraceParentInLog(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  func(context.Context) context.Context
+		want string
+	}{
+		{"traced", func(ctx context.Context) context.Context {
+			return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled}))
+		}, "00-01020300000000000000000000000000-0405060000000000-01"},
+		{"untraced", func(ctx context.Context) context.Context { return ctx }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newOpsFixture(t, time.Millisecond)
+			_, err := f.ops.Call(tt.ctx(t.Context()), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+				Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := authority.NewOperations(other, authority.OperationsConfig{}).Queued(t.Context(), f.agent.Projects[0])
+			if err != nil || len(q) != 1 {
+				t.Fatalf("queued on the other instance = %+v (%v), want the one call", q, err)
+			}
+			if q[0].TraceParent != tt.want {
+				t.Errorf("queued work's traceparent = %q, want %q", q[0].TraceParent, tt.want)
+			}
+		})
 	}
 }

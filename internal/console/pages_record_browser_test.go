@@ -51,7 +51,7 @@ func TestPages_Board(t *testing.T) {
 		t.Errorf("Board page: %q", ps)
 	}
 	// The search form is reached from the keyboard in reading order.
-	if got := r.b.Focus(16); !inOrder(got, []string{"input f-predicate", "textarea f-args", "button Search"}) {
+	if got := r.b.Focus(18); !inOrder(got, []string{"input f-predicate", "textarea f-args", "button Search"}) {
 		t.Errorf("Tab order %q does not reach the predicate, the arguments and Search in order", got)
 	}
 	r.b.Do(chromedp.SendKeys(chromedp.ID("f-predicate"), "note"),

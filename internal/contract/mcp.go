@@ -22,8 +22,9 @@ const (
 	ReasonConnectionReplaced  = "connection_replaced"
 	ReasonUnauthenticated     = "unauthenticated"
 	ReasonUnknownSession      = "unknown_session"
-	ReasonSessionRequired     = "session_required"  // a request other than initialize without Mcp-Session-Id
-	ReasonBatchUnsupported    = "batch_unsupported" // a JSON-RPC batch: 2025-11-25 has none
+	ReasonSessionRequired     = "session_required"     // a request other than initialize without Mcp-Session-Id
+	ReasonBatchUnsupported    = "batch_unsupported"    // a JSON-RPC batch: 2025-11-25 has none
+	ReasonNoStandaloneStream  = "no_standalone_stream" // a GET without Last-Event-ID: the gateway sends nothing unasked
 )
 
 // RPCErrorData is the data of a gateway JSON-RPC error.

@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -60,18 +63,8 @@ func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
 
 func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
 	cs := f.connect(b, nil)
-	for batch := range 4 {
-		var in contract.Batch
-		for i := range 250 {
-			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
-				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(batch*250 + i))}}})
-		}
-		if res, _ := call(b, cs, "ApplyBatch", in); !res.Accepted {
-			b.Fatalf("ApplyBatch: %s %s", res.ErrorCode, res.Teaching)
-		}
-	}
-	q := contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str("500")}}}
-	raw, err := json.Marshal(q)
+	fillItems(b, cs)
+	raw, err := json.Marshal(itemQuery)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,6 +78,23 @@ func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
 			b.Fatalf("QueryBoard failed: %v", err)
 		}
 	})
+}
+
+// itemQuery is the QueryBoard of the QueryBoard benchmarks: one of fillItems' facts.
+var itemQuery = contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str("500")}}}
+
+// fillItems asserts the 1,000 item facts of the QueryBoard benchmarks.
+func fillItems(b *testing.B, cs *mcp.ClientSession) {
+	for batch := range 4 {
+		var in contract.Batch
+		for i := range 250 {
+			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(batch*250 + i))}}})
+		}
+		if res, _ := call(b, cs, "ApplyBatch", in); !res.Accepted {
+			b.Fatalf("ApplyBatch: %s %s", res.ErrorCode, res.Teaching)
+		}
+	}
 }
 
 // BenchmarkApplyBatch measures an ApplyBatch of 10 facts through the SDK client, held
@@ -110,6 +120,55 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 		res, err := callErr(cs, "ApplyBatch", in)
 		if err != nil || res.IsError {
 			b.Fatalf("ApplyBatch failed: %v", err)
+		}
+	})
+}
+
+// BenchmarkSDKFloor is the team's MCP floor in this process: one tools/call round trip
+// over the official SDK on loopback, a bare SDK server with one tool answering a small
+// JSON object. BenchmarkQueryBoard's ratio to it, measured in the same run, is what the
+// gateway adds to the SDK.
+func BenchmarkSDKFloor(b *testing.B) {
+	benchBareSDK(b, func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"ok":true,"greeting":"hello docket","seq":1}`),
+			Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true,"greeting":"hello docket","seq":1}`}}}
+	}())
+}
+
+// BenchmarkSDKFloor_QueryBoardAnswer is BenchmarkSDKFloor answering, from memory, the
+// bytes BenchmarkQueryBoard's QueryBoard answers (its text block, structuredContent and
+// _meta): what the SDK alone costs to carry that answer, with no authority behind it.
+func BenchmarkSDKFloor_QueryBoardAnswer(b *testing.B) {
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
+	fillItems(b, cs)
+	res, err := callErr(cs, "QueryBoard", itemQuery)
+	if err != nil || res.IsError {
+		b.Fatalf("QueryBoard failed: %v", err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	benchBareSDK(b, &mcp.CallToolResult{Meta: res.Meta, Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(text)})
+}
+
+// benchBareSDK measures round trips to a bare SDK server whose one tool answers ans.
+func benchBareSDK(b *testing.B, ans *mcp.CallToolResult) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return ans, nil })
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	b.Cleanup(srv.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "floor-client", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: contract.ProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	params := &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"name":"docket"}`)}
+	loop(b, func(int) {
+		if _, err := cs.CallTool(context.Background(), params); err != nil {
+			b.Fatal(err)
 		}
 	})
 }

@@ -25,6 +25,7 @@ import (
 // fixture is a gateway over a real authority on SQLite with member ada, an installed
 // test capability and one Agent.
 type fixture struct {
+	st     store.Store
 	a      *authority.Authority
 	ops    *authority.Operations
 	admin  authority.Caller
@@ -61,7 +62,7 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{a: a}
+	f := &fixture{st: st, a: a}
 	if f.admin, err = a.Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +96,18 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	f.server = httptest.NewServer(h)
 	t.Cleanup(f.server.Close)
 	f.url = f.server.URL + "/mcp"
-	f.worker = authoritytest.NewWorker(t, a, f.admin, f.ops, authoritytest.WorkerOptions{
+	f.worker = authoritytest.NewWorker(t, a, f.admin, f.ops, fetchWorker(""))
+	return f
+}
+
+// fetchWorker is the options of a test worker of test.fetch@1 on the Connection named
+// connection ("" for the default).
+func fetchWorker(connection string) authoritytest.WorkerOptions {
+	return authoritytest.WorkerOptions{Connection: connection,
 		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
 		Tools: []contract.ToolDescriptor{{Tool: "test.fetch@1", Digest: fetchDigest, Adapter: "run",
 			AdapterDigest: "sha256:adad", Kind: "read", SourceTypes: []string{"file"}}},
-	})
-	return f
+	}
 }
 
 // fetchDigest is the digest test.fetch@1 is locked at and advertised with.

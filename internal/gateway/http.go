@@ -122,6 +122,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "" {
+		// The gateway sends nothing an Agent did not ask for (progress and answers go on
+		// the POST's own stream), so it offers no standalone stream: a held connection, two
+		// goroutines and their buffers per Agent saved. GET with Last-Event-ID still
+		// resumes a cut stream.
+		w.Header().Set("Allow", "POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, contract.ReasonNoStandaloneStream, "this gateway offers no standalone event stream; answers and progress come on each POST's own stream, and GET with Last-Event-ID resumes one that was cut")
+		return
+	}
 	if id != "" && r.Method == http.MethodPost {
 		if rid, ok := pingID(body); ok {
 			g.ping(w, r, c, rid)

@@ -178,3 +178,35 @@ func TestSpec_RefusalTableDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestSpec_NoStandaloneStream: a GET without Last-Event-ID on a live session is 405 with
+// an Allow header (the transport lets a server offer no standalone stream), and the
+// official SDK client goes on without one: its calls are answered on their own streams.
+func TestSpec_NoStandaloneStream(t *testing.T) {
+	f := newFixture(t, time.Second)
+	cs := f.connect(t, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", contract.ProtocolVersion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e rpcErrorBody
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatalf("decode the 405 body: %v", err)
+	}
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST, DELETE" || e.Error.Data.Reason != contract.ReasonNoStandaloneStream {
+		t.Errorf("GET without Last-Event-ID = %d, Allow %q, %+v; want 405, Allow POST, DELETE and %s",
+			resp.StatusCode, resp.Header.Get("Allow"), e.Error, contract.ReasonNoStandaloneStream)
+	}
+	if res, _ := call(t, cs, contract.ToolQueryBoard, struct{}{}); !res.Accepted {
+		t.Errorf("QueryBoard after the refused GET: %s %s", res.ErrorCode, res.Teaching)
+	}
+}

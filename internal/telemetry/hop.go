@@ -18,7 +18,9 @@ import (
 // and returns the context to answer in and the function that ends it. That function
 // counts the answer and, for each row a Poll serves, opens and ends a "dispatch serve"
 // span in the trace of the row's admission and puts that span's traceparent on the row,
-// so the worker's execution continues the governed call's trace.
+// so the worker's execution continues the governed call's trace. The admission's span
+// is the one this process kept, or else the traceparent the row carries from the log
+// (work admitted before a restart, or by another instance).
 func (t *Telemetry) StartWork(ctx context.Context, h http.Header, kind string, conn contract.Connection) (context.Context, func(*contract.WorkAnswer, error)) {
 	start := time.Now()
 	if !trace.SpanContextFromContext(ctx).IsValid() { // else the request's span continued it
@@ -50,7 +52,12 @@ func (t *Telemetry) StartWork(ctx context.Context, h http.Header, kind string, c
 			row := &ans.Work[i]
 			parent, ok := t.carriedFor(string(row.Project) + "/" + row.ID)
 			if !ok {
-				continue
+				// Not admitted by this process since it started (a restart, another
+				// instance): the row carries the admission's traceparent from the log.
+				parent = trace.SpanContextFromContext(WithTraceParent(context.Background(), row.TraceParent))
+				if !parent.IsValid() {
+					continue
+				}
 			}
 			_, serve := t.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), parent), "dispatch serve",
 				trace.WithAttributes(attribute.String("docket.work", row.ID), attribute.String("docket.connection", string(conn.ID))),

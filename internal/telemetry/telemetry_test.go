@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,5 +94,63 @@ func gathered(t *testing.T, tel *telemetry.Telemetry, want, metric string) {
 	t.Helper()
 	if err := testutil.GatherAndCompare(tel.Registry(), strings.NewReader(want), metric); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestObserveQueues reports each Connection's queued work at scrape, and a failed read
+// as a failed scrape rather than a zero.
+func TestObserveQueues(t *testing.T) {
+	tel := telemetry.New(telemetry.Config{})
+	var fail error
+	tel.ObserveQueues(func(context.Context) ([]telemetry.QueuedWork, error) {
+		return []telemetry.QueuedWork{{Project: "default", Connection: "conn_a", Queued: 3}, {Project: "default", Queued: 1}}, fail
+	})
+	gathered(t, tel, `
+# HELP docket_work_queued Operations queued for a worker, by project and the Connection whose Tool lock they wait for ("" for none), read at each scrape.
+# TYPE docket_work_queued gauge
+docket_work_queued{connection="",project="default"} 1
+docket_work_queued{connection="conn_a",project="default"} 3
+`, "docket_work_queued")
+	fail = errors.New("store closed")
+	if _, err := tel.Registry().Gather(); err == nil || !strings.Contains(err.Error(), "store closed") {
+		t.Errorf("a scrape whose queue read failed gathered with %v, want the failure", err)
+	}
+}
+
+// TestStartWork_TraceParentFromRow: a served row of work this process did not see
+// admitted (a restart) is traced from the traceparent it carries from the log: the
+// dispatch span and the row's new traceparent are in the admission's trace.
+func TestStartWork_TraceParentFromRow(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel := telemetry.New(telemetry.Config{Tracer: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
+	const admitted = "00-0102030405060708090a0b0c0d0e0f10-1112131415161718-01"
+	for _, tt := range []struct{ name, carried, want string }{
+		{"from the log", admitted, "0102030405060708090a0b0c0d0e0f10"},
+		{"untraced", "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, end := tel.StartWork(t.Context(), http.Header{}, contract.WorkPoll, contract.Connection{ID: "conn_a", Project: "default"})
+			ans := &contract.WorkAnswer{Work: []contract.WorkRow{{ID: "agt_1.1", Project: "default", TraceParent: tt.carried}}}
+			end(ans, nil)
+			got := ans.Work[0].TraceParent
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("untraced row got traceparent %q", got)
+			case tt.want != "" && (!strings.HasPrefix(got, "00-"+tt.want+"-") || got == admitted):
+				t.Errorf("row traceparent = %q, want a dispatch span in trace %s", got, tt.want)
+			}
+		})
+	}
+	var serve int
+	for _, s := range exp.GetSpans() {
+		if s.Name == "dispatch serve" {
+			serve++
+			if s.SpanContext.TraceID().String() != "0102030405060708090a0b0c0d0e0f10" || s.Parent.SpanID().String() != "1112131415161718" {
+				t.Errorf("dispatch serve span in trace %s under %s, want the admission's", s.SpanContext.TraceID(), s.Parent.SpanID())
+			}
+		}
+	}
+	if serve != 1 {
+		t.Errorf("%d dispatch serve spans, want 1 (the traced row's)", serve)
 	}
 }

@@ -26,6 +26,7 @@ type WorkerOptions struct {
 	Connection string // default "test"
 	Sources    []contract.Source
 	Tools      []contract.ToolDescriptor
+	LeaseTTL   time.Duration // default a minute; the Worker never renews its lease
 }
 
 // settleWait bounds how long Settle polls for an Operation's work to be served.
@@ -53,8 +54,11 @@ func NewWorker(t testing.TB, a *authority.Authority, admin authority.Caller, ops
 			t.Fatalf("LockTool(%s): %v", td.Tool, err)
 		}
 	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = time.Minute
+	}
 	w := &Worker{conn: ck.Connection, tools: o.Tools,
-		d: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: time.Minute, PollWait: time.Millisecond})}
+		d: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: o.LeaseTTL, PollWait: time.Millisecond})}
 	ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: "wkr-test", Tools: w.tools})
 	if err != nil || ans.Lease == nil {
 		t.Fatalf("first Poll of %s = %+v, %v; want a lease", o.Connection, ans, err)

@@ -342,7 +342,8 @@ func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q oper
 	g := contract.Grant{Project: conn.Project, Invocation: id, Action: q.Request.Action, Tool: contract.ToolID(q.Request.Tool),
 		ToolDigest: toolDigest, Source: src.Name, SourceDigest: src.Digest, Connection: conn.ID, WorkerID: workerID,
 		Generation: gen, AdapterDigest: adapterDigest, RequestDigest: rd, PathCheck: q.PathCheck}
-	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec}
+	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec,
+		TraceParent: q.TraceParent}
 	return served{row: row, grant: g, source: src}, nil, nil
 }
 

@@ -250,6 +250,9 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments, Tool digest or Source; call it again for a new decision", in.Action))
 		}
 		ev.State, ev.Stage, ev.Execution = contract.OpRunning, contract.StageNotDispatched, res.Request
+		if ev.TraceParent = op.traceParent; ev.TraceParent == "" {
+			ev.TraceParent = traceParent(ctx)
+		}
 		return nil, ev
 	}
 	// A Board-only Action runs only if the call still evaluates to the arguments the

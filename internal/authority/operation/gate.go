@@ -318,6 +318,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		}
 		return nil
 	}
+	run.op.TraceParent = traceParent(ctx)
 	after := func(tx store.Tx) error {
 		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
 			return err

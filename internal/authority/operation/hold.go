@@ -3,7 +3,6 @@ package operation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,29 +15,40 @@ import (
 )
 
 // hold waits while the agent's Operation ordinal is running: until it settles, needs a
-// decision or a person, or the hold bound passes. It finds the outcome
-// through the store ([store.Store.Wait]), so an Operation settled by another instance
-// ends the hold too. Reaching the bound is not an error and cancels nothing. When ctx
-// ends first, hold returns its cause.
+// decision or a person, or the hold bound passes. It finds the outcome through the
+// store ([store.Store.Wait]), so an Operation settled by another instance ends the hold
+// too. Reaching the bound is not an error and cancels nothing. When ctx ends first, hold
+// returns its cause.
+//
+// A held call costs its goroutine parked on its Operation's wake and nothing else: one
+// pump per project (see [Operations.pump]) waits on the store, catches the ledger up,
+// and the ledger wakes only the holds whose Operation an applied event names, so an
+// event costs one catch-up however many calls are held.
 func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, progress func(contract.OperationSlot)) error {
 	bound, cancel := context.WithTimeout(ctx, o.holdBound)
 	defer cancel()
 	l := o.ledger(project)
-	var told contract.OperationEntry
-	for first := true; ; first = false {
+	key := holdKey{agent, ordinal}
+	l.mu.Lock()
+	o.watchLocked(project, l, key)
+	l.mu.Unlock()
+	defer func() {
 		l.mu.Lock()
-		var err error
-		if !first { // admit has just caught the ledger up
-			err = l.catchUpLocked(ctx, o.store, project)
-		}
+		l.unwatchLocked(key)
+		l.mu.Unlock()
+	}()
+	var told contract.OperationEntry
+	for {
+		l.mu.Lock()
+		err := l.pumpErr
 		var slot contract.OperationSlot
 		if op := l.opLocked(agent, ordinal); op != nil {
 			slot = contract.OperationSlot{Ordinal: ordinal, OperationEntry: op.entry()}
 		}
-		cursor := l.cursor.Seq()
+		woken := l.holds[key].ch
 		l.mu.Unlock()
 		if err != nil {
-			return err
+			return fmt.Errorf("hold operation %d of %s: %w", ordinal, agent, err)
 		}
 		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage || slot.ReasonCode != told.ReasonCode) {
 			progress(slot)
@@ -47,14 +57,113 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 		if slot.State != contract.OpRunning {
 			return nil
 		}
-		err = o.store.Wait(bound, string(project), cursor)
-		switch {
-		case ctx.Err() != nil:
-			return context.Cause(ctx)
-		case errors.Is(err, context.DeadlineExceeded):
+		select {
+		case <-woken:
+		case <-bound.Done():
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			return nil
-		case err != nil:
-			return fmt.Errorf("hold operation %d of %s: %w", ordinal, agent, err)
+		}
+	}
+}
+
+// holdKey names the Operation a held call waits on.
+type holdKey struct {
+	agent   string
+	ordinal int64
+}
+
+// holdWake is the wake of the calls held on one Operation: ch is closed, and replaced,
+// when the ledger applies an event that names the Operation.
+type holdWake struct {
+	ch chan struct{}
+	n  int // calls held on it
+}
+
+// watchLocked registers a call held on key and starts project's pump if none runs. l.mu
+// must be held.
+func (o *Operations) watchLocked(project contract.ProjectID, l *Ledger, key holdKey) {
+	if l.holds == nil {
+		l.holds = map[holdKey]*holdWake{}
+	}
+	w := l.holds[key]
+	if w == nil {
+		w = &holdWake{ch: make(chan struct{})}
+		l.holds[key] = w
+	}
+	w.n++
+	if !l.pumping {
+		l.pumping, l.pumpErr = true, nil
+		l.pumpCtx, l.pumpStop = context.WithCancel(context.Background())
+		go o.pump(project, l)
+	}
+}
+
+// unwatchLocked ends a call held on key; the last one stops the pump. l.mu must be held.
+func (l *Ledger) unwatchLocked(key holdKey) {
+	w := l.holds[key]
+	if w.n--; w.n == 0 {
+		delete(l.holds, key)
+	}
+	if len(l.holds) == 0 && l.pumpStop != nil {
+		l.pumpStop()
+	}
+}
+
+// wakeLocked wakes the calls held on agent's Operation ordinal, or on every Operation of
+// agent when ordinal is 0. l.mu must be held.
+func (l *Ledger) wakeLocked(agent string, ordinal int64) {
+	if ordinal != 0 {
+		if w := l.holds[holdKey{agent, ordinal}]; w != nil {
+			close(w.ch)
+			w.ch = make(chan struct{})
+		}
+		return
+	}
+	for k, w := range l.holds {
+		if k.agent == agent {
+			close(w.ch)
+			w.ch = make(chan struct{})
+		}
+	}
+}
+
+// pump keeps project's ledger caught up with the log while calls are held on it: it
+// waits for the log to move past the ledger's cursor, catches up (which wakes the holds
+// whose Operation moved), and ends once no call is held. A failed read ends every hold
+// with the error, as each hold's own read did.
+func (o *Operations) pump(project contract.ProjectID, l *Ledger) {
+	for {
+		l.mu.Lock()
+		if len(l.holds) == 0 {
+			l.pumping = false
+			l.mu.Unlock()
+			return
+		}
+		ctx := l.pumpCtx
+		if ctx.Err() != nil { // the last hold ended and a new one came before the pump saw it
+			ctx, l.pumpStop = context.WithCancel(context.Background())
+			l.pumpCtx = ctx
+		}
+		err := l.catchUpLocked(ctx, o.store, project)
+		cursor := l.cursor.Seq()
+		l.mu.Unlock()
+		if err == nil {
+			err = o.store.Wait(ctx, string(project), cursor)
+			if ctx.Err() != nil {
+				continue
+			}
+		}
+		if err != nil {
+			l.mu.Lock()
+			l.pumpErr, l.pumping = err, false
+			for _, w := range l.holds {
+				close(w.ch)
+				w.ch = make(chan struct{})
+			}
+			l.mu.Unlock()
+			return
 		}
 	}
 }
@@ -69,6 +178,9 @@ type Dispatch struct {
 	// when it names a ToolDigest or Source, the call must run at that digest against that
 	// Source and nowhere else.
 	Approved *contract.RequestVector
+	// TraceParent is the W3C traceparent of the call that queued it, from the log; "" when
+	// that call was not traced.
+	TraceParent string
 	// PathCheck names the argument whose path the worker checks before it runs the call
 	// (contract.Grant.PathCheck): set when an orchestrator approved it under a path class.
 	PathCheck string
@@ -88,7 +200,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	for _, a := range slices.Sorted(maps.Keys(l.ops)) {
 		for _, op := range l.ops[a] {
 			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
-				q := Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution}
+				q := Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution, TraceParent: op.traceParent}
 				if r := l.approvedRequestLocked(a, op.ordinal); r != nil {
 					v := r.Vector
 					q.Approved = &v

@@ -42,6 +42,11 @@ type Event struct {
 	// (the first run is 1; 0 in older logs means 1).
 	RetryOf int64 `json:"retryOf,omitempty"`
 	Attempt int64 `json:"attempt,omitempty"`
+	// TraceParent is the W3C traceparent of the call that made the Operation (on its
+	// admission, and on each event that queues its Execution), kept in the log so that
+	// the worker's span joins the call's trace even when the work is served after a
+	// restart or served again; "" when the call was not traced.
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // operation is one Operation as the ledger knows it.
@@ -63,6 +68,8 @@ type Op struct {
 	attempt    int64                 // 1 for a first run
 	retryOf    int64                 // the Operation this one retries, or 0
 	outcome    *contract.HookOutcome // a hook call's outcome, as its hook reported it after the call ran
+	// traceParent is the W3C traceparent of the call that made it (Event.TraceParent).
+	traceParent string
 }
 
 func (op *Op) apply(e Event, at time.Time) {
@@ -75,6 +82,9 @@ func (op *Op) apply(e Event, at time.Time) {
 	}
 	if e.Execution != nil {
 		op.execution = e.Execution
+	}
+	if e.TraceParent != "" {
+		op.traceParent = e.TraceParent
 	}
 }
 
@@ -131,6 +141,14 @@ type Ledger struct {
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
+
+	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
+	// ledger up for them.
+	holds    map[holdKey]*holdWake
+	pumping  bool
+	pumpCtx  context.Context
+	pumpStop context.CancelFunc
+	pumpErr  error // why the last pump stopped early; the holds it woke return it
 }
 
 func newLedger() *Ledger {
@@ -164,13 +182,17 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			return err
 		}
 		ops := l.ops[d.Agent]
+		if len(l.holds) > 0 {
+			l.wakeLocked(d.Agent, d.Ordinal)
+		}
 		if e.Type == event.OpAdmitted {
 			if d.Ordinal != int64(len(ops))+1 {
 				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 			}
 			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
-				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf})
+				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
+				traceParent: d.TraceParent})
 			return nil
 		}
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
@@ -206,6 +228,9 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			why = "the agent that made the request had its token replaced"
 		}
 		l.closeAgentLocked(a.ID, why)
+		if len(l.holds) > 0 {
+			l.wakeLocked(a.ID, 0)
+		}
 	case event.HookReported:
 		var h hookOutcomeEvent
 		if err := json.Unmarshal(e.Data, &h); err != nil {

@@ -206,7 +206,8 @@ func (l *Ledger) outsidePolicyLocked(agent string, op *Op, act string, attempt i
 // retryOp is the new Operation next of agent that runs op (ordinal) again as attempt.
 func retryOp(agent string, next, ordinal, attempt int64, op *Op) Event {
 	return Event{Agent: agent, Ordinal: next, Tool: op.tool, Label: fmt.Sprintf("%s (attempt %d)", op.label, attempt), Input: op.input,
-		State: contract.OpRunning, Stage: contract.StageNotDispatched, Execution: op.execution, RetryOf: ordinal, Attempt: attempt}
+		State: contract.OpRunning, Stage: contract.StageNotDispatched, Execution: op.execution, RetryOf: ordinal, Attempt: attempt,
+		TraceParent: op.traceParent}
 }
 
 // appendRetry appends the retry's Operation and its recovery.acted event.
