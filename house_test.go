@@ -156,6 +156,8 @@ func TestDeps(t *testing.T) {
 			"the test model servers play a script over the providers' wire formats, read on the server's side"},
 		{"internal/apiclient", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "the /api/v1 client speaks only the wire"},
 		{"internal/datadir", none, nil, nil, "the data dir's layout is a leaf"},
+		{"internal/hook", within("internal/contract"), edgeStd, nil, "the hook's protocol-neutral side reaches the authority only through the client it is given"},
+		{"internal/hook/claudecode", within("internal/contract", "internal/hook"), edgeStd, nil, "one coding agent's hook protocol, spoken for package hook"},
 		{"internal/signing", within("internal/datadir"), nil, nil, "signing keys and checkpoints are a leaf, checked with the standard library alone"},
 		{"internal/workbench", within("internal/contract", "internal/apiclient", "internal/datadir", "internal/supervisor", "internal/secheaders"), nil, nil,
 			"docket start supervises processes and reaches serve only over the wire"},

@@ -59,6 +59,7 @@ type cli struct {
 	Operation operationCmd `cmd:"" help:"List every changing operation with its class: what a delegate may do."`
 	Confirm   confirmCmd   `cmd:"" help:"Confirm a delegate's card: its call runs once, as you."`
 	Card      cardCmd      `cmd:"" help:"List, show and decline delegates' cards."`
+	Hook      hookCmd      `cmd:"" help:"Govern a coding agent's tool calls (Claude Code) through its hook."`
 
 	Rules   rulesCmd   `cmd:"" help:"Check and evaluate Board rule files."`
 	Version versionCmd `cmd:"" help:"Print the version."`

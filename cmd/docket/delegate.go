@@ -101,7 +101,7 @@ var machineCommands = map[string]bool{
 	"doctor": true, "login": true, "logout": true,
 	"agent run": true, "agent chat": true, "agent serve": true,
 	"capability check": true, "capability install": true, "member add": true, "policy publish": true,
-	"rules check": true, "rules eval": true,
+	"rules check": true, "rules eval": true, "hook install": true,
 }
 
 // refuseDelegate refuses the command args name when it acts on the machine and the

@@ -133,7 +133,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// docket start's serve answers only at a path its gate and children know (issue 11,
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops,
 		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,

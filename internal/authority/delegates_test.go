@@ -184,6 +184,16 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.ReportTask(ctx, c, "t-0123456789abcdef", contract.TaskReport{Attempt: 1, State: contract.TaskCompleted, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{}}})
 			return err
 		},
+		"hook.call": func(ctx context.Context) error {
+			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).Hook(ctx, c,
+				contract.HookCall{CLI: "claude-code", CallID: "t", Tool: "Bash", Input: []byte(`{"command":"ls"}`), Command: "ls"})
+			return err
+		},
+		"hook.outcome": func(ctx context.Context) error {
+			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).HookOutcome(ctx, c,
+				contract.HookOutcome{CallID: "t", Tool: "Bash", OutputDigest: "sha256:" + strings.Repeat("0", 64)})
+			return err
+		},
 		"operation.wait": func(ctx context.Context) error {
 			_, err := f.a.WaitOperations(ctx, c, []contract.TaskWait{{CallID: "x", Tool: "ApplyAction", Ordinal: 1}}, time.Millisecond)
 			return err
@@ -207,7 +217,8 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
 		"task.post_own": true}
 	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
-	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true}
+	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true,
+		"hook.call": true, "hook.outcome": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {

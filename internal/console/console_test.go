@@ -64,6 +64,7 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 		}
 		cfg.Schedules = sched
 	}
+	cfg.Hooks = ops
 	if routes != nil {
 		cfg.Routes = routes(a, ops)
 	}

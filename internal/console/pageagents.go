@@ -2,11 +2,13 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -14,7 +16,10 @@ import (
 
 // Event types the Agents pages follow besides the Operations': an Agent's conversation
 // saved.
-const evConversationSaved = contract.EventConversationSaved
+const (
+	evConversationSaved = contract.EventConversationSaved
+	evHookReported      = "hook.reported"
+)
 
 // agentsBody is what the Agents page shows: every Agent with its last Operation, and the
 // token just issued when the page answers a create or a rotation.
@@ -112,13 +117,15 @@ func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", "Agent "+a.Name+" revoked; its token no longer works.")
 }
 
-// agentBody is what an Agent's page shows: its strip of Operations, its tasks, its
-// conversations, and the form that gives it a task.
+// agentBody is what an Agent's page shows: its strip of Operations, the calls of the
+// coding agent whose hook holds its token, its tasks, its conversations, and the form
+// that gives it a task.
 type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
-	Tasks         []taskView // newest first, at most maxPageTasks
+	HookCalls     []hookCallView // newest first
+	Tasks         []taskView     // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
@@ -127,8 +134,25 @@ type agentBody struct {
 	Profile *contract.AgentProfile
 }
 
-// pageAgent shows one Agent: its Operations, newest first, its tasks and its
-// conversations.
+// hookCallView is one coding-agent call on an Agent's page.
+type hookCallView struct {
+	contract.HookCallEntry
+}
+
+// Key changes whenever what the row shows does, so the live page replaces it.
+func (h hookCallView) Key() string {
+	k := strconv.FormatInt(h.Ordinal, 10) + "-" + h.Decision
+	if h.Outcome != nil {
+		k += "-ran"
+	}
+	return k
+}
+
+// What is the path or command the call lands on.
+func (h hookCallView) What() string { return cmp.Or(h.Path, h.Command) }
+
+// pageAgent shows one Agent: its Operations, newest first, its coding agent's calls, its
+// tasks and its conversations.
 func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) error {
 	return s.showAgent(w, r, v, http.StatusOK, taskForm{})
 }
@@ -156,6 +180,15 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 			b.Ops, b.Version = g[0].Ops, g[0].Version
 		}
 	}
+	if s.hooks != nil {
+		calls, err := s.hooks.HookCalls(ctx, v.caller, v.project, a.ID)
+		if err != nil {
+			return err
+		}
+		for i := len(calls) - 1; i >= 0; i-- {
+			b.HookCalls = append(b.HookCalls, hookCallView{calls[i]})
+		}
+	}
 	if b.Conversations, err = s.auth.Conversations(ctx, v.caller, v.project, string(a.ID)); err != nil {
 		return err
 	}
@@ -175,7 +208,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		form.Conversation = string(b.Pane.ID)
 		b.Form = form
 	}
-	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported, evCaseOpened, evCaseClosed)
+	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported, evCaseOpened, evCaseClosed, evHookReported)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.

@@ -126,6 +126,9 @@ func whyWaits(q contract.Request) string {
 	}
 	switch q.State {
 	case contract.RequestPending:
+		if q.Vector.Action == contract.ActionHook {
+			return "A coding agent's " + q.Vector.Tool + " call, held by its hook: the hook policy says it needs a decision, and it runs only if approved before the hook stops waiting."
+		}
 		return "The Action " + q.Vector.Action + "'s approval names a person: it runs only once a member approves this exact vector, before the request closes."
 	case contract.RequestExpired:
 		return "Nobody decided before it closed; the call was refused."

@@ -79,6 +79,12 @@ type Config struct {
 	// not_found like any route the server does not have.
 	Recovery recoverer
 
+	// Hooks records coding agents' tool calls reported by their hooks
+	// (docs/coding-agents.md). It must be the *authority.Operations that decides
+	// Requests. Without it, the hook routes answer not_found like any route the server
+	// does not have.
+	Hooks hookBackend
+
 	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
 	Schedules scheduleBook
@@ -134,6 +140,7 @@ type Server struct {
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
+	hooks         hookBackend
 	sched         scheduleBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
@@ -168,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
+		hooks:     cfg.Hooks,
 		sched:     cfg.Schedules,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
@@ -264,6 +272,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.profileRoutes()
+	s.hookRoutes()
 	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)

@@ -25,7 +25,7 @@ func httpStatus(code contract.Code) int {
 		return http.StatusForbidden
 	case contract.CodeRateLimited, contract.CodeCardLimit:
 		return http.StatusTooManyRequests
-	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound:
+	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,

@@ -11,10 +11,11 @@ const (
 	PolicyAutonomy   PolicyKind = "autonomy"   // when an Agent's writes are admitted
 	PolicyRecovery   PolicyKind = "recovery"   // what may be retried or re-queued without a person
 	PolicyDelegate   PolicyKind = "delegate"   // which consent operations a delegate runs without a card (issue 15)
+	PolicyHook       PolicyKind = "hook"       // which coding-agent tool calls run freely, need a decision, or are refused
 )
 
 // PolicyKinds lists every kind, in the order listings show them.
-var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery, PolicyDelegate}
+var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery, PolicyDelegate, PolicyHook}
 
 // Policy error codes.
 const (

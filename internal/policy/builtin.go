@@ -25,6 +25,10 @@ retry_failed    = true
 max_attempts    = 3
 requeue_refused = true
 `
+	builtinHook = `# Built-in hook policy: every coding-agent tool call needs a decision.
+[hook_policy]
+default = "decide"
+`
 )
 
 // BuiltinText returns the text of kind's built-in version 1.
@@ -38,6 +42,8 @@ func BuiltinText(kind contract.PolicyKind) string {
 		return builtinRecovery
 	case contract.PolicyDelegate:
 		return builtinDelegate
+	case contract.PolicyHook:
+		return builtinHook
 	}
 	return ""
 }
@@ -54,6 +60,8 @@ func Builtin(kind contract.PolicyKind) Document {
 		return Document{Kind: kind, Recovery: &Recovery{RetryFailed: true, MaxAttempts: 3, RequeueRefused: true, RetryBy: RetryByOrchestrator}}
 	case contract.PolicyDelegate:
 		return Document{Kind: kind, Delegate: &Delegate{Exempt: []string{}}}
+	case contract.PolicyHook:
+		return Document{Kind: kind, Hook: &Hook{Default: contract.HookDecide}}
 	}
 	return Document{}
 }
@@ -65,5 +73,5 @@ func ParseKind(s string) (contract.PolicyKind, error) {
 			return k, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery or delegate", s)
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery, delegate or hook", s)
 }

@@ -1,5 +1,5 @@
 // Package policy parses and checks Docket's policy documents — [delegation_policy],
-// [autonomy_policy], [recovery_policy] and [delegate_policy] — strictly, naming file:line in every refusal,
+// [autonomy_policy], [recovery_policy], [delegate_policy] and [hook_policy] — strictly, naming file:line in every refusal,
 // and holds the built-in version 1 of each kind.
 package policy
 
@@ -94,6 +94,7 @@ type Document struct {
 	Autonomy   *Autonomy
 	Recovery   *Recovery
 	Delegate   *Delegate
+	Hook       *Hook
 }
 
 // file is a policy document as TOML: exactly one of its tables is set.
@@ -102,6 +103,7 @@ type file struct {
 	Autonomy   *Autonomy   `toml:"autonomy_policy"`
 	Recovery   *Recovery   `toml:"recovery_policy"`
 	Delegate   *Delegate   `toml:"delegate_policy"`
+	Hook       *Hook       `toml:"hook_policy"`
 }
 
 // keys are the key paths a document may set, spelled exactly.
@@ -114,6 +116,8 @@ var keys = []string{
 	"recovery_policy", "recovery_policy.retry_failed", "recovery_policy.max_attempts", "recovery_policy.requeue_refused",
 	"recovery_policy.retry_by",
 	"delegate_policy", "delegate_policy.exempt",
+	"hook_policy", "hook_policy.default", "hook_policy.profile", "hook_policy.profile.agent", "hook_policy.profile.default",
+	"hook_policy.profile.free", "hook_policy.profile.decide", "hook_policy.profile.refuse",
 }
 
 // Parse decodes and checks the policy document src, read from name. A refusal is a
@@ -162,9 +166,13 @@ func Parse(name string, src []byte) (Document, error) {
 		n++
 		d.Kind, d.Delegate = contract.PolicyDelegate, f.Delegate
 	}
+	if f.Hook != nil {
+		n++
+		d.Kind, d.Hook = contract.PolicyHook, f.Hook
+	}
 	switch {
 	case n == 0:
-		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy] or [delegate_policy]")
+		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy] or [hook_policy]")
 	case n > 1:
 		return Document{}, loc.refuse(0, "the document holds %d policies; publish each kind from its own file, so each has its own versions", n)
 	}
@@ -249,6 +257,8 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 		if r.MaxAttempts < 1 || r.MaxAttempts > 10 {
 			return loc.refuse(loc.keyLine(toml.Key{"recovery_policy", "max_attempts"}), "max_attempts is %d; use 1 to 10 (attempts count the first run)", r.MaxAttempts)
 		}
+	case d.Hook != nil:
+		return d.Hook.check(loc, md)
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ const (
 	RequestCreated = "request.created"        // contract.Request
 	RequestChanged = "request.changed"        // contract.Request in its new state
 	ArtifactIssued = "artifact.issued"        // the artifact's ref and blob
+	HookReported   = "hook.reported"          // a coding agent's call that ran: its exit and output digest
 	LeaseAcquired  = "worker.lease.acquired"  // the lease granted
 	LeaseRenewed   = "worker.lease.renewed"   // a lease renewed; appended by older versions only
 	LeaseReleased  = "worker.lease.released"  // the lease given up
@@ -121,7 +122,7 @@ var Catalog = []Kind{
 	{CapabilityInstalled, true},
 	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
 	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
-	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false},
+	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false}, {HookReported, false},
 	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
 	{WorkClaimed, false}, {WorkReported, false},
 	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},

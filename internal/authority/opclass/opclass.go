@@ -78,6 +78,8 @@ var Table = []Operation{
 	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},
 	{"operation.reconcile", "POST /api/v1/projects/{project}/operations/{op}/reconcile", Operational, "settles an Operation that needs a person with a known outcome"},
 	{"operation.retry", "POST /api/v1/projects/{project}/operations/{op}/retry", Operational, "retries a failed Operation"},
+	{"hook.call", "POST /api/v1/hook/calls", MemberOnly, "a coding agent's tool call, from its hook with the Agent's token: never a member's or a delegate's"},
+	{"hook.outcome", "POST /api/v1/hook/outcomes", MemberOnly, "a coding agent's call outcome, from its hook with the Agent's token: never a member's or a delegate's"},
 	{"schedule.create", "POST /api/v1/projects/{project}/schedules", Consent, "makes a schedule that posts tasks for an Agent as the member"},
 	{"schedule.pause", "POST /api/v1/projects/{project}/schedules/{schedule}/pause", Operational, "pauses a schedule's fires"},
 	{"schedule.resume", "POST /api/v1/projects/{project}/schedules/{schedule}/resume", Consent, "starts a paused schedule's fires again"},

@@ -214,6 +214,10 @@ func errDigestMismatch(id contract.RequestID, cause error) error {
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
 func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+	if req.Vector.Action == contract.ActionHook { // the coding agent runs it, told by its waiting hook
+		ev.State, ev.Result = contract.OpDone, json.RawMessage(`{"allowed":true,"decision":"approved"}`)
+		return nil, ev
+	}
 	if req.Vector.Call != "" {
 		return runApprovedAct(b, req, op, ev)
 	}

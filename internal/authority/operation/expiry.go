@@ -74,7 +74,7 @@ func (o *Operations) SweepRequests(ctx context.Context) (int, error) {
 			return n, err
 		}
 		for _, id := range due {
-			settled, err := o.expireRequest(ctx, project, id)
+			settled, err := o.expireRequest(ctx, project, id, "")
 			if err != nil {
 				return n, err
 			}
@@ -105,8 +105,9 @@ func (o *Operations) dueRequests(ctx context.Context, project contract.ProjectID
 }
 
 // expireRequest settles Request id of project expired, with its Operation refused, when
-// it still takes no decision; it reports whether it did.
-func (o *Operations) expireRequest(ctx context.Context, project contract.ProjectID, id contract.RequestID) (bool, error) {
+// it still takes no decision — or, with force set, when it is still pending at all, for
+// force (a hook that stopped waiting withdraws its call); it reports whether it did.
+func (o *Operations) expireRequest(ctx context.Context, project contract.ProjectID, id contract.RequestID, force string) (bool, error) {
 	settled := false
 	err := o.boards.Write(ctx, project, "expire "+string(id), func(w *boards.Write) error {
 		settled = false
@@ -122,6 +123,9 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 			return nil
 		}
 		why := l.expiryLocked(cur, now)
+		if force != "" && cur.State == contract.RequestPending {
+			why = force
+		}
 		if why == "" {
 			return nil
 		}

@@ -65,8 +65,9 @@ type Op struct {
 	execution  *contract.ExecutionRequest
 	at, since  time.Time
 	acked      bool
-	attempt    int64 // 1 for a first run
-	retryOf    int64 // the Operation this one retries, or 0
+	attempt    int64                 // 1 for a first run
+	retryOf    int64                 // the Operation this one retries, or 0
+	outcome    *contract.HookOutcome // a hook call's outcome, as its hook reported it after the call ran
 	// traceParent is the W3C traceparent of the call that made it (Event.TraceParent).
 	traceParent string
 }
@@ -230,6 +231,14 @@ func (l *Ledger) applyLocked(e store.Event) error {
 		if len(l.holds) > 0 {
 			l.wakeLocked(a.ID, 0)
 		}
+	case event.HookReported:
+		var h hookOutcomeEvent
+		if err := json.Unmarshal(e.Data, &h); err != nil {
+			return err
+		}
+		if op := l.opLocked(h.Agent, h.Ordinal); op != nil && op.outcome == nil {
+			op.outcome = &h.Outcome
+		}
 	case event.RecoveryRefused:
 		var r recoveryEvent
 		if err := json.Unmarshal(e.Data, &r); err != nil {
@@ -280,22 +289,23 @@ func (l *Ledger) setupLocked(ctx context.Context, r store.Reader, project contra
 
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
-// no write while one does.
+// no write while one does. Hook calls stand outside the gate (hook.go).
 func (l *Ledger) unresolvedLocked(agent string) *Op {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
-		if !ops[i].state.Settled() {
+		if !ops[i].state.Settled() && ops[i].tool != hookTool {
 			return ops[i]
 		}
 	}
 	return nil
 }
 
-// latestSettledLocked returns the agent's latest settled Operation, or nil.
+// latestSettledLocked returns the agent's latest settled Operation, or nil; hook calls,
+// whose outcome the hook answers at once, are not among them.
 func (l *Ledger) latestSettledLocked(agent string) *Op {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
-		if ops[i].state.Settled() {
+		if ops[i].state.Settled() && ops[i].tool != hookTool {
 			return ops[i]
 		}
 	}

@@ -1,0 +1,61 @@
+package console_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/console"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// TestServer_HookRoutes: the hook routes take only an Agent's token and a strictly
+// decoded body, answer a call with its verdict, and refuse an outcome of a call never
+// reported before it ran.
+func TestServer_HookRoutes(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const call = `{"cli":"claude-code","callId":"toolu_1","tool":"Bash","input":{"command":"ls"},"command":"ls"}`
+	digest := `"outputDigest":"sha256:` + strings.Repeat("ab", 32) + `"`
+	tests := []struct {
+		name, path, token, body string
+		status                  int
+		code                    contract.Code
+	}{
+		{"a member's token", "/api/v1/hook/calls", s.token, call, http.StatusForbidden, contract.CodeForbidden},
+		{"no token", "/api/v1/hook/calls", "", call, http.StatusUnauthorized, contract.CodeUnauthenticated},
+		{"an unknown field", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","tool":"Bash","input":{},"allow":true}`, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"a duplicate key in the input", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","tool":"Bash","input":{"command":"ls","command":"rm -rf /"}}`, http.StatusBadRequest, contract.CodeDuplicateKey},
+		{"no tool", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","input":{}}`, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"a wait past the bound", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","tool":"Bash","input":{},"waitMs":999999999}`, http.StatusBadRequest, contract.CodeInvalidArgument},
+		{"an outcome of a call never reported", "/api/v1/hook/outcomes", ag.Token, `{"callId":"toolu_9","tool":"Bash","ok":true,` + digest + `,"outputBytes":3}`, http.StatusNotFound, contract.CodeHookUnknownCall},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := s.do(t, request{method: "POST", path: tt.path, bearer: tt.token, body: tt.body})
+			ce := decode[contract.Error](t, body)
+			if resp.StatusCode != tt.status || ce.Code != tt.code || ce.Teaching == "" {
+				t.Errorf("POST %s = %d %s %q, want %d %s with a teaching", tt.path, resp.StatusCode, ce.Code, ce.Teaching, tt.status, tt.code)
+			}
+		})
+	}
+
+	// Under the built-in hook policy the call needs a decision; with no wait it is
+	// withdrawn at once and denied, and its outcome cannot be reported as run.
+	resp, body := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call})
+	v := decode[contract.HookVerdict](t, body)
+	if resp.StatusCode != http.StatusOK || v.Allow || v.Mode != contract.HookDecide || v.ErrorCode != contract.CodeHookUndecided || v.Ordinal != 1 {
+		t.Errorf("the call = %d %+v, want 200, mode decide, denied hook_undecided, ordinal 1", resp.StatusCode, v)
+	}
+	resp, body = s.do(t, request{method: "GET", path: "/api/v1/projects/default/agents/" + string(ag.Agent.ID) + "/hook-calls", bearer: s.token})
+	page := decode[contract.Page[contract.HookCallEntry]](t, body)
+	if resp.StatusCode != http.StatusOK || len(page.Items) != 1 || page.Items[0].Decision != "expired" || page.Items[0].Command != "ls" {
+		t.Errorf("the member's listing = %d %+v, want the one call, expired", resp.StatusCode, page)
+	}
+	if resp, _ := s.do(t, request{method: "GET", path: "/api/v1/projects/default/agents/" + string(ag.Agent.ID) + "/hook-calls", bearer: ag.Token}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the Agent read its own listing: %d, want 403", resp.StatusCode)
+	}
+}
