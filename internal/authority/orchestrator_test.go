@@ -185,3 +185,54 @@ func TestOrchestrator_Decides(t *testing.T) {
 		t.Errorf("noted facts = %d, want 2", n)
 	}
 }
+
+// TestDelegate_DecidesWhatThePolicyCovers: a member's delegate decides, as itself, a
+// request a class of the delegation policy in force covers (operational, issue 15), and is
+// refused the rest, which the console turns into a card; the store records the delegate.
+func TestDelegate_DecidesWhatThePolicyCovers(t *testing.T) {
+	f := newOrchFixture(t)
+	ctx := t.Context()
+	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.call(t, f.calc, note("docs/a.md"))
+	covered := f.request(t, f.calc)
+	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", covered.ID); err != nil || ok {
+		t.Fatalf("DelegateCovers under the built-in policy = %v, %v; want false", ok, err)
+	}
+	_, err = f.ops.Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
+	if contract.CodeOf(err) != contract.CodeNotDelegated {
+		t.Fatalf("a delegate's decision under the built-in policy = %v, want not_delegated", err)
+	}
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: docsDelegation}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", covered.ID); err != nil || !ok {
+		t.Fatalf("DelegateCovers under the docs class = %v, %v; want true", ok, err)
+	}
+	req, err := f.ops.Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
+	if err != nil {
+		t.Fatalf("a delegate's decision the class covers: %v", err)
+	}
+	if req.State != contract.RequestApproved || req.DecidedBy != "member:ada/asst" || req.Policy != 2 || req.Delegated == nil || req.Delegated.Class != "docs notes" {
+		t.Errorf("request = %+v, want approved by member:ada/asst under class docs notes, version 2", req)
+	}
+	if n := f.noted(t); n != 1 {
+		t.Errorf("the approved write ran %d times, want once", n)
+	}
+
+	f.call(t, f.calc, note("src/b.go"))
+	other := f.request(t, f.calc)
+	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", other.ID); err != nil || ok {
+		t.Errorf("DelegateCovers of an uncovered request = %v, %v; want false", ok, err)
+	}
+	_, err = f.ops.Decide(ctx, asst, "default", other.ID, contract.Decision{Digest: other.Digest, Verdict: contract.VerdictApprove})
+	if contract.CodeOf(err) != contract.CodeNotDelegated {
+		t.Errorf("a delegate's decision on an uncovered request = %v, want not_delegated", err)
+	}
+}

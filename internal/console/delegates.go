@@ -15,6 +15,10 @@ type delegateBackend interface {
 	RevokeDelegate(ctx context.Context, c authority.Caller, delegate string) (contract.Delegate, error)
 }
 
+// decideOperation is the consent operation a delegate runs itself when the delegation
+// policy covers the Request.
+const decideOperation = "request.decide"
+
 // delegateGate is what a delegate may call (issue 15): any read of /api/v1, which the
 // authority's own checks bound to the delegate's one project, and a changing route by its
 // class in the one table: operational runs as the delegate, consent records a card and
@@ -30,6 +34,14 @@ func (s *Server) delegateGate(w http.ResponseWriter, r *http.Request, pattern st
 	case authority.Operational:
 		return false, nil
 	case authority.Consent:
+		if op.Name == decideOperation {
+			// Deciding a Request the delegation policy in force covers is operational: the
+			// delegate decides it as itself, checked again under the decision's locks.
+			covered, err := s.dec.DelegateCovers(r.Context(), c, project(r), contract.RequestID(r.PathValue("id")))
+			if err != nil || covered {
+				return err != nil, err
+			}
+		}
 		return s.propose(w, r, op)
 	}
 	return true, contract.Errorf(contract.CodeMemberOnly, "only member %s may do %s, not its delegate %s; docket operation list shows what a delegate may do.", c.Name, op.Name, c.Delegate)

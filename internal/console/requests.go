@@ -16,6 +16,7 @@ type decider interface {
 	operationLister
 	Requests(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Request, error)
 	Decide(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error)
+	DelegateCovers(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.RequestID) (bool, error)
 }
 
 // maxDecisionBody bounds a decision's body in bytes: a digest, a verdict and a reason.

@@ -72,7 +72,7 @@ var Table = []Operation{
 	{"source.bind", "PUT /api/v1/projects/{project}/connections/{connection}/sources/{source}", Consent, "binds a Source on a Connection"},
 	{"tool.lock", "PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", Consent, "locks a Tool on a Connection"},
 	{"capability.install", "POST /api/v1/projects/{project}/capabilities", Consent, "installs a capability release, changing the Board"},
-	{"request.decide", "POST /api/v1/projects/{project}/requests/{id}/decision", Consent, "approves or denies an Agent's Request"},
+	{"request.decide", "POST /api/v1/projects/{project}/requests/{id}/decision", Consent, "approves or denies an Agent's Request; a delegate decides one the delegation policy covers itself (operational), a card records the rest"},
 	{"card.confirm", "POST /api/v1/cards/{card}/confirm", MemberOnly, "runs a delegate's card as the confirming member"},
 	{"card.decline", "POST /api/v1/cards/{card}/decline", MemberOnly, "closes a delegate's card without running it"},
 	{"checkpoint.sign", "POST /api/v1/projects/{project}/checkpoints", MemberOnly, "signs the project's head now and appends the checkpoint to its log"},

@@ -73,7 +73,14 @@ func (o *Operations) orchestratorDecide(ctx context.Context, c identity.Caller, 
 		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "docket.decide needs request, digest and verdict; %s", decideShape)
 	}
 	by := c.Principal()
-	authorize := func(req *contract.Request, version int64, pol policydoc.Document) (*contract.DelegatedBy, error) {
+	return o.decide(ctx, by, c.Projects[0], contract.RequestID(p["request"]), d, true, delegated(by))
+}
+
+// delegated authorizes by — an orchestrator, or a member's delegate — to decide a request
+// only when a class of the delegation policy in force covers it, never a recovery or
+// member-only request, never its own.
+func delegated(by contract.Principal) authorizer {
+	return func(req *contract.Request, version int64, pol policydoc.Document) (*contract.DelegatedBy, error) {
 		if req.Recovery {
 			return nil, contract.Errorf(contract.CodeForbidden, "%s is a recovery request, which only a member decides", req.ID)
 		}
@@ -90,7 +97,6 @@ func (o *Operations) orchestratorDecide(ctx context.Context, c identity.Caller, 
 		}
 		return &contract.DelegatedBy{Class: class.Name, Path: class.Path}, nil
 	}
-	return o.decide(ctx, by, c.Projects[0], contract.RequestID(p["request"]), d, true, authorize)
 }
 
 // decidableLocked lists the pending requests orchestrator c may decide at now under the

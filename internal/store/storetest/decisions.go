@@ -5,14 +5,15 @@ import (
 	"errors"
 	"io/fs"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/store"
 )
 
 // decisionParties creates project p1 with live member m1, member m2 revoked, member m3 of
 // another project, Agents a1 (kind agent) and o1 (kind orchestrator), orchestrator o2
-// revoked, and Requests req_1 of a1, req_3 of o1 and req_4 of a1, only a member's to
-// decide, all bound to sha256:aa.
+// revoked, m1's delegates d1 (live), d2 (revoked) and d3 (expired), and Requests req_1
+// of a1, req_3 of o1 and req_4 of a1, only a member's to decide, all bound to sha256:aa.
 func decisionParties(ctx context.Context, tx store.Tx) error {
 	steps := []func() error{
 		func() error { return tx.CreateProject(ctx, store.Project{ID: "p1", Name: "p1", CreatedAt: t0}) },
@@ -32,6 +33,16 @@ func decisionParties(ctx context.Context, tx store.Tx) error {
 	}
 	steps = append(steps,
 		func() error { return tx.RevokeMember(ctx, "m2", t0) },
+		func() error {
+			return tx.CreateDelegate(ctx, store.Delegate{ID: "d1", Member: "m1", Project: "p1", Name: "d1", TokenDigest: []byte("d1"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
+		},
+		func() error {
+			return tx.CreateDelegate(ctx, store.Delegate{ID: "d2", Member: "m1", Project: "p1", Name: "d2", TokenDigest: []byte("d2"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
+		},
+		func() error { return tx.RevokeDelegate(ctx, "m1", "d2", t0) },
+		func() error {
+			return tx.CreateDelegate(ctx, store.Delegate{ID: "d3", Member: "m1", Project: "p1", Name: "d3", TokenDigest: []byte("d3"), CreatedAt: t0, ExpiresAt: t0})
+		},
 		func() error { return tx.RevokeAgent(ctx, "o2", t0) },
 		func() error {
 			return tx.RecordRequest(ctx, store.Request{Project: "p1", ID: "req_1", Digest: "sha256:aa", RequestedBy: "agent:a1", At: t0})
@@ -81,6 +92,16 @@ func RunDecisions(t *testing.T, h Harness) {
 			return d
 		}, store.ErrInvalid},
 		{"a member-only request by a member", func(d store.Decision) store.Decision { d.Request = "req_4"; return d }, nil},
+		{"by a member's live delegate", func(d store.Decision) store.Decision { d.DecidedBy = "member:m1/d1"; return d }, nil},
+		{"by a revoked delegate", func(d store.Decision) store.Decision { d.DecidedBy = "member:m1/d2"; return d }, store.ErrInvalid},
+		{"by an expired delegate", func(d store.Decision) store.Decision { d.DecidedBy = "member:m1/d3"; return d }, store.ErrInvalid},
+		{"by a delegate that does not exist", func(d store.Decision) store.Decision { d.DecidedBy = "member:m1/nope"; return d }, store.ErrInvalid},
+		{"by a delegate under another member", func(d store.Decision) store.Decision { d.DecidedBy = "member:m2/d1"; return d }, store.ErrInvalid},
+		{"by a delegate naming no member", func(d store.Decision) store.Decision { d.DecidedBy = "member:/d1"; return d }, store.ErrInvalid},
+		{"a member-only request by a delegate", func(d store.Decision) store.Decision {
+			d.Request, d.DecidedBy = "req_4", "member:m1/d1"
+			return d
+		}, store.ErrInvalid},
 		{"another digest", func(d store.Decision) store.Decision { d.Digest = "sha256:bb"; return d }, store.ErrNotFound},
 		{"another requester", func(d store.Decision) store.Decision { d.RequestedBy = "agent:o1"; return d }, store.ErrNotFound},
 		{"a request never made", func(d store.Decision) store.Decision { d.Request = "req_2"; return d }, store.ErrNotFound},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/store"
 )
@@ -40,22 +41,31 @@ func (t *Tx) RecordDecision(ctx context.Context, d store.Decision) error {
 	}
 	// Checked after the row, so a missing project or request is refused as such; a
 	// refused decider fails the write, and the caller's transaction with it.
-	if err := t.checkDecider(ctx, d.Project, d.Request, d.DecidedBy); err != nil {
+	if err := t.checkDecider(ctx, d.Project, d.Request, d.DecidedBy, d.At); err != nil {
 		return fmt.Errorf("record decision on %s: %w", d.Request, err)
 	}
 	return nil
 }
 
-// checkDecider returns [store.ErrInvalid] unless by is a live member of project or a live
-// orchestrator Agent of it: the only principals that decide; an orchestrator only a
+// checkDecider returns [store.ErrInvalid] unless by is a live member of project, a live
+// delegate of one ("member:<name>/<delegate>", unexpired at at), or a live orchestrator
+// Agent of it: the only principals that decide; a delegate or an orchestrator only a
 // request not recorded member-only.
-func (t *Tx) checkDecider(ctx context.Context, project, request, by string) error {
+func (t *Tx) checkDecider(ctx context.Context, project, request, by string, at time.Time) error {
 	kind, id, _ := strings.Cut(by, ":")
+	member, delegate, isDelegate := strings.Cut(id, "/")
 	var n int64
 	var err error
 	switch {
-	case id == "":
+	case id == "" || isDelegate && (member == "" || delegate == ""):
 		return fmt.Errorf("decider %q names no principal: %w", by, store.ErrInvalid)
+	case kind == "member" && isDelegate:
+		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM delegates d JOIN members m ON m.id = d.member
+			JOIN memberships ms ON ms.member = m.id AND ms.project = d.project
+			JOIN requests r ON r.project = d.project
+			WHERE d.project = $1 AND m.name = $2 AND d.name = $3 AND m.revoked_at IS NULL
+				AND d.revoked_at IS NULL AND d.expires_at > $4 AND r.id = $5 AND r.member_only = 0`,
+			project, member, delegate, nanos(at), request).Scan(&n)
 	case kind == "member":
 		err = t.C.QueryRow(ctx, `SELECT COUNT(*) FROM memberships ms JOIN members m ON m.id = ms.member
 			WHERE ms.project = $1 AND ms.member = $2 AND m.revoked_at IS NULL`, project, id).Scan(&n)
