@@ -57,25 +57,22 @@ func (o *Operations) Decide(ctx context.Context, c identity.Caller, project cont
 	if err := o.refuseSelf(ctx, c.Principal(), project, id); err != nil {
 		return contract.Request{}, err
 	}
+	var authorize authorizer
 	if c.IsDelegate() {
 		// A member's delegate decides, as itself, only what the delegation policy in force
 		// covers (operational); the console records a card for the rest.
-		return o.decide(ctx, c.Principal(), project, id, d, true, delegated(c.Principal()))
+		authorize = delegated(c.Principal())
 	}
-	return o.decide(ctx, c.Principal(), project, id, d, true, nil)
+	return o.decide(ctx, c.Principal(), project, id, d, true, authorize)
 }
 
 // DelegateCovers reports whether the delegation policy in force covers pending Request id
 // of project, so that delegate c may decide it itself; a Request it could not decide —
-// missing, closed, recovery, member-only, its own, or not covered — is false with no error.
+// missing, closed, expired, recovery, member-only, its own, or not covered — is false with
+// no error.
 func (o *Operations) DelegateCovers(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID) (bool, error) {
-	if err := c.RequireMember(project); err != nil {
-		return false, err
-	}
-	l := o.ledger(project)
-	l.mu.Lock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-		l.mu.Unlock()
+	l, unlock, err := o.memberRead(ctx, c, project)
+	if err != nil {
 		return false, err
 	}
 	r, ok := l.requests[id]
@@ -83,8 +80,9 @@ func (o *Operations) DelegateCovers(ctx context.Context, c identity.Caller, proj
 	if ok {
 		req = *r
 	}
-	l.mu.Unlock()
-	if !ok || req.State != contract.RequestPending {
+	open := ok && req.State == contract.RequestPending && l.expiryLocked(&req, o.nowUTC()) == ""
+	unlock()
+	if !open {
 		return false, nil
 	}
 	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
