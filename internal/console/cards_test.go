@@ -353,3 +353,40 @@ func TestCard_ConfirmedCallMeetsItsChecks(t *testing.T) {
 		t.Errorf("confirm = %s; want the call refused not_found, recorded on the card", b)
 	}
 }
+
+// TestCard_ScheduleSubject: a delegate's consent acts on schedules are cards bound to
+// their subject — making one to its Agent, running one now to the schedule as it stood —
+// so a schedule paused after the card voids it, and a card on an unchanged one runs once
+// as the member.
+func TestCard_ScheduleSubject(t *testing.T) {
+	r := newCardRig(t)
+	if resp, b := r.do(t, request{method: "POST", path: "/api/v1/projects/default/agents", bearer: r.token, body: `{"name":"calc"}`}); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create calc: %d %s", resp.StatusCode, b)
+	}
+	const base = "/api/v1/projects/default/schedules"
+	made := r.propose(t, "POST", base, `{"every":"1h","task":{"agent":"calc","text":"Tidy."}}`)
+	if made.Subject.Kind != "agent" || made.Subject.Ref != "calc" || made.Subject.Version == contract.SubjectAbsent {
+		t.Errorf("a schedule create's card is bound to %+v, want the live Agent calc", made.Subject)
+	}
+	resp, b := r.confirm(t, r.token, made.ID)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirm the schedule create: %d %s", resp.StatusCode, b)
+	}
+	resp, b = r.do(t, request{method: "GET", path: base, bearer: r.token})
+	page := decode[contract.Page[contract.Schedule]](t, b)
+	if resp.StatusCode != http.StatusOK || len(page.Items) != 1 || page.Items[0].CreatedBy != mustCaller(t, r.testServer).Principal() {
+		t.Fatalf("schedules after the confirm = %d %s, want one made by the member", resp.StatusCode, b)
+	}
+	one := base + "/" + string(page.Items[0].ID)
+	run := r.propose(t, "POST", one+"/run", "")
+	if run.Subject.Kind != "schedule" || run.Subject.Version == contract.SubjectAbsent {
+		t.Errorf("a run-now card is bound to %+v, want the schedule", run.Subject)
+	}
+	if resp, b := r.do(t, request{method: "POST", path: one + "/pause", bearer: r.token}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("pause: %d %s", resp.StatusCode, b)
+	}
+	resp, b = r.confirm(t, r.token, run.ID)
+	if e := decode[contract.Error](t, b); resp.StatusCode != http.StatusConflict || e.Code != contract.CodeCardVoid {
+		t.Errorf("confirm a run-now card after the schedule was paused = %d %s, want 409 card_void", resp.StatusCode, b)
+	}
+}
