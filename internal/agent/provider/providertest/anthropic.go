@@ -42,9 +42,7 @@ type messagesMessage struct {
 // script. Every request must carry anthropic-version, and key, when not empty, in
 // x-api-key; a request without it is answered 401 as Anthropic does.
 func NewAnthropic(t cleaner, script *scripted.Script, key string) *Server {
-	return newServer(t, script, key, func(s *Server) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { s.messages(w, r) }
-	})
+	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.messages })
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {

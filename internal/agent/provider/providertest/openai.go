@@ -53,9 +53,7 @@ type chatTool struct {
 // that plays script. key, when not empty, must come as "Authorization: Bearer <key>";
 // a request without it is answered 401 as OpenAI does.
 func NewOpenAI(t cleaner, script *scripted.Script, key string) *Server {
-	return newServer(t, script, key, func(s *Server) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { s.chat(w, r) }
-	})
+	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.chat })
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
