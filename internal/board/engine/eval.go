@@ -252,7 +252,7 @@ func (ps *pass) rederive(f *fact) error {
 		if r.headTab != f.tab {
 			continue
 		}
-		env, ok := r.unifyHead(f.vals)
+		env, ok := r.unifyHead(f.values())
 		if !ok {
 			continue
 		}
@@ -262,7 +262,7 @@ func (ps *pass) rederive(f *fact) error {
 				return err
 			}
 			for _, a := range res {
-				if slices.Equal(a.vals, f.vals) {
+				if slices.Equal(a.vals, f.values()) {
 					if err := ps.improve(r, a.vals, a.tier, a.prem); err != nil {
 						return err
 					}
@@ -272,7 +272,7 @@ func (ps *pass) rederive(f *fact) error {
 		}
 		j := ps.t.e.newJoiner(r, modeAlive, nil)
 		j.emit = func(tier contract.Tier) error {
-			return ps.improve(r, f.vals, contract.Weaker(tier, r.src.Tier), j.prem)
+			return ps.improve(r, f.values(), contract.Weaker(tier, r.src.Tier), j.prem)
 		}
 		if err := j.withBound(env); err != nil {
 			return err
@@ -322,33 +322,38 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	ps.t.touch(f)
 	before := f.tier()
 	f.derTier = tier
-	f.der = derivation{rule: r, prem: f.compact(prem, &ps.t.e.prems)}
+	f.der = f.derivation(r, prem, &ps.t.e.prems)
 	if before == 0 || f.tier() < before {
 		ps.delta = append(ps.delta, f)
 	}
 	return nil
 }
 
-// compact copies the non-nil premises, in body order. A fact created by this mutation
-// keeps them in its inline space when they fit and the space is free: no saved state of an
-// older mutation can refer to it. Otherwise they are carved from slab.
-func (f *fact) compact(prem []*fact, slab *premSlab) []*fact {
+// derivation returns r's derivation of f from the non-nil premises, in body order. A fact
+// created by this mutation keeps them in its inline space when they fit and the space is
+// free: no saved state of an older mutation can refer to it. Otherwise they are carved
+// from slab.
+func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) derivation {
 	n := 0
 	for _, p := range prem {
 		if p != nil {
 			n++
 		}
 	}
-	if f.was != 0 || n > len(f.inlinePrem) || (len(f.der.prem) > 0 && &f.der.prem[0] == &f.inlinePrem[0]) {
-		return slab.compact(prem, n)
+	if n == 0 {
+		return derivation{rule: r}
 	}
-	out := f.inlinePrem[:0:n]
+	if f.was != 0 || n > len(f.inlinePrem) || f.der.inl != 0 {
+		return derivation{rule: r, prem: slab.compact(prem, n)}
+	}
+	i := 0
 	for _, p := range prem {
 		if p != nil {
-			out = append(out, p)
+			f.inlinePrem[i] = p
+			i++
 		}
 	}
-	return out
+	return derivation{rule: r, inl: uint8(n)}
 }
 
 // compactPrem copies the non-nil premises, in body order.

@@ -46,7 +46,7 @@ func (s *factSet) get(vals []uint32) *fact {
 		if sl.f == nil {
 			return nil
 		}
-		if sl.key == key && (exact || slices.Equal(sl.f.vals, vals)) {
+		if sl.key == key && (exact || slices.Equal(sl.f.values(), vals)) {
 			return sl.f
 		}
 	}
@@ -57,7 +57,7 @@ func (s *factSet) add(f *fact) {
 	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
-	key, _ := factKey(f.vals)
+	key, _ := factKey(f.values())
 	s.place(factSlot{key: key, f: f})
 	s.n++
 }
@@ -88,7 +88,7 @@ func (s *factSet) remove(f *fact) {
 		return
 	}
 	mask := len(s.slots) - 1
-	key, _ := factKey(f.vals)
+	key, _ := factKey(f.values())
 	i := s.home(key)
 	for s.slots[i].f != f {
 		if s.slots[i].f == nil {

@@ -108,12 +108,12 @@ type index struct {
 }
 
 func (ix *index) add(f *fact) {
-	h := hashCols(f.vals, ix.cols)
+	h := hashCols(f.values(), ix.cols)
 	ix.buckets[h] = append(ix.buckets[h], f)
 }
 
 func (ix *index) remove(f *fact) {
-	h := hashCols(f.vals, ix.cols)
+	h := hashCols(f.values(), ix.cols)
 	b := ix.buckets[h]
 	for i, g := range b {
 		if g == f {
@@ -133,9 +133,13 @@ func (ix *index) remove(f *fact) {
 // fact is the engine's record of one ground atom. It is stored in its table while it holds
 // (tier() != 0) and, within a mutation, while the mutation touches it.
 type fact struct {
-	tab  *table
-	vals []uint32 // value ids, aligned with tab.names
-	// inline holds vals and the premises of der for small facts, saving allocations.
+	tab *table
+	// vals holds the value ids, aligned with tab.names, of a fact with more than inline
+	// holds; read them with values.
+	vals []uint32
+	// inline holds the values (nvals of them, when vals is nil) and the premises of der for
+	// small facts, saving allocations. A vals pointing at inline would cost the collector a
+	// pointer to follow, and a write barrier, per fact.
 	inline     [4]uint32
 	inlinePrem [2]*fact
 
@@ -143,6 +147,7 @@ type fact struct {
 	baseTier contract.Tier // strongest base tier; 0 when not base
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
 	was      contract.Tier // the tier when the mutation of stamp began
+	nvals    uint8
 	pos      int32         // position in tab.list; -1 when not stored
 	der      derivation    // the best derivation, when derTier != 0
 
@@ -158,10 +163,31 @@ type baseRef struct {
 }
 
 // derivation is one way a fact follows: a rule and the facts its positive body literals
-// matched, in body order (nil for built-ins and NAF literals).
+// matched, in body order (nil for built-ins and NAF literals). The premises are prem, or,
+// when inl is not 0, the first inl of the fact's inlinePrem: a slice pointing into the
+// fact itself would be one more pointer for the collector to follow per derived fact, in
+// a fixpoint where the collector took a third of the time.
 type derivation struct {
 	rule *crule
 	prem []*fact
+	inl  uint8
+}
+
+// premisesOf returns the premises of d, a derivation of f (current or saved).
+func (f *fact) premisesOf(d derivation) []*fact {
+	if d.inl != 0 {
+		return f.inlinePrem[:d.inl:d.inl]
+	}
+	return d.prem
+}
+
+// values returns the fact's value ids, aligned with tab.names: vals, or, when vals is nil,
+// the first nvals of inline.
+func (f *fact) values() []uint32 {
+	if f.vals != nil {
+		return f.vals
+	}
+	return f.inline[:f.nvals:f.nvals]
 }
 
 // tierOf returns the stronger of two tiers, where 0 means "no support".
@@ -274,8 +300,9 @@ func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
 
 // atom rebuilds the fact's Atom.
 func (e *Engine) atomOf(f *fact) Atom {
-	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: make([]Arg, len(f.vals))}
-	for i, v := range f.vals {
+	vals := f.values()
+	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: make([]Arg, len(vals))}
+	for i, v := range vals {
 		a.Args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
 	return a
@@ -342,7 +369,7 @@ func (e *Engine) canonical(b []byte, f *fact) []byte {
 	}
 	b = append(b, f.tab.rel.key.pred...)
 	b = append(b, '(')
-	for i, v := range f.vals {
+	for i, v := range f.values() {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
@@ -371,12 +398,12 @@ func DerivedID(a Atom) string { return idOf([]byte(a.String())) }
 
 // entryOf describes a stored fact.
 func (e *Engine) entryOf(f *fact) Entry {
-	return e.entryInto(f, make([]Arg, len(f.vals)))
+	return e.entryInto(f, make([]Arg, len(f.values())))
 }
 
-// entryInto describes a stored fact, writing its arguments into args (len(f.vals) long).
+// entryInto describes a stored fact, writing its arguments into args (one per value).
 func (e *Engine) entryInto(f *fact, args []Arg) Entry {
-	for i, v := range f.vals {
+	for i, v := range f.values() {
 		args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
 	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: args}

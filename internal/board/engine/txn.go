@@ -114,8 +114,7 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 	f := e.slab.alloc()
 	f.tab = tab
 	if len(vals) <= len(f.inline) {
-		f.vals = f.inline[:len(vals):len(vals)]
-		copy(f.vals, vals)
+		f.nvals = uint8(copy(f.inline[:], vals))
 	} else {
 		f.vals = slices.Clone(vals)
 	}
@@ -189,7 +188,7 @@ func (t *txn) drop(f *fact) {
 func (t *txn) releasePremises() {
 	for _, s := range t.saved {
 		old, cur := s.der.prem, s.f.der.prem
-		if len(old) == 0 || &old[0] == &s.f.inlinePrem[0] || (len(cur) > 0 && &cur[0] == &old[0]) {
+		if len(old) == 0 || (len(cur) > 0 && &cur[0] == &old[0]) {
 			continue
 		}
 		clear(old)
@@ -223,11 +222,12 @@ func (t *txn) commit() Delta {
 		if f.tier() == 0 {
 			continue
 		}
-		if len(slab) < len(f.vals) {
-			slab = make([]Arg, max(4096, len(f.vals)))
+		n := len(f.values())
+		if len(slab) < n {
+			slab = make([]Arg, max(4096, n))
 		}
-		en := e.entryInto(f, slab[:len(f.vals):len(f.vals)])
-		slab = slab[len(f.vals):]
+		en := e.entryInto(f, slab[:n:n])
+		slab = slab[n:]
 		d.Added = append(d.Added, en)
 	}
 	for _, s := range t.saved {
