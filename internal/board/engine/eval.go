@@ -48,7 +48,7 @@ func (t *txn) run() error {
 	for _, rel := range baseRels {
 		for _, f := range t.pendingOD[rel] {
 			t.touch(f)
-			f.derTier, f.der = 0, derivation{}
+			f.derTier, f.der, f.inl = 0, derivation{}, 0
 		}
 		t.settle(rel)
 	}
@@ -204,7 +204,7 @@ func (ps *pass) overDelete(f *fact) {
 	}
 	f.odStamp = ps.stamp
 	ps.t.touch(f)
-	f.derTier, f.der = 0, derivation{}
+	f.derTier, f.der, f.inl = 0, derivation{}, 0
 	ps.od = append(ps.od, f)
 	// Dependents in this stratum were derived with the tier f had when the mutation began.
 	if weakened(f.was, f.tier()) {
@@ -322,18 +322,18 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	ps.t.touch(f)
 	before := f.tier()
 	f.derTier = tier
-	f.der = f.derivation(r, prem, &ps.t.e.prems)
+	f.der, f.inl = f.derivation(r, prem, &ps.t.e.prems)
 	if before == 0 || f.tier() < before {
 		ps.delta = append(ps.delta, f)
 	}
 	return nil
 }
 
-// derivation returns r's derivation of f from the non-nil premises, in body order. A fact
-// created by this mutation keeps them in its inline space when they fit and the space is
-// free: no saved state of an older mutation can refer to it. Otherwise they are carved
-// from slab.
-func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) derivation {
+// derivation returns r's derivation of f from the non-nil premises, in body order, and
+// the fact's inl for it. A fact created by this mutation keeps them in its inline space
+// when they fit and the space is free: no saved state of an older mutation can refer to
+// it. Otherwise they are carved from slab.
+func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) (derivation, uint8) {
 	n := 0
 	for _, p := range prem {
 		if p != nil {
@@ -341,10 +341,10 @@ func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) derivation {
 		}
 	}
 	if n == 0 {
-		return derivation{rule: r}
+		return derivation{rule: r}, 0
 	}
-	if f.was != 0 || n > len(f.inlinePrem) || f.der.inl != 0 {
-		return derivation{rule: r, prem: slab.compact(prem, n)}
+	if f.was != 0 || n > len(f.inlinePrem) || f.inl != 0 {
+		return derivation{rule: r, prem: slab.compact(prem, n)}, 0
 	}
 	i := 0
 	for _, p := range prem {
@@ -353,7 +353,7 @@ func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) derivation {
 			i++
 		}
 	}
-	return derivation{rule: r, inl: uint8(n)}
+	return derivation{rule: r}, uint8(n)
 }
 
 // compactPrem copies the non-nil premises, in body order.

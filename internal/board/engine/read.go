@@ -168,7 +168,7 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 	}
 	open[f] = true
 	d.Rule = f.der.rule.src.ID
-	for _, p := range f.premisesOf(f.der) {
+	for _, p := range f.premises() {
 		d.Premises = append(d.Premises, e.explain(p, memo, open))
 	}
 	delete(open, f)

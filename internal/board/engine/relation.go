@@ -137,9 +137,10 @@ type fact struct {
 	// vals holds the value ids, aligned with tab.names, of a fact with more than inline
 	// holds; read them with values.
 	vals []uint32
-	// inline holds the values (nvals of them, when vals is nil) and the premises of der for
-	// small facts, saving allocations. A vals pointing at inline would cost the collector a
-	// pointer to follow, and a write barrier, per fact.
+	// inline holds the values (when vals is nil) and the premises of der (when inl is not
+	// 0) of small facts, saving allocations. Slices pointing into the fact itself would
+	// cost the collector two pointers to follow, and two write barriers, per derived fact,
+	// in a fixpoint where the collector took a third of the time.
 	inline     [4]uint32
 	inlinePrem [2]*fact
 
@@ -147,7 +148,7 @@ type fact struct {
 	baseTier contract.Tier // strongest base tier; 0 when not base
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
 	was      contract.Tier // the tier when the mutation of stamp began
-	nvals    uint8
+	inl      uint8         // the number of der's premises in inlinePrem; 0 when they are der.prem
 	pos      int32         // position in tab.list; -1 when not stored
 	der      derivation    // the best derivation, when derTier != 0
 
@@ -163,31 +164,29 @@ type baseRef struct {
 }
 
 // derivation is one way a fact follows: a rule and the facts its positive body literals
-// matched, in body order (nil for built-ins and NAF literals). The premises are prem, or,
-// when inl is not 0, the first inl of the fact's inlinePrem: a slice pointing into the
-// fact itself would be one more pointer for the collector to follow per derived fact, in
-// a fixpoint where the collector took a third of the time.
+// matched, in body order (nil for built-ins and NAF literals). The premises of a fact's
+// derivation are prem, or, when the fact's inl is not 0, the first inl of its inlinePrem.
 type derivation struct {
 	rule *crule
 	prem []*fact
-	inl  uint8
 }
 
-// premisesOf returns the premises of d, a derivation of f (current or saved).
-func (f *fact) premisesOf(d derivation) []*fact {
-	if d.inl != 0 {
-		return f.inlinePrem[:d.inl:d.inl]
+// premises returns the premises of the fact's derivation.
+func (f *fact) premises() []*fact {
+	if f.inl != 0 {
+		return f.inlinePrem[:f.inl:f.inl]
 	}
-	return d.prem
+	return f.der.prem
 }
 
 // values returns the fact's value ids, aligned with tab.names: vals, or, when vals is nil,
-// the first nvals of inline.
+// the first of inline.
 func (f *fact) values() []uint32 {
 	if f.vals != nil {
 		return f.vals
 	}
-	return f.inline[:f.nvals:f.nvals]
+	n := len(f.tab.names)
+	return f.inline[:n:n]
 }
 
 // tierOf returns the stronger of two tiers, where 0 means "no support".

@@ -65,6 +65,7 @@ type savedFact struct {
 	baseTier contract.Tier
 	derTier  contract.Tier
 	der      derivation
+	inl      uint8
 }
 
 type savedID struct {
@@ -92,7 +93,7 @@ func (t *txn) touch(f *fact) {
 	f.was = f.tier()
 	l := t.log(f.tab.rel)
 	l.saved = append(l.saved, len(t.saved))
-	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der})
+	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der, inl: f.inl})
 }
 
 // factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
@@ -114,7 +115,7 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 	f := e.slab.alloc()
 	f.tab = tab
 	if len(vals) <= len(f.inline) {
-		f.nvals = uint8(copy(f.inline[:], vals))
+		copy(f.inline[:], vals)
 	} else {
 		f.vals = slices.Clone(vals)
 	}
@@ -147,10 +148,10 @@ func (t *txn) rollback() {
 		}
 	}
 	for _, s := range t.saved {
-		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der = s.bases, s.baseTier, s.derTier, s.der
+		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der, s.f.inl = s.bases, s.baseTier, s.derTier, s.der, s.inl
 	}
 	for f := range t.created() {
-		f.bases, f.baseTier, f.derTier, f.der = nil, 0, 0, derivation{}
+		f.bases, f.baseTier, f.derTier, f.der, f.inl = nil, 0, 0, derivation{}, 0
 	}
 	e.prog = t.oldProg
 	t.sweep()
@@ -179,7 +180,7 @@ func (t *txn) drop(f *fact) {
 	}
 	// f shares its slab chunk with live facts, which keep the chunk, and so f, reachable:
 	// let go of the facts f points to, so that they do not stay alive through it.
-	f.der, f.inlinePrem = derivation{}, [2]*fact{}
+	f.der, f.inl, f.inlinePrem = derivation{}, 0, [2]*fact{}
 }
 
 // releasePremises clears the premise lists that the committed mutation replaced. A list
