@@ -215,7 +215,7 @@ func (e *Engine) compileRule(r Rule, lim Limits) (*crule, error) {
 	if err != nil {
 		return nil, err
 	}
-	cr.headTab = e.relation(relKey{head.Pred, head.Neg}, true).tableFor(argNames(head))
+	cr.headTab = e.tableFor(e.relation(relKey{head.Pred, head.Neg}, true), argNames(head))
 	for _, arg := range head.Args {
 		switch arg.Term.Agg {
 		case "":

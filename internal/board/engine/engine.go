@@ -102,6 +102,7 @@ type Engine struct {
 	limits Limits
 	syms   symbols
 	rels   map[relKey]*relation
+	tables []*table // every table of every relation, by id
 	prog   *program
 
 	baseIDs    map[string]*fact // base id -> fact

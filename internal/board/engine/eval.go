@@ -230,12 +230,13 @@ func (ps *pass) propagateLoss() error {
 	for len(ps.odQueue) > 0 {
 		f := ps.odQueue[0]
 		ps.odQueue = ps.odQueue[1:]
+		rel := ps.t.e.tabOf(f).rel
 		for _, r := range ps.s.rules {
 			if r.isAgg {
 				continue
 			}
 			for i, l := range r.body {
-				if l.kind == litPos && l.rel == f.tab.rel {
+				if l.kind == litPos && l.rel == rel {
 					if err := ps.overDeleteFrom(r, i, f); err != nil {
 						return err
 					}
@@ -249,7 +250,7 @@ func (ps *pass) propagateLoss() error {
 // rederive gives f back its best one-step derivation from what holds, if it has one.
 func (ps *pass) rederive(f *fact) error {
 	for _, r := range ps.s.rules {
-		if r.headTab != f.tab {
+		if r.headTab.id != f.tab {
 			continue
 		}
 		env, ok := r.unifyHead(f.values())
@@ -409,12 +410,13 @@ func (ps *pass) fixpoint() error {
 		frontier := ps.delta
 		ps.delta, spare = spare[:0], frontier
 		for _, f := range frontier {
+			rel := e.tabOf(f).rel
 			for ri, r := range ps.s.rules {
 				if r.isAgg {
 					continue
 				}
 				for i, l := range r.body {
-					if l.kind != litPos || l.rel != f.tab.rel {
+					if l.kind != litPos || l.rel != rel {
 						continue
 					}
 					j := joiners[ri]

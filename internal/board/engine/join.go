@@ -54,7 +54,7 @@ func (j *joiner) all() error {
 func (j *joiner) from(i int, f *fact) error {
 	j.reset()
 	l := j.rule.body[i]
-	cols := l.matchOf(f.tab)
+	cols := l.matchOf(j.e.tabOf(f))
 	if cols == nil {
 		return nil
 	}

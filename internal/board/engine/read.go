@@ -193,7 +193,7 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 		}
 	}
 	slices.SortFunc(fs, func(a, b keyed) int {
-		ka, kb := a.f.tab.rel.key, b.f.tab.rel.key
+		ka, kb := e.tabOf(a.f).rel.key, e.tabOf(b.f).rel.key
 		return cmp.Or(strings.Compare(ka.pred, kb.pred), cmpBool(ka.neg, kb.neg), strings.Compare(a.text, b.text))
 	})
 	return func(yield func(Entry) bool) {

@@ -85,6 +85,7 @@ type relation struct {
 
 // table holds the facts of one shape: a relation and a sorted list of argument names.
 type table struct {
+	id    uint32 // its index in Engine.tables
 	rel   *relation
 	names []string
 	byKey factSet
@@ -133,7 +134,9 @@ func (ix *index) remove(f *fact) {
 // fact is the engine's record of one ground atom. It is stored in its table while it holds
 // (tier() != 0) and, within a mutation, while the mutation touches it.
 type fact struct {
-	tab *table
+	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
+	// one more for the collector to follow per fact.
+	tab uint32
 	// vals holds the value ids, aligned with tab.names, of a fact with more than inline
 	// holds; read them with values.
 	vals []uint32
@@ -149,6 +152,7 @@ type fact struct {
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
 	was      contract.Tier // the tier when the mutation of stamp began
 	inl      uint8         // the number of der's premises in inlinePrem; 0 when they are der.prem
+	nvals    uint8         // the number of values in inline, when vals is nil
 	pos      int32         // position in tab.list; -1 when not stored
 	der      derivation    // the best derivation, when derTier != 0
 
@@ -179,15 +183,17 @@ func (f *fact) premises() []*fact {
 	return f.der.prem
 }
 
-// values returns the fact's value ids, aligned with tab.names: vals, or, when vals is nil,
-// the first of inline.
+// values returns the fact's value ids, aligned with its table's names: vals, or, when vals
+// is nil, the first nvals of inline.
 func (f *fact) values() []uint32 {
 	if f.vals != nil {
 		return f.vals
 	}
-	n := len(f.tab.names)
-	return f.inline[:n:n]
+	return f.inline[:f.nvals:f.nvals]
 }
+
+// tabOf returns f's table.
+func (e *Engine) tabOf(f *fact) *table { return e.tables[f.tab] }
 
 // tierOf returns the stronger of two tiers, where 0 means "no support".
 func tierOf(base, der contract.Tier) contract.Tier {
@@ -300,9 +306,10 @@ func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
 // atom rebuilds the fact's Atom.
 func (e *Engine) atomOf(f *fact) Atom {
 	vals := f.values()
-	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: make([]Arg, len(vals))}
+	t := e.tabOf(f)
+	a := Atom{Pred: t.rel.key.pred, Neg: t.rel.key.neg, Args: make([]Arg, len(vals))}
 	for i, v := range vals {
-		a.Args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+		a.Args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
 	return a
 }
@@ -363,16 +370,17 @@ func idOf(text []byte) string {
 
 // canonical appends f's text exactly as Atom.String writes it.
 func (e *Engine) canonical(b []byte, f *fact) []byte {
-	if f.tab.rel.key.neg {
+	t := e.tabOf(f)
+	if t.rel.key.neg {
 		b = append(b, '~')
 	}
-	b = append(b, f.tab.rel.key.pred...)
+	b = append(b, t.rel.key.pred...)
 	b = append(b, '(')
 	for i, v := range f.values() {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, f.tab.names[i]...)
+		b = append(b, t.names[i]...)
 		b = append(b, ": "...)
 		b = appendValue(b, e.syms.vals[v])
 	}
@@ -402,10 +410,11 @@ func (e *Engine) entryOf(f *fact) Entry {
 
 // entryInto describes a stored fact, writing its arguments into args (one per value).
 func (e *Engine) entryInto(f *fact, args []Arg) Entry {
+	t := e.tabOf(f)
 	for i, v := range f.values() {
-		args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+		args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
-	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: args}
+	a := Atom{Pred: t.rel.key.pred, Neg: t.rel.key.neg, Args: args}
 	en := Entry{Atom: a, Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0, DerivedTier: f.derTier}
 	if en.Base {
 		en.ID = f.bases[0].id
@@ -434,14 +443,15 @@ func (e *Engine) relation(k relKey, create bool) *relation {
 }
 
 // tableFor returns r's table for the sorted names, creating it.
-func (r *relation) tableFor(names []string) *table {
+func (e *Engine) tableFor(r *relation, names []string) *table {
 	for _, t := range r.tables {
 		if equalStrings(t.names, names) {
 			return t
 		}
 	}
-	t := &table{rel: r, names: names}
+	t := &table{id: uint32(len(e.tables)), rel: r, names: names}
 	r.tables = append(r.tables, t)
+	e.tables = append(e.tables, t)
 	return t
 }
 

@@ -91,7 +91,7 @@ func (t *txn) touch(f *fact) {
 	}
 	f.stamp = t.stamp
 	f.was = f.tier()
-	l := t.log(f.tab.rel)
+	l := t.log(t.e.tabOf(f).rel)
 	l.saved = append(l.saved, len(t.saved))
 	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der, inl: f.inl})
 }
@@ -113,9 +113,9 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 			e.limits.MaxFacts, tab.rel.key)
 	}
 	f := e.slab.alloc()
-	f.tab = tab
+	f.tab = tab.id
 	if len(vals) <= len(f.inline) {
-		copy(f.inline[:], vals)
+		f.nvals = uint8(copy(f.inline[:], vals))
 	} else {
 		f.vals = slices.Clone(vals)
 	}
@@ -173,7 +173,7 @@ func (t *txn) drop(f *fact) {
 		return
 	}
 	e := t.e
-	f.tab.remove(f)
+	e.tabOf(f).remove(f)
 	e.stored--
 	if f.id != "" && e.derivedIDs[f.id] == f {
 		delete(e.derivedIDs, f.id)
