@@ -134,10 +134,7 @@ func (ix *index) remove(f *fact) {
 // fact is the engine's record of one ground atom. It is stored in its table while it holds
 // (tier() != 0) and, within a mutation, while the mutation touches it.
 type fact struct {
-	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
-	// one more for the collector to follow per fact.
-	tab uint32
-	// vals holds the value ids, aligned with tab.names, of a fact with more than inline
+	// vals holds the value ids, aligned with its table's names, of a fact with more than inline
 	// holds; read them with values.
 	vals []uint32
 	// inline holds the values (when vals is nil) and the premises of der (when inl is not
@@ -153,8 +150,11 @@ type fact struct {
 	was      contract.Tier // the tier when the mutation of stamp began
 	inl      uint8         // the number of der's premises in inlinePrem; 0 when they are der.prem
 	nvals    uint8         // the number of values in inline, when vals is nil
-	pos      int32         // position in tab.list; -1 when not stored
-	der      derivation    // the best derivation, when derTier != 0
+	pos      int32         // position in its table's list; -1 when not stored
+	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
+	// one more for the collector to follow per fact.
+	tab uint32
+	der derivation // the best derivation, when derTier != 0
 
 	id string // the deterministic derived id, computed on demand
 
