@@ -342,10 +342,10 @@ func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) (derivation, u
 		}
 	}
 	if n == 0 {
-		return derivation{rule: r}, 0
+		return derivation{rule: r.ref}, 0
 	}
 	if f.was != 0 || n > len(f.inlinePrem) || f.inl != 0 {
-		return derivation{rule: r, prem: slab.compact(prem, n)}, 0
+		return derivation{rule: r.ref, prem: slab.compact(prem, n)}, 0
 	}
 	i := 0
 	for _, p := range prem {
@@ -354,7 +354,7 @@ func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) (derivation, u
 			i++
 		}
 	}
-	return derivation{rule: r}, uint8(n)
+	return derivation{rule: r.ref}, uint8(n)
 }
 
 // compactPrem copies the non-nil premises, in body order.

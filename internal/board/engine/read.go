@@ -162,12 +162,12 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 		return d
 	}
 	d := &Derivation{ID: e.premiseID(f), Atom: e.atomOf(f), Tier: f.tier()}
-	if f.baseTier != 0 && (f.derTier == 0 || f.baseTier <= f.derTier) || f.der.rule == nil || open[f] {
+	if f.baseTier != 0 && (f.derTier == 0 || f.baseTier <= f.derTier) || f.der.rule == 0 || open[f] {
 		d.Base = f.baseTier != 0
 		return d
 	}
 	open[f] = true
-	d.Rule = f.der.rule.src.ID
+	d.Rule = e.ruleIDs[f.der.rule]
 	for _, p := range f.premises() {
 		d.Premises = append(d.Premises, e.explain(p, memo, open))
 	}

@@ -171,7 +171,7 @@ type baseRef struct {
 // matched, in body order (nil for built-ins and NAF literals). The premises of a fact's
 // derivation are prem, or, when the fact's inl is not 0, the first inl of its inlinePrem.
 type derivation struct {
-	rule *crule
+	rule uint32 // the rule's index in Engine.ruleIDs; 0 for no derivation
 	prem []*fact
 }
 
