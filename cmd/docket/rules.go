@@ -319,4 +319,3 @@ func (j *evalJSON) append(b []byte, a engine.Atom, tier contract.Tier, derived b
 	}
 	return append(b, j.tail...)
 }
-
