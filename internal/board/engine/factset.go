@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // factSet finds a table's facts by their values. It is an open-addressing hash table with
 // linear probing and backward-shift deletion: one probe sequence answers "is it there" and
@@ -12,6 +15,7 @@ type factSet struct {
 	keys  []uint64 // len is zero or a power of two; emptyKey marks an empty slot
 	facts []*fact  // aligned with keys
 	n     int
+	shift uint8 // 64 - log2(len(keys)); see home
 }
 
 // emptyKey marks an empty slot. No fact has it as its key: see factKey.
@@ -35,9 +39,12 @@ func factKey(vals []uint32) (key uint64, exact bool) {
 	return 1, false
 }
 
-// home is the slot a key probes first.
+// home is the slot a key probes first: the top bits of a multiplicative hash, so that the
+// home of a key in a set twice as large is 2h or 2h+1 for its home h in this one. grow
+// then walks the old slots in order and writes the new ones nearly in order: rehashing
+// half a million keys at random was a tenth of the time of a large fixpoint.
 func (s *factSet) home(key uint64) int {
-	return int((key * 0x9E3779B97F4A7C15) >> 32 & uint64(len(s.keys)-1))
+	return int((key * 0x9E3779B97F4A7C15) >> s.shift)
 }
 
 // get returns the fact with exactly vals, or nil.
@@ -81,6 +88,7 @@ func (s *factSet) grow() {
 	oldKeys, oldFacts := s.keys, s.facts
 	n := max(16, 2*len(oldKeys))
 	s.keys, s.facts = make([]uint64, n), make([]*fact, n)
+	s.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	for i, k := range oldKeys {
 		if k != emptyKey {
 			s.place(k, oldFacts[i])
