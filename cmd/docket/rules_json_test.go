@@ -12,7 +12,7 @@ import (
 // encoding/json writes for the same record, through one writer whose kept parts (the text
 // before the arguments, member names, the text after them) must change with the relation,
 // the argument names, negation, tier and derivation from one line to the next.
-func TestEvalJSON(t *testing.T) {
+func TestEvalJSON_Append(t *testing.T) {
 	type record struct {
 		Predicate string         `json:"predicate"`
 		Args      map[string]any `json:"args"`
@@ -42,24 +42,25 @@ func TestEvalJSON(t *testing.T) {
 		return a
 	}
 	lines := []struct {
+		name    string
 		atom    engine.Atom
 		tier    contract.Tier
 		derived bool
 	}{
-		{atom("path", false, "from", num(1), "to", num(2)), contract.TierVerified, true},
-		{atom("path", false, "from", num(2), "to", num(3)), contract.TierVerified, true},
-		{atom("path", false, "from", num(-7), "to", num(3)), contract.TierVerified, false},
-		{atom("path", true, "from", num(1), "to", num(2)), contract.TierVerified, false},
-		{atom("path", true, "from", num(1), "to", num(2)), contract.TierAsserted, false},
-		{atom("path", false, "a", engine.String("x"), "to", num(2)), contract.TierVerified, true},
-		{atom("path", false, "a", engine.String("x")), contract.TierVerified, true},
-		{atom("path", false, "a", engine.String(`q"<&>\`), "b", flt(2.5), "c", engine.Bool(true)), contract.TierVerified, true},
-		{atom("edge", false, "from", num(1), "to", num(2)), contract.TierVerified, false},
-		{atom("é<x>", false), contract.TierAsserted, true},
-		{atom("edge", false, "from", flt(1e21), "to", engine.Bool(false)), contract.TierVerified, false},
+		{"first line", atom("path", false, "from", num(1), "to", num(2)), contract.TierVerified, true},
+		{"same relation", atom("path", false, "from", num(2), "to", num(3)), contract.TierVerified, true},
+		{"base fact", atom("path", false, "from", num(-7), "to", num(3)), contract.TierVerified, false},
+		{"negated", atom("path", true, "from", num(1), "to", num(2)), contract.TierVerified, false},
+		{"weaker tier", atom("path", true, "from", num(1), "to", num(2)), contract.TierAsserted, false},
+		{"other argument names", atom("path", false, "a", engine.String("x"), "to", num(2)), contract.TierVerified, true},
+		{"fewer arguments", atom("path", false, "a", engine.String("x")), contract.TierVerified, true},
+		{"escaped string, float, bool", atom("path", false, "a", engine.String(`q"<&>\`), "b", flt(2.5), "c", engine.Bool(true)), contract.TierVerified, true},
+		{"other relation", atom("edge", false, "from", num(1), "to", num(2)), contract.TierVerified, false},
+		{"no arguments, escaped name", atom("é<x>", false), contract.TierAsserted, true},
+		{"large float, false", atom("edge", false, "from", flt(1e21), "to", engine.Bool(false)), contract.TierVerified, false},
 	}
 	var js evalJSON
-	for i, l := range lines {
+	for _, l := range lines {
 		r := record{Predicate: l.atom.Pred, Args: map[string]any{}, Negated: l.atom.Neg, Tier: l.tier.String(), Derived: l.derived}
 		for _, arg := range l.atom.Args {
 			r.Args[arg.Name] = arg.Term.Val.Any()
@@ -69,7 +70,7 @@ func TestEvalJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := js.append(nil, l.atom, l.tier, l.derived); string(got) != string(want) {
-			t.Errorf("line %d = %s, want %s", i, got, want)
+			t.Errorf("%s: got %s, want %s", l.name, got, want)
 		}
 	}
 }
