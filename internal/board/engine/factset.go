@@ -7,36 +7,30 @@ import (
 
 // factSet finds a table's facts by their values. It is an open-addressing hash table with
 // linear probing and backward-shift deletion: one probe sequence answers "is it there" and
-// "where does it go". The keys of the facts sit in an array of their own, beside the facts:
-// a probe reads 8-byte keys (eight to a cache line) and no fact but the one it finds, and a
-// probe for a new fact, which a fixpoint makes for nearly every derivation, reads the keys
-// alone, half the memory that key and fact side by side took.
+// "where does it go". Each slot keeps its fact's key, so a probe reads no fact but the one
+// it finds.
 type factSet struct {
-	keys  []uint64 // len is zero or a power of two; emptyKey marks an empty slot
-	facts []*fact  // aligned with keys
+	slots []factSlot // len is zero or a power of two
 	n     int
-	shift uint8 // 64 - log2(len(keys)); see home
+	shift uint8 // 64 - log2(len(slots)); see home
 }
 
-// emptyKey marks an empty slot. No fact has it as its key: see factKey.
-const emptyKey = 0
+type factSlot struct {
+	key uint64
+	f   *fact // nil for an empty slot
+}
 
-// factKey keys a fact's values: exact for one or two values (value ids are never 0, so
-// neither is the key), a hash otherwise, never emptyKey. A table's facts all have as many
-// values, so a table of facts without values holds one fact and keys it 1.
+// factKey keys a fact's values: exact for up to two values, a hash otherwise.
 func factKey(vals []uint32) (key uint64, exact bool) {
 	switch len(vals) {
 	case 0:
-		return 1, false
+		return 0, true
 	case 1:
 		return uint64(vals[0]), true
 	case 2:
 		return uint64(vals[0])<<32 | uint64(vals[1]), true
 	}
-	if h := hashVals(vals); h != emptyKey {
-		return h, false
-	}
-	return 1, false
+	return hashVals(vals), false
 }
 
 // home is the slot a key probes first: the top bits of a multiplicative hash, so that the
@@ -53,45 +47,45 @@ func (s *factSet) get(vals []uint32) *fact {
 		return nil
 	}
 	key, exact := factKey(vals)
-	mask := len(s.keys) - 1
+	mask := len(s.slots) - 1
 	for i := s.home(key); ; i = (i + 1) & mask {
-		k := s.keys[i]
-		if k == emptyKey {
+		sl := s.slots[i]
+		if sl.f == nil {
 			return nil
 		}
-		if k == key && (exact || slices.Equal(s.facts[i].values(), vals)) {
-			return s.facts[i]
+		if sl.key == key && (exact || slices.Equal(sl.f.values(), vals)) {
+			return sl.f
 		}
 	}
 }
 
 // add stores f, whose values are not in the set.
 func (s *factSet) add(f *fact) {
-	if 4*(s.n+1) > 3*len(s.keys) {
+	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
 	key, _ := factKey(f.values())
-	s.place(key, f)
+	s.place(factSlot{key: key, f: f})
 	s.n++
 }
 
-func (s *factSet) place(key uint64, f *fact) {
-	mask := len(s.keys) - 1
-	i := s.home(key)
-	for s.keys[i] != emptyKey {
+func (s *factSet) place(sl factSlot) {
+	mask := len(s.slots) - 1
+	i := s.home(sl.key)
+	for s.slots[i].f != nil {
 		i = (i + 1) & mask
 	}
-	s.keys[i], s.facts[i] = key, f
+	s.slots[i] = sl
 }
 
 func (s *factSet) grow() {
-	oldKeys, oldFacts := s.keys, s.facts
-	n := max(16, 2*len(oldKeys))
-	s.keys, s.facts = make([]uint64, n), make([]*fact, n)
+	old := s.slots
+	n := max(16, 2*len(old))
+	s.slots = make([]factSlot, n)
 	s.shift = uint8(64 - bits.TrailingZeros(uint(n)))
-	for i, k := range oldKeys {
-		if k != emptyKey {
-			s.place(k, oldFacts[i])
+	for _, sl := range old {
+		if sl.f != nil {
+			s.place(sl)
 		}
 	}
 }
@@ -102,24 +96,23 @@ func (s *factSet) remove(f *fact) {
 	if s.n == 0 {
 		return
 	}
-	mask := len(s.keys) - 1
+	mask := len(s.slots) - 1
 	key, _ := factKey(f.values())
 	i := s.home(key)
-	for s.facts[i] != f {
-		if s.keys[i] == emptyKey {
+	for s.slots[i].f != f {
+		if s.slots[i].f == nil {
 			return
 		}
 		i = (i + 1) & mask
 	}
-	s.keys[i], s.facts[i] = emptyKey, nil
+	s.slots[i] = factSlot{}
 	s.n--
-	for j := (i + 1) & mask; s.keys[j] != emptyKey; j = (j + 1) & mask {
-		h := s.home(s.keys[j])
+	for j := (i + 1) & mask; s.slots[j].f != nil; j = (j + 1) & mask {
+		h := s.home(s.slots[j].key)
 		// The member at j may move to the hole at i when its home is not in the cyclic
 		// range (i, j].
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			s.keys[i], s.facts[i] = s.keys[j], s.facts[j]
-			s.keys[j], s.facts[j] = emptyKey, nil
+			s.slots[i], s.slots[j] = s.slots[j], factSlot{}
 			i = j
 		}
 	}
