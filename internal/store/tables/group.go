@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,17 +282,26 @@ func (cl *call) run(tx *Tx) (err error, failed bool) {
 // Heads returns the statements that write the heads of the logs the batch appended to, in
 // project order; an implementation may send them with its COMMIT.
 func (b *Batch) Heads() []Statement {
-	stmts, _ := headStatements(b.heads)
-	return stmts
+	return headStatements(b.heads)
 }
 
 // Finish writes the heads of the logs the batch appended to on c. Call it after Run and
 // before commit.
+//
+// A log's head row exists from its first commit on (rows of event_heads are never
+// deleted), so Finish updates it in place by its key, and upserts only when the update
+// found no row: the upsert first tries an INSERT, which fails on the key, on every commit
+// but a log's first.
 func (b *Batch) Finish(ctx context.Context, c Conn) error {
-	stmts, projects := headStatements(b.heads)
-	for i, st := range stmts {
-		if _, err := c.Exec(ctx, st.SQL, st.Args...); err != nil {
-			return fmt.Errorf("write head of %s: %w", projects[i], err)
+	projects := slices.Sorted(maps.Keys(b.heads))
+	for _, p := range projects {
+		h := b.heads[p]
+		n, err := c.Exec(ctx, `UPDATE event_heads SET seq = $1, hash = $2 WHERE project = $3`, h.Seq, h.Hash[:], p)
+		if err == nil && n == 0 {
+			_, err = c.Exec(ctx, headUpsert, p, h.Seq, h.Hash[:])
+		}
+		if err != nil {
+			return fmt.Errorf("write head of %s: %w", p, err)
 		}
 	}
 	return nil
