@@ -165,7 +165,8 @@ const (
 // with 8 writers each waiting for its own commit, found 2.4 calls a commit, because the
 // other processor took it up again before the released callers ran, and because a batch
 // that took every queued call left the Group idle, so the first caller back led a batch
-// of one; gathering, 7–8.
+// of one. Gathering, 72% of the batches held all 8 calls (6.6 on average: where a round of
+// the benchmark starts and ends, its writers come one by one).
 func (g *Group) gather() {
 	g.mu.Lock()
 	n, want, ended := len(g.queue), g.expect, g.ended
