@@ -59,19 +59,31 @@ func BenchmarkQueryBoard_InConversation(b *testing.B) {
 	benchQueryBoardIn(b, newFixture(b, time.Second), "c-1")
 }
 
+// BenchmarkQueryBoard_ViewSent is BenchmarkQueryBoard with every answer carrying the View
+// in full, as when the Board changed since the conversation's last answer: the client
+// says it holds no View (_meta "docket/view" "").
+func BenchmarkQueryBoard_ViewSent(b *testing.B) {
+	benchQueryBoardMeta(b, newFixture(b, time.Second), mcp.Meta{contract.MetaViewKey: ""})
+}
+
 func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
 
 func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
+	var meta mcp.Meta
+	if conversation != "" {
+		meta = mcp.Meta{contract.MetaConversationKey: conversation}
+	}
+	benchQueryBoardMeta(b, f, meta)
+}
+
+func benchQueryBoardMeta(b *testing.B, f *fixture, meta mcp.Meta) {
 	cs := f.connect(b, nil)
 	fillItems(b, cs)
 	raw, err := json.Marshal(itemQuery)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw)}
-	if conversation != "" {
-		p.Meta = mcp.Meta{contract.MetaConversationKey: conversation}
-	}
+	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw), Meta: meta}
 	loop(b, func(int) {
 		res, err := cs.CallTool(b.Context(), p)
 		if err != nil || res.IsError {
