@@ -149,12 +149,24 @@ func BenchmarkSDKFloor(b *testing.B) {
 
 // BenchmarkSDKFloor_QueryBoardAnswer is BenchmarkSDKFloor answering, from memory, the
 // bytes BenchmarkQueryBoard's QueryBoard answers (its text block, structuredContent and
-// _meta): what the SDK alone costs to carry that answer, with no authority behind it.
-func BenchmarkSDKFloor_QueryBoardAnswer(b *testing.B) {
+// _meta, the View named unchanged): what the SDK alone costs to carry that answer, with
+// no authority behind it. BenchmarkSDKFloor_QueryBoardAnswerWithView carries the same
+// answer with the View in full, as BenchmarkQueryBoard_ViewSent answers it.
+func BenchmarkSDKFloor_QueryBoardAnswer(b *testing.B) { benchSDKQueryBoardAnswer(b, nil) }
+
+func BenchmarkSDKFloor_QueryBoardAnswerWithView(b *testing.B) {
+	benchSDKQueryBoardAnswer(b, mcp.Meta{contract.MetaViewKey: ""})
+}
+
+func benchSDKQueryBoardAnswer(b *testing.B, meta mcp.Meta) {
 	f := newFixture(b, time.Second)
 	cs := f.connect(b, nil)
 	fillItems(b, cs)
-	res, err := callErr(cs, "QueryBoard", itemQuery)
+	raw, err := json.Marshal(itemQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw), Meta: meta})
 	if err != nil || res.IsError {
 		b.Fatalf("QueryBoard failed: %v", err)
 	}
