@@ -85,7 +85,7 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 			return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
 		}
 		held := contract.Digest{}
-		if sent && (claimed == nil || *claimed == last) {
+		if sent && (claimed == nil || *claimed == last) && !fullView(in) {
 			held = last
 		}
 		res, digest, err := toolResult(ans, held)
@@ -101,6 +101,13 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 		s.mu.Unlock()
 		return res, nil
 	}
+}
+
+// fullView reports whether the call's input asks for the View in full: QueryBoard's
+// fullView, the way back for a model whose context lost the View it was last sent.
+func fullView(in any) bool {
+	q, ok := in.(*contract.QueryBoardInput)
+	return ok && q.FullView
 }
 
 // maxViews bounds the conversations per session whose last View the gateway remembers;

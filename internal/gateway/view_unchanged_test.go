@@ -49,6 +49,9 @@ func TestGateway_ViewSentWhenChanged(t *testing.T) {
 			other := contract.Sum([]byte("another view"))
 			return callMeta(t, cs, mcp.Meta{contract.MetaConversationKey: "a", contract.MetaViewKey: other.String()}, "QueryBoard", contract.QueryBoardInput{})
 		}, false},
+		{"QueryBoard asks for the View in full", func(t *testing.T, _ *fixture, cs *mcp.ClientSession, _ contract.Digest) (contract.ToolResult, contract.HostMeta) {
+			return callIn(t, cs, "a", "QueryBoard", contract.QueryBoardInput{FullView: true})
+		}, false},
 		{"the Board changed", func(t *testing.T, _ *fixture, cs *mcp.ClientSession, _ contract.Digest) (contract.ToolResult, contract.HostMeta) {
 			if res, _ := callIn(t, cs, "b", "OpenCase", openB); !res.Accepted {
 				t.Fatalf("OpenCase in b = %s %s", res.ErrorCode, res.Teaching)
