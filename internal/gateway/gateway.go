@@ -23,9 +23,10 @@ type authenticator interface {
 	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
 }
 
-// operations runs calls and reports an Agent's strip.
+// operations runs calls and reports an Agent's strip. Begin answers a call at once, or
+// returns it held (see [authority.Held]).
 type operations interface {
-	Call(ctx context.Context, c authority.Caller, call authority.Call) (authority.Answer, error)
+	Begin(ctx context.Context, c authority.Caller, call authority.Call) (*authority.Held, authority.Answer, error)
 	Refusal(ctx context.Context, c authority.Caller, focus []contract.CaseID, err *contract.Error) (authority.Answer, error)
 	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
 }
