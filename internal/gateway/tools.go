@@ -98,11 +98,27 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		t.held, ans, err = g.ops.Begin(ctx, c, call)
 		if t.held != nil && err == nil {
 			held = true
+			// The SDK's decoder makes every _meta map with room for 64 entries (≈ 4.7 KB)
+			// and the request lives as long as the call is held: an equal map sized to
+			// its one or two entries takes its place.
+			req.Params.Meta = compactMeta(req.Params.Meta)
 			return t, nil, nil
 		}
 	}
 	res, err := g.answerTool(t, ans, err)
 	return nil, res, err
+}
+
+// compactMeta returns a copy of m sized to its entries.
+func compactMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	c := make(mcp.Meta, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // endTool answers a held call once its Wait returned err.
