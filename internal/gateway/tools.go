@@ -21,10 +21,15 @@ import (
 // a serve holds thousands: its stack shrinks at a collection only while it uses less
 // than a quarter of it, so what stays on it while parked is kept small — the handler's
 // own frame and [authority.Held.Wait]'s. The decoding, the admission and the answer run
-// in beginTool and endTool, whose frames are gone by then.
+// in beginTool and endTool, whose frames are gone by then; beginTool and the progress
+// run apart, so the parked stack never grows to their depth at all (a stack that grew
+// and shrank again leaves its larger slot's span in use beside other goroutines').
 func (g *Gateway) tool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		t, res, err := g.beginTool(ctx, name, req)
+		var t *toolCall
+		var res *mcp.CallToolResult
+		var err error
+		apart(func() { t, res, err = g.beginTool(ctx, name, req) })
 		if t == nil {
 			return res, err
 		}
@@ -211,9 +216,24 @@ func progress(ctx context.Context, ss *mcp.ServerSession, tok any) func(contract
 		if s.ReasonCode != "" {
 			msg += ": " + string(s.ReasonCode) // why queued work waits, e.g. no_live_worker
 		}
-		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
-			Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
+		// It runs on the held call's goroutine, between its waits (see tool).
+		apart(func() {
+			ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
+				Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
+		})
 	}
+}
+
+// apart runs f on a goroutine of its own and returns once f returned: the caller's stack
+// does not grow to f's depth. A held call's goroutine runs its deep work apart before it
+// parks (see tool).
+func apart(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
 }
 
 func replacedError() error {
