@@ -68,6 +68,8 @@ type Reader interface {
 
 	// Nodes returns every Board node of project, for rebuilding the Board.
 	Nodes(ctx context.Context, project string) ([]Node, error)
+	// NodeCount returns how many Board nodes project keeps, without reading them.
+	NodeCount(ctx context.Context, project string) (int, error)
 
 	// Lease returns the lease of connection, or [ErrNotFound] when none was ever granted.
 	Lease(ctx context.Context, connection string) (Lease, error)

@@ -131,6 +131,11 @@ func testNodes(t *testing.T, h Harness) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Nodes (-want +got):\n%s", diff)
 	}
+	for project, want := range map[string]int{"p1": len(want), "no-such-project": 0} {
+		if n, err := s.NodeCount(ctx, project); err != nil || n != want {
+			t.Errorf("NodeCount(%s) = %d, %v; want %d", project, n, err, want)
+		}
+	}
 	tests := []struct {
 		name string
 		fn   func(context.Context, store.Tx) error

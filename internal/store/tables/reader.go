@@ -317,6 +317,15 @@ func (r Reader) Nodes(ctx context.Context, project string) ([]store.Node, error)
 	return ns, nil
 }
 
+// NodeCount implements [store.Reader.NodeCount].
+func (r Reader) NodeCount(ctx context.Context, project string) (int, error) {
+	var n int
+	if err := r.C.QueryRow(ctx, `SELECT COUNT(*) FROM nodes WHERE project = $1`, project).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count nodes of %s: %w", project, err)
+	}
+	return n, nil
+}
+
 // LiveSessions implements [store.Reader.LiveSessions].
 func (r Reader) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
 	var n int
