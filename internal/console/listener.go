@@ -19,8 +19,22 @@ const (
 	DefaultBodyTimeout   = 30 * time.Second  // to read a request's whole body, from its headers
 	DefaultIdleTimeout   = 120 * time.Second // a kept-alive connection with no request
 	DefaultMaxConns      = 4096              // open connections, when the fd limit says nothing
+	DefaultMaxStreams    = 250               // requests at once on one HTTP/2 connection
 	maxHeaderBytes       = 64 << 10
 )
+
+// listenerProtocols is HTTP/1.1 and unencrypted HTTP/2 (h2c with prior knowledge; there
+// is no TLS listener): an agent runtime that hosts many Agents carries their held /mcp
+// calls as streams of one connection, where HTTP/1.1 needs a connection, its goroutines and
+// its buffers per call (issue 17: benchmarks/README.md). The bounds hold for both: the
+// connection bound counts connections, DefaultMaxStreams bounds the requests of each, and
+// a stream's body has the body timeout, as a connection's does.
+func listenerProtocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
 
 // limitListener accepts at most n open connections; Accept waits while n are open, so the
 // process never runs out of file descriptors, and a waiting client is served as soon as

@@ -177,3 +177,89 @@ func TestLogin_RateLimit(t *testing.T) {
 		t.Errorf("past the global burst = %d, want 429", resp.StatusCode)
 	}
 }
+
+// h2cClient speaks HTTP/2 without TLS only (prior knowledge), as the agent runtime does
+// to docket serve, over at most one connection.
+func h2cClient(timeout time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetUnencryptedHTTP2(true)
+	t.MaxConnsPerHost = 1
+	return &http.Client{Transport: t, Timeout: timeout}
+}
+
+// TestListener_HTTP2: the listener speaks HTTP/2 without TLS beside HTTP/1.1, and its
+// bounds hold per stream: the Host check refuses a foreign :authority, a body that
+// dribbles in is cut at the body timeout while another stream of the same connection is
+// answered, and a held answer whose body was read is not cut.
+func TestListener_HTTP2(t *testing.T) {
+	const bound = 300 * time.Millisecond
+	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{
+		"POST /hold": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := io.ReadAll(r.Body); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			select {
+			case <-time.After(4 * bound):
+				io.WriteString(w, "held")
+			case <-r.Context().Done():
+				t.Errorf("the held answer's context ended: %v", context.Cause(r.Context()))
+			}
+		}),
+	}})
+	client := h2cClient(20 * time.Second)
+
+	resp, err := client.Get("http://" + addr + "/api/v1/health")
+	if err != nil {
+		t.Fatalf("health over h2c: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 {
+		t.Fatalf("health over h2c = %d %s, want 200 over HTTP/2", resp.StatusCode, resp.Proto)
+	}
+
+	foreign, err := http.NewRequest("GET", "http://"+addr+"/api/v1/health", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign.Host = "evil.example"
+	if resp, err := client.Do(foreign); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign :authority over h2c = %d, want 403", resp.StatusCode)
+	}
+
+	// A body that sends one byte, then nothing: its stream must end well before the
+	// client gives up, while the connection keeps serving.
+	body, send := io.Pipe()
+	defer send.Close()
+	go func() { _, _ = send.Write([]byte("{")) }() // the write ends when the stream is cut or read
+	slow, err := http.NewRequest("POST", "http://"+addr+"/api/v1/sessions", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.ContentLength = 100
+	slowDone := make(chan error, 1) // written once by the slow request's goroutine
+	go func() {
+		resp, err := client.Do(slow)
+		if err == nil {
+			resp.Body.Close()
+		}
+		slowDone <- err
+	}()
+	held, err := client.Post("http://"+addr+"/hold", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("held answer beside a slow body: %v", err)
+	}
+	b, err := io.ReadAll(held.Body)
+	held.Body.Close()
+	if err != nil || string(b) != "held" || held.ProtoMajor != 2 {
+		t.Errorf("held answer = %q %s, %v; want held over HTTP/2", b, held.Proto, err)
+	}
+	if err := <-slowDone; err != nil {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			t.Errorf("a slow body over h2c still held its stream when the client gave up: %v", err)
+		}
+	}
+}

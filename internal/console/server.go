@@ -350,6 +350,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Protocols:         listenerProtocols(),
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
 	}
 	errc := make(chan error, 1) // written once by the serving goroutine, never closed
 	go func() { errc <- hs.Serve(ln) }()

@@ -38,17 +38,27 @@ import (
 // go test ./internal/gateway -run '^$' -bench 'HeldCalls/server' -benchtime 1x -args -held-agents 10000).
 var heldAgents = flag.Int("held-agents", 1000, "Agents holding a call at once in BenchmarkHeldCalls")
 
+// heldProto is how BenchmarkHeldCalls's clients reach the gateway:
+//   - http1: HTTP/1.1, one connection per held call;
+//   - h2: HTTP/2 (h2c with prior knowledge) over one shared transport, the shape of one
+//     process hosting many Agents: the gateway carries many held calls as streams of one
+//     connection;
+//   - h2-each: HTTP/2 with a transport, so a connection, of each Agent's own, the shape
+//     of one agent runtime process per Agent.
+var heldProto = flag.String("held-proto", "http1", "BenchmarkHeldCalls's clients speak http1, h2 (one shared transport) or h2-each (a transport per Agent)")
+
 // Environment of the client process BenchmarkHeldCalls/server starts (see TestMain).
 const (
 	envHeldURL    = "DOCKET_HELD_CLIENTS_URL"
 	envHeldTokens = "DOCKET_HELD_CLIENTS_TOKENS" // a file of agent tokens, one a line
+	envHeldProto  = "DOCKET_HELD_CLIENTS_PROTO"  // -held-proto
 )
 
 // TestMain runs the tests, or — when BenchmarkHeldCalls/server starts this test binary
 // as its client process — the held-call clients.
 func TestMain(m *testing.M) {
 	if url := os.Getenv(envHeldURL); url != "" {
-		if err := heldClientProcess(url, os.Getenv(envHeldTokens), os.Stdin, os.Stdout); err != nil {
+		if err := heldClientProcess(url, os.Getenv(envHeldTokens), os.Getenv(envHeldProto), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "held clients:", err)
 			os.Exit(1)
 		}
@@ -119,12 +129,32 @@ type heldClients struct {
 	answers  chan error
 }
 
-// connectHeld connects one client per token to url, a few at a time. All clients share
-// one transport that keeps every connection it opens, so no connection is closed and
-// dialled again.
-func connectHeld(ctx context.Context, url string, tokens []string) (*heldClients, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConnsPerHost = 4 * len(tokens)
+// heldTransport is a client transport that keeps every connection it opens, so no
+// connection is closed and dialled again; with h2 it speaks HTTP/2 only, and opens a
+// further connection only when one carries as many streams as the server allows.
+func heldTransport(conns int, h2 bool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = conns
+	if h2 {
+		t.Protocols = new(http.Protocols)
+		t.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return t
+}
+
+// connectHeld connects one client per token to url, a few at a time, speaking proto (see
+// heldProto).
+func connectHeld(ctx context.Context, url string, tokens []string, proto string) (*heldClients, error) {
+	var shared *http.Transport
+	switch proto {
+	case "http1", "":
+		shared = heldTransport(4*len(tokens), false)
+	case "h2":
+		shared = heldTransport(4*len(tokens), true)
+	case "h2-each":
+	default:
+		return nil, fmt.Errorf("-held-proto %q: want http1, h2 or h2-each", proto)
+	}
 	h := &heldClients{sessions: make([]*mcp.ClientSession, len(tokens)),
 		held: make(chan struct{}, 2*len(tokens)), answers: make(chan error, len(tokens))}
 	errs := make([]error, len(tokens))
@@ -136,6 +166,10 @@ func connectHeld(ctx context.Context, url string, tokens []string) (*heldClients
 				c := mcp.NewClient(&mcp.Implementation{Name: "held", Version: "1"}, &mcp.ClientOptions{
 					ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { h.held <- struct{}{} },
 				})
+				transport := shared
+				if transport == nil {
+					transport = heldTransport(4, true)
+				}
 				tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
 					HTTPClient: &http.Client{Transport: bearer{token: tokens[i], next: transport}}}
 				h.sessions[i], errs[i] = c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: contract.ProtocolVersion})
@@ -198,7 +232,7 @@ func (h *heldClients) close() {
 // client per token in the file tokens, writes "connected", holds a call per client
 // after a line on in, then writes "held" and its snapshots as JSON, and returns once
 // every held call answered (the benchmark settles the Operations).
-func heldClientProcess(url, tokens string, in io.Reader, out io.Writer) error {
+func heldClientProcess(url, tokens, proto string, in io.Reader, out io.Writer) error {
 	ctx := context.Background()
 	data, err := os.ReadFile(tokens)
 	if err != nil {
@@ -206,7 +240,7 @@ func heldClientProcess(url, tokens string, in io.Reader, out io.Writer) error {
 	}
 	s := snapshots{N: len(strings.Fields(string(data)))}
 	s.None = measure()
-	h, err := connectHeld(ctx, url, strings.Fields(string(data)))
+	h, err := connectHeld(ctx, url, strings.Fields(string(data)), proto)
 	if err != nil {
 		return err
 	}
@@ -320,7 +354,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 			ordinal++
 			s := snapshots{N: *heldAgents}
 			s.None = measure()
-			h, err := connectHeld(ctx, f.url, f.tokens)
+			h, err := connectHeld(ctx, f.url, f.tokens, *heldProto)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -350,7 +384,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 			s := snapshots{N: *heldAgents}
 			s.None = measure()
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), envHeldURL+"="+f.url, envHeldTokens+"="+tokens)
+			cmd.Env = append(os.Environ(), envHeldURL+"="+f.url, envHeldTokens+"="+tokens, envHeldProto+"="+*heldProto)
 			cmd.Stderr = os.Stderr
 			stdin, err := cmd.StdinPipe()
 			if err != nil {

@@ -93,7 +93,12 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	if tel != nil {
 		h = tel.HTTP(mux)
 	}
-	f.server = httptest.NewServer(h)
+	// The server speaks HTTP/1.1 and HTTP/2 without TLS, as docket serve does.
+	f.server = httptest.NewUnstartedServer(h)
+	f.server.Config.Protocols = new(http.Protocols)
+	f.server.Config.Protocols.SetHTTP1(true)
+	f.server.Config.Protocols.SetUnencryptedHTTP2(true)
+	f.server.Start()
 	t.Cleanup(f.server.Close)
 	f.url = f.server.URL + "/mcp"
 	f.worker = authoritytest.NewWorker(t, a, f.admin, f.ops, fetchWorker(""))
