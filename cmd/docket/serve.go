@@ -36,7 +36,7 @@ type serveCmd struct {
 	// Checkpoint is how often each project's moved log head is signed (docs/provability.md).
 	Checkpoint time.Duration `help:"How often to sign a checkpoint of each project's log head that moved." default:"1m"`
 	LeaseTTL   time.Duration `name:"lease-ttl" help:"How long a worker's lease lasts without renewal." default:"30s"`
-	MaxConns   int           `name:"max-connections" help:"Most open connections; more wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
+	MaxConns   int           `name:"max-connections" help:"Most open connections, not requests: an HTTP/2 connection carries up to 250 at once; more connections wait to be accepted (default: the open-file limit less a reserve for the store and logs)."`
 	BodyTime   time.Duration `name:"body-timeout" help:"How long a request's body may take to arrive whole; a slower one is cut." default:"30s"`
 	// ScheduleGrace is how late a schedule's fire may come and still be on time; past it,
 	// the schedule's missed-fire policy decides (docs/workbench.md, Schedules).

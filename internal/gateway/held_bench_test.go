@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +47,32 @@ var heldAgents = flag.Int("held-agents", 1000, "Agents holding a call at once in
 //   - h2-each: HTTP/2 with a transport, so a connection, of each Agent's own, the shape
 //     of one agent runtime process per Agent.
 var heldProto = flag.String("held-proto", "http1", "BenchmarkHeldCalls's clients speak http1, h2 (one shared transport) or h2-each (a transport per Agent)")
+
+// heldProfiles, when set, is a directory BenchmarkHeldCalls/server writes the server's
+// goroutine (goroutine.txt, stacks with counts) and heap (heap.pprof) profiles to while
+// every call is held: what the per-Agent figures are made of.
+var heldProfiles = flag.String("held-profiles", "", "directory for the server's goroutine and heap profiles while every call is held")
+
+// writeHeldProfiles writes the profiles -held-profiles asks for.
+func writeHeldProfiles(dir string) error {
+	for _, p := range []struct {
+		name, file string
+		debug      int
+	}{{"goroutine", "goroutine.txt", 1}, {"heap", "heap.pprof", 0}} {
+		f, err := os.Create(filepath.Join(dir, p.file))
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup(p.name).WriteTo(f, p.debug)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s profile: %w", p.name, err)
+		}
+	}
+	return nil
+}
 
 // Environment of the client process BenchmarkHeldCalls/server starts (see TestMain).
 const (
@@ -416,6 +443,11 @@ func BenchmarkHeldCalls(b *testing.B) {
 			}
 			f.checkHeld(b)
 			s.Held = measure()
+			if *heldProfiles != "" {
+				if err := writeHeldProfiles(*heldProfiles); err != nil {
+					b.Fatal(err)
+				}
+			}
 			f.probeQueries(b, "held-")
 			b.StopTimer()
 			s.report(b, "")
