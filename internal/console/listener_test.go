@@ -62,25 +62,29 @@ func TestListener_SlowBody(t *testing.T) {
 	}
 }
 
+// holdRoute reads its body, then holds its answer for four times bound, as a held /mcp
+// call does; the test fails if the answer's context ends first.
+func holdRoute(t *testing.T, bound time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-time.After(4 * bound):
+			io.WriteString(w, "held")
+		case <-r.Context().Done():
+			t.Errorf("the held answer's context ended: %v", context.Cause(r.Context()))
+		}
+	})
+}
+
 // TestListener_LongAnswer: the body deadline bounds reading, not answering: a handler
 // that has read its body and holds its answer for longer (a held /mcp call, a /work
 // poll) is neither cut nor cancelled.
 func TestListener_LongAnswer(t *testing.T) {
 	const bound = 200 * time.Millisecond
-	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{
-		"POST /hold": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, err := io.ReadAll(r.Body); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			select {
-			case <-time.After(4 * bound):
-				io.WriteString(w, "held")
-			case <-r.Context().Done():
-				t.Errorf("the held answer's context ended: %v", context.Cause(r.Context()))
-			}
-		}),
-	}})
+	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{"POST /hold": holdRoute(t, bound)}})
 	resp, err := http.Post("http://"+addr+"/hold", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -194,20 +198,7 @@ func h2cClient(timeout time.Duration) *http.Client {
 // answered, and a held answer whose body was read is not cut.
 func TestListener_HTTP2(t *testing.T) {
 	const bound = 300 * time.Millisecond
-	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{
-		"POST /hold": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, err := io.ReadAll(r.Body); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			select {
-			case <-time.After(4 * bound):
-				io.WriteString(w, "held")
-			case <-r.Context().Done():
-				t.Errorf("the held answer's context ended: %v", context.Cause(r.Context()))
-			}
-		}),
-	}})
+	addr, _ := runServer(t, console.Config{BodyTimeout: bound, Routes: map[string]http.Handler{"POST /hold": holdRoute(t, bound)}})
 	client := h2cClient(20 * time.Second)
 
 	resp, err := client.Get("http://" + addr + "/api/v1/health")
