@@ -254,3 +254,53 @@ func TestListener_HTTP2(t *testing.T) {
 		}
 	}
 }
+
+// TestListener_HTTP2StreamBound: one HTTP/2 connection carries at most MaxStreams
+// requests at once; a client past it takes another connection, which the connection
+// bound counts.
+func TestListener_HTTP2StreamBound(t *testing.T) {
+	const streams, held = 2, 5
+	arrived := make(chan string, held) // each held request's connection, as it arrives
+	release := make(chan struct{})
+	addr, _ := runServer(t, console.Config{MaxStreams: streams, Routes: map[string]http.Handler{
+		"POST /hold": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrived <- r.RemoteAddr
+			<-release
+			io.WriteString(w, "held")
+		}),
+	}})
+	tr := h2cClient(20 * time.Second).Transport.(*http.Transport)
+	tr.MaxConnsPerHost = 0 // a full connection makes the client dial another
+	client := &http.Client{Transport: tr, Timeout: 20 * time.Second}
+	resp, err := client.Get("http://" + addr + "/api/v1/health") // the connection and its settings
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	errs := make(chan error, held)
+	perConn := map[string]int{}
+	for range held {
+		go func() {
+			resp, err := client.Post("http://"+addr+"/hold", "application/json", strings.NewReader(`{}`))
+			if err == nil {
+				resp.Body.Close()
+			}
+			errs <- err
+		}()
+		perConn[<-arrived]++ // one at a time, so the client knows each connection's load
+	}
+	close(release)
+	for range held {
+		if err := <-errs; err != nil {
+			t.Errorf("held request: %v", err)
+		}
+	}
+	for conn, n := range perConn {
+		if n > streams {
+			t.Errorf("connection %s carried %d requests at once, want at most %d", conn, n, streams)
+		}
+	}
+	if len(perConn) != (held+streams-1)/streams {
+		t.Errorf("held requests came over %d connections (%v), want %d", len(perConn), perConn, (held+streams-1)/streams)
+	}
+}

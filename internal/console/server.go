@@ -127,6 +127,7 @@ type Config struct {
 	// kept-alive connection with no request; 0 takes the Default of each. Logins bounds
 	// POST /api/v1/sessions and /api/v1/sessions/cookie.
 	MaxConns      int
+	MaxStreams    int // requests at once on one HTTP/2 connection; 0 is DefaultMaxStreams
 	HeaderTimeout time.Duration
 	BodyTimeout   time.Duration
 	IdleTimeout   time.Duration
@@ -154,6 +155,7 @@ type Server struct {
 	xorigin       *http.CrossOriginProtection
 	pathKey       string
 	maxConns      int
+	maxStreams    int
 	headerTimeout time.Duration
 	idleTimeout   time.Duration
 	bodyTimeout   time.Duration
@@ -198,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 	s.headerTimeout = cmp.Or(cfg.HeaderTimeout, DefaultHeaderTimeout)
 	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
 	s.idleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	s.maxStreams = cmp.Or(max(cfg.MaxStreams, 0), DefaultMaxStreams)
 	if s.maxConns <= 0 {
 		s.maxConns = DefaultMaxConns
 	}
@@ -351,7 +354,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		Protocols:         listenerProtocols(),
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.maxStreams},
 	}
 	errc := make(chan error, 1) // written once by the serving goroutine, never closed
 	go func() { errc <- hs.Serve(ln) }()
