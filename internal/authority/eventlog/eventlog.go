@@ -113,27 +113,49 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 // r's store ([Remember]) that continue the cursor, and reads from r only the rest. A
 // cursor at to or past it reads nothing.
 func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract.ProjectID, to int64, apply func(store.Event) error) error {
-	for _, e := range Recent(r, project, c.seq, to) {
-		if err := apply(e); err != nil {
-			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+	if tails(r) == nil {
+		if c.seq >= to {
+			return nil
 		}
-		c.seq = e.Seq
+		return c.scan(ctx, r, project, apply)
 	}
-	if c.seq >= to {
-		return nil
+	for {
+		for _, e := range Recent(r, project, c.seq, to) {
+			if err := c.applyOne(project, e, apply); err != nil {
+				return err
+			}
+		}
+		if c.seq >= to {
+			return nil
+		}
+		// Memory lacks the next event: read a page from r, then look in memory again.
+		es, err := r.Events(ctx, string(project), c.seq, MaxEventPage)
+		if err != nil {
+			return fmt.Errorf("read events of %s: %w", project, err)
+		}
+		for _, e := range es {
+			if err := c.applyOne(project, e, apply); err != nil {
+				return err
+			}
+		}
+		if len(es) < MaxEventPage {
+			return nil // read to the end of the log
+		}
 	}
-	return c.scan(ctx, r, project, apply)
+}
+
+// applyOne applies e and moves the cursor past it.
+func (c *Cursor) applyOne(project contract.ProjectID, e store.Event, apply func(store.Event) error) error {
+	if err := apply(e); err != nil {
+		return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+	}
+	c.seq = e.Seq
+	return nil
 }
 
 // scan applies every event after the cursor read from r.
 func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
-	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error {
-		if err := apply(e); err != nil {
-			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
-		}
-		c.seq = e.Seq
-		return nil
-	})
+	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error { return c.applyOne(project, e, apply) })
 }
 
 // Act runs fn, a part's write to project's log, in one store transaction under the log's
