@@ -45,8 +45,9 @@ type memStore struct {
 // tail is one project's latest committed events, each in the slot of its sequence
 // number modulo tailSize; a slot holding another sequence number holds nothing asked.
 type tail struct {
-	mu  sync.Mutex
-	evs [tailSize]store.Event
+	mu     sync.Mutex
+	evs    [tailSize]store.Event
+	latest int64 // the highest seq kept
 }
 
 // Update implements [store.Store.Update]: fn sees a Tx that notes what it appends, and
@@ -74,6 +75,7 @@ func (m *memStore) keep(evs []store.Event) {
 		t.mu.Lock()
 		for _, e := range evs[:n] {
 			t.evs[e.Seq%tailSize] = e
+			t.latest = max(t.latest, e.Seq)
 		}
 		t.mu.Unlock()
 		evs = evs[n:]
@@ -118,6 +120,25 @@ func Recent(r store.Reader, project contract.ProjectID, from, to int64) []store.
 		return nil
 	}
 	return m.recent(string(project), from, to)
+}
+
+// Latest returns the highest seq of project's log that this process committed through
+// r's store, 0 when none or when r is not a store from [Remember]. The log may be past it
+// (another instance's events): a caller woken by a commit may catch up to it with
+// [Cursor.CatchUpTo] without reading the head, and must read the head
+// ([Cursor.CatchUp]) when its cursor is there already.
+func Latest(r store.Reader, project contract.ProjectID) int64 {
+	m := tails(r)
+	if m == nil {
+		return 0
+	}
+	t := m.tail(string(project), false)
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.latest
 }
 
 // tails returns the memory of committed events behind r, or nil when r is not a store

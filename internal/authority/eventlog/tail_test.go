@@ -178,6 +178,22 @@ func TestCursor_CatchUpTo(t *testing.T) {
 			t.Errorf("CatchUpTo(%d): cursor %d after %d applied, %d read; want %d, %d read", tc.to, cur.Seq(), n, read.Load(), tc.wantSeq, tc.wantReads)
 		}
 	}
+	// Latest names only what this process committed.
+	if got := eventlog.Latest(mem, project); got != 0 {
+		t.Errorf("Latest after another instance's events = %d, want 0", got)
+	}
+	appendN(t, mem, 2)
+	appendN(t, counted, 1)
+	if got := eventlog.Latest(mem, project); got != 5 {
+		t.Errorf("Latest = %d, want 5, the last seq committed here", got)
+	}
+	read.Store(0)
+	if err := cur.CatchUpTo(ctx, mem, project, eventlog.Latest(mem, project), apply); err != nil {
+		t.Fatal(err)
+	}
+	if cur.Seq() != 5 || read.Load() != 0 {
+		t.Errorf("CatchUpTo(Latest): cursor %d, %d read; want 5, none read", cur.Seq(), read.Load())
+	}
 }
 
 var errFail = errors.New("fail on purpose")
