@@ -103,19 +103,7 @@ func TestCursor_Remembered(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			if err := st.Update(ctx, func(tx store.Tx) error {
-				return tx.CreateProject(ctx, store.Project{ID: string(project), Name: "p", CreatedAt: time.Now().UTC()})
-			}); err != nil {
-				t.Fatal(err)
-			}
-			var read atomic.Int64
-			counted := countingStore{Store: st, read: &read}
-			mem := eventlog.Remember(counted)
+			st, counted, mem, read := openLog(t)
 			var cur eventlog.Cursor
 			var applied []store.Event
 			apply := func(e store.Event) error { applied = append(applied, e); return nil }
@@ -144,19 +132,7 @@ func TestCursor_Remembered(t *testing.T) {
 // and reads nothing when it is there already.
 func TestCursor_CatchUpTo(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Update(ctx, func(tx store.Tx) error {
-		return tx.CreateProject(ctx, store.Project{ID: string(project), Name: "p", CreatedAt: time.Now().UTC()})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var read atomic.Int64
-	counted := countingStore{Store: st, read: &read}
-	mem := eventlog.Remember(counted)
+	_, counted, mem, read := openLog(t)
 	appendN(t, counted, 3) // another instance's: not in memory
 	var cur eventlog.Cursor
 	n := 0
@@ -194,6 +170,27 @@ func TestCursor_CatchUpTo(t *testing.T) {
 	if cur.Seq() != 5 || read.Load() != 0 {
 		t.Errorf("CatchUpTo(Latest): cursor %d, %d read; want 5, none read", cur.Seq(), read.Load())
 	}
+}
+
+// openLog opens a fresh SQLite store holding project, and returns it, the same store
+// counting the events read from it (its Updates play another instance, which the memory
+// never sees), the remembering store over that, and the count.
+func openLog(t *testing.T) (st, counted, mem store.Store, read *atomic.Int64) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Update(ctx, func(tx store.Tx) error {
+		return tx.CreateProject(ctx, store.Project{ID: string(project), Name: "p", CreatedAt: time.Now().UTC()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read = new(atomic.Int64)
+	counted = countingStore{Store: st, read: read}
+	return st, counted, eventlog.Remember(counted), read
 }
 
 var errFail = errors.New("fail on purpose")
