@@ -77,3 +77,17 @@ func ConversationOf(ctx context.Context) string {
 	id, _ := ctx.Value(conversationKey{}).(string)
 	return id
 }
+
+type viewKey struct{}
+
+// WithView returns ctx saying that the conversation's model holds the View with digest d
+// (zero: none), for a [Gateway] that tells the gateway so (_meta "docket/view").
+func WithView(ctx context.Context, d contract.Digest) context.Context {
+	return context.WithValue(ctx, viewKey{}, d)
+}
+
+// ViewOf is the View digest ctx says the conversation holds, and whether it says one.
+func ViewOf(ctx context.Context) (contract.Digest, bool) {
+	d, ok := ctx.Value(viewKey{}).(contract.Digest)
+	return d, ok
+}

@@ -369,6 +369,9 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	if err := l.save(ctx, c); err != nil {
 		return ToolResult{}, "", err
 	}
+	// The call says which View the model holds; an answer dropped below (sent again)
+	// never reached the model, so the second call says the same.
+	ctx = WithView(ctx, c.View)
 	r, err := l.cfg.Gateway.Call(ctx, call.Name, call.Arguments)
 	if err == nil && len(c.Watching) == 0 && refusedUndelivered(r.Text) {
 		// The unread outcome is not one this conversation waits for: an earlier run of
@@ -430,6 +433,13 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
 	res.Ordinal = opOrdinal
+	switch {
+	case res.Content != text:
+		// Cut: the model holds only part of this View, so the next answer sends it whole.
+		c.View = contract.Digest{}
+	case r.ViewDigest != (contract.Digest{}):
+		c.View = r.ViewDigest
+	}
 	return res, stop, err
 }
 

@@ -53,6 +53,9 @@ type CallResult struct {
 	Text    string // the result's text block: the JSON of a [contract.ToolResult]
 	IsError bool   // the tool result was marked as an error
 	Ordinal int64  // the call's operation ordinal, 0 when it did not become one or the gateway did not say
+	// ViewDigest is the digest of the View the answer carries or names unchanged
+	// (_meta "docket/v1" viewDigest); zero when the gateway did not say.
+	ViewDigest contract.Digest
 }
 
 // reported reports whether an operation's state is one the model must be told about as an

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -341,4 +342,75 @@ func TestLoop_RealGateway_ResumesAfterAKillWithoutResending(t *testing.T) {
 	if fetches != 1 {
 		t.Errorf("the authority holds %d ApplyAction operations, want 1: nothing is re-sent", fetches)
 	}
+}
+
+// TestLoop_RealGateway_ViewOnlyWhenChanged: the real gateway names a View the model was
+// already shown as unchanged, and sends it whole again when the model holds only part of
+// it (a result cut to the output limit) or the Board changed.
+func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
+	const turns = `{"turns":[
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"calls":[{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"final":"done"}]}`
+	type shown struct {
+		View          json.RawMessage `json:"view"`
+		ViewUnchanged string          `json:"viewUnchanged"`
+	}
+	cases := []struct {
+		name  string
+		limit int // the Bounder's; 0 is the default
+		// wantUnchanged says, for each result, whether it names the View unchanged.
+		wantUnchanged []bool
+	}{
+		{"whole results", 0, []bool{false, true, false, true}},
+		{"results cut", agent.MinOutputLimit, []bool{false, false, false, false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newAuthorityRig(t, time.Second)
+			l := r.loop(t, script(t, turns), func(cfg *agent.LoopConfig) { cfg.Bounder.Limit = tc.limit })
+			if _, err := l.Send(t.Context(), "c1", "look twice"); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			var got []bool
+			held := ""
+			for i, res := range results(t, r.store, "c1") {
+				var s shown
+				if tc.limit == 0 {
+					if err := json.Unmarshal([]byte(res.Content), &s); err != nil {
+						t.Fatalf("result %d: %v\n%s", i, err, res.Content)
+					}
+				} else if strings.Contains(res.Content, `"viewUnchanged"`) {
+					s.ViewUnchanged = "named"
+				}
+				got = append(got, s.ViewUnchanged != "")
+				if tc.limit != 0 {
+					continue
+				}
+				if s.ViewUnchanged == "" {
+					d, err := contract.ViewDigest(decodeView(t, s.View))
+					if err != nil {
+						t.Fatal(err)
+					}
+					held = d.String()
+				} else if s.ViewUnchanged != held {
+					t.Errorf("result %d names View %s unchanged; the model was last shown %s", i, s.ViewUnchanged, held)
+				}
+			}
+			if diff := cmp.Diff(tc.wantUnchanged, got); diff != "" {
+				t.Errorf("View named unchanged, per result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func decodeView(t *testing.T, raw json.RawMessage) contract.View {
+	t.Helper()
+	var v contract.View
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode View: %v", err)
+	}
+	return v
 }

@@ -1,6 +1,9 @@
 package contract
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ProtocolVersion is the one MCP protocol version the gateway speaks.
 const ProtocolVersion = "2025-11-25"
@@ -14,6 +17,14 @@ const MetaKey = "docket/v1"
 // so two conversations of one Agent never share one. A call without it is the session's
 // own conversation.
 const MetaConversationKey = "docket/conversation"
+
+// MetaViewKey is the key under a tools/call's _meta where a client names the digest of
+// the View its conversation holds (the last [HostMeta.ViewDigest] it was given in full
+// or named as unchanged), or "" when it holds none. The gateway answers a View as
+// unchanged only when both its own record of the conversation and this key (when sent)
+// name the View's digest: a client that dropped an answer, or cut one, sends "" or the
+// digest it does hold and is sent the View in full.
+const MetaViewKey = "docket/view"
 
 // JSON-RPC error code and data reasons of the gateway's transport refusals.
 const (
@@ -37,21 +48,27 @@ type RPCErrorData struct {
 // structuredContent. RequestExecuted is set on refusals: false when the
 // call was refused before anything ran.
 type ToolResult struct {
-	Accepted        bool             `json:"accepted"`
-	Result          json.RawMessage  `json:"result,omitempty"`
-	ErrorCode       Code             `json:"errorCode,omitempty"`
-	Teaching        string           `json:"teaching,omitempty"`
-	RequestExecuted *bool            `json:"requestExecuted,omitempty"`
-	View            View             `json:"view,omitzero"`       // zero only in a runtime's own notices
-	Operations      []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
+	Accepted        bool            `json:"accepted"`
+	Result          json.RawMessage `json:"result,omitempty"`
+	ErrorCode       Code            `json:"errorCode,omitempty"`
+	Teaching        string          `json:"teaching,omitempty"`
+	RequestExecuted *bool           `json:"requestExecuted,omitempty"`
+	View            View            `json:"view,omitzero"` // zero only in a runtime's own notices, or when ViewUnchanged is set
+	// ViewUnchanged, when set, stands in for View: the View is the one with this digest,
+	// which the same conversation of the same MCP session was last sent. See
+	// docs/mcp.md, "Result shape".
+	ViewUnchanged Digest           `json:"viewUnchanged,omitzero"`
+	Operations    []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
 }
 
 // HostMeta is _meta["docket/v1"] of a tool result, and of initialize and ping results,
 // where State carries the strip with host-only ordinals. None of it reaches a model.
 type HostMeta struct {
-	AgentID       string          `json:"agentId"`
-	FocusedRoots  []FocusedRoot   `json:"focusedRoots,omitempty"`
-	BoardRevision int64           `json:"boardRevision,omitempty"` // audit only
+	AgentID       string        `json:"agentId"`
+	FocusedRoots  []FocusedRoot `json:"focusedRoots,omitempty"`
+	BoardRevision int64         `json:"boardRevision,omitempty"` // audit only
+	// ViewDigest is [ViewDigest] of the View the result carries, or names as unchanged.
+	ViewDigest    Digest          `json:"viewDigest,omitzero"`
 	AffectedCases []CaseID        `json:"affectedCases,omitempty"`
 	Ordinal       int64           `json:"ordinal,omitempty"` // the call's Operation, if it became one
 	State         []OperationSlot `json:"operations,omitempty"`
@@ -64,4 +81,15 @@ type ArtifactFragment struct {
 	Size   int64  `json:"size"` // the artifact's whole size in bytes
 	Text   string `json:"text"`
 	More   bool   `json:"more"`
+}
+
+// ViewDigest is the digest of v's JSON encoding: what [ToolResult.ViewUnchanged] and
+// [HostMeta.ViewDigest] name. The encoding is deterministic (struct fields in order, map
+// keys sorted), so two equal Views have one digest.
+func ViewDigest(v View) (Digest, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Digest{}, fmt.Errorf("encode view: %w", err)
+	}
+	return Sum(b), nil
 }

@@ -48,6 +48,9 @@ type QueryBoardInput struct {
 	Pattern *Atom    `json:"pattern,omitempty" doc:"facts to match; \"?x\" arguments are variables"`
 	Focus   []CaseID `json:"focus,omitempty" doc:"Cases to focus in the View, the first one primary"`
 	Limit   int      `json:"limit,omitempty" doc:"at most this many matches (default and maximum 50)"`
+	// FullView asks for the View in full even when it did not change: a client whose
+	// context lost the View it was last sent (viewUnchanged) gets it back.
+	FullView bool `json:"fullView,omitempty" doc:"send the View in full even if it is unchanged, when you no longer have it"`
 }
 
 // ReadArtifactInput is the input of ReadArtifact.

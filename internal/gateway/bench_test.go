@@ -59,19 +59,31 @@ func BenchmarkQueryBoard_InConversation(b *testing.B) {
 	benchQueryBoardIn(b, newFixture(b, time.Second), "c-1")
 }
 
+// BenchmarkQueryBoard_ViewSent is BenchmarkQueryBoard with every answer carrying the View
+// in full, as when the Board changed since the conversation's last answer: the client
+// says it holds no View (_meta "docket/view" "").
+func BenchmarkQueryBoard_ViewSent(b *testing.B) {
+	benchQueryBoardMeta(b, newFixture(b, time.Second), mcp.Meta{contract.MetaViewKey: ""})
+}
+
 func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
 
 func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
+	var meta mcp.Meta
+	if conversation != "" {
+		meta = mcp.Meta{contract.MetaConversationKey: conversation}
+	}
+	benchQueryBoardMeta(b, f, meta)
+}
+
+func benchQueryBoardMeta(b *testing.B, f *fixture, meta mcp.Meta) {
 	cs := f.connect(b, nil)
 	fillItems(b, cs)
 	raw, err := json.Marshal(itemQuery)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw)}
-	if conversation != "" {
-		p.Meta = mcp.Meta{contract.MetaConversationKey: conversation}
-	}
+	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw), Meta: meta}
 	loop(b, func(int) {
 		res, err := cs.CallTool(b.Context(), p)
 		if err != nil || res.IsError {
@@ -137,12 +149,24 @@ func BenchmarkSDKFloor(b *testing.B) {
 
 // BenchmarkSDKFloor_QueryBoardAnswer is BenchmarkSDKFloor answering, from memory, the
 // bytes BenchmarkQueryBoard's QueryBoard answers (its text block, structuredContent and
-// _meta): what the SDK alone costs to carry that answer, with no authority behind it.
-func BenchmarkSDKFloor_QueryBoardAnswer(b *testing.B) {
+// _meta, the View named unchanged): what the SDK alone costs to carry that answer, with
+// no authority behind it. BenchmarkSDKFloor_QueryBoardAnswerWithView carries the same
+// answer with the View in full, as BenchmarkQueryBoard_ViewSent answers it.
+func BenchmarkSDKFloor_QueryBoardAnswer(b *testing.B) { benchSDKQueryBoardAnswer(b, nil) }
+
+func BenchmarkSDKFloor_QueryBoardAnswerWithView(b *testing.B) {
+	benchSDKQueryBoardAnswer(b, mcp.Meta{contract.MetaViewKey: ""})
+}
+
+func benchSDKQueryBoardAnswer(b *testing.B, meta mcp.Meta) {
 	f := newFixture(b, time.Second)
 	cs := f.connect(b, nil)
 	fillItems(b, cs)
-	res, err := callErr(cs, "QueryBoard", itemQuery)
+	raw, err := json.Marshal(itemQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw), Meta: meta})
 	if err != nil || res.IsError {
 		b.Fatalf("QueryBoard failed: %v", err)
 	}

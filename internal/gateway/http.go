@@ -41,9 +41,13 @@ type session struct {
 	life context.Context
 	end  context.CancelCauseFunc
 
-	mu        sync.Mutex                   // guards focus and delivered; calls are serial per Agent
+	mu        sync.Mutex                   // guards focus, delivered and views; calls are serial per Agent
 	focus     map[string][]contract.CaseID // per conversation (_meta "docket/conversation"); "" is the session's own
 	delivered map[int64]bool               // Operations whose outcome this session was given in full
+	// views is the digest of the View each conversation was last sent (in full or named
+	// unchanged), at most maxViews of them: a conversation left out is sent its View in
+	// full, which is always correct.
+	views map[string]contract.Digest
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included
@@ -281,7 +285,8 @@ func (g *Gateway) closableLocked(s *session) bool {
 // replaced ids are remembered, to answer 409 rather than 404, for replacedMemory and at
 // most maxReplaced of them.
 func (g *Gateway) takeOver(agent, id string) {
-	s := &session{id: id, agent: agent, delivered: map[int64]bool{}, focus: map[string][]contract.CaseID{}}
+	s := &session{id: id, agent: agent, delivered: map[int64]bool{}, focus: map[string][]contract.CaseID{},
+		views: map[string]contract.Digest{}}
 	s.life, s.end = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	old := g.byAgent[agent]

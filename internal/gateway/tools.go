@@ -35,8 +35,13 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 		}
 
 		conversation := conversationOf(req.Params)
+		claimed, err := viewClaimed(req.Params)
+		if err != nil {
+			return nil, err
+		}
 		s.mu.Lock()
 		focus := slices.Clone(s.focus[conversation])
+		last, sent := s.views[conversation]
 		delivered := make(map[int64]bool, len(s.delivered))
 		for k, v := range s.delivered {
 			delivered[k] = v
@@ -79,15 +84,75 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 			g.log.ErrorContext(ctx, "tool call failed", logTool, name, logAgent, c.ID, logErr, err)
 			return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
 		}
+		held := contract.Digest{}
+		if sent && (claimed == nil || *claimed == last) && !fullView(in) {
+			held = last
+		}
+		res, digest, err := toolResult(ans, held)
+		if err != nil {
+			return nil, err
+		}
 		s.mu.Lock()
 		s.focus[conversation] = ans.Focus
 		for _, o := range ans.Carried {
 			s.delivered[o] = true
 		}
+		s.rememberView(conversation, digest)
 		s.mu.Unlock()
-		return toolResult(ans)
+		return res, nil
 	}
 }
+
+// fullView reports whether the call's input asks for the View in full: QueryBoard's
+// fullView, the way back for a model whose context lost the View it was last sent.
+func fullView(in any) bool {
+	q, ok := in.(*contract.QueryBoardInput)
+	return ok && q.FullView
+}
+
+// maxViews bounds the conversations per session whose last View the gateway remembers;
+// a runtime has a handful at a time.
+const maxViews = 64
+
+// rememberView records that conversation was sent the View with digest d. Past maxViews
+// another conversation's record is dropped: it is then sent its View in full. s.mu is
+// held.
+func (s *session) rememberView(conversation string, d contract.Digest) {
+	if _, ok := s.views[conversation]; !ok && len(s.views) >= maxViews {
+		for k := range s.views {
+			delete(s.views, k)
+			break
+		}
+	}
+	s.views[conversation] = d
+}
+
+// viewClaimed is the View digest a call says its conversation holds in
+// _meta["docket/view"]: nil when it says nothing, the zero digest for "" (it holds none).
+func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
+	if p == nil {
+		return nil, nil
+	}
+	v, ok := p.GetMeta()[contract.MetaViewKey]
+	if !ok {
+		return nil, nil
+	}
+	text, ok := v.(string)
+	if !ok {
+		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+	}
+	var d contract.Digest
+	if text == "" {
+		return &d, nil
+	}
+	d, err := contract.ParseDigest(text)
+	if err != nil {
+		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+	}
+	return &d, nil
+}
+
+const viewClaimTeaching = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
 
 // pin is what the conversation's tasks hold its work to; none without a conversation or
 // a pin reader.
@@ -117,18 +182,30 @@ func conversationOf(p *mcp.CallToolParamsRaw) string {
 }
 
 // toolResult encodes an answer as MCP: the ToolResult as one text block and as
-// structuredContent, host metadata under _meta["docket/v1"].
-func toolResult(ans authority.Answer) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(ans.Result)
+// structuredContent, host metadata under _meta["docket/v1"]. When the answer's View has
+// digest held, the View the conversation already holds, it is named unchanged instead of
+// sent again. It returns the View's digest.
+func toolResult(ans authority.Answer, held contract.Digest) (*mcp.CallToolResult, contract.Digest, error) {
+	digest, err := contract.ViewDigest(ans.Result.View)
 	if err != nil {
-		return nil, err
+		return nil, contract.Digest{}, err
+	}
+	out := ans.Result
+	if digest == held {
+		out.View, out.ViewUnchanged = contract.View{}, digest
+	}
+	meta := ans.Meta
+	meta.ViewDigest = digest
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, contract.Digest{}, err
 	}
 	return &mcp.CallToolResult{
-		Meta:              mcp.Meta{contract.MetaKey: ans.Meta},
+		Meta:              mcp.Meta{contract.MetaKey: meta},
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           !ans.Result.Accepted,
-	}, nil
+	}, digest, nil
 }
 
 // progress returns the Progress hook of a held call with progressToken tok: each state

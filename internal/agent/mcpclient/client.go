@@ -221,6 +221,13 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	if id := agent.ConversationOf(ctx); id != "" {
 		params.Meta[contract.MetaConversationKey] = id
 	}
+	if d, ok := agent.ViewOf(ctx); ok {
+		held := ""
+		if d != (contract.Digest{}) {
+			held = d.String()
+		}
+		params.Meta[contract.MetaViewKey] = held
+	}
 	c.rt.takeRefusal()
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
@@ -231,10 +238,14 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	out.Ordinal = c.rt.takeOrdinal(token)
 	if hm, ok := res.Meta[metaKey]; ok {
 		var m struct {
-			Ordinal int64 `json:"ordinal"`
+			Ordinal    int64           `json:"ordinal"`
+			ViewDigest contract.Digest `json:"viewDigest"`
 		}
-		if b, err := json.Marshal(hm); err == nil && json.Unmarshal(b, &m) == nil && m.Ordinal > 0 {
-			out.Ordinal = m.Ordinal
+		if b, err := json.Marshal(hm); err == nil && json.Unmarshal(b, &m) == nil {
+			if m.Ordinal > 0 {
+				out.Ordinal = m.Ordinal
+			}
+			out.ViewDigest = m.ViewDigest
 		}
 	}
 	for _, ct := range res.Content {

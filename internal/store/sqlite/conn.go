@@ -25,11 +25,27 @@ type querier interface {
 // conn adapts a database/sql querier to tables.Conn and maps SQLite's errors to the store
 // sentinels. With stmts set, it runs each query as a statement prepared once per
 // connection: parsing costs more than running the store's small statements.
+//
+// On the writer (exec set), a statement does not end with the context of the call: the
+// transaction holds the batch of Updates of several callers, and SQLite's answer to an
+// interrupted INSERT, UPDATE or DELETE in a transaction is to roll all of it back, so one
+// caller giving up would fail the others' writes too. A function that runs is seen
+// through (its caller's context is checked before it starts), and a statement is bounded
+// by busy_timeout. It also spares each statement the driver's watcher goroutine for a
+// context that can end.
 type conn struct {
 	q      querier
 	stmts  *stmtCache   // nil: prepare every time
 	exec   *driverStmts // when set, runs Exec in place of q and stmts
 	closed *atomic.Bool // the Store's; set by Close
+}
+
+// ctx returns the context a statement runs with (see conn).
+func (c conn) ctx(ctx context.Context) context.Context {
+	if c.exec != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 var _ tables.Conn = conn{}
@@ -43,6 +59,7 @@ func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	ctx = c.ctx(ctx)
 	if c.exec != nil {
 		n, err := c.exec.exec(ctx, query, args)
 		return n, c.mapErr(err)
@@ -64,6 +81,7 @@ func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) tables.Row {
+	ctx = c.ctx(ctx)
 	st, err := c.stmt(ctx, query)
 	switch {
 	case err != nil:
@@ -75,6 +93,7 @@ func (c conn) QueryRow(ctx context.Context, query string, args ...any) tables.Ro
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (tables.Rows, error) {
+	ctx = c.ctx(ctx)
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, c.mapErr(err)
@@ -116,7 +135,7 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := c.m[query]; ok {
 		return st, nil
 	}
-	st, err := c.db.PrepareContext(ctx, query)
+	st, err := c.db.PrepareContext(ctx, positional(query))
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func (d *driverStmts) stmt(ctx context.Context, dc any, query string) (driver.St
 	if !ok {
 		return nil, fmt.Errorf("driver connection %T cannot prepare with a context", dc)
 	}
-	st, err := p.PrepareContext(ctx, query)
+	st, err := p.PrepareContext(ctx, positional(query))
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,9 @@ func (s *Store) migrate(ctx context.Context) error {
 // write runs fn between BEGIN IMMEDIATE and COMMIT on the writer connection, then
 // committed (when not nil) while it still holds the writer. BEGIN IMMEDIATE takes the
 // write lock at once, so a transaction never fails halfway to upgrade a read lock when
-// another process writes the file.
+// another process writes the file. BEGIN, COMMIT and ROLLBACK are statements prepared once, like
+// the store's own: a single-event Update would otherwise parse two statements for its one
+// INSERT.
 func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func()) error {
 	select {
 	case s.writing <- struct{}{}:
@@ -132,19 +134,19 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func
 		return store.ErrClosed
 	}
 	c := conn{q: s.wconn, stmts: &s.wstmts, exec: &s.wexec, closed: &s.closed}
-	if _, err := c.q.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := s.wexec.exec(ctx, "BEGIN IMMEDIATE", nil); err != nil {
 		return fmt.Errorf("begin: %w", c.mapErr(err))
 	}
 	done := false
 	defer func() { // on an error, and when fn panics
 		if !done {
-			_, _ = c.q.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			_, _ = s.wexec.exec(context.WithoutCancel(ctx), "ROLLBACK", nil)
 		}
 	}()
 	if err := fn(c); err != nil {
 		return err
 	}
-	if _, err := c.q.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := s.wexec.exec(ctx, "COMMIT", nil); err != nil {
 		return fmt.Errorf("commit: %w", c.mapErr(err))
 	}
 	done = true

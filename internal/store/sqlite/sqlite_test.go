@@ -177,6 +177,36 @@ func TestUpdate_OtherWriter(t *testing.T) {
 	}
 }
 
+// TestUpdate_SeenThrough ends the context of an Update while its function runs, before
+// its writes: a function that started is seen through, so its writes are committed
+// (an interrupted statement would make SQLite roll back the whole transaction, and with
+// it the other Updates of its batch), and so are those of an Update that follows.
+func TestUpdate_SeenThrough(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	ctx, cancel := context.WithCancel(t.Context())
+	err := s.Update(ctx, func(tx store.Tx) error {
+		cancel()
+		if _, err := tx.Append(ctx, store.NewEvent{Project: "p1", ID: "e1", Type: "t", At: t0, Data: json.RawMessage(`{}`)}); err != nil {
+			return err
+		}
+		_, err := tx.Head(ctx, "p1")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Update whose context ended as it ran = %v, want nil", err)
+	}
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", ID: "e2", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Update after it = %v", err)
+	}
+	if head, err := s.Verify(t.Context(), "p1"); err != nil || head.Seq != 2 {
+		t.Errorf("Verify = %v, %v; want seq 2", head, err)
+	}
+}
+
 // TestStore_IntegrityCheck overwrites 8 bytes of a b-tree page behind the store: SQLite's
 // own check names the damage.
 func TestStore_IntegrityCheck(t *testing.T) {

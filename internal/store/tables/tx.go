@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -57,21 +58,18 @@ type Statement struct {
 	Args []any
 }
 
-// headStatements returns the statements that write heads to event_heads, and their
-// projects, in project order.
-func headStatements(heads map[string]store.Head) ([]Statement, []string) {
-	projects := make([]string, 0, len(heads))
-	for p := range heads {
-		projects = append(projects, p)
-	}
-	slices.Sort(projects)
-	stmts := make([]Statement, 0, len(projects))
-	for _, p := range projects {
+// headUpsert writes the head of a log ($1) as seq $2 and hash $3.
+const headUpsert = `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
+	ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`
+
+// headStatements returns the statements that write heads to event_heads, in project order.
+func headStatements(heads map[string]store.Head) []Statement {
+	stmts := make([]Statement, 0, len(heads))
+	for _, p := range slices.Sorted(maps.Keys(heads)) {
 		h := heads[p]
-		stmts = append(stmts, Statement{SQL: `INSERT INTO event_heads (project, seq, hash) VALUES ($1, $2, $3)
-			ON CONFLICT (project) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, Args: []any{p, h.Seq, h.Hash[:]}})
+		stmts = append(stmts, Statement{SQL: headUpsert, Args: []any{p, h.Seq, h.Hash[:]}})
 	}
-	return stmts, projects
+	return stmts
 }
 
 // Head implements [store.Reader.Head], including the Tx's own appends.
