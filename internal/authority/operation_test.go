@@ -307,3 +307,51 @@ func TestOperations_TraceParentInLog(t *testing.T) {
 		})
 	}
 }
+
+// TestOperations_Begin shows what Begin hands back: a call answered at once comes back as
+// its answer with no Held call; an admitted write comes back held, its Wait returns at the
+// hold bound and its Answer says running — what Call answers for the same calls.
+func TestOperations_Begin(t *testing.T) {
+	f := newOpsFixture(t, 10*time.Millisecond) // every write reaches the bound: no worker runs
+	fetch := func(path string) authority.Call {
+		return authority.Call{Tool: contract.ToolApplyAction,
+			Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		call     authority.Call
+		held     bool
+		wantCode contract.Code // of an answer given at once
+		want     contract.OperationState
+	}{
+		{name: "read", call: authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}}},
+		{name: "write", call: fetch("a"), held: true, want: contract.OpRunning},
+		{name: "write while the first runs", call: fetch("b"), wantCode: contract.CodeOperationRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, ans, err := f.ops.Begin(t.Context(), f.agent, tc.call)
+			if err != nil {
+				t.Fatalf("Begin: %v", err)
+			}
+			if (h != nil) != tc.held {
+				t.Fatalf("Begin held = %v, want %v", h != nil, tc.held)
+			}
+			if h == nil {
+				if ans.Result.ErrorCode != tc.wantCode {
+					t.Errorf("answer errorCode = %q, want %q", ans.Result.ErrorCode, tc.wantCode)
+				}
+				return
+			}
+			if err := h.Wait(t.Context()); err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			ans, err = h.Answer(t.Context())
+			if err != nil {
+				t.Fatalf("Answer: %v", err)
+			}
+			if state(ans) != tc.want || ans.Meta.Ordinal != 1 {
+				t.Errorf("held answer = %+v (ordinal %d), want %s of ordinal 1", ans.Result.Operations, ans.Meta.Ordinal, tc.want)
+			}
+		})
+	}
+}

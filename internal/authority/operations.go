@@ -12,6 +12,7 @@ type (
 	OperationsConfig = operation.Config
 	Call             = operation.Call
 	Answer           = operation.Answer
+	Held             = operation.Held
 	Dispatch         = operation.Dispatch
 	Dispatcher       = dispatch.Dispatcher
 	DispatcherConfig = dispatch.Config

@@ -26,8 +26,8 @@ func (agentAuth) Authenticate(context.Context, authority.Token) (authority.Calle
 // fixedOps answers every call with an accepted, empty result.
 type fixedOps struct{}
 
-func (fixedOps) Call(context.Context, authority.Caller, authority.Call) (authority.Answer, error) {
-	return authority.Answer{Result: contract.ToolResult{Accepted: true}}, nil
+func (fixedOps) Begin(context.Context, authority.Caller, authority.Call) (*authority.Held, authority.Answer, error) {
+	return nil, authority.Answer{Result: contract.ToolResult{Accepted: true}}, nil
 }
 
 func (fixedOps) Refusal(_ context.Context, _ authority.Caller, _ []contract.CaseID, err *contract.Error) (authority.Answer, error) {

@@ -23,9 +23,10 @@ type authenticator interface {
 	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
 }
 
-// operations runs calls and reports an Agent's strip.
+// operations runs calls and reports an Agent's strip. Begin answers a call at once, or
+// returns it held (see [authority.Held]).
 type operations interface {
-	Call(ctx context.Context, c authority.Caller, call authority.Call) (authority.Answer, error)
+	Begin(ctx context.Context, c authority.Caller, call authority.Call) (*authority.Held, authority.Answer, error)
 	Refusal(ctx context.Context, c authority.Caller, focus []contract.CaseID, err *contract.Error) (authority.Answer, error)
 	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
 }
@@ -142,30 +143,38 @@ func callerOf(extra *mcp.RequestExtra) (authority.Caller, bool) {
 	return c, ok
 }
 
-// stateMeta adds the state form of the strip to initialize results.
+// stateMeta adds the state form of the strip to initialize results. Every held call
+// parks under it, so its own frame is kept small and the initialize work is in
+// initializeMeta.
 func (g *Gateway) stateMeta(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil || method != "initialize" {
 			return res, err
 		}
-		c, ok := callerOf(req.GetExtra())
-		if !ok {
-			return res, err
-		}
-		meta, merr := g.ops.State(ctx, c)
-		if merr != nil {
-			g.log.ErrorContext(ctx, "operation state failed", logErr, merr)
-			return res, err
-		}
-		m := res.GetMeta()
-		if m == nil {
-			m = map[string]any{}
-		}
-		m[contract.MetaKey] = meta
-		res.SetMeta(m)
+		return g.initializeMeta(ctx, req, res)
+	}
+}
+
+// initializeMeta adds the state form of the strip to res, an initialize result.
+func (g *Gateway) initializeMeta(ctx context.Context, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	c, ok := callerOf(req.GetExtra())
+	if !ok {
 		return res, nil
 	}
+	meta, err := g.ops.State(ctx, c)
+	if err != nil {
+		// The strip is an addition to the answer; initialize is answered without it.
+		g.log.ErrorContext(ctx, "operation state failed", logErr, err)
+		return res, nil
+	}
+	m := res.GetMeta()
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[contract.MetaKey] = meta
+	res.SetMeta(m)
+	return res, nil
 }
 
 // agentLock returns the lock that keeps one Agent's calls serial.

@@ -16,91 +16,171 @@ import (
 // tool returns the SDK handler of the tool name: decode strictly, call the authority's
 // Operations, and encode the answer as one text block plus structuredContent, with host
 // metadata only in _meta.
+//
+// A held call's goroutine parks in this handler for as long as its Operation runs, and
+// a serve holds thousands: its stack shrinks at a collection only while it uses less
+// than a quarter of it, so what stays on it while parked is kept small — the handler's
+// own frame and [authority.Held.Wait]'s. The decoding, the admission and the answer run
+// in beginTool and endTool, whose frames are gone by then; beginTool and the progress
+// run apart, so the parked stack never grows to their depth at all (a stack that grew
+// and shrank again leaves its larger slot's span in use beside other goroutines').
 func (g *Gateway) tool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c, ok := callerOf(req.Extra)
-		s := g.session(req.Session.ID())
-		if !ok || s == nil || s.agent != c.ID {
-			return nil, rpcError(contract.ReasonUnknownSession, "the session is unknown; initialize a new one")
+		var t *toolCall
+		var res *mcp.CallToolResult
+		var err error
+		apart(func() { t, res, err = g.beginTool(ctx, name, req) })
+		if t == nil {
+			return res, err
 		}
-		m := g.agentLock(c.ID)
-		m.Lock()
-		defer m.Unlock()
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		stop := context.AfterFunc(s.life, func() { cancel(errReplaced) })
-		defer stop()
-		if s.life.Err() != nil {
-			return nil, replacedError()
-		}
-
-		conversation := conversationOf(req.Params)
-		claimed, err := viewClaimed(req.Params)
-		if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		focus := slices.Clone(s.focus[conversation])
-		last, sent := s.views[conversation]
-		delivered := make(map[int64]bool, len(s.delivered))
-		for k, v := range s.delivered {
-			delivered[k] = v
-		}
-		s.mu.Unlock()
-		pin, err := g.pin(ctx, c, conversation)
-		if err != nil {
-			return nil, err
-		}
-		if pin.CaseID != "" && !slices.Contains(focus, pin.CaseID) {
-			// The conversation's task named this Case: it is brought into its focus.
-			focus = append([]contract.CaseID{pin.CaseID}, focus...)
-		}
-
-		var ans authority.Answer
-		in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
-		if ce, ok := errors.AsType[*contract.Error](derr); ok {
-			ans, err = g.ops.Refusal(ctx, c, focus, ce)
-		} else if derr != nil {
-			err = derr
-		} else {
-			call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, Delivered: func(o int64) bool { return delivered[o] }}
-			if tok := req.Params.GetProgressToken(); tok != nil {
-				call.Progress = progress(ctx, req.Session, tok)
-			}
-			ans, err = g.ops.Call(ctx, c, call)
-		}
-		if errors.Is(context.Cause(ctx), errReplaced) {
-			return nil, replacedError()
-		}
-		if err != nil && ctx.Err() != nil {
-			// The client went away while its call was held; the Operation goes on and its
-			// outcome reaches the next call.
-			return nil, rpcError(string(contract.CodeUnavailable), "the call's connection ended; its operation goes on, see operations on the next call")
-		}
-		if err != nil {
-			if ce, ok := errors.AsType[*contract.Error](err); ok {
-				return nil, rpcError(string(ce.Code), ce.Teaching)
-			}
-			g.log.ErrorContext(ctx, "tool call failed", logTool, name, logAgent, c.ID, logErr, err)
-			return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
-		}
-		held := contract.Digest{}
-		if sent && (claimed == nil || *claimed == last) && !fullView(in) {
-			held = last
-		}
-		res, digest, err := toolResult(ans, held)
-		if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		s.focus[conversation] = ans.Focus
-		for _, o := range ans.Carried {
-			s.delivered[o] = true
-		}
-		s.rememberView(conversation, digest)
-		s.mu.Unlock()
-		return res, nil
+		defer t.release()
+		return g.endTool(t, t.held.Wait(t.ctx))
 	}
+}
+
+// toolCall is a call the authority holds, from beginTool to endTool.
+type toolCall struct {
+	name         string
+	c            authority.Caller
+	s            *session
+	conversation string
+	ctx          context.Context // the call's, ended when a newer initialize replaces its session
+	held         *authority.Held
+	release      func() // ends ctx and unlocks the Agent's calls
+
+	claimed  *contract.Digest // the View the call says its conversation holds; nil: it says nothing
+	fullView bool             // the call asks for the View in full
+}
+
+// beginTool runs the call up to its hold. It returns the held call, or nil and the
+// call's answer.
+func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolRequest) (*toolCall, *mcp.CallToolResult, error) {
+	c, ok := callerOf(req.Extra)
+	s := g.session(req.Session.ID())
+	if !ok || s == nil || s.agent != c.ID {
+		return nil, nil, rpcError(contract.ReasonUnknownSession, "the session is unknown; initialize a new one")
+	}
+	m := g.agentLock(c.ID)
+	m.Lock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.life, func() { cancel(errReplaced) })
+	t := &toolCall{name: name, c: c, s: s, conversation: conversationOf(req.Params), ctx: ctx,
+		release: func() { stop(); cancel(nil); m.Unlock() }}
+	held := false
+	defer func() {
+		if !held {
+			t.release()
+		}
+	}()
+	if s.life.Err() != nil {
+		return nil, nil, replacedError()
+	}
+	var err error
+	if t.claimed, err = viewClaimed(req.Params); err != nil {
+		return nil, nil, err
+	}
+
+	s.mu.Lock()
+	focus := slices.Clone(s.focus[t.conversation])
+	delivered := make(map[int64]bool, len(s.delivered))
+	for k, v := range s.delivered {
+		delivered[k] = v
+	}
+	s.mu.Unlock()
+	pin, err := g.pin(ctx, c, t.conversation)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pin.CaseID != "" && !slices.Contains(focus, pin.CaseID) {
+		// The conversation's task named this Case: it is brought into its focus.
+		focus = append([]contract.CaseID{pin.CaseID}, focus...)
+	}
+
+	var ans authority.Answer
+	in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
+	t.fullView = fullView(in)
+	if ce, ok := errors.AsType[*contract.Error](derr); ok {
+		ans, err = g.ops.Refusal(ctx, c, focus, ce)
+	} else if derr != nil {
+		err = derr
+	} else {
+		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, Delivered: func(o int64) bool { return delivered[o] }}
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			call.Progress = progress(ctx, req.Session, tok)
+		}
+		t.held, ans, err = g.ops.Begin(ctx, c, call)
+		if t.held != nil && err == nil {
+			held = true
+			// The SDK's decoder makes every _meta map with room for 64 entries (≈ 4.7 KB)
+			// and the request lives as long as the call is held: an equal map sized to
+			// its one or two entries takes its place.
+			req.Params.Meta = compactMeta(req.Params.Meta)
+			return t, nil, nil
+		}
+	}
+	res, err := g.answerTool(t, ans, err)
+	return nil, res, err
+}
+
+// compactMeta returns a copy of m sized to its entries.
+func compactMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	c := make(mcp.Meta, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// endTool answers a held call once its Wait returned err.
+func (g *Gateway) endTool(t *toolCall, err error) (*mcp.CallToolResult, error) {
+	var ans authority.Answer
+	if err == nil {
+		ans, err = t.held.Answer(t.ctx)
+	}
+	return g.answerTool(t, ans, err)
+}
+
+// answerTool encodes the authority's answer to t, or its error, as the SDK's.
+func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(context.Cause(t.ctx), errReplaced) {
+		return nil, replacedError()
+	}
+	if err != nil && t.ctx.Err() != nil {
+		// The client went away while its call was held; the Operation goes on and its
+		// outcome reaches the next call.
+		return nil, rpcError(string(contract.CodeUnavailable), "the call's connection ended; its operation goes on, see operations on the next call")
+	}
+	if err != nil {
+		if ce, ok := errors.AsType[*contract.Error](err); ok {
+			return nil, rpcError(string(ce.Code), ce.Teaching)
+		}
+		g.log.ErrorContext(t.ctx, "tool call failed", logTool, t.name, logAgent, t.c.ID, logErr, err)
+		return nil, rpcError(string(contract.CodeInternal), "the authority failed; the cause is in its log")
+	}
+	// The Agent's calls run one at a time (agentLock), so the View recorded here is the
+	// last one this conversation was sent.
+	t.s.mu.Lock()
+	last, sent := t.s.views[t.conversation]
+	t.s.mu.Unlock()
+	holds := contract.Digest{}
+	if sent && (t.claimed == nil || *t.claimed == last) && !t.fullView {
+		holds = last
+	}
+	res, digest, err := toolResult(ans, holds)
+	if err != nil {
+		return nil, err
+	}
+	t.s.mu.Lock()
+	t.s.focus[t.conversation] = ans.Focus
+	for _, o := range ans.Carried {
+		t.s.delivered[o] = true
+	}
+	t.s.rememberView(t.conversation, digest)
+	t.s.mu.Unlock()
+	return res, nil
 }
 
 // fullView reports whether the call's input asks for the View in full: QueryBoard's
@@ -221,9 +301,24 @@ func progress(ctx context.Context, ss *mcp.ServerSession, tok any) func(contract
 		if s.ReasonCode != "" {
 			msg += ": " + string(s.ReasonCode) // why queued work waits, e.g. no_live_worker
 		}
-		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
-			Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
+		// It runs on the held call's goroutine, between its waits (see tool).
+		apart(func() {
+			ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg,
+				Meta: mcp.Meta{contract.MetaKey: map[string]any{"ordinal": s.Ordinal}}})
+		})
 	}
+}
+
+// apart runs f on a goroutine of its own and returns once f returned: the caller's stack
+// does not grow to f's depth. A held call's goroutine runs its deep work apart before it
+// parks (see tool).
+func apart(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
 }
 
 func replacedError() error {

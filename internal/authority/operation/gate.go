@@ -156,27 +156,45 @@ func (o *Operations) Refusal(ctx context.Context, c identity.Caller, focus []con
 // is held until the Operation settles, waits for a decision, or the hold bound passes
 // (then it answers running and nothing is cancelled). When ctx ends while the answer is
 // held, Call returns ctx's cause; the Operation goes on.
+//
+// Call is [Operations.Begin], then the [Held] call's Wait and Answer.
 func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (Answer, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
-		return Answer{}, contract.Errorf(contract.CodeForbidden, "only agents call tools; use an agent token (docket agent token).")
+	h, ans, err := o.Begin(ctx, c, call)
+	if h == nil || err != nil {
+		return ans, err
 	}
-	project := c.Projects[0]
+	if err := h.Wait(ctx); err != nil {
+		return Answer{}, err
+	}
+	return h.Answer(ctx)
+}
+
+// Begin runs call as [Operations.Call] does, up to its hold. A call answered at once (a
+// read, a refusal, a decision) comes back as its Answer with a nil Held; an admitted write
+// comes back as the Held call, whose Wait holds it. The split lets a server holding
+// thousands of calls park each one in a small frame, after Begin's deep ones returned (a
+// parked goroutine's stack shrinks only to four times what it uses).
+func (o *Operations) Begin(ctx context.Context, c identity.Caller, call Call) (*Held, Answer, error) {
+	at := func(a Answer, err error) (*Held, Answer, error) { return nil, a, err }
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return nil, Answer{}, contract.Errorf(contract.CodeForbidden, "only agents call tools; use an agent token (docket agent token).")
+	}
 	switch in := call.Input.(type) {
 	case *contract.QueryBoardInput:
 		qctx, span := startSpan(ctx, "board query", call.Tool)
 		defer span.End()
-		return o.query(qctx, c, call, in) // it acknowledges under the locks it answers under
+		return at(o.query(qctx, c, call, in)) // it acknowledges under the locks it answers under
 	case *contract.ReadArtifactInput:
 		if err := o.acknowledge(ctx, c, call.Delivered); err != nil {
-			return Answer{}, err
+			return nil, Answer{}, err
 		}
-		return o.readArtifact(ctx, c, call, in)
+		return at(o.readArtifact(ctx, c, call, in))
 	case *contract.ApplyActionInput:
 		switch in.Action {
 		case contract.ActionDecide:
-			return o.decideCall(ctx, c, call, in)
+			return at(o.decideCall(ctx, c, call, in))
 		case contract.ActionRetry:
-			return o.retryCall(ctx, c, call, in)
+			return at(o.retryCall(ctx, c, call, in))
 		}
 	}
 	// A write acknowledges in its own transaction (admit).
@@ -184,15 +202,12 @@ func (o *Operations) Call(ctx context.Context, c identity.Caller, call Call) (An
 	ad, err := o.admit(actx, c, call)
 	span.End()
 	if err != nil {
-		return Answer{}, err
+		return nil, Answer{}, err
 	}
 	if ad.refused != nil {
-		return o.answer(ctx, c, ad.focus, *ad.refused, 0, nil, &ad.setup)
+		return at(o.answer(ctx, c, ad.focus, *ad.refused, 0, nil, &ad.setup))
 	}
-	if err := o.hold(ctx, project, c.ID, ad.ordinal, call.Progress); err != nil {
-		return Answer{}, err
-	}
-	return o.answer(ctx, c, ad.focus, contract.ToolResult{}, ad.ordinal, nil, &ad.setup)
+	return &Held{o: o, c: c, ad: ad, progress: call.Progress}, Answer{}, nil
 }
 
 // acknowledge records that the agent saw the outcome of its latest settled Operation:

@@ -10,53 +10,46 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	policydoc "github.com/docketrun/docket/internal/policy"
 )
 
-// hold waits while the agent's Operation ordinal is running: until it settles, needs a
-// decision or a person, or the hold bound passes. It finds the outcome through the
-// store ([store.Store.Wait]), so an Operation settled by another instance ends the hold
-// too. Reaching the bound is not an error and cancels nothing. When ctx ends first, hold
+// Held is an admitted write whose answer is held: [Operations.Begin] returns it, its Wait
+// holds it and its Answer answers it.
+type Held struct {
+	o        *Operations
+	c        identity.Caller
+	ad       admission
+	progress func(contract.OperationSlot)
+	told     contract.OperationEntry // the state progress was last told
+}
+
+// Wait holds h while its Operation is running: until it settles, needs a decision or a
+// person, or the hold bound passes. It finds the outcome through the store
+// ([store.Store.Wait]), so an Operation settled by another instance ends the hold too.
+// Reaching the bound is not an error and cancels nothing. When ctx ends first, Wait
 // returns its cause.
 //
 // A held call costs its goroutine parked on its Operation's wake and nothing else: one
 // pump per project (see [Operations.pump]) waits on the store, catches the ledger up,
 // and the ledger wakes only the holds whose Operation an applied event names, so an
-// event costs one catch-up however many calls are held.
-func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent string, ordinal int64, progress func(contract.OperationSlot)) error {
-	bound, cancel := context.WithTimeout(ctx, o.holdBound)
+// event costs one catch-up however many calls are held. Wait's own frame is small — the
+// reads and the progress run in [Held.step], which returns before Wait parks — because
+// a parked goroutine's stack shrinks only to four times what it uses, and a serve holds
+// thousands of them.
+func (h *Held) Wait(ctx context.Context) error {
+	bound, cancel := context.WithTimeout(ctx, h.o.holdBound)
 	defer cancel()
-	l := o.ledger(project)
-	key := holdKey{agent, ordinal}
-	l.mu.Lock()
-	o.watchLocked(project, l, key)
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.unwatchLocked(key)
-		l.mu.Unlock()
-	}()
-	var told contract.OperationEntry
+	l := h.o.ledger(h.c.Projects[0])
+	key := holdKey{h.c.ID, h.ad.ordinal}
+	h.o.watch(h.c.Projects[0], l, key)
+	defer l.unwatch(key)
 	for {
-		l.mu.Lock()
-		err := l.pumpErr
-		var slot contract.OperationSlot
-		if op := l.opLocked(agent, ordinal); op != nil {
-			slot = contract.OperationSlot{Ordinal: ordinal, OperationEntry: op.entry()}
-		}
-		woken := l.holds[key].ch
-		l.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("hold operation %d of %s: %w", ordinal, agent, err)
-		}
-		if progress != nil && (slot.State != told.State || slot.Stage != told.Stage || slot.ReasonCode != told.ReasonCode) {
-			progress(slot)
-			told = slot.OperationEntry
-		}
-		if slot.State != contract.OpRunning {
-			return nil
+		woken, err := h.step(l, key)
+		if woken == nil || err != nil {
+			return err
 		}
 		select {
 		case <-woken:
@@ -67,6 +60,50 @@ func (o *Operations) hold(ctx context.Context, project contract.ProjectID, agent
 			return nil
 		}
 	}
+}
+
+// step tells progress the Operation's state when it changed, and returns the wake to
+// wait on while the Operation runs, nil once it no longer does.
+func (h *Held) step(l *Ledger, key holdKey) (<-chan struct{}, error) {
+	l.mu.Lock()
+	err := l.pumpErr
+	var slot contract.OperationSlot
+	if op := l.opLocked(key.agent, key.ordinal); op != nil {
+		slot = contract.OperationSlot{Ordinal: key.ordinal, OperationEntry: op.entry()}
+	}
+	woken := l.holds[key].ch
+	l.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("hold operation %d of %s: %w", key.ordinal, key.agent, err)
+	}
+	if h.progress != nil && (slot.State != h.told.State || slot.Stage != h.told.Stage || slot.ReasonCode != h.told.ReasonCode) {
+		h.progress(slot)
+		h.told = slot.OperationEntry
+	}
+	if slot.State != contract.OpRunning {
+		return nil, nil
+	}
+	return woken, nil
+}
+
+// Answer answers h after its Wait returned nil: the Operation's outcome, or running when
+// the hold bound passed.
+func (h *Held) Answer(ctx context.Context) (Answer, error) {
+	return h.o.answer(ctx, h.c, h.ad.focus, contract.ToolResult{}, h.ad.ordinal, nil, &h.ad.setup)
+}
+
+// watch registers a call held on key (see [Operations.watchLocked]).
+func (o *Operations) watch(project contract.ProjectID, l *Ledger, key holdKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o.watchLocked(project, l, key)
+}
+
+// unwatch ends a call held on key (see [Ledger.unwatchLocked]).
+func (l *Ledger) unwatch(key holdKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unwatchLocked(key)
 }
 
 // holdKey names the Operation a held call waits on.

@@ -260,7 +260,7 @@ func (ps *pass) overDeleteGroup(r *crule, env []uint32) {
 		}
 		match := true
 		for i, c := range cols {
-			if f.vals[c] != vals[i] {
+			if f.values()[c] != vals[i] {
 				match = false
 			}
 		}

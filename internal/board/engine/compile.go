@@ -72,6 +72,7 @@ func (l *clit) matchOf(t *table) []int {
 // crule is a compiled rule (or, with head == nil, a compiled query).
 type crule struct {
 	src      Rule
+	ref      uint32 // its id's index in Engine.ruleIDs, which its derivations keep
 	varNames []string
 	body     []*clit
 	headTab  *table
@@ -92,6 +93,20 @@ type planKey struct {
 type step struct {
 	lit   *clit
 	bound uint64
+}
+
+// ruleRef returns the index of the rule id in e.ruleIDs, adding it. A derivation names its
+// rule by this index, not by a pointer: that is one pointer fewer per derived fact for the
+// collector to follow. An id added once keeps its index, so the list grows only with
+// rule ids never seen before.
+func (e *Engine) ruleRef(id string) uint32 {
+	if ref, ok := e.ruleRefs[id]; ok {
+		return ref
+	}
+	ref := uint32(len(e.ruleIDs))
+	e.ruleIDs = append(e.ruleIDs, id)
+	e.ruleRefs[id] = ref
+	return ref
 }
 
 // compiler builds crules, interning constants and creating relations as it goes.
@@ -215,7 +230,7 @@ func (e *Engine) compileRule(r Rule, lim Limits) (*crule, error) {
 	if err != nil {
 		return nil, err
 	}
-	cr.headTab = e.relation(relKey{head.Pred, head.Neg}, true).tableFor(argNames(head))
+	cr.headTab = e.tableFor(e.relation(relKey{head.Pred, head.Neg}, true), argNames(head))
 	for _, arg := range head.Args {
 		switch arg.Term.Agg {
 		case "":
@@ -248,6 +263,7 @@ func (e *Engine) compileRule(r Rule, lim Limits) (*crule, error) {
 	}
 	cr.src = r
 	cr.src.Head = head
+	cr.ref = e.ruleRef(r.ID)
 	return cr, nil
 }
 

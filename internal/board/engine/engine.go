@@ -102,7 +102,12 @@ type Engine struct {
 	limits Limits
 	syms   symbols
 	rels   map[relKey]*relation
-	prog   *program
+	tables []*table // every table of every relation, by id
+	// ruleIDs are the ids of the rules derivations name, by [Engine.ruleRef]; ruleIDs[0]
+	// is "", the rule of no derivation.
+	ruleIDs  []string
+	ruleRefs map[string]uint32
+	prog     *program
 
 	baseIDs    map[string]*fact // base id -> fact
 	derivedIDs map[string]*fact // derived id -> fact, for the ids computed so far
@@ -133,6 +138,7 @@ func New(lim Limits) *Engine {
 	return &Engine{
 		limits: lim, syms: newSymbols(), rels: make(map[relKey]*relation), prog: p,
 		baseIDs: make(map[string]*fact), derivedIDs: make(map[string]*fact),
+		ruleIDs: []string{""}, ruleRefs: make(map[string]uint32),
 		valBuf: make([]uint32, 0, maxArgs),
 	}
 }

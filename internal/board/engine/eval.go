@@ -48,7 +48,7 @@ func (t *txn) run() error {
 	for _, rel := range baseRels {
 		for _, f := range t.pendingOD[rel] {
 			t.touch(f)
-			f.derTier, f.der = 0, derivation{}
+			f.derTier, f.der, f.inl = 0, derivation{}, 0
 		}
 		t.settle(rel)
 	}
@@ -204,7 +204,7 @@ func (ps *pass) overDelete(f *fact) {
 	}
 	f.odStamp = ps.stamp
 	ps.t.touch(f)
-	f.derTier, f.der = 0, derivation{}
+	f.derTier, f.der, f.inl = 0, derivation{}, 0
 	ps.od = append(ps.od, f)
 	// Dependents in this stratum were derived with the tier f had when the mutation began.
 	if weakened(f.was, f.tier()) {
@@ -230,12 +230,13 @@ func (ps *pass) propagateLoss() error {
 	for len(ps.odQueue) > 0 {
 		f := ps.odQueue[0]
 		ps.odQueue = ps.odQueue[1:]
+		rel := ps.t.e.tabOf(f).rel
 		for _, r := range ps.s.rules {
 			if r.isAgg {
 				continue
 			}
 			for i, l := range r.body {
-				if l.kind == litPos && l.rel == f.tab.rel {
+				if l.kind == litPos && l.rel == rel {
 					if err := ps.overDeleteFrom(r, i, f); err != nil {
 						return err
 					}
@@ -249,10 +250,10 @@ func (ps *pass) propagateLoss() error {
 // rederive gives f back its best one-step derivation from what holds, if it has one.
 func (ps *pass) rederive(f *fact) error {
 	for _, r := range ps.s.rules {
-		if r.headTab != f.tab {
+		if r.headTab.id != f.tab {
 			continue
 		}
-		env, ok := r.unifyHead(f.vals)
+		env, ok := r.unifyHead(f.values())
 		if !ok {
 			continue
 		}
@@ -262,7 +263,7 @@ func (ps *pass) rederive(f *fact) error {
 				return err
 			}
 			for _, a := range res {
-				if slices.Equal(a.vals, f.vals) {
+				if slices.Equal(a.vals, f.values()) {
 					if err := ps.improve(r, a.vals, a.tier, a.prem); err != nil {
 						return err
 					}
@@ -272,7 +273,7 @@ func (ps *pass) rederive(f *fact) error {
 		}
 		j := ps.t.e.newJoiner(r, modeAlive, nil)
 		j.emit = func(tier contract.Tier) error {
-			return ps.improve(r, f.vals, contract.Weaker(tier, r.src.Tier), j.prem)
+			return ps.improve(r, f.values(), contract.Weaker(tier, r.src.Tier), j.prem)
 		}
 		if err := j.withBound(env); err != nil {
 			return err
@@ -322,33 +323,38 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	ps.t.touch(f)
 	before := f.tier()
 	f.derTier = tier
-	f.der = derivation{rule: r, prem: f.compact(prem, &ps.t.e.prems)}
+	f.der, f.inl = f.derivation(r, prem, &ps.t.e.prems)
 	if before == 0 || f.tier() < before {
 		ps.delta = append(ps.delta, f)
 	}
 	return nil
 }
 
-// compact copies the non-nil premises, in body order. A fact created by this mutation
-// keeps them in its inline space when they fit and the space is free: no saved state of an
-// older mutation can refer to it. Otherwise they are carved from slab.
-func (f *fact) compact(prem []*fact, slab *premSlab) []*fact {
+// derivation returns r's derivation of f from the non-nil premises, in body order, and
+// the fact's inl for it. A fact created by this mutation keeps them in its inline space
+// when they fit and the space is free: no saved state of an older mutation can refer to
+// it. Otherwise they are carved from slab.
+func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) (derivation, uint8) {
 	n := 0
 	for _, p := range prem {
 		if p != nil {
 			n++
 		}
 	}
-	if f.was != 0 || n > len(f.inlinePrem) || (len(f.der.prem) > 0 && &f.der.prem[0] == &f.inlinePrem[0]) {
-		return slab.compact(prem, n)
+	if n == 0 {
+		return derivation{rule: r.ref}, 0
 	}
-	out := f.inlinePrem[:0:n]
+	if f.was != 0 || n > len(f.inlinePrem) || f.inl != 0 {
+		return derivation{rule: r.ref, prem: slab.compact(prem, n)}, 0
+	}
+	i := 0
 	for _, p := range prem {
 		if p != nil {
-			out = append(out, p)
+			f.inlinePrem[i] = p
+			i++
 		}
 	}
-	return out
+	return derivation{rule: r.ref}, uint8(n)
 }
 
 // compactPrem copies the non-nil premises, in body order.
@@ -404,12 +410,13 @@ func (ps *pass) fixpoint() error {
 		frontier := ps.delta
 		ps.delta, spare = spare[:0], frontier
 		for _, f := range frontier {
+			rel := e.tabOf(f).rel
 			for ri, r := range ps.s.rules {
 				if r.isAgg {
 					continue
 				}
 				for i, l := range r.body {
-					if l.kind != litPos || l.rel != f.tab.rel {
+					if l.kind != litPos || l.rel != rel {
 						continue
 					}
 					j := joiners[ri]

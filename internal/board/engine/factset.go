@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // factSet finds a table's facts by their values. It is an open-addressing hash table with
 // linear probing and backward-shift deletion: one probe sequence answers "is it there" and
@@ -9,6 +12,7 @@ import "slices"
 type factSet struct {
 	slots []factSlot // len is zero or a power of two
 	n     int
+	shift uint8 // 64 - log2(len(slots)); see home
 }
 
 type factSlot struct {
@@ -29,9 +33,12 @@ func factKey(vals []uint32) (key uint64, exact bool) {
 	return hashVals(vals), false
 }
 
-// home is the slot a key probes first.
+// home is the slot a key probes first: the top bits of a multiplicative hash, so that the
+// home of a key in a set twice as large is 2h or 2h+1 for its home h in this one. grow
+// then walks the old slots in order and writes the new ones nearly in order: rehashing
+// half a million keys at random was a tenth of the time of a large fixpoint.
 func (s *factSet) home(key uint64) int {
-	return int((key * 0x9E3779B97F4A7C15) >> 32 & uint64(len(s.slots)-1))
+	return int((key * 0x9E3779B97F4A7C15) >> s.shift)
 }
 
 // get returns the fact with exactly vals, or nil.
@@ -46,7 +53,7 @@ func (s *factSet) get(vals []uint32) *fact {
 		if sl.f == nil {
 			return nil
 		}
-		if sl.key == key && (exact || slices.Equal(sl.f.vals, vals)) {
+		if sl.key == key && (exact || slices.Equal(sl.f.values(), vals)) {
 			return sl.f
 		}
 	}
@@ -57,7 +64,7 @@ func (s *factSet) add(f *fact) {
 	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
-	key, _ := factKey(f.vals)
+	key, _ := factKey(f.values())
 	s.place(factSlot{key: key, f: f})
 	s.n++
 }
@@ -73,7 +80,9 @@ func (s *factSet) place(sl factSlot) {
 
 func (s *factSet) grow() {
 	old := s.slots
-	s.slots = make([]factSlot, max(16, 2*len(old)))
+	n := max(16, 2*len(old))
+	s.slots = make([]factSlot, n)
+	s.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	for _, sl := range old {
 		if sl.f != nil {
 			s.place(sl)
@@ -88,7 +97,7 @@ func (s *factSet) remove(f *fact) {
 		return
 	}
 	mask := len(s.slots) - 1
-	key, _ := factKey(f.vals)
+	key, _ := factKey(f.values())
 	i := s.home(key)
 	for s.slots[i].f != f {
 		if s.slots[i].f == nil {

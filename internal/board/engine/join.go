@@ -54,7 +54,7 @@ func (j *joiner) all() error {
 func (j *joiner) from(i int, f *fact) error {
 	j.reset()
 	l := j.rule.body[i]
-	cols := l.matchOf(f.tab)
+	cols := l.matchOf(j.e.tabOf(f))
 	if cols == nil {
 		return nil
 	}
@@ -89,8 +89,9 @@ func (j *joiner) withBound(env []uint32) error {
 // the mask of the slots it bound, and undoes them on failure.
 func (j *joiner) bind(l *clit, cols []int, f *fact) (uint64, bool) {
 	var bound uint64
+	vals := f.values()
 	for k, t := range l.terms {
-		v := f.vals[cols[k]]
+		v := vals[cols[k]]
 		switch {
 		case t.slot < 0:
 			if v != t.val {
@@ -207,8 +208,9 @@ func (j *joiner) exists(l *clit) bool {
 			if f.tier() == 0 {
 				continue
 			}
+			vals := f.values()
 			for k, c := range cols {
-				if f.vals[c] != key[k] {
+				if vals[c] != key[k] {
 					continue next
 				}
 			}

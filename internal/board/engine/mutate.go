@@ -52,7 +52,7 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 			}
 			vals[i] = e.syms.intern(arg.Term.Val)
 		}
-		tab := e.relation(relKey{a.Pred, a.Neg}, true).tableFor(argNames(a))
+		tab := e.tableFor(e.relation(relKey{a.Pred, a.Neg}, true), argNames(a))
 		ps = append(ps, prepared{id: f.ID, tab: tab, vals: vals, tier: f.Tier})
 	}
 	t := e.begin()

@@ -162,13 +162,13 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 		return d
 	}
 	d := &Derivation{ID: e.premiseID(f), Atom: e.atomOf(f), Tier: f.tier()}
-	if f.baseTier != 0 && (f.derTier == 0 || f.baseTier <= f.derTier) || f.der.rule == nil || open[f] {
+	if f.baseTier != 0 && (f.derTier == 0 || f.baseTier <= f.derTier) || f.der.rule == 0 || open[f] {
 		d.Base = f.baseTier != 0
 		return d
 	}
 	open[f] = true
-	d.Rule = f.der.rule.src.ID
-	for _, p := range f.der.prem {
+	d.Rule = e.ruleIDs[f.der.rule]
+	for _, p := range f.premises() {
 		d.Premises = append(d.Premises, e.explain(p, memo, open))
 	}
 	delete(open, f)
@@ -193,7 +193,7 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 		}
 	}
 	slices.SortFunc(fs, func(a, b keyed) int {
-		ka, kb := a.f.tab.rel.key, b.f.tab.rel.key
+		ka, kb := e.tabOf(a.f).rel.key, e.tabOf(b.f).rel.key
 		return cmp.Or(strings.Compare(ka.pred, kb.pred), cmpBool(ka.neg, kb.neg), strings.Compare(a.text, b.text))
 	})
 	return func(yield func(Entry) bool) {
@@ -286,7 +286,7 @@ func (e *Engine) Stream(keep func(pred string, neg bool) bool, fn func(Entry) er
 					if packed {
 						id = byRank[k.key>>(width*(len(args)-1-i))&(1<<width-1)]
 					} else {
-						id = k.f.vals[i]
+						id = k.f.values()[i]
 					}
 					args[i].Term.Val = e.syms.vals[id]
 				}
@@ -339,7 +339,7 @@ func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
 		}
 		var k uint64
 		if w*len(t.names) <= 64 {
-			for _, v := range f.vals {
+			for _, v := range f.values() {
 				k = k<<w | uint64(rank[v])
 			}
 		}
@@ -347,8 +347,9 @@ func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
 	}
 	if w*len(t.names) > 64 {
 		slices.SortFunc(ks, func(a, b keyedFact) int {
-			for i := range a.f.vals {
-				if c := cmp.Compare(rank[a.f.vals[i]], rank[b.f.vals[i]]); c != 0 {
+			av, bv := a.f.values(), b.f.values()
+			for i := range av {
+				if c := cmp.Compare(rank[av[i]], rank[bv[i]]); c != 0 {
 					return c
 				}
 			}

@@ -85,6 +85,7 @@ type relation struct {
 
 // table holds the facts of one shape: a relation and a sorted list of argument names.
 type table struct {
+	id    uint32 // its index in Engine.tables
 	rel   *relation
 	names []string
 	byKey factSet
@@ -108,12 +109,12 @@ type index struct {
 }
 
 func (ix *index) add(f *fact) {
-	h := hashCols(f.vals, ix.cols)
+	h := hashCols(f.values(), ix.cols)
 	ix.buckets[h] = append(ix.buckets[h], f)
 }
 
 func (ix *index) remove(f *fact) {
-	h := hashCols(f.vals, ix.cols)
+	h := hashCols(f.values(), ix.cols)
 	b := ix.buckets[h]
 	for i, g := range b {
 		if g == f {
@@ -133,9 +134,13 @@ func (ix *index) remove(f *fact) {
 // fact is the engine's record of one ground atom. It is stored in its table while it holds
 // (tier() != 0) and, within a mutation, while the mutation touches it.
 type fact struct {
-	tab  *table
-	vals []uint32 // value ids, aligned with tab.names
-	// inline holds vals and the premises of der for small facts, saving allocations.
+	// vals holds the value ids, aligned with its table's names, of a fact with more than inline
+	// holds; read them with values.
+	vals []uint32
+	// inline holds the values (when vals is nil) and the premises of der (when inl is not
+	// 0) of small facts, saving allocations. Slices pointing into the fact itself would
+	// cost the collector two pointers to follow, and two write barriers, per derived fact,
+	// in a fixpoint where the collector took a third of the time.
 	inline     [4]uint32
 	inlinePrem [2]*fact
 
@@ -143,8 +148,13 @@ type fact struct {
 	baseTier contract.Tier // strongest base tier; 0 when not base
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
 	was      contract.Tier // the tier when the mutation of stamp began
-	pos      int32         // position in tab.list; -1 when not stored
-	der      derivation    // the best derivation, when derTier != 0
+	inl      uint8         // the number of der's premises in inlinePrem; 0 when they are der.prem
+	nvals    uint8         // the number of values in inline, when vals is nil
+	pos      int32         // position in its table's list; -1 when not stored
+	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
+	// one more for the collector to follow per fact.
+	tab uint32
+	der derivation // the best derivation, when derTier != 0
 
 	id string // the deterministic derived id, computed on demand
 
@@ -158,11 +168,32 @@ type baseRef struct {
 }
 
 // derivation is one way a fact follows: a rule and the facts its positive body literals
-// matched, in body order (nil for built-ins and NAF literals).
+// matched, in body order (nil for built-ins and NAF literals). The premises of a fact's
+// derivation are prem, or, when the fact's inl is not 0, the first inl of its inlinePrem.
 type derivation struct {
-	rule *crule
+	rule uint32 // the rule's index in Engine.ruleIDs; 0 for no derivation
 	prem []*fact
 }
+
+// premises returns the premises of the fact's derivation.
+func (f *fact) premises() []*fact {
+	if f.inl != 0 {
+		return f.inlinePrem[:f.inl:f.inl]
+	}
+	return f.der.prem
+}
+
+// values returns the fact's value ids, aligned with its table's names: vals, or, when vals
+// is nil, the first nvals of inline.
+func (f *fact) values() []uint32 {
+	if f.vals != nil {
+		return f.vals
+	}
+	return f.inline[:f.nvals:f.nvals]
+}
+
+// tabOf returns f's table.
+func (e *Engine) tabOf(f *fact) *table { return e.tables[f.tab] }
 
 // tierOf returns the stronger of two tiers, where 0 means "no support".
 func tierOf(base, der contract.Tier) contract.Tier {
@@ -274,9 +305,11 @@ func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
 
 // atom rebuilds the fact's Atom.
 func (e *Engine) atomOf(f *fact) Atom {
-	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: make([]Arg, len(f.vals))}
-	for i, v := range f.vals {
-		a.Args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+	vals := f.values()
+	t := e.tabOf(f)
+	a := Atom{Pred: t.rel.key.pred, Neg: t.rel.key.neg, Args: make([]Arg, len(vals))}
+	for i, v := range vals {
+		a.Args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
 	return a
 }
@@ -337,16 +370,17 @@ func idOf(text []byte) string {
 
 // canonical appends f's text exactly as Atom.String writes it.
 func (e *Engine) canonical(b []byte, f *fact) []byte {
-	if f.tab.rel.key.neg {
+	t := e.tabOf(f)
+	if t.rel.key.neg {
 		b = append(b, '~')
 	}
-	b = append(b, f.tab.rel.key.pred...)
+	b = append(b, t.rel.key.pred...)
 	b = append(b, '(')
-	for i, v := range f.vals {
+	for i, v := range f.values() {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, f.tab.names[i]...)
+		b = append(b, t.names[i]...)
 		b = append(b, ": "...)
 		b = appendValue(b, e.syms.vals[v])
 	}
@@ -371,15 +405,16 @@ func DerivedID(a Atom) string { return idOf([]byte(a.String())) }
 
 // entryOf describes a stored fact.
 func (e *Engine) entryOf(f *fact) Entry {
-	return e.entryInto(f, make([]Arg, len(f.vals)))
+	return e.entryInto(f, make([]Arg, len(f.values())))
 }
 
-// entryInto describes a stored fact, writing its arguments into args (len(f.vals) long).
+// entryInto describes a stored fact, writing its arguments into args (one per value).
 func (e *Engine) entryInto(f *fact, args []Arg) Entry {
-	for i, v := range f.vals {
-		args[i] = Arg{Name: f.tab.names[i], Term: Term{Val: e.syms.vals[v]}}
+	t := e.tabOf(f)
+	for i, v := range f.values() {
+		args[i] = Arg{Name: t.names[i], Term: Term{Val: e.syms.vals[v]}}
 	}
-	a := Atom{Pred: f.tab.rel.key.pred, Neg: f.tab.rel.key.neg, Args: args}
+	a := Atom{Pred: t.rel.key.pred, Neg: t.rel.key.neg, Args: args}
 	en := Entry{Atom: a, Tier: f.tier(), Base: len(f.bases) > 0, Derived: f.derTier != 0, DerivedTier: f.derTier}
 	if en.Base {
 		en.ID = f.bases[0].id
@@ -408,14 +443,15 @@ func (e *Engine) relation(k relKey, create bool) *relation {
 }
 
 // tableFor returns r's table for the sorted names, creating it.
-func (r *relation) tableFor(names []string) *table {
+func (e *Engine) tableFor(r *relation, names []string) *table {
 	for _, t := range r.tables {
 		if equalStrings(t.names, names) {
 			return t
 		}
 	}
-	t := &table{rel: r, names: names}
+	t := &table{id: uint32(len(e.tables)), rel: r, names: names}
 	r.tables = append(r.tables, t)
+	e.tables = append(e.tables, t)
 	return t
 }
 

@@ -65,6 +65,7 @@ type savedFact struct {
 	baseTier contract.Tier
 	derTier  contract.Tier
 	der      derivation
+	inl      uint8
 }
 
 type savedID struct {
@@ -90,9 +91,9 @@ func (t *txn) touch(f *fact) {
 	}
 	f.stamp = t.stamp
 	f.was = f.tier()
-	l := t.log(f.tab.rel)
+	l := t.log(t.e.tabOf(f).rel)
 	l.saved = append(l.saved, len(t.saved))
-	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der})
+	t.saved = append(t.saved, savedFact{f: f, bases: f.bases, baseTier: f.baseTier, derTier: f.derTier, der: f.der, inl: f.inl})
 }
 
 // factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
@@ -112,10 +113,9 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 			e.limits.MaxFacts, tab.rel.key)
 	}
 	f := e.slab.alloc()
-	f.tab = tab
+	f.tab = tab.id
 	if len(vals) <= len(f.inline) {
-		f.vals = f.inline[:len(vals):len(vals)]
-		copy(f.vals, vals)
+		f.nvals = uint8(copy(f.inline[:], vals))
 	} else {
 		f.vals = slices.Clone(vals)
 	}
@@ -148,10 +148,10 @@ func (t *txn) rollback() {
 		}
 	}
 	for _, s := range t.saved {
-		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der = s.bases, s.baseTier, s.derTier, s.der
+		s.f.bases, s.f.baseTier, s.f.derTier, s.f.der, s.f.inl = s.bases, s.baseTier, s.derTier, s.der, s.inl
 	}
 	for f := range t.created() {
-		f.bases, f.baseTier, f.derTier, f.der = nil, 0, 0, derivation{}
+		f.bases, f.baseTier, f.derTier, f.der, f.inl = nil, 0, 0, derivation{}, 0
 	}
 	e.prog = t.oldProg
 	t.sweep()
@@ -173,14 +173,14 @@ func (t *txn) drop(f *fact) {
 		return
 	}
 	e := t.e
-	f.tab.remove(f)
+	e.tabOf(f).remove(f)
 	e.stored--
 	if f.id != "" && e.derivedIDs[f.id] == f {
 		delete(e.derivedIDs, f.id)
 	}
 	// f shares its slab chunk with live facts, which keep the chunk, and so f, reachable:
 	// let go of the facts f points to, so that they do not stay alive through it.
-	f.der, f.inlinePrem = derivation{}, [2]*fact{}
+	f.der, f.inl, f.inlinePrem = derivation{}, 0, [2]*fact{}
 }
 
 // releasePremises clears the premise lists that the committed mutation replaced. A list
@@ -189,7 +189,7 @@ func (t *txn) drop(f *fact) {
 func (t *txn) releasePremises() {
 	for _, s := range t.saved {
 		old, cur := s.der.prem, s.f.der.prem
-		if len(old) == 0 || &old[0] == &s.f.inlinePrem[0] || (len(cur) > 0 && &cur[0] == &old[0]) {
+		if len(old) == 0 || (len(cur) > 0 && &cur[0] == &old[0]) {
 			continue
 		}
 		clear(old)
@@ -223,11 +223,12 @@ func (t *txn) commit() Delta {
 		if f.tier() == 0 {
 			continue
 		}
-		if len(slab) < len(f.vals) {
-			slab = make([]Arg, max(4096, len(f.vals)))
+		n := len(f.values())
+		if len(slab) < n {
+			slab = make([]Arg, max(4096, n))
 		}
-		en := e.entryInto(f, slab[:len(f.vals):len(f.vals)])
-		slab = slab[len(f.vals):]
+		en := e.entryInto(f, slab[:n:n])
+		slab = slab[n:]
 		d.Added = append(d.Added, en)
 	}
 	for _, s := range t.saved {
