@@ -24,11 +24,12 @@ const (
 )
 
 // listenerProtocols is HTTP/1.1 and unencrypted HTTP/2 (h2c with prior knowledge; there
-// is no TLS listener): an agent runtime that hosts many Agents carries their held /mcp
+// is no TLS listener): a client process that hosts many Agents carries their held /mcp
 // calls as streams of one connection, where HTTP/1.1 needs a connection, its goroutines and
-// its buffers per call (issue 17: benchmarks/README.md). The bounds hold for both: the
-// connection bound counts connections, DefaultMaxStreams bounds the requests of each, and
-// a stream's body has the body timeout, as a connection's does.
+// its buffers per call (issue 17: benchmarks/README.md; Docket's own runtime hosts one
+// Agent a process and stays on HTTP/1.1, which costs serve less for one Agent). The bounds
+// hold for both: the connection bound counts connections, Config.MaxStreams bounds the
+// requests of each, and a stream's body has the body timeout, as a connection's does.
 func listenerProtocols() *http.Protocols {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
