@@ -10,6 +10,7 @@ import (
 // "where does it go". Each slot keeps its fact's key, so a probe reads no fact but the one
 // it finds.
 type factSet struct {
+	facts *factArena // where its members live
 	slots []factSlot // len is zero or a power of two
 	n     int
 	shift uint8 // 64 - log2(len(slots)); see home
@@ -17,7 +18,7 @@ type factSet struct {
 
 type factSlot struct {
 	key uint64
-	f   *fact // nil for an empty slot
+	f   fref // 0 for an empty slot
 }
 
 // factKey keys a fact's values: exact for up to two values, a hash otherwise.
@@ -50,11 +51,13 @@ func (s *factSet) get(vals []uint32) *fact {
 	mask := len(s.slots) - 1
 	for i := s.home(key); ; i = (i + 1) & mask {
 		sl := s.slots[i]
-		if sl.f == nil {
+		if sl.f == 0 {
 			return nil
 		}
-		if sl.key == key && (exact || slices.Equal(sl.f.values(), vals)) {
-			return sl.f
+		if sl.key == key {
+			if f := s.facts.at(sl.f); exact || slices.Equal(f.values(), vals) {
+				return f
+			}
 		}
 	}
 }
@@ -65,14 +68,14 @@ func (s *factSet) add(f *fact) {
 		s.grow()
 	}
 	key, _ := factKey(f.values())
-	s.place(factSlot{key: key, f: f})
+	s.place(factSlot{key: key, f: f.ref})
 	s.n++
 }
 
 func (s *factSet) place(sl factSlot) {
 	mask := len(s.slots) - 1
 	i := s.home(sl.key)
-	for s.slots[i].f != nil {
+	for s.slots[i].f != 0 {
 		i = (i + 1) & mask
 	}
 	s.slots[i] = sl
@@ -84,7 +87,7 @@ func (s *factSet) grow() {
 	s.slots = make([]factSlot, n)
 	s.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	for _, sl := range old {
-		if sl.f != nil {
+		if sl.f != 0 {
 			s.place(sl)
 		}
 	}
@@ -99,15 +102,15 @@ func (s *factSet) remove(f *fact) {
 	mask := len(s.slots) - 1
 	key, _ := factKey(f.values())
 	i := s.home(key)
-	for s.slots[i].f != f {
-		if s.slots[i].f == nil {
+	for s.slots[i].f != f.ref {
+		if s.slots[i].f == 0 {
 			return
 		}
 		i = (i + 1) & mask
 	}
 	s.slots[i] = factSlot{}
 	s.n--
-	for j := (i + 1) & mask; s.slots[j].f != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; s.slots[j].f != 0; j = (j + 1) & mask {
 		h := s.home(s.slots[j].key)
 		// The member at j may move to the hole at i when its home is not in the cyclic
 		// range (i, j].

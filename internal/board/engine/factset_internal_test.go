@@ -11,7 +11,8 @@ import (
 // and lookups over a small key space, so that probe runs collide, wrap and shift.
 func TestFactSet(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var s factSet
+		var facts factArena
+		s := factSet{facts: &facts}
 		model := map[string]*fact{}
 		width := rapid.IntRange(1, 3).Draw(t, "width") // 3 takes the hashed path
 		key := func(vals []uint32) string { return fmt.Sprint(vals) }
@@ -26,7 +27,8 @@ func TestFactSet(t *testing.T) {
 			}
 			switch {
 			case want == nil && rapid.Bool().Draw(t, "add"):
-				f := &fact{vals: vals}
+				f := facts.alloc()
+				f.vals = vals
 				s.add(f)
 				model[key(vals)] = f
 			case want != nil && rapid.Bool().Draw(t, "remove"):

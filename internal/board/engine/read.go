@@ -26,18 +26,19 @@ func (e *Engine) find(id string) *fact {
 	if !strings.HasPrefix(id, "d_") {
 		return nil
 	}
-	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+	// A fact's slot is reused once it is dropped, so an entry is checked against the id.
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 && f.id == id {
 		return f
 	}
 	// Derived ids are computed on demand: hashing every derived fact as it is made would
 	// cost more than the derivation itself.
-	for _, f := range e.pending {
-		if f.pos >= 0 {
+	for _, r := range e.pending {
+		if f := e.fact(r); f.pos >= 0 {
 			e.derivedIDs[e.derivedID(f)] = f
 		}
 	}
 	e.pending = nil
-	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 && f.id == id {
 		return f
 	}
 	return nil
@@ -169,7 +170,7 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 	open[f] = true
 	d.Rule = e.ruleIDs[f.der.rule]
 	for _, p := range f.premises() {
-		d.Premises = append(d.Premises, e.explain(p, memo, open))
+		d.Premises = append(d.Premises, e.explain(e.fact(p), memo, open))
 	}
 	delete(open, f)
 	memo[f] = d
@@ -185,8 +186,8 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 	var fs []keyed
 	for _, rel := range e.rels {
 		for _, t := range rel.tables {
-			for _, f := range t.list {
-				if f.tier() != 0 {
+			for _, r := range t.list {
+				if f := e.fact(r); f.tier() != 0 {
 					fs = append(fs, keyed{string(e.canonical(nil, f)), f})
 				}
 			}
@@ -333,7 +334,8 @@ func compareValues(a, b Value) int {
 // each w bits wide.
 func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
 	ks := make([]keyedFact, 0, len(t.list))
-	for _, f := range t.list {
+	for _, r := range t.list {
+		f := t.facts.at(r)
 		if f.tier() == 0 {
 			continue
 		}
