@@ -312,13 +312,13 @@ func (r *crule) unifyHead(vals []uint32) ([]uint32, bool) {
 // improve records a derivation of the head vals by r at tier when it beats the fact's
 // current best; a fact that holds more strongly joins the frontier.
 func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fact) error {
-	f := r.headTab.get(vals)
+	f, slot := r.headTab.find(vals)
 	if f != nil && f.derTier != 0 && f.derTier <= tier {
 		return nil
 	}
 	if f == nil {
 		var err error
-		if f, err = ps.t.create(r.headTab, vals); err != nil {
+		if f, err = ps.t.create(r.headTab, vals, slot); err != nil {
 			return err
 		}
 	}

@@ -44,31 +44,48 @@ func (s *factSet) home(key uint64) int {
 
 // get returns the fact with exactly vals, or nil.
 func (s *factSet) get(vals []uint32) *fact {
-	if s.n == 0 {
-		return nil
+	f, _ := s.find(vals)
+	return f
+}
+
+// find returns the fact with exactly vals, or nil and the empty slot that ends vals' probe
+// run (−1 when the set has no slots), where addAt may put it: a fixpoint looks up each
+// fact it derives and, when it is new, adds it, and a second probe for the add was a
+// twentieth of its time.
+func (s *factSet) find(vals []uint32) (*fact, int) {
+	if len(s.slots) == 0 {
+		return nil, -1
 	}
 	key, exact := factKey(vals)
 	mask := len(s.slots) - 1
 	for i := s.home(key); ; i = (i + 1) & mask {
 		sl := s.slots[i]
 		if sl.f == 0 {
-			return nil
+			return nil, i
 		}
 		if sl.key == key {
 			if f := s.facts.at(sl.f); exact || slices.Equal(f.values(), vals) {
-				return f
+				return f, i
 			}
 		}
 	}
 }
 
 // add stores f, whose values are not in the set.
-func (s *factSet) add(f *fact) {
-	if 4*(s.n+1) > 3*len(s.slots) {
-		s.grow()
-	}
+func (s *factSet) add(f *fact) { s.addAt(f, -1) }
+
+// addAt stores f, whose values are not in the set, at slot, which find returned for them
+// with no change to the set since; −1 finds the slot afresh.
+func (s *factSet) addAt(f *fact, slot int) {
 	key, _ := factKey(f.values())
-	s.place(factSlot{key: key, f: f.ref})
+	if slot < 0 || 4*(s.n+1) > 3*len(s.slots) {
+		if 4*(s.n+1) > 3*len(s.slots) {
+			s.grow()
+		}
+		s.place(factSlot{key: key, f: f.ref})
+	} else {
+		s.slots[slot] = factSlot{key: key, f: f.ref}
+	}
 	s.n++
 }
 

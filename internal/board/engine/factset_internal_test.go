@@ -25,11 +25,19 @@ func TestFactSet(t *testing.T) {
 			if got != want {
 				t.Fatalf("get(%v) = %p, want %p", vals, got, want)
 			}
+			found, slot := s.find(vals)
+			if found != want {
+				t.Fatalf("find(%v) = %p, want %p", vals, found, want)
+			}
 			switch {
 			case want == nil && rapid.Bool().Draw(t, "add"):
 				f := facts.alloc()
 				f.vals = vals
-				s.add(f)
+				if rapid.Bool().Draw(t, "at") {
+					s.addAt(f, slot) // the slot find gave
+				} else {
+					s.add(f)
+				}
 				model[key(vals)] = f
 			case want != nil && rapid.Bool().Draw(t, "remove"):
 				s.remove(want)

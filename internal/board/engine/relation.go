@@ -259,10 +259,16 @@ func hashVals(vals []uint32) uint64 {
 // get returns the stored fact with exactly vals, or nil.
 func (t *table) get(vals []uint32) *fact { return t.byKey.get(vals) }
 
-func (t *table) insert(f *fact) {
+// find returns the stored fact with exactly vals, or nil and the slot for insertAt.
+func (t *table) find(vals []uint32) (*fact, int) { return t.byKey.find(vals) }
+
+func (t *table) insert(f *fact) { t.insertAt(f, -1) }
+
+// insertAt stores f at the slot find returned for its values, with no change to t since.
+func (t *table) insertAt(f *fact, slot int) {
 	f.pos = int32(len(t.list))
 	t.list = append(t.list, f.ref)
-	t.byKey.add(f)
+	t.byKey.addAt(f, slot)
 }
 
 func (t *table) remove(f *fact) {

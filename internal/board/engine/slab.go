@@ -31,21 +31,23 @@ func (a *factArena) at(r fref) *fact { return &a.chunks[r>>arenaShift][r&arenaMa
 
 // alloc returns a zeroed fact that knows its fref.
 func (a *factArena) alloc() *fact {
-	var r fref
 	if n := len(a.free); n > 0 {
-		r, a.free = a.free[n-1], a.free[:n-1]
-	} else {
-		if a.next == 0 {
-			a.next = 1 // fref 0 is no fact
-		}
-		r = a.next
-		a.next++
-		if int(r>>arenaShift) == len(a.chunks) {
-			a.chunks = append(a.chunks, new([arenaChunk]fact))
-		}
+		// release zeroed it.
+		r := a.free[n-1]
+		a.free = a.free[:n-1]
+		return a.at(r)
 	}
+	if a.next == 0 {
+		a.next = 1 // fref 0 is no fact
+	}
+	r := a.next
+	a.next++
+	if int(r>>arenaShift) == len(a.chunks) {
+		a.chunks = append(a.chunks, new([arenaChunk]fact))
+	}
+	// A slot never handed out is zero, as new made it.
 	f := a.at(r)
-	*f = fact{ref: r, pos: -1}
+	f.ref, f.pos = r, -1
 	return f
 }
 

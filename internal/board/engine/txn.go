@@ -98,14 +98,16 @@ func (t *txn) touch(f *fact) {
 
 // factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
 func (t *txn) factFor(tab *table, vals []uint32) (*fact, error) {
-	if f := tab.get(vals); f != nil {
+	f, slot := tab.find(vals)
+	if f != nil {
 		return f, nil
 	}
-	return t.create(tab, vals)
+	return t.create(tab, vals, slot)
 }
 
-// create stores a new fact for vals, which tab does not hold.
-func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
+// create stores a new fact for vals, which tab does not hold, at the slot tab.find
+// returned for them.
+func (t *txn) create(tab *table, vals []uint32, slot int) (*fact, error) {
 	e := t.e
 	if e.stored >= e.limits.MaxFacts {
 		return nil, errorf(contract.CodeResourceLimit,
@@ -119,7 +121,7 @@ func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
 	} else {
 		f.vals = slices.Clone(vals)
 	}
-	tab.insert(f)
+	tab.insertAt(f, slot)
 	e.stored++
 	f.stamp, f.was = t.stamp, 0
 	l := t.log(tab.rel)
