@@ -182,13 +182,14 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 	type keyed struct {
 		text string
 		f    *fact
+		gen  uint32
 	}
 	var fs []keyed
 	for _, rel := range e.rels {
 		for _, t := range rel.tables {
 			for _, r := range t.list {
 				if f := e.fact(r); f.tier() != 0 {
-					fs = append(fs, keyed{string(e.canonical(nil, f)), f})
+					fs = append(fs, keyed{string(e.canonical(nil, f)), f, f.gen})
 				}
 			}
 		}
@@ -199,7 +200,7 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 	})
 	return func(yield func(Entry) bool) {
 		for _, k := range fs {
-			if k.f.pos < 0 {
+			if k.f.pos < 0 || k.f.gen != k.gen {
 				continue // removed by a mutation made while ranging
 			}
 			if !yield(e.entryOf(k.f)) {

@@ -154,7 +154,10 @@ type fact struct {
 	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
 	// one more for the collector to follow per fact.
 	tab uint32
-	ref fref       // its own address in its engine's arena
+	ref fref // its own address in its engine's arena
+	// gen counts the facts its slot held before it, so that a reader holding the slot
+	// across a mutation (Facts) can tell the fact it read from one that reuses the slot.
+	gen uint32
 	der derivation // the best derivation, when derTier != 0
 
 	id string // the deterministic derived id, computed on demand

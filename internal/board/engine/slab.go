@@ -55,7 +55,7 @@ func (a *factArena) alloc() *fact {
 // for facts that left storage when their mutation ended.
 func (a *factArena) release(f *fact) {
 	r := f.ref
-	*f = fact{ref: r, pos: -1}
+	*f = fact{ref: r, pos: -1, gen: f.gen + 1}
 	a.free = append(a.free, r)
 }
 

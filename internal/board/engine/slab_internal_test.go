@@ -22,7 +22,8 @@ func TestPremSlab(t *testing.T) {
 }
 
 // TestFactArena checks that facts keep their refs, and that a released slot comes back
-// zeroed, with its ref and no table position, before a fresh one is used.
+// zeroed, with its ref, no table position and its generation counted, before a fresh one
+// is used.
 func TestFactArena(t *testing.T) {
 	var a factArena
 	var fs []*fact
@@ -40,7 +41,7 @@ func TestFactArena(t *testing.T) {
 	old.id, old.derTier = "d_x", 3
 	a.release(old)
 	f := a.alloc()
-	if f != old || f.ref != fref(arenaChunk+6) || f.pos != -1 || f.id != "" || f.derTier != 0 || f.nvals != 0 {
+	if f != old || f.ref != fref(arenaChunk+6) || f.gen != 1 || f.pos != -1 || f.id != "" || f.derTier != 0 || f.nvals != 0 {
 		t.Fatalf("reused slot = %+v, want slot %d zeroed", *f, arenaChunk+6)
 	}
 	if g := a.alloc(); g.ref != fref(3*arenaChunk+1) {
