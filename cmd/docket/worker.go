@@ -45,6 +45,7 @@ type workerCmd struct {
 	// a worker started by hand offers no write Tool unless told to. docket start and docket
 	// demo pass read-write to the worker they start.
 	WorkspaceTools string `name:"workspace-tools" help:"Which built-in workspace Tools this worker offers, whatever is locked: off, read or read-write." enum:"off,read,read-write" default:"read"`
+	Parallel       int    `help:"How many served calls this worker runs at once (1 runs them one after another); each is claimed before it runs and reported after, once." default:"8"`
 }
 
 // workerKeyEnv is the variable a worker reads its Connection key from when it has no
@@ -55,6 +56,9 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return err
+	}
+	if c.Parallel < 1 {
+		return &usageError{err: fmt.Errorf("--parallel %d: a worker runs at least one call at a time; pass 1 or more", c.Parallel)}
 	}
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level})).With(logComponent, "worker")
 	root := c.Root
@@ -130,7 +134,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer stopTracing()
-	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp})
+	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
 	if err != nil {
 		return err
 	}

@@ -417,6 +417,67 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 	}
 }
 
+// TestWorker_RunsServedCallsTogether: two Agents' calls served to one worker run side by
+// side: the second program starts while the first still waits to be let go, and each
+// runs once. A worker that ran its rows one after another would never start the second.
+func TestWorker_RunsServedCallsTogether(t *testing.T) {
+	h := newHopEnv(t, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
+	h.lock(t, "laptop", "test.block@1")
+	for _, f := range []string{"started.fifo", "go.fifo"} {
+		if err := syscall.Mkfifo(filepath.Join(h.files, f), 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+	}
+	// Opened for reading and writing, the FIFO never reads as ended between the two
+	// programs' writes, and the open does not wait for a writer.
+	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close()
+	h.startWorker(t)
+	h.apply(t, 0, "block", contract.Args{"n": contract.StringValue("1")})
+	h.apply(t, 1, "block", contract.Args{"n": contract.StringValue("2")})
+	if err := started.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(started, make([]byte, 2)); err != nil {
+		t.Fatalf("both programs did not start while the first was held: %v", err)
+	}
+	// Both wait on go.fifo: a writer that opens and closes it lets go the readers that
+	// have it open, so it is opened (without waiting for a reader) until both settled.
+	deadline := time.Now().Add(60 * time.Second)
+	for settled := 0; settled < len(h.agents); {
+		if release, err := os.OpenFile(filepath.Join(h.files, "go.fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			release.Close()
+		}
+		settled = 0
+		for _, ag := range h.agents {
+			st, err := h.ops.State(t.Context(), ag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.State) > 0 && st.State[0].State.Settled() {
+				if st.State[0].State != contract.OpDone {
+					t.Fatalf("agent %s's call = %+v, want done", ag.ID, st.State[0].OperationEntry)
+				}
+				settled++
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the calls settled in a minute, want both", settled)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	runs, err := os.ReadFile(filepath.Join(h.files, "runs.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(runs), "run"); n != 2 {
+		t.Errorf("the program ran %d times, want twice", n)
+	}
+}
+
 // TestWorker_AuthorityLostMidReport: the authority commits a report but its answer is
 // lost, as when it is killed before answering; the worker sends the same bytes again,
 // and the report lands once.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/conversation"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/authority/profile"
@@ -58,6 +59,9 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
+	// Every part shares one store that remembers what this process committed, so their
+	// catch-ups read back from memory (eventlog.Remember).
+	cfg.Store = eventlog.Remember(cfg.Store)
 	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

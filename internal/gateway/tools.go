@@ -311,14 +311,25 @@ func progress(ctx context.Context, ss *mcp.ServerSession, tok any) func(contract
 
 // apart runs f on a goroutine of its own and returns once f returned: the caller's stack
 // does not grow to f's depth. A held call's goroutine runs its deep work apart before it
-// parks (see tool).
+// parks (see tool). A panic in f is raised again on the caller's goroutine, so that it
+// unwinds the call's own deferred functions (the Agent's lock, the call's context) as it
+// did before the work ran apart.
 func apart(f func()) {
-	done := make(chan struct{})
+	done := make(chan any, 1)
 	go func() {
-		defer close(done)
+		panicked := true
+		defer func() {
+			if panicked {
+				done <- recover()
+			}
+		}()
 		f()
+		panicked = false
+		done <- nil
 	}()
-	<-done
+	if p := <-done; p != nil {
+		panic(p)
+	}
 }
 
 func replacedError() error {

@@ -22,6 +22,9 @@ const (
 	DefaultRetryDelay     = time.Second
 	DefaultReportPatience = 10 * time.Minute
 	DefaultReleaseLimit   = 5 * time.Second
+	// DefaultParallel is as many rows as one Poll serves by default, so a worker takes
+	// a whole batch at once.
+	DefaultParallel = 8
 )
 
 // RunConfig configures a [Runner].
@@ -39,6 +42,9 @@ type RunConfig struct {
 	// Tracer traces each row's execution in the trace the row was served in; default a
 	// no-op provider.
 	Tracer trace.TracerProvider
+	// Parallel bounds the served rows claimed and run at once; default DefaultParallel.
+	// Each is still claimed before it runs and reported after, once.
+	Parallel int
 }
 
 // Runner is the worker's loop: it acquires the Connection's lease,
@@ -66,6 +72,9 @@ func NewRunner(cfg RunConfig) (*Runner, error) {
 	}
 	if cfg.Tracer == nil {
 		cfg.Tracer = noop.NewTracerProvider()
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = DefaultParallel
 	}
 	return &Runner{cfg: cfg, log: cfg.Logger.With(logWorker, cfg.WorkerID), tracer: cfg.Tracer.Tracer("github.com/docketrun/docket/internal/worker")}, nil
 }
@@ -151,13 +160,7 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	// serves them again until a person acts, and they are not worth a log line each time.
 	refused := map[string]bool{}
 	for {
-		ran := false
-		for _, raw := range rows {
-			if lctx.Err() != nil {
-				break // the rest of the batch stays unclaimed
-			}
-			ran = r.handle(ctx, lctx, l, raw, lose, refused) || ran
-		}
+		ran := r.runRows(ctx, lctx, l, rows, lose, refused)
 		if lctx.Err() != nil {
 			break
 		}
@@ -228,22 +231,48 @@ func (r *Runner) renew(ctx context.Context, l contract.Lease, lose context.Cance
 	}
 }
 
-// handle runs one served row: verify, claim, run once, report. A row that fails its
-// checks is neither claimed nor run, and is remembered in refused. The run and the report
-// use ctx, not the lease's lctx: once claimed, a call finishes and reports even if the
-// lease is lost meanwhile (the authority judges that report). It reports whether it
-// tried to claim.
-func (r *Runner) handle(ctx, lctx context.Context, l contract.Lease, raw json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool) bool {
+// runRows runs a Poll's rows, up to Parallel at once, each as before: verify, claim, run
+// once, report; it returns when all have reported. A row that fails its checks is
+// neither claimed nor run, and is remembered in refused. The run and the report use ctx,
+// not the lease's lctx: once claimed, a call finishes and reports even if the lease is
+// lost meanwhile (the authority judges that report). It reports whether it tried to
+// claim any. Rows of one Poll are distinct Operations, each claimed once, so running
+// them together runs nothing twice.
+func (r *Runner) runRows(ctx, lctx context.Context, l contract.Lease, rows []json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool) bool {
+	slots := make(chan struct{}, r.cfg.Parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ran := false
+	for _, raw := range rows {
+		if lctx.Err() != nil {
+			break // the rest of the batch stays unclaimed
+		}
+		job := r.prepare(ctx, l, raw, refused)
+		if job == nil {
+			continue
+		}
+		ran = true
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.claimAndRun(ctx, lctx, job, lose)
+		})
+	}
+	return ran
+}
+
+// prepare decodes a served row and checks its grant, or returns nil when the row is
+// refused (it is remembered, and not refused again in the log).
+func (r *Runner) prepare(ctx context.Context, l contract.Lease, raw json.RawMessage, refused map[string]bool) *Job {
 	key := string(raw)
 	if refused[key] {
-		return false
+		return nil
 	}
 	row, err := DecodeRow(raw)
 	if err == nil {
 		var job *Job
 		if job, err = r.cfg.Executor.Prepare(row, r.cfg.WorkerID, l.Generation); err == nil {
-			r.claimAndRun(ctx, lctx, job, lose)
-			return true
+			return job
 		}
 	}
 	r.log.WarnContext(ctx, "work refused before claiming", logWork, row.ID, logCode, contract.CodeOf(err), logErr, err)
@@ -251,7 +280,7 @@ func (r *Runner) handle(ctx, lctx context.Context, l contract.Lease, raw json.Ra
 		clear(refused)
 	}
 	refused[key] = true
-	return false
+	return nil
 }
 
 // maxRefused bounds the rows a Runner remembers having refused.

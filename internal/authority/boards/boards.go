@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
@@ -242,6 +243,13 @@ func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb 
 // boardUnchanged reports whether project's log from seq from (exclusive) to to (inclusive)
 // holds only events that never change a Board, so a Board that reflects from reflects to.
 func boardUnchanged(ctx context.Context, r store.Reader, project contract.ProjectID, from, to int64) (bool, error) {
+	// The events this process committed are in memory; only the rest is read.
+	for _, e := range eventlog.Recent(r, project, from, to) {
+		if event.ChangesBoard(e.Type) {
+			return false, nil
+		}
+		from = e.Seq
+	}
 	for from < to {
 		evs, err := r.Events(ctx, string(project), from, boardScanPage)
 		if err != nil {

@@ -251,12 +251,13 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		return nil, err
 	}
 	rows := []contract.WorkRow{}
+	cs := d.setupOf(conn)
 	for _, q := range queued {
 		i := slices.IndexFunc(tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == q.Request.Tool })
 		if i < 0 {
 			continue
 		}
-		s, why, err := d.shape(ctx, conn, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
+		s, why, err := d.shape(ctx, cs, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
 		if err != nil {
 			return nil, err
 		}
@@ -293,10 +294,11 @@ type unserved struct {
 // fit returns the locked digest of q's Tool on conn and the Source q runs against there,
 // or why conn cannot run q: its Tool is not locked there, or no Source of a type it
 // takes can be chosen.
-func (d *Dispatcher) fit(ctx context.Context, conn contract.Connection, q contract.ExecutionRequest) (string, contract.Source, *unserved, error) {
-	locks, err := d.store.ToolLocks(ctx, string(conn.ID))
+func (d *Dispatcher) fit(ctx context.Context, cs *connSetup, q contract.ExecutionRequest) (string, contract.Source, *unserved, error) {
+	conn := cs.conn
+	locks, err := cs.toolLocks(ctx)
 	if err != nil {
-		return "", contract.Source{}, nil, fmt.Errorf("serve work: %w", err)
+		return "", contract.Source{}, nil, err
 	}
 	li := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == q.Tool })
 	if li < 0 {
@@ -310,15 +312,71 @@ func (d *Dispatcher) fit(ctx context.Context, conn contract.Connection, q contra
 	if len(q.SourceTypes) == 0 {
 		return td.String(), contract.Source{}, nil, nil
 	}
-	src, why, err := d.pickSource(ctx, conn, q)
+	src, why, err := pickSource(ctx, cs, q)
 	return td.String(), src, why, err
+}
+
+// connSetup is what a Connection has set up that shaping work on it reads: its Tool
+// locks and its bound Sources, each read from the store on first use and then kept for
+// the one call (a Poll, a Claim, an explanation) that made it, so a Poll that shapes
+// many rows reads them once, and every row of it is shaped from the same reading.
+type connSetup struct {
+	st      store.Reader
+	conn    contract.Connection
+	locks   []store.ToolLock
+	sources []contract.Source // decoded, with their digests in canonical form
+	read    struct{ locks, sources bool }
+}
+
+// setupOf returns conn's setup, not read yet.
+func (d *Dispatcher) setupOf(conn contract.Connection) *connSetup {
+	return &connSetup{st: d.store, conn: conn}
+}
+
+// toolLocks returns the Tools locked on the Connection.
+func (cs *connSetup) toolLocks(ctx context.Context) ([]store.ToolLock, error) {
+	if !cs.read.locks {
+		locks, err := cs.st.ToolLocks(ctx, string(cs.conn.ID))
+		if err != nil {
+			return nil, fmt.Errorf("serve work: %w", err)
+		}
+		cs.locks, cs.read.locks = locks, true
+	}
+	return cs.locks, nil
+}
+
+// boundSources returns the Sources bound on the Connection.
+func (cs *connSetup) boundSources(ctx context.Context) ([]contract.Source, error) {
+	if cs.read.sources {
+		return cs.sources, nil
+	}
+	ss, err := cs.st.Sources(ctx, string(cs.conn.ID))
+	if err != nil {
+		return nil, fmt.Errorf("serve work: %w", err)
+	}
+	out := make([]contract.Source, 0, len(ss))
+	for _, s := range ss {
+		var src contract.Source
+		if err := json.Unmarshal(s.Data, &src); err != nil {
+			return nil, fmt.Errorf("decode source %s of %s: %w", s.ID, cs.conn.ID, err)
+		}
+		sd, err := contract.DigestFrom(s.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("source %s of %s: %w", s.ID, cs.conn.ID, err)
+		}
+		src.Digest = sd.String()
+		out = append(out, src)
+	}
+	cs.sources, cs.read.sources = out, true
+	return out, nil
 }
 
 // shape builds the row of q on conn for workerID at gen, or says why conn cannot run it
 // ([Dispatcher.fit]). The same inputs give the same bytes, so a claim can be checked
 // against a fresh shape.
-func (d *Dispatcher) shape(ctx context.Context, conn contract.Connection, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, *unserved, error) {
-	toolDigest, src, why, err := d.fit(ctx, conn, q.Request)
+func (d *Dispatcher) shape(ctx context.Context, cs *connSetup, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, *unserved, error) {
+	conn := cs.conn
+	toolDigest, src, why, err := d.fit(ctx, cs, q.Request)
 	if err != nil || why != nil {
 		return served{}, why, err
 	}
@@ -360,23 +418,15 @@ func sourceRecord(src contract.Source) string {
 // a type the Action takes: the one its "source" argument names; else the one with the
 // name its capability declares ([contract.ExecutionRequest.Source]); else the only one.
 // When none is bound, or several are and no name picks one, it says why instead.
-func (d *Dispatcher) pickSource(ctx context.Context, conn contract.Connection, req contract.ExecutionRequest) (contract.Source, *unserved, error) {
-	ss, err := d.store.Sources(ctx, string(conn.ID))
+func pickSource(ctx context.Context, cs *connSetup, req contract.ExecutionRequest) (contract.Source, *unserved, error) {
+	conn := cs.conn
+	ss, err := cs.boundSources(ctx)
 	if err != nil {
-		return contract.Source{}, nil, fmt.Errorf("serve work: %w", err)
+		return contract.Source{}, nil, err
 	}
 	types := strings.Join(req.SourceTypes, " or ")
 	var of []contract.Source // the bound Sources of a type the Action takes
-	for _, s := range ss {
-		var src contract.Source
-		if err := json.Unmarshal(s.Data, &src); err != nil {
-			return contract.Source{}, nil, fmt.Errorf("decode source %s of %s: %w", s.ID, conn.ID, err)
-		}
-		sd, err := contract.DigestFrom(s.Digest)
-		if err != nil {
-			return contract.Source{}, nil, fmt.Errorf("source %s of %s: %w", s.ID, conn.ID, err)
-		}
-		src.Digest = sd.String()
+	for _, src := range ss {
 		if slices.Contains(req.SourceTypes, src.Type) {
 			of = append(of, src)
 		}
@@ -458,7 +508,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 		if _, taken := wc.w.claims[req.ID]; taken || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
 			return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 		}
-		s, why, err := d.shape(ctx, conn, operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
+		s, why, err := d.shape(ctx, d.setupOf(conn), operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
 		if err != nil {
 			return err
 		}

@@ -81,10 +81,10 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 	if err != nil {
 		return 0, fmt.Errorf("explain waiting work of %s: %w", project, err)
 	}
-	var conns []contract.Connection
+	var conns []*connSetup // read once for all the queued work
 	for _, c := range rows {
 		if c.RevokedAt == nil {
-			conns = append(conns, contract.Connection{ID: contract.ConnectionID(c.ID), Project: project, Name: c.Name})
+			conns = append(conns, d.setupOf(contract.Connection{ID: contract.ConnectionID(c.ID), Project: project, Name: c.Name}))
 		}
 	}
 	type change struct {
@@ -141,13 +141,14 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 // explain returns why none of conns can serve q now: a zero unserved when one can, and
 // known false when this instance cannot tell (a live worker it has not heard from may
 // offer the Tool), so that it leaves the reason another instance gave.
-func (d *Dispatcher) explain(ctx context.Context, conns []contract.Connection, q contract.ExecutionRequest) (unserved, bool, error) {
+func (d *Dispatcher) explain(ctx context.Context, conns []*connSetup, q contract.ExecutionRequest) (unserved, bool, error) {
 	best := unserved{contract.CodeNoToolLocked,
 		fmt.Sprintf("tool %s is locked on no live Connection of this project; lock it on the Connection whose worker runs it (docket tool lock).", q.Tool)}
 	now := d.nowUTC()
 	known := true
-	for _, conn := range conns {
-		digest, _, why, err := d.fit(ctx, conn, q)
+	for _, cs := range conns {
+		conn := cs.conn
+		digest, _, why, err := d.fit(ctx, cs, q)
 		if err != nil {
 			return unserved{}, false, err
 		}

@@ -73,6 +73,12 @@ func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project 
 	return w.cursor.CatchUp(ctx, r, project, w.applyLocked)
 }
 
+// catchUpToLocked is catchUpLocked to at least the head to, which the caller read, locked
+// or left with its own commit. w.mu must be held.
+func (w *workLedger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) error {
+	return w.cursor.CatchUpTo(ctx, r, project, to, w.applyLocked)
+}
+
 func (w *workLedger) applyLocked(e store.Event) error {
 	switch e.Type {
 	case event.LeaseAcquired:

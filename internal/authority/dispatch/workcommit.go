@@ -98,6 +98,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	var wc *workCommit
 	var refused error // fn's error, returned as fn gave it
 	after := int64(-1)
+	var left int64 // the head the commit leaves, which the ledgers then catch up to
 	err := d.store.Update(ctx, func(tx store.Tx) error {
 		wc = &workCommit{b: b, l: l, w: w, now: d.nowUTC(), conn: conn, opBy: "system"}
 		if conn != "" {
@@ -107,10 +108,16 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 			}
 			wc.lease = leaseOf(row)
 		}
-		if err := l.CatchUp(ctx, tx, project); err != nil {
+		// One head read serves both ledgers: nothing can append between them, and an
+		// instance that appends after it did so after the lease row was locked here.
+		head, err := tx.Head(ctx, string(project))
+		if err != nil {
+			return fmt.Errorf("read the head of %s: %w", project, err)
+		}
+		if err := l.CatchUpTo(ctx, tx, project, head.Seq); err != nil {
 			return err
 		}
-		if err := w.catchUpLocked(ctx, tx, project); err != nil {
+		if err := w.catchUpToLocked(ctx, tx, project, head.Seq); err != nil {
 			return err
 		}
 		if refused = fn(wc); refused != nil {
@@ -119,7 +126,11 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		if wc.change != nil && bw == nil {
 			return errHopBoardUnlocked
 		}
-		return d.writeWork(ctx, tx, project, bw, wc, &after)
+		if err := d.writeWork(ctx, tx, project, bw, wc, &after); err != nil {
+			return err
+		}
+		left, err = eventlog.HeadLeft(ctx, tx, project)
+		return err
 	})
 	if err != nil {
 		if refused != nil {
@@ -137,10 +148,10 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		bw.Committed(after)
 	}
 	if len(wc.events) > 0 || len(wc.writes) > 0 || len(wc.ops) > 0 || wc.change != nil {
-		if err := l.CatchUp(ctx, d.store, project); err != nil {
+		if err := l.CatchUpTo(ctx, d.store, project, left); err != nil {
 			return err
 		}
-		if err := w.catchUpLocked(ctx, d.store, project); err != nil {
+		if err := w.catchUpToLocked(ctx, d.store, project, left); err != nil {
 			return err
 		}
 	}

@@ -92,31 +92,93 @@ func (c *Cursor) Seq() int64 { return c.seq }
 // CatchUp applies each event of project after the cursor, read from r (the store, or a
 // transaction that sees its own writes), and moves the cursor past each event applied.
 // When apply fails the cursor stays on the last event applied.
+//
+// On a store from [Remember] (or a transaction of one) it reads the log's head and then
+// catches up to it as [Cursor.CatchUpTo] does: nothing more is read when the head has
+// not moved.
 func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
-	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error {
-		if err := apply(e); err != nil {
-			return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+	if tails(r) == nil {
+		return c.scan(ctx, r, project, apply)
+	}
+	head, err := r.Head(ctx, string(project))
+	if err != nil {
+		return fmt.Errorf("read the head of %s: %w", project, err)
+	}
+	return c.CatchUpTo(ctx, r, project, head.Seq, apply)
+}
+
+// CatchUpTo is [Cursor.CatchUp] for a caller that knows a head of the log to reach (one
+// it read or locked, or the head its own commit left): it applies the events after the
+// cursor up to at least seq to, taking from memory those this process committed through
+// r's store ([Remember]) that continue the cursor, and reads from r only the rest. A
+// cursor at to or past it reads nothing.
+func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract.ProjectID, to int64, apply func(store.Event) error) error {
+	if tails(r) == nil {
+		if c.seq >= to {
+			return nil
 		}
-		c.seq = e.Seq
-		return nil
-	})
+		return c.scan(ctx, r, project, apply)
+	}
+	for {
+		for _, e := range Recent(r, project, c.seq, to) {
+			if err := c.applyOne(project, e, apply); err != nil {
+				return err
+			}
+		}
+		if c.seq >= to {
+			return nil
+		}
+		// Memory lacks the next event: read a page from r, then look in memory again.
+		es, err := r.Events(ctx, string(project), c.seq, MaxEventPage)
+		if err != nil {
+			return fmt.Errorf("read events of %s: %w", project, err)
+		}
+		for _, e := range es {
+			if err := c.applyOne(project, e, apply); err != nil {
+				return err
+			}
+		}
+		if len(es) < MaxEventPage {
+			return nil // read to the end of the log
+		}
+	}
+}
+
+// applyOne applies e and moves the cursor past it.
+func (c *Cursor) applyOne(project contract.ProjectID, e store.Event, apply func(store.Event) error) error {
+	if err := apply(e); err != nil {
+		return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+	}
+	c.seq = e.Seq
+	return nil
+}
+
+// scan applies every event after the cursor read from r.
+func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
+	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error { return c.applyOne(project, e, apply) })
 }
 
 // Act runs fn, a part's write to project's log, in one store transaction under the log's
 // head lock, on the part's projection caught up with apply inside it first; after the
-// commit it catches the projection up again, so the caller reads what it wrote. A
-// *contract.Error from fn comes back as it is; another failure of the transaction comes
-// back through [Refuse] with what, wrapped with doing. The caller holds the projection's
-// lock across Act.
+// commit it catches the projection up to the head the commit left, so the caller reads
+// what it wrote. A *contract.Error from fn comes back as it is; another failure of the
+// transaction comes back through [Refuse] with what, wrapped with doing. The caller holds
+// the projection's lock across Act.
 func Act(ctx context.Context, st store.Store, project contract.ProjectID, cur *Cursor, apply func(store.Event) error, doing, what string, fn func(tx store.Tx) error) error {
+	var left int64
 	err := st.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
 			return err
 		}
-		if err := cur.CatchUp(ctx, tx, project, apply); err != nil {
+		if err := cur.CatchUpTo(ctx, tx, project, head.Seq, apply); err != nil {
 			return err
 		}
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		left, err = HeadLeft(ctx, tx, project)
+		return err
 	})
 	if err != nil {
 		if _, ok := errors.AsType[*contract.Error](err); ok {
@@ -124,8 +186,19 @@ func Act(ctx context.Context, st store.Store, project contract.ProjectID, cur *C
 		}
 		return fmt.Errorf("%s: %w", doing, Refuse(err, what))
 	}
-	if err := cur.CatchUp(ctx, st, project, apply); err != nil {
+	if err := cur.CatchUpTo(ctx, st, project, left, apply); err != nil {
 		return fmt.Errorf("read the log of %s: %w", project, err)
 	}
 	return nil
+}
+
+// HeadLeft returns the seq of project's head as tx will leave it on commit, its own
+// appends included: the head a projection catches up to after that commit, so the caller
+// reads what it wrote. Call it last in tx, once everything is appended.
+func HeadLeft(ctx context.Context, tx store.Tx, project contract.ProjectID) (int64, error) {
+	h, err := tx.Head(ctx, string(project))
+	if err != nil {
+		return 0, fmt.Errorf("read the head of %s: %w", project, err)
+	}
+	return h.Seq, nil
 }

@@ -236,13 +236,19 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identit
 	if last == nil || last.acked || !delivered(last.ordinal) {
 		return nil
 	}
+	var left int64
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), Event{Agent: c.ID, Ordinal: last.ordinal})
+		if err := eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), Event{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
+			return err
+		}
+		var err error
+		left, err = eventlog.HeadLeft(ctx, tx, project)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
 	}
-	return l.catchUpLocked(ctx, o.store, project)
+	return l.catchUpToLocked(ctx, o.store, project, left)
 }
 
 // admit passes call through the write gate and, when it passes, runs it
@@ -334,19 +340,24 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return nil
 	}
 	run.op.TraceParent = traceParent(ctx)
+	var left int64 // the head the commit leaves, which the ledger then catches up to
 	after := func(tx store.Tx) error {
 		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
 			return err
 		}
 		if run.request != nil {
-			return raise(ctx, tx, run.request)
+			if err := raise(ctx, tx, run.request); err != nil {
+				return err
+			}
 		}
-		return nil
+		var err error
+		left, err = eventlog.HeadLeft(ctx, tx, project)
+		return err
 	}
 	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
 		return admission{}, err
 	}
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, project, left); err != nil {
 		return admission{}, err
 	}
 	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
@@ -371,7 +382,7 @@ func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contrac
 	if head.Seq == l.cursor.Seq() {
 		return nil
 	}
-	if err := l.catchUpLocked(ctx, tx, project); err != nil {
+	if err := l.catchUpToLocked(ctx, tx, project, head.Seq); err != nil {
 		return err
 	}
 	if int64(len(l.ops[agent]))+1 != ordinal {

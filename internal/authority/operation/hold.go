@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -183,7 +184,14 @@ func (o *Operations) pump(project contract.ProjectID, l *Ledger) {
 			ctx, l.pumpStop = context.WithCancel(context.Background())
 			l.pumpCtx = ctx
 		}
-		err := l.catchUpLocked(ctx, o.store, project)
+		// Woken by a commit of this process, the pump needs no head read to reach it; once
+		// there, a wake is another instance's commit, and the head is read.
+		var err error
+		if to := eventlog.Latest(o.store, project); to > l.cursor.Seq() {
+			err = l.catchUpToLocked(ctx, o.store, project, to)
+		} else {
+			err = l.catchUpLocked(ctx, o.store, project)
+		}
 		cursor := l.cursor.Seq()
 		l.mu.Unlock()
 		if err == nil {

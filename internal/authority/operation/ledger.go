@@ -27,6 +27,12 @@ func (l *Ledger) CatchUp(ctx context.Context, r store.Reader, project contract.P
 	return l.catchUpLocked(ctx, r, project)
 }
 
+// CatchUpTo is [Ledger.CatchUp] to at least the head to, which the caller read, locked
+// or left with its own commit: it reads no head.
+func (l *Ledger) CatchUpTo(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) error {
+	return l.catchUpToLocked(ctx, r, project, to)
+}
+
 // Op returns the agent's Operation ordinal, or nil. The lock must be held while the Op
 // is read.
 func (l *Ledger) Op(agent string, ordinal int64) *Op { return l.opLocked(agent, ordinal) }

@@ -162,13 +162,12 @@ func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project cont
 	return l.cursor.CatchUp(ctx, r, project, l.applyLocked)
 }
 
-// catchUpToLocked is catchUpLocked for a caller that has just read the log's head: it
-// reads no events when the cursor is there already. l.mu must be held.
+// catchUpToLocked is catchUpLocked for a caller that knows a head to reach (one it has
+// just read or locked, or the head its own commit left): it reads no head, and no events
+// when the cursor is there already or this process committed them
+// ([eventlog.Cursor.CatchUpTo]). l.mu must be held.
 func (l *Ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
-	if l.cursor.Seq() >= head {
-		return nil
-	}
-	return l.catchUpLocked(ctx, r, project)
+	return l.cursor.CatchUpTo(ctx, r, project, head, l.applyLocked)
 }
 
 func (l *Ledger) applyLocked(e store.Event) error {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
@@ -197,12 +198,21 @@ func TestAdapter_processGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "stat"))
-	if err != nil {
-		return // gone and reaped
+	// A killed child closes its files before it turns zombie, so the call can return
+	// while /proc still shows the child exiting (R or D). Only a child that was never
+	// killed is still there after seconds: its sleep lasts 300.
+	var state string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "stat"))
+		if err != nil {
+			return // gone and reaped
+		}
+		// The third field is the state; a killed child not yet reaped is a zombie.
+		if f := strings.Fields(string(stat)); len(f) > 2 {
+			if state = f[2]; state == "Z" || state == "X" {
+				return
+			}
+		}
 	}
-	// The third field is the state; a killed child not yet reaped is a zombie.
-	if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" && f[2] != "X" {
-		t.Errorf("child %s is still running (state %s) after the timeout", strings.TrimSpace(string(pid)), f[2])
-	}
+	t.Errorf("child %s is still running (state %s) 10 s after the timeout", strings.TrimSpace(string(pid)), state)
 }

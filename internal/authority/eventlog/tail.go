@@ -1,0 +1,180 @@
+package eventlog
+
+import (
+	"context"
+	"sync"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// Every part of the authority keeps a projection of a project's log and catches it up
+// before use. Reading the events back from the store is most of what a catch-up costs,
+// and most of the events a busy process reads back are the ones it has just committed
+// itself. So the authority's store remembers them: [Remember] wraps the store, and every
+// Update that commits hands the events it appended to its project's tail, in memory. A
+// catch-up then reads only the log's head (no events, when the head has not moved) and
+// applies from the tail the events that continue its cursor; it reads from the store
+// only what the tail lacks: another instance's events, or events whose committing
+// Update has not yet returned. An event in the tail was committed at its sequence number,
+// so applying it is what reading it would be: several docket serve over one database
+// still agree.
+
+// tailSize is how many of a project's latest committed events a tail keeps: enough for
+// the slowest projection of a busy project (the Board's cursor moves only on a Board
+// write) to catch up from memory.
+const tailSize = 1024
+
+// Remember returns st with a memory of the events committed through it: each project's
+// latest [tailSize] events, read back by [Cursor.CatchUp] instead of the store. Every part
+// of one authority must share the store it returns.
+func Remember(st store.Store) store.Store {
+	if _, ok := st.(*memStore); ok {
+		return st
+	}
+	return &memStore{Store: st, tails: map[string]*tail{}}
+}
+
+// memStore is a store.Store that hands each commit's events to their projects' tails.
+type memStore struct {
+	store.Store
+	mu    sync.Mutex       // guards tails; held only to find or create an entry
+	tails map[string]*tail // by project; created on a project's first commit here
+}
+
+// tail is one project's latest committed events, each in the slot of its sequence
+// number modulo tailSize; a slot holding another sequence number holds nothing asked.
+type tail struct {
+	mu     sync.Mutex
+	evs    [tailSize]store.Event
+	latest int64 // the highest seq kept
+}
+
+// Update implements [store.Store.Update]: fn sees a Tx that notes what it appends, and
+// once the commit returned, the events go to the tails.
+func (m *memStore) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	var evs []store.Event
+	err := m.Store.Update(ctx, func(tx store.Tx) error {
+		evs = evs[:0] // the store never runs fn twice, but a second run would append again
+		return fn(&memTx{Tx: tx, mem: m, evs: &evs})
+	})
+	if err == nil {
+		m.keep(evs)
+	}
+	return err
+}
+
+// keep puts committed events into their projects' tails.
+func (m *memStore) keep(evs []store.Event) {
+	for len(evs) > 0 {
+		t := m.tail(evs[0].Project, true)
+		n := 1
+		for n < len(evs) && evs[n].Project == evs[0].Project {
+			n++
+		}
+		t.mu.Lock()
+		for _, e := range evs[:n] {
+			t.evs[e.Seq%tailSize] = e
+			t.latest = max(t.latest, e.Seq)
+		}
+		t.mu.Unlock()
+		evs = evs[n:]
+	}
+}
+
+// tail returns project's tail; nil when none exists and create is false.
+func (m *memStore) tail(project string, create bool) *tail {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.tails[project]
+	if t == nil && create {
+		t = &tail{}
+		m.tails[project] = t
+	}
+	return t
+}
+
+// memTx is a store.Tx that notes the events appended in it.
+type memTx struct {
+	store.Tx
+	mem *memStore
+	evs *[]store.Event
+}
+
+// Append implements [store.Tx.Append].
+func (t *memTx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
+	ev, err := t.Tx.Append(ctx, e)
+	if err == nil {
+		*t.evs = append(*t.evs, ev)
+	}
+	return ev, err
+}
+
+// Recent returns the events of project's log from seq from (exclusive) up to seq to
+// (inclusive) that this process committed through r's store and still remembers, as far
+// as they follow from without a gap: none when r is not a store from [Remember] or a
+// transaction of one. The caller reads the rest from r.
+func Recent(r store.Reader, project contract.ProjectID, from, to int64) []store.Event {
+	m := tails(r)
+	if m == nil {
+		return nil
+	}
+	return m.recent(string(project), from, to)
+}
+
+// Latest returns the highest seq of project's log that this process committed through
+// r's store, 0 when none or when r is not a store from [Remember]. The log may be past it
+// (another instance's events): a caller woken by a commit may catch up to it with
+// [Cursor.CatchUpTo] without reading the head, and must read the head
+// ([Cursor.CatchUp]) when its cursor is there already.
+func Latest(r store.Reader, project contract.ProjectID) int64 {
+	m := tails(r)
+	if m == nil {
+		return 0
+	}
+	t := m.tail(string(project), false)
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.latest
+}
+
+// tails returns the memory of committed events behind r, or nil when r is not a store
+// from [Remember] or a transaction of one.
+func tails(r store.Reader) *memStore {
+	switch r := r.(type) {
+	case *memStore:
+		return r
+	case *memTx:
+		return r.mem
+	}
+	return nil
+}
+
+// recent returns the events of project's tail from seq from (exclusive) up to seq to
+// (inclusive), as far as the tail holds them without a gap.
+func (m *memStore) recent(project string, from, to int64) []store.Event {
+	if to <= from {
+		return nil
+	}
+	t := m.tail(project, false)
+	if t == nil {
+		return nil
+	}
+	if to-from > tailSize {
+		to = from + tailSize
+	}
+	var evs []store.Event
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for s := from + 1; s <= to; s++ {
+		e := t.evs[s%tailSize]
+		if e.Seq != s {
+			break
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
