@@ -13,7 +13,7 @@ type fref uint32
 // factArena hands out facts from fixed chunks, addressed by fref: deriving n facts costs
 // n/arenaChunk allocations instead of n. A fact that stops being stored goes on the free
 // list and its slot is handed out again after its mutation ends, so a Board that churns does
-// not grow.
+// not grow. Chunks are never freed: an engine keeps the slots of the most facts it held.
 type factArena struct {
 	chunks []*[arenaChunk]fact
 	next   fref   // the first slot never handed out
