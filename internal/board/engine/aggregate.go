@@ -254,7 +254,8 @@ func (ps *pass) overDeleteGroup(r *crule, env []uint32) {
 	if mask != 0 {
 		cands = r.headTab.lookup(mask, cols, vals)
 	}
-	for _, f := range slices.Clone(cands) {
+	for _, fr := range slices.Clone(cands) {
+		f := ps.t.e.fact(fr)
 		if f.derTier == 0 {
 			continue
 		}

@@ -111,9 +111,9 @@ type Engine struct {
 
 	baseIDs    map[string]*fact // base id -> fact
 	derivedIDs map[string]*fact // derived id -> fact, for the ids computed so far
-	pending    []*fact          // facts committed since their derived ids were last registered
+	pending    []fref           // facts committed since their derived ids were last registered
 	stored     int              // facts in tables
-	slab       factSlab         // where new facts come from
+	facts      factArena        // where facts live
 	prems      premSlab         // where premise lists that do not fit in a fact come from
 
 	noDeltas bool // mutations return an empty Delta; see [Engine.SetDeltas]

@@ -390,3 +390,23 @@ func manyArgs(n int) []engine.Arg {
 	}
 	return args
 }
+
+// TestEngine_FactsWhileMutating checks that Facts skips a fact removed while ranging, even
+// when a fact asserted meanwhile takes its place in storage.
+func TestEngine_FactsWhileMutating(t *testing.T) {
+	e := engine.New(engine.Limits{})
+	mustAssert(t, e, fact("a", verified, at("p", "n", 1)), fact("b", verified, at("p", "n", 2)))
+	var got []string
+	for en := range e.Facts() {
+		got = append(got, en.Atom.String())
+		if len(got) == 1 {
+			if _, err := e.Retract("b"); err != nil {
+				t.Fatal(err)
+			}
+			mustAssert(t, e, fact("c", verified, at("p", "n", 3)))
+		}
+	}
+	if want := []string{`p(n: 1)`}; !slices.Equal(got, want) {
+		t.Errorf("Facts while mutating = %q, want %q", got, want)
+	}
+}

@@ -92,7 +92,7 @@ type pass struct {
 	stamp   uint64
 	od      []*fact // over-deleted facts, in order
 	odQueue []*fact // facts whose loss must propagate as premises
-	delta   []*fact // the insertion frontier
+	delta   []fref  // the insertion frontier
 }
 
 func (t *txn) stratum(s *stratum) error {
@@ -107,9 +107,9 @@ func (t *txn) stratum(s *stratum) error {
 		if l == nil {
 			l = &relLog{}
 		}
-		for _, f := range l.created {
-			if f.tier() != 0 { // asserted by this mutation
-				ps.delta = append(ps.delta, f)
+		for _, r := range l.created {
+			if e.fact(r).tier() != 0 { // asserted by this mutation
+				ps.delta = append(ps.delta, r)
 			}
 		}
 		for _, i := range l.saved {
@@ -118,7 +118,7 @@ func (t *txn) stratum(s *stratum) error {
 			if weakened(sv.baseTier, f.baseTier) {
 				ps.overDelete(f)
 			} else if f.tier() != 0 && (f.was == 0 || f.tier() < f.was) {
-				ps.delta = append(ps.delta, f)
+				ps.delta = append(ps.delta, f.ref)
 			}
 		}
 		for _, f := range t.pendingOD[h] {
@@ -163,7 +163,9 @@ func (t *txn) stratum(s *stratum) error {
 	// Insertion seeds: premises below that got better, NAF atoms that stopped holding,
 	// aggregate groups, and rules new in this mutation.
 	for _, rel := range s.reads {
-		ps.delta = append(ps.delta, t.better[rel]...)
+		for _, f := range t.better[rel] {
+			ps.delta = append(ps.delta, f.ref)
+		}
 	}
 	for _, a := range aggSeeds {
 		if err := ps.improve(a.rule, a.vals, a.tier, a.prem); err != nil {
@@ -310,13 +312,13 @@ func (r *crule) unifyHead(vals []uint32) ([]uint32, bool) {
 // improve records a derivation of the head vals by r at tier when it beats the fact's
 // current best; a fact that holds more strongly joins the frontier.
 func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fact) error {
-	f := r.headTab.get(vals)
+	f, slot := r.headTab.find(vals)
 	if f != nil && f.derTier != 0 && f.derTier <= tier {
 		return nil
 	}
 	if f == nil {
 		var err error
-		if f, err = ps.t.create(r.headTab, vals); err != nil {
+		if f, err = ps.t.create(r.headTab, vals, slot); err != nil {
 			return err
 		}
 	}
@@ -325,7 +327,7 @@ func (ps *pass) improve(r *crule, vals []uint32, tier contract.Tier, prem []*fac
 	f.derTier = tier
 	f.der, f.inl = f.derivation(r, prem, &ps.t.e.prems)
 	if before == 0 || f.tier() < before {
-		ps.delta = append(ps.delta, f)
+		ps.delta = append(ps.delta, f.ref)
 	}
 	return nil
 }
@@ -350,7 +352,7 @@ func (f *fact) derivation(r *crule, prem []*fact, slab *premSlab) (derivation, u
 	i := 0
 	for _, p := range prem {
 		if p != nil {
-			f.inlinePrem[i] = p
+			f.inlinePrem[i] = p.ref
 			i++
 		}
 	}
@@ -398,7 +400,7 @@ func (ps *pass) fixpoint() error {
 	// One joiner a rule, by the rule's place in the stratum: a map lookup per frontier fact
 	// and rule was a measurable share of a large fixpoint.
 	joiners := make([]*joiner, len(ps.s.rules))
-	var spare []*fact
+	var spare []fref
 	for round := 0; len(ps.delta) > 0; round++ {
 		if round >= e.limits.MaxIterations {
 			return errorf(contract.CodeResourceLimit,
@@ -409,7 +411,8 @@ func (ps *pass) fixpoint() error {
 		// many rounds, and each would otherwise grow a new list from empty.
 		frontier := ps.delta
 		ps.delta, spare = spare[:0], frontier
-		for _, f := range frontier {
+		for _, fr := range frontier {
+			f := e.fact(fr)
 			rel := e.tabOf(f).rel
 			for ri, r := range ps.s.rules {
 				if r.isAgg {

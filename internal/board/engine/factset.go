@@ -10,6 +10,7 @@ import (
 // "where does it go". Each slot keeps its fact's key, so a probe reads no fact but the one
 // it finds.
 type factSet struct {
+	facts *factArena // where its members live
 	slots []factSlot // len is zero or a power of two
 	n     int
 	shift uint8 // 64 - log2(len(slots)); see home
@@ -17,7 +18,7 @@ type factSet struct {
 
 type factSlot struct {
 	key uint64
-	f   *fact // nil for an empty slot
+	f   fref // 0 for an empty slot
 }
 
 // factKey keys a fact's values: exact for up to two values, a hash otherwise.
@@ -43,36 +44,55 @@ func (s *factSet) home(key uint64) int {
 
 // get returns the fact with exactly vals, or nil.
 func (s *factSet) get(vals []uint32) *fact {
-	if s.n == 0 {
-		return nil
+	f, _ := s.find(vals)
+	return f
+}
+
+// find returns the fact with exactly vals, or nil and the empty slot that ends vals' probe
+// run (−1 when the set has no slots), where addAt may put it: a fixpoint looks up each
+// fact it derives and, when it is new, adds it, and a second probe for the add was a
+// twentieth of its time.
+func (s *factSet) find(vals []uint32) (*fact, int) {
+	if len(s.slots) == 0 {
+		return nil, -1
 	}
 	key, exact := factKey(vals)
 	mask := len(s.slots) - 1
 	for i := s.home(key); ; i = (i + 1) & mask {
 		sl := s.slots[i]
-		if sl.f == nil {
-			return nil
+		if sl.f == 0 {
+			return nil, i
 		}
-		if sl.key == key && (exact || slices.Equal(sl.f.values(), vals)) {
-			return sl.f
+		if sl.key == key {
+			if f := s.facts.at(sl.f); exact || slices.Equal(f.values(), vals) {
+				return f, i
+			}
 		}
 	}
 }
 
 // add stores f, whose values are not in the set.
-func (s *factSet) add(f *fact) {
-	if 4*(s.n+1) > 3*len(s.slots) {
-		s.grow()
-	}
+func (s *factSet) add(f *fact) { s.addAt(f, -1) }
+
+// addAt stores f, whose values are not in the set, at slot, which find returned for them
+// with no change to the set since; −1 finds the slot afresh.
+func (s *factSet) addAt(f *fact, slot int) {
 	key, _ := factKey(f.values())
-	s.place(factSlot{key: key, f: f})
+	if slot < 0 || 4*(s.n+1) > 3*len(s.slots) {
+		if 4*(s.n+1) > 3*len(s.slots) {
+			s.grow()
+		}
+		s.place(factSlot{key: key, f: f.ref})
+	} else {
+		s.slots[slot] = factSlot{key: key, f: f.ref}
+	}
 	s.n++
 }
 
 func (s *factSet) place(sl factSlot) {
 	mask := len(s.slots) - 1
 	i := s.home(sl.key)
-	for s.slots[i].f != nil {
+	for s.slots[i].f != 0 {
 		i = (i + 1) & mask
 	}
 	s.slots[i] = sl
@@ -84,7 +104,7 @@ func (s *factSet) grow() {
 	s.slots = make([]factSlot, n)
 	s.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	for _, sl := range old {
-		if sl.f != nil {
+		if sl.f != 0 {
 			s.place(sl)
 		}
 	}
@@ -99,15 +119,15 @@ func (s *factSet) remove(f *fact) {
 	mask := len(s.slots) - 1
 	key, _ := factKey(f.values())
 	i := s.home(key)
-	for s.slots[i].f != f {
-		if s.slots[i].f == nil {
+	for s.slots[i].f != f.ref {
+		if s.slots[i].f == 0 {
 			return
 		}
 		i = (i + 1) & mask
 	}
 	s.slots[i] = factSlot{}
 	s.n--
-	for j := (i + 1) & mask; s.slots[j].f != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; s.slots[j].f != 0; j = (j + 1) & mask {
 		h := s.home(s.slots[j].key)
 		// The member at j may move to the hole at i when its home is not in the cyclic
 		// range (i, j].

@@ -11,7 +11,8 @@ import (
 // and lookups over a small key space, so that probe runs collide, wrap and shift.
 func TestFactSet(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var s factSet
+		var facts factArena
+		s := factSet{facts: &facts}
 		model := map[string]*fact{}
 		width := rapid.IntRange(1, 3).Draw(t, "width") // 3 takes the hashed path
 		key := func(vals []uint32) string { return fmt.Sprint(vals) }
@@ -24,10 +25,19 @@ func TestFactSet(t *testing.T) {
 			if got != want {
 				t.Fatalf("get(%v) = %p, want %p", vals, got, want)
 			}
+			found, slot := s.find(vals)
+			if found != want {
+				t.Fatalf("find(%v) = %p, want %p", vals, found, want)
+			}
 			switch {
 			case want == nil && rapid.Bool().Draw(t, "add"):
-				f := &fact{vals: vals}
-				s.add(f)
+				f := facts.alloc()
+				f.vals = vals
+				if rapid.Bool().Draw(t, "at") {
+					s.addAt(f, slot) // the slot find gave
+				} else {
+					s.add(f)
+				}
 				model[key(vals)] = f
 			case want != nil && rapid.Bool().Draw(t, "remove"):
 				s.remove(want)

@@ -10,7 +10,8 @@ import (
 // table would, through random inserts, removals and lookups.
 func TestIndex_Lazy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	tab := &table{names: []string{"a", "b"}}
+	var facts factArena
+	tab := &table{names: []string{"a", "b"}, facts: &facts, byKey: factSet{facts: &facts}}
 	var live []*fact
 	for step := range 20_000 {
 		switch op := rng.IntN(10); {
@@ -19,7 +20,8 @@ func TestIndex_Lazy(t *testing.T) {
 			if tab.get(vals) != nil {
 				continue
 			}
-			f := &fact{vals: vals}
+			f := facts.alloc()
+			f.vals = vals
 			tab.insert(f)
 			live = append(live, f)
 		case op < 8 && len(live) > 0:
@@ -30,8 +32,8 @@ func TestIndex_Lazy(t *testing.T) {
 			col := rng.IntN(2)
 			v := 1 + rng.Uint32N(20)
 			var got, want []*fact
-			for _, f := range tab.lookup(1<<col, []int{col}, []uint32{v}) {
-				if f.vals[col] == v {
+			for _, r := range tab.lookup(1<<col, []int{col}, []uint32{v}) {
+				if f := facts.at(r); f.vals[col] == v {
 					got = append(got, f)
 				}
 			}
@@ -47,8 +49,8 @@ func TestIndex_Lazy(t *testing.T) {
 				t.Fatalf("step %d: lookup column %d = %d found %d facts, want %d", step, col, v, len(got), len(want))
 			}
 		}
-		for i, f := range tab.list {
-			if int(f.pos) != i {
+		for i, r := range tab.list {
+			if f := facts.at(r); int(f.pos) != i {
 				t.Fatalf("step %d: fact at %d has pos %d", step, i, f.pos)
 			}
 		}

@@ -160,7 +160,8 @@ func (j *joiner) run(p []step, i int, tier contract.Tier) error {
 			// over a set of columns is found whatever the literal.
 			cands = m.tab.lookup(mask, j.cols, j.key)
 		}
-		for _, f := range cands {
+		for _, r := range cands {
+			f := j.e.fact(r)
 			ft := f.tier()
 			if j.mode == modeAlive && ft == 0 {
 				continue
@@ -197,14 +198,15 @@ func (j *joiner) exists(l *clit) bool {
 			cols = append(cols, m.cols[k])
 			key = append(key, j.value(t))
 		}
-		var cands []*fact
+		var cands []fref
 		if mask == 0 {
 			cands = m.tab.list
 		} else {
 			cands = m.tab.lookup(mask, cols, key)
 		}
 	next:
-		for _, f := range cands {
+		for _, r := range cands {
+			f := j.e.fact(r)
 			if f.tier() == 0 {
 				continue
 			}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -284,5 +285,72 @@ func TestEngine_AggregateMaintenance(t *testing.T) {
 	}
 	if d.Rule != "r1" || !slices.Equal(prem, []string{"l3", "l4"}) {
 		t.Errorf("Explain(total o2) = rule %s premises %v, want r1 [l3 l4]", d.Rule, prem)
+	}
+}
+
+// TestEngine_ExplainAfterChurn retracts and asserts edges of a graph with cycles and
+// alternative paths, so that facts leave storage and new ones take their slots, and checks
+// after each mutation that every derivation Explain gives is a valid step of its rule from
+// premises that hold: a premise left naming a reused slot would name an unrelated fact.
+func TestEngine_ExplainAfterChurn(t *testing.T) {
+	e := engine.New(engine.Limits{})
+	mustAddRules(t, e, pathRules(verified)...)
+	const nodes = 7
+	held := map[string]bool{}
+	val := func(a engine.Atom, name string) string {
+		tm, _ := a.Get(name)
+		return tm.Val.String()
+	}
+	var check func(d *engine.Derivation)
+	check = func(d *engine.Derivation) {
+		if d.Base || d.Rule == "" {
+			return
+		}
+		if d.Atom.Pred != "path" {
+			t.Fatalf("%s derived by %s", d.Atom, d.Rule)
+		}
+		for _, p := range d.Premises {
+			if _, ok := e.Holds(p.Atom); !ok {
+				t.Fatalf("%s cites %s, which does not hold", d.Atom, p.Atom)
+			}
+		}
+		from, to := val(d.Atom, "from"), val(d.Atom, "to")
+		ok := false
+		switch d.Rule {
+		case "path1":
+			ok = len(d.Premises) == 1 && d.Premises[0].Atom.Pred == "edge" &&
+				val(d.Premises[0].Atom, "from") == from && val(d.Premises[0].Atom, "to") == to
+		case "path2":
+			ok = len(d.Premises) == 2 && d.Premises[0].Atom.Pred == "edge" && d.Premises[1].Atom.Pred == "path" &&
+				val(d.Premises[0].Atom, "from") == from && val(d.Premises[1].Atom, "to") == to &&
+				val(d.Premises[0].Atom, "to") == val(d.Premises[1].Atom, "from")
+		}
+		if !ok {
+			t.Fatalf("%s by %s does not follow from %d premises", d.Atom, d.Rule, len(d.Premises))
+		}
+		for _, p := range d.Premises {
+			check(p)
+		}
+	}
+	for step := range 300 {
+		// A fixed walk over the edges of the complete graph: each step toggles one edge.
+		k := (step * 17) % (nodes * nodes)
+		from, to := k/nodes, k%nodes
+		id := fmt.Sprintf("e%d_%d", from, to)
+		if held[id] {
+			if _, err := e.Retract(id); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			mustAssert(t, e, fact(id, verified, at("edge", "from", from, "to", to)))
+		}
+		held[id] = !held[id]
+		for en := range e.Facts() {
+			d, err := e.Explain(en.ID)
+			if err != nil {
+				t.Fatalf("step %d: Explain(%s): %v", step, en.ID, err)
+			}
+			check(d)
+		}
 	}
 }

@@ -172,8 +172,8 @@ func (e *Engine) RemoveRules(ids ...string) (Delta, error) {
 func (t *txn) dropRule(r *crule) error {
 	rel := r.headTab.rel
 	if r.isAgg {
-		for _, f := range r.headTab.list {
-			if f.derTier != 0 {
+		for _, fr := range r.headTab.list {
+			if f := t.e.fact(fr); f.derTier != 0 {
 				t.pendingOD[rel] = append(t.pendingOD[rel], f)
 			}
 		}
@@ -200,7 +200,8 @@ func (t *txn) finish() (Delta, error) {
 	if len(e.pending) > 2*e.stored+1024 {
 		// Keep the list in proportion to the Board: drop facts that are gone, and register
 		// those whose ids are already known.
-		e.pending = slices.DeleteFunc(e.pending, func(f *fact) bool {
+		e.pending = slices.DeleteFunc(e.pending, func(r fref) bool {
+			f := e.fact(r)
 			if f.pos >= 0 && f.id != "" {
 				e.derivedIDs[f.id] = f
 			}

@@ -26,18 +26,19 @@ func (e *Engine) find(id string) *fact {
 	if !strings.HasPrefix(id, "d_") {
 		return nil
 	}
-	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+	// A fact's slot is reused once it is dropped, so an entry is checked against the id.
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 && f.id == id {
 		return f
 	}
 	// Derived ids are computed on demand: hashing every derived fact as it is made would
 	// cost more than the derivation itself.
-	for _, f := range e.pending {
-		if f.pos >= 0 {
+	for _, r := range e.pending {
+		if f := e.fact(r); f.pos >= 0 {
 			e.derivedIDs[e.derivedID(f)] = f
 		}
 	}
 	e.pending = nil
-	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 {
+	if f := e.derivedIDs[id]; f != nil && f.pos >= 0 && f.id == id {
 		return f
 	}
 	return nil
@@ -169,7 +170,7 @@ func (e *Engine) explain(f *fact, memo map[*fact]*Derivation, open map[*fact]boo
 	open[f] = true
 	d.Rule = e.ruleIDs[f.der.rule]
 	for _, p := range f.premises() {
-		d.Premises = append(d.Premises, e.explain(p, memo, open))
+		d.Premises = append(d.Premises, e.explain(e.fact(p), memo, open))
 	}
 	delete(open, f)
 	memo[f] = d
@@ -181,13 +182,14 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 	type keyed struct {
 		text string
 		f    *fact
+		gen  uint32
 	}
 	var fs []keyed
 	for _, rel := range e.rels {
 		for _, t := range rel.tables {
-			for _, f := range t.list {
-				if f.tier() != 0 {
-					fs = append(fs, keyed{string(e.canonical(nil, f)), f})
+			for _, r := range t.list {
+				if f := e.fact(r); f.tier() != 0 {
+					fs = append(fs, keyed{string(e.canonical(nil, f)), f, f.gen})
 				}
 			}
 		}
@@ -198,7 +200,7 @@ func (e *Engine) Facts() iter.Seq[Entry] {
 	})
 	return func(yield func(Entry) bool) {
 		for _, k := range fs {
-			if k.f.pos < 0 {
+			if k.f.pos < 0 || k.f.gen != k.gen {
 				continue // removed by a mutation made while ranging
 			}
 			if !yield(e.entryOf(k.f)) {
@@ -333,7 +335,8 @@ func compareValues(a, b Value) int {
 // each w bits wide.
 func sortedFacts(t *table, rank []uint32, w int) []keyedFact {
 	ks := make([]keyedFact, 0, len(t.list))
-	for _, f := range t.list {
+	for _, r := range t.list {
+		f := t.facts.at(r)
 		if f.tier() == 0 {
 			continue
 		}

@@ -88,8 +88,9 @@ type table struct {
 	id    uint32 // its index in Engine.tables
 	rel   *relation
 	names []string
+	facts *factArena // where its facts live
 	byKey factSet
-	list  []*fact
+	list  []fref
 	// indexes are hash indexes over sets of columns, built on first use. A table has
 	// few, so a slice serves better than a map.
 	indexes []*index
@@ -104,22 +105,21 @@ type table struct {
 type index struct {
 	mask    uint64 // the columns, as a bit set
 	cols    []int
-	buckets map[uint64][]*fact
+	buckets map[uint64][]fref
 	upto    int
 }
 
 func (ix *index) add(f *fact) {
 	h := hashCols(f.values(), ix.cols)
-	ix.buckets[h] = append(ix.buckets[h], f)
+	ix.buckets[h] = append(ix.buckets[h], f.ref)
 }
 
 func (ix *index) remove(f *fact) {
 	h := hashCols(f.values(), ix.cols)
 	b := ix.buckets[h]
 	for i, g := range b {
-		if g == f {
+		if g == f.ref {
 			b[i] = b[len(b)-1]
-			b[len(b)-1] = nil
 			b = b[:len(b)-1]
 			break
 		}
@@ -142,7 +142,7 @@ type fact struct {
 	// cost the collector two pointers to follow, and two write barriers, per derived fact,
 	// in a fixpoint where the collector took a third of the time.
 	inline     [4]uint32
-	inlinePrem [2]*fact
+	inlinePrem [2]fref
 
 	bases    []baseRef     // the base ids asserting this atom, oldest first
 	baseTier contract.Tier // strongest base tier; 0 when not base
@@ -154,6 +154,10 @@ type fact struct {
 	// tab is the index of its table in Engine.tables ([Engine.tabOf]). A pointer would be
 	// one more for the collector to follow per fact.
 	tab uint32
+	ref fref // its own address in its engine's arena
+	// gen counts the facts its slot held before it, so that a reader holding the slot
+	// across a mutation (Facts) can tell the fact it read from one that reuses the slot.
+	gen uint32
 	der derivation // the best derivation, when derTier != 0
 
 	id string // the deterministic derived id, computed on demand
@@ -172,11 +176,11 @@ type baseRef struct {
 // derivation are prem, or, when the fact's inl is not 0, the first inl of its inlinePrem.
 type derivation struct {
 	rule uint32 // the rule's index in Engine.ruleIDs; 0 for no derivation
-	prem []*fact
+	prem []fref
 }
 
 // premises returns the premises of the fact's derivation.
-func (f *fact) premises() []*fact {
+func (f *fact) premises() []fref {
 	if f.inl != 0 {
 		return f.inlinePrem[:f.inl:f.inl]
 	}
@@ -191,6 +195,9 @@ func (f *fact) values() []uint32 {
 	}
 	return f.inline[:f.nvals:f.nvals]
 }
+
+// fact returns the fact r addresses.
+func (e *Engine) fact(r fref) *fact { return e.facts.at(r) }
 
 // tabOf returns f's table.
 func (e *Engine) tabOf(f *fact) *table { return e.tables[f.tab] }
@@ -255,15 +262,21 @@ func hashVals(vals []uint32) uint64 {
 // get returns the stored fact with exactly vals, or nil.
 func (t *table) get(vals []uint32) *fact { return t.byKey.get(vals) }
 
-func (t *table) insert(f *fact) {
+// find returns the stored fact with exactly vals, or nil and the slot for insertAt.
+func (t *table) find(vals []uint32) (*fact, int) { return t.byKey.find(vals) }
+
+func (t *table) insert(f *fact) { t.insertAt(f, -1) }
+
+// insertAt stores f at the slot find returned for its values, with no change to t since.
+func (t *table) insertAt(f *fact, slot int) {
 	f.pos = int32(len(t.list))
-	t.list = append(t.list, f)
-	t.byKey.add(f)
+	t.list = append(t.list, f.ref)
+	t.byKey.addAt(f, slot)
 }
 
 func (t *table) remove(f *fact) {
 	pos, lastPos := int(f.pos), len(t.list)-1
-	last := t.list[lastPos]
+	last := t.facts.at(t.list[lastPos])
 	for _, ix := range t.indexes {
 		if pos < ix.upto {
 			ix.remove(f)
@@ -274,9 +287,8 @@ func (t *table) remove(f *fact) {
 		}
 		ix.upto = min(ix.upto, lastPos)
 	}
-	t.list[pos] = last
+	t.list[pos] = last.ref
 	last.pos = int32(pos)
-	t.list[lastPos] = nil
 	t.list = t.list[:lastPos]
 	f.pos = -1
 	t.byKey.remove(f)
@@ -284,7 +296,7 @@ func (t *table) remove(f *fact) {
 
 // lookup returns the facts whose columns cols may hold vals (a hash bucket: callers check
 // the values).
-func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
+func (t *table) lookup(mask uint64, cols []int, vals []uint32) []fref {
 	var ix *index
 	for _, x := range t.indexes {
 		if x.mask == mask {
@@ -293,11 +305,11 @@ func (t *table) lookup(mask uint64, cols []int, vals []uint32) []*fact {
 		}
 	}
 	if ix == nil {
-		ix = &index{mask: mask, cols: append([]int(nil), cols...), buckets: make(map[uint64][]*fact)}
+		ix = &index{mask: mask, cols: append([]int(nil), cols...), buckets: make(map[uint64][]fref)}
 		t.indexes = append(t.indexes, ix)
 	}
-	for _, f := range t.list[ix.upto:] {
-		ix.add(f)
+	for _, r := range t.list[ix.upto:] {
+		ix.add(t.facts.at(r))
 	}
 	ix.upto = len(t.list)
 	return ix.buckets[hashVals(vals)]
@@ -327,10 +339,10 @@ func (e *Engine) derivedID(f *fact) string {
 
 // assignIDs computes the derived ids of the facts that hold and lack one, carving them
 // from one string.
-func (e *Engine) assignIDs(fs []*fact) {
+func (e *Engine) assignIDs(fs []fref) {
 	n := 0
-	for _, f := range fs {
-		if f.id == "" && f.tier() != 0 {
+	for _, r := range fs {
+		if f := e.fact(r); f.id == "" && f.tier() != 0 {
 			n++
 		}
 	}
@@ -341,15 +353,15 @@ func (e *Engine) assignIDs(fs []*fact) {
 	var block strings.Builder
 	block.Grow(n * idLen)
 	var id [idLen]byte
-	for _, f := range fs {
-		if f.id == "" && f.tier() != 0 {
+	for _, r := range fs {
+		if f := e.fact(r); f.id == "" && f.tier() != 0 {
 			e.textBuf = e.canonical(e.textBuf[:0], f)
 			block.Write(appendID(id[:0], e.textBuf))
 		}
 	}
 	s := block.String()
-	for _, f := range fs {
-		if f.id == "" && f.tier() != 0 {
+	for _, r := range fs {
+		if f := e.fact(r); f.id == "" && f.tier() != 0 {
 			f.id, s = s[:idLen], s[idLen:]
 		}
 	}
@@ -449,7 +461,7 @@ func (e *Engine) tableFor(r *relation, names []string) *table {
 			return t
 		}
 	}
-	t := &table{id: uint32(len(e.tables)), rel: r, names: names}
+	t := &table{id: uint32(len(e.tables)), rel: r, names: names, facts: &e.facts, byKey: factSet{facts: &e.facts}}
 	r.tables = append(r.tables, t)
 	e.tables = append(e.tables, t)
 	return t

@@ -40,7 +40,7 @@ type txn struct {
 
 type relLog struct {
 	saved   []int // indexes into txn.saved
-	created []*fact
+	created []fref
 }
 
 func (t *txn) log(rel *relation) *relLog {
@@ -98,32 +98,34 @@ func (t *txn) touch(f *fact) {
 
 // factFor returns the stored fact for vals in tab, creating (and touching) it when absent.
 func (t *txn) factFor(tab *table, vals []uint32) (*fact, error) {
-	if f := tab.get(vals); f != nil {
+	f, slot := tab.find(vals)
+	if f != nil {
 		return f, nil
 	}
-	return t.create(tab, vals)
+	return t.create(tab, vals, slot)
 }
 
-// create stores a new fact for vals, which tab does not hold.
-func (t *txn) create(tab *table, vals []uint32) (*fact, error) {
+// create stores a new fact for vals, which tab does not hold, at the slot tab.find
+// returned for them.
+func (t *txn) create(tab *table, vals []uint32, slot int) (*fact, error) {
 	e := t.e
 	if e.stored >= e.limits.MaxFacts {
 		return nil, errorf(contract.CodeResourceLimit,
 			"the Board would hold more than %d facts (deriving %s); narrow the rules that derive it, or raise Limits.MaxFacts",
 			e.limits.MaxFacts, tab.rel.key)
 	}
-	f := e.slab.alloc()
+	f := e.facts.alloc()
 	f.tab = tab.id
 	if len(vals) <= len(f.inline) {
 		f.nvals = uint8(copy(f.inline[:], vals))
 	} else {
 		f.vals = slices.Clone(vals)
 	}
-	tab.insert(f)
+	tab.insertAt(f, slot)
 	e.stored++
 	f.stamp, f.was = t.stamp, 0
 	l := t.log(tab.rel)
-	l.created = appendFact(l.created, f)
+	l.created = appendRef(l.created, f.ref)
 	return f, nil
 }
 
@@ -178,22 +180,9 @@ func (t *txn) drop(f *fact) {
 	if f.id != "" && e.derivedIDs[f.id] == f {
 		delete(e.derivedIDs, f.id)
 	}
-	// f shares its slab chunk with live facts, which keep the chunk, and so f, reachable:
-	// let go of the facts f points to, so that they do not stay alive through it.
-	f.der, f.inl, f.inlinePrem = derivation{}, 0, [2]*fact{}
-}
-
-// releasePremises clears the premise lists that the committed mutation replaced. A list
-// carved from the premise slab shares its chunk with live lists, which keep the chunk
-// reachable; cleared, a dead list keeps no fact alive.
-func (t *txn) releasePremises() {
-	for _, s := range t.saved {
-		old, cur := s.der.prem, s.f.der.prem
-		if len(old) == 0 || (len(cur) > 0 && &cur[0] == &old[0]) {
-			continue
-		}
-		clear(old)
-	}
+	// Nothing refers to f once the mutation ends (a fact that holds has no premise that
+	// does not), so its slot can serve a later one.
+	e.facts.release(f)
 }
 
 // commit reports what changed and removes what no longer holds.
@@ -201,7 +190,6 @@ func (t *txn) commit() Delta {
 	e := t.e
 	var d Delta
 	if e.noDeltas {
-		t.releasePremises()
 		t.sweep()
 		t.registerPending()
 		return d
@@ -249,7 +237,6 @@ func (t *txn) commit() Delta {
 			d.Retier = append(d.Retier, e.entryOf(f))
 		}
 	}
-	t.releasePremises()
 	t.sweep()
 	t.registerPending()
 	return d
@@ -276,8 +263,8 @@ func (t *txn) registerPending() {
 func (t *txn) created() iter.Seq[*fact] {
 	return func(yield func(*fact) bool) {
 		for _, l := range t.logs {
-			for _, f := range l.created {
-				if !yield(f) {
+			for _, r := range l.created {
+				if !yield(t.e.fact(r)) {
 					return
 				}
 			}
@@ -297,14 +284,14 @@ func (t *txn) settle(rel *relation) {
 	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and
 	// growing by doubling would allocate twice that.
 	n := 0
-	for _, f := range l.created {
-		if f.tier() != 0 {
+	for _, r := range l.created {
+		if t.e.fact(r).tier() != 0 {
 			n++
 		}
 	}
 	better, added := slices.Grow(t.better[rel], n), slices.Grow(t.added[rel], n)
-	for _, f := range l.created {
-		if f.tier() != 0 {
+	for _, r := range l.created {
+		if f := t.e.fact(r); f.tier() != 0 {
 			better = append(better, f)
 			added = append(added, f)
 		}
