@@ -370,9 +370,11 @@ func TestWorker_VerifiedCalculation(t *testing.T) {
 	}
 }
 
-// TestWorker_KilledAfterClaim: a worker killed after its claim and before its report
-// leaves the Operation needing a person, and nothing runs it again.
-func TestWorker_KilledAfterClaim(t *testing.T) {
+// newBlockEnv is a hopEnv whose Connection locks test.block@1, with the two FIFOs its
+// program waits on: started.fifo, written once the program runs, and go.fifo, which lets
+// it end. It skips where there are no FIFOs.
+func newBlockEnv(t *testing.T) *hopEnv {
+	t.Helper()
 	h := newHopEnv(t, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(t, "laptop", "test.block@1")
 	for _, f := range []string{"started.fifo", "go.fifo"} {
@@ -380,6 +382,13 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 			t.Skipf("no FIFOs here: %v", err)
 		}
 	}
+	return h
+}
+
+// TestWorker_KilledAfterClaim: a worker killed after its claim and before its report
+// leaves the Operation needing a person, and nothing runs it again.
+func TestWorker_KilledAfterClaim(t *testing.T) {
+	h := newBlockEnv(t)
 	w := h.startWorker(t)
 	id := h.apply(t, 0, "block", contract.Args{"n": contract.StringValue("1")})
 	started, err := os.Open(filepath.Join(h.files, "started.fifo")) // returns once the program runs
@@ -421,13 +430,7 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 // side: the second program starts while the first still waits to be let go, and each
 // runs once. A worker that ran its rows one after another would never start the second.
 func TestWorker_RunsServedCallsTogether(t *testing.T) {
-	h := newHopEnv(t, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
-	h.lock(t, "laptop", "test.block@1")
-	for _, f := range []string{"started.fifo", "go.fifo"} {
-		if err := syscall.Mkfifo(filepath.Join(h.files, f), 0o600); err != nil {
-			t.Skipf("no FIFOs here: %v", err)
-		}
-	}
+	h := newBlockEnv(t)
 	// Opened for reading and writing, the FIFO never reads as ended between the two
 	// programs' writes, and the open does not wait for a writer.
 	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
