@@ -123,7 +123,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // another process writes the file. BEGIN, COMMIT and ROLLBACK are statements prepared once, like
 // the store's own: a single-event Update would otherwise parse two statements for its one
 // INSERT.
-func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func()) error {
+func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func()) (err error) {
 	select {
 	case s.writing <- struct{}{}:
 		defer func() { <-s.writing }()
@@ -139,8 +139,13 @@ func (s *Store) write(ctx context.Context, fn func(c conn) error, committed func
 	}
 	done := false
 	defer func() { // on an error, and when fn panics
-		if !done {
-			_, _ = s.wexec.exec(context.WithoutCancel(ctx), "ROLLBACK", nil)
+		if done {
+			return
+		}
+		// A rollback that fails leaves the writer inside the transaction, and every later
+		// BEGIN fails: the caller hears why with its own error.
+		if _, rerr := s.wexec.exec(context.WithoutCancel(ctx), "ROLLBACK", nil); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 		}
 	}()
 	if err := fn(c); err != nil {
