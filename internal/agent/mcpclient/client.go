@@ -140,7 +140,11 @@ func (c *Client) connectLocked(ctx context.Context) error {
 	c.session, c.tools, c.lastUsed = cs, tools, c.cfg.Now()
 	c.initStrip = nil
 	if raw, ok := cs.InitializeResult().Meta[metaKey]; ok {
-		c.initStrip, _ = decodeStrip(raw)
+		// Without it the strip starts empty and the next ping brings it; say why.
+		var err error
+		if c.initStrip, err = decodeStrip(raw); err != nil {
+			c.log.Warn("the strip of initialize does not decode", "err", err)
+		}
 	}
 	c.log.Info("mcp session initialized", "session", cs.ID(), "tools", len(tools))
 	return nil
@@ -237,11 +241,12 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	out := agent.CallResult{IsError: res.IsError}
 	out.Ordinal = c.rt.takeOrdinal(token)
 	if hm, ok := res.Meta[metaKey]; ok {
-		var m struct {
-			Ordinal    int64           `json:"ordinal"`
-			ViewDigest contract.Digest `json:"viewDigest"`
-		}
-		if b, err := json.Marshal(hm); err == nil && json.Unmarshal(b, &m) == nil {
+		// The answer has arrived and its text must reach the model whatever its host
+		// metadata says: metadata that does not decode is logged, the ordinal stays the
+		// one progress told, and no View is claimed, so the next answer sends it whole.
+		if m, err := decodeHostMeta(hm); err != nil {
+			c.log.Warn("host metadata of a tool result does not decode", "tool", name, "err", err)
+		} else {
 			if m.Ordinal > 0 {
 				out.Ordinal = m.Ordinal
 			}
@@ -334,18 +339,24 @@ func (c *Client) Close() error {
 // decodeStrip reads the strip from _meta["docket/v1"] (a [contract.HostMeta]); raw may be
 // the JSON bytes or the value the SDK decoded them into.
 func decodeStrip(raw any) ([]contract.OperationSlot, error) {
+	m, err := decodeHostMeta(raw)
+	return m.State, err
+}
+
+// decodeHostMeta decodes _meta["docket/v1"] of a result, as the SDK handed it over.
+func decodeHostMeta(raw any) (contract.HostMeta, error) {
 	b, ok := raw.(json.RawMessage)
 	if !ok {
 		var err error
 		if b, err = json.Marshal(raw); err != nil {
-			return nil, fmt.Errorf("encode strip: %w", err)
+			return contract.HostMeta{}, fmt.Errorf("encode host metadata: %w", err)
 		}
 	}
 	var m contract.HostMeta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, &contract.Error{Code: contract.CodeGatewayDown, Teaching: "the gateway's strip does not decode; run a docket agent of the same release as docket serve", Err: err}
+		return contract.HostMeta{}, &contract.Error{Code: contract.CodeGatewayDown, Teaching: "the gateway's host metadata does not decode; run a docket agent of the same release as docket serve", Err: err}
 	}
-	return m.State, nil
+	return m, nil
 }
 
 func replacedError() error {
