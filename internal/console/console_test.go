@@ -37,9 +37,10 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 	return newTestServerWith(t, cfg, nil)
 }
 
-// newTestServerWith is newTestServer with further routes on the listener, built from the
-// server's authority and Operations (the MCP gateway, for instance).
-func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.Authority, *authority.Operations) map[string]http.Handler) *testServer {
+// newTestServerWith is newTestServer with setup changing the configuration once the
+// server's authority and Operations exist: further routes on the listener (the MCP
+// gateway, for instance), or an Authority that wraps the real one.
+func newTestServerWith(t testing.TB, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
@@ -65,8 +66,8 @@ func newTestServerWith(t testing.TB, cfg console.Config, routes func(*authority.
 		cfg.Schedules = sched
 	}
 	cfg.Hooks = ops
-	if routes != nil {
-		cfg.Routes = routes(a, ops)
+	if setup != nil {
+		setup(a, ops, &cfg)
 	}
 	srv, err := console.New(cfg)
 	if err != nil {

@@ -20,8 +20,8 @@ import (
 // Request a class of the delegation policy in force covers (operational), and its decision
 // of one no class covers is recorded as a card that decides nothing (issue 15).
 func TestDelegate_DecidesCoveredRequest(t *testing.T) {
-	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations) map[string]http.Handler {
-		return map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
 	})
 	ctx := t.Context()
 	admin := mustCaller(t, s)

@@ -136,6 +136,11 @@ type visit struct {
 	token   authority.Token
 	project contract.ProjectID // "" on routes without {project}
 	nav     string             // the navigation entry the page belongs to
+
+	// head is the project's log head read before the handler read anything, where the
+	// page's event stream starts: an event committed while the page was being read is
+	// then sent to it, not lost between the read and the head.
+	head int64
 }
 
 // pageData is what the layout renders around every page's Body.
@@ -174,6 +179,12 @@ func (s *Server) page(pattern, nav string, h pageFunc) {
 			return
 		}
 		v.nav = nav
+		if v.project != "" {
+			if v.head, err = s.auth.LogHead(r.Context(), v.caller, v.project); err != nil {
+				s.renderError(w, r, err)
+				return
+			}
+		}
 		if err := h(w, r, v); err != nil {
 			s.renderError(w, r, err)
 		}
@@ -218,11 +229,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status 
 		if err != nil {
 			return err
 		}
-		head, err := s.auth.LogHead(r.Context(), v.caller, v.project)
-		if err != nil {
-			return err
-		}
-		d.Pending, d.Head = n, head
+		d.Pending, d.Head = n, v.head
 		d.Live = strings.Join(append([]string{evRequestCreated, evRequestChanged}, live...), ",")
 	}
 	return s.writePage(w, status, name, d)

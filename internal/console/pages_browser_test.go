@@ -37,8 +37,8 @@ type pagesRig struct {
 
 func newPagesRig(t *testing.T, flags ...string) *pagesRig {
 	t.Helper()
-	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations) map[string]http.Handler {
-		return map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
 	})
 	ctx := t.Context()
 	toml, err := os.ReadFile(filepath.Join("testdata", "pages", "capability.toml"))
