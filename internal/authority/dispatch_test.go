@@ -3,6 +3,8 @@ package authority_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -405,5 +407,56 @@ func TestDispatcher_AcrossInstances(t *testing.T) {
 	}
 	if e := f.opState(t); e.State != contract.OpDone {
 		t.Fatalf("operation = %+v, want done", e)
+	}
+}
+
+// TestDispatcher_ServesOldestFirst shows a Poll that serves fewer rows than are queued
+// serves the oldest queued work first, whichever Agent queued it: served in any other
+// order (by agent id, as once), a busy queue keeps serving the same Agents while the
+// others wait.
+func TestDispatcher_ServesOldestFirst(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
+	agents := []authority.Caller{f.agent}
+	for _, name := range []string{"b", "c", "d", "e"} {
+		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, c)
+	}
+	// Queue in the reverse order of the Agents' ids, so that the order of the ids and
+	// the order of the queue disagree.
+	slices.SortFunc(agents, func(x, y authority.Caller) int { return strings.Compare(y.ID, x.ID) })
+	l := f.startup(t, "wkr-a")
+	var queued []string
+	for _, ag := range agents {
+		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+			Delivered: func(int64) bool { return true }})
+		if err != nil || state(ans) != contract.OpRunning {
+			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
+		}
+		queued = append(queued, authority.WorkID(ag.ID, ans.Meta.Ordinal))
+	}
+	for len(queued) > 0 {
+		rows := f.poll(t, l, fetchTool)
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.ID)
+			if err := f.claim(l, r); err != nil {
+				t.Fatalf("Claim %s: %v", r.ID, err)
+			}
+		}
+		want := queued[:min(2, len(queued))]
+		if !slices.Equal(got, want) {
+			t.Fatalf("Poll served %v, want the oldest queued %v (queue %v)", got, want, queued)
+		}
+		queued = queued[len(want):]
 	}
 }

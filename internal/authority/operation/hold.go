@@ -1,10 +1,10 @@
 package operation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -232,8 +232,11 @@ type Dispatch struct {
 }
 
 // Queued returns project's Operations whose execution waits for a worker
-// (running, not_dispatched), oldest first within each agent. It is the worker hop's
-// queue; a worker claims one through the hop (package dispatch), and a report settles it.
+// (running, not_dispatched), in the order they were queued in the log, oldest first.
+// It is the worker hop's queue; a worker claims one through the hop (package dispatch),
+// and a report settles it. Serving it oldest first is what keeps a busy queue fair: in
+// any other order (it was once by agent id) a Poll that serves fewer rows than are
+// queued serves the same agents again and again while the rest wait.
 func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]Dispatch, error) {
 	l := o.ledger(project)
 	l.mu.Lock()
@@ -241,21 +244,26 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return nil, err
 	}
+	type queued struct {
+		agent string
+		op    *Op
+	}
+	qs := make([]queued, 0, len(l.queue))
+	for op, a := range l.queue {
+		qs = append(qs, queued{a, op})
+	}
+	slices.SortFunc(qs, func(x, y queued) int { return cmp.Compare(x.op.seq, y.op.seq) })
 	var out []Dispatch
-	for _, a := range slices.Sorted(maps.Keys(l.ops)) {
-		for _, op := range l.ops[a] {
-			if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil {
-				q := Dispatch{Agent: a, Ordinal: op.ordinal, Request: *op.execution, TraceParent: op.traceParent}
-				if r := l.approvedRequestLocked(a, op.ordinal); r != nil {
-					v := r.Vector
-					q.Approved = &v
-					if r.Delegated != nil && r.Delegated.Path != "" {
-						q.PathCheck = policydoc.PathArg
-					}
-				}
-				out = append(out, q)
+	for _, q := range qs {
+		d := Dispatch{Agent: q.agent, Ordinal: q.op.ordinal, Request: *q.op.execution, TraceParent: q.op.traceParent}
+		if r := l.approvedRequestLocked(q.agent, q.op.ordinal); r != nil {
+			v := r.Vector
+			d.Approved = &v
+			if r.Delegated != nil && r.Delegated.Path != "" {
+				d.PathCheck = policydoc.PathArg
 			}
 		}
+		out = append(out, d)
 	}
 	return out, nil
 }

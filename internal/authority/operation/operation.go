@@ -70,6 +70,9 @@ type Op struct {
 	outcome    *contract.HookOutcome // a hook call's outcome, as its hook reported it after the call ran
 	// traceParent is the W3C traceparent of the call that made it (Event.TraceParent).
 	traceParent string
+	// seq is the log sequence of the last event that set its state and stage: for queued
+	// work, when it was queued, which orders the queue the same on every instance.
+	seq int64
 }
 
 func (op *Op) apply(e Event, at time.Time) {
@@ -85,6 +88,22 @@ func (op *Op) apply(e Event, at time.Time) {
 	}
 	if e.TraceParent != "" {
 		op.traceParent = e.TraceParent
+	}
+}
+
+// queued reports whether op waits for a worker: running, not dispatched, with an
+// execution to serve.
+func (op *Op) queued() bool {
+	return op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil
+}
+
+// requeueLocked keeps op of agent in the ledger's queue exactly while it is queued.
+// l.mu must be held.
+func (l *Ledger) requeueLocked(agent string, op *Op) {
+	if op.queued() {
+		l.queue[op] = agent
+	} else {
+		delete(l.queue, op)
 	}
 }
 
@@ -141,6 +160,10 @@ type Ledger struct {
 	arts     map[string]artifactEvent                 // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
+	// queue holds the queued Operations (running, not_dispatched, with an execution) and
+	// their agents, kept as events apply, so that a Poll reads the queue, not every
+	// Operation the project ever had.
+	queue map[*Op]string
 
 	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
 	// ledger up for them.
@@ -153,7 +176,8 @@ type Ledger struct {
 
 func newLedger() *Ledger {
 	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}, gaveUp: map[string]bool{}}
+		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}, gaveUp: map[string]bool{},
+		queue: map[*Op]string{}}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -188,10 +212,12 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			if d.Ordinal != int64(len(ops))+1 {
 				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 			}
-			l.ops[d.Agent] = append(ops, &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+			op := &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
 				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
-				traceParent: d.TraceParent})
+				traceParent: d.TraceParent, seq: e.Seq}
+			l.ops[d.Agent] = append(ops, op)
+			l.requeueLocked(d.Agent, op)
 			return nil
 		}
 		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
@@ -205,7 +231,10 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			ops[d.Ordinal-1].waiting(d)
 			return nil
 		}
-		ops[d.Ordinal-1].apply(d, e.At)
+		op := ops[d.Ordinal-1]
+		op.apply(d, e.At)
+		op.seq = e.Seq
+		l.requeueLocked(d.Agent, op)
 	case event.RequestCreated, event.RequestChanged:
 		var r contract.Request
 		if err := json.Unmarshal(e.Data, &r); err != nil {
