@@ -134,7 +134,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer stopTracing()
-	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
+	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key, Client: worker.HopClient(c.Parallel + 2)}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
 	if err != nil {
 		return err
 	}

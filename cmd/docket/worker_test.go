@@ -481,6 +481,70 @@ func TestWorker_RunsServedCallsTogether(t *testing.T) {
 	}
 }
 
+// TestWorker_PollsWhileRowsRun: a worker polls again while a served call still runs, so
+// work queued meanwhile is claimed, run and reported without waiting for it: the second
+// Agent's read settles while the first Agent's program is held, and the held call then
+// settles too, each run once. A worker that polled only once its whole batch had
+// reported would leave the read queued until the program was let go.
+func TestWorker_PollsWhileRowsRun(t *testing.T) {
+	h := newBlockEnv(t)
+	h.lock(t, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
+	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close()
+	h.startWorker(t)
+	h.apply(t, 0, "block", contract.Args{"n": contract.StringValue("1")})
+	if err := started.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(started, make([]byte, 1)); err != nil {
+		t.Fatalf("the held program did not start: %v", err)
+	}
+	h.apply(t, 1, "load", contract.Args{"path": contract.StringValue("data/input.json")})
+	settled := func(i int) contract.OperationEntry {
+		st, err := h.ops.State(t.Context(), h.agents[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.State[0].OperationEntry
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for e := settled(1); !e.State.Settled(); e = settled(1) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the read queued while a call ran = %+v after 20 s, want done before the held call is let go", e)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e := settled(1); e.State != contract.OpDone {
+		t.Fatalf("the read = %+v, want done", e)
+	}
+	if e := settled(0); e.State.Settled() {
+		t.Fatalf("the held call = %+v, want still running", e)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for e := settled(0); !e.State.Settled(); e = settled(0) {
+		if release, err := os.OpenFile(filepath.Join(h.files, "go.fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			release.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held call = %+v a minute after it was let go, want done", e)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e := settled(0); e.State != contract.OpDone {
+		t.Fatalf("the held call = %+v, want done", e)
+	}
+	runs, err := os.ReadFile(filepath.Join(h.files, "runs.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(runs), "run"); n != 1 {
+		t.Errorf("the held program ran %d times, want once", n)
+	}
+}
+
 // TestWorker_AuthorityLostMidReport: the authority commits a report but its answer is
 // lost, as when it is killed before answering; the worker sends the same bytes again,
 // and the report lands once.

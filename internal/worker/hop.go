@@ -31,6 +31,23 @@ type Hop struct {
 	Client *http.Client // default http.DefaultClient; must not time out shorter than a long poll
 }
 
+// HopClient returns the HTTP client for a [Hop] that makes up to calls calls at once (a
+// worker's parallel rows, its Poll and its lease renewal): it keeps that many idle
+// connections to the authority. net/http's default client keeps two per host, so a
+// worker running more rows than that closed connections and dialed new ones every round,
+// paying a handshake and a fresh connection goroutine on both sides for each.
+func HopClient(calls int) *http.Client {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment}
+	}
+	t.MaxIdleConnsPerHost = max(calls, 2)
+	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
+	return &http.Client{Transport: t}
+}
+
 // Answer is a decoded /work answer. Rows holds each served row's raw bytes, because a
 // row is decoded on its own: one malformed row is refused without losing the others.
 type Answer struct {

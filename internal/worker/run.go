@@ -159,13 +159,22 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
 	// serves them again until a person acts, and they are not worth a log line each time.
 	refused := map[string]bool{}
+	p := newPipeline(r.cfg.Parallel)
+	// Every row started here reports before serve returns (and the lease is released).
+	defer p.running.Wait()
 	for {
-		ran := r.runRows(ctx, lctx, l, rows, lose, refused)
+		started := r.startRows(ctx, lctx, l, rows, lose, refused, p)
 		if lctx.Err() != nil {
 			break
 		}
-		if len(rows) > 0 && !ran && !r.wait(lctx, r.cfg.RetryDelay) {
+		if len(rows) > 0 && !started && !r.wait(lctx, r.cfg.RetryDelay) {
 			break // only refused rows: do not poll in a tight loop
+		}
+		// Poll again while rows still run, once a slot is free for what it serves and
+		// every claim sent has its answer: a row whose claim is unanswered is still
+		// queued, and the Poll would serve it again.
+		if !p.ready(lctx) {
+			break
 		}
 		a, err := r.cfg.Hop.Send(lctx, poll)
 		switch {
@@ -190,6 +199,52 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		return nil
 	}
 	return context.Cause(lctx)
+}
+
+// pipeline is what a Runner has started under one lease: a slot per row running (at
+// most Parallel), the rows whose claim is not answered yet, and the ids of those not yet
+// reported, so a row is never started twice.
+type pipeline struct {
+	slots    chan struct{}
+	claiming sync.WaitGroup // rows whose claim has no answer yet
+	running  sync.WaitGroup // rows not yet reported
+	mu       sync.Mutex
+	inflight map[string]bool // ids of the rows started and not yet reported; guarded by mu
+}
+
+func newPipeline(parallel int) *pipeline {
+	return &pipeline{slots: make(chan struct{}, parallel), inflight: map[string]bool{}}
+}
+
+// ready waits until every claim sent has its answer and a slot is free, and reports
+// false when lctx ends first. Only the serve loop takes slots, so a slot it sees free
+// stays free until it takes one.
+func (p *pipeline) ready(lctx context.Context) bool {
+	p.claiming.Wait() // a claim is sent on lctx, so it ends when lctx does
+	select {
+	case p.slots <- struct{}{}:
+		<-p.slots
+		return true
+	case <-lctx.Done():
+		return false
+	}
+}
+
+// start marks id started, or reports false when it already runs here.
+func (p *pipeline) start(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inflight[id] {
+		return false
+	}
+	p.inflight[id] = true
+	return true
+}
+
+func (p *pipeline) done(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inflight, id)
 }
 
 // isLeaseLoss reports whether err tells the worker to drop its lease.
@@ -231,18 +286,17 @@ func (r *Runner) renew(ctx context.Context, l contract.Lease, lose context.Cance
 	}
 }
 
-// runRows runs a Poll's rows, up to Parallel at once, each as before: verify, claim, run
-// once, report; it returns when all have reported. A row that fails its checks is
-// neither claimed nor run, and is remembered in refused. The run and the report use ctx,
-// not the lease's lctx: once claimed, a call finishes and reports even if the lease is
-// lost meanwhile (the authority judges that report). It reports whether it tried to
-// claim any. Rows of one Poll are distinct Operations, each claimed once, so running
-// them together runs nothing twice.
-func (r *Runner) runRows(ctx, lctx context.Context, l contract.Lease, rows []json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool) bool {
-	slots := make(chan struct{}, r.cfg.Parallel)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ran := false
+// startRows starts a Poll's rows, up to Parallel running at once with those started
+// before, each as before: verify, claim, run once, report. It returns once each row has
+// started or been refused, without waiting for them to report; it waits only for a free
+// slot. A row that fails its checks is neither claimed nor run, and is remembered in
+// refused; a row already running here is not started again. The run and the report use
+// ctx, not the lease's lctx: once claimed, a call finishes and reports even if the lease
+// is lost meanwhile (the authority judges that report). It reports whether it started
+// any. Rows are distinct Operations, each claimed once, so running them together runs
+// nothing twice.
+func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool, p *pipeline) bool {
+	started := false
 	for _, raw := range rows {
 		if lctx.Err() != nil {
 			break // the rest of the batch stays unclaimed
@@ -251,14 +305,26 @@ func (r *Runner) runRows(ctx, lctx context.Context, l contract.Lease, rows []jso
 		if job == nil {
 			continue
 		}
-		ran = true
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			r.claimAndRun(ctx, lctx, job, lose)
-		})
+		select {
+		case p.slots <- struct{}{}:
+		case <-lctx.Done():
+			return started // the rest stays unclaimed
+		}
+		if !p.start(job.Row.ID) {
+			<-p.slots
+			continue
+		}
+		started = true
+		p.claiming.Add(1)
+		p.running.Add(1)
+		go func() {
+			defer p.running.Done()
+			defer func() { <-p.slots }()
+			defer p.done(job.Row.ID)
+			r.claimAndRun(ctx, lctx, job, lose, p.claiming.Done)
+		}()
 	}
-	return ran
+	return started
 }
 
 // prepare decodes a served row and checks its grant, or returns nil when the row is
@@ -286,8 +352,9 @@ func (r *Runner) prepare(ctx context.Context, l contract.Lease, raw json.RawMess
 // maxRefused bounds the rows a Runner remembers having refused.
 const maxRefused = 1024
 
-// claimAndRun claims job, runs it once and reports.
-func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc) {
+// claimAndRun claims job, runs it once and reports. It calls claimed once the claim has
+// its answer, whatever the answer.
+func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc, claimed func()) {
 	row := job.Row
 	// The execution continues the trace of the dispatch that served the row; its claim
 	// and report carry the execution's context on the hop.
@@ -298,7 +365,9 @@ func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.C
 	ctx = trace.ContextWithSpan(ctx, span)
 	lctx = trace.ContextWithSpan(lctx, span)
 	claim := job.Claim()
-	if _, err := r.cfg.Hop.Do(lctx, contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim}); err != nil {
+	_, err := r.cfg.Hop.Do(lctx, contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim})
+	claimed()
+	if err != nil {
 		if isLeaseLoss(err) {
 			lose(err)
 		}
