@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -458,5 +459,93 @@ func TestDispatcher_ServesOldestFirst(t *testing.T) {
 			t.Fatalf("Poll served %v, want the oldest queued %v (queue %v)", got, want, queued)
 		}
 		queued = queued[len(want):]
+	}
+}
+
+// TestDispatcher_ConcurrentClaims sends every served row's claim twice at once, with one
+// row's claims carrying a grant that does not verify: claims that arrive together are
+// committed together, and each is still judged alone — every row with a good grant is
+// claimed exactly once (one claim accepted, the other work_taken), the tampered row is
+// refused both times and stays queued, and one claim event is written per claimed row.
+func TestDispatcher_ConcurrentClaims(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	agents := []authority.Caller{f.agent}
+	for _, name := range []string{"b", "c", "d", "e", "f"} {
+		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, c)
+	}
+	l := f.startup(t, "wkr-a")
+	for _, ag := range agents {
+		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+			Delivered: func(int64) bool { return true }})
+		if err != nil || state(ans) != contract.OpRunning {
+			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
+		}
+	}
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != len(agents) {
+		t.Fatalf("Poll served %d rows, want %d", len(rows), len(agents))
+	}
+	tampered := rows[0].ID
+	rows[0].Grant = rows[0].Grant[:len(rows[0].Grant)-2] + "AA"
+	type result struct {
+		id  string
+		err error
+	}
+	results := make(chan result, 2*len(rows))
+	var wg sync.WaitGroup
+	for range 2 {
+		for _, r := range rows {
+			wg.Go(func() { results <- result{r.ID, f.claim(l, r)} })
+		}
+	}
+	wg.Wait()
+	close(results)
+	accepted := map[string]int{}
+	for r := range results {
+		switch code := contract.CodeOf(r.err); {
+		case r.err == nil:
+			accepted[r.id]++
+		case r.id == tampered:
+			if code != contract.CodeGrantSignature {
+				t.Errorf("claim of the tampered row = %v, want %s", r.err, contract.CodeGrantSignature)
+			}
+		case code != contract.CodeWorkTaken:
+			t.Errorf("second claim of %s = %v, want %s", r.id, r.err, contract.CodeWorkTaken)
+		}
+	}
+	for _, r := range rows {
+		want := 1
+		if r.ID == tampered {
+			want = 0
+		}
+		if accepted[r.ID] != want {
+			t.Errorf("claims of %s accepted %d times, want %d", r.ID, accepted[r.ID], want)
+		}
+	}
+	claimed := 0
+	evs, err := f.st.Events(ctx, "default", 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Type == "work.claimed" {
+			claimed++
+		}
+	}
+	if claimed != len(rows)-1 {
+		t.Errorf("%d claim events, want %d", claimed, len(rows)-1)
+	}
+	if got := f.poll(t, l, fetchTool); len(got) != 1 || got[0].ID != tampered {
+		t.Errorf("after the claims Poll served %+v, want only the tampered row %s again", got, tampered)
 	}
 }

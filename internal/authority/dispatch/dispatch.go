@@ -60,9 +60,10 @@ type Dispatcher struct {
 	grantTTL time.Duration
 	maxRows  int
 
-	mu      sync.Mutex                         // guards works and adverts; the lock order is in the authority's package doc
-	works   map[contract.ProjectID]*workLedger // created on first use, never removed
-	adverts map[contract.ConnectionID]advert   // what each Connection's worker offered in its latest Poll here
+	mu      sync.Mutex                            // guards works and adverts; the lock order is in the authority's package doc
+	works   map[contract.ProjectID]*workLedger    // created on first use, never removed
+	adverts map[contract.ConnectionID]advert      // what each Connection's worker offered in its latest Poll here
+	pending map[contract.ConnectionID]*claimQueue // claims of each Connection waiting to commit together
 }
 
 // Deps is what a Dispatcher reads and writes through.
@@ -83,7 +84,8 @@ type ConnectionKeys interface {
 func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
-		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{}}
+		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{},
+		pending: map[contract.ConnectionID]*claimQueue{}}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -484,6 +486,12 @@ type claimEvent struct {
 // Claim takes served work for the worker that holds conn's lease, before it runs.
 // The grant must verify under the Connection key against the call as
 // it stands now; the Operation moves to at_worker, and no one can claim it again.
+//
+// Claims of one Connection that arrive while another of its claims commits are
+// committed together, in one transaction under one hold of the project's ledgers
+// ([Dispatcher.claimBatch]): a worker claims a Poll's rows at once, and one commit each,
+// each under the ledger lock, made them wait for one another's commits in turn. Each is
+// still checked on its own and refused on its own.
 func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req contract.ClaimRequest) (contract.WorkAnswer, error) {
 	agent, ordinal, ok := parseWorkID(req.ID)
 	if !ok {
@@ -497,46 +505,90 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	err = d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
-		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
-			return err
-		}
-		op := wc.l.Op(agent, ordinal)
-		if op == nil || op.Execution() == nil {
-			return errNoWork(req.ID)
-		}
-		if _, taken := wc.w.claims[req.ID]; taken || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
-			return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
-		}
-		s, why, err := d.shape(ctx, d.setupOf(conn), operation.Dispatch{Agent: agent, Ordinal: ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, signed.AdapterDigest)
-		if err != nil {
-			return err
-		}
-		if why != nil {
-			return contract.Errorf(contract.CodeGrantMismatch, "work %s can no longer run on this Connection (its Tool lock or Source changed); poll again.", req.ID)
-		}
-		if _, err := grant.Verify([]byte(key), req.Grant, s.grant, wc.now); err != nil {
-			return fmt.Errorf("claim %s: %w", req.ID, err)
-		}
-		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-		ce := claimEvent{Work: req.ID, Agent: agent, Ordinal: ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
-			Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
-		if s.source.Name != "" {
-			ce.Source = &s.source
-		}
-		if err := wc.event("claim-"+req.ID, event.WorkClaimed, string(wc.opBy), ce); err != nil {
-			return err
-		}
-		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker})
-		return nil
-	})
-	if errors.Is(err, store.ErrConflict) {
-		return contract.WorkAnswer{}, contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", req.ID)
-	}
-	if err != nil {
+	c := &pendingClaim{ctx: ctx, req: req, agent: agent, ordinal: ordinal, key: key, adapterDigest: signed.AdapterDigest,
+		done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	if err := d.claims(conn).await(c, func(batch []*pendingClaim) { d.claimBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
+}
+
+// claimBatch commits batch, claims of conn, in one transaction, and gives each claim its
+// own answer. A claim its checks refuse (or that fails on its own) writes nothing and is
+// answered its error; a failure of the transaction itself fails every claim of it, as it
+// failed the one claim of a transaction before.
+func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pendingClaim) {
+	// The transaction runs on the context of the claim that leads it, without its
+	// cancellation: the batch's other claims wait for it, and must not fail because the
+	// leader's worker went away.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	cs := d.setupOf(conn) // read once for the batch: every claim is shaped from the same reading
+	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		taken := map[string]bool{} // ids claimed earlier in this batch
+		for _, c := range batch {
+			c.err = nil
+			events, ops := len(wc.events), len(wc.ops)
+			if err := d.claimIn(ctx, wc, cs, conn, c, taken); err != nil {
+				// Refused (or failed) alone, as it would be in a transaction of its own:
+				// what it collected is dropped, and the others commit.
+				c.err = err
+				wc.events, wc.ops = wc.events[:events], wc.ops[:ops]
+				continue
+			}
+			taken[c.req.ID] = true
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrConflict) {
+		for _, c := range batch {
+			c.done <- contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", c.req.ID)
+		}
+		return
+	}
+	for _, c := range batch {
+		if err != nil {
+			c.done <- err
+		} else {
+			c.done <- c.err
+		}
+	}
+}
+
+// claimIn checks claim c against the state wc locked and collects its event and its
+// Operation's change into wc; taken holds the ids this transaction claims already.
+func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup, conn contract.Connection, c *pendingClaim, taken map[string]bool) error {
+	req := c.req
+	if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
+		return err
+	}
+	op := wc.l.Op(c.agent, c.ordinal)
+	if op == nil || op.Execution() == nil {
+		return errNoWork(req.ID)
+	}
+	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
+		return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
+	}
+	s, why, err := d.shape(ctx, cs, operation.Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, c.adapterDigest)
+	if err != nil {
+		return err
+	}
+	if why != nil {
+		return contract.Errorf(contract.CodeGrantMismatch, "work %s can no longer run on this Connection (its Tool lock or Source changed); poll again.", req.ID)
+	}
+	if _, err := grant.Verify([]byte(c.key), req.Grant, s.grant, wc.now); err != nil {
+		return fmt.Errorf("claim %s: %w", req.ID, err)
+	}
+	by := contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+	ce := claimEvent{Work: req.ID, Agent: c.agent, Ordinal: c.ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
+		Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
+	if s.source.Name != "" {
+		ce.Source = &s.source
+	}
+	if err := wc.event("claim-"+req.ID, event.WorkClaimed, string(by), ce); err != nil {
+		return err
+	}
+	wc.opAs(operation.Event{Agent: c.agent, Ordinal: c.ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}, by)
+	return nil
 }
 
 func errNoWork(id string) error {

@@ -29,7 +29,7 @@ type workCommit struct {
 	newLease *lease                // the lease to write, or nil
 	events   []store.NewEvent
 	writes   []func(tx store.Tx) error // written after the Operation changes
-	ops      []operation.Event
+	ops      []opChange
 	opBy     contract.Principal
 	change   *boards.Change
 	// answer is returned after the commit: a refusal that is recorded (a judged report).
@@ -47,7 +47,20 @@ func (wc *workCommit) event(id, typ, actor string, data any) error {
 	return nil
 }
 
-func (wc *workCommit) op(e operation.Event) { wc.ops = append(wc.ops, e) }
+// opChange is an Operation's change and who makes it.
+type opChange struct {
+	e  operation.Event
+	by contract.Principal
+}
+
+// op collects an Operation's change, made by wc.opBy as it stands now.
+func (wc *workCommit) op(e operation.Event) { wc.opAs(e, wc.opBy) }
+
+// opAs collects an Operation's change made by by: several claims committed together
+// each change their Operation as their own Tool.
+func (wc *workCommit) opAs(e operation.Event, by contract.Principal) {
+	wc.ops = append(wc.ops, opChange{e: e, by: by})
+}
 
 // setLease makes l the Connection's lease when wc commits.
 func (wc *workCommit) setLease(l *lease) { wc.newLease = l }
@@ -184,8 +197,8 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 			return err
 		}
 	}
-	for _, e := range wc.ops {
-		if err := eventlog.Append(ctx, tx, project, event.OpChanged, wc.opBy, wc.now, e); err != nil {
+	for _, c := range wc.ops {
+		if err := eventlog.Append(ctx, tx, project, event.OpChanged, c.by, wc.now, c.e); err != nil {
 			return err
 		}
 	}
