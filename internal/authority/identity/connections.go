@@ -1,8 +1,10 @@
 package identity
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -83,16 +85,63 @@ func (a *Directory) ConnectionKey(ctx context.Context, id contract.ConnectionID)
 	return key, err
 }
 
+// connectionKey reads Connection id and its key in clear. The row is read every time
+// (it says whether the Connection was revoked, on this instance or another); the key is
+// opened once per sealed key ([openedKeys]).
 func (a *Directory) connectionKey(ctx context.Context, id contract.ConnectionID) (store.Connection, Token, error) {
 	cn, err := a.store.Connection(ctx, string(id))
 	if err != nil {
 		return store.Connection{}, "", fmt.Errorf("load connection %s: %w", id, err)
 	}
+	if plain, ok := a.opened.get(cn.ID, cn.KeyCiphertext); ok {
+		return cn, plain, nil
+	}
 	plain, err := a.key.open(cn.KeyCiphertext, []byte(cn.ID))
 	if err != nil {
 		return store.Connection{}, "", fmt.Errorf("open key of connection %s: %w", id, err)
 	}
+	a.opened.put(cn.ID, cn.KeyCiphertext, Token(plain))
 	return cn, Token(plain), nil
+}
+
+// maxOpenedKeys bounds the Connection keys a Directory keeps opened.
+const maxOpenedKeys = 1024
+
+// openedKeys keeps Connection keys opened from their sealed form, so that a hop call
+// (each authenticates its Connection, and a Poll or a claim then signs or verifies a
+// grant with its key) does not run AES-GCM again on every call. An entry is found only
+// by the Connection's id together with the exact sealed bytes read from its row, so a
+// key sealed anew (a new key, or the same under another installation key) is opened
+// anew and never served from memory; revocation is not its business, as the row it is
+// looked up with is read each time. At most maxOpenedKeys are kept: past that all are
+// dropped and opened again as they are used. Keys in it are never logged.
+type openedKeys struct {
+	mu   sync.Mutex
+	keys map[string]openedKey // Connection id → its key; guarded by mu
+}
+
+type openedKey struct {
+	sealed []byte
+	plain  Token
+}
+
+func (o *openedKeys) get(id string, sealed []byte) (Token, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k, ok := o.keys[id]
+	if !ok || !bytes.Equal(k.sealed, sealed) {
+		return "", false
+	}
+	return k.plain, true
+}
+
+func (o *openedKeys) put(id string, sealed []byte, plain Token) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.keys == nil || len(o.keys) >= maxOpenedKeys {
+		o.keys = map[string]openedKey{}
+	}
+	o.keys[id] = openedKey{sealed: bytes.Clone(sealed), plain: plain}
 }
 
 // findConnection finds a Connection of project by id or by name.

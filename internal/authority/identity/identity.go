@@ -53,6 +53,7 @@ type Directory struct {
 	now        func() time.Time
 	rand       io.Reader
 	sessionTTL time.Duration
+	opened     openedKeys
 }
 
 // New returns the Directory over cfg.Store.
