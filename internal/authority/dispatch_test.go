@@ -549,3 +549,99 @@ func TestDispatcher_ConcurrentClaims(t *testing.T) {
 		t.Errorf("after the claims Poll served %+v, want only the tampered row %s again", got, tampered)
 	}
 }
+
+// TestDispatcher_ConcurrentReports sends every claimed row's report twice at once, the
+// same bytes (a receipt retry racing the first), and for one row a third report with
+// other content: reports that arrive together are committed together, and each is
+// still judged alone — every Operation is done, its outcome applied once (one report
+// event, one action.completed), the retries are answered as the first was, and the other
+// content is refused with report_conflict.
+func TestDispatcher_ConcurrentReports(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	agents := []authority.Caller{f.agent}
+	for _, name := range []string{"b", "c", "d", "e", "f"} {
+		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, c)
+	}
+	l := f.startup(t, "wkr-a")
+	for _, ag := range agents {
+		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+			Delivered: func(int64) bool { return true }})
+		if err != nil || state(ans) != contract.OpRunning {
+			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
+		}
+	}
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != len(agents) {
+		t.Fatalf("Poll served %d rows, want %d", len(rows), len(agents))
+	}
+	for _, r := range rows {
+		if err := f.claim(l, r); err != nil {
+			t.Fatalf("Claim %s: %v", r.ID, err)
+		}
+	}
+	type result struct {
+		id    string
+		other bool
+		err   error
+	}
+	results := make(chan result, 2*len(rows)+1)
+	var wg sync.WaitGroup
+	for range 2 {
+		for _, r := range rows {
+			wg.Go(func() {
+				_, err := f.d.Report(ctx, f.conn, okReport(l, r, r.ID+".txt"))
+				results <- result{id: r.ID, err: err}
+			})
+		}
+	}
+	wg.Go(func() {
+		_, err := f.d.Report(ctx, f.conn, okReport(l, rows[0], "other.txt"))
+		results <- result{id: rows[0].ID, other: true, err: err}
+	})
+	wg.Wait()
+	close(results)
+	// Whichever content of rows[0] landed first is its report; the reports with the
+	// other content, and only those, are refused.
+	refused := map[bool]int{} // by whether the report had the other content
+	for r := range results {
+		switch code := contract.CodeOf(r.err); {
+		case code == contract.CodeReportConflict && r.id == rows[0].ID:
+			refused[r.other]++
+		case r.err != nil:
+			t.Errorf("report of %s (other content %v) = %v, want accepted", r.id, r.other, r.err)
+		}
+	}
+	if refused[true]+refused[false] == 0 || refused[true] > 0 && refused[false] > 0 || refused[false] != 0 && refused[false] != 2 {
+		t.Errorf("refused with report_conflict: %d of the other content, %d of the first; want the one or the two of one content", refused[true], refused[false])
+	}
+	evs, err := f.st.Events(ctx, "default", 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, e := range evs {
+		count[e.Type]++
+	}
+	if count["work.reported"] != len(rows) || count["action.completed"] != len(rows) {
+		t.Errorf("%d report events and %d action.completed, want %d of each", count["work.reported"], count["action.completed"], len(rows))
+	}
+	for _, ag := range agents {
+		st, err := f.ops.State(ctx, ag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := st.State[0]; e.State != contract.OpDone {
+			t.Errorf("%s's fetch = %+v, want done", ag.Name, e.OperationEntry)
+		}
+	}
+}

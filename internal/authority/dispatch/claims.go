@@ -8,57 +8,45 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// pendingClaim is one Claim waiting to be committed with the others of its Connection.
-type pendingClaim struct {
-	ctx           context.Context
-	req           contract.ClaimRequest
-	agent         string
-	ordinal       int64
-	key           identity.Token // the Connection key its grant verifies under; never logged
-	adapterDigest string
-	err           error         // its refusal in the batch; set by the batch's leader
-	done          chan error    // its answer, sent once
-	lead          chan struct{} // told to lead the next batch
+// pending is one hop call waiting to be committed with the others of its Connection.
+type pending[T any] struct {
+	ctx  context.Context
+	call T
+	done chan error    // its answer, sent once
+	lead chan struct{} // told to lead the next batch
 }
 
-// claimQueue gathers the claims of one Connection: one of them at a time leads, taking
-// every claim waiting and committing them as one batch, then hands the lead to the first
-// claim that arrived meanwhile. It is a group commit at the hop's level, because a claim
-// holds the project's ledgers through its commit and the store's group commit cannot
-// batch what that lock keeps apart.
-type claimQueue struct {
+func newPending[T any](ctx context.Context, call T) *pending[T] {
+	return &pending[T]{ctx: ctx, call: call, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+}
+
+// batchQueue gathers one kind of hop call of one Connection: one of them at a time
+// leads, taking every call waiting and committing them as one batch, then hands the lead
+// to the first call that arrived meanwhile. It is a group commit at the hop's level: a
+// claim or a report holds the project's ledgers (a report the Board lock too) through
+// its commit, so the store's group commit could not batch what those locks kept apart.
+type batchQueue[T any] struct {
 	mu      sync.Mutex
-	waiting []*pendingClaim // guarded by mu
-	leading bool            // a batch is being committed; guarded by mu
+	waiting []*pending[T] // guarded by mu
+	leading bool          // a batch is being committed; guarded by mu
 }
 
-// claims returns conn's claim queue.
-func (d *Dispatcher) claims(conn contract.Connection) *claimQueue {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	q := d.pending[conn.ID]
-	if q == nil {
-		q = &claimQueue{}
-		d.pending[conn.ID] = q
-	}
-	return q
-}
-
-// await queues c and returns its answer: c leads a batch when no batch is being
+// await queues p and returns its answer: p leads a batch when no batch is being
 // committed or when the one leading hands it over, and else waits for the batch that
-// takes it. A claim whose context ends while it waits still waits for its batch's
-// answer, since it may be in a transaction already.
-func (q *claimQueue) await(c *pendingClaim, commit func([]*pendingClaim)) error {
+// takes it. commit must send every call of the batch its answer. A call whose context
+// ends while it waits still waits for its batch's answer, since it may be in a
+// transaction already.
+func (q *batchQueue[T]) await(p *pending[T], commit func([]*pending[T])) error {
 	q.mu.Lock()
-	q.waiting = append(q.waiting, c)
+	q.waiting = append(q.waiting, p)
 	lead := !q.leading
 	q.leading = true
 	q.mu.Unlock()
 	if !lead {
 		select {
-		case err := <-c.done:
+		case err := <-p.done:
 			return err
-		case <-c.lead:
+		case <-p.lead:
 		}
 	}
 	q.mu.Lock()
@@ -73,5 +61,43 @@ func (q *claimQueue) await(c *pendingClaim, commit func([]*pendingClaim)) error 
 		q.leading = false
 	}
 	q.mu.Unlock()
-	return <-c.done
+	return <-p.done
+}
+
+// hopQueues are a Connection's batch queues, one per kind of call batched.
+type hopQueues struct {
+	claims  batchQueue[*claimCall]
+	reports batchQueue[*reportCall]
+}
+
+// queues returns conn's batch queues.
+func (d *Dispatcher) queues(conn contract.Connection) *hopQueues {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q := d.pending[conn.ID]
+	if q == nil {
+		q = &hopQueues{}
+		d.pending[conn.ID] = q
+	}
+	return q
+}
+
+// claimCall is a Claim, decoded, waiting for its batch.
+type claimCall struct {
+	req           contract.ClaimRequest
+	agent         string
+	ordinal       int64
+	key           identity.Token // the Connection key its grant verifies under; never logged
+	adapterDigest string
+	err           error // its own refusal in the batch
+}
+
+// reportCall is a Report waiting for its batch.
+type reportCall struct {
+	req     contract.ReportRequest
+	agent   string
+	ordinal int64
+	digest  string
+	first   *reportCall // the same work's report earlier in the batch, if any
+	answer  error       // its own answer in the batch: a refusal, or a judged report's
 }

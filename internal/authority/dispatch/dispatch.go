@@ -60,10 +60,10 @@ type Dispatcher struct {
 	grantTTL time.Duration
 	maxRows  int
 
-	mu      sync.Mutex                            // guards works and adverts; the lock order is in the authority's package doc
-	works   map[contract.ProjectID]*workLedger    // created on first use, never removed
-	adverts map[contract.ConnectionID]advert      // what each Connection's worker offered in its latest Poll here
-	pending map[contract.ConnectionID]*claimQueue // claims of each Connection waiting to commit together
+	mu      sync.Mutex                           // guards works and adverts; the lock order is in the authority's package doc
+	works   map[contract.ProjectID]*workLedger   // created on first use, never removed
+	adverts map[contract.ConnectionID]advert     // what each Connection's worker offered in its latest Poll here
+	pending map[contract.ConnectionID]*hopQueues // each Connection's claims and reports waiting to commit together
 }
 
 // Deps is what a Dispatcher reads and writes through.
@@ -85,7 +85,7 @@ func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{},
-		pending: map[contract.ConnectionID]*claimQueue{}}
+		pending: map[contract.ConnectionID]*hopQueues{}}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -505,9 +505,8 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	c := &pendingClaim{ctx: ctx, req: req, agent: agent, ordinal: ordinal, key: key, adapterDigest: signed.AdapterDigest,
-		done: make(chan error, 1), lead: make(chan struct{}, 1)}
-	if err := d.claims(conn).await(c, func(batch []*pendingClaim) { d.claimBatch(conn, batch) }); err != nil {
+	c := newPending(ctx, &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, adapterDigest: signed.AdapterDigest})
+	if err := d.queues(conn).claims.await(c, func(batch []*pending[*claimCall]) { d.claimBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
@@ -517,7 +516,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 // own answer. A claim its checks refuse (or that fails on its own) writes nothing and is
 // answered its error; a failure of the transaction itself fails every claim of it, as it
 // failed the one claim of a transaction before.
-func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pendingClaim) {
+func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pending[*claimCall]) {
 	// The transaction runs on the context of the claim that leads it, without its
 	// cancellation: the batch's other claims wait for it, and must not fail because the
 	// leader's worker went away.
@@ -525,7 +524,8 @@ func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pendingClaim)
 	cs := d.setupOf(conn) // read once for the batch: every claim is shaped from the same reading
 	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
 		taken := map[string]bool{} // ids claimed earlier in this batch
-		for _, c := range batch {
+		for _, p := range batch {
+			c := p.call
 			c.err = nil
 			events, ops := len(wc.events), len(wc.ops)
 			if err := d.claimIn(ctx, wc, cs, conn, c, taken); err != nil {
@@ -539,24 +539,21 @@ func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pendingClaim)
 		}
 		return nil
 	})
-	if errors.Is(err, store.ErrConflict) {
-		for _, c := range batch {
-			c.done <- contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", c.req.ID)
-		}
-		return
-	}
-	for _, c := range batch {
-		if err != nil {
-			c.done <- err
-		} else {
-			c.done <- c.err
+	for _, p := range batch {
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			p.done <- contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", p.call.req.ID)
+		case err != nil:
+			p.done <- err
+		default:
+			p.done <- p.call.err
 		}
 	}
 }
 
 // claimIn checks claim c against the state wc locked and collects its event and its
 // Operation's change into wc; taken holds the ids this transaction claims already.
-func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup, conn contract.Connection, c *pendingClaim, taken map[string]bool) error {
+func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup, conn contract.Connection, c *claimCall, taken map[string]bool) error {
 	req := c.req
 	if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 		return err

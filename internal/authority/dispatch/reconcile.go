@@ -32,111 +32,171 @@ type reportEvent struct {
 // need a person. A receipt retry with the same bytes lands once and is answered as the
 // first was; a different report for the same claim is refused. A report under a lease
 // that was lost is judged: recorded, its Operation made needs_person, never applied.
+//
+// Reports of one Connection that arrive while another of its reports commits are
+// committed together, in one Board write and one transaction ([Dispatcher.reportBatch]),
+// each judged on its own and in the order they arrived: one Board write each, each
+// holding the Board lock through its commit, made them wait for one another's commits.
 func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) (contract.WorkAnswer, error) {
-	err := d.report(ctx, conn, req)
-	if errors.Is(err, store.ErrConflict) {
-		// Another instance recorded a report for this claim first: answer as it did.
-		err = d.report(ctx, conn, req)
+	agent, ordinal, ok := parseWorkID(req.ID)
+	if !ok {
+		return contract.WorkAnswer{}, errNoWork(req.ID)
 	}
+	digest, err := ReportDigest(req)
 	if err != nil {
+		return contract.WorkAnswer{}, fmt.Errorf("report %s: %w", req.ID, err)
+	}
+	r := newPending(ctx, &reportCall{req: req, agent: agent, ordinal: ordinal, digest: digest})
+	if err := d.queues(conn).reports.await(r, func(batch []*pending[*reportCall]) { d.reportBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
 }
 
-func (d *Dispatcher) report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) error {
-	agent, ordinal, ok := parseWorkID(req.ID)
-	if !ok {
-		return errNoWork(req.ID)
-	}
-	digest, err := ReportDigest(req)
-	if err != nil {
-		return fmt.Errorf("report %s: %w", req.ID, err)
-	}
-	return d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
-		if r, ok := wc.w.reports[req.ID]; ok {
-			if r.Digest != digest {
-				return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
-			}
-			if r.Judged {
-				wc.answer = &contract.Error{Code: r.Code, Teaching: r.Teaching}
+// reportBatch commits batch, reports of conn, in one Board write, and sends each its
+// answer. Each report collects into a part of its own ([workCommit.part]), written in
+// the order the reports arrived, as one transaction each would have written them; a
+// report refused (or failing) on its own writes nothing and is answered its error, and a
+// failure of the transaction itself fails them all, for their workers to send again.
+// When another instance recorded a report first (a conflict), the batch runs once more,
+// and finds that report: such a report is answered as the first one was.
+func (d *Dispatcher) reportBatch(conn contract.Connection, batch []*pending[*reportCall]) {
+	// The leader's context, without its cancellation: the others wait on this batch.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var err error
+	for range 2 {
+		err = d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
+			wc.parts = nil
+			// The report of each work this batch records: a report of the same work after
+			// it is judged against it, as it would be against one committed before; one
+			// refused records nothing, so the next is judged on its own.
+			seen := map[string]*reportCall{}
+			for _, p := range batch {
+				r := p.call
+				r.first, r.answer = seen[r.req.ID], nil
+				if r.first != nil {
+					continue // sent again while the first waited: answered from it below
+				}
+				part := wc.part()
+				err := d.reportIn(ctx, part, conn, r)
+				if err != nil && part.change != nil {
+					return fmt.Errorf("report %s failed after changing the Board: %w", r.req.ID, err) // the Board is rebuilt
+				}
+				if err != nil {
+					r.answer = err // refused (or failed) alone: its part is not written
+					continue
+				}
+				r.answer = part.answer
+				seen[r.req.ID] = r
+				wc.parts = append(wc.parts, part)
 			}
 			return nil
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			break
 		}
-		c, ok := wc.w.claims[req.ID]
-		if !ok || c.Connection != conn.ID {
-			return errNoWork(req.ID)
+	}
+	for _, p := range batch {
+		r := p.call
+		switch {
+		case err != nil:
+			p.done <- err
+		case r.first != nil && r.first.digest != r.digest:
+			p.done <- contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", r.req.ID)
+		case r.first != nil:
+			p.done <- r.first.answer
+		default:
+			p.done <- r.answer
 		}
-		if c.WorkerID != req.WorkerID || c.Generation != req.Generation || c.GrantDigest != grant.Digest([]byte(req.Grant)) {
-			return contract.Errorf(contract.CodeGrantMismatch,
-				"the report of work %s names another instance, generation or grant than its claim; report with the workerId, workerGeneration and grant it was claimed with.", req.ID)
+	}
+}
+
+// reportIn judges report r against the state and the Board wc locked, and collects what
+// it writes into wc; wc.answer is then its answer when it is recorded as refused (judged).
+func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract.Connection, r *reportCall) error {
+	req, agent, ordinal, digest := r.req, r.agent, r.ordinal, r.digest
+	if prev, ok := wc.w.reports[req.ID]; ok {
+		if prev.Digest != digest {
+			return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
 		}
-		if len(req.Facts) > 0 || req.OK && (req.Result == nil || req.EffectUnknown) {
-			return contract.Errorf(contract.CodeWorkBody,
-				"the report of work %s is not a receipt the hop takes: an ok report carries result.rows and no facts (facts come only from the Action's returns), and never effectUnknown.", req.ID)
+		if prev.Judged {
+			wc.answer = &contract.Error{Code: prev.Code, Teaching: prev.Teaching}
 		}
-		op := wc.l.Op(agent, ordinal)
-		if op == nil || op.Execution() == nil {
-			return errNoWork(req.ID)
+		return nil
+	}
+	c, ok := wc.w.claims[req.ID]
+	if !ok || c.Connection != conn.ID {
+		return errNoWork(req.ID)
+	}
+	if c.WorkerID != req.WorkerID || c.Generation != req.Generation || c.GrantDigest != grant.Digest([]byte(req.Grant)) {
+		return contract.Errorf(contract.CodeGrantMismatch,
+			"the report of work %s names another instance, generation or grant than its claim; report with the workerId, workerGeneration and grant it was claimed with.", req.ID)
+	}
+	if len(req.Facts) > 0 || req.OK && (req.Result == nil || req.EffectUnknown) {
+		return contract.Errorf(contract.CodeWorkBody,
+			"the report of work %s is not a receipt the hop takes: an ok report carries result.rows and no facts (facts come only from the Action's returns), and never effectUnknown.", req.ID)
+	}
+	op := wc.l.Op(agent, ordinal)
+	if op == nil || op.Execution() == nil {
+		return errNoWork(req.ID)
+	}
+	wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+	rep := reportEvent{Work: req.ID, Digest: digest}
+	atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
+	if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
+		rep.Judged, rep.Code = true, contract.CodeWorkTaken
+		rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
+		if ce, ok := errors.AsType[*contract.Error](lerr); ok {
+			rep.Code = ce.Code
+			rep.Teaching = fmt.Sprintf("the report of work %s arrived after its lease generation %d was lost; it was recorded, not applied, and a person must reconcile the Operation (docket reconcile).", req.ID, req.Generation)
 		}
-		wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-		rep := reportEvent{Work: req.ID, Digest: digest}
-		atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
-		if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
-			rep.Judged, rep.Code = true, contract.CodeWorkTaken
-			rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
-			if ce, ok := errors.AsType[*contract.Error](lerr); ok {
-				rep.Code = ce.Code
-				rep.Teaching = fmt.Sprintf("the report of work %s arrived after its lease generation %d was lost; it was recorded, not applied, and a person must reconcile the Operation (docket reconcile).", req.ID, req.Generation)
-			}
-			wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
-			if atWorker {
-				wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
-					Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
-			}
-			return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+		wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
+		if atWorker {
+			wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
+				Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 		}
-		if err := wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep); err != nil {
+		return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+	}
+	if err := wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep); err != nil {
+		return err
+	}
+	ev := operation.Event{Agent: agent, Ordinal: ordinal}
+	switch {
+	case req.OK:
+		by := board.Author{Principal: wc.opBy, Tier: contract.TierAsserted} // a source-free Tool attests nothing
+		if c.Source != nil {
+			by.Tier, by.Words = c.Source.Tier, c.Source.Words
+		}
+		wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+	case req.EffectUnknown:
+		ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
+		ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
+	case req.Code == contract.CodePathNeedsMember && !req.OK:
+		// The worker found the path a delegated call lands on needs a member: the
+		// Operation fails and a new one asks a member ([operation.Operations.AskMember]),
+		// unless no orchestrator's approval is behind it.
+		ask, write, ok, err := d.ops.AskMember(ctx, wc.l, conn.Project, agent, ordinal, truncate(req.Reason, 1000), wc.now)
+		if err != nil {
 			return err
 		}
-		ev := operation.Event{Agent: agent, Ordinal: ordinal}
-		switch {
-		case req.OK:
-			by := board.Author{Principal: wc.opBy, Tier: contract.TierAsserted} // a source-free Tool attests nothing
-			if c.Source != nil {
-				by.Tier, by.Words = c.Source.Tier, c.Source.Words
-			}
-			wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
-		case req.EffectUnknown:
-			ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
-			ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
-		case req.Code == contract.CodePathNeedsMember && !req.OK:
-			// The worker found the path a delegated call lands on needs a member: the
-			// Operation fails and a new one asks a member ([operation.Operations.AskMember]),
-			// unless no orchestrator's approval is behind it.
-			ask, write, ok, err := d.ops.AskMember(ctx, wc.l, conn.Project, agent, ordinal, truncate(req.Reason, 1000), wc.now)
-			if err != nil {
-				return err
-			}
-			if ok {
-				wc.writes = append(wc.writes, write)
-				ev = ask
-				break
-			}
-			fallthrough
-		default:
-			// The worker claimed the work and refused it (or the call failed before any
-			// effect): the Operation says so in a word, with the worker's code and reason.
-			ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
-			ev.ReasonCode = contract.CodeWorkerRefused
-			var err error
-			if ev.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason}); err != nil {
-				return fmt.Errorf("encode the refusal of work %s: %w", req.ID, err)
-			}
+		if ok {
+			wc.writes = append(wc.writes, write)
+			ev = ask
+			break
 		}
-		wc.op(ev)
-		return nil
-	})
+		fallthrough
+	default:
+		// The worker claimed the work and refused it (or the call failed before any
+		// effect): the Operation says so in a word, with the worker's code and reason.
+		ev.State, ev.ErrorCode, ev.Reason = contract.OpFailed, req.Code, truncate(req.Reason, 1000)
+		ev.ReasonCode = contract.CodeWorkerRefused
+		var err error
+		if ev.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": req.Code, "reason": ev.Reason}); err != nil {
+			return fmt.Errorf("encode the refusal of work %s: %w", req.ID, err)
+		}
+	}
+	wc.op(ev)
+	return nil
 }
 
 // Reconcile settles an Operation that needs a person with what a member found: done (the effect happened), failed (it did not) or unknown. Failed and unknown

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -34,6 +35,30 @@ type workCommit struct {
 	change   *boards.Change
 	// answer is returned after the commit: a refusal that is recorded (a judged report).
 	answer error
+	// parts are what several calls committed together each collected (a batch of
+	// reports), written after wc's own collections, each in the order a transaction of
+	// its own would write it.
+	parts []*workCommit
+}
+
+// part returns a new part of wc: the same locked state, collecting on its own.
+func (wc *workCommit) part() *workCommit {
+	return &workCommit{b: wc.b, l: wc.l, w: wc.w, now: wc.now, conn: wc.conn, lease: wc.lease, opBy: "system"}
+}
+
+// all returns wc and its parts, in the order they are written.
+func (wc *workCommit) all() []*workCommit { return append([]*workCommit{wc}, wc.parts...) }
+
+// changed reports whether wc or a part of it changes the Board.
+func (wc *workCommit) changed() bool {
+	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool { return p.change != nil })
+}
+
+// writes reports whether wc or a part of it writes anything.
+func (wc *workCommit) writesAny() bool {
+	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool {
+		return len(p.events) > 0 || len(p.writes) > 0 || len(p.ops) > 0 || p.change != nil
+	})
 }
 
 // event collects a hop event with data. An encoding error is returned, never stored: an
@@ -136,7 +161,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		if refused = fn(wc); refused != nil {
 			return refused
 		}
-		if wc.change != nil && bw == nil {
+		if wc.changed() && bw == nil {
 			return errHopBoardUnlocked
 		}
 		if err := d.writeWork(ctx, tx, project, bw, wc, &after); err != nil {
@@ -146,11 +171,11 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		return err
 	})
 	if err != nil {
+		if wc != nil && wc.changed() && bw != nil {
+			bw.Drop(ctx) // memory never keeps a change the log lacks
+		}
 		if refused != nil {
 			return refused
-		}
-		if wc != nil && wc.change != nil && bw != nil {
-			bw.Drop(ctx)
 		}
 		if errors.Is(err, boards.ErrWroteFirst) {
 			return err
@@ -160,7 +185,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	if after >= 0 {
 		bw.Committed(after)
 	}
-	if len(wc.events) > 0 || len(wc.writes) > 0 || len(wc.ops) > 0 || wc.change != nil {
+	if wc.writesAny() {
 		if err := l.CatchUpTo(ctx, d.store, project, left); err != nil {
 			return err
 		}
@@ -181,33 +206,36 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 			return fmt.Errorf("write lease: %w", err)
 		}
 	}
-	if wc.change != nil {
+	changed := wc.changed()
+	if changed {
 		if err := bw.LockFresh(ctx, tx); err != nil {
 			return err
 		}
 	}
-	for _, e := range wc.events {
-		e.Project = string(project)
-		if _, err := tx.Append(ctx, e); err != nil {
-			return fmt.Errorf("append %s event: %w", e.Type, err)
+	for _, p := range wc.all() {
+		for _, e := range p.events {
+			e.Project = string(project)
+			if _, err := tx.Append(ctx, e); err != nil {
+				return fmt.Errorf("append %s event: %w", e.Type, err)
+			}
+		}
+		if p.change != nil {
+			if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
+				return err
+			}
+		}
+		for _, c := range p.ops {
+			if err := eventlog.Append(ctx, tx, project, event.OpChanged, c.by, p.now, c.e); err != nil {
+				return err
+			}
+		}
+		for _, write := range p.writes {
+			if err := write(tx); err != nil {
+				return err
+			}
 		}
 	}
-	if wc.change != nil {
-		if err := bw.Persist(ctx, tx, *wc.change, wc.opBy, wc.now); err != nil {
-			return err
-		}
-	}
-	for _, c := range wc.ops {
-		if err := eventlog.Append(ctx, tx, project, event.OpChanged, c.by, wc.now, c.e); err != nil {
-			return err
-		}
-	}
-	for _, write := range wc.writes {
-		if err := write(tx); err != nil {
-			return err
-		}
-	}
-	if wc.change != nil {
+	if changed {
 		head, err := tx.LockHead(ctx, string(project))
 		if err != nil {
 			return err
