@@ -40,7 +40,10 @@
 // never changes the Board, takes 2, 3 and 4 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock. The
+// are held only to find or create an entry and never while taking another lock. A
+// Connection's claim and report batches (dispatch: batchQueue) are led before 1: the
+// call leading a batch takes the locks above for the whole batch, and a call waiting in
+// one holds none. The
 // conversation index's locks and the task ledger's are never held together with any of
 // the above; the task ledger's is taken before a store transaction that locks the head.
 // A project's policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
