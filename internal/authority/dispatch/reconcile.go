@@ -80,7 +80,10 @@ func (d *Dispatcher) reportBatch(conn contract.Connection, batch []*pending[*rep
 				part := wc.part()
 				err := d.reportIn(ctx, part, conn, r)
 				if err != nil && part.change != nil {
-					return fmt.Errorf("report %s failed after changing the Board: %w", r.req.ID, err) // the Board is rebuilt
+					// Kept among the parts so that the refused transaction drops the
+					// changed Board from memory ([Dispatcher.commitWorkOnce]).
+					wc.parts = append(wc.parts, part)
+					return fmt.Errorf("report %s failed after changing the Board: %w", r.req.ID, err)
 				}
 				if err != nil {
 					r.answer = err // refused (or failed) alone: its part is not written
