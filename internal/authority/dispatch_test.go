@@ -411,39 +411,67 @@ func TestDispatcher_AcrossInstances(t *testing.T) {
 	}
 }
 
+// withAgents returns the fixture's Agent and new Agents of the given names.
+func (f *hopFixture) withAgents(t *testing.T, names ...string) []authority.Caller {
+	t.Helper()
+	agents := []authority.Caller{f.agent}
+	for _, name := range names {
+		at, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.a.Authenticate(t.Context(), authority.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, c)
+	}
+	return agents
+}
+
+// fetchAs queues ag's fetch of a file named after it and returns its work id.
+func (f *hopFixture) fetchAs(t *testing.T, ag authority.Caller) string {
+	t.Helper()
+	ans, err := f.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyAction,
+		Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+		Delivered: func(int64) bool { return true }})
+	if err != nil || state(ans) != contract.OpRunning {
+		t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
+	}
+	return authority.WorkID(ag.ID, ans.Meta.Ordinal)
+}
+
+// servedFetches queues a fetch of the fixture's Agent and of new Agents of the given
+// names, and polls them all as worker wkr-a: its lease, the Agents and the rows served.
+func (f *hopFixture) servedFetches(t *testing.T, names ...string) (*contract.Lease, []authority.Caller, []contract.WorkRow) {
+	t.Helper()
+	agents := f.withAgents(t, names...)
+	l := f.startup(t, "wkr-a")
+	for _, ag := range agents {
+		f.fetchAs(t, ag)
+	}
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != len(agents) {
+		t.Fatalf("Poll served %d rows, want %d", len(rows), len(agents))
+	}
+	return l, agents, rows
+}
+
 // TestDispatcher_ServesOldestFirst shows a Poll that serves fewer rows than are queued
 // serves the oldest queued work first, whichever Agent queued it: served in any other
 // order (by agent id, as once), a busy queue keeps serving the same Agents while the
 // others wait.
 func TestDispatcher_ServesOldestFirst(t *testing.T) {
 	f := newHopFixture(t)
-	ctx := t.Context()
 	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
-	agents := []authority.Caller{f.agent}
-	for _, name := range []string{"b", "c", "d", "e"} {
-		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-		if err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, c)
-	}
+	agents := f.withAgents(t, "b", "c", "d", "e")
 	// Queue in the reverse order of the Agents' ids, so that the order of the ids and
 	// the order of the queue disagree.
 	slices.SortFunc(agents, func(x, y authority.Caller) int { return strings.Compare(y.ID, x.ID) })
 	l := f.startup(t, "wkr-a")
 	var queued []string
 	for _, ag := range agents {
-		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
-			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
-			Delivered: func(int64) bool { return true }})
-		if err != nil || state(ans) != contract.OpRunning {
-			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
-		}
-		queued = append(queued, authority.WorkID(ag.ID, ans.Meta.Ordinal))
+		queued = append(queued, f.fetchAs(t, ag))
 	}
 	for len(queued) > 0 {
 		rows := f.poll(t, l, fetchTool)
@@ -470,31 +498,7 @@ func TestDispatcher_ServesOldestFirst(t *testing.T) {
 func TestDispatcher_ConcurrentClaims(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	agents := []authority.Caller{f.agent}
-	for _, name := range []string{"b", "c", "d", "e", "f"} {
-		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-		if err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, c)
-	}
-	l := f.startup(t, "wkr-a")
-	for _, ag := range agents {
-		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
-			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
-			Delivered: func(int64) bool { return true }})
-		if err != nil || state(ans) != contract.OpRunning {
-			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
-		}
-	}
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != len(agents) {
-		t.Fatalf("Poll served %d rows, want %d", len(rows), len(agents))
-	}
+	l, _, rows := f.servedFetches(t, "b", "c", "d", "e", "f")
 	tampered := rows[0].ID
 	rows[0].Grant = rows[0].Grant[:len(rows[0].Grant)-2] + "AA"
 	type result struct {
@@ -559,31 +563,7 @@ func TestDispatcher_ConcurrentClaims(t *testing.T) {
 func TestDispatcher_ConcurrentReports(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	agents := []authority.Caller{f.agent}
-	for _, name := range []string{"b", "c", "d", "e", "f"} {
-		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := f.a.Authenticate(ctx, authority.Token(at.Token))
-		if err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, c)
-	}
-	l := f.startup(t, "wkr-a")
-	for _, ag := range agents {
-		ans, err := f.ops.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
-			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
-			Delivered: func(int64) bool { return true }})
-		if err != nil || state(ans) != contract.OpRunning {
-			t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
-		}
-	}
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != len(agents) {
-		t.Fatalf("Poll served %d rows, want %d", len(rows), len(agents))
-	}
+	l, agents, rows := f.servedFetches(t, "b", "c", "d", "e", "f")
 	for _, r := range rows {
 		if err := f.claim(l, r); err != nil {
 			t.Fatalf("Claim %s: %v", r.ID, err)
