@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/store"
@@ -257,4 +259,81 @@ func TestStore_CrashChild(t *testing.T) {
 	storetest.CrashChild(t, func(ctx context.Context) (store.Store, error) {
 		return sqlite.Open(ctx, os.Getenv("DOCKET_STORE_CRASH_FILE"))
 	})
+}
+
+// TestOpen_UpgradeHeads upgrades a data directory written before migration 0051 moved the
+// logs' heads into the events table: each log verifies to the head it had, appends
+// continue its chain, an id used before the upgrade is still refused, and removing the
+// last event is still found.
+func TestOpen_UpgradeHeads(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "docket.db")
+	old, err := sqlite.OpenOld(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenOld: %v", err)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("b", store.BlobThreshold) + `"`) // kept as a blob
+	want := map[string]store.Head{}
+	for _, l := range []struct {
+		project string
+		events  int
+	}{{"p1", 5}, {"p2", 3}, {"p1x", 1}} {
+		for i := 1; i <= l.events; i++ {
+			err := old.Update(ctx, func(tx store.Tx) error {
+				data := json.RawMessage(`{}`)
+				if i == 4 {
+					data = big
+				}
+				e, err := tx.Append(ctx, store.NewEvent{Project: l.project, ID: fmt.Sprintf("%s-%d", l.project, i), Type: "t", At: t0, Data: data})
+				want[l.project] = store.Head{Seq: e.Seq, Hash: e.Hash}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("append to %s before the upgrade: %v", l.project, err)
+			}
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openAt(t, path)
+	for project, h := range want {
+		if got, err := s.Verify(ctx, project); err != nil || got != h {
+			t.Errorf("Verify(%s) after the upgrade = %v, %v; want %v", project, got, err, h)
+		}
+		if got, err := s.Head(ctx, project); err != nil || got != h {
+			t.Errorf("Head(%s) after the upgrade = %v, %v; want %v", project, got, err, h)
+		}
+	}
+	appendOne := func(id string) (store.Event, error) {
+		var e store.Event
+		err := s.Update(ctx, func(tx store.Tx) (err error) {
+			e, err = tx.Append(ctx, store.NewEvent{Project: "p1", ID: id, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+			return err
+		})
+		return e, err
+	}
+	if _, err := appendOne("p1-2"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("append of an id used before the upgrade = %v, want %v", err, store.ErrConflict)
+	}
+	e, err := appendOne("p1-6")
+	if err != nil || e.Seq != 6 || e.PrevHash != want["p1"].Hash {
+		t.Fatalf("append after the upgrade = seq %d prev %s, %v; want seq 6 prev %s", e.Seq, e.PrevHash, err, want["p1"].Hash)
+	}
+	if got, err := s.Verify(ctx, "p1"); err != nil || got != (store.Head{Seq: 6, Hash: e.Hash}) {
+		t.Errorf("Verify(p1) after an append = %v, %v; want seq 6", got, err)
+	}
+	evs, err := s.Events(ctx, "p1", 0, 100)
+	if err != nil || len(evs) != 6 || string(evs[3].Data) != string(big) {
+		t.Errorf("Events(p1) after the upgrade = %d events, %v; want 6, the fourth its blob", len(evs), err)
+	}
+
+	if err := sqlite.ExecRaw(ctx, s, true, `DELETE FROM events WHERE project = 'p2' AND seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Verify(ctx, "p2")
+	if ce, ok := errors.AsType[*store.ChainError](err); !ok || ce.Field != "head" || ce.Seq != 3 {
+		t.Errorf("Verify(p2) with its last event removed = %v, want a head error at seq 3", err)
+	}
 }
