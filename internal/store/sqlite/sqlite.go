@@ -61,6 +61,7 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+
 // Open opens (creating it with mode 0600 if needed) the SQLite database at path and
 // applies the migrations it lacks.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -225,10 +226,10 @@ func writeHeads(ctx context.Context, c conn, b *tables.Batch) error {
 			return fmt.Errorf("write heads: unexpected head statement arguments %T", st.Args)
 		}
 		seq, hash := st.Args[1], st.Args[2]
-		n, err := c.Exec(ctx, `UPDATE events SET head = $1, hash = $2 WHERE project = $3 AND seq = 0`, seq, hash, headKey(project))
+		n, err := c.Exec(ctx, `UPDATE events SET head = $1, head_hash = $2 WHERE project = $3 AND seq = 0`, seq, hash, headKey(project))
 		if err == nil && n == 0 {
-			_, err = c.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash, head)
-				VALUES ($1, 0, $2, 'docket.head', 0, '', NULL, X'', X'', $3, $4)`, headKey(project), project, hash, seq)
+			_, err = c.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash, head, head_hash)
+				VALUES ($1, 0, $2, 'docket.head', 0, '', NULL, X'', X'', X'', $3, $4)`, headKey(project), project, seq, hash)
 		}
 		if err != nil {
 			return fmt.Errorf("write head of %s: %w", project, err)

@@ -60,6 +60,7 @@ func TestStore_Immutable(t *testing.T) {
 	}{
 		{"update event", `UPDATE events SET type = 'forged'`},
 		{"delete event", `DELETE FROM events`},
+		{"update a head row's event columns", `UPDATE events SET type = 'forged' WHERE seq = 0`},
 		{"update release", `UPDATE releases SET digest = X'00'`},
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error {
