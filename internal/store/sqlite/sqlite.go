@@ -61,7 +61,6 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-
 // Open opens (creating it with mode 0600 if needed) the SQLite database at path and
 // applies the migrations it lacks.
 func Open(ctx context.Context, path string) (*Store, error) {
