@@ -338,3 +338,43 @@ func TestOpen_UpgradeHeads(t *testing.T) {
 		t.Errorf("Verify(p2) with its last event removed = %v, want a head error at seq 3", err)
 	}
 }
+
+// TestUpdate_HeadRowsApart appends to logs whose names are each other's prefix, one of
+// them ending in the NUL byte that a head row's key adds to its project: each log keeps
+// its own events and head, and no read of one shows another's events or a head row.
+func TestUpdate_HeadRowsApart(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	projects := []string{"p", "p\x00", "p\x00\x00", "p1", ""}
+	counts := map[string]int{"p": 3, "p\x00": 2, "p\x00\x00": 1, "p1": 4}
+	heads := map[string]store.Head{}
+	for round := range 4 {
+		for _, p := range projects[:4] {
+			if round >= counts[p] {
+				continue
+			}
+			err := s.Update(ctx, func(tx store.Tx) error {
+				e, err := tx.Append(ctx, store.NewEvent{Project: p, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+				heads[p] = store.Head{Seq: e.Seq, Hash: e.Hash}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("append to %q: %v", p, err)
+			}
+		}
+	}
+	for _, p := range projects {
+		evs, err := s.Events(ctx, p, 0, 100)
+		if err != nil || len(evs) != counts[p] {
+			t.Errorf("Events(%q) = %d events, %v; want %d", p, len(evs), err, counts[p])
+		}
+		for _, e := range evs {
+			if e.Project != p || e.Seq < 1 {
+				t.Errorf("Events(%q) holds event %q seq %d", p, e.Project, e.Seq)
+			}
+		}
+		if got, err := s.Verify(ctx, p); err != nil || got != heads[p] {
+			t.Errorf("Verify(%q) = %v, %v; want %v", p, got, err, heads[p])
+		}
+	}
+}
