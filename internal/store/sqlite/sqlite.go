@@ -180,10 +180,11 @@ func (s *Store) Path() string { return s.path }
 //
 // Each log's next seq and prevHash come from the head this Store last committed for it
 // (tables.HeadCache), or else from the log's head row (event_heads, a view of the head
-// rows in events; see writeHeads); never from MAX(seq)+1 read outside the lock. BEGIN IMMEDIATE holds SQLite's one write lock, across processes too, from before
-// the head is read until the commit, so no other writer can take the same seq meanwhile;
-// and a head another process moved since it was cached is caught by the primary key
-// (project, seq) of the next INSERT.
+// rows in events; see writeHeads); never from MAX(seq)+1 read outside the lock. BEGIN
+// IMMEDIATE holds SQLite's one write lock, across processes too, from before the head is
+// read until the commit, so no other writer can take the same seq meanwhile; and a head
+// another process moved since it was cached is caught by the primary key (project, seq)
+// of the next INSERT.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.group.Do(ctx, fn, s.commit)
 }
@@ -231,7 +232,7 @@ func writeHeads(ctx context.Context, c conn, b *tables.Batch) error {
 		}
 		project, ok := st.Args[0].(string)
 		if !ok {
-			return fmt.Errorf("write heads: unexpected head statement arguments %T", st.Args)
+			return fmt.Errorf("write heads: the log of a head statement is a %T, not a string", st.Args[0])
 		}
 		seq, hash := st.Args[1], st.Args[2]
 		n, err := c.Exec(ctx, `UPDATE events SET head = $1, head_hash = $2 WHERE project = $3 AND seq = 0`, seq, hash, headKey(project))
