@@ -378,3 +378,32 @@ func TestUpdate_HeadRowsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestVerify_HeadMovedBack moves a log's head back one event with SQL on event_heads, as
+// the authority's tamper tests and an operator's repair do: the view moves the head row,
+// and Verify finds the head short of the chain.
+func TestVerify_HeadMovedBack(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	var evs []store.Event
+	for i := range 3 {
+		err := s.Update(ctx, func(tx store.Tx) error {
+			e, err := tx.Append(ctx, store.NewEvent{Project: "p1", ID: fmt.Sprint(i), Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+			evs = append(evs, e)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sqlite.ExecRaw(ctx, s, false, `UPDATE event_heads SET seq = 2, hash = $1 WHERE project = 'p1'`, evs[1].Hash[:]); err != nil {
+		t.Fatalf("move the head back: %v", err)
+	}
+	if h, err := s.Head(ctx, "p1"); err != nil || h != (store.Head{Seq: 2, Hash: evs[1].Hash}) {
+		t.Errorf("Head after the move = %v, %v; want seq 2", h, err)
+	}
+	_, err := s.Verify(ctx, "p1")
+	if ce, ok := errors.AsType[*store.ChainError](err); !ok || ce.Field != "head" || ce.Seq != 2 {
+		t.Errorf("Verify with the head moved back = %v, want a head error at seq 2", err)
+	}
+}
