@@ -31,15 +31,6 @@ var migrations embed.FS
 const (
 	busyTimeout  = 5 * time.Second // how long a writer waits for another process's lock
 	pollInterval = time.Second     // how often Wait rereads the head for other processes' appends
-	// checkpointPages is how many pages the WAL holds before the committing writer copies
-	// them into the database (SQLite's default is 1000). A one-event commit writes about
-	// three pages (the event's leaf, which holds its log's head row; the leaf of the id
-	// index; and a share of the page splits: 3.08 on average, measured), where a commit of
-	// one row into a plain table writes one, so 3000 keeps about as many commits between
-	// two checkpoints, and their fsyncs, as SQLite's default gives that one-row commit.
-	// The cost: the WAL file grows to ≈ 12 MB between checkpoints, and a power loss can
-	// lose the commits since the last checkpoint, up to ≈ 1,000 one-event commits.
-	checkpointPages = 3000
 )
 
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
@@ -91,7 +82,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	s := &Store{path: path, writing: make(chan struct{}, 1)}
 	base := (&url.URL{Scheme: "file", Path: path}).String()
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", busyTimeout.Milliseconds())
-	if s.writer, err = sql.Open("sqlite", fmt.Sprintf("%s?%s&_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(%d)", base, pragmas, checkpointPages)); err != nil {
+	if s.writer, err = sql.Open("sqlite", base+"?"+pragmas+"&_pragma=journal_mode(WAL)"); err != nil {
 		return nil, err
 	}
 	s.writer.SetMaxOpenConns(1)
