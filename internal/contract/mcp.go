@@ -53,12 +53,16 @@ type ToolResult struct {
 	ErrorCode       Code            `json:"errorCode,omitempty"`
 	Teaching        string          `json:"teaching,omitempty"`
 	RequestExecuted *bool           `json:"requestExecuted,omitempty"`
-	View            View            `json:"view,omitzero"` // zero only in a runtime's own notices, or when ViewUnchanged is set
+	View            View            `json:"view,omitzero"` // zero only in a runtime's own notices, or when ViewUnchanged or ViewDelta is set
 	// ViewUnchanged, when set, stands in for View: the View is the one with this digest,
 	// which the same conversation of the same MCP session was last sent. See
 	// docs/mcp.md, "Result shape".
-	ViewUnchanged Digest           `json:"viewUnchanged,omitzero"`
-	Operations    []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
+	ViewUnchanged Digest `json:"viewUnchanged,omitzero"`
+	// ViewDelta, when set, stands in for View: the View is the one it makes of the View
+	// the conversation holds, sent only to a client that said it applies deltas
+	// ([MetaViewDeltaKey]). See docs/mcp.md, "A View sent as what changed".
+	ViewDelta  *ViewDelta       `json:"viewDelta,omitempty"`
+	Operations []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
 }
 
 // HostMeta is _meta["docket/v1"] of a tool result, and of initialize and ping results,
@@ -67,7 +71,8 @@ type HostMeta struct {
 	AgentID       string        `json:"agentId"`
 	FocusedRoots  []FocusedRoot `json:"focusedRoots,omitempty"`
 	BoardRevision int64         `json:"boardRevision,omitempty"` // audit only
-	// ViewDigest is [ViewDigest] of the View the result carries, or names as unchanged.
+	// ViewDigest is [ViewDigest] of the View the result carries, names as unchanged, or
+	// makes by its [ViewDelta].
 	ViewDigest    Digest          `json:"viewDigest,omitzero"`
 	AffectedCases []CaseID        `json:"affectedCases,omitempty"`
 	Ordinal       int64           `json:"ordinal,omitempty"` // the call's Operation, if it became one

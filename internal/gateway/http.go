@@ -41,13 +41,17 @@ type session struct {
 	life context.Context
 	end  context.CancelCauseFunc
 
-	mu        sync.Mutex                   // guards focus, delivered and views; calls are serial per Agent
+	mu        sync.Mutex                   // guards focus, delivered, views and indexes; calls are serial per Agent
 	focus     map[string][]contract.CaseID // per conversation (_meta "docket/conversation"); "" is the session's own
 	delivered map[int64]bool               // Operations whose outcome this session was given in full
 	// views is the digest of the View each conversation was last sent (in full or named
 	// unchanged), at most maxViews of them: a conversation left out is sent its View in
 	// full, which is always correct.
 	views map[string]contract.Digest
+	// indexes is the index of the View each conversation was last sent, kept only for a
+	// client that applies View deltas, at most maxIndexes of them; each names the digest
+	// it indexes, which a delta is sent from only when views names it too.
+	indexes map[string]*viewIndex
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included
@@ -286,7 +290,7 @@ func (g *Gateway) closableLocked(s *session) bool {
 // most maxReplaced of them.
 func (g *Gateway) takeOver(agent, id string) {
 	s := &session{id: id, agent: agent, delivered: map[int64]bool{}, focus: map[string][]contract.CaseID{},
-		views: map[string]contract.Digest{}}
+		views: map[string]contract.Digest{}, indexes: map[string]*viewIndex{}}
 	s.life, s.end = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	old := g.byAgent[agent]

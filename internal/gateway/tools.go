@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,6 +52,7 @@ type toolCall struct {
 
 	claimed  *contract.Digest // the View the call says its conversation holds; nil: it says nothing
 	fullView bool             // the call asks for the View in full
+	deltas   bool             // the client applies View deltas (_meta "docket/viewDelta")
 }
 
 // beginTool runs the call up to its hold. It returns the held call, or nil and the
@@ -77,6 +80,9 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 	var err error
 	if t.claimed, err = viewClaimed(req.Params); err != nil {
+		return nil, nil, err
+	}
+	if t.deltas, err = deltasWanted(req.Params); err != nil {
 		return nil, nil, err
 	}
 
@@ -164,12 +170,16 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	// last one this conversation was sent.
 	t.s.mu.Lock()
 	last, sent := t.s.views[t.conversation]
+	from := t.s.indexes[t.conversation]
 	t.s.mu.Unlock()
 	holds := contract.Digest{}
 	if sent && (t.claimed == nil || *t.claimed == last) && !t.fullView {
 		holds = last
 	}
-	res, digest, err := toolResult(ans, holds)
+	if !t.deltas || from == nil || from.digest != holds || holds == (contract.Digest{}) {
+		from = nil // a delta only from the View the conversation holds, to a client that applies it
+	}
+	res, enc, err := toolResult(ans, holds, t.deltas, from)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +188,7 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	for _, o := range ans.Carried {
 		t.s.delivered[o] = true
 	}
-	t.s.rememberView(t.conversation, digest)
+	t.s.rememberView(t.conversation, enc.digest, enc.index)
 	t.s.mu.Unlock()
 	return res, nil
 }
@@ -191,20 +201,55 @@ func fullView(in any) bool {
 }
 
 // maxViews bounds the conversations per session whose last View the gateway remembers;
-// a runtime has a handful at a time.
-const maxViews = 64
+// a runtime has a handful at a time. maxIndexes bounds those whose View it also keeps the
+// index of, to answer the next as a delta: an index is larger than a digest (≈ 50 bytes
+// an entry), and a conversation left out is sent its next changed View in full.
+const (
+	maxViews   = 64
+	maxIndexes = 8
+)
 
-// rememberView records that conversation was sent the View with digest d. Past maxViews
-// another conversation's record is dropped: it is then sent its View in full. s.mu is
-// held.
-func (s *session) rememberView(conversation string, d contract.Digest) {
+// rememberView records that conversation was sent the View with digest d, and the View's
+// index when the client applies deltas (nil otherwise). Past maxViews (maxIndexes)
+// another conversation's record (index) is dropped: it is then sent its View in full.
+// s.mu is held.
+func (s *session) rememberView(conversation string, d contract.Digest, ix *viewIndex) {
 	if _, ok := s.views[conversation]; !ok && len(s.views) >= maxViews {
 		for k := range s.views {
 			delete(s.views, k)
+			delete(s.indexes, k)
 			break
 		}
 	}
 	s.views[conversation] = d
+	if ix == nil {
+		delete(s.indexes, conversation)
+		return
+	}
+	if _, ok := s.indexes[conversation]; !ok && len(s.indexes) >= maxIndexes {
+		for k := range s.indexes {
+			delete(s.indexes, k)
+			break
+		}
+	}
+	s.indexes[conversation] = ix
+}
+
+// deltasWanted reports whether a call says, in _meta["docket/viewDelta"], that its client
+// applies View deltas.
+func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
+	if p == nil {
+		return false, nil
+	}
+	v, ok := p.GetMeta()[contract.MetaViewDeltaKey]
+	if !ok {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaViewDeltaKey+"\"] is not a boolean; send true when the client applies View deltas")
+	}
+	return b, nil
 }
 
 // viewClaimed is the View digest a call says its conversation holds in
@@ -264,28 +309,75 @@ func conversationOf(p *mcp.CallToolParamsRaw) string {
 // toolResult encodes an answer as MCP: the ToolResult as one text block and as
 // structuredContent, host metadata under _meta["docket/v1"]. When the answer's View has
 // digest held, the View the conversation already holds, it is named unchanged instead of
-// sent again. It returns the View's digest.
-func toolResult(ans authority.Answer, held contract.Digest) (*mcp.CallToolResult, contract.Digest, error) {
-	digest, err := contract.ViewDigest(ans.Result.View)
+// sent again; when from indexes that View (the client applies deltas), a changed View is
+// sent as what changed, if a delta fits. The View is encoded once, indexed when deltas
+// is set. It returns the View's encoding.
+func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *viewIndex) (*mcp.CallToolResult, viewEncoding, error) {
+	enc, err := encodeView(ans.Result.View, deltas)
 	if err != nil {
-		return nil, contract.Digest{}, err
+		return nil, viewEncoding{}, err
 	}
 	out := ans.Result
-	if digest == held {
-		out.View, out.ViewUnchanged = contract.View{}, digest
+	var body []byte // the View's JSON, when it is sent in full
+	switch {
+	case enc.digest == held:
+		out.ViewUnchanged = enc.digest
+	case from != nil:
+		if d, ok := viewDelta(from, enc.index, out.View); ok {
+			out.ViewDelta = &d
+			break
+		}
+		body = enc.body
+	case !reflect.ValueOf(out.View).IsZero(): // omitzero, as the field's tag says
+		body = enc.body
+	}
+	out.View = contract.View{}
+	b, err := encodeResult(out, body)
+	if err != nil {
+		return nil, viewEncoding{}, err
 	}
 	meta := ans.Meta
-	meta.ViewDigest = digest
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, contract.Digest{}, err
-	}
+	meta.ViewDigest = enc.digest
 	return &mcp.CallToolResult{
 		Meta:              mcp.Meta{contract.MetaKey: meta},
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           !ans.Result.Accepted,
-	}, digest, nil
+	}, enc, nil
+}
+
+// encodeResult encodes out, whose View is zero, with view, the View's JSON already
+// encoded (nil: none), in its place: the bytes json.Marshal writes for out with its View,
+// without encoding the View again (TestToolResult_AsMarshal).
+func encodeResult(out contract.ToolResult, view []byte) ([]byte, error) {
+	if view == nil {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool result: %w", err)
+		}
+		return b, nil
+	}
+	// Every field after view is left out of the head and written after the View, in
+	// ToolResult's order: viewUnchanged and viewDelta are unset when the View is sent.
+	ops := out.Operations
+	out.Operations = nil
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode tool result: %w", err)
+	}
+	b := make([]byte, 0, len(head)+len(view)+64+len(ops)*256)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"view":`...)
+	b = append(b, view...)
+	if ops != nil {
+		o, err := json.Marshal(ops)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool result operations: %w", err)
+		}
+		b = append(b, `,"operations":`...)
+		b = append(b, o...)
+	}
+	return append(b, '}'), nil
 }
 
 // progress returns the Progress hook of a held call with progressToken tok: each state
