@@ -345,8 +345,11 @@ func TestLoop_RealGateway_ResumesAfterAKillWithoutResending(t *testing.T) {
 }
 
 // TestLoop_RealGateway_ViewOnlyWhenChanged: the real gateway names a View the model was
-// already shown as unchanged, and sends it whole again when the model holds only part of
-// it (a result cut to the output limit) or the Board changed.
+// already shown as unchanged, sends what changed when the Board changed (the runtime
+// applies View deltas), and sends it whole again when the model holds only part of it (a
+// result cut to the output limit). A model that applies the deltas it is shown to the
+// View it was shown ends with exactly the View the gateway holds for it: the digest the
+// next answer names unchanged.
 func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 	const turns = `{"turns":[
 	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
@@ -355,17 +358,18 @@ func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
 	  {"final":"done"}]}`
 	type shown struct {
-		View          json.RawMessage `json:"view"`
-		ViewUnchanged string          `json:"viewUnchanged"`
+		View          json.RawMessage     `json:"view"`
+		ViewUnchanged string              `json:"viewUnchanged"`
+		ViewDelta     *contract.ViewDelta `json:"viewDelta"`
 	}
 	cases := []struct {
 		name  string
 		limit int // the Bounder's; 0 is the default
-		// wantUnchanged says, for each result, whether it names the View unchanged.
-		wantUnchanged []bool
+		// want says, for each result, how it carries the View: "full", "unchanged" or "delta".
+		want []string
 	}{
-		{"whole results", 0, []bool{false, true, false, true}},
-		{"results cut", agent.MinOutputLimit, []bool{false, false, false, false}},
+		{"whole results", 0, []string{"full", "unchanged", "delta", "unchanged"}},
+		{"results cut", agent.MinOutputLimit, []string{"full", "full", "full", "full"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,33 +378,56 @@ func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 			if _, err := l.Send(t.Context(), "c1", "look twice"); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			var got []bool
-			held := ""
+			var got []string
+			var held contract.View // the View the model was shown, with the deltas it was shown applied
+			var heldDigest contract.Digest
 			for i, res := range results(t, r.store, "c1") {
-				var s shown
-				if tc.limit == 0 {
-					if err := json.Unmarshal([]byte(res.Content), &s); err != nil {
-						t.Fatalf("result %d: %v\n%s", i, err, res.Content)
-					}
-				} else if strings.Contains(res.Content, `"viewUnchanged"`) {
-					s.ViewUnchanged = "named"
-				}
-				got = append(got, s.ViewUnchanged != "")
 				if tc.limit != 0 {
+					switch {
+					case strings.Contains(res.Content, `"viewUnchanged"`):
+						got = append(got, "unchanged")
+					case strings.Contains(res.Content, `"viewDelta"`):
+						got = append(got, "delta")
+					default:
+						got = append(got, "full")
+					}
 					continue
 				}
-				if s.ViewUnchanged == "" {
-					d, err := contract.ViewDigest(decodeView(t, s.View))
+				var s shown
+				if err := json.Unmarshal([]byte(res.Content), &s); err != nil {
+					t.Fatalf("result %d: %v\n%s", i, err, res.Content)
+				}
+				switch {
+				case s.ViewUnchanged != "":
+					got = append(got, "unchanged")
+					if s.ViewUnchanged != heldDigest.String() {
+						t.Errorf("result %d names View %s unchanged; the model holds %s", i, s.ViewUnchanged, heldDigest)
+					}
+				case s.ViewDelta != nil:
+					got = append(got, "delta")
+					if s.ViewDelta.From != heldDigest {
+						t.Errorf("result %d is a delta from %s; the model holds %s", i, s.ViewDelta.From, heldDigest)
+					}
+					v, err := s.ViewDelta.Apply(held)
+					if err != nil {
+						t.Fatalf("result %d: the delta does not apply to the View the model holds: %v", i, err)
+					}
+					held = v
+					if heldDigest, err = contract.ViewDigest(held); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					got = append(got, "full")
+					held = decodeView(t, s.View)
+					d, err := contract.ViewDigest(held)
 					if err != nil {
 						t.Fatal(err)
 					}
-					held = d.String()
-				} else if s.ViewUnchanged != held {
-					t.Errorf("result %d names View %s unchanged; the model was last shown %s", i, s.ViewUnchanged, held)
+					heldDigest = d
 				}
 			}
-			if diff := cmp.Diff(tc.wantUnchanged, got); diff != "" {
-				t.Errorf("View named unchanged, per result (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("how each result carries the View (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -136,6 +136,35 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 	})
 }
 
+// BenchmarkApplyBatch_Delta is BenchmarkApplyBatch as the Docket runtime sends it: in a
+// conversation, naming the View it holds, and saying it applies View deltas, so each
+// answer carries what the batch changed in the View rather than the View whole.
+func BenchmarkApplyBatch_Delta(b *testing.B) {
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
+	held := ""
+	loop(b, func(i int) {
+		var in contract.Batch
+		for j := range 10 {
+			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(i*10 + j))}}})
+		}
+		raw, err := json.Marshal(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "ApplyBatch", Arguments: json.RawMessage(raw),
+			Meta: mcp.Meta{contract.MetaConversationKey: "c-1", contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}})
+		if err != nil || res.IsError {
+			b.Fatalf("ApplyBatch failed: %v", err)
+		}
+		m, _ := res.Meta[contract.MetaKey].(map[string]any)
+		if held, _ = m["viewDigest"].(string); held == "" {
+			b.Fatal("the answer names no viewDigest")
+		}
+	})
+}
+
 // BenchmarkSDKFloor is the team's MCP floor in this process: one tools/call round trip
 // over the official SDK on loopback, a bare SDK server with one tool answering a small
 // JSON object. BenchmarkQueryBoard's ratio to it, measured in the same run, is what the

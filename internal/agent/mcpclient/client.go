@@ -70,6 +70,7 @@ type Client struct {
 	initStrip []contract.OperationSlot // the strip from the last initialize, until a ping replaces it
 	replaced  bool                     // once set, every call fails with ErrReplaced
 	lastUsed  time.Time                // when the session last answered
+	views     map[string]heldView      // per conversation, the View its model holds, to apply deltas to
 }
 
 // IdlePing is how long a session may sit unused before a call first pings it. A gateway
@@ -95,7 +96,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.HTTP != nil && cfg.HTTP.Transport != nil {
 		base = cfg.HTTP.Transport
 	}
-	c := &Client{cfg: cfg, rt: &transport{base: base, token: strings.TrimSpace(cfg.Token)}, log: cfg.Logger}
+	c := &Client{cfg: cfg, rt: &transport{base: base, token: strings.TrimSpace(cfg.Token)}, log: cfg.Logger,
+		views: map[string]heldView{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,8 +224,9 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	defer c.rt.takeOrdinal(token)
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
-	if id := agent.ConversationOf(ctx); id != "" {
-		params.Meta[contract.MetaConversationKey] = id
+	conversation := agent.ConversationOf(ctx)
+	if conversation != "" {
+		params.Meta[contract.MetaConversationKey] = conversation
 	}
 	if d, ok := agent.ViewOf(ctx); ok {
 		held := ""
@@ -231,6 +234,9 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 			held = d.String()
 		}
 		params.Meta[contract.MetaViewKey] = held
+		if c.deltasLocked(conversation, d) {
+			params.Meta[contract.MetaViewDeltaKey] = true
+		}
 	}
 	c.rt.takeRefusal()
 	res, err := c.session.CallTool(ctx, params)
@@ -265,6 +271,9 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 			return agent.CallResult{}, fmt.Errorf("call %s: encode structured content: %w", name, err)
 		}
 		out.Text = string(b)
+	}
+	if _, ok := agent.ViewOf(ctx); ok {
+		out.Text, out.ViewDigest = c.viewLocked(ctx, conversation, out.Text, out.ViewDigest)
 	}
 	return out, nil
 }
