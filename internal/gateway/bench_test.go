@@ -136,9 +136,11 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 	})
 }
 
-// BenchmarkApplyBatch_Delta is BenchmarkApplyBatch as the Docket runtime sends it: in a
-// conversation, naming the View it holds, and saying it applies View deltas, so each
-// answer carries what the batch changed in the View rather than the View whole.
+// BenchmarkApplyBatch_Delta is BenchmarkApplyBatch from a client that names the View it
+// holds and says it applies View deltas, as the Docket runtime does, so each answer
+// carries what the batch changed in the View rather than the View whole. It calls in the
+// session's own conversation, as BenchmarkApplyBatch does: a named one adds the read of
+// its pin to both.
 func BenchmarkApplyBatch_Delta(b *testing.B) {
 	f := newFixture(b, time.Second)
 	cs := f.connect(b, nil)
@@ -154,7 +156,7 @@ func BenchmarkApplyBatch_Delta(b *testing.B) {
 			b.Fatal(err)
 		}
 		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "ApplyBatch", Arguments: json.RawMessage(raw),
-			Meta: mcp.Meta{contract.MetaConversationKey: "c-1", contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}})
+			Meta: mcp.Meta{contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}})
 		if err != nil || res.IsError {
 			b.Fatalf("ApplyBatch failed: %v", err)
 		}

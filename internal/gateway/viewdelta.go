@@ -61,12 +61,12 @@ func encodeView(v contract.View, index bool) (viewEncoding, error) {
 	}
 	ix := &viewIndex{position: v.Position, decisions: v.Decisions != nil}
 	var buf bytes.Buffer
-	pos, err := json.Marshal(v.Position)
-	if err != nil {
+	buf.Grow(4096)
+	buf.WriteString(`{"position":`)
+	if err := json.NewEncoder(&buf).Encode(v.Position); err != nil {
 		return viewEncoding{}, fmt.Errorf("encode view position: %w", err)
 	}
-	buf.WriteString(`{"position":`)
-	buf.Write(pos)
+	buf.Truncate(buf.Len() - 1) // Encode ends each value with a newline
 	// The lists in the order of contract.View's fields; decisions only when listed
 	// (omitempty).
 	lists := []struct {
@@ -96,7 +96,8 @@ func encodeView(v contract.View, index bool) (viewEncoding, error) {
 }
 
 // encodeList writes list as json.Marshal writes a contract.Bounded, indexing its entries
-// in l.
+// in l. Each entry is encoded straight into buf (a json.Encoder escapes as json.Marshal
+// does), so no entry's JSON is copied.
 func encodeList[T any](buf *bytes.Buffer, l *listIndex, list contract.Bounded[T], key func(T) string) error {
 	l.null, l.truncated = list.Items == nil, list.Truncated
 	l.keys = make([]string, len(list.Items))
@@ -104,17 +105,18 @@ func encodeList[T any](buf *bytes.Buffer, l *listIndex, list contract.Bounded[T]
 	if l.null {
 		buf.WriteString(`{"items":null`)
 	} else {
+		enc := json.NewEncoder(buf)
 		buf.WriteString(`{"items":[`)
 		for i, it := range list.Items {
-			b, err := json.Marshal(it)
-			if err != nil {
-				return err
-			}
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.Write(b)
-			l.keys[i], l.sums[i] = key(it), contract.Sum(b)
+			start := buf.Len()
+			if err := enc.Encode(it); err != nil {
+				return err
+			}
+			buf.Truncate(buf.Len() - 1) // Encode ends each value with a newline
+			l.keys[i], l.sums[i] = key(it), contract.Sum(buf.Bytes()[start:])
 		}
 		buf.WriteByte(']')
 	}
