@@ -238,10 +238,7 @@ func (s *session) rememberView(conversation string, d contract.Digest, ix *viewI
 // deltasWanted reports whether a call says, in _meta["docket/viewDelta"], that its client
 // applies View deltas.
 func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
-	if p == nil {
-		return false, nil
-	}
-	v, ok := p.GetMeta()[contract.MetaViewDeltaKey]
+	v, ok := metaOf(p, contract.MetaViewDeltaKey)
 	if !ok {
 		return false, nil
 	}
@@ -255,10 +252,7 @@ func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
 // viewClaimed is the View digest a call says its conversation holds in
 // _meta["docket/view"]: nil when it says nothing, the zero digest for "" (it holds none).
 func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
-	if p == nil {
-		return nil, nil
-	}
-	v, ok := p.GetMeta()[contract.MetaViewKey]
+	v, ok := metaOf(p, contract.MetaViewKey)
 	if !ok {
 		return nil, nil
 	}
@@ -299,11 +293,18 @@ func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation stri
 // conversationOf is the conversation a call names in _meta["docket/conversation"]; ""
 // when it names none.
 func conversationOf(p *mcp.CallToolParamsRaw) string {
-	if p == nil {
-		return ""
-	}
-	id, _ := p.GetMeta()[contract.MetaConversationKey].(string)
+	v, _ := metaOf(p, contract.MetaConversationKey)
+	id, _ := v.(string)
 	return id
+}
+
+// metaOf is what a call's _meta holds under key, and whether it holds anything.
+func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	v, ok := p.GetMeta()[key]
+	return v, ok
 }
 
 // toolResult encodes an answer as MCP: the ToolResult as one text block and as
