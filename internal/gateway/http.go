@@ -50,7 +50,8 @@ type session struct {
 	views map[string]contract.Digest
 	// indexes is the index of the View each conversation was last sent, kept only for a
 	// client that applies View deltas, at most maxIndexes of them; each names the digest
-	// it indexes, which a delta is sent from only when views names it too.
+	// it indexes, which a delta is sent from only when views names it too. Nil until
+	// the first, so a session of a client that never opts in holds no map for it.
 	indexes map[string]*viewIndex
 
 	// Guarded by Gateway.mu.
@@ -290,7 +291,7 @@ func (g *Gateway) closableLocked(s *session) bool {
 // most maxReplaced of them.
 func (g *Gateway) takeOver(agent, id string) {
 	s := &session{id: id, agent: agent, delivered: map[int64]bool{}, focus: map[string][]contract.CaseID{},
-		views: map[string]contract.Digest{}, indexes: map[string]*viewIndex{}}
+		views: map[string]contract.Digest{}}
 	s.life, s.end = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	old := g.byAgent[agent]

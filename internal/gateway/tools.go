@@ -226,6 +226,9 @@ func (s *session) rememberView(conversation string, d contract.Digest, ix *viewI
 		delete(s.indexes, conversation)
 		return
 	}
+	if s.indexes == nil {
+		s.indexes = map[string]*viewIndex{}
+	}
 	if _, ok := s.indexes[conversation]; !ok && len(s.indexes) >= maxIndexes {
 		for k := range s.indexes {
 			delete(s.indexes, k)
