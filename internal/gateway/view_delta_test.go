@@ -37,23 +37,25 @@ func TestGateway_ViewSentAsDelta(t *testing.T) {
 		name      string
 		meta      func(held contract.Digest) mcp.Meta
 		wantDelta bool
+		fullView  bool // the Board changes in another conversation, then a asks QueryBoard for the View in full
 	}{
-		{"a client that applies deltas", deltaMeta, true},
+		{"a client that applies deltas", deltaMeta, true, false},
 		{"a client that does not say it does", func(held contract.Digest) mcp.Meta {
 			return mcp.Meta{contract.MetaConversationKey: "a", contract.MetaViewKey: held.String()}
-		}, false},
+		}, false, false},
 		{"a client that says it does not", func(held contract.Digest) mcp.Meta {
 			m := deltaMeta(held)
 			m[contract.MetaViewDeltaKey] = false
 			return m
-		}, false},
-		{"a client that holds no View", func(contract.Digest) mcp.Meta { return deltaMeta(contract.Digest{}) }, false},
-		{"a client that holds another View", func(contract.Digest) mcp.Meta { return deltaMeta(contract.Sum([]byte("other"))) }, false},
+		}, false, false},
+		{"a client that holds no View", func(contract.Digest) mcp.Meta { return deltaMeta(contract.Digest{}) }, false, false},
+		{"a client that holds another View", func(contract.Digest) mcp.Meta { return deltaMeta(contract.Sum([]byte("other"))) }, false, false},
 		{"another conversation", func(held contract.Digest) mcp.Meta {
 			m := deltaMeta(held)
 			m[contract.MetaConversationKey] = "b"
 			return m
-		}, false},
+		}, false, false},
+		{"QueryBoard asks for the View in full", deltaMeta, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +70,16 @@ func TestGateway_ViewSentAsDelta(t *testing.T) {
 			if held.ViewDelta != nil || held.ViewUnchanged != (contract.Digest{}) {
 				t.Fatal("a client that holds no View was not sent it in full")
 			}
-			res, got := callMeta(t, cs, tc.meta(meta.ViewDigest), "ApplyBatch", assertTen(3))
+			var res contract.ToolResult
+			var got contract.HostMeta
+			if tc.fullView {
+				if b, _ := callMeta(t, cs, mcp.Meta{contract.MetaConversationKey: "b"}, "ApplyBatch", assertTen(3)); !b.Accepted {
+					t.Fatalf("ApplyBatch in b = %s %s", b.ErrorCode, b.Teaching)
+				}
+				res, got = callMeta(t, cs, tc.meta(meta.ViewDigest), "QueryBoard", contract.QueryBoardInput{FullView: true})
+			} else {
+				res, got = callMeta(t, cs, tc.meta(meta.ViewDigest), "ApplyBatch", assertTen(3))
+			}
 			if !res.Accepted {
 				t.Fatalf("ApplyBatch = %s %s", res.ErrorCode, res.Teaching)
 			}
