@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -440,4 +441,88 @@ func decodeView(t *testing.T, raw json.RawMessage) contract.View {
 		t.Fatalf("decode View: %v", err)
 	}
 	return v
+}
+
+// wireTap keeps every response body that passed through it, to see what the gateway sent
+// on the wire rather than what the runtime handed its model.
+type wireTap struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	got  strings.Builder
+}
+
+func (w *wireTap) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := w.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	res.Body = tapBody{ReadCloser: res.Body, w: w}
+	return res, nil
+}
+
+func (w *wireTap) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.got.String()
+}
+
+type tapBody struct {
+	io.ReadCloser
+	w *wireTap
+}
+
+func (b tapBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.w.mu.Lock()
+	b.w.got.Write(p[:n])
+	b.w.mu.Unlock()
+	return n, err
+}
+
+// TestLoop_RealGateway_StripOnlyWhenChanged: the runtime names the strip of Operations it
+// holds, so the real gateway names an unchanged strip instead of sending it again; the
+// runtime gives it back, so the model reads every result with its strip, as before.
+func TestLoop_RealGateway_StripOnlyWhenChanged(t *testing.T) {
+	const turns = `{"turns":[
+	  {"calls":[{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"final":"done"}]}`
+	r := newAuthorityRig(t, time.Second)
+	tap := &wireTap{next: http.DefaultTransport}
+	c, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: r.url, Token: r.token, HTTP: &http.Client{Transport: tap}})
+	if err != nil {
+		t.Fatalf("Dial the real gateway: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	l, err := agent.NewLoop(agent.LoopConfig{Provider: script(t, turns), Gateway: c, Store: r.store, HoldWait: time.Minute, PingEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Send(t.Context(), "c1", "write, then look twice"); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	var strips []json.RawMessage
+	for i, res := range results(t, r.store, "c1") {
+		var shown struct {
+			Operations          json.RawMessage `json:"operations"`
+			OperationsUnchanged string          `json:"operationsUnchanged"`
+		}
+		if err := json.Unmarshal([]byte(res.Content), &shown); err != nil {
+			t.Fatalf("result %d: %v\n%s", i, err, res.Content)
+		}
+		if shown.Operations == nil || shown.OperationsUnchanged != "" {
+			t.Errorf("result %d was shown without its strip:\n%s", i, res.Content)
+		}
+		strips = append(strips, shown.Operations)
+	}
+	if len(strips) != 3 {
+		t.Fatalf("%d results, want 3", len(strips))
+	}
+	if string(strips[1]) != string(strips[2]) {
+		t.Errorf("the two QueryBoards were shown different strips:\n%s\n%s", strips[1], strips[2])
+	}
+	if n := strings.Count(tap.String(), `"operationsUnchanged"`); n != 1 {
+		t.Errorf("the gateway named the strip unchanged %d times on the wire, want once (the second QueryBoard)", n)
+	}
 }

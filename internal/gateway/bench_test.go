@@ -66,6 +66,30 @@ func BenchmarkQueryBoard_ViewSent(b *testing.B) {
 	benchQueryBoardMeta(b, newFixture(b, time.Second), mcp.Meta{contract.MetaViewKey: ""})
 }
 
+// BenchmarkQueryBoard_Runtime is BenchmarkQueryBoard as the Docket runtime's client
+// sends it: naming the View and the strip of Operations it holds (_meta "docket/view",
+// "docket/operations") and saying it applies View deltas, so the steady answer names
+// both unchanged. It calls in the session's own conversation, as BenchmarkQueryBoard does.
+func BenchmarkQueryBoard_Runtime(b *testing.B) {
+	cs := newFixture(b, time.Second).connect(b, nil)
+	fillItems(b, cs)
+	raw, err := json.Marshal(itemQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	view, strip := "", ""
+	loop(b, func(int) {
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw),
+			Meta: mcp.Meta{contract.MetaViewKey: view, contract.MetaOperationsKey: strip, contract.MetaViewDeltaKey: true}})
+		if err != nil || res.IsError {
+			b.Fatalf("QueryBoard failed: %v", err)
+		}
+		m, _ := res.Meta[contract.MetaKey].(map[string]any)
+		view, _ = m["viewDigest"].(string)
+		strip, _ = m["operationsDigest"].(string)
+	})
+}
+
 func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
 
 func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {

@@ -53,6 +53,7 @@ type toolCall struct {
 	claimed  *contract.Digest // the View the call says its conversation holds; nil: it says nothing
 	fullView bool             // the call asks for the View in full
 	deltas   bool             // the client applies View deltas (_meta "docket/viewDelta")
+	strip    *contract.Digest // the strip the client says it holds (_meta "docket/operations"); nil: it says nothing
 }
 
 // beginTool runs the call up to its hold. It returns the held call, or nil and the
@@ -79,10 +80,13 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		return nil, nil, replacedError()
 	}
 	var err error
-	if t.claimed, err = viewClaimed(req.Params); err != nil {
+	if t.claimed, err = digestClaimed(req.Params, contract.MetaViewKey, viewClaimTeaching); err != nil {
 		return nil, nil, err
 	}
 	if t.deltas, err = deltasWanted(req.Params); err != nil {
+		return nil, nil, err
+	}
+	if t.strip, err = digestClaimed(req.Params, contract.MetaOperationsKey, stripClaimTeaching); err != nil {
 		return nil, nil, err
 	}
 
@@ -171,6 +175,7 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	t.s.mu.Lock()
 	last, sent := t.s.views[t.conversation]
 	from := t.s.indexes[t.conversation]
+	lastStrip := t.s.strips[t.conversation]
 	t.s.mu.Unlock()
 	holds := contract.Digest{}
 	if sent && (t.claimed == nil || *t.claimed == last) && !t.fullView {
@@ -179,7 +184,11 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	if !t.deltas || from == nil || from.digest != holds || holds == (contract.Digest{}) {
 		from = nil // a delta only from the View the conversation holds, to a client that applies it
 	}
-	res, enc, err := toolResult(ans, holds, t.deltas, from)
+	var stripHeld contract.Digest
+	if t.strip != nil && *t.strip == lastStrip {
+		stripHeld = *t.strip
+	}
+	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +198,9 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 		t.s.delivered[o] = true
 	}
 	t.s.rememberView(t.conversation, enc.digest, enc.index)
+	if t.strip != nil {
+		t.s.rememberStrip(t.conversation, enc.strip)
+	}
 	t.s.mu.Unlock()
 	return res, nil
 }
@@ -238,6 +250,21 @@ func (s *session) rememberView(conversation string, d contract.Digest, ix *viewI
 	s.indexes[conversation] = ix
 }
 
+// rememberStrip records that conversation was sent, or named unchanged, the strip with
+// digest d; past maxViews another conversation's record is dropped. s.mu is held.
+func (s *session) rememberStrip(conversation string, d contract.Digest) {
+	if s.strips == nil {
+		s.strips = map[string]contract.Digest{}
+	}
+	if _, ok := s.strips[conversation]; !ok && len(s.strips) >= maxViews {
+		for k := range s.strips {
+			delete(s.strips, k)
+			break
+		}
+	}
+	s.strips[conversation] = d
+}
+
 // deltasWanted reports whether a call says, in _meta["docket/viewDelta"], that its client
 // applies View deltas.
 func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
@@ -252,16 +279,18 @@ func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
 	return b, nil
 }
 
-// viewClaimed is the View digest a call says its conversation holds in
-// _meta["docket/view"]: nil when it says nothing, the zero digest for "" (it holds none).
-func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
-	v, ok := metaOf(p, contract.MetaViewKey)
+// digestClaimed is the digest a call says, in _meta[key], its conversation holds (of its
+// View under "docket/view", of its strip under "docket/operations"): nil when it says
+// nothing, the zero digest for "" (it holds none). Anything else is refused with
+// teaching.
+func digestClaimed(p *mcp.CallToolParamsRaw, key, teaching string) (*contract.Digest, error) {
+	v, ok := metaOf(p, key)
 	if !ok {
 		return nil, nil
 	}
 	text, ok := v.(string)
 	if !ok {
-		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+		return nil, rpcError(string(contract.CodeInvalidArgument), teaching)
 	}
 	var d contract.Digest
 	if text == "" {
@@ -269,12 +298,15 @@ func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
 	}
 	d, err := contract.ParseDigest(text)
 	if err != nil {
-		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+		return nil, rpcError(string(contract.CodeInvalidArgument), teaching)
 	}
 	return &d, nil
 }
 
-const viewClaimTeaching = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
+const (
+	viewClaimTeaching  = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
+	stripClaimTeaching = "_meta[\"" + contract.MetaOperationsKey + "\"] is not a digest; send the operationsDigest of the last strip the conversation was given, or \"\" when it holds none"
+)
 
 // pin is what the conversation's tasks hold its work to; none without a conversation or
 // a pin reader.
@@ -315,8 +347,10 @@ func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
 // digest held, the View the conversation already holds, it is named unchanged instead of
 // sent again; when from indexes that View (the client applies deltas), a changed View is
 // sent as what changed, if a delta fits. The View is encoded once, indexed when deltas
-// is set. It returns the View's encoding.
-func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *viewIndex) (*mcp.CallToolResult, viewEncoding, error) {
+// is set. Likewise a strip of Operations with digest stripHeld, the one the client says
+// it holds, is named unchanged; withStrip puts the strip's digest in the host metadata,
+// for a client that asks. It returns the View's encoding and the strip's digest.
+func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
 	enc, err := encodeView(ans.Result.View, deltas)
 	if err != nil {
 		return nil, viewEncoding{}, err
@@ -336,12 +370,16 @@ func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *v
 		body = enc.body
 	}
 	out.View = contract.View{}
-	b, err := encodeResult(out, body)
+	b, strip, err := encodeResult(out, body, stripHeld)
 	if err != nil {
 		return nil, viewEncoding{}, err
 	}
+	enc.strip = strip
 	meta := ans.Meta
 	meta.ViewDigest = enc.digest
+	if withStrip {
+		meta.OperationsDigest = strip
+	}
 	return &mcp.CallToolResult{
 		Meta:              mcp.Meta{contract.MetaKey: meta},
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
@@ -351,37 +389,42 @@ func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *v
 }
 
 // encodeResult encodes out, whose View is zero, with view, the View's JSON already
-// encoded (nil: none), in its place: the bytes json.Marshal writes for out with its View,
-// without encoding the View again (TestToolResult_AsMarshal).
-func encodeResult(out contract.ToolResult, view []byte) ([]byte, error) {
-	if view == nil {
-		b, err := json.Marshal(out)
+// encoded (nil: none), in its place, and its strip of Operations encoded on its own to
+// digest it: a strip with digest stripHeld is named unchanged (operationsUnchanged, in
+// the head) instead of sent. With the strip sent, the bytes are what json.Marshal writes
+// for out with its View, the View not encoded again (TestToolResult_AsMarshal). It
+// returns the strip's digest (zero when out has none).
+func encodeResult(out contract.ToolResult, view []byte, stripHeld contract.Digest) ([]byte, contract.Digest, error) {
+	// The fields after view are written after it, in ToolResult's order: viewUnchanged
+	// and viewDelta are unset when the View is sent.
+	var ops []byte
+	var strip contract.Digest
+	if out.Operations != nil {
+		o, err := json.Marshal(out.Operations)
 		if err != nil {
-			return nil, fmt.Errorf("encode tool result: %w", err)
+			return nil, contract.Digest{}, fmt.Errorf("encode tool result operations: %w", err)
 		}
-		return b, nil
+		ops, strip = o, contract.Sum(o)
+		if strip == stripHeld {
+			ops, out.OperationsUnchanged = nil, strip
+		}
 	}
-	// Every field after view is left out of the head and written after the View, in
-	// ToolResult's order: viewUnchanged and viewDelta are unset when the View is sent.
-	ops := out.Operations
 	out.Operations = nil
 	head, err := json.Marshal(out)
 	if err != nil {
-		return nil, fmt.Errorf("encode tool result: %w", err)
+		return nil, contract.Digest{}, fmt.Errorf("encode tool result: %w", err)
 	}
-	b := make([]byte, 0, len(head)+len(view)+64+len(ops)*256)
+	b := make([]byte, 0, len(head)+len(view)+len(ops)+32)
 	b = append(b, head[:len(head)-1]...)
-	b = append(b, `,"view":`...)
-	b = append(b, view...)
-	if ops != nil {
-		o, err := json.Marshal(ops)
-		if err != nil {
-			return nil, fmt.Errorf("encode tool result operations: %w", err)
-		}
-		b = append(b, `,"operations":`...)
-		b = append(b, o...)
+	if view != nil {
+		b = append(b, `,"view":`...)
+		b = append(b, view...)
 	}
-	return append(b, '}'), nil
+	if ops != nil {
+		b = append(b, `,"operations":`...)
+		b = append(b, ops...)
+	}
+	return append(b, '}'), strip, nil
 }
 
 // progress returns the Progress hook of a held call with progressToken tok: each state

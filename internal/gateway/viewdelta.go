@@ -45,6 +45,7 @@ type viewEncoding struct {
 	body   []byte
 	digest contract.Digest
 	index  *viewIndex
+	strip  contract.Digest // set by toolResult: the digest of the answer's strip of Operations
 }
 
 // encodeView encodes v. With index it encodes each list entry on its own, to digest it,
