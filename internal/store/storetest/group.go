@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/store"
 )
@@ -244,4 +245,84 @@ func testCancelled(t *testing.T, h Harness) {
 		t.Error("Update ran the function of an ended context")
 	}
 	appendN(t, s, "p1", 1) // the store still writes
+}
+
+// testCancelledRunning ends the context of an Update while its function writes, beside
+// writers whose Updates share its transactions (group commit). The driver would end a
+// statement interrupted midway by its context, and with it the whole transaction (pgx
+// closes the connection; SQLite rolls back), failing the other callers' writes too. The
+// caller whose context ended gets its own error and nothing of its own is kept; every
+// other Update commits.
+func testCancelledRunning(t *testing.T, h Harness) {
+	s := open(t, h)
+	const writers, rounds = 6, 8
+	var (
+		mu   sync.Mutex
+		kept = map[string]bool{}
+		wg   sync.WaitGroup
+	)
+	stop := make(chan struct{}) // closed when the rounds are over
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					ne := newEvent("p1", 0)
+					ne.ID = id
+					_, err := tx.Append(t.Context(), ne)
+					return err
+				})
+				if err != nil {
+					errs <- fmt.Errorf("writer %d beside an Update whose context ended: %w", w, err)
+					return
+				}
+				mu.Lock()
+				kept[id] = true
+				mu.Unlock()
+			}
+		})
+	}
+	for r := range rounds {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+		err := s.Update(ctx, func(tx store.Tx) error {
+			// Write until the caller gives up, so that its context ends while a
+			// statement runs; then say so, as a function that checks its context does.
+			for i := 0; ctx.Err() == nil; i++ {
+				ne := newEvent("p1", 0)
+				ne.ID = fmt.Sprintf("cancelled-%d-%d", r, i)
+				if _, err := tx.Append(ctx, ne); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("round %d: Update whose context ended as it wrote = %v, want its own %v", r, err, context.DeadlineExceeded)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	evs := allEvents(t, s, "p1")
+	for _, e := range evs {
+		if !kept[e.ID] {
+			t.Fatalf("p1 holds event %s, which no Update that returned nil appended", e.ID)
+		}
+	}
+	if len(evs) != len(kept) {
+		t.Errorf("p1 holds %d events, want the %d acknowledged", len(evs), len(kept))
+	}
+	if head, err := s.Verify(t.Context(), "p1"); err != nil || head.Seq != int64(len(evs)) {
+		t.Errorf("Verify = %v, %v; want head seq %d", head, err, len(evs))
+	}
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, h Harness) {
 		{"Events/GroupCommit", testGroupCommit},
 		{"Events/GroupPanic", testGroupPanic},
 		{"Events/Cancelled", testCancelled},
+		{"Events/CancelledRunning", testCancelledRunning},
 		{"Events/Wait", testWait},
 		{"Verify/Intact", testVerifyIntact},
 		{"Verify/Tamper", testTamper},
