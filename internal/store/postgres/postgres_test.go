@@ -86,6 +86,20 @@ var harness = storetest.Harness{
 			t.Fatalf("tamper %q: %v", query, err)
 		}
 	},
+	// A constraint trigger deferred to COMMIT raises there.
+	FailCommit: func(t *testing.T, s store.Store, typ string) {
+		t.Helper()
+		for _, q := range []string{
+			`CREATE FUNCTION fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN RAISE EXCEPTION 'this commit fails on purpose'; END $$`,
+			`CREATE CONSTRAINT TRIGGER fail_commit AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+			 FOR EACH ROW WHEN (NEW.type = '` + typ + `') EXECUTE FUNCTION fail_commit()`,
+		} {
+			if err := postgres.ExecRaw(t.Context(), s.(*postgres.Store), false, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	},
 }
 
 func TestStore_Conformance(t *testing.T) {

@@ -326,3 +326,91 @@ func testCancelledRunning(t *testing.T, h Harness) {
 		t.Errorf("Verify = %v, %v; want head seq %d", head, err, len(evs))
 	}
 }
+
+// failsAtCommit is the type of event whose transaction testCommitFails makes fail at
+// COMMIT ([Harness.FailCommit]).
+const failsAtCommit = "test.fails_at_commit"
+
+// testCommitFails makes the COMMIT of every transaction that appends a failsAtCommit
+// event fail, after its functions returned nil, while other writers share its
+// transactions (group commit). An Update that returns nil has its event in the log, one
+// that returns an error has nothing there, an Update in a transaction whose COMMIT failed
+// never returns nil, and the store writes on afterwards.
+func testCommitFails(t *testing.T, h Harness) {
+	if h.FailCommit == nil {
+		t.Skip("the harness cannot make a commit fail")
+	}
+	s := open(t, h)
+	h.FailCommit(t, s, failsAtCommit)
+	poisoned := func(ctx context.Context, id string) error {
+		return s.Update(ctx, func(tx store.Tx) error {
+			ne := newEvent("p1", 0)
+			ne.ID, ne.Type = id, failsAtCommit
+			_, err := tx.Append(ctx, ne)
+			return err
+		})
+	}
+	if err := poisoned(t.Context(), "alone"); err == nil {
+		t.Fatal("an Update whose COMMIT failed returned nil")
+	}
+	if evs := allEvents(t, s, "p1"); len(evs) != 0 {
+		t.Fatalf("after a failed COMMIT p1 holds %d events, want none", len(evs))
+	}
+
+	const writers, rounds = 6, 16
+	var (
+		mu   sync.Mutex
+		kept = map[string]bool{}
+		lost = map[string]bool{}
+		wg   sync.WaitGroup
+	)
+	stop := make(chan struct{}) // closed when the rounds are over
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					ne := newEvent("p1", 0)
+					ne.ID = id
+					_, err := tx.Append(t.Context(), ne)
+					return err
+				})
+				mu.Lock()
+				if err == nil {
+					kept[id] = true
+				} else {
+					lost[id] = true // its batch-mate's COMMIT failed
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for r := range rounds {
+		if err := poisoned(t.Context(), fmt.Sprintf("poisoned-%d", r)); err == nil {
+			t.Errorf("round %d: an Update whose COMMIT failed returned nil", r)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	evs := allEvents(t, s, "p1")
+	for _, e := range evs {
+		if !kept[e.ID] {
+			t.Fatalf("p1 holds event %s, which no Update that returned nil appended (lost: %v)", e.ID, lost[e.ID])
+		}
+	}
+	if len(evs) != len(kept) {
+		t.Errorf("p1 holds %d events, want the %d acknowledged", len(evs), len(kept))
+	}
+	t.Logf("%d Updates committed, %d failed with a batch-mate's COMMIT", len(kept), len(lost))
+	appendN(t, s, "p2", 2) // the store still writes
+	for _, p := range []string{"p1", "p2"} {
+		if head, err := s.Verify(t.Context(), p); err != nil || head.Seq != int64(len(allEvents(t, s, p))) {
+			t.Errorf("Verify(%s) = %v, %v", p, head, err)
+		}
+	}
+}
