@@ -249,3 +249,31 @@ func TestCursor_FailedBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestCursor_CommittedAfterTx checks that a cursor caught up inside a transaction that
+// then commits trusts what it applied again without reading the store: memory holds the
+// events of that commit.
+func TestCursor_CommittedAfterTx(t *testing.T) {
+	ctx := t.Context()
+	st, _, mem, read := openLog(t)
+	appendN(t, st, 1) // another instance's event, read inside the transaction
+	p := newProjection()
+	if err := mem.Update(ctx, func(tx store.Tx) error {
+		if err := p.cur.CatchUp(ctx, tx, project, p.apply); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, "test.event", "system", time.Now().UTC(), map[string]int{"n": 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read.Store(0)
+	if err := p.cur.CatchUp(ctx, mem, project, p.apply); err != nil {
+		t.Fatal(err)
+	}
+	if got := read.Load(); got != 0 || p.resets != 0 {
+		t.Errorf("catch-up after the commit read %d events and rebuilt %d times, want none", got, p.resets)
+	}
+	if want := allEvents(t, st); !slices.EqualFunc(p.applied, want, sameEvent) {
+		t.Errorf("projection holds %s, want the log %s", seqs(p.applied), seqs(want))
+	}
+}

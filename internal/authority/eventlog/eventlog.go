@@ -197,13 +197,19 @@ func (c *Cursor) again(err error, project contract.ProjectID, rebuilt *bool) (bo
 
 // confirm checks, when the cursor applied events inside a transaction, that the log as
 // r sees it holds the last of them; else it resets the cursor (see [Cursor]). Memory
-// holds only committed events, so finding it there settles it without a read; read from
-// the store rather than a transaction, it is committed too.
+// holds only committed events, so finding it there, or the next one linked to it, settles
+// it without a read; read from the store rather than a transaction, it is committed too.
 func (c *Cursor) confirm(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	if !c.unsure {
 		return nil
 	}
-	if es := Recent(r, project, c.seq-1, c.seq+1); len(es) > 0 && es[0].Hash == c.hash {
+	if es := Recent(r, project, c.seq-1, c.seq); len(es) == 1 && es[0].Hash == c.hash {
+		c.unsure = false
+		return nil
+	}
+	// Or memory holds the next event, linked to it: the first of the caller's own
+	// commit, after a catch-up inside its transaction.
+	if es := Recent(r, project, c.seq, c.seq+1); len(es) == 1 && es[0].PrevHash == c.hash {
 		c.unsure = false
 		return nil
 	}
