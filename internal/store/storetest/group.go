@@ -259,35 +259,18 @@ func testCancelledRunning(t *testing.T, h Harness) {
 	var (
 		mu   sync.Mutex
 		kept = map[string]bool{}
-		wg   sync.WaitGroup
 	)
-	stop := make(chan struct{}) // closed when the rounds are over
 	errs := make(chan error, writers)
-	for w := range writers {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("w%d-%d", w, i)
-				err := s.Update(t.Context(), func(tx store.Tx) error {
-					ne := newEvent("p1", 0)
-					ne.ID = id
-					_, err := tx.Append(t.Context(), ne)
-					return err
-				})
-				if err != nil {
-					errs <- fmt.Errorf("writer %d beside an Update whose context ended: %w", w, err)
-					return
-				}
-				mu.Lock()
-				kept[id] = true
-				mu.Unlock()
-			}
-		})
-	}
+	stop := writeBeside(t, s, writers, func(w int, id string, err error) bool {
+		if err != nil {
+			errs <- fmt.Errorf("writer %d beside an Update whose context ended: %w", w, err)
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kept[id] = true
+		return true
+	})
 	for r := range rounds {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
 		err := s.Update(ctx, func(tx store.Tx) error {
@@ -307,8 +290,7 @@ func testCancelledRunning(t *testing.T, h Harness) {
 			t.Errorf("round %d: Update whose context ended as it wrote = %v, want its own %v", r, err, context.DeadlineExceeded)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -362,41 +344,23 @@ func testCommitFails(t *testing.T, h Harness) {
 		mu   sync.Mutex
 		kept = map[string]bool{}
 		lost = map[string]bool{}
-		wg   sync.WaitGroup
 	)
-	stop := make(chan struct{}) // closed when the rounds are over
-	for w := range writers {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprintf("w%d-%d", w, i)
-				err := s.Update(t.Context(), func(tx store.Tx) error {
-					ne := newEvent("p1", 0)
-					ne.ID = id
-					_, err := tx.Append(t.Context(), ne)
-					return err
-				})
-				mu.Lock()
-				if err == nil {
-					kept[id] = true
-				} else {
-					lost[id] = true // its batch-mate's COMMIT failed
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	stop := writeBeside(t, s, writers, func(_ int, id string, err error) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			kept[id] = true
+		} else {
+			lost[id] = true // its batch-mate's COMMIT failed
+		}
+		return true
+	})
 	for r := range rounds {
 		if err := poisoned(t.Context(), fmt.Sprintf("poisoned-%d", r)); err == nil {
 			t.Errorf("round %d: an Update whose COMMIT failed returned nil", r)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	evs := allEvents(t, s, "p1")
 	for _, e := range evs {
 		if !kept[e.ID] {
@@ -412,5 +376,40 @@ func testCommitFails(t *testing.T, h Harness) {
 		if head, err := s.Verify(t.Context(), p); err != nil || head.Seq != int64(len(allEvents(t, s, p))) {
 			t.Errorf("Verify(%s) = %v, %v", p, head, err)
 		}
+	}
+}
+
+// writeBeside starts writers goroutines, each making one-event Updates of p1, event ids
+// w<writer>-<i>, one after the other, so that they share transactions with the Updates
+// of a test (group commit). Each Update's id and error go to done, and a writer stops
+// when done returns false. The function returned stops the writers and waits for them.
+func writeBeside(t *testing.T, s store.Store, writers int, done func(w int, id string, err error) bool) (stop func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stopped := make(chan struct{}) // closed by stop
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stopped:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					ne := newEvent("p1", 0)
+					ne.ID = id
+					_, err := tx.Append(t.Context(), ne)
+					return err
+				})
+				if !done(w, id, err) {
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(stopped)
+		wg.Wait()
 	}
 }
