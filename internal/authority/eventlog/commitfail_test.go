@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -199,6 +200,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 			var mu sync.Mutex // the projection's lock
 			const writers, each = 4, 40
 			var wg sync.WaitGroup
+			errs := make(chan error, writers+1)
 			for w := range writers {
 				wg.Go(func() {
 					for i := range each {
@@ -206,14 +208,18 @@ func TestCursor_FailedBatch(t *testing.T) {
 						if (w+i)%5 == 0 {
 							typ = lostType
 						}
-						// An error is the COMMIT that fails, for a batch of a lostType event.
-						_ = mem.Update(ctx, func(tx store.Tx) error {
+						// Another event's Update fails too when it shares a lostType
+						// event's transaction.
+						err := mem.Update(ctx, func(tx store.Tx) error {
 							return eventlog.Append(ctx, tx, project, typ, "system", time.Now().UTC(), map[string]int{"n": i})
 						})
+						if typ == lostType && err == nil {
+							errs <- errors.New("an Update of a lostType event returned nil")
+							return
+						}
 					}
 				})
 			}
-			errs := make(chan error, 1)
 			wg.Go(func() {
 				for i := range each {
 					mu.Lock()
@@ -228,7 +234,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 					})
 					mu.Unlock()
 					if errors.Is(err, eventlog.ErrDiverged) {
-						errs <- err
+						errs <- fmt.Errorf("the part's Update: %w", err)
 						return
 					}
 				}
@@ -236,7 +242,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 			wg.Wait()
 			close(errs)
 			for err := range errs {
-				t.Fatalf("the part's Update: %v", err)
+				t.Fatal(err)
 			}
 			if err := p.cur.CatchUp(ctx, mem, project, p.apply); err != nil {
 				t.Fatal(err)
