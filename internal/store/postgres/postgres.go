@@ -45,6 +45,9 @@ type Store struct {
 	closed atomic.Bool
 	notify tables.Notifier
 	group  tables.Group // the Updates waiting to be committed together
+	// batchTimeout bounds each batch's transaction: the constant batchTimeout, a field so
+	// that tests can shorten it. Set by Open.
+	batchTimeout time.Duration
 
 	stop context.CancelFunc // ends the listener; called by Close
 	wg   sync.WaitGroup     // the listener goroutine
@@ -64,7 +67,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, batchTimeout: batchTimeout}
 	s.Reader = tables.Reader{C: conn{q: pool, closed: &s.closed}}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -169,7 +172,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // answering): pgx then closes the connection and every caller of the batch gets the
 // error; nothing of the batch commits.
 func (s *Store) commit(b *tables.Batch) {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.batchTimeout)
 	defer cancel()
 	c := conn{closed: &s.closed, batch: ctx}
 	pc, err := s.pool.Acquire(ctx)
