@@ -170,11 +170,12 @@ func (s *Store) Path() string { return s.path }
 // in a savepoint, each returning only after that commit).
 //
 // Each log's next seq and prevHash come from the head this Store last committed for it
-// (tables.HeadCache), or else from event_heads; never from MAX(seq)+1 read outside the
-// lock. BEGIN IMMEDIATE holds SQLite's one write lock, across processes too, from before
-// the head is read until the commit, so no other writer can take the same seq meanwhile;
-// and a head another process moved since it was cached is caught by the primary key
-// (project, seq) of the next INSERT.
+// (tables.HeadCache), or else from the log's head row (event_heads, a view of the head
+// rows in events; see writeHeads); never from MAX(seq)+1 read outside the lock. BEGIN
+// IMMEDIATE holds SQLite's one write lock, across processes too, from before the head is
+// read until the commit, so no other writer can take the same seq meanwhile; and a head
+// another process moved since it was cached is caught by the primary key (project, seq)
+// of the next INSERT.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.group.Do(ctx, fn, s.commit)
 }
@@ -194,7 +195,7 @@ func (s *Store) commit(b *tables.Batch) {
 		if !ok {
 			return errNothing
 		}
-		return b.Finish(ctx, c)
+		return writeHeads(ctx, c, b)
 	}, func() { s.heads.CommitBatch(b) })
 	if errors.Is(err, errNothing) {
 		err = nil // every call is settled with its own error already
@@ -203,6 +204,38 @@ func (s *Store) commit(b *tables.Batch) {
 		s.notify.NotifyBatch(b)
 	}
 	b.Settle(err)
+}
+
+// headKey is the project of the head row of project's log in the events table: it sorts
+// right after the log's last event (and before any other project's events), so the page
+// an append changes is, but for a split, the page its head row is on (migration 0051).
+func headKey(project string) string { return project + "\x00" }
+
+// writeHeads writes the heads of the logs b appended to, in project order, as their head
+// rows in events (seq 0), which event_heads shows. A log's head row exists from its first
+// commit on, so it is updated in place by its key and inserted only when the update found
+// none.
+func writeHeads(ctx context.Context, c conn, b *tables.Batch) error {
+	for _, st := range b.Heads() {
+		// Heads' statements write the head of the log $1 as seq $2 and hash $3.
+		if len(st.Args) != 3 {
+			return fmt.Errorf("write heads: head statement with %d arguments, want 3", len(st.Args))
+		}
+		project, ok := st.Args[0].(string)
+		if !ok {
+			return fmt.Errorf("write heads: the log of a head statement is a %T, not a string", st.Args[0])
+		}
+		seq, hash := st.Args[1], st.Args[2]
+		n, err := c.Exec(ctx, `UPDATE events SET head = $1, head_hash = $2 WHERE project = $3 AND seq = 0`, seq, hash, headKey(project))
+		if err == nil && n == 0 {
+			_, err = c.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash, head, head_hash)
+				VALUES ($1, 0, $2, 'docket.head', 0, '', NULL, X'', X'', X'', $3, $4)`, headKey(project), project, seq, hash)
+		}
+		if err != nil {
+			return fmt.Errorf("write head of %s: %w", project, err)
+		}
+	}
+	return nil
 }
 
 // Verify implements [store.Store.Verify] on one read snapshot.

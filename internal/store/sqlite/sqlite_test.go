@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/store"
@@ -73,6 +75,7 @@ func TestStore_Immutable(t *testing.T) {
 	}{
 		{"update event", `UPDATE events SET type = 'forged'`},
 		{"delete event", `DELETE FROM events`},
+		{"update a head row's event columns", `UPDATE events SET type = 'forged' WHERE seq = 0`},
 		{"update release", `UPDATE releases SET digest = X'00'`},
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -272,4 +275,150 @@ func TestStore_CrashChild(t *testing.T) {
 	storetest.CrashChild(t, func(ctx context.Context) (store.Store, error) {
 		return sqlite.Open(ctx, os.Getenv("DOCKET_STORE_CRASH_FILE"))
 	})
+}
+
+// TestOpen_UpgradeHeads upgrades a data directory written before migration 0051 moved the
+// logs' heads into the events table: each log verifies to the head it had, appends
+// continue its chain, an id used before the upgrade is still refused, and removing the
+// last event is still found.
+func TestOpen_UpgradeHeads(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "docket.db")
+	old, err := sqlite.OpenOld(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenOld: %v", err)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("b", store.BlobThreshold) + `"`) // kept as a blob
+	want := map[string]store.Head{}
+	for _, l := range []struct {
+		project string
+		events  int
+	}{{"p1", 5}, {"p2", 3}, {"p1x", 1}} {
+		for i := 1; i <= l.events; i++ {
+			err := old.Update(ctx, func(tx store.Tx) error {
+				data := json.RawMessage(`{}`)
+				if i == 4 {
+					data = big
+				}
+				e, err := tx.Append(ctx, store.NewEvent{Project: l.project, ID: fmt.Sprintf("%s-%d", l.project, i), Type: "t", At: t0, Data: data})
+				want[l.project] = store.Head{Seq: e.Seq, Hash: e.Hash}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("append to %s before the upgrade: %v", l.project, err)
+			}
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openAt(t, path)
+	for project, h := range want {
+		if got, err := s.Verify(ctx, project); err != nil || got != h {
+			t.Errorf("Verify(%s) after the upgrade = %v, %v; want %v", project, got, err, h)
+		}
+		if got, err := s.Head(ctx, project); err != nil || got != h {
+			t.Errorf("Head(%s) after the upgrade = %v, %v; want %v", project, got, err, h)
+		}
+	}
+	appendOne := func(id string) (store.Event, error) {
+		var e store.Event
+		err := s.Update(ctx, func(tx store.Tx) (err error) {
+			e, err = tx.Append(ctx, store.NewEvent{Project: "p1", ID: id, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+			return err
+		})
+		return e, err
+	}
+	if _, err := appendOne("p1-2"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("append of an id used before the upgrade = %v, want %v", err, store.ErrConflict)
+	}
+	e, err := appendOne("p1-6")
+	if err != nil || e.Seq != 6 || e.PrevHash != want["p1"].Hash {
+		t.Fatalf("append after the upgrade = seq %d prev %s, %v; want seq 6 prev %s", e.Seq, e.PrevHash, err, want["p1"].Hash)
+	}
+	if got, err := s.Verify(ctx, "p1"); err != nil || got != (store.Head{Seq: 6, Hash: e.Hash}) {
+		t.Errorf("Verify(p1) after an append = %v, %v; want seq 6", got, err)
+	}
+	evs, err := s.Events(ctx, "p1", 0, 100)
+	if err != nil || len(evs) != 6 || string(evs[3].Data) != string(big) {
+		t.Errorf("Events(p1) after the upgrade = %d events, %v; want 6, the fourth its blob", len(evs), err)
+	}
+
+	if err := sqlite.ExecRaw(ctx, s, true, `DELETE FROM events WHERE project = 'p2' AND seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Verify(ctx, "p2")
+	if ce, ok := errors.AsType[*store.ChainError](err); !ok || ce.Field != "head" || ce.Seq != 3 {
+		t.Errorf("Verify(p2) with its last event removed = %v, want a head error at seq 3", err)
+	}
+}
+
+// TestUpdate_HeadRowsApart appends to logs whose names are each other's prefix, one of
+// them ending in the NUL byte that a head row's key adds to its project: each log keeps
+// its own events and head, and no read of one shows another's events or a head row.
+func TestUpdate_HeadRowsApart(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	projects := []string{"p", "p\x00", "p\x00\x00", "p1", ""}
+	counts := map[string]int{"p": 3, "p\x00": 2, "p\x00\x00": 1, "p1": 4}
+	heads := map[string]store.Head{}
+	for round := range 4 {
+		for _, p := range projects[:4] {
+			if round >= counts[p] {
+				continue
+			}
+			err := s.Update(ctx, func(tx store.Tx) error {
+				e, err := tx.Append(ctx, store.NewEvent{Project: p, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+				heads[p] = store.Head{Seq: e.Seq, Hash: e.Hash}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("append to %q: %v", p, err)
+			}
+		}
+	}
+	for _, p := range projects {
+		evs, err := s.Events(ctx, p, 0, 100)
+		if err != nil || len(evs) != counts[p] {
+			t.Errorf("Events(%q) = %d events, %v; want %d", p, len(evs), err, counts[p])
+		}
+		for _, e := range evs {
+			if e.Project != p || e.Seq < 1 {
+				t.Errorf("Events(%q) holds event %q seq %d", p, e.Project, e.Seq)
+			}
+		}
+		if got, err := s.Verify(ctx, p); err != nil || got != heads[p] {
+			t.Errorf("Verify(%q) = %v, %v; want %v", p, got, err, heads[p])
+		}
+	}
+}
+
+// TestVerify_HeadMovedBack moves a log's head back one event with SQL on event_heads, as
+// the authority's tamper tests and an operator's repair do: the view moves the head row,
+// and Verify finds the head short of the chain.
+func TestVerify_HeadMovedBack(t *testing.T) {
+	ctx := t.Context()
+	s := openAt(t, filepath.Join(t.TempDir(), "docket.db"))
+	var evs []store.Event
+	for i := range 3 {
+		err := s.Update(ctx, func(tx store.Tx) error {
+			e, err := tx.Append(ctx, store.NewEvent{Project: "p1", ID: fmt.Sprint(i), Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+			evs = append(evs, e)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sqlite.ExecRaw(ctx, s, false, `UPDATE event_heads SET seq = 2, hash = $1 WHERE project = 'p1'`, evs[1].Hash[:]); err != nil {
+		t.Fatalf("move the head back: %v", err)
+	}
+	if h, err := s.Head(ctx, "p1"); err != nil || h != (store.Head{Seq: 2, Hash: evs[1].Hash}) {
+		t.Errorf("Head after the move = %v, %v; want seq 2", h, err)
+	}
+	_, err := s.Verify(ctx, "p1")
+	if ce, ok := errors.AsType[*store.ChainError](err); !ok || ce.Field != "head" || ce.Seq != 2 {
+		t.Errorf("Verify with the head moved back = %v, want a head error at seq 2", err)
+	}
 }
