@@ -38,10 +38,11 @@ type Conversation struct {
 	// Tasks are the authority's tasks whose text the conversation holds, so a task taken
 	// again after its runtime stopped resumes the conversation instead of adding it twice.
 	Tasks []string `json:"tasks,omitempty"`
-	// View is the digest of the gateway's View the model was last shown whole in this
-	// conversation, in full or named unchanged; zero when it was shown none. Each call
-	// tells the gateway (_meta "docket/view"), so an answer names the View unchanged only
-	// when the model's context holds it.
+	// View is the digest of the gateway's View the model holds whole in this
+	// conversation: shown in full, named unchanged, or made by a View delta it was shown
+	// (and the runtime checked); zero when it holds none. Each call tells the gateway
+	// (_meta "docket/view"), so an answer names the View unchanged, or sends what changed
+	// in it, only when the model's context holds it.
 	View contract.Digest `json:"view,omitzero"`
 }
 

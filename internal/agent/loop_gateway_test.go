@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -345,8 +346,11 @@ func TestLoop_RealGateway_ResumesAfterAKillWithoutResending(t *testing.T) {
 }
 
 // TestLoop_RealGateway_ViewOnlyWhenChanged: the real gateway names a View the model was
-// already shown as unchanged, and sends it whole again when the model holds only part of
-// it (a result cut to the output limit) or the Board changed.
+// already shown as unchanged, sends what changed when the Board changed (the runtime
+// applies View deltas), and sends it whole again when the model holds only part of it (a
+// result cut to the output limit). A model that applies the deltas it is shown to the
+// View it was shown ends with exactly the View the gateway holds for it: the digest the
+// next answer names unchanged.
 func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 	const turns = `{"turns":[
 	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
@@ -355,17 +359,18 @@ func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
 	  {"final":"done"}]}`
 	type shown struct {
-		View          json.RawMessage `json:"view"`
-		ViewUnchanged string          `json:"viewUnchanged"`
+		View          json.RawMessage     `json:"view"`
+		ViewUnchanged string              `json:"viewUnchanged"`
+		ViewDelta     *contract.ViewDelta `json:"viewDelta"`
 	}
 	cases := []struct {
 		name  string
 		limit int // the Bounder's; 0 is the default
-		// wantUnchanged says, for each result, whether it names the View unchanged.
-		wantUnchanged []bool
+		// want says, for each result, how it carries the View: "full", "unchanged" or "delta".
+		want []string
 	}{
-		{"whole results", 0, []bool{false, true, false, true}},
-		{"results cut", agent.MinOutputLimit, []bool{false, false, false, false}},
+		{"whole results", 0, []string{"full", "unchanged", "delta", "unchanged"}},
+		{"results cut", agent.MinOutputLimit, []string{"full", "full", "full", "full"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,33 +379,56 @@ func TestLoop_RealGateway_ViewOnlyWhenChanged(t *testing.T) {
 			if _, err := l.Send(t.Context(), "c1", "look twice"); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
-			var got []bool
-			held := ""
+			var got []string
+			var held contract.View // the View the model was shown, with the deltas it was shown applied
+			var heldDigest contract.Digest
 			for i, res := range results(t, r.store, "c1") {
-				var s shown
-				if tc.limit == 0 {
-					if err := json.Unmarshal([]byte(res.Content), &s); err != nil {
-						t.Fatalf("result %d: %v\n%s", i, err, res.Content)
-					}
-				} else if strings.Contains(res.Content, `"viewUnchanged"`) {
-					s.ViewUnchanged = "named"
-				}
-				got = append(got, s.ViewUnchanged != "")
 				if tc.limit != 0 {
+					switch {
+					case strings.Contains(res.Content, `"viewUnchanged"`):
+						got = append(got, "unchanged")
+					case strings.Contains(res.Content, `"viewDelta"`):
+						got = append(got, "delta")
+					default:
+						got = append(got, "full")
+					}
 					continue
 				}
-				if s.ViewUnchanged == "" {
-					d, err := contract.ViewDigest(decodeView(t, s.View))
+				var s shown
+				if err := json.Unmarshal([]byte(res.Content), &s); err != nil {
+					t.Fatalf("result %d: %v\n%s", i, err, res.Content)
+				}
+				switch {
+				case s.ViewUnchanged != "":
+					got = append(got, "unchanged")
+					if s.ViewUnchanged != heldDigest.String() {
+						t.Errorf("result %d names View %s unchanged; the model holds %s", i, s.ViewUnchanged, heldDigest)
+					}
+				case s.ViewDelta != nil:
+					got = append(got, "delta")
+					if s.ViewDelta.From != heldDigest {
+						t.Errorf("result %d is a delta from %s; the model holds %s", i, s.ViewDelta.From, heldDigest)
+					}
+					v, err := s.ViewDelta.Apply(held)
+					if err != nil {
+						t.Fatalf("result %d: the delta does not apply to the View the model holds: %v", i, err)
+					}
+					held = v
+					if heldDigest, err = contract.ViewDigest(held); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					got = append(got, "full")
+					held = decodeView(t, s.View)
+					d, err := contract.ViewDigest(held)
 					if err != nil {
 						t.Fatal(err)
 					}
-					held = d.String()
-				} else if s.ViewUnchanged != held {
-					t.Errorf("result %d names View %s unchanged; the model was last shown %s", i, s.ViewUnchanged, held)
+					heldDigest = d
 				}
 			}
-			if diff := cmp.Diff(tc.wantUnchanged, got); diff != "" {
-				t.Errorf("View named unchanged, per result (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("how each result carries the View (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -413,4 +441,88 @@ func decodeView(t *testing.T, raw json.RawMessage) contract.View {
 		t.Fatalf("decode View: %v", err)
 	}
 	return v
+}
+
+// wireTap keeps every response body that passed through it, to see what the gateway sent
+// on the wire rather than what the runtime handed its model.
+type wireTap struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	got  strings.Builder
+}
+
+func (w *wireTap) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := w.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	res.Body = tapBody{ReadCloser: res.Body, w: w}
+	return res, nil
+}
+
+func (w *wireTap) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.got.String()
+}
+
+type tapBody struct {
+	io.ReadCloser
+	w *wireTap
+}
+
+func (b tapBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.w.mu.Lock()
+	b.w.got.Write(p[:n])
+	b.w.mu.Unlock()
+	return n, err
+}
+
+// TestLoop_RealGateway_StripOnlyWhenChanged: the runtime names the strip of Operations it
+// holds, so the real gateway names an unchanged strip instead of sending it again; the
+// runtime gives it back, so the model reads every result with its strip, as before.
+func TestLoop_RealGateway_StripOnlyWhenChanged(t *testing.T) {
+	const turns = `{"turns":[
+	  {"calls":[{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"final":"done"}]}`
+	r := newAuthorityRig(t, time.Second)
+	tap := &wireTap{next: http.DefaultTransport}
+	c, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: r.url, Token: r.token, HTTP: &http.Client{Transport: tap}})
+	if err != nil {
+		t.Fatalf("Dial the real gateway: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	l, err := agent.NewLoop(agent.LoopConfig{Provider: script(t, turns), Gateway: c, Store: r.store, HoldWait: time.Minute, PingEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Send(t.Context(), "c1", "write, then look twice"); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	var strips []json.RawMessage
+	for i, res := range results(t, r.store, "c1") {
+		var shown struct {
+			Operations          json.RawMessage `json:"operations"`
+			OperationsUnchanged string          `json:"operationsUnchanged"`
+		}
+		if err := json.Unmarshal([]byte(res.Content), &shown); err != nil {
+			t.Fatalf("result %d: %v\n%s", i, err, res.Content)
+		}
+		if shown.Operations == nil || shown.OperationsUnchanged != "" {
+			t.Errorf("result %d was shown without its strip:\n%s", i, res.Content)
+		}
+		strips = append(strips, shown.Operations)
+	}
+	if len(strips) != 3 {
+		t.Fatalf("%d results, want 3", len(strips))
+	}
+	if string(strips[1]) != string(strips[2]) {
+		t.Errorf("the two QueryBoards were shown different strips:\n%s\n%s", strips[1], strips[2])
+	}
+	if n := strings.Count(tap.String(), `"operationsUnchanged"`); n != 1 {
+		t.Errorf("the gateway named the strip unchanged %d times on the wire, want once (the second QueryBoard)", n)
+	}
 }

@@ -26,6 +26,14 @@ const MetaConversationKey = "docket/conversation"
 // digest it does hold and is sent the View in full.
 const MetaViewKey = "docket/view"
 
+// MetaOperationsKey is the key under a tools/call's _meta where a client names the digest
+// of the strip of Operations it holds for the conversation (the last
+// [HostMeta.OperationsDigest] it was given the strip with), or "" when it holds none.
+// Only a client that sends it is answered [ToolResult.OperationsUnchanged]: the strip is
+// named unchanged when it is the one that digest names and the gateway last sent the
+// conversation.
+const MetaOperationsKey = "docket/operations"
+
 // JSON-RPC error code and data reasons of the gateway's transport refusals.
 const (
 	RPCCodeServer             = -32000
@@ -53,12 +61,20 @@ type ToolResult struct {
 	ErrorCode       Code            `json:"errorCode,omitempty"`
 	Teaching        string          `json:"teaching,omitempty"`
 	RequestExecuted *bool           `json:"requestExecuted,omitempty"`
-	View            View            `json:"view,omitzero"` // zero only in a runtime's own notices, or when ViewUnchanged is set
+	View            View            `json:"view,omitzero"` // zero only in a runtime's own notices, or when ViewUnchanged or ViewDelta is set
 	// ViewUnchanged, when set, stands in for View: the View is the one with this digest,
 	// which the same conversation of the same MCP session was last sent. See
 	// docs/mcp.md, "Result shape".
-	ViewUnchanged Digest           `json:"viewUnchanged,omitzero"`
-	Operations    []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
+	ViewUnchanged Digest `json:"viewUnchanged,omitzero"`
+	// ViewDelta, when set, stands in for View: the View is the one it makes of the View
+	// the conversation holds, sent only to a client that said it applies deltas
+	// ([MetaViewDeltaKey]). See docs/mcp.md, "A View sent as what changed".
+	ViewDelta *ViewDelta `json:"viewDelta,omitempty"`
+	// OperationsUnchanged, when set, stands in for Operations: the strip is the one with
+	// this digest, which the client said it holds ([MetaOperationsKey]). See docs/mcp.md,
+	// "The strip sent only when it changed".
+	OperationsUnchanged Digest           `json:"operationsUnchanged,omitzero"`
+	Operations          []OperationEntry `json:"operations,omitzero"` // nil only in a runtime's own notices
 }
 
 // HostMeta is _meta["docket/v1"] of a tool result, and of initialize and ping results,
@@ -67,11 +83,15 @@ type HostMeta struct {
 	AgentID       string        `json:"agentId"`
 	FocusedRoots  []FocusedRoot `json:"focusedRoots,omitempty"`
 	BoardRevision int64         `json:"boardRevision,omitempty"` // audit only
-	// ViewDigest is [ViewDigest] of the View the result carries, or names as unchanged.
-	ViewDigest    Digest          `json:"viewDigest,omitzero"`
-	AffectedCases []CaseID        `json:"affectedCases,omitempty"`
-	Ordinal       int64           `json:"ordinal,omitempty"` // the call's Operation, if it became one
-	State         []OperationSlot `json:"operations,omitempty"`
+	// ViewDigest is [ViewDigest] of the View the result carries, names as unchanged, or
+	// makes by its [ViewDelta].
+	ViewDigest Digest `json:"viewDigest,omitzero"`
+	// OperationsDigest is the digest of the JSON of the strip the result carries or names
+	// as unchanged (its model form, [ToolResult.Operations]); only on tool results.
+	OperationsDigest Digest          `json:"operationsDigest,omitzero"`
+	AffectedCases    []CaseID        `json:"affectedCases,omitempty"`
+	Ordinal          int64           `json:"ordinal,omitempty"` // the call's Operation, if it became one
+	State            []OperationSlot `json:"operations,omitempty"`
 }
 
 // ArtifactFragment is the result of ReadArtifact.

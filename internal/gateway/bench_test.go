@@ -66,6 +66,30 @@ func BenchmarkQueryBoard_ViewSent(b *testing.B) {
 	benchQueryBoardMeta(b, newFixture(b, time.Second), mcp.Meta{contract.MetaViewKey: ""})
 }
 
+// BenchmarkQueryBoard_Runtime is BenchmarkQueryBoard as the Docket runtime's client
+// sends it: naming the View and the strip of Operations it holds (_meta "docket/view",
+// "docket/operations") and saying it applies View deltas, so the steady answer names
+// both unchanged. It calls in the session's own conversation, as BenchmarkQueryBoard does.
+func BenchmarkQueryBoard_Runtime(b *testing.B) {
+	cs := newFixture(b, time.Second).connect(b, nil)
+	fillItems(b, cs)
+	raw, err := json.Marshal(itemQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	view, strip := "", ""
+	loop(b, func(int) {
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw),
+			Meta: mcp.Meta{contract.MetaViewKey: view, contract.MetaOperationsKey: strip, contract.MetaViewDeltaKey: true}})
+		if err != nil || res.IsError {
+			b.Fatalf("QueryBoard failed: %v", err)
+		}
+		m, _ := res.Meta[contract.MetaKey].(map[string]any)
+		view, _ = m["viewDigest"].(string)
+		strip, _ = m["operationsDigest"].(string)
+	})
+}
+
 func benchQueryBoard(b *testing.B, f *fixture) { benchQueryBoardIn(b, f, "") }
 
 func benchQueryBoardIn(b *testing.B, f *fixture, conversation string) {
@@ -132,6 +156,37 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 		res, err := callErr(cs, "ApplyBatch", in)
 		if err != nil || res.IsError {
 			b.Fatalf("ApplyBatch failed: %v", err)
+		}
+	})
+}
+
+// BenchmarkApplyBatch_Delta is BenchmarkApplyBatch from a client that names the View it
+// holds and says it applies View deltas, as the Docket runtime does, so each answer
+// carries what the batch changed in the View rather than the View whole. It calls in the
+// session's own conversation, as BenchmarkApplyBatch does: a named one adds the read of
+// its pin to both.
+func BenchmarkApplyBatch_Delta(b *testing.B) {
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
+	held := ""
+	loop(b, func(i int) {
+		var in contract.Batch
+		for j := range 10 {
+			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
+				Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": str(fmt.Sprint(i*10 + j))}}})
+		}
+		raw, err := json.Marshal(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "ApplyBatch", Arguments: json.RawMessage(raw),
+			Meta: mcp.Meta{contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}})
+		if err != nil || res.IsError {
+			b.Fatalf("ApplyBatch failed: %v", err)
+		}
+		m, _ := res.Meta[contract.MetaKey].(map[string]any)
+		if held, _ = m["viewDigest"].(string); held == "" {
+			b.Fatal("the answer names no viewDigest")
 		}
 	})
 }

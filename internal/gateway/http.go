@@ -41,13 +41,22 @@ type session struct {
 	life context.Context
 	end  context.CancelCauseFunc
 
-	mu        sync.Mutex                   // guards focus, delivered and views; calls are serial per Agent
+	mu        sync.Mutex                   // guards focus, delivered, views, indexes and strips; calls are serial per Agent
 	focus     map[string][]contract.CaseID // per conversation (_meta "docket/conversation"); "" is the session's own
 	delivered map[int64]bool               // Operations whose outcome this session was given in full
 	// views is the digest of the View each conversation was last sent (in full or named
 	// unchanged), at most maxViews of them: a conversation left out is sent its View in
 	// full, which is always correct.
 	views map[string]contract.Digest
+	// indexes is the index of the View each conversation was last sent, kept only for a
+	// client that applies View deltas, at most maxIndexes of them; each names the digest
+	// it indexes, which a delta is sent from only when views names it too. Nil until
+	// the first, so a session of a client that never opts in holds no map for it.
+	indexes map[string]*viewIndex
+	// strips is the digest of the strip of Operations each conversation was last sent
+	// (or named unchanged), kept only for a client that names the strip it holds
+	// (_meta "docket/operations"), at most maxViews of them; nil until the first.
+	strips map[string]contract.Digest
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,6 +52,8 @@ type toolCall struct {
 
 	claimed  *contract.Digest // the View the call says its conversation holds; nil: it says nothing
 	fullView bool             // the call asks for the View in full
+	deltas   bool             // the client applies View deltas (_meta "docket/viewDelta")
+	strip    *contract.Digest // the strip the client says it holds (_meta "docket/operations"); nil: it says nothing
 }
 
 // beginTool runs the call up to its hold. It returns the held call, or nil and the
@@ -76,7 +80,13 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		return nil, nil, replacedError()
 	}
 	var err error
-	if t.claimed, err = viewClaimed(req.Params); err != nil {
+	if t.claimed, err = digestClaimed(req.Params, contract.MetaViewKey, viewClaimTeaching); err != nil {
+		return nil, nil, err
+	}
+	if t.deltas, err = deltasWanted(req.Params); err != nil {
+		return nil, nil, err
+	}
+	if t.strip, err = digestClaimed(req.Params, contract.MetaOperationsKey, stripClaimTeaching); err != nil {
 		return nil, nil, err
 	}
 
@@ -164,12 +174,21 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	// last one this conversation was sent.
 	t.s.mu.Lock()
 	last, sent := t.s.views[t.conversation]
+	from := t.s.indexes[t.conversation]
+	lastStrip := t.s.strips[t.conversation]
 	t.s.mu.Unlock()
 	holds := contract.Digest{}
 	if sent && (t.claimed == nil || *t.claimed == last) && !t.fullView {
 		holds = last
 	}
-	res, digest, err := toolResult(ans, holds)
+	if !t.deltas || from == nil || from.digest != holds || holds == (contract.Digest{}) {
+		from = nil // a delta only from the View the conversation holds, to a client that applies it
+	}
+	var stripHeld contract.Digest
+	if t.strip != nil && *t.strip == lastStrip {
+		stripHeld = *t.strip
+	}
+	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +197,10 @@ func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp
 	for _, o := range ans.Carried {
 		t.s.delivered[o] = true
 	}
-	t.s.rememberView(t.conversation, digest)
+	t.s.rememberView(t.conversation, enc.digest, enc.index)
+	if t.strip != nil {
+		t.s.rememberStrip(t.conversation, enc.strip)
+	}
 	t.s.mu.Unlock()
 	return res, nil
 }
@@ -191,35 +213,84 @@ func fullView(in any) bool {
 }
 
 // maxViews bounds the conversations per session whose last View the gateway remembers;
-// a runtime has a handful at a time.
-const maxViews = 64
+// a runtime has a handful at a time. maxIndexes bounds those whose View it also keeps the
+// index of, to answer the next as a delta: an index is larger than a digest (≈ 50 bytes
+// an entry), and a conversation left out is sent its next changed View in full.
+const (
+	maxViews   = 64
+	maxIndexes = 8
+)
 
-// rememberView records that conversation was sent the View with digest d. Past maxViews
-// another conversation's record is dropped: it is then sent its View in full. s.mu is
-// held.
-func (s *session) rememberView(conversation string, d contract.Digest) {
+// rememberView records that conversation was sent the View with digest d, and the View's
+// index when the client applies deltas (nil otherwise). Past maxViews (maxIndexes)
+// another conversation's record (index) is dropped: it is then sent its View in full.
+// s.mu is held.
+func (s *session) rememberView(conversation string, d contract.Digest, ix *viewIndex) {
 	if _, ok := s.views[conversation]; !ok && len(s.views) >= maxViews {
 		for k := range s.views {
 			delete(s.views, k)
+			delete(s.indexes, k)
 			break
 		}
 	}
 	s.views[conversation] = d
+	if ix == nil {
+		delete(s.indexes, conversation)
+		return
+	}
+	if s.indexes == nil {
+		s.indexes = map[string]*viewIndex{}
+	}
+	if _, ok := s.indexes[conversation]; !ok && len(s.indexes) >= maxIndexes {
+		for k := range s.indexes {
+			delete(s.indexes, k)
+			break
+		}
+	}
+	s.indexes[conversation] = ix
 }
 
-// viewClaimed is the View digest a call says its conversation holds in
-// _meta["docket/view"]: nil when it says nothing, the zero digest for "" (it holds none).
-func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
-	if p == nil {
-		return nil, nil
+// rememberStrip records that conversation was sent, or named unchanged, the strip with
+// digest d; past maxViews another conversation's record is dropped. s.mu is held.
+func (s *session) rememberStrip(conversation string, d contract.Digest) {
+	if s.strips == nil {
+		s.strips = map[string]contract.Digest{}
 	}
-	v, ok := p.GetMeta()[contract.MetaViewKey]
+	if _, ok := s.strips[conversation]; !ok && len(s.strips) >= maxViews {
+		for k := range s.strips {
+			delete(s.strips, k)
+			break
+		}
+	}
+	s.strips[conversation] = d
+}
+
+// deltasWanted reports whether a call says, in _meta["docket/viewDelta"], that its client
+// applies View deltas.
+func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
+	v, ok := metaOf(p, contract.MetaViewDeltaKey)
+	if !ok {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaViewDeltaKey+"\"] is not a boolean; send true when the client applies View deltas")
+	}
+	return b, nil
+}
+
+// digestClaimed is the digest a call says, in _meta[key], its conversation holds (of its
+// View under "docket/view", of its strip under "docket/operations"): nil when it says
+// nothing, the zero digest for "" (it holds none). Anything else is refused with
+// teaching.
+func digestClaimed(p *mcp.CallToolParamsRaw, key, teaching string) (*contract.Digest, error) {
+	v, ok := metaOf(p, key)
 	if !ok {
 		return nil, nil
 	}
 	text, ok := v.(string)
 	if !ok {
-		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+		return nil, rpcError(string(contract.CodeInvalidArgument), teaching)
 	}
 	var d contract.Digest
 	if text == "" {
@@ -227,12 +298,15 @@ func viewClaimed(p *mcp.CallToolParamsRaw) (*contract.Digest, error) {
 	}
 	d, err := contract.ParseDigest(text)
 	if err != nil {
-		return nil, rpcError(string(contract.CodeInvalidArgument), viewClaimTeaching)
+		return nil, rpcError(string(contract.CodeInvalidArgument), teaching)
 	}
 	return &d, nil
 }
 
-const viewClaimTeaching = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
+const (
+	viewClaimTeaching  = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
+	stripClaimTeaching = "_meta[\"" + contract.MetaOperationsKey + "\"] is not a digest; send the operationsDigest of the last strip the conversation was given, or \"\" when it holds none"
+)
 
 // pin is what the conversation's tasks hold its work to; none without a conversation or
 // a pin reader.
@@ -254,38 +328,103 @@ func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation stri
 // conversationOf is the conversation a call names in _meta["docket/conversation"]; ""
 // when it names none.
 func conversationOf(p *mcp.CallToolParamsRaw) string {
-	if p == nil {
-		return ""
-	}
-	id, _ := p.GetMeta()[contract.MetaConversationKey].(string)
+	v, _ := metaOf(p, contract.MetaConversationKey)
+	id, _ := v.(string)
 	return id
+}
+
+// metaOf is what a call's _meta holds under key, and whether it holds anything.
+func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	v, ok := p.GetMeta()[key]
+	return v, ok
 }
 
 // toolResult encodes an answer as MCP: the ToolResult as one text block and as
 // structuredContent, host metadata under _meta["docket/v1"]. When the answer's View has
 // digest held, the View the conversation already holds, it is named unchanged instead of
-// sent again. It returns the View's digest.
-func toolResult(ans authority.Answer, held contract.Digest) (*mcp.CallToolResult, contract.Digest, error) {
-	digest, err := contract.ViewDigest(ans.Result.View)
+// sent again; when from indexes that View (the client applies deltas), a changed View is
+// sent as what changed, if a delta fits. The View is encoded once, indexed when deltas
+// is set. Likewise a strip of Operations with digest stripHeld, the one the client says
+// it holds, is named unchanged; withStrip puts the strip's digest in the host metadata,
+// for a client that asks. It returns the View's encoding and the strip's digest.
+func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
+	enc, err := encodeView(ans.Result.View, deltas)
 	if err != nil {
-		return nil, contract.Digest{}, err
+		return nil, viewEncoding{}, err
 	}
 	out := ans.Result
-	if digest == held {
-		out.View, out.ViewUnchanged = contract.View{}, digest
+	var body []byte // the View's JSON, when it is sent in full
+	switch {
+	case enc.digest == held:
+		out.ViewUnchanged = enc.digest
+	case from != nil:
+		if d, ok := viewDelta(from, enc.index, out.View); ok {
+			out.ViewDelta = &d
+			break
+		}
+		body = enc.body
+	case !reflect.ValueOf(out.View).IsZero(): // omitzero, as the field's tag says
+		body = enc.body
 	}
-	meta := ans.Meta
-	meta.ViewDigest = digest
-	b, err := json.Marshal(out)
+	out.View = contract.View{}
+	b, strip, err := encodeResult(out, body, stripHeld)
 	if err != nil {
-		return nil, contract.Digest{}, err
+		return nil, viewEncoding{}, err
+	}
+	enc.strip = strip
+	meta := ans.Meta
+	meta.ViewDigest = enc.digest
+	if withStrip {
+		meta.OperationsDigest = strip
 	}
 	return &mcp.CallToolResult{
 		Meta:              mcp.Meta{contract.MetaKey: meta},
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           !ans.Result.Accepted,
-	}, digest, nil
+	}, enc, nil
+}
+
+// encodeResult encodes out, whose View is zero, with view, the View's JSON already
+// encoded (nil: none), in its place, and its strip of Operations encoded on its own to
+// digest it: a strip with digest stripHeld is named unchanged (operationsUnchanged, in
+// the head) instead of sent. With the strip sent, the bytes are what json.Marshal writes
+// for out with its View, the View not encoded again (TestToolResult_AsMarshal). It
+// returns the strip's digest (zero when out has none).
+func encodeResult(out contract.ToolResult, view []byte, stripHeld contract.Digest) ([]byte, contract.Digest, error) {
+	// The fields after view are written after it, in ToolResult's order: viewUnchanged
+	// and viewDelta are unset when the View is sent.
+	var ops []byte
+	var strip contract.Digest
+	if out.Operations != nil {
+		o, err := json.Marshal(out.Operations)
+		if err != nil {
+			return nil, contract.Digest{}, fmt.Errorf("encode tool result operations: %w", err)
+		}
+		ops, strip = o, contract.Sum(o)
+		if strip == stripHeld {
+			ops, out.OperationsUnchanged = nil, strip
+		}
+	}
+	out.Operations = nil
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, contract.Digest{}, fmt.Errorf("encode tool result: %w", err)
+	}
+	b := make([]byte, 0, len(head)+len(view)+len(ops)+32)
+	b = append(b, head[:len(head)-1]...)
+	if view != nil {
+		b = append(b, `,"view":`...)
+		b = append(b, view...)
+	}
+	if ops != nil {
+		b = append(b, `,"operations":`...)
+		b = append(b, ops...)
+	}
+	return append(b, '}'), strip, nil
 }
 
 // progress returns the Progress hook of a held call with progressToken tok: each state

@@ -48,7 +48,10 @@ type Store interface {
 	// Update runs fn in one write transaction and commits it when fn returns nil. When fn
 	// returns an error, or the commit fails, nothing fn wrote is kept: no row and no
 	// event. Update returns fn's error unchanged, so callers can match their own errors.
-	// Update never retries fn; fn must not keep tx after it returns. Writers of one
+	// Update never retries fn; fn must not keep tx after it returns. ctx ending before fn
+	// runs makes Update return its error without running fn; once fn runs, its statements
+	// no longer end with ctx (they share a transaction with other callers' Updates), so
+	// a fn that must stop checks ctx itself and returns its error. Writers of one
 	// project's log are serialized from their first Append to their commit; a transaction
 	// that appends to several logs should reach them in a fixed (sorted) order, or
 	// PostgreSQL may abort one of two crossing transactions as a deadlock.

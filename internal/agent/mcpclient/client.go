@@ -70,6 +70,8 @@ type Client struct {
 	initStrip []contract.OperationSlot // the strip from the last initialize, until a ping replaces it
 	replaced  bool                     // once set, every call fails with ErrReplaced
 	lastUsed  time.Time                // when the session last answered
+	views     map[string]heldView      // per conversation, the View its model holds, to apply deltas to
+	strips    map[string]heldStrip     // per conversation, the strip last given in full, to give back when named unchanged
 }
 
 // IdlePing is how long a session may sit unused before a call first pings it. A gateway
@@ -95,7 +97,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.HTTP != nil && cfg.HTTP.Transport != nil {
 		base = cfg.HTTP.Transport
 	}
-	c := &Client{cfg: cfg, rt: &transport{base: base, token: strings.TrimSpace(cfg.Token)}, log: cfg.Logger}
+	c := &Client{cfg: cfg, rt: &transport{base: base, token: strings.TrimSpace(cfg.Token)}, log: cfg.Logger,
+		views: map[string]heldView{}, strips: map[string]heldStrip{}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,15 +225,20 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	defer c.rt.takeOrdinal(token)
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
-	if id := agent.ConversationOf(ctx); id != "" {
-		params.Meta[contract.MetaConversationKey] = id
+	conversation := agent.ConversationOf(ctx)
+	if conversation != "" {
+		params.Meta[contract.MetaConversationKey] = conversation
 	}
+	params.Meta[contract.MetaOperationsKey] = c.stripClaimLocked(conversation)
 	if d, ok := agent.ViewOf(ctx); ok {
 		held := ""
 		if d != (contract.Digest{}) {
 			held = d.String()
 		}
 		params.Meta[contract.MetaViewKey] = held
+		if c.deltasLocked(conversation, d) {
+			params.Meta[contract.MetaViewDeltaKey] = true
+		}
 	}
 	c.rt.takeRefusal()
 	res, err := c.session.CallTool(ctx, params)
@@ -239,6 +247,7 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 	}
 	c.lastUsed = c.cfg.Now()
 	out := agent.CallResult{IsError: res.IsError}
+	var strip contract.Digest
 	out.Ordinal = c.rt.takeOrdinal(token)
 	if hm, ok := res.Meta[metaKey]; ok {
 		// The answer has arrived and its text must reach the model whatever its host
@@ -250,7 +259,7 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 			if m.Ordinal > 0 {
 				out.Ordinal = m.Ordinal
 			}
-			out.ViewDigest = m.ViewDigest
+			out.ViewDigest, strip = m.ViewDigest, m.OperationsDigest
 		}
 	}
 	for _, ct := range res.Content {
@@ -265,6 +274,10 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 			return agent.CallResult{}, fmt.Errorf("call %s: encode structured content: %w", name, err)
 		}
 		out.Text = string(b)
+	}
+	out.Text = c.stripLocked(conversation, out.Text, strip)
+	if _, ok := agent.ViewOf(ctx); ok {
+		out.Text, out.ViewDigest = c.viewLocked(ctx, conversation, out.Text, out.ViewDigest)
 	}
 	return out, nil
 }

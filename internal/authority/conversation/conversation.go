@@ -362,6 +362,7 @@ func (x *conversationIndex) project(project contract.ProjectID) *projectConversa
 	p := x.projects[project]
 	if p == nil {
 		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}}
+		p.cursor.Reset = func() { p.convs = map[conversationKey]*conversationEntry{} } // under p.mu, as every catch-up
 		x.projects[project] = p
 	}
 	return p

@@ -64,7 +64,17 @@ type workLedger struct {
 }
 
 func newWorkLedger() *workLedger {
-	return &workLedger{claims: map[string]claimEvent{}, reports: map[string]reportEvent{}, gens: map[contract.ConnectionID]int64{}}
+	w := &workLedger{}
+	w.resetLocked()
+	w.cursor.Reset = w.resetLocked
+	return w
+}
+
+// resetLocked empties the ledger, for its cursor to rebuild it from the log's start when
+// it applied events a failed commit lost (see [eventlog.Cursor]). w.mu must be held, or
+// w not shared yet.
+func (w *workLedger) resetLocked() {
+	w.claims, w.reports, w.gens = map[string]claimEvent{}, map[string]reportEvent{}, map[contract.ConnectionID]int64{}
 }
 
 // catchUpLocked applies project's events after the cursor, read from r (the store, or a

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -80,14 +81,44 @@ func Refuse(err error, what string) error {
 	return err
 }
 
+// ErrDiverged: a projection holds an event its log does not, and its cursor has no
+// [Cursor.Reset] to rebuild it with. It comes wrapped by the catch-up that found it.
+var ErrDiverged = errors.New("eventlog: the projection holds an event the log lacks")
+
 // Cursor is how far one projection (the operation ledger, the hop ledger, the
 // conversation index) has applied a project's log. Its zero value is the log's start.
 // Every projection catches up through [Cursor.CatchUp], the one loop that reads a log
 // forward and applies it.
-type Cursor struct{ seq int64 }
+//
+// A projection caught up inside a transaction applies what that transaction sees, and
+// under group commit that includes the events of the Updates batched before its own,
+// which are not committed yet. When the batch's COMMIT then fails, the projection holds
+// events the log lacks. So the cursor keeps the hash of the last event applied, checks
+// that each event it applies follows it in the chain, and, after applying events read
+// inside a transaction, checks on its next catch-up that the log holds the last one
+// before it trusts the projection again. A projection found ahead of its log is
+// discarded ([Cursor.Reset]) and rebuilt from the log's start by that same catch-up:
+// failing closed costs one rebuild after a failed commit, where trusting memory would
+// keep a projection ahead of the log until the process restarts.
+type Cursor struct {
+	// Reset, when set, discards everything apply applied, so the catch-up that finds the
+	// projection diverged from its log rebuilds it from the start. It runs under the
+	// projection's lock, which the caller of the catch-up holds. Nil: that catch-up fails
+	// with [ErrDiverged], and so does every one after it.
+	Reset func()
+
+	seq  int64
+	hash store.Hash // of the event at seq; zero at the log's start
+	// unsure: events up to seq were applied inside a transaction and were not seen
+	// committed since (read from memory or from the store after it).
+	unsure bool
+}
 
 // Seq is the sequence number of the last event applied; 0 before any.
 func (c *Cursor) Seq() int64 { return c.seq }
+
+// errRebuilt tells a catch-up loop that the cursor was reset and starts again.
+var errRebuilt = errors.New("the projection was rebuilt from the start")
 
 // CatchUp applies each event of project after the cursor, read from r (the store, or a
 // transaction that sees its own writes), and moves the cursor past each event applied.
@@ -98,7 +129,7 @@ func (c *Cursor) Seq() int64 { return c.seq }
 // not moved.
 func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
 	if tails(r) == nil {
-		return c.scan(ctx, r, project, apply)
+		return c.CatchUpTo(ctx, r, project, math.MaxInt64, apply)
 	}
 	head, err := r.Head(ctx, string(project))
 	if err != nil {
@@ -111,19 +142,27 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 // it read or locked, or the head its own commit left): it applies the events after the
 // cursor up to at least seq to, taking from memory those this process committed through
 // r's store ([Remember]) that continue the cursor, and reads from r only the rest. A
-// cursor at to or past it reads nothing.
+// cursor at to or past it reads nothing, unless it must first check that the log holds
+// what it applied inside a transaction.
 func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract.ProjectID, to int64, apply func(store.Event) error) error {
+	rebuilt := false
+	if _, err := c.again(c.confirm(ctx, r, project), project, &rebuilt); err != nil {
+		return err
+	}
 	if tails(r) == nil {
 		if c.seq >= to {
 			return nil
 		}
-		return c.scan(ctx, r, project, apply)
+		return c.scan(ctx, r, project, apply, &rebuilt)
 	}
+	_, inTx := r.(store.Tx)
 	for {
-		for _, e := range Recent(r, project, c.seq, to) {
-			if err := c.applyOne(project, e, apply); err != nil {
-				return err
-			}
+		again, err := c.again(c.applyAll(project, Recent(r, project, c.seq, to), true, apply), project, &rebuilt)
+		if err != nil {
+			return err
+		}
+		if again {
+			continue
 		}
 		if c.seq >= to {
 			return nil
@@ -133,29 +172,106 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 		if err != nil {
 			return fmt.Errorf("read events of %s: %w", project, err)
 		}
-		for _, e := range es {
-			if err := c.applyOne(project, e, apply); err != nil {
-				return err
-			}
+		if again, err = c.again(c.applyAll(project, es, !inTx, apply), project, &rebuilt); err != nil {
+			return err
 		}
-		if len(es) < MaxEventPage {
+		if !again && len(es) < MaxEventPage {
 			return nil // read to the end of the log
 		}
 	}
 }
 
-// applyOne applies e and moves the cursor past it.
-func (c *Cursor) applyOne(project contract.ProjectID, e store.Event, apply func(store.Event) error) error {
-	if err := apply(e); err != nil {
-		return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+// again reports whether a catch-up starts over after err: once, after the cursor was
+// reset (errRebuilt). A second reset in one catch-up means the log itself does not
+// chain, and rebuilding again would find the same.
+func (c *Cursor) again(err error, project contract.ProjectID, rebuilt *bool) (bool, error) {
+	if !errors.Is(err, errRebuilt) {
+		return false, err
 	}
-	c.seq = e.Seq
+	if *rebuilt {
+		return false, fmt.Errorf("catch up the log of %s: event %d does not follow the one before it, read from the start: %w", project, c.seq+1, ErrDiverged)
+	}
+	*rebuilt = true
+	return true, nil
+}
+
+// confirm checks, when the cursor applied events inside a transaction, that the log as
+// r sees it holds the last of them; else it resets the cursor (see [Cursor]). Memory
+// holds only committed events, so finding it there, or the next one linked to it, settles
+// it without a read; read from the store rather than a transaction, it is committed too.
+func (c *Cursor) confirm(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+	if !c.unsure {
+		return nil
+	}
+	if es := Recent(r, project, c.seq-1, c.seq); len(es) == 1 && es[0].Hash == c.hash {
+		c.unsure = false
+		return nil
+	}
+	// Or memory holds the next event, linked to it: the first of the caller's own
+	// commit, after a catch-up inside its transaction.
+	if es := Recent(r, project, c.seq, c.seq+1); len(es) == 1 && es[0].PrevHash == c.hash {
+		c.unsure = false
+		return nil
+	}
+	es, err := r.Events(ctx, string(project), c.seq-1, 1)
+	if err != nil {
+		return fmt.Errorf("read event %d of %s: %w", c.seq, project, err)
+	}
+	if len(es) == 1 && es[0].Seq == c.seq && es[0].Hash == c.hash {
+		_, inTx := r.(store.Tx)
+		c.unsure = inTx // in a transaction it may be a batch-mate's, not committed yet
+		return nil
+	}
+	return c.diverged(project)
+}
+
+// applyAll applies es in order; committed says they were read outside a transaction.
+func (c *Cursor) applyAll(project contract.ProjectID, es []store.Event, committed bool, apply func(store.Event) error) error {
+	for _, e := range es {
+		if err := c.applyOne(project, e, committed, apply); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// scan applies every event after the cursor read from r.
-func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
-	return Scan(ctx, r, project, c.seq, -1, func(e store.Event) error { return c.applyOne(project, e, apply) })
+// applyOne applies e, which must follow the cursor in the chain, and moves the cursor
+// past it. An event that does not follow it means the projection diverged from the log:
+// the cursor is reset and applyOne returns errRebuilt (or [ErrDiverged] without Reset).
+func (c *Cursor) applyOne(project contract.ProjectID, e store.Event, committed bool, apply func(store.Event) error) error {
+	if e.Seq != c.seq+1 || e.PrevHash != c.hash {
+		return c.diverged(project)
+	}
+	if err := apply(e); err != nil {
+		return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
+	}
+	c.seq, c.hash = e.Seq, e.Hash
+	// A committed event that links to what was applied before proves that committed too.
+	c.unsure = !committed
+	return nil
+}
+
+// diverged resets the cursor and its projection, returning errRebuilt, or returns
+// [ErrDiverged] when the cursor has no Reset.
+func (c *Cursor) diverged(project contract.ProjectID) error {
+	if c.Reset == nil {
+		return fmt.Errorf("catch up the log of %s at event %d: %w", project, c.seq, ErrDiverged)
+	}
+	c.Reset()
+	c.seq, c.hash, c.unsure = 0, store.Hash{}, false
+	return errRebuilt
+}
+
+// scan applies every event after the cursor read from r, starting again from the log's
+// start when the projection is reset.
+func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error, rebuilt *bool) error {
+	_, inTx := r.(store.Tx)
+	for {
+		err := Scan(ctx, r, project, c.seq, -1, func(e store.Event) error { return c.applyOne(project, e, !inTx, apply) })
+		if again, err := c.again(err, project, rebuilt); !again {
+			return err
+		}
+	}
 }
 
 // Act runs fn, a part's write to project's log, in one store transaction under the log's

@@ -175,9 +175,20 @@ type Ledger struct {
 }
 
 func newLedger() *Ledger {
-	return &Ledger{ops: map[string][]*Op{}, requests: map[contract.RequestID]*contract.Request{},
-		ended: map[contract.RequestID]string{}, arts: map[string]artifactEvent{}, gaveUp: map[string]bool{},
-		queue: map[*Op]string{}}
+	l := &Ledger{}
+	l.resetLocked()
+	l.cursor.Reset = l.resetLocked
+	return l
+}
+
+// resetLocked empties what the ledger applied from the log (not its held calls), for its
+// cursor to rebuild it from the log's start when it applied events a failed commit lost
+// (see [eventlog.Cursor]). l.mu must be held, or l not shared yet.
+func (l *Ledger) resetLocked() {
+	l.ops, l.requests, l.order = map[string][]*Op{}, map[contract.RequestID]*contract.Request{}, nil
+	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifactEvent{}, map[string]bool{}
+	l.setup = nil
+	l.queue = map[*Op]string{}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,

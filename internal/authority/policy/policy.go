@@ -51,10 +51,20 @@ func (b *Book) shelf(project contract.ProjectID) *shelf {
 	defer b.mu.Unlock()
 	s := b.projects[project]
 	if s == nil {
-		s = &shelf{versions: map[contract.PolicyKind][]contract.PolicyVersion{}, agents: map[contract.AgentID]*agentAutonomy{}}
+		s = &shelf{}
+		s.resetLocked()
+		s.cursor.Reset = s.resetLocked
 		b.projects[project] = s
 	}
 	return s
+}
+
+// resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
+// it applied events a failed commit lost (see [eventlog.Cursor]). s.mu must be held, or
+// s not shared yet.
+func (s *shelf) resetLocked() {
+	s.versions, s.agents = map[contract.PolicyKind][]contract.PolicyVersion{}, map[contract.AgentID]*agentAutonomy{}
+	s.autonomyDoc = policydoc.Autonomy{}
 }
 
 func (s *shelf) apply(e store.Event) error {

@@ -36,6 +36,13 @@ type shelf struct {
 	profiles map[contract.AgentID]*contract.AgentProfile
 }
 
+// resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
+// it applied events a failed commit lost (see [eventlog.Cursor]). s.mu must be held, or
+// s not shared yet.
+func (s *shelf) resetLocked() {
+	s.names, s.profiles = map[contract.AgentID]string{}, map[contract.AgentID]*contract.AgentProfile{}
+}
+
 // setEvent is the data of agent.profile_set: the profile without its runtime.
 type setEvent struct {
 	Agent contract.AgentID `json:"agent"`
@@ -58,7 +65,9 @@ func (k *Keeper) shelf(project contract.ProjectID) *shelf {
 	defer k.mu.Unlock()
 	s := k.projects[project]
 	if s == nil {
-		s = &shelf{names: map[contract.AgentID]string{}, profiles: map[contract.AgentID]*contract.AgentProfile{}}
+		s = &shelf{}
+		s.resetLocked()
+		s.cursor.Reset = s.resetLocked
 		k.projects[project] = s
 	}
 	return s

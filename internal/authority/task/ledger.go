@@ -56,9 +56,19 @@ type opData struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{tasks: map[contract.TaskID]*contract.Task{}, wake: map[contract.TaskID]bool{},
-		byClientKey: map[clientKey]contract.TaskID{}, known: map[convKey]bool{}, pins: map[convKey]contract.CasePin{},
-		ops: map[contract.AgentID]map[int64]opState{}}
+	l := &ledger{}
+	l.resetLocked()
+	l.cursor.Reset = l.resetLocked
+	return l
+}
+
+// resetLocked empties the ledger, for its cursor to rebuild it from the log's start when
+// it applied events a failed commit lost (see [eventlog.Cursor]). l.mu must be held, or
+// l not shared yet.
+func (l *ledger) resetLocked() {
+	l.tasks, l.order, l.wake = map[contract.TaskID]*contract.Task{}, nil, map[contract.TaskID]bool{}
+	l.byClientKey, l.known, l.pins = map[clientKey]contract.TaskID{}, map[convKey]bool{}, map[convKey]contract.CasePin{}
+	l.ops = map[contract.AgentID]map[int64]opState{}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r. l.mu must
@@ -68,9 +78,10 @@ func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project cont
 }
 
 // lockCaughtUp locks the log's head inside tx, which keeps every other writer of the
-// project out until tx ends, and catches the ledger up with what committed before it.
-// Only committed events are applied, so the ledger stays right if tx rolls back. l.mu
-// must be held.
+// project out until tx ends, and catches the ledger up with what tx sees: what committed
+// before it, and what the Updates batched before it in tx's transaction appended. When
+// that transaction's COMMIT fails, the cursor finds the ledger ahead of the log at its
+// next catch-up and rebuilds it ([eventlog.Cursor]). l.mu must be held.
 func (l *ledger) lockCaughtUp(ctx context.Context, tx store.Tx, project contract.ProjectID) error {
 	if _, err := tx.LockHead(ctx, string(project)); err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)

@@ -22,15 +22,30 @@ type querier interface {
 
 // conn adapts a pgx querier to tables.Conn and maps PostgreSQL's errors to the store
 // sentinels.
+//
+// In a write transaction (batch set), a statement runs on the batch's context, not on the
+// context of the call: the transaction holds the Updates of several callers, and pgx
+// closes the connection when a statement's context ends while it runs, which would end
+// the others' writes too. A function that runs is seen through (its caller's context is
+// checked before it starts); the batch's context bounds its statements.
 type conn struct {
 	q      querier
-	closed *atomic.Bool // the Store's; set by Close
+	closed *atomic.Bool    // the Store's; set by Close
+	batch  context.Context // nil, or the context every statement runs on (see Store.commit)
 }
 
 var _ tables.Conn = conn{}
 
+// ctx returns the context a statement runs with (see conn).
+func (c conn) ctx(ctx context.Context) context.Context {
+	if c.batch != nil {
+		return c.batch
+	}
+	return ctx
+}
+
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := c.q.Exec(ctx, query, args...)
+	tag, err := c.q.Exec(c.ctx(ctx), query, args...)
 	if err != nil {
 		return 0, c.mapErr(err)
 	}
@@ -38,11 +53,11 @@ func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) tables.Row {
-	return row{r: c.q.QueryRow(ctx, query, args...), c: c}
+	return row{r: c.q.QueryRow(c.ctx(ctx), query, args...), c: c}
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (tables.Rows, error) {
-	r, err := c.q.Query(ctx, query, args...)
+	r, err := c.q.Query(c.ctx(ctx), query, args...)
 	if err != nil {
 		return nil, c.mapErr(err)
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -30,3 +31,7 @@ func ExecRaw(ctx context.Context, s *Store, guardsOff bool, query string, args .
 func RawTx(ctx context.Context, s *Store, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
+
+// SetBatchTimeout shortens the bound of s's batches, for a test of a stuck statement.
+// Call it before s's first Update.
+func SetBatchTimeout(s *Store, d time.Duration) { s.batchTimeout = d }

@@ -31,6 +31,10 @@ const (
 	// pollInterval bounds how late Wait sees another instance's append when a
 	// notification was lost (while the listener reconnects), and paces reconnects.
 	pollInterval = time.Second
+	// batchTimeout bounds one group commit's transaction, from taking a connection to
+	// COMMIT: far above what a batch of point writes takes (milliseconds), and short
+	// enough that the callers of a stuck one hear of it.
+	batchTimeout = 30 * time.Second
 )
 
 // Store is a store.Store on a PostgreSQL database. It is safe for concurrent use.
@@ -41,6 +45,9 @@ type Store struct {
 	closed atomic.Bool
 	notify tables.Notifier
 	group  tables.Group // the Updates waiting to be committed together
+	// batchTimeout bounds each batch's transaction: the constant batchTimeout, a field so
+	// that tests can shorten it. Set by Open.
+	batchTimeout time.Duration
 
 	stop context.CancelFunc // ends the listener; called by Close
 	wg   sync.WaitGroup     // the listener goroutine
@@ -60,7 +67,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, batchTimeout: batchTimeout}
 	s.Reader = tables.Reader{C: conn{q: pool, closed: &s.closed}}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -140,7 +147,10 @@ func (s *Store) listenOnce(ctx context.Context) error {
 // transaction (tables.Group: each in a savepoint, each returning only after that commit),
 // so that writers of one log share the commit's flush instead of each waiting for the
 // previous one's. PostgreSQL aborts a transaction at its first failed statement: after a
-// Tx write fails, fn must return an error (the batch rolls back to fn's savepoint).
+// Tx write fails, fn must return an error (the batch rolls back to fn's savepoint). While
+// fn waits its turn, ctx ending makes Update give up; once fn runs, its statements no
+// longer end with ctx (they would close the connection the whole batch runs on), so fn
+// is seen through, and a fn that checks ctx and returns its error is rolled back alone.
 //
 // The calls of one batch lock the heads of their logs in the order they run. Two
 // instances whose batches reach two logs in opposite orders can deadlock; PostgreSQL then
@@ -154,10 +164,17 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 
 // commit runs one batch of Updates in one transaction on a pooled connection and
 // settles it.
+//
+// The transaction serves several callers, so no one caller's context may cut it short:
+// every statement, the callers' own included, runs on the batch's context (see conn),
+// which ends batchTimeout after the batch began. That deadline is what bounds a stuck
+// statement (a lock another instance holds too long, a server or network that stopped
+// answering): pgx then closes the connection and every caller of the batch gets the
+// error; nothing of the batch commits.
 func (s *Store) commit(b *tables.Batch) {
-	// The transaction serves several callers: no one caller's context may cut it short.
-	ctx := context.Background()
-	c := conn{closed: &s.closed}
+	ctx, cancel := context.WithTimeout(context.Background(), s.batchTimeout)
+	defer cancel()
+	c := conn{closed: &s.closed, batch: ctx}
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		b.Settle(fmt.Errorf("begin update: %w", c.mapErr(err)))

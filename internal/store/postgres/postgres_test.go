@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +87,20 @@ var harness = storetest.Harness{
 			t.Fatalf("tamper %q: %v", query, err)
 		}
 	},
+	// A constraint trigger deferred to COMMIT raises there.
+	FailCommit: func(t *testing.T, s store.Store, typ string) {
+		t.Helper()
+		for _, q := range []string{
+			`CREATE FUNCTION fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN RAISE EXCEPTION 'this commit fails on purpose'; END $$`,
+			`CREATE CONSTRAINT TRIGGER fail_commit AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+			 FOR EACH ROW WHEN (NEW.type = '` + typ + `') EXECUTE FUNCTION fail_commit()`,
+		} {
+			if err := postgres.ExecRaw(t.Context(), s.(*postgres.Store), false, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	},
 }
 
 func TestStore_Conformance(t *testing.T) {
@@ -124,6 +139,65 @@ func TestStore_Immutable(t *testing.T) {
 	}
 	if _, err := s.Verify(t.Context(), "p1"); err != nil {
 		t.Errorf("Verify after refused changes: %v", err)
+	}
+}
+
+// TestUpdate_StuckStatement holds a log's head locked on one instance while another
+// instance's Update waits for that lock: its caller's context, which does not end a
+// running batch, does not bound the wait either, so the batch's own deadline must. The
+// Update fails once that deadline passes, with nothing of it kept, and the instance
+// writes again afterwards.
+func TestUpdate_StuckStatement(t *testing.T) {
+	dsn := newDB(t)
+	a, b := openAt(t, dsn), openAt(t, dsn)
+	const bound = 300 * time.Millisecond
+	postgres.SetBatchTimeout(a, bound)
+	locked, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	unlock := func() { releaseOnce.Do(func() { close(release) }) }
+	defer unlock() // a failed test still ends both Updates, so the stores close
+	held := make(chan error, 1)
+	go func() {
+		held <- b.Update(t.Context(), func(tx store.Tx) error {
+			if _, err := tx.LockHead(t.Context(), "q"); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	stuck := make(chan error, 1)
+	go func() {
+		stuck <- a.Update(t.Context(), func(tx store.Tx) error {
+			if _, err := tx.Append(t.Context(), store.NewEvent{Project: "p", ID: "before", Type: "t", At: t0, Data: json.RawMessage(`{}`)}); err != nil {
+				return err
+			}
+			_, err := tx.LockHead(t.Context(), "q")
+			return err
+		})
+	}()
+	select {
+	case err := <-stuck:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Update stuck on a lock = %v, want the batch's deadline (%v)", err, context.DeadlineExceeded)
+		}
+	case <-time.After(20 * bound):
+		t.Fatalf("Update stuck on a lock still waits %v after its batch's deadline of %v", 20*bound, bound)
+	}
+	unlock()
+	if err := <-held; err != nil {
+		t.Fatalf("the instance holding the lock: %v", err)
+	}
+	if evs, err := a.Events(t.Context(), "p", 0, 10); err != nil || len(evs) != 0 {
+		t.Fatalf("after a batch cut short, p holds %v (%v), want nothing", evs, err)
+	}
+	if err := a.Update(t.Context(), func(tx store.Tx) error {
+		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p", ID: "after", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
+		return err
+	}); err != nil {
+		t.Fatalf("Update after a batch cut short: %v", err)
 	}
 }
 

@@ -30,6 +30,21 @@ var harness = storetest.Harness{
 			t.Fatalf("tamper %q: %v", query, err)
 		}
 	},
+	// A trigger adds a row whose deferred foreign key names no row: foreign keys are on
+	// in every Store's connections, and a deferred one is checked only at COMMIT.
+	FailCommit: func(t *testing.T, s store.Store, typ string) {
+		t.Helper()
+		for _, q := range []string{
+			`CREATE TABLE fail_parent (id TEXT PRIMARY KEY)`,
+			`CREATE TABLE fail_child (parent TEXT REFERENCES fail_parent (id) DEFERRABLE INITIALLY DEFERRED)`,
+			`CREATE TRIGGER fail_commit AFTER INSERT ON events WHEN NEW.type = '` + typ + `'
+			 BEGIN INSERT INTO fail_child VALUES ('none'); END`,
+		} {
+			if err := sqlite.ExecRaw(t.Context(), s.(*sqlite.Store), false, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	},
 }
 
 func openAt(t testing.TB, path string) *sqlite.Store {

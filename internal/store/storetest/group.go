@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/store"
 )
@@ -244,4 +245,171 @@ func testCancelled(t *testing.T, h Harness) {
 		t.Error("Update ran the function of an ended context")
 	}
 	appendN(t, s, "p1", 1) // the store still writes
+}
+
+// testCancelledRunning ends the context of an Update while its function writes, beside
+// writers whose Updates share its transactions (group commit). The driver would end a
+// statement interrupted midway by its context, and with it the whole transaction (pgx
+// closes the connection; SQLite rolls back), failing the other callers' writes too. The
+// caller whose context ended gets its own error and nothing of its own is kept; every
+// other Update commits.
+func testCancelledRunning(t *testing.T, h Harness) {
+	s := open(t, h)
+	const writers, rounds = 6, 8
+	var (
+		mu   sync.Mutex
+		kept = map[string]bool{}
+	)
+	errs := make(chan error, writers)
+	stop := writeBeside(t, s, writers, func(w int, id string, err error) bool {
+		if err != nil {
+			errs <- fmt.Errorf("writer %d beside an Update whose context ended: %w", w, err)
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kept[id] = true
+		return true
+	})
+	for r := range rounds {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+		err := s.Update(ctx, func(tx store.Tx) error {
+			// Write until the caller gives up, so that its context ends while a
+			// statement runs; then say so, as a function that checks its context does.
+			for i := 0; ctx.Err() == nil; i++ {
+				ne := newEvent("p1", 0)
+				ne.ID = fmt.Sprintf("cancelled-%d-%d", r, i)
+				if _, err := tx.Append(ctx, ne); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("round %d: Update whose context ended as it wrote = %v, want its own %v", r, err, context.DeadlineExceeded)
+		}
+	}
+	stop()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	evs := allEvents(t, s, "p1")
+	for _, e := range evs {
+		if !kept[e.ID] {
+			t.Fatalf("p1 holds event %s, which no Update that returned nil appended", e.ID)
+		}
+	}
+	if len(evs) != len(kept) {
+		t.Errorf("p1 holds %d events, want the %d acknowledged", len(evs), len(kept))
+	}
+	if head, err := s.Verify(t.Context(), "p1"); err != nil || head.Seq != int64(len(evs)) {
+		t.Errorf("Verify = %v, %v; want head seq %d", head, err, len(evs))
+	}
+}
+
+// failsAtCommit is the type of event whose transaction testCommitFails makes fail at
+// COMMIT ([Harness.FailCommit]).
+const failsAtCommit = "test.fails_at_commit"
+
+// testCommitFails makes the COMMIT of every transaction that appends a failsAtCommit
+// event fail, after its functions returned nil, while other writers share its
+// transactions (group commit). An Update that returns nil has its event in the log, one
+// that returns an error has nothing there, an Update in a transaction whose COMMIT failed
+// never returns nil, and the store writes on afterwards.
+func testCommitFails(t *testing.T, h Harness) {
+	if h.FailCommit == nil {
+		t.Skip("the harness cannot make a commit fail")
+	}
+	s := open(t, h)
+	h.FailCommit(t, s, failsAtCommit)
+	poisoned := func(ctx context.Context, id string) error {
+		return s.Update(ctx, func(tx store.Tx) error {
+			ne := newEvent("p1", 0)
+			ne.ID, ne.Type = id, failsAtCommit
+			_, err := tx.Append(ctx, ne)
+			return err
+		})
+	}
+	if err := poisoned(t.Context(), "alone"); err == nil {
+		t.Fatal("an Update whose COMMIT failed returned nil")
+	}
+	if evs := allEvents(t, s, "p1"); len(evs) != 0 {
+		t.Fatalf("after a failed COMMIT p1 holds %d events, want none", len(evs))
+	}
+
+	const writers, rounds = 6, 16
+	var (
+		mu   sync.Mutex
+		kept = map[string]bool{}
+		lost = map[string]bool{}
+	)
+	stop := writeBeside(t, s, writers, func(_ int, id string, err error) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			kept[id] = true
+		} else {
+			lost[id] = true // its batch-mate's COMMIT failed
+		}
+		return true
+	})
+	for r := range rounds {
+		if err := poisoned(t.Context(), fmt.Sprintf("poisoned-%d", r)); err == nil {
+			t.Errorf("round %d: an Update whose COMMIT failed returned nil", r)
+		}
+	}
+	stop()
+	evs := allEvents(t, s, "p1")
+	for _, e := range evs {
+		if !kept[e.ID] {
+			t.Fatalf("p1 holds event %s, which no Update that returned nil appended (lost: %v)", e.ID, lost[e.ID])
+		}
+	}
+	if len(evs) != len(kept) {
+		t.Errorf("p1 holds %d events, want the %d acknowledged", len(evs), len(kept))
+	}
+	t.Logf("%d Updates committed, %d failed with a batch-mate's COMMIT", len(kept), len(lost))
+	appendN(t, s, "p2", 2) // the store still writes
+	for _, p := range []string{"p1", "p2"} {
+		if head, err := s.Verify(t.Context(), p); err != nil || head.Seq != int64(len(allEvents(t, s, p))) {
+			t.Errorf("Verify(%s) = %v, %v", p, head, err)
+		}
+	}
+}
+
+// writeBeside starts writers goroutines, each making one-event Updates of p1, event ids
+// w<writer>-<i>, one after the other, so that they share transactions with the Updates
+// of a test (group commit). Each Update's id and error go to done, and a writer stops
+// when done returns false. The function returned stops the writers and waits for them.
+func writeBeside(t *testing.T, s store.Store, writers int, done func(w int, id string, err error) bool) (stop func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stopped := make(chan struct{}) // closed by stop
+	for w := range writers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stopped:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", w, i)
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					ne := newEvent("p1", 0)
+					ne.ID = id
+					_, err := tx.Append(t.Context(), ne)
+					return err
+				})
+				if !done(w, id, err) {
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(stopped)
+		wg.Wait()
+	}
 }

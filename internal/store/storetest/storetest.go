@@ -25,6 +25,12 @@ type Harness struct {
 	// immutability guards off, so the suite can forge the tampering that Verify must find.
 	// Nil skips the tamper tests.
 	Tamper func(t *testing.T, s store.Store, query string, args ...any)
+
+	// FailCommit makes every transaction of s's database that appends an event of type
+	// typ fail at its COMMIT, after the functions of its Updates returned nil: a deferred
+	// constraint, checked only at COMMIT, fails it for real, as a disk that fills or a
+	// commit PostgreSQL loses would. Nil skips the test of a failed commit.
+	FailCommit func(t *testing.T, s store.Store, typ string)
 }
 
 // Run runs the whole suite against h, each test on a fresh database.
@@ -46,6 +52,8 @@ func Run(t *testing.T, h Harness) {
 		{"Events/GroupCommit", testGroupCommit},
 		{"Events/GroupPanic", testGroupPanic},
 		{"Events/Cancelled", testCancelled},
+		{"Events/CancelledRunning", testCancelledRunning},
+		{"Events/CommitFails", testCommitFails},
 		{"Events/Wait", testWait},
 		{"Verify/Intact", testVerifyIntact},
 		{"Verify/Tamper", testTamper},

@@ -41,6 +41,12 @@ type Reply struct {
 	// Block holds the answer until the channel is closed or the client goes away; a
 	// client that goes away leaves the operation as it is (nothing is cancelled).
 	Block <-chan struct{}
+
+	// View or ViewDelta, when set, is the answer's View, in full or as a delta; ViewDigest
+	// is the digest its host metadata names (_meta "docket/v1" viewDigest), when set.
+	View       contract.View
+	ViewDelta  *contract.ViewDelta
+	ViewDigest contract.Digest
 }
 
 // Call is one tools/call the server received.
@@ -48,6 +54,7 @@ type Call struct {
 	Tool    string
 	Args    json.RawMessage
 	Session string
+	Meta    map[string]any // the call's _meta
 }
 
 // Server is the fake gateway. Configure it before the runtime connects; its methods are
@@ -295,7 +302,7 @@ func (s *Server) unresolvedLocked() bool {
 }
 
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c := Call{Tool: req.Params.Name, Args: req.Params.Arguments, Session: req.Session.ID()}
+	c := Call{Tool: req.Params.Name, Args: req.Params.Arguments, Session: req.Session.ID(), Meta: req.Params.GetMeta()}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
 	s.mu.Unlock()
@@ -347,7 +354,7 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 			answer.RequestExecuted = &yes
 		}
 	}
-	answer.Result = rep.Result
+	answer.Result, answer.View, answer.ViewDelta = rep.Result, rep.View, rep.ViewDelta
 	// The model's form of the strip carries no ordinals.
 	for _, o := range s.stripLocked() {
 		answer.Operations = append(answer.Operations, o.OperationEntry)
@@ -357,5 +364,9 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}
+	if rep.ViewDigest != (contract.Digest{}) {
+		res.Meta = mcp.Meta{contract.MetaKey: contract.HostMeta{AgentID: "agent-test", ViewDigest: rep.ViewDigest}}
+	}
+	return res, nil
 }
