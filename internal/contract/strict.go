@@ -43,22 +43,48 @@ func CheckJSON(b []byte) error {
 // stays allowed where Go reads it as absent: pointers, slices, maps, interfaces and
 // json.RawMessage.
 func DecodeStrict(b []byte, v any) error {
-	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
-		if err := checkStrict(b, t.Elem()); err != nil {
+	if d, ok := v.(treeDecoder); ok {
+		n, err := parseStrict(b)
+		if err != nil {
 			return err
 		}
-	} else if err := CheckJSON(b); err != nil {
+		return d.decodeTree(b, n)
+	}
+	return decodeStrict(b, v)
+}
+
+// treeDecoder is a wire type that decodes itself strictly from text DecodeStrict has
+// already parsed, so the text is parsed once: through encoding/json its UnmarshalJSON
+// would parse it again (issue 17, item 5: every hop body and served row was parsed two
+// or three times). decodeTree must refuse exactly what DecodeStrict(b, v) without it
+// would, with the same error.
+type treeDecoder interface {
+	decodeTree(b []byte, n *jnode) error
+}
+
+// decodeStrict is DecodeStrict without the single-parse path of a [treeDecoder].
+func decodeStrict(b []byte, v any) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		if err := CheckJSON(b); err != nil {
+			return err
+		}
+		return decodeJSON(b, v)
+	}
+	n, err := parseStrict(b)
+	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	return decodeChecked(b, n, v)
+}
+
+// decodeChecked decodes b, one JSON value that parsed into n, into v, a pointer, as
+// DecodeStrict does after its parse: n is checked against v's type, then decoded.
+func decodeChecked(b []byte, n *jnode, v any) error {
+	if err := walkType(n, reflect.TypeOf(v).Elem(), ""); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
+	return decodeJSON(b, v)
 }
 
 // checkStrict is DecodeStrict's check of b before decoding into a t.
@@ -70,10 +96,24 @@ func checkStrict(b []byte, t reflect.Type) error {
 	return walkType(n, t, "")
 }
 
+// decodeJSON decodes b, already checked, into v, refusing unknown fields.
+func decodeJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
 // jnode is one parsed JSON value.
 type jnode struct {
 	kind  byte // '{', '[', '"', 'n' (null), 'b' (boolean) or '0' (number)
 	start int  // offset of the value in the text
+	end   int  // offset just past the value
 	keys  []string
 	kids  []*jnode
 	str   string  // a string's value
@@ -132,6 +172,14 @@ func (p *strictParser) syntax(what string) error {
 }
 
 func (p *strictParser) value(depth int, path string) (*jnode, error) {
+	n, err := p.valueAt(depth, path)
+	if n != nil {
+		n.end = p.i
+	}
+	return n, err
+}
+
+func (p *strictParser) valueAt(depth int, path string) (*jnode, error) {
 	if depth > MaxJSONDepth {
 		return nil, Errorf(CodeInvalidArgument, "the JSON nests deeper than %d levels at %s; flatten it", MaxJSONDepth, where(path))
 	}

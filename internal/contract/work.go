@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"time"
 )
 
@@ -141,16 +142,29 @@ type WorkToolSpec struct {
 // UnmarshalJSON decodes a row strictly: unknown fields, trailing data and missing parts
 // are refused with a work_row error.
 func (r *WorkRow) UnmarshalJSON(b []byte) error {
+	n, err := parseStrict(b)
+	if err != nil {
+		return rowMalformed(err)
+	}
+	return r.decodeTree(b, n)
+}
+
+// decodeTree is UnmarshalJSON on text DecodeStrict has parsed into n.
+func (r *WorkRow) decodeTree(b []byte, n *jnode) error {
 	type plain WorkRow
 	var p plain
-	if err := DecodeStrict(b, &p); err != nil {
-		return Errorf(CodeWorkRow, "a served work row is malformed (%v); the authority and worker disagree on the hop contract, upgrade one of them.", err)
+	if err := decodeChecked(b, n, &p); err != nil {
+		return rowMalformed(err)
 	}
 	if p.ID == "" || p.Grant == "" || len(p.Args) == 0 || len(p.Target) == 0 || len(p.ToolSpec) == 0 {
 		return Errorf(CodeWorkRow, "a served work row lacks its id, args, target, toolSpec or grant; the authority must serve complete rows.")
 	}
 	*r = WorkRow(p)
 	return nil
+}
+
+func rowMalformed(err error) error {
+	return Errorf(CodeWorkRow, "a served work row is malformed (%v); the authority and worker disagree on the hop contract, upgrade one of them.", err)
 }
 
 // MarshalJSON writes the operation flat: "kind" beside its request's fields.
@@ -196,22 +210,33 @@ func (o *WorkOperation) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return Errorf(CodeWorkBody, "a work operation is not a JSON object with a kind; send {\"kind\": \"Poll\", …}.")
 	}
+	out, err := decodeOperation(head.Kind, func(v any) error { return DecodeStrict(b, v) })
+	if err != nil {
+		return err
+	}
+	*o = out
+	return nil
+}
+
+// decodeOperation decodes the operation of kind with decode, which decodes its text
+// strictly into the value it is given.
+func decodeOperation(kind string, decode func(v any) error) (WorkOperation, error) {
 	var err error
-	out := WorkOperation{Kind: head.Kind}
-	switch head.Kind {
+	out := WorkOperation{Kind: kind}
+	switch kind {
 	case WorkPoll:
 		var v struct {
 			Kind string `json:"kind"`
 			PollRequest
 		}
-		err, out.Poll = DecodeStrict(b, &v), &v.PollRequest
+		err, out.Poll = decode(&v), &v.PollRequest
 	case WorkRenewLease, WorkReleaseLease:
 		var v struct {
 			Kind string `json:"kind"`
 			LeaseRequest
 		}
-		err = DecodeStrict(b, &v)
-		if head.Kind == WorkRenewLease {
+		err = decode(&v)
+		if kind == WorkRenewLease {
 			out.RenewLease = &v.LeaseRequest
 		} else {
 			out.ReleaseLease = &v.LeaseRequest
@@ -221,22 +246,61 @@ func (o *WorkOperation) UnmarshalJSON(b []byte) error {
 			Kind string `json:"kind"`
 			ClaimRequest
 		}
-		err, out.Claim = DecodeStrict(b, &v), &v.ClaimRequest
+		err, out.Claim = decode(&v), &v.ClaimRequest
 	case WorkReport:
 		var v struct {
 			Kind string `json:"kind"`
 			ReportRequest
 		}
-		err, out.Report = DecodeStrict(b, &v), &v.ReportRequest
+		err, out.Report = decode(&v), &v.ReportRequest
 	default:
-		return Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", head.Kind)
+		return WorkOperation{}, Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", kind)
 	}
 	if c := CodeOf(err); c != "" && c != CodeInvalidArgument {
-		return err // a strict-JSON refusal keeps its own code
+		return WorkOperation{}, err // a strict-JSON refusal keeps its own code
 	}
 	if err != nil {
-		return Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields of its kind (docs/workers.md lists them).", head.Kind, err)
+		return WorkOperation{}, Errorf(CodeWorkBody, "work operation %s is malformed (%v); send only the fields of its kind (docs/workers.md lists them).", kind, err)
 	}
-	*o = out
-	return nil
+	return out, nil
+}
+
+// decodeTree decodes a /work body DecodeStrict has parsed into n, parsing it once: the
+// operation is decoded from its part of the text and its node, where through
+// encoding/json WorkOperation.UnmarshalJSON would read its kind with one more decode and
+// parse it again. Only the common shape — exactly the key "operation", an object whose
+// "kind" is a string naming a kind, decoding without error — takes that path; anything
+// else is decoded as before, parse and all, so every refusal stays the one it was.
+func (w *WorkBody) decodeTree(b []byte, n *jnode) error {
+	if err := walkType(n, reflect.TypeFor[WorkBody](), ""); err != nil {
+		return err
+	}
+	if n.kind == '{' && len(n.keys) == 1 && n.keys[0] == "operation" {
+		if op, ok := operationFromTree(b, n.kids[0]); ok {
+			*w = WorkBody{Operation: op}
+			return nil
+		}
+	}
+	return decodeStrict(b, w)
+}
+
+// operationFromTree decodes the operation n from b, the text it was parsed from, when it
+// has exactly the key "kind" holding a string (the parse refused any key differing from
+// it only in case, so encoding/json would read that kind too) and decodes without error.
+func operationFromTree(b []byte, n *jnode) (WorkOperation, bool) {
+	if n.kind != '{' {
+		return WorkOperation{}, false
+	}
+	kind, found := "", false
+	for i, k := range n.keys {
+		if k == "kind" && n.kids[i].kind == '"' {
+			kind, found = n.kids[i].str, true
+		}
+	}
+	if !found {
+		return WorkOperation{}, false
+	}
+	text := b[n.start:n.end]
+	op, err := decodeOperation(kind, func(v any) error { return decodeChecked(text, n, v) })
+	return op, err == nil
 }
