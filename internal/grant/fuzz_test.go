@@ -45,6 +45,14 @@ func FuzzVerify(f *testing.F) {
 	key, want, now := sample(f)
 	f.Fuzz(func(t *testing.T, token string) {
 		g, err := grant.Verify(key, token, want, now)
+		if p, perr := grant.Parse(token); perr == nil {
+			once, perr := p.Verify(key, want, now)
+			if perr == nil != (err == nil) || err != nil && perr.Error() != err.Error() || once != g {
+				t.Fatalf("Parse+Verify(%q) = %+v, %v; Verify = %+v, %v", token, once, perr, g, err)
+			}
+		} else if err == nil {
+			t.Fatalf("Parse(%q) = %v, but Verify accepts it", token, perr)
+		}
 		if err == nil {
 			tok, _ := grant.Sign(key, g)
 			if tok != token {

@@ -66,14 +66,66 @@ func Verify(key []byte, token string, want contract.Grant, now time.Time) (contr
 	if err != nil {
 		return contract.Grant{}, err
 	}
-	if !hmac.Equal(sum, mac(key, payload)) {
-		return contract.Grant{}, contract.Errorf(contract.CodeGrantSignature,
-			"the grant's signature does not match this worker's Connection key; check that the worker runs with the key of the Connection the work was dispatched to.")
+	if err := checkMAC(key, payload, sum); err != nil {
+		return contract.Grant{}, err
 	}
 	g, err := parse(payload)
 	if err != nil {
 		return contract.Grant{}, err
 	}
+	return check(g, want, now)
+}
+
+// Parsed is a grant token split and its payload parsed, not yet verified. A caller that
+// must read a token's grant before it can verify it (the authority reads the adapter
+// digest a claim pins, then verifies the claim in its batch) parses the token once with
+// it, rather than with [Decode] and then again in [Verify].
+type Parsed struct {
+	payload, sum []byte
+	g            contract.Grant
+}
+
+// Parse splits token and parses its payload, refusing what [Decode] refuses; its grant is
+// not verified until [Parsed.Verify].
+func Parse(token string) (Parsed, error) {
+	payload, sum, err := split(token)
+	if err != nil {
+		return Parsed{}, err
+	}
+	g, err := parse(payload)
+	if err != nil {
+		return Parsed{}, err
+	}
+	return Parsed{payload: payload, sum: sum, g: g}, nil
+}
+
+// Unverified returns the grant p carries WITHOUT checking its signature; use it only to
+// inspect a token, never to decide to run.
+func (p Parsed) Unverified() contract.Grant { return p.g }
+
+// Verify checks p as [Verify] checks its token: the MAC under key, then every field but
+// the times against want, then the times against now.
+func (p Parsed) Verify(key []byte, want contract.Grant, now time.Time) (contract.Grant, error) {
+	if p.payload == nil {
+		return contract.Grant{}, contract.Errorf(contract.CodeGrantMalformed, "the grant token was never parsed; a grant is base64url(payload) \".\" base64url(mac) as the authority signs it.")
+	}
+	if err := checkMAC(key, p.payload, p.sum); err != nil {
+		return contract.Grant{}, err
+	}
+	return check(p.g, want, now)
+}
+
+// checkMAC compares sum with the MAC of payload under key in constant time.
+func checkMAC(key, payload, sum []byte) error {
+	if !hmac.Equal(sum, mac(key, payload)) {
+		return contract.Errorf(contract.CodeGrantSignature,
+			"the grant's signature does not match this worker's Connection key; check that the worker runs with the key of the Connection the work was dispatched to.")
+	}
+	return nil
+}
+
+// check compares g, whose MAC has been checked, with want and its times with now.
+func check(g, want contract.Grant, now time.Time) (contract.Grant, error) {
 	if field := mismatch(g, want); field != "" {
 		return contract.Grant{}, contract.Errorf(contract.CodeGrantMismatch,
 			"the grant's %s is not what this worker knows; the work was granted for another call, instance or generation and is neither claimed nor run.", field)
@@ -92,11 +144,8 @@ func Verify(key []byte, token string, want contract.Grant, now time.Time) (contr
 // Decode returns the grant a token carries WITHOUT checking its signature; use it only to
 // inspect a token, never to decide to run.
 func Decode(token string) (contract.Grant, error) {
-	payload, _, err := split(token)
-	if err != nil {
-		return contract.Grant{}, err
-	}
-	return parse(payload)
+	p, err := Parse(token)
+	return p.g, err
 }
 
 func split(token string) (payload, sum []byte, err error) {

@@ -164,14 +164,34 @@ func TestVerify(t *testing.T) {
 			if at.IsZero() {
 				at = now
 			}
-			_, err := grant.Verify(k, token, want, at)
+			signed, err := grant.Verify(k, token, want, at)
 			if got := contract.CodeOf(err); got != tt.code {
 				t.Fatalf("Verify = %v, want code %q", err, tt.code)
+			}
+			// Parsed once, then verified, a token is refused or accepted alike.
+			p, perr := grant.Parse(token)
+			if perr == nil {
+				var once contract.Grant
+				once, perr = p.Verify(k, want, at)
+				if perr == nil && once != signed {
+					t.Fatalf("Parse+Verify = %+v, Verify = %+v", once, signed)
+				}
+			}
+			if perr == nil != (err == nil) || err != nil && perr.Error() != err.Error() {
+				t.Fatalf("Parse+Verify = %v, Verify = %v", perr, err)
 			}
 			if tt.field != "" && !strings.Contains(err.Error(), tt.field) {
 				t.Errorf("Verify = %v, want the field %q named", err, tt.field)
 			}
 		})
+	}
+}
+
+// TestParsed_zero shows that a Parsed that never came from Parse verifies nothing.
+func TestParsed_zero(t *testing.T) {
+	key, g, now := sample(t)
+	if _, err := (grant.Parsed{}).Verify(key, g, now); contract.CodeOf(err) != contract.CodeGrantMalformed {
+		t.Fatalf("zero Parsed.Verify = %v, want grant_malformed", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/grant"
 )
 
 // pending is one hop call waiting to be committed with the others of its Connection.
@@ -84,12 +85,12 @@ func (d *Dispatcher) queues(conn contract.Connection) *hopQueues {
 
 // claimCall is a Claim, decoded, waiting for its batch.
 type claimCall struct {
-	req           contract.ClaimRequest
-	agent         string
-	ordinal       int64
-	key           identity.Token // the Connection key its grant verifies under; never logged
-	adapterDigest string
-	err           error // its own refusal in the batch
+	req     contract.ClaimRequest
+	agent   string
+	ordinal int64
+	key     identity.Token // the Connection key its grant verifies under; never logged
+	grant   grant.Parsed   // its grant, parsed once when the claim arrived, verified in the batch
+	err     error          // its own refusal in the batch
 }
 
 // reportCall is a Report waiting for its batch.

@@ -501,11 +501,11 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	signed, err := grant.Decode(req.Grant)
+	signed, err := grant.Parse(req.Grant)
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	c := newPending(ctx, &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, adapterDigest: signed.AdapterDigest})
+	c := newPending(ctx, &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, grant: signed})
 	if err := d.queues(conn).claims.await(c, func(batch []*pending[*claimCall]) { d.claimBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
@@ -565,14 +565,14 @@ func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup,
 	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
 		return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 	}
-	s, why, err := d.shape(ctx, cs, operation.Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, c.adapterDigest)
+	s, why, err := d.shape(ctx, cs, operation.Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)
 	if err != nil {
 		return err
 	}
 	if why != nil {
 		return contract.Errorf(contract.CodeGrantMismatch, "work %s can no longer run on this Connection (its Tool lock or Source changed); poll again.", req.ID)
 	}
-	if _, err := grant.Verify([]byte(c.key), req.Grant, s.grant, wc.now); err != nil {
+	if _, err := c.grant.Verify([]byte(c.key), s.grant, wc.now); err != nil {
 		return fmt.Errorf("claim %s: %w", req.ID, err)
 	}
 	by := contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
