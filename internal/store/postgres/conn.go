@@ -98,6 +98,9 @@ func (c conn) mapErr(err error) error {
 	if c.closed != nil && c.closed.Load() {
 		return fmt.Errorf("%w: %w", store.ErrClosed, err)
 	}
+	if c.batch != nil && errors.Is(context.Cause(c.batch), errBatchDeadline) {
+		return fmt.Errorf("%w: %w", errBatchDeadline, err)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.ErrNotFound
 	}

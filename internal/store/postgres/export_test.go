@@ -35,3 +35,6 @@ func RawTx(ctx context.Context, s *Store, fn func(tx pgx.Tx) error) error {
 // SetBatchTimeout shortens the bound of s's batches, for a test of a stuck statement.
 // Call it before s's first Update.
 func SetBatchTimeout(s *Store, d time.Duration) { s.batchTimeout = d }
+
+// ErrBatchDeadline is the cause a batch past its deadline is failed with.
+var ErrBatchDeadline = errBatchDeadline

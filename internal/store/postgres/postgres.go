@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -162,6 +163,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return s.group.Do(ctx, fn, s.commit)
 }
 
+// errBatchDeadline is the cause of a batch's end at its deadline: the error a caller gets
+// then says that the shared transaction ran out of time, not that its own context did.
+var errBatchDeadline = errors.New("the write transaction ran past its deadline (a statement stuck on a lock, or a database not answering); nothing of it was committed")
+
 // commit runs one batch of Updates in one transaction on a pooled connection and
 // settles it.
 //
@@ -172,7 +177,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // answering): pgx then closes the connection and every caller of the batch gets the
 // error; nothing of the batch commits.
 func (s *Store) commit(b *tables.Batch) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.batchTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), s.batchTimeout, errBatchDeadline)
 	defer cancel()
 	c := conn{closed: &s.closed, batch: ctx}
 	pc, err := s.pool.Acquire(ctx)

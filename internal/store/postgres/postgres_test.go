@@ -180,8 +180,8 @@ func TestUpdate_StuckStatement(t *testing.T) {
 	}()
 	select {
 	case err := <-stuck:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Update stuck on a lock = %v, want the batch's deadline (%v)", err, context.DeadlineExceeded)
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, postgres.ErrBatchDeadline) {
+			t.Errorf("Update stuck on a lock = %v, want the batch's deadline, said as such (%v)", err, postgres.ErrBatchDeadline)
 		}
 	case <-time.After(20 * bound):
 		t.Fatalf("Update stuck on a lock still waits %v after its batch's deadline of %v", 20*bound, bound)
