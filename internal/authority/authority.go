@@ -59,14 +59,15 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
-	// Every part shares one store that remembers what this process committed, so their
-	// catch-ups read back from memory (eventlog.Remember).
-	cfg.Store = eventlog.Remember(cfg.Store)
-	a := &Authority{store: cfg.Store, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
+	a := &Authority{log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	a.log = a.log.With(logComponent, "authority")
+	// Every part shares one store that remembers what this process committed, so their
+	// catch-ups read back from memory (eventlog.Remember).
+	cfg.Store = eventlog.Remember(cfg.Store, a.log)
+	a.store = cfg.Store
 	if a.now == nil {
 		a.now = time.Now
 	}

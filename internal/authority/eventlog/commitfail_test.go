@@ -1,12 +1,15 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +134,8 @@ func TestCursor_FailedCommit(t *testing.T) {
 			t.Run(b.name+"/"+next.name, func(t *testing.T) {
 				ctx := t.Context()
 				st := b.open(t)
-				mem := eventlog.Remember(st)
+				var logged bytes.Buffer
+				mem := eventlog.Remember(st, slog.New(slog.NewTextHandler(&logged, nil)))
 				appendN(t, mem, 2)
 				p := newProjection()
 				if err := p.cur.CatchUp(ctx, mem, project, p.apply); err != nil {
@@ -157,6 +161,10 @@ func TestCursor_FailedCommit(t *testing.T) {
 				if p.resets != 1 {
 					t.Errorf("projection rebuilt %d times, want once", p.resets)
 				}
+				// It heals itself, and says so: counted, and on the log at WARN.
+				if n := eventlog.Rebuilds(mem); n != 1 || !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "rebuilt from the log") {
+					t.Errorf("after one rebuild Rebuilds = %d and the log reads %q; want 1 and a warning", n, logged.String())
+				}
 			})
 		}
 	}
@@ -167,7 +175,7 @@ func TestCursor_FailedCommit(t *testing.T) {
 func TestCursor_FailedCommitNoReset(t *testing.T) {
 	ctx := t.Context()
 	st := failingBackends[0].open(t)
-	mem := eventlog.Remember(st)
+	mem := eventlog.Remember(st, nil)
 	var cur eventlog.Cursor
 	apply := func(store.Event) error { return nil }
 	if err := mem.Update(ctx, func(tx store.Tx) error {
@@ -195,7 +203,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
 			st := b.open(t)
-			mem := eventlog.Remember(st)
+			mem := eventlog.Remember(st, nil)
 			p := newProjection()
 			var mu sync.Mutex // the projection's lock
 			const writers, each = 4, 40

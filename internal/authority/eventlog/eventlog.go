@@ -146,7 +146,7 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 // what it applied inside a transaction.
 func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract.ProjectID, to int64, apply func(store.Event) error) error {
 	rebuilt := false
-	if _, err := c.again(c.confirm(ctx, r, project), project, &rebuilt); err != nil {
+	if _, err := c.again(r, c.confirm(ctx, r, project), project, &rebuilt); err != nil {
 		return err
 	}
 	if tails(r) == nil {
@@ -157,7 +157,7 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 	}
 	_, inTx := r.(store.Tx)
 	for {
-		again, err := c.again(c.applyAll(project, Recent(r, project, c.seq, to), true, apply), project, &rebuilt)
+		again, err := c.again(r, c.applyAll(project, Recent(r, project, c.seq, to), true, apply), project, &rebuilt)
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 		if err != nil {
 			return fmt.Errorf("read events of %s: %w", project, err)
 		}
-		if again, err = c.again(c.applyAll(project, es, !inTx, apply), project, &rebuilt); err != nil {
+		if again, err = c.again(r, c.applyAll(project, es, !inTx, apply), project, &rebuilt); err != nil {
 			return err
 		}
 		if !again && len(es) < MaxEventPage {
@@ -184,7 +184,7 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 // again reports whether a catch-up starts over after err: once, after the cursor was
 // reset (errRebuilt). A second reset in one catch-up means the log itself does not
 // chain, and rebuilding again would find the same.
-func (c *Cursor) again(err error, project contract.ProjectID, rebuilt *bool) (bool, error) {
+func (c *Cursor) again(r store.Reader, err error, project contract.ProjectID, rebuilt *bool) (bool, error) {
 	if !errors.Is(err, errRebuilt) {
 		return false, err
 	}
@@ -192,6 +192,9 @@ func (c *Cursor) again(err error, project contract.ProjectID, rebuilt *bool) (bo
 		return false, fmt.Errorf("catch up the log of %s: event %d does not follow the one before it, read from the start: %w", project, c.seq+1, ErrDiverged)
 	}
 	*rebuilt = true
+	if m := tails(r); m != nil {
+		m.rebuilt(project)
+	}
 	return true, nil
 }
 
@@ -268,7 +271,7 @@ func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.Proj
 	_, inTx := r.(store.Tx)
 	for {
 		err := Scan(ctx, r, project, c.seq, -1, func(e store.Event) error { return c.applyOne(project, e, !inTx, apply) })
-		if again, err := c.again(err, project, rebuilt); !again {
+		if again, err := c.again(r, err, project, rebuilt); !again {
 			return err
 		}
 	}

@@ -2,7 +2,9 @@ package eventlog
 
 import (
 	"context"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -27,19 +29,43 @@ const tailSize = 1024
 
 // Remember returns st with a memory of the events committed through it: each project's
 // latest [tailSize] events, read back by [Cursor.CatchUp] instead of the store. Every part
-// of one authority must share the store it returns.
-func Remember(st store.Store) store.Store {
+// of one authority must share the store it returns. A projection rebuilt because it held
+// events its log lacks (a failed COMMIT, see [Cursor]) is said on log, at WARN, and
+// counted ([Rebuilds]): it heals itself, but a person should know it happened. A nil log
+// says nothing.
+func Remember(st store.Store, log *slog.Logger) store.Store {
 	if _, ok := st.(*memStore); ok {
 		return st
 	}
-	return &memStore{Store: st, tails: map[string]*tail{}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &memStore{Store: st, tails: map[string]*tail{}, log: log}
 }
 
 // memStore is a store.Store that hands each commit's events to their projects' tails.
 type memStore struct {
 	store.Store
-	mu    sync.Mutex       // guards tails; held only to find or create an entry
-	tails map[string]*tail // by project; created on a project's first commit here
+	mu       sync.Mutex       // guards tails; held only to find or create an entry
+	tails    map[string]*tail // by project; created on a project's first commit here
+	log      *slog.Logger
+	rebuilds atomic.Int64 // projections rebuilt from the log since the store was made
+}
+
+// rebuilt notes that a projection of project's log was found ahead of it and rebuilt.
+func (m *memStore) rebuilt(project contract.ProjectID) {
+	n := m.rebuilds.Add(1)
+	m.log.Warn("a projection held events its log lacks (a write whose COMMIT failed) and was rebuilt from the log",
+		"project", string(project), "rebuilds", n)
+}
+
+// Rebuilds returns how many projections were rebuilt from the log through r's store
+// (see [Remember]); 0 when r is not a store from Remember or a transaction of one.
+func Rebuilds(r store.Reader) int64 {
+	if m := tails(r); m != nil {
+		return m.rebuilds.Load()
+	}
+	return 0
 }
 
 // tail is one project's latest committed events, each in the slot of its sequence

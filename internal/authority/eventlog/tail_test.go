@@ -190,7 +190,7 @@ func openLog(t *testing.T) (st, counted, mem store.Store, read *atomic.Int64) {
 	}
 	read = new(atomic.Int64)
 	counted = countingStore{Store: st, read: read}
-	return st, counted, eventlog.Remember(counted), read
+	return st, counted, eventlog.Remember(counted, nil), read
 }
 
 var errFail = errors.New("fail on purpose")
