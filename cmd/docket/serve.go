@@ -98,6 +98,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	tel.CountRebuilds(a.ProjectionRebuilds)
 	if err := a.Restore(ctx); err != nil {
 		return err
 	}

@@ -191,6 +191,9 @@ func TestServeWorker_MetricsAndTrace(t *testing.T) {
 			t.Errorf("%s%v = %v, want at least %v", c.metric, c.labels, got, c.min)
 		}
 	}
+	if !strings.Contains(m, "\ndocket_projection_rebuilds_total 0\n") {
+		t.Error("/metrics has no docket_projection_rebuilds_total at 0, with no COMMIT failed")
+	}
 	if !strings.Contains(m, "\ndocket_work_queued{connection=\"") {
 		t.Error("/metrics has no docket_work_queued gauge of the worker's Connection")
 	}

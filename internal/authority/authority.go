@@ -151,3 +151,7 @@ func (a *Authority) Conversation(ctx context.Context, c Caller, project contract
 func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
 	return a.conversations.Conversations(ctx, c, project, agent)
 }
+
+// ProjectionRebuilds returns how many of this authority's projections were rebuilt from
+// the log because they held events a failed COMMIT lost (see eventlog.Remember).
+func (a *Authority) ProjectionRebuilds() int64 { return eventlog.Rebuilds(a.store) }

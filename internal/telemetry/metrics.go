@@ -101,6 +101,15 @@ func New(cfg Config) *Telemetry {
 	return t
 }
 
+// CountRebuilds exports n, the projections rebuilt from the log after a failed COMMIT
+// (the authority's ProjectionRebuilds), as docket_projection_rebuilds_total. Call it once.
+func (t *Telemetry) CountRebuilds(n func() int64) {
+	t.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "docket_projection_rebuilds_total",
+		Help: "Projections rebuilt from the log because they held events a failed COMMIT lost.",
+	}, func() float64 { return float64(n()) }))
+}
+
 // Registry returns the registry the metrics are kept in.
 func (t *Telemetry) Registry() *prometheus.Registry { return t.reg }
 
