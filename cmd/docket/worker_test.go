@@ -385,6 +385,49 @@ func newBlockEnv(t *testing.T) *hopEnv {
 	return h
 }
 
+// blockStarts opens h's started.fifo for reading and writing, before the worker runs the
+// block program: so opened, it never reads as ended between two programs' writes, and the
+// open does not wait for a writer.
+func (h *hopEnv) blockStarts(t *testing.T) *os.File {
+	t.Helper()
+	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { started.Close() })
+	return started
+}
+
+// waitStarts waits up to a minute until n block programs wrote to started.
+func waitStarts(t *testing.T, started *os.File, n int) {
+	t.Helper()
+	if err := started.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(started, make([]byte, n)); err != nil {
+		t.Fatalf("%d block programs did not start: %v", n, err)
+	}
+}
+
+// letBlocksGo lets go the block programs waiting on go.fifo: a writer that opens and
+// closes it lets go the readers that have it open. It does not wait for a reader, so a
+// caller calls it until what it waits for settled.
+func (h *hopEnv) letBlocksGo() {
+	if release, err := os.OpenFile(filepath.Join(h.files, "go.fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		release.Close()
+	}
+}
+
+// blockRuns returns how many times the block program ran.
+func (h *hopEnv) blockRuns(t *testing.T) int {
+	t.Helper()
+	runs, err := os.ReadFile(filepath.Join(h.files, "runs.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(runs), "run")
+}
+
 // TestWorker_KilledAfterClaim: a worker killed after its claim and before its report
 // leaves the Operation needing a person, and nothing runs it again.
 func TestWorker_KilledAfterClaim(t *testing.T) {
@@ -395,7 +438,9 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.ReadAll(started)
+	if _, err := io.ReadAll(started); err != nil {
+		t.Fatal(err)
+	}
 	started.Close()
 	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -411,8 +456,7 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 	if e.State != contract.OpNeedsPerson {
 		t.Fatalf("operation after its worker was killed = %+v, want needs_person", e)
 	}
-	runs, _ := os.ReadFile(filepath.Join(h.files, "runs.log"))
-	if n := strings.Count(string(runs), "run"); n != 1 {
+	if n := h.blockRuns(t); n != 1 {
 		t.Errorf("the program ran %d times, want once", n)
 	}
 	// A member reconciles it from the command line.
@@ -431,29 +475,14 @@ func TestWorker_KilledAfterClaim(t *testing.T) {
 // runs once. A worker that ran its rows one after another would never start the second.
 func TestWorker_RunsServedCallsTogether(t *testing.T) {
 	h := newBlockEnv(t)
-	// Opened for reading and writing, the FIFO never reads as ended between the two
-	// programs' writes, and the open does not wait for a writer.
-	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer started.Close()
+	started := h.blockStarts(t)
 	h.startWorker(t)
 	h.apply(t, 0, "block", contract.Args{"n": contract.StringValue("1")})
 	h.apply(t, 1, "block", contract.Args{"n": contract.StringValue("2")})
-	if err := started.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(started, make([]byte, 2)); err != nil {
-		t.Fatalf("both programs did not start while the first was held: %v", err)
-	}
-	// Both wait on go.fifo: a writer that opens and closes it lets go the readers that
-	// have it open, so it is opened (without waiting for a reader) until both settled.
+	waitStarts(t, started, 2) // both, while the first is held
 	deadline := time.Now().Add(60 * time.Second)
 	for settled := 0; settled < len(h.agents); {
-		if release, err := os.OpenFile(filepath.Join(h.files, "go.fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			release.Close()
-		}
+		h.letBlocksGo()
 		settled = 0
 		for _, ag := range h.agents {
 			st, err := h.ops.State(t.Context(), ag)
@@ -472,11 +501,7 @@ func TestWorker_RunsServedCallsTogether(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	runs, err := os.ReadFile(filepath.Join(h.files, "runs.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(runs), "run"); n != 2 {
+	if n := h.blockRuns(t); n != 2 {
 		t.Errorf("the program ran %d times, want twice", n)
 	}
 }
@@ -489,19 +514,10 @@ func TestWorker_RunsServedCallsTogether(t *testing.T) {
 func TestWorker_PollsWhileRowsRun(t *testing.T) {
 	h := newBlockEnv(t)
 	h.lock(t, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
-	started, err := os.OpenFile(filepath.Join(h.files, "started.fifo"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer started.Close()
+	started := h.blockStarts(t)
 	h.startWorker(t)
 	h.apply(t, 0, "block", contract.Args{"n": contract.StringValue("1")})
-	if err := started.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(started, make([]byte, 1)); err != nil {
-		t.Fatalf("the held program did not start: %v", err)
-	}
+	waitStarts(t, started, 1)
 	h.apply(t, 1, "load", contract.Args{"path": contract.StringValue("data/input.json")})
 	settled := func(i int) contract.OperationEntry {
 		st, err := h.ops.State(t.Context(), h.agents[i])
@@ -525,9 +541,7 @@ func TestWorker_PollsWhileRowsRun(t *testing.T) {
 	}
 	deadline = time.Now().Add(60 * time.Second)
 	for e := settled(0); !e.State.Settled(); e = settled(0) {
-		if release, err := os.OpenFile(filepath.Join(h.files, "go.fifo"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			release.Close()
-		}
+		h.letBlocksGo()
 		if time.Now().After(deadline) {
 			t.Fatalf("the held call = %+v a minute after it was let go, want done", e)
 		}
@@ -536,11 +550,7 @@ func TestWorker_PollsWhileRowsRun(t *testing.T) {
 	if e := settled(0); e.State != contract.OpDone {
 		t.Fatalf("the held call = %+v, want done", e)
 	}
-	runs, err := os.ReadFile(filepath.Join(h.files, "runs.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(runs), "run"); n != 1 {
+	if n := h.blockRuns(t); n != 1 {
 		t.Errorf("the held program ran %d times, want once", n)
 	}
 }
