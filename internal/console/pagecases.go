@@ -223,11 +223,7 @@ func (s *Server) proposers(ctx context.Context, v visit, ops []contract.Operatio
 // firstEventAt returns the sequence number before the project's first event at or after
 // at, bisecting the log with one-event reads: the log is appended in time order.
 func (s *Server) firstEventAt(ctx context.Context, v visit, at time.Time) (int64, error) {
-	head, err := s.auth.LogHead(ctx, v.caller, v.project)
-	if err != nil {
-		return 0, err
-	}
-	lo, hi := int64(0), head+1 // every event up to lo is before at; hi is at or after it, or past the end
+	lo, hi := int64(0), v.head+1 // every event up to lo is before at; hi is at or after it, or past the end
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		es, err := s.auth.Events(ctx, v.caller, v.project, mid-1, 1)

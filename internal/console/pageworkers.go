@@ -98,10 +98,7 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	if err != nil {
 		return err
 	}
-	head, err := s.auth.LogHead(ctx, v.caller, v.project)
-	if err != nil {
-		return err
-	}
+	head := v.head // where the page's stream starts: what it lists ends there
 	// The recent part of the log, as far back as one filtered read looks.
 	es, _, err := s.auth.FilterEvents(ctx, v.caller, v.project, max(0, head-authority.MaxEventScan), authority.MaxEventPage,
 		contract.EventFilter{Types: []string{evLeaseAcquired, evWorkClaimed, evWorkReported}}, "")
