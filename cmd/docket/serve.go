@@ -109,6 +109,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// One Operations serves the gateway, the decision routes and the worker hop, so a
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
+	defer ops.Close() // after the listener's shutdown below: its hold pumps end and are waited for
 	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
 	tel.ObserveQueues(func(ctx context.Context) ([]telemetry.QueuedWork, error) {
 		qs, err := dispatcher.Queues(ctx)

@@ -355,3 +355,28 @@ func TestOperations_Begin(t *testing.T) {
 		})
 	}
 }
+
+// TestOperations_CloseEndsHeldCalls: the hold pumps are the Operations' own goroutines.
+// Close ends a call held on a running write with unavailable, returns only once the pump
+// has stopped, and a call held after Close fails at once, the same way (no pump starts).
+func TestOperations_CloseEndsHeldCalls(t *testing.T) {
+	f := newOpsFixture(t, time.Hour) // no worker runs: only Close ends the hold
+	write := authority.Call{Tool: contract.ToolApplyAction,
+		Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}}
+	h, _, err := f.ops.Begin(t.Context(), f.agent, write)
+	if err != nil || h == nil {
+		t.Fatalf("Begin = %v (held %v), want a held write", err, h != nil)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Wait(t.Context()) }()
+	// The hold registers before Wait parks; Close may come before or after, and either
+	// way the hold ends with the same refusal.
+	f.ops.Close()
+	if err := <-done; contract.CodeOf(err) != contract.CodeUnavailable {
+		t.Fatalf("a call held across Close ended with %v, want %s", err, contract.CodeUnavailable)
+	}
+	if err := h.Wait(t.Context()); contract.CodeOf(err) != contract.CodeUnavailable {
+		t.Fatalf("a call held after Close ended with %v, want %s", err, contract.CodeUnavailable)
+	}
+	f.ops.Close() // twice is harmless
+}

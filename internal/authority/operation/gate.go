@@ -69,6 +69,15 @@ type Operations struct {
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
+
+	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
+	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
+	// pump starts once Close waits; it is taken under a Ledger's mu, never around one.
+	life   context.Context
+	end    context.CancelFunc
+	pumpMu sync.Mutex
+	closed bool
+	pumps  sync.WaitGroup
 }
 
 // New returns the Operations over d.
@@ -93,8 +102,23 @@ func New(d Deps, cfg Config) *Operations {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
+	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }
+
+// Close stops every hold pump and waits for it: a call still held fails with
+// [contract.CodeUnavailable], and one held after Close fails at once. It is safe to call
+// more than once.
+func (o *Operations) Close() {
+	o.pumpMu.Lock()
+	o.closed = true
+	o.pumpMu.Unlock()
+	o.end()
+	o.pumps.Wait()
+}
+
+// errClosed is why a call held on Operations that were closed ends.
+var errClosed = &contract.Error{Code: contract.CodeUnavailable, Teaching: "the authority is shutting down; call again against a running docket serve."}
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }

@@ -131,11 +131,18 @@ func (o *Operations) watchLocked(project contract.ProjectID, l *Ledger, key hold
 		l.holds[key] = w
 	}
 	w.n++
-	if !l.pumping {
-		l.pumping, l.pumpErr = true, nil
-		l.pumpCtx, l.pumpStop = context.WithCancel(context.Background())
-		go o.pump(project, l)
+	if l.pumping {
+		return
 	}
+	o.pumpMu.Lock()
+	defer o.pumpMu.Unlock()
+	if o.closed {
+		l.pumpErr = errClosed
+		return
+	}
+	l.pumping, l.pumpErr = true, nil
+	l.pumpCtx, l.pumpStop = context.WithCancel(o.life)
+	o.pumps.Go(func() { o.pump(project, l) })
 }
 
 // unwatchLocked ends a call held on key; the last one stops the pump. l.mu must be held.
@@ -180,14 +187,16 @@ func (o *Operations) pump(project contract.ProjectID, l *Ledger) {
 			return
 		}
 		ctx := l.pumpCtx
-		if ctx.Err() != nil { // the last hold ended and a new one came before the pump saw it
-			ctx, l.pumpStop = context.WithCancel(context.Background())
+		if ctx.Err() != nil && o.life.Err() == nil { // the last hold ended and a new one came before the pump saw it
+			ctx, l.pumpStop = context.WithCancel(o.life)
 			l.pumpCtx = ctx
 		}
 		// Woken by a commit of this process, the pump needs no head read to reach it; once
 		// there, a wake is another instance's commit, and the head is read.
 		var err error
-		if to := eventlog.Latest(o.store, project); to > l.cursor.Seq() {
+		if o.life.Err() != nil {
+			err = errClosed
+		} else if to := eventlog.Latest(o.store, project); to > l.cursor.Seq() {
 			err = l.catchUpToLocked(ctx, o.store, project, to)
 		} else {
 			err = l.catchUpLocked(ctx, o.store, project)
@@ -197,7 +206,7 @@ func (o *Operations) pump(project contract.ProjectID, l *Ledger) {
 		if err == nil {
 			err = o.store.Wait(ctx, string(project), cursor)
 			if ctx.Err() != nil {
-				continue
+				continue // the last hold ended, or Close: the loop's top tells which
 			}
 		}
 		if err != nil {
