@@ -17,6 +17,7 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -90,7 +91,7 @@ func assertedFact(job string) func(b *board.Board) (authority.Change, error) {
 		if err != nil {
 			return authority.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 

@@ -6,11 +6,7 @@
 // the cache alone.
 package event
 
-import (
-	"strings"
-
-	"github.com/docketrun/docket/internal/contract"
-)
+import "strings"
 
 // Event types, grouped by what appends them. The payload type of each is its name with
 // Data after it (payload.go); the comment after each says what it holds.
@@ -94,16 +90,15 @@ const (
 	ScheduleMissed  = "schedule.missed"  // fires not run under the schedule's policy: how many, the first and last due time
 	ScheduleOutcome = "schedule.outcome" // contract.ScheduleFire with its task's final state
 
-	// Conversations: the agent runtime's stored conversations, named in contract because
-	// the runtime reads them back.
-	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
-	ConversationBudgetExhausted = contract.EventConversationBudgetExhausted // an agent ran out of budget
+	// Conversations: the agent runtime's stored conversations.
+	ConversationSaved           = "conversation.saved"            // a conversation's new revision
+	ConversationBudgetExhausted = "conversation.budget_exhausted" // an agent ran out of budget
 
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
-	TaskPosted   = contract.EventTaskPosted   // the task as posted
-	TaskClaimed  = contract.EventTaskClaimed  // the task, attempt, lease end, whether it is a wake
-	TaskReported = contract.EventTaskReported // the task, attempt, state, what it waits on, the result
+	TaskPosted   = "task.posted"   // the task as posted
+	TaskClaimed  = "task.claimed"  // the task, attempt, lease end, whether it is a wake
+	TaskReported = "task.reported" // the task, attempt, state, what it waits on, the result
 )
 
 // Kind is one entry of the catalog.

@@ -130,9 +130,11 @@ type ActionAppliedData Action
 // ActionCompletedData is an executed Action whose outcome was applied.
 type ActionCompletedData Action
 
-// BoardRecordedData is the full content of the node and Case records one Board change
-// wrote, appended with that change's event, so that the log, not the node table, is the
-// Board's truth.
+// BoardRecordedData is the full content of every node and Case record one Board change
+// wrote (a node's atom, tier, provenance and premises; the tool rows an Action's outcome
+// turned into facts are those nodes), and the ids it deleted, appended with that
+// change's event, so that the log, not the node table, is the Board's truth: the node
+// table is a projection of these events, which the boards package replays to check it.
 type BoardRecordedData struct {
 	// Snapshot marks the record a log written before records existed gets at its first
 	// start on a version that records: it adopts the node table as found then, replacing
