@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/docketrun/docket/internal/authority/event"
 )
 
 const module = "github.com/docketrun/docket/"
@@ -300,5 +302,61 @@ func TestEncodingErrorsHandled(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// TestEventTypesNamedOnce refuses a string literal equal to an event type of the catalog
+// anywhere but the catalog, test files included: a reader that names a type by its string
+// compiles after the type is renamed and silently reads nothing, where one that names the
+// catalog's constant does not compile (docs/architecture.md, "Event catalog"). The few
+// files below hold such a string that is not an event's type, each for the reason given.
+func TestEventTypesNamedOnce(t *testing.T) {
+	types := map[string]bool{}
+	for _, k := range event.Catalog {
+		types[k.Type] = true
+	}
+	notTypes := map[string]string{
+		"internal/signing/checkpoint.go":        "a checkpoint's reason names the event that sealed it; the signing leaf imports no catalog, and stored checkpoints keep these words",
+		"internal/authority/opclass/opclass.go": "an operation class is named for what it does, and one class shares its name with the event it appends",
+		"internal/store/storetest/decisions.go": "the store's conformance suite replays a migration that reads request.created rows in SQL; the store imports no authority package",
+	}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") || filepath.ToSlash(path) == "internal/authority/event" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		if _, ok := notTypes[filepath.ToSlash(path)]; ok {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if _, ok := n.(*ast.ImportSpec); ok {
+				return false
+			}
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && types[s] {
+				t.Errorf("%s: %s is an event type; name it by the catalog's constant (internal/authority/event)", fset.Position(lit.Pos()), lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -300,7 +300,7 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 		if !strings.Contains(string(state["watching"]), "ApplyAction") {
 			t.Errorf("state %s, want the unsent call's operation watched for its outcome", state)
 		}
-		if n := r.countEvents(t, "operation.admitted", actor); n != 1 {
+		if n := r.countEvents(t, event.OpAdmitted, actor); n != 1 {
 			t.Errorf("the authority admitted %d operations of the agent, want 1: nothing is re-sent", n)
 		}
 	})

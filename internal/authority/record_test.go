@@ -242,7 +242,7 @@ func TestAuthority_RestoreAdoptsNodeTable(t *testing.T) {
 				if err := tx.PutNode(ctx, "default", store.Node{ID: "n-legacy", Kind: "fact", Data: legacy}); err != nil {
 					return err
 				}
-				_, err := tx.Append(ctx, store.NewEvent{Project: "default", Type: "batch.applied", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Actor: "member:test", Data: []byte(`{}`)})
+				_, err := tx.Append(ctx, store.NewEvent{Project: "default", Type: event.BatchApplied, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Actor: "member:test", Data: []byte(`{}`)})
 				return err
 			})
 			if err != nil {
@@ -255,7 +255,7 @@ func TestAuthority_RestoreAdoptsNodeTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last := evs[len(evs)-1]; last.Type != "board.recorded" || !bytes.Contains(last.Data, []byte(`"snapshot":true`)) {
+			if last := evs[len(evs)-1]; last.Type != event.BoardRecorded || !bytes.Contains(last.Data, []byte(`"snapshot":true`)) {
 				t.Fatalf("last event after Restore = %s %s, want the adopted snapshot", last.Type, last.Data)
 			}
 			exec(t, `UPDATE nodes SET data = $1 WHERE project = 'default' AND id = 'n-legacy'`,

@@ -38,13 +38,13 @@ const (
 	// Board changes: each is appended with the node and Case records it changed.
 	CaseOpened      = "case.opened"      // contract.Case
 	CaseClosed      = "case.closed"      // the close receipt
-	BatchApplied    = "batch.applied"    // board.BatchResult
+	BatchApplied    = "batch.applied"    // the batch: the node each operation made or retracted, and the records written
 	ActionApplied   = "action.applied"   // the Action and its effects
 	ActionCompleted = "action.completed" // an executed Action's outcome applied
 	// BoardRecorded is the full content of the node and Case records one Board change
 	// wrote, appended with that change's event, so that the log, not the node table, is
 	// the Board's truth.
-	BoardRecorded = "board.recorded" // boards.Record
+	BoardRecorded = "board.recorded" // the node and Case records the change wrote
 
 	// Operations, Requests and artifacts: the operation ledger's events.
 	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
