@@ -83,7 +83,7 @@ func TestServe_ScheduleFires(t *testing.T) {
 	fired := s.events(t, event.ScheduleFired)
 	posted := map[contract.TaskID]contract.Task{}
 	for _, e := range s.events(t, event.TaskPosted) {
-		p := fireData[struct{ Task contract.Task }](t, e)
+		p := fireData[event.TaskPostedData](t, e)
 		posted[p.Task.ID] = p.Task
 	}
 	f := fireData[contract.ScheduleFire](t, fired[0])
@@ -108,13 +108,6 @@ func TestServe_ScheduleFires(t *testing.T) {
 	follow.waitLine(t, string(skip.ID))
 	follow.waitLine(t, string(once.ID))
 
-	type missedData struct {
-		Schedule    contract.ScheduleID
-		Policy      contract.MissedPolicy
-		Count       int
-		First, Last time.Time
-		RunAt       *time.Time
-	}
 	fires := map[contract.ScheduleID][]contract.ScheduleFire{}
 	seen := map[string]bool{}
 	for _, e := range s.events(t, event.ScheduleFired) {
@@ -128,7 +121,7 @@ func TestServe_ScheduleFires(t *testing.T) {
 	}
 	tasks := map[string]int{}
 	for _, e := range s.events(t, event.TaskPosted) {
-		tasks[fireData[struct{ Task contract.Task }](t, e).Task.ClientKey]++
+		tasks[fireData[event.TaskPostedData](t, e).Task.ClientKey]++
 	}
 	for key, n := range tasks {
 		if n != 1 {
@@ -137,9 +130,9 @@ func TestServe_ScheduleFires(t *testing.T) {
 	}
 	// The downtime's missed fires are in the first schedule.missed of each schedule after
 	// the stop (a sweep made late by a busy machine may record others, before or after).
-	byPolicy := map[contract.MissedPolicy]missedData{}
+	byPolicy := map[contract.MissedPolicy]event.ScheduleMissedData{}
 	for _, e := range s.events(t, event.ScheduleMissed) {
-		m := fireData[missedData](t, e)
+		m := fireData[event.ScheduleMissedData](t, e)
 		if _, ok := byPolicy[m.Policy]; ok || e.At.Before(stopped) {
 			continue
 		}
@@ -148,7 +141,7 @@ func TestServe_ScheduleFires(t *testing.T) {
 		}
 		byPolicy[m.Policy] = m
 	}
-	in := func(f contract.ScheduleFire, m missedData) bool {
+	in := func(f contract.ScheduleFire, m event.ScheduleMissedData) bool {
 		return !f.Due.Before(m.First) && !f.Due.After(m.Last)
 	}
 	m := byPolicy[contract.MissedSkip]

@@ -67,7 +67,7 @@ func TestAuthorityConversations(t *testing.T) {
 	var froms []int
 	for _, e := range events {
 		if e.Type == event.ConversationSaved {
-			var d struct{ From int }
+			var d event.ConversationSavedData
 			if err := json.Unmarshal(e.Data, &d); err != nil {
 				t.Fatal(err)
 			}

@@ -209,10 +209,7 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 				if e.Type != event.RecoveryActed && e.Type != event.RecoveryRefused {
 					continue
 				}
-				var r struct {
-					Act, Operation, Actor, Reason, Result string
-					Policy                                int64 `json:"policyVersion"`
-				}
+				var r event.Recovery
 				if err := json.Unmarshal(e.Data, &r); err != nil {
 					t.Fatal(err)
 				}
