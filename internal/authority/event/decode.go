@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -19,7 +20,7 @@ import (
 const FormatVersion = 1
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
-var ErrUnknownType = fmt.Errorf("event type not in the catalog")
+var ErrUnknownType = errors.New("event type not in the catalog")
 
 var payloads = func() map[string]reflect.Type {
 	m := make(map[string]reflect.Type, len(Catalog))

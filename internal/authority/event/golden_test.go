@@ -14,9 +14,11 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 )
 
-// TestGoldenFilesCoverCatalog wants one golden file of stored bytes for every type of the
-// catalog, and none for a type it does not list: the files are what events already in a
-// data dir look like, so that a change of a payload struct is seen against them.
+// TestGoldenFilesCoverCatalog wants a golden file of stored bytes for every type of the
+// catalog (testdata/<type>.json, and testdata/<type>@<n>.json for more shapes of the same
+// type: other optional fields, other Tools' inputs), and none for a type it does not list:
+// the files are what events already in a data dir look like, so that a change of a payload
+// struct is seen against them.
 func TestGoldenFilesCoverCatalog(t *testing.T) {
 	listed := map[string]bool{}
 	for _, k := range event.Catalog {
@@ -35,7 +37,8 @@ func TestGoldenFilesCoverCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if typ := strings.TrimSuffix(filepath.Base(f), ".json"); !listed[typ] {
+		typ, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".json"), "@")
+		if !listed[typ] {
 			t.Errorf("%s is the golden file of %s, which the catalog does not list", f, typ)
 		}
 	}
@@ -52,32 +55,42 @@ func TestGoldenRoundTrip(t *testing.T) {
 			if got := k.Payload.EventType(); got != k.Type {
 				t.Fatalf("the payload of %s names its type %s", k.Type, got)
 			}
-			path := filepath.Join("testdata", k.Type+".json")
-			want, err := os.ReadFile(path)
+			more, err := filepath.Glob(filepath.Join("testdata", k.Type+"@*.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := event.Decode(k.Type, want)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if reflect.TypeOf(p) != reflect.TypeOf(k.Payload) {
-				t.Fatalf("Decode gave a %T, want a %T", p, k.Payload)
-			}
-			got, err := json.Marshal(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s re-encodes differently; a stored event would change meaning:\n got %s\nwant %s", k.Type, got, want)
+			for _, path := range append([]string{filepath.Join("testdata", k.Type+".json")}, more...) {
+				roundTrip(t, k, path)
 			}
 		})
+	}
+}
+
+func roundTrip(t *testing.T, k event.Kind, path string) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := event.Decode(k.Type, want)
+	if err != nil {
+		t.Fatalf("Decode %s: %v", path, err)
+	}
+	if reflect.TypeOf(p) != reflect.TypeOf(k.Payload) {
+		t.Fatalf("Decode gave a %T, want a %T", p, k.Payload)
+	}
+	got, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s re-encodes differently; a stored event would change meaning:\n got %s\nwant %s", path, got, want)
 	}
 }
 
