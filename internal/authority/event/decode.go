@@ -48,9 +48,3 @@ func Decode(typ string, data []byte) (Payload, error) {
 	}
 	return v.Elem().Interface().(Payload), nil
 }
-
-// Known reports whether the catalog lists typ.
-func Known(typ string) bool {
-	_, ok := payloads[typ]
-	return ok
-}
