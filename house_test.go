@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/docketrun/docket/internal/authority/event"
 )
 
 const module = "github.com/docketrun/docket/"
@@ -111,7 +113,7 @@ func TestDeps(t *testing.T) {
 		{"internal/authority", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/grant", "internal/authority/", "internal/signing", "golang.org/x/crypto/", "github.com/gowebpki/jcs"), nil, nil,
 			"the authority uses store.Store, board, capability and contract, never a concrete store"},
 		{"internal/authority/event", within("internal/contract"), nil, nil, "the event catalog is a leaf"},
-		{"internal/authority/eventlog", within("internal/contract", "internal/store"), nil, nil, "the log is read and appended through store.Store alone"},
+		{"internal/authority/eventlog", within("internal/contract", "internal/store", "internal/authority/event"), nil, nil, "the log is read and appended through store.Store alone, each event as a payload of the catalog"},
 		{"internal/authority/identity", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/signing", "golang.org/x/crypto/"), nil, nil,
 			"identity knows no Board, Operation or dispatch"},
 		{"internal/authority/boards", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/signing"), nil, nil,
@@ -139,16 +141,16 @@ func TestDeps(t *testing.T) {
 		{"internal/authority/bundle", within("internal/contract", "internal/store", "internal/signing", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog"), nil, nil, "a bundle is read from and checked against the store's own chain, with the Board's checks"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/secheaders", none, nil, nil, "the security headers are a leaf of the HTTP edges"},
-		{"internal/console", within("internal/contract", "internal/authority", "internal/httpstatus", "internal/secheaders", "internal/signing"), edgeStd, nil, "the console calls the authority, never the store; it serves the signed checkpoints the authority makes"},
+		{"internal/console", within("internal/contract", "internal/authority", "internal/authority/event", "internal/httpstatus", "internal/secheaders", "internal/signing"), edgeStd, nil, "the console calls the authority, never the store; it serves the signed checkpoints the authority makes and reads events through the catalog"},
 		{"internal/console/browsertest", within("github.com/chromedp/"), nil, nil, "the browser harness of the console's tests reaches the console only as a browser does"},
 		{"internal/gateway", within("internal/contract", "internal/authority", "github.com/modelcontextprotocol/go-sdk/"), edgeStd, nil,
 			"the gateway calls the authority, never the store or the Board; workers and agents reach the authority only over the wire"},
 		{"internal/workhop", within("internal/contract", "internal/authority", "internal/httpstatus"), edgeStd, nil, "the worker hop calls the authority, never the store"},
 		{"internal/worker", within("internal/contract", "internal/grant", "github.com/gowebpki/jcs", "go.opentelemetry.io/otel/"), nil, nil, "a worker reaches the authority only over the wire"},
 		{"internal/worker/adapters/http", within("internal/contract", "internal/grant", "internal/worker", "internal/signing", "github.com/gowebpki/jcs", "go.opentelemetry.io/otel/"), nil, nil, "the http adapter signs outbound requests with the signing leaf (RFC 9421)"},
-		{"internal/telemetry", within("internal/contract", "internal/store", "github.com/prometheus/client_golang/", "go.opentelemetry.io/otel/",
+		{"internal/telemetry", within("internal/contract", "internal/store", "internal/authority/event", "github.com/prometheus/client_golang/", "go.opentelemetry.io/otel/",
 			"github.com/modelcontextprotocol/go-sdk/mcp"), edgeStd, nil,
-			"telemetry knows the edges' hooks and the store's interface, never the authority or a concrete store"},
+			"telemetry knows the edges' hooks, the store's interface and the event catalog (a leaf), never the authority or a concrete store"},
 		{"internal/worker/hardening", within("golang.org/x/sys/"), nil, nil, "hardening the worker's own process is a leaf"},
 		{"internal/grant", within("internal/contract", "github.com/gowebpki/jcs"), nil, nil, "grants are a leaf shared by the authority and workers"},
 		{"internal/agent", within("internal/contract", "internal/agent/", "github.com/BurntSushi/toml", "go.opentelemetry.io/otel/"), nil, nil, "the agent runtime reaches the authority only over the wire"},
@@ -300,5 +302,61 @@ func TestEncodingErrorsHandled(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// TestEventTypesNamedOnce refuses a string literal equal to an event type of the catalog
+// anywhere but the catalog, test files included: a reader that names a type by its string
+// compiles after the type is renamed and silently reads nothing, where one that names the
+// catalog's constant does not compile (docs/architecture.md, "Event catalog"). The few
+// files below hold such a string that is not an event's type, each for the reason given.
+func TestEventTypesNamedOnce(t *testing.T) {
+	types := map[string]bool{}
+	for _, k := range event.Catalog {
+		types[k.Type] = true
+	}
+	notTypes := map[string]string{
+		"internal/signing/checkpoint.go":        "a checkpoint's reason names the event that sealed it; the signing leaf imports no catalog, and stored checkpoints keep these words",
+		"internal/authority/opclass/opclass.go": "an operation class is named for what it does, and one class shares its name with the event it appends",
+		"internal/store/storetest/decisions.go": "the store's conformance suite replays a migration that reads request.created rows in SQL; the store imports no authority package",
+	}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") || filepath.ToSlash(path) == "internal/authority/event" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		if _, ok := notTypes[filepath.ToSlash(path)]; ok {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if _, ok := n.(*ast.ImportSpec); ok {
+				return false
+			}
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && types[s] {
+				t.Errorf("%s: %s is an event type; name it by the catalog's constant (internal/authority/event)", fset.Position(lit.Pos()), lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -57,7 +58,7 @@ func TestAgentRun_PendingAndTheNextRun(t *testing.T) {
 		t.Fatal("the note made no pending request")
 	}
 	r.exec(t, exitOK, nil, "decide", string(req.ID), "approve", "--digest", req.Digest)
-	for deadline := time.Now().Add(20 * time.Second); r.countEvents(t, "action.applied", "agent:"+id) == 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); r.countEvents(t, event.ActionApplied, "agent:"+id) == 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the approved note never ran")
 		}

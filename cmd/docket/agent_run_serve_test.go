@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -235,7 +236,7 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 		if diff := cmp.Diff(want, resultCodes(t, res)); diff != "" {
 			t.Errorf("codes the model read, kept in the authority (-want +got):\n%s", diff)
 		}
-		if n := r.countEvents(t, contract.EventConversationSaved, "agent:"+id); n == 0 {
+		if n := r.countEvents(t, event.ConversationSaved, "agent:"+id); n == 0 {
 			t.Error("the authority holds no conversation.saved events of the agent")
 		}
 	})
@@ -299,7 +300,7 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 		if !strings.Contains(string(state["watching"]), "ApplyAction") {
 			t.Errorf("state %s, want the unsent call's operation watched for its outcome", state)
 		}
-		if n := r.countEvents(t, "operation.admitted", actor); n != 1 {
+		if n := r.countEvents(t, event.OpAdmitted, actor); n != 1 {
 			t.Errorf("the authority admitted %d operations of the agent, want 1: nothing is re-sent", n)
 		}
 	})

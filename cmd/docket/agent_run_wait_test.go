@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -49,7 +50,7 @@ func TestAgentRun_WaitsAndResumes(t *testing.T) {
 		if code := exitOf(run.Wait()); code != exitOK || !strings.Contains(out.String(), "woke with the outcome") {
 			t.Fatalf("the waiting run exited %d with %q; want 0 and the final answer after the wake", code, out.String())
 		}
-		if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+		if n := r.countEvents(t, event.OpAdmitted, "agent:"+id); n != 1 {
 			t.Errorf("the authority admitted %d operations, want 1", n)
 		}
 	})
@@ -71,10 +72,10 @@ func TestAgentRun_WaitsAndResumes(t *testing.T) {
 		if !strings.Contains(out, "woke with the outcome") {
 			t.Errorf("the resumed run printed %q, want the final answer", out)
 		}
-		if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+		if n := r.countEvents(t, event.OpAdmitted, "agent:"+id); n != 1 {
 			t.Errorf("the authority admitted %d operations, want 1: nothing is sent twice", n)
 		}
-		if n := r.countEvents(t, "action.applied", "agent:"+id); n != 1 {
+		if n := r.countEvents(t, event.ActionApplied, "agent:"+id); n != 1 {
 			t.Errorf("the note ran %d times, want once", n)
 		}
 	})
@@ -118,7 +119,7 @@ func TestAgentServe_WakesAConversation(t *testing.T) {
 			t.Fatalf("the conversation was not woken: %d messages, state %s", len(c.Messages), c.State)
 		}
 	}
-	if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+	if n := r.countEvents(t, event.OpAdmitted, "agent:"+id); n != 1 {
 		t.Errorf("the authority admitted %d operations, want 1", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -104,10 +105,10 @@ func TestTask_Wakes(t *testing.T) {
 	}
 	once := func(t *testing.T, id string) {
 		t.Helper()
-		if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+		if n := r.countEvents(t, event.OpAdmitted, "agent:"+id); n != 1 {
 			t.Errorf("the authority admitted %d operations, want 1: nothing is sent twice", n)
 		}
-		if n := r.countEvents(t, "action.applied", "agent:"+id); n != 1 {
+		if n := r.countEvents(t, event.ActionApplied, "agent:"+id); n != 1 {
 			t.Errorf("the note ran %d times, want once", n)
 		}
 	}
@@ -174,7 +175,7 @@ func TestTask_KilledMidRunIsTakenAgain(t *testing.T) {
 	script := r.script(t, `{"turns":[{"calls":[`+loadInput+`]},{"final":"resumed"}]}`)
 	first := r.agentServe(t, tok, script, "--hold-wait", "10m")
 	posted := r.postTask(t, "--agent", "midrun", "load the input")
-	for deadline := time.Now().Add(30 * time.Second); r.countEvents(t, "operation.admitted", "agent:"+id) == 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); r.countEvents(t, event.OpAdmitted, "agent:"+id) == 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the runtime never sent its write")
 		}
@@ -187,7 +188,7 @@ func TestTask_KilledMidRunIsTakenAgain(t *testing.T) {
 	if again.Attempt != 2 || len(again.Waiting) != 1 || again.Waiting[0].Tool != contract.ToolApplyAction {
 		t.Errorf("the task taken again = attempt %d waiting on %+v, want attempt 2 watching the write", again.Attempt, again.Waiting)
 	}
-	if n := r.countEvents(t, "operation.admitted", "agent:"+id); n != 1 {
+	if n := r.countEvents(t, event.OpAdmitted, "agent:"+id); n != 1 {
 		t.Errorf("the authority admitted %d operations, want 1: the write is never sent twice", n)
 	}
 	res, _ := r.conversation(t, id, string(posted.Conversation))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -68,11 +69,11 @@ func TestAutonomy_ManualBoardActAgainstServe(t *testing.T) {
 	if out, _ := r.exec(t, exitOK, nil, "requests"); !strings.Contains(out, `"call":"ApplyBatch"`) {
 		t.Errorf("docket requests printed %q, want the call in the canonical vector", out)
 	}
-	if n := r.countEvents(t, "batch.applied", "agent:"+id); n != 0 {
+	if n := r.countEvents(t, event.BatchApplied, "agent:"+id); n != 0 {
 		t.Fatalf("the batch was applied %d times before any decision", n)
 	}
 	r.exec(t, exitOK, nil, "decide", string(req.ID), "approve", "--digest", req.Digest)
-	if n := r.countEvents(t, "batch.applied", "agent:"+id); n != 1 {
+	if n := r.countEvents(t, event.BatchApplied, "agent:"+id); n != 1 {
 		t.Fatalf("after the approval the Agent's batch was applied %d times, want once", n)
 	}
 	s2 := r.script(t, `{"turns":[{"final":"read it"}]}`)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console/browsertest"
 )
 
@@ -66,7 +67,7 @@ func TestConsole_VerifiedCalculationCase(t *testing.T) {
 		t.Errorf("the receipt is %q, want completed, certified, with its explanation digest", got)
 	}
 	timeline := b.Text("#timeline")
-	for _, want := range []string{"write_result", "verify_result", "done", "case.opened", "case.closed"} {
+	for _, want := range []string{"write_result", "verify_result", "done", event.CaseOpened, event.CaseClosed} {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("the timeline is %q, want it to show %q", timeline, want)
 		}
@@ -96,7 +97,7 @@ func TestConsole_VerifiedCalculationCase(t *testing.T) {
 	b.Do(chromedp.Navigate(s.url+"/projects/default/board?predicate=calculation_input"), chromedp.WaitVisible(chromedp.CSS("table.board")))
 	b.Screenshot(consoleShots, "board-calculation")
 	b.Do(chromedp.Navigate(s.url+"/projects/default/events?case=case-1"), chromedp.WaitVisible(chromedp.CSS("table.events")))
-	if got := b.Text("#events"); !strings.Contains(got, "case.closed") || !strings.Contains(got, "action.completed") {
+	if got := b.Text("#events"); !strings.Contains(got, event.CaseClosed) || !strings.Contains(got, event.ActionCompleted) {
 		t.Errorf("the Case's events are %q, want its close and its executed Actions", got)
 	}
 	if ps := b.Problems(); len(ps) > 0 {

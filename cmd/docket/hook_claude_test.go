@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -87,7 +88,7 @@ func TestHook_ClaudeCode(t *testing.T) {
 	member := r.memberClient(t)
 	wg.Go(func() {
 		err := member.api.FollowEvents(ctx, "default", 0, func(e contract.Event) error {
-			if e.Type != "request.created" {
+			if e.Type != event.RequestCreated {
 				return nil
 			}
 			var req contract.Request

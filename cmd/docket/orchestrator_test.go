@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -97,7 +98,7 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 	if len(rs) != 1 || rs[0].State != contract.RequestApproved || rs[0].DecidedBy != contract.Principal("agent:"+bossID) || rs[0].Policy != 2 {
 		t.Fatalf("requests after the orchestrator's decision = %+v, want one approved by agent:%s under policy version 2", rs, bossID)
 	}
-	if n := r.countEvents(t, "action.applied", "agent:"+calcID); n != 1 {
+	if n := r.countEvents(t, event.ActionApplied, "agent:"+calcID); n != 1 {
 		t.Errorf("the approved note ran %d times, want once", n)
 	}
 
@@ -129,7 +130,7 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 	if want := string(uncovered.ID) + " approved by member:"; !strings.HasPrefix(out, want) {
 		t.Errorf("docket decide printed %q, want %q…", out, want)
 	}
-	if n := r.countEvents(t, "action.applied", "agent:"+calcID); n != 2 {
+	if n := r.countEvents(t, event.ActionApplied, "agent:"+calcID); n != 2 {
 		t.Errorf("calc's notes ran %d times after the member's approval, want twice", n)
 	}
 	base, err := os.ReadFile(filepath.Join(r.home, urlFile))
@@ -152,7 +153,7 @@ func TestOrchestrator_AgainstServe(t *testing.T) {
 			t.Errorf("the orchestrator's own request after the console = %+v, want approved by a member", q)
 		}
 	}
-	if n := r.countEvents(t, "action.applied", "agent:"+bossID); n != 1 {
+	if n := r.countEvents(t, event.ActionApplied, "agent:"+bossID); n != 1 {
 		t.Errorf("the member-approved note ran %d times, want once", n)
 	}
 }

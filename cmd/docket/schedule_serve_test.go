@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -76,13 +77,13 @@ func TestServe_ScheduleFires(t *testing.T) {
 	s.docketJSON(t, &skip, "schedule", "create", "--agent", "calc", "--every", "1s", "--missed", "skip", "Tidy the workspace.")
 	s.docketJSON(t, &once, "schedule", "create", "--agent", "calc", "--every", "2s", "--missed", "run_once", "Send the report.")
 
-	follow := startProc(t, s.env, "events", "tail", "--follow", "--type", "schedule.fired")
+	follow := startProc(t, s.env, "events", "tail", "--follow", "--type", event.ScheduleFired)
 	follow.waitLine(t, string(skip.ID))
 	follow.waitLine(t, string(once.ID))
-	fired := s.events(t, "schedule.fired")
+	fired := s.events(t, event.ScheduleFired)
 	posted := map[contract.TaskID]contract.Task{}
-	for _, e := range s.events(t, "task.posted") {
-		p := fireData[struct{ Task contract.Task }](t, e)
+	for _, e := range s.events(t, event.TaskPosted) {
+		p := fireData[event.TaskPostedData](t, e)
 		posted[p.Task.ID] = p.Task
 	}
 	f := fireData[contract.ScheduleFire](t, fired[0])
@@ -90,7 +91,7 @@ func TestServe_ScheduleFires(t *testing.T) {
 		t.Fatalf("first fire %+v: its task %s is not among the posted tasks", f, f.Task)
 	}
 
-	last := s.events(t, "schedule.fired")
+	last := s.events(t, event.ScheduleFired)
 	after := strconv.FormatInt(last[len(last)-1].Seq, 10)
 	s.stopServe(t)
 	stopped := time.Now()
@@ -99,24 +100,17 @@ func TestServe_ScheduleFires(t *testing.T) {
 	<-down.C
 	s.startServe(t)
 	restarted := time.Now()
-	missed := startProc(t, s.env, "events", "tail", "--follow", "--type", "schedule.missed")
+	missed := startProc(t, s.env, "events", "tail", "--follow", "--type", event.ScheduleMissed)
 	missed.waitLine(t, string(skip.ID))
 	missed.waitLine(t, string(once.ID))
 	// Both schedules fire on after the restart; by then the restart's own fires are in.
-	follow = startProc(t, s.env, "events", "tail", "--follow", "--type", "schedule.fired", "--after", after)
+	follow = startProc(t, s.env, "events", "tail", "--follow", "--type", event.ScheduleFired, "--after", after)
 	follow.waitLine(t, string(skip.ID))
 	follow.waitLine(t, string(once.ID))
 
-	type missedData struct {
-		Schedule    contract.ScheduleID
-		Policy      contract.MissedPolicy
-		Count       int
-		First, Last time.Time
-		RunAt       *time.Time
-	}
 	fires := map[contract.ScheduleID][]contract.ScheduleFire{}
 	seen := map[string]bool{}
-	for _, e := range s.events(t, "schedule.fired") {
+	for _, e := range s.events(t, event.ScheduleFired) {
 		f := fireData[contract.ScheduleFire](t, e)
 		key := string(f.Schedule) + f.Due.String()
 		if seen[key] {
@@ -126,8 +120,8 @@ func TestServe_ScheduleFires(t *testing.T) {
 		fires[f.Schedule] = append(fires[f.Schedule], f)
 	}
 	tasks := map[string]int{}
-	for _, e := range s.events(t, "task.posted") {
-		tasks[fireData[struct{ Task contract.Task }](t, e).Task.ClientKey]++
+	for _, e := range s.events(t, event.TaskPosted) {
+		tasks[fireData[event.TaskPostedData](t, e).Task.ClientKey]++
 	}
 	for key, n := range tasks {
 		if n != 1 {
@@ -136,9 +130,9 @@ func TestServe_ScheduleFires(t *testing.T) {
 	}
 	// The downtime's missed fires are in the first schedule.missed of each schedule after
 	// the stop (a sweep made late by a busy machine may record others, before or after).
-	byPolicy := map[contract.MissedPolicy]missedData{}
-	for _, e := range s.events(t, "schedule.missed") {
-		m := fireData[missedData](t, e)
+	byPolicy := map[contract.MissedPolicy]event.ScheduleMissedData{}
+	for _, e := range s.events(t, event.ScheduleMissed) {
+		m := fireData[event.ScheduleMissedData](t, e)
 		if _, ok := byPolicy[m.Policy]; ok || e.At.Before(stopped) {
 			continue
 		}
@@ -147,7 +141,7 @@ func TestServe_ScheduleFires(t *testing.T) {
 		}
 		byPolicy[m.Policy] = m
 	}
-	in := func(f contract.ScheduleFire, m missedData) bool {
+	in := func(f contract.ScheduleFire, m event.ScheduleMissedData) bool {
 		return !f.Due.Before(m.First) && !f.Due.After(m.Last)
 	}
 	m := byPolicy[contract.MissedSkip]

@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
 	"github.com/docketrun/docket/internal/agent/runner"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/workbench"
 )
@@ -314,7 +315,7 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 		rt := ps["calc-openai"].Runtime
 		return rt != nil && rt.State == contract.RuntimeRunning && rt.Pid != before && rt.Restarts >= 1
 	})
-	events := s.docket(t, nil, "events", "tail", "--type", "agent.runtime_reported", "--agent", "calc-openai")
+	events := s.docket(t, nil, "events", "tail", "--type", event.RuntimeReported, "--agent", "calc-openai")
 	if !strings.Contains(events, "restarting") || !strings.Contains(events, "killed") {
 		t.Errorf("the runtime's reports = %s, want its exit (killed) and restart", events)
 	}

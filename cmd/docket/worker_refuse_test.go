@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -115,7 +116,7 @@ func TestServeWorker_AuthorityRetries(t *testing.T) {
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		out := s.docket(t, nil, "events", "tail")
-		if strings.Contains(out, "recovery.acted\tauthority") && strings.Contains(out, "action.completed") {
+		if strings.Contains(out, "recovery.acted\tauthority") && strings.Contains(out, event.ActionCompleted) {
 			break
 		}
 		if time.Now().After(deadline) {

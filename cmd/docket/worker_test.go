@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -593,7 +594,7 @@ func TestWorker_AuthorityLostMidReport(t *testing.T) {
 	if !strings.Contains(w.log(), "report unanswered") {
 		t.Errorf("the worker never re-sent its report:\n%s", w.log())
 	}
-	if n := h.events(t, "work.reported"); n != 1 {
+	if n := h.events(t, event.WorkReported); n != 1 {
 		t.Errorf("work.reported events = %d, want 1", n)
 	}
 }
@@ -612,7 +613,7 @@ func TestWorker_OneLeasePerConnection(t *testing.T) {
 	a.waitLine(t, "lease acquired")
 	b := h.startWorker(t)
 	b.waitLine(t, "waiting for a lease")
-	if n := h.events(t, "worker.lease.acquired"); n != 1 {
+	if n := h.events(t, event.LeaseAcquired); n != 1 {
 		t.Fatalf("lease acquisitions with two workers = %d, want 1", n)
 	}
 	h.apply(t, 0, "stray", contract.Args{"n": contract.StringValue("1")})
@@ -628,7 +629,7 @@ func TestWorker_OneLeasePerConnection(t *testing.T) {
 	}
 	a.waitLine(t, "lease released")
 	b.waitLine(t, "lease acquired")
-	if n := h.events(t, "worker.lease.acquired"); n != 2 {
+	if n := h.events(t, event.LeaseAcquired); n != 2 {
 		t.Errorf("lease acquisitions = %d, want 2", n)
 	}
 }
@@ -683,7 +684,7 @@ func TestWorker_RefusesTamperedRows(t *testing.T) {
 			w := h.startWorker(t)
 			h.apply(t, 0, "load", contract.Args{"path": contract.StringValue("data/input.json")})
 			w.waitLine(t, "code="+string(tt.code))
-			if n := h.events(t, "work.claimed"); n != 0 {
+			if n := h.events(t, event.WorkClaimed); n != 0 {
 				t.Errorf("work.claimed events = %d, want 0", n)
 			}
 			if e := h.waitOp(t, 0, "queued", func(contract.OperationEntry) bool { return true }); e.Stage != contract.StageNotDispatched {

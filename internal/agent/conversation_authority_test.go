@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -65,8 +66,8 @@ func TestAuthorityConversations(t *testing.T) {
 	}
 	var froms []int
 	for _, e := range events {
-		if e.Type == contract.EventConversationSaved {
-			var d struct{ From int }
+		if e.Type == event.ConversationSaved {
+			var d event.ConversationSavedData
 			if err := json.Unmarshal(e.Data, &d); err != nil {
 				t.Fatal(err)
 			}

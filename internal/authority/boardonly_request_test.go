@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -38,7 +39,7 @@ func (f *opsFixture) roster(t *testing.T, user, level, retract string) {
 	}
 	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
 		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: ops})
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 	})
 	if err != nil {
 		t.Fatalf("roster %s %s: %v", user, level, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -79,7 +80,7 @@ func assertInput(job string, n int64) func(b *board.Board) (authority.Change, er
 		if err != nil {
 			return authority.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -79,10 +80,10 @@ func TestDelegate_OperationalRunsAsTheDelegate(t *testing.T) {
 	}
 	acted := false
 	for _, e := range evs {
-		if e.Type == "card.recorded" {
+		if e.Type == event.CardRecorded {
 			t.Error("an operational act recorded a card")
 		}
-		if e.Type == "recovery.acted" {
+		if e.Type == event.RecoveryActed {
 			acted = true
 			if e.Actor != "member:ada/asst" {
 				t.Errorf("recovery.acted actor = %s, want member:ada/asst", e.Actor)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -51,7 +52,7 @@ func TestDelegate_ActsAsItsMember(t *testing.T) {
 		if strings.Contains(string(e.Data), dt.Token) {
 			t.Errorf("event %s holds the delegate's token", e.Type)
 		}
-		created = created || e.Type == "delegate.created"
+		created = created || e.Type == event.DelegateCreated
 	}
 	if !created {
 		t.Error("no delegate.created event")
@@ -214,7 +215,7 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	// Logins take a passphrase, not a credential, and the conversation routes are an
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
 	// facade's PostTask, which a delegate reaches as the operational task.post anyway.
-	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, "conversation.budget_exhausted": true,
+	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, event.ConversationBudgetExhausted: true,
 		"task.post_own": true}
 	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
 	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -26,7 +27,7 @@ func (f *opsFixture) target(t *testing.T, addr string) {
 	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
 		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
 			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue(addr)}}}}})
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 	})
 	if err != nil {
 		t.Fatal(err)

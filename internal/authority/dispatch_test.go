@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -542,7 +543,7 @@ func TestDispatcher_ConcurrentClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if e.Type == "work.claimed" {
+		if e.Type == event.WorkClaimed {
 			claimed++
 		}
 	}
@@ -612,8 +613,8 @@ func TestDispatcher_ConcurrentReports(t *testing.T) {
 	for _, e := range evs {
 		count[e.Type]++
 	}
-	if count["work.reported"] != len(rows) || count["action.completed"] != len(rows) {
-		t.Errorf("%d report events and %d action.completed, want %d of each", count["work.reported"], count["action.completed"], len(rows))
+	if count[event.WorkReported] != len(rows) || count[event.ActionCompleted] != len(rows) {
+		t.Errorf("%d report events and %d action.completed, want %d of each", count[event.WorkReported], count[event.ActionCompleted], len(rows))
 	}
 	for _, ag := range agents {
 		st, err := f.ops.State(ctx, ag)

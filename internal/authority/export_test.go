@@ -6,7 +6,6 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -56,9 +55,9 @@ func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID,
 	if op.State() != contract.OpRunning || op.Execution() == nil {
 		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.State())
 	}
-	ev := operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
+	ev := event.OpChangedData{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
 	err := o.a.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.OpChanged, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
+		return eventlog.Append(ctx, tx, project, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
 	})
 	if err != nil {
 		return err

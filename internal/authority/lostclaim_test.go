@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -18,8 +19,8 @@ func TestDispatcher_ReconcileLostClaim(t *testing.T) {
 	id := f.fetch(t, "a.txt")
 	err := f.st.Update(ctx, func(tx store.Tx) error {
 		for _, e := range []store.NewEvent{
-			{Type: "work.claimed", Data: json.RawMessage(`{}`)}, // what a null claim decodes to
-			{Type: "operation.changed", Data: json.RawMessage(fmt.Sprintf(`{"agent":%q,"ordinal":1,"state":"running","stage":"at_worker"}`, f.agent.ID))},
+			{Type: event.WorkClaimed, Data: json.RawMessage(`{}`)}, // what a null claim decodes to
+			{Type: event.OpChanged, Data: json.RawMessage(fmt.Sprintf(`{"agent":%q,"ordinal":1,"state":"running","stage":"at_worker"}`, f.agent.ID))},
 		} {
 			e.Project, e.At, e.Actor = "default", f.clock.Now(), "system"
 			if _, err := tx.Append(ctx, e); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -117,7 +118,7 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 			member := f.admin.Principal()
 			err = f.a.Commit(ctx, "default", member, func(b *board.Board) (authority.Change, error) {
 				cr, err := b.CloseCase(member, caseID, contract.DispositionAbandoned, "closed by hand", f.clock.Now())
-				return authority.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: "case.closed", Data: cr.Receipt}, err
+				return authority.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosedData{ClosureReceipt: cr.Receipt}}, err
 			})
 			if err != nil {
 				t.Fatal(err)

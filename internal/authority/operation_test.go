@@ -12,6 +12,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -175,7 +176,7 @@ func TestOperations_ChangedCallVoidsApproval(t *testing.T) {
 		}
 		err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
 			res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, b)
-			return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, err
+			return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 		})
 		if err != nil {
 			t.Fatalf("member batch: %v", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -27,7 +28,7 @@ func BenchmarkOperations_QueryBoard(b *testing.B) {
 			if err != nil {
 				return authority.Change{}, err
 			}
-			return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+			return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 		})
 		if err != nil {
 			b.Fatal(err)

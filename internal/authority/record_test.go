@@ -17,6 +17,7 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -90,7 +91,7 @@ func assertedFact(job string) func(b *board.Board) (authority.Change, error) {
 		if err != nil {
 			return authority.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 
@@ -241,7 +242,7 @@ func TestAuthority_RestoreAdoptsNodeTable(t *testing.T) {
 				if err := tx.PutNode(ctx, "default", store.Node{ID: "n-legacy", Kind: "fact", Data: legacy}); err != nil {
 					return err
 				}
-				_, err := tx.Append(ctx, store.NewEvent{Project: "default", Type: "batch.applied", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Actor: "member:test", Data: []byte(`{}`)})
+				_, err := tx.Append(ctx, store.NewEvent{Project: "default", Type: event.BatchApplied, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Actor: "member:test", Data: []byte(`{}`)})
 				return err
 			})
 			if err != nil {
@@ -254,7 +255,7 @@ func TestAuthority_RestoreAdoptsNodeTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last := evs[len(evs)-1]; last.Type != "board.recorded" || !bytes.Contains(last.Data, []byte(`"snapshot":true`)) {
+			if last := evs[len(evs)-1]; last.Type != event.BoardRecorded || !bytes.Contains(last.Data, []byte(`"snapshot":true`)) {
 				t.Fatalf("last event after Restore = %s %s, want the adopted snapshot", last.Type, last.Data)
 			}
 			exec(t, `UPDATE nodes SET data = $1 WHERE project = 'default' AND id = 'n-legacy'`,

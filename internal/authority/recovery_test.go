@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -115,9 +116,9 @@ func TestRecovery_Retry(t *testing.T) {
 	var acted, refused int
 	for _, e := range evs {
 		switch e.Type {
-		case "recovery.acted":
+		case event.RecoveryActed:
 			acted++
-		case "recovery.refused":
+		case event.RecoveryRefused:
 			refused++
 			if !strings.Contains(string(e.Data), `"policyVersion":1`) || !strings.Contains(string(e.Data), `"reason":`) {
 				t.Errorf("recovery.refused data %s lacks the policy version or the reason", e.Data)
@@ -205,13 +206,10 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 			}
 			var got []string
 			for _, e := range evs {
-				if e.Type != "recovery.acted" && e.Type != "recovery.refused" {
+				if e.Type != event.RecoveryActed && e.Type != event.RecoveryRefused {
 					continue
 				}
-				var r struct {
-					Act, Operation, Actor, Reason, Result string
-					Policy                                int64 `json:"policyVersion"`
-				}
+				var r event.Recovery
 				if err := json.Unmarshal(e.Data, &r); err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -170,11 +171,11 @@ func TestSchedules_Fire(t *testing.T) {
 	if !shown.NextFire.Equal(t0.Add(2 * time.Hour)) {
 		t.Errorf("next fire = %s; want %s", shown.NextFire, t0.Add(2*time.Hour))
 	}
-	fired := f.events(t, "schedule.fired")
+	fired := f.events(t, event.ScheduleFired)
 	if len(fired) != 1 || fired[0]["task"] != string(ts[0].ID) || fired[0]["kind"] != "due" || fired[0]["agent"] != f.agent.ID {
 		t.Errorf("schedule.fired events = %v; want one naming task %s", fired, ts[0].ID)
 	}
-	if got := f.events(t, "schedule.created"); len(got) != 1 {
+	if got := f.events(t, event.ScheduleCreated); len(got) != 1 {
 		t.Errorf("schedule.created events = %v; want one", got)
 	}
 
@@ -195,11 +196,11 @@ func TestSchedules_Fire(t *testing.T) {
 	if got := shown.LastFires[0].Outcome; got != string(contract.TaskCompleted) {
 		t.Errorf("fire outcome after the report = %q; want completed", got)
 	}
-	if got := f.events(t, "schedule.outcome"); len(got) != 1 || got[0]["outcome"] != "completed" {
+	if got := f.events(t, event.ScheduleOutcome); len(got) != 1 || got[0]["outcome"] != "completed" {
 		t.Errorf("schedule.outcome events = %v; want one, completed", got)
 	}
 	f.sweep(t)
-	if got := f.events(t, "schedule.outcome"); len(got) != 1 {
+	if got := f.events(t, event.ScheduleOutcome); len(got) != 1 {
 		t.Errorf("schedule.outcome events after another sweep = %d; want still one", len(got))
 	}
 }
@@ -242,7 +243,7 @@ func TestSchedules_Missed(t *testing.T) {
 			if diff := cmp.Diff(tt.wantFires, kinds); diff != "" {
 				t.Errorf("fires after the downtime (-want +got):\n%s", diff)
 			}
-			missed := f.events(t, "schedule.missed")
+			missed := f.events(t, event.ScheduleMissed)
 			if len(missed) != 1 || missed[0]["count"] != tt.wantMissed || missed[0]["policy"] != string(tt.policy) {
 				t.Errorf("schedule.missed = %v; want one of %v fires under %s", missed, tt.wantMissed, tt.policy)
 			}
@@ -283,7 +284,7 @@ func TestSchedules_PauseResumeDelete(t *testing.T) {
 	if n := f.sweep(t); n != 0 {
 		t.Errorf("a resumed schedule caught up %d fires it had while paused", n)
 	}
-	if got := f.events(t, "schedule.missed"); len(got) != 0 {
+	if got := f.events(t, event.ScheduleMissed); len(got) != 0 {
 		t.Errorf("schedule.missed after a pause = %v; want none", got)
 	}
 	_, err = f.s.Resume(ctx, f.admin, "default", s.ID)
@@ -301,7 +302,7 @@ func TestSchedules_PauseResumeDelete(t *testing.T) {
 	if n := f.sweep(t); n != 0 {
 		t.Errorf("a deleted schedule fired %d", n)
 	}
-	for _, typ := range []string{"schedule.paused", "schedule.resumed", "schedule.deleted"} {
+	for _, typ := range []string{event.SchedulePaused, event.ScheduleResumed, event.ScheduleDeleted} {
 		if got := f.events(t, typ); len(got) != 1 || got[0]["schedule"] != string(s.ID) {
 			t.Errorf("%s events = %v; want one naming %s", typ, got, s.ID)
 		}
@@ -410,7 +411,7 @@ func TestSchedules_TwoInstances(t *testing.T) {
 			if got := len(f.tasks(t)); got != rounds {
 				t.Errorf("tasks = %d; want %d", got, rounds)
 			}
-			if got := len(f.events(t, "schedule.fired")); got != rounds {
+			if got := len(f.events(t, event.ScheduleFired)); got != rounds {
 				t.Errorf("schedule.fired events = %d; want %d", got, rounds)
 			}
 		})

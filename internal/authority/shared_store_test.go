@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -89,7 +90,7 @@ func openAccessCase(by contract.Principal, user string) func(b *board.Board) (au
 		if err != nil {
 			return authority.Change{}, err
 		}
-		return authority.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: "case.opened", Data: cs}, nil
+		return authority.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpenedData{Case: cs}}, nil
 	}
 }
 
@@ -236,7 +237,7 @@ func assertRoster(user, level string) func(b *board.Board) (authority.Change, er
 		if err != nil {
 			return authority.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: "batch.applied", Data: res}, nil
+		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -150,7 +151,7 @@ func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
 	if err != nil || state(ans) != contract.OpDone {
 		t.Fatalf("CloseCase = %+v, %v; want done", ans.Result, err)
 	}
-	cp, after := checkpointAfter(t, st, "case.closed")
+	cp, after := checkpointAfter(t, st, event.CaseClosed)
 	if cp.Reason != signing.ReasonCaseClosed || cp.Case != string(id) || cp.Seq < after {
 		t.Errorf("checkpoint after the close = %+v; want one of reason case.closed naming %s, covering seq %d", cp, id, after)
 	}
@@ -173,7 +174,7 @@ func checkpointAfter(t *testing.T, st store.Store, typ string) (signing.Checkpoi
 		switch {
 		case e.Type == typ:
 			after, cp = e.Seq, signing.Checkpoint{}
-		case e.Type == "checkpoint.signed" && after > 0 && cp.Seq == 0:
+		case e.Type == event.CheckpointSigned && after > 0 && cp.Seq == 0:
 			if err := json.Unmarshal(e.Data, &cp); err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +213,7 @@ func TestAuthority_CheckpointEveryEvents(t *testing.T) {
 	}
 	var seqs []int64
 	for _, e := range evs {
-		if e.Type == "checkpoint.signed" {
+		if e.Type == event.CheckpointSigned {
 			var cp signing.Checkpoint
 			if err := json.Unmarshal(e.Data, &cp); err != nil {
 				t.Fatal(err)
@@ -251,7 +252,7 @@ func TestAuthority_ActionOutcomeSignsCheckpoint(t *testing.T) {
 		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
 		Tools:   fetchTool,
 	}).Settle(t, p.Agent.ID, 1, contract.Args{"path": contract.StringValue("a")})
-	cp, after := checkpointAfter(t, st, "action.completed")
+	cp, after := checkpointAfter(t, st, event.ActionCompleted)
 	if cp.Reason != signing.ReasonActionCompleted || cp.Seq < after {
 		t.Errorf("checkpoint after the outcome = %+v; want reason action.completed covering seq %d", cp, after)
 	}

@@ -64,10 +64,11 @@ func (a *Authority) receipt(ctx context.Context, project contract.ProjectID, id 
 		if e.Type != event.CaseClosed {
 			return nil
 		}
-		var r contract.ClosureReceipt
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		var d event.CaseClosedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("decode the receipt in event %d: %w", e.Seq, err)
 		}
+		r := d.ClosureReceipt
 		if r.CaseID == id {
 			out = &r
 			return errFound

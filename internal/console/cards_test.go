@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -98,7 +99,7 @@ func TestCard_ConfirmRunsOnceAsTheMember(t *testing.T) {
 	var types []string
 	for _, e := range evs {
 		types = append(types, e.Type)
-		if e.Type == "agent.created" && e.Actor != string(mustCaller(t, r.testServer).Principal()) {
+		if e.Type == event.AgentCreated && e.Actor != string(mustCaller(t, r.testServer).Principal()) {
 			t.Errorf("agent.created actor = %s, want the confirming member", e.Actor)
 		}
 		if strings.Contains(string(e.Data), tok.Token) {
@@ -325,8 +326,8 @@ func TestCard_DelegatePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || evs[0].Type != "card.exempted" || !strings.Contains(string(evs[0].Data), `"policyVersion":2`) ||
-		evs[1].Type != "agent.created" || evs[1].Actor != "member:ada/asst" {
+	if len(evs) != 2 || evs[0].Type != event.CardExempted || !strings.Contains(string(evs[0].Data), `"policyVersion":2`) ||
+		evs[1].Type != event.AgentCreated || evs[1].Actor != "member:ada/asst" {
 		t.Errorf("events = %+v; want card.exempted at policy version 2, then agent.created by member:ada/asst", evs)
 	}
 	// Another consent operation is still a card.

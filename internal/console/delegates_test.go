@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -98,7 +99,7 @@ func TestServer_DelegateGate(t *testing.T) {
 					ans.Card.Operation != op.Name || ans.Card.ProposedBy != "member:ada/asst" || !strings.Contains(ans.Teaching, "docket confirm "+ans.Card.ID) {
 					t.Fatalf("consent %s = %d %s, want 202 card_recorded with an open card", op.Name, resp.StatusCode, b)
 				}
-				if diff := cmp.Diff([]string{"card.recorded"}, newEvents(t, s, before)); diff != "" {
+				if diff := cmp.Diff([]string{event.CardRecorded}, newEvents(t, s, before)); diff != "" {
 					t.Errorf("a consent %s changed more than its card (-want +got):\n%s", op.Name, diff)
 				}
 			case authority.MemberOnly:

@@ -11,14 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-)
-
-// Event types the Agents pages follow besides the Operations': an Agent's conversation
-// saved.
-const (
-	evConversationSaved = contract.EventConversationSaved
-	evHookReported      = "hook.reported"
 )
 
 // agentsBody is what the Agents page shows: every Agent with its last Operation, and the
@@ -208,7 +202,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		form.Conversation = string(b.Pane.ID)
 		b.Form = form
 	}
-	return s.render(w, r, v, status, "agent", b, evOpAdmitted, evOpChanged, evConversationSaved, evTaskPosted, evTaskClaimed, evTaskReported, evCaseOpened, evCaseClosed, evHookReported)
+	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -275,7 +269,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 		}
 		b.Messages = append(b.Messages, mv)
 	}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, evConversationSaved)
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.

@@ -1,9 +1,10 @@
 package console
 
-import "net/http"
+import (
+	"net/http"
 
-// Event type of an install in the project's log.
-const evCapabilityInstalled = "capability.installed"
+	"github.com/docketrun/docket/internal/authority/event"
+)
 
 // pageCapabilities shows what the project's installed releases let its agents do: each
 // release with its digest, its Case Types, its Actions (parameters, bindings, approval,
@@ -13,5 +14,5 @@ func (s *Server) pageCapabilities(w http.ResponseWriter, r *http.Request, v visi
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "capabilities", cs, evCapabilityInstalled)
+	return s.render(w, r, v, http.StatusOK, "capabilities", cs, event.CapabilityInstalled)
 }

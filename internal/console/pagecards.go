@@ -5,12 +5,13 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // Event types of cards (issue 15): a page that shows cards is brought up to date when
 // one arrives.
-var cardEvents = []string{"card.recorded", "card.confirmed", "card.ran", "card.declined", "card.voided"}
+var cardEvents = []string{event.CardRecorded, event.CardConfirmed, event.CardRan, event.CardDeclined, event.CardVoided}
 
 // cardsBody is the cards part of Needs you: the open cards of delegates, which a member
 // confirms or declines, and the answer of a confirm just made, shown this once.

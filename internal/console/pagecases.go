@@ -11,16 +11,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-)
-
-// Event types that change a Case or what it rests on.
-const (
-	evCaseOpened      = "case.opened"
-	evCaseClosed      = "case.closed"
-	evBatchApplied    = "batch.applied"
-	evActionApplied   = "action.applied"
-	evActionCompleted = "action.completed"
 )
 
 // maxCasesShown bounds the Cases the list shows, newest first; the filters see past it.
@@ -79,7 +71,7 @@ func (s *Server) pageCases(w http.ResponseWriter, r *http.Request, v visit) erro
 		}
 	}
 	b.Types = slices.Sorted(maps.Keys(types))
-	return s.render(w, r, v, http.StatusOK, "cases", b, evCaseOpened, evCaseClosed)
+	return s.render(w, r, v, http.StatusOK, "cases", b, event.CaseOpened, event.CaseClosed)
 }
 
 // caseHref is the page of one Case.
@@ -144,7 +136,7 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 	if b.Timeline, b.MoreEvents, err = s.caseTimeline(ctx, v, d.Case); err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "case", b, evCaseClosed, evBatchApplied, evActionApplied, evActionCompleted, evOpAdmitted, evOpChanged)
+	return s.render(w, r, v, http.StatusOK, "case", b, event.CaseClosed, event.BatchApplied, event.ActionApplied, event.ActionCompleted, event.OpAdmitted, event.OpChanged)
 }
 
 // caseTimeline merges Case c's Operations and the events naming it, oldest first; the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, v visit) err
 	var live []string
 	if b.Latest {
 		// render follows the Request events on every page already.
-		live = slices.DeleteFunc(authority.EventTypes(), func(t string) bool { return t == evRequestCreated || t == evRequestChanged })
+		live = slices.DeleteFunc(authority.EventTypes(), func(t string) bool { return t == event.RequestCreated || t == event.RequestChanged })
 	}
 	return s.render(w, r, v, http.StatusOK, "events", b, live...)
 }

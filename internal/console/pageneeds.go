@@ -10,13 +10,6 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Event types of Requests in the project's log: a page that shows Requests is brought up
-// to date when one arrives.
-const (
-	evRequestCreated = "request.created"
-	evRequestChanged = "request.changed"
-)
-
 // needsBody is what the Needs you page shows: the waiting Requests, or the history.
 type needsBody struct {
 	Tab   string // "pending" or "history"

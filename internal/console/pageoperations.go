@@ -7,13 +7,8 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-)
-
-// Event types of Operations in the project's log.
-const (
-	evOpAdmitted = "operation.admitted"
-	evOpChanged  = "operation.changed"
 )
 
 // maxOpsShown bounds the Operations the page lists per Agent, newest first; an unresolved
@@ -54,7 +49,7 @@ func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g}, evOpAdmitted, evOpChanged)
+	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g}, event.OpAdmitted, event.OpChanged)
 }
 
 // groupOps groups ops (oldest first, as the authority lists them) by Agent, in the order

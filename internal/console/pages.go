@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -230,7 +231,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status 
 			return err
 		}
 		d.Pending, d.Head = n, v.head
-		d.Live = strings.Join(append([]string{evRequestCreated, evRequestChanged}, live...), ",")
+		d.Live = strings.Join(append([]string{event.RequestCreated, event.RequestChanged}, live...), ",")
 	}
 	return s.writePage(w, status, name, d)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -149,11 +150,11 @@ func TestPages_Events(t *testing.T) {
 	}
 	r.b.Screenshot(screenshots, "events")
 
-	r.b.Do(chromedp.SetValue(chromedp.ID("f-type"), "batch.applied"),
+	r.b.Do(chromedp.SetValue(chromedp.ID("f-type"), event.BatchApplied),
 		chromedp.Click(chromedp.Search(`//button[text()="Filter"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//caption[contains(text(), "type batch.applied")]`)))
 	types := browsertest.Run(r.b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events td[data-label=Type]")].map(td => td.textContent)`))
-	if len(types) != 1 || types[0] != "batch.applied" {
+	if len(types) != 1 || types[0] != event.BatchApplied {
 		t.Errorf("filtered by type, the events are %q, want the one batch.applied", types)
 	}
 

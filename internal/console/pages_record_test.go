@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -72,7 +73,7 @@ func TestPages_RecordWithoutBrowser(t *testing.T) {
 		{"cases", "/projects/default/cases", 200, []string{`href="/projects/default/cases/case-1"`, "exploration", "abandoned", "1 of 1 Case."}},
 		{"cases, filtered out", "/projects/default/cases?status=running", 200, []string{"No Case matches these filters.", "0 of 1 Case."}},
 		{"cases, certified", "/projects/default/cases?certified=no", 200, []string{"case-1"}},
-		{"a case", "/projects/default/cases/case-1", 200, []string{"Case <code>case-1</code>", "Nothing certifies the root yet.", "Receipt", "abandoned: a test", "case.opened", "case.closed"}},
+		{"a case", "/projects/default/cases/case-1", 200, []string{"Case <code>case-1</code>", "Nothing certifies the root yet.", "Receipt", "abandoned: a test", event.CaseOpened, event.CaseClosed}},
 		{"a case that is not there", "/projects/default/cases/case-9", 404, []string{"case_not_found"}},
 		{"board", "/projects/default/board", 200, []string{"Name a predicate to search"}},
 		{"board, by predicate", "/projects/default/board?predicate=note", 200, []string{`note(text: &#34;hello&#34;)`, "asserted", "agent:" + string(f.agent.ID), note}},
@@ -81,11 +82,11 @@ func TestPages_RecordWithoutBrowser(t *testing.T) {
 		{"board, a bad argument", "/projects/default/board?predicate=note&args=text", 400, []string{"invalid_argument"}},
 		{"a fact", note, 200, []string{"Why <code class=\"atom\">note(text: &#34;hello&#34;)</code>", "asserted by <code>agent:", "<svg", "1 node."}},
 		{"a fact that is not there", "/projects/default/board/nope", 404, []string{"node_not_found"}},
-		{"events", "/projects/default/events", 200, []string{"The latest events", "case.closed", "project.created", `data-live="request.created,request.changed,project.created`}},
-		{"events, filtered", "/projects/default/events?type=case.opened", 200, []string{"case.opened", "type case.opened"}},
-		{"events, by case", "/projects/default/events?case=case-1", 200, []string{"case.closed", "naming Case case-1"}},
-		{"events, by agent name", "/projects/default/events?agent=calc&type=operation.admitted", 200, []string{"operation.admitted"}},
-		{"events, by actor", "/projects/default/events?actor=agent:" + string(f.agent.ID), 200, []string{"case.opened", "by agent:" + string(f.agent.ID)}},
+		{"events", "/projects/default/events", 200, []string{"The latest events", event.CaseClosed, event.ProjectCreated, `data-live="request.created,request.changed,project.created`}},
+		{"events, filtered", "/projects/default/events?type=case.opened", 200, []string{event.CaseOpened, "type case.opened"}},
+		{"events, by case", "/projects/default/events?case=case-1", 200, []string{event.CaseClosed, "naming Case case-1"}},
+		{"events, by agent name", "/projects/default/events?agent=calc&type=operation.admitted", 200, []string{event.OpAdmitted}},
+		{"events, by actor", "/projects/default/events?actor=agent:" + string(f.agent.ID), 200, []string{event.CaseOpened, "by agent:" + string(f.agent.ID)}},
 		{"events, by another actor", "/projects/default/events?actor=member:nobody&type=case.opened", 200, []string{"No event matches."}},
 		{"events, paged", "/projects/default/events?before=3", 200, []string{`id="ev-2"`, `id="ev-1"`, "Newer events"}},
 		{"events, after", "/projects/default/events?after=1", 200, []string{`id="ev-2"`, "Older events"}},

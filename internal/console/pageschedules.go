@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -24,8 +25,8 @@ type scheduleForm struct {
 }
 
 // scheduleEvents are the event types that bring the Schedules page up to date.
-var scheduleEvents = []string{"schedule.created", "schedule.paused", "schedule.resumed", "schedule.deleted",
-	"schedule.fired", "schedule.missed", "schedule.outcome"}
+var scheduleEvents = []string{event.ScheduleCreated, event.SchedulePaused, event.ScheduleResumed, event.ScheduleDeleted,
+	event.ScheduleFired, event.ScheduleMissed, event.ScheduleOutcome}
 
 func (s *Server) schedulePages() {
 	s.page("GET /projects/{project}/schedules", "schedules", s.pageSchedules)

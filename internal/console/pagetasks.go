@@ -10,13 +10,6 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Event types the Agent's page follows for its tasks.
-const (
-	evTaskPosted   = contract.EventTaskPosted
-	evTaskClaimed  = contract.EventTaskClaimed
-	evTaskReported = contract.EventTaskReported
-)
-
 // maxPageTasks is how many of an Agent's tasks its page lists, newest first.
 const maxPageTasks = 20
 

@@ -10,16 +10,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-)
-
-// Event types of workers in the project's log: a lease granted or given up, work claimed
-// and reported.
-const (
-	evLeaseAcquired = "worker.lease.acquired"
-	evLeaseReleased = "worker.lease.released"
-	evWorkClaimed   = "work.claimed"
-	evWorkReported  = "work.reported"
 )
 
 // maxWorkShown bounds the recent claims the Workers page lists, newest first.
@@ -66,29 +58,6 @@ type workView struct {
 	State      contract.OperationState // the Operation's state now; "" when it is not listed
 }
 
-// The parts of the worker events the page reads. The log is the authority's own record,
-// so fields the page does not read are ignored rather than refused.
-type (
-	leaseRecord struct {
-		Connection contract.ConnectionID `json:"connection"`
-		WorkerID   string                `json:"workerId"`
-		Generation int64                 `json:"workerGeneration"`
-	}
-	claimRecord struct {
-		Work       string                `json:"work"`
-		Connection contract.ConnectionID `json:"connection"`
-		WorkerID   string                `json:"workerId"`
-		Generation int64                 `json:"workerGeneration"`
-		Source     *contract.Source      `json:"source"`
-	}
-	reportRecord struct {
-		Work     string        `json:"work"`
-		Judged   bool          `json:"judged"`
-		Code     contract.Code `json:"errorCode"`
-		Teaching string        `json:"teaching"`
-	}
-)
-
 // pageWorkers shows the project's workers: each live Connection's lease (instance,
 // generation, expiry), its locked Tools with their digests and its Sources' public parts,
 // then the work claimed lately and how it was reported.
@@ -101,7 +70,7 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	head := v.head // where the page's stream starts: what it lists ends there
 	// The recent part of the log, as far back as one filtered read looks.
 	es, _, err := s.auth.FilterEvents(ctx, v.caller, v.project, max(0, head-authority.MaxEventScan), authority.MaxEventPage,
-		contract.EventFilter{Types: []string{evLeaseAcquired, evWorkClaimed, evWorkReported}}, "")
+		contract.EventFilter{Types: []string{event.LeaseAcquired, event.WorkClaimed, event.WorkReported}}, "")
 	if err != nil {
 		return err
 	}
@@ -124,15 +93,15 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	byWork := map[string]int{}
 	for _, e := range es {
 		switch e.Type {
-		case evLeaseAcquired:
-			var l leaseRecord
-			if err := decodeEvent(e, &l); err != nil {
+		case event.LeaseAcquired:
+			l, err := decodeEvent[event.LeaseAcquiredData](e)
+			if err != nil {
 				return err
 			}
-			acquired[l.Connection] = leaseAt{leaseRecord: l, at: e.At}
-		case evWorkClaimed:
-			var c claimRecord
-			if err := decodeEvent(e, &c); err != nil {
+			acquired[l.Connection] = leaseAt{LeaseAcquiredData: l, at: e.At}
+		case event.WorkClaimed:
+			c, err := decodeEvent[event.WorkClaimedData](e)
+			if err != nil {
 				return err
 			}
 			wv := workView{Work: c.Work, Connection: names[c.Connection], WorkerID: c.WorkerID, Generation: c.Generation, ClaimedAt: e.At}
@@ -144,9 +113,9 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 			}
 			byWork[c.Work] = len(work)
 			work = append(work, wv)
-		case evWorkReported:
-			var rep reportRecord
-			if err := decodeEvent(e, &rep); err != nil {
+		case event.WorkReported:
+			rep, err := decodeEvent[event.WorkReportedData](e)
+			if err != nil {
 				return err
 			}
 			i, ok := byWork[rep.Work]
@@ -188,21 +157,28 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		}
 		b.Workers = append(b.Workers, wv)
 	}
-	return s.render(w, r, v, http.StatusOK, "workers", b, evLeaseAcquired, evLeaseReleased, evWorkClaimed, evWorkReported)
+	return s.render(w, r, v, http.StatusOK, "workers", b, event.LeaseAcquired, event.LeaseReleased, event.WorkClaimed, event.WorkReported)
 }
 
 // leaseAt is a lease grant and when the log recorded it.
 type leaseAt struct {
-	leaseRecord
+	event.LeaseAcquiredData
 	at time.Time
 }
 
-// decodeEvent reads the data of e into v.
-func decodeEvent(e contract.Event, v any) error {
-	if err := json.Unmarshal(e.Data, v); err != nil {
-		return fmt.Errorf("read event %d (%s) of %s: %w", e.Seq, e.Type, e.Project, err)
+// decodeEvent decodes the data of e, which the caller knows to be of the type whose
+// payload is T, through the catalog.
+func decodeEvent[T event.Payload](e contract.Event) (T, error) {
+	var zero T
+	p, err := event.Decode(e.Type, e.Data)
+	if err != nil {
+		return zero, fmt.Errorf("read event %d of %s: %w", e.Seq, e.Project, err)
 	}
-	return nil
+	d, ok := p.(T)
+	if !ok {
+		return zero, fmt.Errorf("read event %d of %s: a %s event is not a %s", e.Seq, e.Project, e.Type, zero.EventType())
+	}
+	return d, nil
 }
 
 // fingerprint names what a live page shows of v, so that its section is replaced when v

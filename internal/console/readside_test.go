@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/google/go-cmp/cmp"
@@ -161,12 +162,12 @@ func TestServer_EventFilters(t *testing.T) {
 		status int
 		want   []string // event types, in order; nil for a refusal
 	}{
-		{"by type", "?type=case.opened,case.closed", http.StatusOK, []string{"case.opened", "case.closed"}},
-		{"by type, repeated", "?type=case.closed&type=case.opened", http.StatusOK, []string{"case.opened", "case.closed"}},
-		{"by Case", "?case=case-1&type=case.opened&type=case.closed&type=action.applied", http.StatusOK, []string{"case.opened", "case.closed"}},
-		{"by Agent", "?agent=calc&type=operation.admitted", http.StatusOK, []string{"operation.admitted", "operation.admitted", "operation.admitted"}},
+		{"by type", "?type=case.opened,case.closed", http.StatusOK, []string{event.CaseOpened, event.CaseClosed}},
+		{"by type, repeated", "?type=case.closed&type=case.opened", http.StatusOK, []string{event.CaseOpened, event.CaseClosed}},
+		{"by Case", "?case=case-1&type=case.opened&type=case.closed&type=action.applied", http.StatusOK, []string{event.CaseOpened, event.CaseClosed}},
+		{"by Agent", "?agent=calc&type=operation.admitted", http.StatusOK, []string{event.OpAdmitted, event.OpAdmitted, event.OpAdmitted}},
 		{"since the future", "?since=2999-01-01T00:00:00Z", http.StatusOK, []string{}},
-		{"since before the fixture", "?type=case.closed&since=" + f.since.Format(time.RFC3339), http.StatusOK, []string{"case.closed"}},
+		{"since before the fixture", "?type=case.closed&since=" + f.since.Format(time.RFC3339), http.StatusOK, []string{event.CaseClosed}},
 		{"a bad time", "?since=yesterday", http.StatusBadRequest, nil},
 		{"an unknown Agent", "?agent=nobody", http.StatusNotFound, nil},
 	}

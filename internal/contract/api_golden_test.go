@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/google/go-cmp/cmp"
 )
@@ -35,7 +36,7 @@ func TestAPIGolden(t *testing.T) {
 		{"tool_lock", &contract.ToolLock{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},
 		{"capability_upload", &contract.CapabilityUpload{Files: map[string]string{"capability.toml": "id = \"demo.calc\"\n"}}},
 		{"installed", &contract.Installed{Project: "default", Release: contract.Release{ID: "demo.calc", Version: "1.0.0", Digest: "sha256:00", CreatedAt: at}, Created: true}},
-		{"event_page", &contract.Page[contract.Event]{Items: []contract.Event{{Project: "default", Seq: 1, ID: "e1", Type: "project.created", At: at,
+		{"event_page", &contract.Page[contract.Event]{Items: []contract.Event{{Project: "default", Seq: 1, ID: "e1", Type: event.ProjectCreated, At: at,
 			Actor: "member:mem_0123456789abcdef", Data: json.RawMessage(`{"id":"default"}`), DataHash: "aa", PrevHash: "00", Hash: "bb"}}, Next: "1"}},
 		{"chain_report", &contract.ChainReport{Project: "default", Seq: 1, Broken: &contract.BrokenLink{Seq: 2, Field: "hash", Want: "aa", Got: "bb"}}},
 		{"health", &contract.Health{Version: "dev", Store: "ok"}},

@@ -13,13 +13,6 @@ const (
 	CodeHookRefused          Code = "hook_refused"           // a pre-tool hook refused the call; it was not sent
 )
 
-// Conversation event types: a runtime's save of one of its conversations, and a budget
-// that stopped a run of it.
-const (
-	EventConversationSaved           = "conversation.saved"
-	EventConversationBudgetExhausted = "conversation.budget_exhausted"
-)
-
 // MaxConversationEntry bounds the messages and state of one save, in bytes of JSON. A
 // runtime sends only the messages that changed since its last save, and tool results are
 // already cut to a bounded view, so a save near this bound is a fault.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -19,22 +20,22 @@ func TestEventFilter_Match(t *testing.T) {
 		e    contract.Event
 		want bool
 	}{
-		{"no filter selects everything", contract.EventFilter{}, ev("project.created", "member:m", `"x"`), true},
-		{"a listed type", contract.EventFilter{Types: []string{"case.opened", "case.closed"}}, ev("case.closed", "agent:a", `{}`), true},
-		{"another type", contract.EventFilter{Types: []string{"case.opened"}}, ev("case.closed", "agent:a", `{}`), false},
-		{"the Case at the top", contract.EventFilter{Case: "case-1"}, ev("case.closed", "agent:a", `{"caseId":"case-1"}`), true},
-		{"the Case under execution", contract.EventFilter{Case: "case-1"}, ev("operation.changed", "tool:t", `{"execution":{"caseId":"case-1"}}`), true},
-		{"the Case under input", contract.EventFilter{Case: "case-1"}, ev("operation.admitted", "agent:a", `{"input":{"caseId":"case-1"}}`), true},
-		{"another Case", contract.EventFilter{Case: "case-1"}, ev("case.closed", "agent:a", `{"caseId":"case-2"}`), false},
-		{"no Case named", contract.EventFilter{Case: "case-1"}, ev("project.created", "member:m", `{"id":"default"}`), false},
+		{"no filter selects everything", contract.EventFilter{}, ev(event.ProjectCreated, "member:m", `"x"`), true},
+		{"a listed type", contract.EventFilter{Types: []string{event.CaseOpened, event.CaseClosed}}, ev(event.CaseClosed, "agent:a", `{}`), true},
+		{"another type", contract.EventFilter{Types: []string{event.CaseOpened}}, ev(event.CaseClosed, "agent:a", `{}`), false},
+		{"the Case at the top", contract.EventFilter{Case: "case-1"}, ev(event.CaseClosed, "agent:a", `{"caseId":"case-1"}`), true},
+		{"the Case under execution", contract.EventFilter{Case: "case-1"}, ev(event.OpChanged, "tool:t", `{"execution":{"caseId":"case-1"}}`), true},
+		{"the Case under input", contract.EventFilter{Case: "case-1"}, ev(event.OpAdmitted, "agent:a", `{"input":{"caseId":"case-1"}}`), true},
+		{"another Case", contract.EventFilter{Case: "case-1"}, ev(event.CaseClosed, "agent:a", `{"caseId":"case-2"}`), false},
+		{"no Case named", contract.EventFilter{Case: "case-1"}, ev(event.ProjectCreated, "member:m", `{"id":"default"}`), false},
 		{"data that is not an object names nothing", contract.EventFilter{Case: "case-1"}, ev("x", "member:m", `"case-1"`), false},
-		{"the Agent in the data", contract.EventFilter{Agent: "agt_1"}, ev("operation.changed", "tool:t", `{"agent":"agt_1"}`), true},
-		{"the Agent as the actor", contract.EventFilter{Agent: "agt_1"}, ev("case.opened", "agent:agt_1", `{"caseId":"case-1"}`), true},
-		{"another Agent", contract.EventFilter{Agent: "agt_1"}, ev("case.opened", "agent:agt_2", `{"agent":"agt_2"}`), false},
+		{"the Agent in the data", contract.EventFilter{Agent: "agt_1"}, ev(event.OpChanged, "tool:t", `{"agent":"agt_1"}`), true},
+		{"the Agent as the actor", contract.EventFilter{Agent: "agt_1"}, ev(event.CaseOpened, "agent:agt_1", `{"caseId":"case-1"}`), true},
+		{"another Agent", contract.EventFilter{Agent: "agt_1"}, ev(event.CaseOpened, "agent:agt_2", `{"agent":"agt_2"}`), false},
 		{"at the since time", contract.EventFilter{Since: at}, ev("x", "m", `{}`), true},
 		{"before the since time", contract.EventFilter{Since: at.Add(time.Second)}, ev("x", "m", `{}`), false},
-		{"every filter must match", contract.EventFilter{Types: []string{"case.opened"}, Case: "case-1", Agent: "agt_1"},
-			ev("case.opened", "agent:agt_2", `{"caseId":"case-1"}`), false},
+		{"every filter must match", contract.EventFilter{Types: []string{event.CaseOpened}, Case: "case-1", Agent: "agt_1"},
+			ev(event.CaseOpened, "agent:agt_2", `{"caseId":"case-1"}`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,14 +12,6 @@ const (
 	CodeTaskNotClaimed Code = "task_not_claimed" // a report or renewal of a claim that is not this runtime's any more
 )
 
-// Task event types: a member (or the Agent's own runtime) posts a task or a message, a
-// runtime claims it under a lease, and reports how the run ended.
-const (
-	EventTaskPosted   = "task.posted"
-	EventTaskClaimed  = "task.claimed"
-	EventTaskReported = "task.reported"
-)
-
 // TaskID names a task; the authority mints it.
 type TaskID string
 

@@ -485,7 +485,7 @@ func addAgents(b *testing.B, st store.Store, admin authority.Caller, n int) []st
 					TokenDigest: digest[:], CreatedAt: now}); err != nil {
 					return err
 				}
-				if err := eventlog.Append(ctx, tx, "default", event.AgentCreated, admin.Principal(), now, ag); err != nil {
+				if err := eventlog.Append(ctx, tx, "default", admin.Principal(), now, event.AgentCreatedData{Agent: ag}); err != nil {
 					return err
 				}
 				tokens = append(tokens, tok)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -18,7 +19,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 
 func sampleEvent() store.Event {
 	data := json.RawMessage(`{"i":1}`)
-	e := store.Event{Project: "p1", Seq: 1, ID: "ev-1", Type: "case.opened", At: t0,
+	e := store.Event{Project: "p1", Seq: 1, ID: "ev-1", Type: event.CaseOpened, At: t0,
 		Actor: "member:ann", Data: data, DataHash: store.DataHash(data)}
 	e.Hash = store.EventHash(e)
 	return e
@@ -38,7 +39,7 @@ func TestEventHash_Encoding(t *testing.T) {
 	str("p1")
 	b = binary.BigEndian.AppendUint64(b, 7)
 	str("ev-1")
-	str("case.opened")
+	str(event.CaseOpened)
 	b = binary.BigEndian.AppendUint64(b, uint64(t0.UnixNano()))
 	str("member:ann")
 	b = append(b, e.DataHash[:]...)
@@ -60,7 +61,7 @@ func TestEventHash_Fields(t *testing.T) {
 		{"project", func(e *store.Event) { e.Project = "p2" }, true},
 		{"seq", func(e *store.Event) { e.Seq = 2 }, true},
 		{"id", func(e *store.Event) { e.ID = "ev-2" }, true},
-		{"type", func(e *store.Event) { e.Type = "case.closed" }, true},
+		{"type", func(e *store.Event) { e.Type = event.CaseClosed }, true},
 		{"at", func(e *store.Event) { e.At = e.At.Add(time.Nanosecond) }, true},
 		{"actor", func(e *store.Event) { e.Actor = "agent:x" }, true},
 		{"data hash", func(e *store.Event) { e.DataHash[0] ^= 1 }, true},

@@ -9,15 +9,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/store"
-)
-
-// Event types the store wrapper reads: an Operation's states (the data of both carries
-// agent, ordinal, state and stage).
-const (
-	opAdmitted = "operation.admitted"
-	opChanged  = "operation.changed"
 )
 
 // Store returns st with each event append timed and counted, and Operations' states
@@ -47,44 +40,37 @@ func (tx *timedTx) Append(ctx context.Context, e store.NewEvent) (store.Event, e
 		return ev, err
 	}
 	tx.t.events.WithLabelValues(e.Type).Inc()
-	if e.Type == opAdmitted || e.Type == opChanged {
+	if e.Type == event.OpAdmitted || e.Type == event.OpChanged {
 		tx.t.operation(ctx, e)
 	}
 	return ev, nil
-}
-
-// opEvent is the part of an Operation's event the metrics read.
-type opEvent struct {
-	Agent   string `json:"agent"`
-	Ordinal int64  `json:"ordinal"`
-	State   string `json:"state"`
-	Stage   string `json:"stage"`
 }
 
 // operation moves one Operation between the state gauges. The count is of what this
 // process saw: a change it did not see the admission of only adds its new state. An
 // event whose data does not decode is counted under its type and nothing more.
 func (t *Telemetry) operation(ctx context.Context, e store.NewEvent) {
-	var op opEvent
+	var op event.Operation // the shape of both types
 	if err := json.Unmarshal(e.Data, &op); err != nil || op.State == "" {
 		return
 	}
-	t.opChanges.WithLabelValues(op.State).Inc()
+	state, stage := string(op.State), string(op.Stage)
+	t.opChanges.WithLabelValues(state).Inc()
 	key := e.Project + "/" + op.Agent + "." + strconv.FormatInt(op.Ordinal, 10)
-	now := op.State + "/" + op.Stage
+	now := state + "/" + stage
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if was, ok := t.opState[key]; ok {
 		t.ops.WithLabelValues(splitState(was)).Dec()
 	}
-	t.ops.WithLabelValues(op.State, op.Stage).Inc()
-	if contract.OperationState(op.State).Settled() {
+	t.ops.WithLabelValues(state, stage).Inc()
+	if op.State.Settled() {
 		delete(t.opState, key)
 		delete(t.carried, key)
 		return
 	}
 	t.opState[key] = now
-	if sc := trace.SpanContextFromContext(ctx); e.Type == opAdmitted && sc.IsValid() {
+	if sc := trace.SpanContextFromContext(ctx); e.Type == event.OpAdmitted && sc.IsValid() {
 		if len(t.carried) >= maxCarried {
 			clear(t.carried)
 		}

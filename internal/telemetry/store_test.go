@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/telemetry"
 )
@@ -27,11 +28,11 @@ func TestStore_Operations(t *testing.T) {
 	tel := telemetry.New(telemetry.Config{})
 	st := tel.Store(fakeStore{})
 	for _, e := range []struct{ typ, data string }{
-		{"operation.admitted", `{"agent":"a","ordinal":1,"state":"running","stage":"not_dispatched"}`},
-		{"operation.admitted", `{"agent":"a","ordinal":2,"state":"running","stage":"not_dispatched"}`},
-		{"operation.changed", `{"agent":"a","ordinal":1,"state":"running","stage":"at_worker"}`},
-		{"operation.changed", `{"agent":"a","ordinal":1,"state":"done"}`},
-		{"case.opened", `{}`},
+		{event.OpAdmitted, `{"agent":"a","ordinal":1,"state":"running","stage":"not_dispatched"}`},
+		{event.OpAdmitted, `{"agent":"a","ordinal":2,"state":"running","stage":"not_dispatched"}`},
+		{event.OpChanged, `{"agent":"a","ordinal":1,"state":"running","stage":"at_worker"}`},
+		{event.OpChanged, `{"agent":"a","ordinal":1,"state":"done"}`},
+		{event.CaseOpened, `{}`},
 	} {
 		err := st.Update(t.Context(), func(tx store.Tx) error {
 			_, err := tx.Append(t.Context(), store.NewEvent{Project: "p", Type: e.typ, Data: []byte(e.data)})

@@ -331,8 +331,7 @@ func (a *Cache) restoreBoard(ctx context.Context, r store.Reader, project contra
 type Change struct {
 	Nodes []contract.NodeChange
 	Cases []contract.Case // Case records that changed
-	Event string          // the event type, e.g. event.BatchApplied
-	Data  any             // the event data; never a secret
+	Event event.Payload   // the change's event, e.g. an event.BatchAppliedData; never a secret
 }
 
 // dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
@@ -350,29 +349,29 @@ func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID,
 // rebuildLimit bounds rebuilding a Board after a failed commit.
 const rebuildLimit = 30 * time.Second
 
-// persistChange writes ch's node and Case records in tx and returns the [Record] of
+// persistChange writes ch's node and Case records in tx and returns the [event.BoardRecordedData] of
 // what it wrote, with the same bytes, for the log; ok is false when ch wrote no record.
-func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) (rec Record, ok bool, err error) {
-	if ch.Event == "" {
-		return Record{}, false, errors.New("change has no event type")
+func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) (rec event.BoardRecordedData, ok bool, err error) {
+	if ch.Event == nil {
+		return event.BoardRecordedData{}, false, errors.New("change has no event type")
 	}
-	if !event.ChangesBoard(ch.Event) {
-		return Record{}, false, fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event)
+	if !event.ChangesBoard(ch.Event.EventType()) {
+		return event.BoardRecordedData{}, false, fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event.EventType())
 	}
 	for _, nc := range ch.Nodes {
 		switch {
 		case nc.Put != nil:
 			data, err := json.Marshal(nc.Put)
 			if err != nil {
-				return Record{}, false, fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
+				return event.BoardRecordedData{}, false, fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
 			}
 			if err := tx.PutNode(ctx, string(project), store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data}); err != nil {
-				return Record{}, false, err
+				return event.BoardRecordedData{}, false, err
 			}
 			rec.Nodes = append(rec.Nodes, data)
 		case nc.Delete != "":
 			if err := tx.DeleteNode(ctx, string(project), nc.Delete); err != nil {
-				return Record{}, false, err
+				return event.BoardRecordedData{}, false, err
 			}
 			rec.Deleted = append(rec.Deleted, nc.Delete)
 		}
@@ -380,10 +379,10 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 	for _, c := range ch.Cases {
 		data, err := json.Marshal(c)
 		if err != nil {
-			return Record{}, false, fmt.Errorf("encode case %s: %w", c.CaseID, err)
+			return event.BoardRecordedData{}, false, fmt.Errorf("encode case %s: %w", c.CaseID, err)
 		}
 		if err := tx.PutNode(ctx, string(project), store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data}); err != nil {
-			return Record{}, false, err
+			return event.BoardRecordedData{}, false, err
 		}
 		rec.Cases = append(rec.Cases, data)
 	}

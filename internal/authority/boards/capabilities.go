@@ -94,7 +94,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		if err := tx.Install(ctx, store.Install{Project: string(project), ReleaseID: pkg.Release.ID, Version: pkg.Release.Version, InstalledAt: now}); err != nil {
 			return err
 		}
-		if err := eventlog.Append(ctx, tx, project, event.CapabilityInstalled, c.Principal(), now, out.Release); err != nil {
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.CapabilityInstalledData{Release: out.Release}); err != nil {
 			return err
 		}
 		head, err := tx.LockHead(ctx, string(project))

@@ -25,7 +25,7 @@ func (a *Cache) appendCheckpoint(ctx context.Context, tx store.Tx, project contr
 		return signing.Checkpoint{}, err
 	}
 	cp := a.signer.SignCheckpoint(signing.Checkpoint{Project: string(project), Seq: head.Seq, Hash: head.Hash.String(), At: at, Reason: reason, Case: caseID})
-	if err := eventlog.Append(ctx, tx, project, event.CheckpointSigned, adoptActor, at, cp); err != nil {
+	if err := eventlog.Append(ctx, tx, project, adoptActor, at, event.CheckpointSignedData(cp)); err != nil {
 		return signing.Checkpoint{}, err
 	}
 	return cp, nil
@@ -50,7 +50,10 @@ func (a *Cache) Checkpoint(ctx context.Context, project contract.ProjectID, reas
 				return err
 			}
 			if len(last) == 1 && last[0].Type == event.CheckpointSigned {
-				return json.Unmarshal(last[0].Data, &cp)
+				var d event.CheckpointSignedData
+				err := json.Unmarshal(last[0].Data, &d)
+				cp = signing.Checkpoint(d)
+				return err
 			}
 		}
 		cp, err = a.appendCheckpoint(ctx, tx, project, reason, "", a.nowUTC())
@@ -104,10 +107,11 @@ func CheckCheckpoint(e store.Event, keys []signing.PublicKey) (signing.Checkpoin
 	broken := func(want, got string) error {
 		return &CheckpointError{Project: contract.ProjectID(e.Project), Seq: e.Seq, Want: want, Got: got}
 	}
-	var cp signing.Checkpoint
-	if err := json.Unmarshal(e.Data, &cp); err != nil {
-		return cp, broken("a checkpoint", "data that does not decode")
+	var d event.CheckpointSignedData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return signing.Checkpoint{}, broken("a checkpoint", "data that does not decode")
 	}
+	cp := signing.Checkpoint(d)
 	if err := cp.Verify(keys); err != nil {
 		return cp, broken("a signature under the installation's keys", err.Error())
 	}

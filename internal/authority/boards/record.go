@@ -15,21 +15,6 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Record is the data of a [event.BoardRecorded] event: the full content of every node and
-// Case record one Board change wrote (a node's atom, tier, provenance and premises; the
-// tool rows an Action's outcome turned into facts are those nodes), and the ids it
-// deleted. The node table is a projection of these events: [CheckProjection]
-// replays them and names the first row that disagrees.
-type Record struct {
-	// Snapshot marks the record a log written before records existed gets at its first
-	// start on this version: it adopts the node table as found then, replacing what the
-	// log said before.
-	Snapshot bool              `json:"snapshot,omitempty"`
-	Nodes    []json.RawMessage `json:"nodes,omitempty"`   // node records, as the node table holds them
-	Deleted  []string          `json:"deleted,omitempty"` // node ids removed
-	Cases    []json.RawMessage `json:"cases,omitempty"`   // Case records, as the node table holds them
-}
-
 // ProjectionError names the first row of a project's node table that disagrees with its
 // log: a forged, missing or extra node, or an installed release whose content is not the
 // release the log installed.
@@ -75,10 +60,11 @@ func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (lo
 	err := eventlog.Scan(ctx, r, project, 0, -1, func(e store.Event) error {
 		switch e.Type {
 		case event.CapabilityInstalled:
-			var rel contract.Release
-			if err := json.Unmarshal(e.Data, &rel); err != nil {
+			var d event.CapabilityInstalledData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
 				return fmt.Errorf("decode install at seq %d of %s: %w", e.Seq, project, err)
 			}
+			rel := d.Release
 			st.installs[rel.ID+"@"+rel.Version] = install{seq: e.Seq, digest: rel.Digest}
 			return nil
 		case event.BoardRecorded:
@@ -92,7 +78,7 @@ func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (lo
 
 // apply applies one board.recorded event to the rows.
 func (st *logState) apply(e store.Event, project contract.ProjectID) error {
-	var rec Record
+	var rec event.BoardRecordedData
 	if err := json.Unmarshal(e.Data, &rec); err != nil {
 		return fmt.Errorf("decode record at seq %d of %s: %w", e.Seq, project, err)
 	}
@@ -301,7 +287,7 @@ func (a *Cache) adopt(ctx context.Context, project contract.ProjectID) (bool, er
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		rec := Record{Snapshot: true}
+		rec := event.BoardRecordedData{Snapshot: true}
 		for _, row := range rows {
 			if row.Kind == nodeKindCase {
 				rec.Cases = append(rec.Cases, row.Data)
@@ -310,7 +296,7 @@ func (a *Cache) adopt(ctx context.Context, project contract.ProjectID) (bool, er
 			}
 		}
 		adopted = true
-		return eventlog.Append(ctx, tx, project, event.BoardRecorded, adoptActor, a.nowUTC(), rec)
+		return eventlog.Append(ctx, tx, project, adoptActor, a.nowUTC(), rec)
 	})
 	if err != nil {
 		return false, fmt.Errorf("adopt node table of %s: %w", project, err)

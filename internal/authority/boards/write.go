@@ -131,11 +131,11 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	if err != nil {
 		return err
 	}
-	if err := eventlog.Append(ctx, tx, w.project, ch.Event, actor, at, ch.Data); err != nil {
+	if err := eventlog.Append(ctx, tx, w.project, actor, at, ch.Event); err != nil {
 		return err
 	}
 	if ok {
-		if err := eventlog.Append(ctx, tx, w.project, event.BoardRecorded, actor, at, rec); err != nil {
+		if err := eventlog.Append(ctx, tx, w.project, actor, at, rec); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	if len(ch.Cases) > 0 {
 		id = string(ch.Cases[0].CaseID)
 	}
-	switch ch.Event {
+	switch ch.Event.EventType() {
 	case event.CaseClosed:
 		reason = signing.ReasonCaseClosed
 	case event.ActionCompleted:

@@ -84,11 +84,11 @@ func Export(ctx context.Context, r store.Reader, project contract.ProjectID, key
 	var installs []contract.Release
 	err := eventlog.Scan(ctx, r, project, 0, -1, func(e store.Event) error {
 		if e.Type == event.CapabilityInstalled {
-			var rel contract.Release
-			if err := json.Unmarshal(e.Data, &rel); err != nil {
+			var d event.CapabilityInstalledData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
 				return fmt.Errorf("decode install at seq %d: %w", e.Seq, err)
 			}
-			installs = append(installs, rel)
+			installs = append(installs, d.Release)
 		}
 		return put(line{Event: &Event{Seq: e.Seq, ID: e.ID, Type: e.Type, At: e.At, Actor: e.Actor, Data: e.Data,
 			DataHash: e.DataHash.String(), PrevHash: e.PrevHash.String(), Hash: e.Hash.String()}})
@@ -228,10 +228,11 @@ func Verify(b []byte, trusted []signing.PublicKey, held ...signing.Checkpoint) (
 				}
 				rep.SignedSeq = cp.Seq
 			case event.CapabilityInstalled:
-				var rel contract.Release
-				if err := json.Unmarshal(e.Data, &rel); err != nil {
+				var d event.CapabilityInstalledData
+				if err := json.Unmarshal(e.Data, &d); err != nil {
 					return fail(n, e.Seq, "the install does not decode: %v", err)
 				}
+				rel := d.Release
 				installs[rel.ID+"@"+rel.Version] = e.Seq
 				wantDigest[rel.ID+"@"+rel.Version] = rel.Digest
 			}

@@ -47,27 +47,6 @@ func (a *Keeper) nowUTC() time.Time { return a.now().UTC().Round(0) }
 // last started anew, and a list reads none beyond catching the index up. Saves cost a pass
 // over the events since the previous save only.
 
-// conversationSaved is the data of a conversation.saved event.
-type conversationSaved struct {
-	Conversation contract.ConversationID `json:"conversation"`
-	Prev         int64                   `json:"prev"`
-	From         int                     `json:"from"`
-	Count        int                     `json:"count"` // messages after this save
-	Messages     []json.RawMessage       `json:"messages"`
-	State        json.RawMessage         `json:"state,omitempty"`
-}
-
-// conversationBudget is the data of a conversation.budget_exhausted event.
-type conversationBudget struct {
-	Conversation contract.ConversationID `json:"conversation"`
-	contract.BudgetExhausted
-}
-
-// conversationRef is the part of either event that says whose it is.
-type conversationRef struct {
-	Conversation contract.ConversationID `json:"conversation"`
-}
-
 // agentOnly refuses callers other than an Agent: a conversation is written by the
 // runtime that holds the Agent's token, never by a member on its behalf.
 func agentOnly(c identity.Caller) (contract.ProjectID, error) {
@@ -91,7 +70,7 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 		return contract.ConversationHead{}, err
 	}
 	actor := string(c.Principal())
-	data := conversationSaved{Conversation: id, Prev: s.Prev, From: s.From, Messages: s.Messages, State: s.State}
+	data := event.ConversationSavedData{Conversation: id, Prev: s.Prev, From: s.From, Messages: s.Messages, State: s.State}
 	var head contract.ConversationHead
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		kept := 0
@@ -106,11 +85,11 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 			kept = s.From
 		}
 		data.Count = kept + len(s.Messages)
-		b, err := json.Marshal(data)
+		ne, err := eventlog.New(project, "", contract.Principal(actor), a.nowUTC(), data)
 		if err != nil {
-			return fmt.Errorf("encode conversation save: %w", err)
+			return err
 		}
-		ev, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: event.ConversationSaved, At: a.nowUTC(), Actor: actor, Data: b})
+		ev, err := tx.Append(ctx, ne)
 		if err != nil {
 			return fmt.Errorf("append conversation save: %w", err)
 		}
@@ -165,15 +144,15 @@ func isObject(b json.RawMessage) bool {
 }
 
 // savedAt returns the save at seq, which must be one of actor's saves of id.
-func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, actor string, id contract.ConversationID, seq int64) (conversationSaved, error) {
+func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, actor string, id contract.ConversationID, seq int64) (event.ConversationSavedData, error) {
 	es, err := r.Events(ctx, string(project), seq-1, 1)
 	if err != nil {
-		return conversationSaved{}, fmt.Errorf("read event %d: %w", seq, err)
+		return event.ConversationSavedData{}, fmt.Errorf("read event %d: %w", seq, err)
 	}
-	var s conversationSaved
+	var s event.ConversationSavedData
 	if len(es) != 1 || es[0].Seq != seq || es[0].Type != event.ConversationSaved || es[0].Actor != actor ||
 		json.Unmarshal(es[0].Data, &s) != nil || s.Conversation != id {
-		return conversationSaved{}, contract.Errorf(contract.CodeInvalidArgument, "event %d is not a save of conversation %s; send prev as the seq of its last save, or 0 to start it anew", seq, id)
+		return event.ConversationSavedData{}, contract.Errorf(contract.CodeInvalidArgument, "event %d is not a save of conversation %s; send prev as the seq of its last save, or 0 to start it anew", seq, id)
 	}
 	return s, nil
 }
@@ -181,14 +160,21 @@ func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, ac
 // conversationOf returns the conversation e belongs to when it is one of actor's
 // conversation events (any actor when actor is empty).
 func conversationOf(e store.Event, actor string) (contract.ConversationID, bool) {
-	if !strings.HasPrefix(e.Type, "conversation.") || (actor != "" && e.Actor != actor) {
+	if e.Type != event.ConversationSaved && e.Type != event.ConversationBudgetExhausted || (actor != "" && e.Actor != actor) {
 		return "", false
 	}
-	var ref conversationRef
-	if json.Unmarshal(e.Data, &ref) != nil || ref.Conversation == "" {
-		return "", false
+	p, err := event.Decode(e.Type, e.Data)
+	if err != nil {
+		return "", false // data that does not decode names no conversation
 	}
-	return ref.Conversation, true
+	var id contract.ConversationID
+	switch d := p.(type) {
+	case event.ConversationSavedData:
+		id = d.Conversation
+	case event.ConversationBudgetExhaustedData:
+		id = d.Conversation
+	}
+	return id, id != ""
 }
 
 // RecordBudgetExhausted records that a budget stopped a run of conversation id of the
@@ -205,7 +191,7 @@ func (a *Keeper) RecordBudgetExhausted(ctx context.Context, c identity.Caller, i
 		return contract.Errorf(contract.CodeInvalidArgument, "budget scope %q or kind %q is unknown; scope is run or conversation, kind is turns, tokens or usd", b.Scope, b.Kind)
 	}
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.ConversationBudgetExhausted, c.Principal(), a.nowUTC(), conversationBudget{Conversation: id, BudgetExhausted: b})
+		return eventlog.Append(ctx, tx, project, c.Principal(), a.nowUTC(), event.ConversationBudgetExhaustedData{Conversation: id, BudgetExhausted: b})
 	})
 	if err != nil {
 		return fmt.Errorf("record budget of conversation %s: %w", id, eventlog.Refuse(err, "conversation "+string(id)))
@@ -262,7 +248,7 @@ func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectI
 		}
 		switch e.Type {
 		case event.ConversationSaved:
-			var s conversationSaved
+			var s event.ConversationSavedData
 			if err := json.Unmarshal(e.Data, &s); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
 			}
@@ -272,7 +258,7 @@ func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectI
 			conv.Messages = append(conv.Messages[:min(s.From, len(conv.Messages))], s.Messages...)
 			conv.State, conv.Seq, conv.UpdatedAt = s.State, e.Seq, e.At
 		case event.ConversationBudgetExhausted:
-			var b conversationBudget
+			var b event.ConversationBudgetExhaustedData
 			if err := json.Unmarshal(e.Data, &b); err != nil {
 				return fmt.Errorf("decode event %d: %w", e.Seq, err)
 			}
@@ -415,7 +401,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 	}
 	switch e.Type {
 	case event.ConversationSaved:
-		var s conversationSaved
+		var s event.ConversationSavedData
 		if err := json.Unmarshal(e.Data, &s); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}

@@ -470,19 +470,6 @@ func pickSource(ctx context.Context, cs *connSetup, req contract.ExecutionReques
 	return contract.Source{}, &unserved{contract.CodeSourceAmbiguous, why}, nil
 }
 
-// claimEvent records that a worker instance claimed served work, with the Source record
-// it runs against (its tier and words decide what its rows may attest).
-type claimEvent struct {
-	Work        string                `json:"work"`
-	Agent       string                `json:"agent"`
-	Ordinal     int64                 `json:"ordinal"`
-	Connection  contract.ConnectionID `json:"connection"`
-	WorkerID    string                `json:"workerId"`
-	Generation  int64                 `json:"workerGeneration"`
-	GrantDigest string                `json:"grantDigest"`
-	Source      *contract.Source      `json:"source,omitempty"` // nil for a source-free Tool
-}
-
 // Claim takes served work for the worker that holds conn's lease, before it runs.
 // The grant must verify under the Connection key against the call as
 // it stands now; the Operation moves to at_worker, and no one can claim it again.
@@ -576,15 +563,15 @@ func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup,
 		return fmt.Errorf("claim %s: %w", req.ID, err)
 	}
 	by := contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-	ce := claimEvent{Work: req.ID, Agent: c.agent, Ordinal: c.ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
+	ce := event.WorkClaimedData{Work: req.ID, Agent: c.agent, Ordinal: c.ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
 		Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
 	if s.source.Name != "" {
 		ce.Source = &s.source
 	}
-	if err := wc.event("claim-"+req.ID, event.WorkClaimed, string(by), ce); err != nil {
+	if err := wc.event("claim-"+req.ID, string(by), ce); err != nil {
 		return err
 	}
-	wc.opAs(operation.Event{Agent: c.agent, Ordinal: c.ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}, by)
+	wc.opAs(event.Operation{Agent: c.agent, Ordinal: c.ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}, by)
 	return nil
 }
 

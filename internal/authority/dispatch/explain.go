@@ -128,7 +128,7 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 		todo := changed(wc.l)
 		n = len(todo)
 		for _, c := range todo {
-			if err := wc.event("", event.OpWaiting, "system", operation.Event{Agent: c.q.Agent, Ordinal: c.q.Ordinal,
+			if err := wc.event("", "system", event.OpWaitingData{Agent: c.q.Agent, Ordinal: c.q.Ordinal,
 				Reason: c.why.reason, ReasonCode: c.why.code}); err != nil {
 				return err
 			}

@@ -28,14 +28,6 @@ import (
 // event id still turns a race between two instances into one winner and one
 // [store.ErrConflict].
 
-// leaseEvent is the data of a lease event.
-type leaseEvent struct {
-	Connection contract.ConnectionID `json:"connection"`
-	WorkerID   string                `json:"workerId"`
-	Generation int64                 `json:"workerGeneration"`
-	ExpiresAt  time.Time             `json:"expiresAt"`
-}
-
 // lease is the lease of one Connection as its store row holds it.
 type lease struct {
 	worker  string
@@ -55,8 +47,8 @@ func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.B
 type workLedger struct {
 	mu      sync.Mutex      // guards the fields below; the lock order is in the package doc
 	cursor  eventlog.Cursor // how far the hop ledger applied the log
-	claims  map[string]claimEvent
-	reports map[string]reportEvent // work id → its report
+	claims  map[string]event.WorkClaimedData
+	reports map[string]event.WorkReportedData // work id → its report
 	// gens holds the highest generation each Connection's acquisition events name. A new
 	// generation exceeds it as well as the row's, so generations keep growing across the
 	// upgrade that introduced the lease row, when logs held leases and no row did.
@@ -74,7 +66,7 @@ func newWorkLedger() *workLedger {
 // it applied events a failed commit lost (see [eventlog.Cursor]). w.mu must be held, or
 // w not shared yet.
 func (w *workLedger) resetLocked() {
-	w.claims, w.reports, w.gens = map[string]claimEvent{}, map[string]reportEvent{}, map[contract.ConnectionID]int64{}
+	w.claims, w.reports, w.gens = map[string]event.WorkClaimedData{}, map[string]event.WorkReportedData{}, map[contract.ConnectionID]int64{}
 }
 
 // catchUpLocked applies project's events after the cursor, read from r (the store, or a
@@ -92,19 +84,19 @@ func (w *workLedger) catchUpToLocked(ctx context.Context, r store.Reader, projec
 func (w *workLedger) applyLocked(e store.Event) error {
 	switch e.Type {
 	case event.LeaseAcquired:
-		var d leaseEvent
+		var d event.LeaseAcquiredData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
 		w.gens[d.Connection] = max(w.gens[d.Connection], d.Generation)
 	case event.WorkClaimed:
-		var d claimEvent
+		var d event.WorkClaimedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
 		w.claims[d.Work] = d
 	case event.WorkReported:
-		var d reportEvent
+		var d event.WorkReportedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
@@ -160,8 +152,8 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		}
 		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
 		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
-		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), event.LeaseAcquired, "system",
-			leaseEvent{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
+		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), "system",
+			event.LeaseAcquiredData{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
 			return err
 		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it lost its lease before reporting")
@@ -213,7 +205,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 		// A released lease expires at the epoch, so it is expired on every instance's
 		// clock, not only on those at or past this one's.
 		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
-		if err := wc.event("", event.LeaseReleased, "system", leaseEvent{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now}); err != nil {
+		if err := wc.event("", "system", event.LeaseReleasedData{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now}); err != nil {
 			return err
 		}
 		d.orphansLocked(wc, conn.ID, "the worker instance that took it released its lease before reporting")
@@ -226,7 +218,7 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // were caught up under conn's lease lock, so they hold every claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
-		wc.op(operation.Event{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
+		wc.op(event.Operation{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
 }
@@ -234,8 +226,8 @@ func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, w
 // atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
 // were never reported and whose Operation still waits at a worker, by work id. l.mu and
 // w.mu must be held.
-func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.ConnectionID) []claimEvent {
-	var out []claimEvent
+func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.ConnectionID) []event.WorkClaimedData {
+	var out []event.WorkClaimedData
 	for _, id := range slices.Sorted(maps.Keys(w.claims)) {
 		c := w.claims[id]
 		if conn != "" && c.Connection != conn {

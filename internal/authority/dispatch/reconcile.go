@@ -15,17 +15,6 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// reportEvent records a worker's report of claimed work. A judged report arrived after
-// its lease was lost (or its Operation left the worker): it is kept, with the refusal it
-// was answered, and never applied.
-type reportEvent struct {
-	Work     string        `json:"work"`
-	Digest   string        `json:"digest"`
-	Judged   bool          `json:"judged,omitempty"`
-	Code     contract.Code `json:"errorCode,omitempty"`
-	Teaching string        `json:"teaching,omitempty"`
-}
-
 // Report settles claimed work with the worker's outcome. An ok report
 // applies the returned rows to the Board as facts at the Source's tier, only for its
 // words, and the Operation is done; a refused call fails it; an unknown effect makes it
@@ -144,7 +133,7 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		return errNoWork(req.ID)
 	}
 	wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
-	rep := reportEvent{Work: req.ID, Digest: digest}
+	rep := event.WorkReportedData{Work: req.ID, Digest: digest}
 	atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
 	if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
 		rep.Judged, rep.Code = true, contract.CodeWorkTaken
@@ -155,15 +144,15 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		}
 		wc.answer = &contract.Error{Code: rep.Code, Teaching: rep.Teaching}
 		if atWorker {
-			wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
+			wc.op(event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 				Reason: "a worker reported after losing its lease; a person must check what happened (docket reconcile)."})
 		}
-		return wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep)
+		return wc.event("report-"+req.ID, string(wc.opBy), rep)
 	}
-	if err := wc.event("report-"+req.ID, event.WorkReported, string(wc.opBy), rep); err != nil {
+	if err := wc.event("report-"+req.ID, string(wc.opBy), rep); err != nil {
 		return err
 	}
-	ev := operation.Event{Agent: agent, Ordinal: ordinal}
+	ev := event.Operation{Agent: agent, Ordinal: ordinal}
 	switch {
 	case req.OK:
 		by := board.Author{Principal: wc.opBy, Tier: contract.TierAsserted} // a source-free Tool attests nothing
@@ -245,7 +234,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		if err != nil {
 			return fmt.Errorf("encode reconciliation of %s: %w", work, err)
 		}
-		wc.op(operation.Event{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
+		wc.op(event.Operation{Agent: agent, Ordinal: ordinal, State: state, Reason: req.Reason, Result: res})
 		return nil
 	})
 	if err != nil {

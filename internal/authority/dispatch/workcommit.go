@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,29 +60,29 @@ func (wc *workCommit) writesAny() bool {
 	})
 }
 
-// event collects a hop event with data. An encoding error is returned, never stored: an
-// ignored one once wrote null into the hash chain, and the claim it held was lost.
-func (wc *workCommit) event(id, typ, actor string, data any) error {
-	b, err := json.Marshal(data)
+// event collects a hop event with payload p. An encoding error is returned, never stored:
+// an ignored one once wrote null into the hash chain, and the claim it held was lost.
+func (wc *workCommit) event(id, actor string, p event.Payload) error {
+	ne, err := eventlog.New("", id, contract.Principal(actor), wc.now, p)
 	if err != nil {
-		return fmt.Errorf("encode %s event: %w", typ, err)
+		return err
 	}
-	wc.events = append(wc.events, store.NewEvent{ID: id, Type: typ, At: wc.now, Actor: actor, Data: b})
+	wc.events = append(wc.events, ne)
 	return nil
 }
 
 // opChange is an Operation's change and who makes it.
 type opChange struct {
-	e  operation.Event
+	e  event.Operation
 	by contract.Principal
 }
 
 // op collects an Operation's change, made by wc.opBy as it stands now.
-func (wc *workCommit) op(e operation.Event) { wc.opAs(e, wc.opBy) }
+func (wc *workCommit) op(e event.Operation) { wc.opAs(e, wc.opBy) }
 
 // opAs collects an Operation's change made by by: several claims committed together
 // each change their Operation as their own Tool.
-func (wc *workCommit) opAs(e operation.Event, by contract.Principal) {
+func (wc *workCommit) opAs(e event.Operation, by contract.Principal) {
 	wc.ops = append(wc.ops, opChange{e: e, by: by})
 }
 
@@ -225,7 +224,7 @@ func (d *Dispatcher) writeWork(ctx context.Context, tx store.Tx, project contrac
 			}
 		}
 		for _, c := range p.ops {
-			if err := eventlog.Append(ctx, tx, project, event.OpChanged, c.by, p.now, c.e); err != nil {
+			if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
 				return err
 			}
 		}

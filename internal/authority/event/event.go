@@ -1,17 +1,15 @@
 // Package event is the catalog of the event types the authority appends to a project's
-// log: every type is named once here, with whether an event of it may change the
+// log: every type is named once here, with its payload type (the one shape of its data,
+// which writers append and readers decode) and whether an event of it may change the
 // project's Board. A cached Board is rebuilt when the log shows an event that may change
 // it, so the catalog is what lets a busy log of Operations, leases and conversations leave
 // the cache alone.
 package event
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/docketrun/docket/internal/contract"
-)
-
-// Event types, grouped by what appends them. The comment after each names its data.
+// Event types, grouped by what appends them. The payload type of each is its name with
+// Data after it (payload.go); the comment after each says what it holds.
 const (
 	// Identities and setup: never in a Board write.
 	ProjectCreated     = "project.created"      // the project record
@@ -26,7 +24,7 @@ const (
 	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
 	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
-	// Cards (issue 15): a delegate's consent call, recorded instead of run, and its end.
+	// Cards: a delegate's consent call, recorded instead of run, and its end.
 	CardRecorded  = "card.recorded"  // contract.Card, open, never a secret
 	CardConfirmed = "card.confirmed" // the card as a member confirmed it, re-bound, before its call runs
 	CardRan       = "card.ran"       // the card id and its call's outcome (status, error code), never the answer
@@ -40,13 +38,13 @@ const (
 	// Board changes: each is appended with the node and Case records it changed.
 	CaseOpened      = "case.opened"      // contract.Case
 	CaseClosed      = "case.closed"      // the close receipt
-	BatchApplied    = "batch.applied"    // board.BatchResult
+	BatchApplied    = "batch.applied"    // the batch: the node each operation made or retracted, and the records written
 	ActionApplied   = "action.applied"   // the Action and its effects
 	ActionCompleted = "action.completed" // an executed Action's outcome applied
 	// BoardRecorded is the full content of the node and Case records one Board change
 	// wrote, appended with that change's event, so that the log, not the node table, is
-	// the Board's truth (issue 16).
-	BoardRecorded = "board.recorded" // boards.Record
+	// the Board's truth.
+	BoardRecorded = "board.recorded" // the node and Case records the change wrote
 
 	// Operations, Requests and artifacts: the operation ledger's events.
 	OpAdmitted     = "operation.admitted"     // a new Operation in its first state
@@ -72,7 +70,7 @@ const (
 	RunWindowOpened  = "run_window.opened"       // the Agent and the window
 
 	// Profiles: a member's profile of an Agent, and the state docket start reports of
-	// the Agent's runtime (issue 13). Never a model key.
+	// the Agent's runtime. Never a model key.
 	ProfileSet      = "agent.profile_set"      // the Agent and its profile spec
 	RuntimeReported = "agent.runtime_reported" // the Agent and its runtime's state
 
@@ -80,10 +78,10 @@ const (
 	RecoveryActed   = "recovery.acted"   // the act, the Operation, the actor, the reason, the policy version, the result
 	RecoveryRefused = "recovery.refused" // the same, and why the act was refused or sent to a member
 
-	// Signatures: a signed checkpoint of the head before it (issue 16).
+	// Signatures: a signed checkpoint of the head before it.
 	CheckpointSigned = "checkpoint.signed" // signing.Checkpoint
 
-	// Schedules: a member's acts on a schedule, and each fire of it (issue 13).
+	// Schedules: a member's acts on a schedule, and each fire of it.
 	ScheduleCreated = "schedule.created" // contract.Schedule
 	SchedulePaused  = "schedule.paused"  // the schedule id
 	ScheduleResumed = "schedule.resumed" // the schedule id and its next fire
@@ -92,16 +90,15 @@ const (
 	ScheduleMissed  = "schedule.missed"  // fires not run under the schedule's policy: how many, the first and last due time
 	ScheduleOutcome = "schedule.outcome" // contract.ScheduleFire with its task's final state
 
-	// Conversations: the agent runtime's stored conversations, named in contract because
-	// the runtime reads them back.
-	ConversationSaved           = contract.EventConversationSaved           // a conversation's new revision
-	ConversationBudgetExhausted = contract.EventConversationBudgetExhausted // an agent ran out of budget
+	// Conversations: the agent runtime's stored conversations.
+	ConversationSaved           = "conversation.saved"            // a conversation's new revision
+	ConversationBudgetExhausted = "conversation.budget_exhausted" // an agent ran out of budget
 
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
-	TaskPosted   = contract.EventTaskPosted   // the task as posted
-	TaskClaimed  = contract.EventTaskClaimed  // the task, attempt, lease end, whether it is a wake
-	TaskReported = contract.EventTaskReported // the task, attempt, state, what it waits on, the result
+	TaskPosted   = "task.posted"   // the task as posted
+	TaskClaimed  = "task.claimed"  // the task, attempt, lease end, whether it is a wake
+	TaskReported = "task.reported" // the task, attempt, state, what it waits on, the result
 )
 
 // Kind is one entry of the catalog.
@@ -110,29 +107,72 @@ type Kind struct {
 	// Board is whether an event of Type may be appended in a transaction that changes a
 	// Board's nodes, Cases or releases.
 	Board bool
+	// Payload is the zero value of Type's payload type, whose EventType is Type.
+	Payload Payload
 }
 
-// Catalog lists every event type the authority appends, in the order above.
+// Catalog lists every event type the authority appends, in the order above, with its
+// payload type. A type is added at the end, with its payload type and a golden file of
+// its bytes under testdata (see FormatVersion).
 var Catalog = []Kind{
-	{ProjectCreated, false}, {MemberCreated, false},
-	{AgentCreated, false}, {AgentTokenReplaced, false}, {AgentRevoked, false},
-	{ConnectionCreated, false}, {ConnectionRevoked, false}, {SourceBound, false}, {ToolLocked, false},
-	{DelegateCreated, false}, {DelegateRevoked, false},
-	{CardRecorded, false}, {CardConfirmed, false}, {CardRan, false}, {CardDeclined, false}, {CardVoided, false}, {CardExempted, false},
-	{CapabilityInstalled, true},
-	{CaseOpened, true}, {CaseClosed, true}, {BatchApplied, true}, {ActionApplied, true}, {ActionCompleted, true}, {BoardRecorded, true},
-	{OpAdmitted, false}, {OpChanged, false}, {OpAcknowledged, false}, {OpWaiting, false},
-	{RequestCreated, false}, {RequestChanged, false}, {ArtifactIssued, false}, {HookReported, false},
-	{LeaseAcquired, false}, {LeaseRenewed, false}, {LeaseReleased, false},
-	{WorkClaimed, false}, {WorkReported, false},
-	{PolicyPublished, false}, {LevelSet, false}, {RiskAcknowledged, false}, {RunWindowOpened, false},
-	{ProfileSet, false}, {RuntimeReported, false},
-	{RecoveryActed, false}, {RecoveryRefused, false},
-	{CheckpointSigned, false},
-	{ScheduleCreated, false}, {SchedulePaused, false}, {ScheduleResumed, false}, {ScheduleDeleted, false},
-	{ScheduleFired, false}, {ScheduleMissed, false}, {ScheduleOutcome, false},
-	{ConversationSaved, false}, {ConversationBudgetExhausted, false},
-	{TaskPosted, false}, {TaskClaimed, false}, {TaskReported, false},
+	{ProjectCreated, false, ProjectCreatedData{}},
+	{MemberCreated, false, MemberCreatedData{}},
+	{AgentCreated, false, AgentCreatedData{}},
+	{AgentTokenReplaced, false, AgentTokenReplacedData{}},
+	{AgentRevoked, false, AgentRevokedData{}},
+	{ConnectionCreated, false, ConnectionCreatedData{}},
+	{ConnectionRevoked, false, ConnectionRevokedData{}},
+	{SourceBound, false, SourceBoundData{}},
+	{ToolLocked, false, ToolLockedData{}},
+	{DelegateCreated, false, DelegateCreatedData{}},
+	{DelegateRevoked, false, DelegateRevokedData{}},
+	{CardRecorded, false, CardRecordedData{}},
+	{CardConfirmed, false, CardConfirmedData{}},
+	{CardRan, false, CardRanData{}},
+	{CardDeclined, false, CardDeclinedData{}},
+	{CardVoided, false, CardVoidedData{}},
+	{CardExempted, false, CardExemptedData{}},
+	{CapabilityInstalled, true, CapabilityInstalledData{}},
+	{CaseOpened, true, CaseOpenedData{}},
+	{CaseClosed, true, CaseClosedData{}},
+	{BatchApplied, true, BatchAppliedData{}},
+	{ActionApplied, true, ActionAppliedData{}},
+	{ActionCompleted, true, ActionCompletedData{}},
+	{BoardRecorded, true, BoardRecordedData{}},
+	{OpAdmitted, false, OpAdmittedData{}},
+	{OpChanged, false, OpChangedData{}},
+	{OpAcknowledged, false, OpAcknowledgedData{}},
+	{OpWaiting, false, OpWaitingData{}},
+	{RequestCreated, false, RequestCreatedData{}},
+	{RequestChanged, false, RequestChangedData{}},
+	{ArtifactIssued, false, ArtifactIssuedData{}},
+	{HookReported, false, HookReportedData{}},
+	{LeaseAcquired, false, LeaseAcquiredData{}},
+	{LeaseRenewed, false, LeaseRenewedData{}},
+	{LeaseReleased, false, LeaseReleasedData{}},
+	{WorkClaimed, false, WorkClaimedData{}},
+	{WorkReported, false, WorkReportedData{}},
+	{PolicyPublished, false, PolicyPublishedData{}},
+	{LevelSet, false, LevelSetData{}},
+	{RiskAcknowledged, false, RiskAcknowledgedData{}},
+	{RunWindowOpened, false, RunWindowOpenedData{}},
+	{ProfileSet, false, ProfileSetData{}},
+	{RuntimeReported, false, RuntimeReportedData{}},
+	{RecoveryActed, false, RecoveryActedData{}},
+	{RecoveryRefused, false, RecoveryRefusedData{}},
+	{CheckpointSigned, false, CheckpointSignedData{}},
+	{ScheduleCreated, false, ScheduleCreatedData{}},
+	{SchedulePaused, false, SchedulePausedData{}},
+	{ScheduleResumed, false, ScheduleResumedData{}},
+	{ScheduleDeleted, false, ScheduleDeletedData{}},
+	{ScheduleFired, false, ScheduleFiredData{}},
+	{ScheduleMissed, false, ScheduleMissedData{}},
+	{ScheduleOutcome, false, ScheduleOutcomeData{}},
+	{ConversationSaved, false, ConversationSavedData{}},
+	{ConversationBudgetExhausted, false, ConversationBudgetExhaustedData{}},
+	{TaskPosted, false, TaskPostedData{}},
+	{TaskClaimed, false, TaskClaimedData{}},
+	{TaskReported, false, TaskReportedData{}},
 }
 
 var neutral = func() map[string]bool {

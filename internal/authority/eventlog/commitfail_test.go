@@ -26,6 +26,14 @@ import (
 // lostType is the type of event whose transaction fails at COMMIT (see failingBackends).
 const lostType = "test.lost_at_commit"
 
+// testEvent is the payload of the tests' own events, of types the catalog does not list.
+type testEvent struct {
+	typ string
+	N   int `json:"n"`
+}
+
+func (e testEvent) EventType() string { return e.typ }
+
 // failingBackends open a fresh store holding project whose every transaction that
 // appends a lostType event fails at COMMIT, after its functions returned nil: a deferred
 // constraint, checked only at COMMIT, fails it for real. SQLite always; PostgreSQL when
@@ -142,7 +150,7 @@ func TestCursor_FailedCommit(t *testing.T) {
 					t.Fatal(err)
 				}
 				err := mem.Update(ctx, func(tx store.Tx) error {
-					if err := eventlog.Append(ctx, tx, project, lostType, "system", time.Now().UTC(), map[string]int{"n": 0}); err != nil {
+					if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: lostType}); err != nil {
 						return err
 					}
 					return p.cur.CatchUp(ctx, tx, project, p.apply)
@@ -179,7 +187,7 @@ func TestCursor_FailedCommitNoReset(t *testing.T) {
 	var cur eventlog.Cursor
 	apply := func(store.Event) error { return nil }
 	if err := mem.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, lostType, "system", time.Now().UTC(), map[string]int{"n": 0}); err != nil {
+		if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: lostType}); err != nil {
 			return err
 		}
 		return cur.CatchUp(ctx, tx, project, apply)
@@ -219,7 +227,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 						// Another event's Update fails too when it shares a lostType
 						// event's transaction.
 						err := mem.Update(ctx, func(tx store.Tx) error {
-							return eventlog.Append(ctx, tx, project, typ, "system", time.Now().UTC(), map[string]int{"n": i})
+							return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: typ, N: i})
 						})
 						if typ == lostType && err == nil {
 							errs <- errors.New("an Update of a lostType event returned nil")
@@ -238,7 +246,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 						if err := p.cur.CatchUp(ctx, tx, project, p.apply); err != nil {
 							return err
 						}
-						return eventlog.Append(ctx, tx, project, "test.part", "system", time.Now().UTC(), map[string]int{"n": i})
+						return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.part", N: i})
 					})
 					mu.Unlock()
 					if errors.Is(err, eventlog.ErrDiverged) {
@@ -276,7 +284,7 @@ func TestCursor_CommittedAfterTx(t *testing.T) {
 		if err := p.cur.CatchUp(ctx, tx, project, p.apply); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, "test.event", "system", time.Now().UTC(), map[string]int{"n": 1})
+		return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: 1})
 	}); err != nil {
 		t.Fatal(err)
 	}

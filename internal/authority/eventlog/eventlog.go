@@ -11,6 +11,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -18,25 +19,35 @@ import (
 // MaxEventPage is the largest page of events one read returns.
 const MaxEventPage = 500
 
-// Append appends one event of type typ, by actor at at, with data encoded as JSON, to
-// project's log in tx.
-func Append(ctx context.Context, tx store.Tx, project contract.ProjectID, typ string, actor contract.Principal, at time.Time, data any) error {
-	return AppendKeyed(ctx, tx, project, "", typ, actor, at, data)
+// Append appends one event with payload p, by actor at at, to project's log in tx: its
+// type is the one p names, so that the type and the data can never disagree.
+func Append(ctx context.Context, tx store.Tx, project contract.ProjectID, actor contract.Principal, at time.Time, p event.Payload) error {
+	return AppendKeyed(ctx, tx, project, "", actor, at, p)
 }
 
 // AppendKeyed is [Append] under the event id id ("" mints one): a second event of that id
 // in project's log is refused with [store.ErrConflict], so a write that may be sent twice
 // (a schedule's fire, by two instances) is recorded once.
-func AppendKeyed(ctx context.Context, tx store.Tx, project contract.ProjectID, id, typ string, actor contract.Principal, at time.Time, data any) error {
-	b, err := json.Marshal(data)
+func AppendKeyed(ctx context.Context, tx store.Tx, project contract.ProjectID, id string, actor contract.Principal, at time.Time, p event.Payload) error {
+	ne, err := New(project, id, actor, at, p)
 	if err != nil {
-		return fmt.Errorf("encode %s event: %w", typ, err)
+		return err
 	}
-	_, err = tx.Append(ctx, store.NewEvent{Project: string(project), ID: id, Type: typ, At: at, Actor: string(actor), Data: b})
-	if err != nil {
-		return fmt.Errorf("append %s event: %w", typ, err)
+	if _, err := tx.Append(ctx, ne); err != nil {
+		return fmt.Errorf("append %s event: %w", ne.Type, err)
 	}
 	return nil
+}
+
+// New is the event Append would append, for a writer that appends it itself (to read its
+// sequence back, or to append a batch at once).
+func New(project contract.ProjectID, id string, actor contract.Principal, at time.Time, p event.Payload) (store.NewEvent, error) {
+	typ := p.EventType()
+	b, err := json.Marshal(p)
+	if err != nil {
+		return store.NewEvent{}, fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	return store.NewEvent{Project: string(project), ID: id, Type: typ, At: at, Actor: string(actor), Data: b}, nil
 }
 
 // Scan calls fn for each event of project with after < Seq <= upTo (upTo < 0: to the

@@ -200,7 +200,7 @@ func failAppend(t *testing.T, st store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	err := st.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, "test.failed", "system", time.Now().UTC(), map[string]int{"n": 0}); err != nil {
+		if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.failed", N: 0}); err != nil {
 			return err
 		}
 		return errFail
@@ -216,7 +216,7 @@ func appendN(t *testing.T, st store.Store, n int) {
 	ctx := context.Background()
 	for i := range n {
 		if err := st.Update(ctx, func(tx store.Tx) error {
-			return eventlog.Append(ctx, tx, project, "test.event", "system", time.Now().UTC(), map[string]int{"n": i})
+			return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: i})
 		}); err != nil {
 			t.Fatal(err)
 		}

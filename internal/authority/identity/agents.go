@@ -43,7 +43,7 @@ func (a *Directory) CreateAgent(ctx context.Context, c Caller, project contract.
 		if err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.AgentCreated, c.Principal(), now, ag)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.AgentCreatedData{Agent: ag})
 	})
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("create agent %s: %w", name, eventlog.Refuse(err, "agent "+name))
@@ -74,7 +74,7 @@ func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project cont
 		if err := tx.SetAgentToken(ctx, ag.ID, tok.digest()); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.AgentTokenReplaced, c.Principal(), now, map[string]string{"id": ag.ID})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.AgentTokenReplacedData{ID: ag.ID})
 	})
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
@@ -86,7 +86,7 @@ func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project cont
 // RevokeAgent revokes an Agent; its token stops working at once.
 func (a *Directory) RevokeAgent(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.Agent, error) {
 	ag, err := revoke(ctx, a, c, project, agent, revocable[store.Agent]{
-		noun: "agent", event: event.AgentRevoked, find: FindAgent,
+		noun: "agent", event: func(id string) event.Payload { return event.AgentRevokedData{ID: id} }, find: FindAgent,
 		id: func(ag store.Agent) string { return ag.ID },
 		revoke: func(ctx context.Context, tx store.Tx, id string, at time.Time) error {
 			return tx.RevokeAgent(ctx, id, at)

@@ -85,24 +85,12 @@ func (a *Directory) RecordCard(ctx context.Context, c Caller, project contract.P
 		if err := tx.CreateCard(ctx, store.Card{ID: id, Project: string(project), Delegate: c.DelegateID, State: string(contract.CardOpen), CreatedAt: now, Record: rec}); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.CardRecorded, c.Principal(), now, card)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.CardRecordedData{Card: card})
 	})
 	if err != nil {
 		return contract.Card{}, fmt.Errorf("record card of %s: %w", call.Operation, eventlog.Refuse(err, "card "+id))
 	}
 	return card, nil
-}
-
-// cardExempted is the data of a card.exempted event.
-type cardExempted struct {
-	Operation  string    `json:"operation"`
-	Method     string    `json:"method"`
-	Path       string    `json:"path"`
-	BodyDigest string    `json:"bodyDigest"`
-	Reason     string    `json:"reason,omitempty"`
-	Delegate   string    `json:"delegate"`
-	Policy     int64     `json:"policyVersion"`
-	At         time.Time `json:"at"`
 }
 
 // RecordExempt records that the delegate policy version call.Policy exempts delegate c's
@@ -116,7 +104,7 @@ func (a *Directory) RecordExempt(ctx context.Context, c Caller, project contract
 	}
 	now := a.nowUTC()
 	err := a.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.CardExempted, c.Principal(), now, cardExempted{Operation: call.Operation, Method: call.Method,
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.CardExemptedData{Operation: call.Operation, Method: call.Method,
 			Path: call.Path, BodyDigest: call.BodyDigest, Reason: call.Reason, Delegate: c.DelegateID, Policy: call.Policy, At: now})
 	})
 	if err != nil {
@@ -218,11 +206,11 @@ func (a *Directory) ConfirmCard(ctx context.Context, c Caller, id string, now fu
 				why = "its delegate was revoked or its life ended"
 			}
 		}
-		state, typ := contract.CardConfirmed, event.CardConfirmed
+		state := contract.CardConfirmed
 		if why != "" {
-			state, typ = contract.CardVoid, event.CardVoided
+			state = contract.CardVoid
 		}
-		return closeCard(ctx, tx, &card, state, typ, c.Principal(), at, why)
+		return closeCard(ctx, tx, &card, state, c.Principal(), at, why)
 	})
 	if err != nil {
 		return contract.Card{}, fmt.Errorf("confirm card %s: %w", id, err)
@@ -253,10 +241,7 @@ func (a *Directory) SettleCard(ctx context.Context, c Caller, id string, out con
 		if err := tx.UpdateCard(ctx, store.Card{ID: card.ID, State: string(card.State), Record: rec}, string(contract.CardConfirmed)); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, card.Project, event.CardRan, c.Principal(), at, struct {
-			ID      string               `json:"id"`
-			Outcome contract.CardOutcome `json:"outcome"`
-		}{card.ID, out})
+		return eventlog.Append(ctx, tx, card.Project, c.Principal(), at, event.CardRanData{ID: card.ID, Outcome: out})
 	})
 	if err != nil {
 		return contract.Card{}, fmt.Errorf("settle card %s: %w", id, eventlog.Refuse(err, "card "+id))
@@ -280,7 +265,7 @@ func (a *Directory) DeclineCard(ctx context.Context, c Caller, id string, req co
 	}
 	at := a.nowUTC()
 	err = a.store.Update(ctx, func(tx store.Tx) error {
-		return closeCard(ctx, tx, &card, contract.CardDeclined, event.CardDeclined, c.Principal(), at, req.Reason)
+		return closeCard(ctx, tx, &card, contract.CardDeclined, c.Principal(), at, req.Reason)
 	})
 	if err != nil {
 		return contract.Card{}, fmt.Errorf("decline card %s: %w", id, err)
@@ -308,9 +293,9 @@ func cardOpen(card contract.Card) error {
 	return nil
 }
 
-// closeCard moves an open card to state with its event, in tx: a card another caller
-// closed first is refused card_closed.
-func closeCard(ctx context.Context, tx store.Tx, card *contract.Card, state contract.CardState, typ string, by contract.Principal, at time.Time, why string) error {
+// closeCard moves an open card to state (confirmed, declined or void) with its event, in
+// tx: a card another caller closed first is refused card_closed.
+func closeCard(ctx context.Context, tx store.Tx, card *contract.Card, state contract.CardState, by contract.Principal, at time.Time, why string) error {
 	card.State, card.ClosedAt, card.ClosedBy, card.Why = state, &at, by, why
 	rec, err := json.Marshal(card)
 	if err != nil {
@@ -323,7 +308,18 @@ func closeCard(ctx context.Context, tx store.Tx, card *contract.Card, state cont
 	if err != nil {
 		return err
 	}
-	return eventlog.Append(ctx, tx, card.Project, typ, by, at, card)
+	var p event.Payload
+	switch state {
+	case contract.CardConfirmed:
+		p = event.CardConfirmedData{Card: *card}
+	case contract.CardDeclined:
+		p = event.CardDeclinedData{Card: *card}
+	case contract.CardVoid:
+		p = event.CardVoidedData{Card: *card}
+	default:
+		return fmt.Errorf("close card %s: %s is not a state a card is closed in", card.ID, state)
+	}
+	return eventlog.Append(ctx, tx, card.Project, by, at, p)
 }
 
 // delegateLive reports whether member's delegate id is neither revoked nor past its life.
@@ -351,7 +347,7 @@ func voidCards(ctx context.Context, tx store.Tx, d store.Delegate, at time.Time,
 		if err != nil {
 			return err
 		}
-		if err := closeCard(ctx, tx, &card, contract.CardVoid, event.CardVoided, contract.NewPrincipal(contract.PrincipalMember, d.Member), at, why); err != nil {
+		if err := closeCard(ctx, tx, &card, contract.CardVoid, contract.NewPrincipal(contract.PrincipalMember, d.Member), at, why); err != nil {
 			return err
 		}
 	}

@@ -46,7 +46,7 @@ func (a *Directory) CreateConnection(ctx context.Context, c Caller, project cont
 		if err := tx.CreateConnection(ctx, store.Connection{ID: id, Project: string(project), Name: name, KeyCiphertext: sealed, CreatedAt: now}); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.ConnectionCreated, c.Principal(), now, cn)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ConnectionCreatedData{Connection: cn})
 	})
 	if err != nil {
 		return contract.ConnectionKey{}, fmt.Errorf("create connection %s: %w", name, eventlog.Refuse(err, "connection "+name))
@@ -58,7 +58,7 @@ func (a *Directory) CreateConnection(ctx context.Context, c Caller, project cont
 // RevokeConnection revokes a Connection; its key stops working at once.
 func (a *Directory) RevokeConnection(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.Connection, error) {
 	cn, err := revoke(ctx, a, c, project, ref, revocable[store.Connection]{
-		noun: "connection", event: event.ConnectionRevoked, find: findConnection,
+		noun: "connection", event: func(id string) event.Payload { return event.ConnectionRevokedData{ID: id} }, find: findConnection,
 		id: func(cn store.Connection) string { return cn.ID },
 		revoke: func(ctx context.Context, tx store.Tx, id string, at time.Time) error {
 			return tx.RevokeConnection(ctx, id, at)

@@ -47,7 +47,7 @@ func (a *Directory) CreateDelegate(ctx context.Context, c Caller, project contra
 			}
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.DelegateCreated, c.Principal(), now, wire)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.DelegateCreatedData{Delegate: wire})
 	})
 	if err != nil {
 		return contract.DelegateToken{}, fmt.Errorf("create delegate %s: %w", name, eventlog.Refuse(err, "delegate "+name))
@@ -131,18 +131,13 @@ func revokeDelegates(ctx context.Context, tx store.Tx, member string, at time.Ti
 	return nil
 }
 
-type delegateRevokedEvent struct {
-	ID     string `json:"id"`
-	Reason string `json:"reason"` // revoked (by its member) or signed_out (its member's last session ended)
-}
-
 // revokeDelegate revokes d and voids its open cards (issue 15), each with its event.
 func revokeDelegate(ctx context.Context, tx store.Tx, d store.Delegate, at time.Time, why string) error {
 	if err := tx.RevokeDelegate(ctx, d.Member, d.ID, at); err != nil {
 		return err
 	}
-	if err := eventlog.Append(ctx, tx, contract.ProjectID(d.Project), event.DelegateRevoked,
-		contract.NewPrincipal(contract.PrincipalMember, d.Member), at, delegateRevokedEvent{ID: d.ID, Reason: why}); err != nil {
+	if err := eventlog.Append(ctx, tx, contract.ProjectID(d.Project),
+		contract.NewPrincipal(contract.PrincipalMember, d.Member), at, event.DelegateRevokedData{ID: d.ID, Reason: why}); err != nil {
 		return err
 	}
 	voided := "its delegate was revoked"

@@ -71,10 +71,10 @@ func (a *Directory) Init(ctx context.Context, memberName, passphrase string, pro
 		if err := tx.CreateSession(ctx, store.Session{TokenDigest: tok.digest(), MemberID: mid, CreatedAt: now, ExpiresAt: b.Expires}); err != nil {
 			return err
 		}
-		if err := eventlog.Append(ctx, tx, project, event.ProjectCreated, actor, now, b.Project); err != nil {
+		if err := eventlog.Append(ctx, tx, project, actor, now, event.ProjectCreatedData{Project: b.Project}); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.MemberCreated, actor, now, b.Member)
+		return eventlog.Append(ctx, tx, project, actor, now, event.MemberCreatedData{Member: b.Member})
 	})
 	if err != nil {
 		return Bootstrap{}, fmt.Errorf("init: %w", eventlog.Refuse(err, "member"))
@@ -210,7 +210,7 @@ func (a *Directory) CreateMember(ctx context.Context, c Caller, req contract.Cre
 			if err := tx.AddMembership(ctx, string(p), id); err != nil {
 				return err
 			}
-			if err := eventlog.Append(ctx, tx, p, event.MemberCreated, c.Principal(), now, m); err != nil {
+			if err := eventlog.Append(ctx, tx, p, c.Principal(), now, event.MemberCreatedData{Member: m}); err != nil {
 				return err
 			}
 		}
@@ -264,7 +264,7 @@ func (a *Directory) CreateProject(ctx context.Context, c Caller, req contract.Cr
 		if err := tx.AddMembership(ctx, string(id), c.ID); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, id, event.ProjectCreated, c.Principal(), now, p)
+		return eventlog.Append(ctx, tx, id, c.Principal(), now, event.ProjectCreatedData{Project: p})
 	})
 	if err != nil {
 		return contract.Project{}, fmt.Errorf("create project %s: %w", id, eventlog.Refuse(err, "project "+string(id)))

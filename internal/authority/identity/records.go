@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -16,8 +17,8 @@ import (
 // revocable says how to revoke one kind of credential-bearing record R (an Agent, a
 // Connection): how to find it by a member's reference, revoke it and read it back.
 type revocable[R any] struct {
-	noun   string // "agent", as errors name it
-	event  string // the event the revocation appends
+	noun   string                        // "agent", as errors name it
+	event  func(id string) event.Payload // the event the revocation appends
 	find   func(ctx context.Context, r store.Reader, project contract.ProjectID, ref string) (R, error)
 	id     func(R) string
 	revoke func(ctx context.Context, tx store.Tx, id string, at time.Time) error
@@ -44,7 +45,7 @@ func revoke[R any](ctx context.Context, a *Directory, c Caller, project contract
 		if rec, err = k.get(ctx, tx, id); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, k.event, c.Principal(), now, map[string]string{"id": id})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, k.event(id))
 	})
 	if err != nil {
 		var zero R

@@ -71,7 +71,7 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 		if err := tx.PutSource(ctx, store.Source{Connection: cn.ID, ID: src.Name, Digest: d[:], Data: data}); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.SourceBound, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.SourceBoundData{Source: out})
 	})
 	if err != nil {
 		return contract.Source{}, fmt.Errorf("bind source %s: %w", src.Name, eventlog.Refuse(err, "connection "+conn))
@@ -135,7 +135,7 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest[:]}); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.ToolLocked, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ToolLockedData{ToolLock: out})
 	})
 	if err != nil {
 		return contract.ToolLock{}, fmt.Errorf("lock tool %s: %w", l.Tool, eventlog.Refuse(err, "connection "+conn))

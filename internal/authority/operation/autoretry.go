@@ -133,12 +133,12 @@ func (o *Operations) authorityRetry(ctx context.Context, project contract.Projec
 			return nil // the Operation moved, or someone acted on it first
 		}
 		now, attempt := o.nowUTC(), op.attempt+1
-		rec := recoveryEvent{Act: actRetry, Operation: ref, Actor: authorityActor, Reason: authorityReason, Policy: v.Version}
+		rec := event.Recovery{Act: actRetry, Operation: ref, Actor: authorityActor, Reason: authorityReason, Policy: v.Version}
 		acted = true
 		if why := l.outsidePolicyLocked(agent, op, actRetry, attempt, d.Recovery, v.Version); why != "" {
 			rec.Result = "not retried: " + why
 			return w.Commit(ctx, nil, authorityActor, now, "recovery", nil, func(tx store.Tx) error {
-				return eventlog.Append(ctx, tx, project, event.RecoveryRefused, authorityActor, now, rec)
+				return eventlog.Append(ctx, tx, project, authorityActor, now, event.RecoveryRefusedData(rec))
 			})
 		}
 		next := int64(len(l.ops[agent])) + 1

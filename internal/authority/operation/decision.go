@@ -169,7 +169,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	now := o.nowUTC()
 	req.DecidedBy, req.DecidedAt, req.Policy, req.Delegated = by, &now, version, delegated
 	var ch *boards.Change
-	ev := Event{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
+	ev := event.Operation{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
 	switch why := l.expiryLocked(&req, now); {
 	case why != "":
@@ -194,13 +194,13 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
 	}
 	after := func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
+		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
 			return err
 		}
 		if op == nil { // an expired recovery request moves no Operation of its requester
 			return nil
 		}
-		return eventlog.Append(ctx, tx, project, event.OpChanged, by, now, ev)
+		return eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev))
 	}
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err
@@ -246,7 +246,7 @@ func errDigestMismatch(id contract.RequestID, cause error) error {
 }
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
-func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev event.Operation) (*boards.Change, event.Operation) {
 	if req.Vector.Action == contract.ActionHook { // the coding agent runs it, told by its waiting hook
 		ev.State, ev.Result = contract.OpDone, json.RawMessage(`{"allowed":true,"decision":"approved"}`)
 		return nil, ev
@@ -260,7 +260,7 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		return nil, ev
 	}
 	by := board.Author{Principal: req.RequestedBy}
-	void := func(err error) (*boards.Change, Event) {
+	void := func(err error) (*boards.Change, event.Operation) {
 		req.State = contract.RequestVoid
 		ev.State = contract.OpRefused
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
@@ -316,7 +316,7 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 // write sequence the decision runs in. The Board checks it now, as it would have when the
 // Agent called: an act that no longer holds (its Case closed meanwhile, a fact retracted)
 // voids the approval and refuses the Operation with the Board's code.
-func runApprovedAct(b *board.Board, req *contract.Request, op *Op, ev Event) (*boards.Change, Event) {
+func runApprovedAct(b *board.Board, req *contract.Request, op *Op, ev event.Operation) (*boards.Change, event.Operation) {
 	input, err := contract.DecodeToolInput(op.tool, op.input)
 	if err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil

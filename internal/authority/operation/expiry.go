@@ -50,7 +50,7 @@ func (l *Ledger) expiryLocked(r *contract.Request, now time.Time) string {
 }
 
 // expire makes req expired and ev its Operation refused, for why.
-func expire(req *contract.Request, ev *Event, why string) {
+func expire(req *contract.Request, ev *event.Operation, why string) {
 	req.State, req.DecidedBy, req.DecidedAt, req.Reason = contract.RequestExpired, "", nil, why
 	ev.State, ev.Stage, ev.Reason, ev.Decision, ev.Result = contract.OpRefused, "", why, "expired", nil
 	ev.ErrorCode = contract.CodeRequestClosed
@@ -137,16 +137,16 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		req.Policy = version
 		agent := req.RequestedBy.ID()
 		op := l.opLocked(agent, req.Ordinal)
-		ev := Event{Agent: agent, Ordinal: req.Ordinal}
+		ev := event.Operation{Agent: agent, Ordinal: req.Ordinal}
 		expire(&req, &ev, why)
 		err = w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
-			if err := eventlog.Append(ctx, tx, project, event.RequestChanged, req.RequestedBy, now, req); err != nil {
+			if err := eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.RequestChangedData{Request: req}); err != nil {
 				return err
 			}
 			if op == nil || op.state != contract.OpWaitingForDecision || op.decision != string(id) {
 				return nil // the Operation moved on already; only the Request is settled
 			}
-			return eventlog.Append(ctx, tx, project, event.OpChanged, req.RequestedBy, now, ev)
+			return eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.OpChangedData(ev))
 		})
 		if err != nil {
 			return err

@@ -262,7 +262,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identit
 	}
 	var left int64
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), o.nowUTC(), Event{Agent: c.ID, Ordinal: last.ordinal}); err != nil {
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
 			return err
 		}
 		var err error
@@ -359,14 +359,14 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 			return err
 		}
 		if last != nil && !last.acked {
-			return eventlog.Append(ctx, tx, project, event.OpAcknowledged, c.Principal(), now, Event{Agent: c.ID, Ordinal: last.ordinal})
+			return eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal}))
 		}
 		return nil
 	}
 	run.op.TraceParent = traceParent(ctx)
 	var left int64 // the head the commit leaves, which the ledger then catches up to
 	after := func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, run.op); err != nil {
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
 			return err
 		}
 		if run.request != nil {

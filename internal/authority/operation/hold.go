@@ -291,7 +291,7 @@ func (l *Ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Re
 
 // ApplyOutcome applies an ok outcome to b: the Board change (nil when the rows change
 // nothing) and the Operation done, or failed when the Board refuses the rows.
-func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.ExecutionOutcome, ev Event) (*boards.Change, Event) {
+func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.ExecutionOutcome, ev event.Operation) (*boards.Change, event.Operation) {
 	res, err := b.ApplyOutcome(by, *op.execution, out)
 	if err != nil {
 		ev.State = contract.OpFailed
@@ -299,7 +299,7 @@ func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.Executio
 		return nil, ev
 	}
 	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
-	ch.Event = event.ActionCompleted
+	ch.Event = event.ActionCompletedData{Action: op.execution.Action, CaseID: op.execution.CaseID, Params: op.execution.Args}
 	if ev.Result, err = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)}); err != nil {
 		ev.State = contract.OpFailed
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(fmt.Errorf("encode the outcome of %s: %w", op.execution.Action, err))

@@ -47,13 +47,6 @@ type hookRecord struct {
 	Digest  string          `json:"digest"`
 }
 
-// hookOutcomeEvent is the data of an [event.HookReported] event.
-type hookOutcomeEvent struct {
-	Agent   string               `json:"agent"`
-	Ordinal int64                `json:"ordinal"`
-	Outcome contract.HookOutcome `json:"outcome"`
-}
-
 // maxHookName bounds a tool name, a call id and a session id.
 const maxHookName = 200
 
@@ -159,7 +152,7 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 		}
 		now := o.nowUTC()
 		ordinal := int64(len(l.ops[c.ID])) + 1
-		ev := Event{Agent: c.ID, Ordinal: ordinal, Tool: hookTool, Label: hookLabel(rec), Input: input}
+		ev := event.Operation{Agent: c.ID, Ordinal: ordinal, Tool: hookTool, Label: hookLabel(rec), Input: input}
 		var req *contract.Request
 		switch rec.Mode {
 		case contract.HookFree:
@@ -179,7 +172,7 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 			if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
 				return err
 			}
-			if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, c.Principal(), now, ev); err != nil {
+			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(ev)); err != nil {
 				return err
 			}
 			if req != nil {
@@ -316,7 +309,7 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 	}
 	now := o.nowUTC()
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, event.HookReported, c.Principal(), now, hookOutcomeEvent{Agent: c.ID, Ordinal: op.ordinal, Outcome: out})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.HookReportedData{Agent: c.ID, Ordinal: op.ordinal, Outcome: out})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("record the outcome of call %d of %s: %w", op.ordinal, c.ID, eventlog.Refuse(err, "operation"))

@@ -21,34 +21,6 @@ import (
 // so every instance sharing the store sees the same Operations: the ledger below is only
 // a projection of these events, caught up before each use.
 
-// Event is the data of an operation event.
-type Event struct {
-	Agent    string                  `json:"agent"`
-	Ordinal  int64                   `json:"ordinal"`
-	Tool     string                  `json:"tool,omitempty"`
-	Label    string                  `json:"label,omitempty"`
-	Input    json.RawMessage         `json:"input,omitempty"` // the call's arguments
-	State    contract.OperationState `json:"state,omitempty"`
-	Stage    contract.OperationStage `json:"stage,omitempty"`
-	Decision string                  `json:"decision,omitempty"`
-	Reason   string                  `json:"reason,omitempty"`
-	// ReasonCode says why in a word: why queued work waits (an [event.OpWaiting] event)
-	// or why a worker's report failed it (contract.CodeWorkerRefused).
-	ReasonCode contract.Code              `json:"reasonCode,omitempty"`
-	ErrorCode  contract.Code              `json:"errorCode,omitempty"`
-	Result     json.RawMessage            `json:"result,omitempty"`
-	Execution  *contract.ExecutionRequest `json:"execution,omitempty"` // queued for dispatch
-	// RetryOf is the Operation a recovery act retries, and Attempt which attempt this is
-	// (the first run is 1; 0 in older logs means 1).
-	RetryOf int64 `json:"retryOf,omitempty"`
-	Attempt int64 `json:"attempt,omitempty"`
-	// TraceParent is the W3C traceparent of the call that made the Operation (on its
-	// admission, and on each event that queues its Execution), kept in the log so that
-	// the worker's span joins the call's trace even when the work is served after a
-	// restart or served again; "" when the call was not traced.
-	TraceParent string `json:"traceParent,omitempty"`
-}
-
 // operation is one Operation as the ledger knows it.
 type Op struct {
 	ordinal    int64
@@ -75,7 +47,7 @@ type Op struct {
 	seq int64
 }
 
-func (op *Op) apply(e Event, at time.Time) {
+func (op *Op) apply(e event.Operation, at time.Time) {
 	if e.State != "" && e.State != op.state {
 		op.state, op.since = e.State, at
 	}
@@ -110,7 +82,7 @@ func (l *Ledger) requeueLocked(agent string, op *Op) {
 // waiting applies an [event.OpWaiting] event: why queued work is not dispatched. It
 // counts only while the work still waits; one that a claim or a settlement overtook in
 // the log is ignored, so the log's order decides on every instance.
-func (op *Op) waiting(e Event) {
+func (op *Op) waiting(e event.Operation) {
 	if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched {
 		op.reason, op.reasonCode = e.Reason, e.ReasonCode
 	}
@@ -141,12 +113,11 @@ func (op *Op) summary() string {
 	return op.label + " " + string(op.state)
 }
 
-// artifactEvent records an artifact the authority issued: its ref and where its bytes are.
-type artifactEvent struct {
-	Ref   string     `json:"ref"`
-	Agent string     `json:"agent"`
-	Hash  store.Hash `json:"hash"`
-	Size  int64      `json:"size"`
+// artifact is an artifact the authority issued: its Agent and where its bytes are.
+type artifact struct {
+	Agent string
+	Hash  store.Hash
+	Size  int64
 }
 
 // ledger is the projection of one project's operation, request and artifact events.
@@ -157,7 +128,7 @@ type Ledger struct {
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
-	arts     map[string]artifactEvent                 // ref → artifact
+	arts     map[string]artifact                      // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
 	// queue holds the queued Operations (running, not_dispatched, with an execution) and
@@ -186,7 +157,7 @@ func newLedger() *Ledger {
 // (see [eventlog.Cursor]). l.mu must be held, or l not shared yet.
 func (l *Ledger) resetLocked() {
 	l.ops, l.requests, l.order = map[string][]*Op{}, map[contract.RequestID]*contract.Request{}, nil
-	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifactEvent{}, map[string]bool{}
+	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
 	l.setup = nil
 	l.queue = map[*Op]string{}
 }
@@ -211,7 +182,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
-		var d Event
+		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
@@ -247,18 +218,17 @@ func (l *Ledger) applyLocked(e store.Event) error {
 		op.seq = e.Seq
 		l.requeueLocked(d.Agent, op)
 	case event.RequestCreated, event.RequestChanged:
-		var r contract.Request
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		var d event.RequestCreatedData // the shape of both events
+		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
+		r := d.Request
 		if _, ok := l.requests[r.ID]; !ok {
 			l.order = append(l.order, r.ID)
 		}
 		l.requests[r.ID] = &r
 	case event.AgentRevoked, event.AgentTokenReplaced:
-		var a struct {
-			ID string `json:"id"`
-		}
+		var a event.IDRef // the shape of both events
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
@@ -271,7 +241,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			l.wakeLocked(a.ID, 0)
 		}
 	case event.HookReported:
-		var h hookOutcomeEvent
+		var h event.HookReportedData
 		if err := json.Unmarshal(e.Data, &h); err != nil {
 			return err
 		}
@@ -279,7 +249,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			op.outcome = &h.Outcome
 		}
 	case event.RecoveryRefused:
-		var r recoveryEvent
+		var r event.Recovery
 		if err := json.Unmarshal(e.Data, &r); err != nil {
 			return err
 		}
@@ -287,11 +257,15 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			l.gaveUp[r.Operation] = true
 		}
 	case event.ArtifactIssued:
-		var a artifactEvent
+		var a event.ArtifactIssuedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
-		l.arts[a.Ref] = a
+		var h store.Hash
+		if err := h.UnmarshalText([]byte(a.Hash)); err != nil {
+			return fmt.Errorf("artifact %s: %w", a.Ref, err)
+		}
+		l.arts[a.Ref] = artifact{Agent: a.Agent, Hash: h, Size: a.Size}
 	}
 	return nil
 }
@@ -392,7 +366,7 @@ func (l *Ledger) opLocked(agent string, ordinal int64) *Op {
 // Cases it focuses.
 type toolRun struct {
 	change  *boards.Change
-	op      Event
+	op      event.Operation
 	request *contract.Request
 	focus   []contract.CaseID
 	// person says the Agent is manual: an ApplyAction waits for a person's decision
@@ -452,19 +426,19 @@ func boardAct(b *board.Board, p contract.Principal, input any, now time.Time, r 
 		var cs contract.Case
 		var changes []contract.NodeChange
 		if cs, changes, err = b.OpenCase(p, in.CaseType, in.BusinessKey, now); err == nil {
-			r.change = &boards.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpened, Data: cs}
+			r.change = &boards.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpenedData{Case: cs}}
 			r.focus, result = []contract.CaseID{cs.CaseID}, map[string]any{"case": cs}
 		}
 	case *contract.Batch:
 		var br board.BatchResult
 		if br, err = b.ApplyBatch(board.Author{Principal: p}, *in); err == nil {
-			r.change = &boards.Change{Nodes: br.Changes, Event: event.BatchApplied, Data: br}
+			r.change = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
 			result = map[string]any{"nodeIds": br.NodeIDs}
 		}
 	case *contract.CloseCaseInput:
 		var cr board.CloseResult
 		if cr, err = b.CloseCase(p, in.CaseID, in.Disposition, in.Reason, now); err == nil {
-			r.change = &boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosed, Data: cr.Receipt}
+			r.change = &boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosedData{ClosureReceipt: cr.Receipt}}
 			result = map[string]any{"case": cr.Case, "receipt": cr.Receipt}
 		}
 	default:
@@ -533,8 +507,7 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 		if err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.ArtifactIssued, c.Principal(), o.nowUTC(),
-			artifactEvent{Ref: ref, Agent: c.ID, Hash: h, Size: int64(len(content))})
+		return eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.ArtifactIssuedData{Ref: ref, Agent: c.ID, Hash: h.String(), Size: int64(len(content))})
 	})
 	if err != nil {
 		return "", fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))

@@ -26,39 +26,39 @@ import (
 // the hop's transaction, in which l is locked and caught up; ok is false when no
 // orchestrator's approval under a path class is behind the call, and the refusal then
 // fails the Operation like any other.
-func (o *Operations) AskMember(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, ordinal int64, why string, now time.Time) (Event, func(tx store.Tx) error, bool, error) {
+func (o *Operations) AskMember(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, ordinal int64, why string, now time.Time) (event.Operation, func(tx store.Tx) error, bool, error) {
 	old := l.approvedRequestLocked(agent, ordinal)
 	op := l.opLocked(agent, ordinal)
 	if old == nil || old.Delegated == nil || old.Delegated.Path == "" || op == nil {
-		return Event{}, nil, false, nil
+		return event.Operation{}, nil, false, nil
 	}
 	version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
 	if err != nil {
-		return Event{}, nil, false, err
+		return event.Operation{}, nil, false, err
 	}
 	next := int64(len(l.ops[agent])) + 1
 	void := *old
 	void.State, void.Reason, void.Policy = contract.RequestVoid, string(contract.CodePathNeedsMember)+": "+why, version
 	fresh, err := o.newRequest(project, old.RequestedBy, old.Vector, now)
 	if err != nil {
-		return Event{}, nil, false, err
+		return event.Operation{}, nil, false, err
 	}
 	fresh.Ordinal = next
 	fresh.MemberOnly = fmt.Sprintf("an orchestrator approved the call under class %q (delegation policy version %d), and then the worker found: %s",
 		old.Delegated.Class, old.Policy, why)
-	failed := Event{Agent: agent, Ordinal: ordinal, State: contract.OpFailed, ErrorCode: contract.CodePathNeedsMember, ReasonCode: contract.CodeWorkerRefused,
+	failed := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpFailed, ErrorCode: contract.CodePathNeedsMember, ReasonCode: contract.CodeWorkerRefused,
 		Reason: why + " (a member is asked in request " + string(fresh.ID) + ", as operation " + opRef(agent, next) + ")"}
 	if failed.Result, err = json.Marshal(map[string]any{"ok": false, "errorCode": contract.CodePathNeedsMember, "reason": why,
 		"request": fresh.ID, "operation": opRef(agent, next)}); err != nil {
-		return Event{}, nil, false, fmt.Errorf("encode the refusal of operation %s: %w", opRef(agent, ordinal), err)
+		return event.Operation{}, nil, false, fmt.Errorf("encode the refusal of operation %s: %w", opRef(agent, ordinal), err)
 	}
-	again := Event{Agent: agent, Ordinal: next, Tool: op.tool, Label: op.label, Input: op.input, State: contract.OpWaitingForDecision,
+	again := event.Operation{Agent: agent, Ordinal: next, Tool: op.tool, Label: op.label, Input: op.input, State: contract.OpWaitingForDecision,
 		Decision: string(fresh.ID), Execution: op.execution, RetryOf: ordinal, Attempt: op.attempt}
 	write := func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, old.RequestedBy, now, void); err != nil {
+		if err := eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.RequestChangedData{Request: void}); err != nil {
 			return err
 		}
-		if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, old.RequestedBy, now, again); err != nil {
+		if err := eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.OpAdmittedData(again)); err != nil {
 			return err
 		}
 		return raise(ctx, tx, fresh)

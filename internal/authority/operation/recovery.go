@@ -33,16 +33,6 @@ const (
 	actRequeue = "requeue" // work a worker refused queued again
 )
 
-// recoveryEvent is the data of recovery.acted and recovery.refused.
-type recoveryEvent struct {
-	Act       string             `json:"act"`
-	Operation string             `json:"operation"`
-	Actor     contract.Principal `json:"actor"`
-	Reason    string             `json:"reason"`
-	Policy    int64              `json:"policyVersion"`
-	Result    string             `json:"result"`
-}
-
 // opRef names the agent's Operation ordinal as "<agent>.<ordinal>".
 func opRef(agent string, ordinal int64) string { return agent + "." + strconv.FormatInt(ordinal, 10) }
 
@@ -98,12 +88,12 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 		if op.errorCode == contract.CodeWorkRefused {
 			act = actRequeue
 		}
-		rec := recoveryEvent{Act: act, Operation: ref, Actor: by, Reason: reason, Policy: version}
+		rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: reason, Policy: version}
 		out = contract.RecoveryOutcome{Act: act, Operation: ref, Attempt: attempt, Policy: version}
 		refuse := func(e *contract.Error) error {
 			refused, rec.Result = e, string(e.Code)+": "+e.Teaching
 			return w.Commit(ctx, nil, by, now, "recovery", nil, func(tx store.Tx) error {
-				return eventlog.Append(ctx, tx, project, event.RecoveryRefused, by, now, rec)
+				return eventlog.Append(ctx, tx, project, by, now, event.RecoveryRefusedData(rec))
 			})
 		}
 		if e := l.retryableLocked(agent, op); e != nil {
@@ -129,7 +119,7 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 				if err := raise(ctx, tx, req); err != nil {
 					return err
 				}
-				return eventlog.Append(ctx, tx, project, event.RecoveryRefused, by, now, rec)
+				return eventlog.Append(ctx, tx, project, by, now, event.RecoveryRefusedData(rec))
 			})
 		}
 		next := int64(len(l.ops[agent])) + 1
@@ -204,18 +194,18 @@ func (l *Ledger) outsidePolicyLocked(agent string, op *Op, act string, attempt i
 }
 
 // retryOp is the new Operation next of agent that runs op (ordinal) again as attempt.
-func retryOp(agent string, next, ordinal, attempt int64, op *Op) Event {
-	return Event{Agent: agent, Ordinal: next, Tool: op.tool, Label: fmt.Sprintf("%s (attempt %d)", op.label, attempt), Input: op.input,
+func retryOp(agent string, next, ordinal, attempt int64, op *Op) event.Operation {
+	return event.Operation{Agent: agent, Ordinal: next, Tool: op.tool, Label: fmt.Sprintf("%s (attempt %d)", op.label, attempt), Input: op.input,
 		State: contract.OpRunning, Stage: contract.StageNotDispatched, Execution: op.execution, RetryOf: ordinal, Attempt: attempt,
 		TraceParent: op.traceParent}
 }
 
 // appendRetry appends the retry's Operation and its recovery.acted event.
-func appendRetry(ctx context.Context, tx store.Tx, project contract.ProjectID, by contract.Principal, now time.Time, ev Event, rec recoveryEvent) error {
-	if err := eventlog.Append(ctx, tx, project, event.OpAdmitted, by, now, ev); err != nil {
+func appendRetry(ctx context.Context, tx store.Tx, project contract.ProjectID, by contract.Principal, now time.Time, ev event.Operation, rec event.Recovery) error {
+	if err := eventlog.Append(ctx, tx, project, by, now, event.OpAdmittedData(ev)); err != nil {
 		return err
 	}
-	return eventlog.Append(ctx, tx, project, event.RecoveryActed, by, now, rec)
+	return eventlog.Append(ctx, tx, project, by, now, event.RecoveryActedData(rec))
 }
 
 // decideRecoveryLocked decides the recovery request req for member by: a denial only
@@ -248,7 +238,7 @@ func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, 
 		if op.errorCode == contract.CodeWorkRefused {
 			act = actRequeue
 		}
-		rec := recoveryEvent{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
+		rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
 			Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
 		after = func(tx store.Tx) error {
 			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, op.attempt+1, op), rec)
@@ -258,7 +248,7 @@ func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, 
 		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(req.ID), Digest: d.Digest,
 			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
 	}, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, event.RequestChanged, by, now, req); err != nil {
+		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
 			return err
 		}
 		if after != nil {

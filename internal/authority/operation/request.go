@@ -208,8 +208,7 @@ func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, n
 
 // actionChange is the Board change of a Board-only Action's effects.
 func actionChange(in *contract.ApplyActionInput, res board.ActionResult) *boards.Change {
-	ch := &boards.Change{Nodes: res.Changes, Event: event.ActionApplied,
-		Data: map[string]any{"action": in.Action, "caseId": in.CaseID, "params": in.Params}}
+	ch := &boards.Change{Nodes: res.Changes, Event: event.ActionAppliedData{Action: in.Action, CaseID: in.CaseID, Params: in.Params}}
 	if res.Case != nil {
 		ch.Cases = []contract.Case{*res.Case}
 	}
@@ -238,5 +237,5 @@ func raise(ctx context.Context, tx store.Tx, r *contract.Request) error {
 		RequestedBy: string(r.RequestedBy), At: r.CreatedAt, MemberOnly: r.Recovery || r.MemberOnly != ""}); err != nil {
 		return fmt.Errorf("record request %s: %w", r.ID, err)
 	}
-	return eventlog.Append(ctx, tx, r.Project, event.RequestCreated, r.RequestedBy, r.CreatedAt, r)
+	return eventlog.Append(ctx, tx, r.Project, r.RequestedBy, r.CreatedAt, event.RequestCreatedData{Request: *r})
 }

@@ -105,16 +105,16 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 			return err
 		}
 		fresh.Ordinal = ordinal
-		ev := Event{Agent: agent, Ordinal: ordinal, State: contract.OpWaitingForDecision, Decision: string(fresh.ID),
+		ev := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpWaitingForDecision, Decision: string(fresh.ID),
 			ErrorCode: contract.CodeCallChanged, Reason: "the call changed after its approval (its Tool digest or Source); a new request asks again"}
 		err = w.Commit(ctx, nil, old.RequestedBy, now, "request", nil, func(tx store.Tx) error {
-			if err := eventlog.Append(ctx, tx, project, event.RequestChanged, old.RequestedBy, now, void); err != nil {
+			if err := eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.RequestChangedData{Request: void}); err != nil {
 				return err
 			}
 			if err := raise(ctx, tx, fresh); err != nil {
 				return err
 			}
-			return eventlog.Append(ctx, tx, project, event.OpChanged, old.RequestedBy, now, ev)
+			return eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.OpChangedData(ev))
 		})
 		if err != nil {
 			return err

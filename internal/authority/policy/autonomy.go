@@ -30,44 +30,23 @@ type agentAutonomy struct {
 	windows []contract.RunWindow
 }
 
-// levelEvent is the data of agent.level_set.
-type levelEvent struct {
-	Agent  contract.AgentID `json:"agent"`
-	Level  string           `json:"level"`
-	Policy int64            `json:"policyVersion"`
-}
-
-// ackEvent is the data of agent.risk_acknowledged: the text the member read.
-type ackEvent struct {
-	Agent  contract.AgentID `json:"agent"`
-	Text   string           `json:"text"`
-	Digest string           `json:"digest"`
-	Policy int64            `json:"policyVersion"`
-}
-
-// windowEvent is the data of run_window.opened.
-type windowEvent struct {
-	Agent contract.AgentID `json:"agent"`
-	contract.RunWindow
-}
-
 // applyAutonomy applies the events that move an Agent's autonomy. s.mu must be held.
 func (s *shelf) applyAutonomy(e store.Event) error {
 	switch e.Type {
 	case event.AgentCreated:
-		var a contract.Agent
+		var a event.AgentCreatedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
 		s.agents[a.ID] = &agentAutonomy{level: s.defaultLevel()}
 	case event.LevelSet:
-		var l levelEvent
+		var l event.LevelSetData
 		if err := json.Unmarshal(e.Data, &l); err != nil {
 			return err
 		}
 		s.agent(l.Agent).level = l.Level
 	case event.RunWindowOpened:
-		var w windowEvent
+		var w event.RunWindowOpenedData
 		if err := json.Unmarshal(e.Data, &w); err != nil {
 			return err
 		}
@@ -146,12 +125,12 @@ func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract
 					"autonomy policy version %d requires a member to acknowledge this risk before an Agent is raised to unattended: %q; send it as the acknowledgement (docket agent level %s unattended --acknowledge TEXT).",
 					cur.Version, pol.Acknowledgement, agent)
 			}
-			ack := ackEvent{Agent: agent, Text: pol.Acknowledgement, Digest: contract.Sum([]byte(pol.Acknowledgement)).String(), Policy: cur.Version}
-			if err := eventlog.Append(ctx, tx, project, event.RiskAcknowledged, c.Principal(), now, ack); err != nil {
+			ack := event.RiskAcknowledgedData{Agent: agent, Text: pol.Acknowledgement, Digest: contract.Sum([]byte(pol.Acknowledgement)).String(), Policy: cur.Version}
+			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, ack); err != nil {
 				return err
 			}
 		}
-		return eventlog.Append(ctx, tx, project, event.LevelSet, c.Principal(), now, levelEvent{Agent: agent, Level: req.Level, Policy: cur.Version})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.LevelSetData{Agent: agent, Level: req.Level, Policy: cur.Version})
 	})
 }
 
@@ -165,8 +144,8 @@ func (b *Book) OpenWindow(ctx context.Context, c identity.Caller, project contra
 		return contract.Autonomy{}, contract.Errorf(contract.CodeInvalidArgument, "a run window lasts 1 to %d minutes; send minutes in that range.", int64(MaxWindow/time.Minute))
 	}
 	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
-		w := windowEvent{Agent: agent, RunWindow: contract.RunWindow{From: now, Until: now.Add(d), OpenedBy: c.Principal()}}
-		return eventlog.Append(ctx, tx, project, event.RunWindowOpened, c.Principal(), now, w)
+		w := event.RunWindowOpenedData{Agent: agent, RunWindow: contract.RunWindow{From: now, Until: now.Add(d), OpenedBy: c.Principal()}}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, w)
 	})
 }
 

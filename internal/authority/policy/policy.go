@@ -71,10 +71,11 @@ func (s *shelf) apply(e store.Event) error {
 	if e.Type != event.PolicyPublished {
 		return s.applyAutonomy(e)
 	}
-	var v contract.PolicyVersion
-	if err := json.Unmarshal(e.Data, &v); err != nil {
+	var d event.PolicyPublishedData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return err
 	}
+	v := d.PolicyVersion
 	if want := int64(len(s.versions[v.Kind])) + 2; v.Version != want {
 		return fmt.Errorf("policy %s version %d published after version %d", v.Kind, v.Version, want-1)
 	}
@@ -166,7 +167,7 @@ func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.
 		}
 		out = contract.PolicyVersion{Kind: d.Kind, Version: cur.Version + 1, Digest: digest, PublishedBy: c.Principal(),
 			PublishedAt: &now, File: name, Text: req.Text}
-		return eventlog.Append(ctx, tx, project, event.PolicyPublished, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.PolicyPublishedData{PolicyVersion: out})
 	})
 	if err != nil {
 		var ce *contract.Error

@@ -43,18 +43,6 @@ func (s *shelf) resetLocked() {
 	s.names, s.profiles = map[contract.AgentID]string{}, map[contract.AgentID]*contract.AgentProfile{}
 }
 
-// setEvent is the data of agent.profile_set: the profile without its runtime.
-type setEvent struct {
-	Agent contract.AgentID `json:"agent"`
-	contract.ProfileSpec
-}
-
-// reportEvent is the data of agent.runtime_reported.
-type reportEvent struct {
-	Agent contract.AgentID `json:"agent"`
-	contract.RuntimeStatus
-}
-
 // New returns the Keeper over st; now is the clock.
 func New(st store.Store, now func() time.Time) *Keeper {
 	return &Keeper{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
@@ -76,23 +64,21 @@ func (k *Keeper) shelf(project contract.ProjectID) *shelf {
 func (s *shelf) apply(e store.Event) error {
 	switch e.Type {
 	case event.AgentCreated:
-		var a contract.Agent
+		var a event.AgentCreatedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
 		s.names[a.ID] = a.Name
 	case event.AgentRevoked:
 		// A revoked Agent has no runtime to run: its profile goes with it.
-		var a struct {
-			ID contract.AgentID `json:"id"`
-		}
+		var a event.AgentRevokedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
-		delete(s.names, a.ID)
-		delete(s.profiles, a.ID)
+		delete(s.names, contract.AgentID(a.ID))
+		delete(s.profiles, contract.AgentID(a.ID))
 	case event.ProfileSet:
-		var d setEvent
+		var d event.ProfileSetData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
@@ -102,7 +88,7 @@ func (s *shelf) apply(e store.Event) error {
 		}
 		s.profiles[d.Agent] = p
 	case event.RuntimeReported:
-		var d reportEvent
+		var d event.RuntimeReportedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
@@ -172,7 +158,7 @@ func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.Pr
 		if _, live := s.names[agent]; !live {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
 		}
-		return eventlog.Append(ctx, tx, project, event.ProfileSet, c.Principal(), now, setEvent{Agent: agent, ProfileSpec: spec})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ProfileSetData{Agent: agent, ProfileSpec: spec})
 	})
 }
 
@@ -191,7 +177,7 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, project contract
 		if s.profiles[agent] == nil {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s has no profile, so no runtime to report; set its profile first.", agent)
 		}
-		return eventlog.Append(ctx, tx, project, event.RuntimeReported, c.Principal(), now, reportEvent{Agent: agent, RuntimeStatus: st})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.RuntimeReportedData{Agent: agent, RuntimeStatus: st})
 	})
 }
 

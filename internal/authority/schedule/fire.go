@@ -118,13 +118,13 @@ func (k *Keeper) fireDue(ctx context.Context, s store.Schedule, now time.Time) (
 			return err
 		}
 		if plan.Missed.Count > 0 {
-			m := missedEvent{Schedule: contract.ScheduleID(s.ID), Policy: contract.MissedPolicy(s.Missed), Count: plan.Missed.Count,
+			m := event.ScheduleMissedData{Schedule: contract.ScheduleID(s.ID), Policy: contract.MissedPolicy(s.Missed), Count: plan.Missed.Count,
 				AtLeast: plan.Missed.AtLeast, First: plan.Missed.First.UTC(), Last: plan.Missed.Last.UTC(), NextFire: plan.Next}
 			if !plan.Fire.IsZero() {
 				d := plan.Fire.UTC()
 				m.RunAt = &d
 			}
-			if err := eventlog.Append(ctx, tx, project, event.ScheduleMissed, system, now, m); err != nil {
+			if err := eventlog.Append(ctx, tx, project, system, now, m); err != nil {
 				return err
 			}
 		}
@@ -144,19 +144,6 @@ func (k *Keeper) fireDue(ctx context.Context, s store.Schedule, now time.Time) (
 	}
 	_, err = k.post(ctx, s, f)
 	return true, err
-}
-
-// missedEvent is the data of schedule.missed: the due times not run, and, under run_once or
-// when the latest was on time, the one fire that ran for them.
-type missedEvent struct {
-	Schedule contract.ScheduleID   `json:"schedule"`
-	Policy   contract.MissedPolicy `json:"policy"`
-	Count    int                   `json:"count"`
-	AtLeast  bool                  `json:"atLeast,omitempty"`
-	First    time.Time             `json:"first"`
-	Last     time.Time             `json:"last"`
-	RunAt    *time.Time            `json:"runAt,omitempty"` // the due time of the fire made for them
-	NextFire time.Time             `json:"nextFire"`
 }
 
 // RunNow fires a schedule of project at once, paused or not, and returns the fire with
@@ -213,22 +200,30 @@ func (k *Keeper) post(ctx context.Context, s store.Schedule, f store.ScheduleFir
 	default:
 		return contract.ScheduleFire{}, fmt.Errorf("post the task of schedule %s due %s: %w", s.ID, f.Due, err)
 	}
-	if err := k.settle(ctx, s, f, event.ScheduleFired, contract.NewPrincipal(contract.PrincipalMember, s.CreatedBy)); err != nil {
+	if err := k.settle(ctx, s, f, fired, contract.NewPrincipal(contract.PrincipalMember, s.CreatedBy)); err != nil {
 		return contract.ScheduleFire{}, err
 	}
 	return fireWire(f, s.Agent), nil
 }
 
+// fired and settled are the payloads of a fire posted and of its outcome.
+func fired(f contract.ScheduleFire) event.Payload { return event.ScheduleFiredData{ScheduleFire: f} }
+func settled(f contract.ScheduleFire) event.Payload {
+	return event.ScheduleOutcomeData{ScheduleFire: f}
+}
+
 // settle stores f's outcome with its event, whose id is the fire's and the type's: a
 // second instance settling the same fire the same way is refused by the log and changes
 // nothing.
-func (k *Keeper) settle(ctx context.Context, s store.Schedule, f store.ScheduleFire, typ string, actor contract.Principal) error {
+func (k *Keeper) settle(ctx context.Context, s store.Schedule, f store.ScheduleFire, wrap func(contract.ScheduleFire) event.Payload, actor contract.Principal) error {
+	p := wrap(fireWire(f, s.Agent))
+	typ := p.EventType()
 	id := typ + "-" + clientKey(f)
 	err := k.store.Update(ctx, func(tx store.Tx) error {
 		if err := tx.SettleFire(ctx, f); err != nil {
 			return err
 		}
-		return eventlog.AppendKeyed(ctx, tx, contract.ProjectID(f.Project), id, typ, actor, k.nowUTC(), fireWire(f, s.Agent))
+		return eventlog.AppendKeyed(ctx, tx, contract.ProjectID(f.Project), id, actor, k.nowUTC(), p)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
@@ -286,7 +281,7 @@ func (k *Keeper) outcome(ctx context.Context, s store.Schedule, f store.Schedule
 	if t.Result != nil {
 		f.ErrorCode, f.Teaching = string(t.Result.ErrorCode), t.Result.Teaching
 	}
-	return k.settle(ctx, s, f, event.ScheduleOutcome, system)
+	return k.settle(ctx, s, f, settled, system)
 }
 
 // orphan closes a posted fire whose task can no longer be read by its schedule's member
@@ -297,7 +292,7 @@ func (k *Keeper) orphan(ctx context.Context, s store.Schedule, f store.ScheduleF
 		return fmt.Errorf("read the task of schedule %s due %s: %w", f.Schedule, f.Due, err)
 	}
 	f.Outcome, f.ErrorCode, f.Teaching = contract.FireUnknown, string(ce.Code), ce.Teaching
-	return k.settle(ctx, s, f, event.ScheduleOutcome, system)
+	return k.settle(ctx, s, f, settled, system)
 }
 
 var _ Members = (*identity.Directory)(nil)

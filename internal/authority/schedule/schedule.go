@@ -195,7 +195,7 @@ func (k *Keeper) Create(ctx context.Context, c identity.Caller, project contract
 		if err := tx.CreateSchedule(ctx, rec); err != nil {
 			return err
 		}
-		return eventlog.Append(ctx, tx, project, event.ScheduleCreated, c.Principal(), now, out)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ScheduleCreatedData{Schedule: out})
 	})
 	if err != nil {
 		return contract.Schedule{}, fmt.Errorf("create a schedule: %w", eventlog.Refuse(err, "schedule "+id))
@@ -302,7 +302,7 @@ func (k *Keeper) agentNames(ctx context.Context, project contract.ProjectID) (ma
 
 // Pause stops a schedule's fires until it is resumed; run-now still fires it.
 func (k *Keeper) Pause(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error) {
-	return k.change(ctx, c, project, id, event.SchedulePaused, func(s *store.Schedule, now time.Time) error {
+	return k.change(ctx, c, project, id, func(d event.ScheduleStep) event.Payload { return event.SchedulePausedData(d) }, func(s *store.Schedule, now time.Time) error {
 		if s.PausedAt != nil {
 			return contract.Errorf(contract.CodeScheduleState, "schedule %s is paused already; docket schedule resume %s starts it again", s.ID, s.ID)
 		}
@@ -314,7 +314,7 @@ func (k *Keeper) Pause(ctx context.Context, c identity.Caller, project contract.
 // Resume starts a paused schedule again from now: the fires whose time passed while it
 // was paused are not missed, they were paused.
 func (k *Keeper) Resume(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error) {
-	out, err := k.change(ctx, c, project, id, event.ScheduleResumed, func(s *store.Schedule, now time.Time) error {
+	out, err := k.change(ctx, c, project, id, func(d event.ScheduleStep) event.Payload { return event.ScheduleResumedData(d) }, func(s *store.Schedule, now time.Time) error {
 		if s.PausedAt == nil {
 			return contract.Errorf(contract.CodeScheduleState, "schedule %s is not paused; docket schedule pause %s pauses it", s.ID, s.ID)
 		}
@@ -333,15 +333,15 @@ func (k *Keeper) Resume(ctx context.Context, c identity.Caller, project contract
 
 // Delete ends a schedule: it fires no more and leaves the lists; its fires stay on record.
 func (k *Keeper) Delete(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error) {
-	return k.change(ctx, c, project, id, event.ScheduleDeleted, func(s *store.Schedule, now time.Time) error {
+	return k.change(ctx, c, project, id, func(d event.ScheduleStep) event.Payload { return event.ScheduleDeletedData(d) }, func(s *store.Schedule, now time.Time) error {
 		s.DeletedAt = &now
 		return nil
 	})
 }
 
-// change applies a member's act to a schedule with its event. A sweep that moved the
-// schedule's next due time in between makes it read the schedule again, once.
-func (k *Keeper) change(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID, typ string,
+// change applies a member's act to a schedule with its event, made by step. A sweep that
+// moved the schedule's next due time in between makes it read the schedule again, once.
+func (k *Keeper) change(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID, step func(event.ScheduleStep) event.Payload,
 	act func(s *store.Schedule, now time.Time) error) (contract.Schedule, error) {
 	for attempt := 0; ; attempt++ {
 		s, err := k.find(ctx, c, project, id)
@@ -356,13 +356,13 @@ func (k *Keeper) change(ctx context.Context, c identity.Caller, project contract
 			if err := tx.UpdateSchedule(ctx, s, was); err != nil {
 				return err
 			}
-			return eventlog.Append(ctx, tx, project, typ, c.Principal(), now, scheduleEvent{Schedule: id, NextFire: nextFire(s)})
+			return eventlog.Append(ctx, tx, project, c.Principal(), now, step(event.ScheduleStep{Schedule: id, NextFire: nextFire(s)}))
 		})
 		if errors.Is(err, store.ErrConflict) && attempt == 0 {
 			continue
 		}
 		if err != nil {
-			return contract.Schedule{}, fmt.Errorf("%s: %w", typ, eventlog.Refuse(err, "schedule "+string(id)))
+			return contract.Schedule{}, fmt.Errorf("%s: %w", step(event.ScheduleStep{}).EventType(), eventlog.Refuse(err, "schedule "+string(id)))
 		}
 		names, err := k.agentNames(ctx, project)
 		if err != nil {
@@ -370,12 +370,6 @@ func (k *Keeper) change(ctx context.Context, c identity.Caller, project contract
 		}
 		return k.wireOf(s, names[s.Agent])
 	}
-}
-
-// scheduleEvent is the data of a member's act on a schedule.
-type scheduleEvent struct {
-	Schedule contract.ScheduleID `json:"schedule"`
-	NextFire *time.Time          `json:"nextFire,omitempty"`
 }
 
 func nextFire(s store.Schedule) *time.Time {

@@ -94,11 +94,11 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 		if t == nil {
 			return nil // another instance took it first; the caller waits again
 		}
-		d := claimed{Task: t.ID, Attempt: t.Attempt + 1, LeaseUntil: now.Add(k.lease), Wake: wake}
+		d := event.TaskClaimedData{Task: t.ID, Attempt: t.Attempt + 1, LeaseUntil: now.Add(k.lease), Wake: wake}
 		v := *t
 		v.State, v.Attempt, v.LeaseUntil, v.UpdatedAt = contract.TaskClaimed, d.Attempt, &d.LeaseUntil, now
 		out = contract.TaskClaim{Task: &v, Wake: wake}
-		return eventlog.Append(ctx, tx, project, event.TaskClaimed, c.Principal(), now, d)
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, d)
 	})
 	if err != nil {
 		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
@@ -115,10 +115,10 @@ func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskI
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
-		d := claimed{Task: id, Attempt: t.Attempt, LeaseUntil: now.Add(k.lease), Wake: l.wake[id]}
+		d := event.TaskClaimedData{Task: id, Attempt: t.Attempt, LeaseUntil: now.Add(k.lease), Wake: l.wake[id]}
 		v := *t
 		v.LeaseUntil, v.UpdatedAt = &d.LeaseUntil, now
-		return v, eventlog.Append(ctx, tx, t.Project, event.TaskClaimed, c.Principal(), now, d)
+		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, d)
 	})
 }
 
@@ -140,7 +140,7 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 		v := *t
 		res := r.TaskResult
 		v.State, v.Waiting, v.Result, v.LeaseUntil, v.UpdatedAt = r.State, r.Waiting, &res, nil, now
-		return v, eventlog.Append(ctx, tx, t.Project, event.TaskReported, c.Principal(), now, reportedData{Task: id, TaskReport: r})
+		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, event.TaskReportedData{Task: id, TaskReport: r})
 	})
 }
 

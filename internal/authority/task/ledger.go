@@ -46,15 +46,6 @@ type opState struct {
 	state contract.OperationState
 }
 
-// opData is the part of an operation.admitted or operation.changed event the ledger
-// reads.
-type opData struct {
-	Agent   string                  `json:"agent"`
-	Ordinal int64                   `json:"ordinal"`
-	Tool    string                  `json:"tool"`
-	State   contract.OperationState `json:"state"`
-}
-
 func newLedger() *ledger {
 	l := &ledger{}
 	l.resetLocked()
@@ -92,7 +83,7 @@ func (l *ledger) lockCaughtUp(ctx context.Context, tx store.Tx, project contract
 func (l *ledger) apply(e store.Event) error {
 	switch e.Type {
 	case event.TaskPosted:
-		var d posted
+		var d event.TaskPostedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
@@ -115,7 +106,7 @@ func (l *ledger) apply(e store.Event) error {
 			l.pins[k] = pin
 		}
 	case event.TaskClaimed:
-		var d claimed
+		var d event.TaskClaimedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
@@ -127,7 +118,7 @@ func (l *ledger) apply(e store.Event) error {
 		t.State, t.Attempt, t.LeaseUntil, t.UpdatedAt = contract.TaskClaimed, d.Attempt, &lease, e.At
 		l.wake[d.Task] = d.Wake
 	case event.TaskReported:
-		var d reportedData
+		var d event.TaskReportedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
@@ -138,7 +129,7 @@ func (l *ledger) apply(e store.Event) error {
 		res := d.TaskResult
 		t.State, t.Waiting, t.Result, t.LeaseUntil, t.UpdatedAt = d.State, d.Waiting, &res, nil, e.At
 	case event.OpAdmitted, event.OpChanged:
-		var d opData
+		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
@@ -157,9 +148,7 @@ func (l *ledger) apply(e store.Event) error {
 		}
 		ops[d.Ordinal] = s
 	case event.ConversationSaved:
-		var d struct {
-			Conversation contract.ConversationID `json:"conversation"`
-		}
+		var d event.ConversationSavedData
 		agent, isAgent := strings.CutPrefix(e.Actor, string(contract.PrincipalAgent)+":")
 		if isAgent && json.Unmarshal(e.Data, &d) == nil && d.Conversation != "" {
 			l.known[convKey{contract.AgentID(agent), d.Conversation}] = true

@@ -74,26 +74,6 @@ func (k *Keeper) ledger(project contract.ProjectID) *ledger {
 	return l
 }
 
-// posted is the data of a task.posted event: the task as posted.
-type posted struct {
-	Task contract.Task `json:"task"`
-}
-
-// claimed is the data of a task.claimed event: a claim, or the renewal of one (the same
-// attempt again).
-type claimed struct {
-	Task       contract.TaskID `json:"task"`
-	Attempt    int             `json:"attempt"`
-	LeaseUntil time.Time       `json:"leaseUntil"`
-	Wake       bool            `json:"wake,omitempty"`
-}
-
-// reportedData is the data of a task.reported event.
-type reportedData struct {
-	Task contract.TaskID `json:"task"`
-	contract.TaskReport
-}
-
 // PostTask posts req as a task for an Agent of project: a member names the Agent (id or
 // name) in req.Agent; an Agent's own runtime posts for itself. It returns the task,
 // queued, with its conversation (made when req names none).
@@ -163,7 +143,7 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 			return contract.Errorf(contract.CodeTaskConflict, "conversation %s is pinned to Case Type %q with business key %s; post this task to a new conversation", conv, pin.CaseType, pin.BusinessKey.JSON())
 		}
 		out = t
-		return eventlog.Append(ctx, tx, project, event.TaskPosted, c.Principal(), now, posted{Task: t})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.TaskPostedData{Task: t})
 	})
 	if err != nil {
 		return contract.Task{}, fmt.Errorf("post a task for %s: %w", ag.Name, eventlog.Refuse(err, "project "+string(project)))

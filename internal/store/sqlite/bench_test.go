@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storetest"
 )
@@ -185,7 +186,7 @@ func floorInserter(b *testing.B, path string) storetest.RawFunc {
 			h.Write(prev[:])
 			h.Write(payload)
 			copy(prev[:], h.Sum(nil))
-			if _, err := stmt.ExecContext(ctx, "case-1", "action.completed", seq, payload, prev[:]); err != nil {
+			if _, err := stmt.ExecContext(ctx, "case-1", event.ActionCompleted, seq, payload, prev[:]); err != nil {
 				return errors.Join(err, tx.Rollback())
 			}
 		}

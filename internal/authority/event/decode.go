@@ -1,0 +1,50 @@
+package event
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// FormatVersion is the version of the payload formats of the catalog as a whole. It
+// moves when a payload's stored bytes change shape (a field added, renamed, retyped or
+// dropped, a type added to the catalog), and each version says here what it changed.
+// Events already in a data dir are never rewritten: a payload type keeps decoding every
+// shape any earlier version stored, and its golden file under testdata holds that shape.
+//
+// History:
+//
+//	1: the payloads as the authority stored them when they were first given one type
+//	   each in this package; every golden file under testdata holds these bytes.
+const FormatVersion = 1
+
+// ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
+var ErrUnknownType = errors.New("event type not in the catalog")
+
+var payloads = func() map[string]reflect.Type {
+	m := make(map[string]reflect.Type, len(Catalog))
+	for _, k := range Catalog {
+		m[k.Type] = reflect.TypeOf(k.Payload)
+	}
+	return m
+}()
+
+// Decode turns the stored data of an event of type typ into its payload, whose dynamic
+// type is the catalog's payload type of typ (a value, never a pointer).
+//
+// The log is the authority's own, written by json.Marshal of these types, so Decode is
+// encoding/json's: a field this version does not know is ignored rather than refused, so
+// that an event a later version appended still reads here. Outside input is decoded
+// strictly (contract's decoders); the log is not outside input.
+func Decode(typ string, data []byte) (Payload, error) {
+	t, ok := payloads[typ]
+	if !ok {
+		return nil, fmt.Errorf("decode %q: %w", typ, ErrUnknownType)
+	}
+	v := reflect.New(t)
+	if err := json.Unmarshal(data, v.Interface()); err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", typ, err)
+	}
+	return v.Elem().Interface().(Payload), nil
+}
