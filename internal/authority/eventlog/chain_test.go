@@ -30,7 +30,7 @@ func TestCursor_RefusesAnEventThatDoesNotLink(t *testing.T) {
 		createProject(t, st)
 		for _, n := range ns {
 			if err := st.Update(ctx, func(tx store.Tx) error {
-				return eventlog.Append(ctx, tx, project, "test.appended", "system", time.Now().UTC(), map[string]int{"n": n})
+				return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.appended", N: n})
 			}); err != nil {
 				t.Fatal(err)
 			}
