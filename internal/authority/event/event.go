@@ -100,7 +100,7 @@ const (
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
 	TaskPosted   = contract.EventTaskPosted   // the task as posted
-	TaskClaimed  = contract.EventTaskClaimed  // the task, attempt, lease end, whether it is a wake
+	TaskClaimed  = contract.EventTaskClaimed  // the task, attempt, lease end, whether it is a wake; on a renewal, what the run waits on
 	TaskReported = contract.EventTaskReported // the task, attempt, state, what it waits on, the result
 )
 

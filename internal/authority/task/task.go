@@ -86,6 +86,9 @@ type claimed struct {
 	Attempt    int             `json:"attempt"`
 	LeaseUntil time.Time       `json:"leaseUntil"`
 	Wake       bool            `json:"wake,omitempty"`
+	// Wait is what the run waited on when its runtime renewed the claim; a claim (not a
+	// renewal) has none.
+	Wait *contract.TaskRunWait `json:"wait,omitempty"`
 }
 
 // reportedData is the data of a task.reported event.
