@@ -82,7 +82,7 @@ func stallingModel(t *testing.T) string {
 // or sends the headers of its answer and then stalls, cannot hold a task. While the turn
 // waits, the runtime's lease renewals name the wait on the task, in docket task show,
 // docket ops and docket doctor; at the configured deadline the task fails with
-// model_stalled, naming the wait, and no renewal follows (docs/agents.md, Model
+// model_stalled, naming the wait, and no renewal follows (docs/workbench.md, Model
 // deadlines).
 func TestTask_StalledModel(t *testing.T) {
 	if testing.Short() {

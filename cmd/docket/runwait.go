@@ -10,7 +10,7 @@ import (
 
 // runWaitText says what task t's run waits on, as its runtime last reported it, and
 // whether it is stuck: past its deadline, when the runtime no longer renews the claim
-// (docs/agents.md, Model deadlines). "" when t's run waits on nothing it reported.
+// (docs/workbench.md, Model deadlines). "" when t's run waits on nothing it reported.
 func runWaitText(t contract.Task, now time.Time) (text string, stuck bool) {
 	w := t.RunWait
 	if w == nil {

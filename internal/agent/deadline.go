@@ -23,7 +23,7 @@ const (
 // serves) forever: FirstByte from sending the request to the answer's status and
 // headers, Idle between two reads of the answer that bring data. Zero takes
 // DefaultFirstByte and DefaultIdle. A request past either fails the turn with a
-// *[ProviderError] of [KindStalled] (docs/agents.md, Model deadlines).
+// *[ProviderError] of [KindStalled] (docs/workbench.md, Model deadlines).
 type Deadlines struct {
 	FirstByte time.Duration
 	Idle      time.Duration

@@ -145,7 +145,7 @@ type Task struct {
 	// RunWait is what the claim's run waited on when its runtime last renewed the lease
 	// (a model request, for its first byte or its next data), kept until the run reports
 	// or the task is claimed again: a run that waits past RunWait.Deadline is stuck, and
-	// its runtime stops renewing (docs/agents.md, Model deadlines).
+	// its runtime stops renewing (docs/workbench.md, Model deadlines).
 	RunWait   *TaskRunWait `json:"runWait,omitempty"`
 	Result    *TaskResult  `json:"result,omitempty"`
 	UpdatedAt time.Time    `json:"updatedAt"`

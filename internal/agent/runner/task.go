@@ -242,7 +242,7 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 // keepLease renews t's claim at a third of its lease until ctx ends, saying what the run
 // waits on, if anything. A run whose model request is past its deadline is stuck: its
 // claim is not renewed, so that it runs out and another runtime may take the task (the
-// request's own deadline normally ends the turn first; docs/agents.md, Model deadlines).
+// request's own deadline normally ends the turn first; docs/workbench.md, Model deadlines).
 // A renewal that fails is logged: the run goes on, and if the claim runs out another
 // runtime resumes it from the conversation.
 func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {

@@ -78,7 +78,7 @@ func stallingServer(t *testing.T) string {
 
 // A model server that accepts the connection and never answers, or starts an answer and
 // stops, fails the turn at its deadline with model_stalled, naming the wait; while it
-// waits, the Watch says on what (docs/agents.md, Model deadlines).
+// waits, the Watch says on what (docs/workbench.md, Model deadlines).
 func TestClient_Deadlines(t *testing.T) {
 	tests := []struct {
 		name  string
