@@ -168,9 +168,8 @@ func (b stallBody) Read(p []byte) (int, error) {
 
 // stalled returns the *ProviderError of a request whose context ended for a deadline,
 // or nil.
-func stalled(provider string, ctx context.Context) error {
-	var se *stallError
-	if errors.As(context.Cause(ctx), &se) {
+func stalled(ctx context.Context, provider string) error {
+	if se, ok := errors.AsType[*stallError](context.Cause(ctx)); ok {
 		return &ProviderError{Provider: provider, Kind: KindStalled,
 			Message: se.Error() + "; check the model server, or raise the deadline (docket agent serve --model-first-byte, --model-idle)"}
 	}

@@ -50,7 +50,7 @@ func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error,
 		if parent.Err() != nil {
 			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(parent))
 		}
-		if serr := stalled(x.Provider, ctx); serr != nil {
+		if serr := stalled(ctx, x.Provider); serr != nil {
 			return Response{}, serr
 		}
 		return Response{}, &ProviderError{Provider: x.Provider, Kind: KindTransport, Err: x.Key.ScrubError(err)}
@@ -69,7 +69,7 @@ func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error,
 		if parent.Err() != nil {
 			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(parent))
 		}
-		if serr := stalled(x.Provider, ctx); serr != nil {
+		if serr := stalled(ctx, x.Provider); serr != nil {
 			return Response{}, serr
 		}
 		return Response{}, x.Key.ScrubError(err)
