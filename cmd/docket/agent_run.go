@@ -43,6 +43,9 @@ type runtimeFlags struct {
 	HookTimeout time.Duration `help:"How long one run of --hook-cmd may take." default:"10s" name:"hook-timeout"`
 	HoldWait    time.Duration `help:"How long a running call is kept open for the model while the runtime asks its state." default:"5m" name:"hold-wait"`
 	LogLevel    string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"warn"`
+
+	ModelFirstByte time.Duration `help:"How long a model request may wait for the first byte of its answer before its task fails with model_stalled." default:"5m" name:"model-first-byte"`
+	ModelIdle      time.Duration `help:"How long a model's answer may pause between two reads before its task fails with model_stalled." default:"2m" name:"model-idle"`
 }
 
 // config maps the flags to the runtime's configuration, which reads its defaults and
@@ -56,6 +59,7 @@ func (f runtimeFlags) config(e *env) runner.Config {
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
 		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
+		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle,
 		Getenv: e.Getenv, Stderr: e.Stderr,
 	}
 }

@@ -279,7 +279,7 @@ func TestDemo_Interrupt(t *testing.T) {
 	defer close(release)
 	dir := filepath.Join(t.TempDir(), "demo")
 	cmd := exec.Command(bin, "demo", "--keep", dir, "--model-url", model.URL, "--model", "slow")
-	cmd.Env = workbench.ChildEnviron()
+	cmd.Env = workbench.ChildEnviron(nil)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

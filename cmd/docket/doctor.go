@@ -87,6 +87,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 					ok, detail := dispatchCheck(ctx, cl, who.Projects)
 					add("dispatch", ok, "%s", detail)
 					checks = append(checks, runtimeChecks(ctx, cl, c.Project)...)
+					checks = append(checks, taskWaitChecks(ctx, cl, c.Project)...)
 				}
 			}
 		}
@@ -137,6 +138,21 @@ func runtimeChecks(ctx context.Context, cl *client, project string) []check {
 			ch.OK, ch.Warn = true, true // docket start is not running: nothing is wrong with the runtime
 		}
 		out = append(out, ch)
+	}
+	return out
+}
+
+// taskWaitChecks is one check per task of project whose run waits on a model: a warning
+// while it waits within its deadline, a failure once it is stuck past it.
+func taskWaitChecks(ctx context.Context, cl *client, project string) []check {
+	ws, err := waitingTasks(ctx, cl, project, "", time.Now())
+	if err != nil {
+		return []check{{Name: "tasks", Detail: fmt.Sprintf("project %s: %v", project, err)}}
+	}
+	var out []check
+	for _, w := range ws {
+		out = append(out, check{Name: "task", OK: !w.stuck, Warn: !w.stuck,
+			Detail: fmt.Sprintf("%s of agent %s: %s", w.task.ID, w.task.Agent, w.text)})
 	}
 	return out
 }

@@ -26,7 +26,8 @@ Examples:
   docket ops --waiting          only what waits, and why
   docket ops --agent calc -o json
 
-After the Operations, each enabled Agent whose runtime (run by docket start for its
+After the Operations, each task whose run waits on a model is listed with since when and
+its deadline, or as stuck past it; then each enabled Agent whose runtime (run by docket start for its
 profile) is not running is listed with why: failed, restarting or stopped.`
 }
 
@@ -65,7 +66,27 @@ func (c *opsCmd) Run(ctx context.Context, e *env) error {
 	if err := writeList(e, []string{"work", "agent", "operation", "state", "waiting", "since", "reason"}, rows, empty); err != nil {
 		return err
 	}
+	if err := c.tasks(ctx, e, cl); err != nil {
+		return err
+	}
 	return c.runtimes(ctx, e, cl)
+}
+
+// tasks says, after the Operations, which task's run waits on a model and since when, or
+// is stuck past its deadline: a run waiting on a model makes no Operation, so its wait
+// would otherwise look like work.
+func (c *opsCmd) tasks(ctx context.Context, e *env, cl *client) error {
+	ws, err := waitingTasks(ctx, cl, c.Project, c.Agent, time.Now())
+	if err != nil {
+		_, werr := fmt.Fprintf(e.Stderr, "docket ops: the tasks' waits cannot be read: %v\n", err)
+		return werr
+	}
+	for _, w := range ws {
+		if _, err := fmt.Fprintf(e.Stdout, "task %s of agent %s: %s\n", w.task.ID, w.task.Agent, w.text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runtimes says, after the Operations, which enabled Agent's runtime is not running and

@@ -47,7 +47,7 @@ func TestReadme_PostgreSQL(t *testing.T) {
 			t.Errorf("stop serve: %v", err)
 		}
 	})
-	c := workbench.ServeChild(exe, workbench.ChildEnviron("DOCKET_HOME="+home), false, "127.0.0.1:0")
+	c := workbench.ServeChild(exe, workbench.ChildEnviron(nil, "DOCKET_HOME="+home), false, "127.0.0.1:0")
 	c.Args = append(c.Args, "--db", dsn)
 	if err := sup.Start(c); err != nil {
 		t.Fatal(err)

@@ -19,13 +19,14 @@ import (
 // run's key. The work is [workbench.Run]'s; this maps the flags and lends it the verbs
 // it runs as a person would (docket init, docket connection create).
 type startCmd struct {
-	Listen         string `help:"Loopback address of the workbench URL, guarded by the run key (default: the last run's, else 127.0.0.1:7420; port 0 keeps the last run's port too)."`
-	RotateKey      bool   `help:"Make a new run key: the URL printed before, and every browser that opened it, stop working." name:"rotate-key"`
-	DB             string `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Member         string `help:"Name of the first member, on first use." default:"admin"`
-	PassphraseFile string `help:"File holding the first member's passphrase, on first use (else DOCKET_PASSPHRASE, else a prompt)." type:"path"`
-	Manifest       string `help:"The worker's tool manifest (default: $DOCKET_HOME/tools.json, written empty when missing)." type:"path"`
-	Vault          string `help:"The worker's Source vault (default: $DOCKET_HOME/vault.json, written empty when missing)." type:"path"`
+	Listen         string   `help:"Loopback address of the workbench URL, guarded by the run key (default: the last run's, else 127.0.0.1:7420; port 0 keeps the last run's port too)."`
+	RotateKey      bool     `help:"Make a new run key: the URL printed before, and every browser that opened it, stop working." name:"rotate-key"`
+	DB             string   `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
+	Member         string   `help:"Name of the first member, on first use." default:"admin"`
+	PassphraseFile string   `help:"File holding the first member's passphrase, on first use (else DOCKET_PASSPHRASE, else a prompt)." type:"path"`
+	Manifest       string   `help:"The worker's tool manifest (default: $DOCKET_HOME/tools.json, written empty when missing)." type:"path"`
+	Vault          string   `help:"The worker's Source vault (default: $DOCKET_HOME/vault.json, written empty when missing)." type:"path"`
+	PassEnv        []string `name:"pass-env" sep:"none" help:"A variable of this shell that serve, the worker and the runtimes keep besides the basics (PATH, HOME, LANG, …); repeat for more. Nothing else of the environment reaches them."`
 }
 
 func (c *startCmd) Run(ctx context.Context, e *env) error {
@@ -33,6 +34,9 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		if err := workbench.CheckListen(c.Listen); err != nil {
 			return &usageError{err: err}
 		}
+	}
+	if err := workbench.CheckPassEnv(c.PassEnv); err != nil {
+		return &usageError{err: err}
 	}
 	dir, err := dataDir(e)
 	if err != nil {
@@ -46,7 +50,7 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		return fmt.Errorf("find this program to start its children: %w", err)
 	}
 	return workbench.Run(ctx, workbench.Config{
-		Dir: dir, Listen: c.Listen, RotateKey: c.RotateKey, DB: c.DB, Manifest: c.Manifest, Vault: c.Vault, Exe: exe,
+		Dir: dir, Listen: c.Listen, RotateKey: c.RotateKey, DB: c.DB, Manifest: c.Manifest, Vault: c.Vault, Exe: exe, PassEnv: c.PassEnv,
 		Stdout: e.Stdout, Stderr: e.Stderr,
 		Init: func(ctx context.Context) error { return c.init(ctx, e) },
 		CreateConnection: func(ctx context.Context, url, name string) (string, error) {

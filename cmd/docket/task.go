@@ -137,6 +137,9 @@ func writeTask(w io.Writer, t contract.Task) error {
 	for _, wt := range t.Waiting {
 		fmt.Fprintf(&b, "  waits on %s call %s (operation %d)\n", wt.Tool, dash(wt.CallID), wt.Ordinal)
 	}
+	if text, _ := runWaitText(t, time.Now()); text != "" {
+		fmt.Fprintf(&b, "  %s\n", text)
+	}
 	if r := t.Result; r != nil {
 		for _, cc := range r.ClosedCases {
 			fmt.Fprintf(&b, "  closed %s %s root %s\n", cc.CaseID, cc.Disposition, dash(cc.Root))

@@ -24,6 +24,7 @@ const (
 	KindTransport     ErrorKind = "transport"      // no HTTP answer at all: DNS, connect, reset
 	KindStream        ErrorKind = "stream"         // the answer stream was truncated or malformed
 	KindReply         ErrorKind = "reply"          // an emulated model kept answering outside its format
+	KindStalled       ErrorKind = "stalled"        // no first byte, or no more data, within the request's deadline
 )
 
 // ProviderError is a failure of a model endpoint. Message is the endpoint's own sentence,
@@ -104,6 +105,8 @@ func (e *ProviderError) Code() contract.Code {
 		return contract.CodeModelStream
 	case KindReply:
 		return contract.CodeModelReply
+	case KindStalled:
+		return contract.CodeModelStalled
 	}
 	return contract.CodeInternal
 }

@@ -23,12 +23,18 @@ type Exchange struct {
 	// RequestIDHeader names the response header carrying the provider's request id; it
 	// fills [Response.RequestID] when set in the answer.
 	RequestIDHeader string
+	// Deadlines bound the wait for the answer; zero fields take the defaults.
+	Deadlines Deadlines
 }
 
 // Stream sends x and returns what read makes of a 2xx answer's body, or the error status
 // makes of another answer. A cancelled ctx returns its cause rather than the transport's
-// complaint about it.
+// complaint about it. x.Deadlines bound the wait for the answer's first byte and between
+// its reads: past either, the turn fails with a *[ProviderError] of [KindStalled].
 func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error, read func(io.Reader) (Response, error)) (Response, error) {
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.URL, bytes.NewReader(x.Body))
 	if err != nil {
 		return Response{}, &contract.Error{Code: contract.CodeModelConfig,
@@ -37,21 +43,34 @@ func (x Exchange) Stream(ctx context.Context, status func(*http.Response) error,
 	req.Header = x.Header.Clone()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	st := newStall(x.Deadlines, x.URL, cancel)
+	defer st.stop()
 	resp, err := x.HTTP.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(ctx))
+		if parent.Err() != nil {
+			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(parent))
+		}
+		if serr := stalled(ctx, x.Provider); serr != nil {
+			return Response{}, serr
 		}
 		return Response{}, &ProviderError{Provider: x.Provider, Kind: KindTransport, Err: x.Key.ScrubError(err)}
 	}
 	defer resp.Body.Close()
+	st.answered()
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{stallBody{r: resp.Body, s: st}, resp.Body}
 	if resp.StatusCode/100 != 2 {
 		return Response{}, status(resp)
 	}
 	out, err := read(resp.Body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(ctx))
+		if parent.Err() != nil {
+			return Response{}, fmt.Errorf("%s turn: %w", x.Provider, context.Cause(parent))
+		}
+		if serr := stalled(ctx, x.Provider); serr != nil {
+			return Response{}, serr
 		}
 		return Response{}, x.Key.ScrubError(err)
 	}

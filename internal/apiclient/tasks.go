@@ -75,10 +75,11 @@ func (c *Client) ClaimTask(ctx context.Context, wait time.Duration) (contract.Ta
 	return claim, err
 }
 
-// RenewTask extends the calling Agent's claim of task id, attempt attempt.
-func (c *Client) RenewTask(ctx context.Context, id contract.TaskID, attempt int) (contract.Task, error) {
+// RenewTask extends the calling Agent's claim of task id, attempt r.Attempt, saying in
+// r.Wait what its run waits on, if anything.
+func (c *Client) RenewTask(ctx context.Context, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error) {
 	var t contract.Task
-	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(string(id))+"/renew", contract.TaskRenewal{Attempt: attempt}, &t)
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(string(id))+"/renew", r, &t)
 	return t, err
 }
 

@@ -146,6 +146,17 @@ func TestAuthority_ClaimTask(t *testing.T) {
 	if _, err := f.a.RenewTask(ctx, f.agent, posted.ID, contract.TaskRenewal{Attempt: 2}); err != nil {
 		t.Fatalf("renew attempt 2: %v", err)
 	}
+	// A renewal names what the run waits on; the task shows it until the run reports.
+	since := time.Now().UTC().Round(0)
+	wait := &contract.TaskRunWait{On: contract.RunWaitModel, Origin: "http://127.0.0.1:8080", Phase: contract.RunWaitFirstByte, Since: since, Deadline: since.Add(time.Minute)}
+	_, err = f.a.RenewTask(ctx, f.agent, posted.ID, contract.TaskRenewal{Attempt: 2, Wait: &contract.TaskRunWait{On: contract.RunWaitModel, Origin: "http://h/v1/k-secret", Phase: contract.RunWaitIdle, Since: since, Deadline: since.Add(time.Minute)}})
+	wantCode(t, err, contract.CodeInvalidArgument)
+	if renewed, err := f.a.RenewTask(ctx, f.agent, posted.ID, contract.TaskRenewal{Attempt: 2, Wait: wait}); err != nil || renewed.RunWait == nil || *renewed.RunWait != *wait {
+		t.Fatalf("renew with a wait = %+v, %v; want the wait on the task", renewed.RunWait, err)
+	}
+	if shown, err := f.a.Task(ctx, f.admin, "default", posted.ID); err != nil || shown.RunWait == nil || !shown.RunWait.Deadline.Equal(wait.Deadline) {
+		t.Fatalf("the task as read = %+v, %v; want its run wait", shown.RunWait, err)
+	}
 
 	req := f.pendingMark(t, "t")
 	waiting := []contract.TaskWait{{CallID: "c1", Tool: contract.ToolApplyAction, Ordinal: 1}}

@@ -53,6 +53,8 @@ func TestAPIGolden(t *testing.T) {
 		{"task_report", &contract.TaskReport{Attempt: 2, State: contract.TaskCompleted, TaskResult: contract.TaskResult{Final: "done",
 			ClosedCases: []contract.ClosedCase{{CaseID: "case-1", Root: "case-1:root", Disposition: contract.DispositionCompleted},
 				{CaseID: "case-2", Root: "case-2:root", Disposition: contract.DispositionFailed}}}}},
+		{"task_renewal", &contract.TaskRenewal{Attempt: 2, Wait: &contract.TaskRunWait{On: contract.RunWaitModel, Origin: "http://127.0.0.1:8080",
+			Phase: contract.RunWaitFirstByte, Since: at, Deadline: at.Add(5 * time.Minute)}}},
 		{"create_schedule_request", &contract.CreateScheduleRequest{Cron: "0 9 * * mon-fri", TimeZone: "Europe/Berlin", Missed: contract.MissedRunOnce,
 			Task: contract.TaskRequest{Agent: "calc", Text: "Send the morning report."}}},
 		{"schedule", &contract.Schedule{ID: "sch_0123456789abcdef", Project: "default", AgentName: "calc", Cron: "0 9 * * mon-fri", TimeZone: "Europe/Berlin",

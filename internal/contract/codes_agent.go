@@ -11,6 +11,7 @@ const (
 	CodeModelTransport     Code = "model_transport"      // the model endpoint could not be reached
 	CodeModelStream        Code = "model_stream"         // the model's answer stream was cut or malformed
 	CodeModelReply         Code = "model_reply"          // an emulated model's reply is not one tool call or final answer
+	CodeModelStalled       Code = "model_stalled"        // the model sent no first byte, or no more data, within its deadline
 	CodeModelConfig        Code = "model_config"         // the model URL, name, provider or key is missing or wrong
 	CodeBudgetExceeded     Code = "budget_exceeded"      // a run reached its turn, token or USD budget
 	CodeScriptInvalid      Code = "script_invalid"       // a scripted model's script does not parse or refers to nothing

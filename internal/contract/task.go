@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"net/url"
 	"regexp"
 	"time"
 )
@@ -132,9 +133,14 @@ type Task struct {
 	Attempt    int        `json:"attempt"`
 	LeaseUntil *time.Time `json:"leaseUntil,omitempty"`
 	// Waiting are the Operations the conversation waits on while State is waiting.
-	Waiting   []TaskWait  `json:"waiting,omitempty"`
-	Result    *TaskResult `json:"result,omitempty"`
-	UpdatedAt time.Time   `json:"updatedAt"`
+	Waiting []TaskWait `json:"waiting,omitempty"`
+	// RunWait is what the claim's run waited on when its runtime last renewed the lease
+	// (a model request, for its first byte or its next data), kept until the run reports
+	// or the task is claimed again: a run that waits past RunWait.Deadline is stuck, and
+	// its runtime stops renewing (docs/workbench.md, Model deadlines).
+	RunWait   *TaskRunWait `json:"runWait,omitempty"`
+	Result    *TaskResult  `json:"result,omitempty"`
+	UpdatedAt time.Time    `json:"updatedAt"`
 }
 
 // TaskClaimRequest is a runtime's long-poll for its Agent's next task: POST
@@ -157,9 +163,55 @@ type TaskClaim struct {
 	Wake bool  `json:"wake,omitempty"`
 }
 
-// TaskRenewal extends a claim's lease: POST /api/v1/tasks/{task}/renew.
+// TaskRenewal extends a claim's lease: POST /api/v1/tasks/{task}/renew. Wait, when set,
+// is what the run waits on as it renews; see [CheckTaskRunWait].
 type TaskRenewal struct {
-	Attempt int `json:"attempt"`
+	Attempt int          `json:"attempt"`
+	Wait    *TaskRunWait `json:"wait,omitempty"`
+}
+
+// What a run waits on.
+const (
+	RunWaitModel = "model" // a model request
+)
+
+// Phases of a model request's wait.
+const (
+	RunWaitFirstByte = "first_byte" // the request is sent; no answer has begun
+	RunWaitIdle      = "idle"       // the answer began; no more of it came since Since
+)
+
+// TaskRunWait is what a claimed task's run waits on: a model request at Origin, in Phase,
+// since Since; at Deadline the runtime ends the request (the task fails with
+// model_stalled), and past it the runtime no longer renews the claim.
+type TaskRunWait struct {
+	On       string    `json:"on"`
+	Origin   string    `json:"origin"`
+	Phase    string    `json:"phase"`
+	Since    time.Time `json:"since"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// maxRunWaitOrigin bounds a [TaskRunWait]'s origin, in bytes.
+const maxRunWaitOrigin = 200
+
+// CheckTaskRunWait refuses a run wait that is not a model request's first-byte or idle
+// wait at an http(s) origin (scheme://host[:port], no path, credentials or query), since
+// Since and ending at a Deadline after it.
+func CheckTaskRunWait(w TaskRunWait) error {
+	u, err := url.Parse(w.Origin)
+	switch {
+	case w.On != RunWaitModel:
+		return Errorf(CodeInvalidArgument, "a run wait is on %q, the only thing a run waits on that it reports", RunWaitModel)
+	case w.Phase != RunWaitFirstByte && w.Phase != RunWaitIdle:
+		return Errorf(CodeInvalidArgument, "a run wait's phase is %q or %q", RunWaitFirstByte, RunWaitIdle)
+	case len(w.Origin) > maxRunWaitOrigin || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return Errorf(CodeInvalidArgument, "a run wait's origin is the model endpoint's scheme://host[:port], without a path, credentials or query")
+	case w.Since.IsZero() || !w.Deadline.After(w.Since):
+		return Errorf(CodeInvalidArgument, "a run wait has a since and a deadline after it")
+	}
+	return nil
 }
 
 // TaskReport is how a runtime's run of a claimed task ended: POST

@@ -389,10 +389,11 @@ func (d *demo) initialize(ctx context.Context) error {
 	return nil
 }
 
-// childEnv is the environment of a child: the caller's without any DOCKET_ variable,
-// plus the demo's data dir and what the child is given.
+// childEnv is the environment of a child: the allow-list of docket start's children
+// (the basics of the caller's environment, never a DOCKET_ variable), plus the demo's
+// data dir and what the child is given.
 func (d *demo) childEnv(extra ...string) []string {
-	return workbench.ChildEnviron(append([]string{datadir.HomeEnv + "=" + d.dir}, extra...)...)
+	return workbench.ChildEnviron(nil, append([]string{datadir.HomeEnv + "=" + d.dir}, extra...)...)
 }
 
 func (d *demo) startServe(ctx context.Context) error {

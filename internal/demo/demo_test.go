@@ -87,7 +87,7 @@ func execDocket(t *testing.T) func(ctx context.Context, args []string, vars map[
 			extra = append(extra, k+"="+v)
 		}
 		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = workbench.ChildEnviron(extra...)
+		cmd.Env = workbench.ChildEnviron(nil, extra...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), stdout, stderr
 		return cmd.Run()
 	}

@@ -2,8 +2,8 @@ package workbench
 
 import (
 	"os"
-	"strings"
 
+	"github.com/docketrun/docket/internal/environ"
 	"github.com/docketrun/docket/internal/supervisor"
 )
 
@@ -22,14 +22,12 @@ func WorkerChild(exe string, env []string, restart bool, manifest, vault string)
 		Args: []string{"docket", "worker", "--manifest", manifest, "--vault", vault, "--workspace-tools", "read-write"}}
 }
 
-// ChildEnviron is this process's environment without any DOCKET_ variable, plus extra:
-// a child learns its data dir, URL and key from its parent alone.
-func ChildEnviron(extra ...string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(strings.ToUpper(kv), "DOCKET_") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, extra...)
+// ChildEnviron is the environment of a child of docket start or the demo: the one
+// allow-list of started programs ([environ.Allow]: the basics, and the variables pass
+// names, never DOCKET_*) drawn from this process's environment, plus extra, what the
+// parent hands the child on purpose (its data dir, URL and key). A secret in the shell
+// that started docket start (AWS_SECRET_ACCESS_KEY, OPENAI_API_KEY) reaches no child
+// unless a person names it in pass (docs/workbench.md).
+func ChildEnviron(pass []string, extra ...string) []string {
+	return append(environ.Allow(os.Environ(), pass), extra...)
 }

@@ -391,7 +391,7 @@ func (r *runtimes) child(ctx context.Context, cl *apiclient.Client, p contract.A
 	if err != nil {
 		return supervisor.Child{}, err
 	}
-	env := ChildEnviron(datadir.HomeEnv+"="+r.cfg.Dir, datadir.URLEnv+"="+r.base, AgentTokenEnv+"="+token)
+	env := ChildEnviron(r.cfg.PassEnv, datadir.HomeEnv+"="+r.cfg.Dir, datadir.URLEnv+"="+r.base, AgentTokenEnv+"="+token)
 	return supervisor.Child{Name: childName(p.Agent), Path: r.cfg.Exe, Env: env, Restart: true, Args: args}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/datadir"
+	"github.com/docketrun/docket/internal/environ"
 	"github.com/docketrun/docket/internal/supervisor"
 )
 
@@ -57,6 +58,11 @@ type Config struct {
 	Manifest  string // the worker's tool manifest; "": Dir/tools.json, written empty when missing
 	Vault     string // the worker's Source vault; "": Dir/vault.json, written empty when missing
 	Exe       string // the program whose serve and worker subcommands run as the children
+	// PassEnv names the variables of this process's environment its children keep besides
+	// the basics (see [ChildEnviron]): a proxy the runtimes need, or what a run Tool's
+	// env.pass names, which the worker can hand on only if it has it. Checked by
+	// [CheckPassEnv].
+	PassEnv []string
 
 	Stdout io.Writer // where the workbench URL and the children are printed
 	Stderr io.Writer // where a failure to stop the children is printed
@@ -79,6 +85,17 @@ func CheckListen(listen string) error {
 	return nil
 }
 
+// CheckPassEnv refuses a name in pass that cannot be passed to a child: not a plain
+// variable name, or a DOCKET_ variable, which docket start sets for each child itself.
+func CheckPassEnv(pass []string) error {
+	for _, name := range pass {
+		if err := environ.CheckName(name); err != nil {
+			return fmt.Errorf("--pass-env: %w", err)
+		}
+	}
+	return nil
+}
+
 // Run initializes the data dir on first use, then runs docket serve and a worker as
 // supervised child processes, restarting either with back-off when it exits, until ctx
 // ends or the gate fails. People reach serve through the gate at cfg.Listen, where every
@@ -91,6 +108,9 @@ func CheckListen(listen string) error {
 // state reported to the authority. The gate's address and run key are kept in the data
 // dir across runs, so the printed URL stays the same until --rotate-key.
 func Run(ctx context.Context, cfg Config) error {
+	if err := CheckPassEnv(cfg.PassEnv); err != nil {
+		return err
+	}
 	if _, err := os.Stat(filepath.Join(cfg.Dir, datadir.KeyFile)); errors.Is(err, os.ErrNotExist) {
 		if err := cfg.Init(ctx); err != nil {
 			return err
@@ -189,7 +209,7 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 	// serve answers only under /k/<a key of this run>, which the gate and the worker
 	// get from here and the admin verbs from the url file serve writes (mode 0600).
 	serveKey := newRunKey()
-	sc := ServeChild(cfg.Exe, ChildEnviron(datadir.HomeEnv+"="+cfg.Dir, datadir.ServeKeyEnv+"="+serveKey), true, "127.0.0.1:"+port)
+	sc := ServeChild(cfg.Exe, ChildEnviron(cfg.PassEnv, datadir.HomeEnv+"="+cfg.Dir, datadir.ServeKeyEnv+"="+serveKey), true, "127.0.0.1:"+port)
 	if cfg.DB != "" {
 		sc.Args = append(sc.Args, "--db", cfg.DB)
 	}
@@ -211,7 +231,7 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 	if err != nil {
 		return "", err
 	}
-	wenv := ChildEnviron(datadir.HomeEnv+"="+cfg.Dir, "DOCKET_URL="+base, ConnectionKeyEnv+"="+key)
+	wenv := ChildEnviron(cfg.PassEnv, datadir.HomeEnv+"="+cfg.Dir, "DOCKET_URL="+base, ConnectionKeyEnv+"="+key)
 	if err := sup.Start(WorkerChild(cfg.Exe, wenv, true, manifest, vault)); err != nil {
 		return "", err
 	}

@@ -7,4 +7,6 @@ const (
 	logTask         = "task"
 	logWake         = "wake"
 	logAttempt      = "attempt"
+	logModel        = "model"
+	logPhase        = "phase"
 )

@@ -46,6 +46,12 @@ type Config struct {
 	MaxTokens    int64   // input plus output tokens of one run; 0: no bound
 	MaxUSD       float64 // US dollars of one run; 0: no bound
 
+	// ModelFirstByte and ModelIdle bound each model request: the wait for its answer's
+	// first byte, and between two reads of the answer; 0 takes agent.DefaultFirstByte and
+	// agent.DefaultIdle. A request past either fails its task with model_stalled.
+	ModelFirstByte time.Duration
+	ModelIdle      time.Duration
+
 	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
 	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
@@ -98,6 +104,7 @@ type Runtime struct {
 	instructions string // the standing instructions, read from InstructionsFile
 	key          agent.Key
 	provider     agent.Provider
+	watch        *agent.Watch // what the model request in flight waits on, for the lease keeper
 	gateway      *mcpclient.Client
 	store        agent.ConversationStore
 	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
@@ -222,6 +229,11 @@ func (f Config) hook() agent.Hook {
 
 func (rt *Runtime) newProvider() (agent.Provider, error) {
 	f := rt.cfg
+	if f.ModelFirstByte < 0 || f.ModelIdle < 0 {
+		return nil, &Error{Kind: KindUsage, Err: errors.New("the model's first-byte and idle deadlines are positive durations (or 0 for the defaults)")}
+	}
+	rt.watch = &agent.Watch{}
+	deadlines := agent.Deadlines{FirstByte: f.ModelFirstByte, Idle: f.ModelIdle, Watch: rt.watch}
 	cfg, err := agent.ModelConfig{Provider: agent.ProviderKind(f.Provider), URL: f.ModelURL, Model: f.Model, KeyFile: f.ModelKeyFile, Script: f.Script}.Resolve()
 	if err != nil {
 		return nil, err
@@ -238,15 +250,15 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	}
 	switch cfg.Provider {
 	case agent.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
 	case agent.ProviderEmulated:
-		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
 		if err != nil {
 			return nil, err
 		}
 		return emulated.New(emulated.Config{Inner: inner})
 	}
-	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key})
+	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
 }
 
 // maxInstructions bounds an instructions file in bytes: standing instructions, not a

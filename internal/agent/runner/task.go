@@ -239,9 +239,12 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	return rep, nil
 }
 
-// keepLease renews t's claim at a third of its lease until ctx ends. A renewal that fails
-// is logged: the run goes on, and if the claim runs out another runtime resumes it from
-// the conversation.
+// keepLease renews t's claim at a third of its lease until ctx ends, saying what the run
+// waits on, if anything. A run whose model request is past its deadline is stuck: its
+// claim is not renewed, so that it runs out and another runtime may take the task (the
+// request's own deadline normally ends the turn first; docs/workbench.md, Model deadlines).
+// A renewal that fails is logged: the run goes on, and if the claim runs out another
+// runtime resumes it from the conversation.
 func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
 	every := time.Minute
 	if t.LeaseUntil != nil {
@@ -255,7 +258,15 @@ func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
 			return
 		case <-tick.C:
 		}
-		if _, err := rt.api.RenewTask(ctx, t.ID, t.Attempt); err != nil && ctx.Err() == nil {
+		ren := contract.TaskRenewal{Attempt: t.Attempt}
+		if w, ok := rt.watch.Current(); ok {
+			if !time.Now().Before(w.Deadline) {
+				rt.log.Warn("task lease not renewed: the model request is stuck past its deadline", logTask, t.ID, logModel, w.Origin, logPhase, w.Phase)
+				continue
+			}
+			ren.Wait = w.RunWait()
+		}
+		if _, err := rt.api.RenewTask(ctx, t.ID, ren); err != nil && ctx.Err() == nil {
 			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)
 		}
 	}
@@ -453,6 +464,9 @@ func rootOf(v any, id string) string {
 func codeOf(err error) contract.Code {
 	if be, ok := errors.AsType[*agent.BudgetError](err); ok {
 		return be.Code()
+	}
+	if pe, ok := errors.AsType[*agent.ProviderError](err); ok {
+		return pe.Code() // model_stalled, model_transport, …: what failed, for the task's reader
 	}
 	if code := contract.CodeOf(err); code != "" {
 		return code

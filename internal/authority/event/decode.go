@@ -17,7 +17,9 @@ import (
 //
 //	1: the payloads as the authority stored them when they were first given one type
 //	   each in this package; every golden file under testdata holds these bytes.
-const FormatVersion = 1
+//	2: task.claimed may carry wait, what the run waited on when its runtime renewed the
+//	   claim (task.claimed@2.json); a version 1 claim has none and decodes unchanged.
+const FormatVersion = 2
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

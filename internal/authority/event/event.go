@@ -97,7 +97,7 @@ const (
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
 	TaskPosted   = "task.posted"   // the task as posted
-	TaskClaimed  = "task.claimed"  // the task, attempt, lease end, whether it is a wake
+	TaskClaimed  = "task.claimed"  // the task, attempt, lease end, whether it is a wake; on a renewal, what the run waits on
 	TaskReported = "task.reported" // the task, attempt, state, what it waits on, the result
 )
 

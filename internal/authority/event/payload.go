@@ -395,6 +395,9 @@ type TaskClaimedData struct {
 	Attempt    int             `json:"attempt"`
 	LeaseUntil time.Time       `json:"leaseUntil"`
 	Wake       bool            `json:"wake,omitempty"`
+	// Wait is what the run waited on when its runtime renewed the claim; a claim (not a
+	// renewal) has none. Since format version 2.
+	Wait *contract.TaskRunWait `json:"wait,omitempty"`
 }
 
 // TaskReportedData is how an attempt of a task ended.

@@ -96,7 +96,7 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 		}
 		d := event.TaskClaimedData{Task: t.ID, Attempt: t.Attempt + 1, LeaseUntil: now.Add(k.lease), Wake: wake}
 		v := *t
-		v.State, v.Attempt, v.LeaseUntil, v.UpdatedAt = contract.TaskClaimed, d.Attempt, &d.LeaseUntil, now
+		v.State, v.Attempt, v.LeaseUntil, v.RunWait, v.UpdatedAt = contract.TaskClaimed, d.Attempt, &d.LeaseUntil, nil, now
 		out = contract.TaskClaim{Task: &v, Wake: wake}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, d)
 	})
@@ -110,14 +110,20 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 }
 
 // Renew extends the lease of the calling Agent's claim of task id, attempt r.Attempt.
+// r.Wait, when set, is what the run waits on, kept on the task where a person looks.
 func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error) {
+	if r.Wait != nil {
+		if err := contract.CheckTaskRunWait(*r.Wait); err != nil {
+			return contract.Task{}, err
+		}
+	}
 	return k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
-		d := event.TaskClaimedData{Task: id, Attempt: t.Attempt, LeaseUntil: now.Add(k.lease), Wake: l.wake[id]}
+		d := event.TaskClaimedData{Task: id, Attempt: t.Attempt, LeaseUntil: now.Add(k.lease), Wake: l.wake[id], Wait: r.Wait}
 		v := *t
-		v.LeaseUntil, v.UpdatedAt = &d.LeaseUntil, now
+		v.LeaseUntil, v.RunWait, v.UpdatedAt = &d.LeaseUntil, r.Wait, now
 		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, d)
 	})
 }
@@ -139,7 +145,7 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 		}
 		v := *t
 		res := r.TaskResult
-		v.State, v.Waiting, v.Result, v.LeaseUntil, v.UpdatedAt = r.State, r.Waiting, &res, nil, now
+		v.State, v.Waiting, v.Result, v.LeaseUntil, v.RunWait, v.UpdatedAt = r.State, r.Waiting, &res, nil, nil, now
 		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, event.TaskReportedData{Task: id, TaskReport: r})
 	})
 }

@@ -115,7 +115,7 @@ func (l *ledger) apply(e store.Event) error {
 			return fmt.Errorf("event %d claims task %s, which was never posted", e.Seq, d.Task)
 		}
 		lease := d.LeaseUntil
-		t.State, t.Attempt, t.LeaseUntil, t.UpdatedAt = contract.TaskClaimed, d.Attempt, &lease, e.At
+		t.State, t.Attempt, t.LeaseUntil, t.RunWait, t.UpdatedAt = contract.TaskClaimed, d.Attempt, &lease, d.Wait, e.At
 		l.wake[d.Task] = d.Wake
 	case event.TaskReported:
 		var d event.TaskReportedData
@@ -127,7 +127,7 @@ func (l *ledger) apply(e store.Event) error {
 			return fmt.Errorf("event %d reports task %s, which was never posted", e.Seq, d.Task)
 		}
 		res := d.TaskResult
-		t.State, t.Waiting, t.Result, t.LeaseUntil, t.UpdatedAt = d.State, d.Waiting, &res, nil, e.At
+		t.State, t.Waiting, t.Result, t.LeaseUntil, t.RunWait, t.UpdatedAt = d.State, d.Waiting, &res, nil, nil, e.At
 	case event.OpAdmitted, event.OpChanged:
 		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {

@@ -31,8 +31,11 @@ type Config struct {
 	Key       agent.Key    // API key, required; sent only in the x-api-key header
 	Version   string       // anthropic-version header; default DefaultVersion
 	MaxTokens int          // answer tokens when the Request sets none; default DefaultMaxTokens
-	HTTP      *http.Client // default: a client with no overall timeout, since ctx bounds each turn
+	HTTP      *http.Client // default: a client with no overall timeout, since ctx and Deadlines bound each turn
 	Now       func() time.Time
+	// Deadlines bound each request's wait for its answer's first byte and between its
+	// reads; zero fields take the defaults of [agent.Deadlines].
+	Deadlines agent.Deadlines
 }
 
 // Client is an [agent.Provider] for one model on a Messages API endpoint. It is safe for
@@ -82,7 +85,7 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 	if err != nil {
 		return agent.Response{}, fmt.Errorf("encode anthropic request: %w", err)
 	}
-	x := agent.Exchange{Provider: "anthropic", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, RequestIDHeader: "Request-Id",
+	x := agent.Exchange{Provider: "anthropic", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, RequestIDHeader: "Request-Id", Deadlines: c.cfg.Deadlines,
 		Header: http.Header{"Anthropic-Version": {c.cfg.Version}, "X-Api-Key": {c.cfg.Key.Reveal()}}}
 	return x.Stream(ctx, c.httpError, func(r io.Reader) (agent.Response, error) { return readStream(r, onDelta) })
 }

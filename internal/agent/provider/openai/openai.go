@@ -27,8 +27,11 @@ type Config struct {
 	Model     string       // model name, required
 	Key       agent.Key    // bearer key; optional, since local servers often need none
 	MaxTokens int          // answer tokens when the Request sets none; 0: the server's default
-	HTTP      *http.Client // default: a client with no overall timeout, since ctx bounds each turn
+	HTTP      *http.Client // default: a client with no overall timeout, since ctx and Deadlines bound each turn
 	Now       func() time.Time
+	// Deadlines bound each request's wait for its answer's first byte and between its
+	// reads; zero fields take the defaults of [agent.Deadlines].
+	Deadlines agent.Deadlines
 }
 
 // Client is an [agent.Provider] for one model on a Chat Completions endpoint. It is safe
@@ -75,7 +78,7 @@ func (c *Client) Turn(ctx context.Context, req agent.Request, onDelta func(agent
 		return agent.Response{}, fmt.Errorf("encode openai request: %w", err)
 	}
 	x := agent.Exchange{Provider: "openai", URL: c.endpoint, Body: body, Key: c.cfg.Key, HTTP: c.cfg.HTTP, Header: http.Header{},
-		RequestIDHeader: "X-Request-Id"}
+		RequestIDHeader: "X-Request-Id", Deadlines: c.cfg.Deadlines}
 	if !c.cfg.Key.IsZero() {
 		x.Header.Set("Authorization", "Bearer "+c.cfg.Key.Reveal())
 	}

@@ -43,7 +43,8 @@ var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.Me
 // (its path is a prefix) with the Source's headers. A redirect is followed only to the
 // Source's origin (scheme, host and port alike), or to a host listed in the Source's or
 // the Tool's fence.hosts; to a listed host it goes without the Source's headers, cookies
-// or Authorization, so a secret header never leaves the Source's origin. Any other
+// or Authorization, so a secret header never leaves the Source's origin. No redirect
+// carries a Referer: it would be the Source's URL, path token and all. Any other
 // redirect is refused. Transport errors are logged with the origin only: the Source's
 // URL path may hold a secret.
 //
@@ -208,6 +209,9 @@ func (a *Adapter) Execute(ctx context.Context, c worker.Call) (worker.Outcome, e
 		if len(via) >= maxRedirects {
 			return contract.Errorf(contract.CodeHTTPHost, "tool %s was redirected more than %d times.", c.Tool, maxRedirects)
 		}
+		// Go sets Referer to the URL redirected from: the Source's URL, whose path may
+		// hold a token. No redirect carries it, to the origin or elsewhere.
+		r.Header.Del("Referer")
 		if worker.Origin(r.URL) == origin {
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -115,5 +116,65 @@ func TestAdapter_TransportErrorRedactsURLPath(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), addr) {
 		t.Errorf("the log lost the origin: %s", log.String())
+	}
+}
+
+// A redirect carries no Referer, nor any header derived from the Source's URL: the vault
+// URL, with the token in its path, never reaches the redirect target, on a listed host
+// or on the Source's own origin.
+func TestAdapter_RedirectSendsNoReferer(t *testing.T) {
+	const token = "s3cr3t-path-token"
+	var mu sync.Mutex
+	seen := map[string]http.Header{} // the headers each target got, by its name
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen["listed host"] = r.Header.Clone()
+		mu.Unlock()
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer target.Close()
+	vault := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hook/" + token + "/away":
+			http.Redirect(w, r, target.URL+"/landing", http.StatusFound)
+		case "/hook/" + token + "/same":
+			http.Redirect(w, r, "/final", http.StatusFound)
+		case "/final":
+			mu.Lock()
+			seen["the Source's origin"] = r.Header.Clone()
+			mu.Unlock()
+			io.WriteString(w, `{"ok":true}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer vault.Close()
+	src := &worker.Source{Name: "api", Type: "http", URL: worker.Secret(vault.URL + "/hook/" + token), Hosts: []string{"127.0.0.1"}}
+	for _, entry := range []string{"GET /away", "GET /same"} {
+		def := worker.Tool{Adapter: worker.AdapterHTTP, SourceTypes: []string{"http"}, Entry: entry, Kind: contract.ToolKindRead}
+		out, err := (&httpadapter.Adapter{}).Execute(t.Context(), worker.Call{Tool: "acme.api@1", Def: def, Source: src, Args: contract.Args{}})
+		if out.Status != worker.StatusOK {
+			t.Fatalf("%s = %+v (%v), want ok after the redirect", entry, out, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	vaultHost := strings.TrimPrefix(vault.URL, "http://")
+	for _, name := range []string{"listed host", "the Source's origin"} {
+		h, ok := seen[name]
+		if !ok {
+			t.Errorf("the redirect to %s never arrived", name)
+			continue
+		}
+		if v := h.Get("Referer"); v != "" {
+			t.Errorf("the redirect to %s carried Referer %q", name, v)
+		}
+		for k, vs := range h {
+			for _, v := range vs {
+				if strings.Contains(v, token) || (name == "listed host" && strings.Contains(v, vaultHost)) {
+					t.Errorf("the redirect to %s carried %s: %q, derived from the Source's URL", name, k, v)
+				}
+			}
+		}
 	}
 }

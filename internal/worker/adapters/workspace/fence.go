@@ -108,6 +108,12 @@ func (f *fence) rel(p string) string {
 
 // check refuses p when the Source's policy denies it: a deny pattern matches, or a hidden
 // or credential part of it is matched by no allow pattern. p is a clean slash path.
+//
+// Deny patterns and the credential names match without regard to case: on a
+// case-insensitive file system (macOS, Windows) keys/Deploy.KEY and Secrets/ are the
+// files *.key and secrets/ mean, and a case-sensitive one holds no file a person would
+// name in another case to keep it readable. Allow patterns match as written: an
+// exemption is never wider than what a person wrote (docs/workers.md, Fences).
 func (f *fence) check(p string) error {
 	if p == "." || p == "" {
 		return nil
@@ -115,30 +121,44 @@ func (f *fence) check(p string) error {
 	parts := strings.Split(p, "/")
 	for i, part := range parts {
 		prefix := strings.Join(parts[:i+1], "/")
-		if matchAny(f.deny, prefix, part) {
+		if matchAny(f.deny, prefix, part, foldCase) {
 			return contract.Errorf(contract.CodeWorkspaceHidden, "%.80s is denied by the Source's deny list in the worker's vault.", p)
 		}
-		if sensitive(part) && !matchAny(f.allow, prefix, part) {
+		if sensitive(part) && !matchAny(f.allow, prefix, part, exactCase) {
 			return contract.Errorf(contract.CodeWorkspaceHidden,
-				"%.80s is a hidden or credential path (.env, .git/, *.pem, id_*), denied by default; a person may list it in the Source's \"allow\" in the worker's vault.", p)
+				"%.80s is a hidden or credential path (.env, .git/, *.pem, id_*, in any case), denied by default; a person may list it in the Source's \"allow\" in the worker's vault.", p)
 		}
 	}
 	return nil
 }
 
-// sensitive reports whether one part of a path is hidden or looks like a credential.
+// sensitive reports whether one part of a path is hidden or looks like a credential, in
+// any case.
 func sensitive(part string) bool {
 	if strings.HasPrefix(part, ".") && part != "." {
 		return true
 	}
-	return matchAny(credentialNames, part, part)
+	return matchAny(credentialNames, part, part, foldCase)
 }
 
+// How [matchAny] compares letters.
+const (
+	exactCase = false
+	foldCase  = true
+)
+
 // matchAny reports whether a pattern matches prefix (a path from the root) or, for a
-// pattern without '/', the single part. A trailing '/' marks a directory and is ignored.
-func matchAny(patterns []string, prefix, part string) bool {
+// pattern without '/', the single part; with fold, without regard to case. A trailing
+// '/' marks a directory and is ignored.
+func matchAny(patterns []string, prefix, part string, fold bool) bool {
+	if fold {
+		prefix, part = strings.ToLower(prefix), strings.ToLower(part)
+	}
 	for _, pat := range patterns {
 		pat = strings.TrimSuffix(pat, "/")
+		if fold {
+			pat = strings.ToLower(pat)
+		}
 		// A malformed pattern matches nothing; the vault refuses one when it loads.
 		if ok, err := path.Match(pat, prefix); err == nil && ok {
 			return true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,5 +126,60 @@ func TestAdapter_HiddenAndCredentialPaths(t *testing.T) {
 	}
 	for _, p := range []string{"certs/server.pem", "readme.txt", ".env"} {
 		wantRefused(t, workspace.Adapter{}, &allowed, worker.OpReadText, contract.Args{"path": str(p)}, contract.CodeWorkspaceHidden)
+	}
+}
+
+// The credential names and the Source's deny patterns match without regard to case, so
+// keys/Deploy.KEY is refused as keys/deploy.key is, and a deny of secrets/ holds for
+// Secrets/ (the same directory on a case-insensitive file system). An allow pattern
+// matches only as written. See docs/workers.md, Fences.
+func TestAdapter_CredentialPathsInAnyCase(t *testing.T) {
+	tests := []struct {
+		path        string
+		allow, deny []string
+		refused     bool
+	}{
+		{path: "certs/server.pem", refused: true},
+		{path: "certs/SERVER.PEM", refused: true},
+		{path: "certs/Server.Pem", refused: true},
+		{path: "keys/deploy.key", refused: true},
+		{path: "keys/Deploy.KEY", refused: true},
+		{path: "keys/store.p12", refused: true},
+		{path: "keys/STORE.P12", refused: true},
+		{path: "keys/store.pfx", refused: true},
+		{path: "keys/Store.PFX", refused: true},
+		{path: "keys/id_ed25519", refused: true},
+		{path: "keys/ID_ED25519", refused: true},
+		{path: "keys/Id_Rsa", refused: true},
+		{path: "ID_RSA", refused: true},
+		{path: "keys/notes.txt"},
+		{path: "Secrets/plan.txt", deny: []string{"secrets/"}, refused: true},
+		{path: "SECRETS/plan.txt", deny: []string{"secrets/"}, refused: true},
+		{path: "secrets/plan.txt", deny: []string{"Secrets/"}, refused: true},
+		{path: "Secrets/Plan.TXT", deny: []string{"secrets/plan.txt"}, refused: true},
+		{path: "notes/README.md", deny: []string{"*.MD"}, refused: true},
+		{path: "certs/SERVER.PEM", allow: []string{"certs/SERVER.PEM"}},
+		{path: "certs/SERVER.PEM", allow: []string{"*.PEM"}},
+		{path: "certs/SERVER.PEM", allow: []string{"*.pem"}, refused: true},
+		{path: "certs/SERVER.PEM", allow: []string{"*.PEM"}, deny: []string{"certs/server.pem"}, refused: true},
+	}
+	files := map[string]string{}
+	for _, tt := range tests {
+		files[tt.path] = "k"
+	}
+	src, _ := newSource(t, files)
+	for _, tt := range tests {
+		t.Run(strings.Join(append(append([]string{tt.path}, tt.allow...), tt.deny...), " "), func(t *testing.T) {
+			s := *src
+			s.Allow, s.Deny = tt.allow, tt.deny
+			if tt.refused {
+				wantRefused(t, workspace.Adapter{}, &s, worker.OpReadText, contract.Args{"path": str(tt.path)}, contract.CodeWorkspaceHidden)
+				wantRefused(t, workspace.Adapter{}, &s, worker.OpWriteText, contract.Args{"path": str(tt.path), "text": str("x")}, contract.CodeWorkspaceHidden)
+				return
+			}
+			if out, err := callWith(t, workspace.Adapter{}, &s, worker.OpReadText, contract.Args{"path": str(tt.path)}); out.Status != worker.StatusOK {
+				t.Errorf("read_text %s = %+v (%v), want ok", tt.path, out, err)
+			}
+		})
 	}
 }

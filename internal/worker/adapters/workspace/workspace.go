@@ -46,8 +46,8 @@ const (
 // before and Stat after a non-blocking open, so a FIFO or device never holds the call; a
 // file with more than one hard link is refused, since its other name may be anywhere; the
 // worker's own files in Protected are refused whatever the path; and hidden or credential
-// paths (.env, .git/, *.pem, id_*) are refused unless the Source's vault entry allows
-// them, while its deny patterns always win. Listings leave out what a read would refuse.
+// paths (.env, .git/, *.pem, id_*, in any case) are refused unless the Source's vault
+// entry allows them, while its deny patterns, matched in any case, always win. Listings leave out what a read would refuse.
 // Every call runs under a deadline: the Tool's fence.timeoutMs, else DefaultTimeout.
 type Adapter struct {
 	// Protected names the worker's own files and directories (its vault, its manifest,
