@@ -85,7 +85,11 @@ type Delegate struct {
 }
 
 // Exempts reports whether d lets a delegate run operation without a card.
-func (d *Delegate) Exempts(operation string) bool { return slices.Contains(d.Exempt, operation) }
+// An operation that mints a credential ([opclass.Mints]) is never exempt, whatever a
+// version names: Parse refuses such a version, and this holds for any read otherwise.
+func (d *Delegate) Exempts(operation string) bool {
+	return slices.Contains(d.Exempt, operation) && !slices.Contains(opclass.Mints, operation)
+}
 
 // Document is one parsed policy: its kind and the table of that kind.
 type Document struct {
@@ -280,6 +284,8 @@ func checkDelegate(loc *locator, d *Delegate) error {
 			return loc.refuse(line, "exempt names %s, a member-only operation: members, sessions, delegates, publishing any policy, autonomy, windows and confirming a card stay with a member acting itself, so no version may exempt them; remove it", name)
 		case op.Class != opclass.Consent:
 			return loc.refuse(line, "exempt names %s, which is %s: a delegate runs it without a card already; remove it", name, op.Class)
+		case slices.Contains(opclass.Mints, name):
+			return loc.refuse(line, "exempt names %s, which makes a credential (an Agent's token or a Connection's key): one a delegate made without a card would outlive the delegate's revocation, so no version may exempt it; remove it", name)
 		case name == "request.decide":
 			// The store takes a decision only from a live member or orchestrator by id.
 			return loc.refuse(line, "exempt names request.decide: a Request is decided by a member acting itself or by an orchestrator under the delegation policy, so a delegate's decision stays a card; remove it")

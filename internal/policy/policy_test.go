@@ -92,6 +92,10 @@ func TestParse_Refusals(t *testing.T) {
 		{"exempts an operational one", "[delegate_policy]\nexempt = [\"operation.retry\"]\n", "p.toml:2:", "without a card already"},
 		{"exempts no operation", "[delegate_policy]\n\nexempt = [\"agent.make\"]\n", "p.toml:3:", "is no operation"},
 		{"exempts a decision", "[delegate_policy]\nexempt = [\"request.decide\"]\n", "p.toml:2:", "stays a card"},
+		{"exempts creating an Agent", "[delegate_policy]\nexempt = [\n  \"tool.lock\",\n  \"agent.create\",\n]\n", "p.toml:4:", "makes a credential"},
+		{"exempts replacing a token", "[delegate_policy]\nexempt = [\"agent.token\"]\n", "p.toml:2:", "makes a credential"},
+		{"exempts creating a Connection", "[delegate_policy]\nexempt = [\"source.bind\", \"connection.create\"]\n", "p.toml:2:", "makes a credential"},
+		{"exempts creating a delegate", "[delegate_policy]\nexempt = [\"delegate.create\"]\n", "p.toml:2:", "member-only"},
 		{"exempts twice", "[delegate_policy]\nexempt = [\"tool.lock\", \"tool.lock\"]\n", "p.toml:2:", "twice"},
 	}
 	for _, tt := range tests {
