@@ -101,6 +101,9 @@ type Autonomy struct {
 	// Acknowledgement is the stated risk a member acknowledges before raising the Agent
 	// to unattended, when the policy in force requires it; "" when it does not.
 	Acknowledgement string `json:"acknowledgement,omitempty"`
+	// Because says why Level is attended though a member set the Agent unattended: the
+	// policy's stated risk changed since a member acknowledged it. "" otherwise.
+	Because string `json:"because,omitempty"`
 }
 
 // RunWindow is a span in which an attended Agent's writes are admitted.
@@ -115,6 +118,9 @@ type RunWindow struct {
 type SetLevelRequest struct {
 	Level           string `json:"level"`
 	Acknowledgement string `json:"acknowledgement,omitempty"`
+	// Because says why Level is attended though a member set the Agent unattended: the
+	// policy's stated risk changed since a member acknowledged it. "" otherwise.
+	Because string `json:"because,omitempty"`
 }
 
 // OpenWindowRequest opens a run window of Minutes from now (1 to 1440).
