@@ -12,8 +12,9 @@ const CodeInsecureURL Code = "insecure_url"
 
 // CheckCredentialURL refuses a URL a credential (a session, delegate or Agent token, a
 // Connection key) may not be sent to: one that is neither https nor http to a loopback
-// address (127.0.0.0/8, ::1 or localhost). Over plain http to another host the token
-// would cross the network in the clear (docs/security.md). The refusal names only the
+// address (127.0.0.0/8, ::1, localhost, or the unspecified 0.0.0.0 and ::, which reach this
+// machine). Over plain http to another host the token would cross the network in the clear
+// (docs/security.md). The refusal names only the
 // scheme and host: a URL's path can carry docket start's key.
 func CheckCredentialURL(raw string) error {
 	u, err := url.Parse(raw)
@@ -25,7 +26,9 @@ func CheckCredentialURL(raw string) error {
 		return nil
 	case "http":
 		h := u.Hostname()
-		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() || strings.EqualFold(h, "localhost") {
+		// An unspecified address (0.0.0.0, ::), which docket serve --listen 0.0.0.0:… writes
+		// into the data dir's url file, reaches this machine: nothing crosses the network.
+		if ip := net.ParseIP(h); ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) || strings.EqualFold(h, "localhost") {
 			return nil
 		}
 	}

@@ -18,6 +18,8 @@ func TestCheckCredentialURL(t *testing.T) {
 		{"http://[::1]:7777", true},
 		{"http://localhost:7777", true},
 		{"http://LOCALHOST", true},
+		{"http://0.0.0.0:7420", true},
+		{"http://[::]:7420", true},
 		{"http://192.0.2.2:7777", false},
 		{"http://docket.example.com", false},
 		{"http://localhost.example.com", false},
