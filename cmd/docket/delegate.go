@@ -90,4 +90,3 @@ func (c *delegateRevokeCmd) Run(ctx context.Context, e *env) error {
 	_, err = fmt.Fprintf(e.Stdout, "delegate %s revoked\n", d.Name)
 	return err
 }
-
