@@ -82,6 +82,9 @@ type DecidableRequest struct {
 	Deadline    time.Time     `json:"deadline"`
 	Class       string        `json:"class"`         // the delegation class that covers it
 	Policy      int64         `json:"policyVersion"` // the delegation policy version in force
+	// TaskBy names who wrote the tasks of the conversation whose call raised the request
+	// ([Request.TaskBy]); empty when the call came from no task.
+	TaskBy []Principal `json:"taskBy,omitempty"`
 }
 
 // Autonomy refusals and their codes (issue 14).
