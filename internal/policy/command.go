@@ -44,6 +44,10 @@ var runsItsArguments = map[string]string{
 	"Rscript": "an interpreter (-e)", "osascript": "an interpreter (-e)", "npx": "runs its arguments as a program",
 }
 
+// whyAssigns is why a command that assigns a variable before its program is covered by
+// no class: FOO=1 changes what the program does (GOFLAGS=-exec=sh go test runs sh).
+const whyAssigns = "it assigns a variable, which changes what the command runs"
+
 // commandWords splits command by POSIX shell rules into its words after quote removal.
 // why is not empty when command is not one simple command of literal words: then no
 // class covers it.
@@ -64,7 +68,7 @@ func commandWords(command string) (words []string, why string) {
 	case !ok || st.Negated || st.Background || st.Coprocess || st.Disown || len(st.Redirs) > 0:
 		return nil, "it is not one simple command"
 	case len(call.Assigns) > 0:
-		return nil, "it assigns a variable, which changes what the command runs"
+		return nil, whyAssigns
 	}
 	for _, w := range call.Args {
 		lit, ok := literal(w)
@@ -123,7 +127,7 @@ func checkCommandPrefix(prefix string) error {
 	}
 	words, why := commandWords(prefix)
 	switch {
-	case why != "" && strings.Contains(why, "assigns"):
+	case why == whyAssigns:
 		return fmt.Errorf("command_prefix %q assigns a variable, which changes what the command runs; name the program first, such as \"go test\"", prefix)
 	case why != "":
 		return fmt.Errorf("command_prefix %q holds shell syntax (%s); name the start of one simple command, such as \"go test\"", prefix, why)
