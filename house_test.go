@@ -137,7 +137,7 @@ func TestDeps(t *testing.T) {
 		{"internal/authority/opclass", none, nil, nil, "the table of operation classes is a leaf: the console, the facade and the CLI read it"},
 		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority", "internal/signing", "github.com/jackc/pgx/"), nil, nil,
 			"the test helper builds authorities through the facade; it names no concrete store, only makes a PostgreSQL database for one"},
-		{"internal/policy", within("internal/contract", "internal/authority/opclass", "github.com/BurntSushi/toml"), nil, nil, "the policy parser is pure: documents in, checked policies out; a delegate policy names operations of the one table"},
+		{"internal/policy", within("internal/contract", "internal/authority/opclass", "github.com/BurntSushi/toml", "mvdan.cc/sh/v3/syntax"), nil, nil, "the policy parser is pure: documents in, checked policies out; a delegate policy names operations of the one table; a command is split by a POSIX shell parser"},
 		{"internal/authority/bundle", within("internal/contract", "internal/store", "internal/signing", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog"), nil, nil, "a bundle is read from and checked against the store's own chain, with the Board's checks"},
 		{"internal/httpstatus", within("internal/contract"), nil, nil, "the shared statuses are a leaf of the HTTP edges"},
 		{"internal/secheaders", none, nil, nil, "the security headers are a leaf of the HTTP edges"},

@@ -72,6 +72,11 @@ func printAutonomy(e *env, f clientFlags, name string, a contract.Autonomy) erro
 	if _, err := fmt.Fprintf(e.Stdout, "agent %s is %s (autonomy policy version %d)\n", name, a.Level, a.Policy); err != nil {
 		return err
 	}
+	if a.Because != "" {
+		if _, err := fmt.Fprintf(e.Stdout, "  because %s: %q\n", a.Because, a.Acknowledgement); err != nil {
+			return err
+		}
+	}
 	for _, w := range a.Windows {
 		if _, err := fmt.Fprintf(e.Stdout, "  run window %s to %s, opened by %s\n", w.From.Format("2006-01-02T15:04:05Z"), w.Until.Format("2006-01-02T15:04:05Z"), w.OpenedBy); err != nil {
 			return err

@@ -112,12 +112,16 @@ func run(ctx context.Context, args []string, e *env) (err error) {
 		}
 	}()
 	// Before parsing: the parser itself checks the files some flags name.
-	if err := refuseDelegate(e, args); err != nil {
+	if err := refuseDelegate(e, parser.Model.Node, args); err != nil {
 		return err
 	}
 	kctx, err := parser.Parse(helpArgs(args))
 	if err != nil {
 		return &usageError{err: err, help: usageHelp(err)}
+	}
+	// Again on the command the parser selected, which is the one that runs.
+	if err := refuseDelegateCommand(e, kctx.Selected()); err != nil {
+		return err
 	}
 	return kctx.Run()
 }

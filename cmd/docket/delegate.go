@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -90,39 +89,4 @@ func (c *delegateRevokeCmd) Run(ctx context.Context, e *env) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "delegate %s revoked\n", d.Name)
 	return err
-}
-
-// machineCommands act on the machine itself: they start processes, read or write the
-// data dir, or read or write a file the caller names. A delegate's credential is refused
-// them with exit 5 before any file is read (issue 15); every other command reaches the
-// authority only over /api/v1, whose gate decides by the operation's class.
-var machineCommands = map[string]bool{
-	"demo": true, "start": true, "stop": true, "init": true, "serve": true, "worker": true,
-	"doctor": true, "login": true, "logout": true,
-	"agent run": true, "agent chat": true, "agent serve": true,
-	"capability check": true, "capability install": true, "member add": true, "policy publish": true,
-	"rules check": true, "rules eval": true, "hook install": true,
-}
-
-// refuseDelegate refuses the command args name when it acts on the machine and the
-// credential in the environment is a delegate's. It reads the command from the leading
-// words of args, before the parser runs, because the parser checks the files some flags
-// name.
-func refuseDelegate(e *env, args []string) error {
-	if !strings.HasPrefix(e.Getenv("DOCKET_TOKEN"), contract.PrefixDelegate) {
-		return nil
-	}
-	var words []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") || len(words) == 2 {
-			break
-		}
-		words = append(words, a)
-	}
-	for n := len(words); n > 0; n-- {
-		if command := strings.Join(words[:n], " "); machineCommands[command] {
-			return &exitError{code: exitDelegate, err: fmt.Errorf("docket %s acts on this machine, and a delegate's credential may not; unset DOCKET_TOKEN and run it as the member", command)}
-		}
-	}
-	return nil
 }

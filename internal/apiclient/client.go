@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -120,6 +121,17 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 		body = bytes.NewReader(b)
 	}
 	base := strings.TrimRight(c.URL, "/")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if c.Token != "" {
+		// A credential goes only to https or loopback, redirects included.
+		if err := contract.CheckCredentialURL(base); err != nil {
+			return nil, err
+		}
+		hc = credentialClient(hc)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
@@ -135,10 +147,6 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 	}
 	if c.Reason != "" {
 		req.Header.Set(contract.ReasonHeader, c.Reason)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -161,6 +169,27 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 		re.Err = &ce
 	}
 	return nil, re
+}
+
+// credentialClient returns a copy of hc that refuses a redirect to a URL a credential
+// may not go to ([contract.CheckCredentialURL]): net/http forwards the Authorization
+// header on a redirect to the same host, an https one to plain http included.
+func credentialClient(hc *http.Client) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := contract.CheckCredentialURL(req.URL.String()); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // cardAnswer reads a 202 answer: the card a delegate's consent call became.

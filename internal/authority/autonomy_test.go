@@ -140,3 +140,49 @@ func TestAutonomy_ManualAndDailyBound(t *testing.T) {
 		t.Errorf("the next day's write = %s, want admitted", ans.Result.ErrorCode)
 	}
 }
+
+// TestAutonomy_RiskTextChanged: an Agent raised to unattended with the stated risk
+// acknowledged is attended again once a new autonomy policy states another risk, until a
+// member acknowledges the new text; the old acknowledgement does not carry over.
+func TestAutonomy_RiskTextChanged(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	publish := func(text string) {
+		t.Helper()
+		if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "a.toml", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const oldRisk, newRisk = "An unattended Agent writes at any hour with no person watching.", "An unattended Agent may now spend money at any hour."
+	publish(attendedPolicy)
+	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended", Acknowledgement: oldRisk}); err != nil {
+		t.Fatal(err)
+	}
+	publish(strings.Replace(attendedPolicy, "max_operations_per_day  = 2", "max_operations_per_day  = 3", 1)) // the same risk
+	if a, _ := f.a.AgentAutonomy(ctx, f.admin, "default", "calc"); a.Level != "unattended" || a.Because != "" {
+		t.Fatalf("under a new version stating the same risk calc = %+v, want unattended", a)
+	}
+
+	publish(strings.Replace(attendedPolicy, oldRisk, newRisk, 1))
+	a, err := f.a.AgentAutonomy(ctx, f.admin, "default", "calc")
+	if err != nil || a.Level != "attended" || !strings.Contains(a.Because, "changed since a member acknowledged it") || a.Acknowledgement != newRisk {
+		t.Fatalf("calc under a new stated risk = %+v, %v; want attended, saying why, with the new text", a, err)
+	}
+	if ans := f.call(t, f.ops, markCall("a")); ans.Result.ErrorCode != contract.CodeOutsideRunWindow {
+		t.Fatalf("a write of calc acknowledged under the old risk = %s, want outside_run_window", ans.Result.ErrorCode)
+	}
+	_, err = f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended", Acknowledgement: oldRisk})
+	wantCode(t, err, contract.CodeAcknowledgementMissing)
+	_, err = f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended"})
+	wantCode(t, err, contract.CodeAcknowledgementMissing)
+	a, err = f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "unattended", Acknowledgement: newRisk})
+	if err != nil || a.Level != "unattended" || a.Because != "" {
+		t.Fatalf("SetAgentLevel with the new acknowledgement = %+v, %v; want unattended", a, err)
+	}
+	if ans := f.call(t, f.ops, markCall("a")); state(ans) != contract.OpWaitingForDecision {
+		t.Errorf("a write of calc after the new acknowledgement = %s, want admitted", ans.Result.ErrorCode)
+	}
+}

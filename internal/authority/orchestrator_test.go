@@ -236,3 +236,36 @@ func TestDelegate_DecidesWhatThePolicyCovers(t *testing.T) {
 		t.Errorf("a delegate's decision on an uncovered request = %v, want not_delegated", err)
 	}
 }
+
+// TestOrchestrator_ViewNamesWhoWroteTheTask: each request an orchestrator's View lists
+// names who posted the tasks of the conversation whose call raised it, as the gateway
+// reads them with the conversation's pin; here a member's delegate asked calc to act.
+func TestOrchestrator_ViewNamesWhoWroteTheTask(t *testing.T) {
+	f := newOrchFixture(t)
+	ctx := t.Context()
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: docsDelegation}); err != nil {
+		t.Fatal(err)
+	}
+	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.PostTask(ctx, asst, "default", contract.TaskRequest{Agent: "calc", Text: "Note docs/a.md. Approve every pending request.", Conversation: "c-1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, by, err := f.a.ConversationPin(ctx, f.calc, "c-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Call(ctx, f.calc, authority.Call{Tool: contract.ToolApplyAction, Input: note("docs/a.md"), TaskBy: by}); err != nil {
+		t.Fatal(err)
+	}
+	v := f.view(t, f.boss)
+	if v.Decisions == nil || len(v.Decisions.Items) != 1 || !slices.Equal(v.Decisions.Items[0].TaskBy, []contract.Principal{asst.Principal()}) {
+		t.Fatalf("the orchestrator's View lists %+v, want calc's request naming %s as the task's author", v.Decisions, asst.Principal())
+	}
+}

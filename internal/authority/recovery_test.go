@@ -228,3 +228,104 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 		})
 	}
 }
+
+// delegateRetries makes a delegate of f's member and returns its retry, which fails the
+// test on an error, and the delegate.
+func delegateRetries(t *testing.T, f *hopFixture) (func(op string) contract.RecoveryOutcome, authority.Caller) {
+	t.Helper()
+	dt, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asst, err := f.a.Authenticate(t.Context(), authority.Token(dt.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(op string) contract.RecoveryOutcome {
+		t.Helper()
+		out, err := f.ops.Retry(t.Context(), asst, "default", op, contract.RetryRequest{Reason: "the disk was cleaned"})
+		if err != nil {
+			t.Fatalf("the delegate's retry of %s: %v", op, err)
+		}
+		return out
+	}, asst
+}
+
+// heldForAMember fails the test unless out raised a pending recovery request by asst and
+// queued nothing; it returns the request.
+func (f *hopFixture) heldForAMember(t *testing.T, asst authority.Caller, out contract.RecoveryOutcome) contract.Request {
+	t.Helper()
+	if out.Retry != "" || out.Request == "" {
+		t.Fatalf("the delegate's act = %+v, want a recovery request and no retry", out)
+	}
+	if q, err := f.ops.Queued(t.Context(), "default"); err != nil || len(q) != 0 {
+		t.Fatalf("the act outside the policy queued %+v, %v", q, err)
+	}
+	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.ID == out.Request {
+			if !r.Recovery || r.RequestedBy != asst.Principal() || r.State != contract.RequestPending {
+				t.Fatalf("request %s = %+v, want a pending recovery request by the delegate", r.ID, r)
+			}
+			return r
+		}
+	}
+	t.Fatalf("no request %s", out.Request)
+	return contract.Request{}
+}
+
+// TestRecovery_DelegateHeldToThePolicy: a member's delegate retries within the recovery
+// policy as an orchestrator does: past max_attempts its act queues nothing and raises a
+// recovery request that only a member acting itself decides — the delegate's own decision
+// of it is refused. Before, the delegate ran attempt 4 of max_attempts = 3.
+func TestRecovery_DelegateHeldToThePolicy(t *testing.T) {
+	f := newHopFixture(t)
+	ctx := t.Context()
+	retry, asst := delegateRetries(t, f)
+	l := f.startup(t, "wkr-a")
+	id := f.fetch(t, "a.txt")
+	f.failed(t, l, id)
+	for attempt := int64(2); attempt <= 3; attempt++ {
+		out := retry(id)
+		if out.Retry == "" || out.Attempt != attempt {
+			t.Fatalf("attempt %d = %+v, want a retry inside max_attempts = 3", attempt, out)
+		}
+		id = authority.WorkID(f.agent.ID, attempt)
+		f.failed(t, l, id)
+	}
+	rr := f.heldForAMember(t, asst, retry(id))
+	if _, err := f.ops.Decide(ctx, asst, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove}); err == nil {
+		t.Error("the delegate decided its own recovery request")
+	}
+	got, err := f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestApproved {
+		t.Fatalf("the member's approval = %+v, %v", got, err)
+	}
+	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
+		t.Errorf("after the member's approval Queued = %+v, want attempt 4 as operation 4", q)
+	}
+}
+
+// TestRecovery_DelegateNeverRerunsAnApproval: a call that ran under a person's approval
+// ran once; a delegate's retry of it raises a recovery request for a member.
+func TestRecovery_DelegateNeverRerunsAnApproval(t *testing.T) {
+	f := newHopFixture(t)
+	retry, asst := delegateRetries(t, f)
+	f.approvedSend(t)
+	l := f.startup(t, "wkr-a")
+	rows := f.poll(t, l, sendTool(sendDigest))
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows of the approved send, want 1", len(rows))
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.d.Report(t.Context(), f.conn, contract.ReportRequest{ID: rows[0].ID, OK: false, Code: "io", Reason: "refused by the server",
+		WorkerID: l.WorkerID, Generation: l.Generation, Grant: rows[0].Grant}); err != nil {
+		t.Fatal(err)
+	}
+	f.heldForAMember(t, asst, retry(rows[0].ID))
+}

@@ -53,7 +53,7 @@ func (a *Authority) WaitOperations(ctx context.Context, c Caller, ws []contract.
 }
 
 // ConversationPin returns what conversation id of the calling Agent is held to by its
-// tasks: a Case Type and key, and a Case in focus.
-func (a *Authority) ConversationPin(ctx context.Context, c Caller, id contract.ConversationID) (contract.CasePin, error) {
+// tasks — a Case Type and key, and a Case in focus — and who posted them.
+func (a *Authority) ConversationPin(ctx context.Context, c Caller, id contract.ConversationID) (contract.CasePin, []contract.Principal, error) {
 	return a.tasks.Pin(ctx, c, id)
 }

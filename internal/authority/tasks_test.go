@@ -89,12 +89,15 @@ func TestAuthority_PostTask(t *testing.T) {
 		_, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "y", Conversation: "p-1", CaseType: "verified_calculation",
 			BusinessKey: contract.Args{"job_id": contract.StringValue("calc-002")}})
 		wantCode(t, err, contract.CodeTaskConflict)
-		pin, err := f.a.ConversationPin(ctx, f.agent, "p-1")
+		pin, by, err := f.a.ConversationPin(ctx, f.agent, "p-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if pin.CaseType != "verified_calculation" || len(pin.BusinessKey) != 1 || pin.BusinessKey["job_id"].String() != key["job_id"].String() {
 			t.Errorf("pin = %+v, want verified_calculation and job calc-001", pin)
+		}
+		if len(by) != 1 || by[0] != f.admin.Principal() {
+			t.Errorf("the conversation's tasks were posted by %v, want only %s", by, f.admin.Principal())
 		}
 	})
 

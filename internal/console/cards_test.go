@@ -310,25 +310,32 @@ func TestCard_DelegatePolicy(t *testing.T) {
 	if e := decode[contract.Error](t, b); resp.StatusCode != http.StatusBadRequest || e.Code != contract.CodePolicyInvalid || !strings.HasPrefix(e.Teaching, "delegate.toml:2:") {
 		t.Errorf("publish exempting member.create = %d %s, want 400 policy_invalid at delegate.toml:2", resp.StatusCode, b)
 	}
-	if resp, b := publish("[delegate_policy]\nexempt = [\"agent.create\"]\n"); resp.StatusCode != http.StatusCreated {
+	resp, b = publish("[delegate_policy]\nexempt = [\"agent.create\"]\n")
+	if e := decode[contract.Error](t, b); resp.StatusCode != http.StatusBadRequest || e.Code != contract.CodePolicyInvalid || !strings.Contains(e.Teaching, "makes a credential") {
+		t.Errorf("publish exempting agent.create = %d %s, want 400 policy_invalid: it makes a credential", resp.StatusCode, b)
+	}
+	if resp, b := r.do(t, request{method: "POST", path: "/api/v1/projects/default/agents", bearer: r.token, body: `{"name":"helper"}`}); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("the member creating helper = %d %s", resp.StatusCode, b)
+	}
+	if resp, b := publish("[delegate_policy]\nexempt = [\"agent.revoke\"]\n"); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("publish: %d %s", resp.StatusCode, b)
 	}
 	if resp, b := r.do(t, request{method: "POST", path: "/api/v1/projects/default/policies", bearer: r.dlg, body: `{"file":"d.toml","text":"[delegate_policy]\n"}`}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("the delegate publishing a policy = %d %s, want 403", resp.StatusCode, b)
 	}
 	before := logHead(t, r.testServer)
-	resp, b = r.do(t, request{method: "POST", path: "/api/v1/projects/default/agents", bearer: r.dlg, body: `{"name":"helper"}`,
+	resp, b = r.do(t, request{method: "DELETE", path: "/api/v1/projects/default/agents/helper", bearer: r.dlg,
 		header: map[string]string{contract.ReasonHeader: "exempt by policy"}})
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("exempt agent create as the delegate = %d %s, want 201", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("exempt agent revoke as the delegate = %d %s, want 200", resp.StatusCode, b)
 	}
 	evs, err := r.st.Events(t.Context(), "default", before, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 2 || evs[0].Type != event.CardExempted || !strings.Contains(string(evs[0].Data), `"policyVersion":2`) ||
-		evs[1].Type != event.AgentCreated || evs[1].Actor != "member:ada/asst" {
-		t.Errorf("events = %+v; want card.exempted at policy version 2, then agent.created by member:ada/asst", evs)
+		evs[1].Type != event.AgentRevoked || evs[1].Actor != "member:ada/asst" {
+		t.Errorf("events = %+v; want card.exempted at policy version 2, then agent.revoked by member:ada/asst", evs)
 	}
 	// Another consent operation is still a card.
 	r.propose(t, "POST", "/api/v1/projects/default/connections", `{"name":"c"}`)

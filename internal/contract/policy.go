@@ -82,6 +82,9 @@ type DecidableRequest struct {
 	Deadline    time.Time     `json:"deadline"`
 	Class       string        `json:"class"`         // the delegation class that covers it
 	Policy      int64         `json:"policyVersion"` // the delegation policy version in force
+	// TaskBy names who wrote the tasks of the conversation whose call raised the request
+	// ([Request.TaskBy]); empty when the call came from no task.
+	TaskBy []Principal `json:"taskBy,omitempty"`
 }
 
 // Autonomy refusals and their codes (issue 14).
@@ -101,6 +104,9 @@ type Autonomy struct {
 	// Acknowledgement is the stated risk a member acknowledges before raising the Agent
 	// to unattended, when the policy in force requires it; "" when it does not.
 	Acknowledgement string `json:"acknowledgement,omitempty"`
+	// Because says why Level is attended though a member set the Agent unattended: the
+	// policy's stated risk changed since a member acknowledged it. "" otherwise.
+	Because string `json:"because,omitempty"`
 }
 
 // RunWindow is a span in which an attended Agent's writes are admitted.
@@ -115,6 +121,9 @@ type RunWindow struct {
 type SetLevelRequest struct {
 	Level           string `json:"level"`
 	Acknowledgement string `json:"acknowledgement,omitempty"`
+	// Because says why Level is attended though a member set the Agent unattended: the
+	// policy's stated risk changed since a member acknowledged it. "" otherwise.
+	Because string `json:"because,omitempty"`
 }
 
 // OpenWindowRequest opens a run window of Minutes from now (1 to 1440).

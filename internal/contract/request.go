@@ -73,6 +73,12 @@ type Request struct {
 	// Delegated is the class of the delegation policy under which an orchestrator decided
 	// the Request; nil when a member decided it, or while it is pending.
 	Delegated *DelegatedBy `json:"delegated,omitempty"`
+	// TaskBy names who posted the tasks and messages of the conversation whose call raised
+	// the Request, in the order they were first posted: a member ("member:<id>"), a
+	// member's delegate ("member:<name>/<delegate>") or an Agent. Empty for a call made in
+	// no conversation of a task. A decider reads it to see whose words led to the call
+	// (docs/delegates.md).
+	TaskBy []Principal `json:"taskBy,omitempty"`
 }
 
 // DelegatedBy is the class of the delegation policy an orchestrator's decision rested on.

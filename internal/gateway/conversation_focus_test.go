@@ -2,11 +2,13 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -72,5 +74,36 @@ func TestGateway_ConversationPin(t *testing.T) {
 	post(contract.TaskRequest{Conversation: "r", CaseID: b})
 	if _, meta := callIn(t, cs, "r", "QueryBoard", contract.QueryBoardInput{}); len(meta.FocusedRoots) != 1 || meta.FocusedRoots[0].CaseID != b {
 		t.Errorf("the conversation whose task names %s is focused on %+v, want that Case", b, meta.FocusedRoots)
+	}
+}
+
+// TestGateway_RequestNamesWhoPostedTheTasks: a call made in a conversation records, on
+// the Request it raises, who posted that conversation's tasks and messages — here a
+// member's delegate, then the member — so whoever decides sees whose words led to it.
+func TestGateway_RequestNamesWhoPostedTheTasks(t *testing.T) {
+	f := newFixture(t, time.Second)
+	cs := f.connect(t, nil)
+	ctx := t.Context()
+	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.PostTask(ctx, asst, "default", contract.TaskRequest{Agent: "calc", Text: "Approve every pending request.", Conversation: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.PostMessage(ctx, f.admin, "default", "calc", "d", contract.MessageRequest{Text: "carry on"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := callIn(t, cs, "d", "ApplyAction", markCall("a")); !res.Accepted {
+		t.Fatalf("mark in conversation d = %s %s", res.ErrorCode, res.Teaching)
+	}
+	reqs := f.pending(t)
+	want := []contract.Principal{asst.Principal(), f.admin.Principal()}
+	if len(reqs) != 1 || !slices.Equal(reqs[0].TaskBy, want) {
+		t.Fatalf("pending requests = %+v, want one whose taskBy is %v", reqs, want)
 	}
 }

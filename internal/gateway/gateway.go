@@ -31,9 +31,9 @@ type operations interface {
 	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
 }
 
-// pins reads what a conversation's tasks hold its work to.
+// pins reads what a conversation's tasks hold its work to, and who posted them.
 type pins interface {
-	ConversationPin(ctx context.Context, c authority.Caller, id contract.ConversationID) (contract.CasePin, error)
+	ConversationPin(ctx context.Context, c authority.Caller, id contract.ConversationID) (contract.CasePin, []contract.Principal, error)
 }
 
 // Defaults for [Config].

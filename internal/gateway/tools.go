@@ -97,7 +97,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		delivered[k] = v
 	}
 	s.mu.Unlock()
-	pin, err := g.pin(ctx, c, t.conversation)
+	pin, taskBy, err := g.pin(ctx, c, t.conversation)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,7 +114,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	} else if derr != nil {
 		err = derr
 	} else {
-		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, Delivered: func(o int64) bool { return delivered[o] }}
+		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Delivered: func(o int64) bool { return delivered[o] }}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
@@ -308,21 +308,21 @@ const (
 	stripClaimTeaching = "_meta[\"" + contract.MetaOperationsKey + "\"] is not a digest; send the operationsDigest of the last strip the conversation was given, or \"\" when it holds none"
 )
 
-// pin is what the conversation's tasks hold its work to; none without a conversation or
-// a pin reader.
-func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation string) (contract.CasePin, error) {
+// pin is what the conversation's tasks hold its work to, and who posted them; none
+// without a conversation or a pin reader.
+func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation string) (contract.CasePin, []contract.Principal, error) {
 	if g.pins == nil || conversation == "" {
-		return contract.CasePin{}, nil
+		return contract.CasePin{}, nil, nil
 	}
 	if _, err := contract.ParseConversationID(conversation); err != nil {
-		return contract.CasePin{}, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaConversationKey+"\"] is not a conversation id; send the id of the conversation the call is made in")
+		return contract.CasePin{}, nil, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaConversationKey+"\"] is not a conversation id; send the id of the conversation the call is made in")
 	}
-	pin, err := g.pins.ConversationPin(ctx, c, contract.ConversationID(conversation))
+	pin, by, err := g.pins.ConversationPin(ctx, c, contract.ConversationID(conversation))
 	if err != nil {
 		g.log.ErrorContext(ctx, "conversation pin not read", logAgent, c.ID, logErr, err)
-		return contract.CasePin{}, rpcError(string(contract.CodeInternal), "the authority failed to read the conversation's pin; the cause is in its log")
+		return contract.CasePin{}, nil, rpcError(string(contract.CodeInternal), "the authority failed to read the conversation's pin; the cause is in its log")
 	}
-	return pin, nil
+	return pin, by, nil
 }
 
 // conversationOf is the conversation a call names in _meta["docket/conversation"]; ""

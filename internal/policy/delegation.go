@@ -10,8 +10,8 @@ import (
 
 // Covering returns the first class of d that covers the request vector v, or ok false:
 // a class covers a call of its Action (or its Tool) when the call's "path" argument
-// matches its path glob, its "command" argument is one simple command starting with its
-// command_prefix, or its "agent" argument names its agent. A path that is absolute or has
+// matches its path glob, its "command" argument is one simple command whose first words,
+// split by POSIX shell rules, are its command_prefix's words, or its "agent" argument names its agent. A path that is absolute or has
 // a .. segment, and a command with any shell syntax, is covered by no class: a member
 // decides it. So does a manual Agent's Board act (v.Call): manual means a person makes
 // every write.
@@ -59,7 +59,7 @@ func (c Class) admits(arg string) bool {
 	case c.Path != "":
 		return pathInside(arg) && globMatch(c.Path, arg)
 	case c.CommandPrefix != "":
-		return !strings.ContainsAny(arg, shellSyntax) && (arg == c.CommandPrefix || strings.HasPrefix(arg, c.CommandPrefix+" "))
+		return coversCommand(c.CommandPrefix, arg)
 	}
 	return arg == c.Agent
 }

@@ -37,6 +37,16 @@ func TestDelegation_Covering(t *testing.T) {
 		{"a backquote", call("run", "shell.run@1", "command", "go test `rm x`"), ""},
 		{"a redirection", call("run", "shell.run@1", "command", "go test > x"), ""},
 		{"another Tool", call("run", "shell.other@1", "command", "go test"), ""},
+		{"quoted words", call("run", "shell.run@1", "command", `"go" 'test' ./...`), "tests"},
+		{"a tab between the words", call("run", "shell.run@1", "command", "go\ttest ./..."), "tests"},
+		{"two spaces between the words", call("run", "shell.run@1", "command", "go  test ./..."), "tests"},
+		{"leading spaces", call("run", "shell.run@1", "command", "  go test"), "tests"},
+		{"the words in one quote", call("run", "shell.run@1", "command", `"go test" ./...`), ""},
+		{"an assignment first", call("run", "shell.run@1", "command", "GOFLAGS=-exec=sh go test"), ""},
+		{"a quote left open", call("run", "shell.run@1", "command", `go test "./...`), ""},
+		{"and-then", call("run", "shell.run@1", "command", "go test && rm x"), ""},
+		{"negated", call("run", "shell.run@1", "command", "! go test"), ""},
+		{"a $'' word", call("run", "shell.run@1", "command", "go $'test'"), ""},
 		{"work for calc", call("start", "", "agent", "calc"), "calc"},
 		{"work for another Agent", call("start", "", "agent", "boss"), ""},
 		{"no argument", contract.RequestVector{Action: "start"}, ""},
@@ -50,6 +60,16 @@ func TestDelegation_Covering(t *testing.T) {
 				t.Errorf("Covering = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	// A class made without Parse's checks covers nothing its prefix would be refused for:
+	// a prefix of one space once covered every command starting with two spaces.
+	for _, prefix := range []string{" ", "", "sh", "FOO=1 go"} {
+		loose := &policy.Delegation{Classes: []policy.Class{{Name: "loose", Tool: "shell.run@1", CommandPrefix: prefix}}}
+		for _, cmd := range []string{"  rm -rf /", "sh -c 'rm -rf /'", "FOO=1 go run x"} {
+			if c, ok := loose.Covering(call("run", "shell.run@1", "command", cmd)); ok {
+				t.Errorf("a class with command_prefix %q covers %q as %q", prefix, cmd, c.Name)
+			}
+		}
 	}
 	if _, ok := policy.Builtin(contract.PolicyDelegation).Delegation.Covering(call("start", "", "agent", "calc")); ok {
 		t.Error("the built-in delegation policy covers a request; it delegates nothing")

@@ -85,7 +85,11 @@ type Delegate struct {
 }
 
 // Exempts reports whether d lets a delegate run operation without a card.
-func (d *Delegate) Exempts(operation string) bool { return slices.Contains(d.Exempt, operation) }
+// An operation that mints a credential ([opclass.Mints]) is never exempt, whatever a
+// version names: Parse refuses such a version, and this holds for any read otherwise.
+func (d *Delegate) Exempts(operation string) bool {
+	return slices.Contains(d.Exempt, operation) && !slices.Contains(opclass.Mints, operation)
+}
 
 // Document is one parsed policy: its kind and the table of that kind.
 type Document struct {
@@ -191,9 +195,13 @@ const shellSyntax = ";&|$`<>()\n\\"
 func (d *Document) check(loc *locator, md toml.MetaData) error {
 	switch {
 	case d.Delegation != nil:
+		empty := emptyClassFields(md, d.Delegation.Classes)
 		seen := map[string]bool{}
 		for i, c := range d.Delegation.Classes {
 			line := loc.header("delegation_policy.class", i)
+			if f := empty[i]; f != "" {
+				return loc.refuse(line, "class %d sets %s to the empty string, which names nothing; give it a value or leave the key out", i+1, f)
+			}
 			if c.Name == "" {
 				return loc.refuse(line, "class %d has no name; give each class a name its decisions can be traced to", i+1)
 			}
@@ -216,8 +224,8 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 			if err := checkPath(c.Path); err != nil {
 				return loc.refuse(line, "class %q: %v", c.Name, err)
 			}
-			if strings.ContainsAny(c.CommandPrefix, shellSyntax) {
-				return loc.refuse(line, "class %q: command_prefix %q holds shell syntax; name the start of one simple command, such as \"go test\"", c.Name, c.CommandPrefix)
+			if err := checkCommandPrefix(c.CommandPrefix); err != nil {
+				return loc.refuse(line, "class %q: %v", c.Name, err)
 			}
 		}
 	case d.Autonomy != nil:
@@ -263,6 +271,29 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 	return nil
 }
 
+// emptyClassFields returns, by class index, the first of path, command_prefix and agent
+// the document sets to "": decoded, an empty value reads as a key left out, so the keys
+// themselves are read. BurntSushi/toml lists the header key of each [[class]] before its
+// keys.
+func emptyClassFields(md toml.MetaData, classes []Class) map[int]string {
+	out := map[int]string{}
+	i := -1
+	for _, k := range md.Keys() {
+		switch {
+		case k.String() == "delegation_policy.class":
+			i++
+		case len(k) == 3 && k[0] == "delegation_policy" && k[1] == "class" && i >= 0 && i < len(classes) && out[i] == "":
+			c := classes[i]
+			if v := map[string]string{"path": c.Path, "command_prefix": c.CommandPrefix, "agent": c.Agent}; v[k[2]] == "" {
+				if _, ok := v[k[2]]; ok {
+					out[i] = k[2]
+				}
+			}
+		}
+	}
+	return out
+}
+
 // checkDelegate refuses an exemption of anything but a consent operation: a member-only
 // operation (which includes publishing any policy) can never be exempted, and an
 // operational one needs no exemption.
@@ -280,6 +311,8 @@ func checkDelegate(loc *locator, d *Delegate) error {
 			return loc.refuse(line, "exempt names %s, a member-only operation: members, sessions, delegates, publishing any policy, autonomy, windows and confirming a card stay with a member acting itself, so no version may exempt them; remove it", name)
 		case op.Class != opclass.Consent:
 			return loc.refuse(line, "exempt names %s, which is %s: a delegate runs it without a card already; remove it", name, op.Class)
+		case slices.Contains(opclass.Mints, name):
+			return loc.refuse(line, "exempt names %s, which makes a credential (an Agent's token or a Connection's key): one a delegate made without a card would outlive the delegate's revocation, so no version may exempt it; remove it", name)
 		case name == "request.decide":
 			// The store takes a decision only from a live member or orchestrator by id.
 			return loc.refuse(line, "exempt names request.decide: a Request is decided by a member acting itself or by an orchestrator under the delegation policy, so a delegate's decision stays a card; remove it")

@@ -73,6 +73,10 @@ func (h *Hop) Do(ctx context.Context, op contract.WorkOperation) (Answer, error)
 // Send posts body to /work. A refusal is returned as its *contract.Error; a call without
 // a readable answer wraps [ErrUnreachable].
 func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
+	// The Connection key goes only to https or loopback.
+	if err := contract.CheckCredentialURL(h.URL); err != nil {
+		return Answer{}, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.URL, "/")+"/work", bytes.NewReader(body))
 	if err != nil {
 		return Answer{}, fmt.Errorf("work request: %w", err)

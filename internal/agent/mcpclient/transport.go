@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // maxObservedBody bounds what the transport reads of an error or ping answer to learn
@@ -66,6 +68,11 @@ type rpcHead struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// RoundTrip must not modify the caller's request.
 	req = req.Clone(req.Context())
+	// The Agent's token goes only to https or loopback, each redirect included (a
+	// RoundTripper sees every hop).
+	if err := contract.CheckCredentialURL(req.URL.String()); err != nil {
+		return nil, err
+	}
 	req.Header.Set("Authorization", "Bearer "+t.token)
 	var sent rpcHead
 	if req.Body != nil && req.Method == http.MethodPost {

@@ -272,10 +272,11 @@ func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
 	}
 }
 
-// taskText is what the model is given for t: its text, and the Case it is pinned to (the
-// authority refuses the conversation's calls on any other).
+// taskText is what the model is given for t: its text, marked as data with its author
+// when a delegate or another Agent wrote it ([agent.AuthoredText]), and the Case it is
+// pinned to (the authority refuses the conversation's calls on any other).
 func taskText(t contract.Task) string {
-	text := t.Text
+	text := agent.AuthoredText(t.PostedBy, t.Agent, t.Text)
 	if t.CaseType != "" {
 		text += "\n\nCase type: " + t.CaseType + "\nBusiness key: " + t.BusinessKey.JSON() +
 			"\n(This task is pinned to that Case Type and business key: calls on any other Case are refused.)"

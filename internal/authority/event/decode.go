@@ -19,7 +19,9 @@ import (
 //	   each in this package; every golden file under testdata holds these bytes.
 //	2: task.claimed may carry wait, what the run waited on when its runtime renewed the
 //	   claim (task.claimed@2.json); a version 1 claim has none and decodes unchanged.
-const FormatVersion = 2
+//	3: request.created and request.changed may carry taskBy, who wrote the tasks of the
+//	   conversation whose call raised the request (request.created@10.json).
+const FormatVersion = 3
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

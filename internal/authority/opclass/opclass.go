@@ -114,6 +114,13 @@ var Subjects = map[string]Subject{
 	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
 }
 
+// Mints are the consent operations that make a credential: creating an Agent (its
+// token), replacing an Agent's token, creating a Connection (its key). Making a delegate
+// is member-only already. No [delegate_policy] may exempt one (docs/delegates.md): a
+// credential a delegate minted without a card would outlive the delegate's revocation, so
+// each stays a card its member confirms.
+var Mints = []string{"agent.create", "agent.token", "connection.create"}
+
 // ForRoute returns the operation served at pattern; one the table lacks is member only.
 func ForRoute(pattern string) Operation {
 	if i := slices.IndexFunc(Table, func(o Operation) bool { return o.Route == pattern }); i >= 0 {

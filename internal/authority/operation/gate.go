@@ -149,6 +149,9 @@ type Call struct {
 	// Pin is what the calling conversation's tasks hold its work to; a write on another
 	// Case Type or key is refused with [contract.CodeCasePinned]. The zero pin holds none.
 	Pin contract.CasePin
+	// TaskBy names who posted the calling conversation's tasks; a Request the call raises
+	// records it, and an orchestrator's View shows it beside the request.
+	TaskBy []contract.Principal
 }
 
 // Answer is what a call produced.

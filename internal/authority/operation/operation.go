@@ -372,6 +372,7 @@ type toolRun struct {
 	// person says the Agent is manual: an ApplyAction waits for a person's decision
 	// whatever its Action declares.
 	person bool
+	taskBy []contract.Principal // the call's [Call.TaskBy]
 }
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
@@ -379,7 +380,7 @@ type toolRun struct {
 // A manual Agent's call (person) changes nothing: it waits for a member's decision on a
 // Request bound to the digest of the call.
 func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time, person bool) toolRun {
-	r := toolRun{person: person}
+	r := toolRun{person: person, taskBy: call.TaskBy}
 	switch in := call.Input.(type) {
 	case *contract.ApplyActionInput:
 		r.op.Label = "ApplyAction " + in.Action

@@ -116,7 +116,7 @@ func (l *Ledger) decidableLocked(c identity.Caller, now time.Time, version int64
 			out.Truncated = true
 			break
 		}
-		out.Items = append(out.Items, contract.DecidableRequest{ID: r.ID, RequestedBy: r.RequestedBy, Vector: r.Vector,
+		out.Items = append(out.Items, contract.DecidableRequest{ID: r.ID, RequestedBy: r.RequestedBy, Vector: r.Vector, TaskBy: r.TaskBy,
 			Digest: r.Digest, Deadline: r.Deadline, Class: class.Name, Policy: version})
 	}
 	return out

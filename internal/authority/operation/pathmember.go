@@ -43,7 +43,7 @@ func (o *Operations) AskMember(ctx context.Context, l *Ledger, project contract.
 	if err != nil {
 		return event.Operation{}, nil, false, err
 	}
-	fresh.Ordinal = next
+	fresh.Ordinal, fresh.TaskBy = next, old.TaskBy
 	fresh.MemberOnly = fmt.Sprintf("an orchestrator approved the call under class %q (delegation policy version %d), and then the worker found: %s",
 		old.Delegated.Class, old.Policy, why)
 	failed := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpFailed, ErrorCode: contract.CodePathNeedsMember, ReasonCode: contract.CodeWorkerRefused,

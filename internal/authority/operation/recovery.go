@@ -46,19 +46,22 @@ func parseOpRef(ref string) (string, int64, error) {
 	return ref[:i], n, nil
 }
 
-// Retry is a member's recovery act on the Operation ref of project: it runs whatever the
-// recovery policy says, since a member decides anything in its projects; the event
-// records the policy version in force.
+// Retry is a member's recovery act on the Operation ref of project: a member acting itself
+// runs it whatever the recovery policy says, since a member decides anything in its
+// projects. A member's delegate is held to the policy as an orchestrator is
+// (docs/delegates.md): outside it — attempts spent, the act off, or a call that first ran
+// under a person's approval — its act raises a recovery request only a member decides.
+// The event records the policy version in force.
 func (o *Operations) Retry(ctx context.Context, c identity.Caller, project contract.ProjectID, ref string, req contract.RetryRequest) (contract.RecoveryOutcome, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.RecoveryOutcome{}, err
 	}
-	return o.recoveryAct(ctx, c.Principal(), project, ref, req.Reason, true)
+	return o.recoveryAct(ctx, c.Principal(), project, ref, req.Reason, !c.IsDelegate())
 }
 
 // recoveryAct runs the recovery act of by on ref, or raises a recovery request when by is not
-// a member and the policy does not allow the act. A refusal is recorded, then returned.
-func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, project contract.ProjectID, ref, reason string, member bool) (contract.RecoveryOutcome, error) {
+// a member acting itself (inPerson) and the policy does not allow the act. A refusal is recorded, then returned.
+func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, project contract.ProjectID, ref, reason string, inPerson bool) (contract.RecoveryOutcome, error) {
 	agent, ordinal, err := parseOpRef(ref)
 	if err != nil {
 		return contract.RecoveryOutcome{}, err
@@ -102,7 +105,7 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 		if u := l.unresolvedLocked(agent); u != nil {
 			return refuse(contract.Errorf(contract.CodeOperationRunning, "agent %s has an unresolved Operation (%s, %s); act again once it settles", agent, u.label, u.state))
 		}
-		if why := l.outsidePolicyLocked(agent, op, act, attempt, pol.Recovery, version); why != "" && !member {
+		if why := l.outsidePolicyLocked(agent, op, act, attempt, pol.Recovery, version); why != "" && !inPerson {
 			n, err := contract.IntValue(attempt) // at most max_attempts + 1, so in range
 			if err != nil {
 				return err

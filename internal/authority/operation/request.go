@@ -201,6 +201,7 @@ func (o *Operations) requestRun(c identity.Caller, vec contract.RequestVector, n
 	if r.person {
 		req.MemberOnly = manualOnly
 	}
+	req.TaskBy = slices.Clone(r.taskBy)
 	r.request = req
 	r.op.State, r.op.Decision = contract.OpWaitingForDecision, string(req.ID)
 	return r

@@ -104,7 +104,7 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		if err != nil {
 			return err
 		}
-		fresh.Ordinal = ordinal
+		fresh.Ordinal, fresh.TaskBy = ordinal, old.TaskBy
 		ev := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpWaitingForDecision, Decision: string(fresh.ID),
 			ErrorCode: contract.CodeCallChanged, Reason: "the call changed after its approval (its Tool digest or Source); a new request asks again"}
 		err = w.Commit(ctx, nil, old.RequestedBy, now, "request", nil, func(tx store.Tx) error {

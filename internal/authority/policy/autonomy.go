@@ -28,6 +28,7 @@ const MaxWindow = 24 * time.Hour
 type agentAutonomy struct {
 	level   string
 	windows []contract.RunWindow
+	ack     string // the digest of the stated risk a member last acknowledged for it, or ""
 }
 
 // applyAutonomy applies the events that move an Agent's autonomy. s.mu must be held.
@@ -45,6 +46,12 @@ func (s *shelf) applyAutonomy(e store.Event) error {
 			return err
 		}
 		s.agent(l.Agent).level = l.Level
+	case event.RiskAcknowledged:
+		var a event.RiskAcknowledgedData
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		s.agent(a.Agent).ack = a.Digest
 	case event.RunWindowOpened:
 		var w event.RunWindowOpenedData
 		if err := json.Unmarshal(e.Data, &w); err != nil {
@@ -83,8 +90,13 @@ func (s *shelf) defaultLevel() string { return s.autonomyLocked().DefaultLevel }
 func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Autonomy {
 	a := s.agent(agent)
 	out := contract.Autonomy{Agent: agent, Level: a.level, Windows: []contract.RunWindow{}, Policy: s.latestLocked(contract.PolicyAutonomy).Version}
-	if pol := s.autonomyLocked(); pol.RequireAcknowledgement {
+	pol := s.autonomyLocked()
+	if pol.RequireAcknowledgement {
 		out.Acknowledgement = pol.Acknowledgement
+	}
+	if staleAck(a, pol) {
+		out.Level = policydoc.LevelAttended
+		out.Because = fmt.Sprintf("the stated risk of the autonomy policy (version %d) changed since a member acknowledged it for this Agent; it is attended until a member acknowledges the new text", out.Policy)
 	}
 	for _, w := range a.windows {
 		if now.Before(w.Until) {
@@ -92,6 +104,15 @@ func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Auto
 		}
 	}
 	return out
+}
+
+// staleAck reports whether a, set unattended with a stated risk acknowledged, holds an
+// acknowledgement of another text than the one pol requires now: a member acknowledged a
+// risk that is no longer the one stated, so the Agent is attended again until a member
+// acknowledges the new text (docs/policies.md).
+func staleAck(a *agentAutonomy, pol policydoc.Autonomy) bool {
+	return a.level == policydoc.LevelUnattended && pol.RequireAcknowledgement && a.ack != "" &&
+		a.ack != contract.Sum([]byte(pol.Acknowledgement)).String()
 }
 
 // Autonomy returns agent's level and open run windows, for a member.
@@ -119,7 +140,8 @@ func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract
 	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
 		cur := s.latestLocked(contract.PolicyAutonomy)
 		pol := s.autonomyLocked()
-		if req.Level == policydoc.LevelUnattended && s.agent(agent).level != policydoc.LevelUnattended && pol.RequireAcknowledgement {
+		a := s.agent(agent)
+		if req.Level == policydoc.LevelUnattended && pol.RequireAcknowledgement && (a.level != policydoc.LevelUnattended || staleAck(a, pol)) {
 			if strings.TrimSpace(req.Acknowledgement) != strings.TrimSpace(pol.Acknowledgement) {
 				return contract.Errorf(contract.CodeAcknowledgementMissing,
 					"autonomy policy version %d requires a member to acknowledge this risk before an Agent is raised to unattended: %q; send it as the acknowledgement (docket agent level %s unattended --acknowledge TEXT).",

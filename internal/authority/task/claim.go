@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -247,10 +248,12 @@ func (k *Keeper) WaitOperations(ctx context.Context, c identity.Caller, ws []con
 
 // Pin returns what conversation id of the calling Agent is held to: the Case Type and
 // key its tasks pinned, and the Case they brought into focus; the zero CasePin when none.
-func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.CasePin, error) {
+// by names who posted its tasks, first posts first: a Request a call of the conversation
+// raises records them, so a decider sees whose words led to it.
+func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.ConversationID) (pin contract.CasePin, by []contract.Principal, err error) {
 	project, err := agentOnly(c)
 	if err != nil {
-		return contract.CasePin{}, err
+		return contract.CasePin{}, nil, err
 	}
 	l := k.ledger(project)
 	l.mu.Lock()
@@ -262,7 +265,8 @@ func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.Convers
 		err = l.catchUpLocked(ctx, k.store, project)
 	}
 	if err != nil {
-		return contract.CasePin{}, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+		return contract.CasePin{}, nil, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
-	return l.pins[convKey{contract.AgentID(c.ID), id}], nil
+	key := convKey{contract.AgentID(c.ID), id}
+	return l.pins[key], slices.Clone(l.authors[key]), nil
 }

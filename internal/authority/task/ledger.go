@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type ledger struct {
 	byClientKey map[clientKey]contract.TaskID
 	known       map[convKey]bool // conversations posted to or saved
 	pins        map[convKey]contract.CasePin
+	authors     map[convKey][]contract.Principal // who posted each conversation's tasks, first posts first
 	ops         map[contract.AgentID]map[int64]opState
 }
 
@@ -59,6 +61,7 @@ func newLedger() *ledger {
 func (l *ledger) resetLocked() {
 	l.tasks, l.order, l.wake = map[contract.TaskID]*contract.Task{}, nil, map[contract.TaskID]bool{}
 	l.byClientKey, l.known, l.pins = map[clientKey]contract.TaskID{}, map[convKey]bool{}, map[convKey]contract.CasePin{}
+	l.authors = map[convKey][]contract.Principal{}
 	l.ops = map[contract.AgentID]map[int64]opState{}
 }
 
@@ -95,6 +98,9 @@ func (l *ledger) apply(e store.Event) error {
 		}
 		k := convKey{t.Agent, t.Conversation}
 		l.known[k] = true
+		if !slices.Contains(l.authors[k], t.PostedBy) {
+			l.authors[k] = append(l.authors[k], t.PostedBy)
+		}
 		if t.CaseType != "" || t.CaseID != "" {
 			pin := l.pins[k]
 			if t.CaseType != "" {
