@@ -11,7 +11,7 @@ import (
 // below docket. A command whose own Help method has examples (ops, why, doctor, case list,
 // case show, events tail) is not listed; TestHelp_EveryCommandHasExamples checks them all.
 var examples = map[string][]string{
-	"":             {"docket start                  run serve and a worker here until Ctrl-C", "docket demo                   the verified calculation end to end", "docket ops --waiting          what waits, and why", "docket help case show"},
+	"":             {"docket start                  serve, a worker and the Agents' runtimes, until Ctrl-C", "docket demo                   the verified calculation end to end", "docket ops --waiting          what waits, and why", "docket help case show"},
 	"demo":         {"docket demo", "docket demo --approve         the write waits for a person's decision", "docket demo --keep ./d        keep the data dir to look at afterwards"},
 	"start":        {"docket start                  the same URL as last time", "docket start --listen 127.0.0.1:7421", "docket start --rotate-key     a new run key: the old URL stops working"},
 	"stop":         {"docket stop", "docket stop --wait 10s"},

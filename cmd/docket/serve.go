@@ -136,7 +136,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops,
-		Logger: log, Version: version, Hosts: hosts, PathKey: pathKey,
+		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{

@@ -1,6 +1,6 @@
 // Package workbench provides docket start: the local workbench that initializes a data
-// dir on first use, runs docket serve and a worker as supervised children, and puts a
-// run-key gate in front of serve.
+// dir on first use, runs docket serve, a worker and one runtime per enabled Agent profile
+// as supervised children, and puts a run-key gate in front of serve.
 package workbench
 
 import (
@@ -96,8 +96,8 @@ func CheckPassEnv(pass []string) error {
 	return nil
 }
 
-// Run initializes the data dir on first use, then runs docket serve and a worker as
-// supervised child processes, restarting either with back-off when it exits, until ctx
+// Run initializes the data dir on first use, then runs docket serve, a worker and the
+// Agents' runtimes as supervised child processes, restarting each with back-off when it exits, until ctx
 // ends or the gate fails. People reach serve through the gate at cfg.Listen, where every
 // route needs this run's key; the worker and the admin verbs use serve's internal
 // address, from the url file, with their own credentials.
