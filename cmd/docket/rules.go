@@ -53,6 +53,7 @@ type program struct {
 	rules []engine.Rule
 	facts []engine.Fact
 	pos   map[string]syntax.Pos // rule id -> where it is written
+	stmts []syntax.Statement    // every statement of every file, for checks across files
 }
 
 // loadProgram parses files; facts written in them take tier. It returns every syntax
@@ -71,6 +72,7 @@ func loadProgram(files []string, tier contract.Tier) (*program, error) {
 			errs = append(errs, err)
 			continue
 		}
+		p.stmts = append(p.stmts, stmts...)
 		for _, st := range stmts {
 			switch {
 			case st.Rule != nil:
@@ -100,6 +102,14 @@ func (p *program) check() error {
 			errs = append(errs, fmt.Errorf("%s: %w", p.pos[r.ID], err))
 		}
 	}
+	defined := map[string]bool{}
+	for _, r := range p.rules {
+		defined[r.Head.Pred] = true
+	}
+	for _, f := range p.facts {
+		defined[f.Atom.Pred] = true
+	}
+	errs = append(errs, syntax.MisspeltBuiltins(p.stmts, func(pred string) bool { return defined[pred] })...)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

@@ -64,7 +64,18 @@ func (v *validation) validate(files [][]syntax.Statement) {
 	v.checkRules(files)
 	v.checkSources()
 	v.checkActions()
+	v.checkBuiltins(files)
 	v.checkCaseTypes()
+}
+
+// checkBuiltins refuses a rule body that misspells a built-in (mull for mul): read as a
+// relation nothing in the package produces, its rule would never fire.
+func (v *validation) checkBuiltins(files [][]syntax.Statement) {
+	for _, f := range files {
+		for _, err := range syntax.MisspeltBuiltins(f, v.produced) {
+			v.addErr("", err)
+		}
+	}
 }
 
 // checkRules collects the rules of every file, refusing facts, repeated ids and rules that

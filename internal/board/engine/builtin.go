@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // Built-ins. A built-in is written like an atom and takes exactly the
@@ -100,6 +102,51 @@ func builtinNamed(name string) *builtin {
 // IsBuiltin reports whether name is a built-in; such a name cannot be a fact's predicate or
 // a rule's head.
 func IsBuiltin(name string) bool { return builtinNamed(name) != nil }
+
+// NearestBuiltin returns the signature of the built-in that a body atom over an unknown
+// predicate most likely misspells, such as "mul(left, right, result)" for
+// mull(left: U, right: Q, result: S): a built-in that takes exactly the atom's argument
+// names and whose name is a near miss of its predicate ([contract.Nearest]). Such an atom
+// is read as a relation that nothing fills, so its rule can never fire and nothing else
+// says why. ok is false when the predicate is a built-in or no built-in is near.
+func NearestBuiltin(a Atom) (signature string, ok bool) {
+	if IsBuiltin(a.Pred) {
+		return "", false
+	}
+	var names []string
+	for i := range builtinTable {
+		b := &builtinTable[i]
+		want := append([]string(nil), b.in...)
+		if b.out != "" {
+			want = append(want, b.out)
+		}
+		if sameNames(want, a.Args) {
+			names = append(names, b.name)
+		}
+	}
+	name, ok := contract.Nearest(a.Pred, names)
+	if !ok {
+		return "", false
+	}
+	return builtinNamed(name).signature(), true
+}
+
+// sameNames reports whether args are named exactly names, in any order.
+func sameNames(names []string, args []Arg) bool {
+	if len(names) != len(args) {
+		return false
+	}
+	for _, n := range names {
+		found := false
+		for _, a := range args {
+			found = found || a.Name == n
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
 
 // signature returns the built-in's arguments as written, e.g. "add(left, right, result)".
 func (b *builtin) signature() string {

@@ -14,6 +14,9 @@ type Statement struct {
 	Pos  Pos
 	Fact *engine.Atom // a ground atom asserted by the file
 	Rule *engine.Rule // a rule; its Tier is left zero for the caller to set
+	// BodyPos is where each literal of Rule.Body is written, in order, so that a problem
+	// found after parsing can point at its line.
+	BodyPos []Pos
 }
 
 // anonymous is the placeholder name of a lone '_' until [numberAnonymous] renames it.
@@ -275,12 +278,18 @@ func (p *parser) statement() (Statement, error) {
 		return Statement{}, syntaxError(t.pos, `expected "." to end the fact or ":-" to start a rule body, found %s`, t.describe())
 	}
 	var body []engine.Literal
+	var bodyPos []Pos
 	for {
+		lp, err := p.peek(0)
+		if err != nil {
+			return Statement{}, err
+		}
 		l, err := p.literal()
 		if err != nil {
 			return Statement{}, err
 		}
 		body = append(body, l)
+		bodyPos = append(bodyPos, lp.pos)
 		t, err := p.peek(0)
 		if err != nil {
 			return Statement{}, err
@@ -301,7 +310,36 @@ func (p *parser) statement() (Statement, error) {
 	} else {
 		r.ID = DefaultRuleID(r)
 	}
-	return Statement{Pos: start.pos, Rule: &r}, nil
+	return Statement{Pos: start.pos, Rule: &r, BodyPos: bodyPos}, nil
+}
+
+// MisspeltBuiltins returns a rule_syntax error for each body literal of stmts that reads a
+// predicate nothing defines (defined reports false) and is a near miss of a built-in, such
+// as mull(left: U, right: Q, result: S) for mul: without it such a rule never fires, and a
+// Case whose acceptance needs it can never complete while nothing says why. Each error
+// names the literal's file:line:col and the built-in's signature.
+func MisspeltBuiltins(stmts []Statement, defined func(pred string) bool) []error {
+	var errs []error
+	for _, s := range stmts {
+		if s.Rule == nil {
+			continue
+		}
+		for i, l := range s.Rule.Body {
+			if defined(l.Atom.Pred) {
+				continue
+			}
+			sig, ok := engine.NearestBuiltin(l.Atom)
+			if !ok {
+				continue
+			}
+			at := s.Pos
+			if i < len(s.BodyPos) {
+				at = s.BodyPos[i]
+			}
+			errs = append(errs, syntaxError(at, "%s is not a built-in and nothing defines it (no rule, fact or Source); did you mean the built-in %s?", l.Atom.Pred, sig))
+		}
+	}
+	return errs
 }
 
 // refuseNAFHead explains that "not" cannot start a head, rather than reading it as a
