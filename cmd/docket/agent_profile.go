@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -33,6 +35,7 @@ type agentProfileSetCmd struct {
 	MaxUSD       float64 `help:"Stop a run once it costs this many US dollars (0: no bound)." name:"max-usd"`
 	Instructions string  `help:"An AGENTS.md-style file given to the model as its standing instructions; its digest is recorded." type:"path"`
 	Disabled     bool    `help:"Keep the profile but do not run the Agent under docket start."`
+	NoCheck      bool    `help:"Save without checking the model: by default one small request (a completion of one token) goes to the model endpoint first, and the profile is refused with the endpoint's error." name:"no-check"`
 }
 
 func (c *agentProfileSetCmd) Help() string {
@@ -65,6 +68,11 @@ func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 		}
 		spec.InstructionsFile, spec.InstructionsDigest = c.Instructions, contract.Sum(b).String()
 	}
+	if !c.NoCheck {
+		if err := checkModel(ctx, spec); err != nil {
+			return err
+		}
+	}
 	cl, err := newClient(e)
 	if err != nil {
 		return err
@@ -74,6 +82,27 @@ func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	return printProfile(e, c.clientFlags, p)
+}
+
+// checkModel sends the profile's model endpoint one small request before the profile is
+// saved, so a dead URL, a refused key or an unknown model is said now, with the endpoint's
+// own words, rather than when a task fails (docs/workbench.md, Agent profiles). The key
+// is read from the key file here, on the machine the profile names it on; it is sent
+// only to the model endpoint and is in no error.
+func checkModel(ctx context.Context, spec contract.ProfileSpec) error {
+	var key agent.Key
+	if spec.KeyFile != "" {
+		k, err := agent.LoadKey(spec.KeyFile, func(string) string { return "" })
+		if err != nil {
+			return fmt.Errorf("%w (or save with --no-check when the key file is on another machine)", err)
+		}
+		key = k
+	}
+	err := runner.Probe(ctx, runner.ProbeConfig{Provider: spec.Provider, URL: spec.ModelURL, Model: spec.Model, Key: key})
+	if err != nil {
+		return fmt.Errorf("the profile was not saved: %w; to save it anyway, add --no-check", err)
+	}
+	return nil
 }
 
 type agentProfileShowCmd struct {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/workbench"
 )
@@ -55,6 +57,9 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		Init: func(ctx context.Context) error { return c.init(ctx, e) },
 		CreateConnection: func(ctx context.Context, url, name string) (string, error) {
 			return createConnection(ctx, e, dir, url, name)
+		},
+		CheckModel: func(ctx context.Context, spec contract.ProfileSpec, key string) error {
+			return runner.Probe(ctx, runner.ProbeConfig{Provider: spec.Provider, URL: spec.ModelURL, Model: spec.Model, Key: agent.NewKey(key)})
 		},
 	})
 }

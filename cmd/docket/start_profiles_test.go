@@ -255,7 +255,7 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 	s.docket(t, nil, "agent", "profile", "set", "calc-openai", "--provider", "openai", "--model-url", oa.URL+"/v1", "--model", "local-model",
 		"--instructions", instructions, "--max-turns", "20")
 	s.docket(t, nil, "agent", "profile", "set", "calc-anthropic", "--provider", "anthropic", "--model-url", an.URL, "--model", "claude-test", "--key-file", keyFile)
-	s.docket(t, nil, "agent", "profile", "set", "calc-nokey", "--provider", "anthropic", "--model", "claude-test", "--key-file", filepath.Join(t.TempDir(), "missing.key"))
+	s.docket(t, nil, "agent", "profile", "set", "calc-nokey", "--provider", "anthropic", "--model", "claude-test", "--key-file", filepath.Join(t.TempDir(), "missing.key"), "--no-check")
 
 	ps := s.profiles(t, "both runtimes running and the key-less one failed", func(ps map[string]contract.AgentProfile) bool {
 		nk := ps["calc-nokey"].Runtime
@@ -297,7 +297,8 @@ func TestStart_ProfilesOverTheWire(t *testing.T) {
 			t.Errorf("out/%s.json = %s (%v), want the derived total", job, b, err)
 		}
 	}
-	if seen := oa.Seen(); len(seen) == 0 || !strings.Contains(seen[0].System, "Always verify the written result") {
+	// The first request was the model check of docket agent profile set; the runtime's follow.
+	if seen := oa.Seen(); len(seen) < 2 || seen[0].System != "" || !strings.Contains(seen[1].System, "Always verify the written result") {
 		t.Errorf("the OpenAI-compatible server saw %+v, want the profile's instructions in the system prompt", seen)
 	}
 	for _, v := range an.Seen() {

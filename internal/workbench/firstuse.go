@@ -34,7 +34,7 @@ const DefaultAgent = "assistant"
 const maxFormBody = 16 << 10
 
 // formFields are the first-use form's fields; any other is refused.
-var formFields = []string{"csrf", "agent", "provider", "url", "model", "key"}
+var formFields = []string{"csrf", "agent", "provider", "url", "model", "key", "no_check"}
 
 // agentName is what the form takes as an Agent's name.
 var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -55,6 +55,7 @@ type firstUse struct {
 // (never the key).
 type modelForm struct {
 	Agent, Provider, URL, Model string
+	NoCheck                     bool // save without sending the model a request first
 	Error                       string
 	CSRF                        string
 }
@@ -111,7 +112,8 @@ func (f *firstUse) submit(w http.ResponseWriter, r *http.Request) {
 		f.render(w, status, modelForm{Agent: form.Get("agent"), Provider: form.Get("provider"), URL: form.Get("url"), Model: form.Get("model"), Error: err.Error()})
 		return
 	}
-	m := modelForm{Agent: strings.TrimSpace(form.Get("agent")), Provider: form.Get("provider"), URL: strings.TrimSpace(form.Get("url")), Model: strings.TrimSpace(form.Get("model"))}
+	m := modelForm{Agent: strings.TrimSpace(form.Get("agent")), Provider: form.Get("provider"), URL: strings.TrimSpace(form.Get("url")), Model: strings.TrimSpace(form.Get("model")),
+		NoCheck: form.Get("no_check") != ""}
 	if err := f.save(r.Context(), m, form.Get("key")); err != nil {
 		m.Error = teachingOf(err)
 		f.render(w, http.StatusBadRequest, m)
@@ -189,6 +191,14 @@ func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
 	if key == "" && NeedsKey(m.Provider, m.URL) {
 		return contract.Errorf(contract.CodeInvalidArgument, "this model needs a key: only an OpenAI-compatible server on loopback runs without one. Paste the key.")
 	}
+	spec := contract.ProfileSpec{Provider: m.Provider, ModelURL: m.URL, Model: m.Model, Enabled: true}
+	if check := f.rts.cfg.CheckModel; check != nil && !m.NoCheck {
+		// Before anything is made: a model that does not answer is said now, with the
+		// endpoint's own words, rather than when the Agent's first task fails.
+		if err := check(ctx, spec, key); err != nil {
+			return err
+		}
+	}
 	cl, err := f.rts.member()
 	if err != nil {
 		return err
@@ -197,7 +207,6 @@ func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
 	if err != nil {
 		return err
 	}
-	spec := contract.ProfileSpec{Provider: m.Provider, ModelURL: m.URL, Model: m.Model, Enabled: true}
 	if key != "" {
 		dir := filepath.Join(f.rts.cfg.Dir, AgentsDir, string(id))
 		if err := os.MkdirAll(dir, 0o700); err != nil {

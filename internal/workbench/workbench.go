@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/environ"
 	"github.com/docketrun/docket/internal/supervisor"
@@ -73,6 +74,11 @@ type Config struct {
 	// data dir's member, and returns its key. Run calls it once per data dir and keeps
 	// the key in KeyFile.
 	CreateConnection func(ctx context.Context, url, name string) (key string, err error)
+	// CheckModel sends the model a profile names one small request, with key (empty:
+	// none), and returns the endpoint's error: the first-use form refuses to save a model
+	// that does not answer unless the person ticks "save without checking"
+	// (docs/workbench.md). Nil checks nothing.
+	CheckModel func(ctx context.Context, spec contract.ProfileSpec, key string) error
 }
 
 // CheckListen refuses an address that is not loopback: the workbench is for the person
