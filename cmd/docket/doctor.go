@@ -128,6 +128,7 @@ func runtimeChecks(ctx context.Context, cl *client, project string) []check {
 		return []check{{Name: "runtimes", Detail: fmt.Sprintf("project %s: %v", project, err)}}
 	}
 	var out []check
+	var failed map[contract.AgentID]contract.Task
 	for _, p := range ps {
 		if !p.Enabled {
 			continue
@@ -138,8 +139,40 @@ func runtimeChecks(ctx context.Context, cl *client, project string) []check {
 			ch.OK, ch.Warn = true, true // docket start is not running: nothing is wrong with the runtime
 		}
 		out = append(out, ch)
+		if failed == nil {
+			if failed, err = modelFailures(ctx, cl, project); err != nil {
+				return append(out, check{Name: "tasks", Detail: fmt.Sprintf("project %s: %v", project, err)})
+			}
+		}
+		// A runtime that runs is not a model that answers: its newest task says.
+		if t, ok := failed[p.Agent]; ok {
+			out = append(out, check{Name: "model", Detail: fmt.Sprintf("agent %s: its last task %s failed: %s: %s; fix the model server or the profile (docket agent profile set %s …, which checks the model before saving)",
+				p.AgentName, t.ID, t.Result.ErrorCode, t.Result.Teaching, p.AgentName)})
+		}
 	}
 	return out
+}
+
+// modelFailures maps each Agent of project whose newest finished task failed on its model
+// (contract.ModelFailure) to that task.
+func modelFailures(ctx context.Context, cl *client, project string) (map[contract.AgentID]contract.Task, error) {
+	ts, err := cl.api.Tasks(ctx, project, "")
+	if err = credential(err); err != nil {
+		return nil, err
+	}
+	newest := map[contract.AgentID]contract.Task{}
+	for _, t := range ts { // oldest first: the last finished one stays
+		if t.State.Finished() {
+			newest[t.Agent] = t
+		}
+	}
+	out := map[contract.AgentID]contract.Task{}
+	for id, t := range newest {
+		if t.State == contract.TaskFailed && t.Result != nil && contract.ModelFailure(t.Result.ErrorCode) {
+			out[id] = t
+		}
+	}
+	return out, nil
 }
 
 // taskWaitChecks is one check per task of project whose run waits on a model: a warning

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,7 +20,8 @@ import (
 // cannot work; docket agent profile set refuses it the same way. Forced through with the
 // form's "save without checking" box, the task posted to the Agent fails with
 // model_transport, and the cause — provider and the endpoint's error — is on the task
-// (docket task show) and on the Agent's page in the console.
+// (docket task show), on the Agent's page and the Operations page in the console, and in
+// docket doctor, which fails.
 func TestStart_ModelCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs docket start and its children")
@@ -111,6 +113,18 @@ func TestStart_ModelCheck(t *testing.T) {
 		if !strings.Contains(task, want) {
 			t.Errorf("the Agent page's task does not say %q:\n%s", want, task)
 		}
+	}
+	ops := html.UnescapeString(get("/projects/default/operations"))
+	if mf := between(ops, `id="model-failure-`+string(tk.ID), `</p>`); !strings.Contains(mf, "model_transport") || !strings.Contains(mf, "connection refused") {
+		t.Errorf("the Operations page does not name the failed run's cause:\n%s", between(ops, `id="model-failures"`, `</div>`))
+	}
+
+	// docket doctor fails, naming the Agent, its task and the cause.
+	doctor := exec.Command("docket", "doctor")
+	doctor.Env = s.env
+	out, err = doctor.Output()
+	if exitOf(err) != exitFailure || !regexp.MustCompile(`FAIL model +agent assistant: its last task `+string(tk.ID)+` failed: model_transport: .*connection refused`).Match(out) {
+		t.Errorf("docket doctor = %v\n%s\nwant it failing on the model, with the cause", err, out)
 	}
 	s.stop(t, start)
 }

@@ -18,6 +18,16 @@ const maxOpsShown = 50
 // opsBody is what the Operations page shows.
 type opsBody struct {
 	Agents []agentOps
+	// ModelFailures are the Agents whose newest finished task failed on its model: such a
+	// run makes no call, so no Operation would say why the Agent did nothing.
+	ModelFailures []modelFailure
+}
+
+// modelFailure is an Agent's newest finished task, failed on its model, with the cause.
+type modelFailure struct {
+	Agent contract.AgentID
+	Name  string
+	Task  contract.Task
 }
 
 // agentOps is one Agent's Operations, newest first. Version changes whenever one of them
@@ -49,7 +59,41 @@ func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g}, event.OpAdmitted, event.OpChanged)
+	mf, err := s.modelFailures(r, v)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g, ModelFailures: mf}, event.OpAdmitted, event.OpChanged, event.TaskReported)
+}
+
+// modelFailures lists, for each Agent, its newest finished task when that failed on its
+// model (contract.ModelFailure), in the order of the Agents' ids.
+func (s *Server) modelFailures(r *http.Request, v visit) ([]modelFailure, error) {
+	ts, err := s.auth.Tasks(r.Context(), v.caller, v.project, "")
+	if err != nil {
+		return nil, err
+	}
+	newest := map[contract.AgentID]contract.Task{}
+	for _, t := range ts { // oldest first: the last finished one stays
+		if t.State.Finished() {
+			newest[t.Agent] = t
+		}
+	}
+	var out []modelFailure
+	var names map[string]string
+	for _, id := range slices.Sorted(maps.Keys(newest)) {
+		t := newest[id]
+		if t.State != contract.TaskFailed || t.Result == nil || !contract.ModelFailure(t.Result.ErrorCode) {
+			continue
+		}
+		if names == nil {
+			if names, err = s.agentNames(r.Context(), v); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, modelFailure{Agent: id, Name: cmp.Or(names[string(id)], string(id)), Task: t})
+	}
+	return out, nil
 }
 
 // groupOps groups ops (oldest first, as the authority lists them) by Agent, in the order

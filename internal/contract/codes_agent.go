@@ -16,3 +16,17 @@ const (
 	CodeBudgetExceeded     Code = "budget_exceeded"      // a run reached its turn, token or USD budget
 	CodeScriptInvalid      Code = "script_invalid"       // a scripted model's script does not parse or refers to nothing
 )
+
+// ModelFailure reports whether code says an Agent's model failed or cannot be used: the
+// endpoint could not be reached, refused the key or the request, failed, stalled or
+// answered out of format, or the profile's model is misconfigured. A person fixes these at
+// the model server or in the Agent's profile, not in the project, so the console's
+// Operations page and docket doctor name them (docs/workbench.md, Agent profiles).
+func ModelFailure(code Code) bool {
+	switch code {
+	case CodeModelAuth, CodeModelRateLimited, CodeModelQuota, CodeModelContextLength, CodeModelBadRequest,
+		CodeModelServer, CodeModelTransport, CodeModelStream, CodeModelReply, CodeModelStalled, CodeModelConfig:
+		return true
+	}
+	return false
+}
