@@ -16,6 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/authority/task"
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -84,7 +85,10 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease})
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
+		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {
+			return a.boards.View(ctx, project, func(b *board.Board) error { return b.CheckPin(caseType, key) })
+		}})
 	return a, nil
 }
 

@@ -82,22 +82,51 @@ func TestAuthority_PostTask(t *testing.T) {
 	})
 
 	t.Run("a pin does not move", func(t *testing.T) {
-		key := contract.Args{"job_id": contract.StringValue("calc-001")}
-		if _, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", Conversation: "p-1", CaseType: "verified_calculation", BusinessKey: key}); err != nil {
+		key := contract.Args{"topic": contract.StringValue("calc-001")}
+		if _, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", Conversation: "p-1", CaseType: "exploration", BusinessKey: key}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "y", Conversation: "p-1", CaseType: "verified_calculation",
-			BusinessKey: contract.Args{"job_id": contract.StringValue("calc-002")}})
+		_, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "y", Conversation: "p-1", CaseType: "exploration",
+			BusinessKey: contract.Args{"topic": contract.StringValue("calc-002")}})
 		wantCode(t, err, contract.CodeTaskConflict)
 		pin, by, err := f.a.ConversationPin(ctx, f.agent, "p-1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pin.CaseType != "verified_calculation" || len(pin.BusinessKey) != 1 || pin.BusinessKey["job_id"].String() != key["job_id"].String() {
-			t.Errorf("pin = %+v, want verified_calculation and job calc-001", pin)
+		if pin.CaseType != "exploration" || len(pin.BusinessKey) != 1 || pin.BusinessKey["topic"].String() != key["topic"].String() {
+			t.Errorf("pin = %+v, want exploration and topic calc-001", pin)
 		}
 		if len(by) != 1 || by[0] != f.admin.Principal() {
 			t.Errorf("the conversation's tasks were posted by %v, want only %s", by, f.admin.Principal())
+		}
+	})
+
+	// A pin the project has no Case Type or key for is refused when posted, naming what
+	// the project has, rather than queued to fail in the model's run.
+	t.Run("a pin the project cannot honour", func(t *testing.T) {
+		topic := contract.Args{"topic": contract.StringValue("a")}
+		tests := []struct {
+			name  string
+			pin   string
+			key   contract.Args
+			code  contract.Code
+			words []string
+		}{
+			{"a misspelt Case Type", "exploraton", topic, contract.CodeCaseTypeUnknown, []string{`no Case Type "exploraton"`, "did you mean exploration?", "use one of exploration"}},
+			{"a Case Type not installed", "verified_calculation", contract.Args{"job_id": contract.StringValue("a")}, contract.CodeCaseTypeUnknown, []string{"use one of exploration", "install the capability"}},
+			{"a misspelt key argument", "exploration", contract.Args{"topc": contract.StringValue("a")}, contract.CodeCaseBusinessKey, []string{"topc is not part of the business key of exploration (did you mean topic?)", "pass exactly topic"}},
+			{"a key argument missing", "exploration", contract.Args{"other": contract.StringValue("a")}, contract.CodeCaseBusinessKey, []string{"pass exactly topic"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", CaseType: tt.pin, BusinessKey: tt.key})
+				wantCode(t, err, tt.code)
+				for _, w := range tt.words {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("PostTask = %v, want it to say %q", err, w)
+					}
+				}
+			})
 		}
 	})
 

@@ -2,6 +2,7 @@ package board
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -27,14 +28,10 @@ func (b *Board) OpenCase(by contract.Principal, caseType string, key contract.Ar
 		return contract.Case{}, nil, contract.Errorf(contract.CodeInvalidArgument,
 			"only agents and members open Cases, not %q", by)
 	}
-	ct, ok := b.caseTypes[caseType]
-	if !ok {
-		return contract.Case{}, nil, contract.Errorf(contract.CodeCaseTypeUnknown,
-			"no Case Type %q is installed; use one of %s", caseType, strings.Join(b.caseTypeSeq, ", "))
-	}
-	if err := checkKey(ct.CaseType, key); err != nil {
+	if err := b.CheckPin(caseType, key); err != nil {
 		return contract.Case{}, nil, err
 	}
+	ct := b.caseTypes[caseType]
 	if ct.Opening != "" {
 		if err := b.checkOpening(ct.CaseType, key); err != nil {
 			return contract.Case{}, nil, err
@@ -109,7 +106,37 @@ func (b *Board) putCase(c *contract.Case) {
 	}
 }
 
+// CheckPin refuses a Case Type this Board does not have (case_type_unknown, naming the
+// ones it has and the nearest) and a business key whose arguments are not exactly the
+// Case Type's (case_business_key, naming them). It is the check of OpenCase, and of a
+// task pinned to a Case Type and key when it is posted: a pin the project cannot honour
+// is refused at the door, rather than queued to fail later in the model's run.
+func (b *Board) CheckPin(caseType string, key contract.Args) error {
+	ct, ok := b.caseTypes[caseType]
+	if !ok {
+		hint := ""
+		if near, ok := contract.Nearest(caseType, b.caseTypeSeq); ok {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		return contract.Errorf(contract.CodeCaseTypeUnknown,
+			"no Case Type %q is installed%s; use one of %s, or install the capability that declares it", caseType, hint, strings.Join(b.caseTypeSeq, ", "))
+	}
+	return checkKey(ct.CaseType, key)
+}
+
 func checkKey(ct CaseType, key contract.Args) error {
+	// An argument the key does not have first: a misspelt one is then named with the
+	// argument it nearly is, rather than reported as that argument missing.
+	for _, k := range slices.Sorted(maps.Keys(key)) {
+		if !slices.Contains(ct.KeyArgs, k) {
+			hint := ""
+			if near, ok := contract.Nearest(k, ct.KeyArgs); ok {
+				hint = fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return contract.Errorf(contract.CodeCaseBusinessKey,
+				"%s is not part of the business key of %s%s; pass exactly %s", k, ct.Name, hint, strings.Join(ct.KeyArgs, ", "))
+		}
+	}
 	for _, k := range ct.KeyArgs {
 		v, ok := key[k]
 		if !ok {
@@ -119,12 +146,6 @@ func checkKey(ct CaseType, key contract.Args) error {
 		if _, isVar := v.Var(); isVar || v.IsZero() {
 			return contract.Errorf(contract.CodeCaseBusinessKey,
 				"the business key argument %s is %s; give the value of the Case's subject, not a variable", k, v)
-		}
-	}
-	for k := range key {
-		if !slices.Contains(ct.KeyArgs, k) {
-			return contract.Errorf(contract.CodeCaseBusinessKey,
-				"%s is not part of the business key of %s; pass exactly %s", k, ct.Name, strings.Join(ct.KeyArgs, ", "))
 		}
 	}
 	return nil

@@ -30,6 +30,10 @@ type Config struct {
 	Now   func() time.Time // default: time.Now
 	Rand  io.Reader        // default: crypto/rand.Reader
 	Lease time.Duration    // default: DefaultLease
+	// CheckPin refuses a task's pin — a Case Type and business key — that the project's
+	// Board cannot honour, naming what it has; nil checks nothing. The Keeper cannot read
+	// a Board itself, so the authority lends it the Board's check.
+	CheckPin func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
 }
 
 // Keeper keeps the tasks of one store's projects. It is safe for concurrent use.
@@ -38,6 +42,7 @@ type Keeper struct {
 	now   func() time.Time
 	rand  io.Reader
 	lease time.Duration
+	pin   func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
 
 	mu      sync.Mutex // guards ledgers; held only to find an entry
 	ledgers map[contract.ProjectID]*ledger
@@ -45,7 +50,7 @@ type Keeper struct {
 
 // New returns the Keeper over cfg.Store.
 func New(cfg Config) *Keeper {
-	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{}}
+	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{}, pin: cfg.CheckPin}
 	if k.now == nil {
 		k.now = time.Now
 	}
@@ -94,6 +99,13 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 	}
 	if err := checkRequest(kind, req); err != nil {
 		return contract.Task{}, err
+	}
+	if req.CaseType != "" && k.pin != nil {
+		// At the door: a pin the project has no Case Type or key for would be queued and
+		// fail later in the model's run, with nothing to say it was the pin.
+		if err := k.pin(ctx, project, req.CaseType, req.BusinessKey); err != nil {
+			return contract.Task{}, fmt.Errorf("post a task: %w", err)
+		}
 	}
 	ag, err := identity.FindAgent(ctx, k.store, project, agentRef)
 	if err != nil {
