@@ -87,7 +87,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	}
 	m, err := worker.ParseManifest(mb, adapters)
 	if err != nil {
-		return err
+		return fmt.Errorf("the tool manifest %s: %w", c.Manifest, err)
 	}
 	if c.PrintTools {
 		return printTools(e.Stdout, m, adapters, ceiling)

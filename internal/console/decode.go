@@ -87,6 +87,9 @@ func decodeStrict(rd io.Reader, v any) error {
 
 // jsonProblem describes a decoding error without echoing the body.
 func jsonProblem(err error) string {
+	if de, ok := errors.AsType[*contract.DecodeError](err); ok {
+		return de.Error() // the line, the key and the fix, in words
+	}
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	}

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/console"
@@ -57,4 +58,41 @@ func TestServer_Tasks(t *testing.T) {
 		{"a message to no conversation", request{method: "POST", path: "/api/v1/projects/default/agents/calc/conversations/nowhere/messages", bearer: s.token, body: `{"text":"hi"}`}, http.StatusNotFound, contract.CodeNotFound},
 	}
 	wantRefusals(t, s, tests)
+}
+
+// TestServer_BodyRefusalsTeach: a JSON body with a misspelt field, a value of the wrong
+// kind or a syntax error is refused with the line, the key and the fix in words — never
+// Go's types or a byte offset.
+func TestServer_BodyRefusalsTeach(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body string
+		words      []string
+	}{
+		{"a misspelt field", "{\n  \"txt\": \"Verify job calc-001.\"\n}", []string{`line 2: the key "txt" at the top level is not a field (did you mean "text"?)`, "its fields are "}},
+		{"a value of the wrong kind", `{"text": 7}`, []string{`line 1: "text" is a number, but it takes a string`}},
+		{"malformed", "{\"text\": \"x\",\n \"clientKey\" \"k\"}", []string{"line 2, column 14", "expected : after a key", "send valid JSON"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, raw := s.do(t, request{method: "POST", path: "/api/v1/projects/default/agents/calc/tasks", bearer: s.token, body: tt.body})
+			got := decode[contract.Error](t, raw)
+			if resp.StatusCode != http.StatusBadRequest || got.Code != contract.CodeInvalidArgument {
+				t.Fatalf("POST = %d %+v, want 400 invalid_argument", resp.StatusCode, got)
+			}
+			for _, w := range tt.words {
+				if !strings.Contains(got.Teaching, w) {
+					t.Errorf("teaching %q\nwant it to say %q", got.Teaching, w)
+				}
+			}
+			for _, goish := range []string{"json:", "Go struct", "byte ", "contract."} {
+				if strings.Contains(got.Teaching, goish) {
+					t.Errorf("teaching %q reads as Go internals (%q)", got.Teaching, goish)
+				}
+			}
+		})
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -81,10 +83,131 @@ func decodeStrict(b []byte, v any) error {
 // decodeChecked decodes b, one JSON value that parsed into n, into v, a pointer, as
 // DecodeStrict does after its parse: n is checked against v's type, then decoded.
 func decodeChecked(b []byte, n *jnode, v any) error {
-	if err := walkType(n, reflect.TypeOf(v).Elem(), ""); err != nil {
+	t := reflect.TypeOf(v).Elem()
+	if err := walkType(n, t, ""); err != nil {
 		return err
 	}
-	return decodeJSON(b, v)
+	if err := decodeJSON(b, v); err != nil {
+		return explainDecode(b, n, t, err)
+	}
+	return nil
+}
+
+// DecodeError is encoding/json's refusal of text that is strict JSON, said as a person
+// fixes it: the line, the entry and the fix — "line 4: the key "adaptor" at
+// tools."acme.calc@1" is not a field (did you mean "adapter"?); its fields are …" —
+// rather than Go's types. It carries no code: the caller's (manifest_invalid,
+// vault_invalid, invalid_argument, …) says which input it is; Err is encoding/json's own
+// error. It quotes keys and field names, never a value.
+type DecodeError struct {
+	Line    int
+	Message string
+	Err     error
+}
+
+func (e *DecodeError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Message) }
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// explainDecode turns encoding/json's err, decoding b (parsed into n) into a t, into a
+// *DecodeError when it can place it, else returns it as it is.
+func explainDecode(b []byte, n *jnode, t reflect.Type, err error) error {
+	if _, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field "); isUnknown {
+		if u, ok := findUnknown(n, t, ""); ok {
+			msg := fmt.Sprintf("the key %s at %s is not a field", quoteShort(u.key), where(u.path))
+			if near, ok := Nearest(u.key, u.fields); ok {
+				msg += fmt.Sprintf(" (did you mean %s?)", quoteShort(near))
+			}
+			return &DecodeError{Line: lineOf(b, u.at), Message: msg + "; its fields are " + strings.Join(u.fields, ", "), Err: err}
+		}
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		what := "the value"
+		if te.Field != "" {
+			what = quoteShort(te.Field)
+		}
+		return &DecodeError{Line: lineOf(b, int(te.Offset)), Message: fmt.Sprintf("%s is a %s, but it takes a %s; write it as one", what, jsonWord(te.Value), typeWord(te.Type)), Err: err}
+	}
+	return err
+}
+
+// unknownKey is the first key of an object that its Go type has no field for.
+type unknownKey struct {
+	key, path string
+	at        int      // offset of the key
+	fields    []string // the fields the object takes, sorted
+}
+
+// findUnknown finds the first key of n, in text order, that t has no field for, walking as
+// walkType does.
+func findUnknown(n *jnode, t reflect.Type, path string) (unknownKey, bool) {
+	if n == nil || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return unknownKey{}, false
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return findUnknown(n, t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		if n.kind == '[' {
+			for i, k := range n.kids {
+				if u, ok := findUnknown(k, t.Elem(), path+"["+strconv.Itoa(i)+"]"); ok {
+					return u, true
+				}
+			}
+		}
+	case reflect.Map:
+		if n.kind == '{' {
+			for i, k := range n.kids {
+				if u, ok := findUnknown(k, t.Elem(), join(path, n.keys[i])); ok {
+					return u, true
+				}
+			}
+		}
+	case reflect.Struct:
+		if n.kind != '{' {
+			return unknownKey{}, false
+		}
+		fs := jsonFields(t)
+		for i, key := range n.keys {
+			ft, ok := fs[key]
+			if !ok {
+				names := slices.Sorted(maps.Keys(fs))
+				return unknownKey{key: key, path: path, at: n.keyAt[i], fields: names}, true
+			}
+			if u, ok := findUnknown(n.kids[i], ft, join(path, key)); ok {
+				return u, true
+			}
+		}
+	}
+	return unknownKey{}, false
+}
+
+// jsonWord names a JSON value's kind as encoding/json reports it ("string", "number", …).
+func jsonWord(v string) string {
+	switch {
+	case v == "bool":
+		return "boolean"
+	case v == "array":
+		return "list"
+	case v == "object":
+		return "JSON object"
+	case strings.HasPrefix(v, "number"):
+		return "number"
+	}
+	return v
+}
+
+// typeWord names what a Go type takes, in JSON's words.
+func typeWord(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "list"
+	case reflect.Map:
+		return "JSON object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "whole number"
+	}
+	return kindWord(t)
 }
 
 // checkStrict is DecodeStrict's check of b before decoding into a t.
@@ -115,6 +238,7 @@ type jnode struct {
 	start int  // offset of the value in the text
 	end   int  // offset just past the value
 	keys  []string
+	keyAt []int // offset of each key in the text, for refusals that name its line
 	kids  []*jnode
 	str   string  // a string's value
 	num   float64 // a number's value
@@ -153,7 +277,7 @@ func (p *strictParser) parse() (*jnode, error) {
 	}
 	p.space()
 	if p.i != len(b) {
-		return nil, Errorf(CodeInvalidArgument, "there is data after the JSON value at byte %d; send exactly one JSON value", p.i)
+		return nil, Errorf(CodeInvalidArgument, "there is data after the JSON value at %s; send exactly one JSON value", lineCol(b, p.i))
 	}
 	return n, nil
 }
@@ -168,7 +292,21 @@ func (p *strictParser) syntax(what string) error {
 	if p.i >= len(p.b) {
 		return Errorf(CodeInvalidArgument, "the JSON ends early (%s); send one complete JSON value", what)
 	}
-	return Errorf(CodeInvalidArgument, "the JSON is malformed at byte %d (%s); send valid JSON", p.i, what)
+	return Errorf(CodeInvalidArgument, "the JSON is malformed at %s (%s); send valid JSON", lineCol(p.b, p.i), what)
+}
+
+// lineCol names offset i of b as a person finds it in an editor: "line 3, column 14"
+// (columns count runes), never a byte offset.
+func lineCol(b []byte, i int) string {
+	i = min(i, len(b))
+	line := 1 + bytes.Count(b[:i], []byte("\n"))
+	start := bytes.LastIndexByte(b[:i], '\n') + 1
+	return fmt.Sprintf("line %d, column %d", line, 1+utf8.RuneCount(b[start:i]))
+}
+
+// lineOf is the line of offset i of b, from 1.
+func lineOf(b []byte, i int) int {
+	return 1 + bytes.Count(b[:min(i, len(b))], []byte("\n"))
 }
 
 func (p *strictParser) value(depth int, path string) (*jnode, error) {
@@ -258,6 +396,7 @@ func (p *strictParser) object(n *jnode, depth int, path string) error {
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
 			return p.syntax("expected a key in double quotes")
 		}
+		keyStart := p.i
 		key, err := p.string(path)
 		if err != nil {
 			return err
@@ -281,7 +420,7 @@ func (p *strictParser) object(n *jnode, depth int, path string) error {
 		if err != nil {
 			return err
 		}
-		n.keys, n.kids = append(n.keys, key), append(n.kids, kid)
+		n.keys, n.kids, n.keyAt = append(n.keys, key), append(n.kids, kid), append(n.keyAt, keyStart)
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
@@ -348,7 +487,7 @@ func (p *strictParser) string(path string) (string, error) {
 		default:
 			r, size := utf8.DecodeRune(p.b[p.i:])
 			if r == utf8.RuneError && size <= 1 && p.lenient == 0 {
-				return "", Errorf(CodeInvalidUTF8, "a string at %s holds bytes that are not UTF-8 (byte %d); readers turn them into different text, so send UTF-8", where(path), p.i)
+				return "", Errorf(CodeInvalidUTF8, "a string at %s holds bytes that are not UTF-8 (%s); readers turn them into different text, so send UTF-8", where(path), lineCol(p.b, p.i))
 			}
 			sb.Write(p.b[p.i : p.i+size])
 			p.i += size
@@ -399,7 +538,7 @@ func (p *strictParser) number(n *jnode, path string) error {
 	n.raw = string(p.b[start:p.i])
 	f, err := strconv.ParseFloat(n.raw, 64)
 	if err != nil {
-		return Errorf(CodeInvalidArgument, "the number %.40s at %s is out of range; send a smaller number, or a large one as a string", n.raw, where(path))
+		return Errorf(CodeInvalidArgument, "the number at %s (%s) is out of range; send a smaller number, or a large one as a string", where(path), lineCol(p.b, start))
 	}
 	n.num = f
 	return nil

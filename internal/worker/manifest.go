@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -114,8 +115,12 @@ func ParseManifest(b []byte, checkers map[string]Adapter) (*Manifest, error) {
 	}
 	var f manifestFile
 	if err := contract.DecodeStrict(b, &f); err != nil {
+		why := err.Error()
+		if ce, ok := errors.AsType[*contract.Error](err); ok {
+			why = ce.Teaching // its code is the manifest's, not the JSON reader's
+		}
 		return nil, &contract.Error{Code: contract.CodeManifestInvalid,
-			Teaching: fmt.Sprintf("the manifest is not valid %s JSON: %v.", ManifestFormat, err), Err: err}
+			Teaching: fmt.Sprintf("the manifest is not valid %s JSON: %s.", ManifestFormat, why), Err: err}
 	}
 	if f.Format != ManifestFormat {
 		return nil, contract.Errorf(contract.CodeManifestInvalid, "the manifest format is %.40q; set \"format\": %q.", f.Format, ManifestFormat)

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -115,9 +116,15 @@ func ParseVault(b []byte) (*Vault, error) {
 	}
 	var f vaultFile
 	if err := contract.DecodeStrict(b, &f); err != nil {
-		// The decoder's message can quote a value; keep it out of the teaching.
-		return nil, &contract.Error{Code: contract.CodeVaultInvalid,
-			Teaching: "the vault is not valid JSON of the form {\"sources\": {name: {type, …}}} with known fields only; fix it.", Err: err}
+		// The strict decoder's refusals name the line, the key and the fix and quote keys
+		// only, never a value; any other error may quote one and stays out of the teaching.
+		teaching := "the vault is not valid JSON of the form {\"sources\": {name: {type, …}}} with known fields only; fix it."
+		if de, ok := errors.AsType[*contract.DecodeError](err); ok {
+			teaching = "the vault is not valid: " + de.Error() + "."
+		} else if ce, ok := errors.AsType[*contract.Error](err); ok {
+			teaching = "the vault is not valid JSON: " + ce.Teaching + "."
+		}
+		return nil, &contract.Error{Code: contract.CodeVaultInvalid, Teaching: teaching, Err: err}
 	}
 	v := &Vault{sources: map[string]*Source{}}
 	for name, s := range f.Sources {
