@@ -3,6 +3,7 @@ package capability
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -92,16 +93,52 @@ func decodeManifest(src []byte, loc *locator, c *checker) (manifest, bool) {
 		} else if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
 			// Type mismatches arrive as plain errors that carry the line in their text.
 			line, _ := strconv.Atoi(m[1])
-			c.add(loc.at(line), "the value of %s has the wrong type: %s", m[2], m[3])
+			words, ok := contract.TOMLTypeWords(m[3])
+			if !ok {
+				words = m[3]
+			}
+			c.add(loc.at(line), "the value of %s is wrong: %s", m[2], words)
 		} else {
 			c.add(ManifestFile, "the file does not decode: %v", err)
 		}
 		return manifest{}, false
 	}
 	for _, k := range md.Undecoded() {
-		c.add(loc.at(loc.keyLine(k)), "unknown key %q; check its spelling against the schema in the capability package documentation", k.String())
+		known := keysAt(reflect.TypeFor[manifest](), k[:len(k)-1])
+		hint := ""
+		if near, ok := contract.Nearest(k[len(k)-1], known); ok {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		c.add(loc.at(loc.keyLine(k)), "unknown key %q%s; the keys here are %s (docs/capabilities.md)", k.String(), hint, strings.Join(known, ", "))
 	}
 	return m, true
+}
+
+// keysAt lists the keys the table at path of a t takes, in the order t declares them,
+// read from the toml tags: the schema itself, so a suggestion never drifts from it. A
+// path that reaches no table lists nothing.
+func keysAt(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	if len(path) > 0 {
+		for i := range t.NumField() {
+			if t.Field(i).Tag.Get("toml") == path[0] {
+				return keysAt(t.Field(i).Type, path[1:])
+			}
+		}
+		return nil
+	}
+	var out []string
+	for i := range t.NumField() {
+		if name := t.Field(i).Tag.Get("toml"); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // typeErrRE matches BurntSushi/toml's type errors: `toml: line 2 (last key "version"): …`.

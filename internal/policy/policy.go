@@ -141,7 +141,11 @@ func Parse(name string, src []byte) (Document, error) {
 		}
 		if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			return Document{}, loc.refuse(line, "the value of %s has the wrong type: %s", m[2], m[3])
+			words, ok := contract.TOMLTypeWords(m[3])
+			if !ok {
+				words = m[3]
+			}
+			return Document{}, loc.refuse(line, "the value of %s is wrong: %s", m[2], words)
 		}
 		return Document{}, loc.refuse(0, "the document does not decode: %v", err)
 	}
@@ -149,7 +153,11 @@ func Parse(name string, src []byte) (Document, error) {
 	// against the exact spelling here; this also refuses unknown keys.
 	for _, k := range md.Keys() {
 		if !slices.Contains(keys, k.String()) {
-			return Document{}, loc.refuse(loc.keyLine(k), "unknown key %q; the keys of each policy are listed in docs/policies.md, spelled in lower case", k.String())
+			hint := ""
+			if near, ok := nearestKey(k); ok {
+				hint = fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return Document{}, loc.refuse(loc.keyLine(k), "unknown key %q%s; the keys of each policy are listed in docs/policies.md, spelled in lower case", k.String(), hint)
 		}
 	}
 	var d Document
@@ -184,6 +192,36 @@ func Parse(name string, src []byte) (Document, error) {
 		return Document{}, err
 	}
 	return d, nil
+}
+
+// nearestKey is the known key k most likely misspells: one beside it (under the same
+// table) whose last part is a near miss of k's.
+func nearestKey(k toml.Key) (string, bool) {
+	parent := strings.Join(k[:len(k)-1], ".")
+	var names []string
+	for _, known := range keys {
+		p, last := "", known
+		if i := strings.LastIndexByte(known, '.'); i >= 0 {
+			p, last = known[:i], known[i+1:]
+		}
+		if p == parent {
+			names = append(names, last)
+		}
+	}
+	last := k[len(k)-1]
+	near, ok := contract.Nearest(last, names)
+	for _, n := range names {
+		if strings.EqualFold(n, last) { // spelled in another case: the key itself, in lower case
+			near, ok = n, true
+		}
+	}
+	if !ok {
+		return "", false
+	}
+	if parent == "" {
+		return near, true
+	}
+	return parent + "." + near, true
 }
 
 // typeErrRE matches BurntSushi/toml's type errors: `toml: line 2 (last key "version"): …`.
