@@ -44,10 +44,16 @@ where docket start runs the Agent's runtime; a relative path in the profile is t
 that machine's data dir. The model key itself is never sent: keep it in the key file, mode
 0600. A loopback OpenAI-compatible server needs no key.
 
+Before saving, one small request (a completion of one token) goes to the model endpoint, with
+the key from the key file; a profile whose model does not answer is refused with the
+endpoint's error (host unreachable, a refused key, an unknown model). --no-check saves
+without it: for a model server that is not up yet, or a key file on another machine.
+
 Examples:
   docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5
   docket agent profile set calc --provider anthropic --model claude-sonnet-4-5 --key-file ~/.docket/agents/calc/model.key --max-usd 2
-  docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --instructions AGENTS.md --disabled`
+  docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --instructions AGENTS.md --disabled
+  docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check`
 }
 
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
