@@ -33,8 +33,8 @@ func TestPages_AgentTask(t *testing.T) {
 
 	// A key that is not JSON is refused, and the form keeps the task.
 	r.b.Do(chromedp.SendKeys(chromedp.ID("task-text"), "Verify job calc-001."),
-		chromedp.SendKeys(chromedp.ID("task-case-type"), "verified_calculation"),
-		chromedp.SendKeys(chromedp.ID("task-key"), "job_id=calc-001"),
+		chromedp.SendKeys(chromedp.ID("task-case-type"), "exploration"),
+		chromedp.SendKeys(chromedp.ID("task-key"), "topic=calc-001"),
 		chromedp.Click(chromedp.ID("post-task")),
 		chromedp.WaitVisible(chromedp.ID("task-error")))
 	if got := r.b.Text("#task-error"); !strings.Contains(got, "JSON object") {
@@ -44,14 +44,23 @@ func TestPages_AgentTask(t *testing.T) {
 		t.Errorf("after the refusal the task field holds %q, want what was typed", got)
 	}
 
-	r.b.Do(chromedp.SetValue(chromedp.ID("task-key"), `{"job_id": "calc-001"}`),
+	// A pin to a Case Type the project does not have is refused when posted, naming the
+	// ones it has, and the form keeps the task.
+	r.b.Do(chromedp.SetValue(chromedp.ID("task-key"), `{"topic": "calc-001"}`),
+		chromedp.SetValue(chromedp.ID("task-case-type"), "exploraton"),
+		chromedp.Click(chromedp.ID("post-task")),
+		chromedp.WaitVisible(chromedp.ID("task-error")))
+	if got := r.b.Text("#task-error"); !strings.Contains(got, `no Case Type "exploraton"`) || !strings.Contains(got, "did you mean exploration?") {
+		t.Errorf("the refusal says %q, want the Case Types the project has", got)
+	}
+	r.b.Do(chromedp.SetValue(chromedp.ID("task-case-type"), "exploration"),
 		chromedp.Click(chromedp.ID("post-task")),
 		chromedp.WaitVisible(chromedp.CSS(".notice")))
 	if got := r.b.Text(".notice"); !strings.Contains(got, "posted") {
 		t.Fatalf("after posting, the notice is %q", got)
 	}
 	ts, err := r.a.Tasks(ctx, mustCaller(t, r.testServer), "default", "runner")
-	if err != nil || len(ts) != 1 || ts[0].CaseType != "verified_calculation" || ts[0].BusinessKey.JSON() != `{"job_id":"calc-001"}` {
+	if err != nil || len(ts) != 1 || ts[0].CaseType != "exploration" || ts[0].BusinessKey.JSON() != `{"topic":"calc-001"}` {
 		t.Fatalf("tasks of runner = %+v, %v; want the one posted, pinned to job calc-001", ts, err)
 	}
 	task := ts[0]
