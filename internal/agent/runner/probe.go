@@ -67,17 +67,20 @@ func Probe(ctx context.Context, cfg ProbeConfig) error {
 		}
 		return &contract.Error{Code: contract.CodeModelConfig, Teaching: fmt.Sprintf("the model check failed: %v", err), Err: err}
 	}
-	return &contract.Error{Code: pe.Code(), Teaching: probeTeaching(pe, mc), Err: err}
+	return &contract.Error{Code: pe.Code(), Teaching: probeTeaching(pe, mc, !cfg.Key.IsZero()), Err: err}
 }
 
 // probeTeaching says what the endpoint's failure means for the profile, and the fix.
-func probeTeaching(pe *agent.ProviderError, mc agent.ModelConfig) string {
+func probeTeaching(pe *agent.ProviderError, mc agent.ModelConfig, keyed bool) string {
 	var fix string
 	switch pe.Kind {
 	case agent.KindTransport, agent.KindStalled:
 		fix = "start the model server, or fix the model URL"
 	case agent.KindAuth:
 		fix = "the key was refused: check the key file"
+		if !keyed {
+			fix = "the endpoint wants a key, and none was sent: give the profile a key file"
+		}
 	case agent.KindBadRequest:
 		fix = fmt.Sprintf("check the model name (%q) and the provider's wire format", mc.Model)
 	case agent.KindRateLimit, agent.KindQuota:

@@ -60,6 +60,8 @@ func TestProbe(t *testing.T) {
 			[]string{"openai", "connection refused", "start the model server, or fix the model URL"}},
 		{"key refused", runner.ProbeConfig{Provider: "openai", URL: good.URL + "/v1", Model: "m", Key: agent.NewKey("sk-wrong-key-0987654321")}, contract.CodeModelAuth,
 			[]string{"openai", "HTTP 401", "Incorrect API key", "check the key file"}},
+		{"no key where one is wanted", runner.ProbeConfig{Provider: "openai", URL: good.URL + "/v1", Model: "m"}, contract.CodeModelAuth,
+			[]string{"HTTP 401", "the endpoint wants a key, and none was sent"}},
 		{"unknown model", runner.ProbeConfig{Provider: "openai", URL: unknownModel.URL + "/v1", Model: "gpt-9", Key: agent.NewKey(key)}, contract.CodeModelBadRequest,
 			[]string{"HTTP 404", "The model 'gpt-9' does not exist", `check the model name ("gpt-9")`}},
 	}
