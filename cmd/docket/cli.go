@@ -93,8 +93,8 @@ func versionLine() string {
 // the exact source: "v1.2.0 (commit 3f2a9c1d0b7e, 2026-12-02T05:14:15Z)", with
 // "+ local changes" when the tree was modified. ldflag is the version set with -ldflags,
 // "dev" when none was; a binary built by go install module@version carries that version
-// in info. A binary built outside a checkout (go test, go run of a file) has no commit,
-// and says so rather than printing nothing.
+// in info. A binary built with no commit recorded (outside a git clone, in a linked
+// worktree, with -buildvcs=false, by go test) says so rather than printing nothing.
 func buildVersion(ldflag string, info *debug.BuildInfo) string {
 	v := ldflag
 	if info != nil && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
@@ -115,7 +115,7 @@ func buildVersion(ldflag string, info *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return v + " (no commit recorded: built outside a git checkout)"
+		return v + " (no commit recorded in this build)"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]

@@ -30,8 +30,8 @@ func TestBuildVersion(t *testing.T) {
 		{"ldflags win", "v1.3.0", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: vcs("abc", "2026-11-30T10:00:00Z", "false")},
 			"v1.3.0 (commit abc, 2026-11-30T10:00:00Z)"},
 		{"no vcs", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}},
-			"dev (no commit recorded: built outside a git checkout)"},
-		{"no build info", "dev", nil, "dev (no commit recorded: built outside a git checkout)"},
+			"dev (no commit recorded in this build)"},
+		{"no build info", "dev", nil, "dev (no commit recorded in this build)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
