@@ -62,9 +62,8 @@ func TestVersion_BuiltBinary(t *testing.T) {
 		t.Skip("this checkout is a linked git worktree (.git is a file); the go command records no commit there")
 	}
 	bin := filepath.Join(t.TempDir(), "docket")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=true")
-	if out, err := build.CombinedOutput(); err != nil {
+	// -buildvcs=true on the command line wins over a GOFLAGS that turns stamping off.
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}} {
