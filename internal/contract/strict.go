@@ -298,7 +298,7 @@ func (p *strictParser) syntax(what string) error {
 // lineCol names offset i of b as a person finds it in an editor: "line 3, column 14"
 // (columns count runes), never a byte offset.
 func lineCol(b []byte, i int) string {
-	i = min(i, len(b))
+	i = max(0, min(i, len(b)))
 	line := 1 + bytes.Count(b[:i], []byte("\n"))
 	start := bytes.LastIndexByte(b[:i], '\n') + 1
 	return fmt.Sprintf("line %d, column %d", line, 1+utf8.RuneCount(b[start:i]))
@@ -306,7 +306,7 @@ func lineCol(b []byte, i int) string {
 
 // lineOf is the line of offset i of b, from 1.
 func lineOf(b []byte, i int) int {
-	return 1 + bytes.Count(b[:min(i, len(b))], []byte("\n"))
+	return 1 + bytes.Count(b[:max(0, min(i, len(b)))], []byte("\n"))
 }
 
 func (p *strictParser) value(depth int, path string) (*jnode, error) {
