@@ -366,5 +366,13 @@ func (c *hookRunFlags) hook(e *env, p hook.Protocol) (hook.Hook, error) {
 		return hook.Hook{}, fmt.Errorf("read the Agent's token file: %w", err)
 	}
 	api := &apiclient.Client{URL: base, Token: strings.TrimSpace(string(tok)), HTTP: &http.Client{}}
-	return hook.Hook{Protocol: p, Authority: api, Root: cfg.Root, Wait: wait}, nil
+	return hook.Hook{Protocol: p, Authority: api, Root: cfg.Root, Wait: wait, Protected: hookProtected(cfg, c.Config)}, nil
+}
+
+// hookProtected are the paths no tool call may touch, free or decided: the hook's token
+// file and its config directory, Claude Code's settings that hold the hook, and the
+// repository's git config and git hooks, which run commands of their own.
+func hookProtected(cfg hookConfig, config string) []string {
+	return []string{cfg.TokenFile, filepath.Dir(config), filepath.Join(cfg.Root, ".claude", claudeSettings),
+		filepath.Join(cfg.Root, ".git", "config"), filepath.Join(cfg.Root, ".git", "hooks")}
 }
