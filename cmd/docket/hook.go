@@ -125,16 +125,16 @@ func (c *hookInstallCmd) Run(ctx context.Context, e *env) error {
 	return err
 }
 
-// hookAgentToken creates the Agent name, or — with replace — replaces the token of the
-// Agent of that name.
+// hookAgentToken creates the Agent name with a hook token, which reaches only the hook
+// routes, or — with replace — replaces the token of the Agent of that name by one.
 func hookAgentToken(ctx context.Context, cl *client, project, name string, replace bool) (contract.AgentToken, error) {
 	var at contract.AgentToken
-	err := cl.do(ctx, http.MethodPost, projectPath(project, "agents"), contract.CreateAgentRequest{Name: name, Kind: string(contract.AgentKindAgent)}, &at)
+	err := cl.do(ctx, http.MethodPost, projectPath(project, "agents"), contract.CreateAgentRequest{Name: name, Kind: string(contract.AgentKindAgent), Hook: true}, &at)
 	if contract.CodeOf(err) == contract.CodeAlreadyExists {
 		if !replace {
 			return at, fmt.Errorf("the Agent %s exists; pass --replace-token to give this hook a new token (its old one stops working), or name another Agent", name)
 		}
-		err = cl.do(ctx, http.MethodPost, projectPath(project, "agents", name, "token"), nil, &at)
+		err = cl.do(ctx, http.MethodPost, projectPath(project, "agents", name, "token")+"?for=hook", nil, &at)
 	}
 	return at, err
 }

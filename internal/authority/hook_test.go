@@ -32,7 +32,7 @@ func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Agent: "coder"})
-	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: p.Agent, ops: authority.NewOperations(p.A, authority.OperationsConfig{})}
+	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: hookToken(t, p.A, p.Admin, "coder"), ops: authority.NewOperations(p.A, authority.OperationsConfig{})}
 	at, err := p.A.CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +50,21 @@ func newHookFixture(t *testing.T) *hookFixture {
 		}
 	}
 	return f
+}
+
+// hookToken gives the Agent name a hook token, as docket hook install does, and returns
+// the Agent as that token proves it.
+func hookToken(t testing.TB, a *authority.Authority, admin authority.Caller, name string) authority.Caller {
+	t.Helper()
+	at, err := a.ReplaceHookToken(t.Context(), admin, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Authenticate(t.Context(), authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // orchView returns the orchestrator's View, as QueryBoard answers it.
@@ -329,10 +344,11 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 			opsA, opsB := authority.NewOperations(p.A, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			coder := hookToken(t, p.A, p.Admin, "coder")
 			var wg sync.WaitGroup
 			verdict := make(chan contract.HookVerdict, 1)
 			wg.Go(func() {
-				v, err := opsA.Hook(t.Context(), p.Agent, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
+				v, err := opsA.Hook(t.Context(), coder, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
 				if err != nil {
 					t.Error(err)
 				}
@@ -362,7 +378,7 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				t.Fatalf("the hook held on A was answered %+v, want allowed by the member deciding on B", v)
 			}
 			out := contract.HookOutcome{CallID: "toolu_1", Tool: "Bash", OK: true, OutputDigest: "sha256:" + strings.Repeat("cd", 32), OutputBytes: 1}
-			if _, err := opsB.HookOutcome(t.Context(), p.Agent, out); err != nil {
+			if _, err := opsB.HookOutcome(t.Context(), coder, out); err != nil {
 				t.Fatal(err)
 			}
 			for name, ops := range map[string]*authority.Operations{"A": opsA, "B": opsB} {
@@ -498,5 +514,36 @@ func TestOperations_HookWithdrawn(t *testing.T) {
 	}
 	if n, err := f.a.VerifyEvents(t.Context(), f.admin, "default"); err != nil || !n.OK {
 		t.Fatalf("events verify: %+v, %v", n, err)
+	}
+}
+
+// TestOperations_HookCaller: only a hook token speaks for a coding agent's hook: an
+// orchestrator's token, an Agent's own token and a member are refused on both routes.
+func TestOperations_HookCaller(t *testing.T) {
+	f := newHookFixture(t)
+	own, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc, err := f.a.Authenticate(t.Context(), authority.Token(own.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]authority.Caller{"an orchestrator": f.boss, "an Agent's own token": calc, "a member": f.admin} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := f.ops.Hook(t.Context(), c, hookCall("c1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); contract.CodeOf(err) != contract.CodeForbidden {
+				t.Errorf("Hook = %v, want forbidden", err)
+			}
+			out := contract.HookOutcome{CallID: "c1", Tool: "Read", OK: true, OutputDigest: "sha256:" + strings.Repeat("ab", 32)}
+			if _, err := f.ops.HookOutcome(t.Context(), c, out); contract.CodeOf(err) != contract.CodeForbidden {
+				t.Errorf("HookOutcome = %v, want forbidden", err)
+			}
+		})
+	}
+	if _, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "chief", Kind: "orchestrator", Hook: true}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Errorf("an orchestrator with a hook token = %v, want invalid_argument", err)
+	}
+	if _, err := f.a.ReplaceHookToken(t.Context(), f.admin, "default", "boss"); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Errorf("a hook token for an orchestrator = %v, want invalid_argument", err)
 	}
 }

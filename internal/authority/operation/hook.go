@@ -64,6 +64,16 @@ const maxHookName = 200
 // maxHookFinding bounds a sentence of what the hook found where a path lands.
 const maxHookFinding = 1000
 
+// hookCaller refuses any caller but an Agent proven by its hook token: not a member, a
+// delegate, nor an Agent's or orchestrator's own token, which reach /mcp and must not
+// also speak for a coding agent's hook (docs/coding-agents.md).
+func hookCaller(c identity.Caller) error {
+	if c.Kind != contract.PrincipalAgent || !c.Hook || len(c.Projects) != 1 || c.Delegate != "" {
+		return contract.Errorf(contract.CodeForbidden, "only a coding agent's hook reports its tool calls, with the hook token docket hook install wrote; an Agent's own token is refused here (docket hook install --replace-token gives the hook one).")
+	}
+	return nil
+}
+
 // hookVector returns the request vector of call, with its input canonical.
 func hookVector(call contract.HookCall) (contract.RequestVector, json.RawMessage, error) {
 	canon, err := jcs.Transform(call.Input)
@@ -115,8 +125,8 @@ func checkHookCall(call contract.HookCall) error {
 // and denied with hook_undecided, so an approval that comes later runs nothing. When ctx
 // ends while it waits, the call is withdrawn the same way.
 func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.HookCall) (contract.HookVerdict, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 || c.Delegate != "" {
-		return contract.HookVerdict{}, contract.Errorf(contract.CodeForbidden, "only an Agent's hook reports its tool calls; give the hook the Agent's token file (docket hook install).")
+	if err := hookCaller(c); err != nil {
+		return contract.HookVerdict{}, err
 	}
 	if err := checkHookCall(call); err != nil {
 		return contract.HookVerdict{}, err
@@ -327,8 +337,8 @@ func hookSettled(v contract.HookVerdict, op Op, r *contract.Request) contract.Ho
 // hook reports it (PostToolUse): a call the authority never admitted is refused
 // hook_unknown_call, and a call reported twice keeps its first outcome.
 func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out contract.HookOutcome) (int64, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 || c.Delegate != "" {
-		return 0, contract.Errorf(contract.CodeForbidden, "only an Agent's hook reports its tool calls; give the hook the Agent's token file (docket hook install).")
+	if err := hookCaller(c); err != nil {
+		return 0, err
 	}
 	ran := strings.HasPrefix(out.OutputDigest, "sha256:") && len(out.OutputDigest) == len("sha256:")+64
 	withdrawn := out.Withdrawn != "" && !out.OK && out.OutputDigest == "" && out.OutputBytes == 0 && out.ExitCode == nil &&
