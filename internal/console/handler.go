@@ -32,17 +32,17 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 				s.writeError(w, r, err)
 				return
 			}
-			// A hook token reaches the hook routes only, and they take nothing else
-			// (docs/coding-agents.md); the authority checks the second again.
-			if c.Hook != (a == hookAuthed) {
-				s.writeError(w, r, errHookRoutes(c.Hook))
-				return
-			}
 			r = r.WithContext(withCaller(r.Context(), c, tok))
 			if done, err := s.delegateGate(w, r, pattern); done {
 				if err != nil {
 					s.writeError(w, r, err)
 				}
+				return
+			}
+			// A hook token reaches the hook routes only, and they take nothing else
+			// (docs/coding-agents.md); the authority checks the second again.
+			if c.Hook != (a == hookAuthed) {
+				s.writeError(w, r, errHookRoutes(c.Hook))
 				return
 			}
 		}
