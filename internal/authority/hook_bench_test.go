@@ -33,18 +33,19 @@ func BenchmarkOperations_HookFree(b *testing.B) {
 		b.Fatal(err)
 	}
 	ops := authority.NewOperations(p.A, authority.OperationsConfig{})
+	coder := hookToken(b, p.A, p.Admin, "coder")
 	input := json.RawMessage(`{"file_path":"/r/docs/a.md"}`)
 	out := contract.HookOutcome{Tool: "Read", OK: true, OutputDigest: "sha256:" + fmt.Sprintf("%064x", 0), OutputBytes: 10}
 	n := 0
 	for b.Loop() {
 		n++
 		id := fmt.Sprintf("toolu_%d", n)
-		v, err := ops.Hook(ctx, p.Agent, contract.HookCall{CLI: "claude-code", CallID: id, Tool: "Read", Input: input, Path: "docs/a.md"})
+		v, err := ops.Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: id, Tool: "Read", Input: input, Path: "docs/a.md"})
 		if err != nil || !v.Allow {
 			b.Fatalf("call %d: %+v, %v", n, v, err)
 		}
 		out.CallID = id
-		if _, err := ops.HookOutcome(ctx, p.Agent, out); err != nil {
+		if _, err := ops.HookOutcome(ctx, coder, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@ func TestPages_AgentHookCalls(t *testing.T) {
 		Text: "[hook_policy]\n[[hook_policy.profile]]\nagent = \"coder\"\nfree = [\"Read\"]\nrefuse = [\"WebFetch\"]\n"}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder"})
+	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}

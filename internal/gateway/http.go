@@ -181,6 +181,10 @@ func (g *Gateway) authenticate(r *http.Request) (authority.Caller, error) {
 	if c.Kind != contract.PrincipalAgent {
 		return authority.Caller{}, errors.New("not an agent")
 	}
+	if c.Hook {
+		// A coding agent's hook token reaches only the hook routes (docs/coding-agents.md).
+		return authority.Caller{}, contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
+	}
 	return c, nil
 }
 
