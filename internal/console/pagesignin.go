@@ -83,13 +83,10 @@ func (s *Server) pageSignOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 
-// signOut ends session tok in the store and then every event stream it holds open.
+// signOut ends session tok in the store; the authority then ends every stream it holds
+// open, as for any credential that stops proving its caller.
 func (s *Server) signOut(r *http.Request, tok authority.Token) error {
-	if err := s.auth.Logout(r.Context(), tok); err != nil {
-		return err
-	}
-	s.streams.end(tok)
-	return nil
+	return s.auth.Logout(r.Context(), tok)
 }
 
 // setSessionCookie gives a browser its session: HttpOnly so that script cannot read it,

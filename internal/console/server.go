@@ -161,7 +161,6 @@ type Server struct {
 	bodyTimeout   time.Duration
 	logins        *loginLimiter
 	templates     map[string]*template.Template // the pages, by name (pages.go)
-	streams       *streamSet                    // open event streams, ended at sign-out
 	metrics       http.Handler
 	observe       func(http.Handler) http.Handler
 }
@@ -190,7 +189,6 @@ func New(cfg Config) (*Server, error) {
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
 		templates: map[string]*template.Template{},
-		streams:   newStreamSet(),
 		pathKey:   cfg.PathKey,
 		maxConns:  cfg.MaxConns,
 		logins:    newLoginLimiter(cfg.Logins),
