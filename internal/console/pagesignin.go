@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/localpath"
 )
 
 // signInBody is what the sign-in page shows: the name typed, where to go next, and why
@@ -108,10 +109,11 @@ func clearSessionCookie(w http.ResponseWriter) {
 }
 
 // localPath returns p when it is a path on this listener, else "": a sign-in link must
-// not send the browser to another site ("//evil.example" is a host, not a path).
+// not send the browser to another site, however the browser reads it (localpath.Parse).
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	lp, ok := localpath.Parse(p)
+	if !ok {
 		return ""
 	}
-	return p
+	return lp
 }
