@@ -2,16 +2,20 @@ package console_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
@@ -275,6 +279,11 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 				ts.second.must(t, http.StatusOK, "POST", "/api/v1/projects/default/agents/calc/token", ts.member, "")
 			}, "401 unauthenticated" // a replaced token proves nothing, as an unknown one
 		}},
+		{"agent revoked on the other serve: its call held at /mcp", func(t *testing.T, ts *twoServes) (held, func(), string) {
+			return heldCall(t, ts), func() {
+				ts.second.must(t, http.StatusOK, "DELETE", "/api/v1/projects/default/agents/calc", ts.member, "")
+			}, string(contract.CodeCredentialRevoked)
+		}},
 		{"connection revoked on the other serve: its worker's /work poll", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			key := decode[contract.ConnectionKey](t, ts.first.must(t, http.StatusCreated, "POST", "/api/v1/projects/default/connections", ts.member, `{"name":"repo"}`)).Key
 			ans := decode[contract.WorkAnswer](t, ts.first.must(t, http.StatusOK, "POST", "/work", key, `{"operation":{"kind":"Poll","workerId":"wkr-1","tools":[]}}`))
@@ -341,4 +350,75 @@ func agentToken(t *testing.T, ts *twoServes) string {
 	t.Helper()
 	b := ts.first.must(t, http.StatusCreated, "POST", "/api/v1/projects/default/agents", ts.member, `{"name":"calc"}`)
 	return decode[contract.AgentToken](t, b).Token
+}
+
+// heldCall makes Agent "calc" call, at the first serve's /mcp, an Action a worker runs,
+// and returns the call once it is held (its worker is set up and never reports): the call
+// ends with the JSON-RPC error it is answered, or "answered".
+func heldCall(t *testing.T, ts *twoServes) held {
+	t.Helper()
+	ctx := t.Context()
+	admin, err := ts.first.a.Authenticate(ctx, authority.Token(ts.member))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toml, err := os.ReadFile(filepath.Join("testdata", "holds", "capability.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.first.a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
+		t.Fatal(err)
+	}
+	authoritytest.NewWorker(t, ts.first.a, admin, ts.first.ops, authoritytest.WorkerOptions{
+		Sources: []contract.Source{{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}},
+		Tools: []contract.ToolDescriptor{{Tool: "test.fetch@1", Digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			Adapter: "run", AdapterDigest: "sha256:adad", Kind: "read", SourceTypes: []string{"file"}}},
+	})
+	progressed := make(chan struct{}, 4) // the gateway's progress notifications: the call is held
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progressed <- struct{}{}:
+			default:
+			}
+		}})
+	tr := &mcp.StreamableClientTransport{Endpoint: ts.first.URL + "/mcp", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearerTransport{token: agentToken(t, ts), next: http.DefaultTransport}}}
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: contract.ProtocolVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	ended := make(chan string, 1) // written once by the calling goroutine
+	go func() {
+		params := &mcp.CallToolParams{Name: contract.ToolApplyAction, Arguments: contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}}}
+		params.SetProgressToken("p")
+		_, err := cs.CallTool(ctx, params)
+		switch {
+		case err == nil:
+			ended <- "answered"
+		case strings.Contains(err.Error(), string(contract.CodeCredentialRevoked)):
+			ended <- string(contract.CodeCredentialRevoked)
+		default:
+			ended <- err.Error()
+		}
+	}()
+	select {
+	case <-progressed:
+	case got := <-ended:
+		t.Fatalf("the call ended before it was held: %s", got)
+	}
+	return held{ended: ended}
+}
+
+// bearerTransport adds an Agent's token to every request.
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
