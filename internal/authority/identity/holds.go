@@ -26,9 +26,8 @@ const recheckLimit = 10 * time.Second
 // its member gone from the project: whatever [Directory.Authenticate] or
 // [Directory.AuthenticateConnection] refuses) the stream ends, instead of serving the
 // caller it was opened for until the client hangs up (docs/security.md, "Credentials and
-// streams"). Credentials are keyed by the digest of their token, so the map holds no
-// secret in a form a dump would show; the tokens themselves stay in memory only, as in
-// the request that presented them.
+// streams"). Credentials are keyed by the digest of their token; the tokens themselves
+// stay in memory only, as long as the requests that presented them, and log as a digest.
 type holds struct {
 	mu      sync.Mutex                  // guards held and running
 	held    map[[sha256.Size]byte]*held // by token digest; an entry lives while a hold of it does
@@ -42,8 +41,9 @@ type holds struct {
 
 // held is one credential's open holds.
 type held struct {
-	tok  Token
-	ends map[*context.CancelCauseFunc]struct{}
+	tok   Token
+	ends  map[*context.CancelCauseFunc]struct{}
+	ended bool // the check refused tok; its holds were ended
 }
 
 func newHolds() *holds {
@@ -133,7 +133,9 @@ func (a *Directory) recheck() {
 		ctx, cancel := context.WithTimeout(context.Background(), recheckLimit)
 		for _, tok := range toks {
 			if err := a.check(ctx, tok); err != nil {
-				a.holds.end(tok, err)
+				if a.holds.end(tok, err) {
+					a.log.Info("a credential no longer proves its caller; its streams end", logToken, tok, logErr, err)
+				}
 			}
 		}
 		cancel()
@@ -176,13 +178,19 @@ func (h *holds) credentials() (_ []Token, ok bool) {
 	return toks, true
 }
 
-// end ends every hold of tok with cause why.
-func (h *holds) end(tok Token, why error) {
+// end ends every hold of tok with cause why, and reports whether tok was seen ending for
+// the first time (so that it is logged once, not at every round until its holds let go).
+func (h *holds) end(tok Token, why error) (first bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if e := h.held[sha256.Sum256([]byte(tok))]; e != nil {
-		for cancel := range e.ends {
-			(*cancel)(why)
-		}
+	e := h.held[sha256.Sum256([]byte(tok))]
+	if e == nil {
+		return false
 	}
+	first = !e.ended
+	e.ended = true
+	for cancel := range e.ends {
+		(*cancel)(why)
+	}
+	return first
 }
