@@ -34,8 +34,8 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 			// Every authenticated request runs under its credential: a stream or
 			// long-poll ends when the credential is revoked or expires
 			// (docs/security.md, "Credentials and streams").
-			ctx, done := s.auth.Hold(withCaller(r.Context(), c, tok), tok)
-			defer done()
+			ctx, release := s.auth.Hold(withCaller(r.Context(), c, tok), tok)
+			defer release()
 			r = r.WithContext(ctx)
 			if done, err := s.delegateGate(w, r, pattern); done {
 				if err != nil {

@@ -116,8 +116,8 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		ctx, done = s.obs.StartWork(ctx, r.Header, in.Operation.Kind, conn)
 	}
 	ans, err := s.answer(ctx, conn, in.Operation)
-	if ended := authority.CredentialEnded(ctx); ended != nil {
-		ans, err = contract.WorkAnswer{}, ended
+	if ended := authority.CredentialEnded(ctx); err != nil && ended != nil {
+		err = ended // the key was revoked while the call waited: say so, not what the wait's end made of it
 	}
 	if done != nil {
 		done(&ans, err)
