@@ -206,7 +206,9 @@ func (a *Directory) round(ctx context.Context, hs []heldNow) {
 func (a *Directory) credentialEvents(ctx context.Context, project contract.ProjectID) bool {
 	c := a.holds.logs[project]
 	if c == nil {
-		c = &eventlog.Cursor{}
+		// Nothing is projected but whether an event was seen, so a cursor found ahead
+		// of its log (a failed COMMIT) has nothing to discard: it reads the log again.
+		c = &eventlog.Cursor{Reset: func() {}}
 		a.holds.logs[project] = c
 	}
 	found := false
@@ -218,8 +220,9 @@ func (a *Directory) credentialEvents(ctx context.Context, project contract.Proje
 		return nil
 	})
 	if err != nil {
+		// The cursor stays on the last event read: the next round goes on from there,
+		// so a long log is read across rounds rather than from its start each time.
 		a.log.Warn("the log of a project with held credentials could not be read; they are checked again", logProject, project, logErr, err)
-		delete(a.holds.logs, project) // read it again from its start
 		return true
 	}
 	return found
