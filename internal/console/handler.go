@@ -32,7 +32,12 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 				s.writeError(w, r, err)
 				return
 			}
-			r = r.WithContext(withCaller(r.Context(), c, tok))
+			// Every authenticated request runs under its credential: a stream or
+			// long-poll ends when the credential is revoked or expires
+			// (docs/security.md, "Credentials and streams").
+			ctx, release := s.auth.Hold(withCaller(r.Context(), c, tok), tok)
+			defer release()
+			r = r.WithContext(ctx)
 			if done, err := s.delegateGate(w, r, pattern); done {
 				if err != nil {
 					s.writeError(w, r, err)

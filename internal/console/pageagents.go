@@ -104,11 +104,11 @@ func (s *Server) pageAgentsAgain(w http.ResponseWriter, r *http.Request, v visit
 
 // pageRevokeAgent revokes an Agent: its token stops working at once.
 func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit) error {
-	a, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	_, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", "Agent "+a.Name+" revoked; its token no longer works.")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", noticeAgentRevoked)
 }
 
 // agentBody is what an Agent's page shows: its strip of Operations, the calls of the

@@ -48,11 +48,11 @@ func (s *Server) pageConfirmCard(w http.ResponseWriter, r *http.Request, v visit
 
 // pageDeclineCard declines a card from Needs you; its call never runs.
 func (s *Server) pageDeclineCard(w http.ResponseWriter, r *http.Request, v visit) error {
-	c, err := s.auth.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
+	_, err := s.auth.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", "Card "+c.ID+" declined; its call did not run.")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", noticeCardDeclined)
 }
 
 // pageNeedsAgain sends a GET of the address a confirm answered at — a live page bringing

@@ -166,7 +166,14 @@ func (s *Server) pageDecide(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", string(got.ID)+" "+string(got.State)+".")
+	n := noticeRequestDecided
+	switch got.State {
+	case contract.RequestApproved:
+		n = noticeRequestApproved
+	case contract.RequestDenied:
+		n = noticeRequestDenied
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", n)
 }
 
 // pendingCount is the Needs you badge: how many Requests and delegates' cards wait for a

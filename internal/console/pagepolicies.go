@@ -162,8 +162,7 @@ func (s *Server) pagePublishPolicy(w http.ResponseWriter, r *http.Request, v vis
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{File: file, Text: text, Error: msg})
 	}
-	notice := "Published " + string(pv.Kind) + " policy version " + strconv.FormatInt(pv.Version, 10) + "; it is in force."
-	http.Redirect(w, r, s.policiesPath(v)+"?"+url.Values{"kind": {string(pv.Kind)}, "notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, s.policiesPath(v)+"?"+withNotice(url.Values{"kind": {string(pv.Kind)}}, noticePolicyPublished), http.StatusSeeOther)
 	return nil
 }
 
@@ -185,7 +184,7 @@ func (s *Server) pageSetLevel(w http.ResponseWriter, r *http.Request, v visit) e
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
 	}
-	return redirectNotice(w, r, s.policiesPath(v), "Agent "+string(au.Agent)+" is now "+au.Level+".")
+	return redirectNotice(w, r, s.policiesPath(v), levelNotices[au.Level])
 }
 
 // pageOpenWindow opens a run window of the form's minutes for an Agent.
@@ -197,7 +196,7 @@ func (s *Server) pageOpenWindow(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return s.showPolicies(w, r, v, http.StatusBadRequest, policiesBody{AgentErr: "minutes is a whole number from 1 to 1440."})
 	}
-	au, err := s.pol.OpenRunWindow(r.Context(), v.caller, v.project, r.PathValue("agent"), contract.OpenWindowRequest{Minutes: m})
+	_, err = s.pol.OpenRunWindow(r.Context(), v.caller, v.project, r.PathValue("agent"), contract.OpenWindowRequest{Minutes: m})
 	if err != nil {
 		msg, status, err := shownRefusal(err)
 		if err != nil {
@@ -205,7 +204,7 @@ func (s *Server) pageOpenWindow(w http.ResponseWriter, r *http.Request, v visit)
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
 	}
-	return redirectNotice(w, r, s.policiesPath(v), "Opened a run window of "+strconv.FormatInt(m, 10)+" minutes for Agent "+string(au.Agent)+".")
+	return redirectNotice(w, r, s.policiesPath(v), noticeWindowOpened)
 }
 
 // policiesPath is the Policies page of the visit's project.

@@ -224,7 +224,7 @@ func (s *Server) visitor(w http.ResponseWriter, r *http.Request) (visit, error) 
 // bring it up to date; the Needs you badge follows request events on every page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status int, name string, body any, live ...string) error {
 	d := pageData{Member: v.caller.Name, Project: v.project, CSRF: csrfToken(v.token), Nav: v.nav, Body: body,
-		Notice: r.URL.Query().Get("notice")}
+		Notice: noticeOf(r)}
 	if v.project != "" {
 		n, err := s.pendingCount(r.Context(), v)
 		if err != nil {
@@ -281,13 +281,6 @@ func (s *Server) showError(w http.ResponseWriter, r *http.Request, err error, ba
 		s.log.ErrorContext(r.Context(), "page failed", logMethod, r.Method, logPath, r.URL.Path, logErr, err)
 		http.Error(w, title, status)
 	}
-}
-
-// redirectNotice answers a page form with a redirect to to, carrying a notice for the
-// page there to show, so that reloading it does not send the form again.
-func redirectNotice(w http.ResponseWriter, r *http.Request, to, notice string) error {
-	http.Redirect(w, r, to+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
-	return nil
 }
 
 // pageHome sends a member to their first project's home.

@@ -72,7 +72,7 @@ func TestPages_Agents(t *testing.T) {
 
 	// Revoking ends it; the row says so and offers no more forms.
 	r.b.Do(chromedp.Click(chromedp.Search(`//button[@aria-label="Revoke scout"]`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	if got := r.b.Text(".notice"); !strings.Contains(got, "scout revoked") {
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Agent revoked") {
 		t.Errorf("after revoking, the notice is %q", got)
 	}
 	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err == nil {

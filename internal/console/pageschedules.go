@@ -92,7 +92,7 @@ func (s *Server) pageCreateSchedule(w http.ResponseWriter, r *http.Request, v vi
 		}
 		return s.showSchedules(w, r, v, status, schedulesBody{Form: f, Error: msg})
 	}
-	s.backToSchedules(w, r, v, sc.ID, "Schedule "+string(sc.ID)+" made for "+sc.AgentName+".")
+	s.backToSchedules(w, r, v, sc.ID, noticeScheduleMade)
 	return nil
 }
 
@@ -102,44 +102,44 @@ func (s *Server) pageScheduleAct(w http.ResponseWriter, r *http.Request, v visit
 		return contract.Errorf(contract.CodeNotFound, "this server keeps no schedules.")
 	}
 	ctx, id := r.Context(), contract.ScheduleID(r.PathValue("schedule"))
-	var notice string
+	var n notice
 	switch r.PathValue("act") {
 	case "pause":
 		if _, err := s.sched.Pause(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " paused."
+		n = noticeSchedulePaused
 	case "resume":
 		if _, err := s.sched.Resume(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " resumed."
+		n = noticeScheduleResumed
 	case "run":
 		f, err := s.sched.RunNow(ctx, v.caller, v.project, id)
 		if err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " fired: task " + string(f.Task) + " (" + f.Outcome + ")."
+		n = noticeScheduleFired
 		if f.Task == "" {
-			notice = "Schedule " + string(id) + " fired; its task was refused: " + f.Teaching
+			n = noticeScheduleRefused
 		}
 	case "delete":
 		if _, err := s.sched.Delete(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		s.backToSchedules(w, r, v, "", "Schedule "+string(id)+" deleted.")
+		s.backToSchedules(w, r, v, "", noticeScheduleDeleted)
 		return nil
 	default:
 		return contract.Errorf(contract.CodeNotFound, "a schedule is paused, resumed, run or deleted; %q is none of these.", r.PathValue("act"))
 	}
-	s.backToSchedules(w, r, v, id, notice)
+	s.backToSchedules(w, r, v, id, n)
 	return nil
 }
 
-func (s *Server) backToSchedules(w http.ResponseWriter, r *http.Request, v visit, id contract.ScheduleID, notice string) {
+func (s *Server) backToSchedules(w http.ResponseWriter, r *http.Request, v visit, id contract.ScheduleID, n notice) {
 	path := "/projects/" + url.PathEscape(string(v.project)) + "/schedules"
 	if id != "" {
 		path += "/" + url.PathEscape(string(id))
 	}
-	http.Redirect(w, r, path+"?"+url.Values{"notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, path+"?"+withNotice(nil, n), http.StatusSeeOther)
 }

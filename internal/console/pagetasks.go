@@ -71,7 +71,7 @@ func (s *Server) pagePostTask(w http.ResponseWriter, r *http.Request, v visit) e
 		return err
 	}
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent)),
-		"Task "+string(t.ID)+" posted in conversation "+string(t.Conversation)+"; the Agent's runtime takes it.")
+		noticeTaskPosted)
 }
 
 // pagePostMessage adds the form's words to the conversation and shows it again.
@@ -82,7 +82,7 @@ func (s *Server) pagePostMessage(w http.ResponseWriter, r *http.Request, v visit
 		return err
 	}
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent))+
-		"/conversations/"+url.PathEscape(string(t.Conversation)), "Message "+string(t.ID)+" posted; the Agent's runtime takes it.")
+		"/conversations/"+url.PathEscape(string(t.Conversation)), noticeMessagePosted)
 }
 
 // pageAgentAgain sends a GET of the address a refused task answered at (a live page

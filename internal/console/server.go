@@ -111,8 +111,8 @@ type Config struct {
 	// their callers themselves (agent tokens, connection keys).
 	Routes map[string]http.Handler
 
-	// Metrics, when set, is served at GET /metrics to a member session or a bearer
-	// token, like every authenticated route. Observe, when set, wraps the whole handler
+	// Metrics, when set, is served at GET /metrics to a member acting in person (a
+	// session), never to an Agent's token or a delegate: its labels name every project. Observe, when set, wraps the whole handler
 	// of the listener: serve's request metrics and spans.
 	Metrics http.Handler
 	Observe func(http.Handler) http.Handler
@@ -161,7 +161,6 @@ type Server struct {
 	bodyTimeout   time.Duration
 	logins        *loginLimiter
 	templates     map[string]*template.Template // the pages, by name (pages.go)
-	streams       *streamSet                    // open event streams, ended at sign-out
 	metrics       http.Handler
 	observe       func(http.Handler) http.Handler
 }
@@ -190,7 +189,6 @@ func New(cfg Config) (*Server, error) {
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
 		templates: map[string]*template.Template{},
-		streams:   newStreamSet(),
 		pathKey:   cfg.PathKey,
 		maxConns:  cfg.MaxConns,
 		logins:    newLoginLimiter(cfg.Logins),
@@ -306,10 +304,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
 
 	if s.metrics != nil {
-		s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
-			s.metrics.ServeHTTP(w, r)
-			return nil
-		}, authed)
+		s.handle("GET /metrics", s.handleMetrics, authed)
 	}
 
 	s.handle("/api/", s.handleNoRoute, public)

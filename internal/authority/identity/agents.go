@@ -99,6 +99,7 @@ func (a *Directory) rotateAgentToken(ctx context.Context, c Caller, project cont
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
 	}
+	a.revoked()
 	a.log.InfoContext(ctx, "agent token replaced", logProject, project, logActor, c.Principal(), logToken, tok)
 	return contract.AgentToken{Agent: agentWire(ag), Token: tok.String()}, nil
 }

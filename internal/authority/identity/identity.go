@@ -54,6 +54,7 @@ type Directory struct {
 	rand       io.Reader
 	sessionTTL time.Duration
 	opened     openedKeys
+	holds      *holds // the streams and long-polls held under each credential
 }
 
 // New returns the Directory over cfg.Store.
@@ -64,7 +65,7 @@ func New(cfg Config) (*Directory, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("identity: config needs the installation key")
 	}
-	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL}
+	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

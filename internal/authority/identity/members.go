@@ -174,6 +174,7 @@ func (a *Directory) Logout(ctx context.Context, tok Token) error {
 	if err != nil {
 		return fmt.Errorf("logout: %w", eventlog.Refuse(err, "session"))
 	}
+	a.revoked()
 	return nil
 }
 
