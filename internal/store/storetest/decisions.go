@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -138,6 +140,27 @@ func RunDecisions(t *testing.T, h Harness) {
 			t.Errorf("a second decision = %v, want ErrConflict", err)
 		}
 	})
+	t.Run("listed", func(t *testing.T) {
+		s := open(t, h)
+		denied := base
+		denied.Request, denied.RequestedBy, denied.Verdict, denied.At = "req_3", "agent:o1", "deny", t0.Add(time.Nanosecond)
+		update(t, s, func(ctx context.Context, tx store.Tx) error {
+			if err := decisionParties(ctx, tx); err != nil {
+				return err
+			}
+			if err := tx.RecordDecision(ctx, denied); err != nil {
+				return err
+			}
+			return tx.RecordDecision(ctx, base)
+		})
+		got, err := s.Decisions(t.Context(), "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.Decision{base, denied}, got); diff != "" {
+			t.Errorf("Decisions (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("raw rows", func(t *testing.T) { rawDecisions(t, h) })
 	t.Run("requests", func(t *testing.T) {
 		s := open(t, h)
@@ -168,7 +191,9 @@ func RunDecisions(t *testing.T, h Harness) {
 // requests table, the decisions table as 0002 made it), holding a Request only as its
 // request.created event, is migrated again when a Store opens it, and the Request can
 // then be decided — on its own digest only. A Request the log does not hold cannot.
-func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
+// undoLater are the backend's statements that take back the later migrations built on
+// the decisions table (0061's triggers), run first, so that they are applied again too.
+func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS, undoLater ...string) {
 	t.Helper()
 	if h.Tamper == nil {
 		t.Skip("the harness runs no raw statements")
@@ -177,8 +202,8 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions),
-		"DELETE FROM schema_migrations WHERE version = 4", "DELETE FROM schema_migrations WHERE version = 44"}
+	undo := append(undoLater, "DROP TABLE decisions", "DROP TABLE requests", string(decisions),
+		"DELETE FROM schema_migrations WHERE version IN (4, 44, 61)")
 	openDB := h.NewDB(t)
 	s := openDB(t)
 	update(t, s, func(ctx context.Context, tx store.Tx) error {
