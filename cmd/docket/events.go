@@ -57,15 +57,15 @@ func (c *eventsTailCmd) Run(ctx context.Context, e *env) error {
 	show := func(ev contract.Event) error { n++; return c.print(e, ev) }
 	if c.Follow {
 		if c.Agent != "" {
-			var page contract.Page[contract.Agent]
-			if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "agents"), nil, &page); err != nil {
+			items, err := list[contract.Agent](ctx, cl, projectPath(c.Project, "agents"))
+			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(page.Items, func(a contract.Agent) bool { return a.Name == c.Agent || string(a.ID) == c.Agent })
+			i := slices.IndexFunc(items, func(a contract.Agent) bool { return a.Name == c.Agent || string(a.ID) == c.Agent })
 			if i < 0 {
 				return fmt.Errorf("events tail --agent: project %s has no Agent %q; docket agent list names them", c.Project, c.Agent)
 			}
-			f.Agent = page.Items[i].ID
+			f.Agent = items[i].ID
 		}
 		// The stream carries every event; the same filter the server applies picks them here.
 		return credential(cl.api.FollowEvents(ctx, c.Project, c.After, func(ev contract.Event) error {
