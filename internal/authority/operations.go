@@ -29,6 +29,12 @@ const (
 	DefaultMaxRows    = dispatch.DefaultMaxRows
 )
 
+// Bounds on one Agent's hook calls; see [operation.MaxHookWaiting].
+const (
+	MaxHookWaiting   = operation.MaxHookWaiting
+	MaxHookPerMinute = operation.MaxHookPerMinute
+)
+
 // Operations runs agents' tool calls as Operations over an [Authority]; see
 // [operation.Operations], whose methods it has. It remembers the authority it runs over,
 // so that [NewDispatcher] can hand the worker hop the same store, Boards and keys.

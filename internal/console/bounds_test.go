@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -122,5 +123,113 @@ func TestServer_ScheduleBound(t *testing.T) {
 	}
 	if resp, raw := s.do(t, request{method: "POST", path: base, bearer: s.token, body: body}); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("a schedule after a delete = %d %s, want 201", resp.StatusCode, strings.TrimSpace(string(raw)))
+	}
+}
+
+// TestServer_HookBounds reports hook calls through the API past each bound on one Agent's
+// hook: the calls it reports in a minute, and its calls waiting for a decision at once.
+// A call over one is refused 429 hook_limit with a teaching.
+func TestServer_HookBounds(t *testing.T) {
+	call := func(i, waitMs int) string {
+		return fmt.Sprintf(`{"cli":"claude-code","callId":"toolu_%d","tool":"Bash","input":{"command":"ls %d"},"command":"ls %d","waitMs":%d}`, i, i, i, waitMs)
+	}
+	t.Run("per minute", func(t *testing.T) {
+		clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range authority.MaxHookPerMinute {
+			if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(i, 0)}); resp.StatusCode != http.StatusOK {
+				t.Fatalf("call %d = %d %s, want 200", i, resp.StatusCode, raw)
+			}
+		}
+		wantRefusals(t, s, []refusalCase{{"one call too many in a minute",
+			request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(999, 0)}, http.StatusTooManyRequests, contract.CodeHookLimit}})
+		clock.Add(time.Minute)
+		if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(1000, 0)}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("a call a minute later = %d %s, want 200", resp.StatusCode, raw)
+		}
+	})
+	t.Run("waiting", func(t *testing.T) {
+		s := newTestServer(t, console.Config{})
+		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each held call waits until the test ends it by cancelling its request.
+		held, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		for i := range authority.MaxHookWaiting {
+			wg.Go(func() {
+				req, err := http.NewRequestWithContext(held, "POST", s.URL+"/api/v1/hook/calls", strings.NewReader(call(i, 600_000)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+ag.Token)
+				if resp, err := s.Client().Do(req); err == nil {
+					resp.Body.Close()
+				}
+			})
+		}
+		path := "/api/v1/projects/default/agents/" + string(ag.Agent.ID) + "/hook-calls"
+		for {
+			head := logHead(t, s)
+			_, raw := s.do(t, request{method: "GET", path: path, bearer: s.token})
+			waiting := 0
+			for _, c := range decode[contract.Page[contract.HookCallEntry]](t, raw).Items {
+				if c.Decision == "" || c.Decision == "pending" {
+					waiting++
+				}
+			}
+			if waiting == authority.MaxHookWaiting {
+				break
+			}
+			if err := s.st.Wait(t.Context(), "default", head); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantRefusals(t, s, []refusalCase{{"one call too many waiting",
+			request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(999, 0)}, http.StatusTooManyRequests, contract.CodeHookLimit}})
+	})
+}
+
+// TestPages_AgentListsBounded: an Agent's page shows the newest of its hook calls, however
+// many it made, and says how many older ones the API pages through.
+func TestPages_AgentListsBounded(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 53
+	for i := range calls {
+		body := fmt.Sprintf(`{"cli":"claude-code","callId":"toolu_%d","tool":"Bash","input":{"command":"ls %d"},"command":"ls %d"}`, i, i, i)
+		if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: body}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d = %d %s", i, resp.StatusCode, raw)
+		}
+	}
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, raw := s.do(t, request{method: "GET", path: "/projects/default/agents/" + string(ag.Agent.ID), cookie: sess.Token.String()})
+	page := string(raw)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the Agent's page = %d", resp.StatusCode)
+	}
+	if got := strings.Count(page, `class="hook-call"`); got != 50 {
+		t.Errorf("the page shows %d hook calls, want the newest 50", got)
+	}
+	if !strings.Contains(page, "ls 52") || strings.Contains(page, "<code>ls 2</code>") {
+		t.Errorf("the page does not show the newest calls first")
+	}
+	if !strings.Contains(page, `id="hook-calls-more">3 older calls are not shown`) {
+		t.Errorf("the page does not say how many calls it leaves out")
 	}
 }

@@ -24,6 +24,7 @@ const (
 	CodeHookDenied         Code = "hook_denied"          // a decider denied the call
 	CodeHookUndecided      Code = "hook_undecided"       // no decision came within the hook's bound
 	CodeHookUnknownCall    Code = "hook_unknown_call"    // an outcome names a call the authority never admitted
+	CodeHookLimit          Code = "hook_limit"           // the Agent has the most hook calls waiting it may, or reported the most it may in a minute
 )
 
 // MaxHookInput bounds a tool call's input in bytes, as a hook sends it.
