@@ -131,9 +131,9 @@ type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
-	HookCalls     []hookCallView // newest first, at most maxHookCallsShown
-	OlderCalls    int            // the hook calls not shown
-	Tasks         []taskView     // newest first, at most maxPageTasks
+	HookCalls     []hookCallView                 // newest first, at most maxHookCallsShown
+	OlderCalls    int                            // the hook calls not shown
+	Tasks         []taskView                     // newest first, at most maxPageTasks
 	Conversations []contract.ConversationSummary // last saved first, at most maxConversationsShown
 	OlderConvs    int                            // the conversations not shown
 	Form          taskForm
