@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/dispatch"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -29,10 +30,13 @@ const (
 	DefaultMaxRows    = dispatch.DefaultMaxRows
 )
 
-// Bounds on one Agent's hook calls; see [operation.MaxHookWaiting].
+// Bounds on one Agent's hook calls and conversation saves; see [operation.MaxHookWaiting]
+// and [conversation.MaxSavedPerHour].
 const (
-	MaxHookWaiting   = operation.MaxHookWaiting
-	MaxHookPerMinute = operation.MaxHookPerMinute
+	MaxHookWaiting                 = operation.MaxHookWaiting
+	MaxHookPerMinute               = operation.MaxHookPerMinute
+	MaxConversationBytesPerHour    = conversation.MaxSavedPerHour
+	MaxConversationsStartedPerHour = conversation.MaxStartedPerHour
 )
 
 // Operations runs agents' tool calls as Operations over an [Authority]; see

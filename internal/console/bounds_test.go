@@ -233,3 +233,54 @@ func TestPages_AgentListsBounded(t *testing.T) {
 		t.Errorf("the page does not say how many calls it leaves out")
 	}
 }
+
+// TestServer_ConversationBounds saves through the API past each bound on one Agent's
+// conversations: the conversations it starts, and the bytes it saves, in an hour. A save
+// over one is refused 429 conversation_limit with a teaching; an hour later it is kept.
+func TestServer_ConversationBounds(t *testing.T) {
+	save := func(t *testing.T, s *testServer, token, id string, prev int64, text string, want int) contract.ConversationHead {
+		t.Helper()
+		body := fmt.Sprintf(`{"prev":%d,"from":0,"messages":[{"role":"user","text":%q}]}`, prev, text)
+		resp, raw := s.do(t, request{method: "POST", path: "/api/v1/conversations/" + id + "/saves", bearer: token, body: body})
+		if resp.StatusCode != want {
+			t.Fatalf("save %s = %d %.200s, want %d", id, resp.StatusCode, raw, want)
+		}
+		if want != http.StatusOK {
+			if ce := decode[contract.Error](t, raw); ce.Code != contract.CodeConversationLimit || ce.Teaching == "" {
+				t.Fatalf("save %s refused %s %q, want conversation_limit with a teaching", id, ce.Code, ce.Teaching)
+			}
+			return contract.ConversationHead{}
+		}
+		return decode[contract.ConversationHead](t, raw)
+	}
+	newServer := func(t *testing.T) (*testServer, *testClock, string) {
+		clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, clock, ag.Token
+	}
+	t.Run("started in an hour", func(t *testing.T) {
+		s, clock, token := newServer(t)
+		for i := range authority.MaxConversationsStartedPerHour {
+			save(t, s, token, fmt.Sprintf("c-%d", i), 0, "go", http.StatusOK)
+		}
+		save(t, s, token, "c-more", 0, "go", http.StatusTooManyRequests)
+		save(t, s, token, "c-0", 0, "again", http.StatusOK) // a conversation it started goes on
+		clock.Add(time.Hour)
+		save(t, s, token, "c-more", 0, "go", http.StatusOK)
+	})
+	t.Run("bytes in an hour", func(t *testing.T) {
+		s, clock, token := newServer(t)
+		big := strings.Repeat("x", contract.MaxConversationEntry-1024)
+		var head contract.ConversationHead
+		for saved := 0; saved+len(big) <= authority.MaxConversationBytesPerHour; saved += len(big) + 64 {
+			head = save(t, s, token, "c-1", head.Seq, big, http.StatusOK)
+		}
+		save(t, s, token, "c-1", head.Seq, big, http.StatusTooManyRequests)
+		clock.Add(time.Hour)
+		save(t, s, token, "c-1", head.Seq, big, http.StatusOK)
+	})
+}

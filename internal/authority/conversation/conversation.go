@@ -110,7 +110,11 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 		if err != nil {
 			return fmt.Errorf("encode conversation save: %w", err)
 		}
-		ev, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: event.ConversationSaved, At: a.nowUTC(), Actor: actor, Data: b})
+		now := a.nowUTC()
+		if err := a.checkBounds(ctx, tx, project, c, id, len(b), now); err != nil {
+			return err
+		}
+		ev, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: event.ConversationSaved, At: now, Actor: actor, Data: b})
 		if err != nil {
 			return fmt.Errorf("append conversation save: %w", err)
 		}
@@ -361,8 +365,10 @@ func (x *conversationIndex) project(project contract.ProjectID) *projectConversa
 	defer x.mu.Unlock()
 	p := x.projects[project]
 	if p == nil {
-		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}}
-		p.cursor.Reset = func() { p.convs = map[conversationKey]*conversationEntry{} } // under p.mu, as every catch-up
+		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}, recent: map[string][]saveMark{}}
+		p.cursor.Reset = func() { // under p.mu, as every catch-up
+			p.convs, p.recent = map[conversationKey]*conversationEntry{}, map[string][]saveMark{}
+		}
 		x.projects[project] = p
 	}
 	return p
@@ -373,6 +379,7 @@ type projectConversations struct {
 	mu     sync.Mutex      // guards the fields below
 	cursor eventlog.Cursor // how far the index applied the log
 	convs  map[conversationKey]*conversationEntry
+	recent map[string][]saveMark // by actor, its saves of the last hour of the log, oldest first
 }
 
 // conversationKey names a conversation: the actor that writes it and its id.
@@ -419,6 +426,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &s); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
+		p.markLocked(e.Actor, saveMark{at: e.At, bytes: len(e.Data), fresh: c.seq == 0})
 		if s.Prev == 0 {
 			c.saves = c.saves[:0]
 		}
