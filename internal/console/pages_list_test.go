@@ -41,8 +41,21 @@ func TestServer_ListPages(t *testing.T) {
 			t.Fatalf("post = %d %s", resp.StatusCode, raw)
 		}
 	}
+	coder, err := s.a.CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // each an Operation and a Request, withdrawn at once
+		body := fmt.Sprintf(`{"cli":"claude-code","callId":"toolu_%d","tool":"Bash","input":{"command":"ls %d"},"command":"ls %d"}`, i, i, i)
+		if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: coder.Token, body: body}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("hook call = %d %s", resp.StatusCode, raw)
+		}
+	}
 	api := &apiclient.Client{URL: s.URL, Token: s.token, HTTP: s.Client()}
 	for _, path := range []string{
+		"/api/v1/projects/default/agents/" + string(coder.Agent.ID) + "/hook-calls",
+		"/api/v1/projects/default/operations",
+		"/api/v1/projects/default/requests",
 		"/api/v1/projects/default/tasks",
 		"/api/v1/projects/default/agents",
 		"/api/v1/projects/default/profiles",
