@@ -34,8 +34,9 @@ func (c *testClock) Add(d time.Duration) {
 
 // TestServer_TaskBounds posts through the API past each bound on what one Agent may be
 // given: its open tasks and messages, and those posted in an hour, whoever posts them (a
-// member, its delegate or the Agent's own runtime). A post over a bound is refused 429
-// task_limit with a teaching, and the place frees as tasks finish and the hour passes.
+// member or the Agent's own runtime here; a delegate posts through the member's route).
+// A post over a bound is refused 429 task_limit with a teaching, and the place frees as
+// tasks finish and the hour passes.
 func TestServer_TaskBounds(t *testing.T) {
 	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
 	s := newTestServerOn(t, authority.Config{Now: clock.Now, MaxOpenTasks: 2, MaxTasksPerHour: 4}, console.Config{}, nil)
