@@ -30,11 +30,11 @@ const (
 	DefaultMaxRows    = dispatch.DefaultMaxRows
 )
 
-// Bounds on one Agent's hook calls and conversation saves; see [operation.MaxHookWaiting]
+// Bounds on one Agent's hook calls and conversation saves; see [operation.DefaultMaxHookWaiting]
 // and [conversation.MaxSavedPerHour].
 const (
-	MaxHookWaiting                 = operation.MaxHookWaiting
-	MaxHookPerMinute               = operation.MaxHookPerMinute
+	DefaultMaxHookWaiting          = operation.DefaultMaxHookWaiting
+	DefaultMaxHookPerMinute        = operation.DefaultMaxHookPerMinute
 	MaxConversationBytesPerHour    = conversation.MaxSavedPerHour
 	MaxConversationsStartedPerHour = conversation.MaxStartedPerHour
 )

@@ -141,7 +141,7 @@ func TestServer_HookBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range authority.MaxHookPerMinute {
+		for i := range authority.DefaultMaxHookPerMinute {
 			if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(i, 0)}); resp.StatusCode != http.StatusOK {
 				t.Fatalf("call %d = %d %s, want 200", i, resp.StatusCode, raw)
 			}
@@ -164,7 +164,7 @@ func TestServer_HookBounds(t *testing.T) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
-		for i := range authority.MaxHookWaiting {
+		for i := range authority.DefaultMaxHookWaiting {
 			wg.Go(func() {
 				req, err := http.NewRequestWithContext(held, "POST", s.URL+"/api/v1/hook/calls", strings.NewReader(call(i, 600_000)))
 				if err != nil {
@@ -188,7 +188,7 @@ func TestServer_HookBounds(t *testing.T) {
 					waiting++
 				}
 			}
-			if waiting == authority.MaxHookWaiting {
+			if waiting == authority.DefaultMaxHookWaiting {
 				break
 			}
 			if err := s.st.Wait(t.Context(), "default", head); err != nil {

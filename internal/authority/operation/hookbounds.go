@@ -10,16 +10,17 @@ import (
 // page and the held connections without end (docs/security.md, "Bounds"). A call over one
 // is refused hook_limit; the hook then denies it, with the teaching, and runs nothing.
 const (
-	// MaxHookWaiting is how many of one Agent's hook calls may wait for a decision at once.
-	MaxHookWaiting = 20
-	// MaxHookPerMinute is how many hook calls one Agent may report in any minute.
-	MaxHookPerMinute = 120
+	// DefaultMaxHookWaiting is how many of one Agent's hook calls may wait for a decision
+	// at once.
+	DefaultMaxHookWaiting = 20
+	// DefaultMaxHookPerMinute is how many hook calls one Agent may report in any minute.
+	DefaultMaxHookPerMinute = 120
 )
 
 // checkHookBoundsLocked refuses a hook call of agent at now in mode when the Agent
-// reported MaxHookPerMinute calls in the minute before now, or when the call is one to
-// decide and MaxHookWaiting of its calls wait for a decision. l.mu must be held.
-func (l *Ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time) error {
+// reported perMinute calls in the minute before now, or when the call is one to decide
+// and waitingMax of its calls wait for a decision. l.mu must be held.
+func (l *Ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time, waitingMax, perMinute int) error {
 	waiting, recent := 0, 0
 	since := now.Add(-time.Minute)
 	for _, op := range l.ops[agent] {
@@ -34,9 +35,9 @@ func (l *Ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time) 
 		}
 	}
 	switch {
-	case recent >= MaxHookPerMinute:
+	case recent >= perMinute:
 		return contract.Errorf(contract.CodeHookLimit, "agent %s's hook reported %d calls in the last minute, the most it may; slow down and send the call again in a minute", name, recent)
-	case mode != contract.HookFree && mode != contract.HookRefuse && waiting >= MaxHookWaiting:
+	case mode != contract.HookFree && mode != contract.HookRefuse && waiting >= waitingMax:
 		return contract.Errorf(contract.CodeHookLimit, "agent %s has %d hook calls waiting for a decision, the most it may; wait for a member to decide them on Needs you, then send the call again", name, waiting)
 	}
 	return nil
