@@ -16,9 +16,9 @@ import (
 const maxPages = 10_000
 
 // All returns every item of the list route at path (which may hold a query), page by
-// page: each request sends the cursor the page before returned as ?after=, until a page
-// returns none. A cursor that does not move ends the list, as a server that pages by
-// the last item's key returns it when nothing follows.
+// page: each request sends the cursor the page before returned (its next) as ?after=,
+// until a page names no next. A cursor that does not move ends the list too, so a server
+// that answers the same page again cannot keep All reading.
 func All[T any](ctx context.Context, c *Client, path string) ([]T, error) {
 	sep := "?"
 	if strings.Contains(path, "?") {
