@@ -285,3 +285,42 @@ func TestServer_ConversationBounds(t *testing.T) {
 		save(t, s, token, "c-1", head.Seq, big, http.StatusOK)
 	})
 }
+
+// TestPages_NeedsHistoryBounded: the history of Needs you shows the newest requests that
+// no longer wait, however many hook calls left one, and says how many it leaves out.
+func TestPages_NeedsHistoryBounded(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+	s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 104
+	for i := range calls { // each a Request, withdrawn at once
+		if i%100 == 99 {
+			clock.Add(time.Minute) // within the hook's bound a minute
+		}
+		body := fmt.Sprintf(`{"cli":"claude-code","callId":"toolu_%d","tool":"Bash","input":{"command":"ls %d"},"command":"ls %d"}`, i, i, i)
+		if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: body}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d = %d %s", i, resp.StatusCode, raw)
+		}
+	}
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, raw := s.do(t, request{method: "GET", path: "/projects/default/needs/history", cookie: sess.Token.String()})
+	page := string(raw)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the history = %d", resp.StatusCode)
+	}
+	if got := strings.Count(page, `<section class="request"`); got != 100 {
+		t.Errorf("the history shows %d requests, want the newest 100", got)
+	}
+	if !strings.Contains(page, "&#34;ls 103&#34;") || strings.Contains(page, "&#34;ls 3&#34;") {
+		t.Errorf("the history does not show the newest requests")
+	}
+	if !strings.Contains(page, `id="requests-more">4 older requests are not shown`) {
+		t.Errorf("the history does not say how many requests it leaves out")
+	}
+}
