@@ -99,14 +99,14 @@ func (c *policyListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.PolicyVersion]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "policies"), nil, &page); err != nil {
+	items, err := list[contract.PolicyVersion](ctx, cl, projectPath(c.Project, "policies"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	for _, v := range page.Items {
+	for _, v := range items {
 		if _, err := fmt.Fprintf(e.Stdout, "%s\t%d\t%s\t%s\n", v.Kind, v.Version, v.Digest, policyOrigin(v)); err != nil {
 			return err
 		}

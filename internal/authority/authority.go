@@ -84,7 +84,8 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease})
+	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
+		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour})
 	return a, nil
 }
 

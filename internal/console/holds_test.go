@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,24 +31,6 @@ import (
 // did. The holds end it within authority.RecheckEvery; a stream that stays open this long
 // was not ended at all (every stream here would otherwise stay open for minutes).
 const endedWithin = 30 * time.Second
-
-// testClock is the one clock both serves of a test read; expiry cases move it.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // serve is one docket serve of a test: the console with its /mcp gateway and /work hop,
 // over an authority of its own.
@@ -256,7 +237,7 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 			}, "stream closed"
 		}},
 		{"session expired", func(t *testing.T, ts *twoServes) (held, func(), string) {
-			return openEvents(t, ts.first, login(t, ts)), func() { ts.clock.add(authority.DefaultSessionTTL + time.Minute) }, "stream closed"
+			return openEvents(t, ts.first, login(t, ts)), func() { ts.clock.Add(authority.DefaultSessionTTL + time.Minute) }, "stream closed"
 		}},
 		{"delegate revoked on the other serve", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := delegate(t, ts, "8h")
@@ -265,7 +246,7 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 			}, "stream closed"
 		}},
 		{"delegate's life ended", func(t *testing.T, ts *twoServes) (held, func(), string) {
-			return openEvents(t, ts.first, delegate(t, ts, "1m")), func() { ts.clock.add(2 * time.Minute) }, "stream closed"
+			return openEvents(t, ts.first, delegate(t, ts, "1m")), func() { ts.clock.Add(2 * time.Minute) }, "stream closed"
 		}},
 		{"agent revoked on the other serve: its task long-poll", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := agentToken(t, ts)

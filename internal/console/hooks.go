@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
@@ -66,5 +67,9 @@ func (s *Server) handleHookCalls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.HookCallEntry]{Items: calls})
+	page, err := paginate(r, calls, func(c contract.HookCallEntry) string { return strconv.FormatInt(c.Ordinal, 10) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }

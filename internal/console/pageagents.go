@@ -111,6 +111,13 @@ func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", noticeAgentRevoked)
 }
 
+// An Agent's page shows the newest of its lists that grow as it works; the API pages
+// through all of them (docs/security.md, "Bounds").
+const (
+	maxHookCallsShown     = 50
+	maxConversationsShown = 50
+)
+
 // agentBody is what an Agent's page shows: its strip of Operations, the calls of the
 // coding agent whose hook holds its token, its tasks, its conversations, and the form
 // that gives it a task.
@@ -118,9 +125,11 @@ type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
-	HookCalls     []hookCallView // newest first
-	Tasks         []taskView     // newest first, at most maxPageTasks
-	Conversations []contract.ConversationSummary
+	HookCalls     []hookCallView                 // newest first, at most maxHookCallsShown
+	OlderCalls    int                            // the hook calls not shown
+	Tasks         []taskView                     // newest first, at most maxPageTasks
+	Conversations []contract.ConversationSummary // last saved first, at most maxConversationsShown
+	OlderConvs    int                            // the conversations not shown
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
 	Cases         []caseRow // the Cases it opened, newest first
@@ -179,14 +188,18 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		if err != nil {
 			return err
 		}
-		for i := len(calls) - 1; i >= 0; i-- {
+		for i := len(calls) - 1; i >= 0 && len(b.HookCalls) < maxHookCallsShown; i-- {
 			b.HookCalls = append(b.HookCalls, hookCallView{calls[i]})
 		}
+		b.OlderCalls = len(calls) - len(b.HookCalls)
 	}
 	if b.Conversations, err = s.auth.Conversations(ctx, v.caller, v.project, string(a.ID)); err != nil {
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	if n := len(b.Conversations); n > maxConversationsShown {
+		b.Conversations, b.OlderConvs = b.Conversations[:maxConversationsShown], n-maxConversationsShown
+	}
 	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
 		return err
 	}

@@ -10,11 +10,16 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
+// maxHistoryShown is how many of the Requests that no longer wait the history tab shows,
+// newest first: every hook call to decide leaves one (docs/security.md, "Bounds").
+const maxHistoryShown = 100
+
 // needsBody is what the Needs you page shows: the waiting Requests, or the history.
 type needsBody struct {
-	Tab   string // "pending" or "history"
-	Items []requestView
-	Cards cardsBody // delegates' open cards, on the pending tab
+	Tab   string        // "pending" or "history"
+	Items []requestView // the history: the newest maxHistoryShown
+	Older int           // the history's requests not shown
+	Cards cardsBody     // delegates' open cards, on the pending tab
 }
 
 // requestView is one Request as a person reads it before deciding.
@@ -63,8 +68,12 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		return err
 	}
 	rs = slices.DeleteFunc(rs, func(q contract.Request) bool { return (q.State == contract.RequestPending) != (tab == "pending") })
+	older := 0
 	if tab == "history" {
 		slices.Reverse(rs)
+		if len(rs) > maxHistoryShown {
+			rs, older = rs[:maxHistoryShown], len(rs)-maxHistoryShown
+		}
 	}
 	names, err := s.agentNames(ctx, v)
 	if err != nil {
@@ -75,7 +84,7 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		return err
 	}
 	cases := map[contract.CaseID]*contract.Case{}
-	b := needsBody{Tab: tab, Cards: cardsBody{Confirmed: confirmed}}
+	b := needsBody{Tab: tab, Older: older, Cards: cardsBody{Confirmed: confirmed}}
 	if tab == "pending" {
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err

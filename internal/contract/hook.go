@@ -25,6 +25,7 @@ const (
 	CodeHookUndecided      Code = "hook_undecided"       // no decision came within the hook's bound
 	CodeHookUnknownCall    Code = "hook_unknown_call"    // an outcome names a call the authority never admitted
 	CodeHookProtected      Code = "hook_protected"       // the call lands on the hook's own files, the repository's git config or a credential
+	CodeHookLimit          Code = "hook_limit"           // the Agent has the most hook calls waiting it may, or reported the most it may in a minute
 )
 
 // MaxHookInput bounds a tool call's input in bytes, as a hook sends it.

@@ -215,11 +215,11 @@ func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
 // agent returns the id of the Agent called name, creating it when there is none and
 // keeping the token it was made with beside its runtime.
 func (f *firstUse) agent(ctx context.Context, cl *apiclient.Client, name string) (contract.AgentID, error) {
-	var page contract.Page[contract.Agent]
-	if err := cl.Do(ctx, http.MethodGet, apiclient.ProjectPath(f.rts.project(), "agents"), nil, &page); err != nil {
+	agents, err := apiclient.All[contract.Agent](ctx, cl, apiclient.ProjectPath(f.rts.project(), "agents"))
+	if err != nil {
 		return "", err
 	}
-	for _, a := range page.Items {
+	for _, a := range agents {
 		if a.Name == name && a.RevokedAt == nil {
 			return a.ID, nil
 		}

@@ -42,6 +42,9 @@ type Config struct {
 	// TaskLease is how long a runtime's claim holds a task before another may take it
 	// (read by the tasks part); default task.DefaultLease.
 	TaskLease time.Duration
+	// MaxOpenTasks and MaxTasksPerHour bound what is posted for one Agent (read by the
+	// tasks part); defaults task.DefaultMaxOpen and task.DefaultMaxPerHour.
+	MaxOpenTasks, MaxTasksPerHour int
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is

@@ -189,6 +189,9 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 			return 0, "", err
 		}
 		now := o.nowUTC()
+		if err := l.checkHookBoundsLocked(c.ID, c.Name, rec.Mode, now, o.hookWaiting, o.hookPerMinute); err != nil {
+			return 0, "", err
+		}
 		ordinal := int64(len(l.ops[c.ID])) + 1
 		ev := event.Operation{Agent: c.ID, Ordinal: ordinal, Tool: hookTool, Label: hookLabel(rec), Input: input}
 		var req *contract.Request
