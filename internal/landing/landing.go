@@ -51,12 +51,18 @@ func Check(root, p string) string {
 // credentialNames are base names that hold keys and certificates a root may hold by
 // accident; lower case, matched against a lower-cased name, since case-insensitive file
 // systems (macOS, Windows) open Deploy.KEY as deploy.key.
-var credentialNames = []string{"*.pem", "*.key", "*.p12", "*.pfx", "id_*"}
+var credentialNames = []string{"*.pem", "*.key", "*.p12", "*.pfx"}
 
-// Credential reports whether the base name looks like a key or a certificate (*.pem,
-// *.key, *.p12, *.pfx, id_*), in any letter case.
+// Credential reports whether the base name looks like a key or a certificate, in any
+// letter case: *.pem, *.key, *.p12, *.pfx, or an SSH private key's name, id_ with no
+// extension (id_rsa, id_ed25519, id_rsa_work). id_gen.go or id_test.go is source, not a
+// key: the hook refuses a credential's path for every tool, so a pattern wider than keys
+// would refuse a coding agent ordinary files no member can let it open.
 func Credential(name string) bool {
 	name = strings.ToLower(name)
+	if strings.HasPrefix(name, "id_") && !strings.Contains(name, ".") {
+		return true
+	}
 	for _, pat := range credentialNames {
 		if ok, err := path.Match(pat, name); err == nil && ok {
 			return true

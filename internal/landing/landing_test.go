@@ -67,6 +67,7 @@ func TestCredential(t *testing.T) {
 	}{
 		{"server.pem", true}, {"SERVER.PEM", true}, {"Deploy.KEY", true}, {"id_ed25519", true}, {"ID_RSA", true},
 		{"cert.p12", true}, {"a.pfx", true}, {"main.go", false}, {"keys.md", false}, {"identity", false},
+		{"id_rsa_work", true}, {"id_gen.go", false}, {"ID_TEST.GO", false}, {"id_ed25519.pub", false},
 	}
 	for _, tt := range tests {
 		if got := landing.Credential(tt.name); got != tt.want {
