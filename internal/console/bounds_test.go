@@ -137,7 +137,7 @@ func TestServer_HookBounds(t *testing.T) {
 	t.Run("per minute", func(t *testing.T) {
 		clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
 		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
-		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestServer_HookBounds(t *testing.T) {
 	})
 	t.Run("waiting", func(t *testing.T) {
 		s := newTestServer(t, console.Config{})
-		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +173,14 @@ func TestServer_HookBounds(t *testing.T) {
 				}
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+ag.Token)
-				if resp, err := s.Client().Do(req); err == nil {
-					resp.Body.Close()
+				resp, err := s.Client().Do(req)
+				if err != nil {
+					return // the test ended the call
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("held call %d answered %d, want it held until the test ends it", i, resp.StatusCode)
+					cancel() // the loop below would wait for a call that never waits
 				}
 			})
 		}
@@ -191,7 +197,7 @@ func TestServer_HookBounds(t *testing.T) {
 			if waiting == authority.DefaultMaxHookWaiting {
 				break
 			}
-			if err := s.st.Wait(t.Context(), "default", head); err != nil {
+			if err := s.st.Wait(held, "default", head); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +210,7 @@ func TestServer_HookBounds(t *testing.T) {
 // many it made, and says how many older ones the API pages through.
 func TestPages_AgentListsBounded(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +297,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 func TestPages_NeedsHistoryBounded(t *testing.T) {
 	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
 	s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestServer_ListPages(t *testing.T) {
 			t.Fatalf("post = %d %s", resp.StatusCode, raw)
 		}
 	}
-	coder, err := s.a.CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: "coder"})
+	coder, err := s.a.CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
