@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -99,9 +98,4 @@ func (s *Server) emptyProject(ctx context.Context, v visit) (bool, error) {
 	}
 	as, err := s.auth.Agents(ctx, v.caller, v.project)
 	return len(as) == 0, err
-}
-
-// getStartedPath is the Get started page of project.
-func getStartedPath(project contract.ProjectID) string {
-	return "/projects/" + url.PathEscape(string(project)) + "/get-started"
 }
