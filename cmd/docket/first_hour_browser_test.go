@@ -106,6 +106,11 @@ func TestFirstHour(t *testing.T) {
 	for _, p := range pageProblems(b) {
 		t.Errorf("the Agent's page: %s", p)
 	}
+	// A project with something in it opens where the work is, no longer on Get started.
+	b.Do(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("nav[aria-label=Console]")))
+	if got := b.Text("h1"); got == "Get started" {
+		t.Errorf("the project's home is still Get started once it has work in it")
+	}
 	if ps := b.Problems(); len(ps) > 0 {
 		t.Errorf("the pages reported problems: %q", ps)
 	}

@@ -54,8 +54,8 @@ func TestStart_ShippedScriptCertifies(t *testing.T) {
 					strings.Contains(w.Result.Final, "closed as completed") {
 					t.Errorf("the waiting task says %+v, want what it waits on, not the script's last line", w.Result)
 				}
-				if out := s.docket(t, nil, "task", "show", string(task.ID)); !strings.Contains(out, "waits on ApplyAction") {
-					t.Errorf("docket task show = %q, want what the task waits on", out)
+				if out := s.docket(t, nil, "task", "show", string(task.ID)); !strings.Contains(out, "waits on ApplyAction") || !strings.Contains(out, "said before the wait:") || strings.Contains(out, "final:") {
+					t.Errorf("docket task show = %q, want what the task waits on, and its words as said before the wait", out)
 				}
 				var rs []contract.Request
 				s.docketJSON(t, &rs, "requests")
