@@ -56,6 +56,9 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		CreateConnection: func(ctx context.Context, url, name string) (string, error) {
 			return createConnection(ctx, e, dir, url, name)
 		},
+		InstallExample: func(ctx context.Context, url string, spec workbench.ExampleSpec) error {
+			return installExample(ctx, e, dir, url, spec)
+		},
 	})
 }
 

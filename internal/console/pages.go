@@ -48,6 +48,7 @@ func (s *Server) pageRoutes() error {
 
 	s.page("GET /{$}", "", s.pageHome)
 	s.page("GET /projects/{project}/{$}", "", s.pageProjectHome)
+	s.page("GET /projects/{project}/get-started", "", s.pageGetStarted)
 	s.page("GET /projects/{project}/needs", "needs", s.pageNeeds)
 	s.page("GET /projects/{project}/needs/history", "needs", s.pageNeedsHistory)
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
@@ -293,7 +294,8 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request, v visit) error
 	return nil
 }
 
-// pageProjectHome is Needs you when something waits for a person, else Operations.
+// pageProjectHome is Needs you when something waits for a person, Get started when the
+// project has nothing in it yet, else Operations.
 func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit) error {
 	n, err := s.pendingCount(r.Context(), v)
 	if err != nil {
@@ -302,6 +304,10 @@ func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit
 	to := "operations"
 	if n > 0 {
 		to = "needs"
+	} else if empty, err := s.emptyProject(r.Context(), v); err != nil {
+		return err
+	} else if empty {
+		to = "get-started"
 	}
 	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/"+to, http.StatusSeeOther)
 	return nil

@@ -122,6 +122,12 @@ type Config struct {
 	// children and verbs that read the URL from the data dir or their environment.
 	PathKey string
 
+	// Workbench, when set, says serve runs under docket start, whose own pages install
+	// the example and choose a model: the Get started page posts its install form to
+	// docket start's ExamplePath with ExampleToken, and links to its model form.
+	// nil: serve runs alone, and the page says how to do the same with the CLI.
+	Workbench *Workbench
+
 	// MaxConns bounds open connections; 0 is DefaultMaxConns. HeaderTimeout, BodyTimeout
 	// and IdleTimeout bound reading a request's headers, reading its body, and a
 	// kept-alive connection with no request; 0 takes the Default of each. Logins bounds
@@ -154,6 +160,7 @@ type Server struct {
 	mux           *http.ServeMux
 	xorigin       *http.CrossOriginProtection
 	pathKey       string
+	workbench     *Workbench
 	maxConns      int
 	maxStreams    int
 	headerTimeout time.Duration
@@ -190,6 +197,7 @@ func New(cfg Config) (*Server, error) {
 		xorigin:   http.NewCrossOriginProtection(),
 		templates: map[string]*template.Template{},
 		pathKey:   cfg.PathKey,
+		workbench: cfg.Workbench,
 		maxConns:  cfg.MaxConns,
 		logins:    newLoginLimiter(cfg.Logins),
 		metrics:   cfg.Metrics,
