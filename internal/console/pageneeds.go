@@ -26,6 +26,7 @@ type requestView struct {
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
 	Rows  []vectorRow
+	By    who // who decided it, by name; see DecidedBy
 }
 
 // vectorRow is one field of a Request's canonical vector, as the digest covers it.
@@ -66,10 +67,15 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 	if tab == "history" {
 		slices.Reverse(rs)
 	}
-	names, err := s.agentNames(ctx, v)
+	deciders := make([]contract.Principal, 0, len(rs))
+	for _, q := range rs {
+		deciders = append(deciders, q.DecidedBy)
+	}
+	book, err := s.names(ctx, v, deciders...)
 	if err != nil {
 		return err
 	}
+	names := book.agents
 	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
 	if err != nil {
 		return err
@@ -82,7 +88,7 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		}
 	}
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector), By: book.who(q.DecidedBy)}
 		if q.Vector.Call != "" {
 			rv.Title = q.Vector.Call
 		} else {

@@ -1,0 +1,229 @@
+package console_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/console/browsertest"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// maxPageJSON is the most characters of JSON any element of a page may show outside a
+// closed disclosure (docs/console.md, "An Agent's page").
+const maxPageJSON = 400
+
+// pageFit runs in the page (through the DevTools protocol): what is cut off at the
+// viewport's width — the document wider than the viewport, or an element of main whose
+// content is wider than its box and scrolls or is clipped — and every element whose
+// own visible text holds a run of JSON longer than the bound, measured as the console's
+// longestJSON does (from a '{' or '[' that opens JSON to the bracket that closes it, or
+// to the end of the text). Text inside a closed <details>, but its <summary>, is hidden.
+const pageFit = `((maxJSON) => {
+  const out = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > window.innerWidth) out.push("the document is " + root.scrollWidth + " px wide in a " + window.innerWidth + " px viewport");
+  const name = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "");
+  document.querySelectorAll("main *").forEach(el => {
+    if (!el.checkVisibility()) return;
+    const ox = getComputedStyle(el).overflowX;
+    if (ox !== "visible" && el.scrollWidth > el.clientWidth + 1) out.push(name(el) + " is cut off: " + el.scrollWidth + " px of content in " + el.clientWidth + " px");
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > window.innerWidth + 1) out.push(name(el) + " ends at " + Math.round(r.right) + " px, past the viewport");
+  });
+  const opens = s => {
+    const rest = s.slice(1).trimStart();
+    if (!rest) return false;
+    const c = rest[0];
+    if (s[0] === "{") return c === '"' || c === "}";
+    return '"{[]-0123456789'.includes(c) || /^(true|false|null)/.test(rest);
+  };
+  const longest = s => {
+    let best = 0;
+    for (let i = 0; i < s.length; i++) {
+      if ((s[i] !== "{" && s[i] !== "[") || !opens(s.slice(i))) continue;
+      let depth = 0, str = false, end = s.length;
+      for (let j = i; j < s.length; j++) {
+        const c = s[j];
+        if (str && c === "\\") { j++; continue; }
+        if (c === '"') { str = !str; continue; }
+        if (str) continue;
+        if (c === "{" || c === "[") depth++;
+        if ((c === "}" || c === "]") && --depth === 0) { end = j + 1; break; }
+      }
+      best = Math.max(best, end - i);
+      i = end - 1;
+    }
+    return best;
+  };
+  document.querySelectorAll("body *").forEach(el => {
+    const closed = el.closest("details:not([open])");
+    if (closed && !el.closest("summary")) return;
+    if (!el.checkVisibility()) return;
+    let text = "";
+    el.childNodes.forEach(n => { if (n.nodeType === Node.TEXT_NODE) text += n.data; });
+    const n = longest(text);
+    if (n > maxJSON) out.push(name(el) + " shows " + n + " characters of JSON: " + text.slice(0, 80));
+  });
+  return out;
+})`
+
+// fitProblems returns what pageFit finds on the current page at each of the widths
+// screenshots are taken at, and sets the viewport back.
+func fitProblems(b *browsertest.Browser) []string {
+	var out []string
+	for _, w := range browsertest.Widths {
+		b.Do(chromedp.EmulateViewport(w, 800))
+		for _, p := range browsertest.Run(b, chromedp.Evaluate[[]string](fmt.Sprintf("%s(%d)", pageFit, maxPageJSON))) {
+			out = append(out, fmt.Sprintf("at %d px: %s", w, p))
+		}
+	}
+	b.Do(chromedp.EmulateViewport(browsertest.Widths[0], 900))
+	return out
+}
+
+// TestPages_AgentConversationReads: an Agent's page reads like a conversation. Each
+// call's arguments are a small table, each answer a sentence — accepted or refused with
+// its code, what its result says, the strip it carried — with the raw JSON (a View of
+// thousands of characters) behind a closed disclosure; an outcome the runtime delivered
+// as JSON is said in words. Nothing is cut off and no element shows more than 400
+// characters of JSON at 1280 px or at 390 px; the task form starts a new conversation.
+func TestPages_AgentConversationReads(t *testing.T) {
+	r := newPagesRig(t)
+	ctx := t.Context()
+	admin := mustCaller(t, r.testServer)
+	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := mcpclient.Dial(ctx, mcpclient.Config{URL: r.URL + "/mcp", Token: at.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	// writer makes real calls through the gateway; their answers are saved as its
+	// runtime saves a conversation.
+	type call struct{ id, name, args string }
+	var notes []string
+	for i := range 8 {
+		notes = append(notes, fmt.Sprintf(`{"op": "assert_fact", "atom": {"predicate": "note", "args": {"text": "tide table line %d", "n": %d}}}`, i, i))
+	}
+	calls := []call{
+		{"call_0", contract.ToolApplyBatch, `{"operations": [` + strings.Join(notes, ", ") + `]}`},
+		{"call_1", contract.ToolQueryBoard, `{"fullView": true}`},
+		{"call_2", contract.ToolApplyAction, `{"action": "mark", "params": {"topic": "z"}}`},
+		{"call_3", contract.ToolApplyAction, `{"action": "unmark", "params": {"topic": "z"}}`},
+	}
+	var results []map[string]any
+	var board string
+	for _, c := range calls {
+		res, err := gw.Call(ctx, c.name, json.RawMessage(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, map[string]any{"callId": c.id, "content": res.Text, "isError": res.IsError, "ordinal": res.Ordinal})
+		if c.id == "call_1" {
+			board = res.Text
+		}
+	}
+	if len(board) < 2*maxPageJSON {
+		t.Fatalf("the full View is %d bytes; the test needs an answer longer than %d characters", len(board), 2*maxPageJSON)
+	}
+	outcome, err := json.Marshal(map[string]any{"callId": "call_2", "tool": "ApplyAction", "label": "ApplyAction mark", "state": "denied",
+		"at": "2026-12-02T05:00:00Z", "since": "2026-12-02T05:01:00Z", "reason": strings.Repeat("the topic is not ours to mark; ", 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutAnswer := board[:1200] + "\n[docket: output cut: showing 1200 of 9000 bytes, 7800 cut. Read the rest with ReadArtifact {\"ref\": \"art_1\"}]"
+	msgs := []any{
+		map[string]any{"role": "user", "text": "Mark topic z, then read the Board."},
+		map[string]any{"role": "assistant", "text": "I will read the Board, then mark it.", "calls": []map[string]any{
+			{"id": "call_0", "name": calls[0].name, "arguments": json.RawMessage(calls[0].args)},
+			{"id": "call_1", "name": calls[1].name, "arguments": json.RawMessage(calls[1].args)},
+			{"id": "call_2", "name": calls[2].name, "arguments": json.RawMessage(calls[2].args)},
+			{"id": "call_3", "name": calls[3].name, "arguments": json.RawMessage(calls[3].args)}}},
+		map[string]any{"role": "user", "results": results},
+		map[string]any{"role": "user", "text": "[docket: outcomes you have not read yet]\n" + string(outcome)},
+		map[string]any{"role": "assistant", "calls": []map[string]any{{"id": "call_4", "name": contract.ToolQueryBoard, "arguments": json.RawMessage(`{}`)}}},
+		map[string]any{"role": "user", "results": []map[string]any{{"callId": "call_4", "content": cutAnswer}}},
+		map[string]any{"role": "assistant", "text": "The mark was denied; nothing is marked."},
+	}
+	save := contract.ConversationSave{}
+	for _, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		save.Messages = append(save.Messages, b)
+	}
+	if _, err := r.a.SaveConversation(ctx, writer, "first-run", save); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t)
+	page := r.URL + "/projects/default/agents/" + string(at.Agent.ID)
+	r.b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#live-turns .call")))
+
+	pane := r.b.Text("#live-turns")
+	for _, want := range []string{
+		"Mark topic z", "I will read the Board",
+		"Calls ApplyBatch", "operations", "facts added 8",
+		"Calls QueryBoard", "fullView", "It sent the View in full",
+		"Calls ApplyAction", "action", "mark", `{"topic":"z"}`,
+		"Accepted", "Its strip: ApplyAction mark waiting_for_decision",
+		"Refused",
+		"Outcome of call_2: ApplyAction mark denied — the topic is not ours",
+		"[docket: output cut: showing 1200 of 9000 bytes",
+		"The mark was denied",
+	} {
+		if !strings.Contains(pane, want) {
+			t.Errorf("the conversation pane does not say %q; it reads:\n%s", want, pane)
+		}
+	}
+	var refused contract.ToolResult
+	if err := json.Unmarshal([]byte(results[3]["content"].(string)), &refused); err != nil || refused.Accepted || refused.ErrorCode == "" {
+		t.Fatalf("ApplyAction unmark = %s, %v; want it refused with a code", results[3]["content"], err)
+	}
+	if !strings.Contains(pane, "Refused "+string(refused.ErrorCode)) {
+		t.Errorf("the refused call does not name its code %s; the pane reads:\n%s", refused.ErrorCode, pane)
+	}
+	// The raw answer is there, whole up to the page's bound, behind a closed disclosure.
+	if n := browsertest.Run(r.b, chromedp.Evaluate[int](`document.querySelectorAll("#live-turns details.raw[open]").length`)); n != 0 {
+		t.Errorf("%d disclosures of the pane are open, want all closed", n)
+	}
+	raw := browsertest.Run(r.b, chromedp.Evaluate[string](`[...document.querySelectorAll("#live-turns details.raw pre")].map(p => p.textContent).join("\n")`))
+	if !strings.Contains(raw, `"accepted": true`) || !strings.Contains(raw, `"topic": "z"`) {
+		t.Errorf("the disclosures do not hold the raw answers and arguments:\n%.600s", raw)
+	}
+	if got := browsertest.Run(r.b, chromedp.Value(chromedp.ID("task-conversation"))); got != "" {
+		t.Errorf("the task form's conversation is %q, want it empty: a task starts a new conversation", got)
+	}
+	if ps := fitProblems(r.b); len(ps) > 0 {
+		t.Errorf("the Agent's page:\n%s", strings.Join(ps, "\n"))
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the Agent's page: %q", ps)
+	}
+	r.b.Screenshot(screenshots, "agent-conversation")
+
+	// The transcript says the same in the same words, each answer whole behind its
+	// disclosure.
+	r.b.Do(chromedp.Navigate(page+"/conversations/first-run"), chromedp.WaitVisible(chromedp.CSS("ol.transcript .answer")))
+	if got := r.b.Text("ol.transcript"); !strings.Contains(got, "Refused "+string(refused.ErrorCode)) || !strings.Contains(got, "Outcome of call_2") {
+		t.Errorf("the transcript reads:\n%s", got)
+	}
+	if ps := fitProblems(r.b); len(ps) > 0 {
+		t.Errorf("the transcript page:\n%s", strings.Join(ps, "\n"))
+	}
+	if ps := r.b.A11yProblems(); len(ps) > 0 {
+		t.Errorf("the transcript page: %q", ps)
+	}
+}
