@@ -23,7 +23,7 @@ type whyTree struct {
 type whyView struct {
 	ID, Kind, Tier, Atom, Href string
 	Rule, RuleBy               string
-	By                         who // who asserted a base node, by name
+	By                         who    // who asserted a base node, by name
 	Tool, Action, Release      string // what attested a Tool's fact
 	Sources                    []string
 	More                       int
