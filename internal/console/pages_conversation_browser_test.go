@@ -227,3 +227,68 @@ func TestPages_AgentConversationReads(t *testing.T) {
 		t.Errorf("the transcript page: %q", ps)
 	}
 }
+
+// TestPages_NamesNotIds: every page says who acted by the name a person knows —
+// "ada", "Agent calc" — never member:mem_… or agent:agt_…: Events, Needs you's history,
+// a Case's page and its timeline, the Board and Schedules. The principal stays in the
+// element's title. The navigation fits one row at 1280 px.
+func TestPages_NamesNotIds(t *testing.T) {
+	r := newPagesRig(t)
+	ctx := t.Context()
+	admin := mustCaller(t, r.testServer)
+	r.call(t, contract.ToolOpenCase, `{"caseType": "exploration", "businessKey": {"topic": "names"}}`)
+	r.call(t, contract.ToolApplyBatch, `{"operations": [{"op": "assert_fact", "atom": {"predicate": "note", "args": {"text": "named"}}}]}`)
+	r.call(t, contract.ToolCloseCase, `{"caseId": "case-1", "disposition": "abandoned", "reason": "named"}`)
+	r.mark(t, "names")
+	q := r.pending(t)
+	if len(q) != 1 {
+		t.Fatalf("pending = %+v, want the mark", q)
+	}
+	if _, err := r.ops.Decide(ctx, admin, "default", q[0].ID, contract.Decision{Digest: q[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := r.sched.Create(ctx, admin, "default", contract.CreateScheduleRequest{Every: "1h", Task: contract.TaskRequest{Agent: "calc", Text: "Report."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.signIn(t)
+	pages := []struct {
+		path, wait string
+		want       []string
+	}{
+		{"/projects/default/events", "table.events", []string{admin.Name, "Agent calc"}},
+		{"/projects/default/needs/history", "#" + string(q[0].ID), []string{"Decided by\n" + admin.Name}},
+		{"/projects/default/cases/case-1", "#timeline", []string{"by Agent calc", "Closed by\nAgent calc", "case.opened · Agent calc"}},
+		{"/projects/default/board?predicate=note", "table.board", []string{"Agent calc"}},
+		{"/projects/default/schedules", "#schedules", []string{"made by " + admin.Name}},
+		{"/projects/default/schedules/" + string(sc.ID), "#fires", []string{"made by " + admin.Name}},
+	}
+	for _, p := range pages {
+		r.b.Do(chromedp.Navigate(r.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+		got := r.b.Text("main")
+		for _, id := range []string{"member:", "agent:"} {
+			if strings.Contains(got, id) {
+				t.Errorf("%s shows a principal's id (%s…) where its name belongs:\n%s", p.path, id, got)
+			}
+		}
+		for _, want := range p.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s does not say %q:\n%s", p.path, want, got)
+			}
+		}
+		titles := browsertest.Run(r.b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main .who-name")].map(e => e.title)`))
+		if len(titles) == 0 || !strings.Contains(titles[0], ":") {
+			t.Errorf("%s names who acted with the titles %q, want the principal in each", p.path, titles)
+		}
+	}
+
+	// The navigation is one row beside the brand and Sign out at 1280 px.
+	rows := browsertest.Run(r.b, chromedp.Evaluate[[]int](`[...document.querySelectorAll(".top .brand, nav[aria-label=Console] li, .top .signout")].map(e => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2))`))
+	for _, y := range rows {
+		if y < rows[0]-4 || y > rows[0]+4 {
+			widths := browsertest.Run(r.b, chromedp.Evaluate[[]int](`[...document.querySelectorAll(".top > *")].map(e => Math.round(e.getBoundingClientRect().width))`))
+			t.Errorf("at 1280 px the header's entries are centred at %v px from the top, want one row; its parts are %v px wide", rows, widths)
+			break
+		}
+	}
+}
