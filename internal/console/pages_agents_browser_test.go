@@ -141,7 +141,6 @@ func TestPages_AgentConversation(t *testing.T) {
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("an Agent's page: %q", ps)
 	}
-	r.b.Screenshot(screenshots, "agent")
 
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(at.Agent.ID)), chromedp.WaitVisible(chromedp.ID("strip-empty")),
 		chromedp.Click(chromedp.Search(`//a[text()="first-run"]`)), chromedp.WaitVisible(chromedp.CSS("ol.transcript")))
