@@ -228,11 +228,13 @@ func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
 	return contract.Agent{}, contract.Errorf(contract.CodeNotFound, "project %s has no Agent %s; the Agents page lists them.", v.project, id)
 }
 
-// transcriptBody is what a conversation's page shows: its messages, read-only.
+// transcriptBody is what a conversation's page shows: its messages, read-only, in the
+// words of the Agent's page with each answer whole.
 type transcriptBody struct {
 	Agent        contract.Agent
 	Conversation contract.Conversation
-	Messages     []turnView
+	Turns        []turnView // its messages, each call with its answer
+	Count        int        // its messages as saved
 }
 
 // messageView is one message of a transcript: the agent runtime's form (a role, text,
@@ -268,15 +270,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	b := transcriptBody{Agent: a, Conversation: c}
-	for _, m := range c.Messages {
-		mv := readMessage(m)
-		t := newTurn(mv)
-		for _, r := range mv.Results {
-			t.Results = append(t.Results, *newResultTurn(r, 0))
-		}
-		b.Messages = append(b.Messages, t)
-	}
+	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
 	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
 }
 

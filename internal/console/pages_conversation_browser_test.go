@@ -276,6 +276,9 @@ func TestPages_NamesNotIds(t *testing.T) {
 				t.Errorf("%s does not say %q:\n%s", p.path, want, got)
 			}
 		}
+		if ps := fitProblems(r.b); len(ps) > 0 {
+			t.Errorf("%s:\n%s", p.path, strings.Join(ps, "\n"))
+		}
 		titles := browsertest.Run(r.b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main .who-name")].map(e => e.title)`))
 		if len(titles) == 0 || !strings.Contains(titles[0], ":") {
 			t.Errorf("%s names who acted with the titles %q, want the principal in each", p.path, titles)

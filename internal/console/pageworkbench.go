@@ -47,8 +47,10 @@ type resultOrdinal struct {
 	Ordinal int64  `json:"ordinal"`
 }
 
-// conversationPane builds the pane of conversation c, with ops the Agent's Operations.
-func conversationPane(c contract.Conversation, ops []opView) convPane {
+// conversationPane builds the pane of conversation c, with ops the Agent's Operations,
+// each raw answer kept up to maxRaw bytes (0: whole). An answer is shown under the call
+// it answers; one whose call no turn holds is shown in the message that carried it.
+func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPane {
 	byOrdinal := map[int64]*opView{}
 	for i := range ops {
 		byOrdinal[ops[i].Ordinal] = &ops[i]
@@ -56,6 +58,7 @@ func conversationPane(c contract.Conversation, ops []opView) convPane {
 	results := map[string]*resultTurn{}
 	ordinals := map[string]int64{}
 	views := make([]messageView, len(c.Messages))
+	called := map[string]bool{}
 	for i, m := range c.Messages {
 		views[i] = readMessage(m)
 		var withOrdinals struct {
@@ -67,15 +70,23 @@ func conversationPane(c contract.Conversation, ops []opView) convPane {
 			}
 		}
 		for _, r := range views[i].Results {
-			results[r.CallID] = newResultTurn(r, maxShownResult)
+			results[r.CallID] = newResultTurn(r, maxRaw)
+		}
+		for _, call := range views[i].Calls {
+			called[call.ID] = true
 		}
 	}
 	p := convPane{ID: c.ID}
 	for _, mv := range views {
-		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 {
-			continue // results only: they are shown under their calls
-		}
 		t := newTurn(mv)
+		for _, r := range mv.Results {
+			if !called[r.CallID] {
+				t.Results = append(t.Results, *results[r.CallID])
+			}
+		}
+		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 && len(t.Results) == 0 {
+			continue // answers only: they are shown under their calls
+		}
 		for i := range t.Calls {
 			t.Calls[i].Result = results[t.Calls[i].ID]
 			if o := ordinals[t.Calls[i].ID]; o > 0 {
@@ -141,7 +152,7 @@ func (s *Server) selectedConversation(r *http.Request, v visit, a contract.Agent
 	if err != nil {
 		return nil, err
 	}
-	p := conversationPane(c, ops)
+	p := conversationPane(c, ops, maxShownResult)
 	return &p, nil
 }
 
