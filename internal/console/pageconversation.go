@@ -25,8 +25,10 @@ const (
 	// maxPlainShown is the most characters of a tool answer that is not JSON shown
 	// outside its disclosure.
 	maxPlainShown = 300
-	// maxResultFields is the most fields of an answer's result its summary names.
+	// maxResultFields is the most fields of an answer's result its summary names, and
+	// maxFieldShown the most characters of each one's value: a summary line, not a dump.
 	maxResultFields = 6
+	maxFieldShown   = 80
 )
 
 // argRow is one argument of a tool call, or one field of an answer's result: its name
@@ -171,6 +173,7 @@ func resultFields(raw json.RawMessage) []argRow {
 			more++
 			continue
 		}
+		r.Value = cut(r.Value, maxFieldShown)
 		switch r.Name {
 		case "changes":
 			r.Name = "Board facts changed"

@@ -67,26 +67,30 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 	if tab == "history" {
 		slices.Reverse(rs)
 	}
-	deciders := make([]contract.Principal, 0, len(rs))
-	for _, q := range rs {
-		deciders = append(deciders, q.DecidedBy)
-	}
-	book, err := s.names(ctx, v, deciders...)
-	if err != nil {
-		return err
-	}
-	names := book.agents
-	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
-	if err != nil {
-		return err
-	}
-	cases := map[contract.CaseID]*contract.Case{}
 	b := needsBody{Tab: tab, Cards: cardsBody{Confirmed: confirmed}}
 	if tab == "pending" {
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err
 		}
 	}
+	who := make([]contract.Principal, 0, len(rs)+len(b.Cards.Open))
+	for _, q := range rs {
+		who = append(who, q.DecidedBy)
+	}
+	for _, c := range b.Cards.Open {
+		who = append(who, c.ProposedBy)
+	}
+	book, err := s.names(ctx, v, who...)
+	if err != nil {
+		return err
+	}
+	b.Cards.book = book
+	names := book.agents
+	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	cases := map[contract.CaseID]*contract.Case{}
 	for _, q := range rs {
 		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector), By: book.who(q.DecidedBy)}
 		if q.Vector.Call != "" {
