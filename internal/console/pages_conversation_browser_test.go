@@ -168,6 +168,19 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	if _, err := r.a.SaveConversation(ctx, writer, "first-run", save); err != nil {
 		t.Fatal(err)
 	}
+	// A task whose final answer is a long JSON blob, as a model may end with one.
+	task, err := r.a.PostTask(ctx, admin, "default", contract.TaskRequest{Agent: "writer", Text: "Report the Board as JSON."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim, err := r.a.ClaimTask(ctx, writer, contract.TaskClaimRequest{}); err != nil || claim.Task == nil || claim.Task.ID != task.ID {
+		t.Fatalf("claim = %+v, %v; want the posted task", claim, err)
+	}
+	final := "Here is the Board:\n" + board
+	if _, err := r.a.ReportTask(ctx, writer, task.ID, contract.TaskReport{Attempt: 1, State: contract.TaskCompleted,
+		TaskResult: contract.TaskResult{Final: final, ClosedCases: []contract.ClosedCase{}}}); err != nil {
+		t.Fatal(err)
+	}
 	r.signIn(t)
 	page := r.URL + "/projects/default/agents/" + string(at.Agent.ID)
 	r.b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#live-turns .call")))
@@ -202,6 +215,9 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	raw := browsertest.Run(r.b, chromedp.Evaluate[string](`[...document.querySelectorAll("#live-turns details.raw pre")].map(p => p.textContent).join("\n")`))
 	if !strings.Contains(raw, `"accepted": true`) || !strings.Contains(raw, `"topic": "z"`) {
 		t.Errorf("the disclosures do not hold the raw answers and arguments:\n%.600s", raw)
+	}
+	if got := r.b.Text("#tasks"); !strings.Contains(got, "Here is the Board:") || !strings.Contains(got, "characters of JSON; see the raw text") {
+		t.Errorf("the task's final answer reads %q, want its words and its JSON left to the disclosure", got)
 	}
 	if got := browsertest.Run(r.b, chromedp.Value(chromedp.ID("task-conversation"))); got != "" {
 		t.Errorf("the task form's conversation is %q, want it empty: a task starts a new conversation", got)
