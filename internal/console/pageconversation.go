@@ -28,7 +28,7 @@ const (
 	// maxResultFields is the most fields of an answer's result its summary names, and
 	// maxFieldShown the most characters of each one's value: a summary line, not a dump.
 	maxResultFields = 6
-	maxFieldShown   = 80
+	maxFieldShown   = 60
 )
 
 // argRow is one argument of a tool call, or one field of an answer's result: its name
@@ -192,48 +192,55 @@ func resultFields(raw json.RawMessage) []argRow {
 
 // plainAnswer is what a page shows of an answer that is not one JSON object: the
 // runtime's note when it cut the answer ("[docket: output cut: …]"), else the text when
-// it carries no long JSON, cut at maxPlainShown; "" leaves it to the disclosure.
+// it carries little JSON, cut at maxPlainShown; "" leaves it to the disclosure.
 func plainAnswer(s string) string {
 	if i := strings.LastIndex(s, "\n[docket:"); i >= 0 {
 		return cut(strings.TrimSpace(s[i:]), maxPlainShown)
 	}
-	if longestJSON(s) > maxInlineJSON {
+	if jsonChars(s) > maxInlineJSON {
 		return ""
 	}
 	return cut(s, maxPlainShown)
 }
 
-// shownText is a message's text as a page shows it: each line that is a long run of
-// JSON is put in words when it is an outcome the runtime delivered (one JSON object a
-// line, with its call's id and state), and left to the raw text otherwise. raw is the
-// whole text, for a disclosure, when anything was left out; "" when nothing was.
+// shownText is a message's text as a page shows it. When it holds more than
+// maxInlineJSON characters of JSON, each outcome the runtime delivered as a line of JSON
+// (with its call's id and state) is put in words, and if that is not enough every other
+// line with JSON is named by its size. raw is the whole text, for a disclosure, when
+// anything was left out; "" when nothing was.
 func shownText(text string) (shown, raw string) {
-	if longestJSON(text) <= maxInlineJSON {
+	if jsonChars(text) <= maxInlineJSON {
 		return text, ""
 	}
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		if longestJSON(l) <= maxInlineJSON {
-			continue
+		if w, ok := outcomeLine(l); ok {
+			lines[i] = w
 		}
-		lines[i] = outcomeLine(l)
 	}
-	shown = strings.Join(lines, "\n")
-	if longestJSON(shown) > maxInlineJSON { // JSON that spans lines
+	if shown = strings.Join(lines, "\n"); jsonChars(shown) <= maxInlineJSON {
+		return shown, text
+	}
+	for i, l := range lines {
+		if n := jsonChars(l); n > 0 {
+			lines[i] = fmt.Sprintf("(%d characters of JSON; see the raw text)", n)
+		}
+	}
+	if shown = strings.Join(lines, "\n"); jsonChars(shown) > maxInlineJSON { // JSON across lines
 		shown = "(the text holds JSON; see the raw text)"
 	}
 	return shown, text
 }
 
 // outcomeLine says in words one outcome the runtime delivered to the model as a line of
-// JSON (a strip entry with its call's id); another line is named by its size.
-func outcomeLine(l string) string {
+// JSON (a strip entry with its call's id); ok is false for any other line.
+func outcomeLine(l string) (string, bool) {
 	var o struct {
 		CallID string `json:"callId"`
 		contract.OperationEntry
 	}
-	if json.Unmarshal([]byte(l), &o) != nil || o.CallID == "" || o.State == "" {
-		return fmt.Sprintf("(%d characters of JSON; see the raw text)", utf8.RuneCountInString(l))
+	if !strings.HasPrefix(strings.TrimSpace(l), "{") || json.Unmarshal([]byte(l), &o) != nil || o.CallID == "" || o.State == "" {
+		return "", false
 	}
 	s := "Outcome of " + o.CallID + ": " + o.Label + " " + string(o.State)
 	if o.ReasonCode != "" {
@@ -242,23 +249,23 @@ func outcomeLine(l string) string {
 	if o.Reason != "" {
 		s += " — " + cut(o.Reason, maxArgShown)
 	}
-	return s
+	return s, true
 }
 
-// longestJSON is the length in characters of the longest run of JSON in s: from a '{'
-// or '[' that opens an object or array to the bracket that closes it, or to the end of
-// s when none does (a cut answer). The browser tests measure a page the same way.
-func longestJSON(s string) int {
-	longest := 0
+// jsonChars is how many characters of s are JSON: each run from a '{' or '[' that opens
+// an object or array to the bracket that closes it, or to the end of s when none does (a
+// cut answer), summed. The browser tests measure each element of a page the same way.
+func jsonChars(s string) int {
+	n := 0
 	for i := 0; i < len(s); i++ {
 		if (s[i] != '{' && s[i] != '[') || !opensJSON(s[i:]) {
 			continue
 		}
 		end := closing(s, i)
-		longest = max(longest, utf8.RuneCountInString(s[i:end]))
+		n += utf8.RuneCountInString(s[i:end])
 		i = end - 1
 	}
-	return longest
+	return n
 }
 
 // opensJSON reports whether s, which starts with '{' or '[', starts a JSON object or

@@ -8,9 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestLongestJSON: a run of JSON is measured from the bracket that opens it to the one
-// that closes it, or to the end of a cut answer; prose in brackets is not JSON.
-func TestLongestJSON(t *testing.T) {
+// TestJSONChars: a run of JSON is measured from the bracket that opens it to the one
+// that closes it, or to the end of a cut answer, and the runs summed; prose in brackets
+// is not JSON.
+func TestJSONChars(t *testing.T) {
 	tests := []struct {
 		text string
 		want int
@@ -19,13 +20,13 @@ func TestLongestJSON(t *testing.T) {
 		{"[docket: output cut: showing 10 of 20 bytes]", 0},
 		{`{"a": 1}`, 8},
 		{`before {"a": "}"} after`, 10},
-		{`{"a": [1, 2]} and [3, 4]`, 13},
+		{`{"a": [1, 2]} and [3, 4]`, 19},
 		{`{"cut": "the answer ends he`, 27},
-		{`["x"] {}`, 5},
+		{`["x"] {}`, 7},
 	}
 	for _, tt := range tests {
-		if got := longestJSON(tt.text); got != tt.want {
-			t.Errorf("longestJSON(%q) = %d, want %d", tt.text, got, tt.want)
+		if got := jsonChars(tt.text); got != tt.want {
+			t.Errorf("jsonChars(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
 }
@@ -45,6 +46,8 @@ func TestShownText(t *testing.T) {
 		{"an outcome in words", "[docket: outcomes you have not read yet]\n" + long,
 			"[docket: outcomes you have not read yet]\nOutcome of call_9: ApplyAction write failed (worker_refused) — " + strings.Repeat("x", 159) + "…", true},
 		{"other JSON by its size", "see\n" + other, "see\n(312 characters of JSON; see the raw text)", true},
+		{"short outcomes that add up, each in words", strings.Repeat(`{"callId": "c", "label": "ApplyAction a", "state": "done", "tool": "ApplyAction"}`+"\n", 3) + "next",
+			strings.Repeat("Outcome of c: ApplyAction a done\n", 3) + "next", true},
 		{"JSON across lines", "{\n\"rows\": \"" + strings.Repeat("z", 300) + "\"\n}", "(the text holds JSON; see the raw text)", true},
 	}
 	for _, tt := range tests {
@@ -56,7 +59,7 @@ func TestShownText(t *testing.T) {
 			if (raw != "") != tt.raw || (raw != "" && raw != tt.text) {
 				t.Errorf("raw = %q, want the whole text: %v", raw, tt.raw)
 			}
-			if n := longestJSON(shown); n > maxInlineJSON {
+			if n := jsonChars(shown); n > maxInlineJSON {
 				t.Errorf("the shown text holds %d characters of JSON", n)
 			}
 		})

@@ -21,9 +21,10 @@ const maxPageJSON = 400
 // pageFit runs in the page (through the DevTools protocol): what is cut off at the
 // viewport's width — the document wider than the viewport, or an element of main whose
 // content is wider than its box and scrolls or is clipped — and every element whose
-// own visible text holds a run of JSON longer than the bound, measured as the console's
-// longestJSON does (from a '{' or '[' that opens JSON to the bracket that closes it, or
-// to the end of the text). Text inside a closed <details>, but its <summary>, is hidden.
+// own visible text holds more characters of JSON than the bound, measured as the
+// console's jsonChars does (each run from a '{' or '[' that opens JSON to the bracket
+// that closes it, or to the end of the text, summed). Text inside a closed <details>,
+// but its <summary>, is hidden.
 const pageFit = `((maxJSON) => {
   const out = [];
   const root = document.documentElement;
@@ -43,8 +44,8 @@ const pageFit = `((maxJSON) => {
     if (s[0] === "{") return c === '"' || c === "}";
     return '"{[]-0123456789'.includes(c) || /^(true|false|null)/.test(rest);
   };
-  const longest = s => {
-    let best = 0;
+  const jsonChars = s => {
+    let total = 0;
     for (let i = 0; i < s.length; i++) {
       if ((s[i] !== "{" && s[i] !== "[") || !opens(s.slice(i))) continue;
       let depth = 0, str = false, end = s.length;
@@ -56,10 +57,10 @@ const pageFit = `((maxJSON) => {
         if (c === "{" || c === "[") depth++;
         if ((c === "}" || c === "]") && --depth === 0) { end = j + 1; break; }
       }
-      best = Math.max(best, end - i);
+      total += end - i;
       i = end - 1;
     }
-    return best;
+    return total;
   };
   document.querySelectorAll("body *").forEach(el => {
     const closed = el.closest("details:not([open])");
@@ -67,7 +68,7 @@ const pageFit = `((maxJSON) => {
     if (!el.checkVisibility()) return;
     let text = "";
     el.childNodes.forEach(n => { if (n.nodeType === Node.TEXT_NODE) text += n.data; });
-    const n = longest(text);
+    const n = jsonChars(text);
     if (n > maxJSON) out.push(name(el) + " shows " + n + " characters of JSON: " + text.slice(0, 80));
   });
   return out;
