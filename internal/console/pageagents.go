@@ -135,11 +135,16 @@ type agentBody struct {
 	Cases         []caseRow // the Cases it opened, newest first
 	// Profile is its profile and its runtime's last reported state; nil without one.
 	Profile *contract.AgentProfile
+	// Coding says the Agent is a coding agent's: its hook reported calls and it has no
+	// model runtime, so its page shows those calls in place of a task form that could
+	// do nothing (docs/console.md, "An Agent's page").
+	Coding bool
 }
 
 // hookCallView is one coding-agent call on an Agent's page.
 type hookCallView struct {
 	contract.HookCallEntry
+	By who // who decided it, by name
 }
 
 // Key changes whenever what the row shows does, so the live page replaces it.
@@ -188,8 +193,16 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		if err != nil {
 			return err
 		}
+		deciders := make([]contract.Principal, 0, len(calls))
+		for _, c := range calls {
+			deciders = append(deciders, c.DecidedBy)
+		}
+		book, err := s.names(ctx, v, deciders...)
+		if err != nil {
+			return err
+		}
 		for i := len(calls) - 1; i >= 0 && len(b.HookCalls) < maxHookCallsShown; i-- {
-			b.HookCalls = append(b.HookCalls, hookCallView{calls[i]})
+			b.HookCalls = append(b.HookCalls, hookCallView{HookCallEntry: calls[i], By: book.who(calls[i].DecidedBy)})
 		}
 		b.OlderCalls = len(calls) - len(b.HookCalls)
 	}
@@ -211,10 +224,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 	} else if contract.CodeOf(err) != contract.CodeNotFound {
 		return err
 	}
-	if b.Pane != nil && form.Conversation == "" {
-		form.Conversation = string(b.Pane.ID)
-		b.Form = form
-	}
+	b.Coding = len(b.HookCalls) > 0 && b.Profile == nil
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
 }
 
@@ -231,11 +241,13 @@ func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
 	return contract.Agent{}, contract.Errorf(contract.CodeNotFound, "project %s has no Agent %s; the Agents page lists them.", v.project, id)
 }
 
-// transcriptBody is what a conversation's page shows: its messages, read-only.
+// transcriptBody is what a conversation's page shows: its messages, read-only, in the
+// words of the Agent's page with each answer whole.
 type transcriptBody struct {
 	Agent        contract.Agent
 	Conversation contract.Conversation
-	Messages     []messageView
+	Turns        []turnView // its messages, each call with its answer
+	Count        int        // its messages as saved
 }
 
 // messageView is one message of a transcript: the agent runtime's form (a role, text,
@@ -254,9 +266,6 @@ type callView struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// Args is the call's arguments, indented for reading.
-func (c callView) Args() string { return indentJSON(c.Arguments) }
-
 type resultView struct {
 	CallID  string `json:"callId"`
 	Content string `json:"content"`
@@ -274,14 +283,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	b := transcriptBody{Agent: a, Conversation: c}
-	for _, m := range c.Messages {
-		var mv messageView
-		if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
-			mv = messageView{Raw: indentJSON(m)}
-		}
-		b.Messages = append(b.Messages, mv)
-	}
+	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
 	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
 }
 

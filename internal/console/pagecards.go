@@ -18,7 +18,11 @@ var cardEvents = []string{event.CardRecorded, event.CardConfirmed, event.CardRan
 type cardsBody struct {
 	Open      []contract.Card
 	Confirmed *cardConfirmed
+	book      nameBook // who proposed each card, by name
 }
+
+// Who is p, who proposed a card, as the page shows it.
+func (c cardsBody) Who(p contract.Principal) who { return c.book.who(p) }
 
 // cardConfirmed is a confirmed card with the answer its call gave, shown once: it may
 // hold a token the card never kept.

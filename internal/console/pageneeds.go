@@ -31,6 +31,7 @@ type requestView struct {
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
 	Rows  []vectorRow
+	By    who // who decided it, by name; see DecidedBy
 }
 
 // vectorRow is one field of a Request's canonical vector, as the digest covers it.
@@ -75,23 +76,32 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 			rs, older = rs[:maxHistoryShown], len(rs)-maxHistoryShown
 		}
 	}
-	names, err := s.agentNames(ctx, v)
-	if err != nil {
-		return err
-	}
-	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
-	if err != nil {
-		return err
-	}
-	cases := map[contract.CaseID]*contract.Case{}
 	b := needsBody{Tab: tab, Older: older, Cards: cardsBody{Confirmed: confirmed}}
 	if tab == "pending" {
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err
 		}
 	}
+	who := make([]contract.Principal, 0, len(rs)+len(b.Cards.Open))
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		who = append(who, q.DecidedBy)
+	}
+	for _, c := range b.Cards.Open {
+		who = append(who, c.ProposedBy)
+	}
+	book, err := s.names(ctx, v, who...)
+	if err != nil {
+		return err
+	}
+	b.Cards.book = book
+	names := book.agents
+	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	cases := map[contract.CaseID]*contract.Case{}
+	for _, q := range rs {
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector), By: book.who(q.DecidedBy)}
 		if q.Vector.Call != "" {
 			rv.Title = q.Vector.Call
 		} else {

@@ -35,6 +35,13 @@ type policyKindRow struct {
 type autonomyRow struct {
 	Agent    contract.Agent
 	Autonomy contract.Autonomy
+	Windows  []windowView
+}
+
+// windowView is a run window with who opened it, by name.
+type windowView struct {
+	contract.RunWindow
+	By who
 }
 
 // pagePolicies shows the policies page: ?kind=K&version=N picks the text shown (the one
@@ -97,6 +104,7 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 	if err != nil {
 		return err
 	}
+	var openers []contract.Principal
 	for _, a := range as {
 		if a.RevokedAt != nil {
 			continue
@@ -105,8 +113,20 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 		if err != nil {
 			return err
 		}
+		for _, w := range au.Windows {
+			openers = append(openers, w.OpenedBy)
+		}
 		b.Agents = append(b.Agents, autonomyRow{Agent: a, Autonomy: au})
 		b.Ack = au.Acknowledgement // the same for every Agent: the policy in force's
+	}
+	book, err := s.names(ctx, v, openers...)
+	if err != nil {
+		return err
+	}
+	for i := range b.Agents {
+		for _, w := range b.Agents[i].Autonomy.Windows {
+			b.Agents[i].Windows = append(b.Agents[i].Windows, windowView{RunWindow: w, By: book.who(w.OpenedBy)})
+		}
 	}
 	return s.render(w, r, v, status, "policies", b)
 }

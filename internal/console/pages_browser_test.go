@@ -198,8 +198,8 @@ func TestPages_NeedsYou(t *testing.T) {
 	}
 
 	r.b.Do(chromedp.Click(chromedp.Search(`//a[text()="History"]`)), chromedp.WaitVisible(chromedp.ID(string(q.ID))))
-	if got := r.b.Text("#" + string(q.ID)); !strings.Contains(got, "approved") || !strings.Contains(got, "member:") {
-		t.Errorf("the history shows %q, want the request approved by the member", got)
+	if got := r.b.Text("#" + string(q.ID)); !strings.Contains(got, "approved") || !strings.Contains(got, "Decided by\nada at") || strings.Contains(got, "member:") {
+		t.Errorf("the history shows %q, want the request approved by the member, by name", got)
 	}
 	r.b.Screenshot(screenshots, "needs-you-history")
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/operations"), chromedp.WaitVisible(chromedp.CSS("table.ops")))

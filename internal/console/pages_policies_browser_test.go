@@ -115,8 +115,8 @@ func TestPages_PoliciesRunWindow(t *testing.T) {
 	if got := r.b.Text(".notice"); !strings.Contains(got, "Opened a run window") {
 		t.Errorf("after opening a window, the notice is %q", got)
 	}
-	if got := r.b.Text("table.autonomy tbody"); !strings.Contains(got, "opened by member:") {
-		t.Errorf("the autonomy table reads %q, want the window a member opened", got)
+	if got := r.b.Text("table.autonomy tbody"); !strings.Contains(got, "opened by ada") {
+		t.Errorf("the autonomy table reads %q, want the window ada opened, by name", got)
 	}
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("Policies page with a run window: %q", ps)

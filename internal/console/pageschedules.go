@@ -12,11 +12,18 @@ import (
 // schedulesBody is what the Schedules page shows: every schedule with its next fire and
 // latest outcome, the fires of the one shown, and the form that makes one.
 type schedulesBody struct {
-	Schedules []contract.Schedule
+	Schedules []scheduleRow
 	Shown     *contract.Schedule // with its last fires
+	ShownBy   who                // who made the one shown, by name
 	Agents    []contract.Agent   // the live Agents a schedule may be for
 	Form      scheduleForm       // kept after a refusal
 	Error     string             // why the form was refused: the field and its teaching
+}
+
+// scheduleRow is one schedule in the list, with who made it by name.
+type scheduleRow struct {
+	contract.Schedule
+	By who
 }
 
 // scheduleForm is the create form's fields.
@@ -49,13 +56,27 @@ func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, 
 	if err != nil {
 		return err
 	}
-	b.Schedules = ss
+	by := make([]contract.Principal, 0, len(ss)+1)
+	for _, sc := range ss {
+		by = append(by, sc.CreatedBy)
+	}
 	if id := r.PathValue("schedule"); id != "" {
 		sc, err := s.sched.Schedule(ctx, v.caller, v.project, contract.ScheduleID(id))
 		if err != nil {
 			return err
 		}
 		b.Shown = &sc
+		by = append(by, sc.CreatedBy)
+	}
+	book, err := s.names(ctx, v, by...)
+	if err != nil {
+		return err
+	}
+	for _, sc := range ss {
+		b.Schedules = append(b.Schedules, scheduleRow{Schedule: sc, By: book.who(sc.CreatedBy)})
+	}
+	if b.Shown != nil {
+		b.ShownBy = book.who(b.Shown.CreatedBy)
 	}
 	as, err := s.auth.Agents(ctx, v.caller, v.project)
 	if err != nil {

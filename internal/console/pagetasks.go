@@ -16,7 +16,9 @@ const maxPageTasks = 20
 // taskView is one task on an Agent's page.
 type taskView struct {
 	contract.Task
-	Short string // its text, cut for the list
+	Short    string // its text, cut for the list
+	Final    string // its final answer as shown: long JSON put in words (shownText)
+	FinalRaw string // its whole final answer when Final leaves some out
 }
 
 // taskForm is what the person typed into the form that gives an Agent a task, kept when
@@ -39,7 +41,11 @@ func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent) ([]taskV
 		if r := []rune(short); len(r) > 120 {
 			short = string(r[:120]) + "…"
 		}
-		out = append(out, taskView{Task: t, Short: short})
+		v := taskView{Task: t, Short: short}
+		if t.Result != nil {
+			v.Final, v.FinalRaw = shownText(t.Result.Final)
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
