@@ -76,15 +76,15 @@ func (c *agentListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Agent]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "agents"), nil, &page); err != nil {
+	items, err := list[contract.Agent](ctx, cl, projectPath(c.Project, "agents"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, a := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, a := range items {
 		state := "live"
 		if a.RevokedAt != nil {
 			state = "revoked"

@@ -252,7 +252,7 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 type agentServeCmd struct {
 	runtimeFlags
 	Listen   string `help:"Loopback address for the task endpoint." default:"127.0.0.1:0"`
-	TaskFile string `help:"Write the task endpoint's URL and per-run key to this file (mode 0600) instead of printing the key." name:"task-file" type:"path"`
+	TaskFile string `help:"Write the task endpoint's URL and per-run key to this file (mode 0600); default a fresh file in the temporary directory, removed at exit. The key is never printed." name:"task-file" type:"path"`
 }
 
 func (c *agentServeCmd) Run(ctx context.Context, e *env) error {

@@ -33,9 +33,9 @@ func TestAgentRun_WaitsAndResumes(t *testing.T) {
 		t.Skip("starts docket serve and runtimes as processes")
 	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
-	// The scripted model plays the turn after the conversation's last: the wake is the
-	// third turn.
-	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"asked"},{"final":"woke with the outcome"}]}`)
+	// The scripted model ends its turn while the note waits for the decision, and plays
+	// the script's next turn once the wake shows the outcome.
+	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"woke with the outcome"}]}`)
 
 	t.Run("the decision wakes the run", func(t *testing.T) {
 		id, tok := r.agent(t, "waiter")
@@ -90,7 +90,7 @@ func TestAgentServe_WakesAConversation(t *testing.T) {
 	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	id, tok := r.agent(t, "served")
-	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"asked"},{"final":"woke with the outcome"}]}`)
+	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"woke with the outcome"}]}`)
 	post := r.serveTasks(t, tok, script)
 	a := post(`{"text":"note","sessionKey":"k"}`)
 	if len(a.Pending) != 1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -67,6 +68,8 @@ func (r *docketRig) serveTasks(t *testing.T, tok, script string) func(body strin
 type taskEndpoint struct {
 	proc     *exec.Cmd
 	url, key string
+	lines    <-chan string // its stdout after the first line; closed when it exits
+	stderr   *syncBuffer
 }
 
 // agentServe starts docket agent serve with the scripted model and the flags in extra;
@@ -85,11 +88,23 @@ func (r *docketRig) agentServe(t *testing.T, tok, script string, extra ...string
 			t.Logf("docket agent serve:\n%s", stderr.String())
 		}
 	})
-	m := regexp.MustCompile(`POST (http://\S+/task) with header "Authorization: Bearer (\w+)"`).FindStringSubmatch(<-lines)
+	first := <-lines
+	m := regexp.MustCompile(`POST (http://\S+/task) with the bearer key in (\S+)$`).FindStringSubmatch(first)
 	if m == nil {
-		t.Fatal("docket agent serve printed no endpoint")
+		t.Fatalf("docket agent serve printed %q, want its endpoint and the file of its key", first)
 	}
-	return &taskEndpoint{proc: srv, url: m[1], key: m[2]}
+	b, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var te runner.TaskEndpoint
+	if err := json.Unmarshal(b, &te); err != nil {
+		t.Fatal(err)
+	}
+	if te.URL != m[1] || te.Key == "" {
+		t.Fatalf("the task file holds %+v, want the endpoint %s and a key", te, m[1])
+	}
+	return &taskEndpoint{proc: srv, url: m[1], key: te.Key, lines: lines, stderr: &stderr}
 }
 
 // post sends body to POST /task with bearer key and returns the status and answer.
@@ -110,4 +125,31 @@ func (ep *taskEndpoint) post(t *testing.T, key, body string) (int, runner.TaskAn
 		t.Fatalf("POST /task answered %d with a body that does not decode: %v", resp.StatusCode, err)
 	}
 	return resp.StatusCode, a
+}
+
+// TestAgentServe_NeverPrintsItsKey: docket agent serve, run as a process without
+// --task-file, writes its per-run key to a private file and never to its output, before,
+// during or after serving a task.
+func TestAgentServe_NeverPrintsItsKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts docket serve and runtimes as processes")
+	}
+	r := newDocketRig(t)
+	_, tok := r.agent(t, "quiet")
+	ep := r.agentServe(t, tok, r.script(t, `{"turns":[{"final":"done"}]}`))
+	if status, a := ep.post(t, ep.key, `{"text":"say done"}`); status != http.StatusOK || a.ErrorCode != "" {
+		t.Fatalf("POST /task = %d %+v", status, a)
+	}
+	if err := ep.proc.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	out := drain(ep.lines)
+	if err := ep.proc.Wait(); err != nil {
+		t.Fatalf("docket agent serve at interrupt: %v\n%s", err, ep.stderr.String())
+	}
+	for name, text := range map[string]string{"stdout": out, "stderr": ep.stderr.String()} {
+		if strings.Contains(text, ep.key) {
+			t.Errorf("docket agent serve printed its key on %s:\n%s", name, text)
+		}
+	}
 }

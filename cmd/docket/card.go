@@ -66,15 +66,15 @@ func (c *cardListCmd) Run(ctx context.Context, e *env) error {
 	if c.State != "" {
 		path += "?state=" + url.QueryEscape(c.State)
 	}
-	var page contract.Page[contract.Card]
-	if err := cl.do(ctx, http.MethodGet, path, nil, &page); err != nil {
+	items, err := list[contract.Card](ctx, cl, path)
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, card := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, card := range items {
 		rows = append(rows, []string{card.ID, string(card.State), card.Operation, string(card.ProposedBy), card.Reason})
 	}
 	return writeList(e, []string{"card", "state", "operation", "proposed by", "reason"}, rows, "no cards")

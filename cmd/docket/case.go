@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"strings"
 	"time"
 
@@ -34,15 +33,15 @@ func (c *caseListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Case]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "cases"), nil, &page); err != nil {
+	items, err := list[contract.Case](ctx, cl, projectPath(c.Project, "cases"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, cs := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, cs := range items {
 		rows = append(rows, []string{string(cs.CaseID), cs.CaseType, string(cs.Status), string(cs.Disposition)})
 	}
 	return writeList(e, []string{"case", "type", "status", "disposition"}, rows,

@@ -188,6 +188,7 @@ const (
 	exitReplaced   = 4
 	exitDelegate   = 5 // a delegate's credential on a command that acts on the machine
 	exitPending    = 6 // docket agent run: the task's work is still pending (a decision, a running write)
+	exitUntrusted  = 7 // docket events verify BUNDLE: it holds only under the keys it carries, which no one trusts
 )
 
 // usageError is a command line that does not parse: exit 2. help is the command whose

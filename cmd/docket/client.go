@@ -76,6 +76,12 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 	return credential(c.api.Do(ctx, method, path, in, out))
 }
 
+// list returns every item of the list route at path, page by page (apiclient.All).
+func list[T any](ctx context.Context, cl *client, path string) ([]T, error) {
+	items, err := apiclient.All[T](ctx, cl.api, path)
+	return items, credential(err)
+}
+
 // credential makes the server's refusal of the credential exit 3.
 func credential(err error) error {
 	if re, ok := errors.AsType[*apiclient.ResponseError](err); ok && re.StatusCode == http.StatusUnauthorized && re.Err != nil {

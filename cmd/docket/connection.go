@@ -46,15 +46,15 @@ func (c *connectionListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Connection]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "connections"), nil, &page); err != nil {
+	items, err := list[contract.Connection](ctx, cl, projectPath(c.Project, "connections"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, cn := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, cn := range items {
 		state := "live"
 		if cn.RevokedAt != nil {
 			state = "revoked"

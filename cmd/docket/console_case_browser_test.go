@@ -91,7 +91,7 @@ func TestConsole_VerifiedCalculationCase(t *testing.T) {
 	b.Screenshot(consoleShots, "fact")
 
 	b.Do(chromedp.Navigate(s.url+"/projects/default/board?predicate=output_file"), chromedp.WaitVisible(chromedp.CSS("table.board")))
-	if got := b.Text("table.board tbody"); !strings.Contains(got, "attested") || !strings.Contains(got, "tool:") {
+	if got := b.Text("table.board tbody"); !strings.Contains(got, "attested") || !strings.Contains(got, "Tool docket.workspace.read_json@1") {
 		t.Errorf("the Board's output_file facts are %q, want them attested by a Tool", got)
 	}
 	b.Do(chromedp.Navigate(s.url+"/projects/default/board?predicate=calculation_input"), chromedp.WaitVisible(chromedp.CSS("table.board")))

@@ -13,18 +13,17 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// waitingCalculation is the verified calculation played by the scripted model for a
-// write that waits for a person: it ends its first run once the write waits, and goes on
-// — verify, close — only when the conversation is woken with the write's outcome.
-const waitingCalculation = `{"turns": [
-  {"calls": [{"tool": "ApplyAction", "arguments": {"action": "load_input", "params": {"path": "data/input.json"}}}]},
-  {"calls": [{"as": "open", "tool": "OpenCase", "arguments": {"caseType": "verified_calculation", "businessKey": {"job_id": "calc-001"}}}]},
-  {"calls": [{"tool": "ApplyAction", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "action": "write_result", "params": {"job_id": "calc-001", "path": "out/result.json"}}}]},
-  {"final": "The write waits for a person's approval."},
-  {"calls": [{"tool": "ApplyAction", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "action": "verify_result"}}]},
-  {"calls": [{"tool": "CloseCase", "arguments": {"caseId": {"$ref": "open.result.case.caseId"}, "disposition": "completed"}}]},
-  {"final": "Job calc-001 is written, verified and closed as completed."}
-]}`
+// shippedScript is the example's own script.json, reading the job's input from in: the
+// scripted model ends its turn while the write waits for a person, and goes on — verify,
+// close — when the conversation is woken with the write's outcome.
+func shippedScript(t *testing.T, in string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/verified-calculation/script.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "data/input.json", in)
+}
 
 // TestConsole_WorkbenchTaskWakes: a person gives an Agent the verified calculation as a
 // task from its page in a real browser; the Agent's runtime (docket agent serve, started
@@ -38,14 +37,13 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 	dir := t.TempDir()
 	tok, script := filepath.Join(dir, "calc.token"), filepath.Join(dir, "script.json")
 	writeFile(t, tok, at.Token, 0o600)
-	writeFile(t, script, waitingCalculation, 0o600)
+	writeFile(t, script, shippedScript(t, "data/input.json"), 0o600)
 	startProc(t, s.env, "agent", "serve", "--token-file", tok, "--script", script, "--hold-wait", "1s")
 	giveTaskAndApprove(t, s, b, s.url, at.Agent.ID, true)
 }
 
 // TestConsole_WorkbenchUnderStart: the same as a person meets it under a real docket
-// start. The Agent's profile names the scripted provider with the waiting calculation as
-// its script, and docket start supervises its runtime; the person opens the printed URL,
+// start. The Agent's profile names the scripted provider with the example's own script, and docket start supervises its runtime; the person opens the printed URL,
 // signs in, types the verified-calculation task into the Agent's page and approves the
 // write on Needs you; the conversation resumes by itself and the Case closes certified —
 // nobody re-runs anything.
@@ -56,7 +54,7 @@ func TestConsole_WorkbenchUnderStart(t *testing.T) {
 	var at contract.AgentToken
 	s.docketJSON(t, &at, "agent", "create", "calc")
 	script := filepath.Join(t.TempDir(), "script.json")
-	writeFile(t, script, strings.ReplaceAll(waitingCalculation, "data/input.json", "data/calc-001.json"), 0o600)
+	writeFile(t, script, shippedScript(t, "data/calc-001.json"), 0o600)
 	s.docket(t, nil, "agent", "profile", "set", "calc", "--provider", "scripted", "--script", script)
 	s.profiles(t, "calc's runtime running", running("calc"))
 
@@ -76,7 +74,7 @@ func TestConsole_WorkbenchUnderStart(t *testing.T) {
 // sees the conversation live and the write waiting, approves the write on Needs you, and
 // sees the conversation resume by itself to a Case closed certified, while s's CLI shows
 // that the write was made once. With shots it writes the screenshots docs/console.md
-// shows. The agent's runtime plays waitingCalculation.
+// shows. The agent's runtime plays the example's script (shippedScript).
 func giveTaskAndApprove(t *testing.T, s *serveEnv, b *browsertest.Browser, base string, agent contract.AgentID, shots bool) {
 	t.Helper()
 	page := base + "/projects/default/agents/" + string(agent)
@@ -105,8 +103,8 @@ func giveTaskAndApprove(t *testing.T, s *serveEnv, b *browsertest.Browser, base 
 	if got := b.Text("#live-waits"); !strings.Contains(got, "waiting for a decision") {
 		t.Errorf("the conversation says it waits on %q, want the write waiting for a decision", got)
 	}
-	if got := b.Text("#live-turns"); !strings.Contains(got, "write_result") || !strings.Contains(got, "approval") {
-		t.Errorf("the conversation shows %q, want the write call and the model's words on it", got)
+	if got := b.Text("#live-turns"); !strings.Contains(got, "write_result") || !strings.Contains(got, "waiting for decision") {
+		t.Errorf("the conversation shows %q, want the write call and the turn ended on it", got)
 	}
 	if got := browsertestMark(b); got != "same page" {
 		t.Errorf("the conversation appeared after a reload (mark %q), want it live on the open page", got)

@@ -52,15 +52,15 @@ func (c *delegateListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Delegate]
-	if err := cl.do(ctx, http.MethodGet, "/api/v1/delegates", nil, &page); err != nil {
+	items, err := list[contract.Delegate](ctx, cl, "/api/v1/delegates")
+	if err != nil {
 		return err
 	}
 	if c.Output == "json" {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, d := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, d := range items {
 		state := "live until " + d.ExpiresAt.Format("2006-01-02 15:04 MST")
 		if d.RevokedAt != nil {
 			state = "revoked"

@@ -57,15 +57,15 @@ func (c *eventsTailCmd) Run(ctx context.Context, e *env) error {
 	show := func(ev contract.Event) error { n++; return c.print(e, ev) }
 	if c.Follow {
 		if c.Agent != "" {
-			var page contract.Page[contract.Agent]
-			if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "agents"), nil, &page); err != nil {
+			items, err := list[contract.Agent](ctx, cl, projectPath(c.Project, "agents"))
+			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(page.Items, func(a contract.Agent) bool { return a.Name == c.Agent || string(a.ID) == c.Agent })
+			i := slices.IndexFunc(items, func(a contract.Agent) bool { return a.Name == c.Agent || string(a.ID) == c.Agent })
 			if i < 0 {
 				return fmt.Errorf("events tail --agent: project %s has no Agent %q; docket agent list names them", c.Project, c.Agent)
 			}
-			f.Agent = page.Items[i].ID
+			f.Agent = items[i].ID
 		}
 		// The stream carries every event; the same filter the server applies picks them here.
 		return credential(cl.api.FollowEvents(ctx, c.Project, c.After, func(ev contract.Event) error {
@@ -143,18 +143,18 @@ func (c *eventsTailCmd) print(e *env, ev contract.Event) error {
 type eventsVerifyCmd struct {
 	clientFlags
 	Bundle  string `arg:"" optional:"" help:"A bundle from docket events export to verify offline." type:"path"`
-	DataDir string `name:"data-dir" help:"Verify the store in this data dir directly, with no docket serve." type:"path"`
+	DataDir string `name:"data-dir" help:"Verify the store in this data dir directly, with no docket serve; with a bundle, trust this installation's keys." type:"path"`
 	DB      string `name:"db" help:"With --data-dir: the store, a SQLite path or postgres://…"`
-	Keys    string `help:"A JWK set of the public keys to trust (from docket key public); default: the data dir's, or the bundle's own." type:"path"`
+	Keys    string `help:"A JWK set of the public keys to trust (from docket key public); default: the data dir's. A bundle that holds only under its own keys exits 7." type:"path"`
 	Held    string `name:"checkpoint" help:"A checkpoint kept outside the log (docket events checkpoint -o json): the log must still have the head it signed." type:"path"`
 }
 
 func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
 	switch {
-	case c.Bundle != "" && c.DataDir != "":
-		return errors.New("give a bundle or --data-dir, not both")
+	case c.Bundle != "" && c.DB != "":
+		return &usageError{err: errors.New("--db reads a store; a bundle is checked on its own (--data-dir names the installation whose keys to trust)"), help: "docket events verify"}
 	case c.Bundle != "":
-		return verifyBundle(e, c.Bundle, c.Keys, c.Held)
+		return verifyBundle(e, c.Bundle, c.Keys, c.DataDir, c.Held, c.json())
 	case c.DataDir != "":
 		return verifyDataDir(ctx, e, c.DataDir, c.DB, c.Keys, c.Held)
 	case c.Held != "":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,37 +96,126 @@ func readHeld(path string) ([]signing.Checkpoint, error) {
 	return []signing.Checkpoint{cp}, nil
 }
 
-// verifyBundle checks the bundle at path, under the JWK set at keysPath when given and
-// against the checkpoint at heldPath when given.
-func verifyBundle(e *env, path, keysPath, heldPath string) error {
+// Which keys a bundle was checked with (docs/cli.md, docs/provability.md).
+const (
+	bundleKeysFile         = "keys-file"    // the JWK set --keys names
+	bundleKeysInstallation = "installation" // the signing keys of the data dir at hand
+	bundleKeysOwn          = "own"          // only the keys the bundle carries: it proves nothing about who made it
+)
+
+// bundleVerdict is what docket events verify BUNDLE -o json prints.
+type bundleVerdict struct {
+	Bundle    string `json:"bundle"`
+	OK        bool   `json:"ok"`      // the bundle holds together under the keys it was checked with
+	Trusted   bool   `json:"trusted"` // and those keys are ones the verifier trusts, not only the bundle's own
+	Keys      string `json:"keys"`    // keys-file, installation or own
+	ErrorCode string `json:"errorCode,omitempty"`
+	Message   string `json:"message,omitempty"`
+	Project   string `json:"project,omitempty"`
+	Events    int64  `json:"events,omitempty"`
+	Head      string `json:"head,omitempty"`
+	SignedSeq int64  `json:"signedSeq,omitempty"`
+	Releases  int    `json:"releases,omitempty"`
+	KeyID     string `json:"kid,omitempty"`
+	Line      int    `json:"line,omitempty"` // where a bundle that does not hold breaks
+	Seq       int64  `json:"seq,omitempty"`
+}
+
+// trustedKeys returns the public keys a bundle is checked with and which they are: the JWK
+// set at keysPath when given, else the signing keys of the data dir (dir, or the one
+// DOCKET_HOME or the home directory names) when it holds them, else none (the bundle's
+// own keys, which prove it whole but not who made it).
+func trustedKeys(e *env, keysPath, dir string) ([]signing.PublicKey, string, error) {
+	if keysPath != "" {
+		keys, err := readJWKS(keysPath)
+		return keys, bundleKeysFile, err
+	}
+	named := dir != ""
+	if !named {
+		d, err := dataDir(e)
+		if err != nil {
+			return nil, bundleKeysOwn, nil // no data dir at hand: nothing of the installation to trust
+		}
+		dir = d
+	}
+	path := filepath.Join(dir, signing.FileName)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !named {
+		return nil, bundleKeysOwn, nil
+	}
+	k, err := signing.Load(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("read the installation's signing keys: %w", err)
+	}
+	return k.Public(), bundleKeysInstallation, nil
+}
+
+// verifyBundle checks the bundle at path under the keys [trustedKeys] finds and, when
+// heldPath is given, against the checkpoint kept there. A bundle that holds only under
+// the keys it carries exits [exitUntrusted]: anyone can edit a bundle and sign it again
+// with a key of their own.
+func verifyBundle(e *env, path, keysPath, dir, heldPath string, asJSON bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read bundle: %w", err)
 	}
-	var keys []signing.PublicKey
-	if keysPath != "" {
-		if keys, err = readJWKS(keysPath); err != nil {
-			return err
-		}
+	keys, source, err := trustedKeys(e, keysPath, dir)
+	if err != nil {
+		return err
 	}
 	held, err := readHeld(heldPath)
 	if err != nil {
 		return err
 	}
+	v := bundleVerdict{Bundle: path, Keys: source}
 	rep, err := bundle.Verify(b, keys, held...)
-	if _, ok := errors.AsType[*bundle.Error](err); ok {
-		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken,
-			Teaching: fmt.Sprintf("%s: %v; the bundle was changed after it was exported", path, err)}}
+	if be, ok := errors.AsType[*bundle.Error](err); ok {
+		ce := &contract.Error{Code: contract.CodeEventChainBroken,
+			Teaching: fmt.Sprintf("%s: %v; the bundle was changed after it was exported, or no key %s trusts signed it", path, be, bundleKeysSaid(source, keysPath, dir))}
+		v.ErrorCode, v.Message, v.Line, v.Seq = string(ce.Code), ce.Teaching, be.Line, be.Seq
+		if asJSON {
+			if err := printJSON(e.Stdout, v); err != nil {
+				return err
+			}
+		}
+		return &exitError{code: exitFailure, err: ce}
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "%s: project %s, %d events, chain ok, head %s; signed up to seq %d; %d releases; bundle signed by %s\n",
-		path, rep.Project, rep.Events, rep.Head, rep.SignedSeq, rep.Releases, rep.KeyID)
-	if rep.OwnKeys {
-		fmt.Fprintln(e.Stdout, "checked with the keys the bundle carries: pass --keys with the installation's published JWK set to know who signed it")
+	v.OK, v.Trusted = true, source != bundleKeysOwn
+	v.Project, v.Events, v.Head, v.SignedSeq, v.Releases, v.KeyID = rep.Project, rep.Events, rep.Head, rep.SignedSeq, rep.Releases, rep.KeyID
+	var untrusted *contract.Error
+	if !v.Trusted {
+		untrusted = &contract.Error{Code: contract.CodeBundleUntrusted, Teaching: fmt.Sprintf(
+			"%s holds together only under the keys it carries (signed by %s), which proves it whole, not who made it: anyone can edit a bundle and sign it again with a key of their own; verify it with --keys and the installation's public keys (docket key public, or /.well-known/jwks.json on its serve), or with --data-dir on the installation's host", path, rep.KeyID)}
+		v.ErrorCode, v.Message = string(untrusted.Code), untrusted.Teaching
+	}
+	if asJSON {
+		if err := printJSON(e.Stdout, v); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprintf(e.Stdout, "%s: project %s, %d events, chain ok, head %s; signed up to seq %d; %d releases; bundle signed by %s, %s\n",
+		path, rep.Project, rep.Events, rep.Head, rep.SignedSeq, rep.Releases, rep.KeyID, bundleKeysSaid(source, keysPath, dir)); err != nil {
+		return err
+	}
+	if untrusted != nil {
+		return &exitError{code: exitUntrusted, err: untrusted}
 	}
 	return nil
+}
+
+// bundleKeysSaid names the keys a bundle was checked with, for a sentence.
+func bundleKeysSaid(source, keysPath, dir string) string {
+	switch source {
+	case bundleKeysFile:
+		return "a key of " + keysPath
+	case bundleKeysInstallation:
+		if dir == "" {
+			return "a key of the installation in the data dir"
+		}
+		return "a key of the installation in " + dir
+	}
+	return "only a key the bundle carries itself"
 }
 
 // verifyDataDir checks every project of the store in the data dir, with no docket serve,

@@ -19,6 +19,7 @@ import (
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/hook"
 	"github.com/docketrun/docket/internal/hook/claudecode"
+	"github.com/docketrun/docket/internal/worker"
 )
 
 // hookCmd governs an external coding agent's tool calls through its hook
@@ -125,16 +126,16 @@ func (c *hookInstallCmd) Run(ctx context.Context, e *env) error {
 	return err
 }
 
-// hookAgentToken creates the Agent name, or — with replace — replaces the token of the
-// Agent of that name.
+// hookAgentToken creates the Agent name with a hook token, which reaches only the hook
+// routes, or — with replace — replaces the token of the Agent of that name by one.
 func hookAgentToken(ctx context.Context, cl *client, project, name string, replace bool) (contract.AgentToken, error) {
 	var at contract.AgentToken
-	err := cl.do(ctx, http.MethodPost, projectPath(project, "agents"), contract.CreateAgentRequest{Name: name, Kind: string(contract.AgentKindAgent)}, &at)
+	err := cl.do(ctx, http.MethodPost, projectPath(project, "agents"), contract.CreateAgentRequest{Name: name, Kind: string(contract.AgentKindAgent), Hook: true}, &at)
 	if contract.CodeOf(err) == contract.CodeAlreadyExists {
 		if !replace {
 			return at, fmt.Errorf("the Agent %s exists; pass --replace-token to give this hook a new token (its old one stops working), or name another Agent", name)
 		}
-		err = cl.do(ctx, http.MethodPost, projectPath(project, "agents", name, "token"), nil, &at)
+		err = cl.do(ctx, http.MethodPost, projectPath(project, "agents", name, "token")+"?for=hook", nil, &at)
 	}
 	return at, err
 }
@@ -228,7 +229,7 @@ func refuseTracked(ctx context.Context, dir string) error {
 		return nil
 	}
 	for _, p := range []string{".claude/" + claudeSettings, ".claude/" + hookDirName} {
-		out, err := exec.CommandContext(ctx, "git", "-C", dir, "ls-files", "--", p).Output()
+		out, err := gitCommand(ctx, "-C", dir, "ls-files", "--", p).Output()
 		if err != nil {
 			return fmt.Errorf("ask git whether %s is tracked: %w", p, err)
 		}
@@ -239,8 +240,17 @@ func refuseTracked(ctx context.Context, dir string) error {
 	return nil
 }
 
+// gitCommand is git with args, under the allow-listed environment a run adapter's
+// program gets (worker.ScrubEnv): PATH, HOME, the locale and little else, so no
+// credential of the shell and no GIT_DIR or GIT_CONFIG_* reaches it or redirects it.
+func gitCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = worker.ScrubEnv(os.Environ(), nil)
+	return cmd
+}
+
 func inGit(ctx context.Context, dir string) bool {
-	return exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run() == nil
+	return gitCommand(ctx, "-C", dir, "rev-parse", "--git-dir").Run() == nil
 }
 
 // excludeFromGit adds each path that git does not ignore yet to the repository's
@@ -249,7 +259,7 @@ func excludeFromGit(ctx context.Context, dir string, paths ...string) error {
 	if !inGit(ctx, dir) {
 		return nil
 	}
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-path", "info/exclude").Output()
+	out, err := gitCommand(ctx, "-C", dir, "rev-parse", "--git-path", "info/exclude").Output()
 	if err != nil {
 		return fmt.Errorf("find the repository's info/exclude: %w", err)
 	}
@@ -259,7 +269,7 @@ func excludeFromGit(ctx context.Context, dir string, paths ...string) error {
 	}
 	var add []string
 	for _, p := range paths {
-		if exec.CommandContext(ctx, "git", "-C", dir, "check-ignore", "-q", "--", p).Run() != nil {
+		if gitCommand(ctx, "-C", dir, "check-ignore", "-q", "--", p).Run() != nil {
 			add = append(add, "/"+p)
 		}
 	}
@@ -365,6 +375,21 @@ func (c *hookRunFlags) hook(e *env, p hook.Protocol) (hook.Hook, error) {
 	if err != nil {
 		return hook.Hook{}, fmt.Errorf("read the Agent's token file: %w", err)
 	}
-	api := &apiclient.Client{URL: base, Token: strings.TrimSpace(string(tok)), HTTP: &http.Client{}}
-	return hook.Hook{Protocol: p, Authority: api, Root: cfg.Root, Wait: wait}, nil
+	// The hook takes no proxy from its environment, which the coding agent sets: its token
+	// goes only to the server its config names.
+	tr := &http.Transport{}
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr = d.Clone()
+	}
+	tr.Proxy = nil
+	api := &apiclient.Client{URL: base, Token: strings.TrimSpace(string(tok)), HTTP: &http.Client{Transport: tr}}
+	return hook.Hook{Protocol: p, Authority: api, Root: cfg.Root, Wait: wait, Protected: hookProtected(cfg, c.Config)}, nil
+}
+
+// hookProtected are the paths no tool call may touch, free or decided: the hook's token
+// file and its config directory, Claude Code's settings that hold the hook, and the
+// repository's git config and git hooks, which run commands of their own.
+func hookProtected(cfg hookConfig, config string) []string {
+	return []string{cfg.TokenFile, filepath.Dir(config), filepath.Join(cfg.Root, ".claude", claudeSettings),
+		filepath.Join(cfg.Root, ".git", "config"), filepath.Join(cfg.Root, ".git", "hooks")}
 }

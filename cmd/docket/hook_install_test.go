@@ -114,3 +114,48 @@ func TestHookInstall_RefusesTrackedSettings(t *testing.T) {
 		t.Errorf("the refused install wrote its token dir")
 	}
 }
+
+// TestHookInstall_GitEnvironment: the git that docket hook install runs gets the
+// allow-listed environment of a run adapter's program, not the shell's credentials nor a
+// GIT_DIR that would point it at another repository; a real git behind a wrapper that
+// records its environment.
+func TestHookInstall_GitEnvironment(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH:", err)
+	}
+	dir, bin := t.TempDir(), t.TempDir()
+	if out, err := exec.Command(real, "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	seen := filepath.Join(t.TempDir(), "env")
+	wrapper := "#!/bin/sh\nenv >> '" + seen + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+	t.Setenv("GIT_DIR", filepath.Join(t.TempDir(), "elsewhere"))
+	if err := refuseTracked(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := excludeFromGit(t.Context(), dir, ".claude/docket/"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatalf("the wrapper never ran: %v", err)
+	}
+	for _, v := range []string{"AWS_SECRET_ACCESS_KEY", "GIT_DIR"} {
+		if strings.Contains(string(b), v+"=") {
+			t.Errorf("git was started with %s", v)
+		}
+	}
+	if !strings.Contains(string(b), "PATH=") {
+		t.Errorf("git was started without PATH:\n%s", b)
+	}
+	ex, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude"))
+	if err != nil || !strings.Contains(string(ex), "/.claude/docket/") {
+		t.Errorf("the repository's exclude = %q, %v; want the hook's directory in it", ex, err)
+	}
+}

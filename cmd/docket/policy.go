@@ -23,7 +23,7 @@ type policyCmd struct {
 
 type policyPublishCmd struct {
 	clientFlags
-	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy])."`
+	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy], [hook_policy])."`
 }
 
 func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
@@ -51,7 +51,7 @@ func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
 
 type policyShowCmd struct {
 	clientFlags
-	Kind    string `arg:"" enum:"delegation,autonomy,recovery,delegate" help:"delegation, autonomy, recovery or delegate."`
+	Kind    string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook" help:"delegation, autonomy, recovery, delegate or hook."`
 	Version int64  `name:"at" help:"The version to show (--at N); 0 is the one in force. (--version is docket's own version.)" default:"0"`
 }
 
@@ -99,14 +99,14 @@ func (c *policyListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.PolicyVersion]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "policies"), nil, &page); err != nil {
+	items, err := list[contract.PolicyVersion](ctx, cl, projectPath(c.Project, "policies"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	for _, v := range page.Items {
+	for _, v := range items {
 		if _, err := fmt.Fprintf(e.Stdout, "%s\t%d\t%s\t%s\n", v.Kind, v.Version, v.Digest, policyOrigin(v)); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (c *policyListCmd) Run(ctx context.Context, e *env) error {
 
 type policyDiffCmd struct {
 	clientFlags
-	Kind string `arg:"" enum:"delegation,autonomy,recovery,delegate" help:"delegation, autonomy, recovery or delegate."`
+	Kind string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook" help:"delegation, autonomy, recovery, delegate or hook."`
 	From int64  `arg:"" help:"The version to compare from (1 is the built-in one)."`
 	To   int64  `arg:"" optional:"" help:"The version to compare to; default the one in force."`
 }

@@ -45,15 +45,15 @@ func (c *projectListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Project]
-	if err := cl.do(ctx, http.MethodGet, "/api/v1/projects", nil, &page); err != nil {
+	items, err := list[contract.Project](ctx, cl, "/api/v1/projects")
+	if err != nil {
 		return err
 	}
 	if c.Output == "json" {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, p := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, p := range items {
 		rows = append(rows, []string{string(p.ID), p.Name})
 	}
 	return writeList(e, []string{"id", "name"}, rows, "no projects you are a member of; create one with docket project create ID")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/docketrun/docket/internal/apiclient"
 
@@ -22,12 +21,12 @@ func (c *requestsCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Request]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "requests"), nil, &page); err != nil {
+	items, err := list[contract.Request](ctx, cl, projectPath(c.Project, "requests"))
+	if err != nil {
 		return err
 	}
 	rs := []contract.Request{}
-	for _, r := range page.Items {
+	for _, r := range items {
 		if c.All || r.State == contract.RequestPending {
 			rs = append(rs, r)
 		}

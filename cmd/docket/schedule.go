@@ -86,15 +86,15 @@ func (c *scheduleListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Schedule]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "schedules"), nil, &page); err != nil {
+	items, err := list[contract.Schedule](ctx, cl, projectPath(c.Project, "schedules"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, s := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, s := range items {
 		rows = append(rows, []string{string(s.ID), s.AgentName, when(s), string(s.Missed), s.State, nextFireText(s)})
 	}
 	return writeList(e, []string{"id", "agent", "when", "missed", "state", "next fire"}, rows,

@@ -21,6 +21,7 @@ import (
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/telemetry"
+	"github.com/docketrun/docket/internal/workbench"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -135,8 +136,14 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// docket start's serve answers only at a path its gate and children know (issue 11,
 	// item 13): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
+	var wb *console.Workbench
+	if pathKey != "" {
+		// Only docket start hands serve a path key: its own pages install the example and
+		// give an Agent a model, and the console's Get started page leads to them.
+		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath}
+	}
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops,
-		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey,
+		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{

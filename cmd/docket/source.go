@@ -57,15 +57,15 @@ func (c *sourceListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.Source]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "connections", c.Connection, "sources"), nil, &page); err != nil {
+	items, err := list[contract.Source](ctx, cl, projectPath(c.Project, "connections", c.Connection, "sources"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, s := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, s := range items {
 		rows = append(rows, []string{s.Name, s.Type, s.Tier.String(), strings.Join(s.Words, ",")})
 	}
 	return writeList(e, []string{"name", "type", "tier", "words"}, rows,

@@ -61,6 +61,9 @@ func (c *startCmd) Run(ctx context.Context, e *env) error {
 		CheckModel: func(ctx context.Context, spec contract.ProfileSpec, key string) error {
 			return runner.Probe(ctx, runner.ProbeConfig{Provider: spec.Provider, URL: spec.ModelURL, Model: spec.Model, Key: agent.NewKey(key)})
 		},
+		InstallExample: func(ctx context.Context, url string, spec workbench.ExampleSpec) error {
+			return installExample(ctx, e, dir, url, spec)
+		},
 	})
 }
 

@@ -147,7 +147,13 @@ func writeTask(w io.Writer, t contract.Task) error {
 		if r.ErrorCode != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", r.ErrorCode, r.Teaching)
 		}
-		if r.Final != "" {
+		switch {
+		case r.Final == "":
+		case t.State == contract.TaskWaiting:
+			// Not a final answer: the work waits on the calls above, and the task goes on
+			// when they have an outcome (docs/workbench.md).
+			fmt.Fprintf(&b, "  said before the wait: %s\n", r.Final)
+		default:
 			fmt.Fprintf(&b, "  final: %s\n", r.Final)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/docketrun/docket/internal/datadir"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP trace receiver: the spans real docket
@@ -163,7 +165,15 @@ func TestServeWorker_MetricsAndTrace(t *testing.T) {
 	if code, _ := scrape(""); code != http.StatusUnauthorized {
 		t.Errorf("GET /metrics without a credential = %d, want 401", code)
 	}
-	code, m := scrape(s.token)
+	// /metrics is a member's: it names every project of the serve (docs/observability.md).
+	if code, _ := scrape(s.token); code != http.StatusForbidden {
+		t.Errorf("GET /metrics with an Agent's token = %d, want 403", code)
+	}
+	member, err := os.ReadFile(filepath.Join(s.home, datadir.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, m := scrape(strings.TrimSpace(string(member)))
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics = %d, want 200\n%s", code, m)
 	}

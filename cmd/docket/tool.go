@@ -48,15 +48,15 @@ func (c *toolListCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var page contract.Page[contract.ToolLock]
-	if err := cl.do(ctx, http.MethodGet, projectPath(c.Project, "connections", c.Connection, "tools"), nil, &page); err != nil {
+	items, err := list[contract.ToolLock](ctx, cl, projectPath(c.Project, "connections", c.Connection, "tools"))
+	if err != nil {
 		return err
 	}
 	if c.json() {
-		return printJSON(e.Stdout, page.Items)
+		return printJSON(e.Stdout, items)
 	}
-	rows := make([][]string, 0, len(page.Items))
-	for _, l := range page.Items {
+	rows := make([][]string, 0, len(items))
+	for _, l := range items {
 		rows = append(rows, []string{l.Tool, l.Digest})
 	}
 	return writeList(e, []string{"tool", "digest"}, rows,

@@ -219,6 +219,24 @@ func TestLoop_RealGateway_Script(t *testing.T) {
 	}
 }
 
+// wakeAfterWait sends "go" in conversation c1, whose first call is left waiting: the
+// scripted model ends its turn on it, so the run ends with the call pending, as a task
+// waiting. The outcome has come by then (the test's hook settles or approves it before the
+// second model turn), and the runtime's wake shows it and runs the script on.
+func wakeAfterWait(t *testing.T, l *agent.Loop) {
+	t.Helper()
+	out, err := l.Send(t.Context(), "c1", "go")
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if len(out.Pending) != 1 || !strings.Contains(out.Final, "ends its turn") {
+		t.Fatalf("Send = %+v, want the run ended on the waiting call", out)
+	}
+	if out, err = l.Wake(t.Context(), "c1", "wake:1"); err != nil || len(out.Pending) != 0 || !strings.HasSuffix(out.Final, "ok") {
+		t.Fatalf("Wake = %+v, %v; want the script played to its end", out, err)
+	}
+}
+
 func TestLoop_RealGateway_HeldCalls(t *testing.T) {
 	fetch := `{"tool":"ApplyAction","arguments":{"action":"fetch","params":{"path":"a.txt"}}}`
 	write := `{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"seen","args":{"x":"1"}}}]}}`
@@ -248,9 +266,7 @@ func TestLoop_RealGateway_HeldCalls(t *testing.T) {
 			before: map[int]func(){2: func() { r.settle(t, 1, "a.txt") }}}
 		rec := &turnRecorder{Provider: p}
 		l := r.loop(t, rec, func(c *agent.LoopConfig) { c.HoldWait = 10 * time.Millisecond })
-		if _, err := l.Send(t.Context(), "c1", "go"); err != nil {
-			t.Fatalf("Send: %v", err)
-		}
+		wakeAfterWait(t, l)
 		res := results(t, r.store, "c1")
 		if _, state, _ := head(t, res[0]); state != string(contract.OpRunning) {
 			t.Errorf("at the bound the model read %s, want running", state)
@@ -270,9 +286,7 @@ func TestLoop_RealGateway_HeldCalls(t *testing.T) {
 		p := &hookProvider{Provider: script(t, `{"turns":[{"calls":[{"tool":"ApplyAction","arguments":{"action":"mark","params":{"topic":"a"}}}]},{"calls":[{"tool":"QueryBoard"}]},{"final":"ok"}]}`),
 			before: map[int]func(){2: func() { r.approveAll(t) }}}
 		rec := &turnRecorder{Provider: p}
-		if _, err := r.loop(t, rec, nil).Send(t.Context(), "c1", "go"); err != nil {
-			t.Fatalf("Send: %v", err)
-		}
+		wakeAfterWait(t, r.loop(t, rec, nil))
 		if _, state, _ := head(t, results(t, r.store, "c1")[0]); state != string(contract.OpWaitingForDecision) {
 			t.Errorf("the model read %s, want waiting_for_decision at once", state)
 		}

@@ -265,3 +265,59 @@ func (l *Loop) awaitEvents(ctx context.Context, pending []Pending, bound time.Du
 		}
 	}
 }
+
+// Awaited is one call whose Operation has no outcome the model was shown yet: it waits for
+// a decision, or was still running when its answer was given.
+type Awaited struct {
+	CallID string
+	contract.OperationEntry
+}
+
+// Awaiting lists the calls answered by the last message of msgs whose Operations the
+// model was shown waiting (their answer's strip entry not settled and not handed to a
+// person), less those whose outcome that message's text already carries (an unread
+// outcome shown before the model's turn). A model with nothing else to do ends its turn
+// on them; the runtime wakes the conversation with their outcomes (docs/workbench.md).
+// It reads what the model reads, the same way the loop does (ownOperation, reported).
+func Awaiting(msgs []Message) []Awaited {
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != RoleUser || len(msgs[n-1].Results) == 0 {
+		return nil
+	}
+	calls := map[string]ToolCall{}
+	for _, c := range msgs[n-2].Calls {
+		calls[c.ID] = c
+	}
+	shown := shownOutcomes(msgs[n-1].Text)
+	var out []Awaited
+	for _, res := range msgs[n-1].Results {
+		call, ok := calls[res.CallID]
+		if !ok || shown[res.CallID] {
+			continue
+		}
+		var head answerHead
+		if json.Unmarshal([]byte(res.Content), &head) != nil {
+			continue // cut or not a tool result: nothing says it waits
+		}
+		if op, ok := ownOperation(call, head); ok && !reported(op.State) {
+			out = append(out, Awaited{CallID: call.ID, OperationEntry: op})
+		}
+	}
+	return out
+}
+
+// shownOutcomes reads the outcome lines ([describeOutcome]) in a user message's text and
+// returns the calls they report.
+func shownOutcomes(text string) map[string]bool {
+	shown := map[string]bool{}
+	for line := range strings.Lines(text) {
+		var o struct {
+			CallID string                  `json:"callId"`
+			State  contract.OperationState `json:"state"`
+		}
+		if json.Unmarshal([]byte(line), &o) == nil && o.CallID != "" && reported(o.State) {
+			shown[o.CallID] = true
+		}
+	}
+	return shown
+}

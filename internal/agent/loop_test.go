@@ -227,19 +227,22 @@ func TestLoop_Send_HeldCalls(t *testing.T) {
 func TestLoop_Send_ShowsUnreadOutcomeBeforeTheNextTurn(t *testing.T) {
 	r := newRig(t)
 	r.gw.Reply = func(c gatewaytest.Call) gatewaytest.Reply {
-		switch c.Tool {
-		case "ApplyAction":
+		if c.Tool == "ApplyAction" {
 			return gatewaytest.Reply{State: contract.OpRunning}
-		case "QueryBoard":
-			// The write settles while the model reads the Board.
-			r.gw.Settle(1, contract.OperationEntry{State: contract.OpDone, Result: json.RawMessage(`{"total":262800}`)})
 		}
 		return gatewaytest.Reply{}
 	}
 	p := script(t, `{"turns":[{"calls":[{"tool":"ApplyAction","arguments":{}}]},{"calls":[{"tool":"QueryBoard"}]},{"final":"ok"}]}`)
 	l := r.loop(t, p, func(c *agent.LoopConfig) { c.HoldWait = 10 * time.Millisecond })
-	if _, err := l.Send(t.Context(), "c1", "go"); err != nil {
-		t.Fatalf("Send: %v", err)
+	// The write is still running at the hold bound: the scripted model ends its turn on it,
+	// as a model with nothing to go on would, and the run ends with it pending.
+	if out, err := l.Send(t.Context(), "c1", "go"); err != nil || len(out.Pending) != 1 {
+		t.Fatalf("Send = %+v, %v; want the run ended with the write pending", out, err)
+	}
+	// The write settles; the runtime's wake shows its outcome before the next turn.
+	r.gw.Settle(1, contract.OperationEntry{State: contract.OpDone, Result: json.RawMessage(`{"total":262800}`)})
+	if out, err := l.Wake(t.Context(), "c1", "wake:1"); err != nil || !strings.HasSuffix(out.Final, "ok") {
+		t.Fatalf("Wake = %+v, %v; want the script played to its end", out, err)
 	}
 	reqs := p.requests()
 	last := reqs[2].Messages[len(reqs[2].Messages)-1]

@@ -27,7 +27,5 @@ func (c *Client) HookOutcome(ctx context.Context, out contract.HookOutcome) (int
 
 // HookCalls lists a coding-agent Agent's calls in project with their decisions.
 func (c *Client) HookCalls(ctx context.Context, project string, agent contract.AgentID) ([]contract.HookCallEntry, error) {
-	var page contract.Page[contract.HookCallEntry]
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "agents", string(agent), "hook-calls"), nil, &page)
-	return page.Items, err
+	return All[contract.HookCallEntry](ctx, c, ProjectPath(project, "agents", string(agent), "hook-calls"))
 }

@@ -9,9 +9,7 @@ import (
 
 // Profiles lists the profiles of project's live Agents.
 func (c *Client) Profiles(ctx context.Context, project string) ([]contract.AgentProfile, error) {
-	var page contract.Page[contract.AgentProfile]
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "profiles"), nil, &page)
-	return page.Items, err
+	return All[contract.AgentProfile](ctx, c, ProjectPath(project, "profiles"))
 }
 
 // Profile returns the profile of project's Agent agent (an id or a name).

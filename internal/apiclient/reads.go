@@ -37,37 +37,17 @@ func (c *Client) Operations(ctx context.Context, project, agent string, waiting 
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var page contract.Page[contract.OperationInfo]
-	err := c.Do(ctx, http.MethodGet, path, nil, &page)
-	return page.Items, err
+	return All[contract.OperationInfo](ctx, c, path)
 }
 
 // Workers lists project's live Connections with their lease, Tools and Sources.
 func (c *Client) Workers(ctx context.Context, project string) ([]contract.WorkerStatus, error) {
-	var page contract.Page[contract.WorkerStatus]
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "workers"), nil, &page)
-	return page.Items, err
+	return All[contract.WorkerStatus](ctx, c, ProjectPath(project, "workers"))
 }
 
 // Conversations lists the conversations of project's Agent agent, every page.
 func (c *Client) Conversations(ctx context.Context, project, agent string) ([]contract.ConversationSummary, error) {
-	var out []contract.ConversationSummary
-	after := ""
-	for {
-		q := url.Values{"agent": {agent}}
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page contract.Page[contract.ConversationSummary]
-		if err := c.Do(ctx, http.MethodGet, ProjectPath(project, "conversations")+"?"+q.Encode(), nil, &page); err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.Next == "" || page.Next == after {
-			return out, nil
-		}
-		after = page.Next
-	}
+	return All[contract.ConversationSummary](ctx, c, ProjectPath(project, "conversations")+"?"+url.Values{"agent": {agent}}.Encode())
 }
 
 // Conversation returns one conversation of project's Agent agent, with its messages.

@@ -25,26 +25,11 @@ func (c *Client) PostMessage(ctx context.Context, project, agent, id string, req
 
 // Tasks lists project's tasks, every page; agent narrows it when not empty.
 func (c *Client) Tasks(ctx context.Context, project, agent string) ([]contract.Task, error) {
-	var out []contract.Task
-	after := ""
-	for {
-		q := url.Values{}
-		if agent != "" {
-			q.Set("agent", agent)
-		}
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page contract.Page[contract.Task]
-		if err := c.Do(ctx, http.MethodGet, ProjectPath(project, "tasks")+"?"+q.Encode(), nil, &page); err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.Next == "" || page.Next == after {
-			return out, nil
-		}
-		after = page.Next
+	path := ProjectPath(project, "tasks")
+	if agent != "" {
+		path += "?" + url.Values{"agent": {agent}}.Encode()
 	}
+	return All[contract.Task](ctx, c, path)
 }
 
 // Task returns one task of project, as a member.

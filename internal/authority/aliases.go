@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"context"
 	"io"
 	"slices"
 
@@ -38,6 +39,10 @@ func ReadKeyFile(path string) (Key, error) { return identity.ReadKeyFile(path) }
 // ParseConnectionKey returns the Connection a key names, or ok false when k is not a
 // Connection key; see [identity.ParseConnectionKey].
 func ParseConnectionKey(k Token) (contract.ConnectionID, bool) { return identity.ParseConnectionKey(k) }
+
+// CredentialEnded returns the refusal that ended a context from Hold because its
+// credential stopped proving its caller, or nil; see [identity.CredentialEnded].
+func CredentialEnded(ctx context.Context) error { return identity.CredentialEnded(ctx) }
 
 // The operation classes; see package opclass.
 const (

@@ -32,7 +32,7 @@ func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Agent: "coder"})
-	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: p.Agent, ops: authority.NewOperations(p.A, authority.OperationsConfig{})}
+	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: hookToken(t, p.A, p.Admin, "coder"), ops: authority.NewOperations(p.A, authority.OperationsConfig{})}
 	at, err := p.A.CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +50,21 @@ func newHookFixture(t *testing.T) *hookFixture {
 		}
 	}
 	return f
+}
+
+// hookToken gives the Agent name a hook token, as docket hook install does, and returns
+// the Agent as that token proves it.
+func hookToken(t testing.TB, a *authority.Authority, admin authority.Caller, name string) authority.Caller {
+	t.Helper()
+	at, err := a.ReplaceHookToken(t.Context(), admin, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Authenticate(t.Context(), authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // orchView returns the orchestrator's View, as QueryBoard answers it.
@@ -329,10 +344,11 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 			opsA, opsB := authority.NewOperations(p.A, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			coder := hookToken(t, p.A, p.Admin, "coder")
 			var wg sync.WaitGroup
 			verdict := make(chan contract.HookVerdict, 1)
 			wg.Go(func() {
-				v, err := opsA.Hook(t.Context(), p.Agent, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
+				v, err := opsA.Hook(t.Context(), coder, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
 				if err != nil {
 					t.Error(err)
 				}
@@ -362,7 +378,7 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				t.Fatalf("the hook held on A was answered %+v, want allowed by the member deciding on B", v)
 			}
 			out := contract.HookOutcome{CallID: "toolu_1", Tool: "Bash", OK: true, OutputDigest: "sha256:" + strings.Repeat("cd", 32), OutputBytes: 1}
-			if _, err := opsB.HookOutcome(t.Context(), p.Agent, out); err != nil {
+			if _, err := opsB.HookOutcome(t.Context(), coder, out); err != nil {
 				t.Fatal(err)
 			}
 			for name, ops := range map[string]*authority.Operations{"A": opsA, "B": opsB} {
@@ -375,5 +391,159 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOperations_HookPathFindings: what the hook found where a path lands decides who may
+// decide the call. A path that does not land plainly inside the repository is a member's
+// to decide, even under an orchestrator's class and even for a free tool, and the member
+// is shown what the hook found; a protected path is refused whatever the policy says.
+func TestOperations_HookPathFindings(t *testing.T) {
+	const found = `"docs/evil/../x.md" is absolute, empty or climbs out with ".."; it resolves to "/elsewhere/x.md"`
+	tests := []struct {
+		name      string
+		call      contract.HookCall
+		allow     bool
+		mode      string
+		code      contract.Code
+		state     contract.OperationState
+		memberDec bool // a member is asked, and approves
+	}{
+		{name: "an edit under a class, not plain, goes to a member",
+			call:  withFinding(hookCall("c1", "Edit", `{"file_path":"/r/docs/evil/../x.md"}`, "/elsewhere/x.md", "", time.Minute), found, ""),
+			allow: true, mode: contract.HookDecide, state: contract.OpDone, memberDec: true},
+		{name: "dot-dot that stays inside is not covered either",
+			call:  withFinding(hookCall("c1", "Edit", `{"file_path":"/r/docs/../docs/a.md"}`, "docs/a.md", "", time.Minute), found, ""),
+			allow: true, mode: contract.HookDecide, state: contract.OpDone, memberDec: true},
+		{name: "a free tool outside the repository waits for a member",
+			call:  withFinding(hookCall("c1", "Read", `{"file_path":"/etc/passwd"}`, "/etc/passwd", "", time.Minute), `"/etc/passwd" is outside the repository as written`, ""),
+			allow: true, mode: contract.HookDecide, state: contract.OpDone, memberDec: true},
+		{name: "a free tool on a protected path is refused",
+			call: withFinding(hookCall("c1", "Read", `{"file_path":"/r/.claude/docket/agent.token"}`, ".claude/docket/agent.token", "", time.Minute), "", "the hook's token"),
+			mode: contract.HookRefuse, code: contract.CodeHookProtected, state: contract.OpRefused},
+		{name: "an edit under a class on a protected path is refused",
+			call: withFinding(hookCall("c1", "Edit", `{"file_path":"/r/docs/id_rsa"}`, "docs/id_rsa", "", time.Minute), "", "a key's name"),
+			mode: contract.HookRefuse, code: contract.CodeHookProtected, state: contract.OpRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHookFixture(t)
+			var wg *sync.WaitGroup
+			if tt.memberDec {
+				wg = f.decideWhenRaised(t, func(r contract.Request) {
+					if !strings.Contains(r.MemberOnly, tt.call.PathNeedsMember) {
+						t.Errorf("the member is shown %q, not what the hook found (%q)", r.MemberOnly, tt.call.PathNeedsMember)
+					}
+					if v := f.orchView(t); len(v.Decisions.Items) != 0 {
+						t.Errorf("the orchestrator may decide %v", v.Decisions.Items)
+					}
+					in := decideIn(contract.DecidableRequest{ID: r.ID, Digest: r.Digest}, "approve")
+					if ans, err := f.ops.Call(t.Context(), f.boss, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil || ans.Result.ErrorCode != contract.CodeForbidden {
+						t.Errorf("the orchestrator's decision of a request only a member decides = %s, %v; want forbidden", ans.Result.ErrorCode, err)
+					}
+					if _, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			v, err := f.ops.Hook(t.Context(), f.coder, tt.call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wg != nil {
+				wg.Wait()
+			}
+			if v.Allow != tt.allow || v.Mode != tt.mode || v.ErrorCode != tt.code {
+				t.Errorf("verdict %+v, want allow %v, mode %s, code %q", v, tt.allow, tt.mode, tt.code)
+			}
+			calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != 1 || calls[0].State != tt.state || calls[0].ErrorCode != tt.code ||
+				calls[0].PathNeedsMember != tt.call.PathNeedsMember || calls[0].Protected != tt.call.Protected {
+				t.Errorf("recorded %+v, want state %s, code %q and the hook's findings", calls, tt.state, tt.code)
+			}
+		})
+	}
+}
+
+func withFinding(c contract.HookCall, needsMember, protected string) contract.HookCall {
+	c.PathNeedsMember, c.Protected = needsMember, protected
+	return c
+}
+
+// TestOperations_HookWithdrawn: a call allowed and then not run by its hook, because its
+// path moved meanwhile, is recorded refused on its Operation, not done; and an undecided
+// call is recorded hook_undecided, as the hook answers it.
+func TestOperations_HookWithdrawn(t *testing.T) {
+	f := newHookFixture(t)
+	v, err := f.ops.Hook(t.Context(), f.coder, hookCall("moved", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
+	if err != nil || !v.Allow {
+		t.Fatalf("a free call: %+v, %v", v, err)
+	}
+	if _, err := f.ops.HookOutcome(t.Context(), f.coder, contract.HookOutcome{CallID: "moved", Tool: "Read", Withdrawn: "a.go now lands somewhere else"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = f.ops.Hook(t.Context(), f.coder, hookCall("slow", "Bash", `{"command":"make"}`, "", "make", time.Millisecond)); err != nil || v.ErrorCode != contract.CodeHookUndecided {
+		t.Fatalf("an undecided call: %+v, %v", v, err)
+	}
+	calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		State contract.OperationState
+		Code  contract.Code
+	}
+	var got []rec
+	for _, c := range calls {
+		got = append(got, rec{c.State, c.ErrorCode})
+	}
+	want := []rec{{contract.OpRefused, contract.CodeCallChanged}, {contract.OpRefused, contract.CodeHookUndecided}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("operations (-want +got):\n%s", diff)
+	}
+	for _, bad := range []contract.HookOutcome{
+		{CallID: "moved", Tool: "Read", Withdrawn: "x", OutputDigest: "sha256:" + strings.Repeat("ab", 32)},
+		{CallID: "moved", Tool: "Read", Withdrawn: "x", OK: true},
+	} {
+		if _, err := f.ops.HookOutcome(t.Context(), f.coder, bad); contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Errorf("HookOutcome(%+v) = %v, want invalid_argument", bad, err)
+		}
+	}
+	if n, err := f.a.VerifyEvents(t.Context(), f.admin, "default"); err != nil || !n.OK {
+		t.Fatalf("events verify: %+v, %v", n, err)
+	}
+}
+
+// TestOperations_HookCaller: only a hook token speaks for a coding agent's hook: an
+// orchestrator's token, an Agent's own token and a member are refused on both routes.
+func TestOperations_HookCaller(t *testing.T) {
+	f := newHookFixture(t)
+	own, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc, err := f.a.Authenticate(t.Context(), authority.Token(own.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]authority.Caller{"an orchestrator": f.boss, "an Agent's own token": calc, "a member": f.admin} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := f.ops.Hook(t.Context(), c, hookCall("c1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); contract.CodeOf(err) != contract.CodeForbidden {
+				t.Errorf("Hook = %v, want forbidden", err)
+			}
+			out := contract.HookOutcome{CallID: "c1", Tool: "Read", OK: true, OutputDigest: "sha256:" + strings.Repeat("ab", 32)}
+			if _, err := f.ops.HookOutcome(t.Context(), c, out); contract.CodeOf(err) != contract.CodeForbidden {
+				t.Errorf("HookOutcome = %v, want forbidden", err)
+			}
+		})
+	}
+	if _, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "chief", Kind: "orchestrator", Hook: true}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Errorf("an orchestrator with a hook token = %v, want invalid_argument", err)
+	}
+	if _, err := f.a.ReplaceHookToken(t.Context(), f.admin, "default", "boss"); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Errorf("a hook token for an orchestrator = %v, want invalid_argument", err)
 	}
 }

@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/dispatch"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -27,6 +28,15 @@ const (
 	DefaultPollWait   = dispatch.DefaultPollWait
 	DefaultGrantTTL   = dispatch.DefaultGrantTTL
 	DefaultMaxRows    = dispatch.DefaultMaxRows
+)
+
+// Bounds on one Agent's hook calls and conversation saves; see [operation.DefaultMaxHookWaiting]
+// and [conversation.MaxSavedPerHour].
+const (
+	DefaultMaxHookWaiting          = operation.DefaultMaxHookWaiting
+	DefaultMaxHookPerMinute        = operation.DefaultMaxHookPerMinute
+	MaxConversationBytesPerHour    = conversation.MaxSavedPerHour
+	MaxConversationsStartedPerHour = conversation.MaxStartedPerHour
 )
 
 // Operations runs agents' tool calls as Operations over an [Authority]; see

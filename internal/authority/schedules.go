@@ -14,6 +14,8 @@ type Schedules = schedule.Keeper
 const (
 	DefaultScheduleGrace = schedule.DefaultGrace
 	DefaultSchedulePoll  = schedule.DefaultPoll
+	// MaxSchedules is how many schedules one project keeps.
+	MaxSchedules = schedule.MaxSchedules
 )
 
 // SchedulesConfig configures [NewSchedules]; zero values take the defaults.

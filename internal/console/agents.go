@@ -13,6 +13,7 @@ type agentBackend interface {
 	Agents(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Agent, error)
 	CreateAgent(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateAgentRequest) (contract.AgentToken, error)
 	RotateAgentToken(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.AgentToken, error)
+	ReplaceHookToken(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.AgentToken, error)
 	RevokeAgent(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.Agent, error)
 }
 
@@ -40,8 +41,18 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, http.StatusCreated, at)
 }
 
+// handleAgentToken replaces an Agent's token: with ?for=hook by a hook token, which
+// reaches only the hook routes (docket hook install --replace-token).
 func (s *Server) handleAgentToken(w http.ResponseWriter, r *http.Request) error {
-	at, err := s.auth.RotateAgentToken(r.Context(), caller(r), project(r), r.PathValue("agent"))
+	rotate := s.auth.RotateAgentToken
+	switch q := r.URL.Query(); {
+	case len(q) == 0:
+	case len(q) == 1 && len(q["for"]) == 1 && q.Get("for") == "hook":
+		rotate = s.auth.ReplaceHookToken
+	default:
+		return contract.Errorf(contract.CodeInvalidArgument, "the only query this route takes is for=hook, which makes the new token a coding agent's hook token.")
+	}
+	at, err := rotate(r.Context(), caller(r), project(r), r.PathValue("agent"))
 	if err != nil {
 		return err
 	}

@@ -42,12 +42,20 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 // gateway, for instance), or an Authority that wraps the real one.
 func newTestServerWith(t testing.TB, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
 	t.Helper()
+	return newTestServerOn(t, authority.Config{}, cfg, setup)
+}
+
+// newTestServerOn is newTestServerWith over an authority configured as acfg, whose Store
+// and Key it sets.
+func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+	acfg.Store, acfg.Key = st, authority.Key{1}
+	a, err := authority.New(acfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -117,11 +118,21 @@ func queryInt(r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
-// maxPage is the largest page a list returns.
+// maxPage is the largest page a list returns, in items.
 const maxPage = 500
 
-// paginate returns the page of items (sorted by key) after the cursor ?after= with at
-// most ?limit= entries (default and cap maxPage).
+// maxPageBytes bounds a page's encoded items: a page ends before the item that would take
+// it past this, so a list of large items (tasks of 64 KiB) is answered in pages of about a
+// MiB, never in one answer of every item (docs/security.md, "Bounds"). A page holds one
+// item at least.
+const maxPageBytes = 1 << 20
+
+// paginate returns the page of items after the cursor ?after= (the key of the last item of
+// the page before), of at most ?limit= entries (default and cap maxPage) and about
+// maxPageBytes; Next is the key of its last item when more follow. The cursor is found by
+// its key, so items may be in any order that holds from one page to the next (tasks are
+// listed as posted); when the item it names is gone, a list sorted by key goes on after
+// where it stood.
 func paginate[T any](r *http.Request, items []T, key func(T) string) (contract.Page[T], error) {
 	limit, err := queryInt(r, "limit")
 	if err != nil {
@@ -130,14 +141,28 @@ func paginate[T any](r *http.Request, items []T, key func(T) string) (contract.P
 	if limit == 0 || limit > maxPage {
 		limit = maxPage
 	}
-	after := r.URL.Query().Get("after")
 	start := 0
-	if after != "" {
-		for start < len(items) && key(items[start]) <= after {
-			start++
+	if after := r.URL.Query().Get("after"); after != "" {
+		if i := slices.IndexFunc(items, func(it T) bool { return key(it) == after }); i >= 0 {
+			start = i + 1
+		} else {
+			for start < len(items) && key(items[start]) <= after {
+				start++
+			}
 		}
 	}
-	end := min(start+int(limit), len(items))
+	end, size := start, 0
+	for end < len(items) && end-start < int(limit) {
+		b, err := json.Marshal(items[end])
+		if err != nil {
+			return contract.Page[T]{}, fmt.Errorf("measure a page's item: %w", err)
+		}
+		if end > start && size+len(b) > maxPageBytes {
+			break
+		}
+		size += len(b)
+		end++
+	}
 	p := contract.Page[T]{Items: items[start:end]}
 	if p.Items == nil {
 		p.Items = []T{}

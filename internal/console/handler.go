@@ -13,29 +13,41 @@ import (
 // any error for [Server.writeError] to map, once.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// access says whether a route needs a credential.
-type access bool
+// access says which credential a route needs.
+type access int
 
 const (
-	public access = false
-	authed access = true
+	public     access = iota // none
+	authed                   // any but a coding agent's hook token
+	hookAuthed               // a coding agent's hook token, and nothing else
 )
 
 // handle registers h under pattern, wrapped once with authentication and error mapping.
 func (s *Server) handle(pattern string, h handlerFunc, a access) {
 	s.handlers[pattern] = h
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if a == authed {
+		if a != public {
 			c, tok, err := s.authenticate(r)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			r = r.WithContext(withCaller(r.Context(), c, tok))
+			// Every authenticated request runs under its credential: a stream or
+			// long-poll ends when the credential is revoked or expires
+			// (docs/security.md, "Credentials and streams").
+			ctx, release := s.auth.Hold(withCaller(r.Context(), c, tok), tok)
+			defer release()
+			r = r.WithContext(ctx)
 			if done, err := s.delegateGate(w, r, pattern); done {
 				if err != nil {
 					s.writeError(w, r, err)
 				}
+				return
+			}
+			// A hook token reaches the hook routes only, and they take nothing else
+			// (docs/coding-agents.md); the authority checks the second again.
+			if c.Hook != (a == hookAuthed) {
+				s.writeError(w, r, errHookRoutes(c.Hook))
 				return
 			}
 		}
@@ -43,6 +55,15 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// errHookRoutes refuses a hook token off the hook routes (hook), or another credential
+// on them.
+func errHookRoutes(hook bool) error {
+	if hook {
+		return contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes (/api/v1/hook/...); use a member's or an Agent's own token here.")
+	}
+	return contract.Errorf(contract.CodeForbidden, "the hook routes take only the hook token docket hook install wrote, not a member's, a delegate's or an Agent's own token.")
 }
 
 // writeError sends err as {"errorCode", "teaching"}. An error without a code is the

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
@@ -22,13 +23,14 @@ const maxHookBody = contract.MaxHookInput + 16<<10
 
 // hookRoutes serves a coding agent's hook: the call before it runs (held until it is
 // decided or its bound passes), the outcome after, and a member's listing of an Agent's
-// calls. The hook sends the Agent's token; the authority refuses any other caller.
+// calls. The hook sends its hook token, which reaches only these two routes; the authority
+// refuses any other caller too.
 func (s *Server) hookRoutes() {
 	if s.hooks == nil {
 		return
 	}
-	s.handle("POST /api/v1/hook/calls", s.handleHookCall, authed)
-	s.handle("POST /api/v1/hook/outcomes", s.handleHookOutcome, authed)
+	s.handle("POST /api/v1/hook/calls", s.handleHookCall, hookAuthed)
+	s.handle("POST /api/v1/hook/outcomes", s.handleHookOutcome, hookAuthed)
 	s.handle("GET /api/v1/projects/{project}/agents/{agent}/hook-calls", s.handleHookCalls, authed)
 }
 
@@ -65,5 +67,9 @@ func (s *Server) handleHookCalls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.HookCallEntry]{Items: calls})
+	page, err := paginate(r, calls, func(c contract.HookCallEntry) string { return strconv.FormatInt(c.Ordinal, 10) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }

@@ -5,16 +5,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/gateway"
 )
 
-// TestServer_HookRoutes: the hook routes take only an Agent's token and a strictly
-// decoded body, answer a call with its verdict, and refuse an outcome of a call never
-// reported before it ran.
+// TestServer_HookRoutes: the hook routes take only a hook token (never a member's, an
+// Agent's own or an orchestrator's) and a strictly decoded body, answer a call with its
+// verdict, and refuse an outcome of a call never reported before it ran.
 func TestServer_HookRoutes(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder"})
+	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boss, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +37,9 @@ func TestServer_HookRoutes(t *testing.T) {
 		code                    contract.Code
 	}{
 		{"a member's token", "/api/v1/hook/calls", s.token, call, http.StatusForbidden, contract.CodeForbidden},
+		{"an orchestrator's token", "/api/v1/hook/calls", boss.Token, call, http.StatusForbidden, contract.CodeForbidden},
+		{"an Agent's own token", "/api/v1/hook/calls", own.Token, call, http.StatusForbidden, contract.CodeForbidden},
+		{"an orchestrator's token on outcomes", "/api/v1/hook/outcomes", boss.Token, `{"callId":"toolu_9","tool":"Bash","ok":true,` + digest + `,"outputBytes":3}`, http.StatusForbidden, contract.CodeForbidden},
 		{"no token", "/api/v1/hook/calls", "", call, http.StatusUnauthorized, contract.CodeUnauthenticated},
 		{"an unknown field", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","tool":"Bash","input":{},"allow":true}`, http.StatusBadRequest, contract.CodeInvalidArgument},
 		{"a duplicate key in the input", "/api/v1/hook/calls", ag.Token, `{"cli":"claude-code","callId":"t","tool":"Bash","input":{"command":"ls","command":"rm -rf /"}}`, http.StatusBadRequest, contract.CodeDuplicateKey},
@@ -57,5 +71,52 @@ func TestServer_HookRoutes(t *testing.T) {
 	}
 	if resp, _ := s.do(t, request{method: "GET", path: "/api/v1/projects/default/agents/" + string(ag.Agent.ID) + "/hook-calls", bearer: ag.Token}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("the Agent read its own listing: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestServer_HookTokenReachesOnlyTheHookRoutes: over a real listener, a hook token opens
+// no /mcp session and reaches no route but the hook routes — not the Board, not a task,
+// not its own Agent's listing — while the hook routes answer it.
+func TestServer_HookTokenReachesOnlyTheHookRoutes(t *testing.T) {
+	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+	})
+	hk, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(hk.Token, contract.PrefixHook) {
+		t.Fatalf("a hook token %.8s… does not begin %s", hk.Token, contract.PrefixHook)
+	}
+	if _, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: s.URL + "/mcp", Token: hk.Token}); err == nil {
+		t.Error("a hook token opened an /mcp session")
+	}
+	for _, r := range []request{
+		{method: "GET", path: "/api/v1/whoami"},
+		{method: "GET", path: "/api/v1/projects/default/facts"},
+		{method: "GET", path: "/api/v1/projects/default/tasks"},
+		{method: "GET", path: "/api/v1/projects/default/agents/" + string(hk.Agent.ID) + "/hook-calls"},
+		{method: "GET", path: "/api/v1/projects/default/events"},
+	} {
+		r.bearer = hk.Token
+		resp, body := s.do(t, r)
+		if ce := decode[contract.Error](t, body); resp.StatusCode != http.StatusForbidden || ce.Code != contract.CodeForbidden {
+			t.Errorf("%s %s with a hook token = %d %s, want 403 forbidden", r.method, r.path, resp.StatusCode, ce.Code)
+		}
+	}
+	resp, body := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: hk.Token,
+		body: `{"cli":"claude-code","callId":"toolu_1","tool":"Read","input":{"file_path":"/r/a"},"path":"a"}`})
+	if v := decode[contract.HookVerdict](t, body); resp.StatusCode != http.StatusOK || v.Ordinal != 1 {
+		t.Errorf("the hook route with the hook token = %d %+v, want 200 and the call recorded", resp.StatusCode, v)
+	}
+
+	// Replacing the token for the hook (docket hook install --replace-token) keeps it a
+	// hook token; any other query is refused.
+	resp, body = s.do(t, request{method: "POST", path: "/api/v1/projects/default/agents/coder/token?for=hook", bearer: s.token})
+	if at := decode[contract.AgentToken](t, body); resp.StatusCode != http.StatusOK || !strings.HasPrefix(at.Token, contract.PrefixHook) {
+		t.Errorf("replace the hook token = %d, token %.8s…, want 200 and a hook token", resp.StatusCode, at.Token)
+	}
+	if resp, _ := s.do(t, request{method: "POST", path: "/api/v1/projects/default/agents/coder/token?for=mcp", bearer: s.token}); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("replace a token ?for=mcp = %d, want 400", resp.StatusCode)
 	}
 }

@@ -25,7 +25,11 @@ func (s *Server) handleOperations(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.OperationInfo]{Items: ops})
+	page, err := paginate(r, ops, func(o contract.OperationInfo) string { return o.Work })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }
 
 // queryFlag reads a boolean query parameter: absent, 0 or false is false; 1 or true is

@@ -104,12 +104,19 @@ func (s *Server) pageAgentsAgain(w http.ResponseWriter, r *http.Request, v visit
 
 // pageRevokeAgent revokes an Agent: its token stops working at once.
 func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit) error {
-	a, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	_, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", "Agent "+a.Name+" revoked; its token no longer works.")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents", noticeAgentRevoked)
 }
+
+// An Agent's page shows the newest of its lists that grow as it works; the API pages
+// through all of them (docs/security.md, "Bounds").
+const (
+	maxHookCallsShown     = 50
+	maxConversationsShown = 50
+)
 
 // agentBody is what an Agent's page shows: its strip of Operations, the calls of the
 // coding agent whose hook holds its token, its tasks, its conversations, and the form
@@ -118,19 +125,26 @@ type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
-	HookCalls     []hookCallView // newest first
-	Tasks         []taskView     // newest first, at most maxPageTasks
-	Conversations []contract.ConversationSummary
+	HookCalls     []hookCallView                 // newest first, at most maxHookCallsShown
+	OlderCalls    int                            // the hook calls not shown
+	Tasks         []taskView                     // newest first, at most maxPageTasks
+	Conversations []contract.ConversationSummary // last saved first, at most maxConversationsShown
+	OlderConvs    int                            // the conversations not shown
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
 	Cases         []caseRow // the Cases it opened, newest first
 	// Profile is its profile and its runtime's last reported state; nil without one.
 	Profile *contract.AgentProfile
+	// Coding says the Agent is a coding agent's: its hook reported calls and it has no
+	// model runtime, so its page shows those calls in place of a task form that could
+	// do nothing (docs/console.md, "An Agent's page").
+	Coding bool
 }
 
 // hookCallView is one coding-agent call on an Agent's page.
 type hookCallView struct {
 	contract.HookCallEntry
+	By who // who decided it, by name
 }
 
 // Key changes whenever what the row shows does, so the live page replaces it.
@@ -179,14 +193,26 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		if err != nil {
 			return err
 		}
-		for i := len(calls) - 1; i >= 0; i-- {
-			b.HookCalls = append(b.HookCalls, hookCallView{calls[i]})
+		deciders := make([]contract.Principal, 0, len(calls))
+		for _, c := range calls {
+			deciders = append(deciders, c.DecidedBy)
 		}
+		book, err := s.names(ctx, v, deciders...)
+		if err != nil {
+			return err
+		}
+		for i := len(calls) - 1; i >= 0 && len(b.HookCalls) < maxHookCallsShown; i-- {
+			b.HookCalls = append(b.HookCalls, hookCallView{HookCallEntry: calls[i], By: book.who(calls[i].DecidedBy)})
+		}
+		b.OlderCalls = len(calls) - len(b.HookCalls)
 	}
 	if b.Conversations, err = s.auth.Conversations(ctx, v.caller, v.project, string(a.ID)); err != nil {
 		return err
 	}
 	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	if n := len(b.Conversations); n > maxConversationsShown {
+		b.Conversations, b.OlderConvs = b.Conversations[:maxConversationsShown], n-maxConversationsShown
+	}
 	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
 		return err
 	}
@@ -198,10 +224,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 	} else if contract.CodeOf(err) != contract.CodeNotFound {
 		return err
 	}
-	if b.Pane != nil && form.Conversation == "" {
-		form.Conversation = string(b.Pane.ID)
-		b.Form = form
-	}
+	b.Coding = len(b.HookCalls) > 0 && b.Profile == nil
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
 }
 
@@ -218,11 +241,13 @@ func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
 	return contract.Agent{}, contract.Errorf(contract.CodeNotFound, "project %s has no Agent %s; the Agents page lists them.", v.project, id)
 }
 
-// transcriptBody is what a conversation's page shows: its messages, read-only.
+// transcriptBody is what a conversation's page shows: its messages, read-only, in the
+// words of the Agent's page with each answer whole.
 type transcriptBody struct {
 	Agent        contract.Agent
 	Conversation contract.Conversation
-	Messages     []messageView
+	Turns        []turnView // its messages, each call with its answer
+	Count        int        // its messages as saved
 }
 
 // messageView is one message of a transcript: the agent runtime's form (a role, text,
@@ -241,9 +266,6 @@ type callView struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// Args is the call's arguments, indented for reading.
-func (c callView) Args() string { return indentJSON(c.Arguments) }
-
 type resultView struct {
 	CallID  string `json:"callId"`
 	Content string `json:"content"`
@@ -261,14 +283,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	b := transcriptBody{Agent: a, Conversation: c}
-	for _, m := range c.Messages {
-		var mv messageView
-		if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
-			mv = messageView{Raw: indentJSON(m)}
-		}
-		b.Messages = append(b.Messages, mv)
-	}
+	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
 	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
 }
 

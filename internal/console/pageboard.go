@@ -17,8 +17,9 @@ type boardBody struct {
 
 // factRow is one fact of a search, with its tier and who asserted it.
 type factRow struct {
-	ID, Href, Atom, Kind, Tier, By string
-	CaseID                         contract.CaseID
+	ID, Href, Atom, Kind, Tier string
+	By                         who // who asserted it; zero for a derived node
+	CaseID                     contract.CaseID
 }
 
 // maxFactsShown bounds the facts the Board page lists; a narrower search sees past it.
@@ -44,9 +45,21 @@ func (s *Server) pageBoard(w http.ResponseWriter, r *http.Request, v visit) erro
 		return err
 	}
 	b.Truncated = got.Truncated
+	var by []contract.Principal
 	for _, n := range got.Items {
-		b.Facts = append(b.Facts, factRow{ID: n.NodeID, Href: factHref(v.project, n.NodeID), Atom: atomText(n.Atom),
-			Kind: string(n.Kind), Tier: n.Tier.String(), By: string(n.CreatedBy), CaseID: n.CaseID})
+		by = append(by, n.CreatedBy)
+	}
+	book, err := s.names(r.Context(), v, by...)
+	if err != nil {
+		return err
+	}
+	for _, n := range got.Items {
+		row := factRow{ID: n.NodeID, Href: factHref(v.project, n.NodeID), Atom: atomText(n.Atom),
+			Kind: string(n.Kind), Tier: n.Tier.String(), CaseID: n.CaseID}
+		if n.CreatedBy != "" {
+			row.By = book.who(n.CreatedBy)
+		}
+		b.Facts = append(b.Facts, row)
 	}
 	return s.render(w, r, v, http.StatusOK, "board", b)
 }
@@ -65,5 +78,9 @@ func (s *Server) pageFact(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "fact", factBody{Node: node, Why: newWhyTree(v.project, why)})
+	book, err := s.names(r.Context(), v, whoAsserted(nil, why.Root)...)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "fact", factBody{Node: node, Why: newWhyTree(book, why)})
 }

@@ -18,7 +18,11 @@ var cardEvents = []string{event.CardRecorded, event.CardConfirmed, event.CardRan
 type cardsBody struct {
 	Open      []contract.Card
 	Confirmed *cardConfirmed
+	book      nameBook // who proposed each card, by name
 }
+
+// Who is p, who proposed a card, as the page shows it.
+func (c cardsBody) Who(p contract.Principal) who { return c.book.who(p) }
 
 // cardConfirmed is a confirmed card with the answer its call gave, shown once: it may
 // hold a token the card never kept.
@@ -48,11 +52,11 @@ func (s *Server) pageConfirmCard(w http.ResponseWriter, r *http.Request, v visit
 
 // pageDeclineCard declines a card from Needs you; its call never runs.
 func (s *Server) pageDeclineCard(w http.ResponseWriter, r *http.Request, v visit) error {
-	c, err := s.auth.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
+	_, err := s.auth.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", "Card "+c.ID+" declined; its call did not run.")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", noticeCardDeclined)
 }
 
 // pageNeedsAgain sends a GET of the address a confirm answered at — a live page bringing

@@ -96,6 +96,8 @@ type caseBody struct {
 	Why            *whyTree
 	Facts          []whyView
 	Timeline       []timelineItem
+	OpenedBy       who // who opened the Case, by name
+	ClosedBy       who // who closed it, by name; zero while it is open
 	EventsHref     string
 	MoreEvents     bool // the timeline was cut at maxCaseEvents
 }
@@ -108,6 +110,7 @@ type timelineItem struct {
 	Kind, What string
 	State      string
 	Detail     string
+	By         who    // an event's: who it records as its actor
 	Proposer   string // an Operation's: the model turn that proposed it, when recorded
 	Seq        int64
 }
@@ -126,28 +129,54 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 	if d.Acceptance != nil {
 		b.Acceptance = atomText(d.Acceptance.Atom)
 	}
+	es, more, err := s.caseEvents(ctx, v, d.Case)
+	if err != nil {
+		return err
+	}
+	by := []contract.Principal{d.OpenedBy}
+	if d.Receipt != nil {
+		by = append(by, d.Receipt.ClosedBy)
+	}
 	if d.Why != nil {
-		t := newWhyTree(v.project, *d.Why)
+		by = whoAsserted(by, d.Why.Root)
+	}
+	for _, f := range d.Facts {
+		by = whoAsserted(by, f)
+	}
+	for _, e := range es {
+		by = append(by, contract.Principal(e.Actor))
+	}
+	book, err := s.names(ctx, v, by...)
+	if err != nil {
+		return err
+	}
+	b.OpenedBy = book.who(d.OpenedBy)
+	if d.Receipt != nil {
+		b.ClosedBy = book.who(d.Receipt.ClosedBy)
+	}
+	if d.Why != nil {
+		t := newWhyTree(book, *d.Why)
 		b.Why = &t
 	}
 	for _, f := range d.Facts {
-		b.Facts = append(b.Facts, newWhyView(v.project, f))
+		b.Facts = append(b.Facts, newWhyView(book, f))
 	}
-	if b.Timeline, b.MoreEvents, err = s.caseTimeline(ctx, v, d.Case); err != nil {
+	if b.Timeline, err = s.caseTimeline(ctx, v, d.Case, es, book); err != nil {
 		return err
 	}
+	b.MoreEvents = more
 	return s.render(w, r, v, http.StatusOK, "case", b, event.CaseClosed, event.BatchApplied, event.ActionApplied, event.ActionCompleted, event.OpAdmitted, event.OpChanged)
 }
 
-// caseTimeline merges Case c's Operations and the events naming it, oldest first; the
-// events are the latest maxCaseEvents, and more says whether older ones were left out.
-func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]timelineItem, bool, error) {
+// caseTimeline merges Case c's Operations and es, the events naming it, oldest first,
+// each event with its actor by name.
+func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case, es []contract.Event, book nameBook) ([]timelineItem, error) {
 	id := c.CaseID
 	var out []timelineItem
 	if s.dec != nil {
 		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		var own []contract.OperationInfo
 		for _, op := range ops {
@@ -157,7 +186,7 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 		}
 		proposers, err := s.proposers(ctx, v, own)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		for _, op := range own {
 			item := timelineItem{ID: "tl-op-" + op.Work + "-" + string(op.State), At: op.At, Kind: "operation", What: op.Work + " " + op.Label,
@@ -168,22 +197,23 @@ func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case) ([]
 			out = append(out, item)
 		}
 	}
+	for _, e := range es {
+		out = append(out, timelineItem{ID: "tl-ev-" + strconv.FormatInt(e.Seq, 10), At: e.At, Kind: "event", What: e.Type, By: book.whoOf(e.Actor), Seq: e.Seq})
+	}
+	slices.SortStableFunc(out, func(a, b timelineItem) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+// caseEvents reads the events naming Case c, the latest maxCaseEvents of them, and says
+// whether older ones were left out.
+func (s *Server) caseEvents(ctx context.Context, v visit, c contract.Case) ([]contract.Event, bool, error) {
 	// No event before the Case opened names it: the read starts at the first event of
 	// that time, found by bisecting the log, and the filter skips any earlier by its time.
 	from, err := s.firstEventAt(ctx, v, c.OpenedAt)
 	if err != nil {
 		return nil, false, err
 	}
-	f := contract.EventFilter{Case: id, Since: c.OpenedAt}
-	es, more, err := s.eventsOf(ctx, v.caller, v.project, f, from, maxCaseEvents)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, e := range es {
-		out = append(out, timelineItem{ID: "tl-ev-" + strconv.FormatInt(e.Seq, 10), At: e.At, Kind: "event", What: e.Type, Detail: e.Actor, Seq: e.Seq})
-	}
-	slices.SortStableFunc(out, func(a, b timelineItem) int { return a.At.Compare(b.At) })
-	return out, more, nil
+	return s.eventsOf(ctx, v.caller, v.project, contract.EventFilter{Case: c.CaseID, Since: c.OpenedAt}, from, maxCaseEvents)
 }
 
 // proposers returns, by Agent and Operation ordinal, the model turns that proposed ops,

@@ -73,9 +73,9 @@ func (s *Server) pageCreateDelegate(w http.ResponseWriter, r *http.Request, v vi
 // pageRevokeDelegate revokes a delegate: its credential stops at once and its open cards
 // are void.
 func (s *Server) pageRevokeDelegate(w http.ResponseWriter, r *http.Request, v visit) error {
-	d, err := s.auth.RevokeDelegate(r.Context(), v.caller, r.PathValue("delegate"))
+	_, err := s.auth.RevokeDelegate(r.Context(), v.caller, r.PathValue("delegate"))
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/delegates", "Delegate "+d.Name+" revoked; its credential no longer works and its open cards are void.")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/delegates", noticeDelegateRevoked)
 }

@@ -25,11 +25,17 @@ const (
 type eventsBody struct {
 	Type, Case, Agent, Actor string
 	Types                    []string
-	Events                   []contract.Event
+	Events                   []eventRow
 	Older, Newer             string // links; "" when there is nothing that way
 	Latest                   bool   // the page is the log's end and follows it live
 	Searched                 int64  // the oldest event looked at, when the bound cut the search
 	Chain                    *contract.ChainReport
+}
+
+// eventRow is one event on the Events page, with its actor by name.
+type eventRow struct {
+	contract.Event
+	By who
 }
 
 // pageEvents tails the project's log: the latest events, or the page ?after= or ?before=
@@ -65,7 +71,17 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	b.Events = es
+	actors := make([]contract.Principal, 0, len(es))
+	for _, e := range es {
+		actors = append(actors, contract.Principal(e.Actor))
+	}
+	book, err := s.names(ctx, v, actors...)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		b.Events = append(b.Events, eventRow{Event: e, By: book.whoOf(e.Actor)})
+	}
 	filters := b.filterQuery()
 	if n := len(es); n > 0 {
 		if oldest := es[n-1].Seq; oldest > 1 {

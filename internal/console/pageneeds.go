@@ -10,11 +10,16 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
+// maxHistoryShown is how many of the Requests that no longer wait the history tab shows,
+// newest first: every hook call to decide leaves one (docs/security.md, "Bounds").
+const maxHistoryShown = 100
+
 // needsBody is what the Needs you page shows: the waiting Requests, or the history.
 type needsBody struct {
-	Tab   string // "pending" or "history"
-	Items []requestView
-	Cards cardsBody // delegates' open cards, on the pending tab
+	Tab   string        // "pending" or "history"
+	Items []requestView // the history: the newest maxHistoryShown
+	Older int           // the history's requests not shown
+	Cards cardsBody     // delegates' open cards, on the pending tab
 }
 
 // requestView is one Request as a person reads it before deciding.
@@ -26,6 +31,7 @@ type requestView struct {
 	Case  *contract.Case // nil when the Action names no Case
 	Why   string
 	Rows  []vectorRow
+	By    who // who decided it, by name; see DecidedBy
 }
 
 // vectorRow is one field of a Request's canonical vector, as the digest covers it.
@@ -63,26 +69,39 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		return err
 	}
 	rs = slices.DeleteFunc(rs, func(q contract.Request) bool { return (q.State == contract.RequestPending) != (tab == "pending") })
+	older := 0
 	if tab == "history" {
 		slices.Reverse(rs)
+		if len(rs) > maxHistoryShown {
+			rs, older = rs[:maxHistoryShown], len(rs)-maxHistoryShown
+		}
 	}
-	names, err := s.agentNames(ctx, v)
-	if err != nil {
-		return err
-	}
-	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
-	if err != nil {
-		return err
-	}
-	cases := map[contract.CaseID]*contract.Case{}
-	b := needsBody{Tab: tab, Cards: cardsBody{Confirmed: confirmed}}
+	b := needsBody{Tab: tab, Older: older, Cards: cardsBody{Confirmed: confirmed}}
 	if tab == "pending" {
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err
 		}
 	}
+	who := make([]contract.Principal, 0, len(rs)+len(b.Cards.Open))
 	for _, q := range rs {
-		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector)}
+		who = append(who, q.DecidedBy)
+	}
+	for _, c := range b.Cards.Open {
+		who = append(who, c.ProposedBy)
+	}
+	book, err := s.names(ctx, v, who...)
+	if err != nil {
+		return err
+	}
+	b.Cards.book = book
+	names := book.agents
+	does, err := s.auth.ActionDescriptions(ctx, v.caller, v.project)
+	if err != nil {
+		return err
+	}
+	cases := map[contract.CaseID]*contract.Case{}
+	for _, q := range rs {
+		rv := requestView{Request: q, Agent: names[q.RequestedBy.ID()], Title: q.Vector.Action, Why: whyWaits(q), Rows: vectorRows(q.Vector), By: book.who(q.DecidedBy)}
 		if q.Vector.Call != "" {
 			rv.Title = q.Vector.Call
 		} else {
@@ -166,7 +185,14 @@ func (s *Server) pageDecide(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", string(got.ID)+" "+string(got.State)+".")
+	n := noticeRequestDecided
+	switch got.State {
+	case contract.RequestApproved:
+		n = noticeRequestApproved
+	case contract.RequestDenied:
+		n = noticeRequestDenied
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/needs", n)
 }
 
 // pendingCount is the Needs you badge: how many Requests and delegates' cards wait for a

@@ -148,5 +148,5 @@ func (s *Server) pageReconcile(w http.ResponseWriter, r *http.Request, v visit) 
 	if err != nil {
 		return err
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/operations", op+" "+string(got.State)+".")
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/operations", reconciledNotices[got.State])
 }

@@ -35,6 +35,13 @@ type policyKindRow struct {
 type autonomyRow struct {
 	Agent    contract.Agent
 	Autonomy contract.Autonomy
+	Windows  []windowView
+}
+
+// windowView is a run window with who opened it, by name.
+type windowView struct {
+	contract.RunWindow
+	By who
 }
 
 // pagePolicies shows the policies page: ?kind=K&version=N picks the text shown (the one
@@ -97,6 +104,7 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 	if err != nil {
 		return err
 	}
+	var openers []contract.Principal
 	for _, a := range as {
 		if a.RevokedAt != nil {
 			continue
@@ -105,8 +113,20 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 		if err != nil {
 			return err
 		}
+		for _, w := range au.Windows {
+			openers = append(openers, w.OpenedBy)
+		}
 		b.Agents = append(b.Agents, autonomyRow{Agent: a, Autonomy: au})
 		b.Ack = au.Acknowledgement // the same for every Agent: the policy in force's
+	}
+	book, err := s.names(ctx, v, openers...)
+	if err != nil {
+		return err
+	}
+	for i := range b.Agents {
+		for _, w := range b.Agents[i].Autonomy.Windows {
+			b.Agents[i].Windows = append(b.Agents[i].Windows, windowView{RunWindow: w, By: book.who(w.OpenedBy)})
+		}
 	}
 	return s.render(w, r, v, status, "policies", b)
 }
@@ -162,8 +182,7 @@ func (s *Server) pagePublishPolicy(w http.ResponseWriter, r *http.Request, v vis
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{File: file, Text: text, Error: msg})
 	}
-	notice := "Published " + string(pv.Kind) + " policy version " + strconv.FormatInt(pv.Version, 10) + "; it is in force."
-	http.Redirect(w, r, s.policiesPath(v)+"?"+url.Values{"kind": {string(pv.Kind)}, "notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, s.policiesPath(v)+"?"+withNotice(url.Values{"kind": {string(pv.Kind)}}, noticePolicyPublished), http.StatusSeeOther)
 	return nil
 }
 
@@ -185,7 +204,7 @@ func (s *Server) pageSetLevel(w http.ResponseWriter, r *http.Request, v visit) e
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
 	}
-	return redirectNotice(w, r, s.policiesPath(v), "Agent "+string(au.Agent)+" is now "+au.Level+".")
+	return redirectNotice(w, r, s.policiesPath(v), levelNotices[au.Level])
 }
 
 // pageOpenWindow opens a run window of the form's minutes for an Agent.
@@ -197,7 +216,7 @@ func (s *Server) pageOpenWindow(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return s.showPolicies(w, r, v, http.StatusBadRequest, policiesBody{AgentErr: "minutes is a whole number from 1 to 1440."})
 	}
-	au, err := s.pol.OpenRunWindow(r.Context(), v.caller, v.project, r.PathValue("agent"), contract.OpenWindowRequest{Minutes: m})
+	_, err = s.pol.OpenRunWindow(r.Context(), v.caller, v.project, r.PathValue("agent"), contract.OpenWindowRequest{Minutes: m})
 	if err != nil {
 		msg, status, err := shownRefusal(err)
 		if err != nil {
@@ -205,7 +224,7 @@ func (s *Server) pageOpenWindow(w http.ResponseWriter, r *http.Request, v visit)
 		}
 		return s.showPolicies(w, r, v, status, policiesBody{AgentErr: msg})
 	}
-	return redirectNotice(w, r, s.policiesPath(v), "Opened a run window of "+strconv.FormatInt(m, 10)+" minutes for Agent "+string(au.Agent)+".")
+	return redirectNotice(w, r, s.policiesPath(v), noticeWindowOpened)
 }
 
 // policiesPath is the Policies page of the visit's project.

@@ -13,4 +13,5 @@ type pageBackend interface {
 	LogHead(ctx context.Context, c authority.Caller, project contract.ProjectID) (int64, error)
 	Capabilities(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.CapabilityContent, error)
 	ActionDescriptions(ctx context.Context, c authority.Caller, project contract.ProjectID) (map[string]string, error)
+	nameBackend
 }

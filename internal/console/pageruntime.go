@@ -28,9 +28,9 @@ func (s *Server) pageSetRuntime(w http.ResponseWriter, r *http.Request, v visit)
 	if _, err := s.auth.SetAgentProfile(ctx, v.caller, v.project, string(p.Agent), p.ProfileSpec); err != nil {
 		return err
 	}
-	notice := "The runtime of " + p.AgentName + " stops: docket start follows its profile within seconds."
+	n := noticeRuntimeStops
 	if on {
-		notice = "The runtime of " + p.AgentName + " starts: docket start follows its profile within seconds."
+		n = noticeRuntimeStarts
 	}
-	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(p.Agent)), notice)
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(p.Agent)), n)
 }

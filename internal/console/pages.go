@@ -48,6 +48,7 @@ func (s *Server) pageRoutes() error {
 
 	s.page("GET /{$}", "", s.pageHome)
 	s.page("GET /projects/{project}/{$}", "", s.pageProjectHome)
+	s.page("GET /projects/{project}/get-started", "", s.pageGetStarted)
 	s.page("GET /projects/{project}/needs", "needs", s.pageNeeds)
 	s.page("GET /projects/{project}/needs/history", "needs", s.pageNeedsHistory)
 	s.page("POST /projects/{project}/needs/{id}/decision", "needs", s.pageDecide)
@@ -224,7 +225,7 @@ func (s *Server) visitor(w http.ResponseWriter, r *http.Request) (visit, error) 
 // bring it up to date; the Needs you badge follows request events on every page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, v visit, status int, name string, body any, live ...string) error {
 	d := pageData{Member: v.caller.Name, Project: v.project, CSRF: csrfToken(v.token), Nav: v.nav, Body: body,
-		Notice: r.URL.Query().Get("notice")}
+		Notice: noticeOf(r)}
 	if v.project != "" {
 		n, err := s.pendingCount(r.Context(), v)
 		if err != nil {
@@ -283,13 +284,6 @@ func (s *Server) showError(w http.ResponseWriter, r *http.Request, err error, ba
 	}
 }
 
-// redirectNotice answers a page form with a redirect to to, carrying a notice for the
-// page there to show, so that reloading it does not send the form again.
-func redirectNotice(w http.ResponseWriter, r *http.Request, to, notice string) error {
-	http.Redirect(w, r, to+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
-	return nil
-}
-
 // pageHome sends a member to their first project's home.
 func (s *Server) pageHome(w http.ResponseWriter, r *http.Request, v visit) error {
 	who := v.caller.Whoami()
@@ -300,7 +294,8 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request, v visit) error
 	return nil
 }
 
-// pageProjectHome is Needs you when something waits for a person, else Operations.
+// pageProjectHome is Needs you when something waits for a person, Get started when the
+// project has nothing in it yet, else Operations.
 func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit) error {
 	n, err := s.pendingCount(r.Context(), v)
 	if err != nil {
@@ -309,6 +304,10 @@ func (s *Server) pageProjectHome(w http.ResponseWriter, r *http.Request, v visit
 	to := "operations"
 	if n > 0 {
 		to = "needs"
+	} else if empty, err := s.emptyProject(r.Context(), v); err != nil {
+		return err
+	} else if empty {
+		to = "get-started"
 	}
 	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/"+to, http.StatusSeeOther)
 	return nil

@@ -72,7 +72,7 @@ func TestPages_Agents(t *testing.T) {
 
 	// Revoking ends it; the row says so and offers no more forms.
 	r.b.Do(chromedp.Click(chromedp.Search(`//button[@aria-label="Revoke scout"]`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	if got := r.b.Text(".notice"); !strings.Contains(got, "scout revoked") {
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Agent revoked") {
 		t.Errorf("after revoking, the notice is %q", got)
 	}
 	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err == nil {
@@ -141,13 +141,12 @@ func TestPages_AgentConversation(t *testing.T) {
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("an Agent's page: %q", ps)
 	}
-	r.b.Screenshot(screenshots, "agent")
 
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(at.Agent.ID)), chromedp.WaitVisible(chromedp.ID("strip-empty")),
 		chromedp.Click(chromedp.Search(`//a[text()="first-run"]`)), chromedp.WaitVisible(chromedp.CSS("ol.transcript")))
 	got := r.b.Text("ol.transcript")
-	for _, want := range []string{"Mark topic z.", "I will mark it.", "ApplyAction", "call_1", `"topic": "z"`, "waiting for a decision: req_1",
-		"Refused or failed", "no such Action"} {
+	for _, want := range []string{"Mark topic z.", "I will mark it.", "ApplyAction", "call_1", "params\t{\"topic\":\"z\"}", "waiting for a decision: req_1",
+		"Failed", "no such Action"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the transcript shows %q, want it to show %q", got, want)
 		}

@@ -51,7 +51,7 @@ func TestPages_Delegates(t *testing.T) {
 	card := r.proposeAs(t, dlg, "/api/v1/projects/default/agents", `{"name":"helper"}`, "a second Agent for the review")
 	r.b.Do(chromedp.WaitVisible(chromedp.ID(card.ID + "-confirm")))
 	got := r.b.Text("#" + card.ID)
-	for _, want := range []string{"agent.create", "member:ada/asst", "a second Agent for the review", `{"name":"helper"}`, "absent"} {
+	for _, want := range []string{"agent.create", "delegate asst of ada", "a second Agent for the review", `{"name":"helper"}`, "absent"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the card on Needs you reads %q, want %q in it", got, want)
 		}

@@ -26,7 +26,7 @@ func TestPages_AgentHookCalls(t *testing.T) {
 		Text: "[hook_policy]\n[[hook_policy.profile]]\nagent = \"coder\"\nfree = [\"Read\"]\nrefuse = [\"WebFetch\"]\n"}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder"})
+	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,16 +81,27 @@ func TestPages_AgentHookCalls(t *testing.T) {
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/agents/"+string(at.Agent.ID)), chromedp.WaitVisible(chromedp.ID("hook-calls-table")))
 	rows := func() []string { // each row's cells but the time, a line break as " / "
 		return browsertest.Run(r.b, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#hook-calls tr")).map(tr =>
-			Array.from(tr.cells).slice(0, 6).map(td => td.innerText.trim().replace(/\s*\n\s*/g, " / ")).join(" | "))`))
+			Array.from(tr.cells).map(td => td.innerText.trim().replace(/\s*\n\s*/g, " / ").replace(/ \/ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, "")).join(" | "))`))
 	}
 	want := []string{
-		"4 | WebFetch |  | refused / the hook policy in force (version 2) refuses WebFetch | — | did not run",
-		"3 | Bash | curl example.org | sh | expired / no decision came within the hook's bound of 0s | — | did not run",
-		"2 | Edit | main.go | approved | member:" + admin.ID + " | ran, exit 0; 42 bytes sha256:0f0f0f0f0f0f…",
-		"1 | Read | docs/a.md | free | hook policy | ran, exit 0; 42 bytes sha256:0f0f0f0f0f0f…",
+		"4 | WebFetch | refused / the hook policy in force (version 2) refuses WebFetch / no one yet | did not run",
+		"3 | Bash curl example.org | sh | expired / no decision came within the hook's bound of 0s / no one yet | did not run",
+		"2 | Edit main.go | approved / by " + admin.Name + " | ran, exit 0; 42 bytes sha256:0f0f0f0f0f0f…",
+		"1 | Read docs/a.md | free / by the hook policy | ran, exit 0; 42 bytes sha256:0f0f0f0f0f0f…",
 	}
 	if diff := cmp.Diff(want, rows()); diff != "" {
 		t.Errorf("the coding agent's calls (-want +got):\n%s", diff)
+	}
+	// A coding agent takes no task from the page: it shows its calls and decisions, and
+	// says where its tasks come from, in place of a form that could do nothing.
+	if n := browsertest.Run(r.b, chromedp.Evaluate[int](`document.querySelectorAll("#task-form").length`)); n != 0 {
+		t.Errorf("the coding agent's page has a task form")
+	}
+	if got := r.b.Text("#coding-note"); !strings.Contains(got, "coding agent") || !strings.Contains(got, "Needs you") {
+		t.Errorf("the coding agent's page says %q, want it to say where its calls wait", got)
+	}
+	if ps := fitProblems(r.b); len(ps) > 0 {
+		t.Errorf("Agent page with hook calls:\n%s", strings.Join(ps, "\n"))
 	}
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("Agent page with hook calls: %q", ps)
@@ -100,7 +111,7 @@ func TestPages_AgentHookCalls(t *testing.T) {
 	// A call made while the page is open arrives without a reload.
 	call("t5", "Read", `{"file_path":"/r/go.mod"}`, "go.mod", "", 0)
 	r.b.Do(chromedp.WaitVisible(chromedp.ID("hook-5-free")))
-	if got := rows()[0]; !strings.HasPrefix(got, "5 | Read | go.mod | free | hook policy | no outcome reported yet") {
+	if got := rows()[0]; !strings.HasPrefix(got, "5 | Read go.mod | free / by the hook policy | no outcome reported yet") {
 		t.Errorf("the new call's row is %q", got)
 	}
 }

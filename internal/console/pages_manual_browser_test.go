@@ -39,8 +39,8 @@ func TestPages_NeedsYouBoardAct(t *testing.T) {
 		}
 	}
 	r.b.Do(chromedp.Click(chromedp.ID(string(q.ID)+"-approve")), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	if got := r.b.Text(".notice"); !strings.Contains(got, string(q.ID)+" approved") {
-		t.Errorf("after approving, the notice is %q, want %s approved", got, q.ID)
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Request approved") {
+		t.Errorf("after approving, the notice is %q, want Request approved", got)
 	}
 	res, err = r.agent.Call(t.Context(), contract.ToolQueryBoard, json.RawMessage(`{"pattern":{"predicate":"noted","args":{"topic":"?t"}}}`))
 	if err != nil {

@@ -51,7 +51,7 @@ func TestPages_PoliciesPublish(t *testing.T) {
 	r.b.Screenshot(screenshots, "policies-refused")
 
 	publish("delegation.toml", pageDelegation)
-	if got := r.b.Text(".notice"); !strings.Contains(got, "delegation policy version 2") {
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Published a new policy version") {
 		t.Errorf("after publishing, the notice is %q", got)
 	}
 	if got := r.b.Text("#policy-delegation-2"); !strings.Contains(got, "ada") || strings.Contains(got, "member:") || !strings.Contains(got, "in force") {
@@ -111,12 +111,12 @@ func TestPages_PoliciesRunWindow(t *testing.T) {
 
 	r.b.Do(chromedp.SetValue(chromedp.CSS(`input[name="minutes"]`), "30"),
 		chromedp.Click(chromedp.Search(`//button[text()="Open a run window"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "run window")]`)))
-	if got := r.b.Text(".notice"); !strings.Contains(got, "30 minutes") {
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "Opened a run window")]`)))
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Opened a run window") {
 		t.Errorf("after opening a window, the notice is %q", got)
 	}
-	if got := r.b.Text("table.autonomy tbody"); !strings.Contains(got, "opened by member:") {
-		t.Errorf("the autonomy table reads %q, want the window a member opened", got)
+	if got := r.b.Text("table.autonomy tbody"); !strings.Contains(got, "opened by ada") {
+		t.Errorf("the autonomy table reads %q, want the window ada opened, by name", got)
 	}
 	if ps := r.b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("Policies page with a run window: %q", ps)
@@ -136,7 +136,7 @@ func TestPages_PoliciesRunWindow(t *testing.T) {
 	}
 	r.b.Do(chromedp.SetValue(chromedp.CSS(`select[name="level"]`), "unattended"), chromedp.Click(chromedp.CSS(`input[name="acknowledge"]`)),
 		chromedp.Click(chromedp.Search(`//form[contains(@action,"/level")]//button`)),
-		chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "unattended")]`)))
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "now unattended")]`)))
 	if a, err := r.a.AgentAutonomy(ctx, admin, "default", "calc"); err != nil || a.Level != "unattended" {
 		t.Errorf("after acknowledging, calc's autonomy = %+v, %v; want unattended", a, err)
 	}

@@ -62,7 +62,7 @@ func TestPages_Board(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//button[text()="Search"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[@class="count"][starts-with(text(), "1 fact.")]`)))
 	row := r.b.Text("table.board tbody tr")
-	for _, want := range []string{`note(n: 2, text: "bye")`, "asserted", "agent:"} {
+	for _, want := range []string{`note(n: 2, text: "bye")`, "asserted", "Agent calc"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("the search's row is %q, want it to show %q", row, want)
 		}
@@ -76,7 +76,7 @@ func TestPages_Board(t *testing.T) {
 	if got := r.b.Text("h1"); got != `Why note(n: 2, text: "bye")` {
 		t.Errorf("the fact's page is %q", got)
 	}
-	if got := r.b.Text(".why-tree"); !strings.Contains(got, "asserted by agent:") {
+	if got := r.b.Text(".why-tree"); !strings.Contains(got, "asserted by Agent calc") {
 		t.Errorf("the fact's tree is %q, want who asserted it", got)
 	}
 	if n := browsertest.Run(r.b, chromedp.Evaluate[int](`document.querySelectorAll(".why-graph svg rect").length`)); n != 1 {

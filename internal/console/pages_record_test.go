@@ -80,7 +80,7 @@ func TestPages_RecordWithoutBrowser(t *testing.T) {
 		{"board, searched", "/projects/default/board?predicate=note&args=text%3Dhello", 200, []string{"1 fact.", note}},
 		{"board, nothing found", "/projects/default/board?predicate=note&args=text%3Dbye", 200, []string{"No fact matches."}},
 		{"board, a bad argument", "/projects/default/board?predicate=note&args=text", 400, []string{"invalid_argument"}},
-		{"a fact", note, 200, []string{"Why <code class=\"atom\">note(text: &#34;hello&#34;)</code>", "asserted by <code>agent:", "<svg", "1 node."}},
+		{"a fact", note, 200, []string{"Why <code class=\"atom\">note(text: &#34;hello&#34;)</code>", "asserted by <a class=\"who-name\" href=\"/projects/default/agents/agt_", "<svg", "1 node."}},
 		{"a fact that is not there", "/projects/default/board/nope", 404, []string{"node_not_found"}},
 		{"events", "/projects/default/events", 200, []string{"The latest events", event.CaseClosed, event.ProjectCreated, `data-live="request.created,request.changed,project.created`}},
 		{"events, filtered", "/projects/default/events?type=case.opened", 200, []string{event.CaseOpened, "type case.opened"}},

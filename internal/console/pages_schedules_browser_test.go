@@ -45,7 +45,7 @@ func TestPages_Schedules(t *testing.T) {
 		t.Errorf("Schedules page with a refusal: %q", ps)
 	}
 	create("0 9 * * mon-fri", "Europe/Berlin", "Send the morning report.")
-	if got := r.b.Text(".notice"); !strings.Contains(got, "made for calc") {
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Schedule made") {
 		t.Fatalf("after making it, the notice is %q", got)
 	}
 	list, err := r.sched.Schedules(t.Context(), mustCaller(t, r.testServer), "default")
@@ -58,7 +58,7 @@ func TestPages_Schedules(t *testing.T) {
 	}
 
 	r.b.Do(chromedp.Click(chromedp.ID("run-"+id)), chromedp.WaitVisible(chromedp.Search(`//tbody[@id="fires"]/tr[td[@data-label="Kind"][text()="run_now"]]`)))
-	if got := r.b.Text(".notice"); !strings.Contains(got, "fired: task t-") {
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Schedule fired: its task is posted") {
 		t.Errorf("after run now, the notice is %q", got)
 	}
 	if got := r.b.Text("#fires"); !strings.Contains(got, "run_now") || !strings.Contains(got, "posted") {

@@ -12,11 +12,18 @@ import (
 // schedulesBody is what the Schedules page shows: every schedule with its next fire and
 // latest outcome, the fires of the one shown, and the form that makes one.
 type schedulesBody struct {
-	Schedules []contract.Schedule
+	Schedules []scheduleRow
 	Shown     *contract.Schedule // with its last fires
+	ShownBy   who                // who made the one shown, by name
 	Agents    []contract.Agent   // the live Agents a schedule may be for
 	Form      scheduleForm       // kept after a refusal
 	Error     string             // why the form was refused: the field and its teaching
+}
+
+// scheduleRow is one schedule in the list, with who made it by name.
+type scheduleRow struct {
+	contract.Schedule
+	By who
 }
 
 // scheduleForm is the create form's fields.
@@ -49,13 +56,27 @@ func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, 
 	if err != nil {
 		return err
 	}
-	b.Schedules = ss
+	by := make([]contract.Principal, 0, len(ss)+1)
+	for _, sc := range ss {
+		by = append(by, sc.CreatedBy)
+	}
 	if id := r.PathValue("schedule"); id != "" {
 		sc, err := s.sched.Schedule(ctx, v.caller, v.project, contract.ScheduleID(id))
 		if err != nil {
 			return err
 		}
 		b.Shown = &sc
+		by = append(by, sc.CreatedBy)
+	}
+	book, err := s.names(ctx, v, by...)
+	if err != nil {
+		return err
+	}
+	for _, sc := range ss {
+		b.Schedules = append(b.Schedules, scheduleRow{Schedule: sc, By: book.who(sc.CreatedBy)})
+	}
+	if b.Shown != nil {
+		b.ShownBy = book.who(b.Shown.CreatedBy)
 	}
 	as, err := s.auth.Agents(ctx, v.caller, v.project)
 	if err != nil {
@@ -92,7 +113,7 @@ func (s *Server) pageCreateSchedule(w http.ResponseWriter, r *http.Request, v vi
 		}
 		return s.showSchedules(w, r, v, status, schedulesBody{Form: f, Error: msg})
 	}
-	s.backToSchedules(w, r, v, sc.ID, "Schedule "+string(sc.ID)+" made for "+sc.AgentName+".")
+	s.backToSchedules(w, r, v, sc.ID, noticeScheduleMade)
 	return nil
 }
 
@@ -102,44 +123,44 @@ func (s *Server) pageScheduleAct(w http.ResponseWriter, r *http.Request, v visit
 		return contract.Errorf(contract.CodeNotFound, "this server keeps no schedules.")
 	}
 	ctx, id := r.Context(), contract.ScheduleID(r.PathValue("schedule"))
-	var notice string
+	var n notice
 	switch r.PathValue("act") {
 	case "pause":
 		if _, err := s.sched.Pause(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " paused."
+		n = noticeSchedulePaused
 	case "resume":
 		if _, err := s.sched.Resume(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " resumed."
+		n = noticeScheduleResumed
 	case "run":
 		f, err := s.sched.RunNow(ctx, v.caller, v.project, id)
 		if err != nil {
 			return err
 		}
-		notice = "Schedule " + string(id) + " fired: task " + string(f.Task) + " (" + f.Outcome + ")."
+		n = noticeScheduleFired
 		if f.Task == "" {
-			notice = "Schedule " + string(id) + " fired; its task was refused: " + f.Teaching
+			n = noticeScheduleRefused
 		}
 	case "delete":
 		if _, err := s.sched.Delete(ctx, v.caller, v.project, id); err != nil {
 			return err
 		}
-		s.backToSchedules(w, r, v, "", "Schedule "+string(id)+" deleted.")
+		s.backToSchedules(w, r, v, "", noticeScheduleDeleted)
 		return nil
 	default:
 		return contract.Errorf(contract.CodeNotFound, "a schedule is paused, resumed, run or deleted; %q is none of these.", r.PathValue("act"))
 	}
-	s.backToSchedules(w, r, v, id, notice)
+	s.backToSchedules(w, r, v, id, n)
 	return nil
 }
 
-func (s *Server) backToSchedules(w http.ResponseWriter, r *http.Request, v visit, id contract.ScheduleID, notice string) {
+func (s *Server) backToSchedules(w http.ResponseWriter, r *http.Request, v visit, id contract.ScheduleID, n notice) {
 	path := "/projects/" + url.PathEscape(string(v.project)) + "/schedules"
 	if id != "" {
 		path += "/" + url.PathEscape(string(id))
 	}
-	http.Redirect(w, r, path+"?"+url.Values{"notice": {notice}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, path+"?"+withNotice(nil, n), http.StatusSeeOther)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/localpath"
 )
 
 // signInBody is what the sign-in page shows: the name typed, where to go next, and why
@@ -83,13 +84,10 @@ func (s *Server) pageSignOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 
-// signOut ends session tok in the store and then every event stream it holds open.
+// signOut ends session tok in the store; the authority then ends every stream it holds
+// open, as for any credential that stops proving its caller.
 func (s *Server) signOut(r *http.Request, tok authority.Token) error {
-	if err := s.auth.Logout(r.Context(), tok); err != nil {
-		return err
-	}
-	s.streams.end(tok)
-	return nil
+	return s.auth.Logout(r.Context(), tok)
 }
 
 // setSessionCookie gives a browser its session: HttpOnly so that script cannot read it,
@@ -111,10 +109,11 @@ func clearSessionCookie(w http.ResponseWriter) {
 }
 
 // localPath returns p when it is a path on this listener, else "": a sign-in link must
-// not send the browser to another site ("//evil.example" is a host, not a path).
+// not send the browser to another site, however the browser reads it (localpath.Parse).
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	lp, ok := localpath.Parse(p)
+	if !ok {
 		return ""
 	}
-	return p
+	return lp
 }

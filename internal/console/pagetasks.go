@@ -16,7 +16,9 @@ const maxPageTasks = 20
 // taskView is one task on an Agent's page.
 type taskView struct {
 	contract.Task
-	Short string // its text, cut for the list
+	Short    string // its text, cut for the list
+	Final    string // its final answer as shown: long JSON put in words (shownText)
+	FinalRaw string // its whole final answer when Final leaves some out
 }
 
 // taskForm is what the person typed into the form that gives an Agent a task, kept when
@@ -39,7 +41,11 @@ func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent) ([]taskV
 		if r := []rune(short); len(r) > 120 {
 			short = string(r[:120]) + "…"
 		}
-		out = append(out, taskView{Task: t, Short: short})
+		v := taskView{Task: t, Short: short}
+		if t.Result != nil {
+			v.Final, v.FinalRaw = shownText(t.Result.Final)
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -71,7 +77,7 @@ func (s *Server) pagePostTask(w http.ResponseWriter, r *http.Request, v visit) e
 		return err
 	}
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent)),
-		"Task "+string(t.ID)+" posted in conversation "+string(t.Conversation)+"; the Agent's runtime takes it.")
+		noticeTaskPosted)
 }
 
 // pagePostMessage adds the form's words to the conversation and shows it again.
@@ -82,7 +88,7 @@ func (s *Server) pagePostMessage(w http.ResponseWriter, r *http.Request, v visit
 		return err
 	}
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(string(t.Agent))+
-		"/conversations/"+url.PathEscape(string(t.Conversation)), "Message "+string(t.ID)+" posted; the Agent's runtime takes it.")
+		"/conversations/"+url.PathEscape(string(t.Conversation)), noticeMessagePosted)
 }
 
 // pageAgentAgain sends a GET of the address a refused task answered at (a live page

@@ -23,7 +23,7 @@ type whyTree struct {
 type whyView struct {
 	ID, Kind, Tier, Atom, Href string
 	Rule, RuleBy               string
-	By                         string // who asserted a base node
+	By                         who    // who asserted a base node, by name
 	Tool, Action, Release      string // what attested a Tool's fact
 	Sources                    []string
 	More                       int
@@ -60,17 +60,20 @@ const (
 	graphSub   = 38 // characters of the tier and provenance line
 )
 
-// newWhyTree prepares w for the page of project.
-func newWhyTree(project contract.ProjectID, w contract.Why) whyTree {
-	t := whyTree{Root: newWhyView(project, w.Root), Shown: w.Shown, Omitted: w.Omitted}
+// newWhyTree prepares w for a page, with who asserted each node by name.
+func newWhyTree(book nameBook, w contract.Why) whyTree {
+	t := whyTree{Root: newWhyView(book, w.Root), Shown: w.Shown, Omitted: w.Omitted}
 	t.Graph = layout(&t.Root)
 	return t
 }
 
-func newWhyView(project contract.ProjectID, n contract.WhyNode) whyView {
+func newWhyView(book nameBook, n contract.WhyNode) whyView {
 	v := whyView{ID: n.NodeID, Kind: string(n.Kind), Tier: n.Tier.String(), Atom: atomText(n.Atom),
-		Href: factHref(project, n.NodeID), Rule: n.Rule, RuleBy: string(n.RuleBy), By: string(n.CreatedBy),
+		Href: factHref(book.project, n.NodeID), Rule: n.Rule, RuleBy: string(n.RuleBy),
 		More: n.More, Repeat: n.Repeat}
+	if n.CreatedBy != "" {
+		v.By = book.who(n.CreatedBy)
+	}
 	if at := n.Attestation; at != nil {
 		v.Tool, v.Action, v.Release = at.Tool, at.Action, at.Release
 		for _, s := range at.Sources {
@@ -78,9 +81,20 @@ func newWhyView(project contract.ProjectID, n contract.WhyNode) whyView {
 		}
 	}
 	for _, p := range n.Premises {
-		v.Premises = append(v.Premises, newWhyView(project, p))
+		v.Premises = append(v.Premises, newWhyView(book, p))
 	}
 	return v
+}
+
+// whoAsserted appends to ps who asserted n and each of its premises, for [Server.names].
+func whoAsserted(ps []contract.Principal, n contract.WhyNode) []contract.Principal {
+	if n.CreatedBy != "" {
+		ps = append(ps, n.CreatedBy)
+	}
+	for _, p := range n.Premises {
+		ps = whoAsserted(ps, p)
+	}
+	return ps
 }
 
 // factHref is the page of one Board node.
@@ -155,8 +169,8 @@ func layout(root *whyView) whyGraph {
 				sub += " · " + v.Tool
 			case v.Rule != "":
 				sub += " · rule " + v.Rule[strings.LastIndex(v.Rule, "/")+1:]
-			case v.By != "":
-				sub += " · " + v.By
+			case v.By.Name != "":
+				sub += " · " + v.By.Name
 			}
 			g.Nodes[i] = graphNode{X: x, Y: y, TX: x + 8, TY: y + 17, Label: cut(label, graphLabel), Sub: cut(sub, graphSub),
 				Title: v.Atom + " · " + v.Tier + provenance(v), Class: "node-" + v.Kind, Href: v.Href}
@@ -179,8 +193,8 @@ func provenance(v *whyView) string {
 		return " · attested by " + v.Tool
 	case v.Rule != "":
 		return " · rule " + v.Rule
-	case v.By != "":
-		return " · asserted by " + v.By
+	case v.By.Name != "":
+		return " · asserted by " + v.By.Name
 	}
 	return ""
 }

@@ -10,34 +10,29 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// maxShownResult bounds a tool result shown in an Agent's conversation pane, in bytes;
-// the transcript page shows it whole.
-const maxShownResult = 2000
+// maxShownResult bounds the raw text of a tool answer kept for its disclosure in an
+// Agent's conversation pane, in bytes; the transcript page keeps it whole.
+const maxShownResult = 4000
 
 // convPane is the conversation an Agent's page shows in its centre: each turn, each tool
-// call with its result and the strip entry of the Operation it became, and what the
-// conversation waits for.
+// call with its answer summarised and the strip entry of the Operation it became, and
+// what the conversation waits for.
 type convPane struct {
 	ID    contract.ConversationID
 	Turns []turnView
 	Waits []waitView
 }
 
-// turnView is one message of the pane: the person's words, or the model's text and calls.
-// Key changes whenever what it shows does, so the live page replaces it.
+// turnView is one message of the pane: the person's words, or the model's text and
+// calls. Key changes whenever what it shows does, so the live page replaces it.
 type turnView struct {
-	Key   string
-	Role  string
-	Text  string
-	Calls []callTurn
-	Raw   string
-}
-
-// callTurn is one tool call with its result and its Operation as the strip shows it now.
-type callTurn struct {
-	callView
-	Result *resultView
-	Op     *opView
+	Key     string
+	Role    string
+	Text    string       // its text as shown: long JSON put in words or left to RawText
+	RawText string       // its whole text when Text leaves some out; "" otherwise
+	Calls   []callTurn   // the model's calls, each with its answer
+	Results []resultTurn // answers to calls of no turn shown (the transcript shows them here)
+	Raw     string       // a message in another form, as indented JSON
 }
 
 // waitView is an Operation the conversation waits on.
@@ -52,20 +47,20 @@ type resultOrdinal struct {
 	Ordinal int64  `json:"ordinal"`
 }
 
-// conversationPane builds the pane of conversation c, with ops the Agent's Operations.
-func conversationPane(c contract.Conversation, ops []opView) convPane {
+// conversationPane builds the pane of conversation c, with ops the Agent's Operations,
+// each raw answer kept up to maxRaw bytes (0: whole). An answer is shown under the call
+// it answers; one whose call no turn holds is shown in the message that carried it.
+func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPane {
 	byOrdinal := map[int64]*opView{}
 	for i := range ops {
 		byOrdinal[ops[i].Ordinal] = &ops[i]
 	}
-	results := map[string]*resultView{}
+	results := map[string]*resultTurn{}
 	ordinals := map[string]int64{}
 	views := make([]messageView, len(c.Messages))
+	called := map[string]bool{}
 	for i, m := range c.Messages {
-		var mv messageView
-		if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
-			mv = messageView{Raw: indentJSON(m)}
-		}
+		views[i] = readMessage(m)
 		var withOrdinals struct {
 			Results []resultOrdinal `json:"results"`
 		}
@@ -74,27 +69,29 @@ func conversationPane(c contract.Conversation, ops []opView) convPane {
 				ordinals[r.CallID] = r.Ordinal
 			}
 		}
-		for j := range mv.Results {
-			r := mv.Results[j]
-			if len(r.Content) > maxShownResult {
-				r.Content = r.Content[:maxShownResult] + "…"
-			}
-			results[r.CallID] = &r
+		for _, r := range views[i].Results {
+			results[r.CallID] = newResultTurn(r, maxRaw)
 		}
-		views[i] = mv
+		for _, call := range views[i].Calls {
+			called[call.ID] = true
+		}
 	}
 	p := convPane{ID: c.ID}
 	for _, mv := range views {
-		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 {
-			continue // results only: they are shown under their calls
-		}
-		t := turnView{Role: mv.Role, Text: mv.Text, Raw: mv.Raw}
-		for _, call := range mv.Calls {
-			ct := callTurn{callView: call, Result: results[call.ID]}
-			if o := ordinals[call.ID]; o > 0 {
-				ct.Op = byOrdinal[o]
+		t := newTurn(mv)
+		for _, r := range mv.Results {
+			if !called[r.CallID] {
+				t.Results = append(t.Results, *results[r.CallID])
 			}
-			t.Calls = append(t.Calls, ct)
+		}
+		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 && len(t.Results) == 0 {
+			continue // answers only: they are shown under their calls
+		}
+		for i := range t.Calls {
+			t.Calls[i].Result = results[t.Calls[i].ID]
+			if o := ordinals[t.Calls[i].ID]; o > 0 {
+				t.Calls[i].Op = byOrdinal[o]
+			}
 		}
 		t.Key = viewKey(t)
 		p.Turns = append(p.Turns, t)
@@ -108,6 +105,27 @@ func conversationPane(c contract.Conversation, ops []opView) convPane {
 		}
 	}
 	return p
+}
+
+// readMessage reads one saved message in the agent runtime's form, or keeps its JSON
+// when it is in another.
+func readMessage(m json.RawMessage) messageView {
+	var mv messageView
+	if err := json.Unmarshal(m, &mv); err != nil || mv.Role == "" {
+		return messageView{Raw: indentJSON(m)}
+	}
+	return mv
+}
+
+// newTurn prepares message mv for a page: its text with long JSON put in words, and its
+// calls with their arguments as tables. Its calls' answers are the caller's to attach.
+func newTurn(mv messageView) turnView {
+	t := turnView{Role: mv.Role, Raw: mv.Raw}
+	t.Text, t.RawText = shownText(mv.Text)
+	for _, c := range mv.Calls {
+		t.Calls = append(t.Calls, newCallTurn(c))
+	}
+	return t
 }
 
 // viewKey is a short digest of what t shows, its Operations' states included.
@@ -134,7 +152,7 @@ func (s *Server) selectedConversation(r *http.Request, v visit, a contract.Agent
 	if err != nil {
 		return nil, err
 	}
-	p := conversationPane(c, ops)
+	p := conversationPane(c, ops, maxShownResult)
 	return &p, nil
 }
 

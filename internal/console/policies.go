@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
@@ -47,7 +48,11 @@ func (s *Server) handlePolicies(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.PolicyVersion]{Items: vs})
+	page, err := paginate(r, vs, func(v contract.PolicyVersion) string { return string(v.Kind) + "@" + strconv.FormatInt(v.Version, 10) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }
 
 // handlePublishPolicy publishes a member's policy document as the next version of its

@@ -39,7 +39,11 @@ func (s *Server) handleProfiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.AgentProfile]{Items: ps})
+	page, err := paginate(r, ps, func(p contract.AgentProfile) string { return string(p.Agent) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }
 
 // handleProfile returns one Agent's profile.

@@ -32,7 +32,11 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.Request]{Items: rs})
+	page, err := paginate(r, rs, func(q contract.Request) string { return string(q.ID) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }
 
 // handleDecide decides one Request. A body that does not decode is refused with

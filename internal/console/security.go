@@ -14,9 +14,11 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// authenticator is the part of the authority that proves a request's credential.
+// authenticator is the part of the authority that proves a request's credential and
+// ends what the request holds open once the credential no longer proves its caller.
 type authenticator interface {
 	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
+	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
 }
 
 // loopbackNames are the Host names a loopback listener answers to, at its own port.

@@ -111,8 +111,8 @@ type Config struct {
 	// their callers themselves (agent tokens, connection keys).
 	Routes map[string]http.Handler
 
-	// Metrics, when set, is served at GET /metrics to a member session or a bearer
-	// token, like every authenticated route. Observe, when set, wraps the whole handler
+	// Metrics, when set, is served at GET /metrics to a member acting in person (a
+	// session), never to an Agent's token or a delegate: its labels name every project. Observe, when set, wraps the whole handler
 	// of the listener: serve's request metrics and spans.
 	Metrics http.Handler
 	Observe func(http.Handler) http.Handler
@@ -121,6 +121,12 @@ type Config struct {
 	// which is then stripped: docket start's serve answers only its own gate and the
 	// children and verbs that read the URL from the data dir or their environment.
 	PathKey string
+
+	// Workbench, when set, says serve runs under docket start, whose own pages install
+	// the example and choose a model: the Get started page posts its install form to
+	// docket start's ExamplePath with ExampleToken, and links to its model form.
+	// nil: serve runs alone, and the page says how to do the same with the CLI.
+	Workbench *Workbench
 
 	// MaxConns bounds open connections; 0 is DefaultMaxConns. HeaderTimeout, BodyTimeout
 	// and IdleTimeout bound reading a request's headers, reading its body, and a
@@ -154,6 +160,7 @@ type Server struct {
 	mux           *http.ServeMux
 	xorigin       *http.CrossOriginProtection
 	pathKey       string
+	workbench     *Workbench
 	maxConns      int
 	maxStreams    int
 	headerTimeout time.Duration
@@ -161,7 +168,6 @@ type Server struct {
 	bodyTimeout   time.Duration
 	logins        *loginLimiter
 	templates     map[string]*template.Template // the pages, by name (pages.go)
-	streams       *streamSet                    // open event streams, ended at sign-out
 	metrics       http.Handler
 	observe       func(http.Handler) http.Handler
 }
@@ -190,8 +196,8 @@ func New(cfg Config) (*Server, error) {
 		mux:       http.NewServeMux(),
 		xorigin:   http.NewCrossOriginProtection(),
 		templates: map[string]*template.Template{},
-		streams:   newStreamSet(),
 		pathKey:   cfg.PathKey,
+		workbench: cfg.Workbench,
 		maxConns:  cfg.MaxConns,
 		logins:    newLoginLimiter(cfg.Logins),
 		metrics:   cfg.Metrics,
@@ -306,10 +312,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
 
 	if s.metrics != nil {
-		s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
-			s.metrics.ServeHTTP(w, r)
-			return nil
-		}, authed)
+		s.handle("GET /metrics", s.handleMetrics, authed)
 	}
 
 	s.handle("/api/", s.handleNoRoute, public)

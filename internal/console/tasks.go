@@ -129,7 +129,9 @@ func (s *Server) handleClaimTask(w http.ResponseWriter, r *http.Request) error {
 	}
 	claim, err := s.auth.ClaimTask(r.Context(), caller(r), req)
 	if err != nil && r.Context().Err() != nil {
-		return nil // the runtime hung up during its long-poll: nobody to answer
+		// The runtime hung up during its long-poll, and there is nobody to answer; or its
+		// token was revoked or replaced, which ended the poll, and it is told why.
+		return authority.CredentialEnded(r.Context())
 	}
 	if err != nil {
 		return err
@@ -171,7 +173,9 @@ func (s *Server) handleWaitOperations(w http.ResponseWriter, r *http.Request) er
 	}
 	ok, err := s.auth.WaitOperations(r.Context(), caller(r), req.Waiting, time.Duration(req.WaitMS)*time.Millisecond)
 	if err != nil && r.Context().Err() != nil {
-		return nil // the runtime hung up during its long-poll: nobody to answer
+		// The runtime hung up during its long-poll, and there is nobody to answer; or its
+		// token was revoked or replaced, which ended the poll, and it is told why.
+		return authority.CredentialEnded(r.Context())
 	}
 	if err != nil {
 		return err

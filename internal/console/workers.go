@@ -19,5 +19,9 @@ func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, contract.Page[contract.WorkerStatus]{Items: ws})
+	page, err := paginate(r, ws, func(st contract.WorkerStatus) string { return string(st.Connection.ID) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
 }

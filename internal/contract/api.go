@@ -80,6 +80,9 @@ type Agent struct {
 type CreateAgentRequest struct {
 	Name string `json:"name"`
 	Kind string `json:"kind,omitempty"`
+	// Hook asks for a hook token ([PrefixHook]) for a coding agent's hook: it reaches
+	// only the hook routes. Only an Agent of kind agent has one.
+	Hook bool `json:"hook,omitempty"`
 }
 
 // AgentToken answers agent create and agent token: the token is shown this once.

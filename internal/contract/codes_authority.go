@@ -21,4 +21,5 @@ const (
 	CodeEventChainBroken   Code = "event_chain_broken"   // events verify found a broken link
 	CodeReleaseConflict    Code = "release_conflict"     // the same capability version with other content
 	CodeCapabilityNotFound Code = "capability_not_found" // a capability directory or file is missing
+	CodeBundleUntrusted    Code = "bundle_untrusted"     // a bundle holds only under the keys it carries, which prove nothing about who made it
 )

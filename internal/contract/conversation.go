@@ -11,6 +11,7 @@ const (
 	CodeConversationConflict Code = "conversation_conflict"  // another runtime saved the conversation since this one loaded it
 	CodeConversationTooLarge Code = "conversation_too_large" // one save is over MaxConversationEntry bytes
 	CodeHookRefused          Code = "hook_refused"           // a pre-tool hook refused the call; it was not sent
+	CodeConversationLimit    Code = "conversation_limit"     // the Agent saved the most bytes, or started the most conversations, it may in an hour
 )
 
 // MaxConversationEntry bounds the messages and state of one save, in bytes of JSON. A

@@ -24,6 +24,8 @@ const (
 	CodeHookDenied         Code = "hook_denied"          // a decider denied the call
 	CodeHookUndecided      Code = "hook_undecided"       // no decision came within the hook's bound
 	CodeHookUnknownCall    Code = "hook_unknown_call"    // an outcome names a call the authority never admitted
+	CodeHookProtected      Code = "hook_protected"       // the call lands on the hook's own files, the repository's git config or a credential
+	CodeHookLimit          Code = "hook_limit"           // the Agent has the most hook calls waiting it may, or reported the most it may in a minute
 )
 
 // MaxHookInput bounds a tool call's input in bytes, as a hook sends it.
@@ -46,6 +48,16 @@ type HookCall struct {
 	// repository root when inside it, else absolute (then no class covers it).
 	Path    string `json:"path,omitempty"`
 	Command string `json:"command,omitempty"` // a shell tool's command
+	// PathNeedsMember says why the path does not land plainly inside the repository —
+	// outside it, or, as written, through a ".." segment, a symbolic link or onto a file
+	// with a second hard link — and "" when it does. No orchestrator's class covers such a
+	// call, and a tool the hook policy marks free waits for a member instead.
+	PathNeedsMember string `json:"pathNeedsMember,omitempty"`
+	// Protected says which of the hook's protected paths the call lands on (its token
+	// file, its config directory, the coding agent's settings that hold the hook, the
+	// repository's .git/config, a credential's name); the authority refuses the call
+	// with CodeHookProtected whatever the hook policy says.
+	Protected string `json:"protected,omitempty"`
 	// WaitMillis is how long the call waits for a decision before it is denied; 0 is
 	// not at all, at most MaxHookWait.
 	WaitMillis int64 `json:"waitMs,omitempty"`
@@ -74,6 +86,10 @@ type HookOutcome struct {
 	OutputDigest string `json:"outputDigest"` // sha256 of the first MaxHookOutput bytes of the tool's response
 	OutputBytes  int64  `json:"outputBytes"`  // the response's whole size
 	Truncated    bool   `json:"truncated,omitempty"`
+	// Withdrawn, when set, says why the hook did not run a call that was allowed (its
+	// path landed elsewhere by then); the call has then no output, and its Operation is
+	// recorded refused.
+	Withdrawn string `json:"withdrawn,omitempty"`
 }
 
 // MaxHookOutput bounds the bytes of a tool's response a hook digests.
@@ -94,5 +110,10 @@ type HookCallEntry struct {
 	Decision   string         `json:"decision"` // free, approved, denied, refused, expired or pending
 	DecidedBy  Principal      `json:"decidedBy,omitempty"`
 	Reason     string         `json:"reason,omitempty"`
-	Outcome    *HookOutcome   `json:"outcome,omitempty"`
+	ErrorCode  Code           `json:"errorCode,omitempty"` // the code the call was refused with: hook_undecided, hook_protected, …
+	// PathNeedsMember and Protected are what the hook found where the path lands
+	// ([HookCall]).
+	PathNeedsMember string       `json:"pathNeedsMember,omitempty"`
+	Protected       string       `json:"protected,omitempty"`
+	Outcome         *HookOutcome `json:"outcome,omitempty"`
 }

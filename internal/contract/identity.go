@@ -12,6 +12,9 @@ const (
 	PrefixAgent      = "dkt_agt_" // an Agent's token
 	PrefixConnection = "dkt_con_" // a Connection key: "dkt_con_<connection id>.<secret>"
 	PrefixDelegate   = "dkt_dlg_" // a delegate's credential: acts for its member in one project
+	// PrefixHook begins a coding agent's hook token: an Agent's token that reaches only
+	// the hook routes (docs/coding-agents.md), never /mcp nor any other route.
+	PrefixHook = "dkt_hok_"
 )
 
 // ProjectID names a project. It is chosen by a member, so it is a short slug.

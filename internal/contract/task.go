@@ -11,6 +11,7 @@ const (
 	CodeCasePinned     Code = "case_pinned"      // a call moves a pinned conversation's work onto another Case Type or key
 	CodeTaskConflict   Code = "task_conflict"    // a client key already names another task, or a pin differs from the conversation's
 	CodeTaskNotClaimed Code = "task_not_claimed" // a report or renewal of a claim that is not this runtime's any more
+	CodeTaskLimit      Code = "task_limit"       // the Agent has the most open tasks it may, or was given the most it may take in an hour
 )
 
 // TaskID names a task; the authority mints it.

@@ -125,3 +125,50 @@ func TestGateway_TakeoverEndsHeldCall(t *testing.T) {
 		t.Errorf("held call on the replaced session = %v, want connection_replaced", err)
 	}
 }
+
+// TestGateway_CredentialEndsHeldCall: an Agent's call held at /mcp ends, with
+// credential_revoked, when the Agent's token is revoked or replaced while it waits, and
+// the Agent's session ends with it (docs/security.md, "Credentials and streams").
+func TestGateway_CredentialEndsHeldCall(t *testing.T) {
+	cases := []struct {
+		name string
+		end  func(f *fixture) error
+	}{
+		{"agent revoked", func(f *fixture) error {
+			_, err := f.a.RevokeAgent(context.Background(), f.admin, "default", "calc")
+			return err
+		}},
+		{"agent token replaced", func(f *fixture) error {
+			_, err := f.a.RotateAgentToken(context.Background(), f.admin, "default", "calc")
+			return err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, time.Hour)
+			progressed := make(chan struct{}, 4)
+			cs := f.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				progressed <- struct{}{}
+			}})
+			done := make(chan error, 1) // written once by the calling goroutine
+			go func() {
+				params := &mcp.CallToolParams{Name: "ApplyAction", Arguments: fetchCall("a.txt")}
+				params.SetProgressToken("p")
+				_, err := cs.CallTool(t.Context(), params)
+				done <- err
+			}()
+			<-progressed // the call is held
+			if err := tc.end(f); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), string(contract.CodeCredentialRevoked)) {
+					t.Errorf("held call after its token ended = %v, want credential_revoked", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the held call was still open 30s after its token ended")
+			}
+		})
+	}
+}

@@ -23,6 +23,10 @@ func (agentAuth) Authenticate(context.Context, authority.Token) (authority.Calle
 	return authority.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, nil
 }
 
+func (agentAuth) Hold(ctx context.Context, _ authority.Token) (context.Context, func()) {
+	return ctx, func() {}
+}
+
 // fixedOps answers every call with an accepted, empty result.
 type fixedOps struct{}
 

@@ -18,9 +18,11 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// authenticator proves a bearer token.
+// authenticator proves a bearer token, and ends what a request holds open once the
+// token no longer proves its Agent.
 type authenticator interface {
 	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
+	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
 }
 
 // operations runs calls and reports an Agent's strip. Begin answers a call at once, or

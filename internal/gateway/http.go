@@ -31,13 +31,19 @@ const maxBody = contract.MaxToolInputBytes + 64<<10
 // errReplaced is the cause that ends a held call on a session a newer initialize replaced.
 var errReplaced = errors.New("gateway: connection replaced")
 
+// errCredentialEnded is the cause that ends a session whose Agent's token was revoked or
+// replaced.
+var errCredentialEnded = errors.New("gateway: the agent's token no longer proves it")
+
 // session is one MCP session of an Agent.
 type session struct {
 	id    string
 	agent string
 
 	// life ends, with cause errReplaced, when a newer initialize replaces this session;
-	// a held call on it then ends with connection_replaced.
+	// a held call on it then ends with connection_replaced. It ends with cause
+	// errCredentialEnded when the Agent's token no longer proves it, and a held call on
+	// it then ends with credential_revoked.
 	life context.Context
 	end  context.CancelCauseFunc
 
@@ -60,7 +66,7 @@ type session struct {
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included
-	replaced bool // a newer initialize replaced it
+	replaced bool // a newer initialize replaced it, or its Agent's token ended
 	closing  bool // its SDK session is being closed, once
 }
 
@@ -69,7 +75,7 @@ type session struct {
 // bodies, and hands the rest to the SDK's Streamable HTTP handler. An initialize makes
 // the new session the Agent's only effective one.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, err := g.authenticate(r)
+	c, tok, err := g.authenticate(r)
 	if err != nil {
 		// RFC 6750 §3: a 401 names the scheme it wants.
 		challenge := `Bearer realm="docket"`
@@ -79,6 +85,21 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", challenge)
 		writeRPCError(w, http.StatusUnauthorized, contract.ReasonUnauthenticated, teachingOf(err, "send the agent's token as Authorization: Bearer <token> (docket agent token prints one)"))
 		return
+	}
+	// The request is held under the Agent's token: revoked or replaced, the token ends
+	// the Agent's session, whose held calls answer credential_revoked on their own
+	// streams, which then end; a GET that resumes a stream ends at once
+	// (docs/security.md, "Credentials and streams").
+	ctx, done := g.auth.Hold(r.Context(), tok)
+	defer done()
+	stop := context.AfterFunc(ctx, func() {
+		if authority.CredentialEnded(ctx) != nil {
+			g.endAgent(c.ID)
+		}
+	})
+	defer stop()
+	if r.Method == http.MethodGet {
+		r = r.WithContext(ctx)
 	}
 	initialize := false
 	var body []byte
@@ -169,19 +190,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (g *Gateway) authenticate(r *http.Request) (authority.Caller, error) {
+func (g *Gateway) authenticate(r *http.Request) (authority.Caller, authority.Token, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
-		return authority.Caller{}, errors.New("no bearer token")
+		return authority.Caller{}, "", errors.New("no bearer token")
 	}
 	c, err := g.auth.Authenticate(r.Context(), authority.Token(tok))
 	if err != nil {
-		return authority.Caller{}, err
+		return authority.Caller{}, "", err
 	}
 	if c.Kind != contract.PrincipalAgent {
-		return authority.Caller{}, errors.New("not an agent")
+		return authority.Caller{}, "", errors.New("not an agent")
 	}
-	return c, nil
+	if c.Hook {
+		// A coding agent's hook token reaches only the hook routes (docs/coding-agents.md).
+		return authority.Caller{}, "", contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
+	}
+	return c, authority.Token(tok), nil
 }
 
 // isInitialize reports whether body is an initialize request.
@@ -356,6 +381,31 @@ const replacedMemory = 24 * time.Hour
 // older ones answer 404, as an unknown session, so that re-initializing in a loop cannot
 // grow the gateway's memory.
 const maxReplaced = 64
+
+// endAgent closes agent's effective session because its token no longer proves it: the
+// session's held calls end with it, and the next request is refused at authentication.
+//
+// Its SDK session is closed once the requests being served on it end, as a replaced
+// session's is, so that a held call's answer reaches its client first.
+func (g *Gateway) endAgent(agent string) {
+	g.mu.Lock()
+	s := g.byAgent[agent]
+	closeNow := false
+	if s != nil {
+		delete(g.sessions, s.id)
+		delete(g.byAgent, agent)
+		s.replaced = true // no longer effective; its requests are refused at authentication, not 409
+		s.end(errCredentialEnded)
+		closeNow = g.closableLocked(s)
+	}
+	g.mu.Unlock()
+	if s != nil {
+		g.log.Info("session ended: its agent's token no longer proves it", logAgent, agent)
+	}
+	if closeNow {
+		g.closeSDKSession(s)
+	}
+}
 
 // forget drops a session ended by DELETE.
 func (g *Gateway) forget(id string) {

@@ -67,7 +67,13 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	m := g.agentLock(c.ID)
 	m.Lock()
 	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(s.life, func() { cancel(errReplaced) })
+	stop := context.AfterFunc(s.life, func() {
+		if errors.Is(context.Cause(s.life), errCredentialEnded) {
+			cancel(errCredentialEnded)
+			return
+		}
+		cancel(errReplaced)
+	})
 	t := &toolCall{name: name, c: c, s: s, conversation: conversationOf(req.Params), ctx: ctx,
 		release: func() { stop(); cancel(nil); m.Unlock() }}
 	held := false
@@ -157,6 +163,9 @@ func (g *Gateway) endTool(t *toolCall, err error) (*mcp.CallToolResult, error) {
 func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(context.Cause(t.ctx), errReplaced) {
 		return nil, replacedError()
+	}
+	if errors.Is(context.Cause(t.ctx), errCredentialEnded) {
+		return nil, rpcError(string(contract.CodeCredentialRevoked), "the agent's token was revoked or replaced while this call was held; its operation goes on without it. Ask a member for a new token (docket agent token).")
 	}
 	if err != nil && t.ctx.Err() != nil {
 		// The client went away while its call was held; the Operation goes on and its

@@ -130,6 +130,8 @@ func TestHook_Pre(t *testing.T) {
 		allow    bool
 		reason   string // a part of the denial's reason
 		wantPath string // the path the authority was told
+		// withdrawn: the hook told the authority it did not run the call it was allowed
+		withdrawn bool
 	}{
 		{name: "allowed", in: pre("Edit", `{"file_path":"`+a+`"}`), auth: &authority{verdict: contract.HookVerdict{Allow: true}}, allow: true, wantPath: "docs/a.md"},
 		{name: "denied with the authority's reason", in: pre("Bash", `{"command":"rm -rf /"}`), auth: &authority{verdict: contract.HookVerdict{Reason: "Docket denied this call"}}, reason: "Docket denied this call"},
@@ -143,7 +145,7 @@ func TestHook_Pre(t *testing.T) {
 				if err := os.Symlink(filepath.Join(outside, "secret"), a); err != nil {
 					t.Fatal(err)
 				}
-			}}, reason: "now lands somewhere else"},
+			}}, reason: "now lands somewhere else", withdrawn: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,8 +169,97 @@ func TestHook_Pre(t *testing.T) {
 			if !strings.Contains(v.HookSpecificOutput.PermissionDecisionReason, tt.reason) {
 				t.Errorf("reason %q does not say %q", v.HookSpecificOutput.PermissionDecisionReason, tt.reason)
 			}
+			if withdrawn := len(tt.auth.outs) == 1 && tt.auth.outs[0].Withdrawn != "" && tt.auth.outs[0].CallID == "toolu_1"; withdrawn != tt.withdrawn {
+				t.Errorf("outcomes %+v, want withdrawn %v", tt.auth.outs, tt.withdrawn)
+			}
 			if tt.wantPath != "" && (len(tt.auth.calls) != 1 || tt.auth.calls[0].Path != tt.wantPath || tt.auth.calls[0].WaitMillis != hook.DefaultWait.Milliseconds()) {
 				t.Errorf("the authority was told %+v, want path %s", tt.auth.calls, tt.wantPath)
+			}
+		})
+	}
+}
+
+// TestHook_PreLanding: the hook tells the authority where a file tool lands, resolved
+// through every link, and — by the worker's own check on the path as written — when it
+// does not land plainly inside the repository (so only a member decides it), or lands on
+// a protected path (so the authority refuses it); real hard and symbolic links.
+func TestHook_PreLanding(t *testing.T) {
+	root, outside := repo(t)
+	above := mustEval(t, filepath.Dir(outside))
+	// docs/evil is a link to a directory outside; docs/evil/../loot lands beside it.
+	if err := os.Symlink(outside, filepath.Join(root, "docs", "evil")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(outside, "secret"), filepath.Join(root, "docs", "hard.md")); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(root, ".claude", "docket", "agent.token")
+	for _, f := range []string{token, filepath.Join(root, ".git", "config"), filepath.Join(root, "keys", "Deploy.KEY")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(token, filepath.Join(root, "docs", "tok.txt")); err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{token, filepath.Dir(token), filepath.Join(root, ".git", "config")}
+	tests := []struct {
+		name, tool, file, cwd string
+		path                  string // the resolved path the authority is told
+		needsMember           string // a part of why it is not plain; "" when it is
+		protected             string // a part of why it is protected; "" when it is not
+	}{
+		{name: "a plain file", tool: "Edit", file: filepath.Join(root, "docs", "a.md"), path: "docs/a.md"},
+		{name: "relative to the working directory", tool: "Edit", file: "a.md", cwd: filepath.Join(root, "docs"), path: "docs/a.md"},
+		{name: "a new file", tool: "Write", file: filepath.Join(root, "docs", "new.md"), path: "docs/new.md"},
+		{name: "dot-dot through a link out lands outside", tool: "Write", file: filepath.Join(root, "docs") + "/evil/../loot.txt",
+			path: filepath.Join(above, "loot.txt"), needsMember: "climbs out"},
+		{name: "dot-dot that stays inside", tool: "Edit", file: filepath.Join(root, "docs") + "/../docs/a.md", path: "docs/a.md", needsMember: "climbs out"},
+		{name: "a link that stays inside", tool: "Edit", file: filepath.Join(root, "docs", "in.md"), path: "main.go", needsMember: "symbolic link"},
+		{name: "a second hard link", tool: "Read", file: filepath.Join(root, "docs", "hard.md"), path: "docs/hard.md", needsMember: "2 hard links"},
+		{name: "absolute outside", tool: "Read", file: filepath.Join(outside, "secret"), path: filepath.Join(mustEval(t, outside), "secret"), needsMember: "outside the repository"},
+		{name: "a search of a directory outside", tool: "Grep", file: outside, path: mustEval(t, outside), needsMember: "outside the repository"},
+		{name: "the hook's token (which docs/tok.txt links to)", tool: "Read", file: token, path: ".claude/docket/agent.token", needsMember: "2 hard links", protected: "protects"},
+		{name: "the hook's token under another name", tool: "Read", file: filepath.Join(root, "docs", "tok.txt"), path: "docs/tok.txt",
+			needsMember: "2 hard links", protected: "another name"},
+		{name: "the hook's config directory", tool: "Write", file: filepath.Join(root, ".claude", "docket", "hook.json"), path: ".claude/docket/hook.json", protected: "protects"},
+		{name: "the repository's git config", tool: "Edit", file: filepath.Join(root, ".git", "config"), path: ".git/config", protected: "protects"},
+		{name: "a credential in any case", tool: "Read", file: filepath.Join(root, "keys", "Deploy.KEY"), path: "keys/Deploy.KEY", protected: "key or a certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &authority{verdict: contract.HookVerdict{Allow: true}}
+			h := hook.Hook{Protocol: claudecode.Protocol{}, Authority: a, Root: root, Protected: protected}
+			field := map[string]string{"Grep": "path"}[tt.tool]
+			if field == "" {
+				field = "file_path"
+			}
+			in, err := json.Marshal(map[string]any{"session_id": "s", "cwd": tt.cwd, "hook_event_name": "PreToolUse", "tool_name": tt.tool,
+				"tool_input": map[string]string{field: tt.file}, "tool_use_id": "toolu_1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Pre(t.Context(), in); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.calls) != 1 {
+				t.Fatalf("the authority was told %d calls, want 1", len(a.calls))
+			}
+			got := a.calls[0]
+			if got.Path != tt.path {
+				t.Errorf("path = %q, want %q", got.Path, tt.path)
+			}
+			if (tt.needsMember == "") != (got.PathNeedsMember == "") || !strings.Contains(got.PathNeedsMember, tt.needsMember) {
+				t.Errorf("pathNeedsMember = %q, want %q", got.PathNeedsMember, tt.needsMember)
+			}
+			if tt.needsMember != "" && !strings.Contains(got.PathNeedsMember, tt.path) {
+				t.Errorf("pathNeedsMember = %q does not show where it resolves, %q", got.PathNeedsMember, tt.path)
+			}
+			if (tt.protected == "") != (got.Protected == "") || !strings.Contains(got.Protected, tt.protected) {
+				t.Errorf("protected = %q, want %q", got.Protected, tt.protected)
 			}
 		})
 	}

@@ -68,6 +68,9 @@ type Reader interface {
 
 	// Nodes returns every Board node of project, for rebuilding the Board.
 	Nodes(ctx context.Context, project string) ([]Node, error)
+	// Decisions returns every decision recorded on project's Requests, by request id, for
+	// a verifier to compare with the log.
+	Decisions(ctx context.Context, project string) ([]Decision, error)
 	// NodeCount returns how many Board nodes project keeps, without reading them.
 	NodeCount(ctx context.Context, project string) (int, error)
 

@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,7 +40,7 @@ var formFields = []string{"csrf", "agent", "provider", "url", "model", "key", "n
 // agentName is what the form takes as an Agent's name.
 var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-//go:embed web/model.html
+//go:embed web/model.html web/example.html
 var webFS embed.FS
 
 var modelPage = template.Must(template.ParseFS(webFS, "web/model.html"))
@@ -120,7 +121,8 @@ func (f *firstUse) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.rts.Sync()
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	// On to the console's Get started page, whose next step is giving the Agent a task.
+	http.Redirect(w, r, "/projects/"+url.PathEscape(f.rts.project())+"/get-started", http.StatusSeeOther)
 }
 
 // decode reads the form strictly: urlencoded, bounded, only its own fields, each once,
@@ -181,8 +183,11 @@ func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
 	if !agentName.MatchString(m.Agent) {
 		return contract.Errorf(contract.CodeInvalidArgument, "the Agent's name is letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64; e.g. %s.", DefaultAgent)
 	}
+	if m.Provider == contract.ProviderScripted {
+		return f.saveScripted(ctx, m)
+	}
 	if m.Provider != contract.ProviderOpenAI && m.Provider != contract.ProviderAnthropic {
-		return contract.Errorf(contract.CodeInvalidArgument, "choose the OpenAI or the Anthropic wire format.")
+		return contract.Errorf(contract.CodeInvalidArgument, "choose the OpenAI or the Anthropic wire format, or the scripted model.")
 	}
 	key = strings.TrimSpace(key)
 	if strings.ContainsAny(key, "\r\n\x00") {
@@ -221,14 +226,36 @@ func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
 	return err
 }
 
+// saveScripted gives the Agent the scripted model (no inference) playing the example's
+// script, which the Get started page laid out in the data dir; the form's URL, model and
+// key are for a real model and must be empty.
+func (f *firstUse) saveScripted(ctx context.Context, m modelForm) error {
+	if m.URL != "" || m.Model != "" {
+		return contract.Errorf(contract.CodeInvalidArgument, "the scripted model runs no model: leave the model URL and the model empty, or choose a wire format.")
+	}
+	if !exampleInstalled(f.rts.cfg.Dir) {
+		return contract.Errorf(contract.CodeInvalidArgument, "the scripted model plays the example's script, and the example is not installed; install it from the console's Get started page first.")
+	}
+	cl, err := f.rts.member()
+	if err != nil {
+		return err
+	}
+	id, err := f.agent(ctx, cl, m.Agent)
+	if err != nil {
+		return err
+	}
+	_, err = cl.SetProfile(ctx, f.rts.project(), string(id), contract.ProfileSpec{Provider: contract.ProviderScripted, Script: ExampleScript, Enabled: true})
+	return err
+}
+
 // agent returns the id of the Agent called name, creating it when there is none and
 // keeping the token it was made with beside its runtime.
 func (f *firstUse) agent(ctx context.Context, cl *apiclient.Client, name string) (contract.AgentID, error) {
-	var page contract.Page[contract.Agent]
-	if err := cl.Do(ctx, http.MethodGet, apiclient.ProjectPath(f.rts.project(), "agents"), nil, &page); err != nil {
+	agents, err := apiclient.All[contract.Agent](ctx, cl, apiclient.ProjectPath(f.rts.project(), "agents"))
+	if err != nil {
 		return "", err
 	}
-	for _, a := range page.Items {
+	for _, a := range agents {
 		if a.Name == name && a.RevokedAt == nil {
 			return a.ID, nil
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/localpath"
 	"github.com/docketrun/docket/internal/secheaders"
 )
 
@@ -87,7 +88,15 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if g.firstVisit != nil && g.firstVisit(r) {
 			to = url.URL{Path: ModelPath}
 		}
-		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		// The gate answers only a redirect on its own origin: a request for
+		// //evil.example/?key=… would otherwise be sent to evil.example, and a path
+		// no browser reads as this origin's goes to the page (docs/security.md,
+		// "Redirects").
+		next, ok := localpath.Parse(to.String())
+		if !ok {
+			next = "/"
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
 	k := r.Header.Get(runKeyHeader)

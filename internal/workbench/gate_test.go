@@ -1,6 +1,7 @@
 package workbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,10 +13,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/localpath/localpathtest"
 	"github.com/docketrun/docket/internal/secheaders"
 )
 
@@ -162,5 +165,72 @@ func TestRunGate_SlowBodyRefused(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(b), "HTTP/1.1 401") {
 		t.Errorf("answer %q, want 401", b)
+	}
+}
+
+// TestRunGate_RedirectStaysOnOrigin: trading the key in the printed URL for a cookie
+// answers a redirect on the gate's own origin only, whatever path the request names: with
+// a second listener standing for another site, no hostile path leads a browser there
+// (docs/security.md, "Redirects"). The request is written as it arrives on the wire.
+func TestRunGate_RedirectStaysOnOrigin(t *testing.T) {
+	var visits atomic.Int64
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { visits.Add(1) }))
+	defer evil.Close()
+	evilURL, err := url.Parse(evil.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	const key = "RUNKEYRUNKEYRUNKEYRUNKEY22"
+	target, _ := url.Parse("http://127.0.0.1:1")
+	gate := httptest.NewUnstartedServer(newRunGate(key, port, target))
+	gate.Listener.Close()
+	gate.Listener = ln
+	gate.Start()
+	defer gate.Close()
+	base, err := url.Parse(gate.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range localpathtest.Hostile(evilURL.Host) {
+		t.Run(tc.Name, func(t *testing.T) {
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := fmt.Fprintf(c, "GET %s?key=%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n", tc.Value, key, port); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusSeeOther {
+				return // refused or not a request at all: nothing to follow
+			}
+			loc := resp.Header.Get("Location")
+			to, err := localpathtest.Browse(base, loc)
+			if err != nil {
+				t.Fatalf("GET %q answered Location %q, which does not parse: %v", tc.Value, loc, err)
+			}
+			if to.Host != base.Host {
+				t.Fatalf("GET %q answered Location %q, which a browser reads as %s, off the gate", tc.Value, loc, to)
+			}
+			follow, err := noRedirect.Get(to.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			follow.Body.Close()
+			if n := visits.Load(); n != 0 {
+				t.Errorf("GET %q reached the other site %d times", tc.Value, n)
+			}
+		})
 	}
 }

@@ -74,6 +74,11 @@ type Config struct {
 	// data dir's member, and returns its key. Run calls it once per data dir and keeps
 	// the key in KeyFile.
 	CreateConnection func(ctx context.Context, url, name string) (key string, err error)
+	// InstallExample lays out and sets up the verified-calculation example through the
+	// serve at url, as the data dir's member: its capability, the workspace Source in the
+	// vault and in the authority, and the Tools its Actions run, locked. nil: the Get
+	// started page's install is refused.
+	InstallExample func(ctx context.Context, url string, spec ExampleSpec) error
 	// CheckModel sends the model a profile names one small request, with key (empty:
 	// none), and returns the endpoint's error: the first-use form refuses to save a model
 	// that does not answer unless the person ticks "save without checking"
@@ -139,10 +144,11 @@ func Run(ctx context.Context, cfg Config) error {
 			fmt.Fprintf(cfg.Stderr, "docket start: %v\n", cerr)
 		}
 	}()
-	base, err := startChildren(ctx, cfg, sup)
+	kids, err := startChildren(ctx, cfg, sup)
 	if err != nil {
 		return err
 	}
+	base := kids.base
 	rts.base = base
 	saved, err := loadState(cfg.Dir)
 	if err != nil {
@@ -176,7 +182,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	gate := newRunGate(runKey, gatePort, serveURL)
 	fu := &firstUse{rts: rts, runKey: runKey, xorigin: http.NewCrossOriginProtection()}
-	gate.local = fu
+	local := http.NewServeMux()
+	local.Handle(ModelPath, fu)
+	local.Handle(ExamplePath, &exampleInstaller{rts: rts, token: ExampleToken(kids.serveKey), worker: kids.worker,
+		spec:    ExampleSpec{Dir: filepath.Join(cfg.Dir, ExampleDir), Manifest: kids.manifest, Vault: kids.vault},
+		xorigin: http.NewCrossOriginProtection()})
+	local.Handle("/", fu) // fu refuses every other path with where the console is
+	gate.local = local
 	gate.firstVisit = func(r *http.Request) bool { return r.URL.Path == "/" && fu.needsModel(r.Context()) }
 	gctx, stopGate := context.WithCancel(ctx)
 	defer stopGate()
@@ -203,14 +215,22 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 }
 
+// children is what startChildren started: serve's internal URL and path key, and the
+// worker with its manifest and vault.
+type children struct {
+	base, serveKey  string
+	worker          supervisor.Child
+	manifest, vault string
+}
+
 // startChildren starts serve, waits until it answers, and starts the worker of the
-// Connection "local"; it returns serve's internal URL.
-func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) (string, error) {
+// Connection "local".
+func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) (children, error) {
 	// serve keeps one internal port across restarts, so the gate and the worker keep
 	// finding it.
 	port, err := freeLoopbackPort()
 	if err != nil {
-		return "", err
+		return children{}, err
 	}
 	// serve answers only under /k/<a key of this run>, which the gate and the worker
 	// get from here and the admin verbs from the url file serve writes (mode 0600).
@@ -220,28 +240,29 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 		sc.Args = append(sc.Args, "--db", cfg.DB)
 	}
 	if err := sup.Start(sc); err != nil {
-		return "", err
+		return children{}, err
 	}
 	// What start asks of serve goes to this run's serve, by its address: a url file left
 	// by an older serve must not lead it elsewhere.
 	internal := "http://127.0.0.1:" + port + pathKeyPrefix + serveKey
 	_, base, err := apiclient.WaitHealthy(ctx, serveReady, func() (string, error) { return internal, nil })
 	if err != nil {
-		return "", fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
+		return children{}, fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
 	}
 	key, err := localConnectionKey(ctx, cfg, base)
 	if err != nil {
-		return "", err
+		return children{}, err
 	}
 	manifest, vault, err := workerFiles(cfg)
 	if err != nil {
-		return "", err
+		return children{}, err
 	}
 	wenv := ChildEnviron(cfg.PassEnv, datadir.HomeEnv+"="+cfg.Dir, "DOCKET_URL="+base, ConnectionKeyEnv+"="+key)
-	if err := sup.Start(WorkerChild(cfg.Exe, wenv, true, manifest, vault)); err != nil {
-		return "", err
+	wc := WorkerChild(cfg.Exe, wenv, true, manifest, vault)
+	if err := sup.Start(wc); err != nil {
+		return children{}, err
 	}
-	return base, nil
+	return children{base: base, serveKey: serveKey, worker: wc, manifest: manifest, vault: vault}, nil
 }
 
 // workerFiles returns the worker's manifest and vault, writing empty ones into the data

@@ -19,9 +19,11 @@ import (
 // rows an adapter may return.
 const DefaultMaxBody = 4 << 20
 
-// connectionAuthenticator is the part of the authority that proves a Connection key.
+// connectionAuthenticator is the part of the authority that proves a Connection key and
+// ends a poll held open once the key no longer proves its Connection.
 type connectionAuthenticator interface {
 	AuthenticateConnection(ctx context.Context, key authority.Token) (contract.Connection, error)
+	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
 }
 
 // dispatcher is the part of the Dispatcher that answers the five hop operations.
@@ -92,6 +94,10 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err)
 		return
 	}
+	// The call runs under the key: a long-poll ends, refused, when the Connection is
+	// revoked (docs/security.md, "Credentials and streams").
+	ctx, held := s.auth.Hold(ctx, authority.Token(key))
+	defer held()
 	body, err := readBody(w, r, s.maxBody)
 	if err != nil {
 		s.refuse(w, r, err)
@@ -110,6 +116,9 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		ctx, done = s.obs.StartWork(ctx, r.Header, in.Operation.Kind, conn)
 	}
 	ans, err := s.answer(ctx, conn, in.Operation)
+	if ended := authority.CredentialEnded(ctx); err != nil && ended != nil {
+		err = ended // the key was revoked while the call waited: say so, not what the wait's end made of it
+	}
 	if done != nil {
 		done(&ans, err)
 	}

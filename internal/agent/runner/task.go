@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -80,7 +81,8 @@ func CheckTaskListen(listen string) error {
 // (its credential is rejected or its connection replaced): tasks members post, the
 // wakes of conversations whose Operations settled, and the tasks of POST /task on ln,
 // which posts each into the authority and answers once its run is reported. It first
-// prints on w the endpoint and the per-run key a client must send as its bearer token.
+// writes the endpoint and the per-run key a client must send as its bearer token into
+// the task file (mode 0600), and prints on w the endpoint and the file, never the key.
 // The error is classified as [Runtime.Failure] does.
 func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer) error {
 	if rt.api == nil {
@@ -92,18 +94,30 @@ func (rt *Runtime) ServeTasks(ctx context.Context, ln net.Listener, w io.Writer)
 	defer cancel()
 	ts := &taskServer{rt: rt, key: hex.EncodeToString(key), addr: ln.Addr().String(), waiters: map[contract.TaskID]chan contract.Task{}}
 	srv := &http.Server{Handler: ts.routes(), ReadHeaderTimeout: taskReadHeader, BaseContext: func(net.Listener) context.Context { return ctx }}
-	if f := rt.cfg.TaskFile; f != "" {
-		b, err := json.Marshal(TaskEndpoint{URL: "http://" + ts.addr + "/task", Key: ts.key})
-		if err == nil {
-			err = datadir.WritePrivate(f, append(b, '\n'))
-		}
+	// The key is a bearer credential: it goes only into a file of mode 0600, never to
+	// the terminal, where scrollback, a shared screen or a captured log would keep it
+	// (docs/security.md, "Credentials and streams"). Without --task-file the file is a
+	// fresh one in the temporary directory, removed when the runtime stops.
+	f := rt.cfg.TaskFile
+	if f == "" {
+		tmp, err := os.CreateTemp("", "docket-task-*.json")
 		if err != nil {
-			return fmt.Errorf("write the task endpoint file: %w", err)
+			return fmt.Errorf("make the task endpoint file: %w", err)
 		}
-		fmt.Fprintf(w, "docket agent serve: POST http://%s/task with the bearer key in %s\n", ts.addr, f)
-	} else {
-		fmt.Fprintf(w, "docket agent serve: POST http://%s/task with header \"Authorization: Bearer %s\"\n", ts.addr, ts.key)
+		f = tmp.Name()
+		defer os.Remove(f)
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("make the task endpoint file: %w", err)
+		}
 	}
+	b, err := json.Marshal(TaskEndpoint{URL: "http://" + ts.addr + "/task", Key: ts.key})
+	if err == nil {
+		err = datadir.WritePrivate(f, append(b, '\n'))
+	}
+	if err != nil {
+		return fmt.Errorf("write the task endpoint file: %w", err)
+	}
+	fmt.Fprintf(w, "docket agent serve: POST http://%s/task with the bearer key in %s\n", ts.addr, f)
 	served := make(chan error, 1) // written once, when Serve returns
 	go func() { served <- srv.Serve(ln) }()
 	taken := make(chan error, 1) // written once, when the claim loop ends

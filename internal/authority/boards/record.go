@@ -42,9 +42,10 @@ type recorded struct {
 
 // logState is what a project's log says its projections should hold, read in one scan.
 type logState struct {
-	rows     map[string]recorded // node and Case rows by id
-	found    bool                // whether the log holds any record
-	installs map[string]install  // releases installed, by "<id>@<version>"
+	rows      map[string]recorded // node and Case rows by id
+	found     bool                // whether the log holds any record
+	installs  map[string]install  // releases installed, by "<id>@<version>"
+	decisions map[string]decided  // decisions on Requests, by request id
 }
 
 // install is a capability.installed event: where it is and the digest it installed.
@@ -56,7 +57,13 @@ type install struct {
 // replay reads project's log from r: the rows its records leave and the releases its
 // installs name.
 func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (logState, error) {
-	st := logState{rows: map[string]recorded{}, installs: map[string]install{}}
+	return replayWith(ctx, r, project, false)
+}
+
+// replayWith is replay, reading the decisions the log records too when decisions is
+// set: only a verifier compares them, so a start does not decode every request.changed.
+func replayWith(ctx context.Context, r store.Reader, project contract.ProjectID, decisions bool) (logState, error) {
+	st := logState{rows: map[string]recorded{}, installs: map[string]install{}, decisions: map[string]decided{}}
 	err := eventlog.Scan(ctx, r, project, 0, -1, func(e store.Event) error {
 		switch e.Type {
 		case event.CapabilityInstalled:
@@ -70,6 +77,11 @@ func replay(ctx context.Context, r store.Reader, project contract.ProjectID) (lo
 		case event.BoardRecorded:
 			st.found = true
 			return st.apply(e, project)
+		case event.RequestChanged:
+			if !decisions {
+				return nil
+			}
+			return st.applyRequest(e, project)
 		}
 		return nil
 	})
@@ -110,15 +122,21 @@ func (st *logState) apply(e store.Event, project contract.ProjectID) error {
 	return nil
 }
 
-// CheckProjection replays project's log and compares what it records with the node table
-// and the installed releases r holds. It returns a *[ProjectionError] naming the first row
-// that disagrees, in id order.
+// CheckProjection replays project's log and compares what it records with the node table,
+// the installed releases and the decisions table r holds. It returns a *[ProjectionError]
+// naming the first row that disagrees, in id order.
 func CheckProjection(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	st, err := replay(ctx, r, project)
+	st, err := replayWith(ctx, r, project, true)
 	if err != nil {
 		return err
 	}
-	return st.check(ctx, r, project)
+	if err := st.check(ctx, r, project); err != nil {
+		return err
+	}
+	// The decisions table is checked here, by a verifier, and not when a serve starts:
+	// the authority reads who decided from the log, and the table only holds the store's
+	// rules on a decision (internal/store/decisions.go).
+	return checkDecisions(ctx, r, project, st.decisions)
 }
 
 // check compares st with the node table and the installed releases r holds.

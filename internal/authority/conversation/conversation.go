@@ -85,8 +85,12 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 			kept = s.From
 		}
 		data.Count = kept + len(s.Messages)
-		ne, err := eventlog.New(project, "", contract.Principal(actor), a.nowUTC(), data)
+		now := a.nowUTC()
+		ne, err := eventlog.New(project, "", contract.Principal(actor), now, data)
 		if err != nil {
+			return err
+		}
+		if err := a.checkBounds(ctx, tx, project, c, id, len(ne.Data), now); err != nil {
 			return err
 		}
 		ev, err := tx.Append(ctx, ne)
@@ -347,8 +351,10 @@ func (x *conversationIndex) project(project contract.ProjectID) *projectConversa
 	defer x.mu.Unlock()
 	p := x.projects[project]
 	if p == nil {
-		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}}
-		p.cursor.Reset = func() { p.convs = map[conversationKey]*conversationEntry{} } // under p.mu, as every catch-up
+		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}, recent: map[string][]saveMark{}}
+		p.cursor.Reset = func() { // under p.mu, as every catch-up
+			p.convs, p.recent = map[conversationKey]*conversationEntry{}, map[string][]saveMark{}
+		}
 		x.projects[project] = p
 	}
 	return p
@@ -359,6 +365,7 @@ type projectConversations struct {
 	mu     sync.Mutex      // guards the fields below
 	cursor eventlog.Cursor // how far the index applied the log
 	convs  map[conversationKey]*conversationEntry
+	recent map[string][]saveMark // by actor, its saves of the last hour of the log, oldest first
 }
 
 // conversationKey names a conversation: the actor that writes it and its id.
@@ -405,6 +412,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &s); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
+		p.markLocked(e.Actor, saveMark{at: e.At, bytes: len(e.Data), fresh: c.seq == 0})
 		if s.Prev == 0 {
 			c.saves = c.saves[:0]
 		}

@@ -21,7 +21,10 @@ import (
 //	   claim (task.claimed@2.json); a version 1 claim has none and decodes unchanged.
 //	3: request.created and request.changed may carry taskBy, who wrote the tasks of the
 //	   conversation whose call raised the request (request.created@10.json).
-const FormatVersion = 3
+//	4: hook.reported's outcome may carry withdrawn, why the hook did not run a call that
+//	   was allowed (hook.reported@2.json); a hook Operation's recorded input may carry
+//	   pathNeedsMember and protected, what the hook found where the path lands.
+const FormatVersion = 4
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

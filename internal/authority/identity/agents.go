@@ -25,11 +25,18 @@ func (a *Directory) CreateAgent(ctx context.Context, c Caller, project contract.
 	if err != nil {
 		return contract.AgentToken{}, contract.Errorf(contract.CodeInvalidArgument, "%v.", err)
 	}
+	prefix := contract.PrefixAgent
+	if req.Hook {
+		if kind != contract.AgentKindAgent {
+			return contract.AgentToken{}, contract.Errorf(contract.CodeInvalidArgument, "a coding agent's hook records calls and decides none: its Agent is of kind agent, not %s.", kind)
+		}
+		prefix = contract.PrefixHook
+	}
 	id, err := NewID(a.rand, "agt_")
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("create agent: %w", err)
 	}
-	tok, err := a.newToken(contract.PrefixAgent)
+	tok, err := a.newToken(prefix)
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("create agent: %w", err)
 	}
@@ -54,10 +61,20 @@ func (a *Directory) CreateAgent(ctx context.Context, c Caller, project contract.
 
 // RotateAgentToken gives an Agent a new token; the old one stops working at once.
 func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentToken, error) {
+	return a.rotateAgentToken(ctx, c, project, agent, contract.PrefixAgent)
+}
+
+// ReplaceHookToken gives an Agent of kind agent a new hook token (contract.PrefixHook),
+// which reaches only the hook routes; its old token, of either kind, stops working at once.
+func (a *Directory) ReplaceHookToken(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentToken, error) {
+	return a.rotateAgentToken(ctx, c, project, agent, contract.PrefixHook)
+}
+
+func (a *Directory) rotateAgentToken(ctx context.Context, c Caller, project contract.ProjectID, agent, prefix string) (contract.AgentToken, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.AgentToken{}, err
 	}
-	tok, err := a.newToken(contract.PrefixAgent)
+	tok, err := a.newToken(prefix)
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("rotate agent token: %w", err)
 	}
@@ -71,6 +88,9 @@ func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project cont
 		if ag.RevokedAt != nil {
 			return contract.Errorf(contract.CodeCredentialRevoked, "agent %q is revoked; create a new agent instead.", agent)
 		}
+		if prefix == contract.PrefixHook && ag.Kind != string(contract.AgentKindAgent) {
+			return contract.Errorf(contract.CodeInvalidArgument, "agent %q is of kind %s; a coding agent's hook records calls and decides none, so give it an Agent of kind agent.", agent, ag.Kind)
+		}
 		if err := tx.SetAgentToken(ctx, ag.ID, tok.digest()); err != nil {
 			return err
 		}
@@ -79,6 +99,7 @@ func (a *Directory) RotateAgentToken(ctx context.Context, c Caller, project cont
 	if err != nil {
 		return contract.AgentToken{}, fmt.Errorf("rotate token of agent %s: %w", agent, eventlog.Refuse(err, "agent "+agent))
 	}
+	a.revoked()
 	a.log.InfoContext(ctx, "agent token replaced", logProject, project, logActor, c.Principal(), logToken, tok)
 	return contract.AgentToken{Agent: agentWire(ag), Token: tok.String()}, nil
 }

@@ -20,6 +20,9 @@ type Caller struct {
 	Name      string
 	Projects  []contract.ProjectID // a member's projects; an Agent's one project
 	AgentKind contract.AgentKind   // for an Agent
+	// Hook marks an Agent proven by its hook token (contract.PrefixHook): it may use the
+	// hook routes and nothing else, and the hook routes take no other credential.
+	Hook bool
 
 	// Delegate and DelegateID name the delegate a member's credential is (issue 15); both
 	// are empty when the member acts itself. A delegate's Projects is its one project.
@@ -77,7 +80,7 @@ func (a *Directory) Authenticate(ctx context.Context, tok Token) (Caller, error)
 			return Caller{}, fmt.Errorf("authenticate session: %w", eventlog.Refuse(err, "session"))
 		}
 		return a.memberCaller(ctx, contract.MemberID(s.MemberID))
-	case contract.PrefixAgent:
+	case contract.PrefixAgent, contract.PrefixHook:
 		ag, err := a.store.AgentByToken(ctx, tok.digest())
 		switch {
 		case errors.Is(err, store.ErrRevoked):
@@ -91,7 +94,7 @@ func (a *Directory) Authenticate(ctx context.Context, tok Token) (Caller, error)
 			return Caller{}, &contract.Error{Code: contract.CodeCredentialRevoked, Teaching: "this agent was revoked.", Err: store.ErrRevoked}
 		}
 		return Caller{Kind: contract.PrincipalAgent, ID: ag.ID, Name: ag.Name,
-			Projects: []contract.ProjectID{contract.ProjectID(ag.Project)}, AgentKind: contract.AgentKind(ag.Kind)}, nil
+			Projects: []contract.ProjectID{contract.ProjectID(ag.Project)}, AgentKind: contract.AgentKind(ag.Kind), Hook: prefix == contract.PrefixHook}, nil
 	case contract.PrefixDelegate:
 		return a.delegateCaller(ctx, tok)
 	}

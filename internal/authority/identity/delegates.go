@@ -103,6 +103,7 @@ func (a *Directory) RevokeDelegate(ctx context.Context, c Caller, delegate strin
 	if err != nil {
 		return contract.Delegate{}, fmt.Errorf("revoke delegate %s: %w", delegate, eventlog.Refuse(err, "delegate "+delegate))
 	}
+	a.revoked()
 	return out, nil
 }
 

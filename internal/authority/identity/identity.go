@@ -42,6 +42,9 @@ type Config struct {
 	// TaskLease is how long a runtime's claim holds a task before another may take it
 	// (read by the tasks part); default task.DefaultLease.
 	TaskLease time.Duration
+	// MaxOpenTasks and MaxTasksPerHour bound what is posted for one Agent (read by the
+	// tasks part); defaults task.DefaultMaxOpen and task.DefaultMaxPerHour.
+	MaxOpenTasks, MaxTasksPerHour int
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is
@@ -54,6 +57,7 @@ type Directory struct {
 	rand       io.Reader
 	sessionTTL time.Duration
 	opened     openedKeys
+	holds      *holds // the streams and long-polls held under each credential
 }
 
 // New returns the Directory over cfg.Store.
@@ -64,7 +68,7 @@ func New(cfg Config) (*Directory, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("identity: config needs the installation key")
 	}
-	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL}
+	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

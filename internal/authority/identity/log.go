@@ -6,4 +6,5 @@ const (
 	logProject = "project"
 	logToken   = "token"
 	logActor   = "actor"
+	logErr     = "err"
 )

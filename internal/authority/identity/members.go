@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -174,6 +175,7 @@ func (a *Directory) Logout(ctx context.Context, tok Token) error {
 	if err != nil {
 		return fmt.Errorf("logout: %w", eventlog.Refuse(err, "session"))
 	}
+	a.revoked()
 	return nil
 }
 
@@ -224,6 +226,37 @@ func (a *Directory) CreateMember(ctx context.Context, c Caller, req contract.Cre
 
 func memberWire(m store.Member) contract.Member {
 	return contract.Member{ID: contract.MemberID(m.ID), Name: m.Name, CreatedAt: m.CreatedAt, RevokedAt: m.RevokedAt}
+}
+
+// MemberNames maps each of ids that is a member of project to the member's name, for a
+// page that shows who acted where the log keeps member:<id>. An id that is no member of
+// project, or no member at all, is left out: a name is shown only to someone who shares
+// a project with its member (docs/console.md, "Names, not ids").
+func (a *Directory) MemberNames(ctx context.Context, c Caller, project contract.ProjectID, ids []contract.MemberID) (map[contract.MemberID]string, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	out := make(map[contract.MemberID]string, len(ids))
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		m, err := a.store.Member(ctx, string(id))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load member %s: %w", id, eventlog.Refuse(err, "member"))
+		}
+		ps, err := a.store.MemberProjects(ctx, m.ID)
+		if err != nil {
+			return nil, fmt.Errorf("load projects of member %s: %w", id, eventlog.Refuse(err, "member"))
+		}
+		if slices.Contains(ps, string(project)) {
+			out[id] = m.Name
+		}
+	}
+	return out, nil
 }
 
 // Projects returns the caller's projects.

@@ -51,6 +51,7 @@ func revoke[R any](ctx context.Context, a *Directory, c Caller, project contract
 		var zero R
 		return zero, fmt.Errorf("revoke %s %s: %w", k.noun, ref, eventlog.Refuse(err, k.noun+" "+ref))
 	}
+	a.revoked()
 	return rec, nil
 }
 

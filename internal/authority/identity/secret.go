@@ -38,7 +38,7 @@ func (t Token) digest() []byte {
 }
 
 func tokenPrefix(s string) (string, bool) {
-	for _, p := range []string{contract.PrefixSession, contract.PrefixAgent, contract.PrefixConnection, contract.PrefixDelegate} {
+	for _, p := range []string{contract.PrefixSession, contract.PrefixAgent, contract.PrefixConnection, contract.PrefixDelegate, contract.PrefixHook} {
 		if strings.HasPrefix(s, p) {
 			return p, true
 		}

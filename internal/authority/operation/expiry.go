@@ -139,6 +139,9 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		op := l.opLocked(agent, req.Ordinal)
 		ev := event.Operation{Agent: agent, Ordinal: req.Ordinal}
 		expire(&req, &ev, why)
+		if op != nil && op.tool == hookTool {
+			ev.ErrorCode = contract.CodeHookUndecided // as the hook answers it (docs/coding-agents.md)
+		}
 		err = w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
 			if err := eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.RequestChangedData{Request: req}); err != nil {
 				return err

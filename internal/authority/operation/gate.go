@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -39,6 +40,9 @@ type Config struct {
 	// SweepEvery is how often Run settles Requests that no longer take a decision;
 	// default DefaultSweepEvery.
 	SweepEvery time.Duration
+	// MaxHookWaiting and MaxHookPerMinute bound one Agent's hook calls; defaults
+	// DefaultMaxHookWaiting and DefaultMaxHookPerMinute.
+	MaxHookWaiting, MaxHookPerMinute int
 }
 
 // Deps is what Operations reads and writes through.
@@ -66,6 +70,9 @@ type Operations struct {
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration
+	// hookWaiting and hookPerMinute are the bounds of [Config.MaxHookWaiting] and
+	// [Config.MaxHookPerMinute].
+	hookWaiting, hookPerMinute int
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
@@ -83,7 +90,9 @@ type Operations struct {
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
 	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{}}
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{},
+		hookWaiting:   cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
+		hookPerMinute: cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute)}
 	if o.now == nil {
 		o.now = time.Now
 	}

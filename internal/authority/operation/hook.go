@@ -42,13 +42,30 @@ type hookRecord struct {
 	Input   json.RawMessage `json:"input"` // canonical (RFC 8785)
 	Path    string          `json:"path,omitempty"`
 	Command string          `json:"command,omitempty"`
-	Mode    string          `json:"mode"`
-	Policy  int64           `json:"hookPolicy"` // the version of the hook policy in force that gave the mode
-	Digest  string          `json:"digest"`
+	// NeedsMember and Protected are what the hook found where the path lands
+	// (contract.HookCall): why only a member decides it, or why it is refused.
+	NeedsMember string `json:"pathNeedsMember,omitempty"`
+	Protected   string `json:"protected,omitempty"`
+	Mode        string `json:"mode"`
+	Policy      int64  `json:"hookPolicy"` // the version of the hook policy in force that gave the mode
+	Digest      string `json:"digest"`
 }
 
 // maxHookName bounds a tool name, a call id and a session id.
 const maxHookName = 200
+
+// maxHookFinding bounds a sentence of what the hook found where a path lands.
+const maxHookFinding = 1000
+
+// hookCaller refuses any caller but an Agent proven by its hook token: not a member, a
+// delegate, nor an Agent's or orchestrator's own token, which reach /mcp and must not
+// also speak for a coding agent's hook (docs/coding-agents.md).
+func hookCaller(c identity.Caller) error {
+	if c.Kind != contract.PrincipalAgent || !c.Hook || len(c.Projects) != 1 || c.Delegate != "" {
+		return contract.Errorf(contract.CodeForbidden, "only a coding agent's hook reports its tool calls, with the hook token docket hook install wrote; an Agent's own token is refused here (docket hook install --replace-token gives the hook one).")
+	}
+	return nil
+}
 
 // hookVector returns the request vector of call, with its input canonical.
 func hookVector(call contract.HookCall) (contract.RequestVector, json.RawMessage, error) {
@@ -81,6 +98,14 @@ func checkHookCall(call contract.HookCall) error {
 	if len(call.Input) == 0 || len(call.Input) > contract.MaxHookInput {
 		return contract.Errorf(contract.CodeInvalidArgument, "the hook call's input is empty or over %d bytes; send the tool input as the coding agent gave it", contract.MaxHookInput)
 	}
+	for _, f := range []struct{ name, v string }{{"pathNeedsMember", call.PathNeedsMember}, {"protected", call.Protected}} {
+		if f.v != "" && call.Path == "" {
+			return contract.Errorf(contract.CodeInvalidArgument, "the hook call has a %s but no path; send what the hook found only with the path it found it on", f.name)
+		}
+		if len(f.v) > maxHookFinding || !utf8.ValidString(f.v) {
+			return contract.Errorf(contract.CodeInvalidArgument, "the hook call's %s is over %d bytes or not text; send the hook's sentence as it wrote it", f.name, maxHookFinding)
+		}
+	}
 	if call.WaitMillis < 0 || time.Duration(call.WaitMillis)*time.Millisecond > contract.MaxHookWait {
 		return contract.Errorf(contract.CodeInvalidArgument, "waitMs is %d; wait 0 to %d milliseconds for a decision", call.WaitMillis, contract.MaxHookWait.Milliseconds())
 	}
@@ -93,8 +118,8 @@ func checkHookCall(call contract.HookCall) error {
 // and denied with hook_undecided, so an approval that comes later runs nothing. When ctx
 // ends while it waits, the call is withdrawn the same way.
 func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.HookCall) (contract.HookVerdict, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 || c.Delegate != "" {
-		return contract.HookVerdict{}, contract.Errorf(contract.CodeForbidden, "only an Agent's hook reports its tool calls; give the hook the Agent's token file (docket hook install).")
+	if err := hookCaller(c); err != nil {
+		return contract.HookVerdict{}, err
 	}
 	if err := checkHookCall(call); err != nil {
 		return contract.HookVerdict{}, err
@@ -113,8 +138,16 @@ func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.
 		return contract.HookVerdict{}, err
 	}
 	mode := hp.Hook.Mode(c.Name, call.Tool)
+	switch {
+	case call.Protected != "":
+		// The hook's fence holds for every tool, free or decided, as the worker's does.
+		mode = contract.HookRefuse
+	case call.PathNeedsMember != "" && mode == contract.HookFree:
+		// A free tool is free only inside the repository: elsewhere a member decides it.
+		mode = contract.HookDecide
+	}
 	rec := hookRecord{CLI: call.CLI, Session: call.Session, CallID: call.CallID, Tool: call.Tool, Input: canon,
-		Path: call.Path, Command: call.Command, Mode: mode, Policy: hv, Digest: digest}
+		Path: call.Path, Command: call.Command, NeedsMember: call.PathNeedsMember, Protected: call.Protected, Mode: mode, Policy: hv, Digest: digest}
 	verdict := contract.HookVerdict{Mode: mode, Digest: digest}
 	wait := time.Duration(call.WaitMillis) * time.Millisecond
 	ordinal, req, err := o.admitHook(ctx, c, rec, vec, hv, wait)
@@ -127,6 +160,11 @@ func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.
 		verdict.Allow = true
 		return verdict, nil
 	case contract.HookRefuse:
+		if call.Protected != "" {
+			verdict.ErrorCode = contract.CodeHookProtected
+			verdict.Reason = fmt.Sprintf("Docket's hook never lets a tool touch this path: %s; do not try it another way", call.Protected)
+			return verdict, nil
+		}
 		verdict.ErrorCode = contract.CodeHookProfileRefuses
 		verdict.Reason = fmt.Sprintf("Docket's hook policy (version %d) refuses %s to this agent; do not try it another way — ask a member to change the policy if the call is needed", hv, call.Tool)
 		return verdict, nil
@@ -151,6 +189,9 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 			return 0, "", err
 		}
 		now := o.nowUTC()
+		if err := l.checkHookBoundsLocked(c.ID, c.Name, rec.Mode, now, o.hookWaiting, o.hookPerMinute); err != nil {
+			return 0, "", err
+		}
 		ordinal := int64(len(l.ops[c.ID])) + 1
 		ev := event.Operation{Agent: c.ID, Ordinal: ordinal, Tool: hookTool, Label: hookLabel(rec), Input: input}
 		var req *contract.Request
@@ -161,9 +202,16 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 		case contract.HookRefuse:
 			ev.State, ev.Decision, ev.ErrorCode = contract.OpRefused, contract.HookRefuse, contract.CodeHookProfileRefuses
 			ev.Reason = fmt.Sprintf("the hook policy in force (version %d) refuses %s", version, rec.Tool)
+			if rec.Protected != "" {
+				ev.ErrorCode, ev.Reason = contract.CodeHookProtected, "the hook protects the path: "+rec.Protected
+			}
 		default:
 			if req, err = o.newRequest(project, c.Principal(), vec, now); err != nil {
 				return 0, "", err
+			}
+			if rec.NeedsMember != "" {
+				// The member is shown what the hook found and where the path resolves.
+				req.MemberOnly = "the hook found that the path does not land plainly inside the repository: " + rec.NeedsMember
 			}
 			req.Ordinal, req.Deadline = ordinal, now.Add(wait) // the sweep withdraws it should this hook never come back
 			ev.State, ev.Decision = contract.OpWaitingForDecision, string(req.ID)
@@ -285,12 +333,14 @@ func hookSettled(v contract.HookVerdict, op Op, r *contract.Request) contract.Ho
 // hook reports it (PostToolUse): a call the authority never admitted is refused
 // hook_unknown_call, and a call reported twice keeps its first outcome.
 func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out contract.HookOutcome) (int64, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 || c.Delegate != "" {
-		return 0, contract.Errorf(contract.CodeForbidden, "only an Agent's hook reports its tool calls; give the hook the Agent's token file (docket hook install).")
+	if err := hookCaller(c); err != nil {
+		return 0, err
 	}
-	if out.CallID == "" || len(out.CallID) > maxHookName || len(out.Tool) > maxHookName || out.OutputBytes < 0 ||
-		!strings.HasPrefix(out.OutputDigest, "sha256:") || len(out.OutputDigest) != len("sha256:")+64 {
-		return 0, contract.Errorf(contract.CodeInvalidArgument, `send {"callId", "tool", "ok", "outputDigest": "sha256:<64 hex>", "outputBytes"} for a call the hook reported before it ran`)
+	ran := strings.HasPrefix(out.OutputDigest, "sha256:") && len(out.OutputDigest) == len("sha256:")+64
+	withdrawn := out.Withdrawn != "" && !out.OK && out.OutputDigest == "" && out.OutputBytes == 0 && out.ExitCode == nil &&
+		len(out.Withdrawn) <= maxHookFinding && utf8.ValidString(out.Withdrawn)
+	if out.CallID == "" || len(out.CallID) > maxHookName || len(out.Tool) > maxHookName || out.OutputBytes < 0 || ran == (out.Withdrawn != "") || out.Withdrawn != "" && !withdrawn {
+		return 0, contract.Errorf(contract.CodeInvalidArgument, `send {"callId", "tool", "ok", "outputDigest": "sha256:<64 hex>", "outputBytes"} for a call the hook reported before it ran, or {"callId", "tool", "withdrawn": "why"} for one it did not run`)
 	}
 	project := c.Projects[0]
 	l := o.ledger(project)
@@ -309,7 +359,16 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 	}
 	now := o.nowUTC()
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.HookReportedData{Agent: c.ID, Ordinal: op.ordinal, Outcome: out})
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.HookReportedData{Agent: c.ID, Ordinal: op.ordinal, Outcome: out}); err != nil {
+			return err
+		}
+		if out.Withdrawn == "" || op.state != contract.OpDone {
+			return nil
+		}
+		// Allowed, and then not run because its path moved: the Operation says refused,
+		// not done, so the log never shows as done a call that did not run.
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpChangedData{Agent: c.ID, Ordinal: op.ordinal,
+			State: contract.OpRefused, Decision: op.decision, ErrorCode: contract.CodeCallChanged, Reason: "the hook did not run the allowed call: " + out.Withdrawn})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("record the outcome of call %d of %s: %w", op.ordinal, c.ID, eventlog.Refuse(err, "operation"))
@@ -352,7 +411,8 @@ func (o *Operations) HookCalls(ctx context.Context, c identity.Caller, project c
 			return nil, fmt.Errorf("read hook call %d of %s: %w", op.ordinal, agent, err)
 		}
 		e := contract.HookCallEntry{Ordinal: op.ordinal, At: op.at, Tool: rec.Tool, Path: rec.Path, Command: rec.Command,
-			Mode: rec.Mode, HookPolicy: rec.Policy, State: op.state, Digest: rec.Digest, Reason: op.reason, Outcome: op.outcome}
+			Mode: rec.Mode, HookPolicy: rec.Policy, State: op.state, Digest: rec.Digest, Reason: op.reason, Outcome: op.outcome,
+			ErrorCode: op.errorCode, PathNeedsMember: rec.NeedsMember, Protected: rec.Protected}
 		switch rec.Mode {
 		case contract.HookFree, contract.HookRefuse:
 			e.Decision = map[string]string{contract.HookFree: "free", contract.HookRefuse: "refused"}[rec.Mode]

@@ -54,6 +54,10 @@ type Members interface {
 	MemberCaller(ctx context.Context, id contract.MemberID) (identity.Caller, error)
 }
 
+// MaxSchedules is how many schedules, paused or not, one project keeps; a deleted one
+// frees its place (docs/security.md, "Bounds").
+const MaxSchedules = 100
+
 // Config configures [New]. Store, Tasks, Reader and Members are required.
 type Config struct {
 	Store   store.Store
@@ -192,6 +196,17 @@ func (k *Keeper) Create(ctx context.Context, c identity.Caller, project contract
 		Missed: string(policy), Task: body, CreatedBy: c.ID, CreatedAt: now, NextDue: cs.Next(now)}
 	out := wire(rec, ag.Name, task)
 	err = k.store.Update(ctx, func(tx store.Tx) error {
+		// The head's lock keeps two creates of one project from both counting one place.
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return err
+		}
+		kept, err := tx.Schedules(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		if len(kept) >= MaxSchedules {
+			return contract.Errorf(contract.CodeScheduleLimit, "project %s keeps %d schedules, the most it may; delete one it no longer needs (docket schedule delete) and create this one again", project, len(kept))
+		}
 		if err := tx.CreateSchedule(ctx, rec); err != nil {
 			return err
 		}

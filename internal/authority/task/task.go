@@ -4,6 +4,7 @@
 package task
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,6 +31,11 @@ type Config struct {
 	Now   func() time.Time // default: time.Now
 	Rand  io.Reader        // default: crypto/rand.Reader
 	Lease time.Duration    // default: DefaultLease
+	// MaxOpen bounds one Agent's open tasks and messages; default DefaultMaxOpen.
+	MaxOpen int
+	// MaxPerHour bounds the tasks and messages posted for one Agent in any hour; default
+	// DefaultMaxPerHour.
+	MaxPerHour int
 	// CheckPin refuses a task's pin — a Case Type and business key — that the project's
 	// Board cannot honour, naming what it has; nil checks nothing. The Keeper cannot read
 	// a Board itself, so the authority lends it the Board's check.
@@ -42,7 +48,10 @@ type Keeper struct {
 	now   func() time.Time
 	rand  io.Reader
 	lease time.Duration
-	pin   func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
+	// maxOpen and maxPerHour are the bounds of [Config.MaxOpen] and [Config.MaxPerHour].
+	maxOpen, maxPerHour int
+	// pin is [Config.CheckPin].
+	pin func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
 
 	mu      sync.Mutex // guards ledgers; held only to find an entry
 	ledgers map[contract.ProjectID]*ledger
@@ -50,7 +59,8 @@ type Keeper struct {
 
 // New returns the Keeper over cfg.Store.
 func New(cfg Config) *Keeper {
-	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{}, pin: cfg.CheckPin}
+	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{},
+		maxOpen: cmp.Or(max(cfg.MaxOpen, 0), DefaultMaxOpen), maxPerHour: cmp.Or(max(cfg.MaxPerHour, 0), DefaultMaxPerHour), pin: cfg.CheckPin}
 	if k.now == nil {
 		k.now = time.Now
 	}
@@ -150,6 +160,9 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 		kc := convKey{agent, conv}
 		if kind == contract.TaskKindMessage && !l.known[kc] {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s yet; post a task to start it", ag.Name, conv)
+		}
+		if err := l.checkBoundsLocked(agent, ag.Name, now, k.maxOpen, k.maxPerHour); err != nil {
+			return err
 		}
 		if pin, ok := l.pins[kc]; ok && t.CaseType != "" && !samePin(pin, t.CasePin) {
 			return contract.Errorf(contract.CodeTaskConflict, "conversation %s is pinned to Case Type %q with business key %s; post this task to a new conversation", conv, pin.CaseType, pin.BusinessKey.JSON())

@@ -33,6 +33,11 @@ var fileTools = map[string]string{
 	"NotebookEdit": "notebook_path",
 }
 
+// searchTools name the input field of each tool that reads under a path it may leave
+// out, which is then the working directory: the hook judges where it reads like a file
+// tool's path, so a free Grep is free only inside the repository too.
+var searchTools = map[string]string{"Grep": "path", "Glob": "path", "LS": "path"}
+
 // shellTools are the tools whose input's command runs in a shell.
 var shellTools = map[string]bool{"Bash": true}
 
@@ -97,12 +102,22 @@ func (Protocol) DecodePre(b []byte) (hook.Call, error) {
 	}
 	c := hook.Call{Session: in.SessionID, CallID: in.ToolUseID, Tool: in.ToolName, Input: in.ToolInput, Cwd: in.Cwd}
 	field, file := fileTools[in.ToolName]
-	if !file && !shellTools[in.ToolName] {
+	search, searches := searchTools[in.ToolName]
+	if !file && !searches && !shellTools[in.ToolName] {
 		return c, nil
 	}
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(in.ToolInput, &args); err != nil {
 		return hook.Call{}, contract.Errorf(contract.CodeInvalidArgument, "the tool_input of %s does not decode: %v", in.ToolName, err)
+	}
+	if searches {
+		c.File = "."
+		if raw, ok := args[search]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &c.File); err != nil || c.File == "" {
+				return hook.Call{}, contract.Errorf(contract.CodeInvalidArgument, "the tool_input of %s has a %s that is not a path", in.ToolName, search)
+			}
+		}
+		return c, nil
 	}
 	name := field
 	if !file {

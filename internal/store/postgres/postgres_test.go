@@ -81,6 +81,10 @@ var harness = storetest.Harness{
 		dsn := newDB(t)
 		return func(t *testing.T) store.Store { return openAt(t, dsn) }
 	},
+	Raw: func(t *testing.T, s store.Store, query string, args ...any) error {
+		t.Helper()
+		return postgres.ExecRaw(t.Context(), s.(*postgres.Store), false, query, args...)
+	},
 	Tamper: func(t *testing.T, s store.Store, query string, args ...any) {
 		t.Helper()
 		if err := postgres.ExecRaw(t.Context(), s.(*postgres.Store), true, query, args...); err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -179,6 +180,10 @@ func (r rows) Err() error             { return r.c.mapErr(r.r.Err()) }
 // Close ignores the error of closing the rows: Err reports what went wrong while reading.
 func (r rows) Close() { _ = r.r.Close() }
 
+// invalidTrigger begins the message of a trigger that refuses a row the store cannot keep
+// ([store.ErrInvalid]), where a CHECK cannot say it.
+const invalidTrigger = "invalid: "
+
 // mapErr maps a SQLite error to the store sentinels, keeping the driver's message.
 func (c conn) mapErr(err error) error {
 	if err == nil {
@@ -193,8 +198,15 @@ func (c conn) mapErr(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY,
-			sqlite3.SQLITE_CONSTRAINT_TRIGGER: // the triggers refuse changes of immutable rows
+		case sqlite3.SQLITE_CONSTRAINT_TRIGGER:
+			// A trigger that holds a rule on a row, as a CHECK would if it could read
+			// another table (migration 0061), says so first; the others refuse changes of
+			// immutable rows.
+			if strings.Contains(se.Error(), invalidTrigger) {
+				return fmt.Errorf("%w: %w", store.ErrInvalid, err)
+			}
+			return fmt.Errorf("%w: %w", store.ErrConflict, err)
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %w", store.ErrConflict, err)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return fmt.Errorf("%w: a referenced record is missing: %w", store.ErrNotFound, err)

@@ -13,5 +13,5 @@ func TestStore_Decisions(t *testing.T) {
 
 // TestStore_RequestsMigration checks migration 0004 on a database taken back before it.
 func TestStore_RequestsMigration(t *testing.T) {
-	storetest.RunRequestsMigration(t, harness, os.DirFS("migrations"))
+	storetest.RunRequestsMigration(t, harness, os.DirFS("migrations"), "DROP TRIGGER agents_decider_kind")
 }

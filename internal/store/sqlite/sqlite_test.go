@@ -24,6 +24,10 @@ var harness = storetest.Harness{
 			return openAt(t, path)
 		}
 	},
+	Raw: func(t *testing.T, s store.Store, query string, args ...any) error {
+		t.Helper()
+		return sqlite.ExecRaw(t.Context(), s.(*sqlite.Store), false, query, args...)
+	},
 	Tamper: func(t *testing.T, s store.Store, query string, args ...any) {
 		t.Helper()
 		if err := sqlite.ExecRaw(t.Context(), s.(*sqlite.Store), true, query, args...); err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -138,6 +140,28 @@ func RunDecisions(t *testing.T, h Harness) {
 			t.Errorf("a second decision = %v, want ErrConflict", err)
 		}
 	})
+	t.Run("listed", func(t *testing.T) {
+		s := open(t, h)
+		denied := base
+		denied.Request, denied.RequestedBy, denied.Verdict, denied.At = "req_3", "agent:o1", "deny", t0.Add(time.Nanosecond)
+		update(t, s, func(ctx context.Context, tx store.Tx) error {
+			if err := decisionParties(ctx, tx); err != nil {
+				return err
+			}
+			if err := tx.RecordDecision(ctx, denied); err != nil {
+				return err
+			}
+			return tx.RecordDecision(ctx, base)
+		})
+		got, err := s.Decisions(t.Context(), "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.Decision{base, denied}, got); diff != "" {
+			t.Errorf("Decisions (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("raw rows", func(t *testing.T) { rawDecisions(t, h) })
 	t.Run("requests", func(t *testing.T) {
 		s := open(t, h)
 		update(t, s, decisionParties)
@@ -167,7 +191,9 @@ func RunDecisions(t *testing.T, h Harness) {
 // requests table, the decisions table as 0002 made it), holding a Request only as its
 // request.created event, is migrated again when a Store opens it, and the Request can
 // then be decided — on its own digest only. A Request the log does not hold cannot.
-func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
+// undoLater are the backend's statements that take back the later migrations built on
+// the decisions table (0061's triggers), run first, so that they are applied again too.
+func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS, undoLater ...string) {
 	t.Helper()
 	if h.Tamper == nil {
 		t.Skip("the harness runs no raw statements")
@@ -176,8 +202,8 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	undo := []string{"DROP TABLE decisions", "DROP TABLE requests", string(decisions),
-		"DELETE FROM schema_migrations WHERE version = 4", "DELETE FROM schema_migrations WHERE version = 44"}
+	undo := append(undoLater, "DROP TABLE decisions", "DROP TABLE requests", string(decisions),
+		"DELETE FROM schema_migrations WHERE version IN (4, 44, 61)")
 	openDB := h.NewDB(t)
 	s := openDB(t)
 	update(t, s, func(ctx context.Context, tx store.Tx) error {
@@ -222,5 +248,60 @@ func RunRequestsMigration(t *testing.T, h Harness, fsys fs.FS) {
 	}
 	if err := decide("req_8", "sha256:88"); err != nil {
 		t.Errorf("a member's decision on the recovery request = %v, want it recorded", err)
+	}
+}
+
+// rawDecisions checks that the decider's kind is the schema's rule, not only
+// [store.Tx.RecordDecision]'s: a statement written past the store, as anyone holding the
+// database's credentials could write it, is refused when it names as decider anything
+// but a member or an orchestrator Agent of the project, and an Agent that decided cannot
+// be made a plain Agent afterwards.
+func rawDecisions(t *testing.T, h Harness) {
+	if h.Raw == nil {
+		t.Skip("the harness runs no raw statements")
+	}
+	// Besides decisionParties: req_3 (of o1) decided by member m1, req_5 of a1 decided by
+	// orchestrator o1, req_6 of a1 and req_7 of o1 undecided.
+	setup := func(ctx context.Context, tx store.Tx) error {
+		if err := decisionParties(ctx, tx); err != nil {
+			return err
+		}
+		for _, r := range []struct{ id, of string }{{"req_5", "agent:a1"}, {"req_6", "agent:a1"}, {"req_7", "agent:o1"}} {
+			if err := tx.RecordRequest(ctx, store.Request{Project: "p1", ID: r.id, Digest: "sha256:aa", RequestedBy: r.of, At: t0}); err != nil {
+				return err
+			}
+		}
+		for _, d := range []struct{ request, of, by string }{{"req_3", "agent:o1", "member:m1"}, {"req_5", "agent:a1", "agent:o1"}} {
+			if err := tx.RecordDecision(ctx, store.Decision{Project: "p1", Request: d.request, Digest: "sha256:aa",
+				RequestedBy: d.of, DecidedBy: d.by, Verdict: "approve", At: t0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	const insert = `INSERT INTO decisions (project, request, digest, requested_by, decided_by, verdict, at)
+		VALUES ('p1', $1, 'sha256:aa', $2, $3, 'approve', 0)`
+	tests := []struct {
+		name  string
+		query string
+		args  []any
+		want  error
+	}{
+		{"a plain Agent decides", insert, []any{"req_7", "agent:o1", "agent:a1"}, store.ErrInvalid},
+		{"an Agent that does not exist decides", insert, []any{"req_6", "agent:a1", "agent:nope"}, store.ErrInvalid},
+		{"an orchestrator spelt in capitals decides", insert, []any{"req_6", "agent:a1", "AGENT:o1"}, store.ErrInvalid},
+		{"a member's decision moved to a plain Agent", `UPDATE decisions SET decided_by = 'agent:a1' WHERE request = 'req_3'`, nil, store.ErrInvalid},
+		{"the orchestrator that decided made a plain Agent", `UPDATE agents SET kind = 'agent' WHERE id = 'o1'`, nil, store.ErrInvalid},
+		{"an orchestrator that never decided made a plain Agent", `UPDATE agents SET kind = 'agent' WHERE id = 'o2'`, nil, nil},
+		{"an orchestrator decides", insert, []any{"req_6", "agent:a1", "agent:o1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t, h)
+			update(t, s, setup)
+			if err := h.Raw(t, s, tt.query, tt.args...); !errors.Is(err, tt.want) {
+				t.Errorf("%s = %v, want %v", tt.query, err, tt.want)
+			}
+		})
 	}
 }

@@ -26,6 +26,12 @@ type Harness struct {
 	// Nil skips the tamper tests.
 	Tamper func(t *testing.T, s store.Store, query string, args ...any)
 
+	// Raw runs one raw SQL statement ($1… placeholders) on s's database with every guard
+	// on, as anyone holding the database's credentials could, and returns its error as the
+	// store maps it to its sentinels. The suite checks with it that a rule is the schema's,
+	// not only the code's. Nil skips those tests.
+	Raw func(t *testing.T, s store.Store, query string, args ...any) error
+
 	// FailCommit makes every transaction of s's database that appends an event of type
 	// typ fail at its COMMIT, after the functions of its Updates returned nil: a deferred
 	// constraint, checked only at COMMIT, fails it for real, as a disk that fills or a

@@ -84,3 +84,18 @@ func (t *Tx) checkDecider(ctx context.Context, project, request, by string, at t
 	}
 	return nil
 }
+
+// Decisions implements [store.Reader.Decisions].
+func (r Reader) Decisions(ctx context.Context, project string) ([]store.Decision, error) {
+	ds, err := list(ctx, r.C, func(r Row) (store.Decision, error) {
+		d := store.Decision{Project: project}
+		var at int64
+		err := r.Scan(&d.Request, &d.Digest, &d.RequestedBy, &d.DecidedBy, &d.Verdict, &at)
+		d.At = fromNanos(at)
+		return d, err
+	}, `SELECT request, digest, requested_by, decided_by, verdict, at FROM decisions WHERE project = $1 ORDER BY request`, project)
+	if err != nil {
+		return nil, fmt.Errorf("list decisions of %s: %w", project, err)
+	}
+	return ds, nil
+}

@@ -41,6 +41,11 @@ const Banner = "scripted model (no inference)"
 // The result is what the model was shown for that call (the tool result's text, which is
 // the JSON of its structuredContent), so "open.result.root" reads structuredContent.result.root.
 // A reference may only name a call of an earlier turn.
+//
+// A script lists only the model's own turns. When a call comes back waiting (for a
+// person's decision, or still running at the hold bound), the provider ends the turn
+// itself, saying what it waits on, and plays the next turn of the script once the
+// outcome is shown: a script never needs a turn that waits (docs/workbench.md, Wakes).
 type Script struct {
 	Turns []Turn `json:"turns" toml:"turns"`
 }

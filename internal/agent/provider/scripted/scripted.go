@@ -39,7 +39,10 @@ func New(s *Script, name string) (*Provider, error) {
 // Name is "scripted model (no inference): <name>".
 func (p *Provider) Name() string { return Banner + ": " + p.name }
 
-// Turn plays the script's next turn. Its text always starts with [Banner]. Call ids are
+// Turn plays the script's next turn. Its text always starts with [Banner]. When a call of
+// the turn before is waiting (for a decision, or still running) and its outcome has not
+// been shown, Turn ends the turn instead, saying what it waits on ([agent.Awaiting]); the
+// next Turn after the outcome is shown plays the script's next turn. Call ids are
 // "scripted_<turn>_<call>", counting from 1. A turn past the script's end is a final
 // answer saying the script ended. A reference that cannot be resolved (its result is
 // missing, not JSON because it was cut, or lacks the path) is a *contract.Error with
@@ -51,9 +54,17 @@ func (p *Provider) Turn(_ context.Context, req agent.Request, onDelta func(agent
 	if onDelta == nil {
 		onDelta = func(agent.Delta) {}
 	}
+	if waits := agent.Awaiting(req.Messages); len(waits) > 0 {
+		// As a model's turn would: with a call still waiting there is nothing to go on, so
+		// the turn ends and says what it waits on; the runtime wakes the conversation with
+		// the outcome, and the script goes on from the turn after the waiting call's.
+		text := waitText(waits)
+		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Text: text}, Stop: agent.StopEnd}, nil
+	}
 	n := 0
 	for _, m := range req.Messages {
-		if m.Role == agent.RoleAssistant {
+		if m.Role == agent.RoleAssistant && !isWait(m) {
 			n++
 		}
 	}
@@ -86,6 +97,33 @@ func (p *Provider) Turn(_ context.Context, req agent.Request, onDelta func(agent
 		onDelta(agent.Delta{Kind: agent.DeltaToolArgs, Index: ci, Text: string(args)})
 	}
 	return agent.Response{Message: msg, Stop: agent.StopToolUse}, nil
+}
+
+// waitPrefix starts the text of a turn the provider ended because a call waits. It is not
+// "Banner: ", which starts every scripted turn, so such a turn is never counted as one of
+// the script's.
+const waitPrefix = Banner + " ends its turn: "
+
+// waitText says what the turn waits on.
+func waitText(waits []agent.Awaited) string {
+	var b strings.Builder
+	b.WriteString(waitPrefix)
+	for i, w := range waits {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s (call %s) is %s", w.Label, w.CallID, strings.ReplaceAll(string(w.State), "_", " "))
+		if w.Decision != "" && w.State == contract.OpWaitingForDecision {
+			fmt.Fprintf(&b, " on request %s", w.Decision)
+		}
+	}
+	b.WriteString("; the script goes on when the outcome comes")
+	return b.String()
+}
+
+// isWait reports whether m is a turn the provider ended because a call waited.
+func isWait(m agent.Message) bool {
+	return len(m.Calls) == 0 && strings.HasPrefix(m.Text, waitPrefix)
 }
 
 func callID(turn, call int) string { return fmt.Sprintf("scripted_%d_%d", turn+1, call+1) }

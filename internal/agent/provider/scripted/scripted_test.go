@@ -161,3 +161,60 @@ func TestProvider_Turn_unresolvableRef(t *testing.T) {
 		})
 	}
 }
+
+// TestProvider_Turn_endsOnAWaitingCall: a write whose answer shows its Operation waiting
+// (for a decision, or still running at the hold bound) ends the scripted turn, which says
+// what it waits on, as a model with nothing to go on would; once the outcome is shown
+// (after the runtime's wake, or before the next turn) the script goes on from the turn
+// after the write's, the turn that waited not counted as one of the script's.
+func TestProvider_Turn_endsOnAWaitingCall(t *testing.T) {
+	batch := func(state contract.OperationState) string {
+		return `{"accepted":true,"operations":[{"tool":"ApplyBatch","label":"ApplyBatch 1 operation","state":"` + string(state) + `","at":"2026-12-02T00:00:00Z","since":"2026-12-02T00:00:00Z","decision":"req-7"}]}`
+	}
+	const shown = "[docket: outcomes you have not read yet]\n" + `{"callId":"scripted_2_1","tool":"ApplyBatch","label":"ApplyBatch 1 operation","state":"done","at":"2026-12-02T00:00:00Z","since":"2026-12-02T00:00:01Z"}`
+	tests := []struct {
+		name  string
+		state contract.OperationState
+		text  string // the text of the message with the results
+		wait  string // what the ended turn says; "" when the script goes on
+	}{
+		{"waiting for a decision", contract.OpWaitingForDecision, "", "ApplyBatch 1 operation (call scripted_2_1) is waiting for decision on request req-7"},
+		{"running at the hold bound", contract.OpRunning, "", "ApplyBatch 1 operation (call scripted_2_1) is running"},
+		{"settled", contract.OpDone, "", ""},
+		{"handed to a person", contract.OpNeedsPerson, "", ""},
+		{"waiting, its outcome shown before the turn", contract.OpWaitingForDecision, shown, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t)
+			conv := agent.Request{Messages: []agent.Message{
+				{Role: agent.RoleUser, Text: "go"},
+				{Role: agent.RoleAssistant, Calls: []agent.ToolCall{{ID: "scripted_1_1", Name: "OpenCase", Arguments: json.RawMessage(`{}`)}}},
+				{Role: agent.RoleUser, Results: []agent.ToolResult{{CallID: "scripted_1_1", Content: openResult}}},
+				{Role: agent.RoleAssistant, Calls: []agent.ToolCall{{ID: "scripted_2_1", Name: "ApplyBatch", Arguments: json.RawMessage(`{}`)}, {ID: "scripted_2_2", Name: "QueryBoard", Arguments: json.RawMessage(`{}`)}}},
+				{Role: agent.RoleUser, Text: tt.text, Results: []agent.ToolResult{{CallID: "scripted_2_1", Content: batch(tt.state)}, {CallID: "scripted_2_2", Content: "{}"}}},
+			}}
+			resp, err := p.Turn(t.Context(), conv, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const final = "scripted model (no inference): the case is closed"
+			if tt.wait == "" {
+				if resp.Message.Text != final || resp.Stop != agent.StopEnd {
+					t.Errorf("Turn = %+v, want the script's next turn, %q", resp, final)
+				}
+				return
+			}
+			if !strings.HasPrefix(resp.Message.Text, scripted.Banner) || !strings.Contains(resp.Message.Text, tt.wait) ||
+				len(resp.Message.Calls) != 0 || resp.Stop != agent.StopEnd {
+				t.Fatalf("Turn = %+v, want the turn ended saying %q", resp, tt.wait)
+			}
+			// The runtime wakes the conversation with the outcome: the script goes on.
+			conv.Messages = append(conv.Messages, resp.Message, agent.Message{Role: agent.RoleUser, Text: agent.WakeText + "\n" + shown})
+			resp, err = p.Turn(t.Context(), conv, nil)
+			if err != nil || resp.Message.Text != final {
+				t.Errorf("Turn after the wake = %+v, %v; want the script's next turn, %q", resp, err, final)
+			}
+		})
+	}
+}

@@ -9,12 +9,9 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/landing"
 	"github.com/docketrun/docket/internal/worker"
 )
-
-// credentialNames are base names denied by default besides hidden ones: keys and
-// certificates that a Source's root may hold by accident (issue 11, item 5).
-var credentialNames = []string{"*.pem", "*.key", "*.p12", "*.pfx", "id_*"}
 
 // fence is what one call may touch besides what os.Root already confines: the Source's
 // path policy and the worker's own files. It is built once per call.
@@ -138,7 +135,7 @@ func sensitive(part string) bool {
 	if strings.HasPrefix(part, ".") && part != "." {
 		return true
 	}
-	return matchAny(credentialNames, part, part, foldCase)
+	return landing.Credential(part)
 }
 
 // How [matchAny] compares letters.

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/landing"
 	"github.com/docketrun/docket/internal/worker"
 )
 
@@ -326,9 +327,9 @@ func (ws *space) read(p string) ([]byte, error) {
 	if !os.SameFile(before, info) {
 		return nil, contract.Errorf(contract.CodeWorkspacePath, "%.80s changed while it was being read; read it again.", p)
 	}
-	if worker.HardLinks(info) > 1 {
+	if landing.HardLinks(info) > 1 {
 		return nil, contract.Errorf(contract.CodeWorkspaceHardLink,
-			"%.80s has %d hard links, so it may be any file elsewhere on the machine; the workspace reads only files with one link, so copy it instead.", p, worker.HardLinks(info))
+			"%.80s has %d hard links, so it may be any file elsewhere on the machine; the workspace reads only files with one link, so copy it instead.", p, landing.HardLinks(info))
 	}
 	if ws.fence.protected(real, info) {
 		return nil, errProtected(p)

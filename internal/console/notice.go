@@ -1,0 +1,97 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// notice names a message a page shows once a form it sent was done. The redirect after
+// the form carries only the name (?notice=agent_revoked), and a page shows the message of
+// a name in [notices] and nothing for any other: a link someone else made can never put
+// words of its own on a Docket page (docs/security.md, "Redirects"). What the form
+// changed is on the page itself, so a message names no record.
+type notice string
+
+// The notices, one per outcome of a page's form.
+const (
+	noticeAgentRevoked     notice = "agent_revoked"
+	noticeCardDeclined     notice = "card_declined"
+	noticeDelegateRevoked  notice = "delegate_revoked"
+	noticeRequestApproved  notice = "request_approved"
+	noticeRequestDenied    notice = "request_denied"
+	noticeRequestDecided   notice = "request_decided"
+	noticeReconciledDone   notice = "operation_done"
+	noticeReconciledFailed notice = "operation_failed"
+	noticePolicyPublished  notice = "policy_published"
+	noticeLevelManual      notice = "level_manual"
+	noticeLevelAttended    notice = "level_attended"
+	noticeLevelUnattended  notice = "level_unattended"
+	noticeWindowOpened     notice = "run_window_opened"
+	noticeRuntimeStarts    notice = "runtime_starts"
+	noticeRuntimeStops     notice = "runtime_stops"
+	noticeScheduleMade     notice = "schedule_made"
+	noticeSchedulePaused   notice = "schedule_paused"
+	noticeScheduleResumed  notice = "schedule_resumed"
+	noticeScheduleFired    notice = "schedule_fired"
+	noticeScheduleRefused  notice = "schedule_refused"
+	noticeScheduleDeleted  notice = "schedule_deleted"
+	noticeTaskPosted       notice = "task_posted"
+	noticeMessagePosted    notice = "message_posted"
+)
+
+// notices is every message a page shows after a form, by its name: a fixed set.
+var notices = map[notice]string{
+	noticeAgentRevoked:     "Agent revoked; its token no longer works.",
+	noticeCardDeclined:     "Card declined; its call did not run.",
+	noticeDelegateRevoked:  "Delegate revoked; its credential no longer works and its open cards are void.",
+	noticeRequestApproved:  "Request approved.",
+	noticeRequestDenied:    "Request denied.",
+	noticeRequestDecided:   "Request decided.",
+	noticeReconciledDone:   "Operation reconciled: it is done, as you found.",
+	noticeReconciledFailed: "Operation reconciled: it failed, as you found.",
+	noticePolicyPublished:  "Published a new policy version; it is in force.",
+	noticeLevelManual:      "The Agent is now manual: every write needs a person.",
+	noticeLevelAttended:    "The Agent is now attended: it writes only inside a run window a member opened.",
+	noticeLevelUnattended:  "The Agent is now unattended: it writes any time.",
+	noticeWindowOpened:     "Opened a run window for the Agent.",
+	noticeRuntimeStarts:    "The Agent's runtime starts: docket start follows its profile within seconds.",
+	noticeRuntimeStops:     "The Agent's runtime stops: docket start follows its profile within seconds.",
+	noticeScheduleMade:     "Schedule made.",
+	noticeSchedulePaused:   "Schedule paused.",
+	noticeScheduleResumed:  "Schedule resumed.",
+	noticeScheduleFired:    "Schedule fired: its task is posted.",
+	noticeScheduleRefused:  "Schedule fired; its task was refused: its last fire below says why.",
+	noticeScheduleDeleted:  "Schedule deleted.",
+	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
+	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
+}
+
+// levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
+var levelNotices = map[string]notice{"manual": noticeLevelManual, "attended": noticeLevelAttended, "unattended": noticeLevelUnattended}
+
+// reconciledNotices is the notice of each state a member reconciles an Operation to.
+var reconciledNotices = map[contract.OperationState]notice{contract.OpDone: noticeReconciledDone, contract.OpFailed: noticeReconciledFailed}
+
+// noticeOf returns the message of the notice r's link names, or "" when it names none
+// of [notices].
+func noticeOf(r *http.Request) string {
+	return notices[notice(r.URL.Query().Get("notice"))]
+}
+
+// withNotice returns the query q with notice n in it, encoded.
+func withNotice(q url.Values, n notice) string {
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("notice", string(n))
+	return q.Encode()
+}
+
+// redirectNotice answers a page form with a redirect to to, carrying notice n for the
+// page there to show, so that reloading it does not send the form again.
+func redirectNotice(w http.ResponseWriter, r *http.Request, to string, n notice) error {
+	http.Redirect(w, r, to+"?"+withNotice(nil, n), http.StatusSeeOther)
+	return nil
+}
