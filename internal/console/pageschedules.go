@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -12,7 +13,8 @@ import (
 // schedulesBody is what the Schedules page shows: every schedule with its next fire and
 // latest outcome, the fires of the one shown, and the form that makes one.
 type schedulesBody struct {
-	Schedules []contract.Schedule
+	Schedules []contract.Schedule // newest first, at most maxRowsShown
+	Pager     pager
 	Shown     *contract.Schedule // with its last fires
 	Agents    []contract.Agent   // the live Agents a schedule may be for
 	Form      scheduleForm       // kept after a refusal
@@ -49,7 +51,15 @@ func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, 
 	if err != nil {
 		return err
 	}
-	b.Schedules = ss
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/schedules"
+	if id := r.PathValue("schedule"); id != "" {
+		path += "/" + url.PathEscape(id) // the pages of the list keep the schedule shown
+	}
+	ss = newestFirst(ss, func(sc contract.Schedule) (time.Time, string) { return sc.CreatedAt, string(sc.ID) })
+	list := listPage{Path: path, Param: "after", What: "schedules"}
+	if b.Schedules, b.Pager, err = pageOf(r.URL.Query(), list, ss, func(sc contract.Schedule) string { return string(sc.ID) }, maxRowsShown); err != nil {
+		return err
+	}
 	if id := r.PathValue("schedule"); id != "" {
 		sc, err := s.sched.Schedule(ctx, v.caller, v.project, contract.ScheduleID(id))
 		if err != nil {

@@ -1,0 +1,183 @@
+package console_test
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/console"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// olderLink finds the href of a page's link to the next rows of a list.
+var olderLink = regexp.MustCompile(`<a href="([^"]*)" rel="next">Older ([^<]*)</a>`)
+
+// TestPages_ListsPaged: every page listing a list that grows shows one page of it,
+// newest first, with a link to the older rows that a plain GET follows, the server
+// rendering each page (docs/console.md, "Long lists"). Each case makes one row more than a
+// page holds, one second apart: the first page shows the newest rows and the link, the
+// page it links to the oldest row and a link back to the newest.
+func TestPages_ListsPaged(t *testing.T) {
+	n := console.MaxRowsShown + 1
+	cases := []struct {
+		name string
+		// make makes the rows; what it returns fills the markers' %s (an Agent's id)
+		make   func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string
+		path   string
+		row    string // what each row of the list carries once
+		shown  int    // rows on the first page
+		newest string // on the first page only
+		oldest string // on the second page only
+	}{
+		{name: "Agents", path: "/projects/default/agents", row: `<tr id="agent-`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf(">a%02d</a>", n-1), oldest: ">a00</a>",
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				for i := range n {
+					tick()
+					if _, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Delegates", path: "/projects/default/delegates", row: `<section class="request delegate"`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf(`id="revoke-d%02d"`, n-1), oldest: `id="revoke-d00"`,
+			make: func(t *testing.T, s *testServer, tick func(), _ authority.Caller) string {
+				sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				member, err := s.a.Authenticate(t.Context(), sess.Token)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					tick()
+					if _, err := s.a.CreateDelegate(t.Context(), member, "default", contract.CreateDelegateRequest{Name: fmt.Sprintf("d%02d", i), Life: "8h"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Policy versions", path: "/projects/default/policies", row: `<tr id="policy-delegation-`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf(`id="policy-delegation-%d"`, n), oldest: `id="policy-delegation-1"`,
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				for i := range n - 1 { // version 1 is built in
+					tick()
+					text := fmt.Sprintf("[delegation_policy]\n[[delegation_policy.class]]\nname = \"class %d\"\naction = \"note\"\npath = \"docs/*\"\n", i)
+					if _, err := s.a.PublishPolicy(t.Context(), admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: text}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Schedules", path: "/projects/default/schedules", row: `class="schedule" data-schedule=`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf("<br>job %02d</td>", n-1), oldest: "<br>job 00</td>",
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				if _, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					tick()
+					if _, err := s.sched.Create(t.Context(), admin, "default", contract.CreateScheduleRequest{Every: "1h",
+						Task: contract.TaskRequest{Agent: "calc", Text: fmt.Sprintf("job %02d", i)}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Workers", path: "/projects/default/workers", row: `<section class="agent worker"`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf(">c%02d <code>", n-1), oldest: ">c00 <code>",
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				for i := range n {
+					tick()
+					if _, err := s.a.CreateConnection(t.Context(), admin, "default", contract.CreateConnectionRequest{Name: fmt.Sprintf("c%02d", i)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Capabilities", path: "/projects/default/capabilities", row: `<section class="agent release"`, shown: console.MaxRowsShown,
+			newest: fmt.Sprintf(`id="release-t.c%02d-1.0.0"`, n-1), oldest: `id="release-t.c00-1.0.0"`,
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				for i := range n {
+					tick()
+					text := fmt.Sprintf("id = \"t.c%02d\"\nversion = \"1.0.0\"\ntitle = \"Release %02d\"\n", i, i)
+					if _, err := s.a.InstallCapability(t.Context(), admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": text}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
+		{name: "Operations of one Agent", path: "/projects/default/operations", row: `<tr id="op-`, shown: console.MaxOpsShown,
+			newest: fmt.Sprintf(`id="op-%%s.%d"`, console.MaxOpsShown+1), oldest: `id="op-%s.1"`,
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range console.MaxOpsShown + 1 {
+					tick()
+					in := &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
+						Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"n": contract.StringValue(fmt.Sprint(i))}}}}}
+					ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyBatch, Input: in, Delivered: func(int64) bool { return true }})
+					if err != nil || ans.Meta.Ordinal == 0 {
+						t.Fatalf("write %d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
+					}
+				}
+				return string(ag.ID)
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+			s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+			newest, oldest := tc.newest, tc.oldest
+			if id := tc.make(t, s, func() { clock.Add(time.Second) }, mustCaller(t, s)); id != "" {
+				newest, oldest = fmt.Sprintf(newest, id), fmt.Sprintf(oldest, id)
+			}
+			sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			get := func(path string) string {
+				t.Helper()
+				resp, raw := s.do(t, request{method: "GET", path: path, cookie: sess.Token.String()})
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("GET %s = %d %s", path, resp.StatusCode, raw)
+				}
+				return string(raw)
+			}
+			first := get(tc.path)
+			if got := strings.Count(first, tc.row); got != tc.shown {
+				t.Errorf("the first page shows %d rows, want %d", got, tc.shown)
+			}
+			if !strings.Contains(first, newest) || strings.Contains(first, oldest) {
+				t.Errorf("the first page does not show the newest rows (%s) alone (not %s)", newest, oldest)
+			}
+			m := olderLink.FindStringSubmatch(first)
+			if m == nil {
+				t.Fatalf("the first page has no link to the older rows")
+			}
+			second := get(html.UnescapeString(m[1]))
+			if got := strings.Count(second, tc.row); got != n-tc.shown {
+				t.Errorf("the page of older rows (%s) shows %d rows", m[1], got)
+			}
+			if !strings.Contains(second, oldest) || strings.Contains(second, newest) {
+				t.Errorf("the page of older rows (%s) does not show the oldest row %s alone", m[1], oldest)
+			}
+			if !strings.Contains(second, `rel="first">Newest `) || olderLink.MatchString(second) {
+				t.Errorf("the last page links back to the newest rows and to no older ones, want both")
+			}
+		})
+	}
+}
