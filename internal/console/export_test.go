@@ -8,3 +8,6 @@ const MaxRowsShown = maxRowsShown
 
 // MaxOpsShown exposes the Operations a page shows of one Agent.
 const MaxOpsShown = maxOpsShown
+
+// MaxHistoryShown exposes the Requests a page of Needs you shows.
+const MaxHistoryShown = maxHistoryShown

@@ -1,9 +1,12 @@
 package console_test
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,6 +34,7 @@ func TestPages_ListsPaged(t *testing.T) {
 		path   string
 		row    string // what each row of the list carries once
 		shown  int    // rows on the first page
+		total  int    // rows made; 0 for one more than a page of maxRowsShown
 		newest string // on the first page only
 		oldest string // on the second page only
 	}{
@@ -136,6 +140,43 @@ func TestPages_ListsPaged(t *testing.T) {
 				}
 				return string(ag.ID)
 			}},
+		{name: "Needs you history", path: "/projects/default/needs/history", row: `<section class="request"`,
+			shown: console.MaxHistoryShown, total: console.MaxHistoryShown + 1,
+			newest: fmt.Sprintf("&#34;t%03d&#34;", console.MaxHistoryShown), oldest: "&#34;t000&#34;",
+			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+				toml, err := os.ReadFile(filepath.Join("testdata", "pages", "capability.toml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.a.InstallCapability(t.Context(), admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
+					t.Fatal(err)
+				}
+				at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range console.MaxHistoryShown + 1 { // each a Request, denied
+					tick()
+					in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue(fmt.Sprintf("t%03d", i))}}
+					ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
+					if err != nil || ans.Meta.Ordinal == 0 {
+						t.Fatalf("mark %d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
+					}
+					rs, err := s.ops.Requests(t.Context(), admin, "default")
+					if err != nil {
+						t.Fatal(err)
+					}
+					q := rs[len(rs)-1]
+					if _, err := s.ops.Decide(t.Context(), admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictDeny, Reason: "not now"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return ""
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +210,8 @@ func TestPages_ListsPaged(t *testing.T) {
 				t.Fatalf("the first page has no link to the older rows")
 			}
 			second := get(html.UnescapeString(m[1]))
-			if got := strings.Count(second, tc.row); got != n-tc.shown {
+			total := cmp.Or(tc.total, n)
+			if got := strings.Count(second, tc.row); got != total-tc.shown {
 				t.Errorf("the page of older rows (%s) shows %d rows", m[1], got)
 			}
 			if !strings.Contains(second, oldest) || strings.Contains(second, newest) {
