@@ -11,3 +11,6 @@ const MaxOpsShown = maxOpsShown
 
 // MaxHistoryShown exposes the Requests a page of Needs you shows.
 const MaxHistoryShown = maxHistoryShown
+
+// MaxOpsAgentsShown exposes the Agents a page of the Operations page shows.
+const MaxOpsAgentsShown = maxOpsAgentsShown

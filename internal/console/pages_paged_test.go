@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +222,63 @@ func TestPages_ListsPaged(t *testing.T) {
 				t.Errorf("the last page links back to the newest rows and to no older ones, want both")
 			}
 		})
+	}
+}
+
+// TestPages_OperationsAgentsPaged: the Operations page shows the Operations of one page of
+// Agents, in the order of their ids, and links to the next Agents.
+func TestPages_OperationsAgentsPaged(t *testing.T) {
+	s := newTestServer(t, console.Config{})
+	admin := mustCaller(t, s)
+	var ids []string
+	for i := range console.MaxOpsAgentsShown + 1 {
+		at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
+			Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"n": contract.StringValue(fmt.Sprint(i))}}}}}
+		if ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyBatch, Input: in}); err != nil || ans.Meta.Ordinal == 0 {
+			t.Fatalf("write of a%02d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
+		}
+		ids = append(ids, string(ag.ID))
+	}
+	slices.Sort(ids)
+	last := ids[len(ids)-1]
+	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		t.Helper()
+		resp, raw := s.do(t, request{method: "GET", path: path, cookie: sess.Token.String()})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", path, resp.StatusCode, raw)
+		}
+		return string(raw)
+	}
+	first := get("/projects/default/operations")
+	if got := strings.Count(first, `<section class="agent" id="ops-`); got != console.MaxOpsAgentsShown {
+		t.Errorf("the first page shows the Operations of %d Agents, want %d", got, console.MaxOpsAgentsShown)
+	}
+	if strings.Contains(first, `id="op-`+last+`.1"`) {
+		t.Errorf("the first page shows the Agent of the last id, %s", last)
+	}
+	var next string
+	for _, m := range olderLink.FindAllStringSubmatch(first, -1) {
+		if m[2] == "Agents" {
+			next = html.UnescapeString(m[1])
+		}
+	}
+	if next == "" {
+		t.Fatalf("the first page has no link to the next Agents")
+	}
+	second := get(next)
+	if got := strings.Count(second, `<section class="agent" id="ops-`); got != 1 || !strings.Contains(second, `id="op-`+last+`.1"`) {
+		t.Errorf("the next page (%s) shows %d Agents, want %s alone", next, got, last)
 	}
 }
