@@ -2,9 +2,9 @@ package workbench
 
 import (
 	"context"
-	_ "embed"
 	"crypto/rand"
 	"crypto/subtle"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
