@@ -22,7 +22,11 @@ func (c *openCmd) Help() string {
 BROWSER names, else xdg-open where there is a display (open on macOS). The browser is given a
 page in the data dir (mode 0600) that goes on to the URL, never the key in its arguments.
 
-Exit status 1 when no docket start runs on this data dir.`
+Exit status 1 when no docket start runs on this data dir.
+
+Examples:
+  docket open                  print the URL and open it in the browser
+  docket open --no-browser     print it only (over ssh, or to paste it elsewhere)`
 }
 
 func (c *openCmd) Run(ctx context.Context, e *env) error {
