@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,8 +83,25 @@ func TestStart_WorkerCrashLoop(t *testing.T) {
 	if ps := b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("Workers page: %q", ps)
 	}
-	s.stop(t, start)
+	b.Screenshot(consoleShots, "workers-crash-loop")
 	if ps := b.Problems(); len(ps) > 0 {
 		t.Errorf("the pages reported problems: %q", ps)
 	}
+
+	// A killed serve is restarted, and said so on start's terminal.
+	m := servePid.FindStringSubmatch(start.log())
+	if m == nil {
+		t.Fatalf("docket start printed no serve pid:\n%s", start.log())
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	start.waitLine(t, "docket start: serve exited (signal: killed); restart 1 in ")
+	s.stop(t, start)
 }
+
+var servePid = regexp.MustCompile(`serve +pid (\d+) at`)
