@@ -49,8 +49,12 @@ func (c *doctorCmd) workers(ctx context.Context, cl *client) []check {
 			out = append(out, check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("no worker ever polled for %s; start docket worker with its key", w.Connection.Name)})
 		}
 	}
-	if pending > 0 && held == 0 && !supervised(ws) {
-		out = append(out, check{Name: "workers", Detail: fmt.Sprintf("%d operation(s) wait for a worker and none holds a lease; start docket worker (docket ops --waiting lists them)", pending)})
+	if pending > 0 && held == 0 {
+		fix := "start docket worker"
+		if supervised(ws) {
+			fix = "docket start runs the worker; its line above says why it holds none"
+		}
+		out = append(out, check{Name: "workers", Detail: fmt.Sprintf("%d operation(s) wait for a worker and none holds a lease; %s (docket ops --waiting lists them)", pending, fix)})
 	}
 	if c.Vault != "" {
 		out = append(out, c.vault(ws))
@@ -76,7 +80,7 @@ func supervisedCheck(name string, w contract.WorkerStatus) check {
 }
 
 // supervised reports whether docket start reported a worker that is not stopped for any
-// of ws: its check names what the worker waits on.
+// of ws: its check names why the worker holds no lease.
 func supervised(ws []contract.WorkerStatus) bool {
 	for _, w := range ws {
 		if w.Supervised != nil && w.Supervised.State != contract.RuntimeStopped {
