@@ -65,6 +65,10 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 // ReportWorkerRuntime records the state of the worker docket start runs for the live
 // Connection connection (its name or id); see [profile.Keeper.ReportWorker].
 func (a *Authority) ReportWorkerRuntime(ctx context.Context, c Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error) {
+	// Only a member in person reports, before anything is looked up for the caller.
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.RuntimeStatus{}, err
+	}
 	conns, err := a.Connections(ctx, c, project)
 	if err != nil {
 		return contract.RuntimeStatus{}, err
