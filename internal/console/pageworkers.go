@@ -166,7 +166,8 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		}
 		b.Workers = append(b.Workers, wv)
 	}
-	return s.render(w, r, v, http.StatusOK, "workers", b, event.LeaseAcquired, event.LeaseReleased, event.WorkClaimed, event.WorkReported)
+	return s.render(w, r, v, http.StatusOK, "workers", b, event.LeaseAcquired, event.LeaseReleased, event.WorkClaimed, event.WorkReported,
+		event.WorkerRuntimeReported)
 }
 
 // leaseAt is a lease grant and when the log recorded it.

@@ -114,6 +114,9 @@ func ParseManifest(b []byte, checkers map[string]Adapter) (*Manifest, error) {
 	}
 	var f manifestFile
 	if err := contract.DecodeStrict(b, &f); err != nil {
+		if text, ok := unknownField(err); ok {
+			return nil, &contract.Error{Code: contract.CodeManifestInvalid, Teaching: text, Err: err}
+		}
 		return nil, &contract.Error{Code: contract.CodeManifestInvalid,
 			Teaching: fmt.Sprintf("the manifest is not valid %s JSON: %v.", ManifestFormat, err), Err: err}
 	}
