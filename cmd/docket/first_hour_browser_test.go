@@ -54,7 +54,9 @@ func TestFirstHour(t *testing.T) {
 	b.Screenshot(quickstartShots, "get-started")
 
 	// 1. The example, its write needing a person, in one click.
-	b.Do(chromedp.Click(chromedp.ID("install-example")), chromedp.WaitVisible(chromedp.ID("example-installed")))
+	b.Do(chromedp.Click(chromedp.ID("install-example")))
+	landed(t, b, "/get-started")
+	b.Do(chromedp.WaitVisible(chromedp.ID("example-installed")))
 	if got := b.Text("#example-installed"); !strings.Contains(got, "waits for a person's approval") {
 		t.Errorf("the installed example reads %q, want its write waiting for a person", got)
 	}
