@@ -27,6 +27,7 @@ type cli struct {
 	Demo  demoCmd  `cmd:"" help:"Run the verified-calculation example end to end: serve, worker and agent."`
 	Start startCmd `cmd:"" help:"Run serve, a worker and one runtime per enabled Agent profile as supervised children until Ctrl-C."`
 	Stop  stopCmd  `cmd:"" help:"Stop the docket start running on this data dir."`
+	Open  openCmd  `cmd:"" help:"Print the URL of the docket start running on this data dir again, and open it in a browser."`
 
 	Init   initCmd   `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
 	Serve  serveCmd  `cmd:"" help:"Run the authority and its console API on loopback."`

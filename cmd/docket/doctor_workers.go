@@ -33,12 +33,16 @@ func (c *doctorCmd) workers(ctx context.Context, cl *client) []check {
 	held := 0
 	for _, w := range ws {
 		name := "worker " + w.Connection.Name
-		switch w.Lease {
-		case contract.LeaseHeld:
+		switch {
+		case w.Lease != contract.LeaseHeld && w.Supervised != nil:
+			out = append(out, supervisedCheck(name, w))
+		case w.Lease == contract.LeaseHeld:
 			held++
 			out = append(out, check{Name: name, OK: true, Detail: fmt.Sprintf("lease held by %s (generation %d) until %s; %d tool(s), %d source(s)",
 				w.WorkerID, w.Generation, w.ExpiresAt.Format(time.RFC3339), len(w.Tools), len(w.Sources))})
-		case contract.LeaseExpired:
+		case w.Lease == contract.LeaseExpired && w.ExpiresAt == nil:
+			out = append(out, check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("the worker of %s released its lease when it stopped; start docket worker with its key, or docket start", w.Connection.Name)})
+		case w.Lease == contract.LeaseExpired:
 			out = append(out, check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("lease expired at %s: no worker polls for %s; start docket worker with its key",
 				w.ExpiresAt.Format(time.RFC3339), w.Connection.Name)})
 		default:
@@ -46,12 +50,44 @@ func (c *doctorCmd) workers(ctx context.Context, cl *client) []check {
 		}
 	}
 	if pending > 0 && held == 0 {
-		out = append(out, check{Name: "workers", Detail: fmt.Sprintf("%d operation(s) wait for a worker and none holds a lease; start docket worker (docket ops --waiting lists them)", pending)})
+		fix := "start docket worker"
+		if supervised(ws) {
+			fix = "docket start runs the worker; its line above says why it holds none"
+		}
+		out = append(out, check{Name: "workers", Detail: fmt.Sprintf("%d operation(s) wait for a worker and none holds a lease; %s (docket ops --waiting lists them)", pending, fix)})
 	}
 	if c.Vault != "" {
 		out = append(out, c.vault(ws))
 	}
 	return out
+}
+
+// supervisedCheck is the check of the worker docket start runs for a Connection whose
+// lease is not held: a crash loop, or an exit it restarts from, fails with the cause
+// docket start read in its log; a worker that runs but has no lease yet, or that docket
+// start stopped, is a warning. Nobody is told to start a worker docket start runs.
+func supervisedCheck(name string, w contract.WorkerStatus) check {
+	st := w.Supervised
+	switch st.State {
+	case contract.RuntimeCrashLoop:
+		return check{Name: name, Detail: fmt.Sprintf("docket start runs the worker of %s, and it is in a crash loop (%d restarts): %s", w.Connection.Name, st.Restarts, st.Reason)}
+	case contract.RuntimeRestarting:
+		return check{Name: name, Detail: fmt.Sprintf("docket start runs the worker of %s, and it exited (%d restarts); it is restarted after a back-off: %s", w.Connection.Name, st.Restarts, st.Reason)}
+	case contract.RuntimeRunning:
+		return check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("docket start runs the worker of %s (pid %d), which holds no lease yet; if this stays, its log in the data dir's logs says why", w.Connection.Name, st.Pid)}
+	}
+	return check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("no worker polls for %s: docket start ran its worker and is %s (%s); run docket start again", w.Connection.Name, st.State, st.Reason)}
+}
+
+// supervised reports whether docket start reported a worker that is not stopped for any
+// of ws: its check names why the worker holds no lease.
+func supervised(ws []contract.WorkerStatus) bool {
+	for _, w := range ws {
+		if w.Supervised != nil && w.Supervised.State != contract.RuntimeStopped {
+			return true
+		}
+	}
+	return false
 }
 
 // vault checks that every Source bound to the vault's Connection is in the vault with

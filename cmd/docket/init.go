@@ -43,7 +43,7 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 	if _, err := os.Stat(keyPath); err == nil {
 		return fmt.Errorf("%s is already initialized (it holds %s); use another DOCKET_HOME to start over", dir, keyFile)
 	}
-	pass, err := readPassphrase(ctx, e, c.PassphraseFile, "DOCKET_PASSPHRASE", "passphrase for "+c.Member)
+	pass, err := choosePassphrase(ctx, e, c.PassphraseFile, "DOCKET_PASSPHRASE", c.Member)
 	if err != nil {
 		return err
 	}
@@ -90,9 +90,44 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 			Expires   time.Time        `json:"expiresAt"`
 		}{dir, b.Member, b.Project, b.Token.String(), tokPath, b.Expires})
 	}
+	// Text output never shows the token (a terminal's scrollback is no place for it):
+	// -o json, for scripts that keep it themselves, is the one place it is printed.
 	fmt.Fprintf(e.Stdout, "initialized %s\nmember %s (%s), project %s\n", dir, b.Member.Name, b.Member.ID, b.Project.ID)
-	fmt.Fprintf(e.Stdout, "CLI token (shown once, saved to %s, expires %s):\n%s\n", tokPath, b.Expires.Format(time.DateOnly), b.Token)
+	fmt.Fprintf(e.Stdout, "CLI session saved to %s (mode 0600), until %s; docket login makes a new one\n", tokPath, b.Expires.Format(time.DateOnly))
 	return nil
+}
+
+// maxPassphraseTries is how many times a person is asked to choose the first passphrase.
+const maxPassphraseTries = 5
+
+// choosePassphrase is the first member's passphrase. From a file or envVar it is taken as
+// it is; typed, it is asked for twice, and asked for again when it is too short or the two
+// differ, so that a typo neither aborts docket init (or docket start) nor locks the person
+// out.
+func choosePassphrase(ctx context.Context, e *env, file, envVar, member string) (string, error) {
+	if file != "" || e.Getenv(envVar) != "" {
+		return readPassphrase(ctx, e, file, envVar, "passphrase for "+member)
+	}
+	for range maxPassphraseTries {
+		p, err := readPassphrase(ctx, e, "", envVar, fmt.Sprintf("choose a passphrase for %s (at least %d characters)", member, contract.MinPassphrase))
+		if err != nil {
+			return "", err
+		}
+		if n := len(p); n < contract.MinPassphrase {
+			fmt.Fprintf(e.Stderr, "that passphrase has %d characters; it needs at least %d. Choose a longer one.\n", n, contract.MinPassphrase)
+			continue
+		}
+		again, err := readPassphrase(ctx, e, "", envVar, "type it again")
+		if err != nil {
+			return "", err
+		}
+		if again != p {
+			fmt.Fprintln(e.Stderr, "the two passphrases differ; choose it again.")
+			continue
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("no passphrase was chosen in %d tries; run the command again, or give it with --passphrase-file or %s", maxPassphraseTries, envVar)
 }
 
 // openStore opens the store named by db: a postgres:// URL or a SQLite path, by default

@@ -42,6 +42,8 @@ type serveCmd struct {
 	// ScheduleGrace is how late a schedule's fire may come and still be on time; past it,
 	// the schedule's missed-fire policy decides (docs/workbench.md, Schedules).
 	ScheduleGrace time.Duration `name:"schedule-grace" help:"How late a schedule's fire may be and still count as on time; later ones follow the schedule's --missed policy." default:"1m"`
+	// MaxWrites bounds each Agent's writes at /mcp per minute (docs/security.md, "Bounds").
+	MaxWrites int `name:"max-writes-per-minute" help:"Most writes (calls that become Operations) one Agent may make at /mcp in any minute; one past it is refused operation_limit and writes nothing. Reads never count." default:"120"`
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -61,6 +63,9 @@ func (c *serveCmd) maxConns() int {
 }
 
 func (c *serveCmd) Run(ctx context.Context, e *env) error {
+	if c.MaxWrites < 1 {
+		return &usageError{err: fmt.Errorf("--max-writes-per-minute %d is not a bound; give 1 or more (default 120)", c.MaxWrites)}
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return err
@@ -109,7 +114,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	// One Operations serves the gateway, the decision routes and the worker hop, so a
 	// call held at /mcp settles when its worker reports at /work.
-	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold})
+	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold, MaxWritesPerMinute: c.MaxWrites})
 	defer ops.Close() // after the listener's shutdown below: its hold pumps end and are waited for
 	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
 	tel.ObserveQueues(func(ctx context.Context) ([]telemetry.QueuedWork, error) {

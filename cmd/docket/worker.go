@@ -86,6 +86,11 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return fmt.Errorf("read the tool manifest: %w", err)
 	}
 	m, err := worker.ParseManifest(mb, adapters)
+	if ce, ok := errors.AsType[*contract.Error](err); ok {
+		// The file is named with the fix, so that the line docket start quotes from the
+		// worker's log says what to edit (docs/workbench.md).
+		return &contract.Error{Code: ce.Code, Teaching: "fix " + c.Manifest + ": " + strings.TrimSuffix(ce.Teaching, "."), Err: err}
+	}
 	if err != nil {
 		return fmt.Errorf("the tool manifest %s: %w", c.Manifest, err)
 	}

@@ -30,3 +30,9 @@ func (c *Client) SetProfile(ctx context.Context, project, agent string, spec con
 func (c *Client) ReportRuntime(ctx context.Context, project, agent string, st contract.RuntimeStatus) error {
 	return c.Do(ctx, http.MethodPut, ProjectPath(project, "agents", agent, "runtime"), st, nil)
 }
+
+// ReportWorker records the state of the worker docket start runs for project's
+// Connection connection (its name or id).
+func (c *Client) ReportWorker(ctx context.Context, project, connection string, st contract.RuntimeStatus) error {
+	return c.Do(ctx, http.MethodPut, ProjectPath(project, "connections", connection, "worker"), st, nil)
+}

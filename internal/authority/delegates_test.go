@@ -211,6 +211,10 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.ReportAgentRuntime(ctx, c, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning})
 			return err
 		},
+		"worker.report": func(ctx context.Context) error {
+			_, err := f.a.ReportWorkerRuntime(ctx, c, "default", "local", contract.RuntimeStatus{State: contract.RuntimeRunning})
+			return err
+		},
 	}
 	// Logins take a passphrase, not a credential, and the conversation routes are an
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the

@@ -30,11 +30,13 @@ const (
 	DefaultMaxRows    = dispatch.DefaultMaxRows
 )
 
-// Bounds on one Agent's hook calls and conversation saves; see [operation.DefaultMaxHookWaiting]
-// and [conversation.MaxSavedPerHour].
+// Bounds on one Agent's hook calls, writes at /mcp and conversation saves; see
+// [operation.DefaultMaxHookWaiting], [operation.DefaultMaxWritesPerMinute] and
+// [conversation.MaxSavedPerHour].
 const (
 	DefaultMaxHookWaiting          = operation.DefaultMaxHookWaiting
 	DefaultMaxHookPerMinute        = operation.DefaultMaxHookPerMinute
+	DefaultMaxWritesPerMinute      = operation.DefaultMaxWritesPerMinute
 	MaxConversationBytesPerHour    = conversation.MaxSavedPerHour
 	MaxConversationsStartedPerHour = conversation.MaxStartedPerHour
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
@@ -11,9 +12,14 @@ import (
 )
 
 // Workers returns each live Connection of project with its lease as the store's lease
-// row holds it (held, expired or never), its Tool locks and its Sources.
+// row holds it (held, expired or never), its Tool locks and its Sources, and the state
+// of the worker docket start runs for it, when one reported.
 func (a *Authority) Workers(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.WorkerStatus, error) {
 	conns, err := a.Connections(ctx, c, project)
+	if err != nil {
+		return nil, err
+	}
+	supervised, err := a.profiles.Workers(ctx, project)
 	if err != nil {
 		return nil, err
 	}
@@ -31,11 +37,19 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 			return nil, fmt.Errorf("read the lease of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+cn.Name))
 		case l.Generation == 0:
 		default:
-			ws.WorkerID, ws.Generation, ws.ExpiresAt = l.WorkerID, l.Generation, &l.ExpiresAt
+			ws.WorkerID, ws.Generation = l.WorkerID, l.Generation
 			ws.Lease = contract.LeaseExpired
+			// A released lease expires at the epoch (see the dispatcher's release): its
+			// expiry is no time a person should read, so it is left out.
+			if l.ExpiresAt.After(time.Unix(0, 0)) {
+				ws.ExpiresAt = &l.ExpiresAt
+			}
 			if now.Before(l.ExpiresAt) {
 				ws.Lease = contract.LeaseHeld
 			}
+		}
+		if st, ok := supervised[cn.ID]; ok {
+			ws.Supervised = &st
 		}
 		if ws.Tools, err = a.ToolLocks(ctx, c, project, string(cn.ID)); err != nil {
 			return nil, err
@@ -46,4 +60,23 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 		out = append(out, ws)
 	}
 	return out, nil
+}
+
+// ReportWorkerRuntime records the state of the worker docket start runs for the live
+// Connection connection (its name or id); see [profile.Keeper.ReportWorker].
+func (a *Authority) ReportWorkerRuntime(ctx context.Context, c Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error) {
+	// Only a member in person reports, before anything is looked up for the caller.
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.RuntimeStatus{}, err
+	}
+	conns, err := a.Connections(ctx, c, project)
+	if err != nil {
+		return contract.RuntimeStatus{}, err
+	}
+	for _, cn := range conns {
+		if cn.RevokedAt == nil && (cn.Name == connection || string(cn.ID) == connection) {
+			return a.profiles.ReportWorker(ctx, c, project, cn.ID, st)
+		}
+	}
+	return contract.RuntimeStatus{}, contract.Errorf(contract.CodeNotFound, "project %s has no live Connection %.64q; docket connection list names them.", project, connection)
 }

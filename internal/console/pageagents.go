@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -18,7 +19,8 @@ import (
 // agentsBody is what the Agents page shows: every Agent with its last Operation, and the
 // token just issued when the page answers a create or a rotation.
 type agentsBody struct {
-	Agents []agentRow
+	Agents []agentRow // newest first, at most maxRowsShown
+	Pager  pager
 	Issued *contract.AgentToken // shown on this one answer only, never stored or sent again
 	Name   string               // the name typed into the create form, kept after a refusal
 	Error  string               // why the create form was refused
@@ -39,10 +41,16 @@ func (s *Server) pageAgents(w http.ResponseWriter, r *http.Request, v visit) err
 
 func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, status int, b agentsBody) error {
 	ctx := r.Context()
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	all, err := s.auth.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}
+	as, pg, err := pageOf(r.URL.Query(), s.agentsList(v), newestFirst(all, func(a contract.Agent) (time.Time, string) { return a.CreatedAt, string(a.ID) }),
+		func(a contract.Agent) string { return string(a.ID) }, maxRowsShown)
+	if err != nil {
+		return err
+	}
+	b.Pager = pg
 	last := map[contract.AgentID]opView{}
 	if s.dec != nil {
 		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
@@ -69,6 +77,11 @@ func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, sta
 		b.Agents = append(b.Agents, row)
 	}
 	return s.render(w, r, v, status, "agents", b)
+}
+
+// agentsList is the list of the Agents page.
+func (s *Server) agentsList(v visit) listPage {
+	return listPage{Path: "/projects/" + url.PathEscape(string(v.project)) + "/agents", Param: "after", What: "Agents"}
 }
 
 // pageCreateAgent creates an Agent and answers with the Agents page showing its token,
@@ -125,6 +138,7 @@ type agentBody struct {
 	Agent         contract.Agent
 	Version       string // changes whenever one of its Operations does
 	Ops           []opView
+	OpsPager      pager                          // to its older Operations, on the Operations page
 	HookCalls     []hookCallView                 // newest first, at most maxHookCallsShown
 	OlderCalls    int                            // the hook calls not shown
 	Tasks         []taskView                     // newest first, at most maxPageTasks
@@ -180,12 +194,12 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		if err != nil {
 			return err
 		}
-		g, err := groupOps(ops)
+		g, err := groupOps(ops, nil, "/projects/"+url.PathEscape(string(v.project))+"/operations")
 		if err != nil {
 			return err
 		}
 		if len(g) == 1 {
-			b.Ops, b.Version = g[0].Ops, g[0].Version
+			b.Ops, b.Version, b.OpsPager = g[0].Ops, g[0].Version, g[0].Pager
 		}
 	}
 	if s.hooks != nil {

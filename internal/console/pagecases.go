@@ -15,7 +15,8 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// maxCasesShown bounds the Cases the list shows, newest first; the filters see past it.
+// maxCasesShown bounds the Cases a page of the list shows, newest first; the older link
+// and the filters see past it.
 const maxCasesShown = 200
 
 // maxCaseEvents bounds the events a Case's timeline shows, newest kept.
@@ -28,6 +29,7 @@ type casesBody struct {
 	Cases                   []caseRow
 	Total                   int // Cases before filtering
 	Matched                 int // Cases the filters keep; more than Cases holds when cut at maxCasesShown
+	Pager                   pager
 }
 
 // caseRow is one Case in the list.
@@ -66,9 +68,12 @@ func (s *Server) pageCases(w http.ResponseWriter, r *http.Request, v visit) erro
 			(b.Certified != "" && row.Certified != b.Certified) {
 			continue
 		}
-		if b.Matched++; len(b.Cases) < maxCasesShown {
-			b.Cases = append(b.Cases, row)
-		}
+		b.Cases = append(b.Cases, row)
+	}
+	b.Matched = len(b.Cases)
+	list := listPage{Path: "/projects/" + url.PathEscape(string(v.project)) + "/cases", Param: "after", What: "Cases"}
+	if b.Cases, b.Pager, err = pageOf(r.URL.Query(), list, b.Cases, func(c caseRow) string { return string(c.CaseID) }, maxCasesShown); err != nil {
+		return err
 	}
 	b.Types = slices.Sorted(maps.Keys(types))
 	return s.render(w, r, v, http.StatusOK, "cases", b, event.CaseOpened, event.CaseClosed)

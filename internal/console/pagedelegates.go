@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -12,17 +14,24 @@ import (
 // delegatesBody is what the Delegates page shows: the member's delegates in the project,
 // each with its cards, and the credential just made when the page answers a create.
 type delegatesBody struct {
-	Delegates []delegateRow
+	Delegates []delegateRow // newest first, at most maxRowsShown
+	Pager     pager
 	Issued    *contract.DelegateToken // shown on this one answer only, never stored or sent again
 	Name      string                  // the name typed into the create form, kept after a refusal
 	Life      string
 	Error     string // why the create form was refused
 }
 
-// delegateRow is one delegate with its cards, newest first.
+// maxCardsShown bounds the cards shown under each delegate, newest first: a delegate
+// makes cards as it works, each closed one kept (docs/security.md, "Bounds"); docket card
+// list reads them all.
+const maxCardsShown = 20
+
+// delegateRow is one delegate with its newest cards, and how many older ones are not shown.
 type delegateRow struct {
 	contract.Delegate
-	Cards []contract.Card
+	Cards      []contract.Card
+	OlderCards int
 }
 
 // pageDelegates lists the member's delegates in the project with their cards, and the
@@ -47,10 +56,17 @@ func (s *Server) showDelegates(w http.ResponseWriter, r *http.Request, v visit, 
 			cards[cs[i].Delegate] = append(cards[cs[i].Delegate], cs[i])
 		}
 	}
+	ds = slices.DeleteFunc(ds, func(d contract.Delegate) bool { return d.Project != v.project })
+	ds = newestFirst(ds, func(d contract.Delegate) (time.Time, string) { return d.CreatedAt, d.ID })
+	list := listPage{Path: "/projects/" + url.PathEscape(string(v.project)) + "/delegates", Param: "after", What: "delegates"}
+	ds, b.Pager, err = pageOf(r.URL.Query(), list, ds, func(d contract.Delegate) string { return d.ID }, maxRowsShown)
+	if err != nil {
+		return err
+	}
 	for _, d := range ds {
-		if d.Project == v.project {
-			b.Delegates = append(b.Delegates, delegateRow{Delegate: d, Cards: cards[d.ID]})
-		}
+		cs := cards[d.ID]
+		row := delegateRow{Delegate: d, Cards: cs[:min(len(cs), maxCardsShown)], OlderCards: max(len(cs)-maxCardsShown, 0)}
+		b.Delegates = append(b.Delegates, row)
 	}
 	return s.render(w, r, v, status, "delegates", b, cardEvents...)
 }

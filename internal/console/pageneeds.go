@@ -10,16 +10,18 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// maxHistoryShown is how many of the Requests that no longer wait the history tab shows,
-// newest first: every hook call to decide leaves one (docs/security.md, "Bounds").
+// maxHistoryShown is how many Requests a page of either tab shows: the history newest
+// first, as every hook call to decide leaves one, and the waiting ones as listed, as many
+// Agents may each have calls waiting (docs/security.md, "Bounds").
 const maxHistoryShown = 100
 
 // needsBody is what the Needs you page shows: the waiting Requests, or the history.
 type needsBody struct {
 	Tab   string        // "pending" or "history"
-	Items []requestView // the history: the newest maxHistoryShown
-	Older int           // the history's requests not shown
-	Cards cardsBody     // delegates' open cards, on the pending tab
+	Items []requestView // at most maxHistoryShown: the history newest first
+	Older int           // the requests after this page's
+	Pager pager
+	Cards cardsBody // delegates' open cards, on the pending tab
 }
 
 // requestView is one Request as a person reads it before deciding.
@@ -69,14 +71,17 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		return err
 	}
 	rs = slices.DeleteFunc(rs, func(q contract.Request) bool { return (q.State == contract.RequestPending) != (tab == "pending") })
-	older := 0
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/needs"
 	if tab == "history" {
 		slices.Reverse(rs)
-		if len(rs) > maxHistoryShown {
-			rs, older = rs[:maxHistoryShown], len(rs)-maxHistoryShown
-		}
+		path += "/history"
 	}
-	b := needsBody{Tab: tab, Older: older, Cards: cardsBody{Confirmed: confirmed}}
+	rs, pg, err := pageOf(r.URL.Query(), listPage{Path: path, Param: "after", What: "requests"}, rs,
+		func(q contract.Request) string { return string(q.ID) }, maxHistoryShown)
+	if err != nil {
+		return err
+	}
+	b := needsBody{Tab: tab, Older: pg.Total - pg.To, Pager: pg, Cards: cardsBody{Confirmed: confirmed}}
 	if tab == "pending" {
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err

@@ -11,13 +11,15 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// maxOpsShown bounds the Operations the page lists per Agent, newest first; an unresolved
-// one is always among them, as the write gate admits no write while one is unresolved.
+// maxOpsShown bounds the Operations a page lists per Agent, newest first; an unresolved
+// one is always among the first, as the write gate admits no write while one is
+// unresolved.
 const maxOpsShown = 50
 
 // opsBody is what the Operations page shows.
 type opsBody struct {
-	Agents []agentOps
+	Agents []agentOps // at most maxOpsAgentsShown
+	Pager  pager
 	// ModelFailures are the Agents whose newest finished task failed on its model: such a
 	// run makes no call, so no Operation would say why the Agent did nothing.
 	ModelFailures []modelFailure
@@ -36,6 +38,7 @@ type agentOps struct {
 	ID, Name string
 	Version  string
 	Ops      []opView
+	Pager    pager // to its older Operations
 }
 
 // opView is one Operation as the Operations page shows it.
@@ -45,25 +48,36 @@ type opView struct {
 	Why       string
 }
 
+// maxOpsAgentsShown bounds the Agents whose Operations one page of the Operations page
+// shows, in the order of their ids; the older link shows the next.
+const maxOpsAgentsShown = 20
+
 // pageOperations shows every Agent's Operations with their state, stage and the reason
 // when one cannot proceed; one that needs a person carries the form that reconciles it.
+// ?agent=ID shows that Agent's alone, and with ?ops_after= its older Operations.
 func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit) error {
 	if s.dec == nil {
 		return contract.Errorf(contract.CodeNotFound, "this server lists no operations; docket serve does.")
 	}
-	ops, err := s.dec.OperationList(r.Context(), v.caller, v.project, "", false)
+	q := r.URL.Query()
+	ops, err := s.dec.OperationList(r.Context(), v.caller, v.project, q.Get("agent"), false)
 	if err != nil {
 		return err
 	}
-	g, err := groupOps(ops)
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/operations"
+	g, err := groupOps(ops, q, path)
 	if err != nil {
 		return err
 	}
-	mf, err := s.modelFailures(r, v)
-	if err != nil {
+	b := opsBody{}
+	list := listPage{Path: path, Param: "after", What: "Agents"}
+	if b.Agents, b.Pager, err = pageOf(q, list, g, func(a agentOps) string { return a.ID }, maxOpsAgentsShown); err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "operations", opsBody{Agents: g, ModelFailures: mf}, event.OpAdmitted, event.OpChanged, event.TaskReported)
+	if b.ModelFailures, err = s.modelFailures(r, v); err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "operations", b, event.OpAdmitted, event.OpChanged, event.TaskReported)
 }
 
 // modelFailures lists, for each Agent, its newest finished task when that failed on its
@@ -97,8 +111,10 @@ func (s *Server) modelFailures(r *http.Request, v visit) ([]modelFailure, error)
 }
 
 // groupOps groups ops (oldest first, as the authority lists them) by Agent, in the order
-// of the Agents' ids, each Agent's newest first and at most maxOpsShown of them.
-func groupOps(ops []contract.OperationInfo) ([]agentOps, error) {
+// of the Agents' ids, each Agent's newest first and one page of at most maxOpsShown of
+// them: the page after ?ops_after= for the Agent q's ?agent= names, the first for the
+// others, each with its pager to the Operations page at path.
+func groupOps(ops []contract.OperationInfo, q url.Values, path string) ([]agentOps, error) {
 	byAgent := map[contract.AgentID][]opView{}
 	names := map[contract.AgentID]string{}
 	for _, op := range ops {
@@ -109,12 +125,21 @@ func groupOps(ops []contract.OperationInfo) ([]agentOps, error) {
 	for _, id := range slices.Sorted(maps.Keys(byAgent)) {
 		vs := byAgent[id]
 		slices.Reverse(vs)
-		vs = vs[:min(len(vs), maxOpsShown)]
+		// An Agent's pages are the Operations page of it alone.
+		aq := url.Values{"agent": {string(id)}}
+		if q.Get("agent") == string(id) && q.Get("ops_after") != "" {
+			aq.Set("ops_after", q.Get("ops_after"))
+		}
+		list := listPage{Path: path, Param: "ops_after", What: "Operations of " + names[id]}
+		vs, pg, err := pageOf(aq, list, vs, func(o opView) string { return o.Work }, maxOpsShown)
+		if err != nil {
+			return nil, err
+		}
 		version, err := fingerprint(vs)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, agentOps{ID: string(id), Name: names[id], Version: version, Ops: vs})
+		out = append(out, agentOps{ID: string(id), Name: names[id], Version: version, Ops: vs, Pager: pg})
 	}
 	return out, nil
 }

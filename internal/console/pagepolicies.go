@@ -1,11 +1,14 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -18,17 +21,20 @@ type policiesBody struct {
 	Diff     *contract.PolicyDiff
 	File     string // the publish form's fields, kept after a refusal
 	Text     string
-	Error    string // why the publish form was refused: the file:line and its teaching
-	Agents   []autonomyRow
+	Error    string        // why the publish form was refused: the file:line and its teaching
+	Agents   []autonomyRow // live Agents, newest first, at most maxRowsShown
+	AgentsPg pager
 	Ack      string // the acknowledgement the autonomy policy in force asks for; "" for none
 	AgentErr string // why a level or window form was refused
 }
 
-// policyKindRow is one kind with its versions, oldest first; the last is in force.
+// policyKindRow is one kind with its versions, newest first (the first page starts with
+// the one in force), at most maxRowsShown.
 type policyKindRow struct {
 	Kind     contract.PolicyKind
 	Versions []contract.PolicyVersion
 	InForce  int64
+	Pager    pager
 }
 
 // autonomyRow is one Agent with its level and run windows.
@@ -59,13 +65,21 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 	if err != nil {
 		return err
 	}
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/policies"
 	for _, k := range contract.PolicyKinds {
 		row := policyKindRow{Kind: k}
+		var all []contract.PolicyVersion
 		for _, pv := range vs {
 			if pv.Kind == k {
-				row.Versions = append(row.Versions, pv)
+				all = append(all, pv)
 				row.InForce = max(row.InForce, pv.Version)
 			}
+		}
+		slices.SortFunc(all, func(a, b contract.PolicyVersion) int { return cmp.Compare(b.Version, a.Version) })
+		// Each kind pages on its own parameter, so that the pages of one keep the others'.
+		list := listPage{Path: path, Param: string(k) + "_after", What: string(k) + " versions"}
+		if row.Versions, row.Pager, err = pageOf(r.URL.Query(), list, all, func(pv contract.PolicyVersion) string { return strconv.FormatInt(pv.Version, 10) }, maxRowsShown); err != nil {
+			return err
 		}
 		b.Kinds = append(b.Kinds, row)
 	}
@@ -104,11 +118,14 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 	if err != nil {
 		return err
 	}
+	as = slices.DeleteFunc(as, func(a contract.Agent) bool { return a.RevokedAt != nil })
+	as = newestFirst(as, func(a contract.Agent) (time.Time, string) { return a.CreatedAt, string(a.ID) })
+	list := listPage{Path: path, Param: "agents_after", What: "Agents"}
+	if as, b.AgentsPg, err = pageOf(r.URL.Query(), list, as, func(a contract.Agent) string { return string(a.ID) }, maxRowsShown); err != nil {
+		return err
+	}
 	var openers []contract.Principal
 	for _, a := range as {
-		if a.RevokedAt != nil {
-			continue
-		}
 		au, err := s.pol.AgentAutonomy(ctx, v.caller, v.project, string(a.ID))
 		if err != nil {
 			return err

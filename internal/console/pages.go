@@ -128,8 +128,17 @@ var navigation = []navItem{
 var pageFuncs = template.FuncMap{
 	"navigation": func() []navItem { return navigation },
 	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"clock":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"clock":      clock,
 	"prev":       func(n int64) int64 { return n - 1 },
+}
+
+// clock is how a page shows a time. The zero time and the epoch stand for "never" in
+// the records (a released lease expires at the epoch), and are shown so, never as 1970.
+func clock(t time.Time) string {
+	if !t.After(time.Unix(0, 0)) {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // visit is one signed-in member's request for a page.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -12,7 +13,8 @@ import (
 // schedulesBody is what the Schedules page shows: every schedule with its next fire and
 // latest outcome, the fires of the one shown, and the form that makes one.
 type schedulesBody struct {
-	Schedules []scheduleRow
+	Schedules []scheduleRow // newest first, at most maxRowsShown
+	Pager     pager
 	Shown     *contract.Schedule // with its last fires
 	ShownBy   who                // who made the one shown, by name
 	Agents    []contract.Agent   // the live Agents a schedule may be for
@@ -54,6 +56,15 @@ func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, 
 	ctx := r.Context()
 	ss, err := s.sched.Schedules(ctx, v.caller, v.project)
 	if err != nil {
+		return err
+	}
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/schedules"
+	if id := r.PathValue("schedule"); id != "" {
+		path += "/" + url.PathEscape(id) // the pages of the list keep the schedule shown
+	}
+	ss = newestFirst(ss, func(sc contract.Schedule) (time.Time, string) { return sc.CreatedAt, string(sc.ID) })
+	list := listPage{Path: path, Param: "after", What: "schedules"}
+	if ss, b.Pager, err = pageOf(r.URL.Query(), list, ss, func(sc contract.Schedule) string { return string(sc.ID) }, maxRowsShown); err != nil {
 		return err
 	}
 	by := make([]contract.Principal, 0, len(ss)+1)

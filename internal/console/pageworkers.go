@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -20,7 +21,8 @@ const maxWorkShown = 20
 // workersBody is what the Workers page shows: each live Connection with its lease, Tools
 // and Sources, and the work claimed lately with its report.
 type workersBody struct {
-	Workers []workerView
+	Workers []workerView // newest Connection first, at most maxRowsShown
+	Pager   pager
 	Work    []workView
 	Version string // changes whenever the claims or reports do
 }
@@ -143,6 +145,13 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	if b.Version, err = fingerprint(work); err != nil {
 		return err
 	}
+	ws = newestFirst(ws, func(st contract.WorkerStatus) (time.Time, string) {
+		return st.Connection.CreatedAt, string(st.Connection.ID)
+	})
+	list := listPage{Path: "/projects/" + url.PathEscape(string(v.project)) + "/workers", Param: "after", What: "Connections"}
+	if ws, b.Pager, err = pageOf(r.URL.Query(), list, ws, func(st contract.WorkerStatus) string { return string(st.Connection.ID) }, maxRowsShown); err != nil {
+		return err
+	}
 	for _, st := range ws {
 		wv := workerView{WorkerStatus: st}
 		if l, ok := acquired[st.Connection.ID]; ok && l.WorkerID == st.WorkerID && l.Generation == st.Generation {
@@ -157,7 +166,8 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		}
 		b.Workers = append(b.Workers, wv)
 	}
-	return s.render(w, r, v, http.StatusOK, "workers", b, event.LeaseAcquired, event.LeaseReleased, event.WorkClaimed, event.WorkReported)
+	return s.render(w, r, v, http.StatusOK, "workers", b, event.LeaseAcquired, event.LeaseReleased, event.WorkClaimed, event.WorkReported,
+		event.WorkerRuntimeReported)
 }
 
 // leaseAt is a lease grant and when the log recorded it.

@@ -265,6 +265,7 @@ func (s *Server) routes() {
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/sources/{source}", s.handleBindSource, authed)
 	s.handle("GET /api/v1/projects/{project}/connections/{connection}/tools", s.handleToolLocks, authed)
 	s.handle("GET /api/v1/projects/{project}/workers", s.handleWorkers, authed)
+	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/worker", s.handleReportWorker, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleLockTool, authed)
 
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)

@@ -16,6 +16,10 @@ type Page[T any] struct {
 	Next  string `json:"next,omitempty"`
 }
 
+// MinPassphrase is the shortest passphrase a member may choose, in bytes: the authority
+// refuses a shorter one, and docket init asks again rather than end on it.
+const MinPassphrase = 12
+
 // LoginRequest asks for a session with a member's passphrase.
 type LoginRequest struct {
 	Name       string `json:"name"`

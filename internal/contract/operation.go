@@ -15,6 +15,7 @@ const (
 	CodeSelfDecision              Code = "self_decision"               // a principal deciding its own request
 	CodeRequestClosed             Code = "request_closed"              // a decision on a decided, void or expired request
 	CodeCallChanged               Code = "call_changed"                // an approved call no longer evaluates to the request
+	CodeOperationLimit            Code = "operation_limit"             // a write past the Agent's bound of writes per minute
 )
 
 // OperationState is where an Operation stands.

@@ -58,10 +58,14 @@ const (
 	RuntimeRestarting = "restarting" // its process exited; it is started again after a back-off
 	RuntimeFailed     = "failed"     // it cannot start (Reason says why); docket start tries again once the cause is fixed
 	RuntimeStopped    = "stopped"    // docket start stopped it
+	// RuntimeCrashLoop: its process exits soon after each start, again and again (Reason
+	// says why, from its log); docket start keeps restarting it, each time later, and it
+	// stays so until a process runs long enough (docs/workbench.md).
+	RuntimeCrashLoop = "crash_loop"
 )
 
 // RuntimeStates lists the runtime states.
-var RuntimeStates = []string{RuntimeStarting, RuntimeRunning, RuntimeRestarting, RuntimeFailed, RuntimeStopped}
+var RuntimeStates = []string{RuntimeStarting, RuntimeRunning, RuntimeRestarting, RuntimeFailed, RuntimeStopped, RuntimeCrashLoop}
 
 // RuntimeStatus is the state of an Agent's supervised runtime, as docket start reports it
 // (PUT .../agents/{agent}/runtime).

@@ -94,8 +94,8 @@ func decodeChecked(b []byte, n *jnode, v any) error {
 }
 
 // DecodeError is encoding/json's refusal of text that is strict JSON, said as a person
-// fixes it: the line, the entry and the fix — "line 4: the key "adaptor" at
-// tools."acme.calc@1" is not a field (did you mean "adapter"?); its fields are …" —
+// fixes it: the line, the entry and the fix — `line 4: unknown field "adaptor" (did you
+// mean "adapter"?) at "tools.acme.calc@1"; its fields are …` —
 // rather than Go's types. It carries no code: the caller's (manifest_invalid,
 // vault_invalid, invalid_argument, …) says which input it is; Err is encoding/json's own
 // error. It quotes keys and field names, never a value.
@@ -113,11 +113,11 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func explainDecode(b []byte, n *jnode, t reflect.Type, err error) error {
 	if _, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field "); isUnknown {
 		if u, ok := findUnknown(n, t, ""); ok {
-			msg := fmt.Sprintf("the key %s at %s is not a field", quoteShort(u.key), where(u.path))
+			msg := "unknown field " + quoteShort(u.key)
 			if near, ok := Nearest(u.key, u.fields); ok {
 				msg += fmt.Sprintf(" (did you mean %s?)", quoteShort(near))
 			}
-			return &DecodeError{Line: lineOf(b, u.at), Message: msg + "; its fields are " + strings.Join(u.fields, ", "), Err: err}
+			return &DecodeError{Line: lineOf(b, u.at), Message: msg + " at " + where(u.path) + "; its fields are " + strings.Join(u.fields, ", "), Err: err}
 		}
 	}
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {

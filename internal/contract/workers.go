@@ -22,4 +22,9 @@ type WorkerStatus struct {
 	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
 	Tools      []ToolLock `json:"tools"`
 	Sources    []Source   `json:"sources"`
+	// Supervised is the worker docket start runs for this Connection, as docket start
+	// last reported it (PUT .../connections/{connection}/worker): running, restarting,
+	// crash_loop with the cause from its log, or stopped. Nil when no docket start ever
+	// ran one.
+	Supervised *RuntimeStatus `json:"supervised,omitempty"`
 }

@@ -135,14 +135,14 @@ func fillItems(b *testing.B, cs *mcp.ClientSession) {
 
 // BenchmarkApplyBatch measures an ApplyBatch of 10 facts through the SDK client, held
 // until its outcome, on SQLite.
-func BenchmarkApplyBatch(b *testing.B) { benchApplyBatch(b, newFixture(b, time.Second)) }
+func BenchmarkApplyBatch(b *testing.B) { benchApplyBatch(b, newBenchFixture(b, time.Second, nil)) }
 
 func BenchmarkObserved_ApplyBatch(b *testing.B) {
-	benchApplyBatch(b, newObservedFixture(b, time.Second, telemetry.New(telemetry.Config{})))
+	benchApplyBatch(b, newBenchFixture(b, time.Second, telemetry.New(telemetry.Config{})))
 }
 
 func BenchmarkTraced_ApplyBatch(b *testing.B) {
-	benchApplyBatch(b, newObservedFixture(b, time.Second, tracedTelemetry()))
+	benchApplyBatch(b, newBenchFixture(b, time.Second, tracedTelemetry()))
 }
 
 func benchApplyBatch(b *testing.B, f *fixture) {
@@ -166,7 +166,7 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 // session's own conversation, as BenchmarkApplyBatch does: a named one adds the read of
 // its pin to both.
 func BenchmarkApplyBatch_Delta(b *testing.B) {
-	f := newFixture(b, time.Second)
+	f := newBenchFixture(b, time.Second, nil)
 	cs := f.connect(b, nil)
 	held := ""
 	loop(b, func(i int) {

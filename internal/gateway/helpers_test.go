@@ -43,6 +43,29 @@ func newFixture(t testing.TB, hold time.Duration) *fixture { return newObservedF
 // is not nil: the store's appends timed, the MCP middleware and the HTTP wrapper.
 func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemetry) *fixture {
 	t.Helper()
+	return newConfiguredFixture(t, fixtureConfig{ops: authority.OperationsConfig{HoldBound: hold}, tel: tel})
+}
+
+// newBenchFixture is newObservedFixture with the bound on each Agent's writes per minute
+// lifted, as docket serve --max-writes-per-minute lifts it: a benchmark's Agent writes
+// thousands of times a minute, which the bound is there to refuse (docs/security.md,
+// "Bounds").
+func newBenchFixture(b *testing.B, hold time.Duration, tel *telemetry.Telemetry) *fixture {
+	b.Helper()
+	return newConfiguredFixture(b, fixtureConfig{ops: authority.OperationsConfig{HoldBound: hold, MaxWritesPerMinute: 1 << 30}, tel: tel})
+}
+
+// fixtureConfig is how newConfiguredFixture builds a fixture.
+type fixtureConfig struct {
+	ops authority.OperationsConfig
+	tel *telemetry.Telemetry // nil: no telemetry
+	now func() time.Time     // the authority's clock; nil: time.Now
+}
+
+// newConfiguredFixture is newObservedFixture as cfg says.
+func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
+	t.Helper()
+	tel := cfg.tel
 	ctx := context.Background()
 	sqlSt, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
@@ -54,7 +77,7 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	if tel != nil {
 		st, mw = tel.Store(sqlSt), []mcp.Middleware{tel.MCP}
 	}
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}})
+	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}, Now: cfg.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +108,7 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 	if f.agent, err = a.Authenticate(ctx, authority.Token(tok.Token)); err != nil {
 		t.Fatal(err)
 	}
-	f.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
+	f.ops = authority.NewOperations(a, cfg.ops)
 	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops, Pins: a, Middleware: mw})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", f.gw)

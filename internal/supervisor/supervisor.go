@@ -49,12 +49,29 @@ type Config struct {
 // Change is a child's process starting or exiting on its own.
 type Change struct {
 	Name    string
-	Started bool  // a process started (Pid); else the last one exited (Err)
+	Started bool // a process started (Pid); else the last one exited (Err)
+	// Settled, with Started: the process started after quick exits has now run for
+	// Stable, so the child is up again (Quick is 0 from here).
+	Settled bool
 	Pid     int   // the process started
 	Runs    int   // processes started so far, this one included
 	Err     error // how it exited: the status from exec.Cmd.Wait (nil for 0), or why a restart failed
 	Restart bool  // after an exit: the child is started again after its back-off
+	// After an exit: Quick is how many times in a row the child exited before it had run
+	// for Stable (this exit included; 0 when it had run that long), and Backoff how long
+	// the supervisor waits before it starts the child again.
+	Quick   int
+	Backoff time.Duration
 }
+
+// CrashLoop is how many quick exits in a row make a crash loop: a child that exits that
+// often before it runs for Stable will not come up by being restarted, and a person
+// must fix what its log names (docs/workbench.md).
+const CrashLoop = 3
+
+// CrashLooping reports whether the change is an exit that makes, or continues, a crash
+// loop.
+func (c Change) CrashLooping() bool { return !c.Started && c.Quick >= CrashLoop }
 
 // Child describes one supervised process.
 type Child struct {
@@ -336,9 +353,10 @@ func (c *child) watch(cmd *exec.Cmd) {
 	}
 	c.started(cmd)
 	backoff := c.sup.cfg.MinBackoff
+	quick := 0 // exits in a row before Stable
 	for {
 		started := time.Now()
-		err := cmd.Wait()
+		err := c.wait(cmd, quick)
 		c.mu.Lock()
 		c.cmd = nil
 		c.mu.Unlock()
@@ -351,13 +369,19 @@ func (c *child) watch(cmd *exec.Cmd) {
 		if c.logf != nil {
 			fmt.Fprintf(c.logf, "--- supervisor: %s exited: %v\n", c.spec.Name, exitText(err))
 		}
-		c.sup.change(Change{Name: c.spec.Name, Runs: c.runCount(), Err: err, Restart: c.spec.Restart})
+		if time.Since(started) >= c.sup.cfg.Stable {
+			backoff, quick = c.sup.cfg.MinBackoff, 0
+		} else {
+			quick++
+		}
+		ch := Change{Name: c.spec.Name, Runs: c.runCount(), Err: err, Restart: c.spec.Restart, Quick: quick}
+		if c.spec.Restart {
+			ch.Backoff = backoff
+		}
+		c.sup.change(ch)
 		if !c.spec.Restart {
 			c.sup.fail(&ExitError{Name: c.spec.Name, Err: err})
 			return
-		}
-		if time.Since(started) >= c.sup.cfg.Stable {
-			backoff = c.sup.cfg.MinBackoff
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -377,7 +401,7 @@ func (c *child) watch(cmd *exec.Cmd) {
 				return
 			}
 			c.sup.log.Warn("child restart failed", logChild, c.spec.Name, logErr, serr)
-			c.sup.change(Change{Name: c.spec.Name, Runs: c.runCount(), Err: serr, Restart: true})
+			c.sup.change(Change{Name: c.spec.Name, Runs: c.runCount(), Err: serr, Restart: true, Quick: quick, Backoff: backoff})
 			t := time.NewTimer(backoff)
 			select {
 			case <-c.stop:
@@ -387,6 +411,25 @@ func (c *child) watch(cmd *exec.Cmd) {
 			}
 			backoff = min(2*backoff, c.sup.cfg.MaxBackoff)
 		}
+	}
+}
+
+// wait waits for cmd to exit. When it was started after quick exits in a row, it tells
+// OnChange once the process has run for Stable: its crash loop, if any, is over.
+func (c *child) wait(cmd *exec.Cmd, quick int) error {
+	if quick == 0 {
+		return cmd.Wait()
+	}
+	exited := make(chan error, 1) // written once, by the goroutine below, which this function waits for
+	go func() { exited <- cmd.Wait() }()
+	settle := time.NewTimer(c.sup.cfg.Stable)
+	defer settle.Stop()
+	select {
+	case err := <-exited:
+		return err
+	case <-settle.C:
+		c.sup.change(Change{Name: c.spec.Name, Started: true, Settled: true, Pid: cmd.Process.Pid, Runs: c.runCount()})
+		return <-exited
 	}
 }
 

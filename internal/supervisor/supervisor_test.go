@@ -25,6 +25,7 @@ import (
 //   - serve: says "ready" on the fifo, waits for an interrupt, writes "clean" to the
 //     marker file and exits 0, as docket serve does.
 //   - crash: says "run" on the fifo and exits 3.
+//   - flaky: exits 3 until the marker file exists, then waits for an interrupt.
 //   - stubborn: ignores interrupts, says "ready" and waits to be killed.
 func TestMain(m *testing.M) {
 	switch os.Getenv("SUPERVISOR_CHILD") {
@@ -41,6 +42,14 @@ func TestMain(m *testing.M) {
 	case "crash":
 		say("run")
 		os.Exit(3)
+	case "flaky":
+		if _, err := os.Stat(os.Getenv("SUPERVISOR_MARKER")); err != nil {
+			os.Exit(3)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		<-ctx.Done()
+		os.Exit(0)
 	case "stubborn":
 		signal.Ignore(os.Interrupt)
 		say("ready")
@@ -320,5 +329,73 @@ func TestSupervisor_OnChange(t *testing.T) {
 			t.Errorf("a child the supervisor stopped was told as %+v", c)
 		}
 	default:
+	}
+}
+
+// TestSupervisor_CrashLoop: each quick exit in a row is counted and told with the wait
+// before the next start, so that docket start can name a crash loop (docs/workbench.md)
+// from the third on.
+func TestSupervisor_CrashLoop(t *testing.T) {
+	r := newRig(t)
+	changes := make(chan supervisor.Change, 16)
+	s := supervisor.New(supervisor.Config{MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, Stable: time.Hour,
+		OnChange: func(c supervisor.Change) {
+			if !c.Started {
+				changes <- c
+			}
+		}})
+	t.Cleanup(func() { s.Close(context.Background()) })
+	if err := s.Start(r.child("crash", "crash", true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		quick   int
+		backoff time.Duration
+		loop    bool
+	}{{1, time.Millisecond, false}, {2, 2 * time.Millisecond, false}, {3, 4 * time.Millisecond, true}, {4, 4 * time.Millisecond, true}} {
+		r.expect(t, "run")
+		var c supervisor.Change
+		select {
+		case c = <-changes:
+		case <-t.Context().Done():
+			t.Fatal("no exit told")
+		}
+		if c.Quick != want.quick || c.Backoff != want.backoff || c.CrashLooping() != want.loop {
+			t.Fatalf("exit %d: quick %d, backoff %v, crash loop %v; want %d, %v, %v", c.Runs, c.Quick, c.Backoff, c.CrashLooping(), want.quick, want.backoff, want.loop)
+		}
+	}
+}
+
+// TestSupervisor_Settled: a child that comes up after quick exits is told settled once it
+// has run for Stable, so that a crash loop named earlier is seen to be over.
+func TestSupervisor_Settled(t *testing.T) {
+	r := newRig(t)
+	changes := make(chan supervisor.Change, 16)
+	s := supervisor.New(supervisor.Config{MinBackoff: time.Millisecond, Stable: 50 * time.Millisecond,
+		OnChange: func(c supervisor.Change) { changes <- c }})
+	t.Cleanup(func() { s.Close(context.Background()) })
+	// The child crashes until the marker file exists, then serves.
+	c := r.child("flaky", "flaky", true)
+	if err := s.Start(c); err != nil {
+		t.Fatal(err)
+	}
+	var settled supervisor.Change
+	for settled.Pid == 0 {
+		select {
+		case ch := <-changes:
+			if !ch.Started {
+				if err := os.WriteFile(r.marker, []byte("up"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ch.Settled {
+				settled = ch
+			}
+		case <-t.Context().Done():
+			t.Fatal("the child that came up was never told settled")
+		}
+	}
+	if !settled.Started || settled.Pid != s.Pid("flaky") {
+		t.Errorf("settled %+v, want the running process (pid %d)", settled, s.Pid("flaky"))
 	}
 }

@@ -18,7 +18,7 @@ func ServeChild(exe string, env []string, restart bool, listen string) superviso
 // demo exist to run governed writes, each still locked, granted and, where the Action says
 // so, decided by a person. A worker started by hand offers only reads unless told otherwise.
 func WorkerChild(exe string, env []string, restart bool, manifest, vault string) supervisor.Child {
-	return supervisor.Child{Name: "worker", Path: exe, Env: env, Restart: restart,
+	return supervisor.Child{Name: workerChild, Path: exe, Env: env, Restart: restart,
 		Args: []string{"docket", "worker", "--manifest", manifest, "--vault", vault, "--workspace-tools", "read-write"}}
 }
 

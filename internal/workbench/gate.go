@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,14 @@ const runKeyCookie = "docket_run_key"
 
 // runKeyHeader carries the per-run key for clients that are not browsers.
 const runKeyHeader = "X-Docket-Run-Key"
+
+// runKeyCookieAge is how long a browser keeps the run key once it opened the printed URL:
+// past the browser session, so that a bookmark or a browser opened again finds the
+// console. A new key (--rotate-key) ends it at once: the old cookie no longer matches.
+const runKeyCookieAge = 90 * 24 * time.Hour
+
+//go:embed web/key.html
+var keyPageHTML []byte
 
 // runGate is docket start's front door: every route, the page itself included, needs
 // this run's key, and only the loopback names of its own port may be used to reach it,
@@ -75,13 +84,18 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if k := r.URL.Query().Get("key"); k != "" {
 		if !g.matches(k) {
+			if navigation(r) {
+				writeKeyPage(w)
+				return
+			}
 			writeGateError(w, http.StatusUnauthorized, g.refusal())
 			return
 		}
 		// Trade the key in the URL for a cookie and drop it from the address bar, so it
 		// is not kept in history or sent on as a Referer.
 		secheaders.Set(w.Header())
-		http.SetCookie(w, &http.Cookie{Name: runKeyCookie, Value: k, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: runKeyCookie, Value: k, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+			MaxAge: int(runKeyCookieAge / time.Second)})
 		q := r.URL.Query()
 		q.Del("key")
 		to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
@@ -100,10 +114,19 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := r.Header.Get(runKeyHeader)
+	fromCookie := false
 	if c, err := r.Cookie(runKeyCookie); k == "" && err == nil {
-		k = c.Value
+		k, fromCookie = c.Value, true
 	}
 	if !g.matches(k) {
+		if fromCookie {
+			// A key of an earlier run (before --rotate-key) is forgotten by the browser.
+			http.SetCookie(w, &http.Cookie{Name: runKeyCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+		}
+		if navigation(r) {
+			writeKeyPage(w)
+			return
+		}
 		writeGateError(w, http.StatusUnauthorized, g.refusal())
 		return
 	}
@@ -113,6 +136,29 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.proxy.ServeHTTP(w, r)
+}
+
+// navigation reports whether r is a browser opening a page (a bookmark, a typed
+// address), which is answered with a page a person can read rather than JSON.
+func navigation(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if m := r.Header.Get("Sec-Fetch-Mode"); m != "" {
+		return m == "navigate"
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// writeKeyPage tells a browser without the run key where the URL with it is.
+func writeKeyPage(w http.ResponseWriter) {
+	secheaders.Set(w.Header())
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	// The status is sent; a browser that went away has nothing to learn.
+	w.Write(keyPageHTML)
 }
 
 func (g *runGate) matches(k string) bool {
@@ -131,7 +177,7 @@ func (g *runGate) hostAllowed(host string) bool {
 
 func (g *runGate) refusal() *contract.Error {
 	return contract.Errorf(contract.CodeRunKeyRequired,
-		"this docket start needs its per-run key; open the URL it printed (…/?key=…) or send the key in the %s header.", runKeyHeader)
+		"this docket start needs its per-run key; open the URL it printed (…/?key=…; docket open prints it again) or send the key in the %s header.", runKeyHeader)
 }
 
 func writeGateError(w http.ResponseWriter, status int, err *contract.Error) {

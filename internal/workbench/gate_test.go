@@ -57,7 +57,10 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 		host       string
 		header     string
 		cookie     string
+		navigate   bool // sent as a browser opening a page (Sec-Fetch-Mode: navigate)
 		wantStatus int
+		wantPage   bool // the HTML page that says where the URL with the key is
+		wantForget bool // the stale cookie is expired
 		wantCode   contract.Code
 		wantBody   string
 		wantTo     string
@@ -65,7 +68,10 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 		{name: "no key", path: "/api/v1/health", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
 		{name: "the page itself without a key", path: "/", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
 		{name: "wrong key in the URL", path: "/?key=WRONG", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
-		{name: "wrong cookie", path: "/api/v1/health", cookie: "WRONG", wantStatus: 401, wantCode: contract.CodeRunKeyRequired},
+		{name: "wrong cookie", path: "/api/v1/health", cookie: "WRONG", wantStatus: 401, wantCode: contract.CodeRunKeyRequired, wantForget: true},
+		{name: "a browser without a key is told where the URL is", path: "/", navigate: true, wantStatus: 401, wantPage: true},
+		{name: "a bookmark after --rotate-key", path: "/projects/default/needs", cookie: "OLDKEY", navigate: true, wantStatus: 401, wantPage: true, wantForget: true},
+		{name: "a browser with a wrong key in the URL", path: "/?key=WRONG", navigate: true, wantStatus: 401, wantPage: true},
 		{name: "key in the URL becomes a cookie", path: "/?key=" + key + "&x=1", wantStatus: 303, wantTo: "/?x=1"},
 		{name: "cookie", path: "/api/v1/health", cookie: key, wantStatus: 200, wantBody: "served /api/v1/health"},
 		{name: "header", path: "/api/v1/health", header: key, wantStatus: 200, wantBody: "served /api/v1/health"},
@@ -87,6 +93,10 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 			}
 			if tt.cookie != "" {
 				req.AddCookie(&http.Cookie{Name: runKeyCookie, Value: tt.cookie})
+			}
+			if tt.navigate {
+				req.Header.Set("Sec-Fetch-Mode", "navigate")
+				req.Header.Set("Accept", "text/html,application/xhtml+xml")
 			}
 			resp, err := noRedirect.Do(req)
 			if err != nil {
@@ -116,6 +126,15 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 					t.Errorf("GET %s answered %s, want code %s with a teaching", tt.path, body.String(), tt.wantCode)
 				}
 			}
+			if isPage := strings.Contains(body.String(), "<h1>Open the URL docket start printed</h1>") && strings.Contains(body.String(), "docket open"); isPage != tt.wantPage {
+				t.Errorf("GET %s answered %s; want the page that says where the URL is: %v", tt.path, body.String(), tt.wantPage)
+			}
+			if tt.wantPage && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("GET %s: Content-Type %q, want text/html", tt.path, resp.Header.Get("Content-Type"))
+			}
+			if forgot := len(resp.Cookies()) == 1 && resp.Cookies()[0].MaxAge < 0; forgot != tt.wantForget {
+				t.Errorf("GET %s: cookies %+v; want the stale run key expired: %v", tt.path, resp.Cookies(), tt.wantForget)
+			}
 			if tt.wantBody != "" && body.String() != tt.wantBody {
 				t.Errorf("GET %s = %q, want %q", tt.path, body.String(), tt.wantBody)
 			}
@@ -126,6 +145,10 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 				c := resp.Cookies()
 				if len(c) != 1 || c[0].Name != runKeyCookie || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
 					t.Errorf("cookies = %+v, want one HttpOnly, SameSite=Strict %s", c, runKeyCookie)
+				}
+				// The cookie outlives the browser session: a bookmark still works tomorrow.
+				if len(c) == 1 && c[0].MaxAge < 30*24*60*60 {
+					t.Errorf("the run-key cookie lasts %ds, want days past the browser session", c[0].MaxAge)
 				}
 			}
 		})

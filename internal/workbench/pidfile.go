@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -76,4 +77,42 @@ func Stop(ctx context.Context, dir string, wait time.Duration, w io.Writer) erro
 	}
 	_, err = fmt.Fprintf(w, "docket start (pid %d) stopped\n", pid)
 	return err
+}
+
+// OpenPage is the file docket open writes (mode 0600) and hands the browser: a page that
+// goes on to the workbench URL, so that the run key is never in a program's arguments,
+// which any process on the machine can read.
+const OpenPage = "open.html"
+
+// URL returns the workbench URL, run key included, of the docket start running on the
+// data dir dir, as it printed it; an error says when none runs there.
+func URL(dir string) (string, error) {
+	pid, err := readPidFile(filepath.Join(dir, PidFile))
+	if errors.Is(err, os.ErrNotExist) || err == nil && !supervisor.Alive(pid) {
+		return "", fmt.Errorf("docket start is not running on %s; run docket start, which prints the URL", dir)
+	}
+	if err != nil {
+		return "", err
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return "", err
+	}
+	if st.Listen == "" || st.RunKey == "" {
+		return "", fmt.Errorf("docket start on %s has not chosen its address yet; wait until it prints its URL", dir)
+	}
+	return "http://" + st.Listen + "/?key=" + st.RunKey, nil
+}
+
+// WriteOpenPage writes OpenPage into the data dir dir, a page that goes on to url, and
+// returns its path.
+func WriteOpenPage(dir, url string) (string, error) {
+	esc := html.EscapeString(url)
+	page := `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=` + esc +
+		`"><title>Docket</title></head><body><p><a href="` + esc + `">Open the Docket console</a></p></body></html>` + "\n"
+	path := filepath.Join(dir, OpenPage)
+	if err := datadir.WritePrivate(path, []byte(page)); err != nil {
+		return "", err
+	}
+	return path, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +40,11 @@ const (
 	syncEvery     = 3 * time.Second  // how often the profiles are read again
 	reportTimeout = 10 * time.Second // how long one report of a runtime's state may take
 	maxReasonText = 400              // runes of a log line quoted in a reason
+	tellLines     = 6                // lines of its log printed when a child exits
 )
+
+// workerChild is the name of the supervised worker (see [WorkerChild]).
+const workerChild = "worker"
 
 // runtimes runs one supervised `docket agent serve` per enabled profile of the project,
 // and reports each runtime's state to the authority, where docket agent profile list,
@@ -56,16 +61,30 @@ type runtimes struct {
 	names   map[contract.AgentID]string               // the Agent's name, for what is printed
 	failed  map[contract.AgentID]string               // the last failure reported of a runtime not started
 	warned  string                                    // the last failure to read the profiles, said once
+	looping map[string]string                         // by child name: why a child in a crash loop keeps exiting
+	told    map[string]string                         // by child name: the log lines printed at its last exit
 }
 
+// report is the state of one supervised child for the authority: an Agent's runtime, or
+// the worker of the Connection connection.
 type report struct {
-	agent contract.AgentID
-	st    contract.RuntimeStatus
+	agent      contract.AgentID
+	connection string
+	st         contract.RuntimeStatus
+}
+
+// what names the child a report is of, for what is printed.
+func (rep report) what() string {
+	if rep.connection != "" {
+		return "worker of " + rep.connection
+	}
+	return "runtime of " + string(rep.agent)
 }
 
 func newRuntimes(cfg Config) *runtimes {
 	return &runtimes{cfg: cfg, kick: make(chan struct{}, 1), reports: make(chan report, 256),
-		running: map[contract.AgentID]contract.ProfileSpec{}, names: map[contract.AgentID]string{}, failed: map[contract.AgentID]string{}}
+		running: map[contract.AgentID]contract.ProfileSpec{}, names: map[contract.AgentID]string{}, failed: map[contract.AgentID]string{},
+		looping: map[string]string{}, told: map[string]string{}}
 }
 
 func (r *runtimes) project() string { return cmpOr(r.cfg.Project, "default") }
@@ -238,25 +257,117 @@ func (r *runtimes) stopAll(ctx context.Context) {
 		}
 		r.send(report{agent: id, st: contract.RuntimeStatus{State: contract.RuntimeStopped, Reason: reason}})
 	}
+	// The worker stops with serve, after this; it is reported stopped while serve answers.
+	r.send(report{connection: Connection, st: contract.RuntimeStatus{State: contract.RuntimeStopped, Reason: "docket start stopped"}})
 }
 
 func childName(agent contract.AgentID) string { return agentChildParts + string(agent) }
 
-// onChange turns a supervised child's start or exit into a report of its runtime.
+// onChange tells what a supervised child did: an exit on docket start's terminal, and the
+// state of the worker and of each runtime to the authority, where the Workers and Agents
+// pages and docket doctor show it.
 func (r *runtimes) onChange(c supervisor.Change) {
-	id, ok := strings.CutPrefix(c.Name, agentChildParts)
-	if !ok {
+	st := r.status(c)
+	r.tell(c)
+	if c.Name == workerChild {
+		r.send(report{connection: Connection, st: st})
 		return
 	}
-	st := contract.RuntimeStatus{State: contract.RuntimeRunning, Pid: c.Pid, Restarts: max(c.Runs-1, 0)}
-	if !c.Started {
-		st = contract.RuntimeStatus{State: contract.RuntimeRestarting, Restarts: c.Runs, Reason: r.exitReason(c)}
-		r.mu.Lock()
-		name := r.names[contract.AgentID(id)]
-		r.mu.Unlock()
-		fmt.Fprintf(r.cfg.Stderr, "docket start: the runtime of agent %s %s\n", cmpOr(name, id), st.Reason)
+	if id, ok := strings.CutPrefix(c.Name, agentChildParts); ok {
+		r.send(report{agent: contract.AgentID(id), st: st})
 	}
-	r.send(report{agent: contract.AgentID(id), st: st})
+}
+
+// status is the state a child's change leaves it in. A child in a crash loop stays in it
+// when it is started again, until its process has run long enough to be settled.
+func (r *runtimes) status(c supervisor.Change) contract.RuntimeStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	looping := r.looping[c.Name]
+	switch {
+	case c.Started && looping != "" && !c.Settled:
+		return contract.RuntimeStatus{State: contract.RuntimeCrashLoop, Pid: c.Pid, Restarts: max(c.Runs-1, 0), Reason: looping}
+	case c.Started:
+		delete(r.looping, c.Name)
+		return contract.RuntimeStatus{State: contract.RuntimeRunning, Pid: c.Pid, Restarts: max(c.Runs-1, 0)}
+	case c.CrashLooping():
+		why := r.loopReason(c)
+		r.looping[c.Name] = why
+		return contract.RuntimeStatus{State: contract.RuntimeCrashLoop, Restarts: c.Runs, Reason: why}
+	}
+	return contract.RuntimeStatus{State: contract.RuntimeRestarting, Restarts: c.Runs, Reason: r.exitReason(c)}
+}
+
+// tell prints a child's exit on docket start's terminal with its restart count and the
+// last lines of its log, which name the cause, and a crash loop by that name; a child
+// that is up again after quick exits is said to be.
+func (r *runtimes) tell(c supervisor.Change) {
+	who := c.Name
+	if id, ok := strings.CutPrefix(c.Name, agentChildParts); ok {
+		r.mu.Lock()
+		who = "the runtime of agent " + cmpOr(r.names[contract.AgentID(id)], id)
+		r.mu.Unlock()
+	}
+	w := r.cfg.Stderr
+	if c.Started {
+		if c.Settled {
+			fmt.Fprintf(w, "docket start: %s is up again (pid %d), after %d restart(s)\n", who, c.Pid, max(c.Runs-1, 0))
+		}
+		return
+	}
+	how := "with status 0"
+	if c.Err != nil {
+		how = "(" + c.Err.Error() + ")"
+	}
+	next := "it is not restarted"
+	if c.Restart {
+		next = fmt.Sprintf("restart %d in %s", c.Runs, c.Backoff.Round(time.Millisecond))
+	}
+	if c.Quick > supervisor.CrashLoop {
+		next += ", still in a crash loop"
+	}
+	fmt.Fprintf(w, "docket start: %s exited %s; %s\n", who, how, next)
+	if c.Quick == supervisor.CrashLoop {
+		fmt.Fprintf(w, "docket start: %s is in a crash loop: it exited %d times in a row, each within %s of starting; fix what its log says, and docket start picks it up at the next restart\n", who, c.Quick, supervisor.DefaultStable)
+	}
+	log := r.sup.LogPath(c.Name)
+	lines := lastLines(log, tellLines)
+	if len(lines) == 0 {
+		return
+	}
+	text := strings.Join(lines, "\n")
+	r.mu.Lock()
+	same := r.told[c.Name] == text
+	r.told[c.Name] = text
+	r.mu.Unlock()
+	if same {
+		fmt.Fprintf(w, "  the last lines of %s are as before\n", log)
+		return
+	}
+	fmt.Fprintf(w, "  the last lines of %s:\n", log)
+	for _, l := range lines {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
+
+// loopReason says why a child in a crash loop keeps exiting: first the last line it
+// wrote, which names the cause and its fix (a worker's names the file to fix), then how
+// often it exited and where its log is.
+func (r *runtimes) loopReason(c supervisor.Change) string {
+	log := r.sup.LogPath(c.Name)
+	line := strings.TrimPrefix(lastLine(log), "docket: ")
+	if line == "" {
+		line = "it wrote nothing to its log"
+	}
+	how := "status 0"
+	if c.Err != nil {
+		how = c.Err.Error()
+	}
+	why := fmt.Sprintf("%s (it exited %d times in a row, each within %s of starting, last with %s", line, c.Quick, supervisor.DefaultStable, how)
+	if log != "" {
+		why += "; log " + log
+	}
+	return why + ")"
 }
 
 // exitReason says how a runtime exited, with the last line it wrote, which names the
@@ -282,23 +393,36 @@ func (r *runtimes) exitReason(c supervisor.Change) string {
 // lastLine is the last line a child wrote into its log, not the supervisor's own, cut
 // to maxReasonText runes; "" when there is none to read.
 func lastLine(path string) string {
+	if ls := lastLines(path, 1); len(ls) == 1 {
+		return ls[0]
+	}
+	return ""
+}
+
+// lastLines is up to n of the last lines a child wrote into its log, oldest first, not
+// the supervisor's own, each cut to maxReasonText runes; none when there is none to read.
+func lastLines(path string, n int) []string {
+	if path == "" {
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	const tail = 8 << 10
 	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
 		if _, err := f.Seek(-tail, io.SeekEnd); err != nil {
-			return ""
+			return nil
 		}
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return ""
+		return nil
 	}
 	lines := strings.Split(string(b), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l == "" || strings.HasPrefix(l, "--- supervisor:") {
 			continue
@@ -306,16 +430,17 @@ func lastLine(path string) string {
 		if rs := []rune(l); len(rs) > maxReasonText {
 			l = string(rs[:maxReasonText]) + "…"
 		}
-		return l
+		out = append(out, l)
 	}
-	return ""
+	slices.Reverse(out)
+	return out
 }
 
 func (r *runtimes) send(rep report) {
 	select {
 	case r.reports <- rep:
 	default:
-		fmt.Fprintf(r.cfg.Stderr, "docket start: too many runtime reports queued; dropped %s's %s\n", rep.agent, rep.st.State)
+		fmt.Fprintf(r.cfg.Stderr, "docket start: too many reports queued; dropped the %s state of the %s\n", rep.st.State, rep.what())
 	}
 }
 
@@ -344,11 +469,13 @@ func (r *runtimes) deliver(ctx context.Context, rep report) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
 	defer cancel()
 	cl, err := r.member()
-	if err == nil {
+	if err == nil && rep.connection != "" {
+		err = cl.ReportWorker(ctx, r.project(), rep.connection, rep.st)
+	} else if err == nil {
 		err = cl.ReportRuntime(ctx, r.project(), string(rep.agent), rep.st)
 	}
 	if err != nil && contract.CodeOf(err) != contract.CodeNotFound {
-		fmt.Fprintf(r.cfg.Stderr, "docket start: report the %s runtime of %s: %v\n", rep.st.State, rep.agent, err)
+		fmt.Fprintf(r.cfg.Stderr, "docket start: report the %s state of the %s: %v\n", rep.st.State, rep.what(), err)
 	}
 }
 

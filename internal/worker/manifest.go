@@ -115,6 +115,11 @@ func ParseManifest(b []byte, checkers map[string]Adapter) (*Manifest, error) {
 	}
 	var f manifestFile
 	if err := contract.DecodeStrict(b, &f); err != nil {
+		if de, ok := errors.AsType[*contract.DecodeError](err); ok {
+			// The line, the key and the fix, nearest field included: `line 4: unknown field
+			// "adaptor" (did you mean "adapter"?) at …`.
+			return nil, &contract.Error{Code: contract.CodeManifestInvalid, Teaching: de.Error(), Err: err}
+		}
 		why := err.Error()
 		if ce, ok := errors.AsType[*contract.Error](err); ok {
 			why = ce.Teaching // its code is the manifest's, not the JSON reader's

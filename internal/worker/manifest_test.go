@@ -3,6 +3,7 @@ package worker_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -150,4 +151,25 @@ func FuzzParseManifest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseManifest_unknownField: a key the manifest does not have is named, with the
+// field it was most likely meant to be when one is near, never as a Go decoder's words.
+func TestParseManifest_unknownField(t *testing.T) {
+	tests := []struct {
+		name, tool, want string
+	}{
+		{"a typo of a Tool's field", `{"adaptor":"run","entry":"x"}`, `unknown field "adaptor" (did you mean "adapter"?)`},
+		{"a typo of a fence's field", `{"adapter":"run","entry":"x","fence":{"timeout":5}}`, `unknown field "timeout" (did you mean "timeoutMs"?)`},
+		{"nothing near", `{"adapter":"run","entry":"x","colour":"red"}`, `unknown field "colour"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{"acme.x@1":`+tt.tool+`}}`), nil)
+			ce, ok := errors.AsType[*contract.Error](err)
+			if !ok || ce.Code != contract.CodeManifestInvalid || ce.Teaching != tt.want {
+				t.Errorf("ParseManifest = %v, want manifest_invalid: %s", err, tt.want)
+			}
+		})
+	}
 }

@@ -24,7 +24,9 @@ import (
 //	4: hook.reported's outcome may carry withdrawn, why the hook did not run a call that
 //	   was allowed (hook.reported@2.json); a hook Operation's recorded input may carry
 //	   pathNeedsMember and protected, what the hook found where the path lands.
-const FormatVersion = 4
+//	5: worker.runtime_reported, the state of the worker docket start runs for a
+//	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
+const FormatVersion = 5
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -99,6 +99,9 @@ const (
 	TaskPosted   = "task.posted"   // the task as posted
 	TaskClaimed  = "task.claimed"  // the task, attempt, lease end, whether it is a wake; on a renewal, what the run waits on
 	TaskReported = "task.reported" // the task, attempt, state, what it waits on, the result
+
+	// The worker docket start runs for a Connection, as docket start reports its state.
+	WorkerRuntimeReported = "worker.runtime_reported" // the Connection and the state of its supervised worker
 )
 
 // Kind is one entry of the catalog.
@@ -173,6 +176,7 @@ var Catalog = []Kind{
 	{TaskPosted, false, TaskPostedData{}},
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
+	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
 }
 
 var neutral = func() map[string]bool {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // Argon2id parameters for member passphrases: the OWASP minimum (19 MiB, two passes, one
@@ -22,7 +24,7 @@ const (
 )
 
 // minPassphrase is the shortest passphrase a member may choose, in bytes.
-const minPassphrase = 12
+const minPassphrase = contract.MinPassphrase
 
 // hashPassphrase returns the PHC-style encoding of an argon2id hash of p.
 func hashPassphrase(r io.Reader, p string) ([]byte, error) {

@@ -64,6 +64,7 @@ var Table = []Operation{
 	{"autonomy.open_window", "POST /api/v1/projects/{project}/agents/{agent}/windows", MemberOnly, "opens a run window of an Agent"},
 	{"profile.set", "PUT /api/v1/projects/{project}/agents/{agent}/profile", MemberOnly, "sets an Agent's profile: its model, budgets, instructions, and whether docket start runs it"},
 	{"runtime.report", "PUT /api/v1/projects/{project}/agents/{agent}/runtime", MemberOnly, "records the state docket start reports of an Agent's runtime"},
+	{"worker.report", "PUT /api/v1/projects/{project}/connections/{connection}/worker", MemberOnly, "records the state docket start reports of the worker it runs for a Connection"},
 	{"agent.create", "POST /api/v1/projects/{project}/agents", Consent, "creates an Agent and its token"},
 	{"agent.token", "POST /api/v1/projects/{project}/agents/{agent}/token", Consent, "replaces an Agent's token"},
 	{"agent.revoke", "DELETE /api/v1/projects/{project}/agents/{agent}", Consent, "revokes an Agent"},

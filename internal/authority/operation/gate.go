@@ -43,6 +43,9 @@ type Config struct {
 	// MaxHookWaiting and MaxHookPerMinute bound one Agent's hook calls; defaults
 	// DefaultMaxHookWaiting and DefaultMaxHookPerMinute.
 	MaxHookWaiting, MaxHookPerMinute int
+	// MaxWritesPerMinute bounds the writes one Agent's calls at /mcp make in any minute;
+	// default DefaultMaxWritesPerMinute.
+	MaxWritesPerMinute int
 }
 
 // Deps is what Operations reads and writes through.
@@ -73,6 +76,8 @@ type Operations struct {
 	// hookWaiting and hookPerMinute are the bounds of [Config.MaxHookWaiting] and
 	// [Config.MaxHookPerMinute].
 	hookWaiting, hookPerMinute int
+	// writesPerMinute is the bound of [Config.MaxWritesPerMinute].
+	writesPerMinute int
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
@@ -91,8 +96,9 @@ type Operations struct {
 func New(d Deps, cfg Config) *Operations {
 	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
 		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{},
-		hookWaiting:   cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
-		hookPerMinute: cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute)}
+		hookWaiting:     cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
+		hookPerMinute:   cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),
+		writesPerMinute: cmp.Or(max(cfg.MaxWritesPerMinute, 0), DefaultMaxWritesPerMinute)}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -348,6 +354,10 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	now := o.nowUTC()
+	if ce := l.writeBoundLocked(c.ID, c.Name, now, o.writesPerMinute); ce != nil {
+		r := refusal(ce)
+		return admission{focus: focus, setup: setup, refused: &r}, nil
+	}
 	r, person, err := o.autonomyRefusal(ctx, l, project, c.ID, now, call)
 	if err != nil || r != nil {
 		return admission{focus: focus, setup: setup, refused: r}, err

@@ -1,5 +1,6 @@
 // Package profile keeps each Agent's profile (issue 13) and the last reported state of its
-// runtime: a projection of agent.profile_set and agent.runtime_reported events, caught up
+// runtime, and of the worker docket start runs for a Connection: a projection of
+// agent.profile_set, agent.runtime_reported and worker.runtime_reported events, caught up
 // before each use, so that several instances over one store agree.
 package profile
 
@@ -34,6 +35,7 @@ type shelf struct {
 	cursor   eventlog.Cursor
 	names    map[contract.AgentID]string // every live Agent's name
 	profiles map[contract.AgentID]*contract.AgentProfile
+	workers  map[contract.ConnectionID]contract.RuntimeStatus // the supervised worker of each Connection, as last reported
 }
 
 // resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
@@ -41,6 +43,7 @@ type shelf struct {
 // s not shared yet.
 func (s *shelf) resetLocked() {
 	s.names, s.profiles = map[contract.AgentID]string{}, map[contract.AgentID]*contract.AgentProfile{}
+	s.workers = map[contract.ConnectionID]contract.RuntimeStatus{}
 }
 
 // New returns the Keeper over st; now is the clock.
@@ -97,6 +100,21 @@ func (s *shelf) apply(e store.Event) error {
 			st.Reported = e.At
 			p.Runtime = &st
 		}
+	case event.WorkerRuntimeReported:
+		var d event.WorkerRuntimeReportedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		st := d.RuntimeStatus
+		st.Reported = e.At
+		s.workers[d.Connection] = st
+	case event.ConnectionRevoked:
+		// A revoked Connection has no worker to run.
+		var d event.ConnectionRevokedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		delete(s.workers, contract.ConnectionID(d.ID))
 	}
 	return nil
 }
@@ -179,6 +197,42 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, project contract
 		}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.RuntimeReportedData{Agent: agent, RuntimeStatus: st})
 	})
+}
+
+// ReportWorker records the state of the worker docket start runs for the live Connection
+// conn, for a member acting itself; the caller has found conn live.
+func (k *Keeper) ReportWorker(ctx context.Context, c identity.Caller, project contract.ProjectID, conn contract.ConnectionID, st contract.RuntimeStatus) (contract.RuntimeStatus, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.RuntimeStatus{}, err
+	}
+	if err := validateStatus(st); err != nil {
+		return contract.RuntimeStatus{}, err
+	}
+	st.Reported = time.Time{}
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now().UTC().Round(0)
+	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "report the worker of "+string(conn), "connection "+string(conn),
+		func(tx store.Tx) error {
+			return eventlog.Append(ctx, tx, project, c.Principal(), now, event.WorkerRuntimeReportedData{Connection: conn, RuntimeStatus: st})
+		})
+	if err != nil {
+		return contract.RuntimeStatus{}, err
+	}
+	return s.workers[conn], nil
+}
+
+// Workers returns the last reported state of each supervised worker of project, by
+// Connection; the caller has checked who may read the project's workers.
+func (k *Keeper) Workers(ctx context.Context, project contract.ProjectID) (map[contract.ConnectionID]contract.RuntimeStatus, error) {
+	out := map[contract.ConnectionID]contract.RuntimeStatus{}
+	err := k.read(ctx, project, func(s *shelf) {
+		for id, st := range s.workers {
+			out[id] = st
+		}
+	})
+	return out, err
 }
 
 // act runs a member's act on agent's profile in one transaction under the log's head
