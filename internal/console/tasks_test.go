@@ -72,8 +72,8 @@ func TestServer_BodyRefusalsTeach(t *testing.T) {
 		name, body string
 		words      []string
 	}{
-		{"a misspelt field", "{\n  \"txt\": \"Verify job calc-001.\"\n}", []string{`line 2: unknown field "txt" (did you mean "text"?) at the top level`, "its fields are "}},
-		{"a value of the wrong kind", `{"text": 7}`, []string{`line 1: "text" is a number, but it takes a string`}},
+		{"a misspelt field", "{\n  \"txt\": \"Verify job calc-001.\"\n}", []string{`unknown field "txt" (did you mean "text"?) at the top level, line 2`, "its fields are "}},
+		{"a value of the wrong kind", `{"text": 7}`, []string{`the value of "text", line 1, is a number, but it takes a string`}},
 		{"malformed", "{\"text\": \"x\",\n \"clientKey\" \"k\"}", []string{"line 2, column 14", "expected : after a key", "send valid JSON"}},
 	}
 	for _, tt := range tests {

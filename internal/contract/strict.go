@@ -94,18 +94,18 @@ func decodeChecked(b []byte, n *jnode, v any) error {
 }
 
 // DecodeError is encoding/json's refusal of text that is strict JSON, said as a person
-// fixes it: the line, the entry and the fix — `line 4: unknown field "adaptor" (did you
-// mean "adapter"?) at "tools.acme.calc@1"; its fields are …` —
-// rather than Go's types. It carries no code: the caller's (manifest_invalid,
-// vault_invalid, invalid_argument, …) says which input it is; Err is encoding/json's own
-// error. It quotes keys and field names, never a value.
+// fixes it: the entry, the line and the fix — `unknown field "adaptor" (did you mean
+// "adapter"?) at "tools.acme.calc@1", line 4; its fields are …` — rather than Go's types.
+// It carries no code: the caller's (manifest_invalid, vault_invalid, invalid_argument, …)
+// says which input it is; Err is encoding/json's own error. It quotes keys and field
+// names, never a value.
 type DecodeError struct {
-	Line    int
-	Message string
-	Err     error
+	Line int    // the line of the text the refusal is about, from 1
+	Text string // the refusal, the line included
+	Err  error
 }
 
-func (e *DecodeError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Message) }
+func (e *DecodeError) Error() string { return e.Text }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // explainDecode turns encoding/json's err, decoding b (parsed into n) into a t, into a
@@ -113,19 +113,23 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func explainDecode(b []byte, n *jnode, t reflect.Type, err error) error {
 	if _, isUnknown := strings.CutPrefix(err.Error(), "json: unknown field "); isUnknown {
 		if u, ok := findUnknown(n, t, ""); ok {
-			msg := "unknown field " + quoteShort(u.key)
+			text := "unknown field " + quoteShort(u.key)
 			if near, ok := Nearest(u.key, u.fields); ok {
-				msg += fmt.Sprintf(" (did you mean %s?)", quoteShort(near))
+				text += fmt.Sprintf(" (did you mean %s?)", quoteShort(near))
 			}
-			return &DecodeError{Line: lineOf(b, u.at), Message: msg + " at " + where(u.path) + "; its fields are " + strings.Join(u.fields, ", "), Err: err}
+			line := lineOf(b, u.at)
+			text += fmt.Sprintf(" at %s, line %d; its fields are %s", where(u.path), line, strings.Join(u.fields, ", "))
+			return &DecodeError{Line: line, Text: text, Err: err}
 		}
 	}
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		what := "the value"
 		if te.Field != "" {
-			what = quoteShort(te.Field)
+			what = "the value of " + quoteShort(te.Field)
 		}
-		return &DecodeError{Line: lineOf(b, int(te.Offset)), Message: fmt.Sprintf("%s is a %s, but it takes a %s; write it as one", what, jsonWord(te.Value), typeWord(te.Type)), Err: err}
+		line := lineOf(b, int(te.Offset))
+		return &DecodeError{Line: line, Err: err,
+			Text: fmt.Sprintf("%s, line %d, is a %s, but it takes a %s; write it as one", what, line, jsonWord(te.Value), typeWord(te.Type))}
 	}
 	return err
 }

@@ -116,8 +116,8 @@ func ParseManifest(b []byte, checkers map[string]Adapter) (*Manifest, error) {
 	var f manifestFile
 	if err := contract.DecodeStrict(b, &f); err != nil {
 		if de, ok := errors.AsType[*contract.DecodeError](err); ok {
-			// The line, the key and the fix, nearest field included: `line 4: unknown field
-			// "adaptor" (did you mean "adapter"?) at …`.
+			// The key, its line and the fix, nearest field included: `unknown field
+			// "adaptor" (did you mean "adapter"?) at …, line 4; …`.
 			return nil, &contract.Error{Code: contract.CodeManifestInvalid, Teaching: de.Error(), Err: err}
 		}
 		why := err.Error()

@@ -153,15 +153,19 @@ func FuzzParseManifest(f *testing.F) {
 	})
 }
 
-// TestParseManifest_unknownField: a key the manifest does not have is named, with the
-// field it was most likely meant to be when one is near, never as a Go decoder's words.
+// TestParseManifest_unknownField: a key the manifest does not have is named, with its line,
+// where it is, the field it was most likely meant to be when one is near and the fields
+// there are, never as a Go decoder's words.
 func TestParseManifest_unknownField(t *testing.T) {
 	tests := []struct {
 		name, tool, want string
 	}{
-		{"a typo of a Tool's field", `{"adaptor":"run","entry":"x"}`, `unknown field "adaptor" (did you mean "adapter"?)`},
-		{"a typo of a fence's field", `{"adapter":"run","entry":"x","fence":{"timeout":5}}`, `unknown field "timeout" (did you mean "timeoutMs"?)`},
-		{"nothing near", `{"adapter":"run","entry":"x","colour":"red"}`, `unknown field "colour"`},
+		{"a typo of a Tool's field", `{"adaptor":"run","entry":"x"}`,
+			`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
+		{"a typo of a fence's field", `{"adapter":"run","entry":"x","fence":{"timeout":5}}`,
+			`unknown field "timeout" (did you mean "timeoutMs"?) at "tools.acme.x@1.fence", line 1; its fields are allow, hosts, maxBytes, timeoutMs`},
+		{"nothing near", `{"adapter":"run","entry":"x","colour":"red"}`,
+			`unknown field "colour" at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,8 +29,8 @@ func TestRefusals_NameLineEntryAndFix(t *testing.T) {
 		src   string
 		words []string
 	}{
-		{"a misspelt field", manifest, []string{`line 4: unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.calc@1"`, "its fields are adapter, "}},
-		{"a value of the wrong type", wrongType, []string{`line 3: "tools.fence.timeoutMs" is a string, but it takes a whole number`}},
+		{"a misspelt field", manifest, []string{`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.calc@1", line 4`, "its fields are adapter, "}},
+		{"a value of the wrong type", wrongType, []string{`the value of "tools.fence.timeoutMs", line 3, is a string, but it takes a whole number`}},
 		{"malformed JSON", malformed, []string{"line 3, column 36", "expected , or } in an object"}},
 	}
 	for _, tt := range tests {
@@ -61,7 +61,7 @@ func TestRefusals_NameLineEntryAndFix(t *testing.T) {
 	if contract.CodeOf(err) != contract.CodeVaultInvalid {
 		t.Fatalf("LoadVault = %v, want vault_invalid", err)
 	}
-	for _, w := range []string{vault, `line 2: unknown field "rot" (did you mean "root"?) at "sources.calc"`} {
+	for _, w := range []string{vault, `unknown field "rot" (did you mean "root"?) at "sources.calc", line 2`} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("LoadVault = %v\nwant it to say %q", err, w)
 		}
