@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,4 +133,45 @@ func runOutcome(t *testing.T, tree any, args []string, token string) outcome {
 	err := runTree(t.Context(), tree, args, e)
 	code := exitCode(err, &errw)
 	return outcome{Stdout: out.String(), Stderr: errw.String(), Code: code}
+}
+
+// maxInitBytes bounds what Docket's own packages allocate in their initialisers, summed:
+// every docket process runs them before main, the hook's twice per tool call included
+// (docs/coding-agents.md, "Speed"). A pattern with a counted repetition ({0,63}) compiled
+// at start took 60–100 KB and 50 µs alone. Counted in bytes, not time.
+const maxInitBytes = 192 << 10
+
+// TestStart_DocketInitsAllocateLittle runs docket --version with the runtime's init trace
+// and sums what the packages under internal/ allocate before main.
+func TestStart_DocketInitsAllocateLittle(t *testing.T) {
+	bin := docketBinary(t, "runs the docket binary as a process")
+	cmd := exec.CommandContext(t.Context(), bin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var errw bytes.Buffer
+	cmd.Stderr = &errw
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("docket --version: %v\n%s", err, errw.String())
+	}
+	// init github.com/docketrun/docket/internal/contract @7.1 ms, 0.28 ms clock, 178272 bytes, 2555 allocs
+	line := regexp.MustCompile(`^init (github\.com/docketrun/docket/internal/\S+) @.*, (\d+) bytes, \d+ allocs$`)
+	total, seen := 0, 0
+	var each []string
+	for _, l := range strings.Split(errw.String(), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, seen = total+n, seen+1
+		each = append(each, fmt.Sprintf("%s %d", m[1], n))
+	}
+	if seen < 5 {
+		t.Fatalf("the init trace names %d of Docket's packages; the trace's form changed?\n%s", seen, errw.String())
+	}
+	if total > maxInitBytes {
+		t.Errorf("Docket's packages allocate %d bytes before main, over %d:\n%s", total, maxInitBytes, strings.Join(each, "\n"))
+	}
 }

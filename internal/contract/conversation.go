@@ -24,11 +24,17 @@ const MaxConversationEntry = 1 << 20
 // same one.
 type ConversationID string
 
-var conversationIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// The length is checked apart from the pattern: a counted repetition ({0,63}) compiles to
+// a program of one state per count, at every start of every docket process, the hook's
+// included (docs/coding-agents.md, "Speed"); the classes are ASCII, so bytes are letters.
+var conversationIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// maxConversationID is the longest conversation id, in bytes.
+const maxConversationID = 64
 
 // ParseConversationID checks s against the conversation id form.
 func ParseConversationID(s string) (ConversationID, error) {
-	if !conversationIDForm.MatchString(s) {
+	if len(s) > maxConversationID || !conversationIDForm.MatchString(s) {
 		return "", Errorf(CodeInvalidArgument, "conversation id %q is not 1 to 64 letters, digits, '_', '.' or '-' starting with a letter or digit; pick another", s)
 	}
 	return ConversationID(s), nil
