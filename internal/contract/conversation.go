@@ -24,9 +24,10 @@ const MaxConversationEntry = 1 << 20
 // same one.
 type ConversationID string
 
-// The length is checked apart from the pattern: a counted repetition ({0,63}) compiles to
-// a program of one state per count, at every start of every docket process, the hook's
-// included (docs/coding-agents.md, "Speed"); the classes are ASCII, so bytes are letters.
+// conversationIDForm is the conversation id's form but for its length, which is checked
+// apart (maxConversationID): a counted repetition ({0,63}) compiles to a program of one
+// state per count at every start of every docket process, the hook's included
+// (docs/coding-agents.md, "Speed"). The classes are ASCII, so each byte is a character.
 var conversationIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // maxConversationID is the longest conversation id, in bytes.
