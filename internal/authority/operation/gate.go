@@ -75,7 +75,7 @@ type Operations struct {
 	hookWaiting, hookPerMinute int
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
-	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
+	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 
 	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
 	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
@@ -90,7 +90,7 @@ type Operations struct {
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
 	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{},
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*ledger{},
 		hookWaiting:   cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
 		hookPerMinute: cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute)}
 	if o.now == nil {
@@ -132,7 +132,7 @@ var errClosed = &contract.Error{Code: contract.CodeUnavailable, Teaching: "the a
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }
 
-func (o *Operations) ledger(project contract.ProjectID) *Ledger {
+func (o *Operations) ledger(project contract.ProjectID) *ledger {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l := o.ledgers[project]
@@ -266,7 +266,7 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 
 // acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
 // held.
-func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identity.Caller, delivered func(int64) bool) error {
+func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
 	project := c.Projects[0]
 	last := l.latestSettledLocked(c.ID)
 	if last == nil || last.acked || !delivered(last.ordinal) {
@@ -410,7 +410,7 @@ var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another ins
 // since only committed events were applied. errOrdinalTaken means another Operation of
 // the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
 // be held.
-func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
+func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
 	head, err := tx.LockHead(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)
@@ -505,7 +505,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		}
 	}
 	slots := l.stripLocked(c.ID)
-	var op Op
+	var op operation
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
 		op = *p
 	}

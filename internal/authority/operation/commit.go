@@ -1,4 +1,4 @@
-package dispatch
+package operation
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -21,7 +20,7 @@ import (
 // [Dispatcher.commitWork].
 type workCommit struct {
 	b        *board.Board
-	l        *operation.Ledger
+	l        *ledger
 	w        *workLedger
 	now      time.Time
 	conn     contract.ConnectionID // the Connection whose lease is locked, or ""
@@ -126,9 +125,9 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	if bw != nil {
 		b = bw.Board()
 	}
-	l := d.ops.Ledger(project)
-	l.Lock()
-	defer l.Unlock()
+	l := d.ops.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	w := d.work(project)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -151,7 +150,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		if err != nil {
 			return fmt.Errorf("read the head of %s: %w", project, err)
 		}
-		if err := l.CatchUpTo(ctx, tx, project, head.Seq); err != nil {
+		if err := l.catchUpToLocked(ctx, tx, project, head.Seq); err != nil {
 			return err
 		}
 		if err := w.catchUpToLocked(ctx, tx, project, head.Seq); err != nil {
@@ -185,7 +184,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 		bw.Committed(after)
 	}
 	if wc.writesAny() {
-		if err := l.CatchUpTo(ctx, d.store, project, left); err != nil {
+		if err := l.catchUpToLocked(ctx, d.store, project, left); err != nil {
 			return err
 		}
 		if err := w.catchUpToLocked(ctx, d.store, project, left); err != nil {
