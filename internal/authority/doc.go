@@ -35,6 +35,10 @@
 //  4. inside the store transaction, the rows it locks: a Connection's lease row
 //     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
 //
+// An admission and every hop call that writes take 2 to 4 in one function of package
+// operation (commitLocked, docs/architecture.md "One commit function"), an admission
+// skipping 3 and the lease row.
+//
 // A call may skip a level but not reorder them: a claim or a lease acquisition, which
 // never changes the Board, takes 2, 3 and 4 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps

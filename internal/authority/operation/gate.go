@@ -366,41 +366,45 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
-	before := func(tx store.Tx) error {
-		if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
-			return err
+	run.op.TraceParent = traceParent(ctx)
+	spec := commitSpec{project: project, lockHead: true, bw: w, now: func() time.Time { return now }, by: c.Principal(),
+		wrap: func(err error) error {
+			return fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), eventlog.Refuse(err, "record"))
+		}}
+	err = o.commitLocked(ctx, spec, l, nil, func(wc *workCommit) error {
+		wc.change = run.change // first: a refusal below drops the Board it changed
+		// The ledger is caught up inside the transaction, under the head lock: when
+		// another instance admitted an Operation of the agent since the gate read the
+		// ledger, the ordinal is taken and the gate's reading of the agent's strip is
+		// stale, so the write sequence passes the call through the gate again.
+		if int64(len(l.ops[c.ID]))+1 != ordinal {
+			return errOrdinalTaken
 		}
 		if last != nil && !last.acked {
-			return eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal}))
-		}
-		return nil
-	}
-	run.op.TraceParent = traceParent(ctx)
-	var left int64 // the head the commit leaves, which the ledger then catches up to
-	after := func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
-			return err
-		}
-		if run.request != nil {
-			if err := raise(ctx, tx, run.request); err != nil {
+			if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
 				return err
 			}
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
-	}
-	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
-		return admission{}, err
-	}
-	if err := l.catchUpToLocked(ctx, o.store, project, left); err != nil {
+		wc.writes = append(wc.writes, func(tx store.Tx) error {
+			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
+				return err
+			}
+			if run.request != nil {
+				return raise(ctx, tx, run.request)
+			}
+			return nil
+		})
+		return nil
+	})
+	if err != nil {
 		return admission{}, err
 	}
 	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
 }
 
 // errOrdinalTaken refuses an admission because another instance admitted an Operation of
-// the same agent after this one's ledger was caught up. The caller passes the gate again.
+// the same agent after the gate read the ledger, as the ledger caught up inside the
+// admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
 
 // recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
