@@ -101,12 +101,14 @@ type commitSpec struct {
 	// bw is the Board write the commit runs in, or nil for a write that never changes the
 	// Board and leaves the Board's lock free.
 	bw *boards.Write
-	// now is the time the decision is made at, read once per transaction.
-	now func() time.Time
+	// at is the time the decision is made at; when zero, clock is read once per
+	// transaction, in UTC at the precision the event log keeps.
+	at    time.Time
+	clock func() time.Time
 	// by makes the Operation changes the decision collects, unless it says otherwise.
 	by contract.Principal
-	// wrap wraps a failure of the transaction itself (not the decision's own refusal,
-	// and not [boards.ErrWroteFirst], which the write sequence runs again on).
+	// wrap, when set, wraps a failure of the transaction itself (not the decision's own
+	// refusal, and not [boards.ErrWroteFirst], which the write sequence runs again on).
 	wrap func(error) error
 }
 
@@ -142,7 +144,11 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	after := int64(-1)
 	var left int64 // the head the commit leaves, which the ledgers then catch up to
 	err := o.store.Update(ctx, func(tx store.Tx) error {
-		wc = &workCommit{b: b, l: l, w: w, now: s.now(), conn: s.conn, opBy: s.by}
+		now := s.at
+		if now.IsZero() {
+			now = s.clock().UTC().Round(0)
+		}
+		wc = &workCommit{b: b, l: l, w: w, now: now, conn: s.conn, opBy: s.by}
 		if s.conn != "" {
 			row, err := tx.LockLease(ctx, string(s.project), string(s.conn))
 			if err != nil {
@@ -153,11 +159,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		// One head read serves both ledgers: nothing can append between them, and an
 		// instance that appends after it did so after the lease row (or the head) was
 		// locked here.
-		read := tx.Head
+		var head store.Head
+		var err error
 		if s.lockHead {
-			read = tx.LockHead
+			head, err = tx.LockHead(ctx, string(s.project))
+		} else {
+			head, err = tx.Head(ctx, string(s.project))
 		}
-		head, err := read(ctx, string(s.project))
 		if err != nil {
 			return fmt.Errorf("read the head of %s: %w", s.project, err)
 		}
@@ -188,7 +196,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		if refused != nil {
 			return refused
 		}
-		if errors.Is(err, boards.ErrWroteFirst) {
+		if errors.Is(err, boards.ErrWroteFirst) || s.wrap == nil {
 			return err
 		}
 		return s.wrap(err)
@@ -237,7 +245,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 	w := d.work(project)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, now: d.nowUTC, by: "system",
+	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, clock: d.now, by: "system",
 		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, w, fn)
 }
 

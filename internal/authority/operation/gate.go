@@ -367,10 +367,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		run.request.Ordinal = ordinal
 	}
 	run.op.TraceParent = traceParent(ctx)
-	spec := commitSpec{project: project, lockHead: true, bw: w, now: func() time.Time { return now }, by: c.Principal(),
-		wrap: func(err error) error {
-			return fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), eventlog.Refuse(err, "record"))
-		}}
+	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: c.Principal()}
 	err = o.commitLocked(ctx, spec, l, nil, func(wc *workCommit) error {
 		wc.change = run.change // first: a refusal below drops the Board it changed
 		// The ledger is caught up inside the transaction, under the head lock: when
@@ -396,8 +393,11 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		})
 		return nil
 	})
+	if errors.Is(err, boards.ErrWroteFirst) {
+		return admission{}, err // the write sequence passes the call through the gate again
+	}
 	if err != nil {
-		return admission{}, err
+		return admission{}, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), eventlog.Refuse(err, "record"))
 	}
 	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
 }
