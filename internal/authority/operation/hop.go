@@ -578,9 +578,9 @@ func errNoWork(id string) error {
 	return contract.Errorf(contract.CodeWorkNotFound, "work %.80q was never served to this Connection; claim and report only ids a Poll returned.", id)
 }
 
-// ReportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
+// reportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
 // retry sends the same bytes, so it has the same digest.
-func ReportDigest(r contract.ReportRequest) (string, error) {
+func reportDigest(r contract.ReportRequest) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", fmt.Errorf("encode report: %w", err)

@@ -30,7 +30,7 @@ func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req c
 	if !ok {
 		return contract.WorkAnswer{}, errNoWork(req.ID)
 	}
-	digest, err := ReportDigest(req)
+	digest, err := reportDigest(req)
 	if err != nil {
 		return contract.WorkAnswer{}, fmt.Errorf("report %s: %w", req.ID, err)
 	}
