@@ -84,7 +84,7 @@ type Operations struct {
 
 	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
 	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
-	// pump starts once Close waits; it is taken under a Ledger's mu, never around one.
+	// pump starts once Close waits; it is taken under a ledger's mu, never around one.
 	life   context.Context
 	end    context.CancelFunc
 	pumpMu sync.Mutex

@@ -99,7 +99,7 @@ func (o *Operations) watch(project contract.ProjectID, l *ledger, key holdKey) {
 	o.watchLocked(project, l, key)
 }
 
-// unwatch ends a call held on key (see [Ledger.unwatchLocked]).
+// unwatch ends a call held on key (see [ledger.unwatchLocked]).
 func (l *ledger) unwatch(key holdKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
