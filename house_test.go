@@ -172,6 +172,7 @@ func TestDeps(t *testing.T) {
 			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
+		{"internal/slowtest", none, nil, nil, "the -short switch of the slow tests is a leaf every package's tests may import"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
