@@ -1,0 +1,333 @@
+package authority_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// TestScenarios plays the multi-instance scenarios of testdata/scenarios: two authorities
+// ("a" and "b", two docket serve) over one store, each with its own clock, stepped one
+// command at a time, so that an interleaving a race only sometimes hits is written down
+// and played every time. Each script runs on SQLite, and on PostgreSQL when
+// DOCKET_TEST_POSTGRES names a server, and wants the same output on both. A script's
+// commands (see scenario.run) queue the agent's fetches, play workers on either instance,
+// move a clock, make the next COMMIT that appends an event of a type fail, and print an
+// Operation as each instance sees it. go test -run TestScenarios -rewrite rewrites the
+// expected output (review its diff).
+func TestScenarios(t *testing.T) {
+	for _, be := range scenarioBackends {
+		t.Run(be.name, func(t *testing.T) {
+			datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
+				s := newScenario(t, be)
+				datadriven.RunTest(t, path, s.run)
+			})
+		})
+	}
+}
+
+// scenarioBackends are the stores a scenario runs on: SQLite always, PostgreSQL when
+// DOCKET_TEST_POSTGRES names a server.
+var scenarioBackends = []scenarioBackend{
+	{"sqlite", func(t *testing.T) (store.Store, store.Store, func(string)) {
+		path := filepath.Join(t.TempDir(), "docket.db")
+		s1, s2 := openSQLite(t, path), openSQLite(t, path)
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return s1, s2, func(q string) {
+			t.Helper()
+			if _, err := db.ExecContext(t.Context(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}, []string{
+		`CREATE TABLE fail_at_commit (type TEXT PRIMARY KEY)`,
+		`CREATE TABLE lost_parent (id TEXT PRIMARY KEY)`,
+		`CREATE TABLE lost_child (parent TEXT REFERENCES lost_parent (id) DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TRIGGER lost_at_commit AFTER INSERT ON events WHEN NEW.type IN (SELECT type FROM fail_at_commit)
+		 BEGIN INSERT INTO lost_child VALUES ('none'); END`,
+	}},
+	{"postgres", func(t *testing.T) (store.Store, store.Store, func(string)) {
+		dsn := authoritytest.PostgresDSN(t)
+		return openPostgres(t, dsn), openPostgres(t, dsn), func(q string) {
+			t.Helper()
+			c, err := pgx.Connect(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(context.Background())
+			if _, err := c.Exec(t.Context(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}, []string{
+		`CREATE TABLE fail_at_commit (type TEXT PRIMARY KEY)`,
+		`CREATE FUNCTION lost_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN
+		   IF EXISTS (SELECT 1 FROM fail_at_commit WHERE type = NEW.type) THEN
+		     RAISE EXCEPTION 'this commit fails on purpose';
+		   END IF;
+		   RETURN NULL;
+		 END $$`,
+		`CREATE CONSTRAINT TRIGGER lost_at_commit AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+		 FOR EACH ROW EXECUTE FUNCTION lost_at_commit()`,
+	}},
+}
+
+// scenarioBackend is one kind of store a scenario runs on.
+type scenarioBackend struct {
+	name string
+	// open returns two stores over one fresh database and a way to run SQL on it.
+	open func(t *testing.T) (s1, s2 store.Store, exec func(q string))
+	// failAtCommit is the SQL that makes a transaction fail at its COMMIT, after every
+	// function in it returned nil, when it appended an event of a type listed in the
+	// table fail_at_commit: a deferred constraint, checked only at COMMIT, fails it for
+	// real.
+	failAtCommit []string
+}
+
+// instance is one docket serve of a scenario.
+type instance struct {
+	clock *clock
+	ops   *authority.Operations
+	d     *authority.Dispatcher
+}
+
+// scenario is the hop fixture on instance a, a second instance b over the same store,
+// and what the script's workers hold.
+type scenario struct {
+	f       *hopFixture
+	exec    func(q string)
+	in      map[string]*instance
+	leases  map[string]*contract.Lease // by worker
+	served  map[int64]contract.WorkRow // the row last served, by the Operation's ordinal
+	ordinal map[string]int64           // the agent's fetches, by path
+	workers map[string]*instance       // where each worker polls
+	order   []string                   // the instances, in the order they print
+}
+
+func newScenario(t *testing.T, be scenarioBackend) *scenario {
+	t.Helper()
+	s1, s2, exec := be.open(t)
+	for _, q := range be.failAtCommit {
+		exec(q)
+	}
+	f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Millisecond))
+	b := &clock{now: f.clock.Now()}
+	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: authority.Key{7}, Now: b.Now})
+	opsB := authority.NewOperations(ab, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
+	return &scenario{f: f, exec: exec,
+		in: map[string]*instance{
+			"a": {clock: f.clock, ops: f.ops, d: f.d},
+			"b": {clock: b, ops: opsB, d: authority.NewDispatcher(opsB,
+				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})},
+		},
+		order:  []string{"a", "b"},
+		leases: map[string]*contract.Lease{}, served: map[int64]contract.WorkRow{},
+		ordinal: map[string]int64{}, workers: map[string]*instance{},
+	}
+}
+
+// run plays one command of a script:
+//
+//	fetch path=P                  the agent, on a, calls the fetch Action of path P
+//	lease on=I worker=W           W acquires the Connection's lease on instance I
+//	poll worker=W                 W polls under its lease, where it acquired it
+//	claim worker=W op=N           W claims the row of Operation N it was served
+//	report worker=W op=N          W reports Operation N done
+//	release worker=W              W releases its lease
+//	reconcile op=N outcome=O      a member settles Operation N, on a
+//	clock on=I add=D              instance I's clock moves on by D
+//	fail-commit type=T            every COMMIT that appends an event of type T fails
+//	heal                          COMMITs no longer fail
+//	op N                          Operation N as each instance sees it
+func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
+	ctx := t.Context()
+	f := s.f
+	switch d.Cmd {
+	case "fetch":
+		var path string
+		d.ScanArgs(t, "path", &path)
+		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}},
+			Delivered: func(int64) bool { return true }})
+		if err != nil {
+			return outcome(err)
+		}
+		s.ordinal[path] = ans.Meta.Ordinal
+		if ans.Meta.Ordinal == 0 {
+			return "refused: " + string(ans.Result.ErrorCode)
+		}
+		return fmt.Sprintf("op %d: %s", ans.Meta.Ordinal, s.seen(t, "a", ans.Meta.Ordinal))
+	case "lease":
+		var on, worker string
+		d.ScanArgs(t, "on", &on)
+		d.ScanArgs(t, "worker", &worker)
+		in := s.instance(t, on)
+		ans, err := in.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: worker, Tools: fetchTool})
+		if err != nil {
+			return outcome(err)
+		}
+		s.leases[worker], s.workers[worker] = ans.Lease, in
+		return fmt.Sprintf("%s holds generation %d", worker, ans.Lease.Generation)
+	case "poll":
+		worker, l, in := s.worker(t, d)
+		gen := l.Generation
+		ans, err := in.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: worker, Generation: &gen, Tools: fetchTool})
+		if err != nil {
+			return outcome(err)
+		}
+		if len(ans.Work) == 0 {
+			return "served nothing"
+		}
+		var lines []string
+		for _, r := range ans.Work {
+			n := s.ordinalOf(t, r.ID)
+			s.served[n] = r
+			lines = append(lines, fmt.Sprintf("served op %d", n))
+		}
+		return strings.Join(lines, "\n")
+	case "claim":
+		worker, l, in := s.worker(t, d)
+		row := s.row(t, d)
+		_, err := in.d.Claim(ctx, f.conn, contract.ClaimRequest{ID: row.ID, WorkerID: worker, Generation: l.Generation, Grant: row.Grant})
+		return outcome(err)
+	case "report":
+		worker, l, in := s.worker(t, d)
+		row := s.row(t, d)
+		_, err := in.d.Report(ctx, f.conn, okReport(l, row, worker+".txt"))
+		return outcome(err)
+	case "release":
+		worker, l, in := s.worker(t, d)
+		_, err := in.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: worker, Generation: l.Generation})
+		return outcome(err)
+	case "reconcile":
+		var o string
+		d.ScanArgs(t, "outcome", &o)
+		row := s.row(t, d)
+		_, err := f.d.Reconcile(ctx, f.admin, "default", row.ID, contract.ReconcileRequest{Outcome: o, Reason: "settled by the script"})
+		return outcome(err)
+	case "clock":
+		var on, add string
+		d.ScanArgs(t, "on", &on)
+		d.ScanArgs(t, "add", &add)
+		by, err := time.ParseDuration(add)
+		if err != nil {
+			d.Fatalf(t, "clock add=%s: %v", add, err)
+		}
+		s.instance(t, on).clock.Add(by)
+		return ""
+	case "fail-commit":
+		var typ string
+		d.ScanArgs(t, "type", &typ)
+		s.exec(fmt.Sprintf(`INSERT INTO fail_at_commit (type) VALUES ('%s')`, typ))
+		return ""
+	case "heal":
+		s.exec(`DELETE FROM fail_at_commit`)
+		return ""
+	case "op":
+		if len(d.CmdArgs) != 1 {
+			d.Fatalf(t, "op wants one argument, the Operation's ordinal")
+		}
+		var n int64
+		if _, err := fmt.Sscan(d.CmdArgs[0].Key, &n); err != nil {
+			d.Fatalf(t, "op %s: %v", d.CmdArgs[0].Key, err)
+		}
+		var lines []string
+		for _, name := range s.order {
+			lines = append(lines, name+": "+s.seen(t, name, n))
+		}
+		return strings.Join(lines, "\n")
+	}
+	d.Fatalf(t, "unknown command %q", d.Cmd)
+	return ""
+}
+
+// outcome is what a call answered: ok, or the code of its refusal.
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	if c := contract.CodeOf(err); c != "" {
+		return "error: " + string(c)
+	}
+	return "error (no code)"
+}
+
+// seen is Operation n's state and stage as instance name's strip shows them.
+func (s *scenario) seen(t *testing.T, name string, n int64) string {
+	t.Helper()
+	st, err := s.in[name].ops.State(t.Context(), s.f.agent)
+	if err != nil {
+		t.Fatalf("State on %s: %v", name, err)
+	}
+	i := slices.IndexFunc(st.State, func(e contract.OperationSlot) bool { return e.Ordinal == n })
+	if i < 0 {
+		return fmt.Sprintf("no op %d", n)
+	}
+	if e := st.State[i]; e.Stage != "" {
+		return fmt.Sprintf("%s/%s", e.State, e.Stage)
+	}
+	return string(st.State[i].State)
+}
+
+func (s *scenario) instance(t *testing.T, name string) *instance {
+	t.Helper()
+	in, ok := s.in[name]
+	if !ok {
+		t.Fatalf("no instance %q: the scenario has a and b", name)
+	}
+	return in
+}
+
+// worker returns the worker the command names, its lease and the instance it polls.
+func (s *scenario) worker(t *testing.T, d *datadriven.TestData) (string, *contract.Lease, *instance) {
+	t.Helper()
+	var w string
+	d.ScanArgs(t, "worker", &w)
+	l, ok := s.leases[w]
+	if !ok {
+		d.Fatalf(t, "worker %s holds no lease: lease it first", w)
+	}
+	return w, l, s.workers[w]
+}
+
+// row returns the row last served for the Operation the command names (op=N).
+func (s *scenario) row(t *testing.T, d *datadriven.TestData) contract.WorkRow {
+	t.Helper()
+	var n int64
+	d.ScanArgs(t, "op", &n)
+	r, ok := s.served[n]
+	if !ok {
+		d.Fatalf(t, "op %d was never served", n)
+	}
+	return r
+}
+
+// ordinalOf is the ordinal of the agent's Operation whose work id is id.
+func (s *scenario) ordinalOf(t *testing.T, id string) int64 {
+	t.Helper()
+	for _, n := range s.ordinal {
+		if authority.WorkID(s.f.agent.ID, n) == id {
+			return n
+		}
+	}
+	t.Fatalf("work %s is none of the script's fetches", id)
+	return 0
+}
