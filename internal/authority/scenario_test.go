@@ -120,6 +120,7 @@ type scenario struct {
 	ordinal map[string]int64           // the agent's fetches, by path
 	workers map[string]*instance       // where each worker polls
 	order   []string                   // the instances, in the order they print
+	failing bool                       // fail-commit is armed
 }
 
 func newScenario(t *testing.T, be scenarioBackend) *scenario {
@@ -168,7 +169,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}},
 			Delivered: func(int64) bool { return true }})
 		if err != nil {
-			return outcome(err)
+			return s.outcome(err)
 		}
 		s.ordinal[path] = ans.Meta.Ordinal
 		if ans.Meta.Ordinal == 0 {
@@ -182,7 +183,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		in := s.instance(t, on)
 		ans, err := in.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: worker, Tools: fetchTool})
 		if err != nil {
-			return outcome(err)
+			return s.outcome(err)
 		}
 		s.leases[worker], s.workers[worker] = ans.Lease, in
 		return fmt.Sprintf("%s holds generation %d", worker, ans.Lease.Generation)
@@ -191,7 +192,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		gen := l.Generation
 		ans, err := in.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: worker, Generation: &gen, Tools: fetchTool})
 		if err != nil {
-			return outcome(err)
+			return s.outcome(err)
 		}
 		if len(ans.Work) == 0 {
 			return "served nothing"
@@ -207,22 +208,22 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		worker, l, in := s.worker(t, d)
 		row := s.row(t, d)
 		_, err := in.d.Claim(ctx, f.conn, contract.ClaimRequest{ID: row.ID, WorkerID: worker, Generation: l.Generation, Grant: row.Grant})
-		return outcome(err)
+		return s.outcome(err)
 	case "report":
 		worker, l, in := s.worker(t, d)
 		row := s.row(t, d)
 		_, err := in.d.Report(ctx, f.conn, okReport(l, row, worker+".txt"))
-		return outcome(err)
+		return s.outcome(err)
 	case "release":
 		worker, l, in := s.worker(t, d)
 		_, err := in.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: worker, Generation: l.Generation})
-		return outcome(err)
+		return s.outcome(err)
 	case "reconcile":
 		var o string
 		d.ScanArgs(t, "outcome", &o)
 		row := s.row(t, d)
 		_, err := f.d.Reconcile(ctx, f.admin, "default", row.ID, contract.ReconcileRequest{Outcome: o, Reason: "settled by the script"})
-		return outcome(err)
+		return s.outcome(err)
 	case "clock":
 		var on, add string
 		d.ScanArgs(t, "on", &on)
@@ -237,9 +238,11 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		var typ string
 		d.ScanArgs(t, "type", &typ)
 		s.exec(fmt.Sprintf(`INSERT INTO fail_at_commit (type) VALUES ('%s')`, typ))
+		s.failing = true
 		return ""
 	case "heal":
 		s.exec(`DELETE FROM fail_at_commit`)
+		s.failing = false
 		return ""
 	case "op":
 		if len(d.CmdArgs) != 1 {
@@ -259,10 +262,15 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	return ""
 }
 
-// outcome is what a call answered: ok, or the code of its refusal.
-func outcome(err error) string {
+// outcome is what a call answered: ok, or the code of its refusal. While fail-commit
+// is armed a failure is the COMMIT's, whose code is the backend's own for the constraint
+// that fails it (on SQLite a foreign key, which reads as not_found), so it is said alike.
+func (s *scenario) outcome(err error) string {
 	if err == nil {
 		return "ok"
+	}
+	if s.failing {
+		return "error: the COMMIT failed"
 	}
 	if c := contract.CodeOf(err); c != "" {
 		return "error: " + string(c)
