@@ -15,6 +15,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -104,6 +105,7 @@ type scenarioBackend struct {
 
 // instance is one docket serve of a scenario.
 type instance struct {
+	a     *authority.Authority
 	clock *clock
 	ops   *authority.Operations
 	d     *authority.Dispatcher
@@ -135,8 +137,8 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 	opsB := authority.NewOperations(ab, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
 	return &scenario{f: f, exec: exec,
 		in: map[string]*instance{
-			"a": {clock: f.clock, ops: f.ops, d: f.d},
-			"b": {clock: b, ops: opsB, d: authority.NewDispatcher(opsB,
+			"a": {a: f.a, clock: f.clock, ops: f.ops, d: f.d},
+			"b": {a: ab, clock: b, ops: opsB, d: authority.NewDispatcher(opsB,
 				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})},
 		},
 		order:  []string{"a", "b"},
@@ -158,6 +160,7 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 //	fail-commit type=T            every COMMIT that appends an event of type T fails
 //	heal                          COMMITs no longer fail
 //	op N                          Operation N as each instance sees it
+//	facts predicate=P             how many facts of P each instance's Board holds
 func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	ctx := t.Context()
 	f := s.f
@@ -255,6 +258,25 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		var lines []string
 		for _, name := range s.order {
 			lines = append(lines, name+": "+s.seen(t, name, n))
+		}
+		return strings.Join(lines, "\n")
+	case "facts":
+		var pred string
+		d.ScanArgs(t, "predicate", &pred)
+		var lines []string
+		for _, name := range s.order {
+			n := 0
+			if err := s.in[name].a.View(ctx, "default", func(b *board.Board) error {
+				for _, nd := range b.Nodes() {
+					if nd.Atom != nil && nd.Atom.Predicate == pred {
+						n++
+					}
+				}
+				return nil
+			}); err != nil {
+				d.Fatalf(t, "View on %s: %v", name, err)
+			}
+			lines = append(lines, fmt.Sprintf("%s: %d", name, n))
 		}
 		return strings.Join(lines, "\n")
 	}
