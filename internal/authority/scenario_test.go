@@ -150,11 +150,14 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 // run plays one command of a script:
 //
 //	fetch path=P                  the agent, on a, calls the fetch Action of path P
+//	mark topic=T                  the agent, on a, calls mark, which needs a person
+//	decide on=I op=N verdict=V    a member decides Operation N's request on instance I
+//	  [digest=D]                  naming digest D instead of the request's
 //	lease on=I worker=W           W acquires the Connection's lease on instance I
-//	poll worker=W                 W polls under its lease, where it acquired it
-//	claim worker=W op=N           W claims the row of Operation N it was served
-//	report worker=W op=N          W reports Operation N done
-//	release worker=W              W releases its lease
+//	poll worker=W [on=I]          W polls under its lease, where it acquired it or on I
+//	claim worker=W op=N [on=I]    W claims the row of Operation N it was served
+//	report worker=W op=N [on=I]   W reports Operation N done
+//	release worker=W [on=I]       W releases its lease
 //	reconcile op=N outcome=O      a member settles Operation N, on a
 //	clock on=I add=D              instance I's clock moves on by D
 //	fail-commit type=T            every COMMIT that appends an event of type T fails
@@ -168,17 +171,32 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	case "fetch":
 		var path string
 		d.ScanArgs(t, "path", &path)
-		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction,
-			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}},
-			Delivered: func(int64) bool { return true }})
+		return s.call(t, "fetch", contract.Args{"path": contract.StringValue(path)}, path)
+	case "mark":
+		var topic string
+		d.ScanArgs(t, "topic", &topic)
+		return s.call(t, "mark", contract.Args{"topic": contract.StringValue(topic)}, "")
+	case "decide":
+		var on, verdict string
+		var n int64
+		d.ScanArgs(t, "on", &on)
+		d.ScanArgs(t, "op", &n)
+		d.ScanArgs(t, "verdict", &verdict)
+		in := s.instance(t, on)
+		rs, err := in.ops.Requests(ctx, f.admin, "default")
 		if err != nil {
-			return s.outcome(err)
+			d.Fatalf(t, "Requests on %s: %v", on, err)
 		}
-		s.ordinal[path] = ans.Meta.Ordinal
-		if ans.Meta.Ordinal == 0 {
-			return "refused: " + string(ans.Result.ErrorCode)
+		i := slices.IndexFunc(rs, func(r contract.Request) bool { return r.Ordinal == n })
+		if i < 0 {
+			d.Fatalf(t, "op %d raised no request", n)
 		}
-		return fmt.Sprintf("op %d: %s", ans.Meta.Ordinal, s.seen(t, "a", ans.Meta.Ordinal))
+		dec := contract.Decision{Digest: rs[i].Digest, Verdict: contract.Verdict(verdict)}
+		if d.HasArg("digest") {
+			d.ScanArgs(t, "digest", &dec.Digest)
+		}
+		_, err = in.ops.Decide(ctx, f.admin, "default", rs[i].ID, dec)
+		return s.outcome(err)
 	case "lease":
 		var on, worker string
 		d.ScanArgs(t, "on", &on)
@@ -317,6 +335,26 @@ func (s *scenario) seen(t *testing.T, name string, n int64) string {
 	return string(st.State[i].State)
 }
 
+// call is the agent's call, on a, of Action action with params; path, when set, names
+// the fetch so that the rows served for it are known by its ordinal.
+func (s *scenario) call(t *testing.T, action string, params contract.Args, path string) string {
+	t.Helper()
+	f := s.f
+	ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+		Input:     &contract.ApplyActionInput{Action: action, Params: params},
+		Delivered: func(int64) bool { return true }})
+	if err != nil {
+		return s.outcome(err)
+	}
+	if ans.Meta.Ordinal == 0 {
+		return "refused: " + string(ans.Result.ErrorCode)
+	}
+	if path != "" {
+		s.ordinal[path] = ans.Meta.Ordinal
+	}
+	return fmt.Sprintf("op %d: %s", ans.Meta.Ordinal, s.seen(t, "a", ans.Meta.Ordinal))
+}
+
 func (s *scenario) instance(t *testing.T, name string) *instance {
 	t.Helper()
 	in, ok := s.in[name]
@@ -334,6 +372,11 @@ func (s *scenario) worker(t *testing.T, d *datadriven.TestData) (string, *contra
 	l, ok := s.leases[w]
 	if !ok {
 		d.Fatalf(t, "worker %s holds no lease: lease it first", w)
+	}
+	if d.HasArg("on") { // a worker's request may reach any serve
+		var on string
+		d.ScanArgs(t, "on", &on)
+		return w, l, s.instance(t, on)
 	}
 	return w, l, s.workers[w]
 }
