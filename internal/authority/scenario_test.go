@@ -25,9 +25,9 @@ import (
 // command at a time, so that an interleaving a race only sometimes hits is written down
 // and played every time. Each script runs on SQLite, and on PostgreSQL when
 // DOCKET_TEST_POSTGRES names a server, and wants the same output on both. A script's
-// commands (see scenario.run) queue the agent's fetches, play workers on either instance,
-// move a clock, make the next COMMIT that appends an event of a type fail, and print an
-// Operation as each instance sees it. go test -run TestScenarios -rewrite rewrites the
+// commands (see scenario.run) make the agent's calls and a member's decisions, play
+// workers on either instance, move a clock, make the COMMITs that append an event of a
+// type fail, and print an Operation, or a Board's facts, as each instance sees them. go test -run TestScenarios -rewrite rewrites the
 // expected output (review its diff).
 func TestScenarios(t *testing.T) {
 	for _, be := range scenarioBackends {
@@ -135,6 +135,8 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 	b := &clock{now: f.clock.Now()}
 	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: authority.Key{7}, Now: b.Now})
 	opsB := authority.NewOperations(ab, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
+	t.Cleanup(opsB.Close) // its hold pumps, as serve ends them
+	t.Cleanup(f.ops.Close)
 	return &scenario{f: f, exec: exec,
 		in: map[string]*instance{
 			"a": {a: f.a, clock: f.clock, ops: f.ops, d: f.d},
