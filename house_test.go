@@ -170,6 +170,7 @@ func TestDeps(t *testing.T) {
 			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
+		{"internal/slowtest", none, nil, nil, "the -short switch of the slow tests is a leaf every package's tests may import"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
@@ -355,6 +356,39 @@ func TestEventTypesNamedOnce(t *testing.T) {
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShortDecidedOnce wants testing.Short read only by internal/slowtest, so that -short
+// means one thing in every package: the pure packages and the SQLite conformance suite
+// run, and nothing that starts a server, a process, a browser or a database
+// (CONTRIBUTING.md, Running things). A slow package's TestMain calls slowtest.Main; a slow
+// test among quick ones calls slowtest.Skip.
+func TestShortDecidedOnce(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || filepath.ToSlash(filepath.Dir(path)) == "internal/slowtest" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(src), "testing."+"Short()") { // split, or this file would match
+			t.Errorf("%s reads testing.Short: skip under -short with internal/slowtest instead", path)
+		}
 		return nil
 	})
 	if err != nil {
