@@ -144,7 +144,7 @@ const maxInitBytes = 192 << 10
 // TestStart_DocketInitsAllocateLittle runs docket --version with the runtime's init trace
 // and sums what the packages under internal/ allocate before main.
 func TestStart_DocketInitsAllocateLittle(t *testing.T) {
-	bin := docketBinary(t, "runs the docket binary as a process")
+	bin := docketBinary(t) // it runs the docket binary as a process
 	cmd := exec.CommandContext(t.Context(), bin, "--version")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	var errw bytes.Buffer
