@@ -122,11 +122,9 @@ func TestDeps(t *testing.T) {
 			"conversations know no Board, Operation or dispatch"},
 		{"internal/authority/task", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"tasks know no Board, Operation or dispatch: they read Operation states from the log"},
-		{"internal/authority/operation", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/policy", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/authority/policy", "github.com/gowebpki/jcs",
+		{"internal/authority/operation", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/policy", "internal/grant", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/authority/policy", "github.com/gowebpki/jcs",
 			"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/trace"), nil, nil,
-			"operations know no dispatch: the dispatcher reads them through their ledger; they trace through the caller's span alone"},
-		{"internal/authority/dispatch", within("internal/contract", "internal/store", "internal/board", "internal/grant", "internal/authority/boards", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/authority/operation"), nil, nil,
-			"dispatch is the innermost consumer of the authority's parts, never a concrete store"},
+			"an Operation's whole life, from admission to the worker hop's report, is one package over the authority's parts, never a concrete store; it traces through the caller's span alone"},
 		{"internal/authority/policy", within("internal/contract", "internal/store", "internal/policy", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"published policies know no Board, Operation or dispatch; the parser is internal/policy"},
 		{"internal/authority/profile", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
@@ -172,6 +170,7 @@ func TestDeps(t *testing.T) {
 			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
+		{"internal/slowtest", none, nil, nil, "the -short switch of the slow tests is a leaf every package's tests may import"},
 	}
 	pkgs := loadPackages(t)
 	for _, r := range rules {
@@ -357,6 +356,39 @@ func TestEventTypesNamedOnce(t *testing.T) {
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShortDecidedOnce wants testing.Short read only by internal/slowtest, so that -short
+// means one thing in every package: the pure packages and the SQLite conformance suite
+// run, and nothing that starts a server, a process, a browser or a database
+// (CONTRIBUTING.md, Running things). A slow package's TestMain calls slowtest.Main; a slow
+// test among quick ones calls slowtest.Skip.
+func TestShortDecidedOnce(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || filepath.ToSlash(filepath.Dir(path)) == "internal/slowtest" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(src), "testing."+"Short()") { // split, or this file would match
+			t.Errorf("%s reads testing.Short: skip under -short with internal/slowtest instead", path)
+		}
 		return nil
 	})
 	if err != nil {

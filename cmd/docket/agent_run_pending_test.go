@@ -27,9 +27,6 @@ func (r *docketRig) execRun(t *testing.T, args ...string) {
 // exitPending and says so in -o json; once a member approves, the next run of the same
 // Agent, in a new conversation, is not refused for the outcome the first left unread.
 func TestAgentRun_PendingAndTheNextRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	id, tok := r.agent(t, "scribe")
 

@@ -216,9 +216,6 @@ const (
 // serve with the verified-calculation capability installed and no worker: the model is
 // scripted, and its writes that need a worker stay running.
 func TestAgentRun_AgainstServe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t)
 
 	t.Run("completes with the write gate in play", func(t *testing.T) {

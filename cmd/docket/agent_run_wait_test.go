@@ -29,9 +29,6 @@ func (r *docketRig) pendingRequest(t *testing.T) contract.Request {
 // waits for a decision, and resumes it by itself once a member decides; a runtime
 // SIGKILLed while it waited resumes from the authority, and nothing is sent twice.
 func TestAgentRun_WaitsAndResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	// The scripted model ends its turn while the note waits for the decision, and plays
 	// the script's next turn once the wake shows the outcome.
@@ -85,9 +82,6 @@ func TestAgentRun_WaitsAndResumes(t *testing.T) {
 // with it pending, and docket agent serve resumes the conversation by itself once a
 // member decides.
 func TestAgentServe_WakesAConversation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	id, tok := r.agent(t, "served")
 	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"woke with the outcome"}]}`)

@@ -17,9 +17,6 @@ import (
 // session, and the second does not start out focused on the Case the first opened. A
 // task without a sessionKey gets one back.
 func TestAgentServe_TwoClientsNeverShareACase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t)
 	id, tok := r.agent(t, "focus")
 	s := r.script(t, `{"turns":[{"calls":[`+queryBoard+`]},{"calls":[{"tool":"OpenCase","arguments":{"caseType":"exploration","businessKey":{"topic":"t"}}}]},{"final":"done"}]}`)
@@ -131,9 +128,6 @@ func (ep *taskEndpoint) post(t *testing.T, key, body string) (int, runner.TaskAn
 // --task-file, writes its per-run key to a private file and never to its output, before,
 // during or after serving a task.
 func TestAgentServe_NeverPrintsItsKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t)
 	_, tok := r.agent(t, "quiet")
 	ep := r.agentServe(t, tok, r.script(t, `{"turns":[{"final":"done"}]}`))

@@ -49,9 +49,6 @@ func (r *docketRig) taskUntil(t *testing.T, id contract.TaskID, want contract.Ta
 // task's result lists the Case with its root and disposition. POST /task, its thin
 // client, checks its key and body and answers with the reported task.
 func TestTask_MemberPostsRuntimeRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t)
 	_, tok := r.agent(t, "taker")
 	script := r.script(t, `{"turns":[
@@ -93,9 +90,6 @@ func TestTask_MemberPostsRuntimeRuns(t *testing.T) {
 // completes with nothing sent twice. A runtime SIGKILLed while its task waits loses
 // nothing: a new one takes the wake from the authority.
 func TestTask_Wakes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"woke with the outcome"}]}`)
 	approve := func(t *testing.T) {
@@ -167,9 +161,6 @@ func TestTask_Wakes(t *testing.T) {
 // again (attempt 2), resumes the conversation from the authority and sends nothing twice —
 // the write it cannot know the outcome of is watched, not re-sent.
 func TestTask_KilledMidRunIsTakenAgain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t) // no worker: the write stays running
 	id, tok := r.agent(t, "midrun")
 	script := r.script(t, `{"turns":[{"calls":[`+loadInput+`]},{"final":"resumed"}]}`)

@@ -13,9 +13,6 @@ import (
 // of a real docket serve; a member opens a window with docket agent window (the console's
 // route) and the same write is admitted (issue 14).
 func TestAutonomy_AgainstServe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[autonomy_policy]\ndefault_level = \"attended\"\n")
 	id, token := r.agent(t, "scribe")
 	out, _ := r.exec(t, exitOK, nil, "agent", "autonomy", "scribe")
@@ -50,9 +47,6 @@ func TestAutonomy_AgainstServe(t *testing.T) {
 // the batch is applied as the Agent's, and the same conversation's next run reads the
 // outcome (issue 14).
 func TestAutonomy_ManualBoardActAgainstServe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[autonomy_policy]\ndefault_level = \"manual\"\n")
 	id, token := r.agent(t, "scribe")
 	s := r.script(t, `{"turns":[{"calls":[`+assertSeen+`]},{"final":"asked"}]}`)

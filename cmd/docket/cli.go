@@ -69,6 +69,28 @@ type cli struct {
 	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
+// hookRunCLI is the command tree of the hook's own command lines, docket hook
+// claude-code pre|post: the same command types, flags and help as in cli, and nothing
+// else. A coding agent runs these twice on every tool call, and building the whole tree
+// (every command's tags parsed, every help interpolated) was most of the hook's start
+// (docs/coding-agents.md, "Speed").
+type hookRunCLI struct {
+	Hook struct {
+		ClaudeCode hookClaudeCodeCmd `cmd:"" name:"claude-code" help:"What Claude Code runs: the pre- and post-tool hooks."`
+	} `cmd:"" help:"Govern a coding agent's tool calls (Claude Code) through its hook."`
+
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
+}
+
+// commandTree is the command tree run parses args with: hookRunCLI for the hook's command
+// lines, which name their command first, and cli for every other.
+func commandTree(args []string) any {
+	if len(args) >= 3 && args[0] == "hook" && args[1] == "claude-code" && (args[2] == "pre" || args[2] == "post") {
+		return &hookRunCLI{}
+	}
+	return &cli{}
+}
+
 // version is set at build time with -ldflags "-X main.version=…"; when it is not, the
 // module version the Go toolchain stamped stands in (see [buildVersion]).
 var version = "dev"
@@ -136,9 +158,13 @@ func buildVersion(ldflag string, info *debug.BuildInfo) string {
 type exitRequest int
 
 // run parses args and runs the selected command.
-func run(ctx context.Context, args []string, e *env) (err error) {
-	var c cli
-	parser, err := kong.New(&c,
+func run(ctx context.Context, args []string, e *env) error {
+	return runTree(ctx, commandTree(args), args, e)
+}
+
+// runTree parses args with the command tree tree and runs the selected command.
+func runTree(ctx context.Context, tree any, args []string, e *env) (err error) {
+	parser, err := kong.New(tree,
 		kong.Name("docket"),
 		kong.Description("Docket runs AI agents on real systems without giving them authority."),
 		kong.Writers(e.Stdout, e.Stderr),

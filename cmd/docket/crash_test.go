@@ -28,7 +28,7 @@ func testEnv(vars map[string]string) (*env, *bytes.Buffer) {
 // a stream of writes. After each restart the event chain must verify and every write the
 // server acknowledged must be present.
 func TestServe_CrashDuringWrites(t *testing.T) {
-	bin := docketBinary(t, "starts several server processes")
+	bin := docketBinary(t) // it starts several server processes
 	home := filepath.Join(t.TempDir(), "home")
 	vars := map[string]string{"DOCKET_HOME": home, "DOCKET_PASSPHRASE": "correct horse battery"}
 	e, out := testEnv(vars)
@@ -108,12 +108,9 @@ type child struct {
 }
 
 // docketBinary returns the docket binary for a test that runs it as a process, skipping
-// the test in -short mode (saying why it is long) or when there is none.
-func docketBinary(t *testing.T, long string) string {
+// the test when there is none.
+func docketBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip(long)
-	}
 	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
 	if err != nil {
 		t.Skipf("docket binary not on PATH: %v", err)

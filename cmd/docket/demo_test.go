@@ -222,9 +222,6 @@ func runDemo(t *testing.T, vars map[string]string, args ...string) string {
 // the scripted provider: a real provider path drives the governed loop to a certified
 // close. The environment is the README's.
 func TestDemo_OpenAICompatibleModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and docket worker as child processes")
-	}
 	model := &fakeModel{}
 	srv := httptest.NewServer(http.HandlerFunc(model.openAI))
 	defer srv.Close()
@@ -238,9 +235,6 @@ func TestDemo_OpenAICompatibleModel(t *testing.T) {
 // TestDemo_AnthropicModel is the README's Anthropic command against a server speaking
 // the Messages API, with the key from DOCKET_MODEL_KEY.
 func TestDemo_AnthropicModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and docket worker as child processes")
-	}
 	model := &fakeModel{}
 	srv := httptest.NewServer(http.HandlerFunc(model.anthropic))
 	defer srv.Close()
@@ -256,9 +250,6 @@ func TestDemo_AnthropicModel(t *testing.T) {
 // demo stops its children cleanly (serve removes its url file on a clean exit) and
 // exits with a failure, leaving no process behind.
 func TestDemo_Interrupt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket demo and its children as processes")
-	}
 	bin, err := exec.LookPath("docket") // installed on PATH by testscript.Main
 	if err != nil {
 		t.Skipf("docket binary not on PATH: %v", err)

@@ -26,9 +26,6 @@ const quickstartShots = "../../docs/quickstart"
 // of more than 400 characters outside a closed disclosure, and nothing on it is cut off
 // at 1280 px.
 func TestFirstHour(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket start and its children as processes")
-	}
 	s := newStartEnv(t)
 	start := startProc(t, s.env, "start", "--listen", "127.0.0.1:0")
 	start.waitLine(t, "stop with Ctrl-C")

@@ -36,9 +36,6 @@ func TestHook_ClaudeCode(t *testing.T) {
 	if claude == "" {
 		t.Skip("DOCKET_CLAUDE does not name a Claude Code binary; .ci/run installs the pinned @anthropic-ai/claude-code and sets it")
 	}
-	if testing.Short() {
-		t.Skip("starts docket serve and Claude Code as processes")
-	}
 	for _, tool := range []string{"git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not on PATH: %v", tool, err)

@@ -4,12 +4,15 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/docketrun/docket/internal/slowtest"
 )
 
 // TestMain registers the docket binary for testscript, so that scripts run the real
 // command the way people do.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// Under -short the end-to-end tests are skipped (CONTRIBUTING.md, Running things).
+	testscript.Main(slowtest.Wrap(m), map[string]func(){
 		"docket": main,
 	})
 }

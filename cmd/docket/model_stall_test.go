@@ -86,9 +86,6 @@ func stallingModel(t *testing.T) string {
 // model_stalled, naming the wait, and no renewal follows (docs/workbench.md, Model
 // deadlines).
 func TestTask_StalledModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newDocketRig(t) // serve's task lease is 3s: the runtime renews about every second
 	tests := []struct {
 		name  string

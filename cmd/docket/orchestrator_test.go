@@ -62,9 +62,6 @@ func (r *docketRig) requests(t *testing.T) []contract.Request {
 // the first with docket decide and the orchestrator's own on the console's Needs you,
 // in a real browser (issue 14).
 func TestOrchestrator_AgainstServe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and runtimes as processes")
-	}
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	calcID, calc := r.agent(t, "calc")
 	bossID, boss := r.agent(t, "boss", "--kind", "orchestrator")

@@ -25,9 +25,6 @@ func TestReadme_PostgreSQL(t *testing.T) {
 	if server == "" {
 		t.Skip("DOCKET_TEST_POSTGRES is not set: set it to a postgres:// URL whose user may create databases")
 	}
-	if testing.Short() {
-		t.Skip("starts docket serve as a child process")
-	}
 	dsn := freshDatabase(t, server)
 	home := filepath.Join(t.TempDir(), "home")
 	e, out := testEnv(map[string]string{"DOCKET_HOME": home, "DOCKET_PASSPHRASE": "correct horse battery"})

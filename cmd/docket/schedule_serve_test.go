@@ -20,7 +20,7 @@ type scheduleEnv struct{ *serveEnv }
 
 func newScheduleEnv(t *testing.T, serveArgs ...string) scheduleEnv {
 	t.Helper()
-	docketBinary(t, "starts docket serve twice")
+	docketBinary(t) // it starts docket serve twice
 	home := filepath.Join(t.TempDir(), "home")
 	s := &serveEnv{home: home, env: slices.Clip(append(os.Environ(), "DOCKET_HOME="+home)),
 		serveArgs: append([]string{"--listen", "127.0.0.1:0"}, serveArgs...)}

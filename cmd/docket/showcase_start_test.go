@@ -16,9 +16,6 @@ import (
 // waits for the decision the task says what it waits on, never the script's last line;
 // once a member approves, the runtime is woken and the script goes on from the write.
 func TestStart_ShippedScriptCertifies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket start and its children as processes")
-	}
 	tests := []struct {
 		name    string
 		capDir  func(*testing.T) string

@@ -23,7 +23,7 @@ import (
 // (/api/v1/health) must still be answered, within a generous bound; the figures are
 // logged for benchmarks/README.md.
 func TestServe_SlowBodiesAndSessions(t *testing.T) {
-	bin := docketBinary(t, "opens thousands of connections to a serve process")
+	bin := docketBinary(t) // it opens thousands of connections to a serve process
 	// This process holds one descriptor per slow connection and so does serve: size the
 	// load from the open-file limit, leaving room for everything else.
 	limit := fdLimit()

@@ -158,3 +158,34 @@ func TestAuthority_Commit(t *testing.T) {
 		t.Errorf("restored Board holds %d inputs, want 1", got)
 	}
 }
+
+// TestAuthority_CommitRefusesANonBoardType: a Board change whose event is of a type the
+// catalog marks as leaving the Board alone is refused before anything is written, and the
+// Board is rebuilt without it. Otherwise a cached Board on another instance, which moves
+// its cursor over such events without a rebuild, would never see the change
+// (docs/architecture.md, the event catalog).
+func TestAuthority_CommitRefusesANonBoardType(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
+		t.Fatal(err)
+	}
+	head, err := f.st.Head(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.a.Commit(ctx, "default", f.admin.Principal(), func(b *board.Board) (authority.Change, error) {
+		ch, err := assertInput("a", 2)(b)
+		ch.Event = event.AgentRevokedData{ID: "agt_hidden"}
+		return ch, err
+	})
+	if err == nil {
+		t.Fatal("a Board change under agent.revoked committed")
+	}
+	if got := countInputs(t, f.a); got != 0 {
+		t.Errorf("after the refused change the Board holds %d inputs, want 0", got)
+	}
+	if h, _ := f.st.Head(ctx, "default"); h != head {
+		t.Errorf("the refused change moved the log head from %d to %d", head.Seq, h.Seq)
+	}
+}

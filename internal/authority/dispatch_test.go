@@ -501,7 +501,14 @@ func TestDispatcher_ConcurrentClaims(t *testing.T) {
 	ctx := t.Context()
 	l, _, rows := f.servedFetches(t, "b", "c", "d", "e", "f")
 	tampered := rows[0].ID
-	rows[0].Grant = rows[0].Grant[:len(rows[0].Grant)-2] + "AA"
+	// One character of its signature changed to one it is not: the third from the end,
+	// whose six bits are all the signature's (the last one's low bits may be padding, so
+	// changing it may change nothing, and a fixed replacement may equal what was there).
+	i, c := len(rows[0].Grant)-3, byte('A')
+	if rows[0].Grant[i] == c {
+		c = 'B'
+	}
+	rows[0].Grant = rows[0].Grant[:i] + string(c) + rows[0].Grant[i+1:]
 	type result struct {
 		id  string
 		err error

@@ -5,11 +5,10 @@
 //     keys, Sources and tool locks; a [Caller] is what a credential proves.
 //   - boards: each project's Board kept in step with the store and its log, the one
 //     write sequence every Board write runs, and capability installs.
-//   - operation: the write gate, held calls, the strip, Requests, decisions and
-//     artifacts, over the operation ledger (a projection of the log).
-//   - dispatch: the worker hop (leases, claims, reports, reconciliation and the lease
-//     sweep), over the hop ledger; it reads and moves Operations through
-//     [operation.Ledger].
+//   - operation: an Operation's whole life: the write gate, held calls, the strip,
+//     Requests, decisions and artifacts, and the worker hop (leases, claims, reports,
+//     reconciliation and the lease sweep), over the operation ledger and the hop ledger
+//     (projections of the log); admission and every hop call commit through one function.
 //   - policy: each project's published policies, versioned per kind from the built-in
 //     version 1; the version in force that each decision records.
 //   - conversation: Agents' conversations in the log, and their index.
@@ -31,17 +30,21 @@
 //
 //  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger (operation: Ledger.mu);
-//  3. the project's hop ledger (dispatch: workLedger.mu);
+//  2. the project's operation ledger (operation: ledger.mu);
+//  3. the project's hop ledger (operation: workLedger.mu);
 //  4. inside the store transaction, the rows it locks: a Connection's lease row
 //     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
+//
+// An admission and every hop call that writes take 2 to 4 in one function of package
+// operation (commitLocked, docs/architecture.md "One commit function"), an admission
+// skipping 3 and the lease row.
 //
 // A call may skip a level but not reorder them: a claim or a lease acquisition, which
 // never changes the Board, takes 2, 3 and 4 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
 // are held only to find or create an entry and never while taking another lock. A
-// Connection's claim and report batches (dispatch: batchQueue) are led before 1: the
+// Connection's claim and report batches (operation: batchQueue) are led before 1: the
 // call leading a batch takes the locks above for the whole batch, and a call waiting in
 // one holds none. The
 // conversation index's locks and the task ledger's are never held together with any of

@@ -2,6 +2,7 @@ package authority
 
 import (
 	"context"
+	"slices"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
@@ -39,28 +40,20 @@ func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, acto
 	})
 }
 
-// Dispatched records that a worker took the agent's running Operation ordinal: its stage
-// becomes at_worker, as a claim makes it, without the hop.
+// Dispatched records that a worker took the agent's queued Operation ordinal: its stage
+// becomes at_worker, as a claim makes it, without the hop. The Operation must be queued
+// for a worker ([operation.Operations.Queued]); the ledger reads the event at its next
+// catch-up, as it reads another instance's.
 func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
-	l := o.Ledger(project)
-	l.Lock()
-	defer l.Unlock()
-	if err := l.CatchUp(ctx, o.a.store, project); err != nil {
-		return err
-	}
-	op := l.Op(agent, ordinal)
-	if op == nil {
-		return contract.Errorf(contract.CodeNotFound, "agent %s has no operation %d", agent, ordinal)
-	}
-	if op.State() != contract.OpRunning || op.Execution() == nil {
-		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is %s, not queued for a worker", ordinal, agent, op.State())
-	}
-	ev := event.OpChangedData{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
-	err := o.a.store.Update(ctx, func(tx store.Tx) error {
-		return eventlog.Append(ctx, tx, project, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
-	})
+	queued, err := o.Queued(ctx, project)
 	if err != nil {
 		return err
 	}
-	return l.CatchUp(ctx, o.a.store, project)
+	if !slices.ContainsFunc(queued, func(d Dispatch) bool { return d.Agent == agent && d.Ordinal == ordinal }) {
+		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is not queued for a worker", ordinal, agent)
+	}
+	ev := event.OpChangedData{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}
+	return o.a.store.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
+	})
 }

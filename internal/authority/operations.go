@@ -2,21 +2,20 @@ package authority
 
 import (
 	"github.com/docketrun/docket/internal/authority/conversation"
-	"github.com/docketrun/docket/internal/authority/dispatch"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Operations and the worker hop live in packages operation and dispatch; these names keep
-// the callers of the facade unchanged.
+// Operations and the worker hop live in package operation; these names keep the callers
+// of the facade unchanged.
 type (
 	OperationsConfig = operation.Config
 	Call             = operation.Call
 	Answer           = operation.Answer
 	Held             = operation.Held
 	Dispatch         = operation.Dispatch
-	Dispatcher       = dispatch.Dispatcher
-	DispatcherConfig = dispatch.Config
+	Dispatcher       = operation.Dispatcher
+	DispatcherConfig = operation.DispatcherConfig
 )
 
 // Defaults for [OperationsConfig] and [DispatcherConfig].
@@ -24,10 +23,10 @@ const (
 	DefaultHoldBound  = operation.DefaultHoldBound
 	DefaultRequestTTL = operation.DefaultRequestTTL
 	DefaultSweepEvery = operation.DefaultSweepEvery
-	DefaultLeaseTTL   = dispatch.DefaultLeaseTTL
-	DefaultPollWait   = dispatch.DefaultPollWait
-	DefaultGrantTTL   = dispatch.DefaultGrantTTL
-	DefaultMaxRows    = dispatch.DefaultMaxRows
+	DefaultLeaseTTL   = operation.DefaultLeaseTTL
+	DefaultPollWait   = operation.DefaultPollWait
+	DefaultGrantTTL   = operation.DefaultGrantTTL
+	DefaultMaxRows    = operation.DefaultMaxRows
 )
 
 // Bounds on one Agent's hook calls, writes at /mcp and conversation saves; see
@@ -58,11 +57,11 @@ func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
 // NewDispatcher returns the Dispatcher of o's Operations: the authority's side of the
 // worker hop.
 func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
-	return dispatch.New(o.Operations, dispatch.Deps{Store: o.a.store, Boards: o.a.boards, Keys: o.a.Directory, Now: o.a.now, Log: o.a.log}, cfg)
+	return operation.NewDispatcher(o.Operations, operation.DispatcherDeps{Store: o.a.store, Boards: o.a.boards, Keys: o.a.Directory, Now: o.a.now, Log: o.a.log}, cfg)
 }
 
 // WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>".
-func WorkID(agent string, ordinal int64) string { return dispatch.WorkID(agent, ordinal) }
+func WorkID(agent string, ordinal int64) string { return operation.WorkID(agent, ordinal) }
 
 // RequestDigest returns the digest a Request is bound to.
 func RequestDigest(v contract.RequestVector) (string, error) { return operation.RequestDigest(v) }

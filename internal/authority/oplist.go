@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/docketrun/docket/internal/authority/dispatch"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -40,7 +40,7 @@ func (o *Operations) OperationList(ctx context.Context, c Caller, project contra
 	}
 	for i := range ops {
 		ops[i].AgentName = names[ops[i].Agent]
-		ops[i].Work = dispatch.WorkID(string(ops[i].Agent), ops[i].Ordinal)
+		ops[i].Work = operation.WorkID(string(ops[i].Agent), ops[i].Ordinal)
 	}
 	return ops, nil
 }

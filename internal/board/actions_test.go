@@ -11,6 +11,7 @@ import (
 )
 
 func TestBoard_ApplyAction_Refusals(t *testing.T) {
+	t.Parallel()
 	write := func(args contract.Args) func(*board.Board) error {
 		return func(b *board.Board) error { _, err := b.ApplyAction(agent, "case-1", "write_result", args); return err }
 	}
@@ -90,6 +91,7 @@ func TestBoard_ApplyAction_Refusals(t *testing.T) {
 }
 
 func TestBoard_ApplyOutcome_Failed(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	before := snapshot(t, b)
 	res, err := b.ApplyOutcome(workspace, contract.ExecutionRequest{Action: "load_input", Tool: "docket.workspace.read_json@1"},
@@ -127,6 +129,7 @@ func ticketDecls(t testing.TB) board.Declarations {
 }
 
 func TestBoard_ApplyAction_BoardOnly(t *testing.T) {
+	t.Parallel()
 	b, err := board.New(ticketDecls(t))
 	if err != nil {
 		t.Fatal(err)

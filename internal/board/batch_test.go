@@ -32,6 +32,7 @@ func result(t testing.TB, job string, total int64) *contract.Atom {
 }
 
 func TestBoard_ApplyBatch_Refusals(t *testing.T) {
+	t.Parallel()
 	ruleOp := func(caseID contract.CaseID) contract.Operation {
 		return contract.Operation{Op: contract.OpAddAxiom, CaseID: caseID, Rule: &contract.Rule{
 			Head: contract.Atom{Predicate: "big", Args: contract.Args{"job_id": contract.VarValue("j")}},
@@ -93,6 +94,7 @@ func TestBoard_ApplyBatch_Refusals(t *testing.T) {
 // assert, retract (with derivations resting on the retracted fact) and revise, and checks
 // that the Board is byte-identical to before.
 func TestBoard_ApplyBatch_Atomic(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	in := apply(t, b, workspace, assertFact(calcInput(t, "calc-001")), assertFact(calcInput(t, "calc-002")))
 	mine := apply(t, b, agent, assertFact(result(t, "calc-001", 5)))
@@ -116,6 +118,7 @@ func TestBoard_ApplyBatch_Atomic(t *testing.T) {
 }
 
 func TestBoard_ApplyBatch_DeterministicIDs(t *testing.T) {
+	t.Parallel()
 	batch := contract.Batch{Operations: []contract.Operation{
 		assertFact(result(t, "calc-001", 5)),
 		{Op: contract.OpDeclareGoal, Atom: &contract.Atom{Predicate: "calculation_verified", Args: calcKey}},
@@ -141,6 +144,7 @@ func TestBoard_ApplyBatch_DeterministicIDs(t *testing.T) {
 // TestBoard_ApplyBatch_TruthMaintenance retracts and revises a premise and checks that
 // what rested on it goes, and that the changes say what to persist.
 func TestBoard_ApplyBatch_TruthMaintenance(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	in := apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	openCalc(t, b) // the View shows derived facts for focused business keys
@@ -164,6 +168,7 @@ func TestBoard_ApplyBatch_TruthMaintenance(t *testing.T) {
 }
 
 func TestBoard_ApplyBatch_DerivedNotRetractable(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	openCalc(t, b)
@@ -179,6 +184,7 @@ func TestBoard_ApplyBatch_DerivedNotRetractable(t *testing.T) {
 // is the same Board: same nodes, ids, facts and View, and that it goes on minting the same
 // ids.
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	persisted := map[string]contract.Node{}
 	var order []string
@@ -251,6 +257,7 @@ func TestRestore(t *testing.T) {
 }
 
 func TestBoard_ApplyBatch_DeriveAggregate(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	second := calcInput(t, "calc-002")
 	second.Args["quantity"] = num(t, 5)

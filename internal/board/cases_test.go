@@ -9,6 +9,7 @@ import (
 )
 
 func TestBoard_OpenCase_Refusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		caseType string
@@ -44,6 +45,7 @@ func TestBoard_OpenCase_Refusals(t *testing.T) {
 }
 
 func TestBoard_OpenCase_DeterministicAndReopen(t *testing.T) {
+	t.Parallel()
 	var ids []contract.Case
 	for range 2 {
 		b := newCalcBoard(t)
@@ -62,6 +64,7 @@ func TestBoard_OpenCase_DeterministicAndReopen(t *testing.T) {
 }
 
 func TestBoard_CloseCase_Refusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		caseID      contract.CaseID
@@ -103,6 +106,7 @@ func TestBoard_CloseCase_Refusals(t *testing.T) {
 }
 
 func TestBoard_PauseResume(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	c := openCalc(t, b)
@@ -131,6 +135,7 @@ func TestBoard_PauseResume(t *testing.T) {
 // TestBoard_Exploration checks that Case-local facts, rules and goals live only in an
 // exploration Case, are seen only by callers focusing it, and vanish when it closes.
 func TestBoard_Exploration(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	e, _, err := b.OpenCase(agent.Principal, board.ExplorationCaseType, contract.Args{"topic": str("bulk orders")}, at)
@@ -186,6 +191,7 @@ func TestBoard_Exploration(t *testing.T) {
 }
 
 func TestBoard_AllowAgentRules(t *testing.T) {
+	t.Parallel()
 	b, err := board.NewConfig(board.Config{Declarations: []board.Declarations{calcDecls(t)}, AllowAgentRules: true})
 	if err != nil {
 		t.Fatal(err)

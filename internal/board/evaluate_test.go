@@ -29,6 +29,7 @@ func newTicketBoard(t *testing.T, id, queue string) (*board.Board, contract.Case
 }
 
 func TestBoard_Evaluate_BoardOnly(t *testing.T) {
+	t.Parallel()
 	b, c := newTicketBoard(t, "T-1", "billing")
 	before := snapshot(t, b)
 	got, err := b.Evaluate(agent, c.CaseID, "claim", contract.Args{"who": str("ada")})
@@ -55,6 +56,7 @@ func TestBoard_Evaluate_BoardOnly(t *testing.T) {
 // TestBoard_Evaluate_FollowsPremises: the bound arguments come from the Board as it
 // stands, so revising the premise a binding reads changes what the call would run.
 func TestBoard_Evaluate_FollowsPremises(t *testing.T) {
+	t.Parallel()
 	b, c := newTicketBoard(t, "T-1", "billing")
 	first, err := b.Evaluate(agent, c.CaseID, "claim", contract.Args{"who": str("ada")})
 	if err != nil {
@@ -78,6 +80,7 @@ func TestBoard_Evaluate_FollowsPremises(t *testing.T) {
 // TestBoard_Evaluate_Executed: for an executed Action, Evaluate returns exactly the
 // ExecutionRequest ApplyAction does.
 func TestBoard_Evaluate_Executed(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	c := openCalc(t, b)
@@ -103,6 +106,7 @@ func TestBoard_Evaluate_Executed(t *testing.T) {
 }
 
 func TestBoard_Evaluate_Refusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		by     board.Author

@@ -11,6 +11,7 @@ import (
 // TestBoard_QueryLimit: a query reads past the View's node bound, up to QueryMaxMatches,
 // and says when it stopped.
 func TestBoard_QueryLimit(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	var ops []contract.Operation
 	for i := range board.QueryMaxMatches + 10 {

@@ -11,6 +11,7 @@ import (
 // TestBoard_View_Bounds fills a Board past every bound of the View and checks each list
 // stops at its bound and says it was truncated.
 func TestBoard_View_Bounds(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	var ops []contract.Operation
 	for i := range board.ViewMaxCases + 5 {
@@ -55,6 +56,7 @@ func TestBoard_View_Bounds(t *testing.T) {
 }
 
 func TestBoard_View_Position(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	tests := []struct {
 		name                 string

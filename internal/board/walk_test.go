@@ -12,6 +12,7 @@ import (
 // attested input → OpenCase → derived subtotal and total → write with bound values →
 // outcome → independent read-back → acceptance derived → certified → completed receipt.
 func TestReferenceWalk(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	setup := board.Setup{Tools: map[string]bool{"docket.workspace.read_json@1": true, "docket.workspace.write_json@1": true}}
 
@@ -109,6 +110,7 @@ func TestReferenceWalk(t *testing.T) {
 
 // TestReferenceWalk_FailureArms shows that the model's words never certify a Case.
 func TestReferenceWalk_FailureArms(t *testing.T) {
+	t.Parallel()
 	t.Run("asserted acceptance does not certify", func(t *testing.T) {
 		b := newCalcBoard(t)
 		apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
@@ -165,6 +167,7 @@ func actionEntry(t testing.TB, v contract.View, name string) contract.ActionEntr
 // TestCertify_AssertedAndDerived: an acceptance fact the agent asserted early does not
 // stand in for the derivation, nor hide it once the rules derive the same fact.
 func TestCertify_AssertedAndDerived(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	c := openCalc(t, b)

@@ -65,6 +65,7 @@ func outline(t *testing.T, w contract.Why) string {
 }
 
 func TestBoard_Why(t *testing.T) {
+	t.Parallel()
 	capBy := "capability:" + calcRelease
 	full := "derived calculation_verified attested rule=docket.verified-calculation/calculation_verified by=" + capBy + "\n" +
 		"  derived calculation_result attested rule=docket.verified-calculation/calculation_result by=" + capBy + "\n" +
@@ -106,6 +107,7 @@ func TestBoard_Why(t *testing.T) {
 }
 
 func TestBoard_Why_Nodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		by       board.Author
@@ -138,6 +140,7 @@ func TestBoard_Why_Nodes(t *testing.T) {
 }
 
 func TestBoard_Why_RuleAndUnknown(t *testing.T) {
+	t.Parallel()
 	b := newCalcBoard(t)
 	w, err := b.Why("docket.verified-calculation/calculation_verified", board.WhyLimits{})
 	if err != nil {
@@ -154,6 +157,7 @@ func TestBoard_Why_RuleAndUnknown(t *testing.T) {
 
 // TestBoard_Why_JSON: the tree is plain data, so it encodes without loss.
 func TestBoard_Why_JSON(t *testing.T) {
+	t.Parallel()
 	b, id := verifiedBoard(t)
 	w, err := b.Why(id, board.WhyLimits{})
 	if err != nil {
@@ -173,6 +177,7 @@ func TestBoard_Why_JSON(t *testing.T) {
 }
 
 func TestBoard_Evidence(t *testing.T) {
+	t.Parallel()
 	t.Run("a certified Case lists the facts its acceptance rests on", func(t *testing.T) {
 		b, id := verifiedBoard(t)
 		ev, err := b.Evidence("case-1", board.WhyLimits{})
@@ -213,6 +218,7 @@ func TestBoard_Evidence(t *testing.T) {
 // TestBoard_Why_Repeat: a derived fact reached by two premises is expanded once; the
 // second time it is marked Repeat, so the tree stays a tree of bounded size.
 func TestBoard_Why_Repeat(t *testing.T) {
+	t.Parallel()
 	stmts, err := syntax.Parse("diamond.dl", []byte(`
 @mid
 mid(x: X) :- base(x: X).

@@ -31,7 +31,7 @@ func (v *validation) checkActions() {
 		switch {
 		case a.Approval == "":
 			out.Approval = board.ApprovalPerson // a forgotten approval asks a person, never runs unasked
-		case a.Approval != board.ApprovalNone && a.Approval != board.ApprovalPerson && !nameRE.MatchString(a.Approval):
+		case a.Approval != board.ApprovalNone && a.Approval != board.ApprovalPerson && !validName(a.Approval):
 			v.add(at("approval"), "%s has approval %q; use none, person, or a delegation class name (lower-case letters, digits and _)", label, a.Approval)
 		}
 		params := v.checkParams(i, label, a.Params, &out)

@@ -63,6 +63,7 @@ func outcome(pkg *capability.Package, err error) string {
 // TestCheck runs every case in testdata/check: a txtar archive of package files and a
 // "want" file with the expected outcome.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("testdata/check/*.txtar")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no testdata cases: %v", err)

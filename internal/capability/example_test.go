@@ -14,6 +14,7 @@ const exampleDir = "../../examples/verified-calculation/capability"
 // TestLoad_VerifiedCalculation loads the reference capability (examples/verified-calculation) and checks
 // the contract the workflow relies on.
 func TestLoad_VerifiedCalculation(t *testing.T) {
+	t.Parallel()
 	pkg, err := capability.Load(exampleDir)
 	if err != nil {
 		t.Fatalf("Load(%s): %v", exampleDir, err)
@@ -42,6 +43,7 @@ func TestLoad_VerifiedCalculation(t *testing.T) {
 // TestVerifiedCalculation_Derives runs the example's rules on the example's input:
 // the result is 259800 / 262800, and the job is verified only once the read-back agrees.
 func TestVerifiedCalculation_Derives(t *testing.T) {
+	t.Parallel()
 	pkg, err := capability.Load(exampleDir)
 	if err != nil {
 		t.Fatal(err)

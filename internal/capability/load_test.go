@@ -68,6 +68,7 @@ func exampleFiles(t testing.TB) map[string]string {
 }
 
 func TestLoadTarball(t *testing.T) {
+	t.Parallel()
 	dir, err := capability.Load(exampleDir)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +121,7 @@ func TestLoadTarball(t *testing.T) {
 }
 
 func TestLoadTarball_NotGzip(t *testing.T) {
+	t.Parallel()
 	_, err := capability.LoadTarball(strings.NewReader("plain text"))
 	if contract.CodeOf(err) != contract.CodeCapabilityInvalid {
 		t.Fatalf("LoadTarball(plain text) error = %v, want capability_invalid", err)
@@ -127,6 +129,7 @@ func TestLoadTarball_NotGzip(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
+	t.Parallel()
 	base := map[string][]byte{
 		"capability.toml": []byte("id = \"demo.x\"\n"),
 		"rules.dl":        []byte("p(a: X) :- q(a: X).\n"),

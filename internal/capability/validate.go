@@ -16,11 +16,20 @@ import (
 var (
 	idRE      = regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z0-9][a-z0-9_\-]*)*$`)
 	versionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.\-]+)?$`)
-	nameRE    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,127}$`)
+	nameRE    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`) // and at most maxName bytes: validName
 	toolRE    = regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z][a-z0-9_\-]*)+@[1-9][0-9]*$`)
 	columnRE  = regexp.MustCompile(`^\$[a-z_][a-z0-9_]*$`)
 	colPosRE  = regexp.MustCompile(`^1:(\d+): `)
 )
+
+// maxName is the longest name of a predicate, field or approval, in bytes.
+const maxName = 128
+
+// validName reports whether name is lower-case letters, digits and _, starting with a
+// letter, and at most maxName bytes. The length is checked apart from the pattern: a
+// counted repetition ({0,127}) compiles to a program of one state per count at every
+// start of every docket process, the hook's included (docs/coding-agents.md, "Speed").
+func validName(name string) bool { return len(name) <= maxName && nameRE.MatchString(name) }
 
 var (
 	sourceTypes = []string{"file", "http", "db", "mcp"}
@@ -160,7 +169,7 @@ func (v *validation) checkName(where, what, name string) bool {
 		v.add(where, "the %s has no name; add name = \"…\"", what)
 		return false
 	}
-	if !nameRE.MatchString(name) {
+	if !validName(name) {
 		v.add(where, "the %s name %q is not valid: use lower-case letters, digits and _, starting with a letter", what, name)
 		return false
 	}

@@ -18,6 +18,7 @@ import (
 // in testdata/api/<name>.json, and checks that each golden decodes back to its value.
 // Refresh with go test -update.
 func TestAPIGolden(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	member := contract.Member{ID: "mem_0123456789abcdef", Name: "ada", CreatedAt: at}
 	agent := contract.Agent{ID: "agt_0123456789abcdef", Project: "default", Name: "calc", Kind: contract.AgentKindOrchestrator, CreatedAt: at, RevokedAt: &at}
@@ -139,6 +140,7 @@ var compactRaw = cmp.Transformer("compact", func(m json.RawMessage) string {
 })
 
 func TestParseIDs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		parse func(string) error

@@ -43,6 +43,7 @@ func decodeCases(t testing.TB) []decodeCase {
 }
 
 func TestDecodeBatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range decodeCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := contract.DecodeBatch(tc.input)
@@ -61,6 +62,7 @@ func TestDecodeBatch(t *testing.T) {
 }
 
 func TestDecodeBatch_HostMetadataNamed(t *testing.T) {
+	t.Parallel()
 	_, err := contract.DecodeBatch([]byte(`{"operations":[{"op":"retract_node","nodeId":"a","agentId":"x"}]}`))
 	if !strings.Contains(err.Error(), `"agentId"`) {
 		t.Errorf("DecodeBatch refusal = %v, want it to name \"agentId\"", err)
@@ -68,6 +70,7 @@ func TestDecodeBatch_HostMetadataNamed(t *testing.T) {
 }
 
 func TestDecodeBatch_Bounds(t *testing.T) {
+	t.Parallel()
 	ops := strings.Repeat(`{"op":"retract_node","nodeId":"a"},`, contract.MaxBatchOps)
 	tests := []struct {
 		name  string
@@ -95,6 +98,7 @@ func TestDecodeBatch_Bounds(t *testing.T) {
 }
 
 func TestValue_JSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string

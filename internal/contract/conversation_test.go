@@ -18,6 +18,7 @@ import (
 // testdata/conversation/<name>.json, and checks that each golden decodes back to its
 // value. Refresh with go test -update.
 func TestConversationGolden(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	budget := contract.BudgetExhausted{Scope: "conversation", Kind: "tokens", Limit: 1000, Used: 1100, Turns: 3, InputTokens: 1000, OutputTokens: 100, USD: 0.0125}
 	tests := []struct {
@@ -71,6 +72,7 @@ func TestConversationGolden(t *testing.T) {
 }
 
 func TestParseConversationID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string

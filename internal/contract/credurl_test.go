@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckCredentialURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		url string
 		ok  bool

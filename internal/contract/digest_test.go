@@ -9,6 +9,7 @@ import (
 )
 
 func TestDigest_RoundTrip(t *testing.T) {
+	t.Parallel()
 	d := contract.Sum([]byte("abc"))
 	const want = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 	if got := d.String(); got != want {
@@ -33,6 +34,7 @@ func TestDigest_RoundTrip(t *testing.T) {
 }
 
 func TestParseDigest_Refusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, in string }{
 		{"empty", ""},
 		{"no prefix", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEventFilter_Match(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
 	ev := func(typ, actor, data string) contract.Event {
 		return contract.Event{Type: typ, Actor: actor, At: at, Data: json.RawMessage(data)}
@@ -47,6 +48,7 @@ func TestEventFilter_Match(t *testing.T) {
 }
 
 func TestWaitOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		state contract.OperationState
 		stage contract.OperationStage

@@ -41,6 +41,7 @@ func mustFloat(t testing.TB, f float64) contract.Value {
 // encoded and compared with testdata/<name>.json, then decoded back and compared with
 // itself, so the wire cannot drift unseen.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	key := contract.Args{"job_id": contract.StringValue("calc-001")}
 	calc := contract.Atom{Predicate: "calculation_input", Args: contract.Args{

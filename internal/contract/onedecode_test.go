@@ -61,6 +61,7 @@ var oneParseCases = []struct {
 // served row once, refuses exactly what the decode that parsed it again refused, with
 // the same error, and decodes the rest to the same value.
 func TestDecodeStrict_OneParse(t *testing.T) {
+	t.Parallel()
 	for _, tt := range oneParseCases {
 		t.Run(tt.name, func(t *testing.T) {
 			err := sameAsTwoParses(t, []byte(tt.body), tt.row)

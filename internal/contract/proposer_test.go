@@ -13,6 +13,7 @@ import (
 // whose call it answers, with that message's turn; a call of a message saved without a
 // turn, a result without an ordinal and a message that does not decode add nothing.
 func TestProposersOf(t *testing.T) {
+	t.Parallel()
 	c := contract.Conversation{ID: "conv", Messages: []json.RawMessage{
 		json.RawMessage(`{"role": "user", "text": "go"}`),
 		json.RawMessage(`{"role": "assistant", "calls": [{"id": "a"}]}`),

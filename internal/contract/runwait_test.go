@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckTaskRunWait(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
 	ok := contract.TaskRunWait{On: contract.RunWaitModel, Origin: "http://127.0.0.1:8080", Phase: contract.RunWaitFirstByte, Since: at, Deadline: at.Add(time.Minute)}
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestDecodeStrict(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		N int `json:"n"`
 	}
@@ -80,6 +81,7 @@ func TestDecodeStrict(t *testing.T) {
 // TestCheckRPC: a JSON-RPC message is strict but for its tool arguments, which the
 // tool's decoder reads strictly itself.
 func TestCheckRPC(t *testing.T) {
+	t.Parallel()
 	if err := CheckRPC([]byte(`{"method":"tools/call","params":{"name":"X","arguments":{"a":1,"A":2,"s":"\ud800"}}}`)); err != nil {
 		t.Errorf("arguments are left to the tool: %v", err)
 	}

@@ -47,12 +47,16 @@ func (s TaskState) Finished() bool { return s == TaskCompleted || s == TaskFaile
 // MaxTaskText bounds a task's or a message's text, in bytes.
 const MaxTaskText = 64 << 10
 
-var clientKeyForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+// clientKeyForm is checked with the length apart, as conversationIDForm is.
+var clientKeyForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+
+// maxClientKey is the longest client key, in bytes.
+const maxClientKey = 128
 
 // CheckClientKey checks an idempotency key: 1 to 128 letters, digits, '_', '.', ':' or
 // '-', starting with a letter or digit; "" is none.
 func CheckClientKey(k string) error {
-	if k != "" && !clientKeyForm.MatchString(k) {
+	if k != "" && (len(k) > maxClientKey || !clientKeyForm.MatchString(k)) {
 		return Errorf(CodeInvalidArgument, "client key %q is not 1 to 128 letters, digits, '_', '.', ':' or '-' starting with a letter or digit; pick another", k)
 	}
 	return nil

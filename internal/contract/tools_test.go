@@ -17,6 +17,7 @@ import (
 )
 
 func TestTools_Schemas(t *testing.T) {
+	t.Parallel()
 	schemas := map[string]any{}
 	var names []string
 	for _, s := range contract.Tools() {
@@ -53,6 +54,7 @@ func TestTools_Schemas(t *testing.T) {
 }
 
 func TestDecodeToolInput(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		tool string
@@ -128,6 +130,7 @@ func FuzzDecodeToolInput(f *testing.F) {
 }
 
 func TestGolden_Gateway(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	no := false
 	entry := contract.OperationEntry{Tool: "ApplyAction", Label: "ApplyAction write_result", State: contract.OpWaitingForDecision,

@@ -24,6 +24,7 @@ func nodes(ids ...string) contract.Bounded[contract.Node] {
 // TestViewDelta_Apply: a delta applied to the View it was made from gives the new View,
 // entry for entry and in order; one that does not fit the View is refused.
 func TestViewDelta_Apply(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	ready := contract.ActionEntry{Name: "note", State: contract.ActionReady, Params: []contract.ParamEntry{}, Bound: []string{}}
 	blocked := ready

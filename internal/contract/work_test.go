@@ -15,6 +15,7 @@ import (
 // TestWorkGolden pins the JSON of the worker hop's wire types in
 // testdata/work/, as TestGolden does for the Board's: encode, compare, decode back.
 func TestWorkGolden(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	gen := int64(7)
 	desc := []contract.ToolDescriptor{{Tool: "docket.workspace.read_json@1", Digest: "sha256:aa", Adapter: "workspace",
@@ -103,6 +104,7 @@ func newOf(v any) any {
 }
 
 func TestWorkBody_decode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		js   string
@@ -127,12 +129,14 @@ func TestWorkBody_decode(t *testing.T) {
 }
 
 func TestWorkOperation_marshalEmpty(t *testing.T) {
+	t.Parallel()
 	if _, err := json.Marshal(contract.WorkOperation{Kind: contract.WorkClaim}); contract.CodeOf(err) != contract.CodeWorkBody {
 		t.Errorf("Marshal(Claim without request) = %v, want work_body", err)
 	}
 }
 
 func TestParseToolID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in string
 		ok bool

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWritePrivate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "secret")
 	for _, body := range []string{"one\n", "two\n"} {
@@ -31,6 +32,7 @@ func TestWritePrivate(t *testing.T) {
 }
 
 func TestDir(t *testing.T) {
+	t.Parallel()
 	got, err := datadir.Dir(func(k string) string {
 		if k == datadir.HomeEnv {
 			return "/x/home"

@@ -167,9 +167,6 @@ func TestExpandVault(t *testing.T) {
 // supersedes the old one, and the write's Operation needs a person: it is never run
 // again, and the Case does not complete.
 func TestDemo_WorkerKilledMidWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts docket serve and docket worker as child processes")
-	}
 	var out bytes.Buffer
 	d, err := newDemo(Config{Keep: filepath.Join(t.TempDir(), "demo"), Timeout: 2 * time.Minute,
 		Exe: docketBinary(t), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Docket: execDocket(t)})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAllow(t *testing.T) {
+	t.Parallel()
 	env := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "DOCKET_HOME=/d", "OPENAI_API_KEY=sk", "aws_secret_access_key=s", "REPORT_MONTH=11", "=x", "junk"}
 	tests := []struct {
 		name string
@@ -27,6 +28,7 @@ func TestAllow(t *testing.T) {
 }
 
 func TestCheckName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ok   bool

@@ -31,6 +31,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/slowtest"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -91,7 +92,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	slowtest.Main(m) // they serve /mcp: skipped under -short
 }
 
 // memory is a snapshot of the process after a forced collection.

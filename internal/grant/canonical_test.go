@@ -37,6 +37,7 @@ var canonicalCases = []struct {
 // encoding/json and the JCS transform for the grants it takes, and takes the ones it
 // should.
 func TestCanonical_direct(t *testing.T) {
+	t.Parallel()
 	for _, tt := range canonicalCases {
 		t.Run(tt.name, func(t *testing.T) {
 			g := sampleGrant()

@@ -56,6 +56,7 @@ func readVectors(t testing.TB) map[string]vector {
 
 // TestVectors pins canonicalization, the request digest and the token for each vector.
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	for path, v := range readVectors(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			d, err := grant.RequestDigest(v.Args, v.Target, v.ToolSpec)
@@ -117,6 +118,7 @@ func sample(t testing.TB) (key []byte, g contract.Grant, now time.Time) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	key, g, now := sample(t)
 	tok, err := grant.Sign(key, g)
 	if err != nil {
@@ -189,6 +191,7 @@ func TestVerify(t *testing.T) {
 
 // TestParsed_zero shows that a Parsed that never came from Parse verifies nothing.
 func TestParsed_zero(t *testing.T) {
+	t.Parallel()
 	key, g, now := sample(t)
 	if _, err := (grant.Parsed{}).Verify(key, g, now); contract.CodeOf(err) != contract.CodeGrantMalformed {
 		t.Fatalf("zero Parsed.Verify = %v, want grant_malformed", err)
@@ -198,6 +201,7 @@ func TestParsed_zero(t *testing.T) {
 // TestVerify_nonCanonical shows that a payload signed correctly but not in JCS form is
 // refused: one grant has one byte form.
 func TestVerify_nonCanonical(t *testing.T) {
+	t.Parallel()
 	key, g, now := sample(t)
 	canon, err := grant.Canonical(g)
 	if err != nil {
@@ -211,6 +215,7 @@ func TestVerify_nonCanonical(t *testing.T) {
 }
 
 func TestRequestDigest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                   string
 		args, target, toolSpec string

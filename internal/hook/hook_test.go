@@ -46,6 +46,7 @@ func repo(t *testing.T) (root, outside string) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	root, outside := repo(t)
 	real, err := filepath.EvalSymlinks(outside)
 	if err != nil {
@@ -121,6 +122,7 @@ func pre(tool, input string) []byte {
 }
 
 func TestHook_Pre(t *testing.T) {
+	t.Parallel()
 	root, outside := repo(t)
 	a := filepath.Join(root, "docs", "a.md")
 	tests := []struct {
@@ -184,6 +186,7 @@ func TestHook_Pre(t *testing.T) {
 // does not land plainly inside the repository (so only a member decides it), or lands on
 // a protected path (so the authority refuses it); real hard and symbolic links.
 func TestHook_PreLanding(t *testing.T) {
+	t.Parallel()
 	root, outside := repo(t)
 	above := mustEval(t, filepath.Dir(outside))
 	// docs/evil is a link to a directory outside; docs/evil/../loot lands beside it.
@@ -266,6 +269,7 @@ func TestHook_PreLanding(t *testing.T) {
 }
 
 func TestHook_Post(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("y", contract.MaxHookOutput+10)
 	tests := []struct {
 		name, response string

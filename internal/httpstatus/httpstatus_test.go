@@ -9,6 +9,7 @@ import (
 )
 
 func TestOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code   contract.Code
 		status int

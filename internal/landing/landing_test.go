@@ -13,6 +13,7 @@ import (
 // has no ".." segment, passes no symbolic link and names no file with a second hard link;
 // real links in a temporary root (docs/security.md).
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
 	for _, f := range []string{filepath.Join(root, "docs", "a.md"), filepath.Join(outside, "secret.txt")} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
@@ -61,6 +62,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCredential(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		want bool

@@ -10,6 +10,7 @@ import (
 
 // TestParse: a path of the origin is kept, escaped; every hostile target is refused.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		ok       bool

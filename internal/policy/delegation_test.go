@@ -8,6 +8,7 @@ import (
 )
 
 func TestDelegation_Covering(t *testing.T) {
+	t.Parallel()
 	d := &policy.Delegation{Classes: []policy.Class{
 		{Name: "docs", Action: "write_file", Path: "docs/**/*.md"},
 		{Name: "tests", Tool: "shell.run@1", CommandPrefix: "go test"},

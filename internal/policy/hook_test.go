@@ -11,6 +11,7 @@ import (
 )
 
 func TestHook_Mode(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join("testdata", "hook.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestHook_Mode(t *testing.T) {
 }
 
 func TestParse_HookRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, src, want string }{
 		{"an unknown mode", "[hook_policy]\ndefault = \"maybe\"\n", `hook.toml:2: default "maybe" is not a mode`},
 		{"a profile without an agent", "[hook_policy]\n[[hook_policy.profile]]\nfree = [\"Read\"]\n", "hook.toml:2: profile 1 names no agent"},

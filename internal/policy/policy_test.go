@@ -13,6 +13,7 @@ import (
 )
 
 func TestParse_Examples(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file string
 		want policy.Document
@@ -45,6 +46,7 @@ func TestParse_Examples(t *testing.T) {
 }
 
 func TestParse_Builtins(t *testing.T) {
+	t.Parallel()
 	for _, k := range contract.PolicyKinds {
 		got, err := policy.Parse("builtin", []byte(policy.BuiltinText(k)))
 		if err != nil {
@@ -57,6 +59,7 @@ func TestParse_Builtins(t *testing.T) {
 }
 
 func TestParse_Refusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, src string
 		where     string // the teaching starts with it

@@ -37,6 +37,7 @@ func utc(s string) time.Time {
 }
 
 func TestParse_Refusals(t *testing.T) {
+	t.Parallel()
 	anchor := utc("2026-01-01T00:00:00Z")
 	tests := []struct {
 		name      string
@@ -78,6 +79,7 @@ func TestParse_Refusals(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]schedule.Policy{"": schedule.Skip, "skip": schedule.Skip, "run_once": schedule.RunOnce} {
 		got, err := schedule.ParsePolicy(in)
 		if err != nil || got != want {
@@ -92,6 +94,7 @@ func TestParsePolicy(t *testing.T) {
 // TestSchedule_Next walks fires one after another, across the daylight-saving changes of
 // Europe/Berlin in 2026 (29 March 02:00 → 03:00, 25 October 03:00 → 02:00).
 func TestSchedule_Next(t *testing.T) {
+	t.Parallel()
 	berlin := mustZone(t, "Europe/Berlin")
 	anchor := utc("2026-10-24T23:30:00Z")
 	tests := []struct {
@@ -151,6 +154,7 @@ func TestSchedule_Next(t *testing.T) {
 
 // TestSchedule_Plan is a sweep at a fake time after a window in which no sweep ran.
 func TestSchedule_Plan(t *testing.T) {
+	t.Parallel()
 	a := utc("2026-01-01T00:00:00Z")
 	hourly := schedule.Spec{Every: time.Hour, Anchor: a}
 	nine := schedule.Spec{Cron: "0 9 * * *", Zone: "Europe/Berlin"}

@@ -49,6 +49,7 @@ func rfcRequest(t *testing.T) *http.Request {
 // TestSignRequest_RFC9421Example reproduces §B.2.6 byte for byte: the signature base,
 // Signature-Input and Signature.
 func TestSignRequest_RFC9421Example(t *testing.T) {
+	t.Parallel()
 	r := rfcRequest(t)
 	p := signing.SignatureParams{Components: []string{"date", "@method", "@path", "@authority", "content-type", "content-length"},
 		Created: 1618884473, KeyID: "test-key-ed25519"}
@@ -84,6 +85,7 @@ func TestSignRequest_RFC9421Example(t *testing.T) {
 // with a verifier written here apart from the signer: it accepts the request and refuses
 // it after any covered component or parameter changes.
 func TestSignRequest_SeparateVerifier(t *testing.T) {
+	t.Parallel()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 // TestThumbprint reproduces the RFC 8037 §A.3 thumbprint of the §A.2 public key.
 func TestThumbprint(t *testing.T) {
+	t.Parallel()
 	x, err := base64.RawURLEncoding.DecodeString("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +26,7 @@ func TestThumbprint(t *testing.T) {
 }
 
 func TestKeyring_LoadOrCreate(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), signing.FileName)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	k, created, err := signing.LoadOrCreate(path, rand.Reader, now)
@@ -60,6 +62,7 @@ func TestKeyring_LoadOrCreate(t *testing.T) {
 }
 
 func TestCheckpoint_Verify(t *testing.T) {
+	t.Parallel()
 	k, err := signing.Generate(rand.Reader, time.Now())
 	if err != nil {
 		t.Fatal(err)

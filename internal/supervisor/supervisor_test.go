@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/slowtest"
 	"github.com/docketrun/docket/internal/supervisor"
 )
 
@@ -30,7 +31,7 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("SUPERVISOR_CHILD") {
 	case "":
-		os.Exit(m.Run())
+		slowtest.Main(m) // they start processes: skipped under -short
 	case "serve":
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()

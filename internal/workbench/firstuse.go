@@ -37,8 +37,15 @@ const maxFormBody = 16 << 10
 // formFields are the first-use form's fields; any other is refused.
 var formFields = []string{"csrf", "agent", "provider", "url", "model", "key", "no_check"}
 
-// agentName is what the form takes as an Agent's name.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// agentName is what the form takes as an Agent's name, with at most maxAgentName bytes:
+// the length is checked apart, as contract's conversation ids are, because a counted
+// repetition compiles to a large program at every docket process's start.
+var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// maxAgentName is the longest Agent name the form takes, in bytes.
+const maxAgentName = 64
+
+func validAgentName(s string) bool { return len(s) <= maxAgentName && agentName.MatchString(s) }
 
 //go:embed web/model.html web/example.html
 var webFS embed.FS
@@ -180,7 +187,7 @@ func contains(xs []string, x string) bool {
 // the key into the Agent's key file (mode 0600), and sets the non-secret profile in the
 // authority.
 func (f *firstUse) save(ctx context.Context, m modelForm, key string) error {
-	if !agentName.MatchString(m.Agent) {
+	if !validAgentName(m.Agent) {
 		return contract.Errorf(contract.CodeInvalidArgument, "the Agent's name is letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64; e.g. %s.", DefaultAgent)
 	}
 	if m.Provider == contract.ProviderScripted {

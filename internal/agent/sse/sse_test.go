@@ -28,6 +28,7 @@ func readAll(r io.Reader) ([]sse.Event, error) {
 }
 
 func TestReader_Next(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -57,6 +58,7 @@ func TestReader_Next(t *testing.T) {
 }
 
 func TestReader_Next_malformed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		in         string
@@ -80,6 +82,7 @@ func TestReader_Next_malformed(t *testing.T) {
 }
 
 func TestReader_Next_readError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("connection reset")
 	_, err := readAll(io.MultiReader(strings.NewReader("data: 1\n\ndata: 2"), iotest.ErrReader(boom)))
 	if !errors.Is(err, boom) {

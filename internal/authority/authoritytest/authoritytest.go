@@ -77,6 +77,24 @@ func New(t testing.TB, o Options) Project {
 	return p
 }
 
+// Open builds another authority over o.Store, which already holds the project New made,
+// as a second docket serve over the same database opens it: built, then restored from the
+// store. Only o.Store, o.Key and o.Now are read.
+func Open(t testing.TB, o Options) *authority.Authority {
+	t.Helper()
+	if o.Key == (authority.Key{}) {
+		o.Key = authority.Key{1}
+	}
+	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Restore(t.Context()); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	return a
+}
+
 // ReadPackage returns the files of the capability directory dir as an upload.
 func ReadPackage(t testing.TB, dir string) contract.CapabilityUpload {
 	t.Helper()

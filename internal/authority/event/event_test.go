@@ -7,6 +7,7 @@ import (
 )
 
 func TestCatalogListsEachTypeOnce(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, k := range event.Catalog {
 		if seen[k.Type] {
@@ -17,6 +18,7 @@ func TestCatalogListsEachTypeOnce(t *testing.T) {
 }
 
 func TestChangesBoard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		typ  string
 		want bool

@@ -20,6 +20,7 @@ import (
 // the files are what events already in a data dir look like, so that a change of a payload
 // struct is seen against them.
 func TestGoldenFilesCoverCatalog(t *testing.T) {
+	t.Parallel()
 	listed := map[string]bool{}
 	for _, k := range event.Catalog {
 		listed[k.Type] = true
@@ -50,6 +51,7 @@ var update = flag.Bool("update", false, "rewrite each golden file with its paylo
 // again: the bytes must be the same, so that a field renamed, retyped or dropped from a
 // payload struct fails here before it blanks a reader of events already stored.
 func TestGoldenRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, k := range event.Catalog {
 		t.Run(k.Type, func(t *testing.T) {
 			if got := k.Payload.EventType(); got != k.Type {
@@ -95,6 +97,7 @@ func roundTrip(t *testing.T, k event.Kind, path string) {
 }
 
 func TestDecodeUnknownType(t *testing.T) {
+	t.Parallel()
 	_, err := event.Decode("a.type.added.later", []byte(`{}`))
 	if !errors.Is(err, event.ErrUnknownType) {
 		t.Fatalf("Decode of an unknown type = %v, want ErrUnknownType", err)

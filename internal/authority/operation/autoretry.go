@@ -90,7 +90,7 @@ func (o *Operations) retriesDue(ctx context.Context, project contract.ProjectID,
 // authorityCandidateLocked returns the agent's latest Operation when it is a known
 // failure of an executed Action, not a worker's refusal, that settled at or after since
 // and the authority has not given up on; else nil. l.mu must be held.
-func (l *Ledger) authorityCandidateLocked(agent string, since time.Time) *Op {
+func (l *ledger) authorityCandidateLocked(agent string, since time.Time) *operation {
 	ops := l.ops[agent]
 	if len(ops) == 0 {
 		return nil

@@ -246,7 +246,7 @@ func errDigestMismatch(id contract.RequestID, cause error) error {
 }
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
-func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *Op, ev event.Operation) (*boards.Change, event.Operation) {
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *operation, ev event.Operation) (*boards.Change, event.Operation) {
 	if req.Vector.Action == contract.ActionHook { // the coding agent runs it, told by its waiting hook
 		ev.State, ev.Result = contract.OpDone, json.RawMessage(`{"allowed":true,"decision":"approved"}`)
 		return nil, ev
@@ -316,7 +316,7 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 // write sequence the decision runs in. The Board checks it now, as it would have when the
 // Agent called: an act that no longer holds (its Case closed meanwhile, a fact retracted)
 // voids the approval and refuses the Operation with the Board's code.
-func runApprovedAct(b *board.Board, req *contract.Request, op *Op, ev event.Operation) (*boards.Change, event.Operation) {
+func runApprovedAct(b *board.Board, req *contract.Request, op *operation, ev event.Operation) (*boards.Change, event.Operation) {
 	input, err := contract.DecodeToolInput(op.tool, op.input)
 	if err != nil {
 		ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the recorded call could not be read", nil

@@ -1,6 +1,11 @@
 // Package operation runs an Agent's tool calls as Operations: the write gate that admits
 // at most one unresolved write per Agent, the held answer that waits for an outcome, the
 // strip of recent Operations every answer carries, Requests and the decisions members
-// make on them, and artifacts. Its state is the operation ledger, a projection of the
-// project's event log, so every instance over one store sees the same Operations.
+// make on them, artifacts, and the worker hop that runs an executed Action: leases with a
+// monotonic generation per Connection, work served only for Tools locked on the
+// Connection, claims checked against a grant signed under the Connection key, idempotent
+// reports that settle Operations, reconciliation by a person, and the sweep that settles
+// work stranded under an expired lease ([Dispatcher.Run]). Its state is the operation
+// ledger and the hop ledger, projections of the project's event log, so every instance
+// over one store sees the same Operations.
 package operation

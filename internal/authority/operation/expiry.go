@@ -24,7 +24,7 @@ const DefaultSweepEvery = 5 * time.Second
 
 // closeAgentLocked records that the pending Requests of agent stop taking decisions,
 // for why; it runs as the ledger applies the Agent's revocation or token replacement.
-func (l *Ledger) closeAgentLocked(agent, why string) {
+func (l *ledger) closeAgentLocked(agent, why string) {
 	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
 	for _, id := range l.order {
 		if r := l.requests[id]; r.State == contract.RequestPending && r.RequestedBy == p {
@@ -36,7 +36,7 @@ func (l *Ledger) closeAgentLocked(agent, why string) {
 }
 
 // expiryLocked says why the pending Request r no longer takes a decision at now, or "".
-func (l *Ledger) expiryLocked(r *contract.Request, now time.Time) string {
+func (l *ledger) expiryLocked(r *contract.Request, now time.Time) string {
 	if r.State != contract.RequestPending {
 		return ""
 	}

@@ -80,11 +80,11 @@ type Operations struct {
 	writesPerMinute int
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
-	ledgers map[contract.ProjectID]*Ledger // created on first use, never removed
+	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 
 	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
 	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
-	// pump starts once Close waits; it is taken under a Ledger's mu, never around one.
+	// pump starts once Close waits; it is taken under a ledger's mu, never around one.
 	life   context.Context
 	end    context.CancelFunc
 	pumpMu sync.Mutex
@@ -95,7 +95,7 @@ type Operations struct {
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
 	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
-		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*Ledger{},
+		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*ledger{},
 		hookWaiting:     cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
 		hookPerMinute:   cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),
 		writesPerMinute: cmp.Or(max(cfg.MaxWritesPerMinute, 0), DefaultMaxWritesPerMinute)}
@@ -138,7 +138,7 @@ var errClosed = &contract.Error{Code: contract.CodeUnavailable, Teaching: "the a
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (o *Operations) nowUTC() time.Time { return o.now().UTC().Round(0) }
 
-func (o *Operations) ledger(project contract.ProjectID) *Ledger {
+func (o *Operations) ledger(project contract.ProjectID) *ledger {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l := o.ledgers[project]
@@ -272,7 +272,7 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 
 // acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
 // held.
-func (o *Operations) acknowledgeLocked(ctx context.Context, l *Ledger, c identity.Caller, delivered func(int64) bool) error {
+func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
 	project := c.Projects[0]
 	last := l.latestSettledLocked(c.ID)
 	if last == nil || last.acked || !delivered(last.ordinal) {
@@ -376,41 +376,45 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
-	before := func(tx store.Tx) error {
-		if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
-			return err
+	run.op.TraceParent = traceParent(ctx)
+	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: c.Principal()}
+	err = o.commitLocked(ctx, spec, l, nil, func(wc *workCommit) error {
+		wc.change = run.change // first: a refusal below drops the Board it changed
+		// The ledger is caught up inside the transaction, under the head lock: when
+		// another instance admitted an Operation of the agent since the gate read the
+		// ledger, the ordinal is taken and the gate's reading of the agent's strip is
+		// stale, so the write sequence passes the call through the gate again.
+		if int64(len(l.ops[c.ID]))+1 != ordinal {
+			return errOrdinalTaken
 		}
 		if last != nil && !last.acked {
-			return eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal}))
-		}
-		return nil
-	}
-	run.op.TraceParent = traceParent(ctx)
-	var left int64 // the head the commit leaves, which the ledger then catches up to
-	after := func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
-			return err
-		}
-		if run.request != nil {
-			if err := raise(ctx, tx, run.request); err != nil {
+			if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
 				return err
 			}
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
+		wc.writes = append(wc.writes, func(tx store.Tx) error {
+			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
+				return err
+			}
+			if run.request != nil {
+				return raise(ctx, tx, run.request)
+			}
+			return nil
+		})
+		return nil
+	})
+	if errors.Is(err, boards.ErrWroteFirst) {
+		return admission{}, err // the write sequence passes the call through the gate again
 	}
-	if err := w.Commit(ctx, run.change, c.Principal(), now, "record", before, after); err != nil {
-		return admission{}, err
-	}
-	if err := l.catchUpToLocked(ctx, o.store, project, left); err != nil {
-		return admission{}, err
+	if err != nil {
+		return admission{}, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), eventlog.Refuse(err, "record"))
 	}
 	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
 }
 
 // errOrdinalTaken refuses an admission because another instance admitted an Operation of
-// the same agent after this one's ledger was caught up. The caller passes the gate again.
+// the same agent after the gate read the ledger, as the ledger caught up inside the
+// admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
 
 // recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
@@ -420,7 +424,7 @@ var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another ins
 // since only committed events were applied. errOrdinalTaken means another Operation of
 // the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
 // be held.
-func (l *Ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
+func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
 	head, err := tx.LockHead(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)
@@ -515,7 +519,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		}
 	}
 	slots := l.stripLocked(c.ID)
-	var op Op
+	var op operation
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
 		op = *p
 	}

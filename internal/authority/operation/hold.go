@@ -64,7 +64,7 @@ func (h *Held) Wait(ctx context.Context) error {
 
 // step tells progress the Operation's state when it changed, and returns the wake to
 // wait on while the Operation runs, nil once it no longer does.
-func (h *Held) step(l *Ledger, key holdKey) (<-chan struct{}, error) {
+func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
 	l.mu.Lock()
 	err := l.pumpErr
 	var slot contract.OperationSlot
@@ -93,14 +93,14 @@ func (h *Held) Answer(ctx context.Context) (Answer, error) {
 }
 
 // watch registers a call held on key (see [Operations.watchLocked]).
-func (o *Operations) watch(project contract.ProjectID, l *Ledger, key holdKey) {
+func (o *Operations) watch(project contract.ProjectID, l *ledger, key holdKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	o.watchLocked(project, l, key)
 }
 
-// unwatch ends a call held on key (see [Ledger.unwatchLocked]).
-func (l *Ledger) unwatch(key holdKey) {
+// unwatch ends a call held on key (see [ledger.unwatchLocked]).
+func (l *ledger) unwatch(key holdKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.unwatchLocked(key)
@@ -121,7 +121,7 @@ type holdWake struct {
 
 // watchLocked registers a call held on key and starts project's pump if none runs. l.mu
 // must be held.
-func (o *Operations) watchLocked(project contract.ProjectID, l *Ledger, key holdKey) {
+func (o *Operations) watchLocked(project contract.ProjectID, l *ledger, key holdKey) {
 	if l.holds == nil {
 		l.holds = map[holdKey]*holdWake{}
 	}
@@ -146,7 +146,7 @@ func (o *Operations) watchLocked(project contract.ProjectID, l *Ledger, key hold
 }
 
 // unwatchLocked ends a call held on key; the last one stops the pump. l.mu must be held.
-func (l *Ledger) unwatchLocked(key holdKey) {
+func (l *ledger) unwatchLocked(key holdKey) {
 	w := l.holds[key]
 	if w.n--; w.n == 0 {
 		delete(l.holds, key)
@@ -158,7 +158,7 @@ func (l *Ledger) unwatchLocked(key holdKey) {
 
 // wakeLocked wakes the calls held on agent's Operation ordinal, or on every Operation of
 // agent when ordinal is 0. l.mu must be held.
-func (l *Ledger) wakeLocked(agent string, ordinal int64) {
+func (l *ledger) wakeLocked(agent string, ordinal int64) {
 	if ordinal != 0 {
 		if w := l.holds[holdKey{agent, ordinal}]; w != nil {
 			close(w.ch)
@@ -178,7 +178,7 @@ func (l *Ledger) wakeLocked(agent string, ordinal int64) {
 // waits for the log to move past the ledger's cursor, catches up (which wakes the holds
 // whose Operation moved), and ends once no call is held. A failed read ends every hold
 // with the error, as each hold's own read did.
-func (o *Operations) pump(project contract.ProjectID, l *Ledger) {
+func (o *Operations) pump(project contract.ProjectID, l *ledger) {
 	for {
 		l.mu.Lock()
 		if len(l.holds) == 0 {
@@ -242,7 +242,7 @@ type Dispatch struct {
 
 // Queued returns project's Operations whose execution waits for a worker
 // (running, not_dispatched), in the order they were queued in the log, oldest first.
-// It is the worker hop's queue; a worker claims one through the hop (package dispatch),
+// It is the worker hop's queue; a worker claims one through the hop ([Dispatcher.Claim]),
 // and a report settles it. Serving it oldest first is what keeps a busy queue fair: in
 // any other order (it was once by agent id) a Poll that serves fewer rows than are
 // queued serves the same agents again and again while the rest wait.
@@ -255,7 +255,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	}
 	type queued struct {
 		agent string
-		op    *Op
+		op    *operation
 	}
 	qs := make([]queued, 0, len(l.queue))
 	for op, a := range l.queue {
@@ -279,7 +279,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 
 // approvedRequestLocked returns the approved Request of the agent's Operation ordinal, or
 // nil. An Operation has at most one: an approval voided at dispatch is void, not approved.
-func (l *Ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Request {
+func (l *ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Request {
 	for _, id := range l.order {
 		r := l.requests[id]
 		if r.State == contract.RequestApproved && r.Ordinal == ordinal && r.RequestedBy.ID() == agent && r.RequestedBy.Kind() == contract.PrincipalAgent {
@@ -289,9 +289,9 @@ func (l *Ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Re
 	return nil
 }
 
-// ApplyOutcome applies an ok outcome to b: the Board change (nil when the rows change
+// applyOutcome applies an ok outcome to b: the Board change (nil when the rows change
 // nothing) and the Operation done, or failed when the Board refuses the rows.
-func ApplyOutcome(b *board.Board, op *Op, by board.Author, out contract.ExecutionOutcome, ev event.Operation) (*boards.Change, event.Operation) {
+func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.ExecutionOutcome, ev event.Operation) (*boards.Change, event.Operation) {
 	res, err := b.ApplyOutcome(by, *op.execution, out)
 	if err != nil {
 		ev.State = contract.OpFailed

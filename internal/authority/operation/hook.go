@@ -264,11 +264,11 @@ func (o *Operations) awaitHook(ctx context.Context, project contract.ProjectID, 
 	bound, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	l := o.ledger(project)
-	read := func(ctx context.Context) (Op, *contract.Request, int64, error) {
+	read := func(ctx context.Context) (operation, *contract.Request, int64, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		err := l.catchUpLocked(ctx, o.store, project)
-		var op Op
+		var op operation
 		if p := l.opLocked(agent, ordinal); p != nil {
 			op = *p
 		}
@@ -305,7 +305,7 @@ func (o *Operations) awaitHook(ctx context.Context, project contract.ProjectID, 
 }
 
 // hookSettled completes v from the decided Operation op and its Request r.
-func hookSettled(v contract.HookVerdict, op Op, r *contract.Request) contract.HookVerdict {
+func hookSettled(v contract.HookVerdict, op operation, r *contract.Request) contract.HookVerdict {
 	if r != nil {
 		v.DecidedBy = r.DecidedBy
 	}
@@ -378,7 +378,7 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 
 // hookCallLocked returns the agent's latest hook Operation for the coding agent's call
 // id, or nil. l.mu must be held.
-func (l *Ledger) hookCallLocked(agent, callID string) *Op {
+func (l *ledger) hookCallLocked(agent, callID string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].tool != hookTool {
@@ -434,7 +434,7 @@ func (o *Operations) HookCalls(ctx context.Context, c identity.Caller, project c
 }
 
 // hookRequestLocked returns the Request of the agent's Operation ordinal, or nil.
-func (l *Ledger) hookRequestLocked(agent string, ordinal int64) *contract.Request {
+func (l *ledger) hookRequestLocked(agent string, ordinal int64) *contract.Request {
 	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
 	i := slices.IndexFunc(l.order, func(id contract.RequestID) bool {
 		r := l.requests[id]

@@ -20,7 +20,7 @@ const (
 // checkHookBoundsLocked refuses a hook call of agent at now in mode when the Agent
 // reported perMinute calls in the minute before now, or when the call is one to decide
 // and waitingMax of its calls wait for a decision. l.mu must be held.
-func (l *Ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time, waitingMax, perMinute int) error {
+func (l *ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time, waitingMax, perMinute int) error {
 	waiting, recent := 0, 0
 	since := now.Add(-time.Minute)
 	for _, op := range l.ops[agent] {

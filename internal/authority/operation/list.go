@@ -46,7 +46,7 @@ func (o *Operations) List(ctx context.Context, c identity.Caller, project contra
 
 // memberRead returns project's operation ledger locked and caught up with the log, for a
 // member's read, and the func that unlocks it.
-func (o *Operations) memberRead(ctx context.Context, c identity.Caller, project contract.ProjectID) (*Ledger, func(), error) {
+func (o *Operations) memberRead(ctx context.Context, c identity.Caller, project contract.ProjectID) (*ledger, func(), error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, nil, err
 	}

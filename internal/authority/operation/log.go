@@ -3,7 +3,8 @@ package operation
 // Log attribute keys, the same as the rest of the authority's, so that a log search by
 // key finds every line about one thing.
 const (
-	logErr      = "err"
-	logRequests = "requests"
-	logRetries  = "retries"
+	logErr        = "err"
+	logOperations = "operations"
+	logRequests   = "requests"
+	logRetries    = "retries"
 )

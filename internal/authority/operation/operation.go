@@ -22,7 +22,7 @@ import (
 // a projection of these events, caught up before each use.
 
 // operation is one Operation as the ledger knows it.
-type Op struct {
+type operation struct {
 	ordinal    int64
 	tool       string
 	label      string
@@ -47,7 +47,7 @@ type Op struct {
 	seq int64
 }
 
-func (op *Op) apply(e event.Operation, at time.Time) {
+func (op *operation) apply(e event.Operation, at time.Time) {
 	if e.State != "" && e.State != op.state {
 		op.state, op.since = e.State, at
 	}
@@ -65,13 +65,13 @@ func (op *Op) apply(e event.Operation, at time.Time) {
 
 // queued reports whether op waits for a worker: running, not dispatched, with an
 // execution to serve.
-func (op *Op) queued() bool {
+func (op *operation) queued() bool {
 	return op.state == contract.OpRunning && op.stage == contract.StageNotDispatched && op.execution != nil
 }
 
 // requeueLocked keeps op of agent in the ledger's queue exactly while it is queued.
 // l.mu must be held.
-func (l *Ledger) requeueLocked(agent string, op *Op) {
+func (l *ledger) requeueLocked(agent string, op *operation) {
 	if op.queued() {
 		l.queue[op] = agent
 	} else {
@@ -82,15 +82,25 @@ func (l *Ledger) requeueLocked(agent string, op *Op) {
 // waiting applies an [event.OpWaiting] event: why queued work is not dispatched. It
 // counts only while the work still waits; one that a claim or a settlement overtook in
 // the log is ignored, so the log's order decides on every instance.
-func (op *Op) waiting(e event.Operation) {
+func (op *operation) waiting(e event.Operation) {
 	if op.state == contract.OpRunning && op.stage == contract.StageNotDispatched {
 		op.reason, op.reasonCode = e.Reason, e.ReasonCode
 	}
 }
 
+// waitReason returns why the Operation's queued work waits, as its last
+// [event.OpWaiting] event said: a reasonCode and a reason, both "" when nothing was said
+// or a later state replaced it.
+func (op *operation) waitReason() (contract.Code, string) {
+	if op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
+		return "", ""
+	}
+	return op.reasonCode, op.reason
+}
+
 // entry returns op as a strip entry: the result in full while unacknowledged. Its
 // reasonCode is the Operation's own, else the code it was refused or failed with.
-func (op *Op) entry() contract.OperationEntry {
+func (op *operation) entry() contract.OperationEntry {
 	e := contract.OperationEntry{Tool: op.tool, Label: op.label, State: op.state, At: op.at, Since: op.since,
 		Stage: op.stage, Decision: op.decision, Reason: op.reason, ReasonCode: op.reasonCode}
 	if e.ReasonCode == "" {
@@ -106,7 +116,7 @@ func (op *Op) entry() contract.OperationEntry {
 	return e
 }
 
-func (op *Op) summary() string {
+func (op *operation) summary() string {
 	if op.errorCode != "" {
 		return fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
 	}
@@ -121,10 +131,10 @@ type artifact struct {
 }
 
 // ledger is the projection of one project's operation, request and artifact events.
-type Ledger struct {
+type ledger struct {
 	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
 	cursor   eventlog.Cursor                          // how far the ledger applied the log
-	ops      map[string][]*Op                         // agent id → its Operations, ordinal i at index i-1
+	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
@@ -134,7 +144,7 @@ type Ledger struct {
 	// queue holds the queued Operations (running, not_dispatched, with an execution) and
 	// their agents, kept as events apply, so that a Poll reads the queue, not every
 	// Operation the project ever had.
-	queue map[*Op]string
+	queue map[*operation]string
 
 	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
 	// ledger up for them.
@@ -145,8 +155,8 @@ type Ledger struct {
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
 }
 
-func newLedger() *Ledger {
-	l := &Ledger{}
+func newLedger() *ledger {
+	l := &ledger{}
 	l.resetLocked()
 	l.cursor.Reset = l.resetLocked
 	return l
@@ -155,16 +165,16 @@ func newLedger() *Ledger {
 // resetLocked empties what the ledger applied from the log (not its held calls), for its
 // cursor to rebuild it from the log's start when it applied events a failed commit lost
 // (see [eventlog.Cursor]). l.mu must be held, or l not shared yet.
-func (l *Ledger) resetLocked() {
-	l.ops, l.requests, l.order = map[string][]*Op{}, map[contract.RequestID]*contract.Request{}, nil
+func (l *ledger) resetLocked() {
+	l.ops, l.requests, l.order = map[string][]*operation{}, map[contract.RequestID]*contract.Request{}, nil
 	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
 	l.setup = nil
-	l.queue = map[*Op]string{}
+	l.queue = map[*operation]string{}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
 // or a transaction that sees its own writes). l.mu must be held.
-func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
+func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
 	return l.cursor.CatchUp(ctx, r, project, l.applyLocked)
 }
 
@@ -172,11 +182,11 @@ func (l *Ledger) catchUpLocked(ctx context.Context, r store.Reader, project cont
 // just read or locked, or the head its own commit left): it reads no head, and no events
 // when the cursor is there already or this process committed them
 // ([eventlog.Cursor.CatchUpTo]). l.mu must be held.
-func (l *Ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
+func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
 	return l.cursor.CatchUpTo(ctx, r, project, head, l.applyLocked)
 }
 
-func (l *Ledger) applyLocked(e store.Event) error {
+func (l *ledger) applyLocked(e store.Event) error {
 	if event.ChangesSetup(e.Type) {
 		l.setup = nil
 	}
@@ -194,7 +204,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 			if d.Ordinal != int64(len(ops))+1 {
 				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 			}
-			op := &Op{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+			op := &operation{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
 				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
 				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
 				traceParent: d.TraceParent, seq: e.Seq}
@@ -275,7 +285,7 @@ func (l *Ledger) applyLocked(e store.Event) error {
 // kept until the ledger applies an event that may change it ([event.ChangesSetup]). The rows
 // are read after the ledger caught up, so they are at least as new as its cursor; a
 // change committed meanwhile is read again when its event arrives. l.mu must be held.
-func (l *Ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
+func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
 	if l.setup != nil {
 		return *l.setup, nil
 	}
@@ -303,7 +313,7 @@ func (l *Ledger) setupLocked(ctx context.Context, r store.Reader, project contra
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does. Hook calls stand outside the gate (hook.go).
-func (l *Ledger) unresolvedLocked(agent string) *Op {
+func (l *ledger) unresolvedLocked(agent string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if !ops[i].state.Settled() && ops[i].tool != hookTool {
@@ -315,7 +325,7 @@ func (l *Ledger) unresolvedLocked(agent string) *Op {
 
 // latestSettledLocked returns the agent's latest settled Operation, or nil; hook calls,
 // whose outcome the hook answers at once, are not among them.
-func (l *Ledger) latestSettledLocked(agent string) *Op {
+func (l *ledger) latestSettledLocked(agent string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].state.Settled() && ops[i].tool != hookTool {
@@ -327,10 +337,10 @@ func (l *Ledger) latestSettledLocked(agent string) *Op {
 
 // stripLocked returns the strip of agent: newest first, at most
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
-func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
+func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
-	var keep []*Op
-	add := func(op *Op) {
+	var keep []*operation
+	add := func(op *operation) {
 		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
 			keep = append(keep, op)
 		}
@@ -344,7 +354,7 @@ func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
 		}
 	}
 	add(l.latestSettledLocked(agent))
-	slices.SortFunc(keep, func(a, b *Op) int { return int(b.ordinal - a.ordinal) })
+	slices.SortFunc(keep, func(a, b *operation) int { return int(b.ordinal - a.ordinal) })
 	out := make([]contract.OperationSlot, 0, len(keep))
 	for _, op := range keep {
 		out = append(out, contract.OperationSlot{Ordinal: op.ordinal, OperationEntry: op.entry()})
@@ -353,7 +363,7 @@ func (l *Ledger) stripLocked(agent string) []contract.OperationSlot {
 }
 
 // opLocked returns the agent's Operation ordinal, or nil.
-func (l *Ledger) opLocked(agent string, ordinal int64) *Op {
+func (l *ledger) opLocked(agent string, ordinal int64) *operation {
 	ops := l.ops[agent]
 	if ordinal < 1 || ordinal > int64(len(ops)) {
 		return nil

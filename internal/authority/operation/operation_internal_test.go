@@ -10,10 +10,10 @@ import (
 
 func TestLedger_Strip(t *testing.T) {
 	// ops builds an agent's Operations from their states, ordinal 1 first.
-	ops := func(states ...contract.OperationState) []*Op {
-		var out []*Op
+	ops := func(states ...contract.OperationState) []*operation {
+		var out []*operation
 		for i, s := range states {
-			out = append(out, &Op{ordinal: int64(i + 1), tool: "ApplyBatch", label: "ApplyBatch", state: s})
+			out = append(out, &operation{ordinal: int64(i + 1), tool: "ApplyBatch", label: "ApplyBatch", state: s})
 		}
 		return out
 	}
@@ -25,7 +25,7 @@ func TestLedger_Strip(t *testing.T) {
 	)
 	tests := []struct {
 		name string
-		ops  []*Op
+		ops  []*operation
 		want []int64
 	}{
 		{"none", nil, nil},
@@ -51,7 +51,7 @@ func TestLedger_Strip(t *testing.T) {
 }
 
 func TestOperation_Entry(t *testing.T) {
-	op := &Op{ordinal: 1, tool: "ApplyAction", label: "ApplyAction note", state: contract.OpDone, result: []byte(`{"changes":1}`)}
+	op := &operation{ordinal: 1, tool: "ApplyAction", label: "ApplyAction note", state: contract.OpDone, result: []byte(`{"changes":1}`)}
 	if e := op.entry(); string(e.Result) != `{"changes":1}` || e.Summary != "" {
 		t.Errorf("unacknowledged entry = %+v, want the result in full", e)
 	}
@@ -59,7 +59,7 @@ func TestOperation_Entry(t *testing.T) {
 	if e := op.entry(); e.Result != nil || e.Summary != "ApplyAction note done" {
 		t.Errorf("acknowledged entry = %+v, want a summary", e)
 	}
-	op = &Op{ordinal: 2, state: contract.OpRunning, stage: contract.StageNotDispatched, result: []byte(`{}`)}
+	op = &operation{ordinal: 2, state: contract.OpRunning, stage: contract.StageNotDispatched, result: []byte(`{}`)}
 	if e := op.entry(); e.Result != nil || e.Stage != contract.StageNotDispatched {
 		t.Errorf("running entry = %+v, want a stage and no result", e)
 	}

@@ -101,7 +101,7 @@ func delegated(by contract.Principal) authorizer {
 
 // decidableLocked lists the pending requests orchestrator c may decide at now under the
 // delegation policy in force, oldest first, bounded. l.mu must be held.
-func (l *Ledger) decidableLocked(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
+func (l *ledger) decidableLocked(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
 	out := &contract.Bounded[contract.DecidableRequest]{Items: []contract.DecidableRequest{}}
 	for _, id := range l.order {
 		r := l.requests[id]
@@ -133,7 +133,7 @@ var decideEntry = contract.ActionEntry{Name: contract.ActionDecide, State: contr
 
 // orchestratorView adds to an orchestrator's View the requests it may decide and, while
 // there are any, the Action that decides one. l.mu must be held.
-func (o *Operations) orchestratorView(ctx context.Context, l *Ledger, c identity.Caller, v *contract.View) error {
+func (o *Operations) orchestratorView(ctx context.Context, l *ledger, c identity.Caller, v *contract.View) error {
 	if c.AgentKind != contract.AgentKindOrchestrator {
 		return nil
 	}

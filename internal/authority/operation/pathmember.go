@@ -12,7 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// AskMember is the authority's answer to a worker that refused, with
+// askMember is the authority's answer to a worker that refused, with
 // contract.CodePathNeedsMember, a call an orchestrator approved under a path class (issue
 // 14): the worker found that the path the call lands on is not plainly inside its
 // Source — a second hard link, a symbolic link — which the authority, knowing the path
@@ -26,7 +26,7 @@ import (
 // the hop's transaction, in which l is locked and caught up; ok is false when no
 // orchestrator's approval under a path class is behind the call, and the refusal then
 // fails the Operation like any other.
-func (o *Operations) AskMember(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, ordinal int64, why string, now time.Time) (event.Operation, func(tx store.Tx) error, bool, error) {
+func (o *Operations) askMember(ctx context.Context, l *ledger, project contract.ProjectID, agent string, ordinal int64, why string, now time.Time) (event.Operation, func(tx store.Tx) error, bool, error) {
 	old := l.approvedRequestLocked(agent, ordinal)
 	op := l.opLocked(agent, ordinal)
 	if old == nil || old.Delegated == nil || old.Delegated.Path == "" || op == nil {

@@ -22,7 +22,7 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 // level, run windows and the autonomy policy in force do not admit, or nil; they are
 // read at each admission. person says the agent is manual: its call, an Action or a Board
 // act alike, then waits for a member's decision. l.mu must be held.
-func (o *Operations) autonomyRefusal(ctx context.Context, l *Ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
+func (o *Operations) autonomyRefusal(ctx context.Context, l *ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
 	if o.policies == nil {
 		return nil, false, nil
 	}

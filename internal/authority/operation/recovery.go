@@ -158,7 +158,7 @@ func (o *Operations) catchUp(ctx context.Context, project contract.ProjectID) er
 
 // retryableLocked refuses an act on op unless it is a known failure of an executed
 // Action that no later Operation retried. l.mu must be held.
-func (l *Ledger) retryableLocked(agent string, op *Op) *contract.Error {
+func (l *ledger) retryableLocked(agent string, op *operation) *contract.Error {
 	if op.state != contract.OpFailed || op.execution == nil {
 		return contract.Errorf(contract.CodeNotRetryable,
 			"operation %s is %s; only a failed executed Action, a known failure, is run again (unknown and needs_person are a person's: docket reconcile)", opRef(agent, op.ordinal), op.state)
@@ -173,7 +173,7 @@ func (l *Ledger) retryableLocked(agent string, op *Op) *contract.Error {
 
 // outsidePolicyLocked says why act, as attempt, on the agent's op is outside the recovery
 // policy p (version), or "". l.mu must be held.
-func (l *Ledger) outsidePolicyLocked(agent string, op *Op, act string, attempt int64, p *policydoc.Recovery, version int64) string {
+func (l *ledger) outsidePolicyLocked(agent string, op *operation, act string, attempt int64, p *policydoc.Recovery, version int64) string {
 	switch {
 	case act == actRequeue && !p.RequeueRefused:
 		return fmt.Sprintf("the recovery policy (version %d) does not re-queue work a worker refused", version)
@@ -197,7 +197,7 @@ func (l *Ledger) outsidePolicyLocked(agent string, op *Op, act string, attempt i
 }
 
 // retryOp is the new Operation next of agent that runs op (ordinal) again as attempt.
-func retryOp(agent string, next, ordinal, attempt int64, op *Op) event.Operation {
+func retryOp(agent string, next, ordinal, attempt int64, op *operation) event.Operation {
 	return event.Operation{Agent: agent, Ordinal: next, Tool: op.tool, Label: fmt.Sprintf("%s (attempt %d)", op.label, attempt), Input: op.input,
 		State: contract.OpRunning, Stage: contract.StageNotDispatched, Execution: op.execution, RetryOf: ordinal, Attempt: attempt,
 		TraceParent: op.traceParent}
@@ -214,7 +214,7 @@ func appendRetry(ctx context.Context, tx store.Tx, project contract.ProjectID, b
 // decideRecoveryLocked decides the recovery request req for member by: a denial only
 // settles it; an approval runs the act it names, unless the Operation moved since (then
 // the request is void). l.mu must be held.
-func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, l *Ledger, by contract.Principal, req contract.Request, d contract.Decision, version int64) (contract.Request, error) {
+func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, l *ledger, by contract.Principal, req contract.Request, d contract.Decision, version int64) (contract.Request, error) {
 	project := w.Project()
 	now := o.nowUTC()
 	if by.Kind() != contract.PrincipalMember {

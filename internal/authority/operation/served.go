@@ -12,15 +12,15 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Served is how the worker hop would run a queued call on one Connection: the digest
+// servedAs is how the worker hop would run a queued call on one Connection: the digest
 // its Tool is locked at there and the record of the Source it runs against
 // ("<name>@sha256:<hex>", empty for a source-free Tool).
-type Served struct {
+type servedAs struct {
 	ToolDigest string
 	Source     string
 }
 
-// CheckServed reports whether q may run as s: a call no person approved may, and an
+// checkServed reports whether q may run as s: a call no person approved may, and an
 // approved one only when s is what the person approved — the bound arguments, and the
 // Tool digest and Source record wherever the approved vector fixed them.
 // A vector that fixed neither, because several Connections could run the call when it was
@@ -31,7 +31,7 @@ type Served struct {
 // re-locked since the approval), the approval is void (call_changed) and a new Request
 // for the call as it stands asks again; else another Connection still serves it as
 // approved, and it waits for that one.
-func (o *Operations) CheckServed(ctx context.Context, project contract.ProjectID, q Dispatch, s Served) (bool, error) {
+func (o *Operations) checkServed(ctx context.Context, project contract.ProjectID, q Dispatch, s servedAs) (bool, error) {
 	if q.Approved == nil {
 		return true, nil
 	}
@@ -43,7 +43,7 @@ func (o *Operations) CheckServed(ctx context.Context, project contract.ProjectID
 }
 
 // servedAsApproved reports whether args run as s are the vector approved.
-func servedAsApproved(approved contract.RequestVector, args contract.Args, s Served) (bool, error) {
+func servedAsApproved(approved contract.RequestVector, args contract.Args, s servedAs) (bool, error) {
 	served := approved
 	served.Args = args
 	if approved.ToolDigest != "" {

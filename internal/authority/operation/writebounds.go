@@ -18,7 +18,7 @@ const DefaultMaxWritesPerMinute = 120
 // admitted in the minute before now. An Agent's Operations are kept in ordinal order,
 // which is the order they were admitted in under the log head's lock, so the count reads
 // back from the newest and stops at the first one older than the minute. l.mu must be held.
-func (l *Ledger) writeBoundLocked(agent, name string, now time.Time, perMinute int) *contract.Error {
+func (l *ledger) writeBoundLocked(agent, name string, now time.Time, perMinute int) *contract.Error {
 	since := now.Add(-time.Minute)
 	recent := 0
 	ops := l.ops[agent]

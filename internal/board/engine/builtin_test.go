@@ -27,6 +27,7 @@ func evalBuiltin(t *testing.T, name string, kv ...any) (engine.Value, bool, cont
 }
 
 func TestBuiltins(t *testing.T) {
+	t.Parallel()
 	i := func(n int64) engine.Value { v, _ := engine.Int(n); return v }
 	f := func(x float64) engine.Value { v, _ := engine.Float(x); return v }
 	s := engine.String
@@ -91,6 +92,7 @@ func TestBuiltins(t *testing.T) {
 }
 
 func TestInt_Range(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   int64
@@ -115,6 +117,7 @@ func TestInt_Range(t *testing.T) {
 }
 
 func TestQuery_BuiltinsRunWhenBound(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAssert(t, e, fact("c1", attested, at("calculation_input", "job_id", "calc-001", "unit_price_cents", 1250, "quantity", 2, "shipping_cents", 500)))
 	// The producers come before the literal that binds their inputs.

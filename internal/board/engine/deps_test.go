@@ -9,6 +9,7 @@ import (
 // TestDeps keeps the engine pure: the standard library and contract only,
 // and nothing that reads the outside world or breaks determinism.
 func TestDeps(t *testing.T) {
+	t.Parallel()
 	forbidden := map[string]string{
 		"os":           "the engine is pure: no I/O",
 		"io/fs":        "the engine is pure: no files",

@@ -20,6 +20,7 @@ func pathRules(tier contract.Tier) []engine.Rule {
 }
 
 func TestEngine_Evaluate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		facts []engine.Fact
@@ -150,6 +151,7 @@ func TestEngine_Evaluate(t *testing.T) {
 }
 
 func TestEngine_AddRulesRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		rules []engine.Rule
@@ -230,6 +232,7 @@ func TestEngine_AddRulesRefused(t *testing.T) {
 }
 
 func TestEngine_MutationErrors(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAddRules(t, e, pathRules(verified)...)
 	mustAssert(t, e, fact("e1", verified, at("edge", "from", 1, "to", 2)))
@@ -258,6 +261,7 @@ func TestEngine_MutationErrors(t *testing.T) {
 }
 
 func TestEngine_ExplainAndIDs(t *testing.T) {
+	t.Parallel()
 	build := func() *engine.Engine {
 		e := engine.New(engine.Limits{})
 		mustAddRules(t, e, pathRules(attested)...)
@@ -298,6 +302,7 @@ func TestEngine_ExplainAndIDs(t *testing.T) {
 }
 
 func TestEngine_MatchAndHolds(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAssert(t, e,
 		fact("f1", verified, at("pair", "a", 1, "b", 1, "c", "x")),
@@ -323,6 +328,7 @@ func TestEngine_MatchAndHolds(t *testing.T) {
 }
 
 func TestQuery_NAFAndRows(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAssert(t, e,
 		fact("o1", verified, at("order", "id", "o1")),
@@ -345,6 +351,7 @@ func TestQuery_NAFAndRows(t *testing.T) {
 // TestEngine_MalformedInput feeds atoms built by hand, bypassing NewAtom: each is refused
 // with a code, never a panic.
 func TestEngine_MalformedInput(t *testing.T) {
+	t.Parallel()
 	one := engine.C(engine.String("x"))
 	tests := []struct {
 		name string
@@ -394,6 +401,7 @@ func manyArgs(n int) []engine.Arg {
 // TestEngine_FactsWhileMutating checks that Facts skips a fact removed while ranging, even
 // when a fact asserted meanwhile takes its place in storage.
 func TestEngine_FactsWhileMutating(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAssert(t, e, fact("a", verified, at("p", "n", 1)), fact("b", verified, at("p", "n", 2)))
 	var got []string

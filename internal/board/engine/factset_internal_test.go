@@ -10,6 +10,7 @@ import (
 // TestFactSet checks the open-addressing set against a map through random adds, removes
 // and lookups over a small key space, so that probe runs collide, wrap and shift.
 func TestFactSet(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		var facts factArena
 		s := factSet{facts: &facts}

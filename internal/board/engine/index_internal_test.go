@@ -9,6 +9,7 @@ import (
 // TestIndex_Lazy checks that an index that catches up on lookup answers as a scan of the
 // table would, through random inserts, removals and lookups.
 func TestIndex_Lazy(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	var facts factArena
 	tab := &table{names: []string{"a", "b"}, facts: &facts, byKey: factSet{facts: &facts}}

@@ -15,6 +15,7 @@ import (
 // Tests of truth maintenance: what retraction, rule removal and failure leave behind.
 
 func TestEngine_RetractMaintains(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		retract []string
@@ -66,6 +67,7 @@ func TestEngine_RetractMaintains(t *testing.T) {
 }
 
 func TestEngine_Delta(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAddRules(t, e, pathRules(verified)...)
 	d := mustAssert(t, e, fact("e1", attested, at("edge", "from", 1, "to", 2)))
@@ -103,6 +105,7 @@ func deltaText(d engine.Delta) []string {
 // TestEngine_FailedMutationLeavesStateUnchanged checks all-or-nothing: a mutation refused
 // during evaluation leaves facts, ids and rules exactly as they were.
 func TestEngine_FailedMutationLeavesStateUnchanged(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		limits engine.Limits
@@ -196,6 +199,7 @@ func TestEngine_FailedMutationLeavesStateUnchanged(t *testing.T) {
 }
 
 func TestEngine_RemoveRules(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAssert(t, e, fact("e1", verified, at("edge", "from", 1, "to", 2)), fact("e2", verified, at("edge", "from", 2, "to", 3)))
 	mustAddRules(t, e, pathRules(verified)...)
@@ -223,6 +227,7 @@ func TestEngine_RemoveRules(t *testing.T) {
 }
 
 func TestEngine_AggregateMaintenance(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAddRules(t, e,
 		rule("r1", verified, at("total", "order", "O", "sum", "sum(A)", "n", "count(I)"), pos(at("line", "order", "O", "id", "I", "amount", "A"))),
@@ -293,6 +298,7 @@ func TestEngine_AggregateMaintenance(t *testing.T) {
 // after each mutation that every derivation Explain gives is a valid step of its rule from
 // premises that hold: a premise left naming a reused slot would name an unrelated fact.
 func TestEngine_ExplainAfterChurn(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	mustAddRules(t, e, pathRules(verified)...)
 	const nodes = 7

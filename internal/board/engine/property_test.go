@@ -156,6 +156,7 @@ func expect(t *rapid.T, e *engine.Engine, before []string, err error, rules []en
 }
 
 func TestEngine_AgreesWithNaive(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		nf := rapid.IntRange(4, 24).Draw(t, "nfacts")
 		var facts []engine.Fact
@@ -203,6 +204,7 @@ func TestEngine_AgreesWithNaive(t *testing.T) {
 // RemoveRules and, after each, compares the engine with a from-scratch recomputation; a
 // refused mutation (stratification, arithmetic) must leave the engine exactly as it was.
 func TestEngine_IncrementalAgreesWithRecompute(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		e := engine.New(engine.Limits{})
 		var facts []engine.Fact

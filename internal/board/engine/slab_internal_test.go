@@ -8,6 +8,7 @@ import (
 // TestPremSlab checks that premise lists carved from one chunk do not overlap: appending
 // to one must not change its neighbour.
 func TestPremSlab(t *testing.T) {
+	t.Parallel()
 	var s premSlab
 	f1, f2, f3 := &fact{ref: 1}, &fact{ref: 2}, &fact{ref: 3}
 	a := s.compact([]*fact{f1, nil, f2}, 2)
@@ -25,6 +26,7 @@ func TestPremSlab(t *testing.T) {
 // zeroed, with its ref, no table position and its generation counted, before a fresh one
 // is used.
 func TestFactArena(t *testing.T) {
+	t.Parallel()
 	var a factArena
 	var fs []*fact
 	for range 3 * arenaChunk {

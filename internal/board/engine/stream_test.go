@@ -13,6 +13,7 @@ import (
 // TestEngine_Stream checks that Stream yields what Facts yields, relation by relation and
 // in value order, and that Relations counts it.
 func TestEngine_Stream(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	var edges []engine.Fact
 	for i := 12; i > 0; i-- { // asserted backwards, so that the order is Stream's own
@@ -71,6 +72,7 @@ func TestEngine_Stream(t *testing.T) {
 // TestEngine_StreamWide checks Stream on facts too wide for their value ranks to pack in
 // 64 bits: 20 arguments.
 func TestEngine_StreamWide(t *testing.T) {
+	t.Parallel()
 	e := engine.New(engine.Limits{})
 	var want []string
 	for i := 9; i >= 0; i-- {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseJSONFacts(t *testing.T) {
+	t.Parallel()
 	i := func(n int64) engine.Term {
 		v, err := engine.Int(n)
 		if err != nil {
@@ -94,6 +95,7 @@ func TestParseJSONFacts(t *testing.T) {
 
 // TestParseJSONFacts_Where checks that a refusal names the file and line.
 func TestParseJSONFacts_Where(t *testing.T) {
+	t.Parallel()
 	src := "{\"predicate\": \"p\", \"args\": {}}\n\n{\"predicate\": \"p\", \"args\": {\"x\": 1, \"x\": 1}}\n"
 	_, err := syntax.ParseJSONFacts("facts.jsonl", []byte(src))
 	if contract.CodeOf(err) != contract.CodeRuleSyntax || !strings.Contains(err.Error(), "facts.jsonl:3:") {
@@ -102,6 +104,7 @@ func TestParseJSONFacts_Where(t *testing.T) {
 }
 
 func TestParseJSONPattern(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string

@@ -59,6 +59,7 @@ func dump(stmts []syntax.Statement, errs []error) string {
 // ParseAll and the result dumped. Parse must fail with ParseAll's first error, and a case
 // that parses must survive Print and Parse unchanged.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/parse/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata cases: %v", err)
@@ -110,6 +111,7 @@ func assertRoundTrip(t *testing.T, stmts []syntax.Statement) {
 }
 
 func TestParseAtom(t *testing.T) {
+	t.Parallel()
 	x := engine.V
 	str := func(s string) engine.Term { return engine.C(engine.String(s)) }
 	tests := []struct {
@@ -146,6 +148,7 @@ func TestParseAtom(t *testing.T) {
 }
 
 func TestParseLiterals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -180,6 +183,7 @@ func TestParseLiterals(t *testing.T) {
 }
 
 func TestParseLiterals_AnonymousAreDistinct(t *testing.T) {
+	t.Parallel()
 	lits, err := syntax.ParseLiterals("query", `p(a: _), q(a: _)`)
 	if err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ var genStatement = rapid.Custom(func(t *rapid.T) syntax.Statement {
 })
 
 func TestPrint_RoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		stmts := rapid.SliceOf(genStatement).Draw(t, "stmts")
 		ids := map[string]bool{}
@@ -133,6 +134,7 @@ func TestPrint_RoundTrip(t *testing.T) {
 }
 
 func TestMarshalJSONPattern_RoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		a := genAtom(false, false).Draw(t, "atom")
 		canonicalAnonymous(&a)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestProtocol_DecodePre(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -69,6 +70,7 @@ func TestProtocol_DecodePre(t *testing.T) {
 }
 
 func TestProtocol_DecodePost(t *testing.T) {
+	t.Parallel()
 	zero := int64(0)
 	tests := []struct {
 		name string
@@ -96,6 +98,7 @@ func TestProtocol_DecodePost(t *testing.T) {
 }
 
 func TestProtocol_Verdict(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		allow  bool

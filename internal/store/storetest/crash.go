@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/slowtest"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -78,9 +79,7 @@ func CrashChild(t *testing.T, open func(context.Context) (store.Store, error)) {
 // [CrashChild] (its name, for -test.run); env is added to the child's environment;
 // reopen opens the database in this process once the rounds are over.
 func RunCrash(t *testing.T, child string, env []string, reopen func(t *testing.T) store.Store) {
-	if testing.Short() {
-		t.Skip("starts several processes")
-	}
+	slowtest.Skip(t) // it starts several processes
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docketrun/docket/internal/slowtest"
 )
 
 // serverEnv, when set in a re-executed test binary, makes it an MCP server over stdio.
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	slowtest.Main(m) // they start servers and processes: skipped under -short
 }
 
 type addIn struct {

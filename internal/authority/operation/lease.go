@@ -1,4 +1,4 @@
-package dispatch
+package operation
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -226,7 +225,7 @@ func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, w
 // atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
 // were never reported and whose Operation still waits at a worker, by work id. l.mu and
 // w.mu must be held.
-func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.ConnectionID) []event.WorkClaimedData {
+func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []event.WorkClaimedData {
 	var out []event.WorkClaimedData
 	for _, id := range slices.Sorted(maps.Keys(w.claims)) {
 		c := w.claims[id]
@@ -236,8 +235,8 @@ func atWorkerLocked(l *operation.Ledger, w *workLedger, conn contract.Connection
 		if _, reported := w.reports[id]; reported {
 			continue
 		}
-		op := l.Op(c.Agent, c.Ordinal)
-		if op == nil || op.State() != contract.OpRunning || op.Stage() != contract.StageAtWorker {
+		op := l.opLocked(c.Agent, c.Ordinal)
+		if op == nil || op.state != contract.OpRunning || op.stage != contract.StageAtWorker {
 			continue
 		}
 		out = append(out, c)
@@ -283,10 +282,10 @@ func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
 // sweep of an idle project to one read of its log's tail.
 func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
 	st := d.store
-	l := d.ops.Ledger(project)
-	l.Lock()
-	defer l.Unlock()
-	if err := l.CatchUp(ctx, st, project); err != nil {
+	l := d.ops.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, st, project); err != nil {
 		return nil, err
 	}
 	w := d.work(project)
@@ -369,3 +368,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// LeaseTTL is how long a lease lasts from its grant or its last renewal: a lease that
+// expires at E was last renewed at E - LeaseTTL.
+func (d *Dispatcher) LeaseTTL() time.Duration { return d.leaseTTL }

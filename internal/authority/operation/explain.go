@@ -1,4 +1,4 @@
-package dispatch
+package operation
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -88,7 +87,7 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 		}
 	}
 	type change struct {
-		q   operation.Dispatch
+		q   Dispatch
 		why unserved // zero: the reason is cleared
 	}
 	var changes []change
@@ -103,23 +102,23 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 	}
 	// changed keeps the changes the ledger lacks: only those are appended, and a Poll that
 	// explains nothing new writes nothing.
-	changed := func(l *operation.Ledger) []change {
+	changed := func(l *ledger) []change {
 		var out []change
 		for _, c := range changes {
-			op := l.Op(c.q.Agent, c.q.Ordinal)
-			if op == nil || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
+			op := l.opLocked(c.q.Agent, c.q.Ordinal)
+			if op == nil || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
 				continue // claimed or settled since it was read
 			}
-			if code, reason := op.Waiting(); code != c.why.code || reason != c.why.reason {
+			if code, reason := op.waitReason(); code != c.why.code || reason != c.why.reason {
 				out = append(out, c)
 			}
 		}
 		return out
 	}
-	l := d.ops.Ledger(project)
-	l.Lock()
+	l := d.ops.ledger(project)
+	l.mu.Lock()
 	changes = changed(l)
-	l.Unlock()
+	l.mu.Unlock()
 	if len(changes) == 0 {
 		return 0, nil
 	}

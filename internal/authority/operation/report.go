@@ -1,4 +1,4 @@
-package dispatch
+package operation
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -31,7 +30,7 @@ func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req c
 	if !ok {
 		return contract.WorkAnswer{}, errNoWork(req.ID)
 	}
-	digest, err := ReportDigest(req)
+	digest, err := reportDigest(req)
 	if err != nil {
 		return contract.WorkAnswer{}, fmt.Errorf("report %s: %w", req.ID, err)
 	}
@@ -128,13 +127,13 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		return contract.Errorf(contract.CodeWorkBody,
 			"the report of work %s is not a receipt the hop takes: an ok report carries result.rows and no facts (facts come only from the Action's returns), and never effectUnknown.", req.ID)
 	}
-	op := wc.l.Op(agent, ordinal)
-	if op == nil || op.Execution() == nil {
+	op := wc.l.opLocked(agent, ordinal)
+	if op == nil || op.execution == nil {
 		return errNoWork(req.ID)
 	}
-	wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+	wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 	rep := event.WorkReportedData{Work: req.ID, Digest: digest}
-	atWorker := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker
+	atWorker := op.state == contract.OpRunning && op.stage == contract.StageAtWorker
 	if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
 		rep.Judged, rep.Code = true, contract.CodeWorkTaken
 		rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
@@ -159,15 +158,15 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		if c.Source != nil {
 			by.Tier, by.Words = c.Source.Tier, c.Source.Words
 		}
-		wc.change, ev = operation.ApplyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+		wc.change, ev = applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
 	case req.EffectUnknown:
 		ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 		ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."
 	case req.Code == contract.CodePathNeedsMember && !req.OK:
 		// The worker found the path a delegated call lands on needs a member: the
-		// Operation fails and a new one asks a member ([operation.Operations.AskMember]),
+		// Operation fails and a new one asks a member ([Operations.askMember]),
 		// unless no orchestrator's approval is behind it.
-		ask, write, ok, err := d.ops.AskMember(ctx, wc.l, conn.Project, agent, ordinal, truncate(req.Reason, 1000), wc.now)
+		ask, write, ok, err := d.ops.askMember(ctx, wc.l, conn.Project, agent, ordinal, truncate(req.Reason, 1000), wc.now)
 		if err != nil {
 			return err
 		}
@@ -220,14 +219,14 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 	}
 	var out contract.OperationEntry
 	err := d.commitWork(ctx, project, "", false, func(wc *workCommit) error {
-		op := wc.l.Op(agent, ordinal)
+		op := wc.l.opLocked(agent, ordinal)
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
 		}
 		_, claimed := wc.w.claims[work]
-		lost := op.State() == contract.OpRunning && op.Stage() == contract.StageAtWorker && !claimed
-		if op.State() != contract.OpNeedsPerson && !lost {
-			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.State())
+		lost := op.state == contract.OpRunning && op.stage == contract.StageAtWorker && !claimed
+		if op.state != contract.OpNeedsPerson && !lost {
+			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.state)
 		}
 		wc.opBy = c.Principal()
 		res, err := json.Marshal(map[string]string{"reconciled": req.Outcome, "by": string(c.Principal()), "reason": req.Reason})
@@ -240,11 +239,11 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 	if err != nil {
 		return contract.OperationEntry{}, err
 	}
-	l := d.ops.Ledger(project)
-	l.Lock()
-	defer l.Unlock()
-	if op := l.Op(agent, ordinal); op != nil {
-		out = op.Entry()
+	l := d.ops.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if op := l.opLocked(agent, ordinal); op != nil {
+		out = op.entry()
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package dispatch
+package operation
 
 import (
 	"context"
@@ -15,13 +15,12 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
-	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Defaults for [Config].
+// Defaults for [DispatcherConfig].
 const (
 	DefaultLeaseTTL = 30 * time.Second
 	DefaultPollWait = 10 * time.Second
@@ -29,8 +28,8 @@ const (
 	DefaultMaxRows  = 8
 )
 
-// Config configures [New].
-type Config struct {
+// DispatcherConfig configures [NewDispatcher].
+type DispatcherConfig struct {
 	// LeaseTTL is how long a worker's lease lasts unless renewed; workers are told to
 	// renew after a third of it. Default DefaultLeaseTTL.
 	LeaseTTL time.Duration
@@ -46,10 +45,10 @@ type Config struct {
 // Dispatcher is the authority's side of the worker hop: leases with a
 // monotonic generation per Connection, work served only for Tools locked on the
 // Connection, claims, and idempotent reports that settle Operations queued by
-// [operation.Operations]. Its state is a projection of the event log and, for who holds each
+// [Operations]. Its state is a projection of the event log and, for who holds each
 // Connection, the store's lease rows. It is safe for concurrent use.
 type Dispatcher struct {
-	ops      *operation.Operations
+	ops      *Operations
 	store    store.Store
 	boards   *boards.Cache
 	keys     ConnectionKeys
@@ -66,8 +65,8 @@ type Dispatcher struct {
 	pending map[contract.ConnectionID]*hopQueues // each Connection's claims and reports waiting to commit together
 }
 
-// Deps is what a Dispatcher reads and writes through.
-type Deps struct {
+// DispatcherDeps is what a Dispatcher reads and writes through.
+type DispatcherDeps struct {
 	Store  store.Store
 	Boards *boards.Cache
 	Keys   ConnectionKeys
@@ -80,8 +79,8 @@ type ConnectionKeys interface {
 	ConnectionKey(ctx context.Context, id contract.ConnectionID) (identity.Token, error)
 }
 
-// New returns the Dispatcher that serves ops's queued Operations to workers.
-func New(ops *operation.Operations, deps Deps, cfg Config) *Dispatcher {
+// NewDispatcher returns the Dispatcher that serves ops's queued Operations to workers.
+func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{},
@@ -232,9 +231,9 @@ func (d *Dispatcher) ReleaseLease(ctx context.Context, conn contract.Connection,
 	return contract.WorkAnswer{Accepted: true}, nil
 }
 
-// served is one queued call as the authority serves it on a Connection: the row's exact
+// shaped is one queued call as the authority serves it on a Connection: the row's exact
 // bytes and the grant fields that do not depend on time.
-type served struct {
+type shaped struct {
 	row    contract.WorkRow
 	grant  contract.Grant
 	source contract.Source // zero for a source-free Tool
@@ -266,7 +265,7 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		if why != nil || s.grant.ToolDigest != tools[i].Digest {
 			continue // not locked here, locked at another digest, or no Source for it: [Dispatcher.Explain] says so
 		}
-		asApproved, err := d.ops.CheckServed(ctx, conn.Project, q, operation.Served{ToolDigest: s.grant.ToolDigest, Source: sourceRecord(s.source)})
+		asApproved, err := d.ops.checkServed(ctx, conn.Project, q, servedAs{ToolDigest: s.grant.ToolDigest, Source: sourceRecord(s.source)})
 		if err != nil {
 			return nil, err
 		}
@@ -376,27 +375,27 @@ func (cs *connSetup) boundSources(ctx context.Context) ([]contract.Source, error
 // shape builds the row of q on conn for workerID at gen, or says why conn cannot run it
 // ([Dispatcher.fit]). The same inputs give the same bytes, so a claim can be checked
 // against a fresh shape.
-func (d *Dispatcher) shape(ctx context.Context, cs *connSetup, q operation.Dispatch, workerID string, gen int64, adapterDigest string) (served, *unserved, error) {
+func (d *Dispatcher) shape(ctx context.Context, cs *connSetup, q Dispatch, workerID string, gen int64, adapterDigest string) (shaped, *unserved, error) {
 	conn := cs.conn
 	toolDigest, src, why, err := d.fit(ctx, cs, q.Request)
 	if err != nil || why != nil {
-		return served{}, why, err
+		return shaped{}, why, err
 	}
 	args, err := json.Marshal(q.Request.Args)
 	if err != nil {
-		return served{}, nil, fmt.Errorf("serve work: encode args: %w", err)
+		return shaped{}, nil, fmt.Errorf("serve work: encode args: %w", err)
 	}
 	target, err := json.Marshal(contract.WorkTarget{Source: src.Name, SourceType: src.Type, SourceDigest: src.Digest})
 	if err != nil {
-		return served{}, nil, fmt.Errorf("serve work: encode target: %w", err)
+		return shaped{}, nil, fmt.Errorf("serve work: encode target: %w", err)
 	}
 	spec, err := json.Marshal(contract.WorkToolSpec{Tool: contract.ToolID(q.Request.Tool), Digest: toolDigest, Kind: q.Request.Kind})
 	if err != nil {
-		return served{}, nil, fmt.Errorf("serve work: encode tool spec: %w", err)
+		return shaped{}, nil, fmt.Errorf("serve work: encode tool spec: %w", err)
 	}
 	rd, err := grant.RequestDigest(args, target, spec)
 	if err != nil {
-		return served{}, nil, err
+		return shaped{}, nil, err
 	}
 	id := WorkID(q.Agent, q.Ordinal)
 	g := contract.Grant{Project: conn.Project, Invocation: id, Action: q.Request.Action, Tool: contract.ToolID(q.Request.Tool),
@@ -404,7 +403,7 @@ func (d *Dispatcher) shape(ctx context.Context, cs *connSetup, q operation.Dispa
 		Generation: gen, AdapterDigest: adapterDigest, RequestDigest: rd, PathCheck: q.PathCheck}
 	row := contract.WorkRow{ID: id, Project: conn.Project, Invocation: id, Action: q.Request.Action, Args: args, Target: target, ToolSpec: spec,
 		TraceParent: q.TraceParent}
-	return served{row: row, grant: g, source: src}, nil, nil
+	return shaped{row: row, grant: g, source: src}, nil, nil
 }
 
 // sourceRecord is the record of src a request vector names, "<name>@sha256:<hex>", or ""
@@ -545,14 +544,14 @@ func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup,
 	if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
 		return err
 	}
-	op := wc.l.Op(c.agent, c.ordinal)
-	if op == nil || op.Execution() == nil {
+	op := wc.l.opLocked(c.agent, c.ordinal)
+	if op == nil || op.execution == nil {
 		return errNoWork(req.ID)
 	}
-	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.State() != contract.OpRunning || op.Stage() != contract.StageNotDispatched {
+	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
 		return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 	}
-	s, why, err := d.shape(ctx, cs, operation.Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.Execution()}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)
+	s, why, err := d.shape(ctx, cs, Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.execution}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)
 	if err != nil {
 		return err
 	}
@@ -562,7 +561,7 @@ func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup,
 	if _, err := c.grant.Verify([]byte(c.key), s.grant, wc.now); err != nil {
 		return fmt.Errorf("claim %s: %w", req.ID, err)
 	}
-	by := contract.NewPrincipal(contract.PrincipalTool, op.Execution().Tool)
+	by := contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 	ce := event.WorkClaimedData{Work: req.ID, Agent: c.agent, Ordinal: c.ordinal, Connection: conn.ID, WorkerID: req.WorkerID,
 		Generation: req.Generation, GrantDigest: grant.Digest([]byte(req.Grant))}
 	if s.source.Name != "" {
@@ -579,9 +578,9 @@ func errNoWork(id string) error {
 	return contract.Errorf(contract.CodeWorkNotFound, "work %.80q was never served to this Connection; claim and report only ids a Poll returned.", id)
 }
 
-// ReportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
+// reportDigest is the digest a report is remembered by: sha256 over its JSON. A receipt
 // retry sends the same bytes, so it has the same digest.
-func ReportDigest(r contract.ReportRequest) (string, error) {
+func reportDigest(r contract.ReportRequest) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", fmt.Errorf("encode report: %w", err)

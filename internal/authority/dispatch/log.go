@@ -1,8 +1,0 @@
-package dispatch
-
-// Log attribute keys, the same as the rest of the authority's, so that a log search by
-// key finds every line about one thing.
-const (
-	logErr        = "err"
-	logOperations = "operations"
-)
