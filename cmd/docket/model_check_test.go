@@ -23,9 +23,6 @@ import (
 // (docket task show), on the Agent's page and the Operations page in the console, and in
 // docket doctor, which fails.
 func TestStart_ModelCheck(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs docket start and its children")
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

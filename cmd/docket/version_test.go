@@ -45,9 +45,6 @@ func TestBuildVersion(t *testing.T) {
 // TestVersion_BuiltBinary builds docket from this checkout as a person would and reads its
 // --version: the commit git names for HEAD must be in it.
 func TestVersion_BuiltBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the docket binary")
-	}
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("no git checkout to build from: %v", err)
