@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -237,7 +238,7 @@ func TestPackageDocs(t *testing.T) {
 
 // TestEncodingErrorsHandled wants every encoding error of non-test code returned or
 // handled: an ignored json.Marshal error once wrote null into a project's hash chain, the
-// claim it held was lost and the Operation waited at the worker forever (issue 11). A
+// claim it held was lost and the Operation waited at the worker forever. A
 // call below whose error is assigned to _ or whose results are dropped is refused.
 func TestEncodingErrorsHandled(t *testing.T) {
 	encoders := []struct {
@@ -388,6 +389,42 @@ func TestShortDecidedOnce(t *testing.T) {
 		}
 		if strings.Contains(string(src), "testing."+"Short()") { // split, or this file would match
 			t.Errorf("%s reads testing.Short: skip under -short with internal/slowtest instead", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCommentsCiteDocs: a comment says why by citing the repository's docs, never an
+// issue of a tracker the repository does not hold (CONTRIBUTING.md).
+func TestCommentsCiteDocs(t *testing.T) {
+	issue := regexp.MustCompile(`(?i)\bissues? \d+`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if m := issue.FindString(c.Text); m != "" {
+					t.Errorf("%s: the comment cites %q; cite the doc that says why (docs/*.md) instead", fset.Position(c.Pos()), m)
+				}
+			}
 		}
 		return nil
 	})

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// agentLevelCmd sets an Agent's autonomy level (issue 14; docs/policies.md).
+// agentLevelCmd sets an Agent's autonomy level (docs/policies.md).
 type agentLevelCmd struct {
 	clientFlags
 	Name        string `arg:"" help:"The Agent, by name or id."`

@@ -13,7 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// agentProfileCmd manages Agents' profiles (issue 13; docs/workbench.md).
+// agentProfileCmd manages Agents' profiles (docs/workbench.md).
 type agentProfileCmd struct {
 	Set  agentProfileSetCmd  `cmd:"" help:"Set an Agent's profile: provider, model URL, model, key file, budgets, instructions."`
 	Show agentProfileShowCmd `cmd:"" help:"Show an Agent's profile and the state of its runtime."`

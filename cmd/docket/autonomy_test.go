@@ -11,7 +11,7 @@ import (
 // TestAutonomy_AgainstServe: under an autonomy policy that starts Agents attended, an
 // Agent's write outside a run window is refused outside_run_window, over the MCP gateway
 // of a real docket serve; a member opens a window with docket agent window (the console's
-// route) and the same write is admitted (issue 14).
+// route) and the same write is admitted.
 func TestAutonomy_AgainstServe(t *testing.T) {
 	r := newPolicyRig(t, "[autonomy_policy]\ndefault_level = \"attended\"\n")
 	id, token := r.agent(t, "scribe")
@@ -45,7 +45,7 @@ func TestAutonomy_AgainstServe(t *testing.T) {
 // gateway of a real docket serve, waits as a request (docket agent run exits pending and
 // docket requests shows the call's vector); once a member approves it with docket decide,
 // the batch is applied as the Agent's, and the same conversation's next run reads the
-// outcome (issue 14).
+// outcome.
 func TestAutonomy_ManualBoardActAgainstServe(t *testing.T) {
 	r := newPolicyRig(t, "[autonomy_policy]\ndefault_level = \"manual\"\n")
 	id, token := r.agent(t, "scribe")

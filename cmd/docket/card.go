@@ -10,7 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// confirmCmd confirms a delegate's card (issue 15): its call runs once, as the member.
+// confirmCmd confirms a delegate's card: its call runs once, as the member.
 type confirmCmd struct {
 	Output string `short:"o" help:"Output format: text or json." enum:"text,json" default:"text"`
 	Card   string `arg:"" help:"The card's id (docket card list shows the open ones)."`

@@ -9,7 +9,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// delegateCmd manages the caller's delegates (issue 15).
+// delegateCmd manages the caller's delegates.
 type delegateCmd struct {
 	Create delegateCreateCmd `cmd:"" help:"Make a delegate: a credential that acts for you in one project, printed once."`
 	List   delegateListCmd   `cmd:"" help:"List your delegates, revoked and expired ones included."`

@@ -41,7 +41,7 @@ const pingManifest = `{"format": "docket-worker-tools/1", "tools": {
 // docket worker: the work is claimed, reported and done, and the event chain verifies.
 // Its claim event once carried data null (an empty tier failed to encode and the error
 // was dropped), so the report was refused work_not_found and the Operation stayed
-// at_worker forever (issue 11, item 7).
+// at_worker forever.
 func TestServeWorker_SourceFreeTool(t *testing.T) {
 	capDir := t.TempDir()
 	writeFile(t, filepath.Join(capDir, "capability.toml"), pingCapability, 0o644)
@@ -65,7 +65,7 @@ func TestServeWorker_SourceFreeTool(t *testing.T) {
 // TestServeWorker_TwoSourcesOfOneType binds a second file Source on the Connection beside
 // the one the capability declares (files): the read runs against files and is done. It
 // used to wait not_dispatched forever, silently: the dispatcher wanted exactly one
-// Source of the type (issue 11, item 8).
+// Source of the type.
 func TestServeWorker_TwoSourcesOfOneType(t *testing.T) {
 	capDir := t.TempDir()
 	writeFile(t, filepath.Join(capDir, "capability.toml"), hopCapability, 0o644)
@@ -82,7 +82,7 @@ func TestServeWorker_TwoSourcesOfOneType(t *testing.T) {
 // TestServeWorker_NoWorkerSaysWhy queues a read with no worker running: the agent's strip
 // and docket doctor say the Operation cannot be dispatched and why (no_live_worker), and
 // once a worker starts the work runs and the reason is gone. It used to wait
-// not_dispatched with no reason anywhere (issue 11, item 9).
+// not_dispatched with no reason anywhere.
 func TestServeWorker_NoWorkerSaysWhy(t *testing.T) {
 	capDir := t.TempDir()
 	writeFile(t, filepath.Join(capDir, "capability.toml"), hopCapability, 0o644)

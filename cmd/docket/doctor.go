@@ -121,7 +121,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 }
 
 // runtimeChecks is one check per enabled Agent profile of project: whether the runtime
-// docket start runs for it is running, and, when it is not, why (issue 13).
+// docket start runs for it is running, and, when it is not, why.
 func runtimeChecks(ctx context.Context, cl *client, project string) []check {
 	ps, err := cl.api.Profiles(ctx, project)
 	if err = credential(err); err != nil {
@@ -191,7 +191,7 @@ func taskWaitChecks(ctx context.Context, cl *client, project string) []check {
 }
 
 // dispatchCheck says whether any executed Action's work waits with a reason no worker
-// will serve it (issue 11): "1 operation cannot be dispatched: <reason>".
+// will serve it: "1 operation cannot be dispatched: <reason>".
 func dispatchCheck(ctx context.Context, cl *client, projects []contract.ProjectID) (bool, string) {
 	var stuck []string
 	for _, p := range projects {

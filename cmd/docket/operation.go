@@ -6,7 +6,7 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 )
 
-// operationCmd reads the one table of operation classes (issue 15).
+// operationCmd reads the one table of operation classes.
 type operationCmd struct {
 	List operationListCmd `cmd:"" help:"List every changing operation with its class: operational (a delegate runs it), consent (a card its member confirms), member-only."`
 }

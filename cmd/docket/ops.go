@@ -90,7 +90,7 @@ func (c *opsCmd) tasks(ctx context.Context, e *env, cl *client) error {
 }
 
 // runtimes says, after the Operations, which enabled Agent's runtime is not running and
-// why (issue 13): an Agent whose runtime cannot start makes no Operation, so its silence
+// why: an Agent whose runtime cannot start makes no Operation, so its silence
 // would otherwise look like idleness.
 func (c *opsCmd) runtimes(ctx context.Context, e *env, cl *client) error {
 	ps, err := cl.api.Profiles(ctx, c.Project)

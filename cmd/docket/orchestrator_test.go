@@ -60,7 +60,7 @@ func (r *docketRig) requests(t *testing.T) []contract.Request {
 // delegation policy covers — the write runs once and the decision records the policy
 // version — and is refused on one no class covers and on its own; a member then decides
 // the first with docket decide and the orchestrator's own on the console's Needs you,
-// in a real browser (issue 14).
+// in a real browser.
 func TestOrchestrator_AgainstServe(t *testing.T) {
 	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
 	calcID, calc := r.agent(t, "calc")

@@ -52,7 +52,7 @@ const stampScript = "#!/bin/sh\nfor a; do case $a in path=*) p=${a#path=};; esac
 // plain file, but a stamp of a file with a second hard link (os.Link to a file outside
 // the Source) is refused by the worker (path_needs_member) before it runs, and the
 // authority asks again in a request only a member decides, naming why; the orchestrator
-// is refused on it, and a member's approval runs it (issue 14).
+// is refused on it, and a member's approval runs it.
 func TestServeWorker_HardLinkGoesToAMember(t *testing.T) {
 	capDir := t.TempDir()
 	writeFile(t, filepath.Join(capDir, "capability.toml"), stampCapability, 0o644)

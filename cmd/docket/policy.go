@@ -11,7 +11,7 @@ import (
 	"github.com/docketrun/docket/internal/policy"
 )
 
-// policyCmd publishes and reads the project's policies (issue 14): versioned documents
+// policyCmd publishes and reads the project's policies: versioned documents
 // only a member publishes, each version an event, every decision recording the one in
 // force. docs/policies.md describes their fields.
 type policyCmd struct {

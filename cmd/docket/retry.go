@@ -9,7 +9,7 @@ import (
 )
 
 // retryCmd runs a failed Operation again as a new one, or re-queues work a worker
-// refused (issue 14; docs/policies.md): a member's recovery act, recorded with the
+// refused (docs/policies.md): a member's recovery act, recorded with the
 // recovery policy version in force.
 type retryCmd struct {
 	clientFlags

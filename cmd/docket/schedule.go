@@ -10,7 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// scheduleCmd makes and runs member schedules (issue 13): a cron expression or an
+// scheduleCmd makes and runs member schedules: a cron expression or an
 // interval, in a zone, that posts a task for an Agent at each fire. docs/workbench.md has
 // the missed-fire policies.
 type scheduleCmd struct {

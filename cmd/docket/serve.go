@@ -92,7 +92,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer st.Close()
-	// Metrics and traces (issue 17, item 7): one registry of serve's own, served at
+	// Metrics and traces: one registry of serve's own, served at
 	// /metrics behind the API's authentication; spans exported when OTLP is configured.
 	tp, stopTracing, err := startTracing(ctx, e, log, "docket-serve")
 	if err != nil {
@@ -138,8 +138,8 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	// docket start's serve answers only at a path its gate and children know (issue 11,
-	// item 13): its port is on loopback, where any local process can reach it.
+	// docket start's serve answers only at a path its gate and children know
+	// (docs/workbench.md): its port is on loopback, where any local process can reach it.
 	pathKey := e.Getenv(datadir.ServeKeyEnv)
 	var wb *console.Workbench
 	if pathKey != "" {

@@ -16,9 +16,10 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// TestServe_SlowBodiesAndSessions attacks a real docket serve the way issue 11 (item 11)
-// found it broken: thousands of POST /api/v1/sessions whose bodies dribble in a byte at a
-// time, beside hundreds of open MCP sessions, once with the connection bound sized from
+// TestServe_SlowBodiesAndSessions attacks a real docket serve the way a red team once
+// found it broken (docs/security.md, the listener's bounds): thousands of POST
+// /api/v1/sessions whose bodies dribble in a byte at a time, beside hundreds of open MCP
+// sessions, once with the connection bound sized from
 // the open-file limit and once with a bound far below the load. A normal request
 // (/api/v1/health) must still be answered, within a generous bound; the figures are
 // logged for benchmarks/README.md.

@@ -10,7 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// whyCmd prints the derivation tree of a Board node (issue 16, item 4).
+// whyCmd prints the derivation tree of a Board node.
 type whyCmd struct {
 	clientFlags
 	Node string `arg:"" help:"Board node id: a fact, a derived fact, a rule or a goal (docket case show lists them)."`

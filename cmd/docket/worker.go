@@ -31,7 +31,7 @@ import (
 // the authority's /work and never listens. The Connection key comes from --key-file or
 // DOCKET_CONNECTION_KEY, never from a flag's value; once read, the variable is removed
 // from the worker's environment, and the worker makes itself non-dumpable so the
-// programs it starts cannot read the key from /proc (issue 11, item 4).
+// programs it starts cannot read the key from /proc.
 type workerCmd struct {
 	URL        string `help:"The authority's URL (default $DOCKET_URL, else the url file docket serve writes)."`
 	KeyFile    string `name:"key-file" help:"File holding the Connection key, preferred over $DOCKET_CONNECTION_KEY." type:"path"`
@@ -41,7 +41,7 @@ type workerCmd struct {
 	Project    string `help:"The Connection's project." default:"default" env:"DOCKET_PROJECT"`
 	LogLevel   string `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	PrintTools bool   `name:"print-tools" help:"Print each Tool this worker can run with the digest to lock it at (docket tool lock --digest), then exit. Needs no key or vault."`
-	// WorkspaceTools is the local ceiling on the built-in workspace Tools (issue 11, item 5):
+	// WorkspaceTools is the local ceiling on the built-in workspace Tools:
 	// a worker started by hand offers no write Tool unless told to. docket start and docket
 	// demo pass read-write to the worker they start.
 	WorkspaceTools string `name:"workspace-tools" help:"Which built-in workspace Tools this worker offers, whatever is locked: off, read or read-write." enum:"off,read,read-write" default:"read"`
@@ -143,7 +143,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	// The vault reloads on SIGHUP and when its file changes (issue 11, item 9).
+	// The vault reloads on SIGHUP and when its file changes.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -27,7 +27,7 @@ func echoServeEnv(t *testing.T, script string) *serveEnv {
 // TestServeWorker_RefusalHasAReasonAndTheVaultReloads runs a real serve and worker whose
 // vault lacks the Source the Action runs against: the worker claims the work and
 // reports it refused, so the Operation fails with source_unknown and a sentence instead
-// of waiting silently (issue 11, item 9). Once the Source is written to the vault and
+// of waiting silently. Once the Source is written to the vault and
 // the worker gets SIGHUP, the same Action runs.
 func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
 	s := echoServeEnv(t, "#!/bin/sh\ncat\n")
@@ -57,7 +57,7 @@ func TestServeWorker_RefusalHasAReasonAndTheVaultReloads(t *testing.T) {
 }
 
 // A --key-file wins over DOCKET_CONNECTION_KEY, and a run program never sees the key in
-// its environment (issue 11, item 4).
+// its environment.
 func TestServeWorker_KeyFileWins(t *testing.T) {
 	// The program answers with how many of its variables hold a Connection key.
 	s := echoServeEnv(t, "#!/bin/sh\ncat >/dev/null\nprintf '{\"n\":\"%s\"}\\n' \"$(env | grep -c dkt_con_)\"\n")
@@ -77,7 +77,7 @@ func TestServeWorker_KeyFileWins(t *testing.T) {
 }
 
 // Below --workspace-tools read-write, docket worker offers no workspace write Tool; off
-// offers none (issue 11, item 5).
+// offers none.
 func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 	man := filepath.Join(t.TempDir(), "tools.json")
 	writeFile(t, man, `{"format": "docket-worker-tools/1", "tools": {}}`, 0o644)
@@ -99,8 +99,7 @@ func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 
 // TestServeWorker_AuthorityRetries runs a real serve and worker under a recovery policy
 // with retry_by = "authority": the first run of the Action fails, and serve's own sweep
-// retries it, with no orchestrator or member acting; the retry runs and its fact lands
-// (issue 14).
+// retries it, with no orchestrator or member acting; the retry runs and its fact lands.
 func TestServeWorker_AuthorityRetries(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	s := echoServeEnv(t, "#!/bin/sh\nif [ ! -e '"+marker+"' ]; then touch '"+marker+"'; echo 'disk full' >&2; exit 2; fi\ncat\n")

@@ -56,7 +56,7 @@ type Message struct {
 	Calls   []ToolCall   `json:"calls,omitempty"`
 	Results []ToolResult `json:"results,omitempty"`
 	// Turn is, on an assistant message, the model turn that wrote it, and so proposed its
-	// Calls; it is saved with the conversation into the authority's log (issue 16).
+	// Calls; it is saved with the conversation into the authority's log.
 	Turn *Turn `json:"turn,omitempty"`
 }
 

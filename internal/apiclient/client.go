@@ -30,7 +30,7 @@ type Client struct {
 	Token string       // the bearer token sent with every call; empty sends none
 	HTTP  *http.Client // nil: http.DefaultClient
 	// Reason, when set, is sent with every call in the Docket-Reason header: a delegate's
-	// reason for a consent call, which its card shows the member (issue 15).
+	// reason for a consent call, which its card shows the member.
 	Reason string
 }
 

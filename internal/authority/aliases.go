@@ -20,7 +20,7 @@ type (
 	Bootstrap = identity.Bootstrap
 	Session   = identity.Session
 
-	// Operation is a changing /api/v1 operation with its class (issue 15).
+	// Operation is a changing /api/v1 operation with its class.
 	Operation = opclass.Operation
 
 	// Change is what a Board call produced, for a write to persist with its event.

@@ -18,7 +18,7 @@ acknowledgement         = "An unattended Agent writes at any hour with no person
 
 // TestAutonomy_RunWindows: under a policy that starts Agents attended, a write outside a
 // run window is refused outside_run_window and not executed; a member opens a window and
-// the same write is admitted (issue 14).
+// the same write is admitted.
 func TestAutonomy_RunWindows(t *testing.T) {
 	f := newOpsFixture(t, time.Millisecond)
 	ctx := t.Context()

@@ -25,7 +25,7 @@ type ConsentCall struct {
 	Reason    string
 }
 
-// Propose takes delegate c's consent call in project (issue 15). When the delegate policy
+// Propose takes delegate c's consent call in project. When the delegate policy
 // in force exempts the operation, the exemption is recorded with that policy's version
 // and card is nil: the caller then runs the call as the delegate. Otherwise the call is
 // recorded as an open card, bound to its subject as it stands now, and nothing runs.

@@ -44,8 +44,8 @@ func (f *opsFixture) pendingMark(t *testing.T, topic string, delivered ...int64)
 }
 
 // TestDecide_AgentReplacedSinceRequest: a request made by an Agent that was revoked or had
-// its token replaced since takes no decision — approving it ran the write before
-// (issue 14). It is listed expired.
+// its token replaced since takes no decision — approving it once ran the write. It is
+// listed expired.
 func TestDecide_AgentReplacedSinceRequest(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -88,7 +88,7 @@ func TestDecide_AgentReplacedSinceRequest(t *testing.T) {
 
 // TestOperations_SweepRequests: the sweep settles a request nobody decided before its
 // deadline, and one whose Agent was re-tokened, with their Operations, so the Agent is
-// no longer blocked by operation_running (issue 14).
+// no longer blocked by operation_running.
 func TestOperations_SweepRequests(t *testing.T) {
 	f := newOpsFixture(t, time.Millisecond)
 	ctx := t.Context()

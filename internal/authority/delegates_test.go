@@ -27,7 +27,7 @@ func newDelegate(t *testing.T, f *fixture, name string) (contract.DelegateToken,
 
 // TestDelegate_ActsAsItsMember: a delegate's credential proves its member in its one
 // project, recorded as member:<name>/<delegate>; only its digest is kept, so neither the
-// log of the authority nor the events hold it (issue 15).
+// log of the authority nor the events hold it.
 func TestDelegate_ActsAsItsMember(t *testing.T) {
 	f := newFixture(t)
 	dt, c := newDelegate(t, f, "asst")

@@ -63,7 +63,7 @@ func (f *hopFixture) approvedSend(t *testing.T) contract.Request {
 // TestDispatcher_ServesOnlyWhatWasApproved: the vector a person approved is compared with
 // what the hop serves; a Source rebound or a Tool re-locked after the approval voids it
 // (call_changed) and a new request asks again — before, the call ran under the old
-// approval (issue 14).
+// approval.
 func TestDispatcher_ServesOnlyWhatWasApproved(t *testing.T) {
 	tests := []struct {
 		name   string

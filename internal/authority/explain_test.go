@@ -39,7 +39,7 @@ func (f *hopFixture) desk(t *testing.T, sources ...string) {
 
 // TestDispatcher_ChoosesDeclaredSource: a Connection with two file Sources serves the
 // fetch against the one its capability declares (workspace). It used to serve nothing:
-// the dispatcher wanted exactly one Source of the type (issue 11, item 8).
+// the dispatcher wanted exactly one Source of the type.
 func TestDispatcher_ChoosesDeclaredSource(t *testing.T) {
 	f := newHopFixture(t)
 	f.bindFile(t, "laptop", "archive")
@@ -56,7 +56,7 @@ func TestDispatcher_ChoosesDeclaredSource(t *testing.T) {
 
 // TestDispatcher_Explain: queued work that no live Connection can serve says why on its
 // Operation, in a reasonCode and a reason, and in the project's waiting list; work that
-// can be served says nothing (issue 11, item 9).
+// can be served says nothing.
 func TestDispatcher_Explain(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -17,7 +17,7 @@ import (
 // each wait as a Request bound to the digest of the call (the call, the project, the
 // Agent, its arguments), which only a member decides through the one decision path; an
 // approval runs the act through the Board write sequence, checked again then, and a
-// denial or an act that no longer holds settles it refused (issue 14). On SQLite and
+// denial or an act that no longer holds settles it refused. On SQLite and
 // PostgreSQL.
 func TestManual_BoardActsWaitForAMember(t *testing.T) {
 	for _, be := range sharedBackends {

@@ -113,7 +113,7 @@ func (f *orchFixture) request(t *testing.T, c authority.Caller) contract.Request
 }
 
 // TestOrchestrator_Decides: an orchestrator decides, through ApplyAction, a request a
-// class of the delegation policy in force covers, and nothing else (issue 14).
+// class of the delegation policy in force covers, and nothing else.
 func TestOrchestrator_Decides(t *testing.T) {
 	f := newOrchFixture(t)
 	ctx := t.Context()
@@ -187,7 +187,8 @@ func TestOrchestrator_Decides(t *testing.T) {
 }
 
 // TestDelegate_DecidesWhatThePolicyCovers: a member's delegate decides, as itself, a
-// request a class of the delegation policy in force covers (operational, issue 15), and is
+// request a class of the delegation policy in force covers (operational,
+// docs/delegates.md), and is
 // refused the rest, which the console turns into a card; the store records the delegate.
 func TestDelegate_DecidesWhatThePolicyCovers(t *testing.T) {
 	f := newOrchFixture(t)

@@ -35,7 +35,7 @@ func retryIn(op, reason string) *contract.ApplyActionInput {
 
 // TestRecovery_Retry: under the built-in recovery policy an orchestrator retries a known
 // failure as a new Operation, up to max_attempts = 3; the next act raises a recovery
-// request only a member decides, void once the Operation moves (issue 14).
+// request only a member decides, void once the Operation moves.
 func TestRecovery_Retry(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
@@ -137,7 +137,7 @@ func TestRecovery_Retry(t *testing.T) {
 // max_attempts, then records once that it does not retry; it leaves alone a failure from
 // before the policy, a worker's refusal and anything under the built-in policy. Each act
 // is an event naming the act, the Operation, the actor (authority), the reason, the
-// policy version and the result (issue 14). On SQLite and PostgreSQL.
+// policy version and the result. On SQLite and PostgreSQL.
 func TestRecovery_AuthorityRetries(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Why returns the derivation tree of a Board node of project (issue 16, item 4): each
+// Why returns the derivation tree of a Board node of project: each
 // node's atom, tier, rule and premises, who asserted it, or which Tool attested it under
 // which release and the Sources bound for that Tool that may attest its predicate.
 func (a *Authority) Why(ctx context.Context, c Caller, project contract.ProjectID, node string) (contract.Why, error) {

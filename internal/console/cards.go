@@ -12,7 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// carder records and confirms cards (issue 15). It must be the *authority.Operations that
+// carder records and confirms cards. It must be the *authority.Operations that
 // serves /mcp, whose Requests a card of a decision is bound to.
 type carder interface {
 	Propose(ctx context.Context, c authority.Caller, project contract.ProjectID, call authority.ConsentCall) (*contract.Card, error)

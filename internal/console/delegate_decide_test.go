@@ -18,7 +18,7 @@ import (
 
 // TestDelegate_DecidesCoveredRequest: over the API, a member's delegate decides as itself a
 // Request a class of the delegation policy in force covers (operational), and its decision
-// of one no class covers is recorded as a card that decides nothing (issue 15).
+// of one no class covers is recorded as a card that decides nothing.
 func TestDelegate_DecidesCoveredRequest(t *testing.T) {
 	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
 		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}

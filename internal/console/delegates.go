@@ -19,7 +19,7 @@ type delegateBackend interface {
 // policy covers the Request.
 const decideOperation = "request.decide"
 
-// delegateGate is what a delegate may call (issue 15): any read of /api/v1, which the
+// delegateGate is what a delegate may call: any read of /api/v1, which the
 // authority's own checks bound to the delegate's one project, and a changing route by its
 // class in the one table: operational runs as the delegate, consent records a card and
 // runs nothing (unless the delegate policy in force exempts it), member-only is refused.

@@ -12,8 +12,8 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Bounds of the listener (issue 11, item 11: 10,000 bodies sent one byte every 5 s took
-// serve to its fd limit, and /api/v1/health stopped answering).
+// Bounds of the listener (docs/security.md: 10,000 bodies sent one byte every 5 s once
+// took serve to its fd limit, and /api/v1/health stopped answering).
 const (
 	DefaultHeaderTimeout = 10 * time.Second  // to read a request's headers
 	DefaultBodyTimeout   = 30 * time.Second  // to read a request's whole body, from its headers
@@ -26,7 +26,7 @@ const (
 // listenerProtocols is HTTP/1.1 and unencrypted HTTP/2 (h2c with prior knowledge; there
 // is no TLS listener): a client process that hosts many Agents carries their held /mcp
 // calls as streams of one connection, where HTTP/1.1 needs a connection, its goroutines and
-// its buffers per call (issue 17: benchmarks/README.md; Docket's own runtime hosts one
+// its buffers per call (benchmarks/README.md; Docket's own runtime hosts one
 // Agent a process and stays on HTTP/1.1, which costs serve less for one Agent). The bounds
 // hold for both: the connection bound counts connections, Config.MaxStreams bounds the
 // requests of each, and a stream's body has the body timeout, as a connection's does.

@@ -9,7 +9,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// Event types of cards (issue 15): a page that shows cards is brought up to date when
+// Event types of cards: a page that shows cards is brought up to date when
 // one arrives.
 var cardEvents = []string{event.CardRecorded, event.CardConfirmed, event.CardRan, event.CardDeclined, event.CardVoided}
 

@@ -7,7 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// pageSetRuntime starts or stops an Agent's runtime from its page (issue 13): it sets
+// pageSetRuntime starts or stops an Agent's runtime from its page: it sets
 // its profile's enabled flag, which docket start follows within seconds, starting or
 // stopping the supervised runtime. The page does not reach the runtime itself.
 func (s *Server) pageSetRuntime(w http.ResponseWriter, r *http.Request, v visit) error {

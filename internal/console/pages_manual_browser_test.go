@@ -12,7 +12,7 @@ import (
 
 // TestPages_NeedsYouBoardAct: a manual Agent's ApplyBatch waits on Needs you as a request
 // that shows the call, the Agent and the exact arguments its digest covers; approving it
-// from the page applies the batch (issue 14).
+// from the page applies the batch.
 func TestPages_NeedsYouBoardAct(t *testing.T) {
 	r := newPagesRig(t)
 	if _, err := r.a.SetAgentLevel(t.Context(), mustCaller(t, r.testServer), "default", "calc", contract.SetLevelRequest{Level: "manual"}); err != nil {

@@ -8,8 +8,7 @@ import (
 )
 
 // TestPathKey: a serve started with a path key, as docket start's is, answers only under
-// /k/<key> (issue 11, item 13: its internal port took 20 logins in 3.7 s without the
-// run key).
+// /k/<key> (its internal port once took 20 logins in 3.7 s without the run key).
 func TestPathKey(t *testing.T) {
 	s := newTestServer(t, console.Config{PathKey: "SERVEKEY"})
 	login := `{"name":"ada","passphrase":"` + testPassphrase + `"}`

@@ -8,7 +8,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// profileBackend is the part of the authority the profile routes need (issue 13).
+// profileBackend is the part of the authority the profile routes need.
 type profileBackend interface {
 	AgentProfile(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error)
 	AgentProfiles(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.AgentProfile, error)

@@ -69,7 +69,7 @@ type Config struct {
 	// not have.
 	Policies policyBook
 
-	// Cards records a delegate's consent calls as cards and confirms them (issue 15). It
+	// Cards records a delegate's consent calls as cards and confirms them. It
 	// must be the *authority.Operations that serves /mcp. Without it, a delegate's consent
 	// call is refused consent_required and the confirm route answers not_found.
 	Cards carder

@@ -7,7 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// TestStrictBodies: /api/v1 bodies are read strictly (issue 11, item 10): a key that two
+// TestStrictBodies: /api/v1 bodies are read strictly: a key that two
 // readers would read differently is refused with its own code, never guessed.
 func TestStrictBodies(t *testing.T) {
 	s := newTestServer(t, console.Config{})

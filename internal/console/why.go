@@ -13,7 +13,7 @@ type whyBackend interface {
 	Why(ctx context.Context, c authority.Caller, project contract.ProjectID, node string) (contract.Why, error)
 }
 
-// handleWhy returns the derivation tree of one Board node (issue 16, item 4).
+// handleWhy returns the derivation tree of one Board node.
 func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) error {
 	why, err := s.auth.Why(r.Context(), caller(r), project(r), r.PathValue("node"))
 	if err != nil {

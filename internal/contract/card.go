@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Card codes (issue 15).
+// Card codes.
 const (
 	// CodeCardRecorded answers a delegate's consent call (202): nothing ran, a card was
 	// recorded, and a member confirms it.

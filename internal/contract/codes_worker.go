@@ -1,7 +1,7 @@
 package contract
 
-// Error codes of the worker's fences on the files it reads and the Tools it offers
-// (issue 11), besides those of worktool.go.
+// Error codes of the worker's fences on the files it reads and the Tools it offers,
+// besides those of worktool.go.
 const (
 	CodeWorkspaceSpecial   Code = "workspace_not_regular" // a FIFO, device, socket or directory where a regular file is read
 	CodeWorkspaceHardLink  Code = "workspace_hard_link"   // a file with more than one hard link, which may be any file elsewhere

@@ -11,7 +11,7 @@ const (
 )
 
 // Why an executed Action's work is not running: the reasonCode of its Operation entry
-// beside a reason that names the fix (issue 11). The first five are set while the work
+// beside a reason that names the fix. The first five are set while the work
 // waits, running and not_dispatched; worker_refused on the failed Operation; worker_lost
 // on one that needs a person because its worker went away.
 const (

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Delegate lives (issue 15): a delegate acts for its member for at least a minute and at
+// Delegate lives: a delegate acts for its member for at least a minute and at
 // most thirty days.
 const (
 	MinDelegateLife = time.Minute

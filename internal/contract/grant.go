@@ -32,7 +32,7 @@ type Grant struct {
 	ExpiresAt     time.Time    `json:"expiresAt"`     // UTC, whole seconds
 	// PathCheck names the argument whose path the worker must check before it runs the
 	// call: set when an orchestrator approved the call under a path class of the
-	// delegation policy (issue 14). The worker refuses the call with CodePathNeedsMember
+	// delegation policy. The worker refuses the call with CodePathNeedsMember
 	// when that path is absolute, climbs out with "..", passes a symbolic link, or names a
 	// file with a second hard link; the authority then asks a member. A worker that does
 	// not know the field refuses the grant as malformed, so no such call runs unchecked.

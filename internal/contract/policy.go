@@ -2,7 +2,7 @@ package contract
 
 import "time"
 
-// PolicyKind names what a policy governs (issue 14).
+// PolicyKind names what a policy governs.
 type PolicyKind string
 
 // Policy kinds.
@@ -10,7 +10,7 @@ const (
 	PolicyDelegation PolicyKind = "delegation" // which requests an orchestrator may decide
 	PolicyAutonomy   PolicyKind = "autonomy"   // when an Agent's writes are admitted
 	PolicyRecovery   PolicyKind = "recovery"   // what may be retried or re-queued without a person
-	PolicyDelegate   PolicyKind = "delegate"   // which consent operations a delegate runs without a card (issue 15)
+	PolicyDelegate   PolicyKind = "delegate"   // which consent operations a delegate runs without a card
 	PolicyHook       PolicyKind = "hook"       // which coding-agent tool calls run freely, need a decision, or are refused
 )
 
@@ -87,7 +87,7 @@ type DecidableRequest struct {
 	TaskBy []Principal `json:"taskBy,omitempty"`
 }
 
-// Autonomy refusals and their codes (issue 14).
+// Autonomy refusals and their codes.
 const (
 	CodeOutsideRunWindow       Code = "outside_run_window"       // an attended Agent's write outside a run window a member opened
 	CodeAutonomyManual         Code = "autonomy_manual"          // a manual Agent's write: a person makes every write
@@ -138,7 +138,7 @@ type OpenWindowRequest struct {
 // a member decides.
 const ActionRetry = "docket.retry"
 
-// Recovery codes (issue 14).
+// Recovery codes.
 const (
 	CodeNotRetryable Code = "not_retryable" // the Operation is not a known failure of an executed Action, or moved on
 )

@@ -13,7 +13,7 @@ const (
 // Providers lists the provider names a profile may give, in the order they are taught.
 var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderEmulated, ProviderScripted}
 
-// AgentProfile is how an Agent's runtime runs (issue 13): the model it talks to, its
+// AgentProfile is how an Agent's runtime runs: the model it talks to, its
 // budgets and instructions, and whether docket start runs it. Only its non-secret part is
 // here: the model key stays in a file beside the runtime, and the profile names only that
 // file's path.
@@ -78,7 +78,7 @@ type RuntimeStatus struct {
 	Reported time.Time `json:"reported,omitzero"`
 }
 
-// Profile codes (issue 13).
+// Profile codes.
 const (
 	CodeProfileInvalid Code = "profile_invalid" // a profile field that cannot work, named with the fix
 )

@@ -13,7 +13,7 @@ type RequestID string
 // record. A reviewer reads these same fields; an agent's own words never enter them.
 //
 // A manual Agent's Board act (OpenCase, ApplyBatch or CloseCase) waits as a Request too
-// (issue 14): its vector names the call (Call), the project, the Agent and the call's
+// : its vector names the call (Call), the project, the Agent and the call's
 // canonical arguments (Input), with Action empty. The fields it adds are left out of an
 // Action's vector, so an Action's digest is what it always was.
 type RequestVector struct {
@@ -61,12 +61,12 @@ type Request struct {
 	DecidedAt   *time.Time    `json:"decidedAt,omitempty"`
 	Reason      string        `json:"reason,omitempty"`
 	// Policy is the version of the delegation policy in force when the Request was
-	// decided or closed (issue 14); 0 while it is pending.
+	// decided or closed; 0 while it is pending.
 	Policy int64 `json:"policyVersion,omitempty"`
-	// Recovery marks a recovery request (issue 14): an act on another Agent's Operation
+	// Recovery marks a recovery request: an act on another Agent's Operation
 	// outside the recovery policy, which only a member decides.
 	Recovery bool `json:"recovery,omitempty"`
-	// MemberOnly, when set, says why only a member decides the Request (issue 14): the
+	// MemberOnly, when set, says why only a member decides the Request: the
 	// worker found that the path a delegated call lands on is not plainly inside its
 	// Source. The store refuses an orchestrator's decision on it too.
 	MemberOnly string `json:"memberOnly,omitempty"`

@@ -57,8 +57,8 @@ func DecodeStrict(b []byte, v any) error {
 
 // treeDecoder is a wire type that decodes itself strictly from text DecodeStrict has
 // already parsed, so the text is parsed once: through encoding/json its UnmarshalJSON
-// would parse it again (issue 17, item 5: every hop body and served row was parsed two
-// or three times). decodeTree must refuse exactly what DecodeStrict(b, v) without it
+// would parse it again (every hop body and served row was once parsed two or three
+// times: benchmarks/README.md). decodeTree must refuse exactly what DecodeStrict(b, v) without it
 // would, with the same error.
 type treeDecoder interface {
 	decodeTree(b []byte, n *jnode) error

@@ -110,6 +110,6 @@ type View struct {
 	Nodes     Bounded[Node]          `json:"nodes"`
 	Actions   Bounded[ActionEntry]   `json:"actions"`
 	// Decisions lists, for an orchestrator only, the pending requests a class of the
-	// delegation policy in force lets it decide (issue 14); nil for every other caller.
+	// delegation policy in force lets it decide; nil for every other caller.
 	Decisions *Bounded[DecidableRequest] `json:"decisions,omitempty"`
 }

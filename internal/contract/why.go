@@ -1,7 +1,7 @@
 package contract
 
 // Why is the derivation tree of one Board node: why it holds, down to the facts someone
-// asserted or a Tool attested (issue 16, item 4). The tree is bounded: a node whose
+// asserted or a Tool attested. The tree is bounded: a node whose
 // premises were cut by the depth or size bound says how many in More, and a node reached
 // a second time is marked Repeat and not expanded again.
 type Why struct {

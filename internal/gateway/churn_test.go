@@ -24,7 +24,7 @@ func (f *fixture) initialize(t *testing.T) string {
 
 // TestGateway_SessionChurn: an Agent that re-initializes in a loop leaves one open
 // session, not one per initialize, and the gateway remembers a bounded number of the
-// ids it replaced (issue 11, item 12: 85,000 re-initializes grew serve to 1.31 GB).
+// ids it replaced (85,000 re-initializes once grew serve to 1.31 GB).
 func TestGateway_SessionChurn(t *testing.T) {
 	f := newFixture(t, time.Second)
 	const n = 100

@@ -36,7 +36,7 @@ import (
 )
 
 // heldAgents is how many Agents hold a call open at once in BenchmarkHeldCalls: 1,000
-// unless -held-agents says otherwise (issue 17 measures 10,000 on one serve:
+// unless -held-agents says otherwise (benchmarks/README.md measures 10,000 on one serve:
 // go test ./internal/gateway -run '^$' -bench 'HeldCalls/server' -benchtime 1x -args -held-agents 10000).
 var heldAgents = flag.Int("held-agents", 1000, "Agents holding a call at once in BenchmarkHeldCalls")
 

@@ -15,7 +15,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// The gateway where MCP 2025-11-25 says how a server answers (issue 11, item 14).
+// The gateway where MCP 2025-11-25 says how a server answers.
 
 // TestSpec_InitializeOtherVersion: an initialize asking for another version is answered
 // with the one the gateway speaks, and the client decides; the SDK client accepts it.
@@ -115,7 +115,7 @@ func TestSpec_NoBatches(t *testing.T) {
 // TestSpec_StrictArguments: tool arguments are read strictly at /mcp, through the SDK
 // client and a real listener: {"action":"read_text","ACTION":"write_text"} ran
 // write_text, because Go matches keys regardless of case while other readers see
-// read_text (issue 11, item 10).
+// read_text.
 func TestSpec_StrictArguments(t *testing.T) {
 	f := newFixture(t, time.Second)
 	cs := f.connect(t, nil)

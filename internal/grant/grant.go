@@ -65,8 +65,8 @@ const maxExactInt = 1 << 53
 // grants every call signs and checks: strings of printable ASCII other than a quote or a
 // backslash (written as they are in both encodings), UTC whole-second times inside years
 // 0–9999 and a generation JCS holds exactly. Parsing a grant checks that its payload is
-// canonical by encoding it again (issue 17, item 5: encoding/json and then the JCS
-// transform were ≈ 40% of a grant's parse). For any other grant it returns false, and
+// canonical by encoding it again (encoding/json and then the JCS transform were ≈ 40% of
+// a grant's parse: benchmarks/README.md). For any other grant it returns false, and
 // Canonical takes the general path; FuzzCanonical compares the two.
 func canonicalDirect(g contract.Grant) ([]byte, bool) {
 	fields := [...]struct {

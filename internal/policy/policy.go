@@ -22,7 +22,7 @@ import (
 // MaxText bounds a policy document in bytes.
 const MaxText = 64 << 10
 
-// Autonomy levels (issue 14).
+// Autonomy levels.
 const (
 	LevelManual     = "manual"     // every write needs a person
 	LevelAttended   = "attended"   // writes only inside a run window a member opened
@@ -76,7 +76,7 @@ type Recovery struct {
 	RetryBy        string `toml:"retry_by"` // RetryByOrchestrator or RetryByAuthority
 }
 
-// Delegate is a [delegate_policy] (issue 15): the consent operations a member's delegate
+// Delegate is a [delegate_policy]: the consent operations a member's delegate
 // runs itself, without a card. It can never name a member-only operation, so publishing
 // a policy, managing members, sessions and delegates, autonomy and windows, and
 // confirming a card always stay with a member acting itself.

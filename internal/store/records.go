@@ -35,7 +35,7 @@ type Session struct {
 	RevokedAt   *time.Time
 }
 
-// Card is a delegate's consent call recorded instead of run (issue 15). Record is the
+// Card is a delegate's consent call recorded instead of run. Record is the
 // card as the API shows it (JSON); the other fields are what the store selects by.
 type Card struct {
 	ID        string
@@ -53,8 +53,8 @@ type CardFilter struct {
 	State    string
 }
 
-// Delegate is a credential a member made for an assistant acting for it in one project
-// (issue 15). Only the digest of its token is kept.
+// Delegate is a credential a member made for an assistant acting for it in one project.
+// Only the digest of its token is kept.
 type Delegate struct {
 	ID          string
 	Member      string

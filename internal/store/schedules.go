@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Schedule is a member's schedule of tasks for an Agent (issue 13): Cron or Every, never
+// Schedule is a member's schedule of tasks for an Agent: Cron or Every, never
 // both, in TimeZone; Missed is "skip" or "run_once". NextDue is the next due time the
 // sweep fires; [Tx.UpdateSchedule] moves it only from the value its writer read.
 type Schedule struct {

@@ -23,7 +23,7 @@ var (
 	// event without a type, event data that is not JSON).
 	ErrInvalid = errors.New("store: invalid record")
 	// ErrNoEventData: an event's data is null, empty or not JSON. Every event says what
-	// happened; null data is an encoding error someone dropped (issue 11). It comes
+	// happened; null data is an encoding error someone dropped. It comes
 	// wrapped together with [ErrInvalid].
 	ErrNoEventData = errors.New("store: event data is not a JSON value other than null")
 	// ErrChainBroken: [Store.Verify] found an event that does not match the hash chain.

@@ -107,7 +107,7 @@ func TestRunGate_ServeHTTP(t *testing.T) {
 				t.Fatalf("GET %s = %d, want %d", tt.path, resp.StatusCode, tt.wantStatus)
 			}
 			// Every answer carries serve's security headers, once: the gate's own
-			// refusals and redirect as well as what it passes on (issue 11, item 13).
+			// refusals and redirect as well as what it passes on.
 			for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options", "Cache-Control"} {
 				if got := resp.Header.Values(h); len(got) != 1 || got[0] == "" {
 					t.Errorf("GET %s: %s = %q, want one value", tt.path, h, got)

@@ -2,7 +2,7 @@ package worker
 
 import "github.com/docketrun/docket/internal/environ"
 
-// Variables the worker sets for a run program from the work item (issue 11, item 4).
+// Variables the worker sets for a run program from the work item.
 const (
 	EnvInvocation   = "DOCKET_INVOCATION_ID" // the Operation the call runs
 	EnvSourceType   = "DOCKET_SOURCE_TYPE"   // the selected Source's type; unset for a Source-free Tool

@@ -11,7 +11,7 @@ func TestScrubEnv(t *testing.T) {
 	environ := []string{"PATH=/bin", "HOME=/home/w", "LANG=C", "LC_ALL=C", "TZ=UTC", "DOCKET_CONNECTION_KEY=dkt_con_x", "docket_home=/x",
 		"OPENAI_API_KEY=sk", "anthropic_api_key=sk", "GITHUB_TOKEN=t", "My_Secret_Thing=s", "PGPASSWORD=p", "SSH_PRIVATE_KEY=k",
 		"ORDERS_DSN=d", "DATABASE_URL=postgres://", "AWS_REGION=eu", "aws_secret_access_key=s", "REPORT_MONTH=2026-11",
-		// What a deny-list let through (issue 11, item 4).
+		// What a deny-list let through.
 		"DB_PASS=p", "MY_APIKEY=k", "GPG_PASSPHRASE=p", "MONGODB_URI=mongodb://u:p@h", "SQLALCHEMY_DATABASE_URI=postgresql://u:p@h",
 		"HTTPS_PROXY=http://u:p@proxy:3128", "NPM_CONFIG__AUTHTOKEN=t", "CI_JOB_JWT=j", "AUTHORIZATION=Bearer x", "PRIVATE_KEY_PEM=k"}
 	tests := []struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // Below read-write the worker advertises no workspace write Tool, and refuses one served
-// anyway with a reason; off offers none (issue 11, item 5).
+// anyway with a reason; off offers none.
 func TestExecutor_WorkspaceCeiling(t *testing.T) {
 	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{}}`), nil)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestExecutor_WorkspaceCeiling(t *testing.T) {
 }
 
 // An adapter stuck in a call that ignores its context is abandoned past its deadline:
-// Run returns, so the Connection serves the next row (issue 11, item 2).
+// Run returns, so the Connection serves the next row.
 func TestExecutor_StuckCallIsAbandoned(t *testing.T) {
 	release := make(chan struct{}) // closed at the end of the test, to let the stuck call go
 	defer close(release)
@@ -105,7 +105,7 @@ func TestExecutor_StuckCallIsAbandoned(t *testing.T) {
 }
 
 // The worker reloads its vault when the file changes and on SIGHUP; a vault that does
-// not parse leaves the one in use (issue 11, item 9).
+// not parse leaves the one in use.
 func TestExecutor_WatchVault(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "vault.json")
@@ -174,7 +174,7 @@ func TestExecutor_WatchVault(t *testing.T) {
 }
 
 // env is refused on any adapter but run when the manifest is read: no other adapter
-// starts a program of the Tool's (issue 11, item 4).
+// starts a program of the Tool's.
 func TestParseManifest_EnvOnlyOnRun(t *testing.T) {
 	for _, adapter := range []string{`"adapter":"http","sourceTypes":["http"],"entry":"GET /x"`, `"adapter":"mcp","sourceTypes":["mcp"],"entry":"t"`,
 		`"adapter":"db-query","sourceTypes":["db"],"entry":"SELECT 1"`} {
@@ -189,7 +189,7 @@ func TestParseManifest_EnvOnlyOnRun(t *testing.T) {
 }
 
 // allow and deny are workspace path patterns: only a file Source takes them, and each
-// must be a relative glob (issue 11, item 5).
+// must be a relative glob.
 func TestParseVault_AllowDeny(t *testing.T) {
 	if _, err := worker.ParseVault([]byte(`{"sources":{"ws":{"type":"file","root":"/srv/ws","allow":[".github/","*.pem"],"deny":["secrets/"]}}}`)); err != nil {
 		t.Errorf("allow and deny on a file Source = %v, want ok", err)

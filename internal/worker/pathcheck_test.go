@@ -15,7 +15,7 @@ import (
 // TestExecutor_DelegatedPathCheck: a call whose grant says an orchestrator approved it
 // under a path class (pathCheck) is refused path_needs_member, before it runs, when its
 // path has a second hard link, passes a symbolic link, or climbs out; a plain path, a
-// path not there yet, and any path of a call without pathCheck run (issue 14).
+// path not there yet, and any path of a call without pathCheck run.
 func TestExecutor_DelegatedPathCheck(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "vault.json")

@@ -7,7 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/worker"
 )
 
-// TestRows_strict: a Source's rows are read strictly (issue 11, item 10): a column named
+// TestRows_strict: a Source's rows are read strictly: a column named
 // twice, or twice in different case, is refused rather than one of them kept.
 func TestRows_strict(t *testing.T) {
 	tests := []struct {

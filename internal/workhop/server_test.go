@@ -79,7 +79,7 @@ func TestServer_Work(t *testing.T) {
 		{"case-variant kind", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","KIND":"Claim","workerId":"wkr-1","tools":[]}}`, 400, contract.CodeCaseVariantKey},
 		{"case-variant field alone", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","WorkerId":"wkr-1","tools":[]}}`, 400, contract.CodeCaseVariantKey},
 		{"duplicate key", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","workerId":"wkr-1","workerId":"wkr-2","tools":[]}}`, 400, contract.CodeDuplicateKey},
-		// The body is parsed once (issue 17, item 5): these refusals come from that one parse.
+		// The body is parsed once: these refusals come from that one parse.
 		{"duplicate kind", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","kind":"Claim","workerId":"wkr-1","tools":[]}}`, 400, contract.CodeDuplicateKey},
 		{"duplicate operation", "POST", h.key, "application/json", `{"operation":{"kind":"Poll","workerId":"wkr-1","tools":[]},"operation":{"kind":"Claim"}}`, 400, contract.CodeDuplicateKey},
 		{"case-variant operation", "POST", h.key, "application/json", `{"Operation":{"kind":"Poll","workerId":"wkr-1","tools":[]}}`, 400, contract.CodeCaseVariantKey},

@@ -24,7 +24,7 @@ type Caller struct {
 	// hook routes and nothing else, and the hook routes take no other credential.
 	Hook bool
 
-	// Delegate and DelegateID name the delegate a member's credential is (issue 15); both
+	// Delegate and DelegateID name the delegate a member's credential is; both
 	// are empty when the member acts itself. A delegate's Projects is its one project.
 	Delegate   string
 	DelegateID string
@@ -150,8 +150,8 @@ func (a *Directory) AuthenticateConnection(ctx context.Context, key Token) (cont
 }
 
 // RequireInPerson requires c to be a member of project acting itself, not through a
-// delegate. The member-only acts (issue 15: members, sessions, delegates, policies,
-// autonomy and windows, confirming a card) call it, so a delegate is refused them even
+// delegate. The member-only acts (docs/delegates.md: members, sessions, delegates,
+// policies, autonomy and windows, confirming a card) call it, so a delegate is refused them even
 // where no gate stood before.
 func (c Caller) RequireInPerson(project contract.ProjectID) error {
 	if c.IsDelegate() {

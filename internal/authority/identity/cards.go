@@ -15,7 +15,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// CardCall is a delegate's consent call as a card records it (issue 15): the exact call,
+// CardCall is a delegate's consent call as a card records it: the exact call,
 // with its body canonical and its digest, why the delegate proposes it, what it changes,
 // its subject as it stood and the delegate policy version in force.
 type CardCall struct {
@@ -363,7 +363,7 @@ const (
 	subjectTool       = "tool"
 )
 
-// SubjectNow reads the version of an identity subject as it stands (issue 15): an Agent
+// SubjectNow reads the version of an identity subject as it stands: an Agent
 // (refs: its id or name), a Connection (its id or name), a Source or a tool lock on a
 // Connection (the Connection, then the Source name or tool id). The version digests the
 // record — an Agent's includes the digest of its token, so a replaced token moves it —

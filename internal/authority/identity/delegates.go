@@ -132,7 +132,7 @@ func revokeDelegates(ctx context.Context, tx store.Tx, member string, at time.Ti
 	return nil
 }
 
-// revokeDelegate revokes d and voids its open cards (issue 15), each with its event.
+// revokeDelegate revokes d and voids its open cards, each with its event.
 func revokeDelegate(ctx context.Context, tx store.Tx, d store.Delegate, at time.Time, why string) error {
 	if err := tx.RevokeDelegate(ctx, d.Member, d.ID, at); err != nil {
 		return err

@@ -152,7 +152,7 @@ func (a *Directory) Login(ctx context.Context, name, passphrase string, ttl time
 }
 
 // Logout revokes the session whose token is tok. Signing out of a member's last live
-// session revokes all of its delegates too (issue 15).
+// session revokes all of its delegates too.
 func (a *Directory) Logout(ctx context.Context, tok Token) error {
 	now := a.nowUTC()
 	err := a.store.Update(ctx, func(tx store.Tx) error {

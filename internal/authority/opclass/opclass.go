@@ -1,4 +1,4 @@
-// Package opclass is the one table of every changing operation's class (issue 15): what a
+// Package opclass is the one table of every changing operation's class: what a
 // delegate runs itself (operational), what needs its member's consent, and what only a
 // member acting itself may do (member only).
 package opclass
@@ -28,7 +28,7 @@ type Operation struct {
 	Changes string // what it changes, in a few words
 }
 
-// Subject is what a card is bound to (issue 15): the kind of record and where the call
+// Subject is what a card is bound to: the kind of record and where the call
 // names it, each reference a path wildcard ("{agent}") or a top-level string field of
 // the body ("body.name"). The authority reads the record's version from these once, when
 // the card is recorded, and again when a member confirms it; a version that moved voids

@@ -16,7 +16,7 @@ import (
 )
 
 // Under a recovery policy with retry_by = "authority" the authority retries failed
-// Operations itself (issue 14): its sweep takes each Agent's latest Operation that
+// Operations itself: its sweep takes each Agent's latest Operation that
 // failed — a known failure of an executed Action, not a worker's refusal, which would
 // only be refused again — since the policy in force was published, and retries it as a
 // new Operation while the policy allows; past it (max_attempts reached, retries off, a

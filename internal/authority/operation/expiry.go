@@ -14,7 +14,7 @@ import (
 
 // A pending Request stops taking decisions when its deadline passes, or when the Agent
 // that made it is revoked or has its token replaced: whoever holds the Agent now is not
-// who asked (issue 14). From then on a decision is refused request_closed, the listing
+// who asked. From then on a decision is refused request_closed, the listing
 // shows it expired, and [Operations.SweepRequests] settles it and its Operation in the
 // log, so the Agent is no longer blocked by operation_running.
 

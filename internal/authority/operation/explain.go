@@ -12,7 +12,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Work that waits is never silent (issue 11): an Operation whose execution no live
+// Work that waits is never silent: an Operation whose execution no live
 // Connection can serve says why, as a reasonCode and a reason on its entry, until it is
 // claimed. Explain finds the reason from the store (Connections, tool locks, Sources,
 // lease rows) and from what each worker last advertised in a Poll to this instance, and

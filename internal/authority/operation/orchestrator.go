@@ -13,7 +13,7 @@ import (
 	policydoc "github.com/docketrun/docket/internal/policy"
 )
 
-// An orchestrator decides through the six tools (issue 14): the requests a class of the
+// An orchestrator decides through the six tools: the requests a class of the
 // delegation policy in force lets it decide are listed in its View, and ApplyAction of the
 // built-in Action contract.ActionDecide decides one, naming the request and the digest
 // it read. It never decides its own request. A decision is not an Operation of the

@@ -18,7 +18,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Recovery (issue 14): a failed Operation of an executed Action — a known failure, never
+// Recovery: a failed Operation of an executed Action — a known failure, never
 // unknown or needs_person — may be retried as a new Operation of the same Agent, counting
 // attempts, and work a worker refused may be re-queued the same way. A member's act runs;
 // an orchestrator's runs when the recovery policy in force allows it, and otherwise raises

@@ -194,7 +194,7 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 // need a reason. Nothing is run again and no fact is added: a person's word is not a
 // Source's. Only members reconcile. An Operation at a worker whose claim the log lacks
 // is reconciled too: older versions stored a Source-free Tool's claim as null, so no
-// report and no sweep could ever settle it (issue 11).
+// report and no sweep could ever settle it.
 func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.OperationEntry{}, err

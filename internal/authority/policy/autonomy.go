@@ -15,7 +15,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// An Agent's autonomy (issue 14) is read from the log like the policies: a new Agent
+// An Agent's autonomy is read from the log like the policies: a new Agent
 // starts at the default level of the autonomy policy in force when it was created; a
 // member sets its level (raising it to unattended, under a policy that requires it, only
 // with the stated risk acknowledged) and opens its run windows. Admit reads the level and

@@ -129,7 +129,7 @@ func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *
 }
 
 // Publish publishes req as the next version of its kind in project, for a member
-// (issue 14): the document is parsed strictly first, and a refusal names file:line.
+// : the document is parsed strictly first, and a refusal names file:line.
 // Publishing the text in force again is refused, so a version always changes something.
 func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.PublishPolicyRequest) (contract.PolicyVersion, error) {
 	if err := c.RequireInPerson(project); err != nil {

@@ -1,4 +1,4 @@
-// Package profile keeps each Agent's profile (issue 13) and the last reported state of its
+// Package profile keeps each Agent's profile and the last reported state of its
 // runtime, and of the worker docket start runs for a Connection: a projection of
 // agent.profile_set, agent.runtime_reported and worker.runtime_reported events, caught up
 // before each use, so that several instances over one store agree.

@@ -1,5 +1,5 @@
 // Package hardening provides what a worker does to its own process so that the programs
-// it starts cannot read its secrets from it (issue 11, item 4).
+// it starts cannot read its secrets from it.
 package hardening
 
 import (

@@ -43,7 +43,7 @@ func listen(t *testing.T, h http.Handler) string {
 }
 
 // A redirect to the Source's host on another port is another origin: it is refused, and
-// the thief on that port never sees the Source's headers (issue 11, item 1).
+// the thief on that port never sees the Source's headers.
 func TestAdapter_RedirectToAnotherPortIsRefused(t *testing.T) {
 	var mu sync.Mutex
 	var stolen []http.Header

@@ -65,7 +65,7 @@ func factServer(t *testing.T, n int) (*worker.Source, func() []json.RawMessage) 
 	}
 }
 
-// The MCP adapter as a Source of facts (issue 11, item 6): a {"rows": […]} table is its
+// The MCP adapter as a Source of facts: a {"rows": […]} table is its
 // rows; discovery pages through the list and reports, rather than fails, a list cut at
 // MaxTools; the client advertises no roots, sampling or elicitation.
 func TestAdapter_SourceOfFacts(t *testing.T) {
@@ -110,7 +110,7 @@ func TestAdapter_SourceOfFacts(t *testing.T) {
 	}
 }
 
-// An mcp Tool that declares no kind is a write: a server's tool may act (issue 11, item 6).
+// An mcp Tool that declares no kind is a write: a server's tool may act.
 func TestParseManifest_MCPKindDefaultsToWrite(t *testing.T) {
 	m, err := worker.ParseManifest([]byte(`{"format":"docket-worker-tools/1","tools":{"acme.x@1":{"adapter":"mcp","sourceTypes":["mcp"],"entry":"x"}}}`), nil)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestParseManifest_MCPKindDefaultsToWrite(t *testing.T) {
 }
 
 // An MCP server that redirects off its origin (another port of the same host) is not
-// followed, and the Source's headers never reach the other port (issue 11, item 1).
+// followed, and the Source's headers never reach the other port.
 func TestAdapter_RedirectOffOriginKeepsHeaders(t *testing.T) {
 	var stolen atomic.Int32
 	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -23,7 +23,7 @@ import (
 const hardenedChild = "DOCKET_TEST_HARDENED_WORKER"
 
 // A program the worker starts cannot read the worker's Connection key from
-// /proc/$PPID/environ once the worker is non-dumpable (issue 11, item 4). The worker here
+// /proc/$PPID/environ once the worker is non-dumpable. The worker here
 // is this test binary run again as a real process, holding the key in its environment.
 func TestHarden_parentEnvironUnreadable(t *testing.T) {
 	if root := os.Getenv(hardenedChild); root != "" {

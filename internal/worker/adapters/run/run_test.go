@@ -141,7 +141,7 @@ func environOf(t *testing.T, a *run.Adapter, env *worker.Env, src *worker.Source
 
 // TestAdapter_env shows that a run program gets an allow-list of the worker's
 // environment: the basics, what env.pass names (case-insensitively) and what the work
-// item decides, never a credential a deny-list would miss (issue 11, item 4).
+// item decides, never a credential a deny-list would miss.
 func TestAdapter_env(t *testing.T) {
 	leaks := [][2]string{{"OPENAI_API_KEY", "1"}, {"DOCKET_CONNECTION_KEY", "2"}, {"Db_Password", "3"}, {"AWS_SECRET_ACCESS_KEY", "5"},
 		{"DATABASE_URL", "6"}, {"DB_PASS", "7"}, {"MY_APIKEY", "8"}, {"GPG_PASSPHRASE", "9"}, {"MONGODB_URI", "10"},

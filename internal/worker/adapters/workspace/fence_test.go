@@ -17,7 +17,7 @@ import (
 )
 
 // A FIFO in the workspace is refused before it is opened, so read_text answers at once
-// instead of holding the call (and the Connection) forever (issue 11, item 2).
+// instead of holding the call (and the Connection) forever.
 func TestAdapter_FIFOIsRefusedWithoutBlocking(t *testing.T) {
 	src, _ := newSource(t, map[string]string{"ok.txt": "fine"})
 	if err := syscall.Mkfifo(filepath.Join(src.Root, "pipe"), 0o644); err != nil {
@@ -51,7 +51,7 @@ func TestAdapter_FIFOIsRefusedWithoutBlocking(t *testing.T) {
 }
 
 // A hard link in the workspace to the worker's vault is refused, as is the vault itself
-// when the Source root holds it, and anything in the worker's data dir (issue 11, item 3).
+// when the Source root holds it, and anything in the worker's data dir.
 func TestAdapter_HardLinksAndTheWorkersOwnFiles(t *testing.T) {
 	src, outside := newSource(t, map[string]string{"plain.txt": "ok"})
 	vault := filepath.Join(outside, "vault.json")
@@ -97,7 +97,7 @@ func TestAdapter_HardLinksAndTheWorkersOwnFiles(t *testing.T) {
 }
 
 // Hidden and credential paths are denied by default, allowed by the Source's allow list,
-// and a deny pattern always wins (issue 11, item 5).
+// and a deny pattern always wins.
 func TestAdapter_HiddenAndCredentialPaths(t *testing.T) {
 	files := map[string]string{".env": "TOKEN=hunter2", ".git/config": "[core]", "certs/server.pem": "k", "keys/id_ed25519": "k",
 		".github/workflows/ci.yml": "on: push", "readme.txt": "hello"}

@@ -43,7 +43,7 @@ const (
 // anywhere on the path, are written to a temporary file and renamed into place, and never
 // delete. Text and JSON reads refuse binary files; files over the cap are refused.
 //
-// Reads are fenced further (issue 11): only regular files are opened, checked with Lstat
+// Reads are fenced further: only regular files are opened, checked with Lstat
 // before and Stat after a non-blocking open, so a FIFO or device never holds the call; a
 // file with more than one hard link is refused, since its other name may be anywhere; the
 // worker's own files in Protected are refused whatever the path; and hidden or credential
