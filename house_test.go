@@ -3,6 +3,7 @@
 package docket_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -287,6 +288,29 @@ func within(prefixes ...string) func(string) bool {
 			}
 			return imp == p || strings.HasSuffix(p, "/") && strings.HasPrefix(imp, p)
 		})
+	}
+}
+
+// maxCmdLines bounds a non-test file of cmd/: a command's file parses flags, calls the
+// package that does the work and prints what it returns (CONTRIBUTING.md). A file that
+// grows past it holds work that belongs in a package, tested there.
+const maxCmdLines = 250
+
+// TestCmdIsWiring wants no non-test file under cmd/ over maxCmdLines lines.
+func TestCmdIsWiring(t *testing.T) {
+	for dir, p := range loadPackages(t) {
+		if dir != "cmd" && !strings.HasPrefix(dir, "cmd/") {
+			continue
+		}
+		for _, f := range p.files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(src, []byte("\n")); n > maxCmdLines {
+				t.Errorf("%s has %d lines, over %d: cmd/ is wiring; move what is not flag parsing or printing into the package it belongs to, with its tests", f, n, maxCmdLines)
+			}
+		}
 	}
 }
 
