@@ -3,6 +3,7 @@
 package docket_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -70,10 +71,21 @@ func loadPackages(t *testing.T) map[string]*pkg {
 	return pkgs
 }
 
-// TestDeps is the one table of import rules: it keeps the core pure and the layers
-// pointing inward. Every rule names the package directory it governs; a directory with
-// no Go files yet is skipped.
-func TestDeps(t *testing.T) {
+// depRule governs one package directory's imports: allowed says which module-internal and
+// third-party imports it may make, std which standard-library imports it may not, calls
+// which source text it may not hold, each with why.
+type depRule struct {
+	dir     string
+	allowed func(imp string) bool // for module-internal and third-party imports
+	std     map[string]string     // forbidden standard-library imports and why
+	calls   map[string]string     // forbidden source text (a call) and why
+	why     string
+}
+
+// depRules is the one table of import rules: it keeps the core pure and the layers
+// pointing inward. Every package directory has exactly one rule
+// (TestDepsCoverEveryPackage), so a new package states its place when it is made.
+func depRules() []depRule {
 	pureStd := map[string]string{
 		"database/sql":  "the Board is pure: storage is the authority's business",
 		"net":           "the Board is pure: no network",
@@ -97,13 +109,13 @@ func TestDeps(t *testing.T) {
 	edgeStd := map[string]string{
 		"database/sql": "an HTTP edge calls the authority, never a database",
 	}
-	rules := []struct {
-		dir     string
-		allowed func(imp string) bool // for module-internal and third-party imports
-		std     map[string]string     // forbidden standard-library imports and why
-		calls   map[string]string     // forbidden source text (a call) and why
-		why     string
-	}{
+	storeStd := map[string]string{
+		"database/sql": "only the stores and the db adapter open a database",
+	}
+	storeNoHTTP := map[string]string{
+		"net/http": "a store holds records; it serves and calls no HTTP",
+	}
+	return []depRule{
 		{"internal/contract", none, map[string]string{"net/http": "the code→status map is edge policy; contract holds wire types, IDs and codes"}, nil,
 			"contract imports only the standard library"},
 		{"internal/board", within("internal/contract", "internal/board/engine"), pureStd, pureCalls,
@@ -161,7 +173,8 @@ func TestDeps(t *testing.T) {
 		{"internal/environ", none, nil, nil, "the allow-list of started programs' environments is a leaf: the worker, docket start and the hook share it"},
 		{"internal/landing", none, nil, nil, "where a path lands is one check, a leaf the worker and the hook share"},
 		{"internal/hook", within("internal/contract", "internal/landing"), edgeStd, nil, "the hook's protocol-neutral side reaches the authority only through the client it is given"},
-		{"internal/hook/claudecode", within("internal/contract", "internal/hook"), edgeStd, nil, "one coding agent's hook protocol, spoken for package hook"},
+		{"internal/hook/claudecode", within("internal/contract", "internal/hook", "internal/environ", "internal/datadir"), edgeStd, nil,
+			"one coding agent's hook protocol, spoken for package hook, and its install: settings written privately (datadir), git run under the allow-listed environment (environ)"},
 		{"internal/signing", within("internal/datadir"), nil, nil, "signing keys and checkpoints are a leaf, checked with the standard library alone"},
 		{"internal/workbench", within("internal/contract", "internal/apiclient", "internal/datadir", "internal/supervisor", "internal/secheaders", "internal/environ", "internal/localpath"), nil, nil,
 			"docket start supervises processes and reaches serve only over the wire"},
@@ -172,12 +185,46 @@ func TestDeps(t *testing.T) {
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
 		{"internal/slowtest", none, nil, nil, "the -short switch of the slow tests is a leaf every package's tests may import"},
+		{"cmd/docket", within("internal/", "github.com/alecthomas/kong", "github.com/modelcontextprotocol/go-sdk/mcp", "go.opentelemetry.io/otel/trace", "golang.org/x/term"), nil, nil,
+			"only cmd/docket names a concrete store, adapter or provider: it wires the internal packages together and parses flags (CONTRIBUTING.md)"},
+		{"examples/verified-calculation", none, nil, nil, "the reference workflow is files, embedded with the standard library alone"},
+		{"internal/capability", within("internal/contract", "internal/board", "internal/board/engine", "internal/board/syntax", "github.com/BurntSushi/toml"), storeStd, nil,
+			"a capability package is read and checked with the Board's syntax, never stored or fetched here"},
+		{"internal/store/tables", within("internal/store"), storeNoHTTP, nil, "the shared SQL schema's records are written for store.Store alone; the driver is the backend's"},
+		{"internal/store/sqlite", within("internal/store", "internal/store/tables", "modernc.org/sqlite", "modernc.org/sqlite/"), storeNoHTTP, nil,
+			"the SQLite backend knows store.Store, the shared tables and its driver, never the authority or the Board"},
+		{"internal/store/postgres", within("internal/store", "internal/store/tables", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/"), storeNoHTTP, nil,
+			"the PostgreSQL backend knows store.Store, the shared tables and its driver, never the authority or the Board"},
+		{"internal/store/storetest", within("internal/store", "internal/slowtest", "github.com/google/go-cmp/"), nil, nil,
+			"the conformance suite runs against store.Store alone, so neither backend can drift"},
+		{"internal/supervisor", none, nil, nil, "supervising child processes is a leaf: it knows no Docket type"},
+		{"internal/localpath/localpathtest", none, nil, nil, "the hostile redirect targets of the doors' tests are a leaf"},
+		{"internal/agent/sse", none, storeStd, nil, "the reader of model event streams is a leaf of the providers"},
+		{"internal/agent/mcpclient", within("internal/agent", "internal/contract", "github.com/modelcontextprotocol/go-sdk/"), storeStd, nil,
+			"the agent runtime reaches the gateway over MCP alone"},
+		{"internal/agent/mcpclient/gatewaytest", within("internal/contract", "github.com/modelcontextprotocol/go-sdk/mcp"), storeStd, nil,
+			"the gateway double answers over MCP as the gateway does, with no authority behind it"},
+		{"internal/agent/provider/anthropic", within("internal/agent", "internal/agent/sse", "internal/contract"), storeStd, nil, "a provider speaks one model API over net/http; it never reaches the authority"},
+		{"internal/agent/provider/openai", within("internal/agent", "internal/agent/sse", "internal/contract"), storeStd, nil, "a provider speaks one model API over net/http; it never reaches the authority"},
+		{"internal/agent/provider/emulated", within("internal/agent", "internal/contract"), storeStd, nil, "a provider speaks one model API over net/http; it never reaches the authority"},
+		{"internal/agent/provider/scripted", within("internal/agent", "internal/contract", "github.com/BurntSushi/toml"), storeStd, nil, "the scripted provider replays a script; it never reaches the authority"},
+		{"internal/worker/adapters/run", within("internal/contract", "internal/worker"), storeStd, nil, "an adapter serves the worker its calls; it reaches the authority only through the worker"},
+		{"internal/worker/adapters/workspace", within("internal/contract", "internal/worker", "internal/landing"), storeStd, nil,
+			"an adapter serves the worker its calls; where a path lands is the one check the worker shares (landing)"},
+		{"internal/worker/adapters/mcp", within("internal/contract", "internal/worker", "github.com/modelcontextprotocol/go-sdk/mcp"), storeStd, nil,
+			"an adapter serves the worker its calls; it reaches the authority only through the worker"},
+		{"internal/worker/adapters/dbquery", within("internal/contract", "internal/worker", "github.com/jackc/pgx/v5/stdlib", "modernc.org/sqlite"), nil, nil,
+			"an adapter serves the worker its calls against a Source's database, never Docket's store"},
 	}
+}
+
+// TestDeps holds every package to its rule in [depRules].
+func TestDeps(t *testing.T) {
 	pkgs := loadPackages(t)
-	for _, r := range rules {
+	for _, r := range depRules() {
 		p := pkgs[r.dir]
 		if p == nil {
-			continue // not written yet
+			continue // TestDepsCoverEveryPackage names a rule without a package
 		}
 		for imp, files := range p.imports {
 			if reason, bad := r.std[imp]; bad {
@@ -205,6 +252,28 @@ func TestDeps(t *testing.T) {
 	}
 }
 
+// TestDepsCoverEveryPackage wants exactly one rule in [depRules] for every package
+// directory, and a package for every rule: a package without a rule would import
+// anything unseen, and a rule without a package guards nothing.
+func TestDepsCoverEveryPackage(t *testing.T) {
+	pkgs := loadPackages(t)
+	ruled := map[string]bool{}
+	for _, r := range depRules() {
+		if ruled[r.dir] {
+			t.Errorf("depRules has two rules for %s; keep one", r.dir)
+		}
+		ruled[r.dir] = true
+		if pkgs[r.dir] == nil {
+			t.Errorf("depRules has a rule for %s, which holds no package; remove the rule", r.dir)
+		}
+	}
+	for dir := range pkgs {
+		if !ruled[dir] {
+			t.Errorf("%s has no rule in depRules; add one that says what it may import and why", dir)
+		}
+	}
+}
+
 func isStd(imp string) bool { return !strings.Contains(strings.Split(imp, "/")[0], ".") }
 
 func none(string) bool { return false }
@@ -219,6 +288,29 @@ func within(prefixes ...string) func(string) bool {
 			}
 			return imp == p || strings.HasSuffix(p, "/") && strings.HasPrefix(imp, p)
 		})
+	}
+}
+
+// maxCmdLines bounds a non-test file of cmd/: a command's file parses flags, calls the
+// package that does the work and prints what it returns (CONTRIBUTING.md). A file that
+// grows past it holds work that belongs in a package, tested there.
+const maxCmdLines = 250
+
+// TestCmdIsWiring wants no non-test file under cmd/ over maxCmdLines lines.
+func TestCmdIsWiring(t *testing.T) {
+	for dir, p := range loadPackages(t) {
+		if dir != "cmd" && !strings.HasPrefix(dir, "cmd/") {
+			continue
+		}
+		for _, f := range p.files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(src, []byte("\n")); n > maxCmdLines {
+				t.Errorf("%s has %d lines, over %d: cmd/ is wiring; move what is not flag parsing or printing into the package it belongs to, with its tests", f, n, maxCmdLines)
+			}
+		}
 	}
 }
 

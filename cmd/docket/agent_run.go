@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,21 +91,6 @@ type agentRunCmd struct {
 	Task         string        `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
 }
 
-// runEvent is one line of docket agent run -o json.
-type runEvent struct {
-	Event        string          `json:"event"` // "tool" or "end"
-	Conversation string          `json:"conversation"`
-	Tool         string          `json:"tool,omitempty"`
-	CallID       string          `json:"callId,omitempty"`
-	ErrorCode    contract.Code   `json:"errorCode,omitempty"`
-	Teaching     string          `json:"teaching,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"` // the tool result the model read
-	// The end: completed, pending (writes whose outcome has not come) or failed.
-	State   string          `json:"state,omitempty"`
-	Final   string          `json:"final,omitempty"`
-	Pending []agent.Pending `json:"pending,omitempty"`
-}
-
 func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	id := c.Conversation
 	if id == "" {
@@ -131,53 +115,26 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	}
 	defer rt.Close()
 	fmt.Fprintf(e.Stderr, "docket agent: conversation %s (resume with --conversation %s)\n", id, id)
-	progress := runner.Progress(e.Stderr)
-	var emitErr error
-	emit := func(ev runEvent) {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			emitErr = errors.Join(emitErr, fmt.Errorf("encode a run event: %w", err))
-			return
-		}
-		fmt.Fprintln(e.Stdout, string(b))
-	}
+	progress, events := runner.Progress(e.Stderr), &runner.EventWriter{W: e.Stdout}
 	if c.Output == "json" {
-		progress = func(call agent.ToolCall, r agent.ToolResult) {
-			code, teaching := runner.Refusal(r)
-			ev := runEvent{Event: "tool", Conversation: id, Tool: call.Name, CallID: call.ID, ErrorCode: code, Teaching: teaching}
-			if json.Valid([]byte(r.Content)) {
-				ev.Result = json.RawMessage(r.Content)
-			} else if b, err := json.Marshal(r.Content); err == nil {
-				ev.Result = b
-			}
-			emit(ev)
-		}
+		progress = func(call agent.ToolCall, r agent.ToolResult) { events.Emit(runner.ToolEvent(id, call, r)) }
 	}
 	l, err := rt.Loop(progress, nil)
 	if err != nil {
 		return err
 	}
-	out, err := l.Send(ctx, id, c.Task)
-	for deadline := time.Now().Add(c.Wait); err == nil && len(out.Pending) > 0 && c.Wait > 0; {
-		fmt.Fprintf(e.Stderr, "docket agent: waiting up to %s for %d pending outcome(s)\n", time.Until(deadline).Round(time.Second), len(out.Pending))
-		var ok bool
-		if ok, err = l.Await(ctx, out.Pending, time.Until(deadline)); err != nil || !ok {
-			break
-		}
-		// The outcomes came: the conversation resumes with them, and nothing is sent again.
-		out, err = l.Send(ctx, id, agent.WakeText)
-	}
+	out, err := runner.SendWaiting(ctx, l, id, c.Task, c.Wait, e.Stderr)
 	err = runExit(rt.Failure(err), out)
 	if c.Output == "json" {
-		ev := runEvent{Event: "end", Conversation: id, State: runState(err), Final: out.Final, Pending: out.Pending}
+		ev := runner.Event{Event: "end", Conversation: id, State: runState(err), Final: out.Final, Pending: out.Pending}
 		if err != nil {
 			ev.ErrorCode, ev.Teaching = contract.CodeOf(err), err.Error()
 		}
-		emit(ev)
+		events.Emit(ev)
 	} else if out.Final != "" {
 		fmt.Fprintln(e.Stdout, out.Final)
 	}
-	return errors.Join(agentExit(err), emitErr)
+	return errors.Join(agentExit(err), events.Err())
 }
 
 // runExit is the run's error, or an exit with exitPending when the run ended with

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/agent/runner"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -33,9 +34,9 @@ func TestAgentRun_PendingAndTheNextRun(t *testing.T) {
 	s := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"asked"}]}`)
 	out, _ := r.exec(t, exitPending, nil, "agent", "run", "--token-file", tok, "--script", s, "--hold-wait", "1ms", "--conversation", "p-1", "-o", "json", "note docs/a.md")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var events []runEvent
+	var events []runner.Event
 	for _, l := range lines {
-		var ev runEvent
+		var ev runner.Event
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatalf("-o json printed %q, not one event a line: %v", l, err)
 		}

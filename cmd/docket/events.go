@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -179,7 +180,7 @@ func (c *eventsVerifyCmd) Run(ctx context.Context, e *env) error {
 		if rep.Broken == nil {
 			return &exitError{code: exitFailure, err: errors.New("event chain broken")}
 		}
-		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken, Teaching: brokenSentence(rep)}}
+		return &exitError{code: exitFailure, err: &contract.Error{Code: contract.CodeEventChainBroken, Teaching: bundle.BrokenSentence(rep)}}
 	}
 	return nil
 }

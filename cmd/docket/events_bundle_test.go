@@ -76,23 +76,23 @@ func TestEventsVerify_BundleTrust(t *testing.T) {
 		dataDir string
 		args    []string
 		code    int
-		want    bundleVerdict // compared: OK, Trusted, Keys, ErrorCode
+		want    bundle.Verdict // compared: OK, Trusted, Keys, ErrorCode
 		stderr  string
 	}{
 		{"genuine, the installation's keys", home, []string{genuine}, exitOK,
-			bundleVerdict{OK: true, Trusted: true, Keys: bundleKeysInstallation}, ""},
+			bundle.Verdict{OK: true, Trusted: true, Keys: bundle.KeysInstallation}, ""},
 		{"genuine, --keys elsewhere", elsewhere, []string{genuine, "--keys", keys}, exitOK,
-			bundleVerdict{OK: true, Trusted: true, Keys: bundleKeysFile}, ""},
+			bundle.Verdict{OK: true, Trusted: true, Keys: bundle.KeysFile}, ""},
 		{"genuine, --data-dir elsewhere", elsewhere, []string{genuine, "--data-dir", home}, exitOK,
-			bundleVerdict{OK: true, Trusted: true, Keys: bundleKeysInstallation}, ""},
+			bundle.Verdict{OK: true, Trusted: true, Keys: bundle.KeysInstallation}, ""},
 		{"genuine, only its own keys", elsewhere, []string{genuine}, exitUntrusted,
-			bundleVerdict{OK: true, Keys: bundleKeysOwn, ErrorCode: "bundle_untrusted"}, "bundle_untrusted: "},
+			bundle.Verdict{OK: true, Keys: bundle.KeysOwn, ErrorCode: "bundle_untrusted"}, "bundle_untrusted: "},
 		{"forged, the installation's keys", home, []string{forged}, exitFailure,
-			bundleVerdict{Keys: bundleKeysInstallation, ErrorCode: "event_chain_broken"}, "not among the public keys"},
+			bundle.Verdict{Keys: bundle.KeysInstallation, ErrorCode: "event_chain_broken"}, "not among the public keys"},
 		{"forged, --keys elsewhere", elsewhere, []string{forged, "--keys", keys}, exitFailure,
-			bundleVerdict{Keys: bundleKeysFile, ErrorCode: "event_chain_broken"}, "not among the public keys"},
+			bundle.Verdict{Keys: bundle.KeysFile, ErrorCode: "event_chain_broken"}, "not among the public keys"},
 		{"forged, only its own keys", elsewhere, []string{forged}, exitUntrusted,
-			bundleVerdict{OK: true, Keys: bundleKeysOwn, ErrorCode: "bundle_untrusted"}, "proves it whole, not who made it"},
+			bundle.Verdict{OK: true, Keys: bundle.KeysOwn, ErrorCode: "bundle_untrusted"}, "proves it whole, not who made it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,11 +104,11 @@ func TestEventsVerify_BundleTrust(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("-o json: exit %d, want %d", code, tt.code)
 			}
-			var got bundleVerdict
+			var got bundle.Verdict
 			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 				t.Fatalf("-o json printed %q: %v", stdout, err)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(bundleVerdict{}, "Bundle", "Message", "Project",
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(bundle.Verdict{}, "Bundle", "Message", "Project",
 				"Events", "Head", "SignedSeq", "Releases", "KeyID", "Line", "Seq")); diff != "" {
 				t.Errorf("-o json (-want +got):\n%s", diff)
 			}

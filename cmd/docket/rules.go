@@ -2,14 +2,10 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/docketrun/docket/internal/board/engine"
 	"github.com/docketrun/docket/internal/board/syntax"
@@ -180,152 +176,9 @@ func (c *rulesEvalCmd) Run(e *env) error {
 	p.facts = nil // the engine holds them now
 	w := bufio.NewWriterSize(e.Stdout, 64<<10)
 	if c.Count {
-		c.printCounts(w, eng)
-	} else if err := c.printFacts(w, eng); err != nil {
-		return err
+		err = syntax.WriteCounts(w, eng, c.Only, c.Output == "json")
+	} else {
+		err = syntax.WriteFacts(w, eng, syntax.Only(c.Only), c.Output == "json")
 	}
-	return w.Flush()
-}
-
-// keep reports whether --only lets the relation through.
-func (c *rulesEvalCmd) keep() func(pred string, neg bool) bool {
-	if len(c.Only) == 0 {
-		return nil
-	}
-	want := map[string]bool{}
-	for _, name := range c.Only {
-		want[name] = true
-	}
-	return func(pred string, neg bool) bool {
-		if neg {
-			return want["~"+pred]
-		}
-		return want[pred]
-	}
-}
-
-// printFacts streams the facts out a line at a time.
-func (c *rulesEvalCmd) printFacts(w *bufio.Writer, eng *engine.Engine) error {
-	var line []byte
-	var js evalJSON
-	return eng.Stream(c.keep(), func(en engine.Entry) error {
-		derived := en.Derived && !en.Base
-		line = line[:0]
-		if c.Output == "json" {
-			line = js.append(line, en.Atom, en.Tier, derived)
-		} else {
-			how := "base"
-			if derived {
-				how = "derived"
-			}
-			line = appendPadded(line, en.Tier.String(), 9)
-			line = appendPadded(line, how, 7)
-			line = syntax.AppendAtom(line, en.Atom)
-		}
-		line = append(line, '\n')
-		_, err := w.Write(line)
-		return err
-	})
-}
-
-// appendPadded appends s, padded with spaces to width, and one space.
-func appendPadded(b []byte, s string, width int) []byte {
-	b = append(b, s...)
-	for n := len(s); n < width; n++ {
-		b = append(b, ' ')
-	}
-	return append(b, ' ')
-}
-
-// printCounts prints one line a predicate: its name and how many facts it holds. With
-// --only, every predicate named is printed, 0 when it holds none.
-func (c *rulesEvalCmd) printCounts(w *bufio.Writer, eng *engine.Engine) {
-	keep := c.keep()
-	counts := map[string]int{}
-	var names []string
-	for _, r := range eng.Relations() {
-		if keep != nil && !keep(r.Pred, r.Neg) {
-			continue
-		}
-		name := r.Pred
-		if r.Neg {
-			name = "~" + name
-		}
-		counts[name] = r.Facts
-		names = append(names, name)
-	}
-	for _, name := range c.Only {
-		if _, ok := counts[name]; !ok {
-			counts[name] = 0
-			names = append(names, name)
-		}
-	}
-	// p before ~p, as the engine orders relations.
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(strings.Compare(strings.TrimPrefix(a, "~"), strings.TrimPrefix(b, "~")), strings.Compare(a, b))
-	})
-	names = slices.Compact(names)
-	for _, name := range names {
-		if c.Output == "json" {
-			fmt.Fprintf(w, "{\"predicate\":%s,\"facts\":%d}\n", syntax.AppendJSONString(nil, name), counts[name])
-		} else {
-			fmt.Fprintf(w, "%s %d\n", name, counts[name])
-		}
-	}
-}
-
-// evalJSON writes the lines of `docket rules eval -o json`, byte for byte as encoding/json
-// would write {"predicate","args"(sorted),"negated"(when set),"tier","derived"}, keeping
-// what the lines of one relation share: the text before the arguments, each argument's
-// member name, and the text after them. Stream gives a relation's facts one after the
-// other, and escaping those parts again for each of 500,500 facts cost a third of writing
-// the line.
-type evalJSON struct {
-	pred   string
-	neg    bool
-	tier   contract.Tier
-	der    bool
-	ok     bool     // head and tail are set
-	head   []byte   // {"predicate":…,"args":{
-	names  []string // the argument names keys were made for
-	keys   [][]byte // each argument's member name and colon, after a comma but the first
-	tail   []byte   // }, "negated", "tier", "derived" and }
-	tailOK bool
-}
-
-func (j *evalJSON) append(b []byte, a engine.Atom, tier contract.Tier, derived bool) []byte {
-	if !j.ok || a.Pred != j.pred {
-		j.pred, j.ok, j.tailOK = a.Pred, true, false
-		j.head = syntax.AppendJSONString(append(j.head[:0], `{"predicate":`...), a.Pred)
-		j.head = append(j.head, `,"args":{`...)
-	}
-	if !j.tailOK || a.Neg != j.neg || tier != j.tier || derived != j.der {
-		j.neg, j.tier, j.der, j.tailOK = a.Neg, tier, derived, true
-		j.tail = append(j.tail[:0], '}')
-		if a.Neg {
-			j.tail = append(j.tail, `,"negated":true`...)
-		}
-		j.tail = append(j.tail, `,"tier":`...)
-		j.tail = syntax.AppendJSONString(j.tail, tier.String())
-		j.tail = append(j.tail, `,"derived":`...)
-		j.tail = strconv.AppendBool(j.tail, derived)
-		j.tail = append(j.tail, '}')
-	}
-	b = append(b, j.head...)
-	for i, arg := range a.Args { // sorted by name, as encoding/json sorts map keys
-		if i == len(j.names) {
-			j.names, j.keys = append(j.names, ""), append(j.keys, nil)
-		}
-		if j.keys[i] == nil || j.names[i] != arg.Name {
-			j.names[i] = arg.Name
-			k := j.keys[i][:0]
-			if i > 0 {
-				k = append(k, ',')
-			}
-			j.keys[i] = append(syntax.AppendJSONString(k, arg.Name), ':')
-		}
-		b = append(b, j.keys[i]...)
-		b = syntax.AppendJSONValue(b, arg.Term.Val)
-	}
-	return append(b, j.tail...)
+	return errors.Join(err, w.Flush())
 }

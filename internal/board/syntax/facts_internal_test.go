@@ -1,4 +1,4 @@
-package main
+package syntax
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// TestEvalJSON checks that the lines of `docket rules eval -o json` are byte for byte what
+// TestFactJSON_Append checks that the lines of WriteFacts asJSON are byte for byte what
 // encoding/json writes for the same record, through one writer whose kept parts (the text
 // before the arguments, member names, the text after them) must change with the relation,
 // the argument names, negation, tier and derivation from one line to the next.
-func TestEvalJSON_Append(t *testing.T) {
+func TestFactJSON_Append(t *testing.T) {
 	type record struct {
 		Predicate string         `json:"predicate"`
 		Args      map[string]any `json:"args"`
@@ -59,7 +59,7 @@ func TestEvalJSON_Append(t *testing.T) {
 		{"no arguments, escaped name", atom("é<x>", false), contract.TierAsserted, true},
 		{"large float, false", atom("edge", false, "from", flt(1e21), "to", engine.Bool(false)), contract.TierVerified, false},
 	}
-	var js evalJSON
+	var js factJSON
 	for _, l := range lines {
 		r := record{Predicate: l.atom.Pred, Args: map[string]any{}, Negated: l.atom.Neg, Tier: l.tier.String(), Derived: l.derived}
 		for _, arg := range l.atom.Args {
