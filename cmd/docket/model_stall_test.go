@@ -2,82 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// silentModel accepts connections on a real listener and never answers; it holds each
-// until the test ends.
-func silentModel(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-// stallingModel answers a Chat Completions request with the headers of a stream and one
-// event, then sends nothing more until the test ends.
-func stallingModel(t *testing.T) string {
-	t.Helper()
-	release := make(chan struct{}) // closed at cleanup: every held answer ends
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":"Thinking"}}]}`+"\n\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{}) // closed when Serve returns
-	go func() { defer close(served); srv.Serve(ln) }()
-	t.Cleanup(func() {
-		close(release)
-		srv.Close()
-		<-served
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // TestTask_StalledModel: a model server that accepts the connection and never answers,
 // or sends the headers of its answer and then stalls, cannot hold a task. While the turn
@@ -89,12 +22,12 @@ func TestTask_StalledModel(t *testing.T) {
 	r := newDocketRig(t) // serve's task lease is 3s: the runtime renews about every second
 	tests := []struct {
 		name  string
-		model func(*testing.T) string
+		model func(testing.TB) string
 		phase string
 		says  string
 	}{
-		{"accepts and never answers", silentModel, contract.RunWaitFirstByte, "sent no first byte within 4s"},
-		{"sends headers then stalls", stallingModel, contract.RunWaitIdle, "sent nothing for 4s"},
+		{"accepts and never answers", providertest.Silent, contract.RunWaitFirstByte, "sent no first byte within 4s"},
+		{"sends headers then stalls", providertest.Stalling, contract.RunWaitIdle, "sent nothing for 4s"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

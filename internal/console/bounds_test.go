@@ -10,27 +10,10 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// testClock is a clock a test moves.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestServer_TaskBounds posts through the API past each bound on what one Agent may be
 // given: its open tasks and messages, and those posted in an hour, whoever posts them (a
@@ -38,7 +21,7 @@ func (c *testClock) Add(d time.Duration) {
 // A post over a bound is refused 429 task_limit with a teaching, and the place frees as
 // tasks finish and the hour passes.
 func TestServer_TaskBounds(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	s := newTestServerOn(t, authority.Config{Now: clock.Now, MaxOpenTasks: 2, MaxTasksPerHour: 4}, console.Config{}, nil)
 	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
@@ -135,7 +118,7 @@ func TestServer_HookBounds(t *testing.T) {
 		return fmt.Sprintf(`{"cli":"claude-code","callId":"toolu_%d","tool":"Bash","input":{"command":"ls %d"},"command":"ls %d","waitMs":%d}`, i, i, i, waitMs)
 	}
 	t.Run("per minute", func(t *testing.T) {
-		clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
 		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
@@ -260,8 +243,8 @@ func TestServer_ConversationBounds(t *testing.T) {
 		}
 		return decode[contract.ConversationHead](t, raw)
 	}
-	newServer := func(t *testing.T) (*testServer, *testClock, string) {
-		clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+	newServer := func(t *testing.T) (*testServer, *authoritytest.Clock, string) {
+		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
 		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 		if err != nil {
@@ -295,7 +278,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 // TestPages_NeedsHistoryBounded: the history of Needs you shows the newest requests that
 // no longer wait, however many hook calls left one, and says how many it leaves out.
 func TestPages_NeedsHistoryBounded(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
 	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {

@@ -45,7 +45,7 @@ type serve struct {
 type twoServes struct {
 	first, second serve
 	member        string
-	clock         *testClock
+	clock         *authoritytest.Clock
 }
 
 // newTwoServes starts two serves over one store: the SQLite file of a temporary data
@@ -75,7 +75,7 @@ func newTwoServes(t *testing.T, postgresStore bool) *twoServes {
 			stores = append(stores, st)
 		}
 	}
-	ts := &twoServes{clock: &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}}
+	ts := &twoServes{clock: authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))}
 	var serves []serve
 	for i, st := range stores {
 		a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}, Now: ts.clock.Now})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -181,7 +182,7 @@ func TestPages_ListsPaged(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+			clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 			s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
 			newest, oldest := tc.newest, tc.oldest
 			if id := tc.make(t, s, func() { clock.Add(time.Second) }, mustCaller(t, s)); id != "" {

@@ -2,31 +2,13 @@ package gateway_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// testClock is a clock a test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestGateway_WriteBound drives an Agent's writes through the real gateway with the SDK
 // client, on the bound docket serve keeps by default: the write past
@@ -34,7 +16,7 @@ func (c *testClock) Add(d time.Duration) {
 // requestExecuted false and writes nothing, a read still answers, and a minute later the
 // Agent writes again (docs/security.md, "Bounds").
 func TestGateway_WriteBound(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
+	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	f := newConfiguredFixture(t, fixtureConfig{ops: authority.OperationsConfig{HoldBound: time.Second}, now: clock.Now})
 	cs := f.connect(t, nil)
 	write := func(n int) contract.Batch {

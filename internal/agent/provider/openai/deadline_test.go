@@ -2,79 +2,15 @@ package openai_test
 
 import (
 	"errors"
-	"io"
-	"net"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/openai"
+	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// silentServer accepts connections on a real listener and never answers; it holds each
-// until the test ends.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-// stallingServer answers with the headers of a stream and one event, then sends nothing
-// until the test ends.
-func stallingServer(t *testing.T) string {
-	t.Helper()
-	release := make(chan struct{}) // closed at cleanup: every held answer ends
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`+"\n\n")
-		w.(http.Flusher).Flush()
-		<-release
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{}) // closed when Serve returns
-	go func() { defer close(served); srv.Serve(ln) }()
-	t.Cleanup(func() {
-		close(release)
-		srv.Close()
-		<-served
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // A model server that accepts the connection and never answers, or starts an answer and
 // stops, fails the turn at its deadline with model_stalled, naming the wait; while it
@@ -82,12 +18,12 @@ func stallingServer(t *testing.T) string {
 func TestClient_Deadlines(t *testing.T) {
 	tests := []struct {
 		name  string
-		url   func(*testing.T) string
+		url   func(testing.TB) string
 		phase string
 		says  string
 	}{
-		{"accepts and never answers", silentServer, contract.RunWaitFirstByte, "sent no first byte within 300ms"},
-		{"sends headers then stalls", stallingServer, contract.RunWaitIdle, "sent nothing for 300ms"},
+		{"accepts and never answers", providertest.Silent, contract.RunWaitFirstByte, "sent no first byte within 300ms"},
+		{"sends headers then stalls", providertest.Stalling, contract.RunWaitIdle, "sent nothing for 300ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
