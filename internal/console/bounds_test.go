@@ -3,7 +3,9 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -219,8 +221,19 @@ func TestPages_AgentListsBounded(t *testing.T) {
 	if !strings.Contains(page, "ls 52") || strings.Contains(page, "<code>ls 2</code>") {
 		t.Errorf("the page does not show the newest calls first")
 	}
-	if !strings.Contains(page, `id="hook-calls-more">3 older calls are not shown`) {
-		t.Errorf("the page does not say how many calls it leaves out")
+	// The older calls are a link away, on the server: the page says where the 50 stand
+	// and the link shows the 3 left, the oldest last.
+	older := regexp.MustCompile(`href="([^"]*calls_after=[^"]*)" rel="next">Older calls`).FindStringSubmatch(page)
+	if older == nil || !strings.Contains(page, "calls 1 to 50 of 53") {
+		t.Fatalf("the page does not say which calls it shows or link to the older ones")
+	}
+	resp, raw = s.do(t, request{method: "GET", path: html.UnescapeString(older[1]), cookie: sess.Token.String()})
+	page = string(raw)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the older calls' page = %d", resp.StatusCode)
+	}
+	if got := strings.Count(page, `class="hook-call"`); got != 3 || !strings.Contains(page, "<code>ls 0</code>") || strings.Contains(page, "<code>ls 3</code>") {
+		t.Errorf("the older calls' page shows %d calls, want the 3 oldest", got)
 	}
 }
 

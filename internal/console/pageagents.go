@@ -140,10 +140,11 @@ type agentBody struct {
 	Ops           []opView
 	OpsPager      pager                          // to its older Operations, on the Operations page
 	HookCalls     []hookCallView                 // newest first, at most maxHookCallsShown
-	OlderCalls    int                            // the hook calls not shown
+	CallsPager    pager                          // to its older hook calls
 	Tasks         []taskView                     // newest first, at most maxPageTasks
+	TasksPager    pager                          // to its older tasks
 	Conversations []contract.ConversationSummary // last saved first, at most maxConversationsShown
-	OlderConvs    int                            // the conversations not shown
+	ConvsPager    pager                          // to its older conversations
 	Form          taskForm
 	Pane          *convPane // the conversation in the centre; nil when there is none
 	Cases         []caseRow // the Cases it opened, newest first
@@ -186,7 +187,8 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	b := agentBody{Agent: a, Form: form}
-	if b.Tasks, err = s.agentTasks(r, v, a); err != nil {
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/agents/" + url.PathEscape(string(a.ID))
+	if b.Tasks, b.TasksPager, err = s.agentTasks(r, v, a, listPage{Path: path, Param: "tasks_after", What: "tasks"}); err != nil {
 		return err
 	}
 	if s.dec != nil {
@@ -215,17 +217,25 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		if err != nil {
 			return err
 		}
-		for i := len(calls) - 1; i >= 0 && len(b.HookCalls) < maxHookCallsShown; i-- {
-			b.HookCalls = append(b.HookCalls, hookCallView{HookCallEntry: calls[i], By: book.who(calls[i].DecidedBy)})
+		slices.Reverse(calls)
+		list := listPage{Path: path, Param: "calls_after", What: "calls"}
+		ordinal := func(c contract.HookCallEntry) string { return strconv.FormatInt(c.Ordinal, 10) }
+		if calls, b.CallsPager, err = pageOf(r.URL.Query(), list, calls, ordinal, maxHookCallsShown); err != nil {
+			return err
 		}
-		b.OlderCalls = len(calls) - len(b.HookCalls)
+		for _, c := range calls {
+			b.HookCalls = append(b.HookCalls, hookCallView{HookCallEntry: c, By: book.who(c.DecidedBy)})
+		}
 	}
-	if b.Conversations, err = s.auth.Conversations(ctx, v.caller, v.project, string(a.ID)); err != nil {
+	convs, err := s.auth.Conversations(ctx, v.caller, v.project, string(a.ID))
+	if err != nil {
 		return err
 	}
-	slices.SortFunc(b.Conversations, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
-	if n := len(b.Conversations); n > maxConversationsShown {
-		b.Conversations, b.OlderConvs = b.Conversations[:maxConversationsShown], n-maxConversationsShown
+	slices.SortFunc(convs, func(x, y contract.ConversationSummary) int { return y.UpdatedAt.Compare(x.UpdatedAt) })
+	list := listPage{Path: path, Param: "conversations_after", What: "conversations"}
+	id := func(c contract.ConversationSummary) string { return string(c.ID) }
+	if b.Conversations, b.ConvsPager, err = pageOf(r.URL.Query(), list, convs, id, maxConversationsShown); err != nil {
+		return err
 	}
 	if b.Pane, err = s.selectedConversation(r, v, a, b.Conversations, b.Ops); err != nil {
 		return err

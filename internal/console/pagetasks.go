@@ -28,15 +28,19 @@ type taskForm struct {
 	Error                                     string
 }
 
-// agentTasks is agent's newest tasks.
-func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent) ([]taskView, error) {
+// agentTasks is the page of agent's tasks, newest first, the request's list asks for.
+func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent, list listPage) ([]taskView, pager, error) {
 	ts, err := s.auth.Tasks(r.Context(), v.caller, v.project, string(a.ID))
 	if err != nil {
-		return nil, err
+		return nil, pager{}, err
 	}
 	slices.Reverse(ts)
-	out := make([]taskView, 0, min(len(ts), maxPageTasks))
-	for _, t := range ts[:min(len(ts), maxPageTasks)] {
+	ts, pg, err := pageOf(r.URL.Query(), list, ts, func(t contract.Task) string { return string(t.ID) }, maxPageTasks)
+	if err != nil {
+		return nil, pager{}, err
+	}
+	out := make([]taskView, 0, len(ts))
+	for _, t := range ts {
 		short := strings.Join(strings.Fields(t.Text), " ")
 		if r := []rune(short); len(r) > 120 {
 			short = string(r[:120]) + "…"
@@ -47,7 +51,7 @@ func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent) ([]taskV
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out, pg, nil
 }
 
 // pagePostTask posts the form's task for the Agent and shows its page again; a refusal
