@@ -29,20 +29,27 @@ type pkg struct {
 	docs    []string            // files carrying a package doc comment
 }
 
+// walkGo calls fn with the path of every Go file of the module, tests included, outside
+// hidden directories and testdata.
+func walkGo(fn func(path string) error) error {
+	return filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata"):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go"):
+			return nil
+		}
+		return fn(path)
+	})
+}
+
 func loadPackages(t *testing.T) map[string]*pkg {
 	t.Helper()
 	pkgs := map[string]*pkg{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+	err := walkGo(func(path string) error {
+		if strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly|parser.ParseComments)
@@ -415,20 +422,8 @@ func TestEventTypesNamedOnce(t *testing.T) {
 		"internal/authority/opclass/opclass.go": "an operation class is named for what it does, and one class shares its name with the event it appends",
 		"internal/store/storetest/decisions.go": "the store's conformance suite replays a migration that reads request.created rows in SQL; the store imports no authority package",
 	}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") || filepath.ToSlash(path) == "internal/authority/event" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		if _, ok := notTypes[filepath.ToSlash(path)]; ok {
+	err := walkGo(func(path string) error {
+		if _, ok := notTypes[filepath.ToSlash(path)]; ok || filepath.ToSlash(filepath.Dir(path)) == "internal/authority/event" {
 			return nil
 		}
 		fset := token.NewFileSet()
@@ -462,17 +457,8 @@ func TestEventTypesNamedOnce(t *testing.T) {
 // (CONTRIBUTING.md, Running things). A slow package's TestMain calls slowtest.Main; a slow
 // test among quick ones calls slowtest.Skip.
 func TestShortDecidedOnce(t *testing.T) {
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || filepath.ToSlash(filepath.Dir(path)) == "internal/slowtest" {
+	err := walkGo(func(path string) error {
+		if filepath.ToSlash(filepath.Dir(path)) == "internal/slowtest" {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -493,19 +479,7 @@ func TestShortDecidedOnce(t *testing.T) {
 // issue of a tracker the repository does not hold (CONTRIBUTING.md).
 func TestCommentsCiteDocs(t *testing.T) {
 	issue := regexp.MustCompile(`(?i)\bissues? \d+`)
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	err := walkGo(func(path string) error {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {

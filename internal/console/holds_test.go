@@ -153,7 +153,7 @@ type held struct {
 
 // openEvents opens the event stream of project default on s with bearer and reads it
 // until it ends.
-func openEvents(t *testing.T, s serve, bearer string) held {
+func openEvents(t *testing.T, s *httptest.Server, bearer string) held {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), "GET", s.URL+"/api/v1/events?project=default", nil)
 	if err != nil {
@@ -232,21 +232,21 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 	}{
 		{"session signed out on the other serve", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := login(t, ts)
-			return openEvents(t, ts.first, tok), func() {
+			return openEvents(t, ts.first.Server, tok), func() {
 				ts.second.must(t, http.StatusNoContent, "DELETE", "/api/v1/sessions/current", tok, "")
 			}, "stream closed"
 		}},
 		{"session expired", func(t *testing.T, ts *twoServes) (held, func(), string) {
-			return openEvents(t, ts.first, login(t, ts)), func() { ts.clock.Add(authority.DefaultSessionTTL + time.Minute) }, "stream closed"
+			return openEvents(t, ts.first.Server, login(t, ts)), func() { ts.clock.Add(authority.DefaultSessionTTL + time.Minute) }, "stream closed"
 		}},
 		{"delegate revoked on the other serve", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := delegate(t, ts, "8h")
-			return openEvents(t, ts.first, tok), func() {
+			return openEvents(t, ts.first.Server, tok), func() {
 				ts.second.must(t, http.StatusOK, "DELETE", "/api/v1/delegates/asst", ts.member, "")
 			}, "stream closed"
 		}},
 		{"delegate's life ended", func(t *testing.T, ts *twoServes) (held, func(), string) {
-			return openEvents(t, ts.first, delegate(t, ts, "1m")), func() { ts.clock.Add(2 * time.Minute) }, "stream closed"
+			return openEvents(t, ts.first.Server, delegate(t, ts, "1m")), func() { ts.clock.Add(2 * time.Minute) }, "stream closed"
 		}},
 		{"agent revoked on the other serve: its task long-poll", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := agentToken(t, ts)
@@ -282,7 +282,7 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					ts := newTwoServes(t, be.postgres)
-					other := openEvents(t, ts.first, ts.member)
+					other := openEvents(t, ts.first.Server, ts.member)
 					h, end, want := tc.open(t, ts)
 					select {
 					case got := <-h.ended:

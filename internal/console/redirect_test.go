@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -44,22 +45,7 @@ func TestSignIn_NextStaysOnOrigin(t *testing.T) {
 	}
 	for _, tc := range localpathtest.Hostile(evilURL.Host) {
 		t.Run(tc.Name, func(t *testing.T) {
-			loc := signIn(t, tc.Value)
-			to, err := localpathtest.Browse(base, loc)
-			if err != nil {
-				t.Fatalf("next=%q answered Location %q, which does not parse: %v", tc.Value, loc, err)
-			}
-			if to.Host != base.Host {
-				t.Fatalf("next=%q answered Location %q, which a browser reads as %s, off the console", tc.Value, loc, to)
-			}
-			resp, err := noRedirect.Get(to.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if n := visits.Load(); n != 0 {
-				t.Errorf("next=%q reached the other site %d times", tc.Value, n)
-			}
+			localpathtest.StaysOn(t, base, fmt.Sprintf("next=%q", tc.Value), signIn(t, tc.Value), &noRedirect, &visits)
 		})
 	}
 	for _, tc := range []struct{ next, want string }{

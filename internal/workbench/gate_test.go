@@ -238,22 +238,7 @@ func TestRunGate_RedirectStaysOnOrigin(t *testing.T) {
 			if resp.StatusCode != http.StatusSeeOther {
 				return // refused or not a request at all: nothing to follow
 			}
-			loc := resp.Header.Get("Location")
-			to, err := localpathtest.Browse(base, loc)
-			if err != nil {
-				t.Fatalf("GET %q answered Location %q, which does not parse: %v", tc.Value, loc, err)
-			}
-			if to.Host != base.Host {
-				t.Fatalf("GET %q answered Location %q, which a browser reads as %s, off the gate", tc.Value, loc, to)
-			}
-			follow, err := noRedirect.Get(to.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			follow.Body.Close()
-			if n := visits.Load(); n != 0 {
-				t.Errorf("GET %q reached the other site %d times", tc.Value, n)
-			}
+			localpathtest.StaysOn(t, base, fmt.Sprintf("GET %q", tc.Value), resp.Header.Get("Location"), noRedirect, &visits)
 		})
 	}
 }

@@ -3,8 +3,11 @@
 package localpathtest
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"testing"
 )
 
 // Target is one redirect target a link or a request could carry.
@@ -57,4 +60,27 @@ func Browse(base *url.URL, location string) (*url.URL, error) {
 		return nil, err
 	}
 	return base.ResolveReference(ref), nil
+}
+
+// StaysOn checks that a browser on base, answered Location: location by a door sent the
+// target what, goes nowhere but base's origin: the location reads as a URL there, and
+// following it with client (which must not follow redirects itself) makes no visit to
+// the other site, whose count is visits.
+func StaysOn(t testing.TB, base *url.URL, what, location string, client *http.Client, visits *atomic.Int64) {
+	t.Helper()
+	to, err := Browse(base, location)
+	if err != nil {
+		t.Fatalf("%s answered Location %q, which does not parse: %v", what, location, err)
+	}
+	if to.Host != base.Host {
+		t.Fatalf("%s answered Location %q, which a browser reads as %s, off its origin", what, location, to)
+	}
+	resp, err := client.Get(to.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := visits.Load(); n != 0 {
+		t.Errorf("%s reached the other site %d times", what, n)
+	}
 }
