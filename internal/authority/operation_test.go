@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,30 +18,12 @@ import (
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // opsFixture is an authority on SQLite with member ada, the ops capability and one Agent.
 type opsFixture struct {
 	st    store.Store
 	a     *authority.Authority
 	ops   *authority.Operations
-	clock *clock
+	clock *authoritytest.Clock
 	admin authority.Caller
 	agent authority.Caller
 }
@@ -61,7 +42,7 @@ func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
 // at a fixed time and the given hold bound.
 func opsFixtureOver(t *testing.T, st store.Store, hold time.Duration) *opsFixture {
 	t.Helper()
-	f := &opsFixture{st: st, clock: &clock{now: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}}
+	f := &opsFixture{st: st, clock: authoritytest.NewClock(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))}
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{7}, Now: f.clock.Now, Capability: "testdata/ops", Agent: "calc"})
 	f.a, f.admin, f.agent = p.A, p.Admin, p.Agent
 	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: hold, RequestTTL: time.Hour})

@@ -106,7 +106,7 @@ type scenarioBackend struct {
 // instance is one docket serve of a scenario.
 type instance struct {
 	a     *authority.Authority
-	clock *clock
+	clock *authoritytest.Clock
 	ops   *authority.Operations
 	d     *authority.Dispatcher
 }
@@ -132,7 +132,7 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 		exec(q)
 	}
 	f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Millisecond))
-	b := &clock{now: f.clock.Now()}
+	b := authoritytest.NewClock(f.clock.Now())
 	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: authority.Key{7}, Now: b.Now})
 	opsB := authority.NewOperations(ab, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
 	t.Cleanup(opsB.Close) // its hold pumps, as serve ends them
