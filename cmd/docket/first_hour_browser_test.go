@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -40,10 +37,10 @@ func TestFirstHour(t *testing.T) {
 	b.Do(chromedp.Navigate(printed), chromedp.WaitVisible(chromedp.ID("skip")))
 	b.Screenshot(quickstartShots, "first-visit")
 	b.Do(chromedp.Click(chromedp.ID("skip")))
-	landed(t, b, "/signin")
+	b.Landed("/signin")
 	b.Do(chromedp.SendKeys(chromedp.CSS("#name"), "admin"),
 		chromedp.SendKeys(chromedp.CSS("#passphrase"), "correct horse battery\r"))
-	landed(t, b, "/get-started")
+	b.Landed("/get-started")
 	b.Do(chromedp.WaitVisible(chromedp.ID("install-example")))
 	if got := b.Text("h1"); got != "Get started" {
 		t.Errorf("an empty project's home is %q, want Get started", got)
@@ -52,7 +49,7 @@ func TestFirstHour(t *testing.T) {
 
 	// 1. The example, its write needing a person, in one click.
 	b.Do(chromedp.Click(chromedp.ID("install-example")))
-	landed(t, b, "/get-started")
+	b.Landed("/get-started")
 	b.Do(chromedp.WaitVisible(chromedp.ID("example-installed")))
 	if got := b.Text("#example-installed"); !strings.Contains(got, "waits for a person's approval") {
 		t.Errorf("the installed example reads %q, want its write waiting for a person", got)
@@ -124,27 +121,6 @@ func TestFirstHour(t *testing.T) {
 	<-start.done
 	if err := start.cmd.Wait(); err != nil {
 		t.Errorf("docket start ended with %v after Ctrl-C", err)
-	}
-}
-
-// landed waits until the tab has loaded a page whose path ends with path: an action
-// that follows a navigation (a link, a form's post and its redirect) would otherwise
-// query the document being replaced, and a node the old document gave is gone in the new.
-// It asks again while the old document's context is torn down, which fails the asking.
-func landed(t *testing.T, b *browsertest.Browser, path string) {
-	t.Helper()
-	check := `location.pathname.endsWith(` + strconv.Quote(path) + `) && document.readyState === "complete"`
-	ctx, cancel := context.WithTimeout(b.Context(), browsertest.DefaultTimeout)
-	defer cancel()
-	for {
-		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](check)); err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the browser did not land on a page at %s: %v", path, context.Cause(ctx))
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }
 

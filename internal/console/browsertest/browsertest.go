@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -195,6 +196,28 @@ func (b *Browser) Text(css string) string {
 	b.t.Helper()
 	b.Do(chromedp.WaitVisible(chromedp.CSS(css)))
 	return Run(b, chromedp.Text(chromedp.CSS(css)))
+}
+
+// Landed waits until the tab has loaded a page whose path ends with path. An action
+// that follows a navigation (a link, a form's post and its redirect) would otherwise
+// query the document being replaced, and a node the old document gave is gone in the
+// new; the asking itself fails while the old document's context is torn down, so it asks
+// again until DefaultTimeout.
+func (b *Browser) Landed(path string) {
+	b.t.Helper()
+	check := `location.pathname.endsWith(` + strconv.Quote(path) + `) && document.readyState === "complete"`
+	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
+	defer cancel()
+	for {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](check)); err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the browser did not land on a page at %s: %v", path, context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // SignIn signs in to the console at base (its scheme and host) as a person does, typing
