@@ -104,6 +104,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	defer a.Close() // after the listener stops: the credential rechecks end and are waited for
 	tel.CountRebuilds(a.ProjectionRebuilds)
 	if err := a.Restore(ctx); err != nil {
 		return err

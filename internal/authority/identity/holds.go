@@ -56,6 +56,13 @@ type holds struct {
 	// credential events. It outlives the recheck loops, so that a project's log is read
 	// from its start once per process.
 	logs map[contract.ProjectID]*eventlog.Cursor
+
+	// The recheck loop is the Directory's goroutine: it runs under life, and Close ends
+	// life (stop) and waits for it (loops counts it; mu guards closed and its Add).
+	life   context.Context
+	stop   context.CancelFunc
+	closed bool
+	loops  sync.WaitGroup
 }
 
 // held is one credential's open holds.
@@ -71,7 +78,20 @@ type held struct {
 }
 
 func newHolds() *holds {
-	return &holds{held: map[[sha256.Size]byte]*held{}, wake: make(chan struct{}, 1), logs: map[contract.ProjectID]*eventlog.Cursor{}}
+	h := &holds{held: map[[sha256.Size]byte]*held{}, wake: make(chan struct{}, 1), logs: map[contract.ProjectID]*eventlog.Cursor{}}
+	h.life, h.stop = context.WithCancel(context.Background())
+	return h
+}
+
+// Close stops the loop that rechecks held credentials and waits for it; a hold taken
+// afterwards ends only with its own context. It is safe to call more than once.
+func (a *Directory) Close() {
+	h := a.holds
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.stop()
+	h.loops.Wait()
 }
 
 // Hold returns a context for a stream or long-poll that tok was presented for: it ends
@@ -94,12 +114,11 @@ func (a *Directory) Hold(ctx context.Context, tok Token) (_ context.Context, don
 		h.held[key] = e
 	}
 	e.ends[&cancel] = struct{}{}
-	start := !h.running
-	h.running = true
-	h.mu.Unlock()
-	if start {
-		go a.recheck()
+	if !h.running && !h.closed {
+		h.running = true
+		h.loops.Go(a.recheck)
 	}
+	h.mu.Unlock()
 	return ctx, func() {
 		h.mu.Lock()
 		delete(e.ends, &cancel)
@@ -151,12 +170,17 @@ func (a *Directory) recheck() {
 		select {
 		case <-t.C:
 		case <-a.holds.wake:
+		case <-a.holds.life.Done():
+			a.holds.mu.Lock()
+			a.holds.running = false
+			a.holds.mu.Unlock()
+			return
 		}
 		hs, ok := a.holds.snapshot()
 		if !ok {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), recheckLimit)
+		ctx, cancel := context.WithTimeout(a.holds.life, recheckLimit)
 		a.round(ctx, hs)
 		cancel()
 	}

@@ -225,3 +225,37 @@ func (f *holdsFixture) round(t *testing.T) {
 	}
 	f.first.round(t.Context(), hs)
 }
+
+// TestHolds_Close: the recheck loop is the Directory's own goroutine. Close ends the loop
+// a hold started and waits for it; a hold taken after Close starts none, and ends only
+// with its own context.
+func TestHolds_Close(t *testing.T) {
+	f := newHoldsFixture(t)
+	_, done := f.first.Hold(t.Context(), f.member)
+	defer done()
+	f.first.holds.mu.Lock()
+	running := f.first.holds.running
+	f.first.holds.mu.Unlock()
+	if !running {
+		t.Fatal("a hold started no recheck loop")
+	}
+	f.first.Close() // the test's deadline fails it if the loop is not waited for
+	f.first.holds.mu.Lock()
+	running = f.first.holds.running
+	f.first.holds.mu.Unlock()
+	if running {
+		t.Error("the recheck loop still runs after Close")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	held, done2 := f.first.Hold(ctx, f.member)
+	defer done2()
+	f.first.holds.mu.Lock()
+	running = f.first.holds.running
+	f.first.holds.mu.Unlock()
+	if running {
+		t.Error("a hold after Close started a recheck loop")
+	}
+	cancel()
+	<-held.Done()
+	f.first.Close() // twice is harmless
+}
