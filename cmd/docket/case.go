@@ -14,8 +14,10 @@ import (
 
 // caseCmd reads a project's Cases.
 type caseCmd struct {
-	List caseListCmd `cmd:"" help:"List the project's Cases."`
-	Show caseShowCmd `cmd:"" help:"Show one Case."`
+	List   caseListCmd   `cmd:"" help:"List the project's Cases."`
+	Show   caseShowCmd   `cmd:"" help:"Show one Case."`
+	Pause  casePauseCmd  `cmd:"" help:"Pause a running Case with a member's hold."`
+	Resume caseResumeCmd `cmd:"" help:"Release a member's hold on a paused Case."`
 }
 
 type caseListCmd struct {

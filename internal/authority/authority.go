@@ -111,6 +111,17 @@ func (a *Authority) Case(ctx context.Context, c Caller, project contract.Project
 	return a.boards.Case(ctx, c, project, id)
 }
 
+// HoldCase pauses Case id of project with a member's hold; see [boards.Cache.HoldCase].
+func (a *Authority) HoldCase(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error) {
+	return a.boards.HoldCase(ctx, c, project, id, reason)
+}
+
+// ResumeCase releases a member's hold on Case id of project (every member's hold when
+// holdID is empty); see [boards.Cache.ResumeCase].
+func (a *Authority) ResumeCase(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error) {
+	return a.boards.ResumeCase(ctx, c, project, id, holdID)
+}
+
 // InstallCapability checks a capability package, stores it as a release and installs it
 // into project; see [boards.Cache.InstallCapability].
 func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {

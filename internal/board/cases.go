@@ -93,6 +93,7 @@ func caseCopy(c *contract.Case) contract.Case {
 	out := *c
 	out.BusinessKey = maps.Clone(c.BusinessKey)
 	out.Terminal = slices.Clone(c.Terminal)
+	out.Holds = slices.Clone(c.Holds)
 	return out
 }
 
@@ -188,7 +189,7 @@ func (b *Board) liveCase(id contract.CaseID) (*contract.Case, error) {
 	case c.Status == contract.CaseClosed:
 		return nil, contract.Errorf(contract.CodeCaseClosed, "Case %s is closed (%s); open a new Case to continue", id, c.Disposition)
 	case c.Status == contract.CasePaused:
-		return nil, contract.Errorf(contract.CodeCasePaused, "Case %s is paused; resume it first", id)
+		return nil, pausedError(c)
 	}
 	return c, nil
 }
@@ -227,28 +228,112 @@ func (b *Board) Focus(id contract.CaseID) (contract.FocusedRoot, error) {
 	return contract.FocusedRoot{CaseID: c.CaseID, Root: c.Root}, nil
 }
 
-// PauseCase pauses a running Case: its Actions are blocked (case_paused) until
-// [Board.ResumeCase]. It returns the record to persist.
-func (b *Board) PauseCase(id contract.CaseID) (contract.Case, error) {
-	c, err := b.liveCase(id)
-	if err != nil {
-		return contract.Case{}, err
-	}
-	c.Status = contract.CasePaused
-	return caseCopy(c), nil
-}
-
-// ResumeCase resumes a paused Case.
-func (b *Board) ResumeCase(id contract.CaseID) (contract.Case, error) {
+// HoldCase places hold h on Case id, which pauses it: while any hold stands, the Case's
+// writes and Actions are refused case_paused, naming the holds. A Case already paused
+// takes one more hold; a closed one none; a policy holds a Case once per subject
+// (already_exists). The hold's id is minted here, as Case ids are; h's At is taken in
+// UTC. It returns the record to persist and the hold placed.
+func (b *Board) HoldCase(id contract.CaseID, h contract.CaseHold) (contract.Case, contract.CaseHold, error) {
 	c, ok := b.cases[id]
 	switch {
 	case !ok:
-		return contract.Case{}, contract.Errorf(contract.CodeCaseNotFound, "no Case %q exists; check the caseId in the View", id)
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeCaseNotFound, "no Case %q exists; check the Case id", id)
 	case c.Status == contract.CaseClosed:
-		return contract.Case{}, contract.Errorf(contract.CodeCaseClosed, "Case %s is closed (%s); open a new Case to continue", id, c.Disposition)
-	case c.Status == contract.CaseRunning:
-		return contract.Case{}, contract.Errorf(contract.CodeInvalidArgument, "Case %s is already running; nothing to resume", id)
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeCaseClosed, "Case %s is closed (%s); only a running Case can be paused", id, c.Disposition)
 	}
-	c.Status = contract.CaseRunning
-	return caseCopy(c), nil
+	h.Reason = strings.TrimSpace(h.Reason)
+	switch {
+	case h.Owner != contract.HoldMember && h.Owner != contract.HoldPolicy:
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "a hold is a member's or a policy's, not %q", h.Owner)
+	case h.Owner == contract.HoldPolicy && (h.Policy == "" || h.Subject == ""):
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "a policy's hold names its policy and what it waits for")
+	case h.Owner == contract.HoldMember && (h.Policy != "" || h.Subject != ""):
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "a member's hold names no policy and no subject")
+	case h.Reason == "":
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "a hold needs a reason: say why Case %s is paused, so whoever finds it paused knows what to do", id)
+	case len(h.Reason) > MaxHoldReason:
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "a hold's reason is at most %d bytes; this one is %d", MaxHoldReason, len(h.Reason))
+	case len(c.Holds) >= MaxHolds:
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeInvalidArgument, "Case %s already has %d holds, the most it takes; release one first", id, len(c.Holds))
+	}
+	if h.Owner == contract.HoldPolicy {
+		for _, o := range c.Holds {
+			if o.Owner == h.Owner && o.Policy == h.Policy && o.Subject == h.Subject {
+				return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeAlreadyExists, "the %s policy already holds Case %s for %s (%s)", h.Policy, id, h.Subject, o.ID)
+			}
+		}
+	}
+	next := caseCopy(c)
+	next.HoldSeq++
+	h.ID, h.At = "hold-"+strconv.Itoa(next.HoldSeq), h.At.UTC()
+	next.Holds = append(next.Holds, h)
+	next.Status = contract.CasePaused
+	*c = next
+	return caseCopy(c), h, nil
+}
+
+// Hold bounds: a Case is paused by a few holds, each with a sentence of why.
+const (
+	MaxHolds      = 16
+	MaxHoldReason = 500
+)
+
+// ReleaseHold releases hold holdID of Case id for an owner of kind owner (and, for a
+// policy's hold, of that policy): a member's hold is released by a member, a policy's only
+// under its own policy. The Case runs again when no hold is left. It returns the record
+// to persist and the hold released.
+func (b *Board) ReleaseHold(id contract.CaseID, holdID string, owner contract.HoldOwner, policy string) (contract.Case, contract.CaseHold, error) {
+	c, ok := b.cases[id]
+	if !ok {
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeCaseNotFound, "no Case %q exists; check the Case id", id)
+	}
+	i := slices.IndexFunc(c.Holds, func(h contract.CaseHold) bool { return h.ID == holdID })
+	if i < 0 {
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeHoldNotFound, "no hold %q stands on Case %s; its holds are listed on the Case (docket case show %s)", holdID, id, id)
+	}
+	h := c.Holds[i]
+	if h.Owner != owner || h.Policy != policy {
+		return contract.Case{}, contract.CaseHold{}, contract.Errorf(contract.CodeHoldNotOwner, "hold %s on Case %s is %s; %s", holdID, id, holdOwnerText(h), releasedBy(id, h))
+	}
+	next := caseCopy(c)
+	next.Holds = slices.Delete(next.Holds, i, i+1)
+	if len(next.Holds) == 0 {
+		next.Holds = nil
+		next.Status = contract.CaseRunning
+	}
+	*c = next
+	return caseCopy(c), h, nil
+}
+
+// pausedError refuses a write or Action in paused Case c, naming each hold and who
+// releases it.
+func pausedError(c *contract.Case) error {
+	parts := make([]string, 0, len(c.Holds))
+	for _, h := range c.Holds {
+		parts = append(parts, fmt.Sprintf("%s (%s: %s; %s)", h.ID, holdOwnerText(h), h.Reason, releasedBy(c.CaseID, h)))
+	}
+	return contract.Errorf(contract.CodeCasePaused, "Case %s is paused by %s; it runs again when every hold is released", c.CaseID, strings.Join(parts, ", "))
+}
+
+// holdList names c's holds in a line of the View: each id with whose it is.
+func holdList(c *contract.Case) string {
+	parts := make([]string, 0, len(c.Holds))
+	for _, h := range c.Holds {
+		parts = append(parts, h.ID+" ("+holdOwnerText(h)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func holdOwnerText(h contract.CaseHold) string {
+	if h.Owner == contract.HoldPolicy {
+		return "the " + h.Policy + " policy's hold"
+	}
+	return "a member's hold, placed by " + string(h.By)
+}
+
+func releasedBy(id contract.CaseID, h contract.CaseHold) string {
+	if h.Owner == contract.HoldPolicy {
+		return "released only under the " + h.Policy + " policy, once what it waits for is done"
+	}
+	return "a member releases it with docket case resume " + string(id) + " or on the Case's page"
 }

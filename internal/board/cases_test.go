@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"cmp"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/board"
@@ -105,30 +106,114 @@ func TestBoard_CloseCase_Refusals(t *testing.T) {
 	}
 }
 
-func TestBoard_PauseResume(t *testing.T) {
+// TestBoard_Holds checks that a hold pauses a Case (its writes, Actions and close are
+// refused case_paused naming the holds, and the View says so), that each hold is released
+// only by its own kind of owner, and that the Case runs again when none is left.
+func TestBoard_Holds(t *testing.T) {
 	t.Parallel()
 	b := newCalcBoard(t)
 	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
 	c := openCalc(t, b)
-	if p, err := b.PauseCase(c.CaseID); err != nil || p.Status != contract.CasePaused {
-		t.Fatalf("PauseCase = %+v, %v", p, err)
+	member := contract.Principal("member:mem_1")
+	p, mh, err := b.HoldCase(c.CaseID, contract.CaseHold{Owner: contract.HoldMember, By: member, Reason: "checking the totals by hand", At: at})
+	if err != nil || p.Status != contract.CasePaused || mh.ID != "hold-1" || len(p.Holds) != 1 {
+		t.Fatalf("HoldCase = %+v, %+v, %v", p, mh, err)
 	}
-	_, err := b.ApplyAction(agent, c.CaseID, "write_result", contract.Args{"path": str("out/r.json")})
+	p, ph, err := b.HoldCase(c.CaseID, contract.CaseHold{Owner: contract.HoldPolicy, Policy: "recovery", Subject: "agt_1.4", By: "authority", Reason: "operation agt_1.4's outcome is unknown", At: at})
+	if err != nil || ph.ID != "hold-2" || len(p.Holds) != 2 {
+		t.Fatalf("second HoldCase = %+v, %+v, %v", p, ph, err)
+	}
+
+	_, _, err = b.HoldCase(c.CaseID, contract.CaseHold{Owner: contract.HoldPolicy, Policy: "recovery", Subject: "agt_1.4", By: "authority", Reason: "again", At: at})
+	wantCode(t, err, contract.CodeAlreadyExists)
+
+	_, err = b.ApplyAction(agent, c.CaseID, "write_result", contract.Args{"path": str("out/r.json")})
+	wantCode(t, err, contract.CodeCasePaused)
+	for _, want := range []string{"hold-1", "hold-2", "checking the totals by hand", "recovery policy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the case_paused refusal %q does not name %q", err, want)
+		}
+	}
+	local := assertFact(calcInput(t, "calc-002"))
+	local.CaseID = c.CaseID
+	_, err = b.ApplyBatch(board.Author{Principal: agent.Principal}, contract.Batch{Operations: []contract.Operation{local}})
+	wantCode(t, err, contract.CodeCasePaused)
+	_, err = b.CloseCase(agent.Principal, c.CaseID, contract.DispositionCancelled, "stop", at)
 	wantCode(t, err, contract.CodeCasePaused)
 	v := b.View(board.ViewRequest{Principal: agent.Principal, Focus: []contract.CaseID{c.CaseID}})
-	if e := actionEntry(t, v, "write_result"); e.Reason != contract.BlockCasePaused {
-		t.Errorf("View write_result = %+v, want blocked case_paused", e)
+	if e := actionEntry(t, v, "write_result"); e.Reason != contract.BlockCasePaused || !strings.Contains(e.Detail, "hold-2") {
+		t.Errorf("View write_result = %+v, want blocked case_paused naming the holds", e)
 	}
 	if v.Position.Writes == contract.PositionOpen {
 		t.Errorf("position.writes = open on a paused focused Case")
 	}
-	_, err = b.PauseCase(c.CaseID)
-	wantCode(t, err, contract.CodeCasePaused)
-	if r, err := b.ResumeCase(c.CaseID); err != nil || r.Status != contract.CaseRunning {
-		t.Fatalf("ResumeCase = %+v, %v", r, err)
+
+	tests := []struct {
+		name   string
+		hold   string
+		owner  contract.HoldOwner
+		policy string
+		code   contract.Code
+	}{
+		{"a member on the policy's hold", "hold-2", contract.HoldMember, "", contract.CodeHoldNotOwner},
+		{"another policy on the policy's hold", "hold-2", contract.HoldPolicy, "autonomy", contract.CodeHoldNotOwner},
+		{"a policy on the member's hold", "hold-1", contract.HoldPolicy, "recovery", contract.CodeHoldNotOwner},
+		{"a hold that is not there", "hold-9", contract.HoldMember, "", contract.CodeHoldNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := snapshot(t, b)
+			_, _, err := b.ReleaseHold(c.CaseID, tt.hold, tt.owner, tt.policy)
+			wantCode(t, err, tt.code)
+			if snapshot(t, b) != before {
+				t.Errorf("a refused release changed the Board")
+			}
+		})
+	}
+
+	if r, _, err := b.ReleaseHold(c.CaseID, "hold-1", contract.HoldMember, ""); err != nil || r.Status != contract.CasePaused || len(r.Holds) != 1 {
+		t.Fatalf("member release = %+v, %v; want still paused by the policy's hold", r, err)
+	}
+	if r, _, err := b.ReleaseHold(c.CaseID, "hold-2", contract.HoldPolicy, "recovery"); err != nil || r.Status != contract.CaseRunning || r.Holds != nil {
+		t.Fatalf("policy release = %+v, %v; want running", r, err)
 	}
 	if _, err := b.ApplyAction(agent, c.CaseID, "write_result", contract.Args{"path": str("out/r.json")}); err != nil {
-		t.Errorf("write_result after resume: %v", err)
+		t.Errorf("write_result after the last release: %v", err)
+	}
+	if _, h, err := b.HoldCase(c.CaseID, contract.CaseHold{Owner: contract.HoldMember, By: member, Reason: "again", At: at}); err != nil || h.ID != "hold-3" {
+		t.Errorf("a hold after releases = %+v, %v; want hold-3 (ids are never reused)", h, err)
+	}
+}
+
+func TestBoard_HoldRefusals(t *testing.T) {
+	t.Parallel()
+	b := newCalcBoard(t)
+	apply(t, b, workspace, assertFact(calcInput(t, "calc-001")))
+	c := openCalc(t, b)
+	tests := []struct {
+		name string
+		id   contract.CaseID
+		hold contract.CaseHold
+		code contract.Code
+	}{
+		{"no such Case", "case-9", contract.CaseHold{Owner: contract.HoldMember, Reason: "why"}, contract.CodeCaseNotFound},
+		{"no reason", c.CaseID, contract.CaseHold{Owner: contract.HoldMember, Reason: "  "}, contract.CodeInvalidArgument},
+		{"a reason too long", c.CaseID, contract.CaseHold{Owner: contract.HoldMember, Reason: strings.Repeat("x", board.MaxHoldReason+1)}, contract.CodeInvalidArgument},
+		{"an unknown owner", c.CaseID, contract.CaseHold{Owner: "robot", Reason: "why"}, contract.CodeInvalidArgument},
+		{"a policy's hold without its policy", c.CaseID, contract.CaseHold{Owner: contract.HoldPolicy, Subject: "agt_1.1", Reason: "why"}, contract.CodeInvalidArgument},
+		{"a policy's hold without its subject", c.CaseID, contract.CaseHold{Owner: contract.HoldPolicy, Policy: "recovery", Reason: "why"}, contract.CodeInvalidArgument},
+		{"a member's hold naming a policy", c.CaseID, contract.CaseHold{Owner: contract.HoldMember, Policy: "recovery", Reason: "why"}, contract.CodeInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := snapshot(t, b)
+			tt.hold.By, tt.hold.At = "member:mem_1", at
+			_, _, err := b.HoldCase(tt.id, tt.hold)
+			wantCode(t, err, tt.code)
+			if snapshot(t, b) != before {
+				t.Errorf("a refused hold changed the Board")
+			}
+		})
 	}
 }
 

@@ -28,6 +28,8 @@ func (b *Board) CloseCase(by contract.Principal, id contract.CaseID, disposition
 		return CloseResult{}, contract.Errorf(contract.CodeCaseNotFound, "no Case %q exists; check the caseId in the View", id)
 	case c.Status == contract.CaseClosed:
 		return CloseResult{}, contract.Errorf(contract.CodeCaseClosed, "Case %s is already closed (%s)", id, c.Disposition)
+	case c.Status == contract.CasePaused:
+		return CloseResult{}, pausedError(c)
 	}
 	if _, err := contract.ParseDisposition(string(disposition)); err != nil {
 		return CloseResult{}, err

@@ -62,7 +62,7 @@ func (b *Board) position(p contract.Principal, primary *contract.Case) contract.
 	case primary != nil && primary.Status == contract.CaseClosed:
 		pos.Writes = "the focused Case " + string(primary.CaseID) + " is closed; focus or open another Case"
 	case primary != nil && primary.Status == contract.CasePaused:
-		pos.Writes = "the focused Case " + string(primary.CaseID) + " is paused; resume it first"
+		pos.Writes = "the focused Case " + string(primary.CaseID) + " is paused by " + holdList(primary) + "; wait for its holds to be released"
 	}
 	if p.Kind() != contract.PrincipalAgent && p.Kind() != contract.PrincipalMember {
 		pos.NewCases = "only agents and members open Cases"
@@ -246,7 +246,7 @@ func (b *Board) actionEntry(a Action, c *contract.Case, setup Setup) contract.Ac
 		e.Reason, e.Detail = contract.BlockCaseClosed, "Case "+string(c.CaseID)+" is closed"
 		return e
 	case c != nil && c.Status == contract.CasePaused:
-		e.Reason, e.Detail = contract.BlockCasePaused, "Case "+string(c.CaseID)+" is paused; resume it first"
+		e.Reason, e.Detail = contract.BlockCasePaused, "Case "+string(c.CaseID)+" is paused by "+holdList(c)
 		return e
 	case c != nil && b.done(c, a.Name):
 		e.Reason, e.Detail = contract.BlockLawLock, a.Name+" already succeeded in this Case and runs once per Case"

@@ -13,6 +13,34 @@ type caseBackend interface {
 	Cases(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Case, error)
 	Case(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error)
 	CaseDetail(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error)
+	HoldCase(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error)
+	ResumeCase(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error)
+}
+
+// handlePauseCase places a member's hold on a Case (docs/console.md#pausing-a-case).
+func (s *Server) handlePauseCase(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.PauseRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	c, err := s.auth.HoldCase(r.Context(), caller(r), project(r), contract.CaseID(r.PathValue("case")), req.Reason)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, c)
+}
+
+// handleResumeCase releases a member's hold on a Case, or every member's hold.
+func (s *Server) handleResumeCase(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodeJSON[contract.ResumeRequest](w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	c, err := s.auth.ResumeCase(r.Context(), caller(r), project(r), contract.CaseID(r.PathValue("case")), req.Hold)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, c)
 }
 
 func (s *Server) handleCases(w http.ResponseWriter, r *http.Request) error {

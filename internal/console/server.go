@@ -287,6 +287,8 @@ func (s *Server) routes() {
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)
+	s.handle("POST /api/v1/projects/{project}/cases/{case}/pause", s.handlePauseCase, authed)
+	s.handle("POST /api/v1/projects/{project}/cases/{case}/resume", s.handleResumeCase, authed)
 	s.handle("GET /api/v1/projects/{project}/nodes/{node}/why", s.handleWhy, authed)
 	s.handle("GET /api/v1/projects/{project}/facts", s.handleFacts, authed)
 

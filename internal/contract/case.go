@@ -60,4 +60,47 @@ type Case struct {
 	Disposition Disposition `json:"disposition,omitempty"`
 	Reason      string      `json:"reason,omitempty"`
 	ClosedAt    *time.Time  `json:"closedAt,omitempty"`
+
+	// Holds are what pause the Case: it is paused while any stands and runs again when
+	// the last is released (docs/console.md#pausing-a-case). HoldSeq counts the holds
+	// ever placed on it, so that a hold's id is never reused.
+	Holds   []CaseHold `json:"holds,omitempty"`
+	HoldSeq int        `json:"holdSeq,omitempty"`
+}
+
+// HoldOwner is the kind of authority that owns a hold on a Case: only an owner of that
+// kind releases it.
+type HoldOwner string
+
+// Hold owners.
+const (
+	// HoldMember is a member's hold, placed and released by any member of the project.
+	HoldMember HoldOwner = "member"
+	// HoldPolicy is a policy's hold, placed and released by the authority under the
+	// policy it names, never by a person.
+	HoldPolicy HoldOwner = "policy"
+)
+
+// CaseHold is one hold on a Case.
+type CaseHold struct {
+	ID     string    `json:"id"` // "hold-N", unique in its Case
+	Owner  HoldOwner `json:"owner"`
+	Policy string    `json:"policy,omitempty"` // the policy kind of a policy's hold, e.g. recovery
+	// Subject is what a policy's hold waits for (an Operation, as agent.ordinal): a
+	// policy holds a Case once per subject.
+	Subject string    `json:"subject,omitempty"`
+	By      Principal `json:"by"` // the member, or the principal acting under the policy
+	Reason  string    `json:"reason"`
+	At      time.Time `json:"at"`
+}
+
+// PauseRequest asks to pause a Case with a member's hold.
+type PauseRequest struct {
+	Reason string `json:"reason"`
+}
+
+// ResumeRequest asks to release a member's hold on a Case: Hold names one, or every
+// member's hold is released when it is empty. A policy's hold is never released so.
+type ResumeRequest struct {
+	Hold string `json:"hold,omitempty"`
 }

@@ -74,6 +74,9 @@ type Recovery struct {
 	MaxAttempts    int64  `toml:"max_attempts"`
 	RequeueRefused bool   `toml:"requeue_refused"`
 	RetryBy        string `toml:"retry_by"` // RetryByOrchestrator or RetryByAuthority
+	// HoldCases has the authority pause a Case while one of its executed Actions has an
+	// outcome only a person can settle (needs_person), until a member reconciles it.
+	HoldCases bool `toml:"hold_cases"`
 }
 
 // Delegate is a [delegate_policy]: the consent operations a member's delegate
@@ -118,7 +121,7 @@ var keys = []string{
 	"autonomy_policy", "autonomy_policy.default_level", "autonomy_policy.max_operations_per_day",
 	"autonomy_policy.require_acknowledgement", "autonomy_policy.acknowledgement",
 	"recovery_policy", "recovery_policy.retry_failed", "recovery_policy.max_attempts", "recovery_policy.requeue_refused",
-	"recovery_policy.retry_by",
+	"recovery_policy.retry_by", "recovery_policy.hold_cases",
 	"delegate_policy", "delegate_policy.exempt",
 	"hook_policy", "hook_policy.default", "hook_policy.profile", "hook_policy.profile.agent", "hook_policy.profile.default",
 	"hook_policy.profile.free", "hook_policy.profile.decide", "hook_policy.profile.refuse",

@@ -7,4 +7,5 @@ const (
 	logActor   = "actor"
 	logRelease = "release"
 	logErr     = "err"
+	logCase    = "case"
 )

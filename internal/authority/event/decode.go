@@ -26,7 +26,10 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: case.held and case.released, a Case paused by a hold and a hold released
+//	   (case.held.json, case.released.json); a Case record (case.opened, board.recorded)
+//	   may carry holds and holdSeq.
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

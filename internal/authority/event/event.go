@@ -102,6 +102,10 @@ const (
 
 	// The worker docket start runs for a Connection, as docket start reports its state.
 	WorkerRuntimeReported = "worker.runtime_reported" // the Connection and the state of its supervised worker
+
+	// Holds: a Case paused and resumed, appended with the Case record they changed.
+	CaseHeld     = "case.held"     // the Case and the hold placed on it
+	CaseReleased = "case.released" // the Case, the hold released, who released it and whether the Case runs again
 )
 
 // Kind is one entry of the catalog.
@@ -177,6 +181,8 @@ var Catalog = []Kind{
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
+	{CaseHeld, true, CaseHeldData{}},
+	{CaseReleased, true, CaseReleasedData{}},
 }
 
 var neutral = func() map[string]bool {

@@ -109,6 +109,21 @@ type CaseOpenedData struct{ contract.Case }
 // CaseClosedData is the Case's closure receipt.
 type CaseClosedData struct{ contract.ClosureReceipt }
 
+// CaseHeldData is a hold placed on a Case, which pauses it.
+type CaseHeldData struct {
+	CaseID contract.CaseID   `json:"caseId"`
+	Hold   contract.CaseHold `json:"hold"`
+}
+
+// CaseReleasedData is a hold released from a Case by by; Running says the Case runs
+// again, no hold being left.
+type CaseReleasedData struct {
+	CaseID  contract.CaseID    `json:"caseId"`
+	Hold    contract.CaseHold  `json:"hold"`
+	By      contract.Principal `json:"by"`
+	Running bool               `json:"running,omitempty"`
+}
+
 // BatchAppliedData is a batch's outcome: per operation, the node it created or retracted,
 // and the node records written, in order.
 type BatchAppliedData struct {
@@ -426,6 +441,8 @@ func (CardExemptedData) EventType() string                { return CardExempted 
 func (CapabilityInstalledData) EventType() string         { return CapabilityInstalled }
 func (CaseOpenedData) EventType() string                  { return CaseOpened }
 func (CaseClosedData) EventType() string                  { return CaseClosed }
+func (CaseHeldData) EventType() string                    { return CaseHeld }
+func (CaseReleasedData) EventType() string                { return CaseReleased }
 func (BatchAppliedData) EventType() string                { return BatchApplied }
 func (ActionAppliedData) EventType() string               { return ActionApplied }
 func (ActionCompletedData) EventType() string             { return ActionCompleted }

@@ -82,6 +82,8 @@ var Table = []Operation{
 	{"hook.call", "POST /api/v1/hook/calls", MemberOnly, "a coding agent's tool call, from its hook with the Agent's token: never a member's or a delegate's"},
 	{"hook.outcome", "POST /api/v1/hook/outcomes", MemberOnly, "a coding agent's call outcome, from its hook with the Agent's token: never a member's or a delegate's"},
 	{"schedule.create", "POST /api/v1/projects/{project}/schedules", Consent, "makes a schedule that posts tasks for an Agent as the member"},
+	{"case.pause", "POST /api/v1/projects/{project}/cases/{case}/pause", Operational, "pauses a Case with a member's hold"},
+	{"case.resume", "POST /api/v1/projects/{project}/cases/{case}/resume", Operational, "releases a member's hold on a Case"},
 	{"schedule.pause", "POST /api/v1/projects/{project}/schedules/{schedule}/pause", Operational, "pauses a schedule's fires"},
 	{"schedule.resume", "POST /api/v1/projects/{project}/schedules/{schedule}/resume", Consent, "starts a paused schedule's fires again"},
 	{"schedule.run_now", "POST /api/v1/projects/{project}/schedules/{schedule}/run", Consent, "fires a schedule now: a task for its Agent"},

@@ -165,8 +165,8 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 
 // Run sweeps Requests ([Operations.SweepRequests]) every sweepEvery until ctx ends, so a
 // Request nobody decides settles its Operation and frees its Agent, and then runs the
-// authority's own recovery acts ([Operations.SweepRetries]) where the recovery policy
-// says so. A failed sweep is logged and retried at the next tick; Run returns nil when
+// authority's own recovery acts ([Operations.SweepRetries]) and places and releases its
+// holds on Cases ([Operations.SweepHolds]) where the recovery policy says so. A failed sweep is logged and retried at the next tick; Run returns nil when
 // ctx ends.
 func (o *Operations) Run(ctx context.Context) error {
 	tick := time.NewTicker(o.sweepEvery)
@@ -190,6 +190,13 @@ func (o *Operations) Run(ctx context.Context) error {
 		}
 		if n > 0 {
 			o.log.InfoContext(ctx, "the authority acted on failed operations under the recovery policy", logRetries, n)
+		}
+		n, err = o.SweepHolds(ctx)
+		if err != nil && ctx.Err() == nil {
+			o.log.WarnContext(ctx, "sweep of the recovery policy's holds failed; retrying at the next tick", logErr, err)
+		}
+		if n > 0 {
+			o.log.InfoContext(ctx, "the recovery policy held or released Cases", logHolds, n)
 		}
 	}
 }

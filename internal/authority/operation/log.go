@@ -7,4 +7,5 @@ const (
 	logOperations = "operations"
 	logRequests   = "requests"
 	logRetries    = "retries"
+	logHolds      = "holds"
 )
