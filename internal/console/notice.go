@@ -39,6 +39,8 @@ const (
 	noticeScheduleDeleted  notice = "schedule_deleted"
 	noticeTaskPosted       notice = "task_posted"
 	noticeMessagePosted    notice = "message_posted"
+	noticeCasePaused       notice = "case_paused"
+	noticeCaseResumed      notice = "case_resumed"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -66,6 +68,8 @@ var notices = map[notice]string{
 	noticeScheduleDeleted:  "Schedule deleted.",
 	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
+	noticeCasePaused:       "Case paused: its Actions and writes are refused until every hold is released.",
+	noticeCaseResumed:      "Hold released. The Case runs again once no hold is left.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

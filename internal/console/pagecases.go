@@ -105,6 +105,14 @@ type caseBody struct {
 	ClosedBy       who // who closed it, by name; zero while it is open
 	EventsHref     string
 	MoreEvents     bool // the timeline was cut at maxCaseEvents
+	Holds          []holdView
+}
+
+// holdView is one hold standing on a Case, with who placed it by name.
+type holdView struct {
+	contract.CaseHold
+	ByWho  who
+	Member bool // a member's hold, which the page offers to release
 }
 
 // timelineItem is one entry of a Case's timeline: an Operation of the Case, or an event
@@ -151,6 +159,9 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 	for _, e := range es {
 		by = append(by, contract.Principal(e.Actor))
 	}
+	for _, h := range d.Holds {
+		by = append(by, h.By)
+	}
 	book, err := s.names(ctx, v, by...)
 	if err != nil {
 		return err
@@ -170,7 +181,34 @@ func (s *Server) pageCase(w http.ResponseWriter, r *http.Request, v visit) error
 		return err
 	}
 	b.MoreEvents = more
-	return s.render(w, r, v, http.StatusOK, "case", b, event.CaseClosed, event.BatchApplied, event.ActionApplied, event.ActionCompleted, event.OpAdmitted, event.OpChanged)
+	for _, h := range d.Holds {
+		b.Holds = append(b.Holds, holdView{CaseHold: h, ByWho: book.who(h.By), Member: h.Owner == contract.HoldMember})
+	}
+	return s.render(w, r, v, http.StatusOK, "case", b, event.CaseHeld, event.CaseReleased, event.CaseClosed, event.BatchApplied, event.ActionApplied, event.ActionCompleted, event.OpAdmitted, event.OpChanged)
+}
+
+// pageCaseHold pauses a Case with the member's hold (act pause, with a reason) or
+// releases a member's hold (act resume, the hold named by the form), then shows the Case.
+func (s *Server) pageCaseHold(w http.ResponseWriter, r *http.Request, v visit) error {
+	ctx, id := r.Context(), contract.CaseID(r.PathValue("case"))
+	var n notice
+	switch r.PathValue("act") {
+	case "pause":
+		if _, err := s.auth.HoldCase(ctx, v.caller, v.project, id, r.PostFormValue("reason")); err != nil {
+			return err
+		}
+		n = noticeCasePaused
+	case "resume":
+		if _, err := s.auth.ResumeCase(ctx, v.caller, v.project, id, r.PostFormValue("hold")); err != nil {
+			return err
+		}
+		n = noticeCaseResumed
+	default:
+		return contract.Errorf(contract.CodeNotFound, "a Case is paused or resumed; %q is neither.", r.PathValue("act"))
+	}
+	path := "/projects/" + url.PathEscape(string(v.project)) + "/cases/" + url.PathEscape(string(id))
+	http.Redirect(w, r, path+"?"+withNotice(nil, n), http.StatusSeeOther)
+	return nil
 }
 
 // caseTimeline merges Case c's Operations and es, the events naming it, oldest first,

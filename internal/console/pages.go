@@ -62,6 +62,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/operations/{op}/reconcile", "operations", s.pageReconcile)
 	s.page("GET /projects/{project}/cases", "cases", s.pageCases)
 	s.page("GET /projects/{project}/cases/{case}", "cases", s.pageCase)
+	s.page("POST /projects/{project}/cases/{case}/{act}", "cases", s.pageCaseHold)
 	s.page("GET /projects/{project}/board", "board", s.pageBoard)
 	s.page("GET /projects/{project}/board/{node}", "board", s.pageFact)
 	s.page("GET /projects/{project}/events", "events", s.pageEvents)
