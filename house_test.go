@@ -192,6 +192,8 @@ func depRules() []depRule {
 			"the demo drives serve, a worker and an agent as a person would: over the wire"},
 		{"internal/floor", none, nil, nil, "the floor runner is test support for benchmarks: it builds programs kept outside the repository"},
 		{"internal/slowtest", none, nil, nil, "the -short switch of the slow tests is a leaf every package's tests may import"},
+		{"internal/debpkg", within("github.com/goreleaser/nfpm/v2", "github.com/goreleaser/nfpm/v2/"), nil, nil, "the Debian package is built from files and a binary, with the packaging library; it knows nothing of docket's code"},
+		{"cmd/docket-package", within("internal/debpkg"), nil, nil, "the packaging tool of the build is its own command, so the packaging library stays out of the docket binary"},
 		{"cmd/docket", within("internal/", "github.com/alecthomas/kong", "github.com/modelcontextprotocol/go-sdk/mcp", "go.opentelemetry.io/otel/trace", "golang.org/x/term"), nil, nil,
 			"only cmd/docket names a concrete store, adapter or provider: it wires the internal packages together and parses flags (CONTRIBUTING.md)"},
 		{"examples/verified-calculation", none, nil, nil, "the reference workflow is files, embedded with the standard library alone"},
