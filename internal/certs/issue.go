@@ -241,7 +241,9 @@ func loadCA(certPath, keyPath string) (*x509.Certificate, crypto.Signer, error) 
 	}
 	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the CA in %s and %s (remove both to make a new CA, and give workers the new %s): %w", certPath, keyPath, CAFile, err)
+		// %v, not %w: one file missing must not read as no CA at all, which would make
+		// a new CA and leave every worker trusting the old one.
+		return nil, nil, fmt.Errorf("read the CA in %s and %s (remove both to make a new CA, and give workers the new %s): %v", certPath, keyPath, CAFile, err)
 	}
 	ca, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
