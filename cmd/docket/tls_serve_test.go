@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/certs"
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/secheaders"
 )
 
@@ -82,7 +84,8 @@ func runDocket(env []string, args ...string) (string, string, error) {
 // TestServeTLS_OtherMachine runs the verified calculation against a serve that listens
 // beyond loopback over TLS with docket cert's certificate: a worker, the CLI (docket
 // login --url from another data dir) and an agent runtime each reach it over https with
-// --ca, as from another machine, and the Case closes.
+// --ca, as from another machine, and the Case closes; then docket agent serve there takes
+// a posted task and completes it.
 func TestServeTLS_OtherMachine(t *testing.T) {
 	e := newTLSEnv(t)
 	e.lock(t, "docket.workspace.read_json@1", "docket.workspace.write_json@1")
@@ -109,6 +112,27 @@ func TestServeTLS_OtherMachine(t *testing.T) {
 	}
 	if out := runOK(t, e.remote, "events", "verify"); !strings.Contains(out, "chain ok") {
 		t.Errorf("docket events verify from the other machine = %q, want chain ok", out)
+	}
+
+	// docket agent serve on the other machine takes a task posted on serve's own by
+	// long-poll over TLS, and runs it.
+	script := filepath.Join(t.TempDir(), "look.json")
+	writeFile(t, script, `{"turns":[
+		{"calls":[{"as":"open","tool":"OpenCase","arguments":{"caseType":"exploration","businessKey":{"topic":"t"}}}]},
+		{"calls":[{"tool":"CloseCase","arguments":{"caseId":{"$ref":"open.result.case.caseId"},"disposition":"abandoned","reason":"only looking"}}]},
+		{"final":"closed"}]}`, 0o644)
+	startProc(t, append(slices.Clone(e.remote), "DOCKET_AGENT_TOKEN="+e.token), "agent", "serve", "--url", e.url+"/mcp", "--ca", e.ca, "--script", script)
+	var task contract.Task
+	if err := json.Unmarshal([]byte(e.docket(t, nil, "task", "post", "--agent", "one", "-o", "json", "look around")), &task); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); task.State != contract.TaskCompleted; time.Sleep(100 * time.Millisecond) {
+		if task.State.Finished() || time.Now().After(deadline) {
+			t.Fatalf("the task posted for docket agent serve over TLS is %s (%+v), want completed", task.State, task.Result)
+		}
+		if err := json.Unmarshal([]byte(e.docket(t, nil, "task", "show", string(task.ID), "-o", "json")), &task); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
