@@ -34,6 +34,9 @@ func WaitHealthy(ctx context.Context, within time.Duration, rt http.RoundTripper
 			if err = c.Do(ctx, http.MethodGet, "/api/v1/health", nil, &h); err == nil {
 				return h, base, nil
 			}
+			if contract.CodeOf(err) == contract.CodeTLSUntrusted {
+				return contract.Health{}, "", err // asking again is refused again
+			}
 		}
 		select {
 		case <-ctx.Done():

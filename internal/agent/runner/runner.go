@@ -193,8 +193,13 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 	}
+	// HTTP/1.1 over TLS too: a runtime hosts one Agent, and an HTTP/2 connection of its
+	// own costs serve more per Agent (docs/security.md, "Network surface").
+	gw := f.Trust.Transport()
+	gw.Protocols = new(http.Protocols)
+	gw.Protocols.SetHTTP1(true)
 	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log,
-		HTTP: &http.Client{Transport: f.Trust.Explain(f.Trust.Transport())}})
+		HTTP: &http.Client{Transport: f.Trust.Explain(gw)}})
 	if err != nil {
 		return nil, err
 	}
