@@ -30,7 +30,7 @@ import (
 type serveCmd struct {
 	Listen    string        `help:"Address to listen on; beyond loopback it needs --tls-cert/--tls-key or --behind-proxy." default:"127.0.0.1:7420"`
 	DB        string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Host      []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
+	Host      []string      `help:"Names people and workers reach serve by, besides the loopback names: NAME (answered with no port and at the listener's port) or NAME:PORT."`
 	LogLevel  string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	Hold      time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
 	TaskLease time.Duration `help:"How long an agent runtime's claim holds a task before another runtime may take it; the runtime renews it while it works." default:"2m" name:"task-lease"`
