@@ -20,6 +20,7 @@ import (
 
 	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/slowtest"
 )
 
 var now = time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
@@ -172,6 +173,7 @@ func TestKeypair_Reload(t *testing.T) {
 // trusting another CA, the system's roots, or reaching it under a name the certificate
 // lacks is refused tls_untrusted with a sentence naming what it trusts and the fix.
 func TestTrust(t *testing.T) {
+	slowtest.Skip(t) // a TLS server on loopback
 	out := issue(t, t.TempDir(), "docket.example.com")
 	other := issue(t, t.TempDir(), "docket.example.com")
 	kp, err := certs.LoadKeypair(out.Server, out.ServerKey)
