@@ -52,11 +52,11 @@ func CheckListen(ctx context.Context, addr string, tlsOn bool, proxies []netip.P
 	loopback := strings.EqualFold(host, "localhost")
 	if !loopback && host != "" {
 		if a, err := netip.ParseAddr(host); err == nil {
-			loopback = a.IsLoopback()
+			loopback = a.Unmap().IsLoopback()
 		} else if ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host); err == nil && len(ips) > 0 {
 			loopback = true
 			for _, ip := range ips {
-				loopback = loopback && ip.IsLoopback()
+				loopback = loopback && ip.Unmap().IsLoopback()
 			}
 		}
 	}

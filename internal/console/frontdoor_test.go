@@ -27,6 +27,7 @@ func TestCheckListen(t *testing.T) {
 		{name: "loopback v6", addr: "[::1]:7420"},
 		{name: "localhost", addr: "localhost:7420"},
 		{name: "another loopback address", addr: "127.0.0.2:0"},
+		{name: "loopback, v4 in v6", addr: "[::ffff:127.0.0.1]:7420"},
 		{name: "every interface", addr: "0.0.0.0:7420", refused: true},
 		{name: "every interface, no host", addr: ":7420", refused: true},
 		{name: "every interface v6", addr: "[::]:7420", refused: true},
