@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,9 +48,10 @@ func (c *certCmd) Run(_ context.Context, e *env) error {
 	fmt.Fprintf(e.Stdout, "serve:   docket serve --listen 0.0.0.0:7420 --tls-cert %s --tls-key %s --host %s\n", out.Server, out.ServerKey, c.Host[0])
 	fmt.Fprintf(e.Stdout, "         (a running serve takes a new certificate on SIGHUP)\n")
 	fmt.Fprintf(e.Stdout, "give other machines %s, never the keys:\n", out.CA)
-	fmt.Fprintf(e.Stdout, "  docket login --url https://%s:7420 --ca ca.pem --member NAME\n", c.Host[0])
-	fmt.Fprintf(e.Stdout, "  docket worker --url https://%s:7420 --ca ca.pem --manifest … --vault … --key-file …\n", c.Host[0])
-	_, err = fmt.Fprintf(e.Stdout, "  docket agent serve --url https://%s:7420/mcp --ca ca.pem --token-file …\n", c.Host[0])
+	at := net.JoinHostPort(c.Host[0], "7420")
+	fmt.Fprintf(e.Stdout, "  docket login --url https://%s --ca ca.pem --member NAME\n", at)
+	fmt.Fprintf(e.Stdout, "  docket worker --url https://%s --ca ca.pem --manifest … --vault … --key-file …\n", at)
+	_, err = fmt.Fprintf(e.Stdout, "  docket agent serve --url https://%s/mcp --ca ca.pem --token-file …\n", at)
 	return err
 }
 
