@@ -40,6 +40,9 @@ func (c *backupCmd) Run(ctx context.Context, e *env) error {
 	if src == "" {
 		src = filepath.Join(dir, dbFile)
 	}
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return contract.Errorf(contract.CodeBackup, "no SQLite store at %s; name it with --db PATH, or for a PostgreSQL store: %s", src, pgDumpTeaching)
+	}
 	if err := sqlite.Backup(ctx, src, c.Out); errors.Is(err, sqlite.ErrBackupExists) {
 		return contract.Errorf(contract.CodeBackup, "%s already exists and a backup never replaces a file; name a new file with --out", c.Out)
 	} else if err != nil {
