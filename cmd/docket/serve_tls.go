@@ -30,10 +30,10 @@ type serveDoor struct {
 // beyond loopback needs TLS or named proxies. kp is nil without TLS.
 func (d serveDoor) open(ctx context.Context, listen string) (kp *certs.Keypair, proxies []netip.Prefix, err error) {
 	if (d.TLSCert == "") != (d.TLSKey == "") {
-		return nil, nil, &usageError{err: errors.New("--tls-cert and --tls-key go together: pass both (docket cert writes server.pem and server.key), or neither")}
+		return nil, nil, &usageError{err: errors.New("--tls-cert and --tls-key go together: pass both (docket cert writes server.pem and server.key), or neither"), help: "docket serve"}
 	}
 	if proxies, err = console.ParseProxies(d.BehindProxy); err != nil {
-		return nil, nil, &usageError{err: err}
+		return nil, nil, &usageError{err: err, help: "docket serve"}
 	}
 	if d.TLSCert != "" {
 		if kp, err = certs.LoadKeypair(d.TLSCert, d.TLSKey); err != nil {
@@ -41,7 +41,7 @@ func (d serveDoor) open(ctx context.Context, listen string) (kp *certs.Keypair, 
 		}
 	}
 	if err := console.CheckListen(ctx, listen, kp != nil, proxies); err != nil {
-		return nil, nil, &usageError{err: err}
+		return nil, nil, &usageError{err: err, help: "docket serve"}
 	}
 	return kp, proxies, nil
 }
