@@ -18,7 +18,8 @@ import (
 // runtimeFlags are the flags docket agent run, chat and serve share.
 // Secrets come from files or the environment, never from flags.
 type runtimeFlags struct {
-	URL          string  `help:"The gateway's MCP endpoint (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
+	URL          string  `help:"The gateway's MCP endpoint, https://…/mcp for a serve on another machine (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
+	CA           string  `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots." type:"existingfile"`
 	TokenFile    string  `help:"File holding the agent token (default: $DOCKET_AGENT_TOKEN)." name:"token-file"`
 	Provider     string  `help:"Model provider: anthropic, openai, emulated or scripted (default: picked from --model-url or --script)." enum:",anthropic,openai,emulated,scripted" default:""`
 	ModelURL     string  `help:"The model endpoint's root URL (default: $DOCKET_MODEL_URL)." name:"model-url"`
@@ -49,7 +50,15 @@ type runtimeFlags struct {
 
 // config maps the flags to the runtime's configuration, which reads its defaults and
 // the model key from the command's environment.
-func (f runtimeFlags) config(e *env) runner.Config {
+func (f runtimeFlags) config(e *env) (runner.Config, error) {
+	dir, err := dataDir(e)
+	if err != nil {
+		return runner.Config{}, err
+	}
+	trust, err := clientTrust(e, dir, f.CA)
+	if err != nil {
+		return runner.Config{}, err
+	}
 	return runner.Config{
 		URL: f.URL, TokenFile: f.TokenFile, Provider: f.Provider, ModelURL: f.ModelURL, Model: f.Model,
 		ModelKeyFile: f.ModelKeyFile, Script: f.Script, PriceFile: f.PriceFile,
@@ -59,8 +68,8 @@ func (f runtimeFlags) config(e *env) runner.Config {
 		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
 		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle,
-		Getenv: e.Getenv, Stderr: e.Stderr,
-	}
+		Getenv: e.Getenv, Stderr: e.Stderr, Trust: trust,
+	}, nil
 }
 
 // agentExit maps a runtime's failure to the process's exit: 2 for a configuration that
@@ -102,7 +111,10 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	if err := agent.CheckConversationID(id); err != nil {
 		return &usageError{err: err}
 	}
-	cfg := c.config(e)
+	cfg, err := c.config(e)
+	if err != nil {
+		return err
+	}
 	tp, stopTracing, err := startTracing(ctx, e, slog.New(slog.NewTextHandler(e.Stderr, nil)), "docket-agent")
 	if err != nil {
 		return err
@@ -175,7 +187,11 @@ func (c *agentChatCmd) Run(ctx context.Context, e *env) error {
 	if err := agent.CheckConversationID(id); err != nil {
 		return &usageError{err: err}
 	}
-	rt, err := runner.Open(ctx, c.config(e))
+	cfg, err := c.config(e)
+	if err != nil {
+		return err
+	}
+	rt, err := runner.Open(ctx, cfg)
 	if err != nil {
 		return agentExit(err)
 	}
@@ -216,7 +232,10 @@ func (c *agentServeCmd) Run(ctx context.Context, e *env) error {
 	if err := runner.CheckTaskListen(c.Listen); err != nil {
 		return &usageError{err: err}
 	}
-	cfg := c.config(e)
+	cfg, err := c.config(e)
+	if err != nil {
+		return err
+	}
 	cfg.TaskFile = c.TaskFile
 	rt, err := runner.Open(ctx, cfg)
 	if err != nil {

@@ -28,12 +28,15 @@ type cli struct {
 	Stop  stopCmd  `cmd:"" help:"Stop the docket start running on this data dir."`
 	Open  openCmd  `cmd:"" help:"Print the URL of the docket start running on this data dir again, and open it in a browser."`
 
-	Init   initCmd   `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
-	Serve  serveCmd  `cmd:"" help:"Run the authority and its console API on loopback."`
-	Worker workerCmd `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
-	Doctor doctorCmd `cmd:"" help:"Check the data dir, the server and the credential."`
-	Login  loginCmd  `cmd:"" help:"Log in as a member and save the session token for the admin verbs."`
-	Logout logoutCmd `cmd:"" help:"End the saved session on the server and remove its token file."`
+	Init    initCmd    `cmd:"" help:"Create a data dir: installation key, store, first member, default project."`
+	Serve   serveCmd   `cmd:"" help:"Run the authority and its console API on loopback."`
+	Worker  workerCmd  `cmd:"" help:"Run a worker for one Connection: poll the authority, run locked Tools, report."`
+	Doctor  doctorCmd  `cmd:"" help:"Check the data dir, the server and the credential."`
+	Login   loginCmd   `cmd:"" help:"Log in as a member and save the session token for the admin verbs."`
+	Logout  logoutCmd  `cmd:"" help:"End the saved session on the server and remove its token file."`
+	Cert    certCmd    `cmd:"" help:"Make a small local CA and a server certificate for serve beyond loopback."`
+	Backup  backupCmd  `cmd:"" help:"Copy the SQLite store while serve runs (PostgreSQL: pg_dump)."`
+	Restore restoreCmd `cmd:"" help:"Make a data dir's store from a backup and verify it."`
 
 	Agent      agentCmd      `cmd:"" help:"Manage Agents and their tokens."`
 	Task       taskCmd       `cmd:"" help:"Post tasks and messages for Agents, and read how their runs went."`

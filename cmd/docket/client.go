@@ -64,7 +64,11 @@ func newClient(e *env) (*client, error) {
 		}
 		tok = strings.TrimSpace(string(b))
 	}
-	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: &http.Client{}, Reason: e.Getenv("DOCKET_REASON")}}, nil
+	trust, err := clientTrust(e, dir, "")
+	if err != nil {
+		return nil, err
+	}
+	return &client{api: &apiclient.Client{URL: base, Token: tok, HTTP: trust.Client(), Reason: e.Getenv("DOCKET_REASON")}}, nil
 }
 
 // serverURL returns DOCKET_URL, else the URL docket serve wrote into the data dir.
@@ -150,5 +154,9 @@ func readLine(r io.Reader) (string, error) {
 // waitHealthy polls the server's health until it answers or ctx ends; docket serve may
 // still be starting when a script's next command runs.
 func waitHealthy(ctx context.Context, e *env, dir string, within time.Duration) (contract.Health, string, error) {
-	return apiclient.WaitHealthy(ctx, within, func() (string, error) { return serverURL(e, dir) })
+	trust, err := clientTrust(e, dir, "")
+	if err != nil {
+		return contract.Health{}, "", err
+	}
+	return apiclient.WaitHealthy(ctx, within, trust.Explain(trust.Transport()), func() (string, error) { return serverURL(e, dir) })
 }

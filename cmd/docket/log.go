@@ -12,4 +12,8 @@ const (
 	logTools     = "tools" // how many Tools a worker advertises
 	// logWorkspaceTools is the worker's ceiling on the built-in workspace Tools.
 	logWorkspaceTools = "workspaceTools"
+	logSubject        = "subject"  // a TLS certificate's subject
+	logNotAfter       = "notAfter" // when a TLS certificate expires
+	logTLS            = "tls"      // whether serve speaks TLS itself
+	logProxies        = "proxies"  // how many proxies serve trusts the forwarded headers of
 )

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -21,6 +23,8 @@ type loginCmd struct {
 	Member         string `help:"Name of the member to log in as." required:""`
 	PassphraseFile string `help:"File holding the member's passphrase (else DOCKET_PASSPHRASE, else a prompt that does not echo)." type:"path"`
 	Output         string `short:"o" help:"Output format: text or json; only json prints the session token." enum:"text,json" default:"text"`
+	URL            string `help:"The serve to log in to, such as https://docket.example.com:7420 from another machine; saved in the data dir for the other verbs (default $DOCKET_URL, else the url file docket serve writes)."`
+	CA             string `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); saved in the data dir for the other verbs (default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots)." type:"existingfile"`
 }
 
 func (c *loginCmd) Run(ctx context.Context, e *env) error {
@@ -28,7 +32,13 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	base, err := serverURL(e, dir)
+	base := strings.TrimRight(c.URL, "/")
+	if base == "" {
+		if base, err = serverURL(e, dir); err != nil {
+			return err
+		}
+	}
+	trust, err := clientTrust(e, dir, c.CA)
 	if err != nil {
 		return err
 	}
@@ -38,7 +48,7 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 	}
 	// No bearer token: a login is how one gets a credential, and a stale DOCKET_TOKEN
 	// must not make the server refuse it.
-	cl := &client{api: &apiclient.Client{URL: base, HTTP: &http.Client{}}}
+	cl := &client{api: &apiclient.Client{URL: base, HTTP: trust.Client()}}
 	var s contract.SessionCreated
 	if err := cl.do(ctx, http.MethodPost, "/api/v1/sessions", contract.LoginRequest{Name: c.Member, Passphrase: pass}, &s); err != nil {
 		return err
@@ -51,6 +61,9 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 	}
 	tokPath := filepath.Join(dir, tokenFile)
 	if err := writePrivate(tokPath, []byte(s.Token+"\n")); err != nil {
+		return err
+	}
+	if err := c.remember(e, dir, base); err != nil {
 		return err
 	}
 	if c.Output == "json" {
@@ -66,6 +79,52 @@ func (c *loginCmd) Run(ctx context.Context, e *env) error {
 	_, err = fmt.Fprintf(e.Stdout, "logged in as member %s (%s) until %s\nsession token saved to %s\n",
 		s.Member.Name, s.Member.ID, s.ExpiresAt.Format(time.RFC3339), tokPath)
 	return err
+}
+
+// remember saves --url and --ca in the data dir, where the other verbs look for them:
+// the URL in the url file (docket serve's, when it runs here), the CA as tls/ca.pem.
+func (c *loginCmd) remember(e *env, dir, base string) error {
+	if c.URL != "" {
+		if err := writePrivate(filepath.Join(dir, urlFile), []byte(base+"\n")); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "serve's URL saved to %s\n", filepath.Join(dir, urlFile))
+	}
+	if c.CA == "" {
+		return nil
+	}
+	dst := filepath.Join(dir, tlsDir, certs.CAFile)
+	if same, err := sameFile(c.CA, dst); err != nil || same {
+		return err
+	}
+	b, err := os.ReadFile(c.CA)
+	if err != nil {
+		return fmt.Errorf("read the CA file: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	if err := writePrivate(dst, b); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.Stdout, "CA saved to %s\n", dst)
+	return err
+}
+
+// sameFile reports whether a and b are one file; a missing b is not a.
+func sameFile(a, b string) (bool, error) {
+	fb, err := os.Stat(b)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
 }
 
 // logoutCmd ends the CLI's session on the server and forgets its token.

@@ -26,11 +26,11 @@ import (
 )
 
 // serveCmd runs the authority: the store, the Boards and the console API on a loopback
-// listener.
+// listener, or beyond loopback over TLS or behind named proxies.
 type serveCmd struct {
-	Listen    string        `help:"Address to listen on; loopback unless told otherwise." default:"127.0.0.1:7420"`
+	Listen    string        `help:"Address to listen on; beyond loopback it needs --tls-cert/--tls-key or --behind-proxy." default:"127.0.0.1:7420"`
 	DB        string        `name:"db" help:"Store: a SQLite path or postgres://… (default $DOCKET_HOME/docket.db)."`
-	Host      []string      `help:"Extra Host header values to answer to (name:port), besides the loopback names."`
+	Host      []string      `help:"Names people and workers reach serve by, besides the loopback names: NAME (answered with no port and at the listener's port) or NAME:PORT."`
 	LogLevel  string        `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
 	Hold      time.Duration `help:"How long a held MCP call waits for its outcome before it answers running." default:"50s"`
 	TaskLease time.Duration `help:"How long an agent runtime's claim holds a task before another runtime may take it; the runtime renews it while it works." default:"2m" name:"task-lease"`
@@ -44,6 +44,7 @@ type serveCmd struct {
 	ScheduleGrace time.Duration `name:"schedule-grace" help:"How late a schedule's fire may be and still count as on time; later ones follow the schedule's --missed policy." default:"1m"`
 	// MaxWrites bounds each Agent's writes at /mcp per minute (docs/security.md, "Bounds").
 	MaxWrites int `name:"max-writes-per-minute" help:"Most writes (calls that become Operations) one Agent may make at /mcp in any minute; one past it is refused operation_limit and writes nothing. Reads never count." default:"120"`
+	serveDoor
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -71,6 +72,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
+	kp, proxies, err := c.open(ctx, c.Listen)
+	if err != nil {
+		return err
+	}
 	dir, err := dataDir(e)
 	if err != nil {
 		return err
@@ -150,7 +155,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops,
 		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,
-		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime,
+		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime, TLS: serverTLS(kp), Proxies: proxies,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
 			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
@@ -165,7 +170,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	url := "http://" + ln.Addr().String()
+	url := listenURL(ln.Addr(), kp != nil)
 	keyed := url
 	if pathKey != "" {
 		keyed += console.PathKeyPrefix + pathKey
@@ -176,7 +181,8 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer os.Remove(urlPath)
-	log.Info("docket serve listening", logURL, url, logPathKey, pathKey != "")
+	log.Info("docket serve listening", logURL, url, logPathKey, pathKey != "", logTLS, kp != nil, logProxies, len(proxies))
+	defer reloadOnHUP(ctx, kp, log)()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The sweeps beside the operations: leases whose worker died, and Requests that no

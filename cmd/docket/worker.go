@@ -33,7 +33,8 @@ import (
 // from the worker's environment, and the worker makes itself non-dumpable so the
 // programs it starts cannot read the key from /proc.
 type workerCmd struct {
-	URL        string `help:"The authority's URL (default $DOCKET_URL, else the url file docket serve writes)."`
+	URL        string `help:"The authority's URL, https:// for a serve on another machine (default $DOCKET_URL, else the url file docket serve writes)."`
+	CA         string `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots." type:"existingfile"`
 	KeyFile    string `name:"key-file" help:"File holding the Connection key, preferred over $DOCKET_CONNECTION_KEY." type:"path"`
 	Manifest   string `required:"" help:"Tool manifest (docket-worker-tools/1 JSON)." type:"path"`
 	Vault      string `help:"Source vault (JSON, mode 0600): each Source's root, DSN or token. Required unless --print-tools." type:"path"`
@@ -111,15 +112,9 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if c.Vault == "" {
 		return &usageError{err: errors.New("--vault is required to run a worker; pass the Source vault file")}
 	}
-	base := c.URL
-	if base == "" {
-		dir, err := dataDir(e)
-		if err != nil {
-			return err
-		}
-		if base, err = serverURL(e, dir); err != nil {
-			return err
-		}
+	base, trust, err := serveTarget(e, c.URL, c.CA)
+	if err != nil {
+		return err
 	}
 	v, err := worker.LoadVault(c.Vault)
 	if err != nil {
@@ -139,7 +134,7 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer stopTracing()
-	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key, Client: worker.HopClient(c.Parallel + 2)}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
+	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key, Client: worker.HopClient(c.Parallel+2, trust)}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
 	if err != nil {
 		return err
 	}

@@ -150,6 +150,11 @@ func (c *Client) Send(ctx context.Context, method, path string, in any, header h
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		// A refused certificate is not a serve that is down: it is said as itself, naming
+		// the CA trusted (docs/deploy.md).
+		if ce, ok := errors.AsType[*contract.Error](err); ok && ce.Code == contract.CodeTLSUntrusted {
+			return nil, ce
+		}
 		return nil, &UnreachableError{URL: base, Err: err}
 	}
 	if resp.StatusCode == http.StatusAccepted {

@@ -14,3 +14,6 @@ const MaxHistoryShown = maxHistoryShown
 
 // MaxOpsAgentsShown exposes the Agents a page of the Operations page shows.
 const MaxOpsAgentsShown = maxOpsAgentsShown
+
+// ForwardedProto exposes the reader of the Forwarded header's proto to its fuzzer.
+var ForwardedProto = forwardedProto

@@ -23,17 +23,21 @@ const (
 	maxHeaderBytes       = 64 << 10
 )
 
-// listenerProtocols is HTTP/1.1 and unencrypted HTTP/2 (h2c with prior knowledge; there
-// is no TLS listener): a client process that hosts many Agents carries their held /mcp
+// listenerProtocols is HTTP/1.1 and HTTP/2: over the listener's own TLS, negotiated by
+// ALPN; without it, unencrypted HTTP/2 (h2c with prior knowledge): a client process that hosts many Agents carries their held /mcp
 // calls as streams of one connection, where HTTP/1.1 needs a connection, its goroutines and
 // its buffers per call (benchmarks/README.md; Docket's own runtime hosts one
 // Agent a process and stays on HTTP/1.1, which costs serve less for one Agent). The bounds
 // hold for both: the connection bound counts connections, Config.MaxStreams bounds the
 // requests of each, and a stream's body has the body timeout, as a connection's does.
-func listenerProtocols() *http.Protocols {
+func listenerProtocols(overTLS bool) *http.Protocols {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
+	if overTLS {
+		p.SetHTTP2(true)
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
 	return p
 }
 

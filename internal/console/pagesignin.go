@@ -55,7 +55,7 @@ func (s *Server) pageSignInPost(w http.ResponseWriter, r *http.Request) {
 		s.showSignIn(w, r, httpStatus(ce.Code), b)
 		return
 	}
-	setSessionCookie(w, r, sess)
+	s.setSessionCookie(w, r, sess)
 	next := b.Next
 	if next == "" {
 		next = "/"
@@ -92,7 +92,7 @@ func (s *Server) signOut(r *http.Request, tok authority.Token) error {
 
 // setSessionCookie gives a browser its session: HttpOnly so that script cannot read it,
 // SameSite=Strict so that other sites cannot send it.
-func setSessionCookie(w http.ResponseWriter, r *http.Request, sess authority.Session) {
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, sess authority.Session) {
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
 		Value:    sess.Token.String(),
@@ -100,7 +100,7 @@ func setSessionCookie(w http.ResponseWriter, r *http.Request, sess authority.Ses
 		Expires:  sess.Expires,
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
-		Secure:   r.TLS != nil,
+		Secure:   s.door.secure(r),
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -38,7 +39,10 @@ func (s *Server) checkHost(r *http.Request) error {
 		return errHost(r.Host)
 	}
 	host := strings.ToLower(r.Host)
-	if slices.Contains(s.hosts, host) {
+	// A name given without a port (docket serve --host docket.example.com) is answered
+	// as the browser sends it at the default port, through a proxy, and at this
+	// listener's own port; one given with a port only at that port.
+	if slices.Contains(s.hosts, host) || slices.Contains(s.hosts, strings.TrimSuffix(host, ":"+port)) {
 		return nil
 	}
 	for _, name := range loopbackNames {
@@ -47,6 +51,20 @@ func (s *Server) checkHost(r *http.Request) error {
 		}
 	}
 	return errHost(r.Host)
+}
+
+// hostNames are the extra Host names as checkHost compares them: lower case, an IPv6
+// address in brackets.
+func hostNames(hosts []string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if a, err := netip.ParseAddr(h); err == nil && a.Is6() {
+			h = "[" + h + "]"
+		}
+		out[i] = h
+	}
+	return out
 }
 
 func errHost(host string) error {

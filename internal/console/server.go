@@ -3,12 +3,14 @@ package console
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -138,6 +140,14 @@ type Config struct {
 	BodyTimeout   time.Duration
 	IdleTimeout   time.Duration
 	Logins        LoginLimits
+
+	// TLS, when set, is the listener's own TLS (docket serve --tls-cert): Run serves
+	// HTTP/1.1 and HTTP/2 over it. Proxies are the reverse proxies whose forwarded headers
+	// are trusted (docket serve --behind-proxy); without TLS, a request from any other
+	// peer but loopback is refused proxy_required. Over either, answers carry HSTS and
+	// session cookies are Secure (docs/deploy.md).
+	TLS     *tls.Config
+	Proxies []netip.Prefix
 }
 
 // Server serves /api/v1 and the console's pages. It is safe for concurrent use.
@@ -170,6 +180,8 @@ type Server struct {
 	templates     map[string]*template.Template // the pages, by name (pages.go)
 	metrics       http.Handler
 	observe       func(http.Handler) http.Handler
+	tls           *tls.Config
+	door          door
 }
 
 // New returns a Server.
@@ -189,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
 		version:   cfg.Version,
-		hosts:     cfg.Hosts,
+		hosts:     hostNames(cfg.Hosts),
 		maxBody:   cfg.MaxBody,
 		maxUpload: cfg.MaxUpload,
 		keepAlive: cfg.KeepAlive,
@@ -202,6 +214,8 @@ func New(cfg Config) (*Server, error) {
 		logins:    newLoginLimiter(cfg.Logins),
 		metrics:   cfg.Metrics,
 		observe:   cfg.Observe,
+		tls:       cfg.TLS,
+		door:      door{tls: cfg.TLS != nil, proxies: cfg.Proxies},
 	}
 	s.headerTimeout = cmp.Or(cfg.HeaderTimeout, DefaultHeaderTimeout)
 	s.bodyTimeout = cmp.Or(cfg.BodyTimeout, DefaultBodyTimeout)
@@ -325,6 +339,7 @@ func (s *Server) routes() {
 // routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secheaders.Set(w.Header())
+	s.door.mark(w, r)
 	s.boundBody(w, r)
 	if s.pathKey != "" && !s.stripPathKey(r) {
 		s.writeError(w, r, contract.Errorf(contract.CodeRunKeyRequired,
@@ -332,6 +347,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.checkHost(r); err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	if err := s.door.admit(r); err != nil {
 		s.refuse(w, r, err)
 		return
 	}
@@ -359,11 +378,20 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		Protocols:         listenerProtocols(),
+		Protocols:         listenerProtocols(s.tls != nil),
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: s.maxStreams},
+		// The TLS handshake is bounded by ReadHeaderTimeout, as net/http bounds it by
+		// the shortest read timeout set.
+		TLSConfig: s.tls,
 	}
 	errc := make(chan error, 1) // written once by the serving goroutine, never closed
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if s.tls != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)

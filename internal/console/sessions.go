@@ -48,7 +48,7 @@ func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	setSessionCookie(w, r, sess)
+	s.setSessionCookie(w, r, sess)
 	return writeJSON(w, http.StatusCreated, contract.SessionCreated{CSRFToken: csrfToken(sess.Token),
 		ExpiresAt: sess.Expires, Member: sess.Member})
 }

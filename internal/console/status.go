@@ -20,7 +20,7 @@ func httpStatus(code contract.Code) int {
 		return http.StatusConflict
 	case contract.CodeSessionExpired, contract.CodeRunKeyRequired:
 		return http.StatusUnauthorized
-	case contract.CodeHostNotAllowed, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
+	case contract.CodeHostNotAllowed, contract.CodeProxyRequired, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
 		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
 	case contract.CodeRateLimited, contract.CodeCardLimit, contract.CodeTaskLimit, contract.CodeScheduleLimit, contract.CodeHookLimit, contract.CodeConversationLimit:

@@ -400,7 +400,7 @@ func (d *demo) startServe(ctx context.Context) error {
 	if err := d.sup.Start(workbench.ServeChild(d.cfg.Exe, d.childEnv(), false, "127.0.0.1:0")); err != nil {
 		return err
 	}
-	_, base, err := apiclient.WaitHealthy(ctx, serveReady, func() (string, error) { return datadir.ServerURL(d.getenv, d.dir) })
+	_, base, err := apiclient.WaitHealthy(ctx, serveReady, nil, func() (string, error) { return datadir.ServerURL(d.getenv, d.dir) })
 	if err != nil {
 		return err
 	}

@@ -17,3 +17,8 @@ func Set(h http.Header) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 }
+
+// StrictTransportSecurity is the HSTS header of an answer that came over TLS: the browser
+// comes back only over https for a year. It names no subdomains: the installation owns
+// its own name, not the names beneath it.
+const StrictTransportSecurity = "max-age=31536000"

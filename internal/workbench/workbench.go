@@ -245,7 +245,7 @@ func startChildren(ctx context.Context, cfg Config, sup *supervisor.Supervisor) 
 	// What start asks of serve goes to this run's serve, by its address: a url file left
 	// by an older serve must not lead it elsewhere.
 	internal := "http://127.0.0.1:" + port + pathKeyPrefix + serveKey
-	_, base, err := apiclient.WaitHealthy(ctx, serveReady, func() (string, error) { return internal, nil })
+	_, base, err := apiclient.WaitHealthy(ctx, serveReady, nil, func() (string, error) { return internal, nil })
 	if err != nil {
 		return children{}, fmt.Errorf("%w (see %s)", err, sup.LogPath("serve"))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -35,17 +36,14 @@ type Hop struct {
 // worker's parallel rows, its Poll and its lease renewal): it keeps that many idle
 // connections to the authority. net/http's default client keeps two per host, so a
 // worker running more rows than that closed connections and dialed new ones every round,
-// paying a handshake and a fresh connection goroutine on both sides for each.
-func HopClient(calls int) *http.Client {
-	var t *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = dt.Clone()
-	} else {
-		t = &http.Transport{Proxy: http.ProxyFromEnvironment}
-	}
+// paying a handshake and a fresh connection goroutine on both sides for each. Over https
+// it trusts what trust does (--ca; nil: the system's roots), and a certificate it refuses
+// is a tls_untrusted error naming the CA.
+func HopClient(calls int, trust *certs.Trust) *http.Client {
+	t := trust.Transport()
 	t.MaxIdleConnsPerHost = max(calls, 2)
 	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: trust.Explain(t)}
 }
 
 // Answer is a decoded /work answer. Rows holds each served row's raw bytes, because a
@@ -93,6 +91,11 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return Answer{}, context.Cause(ctx)
+		}
+		// A certificate the worker refuses is not a serve that is down: the same call
+		// would be refused again, so the worker stops and says which CA it trusts.
+		if ce, ok := errors.AsType[*contract.Error](err); ok && ce.Code == contract.CodeTLSUntrusted {
+			return Answer{}, ce
 		}
 		return Answer{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}

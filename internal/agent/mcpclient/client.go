@@ -408,6 +408,10 @@ func (c *Client) classify(ctx context.Context, what string, err error) error {
 		return &contract.Error{Code: contract.CodeProtocolDrift, Teaching: "the gateway refused MCP " + ProtocolVersion + "; run a docket agent of the same release as docket serve", Err: err}
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", what, ctx.Err())
+	case contract.CodeOf(err) == contract.CodeTLSUntrusted:
+		// The runtime refused serve's certificate: its teaching names the CA it trusts.
+		tlsErr, _ := errors.AsType[*contract.Error](err)
+		return tlsErr
 	case c.session == nil:
 		// Never initialized: nothing was sent whose outcome could be lost.
 		return &contract.Error{Code: contract.CodeGatewayDown, Teaching: fmt.Sprintf("%s at %s failed; start docket serve or pass the right --url", what, c.cfg.URL), Err: err}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/docketrun/docket/internal/agent/provider/openai"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
 	"github.com/docketrun/docket/internal/apiclient"
+	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
 )
@@ -77,6 +79,10 @@ type Config struct {
 	Stderr io.Writer           // the runtime's log and its banner
 
 	Tracer trace.TracerProvider // traces each model turn; nil: none
+
+	// Trust is what the runtime trusts of serve over https, for both /mcp and /api/v1
+	// (docket agent --ca); nil: the system's roots.
+	Trust *certs.Trust
 }
 
 // Kind is the class of an [Error], which a command maps to its exit status.
@@ -184,10 +190,16 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt.api = &apiclient.Client{URL: root, Token: token}
+		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 	}
-	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log})
+	// HTTP/1.1 over TLS too: a runtime hosts one Agent, and an HTTP/2 connection of its
+	// own costs serve more per Agent (docs/security.md, "Network surface").
+	gw := f.Trust.Transport()
+	gw.Protocols = new(http.Protocols)
+	gw.Protocols.SetHTTP1(true)
+	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log,
+		HTTP: &http.Client{Transport: f.Trust.Explain(gw)}})
 	if err != nil {
 		return nil, err
 	}
