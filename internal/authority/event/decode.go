@@ -26,7 +26,10 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: task.cancel_requested, a member's cancel of a task (task.cancel_requested.json);
+//	   task.reported may carry state cancelled with operations, the Operations the
+//	   task's runs admitted (task.reported@3.json); task.claimed is unchanged.
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -102,6 +102,10 @@ const (
 
 	// The worker docket start runs for a Connection, as docket start reports its state.
 	WorkerRuntimeReported = "worker.runtime_reported" // the Connection and the state of its supervised worker
+
+	// A member's cancel of a task; the task's end follows in task.reported (state
+	// cancelled), at once for a task no runtime claimed yet.
+	TaskCancelRequested = "task.cancel_requested" // the task, and who asked
 )
 
 // Kind is one entry of the catalog.
@@ -177,6 +181,7 @@ var Catalog = []Kind{
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
+	{TaskCancelRequested, false, TaskCancelRequestedData{}},
 }
 
 var neutral = func() map[string]bool {
