@@ -49,6 +49,9 @@ func writeCancel(b *strings.Builder, t contract.Task) {
 	}
 	if t.State.Finished() {
 		fmt.Fprintf(b, "  cancelled by %s at %s\n", t.Cancel.By, t.Cancel.At.Format(time.RFC3339))
+		if r := t.Result; t.State == contract.TaskCancelled && r != nil && r.ErrorCode == "" && r.Teaching != "" {
+			fmt.Fprintf(b, "  %s\n", r.Teaching)
+		}
 	} else {
 		fmt.Fprintf(b, "  cancel asked by %s at %s: its runtime sends no further model request or tool call, and the task ends once its admitted Operations have an outcome\n",
 			t.Cancel.By, t.Cancel.At.Format(time.RFC3339))
