@@ -39,6 +39,9 @@ const (
 	noticeScheduleDeleted  notice = "schedule_deleted"
 	noticeTaskPosted       notice = "task_posted"
 	noticeMessagePosted    notice = "message_posted"
+	noticeTaskCancelled    notice = "task_cancelled"
+	noticeTaskCancelAsked  notice = "task_cancel_asked"
+	noticeTaskEnded        notice = "task_ended"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -66,6 +69,9 @@ var notices = map[notice]string{
 	noticeScheduleDeleted:  "Schedule deleted.",
 	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
+	noticeTaskCancelled:    "Task cancelled; nothing of it ran.",
+	noticeTaskCancelAsked:  "Cancel sent: the runtime sends no further model request or tool call, and the task ends once the Operations it admitted have an outcome.",
+	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
