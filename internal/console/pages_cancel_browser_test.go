@@ -45,8 +45,8 @@ func TestPages_CancelTask(t *testing.T) {
 	}
 	row := "task-" + string(queued.ID) + "-cancelled-0-cancel"
 	r.b.Do(chromedp.WaitVisible(chromedp.ID(row)))
-	if got := r.b.Text("#" + row); !strings.Contains(got, "cancelled by member:") || !strings.Contains(got, "before a runtime took it") {
-		t.Errorf("the cancelled task reads %q, want who cancelled it and that nothing ran", got)
+	if got := r.b.Text("#" + row); !strings.Contains(got, "cancelled by ada") || !strings.Contains(got, "none of its calls was admitted") {
+		t.Errorf("the cancelled task reads %q, want who cancelled it, by name, and that nothing ran", got)
 	}
 	if n := browsertest.Run(r.b, chromedp.Evaluate[int](`document.querySelectorAll("#cancel-`+string(queued.ID)+`").length`)); n != 0 {
 		t.Errorf("a cancelled task still offers Cancel")
@@ -86,7 +86,7 @@ func TestPages_CancelTask(t *testing.T) {
 	}
 	asked := "task-" + string(running.ID) + "-claimed-1-cancel"
 	r.b.Do(chromedp.WaitVisible(chromedp.ID(asked)))
-	if got := r.b.Text("#" + asked); !strings.Contains(got, "cancel asked by member:") {
+	if got := r.b.Text("#" + asked); !strings.Contains(got, "cancel asked by ada") {
 		t.Errorf("the task being cancelled reads %q, want the cancel asked", got)
 	}
 	if got := <-renewed; got.Cancel == nil {
@@ -103,7 +103,7 @@ func TestPages_CancelTask(t *testing.T) {
 	}
 	ended := "task-" + string(running.ID) + "-cancelled-1-cancel"
 	r.b.Do(chromedp.WaitVisible(chromedp.ID(ended)))
-	if got := r.b.Text("#" + ended); !strings.Contains(got, "admitted ApplyAction call_1 (operation 1)") || !strings.Contains(got, "cancelled by member:") {
+	if got := r.b.Text("#" + ended); !strings.Contains(got, "admitted ApplyAction call_1 (operation 1)") || !strings.Contains(got, "cancelled by ada") {
 		t.Errorf("the cancelled task reads %q, want the Operation it admitted and who cancelled it", got)
 	}
 	r.b.Screenshot(screenshots, "agent-task-cancelled")
