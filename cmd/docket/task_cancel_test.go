@@ -124,3 +124,45 @@ func TestSchedule_FireCancelled(t *testing.T) {
 		t.Errorf("docket schedule show =\n%s\nwant the fire cancelled", text)
 	}
 }
+
+// TestTask_CancelWhileAWriteWaitsForAPerson: a task whose write waits for a decision is
+// cancelled; the write is not: it still waits, a member approves it, and it runs once.
+// The decision wakes the task, and the runtime, asking its model nothing more, reports it
+// cancelled, naming the write it admitted; the conversation keeps the write's outcome.
+func TestTask_CancelWhileAWriteWaitsForAPerson(t *testing.T) {
+	r := newPolicyRig(t, "[delegation_policy]\n[[delegation_policy.class]]\nname = \"docs notes\"\naction = \"note\"\npath = \"docs/*\"\n")
+	script := r.script(t, `{"turns":[{"calls":[`+noteCall("docs/a.md")+`]},{"final":"must not be reached"}]}`)
+	id, tok := r.agent(t, "cancelled")
+	r.agentServe(t, tok, script)
+	posted := r.postTask(t, "--agent", "cancelled", "note docs/a.md")
+	waiting := r.taskUntil(t, posted.ID, contract.TaskWaiting)
+	if len(waiting.Waiting) != 1 || waiting.Waiting[0].Ordinal == 0 {
+		t.Fatalf("the waiting task = %+v, want it to wait on the note", waiting)
+	}
+	var asked contract.Task
+	js, _ := r.exec(t, exitOK, nil, "task", "cancel", string(posted.ID), "-o", "json")
+	if err := json.Unmarshal([]byte(js), &asked); err != nil {
+		t.Fatalf("docket task cancel printed %q: %v", js, err)
+	}
+	if asked.State != contract.TaskWaiting || asked.Cancel == nil {
+		t.Fatalf("the cancel of a waiting task = %+v, want it waiting with the cancel asked", asked)
+	}
+	req := r.pendingRequest(t)
+	r.exec(t, exitOK, nil, "decide", string(req.ID), "approve", "--digest", req.Digest)
+	done := r.taskUntil(t, posted.ID, contract.TaskCancelled)
+	if res := done.Result; res == nil || len(res.Operations) != 1 || res.Operations[0].Ordinal != waiting.Waiting[0].Ordinal || res.Operations[0].Tool != contract.ToolApplyAction {
+		t.Fatalf("the cancelled task's result = %+v, want the note it admitted", done.Result)
+	}
+	if strings.Contains(done.Result.Final, "must not be reached") {
+		t.Errorf("the model was asked again after the cancel: final %q", done.Result.Final)
+	}
+	if n := r.countEvents(t, event.ActionApplied, "agent:"+id); n != 1 {
+		t.Errorf("the note ran %d times, want once: the approved write runs, the cancel cancels no Operation", n)
+	}
+	if text := r.conversationText(t, id, string(posted.Conversation)); !strings.Contains(text, "cancelled this task") {
+		t.Errorf("the conversation reads\n%s\nwant where the task was cancelled", text)
+	}
+	if text, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID)); !strings.Contains(text, "admitted ApplyAction call ") {
+		t.Errorf("docket task show =\n%s\nwant the admitted write listed", text)
+	}
+}
