@@ -96,7 +96,7 @@ func TestPages_CancelTask(t *testing.T) {
 		t.Errorf("Agent page with a task being cancelled: %q", ps)
 	}
 	rep := contract.TaskReport{Attempt: 1, State: contract.TaskCancelled, TaskResult: contract.TaskResult{ClosedCases: []contract.ClosedCase{},
-		Teaching:   "cancelled by a member: the run sent no further model request or tool call; 1 Operations it admitted keep their outcome",
+		Teaching:   "cancelled by a member: the run sent no further model request or tool call; the Operation it admitted keeps its outcome",
 		Operations: []contract.TaskOperation{{CallID: "call_1", Tool: contract.ToolApplyAction, Ordinal: 1}}}}
 	if _, err := r.a.ReportTask(ctx, runtime, running.ID, rep); err != nil {
 		t.Fatal(err)

@@ -78,6 +78,13 @@ func cancelledReport(rep contract.TaskReport, t contract.Task, out agent.Outcome
 		by = t.Cancel.By
 	}
 	rep.State = contract.TaskCancelled
-	rep.Teaching = fmt.Sprintf("cancelled by %s: the run sent no further model request or tool call; %d Operations it admitted keep their outcome", by, len(admitted))
+	kept := "none of its calls was admitted"
+	switch n := len(admitted); {
+	case n == 1:
+		kept = "the Operation it admitted keeps its outcome"
+	case n > 1:
+		kept = fmt.Sprintf("the %d Operations it admitted keep their outcome", n)
+	}
+	rep.Teaching = fmt.Sprintf("cancelled by %s: the run sent no further model request or tool call; %s", by, kept)
 	return rep
 }
