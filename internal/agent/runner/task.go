@@ -250,7 +250,9 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	}
 	rep.Final = out.Final
 	switch {
-	case errors.Is(err, agent.ErrCancelled):
+	case errors.Is(err, agent.ErrCancelled), err == nil && t.Cancel != nil:
+		// Stopped by the cancel; or taken (a wake, a claim taken again) after the cancel,
+		// with nothing left for the model: it ends cancelled once nothing is pending.
 		rt.log.Info("task cancelled", logTask, t.ID, logConversation, t.Conversation)
 		return cancelledReport(rep, t, out, admitted), nil
 	case err == nil && cancel.fired():
