@@ -1,11 +1,13 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/mcpclient/gatewaytest"
@@ -23,6 +25,18 @@ type cancelOnce struct {
 func newCancel() *cancelOnce { return &cancelOnce{done: make(chan struct{})} }
 
 func (c *cancelOnce) fire() { c.once.Do(func() { close(c.done) }) }
+
+// turnErrors keeps the error of its provider's last turn.
+type turnErrors struct {
+	agent.Provider
+	err error
+}
+
+func (p *turnErrors) Turn(ctx context.Context, req agent.Request, d func(agent.Delta)) (agent.Response, error) {
+	resp, err := p.Provider.Turn(ctx, req, d)
+	p.err = err
+	return resp, err
+}
 
 // lastUserText is the text of the conversation's last message, which must be the user's.
 func lastUserText(t *testing.T, store agent.ConversationStore, id string) string {
@@ -43,10 +57,13 @@ func lastUserText(t *testing.T, store agent.ConversationStore, id string) string
 // and the conversation says where the task stopped.
 func TestLoop_Cancel_WhileTheModelStreams(t *testing.T) {
 	r := newRig(t)
-	p, err := openai.New(openai.Config{URL: providertest.Stalling(t), Model: "m"})
+	// The idle deadline is far past the cancel: a request it ended was not aborted by
+	// the cancel, which the provider's own error tells apart (model_stalled).
+	inner, err := openai.New(openai.Config{URL: providertest.Stalling(t), Model: "m", Deadlines: agent.Deadlines{Idle: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := &turnErrors{Provider: inner}
 	cancel := newCancel()
 	var deltas int
 	l := r.loop(t, p, func(c *agent.LoopConfig) {
@@ -59,6 +76,9 @@ func TestLoop_Cancel_WhileTheModelStreams(t *testing.T) {
 	}
 	if deltas == 0 {
 		t.Fatal("the model's stream never began; the cancel was not made while it streamed")
+	}
+	if pe, ok := errors.AsType[*agent.ProviderError](p.err); ok && pe.Kind == agent.KindStalled {
+		t.Errorf("the model request ended at its idle deadline (%v), want it aborted by the cancel", p.err)
 	}
 	if calls := r.gw.Calls(); len(calls) != 0 {
 		t.Errorf("the gateway got %v after the cancel, want no call", tools(calls))
