@@ -230,6 +230,9 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		if err := l.showUnread(ctx, c); err != nil {
 			return Outcome{}, err
 		}
+		if cancelled(ctx) {
+			return Outcome{}, l.stopCancelled(ctx, c)
+		}
 		if be := l.cfg.ConversationBudget.check(ScopeConversation, c.Spent); be != nil {
 			// An earlier run spent the conversation's budget: no further model turn.
 			return Outcome{}, be
@@ -240,7 +243,12 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)
 		}
 		began := l.cfg.Now()
-		resp, err := l.cfg.Provider.Turn(ctx, req, l.cfg.OnDelta)
+		turnCtx, endTurn := turnContext(ctx)
+		resp, err := l.cfg.Provider.Turn(turnCtx, req, l.cfg.OnDelta)
+		endTurn()
+		if err != nil && cancelled(ctx) {
+			return Outcome{}, l.stopCancelled(ctx, c)
+		}
 		if err != nil {
 			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Usage != (Usage{}) {
 				berr := l.spend(c, pe.Usage)
@@ -288,6 +296,9 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, stop string) error {
 	for _, call := range calls[len(c.Partial):] {
 		var res ToolResult
+		if stop == "" && cancelled(ctx) {
+			stop = cancelStop
+		}
 		switch {
 		case stop != "":
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeNotExecuted, "this call was not sent: "+stop+"; read the results above and propose it again if it is still needed")}

@@ -82,3 +82,11 @@ func (c *Client) WaitOperations(ctx context.Context, ws []contract.TaskWait, wai
 	err := c.Do(ctx, http.MethodPost, "/api/v1/operations/wait", contract.OperationsWait{Waiting: ws, WaitMS: int(wait.Milliseconds())}, &out)
 	return out.Reported, err
 }
+
+// CancelTask cancels task id of project, as a member: one no runtime claimed yet ends at
+// once; else its runtime stops at its next step.
+func (c *Client) CancelTask(ctx context.Context, project, id string) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "tasks", id, "cancel"), nil, &t)
+	return t, err
+}

@@ -41,6 +41,9 @@ const (
 	noticeMessagePosted    notice = "message_posted"
 	noticeCasePaused       notice = "case_paused"
 	noticeCaseResumed      notice = "case_resumed"
+	noticeTaskCancelled    notice = "task_cancelled"
+	noticeTaskCancelAsked  notice = "task_cancel_asked"
+	noticeTaskEnded        notice = "task_ended"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -70,6 +73,9 @@ var notices = map[notice]string{
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
 	noticeCasePaused:       "Case paused: its Actions and writes are refused until every hold is released.",
 	noticeCaseResumed:      "Hold released. The Case runs again once no hold is left.",
+	noticeTaskCancelled:    "Task cancelled; nothing of it ran.",
+	noticeTaskCancelAsked:  "Cancel sent: the runtime sends no further model request or tool call, and the task ends once the Operations it admitted have an outcome.",
+	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

@@ -76,6 +76,7 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
 	s.page("POST /projects/{project}/agents/{agent}/tasks", "agents", s.pagePostTask)
 	s.page("GET /projects/{project}/agents/{agent}/tasks", "agents", s.pageAgentAgain)
+	s.page("POST /projects/{project}/agents/{agent}/tasks/{task}/cancel", "agents", s.pageCancelTask)
 	s.page("POST /projects/{project}/agents/{agent}/conversations/{conversation}/messages", "agents", s.pagePostMessage)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
 	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)

@@ -29,7 +29,7 @@ func httpStatus(code contract.Code) int {
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
-		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed,
+		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed, contract.CodeTaskFinished,
 		contract.CodeCaseClosed, contract.CodeHoldNotOwner:
 		return http.StatusConflict
 	}

@@ -32,17 +32,21 @@ type TaskState string
 
 // Task states. A task is queued until a runtime claims it; claimed while a runtime holds
 // its lease; waiting while its work waits on Operations (a decision, a running write, a
-// person), when the authority wakes it; then completed or failed.
+// person), when the authority wakes it; then completed or failed, or cancelled when a
+// member cancelled it (see [TaskCancel]).
 const (
 	TaskQueued    TaskState = "queued"
 	TaskClaimed   TaskState = "claimed"
 	TaskWaiting   TaskState = "waiting"
 	TaskCompleted TaskState = "completed"
 	TaskFailed    TaskState = "failed"
+	TaskCancelled TaskState = "cancelled"
 )
 
 // Finished reports whether s is final.
-func (s TaskState) Finished() bool { return s == TaskCompleted || s == TaskFailed }
+func (s TaskState) Finished() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
 
 // MaxTaskText bounds a task's or a message's text, in bytes.
 const MaxTaskText = 64 << 10
@@ -118,6 +122,9 @@ type TaskResult struct {
 	ErrorCode   Code         `json:"errorCode,omitempty"`
 	Teaching    string       `json:"teaching,omitempty"`
 	ClosedCases []ClosedCase `json:"closedCases"`
+	// Operations are the Operations the task's runs admitted, listed on a cancelled
+	// task's report: what did run, or runs still, or waits for a person.
+	Operations []TaskOperation `json:"operations,omitempty"`
 }
 
 // Task is a task or message as the authority keeps it.
@@ -143,9 +150,12 @@ type Task struct {
 	// (a model request, for its first byte or its next data), kept until the run reports
 	// or the task is claimed again: a run that waits past RunWait.Deadline is stuck, and
 	// its runtime stops renewing (docs/workbench.md, Model deadlines).
-	RunWait   *TaskRunWait `json:"runWait,omitempty"`
-	Result    *TaskResult  `json:"result,omitempty"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	RunWait *TaskRunWait `json:"runWait,omitempty"`
+	// Cancel, once set, says a member asked to cancel the task: its runtime sends no
+	// further model request or tool call, and the task ends cancelled.
+	Cancel    *TaskCancel `json:"cancel,omitempty"`
+	Result    *TaskResult `json:"result,omitempty"`
+	UpdatedAt time.Time   `json:"updatedAt"`
 }
 
 // TaskClaimRequest is a runtime's long-poll for its Agent's next task: POST
@@ -173,6 +183,10 @@ type TaskClaim struct {
 type TaskRenewal struct {
 	Attempt int          `json:"attempt"`
 	Wait    *TaskRunWait `json:"wait,omitempty"`
+	// WaitMS, when set, holds the renewal's answer up to WaitMS (at most
+	// MaxTaskClaimWait) after the lease is renewed, answering at once when the task's
+	// cancel is asked for: the runtime learns of a cancel from the renewal it sends anyway.
+	WaitMS int `json:"waitMs,omitempty"`
 }
 
 // What a run waits on.

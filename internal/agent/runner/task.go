@@ -208,11 +208,15 @@ func (rt *Runtime) report(ctx context.Context, id contract.TaskID, rep contract.
 // end, is an error: any other failure is the task's, and reported.
 func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contract.TaskReport, error) {
 	t := *claim.Task
+	cancel := newCancelSignal()
+	if t.Cancel != nil {
+		cancel.fire()
+	}
 	renewing, stopRenew := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		rt.keepLease(renewing, t)
+		rt.keepLease(renewing, t, cancel)
 	}()
 	defer func() {
 		stopRenew()
@@ -223,26 +227,43 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 		// A wake goes on from the run that waited: the Cases it closed stay listed.
 		rep.ClosedCases = append(rep.ClosedCases, t.Result.ClosedCases...)
 	}
+	admitted := admittedBefore(t)
 	l, err := rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
 		if cc, ok := closedCase(c, res); ok {
 			rep.ClosedCases = append(rep.ClosedCases, cc)
 		}
+		admitted.seen(c, res)
 	}, nil)
 	if err != nil {
 		return rt.failed(rep, err), nil
 	}
 	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
 	var out agent.Outcome
+	run := agent.WithCancelSignal(ctx, cancel.done)
 	if claim.Wake {
-		out, err = l.Wake(ctx, string(t.Conversation), wakeName(t))
+		out, err = l.Wake(run, string(t.Conversation), wakeName(t))
 	} else {
-		out, err = l.SendTask(ctx, string(t.Conversation), string(t.ID), taskText(t))
+		out, err = l.SendTask(run, string(t.Conversation), string(t.ID), taskText(t))
 	}
 	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
 		return contract.TaskReport{}, errors.Join(err, ctx.Err())
 	}
 	rep.Final = out.Final
 	switch {
+	case errors.Is(err, agent.ErrCancelled), err == nil && t.Cancel != nil:
+		// Stopped by the cancel; or taken (a wake, a claim taken again) after the cancel,
+		// with nothing left for the model: it ends cancelled once nothing is pending.
+		rt.log.Info("task cancelled", logTask, t.ID, logConversation, t.Conversation)
+		return cancelledReport(rep, t, out, admitted), nil
+	case err == nil && cancel.fired():
+		// The cancel came after the run's last step: it ended as it would have.
+		rep.Operations = admitted
+		if len(out.Pending) > 0 {
+			rep.State, rep.Waiting = contract.TaskWaiting, out.Pending
+		} else {
+			rep.State = contract.TaskCompleted
+		}
+		return rep, nil
 	case err != nil:
 		return rt.failed(rep, err), nil
 	case len(out.Pending) > 0:
@@ -254,35 +275,51 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 }
 
 // keepLease renews t's claim at a third of its lease until ctx ends, saying what the run
-// waits on, if anything. A run whose model request is past its deadline is stuck: its
-// claim is not renewed, so that it runs out and another runtime may take the task (the
-// request's own deadline normally ends the turn first; docs/workbench.md, Model deadlines).
-// A renewal that fails is logged: the run goes on, and if the claim runs out another
-// runtime resumes it from the conversation.
-func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
+// waits on, if anything. Until the run learns of a cancel, each renewal is held by the
+// authority until the next is due and answered at once when a member cancels the task,
+// which fires cancel: the renewal the runtime sends anyway is how it learns of a cancel
+// within moments (docs/workbench.md, Cancelling a task). A run whose model request is
+// past its deadline is stuck: its claim is not renewed, so that it runs out and another
+// runtime may take the task (the request's own deadline normally ends the turn first;
+// docs/workbench.md, Model deadlines). A renewal that fails is logged: the run goes on,
+// and if the claim runs out another runtime resumes it from the conversation.
+func (rt *Runtime) keepLease(ctx context.Context, t contract.Task, cancel *cancelSignal) {
 	every := time.Minute
 	if t.LeaseUntil != nil {
 		every = max(time.Until(*t.LeaseUntil)/3, time.Second)
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	// A renewal is held at most as long as a claim's long-poll.
+	every = min(every, contract.MaxTaskClaimWait)
+	held := !cancel.fired()
+	if !held {
+		pause(ctx, every)
+	}
+	for ctx.Err() == nil {
 		ren := contract.TaskRenewal{Attempt: t.Attempt}
 		if w, ok := rt.watch.Current(); ok {
 			if !time.Now().Before(w.Deadline) {
 				rt.log.Warn("task lease not renewed: the model request is stuck past its deadline", logTask, t.ID, logModel, w.Origin, logPhase, w.Phase)
+				pause(ctx, every)
 				continue
 			}
 			ren.Wait = w.RunWait()
 		}
-		if _, err := rt.api.RenewTask(ctx, t.ID, ren); err != nil && ctx.Err() == nil {
+		if held {
+			ren.WaitMS = int(every.Milliseconds())
+		}
+		began := time.Now()
+		got, err := rt.api.RenewTask(ctx, t.ID, ren)
+		if err != nil && ctx.Err() == nil {
 			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)
 		}
+		if err == nil && got.Cancel != nil && held {
+			rt.log.Info("task cancel learnt from the lease renewal", logTask, t.ID)
+			held = false
+			cancel.fire()
+		}
+		// A held renewal answered early (a cancel, a lost claim) or one not held waits
+		// out the rest of the period, so renewals keep their pace.
+		pause(ctx, every-time.Since(began))
 	}
 }
 

@@ -29,7 +29,10 @@ import (
 //	6: case.held and case.released, a Case paused by a hold and a hold released
 //	   (case.held.json, case.released.json); a Case record (case.opened, board.recorded)
 //	   may carry holds and holdSeq.
-const FormatVersion = 6
+//	7: task.cancel_requested, a member's cancel of a task (task.cancel_requested.json);
+//	   task.reported may carry state cancelled with operations, the Operations the
+//	   task's runs admitted (task.reported@3.json); task.claimed is unchanged.
+const FormatVersion = 7
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

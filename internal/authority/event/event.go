@@ -106,6 +106,9 @@ const (
 	// Holds: a Case paused and resumed, appended with the Case record they changed.
 	CaseHeld     = "case.held"     // the Case and the hold placed on it
 	CaseReleased = "case.released" // the Case, the hold released, who released it and whether the Case runs again
+	// A member's cancel of a task; the task's end follows in task.reported (state
+	// cancelled), at once for a task no runtime claimed yet.
+	TaskCancelRequested = "task.cancel_requested" // the task, and who asked
 )
 
 // Kind is one entry of the catalog.
@@ -183,6 +186,7 @@ var Catalog = []Kind{
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
 	{CaseHeld, true, CaseHeldData{}},
 	{CaseReleased, true, CaseReleasedData{}},
+	{TaskCancelRequested, false, TaskCancelRequestedData{}},
 }
 
 var neutral = func() map[string]bool {

@@ -421,6 +421,12 @@ type TaskReportedData struct {
 	contract.TaskReport
 }
 
+// TaskCancelRequestedData is a member's cancel of a task. Since format version 6.
+type TaskCancelRequestedData struct {
+	Task contract.TaskID `json:"task"`
+	contract.TaskCancel
+}
+
 func (ProjectCreatedData) EventType() string              { return ProjectCreated }
 func (MemberCreatedData) EventType() string               { return MemberCreated }
 func (AgentCreatedData) EventType() string                { return AgentCreated }
@@ -481,3 +487,4 @@ func (ConversationBudgetExhaustedData) EventType() string { return ConversationB
 func (TaskPostedData) EventType() string                  { return TaskPosted }
 func (TaskClaimedData) EventType() string                 { return TaskClaimed }
 func (TaskReportedData) EventType() string                { return TaskReported }
+func (TaskCancelRequestedData) EventType() string         { return TaskCancelRequested }

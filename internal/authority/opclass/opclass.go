@@ -91,6 +91,7 @@ var Table = []Operation{
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"task.post", "POST /api/v1/projects/{project}/agents/{agent}/tasks", Operational, "posts a task for an Agent's runtime to take"},
+	{"task.cancel", "POST /api/v1/projects/{project}/tasks/{task}/cancel", Operational, "cancels a task: its runtime sends no further model request or tool call"},
 	{"message.post", "POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", Operational, "adds words to an Agent's conversation"},
 	{"task.post_own", "POST /api/v1/tasks", MemberOnly, "an Agent's runtime posts a task for itself: never a member's or a delegate's"},
 	{"task.claim", "POST /api/v1/tasks/claim", MemberOnly, "an Agent's runtime takes its next task: never a member's or a delegate's"},

@@ -118,7 +118,11 @@ func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskI
 			return contract.Task{}, err
 		}
 	}
-	return k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
+	wait := time.Duration(r.WaitMS) * time.Millisecond
+	if r.WaitMS < 0 || wait > contract.MaxTaskClaimWait {
+		return contract.Task{}, contract.Errorf(contract.CodeInvalidArgument, "waitMs %d is out of range; hold a renewal 0 to %d ms", r.WaitMS, contract.MaxTaskClaimWait.Milliseconds())
+	}
+	t, err := k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
@@ -127,6 +131,10 @@ func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskI
 		v.LeaseUntil, v.RunWait, v.UpdatedAt = &d.LeaseUntil, r.Wait, now
 		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, d)
 	})
+	if err != nil || wait == 0 || t.Cancel != nil {
+		return t, err
+	}
+	return k.holdRenewal(ctx, t.Project, t.Agent, id, r.Attempt, t, wait)
 }
 
 // Report records how the calling Agent's run of task id ended. A report that repeats the
@@ -144,6 +152,9 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
+		if err := checkCancelReport(t, r); err != nil {
+			return contract.Task{}, err
+		}
 		v := *t
 		res := r.TaskResult
 		v.State, v.Waiting, v.Result, v.LeaseUntil, v.RunWait, v.UpdatedAt = r.State, r.Waiting, &res, nil, nil, now
@@ -153,8 +164,8 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 
 func checkReport(r contract.TaskReport) error {
 	switch {
-	case r.State != contract.TaskWaiting && r.State != contract.TaskCompleted && r.State != contract.TaskFailed:
-		return contract.Errorf(contract.CodeInvalidArgument, "a report's state is completed, failed or waiting, not %q", r.State)
+	case r.State != contract.TaskWaiting && r.State != contract.TaskCompleted && r.State != contract.TaskFailed && r.State != contract.TaskCancelled:
+		return contract.Errorf(contract.CodeInvalidArgument, "a report's state is completed, failed, cancelled or waiting, not %q", r.State)
 	case (r.State == contract.TaskWaiting) != (len(r.Waiting) > 0):
 		return contract.Errorf(contract.CodeInvalidArgument, "a report is waiting exactly when it names the Operations it waits on; send state waiting with them, or completed or failed without")
 	case len(r.Final) > maxFinal || len(r.Teaching) > maxFinal:
@@ -165,6 +176,11 @@ func checkReport(r contract.TaskReport) error {
 	for _, w := range r.Waiting {
 		if w.Tool == "" || w.Ordinal < 0 || w.After < 0 {
 			return contract.Errorf(contract.CodeInvalidArgument, "each Operation waited on names its tool and a non-negative ordinal or after")
+		}
+	}
+	for _, op := range r.Operations {
+		if op.Tool == "" || op.Ordinal <= 0 {
+			return contract.Errorf(contract.CodeInvalidArgument, "each Operation a report lists names its tool and its ordinal")
 		}
 	}
 	for _, cc := range r.ClosedCases {

@@ -134,6 +134,12 @@ func (l *ledger) apply(e store.Event) error {
 		}
 		res := d.TaskResult
 		t.State, t.Waiting, t.Result, t.LeaseUntil, t.RunWait, t.UpdatedAt = d.State, d.Waiting, &res, nil, nil, e.At
+	case event.TaskCancelRequested:
+		var d event.TaskCancelRequestedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		return l.applyCancel(e, d)
 	case event.OpAdmitted, event.OpChanged:
 		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {
