@@ -26,7 +26,9 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: budget.set, budget.warned and budget.exhausted, the budgets the authority holds
+//	   (budget.set.json); task.reported's waits may name a budget (task.reported@3.json).
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

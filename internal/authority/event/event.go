@@ -102,6 +102,13 @@ const (
 
 	// The worker docket start runs for a Connection, as docket start reports its state.
 	WorkerRuntimeReported = "worker.runtime_reported" // the Connection and the state of its supervised worker
+
+	// Budgets the authority holds (docs/budgets.md): a member's set of one, and each window
+	// reaching its warning share or stopping a request, once per window. The charges of
+	// model requests are not events: each request's usage is in its conversation.saved.
+	BudgetSet       = "budget.set"       // the budget's limits, version, and whether its window was reset
+	BudgetWarned    = "budget.warned"    // contract.BudgetCrossing: the window reached its warning share
+	BudgetExhausted = "budget.exhausted" // contract.BudgetCrossing: a model request was not sent
 )
 
 // Kind is one entry of the catalog.
@@ -177,6 +184,9 @@ var Catalog = []Kind{
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
+	{BudgetSet, false, BudgetSetData{}},
+	{BudgetWarned, false, BudgetWarnedData{}},
+	{BudgetExhausted, false, BudgetExhaustedData{}},
 }
 
 var neutral = func() map[string]bool {
