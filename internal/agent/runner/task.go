@@ -233,15 +233,26 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	}
 	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
 	var out agent.Outcome
-	if claim.Wake {
+	ctx = withTask(ctx, t.ID)
+	switch {
+	case claim.Wake && budgetOnly(t.Waiting):
+		// A budget stopped the run before a model request: go on where it stopped.
+		out, err = l.SendTask(ctx, string(t.Conversation), wakeName(t), "")
+	case claim.Wake:
 		out, err = l.Wake(ctx, string(t.Conversation), wakeName(t))
-	} else {
+	default:
 		out, err = l.SendTask(ctx, string(t.Conversation), string(t.ID), taskText(t))
 	}
 	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
 		return contract.TaskReport{}, errors.Join(err, ctx.Err())
 	}
 	rep.Final = out.Final
+	if be, ok := errors.AsType[*agent.BudgetExhaustedError](err); ok {
+		// Not sent: the task waits on the budget, and is woken when it has room.
+		rep.State, rep.Waiting = contract.TaskWaiting, append(out.Pending, contract.TaskWait{Budget: be.Budget})
+		rep.ErrorCode, rep.Teaching = be.Err.Code, be.Err.Teaching
+		return rep, nil
+	}
 	switch {
 	case err != nil:
 		return rt.failed(rep, err), nil
@@ -307,6 +318,10 @@ func wakeName(t contract.Task) string {
 	var b strings.Builder
 	b.WriteString("wake:" + string(t.ID))
 	for _, w := range t.Waiting {
+		if w.Budget != "" {
+			fmt.Fprintf(&b, ":budget.%s", w.Budget)
+			continue
+		}
 		fmt.Fprintf(&b, ":%s.%d.%d", w.Tool, w.Ordinal, w.After)
 	}
 	return b.String()
