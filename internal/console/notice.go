@@ -39,6 +39,8 @@ const (
 	noticeScheduleDeleted  notice = "schedule_deleted"
 	noticeTaskPosted       notice = "task_posted"
 	noticeMessagePosted    notice = "message_posted"
+	noticeBudgetSet        notice = "budget_set"
+	noticeBudgetReset      notice = "budget_reset"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -66,6 +68,8 @@ var notices = map[notice]string{
 	noticeScheduleDeleted:  "Schedule deleted.",
 	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
+	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
+	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
