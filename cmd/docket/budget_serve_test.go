@@ -48,6 +48,9 @@ func TestBudget_StopsTheRuntime(t *testing.T) {
 	if len(waiting.Waiting) != 1 || waiting.Waiting[0].Budget != "spender-total" || waiting.Result == nil || waiting.Result.ErrorCode != contract.CodeBudgetExhausted {
 		t.Fatalf("waiting task = %+v (result %+v), want it waiting on spender-total with budget_exhausted", waiting, waiting.Result)
 	}
+	if text, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID)); !strings.Contains(text, "waits on budget spender-total") || !strings.Contains(text, "budget_exhausted: budget spender-total has no room") {
+		t.Errorf("docket task show =\n%s\nwant the wait on the budget and why", text)
+	}
 	if n := len(model.Seen()); n != 2 {
 		t.Fatalf("the model server saw %d requests, want 2: the third was past the budget", n)
 	}
