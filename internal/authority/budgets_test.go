@@ -287,3 +287,41 @@ func TestAuthority_Budget_TaskWaits(t *testing.T) {
 		t.Fatalf("claim after a raise = %+v, %v; want the task woken", woken, err)
 	}
 }
+
+// TestAuthority_Budget_HoldLapses: a reservation never charged (its runtime stopped)
+// holds its part only until it lapses; a day later the next reservation removes it, and
+// its late charge charges nothing.
+func TestAuthority_Budget_HoldLapses(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	spec := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 100}}
+	if _, err := f.a.SetBudget(ctx, f.admin, "default", "calc-total", spec); err != nil {
+		t.Fatal(err)
+	}
+	lost := reserve(t, f.a, f.agent, 100)
+	if !lost.Granted {
+		t.Fatalf("first reservation = %+v, want granted", lost)
+	}
+	if r := reserve(t, f.a, f.agent, 1); r.Granted {
+		t.Fatalf("a reservation while the whole budget is held = %+v, want refused", r)
+	}
+	f.clock.Add(time.Hour) // past the hold's 30 minutes
+	if r := reserve(t, f.a, f.agent, 1); !r.Granted {
+		t.Fatalf("a reservation after the hold lapsed = %+v, want granted", r)
+	}
+	f.clock.Add(25 * time.Hour)
+	next := reserve(t, f.a, f.agent, 1)
+	holds, err := f.st.BudgetHolds(ctx, "default", "calc-total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(holds) != 1 || holds[0].ID != next.Hold {
+		t.Errorf("holds kept = %+v, want only the newest: lapsed ones are removed a day later", holds)
+	}
+	if err := f.a.ChargeBudget(ctx, f.agent, contract.BudgetCharge{Hold: lost.Hold, Provider: "openai", Model: "gpt-4o", InputTokens: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := f.a.Budget(ctx, f.admin, "default", "calc-total"); b.Spend.Tokens != 0 {
+		t.Errorf("spend after a removed hold's charge = %+v, want nothing charged", b.Spend)
+	}
+}

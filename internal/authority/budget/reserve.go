@@ -57,6 +57,9 @@ func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.Bu
 				counted = append(counted, b)
 			}
 		}
+		if err := sweepLapsed(ctx, tx, counted, now); err != nil {
+			return err
+		}
 		for _, b := range counted {
 			st, err := standingOf(ctx, tx, b, now)
 			if err != nil {
@@ -182,6 +185,30 @@ func (k *Keeper) Room(ctx context.Context, project contract.ProjectID, name stri
 		return false, fmt.Errorf("read budget %s: %w", name, err)
 	}
 	return st.full(b) == nil, nil
+}
+
+// lapsedKept is how long a lapsed hold is kept before a reservation removes it: a
+// runtime that stopped between its reservation and its charge never charges it, and a
+// charge that comes after it is removed charges nothing.
+const lapsedKept = 24 * time.Hour
+
+// sweepLapsed removes the holds on bs that lapsed more than lapsedKept ago, so that the
+// holds a budget keeps are bounded by the requests of one day.
+func sweepLapsed(ctx context.Context, tx store.Tx, bs []store.Budget, now time.Time) error {
+	for _, b := range bs {
+		holds, err := tx.BudgetHolds(ctx, b.Project, b.Name)
+		if err != nil {
+			return err
+		}
+		for _, h := range holds {
+			if h.Until.Add(lapsedKept).Before(now) {
+				if _, err := tx.DeleteBudgetHold(ctx, h.Project, h.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // counts reports whether b counts a request of agent for a task of schedule ("" when the
