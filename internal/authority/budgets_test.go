@@ -1,9 +1,12 @@
 package authority_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
@@ -323,5 +326,61 @@ func TestAuthority_Budget_HoldLapses(t *testing.T) {
 	}
 	if b, _ := f.a.Budget(ctx, f.admin, "default", "calc-total"); b.Spend.Tokens != 0 {
 		t.Errorf("spend after a removed hold's charge = %+v, want nothing charged", b.Spend)
+	}
+}
+
+// TestAuthority_Budget_CountsTheSchedulesTasks: a request for a task a schedule's fire
+// posted counts against that schedule's budget as well as the Agent's; a request for a
+// member's own task, or one whose client key only looks like a fire's, does not.
+func TestAuthority_Budget_CountsTheSchedulesTasks(t *testing.T) {
+	f := newSchedFixture(t)
+	ctx := t.Context()
+	s := f.create(t, contract.CreateScheduleRequest{Every: "1h", Missed: contract.MissedSkip})
+	for name, lim := range map[string]contract.BudgetLimits{
+		"nightly":    {Scope: "schedule", Schedule: string(s.ID), Window: "total", MaxTokens: 1000},
+		"calc-total": {Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 1000},
+	} {
+		if _, err := f.a.SetBudget(ctx, f.admin, "default", name, contract.BudgetSpec{BudgetLimits: lim}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fire, err := f.s.RunNow(ctx, f.admin, "default", s.ID)
+	if err != nil || fire.Task == "" {
+		t.Fatalf("RunNow = %+v, %v; want a fire with its task", fire, err)
+	}
+	own, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", ClientKey: string(s.ID) + ":1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "y", ClientKey: "sch_" + strings.Repeat("0", 16) + ":1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		task contract.TaskID
+		want []string
+	}{
+		{"the fire's task", fire.Task, []string{"calc-total", "nightly"}},
+		{"no task", "", []string{"calc-total"}},
+		{"a key naming no schedule", forged.ID, []string{"calc-total"}},
+	}
+	// A member's task under a key that names a real schedule of the same Agent reads as
+	// that schedule's: its budget is the member's to spend (docs/budgets.md).
+	tests = append(tests, struct {
+		name string
+		task contract.TaskID
+		want []string
+	}{"a member's task under the schedule's key form", own.ID, []string{"calc-total", "nightly"}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := f.a.ReserveBudget(ctx, f.agent, contract.BudgetReserve{Task: tt.task, Provider: "openai", Model: "gpt-4o", Tokens: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, r.Budgets); diff != "" {
+				t.Errorf("budgets counted (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
