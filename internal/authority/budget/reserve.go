@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -37,6 +38,16 @@ func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.Bu
 	// The estimate is priced at the output price, the dearer one: a hold is an upper bound.
 	out := contract.BudgetReservation{Unpriced: !ok}
 	estimate := pr.MicroUSD(0, req.Tokens)
+	// Most requests count against no budget: they are granted on a read, without the
+	// project's head lock. A budget set meanwhile counts from the next request, as it
+	// would had it been set a moment later.
+	bs, err := k.store.Budgets(ctx, string(project))
+	if err != nil {
+		return contract.BudgetReservation{}, fmt.Errorf("reserve budget: %w", err)
+	}
+	if !slices.ContainsFunc(bs, func(b store.Budget) bool { return counts(b, c.ID, schedule) }) {
+		return contract.BudgetReservation{Granted: true, Unpriced: !ok}, nil
+	}
 	id, err := newHold(k.rand)
 	if err != nil {
 		return contract.BudgetReservation{}, err
