@@ -81,8 +81,8 @@ func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.Bu
 				continue
 			}
 			out.Budget = b.Name
-			out.Teaching = fmt.Sprintf("budget %s has no room: %s of %s %s spent or held in its %s window; the request was not sent, and the task waits until a member raises or resets it (docket budget set %s …) or its window turns",
-				b.Name, number(full.Kind, full.Used), number(full.Kind, full.Limit), full.Kind, b.Window, b.Name)
+			out.Teaching = fmt.Sprintf("budget %s has no room: %s of %s spent or held in its %s window; the request was not sent, and the task waits until a member raises or resets it (docket budget set %s …) or its window turns",
+				b.Name, number(full.Kind, full.Used), number(full.Kind, full.Limit), b.Window, b.Name)
 			if st.spend.Exhausted {
 				return nil // recorded once per window
 			}
@@ -262,10 +262,10 @@ func windowStart(t time.Time) *time.Time {
 	return &t
 }
 
-// number prints an amount of kind: whole tokens, or dollars to the cent's hundredth.
+// number prints an amount of kind: whole tokens, or dollars to a hundredth of a cent.
 func number(kind string, v float64) string {
 	if kind == "usd" {
 		return fmt.Sprintf("$%.4f", v)
 	}
-	return fmt.Sprintf("%.0f", v)
+	return fmt.Sprintf("%.0f tokens", v)
 }
