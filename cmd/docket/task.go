@@ -136,6 +136,10 @@ func writeTask(w io.Writer, t contract.Task) error {
 		fmt.Fprintf(&b, "  focus %s\n", t.CaseID)
 	}
 	for _, wt := range t.Waiting {
+		if wt.Budget != "" {
+			fmt.Fprintf(&b, "  waits on budget %s: it goes on once a member raises or resets it, or its window turns\n", wt.Budget)
+			continue
+		}
 		fmt.Fprintf(&b, "  waits on %s call %s (operation %d)\n", wt.Tool, dash(wt.CallID), wt.Ordinal)
 	}
 	if text, _ := runWaitText(t, time.Now()); text != "" {

@@ -31,6 +31,9 @@ type LoopConfig struct {
 	// conversation's Spent (priced by Meter); the zero Budget is unbounded.
 	ConversationBudget Budget
 	Hook               Hook // sees each call sent to the gateway; nil: none
+	// Budgets are the authority's budgets, asked before each model request (a request
+	// they refuse is not sent) and charged after it; nil: none.
+	Budgets Holder
 
 	// Bounder cuts tool results shown to the model; a nil Sink is replaced by a
 	// [MemoryArtifacts], whose refs the loop serves itself.
@@ -242,10 +245,15 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)
 		}
+		hold, err := l.reserve(ctx, c.ID, len(sent))
+		if err != nil {
+			return Outcome{}, err
+		}
 		began := l.cfg.Now()
 		turnCtx, endTurn := turnContext(ctx)
 		resp, err := l.cfg.Provider.Turn(turnCtx, req, l.cfg.OnDelta)
 		endTurn()
+		l.charge(ctx, c.ID, hold, resp.Usage, err)
 		if err != nil && cancelled(ctx) {
 			return Outcome{}, l.stopCancelled(ctx, c)
 		}

@@ -44,6 +44,8 @@ const (
 	noticeTaskCancelled    notice = "task_cancelled"
 	noticeTaskCancelAsked  notice = "task_cancel_asked"
 	noticeTaskEnded        notice = "task_ended"
+	noticeBudgetSet        notice = "budget_set"
+	noticeBudgetReset      notice = "budget_reset"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -76,6 +78,8 @@ var notices = map[notice]string{
 	noticeTaskCancelled:    "Task cancelled; nothing of it ran.",
 	noticeTaskCancelAsked:  "Cancel sent: the runtime sends no further model request or tool call, and the task ends once the Operations it admitted have an outcome.",
 	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
+	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
+	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

@@ -46,6 +46,7 @@ type backend interface {
 	delegateBackend
 	profileBackend
 	cardBackend
+	budgetBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -328,6 +329,11 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/tasks/{task}/renew", s.handleRenewTask, authed)
 	s.handle("POST /api/v1/tasks/{task}/report", s.handleReportTask, authed)
 	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
+	s.handle("GET /api/v1/projects/{project}/budgets", s.handleBudgets, authed)
+	s.handle("GET /api/v1/projects/{project}/budgets/{budget}", s.handleBudget, authed)
+	s.handle("PUT /api/v1/projects/{project}/budgets/{budget}", s.handleSetBudget, authed)
+	s.handle("POST /api/v1/budgets/reserve", s.handleReserveBudget, authed)
+	s.handle("POST /api/v1/budgets/charge", s.handleChargeBudget, authed)
 
 	if s.metrics != nil {
 		s.handle("GET /metrics", s.handleMetrics, authed)

@@ -23,7 +23,7 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeHostNotAllowed, contract.CodeProxyRequired, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
 		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
-	case contract.CodeRateLimited, contract.CodeCardLimit, contract.CodeTaskLimit, contract.CodeScheduleLimit, contract.CodeHookLimit, contract.CodeConversationLimit:
+	case contract.CodeBudgetExhausted, contract.CodeRateLimited, contract.CodeCardLimit, contract.CodeTaskLimit, contract.CodeScheduleLimit, contract.CodeHookLimit, contract.CodeConversationLimit:
 		return http.StatusTooManyRequests
 	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall, contract.CodeHoldNotFound:
 		return http.StatusNotFound

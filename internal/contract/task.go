@@ -100,12 +100,14 @@ type CasePin struct {
 
 // TaskWait is an Operation of the Agent a task's conversation waits on: by ordinal, or,
 // while the ordinal is unknown (an answer lost in flight), the newest Operation of Tool
-// after ordinal After.
+// after ordinal After. A wait that names Budget instead waits for room in that budget
+// of the project (docs/budgets.md): it names no call and no tool.
 type TaskWait struct {
 	CallID  string `json:"callId"`
 	Tool    string `json:"tool"`
 	Ordinal int64  `json:"ordinal,omitempty"`
 	After   int64  `json:"after,omitempty"`
+	Budget  string `json:"budget,omitempty"`
 }
 
 // ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are

@@ -116,6 +116,11 @@ type Runtime struct {
 	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
 	prices       agent.Prices
 	log          *slog.Logger
+	// budgets asks the authority's budgets before each model request; nil with
+	// ConversationDir (no authority). modelKind and modelName are the provider and model
+	// its reservations are priced by.
+	budgets              agent.Holder
+	modelKind, modelName string
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -191,6 +196,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 			return nil, err
 		}
 		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
+		rt.budgets = authorityBudgets{api: rt.api, provider: rt.modelKind, model: rt.modelName}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 	}
 	// HTTP/1.1 over TLS too: a runtime hosts one Agent, and an HTTP/2 connection of its
@@ -250,6 +256,7 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt.modelKind, rt.modelName = string(cfg.Provider), cfg.Model
 	if cfg.Provider == agent.ProviderScripted {
 		s, err := scripted.Load(cfg.Script)
 		if err != nil {
@@ -322,7 +329,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 	}
 	cfg := agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		ConversationBudget: f.conversationBudget(), Hook: f.hook(), Instructions: rt.instructions,
+		ConversationBudget: f.conversationBudget(), Budgets: rt.budgets, Hook: f.hook(), Instructions: rt.instructions,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
 	if rt.api != nil {

@@ -239,16 +239,27 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	}
 	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
 	var out agent.Outcome
+	ctx = withTask(ctx, t.ID)
 	run := agent.WithCancelSignal(ctx, cancel.done)
-	if claim.Wake {
+	switch {
+	case claim.Wake && budgetOnly(t.Waiting):
+		// A budget stopped the run before a model request: go on where it stopped.
+		out, err = l.SendTask(run, string(t.Conversation), wakeName(t), "")
+	case claim.Wake:
 		out, err = l.Wake(run, string(t.Conversation), wakeName(t))
-	} else {
+	default:
 		out, err = l.SendTask(run, string(t.Conversation), string(t.ID), taskText(t))
 	}
 	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
 		return contract.TaskReport{}, errors.Join(err, ctx.Err())
 	}
 	rep.Final = out.Final
+	if be, ok := errors.AsType[*agent.BudgetExhaustedError](err); ok {
+		// Not sent: the task waits on the budget, and is woken when it has room.
+		rep.State, rep.Waiting = contract.TaskWaiting, append(out.Pending, contract.TaskWait{Budget: be.Budget})
+		rep.ErrorCode, rep.Teaching = be.Err.Code, be.Err.Teaching
+		return rep, nil
+	}
 	switch {
 	case errors.Is(err, agent.ErrCancelled), err == nil && t.Cancel != nil:
 		// Stopped by the cancel; or taken (a wake, a claim taken again) after the cancel,
@@ -344,6 +355,10 @@ func wakeName(t contract.Task) string {
 	var b strings.Builder
 	b.WriteString("wake:" + string(t.ID))
 	for _, w := range t.Waiting {
+		if w.Budget != "" {
+			fmt.Fprintf(&b, ":budget.%s", w.Budget)
+			continue
+		}
 		fmt.Fprintf(&b, ":%s.%d.%d", w.Tool, w.Ordinal, w.After)
 	}
 	return b.String()

@@ -32,7 +32,9 @@ import (
 //	7: task.cancel_requested, a member's cancel of a task (task.cancel_requested.json);
 //	   task.reported may carry state cancelled with operations, the Operations the
 //	   task's runs admitted (task.reported@3.json); task.claimed is unchanged.
-const FormatVersion = 7
+//	8: budget.set, budget.warned and budget.exhausted, the budgets the authority holds
+//	   (budget.set.json); task.reported's waits may name a budget (task.reported@4.json).
+const FormatVersion = 8
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

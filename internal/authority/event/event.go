@@ -109,6 +109,12 @@ const (
 	// A member's cancel of a task; the task's end follows in task.reported (state
 	// cancelled), at once for a task no runtime claimed yet.
 	TaskCancelRequested = "task.cancel_requested" // the task, and who asked
+	// Budgets the authority holds (docs/budgets.md): a member's set of one, and each window
+	// reaching its warning share or stopping a request, once per window. The charges of
+	// model requests are not events: each request's usage is in its conversation.saved.
+	BudgetSet       = "budget.set"       // the budget's limits, version, and whether its window was reset
+	BudgetWarned    = "budget.warned"    // contract.BudgetCrossing: the window reached its warning share
+	BudgetExhausted = "budget.exhausted" // contract.BudgetCrossing: a model request was not sent
 )
 
 // Kind is one entry of the catalog.
@@ -187,6 +193,9 @@ var Catalog = []Kind{
 	{CaseHeld, true, CaseHeldData{}},
 	{CaseReleased, true, CaseReleasedData{}},
 	{TaskCancelRequested, false, TaskCancelRequestedData{}},
+	{BudgetSet, false, BudgetSetData{}},
+	{BudgetWarned, false, BudgetWarnedData{}},
+	{BudgetExhausted, false, BudgetExhaustedData{}},
 }
 
 var neutral = func() map[string]bool {

@@ -47,6 +47,7 @@ const (
 	SubjectCapability = "capability" // the capability the uploaded package declares: its installed release digest, or absent
 	SubjectRequest    = "request"    // the Request: its state and digest
 	SubjectSchedule   = "schedule"   // the schedule: its record (Agent, timing, task, paused, deleted), or absent
+	SubjectBudget     = "budget"     // the budget of the project by name: its version, or absent
 )
 
 // Table is every changing /api/v1 route with its class, in the order docket operation
@@ -98,6 +99,9 @@ var Table = []Operation{
 	{"task.renew", "POST /api/v1/tasks/{task}/renew", MemberOnly, "an Agent's runtime keeps its claim: never a member's or a delegate's"},
 	{"task.report", "POST /api/v1/tasks/{task}/report", MemberOnly, "an Agent's runtime reports its run: never a member's or a delegate's"},
 	{"operation.wait", "POST /api/v1/operations/wait", MemberOnly, "an Agent's runtime waits for its outcomes (changes nothing): never a member's or a delegate's"},
+	{"budget.set", "PUT /api/v1/projects/{project}/budgets/{budget}", Consent, "sets a budget's limits on model requests (a raise, a lowering) or resets its window"},
+	{"budget.reserve", "POST /api/v1/budgets/reserve", MemberOnly, "an Agent's runtime holds budget for a model request: never a member's or a delegate's"},
+	{"budget.charge", "POST /api/v1/budgets/charge", MemberOnly, "an Agent's runtime charges a model request's usage: never a member's or a delegate's"},
 }
 
 // Subjects binds each consent operation, by name, to what a card of it is bound to. A
@@ -116,6 +120,7 @@ var Subjects = map[string]Subject{
 	"schedule.resume":    {SubjectSchedule, []string{"{schedule}"}},
 	"schedule.run_now":   {SubjectSchedule, []string{"{schedule}"}},
 	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
+	"budget.set":         {SubjectBudget, []string{"{budget}"}},
 }
 
 // Mints are the consent operations that make a credential: creating an Agent (its

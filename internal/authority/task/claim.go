@@ -81,6 +81,9 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 			return contract.TaskClaim{}, 0, time.Time{}, contract.Errorf(contract.CodeNotFound, "you have no task %s; claim without naming one to take your next", only)
 		}
 	}
+	if err := k.readRooms(ctx, l, project, agent); err != nil {
+		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", err)
+	}
 	t, _, expiry := l.nextLocked(agent, only, k.now())
 	if t == nil {
 		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
@@ -108,6 +111,35 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
 	}
 	return out, 0, time.Time{}, nil
+}
+
+// readRooms reads whether each budget a waiting task of agent waits on has room now,
+// for nextLocked. A budget's room changes without an event of the task's own (a window
+// turns), so it is read at each claim: a claim's long-poll ends within
+// [contract.MaxTaskClaimWait], and the next one reads it again. l.mu must be held.
+func (k *Keeper) readRooms(ctx context.Context, l *ledger, project contract.ProjectID, agent contract.AgentID) error {
+	rooms := map[string]bool{}
+	for _, id := range l.order {
+		t := l.tasks[id]
+		if t.Agent != agent || t.State != contract.TaskWaiting {
+			continue
+		}
+		for _, w := range t.Waiting {
+			if _, read := rooms[w.Budget]; w.Budget == "" || read {
+				continue
+			}
+			room := true
+			if k.room != nil {
+				var err error
+				if room, err = k.room(ctx, project, w.Budget); err != nil {
+					return fmt.Errorf("read budget %s: %w", w.Budget, err)
+				}
+			}
+			rooms[w.Budget] = room
+		}
+	}
+	l.rooms = rooms
+	return nil
 }
 
 // Renew extends the lease of the calling Agent's claim of task id, attempt r.Attempt.
@@ -174,6 +206,15 @@ func checkReport(r contract.TaskReport) error {
 		return contract.Errorf(contract.CodeInvalidArgument, "a report lists closedCases, empty when the run closed none")
 	}
 	for _, w := range r.Waiting {
+		if w.Budget != "" {
+			if w.Tool != "" || w.CallID != "" || w.Ordinal != 0 || w.After != 0 {
+				return contract.Errorf(contract.CodeInvalidArgument, "a wait on a budget names the budget alone, no call, tool or ordinal")
+			}
+			if err := contract.CheckBudgetName(w.Budget); err != nil {
+				return err
+			}
+			continue
+		}
 		if w.Tool == "" || w.Ordinal < 0 || w.After < 0 {
 			return contract.Errorf(contract.CodeInvalidArgument, "each Operation waited on names its tool and a non-negative ordinal or after")
 		}

@@ -30,6 +30,9 @@ type ledger struct {
 	pins        map[convKey]contract.CasePin
 	authors     map[convKey][]contract.Principal // who posted each conversation's tasks, first posts first
 	ops         map[contract.AgentID]map[int64]opState
+	// rooms says which budgets that tasks wait on had room when last read (see
+	// [Keeper.readRooms]); a budget not in it has none.
+	rooms map[string]bool
 }
 
 type clientKey struct {
@@ -170,10 +173,16 @@ func (l *ledger) apply(e store.Event) error {
 }
 
 // reported reports whether every Operation of agent in ws has an outcome the model can
-// be shown: settled, or needing a person.
+// be shown: settled, or needing a person; and every budget in ws has room.
 func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait) bool {
 	ops := l.ops[agent]
 	for _, w := range ws {
+		if w.Budget != "" {
+			if !l.rooms[w.Budget] {
+				return false
+			}
+			continue
+		}
 		var s opState
 		found := false
 		if w.Ordinal > 0 {
