@@ -314,8 +314,11 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
 	if rt.api != nil {
-		// Outcomes are awaited on the authority's events, not by asking the strip.
+		// Outcomes are awaited on the authority's events, not by asking the strip, and
+		// results over the inline bound are kept by the authority, so the model's
+		// ReadArtifact refs outlive this process (docs/mcp.md, "Artifacts").
 		cfg.Waiter = rt.api
+		cfg.Bounder.Sink = agent.AuthorityArtifacts{API: rt.api, Key: rt.key}
 	}
 	return agent.NewLoop(cfg)
 }

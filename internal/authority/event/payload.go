@@ -201,6 +201,9 @@ type ArtifactIssuedData struct {
 	Agent string `json:"agent"`
 	Hash  string `json:"hash"`
 	Size  int64  `json:"size"`
+	// ExpiresAt is when ReadArtifact stops reading it: the issue time plus the retention
+	// in force then. Zero for artifacts issued before retention was kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // HookReportedData is a coding agent's call that ran: the Operation and its outcome.

@@ -1,0 +1,31 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// AuthorityArtifacts is an [ArtifactSink] backed by the authority (POST
+// /api/v1/artifacts with the Agent's token): a tool result over the inline bound is kept
+// as an artifact of the Agent, its bytes in the authority's store, so the model's
+// ReadArtifact ref (art_…) reads it through the gateway after any restart of serve or of
+// the runtime. Every artifact is scrubbed of Key. It is safe for concurrent use.
+type AuthorityArtifacts struct {
+	API API // the authority's /api/v1, called with the Agent's token; required
+	Key Key // the model key, scrubbed from every artifact
+}
+
+var _ ArtifactSink = AuthorityArtifacts{}
+
+// PutArtifact keeps a in the authority and returns its ref once it is durable.
+func (s AuthorityArtifacts) PutArtifact(ctx context.Context, a Artifact) (string, error) {
+	var ref contract.ArtifactRef
+	in := contract.ArtifactPut{Tool: a.Tool, CallID: a.CallID, Content: s.Key.Scrub(string(a.Content))}
+	if err := (&AuthorityConversations{API: s.API}).do(ctx, http.MethodPost, "/api/v1/artifacts", in, &ref); err != nil {
+		return "", fmt.Errorf("keep the result of %s call %s: %w", a.Tool, a.CallID, err)
+	}
+	return ref.Ref, nil
+}
