@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -28,4 +30,23 @@ func (s AuthorityArtifacts) PutArtifact(ctx context.Context, a Artifact) (string
 		return "", fmt.Errorf("keep the result of %s call %s: %w", a.Tool, a.CallID, err)
 	}
 	return ref.Ref, nil
+}
+
+var _ CompactionRecorder = (*AuthorityConversations)(nil)
+
+// RecordCompaction records cp as a conversation.compacted event of conversation id: the
+// replaced messages, scrubbed of Key, kept by the authority under their digest.
+func (s *AuthorityConversations) RecordCompaction(ctx context.Context, id string, cp Compaction) error {
+	in := contract.ConversationCompaction{Turns: cp.Turns, Summary: s.Key.Scrub(cp.Summary), Replaced: make([]json.RawMessage, 0, len(cp.Replaced))}
+	for _, m := range cp.Replaced {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("record the compaction of conversation %s: %w", id, err)
+		}
+		in.Replaced = append(in.Replaced, json.RawMessage(s.Key.Scrub(string(b))))
+	}
+	if err := s.do(ctx, http.MethodPost, "/api/v1/conversations/"+url.PathEscape(id)+"/compactions", in, nil); err != nil {
+		return fmt.Errorf("record the compaction of conversation %s: %w", id, err)
+	}
+	return nil
 }

@@ -291,6 +291,7 @@ func (s *Server) routes() {
 	s.profileRoutes()
 	s.hookRoutes()
 	s.artifactRoutes()
+	s.compactionRoutes()
 	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)

@@ -26,7 +26,11 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: conversation.compacted, older turns of a conversation its runtime replaced by a
+//	   summary (conversation.compacted.json); artifact.issued may carry expiresAt, when
+//	   ReadArtifact stops reading it (artifact.issued@2.json); a version 5 artifact has
+//	   none and is read for as long as the log keeps it.
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

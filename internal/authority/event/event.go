@@ -93,6 +93,7 @@ const (
 	// Conversations: the agent runtime's stored conversations.
 	ConversationSaved           = "conversation.saved"            // a conversation's new revision
 	ConversationBudgetExhausted = "conversation.budget_exhausted" // an agent ran out of budget
+	ConversationCompacted       = "conversation.compacted"        // older turns replaced by a summary
 
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
@@ -177,6 +178,7 @@ var Catalog = []Kind{
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
+	{ConversationCompacted, false, ConversationCompactedData{}},
 }
 
 var neutral = func() map[string]bool {
