@@ -249,7 +249,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	b.Coding = len(b.HookCalls) > 0 && b.Profile == nil
-	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
+	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported, event.ConversationCompacted)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -308,7 +308,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 		return err
 	}
 	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.

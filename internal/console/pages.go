@@ -73,6 +73,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
 	s.page("POST /projects/{project}/agents/{agent}/runtime", "agents", s.pageSetRuntime)
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
+	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}/compactions/{digest}", "agents", s.pageCompacted)
 	s.page("POST /projects/{project}/agents/{agent}/tasks", "agents", s.pagePostTask)
 	s.page("GET /projects/{project}/agents/{agent}/tasks", "agents", s.pageAgentAgain)
 	s.page("POST /projects/{project}/agents/{agent}/conversations/{conversation}/messages", "agents", s.pagePostMessage)
