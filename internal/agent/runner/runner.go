@@ -45,6 +45,9 @@ type Config struct {
 	MaxTurns     int     // model turns of one run; 0: no bound
 	MaxTokens    int64   // input plus output tokens of one run; 0: no bound
 	MaxUSD       float64 // US dollars of one run; 0: no bound
+	// ContextWindow is the model's context window in tokens; 0: agent.ContextWindow's
+	// for the model (a scripted model, which has none, is then never compacted).
+	ContextWindow int
 
 	// ModelFirstByte and ModelIdle bound each model request: the wait for its answer's
 	// first byte, and between two reads of the answer; 0 takes agent.DefaultFirstByte and
@@ -110,6 +113,7 @@ type Runtime struct {
 	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
 	prices       agent.Prices
 	log          *slog.Logger
+	window       int // the model's context window, 0 for a scripted model with none set
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -238,6 +242,9 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Provider != agent.ProviderScripted || f.ContextWindow > 0 {
+		rt.window, _ = agent.ContextWindow(cfg.Model, f.ContextWindow)
+	}
 	if cfg.Provider == agent.ProviderScripted {
 		s, err := scripted.Load(cfg.Script)
 		if err != nil {
@@ -313,6 +320,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 		ConversationBudget: f.conversationBudget(), Hook: f.hook(), Instructions: rt.instructions,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
+	cfg.ContextWindow = rt.window
 	if rt.api != nil {
 		// Outcomes are awaited on the authority's events, not by asking the strip, and
 		// results over the inline bound are kept by the authority, so the model's

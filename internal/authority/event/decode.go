@@ -29,7 +29,8 @@ import (
 //	6: conversation.compacted, older turns of a conversation its runtime replaced by a
 //	   summary (conversation.compacted.json); artifact.issued may carry expiresAt, when
 //	   ReadArtifact stops reading it (artifact.issued@2.json); a version 5 artifact has
-//	   none and is read for as long as the log keeps it.
+//	   none and is read for as long as the log keeps it. agent.profile_set may carry
+//	   contextWindow, the model's context window in tokens (agent.profile_set@4.json).
 const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
