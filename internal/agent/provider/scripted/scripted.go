@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,13 +131,23 @@ func played(msgs []agent.Message) int {
 		case m.Role == agent.RoleAssistant && !isWait(m):
 			n++
 		case m.Role == agent.RoleUser:
-			if t, ok := agent.CompactedTurns(m.Text); ok {
+			// A summary this provider wrote names the script's turns it holds, its waits
+			// left out; another names the model turns the runtime replaced.
+			if sm := summaryForm.FindStringSubmatch(m.Text); sm != nil {
+				t, err := strconv.Atoi(sm[1])
+				if err == nil {
+					n += t
+				}
+			} else if t, ok := agent.CompactedTurns(m.Text); ok {
 				n += t
 			}
 		}
 	}
 	return n
 }
+
+// summaryForm finds the count of script turns in a summary of summaryText.
+var summaryForm = regexp.MustCompile(`\n` + regexp.QuoteMeta(Banner) + `: summary of \d+ messages holding (\d+) script turns`)
 
 // summaryText is the scripted model's summary of msgs, asked for by the runtime to
 // compact a long conversation: deterministic, it names how many of the script's turns
