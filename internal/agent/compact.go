@@ -36,6 +36,9 @@ const (
 	// keptResultLimit bounds, in bytes, each tool result kept whole after a compaction:
 	// a longer one is kept as an artifact, its ref and start shown.
 	keptResultLimit = 2 << 10
+	// maxSummaryTokens bounds the summary's answer: within every provider's bound on one
+	// answer, and short enough to leave the window to the work.
+	maxSummaryTokens = 4096
 	// DefaultAnswerReserve is the room, in tokens, kept for the model's answer when the
 	// loop has no MaxTokens.
 	DefaultAnswerReserve = 1024
@@ -156,7 +159,7 @@ func (l *Loop) compact(ctx context.Context, c *Conversation, req Request) (bool,
 	// Results kept whole must be small: a long one becomes an artifact ref.
 	for i := range c.Messages {
 		for j, r := range c.Messages[i].Results {
-			if len(r.Content) <= keptResultLimit || strings.Contains(r.Content, "[docket: output cut:") {
+			if len(r.Content) <= keptResultLimit {
 				continue
 			}
 			shown, err := Bounder{Limit: keptResultLimit, Sink: l.cfg.Bounder.Sink}.Bound(ctx, "result", r.CallID, []byte(r.Content))
@@ -251,7 +254,7 @@ func (l *Loop) summarize(ctx context.Context, c *Conversation, replaced []Messag
 	} else {
 		msgs = append(msgs, Message{Role: RoleUser, Text: compactionAsk})
 	}
-	resp, err := l.cfg.Provider.Turn(ctx, Request{System: CompactionSystem, Messages: msgs, Tools: tools, MaxTokens: max(l.room()/8, 256)}, nil)
+	resp, err := l.cfg.Provider.Turn(ctx, Request{System: CompactionSystem, Messages: msgs, Tools: tools, MaxTokens: min(max(l.room()/8, 256), maxSummaryTokens)}, nil)
 	if err != nil {
 		return "", fmt.Errorf("summarize %d earlier messages of conversation %s: %w", len(replaced), c.ID, err)
 	}

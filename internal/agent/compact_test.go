@@ -77,3 +77,48 @@ func TestLoop_LongConversationStaysInTheWindow(t *testing.T) {
 	}
 	t.Logf("%d requests, the largest %d of %d tokens; %d compactions; %d messages kept", len(srv.Sizes()), most, window, c.Compactions, len(c.Messages))
 }
+
+// A compaction keeps the recent turns as they were, but a tool result among them over
+// 2 KiB is kept as an artifact and shown cut with its ref, which ReadArtifact reads.
+func TestLoop_CompactionCutsLongKeptResults(t *testing.T) {
+	r := newRig(t)
+	result, err := json.Marshal(strings.Repeat("a long board row; ", 200)) // about 3.6 kB a result
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gw.Reply = func(gatewaytest.Call) gatewaytest.Reply { return gatewaytest.Reply{Result: result} }
+	p := &turnRecorder{Provider: mustScripted(t, longScript(t, 30))}
+	if _, err := r.loop(t, p, func(c *agent.LoopConfig) { c.ContextWindow = 16384 }).Send(t.Context(), "cut", "take every step"); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	c, err := r.store.Load(t.Context(), "cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Compactions == 0 {
+		t.Fatal("no compaction over 30 turns of 3.6 kB results in a 16k window")
+	}
+	recut := 0
+	for _, m := range c.Messages {
+		for _, res := range m.Results {
+			if strings.Contains(res.Content, `Read the rest with ReadArtifact {"ref": "local:`) {
+				recut++
+				if len(res.Content) > 2048 {
+					t.Errorf("a kept result cut to %d bytes, over 2048", len(res.Content))
+				}
+			}
+		}
+	}
+	if recut == 0 {
+		t.Error("no kept result was cut to an artifact ref")
+	}
+}
+
+func mustScripted(t *testing.T, s *scripted.Script) *scripted.Provider {
+	t.Helper()
+	p, err := scripted.New(s, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
