@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +20,9 @@ import (
 
 // A tool result cut to the runtime's inline bound is kept by the authority: after serve
 // is killed and started again over the same data dir, a new runtime's MCP session reads
-// the cut bytes with ReadArtifact, honouring offset and limit (docs/mcp.md, "Artifacts").
+// the cut bytes with ReadArtifact, honouring offset and limit (docs/mcp.md, "Artifacts"):
+// those the runtime's Bounder cut in this process, and those a docket agent run process,
+// ended before the restart, cut of its own result.
 func TestServe_ArtifactOutlivesRestarts(t *testing.T) {
 	bin := docketBinary(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -53,6 +58,42 @@ func TestServe_ArtifactOutlivesRestarts(t *testing.T) {
 	}
 	ref := m[1]
 
+	// A real runtime process cuts a result of its own to 512 bytes and ends.
+	dir := t.TempDir()
+	tokFile, scriptFile := filepath.Join(dir, "token"), filepath.Join(dir, "script.json")
+	if err := os.WriteFile(tokFile, []byte(at.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(scriptFile, []byte(`{"turns":[{"calls":[{"tool":"OpenCase","arguments":{"caseType":"exploration","businessKey":{"topic":"`+strings.Repeat("tide tables ", 60)+`"}}}]},`+
+		`{"calls":[{"tool":"QueryBoard","arguments":{"fullView":true}}]},{"final":"read"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt := exec.Command(bin, "agent", "run", "--token-file", tokFile, "--script", scriptFile, "--output-limit", "512", "--conversation", "art-1", "read the Board")
+	rt.Env = append(os.Environ(), "DOCKET_HOME="+home)
+	if out, err := rt.CombinedOutput(); err != nil {
+		t.Fatalf("docket agent run: %v\n%s", err, out)
+	}
+	var conv contract.Conversation
+	if err := cl.do(t.Context(), http.MethodGet, projectPath("default", "agents", "reader", "conversations", "art-1"), nil, &conv); err != nil {
+		t.Fatal(err)
+	}
+	var shownByProcess string
+	for _, raw := range conv.Messages {
+		var msg agent.Message
+		if err := json.Unmarshal(raw, &msg); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range msg.Results {
+			shownByProcess = r.Content
+		}
+	}
+	pm := regexp.MustCompile(`showing (\d+) of (\d+) bytes, \d+ cut\. Read the rest with ReadArtifact \{"ref": "(art_[0-9a-f]+)"\}\]$`).FindStringSubmatch(shownByProcess)
+	if pm == nil {
+		t.Fatalf("the runtime process's result names no authority ref:\n%s", shownByProcess)
+	}
+	shownBytes, _ := strconv.Atoi(pm[1])
+	totalBytes, _ := strconv.Atoi(pm[2])
+
 	// serve dies without a goodbye and starts again; the runtime starts anew too.
 	srv.kill(t)
 	srv.wait()
@@ -80,6 +121,16 @@ func TestServe_ArtifactOutlivesRestarts(t *testing.T) {
 			t.Errorf("ReadArtifact %s at %d limit %d = %d bytes at %d of %d (more %v), want %d bytes of %d (more %v)",
 				ref, tt.offset, tt.limit, len(frag.Text), frag.Offset, frag.Size, frag.More, len(tt.want), len(full), tt.more)
 		}
+	}
+
+	// The process's artifact: its start is what the model was shown, its end follows.
+	frag := readArtifact(t.Context(), t, gw, contract.ReadArtifactInput{Ref: pm[3], Offset: 0, Limit: shownBytes})
+	if frag.Text != shownByProcess[:shownBytes] || frag.Size != int64(totalBytes) || !frag.More {
+		t.Errorf("ReadArtifact %s from 0 limit %d = %q of %d, want the %d bytes the model was shown of %d", pm[3], shownBytes, frag.Text, frag.Size, shownBytes, totalBytes)
+	}
+	frag = readArtifact(t.Context(), t, gw, contract.ReadArtifactInput{Ref: pm[3], Offset: int64(totalBytes - 10), Limit: 100})
+	if len(frag.Text) != 10 || frag.More {
+		t.Errorf("ReadArtifact %s of the last 10 bytes = %q (more %v)", pm[3], frag.Text, frag.More)
 	}
 }
 

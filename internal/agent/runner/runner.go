@@ -48,6 +48,8 @@ type Config struct {
 	// ContextWindow is the model's context window in tokens; 0: agent.ContextWindow's
 	// for the model (a scripted model, which has none, is then never compacted).
 	ContextWindow int
+	// OutputLimit is the bytes of a tool result shown to the model; 0: agent.DefaultOutputLimit.
+	OutputLimit int
 
 	// ModelFirstByte and ModelIdle bound each model request: the wait for its answer's
 	// first byte, and between two reads of the answer; 0 takes agent.DefaultFirstByte and
@@ -155,6 +157,9 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 			return nil, err
 		}
 		rt.prices = rt.prices.With(over)
+	}
+	if f.OutputLimit != 0 && f.OutputLimit < agent.MinOutputLimit {
+		return nil, &Error{Kind: KindUsage, Err: fmt.Errorf("the output limit %d is below %d bytes, where the cut note would not fit; raise it or leave it out", f.OutputLimit, agent.MinOutputLimit)}
 	}
 	if err := f.runBudget().Validate(); err != nil {
 		return nil, err
@@ -321,6 +326,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
 	cfg.ContextWindow = rt.window
+	cfg.Bounder.Limit = f.OutputLimit
 	if rt.api != nil {
 		// Outcomes are awaited on the authority's events, not by asking the strip, and
 		// results over the inline bound are kept by the authority, so the model's
