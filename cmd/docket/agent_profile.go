@@ -33,6 +33,7 @@ type agentProfileSetCmd struct {
 	MaxTurns     int     `help:"Stop a run after this many model turns (0: no bound)." name:"max-turns"`
 	MaxTokens    int64   `help:"Stop a run once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
 	MaxUSD       float64 `help:"Stop a run once it costs this many US dollars (0: no bound)." name:"max-usd"`
+	Window       int     `help:"The model's context window in tokens (0: the runtime's own for a known model, else 32768)." name:"context-window"`
 	Instructions string  `help:"An AGENTS.md-style file given to the model as its standing instructions; its digest is recorded." type:"path"`
 	Disabled     bool    `help:"Keep the profile but do not run the Agent under docket start."`
 	NoCheck      bool    `help:"Save without checking the model: by default one small request (a completion of one token) goes to the model endpoint first, and the profile is refused with the endpoint's error." name:"no-check"`
@@ -58,7 +59,7 @@ Examples:
 
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 	spec := contract.ProfileSpec{Provider: c.Provider, ModelURL: c.ModelURL, Model: c.Model, Script: c.Script,
-		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, Enabled: !c.Disabled}
+		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, ContextWindow: c.Window, Enabled: !c.Disabled}
 	if c.KeyFile != "" {
 		// A key file named here is on this machine: the profile keeps its absolute path.
 		abs, err := filepath.Abs(c.KeyFile)

@@ -30,6 +30,8 @@ type runtimeFlags struct {
 	MaxTurns     int     `help:"Stop after this many model turns (0: no bound)." name:"max-turns"`
 	MaxTokens    int64   `help:"Stop once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
 	MaxUSD       float64 `help:"Stop once the run costs this many US dollars (0: no bound)." name:"max-usd"`
+	OutputLimit  int     `help:"Bytes of a tool result shown to the model; a longer one is kept whole as an artifact and shown cut with its ref (0: 16384; at least 512)." name:"output-limit"`
+	Window       int     `help:"The model's context window in tokens; nearing it, older turns are compacted into a summary (0: the window of a known model, else 32768; a scripted model is never compacted)." name:"context-window"`
 
 	ConversationMaxTurns  int     `help:"Stop once the conversation has taken this many model turns over all its runs (0: no bound)." name:"conversation-max-turns"`
 	ConversationMaxTokens int64   `help:"Stop once the conversation's input plus output tokens over all its runs reach this (0: no bound)." name:"conversation-max-tokens"`
@@ -62,7 +64,7 @@ func (f runtimeFlags) config(e *env) (runner.Config, error) {
 	return runner.Config{
 		URL: f.URL, TokenFile: f.TokenFile, Provider: f.Provider, ModelURL: f.ModelURL, Model: f.Model,
 		ModelKeyFile: f.ModelKeyFile, Script: f.Script, PriceFile: f.PriceFile,
-		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD,
+		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD, ContextWindow: f.Window, OutputLimit: f.OutputLimit,
 		ConversationMaxTurns: f.ConversationMaxTurns, ConversationMaxTokens: f.ConversationMaxTokens,
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
 		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,

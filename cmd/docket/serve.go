@@ -153,7 +153,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		// give an Agent a model, and the console's Get started page leads to them.
 		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath}
 	}
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops, Artifacts: ops,
 		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime, TLS: serverTLS(kp), Proxies: proxies,
 		Metrics: tel.Handler(), Observe: tel.HTTP,

@@ -39,6 +39,11 @@ type LoopConfig struct {
 	// [MemoryArtifacts], whose refs the loop serves itself.
 	Bounder Bounder
 
+	// ContextWindow is the model's context window in tokens ([ContextWindow] finds it);
+	// nearing it, older turns are compacted into a summary the model writes
+	// (compact.go). 0: never compacted.
+	ContextWindow int
+
 	Instructions string        // the operator's standing instructions, after the system prompt
 	MaxTokens    int           // per model answer; 0: the provider's default
 	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
@@ -240,6 +245,11 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			// An earlier run spent the conversation's budget: no further model turn.
 			return Outcome{}, be
 		}
+		if err := l.fit(ctx, c, func() Request {
+			return Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		}); err != nil {
+			return Outcome{}, err
+		}
 		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		sent, err := json.Marshal(req)
 		if err != nil {
@@ -278,6 +288,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			msg.Text = "(the model gave an empty answer)"
 		}
 		c.Messages = append(c.Messages, msg)
+		c.Context = counted(resp.Usage, len(c.Messages))
 		if err := l.save(ctx, c); err != nil {
 			return Outcome{}, err
 		}

@@ -227,7 +227,7 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
 	// facade's PostTask, which a delegate reaches as the operational task.post anyway.
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, event.ConversationBudgetExhausted: true,
-		"task.post_own": true}
+		"task.post_own": true, "conversation.compaction": true, "artifact.put": true}
 	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
 	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true,
 		"hook.call": true, "hook.outcome": true, "budget.reserve": true, "budget.charge": true}

@@ -255,7 +255,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
-		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted)
+		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -314,7 +314,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 		return err
 	}
 	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.

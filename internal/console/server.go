@@ -88,6 +88,11 @@ type Config struct {
 	// does not have.
 	Hooks hookBackend
 
+	// Artifacts keeps tool results over a runtime's inline bound for ReadArtifact. It
+	// must be the *authority.Operations that serves /mcp. Without it, POST
+	// /api/v1/artifacts answers not_found like any route the server does not have.
+	Artifacts artifactKeeper
+
 	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
 	Schedules scheduleBook
@@ -159,6 +164,7 @@ type Server struct {
 	pol           policyBook
 	recov         recoverer
 	hooks         hookBackend
+	arts          artifactKeeper
 	sched         scheduleBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
@@ -197,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
 		hooks:     cfg.Hooks,
+		arts:      cfg.Artifacts,
 		sched:     cfg.Schedules,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
@@ -298,6 +305,8 @@ func (s *Server) routes() {
 	s.recoveryRoutes()
 	s.profileRoutes()
 	s.hookRoutes()
+	s.artifactRoutes()
+	s.compactionRoutes()
 	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)

@@ -42,6 +42,10 @@ type ProfileSpec struct {
 	MaxTokens int64   `json:"maxTokens,omitempty"` // input plus output tokens of one run; 0: no bound
 	MaxUSD    float64 `json:"maxUsd,omitempty"`    // US dollars of one run; 0: no bound
 
+	// ContextWindow is the model's context window in tokens; 0: the runtime's own for a
+	// model it knows, else its default (docs/workbench.md, "Long conversations").
+	ContextWindow int `json:"contextWindow,omitempty"`
+
 	// InstructionsFile is an AGENTS.md-style text, beside the runtime, given to the model
 	// as its standing instructions; InstructionsDigest is the digest of its content when
 	// the profile was set, which the runtime checks before it reads it to the model.

@@ -47,6 +47,11 @@ type Config struct {
 	MaxTurns     int     // model turns of one run; 0: no bound
 	MaxTokens    int64   // input plus output tokens of one run; 0: no bound
 	MaxUSD       float64 // US dollars of one run; 0: no bound
+	// ContextWindow is the model's context window in tokens; 0: agent.ContextWindow's
+	// for the model (a scripted model, which has none, is then never compacted).
+	ContextWindow int
+	// OutputLimit is the bytes of a tool result shown to the model; 0: agent.DefaultOutputLimit.
+	OutputLimit int
 
 	// ModelFirstByte and ModelIdle bound each model request: the wait for its answer's
 	// first byte, and between two reads of the answer; 0 takes agent.DefaultFirstByte and
@@ -121,6 +126,7 @@ type Runtime struct {
 	// its reservations are priced by.
 	budgets              agent.Holder
 	modelKind, modelName string
+	window               int // the model's context window, 0 for a scripted model with none set
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -162,6 +168,9 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 			return nil, err
 		}
 		rt.prices = rt.prices.With(over)
+	}
+	if f.OutputLimit != 0 && f.OutputLimit < agent.MinOutputLimit {
+		return nil, &Error{Kind: KindUsage, Err: fmt.Errorf("the output limit %d is below %d bytes, where the cut note would not fit; raise it or leave it out", f.OutputLimit, agent.MinOutputLimit)}
 	}
 	if err := f.runBudget().Validate(); err != nil {
 		return nil, err
@@ -257,6 +266,9 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 		return nil, err
 	}
 	rt.modelKind, rt.modelName = string(cfg.Provider), cfg.Model
+	if cfg.Provider != agent.ProviderScripted || f.ContextWindow > 0 {
+		rt.window, _ = agent.ContextWindow(cfg.Model, f.ContextWindow)
+	}
 	if cfg.Provider == agent.ProviderScripted {
 		s, err := scripted.Load(cfg.Script)
 		if err != nil {
@@ -332,9 +344,14 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 		ConversationBudget: f.conversationBudget(), Budgets: rt.budgets, Hook: f.hook(), Instructions: rt.instructions,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
+	cfg.ContextWindow = rt.window
+	cfg.Bounder.Limit = f.OutputLimit
 	if rt.api != nil {
-		// Outcomes are awaited on the authority's events, not by asking the strip.
+		// Outcomes are awaited on the authority's events, not by asking the strip, and
+		// results over the inline bound are kept by the authority, so the model's
+		// ReadArtifact refs outlive this process (docs/mcp.md, "Artifacts").
 		cfg.Waiter = rt.api
+		cfg.Bounder.Sink = agent.AuthorityArtifacts{API: rt.api, Key: rt.key}
 	}
 	return agent.NewLoop(cfg)
 }

@@ -34,7 +34,12 @@ import (
 //	   task's runs admitted (task.reported@3.json); task.claimed is unchanged.
 //	8: budget.set, budget.warned and budget.exhausted, the budgets the authority holds
 //	   (budget.set.json); task.reported's waits may name a budget (task.reported@4.json).
-const FormatVersion = 8
+//	9: conversation.compacted, older turns of a conversation its runtime replaced by a
+//	   summary (conversation.compacted.json); artifact.issued may carry expiresAt, when
+//	   ReadArtifact stops reading it (artifact.issued@2.json); a version 5 artifact has
+//	   none and is read for as long as the log keeps it. agent.profile_set may carry
+//	   contextWindow, the model's context window in tokens (agent.profile_set@4.json).
+const FormatVersion = 9
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -93,6 +93,7 @@ const (
 	// Conversations: the agent runtime's stored conversations.
 	ConversationSaved           = "conversation.saved"            // a conversation's new revision
 	ConversationBudgetExhausted = "conversation.budget_exhausted" // an agent ran out of budget
+	ConversationCompacted       = "conversation.compacted"        // older turns replaced by a summary
 
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
@@ -196,6 +197,7 @@ var Catalog = []Kind{
 	{BudgetSet, false, BudgetSetData{}},
 	{BudgetWarned, false, BudgetWarnedData{}},
 	{BudgetExhausted, false, BudgetExhaustedData{}},
+	{ConversationCompacted, false, ConversationCompactedData{}},
 }
 
 var neutral = func() map[string]bool {

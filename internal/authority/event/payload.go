@@ -216,6 +216,9 @@ type ArtifactIssuedData struct {
 	Agent string `json:"agent"`
 	Hash  string `json:"hash"`
 	Size  int64  `json:"size"`
+	// ExpiresAt is when ReadArtifact stops reading it: the issue time plus the retention
+	// in force then. Zero for artifacts issued before retention was kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // HookReportedData is a coding agent's call that ran: the Operation and its outcome.
@@ -397,6 +400,19 @@ type ConversationBudgetExhaustedData struct {
 	contract.BudgetExhausted
 }
 
+// ConversationCompactedData is an Agent's conversation whose older turns its runtime
+// replaced by a summary the model wrote, nearing the model's context window: the
+// replaced messages are named by Digest, the SHA-256 of their JSON array, which is also
+// the hash of the blob that keeps them for the console.
+type ConversationCompactedData struct {
+	Conversation contract.ConversationID `json:"conversation"`
+	Digest       string                  `json:"digest"`   // hex sha256 of the replaced messages' JSON array; their blob
+	Messages     int                     `json:"messages"` // how many messages were replaced
+	Turns        int                     `json:"turns"`    // model turns among them, earlier summaries' included
+	Size         int64                   `json:"size"`     // bytes of the replaced messages' JSON array
+	Summary      string                  `json:"summary"`  // the summary that replaced them
+}
+
 // Tasks.
 
 // TaskPostedData is the task as posted.
@@ -484,6 +500,7 @@ func (ScheduleMissedData) EventType() string              { return ScheduleMisse
 func (ScheduleOutcomeData) EventType() string             { return ScheduleOutcome }
 func (ConversationSavedData) EventType() string           { return ConversationSaved }
 func (ConversationBudgetExhaustedData) EventType() string { return ConversationBudgetExhausted }
+func (ConversationCompactedData) EventType() string       { return ConversationCompacted }
 func (TaskPostedData) EventType() string                  { return TaskPosted }
 func (TaskClaimedData) EventType() string                 { return TaskClaimed }
 func (TaskReportedData) EventType() string                { return TaskReported }

@@ -90,6 +90,8 @@ var Table = []Operation{
 	{"schedule.run_now", "POST /api/v1/projects/{project}/schedules/{schedule}/run", Consent, "fires a schedule now: a task for its Agent"},
 	{"schedule.delete", "DELETE /api/v1/projects/{project}/schedules/{schedule}", Consent, "deletes a schedule"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
+	{"conversation.compaction", "POST /api/v1/conversations/{conversation}/compactions", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
+	{"artifact.put", "POST /api/v1/artifacts", MemberOnly, "an Agent keeps its own tool results: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"task.post", "POST /api/v1/projects/{project}/agents/{agent}/tasks", Operational, "posts a task for an Agent's runtime to take"},
 	{"task.cancel", "POST /api/v1/projects/{project}/tasks/{task}/cancel", Operational, "cancels a task: its runtime sends no further model request or tool call"},

@@ -56,6 +56,9 @@ func Validate(p contract.ProfileSpec) error {
 	if p.MaxTurns < 0 || p.MaxTokens < 0 || p.MaxUSD < 0 || math.IsNaN(p.MaxUSD) || math.IsInf(p.MaxUSD, 0) {
 		return refuse("budgets are zero (no bound) or positive; got turns %d, tokens %d, usd %v.", p.MaxTurns, p.MaxTokens, p.MaxUSD)
 	}
+	if p.ContextWindow < 0 || (p.ContextWindow > 0 && p.ContextWindow < MinContextWindow) {
+		return refuse("contextWindow %d is not a context window; send 0 for the runtime's own, or the model's window in tokens (at least %d).", p.ContextWindow, MinContextWindow)
+	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
 		return refuse("instructionsDigest is given without instructionsFile; send both or neither.")
@@ -102,3 +105,7 @@ func validateStatus(st contract.RuntimeStatus) error {
 	}
 	return nil
 }
+
+// MinContextWindow is the smallest context window a profile may name, in tokens: below
+// it, the system prompt and the tools alone would not fit.
+const MinContextWindow = 4096

@@ -84,7 +84,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		name string
 		data any
 	}{{"message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_test", "type": "message", "role": "assistant",
-		"usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}}}}
+		"usage": map[string]any{"input_tokens": promptTokens(r), "output_tokens": 1}}}}}
 	add := func(name string, data map[string]any) {
 		data["type"] = name
 		events = append(events, struct {

@@ -115,7 +115,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
-		usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+		prompt := promptTokens(r)
+		usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
 		if err := sse(w, "", map[string]any{"id": "chatcmpl-test", "choices": []any{}, "usage": usage}); err != nil {
 			return
 		}

@@ -32,6 +32,10 @@ type Seen struct {
 	KeyOK   bool   // the key the server wants came in the provider's header (true when it wants none)
 	Stream  bool
 	Version string // anthropic-version, Anthropic only
+	// Tokens is the request's size in the server's count ([BodyTokens]); OverWindow says
+	// it was over the window [Server.SetWindow] gave, and refused.
+	Tokens     int
+	OverWindow bool
 }
 
 // Server is a running model server. Close it when done (NewOpenAI and NewAnthropic do
@@ -41,8 +45,10 @@ type Server struct {
 	play *scripted.Provider
 	key  string
 
-	mu   sync.Mutex
-	seen []Seen
+	mu     sync.Mutex
+	seen   []Seen
+	window int   // see SetWindow; 0: any size
+	sizes  []int // each request's size in tokens
 }
 
 // Seen returns what the server received so far, in order.
@@ -76,7 +82,7 @@ func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server)
 		t.Fatal(err)
 	}
 	s := &Server{play: p, key: key}
-	s.Server = httptest.NewServer(h(s))
+	s.Server = httptest.NewServer(s.windowed(h(s)))
 	t.Cleanup(s.Close)
 	return s
 }
