@@ -257,7 +257,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
-			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent)), Retries: resp.Retries}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}

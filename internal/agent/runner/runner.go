@@ -52,6 +52,13 @@ type Config struct {
 	ModelFirstByte time.Duration
 	ModelIdle      time.Duration
 
+	// ModelAttempts and ModelRetryWait bound the retries of a model request that failed
+	// for a reason that means "later" (a rate limit, a server failure, a cut answer; see
+	// agent.RetryPolicy): the attempts in all, and the back-off waited in all; 0 takes
+	// agent.DefaultRetryAttempts and agent.DefaultRetryWait.
+	ModelAttempts  int
+	ModelRetryWait time.Duration
+
 	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
 	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
@@ -164,7 +171,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	if rt.provider, err = rt.newProvider(); err != nil {
 		return nil, err
 	}
-	rt.provider = agent.Traced(rt.provider, f.Tracer)
+	rt.provider = agent.Traced(agent.WithRetries(rt.provider, agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait, Watch: rt.watch}), f.Tracer)
 	token, err := agentToken(f.Getenv, f.TokenFile)
 	if err != nil {
 		return nil, err
@@ -231,6 +238,9 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	f := rt.cfg
 	if f.ModelFirstByte < 0 || f.ModelIdle < 0 {
 		return nil, &Error{Kind: KindUsage, Err: errors.New("the model's first-byte and idle deadlines are positive durations (or 0 for the defaults)")}
+	}
+	if err := (agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait}).Validate(); err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
 	}
 	rt.watch = &agent.Watch{}
 	deadlines := agent.Deadlines{FirstByte: f.ModelFirstByte, Idle: f.ModelIdle, Watch: rt.watch}

@@ -266,19 +266,25 @@ func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	changed := rt.watch.Changed()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-changed:
+			// A model request waits to be sent again: the task says so now ("rate
+			// limited, attempt 2 of 5"), not at the next renewal.
 		}
 		ren := contract.TaskRenewal{Attempt: t.Attempt}
 		if w, ok := rt.watch.Current(); ok {
-			if !time.Now().Before(w.Deadline) {
+			if w.Phase != contract.RunWaitRetry && !time.Now().Before(w.Deadline) {
 				rt.log.Warn("task lease not renewed: the model request is stuck past its deadline", logTask, t.ID, logModel, w.Origin, logPhase, w.Phase)
 				continue
 			}
-			ren.Wait = w.RunWait()
+			if w.Origin != "" { // a wait of a provider with no endpoint (scripted) is not reported
+				ren.Wait = w.RunWait()
+			}
 		}
 		if _, err := rt.api.RenewTask(ctx, t.ID, ren); err != nil && ctx.Err() == nil {
 			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -42,10 +43,10 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
-			return agent.Response{}, streamError("the stream ended before message_stop", io.ErrUnexpectedEOF)
+			return agent.Response{}, cutError("the stream ended before message_stop", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
-			return agent.Response{}, streamError("read event", err)
+			return agent.Response{}, readError(err)
 		}
 		var w wireEvent
 		if err := json.Unmarshal([]byte(ev.Data), &w); err != nil {
@@ -175,6 +176,20 @@ func finish(blocks map[int]*block, usage agent.Usage, stop string) (agent.Respon
 
 func streamError(what string, cause error) error {
 	return &agent.ProviderError{Provider: "anthropic", Kind: agent.KindStream, Message: what, Err: cause}
+}
+
+// cutError is a stream that stopped before its end: asked for again ([agent.ProviderError.Cut]).
+func cutError(what string, cause error) error {
+	return &agent.ProviderError{Provider: "anthropic", Kind: agent.KindStream, Message: what, Err: cause, Cut: true}
+}
+
+// readError is a failed read of the stream: a cut when the connection failed or the
+// stream ended inside an event, a malformed stream otherwise.
+func readError(err error) error {
+	if errors.Is(err, sse.ErrMalformed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return streamError("read event", err)
+	}
+	return cutError("read event", err)
 }
 
 // eventError maps an error event in the stream; the API sends one instead of an HTTP

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -39,10 +40,10 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
-			return agent.Response{}, streamError("the stream ended without [DONE]", io.ErrUnexpectedEOF)
+			return agent.Response{}, cutError("the stream ended without [DONE]", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
-			return agent.Response{}, streamError("read event", err)
+			return agent.Response{}, readError(err)
 		}
 		if ev.Data == "[DONE]" {
 			break
@@ -148,4 +149,18 @@ func callIndex(tc wireToolCall, calls map[int]*call, last int) (int, error) {
 
 func streamError(what string, cause error) error {
 	return &agent.ProviderError{Provider: "openai", Kind: agent.KindStream, Message: what, Err: cause}
+}
+
+// cutError is a stream that stopped before its end: asked for again ([agent.ProviderError.Cut]).
+func cutError(what string, cause error) error {
+	return &agent.ProviderError{Provider: "openai", Kind: agent.KindStream, Message: what, Err: cause, Cut: true}
+}
+
+// readError is a failed read of the stream: a cut when the connection failed or the
+// stream ended inside an event, a malformed stream otherwise.
+func readError(err error) error {
+	if errors.Is(err, sse.ErrMalformed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return streamError("read event", err)
+	}
+	return cutError("read event", err)
 }
