@@ -151,7 +151,7 @@ func ParseRetryAfter(h string, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(h, 64); err == nil {
-		if s <= 0 || s > 24*3600 {
+		if !(s > 0 && s <= 24*3600) { // NaN, too, is no delay
 			return 0
 		}
 		return time.Duration(s * float64(time.Second))

@@ -26,7 +26,10 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: task.claimed's wait may be in phase retry, the back-off before a model request is
+//	   sent again, with attempt, attempts and reason (task.claimed@3.json); the turns of a
+//	   saved conversation may carry retries, and its assistant messages reasoning.
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")
