@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/runner"
@@ -34,6 +36,9 @@ type agentProfileSetCmd struct {
 	MaxTokens    int64   `help:"Stop a run once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
 	MaxUSD       float64 `help:"Stop a run once it costs this many US dollars (0: no bound)." name:"max-usd"`
 	Instructions string  `help:"An AGENTS.md-style file given to the model as its standing instructions; its digest is recorded." type:"path"`
+	Thinking     string  `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
+	Attempts     int     `help:"Attempts of one model request when it fails for a reason that means later (429, 5xx, a cut answer), the first included (0: the runtime's default, 5)." name:"model-attempts"`
+	RetryWait    int     `help:"Seconds one model request may wait in all between its attempts (0: the runtime's default, 120)." name:"model-retry-wait-seconds"`
 	Disabled     bool    `help:"Keep the profile but do not run the Agent under docket start."`
 	NoCheck      bool    `help:"Save without checking the model: by default one small request (a completion of one token) goes to the model endpoint first, and the profile is refused with the endpoint's error." name:"no-check"`
 }
@@ -58,7 +63,11 @@ Examples:
 
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 	spec := contract.ProfileSpec{Provider: c.Provider, ModelURL: c.ModelURL, Model: c.Model, Script: c.Script,
-		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, Enabled: !c.Disabled}
+		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, Enabled: !c.Disabled,
+		ModelAttempts: c.Attempts, ModelRetryWaitSeconds: c.RetryWait}
+	if c.Thinking != "default" {
+		spec.Thinking = c.Thinking
+	}
 	if c.KeyFile != "" {
 		// A key file named here is on this machine: the profile keeps its absolute path.
 		abs, err := filepath.Abs(c.KeyFile)
@@ -160,10 +169,13 @@ func printProfile(e *env, f clientFlags, p contract.AgentProfile) error {
 		{"agent", p.AgentName + " (" + string(p.Agent) + ")"},
 		{"provider", p.Provider},
 		{"model url", dash(p.ModelURL)},
+		{"wire", dash(agent.Wire(agent.ProviderKind(p.Provider), p.ModelURL))},
 		{"model", dash(p.Model)},
 		{"key file", dash(p.KeyFile)},
 		{"script", dash(p.Script)},
 		{"budgets", budgetText(p.ProfileSpec)},
+		{"thinking", cmp.Or(p.Thinking, "the provider's default")},
+		{"retries", retryText(p.ProfileSpec)},
 		{"instructions", dash(strings.TrimSpace(p.InstructionsFile + " " + p.InstructionsDigest))},
 		{"enabled", enabledText(p.Enabled)},
 		{"set", string(p.SetBy) + " at " + p.SetAt.Format("2006-01-02T15:04:05Z")},
@@ -217,4 +229,15 @@ func runtimeText(st *contract.RuntimeStatus) string {
 		s += ": " + st.Reason
 	}
 	return s + " (reported " + st.Reported.Format("2006-01-02T15:04:05Z") + ")"
+}
+
+func retryText(s contract.ProfileSpec) string {
+	attempts, wait := strconv.Itoa(agent.DefaultRetryAttempts)+" attempts", agent.DefaultRetryWait.String()
+	if s.ModelAttempts > 0 {
+		attempts = strconv.Itoa(s.ModelAttempts) + " attempts"
+	}
+	if s.ModelRetryWaitSeconds > 0 {
+		wait = (time.Duration(s.ModelRetryWaitSeconds) * time.Second).String()
+	}
+	return attempts + ", " + wait + " of back-off in all"
 }

@@ -47,6 +47,7 @@ type runtimeFlags struct {
 	ModelIdle      time.Duration `help:"How long a model's answer may pause between two reads before its task fails with model_stalled." default:"2m" name:"model-idle"`
 	ModelAttempts  int           `help:"Attempts of one model request, the first included, when it fails for a reason that means later (429, 5xx, overloaded, a cut answer, a stall); 1 sends each once." default:"5" name:"model-attempts"`
 	ModelRetryWait time.Duration `help:"The back-off one model request may wait in all between its attempts (Retry-After honoured)." default:"2m" name:"model-retry-wait"`
+	Thinking       string        `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
 }
 
 // config maps the flags to the runtime's configuration, which reads its defaults and
@@ -60,7 +61,7 @@ func (f runtimeFlags) config(e *env) runner.Config {
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
 		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
-		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle, ModelAttempts: f.ModelAttempts, ModelRetryWait: f.ModelRetryWait,
+		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle, ModelAttempts: f.ModelAttempts, ModelRetryWait: f.ModelRetryWait, Thinking: f.Thinking,
 		Getenv: e.Getenv, Stderr: e.Stderr,
 	}
 }

@@ -58,6 +58,9 @@ type Message struct {
 	// Turn is, on an assistant message, the model turn that wrote it, and so proposed its
 	// Calls; it is saved with the conversation into the authority's log.
 	Turn *Turn `json:"turn,omitempty"`
+	// Reasoning is, on an assistant message, the model's thinking before it, in order:
+	// kept and sent back to the provider, never shown as the answer ([Reasoning]).
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
 }
 
 // Turn is what the record keeps of one model turn: which provider and model answered,

@@ -496,6 +496,11 @@ func (r *runtimes) child(ctx context.Context, cl *apiclient.Client, p contract.A
 	add("--max-turns", strconv.Itoa(p.MaxTurns))
 	add("--max-tokens", strconv.FormatInt(p.MaxTokens, 10))
 	add("--max-usd", strconv.FormatFloat(p.MaxUSD, 'f', -1, 64))
+	add("--thinking", p.Thinking)
+	add("--model-attempts", strconv.Itoa(p.ModelAttempts))
+	if p.ModelRetryWaitSeconds > 0 {
+		add("--model-retry-wait", strconv.Itoa(p.ModelRetryWaitSeconds)+"s")
+	}
 	for _, f := range []struct{ flag, path, what string }{
 		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"},
 	} {

@@ -58,6 +58,9 @@ type Config struct {
 	// agent.DefaultRetryAttempts and agent.DefaultRetryWait.
 	ModelAttempts  int
 	ModelRetryWait time.Duration
+	// Thinking asks a reasoning model to think: on, off, or ""/default for the provider's
+	// own default (agent.Thinking).
+	Thinking string
 
 	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
@@ -255,20 +258,24 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 		}
 		return scripted.New(s, filepath.Base(cfg.Script))
 	}
+	thinking, err := agent.ParseThinking(f.Thinking)
+	if err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
 	if rt.key, err = agent.LoadKey(cfg.KeyFile, f.Getenv); err != nil {
 		return nil, err
 	}
 	switch cfg.Provider {
 	case agent.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 	case agent.ProviderEmulated:
-		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 		if err != nil {
 			return nil, err
 		}
 		return emulated.New(emulated.Config{Inner: inner})
 	}
-	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 }
 
 // maxInstructions bounds an instructions file in bytes: standing instructions, not a

@@ -28,7 +28,9 @@ import (
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
 //	6: task.claimed's wait may be in phase retry, the back-off before a model request is
 //	   sent again, with attempt, attempts and reason (task.claimed@3.json); the turns of a
-//	   saved conversation may carry retries, and its assistant messages reasoning.
+//	   saved conversation may carry retries, and its assistant messages reasoning;
+//	   agent.profile_set may carry thinking, modelAttempts and modelRetryWaitSeconds
+//	   (agent.profile_set@4.json).
 const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.

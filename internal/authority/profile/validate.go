@@ -56,6 +56,13 @@ func Validate(p contract.ProfileSpec) error {
 	if p.MaxTurns < 0 || p.MaxTokens < 0 || p.MaxUSD < 0 || math.IsNaN(p.MaxUSD) || math.IsInf(p.MaxUSD, 0) {
 		return refuse("budgets are zero (no bound) or positive; got turns %d, tokens %d, usd %v.", p.MaxTurns, p.MaxTokens, p.MaxUSD)
 	}
+	if p.Thinking != "" && p.Thinking != contract.ThinkingOn && p.Thinking != contract.ThinkingOff {
+		return refuse("thinking %.20q is not on or off; send on, off, or leave it out for the provider's default.", p.Thinking)
+	}
+	if p.ModelAttempts < 0 || p.ModelAttempts > contract.MaxModelAttempts || p.ModelRetryWaitSeconds < 0 || p.ModelRetryWaitSeconds > contract.MaxModelRetryWaitSeconds {
+		return refuse("modelAttempts is 0 (the default) to %d and modelRetryWaitSeconds 0 (the default) to %d; got %d and %d.",
+			contract.MaxModelAttempts, contract.MaxModelRetryWaitSeconds, p.ModelAttempts, p.ModelRetryWaitSeconds)
+	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
 		return refuse("instructionsDigest is given without instructionsFile; send both or neither.")

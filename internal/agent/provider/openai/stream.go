@@ -31,6 +31,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	var (
 		rd     = sse.NewReader(r)
 		text   strings.Builder
+		reason strings.Builder // reasoning_content: kept, never the answer
 		calls  = map[int]*call{}
 		last   = -1 // index of the call that fragments without an index belong to
 		usage  agent.Usage
@@ -67,6 +68,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
 				continue // Docket asks for one choice; others are not its answer
+			}
+			if rc := choice.Delta.ReasoningContent; rc != nil {
+				reason.WriteString(*rc)
 			}
 			if c := choice.Delta.Content; c != nil && *c != "" {
 				text.WriteString(*c)
@@ -105,6 +109,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		}
 	}
 	msg := agent.Message{Role: agent.RoleAssistant, Text: text.String()}
+	if reason.Len() > 0 {
+		msg.Reasoning = []agent.Reasoning{{Text: reason.String()}}
+	}
 	for _, idx := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[idx]
 		args := c.args.String()
