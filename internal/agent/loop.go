@@ -427,8 +427,12 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		}
 		if !reported(own.State) {
 			// Still running at the bound, or waiting for a decision: the model is told
-			// now and shown the outcome when it comes; nothing is cancelled.
+			// now and shown the outcome when it comes; nothing is cancelled. The turn's
+			// other calls are not sent: the gateway's write gate would refuse them while
+			// this one is open, and the model decides again once it has the outcome
+			// (docs/mcp.md, one call at a time).
 			c.Watching = append(c.Watching, p)
+			stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
@@ -441,6 +445,14 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		c.View = r.ViewDigest
 	}
 	return res, stop, err
+}
+
+// heldWords says what an open Operation waits on, for a call not sent after it.
+func heldWords(s contract.OperationState) string {
+	if s == contract.OpWaitingForDecision {
+		return "waiting for a decision"
+	}
+	return "still running"
 }
 
 // refusedUndelivered reports whether a call's answer refused it with
