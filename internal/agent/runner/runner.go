@@ -120,6 +120,9 @@ type Runtime struct {
 	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
 	prices       agent.Prices
 	log          *slog.Logger
+	// onTool, when set, also sees each call a task's run answered: docket agent run's
+	// progress on a pinned run.
+	onTool func(agent.ToolCall, agent.ToolResult)
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from

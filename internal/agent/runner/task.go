@@ -224,8 +224,11 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 		rep.ClosedCases = append(rep.ClosedCases, t.Result.ClosedCases...)
 	}
 	l, err := rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
-		if cc, ok := closedCase(c, res); ok {
+		if cc, ok := rt.closedCase(string(t.Conversation), c, res); ok {
 			rep.ClosedCases = append(rep.ClosedCases, cc)
+		}
+		if rt.onTool != nil {
+			rt.onTool(c, res)
 		}
 	}, nil)
 	if err != nil {
@@ -437,49 +440,6 @@ func (s *taskServer) await(ctx context.Context, id contract.TaskID) (contract.Ta
 	case <-ctx.Done():
 		return contract.Task{}, fmt.Errorf("wait for task %s: %w", id, ctx.Err())
 	}
-}
-
-// closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
-// View lists it.
-func closedCase(c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
-	if c.Name != contract.ToolCloseCase || res.IsError {
-		return ClosedCase{}, false
-	}
-	var in contract.CloseCaseInput
-	var head struct {
-		Accepted  bool          `json:"accepted"`
-		ErrorCode contract.Code `json:"errorCode"`
-		View      any           `json:"view"`
-	}
-	if json.Unmarshal(c.Arguments, &in) != nil || json.Unmarshal([]byte(res.Content), &head) != nil || !head.Accepted || head.ErrorCode != "" {
-		return ClosedCase{}, false
-	}
-	return ClosedCase{CaseID: in.CaseID, Root: rootOf(head.View, string(in.CaseID)), Disposition: in.Disposition}, true
-}
-
-// rootOf finds the root of Case id in a decoded View: any object with that caseId and a
-// root.
-func rootOf(v any, id string) string {
-	switch v := v.(type) {
-	case map[string]any:
-		if v["caseId"] == id {
-			if root, ok := v["root"].(string); ok && root != "" {
-				return root
-			}
-		}
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	}
-	return ""
 }
 
 func codeOf(err error) contract.Code {
