@@ -28,6 +28,12 @@ func (rt *Runtime) closedCase(conversation string, c agent.ToolCall, res agent.T
 	return closedCaseOf(in, res.Content, held)
 }
 
+// ClosedCase is the Case an answered call of conversation closed, with its root, and
+// whether it closed one: what docket agent run reports as closedCases.
+func (rt *Runtime) ClosedCase(conversation string, c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
+	return rt.closedCase(conversation, c, res)
+}
+
 // closedCaseOf is closedCase on the call's input and its answer's text, with held the
 // Case as the client's View holds it (nil: none).
 func closedCaseOf(in contract.CloseCaseInput, answer string, held func() (contract.CaseEntry, bool)) (ClosedCase, bool) {
