@@ -40,6 +40,9 @@ type Faults struct {
 	Stall float64
 	// Cut: send the first part of the answer, then drop the connection mid-stream.
 	Cut float64
+	// FirstOnly draws a fault for a request's first attempt only: the same request sent
+	// again is answered, so a test knows each retry succeeds.
+	FirstOnly bool
 }
 
 // WithFaults makes the server inject f.
@@ -97,7 +100,7 @@ func (s *Server) draw(body []byte) fault {
 	n := s.attempts[sum]
 	s.attempts[sum] = n + 1
 	f := s.opts.faults
-	if f.RateLimit+f.Overloaded+f.Stall+f.Cut == 0 {
+	if f.RateLimit+f.Overloaded+f.Stall+f.Cut == 0 || (f.FirstOnly && n > 0) {
 		return faultNone
 	}
 	r := rand.New(rand.NewPCG(f.Seed, binary.BigEndian.Uint64(sum[:8])^uint64(n)))
