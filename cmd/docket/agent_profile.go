@@ -39,6 +39,8 @@ type agentProfileSetCmd struct {
 	Thinking     string  `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
 	Attempts     int     `help:"Attempts of one model request when it fails for a reason that means later (429, 5xx, a cut answer), the first included (0: the runtime's default, 5)." name:"model-attempts"`
 	RetryWait    int     `help:"Seconds one model request may wait in all between its attempts (0: the runtime's default, 120)." name:"model-retry-wait-seconds"`
+	FirstByte    int     `help:"Seconds a model request may wait for its answer's first byte (0: the runtime's default, 300)." name:"model-first-byte-seconds"`
+	Idle         int     `help:"Seconds a model's answer may pause between two reads (0: the runtime's default, 120)." name:"model-idle-seconds"`
 	Disabled     bool    `help:"Keep the profile but do not run the Agent under docket start."`
 	NoCheck      bool    `help:"Save without checking the model: by default one small request (a completion of one token) goes to the model endpoint first, and the profile is refused with the endpoint's error." name:"no-check"`
 }
@@ -64,7 +66,7 @@ Examples:
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 	spec := contract.ProfileSpec{Provider: c.Provider, ModelURL: c.ModelURL, Model: c.Model, Script: c.Script,
 		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, Enabled: !c.Disabled,
-		ModelAttempts: c.Attempts, ModelRetryWaitSeconds: c.RetryWait}
+		ModelAttempts: c.Attempts, ModelRetryWaitSeconds: c.RetryWait, ModelFirstByteSeconds: c.FirstByte, ModelIdleSeconds: c.Idle}
 	if c.Thinking != "default" {
 		spec.Thinking = c.Thinking
 	}

@@ -57,6 +57,11 @@ type ProfileSpec struct {
 	// 0 takes the runtime's defaults (docs/workbench.md, Model retries).
 	ModelAttempts         int `json:"modelAttempts,omitempty"`
 	ModelRetryWaitSeconds int `json:"modelRetryWaitSeconds,omitempty"`
+	// ModelFirstByteSeconds and ModelIdleSeconds are a model request's deadlines: for its
+	// answer's first byte, and between two reads of it; 0 takes the runtime's defaults
+	// (docs/workbench.md, Model deadlines).
+	ModelFirstByteSeconds int `json:"modelFirstByteSeconds,omitempty"`
+	ModelIdleSeconds      int `json:"modelIdleSeconds,omitempty"`
 
 	Enabled bool `json:"enabled"` // docket start runs a runtime for the Agent
 }
@@ -71,6 +76,7 @@ const (
 const (
 	MaxModelAttempts         = 20
 	MaxModelRetryWaitSeconds = 3600
+	MaxModelDeadlineSeconds  = 3600
 )
 
 // Runtime states docket start reports.

@@ -498,8 +498,13 @@ func (r *runtimes) child(ctx context.Context, cl *apiclient.Client, p contract.A
 	add("--max-usd", strconv.FormatFloat(p.MaxUSD, 'f', -1, 64))
 	add("--thinking", p.Thinking)
 	add("--model-attempts", strconv.Itoa(p.ModelAttempts))
-	if p.ModelRetryWaitSeconds > 0 {
-		add("--model-retry-wait", strconv.Itoa(p.ModelRetryWaitSeconds)+"s")
+	for _, d := range []struct {
+		flag string
+		s    int
+	}{{"--model-retry-wait", p.ModelRetryWaitSeconds}, {"--model-first-byte", p.ModelFirstByteSeconds}, {"--model-idle", p.ModelIdleSeconds}} {
+		if d.s > 0 {
+			add(d.flag, strconv.Itoa(d.s)+"s")
+		}
 	}
 	for _, f := range []struct{ flag, path, what string }{
 		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"},

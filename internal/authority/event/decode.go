@@ -29,7 +29,8 @@ import (
 //	6: task.claimed's wait may be in phase retry, the back-off before a model request is
 //	   sent again, with attempt, attempts and reason (task.claimed@3.json); the turns of a
 //	   saved conversation may carry retries, and its assistant messages reasoning;
-//	   agent.profile_set may carry thinking, modelAttempts and modelRetryWaitSeconds
+//	   agent.profile_set may carry thinking, modelAttempts, modelRetryWaitSeconds,
+//	   modelFirstByteSeconds and modelIdleSeconds
 //	   (agent.profile_set@4.json).
 const FormatVersion = 6
 

@@ -63,6 +63,9 @@ func Validate(p contract.ProfileSpec) error {
 		return refuse("modelAttempts is 0 (the default) to %d and modelRetryWaitSeconds 0 (the default) to %d; got %d and %d.",
 			contract.MaxModelAttempts, contract.MaxModelRetryWaitSeconds, p.ModelAttempts, p.ModelRetryWaitSeconds)
 	}
+	if p.ModelFirstByteSeconds < 0 || p.ModelFirstByteSeconds > contract.MaxModelDeadlineSeconds || p.ModelIdleSeconds < 0 || p.ModelIdleSeconds > contract.MaxModelDeadlineSeconds {
+		return refuse("modelFirstByteSeconds and modelIdleSeconds are 0 (the defaults) to %d; got %d and %d.", contract.MaxModelDeadlineSeconds, p.ModelFirstByteSeconds, p.ModelIdleSeconds)
+	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
 		return refuse("instructionsDigest is given without instructionsFile; send both or neither.")
