@@ -1,12 +1,14 @@
 package agent_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/agent"
+	"github.com/docketrun/docket/internal/agent/provider/anthropic"
 	"github.com/docketrun/docket/internal/agent/provider/openai"
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
@@ -58,5 +60,65 @@ func TestLoop_CutStreamNeverResendsACall(t *testing.T) {
 	}
 	if turns != 3 {
 		t.Errorf("the conversation holds %d turns, want 3", turns)
+	}
+}
+
+// TestLoop_ReasoningModel: against servers that answer with reasoning and refuse a
+// request whose tool calls come back without it, a conversation over the real clients
+// completes; the reasoning is kept in the conversation, and it is never the answer and
+// never in what reached the gateway (the Board).
+func TestLoop_ReasoningModel(t *testing.T) {
+	js := `{"turns":[
+	  {"say":"opening","calls":[{"tool":"ApplyBatch","arguments":{"operations":[{"op":"assert_fact","atom":{"predicate":"a","args":{"x":"1"}}}]}}]},
+	  {"calls":[{"tool":"QueryBoard","arguments":{}}]},
+	  {"final":"done"}]}`
+	for _, wire := range []string{"openai", "anthropic"} {
+		t.Run(wire, func(t *testing.T) {
+			s, err := scripted.ParseJSON([]byte(js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p agent.Provider
+			var srv *providertest.Server
+			if wire == "openai" {
+				srv = providertest.NewOpenAI(t, s, "", providertest.WithReasoning())
+				p, err = openai.New(openai.Config{URL: srv.URL, Model: "deepseek-reasoner"})
+			} else {
+				srv = providertest.NewAnthropic(t, s, "k", providertest.WithReasoning())
+				p, err = anthropic.New(anthropic.Config{URL: srv.URL, Model: "claude-test", Key: agent.NewKey("k"), Thinking: agent.ThinkingOn})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRig(t)
+			out, err := r.loop(t, p, nil).Send(t.Context(), "c1", "go")
+			if err != nil || out.Final != "done" {
+				t.Fatalf("Send = %+v, %v; want the conversation completed", out, err)
+			}
+			if st := srv.Stats(); st.ReasoningRefuse != 0 || st.Requests != 3 {
+				t.Errorf("the server saw %+v; want 3 requests, none refused for reasoning", st)
+			}
+			for _, c := range r.gw.Calls() {
+				if strings.Contains(string(c.Args), "REASONING") {
+					t.Errorf("the reasoning reached the gateway in %s %s", c.Tool, c.Args)
+				}
+			}
+			conv, err := r.store.Load(t.Context(), "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := 0
+			for _, m := range conv.Messages {
+				if strings.Contains(m.Text, "REASONING") {
+					t.Errorf("a message's text holds the reasoning: %q", m.Text)
+				}
+				if len(m.Reasoning) > 0 {
+					kept++
+				}
+			}
+			if kept != 3 {
+				t.Errorf("%d assistant messages kept their reasoning, want 3", kept)
+			}
+		})
 	}
 }
