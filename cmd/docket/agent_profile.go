@@ -60,7 +60,8 @@ Examples:
   docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5
   docket agent profile set calc --provider anthropic --model claude-sonnet-4-5 --key-file ~/.docket/agents/calc/model.key --max-usd 2
   docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --instructions AGENTS.md --disabled
-  docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check`
+  docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check
+  docket agent profile set think --provider openai --model-url https://api.deepseek.com/chat/completions --model deepseek-reasoner --key-file k --thinking on --model-attempts 8`
 }
 
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
