@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/runner"
@@ -35,6 +37,11 @@ type agentProfileSetCmd struct {
 	MaxUSD       float64 `help:"Stop a run once it costs this many US dollars (0: no bound)." name:"max-usd"`
 	Window       int     `help:"The model's context window in tokens (0: the runtime's own for a known model, else 32768)." name:"context-window"`
 	Instructions string  `help:"An AGENTS.md-style file given to the model as its standing instructions; its digest is recorded." type:"path"`
+	Thinking     string  `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
+	Attempts     int     `help:"Attempts of one model request when it fails for a reason that means later (429, 5xx, a cut answer), the first included (0: the runtime's default, 5)." name:"model-attempts"`
+	RetryWait    int     `help:"Seconds one model request may wait in all between its attempts (0: the runtime's default, 120)." name:"model-retry-wait-seconds"`
+	FirstByte    int     `help:"Seconds a model request may wait for its answer's first byte (0: the runtime's default, 300)." name:"model-first-byte-seconds"`
+	Idle         int     `help:"Seconds a model's answer may pause between two reads (0: the runtime's default, 120)." name:"model-idle-seconds"`
 	Disabled     bool    `help:"Keep the profile but do not run the Agent under docket start."`
 	NoCheck      bool    `help:"Save without checking the model: by default one small request (a completion of one token) goes to the model endpoint first, and the profile is refused with the endpoint's error." name:"no-check"`
 }
@@ -54,12 +61,17 @@ Examples:
   docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5
   docket agent profile set calc --provider anthropic --model claude-sonnet-4-5 --key-file ~/.docket/agents/calc/model.key --max-usd 2
   docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --instructions AGENTS.md --disabled
-  docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check`
+  docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check
+  docket agent profile set think --provider openai --model-url https://api.deepseek.com/chat/completions --model deepseek-reasoner --key-file k --thinking on --model-attempts 8`
 }
 
 func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 	spec := contract.ProfileSpec{Provider: c.Provider, ModelURL: c.ModelURL, Model: c.Model, Script: c.Script,
-		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, ContextWindow: c.Window, Enabled: !c.Disabled}
+		MaxTurns: c.MaxTurns, MaxTokens: c.MaxTokens, MaxUSD: c.MaxUSD, ContextWindow: c.Window, Enabled: !c.Disabled,
+		ModelAttempts: c.Attempts, ModelRetryWaitSeconds: c.RetryWait, ModelFirstByteSeconds: c.FirstByte, ModelIdleSeconds: c.Idle}
+	if c.Thinking != "default" {
+		spec.Thinking = c.Thinking
+	}
 	if c.KeyFile != "" {
 		// A key file named here is on this machine: the profile keeps its absolute path.
 		abs, err := filepath.Abs(c.KeyFile)
@@ -161,10 +173,13 @@ func printProfile(e *env, f clientFlags, p contract.AgentProfile) error {
 		{"agent", p.AgentName + " (" + string(p.Agent) + ")"},
 		{"provider", p.Provider},
 		{"model url", dash(p.ModelURL)},
+		{"wire", dash(agent.Wire(agent.ProviderKind(p.Provider), p.ModelURL))},
 		{"model", dash(p.Model)},
 		{"key file", dash(p.KeyFile)},
 		{"script", dash(p.Script)},
 		{"budgets", budgetText(p.ProfileSpec)},
+		{"thinking", cmp.Or(p.Thinking, "the provider's default")},
+		{"retries", retryText(p.ProfileSpec)},
 		{"instructions", dash(strings.TrimSpace(p.InstructionsFile + " " + p.InstructionsDigest))},
 		{"enabled", enabledText(p.Enabled)},
 		{"set", string(p.SetBy) + " at " + p.SetAt.Format("2006-01-02T15:04:05Z")},
@@ -218,4 +233,15 @@ func runtimeText(st *contract.RuntimeStatus) string {
 		s += ": " + st.Reason
 	}
 	return s + " (reported " + st.Reported.Format("2006-01-02T15:04:05Z") + ")"
+}
+
+func retryText(s contract.ProfileSpec) string {
+	attempts, wait := strconv.Itoa(agent.DefaultRetryAttempts)+" attempts", agent.DefaultRetryWait.String()
+	if s.ModelAttempts > 0 {
+		attempts = strconv.Itoa(s.ModelAttempts) + " attempts"
+	}
+	if s.ModelRetryWaitSeconds > 0 {
+		wait = (time.Duration(s.ModelRetryWaitSeconds) * time.Second).String()
+	}
+	return attempts + ", " + wait + " of back-off in all"
 }

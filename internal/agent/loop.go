@@ -283,7 +283,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
-			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent)), Retries: resp.Retries}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}
@@ -457,8 +457,12 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		}
 		if !reported(own.State) {
 			// Still running at the bound, or waiting for a decision: the model is told
-			// now and shown the outcome when it comes; nothing is cancelled.
+			// now and shown the outcome when it comes; nothing is cancelled. The turn's
+			// other calls are not sent: the gateway's write gate would refuse them while
+			// this one is open, and the model decides again once it has the outcome
+			// (docs/mcp.md, one call at a time).
 			c.Watching = append(c.Watching, p)
+			stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
@@ -471,6 +475,14 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		c.View = r.ViewDigest
 	}
 	return res, stop, err
+}
+
+// heldWords says what an open Operation waits on, for a call not sent after it.
+func heldWords(s contract.OperationState) string {
+	if s == contract.OpWaitingForDecision {
+		return "waiting for a decision"
+	}
+	return "still running"
 }
 
 // refusedUndelivered reports whether a call's answer refused it with

@@ -59,6 +59,16 @@ type Config struct {
 	ModelFirstByte time.Duration
 	ModelIdle      time.Duration
 
+	// ModelAttempts and ModelRetryWait bound the retries of a model request that failed
+	// for a reason that means "later" (a rate limit, a server failure, a cut answer; see
+	// agent.RetryPolicy): the attempts in all, and the back-off waited in all; 0 takes
+	// agent.DefaultRetryAttempts and agent.DefaultRetryWait.
+	ModelAttempts  int
+	ModelRetryWait time.Duration
+	// Thinking asks a reasoning model to think: on, off, or ""/default for the provider's
+	// own default (agent.Thinking).
+	Thinking string
+
 	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
 	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
@@ -127,6 +137,9 @@ type Runtime struct {
 	budgets              agent.Holder
 	modelKind, modelName string
 	window               int // the model's context window, 0 for a scripted model with none set
+	// onTool, when set, also sees each call a task's run answered: docket agent run's
+	// progress on a pinned run.
+	onTool func(agent.ToolCall, agent.ToolResult)
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -184,7 +197,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	if rt.provider, err = rt.newProvider(); err != nil {
 		return nil, err
 	}
-	rt.provider = agent.Traced(rt.provider, f.Tracer)
+	rt.provider = agent.Traced(agent.WithRetries(rt.provider, agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait, Watch: rt.watch}), f.Tracer)
 	token, err := agentToken(f.Getenv, f.TokenFile)
 	if err != nil {
 		return nil, err
@@ -259,6 +272,9 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	if f.ModelFirstByte < 0 || f.ModelIdle < 0 {
 		return nil, &Error{Kind: KindUsage, Err: errors.New("the model's first-byte and idle deadlines are positive durations (or 0 for the defaults)")}
 	}
+	if err := (agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait}).Validate(); err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
 	rt.watch = &agent.Watch{}
 	deadlines := agent.Deadlines{FirstByte: f.ModelFirstByte, Idle: f.ModelIdle, Watch: rt.watch}
 	cfg, err := agent.ModelConfig{Provider: agent.ProviderKind(f.Provider), URL: f.ModelURL, Model: f.Model, KeyFile: f.ModelKeyFile, Script: f.Script}.Resolve()
@@ -276,20 +292,24 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 		}
 		return scripted.New(s, filepath.Base(cfg.Script))
 	}
+	thinking, err := agent.ParseThinking(f.Thinking)
+	if err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
 	if rt.key, err = agent.LoadKey(cfg.KeyFile, f.Getenv); err != nil {
 		return nil, err
 	}
 	switch cfg.Provider {
 	case agent.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 	case agent.ProviderEmulated:
-		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 		if err != nil {
 			return nil, err
 		}
 		return emulated.New(emulated.Config{Inner: inner})
 	}
-	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 }
 
 // maxInstructions bounds an instructions file in bytes: standing instructions, not a

@@ -59,6 +59,16 @@ func Validate(p contract.ProfileSpec) error {
 	if p.ContextWindow < 0 || (p.ContextWindow > 0 && p.ContextWindow < MinContextWindow) {
 		return refuse("contextWindow %d is not a context window; send 0 for the runtime's own, or the model's window in tokens (at least %d).", p.ContextWindow, MinContextWindow)
 	}
+	if p.Thinking != "" && p.Thinking != contract.ThinkingOn && p.Thinking != contract.ThinkingOff {
+		return refuse("thinking %.20q is not on or off; send on, off, or leave it out for the provider's default.", p.Thinking)
+	}
+	if p.ModelAttempts < 0 || p.ModelAttempts > contract.MaxModelAttempts || p.ModelRetryWaitSeconds < 0 || p.ModelRetryWaitSeconds > contract.MaxModelRetryWaitSeconds {
+		return refuse("modelAttempts is 0 (the default) to %d and modelRetryWaitSeconds 0 (the default) to %d; got %d and %d.",
+			contract.MaxModelAttempts, contract.MaxModelRetryWaitSeconds, p.ModelAttempts, p.ModelRetryWaitSeconds)
+	}
+	if p.ModelFirstByteSeconds < 0 || p.ModelFirstByteSeconds > contract.MaxModelDeadlineSeconds || p.ModelIdleSeconds < 0 || p.ModelIdleSeconds > contract.MaxModelDeadlineSeconds {
+		return refuse("modelFirstByteSeconds and modelIdleSeconds are 0 (the defaults) to %d; got %d and %d.", contract.MaxModelDeadlineSeconds, p.ModelFirstByteSeconds, p.ModelIdleSeconds)
+	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
 		return refuse("instructionsDigest is given without instructionsFile; send both or neither.")
