@@ -36,6 +36,7 @@ type agentProfileSetCmd struct {
 	MaxTokens    int64   `help:"Stop a run once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
 	MaxUSD       float64 `help:"Stop a run once it costs this many US dollars (0: no bound)." name:"max-usd"`
 	Instructions string  `help:"An AGENTS.md-style file given to the model as its standing instructions; its digest is recorded." type:"path"`
+	Workspace    string  `help:"The directory the Agent works in, on the runtime's machine: its AGENTS.md and CLAUDE.md files from the root down, and its skills (.docket/skills, .claude/skills), go to the model." type:"path"`
 	Thinking     string  `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
 	Attempts     int     `help:"Attempts of one model request when it fails for a reason that means later (429, 5xx, a cut answer), the first included (0: the runtime's default, 5)." name:"model-attempts"`
 	RetryWait    int     `help:"Seconds one model request may wait in all between its attempts (0: the runtime's default, 120)." name:"model-retry-wait-seconds"`
@@ -58,6 +59,7 @@ Examples:
   docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5
   docket agent profile set calc --provider anthropic --model claude-sonnet-4-5 --key-file ~/.docket/agents/calc/model.key --max-usd 2
   docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --instructions AGENTS.md --disabled
+  docket agent profile set calc --provider openai --model gpt-4.1 --key-file k --workspace ~/src/shop
   docket agent profile set calc --provider openai --model-url http://127.0.0.1:8080/v1 --model qwen2.5 --no-check`
 }
 
@@ -82,6 +84,13 @@ func (c *agentProfileSetCmd) Run(ctx context.Context, e *env) error {
 			return &usageError{err: fmt.Errorf("read the instructions: %w", err)}
 		}
 		spec.InstructionsFile, spec.InstructionsDigest = c.Instructions, contract.Sum(b).String()
+	}
+	if c.Workspace != "" {
+		abs, err := filepath.Abs(c.Workspace)
+		if err != nil {
+			return err
+		}
+		spec.Workspace = abs
 	}
 	if !c.NoCheck {
 		if err := checkModel(ctx, spec); err != nil {
@@ -177,6 +186,7 @@ func printProfile(e *env, f clientFlags, p contract.AgentProfile) error {
 		{"thinking", cmp.Or(p.Thinking, "the provider's default")},
 		{"retries", retryText(p.ProfileSpec)},
 		{"instructions", dash(strings.TrimSpace(p.InstructionsFile + " " + p.InstructionsDigest))},
+		{"workspace", dash(p.Workspace)},
 		{"enabled", enabledText(p.Enabled)},
 		{"set", string(p.SetBy) + " at " + p.SetAt.Format("2006-01-02T15:04:05Z")},
 		{"runtime", runtimeText(p.Runtime)},

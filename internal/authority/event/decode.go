@@ -31,7 +31,9 @@ import (
 //	   saved conversation may carry retries, and its assistant messages reasoning;
 //	   agent.profile_set may carry thinking, modelAttempts and modelRetryWaitSeconds
 //	   (agent.profile_set@4.json).
-const FormatVersion = 6
+//	7: agent.profile_set may carry workspace, the directory whose instruction files and
+//	   skills the Agent's model is given (agent.profile_set@5.json).
+const FormatVersion = 7
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")
