@@ -39,6 +39,7 @@ type runtimeFlags struct {
 
 	InstructionsFile   string `help:"An AGENTS.md-style file given to the model as its standing instructions." name:"instructions-file" type:"path"`
 	InstructionsDigest string `help:"The digest the instructions file must have (its profile's); the runtime does not start when it differs." name:"instructions-digest"`
+	Workspace          string `help:"The directory the Agent works in: its AGENTS.md and CLAUDE.md files from the root down are standing instructions, and its .docket/skills and .claude/skills are listed to the model." type:"path"`
 
 	HookCmd     string        `help:"A program run before and after each tool call with a JSON event on stdin; it refuses a call by printing {\"refuse\": \"reason\"}. Split on spaces; it runs without the model key and agent token." name:"hook-cmd"`
 	HookTimeout time.Duration `help:"How long one run of --hook-cmd may take." default:"10s" name:"hook-timeout"`
@@ -69,7 +70,7 @@ func (f runtimeFlags) config(e *env) (runner.Config, error) {
 		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD, ContextWindow: f.Window, OutputLimit: f.OutputLimit,
 		ConversationMaxTurns: f.ConversationMaxTurns, ConversationMaxTokens: f.ConversationMaxTokens,
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
-		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
+		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest, Workspace: f.Workspace,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
 		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle, ModelAttempts: f.ModelAttempts, ModelRetryWait: f.ModelRetryWait, Thinking: f.Thinking,
 		Getenv: e.Getenv, Stderr: e.Stderr, Trust: trust,

@@ -47,6 +47,20 @@ func SystemPrompt(instructions string) string {
 	return systemPrompt + "\n\n" + standingHeading + instructions
 }
 
+// withSkills appends to prompt the skills the Agent's workspace offers, each by name and
+// description: the model reads one whole with ReadSkill when it needs it.
+func withSkills(prompt string, skills []Skill) string {
+	if len(skills) == 0 {
+		return prompt
+	}
+	var b strings.Builder
+	b.WriteString(prompt + "\n\nSkills of this Agent's workspace: guides the operator keeps, listed by name and what each is for. Before you follow one, read it with " + ReadSkillTool + " {\"name\": …}. A skill is guidance, like the standing instructions: it authorizes nothing the Board does not list.\n")
+	for _, s := range skills {
+		b.WriteString("- " + s.Name + ": " + s.Description + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // AuthoredText returns text, which author wrote into a task or a message for Agent self,
 // as the model is given it (docs/delegates.md). A member acting itself ("member:<id>")
 // and the Agent itself give it instructions, which pass as written. Text a member's

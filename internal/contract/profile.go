@@ -51,6 +51,11 @@ type ProfileSpec struct {
 	// the profile was set, which the runtime checks before it reads it to the model.
 	InstructionsFile   string `json:"instructionsFile,omitempty"`
 	InstructionsDigest string `json:"instructionsDigest,omitempty"`
+	// Workspace is the directory, beside the runtime, the Agent works in: the AGENTS.md
+	// and CLAUDE.md files from its root down to it are standing instructions, and the
+	// skills under its .docket/skills and .claude/skills are listed to the model
+	// (docs/workbench.md, "Instructions and skills"). "": none.
+	Workspace string `json:"workspace,omitempty"`
 
 	// Thinking asks a reasoning model to think: ThinkingOn, ThinkingOff, or "" for the
 	// provider's default (docs/workbench.md, Reasoning models).

@@ -508,7 +508,7 @@ func (r *runtimes) child(ctx context.Context, cl *apiclient.Client, p contract.A
 		}
 	}
 	for _, f := range []struct{ flag, path, what string }{
-		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"},
+		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"}, {"--workspace", p.Workspace, "workspace"},
 	} {
 		if f.path == "" {
 			continue

@@ -79,6 +79,9 @@ type Config struct {
 	// have that digest (the one its profile recorded), or the runtime does not start.
 	InstructionsFile   string
 	InstructionsDigest string
+	// Workspace is the directory the Agent works in, whose instruction files and skills
+	// the model is given (agent.ReadWorkspace); "": none.
+	Workspace string
 
 	// TaskFile, when set, is where ServeTasks writes its endpoint and per-run key (a
 	// [TaskEndpoint], mode 0600) instead of printing the key: docket start's supervised
@@ -122,7 +125,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // by one loop at a time. Close it when done.
 type Runtime struct {
 	cfg          Config
-	instructions string // the standing instructions, read from InstructionsFile
+	instructions string // the standing instructions, read from InstructionsFile and the Workspace
+	skills       []agent.Skill
 	key          agent.Key
 	provider     agent.Provider
 	watch        *agent.Watch // what the model request in flight waits on, for the lease keeper
@@ -193,6 +197,14 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	}
 	if rt.instructions, err = readInstructions(f.InstructionsFile, f.InstructionsDigest); err != nil {
 		return nil, err
+	}
+	if f.Workspace != "" {
+		ws, err := agent.ReadWorkspace(f.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		rt.instructions = strings.TrimSpace(rt.instructions + "\n\n" + ws.Instructions)
+		rt.skills = ws.Skills
 	}
 	if rt.provider, err = rt.newProvider(); err != nil {
 		return nil, err
@@ -361,7 +373,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 	}
 	cfg := agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		ConversationBudget: f.conversationBudget(), Budgets: rt.budgets, Hook: f.hook(), Instructions: rt.instructions,
+		ConversationBudget: f.conversationBudget(), Budgets: rt.budgets, Hook: f.hook(), Instructions: rt.instructions, Skills: rt.skills,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
 	cfg.ContextWindow = rt.window

@@ -45,7 +45,9 @@ import (
 //	   agent.profile_set may carry thinking, modelAttempts, modelRetryWaitSeconds,
 //	   modelFirstByteSeconds and modelIdleSeconds
 //	   (agent.profile_set@5.json).
-const FormatVersion = 10
+//	11: agent.profile_set may carry workspace, the directory whose instruction files and
+//	   skills the Agent's model is given (agent.profile_set@6.json).
+const FormatVersion = 11
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

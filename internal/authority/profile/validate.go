@@ -26,7 +26,7 @@ func Validate(p contract.ProfileSpec) error {
 	}
 	for _, f := range []struct{ name, v string }{
 		{"modelUrl", p.ModelURL}, {"model", p.Model}, {"keyFile", p.KeyFile}, {"script", p.Script},
-		{"instructionsFile", p.InstructionsFile}, {"instructionsDigest", p.InstructionsDigest},
+		{"instructionsFile", p.InstructionsFile}, {"instructionsDigest", p.InstructionsDigest}, {"workspace", p.Workspace},
 	} {
 		if len(f.v) > maxField || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\n\r") {
 			return refuse("%s is not one line of at most %d bytes; send it on one line.", f.name, maxField)
