@@ -201,4 +201,3 @@ func lastOf(strip []contract.OperationEntry, label string) contract.OperationEnt
 	}
 	return out
 }
-
