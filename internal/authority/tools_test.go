@@ -201,3 +201,19 @@ func lastOf(strip []contract.OperationEntry, label string) contract.OperationEnt
 	}
 	return out
 }
+
+// TestAuthority_UnlockedToolIsNotClaimed: a row served before the unlock is refused at
+// its claim, so nothing runs for a Tool no longer locked.
+func TestAuthority_UnlockedToolIsNotClaimed(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	w := notesWorker(t, f, true)
+	caseID := openExploration(t, f)
+	f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: "acme.notes.list@1",
+		Params: contract.Args{"dir": contract.StringValue("docs"), "source": contract.StringValue("notes")}}, 1)
+	row := w.Served(t, f.agent.ID, 2)
+	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, w.Claim(ctx, row), contract.CodeGrantMismatch)
+}
