@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -216,4 +217,27 @@ func TestAuthority_UnlockedToolIsNotClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, w.Claim(ctx, row), contract.CodeGrantMismatch)
+}
+
+// TestAuthority_DirectActionVerifies: a project whose direct Actions ran, were unlocked
+// and had their approvals changed still verifies where it lies: its chain, its Board's
+// node table against its log (docket events verify --data-dir).
+func TestAuthority_DirectActionVerifies(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	w := notesWorker(t, f, true)
+	caseID := openExploration(t, f)
+	f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: "acme.notes.list@1",
+		Params: contract.Args{"dir": contract.StringValue("docs"), "source": contract.StringValue("notes")}}, 1)
+	w.Settle(t, f.agent.ID, 2, contract.Args{"path": contract.StringValue("docs/a.md")})
+	if _, err := f.a.SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.list@1", contract.ApprovalPerson); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.write@1"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bundle.CheckStore(ctx, f.st, nil, nil)
+	if err != nil || len(rep.Broken) != 0 || len(rep.Held) != 1 {
+		t.Errorf("CheckStore = %+v, %v; want the project held", rep, err)
+	}
 }
