@@ -114,8 +114,12 @@ func TestCheckDirect(t *testing.T) {
 		{"a param named source", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, Params: []contract.ToolParam{{Name: "source", Type: "string"}}}, false},
 		{"a param of no type", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, Params: []contract.ToolParam{{Name: "x", Type: "date"}}}, false},
 		{"facts without a Source", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, Facts: []contract.ToolFact{{Predicate: "row", Args: map[string]string{"id": "$id"}}}}, false},
+		{"a camelCase column, as an MCP server's rows have", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, SourceTypes: []string{"mcp"},
+			Facts: []contract.ToolFact{{Predicate: "row", Args: map[string]string{"schema": "$inputSchema"}}}}, true},
 		{"a column that is no name", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, SourceTypes: []string{"db"},
-			Facts: []contract.ToolFact{{Predicate: "row", Args: map[string]string{"id": "$Id"}}}}, false},
+			Facts: []contract.ToolFact{{Predicate: "row", Args: map[string]string{"id": "$9id"}}}}, false},
+		{"an argument that is no Board name", contract.ToolDescriptor{Tool: "acme.a@1", Kind: "read", Direct: true, SourceTypes: []string{"db"},
+			Facts: []contract.ToolFact{{Predicate: "row", Args: map[string]string{"Id": "$id"}}}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

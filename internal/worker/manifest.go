@@ -89,8 +89,10 @@ const (
 
 // Param declares one argument.
 type Param struct {
-	Type        string `json:"type"` // string, integer, number or boolean
-	Required    bool   `json:"required,omitempty"`
+	Type     string `json:"type"` // string, integer, number or boolean
+	Required bool   `json:"required,omitempty"`
+	// Description says what the argument is, for the person locking the Tool and the
+	// Agent calling it; absent, the definition (and its digest) is as before it existed.
 	Description string `json:"description,omitempty"`
 }
 
@@ -245,8 +247,10 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		}
 		for arg, spec := range f.Args {
 			col, isCol := strings.CutPrefix(spec, "$")
-			if !validArgName(arg) || isCol && !validArgName(col) {
-				return contract.Errorf(contract.CodeManifestInvalid, "tool %s fact %s maps %.40q from %.40q; name arguments and \"$column\"s with lower-case letters, digits and '_'.", id, f.Predicate, arg, spec)
+			// A column is the Tool's own name (an MCP server's rows are often camelCase);
+			// the fact's arguments are Board names, lower-case.
+			if !validArgName(arg) || isCol && !validColumn(col) {
+				return contract.Errorf(contract.CodeManifestInvalid, "tool %s fact %s maps %.40q from %.40q; name arguments with lower-case letters, digits and '_', and \"$column\"s with letters, digits and '_'.", id, f.Predicate, arg, spec)
 			}
 		}
 	}
@@ -257,6 +261,21 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a negative fence limit; use a positive number or leave it out for the default.", id)
 	}
 	return nil
+}
+
+// validColumn reports whether s may name a column of a Tool's rows: letters of either
+// case, digits and '_', starting with a letter or '_', as a direct Action's facts mapping
+// takes it (capability.CheckDirect).
+func validColumn(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validArgName(s string) bool {
