@@ -1,6 +1,7 @@
 package authority_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -239,5 +240,26 @@ func TestAuthority_DirectActionVerifies(t *testing.T) {
 	rep, err := bundle.CheckStore(ctx, f.st, nil, nil)
 	if err != nil || len(rep.Broken) != 0 || len(rep.Held) != 1 {
 		t.Errorf("CheckStore = %+v, %v; want the project held", rep, err)
+	}
+}
+
+// TestAuthority_DirectActionPastTheViewBound: a project may lock more Tools than the View
+// lists Actions; a direct Action past the bound still runs when called by name.
+func TestAuthority_DirectActionPastTheViewBound(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	var tools []contract.ToolDescriptor
+	for i := range board.ViewMaxActions + 5 {
+		id := contract.ToolID(fmt.Sprintf("acme.tool_%02d@1", i))
+		tools = append(tools, contract.ToolDescriptor{Tool: id, Digest: fmt.Sprintf("sha256:%064x", i+1), Adapter: "run", AdapterDigest: "sha256:adad",
+			Kind: "read", SourceTypes: []string{}, Direct: true, Params: []contract.ToolParam{}})
+	}
+	authoritytest.NewWorker(t, f.a, f.admin, f.ops, authoritytest.WorkerOptions{Connection: "many", LockAdvertised: true, Tools: tools})
+	caseID := openExploration(t, f)
+	last := string(tools[len(tools)-1].Tool)
+	ans := f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: last}, 1)
+	if ans.Result.ErrorCode != "" || !slices.ContainsFunc(ans.Result.Operations, func(o contract.OperationEntry) bool {
+		return o.Label == "ApplyAction "+last && o.State == contract.OpRunning
+	}) {
+		t.Errorf("the direct Action past the View's bound = %s %+v, want it running", ans.Result.ErrorCode, ans.Result.Operations)
 	}
 }
