@@ -47,7 +47,11 @@ import (
 //	   (agent.profile_set@5.json).
 //	11: agent.profile_set may carry workspace, the directory whose instruction files and
 //	   skills the Agent's model is given (agent.profile_set@6.json).
-const FormatVersion = 11
+//	12: tool.locked may carry the lock's approval, who locked it and when, and the
+//	   descriptor the worker advertised (tool.locked@2.json); tool.unlocked and
+//	   tool.approval_set (tool.unlocked.json, tool.approval_set.json), both changing the
+//	   built-in release of direct Actions, as tool.locked now does.
+const FormatVersion = 12
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")
