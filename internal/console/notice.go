@@ -39,6 +39,8 @@ const (
 	noticeScheduleDeleted  notice = "schedule_deleted"
 	noticeTaskPosted       notice = "task_posted"
 	noticeMessagePosted    notice = "message_posted"
+
+	noticeCapabilityInstalled notice = "capability_installed"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -66,6 +68,8 @@ var notices = map[notice]string{
 	noticeScheduleDeleted:  "Schedule deleted.",
 	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
+
+	noticeCapabilityInstalled: "Capability installed; its release is listed below with its Actions.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
