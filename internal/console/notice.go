@@ -41,6 +41,11 @@ const (
 	noticeMessagePosted    notice = "message_posted"
 
 	noticeCapabilityInstalled notice = "capability_installed"
+	noticeToolLocked          notice = "tool_locked"
+	noticeToolUnlocked        notice = "tool_unlocked"
+	noticeToolApproval        notice = "tool_approval"
+	noticeSourceBound         notice = "source_bound"
+	noticeToolsAdded          notice = "tools_added"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -70,6 +75,11 @@ var notices = map[notice]string{
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
 
 	noticeCapabilityInstalled: "Capability installed; its release is listed below with its Actions.",
+	noticeToolLocked:          "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",
+	noticeToolUnlocked:        "Tool unlocked: its direct Action is gone and a request waiting for it is void.",
+	noticeToolApproval:        "Approval changed; a request waiting under the old one is void.",
+	noticeSourceBound:         "Source bound.",
+	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

@@ -78,6 +78,9 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/agents/{agent}/tasks", "agents", s.pageAgentAgain)
 	s.page("POST /projects/{project}/agents/{agent}/conversations/{conversation}/messages", "agents", s.pagePostMessage)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
+	s.page("GET /projects/{project}/tools", "tools", s.pageTools)
+	s.page("POST /projects/{project}/tools/{connection}/sources", "tools", s.pageBindSource)
+	s.page("POST /projects/{project}/tools/{connection}/{act}", "tools", s.pageToolAct)
 	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)
 	s.uploadPage("POST /projects/{project}/capabilities", "capabilities", s.pageInstallCapability)
 	s.page("GET /projects/{project}/policies", "policies", s.pagePolicies)
@@ -119,6 +122,7 @@ var navigation = []navItem{
 	{"board", "Board"},
 	{"agents", "Agents"},
 	{"workers", "Workers"},
+	{"tools", "Tools"},
 	{"events", "Events"},
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
