@@ -220,6 +220,8 @@ func depRules() []depRule {
 			"an adapter serves the worker its calls; where a path lands is the one check the worker shares (landing)"},
 		{"internal/worker/adapters/mcp", within("internal/contract", "internal/worker", "github.com/modelcontextprotocol/go-sdk/mcp"), storeStd, nil,
 			"an adapter serves the worker its calls; it reaches the authority only through the worker"},
+		{"internal/worker/toolset", within("internal/contract", "internal/worker", "internal/worker/adapters/"), storeStd, nil,
+			"adding Tools and Sources edits the worker's own files and checks them with its adapters; it reaches the authority never"},
 		{"internal/worker/adapters/dbquery", within("internal/contract", "internal/worker", "github.com/jackc/pgx/v5/stdlib", "modernc.org/sqlite"), nil, nil,
 			"an adapter serves the worker its calls against a Source's database, never Docket's store"},
 	}

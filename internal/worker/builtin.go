@@ -42,7 +42,7 @@ func builtinTools() map[contract.ToolID]Tool {
 		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
 	}
 	tools[MCPDiscoverTool] = Tool{Adapter: AdapterMCP, SourceTypes: []string{"mcp"}, Kind: contract.ToolKindRead,
-		Returns: []string{"name", "description", "inputSchema", "readOnly", "truncated"}}
+		Returns: []string{"name", "description", "inputSchema", "outputSchema", "readOnly", "truncated"}}
 	wj := def(OpWriteJSON, contract.ToolKindWrite, map[string]Param{"path": path}, "path", "sha256", "size")
 	wj.openArgs = true
 	tools[WorkspaceTool(OpWriteJSON)] = wj
