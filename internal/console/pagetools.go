@@ -1,3 +1,5 @@
+//go:build directapi
+
 package console
 
 import (
@@ -58,6 +60,13 @@ var approvals = []string{"none", "person"}
 
 // toolsEvents bring the Tools page up to date.
 var toolsEvents = []string{event.LeaseAcquired, event.LeaseReleased, event.ToolLocked, event.SourceBound}
+
+// toolPages registers the Tools page and its forms.
+func (s *Server) toolPages() {
+	s.page("GET /projects/{project}/tools", "tools", s.pageTools)
+	s.page("POST /projects/{project}/tools/{connection}/sources", "tools", s.pageBindSource)
+	s.page("POST /projects/{project}/tools/{connection}/{act}", "tools", s.pageToolAct)
+}
 
 // pageTools shows every live Connection's Tools and Sources with the forms that lock,
 // unlock, set an approval and bind a Source.

@@ -223,6 +223,10 @@ func (p *toolsPage) addServer(w http.ResponseWriter, r *http.Request) {
 
 // showDiscovery runs the discovery of source and shows its tools to pick from.
 func (p *toolsPage) showDiscovery(w http.ResponseWriter, r *http.Request, source string) {
+	if p.discover == nil {
+		p.refuse(w, "mcp", toolsView{}, contract.Errorf(contract.CodeInternal, "this docket start cannot discover an MCP server's tools; run docket worker tools discover on this machine."))
+		return
+	}
 	found, truncated, err := p.discover(r.Context(), p.rts.base, source)
 	if err != nil {
 		p.refuse(w, "mcp", toolsView{}, err)
