@@ -48,7 +48,7 @@ type toolsPage struct {
 	discover Discoverer
 	xorigin  *http.CrossOriginProtection
 
-	mu    sync.Mutex                        // guards found
+	mu    sync.Mutex                      // guards found
 	found map[string][]toolset.Discovered // the last discovery of each mcp Source, for its pick form
 }
 
