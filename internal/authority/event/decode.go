@@ -26,7 +26,11 @@ import (
 //	   pathNeedsMember and protected, what the hook found where the path lands.
 //	5: worker.runtime_reported, the state of the worker docket start runs for a
 //	   Connection (worker.runtime_reported.json); a runtime's state may be crash_loop.
-const FormatVersion = 5
+//	6: tool.locked may carry the lock's approval, who locked it and when, and the
+//	   descriptor the worker advertised (tool.locked@2.json); tool.unlocked and
+//	   tool.approval_set (tool.unlocked.json, tool.approval_set.json), both changing the
+//	   built-in release of direct Actions, as tool.locked now does.
+const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

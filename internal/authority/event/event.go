@@ -11,7 +11,8 @@ import "strings"
 // Event types, grouped by what appends them. The payload type of each is its name with
 // Data after it (payload.go); the comment after each says what it holds.
 const (
-	// Identities and setup: never in a Board write.
+	// Identities and setup: never in a Board write (a tool lock changes the built-in
+	// release of direct Actions, so its Board column says so).
 	ProjectCreated     = "project.created"      // the project record
 	MemberCreated      = "member.created"       // the member record, never a secret
 	AgentCreated       = "agent.created"        // the agent record
@@ -20,7 +21,7 @@ const (
 	ConnectionCreated  = "connection.created"   // the connection record
 	ConnectionRevoked  = "connection.revoked"   // the connection id
 	SourceBound        = "source.bound"         // the source binding
-	ToolLocked         = "tool.locked"          // the tool lock
+	ToolLocked         = "tool.locked"          // the tool lock; it changes the built-in release of direct Actions
 	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
 	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
@@ -102,6 +103,12 @@ const (
 
 	// The worker docket start runs for a Connection, as docket start reports its state.
 	WorkerRuntimeReported = "worker.runtime_reported" // the Connection and the state of its supervised worker
+
+	// Tool locks taken back and approvals changed. Like tool.locked, each changes the
+	// built-in release of direct Actions (docs/workers.md, "Direct Actions"), so a cached
+	// Board is rebuilt past one.
+	ToolUnlocked    = "tool.unlocked"     // the tool lock as it was removed
+	ToolApprovalSet = "tool.approval_set" // the tool lock with its new approval
 )
 
 // Kind is one entry of the catalog.
@@ -126,7 +133,7 @@ var Catalog = []Kind{
 	{ConnectionCreated, false, ConnectionCreatedData{}},
 	{ConnectionRevoked, false, ConnectionRevokedData{}},
 	{SourceBound, false, SourceBoundData{}},
-	{ToolLocked, false, ToolLockedData{}},
+	{ToolLocked, true, ToolLockedData{}},
 	{DelegateCreated, false, DelegateCreatedData{}},
 	{DelegateRevoked, false, DelegateRevokedData{}},
 	{CardRecorded, false, CardRecordedData{}},
@@ -177,6 +184,8 @@ var Catalog = []Kind{
 	{TaskClaimed, false, TaskClaimedData{}},
 	{TaskReported, false, TaskReportedData{}},
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
+	{ToolUnlocked, true, ToolUnlockedData{}},
+	{ToolApprovalSet, true, ToolApprovalSetData{}},
 }
 
 var neutral = func() map[string]bool {
