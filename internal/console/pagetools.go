@@ -1,27 +1,15 @@
-//go:build directapi
-
 package console
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
-
-// toolsBackend is the part of the authority the Tools page needs besides the Connection
-// routes': each Connection's inventory, and taking a lock back or changing its approval.
-type toolsBackend interface {
-	ConnectionTools(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) (contract.ConnectionTools, error)
-	UnlockTool(ctx context.Context, c authority.Caller, project contract.ProjectID, conn, tool string) (contract.ToolLock, error)
-	SetToolApproval(ctx context.Context, c authority.Caller, project contract.ProjectID, conn, tool, approval string) (contract.ToolLock, error)
-}
 
 // toolsBody is what the Tools page shows: each live Connection's inventory, newest first.
 type toolsBody struct {
@@ -36,13 +24,22 @@ type toolsBody struct {
 type toolsView struct {
 	contract.ConnectionTools
 	Rows       []toolRow
+	Bound      []sourceRow
 	Predicates []string
 	Local      bool // the Connection docket start runs a worker for
+}
+
+// sourceRow is one bound Source as the page shows it, with what the worker's vault says
+// of it: "yes", "no", or "" when no worker reported its vault.
+type sourceRow struct {
+	contract.SourceEntry
+	Held string
 }
 
 // toolRow is one Tool as the page shows it.
 type toolRow struct {
 	contract.ToolEntry
+	Slug        string // the Tool's id as the page's element ids carry it: letters, digits, '-' and '_'
 	Kind        string
 	Origin      string // built-in, manifest or MCP
 	Description string
@@ -59,7 +56,7 @@ type toolRow struct {
 var approvals = []string{"none", "person"}
 
 // toolsEvents bring the Tools page up to date.
-var toolsEvents = []string{event.LeaseAcquired, event.LeaseReleased, event.ToolLocked, event.SourceBound}
+var toolsEvents = []string{event.LeaseAcquired, event.LeaseReleased, event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet, event.SourceBound}
 
 // toolPages registers the Tools page and its forms.
 func (s *Server) toolPages() {
@@ -88,7 +85,7 @@ func (s *Server) showTools(w http.ResponseWriter, r *http.Request, v visit, stat
 	}
 	b.Workbench = s.workbench
 	for _, c := range cs {
-		inv, err := s.auth.ConnectionTools(ctx, v.caller, v.project, string(c.ID))
+		inv, err := s.auth.ToolInventory(ctx, v.caller, v.project, string(c.ID))
 		if err != nil {
 			return err
 		}
@@ -105,7 +102,7 @@ func toolsViewOf(inv contract.ConnectionTools, local bool) toolsView {
 	tv := toolsView{ConnectionTools: inv, Local: local}
 	preds := map[string]bool{}
 	for _, e := range inv.Tools {
-		row := toolRow{ToolEntry: e, Approvals: approvals}
+		row := toolRow{ToolEntry: e, Slug: slug(e.Tool), Approvals: approvals}
 		d := e.Advertised
 		if d == nil && e.Lock != nil {
 			d = e.Lock.Descriptor
@@ -127,6 +124,13 @@ func toolsViewOf(inv contract.ConnectionTools, local bool) toolsView {
 			}
 		}
 		tv.Rows = append(tv.Rows, row)
+	}
+	for _, e := range inv.Sources {
+		row := sourceRow{SourceEntry: e}
+		if e.InVault != nil {
+			row.Held = map[bool]string{true: "yes", false: "no"}[*e.InVault]
+		}
+		tv.Bound = append(tv.Bound, row)
 	}
 	for p := range preds {
 		tv.Predicates = append(tv.Predicates, p)
@@ -203,4 +207,15 @@ func (s *Server) toolsRefused(w http.ResponseWriter, r *http.Request, v visit, e
 
 func (s *Server) backToTools(w http.ResponseWriter, r *http.Request, v visit, n notice) {
 	http.Redirect(w, r, "/projects/"+url.PathEscape(string(v.project))+"/tools?"+withNotice(nil, n), http.StatusSeeOther)
+}
+
+// slug is s with each character other than an ASCII letter, digit, '-' or '_' made '-',
+// so that it names an element a CSS selector reaches without escapes.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, s)
 }
