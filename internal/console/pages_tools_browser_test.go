@@ -40,7 +40,9 @@ func TestPages_Tools(t *testing.T) {
 	r.signIn(t)
 	page := r.URL + "/projects/default/tools"
 	r.b.Do(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("table.inventory")))
-	row := func(tool string) string { return r.b.Text(`tr[id$="-` + strings.NewReplacer(".", "-", "@", "-").Replace(tool) + `"]`) }
+	row := func(tool string) string {
+		return r.b.Text(`tr[id$="-` + strings.NewReplacer(".", "-", "@", "-").Replace(tool) + `"]`)
+	}
 	if got := row("acme.lookup@1"); !strings.Contains(got, "read") || !strings.Contains(got, "order string") || !strings.Contains(got, "order_total") ||
 		!strings.Contains(got, "locked") || !strings.Contains(got, pageLookup.Digest) {
 		t.Errorf("the lookup's row reads %q, want its kind, params, facts and lock", got)
