@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -56,6 +57,11 @@ func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.Pro
 	}
 	if adv != nil && !strings.EqualFold(adv.Digest, l.Digest) {
 		adv = nil
+	}
+	if adv != nil {
+		if err := capability.CheckDirect(*adv); err != nil {
+			return contract.ToolLock{}, err
+		}
 	}
 	l.Descriptor = adv
 	return a.Directory.LockTool(ctx, c, project, string(cn.ID), l)

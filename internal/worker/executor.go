@@ -125,11 +125,14 @@ func (e *Executor) Descriptors() []contract.ToolDescriptor {
 		if st == nil {
 			st = []string{}
 		}
-		out = append(out, contract.ToolDescriptor{Tool: id, Digest: digest, Adapter: t.Adapter,
-			AdapterDigest: e.adapters[t.Adapter], Kind: t.Kind, SourceTypes: st})
+		out = append(out, t.describe(id, digest, e.adapters[t.Adapter], st))
 	}
 	return out
 }
+
+// VaultNames returns the names of the Sources the vault in use holds, sorted: names
+// only, never a value, for Poll.
+func (e *Executor) VaultNames() []string { return e.vault.Load().Names() }
 
 // AdapterDigest is the digest a grant pins for adapter a registered as name: the sha256
 // of JCS {"adapter": name, "version": a's [Versioner] version or "1"}.

@@ -161,11 +161,11 @@ func TestParseManifest_unknownField(t *testing.T) {
 		name, tool, want string
 	}{
 		{"a typo of a Tool's field", `{"adaptor":"run","entry":"x"}`,
-			`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
+			`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.x@1", line 1; its fields are adapter, description, entry, env, facts, fence, kind, params, returns, sourceTypes`},
 		{"a typo of a fence's field", `{"adapter":"run","entry":"x","fence":{"timeout":5}}`,
 			`unknown field "timeout" (did you mean "timeoutMs"?) at "tools.acme.x@1.fence", line 1; its fields are allow, hosts, maxBytes, timeoutMs`},
 		{"nothing near", `{"adapter":"run","entry":"x","colour":"red"}`,
-			`unknown field "colour" at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
+			`unknown field "colour" at "tools.acme.x@1", line 1; its fields are adapter, description, entry, env, facts, fence, kind, params, returns, sourceTypes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

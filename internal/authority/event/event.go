@@ -131,7 +131,7 @@ var Catalog = []Kind{
 	{AgentTokenReplaced, false, AgentTokenReplacedData{}},
 	{AgentRevoked, false, AgentRevokedData{}},
 	{ConnectionCreated, false, ConnectionCreatedData{}},
-	{ConnectionRevoked, false, ConnectionRevokedData{}},
+	{ConnectionRevoked, true, ConnectionRevokedData{}}, // its locks leave the built-in release of direct Actions
 	{SourceBound, false, SourceBoundData{}},
 	{ToolLocked, true, ToolLockedData{}},
 	{DelegateCreated, false, DelegateCreatedData{}},
