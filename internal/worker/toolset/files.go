@@ -117,27 +117,29 @@ func (f Files) apply(c change) error {
 	}
 	edits.Lock()
 	defer edits.Unlock()
-	m, err := readManifest(f.Manifest)
-	if err != nil {
-		return err
-	}
-	for id, t := range c.tools {
-		if _, ok := m.Tools[string(id)]; ok {
-			return contract.Errorf(contract.CodeToolExists, "tool %s is already in %s; give the new definition a new version (%s) or another name.", id, f.Manifest, nextVersion(id))
-		}
-		raw, err := json.Marshal(t)
+	var mb []byte
+	if len(c.tools) > 0 {
+		m, err := readManifest(f.Manifest)
 		if err != nil {
-			return fmt.Errorf("encode tool %s: %w", id, err)
+			return err
 		}
-		m.Tools[string(id)] = raw
-	}
-	mb, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode the manifest: %w", err)
-	}
-	mb = append(mb, '\n')
-	if _, err := worker.ParseManifest(mb, checkers()); err != nil {
-		return err
+		for id, t := range c.tools {
+			if _, ok := m.Tools[string(id)]; ok {
+				return contract.Errorf(contract.CodeToolExists, "tool %s is already in %s; give the new definition a new version (%s) or another name.", id, f.Manifest, nextVersion(id))
+			}
+			raw, err := json.Marshal(t)
+			if err != nil {
+				return fmt.Errorf("encode tool %s: %w", id, err)
+			}
+			m.Tools[string(id)] = raw
+		}
+		if mb, err = json.MarshalIndent(m, "", "  "); err != nil {
+			return fmt.Errorf("encode the manifest: %w", err)
+		}
+		mb = append(mb, '\n')
+		if _, err := worker.ParseManifest(mb, checkers()); err != nil {
+			return err
+		}
 	}
 	if c.source != "" {
 		v, err := readVault(f.Vault)
@@ -164,7 +166,7 @@ func (f Files) apply(c change) error {
 			return fmt.Errorf("write the vault: %w", err)
 		}
 	}
-	if len(c.tools) == 0 {
+	if mb == nil {
 		return nil
 	}
 	mode := fs.FileMode(0o644)
