@@ -86,8 +86,8 @@ type Config struct {
 	// (docs/workbench.md). Nil checks nothing.
 	CheckModel func(ctx context.Context, spec contract.ProfileSpec, key string) error
 	// Discover runs the discovery of an mcp Source of the Connection local for the tools
-	// page (ToolsPath) as a governed read through the worker. Nil: the page refuses to
-	// add an MCP server.
+	// page (ToolsPath). Nil: the governed read docket.mcp.discover@1 through the worker,
+	// as the Agent ToolsAgent.
 	Discover Discoverer
 }
 
@@ -194,6 +194,9 @@ func Run(ctx context.Context, cfg Config) error {
 		xorigin: http.NewCrossOriginProtection()})
 	tp := &toolsPage{rts: rts, runKey: runKey, files: toolset.Files{Manifest: kids.manifest, Vault: kids.vault}, discover: cfg.Discover,
 		xorigin: http.NewCrossOriginProtection()}
+	if tp.discover == nil {
+		tp.discover = tp.governedDiscover
+	}
 	local.Handle(ToolsPath, tp)
 	local.Handle(ToolsPath+"/", tp)
 	local.Handle("/", fu) // fu refuses every other path with where the console is

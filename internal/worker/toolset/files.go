@@ -285,6 +285,11 @@ func nextVersion(id contract.ToolID) string {
 func wordsOf(tools map[contract.ToolID]worker.Tool) []string {
 	words := []string{}
 	for _, t := range tools {
+		for _, f := range t.Facts {
+			if !slices.Contains(words, f.Predicate) {
+				words = append(words, f.Predicate)
+			}
+		}
 		for _, r := range t.Returns {
 			if isPredicate(r) && !slices.Contains(words, r) {
 				words = append(words, r)
