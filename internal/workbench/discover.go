@@ -186,4 +186,3 @@ func callOrdinal(ctx context.Context, gw *mcpclient.Client, name string, in any)
 	}
 	return res, cr.Ordinal, nil
 }
-
