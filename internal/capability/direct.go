@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -60,13 +61,19 @@ func CheckDirect(d contract.ToolDescriptor) error {
 			if !validName(arg) {
 				return bad("its fact %s has the argument %q; use lower-case letters, digits and _", f.Predicate, arg)
 			}
-			if strings.HasPrefix(spec, "$") && !columnRE.MatchString(spec) {
+			if strings.HasPrefix(spec, "$") && !directColumnRE.MatchString(spec) {
 				return bad("its fact %s maps %s from %q, which is not a \"$column\"", f.Predicate, arg, spec)
 			}
 		}
 	}
 	return nil
 }
+
+// directColumnRE is a column a direct Tool's fact maps from. Unlike a capability's, its
+// letters may be upper case: the rows are the Tool's own (an MCP server's structured
+// output is often camelCase, as docket.mcp.discover@1's inputSchema is), while the
+// fact's arguments stay lower-case names.
+var directColumnRE = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Direct returns the built-in release of direct Actions of the given tool locks: one
 // Action per Tool whose lock holds a Direct descriptor (docs/workers.md, "Direct

@@ -1,10 +1,8 @@
 package console_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -57,7 +55,7 @@ func TestPages_Tools(t *testing.T) {
 
 	act := func(id string) {
 		t.Helper()
-		submitted(t, r.b, chromedp.Click(chromedp.ID(id)))
+		r.b.Sent(chromedp.Click(chromedp.ID(id)))
 		if e := browsertest.Run(r.b, chromedp.Evaluate[string](`(document.getElementById("tools-error") || {}).innerText || ""`)); e != "" {
 			t.Fatalf("after %s the page refuses: %s", id, e)
 		}
@@ -95,26 +93,6 @@ func TestPages_Tools(t *testing.T) {
 		t.Errorf("the shop row reads %q, want its word and that the worker's vault does not hold it", got)
 	}
 	r.b.Screenshot(screenshots, "tools-bound")
-}
-
-// submitted does act, which sends a form, and waits until the page the form's answer
-// brings has loaded: the page before is marked, and the mark is gone from the new one.
-func submitted(t *testing.T, b *browsertest.Browser, act chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	b.Do(chromedp.Evaluate[chromedp.Void]("window.docketBefore = true"), act)
-	check := `!window.docketBefore && document.readyState === "complete"`
-	ctx, cancel := context.WithTimeout(b.Context(), browsertest.DefaultTimeout)
-	defer cancel()
-	for {
-		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](check)); err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the form's answer did not load: %v", context.Cause(ctx))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 func connID(t *testing.T, r *pagesRig, name string) string {

@@ -39,7 +39,7 @@ func (p *toolsPage) governedDiscover(ctx context.Context, base, source string) (
 	if err != nil {
 		return nil, false, err
 	}
-	if err := p.lockDiscover(ctx, cl); err != nil {
+	if err := p.readyToDiscover(ctx, cl, source); err != nil {
 		return nil, false, err
 	}
 	token, err := p.toolsAgentToken(ctx, cl)
@@ -76,25 +76,37 @@ func (p *toolsPage) governedDiscover(ctx context.Context, base, source string) (
 	return p.discovered(ctx, cl, source)
 }
 
-// lockDiscover locks docket.mcp.discover@1 on the Connection local at the digest its
-// worker advertises, needing no person, unless it is locked at that digest already; the
-// worker may not have polled yet right after a start, so a lock refused for want of it
-// is tried again within discoverLockWait.
-func (p *toolsPage) lockDiscover(ctx context.Context, cl *apiclient.Client) error {
+// readyToDiscover waits until the worker of the Connection local holds source in its
+// vault (it reloads the vault within seconds of a change, and says so on its next poll),
+// and locks docket.mcp.discover@1 there at the digest it advertises, needing no person,
+// unless it is locked at that digest already. Right after a start the worker may not
+// have polled yet, so both are tried again within discoverLockWait.
+func (p *toolsPage) readyToDiscover(ctx context.Context, cl *apiclient.Client, source string) error {
 	deadline := time.Now().Add(discoverLockWait)
 	for {
 		inv, err := cl.ToolInventory(ctx, p.rts.project(), Connection)
 		if err != nil {
 			return err
 		}
-		for _, e := range inv.Tools {
-			if e.Tool == string(worker.MCPDiscoverTool) && e.Lock != nil && !e.Stale && e.Advertised != nil {
-				return nil
-			}
+		held, locked := false, false
+		for _, s := range inv.Sources {
+			held = held || s.Name == source && s.InVault != nil && *s.InVault
 		}
-		_, err = cl.LockTool(ctx, p.rts.project(), Connection, string(worker.MCPDiscoverTool), "", "none")
-		if err == nil || time.Now().After(deadline) {
-			return err
+		for _, e := range inv.Tools {
+			locked = locked || e.Tool == string(worker.MCPDiscoverTool) && e.Lock != nil && !e.Stale && e.Advertised != nil
+		}
+		if held && !locked {
+			_, err = cl.LockTool(ctx, p.rts.project(), Connection, string(worker.MCPDiscoverTool), "", "none")
+			if code := contract.CodeOf(err); err != nil && code != contract.CodeToolNotAdvertised && code != contract.CodeNoLiveWorker {
+				return err
+			}
+			locked = err == nil
+		}
+		if held && locked {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return contract.Errorf(contract.CodeUnavailable, "the worker of %s did not take up the Source %s within %s; see its log (docket start printed where), then add the server again.", Connection, source, discoverLockWait)
 		}
 		select {
 		case <-ctx.Done():

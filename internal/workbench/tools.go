@@ -88,6 +88,8 @@ type pickTool struct {
 	Returns    []string
 	Schema     string // the input schema, indented
 	Structured bool
+	Predicate  string   // the fact its rows are offered as; "" when they are text
+	FactArgs   []string // that fact's arguments
 }
 
 func (p *toolsPage) csrf() string {
@@ -161,7 +163,7 @@ func (p *toolsPage) decode(w http.ResponseWriter, r *http.Request, fields, multi
 	}
 	form := formValues(r.PostForm)
 	for k, vs := range r.PostForm {
-		if !contains(fields, k) && !contains(multi, k) && !strings.HasPrefix(k, "kind.") {
+		if !contains(fields, k) && !contains(multi, k) && !strings.HasPrefix(k, "kind.") && !strings.HasPrefix(k, "facts.") {
 			return form, contract.Errorf(contract.CodeInvalidArgument, "the form has no field %.40q; send the page's form.", k)
 		}
 		if len(vs) != 1 && !contains(multi, k) {
@@ -252,6 +254,13 @@ func (p *toolsPage) showDiscovery(w http.ResponseWriter, r *http.Request, source
 			pt.Skipped = m.Skipped
 		}
 		pt.Returns = toolset.ReturnsFromSchema(d.OutputSchema)
+		if fs := toolset.FactsFor(d, predicateFor(source, d.Name)); len(fs) == 1 {
+			pt.Predicate = fs[0].Predicate
+			for a := range fs[0].Args {
+				pt.FactArgs = append(pt.FactArgs, a)
+			}
+			slices.Sort(pt.FactArgs)
+		}
 		pt.Schema = indent(d.InputSchema)
 		pv.Tools = append(pv.Tools, pt)
 	}
@@ -282,7 +291,14 @@ func (p *toolsPage) addPicked(w http.ResponseWriter, r *http.Request) {
 			p.refuse(w, "pick", toolsView{}, contract.Errorf(contract.CodeInvalidArgument, "the server listed no tool %.64q; pick from the tools shown.", name))
 			return
 		}
-		picks = append(picks, toolset.Pick{Tool: found[i], Kind: form.Get("kind." + name)})
+		pick := toolset.Pick{Tool: found[i], Kind: form.Get("kind." + name)}
+		if pred := strings.TrimSpace(form.Get("facts." + name)); pred != "" {
+			if pick.Facts = toolset.FactsFor(found[i], pred); pick.Facts == nil {
+				p.refuse(w, "pick", toolsView{}, contract.Errorf(contract.CodeInvalidArgument, "the tool %.64s declares no structured rows, so they cannot be facts; leave its fact empty.", name))
+				return
+			}
+		}
+		picks = append(picks, pick)
 	}
 	added, err := p.files.AddMCPTools(source, picks)
 	if err == nil {
@@ -333,6 +349,24 @@ func (p *toolsPage) bind(ctx context.Context, a toolset.Added) error {
 // to be locked.
 func (p *toolsPage) toConsole(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/projects/"+url.PathEscape(p.rts.project())+"/tools?notice=tools_added", http.StatusSeeOther)
+}
+
+// predicateFor is the fact offered for the rows of the tool a Source's server lists:
+// "<source>_<tool>", lower-cased, other characters '_'.
+func predicateFor(source, tool string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(source + "_" + tool) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	out := strings.TrimLeft(b.String(), "_0123456789")
+	if len(out) > 60 {
+		out = out[:60]
+	}
+	return out
 }
 
 // lines splits text into its non-empty lines, each trimmed.

@@ -160,6 +160,37 @@ type Pick struct {
 	Tool Discovered
 	Kind string
 	ID   contract.ToolID
+	// Facts, when set, is the returns mapping of the Tool's direct Action: each row it
+	// returns becomes these facts (see [FactsFor]); the manifest checks it as it loads.
+	Facts []worker.Fact
+}
+
+// FactsFor is the returns mapping offered for a discovered tool: one fact named
+// predicate whose arguments are the columns of its structured rows and its params, each
+// with a name the Board takes (lower-case letters, digits and '_'). It is nil when the
+// tool declares no structured output.
+func FactsFor(d Discovered, predicate string) []worker.Fact {
+	cols := ReturnsFromSchema(d.OutputSchema)
+	if len(cols) == 0 || predicate == "" {
+		return nil
+	}
+	args := map[string]string{}
+	for _, c := range cols {
+		if isParamName(c) {
+			args[c] = "$" + c
+		}
+	}
+	if m, err := ParamsFromSchema(d.InputSchema); err == nil {
+		for name := range m.Params {
+			if _, ok := args[name]; !ok && m.Params[name].Required {
+				args[name] = "$" + name
+			}
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	return []worker.Fact{{Predicate: predicate, Args: args}}
 }
 
 // MCPTool is the manifest entry of a discovered tool run against an mcp Source: its
@@ -232,6 +263,7 @@ func (f Files) AddMCPTools(source string, picks []Pick) (Added, error) {
 		if err != nil {
 			return Added{}, err
 		}
+		t.Facts = p.Facts
 		id := p.ID
 		if id == "" {
 			id = ToolIDFor(source, p.Tool.Name)
