@@ -88,7 +88,7 @@ func TestTools_MCPServerFromTheConsole(t *testing.T) {
 		t.Errorf("write_file's row reads %q, want its params from the input schema", got)
 	}
 	b.Do(chromedp.Click(chromedp.ID("pick-read_text_file")), chromedp.SetValue(chromedp.ID("kind-read_text_file"), "read"),
-		chromedp.Click(chromedp.ID("pick-write_file")), chromedp.SetValue(chromedp.ID("facts-write_file"), ""))
+		chromedp.Click(chromedp.ID("pick-write_file")), chromedp.Clear(chromedp.ID("facts-write_file")))
 	if ps := b.A11yProblems(); len(ps) > 0 {
 		t.Errorf("the discovered tools: %q", ps)
 	}
