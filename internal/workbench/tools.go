@@ -90,6 +90,7 @@ type pickTool struct {
 	Structured bool
 	Predicate  string   // the fact its rows are offered as; "" when they are text
 	FactArgs   []string // that fact's arguments
+	CannotAdd  string   // why it cannot be added (a required param no param can carry); "" when it can
 }
 
 func (p *toolsPage) csrf() string {
@@ -252,6 +253,8 @@ func (p *toolsPage) showDiscovery(w http.ResponseWriter, r *http.Request, source
 			}
 			slices.Sort(pt.Params)
 			pt.Skipped = m.Skipped
+		} else {
+			pt.CannotAdd = teachingOf(err)
 		}
 		pt.Returns = toolset.ReturnsFromSchema(d.OutputSchema)
 		if fs := toolset.FactsFor(d, predicateFor(source, d.Name)); len(fs) == 1 {
