@@ -280,8 +280,9 @@ func nextVersion(id contract.ToolID) string {
 	return fmt.Sprintf("%s@%d", name, n+1)
 }
 
-// wordsOf returns the returns of tools that are predicate names, sorted and without
-// repeats: the words a Source may attest, as offered.
+// wordsOf returns the words a Source may attest, as offered, sorted and without repeats:
+// the predicates of a Tool's facts when it maps its rows to facts, else its returns that
+// are predicate names.
 func wordsOf(tools map[contract.ToolID]worker.Tool) []string {
 	words := []string{}
 	for _, t := range tools {
@@ -289,6 +290,9 @@ func wordsOf(tools map[contract.ToolID]worker.Tool) []string {
 			if !slices.Contains(words, f.Predicate) {
 				words = append(words, f.Predicate)
 			}
+		}
+		if len(t.Facts) > 0 {
+			continue // its facts say what its rows are; its columns are no words
 		}
 		for _, r := range t.Returns {
 			if isPredicate(r) && !slices.Contains(words, r) {
