@@ -123,11 +123,9 @@ func (a *Authority) ToolInventory(ctx context.Context, c Caller, project contrac
 		return e
 	}
 	for _, d := range tools {
-		d := d
 		entry(string(d.Tool)).Advertised = &d
 	}
 	for _, l := range locks {
-		l := l
 		e := entry(l.Tool)
 		e.Lock = &l
 		if l.Descriptor != nil && l.Descriptor.Direct && cs[i].RevokedAt == nil {

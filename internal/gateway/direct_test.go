@@ -105,6 +105,17 @@ func TestGateway_DirectActions(t *testing.T) {
 		if ms := matches.Matches.Items; len(ms) != 1 || ms[0].Tier != contract.TierAttested || ms[0].CreatedBy != "tool:acme.orders.list@1" || jsonOf(t, &wantAtom) != jsonOf(t, ms[0].Atom) {
 			t.Errorf("order_total facts = %s, want %v attested by the Tool", q.Result, wantAtom)
 		}
+		if len(matches.Matches.Items) == 0 {
+			return
+		}
+		why, err := f.a.Why(ctx, f.admin, "default", matches.Matches.Items[0].NodeID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := why.Root.Attestation
+		if at == nil || at.Action != "acme.orders.list@1" || at.Release != "docket.tools@1.0.0" || len(at.Sources) != 1 || at.Sources[0].Name != "shop" {
+			t.Errorf("why of the fact: attestation %+v, want the direct Action of the built-in release and the shop Source", at)
+		}
 	})
 
 	var pending contract.Request

@@ -254,8 +254,10 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		}
 		for arg, spec := range f.Args {
 			col, isCol := strings.CutPrefix(spec, "$")
-			if !validArgName(arg) || isCol && !validArgName(col) {
-				return contract.Errorf(contract.CodeManifestInvalid, "tool %s fact %s maps %.40q from %.40q; name arguments and \"$column\"s with lower-case letters, digits and '_'.", id, f.Predicate, arg, spec)
+			// A column is the Tool's own name (an MCP server's rows are often camelCase);
+			// the fact's arguments are Board names, lower-case.
+			if !validArgName(arg) || isCol && !validColumn(col) {
+				return contract.Errorf(contract.CodeManifestInvalid, "tool %s fact %s maps %.40q from %.40q; name arguments with lower-case letters, digits and '_', and \"$column\"s with letters, digits and '_'.", id, f.Predicate, arg, spec)
 			}
 		}
 	}
@@ -276,6 +278,21 @@ func HTTPKind(method string) string {
 		return contract.ToolKindRead
 	}
 	return contract.ToolKindWrite
+}
+
+// validColumn reports whether s may name a column of a Tool's rows: letters of either
+// case, digits and '_', starting with a letter or '_', as a direct Action's facts mapping
+// takes it (capability.CheckDirect).
+func validColumn(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validArgName(s string) bool {

@@ -157,6 +157,25 @@ func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*co
 	w.run(ctx, t, row, fill)
 }
 
+// Served polls until the work of the agent's Operation ordinal is served and returns
+// its row, unclaimed, for a test that claims it itself ([Worker.Claim]).
+func (w *Worker) Served(t testing.TB, agent string, ordinal int64) contract.WorkRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
+	defer cancel()
+	row, err := w.served(ctx, authority.WorkID(agent, ordinal))
+	if err != nil {
+		t.Fatalf("serve operation %d of %s: %v", ordinal, agent, err)
+	}
+	return row
+}
+
+// Claim claims a served row under the Worker's lease and returns the refusal, if any.
+func (w *Worker) Claim(ctx context.Context, row contract.WorkRow) error {
+	_, err := w.d.Claim(ctx, w.conn, contract.ClaimRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation, Grant: row.Grant})
+	return err
+}
+
 // run claims row and reports it as fill says.
 func (w *Worker) run(ctx context.Context, t testing.TB, row contract.WorkRow, fill func(*contract.ReportRequest)) {
 	t.Helper()
