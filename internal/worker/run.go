@@ -151,10 +151,11 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	wg.Go(func() { r.renew(lctx, l, lose) })
 	defer wg.Wait()
 	gen := l.Generation
-	poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-		WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}})
-	if err != nil {
-		return err
+	// Each Poll advertises the Tools of the manifest in use then: a manifest reloaded
+	// while the lease is held is advertised on the next Poll.
+	pollBody := func() ([]byte, error) {
+		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}})
 	}
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
 	// serves them again until a person acts, and they are not worth a log line each time.
@@ -175,6 +176,10 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		// queued, and the Poll would serve it again.
 		if !p.ready(lctx) {
 			break
+		}
+		poll, err := pollBody()
+		if err != nil {
+			return err
 		}
 		a, err := r.cfg.Hop.Send(lctx, poll)
 		switch {
