@@ -58,9 +58,9 @@ type Added struct {
 	Tools  []contract.ToolID `json:"tools"`
 }
 
-// edits serialises this process's edits, so the console's gate and a CLI verb in one
-// process never interleave a read and a write. Two processes editing at once may still
-// lose one's edit; the worker never sees a half-written file either way.
+// edits serialises this process's edits; [lockEdits] serialises processes' (on Unix), so
+// no edit is lost to another made at the same time. The worker never sees a half-written
+// file either way.
 var edits sync.Mutex
 
 // manifestDoc is a manifest as edited: the Tools already there are kept as written.
@@ -117,6 +117,14 @@ func (f Files) apply(c change) error {
 	}
 	edits.Lock()
 	defer edits.Unlock()
+	if err := os.MkdirAll(filepath.Dir(f.Manifest), 0o700); err != nil {
+		return fmt.Errorf("lock the worker's files: %w", err)
+	}
+	unlock, err := lockEdits(filepath.Join(filepath.Dir(f.Manifest), "."+filepath.Base(f.Manifest)+".lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var mb []byte
 	if len(c.tools) > 0 {
 		m, err := readManifest(f.Manifest)

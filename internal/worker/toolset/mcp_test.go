@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if spec := os.Getenv(adderEnv); spec != "" {
+		addMany(spec)
+		os.Exit(0)
+	}
 	slowtest.Main(m) // the MCP tests start servers and processes: skipped under -short
 }
 
