@@ -34,14 +34,20 @@ const toolsShots = "../../docs/tools"
 // Tool (its rows as facts) and its write Tool, and locks both on the Tools page, the
 // write needing a person. The Agent calls the read, which runs at once and whose rows
 // land as attested facts, and the write, which waits on Needs you with its vector; the
-// person approves, it runs once, and the file is on disk. The chain of events holds, and
-// the token typed in is in the vault alone: in no event, log, store row or page.
+// person approves, it runs once, and the file is on disk. An HTTP API with its key and a
+// SQL query with its DSN are added from the templates. The chain of events holds, and
+// the token, the key and the DSN typed in are in the vault alone: in no event, log or
+// store row (every file of the data dir but the vault is read), nor docket start's output.
 func TestTools_MCPServerFromTheConsole(t *testing.T) {
 	server := os.Getenv(mcpFilesystemEnv)
 	if server == "" {
 		t.Skipf("%s is not set: it names the pinned @modelcontextprotocol/server-filesystem's mcp-server-filesystem, which .ci/run installs with npm", mcpFilesystemEnv)
 	}
-	const secret = "fs-token-SECRET-5e6f7a8b"
+	const (
+		secret = "fs-token-SECRET-5e6f7a8b"
+		apiKey = "api-key-SECRET-9c0d1e2f"
+		dsn    = "postgres://reader:dsn-SECRET-3a4b@127.0.0.1/shop"
+	)
 	folder := t.TempDir()
 	writeFile(t, filepath.Join(folder, "hello.txt"), "hello from the folder\n", 0o644)
 
@@ -174,6 +180,34 @@ func TestTools_MCPServerFromTheConsole(t *testing.T) {
 	b.Sent(chromedp.Click(chromedp.CSS("section.request button.approve")))
 	waitFile(t, out, "written once, approved")
 
+	// The templates take an HTTP API's key and a DSN the same way.
+	b.Do(chromedp.Navigate(base+"/start/tools"), chromedp.WaitVisible(chromedp.ID("http-form")),
+		chromedp.SendKeys(chromedp.ID("http-source"), "shop"),
+		chromedp.SendKeys(chromedp.ID("http-base"), "https://api.example.com/v1"),
+		chromedp.SendKeys(chromedp.ID("http-auth-header"), "Authorization"),
+		chromedp.SendKeys(chromedp.ID("http-auth-value"), "Bearer "+apiKey),
+		chromedp.SetValue(chromedp.ID("http-routes"), "acme.order@1 GET /orders/{id} id"))
+	b.Screenshot(toolsShots, "templates")
+	b.Sent(chromedp.Click(chromedp.ID("http-add")))
+	if got := browsertest.Run(b, chromedp.Evaluate[string](`(document.querySelector(".refusal") || {}).innerText || ""`)); got != "" {
+		t.Fatalf("adding the HTTP API is refused: %s", got)
+	}
+	b.Landed("/projects/default/tools")
+	if got := b.Text(".notice"); !strings.Contains(got, "not bound yet") {
+		t.Errorf("after the HTTP API the notice reads %q, want that its Source waits to be bound", got)
+	}
+	b.Do(chromedp.Navigate(base+"/start/tools"), chromedp.WaitVisible(chromedp.ID("sql-form")),
+		chromedp.SendKeys(chromedp.ID("sql-source"), "orders"),
+		chromedp.SendKeys(chromedp.ID("sql-dsn"), dsn),
+		chromedp.SendKeys(chromedp.ID("sql-id"), "acme.totals@1"),
+		chromedp.SetValue(chromedp.ID("sql-query"), "SELECT id, total FROM orders WHERE customer = {customer}"))
+	b.Sent(chromedp.Click(chromedp.ID("sql-add")))
+	if got := browsertest.Run(b, chromedp.Evaluate[string](`(document.querySelector(".refusal") || {}).innerText || ""`)); got != "" {
+		t.Fatalf("adding the SQL query is refused: %s", got)
+	}
+	b.Landed("/projects/default/tools")
+	waitAdvertised(t, b, base, "acme-order-1", "acme-totals-1")
+
 	b.Do(chromedp.Navigate(base+"/projects/default/events"), chromedp.WaitVisible(chromedp.ID("check")))
 	b.Sent(chromedp.Click(chromedp.ID("check")))
 	if got := b.Text("#chain"); !strings.Contains(got, "The chain holds") {
@@ -190,7 +224,9 @@ func TestTools_MCPServerFromTheConsole(t *testing.T) {
 	if err := start.cmd.Wait(); err != nil {
 		t.Errorf("docket start ended with %v after Ctrl-C", err)
 	}
-	assertOnlyInVault(t, secret, s.home, start.log())
+	for _, sec := range []string{secret, apiKey, dsn} {
+		assertOnlyInVault(t, sec, s.home, start.log())
+	}
 }
 
 // waitAdvertised reloads the Tools page until the Connection local's worker advertises

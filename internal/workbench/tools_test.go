@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -133,8 +134,12 @@ func TestToolsPage_SecretsStayInTheVault(t *testing.T) {
 	}
 	check(post(t, p, ToolsPath+"/mcp", url.Values{"name": {"remote"}, "transport": {"http"}, "url": {"https://mcp.example.com/mcp"},
 		"headers": {"Authorization: " + headerSecret}}), http.StatusOK, "a Streamable HTTP MCP server")
-	check(post(t, p, ToolsPath+"/template/http", url.Values{"source": {"shop"}, "base_url": {"https://api.example.com/v1"}, "auth_header": {"Authorization"},
-		"auth_value": {apiSecret}, "routes": {"acme.order@1 GET /orders/{id} id\nacme.refund@1 POST /refunds order:string amount:integer"}}), http.StatusSeeOther, "an HTTP API")
+	w = post(t, p, ToolsPath+"/template/http", url.Values{"source": {"shop"}, "base_url": {"https://api.example.com/v1"}, "auth_header": {"Authorization"},
+		"auth_value": {apiSecret}, "routes": {"acme.order@1 GET /orders/{id} id\nacme.refund@1 POST /refunds order:string amount:integer"}})
+	check(w, http.StatusSeeOther, "an HTTP API")
+	if loc := w.Header().Get("Location"); loc != "/projects/default/tools?notice=tools_added_unbound" {
+		t.Errorf("after the HTTP API the browser goes to %q, want the Tools page saying the Source is not bound", loc)
+	}
 	check(post(t, p, ToolsPath+"/template/sql", url.Values{"source": {"orders"}, "dsn": {dsnSecret}, "id": {"acme.totals@1"},
 		"query": {"SELECT id, total FROM orders WHERE customer = {customer}"}}), http.StatusSeeOther, "a SQL query")
 
@@ -182,9 +187,16 @@ func TestToolsPage_SecretsStayInTheVault(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"files", "remote", "shop", "orders"} {
-		if s, ok := bound[name]; !ok || s.Tier != contract.TierAttested {
-			t.Errorf("the Source %s is bound as %+v, want it bound attested", name, s)
+	for _, name := range []string{"files", "remote"} {
+		if s, ok := bound[name]; !ok || s.Tier != contract.TierAttested || !slices.Contains(s.Words, "mcp_tool") {
+			t.Errorf("the Source %s is bound as %+v, want it bound attested, attesting mcp_tool", name, s)
+		}
+	}
+	// The authority binds a Source only with the facts it may attest; these Tools return
+	// none, so the page leaves them to be bound.
+	for _, name := range []string{"shop", "orders"} {
+		if s, ok := bound[name]; ok {
+			t.Errorf("the Source %s is bound as %+v, want it left unbound: its Tools map no facts", name, s)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package workbench
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -54,11 +55,11 @@ func (p *toolsPage) addTemplate(w http.ResponseWriter, r *http.Request, name str
 	if err == nil {
 		err = p.bind(r.Context(), added)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errUnbound) {
 		p.refuse(w, name, toolsView{}, err)
 		return
 	}
-	p.toConsole(w, r)
+	p.toConsole(w, r, err)
 }
 
 // parseRoutes reads the HTTP API form's routes, one a line: the Tool's id, the method,
