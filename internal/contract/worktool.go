@@ -48,6 +48,11 @@ const (
 	CodeMCPUnavailable Code = "mcp_unavailable" // the MCP server could not be reached or initialized
 	CodeEffectUnknown  Code = "effect_unknown"  // the call failed after its effect may have happened
 	CodeToolFailed     Code = "tool_failed"     // the call failed before any effect, for a reason kept in the worker's log
+
+	CodeToolSchema    Code = "tool_schema"    // a discovered MCP tool's input schema cannot be mapped to manifest params
+	CodeToolExists    Code = "tool_exists"    // a Tool id being added is already in the manifest
+	CodeSourceExists  Code = "source_exists"  // a Source name being added is already in the vault
+	CodeTemplateField Code = "template_field" // a tool template's input is missing or invalid; the error names the field
 )
 
 // ToolID names a Tool: "vendor.name@N", dot-separated lower-case segments (at least two)

@@ -200,6 +200,10 @@ func checkTool(id contract.ToolID, t *Tool) error {
 	}
 	if t.Kind == "" {
 		t.Kind = kinds[0]
+		if t.Adapter == AdapterHTTP {
+			method, _, _ := strings.Cut(strings.TrimSpace(t.Entry), " ")
+			t.Kind = HTTPKind(method)
+		}
 	}
 	if t.SourceTypes == nil {
 		t.SourceTypes = []string{} // absent and [] are one definition, with one digest
@@ -228,6 +232,9 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		}
 		if !validArgName(name) {
 			return contract.Errorf(contract.CodeManifestInvalid, "tool %s has parameter %.40q; use lower-case letters, digits and '_', starting with a letter.", id, name)
+		}
+		if len(p.Description) > 2000 {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s parameter %s has a description over 2000 bytes; shorten it.", id, name)
 		}
 		switch p.Type {
 		case ParamString, ParamInteger, ParamNumber, ParamBoolean:
@@ -261,6 +268,16 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a negative fence limit; use a positive number or leave it out for the default.", id)
 	}
 	return nil
+}
+
+// HTTPKind is the kind of an http Tool whose manifest entry says none: GET and HEAD
+// read, any other method writes (docs/workers.md, "http").
+func HTTPKind(method string) string {
+	switch strings.ToUpper(method) {
+	case "GET", "HEAD":
+		return contract.ToolKindRead
+	}
+	return contract.ToolKindWrite
 }
 
 // validColumn reports whether s may name a column of a Tool's rows: letters of either

@@ -151,8 +151,9 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	wg.Go(func() { r.renew(lctx, l, lose) })
 	defer wg.Wait()
 	gen := l.Generation
-	// Each Poll says what the worker offers and which Sources its vault holds as they
-	// are then: a vault replaced meanwhile (Executor.SetVault) shows on the next one.
+	// Each Poll says what the worker offers — the Tools of the manifest in use then — and
+	// which Sources its vault holds as they are then: a manifest reloaded or a vault
+	// replaced (Executor.SetVault) while the lease is held shows on the next Poll.
 	pollBody := func() ([]byte, error) {
 		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
 			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})

@@ -214,7 +214,7 @@ func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, to
 	switch {
 	case i < 0:
 		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, true, nil
+			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest, which the worker reloads on its own (a built-in workspace Tool above its ceiling needs it restarted with --workspace-tools raised).", conn.Name, tool)}, true, nil
 	case a.tools[i].Digest != digest:
 		return &unserved{contract.CodeToolNotAdvertised,
 			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
