@@ -53,7 +53,6 @@ const (
 	noticeToolApproval        notice = "tool_approval"
 	noticeSourceBound         notice = "source_bound"
 	noticeToolsAdded          notice = "tools_added"
-	noticeToolsAddedUnbound   notice = "tools_added_unbound"
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -95,7 +94,6 @@ var notices = map[notice]string{
 	noticeToolApproval:        "Approval changed; a request waiting under the old one is void.",
 	noticeSourceBound:         "Source bound.",
 	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
-	noticeToolsAddedUnbound:   "Tools added to the worker's manifest and their Source to its vault; none of them maps its rows to facts, so the Source is not bound yet: a Source is bound with the facts it may attest.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

@@ -307,11 +307,11 @@ func (p *toolsPage) addPicked(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = p.bind(r.Context(), added)
 	}
-	if err != nil && !errors.Is(err, errUnbound) {
+	if err != nil {
 		p.refuse(w, "pick", toolsView{}, err)
 		return
 	}
-	p.toConsole(w, r, err)
+	p.toConsole(w, r)
 }
 
 // bind binds the Source an add wrote into the vault on the Connection local, in the
@@ -343,27 +343,16 @@ func (p *toolsPage) bind(ctx context.Context, a toolset.Added) error {
 			}
 		}
 	}
-	if len(src.Words) == 0 && !known {
-		// The authority binds a Source only with the facts it may attest, and these Tools
-		// return none: the Tools page says to bind it once one does.
-		return errUnbound
-	}
+	// Tools that map no rows to facts bind a Source with no words: it attests nothing
+	// until a Tool returns facts, and its calls run all the same.
 	slices.Sort(src.Words)
 	return cl.Do(ctx, http.MethodPut, path+"/"+url.PathEscape(a.Source.Name), src, nil)
 }
 
-// errUnbound says an add wrote its Source into the vault but bound none in the authority:
-// its Tools map no rows to facts, so there is nothing the Source may attest yet.
-var errUnbound = errors.New("the Source is in the vault but not bound")
-
 // toConsole sends the browser on to the console's Tools page, where the added Tools wait
-// to be locked, and, when bound is errUnbound, their Source to be bound.
-func (p *toolsPage) toConsole(w http.ResponseWriter, r *http.Request, bound error) {
-	n := "tools_added"
-	if errors.Is(bound, errUnbound) {
-		n = "tools_added_unbound"
-	}
-	http.Redirect(w, r, "/projects/"+url.PathEscape(p.rts.project())+"/tools?notice="+n, http.StatusSeeOther)
+// to be locked.
+func (p *toolsPage) toConsole(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/projects/"+url.PathEscape(p.rts.project())+"/tools?notice=tools_added", http.StatusSeeOther)
 }
 
 // predicateFor is the fact offered for the rows of the tool a Source's server lists:

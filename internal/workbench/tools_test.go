@@ -137,8 +137,8 @@ func TestToolsPage_SecretsStayInTheVault(t *testing.T) {
 	w = post(t, p, ToolsPath+"/template/http", url.Values{"source": {"shop"}, "base_url": {"https://api.example.com/v1"}, "auth_header": {"Authorization"},
 		"auth_value": {apiSecret}, "routes": {"acme.order@1 GET /orders/{id} id\nacme.refund@1 POST /refunds order:string amount:integer"}})
 	check(w, http.StatusSeeOther, "an HTTP API")
-	if loc := w.Header().Get("Location"); loc != "/projects/default/tools?notice=tools_added_unbound" {
-		t.Errorf("after the HTTP API the browser goes to %q, want the Tools page saying the Source is not bound", loc)
+	if loc := w.Header().Get("Location"); loc != "/projects/default/tools?notice=tools_added" {
+		t.Errorf("after the HTTP API the browser goes to %q, want the Tools page", loc)
 	}
 	check(post(t, p, ToolsPath+"/template/sql", url.Values{"source": {"orders"}, "dsn": {dsnSecret}, "id": {"acme.totals@1"},
 		"query": {"SELECT id, total FROM orders WHERE customer = {customer}"}}), http.StatusSeeOther, "a SQL query")
@@ -192,11 +192,11 @@ func TestToolsPage_SecretsStayInTheVault(t *testing.T) {
 			t.Errorf("the Source %s is bound as %+v, want it bound attested, attesting mcp_tool", name, s)
 		}
 	}
-	// The authority binds a Source only with the facts it may attest; these Tools return
-	// none, so the page leaves them to be bound.
+	// These Tools map no rows to facts: their Sources are bound attesting nothing, so that
+	// their calls can run.
 	for _, name := range []string{"shop", "orders"} {
-		if s, ok := bound[name]; ok {
-			t.Errorf("the Source %s is bound as %+v, want it left unbound: its Tools map no facts", name, s)
+		if s, ok := bound[name]; !ok || len(s.Words) != 0 {
+			t.Errorf("the Source %s is bound as %+v (%v), want it bound with no words", name, s, ok)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package workbench
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -55,11 +54,11 @@ func (p *toolsPage) addTemplate(w http.ResponseWriter, r *http.Request, name str
 	if err == nil {
 		err = p.bind(r.Context(), added)
 	}
-	if err != nil && !errors.Is(err, errUnbound) {
+	if err != nil {
 		p.refuse(w, name, toolsView{}, err)
 		return
 	}
-	p.toConsole(w, r, err)
+	p.toConsole(w, r)
 }
 
 // parseRoutes reads the HTTP API form's routes, one a line: the Tool's id, the method,

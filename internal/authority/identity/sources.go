@@ -32,9 +32,9 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 	if !src.Tier.Valid() {
 		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs a tier (usually attested).", src.Name)
 	}
-	if len(src.Words) == 0 {
-		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs the predicates it may attest (words).", src.Name)
-	}
+	// A Source with no words attests nothing: a call through it runs and answers, and
+	// the Board takes no fact of it (a write's receipt, an HTTP route whose rows no Tool
+	// maps to facts). Words are added when a Tool comes to return facts.
 	for _, w := range src.Words {
 		if !isPredicate(w) {
 			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source word %q is not a predicate name; use lower-case letters, digits and '_', starting with a letter.", w)
