@@ -173,6 +173,12 @@ type Call struct {
 	// TaskBy names who posted the calling conversation's tasks; a Request the call raises
 	// records it, and an orchestrator's View shows it beside the request.
 	TaskBy []contract.Principal
+	// Ask is the task the call's conversation runs, for a docket.ask: the parent of the
+	// task it posts, and the depth and fan-out the ask is bounded by (ask.go).
+	Ask contract.AskOrigin
+	// Conversation is the conversation the call is made in (_meta
+	// "docket/conversation"); "" outside one.
+	Conversation contract.ConversationID
 }
 
 // Answer is what a call produced.
@@ -405,6 +411,9 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 			if run.request != nil {
 				return raise(ctx, tx, run.request)
 			}
+			if run.ask != nil && run.op.State == contract.OpRunning {
+				return o.postAsked(ctx, tx, project, c.Principal(), *run.ask, ordinal, now)
+			}
 			return nil
 		})
 		return nil
@@ -562,6 +571,9 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
 	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+		return Answer{}, err
+	}
+	if err := o.askView(ctx, c, &res.View); err != nil {
 		return Answer{}, err
 	}
 	for _, id := range r.focus {
