@@ -263,3 +263,43 @@ func (f *askFixture) opEntryOf(t *testing.T, ordinal int64) contract.OperationEn
 	t.Fatalf("Operation %d is not on calc's strip %+v", ordinal, st.State)
 	return contract.OperationEntry{}
 }
+
+// TestAuthority_Ask_SpendRollsUp: a model request of a task calc asked writer for counts
+// against calc's Agent budget too, and a request of writer's own task does not.
+func TestAuthority_Ask_SpendRollsUp(t *testing.T) {
+	f := newAskFixture(t)
+	ctx := t.Context()
+	spec := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 1000}}
+	if _, err := f.a.SetBudget(ctx, f.admin, "default", "calc-total", spec); err != nil {
+		t.Fatal(err)
+	}
+	root := f.claimRoot(t)
+	if ans := f.ask(t, root.Conversation, "writer", "Draft."); state(ans) != contract.OpRunning {
+		t.Fatalf("ask = %s %q", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	asked := f.childOf(t, "writer", root.ID)
+	if c, err := f.a.ClaimTask(ctx, f.writer, contract.TaskClaimRequest{Task: asked.ID}); err != nil || c.Task == nil {
+		t.Fatalf("writer's claim = %+v, %v", c, err)
+	}
+	model := contract.BudgetReserve{Provider: "anthropic", Model: "claude-sonnet-4-20250514", Tokens: 100}
+	own, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "writer", Text: "Your own work."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := model
+	alone.Task = own.ID
+	if r, err := f.a.ReserveBudget(ctx, f.writer, alone); err != nil || !r.Granted || len(r.Budgets) != 0 {
+		t.Fatalf("writer's own request = %+v, %v; want granted on no budget", r, err)
+	}
+	model.Task = asked.ID
+	r, err := f.a.ReserveBudget(ctx, f.writer, model)
+	if err != nil || !r.Granted || len(r.Budgets) != 1 {
+		t.Fatalf("the asked task's request = %+v, %v; want held on calc-total", r, err)
+	}
+	if err := f.a.ChargeBudget(ctx, f.writer, contract.BudgetCharge{Hold: r.Hold, Provider: "anthropic", Model: "claude-sonnet-4-20250514", InputTokens: 900, OutputTokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.a.ReserveBudget(ctx, f.writer, model); err != nil || r.Granted || r.Budget != "calc-total" {
+		t.Fatalf("the asked task's request past calc's budget = %+v, %v; want refused by calc-total", r, err)
+	}
+}

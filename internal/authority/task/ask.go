@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -178,4 +179,31 @@ func (k *Keeper) Tree(ctx context.Context, c identity.Caller, project contract.P
 		return node, nil
 	}
 	return build(t, 0)
+}
+
+// Askers returns the Agents whose tasks asked for task id of agent in project, through
+// docket.ask, nearest first: the asked task's model requests count against their Agent
+// budgets too. A task of another Agent has none.
+func (k *Keeper) Askers(ctx context.Context, project contract.ProjectID, agent string, id contract.TaskID) ([]string, error) {
+	l := k.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+		return nil, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+	}
+	var out []string
+	t := l.tasks[id]
+	if t == nil || string(t.Agent) != agent {
+		return nil, nil
+	}
+	for seen := 0; t != nil && t.Parent != nil && seen <= contract.MaxAskDepth; seen++ {
+		if a := string(t.Parent.Agent); a != string(t.Agent) && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+		if t.Parent.Task == "" {
+			break
+		}
+		t = l.tasks[t.Parent.Task]
+	}
+	return out, nil
 }
