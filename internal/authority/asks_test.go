@@ -2,6 +2,7 @@ package authority_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,9 @@ func TestAuthority_Ask_CoveredRunsAndSettles(t *testing.T) {
 		t.Fatalf("covered ask = %s %+v, want running at stage asked", ans.Result.ErrorCode, ans.Result.Operations)
 	}
 	first := ans.Meta.Ordinal
+	if !slices.ContainsFunc(ans.Result.View.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == contract.ActionAsk && len(a.Params) == 2 }) {
+		t.Errorf("the View lists %+v, want docket.ask while the delegation policy names it", ans.Result.View.Actions.Items)
+	}
 	child := f.childOf(t, "writer", root.ID)
 	if child.Parent.Agent != contract.AgentID(f.agent.ID) || child.Parent.Ordinal != first || child.Parent.Depth != 1 ||
 		child.PostedBy != f.agent.Principal() || child.Text != "Draft the notes." || child.State != contract.TaskQueued {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
-	policydoc "github.com/docketrun/docket/internal/policy"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -174,11 +172,14 @@ var askEntry = contract.ActionEntry{Name: contract.ActionAsk, State: contract.Ac
 
 // askView lists ActionAsk in c's View while the delegation policy in force names it.
 func (o *Operations) askView(ctx context.Context, c identity.Caller, v *contract.View) error {
-	_, pol, err := o.inForce(ctx, c.Projects[0], contract.PolicyDelegation)
+	if o.policies == nil {
+		return nil
+	}
+	has, err := o.policies.DelegationNames(ctx, c.Projects[0], contract.ActionAsk)
 	if err != nil {
 		return err
 	}
-	if pol.Delegation != nil && slices.ContainsFunc(pol.Delegation.Classes, func(cl policydoc.Class) bool { return cl.Action == contract.ActionAsk }) {
+	if has {
 		v.Actions.Items = append(v.Actions.Items, askEntry)
 	}
 	return nil
