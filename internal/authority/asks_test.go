@@ -307,3 +307,32 @@ func TestAuthority_Ask_SpendRollsUp(t *testing.T) {
 		t.Fatalf("the asked task's request past calc's budget = %+v, %v; want refused by calc-total", r, err)
 	}
 }
+
+// TestAuthority_Ask_ApprovedAfterCancel: an ask waiting for a member when its asking task
+// is cancelled posts nothing once approved: the approval is void, the ask refused.
+func TestAuthority_Ask_ApprovedAfterCancel(t *testing.T) {
+	f := newAskFixture(t)
+	ctx := t.Context()
+	root := f.claimRoot(t)
+	ans := f.ask(t, root.Conversation, "critic", "Review.")
+	if state(ans) != contract.OpWaitingForDecision {
+		t.Fatalf("uncovered ask = %s %+v", ans.Result.ErrorCode, ans.Result.Operations)
+	}
+	if _, err := f.a.CancelTask(ctx, f.admin, "default", root.ID); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := f.ops.Requests(ctx, f.admin, "default")
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("requests = %+v, %v", reqs, err)
+	}
+	got, err := f.ops.Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove})
+	if err != nil || got.State != contract.RequestVoid {
+		t.Fatalf("approval after the cancel = %+v, %v; want it void", got, err)
+	}
+	if op := f.opEntryOf(t, ans.Meta.Ordinal); op.State != contract.OpRefused || op.ReasonCode != contract.CodeAskRefused {
+		t.Errorf("the ask after the approval = %+v, want refused %s", op, contract.CodeAskRefused)
+	}
+	if ts, _ := f.a.Tasks(ctx, f.admin, "default", "critic"); len(ts) != 0 {
+		t.Errorf("critic has tasks %+v, want none: the asking task was cancelled", ts)
+	}
+}

@@ -130,14 +130,22 @@ func askVector(agent, text string, from contract.TaskID, depth int) contract.Req
 func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev event.Operation) (*askPlan, event.Operation) {
 	a := req.Vector.Args
 	ag, err := identity.FindAgent(ctx, o.store, req.Project, a["agent"].Str())
-	if err == nil && ag.RevokedAt != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		err = contract.Errorf(contract.CodeAskRefused, "the asked Agent %.60q is gone; ask another", a["agent"].Str())
+	case err == nil && ag.RevokedAt != nil:
 		err = contract.Errorf(contract.CodeAskRefused, "Agent %s was revoked after the ask; ask a live Agent", ag.Name)
 	}
+	if from := contract.TaskID(a["from"].Str()); err == nil && from != "" && o.askOpen != nil {
+		err = o.askOpen(ctx, req.Project, from)
+	}
 	if err != nil {
-		if !errors.As(err, new(*contract.Error)) {
-			err = contract.Errorf(contract.CodeAskRefused, "the asked Agent %.60q is gone; ask another", a["agent"].Str())
+		// A refusal voids the approval; any other error fails the Operation as internal.
+		if errors.As(err, new(*contract.Error)) {
+			req.State = contract.RequestVoid
+		} else {
+			o.log.ErrorContext(ctx, "approved docket.ask not run", "request", req.ID, "error", err)
 		}
-		req.State = contract.RequestVoid
 		ev.State = contract.OpRefused
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(err)
 		return nil, ev

@@ -61,6 +61,9 @@ type Deps struct {
 	// Policies gives the policy in force that each decision records; nil means the
 	// built-in versions.
 	Policies *policy.Book
+	// AskOpen refuses a docket.ask approved after the task that asked ended or was
+	// cancelled (ask.go); nil checks nothing.
+	AskOpen func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -73,6 +76,7 @@ type Operations struct {
 	rand       io.Reader
 	log        *slog.Logger
 	policies   *policy.Book
+	askOpen    func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration
@@ -99,7 +103,7 @@ type Operations struct {
 
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
-	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies, askOpen: d.AskOpen,
 		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*ledger{},
 		hookWaiting:       cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
 		hookPerMinute:     cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),

@@ -207,3 +207,22 @@ func (k *Keeper) Askers(ctx context.Context, project contract.ProjectID, agent s
 	}
 	return out, nil
 }
+
+// AskOpen refuses, with ask_refused, a docket.ask from task id of project once that task
+// ended or was asked to be cancelled: an approval that comes after posts nothing.
+func (k *Keeper) AskOpen(ctx context.Context, project contract.ProjectID, id contract.TaskID) error {
+	l := k.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+		return fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+	}
+	t, ok := l.tasks[id]
+	switch {
+	case !ok:
+		return contract.Errorf(contract.CodeAskRefused, "the asking task %s is gone; post the work as a new task", id)
+	case t.Cancel != nil || t.State.Finished():
+		return contract.Errorf(contract.CodeAskRefused, "the asking task %s ended (%s) or was cancelled before the ask was approved; nothing was posted", id, t.State)
+	}
+	return nil
+}
