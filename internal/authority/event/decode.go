@@ -51,7 +51,10 @@ import (
 //	   descriptor the worker advertised (tool.locked@2.json); tool.unlocked and
 //	   tool.approval_set (tool.unlocked.json, tool.approval_set.json), both changing the
 //	   built-in release of direct Actions, as tool.locked now does.
-const FormatVersion = 12
+//	13: task.posted may carry parent, the task, Agent, Operation and depth of the
+//	   docket.ask that posted it (task.posted@3.json); an Operation may be at stage asked,
+//	   waiting for the task it asked for (operation.admitted@16.json).
+const FormatVersion = 13
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")
