@@ -29,6 +29,8 @@ import (
 //	6: case.held and case.released, a Case paused by a hold and a hold released
 //	   (case.held.json, case.released.json); a Case record (case.opened, board.recorded)
 //	   may carry holds and holdSeq.
+//	6: notice.delivered and notice.failed, a notice sent to a member's webhook or
+//	   e-mail, or given up (notice.delivered.json, notice.failed.json).
 const FormatVersion = 6
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.

@@ -106,6 +106,11 @@ const (
 	// Holds: a Case paused and resumed, appended with the Case record they changed.
 	CaseHeld     = "case.held"     // the Case and the hold placed on it
 	CaseReleased = "case.released" // the Case, the hold released, who released it and whether the Case runs again
+
+	// Notices (docs/notices.md): a notice sent to a member's webhook or e-mail, or given
+	// up after its retries; never the webhook's URL past its host, never a secret.
+	NoticeDelivered = "notice.delivered" // the notice, its subscription, kind, subject, where it went (scheme://host/… only) and attempts
+	NoticeFailed    = "notice.failed"    // the same, and why the last attempt failed
 )
 
 // Kind is one entry of the catalog.
@@ -183,6 +188,8 @@ var Catalog = []Kind{
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
 	{CaseHeld, true, CaseHeldData{}},
 	{CaseReleased, true, CaseReleasedData{}},
+	{NoticeDelivered, false, NoticeDeliveredData{}},
+	{NoticeFailed, false, NoticeFailedData{}},
 }
 
 var neutral = func() map[string]bool {
