@@ -84,6 +84,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/policies/agents/{agent}/level", "policies", s.pageSetLevel)
 	s.page("POST /projects/{project}/policies/agents/{agent}/windows", "policies", s.pageOpenWindow)
 	s.schedulePages()
+	s.noticePages()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -122,6 +123,7 @@ var navigation = []navItem{
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
 	{"schedules", "Schedules"},
+	{"notices", "Notices"},
 	{"delegates", "Delegates"},
 }
 

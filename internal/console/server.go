@@ -90,6 +90,9 @@ type Config struct {
 	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
 	Schedules scheduleBook
+	// Notices keeps members' notice subscriptions (docs/notices.md); *authority.Notices
+	// satisfies it. Without it, the notice routes and page are absent.
+	Notices noticeBook
 
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
@@ -159,6 +162,7 @@ type Server struct {
 	recov         recoverer
 	hooks         hookBackend
 	sched         scheduleBook
+	notices       noticeBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
@@ -197,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 		recov:     cfg.Recovery,
 		hooks:     cfg.Hooks,
 		sched:     cfg.Schedules,
+		notices:   cfg.Notices,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
@@ -298,6 +303,7 @@ func (s *Server) routes() {
 	s.profileRoutes()
 	s.hookRoutes()
 	s.scheduleRoutes()
+	s.noticeRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

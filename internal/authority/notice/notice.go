@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -79,9 +80,10 @@ type Config struct {
 // Keeper keeps members' notice subscriptions and sends their notices. It is safe for
 // concurrent use.
 type Keeper struct {
-	cfg  Config
-	log  *slog.Logger
-	wake chan struct{}
+	cfg    Config
+	log    *slog.Logger
+	wake   chan struct{}
+	public atomic.Pointer[string] // the console's base URL; see SetPublicURL
 }
 
 // New returns the Keeper of cfg.
@@ -112,7 +114,6 @@ func New(cfg Config) (*Keeper, error) {
 		}
 		cfg.Instance = id
 	}
-	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
@@ -128,8 +129,19 @@ func New(cfg Config) (*Keeper, error) {
 	if cfg.Claim <= 0 {
 		cfg.Claim = DefaultClaim
 	}
-	return &Keeper{cfg: cfg, log: cfg.Log.With("component", "notice"), wake: make(chan struct{}, 1)}, nil
+	k := &Keeper{cfg: cfg, log: cfg.Log.With("component", "notice"), wake: make(chan struct{}, 1)}
+	k.SetPublicURL(cfg.PublicURL)
+	return k, nil
 }
+
+// SetPublicURL sets the console's base URL each notice's link starts with: serve sets it
+// once it listens, when no --public-url was given.
+func (k *Keeper) SetPublicURL(u string) {
+	u = strings.TrimRight(u, "/")
+	k.public.Store(&u)
+}
+
+func (k *Keeper) publicURL() string { return *k.public.Load() }
 
 func (k *Keeper) now() time.Time { return k.cfg.Now().UTC().Round(0) }
 

@@ -85,7 +85,7 @@ func (k *Keeper) classify(e store.Event) (item, bool) {
 
 // link is the console page of a notice's subject.
 func (k *Keeper) link(project, kind, subject, eventID string) string {
-	p := k.cfg.PublicURL + "/projects/" + url.PathEscape(project)
+	p := k.publicURL() + "/projects/" + url.PathEscape(project)
 	switch kind {
 	case contract.NoticeRequest:
 		return p + "/needs#" + url.PathEscape(subject)

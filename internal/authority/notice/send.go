@@ -108,7 +108,7 @@ func (k *Keeper) compose(s store.NoticeSubscription, ns []store.Notice) (message
 			lines = append(lines, "• "+it.Text+" "+it.Link)
 		}
 		m.Kind, m.Subject, m.Text, m.Notices = "digest", "", strings.Join(lines, "\n"), items
-		m.Link = k.cfg.PublicURL + "/projects/" + url.PathEscape(s.Project) + "/needs"
+		m.Link = k.publicURL() + "/projects/" + url.PathEscape(s.Project) + "/needs"
 	} else {
 		m.Text += " " + first.Link
 	}
