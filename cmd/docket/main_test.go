@@ -13,7 +13,8 @@ import (
 func TestMain(m *testing.M) {
 	// Under -short the end-to-end tests are skipped (CONTRIBUTING.md, Running things).
 	testscript.Main(slowtest.Wrap(m), map[string]func(){
-		"docket": main,
+		"docket":       main,
+		"webhook-sink": webhookSink,
 	})
 }
 

@@ -73,5 +73,5 @@ func (s *Server) handleTestNotice(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, tn)
+	return writeJSON(w, http.StatusOK, tn)
 }
