@@ -123,7 +123,6 @@ var navigation = []navItem{
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
 	{"schedules", "Schedules"},
-	{"notices", "Notices"},
 	{"delegates", "Delegates"},
 }
 

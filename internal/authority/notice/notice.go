@@ -275,7 +275,7 @@ func (k *Keeper) Test(ctx context.Context, c identity.Caller, project contract.P
 		return contract.NoticeTest{}, err
 	}
 	now := k.now()
-	it := item{Kind: "test", Project: s.Project, Subject: s.ID, Link: k.link(s.Project, "test", s.ID, ""),
+	it := item{Kind: "test", Project: s.Project, Subject: s.ID, Link: k.link(s.Project, "test", s.ID),
 		Text: fmt.Sprintf("Docket: a test notice of subscription %s in project %s; notices like it will come here.", s.ID, s.Project)}
 	n, err := k.notice(s, it, now, now)
 	if err != nil {

@@ -79,12 +79,12 @@ func (k *Keeper) classify(e store.Event) (item, bool) {
 	default:
 		return item{}, false
 	}
-	it.Link = k.link(e.Project, it.Kind, it.Subject, e.ID)
+	it.Link = k.link(e.Project, it.Kind, it.Subject)
 	return it, true
 }
 
 // link is the console page of a notice's subject.
-func (k *Keeper) link(project, kind, subject, eventID string) string {
+func (k *Keeper) link(project, kind, subject string) string {
 	p := k.publicURL() + "/projects/" + url.PathEscape(project)
 	switch kind {
 	case contract.NoticeRequest:
@@ -94,9 +94,9 @@ func (k *Keeper) link(project, kind, subject, eventID string) string {
 	case contract.NoticeOperation:
 		return p + "/operations"
 	case contract.NoticeTaskFailed:
-		return p + "/events?q=" + url.QueryEscape(subject)
+		return p + "/events?type=" + event.TaskReported
 	case contract.NoticeBudget:
-		return p + "/events#" + url.PathEscape(eventID)
+		return p + "/events?type=" + BudgetWarned
 	}
 	return p + "/notices"
 }
