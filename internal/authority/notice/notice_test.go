@@ -642,3 +642,43 @@ func TestSubscribeRefusals(t *testing.T) {
 		t.Errorf("a non-member's Subscribe = %v, want forbidden", err)
 	}
 }
+
+// TestBudgetAndTaskNotices: a budget.warned event (matched by its type) and a failed task
+// each make a notice of their kind naming the budget or task, and an event of another
+// kind makes none for a subscription that did not ask for it.
+func TestBudgetAndTaskNotices(t *testing.T) {
+	f := newFixture(t)
+	k := f.keeper(t, notice.Config{})
+	rcv := startReceiver(t)
+	if _, err := k.Subscribe(t.Context(), ada, "p1", contract.SubscribeNoticesRequest{Kinds: []string{"budget", "task_failed"}, Webhook: rcv.url()}); err != nil {
+		t.Fatal(err)
+	}
+	f.request(t, "req_1") // not asked for
+	err := f.st.Update(t.Context(), func(tx store.Tx) error {
+		ne := store.NewEvent{Project: "p1", Type: notice.BudgetWarned, At: f.clock.now(), Actor: "system",
+			Data: json.RawMessage(`{"budget":"monthly","kind":"usd","used":81,"limit":100,"agent":"agt_calc"}`)}
+		if _, err := tx.Append(t.Context(), ne); err != nil {
+			return err
+		}
+		return eventlog.Append(t.Context(), tx, "p1", "agent:agt_calc", f.clock.now(), event.TaskReportedData{Task: "tsk_1",
+			TaskReport: contract.TaskReport{Attempt: 1, State: contract.TaskFailed, TaskResult: contract.TaskResult{ErrorCode: "model_failed"}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, k)
+	got := rcv.received()
+	if len(got) != 2 {
+		t.Fatalf("posts = %d, want 2", len(got))
+	}
+	all := string(got[0].body) + string(got[1].body)
+	for _, want := range []string{"budget monthly in project p1 reached its warning share: 81 of 100 usd", "task tsk_1 in project p1 failed (model_failed)",
+		"/projects/p1/events?type=task.reported"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the notices lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "req_1") {
+		t.Errorf("a request notice went to a subscription that did not ask for it:\n%s", all)
+	}
+}

@@ -74,8 +74,21 @@ func (k *Keeper) classify(e store.Event) (item, bool) {
 		}
 		it.Text += "."
 	case BudgetWarned:
-		it.Kind, it.Subject = contract.NoticeBudget, e.ID
-		it.Text = fmt.Sprintf("Docket: a budget in project %s is running out (event %d).", e.Project, e.Seq)
+		// The crossing's fields, read by name: the budget, the limit's kind and figures.
+		var d struct {
+			Budget string  `json:"budget"`
+			Kind   string  `json:"kind"`
+			Used   float64 `json:"used"`
+			Limit  float64 `json:"limit"`
+			Agent  string  `json:"agent"`
+		}
+		if json.Unmarshal(e.Data, &d) != nil || d.Budget == "" {
+			it.Kind, it.Subject = contract.NoticeBudget, e.ID
+			it.Text = fmt.Sprintf("Docket: a budget in project %s reached its warning share (event %d).", e.Project, e.Seq)
+			break
+		}
+		it.Kind, it.Subject = contract.NoticeBudget, d.Budget
+		it.Text = fmt.Sprintf("Docket: budget %s in project %s reached its warning share: %g of %g %s used.", d.Budget, e.Project, d.Used, d.Limit, d.Kind)
 	default:
 		return item{}, false
 	}
