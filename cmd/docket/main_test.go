@@ -13,8 +13,9 @@ import (
 func TestMain(m *testing.M) {
 	// Under -short the end-to-end tests are skipped (CONTRIBUTING.md, Running things).
 	testscript.Main(slowtest.Wrap(m), map[string]func(){
-		"docket":       main,
-		"webhook-sink": webhookSink,
+		"docket":                 main,
+		"docket-test-mcp-server": testMCPServer, // the MCP server of worker_tools.txtar
+		"webhook-sink":           webhookSink,
 	})
 }
 

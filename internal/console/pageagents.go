@@ -150,6 +150,8 @@ type agentBody struct {
 	Cases         []caseRow // the Cases it opened, newest first
 	// Profile is its profile and its runtime's last reported state; nil without one.
 	Profile *contract.AgentProfile
+	// Budgets are the budgets that count its model requests (docs/budgets.md).
+	Budgets []budgetView
 	// Coding says the Agent is a coding agent's: its hook reported calls and it has no
 	// model runtime, so its page shows those calls in place of a task form that could
 	// do nothing (docs/console.md, "An Agent's page").
@@ -249,7 +251,11 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	b.Coding = len(b.HookCalls) > 0 && b.Profile == nil
-	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
+	if b.Budgets, err = s.agentBudgets(ctx, v, a); err != nil {
+		return err
+	}
+	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
+		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -308,7 +314,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 		return err
 	}
 	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved)
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.
