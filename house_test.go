@@ -152,6 +152,8 @@ func depRules() []depRule {
 		{"internal/schedule", within("github.com/robfig/cron/v3"), pureStd, pureCalls, "the schedule core is pure: the time is an argument, the cron parser a library"},
 		{"internal/authority/schedule", within("internal/contract", "internal/store", "internal/schedule", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"schedules know no Board, Operation or dispatch: a fire posts its task through the facade"},
+		{"internal/authority/notice", within("internal/contract", "internal/store", "internal/signing", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
+			"notices read the log and send through the standard library: they know no Board, Operation or dispatch"},
 		{"internal/authority/opclass", none, nil, nil, "the table of operation classes is a leaf: the console, the facade and the CLI read it"},
 		{"internal/authority/authoritytest", within("internal/contract", "internal/store", "internal/authority", "internal/signing", "github.com/jackc/pgx/"), nil, nil,
 			"the test helper builds authorities through the facade; it names no concrete store, only makes a PostgreSQL database for one"},

@@ -55,6 +55,7 @@ type cli struct {
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Schedule  scheduleCmd  `cmd:"" help:"Make, pause, resume, run and delete schedules that post tasks for Agents."`
 	Budget    budgetCmd    `cmd:"" help:"Set and read budgets on Agents' model requests: per project, Agent or schedule, per day, month or in total."`
+	Notice    noticeCmd    `cmd:"" help:"Subscribe to notices of what needs you, by webhook or e-mail."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`

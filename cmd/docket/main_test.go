@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(slowtest.Wrap(m), map[string]func(){
 		"docket":                 main,
 		"docket-test-mcp-server": testMCPServer, // the MCP server of worker_tools.txtar
+		"webhook-sink":           webhookSink,
 	})
 }
 

@@ -45,6 +45,7 @@ type serveCmd struct {
 	// MaxWrites bounds each Agent's writes at /mcp per minute (docs/security.md, "Bounds").
 	MaxWrites int `name:"max-writes-per-minute" help:"Most writes (calls that become Operations) one Agent may make at /mcp in any minute; one past it is refused operation_limit and writes nothing. Reads never count." default:"120"`
 	serveDoor
+	serveNotices
 }
 
 // fdReserve is the open files serve keeps for its store, logs and data dir when it sizes
@@ -135,6 +136,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	notices, err := c.notices(a, e.Getenv)
+	if err != nil {
+		return err
+	}
 	hop, err := workhop.New(workhop.Config{
 		Authority:  a,
 		Dispatcher: dispatcher,
@@ -153,7 +158,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		// give an Agent a model, and the console's Get started page leads to them.
 		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath, ToolsPath: workbench.ToolsPath}
 	}
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Cards: ops, Hooks: ops, Artifacts: ops,
+	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Notices: notices, Cards: ops, Hooks: ops, Artifacts: ops,
 		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime, TLS: serverTLS(kp), Proxies: proxies,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
@@ -174,6 +179,9 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	keyed := url
 	if pathKey != "" {
 		keyed += console.PathKeyPrefix + pathKey
+	}
+	if c.PublicURL == "" {
+		notices.SetPublicURL(url)
 	}
 	urlPath := filepath.Join(dir, urlFile)
 	if err := writePrivate(urlPath, []byte(keyed+"\n")); err != nil {
@@ -202,6 +210,11 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	sweeps.Go(func() {
 		if err := schedules.Run(ctx); err != nil {
 			log.Error("schedule sweep stopped", logErr, err)
+		}
+	})
+	sweeps.Go(func() {
+		if err := notices.Run(ctx); err != nil {
+			log.Error("notices stopped", logErr, err)
 		}
 	})
 	sweeps.Go(func() {

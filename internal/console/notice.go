@@ -37,6 +37,9 @@ const (
 	noticeScheduleFired    notice = "schedule_fired"
 	noticeScheduleRefused  notice = "schedule_refused"
 	noticeScheduleDeleted  notice = "schedule_deleted"
+	noticeSubscribed       notice = "notices_subscribed"
+	noticeUnsubscribed     notice = "notices_unsubscribed"
+	noticeTestQueued       notice = "notices_test_queued"
 	noticeTaskPosted       notice = "task_posted"
 	noticeMessagePosted    notice = "message_posted"
 	noticeCasePaused       notice = "case_paused"
@@ -78,6 +81,9 @@ var notices = map[notice]string{
 	noticeScheduleFired:    "Schedule fired: its task is posted.",
 	noticeScheduleRefused:  "Schedule fired; its task was refused: its last fire below says why.",
 	noticeScheduleDeleted:  "Schedule deleted.",
+	noticeSubscribed:       "Subscribed: notices will come where you asked.",
+	noticeUnsubscribed:     "Unsubscribed: no more notices go there.",
+	noticeTestQueued:       "A test notice is on its way; its delivery shows below.",
 	noticeTaskPosted:       "Task posted; the Agent's runtime takes it.",
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
 	noticeCasePaused:       "Case paused: its Actions and writes are refused until every hold is released.",

@@ -97,6 +97,9 @@ type Config struct {
 	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
 	Schedules scheduleBook
+	// Notices keeps members' notice subscriptions (docs/notices.md); *authority.Notices
+	// satisfies it. Without it, the notice routes and page are absent.
+	Notices noticeBook
 
 	Logger  *slog.Logger // default: discards
 	Version string       // reported by GET /api/v1/health
@@ -167,6 +170,7 @@ type Server struct {
 	hooks         hookBackend
 	arts          artifactKeeper
 	sched         scheduleBook
+	notices       noticeBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
 	log           *slog.Logger
@@ -206,6 +210,7 @@ func New(cfg Config) (*Server, error) {
 		hooks:     cfg.Hooks,
 		arts:      cfg.Artifacts,
 		sched:     cfg.Schedules,
+		notices:   cfg.Notices,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
 		log:       cfg.Logger,
@@ -312,6 +317,7 @@ func (s *Server) routes() {
 	s.artifactRoutes()
 	s.compactionRoutes()
 	s.scheduleRoutes()
+	s.noticeRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
 	s.handle("GET /api/v1/projects/{project}/cases/{case}", s.handleCase, authed)

@@ -97,6 +97,16 @@ type Reader interface {
 	BudgetSpend(ctx context.Context, project, budget string, window time.Time) (BudgetSpend, error)
 	// BudgetHolds returns the holds on budget of project, expired ones included, by id.
 	BudgetHolds(ctx context.Context, project, budget string) ([]BudgetHold, error)
+	// NoticeSubscription returns a notice subscription, deleted or not; check DeletedAt.
+	NoticeSubscription(ctx context.Context, id string) (NoticeSubscription, error)
+	// NoticeSubscriptions returns project's subscriptions that are not deleted; member ""
+	// means every member's.
+	NoticeSubscriptions(ctx context.Context, project, member string) ([]NoticeSubscription, error)
+	// NoticeCursor returns the sequence number of project's log up to which notices were
+	// made (0 when none were).
+	NoticeCursor(ctx context.Context, project string) (int64, error)
+	// Notices returns up to limit notices of subscription, newest first.
+	Notices(ctx context.Context, subscription string, limit int) ([]Notice, error)
 }
 
 // Tx is one write transaction, given to the function passed to [Store.Update]. It is not
@@ -229,4 +239,25 @@ type Tx interface {
 	// RecordDecision records a decision on a Request; see [Decision] for the rules it
 	// enforces. A Decision naming a missing project returns [ErrNotFound].
 	RecordDecision(ctx context.Context, d Decision) error
+
+	// CreateNoticeSubscription records a member's subscription in an existing project; its
+	// id must be new.
+	CreateNoticeSubscription(ctx context.Context, s NoticeSubscription) error
+	// DeleteNoticeSubscription marks a subscription deleted at at; its pending notices
+	// are not sent. Deleting it again keeps the first time.
+	DeleteNoticeSubscription(ctx context.Context, id string, at time.Time) error
+	// AdvanceNoticeCursor moves project's notice cursor from from to to: [ErrConflict]
+	// when it is no longer at from, so two instances never both make one event's notices.
+	AdvanceNoticeCursor(ctx context.Context, project string, from, to int64) error
+	// AddNotice records a pending notice of an existing subscription; its id must be new.
+	AddNotice(ctx context.Context, n Notice) error
+	// ClaimNotices claims up to limit pending notices whose DueAt is at or before now and
+	// whose claim (if any) ended before now, of subscriptions not deleted, earliest DueAt
+	// first: each is marked claimed by by until until and returned so.
+	ClaimNotices(ctx context.Context, now time.Time, by string, until time.Time, limit int) ([]Notice, error)
+	// SettleNotice records the outcome of a notice claimed by n.ClaimedBy: its State,
+	// Attempts, DueAt, SettledAt and LastError, and the claim ended. [ErrConflict] when the
+	// claim is no longer n.ClaimedBy's. A settled notice (delivered or failed) also sets
+	// its subscription's last delivery.
+	SettleNotice(ctx context.Context, n Notice) error
 }

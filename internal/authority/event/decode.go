@@ -54,7 +54,9 @@ import (
 //	13: task.posted may carry parent, the task, Agent, Operation and depth of the
 //	   docket.ask that posted it (task.posted@3.json); an Operation may be at stage asked,
 //	   waiting for the task it asked for (operation.admitted@16.json).
-const FormatVersion = 13
+//	14: notice.delivered and notice.failed, a notice sent to a member's webhook or
+//	   e-mail, or given up (notice.delivered.json, notice.failed.json).
+const FormatVersion = 14
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -122,6 +122,11 @@ const (
 	// Board is rebuilt past one.
 	ToolUnlocked    = "tool.unlocked"     // the tool lock as it was removed
 	ToolApprovalSet = "tool.approval_set" // the tool lock with its new approval
+
+	// Notices (docs/notices.md): a notice sent to a member's webhook or e-mail, or given
+	// up after its retries; never the webhook's URL past its host, never a secret.
+	NoticeDelivered = "notice.delivered" // the notice, its subscription, kind, subject, where it went (scheme://host/… only) and attempts
+	NoticeFailed    = "notice.failed"    // the same, and why the last attempt failed
 )
 
 // Kind is one entry of the catalog.
@@ -206,6 +211,8 @@ var Catalog = []Kind{
 	{ConversationCompacted, false, ConversationCompactedData{}},
 	{ToolUnlocked, true, ToolUnlockedData{}},
 	{ToolApprovalSet, true, ToolApprovalSetData{}},
+	{NoticeDelivered, false, NoticeDeliveredData{}},
+	{NoticeFailed, false, NoticeFailedData{}},
 }
 
 var neutral = func() map[string]bool {

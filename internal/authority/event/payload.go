@@ -471,6 +471,8 @@ func (CardExemptedData) EventType() string                { return CardExempted 
 func (CapabilityInstalledData) EventType() string         { return CapabilityInstalled }
 func (CaseOpenedData) EventType() string                  { return CaseOpened }
 func (CaseClosedData) EventType() string                  { return CaseClosed }
+func (NoticeDeliveredData) EventType() string             { return NoticeDelivered }
+func (NoticeFailedData) EventType() string                { return NoticeFailed }
 func (CaseHeldData) EventType() string                    { return CaseHeld }
 func (CaseReleasedData) EventType() string                { return CaseReleased }
 func (BatchAppliedData) EventType() string                { return BatchApplied }
@@ -513,3 +515,26 @@ func (TaskPostedData) EventType() string                  { return TaskPosted }
 func (TaskClaimedData) EventType() string                 { return TaskClaimed }
 func (TaskReportedData) EventType() string                { return TaskReported }
 func (TaskCancelRequestedData) EventType() string         { return TaskCancelRequested }
+
+// Notice is a notice's outcome as its events record it: the notice's id (the
+// Docket-Notice-Id its receiver sees), its subscription and member, its kind and subject
+// (a digest's first; Count says how many it carried), its channel and Destination, which
+// is a webhook's scheme://host/… or an e-mail address, never a URL's path or query.
+type Notice struct {
+	ID           string `json:"id"`
+	Subscription string `json:"subscription"`
+	Member       string `json:"member"`
+	Kind         string `json:"kind"`
+	Subject      string `json:"subject"`
+	Count        int    `json:"count,omitempty"`
+	Channel      string `json:"channel"`
+	Destination  string `json:"destination"`
+	Attempts     int    `json:"attempts"`
+	Error        string `json:"error,omitempty"` // why the last attempt failed, without the URL's secret parts
+}
+
+// NoticeDeliveredData is a notice its receiver accepted.
+type NoticeDeliveredData Notice
+
+// NoticeFailedData is a notice given up after its attempts, with why the last failed.
+type NoticeFailedData Notice

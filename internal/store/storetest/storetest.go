@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
 		{"Schedules/RoundTrip", testSchedules},
 		{"Budgets/RoundTrip", testBudgets},
+		{"Notices/Subscriptions", testNoticeSubscriptions}, {"Notices/Claims", testNoticeClaims},
 		{"Tx/ReadsOwnWrites", testReadsOwnWrites},
 		{"Tx/ReadFirst", testReadFirst},
 		{"Store/Closed", testClosed},

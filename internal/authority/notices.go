@@ -1,0 +1,32 @@
+package authority
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/docketrun/docket/internal/authority/notice"
+)
+
+// Notices keeps members' notice subscriptions and sends their notices; see
+// [notice.Keeper], whose methods it has (docs/notices.md).
+type Notices = notice.Keeper
+
+// NoticeSMTP is where e-mail notices go.
+type NoticeSMTP = notice.SMTP
+
+// NoticesConfig configures [NewNotices]; zero values take the defaults.
+type NoticesConfig struct {
+	PublicURL string       // the console's base URL, the start of each notice's link
+	SMTP      NoticeSMTP   // the SMTP server and From of e-mail notices; none sends no e-mail
+	HTTP      *http.Client // the client webhooks are posted with
+}
+
+// NewNotices returns the notices of a: kept in a's store, on a's clock, webhooks signed
+// with a's signing keys.
+func NewNotices(a *Authority, cfg NoticesConfig) (*Notices, error) {
+	if a.signer == nil {
+		return nil, errors.New("notices need the installation's signing keys (Config.Signer)")
+	}
+	return notice.New(notice.Config{Store: a.store, Signer: a.signer, PublicURL: cfg.PublicURL, SMTP: cfg.SMTP, HTTP: cfg.HTTP,
+		Now: a.now, Rand: a.rand, Log: a.log})
+}
