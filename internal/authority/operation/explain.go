@@ -2,14 +2,12 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // Work that waits is never silent: an Operation whose execution no live
@@ -26,17 +24,34 @@ type advert struct {
 	tools  []contract.ToolDescriptor
 }
 
-// advertise remembers what the worker polling conn under l offered.
+// advertise remembers what the worker polling conn under l offered, by its lease
+// generation: several workers may hold one Connection.
 func (d *Dispatcher) advertise(conn contract.ConnectionID, l *contract.Lease, tools []contract.ToolDescriptor) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.adverts[conn] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(tools)}
+	m := d.adverts[conn]
+	if m == nil {
+		m = map[int64]advert{}
+		d.adverts[conn] = m
+	}
+	m[l.Generation] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(tools)}
 }
 
-func (d *Dispatcher) advertOf(conn contract.ConnectionID) (advert, bool) {
+// advertOf returns what the worker holding l on conn offered in its latest Poll here, and
+// forgets what workers whose generations ls no longer holds offered.
+func (d *Dispatcher) advertOf(conn contract.ConnectionID, l *lease, ls leaseSet) (advert, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	a, ok := d.adverts[conn]
+	m := d.adverts[conn]
+	for gen := range m {
+		if ls.byGen(gen) == nil {
+			delete(m, gen)
+		}
+	}
+	a, ok := m[l.gen]
+	if !ok || a.worker != l.worker {
+		return advert{}, false
+	}
 	return a, ok
 }
 
@@ -172,37 +187,51 @@ func (d *Dispatcher) explain(ctx context.Context, conns []*connSetup, q contract
 }
 
 // workerFit says why conn, which may run tool locked at digest, has no worker to run it:
-// no worker holds its lease, or the one that does did not offer the Tool at that digest
+// no worker holds a lease of it, or none of those that do offered the Tool at that digest
 // in its latest Poll to this instance. heard is false when a live worker holds conn that
 // this instance has not heard from: it may offer the Tool.
 func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, tool, digest string, now time.Time) (why *unserved, heard bool, err error) {
-	row, err := d.store.Lease(ctx, string(conn.ID))
-	var l *lease
-	switch {
-	case err == nil:
-		l = leaseOf(row)
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, false, fmt.Errorf("read lease of %s: %w", conn.ID, err)
+	rows, err := d.store.Leases(ctx, string(conn.ID))
+	if err != nil {
+		return nil, false, fmt.Errorf("read leases of %s: %w", conn.ID, err)
 	}
-	if !l.live(now) {
+	ls := leasesOf(rows)
+	var first *unserved
+	unheard := false
+	for _, l := range ls {
+		if !l.live(now) {
+			continue
+		}
+		a, ok := d.advertOf(conn.ID, l, ls)
+		if !ok {
+			unheard = true
+			continue
+		}
+		i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
+		var u *unserved
+		switch {
+		case i < 0:
+			u = &unserved{contract.CodeToolNotAdvertised,
+				fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}
+		case a.tools[i].Digest != digest:
+			u = &unserved{contract.CodeToolNotAdvertised,
+				fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
+					conn.Name, tool, a.tools[i].Digest, digest)}
+		default:
+			return nil, true, nil
+		}
+		if first == nil {
+			first = u
+		}
+	}
+	if unheard {
+		return nil, false, nil
+	}
+	if first == nil {
 		return &unserved{contract.CodeNoLiveWorker,
 			fmt.Sprintf("no worker holds Connection %s, which can run tool %s; start one with its key (docket worker).", conn.Name, tool)}, true, nil
 	}
-	a, ok := d.advertOf(conn.ID)
-	if !ok || a.worker != l.worker || a.gen != l.gen {
-		return nil, false, nil
-	}
-	i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
-	switch {
-	case i < 0:
-		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, true, nil
-	case a.tools[i].Digest != digest:
-		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
-				conn.Name, tool, a.tools[i].Digest, digest)}, true, nil
-	}
-	return nil, true, nil
+	return first, true, nil
 }
 
 // explainLogged is [Dispatcher.Explain] for a Poll: a failure to explain is logged and
