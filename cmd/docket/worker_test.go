@@ -135,6 +135,17 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 
 	h.ops = authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Millisecond})
 	d := authority.NewDispatcher(h.ops, authority.DispatcherConfig{LeaseTTL: 3 * time.Second, PollWait: 500 * time.Millisecond})
+	// The lease sweep, as docket serve runs it: a worker that dies while another of its
+	// Connection lives leaves its claimed work to the sweep.
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		if err := d.Run(sweepCtx); err != nil {
+			t.Errorf("lease sweep: %v", err)
+		}
+	}()
+	t.Cleanup(func() { stopSweep(); <-swept })
 	srv, err := workhop.New(workhop.Config{Authority: h.a, Dispatcher: d})
 	if err != nil {
 		t.Fatal(err)

@@ -151,11 +151,7 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	wg.Go(func() { r.renew(lctx, l, lose) })
 	defer wg.Wait()
 	gen := l.Generation
-	poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-		WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}})
-	if err != nil {
-		return err
-	}
+	pollReq := contract.PollRequest{WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
 	// serves them again until a person acts, and they are not worth a log line each time.
 	refused := map[string]bool{}
@@ -175,6 +171,13 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		// queued, and the Poll would serve it again.
 		if !p.ready(lctx) {
 			break
+		}
+		// It asks for no more rows than it has free slots: the rest go to the Connection's
+		// other workers.
+		pollReq.Max = p.free()
+		poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &pollReq})
+		if err != nil {
+			return err
 		}
 		a, err := r.cfg.Hop.Send(lctx, poll)
 		switch {
@@ -211,6 +214,10 @@ type pipeline struct {
 	mu       sync.Mutex
 	inflight map[string]bool // ids of the rows started and not yet reported; guarded by mu
 }
+
+// free returns how many of p's slots are free now: what a Poll asks for, so that the
+// rows served beyond them go to the Connection's other workers.
+func (p *pipeline) free() int { return cap(p.slots) - len(p.slots) }
 
 func newPipeline(parallel int) *pipeline {
 	return &pipeline{slots: make(chan struct{}, parallel), inflight: map[string]bool{}}

@@ -184,7 +184,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req.Tools)
-		rows, err := d.serve(ctx, conn, l, req.Tools)
+		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
 		if err == nil && len(rows) == 0 {
 			d.explainLogged(ctx, conn.Project)
 		}
@@ -201,7 +201,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req.Tools)
-		rows, err := d.serve(ctx, conn, l, req.Tools)
+		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
@@ -290,8 +290,9 @@ type shaped struct {
 
 // serve returns the rows of project's queued Operations that conn may run: the Tool is
 // locked on conn and advertised at the locked digest, and conn has the Source the call
-// needs. Each row carries a grant for this worker instance and generation.
-func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor) ([]contract.WorkRow, error) {
+// needs. Each row carries a grant for this worker instance and generation. It serves at
+// most want rows when want is positive (the worker's free slots).
+func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor, want int) ([]contract.WorkRow, error) {
 	queued, err := d.ops.Queued(ctx, conn.Project)
 	if err != nil || len(queued) == 0 {
 		return []contract.WorkRow{}, err
@@ -299,6 +300,10 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 	key, err := d.keys.ConnectionKey(ctx, conn.ID)
 	if err != nil {
 		return nil, err
+	}
+	most := d.maxRows
+	if want > 0 {
+		most = min(most, want)
 	}
 	leaseRows, err := d.store.Leases(ctx, string(conn.ID))
 	if err != nil {
@@ -338,7 +343,7 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 			return nil, err
 		}
 		rows = append(rows, s.row)
-		if len(rows) == d.maxRows {
+		if len(rows) == most {
 			break
 		}
 	}
