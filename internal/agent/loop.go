@@ -45,6 +45,7 @@ type LoopConfig struct {
 	ContextWindow int
 
 	Instructions string        // the operator's standing instructions, after the system prompt
+	Skills       []Skill       // the workspace's skills, listed after them and read with ReadSkill
 	MaxTokens    int           // per model answer; 0: the provider's default
 	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
 	PingEvery    time.Duration // strip polling while a call is kept open; 0: [DefaultPingEvery]
@@ -230,6 +231,10 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		}
 	}
 	tools := l.cfg.Gateway.Tools()
+	if len(l.cfg.Skills) > 0 {
+		tools = append(slices.Clone(tools), readSkillDef)
+	}
+	system := withSkills(SystemPrompt(l.cfg.Instructions), l.cfg.Skills)
 	for {
 		last := c.Messages[len(c.Messages)-1]
 		if last.Role == RoleAssistant {
@@ -246,11 +251,11 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			return Outcome{}, be
 		}
 		if err := l.fit(ctx, c, func() Request {
-			return Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+			return Request{System: system, Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		}); err != nil {
 			return Outcome{}, err
 		}
-		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		req := Request{System: system, Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		sent, err := json.Marshal(req)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)
@@ -283,7 +288,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
-			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent)), Retries: resp.Retries}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}
@@ -321,6 +326,17 @@ func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, st
 		switch {
 		case stop != "":
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeNotExecuted, "this call was not sent: "+stop+"; read the results above and propose it again if it is still needed")}
+		case call.Name == ReadSkillTool && len(l.cfg.Skills) > 0:
+			// A read of the operator's own files on this machine: no gateway call, nothing
+			// on the Board, so neither the hook nor the write gate sees it.
+			text, err := readSkill(l.cfg.Skills, call.Arguments)
+			if err != nil {
+				res = ToolResult{CallID: call.ID, IsError: true, Content: l.errorNotice(c.ID, call, err)}
+				break
+			}
+			if res, err = l.bound(ctx, call, text, false); err != nil {
+				return err
+			}
 		case !IsGovernedTool(call.Name):
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeToolNotOffered,
 				fmt.Sprintf("%q is not one of your tools and was not sent; use one of %s", call.Name, strings.Join(ToolNames(), ", ")))}
@@ -457,8 +473,12 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		}
 		if !reported(own.State) {
 			// Still running at the bound, or waiting for a decision: the model is told
-			// now and shown the outcome when it comes; nothing is cancelled.
+			// now and shown the outcome when it comes; nothing is cancelled. The turn's
+			// other calls are not sent: the gateway's write gate would refuse them while
+			// this one is open, and the model decides again once it has the outcome
+			// (docs/mcp.md, one call at a time).
 			c.Watching = append(c.Watching, p)
+			stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
@@ -471,6 +491,14 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		c.View = r.ViewDigest
 	}
 	return res, stop, err
+}
+
+// heldWords says what an open Operation waits on, for a call not sent after it.
+func heldWords(s contract.OperationState) string {
+	if s == contract.OpWaitingForDecision {
+		return "waiting for a decision"
+	}
+	return "still running"
 }
 
 // refusedUndelivered reports whether a call's answer refused it with

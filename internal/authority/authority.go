@@ -51,6 +51,9 @@ type Authority struct {
 	profiles      *profile.Keeper
 	tasks         *task.Keeper
 	signer        *signing.Keyring // nil: nothing is signed
+	// adverts is what workers last offered this serve: set once by [NewDispatcher],
+	// before anything is served; nil without a Dispatcher (tools.go).
+	adverts advertiser
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]

@@ -33,6 +33,7 @@ type backend interface {
 	projectBackend
 	agentBackend
 	connectionBackend
+	toolBackend
 	capabilityBackend
 	caseBackend
 	eventBackend
@@ -289,6 +290,9 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/workers", s.handleWorkers, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/worker", s.handleReportWorker, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleLockTool, authed)
+	s.handle("DELETE /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleUnlockTool, authed)
+	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}/approval", s.handleToolApproval, authed)
+	s.handle("GET /api/v1/projects/{project}/connections/{connection}/inventory", s.handleToolInventory, authed)
 
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
 	s.handle("POST /api/v1/projects/{project}/capabilities", s.handleInstallCapability, authed)

@@ -1,9 +1,11 @@
 package contract
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Error codes of tasks and messages for Agents' conversations.
@@ -200,18 +202,36 @@ const (
 const (
 	RunWaitFirstByte = "first_byte" // the request is sent; no answer has begun
 	RunWaitIdle      = "idle"       // the answer began; no more of it came since Since
+	RunWaitRetry     = "retry"      // an attempt failed for a reason that means "later"; the next is sent at Deadline
 )
 
 // TaskRunWait is what a claimed task's run waits on: a model request at Origin, in Phase,
 // since Since; at Deadline the runtime ends the request (the task fails with
 // model_stalled), and past it the runtime no longer renews the claim.
+//
+// In phase retry the run waits out a back-off: at Deadline it sends attempt Attempt of
+// Attempts, after the last one failed for Reason ("rate limited (HTTP 429)").
 type TaskRunWait struct {
 	On       string    `json:"on"`
 	Origin   string    `json:"origin"`
 	Phase    string    `json:"phase"`
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"`
+	Attempt  int       `json:"attempt,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
 }
+
+// RetryWaitText says what a run waiting to send a model request again waits on, as a
+// person reads it at now: "rate limited (HTTP 429), attempt 2 of 5 at
+// https://api.example.com, next in 4 s".
+func RetryWaitText(w TaskRunWait, now time.Time) string {
+	next := max(w.Deadline.Sub(now), 0).Round(time.Second)
+	return fmt.Sprintf("%s, attempt %d of %d at %s, next in %d s", w.Reason, w.Attempt, w.Attempts, w.Origin, int64(next/time.Second))
+}
+
+// maxRunWaitReason bounds a [TaskRunWait]'s reason, in bytes.
+const maxRunWaitReason = 200
 
 // maxRunWaitOrigin bounds a [TaskRunWait]'s origin, in bytes.
 const maxRunWaitOrigin = 200
@@ -224,8 +244,12 @@ func CheckTaskRunWait(w TaskRunWait) error {
 	switch {
 	case w.On != RunWaitModel:
 		return Errorf(CodeInvalidArgument, "a run wait is on %q, the only thing a run waits on that it reports", RunWaitModel)
-	case w.Phase != RunWaitFirstByte && w.Phase != RunWaitIdle:
-		return Errorf(CodeInvalidArgument, "a run wait's phase is %q or %q", RunWaitFirstByte, RunWaitIdle)
+	case w.Phase != RunWaitFirstByte && w.Phase != RunWaitIdle && w.Phase != RunWaitRetry:
+		return Errorf(CodeInvalidArgument, "a run wait's phase is %q, %q or %q", RunWaitFirstByte, RunWaitIdle, RunWaitRetry)
+	case w.Phase == RunWaitRetry && (w.Attempt < 2 || w.Attempts < w.Attempt || len(w.Reason) > maxRunWaitReason || !utf8.ValidString(w.Reason)):
+		return Errorf(CodeInvalidArgument, "a retry wait names the attempt it waits for (2 or more, at most attempts) and a reason of at most %d bytes", maxRunWaitReason)
+	case w.Phase != RunWaitRetry && (w.Attempt != 0 || w.Attempts != 0 || w.Reason != ""):
+		return Errorf(CodeInvalidArgument, "only a retry wait names an attempt and a reason")
 	case len(w.Origin) > maxRunWaitOrigin || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		return Errorf(CodeInvalidArgument, "a run wait's origin is the model endpoint's scheme://host[:port], without a path, credentials or query")

@@ -52,6 +52,9 @@ type PollRequest struct {
 	// many as the authority serves in one Poll. Several workers share a Connection's
 	// queue, so a worker asks only for what it can run, and the rest go to the others.
 	Max int `json:"max,omitempty"`
+	// VaultSources names the Sources the worker's vault holds: names only, never a value,
+	// so the Tools page can say which bound Sources this worker can run against.
+	VaultSources []string `json:"vaultSources,omitempty"`
 }
 
 // LeaseRequest renews (RenewLease) or gives up (ReleaseLease) the lease held.

@@ -19,6 +19,11 @@ const (
 // the only one with an empty entry, which the mcp adapter reads as "discover".
 const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
 
+// MCPToolPredicate is the fact each tool docket.mcp.discover@1 lists becomes, run as a
+// direct Action: mcp_tool(source, name, description, input_schema, output_schema,
+// read_only, truncated). An mcp Source whose tools are discovered so attests it.
+const MCPToolPredicate = "mcp_tool"
+
 // WorkspaceTool returns the id of the built-in workspace Tool for op.
 func WorkspaceTool(op string) contract.ToolID {
 	return contract.ToolID("docket.workspace." + op + "@1")
@@ -41,8 +46,13 @@ func builtinTools() map[contract.ToolID]Tool {
 		WorkspaceTool(OpHash):      def(OpHash, contract.ToolKindRead, map[string]Param{"path": path}, "path", "sha256", "size"),
 		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
 	}
+	// Run as a direct Action (the console's tools page runs it so, as a governed read),
+	// each tool the server lists lands as an mcp_tool fact of the Source it was read
+	// from, which the page reads back to offer the tools (docs/tools.md).
 	tools[MCPDiscoverTool] = Tool{Adapter: AdapterMCP, SourceTypes: []string{"mcp"}, Kind: contract.ToolKindRead,
-		Returns: []string{"name", "description", "inputSchema", "readOnly", "truncated"}}
+		Returns: []string{"name", "description", "inputSchema", "outputSchema", "readOnly", "truncated"},
+		Facts: []Fact{{Predicate: MCPToolPredicate, Args: map[string]string{"source": "$source", "name": "$name", "description": "$description",
+			"input_schema": "$inputSchema", "output_schema": "$outputSchema", "read_only": "$readOnly", "truncated": "$truncated"}}}}
 	wj := def(OpWriteJSON, contract.ToolKindWrite, map[string]Param{"path": path}, "path", "sha256", "size")
 	wj.openArgs = true
 	tools[WorkspaceTool(OpWriteJSON)] = wj

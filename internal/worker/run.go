@@ -105,7 +105,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // instance holds is asked for again after the retry delay.
 func (r *Runner) acquire(ctx context.Context) (*contract.Lease, []json.RawMessage, error) {
 	body, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-		WorkerID: r.cfg.WorkerID, Tools: r.descriptors()}})
+		WorkerID: r.cfg.WorkerID, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,7 +151,18 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	wg.Go(func() { r.renew(lctx, l, lose) })
 	defer wg.Wait()
 	gen := l.Generation
-	pollReq := contract.PollRequest{WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}
+	// Each Poll says what the worker offers — the Tools of the manifest in use then — and
+	// which Sources its vault holds as they are then: a manifest reloaded or a vault
+	// replaced (Executor.SetVault) while the lease is held shows on the next Poll.
+	// It asks for no more rows than it has free slots (max): the rest go to the
+	// Connection's other workers.
+	pollBody := func(max int) ([]byte, error) {
+		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames(), Max: max}})
+	}
+	if _, err := pollBody(0); err != nil {
+		return err
+	}
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
 	// serves them again until a person acts, and they are not worth a log line each time.
 	refused := map[string]bool{}
@@ -172,10 +183,7 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		if !p.ready(lctx) {
 			break
 		}
-		// It asks for no more rows than it has free slots: the rest go to the Connection's
-		// other workers.
-		pollReq.Max = p.free()
-		poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &pollReq})
+		poll, err := pollBody(p.free())
 		if err != nil {
 			return err
 		}

@@ -229,10 +229,13 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	}
 	admitted := admittedBefore(t)
 	l, err := rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
-		if cc, ok := closedCase(c, res); ok {
+		if cc, ok := rt.closedCase(string(t.Conversation), c, res); ok {
 			rep.ClosedCases = append(rep.ClosedCases, cc)
 		}
 		admitted.seen(c, res)
+		if rt.onTool != nil {
+			rt.onTool(c, res)
+		}
 	}, nil)
 	if err != nil {
 		return rt.failed(rep, err), nil
@@ -301,25 +304,31 @@ func (rt *Runtime) keepLease(ctx context.Context, t contract.Task, cancel *cance
 	}
 	// A renewal is held at most as long as a claim's long-poll.
 	every = min(every, contract.MaxTaskClaimWait)
+	changed := rt.watch.Changed()
 	held := !cancel.fired()
 	if !held {
-		pause(ctx, every)
+		pauseOr(ctx, every, changed)
 	}
 	for ctx.Err() == nil {
 		ren := contract.TaskRenewal{Attempt: t.Attempt}
 		if w, ok := rt.watch.Current(); ok {
-			if !time.Now().Before(w.Deadline) {
+			if w.Phase != contract.RunWaitRetry && !time.Now().Before(w.Deadline) {
 				rt.log.Warn("task lease not renewed: the model request is stuck past its deadline", logTask, t.ID, logModel, w.Origin, logPhase, w.Phase)
-				pause(ctx, every)
+				pauseOr(ctx, every, changed)
 				continue
 			}
-			ren.Wait = w.RunWait()
+			if w.Origin != "" { // a wait of a provider with no endpoint (scripted) is not reported
+				ren.Wait = w.RunWait()
+			}
 		}
 		if held {
 			ren.WaitMS = int(every.Milliseconds())
 		}
 		began := time.Now()
-		got, err := rt.api.RenewTask(ctx, t.ID, ren)
+		got, again, err := rt.renew(ctx, t.ID, ren, changed)
+		if again {
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)
 		}
@@ -330,7 +339,40 @@ func (rt *Runtime) keepLease(ctx context.Context, t contract.Task, cancel *cance
 		}
 		// A held renewal answered early (a cancel, a lost claim) or one not held waits
 		// out the rest of the period, so renewals keep their pace.
-		pause(ctx, every-time.Since(began))
+		pauseOr(ctx, every-time.Since(began), changed)
+	}
+}
+
+// renew renews the claim of task id with ren. A held renewal is cut short when the run's
+// wait changes (a model request waits to be sent again), and again is true: the caller
+// renews at once, so the task says so now ("rate limited, attempt 2 of 5"), not at the
+// next renewal.
+func (rt *Runtime) renew(ctx context.Context, id contract.TaskID, ren contract.TaskRenewal, changed <-chan struct{}) (got contract.Task, again bool, err error) {
+	rctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-changed:
+			stop()
+		case <-rctx.Done():
+		}
+	}()
+	got, err = rt.api.RenewTask(rctx, id, ren)
+	again = rctx.Err() != nil && ctx.Err() == nil
+	stop()
+	<-watched
+	return got, again, err
+}
+
+// pauseOr waits d, or until ctx ends or changed fires.
+func pauseOr(ctx context.Context, d time.Duration, changed <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-changed:
 	}
 }
 
@@ -483,49 +525,6 @@ func (s *taskServer) await(ctx context.Context, id contract.TaskID) (contract.Ta
 	case <-ctx.Done():
 		return contract.Task{}, fmt.Errorf("wait for task %s: %w", id, ctx.Err())
 	}
-}
-
-// closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
-// View lists it.
-func closedCase(c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
-	if c.Name != contract.ToolCloseCase || res.IsError {
-		return ClosedCase{}, false
-	}
-	var in contract.CloseCaseInput
-	var head struct {
-		Accepted  bool          `json:"accepted"`
-		ErrorCode contract.Code `json:"errorCode"`
-		View      any           `json:"view"`
-	}
-	if json.Unmarshal(c.Arguments, &in) != nil || json.Unmarshal([]byte(res.Content), &head) != nil || !head.Accepted || head.ErrorCode != "" {
-		return ClosedCase{}, false
-	}
-	return ClosedCase{CaseID: in.CaseID, Root: rootOf(head.View, string(in.CaseID)), Disposition: in.Disposition}, true
-}
-
-// rootOf finds the root of Case id in a decoded View: any object with that caseId and a
-// root.
-func rootOf(v any, id string) string {
-	switch v := v.(type) {
-	case map[string]any:
-		if v["caseId"] == id {
-			if root, ok := v["root"].(string); ok && root != "" {
-				return root
-			}
-		}
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	}
-	return ""
 }
 
 func codeOf(err error) contract.Code {

@@ -39,7 +39,19 @@ import (
 //	   ReadArtifact stops reading it (artifact.issued@2.json); a version 5 artifact has
 //	   none and is read for as long as the log keeps it. agent.profile_set may carry
 //	   contextWindow, the model's context window in tokens (agent.profile_set@4.json).
-const FormatVersion = 9
+//	10: task.claimed's wait may be in phase retry, the back-off before a model request is
+//	   sent again, with attempt, attempts and reason (task.claimed@3.json); the turns of a
+//	   saved conversation may carry retries, and its assistant messages reasoning;
+//	   agent.profile_set may carry thinking, modelAttempts, modelRetryWaitSeconds,
+//	   modelFirstByteSeconds and modelIdleSeconds
+//	   (agent.profile_set@5.json).
+//	11: agent.profile_set may carry workspace, the directory whose instruction files and
+//	   skills the Agent's model is given (agent.profile_set@6.json).
+//	12: tool.locked may carry the lock's approval, who locked it and when, and the
+//	   descriptor the worker advertised (tool.locked@2.json); tool.unlocked and
+//	   tool.approval_set (tool.unlocked.json, tool.approval_set.json), both changing the
+//	   built-in release of direct Actions, as tool.locked now does.
+const FormatVersion = 12
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -54,6 +54,12 @@ type SourceBoundData struct{ contract.Source }
 // ToolLockedData is the tool lock.
 type ToolLockedData struct{ contract.ToolLock }
 
+// ToolUnlockedData is the tool lock as it was when a member removed it.
+type ToolUnlockedData struct{ contract.ToolLock }
+
+// ToolApprovalSetData is the tool lock with the approval a member set on it.
+type ToolApprovalSetData struct{ contract.ToolLock }
+
 // DelegateCreatedData is the delegate record, never its token.
 type DelegateCreatedData struct{ contract.Delegate }
 
@@ -452,6 +458,8 @@ func (ConnectionCreatedData) EventType() string           { return ConnectionCre
 func (ConnectionRevokedData) EventType() string           { return ConnectionRevoked }
 func (SourceBoundData) EventType() string                 { return SourceBound }
 func (ToolLockedData) EventType() string                  { return ToolLocked }
+func (ToolUnlockedData) EventType() string                { return ToolUnlocked }
+func (ToolApprovalSetData) EventType() string             { return ToolApprovalSet }
 func (DelegateCreatedData) EventType() string             { return DelegateCreated }
 func (DelegateRevokedData) EventType() string             { return DelegateRevoked }
 func (CardRecordedData) EventType() string                { return CardRecorded }

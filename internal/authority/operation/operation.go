@@ -138,7 +138,8 @@ type ledger struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
-	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
+	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
+	voided   map[contract.RequestID]contract.Code     // of those, the ones a change of their Tool voided, and its code
 	arts     map[string]artifact                      // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
@@ -169,6 +170,7 @@ func newLedger() *ledger {
 func (l *ledger) resetLocked() {
 	l.ops, l.requests, l.order = map[string][]*operation{}, map[contract.RequestID]*contract.Request{}, nil
 	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
+	l.voided = map[contract.RequestID]contract.Code{}
 	l.setup = nil
 	l.queue = map[*operation]string{}
 }
@@ -251,6 +253,12 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if len(l.holds) > 0 {
 			l.wakeLocked(a.ID, 0)
 		}
+	case event.ToolUnlocked, event.ToolApprovalSet, event.ToolLocked:
+		var t event.ToolLockedData // the shape of all three events
+		if err := json.Unmarshal(e.Data, &t); err != nil {
+			return err
+		}
+		l.voidToolLocked(t.Tool, e.Type == event.ToolUnlocked)
 	case event.HookReported:
 		var h event.HookReportedData
 		if err := json.Unmarshal(e.Data, &h); err != nil {

@@ -42,13 +42,18 @@ type Seen struct {
 // with t.Cleanup).
 type Server struct {
 	*httptest.Server
-	play *scripted.Provider
-	key  string
+	play    *scripted.Provider
+	key     string
+	opts    options
+	release chan struct{} // closed at cleanup: every stalled answer ends
 
-	mu     sync.Mutex
-	seen   []Seen
-	window int   // see SetWindow; 0: any size
-	sizes  []int // each request's size in tokens
+	mu       sync.Mutex
+	seen     []Seen
+	window   int                  // see SetWindow; 0: any size
+	sizes    []int                // each request's size in tokens
+	attempts map[[32]byte]int     // per request body: how many times it came
+	reasoned map[string]Reasoning // per tool call id: the reasoning answered with it
+	stats    Stats
 }
 
 // Seen returns what the server received so far, in order.
@@ -75,15 +80,19 @@ type cleaner interface {
 	Fatal(args ...any)
 }
 
-func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server) http.HandlerFunc) *Server {
+func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server) http.HandlerFunc, opts []Option) *Server {
 	t.Helper()
 	p, err := scripted.New(script, "providertest")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{play: p, key: key}
+	s := &Server{play: p, key: key, release: make(chan struct{}), attempts: map[[32]byte]int{}, reasoned: map[string]Reasoning{}}
+	for _, o := range opts {
+		o(&s.opts)
+	}
 	s.Server = httptest.NewServer(s.windowed(h(s)))
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.release) }) // runs first: a stalled answer must end before Close waits for it
 	return s
 }
 
@@ -99,9 +108,14 @@ func (s *Server) turn(ctx context.Context, req agent.Request) (agent.Response, e
 	return resp, nil
 }
 
+// readBody reads a request body, bounded.
+func readBody(r *http.Request) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r.Body, maxBody))
+}
+
 // decode reads a JSON body strictly into v.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+func decode(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
