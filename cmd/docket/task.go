@@ -21,6 +21,7 @@ type taskCmd struct {
 	List    taskListCmd    `cmd:"" help:"List the project's tasks and messages with their state."`
 	Show    taskShowCmd    `cmd:"" help:"Show one task: its state, what it waits on, its result and the Cases it closed."`
 	Cancel  taskCancelCmd  `cmd:"" help:"Cancel a task: its runtime sends no further model request or tool call; admitted Operations still settle."`
+	Tree    taskTreeCmd    `cmd:"" help:"Show who asked whom: a task's tree of docket.ask tasks, with states."`
 }
 
 type taskPostCmd struct {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -46,12 +47,14 @@ const (
 
 // compactedForm is how a summary message starts: how many messages and model turns it
 // replaced, and their digest. [CompactedTurns] reads it back.
-var compactedForm = regexp.MustCompile(`^\[docket: (\d+) earlier messages \((\d+) model turns\) were compacted into this summary; their digest is (sha256:[0-9a-f]{64})\. The Board View is not in it: call QueryBoard to read the Board again\.\]`)
+var compactedForm = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[docket: (\d+) earlier messages \((\d+) model turns\) were compacted into this summary; their digest is (sha256:[0-9a-f]{64})\. The Board View is not in it: call QueryBoard to read the Board again\.\]`)
+})
 
 // CompactedTurns reads how many model turns a summary message of the loop replaced, from
 // its text; ok is false for any other text.
 func CompactedTurns(text string) (turns int, ok bool) {
-	m := compactedForm.FindStringSubmatch(text)
+	m := compactedForm().FindStringSubmatch(text)
 	if m == nil {
 		return 0, false
 	}

@@ -453,7 +453,9 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 	if own, ok := ownOperation(call, head); ok {
 		opOrdinal = r.Ordinal
 		p := Pending{CallID: call.ID, Tool: call.Name, Ordinal: r.Ordinal, After: before}
-		if own.State == contract.OpRunning {
+		// A docket.ask runs until another Agent's task reports (docs/agents.md): it is
+		// watched, not held, so the model may ask several Agents in one turn.
+		if own.State == contract.OpRunning && own.Stage != contract.StageAsked {
 			c.InFlight = &p
 			if err := l.save(ctx, c); err != nil {
 				return ToolResult{}, "", err

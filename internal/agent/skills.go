@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -110,7 +111,7 @@ func fromRoot(dir string) []string {
 	}
 }
 
-var skillName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+var skillName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`) })
 
 func readSkills(dir string) ([]Skill, error) {
 	var out []Skill
@@ -176,7 +177,7 @@ func parseSkill(path string, b []byte) (Skill, error) {
 		text := sc.Text()
 		if strings.TrimSpace(text) == "---" {
 			switch {
-			case !skillName.MatchString(s.Name):
+			case !skillName().MatchString(s.Name):
 				return Skill{}, refuse(line, "the skill's name %q is not lower-case letters, digits and -, at most 64; set name:", s.Name)
 			case s.Description == "":
 				return Skill{}, refuse(line, "the skill has no description:; say in one sentence when to use it, since that is all the model sees of it until it reads it")

@@ -16,7 +16,7 @@ func FuzzParseSkill(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !skillName.MatchString(s.Name) || s.Description == "" || len(s.Description) > maxSkillDesc {
+		if !skillName().MatchString(s.Name) || s.Description == "" || len(s.Description) > maxSkillDesc {
 			t.Fatalf("parseSkill accepted %+v", s)
 		}
 	})

@@ -3,6 +3,7 @@ package agent
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // DefaultContextWindow is the context window, in tokens, of a model the runtime does not
@@ -39,7 +40,7 @@ var contextWindows = map[string]int{
 }
 
 // datedName is a model name that ends in a release date.
-var datedName = regexp.MustCompile(`^(.+?)-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+var datedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+?)-(\d{8}|\d{4}-\d{2}-\d{2})$`) })
 
 // ContextWindow is the context window of model, in tokens: profile when it is set (above
 // 0), else the window of a model the runtime knows, else [DefaultContextWindow]. known
@@ -52,7 +53,7 @@ func ContextWindow(model string, profile int) (window int, known bool) {
 	if w, ok := contextWindows[name]; ok {
 		return w, true
 	}
-	if m := datedName.FindStringSubmatch(name); m != nil {
+	if m := datedName().FindStringSubmatch(name); m != nil {
 		if w, ok := contextWindows[m[1]]; ok {
 			return w, true
 		}

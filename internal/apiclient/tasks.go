@@ -98,3 +98,11 @@ func (c *Client) CancelTask(ctx context.Context, project, id string) (contract.T
 	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "tasks", id, "cancel"), nil, &t)
 	return t, err
 }
+
+// TaskTree returns the tree of asks task id of project belongs to: GET
+// /api/v1/projects/{project}/tasks/{task}/tree.
+func (c *Client) TaskTree(ctx context.Context, project, id string) (contract.TaskNode, error) {
+	var n contract.TaskNode
+	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "tasks", id, "tree"), nil, &n)
+	return n, err
+}

@@ -36,7 +36,14 @@ func (a *Authority) ReserveBudget(ctx context.Context, c Caller, req contract.Bu
 	if err != nil {
 		return contract.BudgetReservation{}, err
 	}
-	return a.budgets.Reserve(ctx, c, req, schedule)
+	var askers []string
+	if req.Task != "" && len(c.Projects) == 1 {
+		// A task another Agent asked for spends the asking Agents' budgets too.
+		if askers, err = a.tasks.Askers(ctx, c.Projects[0], c.ID, req.Task); err != nil {
+			return contract.BudgetReservation{}, fmt.Errorf("reserve budget: %w", err)
+		}
+	}
+	return a.budgets.Reserve(ctx, c, req, schedule, askers...)
 }
 
 // ChargeBudget charges what a model request of the calling Agent used; see

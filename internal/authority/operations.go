@@ -50,7 +50,7 @@ type Operations struct {
 
 // NewOperations returns the Operations of a.
 func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
-	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand, Log: a.log, Policies: a.policies}, cfg)
+	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand, Log: a.log, Policies: a.policies, AskOpen: a.tasks.AskOpen}, cfg)
 	return &Operations{Operations: ops, a: a}
 }
 

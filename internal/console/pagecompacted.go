@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"sync"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -17,7 +18,9 @@ import (
 
 // compactedHead finds the digest in the first line of a summary message of the runtime
 // (the agent runtime's compaction header).
-var compactedHead = regexp.MustCompile(`^\[docket: \d+ earlier messages \(\d+ model turns\) were compacted into this summary; their digest is (sha256:[0-9a-f]{64})\.[^\n]*\]\n?`)
+var compactedHead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[docket: \d+ earlier messages \(\d+ model turns\) were compacted into this summary; their digest is (sha256:[0-9a-f]{64})\.[^\n]*\]\n?`)
+})
 
 // compactedView is a compaction as a page shows it at the summary that replaced turns.
 type compactedView struct {
@@ -28,7 +31,7 @@ type compactedView struct {
 // compactedTurn returns what t shows of a compaction when mv is the summary message of
 // one of c's compactions: the notice, and its text without the runtime's header.
 func compactedTurn(c contract.Conversation, mv messageView) (*compactedView, string, bool) {
-	m := compactedHead.FindStringSubmatch(mv.Text)
+	m := compactedHead().FindStringSubmatch(mv.Text)
 	if m == nil {
 		return nil, "", false
 	}

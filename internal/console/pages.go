@@ -80,6 +80,7 @@ func (s *Server) pageRoutes() error {
 	s.page("POST /projects/{project}/agents/{agent}/tasks", "agents", s.pagePostTask)
 	s.page("GET /projects/{project}/agents/{agent}/tasks", "agents", s.pageAgentAgain)
 	s.page("POST /projects/{project}/agents/{agent}/tasks/{task}/cancel", "agents", s.pageCancelTask)
+	s.page("GET /projects/{project}/tasks/{task}/tree", "agents", s.pageTaskTree)
 	s.page("POST /projects/{project}/agents/{agent}/conversations/{conversation}/messages", "agents", s.pagePostMessage)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
 	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)

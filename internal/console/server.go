@@ -336,6 +336,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/tasks", s.handleTasks, authed)
 	s.handle("GET /api/v1/projects/{project}/tasks/{task}", s.handleTask, authed)
 	s.handle("POST /api/v1/projects/{project}/tasks/{task}/cancel", s.handleCancelTask, authed)
+	s.handle("GET /api/v1/projects/{project}/tasks/{task}/tree", s.handleTaskTree, authed)
 	s.handle("POST /api/v1/tasks", s.handlePostOwnTask, authed)
 	s.handle("GET /api/v1/tasks/{task}", s.handleOwnTask, authed)
 	s.handle("POST /api/v1/tasks/claim", s.handleClaimTask, authed)

@@ -3,6 +3,7 @@ package contract
 import (
 	"math"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -34,12 +35,12 @@ const (
 )
 
 // budgetNameForm is a budget's name: like a client key, short.
-var budgetNameForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var budgetNameForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // CheckBudgetName checks a budget's name: 1 to 64 letters, digits, '_', '.' or '-',
 // starting with a letter or digit.
 func CheckBudgetName(name string) error {
-	if !budgetNameForm.MatchString(name) {
+	if !budgetNameForm().MatchString(name) {
 		return Errorf(CodeInvalidArgument, "budget name %q is not 1 to 64 letters, digits, '_', '.' or '-' starting with a letter or digit; pick another", name)
 	}
 	return nil

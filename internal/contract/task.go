@@ -157,7 +157,9 @@ type Task struct {
 	RunWait *TaskRunWait `json:"runWait,omitempty"`
 	// Cancel, once set, says a member asked to cancel the task: its runtime sends no
 	// further model request or tool call, and the task ends cancelled.
-	Cancel    *TaskCancel `json:"cancel,omitempty"`
+	Cancel *TaskCancel `json:"cancel,omitempty"`
+	// Parent, when set, names the docket.ask that posted the task (docs/agents.md).
+	Parent    *TaskParent `json:"parent,omitempty"`
 	Result    *TaskResult `json:"result,omitempty"`
 	UpdatedAt time.Time   `json:"updatedAt"`
 }

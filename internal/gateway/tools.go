@@ -120,7 +120,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	} else if derr != nil {
 		err = derr
 	} else {
-		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Delivered: func(o int64) bool { return delivered[o] }}
+		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: func(o int64) bool { return delivered[o] }}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}

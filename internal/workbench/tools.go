@@ -52,7 +52,7 @@ type toolsPage struct {
 	found map[string][]toolset.Discovered // the last discovery of each mcp Source, for its pick form
 }
 
-var toolsTemplate = template.Must(template.ParseFS(webFS, "web/tools.html"))
+var toolsTemplate = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(webFS, "web/tools.html")) })
 
 // toolsView is what the page shows: its forms, as sent back after a refusal (never a
 // secret), and a discovery to pick from.
@@ -120,7 +120,7 @@ func (p *toolsPage) render(w http.ResponseWriter, status int, v toolsView) {
 	v.CSRF = p.csrf()
 	v.Console = "/projects/" + url.PathEscape(p.rts.project()) + "/tools"
 	var b strings.Builder
-	if err := toolsTemplate.Execute(&b, v); err != nil {
+	if err := toolsTemplate().Execute(&b, v); err != nil {
 		writeGateError(w, http.StatusInternalServerError, contract.Errorf(contract.CodeInternal, "the tools page could not be shown; see docket start's output."))
 		return
 	}

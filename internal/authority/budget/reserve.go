@@ -26,7 +26,10 @@ import (
 // or serves sharing the store cannot both take the last room. A budget without room
 // refuses the request (its stop is recorded once per window as budget.exhausted) and
 // holds nothing: the runtime does not send it.
-func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.BudgetReserve, schedule string) (contract.BudgetReservation, error) {
+//
+// askers are the Agents whose tasks asked, through docket.ask, for the task the request
+// runs (the nearest first): their Agent budgets count it too (docs/agents.md).
+func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.BudgetReserve, schedule string, askers ...string) (contract.BudgetReservation, error) {
 	project, err := agentOnly(c)
 	if err != nil {
 		return contract.BudgetReservation{}, err
@@ -45,7 +48,7 @@ func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.Bu
 	if err != nil {
 		return contract.BudgetReservation{}, fmt.Errorf("reserve budget: %w", err)
 	}
-	if !slices.ContainsFunc(bs, func(b store.Budget) bool { return counts(b, c.ID, schedule) }) {
+	if !slices.ContainsFunc(bs, func(b store.Budget) bool { return counts(b, c.ID, schedule, askers) }) {
 		return contract.BudgetReservation{Granted: true, Unpriced: !ok}, nil
 	}
 	id, err := newHold(k.rand)
@@ -64,7 +67,7 @@ func (k *Keeper) Reserve(ctx context.Context, c identity.Caller, req contract.Bu
 		now := k.nowUTC()
 		var counted []store.Budget
 		for _, b := range bs {
-			if counts(b, c.ID, schedule) {
+			if counts(b, c.ID, schedule, askers) {
 				counted = append(counted, b)
 			}
 		}
@@ -223,11 +226,11 @@ func sweepLapsed(ctx context.Context, tx store.Tx, bs []store.Budget, now time.T
 }
 
 // counts reports whether b counts a request of agent for a task of schedule ("" when the
-// task came from no schedule).
-func counts(b store.Budget, agent, schedule string) bool {
+// task came from no schedule) that askers' tasks asked for (none when no Agent asked).
+func counts(b store.Budget, agent, schedule string, askers []string) bool {
 	switch b.Scope {
 	case contract.BudgetScopeAgent:
-		return b.Target == agent
+		return b.Target == agent || slices.Contains(askers, b.Target)
 	case contract.BudgetScopeSchedule:
 		return schedule != "" && b.Target == schedule
 	}

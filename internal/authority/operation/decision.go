@@ -171,6 +171,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	var ch *boards.Change
 	ev := event.Operation{Agent: agent, Ordinal: req.Ordinal, Decision: string(d.Verdict)}
 	var closed error
+	var ask *askPlan // an approved docket.ask's task, posted with the decision
 	switch why := l.expiryLocked(&req, now); {
 	case why != "":
 		expire(&req, &ev, why, l.endCodeLocked(id))
@@ -182,6 +183,9 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		if ev.Result, err = json.Marshal(map[string]string{"decision": "denied", "reason": d.Reason}); err != nil {
 			return contract.Request{}, fmt.Errorf("encode the denial of request %s: %w", id, err)
 		}
+	case req.Vector.Action == contract.ActionAsk:
+		req.State, req.Reason = contract.RequestApproved, d.Reason
+		ask, ev = o.approvedAsk(ctx, &req, ev)
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
 		ch, ev = o.runApproved(ctx, b, &req, op, ev)
@@ -200,7 +204,13 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		if op == nil { // an expired recovery request moves no Operation of its requester
 			return nil
 		}
-		return eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev))
+		if err := eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev)); err != nil {
+			return err
+		}
+		if ask != nil {
+			return o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now)
+		}
+		return nil
 	}
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err

@@ -61,6 +61,9 @@ type Deps struct {
 	// Policies gives the policy in force that each decision records; nil means the
 	// built-in versions.
 	Policies *policy.Book
+	// AskOpen refuses a docket.ask approved after the task that asked ended or was
+	// cancelled (ask.go); nil checks nothing.
+	AskOpen func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -73,6 +76,7 @@ type Operations struct {
 	rand       io.Reader
 	log        *slog.Logger
 	policies   *policy.Book
+	askOpen    func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration
@@ -99,7 +103,7 @@ type Operations struct {
 
 // New returns the Operations over d.
 func New(d Deps, cfg Config) *Operations {
-	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
+	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies, askOpen: d.AskOpen,
 		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*ledger{},
 		hookWaiting:       cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
 		hookPerMinute:     cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),
@@ -173,6 +177,12 @@ type Call struct {
 	// TaskBy names who posted the calling conversation's tasks; a Request the call raises
 	// records it, and an orchestrator's View shows it beside the request.
 	TaskBy []contract.Principal
+	// Ask is the task the call's conversation runs, for a docket.ask: the parent of the
+	// task it posts, and the depth and fan-out the ask is bounded by (ask.go).
+	Ask contract.AskOrigin
+	// Conversation is the conversation the call is made in (_meta
+	// "docket/conversation"); "" outside one.
+	Conversation contract.ConversationID
 }
 
 // Answer is what a call produced.
@@ -405,6 +415,9 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 			if run.request != nil {
 				return raise(ctx, tx, run.request)
 			}
+			if run.ask != nil && run.op.State == contract.OpRunning {
+				return o.postAsked(ctx, tx, project, c.Principal(), *run.ask, ordinal, now)
+			}
 			return nil
 		})
 		return nil
@@ -562,6 +575,9 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
 	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+		return Answer{}, err
+	}
+	if err := o.askView(ctx, c, &res.View); err != nil {
 		return Answer{}, err
 	}
 	for _, id := range r.focus {

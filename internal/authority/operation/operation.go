@@ -321,11 +321,12 @@ func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contra
 
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
-// no write while one does. Hook calls stand outside the gate (hook.go).
+// no write while one does. Hook calls stand outside the gate (hook.go), and so does a
+// docket.ask whose asked task runs (ask.go): an Agent asks several Agents in parallel.
 func (l *ledger) unresolvedLocked(agent string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
-		if !ops[i].state.Settled() && ops[i].tool != hookTool {
+		if !ops[i].state.Settled() && ops[i].tool != hookTool && !asking(ops[i]) {
 			return ops[i]
 		}
 	}
@@ -392,6 +393,8 @@ type toolRun struct {
 	// whatever its Action declares.
 	person bool
 	taskBy []contract.Principal // the call's [Call.TaskBy]
+	// ask is the task a docket.ask posts once it runs; nil for any other call.
+	ask *askPlan
 }
 
 // run runs a write call on b. A Board refusal is an outcome, not an error: the Operation
@@ -403,6 +406,9 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller,
 	switch in := call.Input.(type) {
 	case *contract.ApplyActionInput:
 		r.op.Label = "ApplyAction " + in.Action
+		if in.Action == contract.ActionAsk {
+			return o.runAsk(ctx, c, call.Ask, in, now, r)
+		}
 		if in.CaseID != "" {
 			r.focus = []contract.CaseID{in.CaseID}
 		}

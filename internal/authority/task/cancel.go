@@ -42,31 +42,54 @@ func (k *Keeper) Cancel(ctx context.Context, c identity.Caller, project contract
 		if t.State.Finished() {
 			return contract.Errorf(contract.CodeTaskFinished, "task %s already ended %s, and there is nothing left to cancel; docket task show %s shows how", id, t.State, id)
 		}
-		now := k.nowUTC()
-		cancel := contract.TaskCancel{By: c.Principal(), At: now}
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.TaskCancelRequestedData{Task: id, TaskCancel: cancel}); err != nil {
+		cancel := contract.TaskCancel{By: c.Principal(), At: k.nowUTC()}
+		if err := k.cancelLocked(ctx, tx, l, t, cancel); err != nil {
 			return err
 		}
-		v := *t
-		v.Cancel, v.UpdatedAt = &cancel, now
-		if t.State == contract.TaskQueued {
-			// No runtime holds it, and none ran it: nothing ran, so nothing is left to wait for.
-			rep := contract.TaskReport{Attempt: t.Attempt, State: contract.TaskCancelled, TaskResult: contract.TaskResult{
-				Teaching:    fmt.Sprintf("cancelled by %s before a runtime took it; nothing of it ran", cancel.By),
-				ClosedCases: []contract.ClosedCase{}}}
-			res := rep.TaskResult
-			v.State, v.Result, v.LeaseUntil, v.RunWait = contract.TaskCancelled, &res, nil, nil
-			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.TaskReportedData{Task: id, TaskReport: rep}); err != nil {
-				return err
-			}
-		}
-		out = v
-		return nil
+		out = cancelled(t, cancel)
+		// The tasks it asked for are cancelled with it (docs/agents.md).
+		return k.cascadeLocked(ctx, tx, l, id, cancel)
 	})
 	if err != nil {
 		return contract.Task{}, fmt.Errorf("cancel task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	return out, nil
+}
+
+// cancelLocked appends, in tx, the cancel of open task t: a task no runtime claimed yet
+// ends cancelled at once, and the docket.ask that posted it, if any, settles. l.mu must
+// be held.
+func (k *Keeper) cancelLocked(ctx context.Context, tx store.Tx, l *ledger, t *contract.Task, cancel contract.TaskCancel) error {
+	if err := eventlog.Append(ctx, tx, t.Project, cancel.By, cancel.At, event.TaskCancelRequestedData{Task: t.ID, TaskCancel: cancel}); err != nil {
+		return err
+	}
+	if t.State != contract.TaskQueued {
+		return nil
+	}
+	// No runtime holds it, and none ran it: nothing ran, so nothing is left to wait for.
+	rep := queuedCancel(t, cancel)
+	if err := eventlog.Append(ctx, tx, t.Project, cancel.By, cancel.At, event.TaskReportedData{Task: t.ID, TaskReport: rep}); err != nil {
+		return err
+	}
+	return settleAsk(ctx, tx, l, t, contract.TaskCancelled, rep.TaskResult, cancel.By, cancel.At)
+}
+
+// queuedCancel is the report of a queued task's cancel.
+func queuedCancel(t *contract.Task, cancel contract.TaskCancel) contract.TaskReport {
+	return contract.TaskReport{Attempt: t.Attempt, State: contract.TaskCancelled, TaskResult: contract.TaskResult{
+		Teaching:    fmt.Sprintf("cancelled by %s before a runtime took it; nothing of it ran", cancel.By),
+		ClosedCases: []contract.ClosedCase{}}}
+}
+
+// cancelled is t as its cancel leaves it.
+func cancelled(t *contract.Task, cancel contract.TaskCancel) contract.Task {
+	v := *t
+	v.Cancel, v.UpdatedAt = &cancel, cancel.At
+	if t.State == contract.TaskQueued {
+		res := queuedCancel(t, cancel).TaskResult
+		v.State, v.Result, v.LeaseUntil, v.RunWait = contract.TaskCancelled, &res, nil, nil
+	}
+	return v
 }
 
 // applyCancel records a cancel asked for in event e on its task. l.mu must be held.

@@ -190,7 +190,11 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 		v := *t
 		res := r.TaskResult
 		v.State, v.Waiting, v.Result, v.LeaseUntil, v.RunWait, v.UpdatedAt = r.State, r.Waiting, &res, nil, nil, now
-		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, event.TaskReportedData{Task: id, TaskReport: r})
+		if err := eventlog.Append(ctx, tx, t.Project, c.Principal(), now, event.TaskReportedData{Task: id, TaskReport: r}); err != nil {
+			return contract.Task{}, err
+		}
+		// An asked task's end settles the docket.ask that posted it (ask.go).
+		return v, settleAsk(ctx, tx, l, t, r.State, r.TaskResult, c.Principal(), now)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/contract"
@@ -133,7 +134,7 @@ func played(msgs []agent.Message) int {
 		case m.Role == agent.RoleUser:
 			// A summary this provider wrote names the script's turns it holds, its waits
 			// left out; another names the model turns the runtime replaced.
-			if sm := summaryForm.FindStringSubmatch(m.Text); sm != nil {
+			if sm := summaryForm().FindStringSubmatch(m.Text); sm != nil {
 				t, err := strconv.Atoi(sm[1])
 				if err == nil {
 					n += t
@@ -147,7 +148,9 @@ func played(msgs []agent.Message) int {
 }
 
 // summaryForm finds the count of script turns in a summary of summaryText.
-var summaryForm = regexp.MustCompile(`\n` + regexp.QuoteMeta(Banner) + `: summary of \d+ messages holding (\d+) script turns`)
+var summaryForm = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n` + regexp.QuoteMeta(Banner) + `: summary of \d+ messages holding (\d+) script turns`)
+})
 
 // summaryText is the scripted model's summary of msgs, asked for by the runtime to
 // compact a long conversation: deterministic, it names how many of the script's turns
