@@ -135,6 +135,17 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 
 	h.ops = authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Millisecond})
 	d := authority.NewDispatcher(h.ops, authority.DispatcherConfig{LeaseTTL: 3 * time.Second, PollWait: 500 * time.Millisecond})
+	// The lease sweep, as docket serve runs it: a worker that dies while another of its
+	// Connection lives leaves its claimed work to the sweep.
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		if err := d.Run(sweepCtx); err != nil {
+			t.Errorf("lease sweep: %v", err)
+		}
+	}()
+	t.Cleanup(func() { stopSweep(); <-swept })
 	srv, err := workhop.New(workhop.Config{Authority: h.a, Dispatcher: d})
 	if err != nil {
 		t.Fatal(err)
@@ -599,10 +610,10 @@ func TestWorker_AuthorityLostMidReport(t *testing.T) {
 	}
 }
 
-// TestWorker_OneLeasePerConnection: two workers on one Connection, exactly one holds the
-// lease; the other takes it when the first shuts down and releases it. A Tool locked
-// only on another Connection never reaches either.
-func TestWorker_OneLeasePerConnection(t *testing.T) {
+// TestWorker_LeasePerWorker: two workers on one Connection each hold a lease of their
+// own; when the first shuts down and releases its lease, the second still serves the
+// Connection. A Tool locked only on another Connection never reaches either.
+func TestWorker_LeasePerWorker(t *testing.T) {
 	h := newHopEnv(t, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(t, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	if _, err := h.a.CreateConnection(t.Context(), h.admin, "default", contract.CreateConnectionRequest{Name: "other"}); err != nil {
@@ -612,9 +623,9 @@ func TestWorker_OneLeasePerConnection(t *testing.T) {
 	a := h.startWorker(t)
 	a.waitLine(t, "lease acquired")
 	b := h.startWorker(t)
-	b.waitLine(t, "waiting for a lease")
-	if n := h.events(t, event.LeaseAcquired); n != 1 {
-		t.Fatalf("lease acquisitions with two workers = %d, want 1", n)
+	b.waitLine(t, "lease acquired")
+	if n := h.events(t, event.LeaseAcquired); n != 2 {
+		t.Fatalf("lease acquisitions with two workers = %d, want 2, one each", n)
 	}
 	h.apply(t, 0, "stray", contract.Args{"n": contract.StringValue("1")})
 	h.apply(t, 1, "load", contract.Args{"path": contract.StringValue("data/input.json")})
@@ -628,7 +639,19 @@ func TestWorker_OneLeasePerConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.waitLine(t, "lease released")
-	b.waitLine(t, "lease acquired")
+	at, err := h.a.CreateAgent(t.Context(), h.admin, "default", contract.CreateAgentRequest{Name: "three"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := h.a.Authenticate(t.Context(), authority.Token(at.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.agents = append(h.agents, third)
+	h.apply(t, 2, "load", contract.Args{"path": contract.StringValue("data/input.json")})
+	if e := h.waitOp(t, 2, "done", func(e contract.OperationEntry) bool { return e.State.Settled() }); e.State != contract.OpDone {
+		t.Fatalf("load after the first worker stopped = %+v, want done by the second", e)
+	}
 	if n := h.events(t, event.LeaseAcquired); n != 2 {
 		t.Errorf("lease acquisitions = %d, want 2", n)
 	}

@@ -200,11 +200,19 @@ func TestDispatcher_ServesOnlyLockedTools(t *testing.T) {
 	}
 }
 
+// TestDispatcher_Lease: each worker instance of a Connection holds a lease of its own,
+// under its own generation, up to the dispatcher's MaxWorkers; one that lapses is
+// refused, and its slot goes to the next instance under a new generation.
 func TestDispatcher_Lease(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
 	a := f.startup(t, "wkr-a")
-	_, err := f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	b := f.startup(t, "wkr-b")
+	if b.Generation == a.Generation || b.WorkerID != "wkr-b" {
+		t.Fatalf("second instance's lease = %+v; want a lease of its own beside generation %d", b, a.Generation)
+	}
+	two := authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxWorkers: 2})
+	_, err := two.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-x", Tools: fetchTool})
 	wantCode(t, err, contract.CodeLeaseHeld)
 	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "Bad ID"})
 	wantCode(t, err, contract.CodeWorkerID)
@@ -212,24 +220,27 @@ func TestDispatcher_Lease(t *testing.T) {
 	if _, err := f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: a.Generation}); err != nil {
 		t.Fatalf("RenewLease: %v", err)
 	}
-	f.clock.Add(20 * time.Second) // 40 s after acquiring, 20 s after renewing: still held
-	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
-	wantCode(t, err, contract.CodeLeaseHeld)
+	f.clock.Add(20 * time.Second) // 40 s after acquiring: a renewed holds, b lapsed
+	gen := b.Generation
+	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Generation: &gen})
+	wantCode(t, err, contract.CodeLeaseExpired)
+	_, err = f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: b.Generation})
+	wantCode(t, err, contract.CodeLeaseSuperseded) // another instance's generation
 	f.clock.Add(11 * time.Second)
-	gen := a.Generation
+	gen = a.Generation
 	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Generation: &gen})
 	wantCode(t, err, contract.CodeLeaseExpired)
-	b := f.startup(t, "wkr-b")
-	if b.Generation != 2 {
-		t.Fatalf("second acquisition = generation %d, want 2", b.Generation)
+	c := f.startup(t, "wkr-c")
+	if c.Generation != 3 {
+		t.Fatalf("third acquisition = generation %d, want 3", c.Generation)
 	}
 	_, err = f.d.RenewLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-a", Generation: a.Generation})
-	wantCode(t, err, contract.CodeLeaseSuperseded)
-	if _, err := f.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-b", Generation: b.Generation}); err != nil {
+	wantCode(t, err, contract.CodeLeaseSuperseded) // its slot went to wkr-c
+	if _, err := f.d.ReleaseLease(ctx, f.conn, contract.LeaseRequest{WorkerID: "wkr-c", Generation: c.Generation}); err != nil {
 		t.Fatalf("ReleaseLease: %v", err)
 	}
-	if c := f.startup(t, "wkr-c"); c.Generation != 3 {
-		t.Fatalf("acquisition after a release = generation %d, want 3", c.Generation)
+	if d := f.startup(t, "wkr-d"); d.Generation != 4 {
+		t.Fatalf("acquisition after a release = generation %d, want 4", d.Generation)
 	}
 }
 
@@ -374,8 +385,10 @@ func TestDispatcher_AcrossInstances(t *testing.T) {
 	if err != nil || ans.Lease.Generation != l.Generation {
 		t.Fatalf("startup poll on the other instance = %+v, %v; want the same lease, generation %d", ans.Lease, err, l.Generation)
 	}
-	_, err = d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
-	wantCode(t, err, contract.CodeLeaseHeld)
+	ans, err = d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+	if err != nil || ans.Lease.Generation == l.Generation {
+		t.Fatalf("another worker's startup poll on the other instance = %+v, %v; want a lease of its own", ans.Lease, err)
+	}
 	f.fetch(t, "a.txt")
 	row := f.poll(t, l, fetchTool)[0]
 	claim := contract.ClaimRequest{ID: row.ID, WorkerID: l.WorkerID, Generation: l.Generation, Grant: row.Grant}

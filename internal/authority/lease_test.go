@@ -167,8 +167,10 @@ func TestDispatcher_RenewalAppendsNothing(t *testing.T) {
 		t.Errorf("lease row = %+v, %v; want generation %d until %s", row, err, l.Generation, f.clock.Now().Add(30*time.Second))
 	}
 	f.clock.Add(25 * time.Second) // 85 s after acquiring: held only thanks to the renewals
-	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
-	wantCode(t, err, contract.CodeLeaseHeld)
+	gen := l.Generation
+	if _, err := f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Generation: &gen, Tools: fetchTool}); err != nil {
+		t.Errorf("poll 85 s after acquiring, renewed: %v; want the lease still held", err)
+	}
 }
 
 // TestDispatcher_SweepExpired: work claimed by a worker that dies and never comes back

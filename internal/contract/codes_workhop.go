@@ -2,7 +2,7 @@ package contract
 
 // Error codes of the worker hop's dispatch, receipts and reconciliation, besides the lease codes of work.go.
 const (
-	CodeLeaseHeld      Code = "worker_lease_held"          // another worker instance holds the Connection's live lease
+	CodeLeaseHeld      Code = "worker_lease_held"          // the Connection holds as many live leases as it may (one per worker instance)
 	CodeWorkerID       Code = "worker_id"                  // a workerId that is not 1–64 of [a-z0-9_-]
 	CodeWorkNotFound   Code = "work_not_found"             // a Claim or Report names work the authority never served
 	CodeWorkTaken      Code = "work_taken"                 // a Claim of work already claimed or no longer queued

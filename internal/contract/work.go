@@ -48,6 +48,10 @@ type PollRequest struct {
 	WorkerID   string           `json:"workerId"`
 	Generation *int64           `json:"workerGeneration,omitempty"`
 	Tools      []ToolDescriptor `json:"tools"`
+	// Max is the most rows the worker will start now (its free slots); 0 (or less) or absent: as
+	// many as the authority serves in one Poll. Several workers share a Connection's
+	// queue, so a worker asks only for what it can run, and the rest go to the others.
+	Max int `json:"max,omitempty"`
 	// VaultSources names the Sources the worker's vault holds: names only, never a value,
 	// so the Tools page can say which bound Sources this worker can run against.
 	VaultSources []string `json:"vaultSources,omitempty"`

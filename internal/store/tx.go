@@ -74,8 +74,11 @@ type Reader interface {
 	// NodeCount returns how many Board nodes project keeps, without reading them.
 	NodeCount(ctx context.Context, project string) (int, error)
 
-	// Lease returns the lease of connection, or [ErrNotFound] when none was ever granted.
+	// Lease returns the lease of connection granted last (the highest generation of its
+	// slots), or [ErrNotFound] when none was ever granted.
 	Lease(ctx context.Context, connection string) (Lease, error)
+	// Leases returns every lease row of connection, by slot; none when none was granted.
+	Leases(ctx context.Context, connection string) ([]Lease, error)
 
 	// Schedule returns a schedule, deleted or not; check DeletedAt.
 	Schedule(ctx context.Context, id string) (Schedule, error)
@@ -199,7 +202,10 @@ type Tx interface {
 	// transaction ends (PostgreSQL: SELECT … FOR UPDATE; SQLite's single writer already
 	// does). A decision made on the lease it returns holds when the transaction commits.
 	LockLease(ctx context.Context, project, connection string) (Lease, error)
-	// PutLease creates or replaces the lease of l.Connection in an existing project. A
+	// LockLeases locks slot 0 of connection as LockLease does, then every other slot of
+	// it, and returns them all by slot (slot 0 first, Generation 0 when never granted).
+	LockLeases(ctx context.Context, project, connection string) ([]Lease, error)
+	// PutLease creates or replaces the lease of l.Connection in slot l.Slot in an existing project. A
 	// generation below the stored one, or a Connection of another project, returns
 	// [ErrConflict]: generations never go back.
 	PutLease(ctx context.Context, l Lease) error

@@ -154,11 +154,13 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	// Each Poll says what the worker offers — the Tools of the manifest in use then — and
 	// which Sources its vault holds as they are then: a manifest reloaded or a vault
 	// replaced (Executor.SetVault) while the lease is held shows on the next Poll.
-	pollBody := func() ([]byte, error) {
+	// It asks for no more rows than it has free slots (max): the rest go to the
+	// Connection's other workers.
+	pollBody := func(max int) ([]byte, error) {
 		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})
+			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames(), Max: max}})
 	}
-	if _, err := pollBody(); err != nil {
+	if _, err := pollBody(0); err != nil {
 		return err
 	}
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
@@ -181,7 +183,7 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		if !p.ready(lctx) {
 			break
 		}
-		poll, err := pollBody()
+		poll, err := pollBody(p.free())
 		if err != nil {
 			return err
 		}
@@ -220,6 +222,10 @@ type pipeline struct {
 	mu       sync.Mutex
 	inflight map[string]bool // ids of the rows started and not yet reported; guarded by mu
 }
+
+// free returns how many of p's slots are free now: what a Poll asks for, so that the
+// rows served beyond them go to the Connection's other workers.
+func (p *pipeline) free() int { return cap(p.slots) - len(p.slots) }
 
 func newPipeline(parallel int) *pipeline {
 	return &pipeline{slots: make(chan struct{}, parallel), inflight: map[string]bool{}}

@@ -24,8 +24,8 @@ type workCommit struct {
 	w        *workLedger // the hop ledger; nil for an admission
 	now      time.Time
 	conn     contract.ConnectionID // the Connection whose lease is locked, or ""
-	lease    *lease                // the Connection's lease as locked in the transaction; nil without one
-	newLease *lease                // the lease to write, or nil
+	leases   leaseSet              // the Connection's leases as locked in the transaction; nil without one
+	newLease *lease                // the lease to write (in its slot), or nil
 	events   []store.NewEvent
 	writes   []func(tx store.Tx) error // written after the Operation changes
 	ops      []opChange
@@ -41,7 +41,7 @@ type workCommit struct {
 
 // part returns a new part of wc: the same locked state, collecting on its own.
 func (wc *workCommit) part() *workCommit {
-	return &workCommit{b: wc.b, l: wc.l, w: wc.w, now: wc.now, conn: wc.conn, lease: wc.lease, opBy: "system"}
+	return &workCommit{b: wc.b, l: wc.l, w: wc.w, now: wc.now, conn: wc.conn, leases: wc.leases, opBy: "system"}
 }
 
 // all returns wc and its parts, in the order they are written.
@@ -150,11 +150,11 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		}
 		wc = &workCommit{b: b, l: l, w: w, now: now, conn: s.conn, opBy: s.by}
 		if s.conn != "" {
-			row, err := tx.LockLease(ctx, string(s.project), string(s.conn))
+			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
 			if err != nil {
-				return fmt.Errorf("lock lease of %s: %w", s.conn, err)
+				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
-			wc.lease = leaseOf(row)
+			wc.leases = leasesOf(rows)
 		}
 		// One head read serves both ledgers: nothing can append between them, and an
 		// instance that appends after it did so after the lease row (or the head) was
@@ -222,7 +222,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 // lock before them. Only a call that may change the Board (a report applying an
 // outcome) sets onBoard; a claim, an acquisition or a sweep keeps the Board's lock free
 // for the project's other calls. With a Connection, the transaction first locks that
-// Connection's lease row and fn sees it in wc.lease. With onBoard, when another instance
+// Connection's lease row and fn sees them in wc.leases. With onBoard, when another instance
 // changed the Board first, fn runs once more on the rebuilt Board with everything caught
 // up again (the write sequence, [boards.Cache.Write]).
 func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, onBoard bool,
@@ -254,7 +254,7 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 // row); then *after is the head it leaves.
 func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit, after *int64) error {
 	if wc.newLease != nil {
-		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), WorkerID: wc.newLease.worker,
+		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), Slot: wc.newLease.slot, WorkerID: wc.newLease.worker,
 			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
 			return fmt.Errorf("write lease: %w", err)
 		}

@@ -2,14 +2,12 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // Work that waits is never silent: an Operation whose execution no live
@@ -29,32 +27,59 @@ type advert struct {
 	until  time.Time // the lease's expiry as the Poll was answered
 }
 
-// advertise remembers what the worker polling conn under l offered.
+// advertise remembers what the worker polling conn under l offered, by its lease
+// generation: several workers may hold one Connection.
 func (d *Dispatcher) advertise(conn contract.ConnectionID, l *contract.Lease, req contract.PollRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.adverts[conn] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(req.Tools),
+	m := d.adverts[conn]
+	if m == nil {
+		m = map[int64]advert{}
+		d.adverts[conn] = m
+	}
+	m[l.Generation] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(req.Tools),
 		vault: slices.Clone(req.VaultSources), at: d.nowUTC(), until: l.ExpiresAt}
 }
 
-// Advertised returns what the worker of conn offered in its latest Poll to this
-// instance: the worker, its Tools and the Source names its vault holds; ok is false when
-// no worker polled conn here. The worker is live while the lease that Poll was answered
+// Advertised returns what a worker of conn offered in its latest Poll to this instance:
+// the worker, its Tools and the Source names its vault holds; ok is false when no worker
+// polled conn here. Of several workers it is the live one that polled last (else the
+// one that polled last). The worker is live while the lease that Poll was answered
 // under has not expired. It is what `docket tool lock` without a digest locks and what
 // the Tools page lists (docs/workers.md, "Direct Actions").
 func (d *Dispatcher) Advertised(conn contract.ConnectionID) (w contract.ToolWorker, tools []contract.ToolDescriptor, vault []string, ok bool) {
-	a, ok := d.advertOf(conn)
+	now := d.nowUTC()
+	d.mu.Lock()
+	var a advert
+	for _, c := range d.adverts[conn] {
+		cLive, aLive := now.Before(c.until), now.Before(a.until)
+		if !ok || (cLive && !aLive) || (cLive == aLive && c.at.After(a.at)) {
+			a, ok = c, true
+		}
+	}
+	d.mu.Unlock()
 	if !ok {
 		return contract.ToolWorker{}, nil, nil, false
 	}
-	w = contract.ToolWorker{WorkerID: a.worker, Generation: a.gen, Live: d.nowUTC().Before(a.until), PolledAt: a.at}
+	w = contract.ToolWorker{WorkerID: a.worker, Generation: a.gen, Live: now.Before(a.until), PolledAt: a.at}
 	return w, slices.Clone(a.tools), slices.Clone(a.vault), true
 }
 
-func (d *Dispatcher) advertOf(conn contract.ConnectionID) (advert, bool) {
+// advertOf returns what the worker holding l on conn offered in its latest Poll here, and
+// forgets what workers whose generations ls no longer holds offered.
+func (d *Dispatcher) advertOf(conn contract.ConnectionID, l *lease, ls leaseSet) (advert, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	a, ok := d.adverts[conn]
+	m := d.adverts[conn]
+	for gen := range m {
+		if ls.byGen(gen) == nil {
+			delete(m, gen)
+		}
+	}
+	a, ok := m[l.gen]
+	if !ok || a.worker != l.worker {
+		return advert{}, false
+	}
 	return a, ok
 }
 
@@ -190,37 +215,51 @@ func (d *Dispatcher) explain(ctx context.Context, conns []*connSetup, q contract
 }
 
 // workerFit says why conn, which may run tool locked at digest, has no worker to run it:
-// no worker holds its lease, or the one that does did not offer the Tool at that digest
+// no worker holds a lease of it, or none of those that do offered the Tool at that digest
 // in its latest Poll to this instance. heard is false when a live worker holds conn that
 // this instance has not heard from: it may offer the Tool.
 func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, tool, digest string, now time.Time) (why *unserved, heard bool, err error) {
-	row, err := d.store.Lease(ctx, string(conn.ID))
-	var l *lease
-	switch {
-	case err == nil:
-		l = leaseOf(row)
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, false, fmt.Errorf("read lease of %s: %w", conn.ID, err)
+	rows, err := d.store.Leases(ctx, string(conn.ID))
+	if err != nil {
+		return nil, false, fmt.Errorf("read leases of %s: %w", conn.ID, err)
 	}
-	if !l.live(now) {
+	ls := leasesOf(rows)
+	var first *unserved
+	unheard := false
+	for _, l := range ls {
+		if !l.live(now) {
+			continue
+		}
+		a, ok := d.advertOf(conn.ID, l, ls)
+		if !ok {
+			unheard = true
+			continue
+		}
+		i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
+		var u *unserved
+		switch {
+		case i < 0:
+			u = &unserved{contract.CodeToolNotAdvertised,
+				fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest, which the worker reloads on its own (a built-in workspace Tool above its ceiling needs it restarted with --workspace-tools raised).", conn.Name, tool)}
+		case a.tools[i].Digest != digest:
+			u = &unserved{contract.CodeToolNotAdvertised,
+				fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
+					conn.Name, tool, a.tools[i].Digest, digest)}
+		default:
+			return nil, true, nil
+		}
+		if first == nil {
+			first = u
+		}
+	}
+	if unheard {
+		return nil, false, nil
+	}
+	if first == nil {
 		return &unserved{contract.CodeNoLiveWorker,
 			fmt.Sprintf("no worker holds Connection %s, which can run tool %s; start one with its key (docket worker).", conn.Name, tool)}, true, nil
 	}
-	a, ok := d.advertOf(conn.ID)
-	if !ok || a.worker != l.worker || a.gen != l.gen {
-		return nil, false, nil
-	}
-	i := slices.IndexFunc(a.tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == tool })
-	switch {
-	case i < 0:
-		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest, which the worker reloads on its own (a built-in workspace Tool above its ceiling needs it restarted with --workspace-tools raised).", conn.Name, tool)}, true, nil
-	case a.tools[i].Digest != digest:
-		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",
-				conn.Name, tool, a.tools[i].Digest, digest)}, true, nil
-	}
-	return nil, true, nil
+	return first, true, nil
 }
 
 // explainLogged is [Dispatcher.Explain] for a Poll: a failure to explain is logged and

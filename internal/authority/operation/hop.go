@@ -26,6 +26,9 @@ const (
 	DefaultPollWait = 10 * time.Second
 	DefaultGrantTTL = 5 * time.Minute
 	DefaultMaxRows  = 8
+	// DefaultMaxWorkers is the most worker instances that hold leases of one Connection
+	// at once.
+	DefaultMaxWorkers = 32
 )
 
 // DispatcherConfig configures [NewDispatcher].
@@ -40,6 +43,9 @@ type DispatcherConfig struct {
 	GrantTTL time.Duration
 	// MaxRows is the most rows one Poll serves; default DefaultMaxRows.
 	MaxRows int
+	// MaxWorkers is the most worker instances holding live leases of one Connection at
+	// once; default DefaultMaxWorkers. 1 is one worker per Connection.
+	MaxWorkers int
 }
 
 // Dispatcher is the authority's side of the worker hop: leases with a
@@ -58,11 +64,24 @@ type Dispatcher struct {
 	pollWait time.Duration
 	grantTTL time.Duration
 	maxRows  int
+	// maxWorkers is the most live leases of one Connection.
+	maxWorkers int
 
-	mu      sync.Mutex                           // guards works and adverts; the lock order is in the authority's package doc
-	works   map[contract.ProjectID]*workLedger   // created on first use, never removed
-	adverts map[contract.ConnectionID]advert     // what each Connection's worker offered in its latest Poll here
-	pending map[contract.ConnectionID]*hopQueues // each Connection's claims and reports waiting to commit together
+	mu      sync.Mutex                                 // guards works and adverts; the lock order is in the authority's package doc
+	works   map[contract.ProjectID]*workLedger         // created on first use, never removed
+	adverts map[contract.ConnectionID]map[int64]advert // what each Connection's worker offered in its latest Poll here
+	pending map[contract.ConnectionID]*hopQueues       // each Connection's claims and reports waiting to commit together
+	// reserved holds, by work id, the lease generation a row was last served to by this
+	// instance and until when no other worker of its Connection is served it.
+	reserved map[string]reservation
+}
+
+// reservation keeps a served row for the worker it was served to for a while, so that the
+// Connection's other workers are served other rows. It ends early when that worker's
+// lease is no longer live: a row it never claimed is served to another.
+type reservation struct {
+	gen   int64
+	until time.Time
 }
 
 // DispatcherDeps is what a Dispatcher reads and writes through.
@@ -83,7 +102,8 @@ type ConnectionKeys interface {
 func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
-		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]advert{},
+		maxWorkers: cfg.MaxWorkers, reserved: map[string]reservation{},
+		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]map[int64]advert{},
 		pending: map[contract.ConnectionID]*hopQueues{}}
 	if d.now == nil {
 		d.now = time.Now
@@ -100,6 +120,9 @@ func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *
 	d.pollWait = min(d.pollWait, d.leaseTTL/3)
 	if d.grantTTL <= 0 {
 		d.grantTTL = DefaultGrantTTL
+	}
+	if d.maxWorkers <= 0 {
+		d.maxWorkers = DefaultMaxWorkers
 	}
 	if d.maxRows <= 0 {
 		d.maxRows = DefaultMaxRows
@@ -161,7 +184,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		rows, err := d.serve(ctx, conn, l, req.Tools)
+		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
 		if err == nil && len(rows) == 0 {
 			d.explainLogged(ctx, conn.Project)
 		}
@@ -178,7 +201,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		rows, err := d.serve(ctx, conn, l, req.Tools)
+		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
@@ -199,19 +222,45 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 
 // checked returns the lease workerID holds at gen on conn, or its refusal.
 func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, error) {
-	var l *lease
-	row, err := d.store.Lease(ctx, string(conn.ID))
-	switch {
-	case err == nil:
-		l = leaseOf(row)
-	case !errors.Is(err, store.ErrNotFound):
+	rows, err := d.store.Leases(ctx, string(conn.ID))
+	if err != nil {
 		return nil, fmt.Errorf("poll: %w", err)
 	}
+	ls := leasesOf(rows)
 	now := d.nowUTC()
-	if err := checkLease(l, workerID, gen, now); err != nil {
+	if err := checkLease(ls, workerID, gen, now); err != nil {
 		return nil, err
 	}
-	return d.leaseWire(l, now), nil
+	return d.leaseWire(ls.byGen(gen), now), nil
+}
+
+// reserve reports whether row id may be served to the lease gen of conn at now, and if
+// so keeps it for that lease until a third of the lease TTL passes: a row served to one
+// worker of a Connection is not served to another while that worker's lease is live and
+// the reservation holds. live says whether a generation's lease is live.
+func (d *Dispatcher) reserve(id string, gen int64, now time.Time, live func(int64) bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r, ok := d.reserved[id]; ok && r.gen != gen && now.Before(r.until) && live(r.gen) {
+		return false
+	}
+	d.reserved[id] = reservation{gen: gen, until: now.Add(d.leaseTTL / 3)}
+	return true
+}
+
+// unreserve forgets reservations that ended, when there are many: a row claimed or
+// settled leaves its reservation behind until then.
+func (d *Dispatcher) unreserve(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.reserved) < 4096 {
+		return
+	}
+	for id, r := range d.reserved {
+		if !now.Before(r.until) {
+			delete(d.reserved, id)
+		}
+	}
 }
 
 // RenewLease extends the lease the worker holds.
@@ -241,8 +290,9 @@ type shaped struct {
 
 // serve returns the rows of project's queued Operations that conn may run: the Tool is
 // locked on conn and advertised at the locked digest, and conn has the Source the call
-// needs. Each row carries a grant for this worker instance and generation.
-func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor) ([]contract.WorkRow, error) {
+// needs. Each row carries a grant for this worker instance and generation. It serves at
+// most want rows when want is positive (the worker's free slots).
+func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor, want int) ([]contract.WorkRow, error) {
 	queued, err := d.ops.Queued(ctx, conn.Project)
 	if err != nil || len(queued) == 0 {
 		return []contract.WorkRow{}, err
@@ -251,6 +301,18 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 	if err != nil {
 		return nil, err
 	}
+	most := d.maxRows
+	if want > 0 {
+		most = min(most, want)
+	}
+	leaseRows, err := d.store.Leases(ctx, string(conn.ID))
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	ls := leasesOf(leaseRows)
+	now := d.nowUTC()
+	d.unreserve(now)
+	live := func(gen int64) bool { l := ls.byGen(gen); return l != nil && l.live(now) }
 	rows := []contract.WorkRow{}
 	cs := d.setupOf(conn)
 	for _, q := range queued {
@@ -272,13 +334,16 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 		if !asApproved {
 			continue // not what a person approved: it waits for a Connection that serves it so, or asks again
 		}
+		if !d.reserve(WorkID(q.Agent, q.Ordinal), l.Generation, now, live) {
+			continue // served to another worker of the Connection, whose lease still holds it
+		}
 		s.grant.IssuedAt = d.nowUTC()
 		s.grant.ExpiresAt = s.grant.IssuedAt.Add(d.grantTTL)
 		if s.row.Grant, err = grant.Sign([]byte(key), s.grant); err != nil {
 			return nil, err
 		}
 		rows = append(rows, s.row)
-		if len(rows) == d.maxRows {
+		if len(rows) == most {
 			break
 		}
 	}
@@ -541,7 +606,7 @@ func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pending[*clai
 // Operation's change into wc; taken holds the ids this transaction claims already.
 func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup, conn contract.Connection, c *claimCall, taken map[string]bool) error {
 	req := c.req
-	if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
+	if err := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); err != nil {
 		return err
 	}
 	op := wc.l.opLocked(c.agent, c.ordinal)

@@ -27,15 +27,74 @@ import (
 // event id still turns a race between two instances into one winner and one
 // [store.ErrConflict].
 
-// lease is the lease of one Connection as its store row holds it.
+// lease is one lease of a Connection as its store row holds it: one worker instance's,
+// in one slot. A Connection holds up to [Config.MaxWorkers] live leases at once.
 type lease struct {
+	slot    int
 	worker  string
 	gen     int64 // 0: never granted
 	expires time.Time
 }
 
 func leaseOf(l store.Lease) *lease {
-	return &lease{worker: l.WorkerID, gen: l.Generation, expires: l.ExpiresAt}
+	return &lease{slot: l.Slot, worker: l.WorkerID, gen: l.Generation, expires: l.ExpiresAt}
+}
+
+// leaseSet is every lease row of one Connection, by slot.
+type leaseSet []*lease
+
+func leasesOf(rows []store.Lease) leaseSet {
+	out := make(leaseSet, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, leaseOf(r))
+	}
+	return out
+}
+
+// byGen returns the lease of generation gen, or nil: a generation names one lease of a
+// Connection, since generations grow across all its slots.
+func (ls leaseSet) byGen(gen int64) *lease {
+	if gen <= 0 {
+		return nil
+	}
+	for _, l := range ls {
+		if l.gen == gen {
+			return l
+		}
+	}
+	return nil
+}
+
+// maxGen returns the highest generation ls holds, 0 when none was granted.
+func (ls leaseSet) maxGen() int64 {
+	var g int64
+	for _, l := range ls {
+		g = max(g, l.gen)
+	}
+	return g
+}
+
+// liveCount returns how many leases of ls are live at now.
+func (ls leaseSet) liveCount(now time.Time) int {
+	n := 0
+	for _, l := range ls {
+		if l.live(now) {
+			n++
+		}
+	}
+	return n
+}
+
+// with returns ls with l in its slot, replacing the lease there.
+func (ls leaseSet) with(l *lease) leaseSet {
+	out := slices.Clone(ls)
+	for i, o := range out {
+		if o.slot == l.slot {
+			out[i] = l
+			return out
+		}
+	}
+	return append(out, l)
 }
 
 // live reports whether l still holds its Connection at now. A release sets expires to
@@ -104,16 +163,17 @@ func (w *workLedger) applyLocked(e store.Event) error {
 	return nil
 }
 
-// checkLease refuses a call of workerID under generation gen unless l, the Connection's
-// lease, is live and is that one.
-func checkLease(l *lease, workerID string, gen int64, now time.Time) error {
+// checkLease refuses a call of workerID under generation gen unless the Connection's
+// lease of that generation, one of ls, is live and is that worker's.
+func checkLease(ls leaseSet, workerID string, gen int64, now time.Time) error {
+	l := ls.byGen(gen)
 	switch {
-	case l == nil || l.gen == 0 || gen > l.gen:
+	case l == nil && (gen <= 0 || gen > ls.maxGen()):
 		return contract.Errorf(contract.CodeLeaseExpired,
 			"generation %d is not a lease this authority granted; drop it and acquire a lease with a Poll without a generation.", gen)
-	case gen < l.gen:
+	case l == nil:
 		return contract.Errorf(contract.CodeLeaseSuperseded,
-			"generation %d of this Connection's lease was superseded by generation %d; drop it and acquire a lease anew.", gen, l.gen)
+			"generation %d of this Connection's lease was superseded by a later one in its slot; drop it and acquire a lease anew.", gen)
 	case l.worker != workerID:
 		return contract.Errorf(contract.CodeLeaseSuperseded,
 			"generation %d of this Connection's lease belongs to another worker instance; acquire a lease of your own.", gen)
@@ -130,27 +190,35 @@ func (d *Dispatcher) leaseWire(l *lease, now time.Time) *contract.Lease {
 		HeartbeatAfterMs: d.leaseTTL.Milliseconds() / 3}
 }
 
-// acquire gives workerID the lease of conn, or renews the lease it already holds when
-// the same startup Poll is sent again (one acquisition). Another instance's live lease
-// is refused: exactly one worker instance holds a Connection. A new generation makes
-// every Operation still at a worker under an older generation need a person: it was
-// dispatched and nothing is ever run twice.
+// acquire gives workerID a lease of conn of its own, or renews the lease it already holds
+// when the same startup Poll is sent again (one acquisition). Several worker instances
+// hold a Connection at once, each under its own generation, up to [Config.MaxWorkers]
+// live leases; one more is refused. The new lease takes the slot of a lease that is no
+// longer live, or a new slot. Every Operation still at a worker under a generation that
+// is no longer live then needs a person: it was dispatched and nothing is ever run twice.
 func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, error) {
 	var out *contract.Lease
 	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
-		cur := wc.lease
-		if cur.live(wc.now) && cur.worker == workerID {
-			wc.setLease(&lease{worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
-			out = d.leaseWire(wc.newLease, wc.now)
-			return nil
+		for _, cur := range wc.leases {
+			if cur.live(wc.now) && cur.worker == workerID {
+				wc.setLease(&lease{slot: cur.slot, worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
+				out = d.leaseWire(wc.newLease, wc.now)
+				return nil
+			}
 		}
-		if cur.live(wc.now) {
+		if n := wc.leases.liveCount(wc.now); n >= d.maxWorkers {
 			return contract.Errorf(contract.CodeLeaseHeld,
-				"another worker instance holds this Connection's lease until %s; run one worker per Connection, or stop the other and retry once its lease expires.",
-				cur.expires.Format(time.RFC3339))
+				"%d worker instances hold this Connection's leases, its most; stop one, or retry once one of their leases expires.", n)
 		}
-		gen := max(cur.gen, wc.w.gens[conn.ID]) + 1
-		wc.setLease(&lease{worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
+		slot := len(wc.leases) // slots run 0…n-1: a new one is the next
+		for _, cur := range wc.leases {
+			if !cur.live(wc.now) {
+				slot = cur.slot
+				break
+			}
+		}
+		gen := max(wc.leases.maxGen(), wc.w.gens[conn.ID]) + 1
+		wc.setLease(&lease{slot: slot, worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
 		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), "system",
 			event.LeaseAcquiredData{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
 			return err
@@ -160,7 +228,7 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		return nil
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return nil, contract.Errorf(contract.CodeLeaseHeld, "another worker instance acquired this Connection's lease at the same moment; run one worker per Connection.")
+		return nil, contract.Errorf(contract.CodeLeaseHeld, "another worker instance acquired a lease of this Connection at the same moment; poll again.")
 	}
 	if err != nil {
 		return nil, err
@@ -173,14 +241,16 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (*contract.Lease, error) {
 	var out *contract.Lease
 	err := d.store.Update(ctx, func(tx store.Tx) error {
-		row, err := tx.LockLease(ctx, string(conn.Project), string(conn.ID))
+		rows, err := tx.LockLeases(ctx, string(conn.Project), string(conn.ID))
 		if err != nil {
 			return fmt.Errorf("renew lease: %w", err)
 		}
 		now := d.nowUTC()
-		if err := checkLease(leaseOf(row), req.WorkerID, req.Generation, now); err != nil {
+		if err := checkLease(leasesOf(rows), req.WorkerID, req.Generation, now); err != nil {
 			return err
 		}
+		i := slices.IndexFunc(rows, func(r store.Lease) bool { return r.Generation == req.Generation })
+		row := rows[i]
 		row.ExpiresAt = now.Add(d.leaseTTL)
 		if err := tx.PutLease(ctx, row); err != nil {
 			return fmt.Errorf("renew lease: %w", err)
@@ -198,12 +268,12 @@ func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req co
 // claimed and never reported needs a person at once.
 func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) error {
 	return d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
-		if err := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); err != nil {
+		if err := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}
 		// A released lease expires at the epoch, so it is expired on every instance's
 		// clock, not only on those at or past this one's.
-		wc.setLease(&lease{worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
+		wc.setLease(&lease{slot: wc.leases.byGen(req.Generation).slot, worker: req.WorkerID, gen: req.Generation, expires: time.Unix(0, 0).UTC()})
 		if err := wc.event("", "system", event.LeaseReleasedData{Connection: conn.ID, WorkerID: req.WorkerID, Generation: req.Generation, ExpiresAt: wc.now}); err != nil {
 			return err
 		}
@@ -213,10 +283,27 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 }
 
 // orphansLocked makes every Operation claimed on conn, not reported and still at a
-// worker need a person: its lease is gone, and it is never re-dispatched. The ledgers
-// were caught up under conn's lease lock, so they hold every claim made under it.
+// worker under a lease that is not live once wc commits need a person: its lease is
+// gone, and it is never re-dispatched. Work claimed under another worker's live lease is
+// left to it. The ledgers were caught up under conn's lease lock, so they hold every
+// claim made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
+	d.orphansWhy(wc, conn, func(event.WorkClaimedData, *lease) string { return why })
+}
+
+// orphansWhy is orphansLocked with the reason told for each claim and the lease it was
+// made under (nil when no row holds that generation any more).
+func (d *Dispatcher) orphansWhy(wc *workCommit, conn contract.ConnectionID, whyOf func(event.WorkClaimedData, *lease) string) {
+	after := wc.leases
+	if wc.newLease != nil {
+		after = after.with(wc.newLease)
+	}
 	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
+		l := after.byGen(c.Generation)
+		if l != nil && l.live(wc.now) {
+			continue
+		}
+		why := whyOf(c, l)
 		wc.op(event.Operation{Agent: c.Agent, Ordinal: c.Ordinal, State: contract.OpNeedsPerson, ReasonCode: contract.CodeWorkerLost,
 			Reason: "dispatched to a worker, but " + why + "; a person must check whether it ran (docket reconcile)."})
 	}
@@ -296,18 +383,24 @@ func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) (
 	}
 	now := d.nowUTC()
 	var out []contract.ConnectionID
+	read := map[contract.ConnectionID]leaseSet{}
 	for _, c := range atWorkerLocked(l, w, "") {
 		if slices.Contains(out, c.Connection) {
 			continue
 		}
-		row, err := st.Lease(ctx, string(c.Connection))
-		if errors.Is(err, store.ErrNotFound) {
+		ls, ok := read[c.Connection]
+		if !ok {
+			rows, err := st.Leases(ctx, string(c.Connection))
+			if err != nil {
+				return nil, fmt.Errorf("read leases of %s: %w", c.Connection, err)
+			}
+			ls = leasesOf(rows)
+			read[c.Connection] = ls
+		}
+		if ls.maxGen() == 0 {
 			continue // a lease older than the lease rows; the next takeover settles it
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read lease of %s: %w", c.Connection, err)
-		}
-		if ls := leaseOf(row); ls.gen > 0 && !ls.live(now) {
+		if cl := ls.byGen(c.Generation); cl == nil || !cl.live(now) {
 			out = append(out, c.Connection)
 		}
 	}
@@ -320,14 +413,17 @@ func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) (
 func (d *Dispatcher) sweepConnection(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID) (int, error) {
 	n := 0
 	err := d.commitWork(ctx, project, conn, false, func(wc *workCommit) error {
-		cur := wc.lease
 		n = 0
-		if cur.gen == 0 || cur.live(wc.now) {
+		if wc.leases.maxGen() == 0 {
 			return nil
 		}
-		why := fmt.Sprintf("worker instance %s lost its lease (generation %d, expired at %s) before reporting, and no worker took the Connection since",
-			cur.worker, cur.gen, cur.expires.Format(time.RFC3339))
-		d.orphansLocked(wc, conn, why)
+		d.orphansWhy(wc, conn, func(c event.WorkClaimedData, l *lease) string {
+			if l == nil {
+				return fmt.Sprintf("worker instance %s lost its lease (generation %d) before reporting", c.WorkerID, c.Generation)
+			}
+			return fmt.Sprintf("worker instance %s lost its lease (generation %d, expired at %s) before reporting, and no worker took its place since",
+				c.WorkerID, c.Generation, l.expires.Format(time.RFC3339))
+		})
 		n = len(wc.ops)
 		return nil
 	})

@@ -134,7 +134,7 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 	wc.opBy = contract.NewPrincipal(contract.PrincipalTool, op.execution.Tool)
 	rep := event.WorkReportedData{Work: req.ID, Digest: digest}
 	atWorker := op.state == contract.OpRunning && op.stage == contract.StageAtWorker
-	if lerr := checkLease(wc.lease, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
+	if lerr := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); lerr != nil || !atWorker {
 		rep.Judged, rep.Code = true, contract.CodeWorkTaken
 		rep.Teaching = fmt.Sprintf("the Operation of work %s no longer waits for this worker (a person settled it); the report was recorded, not applied.", req.ID)
 		if ce, ok := errors.AsType[*contract.Error](lerr); ok {
