@@ -31,6 +31,9 @@ type LoopConfig struct {
 	// conversation's Spent (priced by Meter); the zero Budget is unbounded.
 	ConversationBudget Budget
 	Hook               Hook // sees each call sent to the gateway; nil: none
+	// Materials shows the text a material read returned by reference, when its
+	// disclosure is allowed (docs/materials.md); nil: every such text is withheld.
+	Materials Materials
 
 	// Bounder cuts tool results shown to the model; a nil Sink is replaced by a
 	// [MemoryArtifacts], whose refs the loop serves itself.
@@ -234,7 +237,11 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			// An earlier run spent the conversation's budget: no further model turn.
 			return Outcome{}, be
 		}
-		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		shown, err := revealMaterials(ctx, l.cfg.Materials, c.Messages)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: %w", countAssistant(c.Messages)+1, c.ID, err)
+		}
+		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: shown, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		sent, err := json.Marshal(req)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)

@@ -41,8 +41,30 @@ type Server struct {
 	play *scripted.Provider
 	key  string
 
-	mu   sync.Mutex
-	seen []Seen
+	mu     sync.Mutex
+	seen   []Seen
+	bodies [][]byte
+}
+
+// Bodies returns the body of every request the server received so far, in order, for a
+// test to check what was sent to the model, whether the request was well-formed or not.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
+// keepBody records r's body and gives the handler a copy of it to read.
+func (s *Server) keepBody(r *http.Request) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.bodies = append(s.bodies, b)
+	s.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
 }
 
 // Seen returns what the server received so far, in order.
@@ -76,7 +98,14 @@ func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server)
 		t.Fatal(err)
 	}
 	s := &Server{play: p, key: key}
-	s.Server = httptest.NewServer(h(s))
+	handle := h(s)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.keepBody(r); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "the body could not be read")
+			return
+		}
+		handle(w, r)
+	}))
 	t.Cleanup(s.Close)
 	return s
 }
