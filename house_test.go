@@ -220,6 +220,8 @@ func depRules() []depRule {
 		{"internal/agent/provider/emulated", within("internal/agent", "internal/contract"), storeStd, nil, "a provider speaks one model API over net/http; it never reaches the authority"},
 		{"internal/agent/provider/scripted", within("internal/agent", "internal/contract", "github.com/BurntSushi/toml"), storeStd, nil, "the scripted provider replays a script; it never reaches the authority"},
 		{"internal/worker/adapters/run", within("internal/contract", "internal/worker"), storeStd, nil, "an adapter serves the worker its calls; it reaches the authority only through the worker"},
+		{"internal/worker/adapters/material", within("internal/contract", "internal/worker", "internal/material"), nil, nil,
+			"the material adapter reads the material area and returns references, never text"},
 		{"internal/worker/adapters/workspace", within("internal/contract", "internal/worker", "internal/landing"), storeStd, nil,
 			"an adapter serves the worker its calls; where a path lands is the one check the worker shares (landing)"},
 		{"internal/worker/adapters/mcp", within("internal/contract", "internal/worker", "github.com/modelcontextprotocol/go-sdk/mcp"), storeStd, nil,

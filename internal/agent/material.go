@@ -26,14 +26,10 @@ import (
 // naming the permission to ask for. See docs/materials.md.
 
 // MaterialRefPrefix begins every material text reference.
-const MaterialRefPrefix = "docket-material:v1:"
+const MaterialRefPrefix = material.RefPrefix
 
 var materialRef = regexp.MustCompile(`docket-material:v1:(sha256:[0-9a-f]{64}):([0-9]{1,12}):([0-9]{1,12}):(sha256:[0-9a-f]{64})`)
 
-// MaterialRef returns the reference to the slice t of a material.
-func MaterialRef(t material.Text) string {
-	return fmt.Sprintf("%s%s:%d:%d:sha256:%x", MaterialRefPrefix, t.SHA256, t.Offset, len(t.Text), sha256.Sum256([]byte(t.Text)))
-}
 
 // Materials is what the runtime needs to show a material's text to its model: whether
 // the disclosure is allowed, asked of the authority at every request, and the material

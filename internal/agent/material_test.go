@@ -93,7 +93,7 @@ func materialRun(t *testing.T, verdict contract.Verdict, disclose bool) (*provid
 			}
 			n, _ := contract.IntValue(int64(len(txt.Text)))
 			w.Settle(t, r.agent.ID, 1, contract.Args{"material": contract.StringValue(meta.SHA256), "bytes": n,
-				"text": contract.StringValue(agent.MaterialRef(txt))})
+				"text": contract.StringValue(material.Ref(txt))})
 		}
 	}
 	var logs bytes.Buffer

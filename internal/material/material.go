@@ -200,3 +200,14 @@ func (a Area) ReadText(digest string, offset, limit int64) (Text, error) {
 	}
 	return Text{SHA256: digest, Size: int64(len(b)), Offset: offset, Text: string(b[offset:end]), Truncated: end < int64(len(b))}, nil
 }
+
+// RefPrefix begins every reference to a material's text.
+const RefPrefix = "docket-material:v1:"
+
+// Ref returns the reference that stands for t's text wherever it leaves the material
+// area: "docket-material:v1:" + the material's digest, the slice's offset and length
+// in bytes, and the digest of the slice's text, which attests what was read without
+// holding it.
+func Ref(t Text) string {
+	return fmt.Sprintf("%s%s:%d:%d:sha256:%x", RefPrefix, t.SHA256, t.Offset, len(t.Text), sha256.Sum256([]byte(t.Text)))
+}

@@ -19,6 +19,10 @@ const (
 // the only one with an empty entry, which the mcp adapter reads as "discover".
 const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
 
+// MaterialReadTool reads a material from the material area, bound as a file Source
+// (docs/materials.md). Its rows carry the text by reference only.
+const MaterialReadTool contract.ToolID = "docket.material.read@1"
+
 // WorkspaceTool returns the id of the built-in workspace Tool for op.
 func WorkspaceTool(op string) contract.ToolID {
 	return contract.ToolID("docket.workspace." + op + "@1")
@@ -41,6 +45,9 @@ func builtinTools() map[contract.ToolID]Tool {
 		WorkspaceTool(OpHash):      def(OpHash, contract.ToolKindRead, map[string]Param{"path": path}, "path", "sha256", "size"),
 		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
 	}
+	tools[MaterialReadTool] = Tool{Adapter: AdapterMaterial, SourceTypes: []string{"file"}, Entry: "read", Kind: contract.ToolKindRead,
+		Params:  map[string]Param{"material": path, "offset": {Type: ParamInteger}, "limit": {Type: ParamInteger}},
+		Returns: []string{"material", "size", "offset", "bytes", "truncated", "text"}}
 	tools[MCPDiscoverTool] = Tool{Adapter: AdapterMCP, SourceTypes: []string{"mcp"}, Kind: contract.ToolKindRead,
 		Returns: []string{"name", "description", "inputSchema", "readOnly", "truncated"}}
 	wj := def(OpWriteJSON, contract.ToolKindWrite, map[string]Param{"path": path}, "path", "sha256", "size")
