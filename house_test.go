@@ -147,6 +147,8 @@ func depRules() []depRule {
 			"an Operation's whole life, from admission to the worker hop's report, is one package over the authority's parts, never a concrete store; it traces through the caller's span alone"},
 		{"internal/authority/policy", within("internal/contract", "internal/store", "internal/policy", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"published policies know no Board, Operation or dispatch; the parser is internal/policy"},
+		{"internal/authority/materials", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
+			"materials know a file's metadata and its disclosure, never its bytes"},
 		{"internal/authority/profile", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"profiles know no Board, Operation or dispatch, and never a model key"},
 		{"internal/schedule", within("github.com/robfig/cron/v3"), pureStd, pureCalls, "the schedule core is pure: the time is an argument, the cron parser a library"},

@@ -30,7 +30,6 @@ const MaterialRefPrefix = material.RefPrefix
 
 var materialRef = regexp.MustCompile(`docket-material:v1:(sha256:[0-9a-f]{64}):([0-9]{1,12}):([0-9]{1,12}):(sha256:[0-9a-f]{64})`)
 
-
 // Materials is what the runtime needs to show a material's text to its model: whether
 // the disclosure is allowed, asked of the authority at every request, and the material
 // area on its machine.

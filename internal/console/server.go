@@ -45,6 +45,7 @@ type backend interface {
 	taskBackend
 	delegateBackend
 	profileBackend
+	materialBackend
 	cardBackend
 }
 
@@ -296,6 +297,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.profileRoutes()
+	s.materialRoutes()
 	s.hookRoutes()
 	s.scheduleRoutes()
 

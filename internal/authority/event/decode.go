@@ -29,7 +29,10 @@ import (
 //	6: case.held and case.released, a Case paused by a hold and a hold released
 //	   (case.held.json, case.released.json); a Case record (case.opened, board.recorded)
 //	   may carry holds and holdSeq.
-const FormatVersion = 6
+//	7: material.added and material.disclosure_set, a file's metadata handed to an Agent
+//	   and whether its content may go to the Agent's model provider (material.added.json,
+//	   material.disclosure_set.json).
+const FormatVersion = 7
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

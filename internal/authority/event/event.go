@@ -183,6 +183,8 @@ var Catalog = []Kind{
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
 	{CaseHeld, true, CaseHeldData{}},
 	{CaseReleased, true, CaseReleasedData{}},
+	{MaterialAdded, false, MaterialAddedData{}},
+	{MaterialDisclosureSet, false, MaterialDisclosureSetData{}},
 }
 
 var neutral = func() map[string]bool {
@@ -205,3 +207,10 @@ func ChangesBoard(typ string) bool { return !neutral[typ] }
 func ChangesSetup(typ string) bool {
 	return strings.HasPrefix(typ, "connection.") || strings.HasPrefix(typ, "tool.") || strings.HasPrefix(typ, "source.")
 }
+
+// Materials (docs/materials.md): what the authority learns of a file a person hands an
+// Agent, never its bytes.
+const (
+	MaterialAdded         = "material.added"          // a material's name, size, media type and sha256, for an Agent
+	MaterialDisclosureSet = "material.disclosure_set" // whether a material's content may go to the Agent's model provider
+)
