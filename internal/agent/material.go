@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/material"
 )
 
@@ -123,4 +126,32 @@ func revealMaterials(ctx context.Context, m Materials, msgs []Message) ([]Messag
 		return msgs, nil
 	}
 	return out, nil
+}
+
+// AuthorityMaterials is the runtime's [Materials]: the disclosure is asked of the
+// authority (GET /api/v1/materials/{sha256}, with the Agent's token) before every model
+// request that would carry a material's text, so a member's change takes effect at the
+// next request; the text is read from the material area on the runtime's machine.
+type AuthorityMaterials struct {
+	API  API           // the authority's /api/v1 with the Agent's token; required
+	Area material.Area // the material area on this machine
+}
+
+// Disclosed reports whether the Agent's material may go to its model provider; a
+// material the authority does not know for this Agent may not.
+func (a AuthorityMaterials) Disclosed(ctx context.Context, digest string) (bool, error) {
+	var m contract.Material
+	err := a.API.Do(ctx, http.MethodGet, "/api/v1/materials/"+url.PathEscape(digest), nil, &m)
+	if contract.CodeOf(err) == contract.CodeMaterialNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.Disclosed, nil
+}
+
+// ReadText reads a slice of a material from the local area.
+func (a AuthorityMaterials) ReadText(digest string, offset, limit int64) (material.Text, error) {
+	return a.Area.ReadText(digest, offset, limit)
 }

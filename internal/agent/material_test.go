@@ -2,18 +2,17 @@ package agent_test
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/openai"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
@@ -27,36 +26,27 @@ var materialCapability string
 // secret is the material's content: a sentence no other part of the test writes.
 const secret = "The launch code of the material test is 7-4-1-9-HYACINTH."
 
-// areaMaterials is the runtime's side of materials over a local area, with the
-// disclosure a member set, as the authority would answer it.
-type areaMaterials struct {
-	area    material.Area
-	allowed atomic.Bool
-	asked   atomic.Int64
-}
-
-func (m *areaMaterials) Disclosed(context.Context, string) (bool, error) {
-	m.asked.Add(1)
-	return m.allowed.Load(), nil
-}
-
-func (m *areaMaterials) ReadText(d string, off, limit int64) (material.Text, error) {
-	return m.area.ReadText(d, off, limit)
-}
-
 // materialRun runs one conversation in which the model asks to read the material; a
 // person decides the read with verdict before the model's second turn, and a worker
 // that reads the area settles it when approved. It returns the model server and what
 // the runtime logged.
 func materialRun(t *testing.T, verdict contract.Verdict, disclose bool) (*providertest.Server, *authorityRig, string) {
 	t.Helper()
-	mats := &areaMaterials{area: material.Area{Dir: filepath.Join(t.TempDir(), "materials")}}
-	mats.allowed.Store(disclose)
-	meta, err := mats.area.Put("plan.txt", strings.NewReader(secret))
+	area := material.Area{Dir: filepath.Join(t.TempDir(), "materials")}
+	meta, err := area.Put("plan.txt", strings.NewReader(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := newAuthorityRigWith(t, time.Minute, map[string]string{"capability.toml": materialCapability})
+	// The member records the material's fact (never its bytes) and sets its disclosure.
+	if _, err := r.auth.AddMaterial(t.Context(), r.admin, "default", "calc", contract.MaterialAdd{Conversation: "c1",
+		Name: meta.Name, Size: meta.Size, MediaType: meta.MediaType, SHA256: meta.SHA256}); err != nil {
+		t.Fatalf("AddMaterial: %v", err)
+	}
+	if _, err := r.auth.SetMaterialDisclosure(t.Context(), r.admin, "default", "calc", meta.SHA256, disclose); err != nil {
+		t.Fatalf("SetMaterialDisclosure: %v", err)
+	}
+	mats := agent.AuthorityMaterials{API: &apiclient.Client{URL: r.api, Token: r.token}, Area: area}
 	w := authoritytest.NewWorker(t, r.auth, r.admin, r.ops, authoritytest.WorkerOptions{
 		Sources: []contract.Source{{Name: "materials", Type: "file", Words: []string{"material_text"}, Tier: contract.TierAttested}},
 		Tools: []contract.ToolDescriptor{{Tool: "docket.material.read@1", Digest: testDigest, Adapter: "material",
@@ -87,7 +77,7 @@ func materialRun(t *testing.T, verdict contract.Verdict, disclose bool) (*provid
 		}
 		if verdict == contract.VerdictApprove {
 			// The worker reads the slice and returns its reference, never its text.
-			txt, err := mats.area.ReadText(meta.SHA256, 0, 0)
+			txt, err := area.ReadText(meta.SHA256, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,6 +144,10 @@ func TestMaterial_ReachesTheModelOnlyApprovedAndDisclosed(t *testing.T) {
 		}
 		if strings.Contains(logs, "HYACINTH") {
 			t.Error("the material's text is in the runtime's log")
+		}
+		ms, err := r.auth.Materials(t.Context(), r.admin, "default", "calc")
+		if err != nil || len(ms) != 1 || len(ms[0].Reads) != 1 || ms[0].Reads[0].Ordinal != 1 || !ms[0].Disclosed || ms[0].Basis != contract.MaterialAsserted {
+			t.Errorf("Materials = %+v, %v; want the one material, disclosed, read by Operation 1", ms, err)
 		}
 	})
 	t.Run("approved, disclosure not allowed", func(t *testing.T) {

@@ -31,6 +31,21 @@ func (s *Server) materialRoutes() {
 	s.handle("POST /api/v1/projects/{project}/agents/{agent}/materials", s.handleAddMaterial, authed)
 	s.handle("GET /api/v1/projects/{project}/agents/{agent}/materials/{sha256}", s.handleMaterial, authed)
 	s.handle("PUT /api/v1/projects/{project}/agents/{agent}/materials/{sha256}/disclosure", s.handleMaterialDisclosure, authed)
+	s.handle("GET /api/v1/materials/{sha256}", s.handleOwnMaterial, authed)
+}
+
+// handleOwnMaterial returns one of the calling Agent's materials: its runtime asks it
+// before each model request that would carry the material's text.
+func (s *Server) handleOwnMaterial(w http.ResponseWriter, r *http.Request) error {
+	c := caller(r)
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return contract.Errorf(contract.CodeForbidden, "this route answers an Agent about its own materials; a member reads them at /api/v1/projects/P/agents/A/materials.")
+	}
+	m, err := s.auth.Material(r.Context(), c, c.Projects[0], c.ID, r.PathValue("sha256"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, m)
 }
 
 func (s *Server) handleMaterials(w http.ResponseWriter, r *http.Request) error {
