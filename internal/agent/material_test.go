@@ -12,9 +12,9 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/openai"
-	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/material"

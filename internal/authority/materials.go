@@ -3,8 +3,8 @@ package authority
 import (
 	"context"
 
-	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
