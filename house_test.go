@@ -189,7 +189,7 @@ func depRules() []depRule {
 		{"internal/signing", within("internal/datadir"), nil, nil, "signing keys and checkpoints are a leaf, checked with the standard library alone"},
 		{"internal/workbench", within("internal/contract", "internal/apiclient", "internal/datadir", "internal/supervisor", "internal/secheaders", "internal/environ", "internal/localpath"), nil, nil,
 			"docket start supervises processes and reaches serve only over the wire"},
-		{"internal/agent/runner", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/certs", "go.opentelemetry.io/otel/trace"), nil, nil,
+		{"internal/agent/runner", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/material", "internal/certs", "go.opentelemetry.io/otel/trace"), nil, nil,
 			"the agent runtime's assembly names providers but reaches the authority only over the wire"},
 		{"internal/demo", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/workbench",
 			"internal/supervisor", "internal/capability", "internal/worker", "internal/worker/adapters/workspace", "examples/verified-calculation", "github.com/BurntSushi/toml"), nil, nil,
