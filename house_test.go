@@ -187,7 +187,7 @@ func depRules() []depRule {
 		{"internal/hook/claudecode", within("internal/contract", "internal/hook", "internal/environ", "internal/datadir"), edgeStd, nil,
 			"one coding agent's hook protocol, spoken for package hook, and its install: settings written privately (datadir), git run under the allow-listed environment (environ)"},
 		{"internal/signing", within("internal/datadir"), nil, nil, "signing keys and checkpoints are a leaf, checked with the standard library alone"},
-		{"internal/workbench", within("internal/contract", "internal/apiclient", "internal/datadir", "internal/supervisor", "internal/secheaders", "internal/environ", "internal/localpath"), nil, nil,
+		{"internal/workbench", within("internal/contract", "internal/material", "internal/apiclient", "internal/datadir", "internal/supervisor", "internal/secheaders", "internal/environ", "internal/localpath"), nil, nil,
 			"docket start supervises processes and reaches serve only over the wire"},
 		{"internal/agent/runner", within("internal/contract", "internal/agent", "internal/agent/", "internal/apiclient", "internal/datadir", "internal/material", "internal/certs", "go.opentelemetry.io/otel/trace"), nil, nil,
 			"the agent runtime's assembly names providers but reaches the authority only over the wire"},
