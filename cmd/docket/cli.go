@@ -55,6 +55,7 @@ type cli struct {
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Schedule  scheduleCmd  `cmd:"" help:"Make, pause, resume, run and delete schedules that post tasks for Agents."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
+	Material  materialCmd  `cmd:"" help:"Hand an Agent files: add them, list them, set whether their content may go to its model."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`
 	Key       keyCmd       `cmd:"" help:"Print or rotate the installation's signing keys."`
