@@ -41,6 +41,7 @@ const (
 	noticeMessagePosted    notice = "message_posted"
 	noticeCasePaused       notice = "case_paused"
 	noticeCaseResumed      notice = "case_resumed"
+	noticeMaterialsAdded   notice = "materials_added" // by docket start's Add files (docs/materials.md)
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -70,6 +71,7 @@ var notices = map[notice]string{
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
 	noticeCasePaused:       "Case paused: its Actions and writes are refused until every hold is released.",
 	noticeCaseResumed:      "Hold released. The Case runs again once no hold is left.",
+	noticeMaterialsAdded:   "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
