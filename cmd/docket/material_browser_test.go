@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,6 +65,17 @@ func TestMaterials_AddFilesUnderStart(t *testing.T) {
 		if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != m.Size {
 			t.Errorf("the material area's copy of %s: %v, %v; want mode 0600 and %d bytes", m.Name, fi, err, m.Size)
 		}
+	}
+	var disclosed contract.Material
+	s.docketJSON(t, &disclosed, "material", "disclose", "calc", added[0].SHA256, "--allow")
+	if !disclosed.Disclosed || disclosed.DisclosureBy == "" {
+		t.Errorf("docket material disclose --allow = %+v, want it disclosed, by the member", disclosed)
+	}
+	// A file that is not there is refused before anything is sent.
+	missing := exec.Command("docket", "material", "add", "calc", filepath.Join(dir, "nope.txt"))
+	missing.Env = s.env
+	if out, err := missing.CombinedOutput(); err == nil || !strings.Contains(string(out), "material_invalid") {
+		t.Errorf("docket material add of a missing file = %v: %s; want material_invalid", err, out)
 	}
 	s.stop(t, start)
 
