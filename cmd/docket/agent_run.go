@@ -12,7 +12,6 @@ import (
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/runner"
-	"github.com/docketrun/docket/internal/contract"
 )
 
 // runtimeFlags are the flags docket agent run, chat and serve share.
@@ -30,6 +29,8 @@ type runtimeFlags struct {
 	MaxTurns     int     `help:"Stop after this many model turns (0: no bound)." name:"max-turns"`
 	MaxTokens    int64   `help:"Stop once input plus output tokens reach this (0: no bound)." name:"max-tokens"`
 	MaxUSD       float64 `help:"Stop once the run costs this many US dollars (0: no bound)." name:"max-usd"`
+	OutputLimit  int     `help:"Bytes of a tool result shown to the model; a longer one is kept whole as an artifact and shown cut with its ref (0: 16384; at least 512)." name:"output-limit"`
+	Window       int     `help:"The model's context window in tokens; nearing it, older turns are compacted into a summary (0: the window of a known model, else 32768; a scripted model is never compacted)." name:"context-window"`
 
 	ConversationMaxTurns  int     `help:"Stop once the conversation has taken this many model turns over all its runs (0: no bound)." name:"conversation-max-turns"`
 	ConversationMaxTokens int64   `help:"Stop once the conversation's input plus output tokens over all its runs reach this (0: no bound)." name:"conversation-max-tokens"`
@@ -38,6 +39,7 @@ type runtimeFlags struct {
 
 	InstructionsFile   string `help:"An AGENTS.md-style file given to the model as its standing instructions." name:"instructions-file" type:"path"`
 	InstructionsDigest string `help:"The digest the instructions file must have (its profile's); the runtime does not start when it differs." name:"instructions-digest"`
+	Workspace          string `help:"The directory the Agent works in: its AGENTS.md and CLAUDE.md files from the root down are standing instructions, and its .docket/skills and .claude/skills are listed to the model." type:"path"`
 
 	HookCmd     string        `help:"A program run before and after each tool call with a JSON event on stdin; it refuses a call by printing {\"refuse\": \"reason\"}. Split on spaces; it runs without the model key and agent token." name:"hook-cmd"`
 	HookTimeout time.Duration `help:"How long one run of --hook-cmd may take." default:"10s" name:"hook-timeout"`
@@ -46,6 +48,9 @@ type runtimeFlags struct {
 
 	ModelFirstByte time.Duration `help:"How long a model request may wait for the first byte of its answer before its task fails with model_stalled." default:"5m" name:"model-first-byte"`
 	ModelIdle      time.Duration `help:"How long a model's answer may pause between two reads before its task fails with model_stalled." default:"2m" name:"model-idle"`
+	ModelAttempts  int           `help:"Attempts of one model request, the first included, when it fails for a reason that means later (429, 5xx, overloaded, a cut answer, a stall); 1 sends each once." default:"5" name:"model-attempts"`
+	ModelRetryWait time.Duration `help:"The back-off one model request may wait in all between its attempts (Retry-After honoured)." default:"2m" name:"model-retry-wait"`
+	Thinking       string        `help:"Ask a reasoning model to think: on, off, or default (the provider's own)." enum:"default,on,off" default:"default"`
 }
 
 // config maps the flags to the runtime's configuration, which reads its defaults and
@@ -62,12 +67,12 @@ func (f runtimeFlags) config(e *env) (runner.Config, error) {
 	return runner.Config{
 		URL: f.URL, TokenFile: f.TokenFile, Provider: f.Provider, ModelURL: f.ModelURL, Model: f.Model,
 		ModelKeyFile: f.ModelKeyFile, Script: f.Script, PriceFile: f.PriceFile,
-		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD,
+		MaxTurns: f.MaxTurns, MaxTokens: f.MaxTokens, MaxUSD: f.MaxUSD, ContextWindow: f.Window, OutputLimit: f.OutputLimit,
 		ConversationMaxTurns: f.ConversationMaxTurns, ConversationMaxTokens: f.ConversationMaxTokens,
 		ConversationMaxUSD: f.ConversationMaxUSD, ConversationDir: f.ConversationDir,
-		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest,
+		InstructionsFile: f.InstructionsFile, InstructionsDigest: f.InstructionsDigest, Workspace: f.Workspace,
 		HookCmd: f.HookCmd, HookTimeout: f.HookTimeout, HoldWait: f.HoldWait, LogLevel: f.LogLevel,
-		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle,
+		ModelFirstByte: f.ModelFirstByte, ModelIdle: f.ModelIdle, ModelAttempts: f.ModelAttempts, ModelRetryWait: f.ModelRetryWait, Thinking: f.Thinking,
 		Getenv: e.Getenv, Stderr: e.Stderr, Trust: trust,
 	}, nil
 }
@@ -97,6 +102,9 @@ type agentRunCmd struct {
 	Conversation string        `help:"Conversation to start or resume (default: a new one)."`
 	Output       string        `short:"o" help:"Output format: text, or json (one event a line: each tool call, then the end)." enum:"text,json" default:"text"`
 	Wait         time.Duration `help:"When the task's writes wait for a decision or still run, wait this long for their outcomes and resume the conversation with them (0: exit 6 at once)."`
+	CaseType     string        `help:"Pin the run's work to this Case Type (with --key), as docket task post pins: the task is posted to the authority, which refuses the conversation's calls on any other." name:"case-type"`
+	Key          string        `help:"The pinned Case's business key: a JSON object, or name=value pairs separated by commas."`
+	Case         string        `help:"A Case to bring into the conversation's focus (posts the task to the authority, as --case-type does)."`
 	Task         string        `arg:"" optional:"" help:"The task; empty resumes --conversation where it stopped."`
 }
 
@@ -109,6 +117,10 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 		id = runner.NewConversationID()
 	}
 	if err := agent.CheckConversationID(id); err != nil {
+		return &usageError{err: err}
+	}
+	pin, err := c.pin()
+	if err != nil {
 		return &usageError{err: err}
 	}
 	cfg, err := c.config(e)
@@ -131,46 +143,21 @@ func (c *agentRunCmd) Run(ctx context.Context, e *env) error {
 	if c.Output == "json" {
 		progress = func(call agent.ToolCall, r agent.ToolResult) { events.Emit(runner.ToolEvent(id, call, r)) }
 	}
-	l, err := rt.Loop(progress, nil)
-	if err != nil {
-		return err
+	var end runner.Event
+	if pin != (pinFlags{}) {
+		end, err = pinnedRun(ctx, rt, id, c.Task, pin, c.Wait, progress)
+	} else {
+		end, err = plainRun(ctx, rt, id, c.Task, c.Wait, progress, e)
 	}
-	out, err := runner.SendWaiting(ctx, l, id, c.Task, c.Wait, e.Stderr)
-	err = runExit(rt.Failure(err), out)
 	if c.Output == "json" {
-		ev := runner.Event{Event: "end", Conversation: id, State: runState(err), Final: out.Final, Pending: out.Pending}
-		if err != nil {
-			ev.ErrorCode, ev.Teaching = contract.CodeOf(err), err.Error()
+		events.Emit(end)
+	} else {
+		reportClosed(e, end.ClosedCases)
+		if end.Final != "" {
+			fmt.Fprintln(e.Stdout, end.Final)
 		}
-		events.Emit(ev)
-	} else if out.Final != "" {
-		fmt.Fprintln(e.Stdout, out.Final)
 	}
 	return errors.Join(agentExit(err), events.Err())
-}
-
-// runExit is the run's error, or an exit with exitPending when the run ended with
-// writes whose outcome has not come: the task's work is not done.
-func runExit(err error, out agent.Outcome) error {
-	if err != nil || len(out.Pending) == 0 {
-		return err
-	}
-	tools := make([]string, len(out.Pending))
-	for i, p := range out.Pending {
-		tools[i] = p.Tool + " " + p.CallID
-	}
-	return &exitError{code: exitPending, err: fmt.Errorf("the task's work is still pending: %s has no outcome yet (waiting for a decision or still running); resume with --conversation once it settles", strings.Join(tools, ", "))}
-}
-
-// runState names how a run ended for -o json.
-func runState(err error) string {
-	if err == nil {
-		return "completed"
-	}
-	if ee, ok := errors.AsType[*exitError](err); ok && ee.code == exitPending {
-		return "pending"
-	}
-	return "failed"
 }
 
 // agentChatCmd talks with the model on stdin, one line a message.

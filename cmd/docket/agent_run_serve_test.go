@@ -220,8 +220,9 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 
 	t.Run("completes with the write gate in play", func(t *testing.T) {
 		id, tok := r.agent(t, "calc")
-		// The held load_input answers running at the gateway's bound; the batch after it
-		// in the same turn is refused with operation_running, and the turn stops there.
+		// The held load_input answers running at the gateway's bound; the turn stops there:
+		// the calls after it are not sent (the write gate would refuse them), each
+		// answered not_executed (docs/mcp.md, One client per Agent).
 		s := r.script(t, `{"turns":[{"calls":[`+queryBoard+`]},{"calls":[`+assertSeen+`]},{"calls":[`+loadInput+`,`+assertSeen+`,`+queryBoard+`]},{"final":"done"}]}`)
 		// load_input stays running (there is no worker): the task's work is pending.
 		out, _ := r.exec(t, exitPending, nil, "agent", "run", "--token-file", tok, "--script", s, "--hold-wait", "1ms", "--conversation", "e2e-1", "compute calc-001")
@@ -230,7 +231,7 @@ func TestAgentRun_AgainstServe(t *testing.T) {
 			t.Errorf("stdout %q, want the turn ended on the running load_input", out)
 		}
 		res, _ := r.conversation(t, id, "e2e-1")
-		want := []string{"", "", "", string(contract.CodeOperationRunning), string(contract.CodeNotExecuted)}
+		want := []string{"", "", "", string(contract.CodeNotExecuted), string(contract.CodeNotExecuted)}
 		if diff := cmp.Diff(want, resultCodes(t, res)); diff != "" {
 			t.Errorf("codes the model read, kept in the authority (-want +got):\n%s", diff)
 		}

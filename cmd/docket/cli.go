@@ -54,6 +54,7 @@ type cli struct {
 	Retry     retryCmd     `cmd:"" help:"Run a failed Operation again as a new one (a member's recovery act)."`
 	Policy    policyCmd    `cmd:"" help:"Publish and read the project's versioned policies."`
 	Schedule  scheduleCmd  `cmd:"" help:"Make, pause, resume, run and delete schedules that post tasks for Agents."`
+	Budget    budgetCmd    `cmd:"" help:"Set and read budgets on Agents' model requests: per project, Agent or schedule, per day, month or in total."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
 	Material  materialCmd  `cmd:"" help:"Hand an Agent files: add them, list them, set whether their content may go to its model."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`

@@ -21,6 +21,7 @@ type doctorCmd struct {
 	Project    string        `help:"Project whose workers to check." default:"default" env:"DOCKET_PROJECT"`
 	Vault      string        `help:"The worker's Source vault: check that every Source bound to its Connection is in it (run on the worker's machine; the authority never sees a vault)." type:"path"`
 	Connection string        `help:"With --vault: the Connection the vault serves (default: the only one, or each in turn)."`
+	Manifest   string        `help:"The worker's tool manifest: check that it loads as the worker loads it (default: the data dir's tools.json, when there is one)." type:"path"`
 }
 
 func (c *doctorCmd) Help() string {
@@ -35,7 +36,8 @@ Exit status 1 when a check fails; a warning ("warn") does not fail.
 Examples:
   docket doctor
   docket doctor --wait 10s
-  docket doctor --vault vault.json --connection laptop     on the worker's machine`
+  docket doctor --vault vault.json --connection laptop     on the worker's machine
+  docket doctor --manifest tools.json                      does the worker's manifest load?`
 }
 
 // check is one line of the doctor's report. A warning is OK with Warn set.
@@ -68,6 +70,7 @@ func (c *doctorCmd) Run(ctx context.Context, e *env) error {
 			add(name, fi.Mode().Perm()&0o077 == 0, "%s mode %v (want 0600)", p, fi.Mode().Perm())
 		}
 	}
+	checks = append(checks, c.manifestCheck(dir)...)
 	within := max(c.Wait, time.Second)
 	h, base, err := waitHealthy(ctx, e, dir, within)
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 func TestMain(m *testing.M) {
 	// Under -short the end-to-end tests are skipped (CONTRIBUTING.md, Running things).
 	testscript.Main(slowtest.Wrap(m), map[string]func(){
-		"docket": main,
+		"docket":                 main,
+		"docket-test-mcp-server": testMCPServer, // the MCP server of worker_tools.txtar
 	})
 }
 

@@ -35,7 +35,7 @@ func TestTask_StalledModel(t *testing.T) {
 			name := "stalled-" + string(rune('a'+i))
 			id, tok := r.agent(t, name)
 			srv := r.command(t, nil, "agent", "serve", "--token-file", tok, "--provider", "openai", "--model-url", model, "--model", "m",
-				"--model-first-byte", "4s", "--model-idle", "4s", "--listen", "127.0.0.1:0")
+				"--model-first-byte", "4s", "--model-idle", "4s", "--model-attempts", "2", "--listen", "127.0.0.1:0")
 			var out syncBuffer
 			srv.Stdout, srv.Stderr = &out, &out
 			if err := srv.Start(); err != nil {
@@ -78,14 +78,39 @@ func TestTask_StalledModel(t *testing.T) {
 				t.Errorf("docket doctor =\n%s\nwant a line naming the task's wait on the model at %s", dout, model)
 			}
 
-			// At the deadline the task fails, naming the wait; its claim is let go.
+			// At the deadline the request is sent again after a back-off, and the task
+			// says so: what failed, which attempt comes, of how many.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				js, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID), "-o", "json")
+				waiting = contract.Task{}
+				if err := json.Unmarshal([]byte(js), &waiting); err != nil {
+					t.Fatalf("docket task show printed %q: %v", js, err)
+				}
+				w := waiting.RunWait
+				if w != nil && w.Phase == contract.RunWaitRetry {
+					if w.Attempt != 2 || w.Attempts != 2 || w.Reason != "model stalled" || w.Origin != model {
+						t.Errorf("the task's retry wait = %+v, want attempt 2 of 2 after the model stalled at %s", w, model)
+					}
+					break
+				}
+				if waiting.State.Finished() || time.Now().After(deadline) {
+					t.Fatalf("task %s = %+v, want its run seen waiting to retry", posted.ID, waiting)
+				}
+			}
+			if text, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID)); !strings.Contains(text, "model stalled, attempt 2 of 2 at "+model+", next in ") {
+				t.Logf("docket task show (the retry may have begun) =\n%s", text)
+			}
+
+			// At the second deadline the task fails, naming the wait and the attempts; its
+			// claim is let go.
 			r.taskUntil(t, posted.ID, contract.TaskFailed)
 			var failed contract.Task // read afresh: a field left out of the JSON must read as absent
 			js, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID), "-o", "json")
 			if err := json.Unmarshal([]byte(js), &failed); err != nil {
 				t.Fatalf("docket task show printed %q: %v", js, err)
 			}
-			if res := failed.Result; res == nil || res.ErrorCode != contract.CodeModelStalled || !strings.Contains(res.Teaching, tt.says) || !strings.Contains(res.Teaching, model) {
+			if res := failed.Result; res == nil || res.ErrorCode != contract.CodeModelStalled || !strings.Contains(res.Teaching, tt.says) || !strings.Contains(res.Teaching, model) ||
+				!strings.Contains(res.Teaching, "gave up after 2 attempts") {
 				t.Errorf("the failed task's result = %+v, want model_stalled naming the model at %s and %q", res, model, tt.says)
 			}
 			if failed.RunWait != nil || failed.LeaseUntil != nil {

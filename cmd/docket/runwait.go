@@ -16,6 +16,9 @@ func runWaitText(t contract.Task, now time.Time) (text string, stuck bool) {
 	if w == nil {
 		return "", false
 	}
+	if w.Phase == contract.RunWaitRetry {
+		return contract.RetryWaitText(*w, now), false
+	}
 	what := "the first byte of its answer"
 	if w.Phase == contract.RunWaitIdle {
 		what = "more of its answer"

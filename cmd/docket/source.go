@@ -21,7 +21,7 @@ type sourceBindCmd struct {
 	Connection string   `required:"" help:"Connection name or id."`
 	Name       string   `required:"" help:"Source name."`
 	Type       string   `required:"" help:"Source type." enum:"file,http,db,mcp"`
-	Words      []string `required:"" help:"Predicates the Source may attest (comma-separated)."`
+	Words      []string `help:"Predicates the Source may attest (comma-separated); none: it attests nothing, and its Tools' results land no fact."`
 	Tier       string   `help:"Tier its facts take." default:"attested"`
 }
 

@@ -118,7 +118,7 @@ func (s *startEnv) setUpCalculation(t *testing.T, capDir string) {
 	digests := map[string]string{}
 	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
 		f := strings.Split(strings.TrimSpace(line), "\t")
-		if len(f) == 3 {
+		if len(f) == 5 {
 			digests[f[0]] = f[1]
 		}
 	}

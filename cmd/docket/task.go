@@ -20,6 +20,7 @@ type taskCmd struct {
 	Message taskMessageCmd `cmd:"" help:"Add a message to an Agent's conversation; its runtime takes it like a task."`
 	List    taskListCmd    `cmd:"" help:"List the project's tasks and messages with their state."`
 	Show    taskShowCmd    `cmd:"" help:"Show one task: its state, what it waits on, its result and the Cases it closed."`
+	Cancel  taskCancelCmd  `cmd:"" help:"Cancel a task: its runtime sends no further model request or tool call; admitted Operations still settle."`
 }
 
 type taskPostCmd struct {
@@ -135,11 +136,16 @@ func writeTask(w io.Writer, t contract.Task) error {
 		fmt.Fprintf(&b, "  focus %s\n", t.CaseID)
 	}
 	for _, wt := range t.Waiting {
+		if wt.Budget != "" {
+			fmt.Fprintf(&b, "  waits on budget %s: it goes on once a member raises or resets it, or its window turns\n", wt.Budget)
+			continue
+		}
 		fmt.Fprintf(&b, "  waits on %s call %s (operation %d)\n", wt.Tool, dash(wt.CallID), wt.Ordinal)
 	}
 	if text, _ := runWaitText(t, time.Now()); text != "" {
 		fmt.Fprintf(&b, "  %s\n", text)
 	}
+	writeCancel(&b, t)
 	if r := t.Result; r != nil {
 		for _, cc := range r.ClosedCases {
 			fmt.Fprintf(&b, "  closed %s %s root %s\n", cc.CaseID, cc.Disposition, dash(cc.Root))

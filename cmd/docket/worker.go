@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -28,12 +27,21 @@ import (
 	"github.com/docketrun/docket/internal/worker/hardening"
 )
 
-// workerCmd runs a worker for one Connection: outbound only, it polls
+// workerCmd groups the worker's verbs: run (the default, docket worker --manifest …), and
+// on the worker's own machine mcp add and tools discover, which edit its manifest and
+// vault (docs/workers.md, "Bringing your own tools").
+type workerCmd struct {
+	Run   workerRunCmd   `cmd:"" default:"withargs" help:"Run a worker for one Connection (the default: docket worker --manifest … is docket worker run --manifest …)."`
+	MCP   workerMCPCmd   `cmd:"" name:"mcp" help:"Add an MCP server to this worker's vault as a Source."`
+	Tools workerToolsCmd `cmd:"" help:"Discover an MCP Source's tools and add them to this worker's manifest."`
+}
+
+// workerRunCmd runs a worker for one Connection: outbound only, it polls
 // the authority's /work and never listens. The Connection key comes from --key-file or
 // DOCKET_CONNECTION_KEY, never from a flag's value; once read, the variable is removed
 // from the worker's environment, and the worker makes itself non-dumpable so the
 // programs it starts cannot read the key from /proc.
-type workerCmd struct {
+type workerRunCmd struct {
 	URL        string `help:"The authority's URL, https:// for a serve on another machine (default $DOCKET_URL, else the url file docket serve writes)."`
 	CA         string `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots." type:"existingfile"`
 	KeyFile    string `name:"key-file" help:"File holding the Connection key, preferred over $DOCKET_CONNECTION_KEY." type:"path"`
@@ -42,7 +50,7 @@ type workerCmd struct {
 	Root       string `help:"Worker root holding run-adapter programs (default: the manifest's directory)." type:"path"`
 	Project    string `help:"The Connection's project." default:"default" env:"DOCKET_PROJECT"`
 	LogLevel   string `help:"Log level: debug, info, warn or error." enum:"debug,info,warn,error" default:"info"`
-	PrintTools bool   `name:"print-tools" help:"Print each Tool this worker can run with the digest to lock it at (docket tool lock --digest), then exit. Needs no key or vault."`
+	PrintTools bool   `name:"print-tools" help:"Print every Tool the manifest holds with the digest to lock it at (docket tool lock --digest) and whether --workspace-tools lets this worker offer it, then exit. Needs no key or vault."`
 	// WorkspaceTools is the local ceiling on the built-in workspace Tools:
 	// a worker started by hand offers no write Tool unless told to. docket start and docket
 	// demo pass read-write to the worker they start.
@@ -54,7 +62,7 @@ type workerCmd struct {
 // --key-file.
 const workerKeyEnv = "DOCKET_CONNECTION_KEY"
 
-func (c *workerCmd) Run(ctx context.Context, e *env) error {
+func (c *workerRunCmd) Run(ctx context.Context, e *env) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return err
@@ -83,18 +91,11 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 			log.Warn("closing adapters", logErr, err)
 		}
 	}()
-	mb, err := os.ReadFile(c.Manifest)
+	// A refusal names the file with the fix, so that the line docket start quotes from
+	// the worker's log says what to edit (docs/workbench.md).
+	m, err := worker.LoadManifest(c.Manifest, adapters)
 	if err != nil {
-		return fmt.Errorf("read the tool manifest: %w", err)
-	}
-	m, err := worker.ParseManifest(mb, adapters)
-	if ce, ok := errors.AsType[*contract.Error](err); ok {
-		// The file is named with the fix, so that the line docket start quotes from the
-		// worker's log says what to edit (docs/workbench.md).
-		return &contract.Error{Code: ce.Code, Teaching: "fix " + c.Manifest + ": " + strings.TrimSuffix(ce.Teaching, "."), Err: err}
-	}
-	if err != nil {
-		return fmt.Errorf("the tool manifest %s: %w", c.Manifest, err)
+		return err
 	}
 	if c.PrintTools {
 		return printTools(e.Stdout, m, adapters, ceiling)
@@ -139,13 +140,17 @@ func (c *workerCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	// The vault reloads on SIGHUP and when its file changes.
-	hup := make(chan os.Signal, 1)
+	// The vault and the manifest reload on SIGHUP and when their file changes; a
+	// manifest reloaded is advertised on the next poll.
+	hup, mhup := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(mhup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	defer signal.Stop(mhup)
 	wctx, stopWatch := context.WithCancel(ctx)
 	var watching sync.WaitGroup
 	watching.Go(func() { ex.WatchVault(wctx, c.Vault, hup, worker.DefaultVaultPoll) })
+	watching.Go(func() { ex.WatchManifest(wctx, c.Manifest, adapters, mhup, worker.DefaultVaultPoll) })
 	defer func() { stopWatch(); watching.Wait() }()
 	log.Info("docket worker polling", logURL, apiclient.Origin(base), logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
 	err = r.Run(ctx)
@@ -174,27 +179,12 @@ func workerAdapters(root string, protected []string) (map[string]worker.Adapter,
 	return adapters, func() error { return errors.Join(db.Close(), mcp.Close()) }
 }
 
-// printTools writes one line per Tool the worker would advertise under ceiling: its id,
-// its digest and its adapter, the digest being what docket tool lock needs.
-func printTools(w io.Writer, m *worker.Manifest, adapters map[string]worker.Adapter, ceiling worker.WorkspaceAccess) error {
-	for _, id := range m.IDs() {
-		t, digest, _ := m.Lookup(id)
-		if _, ok := adapters[t.Adapter]; !ok || !ceiling.Offers(t) {
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", id, digest, t.Adapter); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // key reads the Connection key: --key-file, else DOCKET_CONNECTION_KEY. Either way the
 // variable is then removed from this process's environment, so nothing the worker starts
 // later inherits it. That does not clear the copy the kernel keeps of the environment
 // the process started with (/proc/self/environ): the worker being non-dumpable keeps
 // that from other processes of its user, and a key file keeps it out entirely.
-func (c *workerCmd) key(e *env) (string, error) {
+func (c *workerRunCmd) key(e *env) (string, error) {
 	fromEnv := strings.TrimSpace(e.Getenv(workerKeyEnv))
 	if err := os.Unsetenv(workerKeyEnv); err != nil {
 		return "", fmt.Errorf("clear %s: %w", workerKeyEnv, err)
@@ -215,7 +205,7 @@ func (c *workerCmd) key(e *env) (string, error) {
 // protected returns the worker's own files the workspace must never read or replace:
 // its vault, its manifest and its data dir. A data dir that cannot be found is left out;
 // the vault and manifest are always there.
-func (c *workerCmd) protected(e *env) []string {
+func (c *workerRunCmd) protected(e *env) []string {
 	out := []string{c.Manifest}
 	if c.Vault != "" {
 		out = append(out, c.Vault)

@@ -77,7 +77,7 @@ func TestServeWorker_KeyFileWins(t *testing.T) {
 }
 
 // Below --workspace-tools read-write, docket worker offers no workspace write Tool; off
-// offers none.
+// offers none. --print-tools lists them all the same, each above the ceiling saying so.
 func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 	man := filepath.Join(t.TempDir(), "tools.json")
 	writeFile(t, man, `{"format": "docket-worker-tools/1", "tools": {}}`, 0o644)
@@ -89,10 +89,18 @@ func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 		if err != nil {
 			t.Fatalf("docket worker --print-tools --workspace-tools %s: %v\n%s", tc.ceiling, err, out)
 		}
-		read := strings.Contains(string(out), "docket.workspace.read_json@1")
-		writes := strings.Contains(string(out), "docket.workspace.write_json@1") || strings.Contains(string(out), "docket.workspace.write_text@1")
+		offered := map[string]bool{}
+		for line := range strings.Lines(string(out)) {
+			f := strings.Split(strings.TrimSpace(line), "\t")
+			offered[f[0]] = f[len(f)-1] == "offered"
+		}
+		if len(offered) != 9 {
+			t.Errorf("--workspace-tools %s lists %d Tools, want all 9 built-in ones:\n%s", tc.ceiling, len(offered), out)
+		}
+		read := offered["docket.workspace.read_json@1"]
+		writes := offered["docket.workspace.write_json@1"] || offered["docket.workspace.write_text@1"]
 		if read != tc.read || writes != tc.writes {
-			t.Errorf("--workspace-tools %s lists read %v, writes %v; want %v, %v:\n%s", tc.ceiling, read, writes, tc.read, tc.writes, out)
+			t.Errorf("--workspace-tools %s offers read %v, writes %v; want %v, %v:\n%s", tc.ceiling, read, writes, tc.read, tc.writes, out)
 		}
 	}
 }

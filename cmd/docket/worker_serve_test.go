@@ -142,8 +142,8 @@ func (s *serveEnv) lock(t *testing.T, tools ...contract.ToolID) {
 	digests := map[contract.ToolID]string{}
 	for line := range strings.Lines(s.docket(t, nil, "worker", "--manifest", s.man, "--print-tools", "--workspace-tools", "read-write")) {
 		f := strings.Split(strings.TrimSpace(line), "\t")
-		if len(f) != 3 || !strings.HasPrefix(f[1], "sha256:") {
-			t.Fatalf("docket worker --print-tools line %q, want tool, digest, adapter", line)
+		if len(f) != 5 || !strings.HasPrefix(f[1], "sha256:") {
+			t.Fatalf("docket worker --print-tools line %q, want tool, digest, adapter, kind, offered", line)
 		}
 		digests[contract.ToolID(f[0])] = f[1]
 	}

@@ -55,7 +55,7 @@ func (s *Spent) add(u Usage, price Price) {
 	s.Turns++
 	s.InputTokens += u.InputTokens
 	s.OutputTokens += u.OutputTokens
-	s.USD += price.Cost(u)
+	s.USD += cost(price, u)
 }
 
 // check returns a *[BudgetError] of scope once s reaches or passes one of b's bounds,

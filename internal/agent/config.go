@@ -101,16 +101,57 @@ func isAnthropicURL(raw string) bool {
 	return u.Hostname() == "api.anthropic.com" || strings.Contains(u.Path, "/v1/messages")
 }
 
-// Endpoint joins a server root and an API path under /v1: "http://h:8080", "http://h:8080/",
-// "http://h:8080/v1" and a URL already ending in path all give "http://h:8080/v1/" + path.
+// Endpoint is the URL a provider posts path ("chat/completions", "messages") to, from the
+// model URL as a person pastes it (docs/workbench.md, Model URLs):
+//
+//   - a URL already ending in path is used as it is: ".../v1/chat/completions", and
+//     DeepSeek's documented "https://api.deepseek.com/chat/completions";
+//   - a URL ending in an API version ("/v1", "/v4", "/v1beta") gets path after it;
+//   - any other URL is a server root and gets "/v1/" + path.
+//
+// A trailing slash is ignored.
 func Endpoint(root, path string) string {
 	root = strings.TrimRight(root, "/")
-	full := "/v1/" + path
 	switch {
-	case strings.HasSuffix(root, full):
+	case strings.HasSuffix(root, "/"+path):
 		return root
-	case strings.HasSuffix(root, "/v1"):
+	case isVersion(root[strings.LastIndexByte(root, '/')+1:]):
 		return root + "/" + path
 	}
-	return root + full
+	return root + "/v1/" + path
+}
+
+// isVersion reports whether a path segment names an API version: "v1", "v4", "v1beta".
+func isVersion(seg string) bool {
+	if len(seg) < 2 || seg[0] != 'v' || seg[1] < '0' || seg[1] > '9' {
+		return false
+	}
+	for _, r := range seg[1:] {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// Wire says which wire a profile's provider speaks at which URL, for a person to check
+// what a pasted model URL became: "Chat Completions at https://api.deepseek.com/chat/completions".
+// "" for the scripted provider, which speaks none.
+func Wire(provider ProviderKind, modelURL string) string {
+	switch provider {
+	case ProviderAnthropic:
+		return "Messages API at " + Endpoint(cmpOr(modelURL, DefaultAnthropicURL), "messages")
+	case ProviderOpenAI:
+		return "Chat Completions at " + Endpoint(cmpOr(modelURL, DefaultOpenAIURL), "chat/completions")
+	case ProviderEmulated:
+		return "Chat Completions, tools in the prompt, at " + Endpoint(modelURL, "chat/completions")
+	}
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -62,6 +62,25 @@ func TestModelConfig_Resolve(t *testing.T) {
 	}
 }
 
+func TestWire(t *testing.T) {
+	tests := []struct {
+		p    agent.ProviderKind
+		url  string
+		want string
+	}{
+		{agent.ProviderOpenAI, "https://api.deepseek.com/chat/completions", "Chat Completions at https://api.deepseek.com/chat/completions"},
+		{agent.ProviderOpenAI, "", "Chat Completions at https://api.openai.com/v1/chat/completions"},
+		{agent.ProviderAnthropic, "", "Messages API at https://api.anthropic.com/v1/messages"},
+		{agent.ProviderEmulated, "http://h:8080", "Chat Completions, tools in the prompt, at http://h:8080/v1/chat/completions"},
+		{agent.ProviderScripted, "", ""},
+	}
+	for _, tt := range tests {
+		if got := agent.Wire(tt.p, tt.url); got != tt.want {
+			t.Errorf("Wire(%s, %q) = %q, want %q", tt.p, tt.url, got, tt.want)
+		}
+	}
+}
+
 func TestEndpoint(t *testing.T) {
 	tests := []struct{ root, path, want string }{
 		{"http://h:8080", "chat/completions", "http://h:8080/v1/chat/completions"},
@@ -70,6 +89,17 @@ func TestEndpoint(t *testing.T) {
 		{"http://h:8080/v1/chat/completions", "chat/completions", "http://h:8080/v1/chat/completions"},
 		{"https://api.anthropic.com", "messages", "https://api.anthropic.com/v1/messages"},
 		{"http://proxy/v1/messages/", "messages", "http://proxy/v1/messages"},
+		{"https://api.deepseek.com/chat/completions", "chat/completions", "https://api.deepseek.com/chat/completions"},
+		{"https://api.deepseek.com", "chat/completions", "https://api.deepseek.com/v1/chat/completions"},
+		{"https://api.deepseek.com/v1", "chat/completions", "https://api.deepseek.com/v1/chat/completions"},
+		{"https://openrouter.ai/api/v1/", "chat/completions", "https://openrouter.ai/api/v1/chat/completions"},
+		{"https://open.bigmodel.cn/api/paas/v4", "chat/completions", "https://open.bigmodel.cn/api/paas/v4/chat/completions"},
+		{"https://generativelanguage.googleapis.com/v1beta", "chat/completions", "https://generativelanguage.googleapis.com/v1beta/chat/completions"},
+		{"http://127.0.0.1:11434/v1/chat/completions/", "chat/completions", "http://127.0.0.1:11434/v1/chat/completions"},
+		{"http://h/version", "chat/completions", "http://h/version/v1/chat/completions"},
+		{"http://h/v", "chat/completions", "http://h/v/v1/chat/completions"},
+		{"https://api.anthropic.com/v1", "messages", "https://api.anthropic.com/v1/messages"},
+		{"https://gateway.example/anthropic/messages", "messages", "https://gateway.example/anthropic/messages"},
 	}
 	for _, tt := range tests {
 		if got := agent.Endpoint(tt.root, tt.path); got != tt.want {

@@ -44,6 +44,11 @@ type Conversation struct {
 	// (_meta "docket/view"), so an answer names the View unchanged, or sends what changed
 	// in it, only when the model's context holds it.
 	View contract.Digest `json:"view,omitzero"`
+	// Context is the provider's count of the conversation's last request and answer, from
+	// which the loop estimates the next request's size; zero when the provider gave none.
+	Context ContextCount `json:"context,omitzero"`
+	// Compactions is how many times older turns were compacted into a summary.
+	Compactions int `json:"compactions,omitempty"`
 }
 
 // Pending is one of a conversation's calls whose outcome is still to be learned: by

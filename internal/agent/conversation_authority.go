@@ -60,6 +60,8 @@ type conversationState struct {
 	LastOrdinal int64        `json:"lastOrdinal,omitempty"`
 	Spent       Spent        `json:"spent"`
 	Tasks       []string     `json:"tasks,omitempty"`
+	Context     ContextCount `json:"context,omitzero"`
+	Compactions int          `json:"compactions,omitempty"`
 }
 
 // Load reads conversation id from the authority.
@@ -90,6 +92,7 @@ func (s *AuthorityConversations) Load(ctx context.Context, id string) (*Conversa
 		}
 	}
 	c.InFlight, c.Partial, c.Watching, c.Unread, c.LastOrdinal, c.Spent, c.Tasks = st.InFlight, st.Partial, st.Watching, st.Unread, st.LastOrdinal, st.Spent, st.Tasks
+	c.Context, c.Compactions = st.Context, st.Compactions
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.known == nil {
@@ -126,7 +129,8 @@ func (s *AuthorityConversations) Save(ctx context.Context, c *Conversation) erro
 	if prev.seq == 0 {
 		from = 0
 	}
-	state, err := json.Marshal(conversationState{InFlight: c.InFlight, Partial: c.Partial, Watching: c.Watching, Unread: c.Unread, LastOrdinal: c.LastOrdinal, Spent: c.Spent, Tasks: c.Tasks})
+	state, err := json.Marshal(conversationState{InFlight: c.InFlight, Partial: c.Partial, Watching: c.Watching, Unread: c.Unread, LastOrdinal: c.LastOrdinal, Spent: c.Spent, Tasks: c.Tasks,
+		Context: c.Context, Compactions: c.Compactions})
 	if err != nil {
 		return fmt.Errorf("save conversation %s: %w", c.ID, err)
 	}

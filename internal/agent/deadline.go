@@ -42,25 +42,50 @@ func (d Deadlines) withDefaults() Deadlines {
 }
 
 // ModelWait is what a model request waits on at one moment: the answer's first byte, or
-// its next data, from the endpoint at Origin since Since, until Deadline.
+// its next data, from the endpoint at Origin since Since, until Deadline; or, in phase
+// retry, the back-off before attempt Attempt of Attempts, which Deadline ends.
 type ModelWait struct {
 	Origin   string // the endpoint's scheme://host[:port]; never its path or key
-	Phase    string // contract.RunWaitFirstByte or contract.RunWaitIdle
+	Phase    string // contract.RunWaitFirstByte, contract.RunWaitIdle or contract.RunWaitRetry
 	Since    time.Time
 	Deadline time.Time
+
+	// Retry phase only: the attempt that comes at Deadline, of how many, and why the
+	// last one failed ("rate limited (HTTP 429)").
+	Attempt  int
+	Attempts int
+	Reason   string
 }
 
 // RunWait is w as a task's renewal reports it.
 func (w ModelWait) RunWait() *contract.TaskRunWait {
-	return &contract.TaskRunWait{On: contract.RunWaitModel, Origin: w.Origin, Phase: w.Phase, Since: w.Since.UTC(), Deadline: w.Deadline.UTC()}
+	return &contract.TaskRunWait{On: contract.RunWaitModel, Origin: w.Origin, Phase: w.Phase, Since: w.Since.UTC(), Deadline: w.Deadline.UTC(),
+		Attempt: w.Attempt, Attempts: w.Attempts, Reason: w.Reason}
 }
 
 // Watch holds the wait of the model request in flight, for whoever keeps a task's
 // lease: a run whose request is past its deadline is stuck and its lease is not renewed.
 // The zero value is ready; a nil *Watch watches nothing. It is safe for concurrent use.
 type Watch struct {
-	mu  sync.Mutex
-	cur *ModelWait // nil: no request waits
+	mu      sync.Mutex
+	cur     *ModelWait    // nil: no request waits
+	origin  string        // the origin of the last request, for a retry wait
+	changed chan struct{} // signalled when a retry wait begins; made by Changed
+}
+
+// Changed returns a channel that receives when a back-off wait before a retry begins,
+// so that whoever keeps the task's lease says so at once rather than at its next
+// renewal. A nil *Watch returns nil, which never receives.
+func (w *Watch) Changed() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.changed == nil {
+		w.changed = make(chan struct{}, 1)
+	}
+	return w.changed
 }
 
 // Current returns the wait of the request in flight, and whether there is one.
@@ -81,8 +106,21 @@ func (w *Watch) set(mw *ModelWait) {
 		return
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if mw != nil && mw.Phase == contract.RunWaitRetry {
+		if mw.Origin == "" {
+			mw.Origin = w.origin
+		}
+		if w.changed != nil {
+			select {
+			case w.changed <- struct{}{}:
+			default: // one signal pending is enough: the reader reads Current
+			}
+		}
+	} else if mw != nil {
+		w.origin = mw.Origin
+	}
 	w.cur = mw
-	w.mu.Unlock()
 }
 
 // stallError is the cause a request's context is cancelled with when a deadline passes.

@@ -40,6 +40,14 @@ type ProviderError struct {
 	// Usage is what was spent before the failure, when anything was: the attempts of an
 	// emulated turn whose repairs ran out. Count it against the run's budget.
 	Usage Usage
+
+	// Cut marks a [KindStream] failure where the answer stopped before its end (the
+	// connection closed or failed mid-stream), as opposed to an answer that arrived
+	// malformed: a cut answer is asked for again ([ProviderError.Retryable]).
+	Cut bool
+	// Retries are the earlier attempts of the same request that failed and were sent
+	// again ([WithRetries]); empty when this was the only attempt.
+	Retries []Retry
 }
 
 func (e *ProviderError) Error() string {
@@ -59,18 +67,27 @@ func (e *ProviderError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
+	if len(e.Retries) > 0 {
+		b.WriteString("; ")
+		b.WriteString(retriesText(e.Retries))
+	}
 	return b.String()
 }
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Retryable reports whether sending the same turn again may succeed: after a rate limit,
-// a server failure or a transport failure. A cut stream is not retried automatically,
-// because a turn that streamed half an answer is better shown to a person than repeated.
+// a server failure or overload, a transport failure before any byte of the answer, an
+// answer cut mid-stream ([ProviderError.Cut]), or a request past its deadline. A turn is
+// sent again whole from the last complete message, so nothing of a cut answer (its tool
+// calls least of all) was acted on. An answer that arrived malformed, a refused key, an
+// exhausted quota or a refused request is not retried: sending it again gives the same.
 func (e *ProviderError) Retryable() bool {
 	switch e.Kind {
-	case KindRateLimit, KindServer, KindTransport:
+	case KindRateLimit, KindServer, KindTransport, KindStalled:
 		return true
+	case KindStream:
+		return e.Cut
 	}
 	return false
 }
@@ -134,7 +151,7 @@ func ParseRetryAfter(h string, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(h, 64); err == nil {
-		if s <= 0 || s > 24*3600 {
+		if !(s > 0 && s <= 24*3600) { // NaN, too, is no delay
 			return 0
 		}
 		return time.Duration(s * float64(time.Second))

@@ -20,6 +20,12 @@ func TestParseRetryAfter(t *testing.T) {
 		{"-3", 0},
 		{"999999", 0},
 		{"Thu, 01 Jan 2026 00:00:30 GMT", 30 * time.Second},
+		{" 12 ", 12 * time.Second},
+		{"Thursday, 01-Jan-26 00:01:00 GMT", time.Minute},
+		{"Thu Jan  1 00:00:05 2026", 5 * time.Second},
+		{"Thu, 01 Jan 2026 00:00:00 GMT", 0},
+		{"1e3", 1000 * time.Second},
+		{"NaN", 0},
 		{"Wed, 31 Dec 2025 23:59:00 GMT", 0},
 		{"soon", 0},
 	}
@@ -59,7 +65,11 @@ func TestProviderError(t *testing.T) {
 		{"auth does not", agent.ProviderError{Provider: "p", Kind: agent.KindAuth, Status: 401, After: time.Second}, false, 0, "p: auth (HTTP 401)"},
 		{"quota does not", agent.ProviderError{Provider: "p", Kind: agent.KindQuota, Status: 429}, false, 0, "p: quota"},
 		{"context length does not", agent.ProviderError{Provider: "p", Kind: agent.KindContextLength, Status: 400}, false, 0, "p: context_length"},
-		{"cut stream does not", agent.ProviderError{Provider: "p", Kind: agent.KindStream, Message: "no [DONE]"}, false, 0, "p: stream: no [DONE]"},
+		{"malformed stream does not", agent.ProviderError{Provider: "p", Kind: agent.KindStream, Message: "a chunk is not JSON"}, false, 0, "p: stream: a chunk is not JSON"},
+		{"cut stream retries", agent.ProviderError{Provider: "p", Kind: agent.KindStream, Message: "no [DONE]", Cut: true}, true, 0, "p: stream: no [DONE]"},
+		{"stall retries", agent.ProviderError{Provider: "p", Kind: agent.KindStalled, Message: "idle deadline"}, true, 0, "p: stalled: idle deadline"},
+		{"overload retries and waits", agent.ProviderError{Provider: "p", Kind: agent.KindServer, Status: 529, After: 2 * time.Second}, true, 2 * time.Second, "p: server (HTTP 529); retry after 2s"},
+		{"bad request does not", agent.ProviderError{Provider: "p", Kind: agent.KindBadRequest, Status: 400, After: time.Second}, false, 0, "p: bad_request (HTTP 400)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,9 @@ type LoopConfig struct {
 	// conversation's Spent (priced by Meter); the zero Budget is unbounded.
 	ConversationBudget Budget
 	Hook               Hook // sees each call sent to the gateway; nil: none
+	// Budgets are the authority's budgets, asked before each model request (a request
+	// they refuse is not sent) and charged after it; nil: none.
+	Budgets Holder
 	// Materials shows the text a material read returned by reference, when its
 	// disclosure is allowed (docs/materials.md); nil: every such text is withheld.
 	Materials Materials
@@ -39,7 +42,13 @@ type LoopConfig struct {
 	// [MemoryArtifacts], whose refs the loop serves itself.
 	Bounder Bounder
 
+	// ContextWindow is the model's context window in tokens ([ContextWindow] finds it);
+	// nearing it, older turns are compacted into a summary the model writes
+	// (compact.go). 0: never compacted.
+	ContextWindow int
+
 	Instructions string        // the operator's standing instructions, after the system prompt
+	Skills       []Skill       // the workspace's skills, listed after them and read with ReadSkill
 	MaxTokens    int           // per model answer; 0: the provider's default
 	HoldWait     time.Duration // how long a running call is kept open; 0: [DefaultHoldWait]
 	PingEvery    time.Duration // strip polling while a call is kept open; 0: [DefaultPingEvery]
@@ -225,6 +234,10 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		}
 	}
 	tools := l.cfg.Gateway.Tools()
+	if len(l.cfg.Skills) > 0 {
+		tools = append(slices.Clone(tools), readSkillDef)
+	}
+	system := withSkills(SystemPrompt(l.cfg.Instructions), l.cfg.Skills)
 	for {
 		last := c.Messages[len(c.Messages)-1]
 		if last.Role == RoleAssistant {
@@ -233,21 +246,39 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		if err := l.showUnread(ctx, c); err != nil {
 			return Outcome{}, err
 		}
+		if cancelled(ctx) {
+			return Outcome{}, l.stopCancelled(ctx, c)
+		}
 		if be := l.cfg.ConversationBudget.check(ScopeConversation, c.Spent); be != nil {
 			// An earlier run spent the conversation's budget: no further model turn.
 			return Outcome{}, be
+		}
+		if err := l.fit(ctx, c, func() Request {
+			return Request{System: system, Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		}); err != nil {
+			return Outcome{}, err
 		}
 		shown, err := revealMaterials(ctx, l.cfg.Materials, c.Messages)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: %w", countAssistant(c.Messages)+1, c.ID, err)
 		}
-		req := Request{System: SystemPrompt(l.cfg.Instructions), Messages: shown, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		req := Request{System: system, Messages: shown, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		sent, err := json.Marshal(req)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)
 		}
+		hold, err := l.reserve(ctx, c.ID, len(sent))
+		if err != nil {
+			return Outcome{}, err
+		}
 		began := l.cfg.Now()
-		resp, err := l.cfg.Provider.Turn(ctx, req, l.cfg.OnDelta)
+		turnCtx, endTurn := turnContext(ctx)
+		resp, err := l.cfg.Provider.Turn(turnCtx, req, l.cfg.OnDelta)
+		endTurn()
+		l.charge(ctx, c.ID, hold, resp.Usage, err)
+		if err != nil && cancelled(ctx) {
+			return Outcome{}, l.stopCancelled(ctx, c)
+		}
 		if err != nil {
 			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Usage != (Usage{}) {
 				berr := l.spend(c, pe.Usage)
@@ -264,11 +295,12 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
-			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent))}
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent)), Retries: resp.Retries}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}
 		c.Messages = append(c.Messages, msg)
+		c.Context = counted(resp.Usage, len(c.Messages))
 		if err := l.save(ctx, c); err != nil {
 			return Outcome{}, err
 		}
@@ -295,9 +327,23 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 func (l *Loop) answer(ctx context.Context, c *Conversation, calls []ToolCall, stop string) error {
 	for _, call := range calls[len(c.Partial):] {
 		var res ToolResult
+		if stop == "" && cancelled(ctx) {
+			stop = cancelStop
+		}
 		switch {
 		case stop != "":
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeNotExecuted, "this call was not sent: "+stop+"; read the results above and propose it again if it is still needed")}
+		case call.Name == ReadSkillTool && len(l.cfg.Skills) > 0:
+			// A read of the operator's own files on this machine: no gateway call, nothing
+			// on the Board, so neither the hook nor the write gate sees it.
+			text, err := readSkill(l.cfg.Skills, call.Arguments)
+			if err != nil {
+				res = ToolResult{CallID: call.ID, IsError: true, Content: l.errorNotice(c.ID, call, err)}
+				break
+			}
+			if res, err = l.bound(ctx, call, text, false); err != nil {
+				return err
+			}
 		case !IsGovernedTool(call.Name):
 			res = ToolResult{CallID: call.ID, IsError: true, Content: notice(contract.CodeToolNotOffered,
 				fmt.Sprintf("%q is not one of your tools and was not sent; use one of %s", call.Name, strings.Join(ToolNames(), ", ")))}
@@ -434,8 +480,12 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		}
 		if !reported(own.State) {
 			// Still running at the bound, or waiting for a decision: the model is told
-			// now and shown the outcome when it comes; nothing is cancelled.
+			// now and shown the outcome when it comes; nothing is cancelled. The turn's
+			// other calls are not sent: the gateway's write gate would refuse them while
+			// this one is open, and the model decides again once it has the outcome
+			// (docs/mcp.md, one call at a time).
 			c.Watching = append(c.Watching, p)
+			stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)
@@ -448,6 +498,14 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 		c.View = r.ViewDigest
 	}
 	return res, stop, err
+}
+
+// heldWords says what an open Operation waits on, for a call not sent after it.
+func heldWords(s contract.OperationState) string {
+	if s == contract.OpWaitingForDecision {
+		return "waiting for a decision"
+	}
+	return "still running"
 }
 
 // refusedUndelivered reports whether a call's answer refused it with

@@ -35,12 +35,16 @@ func (m *MemoryArtifacts) PutArtifact(_ context.Context, a Artifact) (string, er
 type readArtifactArgs struct {
 	Ref    string `json:"ref"`
 	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
 }
 
-// localFragment is the result of ReadArtifact for a local ref: the artifact's bytes from
-// Offset, and its whole length. Its fields are in the order the model has always read them.
+// localFragment is the result of ReadArtifact for a local ref: at most limit bytes of the
+// artifact from Offset (as the gateway answers, never more than
+// [contract.MaxArtifactFragment]), whether More follow, and its whole length. Its fields
+// are in the order the model has always read them.
 type localFragment struct {
 	Content string `json:"content"`
+	More    bool   `json:"more"`
 	Offset  int    `json:"offset"`
 	Ref     string `json:"ref"`
 	Total   int    `json:"total"`
@@ -66,7 +70,15 @@ func (m *MemoryArtifacts) read(args json.RawMessage) (text string, ok bool, err 
 	if a.Offset < 0 || a.Offset > len(content) {
 		return "", true, contract.Errorf(contract.CodeInvalidArgument, "offset %d is outside artifact %s of %d bytes; pass 0 to %d", a.Offset, a.Ref, len(content), len(content))
 	}
-	b, err := json.Marshal(localFragment{Content: string(content[a.Offset:]), Offset: a.Offset, Ref: a.Ref, Total: len(content)})
+	if a.Limit < 0 {
+		return "", true, contract.Errorf(contract.CodeInvalidArgument, "limit %d is negative; pass 1 to %d, or leave it out for %d", a.Limit, contract.MaxArtifactFragment, contract.MaxArtifactFragment)
+	}
+	limit := a.Limit
+	if limit == 0 || limit > contract.MaxArtifactFragment {
+		limit = contract.MaxArtifactFragment
+	}
+	end := min(a.Offset+limit, len(content))
+	b, err := json.Marshal(localFragment{Content: string(content[a.Offset:end]), More: end < len(content), Offset: a.Offset, Ref: a.Ref, Total: len(content)})
 	if err != nil {
 		return "", true, fmt.Errorf("encode artifact %s: %w", a.Ref, err)
 	}

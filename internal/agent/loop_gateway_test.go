@@ -299,13 +299,15 @@ func TestLoop_RealGateway_HeldCalls(t *testing.T) {
 		}
 	})
 
-	t.Run("write gate stops the turn", func(t *testing.T) {
+	// A call held past the bound stops its turn: the turn's other calls are not sent, so
+	// the write gate never has to refuse one (it once did, with operation_running).
+	t.Run("a held call stops the turn before the write gate", func(t *testing.T) {
 		r := newAuthorityRig(t, 20*time.Millisecond)
 		p := script(t, `{"turns":[{"calls":[`+fetch+`,`+write+`,{"tool":"ApplyAction","arguments":{"action":"note","params":{"topic":"b"}}}]},{"final":"ok"}]}`)
 		if _, err := r.loop(t, p, func(c *agent.LoopConfig) { c.HoldWait = 5 * time.Millisecond }).Send(t.Context(), "c1", "go"); err != nil {
 			t.Fatalf("Send: %v", err)
 		}
-		want := []string{"", string(contract.CodeOperationRunning), string(contract.CodeNotExecuted)}
+		want := []string{"", string(contract.CodeNotExecuted), string(contract.CodeNotExecuted)}
 		if diff := cmp.Diff(want, codes(t, r.store, "c1")); diff != "" {
 			t.Errorf("error codes (-want +got):\n%s", diff)
 		}

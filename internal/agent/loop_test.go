@@ -266,8 +266,8 @@ func TestLoop_Send_WriteGateStopsTheTurn(t *testing.T) {
 		sent  []string
 	}{
 		{name: "operation_running", code: "operation_running", sent: []string{"ApplyAction", "ApplyBatch"}, reply: func(c gatewaytest.Call) gatewaytest.Reply {
-			if c.Tool == "ApplyAction" {
-				return gatewaytest.Reply{State: contract.OpWaitingForDecision}
+			if c.Tool == "ApplyBatch" {
+				return gatewaytest.Reply{ErrorCode: "operation_running", Teaching: "another conversation's write is open"}
 			}
 			return gatewaytest.Reply{}
 		}},
@@ -300,6 +300,41 @@ func TestLoop_Send_WriteGateStopsTheTurn(t *testing.T) {
 			}
 			if code, _, _ := head(t, res[2]); code != contract.CodeNotExecuted || !res[2].IsError {
 				t.Errorf("the call after the refusal shows %q, want %s", code, contract.CodeNotExecuted)
+			}
+		})
+	}
+}
+
+// TestLoop_Send_HeldCallStopsTheTurn: once a call of a turn is held past the bound or
+// waits for a decision, the turn's other calls are not sent (the write gate would refuse
+// them, and did once): each is answered not_executed, naming the open call, and only the
+// open call reached the gateway.
+func TestLoop_Send_HeldCallStopsTheTurn(t *testing.T) {
+	for _, state := range []contract.OperationState{contract.OpWaitingForDecision, contract.OpRunning} {
+		t.Run(string(state), func(t *testing.T) {
+			r := newRig(t)
+			r.gw.Reply = func(c gatewaytest.Call) gatewaytest.Reply {
+				if c.Tool == "ApplyAction" {
+					return gatewaytest.Reply{State: state}
+				}
+				return gatewaytest.Reply{}
+			}
+			p := script(t, `{"turns":[{"calls":[
+			  {"tool":"ApplyAction","arguments":{}},
+			  {"tool":"ApplyBatch","arguments":{}},
+			  {"tool":"QueryBoard","arguments":{}}]},{"final":"ok"}]}`)
+			out, err := r.loop(t, p, func(c *agent.LoopConfig) { c.HoldWait = 10 * time.Millisecond }).Send(t.Context(), "c1", "go")
+			if err != nil || len(out.Pending) != 1 {
+				t.Fatalf("Send = %+v, %v; want the run ended with the held write pending", out, err)
+			}
+			if diff := cmp.Diff([]string{"ApplyAction"}, tools(r.gw.Calls())); diff != "" {
+				t.Errorf("calls sent (-want +got):\n%s", diff)
+			}
+			res := results(t, r.store, "c1")
+			for _, rr := range res[1:3] {
+				if code, _, _ := head(t, rr); code != contract.CodeNotExecuted || !strings.Contains(rr.Content, "ApplyAction scripted_1_1") {
+					t.Errorf("a call after the held one shows %s, want %s naming the held call", rr.Content, contract.CodeNotExecuted)
+				}
 			}
 		})
 	}

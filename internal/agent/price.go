@@ -9,50 +9,35 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/price"
 )
 
-// Price is what a model charges, in US dollars per million tokens.
-type Price struct {
-	InputPerMTok  float64 `toml:"input_usd_per_mtok"`
-	OutputPerMTok float64 `toml:"output_usd_per_mtok"`
-}
+// Price is what a model charges, in US dollars per million tokens: the one price table's
+// entry ([price.Price]).
+type Price = price.Price
 
-// Cost is the price of u in US dollars.
-func (p Price) Cost(u Usage) float64 {
-	return (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
-}
+// cost is the price of u at p, in US dollars.
+func cost(p Price, u Usage) float64 { return p.Cost(u.InputTokens, u.OutputTokens) }
 
-// Prices maps a model name, or a prefix of model names, to its [Price].
+// Prices maps an exact model name to its [Price].
 type Prices map[string]Price
 
-// DefaultPrices returns a new copy of the built-in table: list prices of common models when
-// this table was written. Prices change; a price file ([ParsePrices]) overrides any entry.
+// DefaultPrices returns a new copy of the one price table ([price.All]) by model name.
+// Prices change; a price file ([ParsePrices]) overrides any entry.
 func DefaultPrices() Prices {
-	return Prices{
-		"claude-opus-4":     {InputPerMTok: 15, OutputPerMTok: 75},
-		"claude-sonnet-4":   {InputPerMTok: 3, OutputPerMTok: 15},
-		"claude-3-7-sonnet": {InputPerMTok: 3, OutputPerMTok: 15},
-		"claude-3-5-haiku":  {InputPerMTok: 0.8, OutputPerMTok: 4},
-		"gpt-4o-mini":       {InputPerMTok: 0.15, OutputPerMTok: 0.6},
-		"gpt-4o":            {InputPerMTok: 2.5, OutputPerMTok: 10},
-		"gpt-4.1-mini":      {InputPerMTok: 0.4, OutputPerMTok: 1.6},
-		"gpt-4.1":           {InputPerMTok: 2, OutputPerMTok: 8},
+	out := Prices{}
+	for k, v := range price.All() {
+		out[k.Model] = v
 	}
+	return out
 }
 
-// Lookup finds model's price: an exact entry, else the longest entry that is a prefix of
-// model, so "claude-sonnet-4" prices "claude-sonnet-4-20250514".
+// Lookup finds the price of exactly model. A name that merely starts with a priced one is
+// not priced as it: "claude-opus-4-5" costs a third of "claude-opus-4", and a dated name
+// the table lacks is unpriced until a price file names it.
 func (p Prices) Lookup(model string) (Price, bool) {
-	if pr, ok := p[model]; ok {
-		return pr, true
-	}
-	best, found := "", false
-	for name := range p {
-		if strings.HasPrefix(model, name) && len(name) > len(best) {
-			best, found = name, true
-		}
-	}
-	return p[best], found
+	pr, ok := p[model]
+	return pr, ok
 }
 
 // With returns a new table holding p's entries overridden by over's.
@@ -99,7 +84,7 @@ func ParsePrices(data []byte) (Prices, error) {
 			}
 		}
 		if name == "" {
-			return nil, contract.Errorf(contract.CodeModelConfig, "a price entry has an empty model name; name the model or a prefix of its name")
+			return nil, contract.Errorf(contract.CodeModelConfig, "a price entry has an empty model name; name the model exactly as its endpoint knows it")
 		}
 	}
 	return Prices(f.Prices), nil

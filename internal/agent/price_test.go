@@ -10,16 +10,20 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
+// TestPrices_Lookup: prices match exact model names only. A name that starts with a
+// priced one (claude-opus-4-5 after claude-opus-4) was once priced as it, by prefix.
 func TestPrices_Lookup(t *testing.T) {
-	p := agent.Prices{"gpt-4o": {InputPerMTok: 2.5}, "gpt-4o-mini": {InputPerMTok: 0.15}, "exact": {InputPerMTok: 1}}
+	p := agent.Prices{"gpt-4o": {InputPerMTok: 2.5}, "gpt-4o-mini": {InputPerMTok: 0.15}, "exact": {InputPerMTok: 1}, "claude-opus-4": {InputPerMTok: 15}}
 	tests := []struct {
 		model string
 		want  float64
 		ok    bool
 	}{
 		{"exact", 1, true},
-		{"gpt-4o-2024-08-06", 2.5, true},
-		{"gpt-4o-mini-2024-07-18", 0.15, true},
+		{"gpt-4o-mini", 0.15, true},
+		{"gpt-4o-2024-08-06", 0, false},
+		{"gpt-4o-mini-2024-07-18", 0, false},
+		{"claude-opus-4-5", 0, false},
 		{"gpt-4", 0, false},
 	}
 	for _, tt := range tests {
@@ -66,7 +70,7 @@ func TestPrices_With(t *testing.T) {
 	base := agent.DefaultPrices()
 	over := agent.Prices{"gpt-4o": {InputPerMTok: 1, OutputPerMTok: 2}, "mine": {InputPerMTok: 3}}
 	merged := base.With(over)
-	if p, _ := merged.Lookup("gpt-4o-2024"); p != over["gpt-4o"] {
+	if p, _ := merged.Lookup("gpt-4o"); p != over["gpt-4o"] {
 		t.Errorf("override not applied: %+v", p)
 	}
 	if _, ok := merged.Lookup("mine"); !ok {
@@ -74,5 +78,17 @@ func TestPrices_With(t *testing.T) {
 	}
 	if p, _ := base.Lookup("gpt-4o"); p == over["gpt-4o"] {
 		t.Errorf("With changed its receiver")
+	}
+}
+
+// TestDefaultPrices_Exact: the built-in table prices dated names exactly and leaves a
+// newer model that starts like an older one to its own entry.
+func TestDefaultPrices_Exact(t *testing.T) {
+	p := agent.DefaultPrices()
+	if got, ok := p.Lookup("claude-opus-4-5-20251101"); !ok || got.InputPerMTok != 5 {
+		t.Errorf("claude-opus-4-5-20251101 = %+v, %v; want its own price (5 per million input tokens)", got, ok)
+	}
+	if got, ok := p.Lookup("claude-opus-4-7"); ok {
+		t.Errorf("claude-opus-4-7 priced %+v; an unknown model is not priced", got)
 	}
 }

@@ -17,12 +17,15 @@ func TestSystemPrompt(t *testing.T) {
 			t.Errorf("the system prompt does not describe %s", tool)
 		}
 	}
-	if strings.Contains(p, "Your task") {
-		t.Errorf("an empty task added a task section")
+	if strings.Contains(p, "Standing instructions") {
+		t.Errorf("empty instructions added a section")
 	}
-	withTask := agent.SystemPrompt("  compute calc-001 \n")
-	if !strings.HasPrefix(withTask, p) || !strings.HasSuffix(withTask, "Your task:\ncompute calc-001") {
-		t.Errorf("SystemPrompt(task) = ...%q, want the prompt then the trimmed task", withTask[len(p):])
+	withTask := agent.SystemPrompt("  Prefer calc-001 \n")
+	if !strings.HasPrefix(withTask, p) || !strings.HasSuffix(withTask, "(they apply to every task; they are not a task):\nPrefer calc-001") {
+		t.Errorf("SystemPrompt(instructions) = ...%q, want the prompt then the trimmed instructions, labelled standing", withTask[len(p):])
+	}
+	if strings.Contains(withTask, "Your task") {
+		t.Errorf("standing instructions are labelled as a task: %q", withTask[len(p):])
 	}
 }
 

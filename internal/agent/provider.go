@@ -58,6 +58,9 @@ type Message struct {
 	// Turn is, on an assistant message, the model turn that wrote it, and so proposed its
 	// Calls; it is saved with the conversation into the authority's log.
 	Turn *Turn `json:"turn,omitempty"`
+	// Reasoning is, on an assistant message, the model's thinking before it, in order:
+	// kept and sent back to the provider, never shown as the answer ([Reasoning]).
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
 }
 
 // Turn is what the record keeps of one model turn: which provider and model answered,
@@ -70,6 +73,9 @@ type Turn struct {
 	Usage     Usage      `json:"usage"`
 	LatencyMS int64      `json:"latencyMs"`
 	Sent      string     `json:"sent"` // "sha256:<hex>" of the request as JSON
+	// Retries are the attempts of this turn's request that failed and were sent again
+	// before this answer came ([WithRetries]): provider, what failed, the wait.
+	Retries []Retry `json:"retries,omitempty"`
 }
 
 // ToolDef is a tool the model may call: its name, what it is for, and the JSON Schema of
@@ -123,6 +129,9 @@ type Response struct {
 	// RequestID is the provider's id of the request ("" when it gave none): a response
 	// header, else the id in the streamed body.
 	RequestID string
+	// Retries are the attempts that failed and were sent again before this answer came;
+	// set by [WithRetries].
+	Retries []Retry
 }
 
 // DeltaKind says what a [Delta] carries.
@@ -133,6 +142,9 @@ const (
 	DeltaText     DeltaKind = "text"      // a fragment of the assistant's text
 	DeltaToolCall DeltaKind = "tool_call" // a tool call began: Index, ID and Name are set
 	DeltaToolArgs DeltaKind = "tool_args" // a fragment of a tool call's JSON arguments
+	// DeltaDiscard: the attempt streamed so far failed and is dropped, its deltas with
+	// it; the request is sent again ([WithRetries]). Text says why.
+	DeltaDiscard DeltaKind = "discard"
 )
 
 // Delta is a streamed fragment of the answer, for showing progress. The final

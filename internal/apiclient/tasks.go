@@ -60,6 +60,14 @@ func (c *Client) ClaimTask(ctx context.Context, wait time.Duration) (contract.Ta
 	return claim, err
 }
 
+// ClaimOwnTask long-polls, up to wait, for the calling Agent's task id or its wake: the
+// claim of docket agent run, which posts its own task and runs it itself.
+func (c *Client) ClaimOwnTask(ctx context.Context, id contract.TaskID, wait time.Duration) (contract.TaskClaim, error) {
+	var claim contract.TaskClaim
+	err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/claim", contract.TaskClaimRequest{WaitMS: int(wait.Milliseconds()), Task: id}, &claim)
+	return claim, err
+}
+
 // RenewTask extends the calling Agent's claim of task id, attempt r.Attempt, saying in
 // r.Wait what its run waits on, if anything.
 func (c *Client) RenewTask(ctx context.Context, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error) {
@@ -81,4 +89,12 @@ func (c *Client) WaitOperations(ctx context.Context, ws []contract.TaskWait, wai
 	var out contract.OperationsWaited
 	err := c.Do(ctx, http.MethodPost, "/api/v1/operations/wait", contract.OperationsWait{Waiting: ws, WaitMS: int(wait.Milliseconds())}, &out)
 	return out.Reported, err
+}
+
+// CancelTask cancels task id of project, as a member: one no runtime claimed yet ends at
+// once; else its runtime stops at its next step.
+func (c *Client) CancelTask(ctx context.Context, project, id string) (contract.Task, error) {
+	var t contract.Task
+	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "tasks", id, "cancel"), nil, &t)
+	return t, err
 }

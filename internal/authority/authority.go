@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/budget"
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -45,12 +46,16 @@ type Authority struct {
 	rand  io.Reader
 
 	boards        *boards.Cache
+	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
 	profiles      *profile.Keeper
 	materials     *materials.Keeper
 	tasks         *task.Keeper
 	signer        *signing.Keyring // nil: nothing is signed
+	// adverts is what workers last offered this serve: set once by [NewDispatcher],
+	// before anything is served; nil without a Dispatcher (tools.go).
+	adverts advertiser
 }
 
 // New returns an Authority over cfg.Store. It does not load Boards; [Authority.Restore]
@@ -87,12 +92,14 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
+	a.budgets = newBudgets(a)
 	a.materials = materials.New(a.store, a.now)
 	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {
 			return a.boards.View(ctx, project, func(b *board.Board) error { return b.CheckPin(caseType, key) })
-		}})
+		},
+		BudgetRoom: a.budgetRoom})
 	return a, nil
 }
 

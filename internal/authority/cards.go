@@ -138,6 +138,14 @@ func (o *Operations) subjectNow(ctx context.Context, c Caller, project contract.
 		}
 		out.Version, err = identity.VersionOf([]any{s.ID, s.Agent, s.Cron, s.Every, s.TimeZone, s.Missed, s.Task, s.PausedAt})
 		return out, err
+	case opclass.SubjectBudget:
+		out := contract.CardSubject{Kind: sub.Kind, Ref: refs[0], Version: contract.SubjectAbsent}
+		v, ok, err := o.a.budgets.Version(ctx, project, refs[0])
+		if err != nil || !ok {
+			return out, err
+		}
+		out.Version, err = identity.VersionOf([]any{refs[0], v})
+		return out, err
 	}
 	out, ok, err := o.a.SubjectNow(ctx, project, sub.Kind, refs)
 	if !ok && err == nil {

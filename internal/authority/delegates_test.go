@@ -215,15 +215,22 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.ReportWorkerRuntime(ctx, c, "default", "local", contract.RuntimeStatus{State: contract.RuntimeRunning})
 			return err
 		},
+		"budget.reserve": func(ctx context.Context) error {
+			_, err := f.a.ReserveBudget(ctx, c, contract.BudgetReserve{Provider: "openai", Model: "gpt-4o", Tokens: 1})
+			return err
+		},
+		"budget.charge": func(ctx context.Context) error {
+			return f.a.ChargeBudget(ctx, c, contract.BudgetCharge{Hold: "bh_0", Provider: "openai", Model: "gpt-4o"})
+		},
 	}
 	// Logins take a passphrase, not a credential, and the conversation routes are an
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
 	// facade's PostTask, which a delegate reaches as the operational task.post anyway.
 	byCredential := map[string]bool{"session.login": true, "session.login_cookie": true, "conversation.save": true, event.ConversationBudgetExhausted: true,
-		"task.post_own": true}
+		"task.post_own": true, "conversation.compaction": true, "artifact.put": true}
 	// The runtime's routes are refused to anyone but an Agent, a member's delegate too.
 	agentOwn := map[string]bool{"task.claim": true, "task.renew": true, "task.report": true, "operation.wait": true,
-		"hook.call": true, "hook.outcome": true}
+		"hook.call": true, "hook.outcome": true, "budget.reserve": true, "budget.charge": true}
 	head := func() int64 {
 		h, err := f.st.Head(ctx, "default")
 		if err != nil {

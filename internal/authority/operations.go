@@ -57,7 +57,9 @@ func NewOperations(a *Authority, cfg OperationsConfig) *Operations {
 // NewDispatcher returns the Dispatcher of o's Operations: the authority's side of the
 // worker hop.
 func NewDispatcher(o *Operations, cfg DispatcherConfig) *Dispatcher {
-	return operation.NewDispatcher(o.Operations, operation.DispatcherDeps{Store: o.a.store, Boards: o.a.boards, Keys: o.a.Directory, Now: o.a.now, Log: o.a.log}, cfg)
+	d := operation.NewDispatcher(o.Operations, operation.DispatcherDeps{Store: o.a.store, Boards: o.a.boards, Keys: o.a.Directory, Now: o.a.now, Log: o.a.log}, cfg)
+	o.a.adverts = d
+	return d
 }
 
 // WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>".

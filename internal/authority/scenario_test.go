@@ -161,6 +161,7 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 //	report worker=W op=N [on=I]   W reports Operation N done
 //	release worker=W [on=I]       W releases its lease
 //	reconcile op=N outcome=O      a member settles Operation N, on a
+//	unlock on=I tool=T            a member unlocks Tool T on the Connection, on instance I
 //	clock on=I add=D              instance I's clock moves on by D
 //	fail-commit type=T            every COMMIT that appends an event of type T fails
 //	heal                          COMMITs no longer fail
@@ -246,6 +247,12 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		d.ScanArgs(t, "outcome", &o)
 		row := s.row(t, d)
 		_, err := f.d.Reconcile(ctx, f.admin, "default", row.ID, contract.ReconcileRequest{Outcome: o, Reason: "settled by the script"})
+		return s.outcome(err)
+	case "unlock":
+		var on, tool string
+		d.ScanArgs(t, "on", &on)
+		d.ScanArgs(t, "tool", &tool)
+		_, err := s.instance(t, on).a.UnlockTool(ctx, f.admin, "default", "laptop", tool)
 		return s.outcome(err)
 	case "clock":
 		var on, add string

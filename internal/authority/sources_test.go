@@ -31,7 +31,7 @@ func TestAuthority_BindSource(t *testing.T) {
 		{"good", "laptop", good, ""},
 		{"by connection id", string(ck.Connection.ID), good, ""},
 		{"unknown type", "laptop", contract.Source{Name: "w", Type: "ftp", Words: []string{"a"}, Tier: contract.TierAttested}, contract.CodeInvalidArgument},
-		{"no words", "laptop", contract.Source{Name: "w", Type: "file", Tier: contract.TierAttested}, contract.CodeInvalidArgument},
+		{"no words: it attests nothing", "laptop", contract.Source{Name: "receipts", Type: "http", Tier: contract.TierAttested}, ""},
 		{"word not a predicate", "laptop", contract.Source{Name: "w", Type: "file", Words: []string{"Bad-Word"}, Tier: contract.TierAttested}, contract.CodeInvalidArgument},
 		{"no tier", "laptop", contract.Source{Name: "w", Type: "file", Words: []string{"a"}}, contract.CodeInvalidArgument},
 		{"unknown connection", "nope", good, contract.CodeNotFound},
@@ -47,8 +47,13 @@ func TestAuthority_BindSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []contract.Source{{Connection: ck.Connection.ID, Name: "workspace", Type: "file",
-		Words: []string{"calculation_input", "output_file"}, Tier: contract.TierAttested, Digest: got[0].Digest}}
+	if len(got) != 2 {
+		t.Fatalf("Sources = %+v, want receipts and workspace", got)
+	}
+	want := []contract.Source{
+		{Connection: ck.Connection.ID, Name: "receipts", Type: "http", Tier: contract.TierAttested, Digest: got[0].Digest},
+		{Connection: ck.Connection.ID, Name: "workspace", Type: "file",
+			Words: []string{"calculation_input", "output_file"}, Tier: contract.TierAttested, Digest: got[1].Digest}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)
 	}

@@ -57,3 +57,8 @@ func (a *Authority) WaitOperations(ctx context.Context, c Caller, ws []contract.
 func (a *Authority) ConversationPin(ctx context.Context, c Caller, id contract.ConversationID) (contract.CasePin, []contract.Principal, error) {
 	return a.tasks.Pin(ctx, c, id)
 }
+
+// CancelTask asks, for a member, that task id of project end; see [task.Keeper.Cancel].
+func (a *Authority) CancelTask(ctx context.Context, c Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error) {
+	return a.tasks.Cancel(ctx, c, project, id)
+}

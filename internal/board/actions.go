@@ -145,6 +145,9 @@ func (b *Board) evaluate(caseID contract.CaseID, name string, params contract.Ar
 			ev.args[k], _ = engine.ValueOf(v) // checked when the Case opened
 		}
 	}
+	if why := b.directBlocked(a, ev.c); why != "" {
+		return nil, contract.Errorf(contract.CodeActionBlocked, "%s", why)
+	}
 	if err := b.bindParams(ev, params); err != nil {
 		return nil, err
 	}
@@ -173,6 +176,22 @@ func (b *Board) evaluate(caseID contract.CaseID, name string, params contract.Ar
 	}
 	slices.Sort(ev.bound)
 	return ev, nil
+}
+
+// directBlocked says why the direct Action a may not run in Case c (nil: no Case), or
+// "" when it may, or a is not direct: a direct Action has no rules behind it, so it runs
+// only where the Case Type says agents explore or opts in.
+func (b *Board) directBlocked(a Action, c *contract.Case) string {
+	if !a.Direct {
+		return ""
+	}
+	if c == nil {
+		return a.Name + " is the direct Action of a locked Tool and runs in a Case; open an exploration Case (or one whose Case Type sets direct_actions) and apply it there"
+	}
+	if ct := b.caseTypes[c.CaseType]; ct.Exploration || ct.DirectActions {
+		return ""
+	}
+	return a.Name + " is the direct Action of a locked Tool; Case Type " + c.CaseType + " does not take direct Actions (direct_actions), so apply it in an exploration Case"
 }
 
 // trustedValues returns the distinct values rows give variable, counting only rows whose

@@ -45,6 +45,10 @@ type CaseType struct {
 	OncePerCase []string
 
 	Exploration bool // the exploration Case Type
+
+	// DirectActions lets the direct Actions of locked Tools run in Cases of this type;
+	// they always run in exploration Cases (docs/workers.md, "Direct Actions").
+	DirectActions bool
 }
 
 // ParamType is the type of an Action parameter.
@@ -127,6 +131,11 @@ type Action struct {
 	Effects       []Effect
 	Execution     *Execution
 	Approval      string // ApprovalNone, ApprovalPerson, or a delegation class
+
+	// Direct marks the direct Action of a locked Tool, declared by the built-in release
+	// of direct Actions rather than by a capability: it runs only in an exploration Case
+	// or a Case whose Case Type opts in ([CaseType.DirectActions]).
+	Direct bool
 }
 
 // SourceRequirement is a Source a capability needs: a type, the predicates it may attest

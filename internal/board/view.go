@@ -251,6 +251,9 @@ func (b *Board) actionEntry(a Action, c *contract.Case, setup Setup) contract.Ac
 	case c != nil && b.done(c, a.Name):
 		e.Reason, e.Detail = contract.BlockLawLock, a.Name+" already succeeded in this Case and runs once per Case"
 		return e
+	case b.directBlocked(a, c) != "":
+		e.Reason, e.Detail = contract.BlockCaseType, b.directBlocked(a, c)
+		return e
 	case a.Execution != nil && !setup.Tools[a.Execution.Tool]:
 		e.Reason, e.Detail = contract.BlockNeedsSetup, "the Tool "+a.Execution.Tool+" is not locked with a bound Source; a member must set it up"
 		return e

@@ -34,6 +34,7 @@
 //	acceptance    = "calculation_verified" # must be derived by a rule of the package
 //	minimum_grounding_floor = "attested"   # the acceptance floor
 //	once_per_case = ["write_result"]       # terminal Actions that succeed at most once
+//	direct_actions = true                  # its Cases take the direct Actions of locked Tools
 //
 // A Case Type named "exploration" is the exploration type: its key, opening and acceptance
 // may be left out, and its Cases may hold Case-local predicates, rules, Actions and goals.

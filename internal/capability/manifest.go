@@ -48,6 +48,7 @@ type caseTypeSpec struct {
 	Acceptance            string   `toml:"acceptance"`
 	MinimumGroundingFloor string   `toml:"minimum_grounding_floor"`
 	OncePerCase           []string `toml:"once_per_case"`
+	DirectActions         bool     `toml:"direct_actions"`
 }
 
 type paramSpec struct {

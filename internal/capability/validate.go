@@ -245,8 +245,9 @@ func (v *validation) checkCaseTypes() {
 			Name: ct.Name, Title: ct.Title, Description: ct.Description,
 			KeyPredicate: ct.Key.Predicate, KeyArgs: slices.Clone(ct.Key.Args),
 			Opening: ct.Opening, Acceptance: ct.Acceptance,
-			OncePerCase: slices.Clone(ct.OncePerCase),
-			Exploration: ct.Name == board.ExplorationCaseType,
+			OncePerCase:   slices.Clone(ct.OncePerCase),
+			Exploration:   ct.Name == board.ExplorationCaseType,
+			DirectActions: ct.DirectActions,
 		}
 		for _, a := range ct.OncePerCase {
 			if !slices.ContainsFunc(v.m.Actions, func(s actionSpec) bool { return s.Name == a }) {

@@ -73,7 +73,7 @@ func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, se
 		}
 		cfg.Schedules = sched
 	}
-	cfg.Hooks = ops
+	cfg.Hooks, cfg.Artifacts = ops, ops
 	if setup != nil {
 		setup(a, ops, &cfg)
 	}

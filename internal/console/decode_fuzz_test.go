@@ -37,6 +37,9 @@ func FuzzDecodeStrict(f *testing.F) {
 		checkDecode[contract.ToolLock](t, body)
 		checkDecode[contract.CapabilityUpload](t, body)
 		checkDecode[contract.CreateScheduleRequest](t, body)
+		checkDecode[contract.BudgetSpec](t, body)
+		checkDecode[contract.BudgetReserve](t, body)
+		checkDecode[contract.BudgetCharge](t, body)
 	})
 }
 

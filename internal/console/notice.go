@@ -41,7 +41,19 @@ const (
 	noticeMessagePosted    notice = "message_posted"
 	noticeCasePaused       notice = "case_paused"
 	noticeCaseResumed      notice = "case_resumed"
-	noticeMaterialsAdded   notice = "materials_added" // by docket start's Add files (docs/materials.md)
+	noticeTaskCancelled    notice = "task_cancelled"
+	noticeTaskCancelAsked  notice = "task_cancel_asked"
+	noticeTaskEnded        notice = "task_ended"
+	noticeBudgetSet        notice = "budget_set"
+	noticeBudgetReset      notice = "budget_reset"
+
+	noticeCapabilityInstalled notice = "capability_installed"
+	noticeToolLocked          notice = "tool_locked"
+	noticeToolUnlocked        notice = "tool_unlocked"
+	noticeToolApproval        notice = "tool_approval"
+	noticeSourceBound         notice = "source_bound"
+	noticeToolsAdded          notice = "tools_added"
+	noticeMaterialsAdded      notice = "materials_added" // by docket start's Add files (docs/materials.md)
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -71,7 +83,19 @@ var notices = map[notice]string{
 	noticeMessagePosted:    "Message posted; the Agent's runtime takes it.",
 	noticeCasePaused:       "Case paused: its Actions and writes are refused until every hold is released.",
 	noticeCaseResumed:      "Hold released. The Case runs again once no hold is left.",
-	noticeMaterialsAdded:   "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
+	noticeTaskCancelled:    "Task cancelled; nothing of it ran.",
+	noticeTaskCancelAsked:  "Cancel sent: the runtime sends no further model request or tool call, and the task ends once the Operations it admitted have an outcome.",
+	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
+	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
+	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
+
+	noticeCapabilityInstalled: "Capability installed; its release is listed below with its Actions.",
+	noticeToolLocked:          "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",
+	noticeToolUnlocked:        "Tool unlocked: its direct Action is gone and a request waiting for it is void.",
+	noticeToolApproval:        "Approval changed; a request waiting under the old one is void.",
+	noticeSourceBound:         "Source bound.",
+	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
+	noticeMaterialsAdded:      "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

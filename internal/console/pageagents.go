@@ -151,6 +151,8 @@ type agentBody struct {
 	Cases         []caseRow // the Cases it opened, newest first
 	// Profile is its profile and its runtime's last reported state; nil without one.
 	Profile *contract.AgentProfile
+	// Budgets are the budgets that count its model requests (docs/budgets.md).
+	Budgets []budgetView
 	// Coding says the Agent is a coding agent's: its hook reported calls and it has no
 	// model runtime, so its page shows those calls in place of a task form that could
 	// do nothing (docs/console.md, "An Agent's page").
@@ -284,13 +286,17 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		return err
 	}
 	b.Coding = len(b.HookCalls) > 0 && b.Profile == nil
+	if b.Budgets, err = s.agentBudgets(ctx, v, a); err != nil {
+		return err
+	}
 	if b.Materials, err = s.materialViews(ctx, v, a.ID, ""); err != nil {
 		return err
 	}
 	if s.workbench != nil && s.workbench.MaterialsPath != "" {
 		b.Workbench = s.workbench
 	}
-	return s.render(w, r, v, status, "agent", b, event.MaterialAdded, event.MaterialDisclosureSet, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.CaseOpened, event.CaseClosed, event.HookReported)
+	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
+		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -353,7 +359,7 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 	if b.Materials, err = s.materialViews(r.Context(), v, a.ID, string(c.ID)); err != nil {
 		return err
 	}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.MaterialAdded, event.MaterialDisclosureSet)
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.

@@ -13,6 +13,7 @@ type Workbench struct {
 	ExamplePath  string // docket start's route that installs the example, e.g. /start/example
 	ExampleToken string // the install form's CSRF token, which docket start checks
 	ModelPath    string // docket start's form that gives an Agent a model, e.g. /start/model
+	ToolsPath    string // docket start's page that adds an MCP server or a template to its worker, e.g. /start/tools
 	// MaterialsPath is docket start's route that takes an Agent page's Add files form,
 	// with MaterialsToken as its CSRF token (docs/materials.md); "": no such form.
 	MaterialsPath  string

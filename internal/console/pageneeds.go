@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -22,6 +23,8 @@ type needsBody struct {
 	Older int           // the requests after this page's
 	Pager pager
 	Cards cardsBody // delegates' open cards, on the pending tab
+	// Budgets are the budgets whose window warned or stopped a request, on the pending tab.
+	Budgets []budgetView
 }
 
 // requestView is one Request as a person reads it before deciding.
@@ -86,6 +89,9 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		if b.Cards.Open, err = s.openCards(ctx, v); err != nil {
 			return err
 		}
+		if b.Budgets, err = s.needBudgets(ctx, v); err != nil {
+			return err
+		}
 	}
 	who := make([]contract.Principal, 0, len(rs)+len(b.Cards.Open))
 	for _, q := range rs {
@@ -127,7 +133,7 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		}
 		b.Items = append(b.Items, rv)
 	}
-	return s.render(w, r, v, status, "needs", b, cardEvents...)
+	return s.render(w, r, v, status, "needs", b, slices.Concat(cardEvents, []string{event.BudgetWarned, event.BudgetExhausted, event.BudgetSet})...)
 }
 
 // whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -73,17 +74,22 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/agents/{agent}/token", "agents", s.pageAgentsAgain)
 	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
 	s.page("POST /projects/{project}/agents/{agent}/runtime", "agents", s.pageSetRuntime)
+	s.page("POST /projects/{project}/agents/{agent}/budgets/{budget}", "agents", s.pageSetBudget)
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
+	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}/compactions/{digest}", "agents", s.pageCompacted)
 	s.page("POST /projects/{project}/agents/{agent}/tasks", "agents", s.pagePostTask)
 	s.page("GET /projects/{project}/agents/{agent}/tasks", "agents", s.pageAgentAgain)
+	s.page("POST /projects/{project}/agents/{agent}/tasks/{task}/cancel", "agents", s.pageCancelTask)
 	s.page("POST /projects/{project}/agents/{agent}/conversations/{conversation}/messages", "agents", s.pagePostMessage)
 	s.page("GET /projects/{project}/workers", "workers", s.pageWorkers)
 	s.page("GET /projects/{project}/capabilities", "capabilities", s.pageCapabilities)
+	s.uploadPage("POST /projects/{project}/capabilities", "capabilities", s.pageInstallCapability)
 	s.page("GET /projects/{project}/policies", "policies", s.pagePolicies)
 	s.page("POST /projects/{project}/policies", "policies", s.pagePublishPolicy)
 	s.page("POST /projects/{project}/policies/agents/{agent}/level", "policies", s.pageSetLevel)
 	s.page("POST /projects/{project}/policies/agents/{agent}/windows", "policies", s.pageOpenWindow)
 	s.schedulePages()
+	s.toolPages()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))
@@ -118,6 +124,7 @@ var navigation = []navItem{
 	{"board", "Board"},
 	{"agents", "Agents"},
 	{"workers", "Workers"},
+	{"tools", "Tools"},
 	{"events", "Events"},
 	{"capabilities", "Capabilities"},
 	{"policies", "Policies"},
@@ -179,9 +186,17 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, v visit) error
 // page registers a page that needs a member's session. A GET without one is sent to sign
 // in; a POST must carry the session's CSRF token in its form and is bounded to
 // maxFormBody.
-func (s *Server) page(pattern, nav string, h pageFunc) {
+func (s *Server) page(pattern, nav string, h pageFunc) { s.pageBounded(pattern, nav, maxFormBody, h) }
+
+// uploadPage registers a page whose form may carry files (multipart/form-data), bounded
+// to the server's MaxUpload as the API's capability install is.
+func (s *Server) uploadPage(pattern, nav string, h pageFunc) { s.pageBounded(pattern, nav, -1, h) }
+
+// pageBounded registers a page whose form body is bounded to limit bytes; a negative
+// limit is MaxUpload, and takes a multipart form besides an urlencoded one.
+func (s *Server) pageBounded(pattern, nav string, limit int64, h pageFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.visitor(w, r)
+		v, err := s.visitorBounded(w, r, limit)
 		if err != nil {
 			if httpStatus(contract.CodeOf(err)) == http.StatusUnauthorized && safeMethod(r.Method) {
 				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -206,16 +221,33 @@ func (s *Server) page(pattern, nav string, h pageFunc) {
 // visitor authenticates a page request by its session cookie. A bearer token is not
 // taken: pages are for browsers, and a browser holds a member's session only as the cookie.
 func (s *Server) visitor(w http.ResponseWriter, r *http.Request) (visit, error) {
+	return s.visitorBounded(w, r, maxFormBody)
+}
+
+// visitorBounded is visitor with the form's bound: limit bytes, or, when negative, the
+// server's MaxUpload with a multipart form taken too.
+func (s *Server) visitorBounded(w http.ResponseWriter, r *http.Request, limit int64) (visit, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
 		return visit{}, contract.Errorf(contract.CodeUnauthenticated, "sign in to see this page.")
 	}
 	tok := authority.Token(c.Value)
 	if !safeMethod(r.Method) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
-		if err := r.ParseForm(); err != nil {
-			return visit{}, &contract.Error{Code: contract.CodeInvalidArgument, Err: err,
-				Teaching: fmt.Sprintf("the form could not be read; send it from the console's page, under %d bytes.", maxFormBody)}
+		multipart := false
+		if limit < 0 {
+			limit = s.maxUpload
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			multipart = mt == "multipart/form-data"
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		perr := r.ParseForm()
+		if perr == nil && multipart {
+			// Files past 1 MiB go to temporary files, removed when the request ends.
+			perr = r.ParseMultipartForm(1 << 20)
+		}
+		if perr != nil {
+			return visit{}, &contract.Error{Code: contract.CodeInvalidArgument, Err: perr,
+				Teaching: fmt.Sprintf("the form could not be read; send it from the console's page, under %d bytes.", limit)}
 		}
 		if subtle.ConstantTimeCompare([]byte(r.PostFormValue(csrfField)), []byte(csrfToken(tok))) != 1 {
 			return visit{}, contract.Errorf(contract.CodeCSRF, "this form does not carry this session's CSRF token; reload the page and send it again.")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -147,11 +148,12 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	cutAnswer := board[:1200] + "\n[docket: output cut: showing 1200 of 9000 bytes, 7800 cut. Read the rest with ReadArtifact {\"ref\": \"art_1\"}]"
 	msgs := []any{
 		map[string]any{"role": "user", "text": "Mark topic z, then read the Board."},
-		map[string]any{"role": "assistant", "text": "I will read the Board, then mark it.", "calls": []map[string]any{
-			{"id": "call_0", "name": calls[0].name, "arguments": json.RawMessage(calls[0].args)},
-			{"id": "call_1", "name": calls[1].name, "arguments": json.RawMessage(calls[1].args)},
-			{"id": "call_2", "name": calls[2].name, "arguments": json.RawMessage(calls[2].args)},
-			{"id": "call_3", "name": calls[3].name, "arguments": json.RawMessage(calls[3].args)}}},
+		map[string]any{"role": "assistant", "text": "I will read the Board, then mark it.",
+			"reasoning": []map[string]any{{"text": "HIDDEN-REASONING: the model thinks before it calls", "signature": "sig-1"}}, "calls": []map[string]any{
+				{"id": "call_0", "name": calls[0].name, "arguments": json.RawMessage(calls[0].args)},
+				{"id": "call_1", "name": calls[1].name, "arguments": json.RawMessage(calls[1].args)},
+				{"id": "call_2", "name": calls[2].name, "arguments": json.RawMessage(calls[2].args)},
+				{"id": "call_3", "name": calls[3].name, "arguments": json.RawMessage(calls[3].args)}}},
 		map[string]any{"role": "user", "results": results},
 		map[string]any{"role": "user", "text": "[docket: outcomes you have not read yet]\n" + string(outcome)},
 		map[string]any{"role": "assistant", "calls": []map[string]any{{"id": "call_4", "name": contract.ToolQueryBoard, "arguments": json.RawMessage(`{}`)}}},
@@ -180,6 +182,20 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	final := "Here is the Board:\n" + board
 	if _, err := r.a.ReportTask(ctx, writer, task.ID, contract.TaskReport{Attempt: 1, State: contract.TaskCompleted,
 		TaskResult: contract.TaskResult{Final: final, ClosedCases: []contract.ClosedCase{}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Another task's run waits to send its model request again: the page says so.
+	retried, err := r.a.PostTask(ctx, admin, "default", contract.TaskRequest{Agent: "writer", Text: "Look again."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim, err := r.a.ClaimTask(ctx, writer, contract.TaskClaimRequest{}); err != nil || claim.Task == nil || claim.Task.ID != retried.ID {
+		t.Fatalf("claim = %+v, %v; want the second task", claim, err)
+	}
+	since := time.Now().UTC()
+	if _, err := r.a.RenewTask(ctx, writer, retried.ID, contract.TaskRenewal{Attempt: 1, Wait: &contract.TaskRunWait{On: contract.RunWaitModel,
+		Origin: "https://api.example.com", Phase: contract.RunWaitRetry, Since: since, Deadline: since.Add(4 * time.Second),
+		Attempt: 2, Attempts: 5, Reason: "rate limited (HTTP 429)"}}); err != nil {
 		t.Fatal(err)
 	}
 	r.signIn(t)
@@ -220,6 +236,12 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	if got := r.b.Text("#tasks"); !strings.Contains(got, "Here is the Board:") || !strings.Contains(got, "characters of JSON; see the raw text") {
 		t.Errorf("the task's final answer reads %q, want its words and its JSON left to the disclosure", got)
 	}
+	if got := r.b.Text("#tasks"); !strings.Contains(got, "rate limited (HTTP 429), attempt 2 of 5 at https://api.example.com, next at") {
+		t.Errorf("the task waiting to retry reads %q, want what failed, the attempt and when the next comes", got)
+	}
+	if strings.Contains(r.b.Text("main"), "HIDDEN-REASONING") || strings.Contains(raw, "HIDDEN-REASONING") {
+		t.Errorf("the Agent's page shows the model's reasoning; it is never shown as the answer")
+	}
 	if got := browsertest.Run(r.b, chromedp.Value(chromedp.ID("task-conversation"))); got != "" {
 		t.Errorf("the task form's conversation is %q, want it empty: a task starts a new conversation", got)
 	}
@@ -234,8 +256,8 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	// The transcript says the same in the same words, each answer whole behind its
 	// disclosure.
 	r.b.Do(chromedp.Navigate(page+"/conversations/first-run"), chromedp.WaitVisible(chromedp.CSS("ol.transcript .answer")))
-	if got := r.b.Text("ol.transcript"); !strings.Contains(got, "Refused "+string(refused.ErrorCode)) || !strings.Contains(got, "Outcome of call_2") {
-		t.Errorf("the transcript reads:\n%s", got)
+	if got := r.b.Text("ol.transcript"); !strings.Contains(got, "Refused "+string(refused.ErrorCode)) || !strings.Contains(got, "Outcome of call_2") || strings.Contains(got, "HIDDEN-REASONING") {
+		t.Errorf("the transcript reads (the answers, never the reasoning):\n%s", got)
 	}
 	if ps := fitProblems(r.b); len(ps) > 0 {
 		t.Errorf("the transcript page:\n%s", strings.Join(ps, "\n"))

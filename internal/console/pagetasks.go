@@ -19,6 +19,7 @@ type taskView struct {
 	Short    string // its text, cut for the list
 	Final    string // its final answer as shown: long JSON put in words (shownText)
 	FinalRaw string // its whole final answer when Final leaves some out
+	CancelBy who    // who cancelled it, by name, when someone did
 }
 
 // taskForm is what the person typed into the form that gives an Agent a task, kept when
@@ -39,6 +40,16 @@ func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent, list lis
 	if err != nil {
 		return nil, pager{}, err
 	}
+	var cancellers []contract.Principal
+	for _, t := range ts {
+		if t.Cancel != nil {
+			cancellers = append(cancellers, t.Cancel.By)
+		}
+	}
+	book, err := s.names(r.Context(), v, cancellers...)
+	if err != nil {
+		return nil, pager{}, err
+	}
 	out := make([]taskView, 0, len(ts))
 	for _, t := range ts {
 		short := strings.Join(strings.Fields(t.Text), " ")
@@ -46,6 +57,9 @@ func (s *Server) agentTasks(r *http.Request, v visit, a contract.Agent, list lis
 			short = string(r[:120]) + "…"
 		}
 		v := taskView{Task: t, Short: short}
+		if t.Cancel != nil {
+			v.CancelBy = book.who(t.Cancel.By)
+		}
 		if t.Result != nil {
 			v.Final, v.FinalRaw = shownText(t.Result.Final)
 		}

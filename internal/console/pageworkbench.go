@@ -33,6 +33,9 @@ type turnView struct {
 	Calls   []callTurn   // the model's calls, each with its answer
 	Results []resultTurn // answers to calls of no turn shown (the transcript shows them here)
 	Raw     string       // a message in another form, as indented JSON
+	// Compacted is, on the summary that replaced older turns, that compaction; nil on
+	// any other message.
+	Compacted *compactedView
 }
 
 // waitView is an Operation the conversation waits on.
@@ -79,6 +82,10 @@ func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPan
 	p := convPane{ID: c.ID}
 	for _, mv := range views {
 		t := newTurn(mv)
+		if cp, text, ok := compactedTurn(c, mv); ok {
+			t.Compacted = cp
+			t.Text, t.RawText = shownText(text)
+		}
 		for _, r := range mv.Results {
 			if !called[r.CallID] {
 				t.Results = append(t.Results, *results[r.CallID])

@@ -21,7 +21,7 @@ const maxProfileBody = 16 << 10
 
 // Shapes of the profile bodies, to teach.
 const (
-	profileShape = `send one JSON object {"provider": "openai"|"anthropic"|"emulated"|"scripted", "modelUrl", "model", "keyFile", "script", "maxTurns", "maxTokens", "maxUsd", "instructionsFile", "instructionsDigest", "enabled"}; the model key itself never goes to the authority`
+	profileShape = `send one JSON object {"provider": "openai"|"anthropic"|"emulated"|"scripted", "modelUrl", "model", "keyFile", "script", "maxTurns", "maxTokens", "maxUsd", "instructionsFile", "instructionsDigest", "thinking": "on"|"off", "modelAttempts", "modelRetryWaitSeconds", "modelFirstByteSeconds", "modelIdleSeconds", "enabled"}; the model key itself never goes to the authority`
 	runtimeShape = `send one JSON object {"state": "starting"|"running"|"restarting"|"failed"|"stopped"|"crash_loop", "pid", "restarts", "reason"}`
 )
 

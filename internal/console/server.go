@@ -33,6 +33,7 @@ type backend interface {
 	projectBackend
 	agentBackend
 	connectionBackend
+	toolBackend
 	capabilityBackend
 	caseBackend
 	eventBackend
@@ -47,6 +48,7 @@ type backend interface {
 	profileBackend
 	materialBackend
 	cardBackend
+	budgetBackend
 }
 
 // Config holds what a [Server] needs. Authority is required.
@@ -87,6 +89,11 @@ type Config struct {
 	// Requests. Without it, the hook routes answer not_found like any route the server
 	// does not have.
 	Hooks hookBackend
+
+	// Artifacts keeps tool results over a runtime's inline bound for ReadArtifact. It
+	// must be the *authority.Operations that serves /mcp. Without it, POST
+	// /api/v1/artifacts answers not_found like any route the server does not have.
+	Artifacts artifactKeeper
 
 	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
@@ -159,6 +166,7 @@ type Server struct {
 	pol           policyBook
 	recov         recoverer
 	hooks         hookBackend
+	arts          artifactKeeper
 	sched         scheduleBook
 	cards         carder
 	handlers      map[string]handlerFunc // the API's handlers by pattern, which a confirmed card runs through
@@ -197,6 +205,7 @@ func New(cfg Config) (*Server, error) {
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
 		hooks:     cfg.Hooks,
+		arts:      cfg.Artifacts,
 		sched:     cfg.Schedules,
 		cards:     cfg.Cards,
 		handlers:  map[string]handlerFunc{},
@@ -282,6 +291,9 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/workers", s.handleWorkers, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/worker", s.handleReportWorker, authed)
 	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleLockTool, authed)
+	s.handle("DELETE /api/v1/projects/{project}/connections/{connection}/tools/{tool}", s.handleUnlockTool, authed)
+	s.handle("PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}/approval", s.handleToolApproval, authed)
+	s.handle("GET /api/v1/projects/{project}/connections/{connection}/inventory", s.handleToolInventory, authed)
 
 	s.handle("GET /api/v1/projects/{project}/capabilities", s.handleInstalls, authed)
 	s.handle("POST /api/v1/projects/{project}/capabilities", s.handleInstallCapability, authed)
@@ -299,6 +311,8 @@ func (s *Server) routes() {
 	s.profileRoutes()
 	s.materialRoutes()
 	s.hookRoutes()
+	s.artifactRoutes()
+	s.compactionRoutes()
 	s.scheduleRoutes()
 
 	s.handle("GET /api/v1/projects/{project}/cases", s.handleCases, authed)
@@ -323,12 +337,18 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", s.handlePostMessage, authed)
 	s.handle("GET /api/v1/projects/{project}/tasks", s.handleTasks, authed)
 	s.handle("GET /api/v1/projects/{project}/tasks/{task}", s.handleTask, authed)
+	s.handle("POST /api/v1/projects/{project}/tasks/{task}/cancel", s.handleCancelTask, authed)
 	s.handle("POST /api/v1/tasks", s.handlePostOwnTask, authed)
 	s.handle("GET /api/v1/tasks/{task}", s.handleOwnTask, authed)
 	s.handle("POST /api/v1/tasks/claim", s.handleClaimTask, authed)
 	s.handle("POST /api/v1/tasks/{task}/renew", s.handleRenewTask, authed)
 	s.handle("POST /api/v1/tasks/{task}/report", s.handleReportTask, authed)
 	s.handle("POST /api/v1/operations/wait", s.handleWaitOperations, authed)
+	s.handle("GET /api/v1/projects/{project}/budgets", s.handleBudgets, authed)
+	s.handle("GET /api/v1/projects/{project}/budgets/{budget}", s.handleBudget, authed)
+	s.handle("PUT /api/v1/projects/{project}/budgets/{budget}", s.handleSetBudget, authed)
+	s.handle("POST /api/v1/budgets/reserve", s.handleReserveBudget, authed)
+	s.handle("POST /api/v1/budgets/charge", s.handleChargeBudget, authed)
 
 	if s.metrics != nil {
 		s.handle("GET /metrics", s.handleMetrics, authed)

@@ -23,14 +23,15 @@ func httpStatus(code contract.Code) int {
 	case contract.CodeHostNotAllowed, contract.CodeProxyRequired, contract.CodeCrossOrigin, contract.CodeCSRF, contract.CodeSelfDecision, contract.CodeAcknowledgementMissing,
 		contract.CodeMemberOnly, contract.CodeConsentRequired:
 		return http.StatusForbidden
-	case contract.CodeRateLimited, contract.CodeCardLimit, contract.CodeTaskLimit, contract.CodeScheduleLimit, contract.CodeHookLimit, contract.CodeConversationLimit:
+	case contract.CodeBudgetExhausted, contract.CodeRateLimited, contract.CodeCardLimit, contract.CodeTaskLimit, contract.CodeScheduleLimit, contract.CodeHookLimit, contract.CodeConversationLimit:
 		return http.StatusTooManyRequests
-	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall, contract.CodeHoldNotFound:
+	case contract.CodeCaseNotFound, contract.CodeCapabilityNotFound, contract.CodeNodeNotFound, contract.CodeHookUnknownCall, contract.CodeHoldNotFound, contract.CodeToolNotLocked:
 		return http.StatusNotFound
 	case contract.CodeAlreadyExists, contract.CodeReleaseConflict, contract.CodeCaseExists,
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
-		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed,
-		contract.CodeCaseClosed, contract.CodeHoldNotOwner:
+		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed, contract.CodeTaskFinished,
+		contract.CodeCaseClosed, contract.CodeHoldNotOwner,
+		contract.CodeToolUnlocked, contract.CodeCallChanged, contract.CodeToolLockDigest, contract.CodeToolNotAdvertised:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.

@@ -26,6 +26,10 @@ func TestHTTPStatus(t *testing.T) {
 		{contract.CodeCardReason, http.StatusBadRequest},
 		{"", http.StatusInternalServerError},
 		{contract.CodeRuleSyntax, http.StatusBadRequest},
+		{contract.CodeToolNotLocked, http.StatusNotFound},
+		{contract.CodeToolUnlocked, http.StatusConflict},
+		{contract.CodeToolLockDigest, http.StatusConflict},
+		{contract.CodeToolNotAdvertised, http.StatusConflict},
 	}
 	for _, tt := range tests {
 		if got := console.HTTPStatus(tt.code); got != tt.want {

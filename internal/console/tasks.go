@@ -19,6 +19,7 @@ type taskBackend interface {
 	RenewTask(ctx context.Context, c authority.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error)
 	ReportTask(ctx context.Context, c authority.Caller, id contract.TaskID, r contract.TaskReport) (contract.Task, error)
 	WaitOperations(ctx context.Context, c authority.Caller, ws []contract.TaskWait, bound time.Duration) (bool, error)
+	CancelTask(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error)
 }
 
 // maxTaskBody bounds a task, a message or a report: its text plus room for the rest.
@@ -146,6 +147,10 @@ func (s *Server) handleRenewTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t, err := s.auth.RenewTask(r.Context(), caller(r), taskOf(r), req)
+	if err != nil && req.WaitMS > 0 && r.Context().Err() != nil {
+		// The runtime hung up while its renewal was held, or its token ended the hold.
+		return authority.CredentialEnded(r.Context())
+	}
 	if err != nil {
 		return err
 	}
@@ -181,4 +186,14 @@ func (s *Server) handleWaitOperations(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	return writeJSON(w, http.StatusOK, contract.OperationsWaited{Reported: ok})
+}
+
+// handleCancelTask cancels a task of a project, for a member (or its delegate): one no
+// runtime claimed yet ends at once; else its runtime stops at its next step.
+func (s *Server) handleCancelTask(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.auth.CancelTask(r.Context(), caller(r), project(r), taskOf(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
 }

@@ -141,11 +141,23 @@ type PublicJWK struct {
 // SourceTypes are the Source types a worker can serve.
 var SourceTypes = []string{"file", "http", "db", "mcp"}
 
-// ToolLock authorizes a Tool on a Connection at the digest of its definition.
+// ToolLock authorizes a Tool on a Connection at the digest of its definition. As a
+// request (PUT …/tools/{tool}) only Digest and Approval may be set, and both may be left
+// out: without a digest the authority locks the one the Connection's worker advertises.
 type ToolLock struct {
 	Connection ConnectionID `json:"connection,omitempty"`
 	Tool       string       `json:"tool"`   // "vendor.name@N"
 	Digest     string       `json:"digest"` // "sha256:" and 64 hex digits
+	// Approval is what the Tool's direct Action needs: none, person or a delegation
+	// class. Left out of a lock request it is the kind's default (read: none; write and
+	// run: person).
+	Approval string     `json:"approval,omitempty"`
+	LockedBy Principal  `json:"lockedBy,omitempty"` // who locked it or last set its approval
+	LockedAt *time.Time `json:"lockedAt,omitempty"`
+	// Descriptor is what the worker advertised for the Tool at Digest when it was locked;
+	// nil when it was locked by digest with no worker advertising it, and then the Tool
+	// is offered as no direct Action.
+	Descriptor *ToolDescriptor `json:"descriptor,omitempty"`
 }
 
 // CapabilityUpload is a capability package sent for install: its files by relative path.

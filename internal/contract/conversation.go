@@ -85,6 +85,8 @@ type Conversation struct {
 	Messages  []json.RawMessage `json:"messages"`
 	State     json.RawMessage   `json:"state,omitempty"`
 	Budgets   []BudgetExhausted `json:"budgets,omitempty"` // budgets that stopped its runs, oldest first
+	// Compactions are the times its older turns were replaced by a summary, oldest first.
+	Compactions []Compacted `json:"compactions,omitempty"`
 }
 
 // ConversationSummary is one line of a project's conversations.

@@ -42,14 +42,51 @@ type ProfileSpec struct {
 	MaxTokens int64   `json:"maxTokens,omitempty"` // input plus output tokens of one run; 0: no bound
 	MaxUSD    float64 `json:"maxUsd,omitempty"`    // US dollars of one run; 0: no bound
 
+	// ContextWindow is the model's context window in tokens; 0: the runtime's own for a
+	// model it knows, else its default (docs/workbench.md, "Long conversations").
+	ContextWindow int `json:"contextWindow,omitempty"`
+
 	// InstructionsFile is an AGENTS.md-style text, beside the runtime, given to the model
 	// as its standing instructions; InstructionsDigest is the digest of its content when
 	// the profile was set, which the runtime checks before it reads it to the model.
 	InstructionsFile   string `json:"instructionsFile,omitempty"`
 	InstructionsDigest string `json:"instructionsDigest,omitempty"`
+	// Workspace is the directory, beside the runtime, the Agent works in: the AGENTS.md
+	// and CLAUDE.md files from its root down to it are standing instructions, and the
+	// skills under its .docket/skills and .claude/skills are listed to the model
+	// (docs/workbench.md, "Instructions and skills"). "": none.
+	Workspace string `json:"workspace,omitempty"`
+
+	// Thinking asks a reasoning model to think: ThinkingOn, ThinkingOff, or "" for the
+	// provider's default (docs/workbench.md, Reasoning models).
+	Thinking string `json:"thinking,omitempty"`
+	// ModelAttempts and ModelRetryWaitSeconds bound the retries of one model request
+	// that failed for a reason that means later (a rate limit, an overloaded server, a cut
+	// answer): the attempts in all, the first included, and the back-off waited in all;
+	// 0 takes the runtime's defaults (docs/workbench.md, Model retries).
+	ModelAttempts         int `json:"modelAttempts,omitempty"`
+	ModelRetryWaitSeconds int `json:"modelRetryWaitSeconds,omitempty"`
+	// ModelFirstByteSeconds and ModelIdleSeconds are a model request's deadlines: for its
+	// answer's first byte, and between two reads of it; 0 takes the runtime's defaults
+	// (docs/workbench.md, Model deadlines).
+	ModelFirstByteSeconds int `json:"modelFirstByteSeconds,omitempty"`
+	ModelIdleSeconds      int `json:"modelIdleSeconds,omitempty"`
 
 	Enabled bool `json:"enabled"` // docket start runs a runtime for the Agent
 }
+
+// Thinking settings of a profile.
+const (
+	ThinkingOn  = "on"
+	ThinkingOff = "off"
+)
+
+// Bounds of a profile's retry settings.
+const (
+	MaxModelAttempts         = 20
+	MaxModelRetryWaitSeconds = 3600
+	MaxModelDeadlineSeconds  = 3600
+)
 
 // Runtime states docket start reports.
 const (

@@ -25,6 +25,15 @@ func TestCheckTaskRunWait(t *testing.T) {
 		{"an origin with a query", func(w *contract.TaskRunWait) { w.Origin = "http://h?key=k" }, false},
 		{"not http", func(w *contract.TaskRunWait) { w.Origin = "file:///etc" }, false},
 		{"no since", func(w *contract.TaskRunWait) { w.Since = time.Time{} }, false},
+		{"a retry wait", func(w *contract.TaskRunWait) {
+			w.Phase, w.Attempt, w.Attempts, w.Reason = contract.RunWaitRetry, 2, 5, "rate limited (HTTP 429)"
+		}, true},
+		{"a retry wait for the first attempt", func(w *contract.TaskRunWait) { w.Phase, w.Attempt, w.Attempts = contract.RunWaitRetry, 1, 5 }, false},
+		{"a retry wait past its bound", func(w *contract.TaskRunWait) { w.Phase, w.Attempt, w.Attempts = contract.RunWaitRetry, 6, 5 }, false},
+		{"a retry reason too long", func(w *contract.TaskRunWait) {
+			w.Phase, w.Attempt, w.Attempts, w.Reason = contract.RunWaitRetry, 2, 5, string(make([]byte, 201))
+		}, false},
+		{"an attempt on a first-byte wait", func(w *contract.TaskRunWait) { w.Attempt, w.Attempts = 2, 5 }, false},
 		{"a deadline before since", func(w *contract.TaskRunWait) { w.Deadline = at.Add(-time.Second) }, false},
 	}
 	for _, tt := range tests {

@@ -40,7 +40,7 @@ const (
 // is posted ("posted") or refused ("refused"). Its task is posted with a client key made of
 // the schedule and the due time, so a post sent again after a restart finds the task the
 // first one made: a fire never doubles. A posted fire's outcome becomes its task's final
-// state (completed, failed) once the task has one, or "unknown" when its schedule's
+// state (completed, failed, cancelled) once the task has one, or "unknown" when its schedule's
 // member can no longer read it (revoked).
 const (
 	FirePosting = "posting"

@@ -1,9 +1,11 @@
 package contract
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Error codes of tasks and messages for Agents' conversations.
@@ -32,17 +34,21 @@ type TaskState string
 
 // Task states. A task is queued until a runtime claims it; claimed while a runtime holds
 // its lease; waiting while its work waits on Operations (a decision, a running write, a
-// person), when the authority wakes it; then completed or failed.
+// person), when the authority wakes it; then completed or failed, or cancelled when a
+// member cancelled it (see [TaskCancel]).
 const (
 	TaskQueued    TaskState = "queued"
 	TaskClaimed   TaskState = "claimed"
 	TaskWaiting   TaskState = "waiting"
 	TaskCompleted TaskState = "completed"
 	TaskFailed    TaskState = "failed"
+	TaskCancelled TaskState = "cancelled"
 )
 
 // Finished reports whether s is final.
-func (s TaskState) Finished() bool { return s == TaskCompleted || s == TaskFailed }
+func (s TaskState) Finished() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
 
 // MaxTaskText bounds a task's or a message's text, in bytes.
 const MaxTaskText = 64 << 10
@@ -96,12 +102,14 @@ type CasePin struct {
 
 // TaskWait is an Operation of the Agent a task's conversation waits on: by ordinal, or,
 // while the ordinal is unknown (an answer lost in flight), the newest Operation of Tool
-// after ordinal After.
+// after ordinal After. A wait that names Budget instead waits for room in that budget
+// of the project (docs/budgets.md): it names no call and no tool.
 type TaskWait struct {
 	CallID  string `json:"callId"`
 	Tool    string `json:"tool"`
 	Ordinal int64  `json:"ordinal,omitempty"`
 	After   int64  `json:"after,omitempty"`
+	Budget  string `json:"budget,omitempty"`
 }
 
 // ClosedCase is a Case a task closed: its id, root and disposition. Dispositions are
@@ -118,6 +126,9 @@ type TaskResult struct {
 	ErrorCode   Code         `json:"errorCode,omitempty"`
 	Teaching    string       `json:"teaching,omitempty"`
 	ClosedCases []ClosedCase `json:"closedCases"`
+	// Operations are the Operations the task's runs admitted, listed on a cancelled
+	// task's report: what did run, or runs still, or waits for a person.
+	Operations []TaskOperation `json:"operations,omitempty"`
 }
 
 // Task is a task or message as the authority keeps it.
@@ -143,9 +154,12 @@ type Task struct {
 	// (a model request, for its first byte or its next data), kept until the run reports
 	// or the task is claimed again: a run that waits past RunWait.Deadline is stuck, and
 	// its runtime stops renewing (docs/workbench.md, Model deadlines).
-	RunWait   *TaskRunWait `json:"runWait,omitempty"`
-	Result    *TaskResult  `json:"result,omitempty"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	RunWait *TaskRunWait `json:"runWait,omitempty"`
+	// Cancel, once set, says a member asked to cancel the task: its runtime sends no
+	// further model request or tool call, and the task ends cancelled.
+	Cancel    *TaskCancel `json:"cancel,omitempty"`
+	Result    *TaskResult `json:"result,omitempty"`
+	UpdatedAt time.Time   `json:"updatedAt"`
 }
 
 // TaskClaimRequest is a runtime's long-poll for its Agent's next task: POST
@@ -173,6 +187,10 @@ type TaskClaim struct {
 type TaskRenewal struct {
 	Attempt int          `json:"attempt"`
 	Wait    *TaskRunWait `json:"wait,omitempty"`
+	// WaitMS, when set, holds the renewal's answer up to WaitMS (at most
+	// MaxTaskClaimWait) after the lease is renewed, answering at once when the task's
+	// cancel is asked for: the runtime learns of a cancel from the renewal it sends anyway.
+	WaitMS int `json:"waitMs,omitempty"`
 }
 
 // What a run waits on.
@@ -184,18 +202,36 @@ const (
 const (
 	RunWaitFirstByte = "first_byte" // the request is sent; no answer has begun
 	RunWaitIdle      = "idle"       // the answer began; no more of it came since Since
+	RunWaitRetry     = "retry"      // an attempt failed for a reason that means "later"; the next is sent at Deadline
 )
 
 // TaskRunWait is what a claimed task's run waits on: a model request at Origin, in Phase,
 // since Since; at Deadline the runtime ends the request (the task fails with
 // model_stalled), and past it the runtime no longer renews the claim.
+//
+// In phase retry the run waits out a back-off: at Deadline it sends attempt Attempt of
+// Attempts, after the last one failed for Reason ("rate limited (HTTP 429)").
 type TaskRunWait struct {
 	On       string    `json:"on"`
 	Origin   string    `json:"origin"`
 	Phase    string    `json:"phase"`
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"`
+	Attempt  int       `json:"attempt,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
 }
+
+// RetryWaitText says what a run waiting to send a model request again waits on, as a
+// person reads it at now: "rate limited (HTTP 429), attempt 2 of 5 at
+// https://api.example.com, next in 4 s".
+func RetryWaitText(w TaskRunWait, now time.Time) string {
+	next := max(w.Deadline.Sub(now), 0).Round(time.Second)
+	return fmt.Sprintf("%s, attempt %d of %d at %s, next in %d s", w.Reason, w.Attempt, w.Attempts, w.Origin, int64(next/time.Second))
+}
+
+// maxRunWaitReason bounds a [TaskRunWait]'s reason, in bytes.
+const maxRunWaitReason = 200
 
 // maxRunWaitOrigin bounds a [TaskRunWait]'s origin, in bytes.
 const maxRunWaitOrigin = 200
@@ -208,8 +244,12 @@ func CheckTaskRunWait(w TaskRunWait) error {
 	switch {
 	case w.On != RunWaitModel:
 		return Errorf(CodeInvalidArgument, "a run wait is on %q, the only thing a run waits on that it reports", RunWaitModel)
-	case w.Phase != RunWaitFirstByte && w.Phase != RunWaitIdle:
-		return Errorf(CodeInvalidArgument, "a run wait's phase is %q or %q", RunWaitFirstByte, RunWaitIdle)
+	case w.Phase != RunWaitFirstByte && w.Phase != RunWaitIdle && w.Phase != RunWaitRetry:
+		return Errorf(CodeInvalidArgument, "a run wait's phase is %q, %q or %q", RunWaitFirstByte, RunWaitIdle, RunWaitRetry)
+	case w.Phase == RunWaitRetry && (w.Attempt < 2 || w.Attempts < w.Attempt || len(w.Reason) > maxRunWaitReason || !utf8.ValidString(w.Reason)):
+		return Errorf(CodeInvalidArgument, "a retry wait names the attempt it waits for (2 or more, at most attempts) and a reason of at most %d bytes", maxRunWaitReason)
+	case w.Phase != RunWaitRetry && (w.Attempt != 0 || w.Attempts != 0 || w.Reason != ""):
+		return Errorf(CodeInvalidArgument, "only a retry wait names an attempt and a reason")
 	case len(w.Origin) > maxRunWaitOrigin || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
 		return Errorf(CodeInvalidArgument, "a run wait's origin is the model endpoint's scheme://host[:port], without a path, credentials or query")

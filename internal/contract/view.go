@@ -67,6 +67,9 @@ const (
 	BlockRule       BlockReason = "rule"        // its preconditions do not hold on trusted premises
 	BlockCasePaused BlockReason = "case_paused"
 	BlockCaseClosed BlockReason = "case_closed"
+	// BlockCaseType: a direct Action of a locked Tool, outside an exploration Case or a
+	// Case whose Case Type opts in to direct Actions.
+	BlockCaseType BlockReason = "case_type"
 )
 
 // Wait is what a ready Action will wait on once applied.

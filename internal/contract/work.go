@@ -48,6 +48,9 @@ type PollRequest struct {
 	WorkerID   string           `json:"workerId"`
 	Generation *int64           `json:"workerGeneration,omitempty"`
 	Tools      []ToolDescriptor `json:"tools"`
+	// VaultSources names the Sources the worker's vault holds: names only, never a value,
+	// so the Tools page can say which bound Sources this worker can run against.
+	VaultSources []string `json:"vaultSources,omitempty"`
 }
 
 // LeaseRequest renews (RenewLease) or gives up (ReleaseLease) the lease held.

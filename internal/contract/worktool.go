@@ -48,6 +48,11 @@ const (
 	CodeMCPUnavailable Code = "mcp_unavailable" // the MCP server could not be reached or initialized
 	CodeEffectUnknown  Code = "effect_unknown"  // the call failed after its effect may have happened
 	CodeToolFailed     Code = "tool_failed"     // the call failed before any effect, for a reason kept in the worker's log
+
+	CodeToolSchema    Code = "tool_schema"    // a discovered MCP tool's input schema cannot be mapped to manifest params
+	CodeToolExists    Code = "tool_exists"    // a Tool id being added is already in the manifest
+	CodeSourceExists  Code = "source_exists"  // a Source name being added is already in the vault
+	CodeTemplateField Code = "template_field" // a tool template's input is missing or invalid; the error names the field
 )
 
 // ToolID names a Tool: "vendor.name@N", dot-separated lower-case segments (at least two)
@@ -108,4 +113,30 @@ type ToolDescriptor struct {
 	AdapterDigest string   `json:"adapterDigest"` // "sha256:…" naming the adapter and its version
 	Kind          string   `json:"kind"`          // read, write or run
 	SourceTypes   []string `json:"sourceTypes"`   // empty for a source-free Tool
+
+	// Direct says the Tool's params are stated in full (every manifest and built-in Tool
+	// but one whose arguments are open), so the authority may offer it, once locked, as a
+	// direct Action (docs/workers.md, "Direct Actions"). A worker that predates direct
+	// Actions sends none of the fields below.
+	Direct      bool        `json:"direct,omitempty"`
+	Description string      `json:"description,omitempty"` // what the Tool does, for the model and the Tools page
+	Params      []ToolParam `json:"params,omitempty"`      // the arguments it takes besides "source", by name
+	Returns     []string    `json:"returns,omitempty"`     // the columns of its rows
+	Facts       []ToolFact  `json:"facts,omitempty"`       // how its rows become facts: the direct Action's returns mapping
+}
+
+// ToolParam is one argument a Tool takes, as its manifest declares it.
+type ToolParam struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"` // string, integer, number or boolean
+	Required    bool   `json:"required,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// ToolFact maps each row a Tool returns to one fact: Predicate with each argument taken
+// from a column ("$column") or a constant, the shape of a capability Action's returns.
+// The predicate must be a word of the Source the call runs against.
+type ToolFact struct {
+	Predicate string            `json:"predicate"`
+	Args      map[string]string `json:"args"`
 }

@@ -315,9 +315,14 @@ func TestGateway_CaseLifecycle(t *testing.T) {
 func TestGateway_ReadArtifact(t *testing.T) {
 	f := newFixture(t, time.Second)
 	cs := f.connect(t, nil)
-	ref, err := f.ops.PutArtifact(t.Context(), f.agent, []byte("0123456789"))
-	if err != nil || !strings.HasPrefix(ref, "art_") {
-		t.Fatalf("PutArtifact = %q, %v", ref, err)
+	put, err := f.ops.PutArtifact(t.Context(), f.agent, []byte("0123456789"))
+	if err != nil || !strings.HasPrefix(put.Ref, "art_") || put.Size != 10 {
+		t.Fatalf("PutArtifact = %+v, %v", put, err)
+	}
+	ref := put.Ref
+	again, err := f.ops.PutArtifact(t.Context(), f.agent, []byte("0123456789"))
+	if err != nil || again != put {
+		t.Errorf("PutArtifact of the same content again = %+v, %v, want %+v: one content, one artifact", again, err, put)
 	}
 	tests := []struct {
 		name string

@@ -129,6 +129,10 @@ type ToolLock struct {
 	Connection string
 	Tool       string // "vendor.name@N"
 	Digest     []byte
+	// Data is the lock's record (contract.ToolLock: its approval, who locked it, the
+	// advertised descriptor); nil for a lock stored before it was kept. The store does
+	// not read it.
+	Data json.RawMessage
 }
 
 // Node is a Board node kept as an opaque record so the in-memory Board can be rebuilt.

@@ -89,6 +89,14 @@ type Reader interface {
 	// OpenScheduleFires returns up to limit fires of every project whose outcome is
 	// "posting" or "posted", earliest FiredAt first.
 	OpenScheduleFires(ctx context.Context, limit int) ([]ScheduleFire, error)
+
+	// Budgets returns project's budgets, by name.
+	Budgets(ctx context.Context, project string) ([]Budget, error)
+	// BudgetSpend returns what was charged to budget of project in the window starting at
+	// window; [ErrNotFound] when nothing was.
+	BudgetSpend(ctx context.Context, project, budget string, window time.Time) (BudgetSpend, error)
+	// BudgetHolds returns the holds on budget of project, expired ones included, by id.
+	BudgetHolds(ctx context.Context, project, budget string) ([]BudgetHold, error)
 }
 
 // Tx is one write transaction, given to the function passed to [Store.Update]. It is not
@@ -201,6 +209,22 @@ type Tx interface {
 	// SettleFire stores f's Task, Outcome, ErrorCode and Teaching on the fire of f's
 	// schedule and due time ([ErrNotFound] for none).
 	SettleFire(ctx context.Context, f ScheduleFire) error
+
+	// PutBudget creates or replaces budget (b.Project, b.Name) of an existing project; it
+	// needs a name, a scope, a window, a zone and a setter ([ErrInvalid]). The store does
+	// not order budget writes: a caller that checks a budget and writes it holds the
+	// project's head ([Tx.LockHead]) from the read to the commit.
+	PutBudget(ctx context.Context, b Budget) error
+	// PutBudgetSpend creates or replaces the spend of (s.Project, s.Budget, s.Window) of an
+	// existing budget ([ErrNotFound] for none).
+	PutBudgetSpend(ctx context.Context, s BudgetSpend) error
+	// PutBudgetHold records a hold on an existing budget. One reservation holds a part of
+	// each budget it counts against under one id; (project, id, budget) must be new
+	// ([ErrConflict]).
+	PutBudgetHold(ctx context.Context, h BudgetHold) error
+	// DeleteBudgetHold removes every hold of reservation id in project and returns them, by
+	// budget ([ErrNotFound] for none).
+	DeleteBudgetHold(ctx context.Context, project, id string) ([]BudgetHold, error)
 
 	// RecordDecision records a decision on a Request; see [Decision] for the rules it
 	// enforces. A Decision naming a missing project returns [ErrNotFound].

@@ -496,8 +496,19 @@ func (r *runtimes) child(ctx context.Context, cl *apiclient.Client, p contract.A
 	add("--max-turns", strconv.Itoa(p.MaxTurns))
 	add("--max-tokens", strconv.FormatInt(p.MaxTokens, 10))
 	add("--max-usd", strconv.FormatFloat(p.MaxUSD, 'f', -1, 64))
+	add("--context-window", strconv.Itoa(p.ContextWindow))
+	add("--thinking", p.Thinking)
+	add("--model-attempts", strconv.Itoa(p.ModelAttempts))
+	for _, d := range []struct {
+		flag string
+		s    int
+	}{{"--model-retry-wait", p.ModelRetryWaitSeconds}, {"--model-first-byte", p.ModelFirstByteSeconds}, {"--model-idle", p.ModelIdleSeconds}} {
+		if d.s > 0 {
+			add(d.flag, strconv.Itoa(d.s)+"s")
+		}
+	}
 	for _, f := range []struct{ flag, path, what string }{
-		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"},
+		{"--script", p.Script, "script"}, {"--instructions-file", p.InstructionsFile, "instructions file"}, {"--workspace", p.Workspace, "workspace"},
 	} {
 		if f.path == "" {
 			continue

@@ -22,6 +22,7 @@ import (
 	"github.com/docketrun/docket/internal/environ"
 	"github.com/docketrun/docket/internal/material"
 	"github.com/docketrun/docket/internal/supervisor"
+	"github.com/docketrun/docket/internal/worker/toolset"
 )
 
 // Files of the data dir that docket start keeps, and the Connection its worker runs for.
@@ -85,6 +86,10 @@ type Config struct {
 	// that does not answer unless the person ticks "save without checking"
 	// (docs/workbench.md). Nil checks nothing.
 	CheckModel func(ctx context.Context, spec contract.ProfileSpec, key string) error
+	// Discover runs the discovery of an mcp Source of the Connection local for the tools
+	// page (ToolsPath). Nil: the governed read docket.mcp.discover@1 through the worker,
+	// as the Agent ToolsAgent.
+	Discover Discoverer
 }
 
 // CheckListen refuses an address that is not loopback: the workbench is for the person
@@ -188,6 +193,13 @@ func Run(ctx context.Context, cfg Config) error {
 	local.Handle(ExamplePath, &exampleInstaller{rts: rts, token: ExampleToken(kids.serveKey), worker: kids.worker,
 		spec:    ExampleSpec{Dir: filepath.Join(cfg.Dir, ExampleDir), Manifest: kids.manifest, Vault: kids.vault},
 		xorigin: http.NewCrossOriginProtection()})
+	tp := &toolsPage{rts: rts, runKey: runKey, files: toolset.Files{Manifest: kids.manifest, Vault: kids.vault}, discover: cfg.Discover,
+		xorigin: http.NewCrossOriginProtection()}
+	if tp.discover == nil {
+		tp.discover = tp.governedDiscover
+	}
+	local.Handle(ToolsPath, tp)
+	local.Handle(ToolsPath+"/", tp)
 	local.Handle(MaterialsPath, &materialAdder{rts: rts, token: MaterialsToken(kids.serveKey),
 		area: material.Area{Dir: filepath.Join(cfg.Dir, MaterialsDir)}, xorigin: http.NewCrossOriginProtection()})
 	local.Handle("/", fu) // fu refuses every other path with where the console is

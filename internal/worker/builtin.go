@@ -19,6 +19,11 @@ const (
 // the only one with an empty entry, which the mcp adapter reads as "discover".
 const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
 
+// MCPToolPredicate is the fact each tool docket.mcp.discover@1 lists becomes, run as a
+// direct Action: mcp_tool(source, name, description, input_schema, output_schema,
+// read_only, truncated). An mcp Source whose tools are discovered so attests it.
+const MCPToolPredicate = "mcp_tool"
+
 // MaterialReadTool reads a material from the material area, bound as a file Source
 // (docs/materials.md). Its rows carry the text by reference only.
 const MaterialReadTool contract.ToolID = "docket.material.read@1"
@@ -48,8 +53,13 @@ func builtinTools() map[contract.ToolID]Tool {
 	tools[MaterialReadTool] = Tool{Adapter: AdapterMaterial, SourceTypes: []string{"file"}, Entry: "read", Kind: contract.ToolKindRead,
 		Params:  map[string]Param{"material": path, "offset": {Type: ParamInteger}, "limit": {Type: ParamInteger}},
 		Returns: []string{"material", "size", "offset", "bytes", "truncated", "text"}}
+	// Run as a direct Action (the console's tools page runs it so, as a governed read),
+	// each tool the server lists lands as an mcp_tool fact of the Source it was read
+	// from, which the page reads back to offer the tools (docs/tools.md).
 	tools[MCPDiscoverTool] = Tool{Adapter: AdapterMCP, SourceTypes: []string{"mcp"}, Kind: contract.ToolKindRead,
-		Returns: []string{"name", "description", "inputSchema", "readOnly", "truncated"}}
+		Returns: []string{"name", "description", "inputSchema", "outputSchema", "readOnly", "truncated"},
+		Facts: []Fact{{Predicate: MCPToolPredicate, Args: map[string]string{"source": "$source", "name": "$name", "description": "$description",
+			"input_schema": "$inputSchema", "output_schema": "$outputSchema", "read_only": "$readOnly", "truncated": "$truncated"}}}}
 	wj := def(OpWriteJSON, contract.ToolKindWrite, map[string]Param{"path": path}, "path", "sha256", "size")
 	wj.openArgs = true
 	tools[WorkspaceTool(OpWriteJSON)] = wj

@@ -19,7 +19,7 @@ type Config struct {
 	Project    contract.ProjectID    // required: the project of the worker's Connection
 	Connection contract.ConnectionID // required
 	Key        []byte                // required: the Connection key that signs grants
-	Manifest   *Manifest             // required
+	Manifest   *Manifest             // required; replaced by [Executor.SetManifest]
 	Vault      *Vault                // required; may hold no Sources; replaced by [Executor.SetVault]
 	Adapters   map[string]Adapter    // by adapter name; a Tool whose adapter is missing is not served
 	Workspace  WorkspaceAccess       // ceiling on the built-in workspace Tools; default WorkspaceRead
@@ -43,8 +43,12 @@ const (
 // when its grant agrees with everything in its [Config]. It is safe for concurrent use.
 type Executor struct {
 	cfg      Config
-	vault    atomic.Pointer[Vault] // the vault in use; SetVault replaces it
-	adapters map[string]string     // adapter name → its [AdapterDigest], computed once in NewExecutor
+	vault    atomic.Pointer[Vault]    // the vault in use; SetVault replaces it
+	manifest atomic.Pointer[Manifest] // the manifest in use; SetManifest replaces it
+	// manifestProblem is why the manifest file's last edit was not loaded; nil when the
+	// file in use is the file on disk.
+	manifestProblem atomic.Pointer[string]
+	adapters        map[string]string // adapter name → its [AdapterDigest], computed once in NewExecutor
 }
 
 // NewExecutor returns an Executor, or an error naming a missing required field.
@@ -84,6 +88,7 @@ func NewExecutor(cfg Config) (*Executor, error) {
 		e.adapters[name] = d
 	}
 	e.vault.Store(cfg.Vault)
+	e.manifest.Store(cfg.Manifest)
 	return e, nil
 }
 
@@ -115,8 +120,9 @@ func (j *Job) Refusal() error { return j.refusal }
 // for Poll.
 func (e *Executor) Descriptors() []contract.ToolDescriptor {
 	var out []contract.ToolDescriptor
-	for _, id := range e.cfg.Manifest.IDs() {
-		t, digest, _ := e.cfg.Manifest.Lookup(id)
+	m := e.manifest.Load()
+	for _, id := range m.IDs() {
+		t, digest, _ := m.Lookup(id)
 		_, ok := e.cfg.Adapters[t.Adapter]
 		if !ok || !e.cfg.Workspace.Offers(t) {
 			continue
@@ -125,11 +131,14 @@ func (e *Executor) Descriptors() []contract.ToolDescriptor {
 		if st == nil {
 			st = []string{}
 		}
-		out = append(out, contract.ToolDescriptor{Tool: id, Digest: digest, Adapter: t.Adapter,
-			AdapterDigest: e.adapters[t.Adapter], Kind: t.Kind, SourceTypes: st})
+		out = append(out, t.describe(id, digest, e.adapters[t.Adapter], st))
 	}
 	return out
 }
+
+// VaultNames returns the names of the Sources the vault in use holds, sorted: names
+// only, never a value, for Poll.
+func (e *Executor) VaultNames() []string { return e.vault.Load().Names() }
 
 // AdapterDigest is the digest a grant pins for adapter a registered as name: the sha256
 // of JCS {"adapter": name, "version": a's [Versioner] version or "1"}.
@@ -176,7 +185,7 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 	want := contract.Grant{Project: e.cfg.Project, Invocation: row.Invocation, Action: row.Action, Tool: spec.Tool,
 		Source: target.Source, SourceDigest: target.SourceDigest, Connection: e.cfg.Connection,
 		WorkerID: workerID, Generation: generation, RequestDigest: reqDigest}
-	t, digest, ok := e.cfg.Manifest.Lookup(spec.Tool)
+	t, digest, ok := e.manifest.Load().Lookup(spec.Tool)
 	a, has := e.cfg.Adapters[t.Adapter]
 	var refusal error
 	switch {

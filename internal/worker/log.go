@@ -12,6 +12,7 @@ const (
 const (
 	logReason  = "reason"
 	logSources = "sources"
+	logTools   = "tools"
 )
 
 // Log attribute keys of the worker's hop and Run loop.

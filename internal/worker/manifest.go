@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -65,13 +66,15 @@ type manifestFile struct {
 // change to a field is a new definition that must be locked again.
 type Tool struct {
 	Adapter     string           `json:"adapter"`
-	SourceTypes []string         `json:"sourceTypes"`       // empty: the Tool is source-free
-	Entry       string           `json:"entry"`             // per adapter: workspace op, run file, "METHOD /path/{param}", SQL, MCP tool name
-	Kind        string           `json:"kind,omitempty"`    // read, write or run; default by adapter
-	Params      map[string]Param `json:"params,omitempty"`  // the arguments the call takes, besides "source"
-	Returns     []string         `json:"returns,omitempty"` // the columns of its rows, for documentation and mapping
-	Env         *Env             `json:"env,omitempty"`     // run only: environment passed through
-	Fence       *Fence           `json:"fence,omitempty"`   // limits and permissions
+	SourceTypes []string         `json:"sourceTypes"`           // empty: the Tool is source-free
+	Entry       string           `json:"entry"`                 // per adapter: workspace op, run file, "METHOD /path/{param}", SQL, MCP tool name
+	Kind        string           `json:"kind,omitempty"`        // read, write or run; default by adapter
+	Description string           `json:"description,omitempty"` // what it does, for the model choosing its direct Action
+	Params      map[string]Param `json:"params,omitempty"`      // the arguments the call takes, besides "source"
+	Returns     []string         `json:"returns,omitempty"`     // the columns of its rows, for documentation and mapping
+	Facts       []Fact           `json:"facts,omitempty"`       // its rows as facts, when offered as a direct Action
+	Env         *Env             `json:"env,omitempty"`         // run only: environment passed through
+	Fence       *Fence           `json:"fence,omitempty"`       // limits and permissions
 
 	// openArgs lets the built-in write_json take any scalar arguments as the object it
 	// writes; a manifest cannot set it.
@@ -90,6 +93,32 @@ const (
 type Param struct {
 	Type     string `json:"type"` // string, integer, number or boolean
 	Required bool   `json:"required,omitempty"`
+	// Description says what the argument is, for the person locking the Tool and the
+	// Agent calling it; absent, the definition (and its digest) is as before it existed.
+	Description string `json:"description,omitempty"`
+}
+
+// Fact maps each row the Tool returns to one fact of its direct Action: Predicate with
+// each argument taken from a column ("$column") or a constant. The predicate must be a
+// word of the Source the call runs against (docs/workers.md, "Direct Actions").
+type Fact struct {
+	Predicate string            `json:"predicate"`
+	Args      map[string]string `json:"args"`
+}
+
+// describe is the descriptor a Poll advertises for the Tool id at digest. A Tool that
+// takes open arguments states no params, so it is offered as no direct Action.
+func (t Tool) describe(id contract.ToolID, digest, adapterDigest string, sourceTypes []string) contract.ToolDescriptor {
+	d := contract.ToolDescriptor{Tool: id, Digest: digest, Adapter: t.Adapter, AdapterDigest: adapterDigest,
+		Kind: t.Kind, SourceTypes: sourceTypes, Direct: !t.openArgs, Description: t.Description, Returns: t.Returns}
+	for _, name := range slices.Sorted(maps.Keys(t.Params)) {
+		p := t.Params[name]
+		d.Params = append(d.Params, contract.ToolParam{Name: name, Type: p.Type, Required: p.Required, Description: p.Description})
+	}
+	for _, f := range t.Facts {
+		d.Facts = append(d.Facts, contract.ToolFact{Predicate: f.Predicate, Args: f.Args})
+	}
+	return d
 }
 
 // Env is the environment a run Tool's program sees besides the basics (see [ScrubEnv]).
@@ -173,6 +202,10 @@ func checkTool(id contract.ToolID, t *Tool) error {
 	}
 	if t.Kind == "" {
 		t.Kind = kinds[0]
+		if t.Adapter == AdapterHTTP {
+			method, _, _ := strings.Cut(strings.TrimSpace(t.Entry), " ")
+			t.Kind = HTTPKind(method)
+		}
 	}
 	if t.SourceTypes == nil {
 		t.SourceTypes = []string{} // absent and [] are one definition, with one digest
@@ -202,10 +235,32 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		if !validArgName(name) {
 			return contract.Errorf(contract.CodeManifestInvalid, "tool %s has parameter %.40q; use lower-case letters, digits and '_', starting with a letter.", id, name)
 		}
+		if len(p.Description) > 2000 {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s parameter %s has a description over 2000 bytes; shorten it.", id, name)
+		}
 		switch p.Type {
 		case ParamString, ParamInteger, ParamNumber, ParamBoolean:
 		default:
 			return contract.Errorf(contract.CodeManifestInvalid, "tool %s parameter %s has type %.20q; use string, integer, number or boolean.", id, name, p.Type)
+		}
+	}
+	for _, f := range t.Facts {
+		if !validArgName(f.Predicate) {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a fact with predicate %.40q; use lower-case letters, digits and '_', starting with a letter.", id, f.Predicate)
+		}
+		if len(t.SourceTypes) == 0 {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s maps its rows to facts but runs against no Source; facts take a Source's words and tier, so set sourceTypes or remove facts.", id)
+		}
+		if len(f.Args) == 0 {
+			return contract.Errorf(contract.CodeManifestInvalid, "tool %s has fact %s with no args; map each argument to a \"$column\" of its rows.", id, f.Predicate)
+		}
+		for arg, spec := range f.Args {
+			col, isCol := strings.CutPrefix(spec, "$")
+			// A column is the Tool's own name (an MCP server's rows are often camelCase);
+			// the fact's arguments are Board names, lower-case.
+			if !validArgName(arg) || isCol && !validColumn(col) {
+				return contract.Errorf(contract.CodeManifestInvalid, "tool %s fact %s maps %.40q from %.40q; name arguments with lower-case letters, digits and '_', and \"$column\"s with letters, digits and '_'.", id, f.Predicate, arg, spec)
+			}
 		}
 	}
 	if t.Env != nil && t.Adapter != AdapterRun {
@@ -215,6 +270,31 @@ func checkTool(id contract.ToolID, t *Tool) error {
 		return contract.Errorf(contract.CodeManifestInvalid, "tool %s has a negative fence limit; use a positive number or leave it out for the default.", id)
 	}
 	return nil
+}
+
+// HTTPKind is the kind of an http Tool whose manifest entry says none: GET and HEAD
+// read, any other method writes (docs/workers.md, "http").
+func HTTPKind(method string) string {
+	switch strings.ToUpper(method) {
+	case "GET", "HEAD":
+		return contract.ToolKindRead
+	}
+	return contract.ToolKindWrite
+}
+
+// validColumn reports whether s may name a column of a Tool's rows: letters of either
+// case, digits and '_', starting with a letter or '_', as a direct Action's facts mapping
+// takes it (capability.CheckDirect).
+func validColumn(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validArgName(s string) bool {

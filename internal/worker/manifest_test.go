@@ -161,11 +161,11 @@ func TestParseManifest_unknownField(t *testing.T) {
 		name, tool, want string
 	}{
 		{"a typo of a Tool's field", `{"adaptor":"run","entry":"x"}`,
-			`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
+			`unknown field "adaptor" (did you mean "adapter"?) at "tools.acme.x@1", line 1; its fields are adapter, description, entry, env, facts, fence, kind, params, returns, sourceTypes`},
 		{"a typo of a fence's field", `{"adapter":"run","entry":"x","fence":{"timeout":5}}`,
 			`unknown field "timeout" (did you mean "timeoutMs"?) at "tools.acme.x@1.fence", line 1; its fields are allow, hosts, maxBytes, timeoutMs`},
 		{"nothing near", `{"adapter":"run","entry":"x","colour":"red"}`,
-			`unknown field "colour" at "tools.acme.x@1", line 1; its fields are adapter, entry, env, fence, kind, params, returns, sourceTypes`},
+			`unknown field "colour" at "tools.acme.x@1", line 1; its fields are adapter, description, entry, env, facts, fence, kind, params, returns, sourceTypes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,5 +175,38 @@ func TestParseManifest_unknownField(t *testing.T) {
 				t.Errorf("ParseManifest = %v, want manifest_invalid: %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestManifest_httpKindByMethod: an http Tool whose manifest says no kind reads for GET
+// and HEAD and writes for any other method, so a POST is never offered as a read; a kind
+// the manifest states is kept (docs/workers.md, "http").
+func TestManifest_httpKindByMethod(t *testing.T) {
+	tests := []struct {
+		entry, kind, want string
+	}{
+		{"GET /orders/{id}", "", contract.ToolKindRead},
+		{"HEAD /orders", "", contract.ToolKindRead},
+		{"get /orders", "", contract.ToolKindRead},
+		{"POST /orders", "", contract.ToolKindWrite},
+		{"PUT /orders/{id}", "", contract.ToolKindWrite},
+		{"PATCH /orders/{id}", "", contract.ToolKindWrite},
+		{"DELETE /orders/{id}", "", contract.ToolKindWrite},
+		{"POST /search", contract.ToolKindRead, contract.ToolKindRead},
+		{"GET /poke", contract.ToolKindWrite, contract.ToolKindWrite},
+	}
+	for _, tt := range tests {
+		js, err := json.Marshal(map[string]any{"format": worker.ManifestFormat, "tools": map[string]any{
+			"acme.x@1": map[string]any{"adapter": "http", "sourceTypes": []string{"http"}, "entry": tt.entry, "kind": tt.kind, "params": map[string]any{"id": map[string]string{"type": "string"}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := worker.ParseManifest(js, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.entry, err)
+		}
+		if def, _, _ := m.Lookup("acme.x@1"); def.Kind != tt.want {
+			t.Errorf("%q with kind %q runs as %s, want %s", tt.entry, tt.kind, def.Kind, tt.want)
+		}
 	}
 }

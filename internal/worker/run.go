@@ -105,7 +105,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // instance holds is asked for again after the retry delay.
 func (r *Runner) acquire(ctx context.Context) (*contract.Lease, []json.RawMessage, error) {
 	body, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-		WorkerID: r.cfg.WorkerID, Tools: r.descriptors()}})
+		WorkerID: r.cfg.WorkerID, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,9 +151,14 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	wg.Go(func() { r.renew(lctx, l, lose) })
 	defer wg.Wait()
 	gen := l.Generation
-	poll, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-		WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors()}})
-	if err != nil {
+	// Each Poll says what the worker offers — the Tools of the manifest in use then — and
+	// which Sources its vault holds as they are then: a manifest reloaded or a vault
+	// replaced (Executor.SetVault) while the lease is held shows on the next Poll.
+	pollBody := func() ([]byte, error) {
+		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})
+	}
+	if _, err := pollBody(); err != nil {
 		return err
 	}
 	// refused holds the rows this worker refused to claim, by id and grant: the authority
@@ -175,6 +180,10 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 		// queued, and the Poll would serve it again.
 		if !p.ready(lctx) {
 			break
+		}
+		poll, err := pollBody()
+		if err != nil {
+			return err
 		}
 		a, err := r.cfg.Hop.Send(lctx, poll)
 		switch {

@@ -397,7 +397,10 @@ func (c *Client) classify(ctx context.Context, what string, err error) error {
 		status = r.status
 	}
 	switch {
-	case data.Reason == contract.ReasonConnectionReplaced || status == http.StatusConflict:
+	case data.Reason == contract.ReasonConnectionReplaced:
+		// Only the gateway's own reason says the connection was replaced: a bare 409 is
+		// the SDK refusing a stream resume while the call is still held (docs/mcp.md),
+		// and ends below as a lost answer.
 		c.replaced = true
 		c.session = nil
 		return replacedError()

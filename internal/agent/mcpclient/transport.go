@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -91,6 +92,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		if resp, err = t.resume(req, resp); err != nil {
+			return nil, err
+		}
+	}
 	if resp.StatusCode/100 != 2 {
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxObservedBody))
 		resp.Body.Close()
@@ -98,16 +104,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("read refusal (status %d): %w", resp.StatusCode, rerr)
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		r := &refusal{status: resp.StatusCode}
-		var head rpcHead
-		if json.Unmarshal(body, &head) == nil && head.Error != nil {
-			var data struct {
-				Reason string `json:"reason"`
-			}
-			if json.Unmarshal(head.Error.Data, &data) == nil {
-				r.reason = data.Reason // else no reason: the status alone classifies it
-			}
-		}
+		r := &refusal{status: resp.StatusCode, reason: reasonOf(body)} // no reason: the status alone classifies it
 		t.mu.Lock()
 		t.refusal = r
 		t.mu.Unlock()
@@ -139,6 +136,60 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// Bounds of a stream resume answered 409 while the call it resumes is still held.
+const (
+	resumeTries = 6                     // GETs in all
+	resumeFirst = 50 * time.Millisecond // the pause before the second, doubled for each one after
+)
+
+// resume sends a stream resume (GET with Last-Event-ID) again while it is answered 409
+// without connection_replaced: the gateway still serves the held call's own stream (the
+// MCP SDK answers "stream ID conflicts with ongoing stream"), which is not a replaced
+// connection (docs/mcp.md, One client per Agent). It gives up after resumeTries, with the
+// last answer: the client then reads the call's answer as lost, and its outcome comes
+// from the strip; the call is never sent again.
+func (t *transport) resume(req *http.Request, resp *http.Response) (*http.Response, error) {
+	pause := resumeFirst
+	for try := 1; try < resumeTries && resp.StatusCode == http.StatusConflict; try++ {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxObservedBody))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read refusal (status %d): %w", resp.StatusCode, err)
+		}
+		if reasonOf(body) == contract.ReasonConnectionReplaced {
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			return resp, nil
+		}
+		timer := time.NewTimer(pause)
+		select {
+		case <-req.Context().Done():
+			timer.Stop()
+			return nil, req.Context().Err()
+		case <-timer.C:
+		}
+		pause *= 2
+		if resp, err = t.base.RoundTrip(req.Clone(req.Context())); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+// reasonOf is data.reason of a JSON-RPC error body; "" when it holds none.
+func reasonOf(body []byte) string {
+	var head rpcHead
+	if json.Unmarshal(body, &head) != nil || head.Error == nil {
+		return ""
+	}
+	var data struct {
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(head.Error.Data, &data) != nil {
+		return ""
+	}
+	return data.Reason
 }
 
 // progressWatcher passes a call's SSE stream through to the SDK and notes the ordinal of

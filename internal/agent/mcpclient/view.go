@@ -134,3 +134,27 @@ func (c *Client) fullViewLocked(ctx context.Context, conversation string) (contr
 	}
 	return tr.View, m.ViewDigest, nil
 }
+
+// HeldCase returns Case id as the View the client holds for conversation lists it (the
+// last View its model was given, whole or rebuilt from deltas), and whether it does: so
+// that a runtime can name the root of a Case a call closed when the call's answer carried
+// only a View delta, or none (viewUnchanged), or was cut.
+func (c *Client) HeldCase(conversation string, id contract.CaseID) (contract.CaseEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.views[conversation]
+	if !ok {
+		return contract.CaseEntry{}, false
+	}
+	for _, e := range h.view.Cases.Items {
+		if e.CaseID == id {
+			return e, true
+		}
+	}
+	for _, r := range h.view.Roots.Items {
+		if r.CaseID == id {
+			return contract.CaseEntry{CaseID: id, Root: r.Root}, true
+		}
+	}
+	return contract.CaseEntry{}, false
+}

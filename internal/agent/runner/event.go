@@ -26,6 +26,10 @@ type Event struct {
 	State   string          `json:"state,omitempty"`
 	Final   string          `json:"final,omitempty"`
 	Pending []agent.Pending `json:"pending,omitempty"`
+	// ClosedCases are the Cases the run closed, each with its root (the end only).
+	ClosedCases []ClosedCase `json:"closedCases,omitempty"`
+	// Task is the authority's task of a pinned run (the end only).
+	Task contract.TaskID `json:"task,omitempty"`
 }
 
 // ToolEvent is the Event of one answered call in conversation: the result the model

@@ -52,12 +52,27 @@ type Config struct {
 	MaxTurns     int     // model turns of one run; 0: no bound
 	MaxTokens    int64   // input plus output tokens of one run; 0: no bound
 	MaxUSD       float64 // US dollars of one run; 0: no bound
+	// ContextWindow is the model's context window in tokens; 0: agent.ContextWindow's
+	// for the model (a scripted model, which has none, is then never compacted).
+	ContextWindow int
+	// OutputLimit is the bytes of a tool result shown to the model; 0: agent.DefaultOutputLimit.
+	OutputLimit int
 
 	// ModelFirstByte and ModelIdle bound each model request: the wait for its answer's
 	// first byte, and between two reads of the answer; 0 takes agent.DefaultFirstByte and
 	// agent.DefaultIdle. A request past either fails its task with model_stalled.
 	ModelFirstByte time.Duration
 	ModelIdle      time.Duration
+
+	// ModelAttempts and ModelRetryWait bound the retries of a model request that failed
+	// for a reason that means "later" (a rate limit, a server failure, a cut answer; see
+	// agent.RetryPolicy): the attempts in all, and the back-off waited in all; 0 takes
+	// agent.DefaultRetryAttempts and agent.DefaultRetryWait.
+	ModelAttempts  int
+	ModelRetryWait time.Duration
+	// Thinking asks a reasoning model to think: on, off, or ""/default for the provider's
+	// own default (agent.Thinking).
+	Thinking string
 
 	ConversationMaxTurns  int     // model turns of a conversation over all its runs; 0: no bound
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
@@ -74,6 +89,9 @@ type Config struct {
 	// have that digest (the one its profile recorded), or the runtime does not start.
 	InstructionsFile   string
 	InstructionsDigest string
+	// Workspace is the directory the Agent works in, whose instruction files and skills
+	// the model is given (agent.ReadWorkspace); "": none.
+	Workspace string
 
 	// TaskFile, when set, is where ServeTasks writes its endpoint and per-run key (a
 	// [TaskEndpoint], mode 0600) instead of printing the key: docket start's supervised
@@ -117,7 +135,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // by one loop at a time. Close it when done.
 type Runtime struct {
 	cfg          Config
-	instructions string // the standing instructions, read from InstructionsFile
+	instructions string // the standing instructions, read from InstructionsFile and the Workspace
+	skills       []agent.Skill
 	key          agent.Key
 	provider     agent.Provider
 	watch        *agent.Watch // what the model request in flight waits on, for the lease keeper
@@ -127,6 +146,15 @@ type Runtime struct {
 	materialDir  string            // the material area; "" with ConversationDir
 	prices       agent.Prices
 	log          *slog.Logger
+	// budgets asks the authority's budgets before each model request; nil with
+	// ConversationDir (no authority). modelKind and modelName are the provider and model
+	// its reservations are priced by.
+	budgets              agent.Holder
+	modelKind, modelName string
+	window               int // the model's context window, 0 for a scripted model with none set
+	// onTool, when set, also sees each call a task's run answered: docket agent run's
+	// progress on a pinned run.
+	onTool func(agent.ToolCall, agent.ToolResult)
 }
 
 // Open builds the provider and connects to the gateway. Fields left empty are taken from
@@ -169,6 +197,9 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		}
 		rt.prices = rt.prices.With(over)
 	}
+	if f.OutputLimit != 0 && f.OutputLimit < agent.MinOutputLimit {
+		return nil, &Error{Kind: KindUsage, Err: fmt.Errorf("the output limit %d is below %d bytes, where the cut note would not fit; raise it or leave it out", f.OutputLimit, agent.MinOutputLimit)}
+	}
 	if err := f.runBudget().Validate(); err != nil {
 		return nil, err
 	}
@@ -178,10 +209,18 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	if rt.instructions, err = readInstructions(f.InstructionsFile, f.InstructionsDigest); err != nil {
 		return nil, err
 	}
+	if f.Workspace != "" {
+		ws, err := agent.ReadWorkspace(f.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		rt.instructions = strings.TrimSpace(rt.instructions + "\n\n" + ws.Instructions)
+		rt.skills = ws.Skills
+	}
 	if rt.provider, err = rt.newProvider(); err != nil {
 		return nil, err
 	}
-	rt.provider = agent.Traced(rt.provider, f.Tracer)
+	rt.provider = agent.Traced(agent.WithRetries(rt.provider, agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait, Watch: rt.watch}), f.Tracer)
 	token, err := agentToken(f.Getenv, f.TokenFile)
 	if err != nil {
 		return nil, err
@@ -202,6 +241,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 			return nil, err
 		}
 		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
+		rt.budgets = authorityBudgets{api: rt.api, provider: rt.modelKind, model: rt.modelName}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 		rt.materialDir = f.MaterialDir
 		if rt.materialDir == "" {
@@ -259,11 +299,18 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 	if f.ModelFirstByte < 0 || f.ModelIdle < 0 {
 		return nil, &Error{Kind: KindUsage, Err: errors.New("the model's first-byte and idle deadlines are positive durations (or 0 for the defaults)")}
 	}
+	if err := (agent.RetryPolicy{Attempts: f.ModelAttempts, MaxWait: f.ModelRetryWait}).Validate(); err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
 	rt.watch = &agent.Watch{}
 	deadlines := agent.Deadlines{FirstByte: f.ModelFirstByte, Idle: f.ModelIdle, Watch: rt.watch}
 	cfg, err := agent.ModelConfig{Provider: agent.ProviderKind(f.Provider), URL: f.ModelURL, Model: f.Model, KeyFile: f.ModelKeyFile, Script: f.Script}.Resolve()
 	if err != nil {
 		return nil, err
+	}
+	rt.modelKind, rt.modelName = string(cfg.Provider), cfg.Model
+	if cfg.Provider != agent.ProviderScripted || f.ContextWindow > 0 {
+		rt.window, _ = agent.ContextWindow(cfg.Model, f.ContextWindow)
 	}
 	if cfg.Provider == agent.ProviderScripted {
 		s, err := scripted.Load(cfg.Script)
@@ -272,20 +319,24 @@ func (rt *Runtime) newProvider() (agent.Provider, error) {
 		}
 		return scripted.New(s, filepath.Base(cfg.Script))
 	}
+	thinking, err := agent.ParseThinking(f.Thinking)
+	if err != nil {
+		return nil, &Error{Kind: KindUsage, Err: err}
+	}
 	if rt.key, err = agent.LoadKey(cfg.KeyFile, f.Getenv); err != nil {
 		return nil, err
 	}
 	switch cfg.Provider {
 	case agent.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		return anthropic.New(anthropic.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 	case agent.ProviderEmulated:
-		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+		inner, err := openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 		if err != nil {
 			return nil, err
 		}
 		return emulated.New(emulated.Config{Inner: inner})
 	}
-	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines})
+	return openai.New(openai.Config{URL: cfg.URL, Model: cfg.Model, Key: rt.key, Deadlines: deadlines, Thinking: thinking})
 }
 
 // maxInstructions bounds an instructions file in bytes: standing instructions, not a
@@ -337,12 +388,17 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 	}
 	cfg := agent.LoopConfig{
 		Provider: rt.provider, Gateway: rt.gateway, Store: rt.store, Meter: meter,
-		ConversationBudget: f.conversationBudget(), Hook: f.hook(), Instructions: rt.instructions,
+		ConversationBudget: f.conversationBudget(), Budgets: rt.budgets, Hook: f.hook(), Instructions: rt.instructions, Skills: rt.skills,
 		HoldWait: f.HoldWait, Logger: rt.log, OnTool: onTool, OnDelta: onDelta,
 	}
+	cfg.ContextWindow = rt.window
+	cfg.Bounder.Limit = f.OutputLimit
 	if rt.api != nil {
-		// Outcomes are awaited on the authority's events, not by asking the strip.
+		// Outcomes are awaited on the authority's events, not by asking the strip, and
+		// results over the inline bound are kept by the authority, so the model's
+		// ReadArtifact refs outlive this process (docs/mcp.md, "Artifacts").
 		cfg.Waiter = rt.api
+		cfg.Bounder.Sink = agent.AuthorityArtifacts{API: rt.api, Key: rt.key}
 		cfg.Materials = agent.AuthorityMaterials{API: rt.api, Area: material.Area{Dir: rt.materialDir}}
 	}
 	return agent.NewLoop(cfg)

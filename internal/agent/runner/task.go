@@ -208,11 +208,15 @@ func (rt *Runtime) report(ctx context.Context, id contract.TaskID, rep contract.
 // end, is an error: any other failure is the task's, and reported.
 func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contract.TaskReport, error) {
 	t := *claim.Task
+	cancel := newCancelSignal()
+	if t.Cancel != nil {
+		cancel.fire()
+	}
 	renewing, stopRenew := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		rt.keepLease(renewing, t)
+		rt.keepLease(renewing, t, cancel)
 	}()
 	defer func() {
 		stopRenew()
@@ -223,9 +227,14 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 		// A wake goes on from the run that waited: the Cases it closed stay listed.
 		rep.ClosedCases = append(rep.ClosedCases, t.Result.ClosedCases...)
 	}
+	admitted := admittedBefore(t)
 	l, err := rt.Loop(func(c agent.ToolCall, res agent.ToolResult) {
-		if cc, ok := closedCase(c, res); ok {
+		if cc, ok := rt.closedCase(string(t.Conversation), c, res); ok {
 			rep.ClosedCases = append(rep.ClosedCases, cc)
+		}
+		admitted.seen(c, res)
+		if rt.onTool != nil {
+			rt.onTool(c, res)
 		}
 	}, nil)
 	if err != nil {
@@ -233,16 +242,42 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 	}
 	rt.log.Info("task taken", logTask, t.ID, logConversation, t.Conversation, logWake, claim.Wake, logAttempt, t.Attempt)
 	var out agent.Outcome
-	if claim.Wake {
-		out, err = l.Wake(ctx, string(t.Conversation), wakeName(t))
-	} else {
-		out, err = l.SendTask(ctx, string(t.Conversation), string(t.ID), taskText(t))
+	ctx = withTask(ctx, t.ID)
+	run := agent.WithCancelSignal(ctx, cancel.done)
+	switch {
+	case claim.Wake && budgetOnly(t.Waiting):
+		// A budget stopped the run before a model request: go on where it stopped.
+		out, err = l.SendTask(run, string(t.Conversation), wakeName(t), "")
+	case claim.Wake:
+		out, err = l.Wake(run, string(t.Conversation), wakeName(t))
+	default:
+		out, err = l.SendTask(run, string(t.Conversation), string(t.ID), taskText(t))
 	}
 	if err = rt.Failure(err); isFatal(err) || ctx.Err() != nil {
 		return contract.TaskReport{}, errors.Join(err, ctx.Err())
 	}
 	rep.Final = out.Final
+	if be, ok := errors.AsType[*agent.BudgetExhaustedError](err); ok {
+		// Not sent: the task waits on the budget, and is woken when it has room.
+		rep.State, rep.Waiting = contract.TaskWaiting, append(out.Pending, contract.TaskWait{Budget: be.Budget})
+		rep.ErrorCode, rep.Teaching = be.Err.Code, be.Err.Teaching
+		return rep, nil
+	}
 	switch {
+	case errors.Is(err, agent.ErrCancelled), err == nil && t.Cancel != nil:
+		// Stopped by the cancel; or taken (a wake, a claim taken again) after the cancel,
+		// with nothing left for the model: it ends cancelled once nothing is pending.
+		rt.log.Info("task cancelled", logTask, t.ID, logConversation, t.Conversation)
+		return cancelledReport(rep, t, out, admitted), nil
+	case err == nil && cancel.fired():
+		// The cancel came after the run's last step: it ended as it would have.
+		rep.Operations = admitted
+		if len(out.Pending) > 0 {
+			rep.State, rep.Waiting = contract.TaskWaiting, out.Pending
+		} else {
+			rep.State = contract.TaskCompleted
+		}
+		return rep, nil
 	case err != nil:
 		return rt.failed(rep, err), nil
 	case len(out.Pending) > 0:
@@ -254,35 +289,90 @@ func (rt *Runtime) runTask(ctx context.Context, claim contract.TaskClaim) (contr
 }
 
 // keepLease renews t's claim at a third of its lease until ctx ends, saying what the run
-// waits on, if anything. A run whose model request is past its deadline is stuck: its
-// claim is not renewed, so that it runs out and another runtime may take the task (the
-// request's own deadline normally ends the turn first; docs/workbench.md, Model deadlines).
-// A renewal that fails is logged: the run goes on, and if the claim runs out another
-// runtime resumes it from the conversation.
-func (rt *Runtime) keepLease(ctx context.Context, t contract.Task) {
+// waits on, if anything. Until the run learns of a cancel, each renewal is held by the
+// authority until the next is due and answered at once when a member cancels the task,
+// which fires cancel: the renewal the runtime sends anyway is how it learns of a cancel
+// within moments (docs/workbench.md, Cancelling a task). A run whose model request is
+// past its deadline is stuck: its claim is not renewed, so that it runs out and another
+// runtime may take the task (the request's own deadline normally ends the turn first;
+// docs/workbench.md, Model deadlines). A renewal that fails is logged: the run goes on,
+// and if the claim runs out another runtime resumes it from the conversation.
+func (rt *Runtime) keepLease(ctx context.Context, t contract.Task, cancel *cancelSignal) {
 	every := time.Minute
 	if t.LeaseUntil != nil {
 		every = max(time.Until(*t.LeaseUntil)/3, time.Second)
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	// A renewal is held at most as long as a claim's long-poll.
+	every = min(every, contract.MaxTaskClaimWait)
+	changed := rt.watch.Changed()
+	held := !cancel.fired()
+	if !held {
+		pauseOr(ctx, every, changed)
+	}
+	for ctx.Err() == nil {
 		ren := contract.TaskRenewal{Attempt: t.Attempt}
 		if w, ok := rt.watch.Current(); ok {
-			if !time.Now().Before(w.Deadline) {
+			if w.Phase != contract.RunWaitRetry && !time.Now().Before(w.Deadline) {
 				rt.log.Warn("task lease not renewed: the model request is stuck past its deadline", logTask, t.ID, logModel, w.Origin, logPhase, w.Phase)
+				pauseOr(ctx, every, changed)
 				continue
 			}
-			ren.Wait = w.RunWait()
+			if w.Origin != "" { // a wait of a provider with no endpoint (scripted) is not reported
+				ren.Wait = w.RunWait()
+			}
 		}
-		if _, err := rt.api.RenewTask(ctx, t.ID, ren); err != nil && ctx.Err() == nil {
+		if held {
+			ren.WaitMS = int(every.Milliseconds())
+		}
+		began := time.Now()
+		got, again, err := rt.renew(ctx, t.ID, ren, changed)
+		if again {
+			continue
+		}
+		if err != nil && ctx.Err() == nil {
 			rt.log.Warn("task lease not renewed", logTask, t.ID, logErr, err)
 		}
+		if err == nil && got.Cancel != nil && held {
+			rt.log.Info("task cancel learnt from the lease renewal", logTask, t.ID)
+			held = false
+			cancel.fire()
+		}
+		// A held renewal answered early (a cancel, a lost claim) or one not held waits
+		// out the rest of the period, so renewals keep their pace.
+		pauseOr(ctx, every-time.Since(began), changed)
+	}
+}
+
+// renew renews the claim of task id with ren. A held renewal is cut short when the run's
+// wait changes (a model request waits to be sent again), and again is true: the caller
+// renews at once, so the task says so now ("rate limited, attempt 2 of 5"), not at the
+// next renewal.
+func (rt *Runtime) renew(ctx context.Context, id contract.TaskID, ren contract.TaskRenewal, changed <-chan struct{}) (got contract.Task, again bool, err error) {
+	rctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-changed:
+			stop()
+		case <-rctx.Done():
+		}
+	}()
+	got, err = rt.api.RenewTask(rctx, id, ren)
+	again = rctx.Err() != nil && ctx.Err() == nil
+	stop()
+	<-watched
+	return got, again, err
+}
+
+// pauseOr waits d, or until ctx ends or changed fires.
+func pauseOr(ctx context.Context, d time.Duration, changed <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-changed:
 	}
 }
 
@@ -307,6 +397,10 @@ func wakeName(t contract.Task) string {
 	var b strings.Builder
 	b.WriteString("wake:" + string(t.ID))
 	for _, w := range t.Waiting {
+		if w.Budget != "" {
+			fmt.Fprintf(&b, ":budget.%s", w.Budget)
+			continue
+		}
 		fmt.Fprintf(&b, ":%s.%d.%d", w.Tool, w.Ordinal, w.After)
 	}
 	return b.String()
@@ -431,49 +525,6 @@ func (s *taskServer) await(ctx context.Context, id contract.TaskID) (contract.Ta
 	case <-ctx.Done():
 		return contract.Task{}, fmt.Errorf("wait for task %s: %w", id, ctx.Err())
 	}
-}
-
-// closedCase is the Case an accepted CloseCase call closed, with its root as the answer's
-// View lists it.
-func closedCase(c agent.ToolCall, res agent.ToolResult) (ClosedCase, bool) {
-	if c.Name != contract.ToolCloseCase || res.IsError {
-		return ClosedCase{}, false
-	}
-	var in contract.CloseCaseInput
-	var head struct {
-		Accepted  bool          `json:"accepted"`
-		ErrorCode contract.Code `json:"errorCode"`
-		View      any           `json:"view"`
-	}
-	if json.Unmarshal(c.Arguments, &in) != nil || json.Unmarshal([]byte(res.Content), &head) != nil || !head.Accepted || head.ErrorCode != "" {
-		return ClosedCase{}, false
-	}
-	return ClosedCase{CaseID: in.CaseID, Root: rootOf(head.View, string(in.CaseID)), Disposition: in.Disposition}, true
-}
-
-// rootOf finds the root of Case id in a decoded View: any object with that caseId and a
-// root.
-func rootOf(v any, id string) string {
-	switch v := v.(type) {
-	case map[string]any:
-		if v["caseId"] == id {
-			if root, ok := v["root"].(string); ok && root != "" {
-				return root
-			}
-		}
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if root := rootOf(x, id); root != "" {
-				return root
-			}
-		}
-	}
-	return ""
 }
 
 func codeOf(err error) contract.Code {

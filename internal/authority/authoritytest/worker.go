@@ -17,6 +17,7 @@ type Worker struct {
 	d     *authority.Dispatcher
 	conn  contract.Connection
 	tools []contract.ToolDescriptor
+	vault []string
 	lease contract.Lease
 }
 
@@ -27,6 +28,15 @@ type WorkerOptions struct {
 	Sources    []contract.Source
 	Tools      []contract.ToolDescriptor
 	LeaseTTL   time.Duration // default a minute; the Worker never renews its lease
+	// LockAdvertised locks each Tool as `docket tool lock` without a digest does, after
+	// the first Poll advertised it, so its lock keeps the descriptor and a Tool that
+	// states its params is a direct Action (docs/workers.md, "Direct Actions").
+	LockAdvertised bool
+	// Approvals, by Tool id, is the approval each Tool is locked with under
+	// LockAdvertised; a Tool not named takes the default of its kind.
+	Approvals map[string]string
+	// VaultSources are the Source names every Poll says the worker's vault holds.
+	VaultSources []string
 }
 
 // settleWait bounds how long Settle polls for an Operation's work to be served.
@@ -49,23 +59,47 @@ func NewWorker(t testing.TB, a *authority.Authority, admin authority.Caller, ops
 			t.Fatalf("BindSource(%s): %v", s.Name, err)
 		}
 	}
-	for _, td := range o.Tools {
-		if _, err := a.LockTool(ctx, admin, "default", o.Connection, contract.ToolLock{Tool: string(td.Tool), Digest: td.Digest}); err != nil {
-			t.Fatalf("LockTool(%s): %v", td.Tool, err)
+	lock := func() {
+		for _, td := range o.Tools {
+			l := contract.ToolLock{Tool: string(td.Tool), Digest: td.Digest, Approval: o.Approvals[string(td.Tool)]}
+			if o.LockAdvertised {
+				l.Digest = ""
+			}
+			if _, err := a.LockTool(ctx, admin, "default", o.Connection, l); err != nil {
+				t.Fatalf("LockTool(%s): %v", td.Tool, err)
+			}
 		}
+	}
+	if !o.LockAdvertised {
+		lock()
 	}
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = time.Minute
 	}
-	w := &Worker{conn: ck.Connection, tools: o.Tools,
+	w := &Worker{conn: ck.Connection, tools: o.Tools, vault: o.VaultSources,
 		d: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: o.LeaseTTL, PollWait: time.Millisecond})}
-	ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: "wkr-test", Tools: w.tools})
+	ans, err := w.d.Poll(ctx, w.conn, w.poll(nil))
 	if err != nil || ans.Lease == nil {
 		t.Fatalf("first Poll of %s = %+v, %v; want a lease", o.Connection, ans, err)
 	}
 	w.lease = *ans.Lease
+	if o.LockAdvertised {
+		lock()
+	}
 	return w
 }
+
+// poll is the worker's Poll under gen (nil: the startup Poll).
+func (w *Worker) poll(gen *int64) contract.PollRequest {
+	id := "wkr-test"
+	if gen != nil {
+		id = w.lease.WorkerID
+	}
+	return contract.PollRequest{WorkerID: id, Generation: gen, Tools: w.tools, VaultSources: w.vault}
+}
+
+// Connection is the Connection the Worker serves.
+func (w *Worker) Connection() contract.Connection { return w.conn }
 
 // Settle reports the agent's Operation ordinal done with rows, as a worker that ran it
 // would. It fails t when the work is not served within a few seconds or a hop call is
@@ -96,7 +130,7 @@ func (w *Worker) SettleAll(t testing.TB, rowsOf func(workID string) []contract.A
 	gen := w.lease.Generation
 	n := 0
 	for {
-		ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: w.lease.WorkerID, Generation: &gen, Tools: w.tools})
+		ans, err := w.d.Poll(ctx, w.conn, w.poll(&gen))
 		if err != nil {
 			t.Fatalf("poll: %v", err)
 		}
@@ -123,6 +157,25 @@ func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*co
 	w.run(ctx, t, row, fill)
 }
 
+// Served polls until the work of the agent's Operation ordinal is served and returns
+// its row, unclaimed, for a test that claims it itself ([Worker.Claim]).
+func (w *Worker) Served(t testing.TB, agent string, ordinal int64) contract.WorkRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
+	defer cancel()
+	row, err := w.served(ctx, authority.WorkID(agent, ordinal))
+	if err != nil {
+		t.Fatalf("serve operation %d of %s: %v", ordinal, agent, err)
+	}
+	return row
+}
+
+// Claim claims a served row under the Worker's lease and returns the refusal, if any.
+func (w *Worker) Claim(ctx context.Context, row contract.WorkRow) error {
+	_, err := w.d.Claim(ctx, w.conn, contract.ClaimRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation, Grant: row.Grant})
+	return err
+}
+
 // run claims row and reports it as fill says.
 func (w *Worker) run(ctx context.Context, t testing.TB, row contract.WorkRow, fill func(*contract.ReportRequest)) {
 	t.Helper()
@@ -140,7 +193,7 @@ func (w *Worker) run(ctx context.Context, t testing.TB, row contract.WorkRow, fi
 func (w *Worker) served(ctx context.Context, id string) (contract.WorkRow, error) {
 	gen := w.lease.Generation
 	for {
-		ans, err := w.d.Poll(ctx, w.conn, contract.PollRequest{WorkerID: w.lease.WorkerID, Generation: &gen, Tools: w.tools})
+		ans, err := w.d.Poll(ctx, w.conn, w.poll(&gen))
 		if err != nil {
 			return contract.WorkRow{}, err
 		}

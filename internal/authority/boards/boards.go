@@ -293,7 +293,44 @@ func (a *Cache) declarations(ctx context.Context, r store.Reader, project contra
 		}
 		decls = append(decls, pkg.Declarations)
 	}
+	direct, ok, err := directRelease(ctx, r, project)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		decls = append(decls, direct)
+	}
 	return decls, nil
+}
+
+// directRelease is the built-in release of the direct Actions of the Tools locked on
+// project's live Connections (docs/workers.md, "Direct Actions"), read from their lock
+// records: every lock, unlock and approval change appends an event that makes a cached
+// Board rebuild (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet). ok is
+// false when no locked Tool is offered as one.
+func directRelease(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Declarations, bool, error) {
+	cs, err := r.Connections(ctx, string(project))
+	if err != nil {
+		return board.Declarations{}, false, fmt.Errorf("read connections of %s: %w", project, err)
+	}
+	var locks []contract.ToolLock
+	for _, cn := range cs {
+		if cn.RevokedAt != nil {
+			continue
+		}
+		ls, err := r.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return board.Declarations{}, false, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		}
+		for _, l := range ls {
+			lk, err := identity.LockOf(l)
+			if err != nil {
+				return board.Declarations{}, false, err
+			}
+			locks = append(locks, lk)
+		}
+	}
+	return capability.Direct(locks)
 }
 
 // restoreBoard builds project's Board from decls and the nodes and Cases r holds.

@@ -164,7 +164,7 @@ func savedAt(ctx context.Context, r store.Reader, project contract.ProjectID, ac
 // conversationOf returns the conversation e belongs to when it is one of actor's
 // conversation events (any actor when actor is empty).
 func conversationOf(e store.Event, actor string) (contract.ConversationID, bool) {
-	if e.Type != event.ConversationSaved && e.Type != event.ConversationBudgetExhausted || (actor != "" && e.Actor != actor) {
+	if e.Type != event.ConversationSaved && e.Type != event.ConversationBudgetExhausted && e.Type != event.ConversationCompacted || (actor != "" && e.Actor != actor) {
 		return "", false
 	}
 	p, err := event.Decode(e.Type, e.Data)
@@ -176,6 +176,8 @@ func conversationOf(e store.Event, actor string) (contract.ConversationID, bool)
 	case event.ConversationSavedData:
 		id = d.Conversation
 	case event.ConversationBudgetExhaustedData:
+		id = d.Conversation
+	case event.ConversationCompactedData:
 		id = d.Conversation
 	}
 	return id, id != ""
@@ -237,7 +239,7 @@ func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectI
 	}
 	var seqs []int64
 	if c := p.convs[conversationKey{actor, id}]; c != nil && c.seq > 0 {
-		seqs = mergeSeqs(c.saves, c.budgets)
+		seqs = mergeSeqs(mergeSeqs(c.saves, c.budgets), c.compactions)
 	}
 	p.mu.Unlock()
 	if len(seqs) == 0 {
@@ -270,6 +272,15 @@ func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectI
 				return fmt.Errorf("event %d is not of conversation %s", e.Seq, id)
 			}
 			conv.Budgets = append(conv.Budgets, b.BudgetExhausted)
+		case event.ConversationCompacted:
+			cp, of, err := compactedOf(e)
+			if err != nil {
+				return err
+			}
+			if of != id {
+				return fmt.Errorf("event %d is not of conversation %s", e.Seq, id)
+			}
+			conv.Compactions = append(conv.Compactions, cp)
 		default:
 			return fmt.Errorf("event %d of type %s is not a conversation's", e.Seq, e.Type)
 		}
@@ -379,9 +390,12 @@ type conversationKey struct {
 type conversationEntry struct {
 	saves   []int64 // the saves since the last one with prev 0, which drops what came before
 	budgets []int64 // every budget event
-	seq     int64   // the last save; 0 while there is none
-	at      time.Time
-	count   int // messages after the last save
+	// compactions are its conversation.compacted events, every one: what a summary
+	// replaced stays readable after later saves.
+	compactions []int64
+	seq         int64 // the last save; 0 while there is none
+	at          time.Time
+	count       int // messages after the last save
 }
 
 // lockCaughtUp locks p and applies the events of project after the cursor, read from the
@@ -420,6 +434,8 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		c.seq, c.at, c.count = e.Seq, e.At, s.Count
 	case event.ConversationBudgetExhausted:
 		c.budgets = append(c.budgets, e.Seq)
+	case event.ConversationCompacted:
+		c.compactions = append(c.compactions, e.Seq)
 	}
 	return nil
 }

@@ -29,10 +29,32 @@ import (
 //	6: case.held and case.released, a Case paused by a hold and a hold released
 //	   (case.held.json, case.released.json); a Case record (case.opened, board.recorded)
 //	   may carry holds and holdSeq.
-//	7: material.added and material.disclosure_set, a file's metadata handed to an Agent
+//	7: task.cancel_requested, a member's cancel of a task (task.cancel_requested.json);
+//	   task.reported may carry state cancelled with operations, the Operations the
+//	   task's runs admitted (task.reported@3.json); task.claimed is unchanged.
+//	8: budget.set, budget.warned and budget.exhausted, the budgets the authority holds
+//	   (budget.set.json); task.reported's waits may name a budget (task.reported@4.json).
+//	9: conversation.compacted, older turns of a conversation its runtime replaced by a
+//	   summary (conversation.compacted.json); artifact.issued may carry expiresAt, when
+//	   ReadArtifact stops reading it (artifact.issued@2.json); a version 5 artifact has
+//	   none and is read for as long as the log keeps it. agent.profile_set may carry
+//	   contextWindow, the model's context window in tokens (agent.profile_set@4.json).
+//	10: task.claimed's wait may be in phase retry, the back-off before a model request is
+//	   sent again, with attempt, attempts and reason (task.claimed@3.json); the turns of a
+//	   saved conversation may carry retries, and its assistant messages reasoning;
+//	   agent.profile_set may carry thinking, modelAttempts, modelRetryWaitSeconds,
+//	   modelFirstByteSeconds and modelIdleSeconds
+//	   (agent.profile_set@5.json).
+//	11: agent.profile_set may carry workspace, the directory whose instruction files and
+//	   skills the Agent's model is given (agent.profile_set@6.json).
+//	12: tool.locked may carry the lock's approval, who locked it and when, and the
+//	   descriptor the worker advertised (tool.locked@2.json); tool.unlocked and
+//	   tool.approval_set (tool.unlocked.json, tool.approval_set.json), both changing the
+//	   built-in release of direct Actions, as tool.locked now does.
+//	13: material.added and material.disclosure_set, a file's metadata handed to an Agent
 //	   and whether its content may go to the Agent's model provider (material.added.json,
 //	   material.disclosure_set.json).
-const FormatVersion = 7
+const FormatVersion = 13
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

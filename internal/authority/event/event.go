@@ -11,7 +11,8 @@ import "strings"
 // Event types, grouped by what appends them. The payload type of each is its name with
 // Data after it (payload.go); the comment after each says what it holds.
 const (
-	// Identities and setup: never in a Board write.
+	// Identities and setup: never in a Board write (a tool lock changes the built-in
+	// release of direct Actions, so its Board column says so).
 	ProjectCreated     = "project.created"      // the project record
 	MemberCreated      = "member.created"       // the member record, never a secret
 	AgentCreated       = "agent.created"        // the agent record
@@ -20,7 +21,7 @@ const (
 	ConnectionCreated  = "connection.created"   // the connection record
 	ConnectionRevoked  = "connection.revoked"   // the connection id
 	SourceBound        = "source.bound"         // the source binding
-	ToolLocked         = "tool.locked"          // the tool lock
+	ToolLocked         = "tool.locked"          // the tool lock; it changes the built-in release of direct Actions
 	DelegateCreated    = "delegate.created"     // contract.Delegate, never its token
 	DelegateRevoked    = "delegate.revoked"     // the delegate id and why
 
@@ -93,6 +94,7 @@ const (
 	// Conversations: the agent runtime's stored conversations.
 	ConversationSaved           = "conversation.saved"            // a conversation's new revision
 	ConversationBudgetExhausted = "conversation.budget_exhausted" // an agent ran out of budget
+	ConversationCompacted       = "conversation.compacted"        // older turns replaced by a summary
 
 	// Tasks: posted to an Agent's conversation by a member or the Agent's runtime, claimed
 	// by the runtime under a lease (again to renew it), and reported.
@@ -106,6 +108,20 @@ const (
 	// Holds: a Case paused and resumed, appended with the Case record they changed.
 	CaseHeld     = "case.held"     // the Case and the hold placed on it
 	CaseReleased = "case.released" // the Case, the hold released, who released it and whether the Case runs again
+	// A member's cancel of a task; the task's end follows in task.reported (state
+	// cancelled), at once for a task no runtime claimed yet.
+	TaskCancelRequested = "task.cancel_requested" // the task, and who asked
+	// Budgets the authority holds (docs/budgets.md): a member's set of one, and each window
+	// reaching its warning share or stopping a request, once per window. The charges of
+	// model requests are not events: each request's usage is in its conversation.saved.
+	BudgetSet       = "budget.set"       // the budget's limits, version, and whether its window was reset
+	BudgetWarned    = "budget.warned"    // contract.BudgetCrossing: the window reached its warning share
+	BudgetExhausted = "budget.exhausted" // contract.BudgetCrossing: a model request was not sent
+	// Tool locks taken back and approvals changed. Like tool.locked, each changes the
+	// built-in release of direct Actions (docs/workers.md, "Direct Actions"), so a cached
+	// Board is rebuilt past one.
+	ToolUnlocked    = "tool.unlocked"     // the tool lock as it was removed
+	ToolApprovalSet = "tool.approval_set" // the tool lock with its new approval
 )
 
 // Kind is one entry of the catalog.
@@ -128,9 +144,9 @@ var Catalog = []Kind{
 	{AgentTokenReplaced, false, AgentTokenReplacedData{}},
 	{AgentRevoked, false, AgentRevokedData{}},
 	{ConnectionCreated, false, ConnectionCreatedData{}},
-	{ConnectionRevoked, false, ConnectionRevokedData{}},
+	{ConnectionRevoked, true, ConnectionRevokedData{}}, // its locks leave the built-in release of direct Actions
 	{SourceBound, false, SourceBoundData{}},
-	{ToolLocked, false, ToolLockedData{}},
+	{ToolLocked, true, ToolLockedData{}},
 	{DelegateCreated, false, DelegateCreatedData{}},
 	{DelegateRevoked, false, DelegateRevokedData{}},
 	{CardRecorded, false, CardRecordedData{}},
@@ -183,6 +199,13 @@ var Catalog = []Kind{
 	{WorkerRuntimeReported, false, WorkerRuntimeReportedData{}},
 	{CaseHeld, true, CaseHeldData{}},
 	{CaseReleased, true, CaseReleasedData{}},
+	{TaskCancelRequested, false, TaskCancelRequestedData{}},
+	{BudgetSet, false, BudgetSetData{}},
+	{BudgetWarned, false, BudgetWarnedData{}},
+	{BudgetExhausted, false, BudgetExhaustedData{}},
+	{ConversationCompacted, false, ConversationCompactedData{}},
+	{ToolUnlocked, true, ToolUnlockedData{}},
+	{ToolApprovalSet, true, ToolApprovalSetData{}},
 	{MaterialAdded, false, MaterialAddedData{}},
 	{MaterialDisclosureSet, false, MaterialDisclosureSetData{}},
 }

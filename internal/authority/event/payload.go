@@ -54,6 +54,12 @@ type SourceBoundData struct{ contract.Source }
 // ToolLockedData is the tool lock.
 type ToolLockedData struct{ contract.ToolLock }
 
+// ToolUnlockedData is the tool lock as it was when a member removed it.
+type ToolUnlockedData struct{ contract.ToolLock }
+
+// ToolApprovalSetData is the tool lock with the approval a member set on it.
+type ToolApprovalSetData struct{ contract.ToolLock }
+
 // DelegateCreatedData is the delegate record, never its token.
 type DelegateCreatedData struct{ contract.Delegate }
 
@@ -216,6 +222,9 @@ type ArtifactIssuedData struct {
 	Agent string `json:"agent"`
 	Hash  string `json:"hash"`
 	Size  int64  `json:"size"`
+	// ExpiresAt is when ReadArtifact stops reading it: the issue time plus the retention
+	// in force then. Zero for artifacts issued before retention was kept.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // HookReportedData is a coding agent's call that ran: the Operation and its outcome.
@@ -397,6 +406,19 @@ type ConversationBudgetExhaustedData struct {
 	contract.BudgetExhausted
 }
 
+// ConversationCompactedData is an Agent's conversation whose older turns its runtime
+// replaced by a summary the model wrote, nearing the model's context window: the
+// replaced messages are named by Digest, the SHA-256 of their JSON array, which is also
+// the hash of the blob that keeps them for the console.
+type ConversationCompactedData struct {
+	Conversation contract.ConversationID `json:"conversation"`
+	Digest       string                  `json:"digest"`   // hex sha256 of the replaced messages' JSON array; their blob
+	Messages     int                     `json:"messages"` // how many messages were replaced
+	Turns        int                     `json:"turns"`    // model turns among them, earlier summaries' included
+	Size         int64                   `json:"size"`     // bytes of the replaced messages' JSON array
+	Summary      string                  `json:"summary"`  // the summary that replaced them
+}
+
 // Tasks.
 
 // TaskPostedData is the task as posted.
@@ -421,6 +443,12 @@ type TaskReportedData struct {
 	contract.TaskReport
 }
 
+// TaskCancelRequestedData is a member's cancel of a task. Since format version 6.
+type TaskCancelRequestedData struct {
+	Task contract.TaskID `json:"task"`
+	contract.TaskCancel
+}
+
 func (ProjectCreatedData) EventType() string              { return ProjectCreated }
 func (MemberCreatedData) EventType() string               { return MemberCreated }
 func (AgentCreatedData) EventType() string                { return AgentCreated }
@@ -430,6 +458,8 @@ func (ConnectionCreatedData) EventType() string           { return ConnectionCre
 func (ConnectionRevokedData) EventType() string           { return ConnectionRevoked }
 func (SourceBoundData) EventType() string                 { return SourceBound }
 func (ToolLockedData) EventType() string                  { return ToolLocked }
+func (ToolUnlockedData) EventType() string                { return ToolUnlocked }
+func (ToolApprovalSetData) EventType() string             { return ToolApprovalSet }
 func (DelegateCreatedData) EventType() string             { return DelegateCreated }
 func (DelegateRevokedData) EventType() string             { return DelegateRevoked }
 func (CardRecordedData) EventType() string                { return CardRecorded }
@@ -478,9 +508,11 @@ func (ScheduleMissedData) EventType() string              { return ScheduleMisse
 func (ScheduleOutcomeData) EventType() string             { return ScheduleOutcome }
 func (ConversationSavedData) EventType() string           { return ConversationSaved }
 func (ConversationBudgetExhaustedData) EventType() string { return ConversationBudgetExhausted }
+func (ConversationCompactedData) EventType() string       { return ConversationCompacted }
 func (TaskPostedData) EventType() string                  { return TaskPosted }
 func (TaskClaimedData) EventType() string                 { return TaskClaimed }
 func (TaskReportedData) EventType() string                { return TaskReported }
+func (TaskCancelRequestedData) EventType() string         { return TaskCancelRequested }
 
 // MaterialAddedData is a material added to an Agent's conversation: its metadata and the
 // basis of its digest, never its bytes.

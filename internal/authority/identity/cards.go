@@ -411,6 +411,10 @@ func (a *Directory) SubjectNow(ctx context.Context, project contract.ProjectID, 
 			for _, l := range ls {
 				if l.Tool == ref(1) {
 					parts[len(parts)-1] = l.Digest
+					if len(l.Data) > 0 {
+						// The record too: a card on an approval is void once another changed it.
+						parts[len(parts)-1] = []any{l.Digest, contract.Sum(l.Data).String()}
+					}
 				}
 			}
 		}

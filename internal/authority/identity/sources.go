@@ -32,9 +32,9 @@ func (a *Directory) BindSource(ctx context.Context, c Caller, project contract.P
 	if !src.Tier.Valid() {
 		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs a tier (usually attested).", src.Name)
 	}
-	if len(src.Words) == 0 {
-		return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source %q needs the predicates it may attest (words).", src.Name)
-	}
+	// A Source with no words attests nothing: a call through it runs and answers, and
+	// the Board takes no fact of it (a write's receipt, an HTTP route whose rows no Tool
+	// maps to facts). Words are added when a Tool comes to return facts.
 	for _, w := range src.Words {
 		if !isPredicate(w) {
 			return contract.Source{}, contract.Errorf(contract.CodeInvalidArgument, "source word %q is not a predicate name; use lower-case letters, digits and '_', starting with a letter.", w)
@@ -109,7 +109,9 @@ func (a *Directory) Sources(ctx context.Context, c Caller, project contract.Proj
 }
 
 // LockTool authorizes a Tool on a Connection at the digest of its definition, replacing
-// an earlier lock of the same Tool.
+// an earlier lock of the same Tool. The lock keeps its record: l's approval (or the
+// default of the Tool's kind), the descriptor the caller found advertised at that digest
+// (nil: none), who locked it and when.
 func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ToolLock{}, err
@@ -121,8 +123,17 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 	if err != nil {
 		return contract.ToolLock{}, contract.Errorf(contract.CodeInvalidArgument, "tool digest %q is not sha256:<64 hex digits>; copy it from the worker's tool manifest.", l.Digest)
 	}
+	if l.Descriptor != nil && (string(l.Descriptor.Tool) != l.Tool || !strings.EqualFold(l.Descriptor.Digest, digest.String())) {
+		return contract.ToolLock{}, fmt.Errorf("lock tool %s: the descriptor names %s at %s", l.Tool, l.Descriptor.Tool, l.Descriptor.Digest)
+	}
+	if l.Approval == "" {
+		l.Approval = DefaultApproval(l.Descriptor)
+	}
+	if err := CheckApproval(l.Approval); err != nil {
+		return contract.ToolLock{}, err
+	}
 	now := a.nowUTC()
-	var out contract.ToolLock
+	out := contract.ToolLock{Tool: l.Tool, Digest: digest.String(), Approval: l.Approval, LockedBy: c.Principal(), LockedAt: &now, Descriptor: l.Descriptor}
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		cn, err := findConnection(ctx, tx, project, conn)
 		if err != nil {
@@ -131,8 +142,8 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 		if cn.RevokedAt != nil {
 			return contract.Errorf(contract.CodeCredentialRevoked, "connection %q is revoked; lock tools on a live connection.", conn)
 		}
-		out = contract.ToolLock{Connection: contract.ConnectionID(cn.ID), Tool: l.Tool, Digest: digest.String()}
-		if err := tx.LockTool(ctx, store.ToolLock{Connection: cn.ID, Tool: l.Tool, Digest: digest[:]}); err != nil {
+		out.Connection = contract.ConnectionID(cn.ID)
+		if err := putLock(ctx, tx, out); err != nil {
 			return err
 		}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ToolLockedData{ToolLock: out})
@@ -142,6 +153,126 @@ func (a *Directory) LockTool(ctx context.Context, c Caller, project contract.Pro
 	}
 	return out, nil
 }
+
+// putLock stores l, its record beside its digest.
+func putLock(ctx context.Context, tx store.Tx, l contract.ToolLock) error {
+	digest, err := contract.ParseDigest(l.Digest)
+	if err != nil {
+		return fmt.Errorf("tool lock %s: %w", l.Tool, err)
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encode tool lock %s: %w", l.Tool, err)
+	}
+	return tx.LockTool(ctx, store.ToolLock{Connection: string(l.Connection), Tool: l.Tool, Digest: digest[:], Data: data})
+}
+
+// DefaultApproval is the approval a Tool's direct Action needs unless its locker chose
+// another: none for a read, a person for a write or a run, and a person when the kind is
+// not known.
+func DefaultApproval(d *contract.ToolDescriptor) string {
+	if d != nil && d.Kind == contract.ToolKindRead {
+		return contract.ApprovalNone
+	}
+	return contract.ApprovalPerson
+}
+
+// CheckApproval refuses an approval that is not none, person or a delegation class name.
+func CheckApproval(approval string) error {
+	if approval == contract.ApprovalNone || approval == contract.ApprovalPerson || isPredicate(approval) && len(approval) <= 64 {
+		return nil
+	}
+	return contract.Errorf(contract.CodeInvalidArgument, "approval %.40q is not none, person or a delegation class name (lower-case letters, digits and _); choose one of them.", approval)
+}
+
+// UnlockTool takes a Tool's lock off a Connection: from then on no work for it is
+// served or claimed there, its direct Action leaves the Board, and the pending Requests
+// naming it are void (tool_unlocked). It returns the lock as it was.
+func (a *Directory) UnlockTool(ctx context.Context, c Caller, project contract.ProjectID, conn, tool string) (contract.ToolLock, error) {
+	return a.changeLock(ctx, c, project, conn, tool, "unlock", func(tx store.Tx, l *contract.ToolLock) (event.Payload, error) {
+		if err := tx.UnlockTool(ctx, string(l.Connection), l.Tool); err != nil {
+			return nil, err
+		}
+		return event.ToolUnlockedData{ToolLock: *l}, nil
+	})
+}
+
+// SetToolApproval sets what a locked Tool's direct Action needs: none, person or a
+// delegation class. The pending Requests of that direct Action are void, since the
+// built-in release they were raised under changed.
+func (a *Directory) SetToolApproval(ctx context.Context, c Caller, project contract.ProjectID, conn, tool, approval string) (contract.ToolLock, error) {
+	if err := CheckApproval(approval); err != nil {
+		return contract.ToolLock{}, err
+	}
+	return a.changeLock(ctx, c, project, conn, tool, "set the approval of", func(tx store.Tx, l *contract.ToolLock) (event.Payload, error) {
+		now := a.nowUTC()
+		l.Approval, l.LockedBy, l.LockedAt = approval, c.Principal(), &now
+		if err := putLock(ctx, tx, *l); err != nil {
+			return nil, err
+		}
+		return event.ToolApprovalSetData{ToolLock: *l}, nil
+	})
+}
+
+// changeLock runs change on the lock of tool on conn in one transaction with the event it
+// returns; a Tool not locked there is refused tool_not_locked.
+func (a *Directory) changeLock(ctx context.Context, c Caller, project contract.ProjectID, conn, tool, doing string, change func(tx store.Tx, l *contract.ToolLock) (event.Payload, error)) (contract.ToolLock, error) {
+	if err := c.RequireMember(project); err != nil {
+		return contract.ToolLock{}, err
+	}
+	now := a.nowUTC()
+	var out contract.ToolLock
+	err := a.store.Update(ctx, func(tx store.Tx) error {
+		cn, err := findConnection(ctx, tx, project, conn)
+		if err != nil {
+			return err
+		}
+		ls, err := tx.ToolLocks(ctx, cn.ID)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(ls, func(l store.ToolLock) bool { return l.Tool == tool })
+		if i < 0 {
+			return contract.Errorf(contract.CodeToolNotLocked, "tool %.80q is not locked on connection %s; docket tool list names the Tools locked there.", tool, cn.Name)
+		}
+		if out, err = lockOf(ls[i]); err != nil {
+			return err
+		}
+		ev, err := change(tx, &out)
+		if err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, ev)
+	})
+	if err != nil {
+		return contract.ToolLock{}, fmt.Errorf("%s tool %s: %w", doing, tool, eventlog.Refuse(err, "connection "+conn))
+	}
+	return out, nil
+}
+
+// lockOf decodes a stored lock: its record when it has one, with the row's connection,
+// tool and digest, which the store holds to.
+func lockOf(l store.ToolLock) (contract.ToolLock, error) {
+	d, err := contract.DigestFrom(l.Digest)
+	if err != nil {
+		return contract.ToolLock{}, fmt.Errorf("tool lock %s of %s: %w", l.Tool, l.Connection, err)
+	}
+	var out contract.ToolLock
+	if len(l.Data) > 0 {
+		if err := json.Unmarshal(l.Data, &out); err != nil {
+			return contract.ToolLock{}, fmt.Errorf("decode tool lock %s of %s: %w", l.Tool, l.Connection, err)
+		}
+	}
+	out.Connection, out.Tool, out.Digest = contract.ConnectionID(l.Connection), l.Tool, d.String()
+	if out.Approval == "" {
+		out.Approval = DefaultApproval(out.Descriptor)
+	}
+	return out, nil
+}
+
+// LockOf decodes a stored tool lock ([store.ToolLock]) into its record, for the parts
+// that read the store's rows: the Board's built-in release of direct Actions.
+func LockOf(l store.ToolLock) (contract.ToolLock, error) { return lockOf(l) }
 
 // ToolLocks lists the Tools locked on a Connection of project.
 func (a *Directory) ToolLocks(ctx context.Context, c Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error) {
@@ -158,11 +289,11 @@ func (a *Directory) ToolLocks(ctx context.Context, c Caller, project contract.Pr
 	}
 	out := make([]contract.ToolLock, 0, len(ls))
 	for _, l := range ls {
-		d, err := contract.DigestFrom(l.Digest)
+		lk, err := lockOf(l)
 		if err != nil {
-			return nil, fmt.Errorf("tool lock %s of %s: %w", l.Tool, cn.ID, err)
+			return nil, err
 		}
-		out = append(out, contract.ToolLock{Connection: contract.ConnectionID(l.Connection), Tool: l.Tool, Digest: d.String()})
+		out = append(out, lk)
 	}
 	return out, nil
 }

@@ -47,6 +47,7 @@ const (
 	SubjectCapability = "capability" // the capability the uploaded package declares: its installed release digest, or absent
 	SubjectRequest    = "request"    // the Request: its state and digest
 	SubjectSchedule   = "schedule"   // the schedule: its record (Agent, timing, task, paused, deleted), or absent
+	SubjectBudget     = "budget"     // the budget of the project by name: its version, or absent
 )
 
 // Table is every changing /api/v1 route with its class, in the order docket operation
@@ -74,6 +75,8 @@ var Table = []Operation{
 	{"connection.revoke", "DELETE /api/v1/projects/{project}/connections/{connection}", Consent, "revokes a Connection"},
 	{"source.bind", "PUT /api/v1/projects/{project}/connections/{connection}/sources/{source}", Consent, "binds a Source on a Connection"},
 	{"tool.lock", "PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}", Consent, "locks a Tool on a Connection"},
+	{"tool.unlock", "DELETE /api/v1/projects/{project}/connections/{connection}/tools/{tool}", Consent, "takes a Tool's lock off a Connection, voiding the pending requests naming it"},
+	{"tool.approval", "PUT /api/v1/projects/{project}/connections/{connection}/tools/{tool}/approval", Consent, "sets what a locked Tool's direct Action needs: none, a person or a delegation class"},
 	{"capability.install", "POST /api/v1/projects/{project}/capabilities", Consent, "installs a capability release, changing the Board"},
 	{"request.decide", "POST /api/v1/projects/{project}/requests/{id}/decision", Consent, "approves or denies an Agent's Request; a delegate decides one the delegation policy covers itself (operational), a card records the rest"},
 	{"card.confirm", "POST /api/v1/cards/{card}/confirm", MemberOnly, "runs a delegate's card as the confirming member"},
@@ -91,14 +94,20 @@ var Table = []Operation{
 	{"schedule.run_now", "POST /api/v1/projects/{project}/schedules/{schedule}/run", Consent, "fires a schedule now: a task for its Agent"},
 	{"schedule.delete", "DELETE /api/v1/projects/{project}/schedules/{schedule}", Consent, "deletes a schedule"},
 	{"conversation.save", "POST /api/v1/conversations/{conversation}/saves", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
+	{"conversation.compaction", "POST /api/v1/conversations/{conversation}/compactions", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
+	{"artifact.put", "POST /api/v1/artifacts", MemberOnly, "an Agent keeps its own tool results: never a member's or a delegate's"},
 	{"conversation.budget_exhausted", "POST /api/v1/conversations/{conversation}/budget-exhausted", MemberOnly, "an Agent's own conversation: never a member's or a delegate's"},
 	{"task.post", "POST /api/v1/projects/{project}/agents/{agent}/tasks", Operational, "posts a task for an Agent's runtime to take"},
+	{"task.cancel", "POST /api/v1/projects/{project}/tasks/{task}/cancel", Operational, "cancels a task: its runtime sends no further model request or tool call"},
 	{"message.post", "POST /api/v1/projects/{project}/agents/{agent}/conversations/{conversation}/messages", Operational, "adds words to an Agent's conversation"},
 	{"task.post_own", "POST /api/v1/tasks", MemberOnly, "an Agent's runtime posts a task for itself: never a member's or a delegate's"},
 	{"task.claim", "POST /api/v1/tasks/claim", MemberOnly, "an Agent's runtime takes its next task: never a member's or a delegate's"},
 	{"task.renew", "POST /api/v1/tasks/{task}/renew", MemberOnly, "an Agent's runtime keeps its claim: never a member's or a delegate's"},
 	{"task.report", "POST /api/v1/tasks/{task}/report", MemberOnly, "an Agent's runtime reports its run: never a member's or a delegate's"},
 	{"operation.wait", "POST /api/v1/operations/wait", MemberOnly, "an Agent's runtime waits for its outcomes (changes nothing): never a member's or a delegate's"},
+	{"budget.set", "PUT /api/v1/projects/{project}/budgets/{budget}", Consent, "sets a budget's limits on model requests (a raise, a lowering) or resets its window"},
+	{"budget.reserve", "POST /api/v1/budgets/reserve", MemberOnly, "an Agent's runtime holds budget for a model request: never a member's or a delegate's"},
+	{"budget.charge", "POST /api/v1/budgets/charge", MemberOnly, "an Agent's runtime charges a model request's usage: never a member's or a delegate's"},
 }
 
 // Subjects binds each consent operation, by name, to what a card of it is bound to. A
@@ -111,12 +120,15 @@ var Subjects = map[string]Subject{
 	"connection.revoke":  {SubjectConnection, []string{"{connection}"}},
 	"source.bind":        {SubjectSource, []string{"{connection}", "{source}"}},
 	"tool.lock":          {SubjectTool, []string{"{connection}", "{tool}"}},
+	"tool.unlock":        {SubjectTool, []string{"{connection}", "{tool}"}},
+	"tool.approval":      {SubjectTool, []string{"{connection}", "{tool}"}},
 	"capability.install": {SubjectCapability, []string{"body"}},
 	"request.decide":     {SubjectRequest, []string{"{id}"}},
 	"schedule.create":    {SubjectAgent, []string{"body.task.agent"}},
 	"schedule.resume":    {SubjectSchedule, []string{"{schedule}"}},
 	"schedule.run_now":   {SubjectSchedule, []string{"{schedule}"}},
 	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
+	"budget.set":         {SubjectBudget, []string{"{budget}"}},
 }
 
 // Mints are the consent operations that make a credential: creating an Agent (its

@@ -173,8 +173,8 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	var closed error
 	switch why := l.expiryLocked(&req, now); {
 	case why != "":
-		expire(&req, &ev, why)
-		closed = contract.Errorf(contract.CodeRequestClosed, "request %s no longer takes a decision (%s); the agent must call again.", id, why)
+		expire(&req, &ev, why, l.endCodeLocked(id))
+		closed = contract.Errorf(l.endCodeLocked(id), "request %s no longer takes a decision (%s); the agent must call again.", id, why)
 	case d.Verdict == contract.VerdictDeny:
 		req.State, req.Reason = contract.RequestDenied, d.Reason
 		ev.State, ev.Reason = contract.OpRefused, "denied: "+d.Reason

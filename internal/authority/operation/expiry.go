@@ -35,6 +35,36 @@ func (l *ledger) closeAgentLocked(agent, why string) {
 	}
 }
 
+// voidToolLocked records that the pending Requests naming tool stop taking decisions:
+// with unlocked set, every one whose call runs the Tool (tool_unlocked); otherwise, the
+// Tool's lock or approval changed, those of its direct Action, raised under the built-in
+// release that changed (call_changed). It runs as the ledger applies the Tool's events
+// (docs/workers.md, "Direct Actions").
+func (l *ledger) voidToolLocked(tool string, unlocked bool) {
+	why, code := "the Tool "+tool+" was unlocked since the request", contract.CodeToolUnlocked
+	if !unlocked {
+		why, code = "the lock or the approval of the Tool "+tool+" changed since the request", contract.CodeCallChanged
+	}
+	for _, id := range l.order {
+		r := l.requests[id]
+		if r.State != contract.RequestPending || r.Vector.Tool != tool || !unlocked && r.Vector.Action != tool {
+			continue
+		}
+		if _, ok := l.ended[id]; !ok {
+			l.ended[id], l.voided[id] = why, code
+		}
+	}
+}
+
+// endCodeLocked is the code a Request that stopped taking decisions is closed with:
+// request_closed, or the code of what voided it.
+func (l *ledger) endCodeLocked(id contract.RequestID) contract.Code {
+	if c, ok := l.voided[id]; ok {
+		return c
+	}
+	return contract.CodeRequestClosed
+}
+
 // expiryLocked says why the pending Request r no longer takes a decision at now, or "".
 func (l *ledger) expiryLocked(r *contract.Request, now time.Time) string {
 	if r.State != contract.RequestPending {
@@ -49,11 +79,15 @@ func (l *ledger) expiryLocked(r *contract.Request, now time.Time) string {
 	return ""
 }
 
-// expire makes req expired and ev its Operation refused, for why.
-func expire(req *contract.Request, ev *event.Operation, why string) {
+// expire makes req expired and ev its Operation refused, for why; a Request a change of
+// its Tool voided (code other than request_closed) is void, under that code.
+func expire(req *contract.Request, ev *event.Operation, why string, code contract.Code) {
 	req.State, req.DecidedBy, req.DecidedAt, req.Reason = contract.RequestExpired, "", nil, why
 	ev.State, ev.Stage, ev.Reason, ev.Decision, ev.Result = contract.OpRefused, "", why, "expired", nil
-	ev.ErrorCode = contract.CodeRequestClosed
+	ev.ErrorCode = code
+	if code != contract.CodeRequestClosed {
+		req.State, req.Reason, ev.Decision = contract.RequestVoid, string(code)+": "+why, "void"
+	}
 }
 
 // SweepRequests settles every Request of every project that no longer takes a decision
@@ -138,7 +172,7 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		agent := req.RequestedBy.ID()
 		op := l.opLocked(agent, req.Ordinal)
 		ev := event.Operation{Agent: agent, Ordinal: req.Ordinal}
-		expire(&req, &ev, why)
+		expire(&req, &ev, why, l.endCodeLocked(id))
 		if op != nil && op.tool == hookTool {
 			ev.ErrorCode = contract.CodeHookUndecided // as the hook answers it (docs/coding-agents.md)
 		}

@@ -24,13 +24,31 @@ type advert struct {
 	worker string
 	gen    int64
 	tools  []contract.ToolDescriptor
+	vault  []string // the Source names its vault holds
+	at     time.Time
+	until  time.Time // the lease's expiry as the Poll was answered
 }
 
 // advertise remembers what the worker polling conn under l offered.
-func (d *Dispatcher) advertise(conn contract.ConnectionID, l *contract.Lease, tools []contract.ToolDescriptor) {
+func (d *Dispatcher) advertise(conn contract.ConnectionID, l *contract.Lease, req contract.PollRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.adverts[conn] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(tools)}
+	d.adverts[conn] = advert{worker: l.WorkerID, gen: l.Generation, tools: slices.Clone(req.Tools),
+		vault: slices.Clone(req.VaultSources), at: d.nowUTC(), until: l.ExpiresAt}
+}
+
+// Advertised returns what the worker of conn offered in its latest Poll to this
+// instance: the worker, its Tools and the Source names its vault holds; ok is false when
+// no worker polled conn here. The worker is live while the lease that Poll was answered
+// under has not expired. It is what `docket tool lock` without a digest locks and what
+// the Tools page lists (docs/workers.md, "Direct Actions").
+func (d *Dispatcher) Advertised(conn contract.ConnectionID) (w contract.ToolWorker, tools []contract.ToolDescriptor, vault []string, ok bool) {
+	a, ok := d.advertOf(conn)
+	if !ok {
+		return contract.ToolWorker{}, nil, nil, false
+	}
+	w = contract.ToolWorker{WorkerID: a.worker, Generation: a.gen, Live: d.nowUTC().Before(a.until), PolledAt: a.at}
+	return w, slices.Clone(a.tools), slices.Clone(a.vault), true
 }
 
 func (d *Dispatcher) advertOf(conn contract.ConnectionID) (advert, bool) {
@@ -196,7 +214,7 @@ func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, to
 	switch {
 	case i < 0:
 		return &unserved{contract.CodeToolNotAdvertised,
-			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest (or raise --workspace-tools) and restart it.", conn.Name, tool)}, true, nil
+			fmt.Sprintf("the worker holding Connection %s does not offer tool %s; add it to its manifest, which the worker reloads on its own (a built-in workspace Tool above its ceiling needs it restarted with --workspace-tools raised).", conn.Name, tool)}, true, nil
 	case a.tools[i].Digest != digest:
 		return &unserved{contract.CodeToolNotAdvertised,
 			fmt.Sprintf("the worker holding Connection %s offers tool %s at %s, but it is locked at %s; lock it again at the worker's digest (docket worker --print-tools, docket tool lock).",

@@ -46,6 +46,9 @@ type Config struct {
 	// MaxWritesPerMinute bounds the writes one Agent's calls at /mcp make in any minute;
 	// default DefaultMaxWritesPerMinute.
 	MaxWritesPerMinute int
+	// ArtifactRetention is how long an artifact issued now can be read; default
+	// contract.DefaultArtifactRetention.
+	ArtifactRetention time.Duration
 }
 
 // Deps is what Operations reads and writes through.
@@ -78,6 +81,8 @@ type Operations struct {
 	hookWaiting, hookPerMinute int
 	// writesPerMinute is the bound of [Config.MaxWritesPerMinute].
 	writesPerMinute int
+	// artifactRetention is [Config.ArtifactRetention].
+	artifactRetention time.Duration
 
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
@@ -96,9 +101,10 @@ type Operations struct {
 func New(d Deps, cfg Config) *Operations {
 	o := &Operations{store: d.Store, boards: d.Boards, now: d.Now, rand: d.Rand, log: d.Log, policies: d.Policies,
 		holdBound: cfg.HoldBound, requestTTL: cfg.RequestTTL, sweepEvery: cfg.SweepEvery, ledgers: map[contract.ProjectID]*ledger{},
-		hookWaiting:     cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
-		hookPerMinute:   cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),
-		writesPerMinute: cmp.Or(max(cfg.MaxWritesPerMinute, 0), DefaultMaxWritesPerMinute)}
+		hookWaiting:       cmp.Or(max(cfg.MaxHookWaiting, 0), DefaultMaxHookWaiting),
+		hookPerMinute:     cmp.Or(max(cfg.MaxHookPerMinute, 0), DefaultMaxHookPerMinute),
+		writesPerMinute:   cmp.Or(max(cfg.MaxWritesPerMinute, 0), DefaultMaxWritesPerMinute),
+		artifactRetention: cmp.Or(max(cfg.ArtifactRetention, 0), contract.DefaultArtifactRetention)}
 	if o.now == nil {
 		o.now = time.Now
 	}

@@ -160,7 +160,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if l, err = d.acquire(ctx, conn, req.WorkerID); err != nil {
 			return contract.WorkAnswer{}, err
 		}
-		d.advertise(conn.ID, l, req.Tools)
+		d.advertise(conn.ID, l, req)
 		rows, err := d.serve(ctx, conn, l, req.Tools)
 		if err == nil && len(rows) == 0 {
 			d.explainLogged(ctx, conn.Project)
@@ -177,7 +177,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if l, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
 			return contract.WorkAnswer{}, err
 		}
-		d.advertise(conn.ID, l, req.Tools)
+		d.advertise(conn.ID, l, req)
 		rows, err := d.serve(ctx, conn, l, req.Tools)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err

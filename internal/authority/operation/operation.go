@@ -125,9 +125,10 @@ func (op *operation) summary() string {
 
 // artifact is an artifact the authority issued: its Agent and where its bytes are.
 type artifact struct {
-	Agent string
-	Hash  store.Hash
-	Size  int64
+	Agent   string
+	Hash    store.Hash
+	Size    int64
+	Expires time.Time // zero: kept for as long as the log (artifacts issued before retention)
 }
 
 // ledger is the projection of one project's operation, request and artifact events.
@@ -137,7 +138,8 @@ type ledger struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
-	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, and why
+	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
+	voided   map[contract.RequestID]contract.Code     // of those, the ones a change of their Tool voided, and its code
 	arts     map[string]artifact                      // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
@@ -168,6 +170,7 @@ func newLedger() *ledger {
 func (l *ledger) resetLocked() {
 	l.ops, l.requests, l.order = map[string][]*operation{}, map[contract.RequestID]*contract.Request{}, nil
 	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
+	l.voided = map[contract.RequestID]contract.Code{}
 	l.setup = nil
 	l.queue = map[*operation]string{}
 }
@@ -250,6 +253,12 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if len(l.holds) > 0 {
 			l.wakeLocked(a.ID, 0)
 		}
+	case event.ToolUnlocked, event.ToolApprovalSet, event.ToolLocked:
+		var t event.ToolLockedData // the shape of all three events
+		if err := json.Unmarshal(e.Data, &t); err != nil {
+			return err
+		}
+		l.voidToolLocked(t.Tool, e.Type == event.ToolUnlocked)
 	case event.HookReported:
 		var h event.HookReportedData
 		if err := json.Unmarshal(e.Data, &h); err != nil {
@@ -275,7 +284,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if err := h.UnmarshalText([]byte(a.Hash)); err != nil {
 			return fmt.Errorf("artifact %s: %w", a.Ref, err)
 		}
-		l.arts[a.Ref] = artifact{Agent: a.Agent, Hash: h, Size: a.Size}
+		l.arts[a.Ref] = artifact{Agent: a.Agent, Hash: h, Size: a.Size, Expires: a.ExpiresAt}
 	}
 	return nil
 }
@@ -497,66 +506,4 @@ func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in
 		}
 	}
 	return o.reply(ctx, c, r)
-}
-
-// artifactPrefix starts every artifact reference; a ref is never a path or a URL.
-const artifactPrefix = "art_"
-
-// PutArtifact keeps content as an artifact of the Agent c and returns its reference,
-// once the artifact is durable.
-func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content []byte) (string, error) {
-	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
-		return "", contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
-	}
-	project := c.Projects[0]
-	ref, err := identity.NewID(o.rand, artifactPrefix)
-	if err != nil {
-		return "", err
-	}
-	err = o.store.Update(ctx, func(tx store.Tx) error {
-		h, err := tx.PutBlob(ctx, content)
-		if err != nil {
-			return err
-		}
-		return eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.ArtifactIssuedData{Ref: ref, Agent: c.ID, Hash: h.String(), Size: int64(len(content))})
-	})
-	if err != nil {
-		return "", fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))
-	}
-	return ref, nil
-}
-
-// readArtifact answers ReadArtifact: a bounded fragment of an artifact the authority
-// issued in the caller's project. Nothing else can be named.
-func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
-	project := c.Projects[0]
-	l := o.ledger(project)
-	l.mu.Lock()
-	err := l.catchUpLocked(ctx, o.store, project)
-	art, ok := l.arts[in.Ref]
-	l.mu.Unlock()
-	if err != nil {
-		return Answer{}, err
-	}
-	if !ok || in.Offset < 0 {
-		r := refusal(contract.Errorf(contract.CodeArtifactNotFound,
-			"no artifact %q was issued to this project; pass a ref art_… exactly as an earlier result gave it, with a non-negative offset", in.Ref))
-		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
-	}
-	data, err := o.store.Blob(ctx, art.Hash)
-	if err != nil {
-		return Answer{}, fmt.Errorf("read artifact %s: %w", in.Ref, err)
-	}
-	limit := in.Limit
-	if limit <= 0 || limit > contract.MaxArtifactFragment {
-		limit = contract.MaxArtifactFragment
-	}
-	start := min(in.Offset, int64(len(data)))
-	end := min(start+int64(limit), int64(len(data)))
-	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
-	extra, err := json.Marshal(frag)
-	if err != nil {
-		return Answer{}, fmt.Errorf("encode artifact fragment %s: %w", in.Ref, err)
-	}
-	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
 }

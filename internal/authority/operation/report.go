@@ -158,7 +158,11 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		if c.Source != nil {
 			by.Tier, by.Words = c.Source.Tier, c.Source.Words
 		}
-		wc.change, ev = applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: req.Result.Rows}, ev)
+		rows, err := d.ops.spillRows(ctx, wc, agent, req.Result.Rows)
+		if err != nil {
+			return err
+		}
+		wc.change, ev = applyOutcome(wc.b, op, by, contract.ExecutionOutcome{OK: true, Rows: rows}, ev)
 	case req.EffectUnknown:
 		ev.State, ev.ErrorCode = contract.OpNeedsPerson, req.Code
 		ev.Reason = "the worker could not tell whether the call took effect (" + truncate(req.Reason, 300) + "); a person must check (docket reconcile)."

@@ -70,16 +70,18 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 		}
 		r.change = actionChange(in, res)
 		return settleRun(r, map[string]any{"action": in.Action, "changes": len(res.Changes)}, nil)
-	case i < 0 && v.Actions.Truncated:
-		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
-			"the Action %s is not among the Actions the View lists; focus its Case and apply it from there", in.Action))
 	}
-	// An executed Action, or one the View lists blocked: a dry run gives the refusal, or
-	// the ExecutionRequest to queue. A Board-only Action the View lists blocked is refused
-	// without touching the Board.
+	// An executed Action, or one the View lists blocked or not at all (past its bound: a
+	// project's direct Actions may be many): a dry run gives the refusal, or the
+	// ExecutionRequest to queue. A Board-only Action the View does not list ready is
+	// refused without touching the Board.
 	req, err := b.Evaluate(by, in.CaseID, in.Action, in.Params)
 	if err != nil {
 		return settleRun(r, nil, err)
+	}
+	if req.Tool == "" && i < 0 && v.Actions.Truncated {
+		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,
+			"the Action %s is not among the Actions the View lists; focus its Case and apply it from there", in.Action))
 	}
 	if req.Tool == "" {
 		return settleRun(r, nil, contract.Errorf(contract.CodeActionBlocked,

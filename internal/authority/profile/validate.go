@@ -26,7 +26,7 @@ func Validate(p contract.ProfileSpec) error {
 	}
 	for _, f := range []struct{ name, v string }{
 		{"modelUrl", p.ModelURL}, {"model", p.Model}, {"keyFile", p.KeyFile}, {"script", p.Script},
-		{"instructionsFile", p.InstructionsFile}, {"instructionsDigest", p.InstructionsDigest},
+		{"instructionsFile", p.InstructionsFile}, {"instructionsDigest", p.InstructionsDigest}, {"workspace", p.Workspace},
 	} {
 		if len(f.v) > maxField || !utf8.ValidString(f.v) || strings.ContainsAny(f.v, "\x00\n\r") {
 			return refuse("%s is not one line of at most %d bytes; send it on one line.", f.name, maxField)
@@ -55,6 +55,19 @@ func Validate(p contract.ProfileSpec) error {
 	}
 	if p.MaxTurns < 0 || p.MaxTokens < 0 || p.MaxUSD < 0 || math.IsNaN(p.MaxUSD) || math.IsInf(p.MaxUSD, 0) {
 		return refuse("budgets are zero (no bound) or positive; got turns %d, tokens %d, usd %v.", p.MaxTurns, p.MaxTokens, p.MaxUSD)
+	}
+	if p.ContextWindow < 0 || (p.ContextWindow > 0 && p.ContextWindow < MinContextWindow) {
+		return refuse("contextWindow %d is not a context window; send 0 for the runtime's own, or the model's window in tokens (at least %d).", p.ContextWindow, MinContextWindow)
+	}
+	if p.Thinking != "" && p.Thinking != contract.ThinkingOn && p.Thinking != contract.ThinkingOff {
+		return refuse("thinking %.20q is not on or off; send on, off, or leave it out for the provider's default.", p.Thinking)
+	}
+	if p.ModelAttempts < 0 || p.ModelAttempts > contract.MaxModelAttempts || p.ModelRetryWaitSeconds < 0 || p.ModelRetryWaitSeconds > contract.MaxModelRetryWaitSeconds {
+		return refuse("modelAttempts is 0 (the default) to %d and modelRetryWaitSeconds 0 (the default) to %d; got %d and %d.",
+			contract.MaxModelAttempts, contract.MaxModelRetryWaitSeconds, p.ModelAttempts, p.ModelRetryWaitSeconds)
+	}
+	if p.ModelFirstByteSeconds < 0 || p.ModelFirstByteSeconds > contract.MaxModelDeadlineSeconds || p.ModelIdleSeconds < 0 || p.ModelIdleSeconds > contract.MaxModelDeadlineSeconds {
+		return refuse("modelFirstByteSeconds and modelIdleSeconds are 0 (the defaults) to %d; got %d and %d.", contract.MaxModelDeadlineSeconds, p.ModelFirstByteSeconds, p.ModelIdleSeconds)
 	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
@@ -102,3 +115,7 @@ func validateStatus(st contract.RuntimeStatus) error {
 	}
 	return nil
 }
+
+// MinContextWindow is the smallest context window a profile may name, in tokens: below
+// it, the system prompt and the tools alone would not fit.
+const MinContextWindow = 4096

@@ -23,7 +23,7 @@ const rateWindow = time.Hour
 
 // open reports whether t still holds a place among its Agent's open tasks.
 func open(t *contract.Task) bool {
-	return t.State != contract.TaskCompleted && t.State != contract.TaskFailed
+	return !t.State.Finished()
 }
 
 // checkBoundsLocked refuses a post for agent at now when the Agent has maxOpen tasks

@@ -81,6 +81,9 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 			return contract.TaskClaim{}, 0, time.Time{}, contract.Errorf(contract.CodeNotFound, "you have no task %s; claim without naming one to take your next", only)
 		}
 	}
+	if err := k.readRooms(ctx, l, project, agent); err != nil {
+		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", err)
+	}
 	t, _, expiry := l.nextLocked(agent, only, k.now())
 	if t == nil {
 		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
@@ -110,6 +113,35 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 	return out, 0, time.Time{}, nil
 }
 
+// readRooms reads whether each budget a waiting task of agent waits on has room now,
+// for nextLocked. A budget's room changes without an event of the task's own (a window
+// turns), so it is read at each claim: a claim's long-poll ends within
+// [contract.MaxTaskClaimWait], and the next one reads it again. l.mu must be held.
+func (k *Keeper) readRooms(ctx context.Context, l *ledger, project contract.ProjectID, agent contract.AgentID) error {
+	rooms := map[string]bool{}
+	for _, id := range l.order {
+		t := l.tasks[id]
+		if t.Agent != agent || t.State != contract.TaskWaiting {
+			continue
+		}
+		for _, w := range t.Waiting {
+			if _, read := rooms[w.Budget]; w.Budget == "" || read {
+				continue
+			}
+			room := true
+			if k.room != nil {
+				var err error
+				if room, err = k.room(ctx, project, w.Budget); err != nil {
+					return fmt.Errorf("read budget %s: %w", w.Budget, err)
+				}
+			}
+			rooms[w.Budget] = room
+		}
+	}
+	l.rooms = rooms
+	return nil
+}
+
 // Renew extends the lease of the calling Agent's claim of task id, attempt r.Attempt.
 // r.Wait, when set, is what the run waits on, kept on the task where a person looks.
 func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error) {
@@ -118,7 +150,11 @@ func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskI
 			return contract.Task{}, err
 		}
 	}
-	return k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
+	wait := time.Duration(r.WaitMS) * time.Millisecond
+	if r.WaitMS < 0 || wait > contract.MaxTaskClaimWait {
+		return contract.Task{}, contract.Errorf(contract.CodeInvalidArgument, "waitMs %d is out of range; hold a renewal 0 to %d ms", r.WaitMS, contract.MaxTaskClaimWait.Milliseconds())
+	}
+	t, err := k.change(ctx, c, id, "renew", func(tx store.Tx, l *ledger, t *contract.Task, now time.Time) (contract.Task, error) {
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
@@ -127,6 +163,10 @@ func (k *Keeper) Renew(ctx context.Context, c identity.Caller, id contract.TaskI
 		v.LeaseUntil, v.RunWait, v.UpdatedAt = &d.LeaseUntil, r.Wait, now
 		return v, eventlog.Append(ctx, tx, t.Project, c.Principal(), now, d)
 	})
+	if err != nil || wait == 0 || t.Cancel != nil {
+		return t, err
+	}
+	return k.holdRenewal(ctx, t.Project, t.Agent, id, r.Attempt, t, wait)
 }
 
 // Report records how the calling Agent's run of task id ended. A report that repeats the
@@ -144,6 +184,9 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 		if err := held(t, r.Attempt); err != nil {
 			return contract.Task{}, err
 		}
+		if err := checkCancelReport(t, r); err != nil {
+			return contract.Task{}, err
+		}
 		v := *t
 		res := r.TaskResult
 		v.State, v.Waiting, v.Result, v.LeaseUntil, v.RunWait, v.UpdatedAt = r.State, r.Waiting, &res, nil, nil, now
@@ -153,8 +196,8 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, id contract.Task
 
 func checkReport(r contract.TaskReport) error {
 	switch {
-	case r.State != contract.TaskWaiting && r.State != contract.TaskCompleted && r.State != contract.TaskFailed:
-		return contract.Errorf(contract.CodeInvalidArgument, "a report's state is completed, failed or waiting, not %q", r.State)
+	case r.State != contract.TaskWaiting && r.State != contract.TaskCompleted && r.State != contract.TaskFailed && r.State != contract.TaskCancelled:
+		return contract.Errorf(contract.CodeInvalidArgument, "a report's state is completed, failed, cancelled or waiting, not %q", r.State)
 	case (r.State == contract.TaskWaiting) != (len(r.Waiting) > 0):
 		return contract.Errorf(contract.CodeInvalidArgument, "a report is waiting exactly when it names the Operations it waits on; send state waiting with them, or completed or failed without")
 	case len(r.Final) > maxFinal || len(r.Teaching) > maxFinal:
@@ -163,8 +206,22 @@ func checkReport(r contract.TaskReport) error {
 		return contract.Errorf(contract.CodeInvalidArgument, "a report lists closedCases, empty when the run closed none")
 	}
 	for _, w := range r.Waiting {
+		if w.Budget != "" {
+			if w.Tool != "" || w.CallID != "" || w.Ordinal != 0 || w.After != 0 {
+				return contract.Errorf(contract.CodeInvalidArgument, "a wait on a budget names the budget alone, no call, tool or ordinal")
+			}
+			if err := contract.CheckBudgetName(w.Budget); err != nil {
+				return err
+			}
+			continue
+		}
 		if w.Tool == "" || w.Ordinal < 0 || w.After < 0 {
 			return contract.Errorf(contract.CodeInvalidArgument, "each Operation waited on names its tool and a non-negative ordinal or after")
+		}
+	}
+	for _, op := range r.Operations {
+		if op.Tool == "" || op.Ordinal <= 0 {
+			return contract.Errorf(contract.CodeInvalidArgument, "each Operation a report lists names its tool and its ordinal")
 		}
 	}
 	for _, cc := range r.ClosedCases {

@@ -30,6 +30,9 @@ type ledger struct {
 	pins        map[convKey]contract.CasePin
 	authors     map[convKey][]contract.Principal // who posted each conversation's tasks, first posts first
 	ops         map[contract.AgentID]map[int64]opState
+	// rooms says which budgets that tasks wait on had room when last read (see
+	// [Keeper.readRooms]); a budget not in it has none.
+	rooms map[string]bool
 }
 
 type clientKey struct {
@@ -134,6 +137,12 @@ func (l *ledger) apply(e store.Event) error {
 		}
 		res := d.TaskResult
 		t.State, t.Waiting, t.Result, t.LeaseUntil, t.RunWait, t.UpdatedAt = d.State, d.Waiting, &res, nil, nil, e.At
+	case event.TaskCancelRequested:
+		var d event.TaskCancelRequestedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode event %d: %w", e.Seq, err)
+		}
+		return l.applyCancel(e, d)
 	case event.OpAdmitted, event.OpChanged:
 		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {
@@ -164,10 +173,16 @@ func (l *ledger) apply(e store.Event) error {
 }
 
 // reported reports whether every Operation of agent in ws has an outcome the model can
-// be shown: settled, or needing a person.
+// be shown: settled, or needing a person; and every budget in ws has room.
 func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait) bool {
 	ops := l.ops[agent]
 	for _, w := range ws {
+		if w.Budget != "" {
+			if !l.rooms[w.Budget] {
+				return false
+			}
+			continue
+		}
 		var s opState
 		found := false
 		if w.Ordinal > 0 {

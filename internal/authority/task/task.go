@@ -40,6 +40,10 @@ type Config struct {
 	// Board cannot honour, naming what it has; nil checks nothing. The Keeper cannot read
 	// a Board itself, so the authority lends it the Board's check.
 	CheckPin func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
+	// BudgetRoom reports whether budget name of project has room for a model request: a
+	// task waiting on a budget is woken once it has (docs/budgets.md). Nil: every budget
+	// has room.
+	BudgetRoom func(ctx context.Context, project contract.ProjectID, name string) (bool, error)
 }
 
 // Keeper keeps the tasks of one store's projects. It is safe for concurrent use.
@@ -52,6 +56,8 @@ type Keeper struct {
 	maxOpen, maxPerHour int
 	// pin is [Config.CheckPin].
 	pin func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
+	// room is [Config.BudgetRoom].
+	room func(ctx context.Context, project contract.ProjectID, name string) (bool, error)
 
 	mu      sync.Mutex // guards ledgers; held only to find an entry
 	ledgers map[contract.ProjectID]*ledger
@@ -60,7 +66,7 @@ type Keeper struct {
 // New returns the Keeper over cfg.Store.
 func New(cfg Config) *Keeper {
 	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{},
-		maxOpen: cmp.Or(max(cfg.MaxOpen, 0), DefaultMaxOpen), maxPerHour: cmp.Or(max(cfg.MaxPerHour, 0), DefaultMaxPerHour), pin: cfg.CheckPin}
+		maxOpen: cmp.Or(max(cfg.MaxOpen, 0), DefaultMaxOpen), maxPerHour: cmp.Or(max(cfg.MaxPerHour, 0), DefaultMaxPerHour), pin: cfg.CheckPin, room: cfg.BudgetRoom}
 	if k.now == nil {
 		k.now = time.Now
 	}

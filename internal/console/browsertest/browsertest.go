@@ -220,6 +220,27 @@ func (b *Browser) Landed(path string) {
 	}
 }
 
+// Sent does act, which sends a form (or follows a link), and waits until the page that
+// answers has loaded: the page before is marked, and the mark is gone from the new one.
+// It is [Browser.Landed] for a form whose answer is a page at the same path.
+func (b *Browser) Sent(act chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	b.Do(chromedp.Evaluate[chromedp.Void]("window.docketBefore = true"), act)
+	check := `!window.docketBefore && document.readyState === "complete"`
+	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
+	defer cancel()
+	for {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](check)); err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the page answering the form did not load: %v", context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // SignIn signs in to the console at base (its scheme and host) as a person does, typing
 // the name and passphrase and pressing Enter, and waits for the console's navigation.
 func (b *Browser) SignIn(base, name, passphrase string) {

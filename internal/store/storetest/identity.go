@@ -238,6 +238,9 @@ func testConnections(t *testing.T, h Harness) {
 		lock.Digest = []byte("d2")
 		return tx.LockTool(ctx, lock)
 	})
+	// A lock with its record keeps the record.
+	withData := store.ToolLock{Connection: "c1", Tool: "acme.notes.list@1", Digest: []byte("d3"), Data: []byte(`{"approval":"none"}`)}
+	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.LockTool(ctx, withData) })
 	srcs, err := s.Sources(ctx, "c1")
 	wantErr(t, "Sources", err, nil)
 	if diff := cmp.Diff([]store.Source{src}, srcs); diff != "" {
@@ -245,9 +248,10 @@ func testConnections(t *testing.T, h Harness) {
 	}
 	locks, err := s.ToolLocks(ctx, "c1")
 	wantErr(t, "ToolLocks", err, nil)
-	if diff := cmp.Diff([]store.ToolLock{lock}, locks); diff != "" {
+	if diff := cmp.Diff([]store.ToolLock{withData, lock}, locks); diff != "" {
 		t.Errorf("ToolLocks (-want +got):\n%s", diff)
 	}
+	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UnlockTool(ctx, "c1", withData.Tool) })
 	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.LockTool(ctx, store.ToolLock{Connection: "nope", Tool: "x@1", Digest: []byte("d")})
 	})

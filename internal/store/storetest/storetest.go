@@ -76,6 +76,7 @@ func Run(t *testing.T, h Harness) {
 		{"Nodes/RoundTrip", testNodes},
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
 		{"Schedules/RoundTrip", testSchedules},
+		{"Budgets/RoundTrip", testBudgets},
 		{"Tx/ReadsOwnWrites", testReadsOwnWrites},
 		{"Tx/ReadFirst", testReadFirst},
 		{"Store/Closed", testClosed},

@@ -263,8 +263,13 @@ func (r Reader) Sources(ctx context.Context, connection string) ([]store.Source,
 func (r Reader) ToolLocks(ctx context.Context, connection string) ([]store.ToolLock, error) {
 	ls, err := list(ctx, r.C, func(r Row) (store.ToolLock, error) {
 		var l store.ToolLock
-		return l, r.Scan(&l.Connection, &l.Tool, &l.Digest)
-	}, `SELECT connection, tool, digest FROM tool_locks WHERE connection = $1 ORDER BY tool`, connection)
+		var data []byte
+		err := r.Scan(&l.Connection, &l.Tool, &l.Digest, &data)
+		if len(data) > 0 {
+			l.Data = data
+		}
+		return l, err
+	}, `SELECT connection, tool, digest, data FROM tool_locks WHERE connection = $1 ORDER BY tool`, connection)
 	if err != nil {
 		return nil, fmt.Errorf("list tool locks of connection %s: %w", connection, err)
 	}

@@ -397,8 +397,12 @@ func (t *Tx) LockTool(ctx context.Context, l store.ToolLock) error {
 	if err := required("tool lock", "a connection", l.Connection, "a tool", l.Tool, "a digest", string(l.Digest)); err != nil {
 		return err
 	}
-	if _, err := t.C.Exec(ctx, `INSERT INTO tool_locks (connection, tool, digest) VALUES ($1, $2, $3)
-		ON CONFLICT (connection, tool) DO UPDATE SET digest = excluded.digest`, l.Connection, l.Tool, l.Digest); err != nil {
+	var data []byte
+	if len(l.Data) > 0 {
+		data = l.Data
+	}
+	if _, err := t.C.Exec(ctx, `INSERT INTO tool_locks (connection, tool, digest, data) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (connection, tool) DO UPDATE SET digest = excluded.digest, data = excluded.data`, l.Connection, l.Tool, l.Digest, data); err != nil {
 		return fmt.Errorf("lock tool %s on connection %s: %w", l.Tool, l.Connection, err)
 	}
 	return nil

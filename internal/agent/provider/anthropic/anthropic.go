@@ -36,7 +36,13 @@ type Config struct {
 	// Deadlines bound each request's wait for its answer's first byte and between its
 	// reads; zero fields take the defaults of [agent.Deadlines].
 	Deadlines agent.Deadlines
+	// Thinking on enables extended thinking with half the answer's tokens as its budget
+	// (at least MinThinkingBudget); off disables it; the default sends no parameter.
+	Thinking agent.Thinking
 }
+
+// MinThinkingBudget is the smallest thinking budget the Messages API takes, in tokens.
+const MinThinkingBudget = 1024
 
 // Client is an [agent.Provider] for one model on a Messages API endpoint. It is safe for
 // concurrent use.
@@ -156,11 +162,32 @@ func (c *Client) wireRequest(req agent.Request) wireRequest {
 	if req.MaxTokens > 0 {
 		w.MaxTokens = req.MaxTokens
 	}
+	switch c.cfg.Thinking {
+	case agent.ThinkingOn:
+		budget := max(MinThinkingBudget, w.MaxTokens/2)
+		if w.MaxTokens <= budget {
+			w.MaxTokens = budget + MinThinkingBudget // the budget is part of max_tokens and must be below it
+		}
+		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
+	case agent.ThinkingOff:
+		w.Thinking = &wireThinking{Type: "disabled"}
+	}
 	for _, t := range req.Tools {
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	for _, m := range req.Messages {
 		wm := wireMessage{Role: string(m.Role)}
+		// Thinking blocks lead the assistant message they came with, signed as they came:
+		// the API requires them back with the tool results they led to. Reasoning from
+		// another provider carries no signature and is not sent.
+		for _, r := range m.Reasoning {
+			switch {
+			case r.Redacted != "":
+				wm.Content = append(wm.Content, wireBlock{Type: "redacted_thinking", Data: r.Redacted})
+			case r.Signature != "":
+				wm.Content = append(wm.Content, wireBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
+			}
+		}
 		// tool_result blocks lead a user message, as the API requires.
 		for _, r := range m.Results {
 			wm.Content = append(wm.Content, wireBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})

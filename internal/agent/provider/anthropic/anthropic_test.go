@@ -312,3 +312,74 @@ func TestNew(t *testing.T) {
 		})
 	}
 }
+
+// TestClient_Turn_thinking: thinking on enables extended thinking with half the answer's
+// tokens as its budget (max_tokens raised when it would not be above it), off disables
+// it, and the default sends no parameter. Thinking and redacted_thinking blocks are kept
+// apart from the answer with their signatures, and sent back first in the assistant
+// message they came with; reasoning without a signature (from another provider) is not.
+func TestClient_Turn_thinking(t *testing.T) {
+	stream := sseBody(
+		`{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me "}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"think."}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-abc"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}`,
+		`{"type":"content_block_stop","index":1}`,
+		`{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Done."}}`,
+		`{"type":"content_block_stop","index":2}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}`,
+		`{"type":"message_stop"}`)
+	for _, tt := range []struct {
+		thinking  agent.Thinking
+		maxTokens int
+		want      string
+		wantMax   int
+	}{
+		{agent.ThinkingDefault, 1000, "", 1000},
+		{agent.ThinkingOn, 8192, `{"type":"enabled","budget_tokens":4096}`, 8192},
+		{agent.ThinkingOn, 1000, `{"type":"enabled","budget_tokens":1024}`, 2048},
+		{agent.ThinkingOff, 1000, `{"type":"disabled"}`, 1000},
+	} {
+		url, got := serve(t, reply{body: stream})
+		c, err := anthropic.New(anthropic.Config{URL: url, Model: "claude-test", Key: agent.NewKey("k"), MaxTokens: tt.maxTokens, Thinking: tt.thinking})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := agent.Request{Messages: []agent.Message{
+			{Role: agent.RoleUser, Text: "go"},
+			{Role: agent.RoleAssistant, Reasoning: []agent.Reasoning{{Text: "signed", Signature: "sig-1"}, {Redacted: "opaque-1"}, {Text: "from deepseek"}},
+				Calls: []agent.ToolCall{{ID: "t1", Name: "QueryBoard", Arguments: json.RawMessage(`{}`)}}},
+			{Role: agent.RoleUser, Results: []agent.ToolResult{{CallID: "t1", Content: "{}"}}},
+		}}
+		resp, err := c.Turn(t.Context(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantReasoning := []agent.Reasoning{{Text: "Let me think.", Signature: "sig-abc"}, {Redacted: "opaque"}}
+		if resp.Message.Text != "Done." || !cmp.Equal(resp.Message.Reasoning, wantReasoning) {
+			t.Errorf("thinking %q: message %+v, want the thinking apart from the answer, signed", tt.thinking, resp.Message)
+		}
+		var body struct {
+			MaxTokens int             `json:"max_tokens"`
+			Thinking  json.RawMessage `json:"thinking"`
+			Messages  []struct {
+				Content []map[string]any `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(got.body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if string(body.Thinking) != tt.want || body.MaxTokens != tt.wantMax {
+			t.Errorf("thinking %q sent %s with max_tokens %d, want %s with %d", tt.thinking, body.Thinking, body.MaxTokens, tt.want, tt.wantMax)
+		}
+		blocks := body.Messages[1].Content
+		if len(blocks) != 3 || blocks[0]["type"] != "thinking" || blocks[0]["signature"] != "sig-1" || blocks[0]["thinking"] != "signed" ||
+			blocks[1]["type"] != "redacted_thinking" || blocks[1]["data"] != "opaque-1" || blocks[2]["type"] != "tool_use" {
+			t.Errorf("thinking %q: the assistant message went as %v, want its signed thinking, its redacted thinking, then its tool_use", tt.thinking, blocks)
+		}
+	}
+}

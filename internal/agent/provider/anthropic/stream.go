@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,8 +15,10 @@ import (
 
 // block is one content block being streamed.
 type block struct {
-	kind    string // "text", "tool_use", or another type whose deltas are ignored (thinking)
-	text    strings.Builder
+	kind    string          // "text", "tool_use", "thinking", "redacted_thinking", or another type whose deltas are ignored
+	text    strings.Builder // text, or thinking: never the answer
+	sig     string          // thinking: its signature
+	data    string          // redacted_thinking: its data
 	id      string
 	name    string
 	args    strings.Builder
@@ -42,10 +45,10 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
-			return agent.Response{}, streamError("the stream ended before message_stop", io.ErrUnexpectedEOF)
+			return agent.Response{}, cutError("the stream ended before message_stop", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
-			return agent.Response{}, streamError("read event", err)
+			return agent.Response{}, readError(err)
 		}
 		var w wireEvent
 		if err := json.Unmarshal([]byte(ev.Data), &w); err != nil {
@@ -91,6 +94,11 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 				b.id, b.name, b.call = w.ContentBlock.ID, w.ContentBlock.Name, calls
 				calls++
 				onDelta(agent.Delta{Kind: agent.DeltaToolCall, Index: b.call, ID: b.id, Name: b.name})
+			case "thinking":
+				b.text.WriteString(w.ContentBlock.Thinking)
+				b.sig = w.ContentBlock.Signature
+			case "redacted_thinking":
+				b.data = w.ContentBlock.Data
 			}
 			blocks[*w.Index] = b
 		case "content_block_delta":
@@ -108,10 +116,14 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 			case w.Delta.Type == "input_json_delta" && b.kind == "tool_use":
 				b.args.WriteString(w.Delta.PartialJSON)
 				onDelta(agent.Delta{Kind: agent.DeltaToolArgs, Index: b.call, Text: w.Delta.PartialJSON})
-			case w.Delta.Type == "text_delta" || w.Delta.Type == "input_json_delta":
+			case w.Delta.Type == "thinking_delta" && b.kind == "thinking":
+				b.text.WriteString(w.Delta.Thinking) // kept for the next request; no delta: it is not the answer
+			case w.Delta.Type == "signature_delta" && b.kind == "thinking":
+				b.sig += w.Delta.Signature
+			case w.Delta.Type == "text_delta" || w.Delta.Type == "input_json_delta" || w.Delta.Type == "thinking_delta" || w.Delta.Type == "signature_delta":
 				return agent.Response{}, streamError(fmt.Sprintf("%s for a %s block", w.Delta.Type, b.kind), nil)
 			}
-			// Other deltas (thinking, signatures, citations) are not part of the answer.
+			// Other deltas (citations) are not part of the answer.
 		case "content_block_stop":
 			if w.Index == nil || blocks[*w.Index] == nil || blocks[*w.Index].stopped {
 				return agent.Response{}, streamError("content_block_stop for a block that is not open", nil)
@@ -154,6 +166,10 @@ func finish(blocks map[int]*block, usage agent.Usage, stop string) (agent.Respon
 		switch b.kind {
 		case "text":
 			text.WriteString(b.text.String())
+		case "thinking":
+			msg.Reasoning = append(msg.Reasoning, agent.Reasoning{Text: b.text.String(), Signature: b.sig})
+		case "redacted_thinking":
+			msg.Reasoning = append(msg.Reasoning, agent.Reasoning{Redacted: b.data})
 		case "tool_use":
 			args := b.args.String()
 			if args == "" {
@@ -175,6 +191,20 @@ func finish(blocks map[int]*block, usage agent.Usage, stop string) (agent.Respon
 
 func streamError(what string, cause error) error {
 	return &agent.ProviderError{Provider: "anthropic", Kind: agent.KindStream, Message: what, Err: cause}
+}
+
+// cutError is a stream that stopped before its end: asked for again ([agent.ProviderError.Cut]).
+func cutError(what string, cause error) error {
+	return &agent.ProviderError{Provider: "anthropic", Kind: agent.KindStream, Message: what, Err: cause, Cut: true}
+}
+
+// readError is a failed read of the stream: a cut when the connection failed or the
+// stream ended inside an event, a malformed stream otherwise.
+func readError(err error) error {
+	if errors.Is(err, sse.ErrMalformed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return streamError("read event", err)
+	}
+	return cutError("read event", err)
 }
 
 // eventError maps an error event in the stream; the API sends one instead of an HTTP

@@ -10,6 +10,13 @@ type wireRequest struct {
 	Messages  []wireMessage `json:"messages"`
 	Tools     []wireTool    `json:"tools,omitempty"`
 	Stream    bool          `json:"stream"`
+	Thinking  *wireThinking `json:"thinking,omitempty"`
+}
+
+// wireThinking is the extended-thinking parameter: enabled with a budget, or disabled.
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 type wireMessage struct {
@@ -17,10 +24,14 @@ type wireMessage struct {
 	Content []wireBlock `json:"content"`
 }
 
-// wireBlock is a content block: text, tool_use or tool_result.
+// wireBlock is a content block: text, thinking, redacted_thinking, tool_use or
+// tool_result.
 type wireBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`    // thinking
+	Signature string          `json:"signature,omitempty"`   // thinking
+	Data      string          `json:"data,omitempty"`        // redacted_thinking
 	ID        string          `json:"id,omitempty"`          // tool_use
 	Name      string          `json:"name,omitempty"`        // tool_use
 	Input     json.RawMessage `json:"input,omitempty"`       // tool_use
@@ -56,15 +67,20 @@ type wireEvent struct {
 	} `json:"message"`
 	Index        *int `json:"index"`
 	ContentBlock *struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		Text string `json:"text"`
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Text      string `json:"text"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`

@@ -58,8 +58,8 @@ func TestClient_Deadlines(t *testing.T) {
 				}
 			}
 			pe, ok := errors.AsType[*agent.ProviderError](err2)
-			if !ok || pe.Kind != agent.KindStalled || pe.Code() != contract.CodeModelStalled || pe.Retryable() {
-				t.Fatalf("Turn = %v, want a *ProviderError of kind stalled (model_stalled, not retried)", err2)
+			if !ok || pe.Kind != agent.KindStalled || pe.Code() != contract.CodeModelStalled || !pe.Retryable() {
+				t.Fatalf("Turn = %v, want a *ProviderError of kind stalled (model_stalled, retried as a failure that means later)", err2)
 			}
 			if !strings.Contains(err2.Error(), tt.says) || !strings.Contains(err2.Error(), url) {
 				t.Errorf("Turn = %q, want it to name the model at %s and say %q", err2, url, tt.says)

@@ -32,6 +32,8 @@ type Config struct {
 	// Deadlines bound each request's wait for its answer's first byte and between its
 	// reads; zero fields take the defaults of [agent.Deadlines].
 	Deadlines agent.Deadlines
+	// Thinking on or off sends DeepSeek's thinking field; the default sends none.
+	Thinking agent.Thinking
 }
 
 // Client is an [agent.Provider] for one model on a Chat Completions endpoint. It is safe
@@ -152,6 +154,12 @@ func isContextLength(msg string) bool {
 
 func (c *Client) wireRequest(req agent.Request) wireRequest {
 	w := wireRequest{Model: c.cfg.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, MaxTokens: c.cfg.MaxTokens}
+	switch c.cfg.Thinking {
+	case agent.ThinkingOn:
+		w.Thinking = &wireThinking{Type: "enabled"}
+	case agent.ThinkingOff:
+		w.Thinking = &wireThinking{Type: "disabled"}
+	}
 	if req.MaxTokens > 0 {
 		w.MaxTokens = req.MaxTokens
 	}
@@ -171,6 +179,12 @@ func (c *Client) wireRequest(req agent.Request) wireRequest {
 			for _, call := range m.Calls {
 				wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: call.ID, Type: "function", Function: wireFunction{Name: call.Name, Arguments: string(call.Arguments)}})
 			}
+			if rc := reasoningText(m); rc != "" && len(m.Calls) > 0 {
+				// A reasoning model that called tools needs its reasoning back with the
+				// results (DeepSeek refuses the request without it); a final answer's
+				// reasoning is not sent again.
+				wm.ReasoningContent = &rc
+			}
 			w.Messages = append(w.Messages, wm)
 		case agent.RoleUser:
 			// Tool results are messages of their own, right after the assistant's calls.
@@ -183,6 +197,15 @@ func (c *Client) wireRequest(req agent.Request) wireRequest {
 		}
 	}
 	return w
+}
+
+// reasoningText is the text of m's reasoning, its blocks joined.
+func reasoningText(m agent.Message) string {
+	var b strings.Builder
+	for _, r := range m.Reasoning {
+		b.WriteString(r.Text)
+	}
+	return b.String()
 }
 
 // clip bounds an endpoint's message before it goes into an error.

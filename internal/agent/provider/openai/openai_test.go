@@ -234,6 +234,7 @@ func TestClient_Endpoint(t *testing.T) {
 		{"http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080/v1/chat/completions"},
 		{"https://host/openai/v1", "https://host/openai/v1/chat/completions"},
 		{"https://host/v1/chat/completions", "https://host/v1/chat/completions"},
+		{"https://api.deepseek.com/chat/completions", "https://api.deepseek.com/chat/completions"},
 		{"", "https://api.openai.com/v1/chat/completions"},
 	}
 	for _, tt := range tests {
@@ -307,5 +308,55 @@ func TestClient_Turn_malformedStream(t *testing.T) {
 				t.Fatalf("Turn error = %v, want a %s *agent.ProviderError", err, tt.kind)
 			}
 		})
+	}
+}
+
+// TestClient_Turn_thinking: the thinking setting sends DeepSeek's thinking field only when
+// it is on or off; by default the request carries none, since other servers may refuse it.
+// Reasoning streamed as reasoning_content is kept apart from the answer and sent back
+// only on an assistant message with tool calls.
+func TestClient_Turn_thinking(t *testing.T) {
+	stream := chunks(
+		`{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"First I "}}]}`,
+		`{"id":"c1","choices":[{"index":0,"delta":{"reasoning_content":"think."}}]}`,
+		`{"id":"c1","choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":"stop"}]}`) + done
+	for _, tt := range []struct {
+		thinking agent.Thinking
+		want     string
+	}{{agent.ThinkingDefault, ""}, {agent.ThinkingOn, `{"type":"enabled"}`}, {agent.ThinkingOff, `{"type":"disabled"}`}} {
+		url, got := serve(t, reply{body: stream})
+		c, err := openai.New(openai.Config{URL: url, Model: "deepseek-reasoner", Thinking: tt.thinking})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := agent.Request{Messages: []agent.Message{
+			{Role: agent.RoleUser, Text: "go"},
+			{Role: agent.RoleAssistant, Text: "calling", Reasoning: []agent.Reasoning{{Text: "R-with-calls"}}, Calls: []agent.ToolCall{{ID: "k1", Name: "QueryBoard", Arguments: json.RawMessage(`{}`)}}},
+			{Role: agent.RoleUser, Results: []agent.ToolResult{{CallID: "k1", Content: "{}"}}},
+			{Role: agent.RoleAssistant, Text: "an answer", Reasoning: []agent.Reasoning{{Text: "R-final"}}},
+			{Role: agent.RoleUser, Text: "again"},
+		}}
+		resp, err := c.Turn(t.Context(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message.Text != "Done." || len(resp.Message.Reasoning) != 1 || resp.Message.Reasoning[0].Text != "First I think." {
+			t.Errorf("thinking %q: message %+v, want the reasoning apart from the answer", tt.thinking, resp.Message)
+		}
+		var body struct {
+			Thinking json.RawMessage `json:"thinking"`
+			Messages []struct {
+				ReasoningContent *string `json:"reasoning_content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(got.body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if string(body.Thinking) != tt.want {
+			t.Errorf("thinking %q sent %s, want %q", tt.thinking, body.Thinking, tt.want)
+		}
+		if rc := body.Messages[1].ReasoningContent; rc == nil || *rc != "R-with-calls" || body.Messages[4].ReasoningContent != nil {
+			t.Errorf("thinking %q: the reasoning sent back is wrong: %s", tt.thinking, got.body)
+		}
 	}
 }

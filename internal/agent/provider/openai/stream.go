@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -30,6 +31,7 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	var (
 		rd     = sse.NewReader(r)
 		text   strings.Builder
+		reason strings.Builder // reasoning_content: kept, never the answer
 		calls  = map[int]*call{}
 		last   = -1 // index of the call that fragments without an index belong to
 		usage  agent.Usage
@@ -39,10 +41,10 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
-			return agent.Response{}, streamError("the stream ended without [DONE]", io.ErrUnexpectedEOF)
+			return agent.Response{}, cutError("the stream ended without [DONE]", io.ErrUnexpectedEOF)
 		}
 		if err != nil {
-			return agent.Response{}, streamError("read event", err)
+			return agent.Response{}, readError(err)
 		}
 		if ev.Data == "[DONE]" {
 			break
@@ -66,6 +68,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		for _, choice := range ch.Choices {
 			if choice.Index != 0 {
 				continue // Docket asks for one choice; others are not its answer
+			}
+			if rc := choice.Delta.ReasoningContent; rc != nil {
+				reason.WriteString(*rc)
 			}
 			if c := choice.Delta.Content; c != nil && *c != "" {
 				text.WriteString(*c)
@@ -104,6 +109,9 @@ func readStream(r io.Reader, onDelta func(agent.Delta)) (agent.Response, error) 
 		}
 	}
 	msg := agent.Message{Role: agent.RoleAssistant, Text: text.String()}
+	if reason.Len() > 0 {
+		msg.Reasoning = []agent.Reasoning{{Text: reason.String()}}
+	}
 	for _, idx := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[idx]
 		args := c.args.String()
@@ -148,4 +156,18 @@ func callIndex(tc wireToolCall, calls map[int]*call, last int) (int, error) {
 
 func streamError(what string, cause error) error {
 	return &agent.ProviderError{Provider: "openai", Kind: agent.KindStream, Message: what, Err: cause}
+}
+
+// cutError is a stream that stopped before its end: asked for again ([agent.ProviderError.Cut]).
+func cutError(what string, cause error) error {
+	return &agent.ProviderError{Provider: "openai", Kind: agent.KindStream, Message: what, Err: cause, Cut: true}
+}
+
+// readError is a failed read of the stream: a cut when the connection failed or the
+// stream ended inside an event, a malformed stream otherwise.
+func readError(err error) error {
+	if errors.Is(err, sse.ErrMalformed) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return streamError("read event", err)
+	}
+	return cutError("read event", err)
 }

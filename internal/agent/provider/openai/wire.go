@@ -13,6 +13,13 @@ type wireRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
+	// Thinking is DeepSeek's switch of its thinking mode, sent only when the profile says
+	// on or off: other servers may refuse a field they do not know.
+	Thinking *wireThinking `json:"thinking,omitempty"`
+}
+
+type wireThinking struct {
+	Type string `json:"type"` // enabled or disabled
 }
 
 type streamOptions struct {
@@ -24,6 +31,9 @@ type wireMessage struct {
 	Content    *string        `json:"content"` // null on an assistant message with only tool calls
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// ReasoningContent is a reasoning model's reasoning (DeepSeek), sent back on an
+	// assistant message with tool calls, as that provider requires.
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 type wireToolCall struct {
@@ -75,8 +85,9 @@ type wireChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content   *string        `json:"content"`
-			ToolCalls []wireToolCall `json:"tool_calls"`
+			Content          *string        `json:"content"`
+			ReasoningContent *string        `json:"reasoning_content"`
+			ToolCalls        []wireToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`

@@ -21,7 +21,11 @@ type messagesRequest struct {
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
-	Stream bool `json:"stream"`
+	Stream   bool `json:"stream"`
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 }
 
 type messagesMessage struct {
@@ -29,6 +33,9 @@ type messagesMessage struct {
 	Content []struct {
 		Type      string          `json:"type"`
 		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
@@ -40,9 +47,10 @@ type messagesMessage struct {
 
 // NewAnthropic starts a Messages-compatible server at URL + "/v1/messages" that plays
 // script. Every request must carry anthropic-version, and key, when not empty, in
-// x-api-key; a request without it is answered 401 as Anthropic does.
-func NewAnthropic(t cleaner, script *scripted.Script, key string) *Server {
-	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.messages })
+// x-api-key; a request without it is answered 401 as Anthropic does. opts add faults
+// and requirements.
+func NewAnthropic(t cleaner, script *scripted.Script, key string, opts ...Option) *Server {
+	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.messages }, opts)
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
@@ -51,10 +59,13 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in messagesRequest
-	err := decode(r, &in)
+	body, err := readBody(r)
+	if err == nil {
+		err = decode(body, &in)
+	}
 	req := agent.Request{}
 	if err == nil {
-		req, err = in.request()
+		req, err = s.messagesConversation(in)
 	}
 	seen := Seen{Path: r.URL.Path, Model: in.Model, System: in.System, KeyOK: s.keyOK(r.Header.Get("X-Api-Key")), Stream: in.Stream,
 		Version: r.Header.Get("Anthropic-Version")}
@@ -73,18 +84,35 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "this server streams only; send stream: true and max_tokens")
 		return
 	}
+	f := s.draw(body)
+	switch f {
+	case faultRateLimit:
+		w.Header().Set("Retry-After", s.retryAfter())
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
+		return
+	case faultOverloaded:
+		writeError(w, 529, "overloaded_error", "Overloaded")
+		return
+	case faultStall:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if sse(w, "ping", map[string]any{"type": "ping"}) == nil {
+			s.stall(r)
+		}
+		return
+	case faultCut:
+		defer cut() // after the first half of the answer
+	}
 	resp, err := s.turn(r.Context(), req)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
 	events := []struct {
 		name string
 		data any
 	}{{"message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_test", "type": "message", "role": "assistant",
-		"usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}}}}
+		"usage": map[string]any{"input_tokens": promptTokens(r), "output_tokens": 1}}}}}
 	add := func(name string, data map[string]any) {
 		data["type"] = name
 		events = append(events, struct {
@@ -93,6 +121,21 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		}{name, data})
 	}
 	idx := 0
+	var ids []string
+	for _, c := range resp.Message.Calls {
+		ids = append(ids, c.ID)
+	}
+	if s.opts.reasoning {
+		rs := reasoningFor(countAssistant(req.Messages)+1, ids)
+		s.remember(ids, rs)
+		add("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
+		for _, p := range halves(rs.Text) {
+			add("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+		}
+		add("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "signature_delta", "signature": rs.Signature}})
+		add("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
 	if resp.Message.Text != "" {
 		add("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
 		add("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "text_delta", "text": resp.Message.Text}})
@@ -113,11 +156,41 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	add("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 10}})
 	add("message_stop", map[string]any{})
+	if f == faultCut {
+		events = events[:max(len(events)/2, 1)]
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
 	for _, e := range events {
 		if err := sse(w, e.name, e.data); err != nil {
 			return
 		}
 	}
+}
+
+// messagesConversation reads the wire conversation, and checks that each assistant
+// message with tool_use blocks carries back its thinking block, signature and all, when
+// the server requires it.
+func (s *Server) messagesConversation(in messagesRequest) (agent.Request, error) {
+	for i, m := range in.Messages {
+		var ids []string
+		var rs Reasoning
+		for _, b := range m.Content {
+			switch b.Type {
+			case "tool_use":
+				ids = append(ids, b.ID)
+			case "thinking":
+				rs = Reasoning{Text: b.Thinking, Signature: b.Signature}
+			}
+		}
+		if m.Role != "assistant" {
+			continue
+		}
+		if err := s.checkReasoning(i, ids, rs); err != nil {
+			return agent.Request{}, err
+		}
+	}
+	return in.request()
 }
 
 // request turns the wire conversation into the runtime's.
@@ -136,8 +209,12 @@ func (in messagesRequest) request() (agent.Request, error) {
 				msg.Calls = append(msg.Calls, agent.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Input})
 			case "tool_result":
 				msg.Results = append(msg.Results, agent.ToolResult{CallID: b.ToolUseID, Content: b.Content, IsError: b.IsError})
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" {
+					return req, errorf("a %s block is in a %s message; only the assistant thinks", b.Type, m.Role)
+				}
 			default:
-				return req, errorf("content block type %q is not text, tool_use or tool_result", b.Type)
+				return req, errorf("content block type %q is not text, thinking, tool_use or tool_result", b.Type)
 			}
 		}
 		req.Messages = append(req.Messages, msg)

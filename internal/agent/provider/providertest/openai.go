@@ -22,6 +22,10 @@ type chatRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	MaxTokens int `json:"max_tokens"`
+	// Thinking is DeepSeek's switch of its thinking mode.
+	Thinking *struct {
+		Type string `json:"type"`
+	} `json:"thinking"`
 }
 
 type chatMessage struct {
@@ -29,6 +33,9 @@ type chatMessage struct {
 	Content    *string        `json:"content"`
 	ToolCalls  []chatToolCall `json:"tool_calls"`
 	ToolCallID string         `json:"tool_call_id"`
+	// ReasoningContent is a reasoning model's reasoning, sent back on an assistant message
+	// (DeepSeek).
+	ReasoningContent *string `json:"reasoning_content"`
 }
 
 type chatToolCall struct {
@@ -50,23 +57,27 @@ type chatTool struct {
 }
 
 // NewOpenAI starts a Chat Completions-compatible server at URL + "/v1/chat/completions"
-// that plays script. key, when not empty, must come as "Authorization: Bearer <key>";
-// a request without it is answered 401 as OpenAI does.
-func NewOpenAI(t cleaner, script *scripted.Script, key string) *Server {
-	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.chat })
+// (and at URL + "/chat/completions", DeepSeek's path) that plays script. key, when not
+// empty, must come as "Authorization: Bearer <key>"; a request without it is answered
+// 401 as OpenAI does. opts add faults and requirements.
+func NewOpenAI(t cleaner, script *scripted.Script, key string, opts ...Option) *Server {
+	return newServer(t, script, key, func(s *Server) http.HandlerFunc { return s.chat }, opts)
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "this server answers POST /v1/chat/completions")
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/chat/completions") {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "this server answers POST /v1/chat/completions and /chat/completions")
 		return
 	}
 	bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	var in chatRequest
-	err := decode(r, &in)
+	body, err := readBody(r)
+	if err == nil {
+		err = decode(body, &in)
+	}
 	req := agent.Request{}
 	if err == nil {
-		req, err = in.request()
+		req, err = s.chatConversation(in)
 	}
 	seen := Seen{Path: r.URL.Path, Model: in.Model, System: req.System, KeyOK: s.keyOK(bearer), Stream: in.Stream}
 	s.record(seen)
@@ -81,46 +92,99 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "this server streams only; send stream: true")
 		return
 	}
+	f := s.draw(body)
+	switch f {
+	case faultRateLimit:
+		w.Header().Set("Retry-After", s.retryAfter())
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached for requests; please try again later.")
+		return
+	case faultOverloaded:
+		writeError(w, http.StatusServiceUnavailable, "server_error", "The server is overloaded; please try again later.")
+		return
+	case faultStall:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if sse(w, "", map[string]any{"id": "chatcmpl-test", "choices": []map[string]any{{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}}}}) == nil {
+			s.stall(r)
+		}
+		return
+	case faultCut:
+		defer cut() // after the first half of the answer
+	}
 	resp, err := s.turn(r.Context(), req)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	chunk := func(delta map[string]any, finish *string) error {
-		return sse(w, "", map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk",
+	var chunks []map[string]any
+	chunk := func(delta map[string]any, finish *string) {
+		chunks = append(chunks, map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk",
 			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
-	if err := chunk(map[string]any{"role": "assistant", "content": resp.Message.Text}, nil); err != nil {
-		return
+	var ids []string
+	for _, c := range resp.Message.Calls {
+		ids = append(ids, c.ID)
 	}
-	for i, c := range resp.Message.Calls {
-		parts := halves(string(c.Arguments))
-		first := map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}
-		if err := chunk(map[string]any{"tool_calls": []any{first}}, nil); err != nil {
-			return
+	if s.opts.reasoning {
+		rs := reasoningFor(countAssistant(req.Messages)+1, ids)
+		s.remember(ids, Reasoning{Text: rs.Text})
+		for _, p := range halves(rs.Text) {
+			chunk(map[string]any{"role": "assistant", "content": nil, "reasoning_content": p}, nil)
 		}
-		for _, p := range parts {
-			if err := chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil); err != nil {
-				return
-			}
+	}
+	chunk(map[string]any{"role": "assistant", "content": resp.Message.Text}, nil)
+	for i, c := range resp.Message.Calls {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil)
+		for _, p := range halves(string(c.Arguments)) {
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil)
 		}
 	}
 	finish := "stop"
 	if len(resp.Message.Calls) > 0 {
 		finish = "tool_calls"
 	}
-	if err := chunk(map[string]any{}, &finish); err != nil {
-		return
-	}
+	chunk(map[string]any{}, &finish)
 	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
-		usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
-		if err := sse(w, "", map[string]any{"id": "chatcmpl-test", "choices": []any{}, "usage": usage}); err != nil {
+		prompt := promptTokens(r)
+		usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
+		chunks = append(chunks, map[string]any{"id": "chatcmpl-test", "choices": []any{}, "usage": usage})
+	}
+	if f == faultCut {
+		chunks = chunks[:max(len(chunks)/2, 1)]
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for _, c := range chunks {
+		if err := sse(w, "", c); err != nil {
 			return
 		}
 	}
+	if f == faultCut {
+		return // the deferred cut drops the connection
+	}
 	w.Write([]byte("data: [DONE]\n\n"))
+}
+
+// chatConversation reads the wire conversation, and checks that each assistant message
+// with tool calls carries back its reasoning when the server requires it.
+func (s *Server) chatConversation(in chatRequest) (agent.Request, error) {
+	for i, m := range in.Messages {
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		var ids []string
+		for _, c := range m.ToolCalls {
+			ids = append(ids, c.ID)
+		}
+		var rs Reasoning
+		if m.ReasoningContent != nil {
+			rs.Text = *m.ReasoningContent
+		}
+		if err := s.checkReasoning(i, ids, rs); err != nil {
+			return agent.Request{}, err
+		}
+	}
+	return in.request()
 }
 
 // request turns the wire conversation into the runtime's: system messages into the

@@ -32,18 +32,29 @@ type Seen struct {
 	KeyOK   bool   // the key the server wants came in the provider's header (true when it wants none)
 	Stream  bool
 	Version string // anthropic-version, Anthropic only
+	// Tokens is the request's size in the server's count ([BodyTokens]); OverWindow says
+	// it was over the window [Server.SetWindow] gave, and refused.
+	Tokens     int
+	OverWindow bool
 }
 
 // Server is a running model server. Close it when done (NewOpenAI and NewAnthropic do
 // with t.Cleanup).
 type Server struct {
 	*httptest.Server
-	play *scripted.Provider
-	key  string
+	play    *scripted.Provider
+	key     string
+	opts    options
+	release chan struct{} // closed at cleanup: every stalled answer ends
 
-	mu     sync.Mutex
-	seen   []Seen
-	bodies [][]byte
+	mu       sync.Mutex
+	seen     []Seen
+	window   int                  // see SetWindow; 0: any size
+	sizes    []int                // each request's size in tokens
+	attempts map[[32]byte]int     // per request body: how many times it came
+	reasoned map[string]Reasoning // per tool call id: the reasoning answered with it
+	stats    Stats
+	bodies   [][]byte
 }
 
 // Bodies returns the body of every request the server received so far, in order, for a
@@ -91,14 +102,17 @@ type cleaner interface {
 	Fatal(args ...any)
 }
 
-func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server) http.HandlerFunc) *Server {
+func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server) http.HandlerFunc, opts []Option) *Server {
 	t.Helper()
 	p, err := scripted.New(script, "providertest")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{play: p, key: key}
-	handle := h(s)
+	s := &Server{play: p, key: key, release: make(chan struct{}), attempts: map[[32]byte]int{}, reasoned: map[string]Reasoning{}}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	handle := s.windowed(h(s))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.keepBody(r); err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "the body could not be read")
@@ -107,6 +121,7 @@ func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server)
 		handle(w, r)
 	}))
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.release) }) // runs first: a stalled answer must end before Close waits for it
 	return s
 }
 
@@ -122,9 +137,14 @@ func (s *Server) turn(ctx context.Context, req agent.Request) (agent.Response, e
 	return resp, nil
 }
 
+// readBody reads a request body, bounded.
+func readBody(r *http.Request) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r.Body, maxBody))
+}
+
 // decode reads a JSON body strictly into v.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+func decode(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err

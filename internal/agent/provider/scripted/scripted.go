@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/contract"
@@ -54,6 +56,11 @@ func (p *Provider) Turn(_ context.Context, req agent.Request, onDelta func(agent
 	if onDelta == nil {
 		onDelta = func(agent.Delta) {}
 	}
+	if req.System == agent.CompactionSystem {
+		text := summaryText(req.Messages)
+		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Text: text}, Stop: agent.StopEnd}, nil
+	}
 	if waits := agent.Awaiting(req.Messages); len(waits) > 0 {
 		// As a model's turn would: with a call still waiting there is nothing to go on, so
 		// the turn ends and says what it waits on; the runtime wakes the conversation with
@@ -62,12 +69,7 @@ func (p *Provider) Turn(_ context.Context, req agent.Request, onDelta func(agent
 		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Text: text}, Stop: agent.StopEnd}, nil
 	}
-	n := 0
-	for _, m := range req.Messages {
-		if m.Role == agent.RoleAssistant && !isWait(m) {
-			n++
-		}
-	}
+	n := played(req.Messages)
 	if n >= len(p.script.Turns) {
 		text := fmt.Sprintf("%s: the script has %d turns and all were played; nothing more will be called", Banner, len(p.script.Turns))
 		onDelta(agent.Delta{Kind: agent.DeltaText, Text: text})
@@ -119,6 +121,46 @@ func waitText(waits []agent.Awaited) string {
 	}
 	b.WriteString("; the script goes on when the outcome comes")
 	return b.String()
+}
+
+// played counts the script's turns msgs hold: its assistant messages but the turns it
+// ended because a call waited, and the turns a summary of the runtime replaced.
+func played(msgs []agent.Message) int {
+	n := 0
+	for _, m := range msgs {
+		switch {
+		case m.Role == agent.RoleAssistant && !isWait(m):
+			n++
+		case m.Role == agent.RoleUser:
+			// A summary this provider wrote names the script's turns it holds, its waits
+			// left out; another names the model turns the runtime replaced.
+			if sm := summaryForm().FindStringSubmatch(m.Text); sm != nil {
+				t, err := strconv.Atoi(sm[1])
+				if err == nil {
+					n += t
+				}
+			} else if t, ok := agent.CompactedTurns(m.Text); ok {
+				n += t
+			}
+		}
+	}
+	return n
+}
+
+// summaryForm finds the count of script turns in a summary of summaryText.
+var summaryForm = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n` + regexp.QuoteMeta(Banner) + `: summary of \d+ messages holding (\d+) script turns`)
+})
+
+// summaryText is the scripted model's summary of msgs, asked for by the runtime to
+// compact a long conversation: deterministic, it names how many of the script's turns
+// msgs hold and the calls they made.
+func summaryText(msgs []agent.Message) string {
+	calls := 0
+	for _, m := range msgs {
+		calls += len(m.Calls)
+	}
+	return fmt.Sprintf("%s: summary of %d messages holding %d script turns and %d calls.", Banner, len(msgs), played(msgs), calls)
 }
 
 // isWait reports whether m is a turn the provider ended because a call waited.

@@ -252,10 +252,20 @@ func discover(ctx context.Context, cs *sdk.ClientSession) ([]contract.Args, erro
 		if err != nil {
 			return nil, fmt.Errorf("encode the input schema of %.80s: %w", tool.Name, err)
 		}
+		// outputSchema is "" when the tool declares none: its results are then text, and
+		// no returns mapping can be offered for it.
+		output := ""
+		if tool.OutputSchema != nil {
+			b, err := json.Marshal(tool.OutputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("encode the output schema of %.80s: %w", tool.Name, err)
+			}
+			output = string(b)
+		}
 		readOnly := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
 		rows = append(rows, contract.Args{"name": contract.StringValue(tool.Name), "description": contract.StringValue(tool.Description),
-			"inputSchema": contract.StringValue(string(schema)), "readOnly": contract.BoolValue(readOnly),
-			"truncated": contract.BoolValue(truncated)})
+			"inputSchema": contract.StringValue(string(schema)), "outputSchema": contract.StringValue(output),
+			"readOnly": contract.BoolValue(readOnly), "truncated": contract.BoolValue(truncated)})
 	}
 	return rows, nil
 }

@@ -140,8 +140,12 @@ func TestAdapter_discover(t *testing.T) {
 			var names []string
 			for _, r := range out.Rows {
 				names = append(names, r["name"].Str())
-				if r["name"].Str() == "add" && (!r["readOnly"].Bool() || !strings.Contains(r["inputSchema"].Str(), `"a"`)) {
-					t.Errorf("add = %v, want readOnly and its schema", r)
+				if r["name"].Str() == "add" && (!r["readOnly"].Bool() || !strings.Contains(r["inputSchema"].Str(), `"a"`) || !strings.Contains(r["outputSchema"].Str(), `"sum"`)) {
+					t.Errorf("add = %v, want readOnly, its input schema and its output schema", r)
+				}
+				// A tool that declares no structured output says so with an empty outputSchema.
+				if r["name"].Str() == "lines" && r["outputSchema"].Str() != "" {
+					t.Errorf("lines = %v, want no outputSchema", r)
 				}
 			}
 			if diff := cmp.Diff([]string{"add", "big", "env", "fail", "hang", "lines"}, names); diff != "" {

@@ -1,0 +1,114 @@
+package operation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// artifactPrefix starts every artifact reference; a ref is never a path or a URL.
+const artifactPrefix = "art_"
+
+// artifactRef is the ref of content kept by agent: derived from both, so one Agent that
+// keeps the same bytes twice has one artifact, and two Agents never share a ref.
+func artifactRef(agent string, h store.Hash) string {
+	sum := sha256.Sum256([]byte(agent + "\x00" + h.String()))
+	return artifactPrefix + hex.EncodeToString(sum[:16])
+}
+
+// PutArtifact keeps content as an artifact of the Agent c and returns its reference, once
+// the artifact is durable: its bytes are a blob of the store (content-addressed) and an
+// artifact.issued event names them, so ReadArtifact reads them after any restart of
+// serve or of the runtime. Content kept again while its artifact can still be read gets
+// the same ref and appends nothing. Content over [contract.MaxArtifactBytes] is refused
+// with [contract.CodeArtifactTooLarge].
+func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content []byte) (contract.ArtifactRef, error) {
+	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
+		return contract.ArtifactRef{}, contract.Errorf(contract.CodeForbidden, "only agents keep artifacts; use an agent token.")
+	}
+	if len(content) > contract.MaxArtifactBytes {
+		return contract.ArtifactRef{}, contract.Errorf(contract.CodeArtifactTooLarge,
+			"the artifact is %d bytes, over the bound of %d; keep a smaller result (narrow the query, or page it)", len(content), contract.MaxArtifactBytes)
+	}
+	project := c.Projects[0]
+	digest := contract.Sum(content)
+	h := store.Hash(digest)
+	ref := artifactRef(c.ID, h)
+	now := o.nowUTC()
+	l := o.ledger(project)
+	l.mu.Lock()
+	err := l.catchUpLocked(ctx, o.store, project)
+	art, kept := l.arts[ref]
+	l.mu.Unlock()
+	if err != nil {
+		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
+	}
+	if kept && art.Agent == c.ID && (art.Expires.IsZero() || now.Before(art.Expires)) {
+		return contract.ArtifactRef{Ref: ref, Size: art.Size, Digest: digest, ExpiresAt: art.Expires}, nil
+	}
+	expires := now.Add(o.artifactRetention)
+	err = o.store.Update(ctx, func(tx store.Tx) error {
+		put, err := tx.PutBlob(ctx, content)
+		if err != nil {
+			return err
+		}
+		if put != h {
+			return fmt.Errorf("the store named the blob %s, not its sha256 %s", put, h)
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now,
+			event.ArtifactIssuedData{Ref: ref, Agent: c.ID, Hash: h.String(), Size: int64(len(content)), ExpiresAt: expires})
+	})
+	if err != nil {
+		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))
+	}
+	return contract.ArtifactRef{Ref: ref, Size: int64(len(content)), Digest: digest, ExpiresAt: expires}, nil
+}
+
+// readArtifact answers ReadArtifact: a fragment of an artifact the authority issued to
+// the calling Agent, from offset, of at most limit bytes (and never more than
+// [contract.MaxArtifactFragment]). Nothing else can be named.
+func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	l.mu.Lock()
+	err := l.catchUpLocked(ctx, o.store, project)
+	art, ok := l.arts[in.Ref]
+	l.mu.Unlock()
+	if err != nil {
+		return Answer{}, err
+	}
+	if !ok || art.Agent != c.ID || in.Offset < 0 || in.Limit < 0 {
+		r := refusal(contract.Errorf(contract.CodeArtifactNotFound,
+			"no artifact %q was issued to this Agent; pass a ref art_… exactly as an earlier result gave it, with a non-negative offset and limit", in.Ref))
+		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
+	}
+	if !art.Expires.IsZero() && !o.nowUTC().Before(art.Expires) {
+		r := refusal(contract.Errorf(contract.CodeArtifactExpired,
+			"artifact %s was kept until %s, the project's artifact retention, and can no longer be read; run the call that produced it again", in.Ref, art.Expires.Format("2006-01-02 15:04 UTC")))
+		return o.answer(ctx, c, call.Focus, r, 0, nil, nil)
+	}
+	data, err := o.store.Blob(ctx, art.Hash)
+	if err != nil {
+		return Answer{}, fmt.Errorf("read artifact %s: %w", in.Ref, err)
+	}
+	limit := in.Limit
+	if limit == 0 || limit > contract.MaxArtifactFragment {
+		limit = contract.MaxArtifactFragment
+	}
+	start := min(in.Offset, int64(len(data)))
+	end := min(start+int64(limit), int64(len(data)))
+	frag := contract.ArtifactFragment{Ref: in.Ref, Offset: start, Size: int64(len(data)), Text: string(data[start:end]), More: end < int64(len(data))}
+	extra, err := json.Marshal(frag)
+	if err != nil {
+		return Answer{}, fmt.Errorf("encode artifact fragment %s: %w", in.Ref, err)
+	}
+	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
+}
