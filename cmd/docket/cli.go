@@ -57,6 +57,7 @@ type cli struct {
 	Budget    budgetCmd    `cmd:"" help:"Set and read budgets on Agents' model requests: per project, Agent or schedule, per day, month or in total."`
 	Notice    noticeCmd    `cmd:"" help:"Subscribe to notices of what needs you, by webhook or e-mail."`
 	Case      caseCmd      `cmd:"" help:"Read Cases: receipt, acceptance, facts and their derivation."`
+	Material  materialCmd  `cmd:"" help:"Hand an Agent files: add them, list them, set whether their content may go to its model."`
 	Why       whyCmd       `cmd:"" help:"Print why a Board node holds: its derivation tree down to asserted and attested facts."`
 	Events    eventsCmd    `cmd:"" help:"Read, verify, sign and export the event log."`
 	Key       keyCmd       `cmd:"" help:"Print or rotate the installation's signing keys."`

@@ -156,7 +156,8 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if pathKey != "" {
 		// Only docket start hands serve a path key: its own pages install the example and
 		// give an Agent a model, and the console's Get started page leads to them.
-		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath, ToolsPath: workbench.ToolsPath}
+		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath, ToolsPath: workbench.ToolsPath,
+			MaterialsPath: workbench.MaterialsPath, MaterialsToken: workbench.MaterialsToken(pathKey)}
 	}
 	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Notices: notices, Cards: ops, Hooks: ops, Artifacts: ops,
 		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,

@@ -20,6 +20,7 @@ import (
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/dbquery"
 	httpadapter "github.com/docketrun/docket/internal/worker/adapters/http"
+	materialadapter "github.com/docketrun/docket/internal/worker/adapters/material"
 	mcpadapter "github.com/docketrun/docket/internal/worker/adapters/mcp"
 	runadapter "github.com/docketrun/docket/internal/worker/adapters/run"
 	workspaceadapter "github.com/docketrun/docket/internal/worker/adapters/workspace"
@@ -173,6 +174,7 @@ func workerAdapters(root string, protected []string) (map[string]worker.Adapter,
 		worker.AdapterDBQuery:      db,
 		worker.AdapterDBExecFenced: db,
 		worker.AdapterMCP:          mcp,
+		worker.AdapterMaterial:     materialadapter.Adapter{},
 	}
 	return adapters, func() error { return errors.Join(db.Close(), mcp.Close()) }
 }

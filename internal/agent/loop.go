@@ -34,6 +34,9 @@ type LoopConfig struct {
 	// Budgets are the authority's budgets, asked before each model request (a request
 	// they refuse is not sent) and charged after it; nil: none.
 	Budgets Holder
+	// Materials shows the text a material read returned by reference, when its
+	// disclosure is allowed (docs/materials.md); nil: every such text is withheld.
+	Materials Materials
 
 	// Bounder cuts tool results shown to the model; a nil Sink is replaced by a
 	// [MemoryArtifacts], whose refs the loop serves itself.
@@ -255,7 +258,11 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		}); err != nil {
 			return Outcome{}, err
 		}
-		req := Request{System: system, Messages: c.Messages, Tools: tools, MaxTokens: l.cfg.MaxTokens}
+		shown, err := revealMaterials(ctx, l.cfg.Materials, c.Messages)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: %w", countAssistant(c.Messages)+1, c.ID, err)
+		}
+		req := Request{System: system, Messages: shown, Tools: tools, MaxTokens: l.cfg.MaxTokens}
 		sent, err := json.Marshal(req)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("model turn %d of conversation %s: encode request: %w", countAssistant(c.Messages)+1, c.ID, err)

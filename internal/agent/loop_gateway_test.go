@@ -46,6 +46,7 @@ type authorityRig struct {
 	store *agent.AuthorityConversations
 	// fetcher plays the worker of the test capability's fetch, from the first settle on.
 	fetcher *authoritytest.Worker
+	db      string // the SQLite file of the authority's store
 }
 
 // newStore is a fresh authority-backed conversation store, as a restarted runtime has.
@@ -62,7 +63,8 @@ func newAuthorityRig(t *testing.T, hold time.Duration) *authorityRig {
 func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]string) *authorityRig {
 	t.Helper()
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	db := filepath.Join(t.TempDir(), "docket.db")
+	st, err := sqlite.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &authorityRig{auth: a}
+	r := &authorityRig{auth: a, db: db}
 	if r.admin, err = a.Authenticate(ctx, boot.Token); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/materials"
 	"github.com/docketrun/docket/internal/authority/policy"
 	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/authority/task"
@@ -49,6 +50,7 @@ type Authority struct {
 	conversations *conversation.Keeper
 	policies      *policy.Book
 	profiles      *profile.Keeper
+	materials     *materials.Keeper
 	tasks         *task.Keeper
 	signer        *signing.Keyring // nil: nothing is signed
 	// adverts is what workers last offered this serve: set once by [NewDispatcher],
@@ -91,6 +93,7 @@ func New(cfg Config) (*Authority, error) {
 	a.policies = policy.New(a.store, a.now)
 	a.profiles = profile.New(a.store, a.now)
 	a.budgets = newBudgets(a)
+	a.materials = materials.New(a.store, a.now)
 	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {

@@ -211,6 +211,15 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.ReportAgentRuntime(ctx, c, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning})
 			return err
 		},
+		"material.add": func(ctx context.Context) error {
+			_, err := f.a.AddMaterial(ctx, c, "default", "calc", contract.MaterialAdd{Name: "a.txt", Size: 1, MediaType: "text/plain",
+				SHA256: "sha256:" + strings.Repeat("ab", 32)})
+			return err
+		},
+		"material.disclose": func(ctx context.Context) error {
+			_, err := f.a.SetMaterialDisclosure(ctx, c, "default", "calc", "sha256:"+strings.Repeat("ab", 32), true)
+			return err
+		},
 		"worker.report": func(ctx context.Context) error {
 			_, err := f.a.ReportWorkerRuntime(ctx, c, "default", "local", contract.RuntimeStatus{State: contract.RuntimeRunning})
 			return err

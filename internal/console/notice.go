@@ -56,6 +56,7 @@ const (
 	noticeToolApproval        notice = "tool_approval"
 	noticeSourceBound         notice = "source_bound"
 	noticeToolsAdded          notice = "tools_added"
+	noticeMaterialsAdded      notice = "materials_added" // by docket start's Add files (docs/materials.md)
 )
 
 // notices is every message a page shows after a form, by its name: a fixed set.
@@ -100,6 +101,7 @@ var notices = map[notice]string{
 	noticeToolApproval:        "Approval changed; a request waiting under the old one is void.",
 	noticeSourceBound:         "Source bound.",
 	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
+	noticeMaterialsAdded:      "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

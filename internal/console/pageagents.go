@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -156,6 +157,40 @@ type agentBody struct {
 	// model runtime, so its page shows those calls in place of a task form that could
 	// do nothing (docs/console.md, "An Agent's page").
 	Coding bool
+	// Materials are the files members added for it (docs/materials.md), and Workbench
+	// says where the Add files form goes; nil when serve runs without docket start.
+	Materials []materialView
+	Workbench *Workbench
+}
+
+// materialView is one material on an Agent's or a conversation's page.
+type materialView struct {
+	contract.Material
+	AddedByName who
+}
+
+// materialViews returns agent's materials as the pages show them; conversation, when
+// not "", keeps only those added to it.
+func (s *Server) materialViews(ctx context.Context, v visit, agent contract.AgentID, conversation string) ([]materialView, error) {
+	ms, err := s.auth.Materials(ctx, v.caller, v.project, string(agent))
+	if err != nil {
+		return nil, err
+	}
+	by := make([]contract.Principal, 0, len(ms))
+	for _, m := range ms {
+		by = append(by, m.AddedBy)
+	}
+	book, err := s.names(ctx, v, by...)
+	if err != nil {
+		return nil, err
+	}
+	out := []materialView{}
+	for _, m := range ms {
+		if conversation == "" || m.Conversation == conversation {
+			out = append(out, materialView{Material: m, AddedByName: book.who(m.AddedBy)})
+		}
+	}
+	return out, nil
 }
 
 // hookCallView is one coding-agent call on an Agent's page.
@@ -254,8 +289,14 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 	if b.Budgets, err = s.agentBudgets(ctx, v, a); err != nil {
 		return err
 	}
+	if b.Materials, err = s.materialViews(ctx, v, a.ID, ""); err != nil {
+		return err
+	}
+	if s.workbench != nil && s.workbench.MaterialsPath != "" {
+		b.Workbench = s.workbench
+	}
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
-		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted)
+		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
@@ -276,8 +317,9 @@ func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
 type transcriptBody struct {
 	Agent        contract.Agent
 	Conversation contract.Conversation
-	Turns        []turnView // its messages, each call with its answer
-	Count        int        // its messages as saved
+	Turns        []turnView     // its messages, each call with its answer
+	Count        int            // its messages as saved
+	Materials    []materialView // the files added to this conversation
 }
 
 // messageView is one message of a transcript: the agent runtime's form (a role, text,
@@ -314,7 +356,10 @@ func (s *Server) pageTranscript(w http.ResponseWriter, r *http.Request, v visit)
 		return err
 	}
 	b := transcriptBody{Agent: a, Conversation: c, Turns: conversationPane(c, nil, 0).Turns, Count: len(c.Messages)}
-	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted)
+	if b.Materials, err = s.materialViews(r.Context(), v, a.ID, string(c.ID)); err != nil {
+		return err
+	}
+	return s.render(w, r, v, http.StatusOK, "transcript", b, event.ConversationSaved, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // indentJSON returns raw indented, or as it is when it is not JSON.

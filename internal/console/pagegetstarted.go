@@ -14,6 +14,10 @@ type Workbench struct {
 	ExampleToken string // the install form's CSRF token, which docket start checks
 	ModelPath    string // docket start's form that gives an Agent a model, e.g. /start/model
 	ToolsPath    string // docket start's page that adds an MCP server or a template to its worker, e.g. /start/tools
+	// MaterialsPath is docket start's route that takes an Agent page's Add files form,
+	// with MaterialsToken as its CSRF token (docs/materials.md); "": no such form.
+	MaterialsPath  string
+	MaterialsToken string
 }
 
 // The verified-calculation example as the Get started page offers it: the Case Type

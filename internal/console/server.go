@@ -46,6 +46,7 @@ type backend interface {
 	taskBackend
 	delegateBackend
 	profileBackend
+	materialBackend
 	cardBackend
 	budgetBackend
 }
@@ -313,6 +314,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.profileRoutes()
+	s.materialRoutes()
 	s.hookRoutes()
 	s.artifactRoutes()
 	s.compactionRoutes()

@@ -47,7 +47,7 @@ const maxAgentName = 64
 
 func validAgentName(s string) bool { return len(s) <= maxAgentName && agentName.MatchString(s) }
 
-//go:embed web/model.html web/example.html web/tools.html
+//go:embed web/model.html web/example.html web/tools.html web/materials.html
 var webFS embed.FS
 
 var modelPage = template.Must(template.ParseFS(webFS, "web/model.html"))

@@ -25,6 +25,13 @@ import (
 // was opened.
 const runKeyCookie = "docket_run_key"
 
+// byHeaderKey marks, in a request's context, a request that carried the run key in its
+// header rather than in the browser's cookie.
+type byHeaderKey struct{}
+
+// keyInHeader reports whether r carried the run key in its header.
+func keyInHeader(r *http.Request) bool { v, _ := r.Context().Value(byHeaderKey{}).(bool); return v }
+
 // runKeyHeader carries the per-run key for clients that are not browsers.
 const runKeyHeader = "X-Docket-Run-Key"
 
@@ -131,6 +138,11 @@ func (g *runGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(runKeyHeader)
+	if !fromCookie {
+		// A program that sent the key in its header, which no page of another origin
+		// can set: docket start's own routes need no form token from it.
+		r = r.WithContext(context.WithValue(r.Context(), byHeaderKey{}, true))
+	}
 	if g.local != nil && strings.HasPrefix(r.URL.Path, "/start/") {
 		g.local.ServeHTTP(w, r)
 		return

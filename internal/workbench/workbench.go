@@ -20,6 +20,7 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/environ"
+	"github.com/docketrun/docket/internal/material"
 	"github.com/docketrun/docket/internal/supervisor"
 	"github.com/docketrun/docket/internal/worker/toolset"
 )
@@ -199,6 +200,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	local.Handle(ToolsPath, tp)
 	local.Handle(ToolsPath+"/", tp)
+	local.Handle(MaterialsPath, &materialAdder{rts: rts, token: MaterialsToken(kids.serveKey),
+		area: material.Area{Dir: filepath.Join(cfg.Dir, MaterialsDir)}, xorigin: http.NewCrossOriginProtection()})
 	local.Handle("/", fu) // fu refuses every other path with where the console is
 	gate.local = local
 	gate.firstVisit = func(r *http.Request) bool { return r.URL.Path == "/" && fu.needsModel(r.Context()) }

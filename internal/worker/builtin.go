@@ -24,6 +24,10 @@ const MCPDiscoverTool contract.ToolID = "docket.mcp.discover@1"
 // read_only, truncated). An mcp Source whose tools are discovered so attests it.
 const MCPToolPredicate = "mcp_tool"
 
+// MaterialReadTool reads a material from the material area, bound as a file Source
+// (docs/materials.md). Its rows carry the text by reference only.
+const MaterialReadTool contract.ToolID = "docket.material.read@1"
+
 // WorkspaceTool returns the id of the built-in workspace Tool for op.
 func WorkspaceTool(op string) contract.ToolID {
 	return contract.ToolID("docket.workspace." + op + "@1")
@@ -46,6 +50,9 @@ func builtinTools() map[contract.ToolID]Tool {
 		WorkspaceTool(OpHash):      def(OpHash, contract.ToolKindRead, map[string]Param{"path": path}, "path", "sha256", "size"),
 		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
 	}
+	tools[MaterialReadTool] = Tool{Adapter: AdapterMaterial, SourceTypes: []string{"file"}, Entry: "read", Kind: contract.ToolKindRead,
+		Params:  map[string]Param{"material": path, "offset": {Type: ParamInteger}, "limit": {Type: ParamInteger}},
+		Returns: []string{"material", "size", "offset", "bytes", "truncated", "text"}}
 	// Run as a direct Action (the console's tools page runs it so, as a governed read),
 	// each tool the server lists lands as an mcp_tool fact of the Source it was read
 	// from, which the page reads back to offer the tools (docs/tools.md).

@@ -28,6 +28,7 @@ const (
 	AdapterDBQuery      = "db-query"
 	AdapterDBExecFenced = "db-exec-fenced"
 	AdapterMCP          = "mcp"
+	AdapterMaterial     = "material"
 )
 
 // adapterKinds maps each adapter to the Tool kinds it may declare; the first is the default.
@@ -38,6 +39,7 @@ var adapterKinds = map[string][]string{
 	AdapterDBQuery:      {contract.ToolKindRead},
 	AdapterDBExecFenced: {contract.ToolKindWrite},
 	AdapterMCP:          {contract.ToolKindWrite, contract.ToolKindRead, contract.ToolKindRun}, // a server's tool may act: write unless declared
+	AdapterMaterial:     {contract.ToolKindRead},
 }
 
 // Reserved argument names. "source" names the Source of a call; "sql" would let a caller

@@ -31,7 +31,12 @@ import (
 	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
+	"github.com/docketrun/docket/internal/material"
 )
+
+// MaterialsDir is the material area's directory in the data dir, where docket start
+// keeps the bytes of the files members add and the worker's "materials" Source reads.
+const MaterialsDir = "materials"
 
 // Config is what a runtime is built from. Secrets come from files or the environment,
 // never from the configuration itself. Getenv and Stderr are required.
@@ -73,6 +78,11 @@ type Config struct {
 	ConversationMaxTokens int64   // tokens of a conversation over all its runs; 0: no bound
 	ConversationMaxUSD    float64 // US dollars of a conversation over all its runs; 0: no bound
 	ConversationDir       string  // keep conversations as files here instead of in the authority; "": the authority
+
+	// MaterialDir is the material area whose texts the runtime shows its model when their
+	// disclosure is allowed (docs/materials.md); "": <data dir>/materials. Materials are
+	// shown only with the authority (not with ConversationDir).
+	MaterialDir string
 
 	// InstructionsFile is an AGENTS.md-style text given to the model as its standing
 	// instructions; "": none. When InstructionsDigest is set, the file's content must
@@ -133,6 +143,7 @@ type Runtime struct {
 	gateway      *mcpclient.Client
 	store        agent.ConversationStore
 	api          *apiclient.Client // the authority's /api/v1 with the Agent's token; nil with ConversationDir
+	materialDir  string            // the material area; "" with ConversationDir
 	prices       agent.Prices
 	log          *slog.Logger
 	// budgets asks the authority's budgets before each model request; nil with
@@ -232,6 +243,10 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
 		rt.budgets = authorityBudgets{api: rt.api, provider: rt.modelKind, model: rt.modelName}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
+		rt.materialDir = f.MaterialDir
+		if rt.materialDir == "" {
+			rt.materialDir = filepath.Join(dir, MaterialsDir)
+		}
 	}
 	// HTTP/1.1 over TLS too: a runtime hosts one Agent, and an HTTP/2 connection of its
 	// own costs serve more per Agent (docs/security.md, "Network surface").
@@ -384,6 +399,7 @@ func (rt *Runtime) Loop(onTool func(agent.ToolCall, agent.ToolResult), onDelta f
 		// ReadArtifact refs outlive this process (docs/mcp.md, "Artifacts").
 		cfg.Waiter = rt.api
 		cfg.Bounder.Sink = agent.AuthorityArtifacts{API: rt.api, Key: rt.key}
+		cfg.Materials = agent.AuthorityMaterials{API: rt.api, Area: material.Area{Dir: rt.materialDir}}
 	}
 	return agent.NewLoop(cfg)
 }

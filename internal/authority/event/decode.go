@@ -56,7 +56,10 @@ import (
 //	   waiting for the task it asked for (operation.admitted@16.json).
 //	14: notice.delivered and notice.failed, a notice sent to a member's webhook or
 //	   e-mail, or given up (notice.delivered.json, notice.failed.json).
-const FormatVersion = 14
+//	15: material.added and material.disclosure_set, a file's metadata handed to an Agent
+//	   and whether its content may go to the Agent's model provider (material.added.json,
+//	   material.disclosure_set.json).
+const FormatVersion = 15
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

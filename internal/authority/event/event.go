@@ -213,6 +213,8 @@ var Catalog = []Kind{
 	{ToolApprovalSet, true, ToolApprovalSetData{}},
 	{NoticeDelivered, false, NoticeDeliveredData{}},
 	{NoticeFailed, false, NoticeFailedData{}},
+	{MaterialAdded, false, MaterialAddedData{}},
+	{MaterialDisclosureSet, false, MaterialDisclosureSetData{}},
 }
 
 var neutral = func() map[string]bool {
@@ -235,3 +237,10 @@ func ChangesBoard(typ string) bool { return !neutral[typ] }
 func ChangesSetup(typ string) bool {
 	return strings.HasPrefix(typ, "connection.") || strings.HasPrefix(typ, "tool.") || strings.HasPrefix(typ, "source.")
 }
+
+// Materials (docs/materials.md): what the authority learns of a file a person hands an
+// Agent, never its bytes.
+const (
+	MaterialAdded         = "material.added"          // a material's name, size, media type and sha256, for an Agent
+	MaterialDisclosureSet = "material.disclosure_set" // whether a material's content may go to the Agent's model provider
+)

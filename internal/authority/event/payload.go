@@ -538,3 +538,22 @@ type NoticeDeliveredData Notice
 
 // NoticeFailedData is a notice given up after its attempts, with why the last failed.
 type NoticeFailedData Notice
+
+// MaterialAddedData is a material added to an Agent's conversation: its metadata and the
+// basis of its digest, never its bytes.
+type MaterialAddedData struct {
+	Agent contract.AgentID `json:"agent"`
+	contract.MaterialAdd
+	Basis string `json:"basis"`
+}
+
+// MaterialDisclosureSetData says whether material's content may be sent to Agent's
+// model provider.
+type MaterialDisclosureSetData struct {
+	Agent    contract.AgentID `json:"agent"`
+	Material string           `json:"material"`
+	Allowed  bool             `json:"allowed"`
+}
+
+func (MaterialAddedData) EventType() string         { return MaterialAdded }
+func (MaterialDisclosureSetData) EventType() string { return MaterialDisclosureSet }

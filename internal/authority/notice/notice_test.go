@@ -655,7 +655,7 @@ func TestBudgetAndTaskNotices(t *testing.T) {
 	}
 	f.request(t, "req_1") // not asked for
 	err := f.st.Update(t.Context(), func(tx store.Tx) error {
-		ne := store.NewEvent{Project: "p1", Type: notice.BudgetWarned, At: f.clock.now(), Actor: "system",
+		ne := store.NewEvent{Project: "p1", Type: event.BudgetWarned, At: f.clock.now(), Actor: "system",
 			Data: json.RawMessage(`{"budget":"monthly","kind":"usd","used":81,"limit":100,"agent":"agt_calc"}`)}
 		if _, err := tx.Append(t.Context(), ne); err != nil {
 			return err

@@ -15,10 +15,6 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// BudgetWarned is the event type of a budget warning. It is matched by its name, so this
-// package does not depend on where the budget's payload is defined.
-const BudgetWarned = "budget.warned"
-
 // item is one notice's message: what a webhook receives as JSON (beside text, the line
 // a chat shows) and what an e-mail says. It never holds a call's arguments, a token or
 // a key: only kinds, ids, names of tools and the link.
@@ -73,7 +69,7 @@ func (k *Keeper) classify(e store.Event) (item, bool) {
 			it.Text += " (" + string(d.ErrorCode) + ")"
 		}
 		it.Text += "."
-	case BudgetWarned:
+	case event.BudgetWarned:
 		// The crossing's fields, read by name: the budget, the limit's kind and figures.
 		var d struct {
 			Budget string  `json:"budget"`
@@ -109,7 +105,7 @@ func (k *Keeper) link(project, kind, subject string) string {
 	case contract.NoticeTaskFailed:
 		return p + "/events?type=" + event.TaskReported
 	case contract.NoticeBudget:
-		return p + "/events?type=" + BudgetWarned
+		return p + "/events?type=" + event.BudgetWarned
 	}
 	return p + "/notices"
 }

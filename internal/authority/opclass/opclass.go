@@ -65,6 +65,8 @@ var Table = []Operation{
 	{"autonomy.open_window", "POST /api/v1/projects/{project}/agents/{agent}/windows", MemberOnly, "opens a run window of an Agent"},
 	{"profile.set", "PUT /api/v1/projects/{project}/agents/{agent}/profile", MemberOnly, "sets an Agent's profile: its model, budgets, instructions, and whether docket start runs it"},
 	{"runtime.report", "PUT /api/v1/projects/{project}/agents/{agent}/runtime", MemberOnly, "records the state docket start reports of an Agent's runtime"},
+	{"material.add", "POST /api/v1/projects/{project}/agents/{agent}/materials", MemberOnly, "records a file's name, size, media type and sha256 for an Agent; its bytes stay on the machine docket start runs on"},
+	{"material.disclose", "PUT /api/v1/projects/{project}/agents/{agent}/materials/{sha256}/disclosure", MemberOnly, "allows or forbids sending a material's content to an Agent's model provider"},
 	{"worker.report", "PUT /api/v1/projects/{project}/connections/{connection}/worker", MemberOnly, "records the state docket start reports of the worker it runs for a Connection"},
 	{"agent.create", "POST /api/v1/projects/{project}/agents", Consent, "creates an Agent and its token"},
 	{"agent.token", "POST /api/v1/projects/{project}/agents/{agent}/token", Consent, "replaces an Agent's token"},

@@ -54,6 +54,28 @@ type Server struct {
 	attempts map[[32]byte]int     // per request body: how many times it came
 	reasoned map[string]Reasoning // per tool call id: the reasoning answered with it
 	stats    Stats
+	bodies   [][]byte
+}
+
+// Bodies returns the body of every request the server received so far, in order, for a
+// test to check what was sent to the model, whether the request was well-formed or not.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
+// keepBody records r's body and gives the handler a copy of it to read.
+func (s *Server) keepBody(r *http.Request) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.bodies = append(s.bodies, b)
+	s.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
 }
 
 // Seen returns what the server received so far, in order.
@@ -90,7 +112,14 @@ func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server)
 	for _, o := range opts {
 		o(&s.opts)
 	}
-	s.Server = httptest.NewServer(s.windowed(h(s)))
+	handle := s.windowed(h(s))
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.keepBody(r); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "the body could not be read")
+			return
+		}
+		handle(w, r)
+	}))
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(s.release) }) // runs first: a stalled answer must end before Close waits for it
 	return s

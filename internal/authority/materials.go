@@ -1,0 +1,66 @@
+package authority
+
+import (
+	"context"
+
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+)
+
+// materialAgent resolves an Agent by name or id for a member, or for the Agent itself.
+func (a *Authority) materialAgent(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.AgentID, error) {
+	if c.Kind == contract.PrincipalAgent && (ref == c.ID || ref == c.Name) {
+		return contract.AgentID(c.ID), nil
+	}
+	if err := c.RequireMember(project); err != nil {
+		return "", err
+	}
+	ag, err := identity.FindAgent(ctx, a.store, project, ref)
+	if err != nil {
+		return "", eventlog.Refuse(err, "agent "+ref)
+	}
+	return contract.AgentID(ag.ID), nil
+}
+
+// Materials lists an Agent's materials (every Agent's when agent is ""); see
+// [materials.Keeper.List].
+func (a *Authority) Materials(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.Material, error) {
+	var id contract.AgentID
+	if agent != "" {
+		var err error
+		if id, err = a.materialAgent(ctx, c, project, agent); err != nil {
+			return nil, err
+		}
+	}
+	return a.materials.List(ctx, c, project, id)
+}
+
+// Material returns one of an Agent's materials, for a member or the Agent itself.
+func (a *Authority) Material(ctx context.Context, c Caller, project contract.ProjectID, agent, sha256 string) (contract.Material, error) {
+	id, err := a.materialAgent(ctx, c, project, agent)
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return a.materials.Get(ctx, c, project, id, sha256)
+}
+
+// AddMaterial records the fact of a file added for an Agent; the bytes stay on the
+// machine that added them (docs/materials.md).
+func (a *Authority) AddMaterial(ctx context.Context, c Caller, project contract.ProjectID, agent string, in contract.MaterialAdd) (contract.Material, error) {
+	id, err := a.agentID(ctx, c, project, agent)
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return a.materials.Add(ctx, c, project, id, in)
+}
+
+// SetMaterialDisclosure sets whether a material's content may go to the Agent's model
+// provider.
+func (a *Authority) SetMaterialDisclosure(ctx context.Context, c Caller, project contract.ProjectID, agent, sha256 string, allowed bool) (contract.Material, error) {
+	id, err := a.agentID(ctx, c, project, agent)
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return a.materials.SetDisclosure(ctx, c, project, id, sha256, allowed)
+}

@@ -1,0 +1,299 @@
+// Package materials keeps what the authority knows of materials, the files a person
+// hands an Agent: their name, size, media type and sha256, whether their content may go
+// to the Agent's model provider, and which of the Agent's Operations read them. It is a
+// projection of material.added, material.disclosure_set and the Operations of
+// docket.material.read@1, caught up before each use. It never holds a material's bytes
+// (docs/materials.md).
+package materials
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// ReadTool is the built-in Tool whose settled Operations count as reads.
+const ReadTool = "docket.material.read@1"
+
+// MaxMediaType bounds a media type's length.
+const MaxMediaType = 255
+
+type key struct {
+	agent  contract.AgentID
+	sha256 string
+}
+
+type opKey struct {
+	agent   string
+	ordinal int64
+}
+
+// Keeper keeps the materials of every project. It is safe for concurrent use.
+type Keeper struct {
+	store store.Store
+	now   func() time.Time
+
+	mu       sync.Mutex
+	projects map[contract.ProjectID]*shelf
+}
+
+type shelf struct {
+	mu        sync.Mutex
+	cursor    eventlog.Cursor
+	names     map[contract.AgentID]string
+	materials map[key]*contract.Material
+	reading   map[opKey]string // Operations of the read Tool not settled yet → the material they read
+}
+
+func (s *shelf) resetLocked() {
+	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]string{}
+}
+
+// New returns the Keeper over st; now is the clock.
+func New(st store.Store, now func() time.Time) *Keeper {
+	return &Keeper{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+}
+
+func (k *Keeper) shelf(project contract.ProjectID) *shelf {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.projects[project]
+	if s == nil {
+		s = &shelf{}
+		s.resetLocked()
+		s.cursor.Reset = s.resetLocked
+		k.projects[project] = s
+	}
+	return s
+}
+
+func (s *shelf) apply(e store.Event) error {
+	switch e.Type {
+	case event.AgentCreated:
+		var a event.AgentCreatedData
+		if err := json.Unmarshal(e.Data, &a); err != nil {
+			return err
+		}
+		s.names[a.ID] = a.Name
+	case event.MaterialAdded:
+		var d event.MaterialAddedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		m := &contract.Material{Agent: d.Agent, AgentName: s.names[d.Agent], MaterialAdd: d.MaterialAdd, Basis: d.Basis,
+			AddedBy: contract.Principal(e.Actor), AddedAt: e.At}
+		if old := s.materials[key{d.Agent, d.SHA256}]; old != nil {
+			m.Disclosed, m.DisclosureBy, m.DisclosureAt, m.Reads = old.Disclosed, old.DisclosureBy, old.DisclosureAt, old.Reads
+		}
+		s.materials[key{d.Agent, d.SHA256}] = m
+	case event.MaterialDisclosureSet:
+		var d event.MaterialDisclosureSetData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if m := s.materials[key{d.Agent, d.Material}]; m != nil {
+			m.Disclosed, m.DisclosureBy, m.DisclosureAt = d.Allowed, contract.Principal(e.Actor), e.At
+		}
+	case event.OpAdmitted, event.OpChanged:
+		var d event.Operation
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		k := opKey{d.Agent, d.Ordinal}
+		if d.Execution != nil && d.Execution.Tool == ReadTool {
+			s.reading[k] = d.Execution.Args["material"].Str()
+		}
+		sha, ok := s.reading[k]
+		if !ok || !d.State.Settled() {
+			return nil
+		}
+		delete(s.reading, k)
+		if m := s.materials[key{contract.AgentID(d.Agent), sha}]; m != nil && d.State == contract.OpDone {
+			m.Reads = append(m.Reads, contract.MaterialRead{Agent: contract.AgentID(d.Agent), Ordinal: d.Ordinal, At: e.At})
+		}
+	}
+	return nil
+}
+
+func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.cursor.CatchUp(ctx, k.store, project, s.apply); err != nil {
+		return fmt.Errorf("read materials of %s: %w", project, err)
+	}
+	fn(s)
+	return nil
+}
+
+// mayRead lets a member of project, or the Agent itself, read agent's materials.
+func mayRead(c identity.Caller, project contract.ProjectID, agent contract.AgentID) error {
+	if c.Kind == contract.PrincipalAgent && c.ID == string(agent) && slices.Contains(c.Projects, project) {
+		return nil
+	}
+	return c.RequireMember(project)
+}
+
+// List returns agent's materials (all of project's when agent is ""), newest first.
+func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID) ([]contract.Material, error) {
+	var err error
+	if agent == "" {
+		err = c.RequireMember(project)
+	} else {
+		err = mayRead(c, project, agent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []contract.Material{}
+	err = k.read(ctx, project, func(s *shelf) {
+		for _, m := range s.materials {
+			if agent == "" || m.Agent == agent {
+				out = append(out, clone(m))
+			}
+		}
+	})
+	slices.SortFunc(out, func(a, b contract.Material) int {
+		return cmp.Or(b.AddedAt.Compare(a.AddedAt), cmp.Compare(a.SHA256, b.SHA256), cmp.Compare(a.Agent, b.Agent))
+	})
+	return out, err
+}
+
+// Get returns agent's material sha256, for a member or the Agent; material_not_found
+// when the Agent has none by that digest.
+func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, sha256 string) (contract.Material, error) {
+	if err := mayRead(c, project, agent); err != nil {
+		return contract.Material{}, err
+	}
+	var out *contract.Material
+	err := k.read(ctx, project, func(s *shelf) {
+		if m := s.materials[key{agent, sha256}]; m != nil {
+			c := clone(m)
+			out = &c
+		}
+	})
+	if err != nil {
+		return contract.Material{}, err
+	}
+	if out == nil {
+		return contract.Material{}, contract.Errorf(contract.CodeMaterialNotFound, "Agent %s has no material %s; docket material list %s shows its materials.", agent, short(sha256), agent)
+	}
+	return *out, nil
+}
+
+// Add records the fact of a material added for agent, for a member acting itself.
+func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd) (contract.Material, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.Material{}, err
+	}
+	if err := Validate(in); err != nil {
+		return contract.Material{}, err
+	}
+	return k.act(ctx, c, project, agent, in.SHA256, func(tx store.Tx, s *shelf, now time.Time) error {
+		if _, live := s.names[agent]; !live {
+			return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+	})
+}
+
+// SetDisclosure sets whether agent's material sha256 may be sent to its model
+// provider, for a member acting itself.
+func (k *Keeper) SetDisclosure(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, sha256 string, allowed bool) (contract.Material, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.Material{}, err
+	}
+	return k.act(ctx, c, project, agent, sha256, func(tx store.Tx, s *shelf, now time.Time) error {
+		if s.materials[key{agent, sha256}] == nil {
+			return contract.Errorf(contract.CodeMaterialNotFound, "Agent %s has no material %s; add it first (docket material add).", agent, short(sha256))
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.MaterialDisclosureSetData{Agent: agent, Material: sha256, Allowed: allowed})
+	})
+}
+
+func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, sha256 string, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.Material, error) {
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now().UTC().Round(0)
+	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "record a material of "+string(agent), "agent "+string(agent),
+		func(tx store.Tx) error { return fn(tx, s, now) })
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return clone(s.materials[key{agent, sha256}]), nil
+}
+
+// Validate checks a material's fact as sent from outside.
+func Validate(in contract.MaterialAdd) error {
+	bad := func(format string, args ...any) error {
+		return contract.Errorf(contract.CodeMaterialInvalid, format, args...)
+	}
+	switch {
+	case !validDigest(in.SHA256):
+		return bad("the material's sha256 %q is not sha256: and 64 lowercase hex digits; docket material add computes it.", short(in.SHA256))
+	case in.Size < 0:
+		return bad("the material's size is negative; give its size in bytes.")
+	case in.MediaType == "" || len(in.MediaType) > MaxMediaType || strings.ContainsAny(in.MediaType, " \t\r\n") || !strings.Contains(in.MediaType, "/"):
+		return bad("the material's media type %q is not a type/subtype such as text/plain.", short(in.MediaType))
+	case len(in.Conversation) > 128:
+		return bad("the conversation id is over 128 bytes; name the conversation as docket task show prints it.")
+	}
+	return checkName(in.Name)
+}
+
+func validDigest(d string) bool {
+	h, ok := strings.CutPrefix(d, "sha256:")
+	return ok && len(h) == 64 && strings.Trim(h, "0123456789abcdef") == ""
+}
+
+// checkName matches material.CheckName, which this package may not import: a label, not
+// a path.
+func checkName(name string) error {
+	bad := func(why string) error {
+		return contract.Errorf(contract.CodeMaterialInvalid, "the material's name %s; give the file a plain name such as report.txt.", why)
+	}
+	switch {
+	case name == "":
+		return bad("is empty")
+	case len(name) > 255:
+		return bad("is over 255 bytes")
+	case name == "." || name == "..":
+		return bad("is " + name)
+	case strings.ContainsAny(name, `/\`):
+		return bad("holds a path separator")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return bad("holds a control character or is not UTF-8")
+		}
+	}
+	return nil
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+func clone(m *contract.Material) contract.Material {
+	if m == nil {
+		return contract.Material{}
+	}
+	out := *m
+	out.Reads = slices.Clone(m.Reads)
+	return out
+}

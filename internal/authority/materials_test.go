@@ -1,0 +1,89 @@
+package authority_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/materials"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+var planSHA = "sha256:" + strings.Repeat("ab", 32)
+
+func TestMaterials_FactsAndWhoMay(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Agent: "calc"})
+	ctx := t.Context()
+	other, err := p.A.CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCaller, err := p.A.Authenticate(ctx, authority.Token(other.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := contract.MaterialAdd{Conversation: "c1", Name: "plan.txt", Size: 12, MediaType: "text/plain", SHA256: planSHA}
+
+	if _, err := p.A.AddMaterial(ctx, p.Agent, "default", "calc", in); contract.CodeOf(err) != contract.CodeForbidden {
+		t.Errorf("an Agent adding a material = %v, want forbidden: only a member adds", err)
+	}
+	m, err := p.A.AddMaterial(ctx, p.Admin, "default", "calc", in)
+	if err != nil || m.Name != "plan.txt" || m.Basis != contract.MaterialAsserted || m.Disclosed || m.AddedBy != p.Admin.Principal() {
+		t.Fatalf("AddMaterial = %+v, %v", m, err)
+	}
+	// The Agent reads its own material's disclosure; another Agent is refused.
+	if got, err := p.A.Material(ctx, p.Agent, "default", p.Agent.ID, planSHA); err != nil || got.Disclosed {
+		t.Errorf("the Agent's own material = %+v, %v; want it, not disclosed", got, err)
+	}
+	if _, err := p.A.Material(ctx, otherCaller, "default", "calc", planSHA); contract.CodeOf(err) != contract.CodeForbidden {
+		t.Errorf("another Agent reading calc's material = %v, want forbidden", err)
+	}
+	if _, err := p.A.Material(ctx, otherCaller, "default", other.Agent.Name, planSHA); contract.CodeOf(err) != contract.CodeMaterialNotFound {
+		t.Errorf("another Agent's own lookup of calc's material = %v, want material_not_found: disclosure is per Agent", err)
+	}
+	if _, err := p.A.SetMaterialDisclosure(ctx, p.Agent, "default", "calc", planSHA, true); contract.CodeOf(err) != contract.CodeForbidden {
+		t.Errorf("an Agent allowing its own disclosure = %v, want forbidden", err)
+	}
+	if _, err := p.A.SetMaterialDisclosure(ctx, p.Admin, "default", "other", planSHA, true); contract.CodeOf(err) != contract.CodeMaterialNotFound {
+		t.Errorf("disclosing a material to an Agent that was not given it = %v, want material_not_found", err)
+	}
+	if m, err = p.A.SetMaterialDisclosure(ctx, p.Admin, "default", "calc", planSHA, true); err != nil || !m.Disclosed || m.DisclosureBy != p.Admin.Principal() {
+		t.Errorf("SetMaterialDisclosure = %+v, %v", m, err)
+	}
+	// A second authority over the same store agrees: the facts are in the log.
+	again := authoritytest.Open(t, authoritytest.Options{Store: st})
+	ms, err := again.Materials(ctx, p.Admin, "default", "")
+	if err != nil || len(ms) != 1 || !ms[0].Disclosed || ms[0].AgentName != "calc" {
+		t.Errorf("Materials from another authority = %+v, %v", ms, err)
+	}
+
+	for _, bad := range []contract.MaterialAdd{
+		{Name: "a.txt", Size: 1, MediaType: "text/plain", SHA256: "sha256:xyz"},
+		{Name: "../a.txt", Size: 1, MediaType: "text/plain", SHA256: planSHA},
+		{Name: "a.txt", Size: -1, MediaType: "text/plain", SHA256: planSHA},
+		{Name: "a.txt", Size: 1, MediaType: "plain", SHA256: planSHA},
+	} {
+		if _, err := p.A.AddMaterial(ctx, p.Admin, "default", "calc", bad); contract.CodeOf(err) != contract.CodeMaterialInvalid {
+			t.Errorf("AddMaterial(%+v) = %v, want material_invalid", bad, err)
+		}
+	}
+}
+
+func FuzzMaterialValidate(f *testing.F) {
+	f.Add("a.txt", int64(3), "text/plain", planSHA, "c1")
+	f.Add("../x", int64(-1), "", "sha256:", "")
+	f.Fuzz(func(t *testing.T, name string, size int64, mt, sha, conv string) {
+		in := contract.MaterialAdd{Name: name, Size: size, MediaType: mt, SHA256: sha, Conversation: conv}
+		if materials.Validate(in) == nil && (strings.ContainsAny(name, `/\`) || size < 0 || len(sha) != 71 || name == "") {
+			t.Fatalf("Validate accepted %+v", in)
+		}
+	})
+}
