@@ -15,9 +15,8 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// BudgetWarned is the event type of a budget warning. It is matched by its name, so this
-// package does not depend on where the budget's payload is defined.
-const BudgetWarned = "budget.warned"
+// BudgetWarned is the event type of a budget warning.
+const BudgetWarned = event.BudgetWarned
 
 // item is one notice's message: what a webhook receives as JSON (beside text, the line
 // a chat shows) and what an e-mail says. It never holds a call's arguments, a token or
