@@ -242,8 +242,11 @@ func startSMTP(t *testing.T) *mailbox {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
+		// Closing the listener too ends a Serve that had not yet begun when Close ran, so
+		// the wait below cannot hang; its error then is the closed listener's.
 		srv.Close()
-		if err := <-done; err != nil && !errors.Is(err, gosmtp.ErrServerClosed) {
+		ln.Close()
+		if err := <-done; err != nil && !errors.Is(err, gosmtp.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			t.Error(err)
 		}
 	})
