@@ -94,8 +94,8 @@ func TestWorker_WorkspaceToolsCeiling(t *testing.T) {
 			f := strings.Split(strings.TrimSpace(line), "\t")
 			offered[f[0]] = f[len(f)-1] == "offered"
 		}
-		if len(offered) != 9 {
-			t.Errorf("--workspace-tools %s lists %d Tools, want all 9 built-in ones:\n%s", tc.ceiling, len(offered), out)
+		if len(offered) != 10 {
+			t.Errorf("--workspace-tools %s lists %d Tools, want all 10 built-in ones:\n%s", tc.ceiling, len(offered), out)
 		}
 		read := offered["docket.workspace.read_json@1"]
 		writes := offered["docket.workspace.write_json@1"] || offered["docket.workspace.write_text@1"]

@@ -487,7 +487,11 @@ func (l *Loop) call(ctx context.Context, c *Conversation, call ToolCall) (ToolRe
 			// this one is open, and the model decides again once it has the outcome
 			// (docs/mcp.md, one call at a time).
 			c.Watching = append(c.Watching, p)
-			stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
+			// A docket.ask is watched and does not stop the turn: the gateway's write gate
+			// lets an Agent's other writes through while its asks run (docs/agents.md).
+			if own.Stage != contract.StageAsked {
+				stop = fmt.Sprintf("an earlier call of this turn (%s %s) is %s", call.Name, call.ID, heldWords(own.State))
+			}
 		}
 	}
 	res, err := l.bound(ctx, call, text, r.IsError)

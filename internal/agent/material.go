@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/material"
@@ -31,7 +32,9 @@ import (
 // MaterialRefPrefix begins every material text reference.
 const MaterialRefPrefix = material.RefPrefix
 
-var materialRef = regexp.MustCompile(`docket-material:v1:(sha256:[0-9a-f]{64}):([0-9]{1,12}):([0-9]{1,12}):(sha256:[0-9a-f]{64})`)
+var materialRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`docket-material:v1:(sha256:[0-9a-f]{64}):([0-9]{1,12}):([0-9]{1,12}):(sha256:[0-9a-f]{64})`)
+})
 
 // Materials is what the runtime needs to show a material's text to its model: whether
 // the disclosure is allowed, asked of the authority at every request, and the material
@@ -59,8 +62,8 @@ func revealMaterials(ctx context.Context, m Materials, msgs []Message) ([]Messag
 		if !strings.Contains(s, MaterialRefPrefix) {
 			return s
 		}
-		return materialRef.ReplaceAllStringFunc(s, func(ref string) string {
-			p := materialRef.FindStringSubmatch(ref)
+		return materialRef().ReplaceAllStringFunc(s, func(ref string) string {
+			p := materialRef().FindStringSubmatch(ref)
 			digest := p[1]
 			text := func() string {
 				if m == nil {

@@ -2,6 +2,8 @@ package authority_test
 
 import (
 	"context"
+	"crypto/rand"
+	"github.com/docketrun/docket/internal/signing"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +233,18 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 		"budget.charge": func(ctx context.Context) error {
 			return f.a.ChargeBudget(ctx, c, contract.BudgetCharge{Hold: "bh_0", Provider: "openai", Model: "gpt-4o"})
 		},
+		"notice.subscribe": func(ctx context.Context) error {
+			_, err := notices(t, f).Subscribe(ctx, c, "default", contract.SubscribeNoticesRequest{Kinds: []string{"request"}, Webhook: "https://hooks.example.com/x"})
+			return err
+		},
+		"notice.unsubscribe": func(ctx context.Context) error {
+			_, err := notices(t, f).Unsubscribe(ctx, c, "default", "nsub_0123456789abcdef")
+			return err
+		},
+		"notice.test": func(ctx context.Context) error {
+			_, err := notices(t, f).Test(ctx, c, "default", "nsub_0123456789abcdef")
+			return err
+		},
 	}
 	// Logins take a passphrase, not a credential, and the conversation routes are an
 	// Agent's own: a delegate has neither to offer. An Agent's post of its own task is the
@@ -277,4 +291,23 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	if _, err := f.a.Authenticate(ctx, authority.Token(dt.Token)); err != nil {
 		t.Errorf("the delegate after its refusals: %v", err)
 	}
+}
+
+// notices returns notices over a's store, of a second authority that has the signing
+// keys notices need, for the member-only cases of notice subscriptions.
+func notices(t *testing.T, f *fixture) *authority.Notices {
+	t.Helper()
+	keys, err := signing.Generate(rand.Reader, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := authority.NewNotices(a, authority.NoticesConfig{PublicURL: "https://docket.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
@@ -70,7 +71,7 @@ func (m *materialAdder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var b strings.Builder
-		if terr := materialsPage.Execute(&b, struct{ Error, Back string }{ce.Teaching, m.back("")}); terr != nil {
+		if terr := materialsPage().Execute(&b, struct{ Error, Back string }{ce.Teaching, m.back("")}); terr != nil {
 			writeGateError(w, http.StatusInternalServerError, contract.Errorf(contract.CodeInternal, "the refusal could not be shown; see docket start's output."))
 			return
 		}
@@ -110,7 +111,7 @@ func (m *materialAdder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, m.back(string(added[0].Agent))+"?notice=materials_added", http.StatusSeeOther)
 }
 
-var materialsPage = template.Must(template.ParseFS(webFS, "web/materials.html"))
+var materialsPage = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(webFS, "web/materials.html")) })
 
 // back is the Agent's page, or the Agents page when agent is "".
 func (m *materialAdder) back(agent string) string {
