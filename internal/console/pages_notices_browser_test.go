@@ -76,7 +76,10 @@ func TestPages_Notices(t *testing.T) {
 		t.Fatalf("subscriptions = %+v, %v", subs, err)
 	}
 	id := subs[0].ID
-	b.Do(chromedp.Click(chromedp.ID("test-"+id)), chromedp.WaitVisible(chromedp.CSS(".notice")))
+	// Sent waits for the page the form answers with: the Subscribed notice is still shown
+	// until then.
+	b.Sent(chromedp.Click(chromedp.ID("test-" + id)))
+	b.Do(chromedp.WaitVisible(chromedp.CSS(".notice")))
 	if text := b.Text(".notice"); !strings.Contains(text, "test notice is on its way") {
 		t.Errorf("after Send a test, the notice is %q", text)
 	}
