@@ -38,8 +38,7 @@ func (c *doctorCmd) workers(ctx context.Context, cl *client) []check {
 			out = append(out, supervisedCheck(name, w))
 		case w.Lease == contract.LeaseHeld:
 			held++
-			out = append(out, check{Name: name, OK: true, Detail: fmt.Sprintf("lease held by %s (generation %d) until %s; %d tool(s), %d source(s)",
-				w.WorkerID, w.Generation, w.ExpiresAt.Format(time.RFC3339), len(w.Tools), len(w.Sources))})
+			out = append(out, check{Name: name, OK: true, Detail: fmt.Sprintf("%s; %d tool(s), %d source(s)", heldLeases(w.Leases), len(w.Tools), len(w.Sources))})
 		case w.Lease == contract.LeaseExpired && w.ExpiresAt == nil:
 			out = append(out, check{Name: name, OK: true, Warn: true, Detail: fmt.Sprintf("the worker of %s released its lease when it stopped; start docket worker with its key, or docket start", w.Connection.Name)})
 		case w.Lease == contract.LeaseExpired:
@@ -125,4 +124,19 @@ func (c *doctorCmd) vault(ws []contract.WorkerStatus) check {
 		return check{Name: "vault", Detail: c.Vault + ": " + strings.Join(missing, "; ") + "; add each to the vault, or bind only what it holds"}
 	}
 	return check{Name: "vault", OK: true, Detail: fmt.Sprintf("%s holds all %d bound source(s)", c.Vault, n)}
+}
+
+// heldLeases says which worker instances hold a Connection's leases, one per worker
+// process, and until when each.
+func heldLeases(ls []contract.WorkerLease) string {
+	var held []string
+	for _, l := range ls {
+		if l.State == contract.LeaseHeld && l.ExpiresAt != nil {
+			held = append(held, fmt.Sprintf("%s (generation %d) until %s", l.WorkerID, l.Generation, l.ExpiresAt.Format(time.RFC3339)))
+		}
+	}
+	if len(held) == 1 {
+		return "lease held by " + held[0]
+	}
+	return fmt.Sprintf("%d leases held, by %s", len(held), strings.Join(held, ", "))
 }

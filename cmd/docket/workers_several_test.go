@@ -80,6 +80,11 @@ func TestWorkers_SeveralKilledMidCall(t *testing.T) {
 	if len(cl) != 2 || cl[0].WorkerID == cl[1].WorkerID || cl[0].Generation == cl[1].Generation {
 		t.Fatalf("claims while two calls run = %+v; want one by each worker, under leases of their own", cl)
 	}
+	// Both leases are listed, each held by its own worker (the Workers page, doctor and
+	// the lease gauge read them from here).
+	if ls := h.leases(t); len(ls) != 2 || ls[0].State != contract.LeaseHeld || ls[1].State != contract.LeaseHeld || ls[0].WorkerID == ls[1].WorkerID {
+		t.Fatalf("the Connection's leases while two workers run = %+v; want two held, one by each", ls)
+	}
 	var killed event.WorkClaimedData
 	for _, c := range cl {
 		if strings.Contains(w1.log(), c.WorkerID) {
@@ -134,6 +139,12 @@ func TestWorkers_SeveralKilledMidCall(t *testing.T) {
 	if e := entries[killed.Work]; e.ReasonCode != contract.CodeWorkerLost {
 		t.Errorf("the killed worker's Operation = %+v; want reasonCode worker_lost", e)
 	}
+	// The killed worker's lease ran out; the live one's is still held.
+	for _, l := range h.leases(t) {
+		if want := l.WorkerID != killed.WorkerID; (l.State == contract.LeaseHeld) != want {
+			t.Errorf("lease %+v after the kill of %s; want held only by the worker that lives", l, killed.WorkerID)
+		}
+	}
 	if n := h.blockRuns(t); n != len(works) {
 		t.Errorf("the program ran %d times for %d calls; want each once", n, len(works))
 	}
@@ -147,4 +158,14 @@ func TestWorkers_SeveralKilledMidCall(t *testing.T) {
 	if len(seen) != len(works) {
 		t.Errorf("%d works claimed, want %d", len(seen), len(works))
 	}
+}
+
+// leases returns the leases of h's Connection as the authority lists them.
+func (h *hopEnv) leases(t testing.TB) []contract.WorkerLease {
+	t.Helper()
+	ws, err := h.a.Workers(t.Context(), h.admin, "default")
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("Workers = %+v, %v; want the one Connection", ws, err)
+	}
+	return ws[0].Leases
 }

@@ -2,7 +2,6 @@ package authority
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -30,24 +29,11 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 			continue
 		}
 		ws := contract.WorkerStatus{Connection: cn, Lease: contract.LeaseNever}
-		l, err := a.store.Lease(ctx, string(cn.ID))
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return nil, fmt.Errorf("read the lease of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+cn.Name))
-		case l.Generation == 0:
-		default:
-			ws.WorkerID, ws.Generation = l.WorkerID, l.Generation
-			ws.Lease = contract.LeaseExpired
-			// A released lease expires at the epoch (see the dispatcher's release): its
-			// expiry is no time a person should read, so it is left out.
-			if l.ExpiresAt.After(time.Unix(0, 0)) {
-				ws.ExpiresAt = &l.ExpiresAt
-			}
-			if now.Before(l.ExpiresAt) {
-				ws.Lease = contract.LeaseHeld
-			}
+		ls, err := a.store.Leases(ctx, string(cn.ID))
+		if err != nil {
+			return nil, fmt.Errorf("read the leases of %s: %w", cn.ID, eventlog.Refuse(err, "connection "+cn.Name))
 		}
+		leaseStates(&ws, ls, now)
 		if st, ok := supervised[cn.ID]; ok {
 			ws.Supervised = &st
 		}
@@ -60,6 +46,38 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 		out = append(out, ws)
 	}
 	return out, nil
+}
+
+// leaseStates fills the lease fields of ws from the Connection's lease rows: one per
+// slot, each held until it expires. A row of generation 0 was never granted.
+func leaseStates(ws *contract.WorkerStatus, rows []store.Lease, now time.Time) {
+	last := -1
+	for _, l := range rows {
+		if l.Generation == 0 {
+			continue
+		}
+		wl := contract.WorkerLease{Slot: l.Slot, State: contract.LeaseExpired, WorkerID: l.WorkerID, Generation: l.Generation}
+		// A released lease expires at the epoch (see the dispatcher's release): its
+		// expiry is no time a person should read, so it is left out.
+		if l.ExpiresAt.After(time.Unix(0, 0)) {
+			at := l.ExpiresAt
+			wl.ExpiresAt = &at
+		}
+		if now.Before(l.ExpiresAt) {
+			wl.State = contract.LeaseHeld
+			ws.Lease = contract.LeaseHeld
+		} else if ws.Lease == contract.LeaseNever {
+			ws.Lease = contract.LeaseExpired
+		}
+		ws.Leases = append(ws.Leases, wl)
+		if last < 0 || wl.Generation > ws.Leases[last].Generation {
+			last = len(ws.Leases) - 1
+		}
+	}
+	if last >= 0 {
+		l := ws.Leases[last]
+		ws.WorkerID, ws.Generation, ws.ExpiresAt = l.WorkerID, l.Generation, l.ExpiresAt
+	}
 }
 
 // ReportWorkerRuntime records the state of the worker docket start runs for the live

@@ -27,14 +27,19 @@ type workersBody struct {
 	Version string // changes whenever the claims or reports do
 }
 
-// workerView is one Connection on the Workers page. Acquired is when its current lease
-// was granted, as the log says, and Renewed when the worker last renewed it (its last
-// heartbeat); each is nil when unknown.
+// workerView is one Connection on the Workers page with each of its leases.
 type workerView struct {
 	contract.WorkerStatus
+	Leases  []leaseView // every slot, one per worker process that polled
+	Version string
+}
+
+// leaseView is one lease slot of a Connection with when the log recorded its grant and
+// when its worker last renewed it, each nil when unknown.
+type leaseView struct {
+	contract.WorkerLease
 	Acquired *time.Time
 	Renewed  *time.Time
-	Version  string
 }
 
 // leaseClock is the part of the Dispatcher that says how long a lease lasts from its last
@@ -90,7 +95,7 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	for _, ws := range ws {
 		names[ws.Connection.ID] = ws.Connection.Name
 	}
-	acquired := map[contract.ConnectionID]leaseAt{}
+	acquired := map[leaseKey]time.Time{}
 	var work []workView
 	byWork := map[string]int{}
 	for _, e := range es {
@@ -100,7 +105,7 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 			if err != nil {
 				return err
 			}
-			acquired[l.Connection] = leaseAt{LeaseAcquiredData: l, at: e.At}
+			acquired[leaseKey{l.Connection, l.WorkerID, l.Generation}] = e.At
 		case event.WorkClaimed:
 			c, err := decodeEvent[event.WorkClaimedData](e)
 			if err != nil {
@@ -154,12 +159,16 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	}
 	for _, st := range ws {
 		wv := workerView{WorkerStatus: st}
-		if l, ok := acquired[st.Connection.ID]; ok && l.WorkerID == st.WorkerID && l.Generation == st.Generation {
-			wv.Acquired = &l.at
-		}
-		if lc, ok := s.rec.(leaseClock); ok && st.ExpiresAt != nil {
-			at := st.ExpiresAt.Add(-lc.LeaseTTL())
-			wv.Renewed = &at
+		for _, l := range st.Leases {
+			lv := leaseView{WorkerLease: l}
+			if at, ok := acquired[leaseKey{st.Connection.ID, l.WorkerID, l.Generation}]; ok {
+				lv.Acquired = &at
+			}
+			if lc, ok := s.rec.(leaseClock); ok && l.ExpiresAt != nil {
+				at := l.ExpiresAt.Add(-lc.LeaseTTL())
+				lv.Renewed = &at
+			}
+			wv.Leases = append(wv.Leases, lv)
 		}
 		if wv.Version, err = fingerprint(wv); err != nil {
 			return err
@@ -170,10 +179,11 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		event.WorkerRuntimeReported)
 }
 
-// leaseAt is a lease grant and when the log recorded it.
-type leaseAt struct {
-	event.LeaseAcquiredData
-	at time.Time
+// leaseKey names one grant of a lease: its Connection, worker instance and generation.
+type leaseKey struct {
+	conn   contract.ConnectionID
+	worker string
+	gen    int64
 }
 
 // decodeEvent decodes the data of e, which the caller knows to be of the type whose

@@ -127,7 +127,7 @@ const scrapeTimeout = 5 * time.Second
 
 var (
 	boardNodesDesc = prometheus.NewDesc("docket_board_nodes", "Board nodes kept, by project.", []string{"project"}, nil)
-	leaseDesc      = prometheus.NewDesc("docket_worker_lease", "Each live Connection's lease: 1 in its state (live, expired or none).",
+	leaseDesc      = prometheus.NewDesc("docket_worker_lease", "Each live Connection's leases, one per worker process: how many are in each state (live, expired), or 1 for none.",
 		[]string{"project", "connection", "state"}, nil)
 )
 
@@ -168,18 +168,31 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			if conn.RevokedAt != nil {
 				continue
 			}
-			state := "none"
-			l, err := c.st.Lease(ctx, conn.ID)
-			switch {
-			case err == nil && now.Before(l.ExpiresAt):
-				state = "live"
-			case err == nil:
-				state = "expired"
-			case !isNotFound(err):
+			// One lease per worker process: the gauge counts a Connection's leases in
+			// each state, and says none when no worker ever polled.
+			ls, err := c.st.Leases(ctx, conn.ID)
+			if err != nil {
 				ch <- prometheus.NewInvalidMetric(leaseDesc, err)
 				return
 			}
-			ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, 1, p.ID, conn.ID, state)
+			counts := map[string]int{}
+			for _, l := range ls {
+				switch {
+				case l.Generation == 0:
+				case now.Before(l.ExpiresAt):
+					counts["live"]++
+				default:
+					counts["expired"]++
+				}
+			}
+			if len(counts) == 0 {
+				counts["none"] = 1
+			}
+			for _, state := range []string{"live", "expired", "none"} {
+				if n, ok := counts[state]; ok {
+					ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, float64(n), p.ID, conn.ID, state)
+				}
+			}
 		}
 	}
 }

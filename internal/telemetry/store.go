@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
@@ -86,5 +85,3 @@ func splitState(s string) (string, string) {
 	}
 	return s, ""
 }
-
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
