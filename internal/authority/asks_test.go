@@ -2,8 +2,10 @@ package authority_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -334,5 +336,56 @@ func TestAuthority_Ask_ApprovedAfterCancel(t *testing.T) {
 	}
 	if ts, _ := f.a.Tasks(ctx, f.admin, "default", "critic"); len(ts) != 0 {
 		t.Errorf("critic has tasks %+v, want none: the asking task was cancelled", ts)
+	}
+}
+
+// TestAuthority_Ask_ConcurrentAsksKeepTheFanOut: asks a class covers, made at once from one
+// task, post at most MaxAskFanOut tasks: the bound is checked again in the transaction that
+// posts each, so asks that each saw room before another committed are refused ask_fan_out.
+func TestAuthority_Ask_ConcurrentAsksKeepTheFanOut(t *testing.T) {
+	f := newAskFixture(t)
+	ctx := t.Context()
+	root := f.claimRoot(t)
+	const n = contract.MaxAskFanOut + 4
+	codes := make(chan contract.Code, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			in := &contract.ApplyActionInput{Action: contract.ActionAsk, Params: contract.Args{"agent": contract.StringValue("writer"), "task": contract.StringValue("Draft.")}}
+			ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: root.Conversation,
+				Delivered: func(int64) bool { return true }})
+			switch {
+			case err != nil:
+				var ce *contract.Error
+				if !errors.As(err, &ce) {
+					t.Errorf("concurrent ask: %v", err)
+					return
+				}
+				codes <- ce.Code
+			case state(ans) == contract.OpRunning:
+				codes <- ""
+			default:
+				codes <- ans.Result.ErrorCode
+			}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	running := 0
+	for c := range codes {
+		switch c {
+		case "":
+			running++
+		case contract.CodeAskFanOut:
+		default:
+			t.Errorf("a concurrent ask = %s, want it running or refused %s", c, contract.CodeAskFanOut)
+		}
+	}
+	ts, err := f.a.Tasks(ctx, f.admin, "default", "writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running > contract.MaxAskFanOut || len(ts) != running {
+		t.Errorf("%d asks running and writer has %d tasks; want at most %d, one per running ask", running, len(ts), contract.MaxAskFanOut)
 	}
 }

@@ -125,7 +125,9 @@ func askVector(agent, text string, from contract.TaskID, depth int) contract.Req
 	return contract.RequestVector{Action: contract.ActionAsk, Args: args}
 }
 
-// approvedAsk runs an approved docket.ask request: the asked Agent must still take tasks.
+// approvedAsk runs an approved docket.ask request: the asked Agent must still take tasks,
+// and the asking task must still be open with room for one more ask (checked again in
+// the transaction that posts it; see postAsked).
 // It returns the plan to post and the Operation's new state.
 func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev event.Operation) (*askPlan, event.Operation) {
 	a := req.Vector.Args
@@ -137,7 +139,7 @@ func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev 
 		err = contract.Errorf(contract.CodeAskRefused, "Agent %s was revoked after the ask; ask a live Agent", ag.Name)
 	}
 	if from := contract.TaskID(a["from"].Str()); err == nil && from != "" && o.askOpen != nil {
-		err = o.askOpen(ctx, req.Project, from)
+		err = o.askOpen(ctx, o.store, req.Project, from)
 	}
 	if err != nil {
 		// A refusal voids the approval; any other error fails the Operation as internal.
@@ -157,6 +159,13 @@ func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev 
 // postAsked posts, in tx, the task ask plans, on behalf of the asking Agent by, whose
 // docket.ask is Operation ordinal.
 func (o *Operations) postAsked(ctx context.Context, tx store.Tx, project contract.ProjectID, by contract.Principal, p askPlan, ordinal int64, now time.Time) error {
+	// A cancel of the asking task, or another ask of it, committed since the ask was
+	// checked is seen here, under the transaction's head lock: nothing is posted then.
+	if p.from != "" && o.askOpen != nil {
+		if err := o.askOpen(ctx, tx, project, p.from); err != nil {
+			return err
+		}
+	}
 	id, err := identity.NewID(o.rand, "t-")
 	if err != nil {
 		return fmt.Errorf("mint a task id: %w", err)

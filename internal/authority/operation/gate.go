@@ -61,9 +61,10 @@ type Deps struct {
 	// Policies gives the policy in force that each decision records; nil means the
 	// built-in versions.
 	Policies *policy.Book
-	// AskOpen refuses a docket.ask approved after the task that asked ended or was
-	// cancelled (ask.go); nil checks nothing.
-	AskOpen func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
+	// AskOpen refuses a docket.ask about to be posted once the task that asked ended, was
+	// cancelled or has as many asks open as it may (ask.go), reading through r; nil
+	// checks nothing.
+	AskOpen func(ctx context.Context, r store.Reader, project contract.ProjectID, task contract.TaskID) error
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -76,7 +77,7 @@ type Operations struct {
 	rand       io.Reader
 	log        *slog.Logger
 	policies   *policy.Book
-	askOpen    func(ctx context.Context, project contract.ProjectID, task contract.TaskID) error
+	askOpen    func(ctx context.Context, r store.Reader, project contract.ProjectID, task contract.TaskID) error
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration

@@ -208,13 +208,19 @@ func (k *Keeper) Askers(ctx context.Context, project contract.ProjectID, agent s
 	return out, nil
 }
 
-// AskOpen refuses, with ask_refused, a docket.ask from task id of project once that task
-// ended or was asked to be cancelled: an approval that comes after posts nothing.
-func (k *Keeper) AskOpen(ctx context.Context, project contract.ProjectID, id contract.TaskID) error {
+// AskOpen refuses a docket.ask from task id of project as it is about to be posted once
+// that task ended or was asked to be cancelled (ask_refused), or already has
+// [contract.MaxAskFanOut] asked tasks open (ask_fan_out): an approval that comes after
+// either posts nothing. The limits checked when the ask was made are checked again here,
+// because other asks may have been posted while this one waited for a member.
+//
+// r is the store, or the transaction that posts the asked task: read through it, under the
+// head lock it holds, a cancel committed since the first check is seen before the post.
+func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
 	l := k.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+	if err := l.catchUpLocked(ctx, r, project); err != nil {
 		return fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	t, ok := l.tasks[id]
@@ -223,6 +229,16 @@ func (k *Keeper) AskOpen(ctx context.Context, project contract.ProjectID, id con
 		return contract.Errorf(contract.CodeAskRefused, "the asking task %s is gone; post the work as a new task", id)
 	case t.Cancel != nil || t.State.Finished():
 		return contract.Errorf(contract.CodeAskRefused, "the asking task %s ended (%s) or was cancelled before the ask was approved; nothing was posted", id, t.State)
+	}
+	open := 0
+	for _, cid := range l.order {
+		if c := l.tasks[cid]; c.Parent != nil && c.Parent.Task == id && !c.State.Finished() {
+			open++
+		}
+	}
+	if open >= contract.MaxAskFanOut {
+		return contract.Errorf(contract.CodeAskFanOut,
+			"task %s has %d asked tasks open, the most one task may, so this approved ask posted nothing; the Agent asks again once one reports", id, open)
 	}
 	return nil
 }
