@@ -389,3 +389,70 @@ func TestAuthority_Ask_ConcurrentAsksKeepTheFanOut(t *testing.T) {
 		t.Errorf("%d asks running and writer has %d tasks; want at most %d, one per running ask", running, len(ts), contract.MaxAskFanOut)
 	}
 }
+
+// TestAuthority_Ask_ScheduleBudgetCountsAskedTasks: a model request of a task that a
+// schedule's fire's task asked for counts against that schedule's budget, as the fire's own
+// task's requests do, and against the asker's Agent budget; writer's own task counts
+// against neither.
+func TestAuthority_Ask_ScheduleBudgetCountsAskedTasks(t *testing.T) {
+	f := newAskFixture(t)
+	ctx := t.Context()
+	s, err := authority.NewSchedules(f.a, authority.SchedulesConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := s.Create(ctx, f.admin, "default", contract.CreateScheduleRequest{Every: "1h", Missed: contract.MissedSkip,
+		Task: contract.TaskRequest{Agent: "calc", Text: "Have the notes written."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, lim := range map[string]contract.BudgetLimits{
+		"nightly":    {Scope: "schedule", Schedule: string(sch.ID), Window: "total", MaxTokens: 1000},
+		"calc-total": {Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 1000},
+	} {
+		if _, err := f.a.SetBudget(ctx, f.admin, "default", name, contract.BudgetSpec{BudgetLimits: lim}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fire, err := s.RunNow(ctx, f.admin, "default", sch.ID)
+	if err != nil || fire.Task == "" {
+		t.Fatalf("RunNow = %+v, %v; want a fire with its task", fire, err)
+	}
+	c, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{Task: fire.Task})
+	if err != nil || c.Task == nil {
+		t.Fatalf("claim of the fire's task = %+v, %v", c, err)
+	}
+	if ans := f.ask(t, c.Task.Conversation, "writer", "Draft."); state(ans) != contract.OpRunning {
+		t.Fatalf("ask = %s %q", ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	asked := f.childOf(t, "writer", fire.Task)
+	if c, err := f.a.ClaimTask(ctx, f.writer, contract.TaskClaimRequest{Task: asked.ID}); err != nil || c.Task == nil {
+		t.Fatalf("writer's claim = %+v, %v", c, err)
+	}
+	own, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "writer", Text: "Your own work."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		task contract.TaskID
+		want []string
+	}{
+		{"the asked task", asked.ID, []string{"calc-total", "nightly"}},
+		{"writer's own task", own.ID, nil},
+	} {
+		r, err := f.a.ReserveBudget(ctx, f.writer, contract.BudgetReserve{Task: tt.task, Provider: "openai", Model: "gpt-4o", Tokens: 1})
+		if err != nil || !r.Granted {
+			t.Fatalf("%s: reserve = %+v, %v", tt.name, r, err)
+		}
+		got := slices.Clone(r.Budgets)
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: budgets counted %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	// A task of another Agent is none of the caller's to spend on.
+	if _, err := f.a.ReserveBudget(ctx, f.writer, contract.BudgetReserve{Task: fire.Task, Provider: "openai", Model: "gpt-4o", Tokens: 1}); err == nil {
+		t.Error("writer reserved against calc's task; want it refused")
+	}
+}

@@ -29,19 +29,20 @@ func (a *Authority) Budget(ctx context.Context, c Caller, project contract.Proje
 }
 
 // ReserveBudget is the calling Agent runtime's ask before a model request; see
-// [budget.Keeper.Reserve]. A task a schedule's fire posted counts against that
-// schedule's budgets too.
+// [budget.Keeper.Reserve]. A task another Agent asked for spends the asking Agents'
+// budgets too, and a task under a schedule's fire (the fire's own task, or one asked for
+// from it, at any depth) spends that schedule's budgets (docs/agents.md, "Budgets").
 func (a *Authority) ReserveBudget(ctx context.Context, c Caller, req contract.BudgetReserve) (contract.BudgetReservation, error) {
-	schedule, err := a.taskSchedule(ctx, c, req.Task)
+	if req.Task == "" || len(c.Projects) != 1 {
+		return a.budgets.Reserve(ctx, c, req, "")
+	}
+	askers, root, err := a.tasks.Lineage(ctx, c.Projects[0], c.ID, req.Task)
+	if err != nil {
+		return contract.BudgetReservation{}, fmt.Errorf("reserve budget: %w", err)
+	}
+	schedule, err := a.fireSchedule(ctx, root)
 	if err != nil {
 		return contract.BudgetReservation{}, err
-	}
-	var askers []string
-	if req.Task != "" && len(c.Projects) == 1 {
-		// A task another Agent asked for spends the asking Agents' budgets too.
-		if askers, err = a.tasks.Askers(ctx, c.Projects[0], c.ID, req.Task); err != nil {
-			return contract.BudgetReservation{}, fmt.Errorf("reserve budget: %w", err)
-		}
 	}
 	return a.budgets.Reserve(ctx, c, req, schedule, askers...)
 }
@@ -52,16 +53,9 @@ func (a *Authority) ChargeBudget(ctx context.Context, c Caller, ch contract.Budg
 	return a.budgets.Charge(ctx, c, ch)
 }
 
-// taskSchedule returns the schedule whose fire posted task id of the calling Agent: a
-// fire's task carries its schedule and due time as its client key ("" for none).
-func (a *Authority) taskSchedule(ctx context.Context, c Caller, id contract.TaskID) (string, error) {
-	if id == "" || len(c.Projects) != 1 {
-		return "", nil
-	}
-	t, err := a.tasks.Task(ctx, c, c.Projects[0], id)
-	if err != nil {
-		return "", fmt.Errorf("reserve budget: %w", err)
-	}
+// fireSchedule returns the schedule whose fire posted t: a fire's task carries its
+// schedule and due time as its client key ("" for none, and for the zero Task).
+func (a *Authority) fireSchedule(ctx context.Context, t contract.Task) (string, error) {
 	sid, _, ok := strings.Cut(t.ClientKey, ":")
 	if !ok || !strings.HasPrefix(sid, "sch_") {
 		return "", nil

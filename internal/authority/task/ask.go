@@ -181,31 +181,33 @@ func (k *Keeper) Tree(ctx context.Context, c identity.Caller, project contract.P
 	return build(t, 0)
 }
 
-// Askers returns the Agents whose tasks asked for task id of agent in project, through
-// docket.ask, nearest first: the asked task's model requests count against their Agent
-// budgets too. A task of another Agent has none.
-func (k *Keeper) Askers(ctx context.Context, project contract.ProjectID, agent string, id contract.TaskID) ([]string, error) {
+// Lineage returns the Agents whose tasks asked for task id of agent in project, through
+// docket.ask, nearest first, and the task at the top of its tree (id itself when no ask
+// posted it): the asked task's model requests count against the askers' Agent budgets and
+// against the budgets of the schedule whose fire posted the top task. A task of another
+// Agent is refused not_found, as [Keeper.Task] refuses it.
+func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent string, id contract.TaskID) (askers []string, root contract.Task, err error) {
 	l := k.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
-		return nil, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+		return nil, contract.Task{}, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
-	var out []string
 	t := l.tasks[id]
 	if t == nil || string(t.Agent) != agent {
-		return nil, nil
+		return nil, contract.Task{}, contract.Errorf(contract.CodeNotFound, "project %s has no task %s of yours; a model request counts against the task the runtime claimed", project, id)
 	}
-	for seen := 0; t != nil && t.Parent != nil && seen <= contract.MaxAskDepth; seen++ {
-		if a := string(t.Parent.Agent); a != string(t.Agent) && !slices.Contains(out, a) {
-			out = append(out, a)
+	for seen := 0; t.Parent != nil && seen <= contract.MaxAskDepth; seen++ {
+		if a := string(t.Parent.Agent); a != string(t.Agent) && !slices.Contains(askers, a) {
+			askers = append(askers, a)
 		}
-		if t.Parent.Task == "" {
+		up := l.tasks[t.Parent.Task]
+		if t.Parent.Task == "" || up == nil {
 			break
 		}
-		t = l.tasks[t.Parent.Task]
+		t = up
 	}
-	return out, nil
+	return askers, *t, nil
 }
 
 // AskOpen refuses a docket.ask from task id of project as it is about to be posted once
