@@ -273,7 +273,7 @@ func approveAll(ctx context.Context, api *apiclient.Client) (int, error) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(30 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	return approved, nil

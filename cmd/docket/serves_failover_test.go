@@ -182,7 +182,18 @@ func TestServes_ThreeOneKilled(t *testing.T) {
 	t.Logf("the kill cost: %d answers lost (outcome read from the strip), %d calls sent again after previous_result_undelivered, %d calls not run (claim answer lost); workers: %d moves to the next serve, %d claims, %d reports, %d polls, %d renewals sent again; Agents of the killed serve: first answer after the kill in %s (median) / %s (slowest)",
 		lost, undelivered, notRun, countLines(logs, "moving to the next"), countLines(logs, "claim unanswered"), countLines(logs, "report unanswered"),
 		countLines(logs, "poll unanswered"), countLines(logs, "renewal unanswered"), percentile(recover, 50), percentile(recover, 100))
+	t.Logf("between the serves, throughout the run: %d answers 503 to a worker (its call sent again after a second), %d claims refused (served again later)",
+		countLines(logs, "status 503"), countLines(logs, `msg="claim refused"`))
 	t.Logf("store commits in the same run: %.0f/s", commitRate(t, st))
+	if testing.Verbose() {
+		shown := 0
+		for _, l := range strings.Split(strings.Join(logs, "\n"), "\n") {
+			if shown < 12 && (strings.Contains(l, "unanswered") || strings.Contains(l, "moving to the next") || strings.Contains(l, "claim answer lost")) {
+				t.Log(l)
+				shown++
+			}
+		}
+	}
 }
 
 // checkThreeServes checks the record against what the clients were answered.
