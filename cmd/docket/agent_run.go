@@ -17,7 +17,7 @@ import (
 // runtimeFlags are the flags docket agent run, chat and serve share.
 // Secrets come from files or the environment, never from flags.
 type runtimeFlags struct {
-	URL          string  `help:"The gateway's MCP endpoint, https://…/mcp for a serve on another machine (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp)."`
+	URL          string  `help:"The gateway's MCP endpoint, https://…/mcp for a serve on another machine (default: $DOCKET_MCP_URL, else the URL of the running docket serve plus /mcp). Several serves over one PostgreSQL are given comma separated (https://a:7420/mcp,https://b:7420/mcp): the runtime moves to the next when the one in use stops answering."`
 	CA           string  `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots." type:"existingfile"`
 	TokenFile    string  `help:"File holding the agent token (default: $DOCKET_AGENT_TOKEN)." name:"token-file"`
 	Provider     string  `help:"Model provider: anthropic, openai, emulated or scripted (default: picked from --model-url or --script)." enum:",anthropic,openai,emulated,scripted" default:""`

@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/docketrun/docket/internal/certs"
+	"github.com/docketrun/docket/internal/failover"
 )
 
 // clientTrust is what this process trusts of a serve over https (docs/deploy.md): the CA
@@ -41,4 +43,14 @@ func serveTarget(e *env, url, ca string) (string, *certs.Trust, error) {
 	}
 	trust, err := clientTrust(e, dir, ca)
 	return url, trust, err
+}
+
+// parseServes reads the serve URLs a worker was given, comma separated (docs/deploy.md,
+// "PostgreSQL with several serves"); log says each move to the next serve.
+func parseServes(list string, log *slog.Logger) (*failover.Serves, error) {
+	urls, err := failover.Parse(list)
+	if err != nil {
+		return nil, err
+	}
+	return failover.New(urls, log)
 }

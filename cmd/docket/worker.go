@@ -42,7 +42,7 @@ type workerCmd struct {
 // from the worker's environment, and the worker makes itself non-dumpable so the
 // programs it starts cannot read the key from /proc.
 type workerRunCmd struct {
-	URL        string `help:"The authority's URL, https:// for a serve on another machine (default $DOCKET_URL, else the url file docket serve writes)."`
+	URL        string `help:"The authority's URL, https:// for a serve on another machine (default $DOCKET_URL, else the url file docket serve writes). Several serves over one PostgreSQL are given comma separated (--url https://a:7420,https://b:7420): the worker uses the first and moves to the next when it stops answering."`
 	CA         string `name:"ca" help:"The CA file that signed serve's certificate (docket cert's ca.pem); default $DOCKET_CA, else the data dir's tls/ca.pem, else the system's roots." type:"existingfile"`
 	KeyFile    string `name:"key-file" help:"File holding the Connection key, preferred over $DOCKET_CONNECTION_KEY." type:"path"`
 	Manifest   string `required:"" help:"Tool manifest (docket-worker-tools/1 JSON)." type:"path"`
@@ -118,6 +118,10 @@ func (c *workerRunCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	serves, err := parseServes(base, log)
+	if err != nil {
+		return err
+	}
 	v, err := worker.LoadVault(c.Vault)
 	if err != nil {
 		return err
@@ -136,7 +140,7 @@ func (c *workerRunCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer stopTracing()
-	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: base, Key: key, Client: worker.HopClient(c.Parallel+2, trust)}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
+	r, err := worker.NewRunner(worker.RunConfig{Hop: &worker.Hop{URL: serves.First(), Key: key, Client: serves.Client(worker.HopClient(c.Parallel+2, trust))}, Executor: ex, WorkerID: id, Logger: log, Tracer: tp, Parallel: c.Parallel})
 	if err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func (c *workerRunCmd) Run(ctx context.Context, e *env) error {
 	watching.Go(func() { ex.WatchVault(wctx, c.Vault, hup, worker.DefaultVaultPoll) })
 	watching.Go(func() { ex.WatchManifest(wctx, c.Manifest, adapters, mhup, worker.DefaultVaultPoll) })
 	defer func() { stopWatch(); watching.Wait() }()
-	log.Info("docket worker polling", logURL, apiclient.Origin(base), logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
+	log.Info("docket worker polling", logURL, apiclient.Origin(serves.First()), logWorker, id, logTools, len(ex.Descriptors()), logWorkspaceTools, ceiling)
 	err = r.Run(ctx)
 	if code := contract.CodeOf(err); code == contract.CodeUnauthenticated || code == contract.CodeCredentialRevoked {
 		return &exitError{code: exitCredential, err: err}

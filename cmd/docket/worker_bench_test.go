@@ -124,7 +124,7 @@ func benchEndToEnd(b *testing.B, st store.Store) {
 }
 
 // commitRate measures the store's raw rate of one-event transactions for a second.
-func commitRate(b *testing.B, st store.Store) float64 {
+func commitRate(b testing.TB, st store.Store) float64 {
 	ctx := context.Background()
 	n, start := 0, time.Now()
 	for time.Since(start) < time.Second {

@@ -105,6 +105,12 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: read answer: %v", ErrUnreachable, err)
 	}
 	if resp.StatusCode >= 500 {
+		// Sent again like a lost answer, but the log says what the authority said.
+		if _, err := DecodeAnswer(raw); err != nil {
+			if ce, ok := errors.AsType[*contract.Error](err); ok {
+				return Answer{}, fmt.Errorf("%w: status %d: %s", ErrUnreachable, resp.StatusCode, ce.Error())
+			}
+		}
 		return Answer{}, fmt.Errorf("%w: status %d", ErrUnreachable, resp.StatusCode)
 	}
 	return DecodeAnswer(raw)

@@ -380,8 +380,16 @@ func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.C
 	ctx = trace.ContextWithSpan(ctx, span)
 	lctx = trace.ContextWithSpan(lctx, span)
 	claim := job.Claim()
-	_, err := r.cfg.Hop.Do(lctx, contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim})
+	err := r.claim(lctx, claim)
 	claimed()
+	if errors.Is(err, errClaimUnknown) {
+		// The claim may have been taken under this worker's live lease, where no sweep
+		// settles it: the call is not run, and saying so settles it (docs/workers.md).
+		r.log.WarnContext(ctx, "claim answer lost; reported as not run", logWork, row.ID, logErr, err)
+		r.report(ctx, r.cfg.Executor.report(job, Outcome{Status: StatusRefused, Code: contract.CodeWorkRefused,
+			Reason: "the worker's claim of this call got no answer (the serve it was sent to stopped answering) and another claim of it was refused, so the worker did not run it; nothing ran, and the call may be made again."}))
+		return
+	}
 	if err != nil {
 		if isLeaseLoss(err) {
 			lose(err)
@@ -391,6 +399,40 @@ func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.C
 	}
 	rep := r.cfg.Executor.Run(ctx, job)
 	r.report(ctx, rep)
+}
+
+// errClaimUnknown is a claim whose answer was lost and whose retry was refused
+// work_taken: the lost one may have been taken (then the call waits at this worker) or
+// another worker's was.
+var errClaimUnknown = errors.New("worker: the claim's answer was lost and its retry was refused")
+
+// claim sends claim, and the same bytes again while no answer comes and the lease
+// lives: a serve that stops answering (one of several over one store) may have taken it or
+// not. A retry the authority accepts is the claim (the first was never taken); one refused
+// work_taken is [errClaimUnknown]. A first answer is returned as it is.
+func (r *Runner) claim(lctx context.Context, claim contract.ClaimRequest) error {
+	body, err := Body(contract.WorkOperation{Kind: contract.WorkClaim, Claim: &claim})
+	if err != nil {
+		return err
+	}
+	lost := false
+	for {
+		_, err := r.cfg.Hop.Send(lctx, body)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrUnreachable) && lctx.Err() == nil:
+			lost = true
+			r.log.WarnContext(lctx, "claim unanswered; sending the same bytes again", logWork, claim.ID, logErr, err)
+			if !r.wait(lctx, r.cfg.RetryDelay) {
+				return err
+			}
+		case lost && contract.CodeOf(err) == contract.CodeWorkTaken:
+			return fmt.Errorf("%w: %w", errClaimUnknown, err)
+		default:
+			return err
+		}
+	}
 }
 
 // report sends rep, and the same bytes again while no answer comes, for at most the

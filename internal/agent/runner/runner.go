@@ -31,6 +31,7 @@ import (
 	"github.com/docketrun/docket/internal/certs"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
+	"github.com/docketrun/docket/internal/failover"
 	"github.com/docketrun/docket/internal/material"
 )
 
@@ -41,7 +42,7 @@ const MaterialsDir = "materials"
 // Config is what a runtime is built from. Secrets come from files or the environment,
 // never from the configuration itself. Getenv and Stderr are required.
 type Config struct {
-	URL          string  // the gateway's MCP endpoint; "": $DOCKET_MCP_URL, else the running docket serve's URL plus /mcp
+	URL          string  // the gateway's MCP endpoint, or several serves' comma separated; "": $DOCKET_MCP_URL, else the running docket serve's URL plus /mcp
 	TokenFile    string  // file holding the agent token; "": $DOCKET_AGENT_TOKEN
 	Provider     string  // anthropic, openai, emulated or scripted; "": picked from ModelURL or Script
 	ModelURL     string  // the model endpoint's root URL; "": $DOCKET_MODEL_URL
@@ -225,14 +226,26 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcpURL := f.URL
-	if mcpURL == "" {
+	list := f.URL
+	if list == "" {
 		base, err := datadir.ServerURL(f.Getenv, dir)
 		if err != nil {
 			return nil, err
 		}
-		mcpURL = base + "/mcp"
+		list = gatewayURLs(base)
 	}
+	// Several serves over one store (docs/deploy.md, "PostgreSQL with several serves"):
+	// the gateway's and /api/v1's requests go to the serve in use, and both move on
+	// together when it stops answering.
+	urls, err := failover.Parse(list)
+	if err != nil {
+		return nil, err
+	}
+	serves, err := failover.New(urls, rt.log)
+	if err != nil {
+		return nil, err
+	}
+	mcpURL := serves.First()
 	if f.ConversationDir != "" {
 		rt.store = agent.FileConversations{Dir: f.ConversationDir}
 	} else {
@@ -240,7 +253,7 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: f.Trust.Client()}
+		rt.api = &apiclient.Client{URL: root, Token: token, HTTP: serves.Client(f.Trust.Client())}
 		rt.budgets = authorityBudgets{api: rt.api, provider: rt.modelKind, model: rt.modelName}
 		rt.store = &agent.AuthorityConversations{API: rt.api, Key: rt.key}
 		rt.materialDir = f.MaterialDir
@@ -254,11 +267,11 @@ func open(ctx context.Context, f Config) (*Runtime, error) {
 	gw.Protocols = new(http.Protocols)
 	gw.Protocols.SetHTTP1(true)
 	rt.gateway, err = mcpclient.Dial(ctx, mcpclient.Config{URL: mcpURL, Token: token, Logger: rt.log,
-		HTTP: &http.Client{Transport: f.Trust.Explain(gw)}})
+		HTTP: &http.Client{Transport: serves.Transport(f.Trust.Explain(gw))}})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(f.Stderr, "docket agent: model %s; gateway %s\n", rt.provider.Name(), mcpURL)
+	fmt.Fprintf(f.Stderr, "docket agent: model %s; gateway %s\n", rt.provider.Name(), list)
 	return rt, nil
 }
 
@@ -270,6 +283,16 @@ func (f Config) runBudget() agent.Budget {
 // conversationBudget is the budget of each conversation over all its runs.
 func (f Config) conversationBudget() agent.Budget {
 	return agent.Budget{MaxTurns: f.ConversationMaxTurns, MaxTokens: f.ConversationMaxTokens, MaxUSD: f.ConversationMaxUSD}
+}
+
+// gatewayURLs is the gateway's endpoint at each serve of base, the serves' URLs comma
+// separated as $DOCKET_URL gives them.
+func gatewayURLs(base string) string {
+	parts := strings.Split(base, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimRight(strings.TrimSpace(p), "/") + "/mcp"
+	}
+	return strings.Join(parts, ",")
 }
 
 // apiRoot is the authority's root for the gateway at mcpURL: docket serve mounts /mcp

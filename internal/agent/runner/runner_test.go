@@ -26,6 +26,17 @@ func TestAPIRoot(t *testing.T) {
 	}
 }
 
+func TestGatewayURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:7777":                      "http://127.0.0.1:7777/mcp",
+		"https://a.example:7420/, https://b.example": "https://a.example:7420/mcp,https://b.example/mcp",
+	} {
+		if got := gatewayURLs(in); got != want {
+			t.Errorf("gatewayURLs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestCheckTaskListen(t *testing.T) {
 	for addr, ok := range map[string]bool{"127.0.0.1:0": true, "[::1]:9": true, "0.0.0.0:80": false, "localhost:1": false, "nohost": false} {
 		if err := CheckTaskListen(addr); (err == nil) != ok {

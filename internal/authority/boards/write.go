@@ -16,14 +16,22 @@ import (
 
 // ErrWroteFirst refuses a write because another instance wrote first: it changed the
 // Board this one ran on, or (wrapped by the caller's own error) took what the write was
-// about to take. [Cache.Write] runs the write once more on what it reads again.
+// about to take. [Cache.Write] runs the write again on what it reads again.
 var ErrWroteFirst = errors.New("another instance wrote first")
 
 // errBoardStale refuses a Board write because another writer changed project's Board
 // after this instance built it.
 var errBoardStale = fmt.Errorf("the board changed in another instance: %w", ErrWroteFirst)
 
-// staleRefusal is a write refused twice because other instances kept writing first.
+// writeAttempts is how many times [Cache.Write] runs a write while other instances keep
+// writing first. Each refusal means another serve's write landed, so the attempts make
+// progress; several serves over one project refused a busy Board's writes at the second
+// (a worker then sent its report again a second later), so a write is tried a few times
+// before the caller is told (benchmarks/README.md, "Three serves on one PostgreSQL").
+const writeAttempts = 5
+
+// staleRefusal is a write refused writeAttempts times because other instances kept
+// writing first.
 func staleRefusal(err error) error {
 	return &contract.Error{Code: contract.CodeUnavailable, Err: err,
 		Teaching: "another docket serve changed this project's Board at the same moment; send the call again."}
@@ -47,17 +55,17 @@ func (w *Write) Board() *board.Board { return w.pb.b }
 
 // Write is the write sequence every write on a project's Board runs: lock the project's
 // Board, catch it up with the log, run once (which reads what it decides on and commits
-// with [Write.Commit]), and when another instance wrote first ([ErrWroteFirst]) run once
-// more on what is read again; a second refusal reaches the caller as unavailable. once
-// must change nothing but the Board it is given and what it commits, so running it again
-// is safe. what says what the write does, for its errors.
+// with [Write.Commit]), and when another instance wrote first ([ErrWroteFirst]) run again
+// on what is read again, up to writeAttempts times in all; the last refusal reaches the
+// caller as unavailable. once must change nothing but the Board it is given and what it
+// commits, so running it again is safe. what says what the write does, for its errors.
 func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
-	for retried := false; ; retried = true {
+	for attempt := 1; ; attempt++ {
 		err := a.writeOnce(ctx, project, what, once)
 		if !errors.Is(err, ErrWroteFirst) {
 			return err
 		}
-		if retried {
+		if attempt == writeAttempts {
 			return fmt.Errorf("%s: %w", what, staleRefusal(err))
 		}
 	}
