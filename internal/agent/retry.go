@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -222,4 +223,44 @@ func retriesText(retries []Retry) string {
 	}
 	return fmt.Sprintf("gave up after %d attempts, %s waited between them (earlier attempts: %s)",
 		len(retries)+1, waited.Round(time.Millisecond), strings.Join(reasons, ", "))
+}
+
+// maxFailedTurns bounds the model turns that gave up a conversation keeps
+// ([Conversation.Failed]): the newest are kept.
+const maxFailedTurns = 16
+
+// FailedTurn is what the conversation records of a model turn that failed: when, which
+// model, the request's digest, the code it failed with, and each attempt of its request
+// as a [Retry] — the ones that were sent again with the wait after each, then the last,
+// which gave up (WaitMS 0). A turn that succeeded after retries keeps them on its message
+// instead ([Turn.Retries]); a turn that failed has no message, so the conversation keeps
+// it here (docs/workbench.md, Model retries).
+type FailedTurn struct {
+	Model string    `json:"model"` // the provider's Name: provider and model
+	At    time.Time `json:"at"`    // when it gave up
+	Sent  string    `json:"sent"`  // "sha256:<hex>" of the request as JSON
+	// After is how many messages the conversation held when the turn was asked: it
+	// failed after message After-1 (as counted then; a compaction later shortens them).
+	After    int           `json:"after"`
+	Code     contract.Code `json:"code"`
+	Attempts []Retry       `json:"attempts"`
+}
+
+// failedTurn is the record of a turn whose request failed with pe, as its last attempt.
+func failedTurn(model string, at time.Time, sent string, after int, pe *ProviderError) FailedTurn {
+	last := Retry{Attempt: len(pe.Retries) + 1, Of: len(pe.Retries) + 1, Provider: pe.Provider, Kind: pe.Kind, Status: pe.Status}
+	if len(pe.Retries) > 0 {
+		last.Of = pe.Retries[0].Of
+	}
+	return FailedTurn{Model: model, At: at, Sent: sent, After: after, Code: pe.Code(),
+		Attempts: append(slices.Clone(pe.Retries), last)}
+}
+
+// keepFailed adds f to a conversation's failed turns, keeping the newest maxFailedTurns.
+func keepFailed(fs []FailedTurn, f FailedTurn) []FailedTurn {
+	fs = append(fs, f)
+	if len(fs) > maxFailedTurns {
+		fs = slices.Clone(fs[len(fs)-maxFailedTurns:])
+	}
+	return fs
 }
