@@ -78,6 +78,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	capped.set(t, s, capped.limit)
 	s.profiles(t, "the four runtimes running", running(names...))
 
+	began := time.Now()
 	posted := map[contract.TaskID]string{}
 	for i := range n {
 		var tk contract.Task
@@ -85,7 +86,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 		s.docketJSON(t, &tk, "task", "post", "--agent", name, "soak "+strconv.Itoa(i))
 		posted[tk.ID] = name
 	}
-	began := time.Now()
+	t.Logf("%d tasks posted in %s (one docket task post each)", n, time.Since(began).Round(time.Millisecond))
 	cl, err := newClient(&env{Getenv: func(k string) string { return lookupEnv(s.env, k) }})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	capID := agents[capped.agent]
 	tasks := soakWait(t, cl, posted, "every task ended but those waiting on budget "+capped.name, 10*time.Minute,
 		func(ts []contract.Task) bool { return capped.stopped(ts, capID) })
-	t.Logf("stopped on the budget after %s", time.Since(began).Round(time.Millisecond))
+	t.Logf("every task ended or waits on the budget %s after the first was posted", time.Since(began).Round(time.Millisecond))
 	sent := capped.checkStop(t, s, oa)
 	capped.checkWaits(t, s, tasks, capID)
 	if now := len(capped.requests(oa)); now != sent {
@@ -101,8 +102,10 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	}
 	// A member's raise: the Agent goes on.
 	capped.set(t, s, 1<<40)
+	raised := time.Now()
 	tasks = soakWait(t, cl, posted, "every task ended", 10*time.Minute, allFinished)
-	t.Logf("%d tasks finished in %s; OpenAI-compatible server: %+v; Anthropic-compatible: %+v", n, time.Since(began).Round(time.Millisecond), oa.Stats(), an.Stats())
+	t.Logf("%d tasks finished %s after the first was posted, %s after the raise; OpenAI-compatible server: %+v; Anthropic-compatible: %+v",
+		n, time.Since(began).Round(time.Millisecond), time.Since(raised).Round(time.Millisecond), oa.Stats(), an.Stats())
 	capped.checkCharged(t, s, oa)
 
 	completed, retried, batches := 0, 0, map[contract.AgentID]int{}

@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -64,5 +66,25 @@ func TestLoop_FailedTurnKeepsItsAttempts(t *testing.T) {
 	}
 	if len(h.reserved) != 2 || len(h.charged) != 2 {
 		t.Errorf("reserved %v, charged %v; want one reservation and one charge per turn", h.reserved, h.charged)
+	}
+}
+
+// TestRetry_IsTheContractsModelAttempt: the record's retry reads as the wire's
+// contract.ModelAttempt, field for field, so that the console and the CLI read it whole.
+func TestRetry_IsTheContractsModelAttempt(t *testing.T) {
+	r := agent.Retry{Attempt: 2, Of: 5, Provider: "anthropic", Kind: agent.KindServer, Status: 529, WaitMS: 1500, Asked: true}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var got contract.ModelAttempt
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("%s does not decode as a contract.ModelAttempt: %v", b, err)
+	}
+	want := contract.ModelAttempt{Attempt: 2, Of: 5, Provider: "anthropic", Kind: "server", Status: 529, WaitMS: 1500, Asked: true}
+	if got != want {
+		t.Errorf("decoded %+v, want %+v", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -90,7 +89,8 @@ func (p RetryPolicy) Backoff(n int, jitter float64) time.Duration {
 // Retry is one failed attempt of a model request that was sent again, as the
 // conversation records it on the turn that followed ([Turn.Retries]): which attempt
 // failed and of how many, the provider, what failed (the HTTP status when there was one)
-// and how long the runtime waited before the next attempt.
+// and how long the runtime waited before the next attempt. Its JSON form is
+// [contract.ModelAttempt]'s, which the console and the CLI read.
 type Retry struct {
 	Attempt  int       `json:"attempt"`
 	Of       int       `json:"of"`
@@ -109,28 +109,7 @@ func (r Retry) Reason() string {
 
 // RetryReason says in a few words what failed for kind and status.
 func RetryReason(kind ErrorKind, status int) string {
-	var s string
-	switch kind {
-	case KindRateLimit:
-		s = "rate limited"
-	case KindServer:
-		s = "server failed"
-		if status == 529 || status == http.StatusServiceUnavailable {
-			s = "server overloaded"
-		}
-	case KindTransport:
-		s = "connection failed"
-	case KindStream:
-		s = "answer cut"
-	case KindStalled:
-		s = "model stalled"
-	default:
-		s = string(kind)
-	}
-	if status != 0 {
-		s += fmt.Sprintf(" (HTTP %d)", status)
-	}
-	return s
+	return contract.ModelFailureWords(string(kind), status)
 }
 
 // WithRetries returns p sending each request again as policy says when it failed for a
