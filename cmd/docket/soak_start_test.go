@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	capped.checkCharged(t, s, oa)
 
 	completed, retried, batches := 0, 0, map[contract.AgentID]int{}
+	var retriedTask contract.TaskID
 	for _, tk := range tasks {
 		switch {
 		case tk.State == contract.TaskCompleted:
@@ -139,6 +141,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 			}
 			if m.Turn != nil && len(m.Turn.Retries) > 0 {
 				retried++
+				retriedTask = tk.ID
 			}
 		}
 		for id, k := range answered {
@@ -166,6 +169,11 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	sa := an.Stats()
 	if st.RateLimited+sa.RateLimited == 0 || st.Stalled+sa.Stalled+st.Cut+sa.Cut == 0 || retried == 0 {
 		t.Errorf("the servers injected %+v and %+v and %d turns recorded a retry; want faults of each kind met and retried", st, sa, retried)
+	}
+	if retriedTask != "" {
+		if text := s.docket(t, nil, "task", "show", string(retriedTask)); !regexp.MustCompile(`model turn \d+ was sent \d+ times: .*, waited [0-9.]+ s`).MatchString(text) {
+			t.Errorf("docket task show %s =\n%s\nwant its retried model turn said, each attempt and its wait", retriedTask, text)
+		}
 	}
 	if completed < n*9/10 {
 		t.Errorf("%d of %d tasks completed; with retries nearly all should", completed, n)
