@@ -43,6 +43,7 @@ func waitingTasks(ctx context.Context, cl *client, project, agent string, now ti
 		return nil, err
 	}
 	var budgets map[string]contract.Budget
+	var budgetsErr error
 	var out []taskWait
 	for _, t := range ts {
 		if text, stuck := runWaitText(t, now); text != "" {
@@ -52,15 +53,18 @@ func waitingTasks(ctx context.Context, cl *client, project, agent string, now ti
 			if w.Budget == "" {
 				continue
 			}
-			if budgets == nil {
-				bs, err := cl.api.Budgets(ctx, project, "")
-				if err = credential(err); err != nil {
-					return nil, fmt.Errorf("read the budgets tasks wait on: %w", err)
-				}
+			if budgets == nil && budgetsErr == nil {
+				// A caller who may not read budgets (a delegate) still learns of the wait.
+				var bs []contract.Budget
+				bs, budgetsErr = cl.api.Budgets(ctx, project, "")
 				budgets = make(map[string]contract.Budget, len(bs))
 				for _, b := range bs {
 					budgets[b.Name] = b
 				}
+			}
+			if budgetsErr != nil {
+				out = append(out, taskWait{task: t, text: fmt.Sprintf("waits on budget %s, whose figures cannot be read (%v); a member of the project raises or resets it (docket budget set %s …)", w.Budget, budgetsErr, w.Budget)})
+				continue
 			}
 			b, ok := budgets[w.Budget]
 			out = append(out, taskWait{task: t, text: budgetWaitText(w.Budget, b, ok)})
