@@ -66,7 +66,7 @@ func attemptLines(c contract.Conversation) ([]string, error) {
 		for ; failed < len(st.Failed) && (st.Failed[failed].After <= i || i == len(c.Messages)); failed++ {
 			f := st.Failed[failed]
 			lines = append(lines, fmt.Sprintf("model turn %d failed at %s with %s after %d attempt(s) at %s: %s",
-				turn+1, f.At.Format(time.RFC3339), f.Code, len(f.Attempts), f.Model, contract.ModelAttemptsText(f.Attempts, true)))
+				turn+1, f.At.Format(time.RFC3339), f.Code, contract.ModelAttemptsMade(f.Attempts), f.Model, contract.ModelAttemptsText(f.Attempts, true)))
 		}
 		if i == len(c.Messages) {
 			break
@@ -82,7 +82,7 @@ func attemptLines(c contract.Conversation) ([]string, error) {
 		}
 		turn++
 		if m.Turn != nil && len(m.Turn.Retries) > 0 {
-			lines = append(lines, fmt.Sprintf("model turn %d was sent %d times: %s", turn, len(m.Turn.Retries)+1, contract.ModelAttemptsText(m.Turn.Retries, false)))
+			lines = append(lines, fmt.Sprintf("model turn %d was sent %d times: %s", turn, contract.ModelAttemptsMade(m.Turn.Retries)+1, contract.ModelAttemptsText(m.Turn.Retries, false)))
 		}
 	}
 	return lines, nil

@@ -88,3 +88,25 @@ func TestRetry_IsTheContractsModelAttempt(t *testing.T) {
 		t.Errorf("decoded %+v, want %+v", got, want)
 	}
 }
+
+// TestLoop_FailedTurnKeepsItsNewestAttempts: a turn that gave up after many attempts keeps
+// the newest 20, numbered as they came, so the conversation's state stays small.
+func TestLoop_FailedTurnKeepsItsNewestAttempts(t *testing.T) {
+	rate := &agent.ProviderError{Provider: "p", Kind: agent.KindRateLimit, Status: 429, After: time.Microsecond}
+	errs := make([]error, 25)
+	for i := range errs {
+		errs[i] = rate
+	}
+	r := newRig(t)
+	l := r.loop(t, agent.WithRetries(&flaky{errs: errs}, agent.RetryPolicy{Attempts: 25}), nil)
+	if _, err := l.Send(t.Context(), "c1", "go"); err == nil {
+		t.Fatal("Send succeeded, want it to give up after 25 attempts")
+	}
+	c, err := r.store.Load(t.Context(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Failed) != 1 || len(c.Failed[0].Attempts) != 20 || c.Failed[0].Attempts[0].Attempt != 6 || c.Failed[0].Attempts[19].Attempt != 25 {
+		t.Errorf("failed turns = %+v, want one keeping attempts 6 to 25", c.Failed)
+	}
+}

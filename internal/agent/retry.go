@@ -205,8 +205,13 @@ func retriesText(retries []Retry) string {
 }
 
 // maxFailedTurns bounds the model turns that gave up a conversation keeps
-// ([Conversation.Failed]): the newest are kept.
-const maxFailedTurns = 16
+// ([Conversation.Failed]), and maxFailedAttempts the attempts kept of each (their own
+// numbers say which): the newest are kept, so the conversation's state stays small
+// whatever --model-attempts says.
+const (
+	maxFailedTurns    = 16
+	maxFailedAttempts = 20
+)
 
 // FailedTurn is what the conversation records of a model turn that failed: when, which
 // model, the request's digest, the code it failed with, and each attempt of its request
@@ -231,8 +236,11 @@ func failedTurn(model string, at time.Time, sent string, after int, pe *Provider
 	if len(pe.Retries) > 0 {
 		last.Of = pe.Retries[0].Of
 	}
-	return FailedTurn{Model: model, At: at, Sent: sent, After: after, Code: pe.Code(),
-		Attempts: append(slices.Clone(pe.Retries), last)}
+	attempts := append(slices.Clone(pe.Retries), last)
+	if len(attempts) > maxFailedAttempts {
+		attempts = attempts[len(attempts)-maxFailedAttempts:]
+	}
+	return FailedTurn{Model: model, At: at, Sent: sent, After: after, Code: pe.Code(), Attempts: attempts}
 }
 
 // keepFailed adds f to a conversation's failed turns, keeping the newest maxFailedTurns.

@@ -115,7 +115,7 @@ func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPan
 	failedAfter := map[int][]failedView{}
 	for _, f := range st.Failed {
 		at := min(max(f.After-1, 0), max(len(views)-1, 0))
-		failedAfter[at] = append(failedAfter[at], failedView{At: f.At, Model: f.Model, Code: f.Code, Attempts: len(f.Attempts),
+		failedAfter[at] = append(failedAfter[at], failedView{At: f.At, Model: f.Model, Code: f.Code, Attempts: contract.ModelAttemptsMade(f.Attempts),
 			Text: contract.ModelAttemptsText(f.Attempts, true)})
 	}
 	p := convPane{ID: c.ID}

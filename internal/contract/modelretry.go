@@ -73,3 +73,12 @@ func ModelAttemptsText(as []ModelAttempt, gaveUp bool) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// ModelAttemptsMade is how many attempts of one model request as lists: the last one's
+// number (a record may keep only the newest attempts); 0 for none.
+func ModelAttemptsMade(as []ModelAttempt) int {
+	if len(as) == 0 {
+		return 0
+	}
+	return max(as[len(as)-1].Attempt, len(as))
+}

@@ -29,3 +29,19 @@ func TestModelAttemptsText(t *testing.T) {
 		})
 	}
 }
+
+func TestModelAttemptsMade(t *testing.T) {
+	tests := []struct {
+		as   []contract.ModelAttempt
+		want int
+	}{
+		{nil, 0},
+		{[]contract.ModelAttempt{{Attempt: 1}, {Attempt: 2}}, 2},
+		{[]contract.ModelAttempt{{Attempt: 24}, {Attempt: 25}}, 25}, // the newest kept
+	}
+	for _, tt := range tests {
+		if got := contract.ModelAttemptsMade(tt.as); got != tt.want {
+			t.Errorf("ModelAttemptsMade(%+v) = %d, want %d", tt.as, got, tt.want)
+		}
+	}
+}
