@@ -2,7 +2,6 @@ package contract
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -31,7 +30,7 @@ func ModelFailureWords(kind string, status int) string {
 		s = "rate limited"
 	case "server":
 		s = "server failed"
-		if status == 529 || status == http.StatusServiceUnavailable {
+		if status == 529 || status == 503 { // Anthropic's overloaded, and Service Unavailable
 			s = "server overloaded"
 		}
 	case "transport":
