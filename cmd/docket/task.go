@@ -115,7 +115,7 @@ func (c *taskShowCmd) Run(ctx context.Context, e *env) error {
 	if err := printTask(e, c.json(), t); err != nil || c.json() {
 		return err
 	}
-	return writeAttempts(ctx, e.Stdout, cl, c.Project, t)
+	return writeAttempts(ctx, e, cl, c.Project, t)
 }
 
 // printTask prints t as JSON or as lines a person reads.

@@ -18,19 +18,19 @@ const maxShownAttempts = 20
 // writeAttempts prints, after a task, the model turns of its conversation whose request
 // was sent again, with each failed attempt and the wait after it, and the model turns
 // that failed, with each attempt up to the one they gave up on (docs/workbench.md, Model
-// retries). A conversation not saved yet prints nothing.
-func writeAttempts(ctx context.Context, w io.Writer, cl *client, project string, t contract.Task) error {
+// retries). A conversation not saved yet prints nothing; one that cannot be read is said
+// on stderr, the task being shown all the same.
+func writeAttempts(ctx context.Context, e *env, cl *client, project string, t contract.Task) error {
 	c, err := cl.api.Conversation(ctx, project, string(t.Agent), string(t.Conversation))
 	if contract.CodeOf(err) == contract.CodeNotFound {
 		return nil
 	}
-	if err = credential(err); err != nil {
-		return fmt.Errorf("read conversation %s of task %s: %w", t.Conversation, t.ID, err)
-	}
-	lines, err := attemptLines(c)
 	if err != nil {
-		return err
+		_, werr := fmt.Fprintf(e.Stderr, "docket task show: the model turns of conversation %s cannot be read: %v\n", t.Conversation, err)
+		return werr
 	}
+	w := e.Stdout
+	lines := attemptLines(c)
 	if len(lines) > maxShownAttempts {
 		lines = append([]string{fmt.Sprintf("… %d earlier model turns with retries", len(lines)-maxShownAttempts)}, lines[len(lines)-maxShownAttempts:]...)
 	}
@@ -43,8 +43,9 @@ func writeAttempts(ctx context.Context, w io.Writer, cl *client, project string,
 }
 
 // attemptLines says, in the order they happened, each model turn of c that was sent
-// again and each that failed.
-func attemptLines(c contract.Conversation) ([]string, error) {
+// again and each that failed. A state or message in another form (a runtime other than
+// docket's saved it) says nothing: the task is shown all the same.
+func attemptLines(c contract.Conversation) []string {
 	var st struct {
 		Failed []struct {
 			Model    string                  `json:"model"`
@@ -54,10 +55,8 @@ func attemptLines(c contract.Conversation) ([]string, error) {
 			Attempts []contract.ModelAttempt `json:"attempts"`
 		} `json:"failed"`
 	}
-	if len(c.State) > 0 {
-		if err := json.Unmarshal(c.State, &st); err != nil {
-			return nil, fmt.Errorf("conversation %s: its state does not decode: %w", c.ID, err)
-		}
+	if len(c.State) > 0 && json.Unmarshal(c.State, &st) != nil {
+		st.Failed = nil
 	}
 	var lines []string
 	failed := 0
@@ -85,5 +84,5 @@ func attemptLines(c contract.Conversation) ([]string, error) {
 			lines = append(lines, fmt.Sprintf("model turn %d was sent %d times: %s", turn, contract.ModelAttemptsMade(m.Turn.Retries)+1, contract.ModelAttemptsText(m.Turn.Retries, false)))
 		}
 	}
-	return lines, nil
+	return lines
 }
