@@ -31,6 +31,11 @@ never acquired, and whether work waits for a worker that is not there. The autho
 sees a worker's vault, so whether every bound Source is in it can only be checked where the
 vault is: run doctor on the worker's machine with --vault FILE.
 
+Each enabled Agent's runtime is checked too, and each task that would otherwise go silent
+is named: a run waiting on a model (a failure once stuck past its deadline), a task waiting
+on a budget without room (the budget, its limit and spend, and how a member raises it) and
+a cancel its runtime has not taken yet (who asked, since when).
+
 Exit status 1 when a check fails; a warning ("warn") does not fail.
 
 Examples:
@@ -178,8 +183,10 @@ func modelFailures(ctx context.Context, cl *client, project string) (map[contrac
 	return out, nil
 }
 
-// taskWaitChecks is one check per task of project whose run waits on a model: a warning
-// while it waits within its deadline, a failure once it is stuck past it.
+// taskWaitChecks is one check per wait of project's tasks that would otherwise go silent:
+// a run waiting on a model (a warning while it waits within its deadline, a failure once
+// it is stuck past it), a task waiting on a budget without room and a cancel its runtime
+// has not taken yet (warnings: a member acts, or the runtime soon does).
 func taskWaitChecks(ctx context.Context, cl *client, project string) []check {
 	ws, err := waitingTasks(ctx, cl, project, "", time.Now())
 	if err != nil {

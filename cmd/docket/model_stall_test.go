@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/agent"
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -116,8 +117,16 @@ func TestTask_StalledModel(t *testing.T) {
 			if failed.RunWait != nil || failed.LeaseUntil != nil {
 				t.Errorf("the failed task still shows a run wait %+v or a lease %v", failed.RunWait, failed.LeaseUntil)
 			}
-			if text, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID)); !strings.Contains(text, "model_stalled: ") {
-				t.Errorf("docket task show =\n%s\nwant the failure named", text)
+			if text, _ := r.exec(t, exitOK, nil, "task", "show", string(posted.ID)); !strings.Contains(text, "model_stalled: ") ||
+				!regexp.MustCompile(`model turn 1 failed at \S+ with model_stalled after 2 attempt\(s\) at openai-compatible m at \S+: model stalled, waited [0-9.]+ s; model stalled, gave up`).MatchString(text) {
+				t.Errorf("docket task show =\n%s\nwant the failure named, and each attempt of the turn that gave up", text)
+			}
+			// The conversation keeps each attempt, structured, as a retried turn keeps its retries.
+			_, state := r.conversation(t, id, string(failed.Conversation))
+			var turns []agent.FailedTurn
+			if err := json.Unmarshal(state["failed"], &turns); err != nil || len(turns) != 1 || len(turns[0].Attempts) != 2 ||
+				turns[0].Attempts[0].Kind != agent.KindStalled || turns[0].Attempts[0].WaitMS <= 0 || turns[0].Attempts[1].Attempt != 2 || turns[0].Code != contract.CodeModelStalled {
+				t.Errorf("the conversation's failed turns = %s (%v), want the turn with its two stalled attempts and the wait between", state["failed"], err)
 			}
 
 			// The log holds the renewals that named the wait, and none after the report.

@@ -27,8 +27,11 @@ Examples:
   docket ops --agent calc -o json
 
 After the Operations, each task whose run waits on a model is listed with since when and
-its deadline, or as stuck past it; then each enabled Agent whose runtime (run by docket start for its
-profile) is not running is listed with why: failed, restarting or stopped.`
+its deadline, or as stuck past it; each task waiting on a budget without room, with the
+budget's limits, what it spent and how a member raises it; each task whose cancel its
+runtime has not taken yet, with who asked and since when; then each enabled Agent whose
+runtime (run by docket start for its profile) is not running is listed with why: failed,
+restarting or stopped.`
 }
 
 func (c *opsCmd) Run(ctx context.Context, e *env) error {
@@ -73,8 +76,9 @@ func (c *opsCmd) Run(ctx context.Context, e *env) error {
 }
 
 // tasks says, after the Operations, which task's run waits on a model and since when, or
-// is stuck past its deadline: a run waiting on a model makes no Operation, so its wait
-// would otherwise look like work.
+// is stuck past its deadline, which task waits on a budget, and which cancel its runtime
+// has not taken: none of them makes an Operation, so each would otherwise look like work
+// or like nothing.
 func (c *opsCmd) tasks(ctx context.Context, e *env, cl *client) error {
 	ws, err := waitingTasks(ctx, cl, c.Project, c.Agent, time.Now())
 	if err != nil {

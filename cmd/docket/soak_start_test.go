@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,10 +31,14 @@ func soakTasks(t *testing.T) int {
 // TestStart_SoakThroughModelFaults: under docket start, tasks spread over four Agents,
 // two on the OpenAI-compatible test server and two on the Anthropic-compatible one,
 // each of which answers 429 (Retry-After) to one request in five, stalls past the idle
-// deadline on one in twenty and cuts one stream in twenty (by seed). Every task ends
-// completed, or failed with its cause named; each conversation's write reached the
-// gateway once (one result per call, and no more ApplyBatch Operations than tasks); the
-// retries are recorded on the conversations.
+// deadline on one in twenty and cuts one stream in twenty (by seed). One Agent has a
+// budget a member set (docket budget set) that stops it halfway through its tasks: the
+// server's own log shows no request for it sent past the limit, its tasks wait on the
+// budget (docket task show, ops and doctor say so), and once the member raises it they go
+// on. Every task ends completed, or failed with its cause named; each conversation's
+// write reached the gateway once (one result per call, and no more ApplyBatch Operations
+// than tasks); the retries are recorded on the conversations; the budget charged each
+// answer once and holds nothing.
 func TestStart_SoakThroughModelFaults(t *testing.T) {
 	n := soakTasks(t)
 	s := newStartEnv(t)
@@ -51,22 +56,30 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	an := providertest.NewAnthropic(t, script, secret, faults)
 	keyFile := writeKey(t, secret)
 
+	names := []string{"soak-oa-1", "soak-oa-2", "soak-an-1", "soak-an-2"}
+	// The budgeted Agent asks for a model of its own name, so that the server's log tells
+	// its requests apart.
+	capped := newSoakCap(n, len(names), "soak-oa-1", "soak-capped")
 	agents := map[string]contract.AgentID{}
-	for i, name := range []string{"soak-oa-1", "soak-oa-2", "soak-an-1", "soak-an-2"} {
+	for i, name := range names {
 		var at contract.AgentToken
 		s.docketJSON(t, &at, "agent", "create", name)
 		agents[name] = at.Agent.ID
 		args := []string{"agent", "profile", "set", name, "--no-check", "--model-idle-seconds", "1", "--model-attempts", "8", "--model-retry-wait-seconds", "60"}
-		if i < 2 {
+		switch {
+		case name == capped.agent:
+			args = append(args, "--provider", "openai", "--model-url", oa.URL+"/v1", "--model", capped.model)
+		case i < 2:
 			args = append(args, "--provider", "openai", "--model-url", oa.URL+"/v1", "--model", "soak")
-		} else {
+		default:
 			args = append(args, "--provider", "anthropic", "--model-url", an.URL, "--model", "soak", "--key-file", keyFile)
 		}
 		s.docket(t, nil, args...)
 	}
-	s.profiles(t, "the four runtimes running", running("soak-oa-1", "soak-oa-2", "soak-an-1", "soak-an-2"))
+	capped.set(t, s, capped.limit)
+	s.profiles(t, "the four runtimes running", running(names...))
 
-	names := []string{"soak-oa-1", "soak-oa-2", "soak-an-1", "soak-an-2"}
+	began := time.Now()
 	posted := map[contract.TaskID]string{}
 	for i := range n {
 		var tk contract.Task
@@ -74,37 +87,30 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 		s.docketJSON(t, &tk, "task", "post", "--agent", name, "soak "+strconv.Itoa(i))
 		posted[tk.ID] = name
 	}
-	began := time.Now()
+	t.Logf("%d tasks posted in %s (one docket task post each)", n, time.Since(began).Round(time.Millisecond))
 	cl, err := newClient(&env{Getenv: func(k string) string { return lookupEnv(s.env, k) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tasks []contract.Task
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		all, err := cl.api.Tasks(t.Context(), "default", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tasks = tasks[:0]
-		open := 0
-		for _, tk := range all {
-			if _, ok := posted[tk.ID]; ok {
-				tasks = append(tasks, tk)
-				if !tk.State.Finished() {
-					open++
-				}
-			}
-		}
-		if len(tasks) == n && open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d tasks still open after 10 minutes", open, n)
-		}
+	capID := agents[capped.agent]
+	tasks := soakWait(t, cl, posted, "every task ended but those waiting on budget "+capped.name, 10*time.Minute,
+		func(ts []contract.Task) bool { return capped.stopped(ts, capID) })
+	t.Logf("every task ended or waits on the budget %s after the first was posted", time.Since(began).Round(time.Millisecond))
+	sent := capped.checkStop(t, s, oa)
+	capped.checkWaits(t, s, tasks, capID)
+	if now := len(capped.requests(oa)); now != sent {
+		t.Errorf("the server got %d requests for %s while its tasks waited on the budget, want none", now-sent, capped.agent)
 	}
-	t.Logf("%d tasks finished in %s; OpenAI-compatible server: %+v; Anthropic-compatible: %+v", n, time.Since(began).Round(time.Millisecond), oa.Stats(), an.Stats())
+	// A member's raise: the Agent goes on.
+	capped.set(t, s, 1<<40)
+	raised := time.Now()
+	tasks = soakWait(t, cl, posted, "every task ended", 10*time.Minute, allFinished)
+	t.Logf("%d tasks finished %s after the first was posted, %s after the raise; OpenAI-compatible server: %+v; Anthropic-compatible: %+v",
+		n, time.Since(began).Round(time.Millisecond), time.Since(raised).Round(time.Millisecond), oa.Stats(), an.Stats())
+	capped.checkCharged(t, s, oa)
 
 	completed, retried, batches := 0, 0, map[contract.AgentID]int{}
+	var retriedTask contract.TaskID
 	for _, tk := range tasks {
 		switch {
 		case tk.State == contract.TaskCompleted:
@@ -135,6 +141,7 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 			}
 			if m.Turn != nil && len(m.Turn.Retries) > 0 {
 				retried++
+				retriedTask = tk.ID
 			}
 		}
 		for id, k := range answered {
@@ -162,6 +169,11 @@ func TestStart_SoakThroughModelFaults(t *testing.T) {
 	sa := an.Stats()
 	if st.RateLimited+sa.RateLimited == 0 || st.Stalled+sa.Stalled+st.Cut+sa.Cut == 0 || retried == 0 {
 		t.Errorf("the servers injected %+v and %+v and %d turns recorded a retry; want faults of each kind met and retried", st, sa, retried)
+	}
+	if retriedTask != "" {
+		if text := s.docket(t, nil, "task", "show", string(retriedTask)); !regexp.MustCompile(`model turn \d+ was sent \d+ times: .*, waited [0-9.]+ s`).MatchString(text) {
+			t.Errorf("docket task show %s =\n%s\nwant its retried model turn said, each attempt and its wait", retriedTask, text)
+		}
 	}
 	if completed < n*9/10 {
 		t.Errorf("%d of %d tasks completed; with retries nearly all should", completed, n)

@@ -19,7 +19,7 @@ type taskCmd struct {
 	Post    taskPostCmd    `cmd:"" help:"Post a task for an Agent; its runtime (docket agent serve) takes it by long-poll."`
 	Message taskMessageCmd `cmd:"" help:"Add a message to an Agent's conversation; its runtime takes it like a task."`
 	List    taskListCmd    `cmd:"" help:"List the project's tasks and messages with their state."`
-	Show    taskShowCmd    `cmd:"" help:"Show one task: its state, what it waits on, its result and the Cases it closed."`
+	Show    taskShowCmd    `cmd:"" help:"Show one task: its state, what it waits on, its result, the Cases it closed, and its model turns that were retried or failed."`
 	Cancel  taskCancelCmd  `cmd:"" help:"Cancel a task: its runtime sends no further model request or tool call; admitted Operations still settle."`
 	Tree    taskTreeCmd    `cmd:"" help:"Show who asked whom: a task's tree of docket.ask tasks, with states."`
 }
@@ -112,7 +112,10 @@ func (c *taskShowCmd) Run(ctx context.Context, e *env) error {
 	if err = credential(err); err != nil {
 		return err
 	}
-	return printTask(e, c.json(), t)
+	if err := printTask(e, c.json(), t); err != nil || c.json() {
+		return err
+	}
+	return writeAttempts(ctx, e, cl, c.Project, t)
 }
 
 // printTask prints t as JSON or as lines a person reads.

@@ -257,7 +257,20 @@ func (l *Loop) summarize(ctx context.Context, c *Conversation, replaced []Messag
 	} else {
 		msgs = append(msgs, Message{Role: RoleUser, Text: compactionAsk})
 	}
-	resp, err := l.cfg.Provider.Turn(ctx, Request{System: CompactionSystem, Messages: msgs, Tools: tools, MaxTokens: min(max(l.room()/8, 256), maxSummaryTokens)}, nil)
+	req := Request{System: CompactionSystem, Messages: msgs, Tools: tools, MaxTokens: min(max(l.room()/8, 256), maxSummaryTokens)}
+	sent, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("summarize %d earlier messages of conversation %s: encode request: %w", len(replaced), c.ID, err)
+	}
+	// The summary is a model request like any other: the authority's budgets are asked
+	// first (one without room stops it, and the task waits with the conversation as it
+	// was), and it is charged after (docs/budgets.md).
+	hold, err := l.reserve(ctx, c.ID, len(sent))
+	if err != nil {
+		return "", err
+	}
+	resp, err := l.cfg.Provider.Turn(ctx, req, nil)
+	l.charge(ctx, c.ID, hold, resp.Usage, err)
 	if err != nil {
 		return "", fmt.Errorf("summarize %d earlier messages of conversation %s: %w", len(replaced), c.ID, err)
 	}

@@ -122,3 +122,30 @@ func mustScripted(t *testing.T, s *scripted.Script) *scripted.Provider {
 	}
 	return p
 }
+
+// TestLoop_CompactionAsksTheBudget: the summary a compaction asks the model for is a model
+// request like any other: reserved against the authority's budgets before it is sent and
+// charged after, so no request of a long conversation goes past a budget uncounted.
+func TestLoop_CompactionAsksTheBudget(t *testing.T) {
+	r := newRig(t)
+	result, err := json.Marshal(strings.Repeat("a long board row; ", 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gw.Reply = func(gatewaytest.Call) gatewaytest.Reply { return gatewaytest.Reply{Result: result} }
+	p := &turnRecorder{Provider: mustScripted(t, longScript(t, 30))}
+	h := &fakeHolder{room: 1000}
+	if _, err := r.loop(t, p, func(c *agent.LoopConfig) { c.ContextWindow, c.Budgets = 16384, h }).Send(t.Context(), "cut", "take every step"); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	c, err := r.store.Load(t.Context(), "cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Compactions == 0 {
+		t.Fatal("no compaction over 30 turns of 3.6 kB results in a 16k window")
+	}
+	if asked := len(p.requests()); len(h.reserved) != asked || len(h.charged) != asked {
+		t.Errorf("%d model requests (summaries included), %d reserved, %d charged; want each reserved and charged", asked, len(h.reserved), len(h.charged))
+	}
+}

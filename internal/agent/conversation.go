@@ -49,6 +49,9 @@ type Conversation struct {
 	Context ContextCount `json:"context,omitzero"`
 	// Compactions is how many times older turns were compacted into a summary.
 	Compactions int `json:"compactions,omitempty"`
+	// Failed are the newest model turns that failed, each with every attempt of its
+	// request: a failed turn writes no message to hold them.
+	Failed []FailedTurn `json:"failed,omitempty"`
 }
 
 // Pending is one of a conversation's calls whose outcome is still to be learned: by

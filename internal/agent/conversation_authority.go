@@ -62,6 +62,7 @@ type conversationState struct {
 	Tasks       []string     `json:"tasks,omitempty"`
 	Context     ContextCount `json:"context,omitzero"`
 	Compactions int          `json:"compactions,omitempty"`
+	Failed      []FailedTurn `json:"failed,omitempty"`
 }
 
 // Load reads conversation id from the authority.
@@ -92,7 +93,7 @@ func (s *AuthorityConversations) Load(ctx context.Context, id string) (*Conversa
 		}
 	}
 	c.InFlight, c.Partial, c.Watching, c.Unread, c.LastOrdinal, c.Spent, c.Tasks = st.InFlight, st.Partial, st.Watching, st.Unread, st.LastOrdinal, st.Spent, st.Tasks
-	c.Context, c.Compactions = st.Context, st.Compactions
+	c.Context, c.Compactions, c.Failed = st.Context, st.Compactions, st.Failed
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.known == nil {
@@ -130,7 +131,7 @@ func (s *AuthorityConversations) Save(ctx context.Context, c *Conversation) erro
 		from = 0
 	}
 	state, err := json.Marshal(conversationState{InFlight: c.InFlight, Partial: c.Partial, Watching: c.Watching, Unread: c.Unread, LastOrdinal: c.LastOrdinal, Spent: c.Spent, Tasks: c.Tasks,
-		Context: c.Context, Compactions: c.Compactions})
+		Context: c.Context, Compactions: c.Compactions, Failed: c.Failed})
 	if err != nil {
 		return fmt.Errorf("save conversation %s: %w", c.ID, err)
 	}

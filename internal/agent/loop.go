@@ -280,8 +280,14 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 			return Outcome{}, l.stopCancelled(ctx, c)
 		}
 		if err != nil {
-			if pe, ok := errors.AsType[*ProviderError](err); ok && pe.Usage != (Usage{}) {
-				berr := l.spend(c, pe.Usage)
+			if pe, ok := errors.AsType[*ProviderError](err); ok {
+				// The turn writes no message: the conversation keeps each attempt of its
+				// request, as a turn that succeeded after retries keeps them on its message.
+				c.Failed = keepFailed(c.Failed, failedTurn(l.cfg.Provider.Name(), l.cfg.Now(), digest(sent), len(c.Messages), pe))
+				var berr error
+				if pe.Usage != (Usage{}) {
+					berr = l.spend(c, pe.Usage)
+				}
 				if serr := l.save(ctx, c); serr != nil {
 					return Outcome{}, serr
 				}
@@ -295,7 +301,7 @@ func (l *Loop) run(ctx context.Context, c *Conversation) (Outcome, error) {
 		msg := resp.Message
 		msg.Role, msg.Results = RoleAssistant, nil
 		msg.Turn = &Turn{Model: l.cfg.Provider.Name(), RequestID: resp.RequestID, Stop: resp.Stop, Usage: resp.Usage,
-			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: fmt.Sprintf("sha256:%x", sha256.Sum256(sent)), Retries: resp.Retries}
+			LatencyMS: l.cfg.Now().Sub(began).Milliseconds(), Sent: digest(sent), Retries: resp.Retries}
 		if msg.Text == "" && len(msg.Calls) == 0 {
 			msg.Text = "(the model gave an empty answer)"
 		}
@@ -611,3 +617,6 @@ func countAssistant(msgs []Message) int {
 	}
 	return n
 }
+
+// digest is the record's digest of a request as sent: "sha256:<hex>".
+func digest(sent []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(sent)) }

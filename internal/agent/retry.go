@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,7 +89,8 @@ func (p RetryPolicy) Backoff(n int, jitter float64) time.Duration {
 // Retry is one failed attempt of a model request that was sent again, as the
 // conversation records it on the turn that followed ([Turn.Retries]): which attempt
 // failed and of how many, the provider, what failed (the HTTP status when there was one)
-// and how long the runtime waited before the next attempt.
+// and how long the runtime waited before the next attempt. Its JSON form is
+// [contract.ModelAttempt]'s, which the console and the CLI read.
 type Retry struct {
 	Attempt  int       `json:"attempt"`
 	Of       int       `json:"of"`
@@ -108,28 +109,7 @@ func (r Retry) Reason() string {
 
 // RetryReason says in a few words what failed for kind and status.
 func RetryReason(kind ErrorKind, status int) string {
-	var s string
-	switch kind {
-	case KindRateLimit:
-		s = "rate limited"
-	case KindServer:
-		s = "server failed"
-		if status == 529 || status == http.StatusServiceUnavailable {
-			s = "server overloaded"
-		}
-	case KindTransport:
-		s = "connection failed"
-	case KindStream:
-		s = "answer cut"
-	case KindStalled:
-		s = "model stalled"
-	default:
-		s = string(kind)
-	}
-	if status != 0 {
-		s += fmt.Sprintf(" (HTTP %d)", status)
-	}
-	return s
+	return contract.ModelFailureWords(string(kind), status)
 }
 
 // WithRetries returns p sending each request again as policy says when it failed for a
@@ -222,4 +202,52 @@ func retriesText(retries []Retry) string {
 	}
 	return fmt.Sprintf("gave up after %d attempts, %s waited between them (earlier attempts: %s)",
 		len(retries)+1, waited.Round(time.Millisecond), strings.Join(reasons, ", "))
+}
+
+// maxFailedTurns bounds the model turns that gave up a conversation keeps
+// ([Conversation.Failed]), and maxFailedAttempts the attempts kept of each (their own
+// numbers say which): the newest are kept, so the conversation's state stays small
+// whatever --model-attempts says.
+const (
+	maxFailedTurns    = 16
+	maxFailedAttempts = 20
+)
+
+// FailedTurn is what the conversation records of a model turn that failed: when, which
+// model, the request's digest, the code it failed with, and each attempt of its request
+// as a [Retry] — the ones that were sent again with the wait after each, then the last,
+// which gave up (WaitMS 0). A turn that succeeded after retries keeps them on its message
+// instead ([Turn.Retries]); a turn that failed has no message, so the conversation keeps
+// it here (docs/workbench.md, Model retries).
+type FailedTurn struct {
+	Model string    `json:"model"` // the provider's Name: provider and model
+	At    time.Time `json:"at"`    // when it gave up
+	Sent  string    `json:"sent"`  // "sha256:<hex>" of the request as JSON
+	// After is how many messages the conversation held when the turn was asked: it
+	// failed after message After-1 (as counted then; a compaction later shortens them).
+	After    int           `json:"after"`
+	Code     contract.Code `json:"code"`
+	Attempts []Retry       `json:"attempts"`
+}
+
+// failedTurn is the record of a turn whose request failed with pe, as its last attempt.
+func failedTurn(model string, at time.Time, sent string, after int, pe *ProviderError) FailedTurn {
+	last := Retry{Attempt: len(pe.Retries) + 1, Of: len(pe.Retries) + 1, Provider: pe.Provider, Kind: pe.Kind, Status: pe.Status}
+	if len(pe.Retries) > 0 {
+		last.Of = pe.Retries[0].Of
+	}
+	attempts := append(slices.Clone(pe.Retries), last)
+	if len(attempts) > maxFailedAttempts {
+		attempts = attempts[len(attempts)-maxFailedAttempts:]
+	}
+	return FailedTurn{Model: model, At: at, Sent: sent, After: after, Code: pe.Code(), Attempts: attempts}
+}
+
+// keepFailed adds f to a conversation's failed turns, keeping the newest maxFailedTurns.
+func keepFailed(fs []FailedTurn, f FailedTurn) []FailedTurn {
+	fs = append(fs, f)
+	if len(fs) > maxFailedTurns {
+		fs = slices.Clone(fs[len(fs)-maxFailedTurns:])
+	}
+	return fs
 }

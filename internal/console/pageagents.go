@@ -329,7 +329,10 @@ type messageView struct {
 	Text    string       `json:"text"`
 	Calls   []callView   `json:"calls"`
 	Results []resultView `json:"results"`
-	Raw     string       `json:"-"`
+	Turn    *struct {
+		Retries []contract.ModelAttempt `json:"retries"`
+	} `json:"turn"`
+	Raw string `json:"-"`
 }
 
 type callView struct {

@@ -85,6 +85,7 @@ func (s *Server) pageCompacted(w http.ResponseWriter, r *http.Request, v visit) 
 	}
 	replaced := c
 	replaced.Messages = append([]json.RawMessage(nil), msgs...)
+	replaced.State = nil // its failed turns and waits are of the conversation as it stands
 	b.Turns = conversationPane(replaced, nil, 0).Turns
 	return s.render(w, r, v, http.StatusOK, "compacted", b, event.ConversationCompacted)
 }

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // TestJSONChars: a run of JSON is measured from the bracket that opens it to the one
@@ -111,5 +114,35 @@ func TestArgRows(t *testing.T) {
 	}
 	if rows, more := argRows(json.RawMessage("{" + strings.Join(many, ", ") + "}")); len(rows) != maxArgRows || more != 3 {
 		t.Errorf("argRows of %d arguments = %d rows and %d more, want %d and 3", len(many), len(rows), more, maxArgRows)
+	}
+}
+
+// TestConversationPane_Retries: a model turn whose request was sent again says each
+// failed attempt and the wait after it; a model turn that failed (it wrote no message)
+// is shown with the message shown last before it, each attempt said, the last as the one
+// it gave up on.
+func TestConversationPane_Retries(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	c := contract.Conversation{ID: "c1", Messages: []json.RawMessage{
+		json.RawMessage(`{"role":"user","text":"go"}`),
+		json.RawMessage(`{"role":"assistant","calls":[{"id":"k1","name":"QueryBoard","arguments":{}}],"turn":{"model":"openai gpt","stop":"tool_use","usage":{"inputTokens":1,"outputTokens":1},"latencyMs":1,"sent":"sha256:00",
+			"retries":[{"attempt":1,"of":5,"provider":"openai","kind":"rate_limit","status":429,"waitMs":200,"asked":true}]}}`),
+		json.RawMessage(`{"role":"user","results":[{"callId":"k1","content":"{}"}]}`),
+	}, State: json.RawMessage(`{"spent":{},"failed":[{"model":"openai gpt","at":"2026-12-02T10:00:00Z","sent":"sha256:01","after":3,"code":"model_rate_limited","attempts":[
+		{"attempt":1,"of":2,"provider":"openai","kind":"stream","waitMs":1000},{"attempt":2,"of":2,"provider":"openai","kind":"rate_limit","status":429,"waitMs":0}]}]}`)}
+	p := conversationPane(c, nil, 0)
+	if len(p.Turns) != 2 {
+		t.Fatalf("%d turns shown, want the person's and the model's", len(p.Turns))
+	}
+	if got, want := p.Turns[1].Retries, "rate limited (HTTP 429), waited 0.2 s as it asked; then answered"; got != want {
+		t.Errorf("the model turn's retries read %q, want %q", got, want)
+	}
+	want := []failedView{{At: at, Model: "openai gpt", Code: contract.CodeModelRateLimited, Attempts: 2,
+		Text: "answer cut, waited 1 s; rate limited (HTTP 429), gave up"}}
+	if diff := cmp.Diff(want, p.Turns[1].Failed); diff != "" {
+		t.Errorf("failed turns shown with the model's (-want +got):\n%s", diff)
+	}
+	if p.Turns[0].Retries != "" || len(p.Turns[0].Failed) != 0 {
+		t.Errorf("the person's message shows %+v, want no retry and no failed turn", p.Turns[0])
 	}
 }

@@ -156,11 +156,17 @@ func TestPages_AgentConversationReads(t *testing.T) {
 				{"id": "call_3", "name": calls[3].name, "arguments": json.RawMessage(calls[3].args)}}},
 		map[string]any{"role": "user", "results": results},
 		map[string]any{"role": "user", "text": "[docket: outcomes you have not read yet]\n" + string(outcome)},
-		map[string]any{"role": "assistant", "calls": []map[string]any{{"id": "call_4", "name": contract.ToolQueryBoard, "arguments": json.RawMessage(`{}`)}}},
+		// Its request was sent again after a rate limit, as the runtime records it.
+		map[string]any{"role": "assistant", "calls": []map[string]any{{"id": "call_4", "name": contract.ToolQueryBoard, "arguments": json.RawMessage(`{}`)}},
+			"turn": map[string]any{"model": "openai gpt-4o", "stop": "tool_use", "usage": map[string]any{"inputTokens": 100, "outputTokens": 10}, "latencyMs": 40, "sent": "sha256:00",
+				"retries": []map[string]any{{"attempt": 1, "of": 5, "provider": "openai", "kind": "rate_limit", "status": 429, "waitMs": 200, "asked": true}}}},
 		map[string]any{"role": "user", "results": []map[string]any{{"callId": "call_4", "content": cutAnswer}}},
 		map[string]any{"role": "assistant", "text": "The mark was denied; nothing is marked."},
 	}
-	save := contract.ConversationSave{}
+	// The model turn after call_4's answer failed once, after two attempts, before the
+	// next run's answered.
+	save := contract.ConversationSave{State: json.RawMessage(`{"spent":{},"failed":[{"model":"openai gpt-4o","at":"2026-12-02T05:02:00Z","sent":"sha256:01","after":6,"code":"model_rate_limited",
+		"attempts":[{"attempt":1,"of":2,"provider":"openai","kind":"stream","waitMs":1000},{"attempt":2,"of":2,"provider":"openai","kind":"rate_limit","status":429,"waitMs":0}]}]}`)}
 	for _, m := range msgs {
 		b, err := json.Marshal(m)
 		if err != nil {
@@ -213,6 +219,8 @@ func TestPages_AgentConversationReads(t *testing.T) {
 		"Outcome of call_2: ApplyAction mark denied — the topic is not ours",
 		"[docket: output cut: showing 1200 of 9000 bytes",
 		"The mark was denied",
+		"Its request was sent again: rate limited (HTTP 429), waited 0.2 s as it asked; then answered.",
+		"with model_rate_limited after 2 attempts at openai gpt-4o: answer cut, waited 1 s; rate limited (HTTP 429), gave up.",
 	} {
 		if !strings.Contains(pane, want) {
 			t.Errorf("the conversation pane does not say %q; it reads:\n%s", want, pane)
@@ -256,8 +264,9 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	// The transcript says the same in the same words, each answer whole behind its
 	// disclosure.
 	r.b.Do(chromedp.Navigate(page+"/conversations/first-run"), chromedp.WaitVisible(chromedp.CSS("ol.transcript .answer")))
-	if got := r.b.Text("ol.transcript"); !strings.Contains(got, "Refused "+string(refused.ErrorCode)) || !strings.Contains(got, "Outcome of call_2") || strings.Contains(got, "HIDDEN-REASONING") {
-		t.Errorf("the transcript reads (the answers, never the reasoning):\n%s", got)
+	if got := r.b.Text("ol.transcript"); !strings.Contains(got, "Refused "+string(refused.ErrorCode)) || !strings.Contains(got, "Outcome of call_2") || strings.Contains(got, "HIDDEN-REASONING") ||
+		!strings.Contains(got, "then answered") || !strings.Contains(got, "rate limited (HTTP 429), gave up") {
+		t.Errorf("the transcript reads (the answers and the retries, never the reasoning):\n%s", got)
 	}
 	if ps := fitProblems(r.b); len(ps) > 0 {
 		t.Errorf("the transcript page:\n%s", strings.Join(ps, "\n"))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -36,6 +37,31 @@ type turnView struct {
 	// Compacted is, on the summary that replaced older turns, that compaction; nil on
 	// any other message.
 	Compacted *compactedView
+	// Retries says, on a model turn whose request was sent again, each failed attempt
+	// and the wait after it; "" when it was sent once.
+	Retries string
+	// Failed are the model turns that failed after this message (and the answers to its
+	// calls): a failed turn writes no message of its own.
+	Failed []failedView
+}
+
+// failedView is a model turn that failed, as a page says it.
+type failedView struct {
+	At       time.Time
+	Model    string
+	Code     contract.Code
+	Attempts int
+	Text     string // each attempt: what failed, and the wait after it
+}
+
+// failedWire is the part of a failed turn of the runtime's conversation state a page
+// reads (docs/workbench.md, Model retries).
+type failedWire struct {
+	Model    string                  `json:"model"`
+	At       time.Time               `json:"at"`
+	After    int                     `json:"after"`
+	Code     contract.Code           `json:"code"`
+	Attempts []contract.ModelAttempt `json:"attempts"`
 }
 
 // waitView is an Operation the conversation waits on.
@@ -79,9 +105,25 @@ func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPan
 			called[call.ID] = true
 		}
 	}
+	var st struct {
+		Watching []contract.TaskWait `json:"watching"`
+		Failed   []failedWire        `json:"failed"`
+	}
+	if len(c.State) > 0 && json.Unmarshal(c.State, &st) != nil {
+		st.Watching, st.Failed = nil, nil // a state in another form: nothing of it is shown
+	}
+	failedAfter := map[int][]failedView{}
+	for _, f := range st.Failed {
+		at := min(max(f.After-1, 0), max(len(views)-1, 0))
+		failedAfter[at] = append(failedAfter[at], failedView{At: f.At, Model: f.Model, Code: f.Code, Attempts: contract.ModelAttemptsMade(f.Attempts),
+			Text: contract.ModelAttemptsText(f.Attempts, true)})
+	}
 	p := convPane{ID: c.ID}
-	for _, mv := range views {
+	for i, mv := range views {
 		t := newTurn(mv)
+		if mv.Turn != nil && len(mv.Turn.Retries) > 0 {
+			t.Retries = contract.ModelAttemptsText(mv.Turn.Retries, false)
+		}
 		if cp, text, ok := compactedTurn(c, mv); ok {
 			t.Compacted = cp
 			t.Text, t.RawText = shownText(text)
@@ -92,7 +134,10 @@ func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPan
 			}
 		}
 		if mv.Raw == "" && mv.Text == "" && len(mv.Calls) == 0 && len(t.Results) == 0 {
-			continue // answers only: they are shown under their calls
+			// Answers only: they are shown under their calls, and a turn that failed after
+			// them with the message those calls are in.
+			attachFailed(p.Turns, failedAfter[i])
+			continue
 		}
 		for i := range t.Calls {
 			t.Calls[i].Result = results[t.Calls[i].ID]
@@ -100,18 +145,24 @@ func conversationPane(c contract.Conversation, ops []opView, maxRaw int) convPan
 				t.Calls[i].Op = byOrdinal[o]
 			}
 		}
-		t.Key = viewKey(t)
 		p.Turns = append(p.Turns, t)
+		attachFailed(p.Turns, failedAfter[i])
 	}
-	var st struct {
-		Watching []contract.TaskWait `json:"watching"`
+	for i := range p.Turns {
+		p.Turns[i].Key = viewKey(p.Turns[i])
 	}
-	if len(c.State) > 0 && json.Unmarshal(c.State, &st) == nil {
-		for _, w := range st.Watching {
-			p.Waits = append(p.Waits, waitView{TaskWait: w, Op: byOrdinal[w.Ordinal]})
-		}
+	for _, w := range st.Watching {
+		p.Waits = append(p.Waits, waitView{TaskWait: w, Op: byOrdinal[w.Ordinal]})
 	}
 	return p
+}
+
+// attachFailed shows the model turns fs, which failed after a message, with the last of
+// turns: the message shown last by then.
+func attachFailed(turns []turnView, fs []failedView) {
+	if len(fs) > 0 && len(turns) > 0 {
+		turns[len(turns)-1].Failed = append(turns[len(turns)-1].Failed, fs...)
+	}
 }
 
 // readMessage reads one saved message in the agent runtime's form, or keeps its JSON

@@ -69,7 +69,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := Seen{Path: r.URL.Path, Model: in.Model, System: in.System, KeyOK: s.keyOK(r.Header.Get("X-Api-Key")), Stream: in.Stream,
 		Version: r.Header.Get("Anthropic-Version")}
-	s.record(seen)
+	at := s.record(seen)
 	switch {
 	case !seen.KeyOK:
 		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
@@ -165,6 +165,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		if err := sse(w, e.name, e.data); err != nil {
 			return
 		}
+	}
+	if f != faultCut {
+		s.answered(at, agent.Usage{InputTokens: int64(promptTokens(r)), OutputTokens: 10})
 	}
 }
 

@@ -98,6 +98,8 @@ func TestFaults_EachIsRetriedThenGivenUp(t *testing.T) {
 // TestFaults_ConversationCompletesThroughThem: a four-turn conversation through servers
 // that rate-limit, overload, cut and stall a share of requests completes over the real
 // clients with retries, the same each run for a seed, and the answers are the script's.
+// The server's log marks the one request of each turn it answered whole, with the usage
+// it reported: what the client read, and what a runtime charges to its budgets.
 func TestFaults_ConversationCompletesThroughThem(t *testing.T) {
 	js := `{"turns":[{"calls":[{"tool":"QueryBoard","arguments":{"a":1}}]},{"calls":[{"tool":"QueryBoard","arguments":{"a":2}}]},{"calls":[{"tool":"QueryBoard","arguments":{"a":3}}]},{"final":"done"}]}`
 	for _, w := range wires {
@@ -111,11 +113,14 @@ func TestFaults_ConversationCompletesThroughThem(t *testing.T) {
 				}
 				p := agent.WithRetries(c, agent.RetryPolicy{Attempts: 10, Base: time.Millisecond, Cap: 2 * time.Millisecond})
 				msgs := []agent.Message{{Role: agent.RoleUser, Text: "go"}}
+				var read agent.Usage
 				for turn := 1; ; turn++ {
 					resp, err := p.Turn(t.Context(), agent.Request{Messages: msgs}, nil)
 					if err != nil {
 						t.Fatalf("turn %d: %v", turn, err)
 					}
+					read.InputTokens += resp.Usage.InputTokens
+					read.OutputTokens += resp.Usage.OutputTokens
 					msgs = append(msgs, resp.Message)
 					if len(resp.Message.Calls) == 0 {
 						if resp.Message.Text != "done" || turn != 4 {
@@ -130,6 +135,20 @@ func TestFaults_ConversationCompletesThroughThem(t *testing.T) {
 					msgs = append(msgs, agent.Message{Role: agent.RoleUser, Results: res})
 				}
 				runs = append(runs, srv.Stats())
+				var logged agent.Usage
+				answered := 0
+				for _, r := range srv.Seen() {
+					if r.Answered {
+						answered++
+					} else if r.Usage != (agent.Usage{}) {
+						t.Errorf("request %+v was not answered whole yet has usage", r)
+					}
+					logged.InputTokens += r.Usage.InputTokens
+					logged.OutputTokens += r.Usage.OutputTokens
+				}
+				if answered != 4 || logged != read || read.InputTokens == 0 {
+					t.Errorf("the server logged %d requests answered whole reporting %+v; the client read %+v over 4 turns", answered, logged, read)
+				}
 			}
 			if runs[0] != runs[1] {
 				t.Errorf("two runs with one seed injected %+v and %+v, want the same", runs[0], runs[1])

@@ -80,7 +80,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		req, err = s.chatConversation(in)
 	}
 	seen := Seen{Path: r.URL.Path, Model: in.Model, System: req.System, KeyOK: s.keyOK(bearer), Stream: in.Stream}
-	s.record(seen)
+	at := s.record(seen)
 	switch {
 	case !seen.KeyOK:
 		writeError(w, http.StatusUnauthorized, "invalid_request_error", "Incorrect API key provided.")
@@ -144,8 +144,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	chunk(map[string]any{}, &finish)
+	var reported agent.Usage
 	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
 		prompt := promptTokens(r)
+		reported = agent.Usage{InputTokens: int64(prompt), OutputTokens: 10}
 		usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
 		chunks = append(chunks, map[string]any{"id": "chatcmpl-test", "choices": []any{}, "usage": usage})
 	}
@@ -162,7 +164,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if f == faultCut {
 		return // the deferred cut drops the connection
 	}
-	w.Write([]byte("data: [DONE]\n\n"))
+	if _, err := w.Write([]byte("data: [DONE]\n\n")); err == nil {
+		s.answered(at, reported)
+	}
 }
 
 // chatConversation reads the wire conversation, and checks that each assistant message

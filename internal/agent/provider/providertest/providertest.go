@@ -36,6 +36,11 @@ type Seen struct {
 	// it was over the window [Server.SetWindow] gave, and refused.
 	Tokens     int
 	OverWindow bool
+	// Answered says the server sent the answer whole, with the usage it reported in
+	// Usage (what a runtime charges to its budgets); false for a refused request and an
+	// answer given a fault (a 429, an overload, a stall, a cut), whose Usage is zero.
+	Answered bool
+	Usage    agent.Usage
 }
 
 // Server is a running model server. Close it when done (NewOpenAI and NewAnthropic do
@@ -85,10 +90,19 @@ func (s *Server) Seen() []Seen {
 	return append([]Seen(nil), s.seen...)
 }
 
-func (s *Server) record(v Seen) {
+// record notes a request and returns its index in the log, for answered.
+func (s *Server) record(v Seen) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seen = append(s.seen, v)
+	return len(s.seen) - 1
+}
+
+// answered notes that the request at index i of the log was answered whole, reporting u.
+func (s *Server) answered(i int, u agent.Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen[i].Answered, s.seen[i].Usage = true, u
 }
 
 func (s *Server) keyOK(got string) bool {
