@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 
+	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -20,10 +21,17 @@ func (a *Authority) AgentProfiles(ctx context.Context, c Caller, project contrac
 	return a.profiles.List(ctx, c, project)
 }
 
-// SetAgentProfile replaces an Agent's profile; see [profile.Keeper.Set].
+// SetAgentProfile replaces an Agent's profile, once every Case Type and Action its
+// allow-list names is declared (as for a blueprint); see [profile.Keeper.Set].
 func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
+		return contract.AgentProfile{}, err
+	}
+	if err := profile.Validate(spec); err != nil {
+		return contract.AgentProfile{}, err
+	}
+	if err := a.checkAllow(ctx, project, spec.Allow, contract.CodeProfileInvalid, "the profile"); err != nil {
 		return contract.AgentProfile{}, err
 	}
 	return a.profiles.Set(ctx, c, project, id, spec)
