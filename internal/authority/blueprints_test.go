@@ -221,6 +221,21 @@ func TestAuthority_ProfileFromBlueprint(t *testing.T) {
 		t.Errorf("mark under the blueprint's allow-list = %+v, want blocked not_in_profile", e)
 	}
 
+	// Stopping its runtime keeps it the blueprint's copy; another model makes it its own.
+	stopped := p.ProfileSpec
+	stopped.Enabled = false
+	if p, err = f.a.SetAgentProfile(ctx, f.admin, "default", "calc", stopped); err != nil || p.Blueprint == nil || p.BlueprintState != contract.BlueprintCurrent {
+		t.Errorf("profile stopped = %+v %s, %v; want it still researcher's copy", p.Blueprint, p.BlueprintState, err)
+	}
+	own := stopped
+	own.Model = "llama"
+	if p, err = f.a.SetAgentProfile(ctx, f.admin, "default", "calc", own); err != nil || p.Blueprint != nil {
+		t.Errorf("profile with its own model = %+v, %v; want no blueprint", p.Blueprint, err)
+	}
+	if _, err := f.a.SetAgentProfileFromBlueprint(ctx, f.admin, "default", "calc", contract.FromBlueprint{Blueprint: "researcher", KeyFile: "/k/calc.key", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+
 	changed := researcher()
 	changed.Profile.Model = "qwen3"
 	if _, err := f.a.SetBlueprint(ctx, f.admin, "default", "researcher", changed); err != nil {

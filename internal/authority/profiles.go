@@ -2,6 +2,7 @@ package authority
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/contract"
@@ -31,8 +32,16 @@ func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contr
 	if err := profile.Validate(spec); err != nil {
 		return contract.AgentProfile{}, err
 	}
-	if err := a.checkAllow(ctx, project, spec.Allow, contract.CodeProfileInvalid, "the profile"); err != nil {
+	// An allow-list the profile already holds was checked when it was set: starting or
+	// stopping a runtime is not refused because a release went since.
+	old, err := a.profiles.Profile(ctx, c, project, id)
+	if err != nil && contract.CodeOf(err) != contract.CodeNotFound {
 		return contract.AgentProfile{}, err
+	}
+	if !reflect.DeepEqual(old.Allow, spec.Allow) {
+		if err := a.checkAllow(ctx, project, spec.Allow, contract.CodeProfileInvalid, "the profile"); err != nil {
+			return contract.AgentProfile{}, err
+		}
 	}
 	return a.profiles.Set(ctx, c, project, id, spec)
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -182,7 +183,9 @@ func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.P
 }
 
 // Set replaces agent's profile with spec, for a member acting itself, once spec is
-// valid ([Validate]).
+// valid ([Validate]). A profile made from a blueprint keeps naming it while spec is still
+// its copy (the Agent's own key file and enabled switch aside): starting or stopping its
+// runtime keeps it a blueprint's Agent.
 func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, spec contract.ProfileSpec) (contract.AgentProfile, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.AgentProfile{}, err
@@ -194,7 +197,7 @@ func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.Pr
 		if _, live := s.names[agent]; !live {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
 		}
-		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ProfileSetData{Agent: agent, ProfileSpec: spec})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ProfileSetData{Agent: agent, ProfileSpec: spec, Blueprint: s.stillCopy(agent, spec)})
 	})
 }
 
@@ -291,4 +294,20 @@ func clone(p *contract.AgentProfile) *contract.AgentProfile {
 		out.Runtime = &rt
 	}
 	return &out
+}
+
+// stillCopy returns the blueprint agent's profile was made from when spec is still that
+// copy, its key file and enabled switch aside; nil otherwise. s.mu must be held.
+func (s *shelf) stillCopy(agent contract.AgentID, spec contract.ProfileSpec) *contract.BlueprintRef {
+	old := s.profiles[agent]
+	if old == nil || old.Blueprint == nil {
+		return nil
+	}
+	a, b := old.ProfileSpec, spec
+	a.KeyFile, a.Enabled, b.KeyFile, b.Enabled = "", false, "", false
+	if !reflect.DeepEqual(a, b) {
+		return nil
+	}
+	ref := *old.Blueprint
+	return &ref
 }
