@@ -50,6 +50,8 @@ const (
 	noticeBudgetSet        notice = "budget_set"
 	noticeBudgetReset      notice = "budget_reset"
 
+	noticeProfileFromBlueprint notice = "profile_from_blueprint"
+
 	noticeCapabilityInstalled notice = "capability_installed"
 	noticeToolLocked          notice = "tool_locked"
 	noticeToolUnlocked        notice = "tool_unlocked"
@@ -102,6 +104,7 @@ var notices = map[notice]string{
 	noticeSourceBound:         "Source bound.",
 	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
 	noticeMaterialsAdded:      "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
+	noticeProfileFromBlueprint: "Profile set from the blueprint: a copy, which a later change of the blueprint leaves as it is.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).
