@@ -85,6 +85,15 @@ type ProfileSpec struct {
 	Allow *AllowList `json:"allow,omitempty"`
 }
 
+// SameRuntime reports whether a runtime started for p runs as one started for q would:
+// every field alike but the allow-list, which the authority holds and the runtime never
+// reads. docket start restarts a runtime whose profile changed otherwise; the pointer of
+// Allow must not make an unchanged profile look changed on every read.
+func (p ProfileSpec) SameRuntime(q ProfileSpec) bool {
+	p.Allow, q.Allow = nil, nil
+	return p == q
+}
+
 // Thinking settings of a profile.
 const (
 	ThinkingOn  = "on"
