@@ -50,6 +50,12 @@ func TestAuthority_ProfileAllowList(t *testing.T) {
 		t.Errorf("grant in Case access = %+v, want it not blocked by the profile", e)
 	}
 
+	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "delegation.toml", Text: askPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := viewEntry(t, f, f.agent, contract.ActionAsk); !ok || e.State != contract.ActionBlocked || e.Reason != contract.BlockNotInProfile {
+		t.Errorf("docket.ask under a policy naming it = %+v (listed %v), want blocked not_in_profile", e, ok)
+	}
 	refused := func(name string, tool string, in any, want string) {
 		t.Helper()
 		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
@@ -62,6 +68,8 @@ func TestAuthority_ProfileAllowList(t *testing.T) {
 	}
 	refused("ApplyAction mark", contract.ToolApplyAction, &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("x")}}, "mark")
 	refused("OpenCase exploration", contract.ToolOpenCase, &contract.OpenCaseInput{CaseType: "exploration", BusinessKey: contract.Args{"topic": contract.StringValue("x")}}, "exploration")
+	refused("docket.ask", contract.ToolApplyAction, &contract.ApplyActionInput{Action: contract.ActionAsk,
+		Params: contract.Args{"agent": contract.StringValue("writer"), "task": contract.StringValue("x")}}, contract.ActionAsk)
 	refused("docket.decide", contract.ToolApplyAction, &contract.ApplyActionInput{Action: contract.ActionDecide}, contract.ActionDecide)
 	refused("docket.retry", contract.ToolApplyAction, &contract.ApplyActionInput{Action: contract.ActionRetry}, contract.ActionRetry)
 
