@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -287,5 +288,51 @@ func TestAuthority_ProfileFromBlueprint(t *testing.T) {
 	list, err := f.a.Blueprints(ctx, f.admin, "default")
 	if err != nil || len(list) != 1 || list[0].Name != "notes" {
 		t.Errorf("Blueprints = %+v, %v; want notes alone", list, err)
+	}
+}
+
+// TestAuthority_ProfileAllowListAcrossInstances: an allow-list set through one docket
+// serve holds at the other over the same store, and so do a blueprint and its copy.
+func TestAuthority_ProfileAllowListAcrossInstances(t *testing.T) {
+	f := newOpsFixture(t, time.Minute)
+	ctx := t.Context()
+	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherOps := authority.NewOperations(other, authority.OperationsConfig{})
+	t.Cleanup(otherOps.Close)
+	mark := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
+	view := func() contract.ActionEntry {
+		t.Helper()
+		ans, err := otherOps.Call(ctx, f.agent, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(ans.Result.View.Actions.Items, func(a contract.ActionEntry) bool { return a.Name == "mark" })
+		if i < 0 {
+			t.Fatalf("the View lists no mark: %+v", ans.Result.View.Actions)
+		}
+		return ans.Result.View.Actions.Items[i]
+	}
+	if e := view(); e.Reason == contract.BlockNotInProfile {
+		t.Fatalf("mark before any allow-list = %+v", e)
+	}
+	spec := contract.BlueprintSpec{Profile: scriptedWith(&contract.AllowList{Actions: []string{"fetch"}})}
+	if _, err := f.a.SetBlueprint(ctx, f.admin, "default", "fetcher", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.a.SetAgentProfileFromBlueprint(ctx, f.admin, "default", "calc", contract.FromBlueprint{Blueprint: "fetcher"}); err != nil {
+		t.Fatal(err)
+	}
+	if e := view(); e.Reason != contract.BlockNotInProfile {
+		t.Errorf("mark in the other instance's View = %+v, want blocked not_in_profile", e)
+	}
+	ans, err := otherOps.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: mark, Delivered: func(int64) bool { return true }})
+	if err != nil || ans.Result.ErrorCode != contract.CodeNotInProfile {
+		t.Errorf("mark at the other instance = %s %q, %v; want not_in_profile", ans.Result.ErrorCode, ans.Result.Teaching, err)
+	}
+	if p, err := other.AgentProfile(ctx, f.admin, "default", "calc"); err != nil || p.Blueprint == nil || p.BlueprintState != contract.BlueprintCurrent {
+		t.Errorf("the profile at the other instance = %+v, %v; want fetcher's current copy", p, err)
 	}
 }
