@@ -47,6 +47,9 @@ func (a *Authority) RemoveBlueprint(ctx context.Context, c Caller, project contr
 // names only what the Board declares (a release removed since the blueprint was set is
 // refused here); see [profile.Keeper.SetFromBlueprint].
 func (a *Authority) SetAgentProfileFromBlueprint(ctx context.Context, c Caller, project contract.ProjectID, agent string, from contract.FromBlueprint) (contract.AgentProfile, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.AgentProfile{}, err
+	}
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.AgentProfile{}, err

@@ -25,6 +25,9 @@ func (a *Authority) AgentProfiles(ctx context.Context, c Caller, project contrac
 // SetAgentProfile replaces an Agent's profile, once every Case Type and Action its
 // allow-list names is declared (as for a blueprint); see [profile.Keeper.Set].
 func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.AgentProfile{}, err
+	}
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.AgentProfile{}, err
