@@ -6,10 +6,11 @@ import (
 	"time"
 )
 
-// AllowList is what an Agent's profile lets it use (docs/agents.md, "Blueprints"): the
-// Case Types it may open and work in and the Actions it may apply (a capability's Action,
-// a direct Action named by its Tool, or a built-in Action such as docket.ask). An empty
-// list leaves its side open; a profile without an AllowList limits nothing.
+// AllowList is what an Agent's profile lets it use (docs/agents.md, "What a profile
+// allows"): the Case Types it may open and work in and the Actions it may apply (a
+// capability's Action, a direct Action named by its Tool, or a built-in Action such as
+// docket.ask). An empty list leaves its side open; a profile without an AllowList limits
+// nothing.
 type AllowList struct {
 	CaseTypes []string `json:"caseTypes,omitempty"`
 	Actions   []string `json:"actions,omitempty"`

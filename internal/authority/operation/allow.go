@@ -12,8 +12,8 @@ import (
 )
 
 // An Agent's profile may name the Case Types and Actions it may use (docs/agents.md,
-// "Blueprints"). The authority holds it, not the runtime: the ledger follows each
-// agent.profile_set, the View lists what the allow-list refuses blocked with
+// "What a profile allows"). The authority holds it, not the runtime: the ledger follows
+// each agent.profile_set, the View lists what the allow-list refuses blocked with
 // not_in_profile, and admission refuses it, both through [contract.AllowList.Refusal].
 
 // applyProfileLocked keeps the allow-list of a profile_set event's Agent. l.mu must be
