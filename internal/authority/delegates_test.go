@@ -213,7 +213,7 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.SetAgentProfileFromBlueprint(ctx, c, "default", "calc", contract.FromBlueprint{Blueprint: "researcher"})
 			return err
 		},
-		"blueprint.set": func(ctx context.Context) error {
+		"blueprint.define": func(ctx context.Context) error {
 			_, err := f.a.SetBlueprint(ctx, c, "default", "researcher", contract.BlueprintSpec{Profile: contract.ProfileSpec{Provider: "scripted", Script: "s.json",
 				Allow: &contract.AllowList{Actions: []string{contract.ActionAsk}}}})
 			return err

@@ -65,7 +65,7 @@ var Table = []Operation{
 	{"autonomy.open_window", "POST /api/v1/projects/{project}/agents/{agent}/windows", MemberOnly, "opens a run window of an Agent"},
 	{"profile.set", "PUT /api/v1/projects/{project}/agents/{agent}/profile", MemberOnly, "sets an Agent's profile: its model, budgets, instructions, and whether docket start runs it"},
 	{"profile.from_blueprint", "POST /api/v1/projects/{project}/agents/{agent}/profile/from-blueprint", MemberOnly, "sets an Agent's profile to a copy of a blueprint, with the Agent's key file"},
-	{"blueprint.set", "PUT /api/v1/projects/{project}/blueprints/{blueprint}", MemberOnly, "sets a blueprint of Agent profiles: model, instructions, and the Case Types and Actions its Agents may use"},
+	{"blueprint.define", "PUT /api/v1/projects/{project}/blueprints/{blueprint}", MemberOnly, "sets a blueprint of Agent profiles: model, instructions, and the Case Types and Actions its Agents may use"},
 	{"blueprint.remove", "DELETE /api/v1/projects/{project}/blueprints/{blueprint}", MemberOnly, "removes a blueprint; profiles made from it keep their copy"},
 	{"runtime.report", "PUT /api/v1/projects/{project}/agents/{agent}/runtime", MemberOnly, "records the state docket start reports of an Agent's runtime"},
 	{"material.add", "POST /api/v1/projects/{project}/agents/{agent}/materials", MemberOnly, "records a file's name, size, media type and sha256 for an Agent; its bytes stay on the machine docket start runs on"},
