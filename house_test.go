@@ -149,7 +149,7 @@ func depRules() []depRule {
 			"published policies know no Board, Operation or dispatch; the parser is internal/policy"},
 		{"internal/authority/materials", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"materials know a file's metadata and its disclosure, never its bytes"},
-		{"internal/authority/profile", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
+		{"internal/authority/profile", within("internal/contract", "internal/store", "internal/price", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,
 			"profiles know no Board, Operation or dispatch, and never a model key"},
 		{"internal/schedule", within("github.com/robfig/cron/v3"), pureStd, pureCalls, "the schedule core is pure: the time is an argument, the cron parser a library"},
 		{"internal/authority/schedule", within("internal/contract", "internal/store", "internal/schedule", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity"), nil, nil,

@@ -10,17 +10,18 @@ import (
 
 // agentCmd manages Agents and their tokens.
 type agentCmd struct {
-	Create   agentCreateCmd   `cmd:"" help:"Create an Agent and print its token once."`
-	Token    agentTokenCmd    `cmd:"" help:"Replace an Agent's token and print the new one once."`
-	List     agentListCmd     `cmd:"" help:"List the project's Agents."`
-	Revoke   agentRevokeCmd   `cmd:"" help:"Revoke an Agent; its token stops working."`
-	Level    agentLevelCmd    `cmd:"" help:"Set an Agent's autonomy level: manual, attended or unattended."`
-	Window   agentWindowCmd   `cmd:"" help:"Open a run window in which an attended Agent's writes are admitted."`
-	Autonomy agentAutonomyCmd `cmd:"" help:"Show an Agent's autonomy level and open run windows."`
-	Profile  agentProfileCmd  `cmd:"" help:"Set and show Agents' profiles: the model, budgets and instructions docket start runs them with."`
-	Run      agentRunCmd      `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
-	Chat     agentChatCmd     `cmd:"" help:"Talk with the agent on stdin, one line a message."`
-	Serve    agentServeCmd    `cmd:"" help:"Take the Agent's tasks and wakes from the authority by long-poll; also POST /task on loopback with a per-run key."`
+	Create    agentCreateCmd    `cmd:"" help:"Create an Agent and print its token once."`
+	Token     agentTokenCmd     `cmd:"" help:"Replace an Agent's token and print the new one once."`
+	List      agentListCmd      `cmd:"" help:"List the project's Agents."`
+	Revoke    agentRevokeCmd    `cmd:"" help:"Revoke an Agent; its token stops working."`
+	Level     agentLevelCmd     `cmd:"" help:"Set an Agent's autonomy level: manual, attended or unattended."`
+	Window    agentWindowCmd    `cmd:"" help:"Open a run window in which an attended Agent's writes are admitted."`
+	Autonomy  agentAutonomyCmd  `cmd:"" help:"Show an Agent's autonomy level and open run windows."`
+	Profile   agentProfileCmd   `cmd:"" help:"Set and show Agents' profiles: the model, budgets and instructions docket start runs them with."`
+	Blueprint agentBlueprintCmd `cmd:"" help:"Set and show blueprints: named templates of Agent profiles, with the Case Types and Actions their Agents may use."`
+	Run       agentRunCmd       `cmd:"" help:"Run the agent on one task to completion over the MCP gateway."`
+	Chat      agentChatCmd      `cmd:"" help:"Talk with the agent on stdin, one line a message."`
+	Serve     agentServeCmd     `cmd:"" help:"Take the Agent's tasks and wakes from the authority by long-poll; also POST /task on loopback with a per-run key."`
 }
 
 type agentCreateCmd struct {

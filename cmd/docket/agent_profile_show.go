@@ -70,6 +70,8 @@ func printProfile(e *env, f clientFlags, p contract.AgentProfile) error {
 		{"retries", retryText(p.ProfileSpec)},
 		{"instructions", dash(strings.TrimSpace(p.InstructionsFile + " " + p.InstructionsDigest))},
 		{"workspace", dash(p.Workspace)},
+		{"allows", allowText(p.Allow)},
+		{"blueprint", blueprintText(p)},
 		{"enabled", enabledText(p.Enabled)},
 		{"set", string(p.SetBy) + " at " + p.SetAt.Format("2006-01-02T15:04:05Z")},
 		{"runtime", runtimeText(p.Runtime)},
@@ -133,4 +135,20 @@ func retryText(s contract.ProfileSpec) string {
 		wait = (time.Duration(s.ModelRetryWaitSeconds) * time.Second).String()
 	}
 	return attempts + ", " + wait + " of back-off in all"
+}
+
+// blueprintText says which blueprint a profile was copied from and whether it changed
+// since.
+func blueprintText(p contract.AgentProfile) string {
+	if p.Blueprint == nil {
+		return "none (set field by field)"
+	}
+	s := p.Blueprint.Name + " at " + p.Blueprint.Digest.String()
+	switch p.BlueprintState {
+	case contract.BlueprintChanged:
+		s += " (the blueprint changed since; this profile keeps its copy)"
+	case contract.BlueprintRemoved:
+		s += " (the blueprint was removed since; this profile keeps its copy)"
+	}
+	return s
 }

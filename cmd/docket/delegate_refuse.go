@@ -20,6 +20,7 @@ var delegateCommands = map[string]bool{
 	"agent create": true, "agent token": true, "agent list": true, "agent revoke": true,
 	"agent level": true, "agent window": true, "agent autonomy": true,
 	"agent profile show": true, "agent profile list": true,
+	"agent blueprint show": true, "agent blueprint list": true, "agent blueprint remove": true,
 	"task post": true, "task message": true, "task list": true, "task show": true,
 	"connection create": true, "connection list": true, "connection revoke": true,
 	"source bind": true, "source list": true, "tool lock": true, "tool list": true,

@@ -209,6 +209,18 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			_, err := f.a.SetAgentProfile(ctx, c, "default", "calc", contract.ProfileSpec{Provider: "scripted", Script: "s.json", Enabled: true})
 			return err
 		},
+		"profile.from_blueprint": func(ctx context.Context) error {
+			_, err := f.a.SetAgentProfileFromBlueprint(ctx, c, "default", "calc", contract.FromBlueprint{Blueprint: "researcher"})
+			return err
+		},
+		"blueprint.define": func(ctx context.Context) error {
+			_, err := f.a.SetBlueprint(ctx, c, "default", "researcher", contract.BlueprintSpec{Profile: contract.ProfileSpec{Provider: "scripted", Script: "s.json",
+				Allow: &contract.AllowList{Actions: []string{contract.ActionAsk}}}})
+			return err
+		},
+		"blueprint.remove": func(ctx context.Context) error {
+			return f.a.RemoveBlueprint(ctx, c, "default", "researcher")
+		},
 		"runtime.report": func(ctx context.Context) error {
 			_, err := f.a.ReportAgentRuntime(ctx, c, "default", "calc", contract.RuntimeStatus{State: contract.RuntimeRunning})
 			return err

@@ -13,6 +13,9 @@ import (
 // Action whose Tool is not in Tools is blocked with needs_setup.
 type Setup struct {
 	Tools map[string]bool // "vendor.name@N" → usable
+	// Allow is the caller's profile allow-list: an Action it refuses is listed blocked
+	// with not_in_profile. nil allows everything.
+	Allow *contract.AllowList
 }
 
 // ActionResult is the outcome of [Board.ApplyAction]: either the Board-only effects were

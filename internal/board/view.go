@@ -251,6 +251,9 @@ func (b *Board) actionEntry(a Action, c *contract.Case, setup Setup) contract.Ac
 	case c != nil && b.done(c, a.Name):
 		e.Reason, e.Detail = contract.BlockLawLock, a.Name+" already succeeded in this Case and runs once per Case"
 		return e
+	case setup.Allow.Refusal(a.Name, caseTypeOf(c)) != "":
+		e.Reason, e.Detail = contract.BlockNotInProfile, setup.Allow.Refusal(a.Name, caseTypeOf(c))
+		return e
 	case b.directBlocked(a, c) != "":
 		e.Reason, e.Detail = contract.BlockCaseType, b.directBlocked(a, c)
 		return e
@@ -310,4 +313,26 @@ func hasVars(lits []engine.Literal) bool {
 		}
 	}
 	return false
+}
+
+// caseTypeOf is c's Case Type, "" for no Case.
+func caseTypeOf(c *contract.Case) string {
+	if c == nil {
+		return ""
+	}
+	return c.CaseType
+}
+
+// HasCaseType reports whether the Board declares the Case Type name (the built-in
+// exploration Case Type included).
+func (b *Board) HasCaseType(name string) bool {
+	_, ok := b.caseTypes[name]
+	return ok
+}
+
+// HasAction reports whether the Board declares the Action name: a capability's, or a
+// direct Action of a locked Tool.
+func (b *Board) HasAction(name string) bool {
+	_, ok := b.actions[name]
+	return ok
 }

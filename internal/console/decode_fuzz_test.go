@@ -40,6 +40,9 @@ func FuzzDecodeStrict(f *testing.F) {
 		checkDecode[contract.BudgetSpec](t, body)
 		checkDecode[contract.BudgetReserve](t, body)
 		checkDecode[contract.BudgetCharge](t, body)
+		checkDecode[contract.ProfileSpec](t, body)
+		checkDecode[contract.BlueprintSpec](t, body)
+		checkDecode[contract.FromBlueprint](t, body)
 	})
 }
 

@@ -50,6 +50,8 @@ const (
 	noticeBudgetSet        notice = "budget_set"
 	noticeBudgetReset      notice = "budget_reset"
 
+	noticeProfileFromBlueprint notice = "profile_from_blueprint"
+
 	noticeCapabilityInstalled notice = "capability_installed"
 	noticeToolLocked          notice = "tool_locked"
 	noticeToolUnlocked        notice = "tool_unlocked"
@@ -95,13 +97,14 @@ var notices = map[notice]string{
 	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
 	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
 
-	noticeCapabilityInstalled: "Capability installed; its release is listed below with its Actions.",
-	noticeToolLocked:          "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",
-	noticeToolUnlocked:        "Tool unlocked: its direct Action is gone and a request waiting for it is void.",
-	noticeToolApproval:        "Approval changed; a request waiting under the old one is void.",
-	noticeSourceBound:         "Source bound.",
-	noticeToolsAdded:          "Tools added to the worker's manifest; lock each below to let it run.",
-	noticeMaterialsAdded:      "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
+	noticeCapabilityInstalled:  "Capability installed; its release is listed below with its Actions.",
+	noticeToolLocked:           "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",
+	noticeToolUnlocked:         "Tool unlocked: its direct Action is gone and a request waiting for it is void.",
+	noticeToolApproval:         "Approval changed; a request waiting under the old one is void.",
+	noticeSourceBound:          "Source bound.",
+	noticeToolsAdded:           "Tools added to the worker's manifest; lock each below to let it run.",
+	noticeMaterialsAdded:       "Files added: their bytes stay on this machine; the Agent reads them through its material read Action.",
+	noticeProfileFromBlueprint: "Profile set from the blueprint: a copy, which a later change of the blueprint leaves as it is.",
 }
 
 // levelNotices is the notice of each autonomy level an Agent is set to (docs/policies.md).

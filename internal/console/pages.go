@@ -92,6 +92,7 @@ func (s *Server) pageRoutes() error {
 	s.schedulePages()
 	s.toolPages()
 	s.noticePages()
+	s.blueprintPages()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, contract.Errorf(contract.CodeNotFound, "there is no page at %s; start from the console's home page.", r.URL.Path))

@@ -230,9 +230,9 @@ func TestPages_NewPagesWithoutBrowser(t *testing.T) {
 	}
 }
 
-// TestPages_AgentsKeyboard: Tab walks the Agents page in reading order — navigation, each
-// Agent's link and forms, then the create form — and an Agent is created from the
-// keyboard alone.
+// TestPages_AgentsKeyboard: Tab walks the Agents page in reading order — navigation, the
+// introduction's link to the blueprints, each Agent's link and forms, then the create
+// form — and an Agent is created from the keyboard alone.
 func TestPages_AgentsKeyboard(t *testing.T) {
 	r := newPagesRig(t)
 	r.signIn(t)
@@ -248,7 +248,7 @@ func TestPages_AgentsKeyboard(t *testing.T) {
 		t.Errorf("the navigation is %q, want Agents in it", nav)
 	}
 	want := append(append([]string{"a Skip to content", "a Docket"}, nav...), "button Sign out",
-		"a calc", "button rotate-"+calc, "button revoke-"+calc, "input agent-name", "select agent-kind", "button create-agent")
+		"a blueprints-link", "a calc", "button rotate-"+calc, "button revoke-"+calc, "input agent-name", "select agent-kind", "button create-agent")
 	if diff := cmp.Diff(want, r.b.Focus(len(want))); diff != "" {
 		t.Errorf("Tab order (-want +got):\n%s", diff)
 	}

@@ -46,6 +46,7 @@ type backend interface {
 	taskBackend
 	delegateBackend
 	profileBackend
+	blueprintBackend
 	materialBackend
 	cardBackend
 	budgetBackend
@@ -314,6 +315,7 @@ func (s *Server) routes() {
 	s.policyRoutes()
 	s.recoveryRoutes()
 	s.profileRoutes()
+	s.blueprintRoutes()
 	s.materialRoutes()
 	s.hookRoutes()
 	s.artifactRoutes()

@@ -31,7 +31,8 @@ func httpStatus(code contract.Code) int {
 		contract.CodeRequestClosed, contract.CodeDigestMismatch, contract.CodeNotNeedsPerson, contract.CodeNotRetryable, contract.CodeOperationRunning,
 		contract.CodeCardVoid, contract.CodeCardClosed, contract.CodeTaskConflict, contract.CodeTaskNotClaimed, contract.CodeTaskFinished,
 		contract.CodeCaseClosed, contract.CodeHoldNotOwner,
-		contract.CodeToolUnlocked, contract.CodeCallChanged, contract.CodeToolLockDigest, contract.CodeToolNotAdvertised:
+		contract.CodeToolUnlocked, contract.CodeCallChanged, contract.CodeToolLockDigest, contract.CodeToolNotAdvertised,
+		contract.CodeBlueprintChanged:
 		return http.StatusConflict
 	}
 	// Every other code refuses the caller's input.

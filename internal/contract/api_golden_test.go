@@ -71,6 +71,11 @@ func TestAPIGolden(t *testing.T) {
 				{Schedule: "sch_0123456789abcdef", Agent: agent.ID, Due: at, FiredAt: at, Kind: contract.FireDue, Task: "t-0123456789abcdef", Outcome: string(contract.TaskCompleted)},
 				{Schedule: "sch_0123456789abcdef", Agent: agent.ID, Due: at, FiredAt: at, Kind: contract.FireRunNow, Outcome: contract.FireRefused,
 					ErrorCode: contract.CodeForbidden, Teaching: "agent calc is revoked and takes no tasks; post to a live Agent"}}}},
+		{"blueprint", &contract.Blueprint{Name: "researcher", BlueprintSpec: contract.BlueprintSpec{Description: "Verifies calculations.",
+			Profile: contract.ProfileSpec{Provider: "openai", ModelURL: "http://127.0.0.1:8080/v1", Model: "qwen2.5",
+				Allow: &contract.AllowList{CaseTypes: []string{"verified_calculation"}, Actions: []string{"write_output", "docket.ask"}}}},
+			Digest: contract.Sum([]byte("researcher")), SetBy: "member:mem_0123456789abcdef", SetAt: at}},
+		{"from_blueprint", &contract.FromBlueprint{Blueprint: "researcher", KeyFile: "/home/ada/.docket/agents/calc/model.key", Enabled: true}},
 		{"worker_page", &contract.Page[contract.WorkerStatus]{Items: []contract.WorkerStatus{
 			{Connection: conn, Lease: contract.LeaseHeld, WorkerID: "w-1", Generation: 3, ExpiresAt: &at,
 				Tools:   []contract.ToolLock{{Connection: conn.ID, Tool: "docket.workspace.read_json@1", Digest: "sha256:00"}},

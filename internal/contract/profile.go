@@ -26,6 +26,11 @@ type AgentProfile struct {
 	// Runtime is the last state docket start reported of the Agent's runtime; nil when
 	// none was ever reported.
 	Runtime *RuntimeStatus `json:"runtime,omitempty"`
+	// Blueprint names the blueprint the profile was made from, at the digest it copied;
+	// nil when it was set field by field. BlueprintState says whether that blueprint
+	// still has that digest: BlueprintCurrent, BlueprintChanged or BlueprintRemoved.
+	Blueprint      *BlueprintRef `json:"blueprint,omitempty"`
+	BlueprintState string        `json:"blueprintState,omitempty"`
 }
 
 // ProfileSpec is what a member sets of a profile: PUT .../agents/{agent}/profile.
@@ -73,6 +78,20 @@ type ProfileSpec struct {
 	ModelIdleSeconds      int `json:"modelIdleSeconds,omitempty"`
 
 	Enabled bool `json:"enabled"` // docket start runs a runtime for the Agent
+
+	// Allow is what the Agent may use: the authority lists every other Action blocked
+	// (not_in_profile) and refuses it at admission (docs/agents.md, "Blueprints"); nil
+	// limits nothing.
+	Allow *AllowList `json:"allow,omitempty"`
+}
+
+// SameRuntime reports whether a runtime started for p runs as one started for q would:
+// every field alike but the allow-list, which the authority holds and the runtime never
+// reads. docket start restarts a runtime whose profile changed otherwise; the pointer of
+// Allow must not make an unchanged profile look changed on every read.
+func (p ProfileSpec) SameRuntime(q ProfileSpec) bool {
+	p.Allow, q.Allow = nil, nil
+	return p == q
 }
 
 // Thinking settings of a profile.

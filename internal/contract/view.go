@@ -70,6 +70,9 @@ const (
 	// BlockCaseType: a direct Action of a locked Tool, outside an exploration Case or a
 	// Case whose Case Type opts in to direct Actions.
 	BlockCaseType BlockReason = "case_type"
+	// BlockNotInProfile: the caller's profile does not allow the Action, or work in the
+	// focused Case's Case Type ([AllowList.Refusal]).
+	BlockNotInProfile BlockReason = "not_in_profile"
 )
 
 // Wait is what a ready Action will wait on once applied.

@@ -161,7 +161,7 @@ func (r *runtimes) sync(ctx context.Context) {
 	r.mu.Lock()
 	var stop []contract.AgentID
 	for id, spec := range r.running {
-		if p, ok := want[id]; !ok || p.ProfileSpec != spec {
+		if p, ok := want[id]; !ok || !p.ProfileSpec.SameRuntime(spec) {
 			stop = append(stop, id)
 		}
 	}

@@ -59,7 +59,11 @@ import (
 //	15: material.added and material.disclosure_set, a file's metadata handed to an Agent
 //	   and whether its content may go to the Agent's model provider (material.added.json,
 //	   material.disclosure_set.json).
-const FormatVersion = 15
+//	16: blueprint.set and blueprint.removed, a member's named template of Agent profiles
+//	   (blueprint.set.json, blueprint.removed.json); agent.profile_set may carry allow,
+//	   the Case Types and Actions the Agent may use, and blueprint, the blueprint it was
+//	   copied from (agent.profile_set@7.json).
+const FormatVersion = 16
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -215,6 +215,8 @@ var Catalog = []Kind{
 	{NoticeFailed, false, NoticeFailedData{}},
 	{MaterialAdded, false, MaterialAddedData{}},
 	{MaterialDisclosureSet, false, MaterialDisclosureSetData{}},
+	{BlueprintSet, false, BlueprintSetData{}},
+	{BlueprintRemoved, false, BlueprintRemovedData{}},
 }
 
 var neutral = func() map[string]bool {
@@ -243,4 +245,11 @@ func ChangesSetup(typ string) bool {
 const (
 	MaterialAdded         = "material.added"          // a material's name, size, media type and sha256, for an Agent
 	MaterialDisclosureSet = "material.disclosure_set" // whether a material's content may go to the Agent's model provider
+)
+
+// Blueprints (docs/agents.md, "Blueprints"): a member's named templates of Agent
+// profiles. Never a model key.
+const (
+	BlueprintSet     = "blueprint.set"     // the blueprint's name, spec and digest
+	BlueprintRemoved = "blueprint.removed" // the blueprint's name
 )

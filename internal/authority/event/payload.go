@@ -306,6 +306,9 @@ type RunWindowOpenedData struct {
 type ProfileSetData struct {
 	Agent contract.AgentID `json:"agent"`
 	contract.ProfileSpec
+	// Blueprint names the blueprint the spec was copied from, at its digest; nil when the
+	// spec was set field by field.
+	Blueprint *contract.BlueprintRef `json:"blueprint,omitempty"`
 }
 
 // RuntimeReportedData is the Agent and its runtime's state.
@@ -557,3 +560,18 @@ type MaterialDisclosureSetData struct {
 
 func (MaterialAddedData) EventType() string         { return MaterialAdded }
 func (MaterialDisclosureSetData) EventType() string { return MaterialDisclosureSet }
+
+// BlueprintSetData is a blueprint as a member set it, with the digest of its spec.
+type BlueprintSetData struct {
+	Name string `json:"name"`
+	contract.BlueprintSpec
+	Digest contract.Digest `json:"digest"`
+}
+
+// BlueprintRemovedData names a removed blueprint.
+type BlueprintRemovedData struct {
+	Name string `json:"name"`
+}
+
+func (BlueprintSetData) EventType() string     { return BlueprintSet }
+func (BlueprintRemovedData) EventType() string { return BlueprintRemoved }

@@ -249,6 +249,15 @@ func (o *Operations) Begin(ctx context.Context, c identity.Caller, call Call) (*
 		}
 		return at(o.readArtifact(ctx, c, call, in))
 	case *contract.ApplyActionInput:
+		if in.Action == contract.ActionDecide || in.Action == contract.ActionRetry {
+			ce, err := o.builtinRefusal(ctx, c, in.Action)
+			if err != nil {
+				return nil, Answer{}, err
+			}
+			if ce != nil {
+				return at(o.answer(ctx, c, call.Focus, refusal(ce), 0, nil, nil))
+			}
+		}
 		switch in.Action {
 		case contract.ActionDecide:
 			return at(o.decideCall(ctx, c, call, in))
@@ -349,7 +358,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return admission{}, err
 	}
-	setup, err := l.setupLocked(ctx, o.store, project)
+	setup, err := l.agentSetupLocked(ctx, o.store, project, c.ID)
 	if err != nil {
 		return admission{}, err
 	}
@@ -367,6 +376,10 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
 	if ce := pinRefusal(w.Board(), call.Pin, call.Input); ce != nil {
+		r := refusal(ce)
+		return admission{focus: focus, setup: setup, refused: &r}, nil
+	}
+	if ce := profileRefusal(w.Board(), setup.Allow, call.Input); ce != nil {
 		r := refusal(ce)
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
@@ -568,7 +581,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	}
 	setup := r.setup
 	if setup == nil {
-		s, err := l.setupLocked(ctx, o.store, project)
+		s, err := l.agentSetupLocked(ctx, o.store, project, c.ID)
 		if err != nil {
 			return Answer{}, err
 		}
@@ -581,6 +594,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	if err := o.askView(ctx, c, &res.View); err != nil {
 		return Answer{}, err
 	}
+	blockBuiltins(&res.View, setup.Allow)
 	for _, id := range r.focus {
 		if fr, err := b.Focus(id); err == nil {
 			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)

@@ -143,6 +143,7 @@ type ledger struct {
 	arts     map[string]artifact                      // ref → artifact
 	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
+	allow    map[string]*contract.AllowList           // agent id → its profile's allow-list, when it has one (allow.go)
 	// queue holds the queued Operations (running, not_dispatched, with an execution) and
 	// their agents, kept as events apply, so that a Poll reads the queue, not every
 	// Operation the project ever had.
@@ -171,6 +172,7 @@ func (l *ledger) resetLocked() {
 	l.ops, l.requests, l.order = map[string][]*operation{}, map[contract.RequestID]*contract.Request{}, nil
 	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
 	l.voided = map[contract.RequestID]contract.Code{}
+	l.allow = map[string]*contract.AllowList{}
 	l.setup = nil
 	l.queue = map[*operation]string{}
 }
@@ -259,6 +261,8 @@ func (l *ledger) applyLocked(e store.Event) error {
 			return err
 		}
 		l.voidToolLocked(t.Tool, e.Type == event.ToolUnlocked)
+	case event.ProfileSet:
+		return l.applyProfileLocked(e)
 	case event.HookReported:
 		var h event.HookReportedData
 		if err := json.Unmarshal(e.Data, &h); err != nil {

@@ -1,7 +1,8 @@
 // Package profile keeps each Agent's profile and the last reported state of its
-// runtime, and of the worker docket start runs for a Connection: a projection of
-// agent.profile_set, agent.runtime_reported and worker.runtime_reported events, caught up
-// before each use, so that several instances over one store agree.
+// runtime, of the worker docket start runs for a Connection, and the project's
+// blueprints of profiles: a projection of agent.profile_set, agent.runtime_reported,
+// worker.runtime_reported, blueprint.set and blueprint.removed events, caught up before
+// each use, so that several instances over one store agree.
 package profile
 
 import (
@@ -9,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -36,6 +38,8 @@ type shelf struct {
 	names    map[contract.AgentID]string // every live Agent's name
 	profiles map[contract.AgentID]*contract.AgentProfile
 	workers  map[contract.ConnectionID]contract.RuntimeStatus // the supervised worker of each Connection, as last reported
+	// blueprints are the project's blueprints by name (docs/agents.md, "Blueprints").
+	blueprints map[string]*contract.Blueprint
 }
 
 // resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
@@ -44,6 +48,7 @@ type shelf struct {
 func (s *shelf) resetLocked() {
 	s.names, s.profiles = map[contract.AgentID]string{}, map[contract.AgentID]*contract.AgentProfile{}
 	s.workers = map[contract.ConnectionID]contract.RuntimeStatus{}
+	s.blueprints = map[string]*contract.Blueprint{}
 }
 
 // New returns the Keeper over st; now is the clock.
@@ -85,7 +90,8 @@ func (s *shelf) apply(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		p := &contract.AgentProfile{Agent: d.Agent, AgentName: s.names[d.Agent], ProfileSpec: d.ProfileSpec, SetBy: contract.Principal(e.Actor), SetAt: e.At}
+		p := &contract.AgentProfile{Agent: d.Agent, AgentName: s.names[d.Agent], ProfileSpec: d.ProfileSpec, SetBy: contract.Principal(e.Actor), SetAt: e.At,
+			Blueprint: d.Blueprint}
 		if old := s.profiles[d.Agent]; old != nil {
 			p.Runtime = old.Runtime
 		}
@@ -108,6 +114,19 @@ func (s *shelf) apply(e store.Event) error {
 		st := d.RuntimeStatus
 		st.Reported = e.At
 		s.workers[d.Connection] = st
+	case event.BlueprintSet:
+		var d event.BlueprintSetData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		s.blueprints[d.Name] = &contract.Blueprint{Name: d.Name, BlueprintSpec: d.BlueprintSpec, Digest: d.Digest,
+			SetBy: contract.Principal(e.Actor), SetAt: e.At}
+	case event.BlueprintRemoved:
+		var d event.BlueprintRemovedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		delete(s.blueprints, d.Name)
 	case event.ConnectionRevoked:
 		// A revoked Connection has no worker to run.
 		var d event.ConnectionRevokedData
@@ -137,7 +156,7 @@ func (k *Keeper) Profile(ctx context.Context, c identity.Caller, project contrac
 		return contract.AgentProfile{}, err
 	}
 	var out *contract.AgentProfile
-	err := k.read(ctx, project, func(s *shelf) { out = clone(s.profiles[agent]) })
+	err := k.read(ctx, project, func(s *shelf) { out = s.cloneProfile(s.profiles[agent]) })
 	if err != nil {
 		return contract.AgentProfile{}, err
 	}
@@ -156,7 +175,7 @@ func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.P
 	out := []contract.AgentProfile{}
 	err := k.read(ctx, project, func(s *shelf) {
 		for _, p := range s.profiles {
-			out = append(out, *clone(p))
+			out = append(out, *s.cloneProfile(p))
 		}
 	})
 	slices.SortFunc(out, func(a, b contract.AgentProfile) int { return cmp.Compare(a.AgentName, b.AgentName) })
@@ -164,7 +183,9 @@ func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.P
 }
 
 // Set replaces agent's profile with spec, for a member acting itself, once spec is
-// valid ([Validate]).
+// valid ([Validate]). A profile made from a blueprint keeps naming it while spec is still
+// its copy (the Agent's own key file and enabled switch aside): starting or stopping its
+// runtime keeps it a blueprint's Agent.
 func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, spec contract.ProfileSpec) (contract.AgentProfile, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.AgentProfile{}, err
@@ -176,7 +197,7 @@ func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.Pr
 		if _, live := s.names[agent]; !live {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
 		}
-		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ProfileSetData{Agent: agent, ProfileSpec: spec})
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.ProfileSetData{Agent: agent, ProfileSpec: spec, Blueprint: s.stillCopy(agent, spec)})
 	})
 }
 
@@ -247,7 +268,18 @@ func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.Pr
 	if err != nil {
 		return contract.AgentProfile{}, err
 	}
-	return *clone(s.profiles[agent]), nil
+	return *s.cloneProfile(s.profiles[agent]), nil
+}
+
+// cloneProfile copies p, with the state of the blueprint it was made from; nil stays nil.
+// s.mu must be held.
+func (s *shelf) cloneProfile(p *contract.AgentProfile) *contract.AgentProfile {
+	out := clone(p)
+	if out != nil && out.Blueprint != nil {
+		ref := *out.Blueprint
+		out.Blueprint, out.BlueprintState = &ref, s.blueprintState(&ref)
+	}
+	return out
 }
 
 // clone copies p, its runtime included; nil stays nil.
@@ -256,9 +288,26 @@ func clone(p *contract.AgentProfile) *contract.AgentProfile {
 		return nil
 	}
 	out := *p
+	out.Allow = cloneAllow(p.Allow)
 	if p.Runtime != nil {
 		rt := *p.Runtime
 		out.Runtime = &rt
 	}
 	return &out
+}
+
+// stillCopy returns the blueprint agent's profile was made from when spec is still that
+// copy, its key file and enabled switch aside; nil otherwise. s.mu must be held.
+func (s *shelf) stillCopy(agent contract.AgentID, spec contract.ProfileSpec) *contract.BlueprintRef {
+	old := s.profiles[agent]
+	if old == nil || old.Blueprint == nil {
+		return nil
+	}
+	a, b := old.ProfileSpec, spec
+	a.KeyFile, a.Enabled, b.KeyFile, b.Enabled = "", false, "", false
+	if !reflect.DeepEqual(a, b) {
+		return nil
+	}
+	ref := *old.Blueprint
+	return &ref
 }

@@ -69,6 +69,9 @@ func Validate(p contract.ProfileSpec) error {
 	if p.ModelFirstByteSeconds < 0 || p.ModelFirstByteSeconds > contract.MaxModelDeadlineSeconds || p.ModelIdleSeconds < 0 || p.ModelIdleSeconds > contract.MaxModelDeadlineSeconds {
 		return refuse("modelFirstByteSeconds and modelIdleSeconds are 0 (the defaults) to %d; got %d and %d.", contract.MaxModelDeadlineSeconds, p.ModelFirstByteSeconds, p.ModelIdleSeconds)
 	}
+	if err := validateAllow(p.Allow); err != nil {
+		return err
+	}
 	switch {
 	case p.InstructionsFile == "" && p.InstructionsDigest != "":
 		return refuse("instructionsDigest is given without instructionsFile; send both or neither.")
