@@ -11,8 +11,8 @@ import (
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/workbench"
+	"github.com/docketrun/docket/internal/worker"
 )
 
 // TestMaterials_ReadUnderStart: under a real docket start, with nothing set up by hand,
