@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/go-pdf/fpdf"
 
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
@@ -16,11 +19,12 @@ import (
 )
 
 // TestMaterials_ReadUnderStart: under a real docket start, with nothing set up by hand,
-// a member adds a file with docket material add and allows its disclosure; the Agent's
-// runtime, on an OpenAI-compatible test server that keeps every request, asks to read it
-// with read_material. The read waits for a person; until a member approves it no model
-// request holds the file's text, and once approved docket start's own worker reads the
-// material area and the text reaches the model. docket start set the read up at the
+// a member adds a text file and a PDF with docket material add and allows their
+// disclosure; the Agent's runtime, on an OpenAI-compatible test server that keeps every
+// request, asks to read the text file, then page 2 of the PDF, with read_material. Each
+// read waits for a person; until a member approves it no model request holds its text,
+// and once approved docket start's own worker reads the material area and the text
+// reaches the model: of the PDF, page 2's and no other page's. docket start set the read up at the
 // first add: the area in the vault with a deny-all list for the workspace Tools, the
 // capability, the Source binding, and docket.material.read@1 locked needing a person.
 // The text is never in serve's store or in any log (docs/materials.md).
@@ -29,15 +33,19 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	s := newStartEnv(t)
 	start, _, _ := s.run(t, "--listen", "127.0.0.1:0")
 	s.docket(t, nil, "agent", "create", "calc")
-	file := filepath.Join(t.TempDir(), "plan.txt")
+	dir := t.TempDir()
+	file, doc := filepath.Join(dir, "plan.txt"), filepath.Join(dir, "spec.pdf")
 	writeFile(t, file, secret, 0o644)
+	writeFile(t, doc, string(pdfOf(t, "PDF-PAGE-ONE-HERON: the preamble.", "PDF-PAGE-TWO-PLOVER: the launch window.")), 0o644)
 	var added []contract.Material
-	s.docketJSON(t, &added, "material", "add", "calc", file)
-	if len(added) != 1 {
-		t.Fatalf("docket material add = %+v, want one material", added)
+	s.docketJSON(t, &added, "material", "add", "calc", file, doc)
+	if len(added) != 2 || added[1].MediaType != "application/pdf" {
+		t.Fatalf("docket material add = %+v, want the text file and the PDF", added)
 	}
-	sha := added[0].SHA256
-	s.docket(t, nil, "material", "disclose", "calc", sha, "--allow")
+	sha, pdfSHA := added[0].SHA256, added[1].SHA256
+	for _, m := range added {
+		s.docket(t, nil, "material", "disclose", "calc", m.SHA256, "--allow")
+	}
 
 	// What docket start set up at the first add.
 	vb, err := os.ReadFile(s.vault)
@@ -68,7 +76,8 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	}
 
 	read := `{"tool":"ApplyAction","arguments":{"action":"read_material","params":{"material":"` + sha + `"}}}`
-	sc, err := scripted.ParseJSON([]byte(`{"turns":[{"calls":[` + read + `]},{"calls":[{"tool":"QueryBoard"}]},` +
+	readPage := `{"tool":"ApplyAction","arguments":{"action":"read_material","params":{"material":"` + pdfSHA + `","page":2}}}`
+	sc, err := scripted.ParseJSON([]byte(`{"turns":[{"calls":[` + read + `]},{"calls":[{"tool":"QueryBoard"}]},{"calls":[` + readPage + `]},{"calls":[{"tool":"QueryBoard"}]},` +
 		`{"calls":[{"tool":"QueryBoard","arguments":{"pattern":{"predicate":"material_text","args":{"material":"?m","text":"?t"}}}}]},{"final":"read it"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -79,38 +88,68 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	var task contract.Task
 	s.docketJSON(t, &task, "task", "post", "--agent", "calc", "Read the plan I added.")
 	s.taskIn(t, task.ID, contract.TaskWaiting)
-	holds := func() int {
+	holds := func(text string) int {
 		n := 0
 		for _, b := range model.Bodies() {
-			if bytes.Contains(b, []byte("START-MATERIAL-KESTREL")) {
+			if bytes.Contains(b, []byte(text)) {
 				n++
 			}
 		}
 		return n
 	}
-	if n := holds(); n != 0 {
-		t.Fatalf("%d model requests held the material's text before the read was approved", n)
+	approve := func(material string) {
+		t.Helper()
+		var rs []contract.Request
+		for deadline := time.Now().Add(60 * time.Second); len(rs) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			s.docketJSON(t, &rs, "requests")
+		}
+		if len(rs) != 1 || rs[0].Vector.Action != "read_material" || rs[0].Vector.Args["material"].Str() != material {
+			bodies := model.Bodies()
+			t.Fatalf("docket requests = %+v, want the read of %s; the model's last request: %s", rs, material, bodies[len(bodies)-1])
+		}
+		s.docket(t, nil, "decide", string(rs[0].ID), "approve", "--digest", rs[0].Digest)
 	}
-	var rs []contract.Request
-	s.docketJSON(t, &rs, "requests")
-	if len(rs) != 1 || rs[0].Vector.Action != "read_material" {
-		t.Fatalf("docket requests = %+v, want the read's request", rs)
+	for _, secret := range []string{"START-MATERIAL-KESTREL", "PDF-PAGE-TWO-PLOVER"} {
+		if n := holds(secret); n != 0 {
+			t.Fatalf("%d model requests held %s before its read was approved", n, secret)
+		}
 	}
-	s.docket(t, nil, "decide", string(rs[0].ID), "approve", "--digest", rs[0].Digest)
+	approve(sha)
+	approve(pdfSHA)
 	done := s.finished(t, task.ID)
 	if done.State != contract.TaskCompleted {
 		t.Fatalf("the task = %+v, want it completed", done)
 	}
-	if holds() == 0 {
-		t.Errorf("no model request held the material's text after the read was approved and its disclosure allowed")
+	for secret, want := range map[string]bool{"START-MATERIAL-KESTREL": true, "PDF-PAGE-TWO-PLOVER": true, "PDF-PAGE-ONE-HERON": false} {
+		if got := holds(secret) > 0; got != want {
+			t.Errorf("a model request holds %s: %v, want %v (the reads were of the text file and of the PDF's page 2)", secret, got, want)
+		}
 	}
 	var listed []contract.Material
 	s.docketJSON(t, &listed, "material", "list", "calc")
-	if len(listed) != 1 || len(listed[0].Reads) != 1 {
-		t.Errorf("docket material list = %+v, want the one read", listed)
+	if len(listed) != 2 || len(listed[0].Reads) != 1 || len(listed[1].Reads) != 1 {
+		t.Errorf("docket material list = %+v, want one read of each", listed)
 	}
 	s.stop(t, start)
-	assertNotStored(t, s.home, "START-MATERIAL-KESTREL")
+	for _, secret := range []string{"START-MATERIAL-KESTREL", "PDF-PAGE-TWO-PLOVER", "PDF-PAGE-ONE-HERON"} {
+		assertNotStored(t, s.home, secret)
+	}
+}
+
+// pdfOf makes a PDF of one page per text, here, so no binary fixture is needed.
+func pdfOf(t *testing.T, texts ...string) []byte {
+	t.Helper()
+	f := fpdf.New("P", "mm", "A4", "")
+	for _, s := range texts {
+		f.AddPage()
+		f.SetFont("Helvetica", "", 12)
+		f.Cell(40, 10, s)
+	}
+	var b bytes.Buffer
+	if err := f.Output(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // assertNotStored fails when any of serve's store files or docket start's logs under home
