@@ -6,13 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/go-pdf/fpdf"
 
 	"github.com/docketrun/docket/internal/agent/provider/providertest"
 	"github.com/docketrun/docket/internal/agent/provider/scripted"
+	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/workbench"
 	"github.com/docketrun/docket/internal/worker"
@@ -31,14 +34,15 @@ import (
 func TestMaterials_ReadUnderStart(t *testing.T) {
 	const secret = "START-MATERIAL-KESTREL: the launch code is 7-4-1-9."
 	s := newStartEnv(t)
-	start, _, _ := s.run(t, "--listen", "127.0.0.1:0")
-	s.docket(t, nil, "agent", "create", "calc")
+	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")
+	var at contract.AgentToken
+	s.docketJSON(t, &at, "agent", "create", "calc")
 	dir := t.TempDir()
 	file, doc := filepath.Join(dir, "plan.txt"), filepath.Join(dir, "spec.pdf")
 	writeFile(t, file, secret, 0o644)
 	writeFile(t, doc, string(pdfOf(t, "PDF-PAGE-ONE-HERON: the preamble.", "PDF-PAGE-TWO-PLOVER: the launch window.")), 0o644)
 	var added []contract.Material
-	s.docketJSON(t, &added, "material", "add", "calc", file, doc)
+	s.docketJSON(t, &added, "material", "add", "calc", file, doc, "--conversation", "plan-review")
 	if len(added) != 2 || added[1].MediaType != "application/pdf" {
 		t.Fatalf("docket material add = %+v, want the text file and the PDF", added)
 	}
@@ -86,7 +90,7 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	s.docket(t, nil, "agent", "profile", "set", "calc", "--provider", "openai", "--model-url", model.URL+"/v1", "--model", "m")
 	s.profiles(t, "calc's runtime running", running("calc"))
 	var task contract.Task
-	s.docketJSON(t, &task, "task", "post", "--agent", "calc", "Read the plan I added.")
+	s.docketJSON(t, &task, "task", "post", "--agent", "calc", "--conversation", "plan-review", "Read the plan I added.")
 	s.taskIn(t, task.ID, contract.TaskWaiting)
 	holds := func(text string) int {
 		n := 0
@@ -128,7 +132,33 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	var listed []contract.Material
 	s.docketJSON(t, &listed, "material", "list", "calc")
 	if len(listed) != 2 || len(listed[0].Reads) != 1 || len(listed[1].Reads) != 1 {
-		t.Errorf("docket material list = %+v, want one read of each", listed)
+		t.Fatalf("docket material list = %+v, want one read of each", listed)
+	}
+	for _, m := range listed {
+		if rd := m.Reads[0]; !strings.HasPrefix(string(rd.ApprovedBy), "member:") || rd.Request == "" {
+			t.Errorf("the read of %s = %+v; want it approved by the member, with its Request", m.Name, rd)
+		}
+	}
+
+	// The Agent's page and the conversation's list each material with who added it and
+	// each read: which Agent's Operation, when, and who approved it.
+	base := "http://" + addr
+	b := browsertest.New(t)
+	b.Do(chromedp.Navigate(base + "/?key=" + key))
+	b.SignIn(base, "admin", "correct horse battery")
+	pages := []struct{ path, list, shot string }{
+		{"/projects/default/agents/" + string(at.Agent.ID), "#materials", "agent-materials"},
+		{"/projects/default/agents/" + string(at.Agent.ID) + "/conversations/plan-review", "#conv-materials", "conversation-materials"},
+	}
+	for _, pg := range pages {
+		b.Do(chromedp.Navigate(base+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.list+" .material-read")))
+		got := b.Text(pg.list)
+		for _, want := range []string{"plan.txt", "spec.pdf", "added by admin", "read by Agent calc (operation 1)", "read by Agent calc (operation 2)", "approved by admin"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s lists %q, want %q", pg.path, got, want)
+			}
+		}
+		b.Screenshot(materialShots, pg.shot)
 	}
 	s.stop(t, start)
 	for _, secret := range []string{"START-MATERIAL-KESTREL", "PDF-PAGE-TWO-PLOVER", "PDF-PAGE-ONE-HERON"} {
@@ -151,6 +181,9 @@ func pdfOf(t *testing.T, texts ...string) []byte {
 	}
 	return b.Bytes()
 }
+
+// materialShots is where the materials' pages are shot for docs/materials.md.
+const materialShots = "../../docs/materials"
 
 // assertNotStored fails when any of serve's store files or docket start's logs under home
 // holds secret.

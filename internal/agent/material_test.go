@@ -148,6 +148,8 @@ func TestMaterial_ReachesTheModelOnlyApprovedAndDisclosed(t *testing.T) {
 		ms, err := r.auth.Materials(t.Context(), r.admin, "default", "calc")
 		if err != nil || len(ms) != 1 || len(ms[0].Reads) != 1 || ms[0].Reads[0].Ordinal != 1 || !ms[0].Disclosed || ms[0].Basis != contract.MaterialAsserted {
 			t.Errorf("Materials = %+v, %v; want the one material, disclosed, read by Operation 1", ms, err)
+		} else if rd := ms[0].Reads[0]; rd.ApprovedBy != r.admin.Principal() || rd.Request == "" || rd.ApprovedAt.IsZero() {
+			t.Errorf("the read = %+v; want it approved by %s, with its Request and when", rd, r.admin.Principal())
 		}
 	})
 	t.Run("approved, disclosure not allowed", func(t *testing.T) {

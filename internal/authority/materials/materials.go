@@ -53,11 +53,17 @@ type shelf struct {
 	cursor    eventlog.Cursor
 	names     map[contract.AgentID]string
 	materials map[key]*contract.Material
-	reading   map[opKey]string // Operations of the read Tool not settled yet → the material they read
+	reading   map[opKey]*pending // Operations of the read Tool not settled yet
+}
+
+// pending is a read not settled yet: the material it reads and the decision on it so far.
+type pending struct {
+	sha256 string
+	read   contract.MaterialRead
 }
 
 func (s *shelf) resetLocked() {
-	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]string{}
+	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]*pending{}
 }
 
 // New returns the Keeper over st; now is the clock.
@@ -111,16 +117,46 @@ func (s *shelf) apply(e store.Event) error {
 			return err
 		}
 		k := opKey{d.Agent, d.Ordinal}
-		if d.Execution != nil && d.Execution.Tool == ReadTool {
-			s.reading[k] = d.Execution.Args["material"].Str()
+		if d.Execution != nil && d.Execution.Tool == ReadTool && s.reading[k] == nil {
+			s.reading[k] = &pending{sha256: d.Execution.Args["material"].Str()}
 		}
-		sha, ok := s.reading[k]
-		if !ok || !d.State.Settled() {
+		p := s.reading[k]
+		if p == nil {
+			return nil
+		}
+		if d.Decision != "" {
+			p.read.Request = contract.RequestID(d.Decision)
+		}
+		if !d.State.Settled() {
 			return nil
 		}
 		delete(s.reading, k)
-		if m := s.materials[key{contract.AgentID(d.Agent), sha}]; m != nil && d.State == contract.OpDone {
-			m.Reads = append(m.Reads, contract.MaterialRead{Agent: contract.AgentID(d.Agent), Ordinal: d.Ordinal, At: e.At})
+		if m := s.materials[key{contract.AgentID(d.Agent), p.sha256}]; m != nil && d.State == contract.OpDone {
+			r := p.read
+			r.Agent, r.Ordinal, r.At = contract.AgentID(d.Agent), d.Ordinal, e.At
+			m.Reads = append(m.Reads, r)
+		}
+	case event.RequestChanged:
+		// The approval of a read's Request names who let it run.
+		var d event.RequestChangedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if d.RequestedBy.Kind() != contract.PrincipalAgent || d.State != contract.RequestApproved {
+			return nil
+		}
+		k := opKey{d.RequestedBy.ID(), d.Ordinal}
+		p := s.reading[k]
+		if p == nil && d.Vector.Tool == ReadTool {
+			// The approval may come before the Operation is queued with its Execution.
+			p = &pending{sha256: d.Vector.Args["material"].Str()}
+			s.reading[k] = p
+		}
+		if p != nil {
+			p.read.Request, p.read.ApprovedBy = d.ID, d.DecidedBy
+			if d.DecidedAt != nil {
+				p.read.ApprovedAt = *d.DecidedAt
+			}
 		}
 	}
 	return nil
