@@ -76,7 +76,8 @@ func (m *materialReader) ensure(ctx context.Context, cl *apiclient.Client) error
 	return nil
 }
 
-// install installs the capability unless the project has a release of it.
+// install installs the capability unless the project has a release of it, or declares
+// what it would (a member set the read up by hand).
 func (m *materialReader) install(ctx context.Context, cl *apiclient.Client, project string) error {
 	rs, err := apiclient.All[contract.Release](ctx, cl, apiclient.ProjectPath(project, "capabilities"))
 	if err != nil {
@@ -86,7 +87,15 @@ func (m *materialReader) install(ctx context.Context, cl *apiclient.Client, proj
 		return nil
 	}
 	up := contract.CapabilityUpload{Files: map[string]string{"capability.toml": materialsCapability}}
-	if err := cl.Do(ctx, http.MethodPost, apiclient.ProjectPath(project, "capabilities"), up, nil); err != nil {
+	err = cl.Do(ctx, http.MethodPost, apiclient.ProjectPath(project, "capabilities"), up, nil)
+	if contract.CodeOf(err) == contract.CodeCapabilityInvalid {
+		// It clashes with what the project declares: a read_material Action or a
+		// materials Source a member installed by hand, which is kept.
+		fmt.Fprintf(m.rts.cfg.Stderr, "docket start: %s is not installed, the project's own capabilities clash with it (%s); the material read is what they declare\n",
+			MaterialsCapability, teachingOf(err))
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("install %s: %w", MaterialsCapability, err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
@@ -14,8 +13,9 @@ import (
 // the vault, unless it is there already with that root. Its deny list holds "*", so the
 // workspace Tools, which honour a Source's deny list, read nothing through it: only the
 // material read (docket.material.read@1), which returns a reference in place of the text,
-// reads the area (docs/materials.md). A Source of that name that is something else is
-// refused: the vault is the person's as well, and what it holds is not replaced.
+// reads the area (docs/materials.md). A file Source of that name at that root is kept as
+// the person wrote it, deny list or not; one that is something else is refused: the vault
+// is the person's as well, and what it holds is not replaced.
 func (f Files) AddMaterialArea(source, root string) (Added, error) {
 	if err := checkSourceName(source); err != nil {
 		return Added{}, err
@@ -34,10 +34,10 @@ func (f Files) AddMaterialArea(source, root string) (Added, error) {
 			return Added{}, err
 		}
 		if s, ok := v.Source(source); ok {
-			if s.Type == "file" && filepath.Clean(s.Root) == root && slices.Contains(s.Deny, "*") {
+			if s.Type == "file" && filepath.Clean(s.Root) == root {
 				return added, nil
 			}
-			return Added{}, contract.Errorf(contract.CodeSourceExists, "the vault %s has a Source %s that is not the material area %s (a file Source with deny [\"*\"]); rename that Source, or make it so, then add the files again.", f.Vault, source, root)
+			return Added{}, contract.Errorf(contract.CodeSourceExists, "the vault %s has a Source %s that is not the material area %s; rename that Source, then add the files again.", f.Vault, source, root)
 		}
 	}
 	if err := f.apply(change{source: source, entry: vaultEntry{Type: "file", Root: root, Deny: []string{"*"}}}); err != nil {
