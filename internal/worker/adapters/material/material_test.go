@@ -73,12 +73,10 @@ func TestRead_PDFPage(t *testing.T) {
 	def := worker.Tool{Adapter: worker.AdapterMaterial, Entry: "read", SourceTypes: []string{"file"}}
 	run := func(page int64) worker.Outcome {
 		p, _ := contract.IntValue(page)
-		out, err := materialadapter.Adapter{}.Execute(t.Context(), worker.Call{Tool: worker.MaterialReadTool, Def: def,
+		// A refusal comes back as the Outcome and its error alike.
+		out, _ := materialadapter.Adapter{}.Execute(t.Context(), worker.Call{Tool: worker.MaterialReadTool, Def: def,
 			Source: &worker.Source{Name: "materials", Type: "file", Root: area.Dir},
 			Args:   contract.Args{"material": contract.StringValue(m.SHA256), "page": p}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		return out
 	}
 	out := run(2)
