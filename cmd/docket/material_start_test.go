@@ -129,6 +129,10 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 			t.Errorf("a model request holds %s: %v, want %v (the reads were of the text file and of the PDF's page 2)", secret, got, want)
 		}
 	}
+	// Each material is a Board fact the Agent saw in its View, with its name and digest.
+	if holds(`\"predicate\":\"material\"`) == 0 || holds(`\"name\":\"spec.pdf\"`) == 0 {
+		t.Error("no model request showed the materials' Board facts")
+	}
 	var listed []contract.Material
 	s.docketJSON(t, &listed, "material", "list", "calc")
 	if len(listed) != 2 || len(listed[0].Reads) != 1 || len(listed[1].Reads) != 1 {

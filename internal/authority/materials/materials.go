@@ -228,20 +228,47 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 	return *out, nil
 }
 
-// Add records the fact of a material added for agent, for a member acting itself.
-func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd) (contract.Material, error) {
+// AddIn records, in tx, the fact of a material added for agent, for a member acting
+// itself: [Keeper.Add] within a transaction of the caller's, which asserts the material's
+// Board fact in the same one (the authority's AddMaterial). The Keeper reads what it
+// wrote once tx commits, at its next catch-up.
+func (k *Keeper) AddIn(ctx context.Context, tx store.Tx, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time) error {
 	if err := c.RequireInPerson(project); err != nil {
-		return contract.Material{}, err
+		return err
 	}
 	if err := Validate(in); err != nil {
-		return contract.Material{}, err
+		return err
 	}
-	return k.act(ctx, c, project, agent, in.SHA256, func(tx store.Tx, s *shelf, now time.Time) error {
-		if _, live := s.names[agent]; !live {
-			return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
-		}
-		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
-	})
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return err
+	}
+	if err := s.cursor.CatchUpTo(ctx, tx, project, head.Seq, s.apply); err != nil {
+		return fmt.Errorf("read materials of %s: %w", project, err)
+	}
+	if _, live := s.names[agent]; !live {
+		return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
+	}
+	return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+}
+
+// FactPredicate is the Board fact each added material is, at project scope, asserted by
+// the member who added it: material(agent, conversation, name, size, media_type, sha256).
+// Its arguments are the file's metadata, never its bytes.
+const FactPredicate = "material"
+
+// Fact is the Board batch that asserts material in's fact for agent.
+func Fact(agent contract.AgentID, in contract.MaterialAdd) (contract.Batch, error) {
+	size, err := contract.IntValue(in.Size)
+	if err != nil {
+		return contract.Batch{}, contract.Errorf(contract.CodeMaterialInvalid, "the material's size %d cannot be a fact's argument; give its size in bytes.", in.Size)
+	}
+	return contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: FactPredicate, Args: contract.Args{
+		"agent": contract.StringValue(string(agent)), "conversation": contract.StringValue(in.Conversation), "name": contract.StringValue(in.Name),
+		"size": size, "media_type": contract.StringValue(in.MediaType), "sha256": contract.StringValue(in.SHA256)}}}}}, nil
 }
 
 // SetDisclosure sets whether agent's material sha256 may be sent to its model
