@@ -27,7 +27,8 @@ import (
 // request, asks to read the text file, then page 2 of the PDF, with read_material. Each
 // read waits for a person; until a member approves it no model request holds its text,
 // and once approved docket start's own worker reads the material area and the text
-// reaches the model: of the PDF, page 2's and no other page's. docket start set the read up at the
+// reaches the model: of the PDF, page 2's and no other page's. A read of a digest no
+// member added is refused by the Action's precondition before anyone is asked. docket start set the read up at the
 // first add: the area in the vault with a deny-all list for the workspace Tools, the
 // capability, the Source binding, and docket.material.read@1 locked needing a person.
 // The text is never in serve's store or in any log (docs/materials.md).
@@ -80,8 +81,11 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	}
 
 	read := `{"tool":"ApplyAction","arguments":{"action":"read_material","params":{"material":"` + sha + `"}}}`
+	// A digest no member added has no material fact: the read's precondition refuses it
+	// before any person is asked.
+	unknown := `{"tool":"ApplyAction","arguments":{"action":"read_material","params":{"material":"sha256:` + strings.Repeat("0", 64) + `"}}}`
 	readPage := `{"tool":"ApplyAction","arguments":{"action":"read_material","params":{"material":"` + pdfSHA + `","page":2}}}`
-	sc, err := scripted.ParseJSON([]byte(`{"turns":[{"calls":[` + read + `]},{"calls":[{"tool":"QueryBoard"}]},{"calls":[` + readPage + `]},{"calls":[{"tool":"QueryBoard"}]},` +
+	sc, err := scripted.ParseJSON([]byte(`{"turns":[{"calls":[` + unknown + `,` + read + `]},{"calls":[{"tool":"QueryBoard"}]},{"calls":[` + readPage + `]},{"calls":[{"tool":"QueryBoard"}]},` +
 		`{"calls":[{"tool":"QueryBoard","arguments":{"pattern":{"predicate":"material_text","args":{"material":"?m","text":"?t"}}}}]},{"final":"read it"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +122,7 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 			t.Fatalf("%d model requests held %s before its read was approved", n, secret)
 		}
 	}
-	approve(sha)
+	approve(sha) // the only request: the unknown digest's read asked no one
 	approve(pdfSHA)
 	done := s.finished(t, task.ID)
 	if done.State != contract.TaskCompleted {
@@ -128,6 +132,9 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 		if got := holds(secret) > 0; got != want {
 			t.Errorf("a model request holds %s: %v, want %v (the reads were of the text file and of the PDF's page 2)", secret, got, want)
 		}
+	}
+	if holds(`\"errorCode\":\"action_blocked\",\"teaching\":\"the preconditions of read_material do not hold`) == 0 {
+		t.Error("no model request showed the read of an unknown digest refused")
 	}
 	// Each material is a Board fact the Agent saw in its View, with its name and digest.
 	if holds(`\"predicate\":\"material\"`) == 0 || holds(`\"name\":\"spec.pdf\"`) == 0 {
@@ -157,7 +164,7 @@ func TestMaterials_ReadUnderStart(t *testing.T) {
 	for _, pg := range pages {
 		b.Do(chromedp.Navigate(base+pg.path), chromedp.WaitVisible(chromedp.CSS(pg.list+" .material-read")))
 		got := b.Text(pg.list)
-		for _, want := range []string{"plan.txt", "spec.pdf", "added by admin", "read by Agent calc (operation 1)", "read by Agent calc (operation 2)", "approved by admin"} {
+		for _, want := range []string{"plan.txt", "spec.pdf", "added by admin", "read by Agent calc (operation 2)", "read by Agent calc (operation 3)", "approved by admin"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s lists %q, want %q", pg.path, got, want)
 			}
