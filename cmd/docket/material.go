@@ -31,7 +31,8 @@ bytes go into the material area (<data dir>/materials, mode 0600), never into se
 events or logs, and serve records each file's name, size, media type and sha256, as asserted
 by you. The Agent reads a material only through a material read Action (docket.material.read@1),
 which a person approves; its text reaches the Agent's model only once docket material disclose
-allows it.
+allows it. The first add sets that read up on docket start's worker (docs/materials.md). A PDF
+is read page by page as text.
 
 Examples:
   docket material add calc invoice.txt notes.md
@@ -66,7 +67,8 @@ type materialListCmd struct {
 
 func (c *materialListCmd) Help() string {
 	return `Lists materials, newest first: the Agent, the file's name, size, media type and sha256, who
-added it, whether its content may go to the Agent's model provider, and the Operations that read it.
+added it, whether its content may go to the Agent's model provider, and the Operations that read it
+with who approved each read.
 
 Examples:
   docket material list
@@ -94,7 +96,11 @@ func (c *materialListCmd) Run(ctx context.Context, e *env) error {
 	for _, m := range page.Items {
 		reads := []string{}
 		for _, r := range m.Reads {
-			reads = append(reads, fmt.Sprintf("operation %d at %s", r.Ordinal, r.At.Format(time.RFC3339)))
+			by := "needing no approval"
+			if r.ApprovedBy != "" {
+				by = "approved by " + string(r.ApprovedBy)
+			}
+			reads = append(reads, fmt.Sprintf("operation %d at %s, %s", r.Ordinal, r.At.Format(time.RFC3339), by))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", m.AgentName, m.Name, m.Size, m.MediaType, m.SHA256, m.AddedBy,
 			yesNo(m.Disclosed), strings.Join(reads, ", "))

@@ -145,9 +145,16 @@ func TestMaterial_ReachesTheModelOnlyApprovedAndDisclosed(t *testing.T) {
 		if strings.Contains(logs, "HYACINTH") {
 			t.Error("the material's text is in the runtime's log")
 		}
+		// The material is a Board fact the Agent sees in its View: its metadata, never
+		// its text.
+		if got := requestsWith(srv, `\"predicate\":\"material\"`); len(got) == 0 {
+			t.Error("no model request showed the material's Board fact in the View")
+		}
 		ms, err := r.auth.Materials(t.Context(), r.admin, "default", "calc")
 		if err != nil || len(ms) != 1 || len(ms[0].Reads) != 1 || ms[0].Reads[0].Ordinal != 1 || !ms[0].Disclosed || ms[0].Basis != contract.MaterialAsserted {
 			t.Errorf("Materials = %+v, %v; want the one material, disclosed, read by Operation 1", ms, err)
+		} else if rd := ms[0].Reads[0]; rd.ApprovedBy != r.admin.Principal() || rd.Request == "" || rd.ApprovedAt.IsZero() {
+			t.Errorf("the read = %+v; want it approved by %s, with its Request and when", rd, r.admin.Principal())
 		}
 	})
 	t.Run("approved, disclosure not allowed", func(t *testing.T) {

@@ -3,9 +3,14 @@ package authority
 import (
 	"context"
 
+	"github.com/docketrun/docket/internal/authority/boards"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/materials"
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // materialAgent resolves an Agent by name or id for a member, or for the Agent itself.
@@ -52,7 +57,36 @@ func (a *Authority) AddMaterial(ctx context.Context, c Caller, project contract.
 	if err != nil {
 		return contract.Material{}, err
 	}
-	return a.materials.Add(ctx, c, project, id, in)
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.Material{}, err
+	}
+	if err := materials.Validate(in); err != nil {
+		return contract.Material{}, err
+	}
+	batch, err := materials.Fact(id, in)
+	if err != nil {
+		return contract.Material{}, err
+	}
+	// The event and the Board fact the Agent sees in its View land in one transaction
+	// (docs/materials.md): the member asserts the fact, so it is tier asserted, as the
+	// digest is.
+	now := a.now().UTC().Round(0)
+	err = a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
+		br, err := w.Board().ApplyBatch(board.Author{Principal: c.Principal()}, batch)
+		if err != nil {
+			return err
+		}
+		var ch *boards.Change
+		if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
+			ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
+		}
+		return w.Commit(ctx, ch, c.Principal(), now, "agent "+agent,
+			func(tx store.Tx) error { return a.materials.AddIn(ctx, tx, c, project, id, in, now) }, nil)
+	})
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return a.materials.Get(ctx, c, project, id, in.SHA256)
 }
 
 // SetMaterialDisclosure sets whether a material's content may go to the Agent's model

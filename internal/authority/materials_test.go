@@ -39,6 +39,19 @@ func TestMaterials_FactsAndWhoMay(t *testing.T) {
 	if err != nil || m.Name != "plan.txt" || m.Basis != contract.MaterialAsserted || m.Disclosed || m.AddedBy != p.Admin.Principal() {
 		t.Fatalf("AddMaterial = %+v, %v", m, err)
 	}
+	// The material is a Board fact at project scope, asserted by the member, holding its
+	// metadata; adding the same file again asserts nothing more.
+	if _, err := p.A.AddMaterial(ctx, p.Admin, "default", "calc", in); err != nil {
+		t.Fatalf("AddMaterial again = %v", err)
+	}
+	facts, err := p.A.Facts(ctx, p.Admin, "default", contract.Atom{Predicate: materials.FactPredicate, Args: contract.Args{}}, 10)
+	if err != nil || len(facts.Items) != 1 {
+		t.Fatalf("the material facts = %+v, %v; want one", facts, err)
+	}
+	if f := facts.Items[0]; f.Tier != contract.TierAsserted || f.CreatedBy != p.Admin.Principal() || f.Atom.Args["sha256"].Str() != planSHA ||
+		f.Atom.Args["name"].Str() != "plan.txt" || f.Atom.Args["size"].Int() != 12 || f.Atom.Args["agent"].Str() != p.Agent.ID || f.Atom.Args["conversation"].Str() != "c1" {
+		t.Errorf("the material fact = %+v, want plan.txt's metadata for calc, asserted by the member", f)
+	}
 	// The Agent reads its own material's disclosure; another Agent is refused.
 	if got, err := p.A.Material(ctx, p.Agent, "default", p.Agent.ID, planSHA); err != nil || got.Disclosed {
 		t.Errorf("the Agent's own material = %+v, %v; want it, not disclosed", got, err)

@@ -163,10 +163,19 @@ type agentBody struct {
 	Workbench *Workbench
 }
 
-// materialView is one material on an Agent's or a conversation's page.
+// materialView is one material on an Agent's or a conversation's page: who added it,
+// and each read that ran, by which Agent's Operation, when, and who approved it.
 type materialView struct {
 	contract.Material
 	AddedByName who
+	ReadViews   []materialReadView
+}
+
+// materialReadView is one settled read of a material, with its names resolved.
+type materialReadView struct {
+	contract.MaterialRead
+	By         who // the Agent that read it
+	ApprovedBy who // who approved the read; "—" when it needed no decision
 }
 
 // materialViews returns agent's materials as the pages show them; conversation, when
@@ -179,6 +188,9 @@ func (s *Server) materialViews(ctx context.Context, v visit, agent contract.Agen
 	by := make([]contract.Principal, 0, len(ms))
 	for _, m := range ms {
 		by = append(by, m.AddedBy)
+		for _, rd := range m.Reads {
+			by = append(by, rd.ApprovedBy)
+		}
 	}
 	book, err := s.names(ctx, v, by...)
 	if err != nil {
@@ -187,7 +199,12 @@ func (s *Server) materialViews(ctx context.Context, v visit, agent contract.Agen
 	out := []materialView{}
 	for _, m := range ms {
 		if conversation == "" || m.Conversation == conversation {
-			out = append(out, materialView{Material: m, AddedByName: book.who(m.AddedBy)})
+			mv := materialView{Material: m, AddedByName: book.who(m.AddedBy)}
+			for _, rd := range m.Reads {
+				mv.ReadViews = append(mv.ReadViews, materialReadView{MaterialRead: rd,
+					By: book.who(contract.NewPrincipal(contract.PrincipalAgent, string(rd.Agent))), ApprovedBy: book.who(rd.ApprovedBy)})
+			}
+			out = append(out, mv)
 		}
 	}
 	return out, nil

@@ -26,11 +26,18 @@ type MaterialDisclosure struct {
 	Allowed bool `json:"allowed"`
 }
 
-// MaterialRead is one settled read of a material by an Agent's Operation.
+// MaterialRead is one settled read of a material by an Agent's Operation, with the
+// decision that let it run.
 type MaterialRead struct {
 	Agent   AgentID   `json:"agent"`
 	Ordinal int64     `json:"ordinal"`
 	At      time.Time `json:"at"`
+	// Request is the Request the read waited on, and ApprovedBy and ApprovedAt who
+	// approved it and when; empty when the read needed no decision (its approval set to
+	// none).
+	Request    RequestID `json:"request,omitempty"`
+	ApprovedBy Principal `json:"approvedBy,omitempty"`
+	ApprovedAt time.Time `json:"approvedAt,omitzero"`
 }
 
 // Material is a material as the authority keeps it, per Agent.

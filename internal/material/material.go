@@ -9,6 +9,7 @@
 package material
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/material/pdftext"
 )
 
 // MaxSize bounds one material's bytes.
@@ -156,22 +158,43 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 type Text struct {
 	SHA256    string `json:"sha256"`
 	Size      int64  `json:"size"`
-	Offset    int64  `json:"offset"`
+	Offset    int64  `json:"offset"` // in the material's text: a PDF's pages' text, for a PDF
 	Text      string `json:"text"`
-	Truncated bool   `json:"truncated"` // more text follows Offset+len(Text)
+	Truncated bool   `json:"truncated"`       // more text follows Offset+len(Text) (in the page read, for a page)
+	Page      int64  `json:"page,omitempty"`  // the PDF page read, from 1; 0 for a text file or a read by offset
+	Pages     int64  `json:"pages,omitempty"` // a PDF's pages; 0 for a text file
 }
 
-// ReadText reads at most limit bytes of material digest's text from offset (limit 0:
-// DefaultReadLimit; at most MaxReadLimit), ending on a whole UTF-8 character. It checks
-// the whole file still has its digest, and refuses content that is not UTF-8 text.
+// Query is what one read takes: Limit bytes of text from Offset (Limit 0:
+// DefaultReadLimit; at most MaxReadLimit). With Page (from 1), the material must be a
+// PDF, Offset counts from that page's start and the read ends at the page's end.
+type Query struct {
+	Offset, Limit, Page int64
+}
+
+// PageBreak separates a PDF's pages in its text, as pdftotext does.
+const PageBreak = "\f"
+
+// ReadText reads at most limit bytes of material digest's text from offset: [Area.Read]
+// with no page. It is what the runtime reads a reference's slice back with.
 func (a Area) ReadText(digest string, offset, limit int64) (Text, error) {
+	return a.Read(digest, Query{Offset: offset, Limit: limit})
+}
+
+// Read reads the slice q names of material digest's text, ending on a whole UTF-8
+// character. It checks the whole file still has its digest. A material's text is the
+// file itself when it is UTF-8 text, and a PDF's pages' text, each page ended by
+// PageBreak, when it is a PDF (read within pdftext's bounds of time and size); any
+// other content, and a PDF whose text cannot be read, is refused.
+func (a Area) Read(digest string, q Query) (Text, error) {
 	hexsum, err := ParseDigest(digest)
 	if err != nil {
 		return Text{}, err
 	}
-	if offset < 0 || limit < 0 || limit > MaxReadLimit {
-		return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "read from a non-negative offset at most %d bytes.", MaxReadLimit)
+	if q.Offset < 0 || q.Limit < 0 || q.Limit > MaxReadLimit || q.Page < 0 {
+		return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "read from a non-negative offset (and page) at most %d bytes.", MaxReadLimit)
 	}
+	limit := q.Limit
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
@@ -185,20 +208,51 @@ func (a Area) ReadText(digest string, offset, limit int64) (Text, error) {
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != hexsum {
 		return Text{}, contract.Errorf(contract.CodeMaterialNotFound, "material %s no longer has its digest in the material area: it was changed on disk; add the file again.", digest)
 	}
-	if !utf8.Valid(b) || strings.ContainsRune(string(b), 0) {
-		return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "material %s is not UTF-8 text; only text materials are read (docs/materials.md).", digest)
+	size := int64(len(b))
+	var text string
+	var pages []string
+	switch {
+	case pdftext.IsPDF(b):
+		if pages, err = pdftext.Pages(b, 0); err != nil {
+			return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "material %s is a PDF whose text cannot be read (%v); hand the Agent its text as a .txt file instead.", digest, err)
+		}
+		var sb strings.Builder
+		for _, p := range pages {
+			sb.WriteString(p)
+			sb.WriteString(PageBreak)
+		}
+		text = sb.String()
+	case utf8.Valid(b) && !bytes.Contains(b, []byte{0}):
+		text = string(b)
+	default:
+		return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "material %s is neither UTF-8 text nor a PDF; only those are read (docs/materials.md).", digest)
 	}
-	if offset > int64(len(b)) {
-		offset = int64(len(b))
+	start, stop := int64(0), int64(len(text))
+	if q.Page > 0 {
+		if pages == nil {
+			return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "material %s is not a PDF, so it has no pages; read it by offset.", digest)
+		}
+		if q.Page > int64(len(pages)) {
+			return Text{}, contract.Errorf(contract.CodeMaterialInvalid, "material %s has %d pages; ask for a page from 1 to %d.", digest, len(pages), len(pages))
+		}
+		for _, p := range pages[:q.Page-1] {
+			start += int64(len(p) + len(PageBreak))
+		}
+		stop = start + int64(len(pages[q.Page-1]))
 	}
-	end := min(offset+limit, int64(len(b)))
-	for end > offset && end < int64(len(b)) && !utf8.RuneStart(b[end]) {
+	offset := min(start+q.Offset, stop)
+	end := min(offset+limit, stop)
+	for end > offset && end < int64(len(text)) && !utf8.RuneStart(text[end]) {
 		end--
 	}
-	for offset < end && !utf8.RuneStart(b[offset]) {
+	for offset < end && !utf8.RuneStart(text[offset]) {
 		offset++
 	}
-	return Text{SHA256: digest, Size: int64(len(b)), Offset: offset, Text: string(b[offset:end]), Truncated: end < int64(len(b))}, nil
+	t := Text{SHA256: digest, Size: size, Offset: offset, Text: text[offset:end], Truncated: end < stop, Page: q.Page}
+	if pages != nil {
+		t.Pages = int64(len(pages))
+	}
+	return t, nil
 }
 
 // RefPrefix begins every reference to a material's text.

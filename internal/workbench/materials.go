@@ -49,6 +49,7 @@ type materialAdder struct {
 	rts     *runtimes
 	token   string
 	area    material.Area
+	read    *materialReader // sets the Agents' material read up at the first add
 	xorigin *http.CrossOriginProtection
 }
 
@@ -174,6 +175,11 @@ func (m *materialAdder) add(w http.ResponseWriter, r *http.Request, program bool
 			}
 			if cl, err = m.rts.member(); err != nil {
 				return nil, err
+			}
+			if m.read != nil {
+				if err := m.read.ensure(r.Context(), cl); err != nil {
+					return nil, fmt.Errorf("set up the material read: %w", err)
+				}
 			}
 		}
 		if len(added) == MaxMaterialFiles {

@@ -200,8 +200,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	local.Handle(ToolsPath, tp)
 	local.Handle(ToolsPath+"/", tp)
-	local.Handle(MaterialsPath, &materialAdder{rts: rts, token: MaterialsToken(kids.serveKey),
-		area: material.Area{Dir: filepath.Join(cfg.Dir, MaterialsDir)}, xorigin: http.NewCrossOriginProtection()})
+	area := filepath.Join(cfg.Dir, MaterialsDir)
+	local.Handle(MaterialsPath, &materialAdder{rts: rts, token: MaterialsToken(kids.serveKey), area: material.Area{Dir: area},
+		read:    &materialReader{rts: rts, files: toolset.Files{Manifest: kids.manifest, Vault: kids.vault}, root: area},
+		xorigin: http.NewCrossOriginProtection()})
 	local.Handle("/", fu) // fu refuses every other path with where the console is
 	gate.local = local
 	gate.firstVisit = func(r *http.Request) bool { return r.URL.Path == "/" && fu.needsModel(r.Context()) }

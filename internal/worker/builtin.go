@@ -51,8 +51,8 @@ func builtinTools() map[contract.ToolID]Tool {
 		WorkspaceTool(OpWriteText): def(OpWriteText, contract.ToolKindWrite, map[string]Param{"path": path, "text": path}, "path", "sha256", "size"),
 	}
 	tools[MaterialReadTool] = Tool{Adapter: AdapterMaterial, SourceTypes: []string{"file"}, Entry: "read", Kind: contract.ToolKindRead,
-		Params:  map[string]Param{"material": path, "offset": {Type: ParamInteger}, "limit": {Type: ParamInteger}},
-		Returns: []string{"material", "size", "offset", "bytes", "truncated", "text"}}
+		Params:  map[string]Param{"material": path, "offset": {Type: ParamInteger}, "limit": {Type: ParamInteger}, "page": {Type: ParamInteger}},
+		Returns: []string{"material", "size", "offset", "bytes", "truncated", "page", "pages", "text"}}
 	// Run as a direct Action (the console's tools page runs it so, as a governed read),
 	// each tool the server lists lands as an mcp_tool fact of the Source it was read
 	// from, which the page reads back to offer the tools (docs/tools.md).

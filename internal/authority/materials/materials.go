@@ -53,11 +53,17 @@ type shelf struct {
 	cursor    eventlog.Cursor
 	names     map[contract.AgentID]string
 	materials map[key]*contract.Material
-	reading   map[opKey]string // Operations of the read Tool not settled yet → the material they read
+	reading   map[opKey]*pending // Operations of the read Tool not settled yet
+}
+
+// pending is a read not settled yet: the material it reads and the decision on it so far.
+type pending struct {
+	sha256 string
+	read   contract.MaterialRead
 }
 
 func (s *shelf) resetLocked() {
-	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]string{}
+	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]*pending{}
 }
 
 // New returns the Keeper over st; now is the clock.
@@ -111,16 +117,46 @@ func (s *shelf) apply(e store.Event) error {
 			return err
 		}
 		k := opKey{d.Agent, d.Ordinal}
-		if d.Execution != nil && d.Execution.Tool == ReadTool {
-			s.reading[k] = d.Execution.Args["material"].Str()
+		if d.Execution != nil && d.Execution.Tool == ReadTool && s.reading[k] == nil {
+			s.reading[k] = &pending{sha256: d.Execution.Args["material"].Str()}
 		}
-		sha, ok := s.reading[k]
-		if !ok || !d.State.Settled() {
+		p := s.reading[k]
+		if p == nil {
+			return nil
+		}
+		if d.Decision != "" {
+			p.read.Request = contract.RequestID(d.Decision)
+		}
+		if !d.State.Settled() {
 			return nil
 		}
 		delete(s.reading, k)
-		if m := s.materials[key{contract.AgentID(d.Agent), sha}]; m != nil && d.State == contract.OpDone {
-			m.Reads = append(m.Reads, contract.MaterialRead{Agent: contract.AgentID(d.Agent), Ordinal: d.Ordinal, At: e.At})
+		if m := s.materials[key{contract.AgentID(d.Agent), p.sha256}]; m != nil && d.State == contract.OpDone {
+			r := p.read
+			r.Agent, r.Ordinal, r.At = contract.AgentID(d.Agent), d.Ordinal, e.At
+			m.Reads = append(m.Reads, r)
+		}
+	case event.RequestChanged:
+		// The approval of a read's Request names who let it run.
+		var d event.RequestChangedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if d.RequestedBy.Kind() != contract.PrincipalAgent || d.State != contract.RequestApproved {
+			return nil
+		}
+		k := opKey{d.RequestedBy.ID(), d.Ordinal}
+		p := s.reading[k]
+		if p == nil && d.Vector.Tool == ReadTool {
+			// The approval may come before the Operation is queued with its Execution.
+			p = &pending{sha256: d.Vector.Args["material"].Str()}
+			s.reading[k] = p
+		}
+		if p != nil {
+			p.read.Request, p.read.ApprovedBy = d.ID, d.DecidedBy
+			if d.DecidedAt != nil {
+				p.read.ApprovedAt = *d.DecidedAt
+			}
 		}
 	}
 	return nil
@@ -192,20 +228,47 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 	return *out, nil
 }
 
-// Add records the fact of a material added for agent, for a member acting itself.
-func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd) (contract.Material, error) {
+// AddIn records, in tx, the fact of a material added for agent, for a member acting
+// itself: [Keeper.Add] within a transaction of the caller's, which asserts the material's
+// Board fact in the same one (the authority's AddMaterial). The Keeper reads what it
+// wrote once tx commits, at its next catch-up.
+func (k *Keeper) AddIn(ctx context.Context, tx store.Tx, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time) error {
 	if err := c.RequireInPerson(project); err != nil {
-		return contract.Material{}, err
+		return err
 	}
 	if err := Validate(in); err != nil {
-		return contract.Material{}, err
+		return err
 	}
-	return k.act(ctx, c, project, agent, in.SHA256, func(tx store.Tx, s *shelf, now time.Time) error {
-		if _, live := s.names[agent]; !live {
-			return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
-		}
-		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
-	})
+	s := k.shelf(project)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := tx.LockHead(ctx, string(project))
+	if err != nil {
+		return err
+	}
+	if err := s.cursor.CatchUpTo(ctx, tx, project, head.Seq, s.apply); err != nil {
+		return fmt.Errorf("read materials of %s: %w", project, err)
+	}
+	if _, live := s.names[agent]; !live {
+		return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
+	}
+	return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+}
+
+// FactPredicate is the Board fact each added material is, at project scope, asserted by
+// the member who added it: material(agent, conversation, name, size, media_type, sha256).
+// Its arguments are the file's metadata, never its bytes.
+const FactPredicate = "material"
+
+// Fact is the Board batch that asserts material in's fact for agent.
+func Fact(agent contract.AgentID, in contract.MaterialAdd) (contract.Batch, error) {
+	size, err := contract.IntValue(in.Size)
+	if err != nil {
+		return contract.Batch{}, contract.Errorf(contract.CodeMaterialInvalid, "the material's size %d cannot be a fact's argument; give its size in bytes.", in.Size)
+	}
+	return contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: FactPredicate, Args: contract.Args{
+		"agent": contract.StringValue(string(agent)), "conversation": contract.StringValue(in.Conversation), "name": contract.StringValue(in.Name),
+		"size": size, "media_type": contract.StringValue(in.MediaType), "sha256": contract.StringValue(in.SHA256)}}}}}, nil
 }
 
 // SetDisclosure sets whether agent's material sha256 may be sent to its model

@@ -84,6 +84,7 @@ type vaultEntry struct {
 	Command []string          `json:"command,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	Deny    []string          `json:"deny,omitempty"`
 }
 
 // change is one edit: the Tools to add to the manifest and the Source to add to the vault.

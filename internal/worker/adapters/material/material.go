@@ -28,8 +28,9 @@ func (Adapter) CheckTool(id contract.ToolID, t worker.Tool) error {
 	return nil
 }
 
-// Execute reads the slice the call names and returns one row: the material's digest and
-// size, the slice's offset, length and whether more follows, and in "text" the
+// Execute reads the slice the call names (by offset and limit, or a PDF's page) and
+// returns one row: the material's digest and size, the slice's offset, length and
+// whether more follows, the page read and a PDF's pages (0 for a text file), and in "text" the
 // slice's reference ([material.Ref]), which only the runtime on this machine turns
 // back into text, when its disclosure is allowed.
 func (a Adapter) Execute(_ context.Context, c worker.Call) (worker.Outcome, error) {
@@ -39,26 +40,29 @@ func (a Adapter) Execute(_ context.Context, c worker.Call) (worker.Outcome, erro
 	if c.Source == nil || c.Source.Type != "file" {
 		return worker.Refuse(contract.Errorf(contract.CodeSourceTypeMatch, "the material read runs against the file Source of the material area; bind one (docs/materials.md)."))
 	}
-	off, limit := int64(0), int64(0)
-	if v, ok := c.Args["offset"]; ok {
-		off = v.Int()
+	var q material.Query
+	for name, to := range map[string]*int64{"offset": &q.Offset, "limit": &q.Limit, "page": &q.Page} {
+		if v, ok := c.Args[name]; ok {
+			*to = v.Int()
+		}
 	}
-	if v, ok := c.Args["limit"]; ok {
-		limit = v.Int()
-	}
-	t, err := material.Area{Dir: c.Source.Root}.ReadText(c.Args["material"].Str(), off, limit)
+	t, err := material.Area{Dir: c.Source.Root}.Read(c.Args["material"].Str(), q)
 	if err != nil {
 		return worker.Refuse(err)
 	}
 	size, _ := contract.IntValue(t.Size)
 	offset, _ := contract.IntValue(t.Offset)
 	n, _ := contract.IntValue(int64(len(t.Text)))
+	page, _ := contract.IntValue(t.Page)
+	pages, _ := contract.IntValue(t.Pages)
 	return worker.OK(contract.Args{
 		"material":  contract.StringValue(t.SHA256),
 		"size":      size,
 		"offset":    offset,
 		"bytes":     n,
 		"truncated": contract.BoolValue(t.Truncated),
+		"page":      page,
+		"pages":     pages,
 		"text":      contract.StringValue(material.Ref(t)),
 	})
 }
