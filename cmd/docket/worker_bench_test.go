@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/jackc/pgx/v5"
 )
@@ -26,8 +27,11 @@ import (
 // process, on SQLite and, when DOCKET_TEST_POSTGRES names a server, on a fresh PostgreSQL
 // database: agents apply an Action whose Tool reads a tiny JSON file through the
 // workspace adapter (the nearest to a no-op), each call held until its Operation settles.
-// It reports actions/s and the p50/p99 latency of ApplyAction → settled, and, in the
-// same run, the store's raw commit rate (one event per transaction) for comparison.
+// It reports actions/s and the p50/p99 latency of ApplyAction → settled; what one action
+// costs the store, the worker's claims, reports and lease renewals included (store
+// calls, reads of a log's head and transactions per action, counted beneath the
+// authority); and, in the same run, the store's raw commit rate (one event per
+// transaction) for comparison.
 func BenchmarkWorker_EndToEnd(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
@@ -47,8 +51,9 @@ func BenchmarkWorker_EndToEnd(b *testing.B) {
 	})
 }
 
-func benchEndToEnd(b *testing.B, st store.Store) {
+func benchEndToEnd(b *testing.B, raw store.Store) {
 	const agents = 16
+	st := storecount.Wrap(raw)
 	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
@@ -98,6 +103,7 @@ func benchEndToEnd(b *testing.B, st store.Store) {
 			}
 		})
 	}
+	st.Reset()
 	start := time.Now()
 	for b.Loop() {
 		select {
@@ -115,12 +121,32 @@ func benchEndToEnd(b *testing.B, st store.Store) {
 	default:
 	}
 	b.StopTimer()
+	reportLatencies(b, lat, elapsed)
+	reportStoreCounts(b, st.Counts(), len(lat))
+	b.ReportMetric(commitRate(b, raw), "store-commits/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// reportLatencies reports the rate and the p50 and p99 of n actions' latencies.
+func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "actions/s")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(commitRate(b, h.st), "store-commits/s")
-	b.ReportMetric(0, "ns/op")
+}
+
+// reportStoreCounts reports what actions governed actions cost the store, per action,
+// and logs the methods called most (where the calls go).
+func reportStoreCounts(b *testing.B, c storecount.Counts, actions int) {
+	n := float64(actions)
+	b.ReportMetric(float64(c.Calls)/n, "store-calls/action")
+	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/action")
+	b.ReportMetric(float64(c.Txs)/n, "tx/action")
+	var top []string
+	for _, m := range c.Top(16) {
+		top = append(top, fmt.Sprintf("%s %.2f", m, float64(c.ByMethod[m])/n))
+	}
+	b.Logf("store calls per action: %s", strings.Join(top, ", "))
 }
 
 // commitRate measures the store's raw rate of one-event transactions for a second.
