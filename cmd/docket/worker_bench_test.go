@@ -147,6 +147,12 @@ func reportStoreCounts(b *testing.B, c storecount.Counts, actions int) {
 		top = append(top, fmt.Sprintf("%s %.2f", m, float64(c.ByMethod[m])/n))
 	}
 	b.Logf("store calls per action: %s", strings.Join(top, ", "))
+	top = top[:0]
+	for from, k := range c.HeadsFrom {
+		top = append(top, fmt.Sprintf("%s %.2f", from, float64(k)/n))
+	}
+	slices.Sort(top)
+	b.Logf("head reads per action:\n\t%s", strings.Join(top, "\n\t"))
 }
 
 // commitRate measures the store's raw rate of one-event transactions for a second.

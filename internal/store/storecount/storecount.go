@@ -5,7 +5,10 @@ package storecount
 
 import (
 	"context"
+	"maps"
+	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +32,9 @@ type Store struct {
 }
 
 // Wrap returns st counted.
-func Wrap(st store.Store) *Store { return &Store{st: st, c: &counter{calls: map[string]int64{}}} }
+func Wrap(st store.Store) *Store {
+	return &Store{st: st, c: &counter{calls: map[string]int64{}, headsFrom: map[string]int64{}}}
+}
 
 // Counts is what a Store counted since it was made or last reset.
 type Counts struct {
@@ -42,6 +47,10 @@ type Counts struct {
 	Txs int64
 	// ByMethod is Calls by method, "Tx." before a call made in a transaction.
 	ByMethod map[string]int64
+	// HeadsFrom is HeadReads by the method and the function that asked: the first caller
+	// outside this package and the authority's event log wrapper (eventlog), whose
+	// catch-ups read heads on behalf of every part of the authority.
+	HeadsFrom map[string]int64
 }
 
 // Top returns the n methods called most, most first, ties by name.
@@ -63,10 +72,7 @@ func (c Counts) Top(n int) []string {
 func (s *Store) Counts() Counts {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
-	c := Counts{Calls: s.c.total, HeadReads: s.c.heads, Txs: s.c.txs, ByMethod: make(map[string]int64, len(s.c.calls))}
-	for k, v := range s.c.calls {
-		c.ByMethod[k] = v
-	}
+	c := Counts{Calls: s.c.total, HeadReads: s.c.heads, Txs: s.c.txs, ByMethod: maps.Clone(s.c.calls), HeadsFrom: maps.Clone(s.c.headsFrom)}
 	return c
 }
 
@@ -76,6 +82,7 @@ func (s *Store) Reset() {
 	defer s.c.mu.Unlock()
 	s.c.total, s.c.heads, s.c.txs = 0, 0, 0
 	clear(s.c.calls)
+	clear(s.c.headsFrom)
 }
 
 // counter is shared by a Store and its transactions. A mutex, not atomics: it is bench
@@ -84,6 +91,7 @@ type counter struct {
 	mu                sync.Mutex
 	total, heads, txs int64
 	calls             map[string]int64
+	headsFrom         map[string]int64
 }
 
 func (c *counter) count(w where, name string) {
@@ -91,16 +99,36 @@ func (c *counter) count(w where, name string) {
 	if w == inTx {
 		key = "Tx." + name
 	}
+	from := ""
+	if name == "Head" || name == "LockHead" {
+		from = key + " ← " + caller()
+	}
 	c.mu.Lock()
 	c.total++
 	switch name {
 	case "Head", "LockHead":
 		c.heads++
+		c.headsFrom[from]++
 	case "Update":
 		c.txs++
 	}
 	c.calls[key]++
 	c.mu.Unlock()
+}
+
+// caller names the first function on the stack outside this package and eventlog.
+func caller() string {
+	var pcs [16]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.Function, "/store/storecount.") && !strings.Contains(f.Function, "/authority/eventlog.") {
+			return strings.TrimPrefix(f.Function, "github.com/docketrun/docket/internal/")
+		}
+		if !more {
+			return "?"
+		}
+	}
 }
 
 // Update implements [store.Store.Update]: fn sees a transaction that counts its calls.
