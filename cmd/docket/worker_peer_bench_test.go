@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store"
@@ -116,10 +118,17 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 		}
 		decideCtx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- decideAll(decideCtx, h.url, h.token, head.Seq) }()
+		// The member's console: /api/v1 with its requests routes, as docket serve wires it.
+		api, err := console.New(console.Config{Authority: h.a, Requests: ops})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(api)
+		b.Cleanup(srv.Close)
+		go func() { done <- decideAll(decideCtx, srv.URL, h.token, head.Seq) }()
 		b.Cleanup(func() {
 			stop()
-			if err := <-done; err != nil && decideCtx.Err() == nil {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 				b.Errorf("member deciding: %v", err)
 			}
 		})
@@ -184,7 +193,11 @@ func applyOverMCP(ctx context.Context, cs *mcp.ClientSession, args json.RawMessa
 	// A call that waits for a decision is answered at once; the Agent reads its outcome
 	// from QueryBoard's strip of Operations (docs/mcp.md, "Held calls and the write
 	// gate"), polling as a client would.
+	deadline := time.Now().Add(time.Minute)
 	for op.State == contract.OpWaitingForDecision || op.State == contract.OpRunning {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ApplyAction %+v still not done after a minute; the strip: %+v", op, tr.Operations)
+		}
 		time.Sleep(pollEvery)
 		if tr, err = callTool(ctx, cs, contract.ToolQueryBoard, queryArgs); err != nil {
 			return err
