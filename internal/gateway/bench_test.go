@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,12 @@ func countedLoop(b *testing.B, f *fixture, fn func(i int)) {
 	b.ReportMetric(float64(c.Calls)/n, "store-calls/op")
 	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/op")
 	b.ReportMetric(float64(c.Txs)/n, "tx/op")
+	var from []string
+	for k, v := range c.HeadsFrom {
+		from = append(from, fmt.Sprintf("%s %.2f", k, float64(v)/n))
+	}
+	slices.Sort(from)
+	b.Logf("head reads per call:\n\t%s", strings.Join(from, "\n\t"))
 }
 
 // BenchmarkQueryBoard measures a QueryBoard round trip through the official SDK client

@@ -579,10 +579,12 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		setup = &s
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
-	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+	// The policies the View names are read at the head the Board and the strip show.
+	vctx := eventlog.WithHead(ctx, project, head)
+	if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
 		return Answer{}, err
 	}
-	if err := o.askView(ctx, c, &res.View); err != nil {
+	if err := o.askView(vctx, c, &res.View); err != nil {
 		return Answer{}, err
 	}
 	for _, id := range r.focus {
