@@ -146,8 +146,8 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 		return c.CatchUpTo(ctx, r, project, math.MaxInt64, apply)
 	}
 	if _, inTx := r.(store.Tx); !inTx {
-		if h, ok := ctx.Value(headKey{}).(knownHead); ok && h.project == project {
-			return c.CatchUpTo(ctx, r, project, h.seq, apply)
+		if seq, ok := KnownHead(ctx, project); ok {
+			return c.CatchUpTo(ctx, r, project, seq, apply)
 		}
 	}
 	head, err := r.Head(ctx, string(project))
@@ -166,6 +166,12 @@ func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.P
 // decide on under the head lock and catch up to the head their commit left.
 func WithHead(ctx context.Context, project contract.ProjectID, seq int64) context.Context {
 	return context.WithValue(ctx, headKey{}, knownHead{project: project, seq: seq})
+}
+
+// KnownHead returns the head of project's log ctx carries ([WithHead]), if any.
+func KnownHead(ctx context.Context, project contract.ProjectID) (int64, bool) {
+	h, ok := ctx.Value(headKey{}).(knownHead)
+	return h.seq, ok && h.project == project
 }
 
 // headKey is the context key of a head read once for a call ([WithHead]).
