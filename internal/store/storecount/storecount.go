@@ -48,8 +48,8 @@ type Counts struct {
 	// ByMethod is Calls by method, "Tx." before a call made in a transaction.
 	ByMethod map[string]int64
 	// HeadsFrom is HeadReads by the method and the function that asked: the first caller
-	// outside this package and the authority's event log wrapper (eventlog), whose
-	// catch-ups read heads on behalf of every part of the authority.
+	// outside this package, the authority's event log wrapper (eventlog) and the
+	// catch-up helpers (catchUpLocked), which read heads on behalf of their callers.
 	HeadsFrom map[string]int64
 }
 
@@ -116,13 +116,15 @@ func (c *counter) count(w where, name string) {
 	c.mu.Unlock()
 }
 
-// caller names the first function on the stack outside this package and eventlog.
+// caller names the first function on the stack outside this package, eventlog and the
+// catch-up helpers.
 func caller() string {
 	var pcs [16]uintptr
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
 	for {
 		f, more := frames.Next()
-		if !strings.Contains(f.Function, "/store/storecount.") && !strings.Contains(f.Function, "/authority/eventlog.") {
+		if !strings.Contains(f.Function, "/store/storecount.") && !strings.Contains(f.Function, "/authority/eventlog.") &&
+			!strings.HasSuffix(f.Function, ".catchUpLocked") {
 			return strings.TrimPrefix(f.Function, "github.com/docketrun/docket/internal/")
 		}
 		if !more {
