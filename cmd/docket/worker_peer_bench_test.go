@@ -158,6 +158,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 		})
 	}
 	st.Reset()
+	cpu := cpuTime(b)
 	start := time.Now()
 	for b.Loop() {
 		select {
@@ -177,6 +178,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	b.StopTimer()
 	reportLatencies(b, lat, elapsed)
 	reportStoreCounts(b, st.Counts(), len(lat))
+	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
 	b.ReportMetric(0, "ns/op")
 }
 
