@@ -216,6 +216,8 @@ func depRules() []depRule {
 			"the SQLite backend knows store.Store, the shared tables and its driver, never the authority or the Board"},
 		{"internal/store/postgres", within("internal/store", "internal/store/tables", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/"), storeNoHTTP, nil,
 			"the PostgreSQL backend knows store.Store, the shared tables and its driver, never the authority or the Board"},
+		{"internal/store/storecount", within("internal/store"), storeNoHTTP, nil,
+			"the counting store is bench support over store.Store alone, for any backend"},
 		{"internal/store/storetest", within("internal/store", "internal/slowtest", "github.com/google/go-cmp/"), nil, nil,
 			"the conformance suite runs against store.Store alone, so neither backend can drift"},
 		{"internal/supervisor", none, nil, nil, "supervising child processes is a leaf: it knows no Docket type"},

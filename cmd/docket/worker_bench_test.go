@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/jackc/pgx/v5"
 )
@@ -26,8 +28,11 @@ import (
 // process, on SQLite and, when DOCKET_TEST_POSTGRES names a server, on a fresh PostgreSQL
 // database: agents apply an Action whose Tool reads a tiny JSON file through the
 // workspace adapter (the nearest to a no-op), each call held until its Operation settles.
-// It reports actions/s and the p50/p99 latency of ApplyAction → settled, and, in the
-// same run, the store's raw commit rate (one event per transaction) for comparison.
+// It reports actions/s and the p50/p99 latency of ApplyAction → settled; what one action
+// costs the store, the worker's claims, reports and lease renewals included (store
+// calls, reads of a log's head and transactions per action, counted beneath the
+// authority); and, in the same run, the store's raw commit rate (one event per
+// transaction) for comparison.
 func BenchmarkWorker_EndToEnd(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
@@ -47,8 +52,9 @@ func BenchmarkWorker_EndToEnd(b *testing.B) {
 	})
 }
 
-func benchEndToEnd(b *testing.B, st store.Store) {
+func benchEndToEnd(b *testing.B, raw store.Store) {
 	const agents = 16
+	st := storecount.Wrap(raw)
 	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
@@ -98,6 +104,8 @@ func benchEndToEnd(b *testing.B, st store.Store) {
 			}
 		})
 	}
+	st.Reset()
+	cpu := cpuTime(b)
 	start := time.Now()
 	for b.Loop() {
 		select {
@@ -115,12 +123,50 @@ func benchEndToEnd(b *testing.B, st store.Store) {
 	default:
 	}
 	b.StopTimer()
+	reportLatencies(b, lat, elapsed)
+	reportStoreCounts(b, st.Counts(), len(lat))
+	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
+	b.ReportMetric(commitRate(b, raw), "store-commits/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// reportLatencies reports the rate and the p50 and p99 of n actions' latencies.
+func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "actions/s")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(commitRate(b, h.st), "store-commits/s")
-	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime returns the CPU time this process (the authority, its store and the Agents;
+// not the worker process) used so far: on a machine shared with other builds, CPU per
+// action moves far less than wall time does.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportStoreCounts reports what actions governed actions cost the store, per action,
+// and logs the methods called most (where the calls go).
+func reportStoreCounts(b *testing.B, c storecount.Counts, actions int) {
+	n := float64(actions)
+	b.ReportMetric(float64(c.Calls)/n, "store-calls/action")
+	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/action")
+	b.ReportMetric(float64(c.Txs)/n, "tx/action")
+	var top []string
+	for _, m := range c.Top(16) {
+		top = append(top, fmt.Sprintf("%s %.2f", m, float64(c.ByMethod[m])/n))
+	}
+	b.Logf("store calls per action: %s", strings.Join(top, ", "))
+	top = top[:0]
+	for from, k := range c.HeadsFrom {
+		top = append(top, fmt.Sprintf("%s %.2f", from, float64(k)/n))
+	}
+	slices.Sort(top)
+	b.Logf("head reads per action:\n\t%s", strings.Join(top, "\n\t"))
 }
 
 // commitRate measures the store's raw rate of one-event transactions for a second.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,24 @@ func loop(b *testing.B, fn func(i int)) {
 	}
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+}
+
+// countedLoop is loop on f, reporting what each call cost f's store: its calls, its
+// reads of a log's head and its transactions.
+func countedLoop(b *testing.B, f *fixture, fn func(i int)) {
+	b.Helper()
+	f.count.Reset()
+	loop(b, fn)
+	c, n := f.count.Counts(), float64(b.N)
+	b.ReportMetric(float64(c.Calls)/n, "store-calls/op")
+	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/op")
+	b.ReportMetric(float64(c.Txs)/n, "tx/op")
+	var from []string
+	for k, v := range c.HeadsFrom {
+		from = append(from, fmt.Sprintf("%s %.2f", k, float64(v)/n))
+	}
+	slices.Sort(from)
+	b.Logf("head reads per call:\n\t%s", strings.Join(from, "\n\t"))
 }
 
 // BenchmarkQueryBoard measures a QueryBoard round trip through the official SDK client
@@ -71,14 +90,15 @@ func BenchmarkQueryBoard_ViewSent(b *testing.B) {
 // "docket/operations") and saying it applies View deltas, so the steady answer names
 // both unchanged. It calls in the session's own conversation, as BenchmarkQueryBoard does.
 func BenchmarkQueryBoard_Runtime(b *testing.B) {
-	cs := newFixture(b, time.Second).connect(b, nil)
+	f := newFixture(b, time.Second)
+	cs := f.connect(b, nil)
 	fillItems(b, cs)
 	raw, err := json.Marshal(itemQuery)
 	if err != nil {
 		b.Fatal(err)
 	}
 	view, strip := "", ""
-	loop(b, func(int) {
+	countedLoop(b, f, func(int) {
 		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw),
 			Meta: mcp.Meta{contract.MetaViewKey: view, contract.MetaOperationsKey: strip, contract.MetaViewDeltaKey: true}})
 		if err != nil || res.IsError {
@@ -108,7 +128,7 @@ func benchQueryBoardMeta(b *testing.B, f *fixture, meta mcp.Meta) {
 		b.Fatal(err)
 	}
 	p := &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw), Meta: meta}
-	loop(b, func(int) {
+	countedLoop(b, f, func(int) {
 		res, err := cs.CallTool(b.Context(), p)
 		if err != nil || res.IsError {
 			b.Fatalf("QueryBoard failed: %v", err)
@@ -147,7 +167,7 @@ func BenchmarkTraced_ApplyBatch(b *testing.B) {
 
 func benchApplyBatch(b *testing.B, f *fixture) {
 	cs := f.connect(b, nil)
-	loop(b, func(i int) {
+	countedLoop(b, f, func(i int) {
 		var in contract.Batch
 		for j := range 10 {
 			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,
@@ -169,7 +189,7 @@ func BenchmarkApplyBatch_Delta(b *testing.B) {
 	f := newBenchFixture(b, time.Second, nil)
 	cs := f.connect(b, nil)
 	held := ""
-	loop(b, func(i int) {
+	countedLoop(b, f, func(i int) {
 		var in contract.Batch
 		for j := range 10 {
 			in.Operations = append(in.Operations, contract.Operation{Op: contract.OpAssertFact,

@@ -19,6 +19,7 @@ import (
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
 	"github.com/docketrun/docket/internal/telemetry"
 )
 
@@ -26,6 +27,7 @@ import (
 // test capability and one Agent.
 type fixture struct {
 	st     store.Store
+	count  *storecount.Store // the SQLite store beneath st, counted
 	a      *authority.Authority
 	ops    *authority.Operations
 	admin  authority.Caller
@@ -72,10 +74,11 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sqlSt.Close() })
-	var st store.Store = sqlSt
+	count := storecount.Wrap(sqlSt)
+	var st store.Store = count
 	var mw []mcp.Middleware
 	if tel != nil {
-		st, mw = tel.Store(sqlSt), []mcp.Middleware{tel.MCP}
+		st, mw = tel.Store(count), []mcp.Middleware{tel.MCP}
 	}
 	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}, Now: cfg.now})
 	if err != nil {
@@ -85,7 +88,7 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, a: a}
+	f := &fixture{st: st, count: count, a: a}
 	if f.admin, err = a.Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}

@@ -145,11 +145,19 @@ func (a *Cache) Restore(ctx context.Context) error {
 // or when the log moved past pb.seq with an event that may change a Board (another
 // instance's write). Events that never touch a Board only move pb.seq on, so a busy log
 // of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
+//
+// Under a ctx that carries a head of the log read during the call ([eventlog.WithHead]),
+// the Board is brought to that head without reading it again.
 func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
 	if pb.b != nil {
-		head, err := a.store.Head(ctx, string(project))
-		if err != nil {
-			return nil, fmt.Errorf("read head of %s: %w", project, err)
+		var head store.Head
+		if seq, ok := eventlog.KnownHead(ctx, project); ok {
+			head.Seq = max(seq, pb.seq)
+		} else {
+			var err error
+			if head, err = a.store.Head(ctx, string(project)); err != nil {
+				return nil, fmt.Errorf("read head of %s: %w", project, err)
+			}
 		}
 		ok, err := boardUnchanged(ctx, a.store, project, pb.seq, head.Seq)
 		if err != nil {

@@ -49,6 +49,10 @@ type Write struct {
 // Project is the project written.
 func (w *Write) Project() contract.ProjectID { return w.project }
 
+// Seq is the sequence number of the log's head the Board was caught up to, read when the
+// write began (see [eventlog.WithHead]).
+func (w *Write) Seq() int64 { return w.pb.seq }
+
 // Board is the project's Board, caught up with the log. A write changes it only through
 // a Board call whose [Change] it then commits.
 func (w *Write) Board() *board.Board { return w.pb.b }

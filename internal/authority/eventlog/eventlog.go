@@ -138,15 +138,49 @@ var errRebuilt = errors.New("the projection was rebuilt from the start")
 // On a store from [Remember] (or a transaction of one) it reads the log's head and then
 // catches up to it as [Cursor.CatchUpTo] does: nothing more is read when the head has
 // not moved.
+//
+// Read on the store (not in a transaction) under a ctx from [WithHead] for project, it
+// catches up to that head instead of reading the head again.
 func (c *Cursor) CatchUp(ctx context.Context, r store.Reader, project contract.ProjectID, apply func(store.Event) error) error {
 	if tails(r) == nil {
 		return c.CatchUpTo(ctx, r, project, math.MaxInt64, apply)
+	}
+	if _, inTx := r.(store.Tx); !inTx {
+		if seq, ok := KnownHead(ctx, project); ok {
+			return c.CatchUpTo(ctx, r, project, seq, apply)
+		}
 	}
 	head, err := r.Head(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("read the head of %s: %w", project, err)
 	}
 	return c.CatchUpTo(ctx, r, project, head.Seq, apply)
+}
+
+// WithHead returns ctx carrying seq, a head of project's log read on the store during
+// the call ctx belongs to: the catch-ups of the call's reads on the store under it
+// ([Cursor.CatchUp]) reach that head without reading it again, so the parts of one call
+// (its Board, its agent's Operations, the policies in force) read the log at one point.
+// Each of them is then as fresh as a read made when that head was read, within the same
+// call. Give it only to reads that precede the call's own writes, which check what they
+// decide on under the head lock and catch up to the head their commit left.
+func WithHead(ctx context.Context, project contract.ProjectID, seq int64) context.Context {
+	return context.WithValue(ctx, headKey{}, knownHead{project: project, seq: seq})
+}
+
+// KnownHead returns the head of project's log ctx carries ([WithHead]), if any.
+func KnownHead(ctx context.Context, project contract.ProjectID) (int64, bool) {
+	h, ok := ctx.Value(headKey{}).(knownHead)
+	return h.seq, ok && h.project == project
+}
+
+// headKey is the context key of a head read once for a call ([WithHead]).
+type headKey struct{}
+
+// knownHead is a head read once for a call.
+type knownHead struct {
+	project contract.ProjectID
+	seq     int64
 }
 
 // CatchUpTo is [Cursor.CatchUp] for a caller that knows a head of the log to reach (one

@@ -120,20 +120,73 @@ func (m *memStore) tail(project string, create bool) *tail {
 	return t
 }
 
-// memTx is a store.Tx that notes the events appended in it.
+// memTx is a store.Tx that notes the events appended in it, and the heads it holds.
 type memTx struct {
 	store.Tx
 	mem *memStore
 	evs *[]store.Event
+	// held is the head of each log this transaction holds: locked ([store.Tx.LockHead])
+	// or appended to. No other writer appends to a held log until the commit (the
+	// store's contract), so its head is the one locked or the transaction's own last
+	// append, and reading it again asks the store nothing.
+	held []heldHead
 }
 
-// Append implements [store.Tx.Append].
+// heldHead is the head of one log a transaction holds.
+type heldHead struct {
+	project string
+	head    store.Head
+}
+
+// Append implements [store.Tx.Append]. The log is held from its first append on.
 func (t *memTx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
 	ev, err := t.Tx.Append(ctx, e)
 	if err == nil {
 		*t.evs = append(*t.evs, ev)
+		t.hold(ev.Project, store.Head{Seq: ev.Seq, Hash: ev.Hash})
 	}
 	return ev, err
+}
+
+// LockHead implements [store.Tx.LockHead]: a log the transaction holds already is not
+// locked again.
+func (t *memTx) LockHead(ctx context.Context, project string) (store.Head, error) {
+	if h, ok := t.heldHead(project); ok {
+		return h, nil
+	}
+	h, err := t.Tx.LockHead(ctx, project)
+	if err == nil {
+		t.hold(project, h)
+	}
+	return h, err
+}
+
+// Head implements [store.Reader.Head]: a held log's head is known. An unheld log's head
+// is read, and not kept: another writer may append to it before the commit.
+func (t *memTx) Head(ctx context.Context, project string) (store.Head, error) {
+	if h, ok := t.heldHead(project); ok {
+		return h, nil
+	}
+	return t.Tx.Head(ctx, project)
+}
+
+func (t *memTx) heldHead(project string) (store.Head, bool) {
+	for _, h := range t.held {
+		if h.project == project {
+			return h.head, true
+		}
+	}
+	return store.Head{}, false
+}
+
+func (t *memTx) hold(project string, h store.Head) {
+	for i := range t.held {
+		if t.held[i].project == project {
+			t.held[i].head = h
+			return
+		}
+	}
+	t.held = append(t.held, heldHead{project: project, head: h})
 }
 
 // Recent returns the events of project's log from seq from (exclusive) up to seq to

@@ -355,10 +355,15 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	// What the gate reads before its transaction — the agent's Operations, the setup, the
+	// policies in force — is read at the head the Board was caught up to, read once; the
+	// transaction then checks under the head lock what it decides on (recheckLocked,
+	// LockFresh). Its commit runs under ctx: it catches up to the head it leaves.
+	gctx := eventlog.WithHead(ctx, project, w.Seq())
+	if err := l.catchUpLocked(gctx, o.store, project); err != nil {
 		return admission{}, err
 	}
-	setup, err := l.agentSetupLocked(ctx, o.store, project, c.ID)
+	setup, err := l.agentSetupLocked(gctx, o.store, project, c.ID)
 	if err != nil {
 		return admission{}, err
 	}
@@ -388,12 +393,12 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		r := refusal(ce)
 		return admission{focus: focus, setup: setup, refused: &r}, nil
 	}
-	r, person, err := o.autonomyRefusal(ctx, l, project, c.ID, now, call)
+	r, person, err := o.autonomyRefusal(gctx, l, project, c.ID, now, call)
 	if err != nil || r != nil {
 		return admission{focus: focus, setup: setup, refused: r}, err
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
-	rctx, span := startSpan(ctx, "board evaluate", call.Tool)
+	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
 	run := o.run(rctx, w.Board(), c, call, setup, now, person)
 	span.End()
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
@@ -588,10 +593,12 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		setup = &s
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
-	if err := o.orchestratorView(ctx, l, c, &res.View); err != nil {
+	// The policies the View names are read at the head the Board and the strip show.
+	vctx := eventlog.WithHead(ctx, project, head)
+	if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
 		return Answer{}, err
 	}
-	if err := o.askView(ctx, c, &res.View); err != nil {
+	if err := o.askView(vctx, c, &res.View); err != nil {
 		return Answer{}, err
 	}
 	blockBuiltins(&res.View, setup.Allow)

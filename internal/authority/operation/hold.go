@@ -24,6 +24,7 @@ type Held struct {
 	ad       admission
 	progress func(contract.OperationSlot)
 	told     contract.OperationEntry // the state progress was last told
+	seen     int64                   // the ledger's cursor when Wait saw the Operation no longer run; 0 before
 }
 
 // Wait holds h while its Operation is running: until it settles, needs a decision or a
@@ -48,8 +49,12 @@ func (h *Held) Wait(ctx context.Context) error {
 	defer l.unwatch(key)
 	for {
 		woken, err := h.step(l, key)
-		if woken == nil || err != nil {
+		if err != nil {
 			return err
+		}
+		if woken == nil {
+			h.seenAt(l, key)
+			return nil
 		}
 		select {
 		case <-woken:
@@ -86,9 +91,24 @@ func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
 	return woken, nil
 }
 
+// seenAt notes the ledger's cursor once the Operation no longer runs: a head of the log
+// at which the outcome is committed, read during the call, which the answer then reads
+// the Board, the strip and the policies at (eventlog.WithHead) instead of reading the
+// head again.
+func (h *Held) seenAt(l *ledger, key holdKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if op := l.opLocked(key.agent, key.ordinal); op != nil && op.state != contract.OpRunning {
+		h.seen = l.cursor.Seq()
+	}
+}
+
 // Answer answers h after its Wait returned nil: the Operation's outcome, or running when
 // the hold bound passed.
 func (h *Held) Answer(ctx context.Context) (Answer, error) {
+	if h.seen > 0 {
+		ctx = eventlog.WithHead(ctx, h.c.Projects[0], h.seen)
+	}
 	return h.o.answer(ctx, h.c, h.ad.focus, contract.ToolResult{}, h.ad.ordinal, nil, &h.ad.setup)
 }
 
