@@ -99,6 +99,7 @@ var examples = map[string][]string{
 		"docket budget set calc-daily --agent calc --max-usd 5 --reset      forget what today spent"},
 	"budget show":           {"docket budget show calc-daily", "docket budget show calc-daily -o json"},
 	"budget list":           {"docket budget list", "docket budget list --agent calc -o json"},
+	"budget remove":         {"docket budget remove calc-daily", "docket budget remove calc-daily -o json"},
 	"notice":                {"docket notice subscribe --kind request,card --webhook https://hooks.slack.com/services/…", "docket notice list", "docket notice test nsub_0123456789abcdef"},
 	"notice subscribe":      {"docket notice subscribe --kind request,card --webhook https://hooks.slack.com/services/…", "docket notice subscribe --kind request,operation,task_failed --email ann@example.com --digest 15m"},
 	"notice list":           {"docket notice list", "docket notice list -o json"},

@@ -49,6 +49,7 @@ const (
 	noticeTaskEnded        notice = "task_ended"
 	noticeBudgetSet        notice = "budget_set"
 	noticeBudgetReset      notice = "budget_reset"
+	noticeBudgetRemoved    notice = "budget_removed"
 
 	noticeCapabilityInstalled notice = "capability_installed"
 	noticeToolLocked          notice = "tool_locked"
@@ -94,6 +95,7 @@ var notices = map[notice]string{
 	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
 	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
 	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
+	noticeBudgetRemoved:    "Budget removed, with what it spent: its requests no longer count against it, and a task that waited on it goes on.",
 
 	noticeCapabilityInstalled: "Capability installed; its release is listed below with its Actions.",
 	noticeToolLocked:          "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",

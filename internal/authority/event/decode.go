@@ -59,7 +59,9 @@ import (
 //	15: material.added and material.disclosure_set, a file's metadata handed to an Agent
 //	   and whether its content may go to the Agent's model provider (material.added.json,
 //	   material.disclosure_set.json).
-const FormatVersion = 15
+//	16: budget.removed, a member's removal of a budget with the version and limits it
+//	   had (budget.removed.json).
+const FormatVersion = 16
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")
