@@ -54,7 +54,11 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 	if kept && art.Agent == c.ID && (art.Expires.IsZero() || now.Before(art.Expires)) {
 		return contract.ArtifactRef{Ref: ref, Size: art.Size, Digest: digest, ExpiresAt: art.Expires}, nil
 	}
-	expires := now.Add(o.artifactRetention)
+	keep, err := o.retention(ctx, project)
+	if err != nil {
+		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
+	}
+	expires := now.Add(keep)
 	err = o.store.Update(ctx, func(tx store.Tx) error {
 		put, err := tx.PutBlob(ctx, content)
 		if err != nil {
