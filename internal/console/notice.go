@@ -30,6 +30,7 @@ const (
 	noticeLevelUnattended  notice = "level_unattended"
 	noticeWindowOpened     notice = "run_window_opened"
 	noticeRuntimeStarts    notice = "runtime_starts"
+	noticeModelSet         notice = "model_set"
 	noticeRuntimeStops     notice = "runtime_stops"
 	noticeScheduleMade     notice = "schedule_made"
 	noticeSchedulePaused   notice = "schedule_paused"
@@ -76,6 +77,7 @@ var notices = map[notice]string{
 	noticeLevelUnattended:  "The Agent is now unattended: it writes any time.",
 	noticeWindowOpened:     "Opened a run window for the Agent.",
 	noticeRuntimeStarts:    "The Agent's runtime starts: docket start follows its profile within seconds.",
+	noticeModelSet:         "Model settings saved in its profile: docket start restarts its runtime with them within seconds.",
 	noticeRuntimeStops:     "The Agent's runtime stops: docket start follows its profile within seconds.",
 	noticeScheduleMade:     "Schedule made.",
 	noticeSchedulePaused:   "Schedule paused.",

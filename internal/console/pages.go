@@ -74,6 +74,7 @@ func (s *Server) pageRoutes() error {
 	s.page("GET /projects/{project}/agents/{agent}/token", "agents", s.pageAgentsAgain)
 	s.page("POST /projects/{project}/agents/{agent}/revoke", "agents", s.pageRevokeAgent)
 	s.page("POST /projects/{project}/agents/{agent}/runtime", "agents", s.pageSetRuntime)
+	s.page("POST /projects/{project}/agents/{agent}/model", "agents", s.pageSetModel)
 	s.page("POST /projects/{project}/agents/{agent}/budgets/{budget}", "agents", s.pageSetBudget)
 	s.page("POST /projects/{project}/agents/{agent}/budgets/{budget}/remove", "agents", s.pageRemoveBudget)
 	s.page("GET /projects/{project}/agents/{agent}/conversations/{conversation}", "agents", s.pageTranscript)
