@@ -80,7 +80,7 @@ func (c *budgetShowCmd) Run(ctx context.Context, e *env) error {
 		_, err = fmt.Fprintf(e.Stdout, "  unpriced   %d of the tokens are of models the price table does not name: counted in tokens only\n", s.UnpricedTokens)
 	}
 	if err == nil && s.Exhausted {
-		_, err = fmt.Fprintf(e.Stdout, "  a request was stopped in this window: raise it (docket budget set %s … --max-tokens N) or reset it (--reset)\n", b.Name)
+		_, err = fmt.Fprintf(e.Stdout, "  a request was stopped in this window: raise it (docket budget set %s … --max-tokens N), reset it (--reset) or remove it (docket budget remove %[1]s)\n", b.Name)
 	}
 	return err
 }

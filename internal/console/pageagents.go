@@ -305,7 +305,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		b.Workbench = s.workbench
 	}
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
-		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
+		event.BudgetSet, event.BudgetRemoved, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.
