@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -62,13 +63,11 @@ func TestWorkerResultOverTheBoundIsAnArtifact(t *testing.T) {
 	}
 	issued := 0
 	for _, e := range evs {
-		if e.Type != "artifact.issued" {
+		if e.Type != event.ArtifactIssued {
 			continue
 		}
 		issued++
-		var d struct {
-			ExpiresAt time.Time `json:"expiresAt"`
-		}
+		var d event.ArtifactIssuedData
 		if err := json.Unmarshal(e.Data, &d); err != nil || !d.ExpiresAt.Equal(e.At.Add(72*time.Hour)) {
 			t.Errorf("artifact.issued at %s expires at %s (%v), want three days on, as the project's artifact policy says", e.At, d.ExpiresAt, err)
 		}
