@@ -13,9 +13,10 @@ import (
 // budgetCmd sets and reads the budgets the authority holds over Agents' model requests
 // (docs/budgets.md): per project, Agent or schedule, per day, month or in total.
 type budgetCmd struct {
-	Set  budgetSetCmd  `cmd:"" help:"Set a budget on model requests (make it, raise or lower it), or reset its window."`
-	Show budgetShowCmd `cmd:"" help:"Show a budget: its limits and what its current window spent and holds."`
-	List budgetListCmd `cmd:"" help:"List the project's budgets with what their current windows spent."`
+	Set    budgetSetCmd    `cmd:"" help:"Set a budget on model requests (make it, raise or lower it), or reset its window."`
+	Show   budgetShowCmd   `cmd:"" help:"Show a budget: its limits and what its current window spent and holds."`
+	List   budgetListCmd   `cmd:"" help:"List the project's budgets with what their current windows spent."`
+	Remove budgetRemoveCmd `cmd:"" help:"Remove a budget with what its windows spent: its requests no longer count against it."`
 }
 
 type budgetSetCmd struct {
@@ -79,8 +80,30 @@ func (c *budgetShowCmd) Run(ctx context.Context, e *env) error {
 		_, err = fmt.Fprintf(e.Stdout, "  unpriced   %d of the tokens are of models the price table does not name: counted in tokens only\n", s.UnpricedTokens)
 	}
 	if err == nil && s.Exhausted {
-		_, err = fmt.Fprintf(e.Stdout, "  a request was stopped in this window: raise it (docket budget set %s … --max-tokens N) or reset it (--reset)\n", b.Name)
+		_, err = fmt.Fprintf(e.Stdout, "  a request was stopped in this window: raise it (docket budget set %s … --max-tokens N), reset it (--reset) or remove it (docket budget remove %[1]s)\n", b.Name)
 	}
+	return err
+}
+
+type budgetRemoveCmd struct {
+	clientFlags
+	Name string `arg:"" help:"The budget's name."`
+}
+
+func (c *budgetRemoveCmd) Run(ctx context.Context, e *env) error {
+	cl, err := newClient(e)
+	if err != nil {
+		return err
+	}
+	var b contract.Budget
+	if err := cl.do(ctx, http.MethodDelete, projectPath(c.Project, "budgets", c.Name), nil, &b); err != nil {
+		return err
+	}
+	if c.json() {
+		return printJSON(e.Stdout, b)
+	}
+	_, err = fmt.Fprintf(e.Stdout, "budget %s removed (it was version %d: %s, %s; %s); a task that waited on it goes on\n",
+		b.Name, b.Version, budgetScope(b), budgetWindow(b), budgetUse(b))
 	return err
 }
 

@@ -76,3 +76,25 @@ func TestBudget_StopsTheRuntime(t *testing.T) {
 		t.Errorf("docket budget show =\n%s\nwant 330 of 100000 tokens, ok", show)
 	}
 }
+
+// TestBudget_Remove: docket budget remove removes a budget and says what it was; it is
+// gone from docket budget list, recorded as budget.removed, and a second removal is
+// refused as not found (docs/budgets.md).
+func TestBudget_Remove(t *testing.T) {
+	r := newDocketRig(t)
+	r.agent(t, "spender")
+	r.exec(t, exitOK, nil, "budget", "set", "spender-total", "--agent", "spender", "--window", "total", "--max-tokens", "200")
+	out, _ := r.exec(t, exitOK, nil, "budget", "remove", "spender-total")
+	if !strings.Contains(out, "budget spender-total removed (it was version 1: agent spender, in total; 0 of 200 tokens)") {
+		t.Errorf("docket budget remove =\n%s\nwant what the budget was", out)
+	}
+	if list, empty := r.exec(t, exitOK, nil, "budget", "list"); list != "" || !strings.Contains(empty, "no budgets") {
+		t.Errorf("docket budget list after the removal =\n%s%s\nwant no budgets", list, empty)
+	}
+	if tail, _ := r.exec(t, exitOK, nil, "events", "tail"); strings.Count(tail, "\t"+event.BudgetRemoved+"\t") != 1 {
+		t.Errorf("docket events tail =\n%s\nwant one budget.removed", tail)
+	}
+	if _, errOut := r.exec(t, exitFailure, nil, "budget", "remove", "spender-total"); !strings.Contains(errOut, "not_found") || !strings.Contains(errOut, "docket budget list") {
+		t.Errorf("a second docket budget remove said %q, want not_found and where to look", errOut)
+	}
+}

@@ -29,7 +29,7 @@ var delegateCommands = map[string]bool{
 	"policy show": true, "policy list": true, "policy diff": true,
 	"schedule create": true, "schedule list": true, "schedule show": true, "schedule pause": true,
 	"schedule resume": true, "schedule run-now": true, "schedule delete": true,
-	"budget set": true, "budget show": true, "budget list": true,
+	"budget set": true, "budget show": true, "budget list": true, "budget remove": true,
 	"case list": true, "case show": true, "why": true, "events tail": true,
 	"delegate create": true, "delegate list": true, "delegate revoke": true,
 	"operation list": true, "confirm": true, "card list": true, "card show": true, "card decline": true,

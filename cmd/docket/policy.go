@@ -23,7 +23,7 @@ type policyCmd struct {
 
 type policyPublishCmd struct {
 	clientFlags
-	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy], [hook_policy])."`
+	File string `arg:"" type:"existingfile" help:"The policy document (TOML: one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy], [hook_policy], [artifact_policy])."`
 }
 
 func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
@@ -51,7 +51,7 @@ func (c *policyPublishCmd) Run(ctx context.Context, e *env) error {
 
 type policyShowCmd struct {
 	clientFlags
-	Kind    string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook" help:"delegation, autonomy, recovery, delegate or hook."`
+	Kind    string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook,artifact" help:"delegation, autonomy, recovery, delegate, hook or artifact."`
 	Version int64  `name:"at" help:"The version to show (--at N); 0 is the one in force. (--version is docket's own version.)" default:"0"`
 }
 
@@ -116,7 +116,7 @@ func (c *policyListCmd) Run(ctx context.Context, e *env) error {
 
 type policyDiffCmd struct {
 	clientFlags
-	Kind string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook" help:"delegation, autonomy, recovery, delegate or hook."`
+	Kind string `arg:"" enum:"delegation,autonomy,recovery,delegate,hook,artifact" help:"delegation, autonomy, recovery, delegate, hook or artifact."`
 	From int64  `arg:"" help:"The version to compare from (1 is the built-in one)."`
 	To   int64  `arg:"" optional:"" help:"The version to compare to; default the one in force."`
 }

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // A worker's row with a value over the inline bound goes to the authority's artifact
 // store directly, with the report: the fact the Action returns holds its ref, and the
-// Agent reads the whole value with ReadArtifact, honouring offset and limit.
+// Agent reads the whole value with ReadArtifact, honouring offset and limit. It is kept
+// for the retention of the project's artifact policy.
 func TestWorkerResultOverTheBoundIsAnArtifact(t *testing.T) {
 	r := newAuthorityRig(t, 20*time.Millisecond)
 	gw, err := mcpclient.Dial(t.Context(), mcpclient.Config{URL: r.url, Token: r.token})
@@ -37,6 +39,10 @@ func TestWorkerResultOverTheBoundIsAnArtifact(t *testing.T) {
 		}
 		return tr
 	}
+	// The project keeps its artifacts three days (docs/policies.md, [artifact_policy]).
+	if _, err := r.auth.PublishPolicy(t.Context(), r.admin, "default", contract.PublishPolicyRequest{File: "artifact.toml", Text: "[artifact_policy]\nretention_days = 3\n"}); err != nil {
+		t.Fatal(err)
+	}
 	call(contract.ToolApplyAction, contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}})
 	big := strings.Repeat("the whole file, line after line; ", 400) // 13 200 bytes
 	r.settle(t, 1, big)
@@ -50,5 +56,23 @@ func TestWorkerResultOverTheBoundIsAnArtifact(t *testing.T) {
 	tr = call(contract.ToolReadArtifact, contract.ReadArtifactInput{Ref: ref, Offset: 100, Limit: 50})
 	if err := json.Unmarshal(tr.Result, &frag); err != nil || frag.Text != big[100:150] || frag.Size != int64(len(big)) || !frag.More {
 		t.Errorf("ReadArtifact %s at 100 limit 50 = %+v (%v), want 50 bytes of %d", ref, frag, err, len(big))
+	}
+	evs, err := r.auth.Events(t.Context(), r.admin, "default", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := 0
+	for _, e := range evs {
+		if e.Type != event.ArtifactIssued {
+			continue
+		}
+		issued++
+		var d event.ArtifactIssuedData
+		if err := json.Unmarshal(e.Data, &d); err != nil || !d.ExpiresAt.Equal(e.At.Add(72*time.Hour)) {
+			t.Errorf("artifact.issued at %s expires at %s (%v), want three days on, as the project's artifact policy says", e.At, d.ExpiresAt, err)
+		}
+	}
+	if issued != 1 {
+		t.Errorf("%d artifact.issued events, want 1", issued)
 	}
 }

@@ -17,6 +17,12 @@ func (a *Authority) SetBudget(ctx context.Context, c Caller, project contract.Pr
 	return a.budgets.Set(ctx, c, project, name, spec)
 }
 
+// RemoveBudget removes budget name of project for a member acting itself; see
+// [budget.Keeper.Remove].
+func (a *Authority) RemoveBudget(ctx context.Context, c Caller, project contract.ProjectID, name string) (contract.Budget, error) {
+	return a.budgets.Remove(ctx, c, project, name)
+}
+
 // Budgets lists project's budgets with their current windows' spend; agent keeps those
 // that count its requests when not empty.
 func (a *Authority) Budgets(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.Budget, error) {

@@ -384,3 +384,104 @@ func TestAuthority_Budget_CountsTheSchedulesTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthority_Budget_Remove: only a member acting itself removes a budget; the removal
+// is recorded as budget.removed with what the budget was; a task that waited on it is
+// woken; a reservation in flight that held it and another budget is charged to the other
+// alone; a budget set again under the name starts from nothing.
+func TestAuthority_Budget_Remove(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	calc := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 10}}
+	all := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "project", Window: "total", MaxTokens: 1000}}
+	for name, spec := range map[string]contract.BudgetSpec{"calc-total": calc, "all": all} {
+		if _, err := f.a.SetBudget(ctx, f.admin, "default", name, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	posted, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "Verify job calc-001."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{})
+	if err != nil || claim.Task == nil || claim.Task.ID != posted.ID {
+		t.Fatalf("claim = %+v, %v; want the posted task", claim, err)
+	}
+	inFlight := reserve(t, f.a, f.agent, 5)
+	if !inFlight.Granted || len(inFlight.Budgets) != 2 {
+		t.Fatalf("reservation = %+v, want granted on both budgets", inFlight)
+	}
+	reserve(t, f.a, f.agent, 5)
+	refused := reserve(t, f.a, f.agent, 5)
+	if refused.Granted || refused.Budget != "calc-total" {
+		t.Fatalf("reservation past the limit = %+v, want refused by calc-total", refused)
+	}
+	rep := contract.TaskReport{Attempt: claim.Task.Attempt, State: contract.TaskWaiting, Waiting: []contract.TaskWait{{Budget: refused.Budget}},
+		TaskResult: contract.TaskResult{ErrorCode: contract.CodeBudgetExhausted, Teaching: refused.Teaching, ClosedCases: []contract.ClosedCase{}}}
+	if _, err := f.a.ReportTask(ctx, f.agent, posted.ID, rep); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{}); err != nil || c.Task != nil {
+		t.Fatalf("claim while the budget is spent = %+v, %v; want none", c, err)
+	}
+
+	delegate := f.admin
+	delegate.Delegate = "asst"
+	refusals := []struct {
+		name   string
+		caller authority.Caller
+		budget string
+		code   contract.Code
+	}{
+		{"a delegate", delegate, "calc-total", contract.CodeMemberOnly},
+		{"an agent", f.agent, "calc-total", contract.CodeForbidden},
+		{"a bad name", f.admin, "a b", contract.CodeInvalidArgument},
+		{"no such budget", f.admin, "nightly", contract.CodeNotFound},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.a.RemoveBudget(ctx, tt.caller, "default", tt.budget)
+			wantCode(t, err, tt.code)
+		})
+	}
+
+	gone, err := f.a.RemoveBudget(ctx, f.admin, "default", "calc-total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone.Name != "calc-total" || gone.Version != 1 || gone.AgentName != "calc" || gone.Spend.HeldTokens != 10 {
+		t.Errorf("removed = %+v, want calc-total as it was: version 1, calc's, 10 tokens held", gone)
+	}
+	if n := eventTypes(t, f.st, event.BudgetRemoved)[event.BudgetRemoved]; n != 1 {
+		t.Errorf("budget.removed events = %d, want 1", n)
+	}
+	_, err = f.a.Budget(ctx, f.admin, "default", "calc-total")
+	wantCode(t, err, contract.CodeNotFound)
+	_, err = f.a.RemoveBudget(ctx, f.admin, "default", "calc-total")
+	wantCode(t, err, contract.CodeNotFound)
+
+	woken, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{})
+	if err != nil || woken.Task == nil || woken.Task.ID != posted.ID || !woken.Wake {
+		t.Fatalf("claim after the removal = %+v, %v; want the task woken", woken, err)
+	}
+	if err := f.a.ChargeBudget(ctx, f.agent, contract.BudgetCharge{Hold: inFlight.Hold, Provider: "openai", Model: "gpt-4o", InputTokens: 7}); err != nil {
+		t.Fatalf("charge of a hold on a removed budget: %v", err)
+	}
+	kept, err := f.a.Budget(ctx, f.admin, "default", "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Spend.Tokens != 7 {
+		t.Errorf("all spent %d tokens, want the 7 charged to it", kept.Spend.Tokens)
+	}
+	if r := reserve(t, f.a, f.agent, 5); !r.Granted || !cmp.Equal(r.Budgets, []string{"all"}) {
+		t.Errorf("reservation after the removal = %+v, want granted on all alone", r)
+	}
+	again, err := f.a.SetBudget(ctx, f.admin, "default", "calc-total", calc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version != 1 || again.Spend.Tokens != 0 || again.Spend.HeldTokens != 0 {
+		t.Errorf("set again = %+v, want version 1 with nothing spent or held", again)
+	}
+}

@@ -64,7 +64,7 @@ func TestAuthority_PublishPolicy(t *testing.T) {
 			t.Errorf("listing carries the text of %s@%d", p.Kind, p.Version)
 		}
 	}
-	if want := "delegation@1 delegation@2 delegation@3 autonomy@1 recovery@1 delegate@1 hook@1"; strings.Join(got, " ") != want {
+	if want := "delegation@1 delegation@2 delegation@3 autonomy@1 recovery@1 delegate@1 hook@1 artifact@1"; strings.Join(got, " ") != want {
 		t.Errorf("Policies = %s, want %s", strings.Join(got, " "), want)
 	}
 	cur, err := f.a.Policy(ctx, f.admin, "default", contract.PolicyDelegation, 0)

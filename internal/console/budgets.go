@@ -11,6 +11,7 @@ import (
 // budgetBackend is the part of the authority the budget routes need.
 type budgetBackend interface {
 	SetBudget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string, spec contract.BudgetSpec) (contract.Budget, error)
+	RemoveBudget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) (contract.Budget, error)
 	Budgets(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.Budget, error)
 	Budget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) (contract.Budget, error)
 	ReserveBudget(ctx context.Context, c authority.Caller, req contract.BudgetReserve) (contract.BudgetReservation, error)
@@ -25,6 +26,17 @@ func (s *Server) handleSetBudget(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, err := s.auth.SetBudget(r.Context(), caller(r), project(r), r.PathValue("budget"), spec)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, b)
+}
+
+// handleRemoveBudget removes a budget of the project for a member acting itself and
+// answers it as it was; a delegate's call of it is a card (budget.remove is a consent
+// operation).
+func (s *Server) handleRemoveBudget(w http.ResponseWriter, r *http.Request) error {
+	b, err := s.auth.RemoveBudget(r.Context(), caller(r), project(r), r.PathValue("budget"))
 	if err != nil {
 		return err
 	}

@@ -398,3 +398,58 @@ func TestCard_ScheduleSubject(t *testing.T) {
 		t.Errorf("confirm a run-now card after the schedule was paused = %d %s, want 409 card_void", resp.StatusCode, b)
 	}
 }
+
+// TestCard_BudgetRemove: a delegate's budget remove is a card bound to the budget's
+// version that removes nothing; the member's confirm removes it, recorded as the member;
+// a card whose budget was set again before the confirm is void (docs/budgets.md).
+func TestCard_BudgetRemove(t *testing.T) {
+	r := newCardRig(t)
+	const one = "/api/v1/projects/default/budgets/all"
+	set := func(usd string) {
+		t.Helper()
+		if resp, b := r.do(t, request{method: "PUT", path: one, bearer: r.token, body: `{"scope":"project","window":"month","maxUsd":` + usd + `}`}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("set the budget: %d %s", resp.StatusCode, b)
+		}
+	}
+	set("10")
+	card := r.propose(t, "DELETE", one, "")
+	if card.Subject.Kind != "budget" || card.Subject.Ref != "all" || card.Subject.Version == contract.SubjectAbsent {
+		t.Errorf("a budget remove's card is bound to %+v, want the budget all as it stands", card.Subject)
+	}
+	if resp, b := r.do(t, request{method: "GET", path: one, bearer: r.token}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the budget after the card = %d %s, want it still there: a card runs nothing", resp.StatusCode, b)
+	}
+	before := logHead(t, r.testServer)
+	resp, b := r.confirm(t, r.token, card.ID)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirm = %d %s", resp.StatusCode, b)
+	}
+	if gone := decode[contract.Budget](t, decode[contract.CardConfirmation](t, b).Result); gone.Name != "all" || gone.MaxUSD != 10 {
+		t.Errorf("the confirm's answer = %+v, want the budget as it was", gone)
+	}
+	if resp, b := r.do(t, request{method: "GET", path: one, bearer: r.token}); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the budget after the confirm = %d %s, want 404", resp.StatusCode, b)
+	}
+	evs, err := r.st.Events(t.Context(), "default", before, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type)
+		if e.Type == event.BudgetRemoved && e.Actor != string(mustCaller(t, r.testServer).Principal()) {
+			t.Errorf("budget.removed actor = %s, want the confirming member", e.Actor)
+		}
+	}
+	if got := strings.Join(types, " "); got != "card.confirmed budget.removed card.ran" {
+		t.Errorf("events of the confirm = %s, want card.confirmed budget.removed card.ran", got)
+	}
+
+	set("10")
+	stale := r.propose(t, "DELETE", one, "")
+	set("20")
+	resp, b = r.confirm(t, r.token, stale.ID)
+	if e := decode[contract.Error](t, b); resp.StatusCode != http.StatusConflict || e.Code != contract.CodeCardVoid {
+		t.Errorf("confirm a remove card after the budget was set again = %d %s, want 409 card_void", resp.StatusCode, b)
+	}
+}

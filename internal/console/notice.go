@@ -30,6 +30,7 @@ const (
 	noticeLevelUnattended  notice = "level_unattended"
 	noticeWindowOpened     notice = "run_window_opened"
 	noticeRuntimeStarts    notice = "runtime_starts"
+	noticeModelSet         notice = "model_set"
 	noticeRuntimeStops     notice = "runtime_stops"
 	noticeScheduleMade     notice = "schedule_made"
 	noticeSchedulePaused   notice = "schedule_paused"
@@ -49,6 +50,7 @@ const (
 	noticeTaskEnded        notice = "task_ended"
 	noticeBudgetSet        notice = "budget_set"
 	noticeBudgetReset      notice = "budget_reset"
+	noticeBudgetRemoved    notice = "budget_removed"
 
 	noticeProfileFromBlueprint notice = "profile_from_blueprint"
 
@@ -77,6 +79,7 @@ var notices = map[notice]string{
 	noticeLevelUnattended:  "The Agent is now unattended: it writes any time.",
 	noticeWindowOpened:     "Opened a run window for the Agent.",
 	noticeRuntimeStarts:    "The Agent's runtime starts: docket start follows its profile within seconds.",
+	noticeModelSet:         "Model settings saved in its profile: docket start restarts its runtime with them within seconds.",
 	noticeRuntimeStops:     "The Agent's runtime stops: docket start follows its profile within seconds.",
 	noticeScheduleMade:     "Schedule made.",
 	noticeSchedulePaused:   "Schedule paused.",
@@ -96,6 +99,7 @@ var notices = map[notice]string{
 	noticeTaskEnded:        "The task had already ended; nothing was cancelled.",
 	noticeBudgetSet:        "Budget set; a task that waited on it goes on once it has room.",
 	noticeBudgetReset:      "Budget reset: its window starts again from nothing; a task that waited on it goes on.",
+	noticeBudgetRemoved:    "Budget removed, with what it spent: its requests no longer count against it, and a task that waited on it goes on.",
 
 	noticeCapabilityInstalled:  "Capability installed; its release is listed below with its Actions.",
 	noticeToolLocked:           "Tool locked at the digest shown; the worker runs it, and a Tool that states its parameters is offered as a direct Action.",

@@ -151,6 +151,9 @@ type agentBody struct {
 	Cases         []caseRow // the Cases it opened, newest first
 	// Profile is its profile and its runtime's last reported state; nil without one.
 	Profile *contract.AgentProfile
+	// Model is the form of how its runtime sends model requests (thinking, retries,
+	// deadlines), shown with a profile.
+	Model modelForm
 	// Budgets are the budgets that count its model requests (docs/budgets.md).
 	Budgets []budgetView
 	// Coding says the Agent is a coding agent's: its hook reported calls and it has no
@@ -231,10 +234,12 @@ func (h hookCallView) What() string { return cmp.Or(h.Path, h.Command) }
 // pageAgent shows one Agent: its Operations, newest first, its coding agent's calls, its
 // tasks and its conversations.
 func (s *Server) pageAgent(w http.ResponseWriter, r *http.Request, v visit) error {
-	return s.showAgent(w, r, v, http.StatusOK, taskForm{})
+	return s.showAgent(w, r, v, http.StatusOK, taskForm{}, nil)
 }
 
-func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, status int, form taskForm) error {
+// showAgent renders the Agent's page with form, the task form as sent, and model, the
+// model form as sent when it was refused (nil: as its profile sets it).
+func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, status int, form taskForm, model *modelForm) error {
 	ctx := r.Context()
 	a, err := s.findAgent(r, v)
 	if err != nil {
@@ -299,6 +304,10 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 	}
 	if p, err := s.auth.AgentProfile(ctx, v.caller, v.project, string(a.ID)); err == nil {
 		b.Profile = &p
+		b.Model = modelFormOf(p.ProfileSpec)
+		if model != nil {
+			b.Model = *model
+		}
 	} else if contract.CodeOf(err) != contract.CodeNotFound {
 		return err
 	}
@@ -313,7 +322,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 		b.Workbench = s.workbench
 	}
 	return s.render(w, r, v, status, "agent", b, event.OpAdmitted, event.OpChanged, event.ConversationSaved, event.TaskPosted, event.TaskClaimed, event.TaskReported, event.TaskCancelRequested, event.CaseOpened, event.CaseClosed, event.HookReported,
-		event.BudgetSet, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
+		event.BudgetSet, event.BudgetRemoved, event.BudgetWarned, event.BudgetExhausted, event.ConversationCompacted, event.MaterialAdded, event.MaterialDisclosureSet)
 }
 
 // findAgent returns the Agent the request's {agent} names, by id.

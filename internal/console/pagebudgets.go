@@ -106,6 +106,15 @@ func (s *Server) pageSetBudget(w http.ResponseWriter, r *http.Request, v visit) 
 	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(r.PathValue("agent")), n)
 }
 
+// pageRemoveBudget removes a budget from an Agent's page, for a member: its requests no
+// longer count against it, and a task that waited on it goes on (docs/budgets.md).
+func (s *Server) pageRemoveBudget(w http.ResponseWriter, r *http.Request, v visit) error {
+	if _, err := s.auth.RemoveBudget(r.Context(), v.caller, v.project, r.PathValue("budget")); err != nil {
+		return err
+	}
+	return redirectNotice(w, r, "/projects/"+url.PathEscape(string(v.project))+"/agents/"+url.PathEscape(r.PathValue("agent")), noticeBudgetRemoved)
+}
+
 // formNumber reads a limit of the budget form: empty is 0 (no limit).
 func formNumber[T int64 | float64](r *http.Request, field string, parse func(string, int, int) (T, error)) (T, error) {
 	s := strings.TrimSpace(r.PostFormValue(field))

@@ -133,7 +133,7 @@ func (s *Server) showRequestsWith(w http.ResponseWriter, r *http.Request, v visi
 		}
 		b.Items = append(b.Items, rv)
 	}
-	return s.render(w, r, v, status, "needs", b, slices.Concat(cardEvents, []string{event.BudgetWarned, event.BudgetExhausted, event.BudgetSet})...)
+	return s.render(w, r, v, status, "needs", b, slices.Concat(cardEvents, []string{event.BudgetWarned, event.BudgetExhausted, event.BudgetSet, event.BudgetRemoved})...)
 }
 
 // whyWaits says why a Request waits, or why it stopped waiting. A Request is raised only

@@ -2,6 +2,7 @@ package console
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -26,6 +28,27 @@ type policiesBody struct {
 	AgentsPg pager
 	Ack      string // the acknowledgement the autonomy policy in force asks for; "" for none
 	AgentErr string // why a level or window form was refused
+	// Retention says how long an artifact an Agent keeps now can be read, and whose
+	// retention that is; "" when the server keeps no artifacts.
+	Retention string
+}
+
+// retentionReader is the part of the Operations the Policies page asks how long the
+// project's artifacts are kept (docs/mcp.md, "Artifacts").
+type retentionReader interface {
+	ArtifactRetention(ctx context.Context, c authority.Caller, project contract.ProjectID) (time.Duration, bool, error)
+}
+
+// retentionWords says keep in days when it is whole days, else as a duration.
+func retentionWords(keep time.Duration, fromPolicy bool) string {
+	n := keep.String()
+	if keep%(24*time.Hour) == 0 {
+		n = strconv.FormatInt(int64(keep/(24*time.Hour)), 10) + " days"
+	}
+	if fromPolicy {
+		return "An artifact an Agent keeps now can be read for " + n + ", as the project's artifact policy in force sets."
+	}
+	return "An artifact an Agent keeps now can be read for " + n + ", the server's retention: publish an [artifact_policy] with retention_days to set the project's own."
 }
 
 // policyKindRow is one kind with its versions, newest first (the first page starts with
@@ -82,6 +105,13 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 			return err
 		}
 		b.Kinds = append(b.Kinds, row)
+	}
+	if rr, ok := s.arts.(retentionReader); ok {
+		keep, fromPolicy, err := rr.ArtifactRetention(ctx, v.caller, v.project)
+		if err != nil {
+			return err
+		}
+		b.Retention = retentionWords(keep, fromPolicy)
 	}
 	q := r.URL.Query()
 	kind := contract.PolicyDelegation

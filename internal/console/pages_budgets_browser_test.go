@@ -13,7 +13,7 @@ import (
 // TestPages_AgentBudget: an Agent's page shows each budget that counts its model
 // requests, spend against limit; a budget that stopped a request says so there and on
 // Needs you, which links to the Agent's page; a member raises it from the page, and the
-// Agent's next request is granted (docs/budgets.md).
+// Agent's next request is granted; a member removes it from the page (docs/budgets.md).
 func TestPages_AgentBudget(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
@@ -80,5 +80,15 @@ func TestPages_AgentBudget(t *testing.T) {
 	}
 	if g, err := r.a.ReserveBudget(ctx, spender, ask); err != nil || !g.Granted {
 		t.Errorf("after the raise, a reservation = %+v, %v; want granted", g, err)
+	}
+
+	// A member removes it from the page: it is gone from the page and from the authority.
+	r.b.Do(chromedp.Click(chromedp.ID("budget-spender-daily-remove")),
+		chromedp.WaitVisible(chromedp.ID("budgets-empty")))
+	if got := r.b.Text(".notice"); !strings.Contains(got, "Budget removed") {
+		t.Errorf("after the removal, the notice is %q", got)
+	}
+	if _, err := r.a.Budget(ctx, admin, "default", "spender-daily"); contract.CodeOf(err) != contract.CodeNotFound {
+		t.Errorf("after the removal, reading the budget = %v, want not_found", err)
 	}
 }

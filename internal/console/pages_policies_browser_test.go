@@ -22,7 +22,8 @@ const (
 
 // TestPages_PoliciesPublish: a delegation policy published from the Policies page is
 // version 2, in force, with its text and a diff against the built-in one; a malformed
-// one is shown again with its file:line refusal and publishes nothing.
+// one is shown again with its file:line refusal and publishes nothing. The page says how
+// long artifacts are kept: the server's retention, then the artifact policy's.
 func TestPages_PoliciesPublish(t *testing.T) {
 	r := newPagesRig(t)
 	r.signIn(t)
@@ -72,6 +73,18 @@ func TestPages_PoliciesPublish(t *testing.T) {
 	r.b.Do(chromedp.Click(chromedp.Search(`//a[@aria-label="Diff of delegation version 2 against the one before"]`)), chromedp.WaitVisible(chromedp.ID("policy-diff")))
 	if got := r.b.Text("#policy-diff"); !strings.Contains(got, `+ agent  = "calc"`) {
 		t.Errorf("the diff of 1 to 2 reads %q, want the added class", got)
+	}
+
+	// The artifact retention: the server's until the project publishes its own.
+	if got := r.b.Text("#artifact-retention"); !strings.Contains(got, "read for 30 days, the server's retention") {
+		t.Errorf("the artifact retention reads %q, want the server's 30 days", got)
+	}
+	publish("artifact.toml", "[artifact_policy]\nretention_days = 7\n")
+	if got := r.b.Text("#artifact-retention"); !strings.Contains(got, "read for 7 days, as the project's artifact policy in force sets") {
+		t.Errorf("after publishing an artifact policy the retention reads %q, want the project's 7 days", got)
+	}
+	if got := r.b.Text("#policy-artifact-2"); !strings.Contains(got, "in force") {
+		t.Errorf("artifact version 2 reads %q, want it in force", got)
 	}
 }
 

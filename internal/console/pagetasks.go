@@ -89,7 +89,7 @@ func (s *Server) pagePostTask(w http.ResponseWriter, r *http.Request, v visit) e
 	}
 	if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
 		form.Error = ce.Teaching
-		return s.showAgent(w, r, v, httpStatus(ce.Code), form)
+		return s.showAgent(w, r, v, httpStatus(ce.Code), form, nil)
 	}
 	if err != nil {
 		return err

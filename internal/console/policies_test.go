@@ -38,8 +38,8 @@ func TestServer_Policies(t *testing.T) {
 		t.Errorf("diff 1.. = %d %+v", resp.StatusCode, d)
 	}
 	resp, raw = s.do(t, request{method: "GET", path: "/api/v1/projects/default/policies", bearer: s.token})
-	if p := decode[contract.Page[contract.PolicyVersion]](t, raw); resp.StatusCode != http.StatusOK || len(p.Items) != 6 {
-		t.Errorf("list = %d %+v, want 6 versions: the built-in one of each kind and recovery 2", resp.StatusCode, p)
+	if p := decode[contract.Page[contract.PolicyVersion]](t, raw); resp.StatusCode != http.StatusOK || len(p.Items) != 7 {
+		t.Errorf("list = %d %+v, want 7 versions: the built-in one of each of the six kinds and recovery 2", resp.StatusCode, p)
 	}
 
 	tests := []refusalCase{

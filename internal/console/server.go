@@ -356,6 +356,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/projects/{project}/budgets", s.handleBudgets, authed)
 	s.handle("GET /api/v1/projects/{project}/budgets/{budget}", s.handleBudget, authed)
 	s.handle("PUT /api/v1/projects/{project}/budgets/{budget}", s.handleSetBudget, authed)
+	s.handle("DELETE /api/v1/projects/{project}/budgets/{budget}", s.handleRemoveBudget, authed)
 	s.handle("POST /api/v1/budgets/reserve", s.handleReserveBudget, authed)
 	s.handle("POST /api/v1/budgets/charge", s.handleChargeBudget, authed)
 

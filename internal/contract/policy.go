@@ -12,10 +12,11 @@ const (
 	PolicyRecovery   PolicyKind = "recovery"   // what may be retried or re-queued without a person
 	PolicyDelegate   PolicyKind = "delegate"   // which consent operations a delegate runs without a card
 	PolicyHook       PolicyKind = "hook"       // which coding-agent tool calls run freely, need a decision, or are refused
+	PolicyArtifact   PolicyKind = "artifact"   // how long the artifacts Agents keep can be read
 )
 
 // PolicyKinds lists every kind, in the order listings show them.
-var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery, PolicyDelegate, PolicyHook}
+var PolicyKinds = []PolicyKind{PolicyDelegation, PolicyAutonomy, PolicyRecovery, PolicyDelegate, PolicyHook, PolicyArtifact}
 
 // Policy error codes.
 const (

@@ -29,6 +29,9 @@ requeue_refused = true
 [hook_policy]
 default = "decide"
 `
+	builtinArtifact = `# Built-in artifact policy: artifacts are kept for the server's retention (30 days unless serve sets another).
+[artifact_policy]
+`
 )
 
 // BuiltinText returns the text of kind's built-in version 1.
@@ -44,6 +47,8 @@ func BuiltinText(kind contract.PolicyKind) string {
 		return builtinDelegate
 	case contract.PolicyHook:
 		return builtinHook
+	case contract.PolicyArtifact:
+		return builtinArtifact
 	}
 	return ""
 }
@@ -62,6 +67,8 @@ func Builtin(kind contract.PolicyKind) Document {
 		return Document{Kind: kind, Delegate: &Delegate{Exempt: []string{}}}
 	case contract.PolicyHook:
 		return Document{Kind: kind, Hook: &Hook{Default: contract.HookDecide}}
+	case contract.PolicyArtifact:
+		return Document{Kind: kind, Artifact: &Artifact{}}
 	}
 	return Document{}
 }
@@ -73,5 +80,5 @@ func ParseKind(s string) (contract.PolicyKind, error) {
 			return k, nil
 		}
 	}
-	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery, delegate or hook", s)
+	return "", contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a policy kind; use delegation, autonomy, recovery, delegate, hook or artifact", s)
 }

@@ -1,5 +1,6 @@
 // Package policy parses and checks Docket's policy documents — [delegation_policy],
-// [autonomy_policy], [recovery_policy], [delegate_policy] and [hook_policy] — strictly, naming file:line in every refusal,
+// [autonomy_policy], [recovery_policy], [delegate_policy], [hook_policy] and
+// [artifact_policy] — strictly, naming file:line in every refusal,
 // and holds the built-in version 1 of each kind.
 package policy
 
@@ -102,6 +103,7 @@ type Document struct {
 	Recovery   *Recovery
 	Delegate   *Delegate
 	Hook       *Hook
+	Artifact   *Artifact
 }
 
 // file is a policy document as TOML: exactly one of its tables is set.
@@ -111,6 +113,7 @@ type file struct {
 	Recovery   *Recovery   `toml:"recovery_policy"`
 	Delegate   *Delegate   `toml:"delegate_policy"`
 	Hook       *Hook       `toml:"hook_policy"`
+	Artifact   *Artifact   `toml:"artifact_policy"`
 }
 
 // keys are the key paths a document may set, spelled exactly.
@@ -125,6 +128,7 @@ var keys = []string{
 	"delegate_policy", "delegate_policy.exempt",
 	"hook_policy", "hook_policy.default", "hook_policy.profile", "hook_policy.profile.agent", "hook_policy.profile.default",
 	"hook_policy.profile.free", "hook_policy.profile.decide", "hook_policy.profile.refuse",
+	"artifact_policy", "artifact_policy.retention_days",
 }
 
 // Parse decodes and checks the policy document src, read from name. A refusal is a
@@ -185,9 +189,13 @@ func Parse(name string, src []byte) (Document, error) {
 		n++
 		d.Kind, d.Hook = contract.PolicyHook, f.Hook
 	}
+	if f.Artifact != nil {
+		n++
+		d.Kind, d.Artifact = contract.PolicyArtifact, f.Artifact
+	}
 	switch {
 	case n == 0:
-		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy] or [hook_policy]")
+		return Document{}, loc.refuse(0, "the document holds no policy; start it with one of [delegation_policy], [autonomy_policy], [recovery_policy], [delegate_policy], [hook_policy] or [artifact_policy]")
 	case n > 1:
 		return Document{}, loc.refuse(0, "the document holds %d policies; publish each kind from its own file, so each has its own versions", n)
 	}
@@ -308,6 +316,8 @@ func (d *Document) check(loc *locator, md toml.MetaData) error {
 		}
 	case d.Hook != nil:
 		return d.Hook.check(loc, md)
+	case d.Artifact != nil:
+		return d.Artifact.check(loc, md)
 	}
 	return nil
 }

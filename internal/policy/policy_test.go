@@ -27,6 +27,7 @@ func TestParse_Examples(t *testing.T) {
 			MaxOperationsPerDay: 50, RequireAcknowledgement: true, Acknowledgement: "An unattended Agent writes at any hour without a person watching."}}},
 		{"recovery.toml", policy.Document{Kind: contract.PolicyRecovery, Recovery: &policy.Recovery{RetryFailed: true, MaxAttempts: 2, RetryBy: policy.RetryByAuthority}}},
 		{"delegate.toml", policy.Document{Kind: contract.PolicyDelegate, Delegate: &policy.Delegate{Exempt: []string{"tool.lock", "source.bind"}}}},
+		{"artifact.toml", policy.Document{Kind: contract.PolicyArtifact, Artifact: &policy.Artifact{RetentionDays: 7}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -70,6 +71,10 @@ func TestParse_Refusals(t *testing.T) {
 		{"two policies", "[delegation_policy]\n[recovery_policy]\n", "p.toml:", "holds 2 policies"},
 		{"unknown key", "[recovery_policy]\nretry_failed = true\nmax_attempt = 2\n", "p.toml:3:", `unknown key "recovery_policy.max_attempt" (did you mean "recovery_policy.max_attempts"?)`},
 		{"case-variant key", "[recovery_policy]\nMax_Attempts = 2\n", "p.toml:2:", `unknown key "recovery_policy.Max_Attempts" (did you mean "recovery_policy.max_attempts"?)`},
+		{"no retention", "[artifact_policy]\nretention_days = 0\n", "p.toml:2:", "retention_days is 0; use 1 to 3650 days, or leave the key out for the server's retention"},
+		{"retention past ten years", "[artifact_policy]\nretention_days = 3651\n", "p.toml:2:", "retention_days is 3651"},
+		{"retention as a duration", "[artifact_policy]\nretention_days = \"30d\"\n", "p.toml:2:", "the value of artifact_policy.retention_days is wrong"},
+		{"retention misspelt", "[artifact_policy]\nretention_day = 30\n", "p.toml:2:", `(did you mean "artifact_policy.retention_days"?)`},
 		{"duplicate key", "[recovery_policy]\nmax_attempts = 2\nmax_attempts = 3\n", "p.toml:3:", "not valid TOML"},
 		{"wrong type", "[recovery_policy]\nmax_attempts = \"3\"\n", "p.toml:2:", "the value of recovery_policy.max_attempts is wrong: it is a string, but it takes a whole number: write it without quotes, e.g. 3"},
 		{"a string for a list", "[delegate_policy]\nexempt = \"confirm\"\n", "p.toml:2:", `the value of delegate_policy.exempt is wrong: it is a string, but it takes a list: write it as ["…", "…"]`},

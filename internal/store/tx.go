@@ -241,6 +241,10 @@ type Tx interface {
 	// DeleteBudgetHold removes every hold of reservation id in project and returns them, by
 	// budget ([ErrNotFound] for none).
 	DeleteBudgetHold(ctx context.Context, project, id string) ([]BudgetHold, error)
+	// DeleteBudget removes budget name of project with every window's spend and every
+	// hold on it ([ErrNotFound] for none). A reservation that held other budgets keeps
+	// its holds on them.
+	DeleteBudget(ctx context.Context, project, name string) error
 
 	// RecordDecision records a decision on a Request; see [Decision] for the rules it
 	// enforces. A Decision naming a missing project returns [ErrNotFound].

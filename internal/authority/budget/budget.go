@@ -127,6 +127,65 @@ func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.Pr
 	return k.view(ctx, k.store, out, now)
 }
 
+// Remove removes budget name of project for member c acting itself (a delegate's is a
+// card its member confirms, bound to the budget's version; docs/delegates.md), with what
+// its windows spent and the holds on it, and records budget.removed. Its requests no
+// longer count against it: a task that waited on it is woken as its runtime next claims
+// ([Keeper.Room] of a budget that is gone is room). A reservation that held it as well as
+// other budgets is charged to the others alone.
+func (k *Keeper) Remove(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Budget, error) {
+	if err := c.RequireInPerson(project); err != nil {
+		return contract.Budget{}, err
+	}
+	if err := contract.CheckBudgetName(name); err != nil {
+		return contract.Budget{}, err
+	}
+	now := k.nowUTC()
+	var out contract.Budget
+	err := k.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.LockHead(ctx, string(project)); err != nil {
+			return fmt.Errorf("lock head of %s: %w", project, err)
+		}
+		b, ok, err := find(ctx, tx, project, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return contract.Errorf(contract.CodeNotFound, "project %s has no budget %s; docket budget list shows its budgets", project, name)
+		}
+		// What it was is read before it goes, so the answer shows what stopped counting.
+		if out, err = k.view(ctx, tx, b, now); err != nil {
+			return err
+		}
+		if err := tx.DeleteBudget(ctx, string(project), name); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.BudgetRemovedData{Name: name, Version: b.Version,
+			BudgetLimits: contract.BudgetLimits{Scope: b.Scope, Agent: agentOf(b), Schedule: scheduleOf(b), Window: b.Window,
+				TimeZone: b.TimeZone, MaxTokens: b.MaxTokens, MaxUSD: dollars(b.MaxMicroUSD), WarnPercent: b.WarnPercent}})
+	})
+	if err != nil {
+		return contract.Budget{}, fmt.Errorf("remove budget %s: %w", name, eventlog.Refuse(err, "budget "+name))
+	}
+	return out, nil
+}
+
+// agentOf is the Agent b counts, by id; "" unless it is an Agent's budget.
+func agentOf(b store.Budget) string {
+	if b.Scope == contract.BudgetScopeAgent {
+		return b.Target
+	}
+	return ""
+}
+
+// scheduleOf is the schedule b counts; "" unless it is a schedule's budget.
+func scheduleOf(b store.Budget) string {
+	if b.Scope == contract.BudgetScopeSchedule {
+		return b.Target
+	}
+	return ""
+}
+
 // find returns budget name of project, and whether it exists (the zero Budget when not).
 func find(ctx context.Context, r store.Reader, project contract.ProjectID, name string) (store.Budget, bool, error) {
 	bs, err := r.Budgets(ctx, string(project))

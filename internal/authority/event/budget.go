@@ -11,6 +11,14 @@ type BudgetSetData struct {
 	Reset   bool  `json:"reset,omitempty"`
 }
 
+// BudgetRemovedData is a member's removal of a budget: the version it had, and the
+// limits it held then, so the log alone says what stopped counting.
+type BudgetRemovedData struct {
+	Name string `json:"name"`
+	contract.BudgetLimits
+	Version int64 `json:"version"`
+}
+
 // BudgetWarnedData is a budget's window reaching its warning share.
 type BudgetWarnedData struct {
 	contract.BudgetCrossing
@@ -25,3 +33,4 @@ type BudgetExhaustedData struct {
 func (BudgetSetData) EventType() string       { return BudgetSet }
 func (BudgetWarnedData) EventType() string    { return BudgetWarned }
 func (BudgetExhaustedData) EventType() string { return BudgetExhausted }
+func (BudgetRemovedData) EventType() string   { return BudgetRemoved }

@@ -63,7 +63,9 @@ import (
 //	   (blueprint.set.json, blueprint.removed.json); agent.profile_set may carry allow,
 //	   the Case Types and Actions the Agent may use, and blueprint, the blueprint it was
 //	   copied from (agent.profile_set@7.json).
-const FormatVersion = 16
+//	17: budget.removed, a member's removal of a budget with the version and limits it
+//	   had (budget.removed.json).
+const FormatVersion = 17
 
 // ErrUnknownType is wrapped by [Decode] for a type the catalog does not list.
 var ErrUnknownType = errors.New("event type not in the catalog")

@@ -117,6 +117,7 @@ const (
 	BudgetSet       = "budget.set"       // the budget's limits, version, and whether its window was reset
 	BudgetWarned    = "budget.warned"    // contract.BudgetCrossing: the window reached its warning share
 	BudgetExhausted = "budget.exhausted" // contract.BudgetCrossing: a model request was not sent
+	BudgetRemoved   = "budget.removed"   // a member's removal of a budget: its name and the version removed
 	// Tool locks taken back and approvals changed. Like tool.locked, each changes the
 	// built-in release of direct Actions (docs/workers.md, "Direct Actions"), so a cached
 	// Board is rebuilt past one.
@@ -217,6 +218,7 @@ var Catalog = []Kind{
 	{MaterialDisclosureSet, false, MaterialDisclosureSetData{}},
 	{BlueprintSet, false, BlueprintSetData{}},
 	{BlueprintRemoved, false, BlueprintRemovedData{}},
+	{BudgetRemoved, false, BudgetRemovedData{}},
 }
 
 var neutral = func() map[string]bool {

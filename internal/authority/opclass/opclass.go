@@ -112,6 +112,7 @@ var Table = []Operation{
 	{"task.report", "POST /api/v1/tasks/{task}/report", MemberOnly, "an Agent's runtime reports its run: never a member's or a delegate's"},
 	{"operation.wait", "POST /api/v1/operations/wait", MemberOnly, "an Agent's runtime waits for its outcomes (changes nothing): never a member's or a delegate's"},
 	{"budget.set", "PUT /api/v1/projects/{project}/budgets/{budget}", Consent, "sets a budget's limits on model requests (a raise, a lowering) or resets its window"},
+	{"budget.remove", "DELETE /api/v1/projects/{project}/budgets/{budget}", Consent, "removes a budget, with what its windows spent: its requests no longer count against it"},
 	{"budget.reserve", "POST /api/v1/budgets/reserve", MemberOnly, "an Agent's runtime holds budget for a model request: never a member's or a delegate's"},
 	{"budget.charge", "POST /api/v1/budgets/charge", MemberOnly, "an Agent's runtime charges a model request's usage: never a member's or a delegate's"},
 }
@@ -135,6 +136,7 @@ var Subjects = map[string]Subject{
 	"schedule.run_now":   {SubjectSchedule, []string{"{schedule}"}},
 	"schedule.delete":    {SubjectSchedule, []string{"{schedule}"}},
 	"budget.set":         {SubjectBudget, []string{"{budget}"}},
+	"budget.remove":      {SubjectBudget, []string{"{budget}"}},
 }
 
 // Mints are the consent operations that make a credential: creating an Agent (its

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
@@ -54,7 +55,11 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 	if kept && art.Agent == c.ID && (art.Expires.IsZero() || now.Before(art.Expires)) {
 		return contract.ArtifactRef{Ref: ref, Size: art.Size, Digest: digest, ExpiresAt: art.Expires}, nil
 	}
-	expires := now.Add(o.artifactRetention)
+	keep, err := o.retention(ctx, project)
+	if err != nil {
+		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
+	}
+	expires := now.Add(keep)
 	err = o.store.Update(ctx, func(tx store.Tx) error {
 		put, err := tx.PutBlob(ctx, content)
 		if err != nil {
@@ -111,4 +116,18 @@ func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call C
 		return Answer{}, fmt.Errorf("encode artifact fragment %s: %w", in.Ref, err)
 	}
 	return o.answer(ctx, c, call.Focus, contract.ToolResult{}, 0, extra, nil)
+}
+
+// ArtifactRetention is how long an artifact an Agent of project keeps now can be read,
+// for a member: the retention of the project's artifact policy in force, else the
+// server's ([Config.ArtifactRetention]); fromPolicy says which.
+func (o *Operations) ArtifactRetention(ctx context.Context, c identity.Caller, project contract.ProjectID) (keep time.Duration, fromPolicy bool, err error) {
+	if err := c.RequireMember(project); err != nil {
+		return 0, false, err
+	}
+	_, d, err := o.inForce(ctx, project, contract.PolicyArtifact)
+	if err != nil {
+		return 0, false, fmt.Errorf("read the artifact policy of %s: %w", project, err)
+	}
+	return d.Artifact.Retention(o.artifactRetention), d.Artifact != nil && d.Artifact.RetentionDays > 0, nil
 }

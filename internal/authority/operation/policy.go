@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -16,6 +17,18 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 	}
 	v, d, err := o.policies.InForce(ctx, project, kind)
 	return v.Version, d, err
+}
+
+// retention is how long an artifact kept now in project can be read: the retention_days
+// of the [artifact_policy] in force, else the server's [Config.ArtifactRetention]
+// (docs/mcp.md, "Artifacts"). It is read when the artifact is kept, and its expiry is
+// recorded then, so a later policy does not change it.
+func (o *Operations) retention(ctx context.Context, project contract.ProjectID) (time.Duration, error) {
+	_, d, err := o.inForce(ctx, project, contract.PolicyArtifact)
+	if err != nil {
+		return 0, fmt.Errorf("read the artifact policy of %s: %w", project, err)
+	}
+	return d.Artifact.Retention(o.artifactRetention), nil
 }
 
 // autonomyRefusal returns the refusal of the agent's write call at now that its autonomy

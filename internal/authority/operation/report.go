@@ -158,7 +158,7 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		if c.Source != nil {
 			by.Tier, by.Words = c.Source.Tier, c.Source.Words
 		}
-		rows, err := d.ops.spillRows(ctx, wc, agent, req.Result.Rows)
+		rows, err := d.ops.spillRows(ctx, wc, conn.Project, agent, req.Result.Rows)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/contract"
@@ -15,9 +16,11 @@ import (
 // the row in its place: the fact the Action returns holds "art_…", and the model reads the
 // whole value with ReadArtifact (docs/mcp.md, "Artifacts"). The bytes go from the worker
 // to the authority's store directly, never through the agent's runtime. Rows without
-// such a string are returned as they are.
-func (o *Operations) spillRows(ctx context.Context, wc *workCommit, agent string, rows []contract.Args) ([]contract.Args, error) {
+// such a string are returned as they are. Each artifact is kept for the retention of
+// project's artifact policy in force.
+func (o *Operations) spillRows(ctx context.Context, wc *workCommit, project contract.ProjectID, agent string, rows []contract.Args) ([]contract.Args, error) {
 	var out []contract.Args
+	var keep time.Duration // the project's retention, read at the first value kept
 	copied := make([]bool, len(rows))
 	for i, row := range rows {
 		for col, v := range row {
@@ -42,7 +45,13 @@ func (o *Operations) spillRows(ctx context.Context, wc *workCommit, agent string
 			}
 			h := store.Hash(contract.Sum(content))
 			ref := artifactRef(agent, h)
-			expires := wc.now.Add(o.artifactRetention)
+			if keep == 0 {
+				var err error
+				if keep, err = o.retention(ctx, project); err != nil {
+					return nil, err
+				}
+			}
+			expires := wc.now.Add(keep)
 			wc.writes = append(wc.writes, func(tx store.Tx) error {
 				_, err := tx.PutBlob(ctx, content)
 				return err

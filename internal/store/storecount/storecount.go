@@ -735,6 +735,11 @@ func (t *tx) SettleFire(ctx context.Context, f store.ScheduleFire) error {
 	return t.tx.SettleFire(ctx, f)
 }
 
+func (t *tx) DeleteBudget(ctx context.Context, project, name string) error {
+	t.c.count(inTx, "DeleteBudget")
+	return t.tx.DeleteBudget(ctx, project, name)
+}
+
 func (t *tx) PutBudget(ctx context.Context, b store.Budget) error {
 	t.c.count(inTx, "PutBudget")
 	return t.tx.PutBudget(ctx, b)

@@ -109,4 +109,33 @@ func testBudgets(t *testing.T, h Harness) {
 	if diff := cmp.Diff([]store.BudgetHold{h2}, holds); diff != "" {
 		t.Errorf("BudgetHolds after a release (-want +got):\n%s", diff)
 	}
+
+	// A removed budget takes its spend and its holds with it; a reservation's hold on
+	// another budget stays.
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutBudgetHold(ctx, store.BudgetHold{ID: "h3", Project: "p1", Budget: "all", Tokens: 3, Until: t0.Add(time.Minute)})
+	})
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutBudgetHold(ctx, store.BudgetHold{ID: "h3", Project: "p1", Budget: "calc-daily", Window: window, Tokens: 3, Until: t0.Add(time.Minute)})
+	})
+	update(t, s, func(ctx context.Context, tx store.Tx) error { return tx.DeleteBudget(ctx, "p1", "calc-daily") })
+	got, err = s.Budgets(ctx, "p1")
+	wantErr(t, "Budgets after a removal", err, nil)
+	if diff := cmp.Diff([]store.Budget{total}, got); diff != "" {
+		t.Errorf("Budgets after a removal (-want +got):\n%s", diff)
+	}
+	_, err = s.BudgetSpend(ctx, "p1", "calc-daily", window)
+	wantErr(t, "BudgetSpend of a removed budget", err, store.ErrNotFound)
+	holds, err = s.BudgetHolds(ctx, "p1", "calc-daily")
+	wantErr(t, "BudgetHolds of a removed budget", err, nil)
+	if len(holds) != 0 {
+		t.Errorf("BudgetHolds of a removed budget = %v, want none", holds)
+	}
+	holds, err = s.BudgetHolds(ctx, "p1", "all")
+	wantErr(t, "BudgetHolds of the kept budget", err, nil)
+	if len(holds) != 1 || holds[0].ID != "h3" {
+		t.Errorf("BudgetHolds of the kept budget = %v, want h3 alone", holds)
+	}
+	err = updateErr(t, s, func(ctx context.Context, tx store.Tx) error { return tx.DeleteBudget(ctx, "p1", "calc-daily") })
+	wantErr(t, "DeleteBudget again", err, store.ErrNotFound)
 }

@@ -154,3 +154,22 @@ func (t *Tx) DeleteBudgetHold(ctx context.Context, project, id string) ([]store.
 	}
 	return hs, nil
 }
+
+// DeleteBudget implements [store.Tx.DeleteBudget]. The holds and the spend go first:
+// each names the budget by a foreign key.
+func (t *Tx) DeleteBudget(ctx context.Context, project, name string) error {
+	for _, q := range []string{`DELETE FROM budget_holds WHERE project = $1 AND budget = $2`,
+		`DELETE FROM budget_spend WHERE project = $1 AND budget = $2`} {
+		if _, err := t.C.Exec(ctx, q, project, name); err != nil {
+			return fmt.Errorf("remove budget %s: %w", name, err)
+		}
+	}
+	n, err := t.C.Exec(ctx, `DELETE FROM budgets WHERE project = $1 AND name = $2`, project, name)
+	if err != nil {
+		return fmt.Errorf("remove budget %s: %w", name, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("remove budget %s: %w", name, store.ErrNotFound)
+	}
+	return nil
+}

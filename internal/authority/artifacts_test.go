@@ -1,0 +1,96 @@
+package authority_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// TestAuthority_ArtifactRetentionPerProject: an artifact is kept for the retention of
+// its project's artifact policy in force when it is kept — two projects, two retentions —
+// and for the server's where the project published none; a later policy changes the
+// expiry of the artifacts kept after it, not of those kept before (docs/mcp.md,
+// "Artifacts").
+func TestAuthority_ArtifactRetentionPerProject(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC))
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Now: clock.Now})
+	ctx := t.Context()
+	for _, id := range []contract.ProjectID{"week", "plain"} {
+		if _, err := p.A.CreateProject(ctx, p.Admin, contract.CreateProjectRequest{ID: string(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, err := p.A.Authenticate(ctx, p.Token) // a member of the new projects too
+	if err != nil {
+		t.Fatal(err)
+	}
+	const server = 10 * 24 * time.Hour
+	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Millisecond, ArtifactRetention: server})
+	agents := map[contract.ProjectID]authority.Caller{}
+	for _, id := range []contract.ProjectID{"default", "week", "plain"} {
+		at, err := p.A.CreateAgent(ctx, admin, id, contract.CreateAgentRequest{Name: "keeper"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if agents[id], err = p.A.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish := func(project contract.ProjectID, days int) {
+		t.Helper()
+		text := fmt.Sprintf("[artifact_policy]\nretention_days = %d\n", days)
+		if _, err := p.A.PublishPolicy(ctx, admin, project, contract.PublishPolicyRequest{File: "artifact.toml", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("default", 2)
+	publish("week", 7)
+
+	now := clock.Now()
+	kept := map[contract.ProjectID]contract.ArtifactRef{}
+	tests := []struct {
+		project contract.ProjectID
+		want    time.Time
+	}{
+		{"default", now.Add(2 * 24 * time.Hour)},
+		{"week", now.Add(7 * 24 * time.Hour)},
+		{"plain", now.Add(server)}, // no artifact policy published: the server's retention
+	}
+	for _, tt := range tests {
+		put, err := ops.PutArtifact(ctx, agents[tt.project], []byte("the same long result"))
+		if err != nil {
+			t.Fatalf("PutArtifact in %s: %v", tt.project, err)
+		}
+		if !put.ExpiresAt.Equal(tt.want) {
+			t.Errorf("the artifact of %s expires at %s, want %s", tt.project, put.ExpiresAt, tt.want)
+		}
+		kept[tt.project] = put
+	}
+
+	// A shorter retention published later: what was kept keeps its expiry, what is kept
+	// now gets the new one.
+	clock.Add(time.Hour)
+	publish("week", 1)
+	again, err := ops.PutArtifact(ctx, agents["week"], []byte("the same long result"))
+	if err != nil || again.Ref != kept["week"].Ref || !again.ExpiresAt.Equal(kept["week"].ExpiresAt) {
+		t.Errorf("kept again while readable = %+v, %v; want the same ref expiring at %s", again, err, kept["week"].ExpiresAt)
+	}
+	fresh, err := ops.PutArtifact(ctx, agents["week"], []byte("another long result"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clock.Now().Add(24 * time.Hour); !fresh.ExpiresAt.Equal(want) {
+		t.Errorf("an artifact kept after the new policy expires at %s, want %s", fresh.ExpiresAt, want)
+	}
+}
