@@ -106,6 +106,18 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	}
 	st.Reset()
 	cpu := cpuTime(b)
+	elapsed := feedActions(b, next, errs, &wg)
+	reportLatencies(b, lat, elapsed)
+	reportStoreCounts(b, st.Counts(), len(lat))
+	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
+	b.ReportMetric(commitRate(b, raw), "store-commits/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// feedActions hands the agents reading next one action per b.Loop iteration, closes next
+// and waits for them (wg), then stops the timer: it returns how long they took. An error
+// on errs fails the benchmark.
+func feedActions(b *testing.B, next chan<- struct{}, errs <-chan error, wg *sync.WaitGroup) time.Duration {
 	start := time.Now()
 	for b.Loop() {
 		select {
@@ -123,11 +135,7 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	default:
 	}
 	b.StopTimer()
-	reportLatencies(b, lat, elapsed)
-	reportStoreCounts(b, st.Counts(), len(lat))
-	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
-	b.ReportMetric(commitRate(b, raw), "store-commits/s")
-	b.ReportMetric(0, "ns/op")
+	return elapsed
 }
 
 // reportLatencies reports the rate and the p50 and p99 of n actions' latencies.

@@ -159,23 +159,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	}
 	st.Reset()
 	cpu := cpuTime(b)
-	start := time.Now()
-	for b.Loop() {
-		select {
-		case next <- struct{}{}:
-		case err := <-errs:
-			b.Fatal(err)
-		}
-	}
-	close(next)
-	wg.Wait()
-	elapsed := time.Since(start)
-	select {
-	case err := <-errs:
-		b.Fatal(err)
-	default:
-	}
-	b.StopTimer()
+	elapsed := feedActions(b, next, errs, &wg)
 	reportLatencies(b, lat, elapsed)
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -82,26 +81,7 @@ func benchSeveral(b *testing.B, workers int) {
 			}
 		})
 	}
-	start := time.Now()
-	for b.Loop() {
-		select {
-		case next <- struct{}{}:
-		case err := <-errs:
-			b.Fatal(err)
-		}
-	}
-	close(next)
-	wg.Wait()
-	elapsed := time.Since(start)
-	select {
-	case err := <-errs:
-		b.Fatal(err)
-	default:
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "actions/s")
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	elapsed := feedActions(b, next, errs, &wg)
+	reportLatencies(b, lat, elapsed)
 	b.ReportMetric(0, "ns/op")
 }
