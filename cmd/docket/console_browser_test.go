@@ -48,6 +48,7 @@ func approvedCalculation(t *testing.T) string {
 // the worker, which the Operations page shows live; the Case then closes as completed,
 // which the authority allows only when its root is certified.
 func TestConsole_ApproveRunsWriteAndCertifies(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s, gw, b := calculationConsole(t, approvedCalculation(t))
 	b.Do(chromedp.Navigate(s.url+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("#requests-empty")))
 
@@ -121,6 +122,7 @@ func TestConsole_ApproveRunsWriteAndCertifies(t *testing.T) {
 // TestConsole_ReconcileNeedsPerson: an Operation whose worker was killed after its claim
 // needs a person; the Operations page names why and settles it with the member's note.
 func TestConsole_ReconcileNeedsPerson(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s, follow, _ := killAfterClaim(t)
 	follow.waitLine(t, `"state":"needs_person"`)
 	b := browsertest.New(t)
@@ -152,6 +154,7 @@ func TestConsole_ReconcileNeedsPerson(t *testing.T) {
 // for: it signs in with a form, a Request an agent raises arrives on Needs you over the
 // event stream, and the decision form posts through.
 func TestConsole_ThroughStart(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	home := filepath.Join(t.TempDir(), "home")
 	env := append(os.Environ(), "DOCKET_HOME="+home)
 	start := startProc(t, append(env, "DOCKET_PASSPHRASE=correct horse battery"), "start", "--listen", "127.0.0.1:0")

@@ -18,6 +18,7 @@ import (
 // tree and as a graph, with the Case's Operations and events in its timeline; the Board
 // page finds the attested facts and the Events page the Case's events.
 func TestConsole_VerifiedCalculationCase(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s := runVerifiedCalculation(t, "")
 
 	b := browsertest.New(t)

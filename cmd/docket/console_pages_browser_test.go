@@ -33,6 +33,7 @@ func calculationConsole(t *testing.T, capDir string, serveArgs ...string) (*serv
 // and approval, and its rules. An Agent created from the page last has a token that
 // docket serve, logging at debug, never writes.
 func TestConsole_WorkersAndCapabilities(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s, gw, b := calculationConsole(t, "../../examples/verified-calculation/capability", "--log-level", "debug")
 
 	// The page is open before the read runs: its claim and report arrive live.

@@ -31,6 +31,7 @@ func shippedScript(t *testing.T, in string) string {
 // on the write; the person approves on Needs you; the conversation resumes by itself and
 // the Case closes certified — nobody re-runs anything.
 func TestConsole_WorkbenchTaskWakes(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s, _, b := calculationConsole(t, approvedCalculation(t))
 	var at contract.AgentToken
 	s.docketJSON(t, &at, "agent", "create", "calc")
@@ -48,6 +49,7 @@ func TestConsole_WorkbenchTaskWakes(t *testing.T) {
 // write on Needs you; the conversation resumes by itself and the Case closes certified —
 // nobody re-runs anything.
 func TestConsole_WorkbenchUnderStart(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s := newStartEnv(t)
 	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")
 	s.setUpCalculation(t, approvedCalculation(t))

@@ -23,6 +23,7 @@ const quickstartShots = "../../docs/quickstart"
 // of more than 400 characters outside a closed disclosure, and nothing on it is cut off
 // at 1280 px.
 func TestFirstHour(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s := newStartEnv(t)
 	start := startProc(t, s.env, "start", "--listen", "127.0.0.1:0")
 	start.waitLine(t, "stop with Ctrl-C")

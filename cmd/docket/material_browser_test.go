@@ -20,6 +20,7 @@ import (
 // neither file's bytes are anywhere in serve's store (the SQLite database and its WAL) or
 // in any log of docket start's children (docs/materials.md).
 func TestMaterials_AddFilesUnderStart(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s := newStartEnv(t)
 	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")
 	var at contract.AgentToken

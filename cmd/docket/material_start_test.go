@@ -33,6 +33,7 @@ import (
 // capability, the Source binding, and docket.material.read@1 locked needing a person.
 // The text is never in serve's store or in any log (docs/materials.md).
 func TestMaterials_ReadUnderStart(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	const secret = "START-MATERIAL-KESTREL: the launch code is 7-4-1-9."
 	s := newStartEnv(t)
 	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")

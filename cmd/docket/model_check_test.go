@@ -23,6 +23,7 @@ import (
 // (docket task show), on the Agent's page and the Operations page in the console, and in
 // docket doctor, which fails.
 func TestStart_ModelCheck(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

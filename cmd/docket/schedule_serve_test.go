@@ -70,6 +70,7 @@ func fireData[T any](t *testing.T, e contract.Event) T {
 // five seconds and started again; what fell due meanwhile follows each schedule's policy
 // (skip: not run; run_once: run once), and no due time is fired twice, across the restart.
 func TestServe_ScheduleFires(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	// A grace under the interval, so that a fire the restart comes late for is missed,
 	// and the two policies part.
 	s := newScheduleEnv(t, "--schedule-grace", "500ms")

@@ -35,6 +35,7 @@ type threeServesSize struct{ agents, actions, held int }
 // every call, held ones included, was answered, the schedule fired once per due time, and
 // the log's chain verifies.
 func TestServes_ThreeOneKilled(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	size := threeServesSize{agents: 12, actions: 200, held: 100}
 	if os.Getenv("DOCKET_THREE_SERVES_FULL") == "1" {
 		size = threeServesSize{agents: 48, actions: 2000, held: 1000}

@@ -16,6 +16,7 @@ import (
 // waits for the decision the task says what it waits on, never the script's last line;
 // once a member approves, the runtime is woken and the script goes on from the write.
 func TestStart_ShippedScriptCertifies(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	tests := []struct {
 		name    string
 		capDir  func(*testing.T) string

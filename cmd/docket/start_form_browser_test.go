@@ -29,6 +29,7 @@ const workbenchShots = "../../docs/workbench"
 // another origin, unknown or repeated fields, and a remote model without a key; a
 // loopback OpenAI-compatible server needs none.
 func TestStart_FirstUseForm(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	const secret = "sk-ant-form-SECRET-9a8b7c6d"
 	s := newStartEnv(t)
 	start, addr, key := s.run(t, "--listen", "127.0.0.1:0")

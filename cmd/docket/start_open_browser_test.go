@@ -20,6 +20,7 @@ import (
 // on to it, never the key in a program's arguments; the key's cookie outlives the browser
 // session.
 func TestStart_GettingIn(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	s := newStartEnv(t)
 
 	// With no docket start running, docket open says so and fails.

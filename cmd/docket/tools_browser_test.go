@@ -39,6 +39,7 @@ const toolsShots = "../../docs/tools"
 // the token, the key and the DSN typed in are in the vault alone: in no event, log or
 // store row (every file of the data dir but the vault is read), nor docket start's output.
 func TestTools_MCPServerFromTheConsole(t *testing.T) {
+	t.Parallel() // a long process test that mostly waits: it runs beside the other long ones
 	server := os.Getenv(mcpFilesystemEnv)
 	if server == "" {
 		t.Skipf("%s is not set: it names the pinned @modelcontextprotocol/server-filesystem's mcp-server-filesystem, which .ci/run installs with npm", mcpFilesystemEnv)
