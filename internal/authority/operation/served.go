@@ -84,7 +84,7 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		if err := json.Unmarshal(op.input, &in); err != nil {
 			return fmt.Errorf("read the recorded call of operation %d of %s: %w", ordinal, agent, err)
 		}
-		vec, err := o.executionVector(ctx, project, &in, op.execution)
+		vec, err := executionVector(l.liveConnsLocked(), &in, op.execution)
 		if err != nil {
 			return err
 		}
