@@ -205,7 +205,11 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		if _, err := wc.l.connLocked(conn); err != nil {
 			return err
 		}
-		defer func() { ls = wc.leases.with(wc.newLease) }()
+		defer func() {
+			if wc.newLease != nil {
+				ls = wc.leases.with(wc.newLease)
+			}
+		}()
 		for _, cur := range wc.leases {
 			if cur.live(wc.now) && cur.worker == workerID {
 				wc.setLease(&lease{slot: cur.slot, worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
