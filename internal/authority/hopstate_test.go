@@ -27,12 +27,16 @@ func TestDispatcher_RevokedOnAnotherInstance(t *testing.T) {
 			_, err := w.Poll(t.Context())
 			return err
 		}},
-		{"claim", nil, func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) error { return w.Claim(t.Context(), row) }},
+		{"claim", nil, func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) error {
+			return w.Claim(t.Context(), row)
+		}},
 		{"report", func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) {
 			if err := w.Claim(t.Context(), row); err != nil {
 				t.Fatalf("claim before the revocation: %v", err)
 			}
-		}, func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) error { return w.Report(t.Context(), row) }},
+		}, func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) error {
+			return w.Report(t.Context(), row)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
