@@ -284,11 +284,7 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		if res.Request == nil {
 			return void(contract.Errorf(contract.CodeCallChanged, "the Action %s no longer executes a Tool; call it again for a new decision", in.Action))
 		}
-		vec, err := executionVector(conns, &in, res.Request)
-		if err != nil {
-			ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the call's target could not be read", nil
-			return nil, ev
-		}
+		vec := executionVector(conns, &in, res.Request)
 		if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
 			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments, Tool digest or Source; call it again for a new decision", in.Action))
 		}

@@ -382,7 +382,7 @@ type connSetup struct {
 }
 
 // shape builds the row of q on conn for workerID at gen, or says why conn cannot run it
-// ([Dispatcher.fit]). The same inputs give the same bytes, so a claim can be checked
+// ([fit]). The same inputs give the same bytes, so a claim can be checked
 // against a fresh shape.
 func (d *Dispatcher) shape(cs connSetup, q Dispatch, workerID string, gen int64, adapterDigest string) (shaped, *unserved, error) {
 	conn := cs.conn

@@ -87,11 +87,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
 	if r.person || req.Approval != board.ApprovalNone {
-		vec, err := executionVector(conns, in, &req)
-		if err != nil {
-			return settleRun(r, nil, err)
-		}
-		return o.requestRun(c, vec, now, r)
+		return o.requestRun(c, executionVector(conns, in, &req), now, r)
 	}
 	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, &req
 	return r
@@ -119,7 +115,7 @@ func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionIn
 // Connections could run it at different digests or Sources, they are left empty; the
 // dispatcher must then still run only what a person approved. conns are the project's
 // live Connections as the operation ledger holds them ([ledger.liveConnsLocked]).
-func executionVector(conns []*connRecord, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {
+func executionVector(conns []*connRecord, in *contract.ApplyActionInput, req *contract.ExecutionRequest) contract.RequestVector {
 	vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args, Tool: req.Tool}
 	named := ""
 	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
@@ -147,7 +143,7 @@ func executionVector(conns []*connRecord, in *contract.ApplyActionInput, req *co
 	if len(sources) == 1 {
 		vec.Source = sources[0]
 	}
-	return vec, nil
+	return vec
 }
 
 // boardActVector returns the request vector of agent's Board act (OpenCase, ApplyBatch or
