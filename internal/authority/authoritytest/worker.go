@@ -207,3 +207,16 @@ func (w *Worker) served(ctx context.Context, id string) (contract.WorkRow, error
 		}
 	}
 }
+
+// Poll polls once under the Worker's lease and returns the answer or the refusal.
+func (w *Worker) Poll(ctx context.Context) (contract.WorkAnswer, error) {
+	gen := w.lease.Generation
+	return w.d.Poll(ctx, w.conn, w.poll(&gen))
+}
+
+// Report reports a claimed row done with no rows and returns the refusal, if any.
+func (w *Worker) Report(ctx context.Context, row contract.WorkRow) error {
+	_, err := w.d.Report(ctx, w.conn, contract.ReportRequest{ID: row.ID, WorkerID: w.lease.WorkerID, Generation: w.lease.Generation,
+		Grant: row.Grant, OK: true, Result: &contract.WorkResult{Rows: []contract.Args{}}})
+	return err
+}

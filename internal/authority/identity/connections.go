@@ -78,9 +78,17 @@ func (a *Directory) Connections(ctx context.Context, c Caller, project contract.
 	return listed(ctx, c, project, "connections", a.store.Connections, connectionWire)
 }
 
-// ConnectionKey returns a Connection's key in clear, for signing its grants. Callers must
-// not log or send it.
+// ConnectionKey returns a Connection's key in clear, for signing and verifying its
+// grants. Callers must not log or send it. It is the key opened from the sealed bytes
+// this Directory last read from the Connection's row — on a hop call, by the
+// authentication of that same call ([Directory.AuthenticateConnection]) — and the row is
+// read only when none is kept. A Connection's sealed key is written once, when it is
+// created, so the key kept is the row's. It says nothing of revocation: the hop reads
+// that from the project's log (docs/architecture.md, "The authority").
 func (a *Directory) ConnectionKey(ctx context.Context, id contract.ConnectionID) (Token, error) {
+	if key, ok := a.opened.last(string(id)); ok {
+		return key, nil
+	}
 	_, key, err := a.connectionKey(ctx, id)
 	return key, err
 }
@@ -109,12 +117,14 @@ const maxOpenedKeys = 1024
 
 // openedKeys keeps Connection keys opened from their sealed form, so that a hop call
 // (each authenticates its Connection, and a Poll or a claim then signs or verifies a
-// grant with its key) does not run AES-GCM again on every call. An entry is found only
-// by the Connection's id together with the exact sealed bytes read from its row, so a
-// key sealed anew (a new key, or the same under another installation key) is opened
-// anew and never served from memory; revocation is not its business, as the row it is
-// looked up with is read each time. At most maxOpenedKeys are kept: past that all are
-// dropped and opened again as they are used. Keys in it are never logged.
+// grant with its key) does not run AES-GCM again on every call. An authentication finds
+// an entry only by the Connection's id together with the exact sealed bytes read from
+// its row, so a key sealed anew (a new key, or the same under another installation key)
+// is opened anew and never served from memory; revocation is not its business, as the
+// row it is looked up with is read each time. The hop then takes the key opened from the
+// sealed bytes read last ([openedKeys.last]), which its call's authentication just read.
+// At most maxOpenedKeys are kept: past that all are dropped and opened again as they
+// are used. Keys in it are never logged.
 type openedKeys struct {
 	mu   sync.Mutex
 	keys map[string]openedKey // Connection id → its key; guarded by mu
@@ -133,6 +143,15 @@ func (o *openedKeys) get(id string, sealed []byte) (Token, bool) {
 		return "", false
 	}
 	return k.plain, true
+}
+
+// last returns the key opened from the sealed bytes last read from Connection id's row,
+// whatever they were.
+func (o *openedKeys) last(id string) (Token, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k, ok := o.keys[id]
+	return k.plain, ok
 }
 
 func (o *openedKeys) put(id string, sealed []byte, plain Token) {

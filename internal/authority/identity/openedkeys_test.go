@@ -33,6 +33,14 @@ func TestOpenedKeys(t *testing.T) {
 			}
 		})
 	}
+	// The hop's lookup by id alone takes the key put last for that id, and no other's.
+	o.put("con_1", []byte("sealed-c"), "dkt_con_1.c")
+	if got, ok := o.last("con_1"); !ok || got != "dkt_con_1.c" {
+		t.Errorf("last(con_1) = %q, %v; want the key put last", got, ok)
+	}
+	if got, ok := o.last("con_9"); ok {
+		t.Errorf("last(con_9) = %q; want none", got)
+	}
 	for i := range maxOpenedKeys + 1 {
 		o.put(fmt.Sprintf("con_%d", i+10), []byte("s"), "k")
 	}

@@ -32,13 +32,10 @@ func (l *ledger) applyProfileLocked(e store.Event) error {
 }
 
 // agentSetupLocked is setupLocked with agent's allow-list. l.mu must be held.
-func (l *ledger) agentSetupLocked(ctx context.Context, r store.Reader, project contract.ProjectID, agent string) (board.Setup, error) {
-	s, err := l.setupLocked(ctx, r, project)
-	if err != nil {
-		return board.Setup{}, err
-	}
+func (l *ledger) agentSetupLocked(agent string) board.Setup {
+	s := l.setupLocked()
 	s.Allow = l.allow[agent]
-	return s, nil
+	return s
 }
 
 // profileRefusal refuses a write its caller's allow-list does not allow: opening a Case

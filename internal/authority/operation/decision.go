@@ -188,7 +188,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		ask, ev = o.approvedAsk(ctx, &req, ev)
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
-		ch, ev = o.runApproved(ctx, b, &req, op, ev)
+		ch, ev = o.runApproved(ctx, b, &req, op, l.liveConnsLocked(), ev)
 	}
 	before := func(tx store.Tx) error {
 		if closed != nil {
@@ -256,7 +256,7 @@ func errDigestMismatch(id contract.RequestID, cause error) error {
 }
 
 // runApproved runs the one call an approval names, on b, as the requesting agent.
-func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *operation, ev event.Operation) (*boards.Change, event.Operation) {
+func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contract.Request, op *operation, conns []*connRecord, ev event.Operation) (*boards.Change, event.Operation) {
 	if req.Vector.Action == contract.ActionHook { // the coding agent runs it, told by its waiting hook
 		ev.State, ev.Result = contract.OpDone, json.RawMessage(`{"allowed":true,"decision":"approved"}`)
 		return nil, ev
@@ -284,11 +284,7 @@ func (o *Operations) runApproved(ctx context.Context, b *board.Board, req *contr
 		if res.Request == nil {
 			return void(contract.Errorf(contract.CodeCallChanged, "the Action %s no longer executes a Tool; call it again for a new decision", in.Action))
 		}
-		vec, err := o.executionVector(ctx, req.Project, &in, res.Request)
-		if err != nil {
-			ev.State, ev.ErrorCode, ev.Reason, ev.Result = contract.OpFailed, contract.CodeInternal, "the call's target could not be read", nil
-			return nil, ev
-		}
+		vec := executionVector(conns, &in, res.Request)
 		if digest, err := RequestDigest(vec); err != nil || digest != req.Digest {
 			return void(contract.Errorf(contract.CodeCallChanged, "the call %s no longer evaluates to the approved arguments, Tool digest or Source; call it again for a new decision", in.Action))
 		}

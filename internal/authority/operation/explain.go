@@ -12,8 +12,8 @@ import (
 
 // Work that waits is never silent: an Operation whose execution no live
 // Connection can serve says why, as a reasonCode and a reason on its entry, until it is
-// claimed. Explain finds the reason from the store (Connections, tool locks, Sources,
-// lease rows) and from what each worker last advertised in a Poll to this instance, and
+// claimed. Explain finds the reason from the project's Connections, tool locks and
+// Sources as the operation ledger holds them (setup.go), the lease rows, and from what each worker last advertised in a Poll to this instance, and
 // appends an [event.OpWaiting] event when the reason changed. That event counts only
 // while the work still waits, so a claim that came first in the log always wins.
 
@@ -115,19 +115,10 @@ func (d *Dispatcher) ExplainAll(ctx context.Context) (int, error) {
 // how many it gave a new reason. Work some live Connection can serve has no reason; one
 // that had a reason and can now be served has it cleared.
 func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (int, error) {
-	queued, err := d.ops.Queued(ctx, project)
+	// The live Connections and their setup, read from the ledger with the queue.
+	queued, conns, err := d.ops.queuedWithConns(ctx, project)
 	if err != nil || len(queued) == 0 {
 		return 0, err
-	}
-	rows, err := d.store.Connections(ctx, string(project))
-	if err != nil {
-		return 0, fmt.Errorf("explain waiting work of %s: %w", project, err)
-	}
-	var conns []*connSetup // read once for all the queued work
-	for _, c := range rows {
-		if c.RevokedAt == nil {
-			conns = append(conns, d.setupOf(contract.Connection{ID: contract.ConnectionID(c.ID), Project: project, Name: c.Name}))
-		}
 	}
 	type change struct {
 		q   Dispatch
@@ -183,19 +174,17 @@ func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (i
 // explain returns why none of conns can serve q now: a zero unserved when one can, and
 // known false when this instance cannot tell (a live worker it has not heard from may
 // offer the Tool), so that it leaves the reason another instance gave.
-func (d *Dispatcher) explain(ctx context.Context, conns []*connSetup, q contract.ExecutionRequest) (unserved, bool, error) {
+func (d *Dispatcher) explain(ctx context.Context, conns []connSetup, q contract.ExecutionRequest) (unserved, bool, error) {
 	best := unserved{contract.CodeNoToolLocked,
 		fmt.Sprintf("tool %s is locked on no live Connection of this project; lock it on the Connection whose worker runs it (docket tool lock).", q.Tool)}
 	now := d.nowUTC()
 	known := true
 	for _, cs := range conns {
 		conn := cs.conn
-		digest, _, why, err := d.fit(ctx, cs, q)
-		if err != nil {
-			return unserved{}, false, err
-		}
+		digest, _, why := fit(cs, q)
 		if why == nil {
 			var heard bool
+			var err error
 			if why, heard, err = d.workerFit(ctx, conn, q.Tool, digest, now); err != nil {
 				return unserved{}, false, err
 			}

@@ -363,10 +363,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	if err := l.catchUpLocked(gctx, o.store, project); err != nil {
 		return admission{}, err
 	}
-	setup, err := l.agentSetupLocked(gctx, o.store, project, c.ID)
-	if err != nil {
-		return admission{}, err
-	}
+	setup := l.agentSetupLocked(c.ID)
 	focus := call.Focus
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
@@ -399,7 +396,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
-	run := o.run(rctx, w.Board(), c, call, setup, now, person)
+	run := o.run(rctx, w.Board(), c, call, setup, l.liveConnsLocked(), now, person)
 	span.End()
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
@@ -586,10 +583,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	}
 	setup := r.setup
 	if setup == nil {
-		s, err := l.agentSetupLocked(ctx, o.store, project, c.ID)
-		if err != nil {
-			return Answer{}, err
-		}
+		s := l.agentSetupLocked(c.ID)
 		setup = &s
 	}
 	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})

@@ -273,6 +273,51 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
 		return nil, err
 	}
+	return l.queuedLocked(), nil
+}
+
+// queuedOn is [Operations.Queued] with conn's setup, both read from the ledger caught up
+// to head, a head of the project's log the caller read during its call (-1: read it
+// here), so the queue and the setup are the log's at one point; a Connection the log
+// shows revoked is refused ([ledger.connLocked]).
+func (o *Operations) queuedOn(ctx context.Context, conn contract.Connection, head int64) ([]Dispatch, connSetup, error) {
+	l := o.ledger(conn.Project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if head < 0 {
+		err = l.catchUpLocked(ctx, o.store, conn.Project)
+	} else {
+		err = l.catchUpToLocked(ctx, o.store, conn.Project, head)
+	}
+	if err != nil {
+		return nil, connSetup{}, err
+	}
+	rec, err := l.connLocked(conn)
+	if err != nil {
+		return nil, connSetup{}, err
+	}
+	return l.queuedLocked(), connSetup{conn: conn, rec: rec}, nil
+}
+
+// queuedWithConns is [Operations.Queued] with the project's live Connections and their
+// setup, both read from the ledger caught up to one head.
+func (o *Operations) queuedWithConns(ctx context.Context, project contract.ProjectID) ([]Dispatch, []connSetup, error) {
+	l := o.ledger(project)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		return nil, nil, err
+	}
+	var conns []connSetup
+	for _, c := range l.liveConnsLocked() {
+		conns = append(conns, connSetup{conn: c.wire(project), rec: c})
+	}
+	return l.queuedLocked(), conns, nil
+}
+
+// queuedLocked is the queue [Operations.Queued] returns. l.mu must be held.
+func (l *ledger) queuedLocked() []Dispatch {
 	type queued struct {
 		agent string
 		op    *operation
@@ -294,7 +339,7 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	return out
 }
 
 // approvedRequestLocked returns the approved Request of the agent's Operation ordinal, or

@@ -180,11 +180,12 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	var l *contract.Lease
 	var err error
 	if req.Generation == nil {
-		if l, err = d.acquire(ctx, conn, req.WorkerID); err != nil {
+		var ls leaseSet
+		if l, ls, err = d.acquire(ctx, conn, req.WorkerID); err != nil {
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
+		rows, err := d.serve(ctx, conn, -1, l, ls, req.Tools, req.Max)
 		if err == nil && len(rows) == 0 {
 			d.explainLogged(ctx, conn.Project)
 		}
@@ -197,11 +198,12 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		if err != nil {
 			return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
 		}
-		if l, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
+		var ls leaseSet
+		if l, ls, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		rows, err := d.serve(ctx, conn, l, req.Tools, req.Max)
+		rows, err := d.serve(ctx, conn, head.Seq, l, ls, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
@@ -220,18 +222,19 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	}
 }
 
-// checked returns the lease workerID holds at gen on conn, or its refusal.
-func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, error) {
+// checked returns the lease workerID holds at gen on conn, or its refusal, and the
+// Connection's leases as read, which the Poll serves under.
+func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, leaseSet, error) {
 	rows, err := d.store.Leases(ctx, string(conn.ID))
 	if err != nil {
-		return nil, fmt.Errorf("poll: %w", err)
+		return nil, nil, fmt.Errorf("poll: %w", err)
 	}
 	ls := leasesOf(rows)
 	now := d.nowUTC()
 	if err := checkLease(ls, workerID, gen, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return d.leaseWire(ls.byGen(gen), now), nil
+	return d.leaseWire(ls.byGen(gen), now), ls, nil
 }
 
 // reserve reports whether row id may be served to the lease gen of conn at now, and if
@@ -291,9 +294,12 @@ type shaped struct {
 // serve returns the rows of project's queued Operations that conn may run: the Tool is
 // locked on conn and advertised at the locked digest, and conn has the Source the call
 // needs. Each row carries a grant for this worker instance and generation. It serves at
-// most want rows when want is positive (the worker's free slots).
-func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *contract.Lease, tools []contract.ToolDescriptor, want int) ([]contract.WorkRow, error) {
-	queued, err := d.ops.Queued(ctx, conn.Project)
+// most want rows when want is positive (the worker's free slots). The queue and conn's
+// setup are read from the operation ledger caught up to head, the head the Poll read
+// (-1: read it), and a Connection the log shows revoked is refused; ls are conn's leases
+// as the Poll read them.
+func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, head int64, l *contract.Lease, ls leaseSet, tools []contract.ToolDescriptor, want int) ([]contract.WorkRow, error) {
+	queued, cs, err := d.ops.queuedOn(ctx, conn, head)
 	if err != nil || len(queued) == 0 {
 		return []contract.WorkRow{}, err
 	}
@@ -305,22 +311,16 @@ func (d *Dispatcher) serve(ctx context.Context, conn contract.Connection, l *con
 	if want > 0 {
 		most = min(most, want)
 	}
-	leaseRows, err := d.store.Leases(ctx, string(conn.ID))
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	ls := leasesOf(leaseRows)
 	now := d.nowUTC()
 	d.unreserve(now)
 	live := func(gen int64) bool { l := ls.byGen(gen); return l != nil && l.live(now) }
 	rows := []contract.WorkRow{}
-	cs := d.setupOf(conn)
 	for _, q := range queued {
 		i := slices.IndexFunc(tools, func(t contract.ToolDescriptor) bool { return string(t.Tool) == q.Request.Tool })
 		if i < 0 {
 			continue
 		}
-		s, why, err := d.shape(ctx, cs, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
+		s, why, err := d.shape(cs, q, l.WorkerID, l.Generation, tools[i].AdapterDigest)
 		if err != nil {
 			return nil, err
 		}
@@ -360,91 +360,35 @@ type unserved struct {
 // fit returns the locked digest of q's Tool on conn and the Source q runs against there,
 // or why conn cannot run q: its Tool is not locked there, or no Source of a type it
 // takes can be chosen.
-func (d *Dispatcher) fit(ctx context.Context, cs *connSetup, q contract.ExecutionRequest) (string, contract.Source, *unserved, error) {
-	conn := cs.conn
-	locks, err := cs.toolLocks(ctx)
-	if err != nil {
-		return "", contract.Source{}, nil, err
-	}
-	li := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == q.Tool })
-	if li < 0 {
+func fit(cs connSetup, q contract.ExecutionRequest) (string, contract.Source, *unserved) {
+	lk, ok := cs.rec.lock(q.Tool)
+	if !ok {
 		return "", contract.Source{}, &unserved{contract.CodeNoToolLocked,
-			fmt.Sprintf("tool %s is not locked on Connection %s; lock it there (docket tool lock).", q.Tool, conn.Name)}, nil
-	}
-	td, err := contract.DigestFrom(locks[li].Digest)
-	if err != nil {
-		return "", contract.Source{}, nil, fmt.Errorf("serve work: tool lock %s: %w", q.Tool, err)
+			fmt.Sprintf("tool %s is not locked on Connection %s; lock it there (docket tool lock).", q.Tool, cs.conn.Name)}
 	}
 	if len(q.SourceTypes) == 0 {
-		return td.String(), contract.Source{}, nil, nil
+		return lk.Digest, contract.Source{}, nil
 	}
-	src, why, err := pickSource(ctx, cs, q)
-	return td.String(), src, why, err
+	src, why := pickSource(cs, q)
+	return lk.Digest, src, why
 }
 
-// connSetup is what a Connection has set up that shaping work on it reads: its Tool
-// locks and its bound Sources, each read from the store on first use and then kept for
-// the one call (a Poll, a Claim, an explanation) that made it, so a Poll that shapes
-// many rows reads them once, and every row of it is shaped from the same reading.
+// connSetup is a Connection with its setup as the operation ledger held it at one head
+// (setup.go): its Tool locks and its bound Sources, read from the log, not the rows. A
+// Poll, a batch of claims or an explanation shapes every row it shapes from one.
 type connSetup struct {
-	st      store.Reader
-	conn    contract.Connection
-	locks   []store.ToolLock
-	sources []contract.Source // decoded, with their digests in canonical form
-	read    struct{ locks, sources bool }
-}
-
-// setupOf returns conn's setup, not read yet.
-func (d *Dispatcher) setupOf(conn contract.Connection) *connSetup {
-	return &connSetup{st: d.store, conn: conn}
-}
-
-// toolLocks returns the Tools locked on the Connection.
-func (cs *connSetup) toolLocks(ctx context.Context) ([]store.ToolLock, error) {
-	if !cs.read.locks {
-		locks, err := cs.st.ToolLocks(ctx, string(cs.conn.ID))
-		if err != nil {
-			return nil, fmt.Errorf("serve work: %w", err)
-		}
-		cs.locks, cs.read.locks = locks, true
-	}
-	return cs.locks, nil
-}
-
-// boundSources returns the Sources bound on the Connection.
-func (cs *connSetup) boundSources(ctx context.Context) ([]contract.Source, error) {
-	if cs.read.sources {
-		return cs.sources, nil
-	}
-	ss, err := cs.st.Sources(ctx, string(cs.conn.ID))
-	if err != nil {
-		return nil, fmt.Errorf("serve work: %w", err)
-	}
-	out := make([]contract.Source, 0, len(ss))
-	for _, s := range ss {
-		var src contract.Source
-		if err := json.Unmarshal(s.Data, &src); err != nil {
-			return nil, fmt.Errorf("decode source %s of %s: %w", s.ID, cs.conn.ID, err)
-		}
-		sd, err := contract.DigestFrom(s.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("source %s of %s: %w", s.ID, cs.conn.ID, err)
-		}
-		src.Digest = sd.String()
-		out = append(out, src)
-	}
-	cs.sources, cs.read.sources = out, true
-	return out, nil
+	conn contract.Connection
+	rec  *connRecord
 }
 
 // shape builds the row of q on conn for workerID at gen, or says why conn cannot run it
-// ([Dispatcher.fit]). The same inputs give the same bytes, so a claim can be checked
+// ([fit]). The same inputs give the same bytes, so a claim can be checked
 // against a fresh shape.
-func (d *Dispatcher) shape(ctx context.Context, cs *connSetup, q Dispatch, workerID string, gen int64, adapterDigest string) (shaped, *unserved, error) {
+func (d *Dispatcher) shape(cs connSetup, q Dispatch, workerID string, gen int64, adapterDigest string) (shaped, *unserved, error) {
 	conn := cs.conn
-	toolDigest, src, why, err := d.fit(ctx, cs, q.Request)
-	if err != nil || why != nil {
-		return shaped{}, why, err
+	toolDigest, src, why := fit(cs, q.Request)
+	if why != nil {
+		return shaped{}, why, nil
 	}
 	args, err := json.Marshal(q.Request.Args)
 	if err != nil {
@@ -484,12 +428,8 @@ func sourceRecord(src contract.Source) string {
 // a type the Action takes: the one its "source" argument names; else the one with the
 // name its capability declares ([contract.ExecutionRequest.Source]); else the only one.
 // When none is bound, or several are and no name picks one, it says why instead.
-func pickSource(ctx context.Context, cs *connSetup, req contract.ExecutionRequest) (contract.Source, *unserved, error) {
-	conn := cs.conn
-	ss, err := cs.boundSources(ctx)
-	if err != nil {
-		return contract.Source{}, nil, err
-	}
+func pickSource(cs connSetup, req contract.ExecutionRequest) (contract.Source, *unserved) {
+	conn, ss := cs.conn, cs.rec.sources
 	types := strings.Join(req.SourceTypes, " or ")
 	var of []contract.Source // the bound Sources of a type the Action takes
 	for _, src := range ss {
@@ -506,20 +446,20 @@ func pickSource(ctx context.Context, cs *connSetup, req contract.ExecutionReques
 	}
 	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
 		if s, ok := byName(v.Str()); ok {
-			return s, nil, nil
+			return s, nil
 		}
 		return contract.Source{}, &unserved{contract.CodeNoSourceBound,
-			fmt.Sprintf("the call names Source %q, but Connection %s binds no %s Source by that name; bind it (docket source bind).", v.Str(), conn.Name, types)}, nil
+			fmt.Sprintf("the call names Source %q, but Connection %s binds no %s Source by that name; bind it (docket source bind).", v.Str(), conn.Name, types)}
 	}
 	if s, ok := byName(req.Source); ok && req.Source != "" {
-		return s, nil, nil
+		return s, nil
 	}
 	switch len(of) {
 	case 1:
-		return of[0], nil, nil
+		return of[0], nil
 	case 0:
 		return contract.Source{}, &unserved{contract.CodeNoSourceBound,
-			fmt.Sprintf("Connection %s binds no %s Source for action %s; bind one (docket source bind).", conn.Name, types, req.Action)}, nil
+			fmt.Sprintf("Connection %s binds no %s Source for action %s; bind one (docket source bind).", conn.Name, types, req.Action)}
 	}
 	names := make([]string, len(of))
 	for i, s := range of {
@@ -531,7 +471,7 @@ func pickSource(ctx context.Context, cs *connSetup, req contract.ExecutionReques
 		why = fmt.Sprintf("Connection %s binds %d %s Sources (%s) and none is named %q, the Source the capability declares for action %s; bind the one to use under that name.",
 			conn.Name, len(of), types, strings.Join(names, ", "), req.Source, req.Action)
 	}
-	return contract.Source{}, &unserved{contract.CodeSourceAmbiguous, why}, nil
+	return contract.Source{}, &unserved{contract.CodeSourceAmbiguous, why}
 }
 
 // Claim takes served work for the worker that holds conn's lease, before it runs.
@@ -572,14 +512,20 @@ func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pending[*clai
 	// cancellation: the batch's other claims wait for it, and must not fail because the
 	// leader's worker went away.
 	ctx := context.WithoutCancel(batch[0].ctx)
-	cs := d.setupOf(conn) // read once for the batch: every claim is shaped from the same reading
 	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		// conn's setup as the ledger, caught up inside this transaction, holds it: a
+		// revocation, unlock or rebinding committed before it read the head is seen.
+		rec, err := wc.l.connLocked(conn)
+		if err != nil {
+			return err
+		}
+		cs := connSetup{conn: conn, rec: rec}
 		taken := map[string]bool{} // ids claimed earlier in this batch
 		for _, p := range batch {
 			c := p.call
 			c.err = nil
 			events, ops := len(wc.events), len(wc.ops)
-			if err := d.claimIn(ctx, wc, cs, conn, c, taken); err != nil {
+			if err := d.claimIn(wc, cs, conn, c, taken); err != nil {
 				// Refused (or failed) alone, as it would be in a transaction of its own:
 				// what it collected is dropped, and the others commit.
 				c.err = err
@@ -604,7 +550,7 @@ func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pending[*clai
 
 // claimIn checks claim c against the state wc locked and collects its event and its
 // Operation's change into wc; taken holds the ids this transaction claims already.
-func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup, conn contract.Connection, c *claimCall, taken map[string]bool) error {
+func (d *Dispatcher) claimIn(wc *workCommit, cs connSetup, conn contract.Connection, c *claimCall, taken map[string]bool) error {
 	req := c.req
 	if err := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); err != nil {
 		return err
@@ -616,7 +562,7 @@ func (d *Dispatcher) claimIn(ctx context.Context, wc *workCommit, cs *connSetup,
 	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
 		return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 	}
-	s, why, err := d.shape(ctx, cs, Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.execution}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)
+	s, why, err := d.shape(cs, Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.execution}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)
 	if err != nil {
 		return err
 	}

@@ -196,9 +196,20 @@ func (d *Dispatcher) leaseWire(l *lease, now time.Time) *contract.Lease {
 // live leases; one more is refused. The new lease takes the slot of a lease that is no
 // longer live, or a new slot. Every Operation still at a worker under a generation that
 // is no longer live then needs a person: it was dispatched and nothing is ever run twice.
-func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, error) {
+// It returns the lease and the Connection's leases as it commits them. A Connection the
+// log shows revoked is refused.
+func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, workerID string) (*contract.Lease, leaseSet, error) {
 	var out *contract.Lease
+	var ls leaseSet
 	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		if _, err := wc.l.connLocked(conn); err != nil {
+			return err
+		}
+		defer func() {
+			if wc.newLease != nil {
+				ls = wc.leases.with(wc.newLease)
+			}
+		}()
 		for _, cur := range wc.leases {
 			if cur.live(wc.now) && cur.worker == workerID {
 				wc.setLease(&lease{slot: cur.slot, worker: workerID, gen: cur.gen, expires: wc.now.Add(d.leaseTTL)})
@@ -228,12 +239,12 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 		return nil
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return nil, contract.Errorf(contract.CodeLeaseHeld, "another worker instance acquired a lease of this Connection at the same moment; poll again.")
+		return nil, nil, contract.Errorf(contract.CodeLeaseHeld, "another worker instance acquired a lease of this Connection at the same moment; poll again.")
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, ls, nil
 }
 
 // renew extends the lease workerID holds at generation gen. It writes the lease row
@@ -268,6 +279,9 @@ func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req co
 // claimed and never reported needs a person at once.
 func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) error {
 	return d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		if _, err := wc.l.connLocked(conn); err != nil {
+			return err
+		}
 		if err := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); err != nil {
 			return err
 		}

@@ -141,7 +141,8 @@ type ledger struct {
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
 	voided   map[contract.RequestID]contract.Code     // of those, the ones a change of their Tool voided, and its code
 	arts     map[string]artifact                      // ref → artifact
-	setup    *board.Setup                             // see setupLocked; nil until read, or after an event may change it
+	setup    *board.Setup                             // see setupLocked; nil until made, or after an event may change it
+	conns    map[contract.ConnectionID]*connRecord    // the project's Connections and their setup (setup.go)
 	gaveUp   map[string]bool                          // Operations (opRef) the authority's sweep recorded it will not retry
 	allow    map[string]*contract.AllowList           // agent id → its profile's allow-list, when it has one (allow.go)
 	// queue holds the queued Operations (running, not_dispatched, with an execution) and
@@ -173,7 +174,7 @@ func (l *ledger) resetLocked() {
 	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
 	l.voided = map[contract.RequestID]contract.Code{}
 	l.allow = map[string]*contract.AllowList{}
-	l.setup = nil
+	l.setup, l.conns = nil, map[contract.ConnectionID]*connRecord{}
 	l.queue = map[*operation]string{}
 }
 
@@ -193,7 +194,9 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project co
 
 func (l *ledger) applyLocked(e store.Event) error {
 	if event.ChangesSetup(e.Type) {
-		l.setup = nil
+		if err := l.applySetupLocked(e); err != nil {
+			return err
+		}
 	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
@@ -293,36 +296,6 @@ func (l *ledger) applyLocked(e store.Event) error {
 	return nil
 }
 
-// setupLocked returns which Tools of project are locked on a live Connection: an executed
-// Action whose Tool is not is blocked with needs_setup. It is read from the store once and
-// kept until the ledger applies an event that may change it ([event.ChangesSetup]). The rows
-// are read after the ledger caught up, so they are at least as new as its cursor; a
-// change committed meanwhile is read again when its event arrives. l.mu must be held.
-func (l *ledger) setupLocked(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Setup, error) {
-	if l.setup != nil {
-		return *l.setup, nil
-	}
-	cs, err := r.Connections(ctx, string(project))
-	if err != nil {
-		return board.Setup{}, fmt.Errorf("read connections of %s: %w", project, err)
-	}
-	s := board.Setup{Tools: map[string]bool{}}
-	for _, cn := range cs {
-		if cn.RevokedAt != nil {
-			continue
-		}
-		ls, err := r.ToolLocks(ctx, cn.ID)
-		if err != nil {
-			return board.Setup{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
-		}
-		for _, lk := range ls {
-			s.Tools[lk.Tool] = true
-		}
-	}
-	l.setup = &s // shared by every caller from now on: nothing writes a Setup's map
-	return s, nil
-}
-
 // unresolvedLocked returns the agent's Operation that is not settled (running, waiting
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does. Hook calls stand outside the gate (hook.go), and so does a
@@ -405,7 +378,7 @@ type toolRun struct {
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
 // A manual Agent's call (person) changes nothing: it waits for a member's decision on a
 // Request bound to the digest of the call.
-func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, now time.Time, person bool) toolRun {
+func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, conns []*connRecord, now time.Time, person bool) toolRun {
 	r := toolRun{person: person, taskBy: call.TaskBy}
 	switch in := call.Input.(type) {
 	case *contract.ApplyActionInput:
@@ -416,7 +389,7 @@ func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller,
 		if in.CaseID != "" {
 			r.focus = []contract.CaseID{in.CaseID}
 		}
-		return o.runAction(ctx, b, c, in, setup, now, r)
+		return o.runAction(ctx, b, c, in, setup, conns, now, r)
 	case *contract.OpenCaseInput, *contract.Batch, *contract.CloseCaseInput:
 		if !person {
 			return boardAct(b, c.Principal(), call.Input, now, r)

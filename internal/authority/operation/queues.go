@@ -3,10 +3,8 @@ package operation
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // QueueDepth is how many of a project's queued Operations (running, not dispatched) wait
@@ -19,8 +17,9 @@ type QueueDepth struct {
 }
 
 // Queues returns the depth of every project's work queue by Connection, for the metrics:
-// each queued Operation is counted once, under the first live Connection (in the store's
-// order) whose tool locks name its Tool. It reads each Connection's locks once.
+// each queued Operation is counted once, under the first live Connection (by id, the
+// order the store lists them in) whose tool locks name its Tool. The Connections and
+// their locks are the operation ledger's, read with the queue (setup.go).
 func (d *Dispatcher) Queues(ctx context.Context) ([]QueueDepth, error) {
 	ps, err := d.store.Projects(ctx)
 	if err != nil {
@@ -29,43 +28,26 @@ func (d *Dispatcher) Queues(ctx context.Context) ([]QueueDepth, error) {
 	var out []QueueDepth
 	for _, p := range ps {
 		project := contract.ProjectID(p.ID)
-		queued, err := d.ops.Queued(ctx, project)
+		queued, conns, err := d.ops.queuedWithConns(ctx, project)
 		if err != nil {
 			return nil, fmt.Errorf("work queues of %s: %w", project, err)
 		}
-		rows, err := d.store.Connections(ctx, p.ID)
-		if err != nil {
-			return nil, fmt.Errorf("work queues of %s: %w", project, err)
-		}
-		type locked struct {
-			id    contract.ConnectionID
-			tools []store.ToolLock
-		}
-		var conns []locked
 		depth := map[contract.ConnectionID]int{}
-		for _, c := range rows {
-			if c.RevokedAt != nil {
-				continue
-			}
-			locks, err := d.store.ToolLocks(ctx, c.ID)
-			if err != nil {
-				return nil, fmt.Errorf("work queues of %s: %w", project, err)
-			}
-			conns = append(conns, locked{contract.ConnectionID(c.ID), locks})
-			depth[contract.ConnectionID(c.ID)] = 0 // a live Connection with nothing queued reads 0
+		for _, c := range conns {
+			depth[c.conn.ID] = 0 // a live Connection with nothing queued reads 0
 		}
 		for _, q := range queued {
 			at := contract.ConnectionID("")
 			for _, c := range conns {
-				if slices.ContainsFunc(c.tools, func(l store.ToolLock) bool { return l.Tool == q.Request.Tool }) {
-					at = c.id
+				if _, ok := c.rec.lock(q.Request.Tool); ok {
+					at = c.conn.ID
 					break
 				}
 			}
 			depth[at]++
 		}
 		for _, c := range conns {
-			out = append(out, QueueDepth{Project: project, Connection: c.id, Queued: depth[c.id]})
+			out = append(out, QueueDepth{Project: project, Connection: c.conn.ID, Queued: depth[c.conn.ID]})
 		}
 		if n := depth[""]; n > 0 {
 			out = append(out, QueueDepth{Project: project, Queued: n})

@@ -55,6 +55,10 @@ func (d *Dispatcher) reportBatch(conn contract.Connection, batch []*pending[*rep
 	for range 2 {
 		err = d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
 			wc.parts = nil
+			// A revocation committed before this transaction read the head is seen here.
+			if _, err := wc.l.connLocked(conn); err != nil {
+				return err
+			}
 			// The report of each work this batch records: a report of the same work after
 			// it is judged against it, as it would be against one committed before; one
 			// refused records nothing, so the next is judged on its own.

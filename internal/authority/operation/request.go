@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -47,7 +46,7 @@ func RequestDigest(v contract.RequestVector) (string, error) {
 // the ExecutionRequest its evaluation returns (evaluating it changes nothing); for a
 // Board-only Action, from the View, which lists it ready and waiting on a decision.
 // A Board-only Action is applied only when the View lists it ready without a decision.
-func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.Caller, in *contract.ApplyActionInput, setup board.Setup, now time.Time, r toolRun) toolRun {
+func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.Caller, in *contract.ApplyActionInput, setup board.Setup, conns []*connRecord, now time.Time, r toolRun) toolRun {
 	by := board.Author{Principal: c.Principal()}
 	var focus []contract.CaseID
 	if in.CaseID != "" {
@@ -88,11 +87,7 @@ func (o *Operations) runAction(ctx context.Context, b *board.Board, c identity.C
 			"the Action %s is not ready in the View; apply it once the View lists it ready", in.Action))
 	}
 	if r.person || req.Approval != board.ApprovalNone {
-		vec, err := o.executionVector(ctx, c.Projects[0], in, &req)
-		if err != nil {
-			return settleRun(r, nil, err)
-		}
-		return o.requestRun(c, vec, now, r)
+		return o.requestRun(c, executionVector(conns, in, &req), now, r)
 	}
 	r.op.State, r.op.Stage, r.op.Execution = contract.OpRunning, contract.StageNotDispatched, &req
 	return r
@@ -118,47 +113,25 @@ func boardOnlyVector(b *board.Board, by board.Author, in *contract.ApplyActionIn
 // after bindings, the Tool, and — when the project's setup fixes them — the digest the
 // Tool is locked at and the Source record it runs against. When several
 // Connections could run it at different digests or Sources, they are left empty; the
-// dispatcher must then still run only what a person approved.
-func (o *Operations) executionVector(ctx context.Context, project contract.ProjectID, in *contract.ApplyActionInput, req *contract.ExecutionRequest) (contract.RequestVector, error) {
+// dispatcher must then still run only what a person approved. conns are the project's
+// live Connections as the operation ledger holds them ([ledger.liveConnsLocked]).
+func executionVector(conns []*connRecord, in *contract.ApplyActionInput, req *contract.ExecutionRequest) contract.RequestVector {
 	vec := contract.RequestVector{Action: in.Action, CaseID: in.CaseID, Args: req.Args, Tool: req.Tool}
-	cs, err := o.store.Connections(ctx, string(project))
-	if err != nil {
-		return contract.RequestVector{}, fmt.Errorf("read connections of %s: %w", project, err)
-	}
 	named := ""
 	if v, ok := req.Args["source"]; ok && v.Kind() == contract.ValueString {
 		named = v.Str()
 	}
 	var digests, sources []string
-	for _, cn := range cs {
-		if cn.RevokedAt != nil {
+	for _, cn := range conns {
+		lk, ok := cn.lock(req.Tool)
+		if !ok {
 			continue
 		}
-		locks, err := o.store.ToolLocks(ctx, cn.ID)
-		if err != nil {
-			return contract.RequestVector{}, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+		if !slices.Contains(digests, lk.Digest) {
+			digests = append(digests, lk.Digest)
 		}
-		i := slices.IndexFunc(locks, func(l store.ToolLock) bool { return l.Tool == req.Tool })
-		if i < 0 {
-			continue
-		}
-		d, err := contract.DigestFrom(locks[i].Digest)
-		if err != nil {
-			return contract.RequestVector{}, fmt.Errorf("tool lock %s of %s: %w", req.Tool, cn.ID, err)
-		}
-		if !slices.Contains(digests, d.String()) {
-			digests = append(digests, d.String())
-		}
-		ss, err := o.store.Sources(ctx, cn.ID)
-		if err != nil {
-			return contract.RequestVector{}, fmt.Errorf("read sources of %s: %w", cn.ID, err)
-		}
-		for _, s := range ss {
-			var src contract.Source
-			if err := json.Unmarshal(s.Data, &src); err != nil {
-				return contract.RequestVector{}, fmt.Errorf("decode source %s of %s: %w", s.ID, cn.ID, err)
-			}
-			rec := src.Name + "@sha256:" + hex.EncodeToString(s.Digest)
+		for _, src := range cn.sources {
+			rec := sourceRecord(src)
 			if slices.Contains(req.SourceTypes, src.Type) && (named == "" || src.Name == named) && !slices.Contains(sources, rec) {
 				sources = append(sources, rec)
 			}
@@ -170,7 +143,7 @@ func (o *Operations) executionVector(ctx context.Context, project contract.Proje
 	if len(sources) == 1 {
 		vec.Source = sources[0]
 	}
-	return vec, nil
+	return vec
 }
 
 // boardActVector returns the request vector of agent's Board act (OpenCase, ApplyBatch or

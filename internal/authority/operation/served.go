@@ -84,10 +84,7 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		if err := json.Unmarshal(op.input, &in); err != nil {
 			return fmt.Errorf("read the recorded call of operation %d of %s: %w", ordinal, agent, err)
 		}
-		vec, err := o.executionVector(ctx, project, &in, op.execution)
-		if err != nil {
-			return err
-		}
+		vec := executionVector(l.liveConnsLocked(), &in, op.execution)
 		digest, err := RequestDigest(vec)
 		if err != nil || digest == old.Digest {
 			return err // still served as approved, elsewhere
