@@ -1,8 +1,8 @@
 // Package e2e holds cmd/docket's longest end-to-end tests: real docket serve, docket
 // start and docket worker processes, with a browser, PostgreSQL and model servers, set up
 // and driven the way a person does. They are a package of their own, apart from the tests
-// that call package main, so that each package's run stays well inside go test's
-// per-package timeout (CONTRIBUTING.md, Running things).
+// that call package main, so that each package holds about half of their time and
+// stays further inside go test's per-package timeout (CONTRIBUTING.md, Running things).
 package e2e
 
 import (
