@@ -59,14 +59,18 @@ func TestEventsVerify_BundleTrust(t *testing.T) {
 	genuine := filepath.Join(work, "default.bundle")
 	must("events", "export", "--out", genuine)
 	keys := filepath.Join(work, "keys.json")
-	writeFile(t, keys, must("key", "public"), 0o600)
+	if err := os.WriteFile(keys, []byte(must("key", "public")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	b, err := os.ReadFile(genuine)
 	if err != nil {
 		t.Fatal(err)
 	}
 	forged := filepath.Join(work, "forged.bundle")
-	writeFile(t, forged, string(forgeBundle(t, b)), 0o600)
+	if err := os.WriteFile(forged, forgeBundle(t, b), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := bundle.Verify(b, nil); err != nil {
 		t.Fatalf("the genuine bundle does not hold under its own keys: %v", err)
 	}

@@ -28,7 +28,9 @@ func TestAddVaultSource(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "vault.json")
-			writeFile(t, path, tt.vault, 0o600)
+			if err := os.WriteFile(path, []byte(tt.vault), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			err := addVaultSource(path, "workspace", "/ws")
 			if got := contract.CodeOf(err); got != tt.code {
 				t.Fatalf("addVaultSource = %v, want code %q", err, tt.code)

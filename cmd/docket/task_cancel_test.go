@@ -94,37 +94,6 @@ func TestTask_CancelWhileTheModelStreams(t *testing.T) {
 	}
 }
 
-// TestSchedule_FireCancelled: cancelling the task a schedule's fire posted is the fire's
-// cancel: the fire's outcome becomes cancelled.
-func TestSchedule_FireCancelled(t *testing.T) {
-	s := newScheduleEnv(t)
-	var sc contract.Schedule
-	s.docketJSON(t, &sc, "schedule", "create", "--agent", "calc", "--every", "24h", "Send the report.")
-	var fire contract.ScheduleFire
-	s.docketJSON(t, &fire, "schedule", "run-now", string(sc.ID))
-	if fire.Task == "" {
-		t.Fatalf("run-now = %+v, want a fire with its task", fire)
-	}
-	var task contract.Task
-	s.docketJSON(t, &task, "task", "cancel", string(fire.Task))
-	if task.State != contract.TaskCancelled {
-		t.Fatalf("cancel of the fire's task = %+v, want it cancelled at once: no runtime took it", task)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		var shown contract.Schedule
-		s.docketJSON(t, &shown, "schedule", "show", string(sc.ID))
-		if len(shown.LastFires) > 0 && shown.LastFires[0].Outcome == string(contract.TaskCancelled) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("schedule %s = %+v, want its fire's outcome cancelled", sc.ID, shown.LastFires)
-		}
-	}
-	if text := s.docket(t, nil, "schedule", "show", string(sc.ID)); !strings.Contains(text, "cancelled") {
-		t.Errorf("docket schedule show =\n%s\nwant the fire cancelled", text)
-	}
-}
-
 // TestTask_CancelWhileAWriteWaitsForAPerson: a task whose write waits for a decision is
 // cancelled; the write is not: it still waits, a member approves it, and it runs once.
 // The decision wakes the task, and the runtime, asking its model nothing more, reports it

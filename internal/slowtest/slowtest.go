@@ -37,6 +37,26 @@ func (s M) Run() int {
 	return s.m.Run()
 }
 
+// RunAfter is Run for a package whose tests need something made first, such as the
+// docket binary they run: setup runs only when the tests will, never under -short, and
+// the cleanup it returns runs after them. A setup that fails is reported and fails the
+// package without running its tests.
+func (s M) RunAfter(setup func() (cleanup func(), err error)) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		return s.Run()
+	}
+	cleanup, err := setup()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "slowtest: the tests' setup failed: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	return s.Run()
+}
+
 // Skip skips t under -short: for a slow test in a package whose other tests are quick,
 // such as the crash test of a store's conformance suite.
 func Skip(t testing.TB) {

@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/postgres"
+	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
+	"github.com/docketrun/docket/internal/worker"
+	"github.com/jackc/pgx/v5"
+)
+
+// BenchmarkWorker_EndToEnd measures executed Actions through one real docket worker
+// process, on SQLite and, when DOCKET_TEST_POSTGRES names a server, on a fresh PostgreSQL
+// database: agents apply an Action whose Tool reads a tiny JSON file through the
+// workspace adapter (the nearest to a no-op), each call held until its Operation settles.
+// It reports actions/s and the p50/p99 latency of ApplyAction → settled; what one action
+// costs the store, the worker's claims, reports and lease renewals included (store
+// calls, reads of a log's head and transactions per action, counted beneath the
+// authority); and, in the same run, the store's raw commit rate (one event per
+// transaction) for comparison.
+func BenchmarkWorker_EndToEnd(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		benchEndToEnd(b, st)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		st, err := postgres.Open(b.Context(), pgTestDB(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		benchEndToEnd(b, st)
+	})
+}
+
+func benchEndToEnd(b *testing.B, raw store.Store) {
+	const agents = 16
+	st := storecount.Wrap(raw)
+	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
+	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
+	ctx := context.Background()
+	for i := len(h.agents); i < agents; i++ {
+		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := h.a.Authenticate(ctx, authority.Token(at.Token))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.agents = append(h.agents, c)
+	}
+	w := h.startWorker(b)
+	w.waitLine(b, "lease acquired")
+	// Each Agent writes far more often than docket serve lets one in a minute
+	// (--max-writes-per-minute, docs/security.md "Bounds"): the bound is lifted here.
+	held := authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
+	args := contract.Args{"path": contract.StringValue("data/input.json")}
+
+	var mu sync.Mutex
+	var lat []time.Duration
+	next := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, agents)
+	for _, ag := range h.agents {
+		wg.Go(func() {
+			var last int64
+			for range next {
+				start := time.Now()
+				delivered := last
+				ans, err := held.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+					Input:     &contract.ApplyActionInput{Action: "load", Params: args},
+					Delivered: func(o int64) bool { return o == delivered }})
+				if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {
+					err = fmt.Errorf("load = %s %+v, want done", ans.Result.ErrorCode, ans.Result.Operations)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				last = ans.Meta.Ordinal
+				mu.Lock()
+				lat = append(lat, time.Since(start))
+				mu.Unlock()
+			}
+		})
+	}
+	st.Reset()
+	cpu := cpuTime(b)
+	elapsed := feedActions(b, next, errs, &wg)
+	reportLatencies(b, lat, elapsed)
+	reportStoreCounts(b, st.Counts(), len(lat))
+	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
+	b.ReportMetric(commitRate(b, raw), "store-commits/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// feedActions hands the agents reading next one action per b.Loop iteration, closes next
+// and waits for them (wg), then stops the timer: it returns how long they took. An error
+// on errs fails the benchmark.
+func feedActions(b *testing.B, next chan<- struct{}, errs <-chan error, wg *sync.WaitGroup) time.Duration {
+	start := time.Now()
+	for b.Loop() {
+		select {
+		case next <- struct{}{}:
+		case err := <-errs:
+			b.Fatal(err)
+		}
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	b.StopTimer()
+	return elapsed
+}
+
+// reportLatencies reports the rate and the p50 and p99 of n actions' latencies.
+func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "actions/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// cpuTime returns the CPU time this process (the authority, its store and the Agents;
+// not the worker process) used so far: on a machine shared with other builds, CPU per
+// action moves far less than wall time does.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportStoreCounts reports what actions governed actions cost the store, per action,
+// and logs the methods called most (where the calls go).
+func reportStoreCounts(b *testing.B, c storecount.Counts, actions int) {
+	n := float64(actions)
+	b.ReportMetric(float64(c.Calls)/n, "store-calls/action")
+	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/action")
+	b.ReportMetric(float64(c.Txs)/n, "tx/action")
+	var top []string
+	for _, m := range c.Top(16) {
+		top = append(top, fmt.Sprintf("%s %.2f", m, float64(c.ByMethod[m])/n))
+	}
+	b.Logf("store calls per action: %s", strings.Join(top, ", "))
+	top = top[:0]
+	for from, k := range c.HeadsFrom {
+		top = append(top, fmt.Sprintf("%s %.2f", from, float64(k)/n))
+	}
+	slices.Sort(top)
+	b.Logf("head reads per action:\n\t%s", strings.Join(top, "\n\t"))
+}
+
+// commitRate measures the store's raw rate of one-event transactions for a second.
+func commitRate(b testing.TB, st store.Store) float64 {
+	ctx := context.Background()
+	n, start := 0, time.Now()
+	for time.Since(start) < time.Second {
+		err := st.Update(ctx, func(tx store.Tx) error {
+			_, err := tx.Append(ctx, store.NewEvent{Project: "default", Type: "bench.commit", At: time.Now().UTC(), Actor: "system", Data: []byte(`{}`)})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// pgTestDB creates a fresh database on the server DOCKET_TEST_POSTGRES names, dropped
+// when tb ends, and returns its DSN; unset, tb skips.
+func pgTestDB(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("DOCKET_TEST_POSTGRES")
+	if dsn == "" {
+		tb.Skip("DOCKET_TEST_POSTGRES is not set: set it to a postgres:// URL whose user may create databases")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatalf("DOCKET_TEST_POSTGRES: %v", err)
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("connect to DOCKET_TEST_POSTGRES: %v", err)
+	}
+	defer admin.Close(ctx)
+	name := "docket_bench_" + strings.ToLower(rand.Text())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create database %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		admin, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			tb.Errorf("connect to drop %s: %v", name, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			tb.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
