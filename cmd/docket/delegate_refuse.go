@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/alecthomas/kong"
 
@@ -17,27 +16,25 @@ import (
 // token), or reads a file the caller names, and is refused a delegate with exit 5 before
 // anything is read. A new command is closed to delegates until it is listed here; a test
 // checks that each name is a command.
-var delegateCommands = sync.OnceValue(func() map[string]bool {
-	return map[string]bool{
-		"agent create": true, "agent token": true, "agent list": true, "agent revoke": true,
-		"agent level": true, "agent window": true, "agent autonomy": true,
-		"agent profile show": true, "agent profile list": true,
-		"agent blueprint show": true, "agent blueprint list": true, "agent blueprint remove": true,
-		"task post": true, "task message": true, "task list": true, "task show": true,
-		"connection create": true, "connection list": true, "connection revoke": true,
-		"source bind": true, "source list": true, "tool lock": true, "tool list": true,
-		"project create": true, "project list": true,
-		"requests": true, "decide": true, "reconcile": true, "ops": true, "retry": true,
-		"policy show": true, "policy list": true, "policy diff": true,
-		"schedule create": true, "schedule list": true, "schedule show": true, "schedule pause": true,
-		"schedule resume": true, "schedule run-now": true, "schedule delete": true,
-		"budget set": true, "budget show": true, "budget list": true, "budget remove": true,
-		"case list": true, "case show": true, "why": true, "events tail": true,
-		"delegate create": true, "delegate list": true, "delegate revoke": true,
-		"operation list": true, "confirm": true, "card list": true, "card show": true, "card decline": true,
-		"version": true,
-	}
-})
+var delegateCommands = map[string]bool{
+	"agent create": true, "agent token": true, "agent list": true, "agent revoke": true,
+	"agent level": true, "agent window": true, "agent autonomy": true,
+	"agent profile show": true, "agent profile list": true,
+	"agent blueprint show": true, "agent blueprint list": true, "agent blueprint remove": true,
+	"task post": true, "task message": true, "task list": true, "task show": true,
+	"connection create": true, "connection list": true, "connection revoke": true,
+	"source bind": true, "source list": true, "tool lock": true, "tool list": true,
+	"project create": true, "project list": true,
+	"requests": true, "decide": true, "reconcile": true, "ops": true, "retry": true,
+	"policy show": true, "policy list": true, "policy diff": true,
+	"schedule create": true, "schedule list": true, "schedule show": true, "schedule pause": true,
+	"schedule resume": true, "schedule run-now": true, "schedule delete": true,
+	"budget set": true, "budget show": true, "budget list": true, "budget remove": true,
+	"case list": true, "case show": true, "why": true, "events tail": true,
+	"delegate create": true, "delegate list": true, "delegate revoke": true,
+	"operation list": true, "confirm": true, "card list": true, "card show": true, "card decline": true,
+	"version": true,
+}
 
 // isDelegateCredential reports whether the credential in the environment is a delegate's.
 func isDelegateCredential(e *env) bool {
@@ -70,7 +67,7 @@ func refuseDelegateCommand(e *env, n *kong.Node) error {
 		return nil
 	}
 	command := strings.TrimPrefix(n.FullPath(), "docket ")
-	if delegateCommands()[command] {
+	if delegateCommands[command] {
 		return nil
 	}
 	return &exitError{code: exitDelegate, err: fmt.Errorf("docket %s acts on this machine (it starts a process, or reads the data dir or a file you name), and a delegate's credential may not; unset DOCKET_TOKEN and run it as the member", command)}

@@ -29,7 +29,7 @@ func TestRefuseDelegate_Commands(t *testing.T) {
 		}
 	}
 	walk(root)
-	for command := range delegateCommands() {
+	for command := range delegateCommands {
 		if !leaves[command] {
 			t.Errorf("delegateCommands names %q, which is no command", command)
 		}
@@ -57,7 +57,7 @@ func TestRefuseDelegate_Commands(t *testing.T) {
 		}
 	}
 	for command := range leaves {
-		if delegateCommands()[command] {
+		if delegateCommands[command] {
 			continue
 		}
 		t.Run(command, func(t *testing.T) {
