@@ -139,7 +139,7 @@ func runOutcome(t *testing.T, tree any, args []string, token string) outcome {
 // every docket process runs them before main, the hook's twice per tool call included
 // (docs/coding-agents.md, "Speed"). A pattern with a counted repetition ({0,63}) compiled
 // at start took 60–100 KB and 50 µs alone. Counted in bytes, not time.
-const maxInitBytes = 192 << 10
+const maxInitBytes = 96 << 10
 
 // TestStart_DocketInitsAllocateLittle runs docket --version with the runtime's init trace
 // and sums what the packages under internal/ allocate before main.

@@ -161,7 +161,7 @@ func (v *validation) checkEffects(where, label string, texts []string, params, b
 // returns mapping, whose predicates must be words of a matching Source.
 func (v *validation) checkExecution(where, label string, e *executionSpec) *board.Execution {
 	out := &board.Execution{Tool: e.Tool, SourceTypes: slices.Clone(e.SourceTypes), Kind: board.ExecutionKind(e.Kind)}
-	if !toolRE.MatchString(e.Tool) {
+	if !toolRE().MatchString(e.Tool) {
 		v.add(where, "%s runs tool %q; name a tool as vendor.name@N, e.g. docket.workspace.read_json@1", label, e.Tool)
 	}
 	if !slices.Contains(execKinds, out.Kind) {
@@ -199,7 +199,7 @@ func (v *validation) checkExecution(where, label string, e *executionSpec) *boar
 		}
 		for _, name := range sortedKeys(r.Args) {
 			v.checkName(where, label+" returns argument", name)
-			if col := r.Args[name]; strings.HasPrefix(col, "$") && !columnRE.MatchString(col) {
+			if col := r.Args[name]; strings.HasPrefix(col, "$") && !columnRE().MatchString(col) {
 				v.add(where, "%s returns %s.%s from %q; a column is $ and a lower-case name, e.g. $job_id", label, r.Predicate, name, col)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -31,7 +32,7 @@ func CheckDirect(d contract.ToolDescriptor) error {
 	bad := func(format string, args ...any) error {
 		return contract.Errorf(contract.CodeManifestInvalid, "tool %s cannot be offered as a direct Action: "+format+"; fix its manifest entry and lock it again.", append([]any{d.Tool}, args...)...)
 	}
-	if !toolRE.MatchString(string(d.Tool)) {
+	if !toolRE().MatchString(string(d.Tool)) {
 		return bad("its id is not vendor.name@N")
 	}
 	if !slices.Contains(execKinds, board.ExecutionKind(d.Kind)) {
@@ -61,7 +62,7 @@ func CheckDirect(d contract.ToolDescriptor) error {
 			if !validName(arg) {
 				return bad("its fact %s has the argument %q; use lower-case letters, digits and _", f.Predicate, arg)
 			}
-			if strings.HasPrefix(spec, "$") && !directColumnRE.MatchString(spec) {
+			if strings.HasPrefix(spec, "$") && !directColumnRE().MatchString(spec) {
 				return bad("its fact %s maps %s from %q, which is not a \"$column\"", f.Predicate, arg, spec)
 			}
 		}
@@ -73,7 +74,7 @@ func CheckDirect(d contract.ToolDescriptor) error {
 // letters may be upper case: the rows are the Tool's own (an MCP server's structured
 // output is often camelCase, as docket.mcp.discover@1's inputSchema is), while the
 // fact's arguments stay lower-case names.
-var directColumnRE = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+var directColumnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Direct returns the built-in release of direct Actions of the given tool locks: one
 // Action per Tool whose lock holds a Direct descriptor (docs/workers.md, "Direct

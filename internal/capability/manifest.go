@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/docketrun/docket/internal/contract"
@@ -91,7 +92,7 @@ func decodeManifest(src []byte, loc *locator, c *checker) (manifest, bool) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			c.add(loc.at(pe.Position.Line), "the file is not valid TOML: %s", pe.Message)
-		} else if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		} else if m := typeErrRE().FindStringSubmatch(err.Error()); m != nil {
 			// Type mismatches arrive as plain errors that carry the line in their text.
 			line, _ := strconv.Atoi(m[1])
 			words, ok := contract.TOMLTypeWords(m[3])
@@ -143,7 +144,7 @@ func keysAt(t reflect.Type, path []string) []string {
 }
 
 // typeErrRE matches BurntSushi/toml's type errors: `toml: line 2 (last key "version"): …`.
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`) })
 
 // locator finds the line of a key in capability.toml. BurntSushi/toml reports lines only
 // for syntax and type errors, so the locator reads the text: array-of-tables headers in
@@ -157,11 +158,11 @@ func newLocator(src []byte) *locator {
 	return &locator{lines: strings.Split(string(src), "\n")}
 }
 
-var headerRE = regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?`)
+var headerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_.\-" ]+?)\s*\]\]?`) })
 
 // header returns the dotted table name of a header line and whether it is an array item.
 func header(line string) (name string, array, ok bool) {
-	m := headerRE.FindStringSubmatch(line)
+	m := headerRE().FindStringSubmatch(line)
 	if m == nil {
 		return "", false, false
 	}
@@ -266,7 +267,7 @@ func (l *locator) keyLine(k toml.Key) int {
 }
 
 // posPrefixRE splits "file:line:col: message", the form of syntax errors.
-var posPrefixRE = regexp.MustCompile(`^([^\s:]+:\d+:\d+): (.*)$`)
+var posPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\s:]+:\d+:\d+): (.*)$`) })
 
 // checker collects problems.
 type checker struct {
@@ -293,7 +294,7 @@ func (c *checker) addErr(where string, err error) {
 	if errors.As(err, &ce) {
 		msg = ce.Teaching
 	}
-	if m := posPrefixRE.FindStringSubmatch(msg); where == "" && m != nil {
+	if m := posPrefixRE().FindStringSubmatch(msg); where == "" && m != nil {
 		where, msg = m[1], m[2] // a syntax error names its own file:line:col
 	}
 	c.problems = append(c.problems, Problem{Where: where, Code: code, Message: msg})

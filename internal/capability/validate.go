@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/board/engine"
@@ -14,12 +15,16 @@ import (
 )
 
 var (
-	idRE      = regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z0-9][a-z0-9_\-]*)*$`)
-	versionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.\-]+)?$`)
-	nameRE    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`) // and at most maxName bytes: validName
-	toolRE    = regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z][a-z0-9_\-]*)+@[1-9][0-9]*$`)
-	columnRE  = regexp.MustCompile(`^\$[a-z_][a-z0-9_]*$`)
-	colPosRE  = regexp.MustCompile(`^1:(\d+): `)
+	idRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z0-9][a-z0-9_\-]*)*$`) })
+	versionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.\-]+)?$`)
+	})
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) }) // and at most maxName bytes: validName
+	toolRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z][a-z0-9_\-]*(\.[a-z][a-z0-9_\-]*)+@[1-9][0-9]*$`)
+	})
+	columnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[a-z_][a-z0-9_]*$`) })
+	colPosRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^1:(\d+): `) })
 )
 
 // maxName is the longest name of a predicate, field or approval, in bytes.
@@ -29,7 +34,7 @@ const maxName = 128
 // letter, and at most maxName bytes. The length is checked apart from the pattern: a
 // counted repetition ({0,127}) compiles to a program of one state per count at every
 // start of every docket process, the hook's included (docs/coding-agents.md, "Speed").
-func validName(name string) bool { return len(name) <= maxName && nameRE.MatchString(name) }
+func validName(name string) bool { return len(name) <= maxName && nameRE().MatchString(name) }
 
 var (
 	sourceTypes = []string{"file", "http", "db", "mcp"}
@@ -57,13 +62,13 @@ func (v *validation) validate(files [][]syntax.Statement) {
 	switch {
 	case m.ID == "":
 		v.add(top("id"), `id is required, e.g. id = "acme.invoices"`)
-	case !idRE.MatchString(m.ID) || len(m.ID) > 128:
+	case !idRE().MatchString(m.ID) || len(m.ID) > 128:
 		v.add(top("id"), "id %q is not valid: use lower-case letters, digits, '_' and '-', in dot-separated parts starting with a letter", m.ID)
 	}
 	switch {
 	case m.Version == "":
 		v.add(top("version"), `version is required, e.g. version = "1.0.0"`)
-	case !versionRE.MatchString(m.Version):
+	case !versionRE().MatchString(m.Version):
 		v.add(top("version"), "version %q is not MAJOR.MINOR.PATCH (optionally -prerelease), e.g. 1.0.0", m.Version)
 	}
 	if strings.TrimSpace(m.Title) == "" {
@@ -323,7 +328,7 @@ func inlineSyntax(err error) error {
 	if !ok {
 		return err
 	}
-	return &contract.Error{Code: ce.Code, Teaching: colPosRE.ReplaceAllString(ce.Teaching, "column $1: "), Err: ce.Err}
+	return &contract.Error{Code: ce.Code, Teaching: colPosRE().ReplaceAllString(ce.Teaching, "column $1: "), Err: ce.Err}
 }
 
 // sortedKeys returns m's keys in order, so that problems come out deterministically.

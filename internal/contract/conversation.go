@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -28,14 +29,14 @@ type ConversationID string
 // apart (maxConversationID): a counted repetition ({0,63}) compiles to a program of one
 // state per count at every start of every docket process, the hook's included
 // (docs/coding-agents.md, "Speed"). The classes are ASCII, so each byte is a character.
-var conversationIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var conversationIDForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 
 // maxConversationID is the longest conversation id, in bytes.
 const maxConversationID = 64
 
 // ParseConversationID checks s against the conversation id form.
 func ParseConversationID(s string) (ConversationID, error) {
-	if len(s) > maxConversationID || !conversationIDForm.MatchString(s) {
+	if len(s) > maxConversationID || !conversationIDForm().MatchString(s) {
 		return "", Errorf(CodeInvalidArgument, "conversation id %q is not 1 to 64 letters, digits, '_', '.' or '-' starting with a letter or digit; pick another", s)
 	}
 	return ConversationID(s), nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -54,7 +55,7 @@ func (s TaskState) Finished() bool {
 const MaxTaskText = 64 << 10
 
 // clientKeyForm is checked with the length apart, as conversationIDForm is.
-var clientKeyForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+var clientKeyForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`) })
 
 // maxClientKey is the longest client key, in bytes.
 const maxClientKey = 128
@@ -62,7 +63,7 @@ const maxClientKey = 128
 // CheckClientKey checks an idempotency key: 1 to 128 letters, digits, '_', '.', ':' or
 // '-', starting with a letter or digit; "" is none.
 func CheckClientKey(k string) error {
-	if k != "" && (len(k) > maxClientKey || !clientKeyForm.MatchString(k)) {
+	if k != "" && (len(k) > maxClientKey || !clientKeyForm().MatchString(k)) {
 		return Errorf(CodeInvalidArgument, "client key %q is not 1 to 128 letters, digits, '_', '.', ':' or '-' starting with a letter or digit; pick another", k)
 	}
 	return nil

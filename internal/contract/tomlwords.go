@@ -3,18 +3,21 @@ package contract
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // tomlTypeRE matches the TOML decoder's type mismatch, as BurntSushi/toml words it after
 // its "toml: line N (last key …): " prefix.
-var tomlTypeRE = regexp.MustCompile(`incompatible types: TOML value has type (.+); destination has type (.+)$`)
+var tomlTypeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`incompatible types: TOML value has type (.+); destination has type (.+)$`)
+})
 
 // TOMLTypeWords rewords a TOML decoder's type mismatch ("incompatible types: TOML value
 // has type string; destination has type slice") as a person fixes it ("it is a string,
 // but it takes a list: write it as [\"…\", \"…\"]"); ok is false for any other text. Every
 // TOML file Docket reads (capability.toml, policies) says its type errors this way.
 func TOMLTypeWords(msg string) (words string, ok bool) {
-	m := tomlTypeRE.FindStringSubmatch(msg)
+	m := tomlTypeRE().FindStringSubmatch(msg)
 	if m == nil {
 		return "", false
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -146,7 +147,7 @@ func Parse(name string, src []byte) (Document, error) {
 		if errors.As(err, &pe) {
 			return Document{}, loc.refuse(pe.Position.Line, "the document is not valid TOML: %s", pe.Message)
 		}
-		if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		if m := typeErrRE().FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			words, ok := contract.TOMLTypeWords(m[3])
 			if !ok {
@@ -236,7 +237,7 @@ func nearestKey(k toml.Key) (string, bool) {
 }
 
 // typeErrRE matches BurntSushi/toml's type errors: `toml: line 2 (last key "version"): …`.
-var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`) })
 
 // shellSyntax are the characters that make a command more than one simple command.
 const shellSyntax = ";&|$`<>()\n\\"

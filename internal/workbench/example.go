@@ -69,7 +69,7 @@ type exampleInstaller struct {
 	mu sync.Mutex // one install at a time
 }
 
-var examplePage = template.Must(template.ParseFS(webFS, "web/example.html"))
+var examplePage = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(webFS, "web/example.html")) })
 
 func (x *exampleInstaller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	secheaders.Set(w.Header())
@@ -166,7 +166,7 @@ func (x *exampleInstaller) install(ctx context.Context, spec ExampleSpec) error 
 func (x *exampleInstaller) refuse(w http.ResponseWriter, status int, err error) {
 	var b strings.Builder
 	back := "/projects/" + url.PathEscape(x.rts.project()) + "/get-started"
-	if terr := examplePage.Execute(&b, struct{ Error, Back string }{teachingOf(err), back}); terr != nil {
+	if terr := examplePage().Execute(&b, struct{ Error, Back string }{teachingOf(err), back}); terr != nil {
 		writeGateError(w, http.StatusInternalServerError, contract.Errorf(contract.CodeInternal, "the refusal could not be shown; see docket start's output."))
 		return
 	}

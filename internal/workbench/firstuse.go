@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/contract"
@@ -40,17 +41,17 @@ var formFields = []string{"csrf", "agent", "provider", "url", "model", "key", "n
 // agentName is what the form takes as an Agent's name, with at most maxAgentName bytes:
 // the length is checked apart, as contract's conversation ids are, because a counted
 // repetition compiles to a large program at every docket process's start.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 
 // maxAgentName is the longest Agent name the form takes, in bytes.
 const maxAgentName = 64
 
-func validAgentName(s string) bool { return len(s) <= maxAgentName && agentName.MatchString(s) }
+func validAgentName(s string) bool { return len(s) <= maxAgentName && agentName().MatchString(s) }
 
 //go:embed web/model.html web/example.html web/tools.html web/materials.html
 var webFS embed.FS
 
-var modelPage = template.Must(template.ParseFS(webFS, "web/model.html"))
+var modelPage = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(webFS, "web/model.html")) })
 
 // firstUse serves ModelPath. It is safe for concurrent use.
 type firstUse struct {
@@ -96,7 +97,7 @@ func (f *firstUse) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *firstUse) render(w http.ResponseWriter, status int, m modelForm) {
 	m.CSRF = f.csrf()
 	var b strings.Builder
-	if err := modelPage.Execute(&b, m); err != nil {
+	if err := modelPage().Execute(&b, m); err != nil {
 		writeGateError(w, http.StatusInternalServerError, contract.Errorf(contract.CodeInternal, "the form could not be shown; see docket start's output."))
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
@@ -141,7 +142,7 @@ type SQLQuery struct {
 	Returns []string
 }
 
-var sqlPlaceholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`)
+var sqlPlaceholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`) })
 
 // AddSQLQuery writes the query's Source (unless it is already there) and its Tool.
 func (f Files) AddSQLQuery(t SQLQuery) (Added, error) {
@@ -167,7 +168,7 @@ func (f Files) AddSQLQuery(t SQLQuery) (Added, error) {
 	params := t.Params
 	if params == nil {
 		params = map[string]worker.Param{}
-		for _, m := range sqlPlaceholder.FindAllStringSubmatch(q, -1) {
+		for _, m := range sqlPlaceholder().FindAllStringSubmatch(q, -1) {
 			params[m[1]] = worker.Param{Type: worker.ParamString, Required: true}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -64,7 +65,7 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"` // a JSON object; {} when omitted
 }
 
-var labelPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var labelPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 // Load reads a script file; a .toml name is read as TOML, anything else as JSON.
 func Load(path string) (*Script, error) {
@@ -178,7 +179,7 @@ func (s *Script) Validate() error {
 			if c.As == "" {
 				continue
 			}
-			if !labelPattern.MatchString(c.As) {
+			if !labelPattern().MatchString(c.As) {
 				return contract.Errorf(contract.CodeScriptInvalid, "turn %d call %d has label %q; labels are lower case letters, digits and _, starting with a letter", ti+1, ci+1, c.As)
 			}
 			if _, dup := labels[c.As]; dup {
