@@ -2,7 +2,7 @@
 // packages under internal/authority:
 //
 //   - identity: members, sessions, passphrases, projects, Agents, Connections and their
-//     keys, Sources and tool locks; a [Caller] is what a credential proves.
+//     keys, Sources and tool locks; a [identity.Caller] is what a credential proves.
 //   - boards: each project's Board kept in step with the store and its log, the one
 //     write sequence every Board write runs, and capability installs.
 //   - operation: an Operation's whole life: the write gate, held calls, the strip,

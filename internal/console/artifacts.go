@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -12,7 +12,7 @@ import (
 // artifacts ReadArtifact reads (docs/mcp.md, "Artifacts"). *authority.Operations
 // satisfies it.
 type artifactKeeper interface {
-	PutArtifact(ctx context.Context, c authority.Caller, content []byte) (contract.ArtifactRef, error)
+	PutArtifact(ctx context.Context, c identity.Caller, content []byte) (contract.ArtifactRef, error)
 }
 
 // maxArtifactBody bounds POST /api/v1/artifacts: the largest artifact, with room for the
