@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -233,7 +232,7 @@ func TestAuthority_ConversationFromTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = save(ag, h, 1, "a", "b")
-	appendNoise(t, f, eventlog.MaxEventPage+100) // more than one page between two saves
+	appendNoise(t, f, authority.MaxEventPage+100) // more than one page between two saves
 	save(ag, h, 2, "c")
 	got, err := other.OwnConversation(ctx, ag, "c1")
 	if err != nil {

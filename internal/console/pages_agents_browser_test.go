@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/console/browsertest"
@@ -89,7 +89,7 @@ func TestPages_Agents(t *testing.T) {
 			t.Errorf("a token is in the URL %s", resp.URL)
 		}
 	}
-	es, err := r.a.Events(t.Context(), mustCaller(t, r.testServer), "default", 0, eventlog.MaxEventPage)
+	es, err := r.a.Events(t.Context(), mustCaller(t, r.testServer), "default", 0, authority.MaxEventPage)
 	if err != nil {
 		t.Fatal(err)
 	}

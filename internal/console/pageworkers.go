@@ -12,7 +12,6 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -77,7 +76,7 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 	}
 	head := v.head // where the page's stream starts: what it lists ends there
 	// The recent part of the log, as far back as one filtered read looks.
-	es, _, err := s.auth.FilterEvents(ctx, v.caller, v.project, max(0, head-authority.MaxEventScan), eventlog.MaxEventPage,
+	es, _, err := s.auth.FilterEvents(ctx, v.caller, v.project, max(0, head-authority.MaxEventScan), authority.MaxEventPage,
 		contract.EventFilter{Types: []string{event.LeaseAcquired, event.WorkClaimed, event.WorkReported}}, "")
 	if err != nil {
 		return err
