@@ -9,7 +9,7 @@ import (
 )
 
 // artifactKeeper keeps the tool results an Agent's runtime cut to its inline bound, as
-// artifacts ReadArtifact reads (docs/mcp.md, "Artifacts"). *authority.Operations
+// artifacts ReadArtifact reads (docs/mcp.md, "Artifacts"). *operation.Operations
 // satisfies it.
 type artifactKeeper interface {
 	PutArtifact(ctx context.Context, c identity.Caller, content []byte) (contract.ArtifactRef, error)
