@@ -28,7 +28,8 @@ func (agentAuth) Hold(ctx context.Context, _ identity.Token) (context.Context, f
 	return ctx, func() {}
 }
 
-// fixedOps answers every call with an accepted, empty result.
+// fixedOps answers every call with an accepted, empty result, and every strip with one
+// Agent.
 type fixedOps struct{}
 
 func (fixedOps) Begin(context.Context, identity.Caller, operation.Call) (*operation.Held, operation.Answer, error) {
@@ -59,7 +60,7 @@ func FuzzServeHTTP(f *testing.F) {
 		f.Add(data, false)
 		f.Add(data, true)
 	}
-	g := gateway.New(gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}})
+	g := gateway.New(gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}, Strips: fixedOps{}})
 	init, _ := os.ReadFile(filepath.Join("testdata", "rpc", "initialize.json"))
 	post := func(body []byte, session string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
