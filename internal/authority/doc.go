@@ -22,7 +22,10 @@
 //
 // This package wires them: [New] builds the identity directory, the Board cache and the
 // conversation keeper over one store; [NewOperations] and [NewDispatcher] add the
-// Operations and the worker hop over the same store and Boards.
+// Operations and the worker hop over the same store and Boards. It re-exports none of
+// their types and embeds none of them: its methods are those that need more than one
+// part, and the parts it adds nothing to are handed out whole ([Authority.Directory],
+// [Operations.Operations]) for callers to use through interfaces of their own.
 //
 // # Lock order
 //
