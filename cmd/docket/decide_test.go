@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -32,15 +34,15 @@ func newRequestFixture(t *testing.T) *requestFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{9}})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{9}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := a.Authenticate(ctx, b.Token)
+	admin, err := a.Directory().Authenticate(ctx, b.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,24 +53,24 @@ func newRequestFixture(t *testing.T) *requestFixture {
 	if _, err := a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := a.Authenticate(ctx, authority.Token(at.Token))
+	agent, err := a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := authority.NewOperations(a, authority.OperationsConfig{})
+	ops := authority.NewOperations(a, operation.Config{})
 	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
-	if _, err := ops.Call(ctx, agent, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
+	if _, err := ops.Call(ctx, agent, operation.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ops.Requests(ctx, admin, "default")
+	rs, err := ops.Operations().Requests(ctx, admin, "default")
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("Requests = %v, %v; want one", rs, err)
 	}
-	api, err := console.New(console.Config{Authority: a, Requests: ops})
+	api, err := console.New(console.Config{Identity: a.Directory(), Authority: a, Requests: ops.Operations(), Operations: ops})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/bundle"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/signing"
@@ -59,7 +60,7 @@ func (c *eventsCheckpointCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	defer st.Close()
-	key, err := authority.ReadKeyFile(filepath.Join(dir, keyFile))
+	key, err := identity.ReadKeyFile(filepath.Join(dir, keyFile))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -47,7 +48,7 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	key, err := authority.NewKey(rand.Reader)
+	key, err := identity.NewKey(rand.Reader)
 	if err != nil {
 		return err
 	}
@@ -60,13 +61,13 @@ func (c *initCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	b, err := a.Init(ctx, c.Member, pass, contract.ProjectID(c.Project))
+	b, err := a.Directory().Init(ctx, c.Member, pass, contract.ProjectID(c.Project))
 	if err != nil {
 		return err
 	}
 	// The key is written only once the store accepted the member, so a refused init
 	// leaves no key behind to block the next attempt.
-	if err := authority.WriteKeyFile(keyPath, key); err != nil {
+	if err := identity.WriteKeyFile(keyPath, key); err != nil {
 		return err
 	}
 	signer, err := signing.Generate(rand.Reader, time.Now())

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/opclass"
 )
 
 // operationCmd reads the one table of operation classes.
@@ -16,14 +16,14 @@ type operationListCmd struct {
 }
 
 func (c *operationListCmd) Run(e *env) error {
-	ops := authority.OperationTable()
+	ops := opclass.Table
 	if c.Output == "json" {
 		return printJSON(e.Stdout, ops)
 	}
 	rows := make([][]string, 0, len(ops))
 	for _, op := range ops {
 		bound := ""
-		if sub, ok := authority.CardSubject(op.Name); ok {
+		if sub, ok := opclass.Subjects[op.Name]; ok {
 			bound = sub.Kind + " " + strings.Join(sub.Refs, " ")
 		}
 		rows = append(rows, []string{op.Name, string(op.Class), op.Route, op.Changes, bound})

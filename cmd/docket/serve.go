@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/gateway"
@@ -81,7 +83,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	key, err := authority.ReadKeyFile(filepath.Join(dir, keyFile))
+	key, err := identity.ReadKeyFile(filepath.Join(dir, keyFile))
 	if err != nil {
 		return fmt.Errorf("%w (run docket init first)", err)
 	}
@@ -110,7 +112,8 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	defer a.Close() // after the listener stops: the credential rechecks end and are waited for
+	ids := a.Directory() // the principals: the console, the gateway and the hop authenticate with it
+	defer ids.Close()    // after the listener stops: the credential rechecks end and are waited for
 	tel.CountRebuilds(a.ProjectionRebuilds)
 	if err := a.Restore(ctx); err != nil {
 		return err
@@ -121,9 +124,10 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	}
 	// One Operations serves the gateway, the decision routes and the worker hop, so a
 	// call held at /mcp settles when its worker reports at /work.
-	ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: c.Hold, MaxWritesPerMinute: c.MaxWrites})
-	defer ops.Close() // after the listener's shutdown below: its hold pumps end and are waited for
-	dispatcher := authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: c.LeaseTTL})
+	ops := authority.NewOperations(a, operation.Config{HoldBound: c.Hold, MaxWritesPerMinute: c.MaxWrites})
+	opr := ops.Operations() // Requests, retries, hooks, artifacts: the facade adds nothing to them
+	defer opr.Close()       // after the listener's shutdown below: its hold pumps end and are waited for
+	dispatcher := authority.NewDispatcher(ops, operation.DispatcherConfig{LeaseTTL: c.LeaseTTL})
 	tel.ObserveQueues(func(ctx context.Context) ([]telemetry.QueuedWork, error) {
 		qs, err := dispatcher.Queues(ctx)
 		out := make([]telemetry.QueuedWork, len(qs))
@@ -141,7 +145,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		return err
 	}
 	hop, err := workhop.New(workhop.Config{
-		Authority:  a,
+		Identity:   ids,
 		Dispatcher: dispatcher,
 		Logger:     log,
 		Observer:   tel,
@@ -159,12 +163,13 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		wb = &console.Workbench{ExamplePath: workbench.ExamplePath, ExampleToken: workbench.ExampleToken(pathKey), ModelPath: workbench.ModelPath, ToolsPath: workbench.ToolsPath,
 			MaterialsPath: workbench.MaterialsPath, MaterialsToken: workbench.MaterialsToken(pathKey)}
 	}
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: dispatcher, Policies: a, Recovery: ops, Schedules: schedules, Notices: notices, Cards: ops, Hooks: ops, Artifacts: ops,
+	srv, err := console.New(console.Config{Identity: ids, Authority: a, Requests: opr, Operations: ops, Reconciler: dispatcher, Policies: a, Recovery: opr,
+		Schedules: schedules, Notices: notices, Cards: ops, Hooks: opr, Artifacts: opr,
 		Logger: log, Version: versionLine(), Hosts: hosts, PathKey: pathKey, Workbench: wb,
 		MaxConns: c.maxConns(), BodyTimeout: c.BodyTime, TLS: serverTLS(kp), Proxies: proxies,
 		Metrics: tel.Handler(), Observe: tel.HTTP,
 		Routes: map[string]http.Handler{
-			"/mcp":                 gateway.New(gateway.Config{Auth: a, Ops: ops, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
+			"/mcp":                 gateway.New(gateway.Config{Auth: ids, Ops: ops, Strips: opr, Pins: a, Logger: log, Middleware: []mcp.Middleware{tel.MCP}}),
 			"POST /work":           hop,
 			"GET " + jwksPath:      jwksHandler(a.PublicKeys(), "application/jwk-set+json"),
 			"GET " + directoryPath: directoryHandler(a.KeyDirectory),
@@ -203,7 +208,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 		}
 	})
 	sweeps.Go(func() {
-		if err := ops.Run(ctx); err != nil {
+		if err := opr.Run(ctx); err != nil {
 			log.Error("request sweep stopped", logErr, err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/notice"
 )
 
 // smtpPasswordEnv names the environment variable that holds the SMTP password, so that
@@ -22,7 +23,7 @@ type serveNotices struct {
 
 // notices returns serve's notice keeper for a, its links starting at the public URL once
 // set.
-func (n serveNotices) notices(a *authority.Authority, getenv func(string) string) (*authority.Notices, error) {
+func (n serveNotices) notices(a *authority.Authority, getenv func(string) string) (*notice.Keeper, error) {
 	if (n.SMTP == "") != (n.SMTPFrom == "") {
 		return nil, &usageError{err: fmt.Errorf("--smtp and --smtp-from go together: pass both (--smtp mail.example.com:587 --smtp-from docket@example.com), or neither"), help: "docket serve"}
 	}
@@ -37,5 +38,5 @@ func (n serveNotices) notices(a *authority.Authority, getenv func(string) string
 		}
 	}
 	return authority.NewNotices(a, authority.NoticesConfig{PublicURL: n.PublicURL,
-		SMTP: authority.NoticeSMTP{Addr: n.SMTP, From: n.SMTPFrom, User: n.SMTPUser, Password: getenv(smtpPasswordEnv)}})
+		SMTP: notice.SMTP{Addr: n.SMTP, From: n.SMTPFrom, User: n.SMTPUser, Password: getenv(smtpPasswordEnv)}})
 }

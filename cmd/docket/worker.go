@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/docketrun/docket/internal/apiclient"
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/worker"
 	"github.com/docketrun/docket/internal/worker/adapters/dbquery"
@@ -107,7 +107,7 @@ func (c *workerRunCmd) Run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	conn, ok := authority.ParseConnectionKey(authority.Token(key))
+	conn, ok := identity.ParseConnectionKey(identity.Token(key))
 	if !ok {
 		return &exitError{code: exitCredential, err: fmt.Errorf("the Connection key is not dkt_con_<id>.<secret>; copy it as docket connection create printed it")}
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/docketrun/docket/internal/apiclient"
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
@@ -36,8 +38,8 @@ var testCapability string
 type authorityRig struct {
 	auth  *authority.Authority
 	ops   *authority.Operations
-	admin authority.Caller
-	agent authority.Caller
+	admin identity.Caller
+	agent identity.Caller
 	token string
 	url   string // the gateway
 	api   string // the authority's root, serving /api/v1 and /mcp
@@ -69,31 +71,31 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{7}})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{7}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	boot, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	boot, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &authorityRig{auth: a, db: db}
-	if r.admin, err = a.Authenticate(ctx, boot.Token); err != nil {
+	if r.admin, err = a.Directory().Authenticate(ctx, boot.Token); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.InstallCapability(ctx, r.admin, "default", contract.CapabilityUpload{Files: files}); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
-	tok, err := a.CreateAgent(ctx, r.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	tok, err := a.Directory().CreateAgent(ctx, r.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatalf("CreateAgent: %v", err)
 	}
 	r.token = tok.Token
-	if r.agent, err = a.Authenticate(ctx, authority.Token(tok.Token)); err != nil {
+	if r.agent, err = a.Directory().Authenticate(ctx, identity.Token(tok.Token)); err != nil {
 		t.Fatal(err)
 	}
-	r.ops = authority.NewOperations(a, authority.OperationsConfig{HoldBound: hold})
-	api, err := console.New(console.Config{Authority: a, Routes: map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: r.ops})}})
+	r.ops = authority.NewOperations(a, operation.Config{HoldBound: hold})
+	api, err := console.New(console.Config{Identity: a.Directory(), Authority: a, Routes: map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a.Directory(), Ops: r.ops, Strips: r.ops.Operations()})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +133,13 @@ func (r *authorityRig) settle(t *testing.T, ordinal int64, path string) {
 // approveAll approves every pending Request as the member.
 func (r *authorityRig) approveAll(t *testing.T) {
 	t.Helper()
-	reqs, err := r.ops.Requests(context.Background(), r.admin, "default")
+	reqs, err := r.ops.Operations().Requests(context.Background(), r.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range reqs {
 		if q.State == contract.RequestPending {
-			if _, err := r.ops.Decide(context.Background(), r.admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictApprove}); err != nil {
+			if _, err := r.ops.Operations().Decide(context.Background(), r.admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictApprove}); err != nil {
 				t.Errorf("Decide: %v", err)
 			}
 		}

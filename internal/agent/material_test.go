@@ -63,7 +63,7 @@ func materialRun(t *testing.T, verdict contract.Verdict, disclose bool) (*provid
 		t.Fatal(err)
 	}
 	decide := func() {
-		reqs, err := r.ops.Requests(t.Context(), r.admin, "default")
+		reqs, err := r.ops.Operations().Requests(t.Context(), r.admin, "default")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func materialRun(t *testing.T, verdict contract.Verdict, disclose bool) (*provid
 			if q.State != contract.RequestPending {
 				continue
 			}
-			if _, err := r.ops.Decide(t.Context(), r.admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: verdict, Reason: "test"}); err != nil {
+			if _, err := r.ops.Operations().Decide(t.Context(), r.admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: verdict, Reason: "test"}); err != nil {
 				t.Fatalf("Decide: %v", err)
 			}
 		}

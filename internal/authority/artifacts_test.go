@@ -8,6 +8,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
@@ -27,23 +29,23 @@ func TestAuthority_ArtifactRetentionPerProject(t *testing.T) {
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Now: clock.Now})
 	ctx := t.Context()
 	for _, id := range []contract.ProjectID{"week", "plain"} {
-		if _, err := p.A.CreateProject(ctx, p.Admin, contract.CreateProjectRequest{ID: string(id)}); err != nil {
+		if _, err := p.A.Directory().CreateProject(ctx, p.Admin, contract.CreateProjectRequest{ID: string(id)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	admin, err := p.A.Authenticate(ctx, p.Token) // a member of the new projects too
+	admin, err := p.A.Directory().Authenticate(ctx, p.Token) // a member of the new projects too
 	if err != nil {
 		t.Fatal(err)
 	}
 	const server = 10 * 24 * time.Hour
-	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Millisecond, ArtifactRetention: server})
-	agents := map[contract.ProjectID]authority.Caller{}
+	ops := authority.NewOperations(p.A, operation.Config{HoldBound: time.Millisecond, ArtifactRetention: server})
+	agents := map[contract.ProjectID]identity.Caller{}
 	for _, id := range []contract.ProjectID{"default", "week", "plain"} {
-		at, err := p.A.CreateAgent(ctx, admin, id, contract.CreateAgentRequest{Name: "keeper"})
+		at, err := p.A.Directory().CreateAgent(ctx, admin, id, contract.CreateAgentRequest{Name: "keeper"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if agents[id], err = p.A.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		if agents[id], err = p.A.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +70,7 @@ func TestAuthority_ArtifactRetentionPerProject(t *testing.T) {
 		{"plain", now.Add(server)}, // no artifact policy published: the server's retention
 	}
 	for _, tt := range tests {
-		put, err := ops.PutArtifact(ctx, agents[tt.project], []byte("the same long result"))
+		put, err := ops.Operations().PutArtifact(ctx, agents[tt.project], []byte("the same long result"))
 		if err != nil {
 			t.Fatalf("PutArtifact in %s: %v", tt.project, err)
 		}
@@ -82,11 +84,11 @@ func TestAuthority_ArtifactRetentionPerProject(t *testing.T) {
 	// now gets the new one.
 	clock.Add(time.Hour)
 	publish("week", 1)
-	again, err := ops.PutArtifact(ctx, agents["week"], []byte("the same long result"))
+	again, err := ops.Operations().PutArtifact(ctx, agents["week"], []byte("the same long result"))
 	if err != nil || again.Ref != kept["week"].Ref || !again.ExpiresAt.Equal(kept["week"].ExpiresAt) {
 		t.Errorf("kept again while readable = %+v, %v; want the same ref expiring at %s", again, err, kept["week"].ExpiresAt)
 	}
-	fresh, err := ops.PutArtifact(ctx, agents["week"], []byte("another long result"))
+	fresh, err := ops.Operations().PutArtifact(ctx, agents["week"], []byte("another long result"))
 	if err != nil {
 		t.Fatal(err)
 	}

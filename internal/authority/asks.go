@@ -4,28 +4,30 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // Begin runs call as [operation.Operations.Begin] does; a docket.ask made in a task's
 // conversation first learns which task it comes from, its depth and its open asks, from
 // the task keeper (docs/agents.md).
-func (o *Operations) Begin(ctx context.Context, c Caller, call Call) (*Held, Answer, error) {
+func (o *Operations) Begin(ctx context.Context, c identity.Caller, call operation.Call) (*operation.Held, operation.Answer, error) {
 	if err := o.origin(ctx, c, &call); err != nil {
-		return nil, Answer{}, err
+		return nil, operation.Answer{}, err
 	}
-	return o.Operations.Begin(ctx, c, call)
+	return o.ops.Begin(ctx, c, call)
 }
 
 // Call runs call as [operation.Operations.Call] does, with [Operations.Begin]'s origin.
-func (o *Operations) Call(ctx context.Context, c Caller, call Call) (Answer, error) {
+func (o *Operations) Call(ctx context.Context, c identity.Caller, call operation.Call) (operation.Answer, error) {
 	if err := o.origin(ctx, c, &call); err != nil {
-		return Answer{}, err
+		return operation.Answer{}, err
 	}
-	return o.Operations.Call(ctx, c, call)
+	return o.ops.Call(ctx, c, call)
 }
 
-func (o *Operations) origin(ctx context.Context, c Caller, call *Call) error {
+func (o *Operations) origin(ctx context.Context, c identity.Caller, call *operation.Call) error {
 	in, ok := call.Input.(*contract.ApplyActionInput)
 	if !ok || in.Action != contract.ActionAsk || call.Conversation == "" || c.Kind != contract.PrincipalAgent {
 		return nil
@@ -40,6 +42,6 @@ func (o *Operations) origin(ctx context.Context, c Caller, call *Call) error {
 
 // TaskTree returns the tree of asks task id of project belongs to: its root task and
 // every task asked for under it, with states.
-func (a *Authority) TaskTree(ctx context.Context, c Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error) {
+func (a *Authority) TaskTree(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error) {
 	return a.tasks.Tree(ctx, c, project, id)
 }

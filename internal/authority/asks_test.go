@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -25,7 +27,7 @@ agent  = "writer"
 // askFixture is calc (the asker) with the Agents writer and critic, under askPolicy.
 type askFixture struct {
 	*opsFixture
-	writer, critic authority.Caller
+	writer, critic identity.Caller
 }
 
 func newAskFixture(t *testing.T) *askFixture {
@@ -34,13 +36,13 @@ func newAskFixture(t *testing.T) *askFixture {
 	ctx := t.Context()
 	for _, p := range []struct {
 		name string
-		c    *authority.Caller
+		c    *identity.Caller
 	}{{"writer", &f.writer}, {"critic", &f.critic}} {
-		at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: p.name})
+		at, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: p.name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *p.c, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		if *p.c, err = f.a.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,10 +53,10 @@ func newAskFixture(t *testing.T) *askFixture {
 }
 
 // ask makes calc's docket.ask of agent from conversation conv.
-func (f *askFixture) ask(t *testing.T, conv contract.ConversationID, agent, text string, delivered ...int64) authority.Answer {
+func (f *askFixture) ask(t *testing.T, conv contract.ConversationID, agent, text string, delivered ...int64) operation.Answer {
 	t.Helper()
 	in := &contract.ApplyActionInput{Action: contract.ActionAsk, Params: contract.Args{"agent": contract.StringValue(agent), "task": contract.StringValue(text)}}
-	ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: conv,
+	ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: conv,
 		Delivered: func(o int64) bool { return contains(delivered, o) }})
 	if err != nil {
 		t.Fatalf("docket.ask of %s: %v", agent, err)
@@ -122,7 +124,7 @@ func TestAuthority_Ask_CoveredRunsAndSettles(t *testing.T) {
 		t.Fatalf("uncovered ask = %s %+v, want waiting for a decision", ans.Result.ErrorCode, ans.Result.Operations)
 	}
 	second := ans.Meta.Ordinal
-	reqs, err := f.ops.Requests(ctx, f.admin, "default")
+	reqs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || len(reqs) != 1 || reqs[0].Vector.Action != contract.ActionAsk || reqs[0].Vector.Args["agent"].Str() != "critic" ||
 		reqs[0].Vector.Args["from"].Str() != string(root.ID) {
 		t.Fatalf("requests = %+v, %v; want the ask of critic", reqs, err)
@@ -130,7 +132,7 @@ func TestAuthority_Ask_CoveredRunsAndSettles(t *testing.T) {
 	if ts, _ := f.a.Tasks(ctx, f.admin, "default", "critic"); len(ts) != 0 {
 		t.Fatalf("critic has tasks before the decision: %+v", ts)
 	}
-	if _, err := f.ops.Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	review := f.childOf(t, "critic", root.ID)
@@ -220,7 +222,7 @@ func TestAuthority_Ask_Refusals(t *testing.T) {
 			in.Params["agent"] = contract.StringValue("writer")
 		}
 		was := seen[asker.ID]
-		ans, err := f.ops.Call(t.Context(), asker, authority.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: c.Task.Conversation,
+		ans, err := f.ops.Call(t.Context(), asker, operation.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: c.Task.Conversation,
 			Delivered: func(o int64) bool { return contains(was, o) }})
 		if err != nil {
 			t.Fatal(err)
@@ -236,12 +238,12 @@ func TestAuthority_Ask_Refusals(t *testing.T) {
 			t.Fatalf("ask at depth %d = %s %q", depth, ans.Result.ErrorCode, ans.Result.Teaching)
 		}
 		if state(ans) == contract.OpWaitingForDecision {
-			reqs, err := f.ops.Requests(t.Context(), f.admin, "default")
+			reqs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := reqs[len(reqs)-1]
-			if _, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove}); err != nil {
+			if _, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -257,7 +259,7 @@ func TestAuthority_Ask_Refusals(t *testing.T) {
 // opEntryOf returns calc's Operation ordinal from its strip.
 func (f *askFixture) opEntryOf(t *testing.T, ordinal int64) contract.OperationEntry {
 	t.Helper()
-	st, err := f.ops.State(t.Context(), f.agent)
+	st, err := f.ops.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +325,11 @@ func TestAuthority_Ask_ApprovedAfterCancel(t *testing.T) {
 	if _, err := f.a.CancelTask(ctx, f.admin, "default", root.ID); err != nil {
 		t.Fatal(err)
 	}
-	reqs, err := f.ops.Requests(ctx, f.admin, "default")
+	reqs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || len(reqs) != 1 {
 		t.Fatalf("requests = %+v, %v", reqs, err)
 	}
-	got, err := f.ops.Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestVoid {
 		t.Fatalf("approval after the cancel = %+v, %v; want it void", got, err)
 	}
@@ -352,7 +354,7 @@ func TestAuthority_Ask_ConcurrentAsksKeepTheFanOut(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			in := &contract.ApplyActionInput{Action: contract.ActionAsk, Params: contract.Args{"agent": contract.StringValue("writer"), "task": contract.StringValue("Draft.")}}
-			ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: root.Conversation,
+			ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: root.Conversation,
 				Delivered: func(int64) bool { return true }})
 			switch {
 			case err != nil:

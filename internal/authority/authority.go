@@ -24,21 +24,39 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Defaults for [Config].
-const (
-	DefaultSessionTTL    = identity.DefaultSessionTTL
-	DefaultCLISessionTTL = identity.DefaultCLISessionTTL
-)
-
 // Config holds what an [Authority] needs. Store and Key are required.
-type Config = identity.Config
+type Config struct {
+	Store  store.Store
+	Key    identity.Key
+	Logger *slog.Logger     // default: discards
+	Now    func() time.Time // default: time.Now
+	Rand   io.Reader        // default: crypto/rand.Reader
+
+	// SessionTTL is how long a browser or login session lives; default
+	// identity.DefaultSessionTTL.
+	SessionTTL time.Duration
+
+	// Signer is the installation's signing keys, which sign the checkpoints of each
+	// project's log; nil signs none.
+	Signer *signing.Keyring
+	// CheckpointEvery is how many events a log moves before a Board write signs its head;
+	// default boards.DefaultCheckpointEvery.
+	CheckpointEvery int64
+	// TaskLease is how long a runtime's claim holds a task before another may take it;
+	// default task.DefaultLease.
+	TaskLease time.Duration
+	// MaxOpenTasks and MaxTasksPerHour bound what is posted for one Agent; defaults
+	// task.DefaultMaxOpen and task.DefaultMaxPerHour.
+	MaxOpenTasks, MaxTasksPerHour int
+}
 
 // Authority is Docket's authority over identities, capabilities and project Boards: the
 // facade over its parts. The principals and their credentials are its
-// [identity.Directory], whose methods it has; Boards, capabilities and conversations are
-// its own. It is safe for concurrent use.
+// [identity.Directory], which [Authority.Directory] returns; its own methods are those
+// that need more than one part: Boards, capabilities, conversations, tasks and the rest.
+// It is safe for concurrent use.
 type Authority struct {
-	*identity.Directory
+	dir *identity.Directory
 
 	store store.Store
 	log   *slog.Logger
@@ -64,7 +82,7 @@ func New(cfg Config) (*Authority, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("authority: config needs a store")
 	}
-	if cfg.Key == (Key{}) {
+	if cfg.Key == (identity.Key{}) {
 		return nil, errors.New("authority: config needs the installation key")
 	}
 	a := &Authority{log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, signer: cfg.Signer}
@@ -74,20 +92,19 @@ func New(cfg Config) (*Authority, error) {
 	a.log = a.log.With(logComponent, "authority")
 	// Every part shares one store that remembers what this process committed, so their
 	// catch-ups read back from memory (eventlog.Remember).
-	cfg.Store = eventlog.Remember(cfg.Store, a.log)
-	a.store = cfg.Store
+	a.store = eventlog.Remember(cfg.Store, a.log)
 	if a.now == nil {
 		a.now = time.Now
 	}
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
-	cfg.Logger, cfg.Now, cfg.Rand = a.log, a.now, a.rand
-	dir, err := identity.New(cfg)
+	dir, err := identity.New(identity.Config{Store: a.store, Key: cfg.Key, Logger: a.log, Now: a.now, Rand: a.rand,
+		SessionTTL: cfg.SessionTTL})
 	if err != nil {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
-	a.Directory = dir
+	a.dir = dir
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.New(a.store, a.now)
@@ -103,6 +120,12 @@ func New(cfg Config) (*Authority, error) {
 	return a, nil
 }
 
+// Directory returns the identity part: the principals, their credentials, sessions,
+// sources, tool locks and cards, which the facade adds nothing to. Wiring hands it to the
+// callers that authenticate or manage principals (docs/architecture.md, "Packages and
+// what each owns").
+func (a *Authority) Directory() *identity.Directory { return a.dir }
+
 // nowUTC is the authority's clock, in UTC, at the precision the event log keeps.
 func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
 
@@ -112,34 +135,34 @@ func (a *Authority) nowUTC() time.Time { return a.now().UTC().Round(0) }
 func (a *Authority) Restore(ctx context.Context) error { return a.boards.Restore(ctx) }
 
 // Cases lists project's Cases, oldest first.
-func (a *Authority) Cases(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Case, error) {
+func (a *Authority) Cases(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Case, error) {
 	return a.boards.Cases(ctx, c, project)
 }
 
 // Case returns one Case of project.
-func (a *Authority) Case(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
+func (a *Authority) Case(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error) {
 	return a.boards.Case(ctx, c, project, id)
 }
 
 // HoldCase pauses Case id of project with a member's hold; see [boards.Cache.HoldCase].
-func (a *Authority) HoldCase(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error) {
+func (a *Authority) HoldCase(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error) {
 	return a.boards.HoldCase(ctx, c, project, id, reason)
 }
 
 // ResumeCase releases a member's hold on Case id of project (every member's hold when
 // holdID is empty); see [boards.Cache.ResumeCase].
-func (a *Authority) ResumeCase(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error) {
+func (a *Authority) ResumeCase(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error) {
 	return a.boards.ResumeCase(ctx, c, project, id, holdID)
 }
 
 // InstallCapability checks a capability package, stores it as a release and installs it
 // into project; see [boards.Cache.InstallCapability].
-func (a *Authority) InstallCapability(ctx context.Context, c Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
+func (a *Authority) InstallCapability(ctx context.Context, c identity.Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error) {
 	return a.boards.InstallCapability(ctx, c, project, up)
 }
 
 // Installs lists the releases installed in project.
-func (a *Authority) Installs(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Release, error) {
+func (a *Authority) Installs(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Release, error) {
 	return a.boards.Installs(ctx, c, project)
 }
 
@@ -151,30 +174,30 @@ func (a *Authority) Ping(ctx context.Context) error {
 
 // SaveConversation appends s to conversation id of the calling Agent and returns where the
 // conversation now stands; see [conversation.Keeper.SaveConversation].
-func (a *Authority) SaveConversation(ctx context.Context, c Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
+func (a *Authority) SaveConversation(ctx context.Context, c identity.Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error) {
 	return a.conversations.SaveConversation(ctx, c, id, s)
 }
 
 // RecordBudgetExhausted records that a budget stopped a run of conversation id of the
 // calling Agent.
-func (a *Authority) RecordBudgetExhausted(ctx context.Context, c Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
+func (a *Authority) RecordBudgetExhausted(ctx context.Context, c identity.Caller, id contract.ConversationID, b contract.BudgetExhausted) error {
 	return a.conversations.RecordBudgetExhausted(ctx, c, id, b)
 }
 
 // OwnConversation returns conversation id of the calling Agent.
-func (a *Authority) OwnConversation(ctx context.Context, c Caller, id contract.ConversationID) (contract.Conversation, error) {
+func (a *Authority) OwnConversation(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.Conversation, error) {
 	return a.conversations.OwnConversation(ctx, c, id)
 }
 
 // Conversation returns conversation id of agent (an id or a name) in project, for a
 // member of project.
-func (a *Authority) Conversation(ctx context.Context, c Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
+func (a *Authority) Conversation(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error) {
 	return a.conversations.Conversation(ctx, c, project, agent, id)
 }
 
 // Conversations lists the conversations of project's Agents for a member of project, by
 // agent then id; agent narrows it to one Agent when not empty.
-func (a *Authority) Conversations(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
+func (a *Authority) Conversations(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error) {
 	return a.conversations.Conversations(ctx, c, project, agent)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -22,9 +23,9 @@ const testPassphrase = "correct horse battery"
 type fixture struct {
 	a     *authority.Authority
 	st    store.Store
-	key   authority.Key
-	admin authority.Caller
-	token authority.Token
+	key   identity.Key
+	admin identity.Caller
+	token identity.Token
 	log   *bytes.Buffer
 }
 
@@ -41,19 +42,19 @@ func newFixture(t *testing.T) *fixture {
 func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	t.Helper()
 	f := &fixture{st: st, log: &bytes.Buffer{}}
-	f.key = authority.Key{1, 2, 3, 4, 5, 6, 7, 8}
+	f.key = identity.Key{1, 2, 3, 4, 5, 6, 7, 8}
 	a, err := authority.New(authority.Config{Store: st, Key: f.key,
 		Logger: slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.a = a
-	b, err := a.Init(t.Context(), "ada", testPassphrase, "default")
+	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}
 	f.token = b.Token
-	f.admin, err = a.Authenticate(t.Context(), b.Token)
+	f.admin, err = a.Directory().Authenticate(t.Context(), b.Token)
 	if err != nil {
 		t.Fatalf("Authenticate(init token): %v", err)
 	}
@@ -76,7 +77,7 @@ func TestAuthority_Init(t *testing.T) {
 	if !strings.HasPrefix(f.token.String(), contract.PrefixSession) {
 		t.Errorf("init token %q lacks prefix %q", f.token, contract.PrefixSession)
 	}
-	_, err := f.a.Init(t.Context(), "bob", testPassphrase, "other")
+	_, err := f.a.Directory().Init(t.Context(), "bob", testPassphrase, "other")
 	wantCode(t, err, contract.CodeAlreadyExists)
 
 	es, err := f.a.Events(t.Context(), f.admin, "default", 0, 0)
@@ -108,11 +109,11 @@ func TestAuthority_InitRefusesInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+			a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = a.Init(t.Context(), tt.member, tt.pass, tt.project)
+			_, err = a.Directory().Init(t.Context(), tt.member, tt.pass, tt.project)
 			wantCode(t, err, contract.CodeInvalidArgument)
 			if ps, _ := st.Projects(t.Context()); len(ps) != 0 {
 				t.Errorf("refused init left projects %v", ps)
@@ -133,19 +134,19 @@ func TestAuthority_Login(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := f.a.Login(t.Context(), tt.member, tt.pass, 0)
+			s, err := f.a.Directory().Login(t.Context(), tt.member, tt.pass, 0)
 			wantCode(t, err, tt.code)
 			if err != nil {
 				return
 			}
-			c, err := f.a.Authenticate(t.Context(), s.Token)
+			c, err := f.a.Directory().Authenticate(t.Context(), s.Token)
 			if err != nil || c.ID != f.admin.ID {
 				t.Fatalf("Authenticate(login token) = %+v, %v; want %s", c, err, f.admin.ID)
 			}
-			if err := f.a.Logout(t.Context(), s.Token); err != nil {
+			if err := f.a.Directory().Logout(t.Context(), s.Token); err != nil {
 				t.Fatal(err)
 			}
-			_, err = f.a.Authenticate(t.Context(), s.Token)
+			_, err = f.a.Directory().Authenticate(t.Context(), s.Token)
 			wantCode(t, err, contract.CodeCredentialRevoked)
 		})
 	}
@@ -158,44 +159,44 @@ func TestAuthority_SessionExpires(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{9}, Now: func() time.Time { return now }})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{9}, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Init(t.Context(), "ada", testPassphrase, "default"); err != nil {
+	if _, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := a.Login(t.Context(), "ada", testPassphrase, time.Hour)
+	s, err := a.Directory().Login(t.Context(), "ada", testPassphrase, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Hour)
-	_, err = a.Authenticate(t.Context(), s.Token)
+	_, err = a.Directory().Authenticate(t.Context(), s.Token)
 	wantCode(t, err, contract.CodeSessionExpired)
 }
 
 func TestAuthority_Authenticate(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "rotated", Kind: "orchestrator"})
+	old, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "rotated", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.RotateAgentToken(ctx, f.admin, "default", "rotated"); err != nil {
+	if _, err := f.a.Directory().RotateAgentToken(ctx, f.admin, "default", "rotated"); err != nil {
 		t.Fatal(err)
 	}
-	gone, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "gone"})
+	gone, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "gone"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.RevokeAgent(ctx, f.admin, "default", "gone"); err != nil {
+	if _, err := f.a.Directory().RevokeAgent(ctx, f.admin, "default", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	cn, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	cn, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestAuthority_Authenticate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := f.a.Authenticate(ctx, authority.Token(tt.token))
+			c, err := f.a.Directory().Authenticate(ctx, identity.Token(tt.token))
 			wantCode(t, err, tt.code)
 			if c.Kind != tt.kind {
 				t.Errorf("kind = %q, want %q", c.Kind, tt.kind)
@@ -230,11 +231,11 @@ func TestAuthority_Authenticate(t *testing.T) {
 func TestAuthority_Connection(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.a.AuthenticateConnection(ctx, authority.Token(ck.Key))
+	c, err := f.a.Directory().AuthenticateConnection(ctx, identity.Token(ck.Key))
 	if err != nil || c.ID != ck.Connection.ID {
 		t.Fatalf("AuthenticateConnection = %+v, %v; want %s", c, err, ck.Connection.ID)
 	}
@@ -246,26 +247,26 @@ func TestAuthority_Connection(t *testing.T) {
 	if bytes.Contains(row.KeyCiphertext, []byte(ck.Key)) || bytes.Contains(row.KeyCiphertext, []byte(strings.SplitN(ck.Key, ".", 2)[1])) {
 		t.Error("the stored connection row holds the key in clear")
 	}
-	if got, err := f.a.ConnectionKey(ctx, ck.Connection.ID); err != nil || got.String() != ck.Key {
+	if got, err := f.a.Directory().ConnectionKey(ctx, ck.Connection.ID); err != nil || got.String() != ck.Key {
 		t.Errorf("ConnectionKey = %v; want the created key", err)
 	}
 	// A key with another connection's id, or altered, proves nothing.
 	forged := strings.Replace(ck.Key, ".", ".x", 1)[:len(ck.Key)]
-	_, err = f.a.AuthenticateConnection(ctx, authority.Token(forged))
+	_, err = f.a.Directory().AuthenticateConnection(ctx, identity.Token(forged))
 	wantCode(t, err, contract.CodeUnauthenticated)
 
-	if _, err := f.a.RevokeConnection(ctx, f.admin, "default", "laptop"); err != nil {
+	if _, err := f.a.Directory().RevokeConnection(ctx, f.admin, "default", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.a.AuthenticateConnection(ctx, authority.Token(ck.Key))
+	_, err = f.a.Directory().AuthenticateConnection(ctx, identity.Token(ck.Key))
 	wantCode(t, err, contract.CodeCredentialRevoked)
 
 	// Another installation key cannot open the stored key.
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{42}})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{42}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.ConnectionKey(ctx, ck.Connection.ID); err == nil {
+	if _, err := other.Directory().ConnectionKey(ctx, ck.Connection.ID); err == nil {
 		t.Error("ConnectionKey under another installation key succeeded")
 	}
 }
@@ -273,11 +274,11 @@ func TestAuthority_Connection(t *testing.T) {
 func TestAuthority_SecretsStayOutOfLogsAndEvents(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,17 +306,17 @@ func TestAuthority_SecretsStayOutOfLogsAndEvents(t *testing.T) {
 func TestAuthority_AgentsOnlyForMembers(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ag, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := f.a.Authenticate(ctx, authority.Token(ag.Token))
+	agent, err := f.a.Directory().Authenticate(ctx, identity.Token(ag.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name    string
-		caller  authority.Caller
+		caller  identity.Caller
 		project contract.ProjectID
 		code    contract.Code
 	}{
@@ -325,42 +326,42 @@ func TestAuthority_AgentsOnlyForMembers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.a.Agents(ctx, tt.caller, tt.project)
+			_, err := f.a.Directory().Agents(ctx, tt.caller, tt.project)
 			wantCode(t, err, tt.code)
 		})
 	}
-	_, err = f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	_, err = f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	wantCode(t, err, contract.CodeAlreadyExists)
-	_, err = f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "x", Kind: "boss"})
+	_, err = f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "x", Kind: "boss"})
 	wantCode(t, err, contract.CodeInvalidArgument)
 }
 
 func TestKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "key")
-	k := authority.Key{7, 7, 7}
-	if err := authority.WriteKeyFile(path, k); err != nil {
+	k := identity.Key{7, 7, 7}
+	if err := identity.WriteKeyFile(path, k); err != nil {
 		t.Fatal(err)
 	}
-	if err := authority.WriteKeyFile(path, authority.Key{8}); err == nil {
+	if err := identity.WriteKeyFile(path, identity.Key{8}); err == nil {
 		t.Error("WriteKeyFile replaced an existing key")
 	}
-	got, err := authority.ReadKeyFile(path)
+	got, err := identity.ReadKeyFile(path)
 	if err != nil || got != k {
 		t.Fatalf("ReadKeyFile = %v, %v; want the written key", got, err)
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := authority.ReadKeyFile(path); err == nil {
+	if _, err := identity.ReadKeyFile(path); err == nil {
 		t.Error("ReadKeyFile accepted a key file others may read")
 	}
 }
 
 func TestToken_LogValue(t *testing.T) {
-	tok := authority.Token(contract.PrefixAgent + strings.Repeat("Q", 43))
+	tok := identity.Token(contract.PrefixAgent + strings.Repeat("Q", 43))
 	var buf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("m", "token", tok, "key", authority.Key{1})
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("m", "token", tok, "key", identity.Key{1})
 	if strings.Contains(buf.String(), "QQQQ") {
 		t.Errorf("log holds the token: %s", buf.String())
 	}
@@ -369,7 +370,7 @@ func TestToken_LogValue(t *testing.T) {
 	}
 }
 
-func newAuthorityOn(t *testing.T, st store.Store, key authority.Key) *authority.Authority {
+func newAuthorityOn(t *testing.T, st store.Store, key identity.Key) *authority.Authority {
 	t.Helper()
 	a, err := authority.New(authority.Config{Store: st, Key: key})
 	if err != nil {

@@ -54,7 +54,7 @@ func TestAutonomy_RunWindows(t *testing.T) {
 	}
 	f.clock.Add(31 * time.Minute) // the window closes; the level is read at each admission
 	req := f.pendingRequest(t)
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
 		t.Fatal(err)
 	}
 	if ans := f.call(t, f.ops, markCall("b"), 1); ans.Result.ErrorCode != contract.CodeOutsideRunWindow {
@@ -74,7 +74,7 @@ func TestAutonomy_RunWindows(t *testing.T) {
 	}
 
 	// An Agent created now starts attended.
-	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "late"}); err != nil {
+	if _, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "late"}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := f.a.AgentAutonomy(ctx, f.admin, "default", "late"); a.Level != "attended" {
@@ -100,7 +100,7 @@ func TestAutonomy_ManualAndDailyBound(t *testing.T) {
 		t.Fatalf("a manual Agent's fetch = %s %+v, want waiting for a decision", ans.Result.ErrorCode, ans.Result.Operations)
 	}
 	req := f.pendingRequest(t)
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	if e := f.opState(t); e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
@@ -119,7 +119,7 @@ func TestAutonomy_ManualAndDailyBound(t *testing.T) {
 		t.Errorf("a manual Agent's batch = %s, want waiting for a decision", ans.Result.ErrorCode)
 	}
 	req = f.pendingRequest(t)
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.a.SetAgentLevel(ctx, f.admin, "default", "calc", contract.SetLevelRequest{Level: "attended"}); err != nil {

@@ -4,18 +4,19 @@ import (
 	"context"
 	"slices"
 
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // Blueprints lists project's blueprints; see [profile.Keeper.Blueprints].
-func (a *Authority) Blueprints(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.Blueprint, error) {
+func (a *Authority) Blueprints(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Blueprint, error) {
 	return a.profiles.Blueprints(ctx, c, project)
 }
 
 // Blueprint returns one of project's blueprints; see [profile.Keeper.Blueprint].
-func (a *Authority) Blueprint(ctx context.Context, c Caller, project contract.ProjectID, name string) (contract.Blueprint, error) {
+func (a *Authority) Blueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Blueprint, error) {
 	return a.profiles.Blueprint(ctx, c, project, name)
 }
 
@@ -23,7 +24,7 @@ func (a *Authority) Blueprint(ctx context.Context, c Caller, project contract.Pr
 // Action its allow-list names is declared on the project's Board (an installed release's,
 // the built-in exploration Case Type, a direct Action of a locked Tool) or is a built-in
 // Action; see [profile.Keeper.SetBlueprint].
-func (a *Authority) SetBlueprint(ctx context.Context, c Caller, project contract.ProjectID, name string, spec contract.BlueprintSpec) (contract.Blueprint, error) {
+func (a *Authority) SetBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string, spec contract.BlueprintSpec) (contract.Blueprint, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.Blueprint{}, err
 	}
@@ -38,7 +39,7 @@ func (a *Authority) SetBlueprint(ctx context.Context, c Caller, project contract
 
 // RemoveBlueprint removes one of project's blueprints; profiles made from it keep their
 // copy.
-func (a *Authority) RemoveBlueprint(ctx context.Context, c Caller, project contract.ProjectID, name string) error {
+func (a *Authority) RemoveBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) error {
 	return a.profiles.RemoveBlueprint(ctx, c, project, name)
 }
 
@@ -46,7 +47,7 @@ func (a *Authority) RemoveBlueprint(ctx context.Context, c Caller, project contr
 // with the Agent's key file and enabled switch, once the blueprint's allow-list still
 // names only what the Board declares (a release removed since the blueprint was set is
 // refused here); see [profile.Keeper.SetFromBlueprint].
-func (a *Authority) SetAgentProfileFromBlueprint(ctx context.Context, c Caller, project contract.ProjectID, agent string, from contract.FromBlueprint) (contract.AgentProfile, error) {
+func (a *Authority) SetAgentProfileFromBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, from contract.FromBlueprint) (contract.AgentProfile, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.AgentProfile{}, err
 	}

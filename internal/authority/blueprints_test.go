@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -18,9 +20,9 @@ func scriptedWith(allow *contract.AllowList) contract.ProfileSpec {
 }
 
 // viewEntry returns the Action name as c's View lists it, focused on focus.
-func viewEntry(t *testing.T, f *opsFixture, c authority.Caller, name string, focus ...contract.CaseID) (contract.ActionEntry, bool) {
+func viewEntry(t *testing.T, f *opsFixture, c identity.Caller, name string, focus ...contract.CaseID) (contract.ActionEntry, bool) {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), c, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{Focus: focus}, Focus: focus})
+	ans, err := f.ops.Call(t.Context(), c, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{Focus: focus}, Focus: focus})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestAuthority_ProfileAllowList(t *testing.T) {
 	}
 	refused := func(name string, tool string, in any, want string) {
 		t.Helper()
-		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
+		ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +101,7 @@ func TestAuthority_ProfileAllowList(t *testing.T) {
 	if e, _ := viewEntry(t, f, f.agent, "mark"); e.Reason == contract.BlockNotInProfile {
 		t.Errorf("mark without an allow-list = %+v, want it not blocked by the profile", e)
 	}
-	ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: grantCall(ann, "x"), Delivered: func(int64) bool { return true }})
+	ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: grantCall(ann, "x"), Delivered: func(int64) bool { return true }})
 	if err != nil || state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("grant without an allow-list = %+v, %v; want it waiting for a decision", ans.Result, err)
 	}
@@ -278,7 +280,7 @@ func TestAuthority_ProfileFromBlueprint(t *testing.T) {
 	if _, err := f.a.SetBlueprint(ctx, f.admin, "default", "notes", direct); err != nil {
 		t.Fatalf("a blueprint allowing a locked direct Action: %v", err)
 	}
-	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
+	if _, err := f.a.Directory().UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.a.SetAgentProfileFromBlueprint(ctx, f.admin, "default", "calc", contract.FromBlueprint{Blueprint: "notes"})
@@ -296,16 +298,16 @@ func TestAuthority_ProfileFromBlueprint(t *testing.T) {
 func TestAuthority_ProfileAllowListAcrossInstances(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
 	ctx := t.Context()
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherOps := authority.NewOperations(other, authority.OperationsConfig{})
-	t.Cleanup(otherOps.Close)
+	otherOps := authority.NewOperations(other, operation.Config{})
+	t.Cleanup(otherOps.Operations().Close)
 	mark := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}
 	view := func() contract.ActionEntry {
 		t.Helper()
-		ans, err := otherOps.Call(ctx, f.agent, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+		ans, err := otherOps.Call(ctx, f.agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +330,7 @@ func TestAuthority_ProfileAllowListAcrossInstances(t *testing.T) {
 	if e := view(); e.Reason != contract.BlockNotInProfile {
 		t.Errorf("mark in the other instance's View = %+v, want blocked not_in_profile", e)
 	}
-	ans, err := otherOps.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: mark, Delivered: func(int64) bool { return true }})
+	ans, err := otherOps.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: mark, Delivered: func(int64) bool { return true }})
 	if err != nil || ans.Result.ErrorCode != contract.CodeNotInProfile {
 		t.Errorf("mark at the other instance = %s %q, %v; want not_in_profile", ans.Result.ErrorCode, ans.Result.Teaching, err)
 	}

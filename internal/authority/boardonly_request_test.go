@@ -7,9 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -37,9 +38,9 @@ func (f *opsFixture) roster(t *testing.T, user, level, retract string) {
 	if retract != "" {
 		ops = append([]contract.Operation{{Op: contract.OpRetractNode, NodeID: retract}}, ops...)
 	}
-	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (boards.Change, error) {
 		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: ops})
-		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
+		return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 	})
 	if err != nil {
 		t.Fatalf("roster %s %s: %v", user, level, err)
@@ -66,7 +67,7 @@ func (f *opsFixture) granted(t *testing.T) []string {
 // pendingRequest returns the newest Request of the project, which must be pending.
 func (f *opsFixture) pendingRequest(t *testing.T) contract.Request {
 	t.Helper()
-	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil || len(rs) == 0 {
 		t.Fatalf("Requests = %v, %v; want one", rs, err)
 	}
@@ -82,7 +83,7 @@ func (f *opsFixture) pendingRequest(t *testing.T) contract.Request {
 func (f *opsFixture) openAccess(t *testing.T, user string, delivered ...int64) contract.CaseID {
 	t.Helper()
 	in := &contract.OpenCaseInput{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue(user)}}
-	ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: contract.ToolOpenCase, Input: in,
+	ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolOpenCase, Input: in,
 		Delivered: func(o int64) bool { return contains(delivered, o) }})
 	if err != nil || state(ans) != contract.OpDone || len(ans.Focus) != 1 {
 		t.Fatalf("OpenCase(access %s) = %+v, %v; want done", user, ans.Result, err)
@@ -109,18 +110,18 @@ func TestOperations_BoardOnlyRequestBindsArgs(t *testing.T) {
 	if diff := cmp.Diff(want, r.Vector, valueEqual); diff != "" {
 		t.Errorf("request vector (-want +got):\n%s", diff)
 	}
-	if d, err := authority.RequestDigest(want); err != nil || d != r.Digest {
+	if d, err := operation.RequestDigest(want); err != nil || d != r.Digest {
 		t.Errorf("request digest = %s, want %s (%v): the digest of the bound arguments", r.Digest, d, err)
 	}
 	if got := f.granted(t); len(got) != 0 {
 		t.Fatalf("granted before the decision = %v, want none", got)
 	}
 
-	got, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestApproved {
 		t.Fatalf("Decide(approve) = %+v, %v; want approved", got, err)
 	}
-	st, err := f.ops.State(t.Context(), f.agent)
+	st, err := f.ops.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestOperations_BoardOnlyRequestBindsArgs(t *testing.T) {
 	}
 
 	// The approval ran its one call: deciding again is refused and runs nothing.
-	_, err = f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
+	_, err = f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
 	if code := contract.CodeOf(err); code != contract.CodeRequestClosed {
 		t.Errorf("second approval = %v, want request_closed", err)
 	}
@@ -159,11 +160,11 @@ func TestOperations_BoardOnlyChangedCall(t *testing.T) {
 		f.call(t, f.ops, grantCall(c, "onboarding"), 1)
 		r := f.pendingRequest(t)
 		f.roster(t, "ann", "admin", "roster-ann-reader") // the premise changes before the decision
-		got, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
+		got, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
 		if err != nil || got.State != contract.RequestVoid {
 			t.Fatalf("Decide = %+v, %v; want the request void", got, err)
 		}
-		st, err := f.ops.State(t.Context(), f.agent)
+		st, err := f.ops.Operations().State(t.Context(), f.agent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,7 @@ func TestOperations_BoardOnlyChangedCall(t *testing.T) {
 		c := f.openAccess(t, "ann")
 		f.call(t, f.ops, grantCall(c, "onboarding"), 1)
 		first := f.pendingRequest(t)
-		if _, err := f.ops.Decide(t.Context(), f.admin, "default", first.ID, contract.Decision{Digest: first.Digest, Verdict: contract.VerdictDeny, Reason: "not now"}); err != nil {
+		if _, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", first.ID, contract.Decision{Digest: first.Digest, Verdict: contract.VerdictDeny, Reason: "not now"}); err != nil {
 			t.Fatal(err)
 		}
 		f.call(t, f.ops, grantCall(c, "audit"), 2)
@@ -188,7 +189,7 @@ func TestOperations_BoardOnlyChangedCall(t *testing.T) {
 		if second.Digest == first.Digest {
 			t.Fatalf("requests with notes onboarding and audit share digest %s", first.Digest)
 		}
-		_, err := f.ops.Decide(t.Context(), f.admin, "default", second.ID, contract.Decision{Digest: first.Digest, Verdict: contract.VerdictApprove})
+		_, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", second.ID, contract.Decision{Digest: first.Digest, Verdict: contract.VerdictApprove})
 		if code := contract.CodeOf(err); code != contract.CodeDigestMismatch {
 			t.Errorf("approving the audit call with the onboarding call's digest = %v, want digest_mismatch", err)
 		}

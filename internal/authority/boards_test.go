@@ -7,6 +7,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -68,19 +69,19 @@ func (s *faultStore) Update(ctx context.Context, fn func(tx store.Tx) error) err
 	})
 }
 
-func assertInput(job string, n int64) func(b *board.Board) (authority.Change, error) {
-	return func(b *board.Board) (authority.Change, error) {
+func assertInput(job string, n int64) func(b *board.Board) (boards.Change, error) {
+	return func(b *board.Board) (boards.Change, error) {
 		v, err := contract.IntValue(n)
 		if err != nil {
-			return authority.Change{}, err
+			return boards.Change{}, err
 		}
 		res, err := b.ApplyBatch(board.Author{Principal: "member:test", Tier: contract.TierAttested},
 			contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 				Atom: &contract.Atom{Predicate: "input", Args: contract.Args{"job": contract.StringValue(job), "n": v}}}}})
 		if err != nil {
-			return authority.Change{}, err
+			return boards.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
+		return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 
@@ -135,9 +136,9 @@ func TestAuthority_Commit(t *testing.T) {
 
 	// A refused batch writes nothing either.
 	fs.fail = false
-	err = a.Commit(ctx, "default", f.admin.Principal(), func(b *board.Board) (authority.Change, error) {
+	err = a.Commit(ctx, "default", f.admin.Principal(), func(b *board.Board) (boards.Change, error) {
 		_, err := b.ApplyBatch(board.Author{Principal: "member:test"}, contract.Batch{Operations: []contract.Operation{{Op: contract.OpRetractNode, NodeID: "nope"}}})
-		return authority.Change{}, err
+		return boards.Change{}, err
 	})
 	if err == nil {
 		t.Fatal("retracting a missing node committed")
@@ -174,7 +175,7 @@ func TestAuthority_CommitRefusesANonBoardType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = f.a.Commit(ctx, "default", f.admin.Principal(), func(b *board.Board) (authority.Change, error) {
+	err = f.a.Commit(ctx, "default", f.admin.Principal(), func(b *board.Board) (boards.Change, error) {
 		ch, err := assertInput("a", 2)(b)
 		ch.Event = event.AgentRevokedData{ID: "agt_hidden"}
 		return ch, err

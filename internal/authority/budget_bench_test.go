@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
@@ -20,7 +20,7 @@ func BenchmarkAuthority_BudgetReserveCharge(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	p := authoritytest.New(b, authoritytest.Options{Store: st, Key: authority.Key{9}, Agent: "calc"})
+	p := authoritytest.New(b, authoritytest.Options{Store: st, Key: identity.Key{9}, Agent: "calc"})
 	spec := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "agent", Agent: "calc", Window: "day", MaxTokens: contract.MaxBudgetTokens}}
 	if _, err := p.A.SetBudget(ctx, p.Admin, "default", "calc-daily", spec); err != nil {
 		b.Fatal(err)

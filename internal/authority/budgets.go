@@ -7,30 +7,31 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/authority/budget"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // SetBudget sets budget name of project for a member acting itself; see
 // [budget.Keeper.Set].
-func (a *Authority) SetBudget(ctx context.Context, c Caller, project contract.ProjectID, name string, spec contract.BudgetSpec) (contract.Budget, error) {
+func (a *Authority) SetBudget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string, spec contract.BudgetSpec) (contract.Budget, error) {
 	return a.budgets.Set(ctx, c, project, name, spec)
 }
 
 // RemoveBudget removes budget name of project for a member acting itself; see
 // [budget.Keeper.Remove].
-func (a *Authority) RemoveBudget(ctx context.Context, c Caller, project contract.ProjectID, name string) (contract.Budget, error) {
+func (a *Authority) RemoveBudget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Budget, error) {
 	return a.budgets.Remove(ctx, c, project, name)
 }
 
 // Budgets lists project's budgets with their current windows' spend; agent keeps those
 // that count its requests when not empty.
-func (a *Authority) Budgets(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.Budget, error) {
+func (a *Authority) Budgets(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Budget, error) {
 	return a.budgets.List(ctx, c, project, agent)
 }
 
 // Budget returns budget name of project.
-func (a *Authority) Budget(ctx context.Context, c Caller, project contract.ProjectID, name string) (contract.Budget, error) {
+func (a *Authority) Budget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Budget, error) {
 	return a.budgets.Budget(ctx, c, project, name)
 }
 
@@ -38,7 +39,7 @@ func (a *Authority) Budget(ctx context.Context, c Caller, project contract.Proje
 // [budget.Keeper.Reserve]. A task another Agent asked for spends the asking Agents'
 // budgets too, and a task under a schedule's fire (the fire's own task, or one asked for
 // from it, at any depth) spends that schedule's budgets (docs/agents.md, "Budgets").
-func (a *Authority) ReserveBudget(ctx context.Context, c Caller, req contract.BudgetReserve) (contract.BudgetReservation, error) {
+func (a *Authority) ReserveBudget(ctx context.Context, c identity.Caller, req contract.BudgetReserve) (contract.BudgetReservation, error) {
 	if req.Task == "" || len(c.Projects) != 1 {
 		return a.budgets.Reserve(ctx, c, req, "")
 	}
@@ -55,7 +56,7 @@ func (a *Authority) ReserveBudget(ctx context.Context, c Caller, req contract.Bu
 
 // ChargeBudget charges what a model request of the calling Agent used; see
 // [budget.Keeper.Charge].
-func (a *Authority) ChargeBudget(ctx context.Context, c Caller, ch contract.BudgetCharge) error {
+func (a *Authority) ChargeBudget(ctx context.Context, c identity.Caller, ch contract.BudgetCharge) error {
 	return a.budgets.Charge(ctx, c, ch)
 }
 

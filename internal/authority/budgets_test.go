@@ -10,6 +10,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -38,7 +39,7 @@ func eventTypes(t *testing.T, st store.Store, types ...string) map[string]int {
 	}
 }
 
-func reserve(t *testing.T, a *authority.Authority, c authority.Caller, tokens int64) contract.BudgetReservation {
+func reserve(t *testing.T, a *authority.Authority, c identity.Caller, tokens int64) contract.BudgetReservation {
 	t.Helper()
 	r, err := a.ReserveBudget(t.Context(), c, contract.BudgetReserve{Provider: "anthropic", Model: "claude-sonnet-4-20250514", Tokens: tokens})
 	if err != nil {
@@ -202,7 +203,7 @@ func TestAuthority_Budget_ConcurrentReservations(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newOpsFixtureOn(t, s1)
-			b, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: f.clock.Now})
+			b, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -429,7 +430,7 @@ func TestAuthority_Budget_Remove(t *testing.T) {
 	delegate.Delegate = "asst"
 	refusals := []struct {
 		name   string
-		caller authority.Caller
+		caller identity.Caller
 		budget string
 		code   contract.Code
 	}{

@@ -29,7 +29,7 @@ type ConsentCall struct {
 // in force exempts the operation, the exemption is recorded with that policy's version
 // and card is nil: the caller then runs the call as the delegate. Otherwise the call is
 // recorded as an open card, bound to its subject as it stands now, and nothing runs.
-func (o *Operations) Propose(ctx context.Context, c Caller, project contract.ProjectID, call ConsentCall) (*contract.Card, error) {
+func (o *Operations) Propose(ctx context.Context, c identity.Caller, project contract.ProjectID, call ConsentCall) (*contract.Card, error) {
 	if call.Operation.Class != opclass.Consent {
 		return nil, fmt.Errorf("propose %s: it is %s, not consent", call.Operation.Name, call.Operation.Class)
 	}
@@ -50,12 +50,12 @@ func (o *Operations) Propose(ctx context.Context, c Caller, project contract.Pro
 	cc := identity.CardCall{Operation: call.Operation.Name, Method: call.Operation.Method(), Path: call.Path, Body: body, BodyDigest: digest,
 		Reason: call.Reason, Changes: call.Operation.Changes, Policy: v.Version}
 	if doc.Delegate != nil && doc.Delegate.Exempts(call.Operation.Name) {
-		return nil, o.a.RecordExempt(ctx, c, project, cc)
+		return nil, o.a.dir.RecordExempt(ctx, c, project, cc)
 	}
 	if cc.Subject, err = o.subjectNow(ctx, c, project, call.Operation, call.Values, body); err != nil {
 		return nil, err
 	}
-	card, err := o.a.RecordCard(ctx, c, project, cc)
+	card, err := o.a.dir.RecordCard(ctx, c, project, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +65,8 @@ func (o *Operations) Propose(ctx context.Context, c Caller, project contract.Pro
 // ConfirmCard confirms card id for member c acting itself: its subject is read again
 // first, and one that changed voids the card (card_void). The caller then runs the
 // card's call once, as c, and settles it with [identity.Directory.SettleCard].
-func (o *Operations) ConfirmCard(ctx context.Context, c Caller, id string) (contract.Card, error) {
-	return o.a.Directory.ConfirmCard(ctx, c, id, func(card contract.Card) (contract.CardSubject, error) {
+func (o *Operations) ConfirmCard(ctx context.Context, c identity.Caller, id string) (contract.Card, error) {
+	return o.a.dir.ConfirmCard(ctx, c, id, func(card contract.Card) (contract.CardSubject, error) {
 		op, ok := opclass.ByName(card.Operation)
 		if !ok {
 			return contract.CardSubject{}, fmt.Errorf("card %s names operation %s, which the table lacks", card.ID, card.Operation)
@@ -98,7 +98,7 @@ func canonicalBody(body []byte) (json.RawMessage, string, error) {
 // subjectNow reads the subject of a call of op, as the table binds it
 // ([opclass.Subjects]), as it stands now: this is the one place each kind's version is
 // read, when a card is recorded and again when it is confirmed.
-func (o *Operations) subjectNow(ctx context.Context, c Caller, project contract.ProjectID, op opclass.Operation, values map[string]string, body []byte) (contract.CardSubject, error) {
+func (o *Operations) subjectNow(ctx context.Context, c identity.Caller, project contract.ProjectID, op opclass.Operation, values map[string]string, body []byte) (contract.CardSubject, error) {
 	sub, ok := opclass.Subjects[op.Name]
 	if !ok {
 		return contract.CardSubject{}, fmt.Errorf("operation %s has no subject in the table", op.Name)
@@ -116,7 +116,7 @@ func (o *Operations) subjectNow(ctx context.Context, c Caller, project contract.
 		return o.capabilitySubject(ctx, c, project, body)
 	case opclass.SubjectRequest:
 		out := contract.CardSubject{Kind: sub.Kind, Ref: refs[0], Version: contract.SubjectAbsent}
-		rs, err := o.Requests(ctx, c, project)
+		rs, err := o.ops.Requests(ctx, c, project)
 		if err != nil {
 			return contract.CardSubject{}, err
 		}
@@ -147,7 +147,7 @@ func (o *Operations) subjectNow(ctx context.Context, c Caller, project contract.
 		out.Version, err = identity.VersionOf([]any{refs[0], v})
 		return out, err
 	}
-	out, ok, err := o.a.SubjectNow(ctx, project, sub.Kind, refs)
+	out, ok, err := o.a.dir.SubjectNow(ctx, project, sub.Kind, refs)
 	if !ok && err == nil {
 		err = fmt.Errorf("operation %s: subject kind %s is read nowhere", op.Name, sub.Kind)
 	}
@@ -185,7 +185,7 @@ func refValue(ref string, values map[string]string, body []byte) (string, error)
 // capabilitySubject reads the subject of a capability install: the release of the
 // capability the package declares that is installed now, or absent. A package that does
 // not check is refused now, as its install would be.
-func (o *Operations) capabilitySubject(ctx context.Context, c Caller, project contract.ProjectID, body []byte) (contract.CardSubject, error) {
+func (o *Operations) capabilitySubject(ctx context.Context, c identity.Caller, project contract.ProjectID, body []byte) (contract.CardSubject, error) {
 	var up contract.CapabilityUpload
 	if err := json.Unmarshal(body, &up); err != nil || len(up.Files) == 0 {
 		return contract.CardSubject{}, contract.Errorf(contract.CodeCapabilityInvalid, "the upload holds no files; send capability.toml and its .dl rule files.")

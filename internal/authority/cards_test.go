@@ -6,6 +6,9 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/opclass"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -16,8 +19,8 @@ func TestCard_PersistsAcrossRestart(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	_, c := newDelegate(t, f, "asst")
-	ops := authority.NewOperations(f.a, authority.OperationsConfig{})
-	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("connection.create"),
+	ops := authority.NewOperations(f.a, operation.Config{})
+	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: operationNamed(t, "connection.create"),
 		Path: "/api/v1/projects/default/connections", Body: []byte(`{"name":"w1"}`), Reason: "a worker for the calculation"})
 	if err != nil {
 		t.Fatal(err)
@@ -26,25 +29,25 @@ func TestCard_PersistsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, err := a2.Authenticate(ctx, f.token)
+	member, err := a2.Directory().Authenticate(ctx, f.token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := a2.Cards(ctx, member, "default", contract.CardOpen)
+	open, err := a2.Directory().Cards(ctx, member, "default", contract.CardOpen)
 	if err != nil || len(open) != 1 || open[0].ID != card.ID || open[0].Subject.Kind != "connection" {
 		t.Fatalf("open cards after a restart = %+v, %v; want the card bound to connection w1", open, err)
 	}
-	ops2 := authority.NewOperations(a2, authority.OperationsConfig{})
+	ops2 := authority.NewOperations(a2, operation.Config{})
 	got, err := ops2.ConfirmCard(ctx, member, card.ID)
 	if err != nil || got.State != contract.CardConfirmed || got.ClosedBy != member.Principal() {
 		t.Fatalf("ConfirmCard after a restart = %+v, %v; want confirmed by the member", got, err)
 	}
 	_, err = ops.ConfirmCard(ctx, f.admin, card.ID)
 	wantCode(t, err, contract.CodeCardClosed)
-	if _, err := f.a.RevokeDelegate(ctx, f.admin, "asst"); err != nil {
+	if _, err := f.a.Directory().RevokeDelegate(ctx, f.admin, "asst"); err != nil {
 		t.Fatal(err)
 	}
-	if shown, err := f.a.Card(ctx, f.admin, card.ID); err != nil || shown.State != contract.CardConfirmed {
+	if shown, err := f.a.Directory().Card(ctx, f.admin, card.ID); err != nil || shown.State != contract.CardConfirmed {
 		t.Errorf("card after its delegate's revocation = %+v, %v; want it confirmed still", shown, err)
 	}
 }
@@ -55,11 +58,11 @@ func TestCard_PersistsAcrossRestart(t *testing.T) {
 func TestDelegate_OperationalRunsAsTheDelegate(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	dt, err := f.a.Directory().CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	dc, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,7 @@ func TestDelegate_OperationalRunsAsTheDelegate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := f.ops.Retry(ctx, dc, "default", id, contract.RetryRequest{Reason: "the disk was cleaned"})
+	out, err := f.ops.Operations().Retry(ctx, dc, "default", id, contract.RetryRequest{Reason: "the disk was cleaned"})
 	if err != nil || out.Retry == "" {
 		t.Fatalf("the delegate's retry = %+v, %v; want a new Operation", out, err)
 	}
@@ -105,12 +108,13 @@ func TestCard_SharedStore(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newFixtureOn(t, s1)
 			ctx := t.Context()
-			dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+			dt, err := f.a.Directory().CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b := newAuthorityOn(t, s2, f.key)
-			opsA, opsB := authority.NewOperations(f.a, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			opsA, opsB := authority.NewOperations(f.a, operation.Config{}), authority.NewOperations(b, operation.Config{})
+			create := operationNamed(t, "agent.create")
 			const tries = contract.MaxOpenCards + 6
 			errs := make(chan error, tries)
 			for i := range tries {
@@ -119,9 +123,9 @@ func TestCard_SharedStore(t *testing.T) {
 					ops, a = opsB, b
 				}
 				go func() {
-					c, err := a.Authenticate(ctx, authority.Token(dt.Token))
+					c, err := a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 					if err == nil {
-						_, err = ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("agent.create"),
+						_, err = ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: create,
 							Path: "/api/v1/projects/default/agents", Body: fmt.Appendf(nil, `{"name":"a%d"}`, i), Reason: "one of many"})
 					}
 					errs <- err
@@ -140,7 +144,7 @@ func TestCard_SharedStore(t *testing.T) {
 					t.Errorf("Propose: %v", err)
 				}
 			}
-			open, err := b.Cards(ctx, f.admin, "default", contract.CardOpen)
+			open, err := b.Directory().Cards(ctx, f.admin, "default", contract.CardOpen)
 			if err != nil || len(open) != contract.MaxOpenCards || limited != tries-contract.MaxOpenCards {
 				t.Fatalf("open cards = %d (%v), refused %d; want %d open and %d refused", len(open), err, limited, contract.MaxOpenCards, tries-contract.MaxOpenCards)
 			}
@@ -157,4 +161,15 @@ func TestCard_SharedStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// operationNamed returns the changing operation named name, failing t when the table has
+// none.
+func operationNamed(t *testing.T, name string) opclass.Operation {
+	t.Helper()
+	op, ok := opclass.ByName(name)
+	if !ok {
+		t.Fatalf("the operation table has no %s", name)
+	}
+	return op
 }

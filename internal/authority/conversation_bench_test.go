@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -16,7 +17,7 @@ import (
 // benchConversation is an authority on SQLite whose Agent saved conversation "c1" saves
 // times, one message each, as the runtime does after each call, after noise events of
 // the project that are no conversation's.
-func benchConversation(b *testing.B, saves, noise int) (a *authority.Authority, admin, ag authority.Caller, h contract.ConversationHead) {
+func benchConversation(b *testing.B, saves, noise int) (a *authority.Authority, admin, ag identity.Caller, h contract.ConversationHead) {
 	b.Helper()
 	ctx := b.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "docket.db"))
@@ -24,23 +25,23 @@ func benchConversation(b *testing.B, saves, noise int) (a *authority.Authority, 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	a, err = authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+	a, err = authority.New(authority.Config{Store: st, Key: identity.Key{1}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	boot, err := a.Init(ctx, "ada", testPassphrase, "default")
+	boot, err := a.Directory().Init(ctx, "ada", testPassphrase, "default")
 	if err != nil {
 		b.Fatal(err)
 	}
-	admin, err = a.Authenticate(ctx, boot.Token)
+	admin, err = a.Directory().Authenticate(ctx, boot.Token)
 	if err != nil {
 		b.Fatal(err)
 	}
-	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ag, err = a.Authenticate(ctx, authority.Token(at.Token))
+	ag, err = a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		b.Fatal(err)
 	}

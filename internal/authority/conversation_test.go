@@ -11,18 +11,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
 // newAgentCaller creates Agent name in project default and returns it as a caller.
-func newAgentCaller(t *testing.T, f *fixture, name string) authority.Caller {
+func newAgentCaller(t *testing.T, f *fixture, name string) identity.Caller {
 	t.Helper()
-	at, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: name})
+	at, err := f.a.Directory().CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.a.Authenticate(t.Context(), authority.Token(at.Token))
+	c, err := f.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestAuthority_SaveConversationRefuses(t *testing.T) {
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", contract.MaxConversationEntry) + `"}`)
 	tests := []struct {
 		name   string
-		caller authority.Caller
+		caller identity.Caller
 		id     contract.ConversationID
 		save   contract.ConversationSave
 		code   contract.Code
@@ -215,7 +216,7 @@ func TestAuthority_ConversationFromTheLog(t *testing.T) {
 	}
 	ag := newAgentCaller(t, f, "calc")
 	peer := newAgentCaller(t, f, "peer")
-	save := func(c authority.Caller, h contract.ConversationHead, from int, texts ...string) contract.ConversationHead {
+	save := func(c identity.Caller, h contract.ConversationHead, from int, texts ...string) contract.ConversationHead {
 		t.Helper()
 		h, err := f.a.SaveConversation(ctx, c, "c1", contract.ConversationSave{Prev: h.Seq, From: from, Messages: msgs(texts...)})
 		if err != nil {

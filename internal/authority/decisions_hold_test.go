@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -36,7 +36,7 @@ func (f *opsFixture) pendingMark(t *testing.T, topic string, delivered ...int64)
 	if ans := f.call(t, f.ops, markCall(topic), delivered...); state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("mark = %s %+v, want waiting_for_decision", ans.Result.ErrorCode, ans.Result.Operations)
 	}
-	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func TestDecide_AgentReplacedSinceRequest(t *testing.T) {
 		replace func(f *opsFixture) error
 	}{
 		{"revoked", func(f *opsFixture) error {
-			_, err := f.a.RevokeAgent(t.Context(), f.admin, "default", "calc")
+			_, err := f.a.Directory().RevokeAgent(t.Context(), f.admin, "default", "calc")
 			return err
 		}},
 		{"token replaced", func(f *opsFixture) error {
-			_, err := f.a.RotateAgentToken(t.Context(), f.admin, "default", "calc")
+			_, err := f.a.Directory().RotateAgentToken(t.Context(), f.admin, "default", "calc")
 			return err
 		}},
 	}
@@ -67,12 +67,12 @@ func TestDecide_AgentReplacedSinceRequest(t *testing.T) {
 			if err := tt.replace(f); err != nil {
 				t.Fatal(err)
 			}
-			_, err := f.ops.Decide(t.Context(), f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
+			_, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
 			wantCode(t, err, contract.CodeRequestClosed)
 			if n := f.marked(t); n != 0 {
 				t.Errorf("the approval of a replaced Agent's request ran the write: %d marked facts", n)
 			}
-			rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+			rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestOperations_SweepRequests(t *testing.T) {
 	f := newOpsFixture(t, time.Millisecond)
 	ctx := t.Context()
 	f.pendingMark(t, "a")
-	if n, err := f.ops.SweepRequests(ctx); err != nil || n != 0 {
+	if n, err := f.ops.Operations().SweepRequests(ctx); err != nil || n != 0 {
 		t.Fatalf("SweepRequests before the deadline = %d, %v; want nothing settled", n, err)
 	}
 	ans := f.call(t, f.ops, markCall("b"))
@@ -101,28 +101,28 @@ func TestOperations_SweepRequests(t *testing.T) {
 		t.Fatalf("a write while the request waits = %s, want operation_running", ans.Result.ErrorCode)
 	}
 	f.clock.Add(2 * time.Hour) // past the fixture's one-hour request TTL
-	if n, err := f.ops.SweepRequests(ctx); err != nil || n != 1 {
+	if n, err := f.ops.Operations().SweepRequests(ctx); err != nil || n != 1 {
 		t.Fatalf("SweepRequests past the deadline = %d, %v; want one settled", n, err)
 	}
 	if e := f.opState(t); e.State != contract.OpRefused || e.Decision != "expired" {
 		t.Errorf("operation after the sweep = %+v, want refused, expired", e)
 	}
-	if n, err := f.ops.SweepRequests(ctx); err != nil || n != 0 {
+	if n, err := f.ops.Operations().SweepRequests(ctx); err != nil || n != 0 {
 		t.Errorf("a second sweep = %d, %v; want nothing settled", n, err)
 	}
 
 	req := f.pendingMark(t, "b", 1) // admitted: the Agent is free again
-	at, err := f.a.RotateAgentToken(ctx, f.admin, "default", "calc")
+	at, err := f.a.Directory().RotateAgentToken(ctx, f.admin, "default", "calc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.agent, err = f.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+	if f.agent, err = f.a.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.ops.SweepRequests(ctx); err != nil || n != 1 {
+	if n, err := f.ops.Operations().SweepRequests(ctx); err != nil || n != 1 {
 		t.Fatalf("SweepRequests after the token was replaced = %d, %v; want one settled", n, err)
 	}
-	rs, err := f.ops.Requests(ctx, f.admin, "default")
+	rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestAuthority_TamperedDecision(t *testing.T) {
 					t.Fatalf("grant ann = %s, want waiting_for_decision", state(ans))
 				}
 				decided := f.pendingRequest(t)
-				if _, err := f.ops.Decide(ctx, f.admin, "default", decided.ID, contract.Decision{Digest: decided.Digest, Verdict: contract.VerdictDeny, Reason: "no"}); err != nil {
+				if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", decided.ID, contract.Decision{Digest: decided.Digest, Verdict: contract.VerdictDeny, Reason: "no"}); err != nil {
 					t.Fatalf("Decide: %v", err)
 				}
 				if ans := f.call(t, f.ops, grantCall(f.openAccess(t, "bob", 1, 2, 3), "two"), 1, 2, 3, 4); state(ans) != contract.OpWaitingForDecision {

@@ -3,24 +3,29 @@ package authority_test
 import (
 	"context"
 	"crypto/rand"
-	"github.com/docketrun/docket/internal/signing"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/signing"
+
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/notice"
+	"github.com/docketrun/docket/internal/authority/opclass"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // newDelegate makes a delegate of f's member in project default and authenticates it.
-func newDelegate(t *testing.T, f *fixture, name string) (contract.DelegateToken, authority.Caller) {
+func newDelegate(t *testing.T, f *fixture, name string) (contract.DelegateToken, identity.Caller) {
 	t.Helper()
-	dt, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: name, Life: "8h"})
+	dt, err := f.a.Directory().CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: name, Life: "8h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.a.Authenticate(t.Context(), authority.Token(dt.Token))
+	c, err := f.a.Directory().Authenticate(t.Context(), identity.Token(dt.Token))
 	if err != nil {
 		t.Fatalf("Authenticate(delegate): %v", err)
 	}
@@ -66,12 +71,12 @@ func TestDelegate_ActsAsItsMember(t *testing.T) {
 func TestDelegate_Life(t *testing.T) {
 	f := newFixture(t)
 	for _, life := range []string{"59s", "721h", "soon", ""} {
-		_, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Life: life})
+		_, err := f.a.Directory().CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Life: life})
 		if contract.CodeOf(err) != contract.CodeInvalidArgument {
 			t.Errorf("life %q: error = %v, want invalid_argument", life, err)
 		}
 	}
-	_, err := f.a.CreateDelegate(t.Context(), f.admin, "elsewhere", contract.CreateDelegateRequest{Life: "1h"})
+	_, err := f.a.Directory().CreateDelegate(t.Context(), f.admin, "elsewhere", contract.CreateDelegateRequest{Life: "1h"})
 	wantCode(t, err, contract.CodeForbidden)
 }
 
@@ -82,20 +87,20 @@ func TestDelegate_Revoke(t *testing.T) {
 	ctx := t.Context()
 	dt, _ := newDelegate(t, f, "asst")
 	other, _ := newDelegate(t, f, "other")
-	d, err := f.a.RevokeDelegate(ctx, f.admin, "asst")
+	d, err := f.a.Directory().RevokeDelegate(ctx, f.admin, "asst")
 	if err != nil || d.RevokedAt == nil {
 		t.Fatalf("RevokeDelegate = %+v, %v; want revoked", d, err)
 	}
-	_, err = f.a.Authenticate(ctx, authority.Token(dt.Token))
+	_, err = f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	wantCode(t, err, contract.CodeCredentialRevoked)
-	if _, err := f.a.Authenticate(ctx, authority.Token(other.Token)); err != nil {
+	if _, err := f.a.Directory().Authenticate(ctx, identity.Token(other.Token)); err != nil {
 		t.Errorf("the other delegate after one was revoked: %v", err)
 	}
-	ds, err := f.a.Delegates(ctx, f.admin)
+	ds, err := f.a.Directory().Delegates(ctx, f.admin)
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("Delegates = %+v, %v; want both", ds, err)
 	}
-	_, err = f.a.RevokeDelegate(ctx, f.admin, "nobody")
+	_, err = f.a.Directory().RevokeDelegate(ctx, f.admin, "nobody")
 	wantCode(t, err, contract.CodeNotFound)
 }
 
@@ -105,22 +110,22 @@ func TestDelegate_SignOutOfEverySession(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	dt, _ := newDelegate(t, f, "asst")
-	s2, err := f.a.Login(ctx, "ada", testPassphrase, time.Hour)
+	s2, err := f.a.Directory().Login(ctx, "ada", testPassphrase, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.a.Logout(ctx, f.token); err != nil {
+	if err := f.a.Directory().Logout(ctx, f.token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.Authenticate(ctx, authority.Token(dt.Token)); err != nil {
+	if _, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token)); err != nil {
 		t.Fatalf("delegate after one of two sessions ended: %v", err)
 	}
-	if err := f.a.Logout(ctx, s2.Token); err != nil {
+	if err := f.a.Directory().Logout(ctx, s2.Token); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.a.Authenticate(ctx, authority.Token(dt.Token))
+	_, err = f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	wantCode(t, err, contract.CodeCredentialRevoked)
-	if err := f.a.Logout(ctx, s2.Token); err != nil {
+	if err := f.a.Directory().Logout(ctx, s2.Token); err != nil {
 		t.Errorf("Logout of an ended session again: %v", err)
 	}
 }
@@ -131,12 +136,12 @@ func TestDelegate_SignOutOfEverySession(t *testing.T) {
 func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	dt, c := newDelegate(t, f, "asst")
-	ops := authority.NewOperations(f.a, authority.OperationsConfig{})
-	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: authority.OperationNamed("agent.create"),
+	ops := authority.NewOperations(f.a, operation.Config{})
+	card, err := ops.Propose(ctx, c, "default", authority.ConsentCall{Operation: operationNamed(t, "agent.create"),
 		Path: "/api/v1/projects/default/agents", Body: []byte(`{"name":"helper"}`), Reason: "the work needs it"})
 	if err != nil || card == nil {
 		t.Fatalf("Propose = %v, %v; want a card", card, err)
@@ -144,23 +149,23 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 	calls := map[string]func(context.Context) error{
 		"card.confirm": func(ctx context.Context) error { _, err := ops.ConfirmCard(ctx, c, card.ID); return err },
 		"card.decline": func(ctx context.Context) error {
-			_, err := f.a.DeclineCard(ctx, c, card.ID, contract.DeclineCardRequest{})
+			_, err := f.a.Directory().DeclineCard(ctx, c, card.ID, contract.DeclineCardRequest{})
 			return err
 		},
-		"session.logout": func(ctx context.Context) error { return f.a.Logout(ctx, authority.Token(dt.Token)) },
+		"session.logout": func(ctx context.Context) error { return f.a.Directory().Logout(ctx, identity.Token(dt.Token)) },
 		"member.create": func(ctx context.Context) error {
-			_, err := f.a.CreateMember(ctx, c, contract.CreateMemberRequest{Name: "eve", Passphrase: testPassphrase})
+			_, err := f.a.Directory().CreateMember(ctx, c, contract.CreateMemberRequest{Name: "eve", Passphrase: testPassphrase})
 			return err
 		},
 		"project.create": func(ctx context.Context) error {
-			_, err := f.a.CreateProject(ctx, c, contract.CreateProjectRequest{ID: "more"})
+			_, err := f.a.Directory().CreateProject(ctx, c, contract.CreateProjectRequest{ID: "more"})
 			return err
 		},
 		"delegate.create": func(ctx context.Context) error {
-			_, err := f.a.CreateDelegate(ctx, c, "default", contract.CreateDelegateRequest{Life: "1h"})
+			_, err := f.a.Directory().CreateDelegate(ctx, c, "default", contract.CreateDelegateRequest{Life: "1h"})
 			return err
 		},
-		"delegate.revoke": func(ctx context.Context) error { _, err := f.a.RevokeDelegate(ctx, c, "asst"); return err },
+		"delegate.revoke": func(ctx context.Context) error { _, err := f.a.Directory().RevokeDelegate(ctx, c, "asst"); return err },
 		"policy.publish": func(ctx context.Context) error {
 			_, err := f.a.PublishPolicy(ctx, c, "default", contract.PublishPolicyRequest{File: "a.toml", Text: attendedPolicy})
 			return err
@@ -188,12 +193,12 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			return err
 		},
 		"hook.call": func(ctx context.Context) error {
-			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).Hook(ctx, c,
+			_, err := authority.NewOperations(f.a, operation.Config{}).Operations().Hook(ctx, c,
 				contract.HookCall{CLI: "claude-code", CallID: "t", Tool: "Bash", Input: []byte(`{"command":"ls"}`), Command: "ls"})
 			return err
 		},
 		"hook.outcome": func(ctx context.Context) error {
-			_, err := authority.NewOperations(f.a, authority.OperationsConfig{}).HookOutcome(ctx, c,
+			_, err := authority.NewOperations(f.a, operation.Config{}).Operations().HookOutcome(ctx, c,
 				contract.HookOutcome{CallID: "t", Tool: "Bash", OutputDigest: "sha256:" + strings.Repeat("0", 64)})
 			return err
 		},
@@ -273,8 +278,8 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 		}
 		return h.Seq
 	}
-	for _, op := range authority.OperationTable() {
-		if op.Class != authority.MemberOnly || byCredential[op.Name] {
+	for _, op := range opclass.Table {
+		if op.Class != opclass.MemberOnly || byCredential[op.Name] {
 			continue
 		}
 		t.Run(op.Name, func(t *testing.T) {
@@ -300,14 +305,14 @@ func TestDelegate_MemberOnlyRefusedByTheAuthority(t *testing.T) {
 			}
 		})
 	}
-	if _, err := f.a.Authenticate(ctx, authority.Token(dt.Token)); err != nil {
+	if _, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token)); err != nil {
 		t.Errorf("the delegate after its refusals: %v", err)
 	}
 }
 
 // notices returns notices over a's store, of a second authority that has the signing
 // keys notices need, for the member-only cases of notice subscriptions.
-func notices(t *testing.T, f *fixture) *authority.Notices {
+func notices(t *testing.T, f *fixture) *notice.Keeper {
 	t.Helper()
 	keys, err := signing.Generate(rand.Reader, time.Now())
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -24,10 +24,10 @@ func sendTool(digest string) []contract.ToolDescriptor {
 func (f *opsFixture) target(t *testing.T, addr string) {
 	t.Helper()
 	member := f.admin.Principal()
-	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+	err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (boards.Change, error) {
 		res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
 			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "target", Args: contract.Args{"addr": contract.StringValue(addr)}}}}})
-		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
+		return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func (f *hopFixture) approvedSend(t *testing.T) contract.Request {
 	if ans := f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"}); state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("send = %s %+v, want waiting_for_decision", ans.Result.ErrorCode, ans.Result.Operations)
 	}
-	rs, err := f.ops.Requests(ctx, f.admin, "default")
+	rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func (f *hopFixture) approvedSend(t *testing.T) contract.Request {
 	if req.Vector.ToolDigest != sendDigest || !strings.HasPrefix(req.Vector.Source, "workspace@sha256:") {
 		t.Fatalf("request vector = %+v, want the locked digest and the Source record", req.Vector)
 	}
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	return req
@@ -71,7 +71,7 @@ func TestDispatcher_ServesOnlyWhatWasApproved(t *testing.T) {
 		tools  []contract.ToolDescriptor // what the worker advertises
 	}{
 		{"source rebound", func(t *testing.T, f *hopFixture) {
-			if _, err := f.a.BindSource(t.Context(), f.admin, "default", "laptop", contract.Source{Name: "workspace", Type: "file",
+			if _, err := f.a.Directory().BindSource(t.Context(), f.admin, "default", "laptop", contract.Source{Name: "workspace", Type: "file",
 				Words: []string{"fetched", "sent"}, Tier: contract.TierAttested}); err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestDispatcher_ServesOnlyWhatWasApproved(t *testing.T) {
 			if rows := f.poll(t, l, tt.tools); len(rows) != 0 {
 				t.Fatalf("Poll served %d rows of a call that is no longer what was approved, want none", len(rows))
 			}
-			rs, err := f.ops.Requests(ctx, f.admin, "default")
+			rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestDispatcher_ServesOnlyWhatWasApproved(t *testing.T) {
 			if e := f.opState(t); e.State != contract.OpWaitingForDecision || e.Decision != string(rs[1].ID) {
 				t.Fatalf("operation after the poll = %+v, want waiting for %s", e, rs[1].ID)
 			}
-			if _, err := f.ops.Decide(ctx, f.admin, "default", rs[1].ID, contract.Decision{Digest: rs[1].Digest, Verdict: contract.VerdictApprove}); err != nil {
+			if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", rs[1].ID, contract.Decision{Digest: rs[1].Digest, Verdict: contract.VerdictApprove}); err != nil {
 				t.Fatal(err)
 			}
 			rows := f.poll(t, l, tt.tools)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -23,7 +25,7 @@ const fetchDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123
 // test.fetch@1 locked, and a Dispatcher over it.
 type hopFixture struct {
 	*opsFixture
-	d    *authority.Dispatcher
+	d    *operation.Dispatcher
 	conn contract.Connection
 	key  []byte
 }
@@ -38,19 +40,19 @@ func newHopFixtureOn(t *testing.T, of *opsFixture) *hopFixture {
 	t.Helper()
 	ctx := t.Context()
 	f := &hopFixture{opsFixture: of}
-	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.conn, f.key = ck.Connection, []byte(ck.Key)
-	if _, err := f.a.BindSource(ctx, f.admin, "default", "laptop", contract.Source{Name: "workspace", Type: "file",
+	if _, err := f.a.Directory().BindSource(ctx, f.admin, "default", "laptop", contract.Source{Name: "workspace", Type: "file",
 		Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.a.LockTool(ctx, f.admin, "default", "laptop", contract.ToolLock{Tool: "test.fetch@1", Digest: fetchDigest}); err != nil {
 		t.Fatal(err)
 	}
-	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+	f.d = authority.NewDispatcher(f.ops, operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 	return f
 }
 
@@ -74,7 +76,7 @@ func (f *hopFixture) fetch(t *testing.T, path string) string {
 	if state(ans) != contract.OpRunning {
 		t.Fatalf("fetch = %s %+v, want running", ans.Result.ErrorCode, ans.Result.Operations)
 	}
-	return authority.WorkID(f.agent.ID, ans.Meta.Ordinal)
+	return operation.WorkID(f.agent.ID, ans.Meta.Ordinal)
 }
 
 // poll polls under l and returns the rows served.
@@ -95,7 +97,7 @@ func (f *hopFixture) claim(l *contract.Lease, row contract.WorkRow) error {
 
 func (f *opsFixture) opState(t *testing.T) contract.OperationEntry {
 	t.Helper()
-	st, err := f.ops.State(t.Context(), f.agent)
+	st, err := f.ops.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestDispatcher_Lease(t *testing.T) {
 	if b.Generation == a.Generation || b.WorkerID != "wkr-b" {
 		t.Fatalf("second instance's lease = %+v; want a lease of its own beside generation %d", b, a.Generation)
 	}
-	two := authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxWorkers: 2})
+	two := authority.NewDispatcher(f.ops, operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxWorkers: 2})
 	_, err := two.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-x", Tools: fetchTool})
 	wantCode(t, err, contract.CodeLeaseHeld)
 	_, err = f.d.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "Bad ID"})
@@ -375,11 +377,11 @@ func TestDispatcher_ReportOutcomes(t *testing.T) {
 func TestDispatcher_AcrossInstances(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d2 := authority.NewDispatcher(authority.NewOperations(other, authority.OperationsConfig{}), authority.DispatcherConfig{PollWait: time.Millisecond})
+	d2 := authority.NewDispatcher(authority.NewOperations(other, operation.Config{}), operation.DispatcherConfig{PollWait: time.Millisecond})
 	l := f.startup(t, "wkr-a")
 	ans, err := d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Tools: fetchTool})
 	if err != nil || ans.Lease.Generation != l.Generation {
@@ -393,7 +395,7 @@ func TestDispatcher_AcrossInstances(t *testing.T) {
 	row := f.poll(t, l, fetchTool)[0]
 	claim := contract.ClaimRequest{ID: row.ID, WorkerID: l.WorkerID, Generation: l.Generation, Grant: row.Grant}
 	errs := make(chan error, 2)
-	for _, d := range []*authority.Dispatcher{f.d, d2} {
+	for _, d := range []*operation.Dispatcher{f.d, d2} {
 		go func() {
 			_, err := d.Claim(ctx, f.conn, claim)
 			errs <- err
@@ -426,15 +428,15 @@ func TestDispatcher_AcrossInstances(t *testing.T) {
 }
 
 // withAgents returns the fixture's Agent and new Agents of the given names.
-func (f *hopFixture) withAgents(t *testing.T, names ...string) []authority.Caller {
+func (f *hopFixture) withAgents(t *testing.T, names ...string) []identity.Caller {
 	t.Helper()
-	agents := []authority.Caller{f.agent}
+	agents := []identity.Caller{f.agent}
 	for _, name := range names {
-		at, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: name})
+		at, err := f.a.Directory().CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := f.a.Authenticate(t.Context(), authority.Token(at.Token))
+		c, err := f.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,20 +446,20 @@ func (f *hopFixture) withAgents(t *testing.T, names ...string) []authority.Calle
 }
 
 // fetchAs queues ag's fetch of a file named after it and returns its work id.
-func (f *hopFixture) fetchAs(t *testing.T, ag authority.Caller) string {
+func (f *hopFixture) fetchAs(t *testing.T, ag identity.Caller) string {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyAction,
+	ans, err := f.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyAction,
 		Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
 		Delivered: func(int64) bool { return true }})
 	if err != nil || state(ans) != contract.OpRunning {
 		t.Fatalf("fetch by %s = %+v, %v; want running", ag.Name, ans.Result, err)
 	}
-	return authority.WorkID(ag.ID, ans.Meta.Ordinal)
+	return operation.WorkID(ag.ID, ans.Meta.Ordinal)
 }
 
 // servedFetches queues a fetch of the fixture's Agent and of new Agents of the given
 // names, and polls them all as worker wkr-a: its lease, the Agents and the rows served.
-func (f *hopFixture) servedFetches(t *testing.T, names ...string) (*contract.Lease, []authority.Caller, []contract.WorkRow) {
+func (f *hopFixture) servedFetches(t *testing.T, names ...string) (*contract.Lease, []identity.Caller, []contract.WorkRow) {
 	t.Helper()
 	agents := f.withAgents(t, names...)
 	l := f.startup(t, "wkr-a")
@@ -477,11 +479,11 @@ func (f *hopFixture) servedFetches(t *testing.T, names ...string) (*contract.Lea
 // others wait.
 func TestDispatcher_ServesOldestFirst(t *testing.T) {
 	f := newHopFixture(t)
-	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
+	f.d = authority.NewDispatcher(f.ops, operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
 	agents := f.withAgents(t, "b", "c", "d", "e")
 	// Queue in the reverse order of the Agents' ids, so that the order of the ids and
 	// the order of the queue disagree.
-	slices.SortFunc(agents, func(x, y authority.Caller) int { return strings.Compare(y.ID, x.ID) })
+	slices.SortFunc(agents, func(x, y identity.Caller) int { return strings.Compare(y.ID, x.ID) })
 	l := f.startup(t, "wkr-a")
 	var queued []string
 	for _, ag := range agents {
@@ -637,7 +639,7 @@ func TestDispatcher_ConcurrentReports(t *testing.T) {
 		t.Errorf("%d report events and %d action.completed, want %d of each", count[event.WorkReported], count[event.ActionCompleted], len(rows))
 	}
 	for _, ag := range agents {
-		st, err := f.ops.State(ctx, ag)
+		st, err := f.ops.Operations().State(ctx, ag)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,7 @@
 // packages under internal/authority:
 //
 //   - identity: members, sessions, passphrases, projects, Agents, Connections and their
-//     keys, Sources and tool locks; a [Caller] is what a credential proves.
+//     keys, Sources and tool locks; a [identity.Caller] is what a credential proves.
 //   - boards: each project's Board kept in step with the store and its log, the one
 //     write sequence every Board write runs, and capability installs.
 //   - operation: an Operation's whole life: the write gate, held calls, the strip,
@@ -22,7 +22,10 @@
 //
 // This package wires them: [New] builds the identity directory, the Board cache and the
 // conversation keeper over one store; [NewOperations] and [NewDispatcher] add the
-// Operations and the worker hop over the same store and Boards.
+// Operations and the worker hop over the same store and Boards. It re-exports none of
+// their types and embeds none of them: its methods are those that need more than one
+// part, and the parts it adds nothing to are handed out whole ([Authority.Directory],
+// [Operations.Operations]) for callers to use through interfaces of their own.
 //
 // # Lock order
 //

@@ -19,7 +19,7 @@ const MaxEventScan = 10000
 // selects, and the sequence number of the last event it looked at: the cursor to read on
 // from when fewer than limit came back and the log goes on. agent, when not empty, names
 // the Agent f selects by id or by name; it replaces f.Agent.
-func (a *Authority) FilterEvents(ctx context.Context, c Caller, project contract.ProjectID, after int64, limit int, f contract.EventFilter, agent string) ([]contract.Event, int64, error) {
+func (a *Authority) FilterEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int, f contract.EventFilter, agent string) ([]contract.Event, int64, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, 0, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -18,7 +19,7 @@ const MaxEventPage = eventlog.MaxEventPage
 
 // Events returns up to limit events of project after sequence number after, in order.
 // limit <= 0 means 100.
-func (a *Authority) Events(ctx context.Context, c Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
+func (a *Authority) Events(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (a *Authority) Events(ctx context.Context, c Caller, project contract.Proje
 
 // WaitEvents blocks until project's log holds an event after sequence number after, or
 // ctx ends.
-func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.ProjectID, after int64) error {
+func (a *Authority) WaitEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64) error {
 	if err := c.RequireMember(project); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (a *Authority) WaitEvents(ctx context.Context, c Caller, project contract.P
 // the installation's public keys, then checks the node table and the installed releases
 // against the log ([boards.VerifyLog]). A broken chain, checkpoint or row is a report,
 // not an error: the report names the first that does not hold.
-func (a *Authority) VerifyEvents(ctx context.Context, c Caller, project contract.ProjectID) (contract.ChainReport, error) {
+func (a *Authority) VerifyEvents(ctx context.Context, c identity.Caller, project contract.ProjectID) (contract.ChainReport, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ChainReport{}, err
 	}
@@ -78,7 +79,7 @@ func eventWire(e store.Event) contract.Event {
 
 // Checkpoint signs project's head now (on demand) and appends the checkpoint to its log;
 // a member acting itself may, not its delegate.
-func (a *Authority) Checkpoint(ctx context.Context, c Caller, project contract.ProjectID) (signing.Checkpoint, error) {
+func (a *Authority) Checkpoint(ctx context.Context, c identity.Caller, project contract.ProjectID) (signing.Checkpoint, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return signing.Checkpoint{}, err
 	}
@@ -103,7 +104,7 @@ func (a *Authority) PublicKeys() []signing.PublicKey {
 // KeyDirectory returns the keys of the HTTP message signatures directory: the
 // installation's public keys, then the keys of the bound Sources that sign their requests.
 func (a *Authority) KeyDirectory(ctx context.Context) ([]signing.PublicKey, error) {
-	src, err := a.SourceSigningKeys(ctx)
+	src, err := a.dir.SourceSigningKeys(ctx)
 	if err != nil {
 		return nil, err
 	}

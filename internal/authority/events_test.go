@@ -19,7 +19,7 @@ func TestAuthority_VerifyEvents(t *testing.T) {
 	}
 	f := newFixtureOn(t, st)
 	ctx := t.Context()
-	if _, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := f.a.VerifyEvents(ctx, f.admin, "default")

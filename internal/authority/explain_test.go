@@ -12,7 +12,7 @@ import (
 // bindFile binds a file Source named name, attesting fetched, on Connection conn.
 func (f *hopFixture) bindFile(t *testing.T, conn, name string) {
 	t.Helper()
-	if _, err := f.a.BindSource(t.Context(), f.admin, "default", conn, contract.Source{Name: name, Type: "file",
+	if _, err := f.a.Directory().BindSource(t.Context(), f.admin, "default", conn, contract.Source{Name: name, Type: "file",
 		Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func (f *hopFixture) bindFile(t *testing.T, conn, name string) {
 func (f *hopFixture) desk(t *testing.T, sources ...string) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "desk"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "desk"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.a.LockTool(ctx, f.admin, "default", "desk", contract.ToolLock{Tool: "test.fetch@1", Digest: fetchDigest}); err != nil {
@@ -32,7 +32,7 @@ func (f *hopFixture) desk(t *testing.T, sources ...string) {
 	for _, s := range sources {
 		f.bindFile(t, "desk", s)
 	}
-	if _, err := f.a.RevokeConnection(ctx, f.admin, "default", "laptop"); err != nil {
+	if _, err := f.a.Directory().RevokeConnection(ctx, f.admin, "default", "laptop"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -79,7 +79,7 @@ func TestDispatcher_Explain(t *testing.T) {
 			}
 		}, contract.CodeToolNotAdvertised, "locked at"},
 		{"Connection revoked", func(t *testing.T, f *hopFixture) {
-			if _, err := f.a.RevokeConnection(t.Context(), f.admin, "default", "laptop"); err != nil {
+			if _, err := f.a.Directory().RevokeConnection(t.Context(), f.admin, "default", "laptop"); err != nil {
 				t.Fatal(err)
 			}
 		}, contract.CodeNoToolLocked, "test.fetch@1"},

@@ -7,6 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -30,7 +31,7 @@ func (a *Authority) View(ctx context.Context, project contract.ProjectID, fn fun
 // change the log lacks. Calls on one project are serialized in this instance; when
 // another instance changed the Board first, the Board is rebuilt and fn runs once more,
 // so fn must change nothing but the Board it is given.
-func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (Change, error)) error {
+func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, actor contract.Principal, fn func(b *board.Board) (boards.Change, error)) error {
 	return a.boards.Write(ctx, project, "commit to "+string(project), func(w *boards.Write) error {
 		ch, err := fn(w.Board())
 		if err != nil {
@@ -45,11 +46,11 @@ func (a *Authority) Commit(ctx context.Context, project contract.ProjectID, acto
 // for a worker ([operation.Operations.Queued]); the ledger reads the event at its next
 // catch-up, as it reads another instance's.
 func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
-	queued, err := o.Queued(ctx, project)
+	queued, err := o.ops.Queued(ctx, project)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(queued, func(d Dispatch) bool { return d.Agent == agent && d.Ordinal == ordinal }) {
+	if !slices.ContainsFunc(queued, func(d operation.Dispatch) bool { return d.Agent == agent && d.Ordinal == ordinal }) {
 		return contract.Errorf(contract.CodeInvalidArgument, "operation %d of %s is not queued for a worker", ordinal, agent)
 	}
 	ev := event.OpChangedData{Agent: agent, Ordinal: ordinal, State: contract.OpRunning, Stage: contract.StageAtWorker}

@@ -3,6 +3,7 @@ package authority
 import (
 	"context"
 
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -17,7 +18,7 @@ const MaxFactMatches = 200
 // An empty predicate matches every fact; a pattern with a predicate leaves out the facts
 // local to an exploration Case. Errors: forbidden for a caller who is not a member of
 // project, invalid_argument for a pattern the Board cannot match.
-func (a *Authority) Facts(ctx context.Context, c Caller, project contract.ProjectID, pattern contract.Atom, limit int) (contract.Bounded[contract.Node], error) {
+func (a *Authority) Facts(ctx context.Context, c identity.Caller, project contract.ProjectID, pattern contract.Atom, limit int) (contract.Bounded[contract.Node], error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.Bounded[contract.Node]{}, err
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -23,25 +23,25 @@ func TestAuthority_CaseHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.roster(t, "ann", "reader", "")
-	open, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolOpenCase,
+	open, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolOpenCase,
 		Input: &contract.OpenCaseInput{CaseType: "review", BusinessKey: contract.Args{"user": contract.StringValue("ann")}}})
 	if err != nil || state(open) != contract.OpDone {
 		t.Fatalf("OpenCase = %+v, %v", open.Result, err)
 	}
 	c := open.Focus[0]
 	delivered := func(int64) bool { return true }
-	closeCase := func() authority.Answer {
+	closeCase := func() operation.Answer {
 		t.Helper()
-		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolCloseCase,
+		ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolCloseCase,
 			Input: &contract.CloseCaseInput{CaseID: c, Disposition: contract.DispositionCompleted}, Delivered: delivered})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ans
 	}
-	fetchIn := func() authority.Answer {
+	fetchIn := func() operation.Answer {
 		t.Helper()
-		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction,
+		ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction,
 			Input: &contract.ApplyActionInput{CaseID: c, Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}}, Delivered: delivered})
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +55,7 @@ func TestAuthority_CaseHolds(t *testing.T) {
 	if err != nil || cs.Status != contract.CasePaused || len(cs.Holds) != 1 || cs.Holds[0].Owner != contract.HoldMember {
 		t.Fatalf("HoldCase = %+v, %v; want paused by one member's hold", cs, err)
 	}
-	for name, ans := range map[string]authority.Answer{"fetch": fetchIn(), "close": closeCase()} {
+	for name, ans := range map[string]operation.Answer{"fetch": fetchIn(), "close": closeCase()} {
 		if state(ans) != contract.OpRefused || ans.Result.ErrorCode != contract.CodeCasePaused || !strings.Contains(ans.Result.Teaching, "checking the roster by hand") {
 			t.Fatalf("%s in a paused Case = %s %s %q; want refused case_paused naming the hold", name, state(ans), ans.Result.ErrorCode, ans.Result.Teaching)
 		}
@@ -75,7 +75,7 @@ func TestAuthority_CaseHolds(t *testing.T) {
 	if state(fetch) != contract.OpRunning {
 		t.Fatalf("fetch = %s %s, want running", state(fetch), fetch.Result.ErrorCode)
 	}
-	id := authority.WorkID(f.agent.ID, fetch.Meta.Ordinal)
+	id := operation.WorkID(f.agent.ID, fetch.Meta.Ordinal)
 	l := f.startup(t, "wkr-a")
 	rows := f.poll(t, l, fetchTool)
 	if err := f.claim(l, rows[0]); err != nil {
@@ -85,7 +85,7 @@ func TestAuthority_CaseHolds(t *testing.T) {
 	f.startup(t, "wkr-b") // wkr-a lost its lease while the fetch ran: it needs a person
 	sweep := func(want int) {
 		t.Helper()
-		if n, err := f.ops.SweepHolds(ctx); err != nil || n != want {
+		if n, err := f.ops.Operations().SweepHolds(ctx); err != nil || n != want {
 			t.Fatalf("SweepHolds = %d, %v; want %d", n, err, want)
 		}
 	}

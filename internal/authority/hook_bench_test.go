@@ -9,6 +9,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
@@ -24,7 +26,7 @@ func BenchmarkOperations_HookFree(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	p := authoritytest.New(b, authoritytest.Options{Store: st, Key: authority.Key{9}, Agent: "coder"})
+	p := authoritytest.New(b, authoritytest.Options{Store: st, Key: identity.Key{9}, Agent: "coder"})
 	text, err := os.ReadFile(filepath.Join("testdata", "hook", "hook.toml"))
 	if err != nil {
 		b.Fatal(err)
@@ -34,7 +36,7 @@ func BenchmarkOperations_HookFree(b *testing.B) {
 	}
 	// The bound on calls a minute is lifted: this measures what one call costs, many
 	// times a minute.
-	ops := authority.NewOperations(p.A, authority.OperationsConfig{MaxHookPerMinute: 1 << 30})
+	ops := authority.NewOperations(p.A, operation.Config{MaxHookPerMinute: 1 << 30})
 	coder := hookToken(b, p.A, p.Admin, "coder")
 	input := json.RawMessage(`{"file_path":"/r/docs/a.md"}`)
 	out := contract.HookOutcome{Tool: "Read", OK: true, OutputDigest: "sha256:" + fmt.Sprintf("%064x", 0), OutputBytes: 10}
@@ -42,12 +44,12 @@ func BenchmarkOperations_HookFree(b *testing.B) {
 	for b.Loop() {
 		n++
 		id := fmt.Sprintf("toolu_%d", n)
-		v, err := ops.Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: id, Tool: "Read", Input: input, Path: "docs/a.md"})
+		v, err := ops.Operations().Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: id, Tool: "Read", Input: input, Path: "docs/a.md"})
 		if err != nil || !v.Allow {
 			b.Fatalf("call %d: %+v, %v", n, v, err)
 		}
 		out.CallID = id
-		if _, err := ops.HookOutcome(ctx, coder, out); err != nil {
+		if _, err := ops.Operations().HookOutcome(ctx, coder, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -24,20 +26,20 @@ type hookFixture struct {
 	a           *authority.Authority
 	st          store.Store
 	ops         *authority.Operations
-	admin       authority.Caller
-	coder, boss authority.Caller
+	admin       identity.Caller
+	coder, boss identity.Caller
 }
 
 func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
-	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Agent: "coder"})
-	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: hookToken(t, p.A, p.Admin, "coder"), ops: authority.NewOperations(p.A, authority.OperationsConfig{})}
-	at, err := p.A.CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}, Agent: "coder"})
+	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: hookToken(t, p.A, p.Admin, "coder"), ops: authority.NewOperations(p.A, operation.Config{})}
+	at, err := p.A.Directory().CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.boss, err = p.A.Authenticate(t.Context(), authority.Token(at.Token)); err != nil {
+	if f.boss, err = p.A.Directory().Authenticate(t.Context(), identity.Token(at.Token)); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"delegation.toml", "hook.toml"} {
@@ -54,13 +56,13 @@ func newHookFixture(t *testing.T) *hookFixture {
 
 // hookToken gives the Agent name a hook token, as docket hook install does, and returns
 // the Agent as that token proves it.
-func hookToken(t testing.TB, a *authority.Authority, admin authority.Caller, name string) authority.Caller {
+func hookToken(t testing.TB, a *authority.Authority, admin identity.Caller, name string) identity.Caller {
 	t.Helper()
-	at, err := a.ReplaceHookToken(t.Context(), admin, "default", name)
+	at, err := a.Directory().ReplaceHookToken(t.Context(), admin, "default", name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.Authenticate(t.Context(), authority.Token(at.Token))
+	c, err := a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func hookToken(t testing.TB, a *authority.Authority, admin authority.Caller, nam
 // orchView returns the orchestrator's View, as QueryBoard answers it.
 func (f *hookFixture) orchView(t *testing.T) contract.View {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), f.boss, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+	ans, err := f.ops.Call(t.Context(), f.boss, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
 	if err != nil {
 		t.Error(err)
 	}
@@ -95,7 +97,7 @@ func (f *hookFixture) decideWhenRaised(t *testing.T, decide func(r contract.Requ
 				t.Error(err)
 				return
 			}
-			rs, err := f.ops.Requests(ctx, f.admin, "default")
+			rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 			if err != nil {
 				t.Error(err)
 				return
@@ -160,7 +162,7 @@ func TestOperations_Hook(t *testing.T) {
 						return
 					}
 					in := decideIn(v.Decisions.Items[0], tt.verdict)
-					if _, err := f.ops.Call(t.Context(), f.boss, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
+					if _, err := f.ops.Call(t.Context(), f.boss, operation.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
 						t.Error(err)
 					}
 				})
@@ -169,12 +171,12 @@ func TestOperations_Hook(t *testing.T) {
 					if v := f.orchView(t); len(v.Decisions.Items) != 0 {
 						t.Errorf("the orchestrator may decide %v, which no class covers", v.Decisions.Items)
 					}
-					if _, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.Verdict(tt.verdict), Reason: "not this one"}); err != nil {
+					if _, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.Verdict(tt.verdict), Reason: "not this one"}); err != nil {
 						t.Error(err)
 					}
 				})
 			}
-			v, err := f.ops.Hook(t.Context(), f.coder, tt.call)
+			v, err := f.ops.Operations().Hook(t.Context(), f.coder, tt.call)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +188,7 @@ func TestOperations_Hook(t *testing.T) {
 			if v.DecidedBy != by {
 				t.Errorf("decided by %q, want %q", v.DecidedBy, by)
 			}
-			calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+			calls, err := f.ops.Operations().HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +218,7 @@ func TestOperations_HookDigest(t *testing.T) {
 	f := newHookFixture(t)
 	digest := func(id, tool, input, path string) string {
 		t.Helper()
-		v, err := f.ops.Hook(t.Context(), f.coder, hookCall(id, tool, input, path, "", 0))
+		v, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall(id, tool, input, path, "", 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,17 +245,17 @@ func TestOperations_HookDigest(t *testing.T) {
 
 func TestOperations_HookOutcome(t *testing.T) {
 	f := newHookFixture(t)
-	if _, err := f.ops.Hook(t.Context(), f.coder, hookCall("toolu_1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); err != nil {
+	if _, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("toolu_1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); err != nil {
 		t.Fatal(err)
 	}
 	exit := int64(0)
 	out := contract.HookOutcome{CallID: "toolu_1", Tool: "Read", OK: true, ExitCode: &exit, OutputDigest: "sha256:" + strings.Repeat("ab", 32), OutputBytes: 12}
 	for range 2 { // a second report of the same call keeps the first
-		if _, err := f.ops.HookOutcome(t.Context(), f.coder, out); err != nil {
+		if _, err := f.ops.Operations().HookOutcome(t.Context(), f.coder, out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+	calls, err := f.ops.Operations().HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestOperations_HookOutcome(t *testing.T) {
 	}
 	refusals := []struct {
 		name string
-		c    authority.Caller
+		c    identity.Caller
 		out  contract.HookOutcome
 		code contract.Code
 	}{
@@ -272,7 +274,7 @@ func TestOperations_HookOutcome(t *testing.T) {
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := f.ops.HookOutcome(t.Context(), tt.c, tt.out); contract.CodeOf(err) != tt.code {
+			if _, err := f.ops.Operations().HookOutcome(t.Context(), tt.c, tt.out); contract.CodeOf(err) != tt.code {
 				t.Errorf("err = %v, want %s", err, tt.code)
 			}
 		})
@@ -290,18 +292,18 @@ func TestOperations_HookOutsideWriteGate(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := f.ops.Hook(ctx, f.coder, hookCall("slow", "Bash", `{"command":"make"}`, "", "make", time.Hour/2)); err != nil && ctx.Err() == nil {
+		if _, err := f.ops.Operations().Hook(ctx, f.coder, hookCall("slow", "Bash", `{"command":"make"}`, "", "make", time.Hour/2)); err != nil && ctx.Err() == nil {
 			t.Error(err)
 		}
 	})
 	waitPending(t, f, 1)
-	v, err := f.ops.Hook(t.Context(), f.coder, hookCall("fast", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
+	v, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("fast", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
 	if err != nil || !v.Allow {
 		t.Fatalf("a free call while another waits: %+v, %v", v, err)
 	}
 	cancel()
 	wg.Wait()
-	calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+	calls, err := f.ops.Operations().HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +319,7 @@ func waitPending(t *testing.T, f *hookFixture, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+		rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,18 +339,18 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
 			s1, s2 := be.open(t)
-			key := authority.Key{4}
+			key := identity.Key{4}
 			p := authoritytest.New(t, authoritytest.Options{Store: s1, Key: key, Agent: "coder"})
 			b := newAuthorityOn(t, s2, key)
 			if err := b.Restore(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			opsA, opsB := authority.NewOperations(p.A, authority.OperationsConfig{}), authority.NewOperations(b, authority.OperationsConfig{})
+			opsA, opsB := authority.NewOperations(p.A, operation.Config{}), authority.NewOperations(b, operation.Config{})
 			coder := hookToken(t, p.A, p.Admin, "coder")
 			var wg sync.WaitGroup
 			verdict := make(chan contract.HookVerdict, 1)
 			wg.Go(func() {
-				v, err := opsA.Hook(t.Context(), coder, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
+				v, err := opsA.Operations().Hook(t.Context(), coder, hookCall("toolu_1", "Bash", `{"command":"make"}`, "", "make", time.Minute))
 				if err != nil {
 					t.Error(err)
 				}
@@ -359,12 +361,12 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rs, err := opsB.Requests(t.Context(), p.Admin, "default")
+				rs, err := opsB.Operations().Requests(t.Context(), p.Admin, "default")
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(rs) == 1 {
-					if _, err := opsB.Decide(t.Context(), p.Admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+					if _, err := opsB.Operations().Decide(t.Context(), p.Admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
 						t.Fatal(err)
 					}
 					break
@@ -378,11 +380,11 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 				t.Fatalf("the hook held on A was answered %+v, want allowed by the member deciding on B", v)
 			}
 			out := contract.HookOutcome{CallID: "toolu_1", Tool: "Bash", OK: true, OutputDigest: "sha256:" + strings.Repeat("cd", 32), OutputBytes: 1}
-			if _, err := opsB.HookOutcome(t.Context(), coder, out); err != nil {
+			if _, err := opsB.Operations().HookOutcome(t.Context(), coder, out); err != nil {
 				t.Fatal(err)
 			}
 			for name, ops := range map[string]*authority.Operations{"A": opsA, "B": opsB} {
-				calls, err := ops.HookCalls(t.Context(), p.Admin, "default", contract.AgentID(p.Agent.ID))
+				calls, err := ops.Operations().HookCalls(t.Context(), p.Admin, "default", contract.AgentID(p.Agent.ID))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -438,15 +440,15 @@ func TestOperations_HookPathFindings(t *testing.T) {
 						t.Errorf("the orchestrator may decide %v", v.Decisions.Items)
 					}
 					in := decideIn(contract.DecidableRequest{ID: r.ID, Digest: r.Digest}, "approve")
-					if ans, err := f.ops.Call(t.Context(), f.boss, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil || ans.Result.ErrorCode != contract.CodeForbidden {
+					if ans, err := f.ops.Call(t.Context(), f.boss, operation.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil || ans.Result.ErrorCode != contract.CodeForbidden {
 						t.Errorf("the orchestrator's decision of a request only a member decides = %s, %v; want forbidden", ans.Result.ErrorCode, err)
 					}
-					if _, err := f.ops.Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove}); err != nil {
+					if _, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove}); err != nil {
 						t.Error(err)
 					}
 				})
 			}
-			v, err := f.ops.Hook(t.Context(), f.coder, tt.call)
+			v, err := f.ops.Operations().Hook(t.Context(), f.coder, tt.call)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -456,7 +458,7 @@ func TestOperations_HookPathFindings(t *testing.T) {
 			if v.Allow != tt.allow || v.Mode != tt.mode || v.ErrorCode != tt.code {
 				t.Errorf("verdict %+v, want allow %v, mode %s, code %q", v, tt.allow, tt.mode, tt.code)
 			}
-			calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+			calls, err := f.ops.Operations().HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -478,17 +480,17 @@ func withFinding(c contract.HookCall, needsMember, protected string) contract.Ho
 // call is recorded hook_undecided, as the hook answers it.
 func TestOperations_HookWithdrawn(t *testing.T) {
 	f := newHookFixture(t)
-	v, err := f.ops.Hook(t.Context(), f.coder, hookCall("moved", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
+	v, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("moved", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
 	if err != nil || !v.Allow {
 		t.Fatalf("a free call: %+v, %v", v, err)
 	}
-	if _, err := f.ops.HookOutcome(t.Context(), f.coder, contract.HookOutcome{CallID: "moved", Tool: "Read", Withdrawn: "a.go now lands somewhere else"}); err != nil {
+	if _, err := f.ops.Operations().HookOutcome(t.Context(), f.coder, contract.HookOutcome{CallID: "moved", Tool: "Read", Withdrawn: "a.go now lands somewhere else"}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err = f.ops.Hook(t.Context(), f.coder, hookCall("slow", "Bash", `{"command":"make"}`, "", "make", time.Millisecond)); err != nil || v.ErrorCode != contract.CodeHookUndecided {
+	if v, err = f.ops.Operations().Hook(t.Context(), f.coder, hookCall("slow", "Bash", `{"command":"make"}`, "", "make", time.Millisecond)); err != nil || v.ErrorCode != contract.CodeHookUndecided {
 		t.Fatalf("an undecided call: %+v, %v", v, err)
 	}
-	calls, err := f.ops.HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
+	calls, err := f.ops.Operations().HookCalls(t.Context(), f.admin, "default", contract.AgentID(f.coder.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +510,7 @@ func TestOperations_HookWithdrawn(t *testing.T) {
 		{CallID: "moved", Tool: "Read", Withdrawn: "x", OutputDigest: "sha256:" + strings.Repeat("ab", 32)},
 		{CallID: "moved", Tool: "Read", Withdrawn: "x", OK: true},
 	} {
-		if _, err := f.ops.HookOutcome(t.Context(), f.coder, bad); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		if _, err := f.ops.Operations().HookOutcome(t.Context(), f.coder, bad); contract.CodeOf(err) != contract.CodeInvalidArgument {
 			t.Errorf("HookOutcome(%+v) = %v, want invalid_argument", bad, err)
 		}
 	}
@@ -521,29 +523,29 @@ func TestOperations_HookWithdrawn(t *testing.T) {
 // orchestrator's token, an Agent's own token and a member are refused on both routes.
 func TestOperations_HookCaller(t *testing.T) {
 	f := newHookFixture(t)
-	own, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	own, err := f.a.Directory().CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	calc, err := f.a.Authenticate(t.Context(), authority.Token(own.Token))
+	calc, err := f.a.Directory().Authenticate(t.Context(), identity.Token(own.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]authority.Caller{"an orchestrator": f.boss, "an Agent's own token": calc, "a member": f.admin} {
+	for name, c := range map[string]identity.Caller{"an orchestrator": f.boss, "an Agent's own token": calc, "a member": f.admin} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := f.ops.Hook(t.Context(), c, hookCall("c1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); contract.CodeOf(err) != contract.CodeForbidden {
+			if _, err := f.ops.Operations().Hook(t.Context(), c, hookCall("c1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); contract.CodeOf(err) != contract.CodeForbidden {
 				t.Errorf("Hook = %v, want forbidden", err)
 			}
 			out := contract.HookOutcome{CallID: "c1", Tool: "Read", OK: true, OutputDigest: "sha256:" + strings.Repeat("ab", 32)}
-			if _, err := f.ops.HookOutcome(t.Context(), c, out); contract.CodeOf(err) != contract.CodeForbidden {
+			if _, err := f.ops.Operations().HookOutcome(t.Context(), c, out); contract.CodeOf(err) != contract.CodeForbidden {
 				t.Errorf("HookOutcome = %v, want forbidden", err)
 			}
 		})
 	}
-	if _, err := f.a.CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "chief", Kind: "orchestrator", Hook: true}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+	if _, err := f.a.Directory().CreateAgent(t.Context(), f.admin, "default", contract.CreateAgentRequest{Name: "chief", Kind: "orchestrator", Hook: true}); contract.CodeOf(err) != contract.CodeInvalidArgument {
 		t.Errorf("an orchestrator with a hook token = %v, want invalid_argument", err)
 	}
-	if _, err := f.a.ReplaceHookToken(t.Context(), f.admin, "default", "boss"); contract.CodeOf(err) != contract.CodeInvalidArgument {
+	if _, err := f.a.Directory().ReplaceHookToken(t.Context(), f.admin, "default", "boss"); contract.CodeOf(err) != contract.CodeInvalidArgument {
 		t.Errorf("a hook token for an orchestrator = %v, want invalid_argument", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 func TestKeyDirectory_ListsBoundSourceKeys(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -34,12 +34,12 @@ func TestKeyDirectory_ListsBoundSourceKeys(t *testing.T) {
 		"a kid not the thumbprint": {Name: "api", Type: "http", Words: []string{"item"}, Tier: contract.TierAttested, SigningKey: &bad},
 		"a file Source":            {Name: "ws", Type: "file", Words: []string{"item"}, Tier: contract.TierAttested, SigningKey: &jwk},
 	} {
-		if _, err := f.a.BindSource(ctx, f.admin, "default", "laptop", src); err == nil {
+		if _, err := f.a.Directory().BindSource(ctx, f.admin, "default", "laptop", src); err == nil {
 			t.Errorf("BindSource with %s = nil, want a refusal", name)
 		}
 	}
 	src := contract.Source{Name: "api", Type: "http", Words: []string{"item"}, Tier: contract.TierAttested, SigningKey: &jwk}
-	if _, err := f.a.BindSource(ctx, f.admin, "default", "laptop", src); err != nil {
+	if _, err := f.a.Directory().BindSource(ctx, f.admin, "default", "laptop", src); err != nil {
 		t.Fatal(err)
 	}
 	after, err := f.a.KeyDirectory(ctx)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -22,7 +24,7 @@ func newOpsFixtureOn(t *testing.T, st store.Store) *opsFixture {
 // opEntry returns the agent's Operation ordinal from its strip.
 func (f *hopFixture) opEntry(t *testing.T, ordinal int64) contract.OperationEntry {
 	t.Helper()
-	st, err := f.ops.State(t.Context(), f.agent)
+	st, err := f.ops.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +51,12 @@ func TestDispatcher_TakeoverRacesClaim(t *testing.T) {
 			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
 			ctx := t.Context()
 			ahead := func() time.Time { return f.clock.Now().Add(time.Minute) }
-			ab, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: ahead})
+			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: ahead})
 			if err != nil {
 				t.Fatal(err)
 			}
-			dB := authority.NewDispatcher(authority.NewOperations(ab, authority.OperationsConfig{}),
-				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
+				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 			const rounds = 12
 			var claimsWon, claimsRefused int
 			var delivered []int64 // every earlier round's Operation: its result reached the agent
@@ -256,12 +258,12 @@ func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
 			ctx := t.Context()
-			ab, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: f.clock.Now})
+			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			dB := authority.NewDispatcher(authority.NewOperations(ab, authority.OperationsConfig{}),
-				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
+				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 			a := f.startup(t, "wkr-a")
 			f.fetch(t, "a.txt")
 			rows := f.poll(t, a, fetchTool)
@@ -276,7 +278,7 @@ func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
 			var wg sync.WaitGroup
 			var settled [2]int
 			var errs [2]error
-			for i, d := range []*authority.Dispatcher{f.d, dB} {
+			for i, d := range []*operation.Dispatcher{f.d, dB} {
 				wg.Go(func() { settled[i], errs[i] = d.SweepExpired(ctx) })
 			}
 			wg.Wait()
@@ -309,7 +311,7 @@ func TestDispatcher_Run(t *testing.T) {
 	}
 	f.clock.Add(31 * time.Second)
 	// A short lease TTL makes the loop tick every 10ms of real time.
-	d := authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 20 * time.Millisecond})
+	d := authority.NewDispatcher(f.ops, operation.DispatcherConfig{LeaseTTL: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -43,7 +44,7 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 			var delivered []int64
 			act := func(tool string, in any) contract.Request {
 				t.Helper()
-				ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: tool, Input: in, Delivered: func(o int64) bool { return contains(delivered, o) }})
+				ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: tool, Input: in, Delivered: func(o int64) bool { return contains(delivered, o) }})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -55,14 +56,14 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 				if r.Vector.Call != tool || r.Vector.Project != "default" || string(r.Vector.Agent) != f.agent.ID || r.Vector.Action != "" {
 					t.Fatalf("request vector = %+v, want the call %s of calc in default", r.Vector, tool)
 				}
-				if d, err := authority.RequestDigest(r.Vector); err != nil || d != r.Digest {
+				if d, err := operation.RequestDigest(r.Vector); err != nil || d != r.Digest {
 					t.Fatalf("request digest %s is not the digest of its vector (%s, %v)", r.Digest, d, err)
 				}
 				return r
 			}
 			decide := func(r contract.Request, v contract.Verdict) contract.Request {
 				t.Helper()
-				got, err := f.ops.Decide(ctx, f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: v, Reason: "checked"})
+				got, err := f.ops.Operations().Decide(ctx, f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: v, Reason: "checked"})
 				if err != nil {
 					t.Fatalf("Decide(%s %s): %v", r.ID, v, err)
 				}
@@ -80,14 +81,14 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 			}
 			decideAsBoss := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(open.ID)),
 				"digest": contract.StringValue(open.Digest), "verdict": contract.StringValue("approve")}}
-			ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: decideAsBoss})
+			ans, err := f.ops.Call(ctx, boss, operation.Call{Tool: contract.ToolApplyAction, Input: decideAsBoss})
 			if err != nil || ans.Result.ErrorCode != contract.CodeForbidden || !strings.Contains(ans.Result.Teaching, "level manual") {
 				t.Errorf("an orchestrator's decision on a Board act = %s %s, %v; want forbidden: the Agent is manual", ans.Result.ErrorCode, ans.Result.Teaching, err)
 			}
 			if open.MemberOnly == "" {
 				t.Errorf("a manual Agent's request = %+v, want it only a member's to decide", open)
 			}
-			_, err = f.ops.Decide(ctx, f.admin, "default", open.ID, contract.Decision{Digest: "sha256:" + strings.Repeat("0", 64), Verdict: contract.VerdictApprove})
+			_, err = f.ops.Operations().Decide(ctx, f.admin, "default", open.ID, contract.Decision{Digest: "sha256:" + strings.Repeat("0", 64), Verdict: contract.VerdictApprove})
 			wantCode(t, err, contract.CodeDigestMismatch)
 			if got := decide(open, contract.VerdictApprove); got.State != contract.RequestApproved || got.DecidedBy != f.admin.Principal() {
 				t.Errorf("the approved OpenCase request = %+v", got)
@@ -116,9 +117,9 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 				t.Errorf("the CloseCase vector names Case %q, want %s", cl.Vector.CaseID, caseID)
 			}
 			member := f.admin.Principal()
-			err = f.a.Commit(ctx, "default", member, func(b *board.Board) (authority.Change, error) {
+			err = f.a.Commit(ctx, "default", member, func(b *board.Board) (boards.Change, error) {
 				cr, err := b.CloseCase(member, caseID, contract.DispositionAbandoned, "closed by hand", f.clock.Now())
-				return authority.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosedData{ClosureReceipt: cr.Receipt}}, err
+				return boards.Change{Nodes: cr.Changes, Cases: []contract.Case{cr.Case}, Event: event.CaseClosedData{ClosureReceipt: cr.Receipt}}, err
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +142,7 @@ func TestManual_BoardActsWaitForAMember(t *testing.T) {
 				t.Errorf("note facts = %d, want the approved one only", n)
 			}
 			// Reads stay free.
-			if ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}}); err != nil || ans.Result.ErrorCode != "" {
+			if ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}}); err != nil || ans.Result.ErrorCode != "" {
 				t.Errorf("a manual Agent's QueryBoard = %s, %v; want answered", ans.Result.ErrorCode, err)
 			}
 		})

@@ -14,7 +14,7 @@ import (
 )
 
 // materialAgent resolves an Agent by name or id for a member, or for the Agent itself.
-func (a *Authority) materialAgent(ctx context.Context, c Caller, project contract.ProjectID, ref string) (contract.AgentID, error) {
+func (a *Authority) materialAgent(ctx context.Context, c identity.Caller, project contract.ProjectID, ref string) (contract.AgentID, error) {
 	if c.Kind == contract.PrincipalAgent && (ref == c.ID || ref == c.Name) {
 		return contract.AgentID(c.ID), nil
 	}
@@ -30,7 +30,7 @@ func (a *Authority) materialAgent(ctx context.Context, c Caller, project contrac
 
 // Materials lists an Agent's materials (every Agent's when agent is ""); see
 // [materials.Keeper.List].
-func (a *Authority) Materials(ctx context.Context, c Caller, project contract.ProjectID, agent string) ([]contract.Material, error) {
+func (a *Authority) Materials(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Material, error) {
 	var id contract.AgentID
 	if agent != "" {
 		var err error
@@ -42,7 +42,7 @@ func (a *Authority) Materials(ctx context.Context, c Caller, project contract.Pr
 }
 
 // Material returns one of an Agent's materials, for a member or the Agent itself.
-func (a *Authority) Material(ctx context.Context, c Caller, project contract.ProjectID, agent, sha256 string) (contract.Material, error) {
+func (a *Authority) Material(ctx context.Context, c identity.Caller, project contract.ProjectID, agent, sha256 string) (contract.Material, error) {
 	id, err := a.materialAgent(ctx, c, project, agent)
 	if err != nil {
 		return contract.Material{}, err
@@ -52,7 +52,7 @@ func (a *Authority) Material(ctx context.Context, c Caller, project contract.Pro
 
 // AddMaterial records the fact of a file added for an Agent; the bytes stay on the
 // machine that added them (docs/materials.md).
-func (a *Authority) AddMaterial(ctx context.Context, c Caller, project contract.ProjectID, agent string, in contract.MaterialAdd) (contract.Material, error) {
+func (a *Authority) AddMaterial(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, in contract.MaterialAdd) (contract.Material, error) {
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.Material{}, err
@@ -91,7 +91,7 @@ func (a *Authority) AddMaterial(ctx context.Context, c Caller, project contract.
 
 // SetMaterialDisclosure sets whether a material's content may go to the Agent's model
 // provider.
-func (a *Authority) SetMaterialDisclosure(ctx context.Context, c Caller, project contract.ProjectID, agent, sha256 string, allowed bool) (contract.Material, error) {
+func (a *Authority) SetMaterialDisclosure(ctx context.Context, c identity.Caller, project contract.ProjectID, agent, sha256 string, allowed bool) (contract.Material, error) {
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.Material{}, err

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/materials"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -22,11 +22,11 @@ func TestMaterials_FactsAndWhoMay(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Agent: "calc"})
 	ctx := t.Context()
-	other, err := p.A.CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: "other"})
+	other, err := p.A.Directory().CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherCaller, err := p.A.Authenticate(ctx, authority.Token(other.Token))
+	otherCaller, err := p.A.Directory().Authenticate(ctx, identity.Token(other.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,14 @@ import (
 func TestMemberNames(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	bob, err := f.a.CreateMember(ctx, f.admin, contract.CreateMemberRequest{Name: "bob", Passphrase: testPassphrase})
+	bob, err := f.a.Directory().CreateMember(ctx, f.admin, contract.CreateMemberRequest{Name: "bob", Passphrase: testPassphrase})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.CreateProject(ctx, f.admin, contract.CreateProjectRequest{ID: "more"}); err != nil {
+	if _, err := f.a.Directory().CreateProject(ctx, f.admin, contract.CreateProjectRequest{ID: "more"}); err != nil {
 		t.Fatal(err)
 	}
-	ada, err := f.a.Authenticate(ctx, f.token)
+	ada, err := f.a.Directory().Authenticate(ctx, f.token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestMemberNames(t *testing.T) {
 		{"more", map[contract.MemberID]string{contract.MemberID(ada.ID): "ada"}}, // bob is no member of it
 	}
 	for _, tt := range tests {
-		got, err := f.a.MemberNames(ctx, ada, tt.project, ids)
+		got, err := f.a.Directory().MemberNames(ctx, ada, tt.project, ids)
 		if err != nil {
 			t.Fatalf("MemberNames(%s): %v", tt.project, err)
 		}
@@ -43,6 +43,6 @@ func TestMemberNames(t *testing.T) {
 			t.Errorf("MemberNames(%s) (-want +got):\n%s", tt.project, diff)
 		}
 	}
-	_, err = f.a.MemberNames(ctx, f.admin, "more", ids) // the caller as it was, before "more"
+	_, err = f.a.Directory().MemberNames(ctx, f.admin, "more", ids) // the caller as it was, before "more"
 	wantCode(t, err, contract.CodeForbidden)
 }

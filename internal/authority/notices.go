@@ -7,23 +7,16 @@ import (
 	"github.com/docketrun/docket/internal/authority/notice"
 )
 
-// Notices keeps members' notice subscriptions and sends their notices; see
-// [notice.Keeper], whose methods it has (docs/notices.md).
-type Notices = notice.Keeper
-
-// NoticeSMTP is where e-mail notices go.
-type NoticeSMTP = notice.SMTP
-
 // NoticesConfig configures [NewNotices]; zero values take the defaults.
 type NoticesConfig struct {
 	PublicURL string       // the console's base URL, the start of each notice's link
-	SMTP      NoticeSMTP   // the SMTP server and From of e-mail notices; none sends no e-mail
+	SMTP      notice.SMTP  // the SMTP server and From of e-mail notices; none sends no e-mail
 	HTTP      *http.Client // the client webhooks are posted with
 }
 
-// NewNotices returns the notices of a: kept in a's store, on a's clock, webhooks signed
-// with a's signing keys.
-func NewNotices(a *Authority, cfg NoticesConfig) (*Notices, error) {
+// NewNotices returns the notices of a ([notice.Keeper], docs/notices.md): kept in a's
+// store, on a's clock, webhooks signed with a's signing keys.
+func NewNotices(a *Authority, cfg NoticesConfig) (*notice.Keeper, error) {
 	if a.signer == nil {
 		return nil, errors.New("notices need the installation's signing keys (Config.Signer)")
 	}

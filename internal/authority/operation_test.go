@@ -11,7 +11,10 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -24,8 +27,8 @@ type opsFixture struct {
 	a     *authority.Authority
 	ops   *authority.Operations
 	clock *authoritytest.Clock
-	admin authority.Caller
-	agent authority.Caller
+	admin identity.Caller
+	agent identity.Caller
 }
 
 func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
@@ -43,17 +46,17 @@ func newOpsFixture(t *testing.T, hold time.Duration) *opsFixture {
 func opsFixtureOver(t *testing.T, st store.Store, hold time.Duration) *opsFixture {
 	t.Helper()
 	f := &opsFixture{st: st, clock: authoritytest.NewClock(time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC))}
-	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{7}, Now: f.clock.Now, Capability: "testdata/ops", Agent: "calc"})
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{7}, Now: f.clock.Now, Capability: "testdata/ops", Agent: "calc"})
 	f.a, f.admin, f.agent = p.A, p.Admin, p.Agent
-	f.ops = authority.NewOperations(f.a, authority.OperationsConfig{HoldBound: hold, RequestTTL: time.Hour})
+	f.ops = authority.NewOperations(f.a, operation.Config{HoldBound: hold, RequestTTL: time.Hour})
 	return f
 }
 
-func (f *opsFixture) call(t *testing.T, ops *authority.Operations, in any, delivered ...int64) authority.Answer {
+func (f *opsFixture) call(t *testing.T, ops *authority.Operations, in any, delivered ...int64) operation.Answer {
 	t.Helper()
 	tool := map[string]string{"*contract.ApplyActionInput": contract.ToolApplyAction, "*contract.Batch": contract.ToolApplyBatch}
 	name := tool[typeName(in)]
-	ans, err := ops.Call(t.Context(), f.agent, authority.Call{Tool: name, Input: in,
+	ans, err := ops.Call(t.Context(), f.agent, operation.Call{Tool: name, Input: in,
 		Delivered: func(o int64) bool { return contains(delivered, o) }})
 	if err != nil {
 		t.Fatalf("Call(%s): %v", name, err)
@@ -80,7 +83,7 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
-func state(ans authority.Answer) contract.OperationState {
+func state(ans operation.Answer) contract.OperationState {
 	if len(ans.Result.Operations) == 0 {
 		return ""
 	}
@@ -91,15 +94,15 @@ func state(ans authority.Answer) contract.OperationState {
 // store: the Operation settles through another Authority over the same store.
 func TestOperations_HeldAcrossInstances(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherOps := authority.NewOperations(other, authority.OperationsConfig{})
+	otherOps := authority.NewOperations(other, operation.Config{})
 	held := make(chan contract.OperationSlot, 4)
-	done := make(chan authority.Answer, 1)
+	done := make(chan operation.Answer, 1)
 	go func() {
-		ans, err := f.ops.Call(context.Background(), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+		ans, err := f.ops.Call(context.Background(), f.agent, operation.Call{Tool: contract.ToolApplyAction,
 			Input:    &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}},
 			Progress: func(s contract.OperationSlot) { held <- s }})
 		if err != nil {
@@ -126,15 +129,15 @@ func TestOperations_RequestExpires(t *testing.T) {
 	if state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("state = %s, want waiting_for_decision", state(ans))
 	}
-	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil || len(rs) != 1 {
 		t.Fatal(rs, err)
 	}
 	f.clock.Add(2 * time.Hour)
-	if rs, _ := f.ops.Requests(t.Context(), f.admin, "default"); rs[0].State != contract.RequestExpired {
+	if rs, _ := f.ops.Operations().Requests(t.Context(), f.admin, "default"); rs[0].State != contract.RequestExpired {
 		t.Errorf("listed state past the deadline = %s, want expired", rs[0].State)
 	}
-	_, err = f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	_, err = f.ops.Operations().Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
 	wantCode(t, err, contract.CodeRequestClosed)
 	ans = f.call(t, f.ops, &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 		Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": contract.StringValue("1")}}}}})
@@ -155,9 +158,9 @@ func TestOperations_ChangedCallVoidsApproval(t *testing.T) {
 		if retract != "" {
 			b.Operations = append([]contract.Operation{{Op: contract.OpRetractNode, NodeID: retract}}, b.Operations...)
 		}
-		err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (authority.Change, error) {
+		err := f.a.Commit(t.Context(), "default", member, func(bd *board.Board) (boards.Change, error) {
 			res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, b)
-			return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
+			return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
 		})
 		if err != nil {
 			t.Fatalf("member batch: %v", err)
@@ -168,16 +171,16 @@ func TestOperations_ChangedCallVoidsApproval(t *testing.T) {
 	if state(ans) != contract.OpWaitingForDecision {
 		t.Fatalf("send = %s %s %+v, want waiting_for_decision", ans.Result.ErrorCode, ans.Result.Teaching, ans.Result.Operations)
 	}
-	rs, _ := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, _ := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if got := rs[0].Vector.Args["addr"]; got != contract.StringValue("a@x") {
 		t.Fatalf("request vector addr = %v, want the bound a@x", got)
 	}
 	put(target("b@x"), "target-a") // the trusted premise changes before the decision
-	got, err := f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestVoid {
 		t.Fatalf("Decide = %+v, %v; want the request void", got, err)
 	}
-	st, err := f.ops.State(t.Context(), f.agent)
+	st, err := f.ops.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,15 +193,15 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
 	f.target(t, "a@x")
 	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
-	rs, _ := f.ops.Requests(t.Context(), f.admin, "default")
-	if _, err := f.ops.Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+	rs, _ := f.ops.Operations().Requests(t.Context(), f.admin, "default")
+	if _, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := f.ops.State(t.Context(), f.agent)
+	st, _ := f.ops.Operations().State(t.Context(), f.agent)
 	if e := st.State[0]; e.State != contract.OpRunning || e.Stage != contract.StageNotDispatched {
 		t.Errorf("approved executed Action = %+v, want running not_dispatched (queued for a worker)", e)
 	}
-	q, err := f.ops.Queued(t.Context(), "default")
+	q, err := f.ops.Operations().Queued(t.Context(), "default")
 	if err != nil || len(q) != 1 || q[0].Ordinal != 1 || q[0].Request.Tool != "test.send@1" || q[0].Request.Args["addr"] != contract.StringValue("a@x") ||
 		q[0].Approved == nil || q[0].Approved.Args["addr"] != contract.StringValue("a@x") {
 		t.Fatalf("Queued = %+v, %v; want the approved send with its bound address", q, err)
@@ -206,11 +209,11 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 	if err := f.ops.Dispatched(t.Context(), "default", f.agent.ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = f.ops.State(t.Context(), f.agent)
+	st, _ = f.ops.Operations().State(t.Context(), f.agent)
 	if e := st.State[0]; e.Stage != contract.StageAtWorker {
 		t.Errorf("after dispatch = %+v, want at_worker", e)
 	}
-	if q, _ := f.ops.Queued(t.Context(), "default"); len(q) != 0 {
+	if q, _ := f.ops.Operations().Queued(t.Context(), "default"); len(q) != 0 {
 		t.Errorf("Queued after dispatch = %+v, want none", q)
 	}
 }
@@ -221,10 +224,10 @@ func TestOperations_ApprovedExecutionIsQueued(t *testing.T) {
 func TestOperations_VectorBindsToolAndSource(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
 	ctx := t.Context()
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "w1"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "w1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.BindSource(ctx, f.admin, "default", "w1", contract.Source{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
+	if _, err := f.a.Directory().BindSource(ctx, f.admin, "default", "w1", contract.Source{Name: "workspace", Type: "file", Words: []string{"fetched"}, Tier: contract.TierAttested}); err != nil {
 		t.Fatal(err)
 	}
 	lock := func(hexDigit string) {
@@ -240,13 +243,13 @@ func TestOperations_VectorBindsToolAndSource(t *testing.T) {
 	lock("a")
 	f.target(t, "a@x")
 	f.call(t, f.ops, &contract.ApplyActionInput{Action: "send"})
-	rs, _ := f.ops.Requests(ctx, f.admin, "default")
+	rs, _ := f.ops.Operations().Requests(ctx, f.admin, "default")
 	v := rs[0].Vector
 	if v.ToolDigest != "sha256:"+strings.Repeat("a", 64) || !strings.HasPrefix(v.Source, "workspace@sha256:") {
 		t.Fatalf("vector = %+v, want the locked digest and the Source record", v)
 	}
 	lock("b") // the Tool is re-locked at another digest before the decision
-	got, err := f.ops.Decide(ctx, f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(ctx, f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestVoid {
 		t.Errorf("Decide after the Tool changed = %+v, %v; want the request void", got, err)
 	}
@@ -270,16 +273,16 @@ func TestOperations_TraceParentInLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newOpsFixture(t, time.Millisecond)
-			_, err := f.ops.Call(tt.ctx(t.Context()), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+			_, err := f.ops.Call(tt.ctx(t.Context()), f.agent, operation.Call{Tool: contract.ToolApplyAction,
 				Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+			other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := authority.NewOperations(other, authority.OperationsConfig{}).Queued(t.Context(), f.agent.Projects[0])
+			q, err := authority.NewOperations(other, operation.Config{}).Operations().Queued(t.Context(), f.agent.Projects[0])
 			if err != nil || len(q) != 1 {
 				t.Fatalf("queued on the other instance = %+v (%v), want the one call", q, err)
 			}
@@ -295,18 +298,18 @@ func TestOperations_TraceParentInLog(t *testing.T) {
 // hold bound and its Answer says running — what Call answers for the same calls.
 func TestOperations_Begin(t *testing.T) {
 	f := newOpsFixture(t, 10*time.Millisecond) // every write reaches the bound: no worker runs
-	fetch := func(path string) authority.Call {
-		return authority.Call{Tool: contract.ToolApplyAction,
+	fetch := func(path string) operation.Call {
+		return operation.Call{Tool: contract.ToolApplyAction,
 			Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(path)}}}
 	}
 	for _, tc := range []struct {
 		name     string
-		call     authority.Call
+		call     operation.Call
 		held     bool
 		wantCode contract.Code // of an answer given at once
 		want     contract.OperationState
 	}{
-		{name: "read", call: authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}}},
+		{name: "read", call: operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}}},
 		{name: "write", call: fetch("a"), held: true, want: contract.OpRunning},
 		{name: "write while the first runs", call: fetch("b"), wantCode: contract.CodeOperationRunning},
 	} {
@@ -343,7 +346,7 @@ func TestOperations_Begin(t *testing.T) {
 // has stopped, and a call held after Close fails at once, the same way (no pump starts).
 func TestOperations_CloseEndsHeldCalls(t *testing.T) {
 	f := newOpsFixture(t, time.Hour) // no worker runs: only Close ends the hold
-	write := authority.Call{Tool: contract.ToolApplyAction,
+	write := operation.Call{Tool: contract.ToolApplyAction,
 		Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}}
 	h, _, err := f.ops.Begin(t.Context(), f.agent, write)
 	if err != nil || h == nil {
@@ -353,12 +356,12 @@ func TestOperations_CloseEndsHeldCalls(t *testing.T) {
 	go func() { done <- h.Wait(t.Context()) }()
 	// The hold registers before Wait parks; Close may come before or after, and either
 	// way the hold ends with the same refusal.
-	f.ops.Close()
+	f.ops.Operations().Close()
 	if err := <-done; contract.CodeOf(err) != contract.CodeUnavailable {
 		t.Fatalf("a call held across Close ended with %v, want %s", err, contract.CodeUnavailable)
 	}
 	if err := h.Wait(t.Context()); contract.CodeOf(err) != contract.CodeUnavailable {
 		t.Fatalf("a call held after Close ended with %v, want %s", err, contract.CodeUnavailable)
 	}
-	f.ops.Close() // twice is harmless
+	f.ops.Operations().Close() // twice is harmless
 }

@@ -14,7 +14,7 @@ import (
 // of the Agent agent names (its id or name); with waiting, only those that wait for a
 // worker, a decision or a person. Each names its Agent and the work id docket reconcile
 // takes; see [operation.Operations.List].
-func (o *Operations) OperationList(ctx context.Context, c Caller, project contract.ProjectID, agent string, waiting bool) ([]contract.OperationInfo, error) {
+func (o *Operations) OperationList(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, waiting bool) ([]contract.OperationInfo, error) {
 	if err := c.RequireMember(project); err != nil {
 		return nil, err
 	}
@@ -26,11 +26,11 @@ func (o *Operations) OperationList(ctx context.Context, c Caller, project contra
 		}
 		id = contract.AgentID(ag.ID)
 	}
-	ops, err := o.List(ctx, c, project, id, waiting)
+	ops, err := o.ops.List(ctx, c, project, id, waiting)
 	if err != nil {
 		return nil, err
 	}
-	ags, err := o.a.Agents(ctx, c, project)
+	ags, err := o.a.dir.Agents(ctx, c, project)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/contract"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/docketrun/docket/internal/contract"
 )
 
 // TestOperations_OperationList: a person's list says what each Operation waits for and

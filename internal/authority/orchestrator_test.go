@@ -9,6 +9,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -26,37 +28,37 @@ path   = "docs/*"
 type orchFixture struct {
 	a          *authority.Authority
 	ops        *authority.Operations
-	admin      authority.Caller
-	calc, boss authority.Caller
+	admin      identity.Caller
+	calc, boss identity.Caller
 }
 
 func newOrchFixture(t *testing.T) *orchFixture {
 	t.Helper()
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
-	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{9}, Capability: "testdata/delegate", Agent: "calc"})
-	f := &orchFixture{a: p.A, admin: p.Admin, calc: p.Agent, ops: authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Millisecond})}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}, Capability: "testdata/delegate", Agent: "calc"})
+	f := &orchFixture{a: p.A, admin: p.Admin, calc: p.Agent, ops: authority.NewOperations(p.A, operation.Config{HoldBound: time.Millisecond})}
 	f.boss = newOrchestrator(t, p.A, p.Admin, "boss")
 	return f
 }
 
 // newOrchestrator creates the orchestrator Agent name in project default, as admin, and
 // returns its Caller.
-func newOrchestrator(t *testing.T, a *authority.Authority, admin authority.Caller, name string) authority.Caller {
+func newOrchestrator(t *testing.T, a *authority.Authority, admin identity.Caller, name string) identity.Caller {
 	t.Helper()
-	at, err := a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: name, Kind: "orchestrator"})
+	at, err := a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: name, Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.Authenticate(t.Context(), authority.Token(at.Token))
+	c, err := a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func (f *orchFixture) call(t *testing.T, c authority.Caller, in *contract.ApplyActionInput) authority.Answer {
+func (f *orchFixture) call(t *testing.T, c identity.Caller, in *contract.ApplyActionInput) operation.Answer {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), c, authority.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
+	ans, err := f.ops.Call(t.Context(), c, operation.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +75,9 @@ func decideIn(r contract.DecidableRequest, verdict string) *contract.ApplyAction
 }
 
 // view returns the orchestrator's View, as QueryBoard answers it.
-func (f *orchFixture) view(t *testing.T, c authority.Caller) contract.View {
+func (f *orchFixture) view(t *testing.T, c identity.Caller) contract.View {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), c, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+	ans, err := f.ops.Call(t.Context(), c, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +99,9 @@ func (f *orchFixture) noted(t *testing.T) int {
 }
 
 // request returns the request of the Agent c that is pending.
-func (f *orchFixture) request(t *testing.T, c authority.Caller) contract.Request {
+func (f *orchFixture) request(t *testing.T, c identity.Caller) contract.Request {
 	t.Helper()
-	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func TestOrchestrator_Decides(t *testing.T) {
 	if n := f.noted(t); n != 1 {
 		t.Errorf("the approved write ran %d times, want once", n)
 	}
-	rs, _ := f.ops.Requests(ctx, f.admin, "default")
+	rs, _ := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if rs[0].DecidedBy != f.boss.Principal() || rs[0].Policy != 2 {
 		t.Errorf("request = %+v, want decided by the orchestrator under version 2", rs[0])
 	}
@@ -178,7 +180,7 @@ func TestOrchestrator_Decides(t *testing.T) {
 	if ans := f.call(t, f.boss, decideIn(contract.DecidableRequest{ID: own.ID, Digest: own.Digest}, "approve")); ans.Result.ErrorCode != contract.CodeSelfDecision {
 		t.Errorf("decision on its own request = %s, want self_decision", ans.Result.ErrorCode)
 	}
-	if _, err := f.ops.Decide(ctx, f.admin, "default", own.ID, contract.Decision{Digest: own.Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", own.ID, contract.Decision{Digest: own.Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Errorf("a member's decision on the orchestrator's request = %v", err)
 	}
 	if n := f.noted(t); n != 2 {
@@ -193,30 +195,30 @@ func TestOrchestrator_Decides(t *testing.T) {
 func TestDelegate_DecidesWhatThePolicyCovers(t *testing.T) {
 	f := newOrchFixture(t)
 	ctx := t.Context()
-	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	dt, err := f.a.Directory().CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	asst, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.call(t, f.calc, note("docs/a.md"))
 	covered := f.request(t, f.calc)
-	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", covered.ID); err != nil || ok {
+	if ok, err := f.ops.Operations().DelegateCovers(ctx, asst, "default", covered.ID); err != nil || ok {
 		t.Fatalf("DelegateCovers under the built-in policy = %v, %v; want false", ok, err)
 	}
-	_, err = f.ops.Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
+	_, err = f.ops.Operations().Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
 	if contract.CodeOf(err) != contract.CodeNotDelegated {
 		t.Fatalf("a delegate's decision under the built-in policy = %v, want not_delegated", err)
 	}
 	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: docsDelegation}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", covered.ID); err != nil || !ok {
+	if ok, err := f.ops.Operations().DelegateCovers(ctx, asst, "default", covered.ID); err != nil || !ok {
 		t.Fatalf("DelegateCovers under the docs class = %v, %v; want true", ok, err)
 	}
-	req, err := f.ops.Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
+	req, err := f.ops.Operations().Decide(ctx, asst, "default", covered.ID, contract.Decision{Digest: covered.Digest, Verdict: contract.VerdictApprove})
 	if err != nil {
 		t.Fatalf("a delegate's decision the class covers: %v", err)
 	}
@@ -229,10 +231,10 @@ func TestDelegate_DecidesWhatThePolicyCovers(t *testing.T) {
 
 	f.call(t, f.calc, note("src/b.go"))
 	other := f.request(t, f.calc)
-	if ok, err := f.ops.DelegateCovers(ctx, asst, "default", other.ID); err != nil || ok {
+	if ok, err := f.ops.Operations().DelegateCovers(ctx, asst, "default", other.ID); err != nil || ok {
 		t.Errorf("DelegateCovers of an uncovered request = %v, %v; want false", ok, err)
 	}
-	_, err = f.ops.Decide(ctx, asst, "default", other.ID, contract.Decision{Digest: other.Digest, Verdict: contract.VerdictApprove})
+	_, err = f.ops.Operations().Decide(ctx, asst, "default", other.ID, contract.Decision{Digest: other.Digest, Verdict: contract.VerdictApprove})
 	if contract.CodeOf(err) != contract.CodeNotDelegated {
 		t.Errorf("a delegate's decision on an uncovered request = %v, want not_delegated", err)
 	}
@@ -247,11 +249,11 @@ func TestOrchestrator_ViewNamesWhoWroteTheTask(t *testing.T) {
 	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: docsDelegation}); err != nil {
 		t.Fatal(err)
 	}
-	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
+	dt, err := f.a.Directory().CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	asst, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestOrchestrator_ViewNamesWhoWroteTheTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Call(ctx, f.calc, authority.Call{Tool: contract.ToolApplyAction, Input: note("docs/a.md"), TaskBy: by}); err != nil {
+	if _, err := f.ops.Call(ctx, f.calc, operation.Call{Tool: contract.ToolApplyAction, Input: note("docs/a.md"), TaskBy: by}); err != nil {
 		t.Fatal(err)
 	}
 	v := f.view(t, f.boss)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -18,7 +20,7 @@ import (
 // `docket serve` processes would run them, with one Agent of project default.
 type opsPair struct {
 	ops   [2]*authority.Operations
-	agent authority.Caller
+	agent identity.Caller
 }
 
 func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) opsPair {
@@ -29,11 +31,11 @@ func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 	if _, err := f.a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/ops")); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
-	at, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatalf("CreateAgent: %v", err)
 	}
-	agent, err := f.a.Authenticate(ctx, authority.Token(at.Token))
+	agent, err := f.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
@@ -42,8 +44,8 @@ func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 		t.Fatalf("Restore: %v", err)
 	}
 	return opsPair{agent: agent, ops: [2]*authority.Operations{
-		authority.NewOperations(f.a, authority.OperationsConfig{}),
-		authority.NewOperations(b, authority.OperationsConfig{}),
+		authority.NewOperations(f.a, operation.Config{}),
+		authority.NewOperations(b, operation.Config{}),
 	}}
 }
 
@@ -69,7 +71,7 @@ func TestOperations_OrdinalsAcrossInstances(t *testing.T) {
 						if r%2 == 1 {
 							op = contract.Operation{Op: contract.OpRetractNode, NodeID: "missing"}
 						}
-						ans, err := ops.Call(t.Context(), p.agent, authority.Call{Tool: contract.ToolApplyBatch,
+						ans, err := ops.Call(t.Context(), p.agent, operation.Call{Tool: contract.ToolApplyBatch,
 							Input:     &contract.Batch{Operations: []contract.Operation{op}},
 							Delivered: func(int64) bool { return true }})
 						if err != nil {
@@ -96,7 +98,7 @@ func TestOperations_OrdinalsAcrossInstances(t *testing.T) {
 				t.Errorf("ordinals (-want +got):\n%s", diff)
 			}
 			for i, ops := range p.ops {
-				st, err := ops.State(t.Context(), p.agent)
+				st, err := ops.Operations().State(t.Context(), p.agent)
 				if err != nil {
 					t.Fatalf("State on instance %d: %v", i, err)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -20,7 +21,7 @@ agent  = "calc"
 func TestAuthority_PublishPolicy(t *testing.T) {
 	f := newOpsFixture(t, time.Millisecond)
 	ctx := t.Context()
-	publish := func(c authority.Caller, text string) (contract.PolicyVersion, error) {
+	publish := func(c identity.Caller, text string) (contract.PolicyVersion, error) {
 		return f.a.PublishPolicy(ctx, c, "default", contract.PublishPolicyRequest{File: "delegation.toml", Text: text})
 	}
 	v, err := publish(f.admin, delegationV2)
@@ -44,7 +45,7 @@ func TestAuthority_PublishPolicy(t *testing.T) {
 	}
 
 	// A second instance over the same store publishes the next version, not a second 2.
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +95,14 @@ func TestDecide_RecordsPolicyVersion(t *testing.T) {
 	if _, err := f.a.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: delegationV2}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny, Reason: "no"})
+	got, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictDeny, Reason: "no"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Policy != 2 {
 		t.Errorf("decision recorded policy version %d, want 2", got.Policy)
 	}
-	rs, err := f.ops.Requests(ctx, f.admin, "default")
+	rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || rs[0].Policy != 2 {
 		t.Errorf("listed request = %+v, %v; want policy version 2", rs, err)
 	}

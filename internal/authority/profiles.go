@@ -4,12 +4,13 @@ import (
 	"context"
 	"reflect"
 
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/profile"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // AgentProfile returns an Agent's profile; see [profile.Keeper.Profile].
-func (a *Authority) AgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error) {
+func (a *Authority) AgentProfile(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error) {
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.AgentProfile{}, err
@@ -18,13 +19,13 @@ func (a *Authority) AgentProfile(ctx context.Context, c Caller, project contract
 }
 
 // AgentProfiles lists the profiles of project's live Agents.
-func (a *Authority) AgentProfiles(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.AgentProfile, error) {
+func (a *Authority) AgentProfiles(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.AgentProfile, error) {
 	return a.profiles.List(ctx, c, project)
 }
 
 // SetAgentProfile replaces an Agent's profile, once every Case Type and Action its
 // allow-list names is declared (as for a blueprint); see [profile.Keeper.Set].
-func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
+func (a *Authority) SetAgentProfile(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.AgentProfile{}, err
 	}
@@ -50,7 +51,7 @@ func (a *Authority) SetAgentProfile(ctx context.Context, c Caller, project contr
 }
 
 // ReportAgentRuntime records the state of an Agent's runtime; see [profile.Keeper.Report].
-func (a *Authority) ReportAgentRuntime(ctx context.Context, c Caller, project contract.ProjectID, agent string, st contract.RuntimeStatus) (contract.AgentProfile, error) {
+func (a *Authority) ReportAgentRuntime(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, st contract.RuntimeStatus) (contract.AgentProfile, error) {
 	id, err := a.agentID(ctx, c, project, agent)
 	if err != nil {
 		return contract.AgentProfile{}, err

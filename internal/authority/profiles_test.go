@@ -11,6 +11,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
@@ -114,7 +115,7 @@ func TestProfile_SetShowReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second authority over the same store reads it all from the log.
-	b, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}})
+	b, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestProfile_SetShowReport(t *testing.T) {
 	if len(list) == 1 && (list[0].SetBy == "" || list[0].Runtime.Reported.IsZero()) {
 		t.Errorf("profile %+v lacks who set it or when the runtime was reported", list[0])
 	}
-	if _, err := p.A.RevokeAgent(ctx, p.Admin, "default", "calc"); err != nil {
+	if _, err := p.A.Directory().RevokeAgent(ctx, p.Admin, "default", "calc"); err != nil {
 		t.Fatal(err)
 	}
 	if list, err := p.A.AgentProfiles(ctx, p.Admin, "default"); err != nil || len(list) != 0 {

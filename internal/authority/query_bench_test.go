@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -23,27 +26,27 @@ func BenchmarkOperations_QueryBoard(b *testing.B) {
 			Atom: &contract.Atom{Predicate: "item", Args: contract.Args{"n": contract.StringValue(fmt.Sprint(i))}}})
 	}
 	for part := range slices.Chunk(ops, 250) {
-		err := a.Commit(ctx, "default", admin.Principal(), func(bd *board.Board) (authority.Change, error) {
+		err := a.Commit(ctx, "default", admin.Principal(), func(bd *board.Board) (boards.Change, error) {
 			res, err := bd.ApplyBatch(board.Author{Principal: admin.Principal(), Tier: contract.TierAttested}, contract.Batch{Operations: part})
 			if err != nil {
-				return authority.Change{}, err
+				return boards.Change{}, err
 			}
-			return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
+			return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	at, err := a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	agent, err := a.Authenticate(ctx, authority.Token(at.Token))
+	agent, err := a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := authority.NewOperations(a, authority.OperationsConfig{})
-	call := authority.Call{Tool: contract.ToolQueryBoard, Delivered: func(int64) bool { return true },
+	o := authority.NewOperations(a, operation.Config{})
+	call := operation.Call{Tool: contract.ToolQueryBoard, Delivered: func(int64) bool { return true },
 		Input: &contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "item", Args: contract.Args{"n": contract.StringValue("500")}}}}
 	for b.Loop() {
 		ans, err := o.Call(ctx, agent, call)

@@ -18,6 +18,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -72,7 +73,7 @@ var tamperBackends = []tamperBackend{
 
 // seedProject installs the grant capability into a's project default and asserts
 // input(j1) there at the asserted tier.
-func seedProject(t *testing.T, a *authority.Authority, admin authority.Caller) {
+func seedProject(t *testing.T, a *authority.Authority, admin identity.Caller) {
 	t.Helper()
 	if _, err := a.InstallCapability(t.Context(), admin, "default", authoritytest.ReadPackage(t, "testdata/grant")); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
@@ -83,15 +84,15 @@ func seedProject(t *testing.T, a *authority.Authority, admin authority.Caller) {
 }
 
 // assertedFact asserts input(job, 1) at the asserted tier.
-func assertedFact(job string) func(b *board.Board) (authority.Change, error) {
-	return func(b *board.Board) (authority.Change, error) {
+func assertedFact(job string) func(b *board.Board) (boards.Change, error) {
+	return func(b *board.Board) (boards.Change, error) {
 		res, err := b.ApplyBatch(board.Author{Principal: "member:test", Tier: contract.TierAsserted},
 			contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 				Atom: &contract.Atom{Predicate: "input", Args: contract.Args{"job": contract.StringValue(job)}}}}})
 		if err != nil {
-			return authority.Change{}, err
+			return boards.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
+		return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 

@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -40,9 +41,9 @@ func TestRecovery_Retry(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
 	boss := newOrchestrator(t, f.a, f.admin, "boss")
-	retry := func(op string) authority.Answer {
+	retry := func(op string) operation.Answer {
 		t.Helper()
-		ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: retryIn(op, "the disk was cleaned")})
+		ans, err := f.ops.Call(ctx, boss, operation.Call{Tool: contract.ToolApplyAction, Input: retryIn(op, "the disk was cleaned")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestRecovery_Retry(t *testing.T) {
 		if !ans.Result.Accepted {
 			t.Fatalf("attempt %d = %s %s, want the retry", attempt, ans.Result.ErrorCode, ans.Result.Teaching)
 		}
-		next := authority.WorkID(f.agent.ID, attempt)
+		next := operation.WorkID(f.agent.ID, attempt)
 		if ans := retry(id); ans.Result.ErrorCode != contract.CodeNotRetryable && ans.Result.ErrorCode != contract.CodeOperationRunning {
 			t.Errorf("a second retry of %s = %s, want refused", id, ans.Result.ErrorCode)
 		}
@@ -71,40 +72,40 @@ func TestRecovery_Retry(t *testing.T) {
 	if !ans.Result.Accepted {
 		t.Fatalf("the fourth act = %s %s", ans.Result.ErrorCode, ans.Result.Teaching)
 	}
-	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 0 {
+	if q, _ := f.ops.Operations().Queued(ctx, "default"); len(q) != 0 {
 		t.Fatalf("the act outside the policy queued %+v", q)
 	}
-	rs, err := f.ops.Requests(ctx, f.admin, "default")
+	rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || len(rs) != 1 || !rs[0].Recovery || rs[0].RequestedBy != boss.Principal() {
 		t.Fatalf("requests = %+v, %v; want one recovery request by boss", rs, err)
 	}
 	rr := rs[0]
 	decide := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(rr.ID)),
 		"digest": contract.StringValue(rr.Digest), "verdict": contract.StringValue("approve")}}
-	if ans, err := f.ops.Call(ctx, boss, authority.Call{Tool: contract.ToolApplyAction, Input: decide}); err != nil || ans.Result.ErrorCode == "" {
+	if ans, err := f.ops.Call(ctx, boss, operation.Call{Tool: contract.ToolApplyAction, Input: decide}); err != nil || ans.Result.ErrorCode == "" {
 		t.Errorf("the orchestrator deciding a recovery request = %s, %v; want refused", ans.Result.ErrorCode, err)
 	}
-	got, err := f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestApproved {
 		t.Fatalf("a member's approval = %+v, %v", got, err)
 	}
-	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
+	if q, _ := f.ops.Operations().Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
 		t.Fatalf("after the approval Queued = %+v, want attempt 4 as operation 4", q)
 	}
-	f.failed(t, l, authority.WorkID(f.agent.ID, 4))
+	f.failed(t, l, operation.WorkID(f.agent.ID, 4))
 
 	// A recovery request is void once the Operation moves: here a member retries first.
-	retry(authority.WorkID(f.agent.ID, 4))
-	rs, _ = f.ops.Requests(ctx, f.admin, "default")
+	retry(operation.WorkID(f.agent.ID, 4))
+	rs, _ = f.ops.Operations().Requests(ctx, f.admin, "default")
 	rr = rs[len(rs)-1]
-	if _, err := f.ops.Retry(ctx, f.admin, "default", authority.WorkID(f.agent.ID, 4), contract.RetryRequest{Reason: "I checked"}); err != nil {
+	if _, err := f.ops.Operations().Retry(ctx, f.admin, "default", operation.WorkID(f.agent.ID, 4), contract.RetryRequest{Reason: "I checked"}); err != nil {
 		t.Fatalf("a member's retry = %v", err)
 	}
-	got, err = f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	got, err = f.ops.Operations().Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestVoid {
 		t.Errorf("approving the recovery request after the Operation moved = %+v, %v; want void", got, err)
 	}
-	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 5 {
+	if q, _ := f.ops.Operations().Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 5 {
 		t.Errorf("Queued = %+v, want only the member's retry, operation 5", q)
 	}
 	// Every act and refusal is an event naming the act, the Operation, the actor, the
@@ -146,7 +147,7 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 			ctx := t.Context()
 			sweep := func(want int) {
 				t.Helper()
-				if n, err := f.ops.SweepRetries(ctx); err != nil || n != want {
+				if n, err := f.ops.Operations().SweepRetries(ctx); err != nil || n != want {
 					t.Fatalf("SweepRetries = %d, %v; want %d", n, err, want)
 				}
 			}
@@ -157,7 +158,7 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 				if state(ans) != contract.OpRunning {
 					t.Fatalf("fetch = %s %+v, want running", ans.Result.ErrorCode, ans.Result.Operations)
 				}
-				return authority.WorkID(f.agent.ID, ans.Meta.Ordinal)
+				return operation.WorkID(f.agent.ID, ans.Meta.Ordinal)
 			}
 			l := f.startup(t, "wkr-a")
 			f.failed(t, l, fetch("a.txt")) // operation 1
@@ -176,14 +177,14 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 			f.failed(t, l, fetch("b.txt")) // operation 2
 			sweep(1)                       // retried as operation 3, attempt 2
 			sweep(0)                       // the retry runs
-			q, err := f.ops.Queued(ctx, "default")
+			q, err := f.ops.Operations().Queued(ctx, "default")
 			if err != nil || len(q) != 1 || q[0].Ordinal != 3 || q[0].Request.Args["path"].Str() != "b.txt" {
 				t.Fatalf("Queued after the authority's retry = %+v, %v; want operation 3 fetching b.txt", q, err)
 			}
-			f.failed(t, l, authority.WorkID(f.agent.ID, 3))
+			f.failed(t, l, operation.WorkID(f.agent.ID, 3))
 			sweep(1) // attempt 3 is past max_attempts = 2: recorded, not retried
 			sweep(0) // and recorded once
-			if q, _ := f.ops.Queued(ctx, "default"); len(q) != 0 {
+			if q, _ := f.ops.Operations().Queued(ctx, "default"); len(q) != 0 {
 				t.Fatalf("the sweep queued %+v past max_attempts", q)
 			}
 
@@ -219,7 +220,7 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 				got = append(got, e.Type+" "+r.Act+" "+strings.TrimPrefix(r.Operation, f.agent.ID)+": "+r.Result)
 			}
 			want := []string{
-				"recovery.acted retry .2: retried as " + authority.WorkID(f.agent.ID, 3),
+				"recovery.acted retry .2: retried as " + operation.WorkID(f.agent.ID, 3),
 				"recovery.refused retry .3: not retried: attempt 3 is past max_attempts = 2 of the recovery policy (version 2)",
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -231,19 +232,19 @@ func TestRecovery_AuthorityRetries(t *testing.T) {
 
 // delegateRetries makes a delegate of f's member and returns its retry, which fails the
 // test on an error, and the delegate.
-func delegateRetries(t *testing.T, f *hopFixture) (func(op string) contract.RecoveryOutcome, authority.Caller) {
+func delegateRetries(t *testing.T, f *hopFixture) (func(op string) contract.RecoveryOutcome, identity.Caller) {
 	t.Helper()
-	dt, err := f.a.CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
+	dt, err := f.a.Directory().CreateDelegate(t.Context(), f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "8h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asst, err := f.a.Authenticate(t.Context(), authority.Token(dt.Token))
+	asst, err := f.a.Directory().Authenticate(t.Context(), identity.Token(dt.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return func(op string) contract.RecoveryOutcome {
 		t.Helper()
-		out, err := f.ops.Retry(t.Context(), asst, "default", op, contract.RetryRequest{Reason: "the disk was cleaned"})
+		out, err := f.ops.Operations().Retry(t.Context(), asst, "default", op, contract.RetryRequest{Reason: "the disk was cleaned"})
 		if err != nil {
 			t.Fatalf("the delegate's retry of %s: %v", op, err)
 		}
@@ -253,15 +254,15 @@ func delegateRetries(t *testing.T, f *hopFixture) (func(op string) contract.Reco
 
 // heldForAMember fails the test unless out raised a pending recovery request by asst and
 // queued nothing; it returns the request.
-func (f *hopFixture) heldForAMember(t *testing.T, asst authority.Caller, out contract.RecoveryOutcome) contract.Request {
+func (f *hopFixture) heldForAMember(t *testing.T, asst identity.Caller, out contract.RecoveryOutcome) contract.Request {
 	t.Helper()
 	if out.Retry != "" || out.Request == "" {
 		t.Fatalf("the delegate's act = %+v, want a recovery request and no retry", out)
 	}
-	if q, err := f.ops.Queued(t.Context(), "default"); err != nil || len(q) != 0 {
+	if q, err := f.ops.Operations().Queued(t.Context(), "default"); err != nil || len(q) != 0 {
 		t.Fatalf("the act outside the policy queued %+v, %v", q, err)
 	}
-	rs, err := f.ops.Requests(t.Context(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,18 +294,18 @@ func TestRecovery_DelegateHeldToThePolicy(t *testing.T) {
 		if out.Retry == "" || out.Attempt != attempt {
 			t.Fatalf("attempt %d = %+v, want a retry inside max_attempts = 3", attempt, out)
 		}
-		id = authority.WorkID(f.agent.ID, attempt)
+		id = operation.WorkID(f.agent.ID, attempt)
 		f.failed(t, l, id)
 	}
 	rr := f.heldForAMember(t, asst, retry(id))
-	if _, err := f.ops.Decide(ctx, asst, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove}); err == nil {
+	if _, err := f.ops.Operations().Decide(ctx, asst, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove}); err == nil {
 		t.Error("the delegate decided its own recovery request")
 	}
-	got, err := f.ops.Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
+	got, err := f.ops.Operations().Decide(ctx, f.admin, "default", rr.ID, contract.Decision{Digest: rr.Digest, Verdict: contract.VerdictApprove})
 	if err != nil || got.State != contract.RequestApproved {
 		t.Fatalf("the member's approval = %+v, %v", got, err)
 	}
-	if q, _ := f.ops.Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
+	if q, _ := f.ops.Operations().Queued(ctx, "default"); len(q) != 1 || q[0].Ordinal != 4 {
 		t.Errorf("after the member's approval Queued = %+v, want attempt 4 as operation 4", q)
 	}
 }

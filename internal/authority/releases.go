@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
@@ -16,7 +17,7 @@ import (
 // Capabilities returns what each release installed in project declares — its Case Types,
 // its Actions with their parameters, bindings and approval, the Sources it needs — and
 // the text of its rule files, for a member to read what the project's agents may do.
-func (a *Authority) Capabilities(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.CapabilityContent, error) {
+func (a *Authority) Capabilities(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.CapabilityContent, error) {
 	rs, err := a.Installs(ctx, c, project)
 	if err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func (a *Authority) Capabilities(ctx context.Context, c Caller, project contract
 
 // ActionDescriptions maps the name of every Action project's releases declare to its
 // description, for a member reading a Request the Action raised.
-func (a *Authority) ActionDescriptions(ctx context.Context, c Caller, project contract.ProjectID) (map[string]string, error) {
+func (a *Authority) ActionDescriptions(ctx context.Context, c identity.Caller, project contract.ProjectID) (map[string]string, error) {
 	cs, err := a.Capabilities(ctx, c, project)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -36,7 +36,7 @@ func TestRequestDigest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := authority.RequestDigest(tt.v)
+			got, err := operation.RequestDigest(tt.v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,8 +45,8 @@ func TestRequestDigest(t *testing.T) {
 			}
 		})
 	}
-	a, _ := authority.RequestDigest(contract.RequestVector{Action: "x", Args: contract.Args{"n": two}})
-	b, _ := authority.RequestDigest(contract.RequestVector{Action: "x", Args: contract.Args{"n": contract.StringValue("2")}})
+	a, _ := operation.RequestDigest(contract.RequestVector{Action: "x", Args: contract.Args{"n": two}})
+	b, _ := operation.RequestDigest(contract.RequestVector{Action: "x", Args: contract.Args{"n": contract.StringValue("2")}})
 	if a == b {
 		t.Error("an integer and a string argument give the same digest")
 	}

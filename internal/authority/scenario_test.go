@@ -15,6 +15,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -108,7 +110,7 @@ type instance struct {
 	a     *authority.Authority
 	clock *authoritytest.Clock
 	ops   *authority.Operations
-	d     *authority.Dispatcher
+	d     *operation.Dispatcher
 }
 
 // scenario is the hop fixture on instance a, a second instance b over the same store,
@@ -133,15 +135,15 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 	}
 	f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Millisecond))
 	b := authoritytest.NewClock(f.clock.Now())
-	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: authority.Key{7}, Now: b.Now})
-	opsB := authority.NewOperations(ab, authority.OperationsConfig{HoldBound: time.Millisecond, RequestTTL: time.Hour})
-	t.Cleanup(opsB.Close) // its hold pumps, as serve ends them
-	t.Cleanup(f.ops.Close)
+	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: b.Now})
+	opsB := authority.NewOperations(ab, operation.Config{HoldBound: time.Millisecond, RequestTTL: time.Hour})
+	t.Cleanup(opsB.Operations().Close) // its hold pumps, as serve ends them
+	t.Cleanup(f.ops.Operations().Close)
 	return &scenario{f: f, exec: exec,
 		in: map[string]*instance{
 			"a": {a: f.a, clock: f.clock, ops: f.ops, d: f.d},
 			"b": {a: ab, clock: b, ops: opsB, d: authority.NewDispatcher(opsB,
-				authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})},
+				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})},
 		},
 		order:  []string{"a", "b"},
 		leases: map[string]*contract.Lease{}, served: map[int64]contract.WorkRow{},
@@ -186,7 +188,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		d.ScanArgs(t, "op", &n)
 		d.ScanArgs(t, "verdict", &verdict)
 		in := s.instance(t, on)
-		rs, err := in.ops.Requests(ctx, f.admin, "default")
+		rs, err := in.ops.Operations().Requests(ctx, f.admin, "default")
 		if err != nil {
 			d.Fatalf(t, "Requests on %s: %v", on, err)
 		}
@@ -198,7 +200,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		if d.HasArg("digest") {
 			d.ScanArgs(t, "digest", &dec.Digest)
 		}
-		_, err = in.ops.Decide(ctx, f.admin, "default", rs[i].ID, dec)
+		_, err = in.ops.Operations().Decide(ctx, f.admin, "default", rs[i].ID, dec)
 		return s.outcome(err)
 	case "lease":
 		var on, worker string
@@ -252,7 +254,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		var on, tool string
 		d.ScanArgs(t, "on", &on)
 		d.ScanArgs(t, "tool", &tool)
-		_, err := s.instance(t, on).a.UnlockTool(ctx, f.admin, "default", "laptop", tool)
+		_, err := s.instance(t, on).a.Directory().UnlockTool(ctx, f.admin, "default", "laptop", tool)
 		return s.outcome(err)
 	case "clock":
 		var on, add string
@@ -330,7 +332,7 @@ func (s *scenario) outcome(err error) string {
 // seen is Operation n's state and stage as instance name's strip shows them.
 func (s *scenario) seen(t *testing.T, name string, n int64) string {
 	t.Helper()
-	st, err := s.in[name].ops.State(t.Context(), s.f.agent)
+	st, err := s.in[name].ops.Operations().State(t.Context(), s.f.agent)
 	if err != nil {
 		t.Fatalf("State on %s: %v", name, err)
 	}
@@ -349,7 +351,7 @@ func (s *scenario) seen(t *testing.T, name string, n int64) string {
 func (s *scenario) call(t *testing.T, action string, params contract.Args, path string) string {
 	t.Helper()
 	f := s.f
-	ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: contract.ToolApplyAction,
+	ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolApplyAction,
 		Input:     &contract.ApplyActionInput{Action: action, Params: params},
 		Delivered: func(int64) bool { return true }})
 	if err != nil {
@@ -406,7 +408,7 @@ func (s *scenario) row(t *testing.T, d *datadriven.TestData) contract.WorkRow {
 func (s *scenario) ordinalOf(t *testing.T, id string) int64 {
 	t.Helper()
 	for _, n := range s.ordinal {
-		if authority.WorkID(s.f.agent.ID, n) == id {
+		if operation.WorkID(s.f.agent.ID, n) == id {
 			return n
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/schedule"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -20,7 +22,7 @@ import (
 // its schedules.
 type schedFixture struct {
 	*opsFixture
-	s *authority.Schedules
+	s *schedule.Keeper
 }
 
 func newSchedFixture(t *testing.T) *schedFixture {
@@ -144,7 +146,7 @@ func TestSchedules_Fire(t *testing.T) {
 	if n := f.sweep(t); n != 0 {
 		t.Fatalf("a second sweep at the same time fired %d", n)
 	}
-	restarted, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	restarted, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +378,7 @@ func TestSchedules_TwoInstances(t *testing.T) {
 			if f.s, err = authority.NewSchedules(f.a, authority.SchedulesConfig{}); err != nil {
 				t.Fatal(err)
 			}
-			b, err := authority.New(authority.Config{Store: s2, Key: authority.Key{7}, Now: f.clock.Now})
+			b, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -389,7 +391,7 @@ func TestSchedules_TwoInstances(t *testing.T) {
 			for range rounds {
 				f.clock.Add(time.Minute)
 				errs := make(chan error, 2)
-				for _, k := range []*authority.Schedules{f.s, other} {
+				for _, k := range []*schedule.Keeper{f.s, other} {
 					go func() {
 						_, err := k.Sweep(t.Context())
 						errs <- err

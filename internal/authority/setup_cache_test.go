@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -15,14 +17,14 @@ import (
 // instance or by another over the same store, though it is kept between calls.
 func TestOperations_SetupFollowsEvents(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
-	other, err := authority.New(authority.Config{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
 	fetch := func() contract.BlockReason {
 		t.Helper()
-		ans, err := f.ops.Call(ctx, f.agent, authority.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+		ans, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
 		if err != nil {
 			t.Fatalf("QueryBoard: %v", err)
 		}
@@ -40,7 +42,7 @@ func TestOperations_SetupFollowsEvents(t *testing.T) {
 		{"no connection", func() error { return nil }, contract.BlockNeedsSetup},
 		{"asked again", func() error { return nil }, contract.BlockNeedsSetup},
 		{"connection without the tool", func() error {
-			_, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+			_, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 			return err
 		}, contract.BlockNeedsSetup},
 		{"tool locked by another instance", func() error {
@@ -48,7 +50,7 @@ func TestOperations_SetupFollowsEvents(t *testing.T) {
 			return err
 		}, ""},
 		{"connection revoked", func() error {
-			_, err := f.a.RevokeConnection(ctx, f.admin, "default", "laptop")
+			_, err := f.a.Directory().RevokeConnection(ctx, f.admin, "default", "laptop")
 			return err
 		}, contract.BlockNeedsSetup},
 	}

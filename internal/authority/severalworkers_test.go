@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -17,9 +19,9 @@ import (
 func TestDispatcher_SeveralWorkers(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	f.d = authority.NewDispatcher(f.ops, authority.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
+	f.d = authority.NewDispatcher(f.ops, operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond, MaxRows: 2})
 	agents := f.withAgents(t, "b", "c", "d")
-	byWork := map[string]authority.Caller{}
+	byWork := map[string]identity.Caller{}
 	for _, ag := range agents {
 		byWork[f.fetchAs(t, ag)] = ag
 	}
@@ -58,7 +60,7 @@ func TestDispatcher_SeveralWorkers(t *testing.T) {
 	}
 	entry := func(id string) contract.OperationEntry {
 		t.Helper()
-		st, err := f.ops.State(ctx, byWork[id])
+		st, err := f.ops.Operations().State(ctx, byWork[id])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
 // benchBoard is an authority on SQLite with the calc capability installed and its Board
 // built.
-func benchBoard(b *testing.B) (*authority.Authority, authority.Caller) {
+func benchBoard(b *testing.B) (*authority.Authority, identity.Caller) {
 	b.Helper()
 	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -60,7 +62,7 @@ func openPostgres(t *testing.T, dsn string) store.Store {
 // instance after that.
 type pair struct {
 	a, b  *authority.Authority
-	admin authority.Caller
+	admin identity.Caller
 }
 
 func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), users ...string) pair {
@@ -84,13 +86,13 @@ func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), u
 }
 
 // openAccessCase opens the access Case of user through Commit.
-func openAccessCase(by contract.Principal, user string) func(b *board.Board) (authority.Change, error) {
-	return func(b *board.Board) (authority.Change, error) {
+func openAccessCase(by contract.Principal, user string) func(b *board.Board) (boards.Change, error) {
+	return func(b *board.Board) (boards.Change, error) {
 		cs, changes, err := b.OpenCase(by, "access", contract.Args{"user": contract.StringValue(user)}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 		if err != nil {
-			return authority.Change{}, err
+			return boards.Change{}, err
 		}
-		return authority.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpenedData{Case: cs}}, nil
+		return boards.Change{Nodes: changes, Cases: []contract.Case{cs}, Event: event.CaseOpenedData{Case: cs}}, nil
 	}
 }
 
@@ -207,7 +209,7 @@ func TestAuthority_FreshBoardIsKept(t *testing.T) {
 		}
 	}
 	// Events that leave the Board alone (an agent) do not make it rebuild either.
-	if _, err := p.a.CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "helper"}); err != nil {
+	if _, err := p.a.Directory().CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "helper"}); err != nil {
 		t.Fatal(err)
 	}
 	boardState(t, p.a)
@@ -229,15 +231,15 @@ func TestAuthority_FreshBoardIsKept(t *testing.T) {
 	}
 }
 
-func assertRoster(user, level string) func(b *board.Board) (authority.Change, error) {
-	return func(b *board.Board) (authority.Change, error) {
+func assertRoster(user, level string) func(b *board.Board) (boards.Change, error) {
+	return func(b *board.Board) (boards.Change, error) {
 		res, err := b.ApplyBatch(board.Author{Principal: "member:test", Tier: contract.TierAttested},
 			contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 				Atom: &contract.Atom{Predicate: "roster", Args: contract.Args{"user": contract.StringValue(user), "level": contract.StringValue(level)}}}}})
 		if err != nil {
-			return authority.Change{}, err
+			return boards.Change{}, err
 		}
-		return authority.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
+		return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, nil
 	}
 }
 

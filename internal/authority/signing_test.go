@@ -10,6 +10,8 @@ import (
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -43,7 +45,7 @@ func rewriteEvent2(t *testing.T, st store.Store, exec func(*testing.T, string, .
 
 // signedAuthority is an authority over st that signs with a new keyring, a Board write
 // signing the head every events (0: the default).
-func signedAuthority(t *testing.T, st store.Store, key authority.Key, every int64) (*authority.Authority, *signing.Keyring) {
+func signedAuthority(t *testing.T, st store.Store, key identity.Key, every int64) (*authority.Authority, *signing.Keyring) {
 	t.Helper()
 	keys, err := signing.Generate(rand.Reader, time.Now())
 	if err != nil {
@@ -135,18 +137,18 @@ func TestAuthority_CaseCloseSignsCheckpoint(t *testing.T) {
 	}
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Capability: "testdata/grant", Agent: "calc", Signer: keys})
-	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Minute})
+	ops := authority.NewOperations(p.A, operation.Config{HoldBound: time.Minute})
 	ctx := t.Context()
 	if err := p.A.Commit(ctx, "default", p.Admin.Principal(), assertRoster("ann", "reader")); err != nil {
 		t.Fatal(err)
 	}
 	in := &contract.OpenCaseInput{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue("ann")}}
-	ans, err := ops.Call(ctx, p.Agent, authority.Call{Tool: contract.ToolOpenCase, Input: in, Delivered: func(int64) bool { return true }})
+	ans, err := ops.Call(ctx, p.Agent, operation.Call{Tool: contract.ToolOpenCase, Input: in, Delivered: func(int64) bool { return true }})
 	if err != nil || len(ans.Focus) != 1 {
 		t.Fatalf("OpenCase = %+v, %v", ans.Result, err)
 	}
 	id := ans.Focus[0]
-	ans, err = ops.Call(ctx, p.Agent, authority.Call{Tool: contract.ToolCloseCase, Delivered: func(int64) bool { return true },
+	ans, err = ops.Call(ctx, p.Agent, operation.Call{Tool: contract.ToolCloseCase, Delivered: func(int64) bool { return true },
 		Input: &contract.CloseCaseInput{CaseID: id, Disposition: contract.DispositionCancelled, Reason: "not needed"}})
 	if err != nil || state(ans) != contract.OpDone {
 		t.Fatalf("CloseCase = %+v, %v; want done", ans.Result, err)
@@ -242,8 +244,8 @@ func TestAuthority_ActionOutcomeSignsCheckpoint(t *testing.T) {
 	}
 	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Capability: "testdata/ops", Agent: "calc", Signer: keys})
-	ops := authority.NewOperations(p.A, authority.OperationsConfig{HoldBound: time.Nanosecond})
-	ans, err := ops.Call(t.Context(), p.Agent, authority.Call{Tool: contract.ToolApplyAction,
+	ops := authority.NewOperations(p.A, operation.Config{HoldBound: time.Nanosecond})
+	ans, err := ops.Call(t.Context(), p.Agent, operation.Call{Tool: contract.ToolApplyAction,
 		Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a")}}})
 	if err != nil || state(ans) != contract.OpRunning {
 		t.Fatalf("ApplyAction fetch = %+v, %v; want running", ans.Result, err)

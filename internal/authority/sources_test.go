@@ -11,14 +11,14 @@ import (
 func TestAuthority_BindSource(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ck, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "old"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "old"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.RevokeConnection(ctx, f.admin, "default", "old"); err != nil {
+	if _, err := f.a.Directory().RevokeConnection(ctx, f.admin, "default", "old"); err != nil {
 		t.Fatal(err)
 	}
 	good := contract.Source{Name: "workspace", Type: "file", Words: []string{"output_file", "calculation_input", "output_file"}, Tier: contract.TierAttested}
@@ -39,11 +39,11 @@ func TestAuthority_BindSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.a.BindSource(ctx, f.admin, "default", tt.conn, tt.src)
+			_, err := f.a.Directory().BindSource(ctx, f.admin, "default", tt.conn, tt.src)
 			wantCode(t, err, tt.code)
 		})
 	}
-	got, err := f.a.Sources(ctx, f.admin, "default", "laptop")
+	got, err := f.a.Directory().Sources(ctx, f.admin, "default", "laptop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAuthority_BindSource(t *testing.T) {
 func TestAuthority_LockTool(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
 	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -84,7 +84,7 @@ func TestAuthority_LockTool(t *testing.T) {
 			wantCode(t, err, tt.code)
 		})
 	}
-	got, err := f.a.ToolLocks(ctx, f.admin, "default", "laptop")
+	got, err := f.a.Directory().ToolLocks(ctx, f.admin, "default", "laptop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func TestAuthority_CancelTask_Waiting(t *testing.T) {
 	if c, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{}); err != nil || c.Task != nil {
 		t.Fatalf("claim before the decision = %+v, %v; want none", c.Task, err)
 	}
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	w, err := f.a.ClaimTask(ctx, f.agent, contract.TaskClaimRequest{})

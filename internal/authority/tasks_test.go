@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/authority/task"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -218,7 +220,7 @@ func TestAuthority_ClaimTask(t *testing.T) {
 		}
 		woken <- c
 	}()
-	if _, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	w := <-woken
@@ -283,9 +285,9 @@ func TestOperations_CallPinned(t *testing.T) {
 	f.roster(t, "ann", "reader", "")
 	f.roster(t, "bob", "reader", "")
 	pin := contract.CasePin{CaseType: "access", BusinessKey: contract.Args{"user": contract.StringValue("ann")}}
-	call := func(tool string, in any, delivered ...int64) authority.Answer {
+	call := func(tool string, in any, delivered ...int64) operation.Answer {
 		t.Helper()
-		ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: tool, Input: in, Pin: pin,
+		ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: tool, Input: in, Pin: pin,
 			Delivered: func(o int64) bool { return contains(delivered, o) }})
 		if err != nil {
 			t.Fatal(err)
@@ -320,11 +322,11 @@ func TestAuthority_TasksSharedStore(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			p := newPair(t, be.open)
 			ctx := t.Context()
-			at, err := p.a.CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+			at, err := p.a.Directory().CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			agent, err := p.b.Authenticate(ctx, authority.Token(at.Token))
+			agent, err := p.b.Directory().Authenticate(ctx, identity.Token(at.Token))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/capability"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -21,7 +22,7 @@ type advertiser interface {
 // worker advertises the Tool at another digest, and otherwise pins it, with the Tool's
 // descriptor when the worker advertises it at that digest (a Tool locked with none is
 // offered as no direct Action until it is locked again while advertised).
-func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
+func (a *Authority) LockTool(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ToolLock{}, err
 	}
@@ -64,12 +65,12 @@ func (a *Authority) LockTool(ctx context.Context, c Caller, project contract.Pro
 		}
 	}
 	l.Descriptor = adv
-	return a.Directory.LockTool(ctx, c, project, string(cn.ID), l)
+	return a.dir.LockTool(ctx, c, project, string(cn.ID), l)
 }
 
 // liveConnection returns project's live Connection named or numbered conn.
-func (a *Authority) liveConnection(ctx context.Context, c Caller, project contract.ProjectID, conn string) (contract.Connection, error) {
-	cs, err := a.Connections(ctx, c, project)
+func (a *Authority) liveConnection(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string) (contract.Connection, error) {
+	cs, err := a.dir.Connections(ctx, c, project)
 	if err != nil {
 		return contract.Connection{}, err
 	}
@@ -87,11 +88,11 @@ func (a *Authority) liveConnection(ctx context.Context, c Caller, project contra
 // ToolInventory lists every Tool the worker of Connection conn advertised to this serve
 // or that is locked on it, with its lock and the direct Action it is offered as, and
 // the Connection's Sources with whether the worker's vault holds each.
-func (a *Authority) ToolInventory(ctx context.Context, c Caller, project contract.ProjectID, conn string) (contract.ConnectionTools, error) {
+func (a *Authority) ToolInventory(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string) (contract.ConnectionTools, error) {
 	if err := c.RequireMember(project); err != nil {
 		return contract.ConnectionTools{}, err
 	}
-	cs, err := a.Connections(ctx, c, project)
+	cs, err := a.dir.Connections(ctx, c, project)
 	if err != nil {
 		return contract.ConnectionTools{}, err
 	}
@@ -109,7 +110,7 @@ func (a *Authority) ToolInventory(ctx context.Context, c Caller, project contrac
 			out.Worker = &w
 		}
 	}
-	locks, err := a.ToolLocks(ctx, c, project, string(cs[i].ID))
+	locks, err := a.dir.ToolLocks(ctx, c, project, string(cs[i].ID))
 	if err != nil {
 		return contract.ConnectionTools{}, err
 	}
@@ -137,7 +138,7 @@ func (a *Authority) ToolInventory(ctx context.Context, c Caller, project contrac
 		out.Tools = append(out.Tools, *e)
 	}
 	slices.SortFunc(out.Tools, func(x, y contract.ToolEntry) int { return strings.Compare(x.Tool, y.Tool) })
-	srcs, err := a.Sources(ctx, c, project, string(cs[i].ID))
+	srcs, err := a.dir.Sources(ctx, c, project, string(cs[i].ID))
 	if err != nil {
 		return contract.ConnectionTools{}, err
 	}

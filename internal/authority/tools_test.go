@@ -8,9 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/bundle"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -42,7 +43,7 @@ func notesWorker(t *testing.T, f *opsFixture, lock bool) *authoritytest.Worker {
 func TestAuthority_LockToolAdvertised(t *testing.T) {
 	f := newOpsFixture(t, 0)
 	ctx := t.Context()
-	if _, err := f.a.CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "idle"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(ctx, f.admin, "default", contract.CreateConnectionRequest{Name: "idle"}); err != nil {
 		t.Fatal(err)
 	}
 	notesWorker(t, f, false)
@@ -109,7 +110,7 @@ func TestAuthority_LockToolAdvertised(t *testing.T) {
 // openExploration opens an exploration Case for the fixture's Agent.
 func openExploration(t *testing.T, f *opsFixture) contract.CaseID {
 	t.Helper()
-	ans, err := f.ops.Call(t.Context(), f.agent, authority.Call{Tool: contract.ToolOpenCase,
+	ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolOpenCase,
 		Input: &contract.OpenCaseInput{CaseType: board.ExplorationCaseType, BusinessKey: contract.Args{"topic": contract.StringValue("notes")}}})
 	if err != nil || !ans.Result.Accepted {
 		t.Fatalf("OpenCase = %+v, %v", ans.Result, err)
@@ -134,15 +135,15 @@ func TestAuthority_ToolApprovalVoidsRequest(t *testing.T) {
 	if op := lastOf(ans.Result.Operations, "ApplyAction acme.notes.write@1"); op.State != contract.OpWaitingForDecision {
 		t.Fatalf("the direct write = %+v, want waiting_for_decision", op)
 	}
-	reqs, err := f.ops.Requests(ctx, f.admin, "default")
+	reqs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || len(reqs) != 1 {
 		t.Fatalf("Requests = %v, %v", reqs, err)
 	}
-	l, err := f.a.SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.write@1", contract.ApprovalNone)
+	l, err := f.a.Directory().SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.write@1", contract.ApprovalNone)
 	if err != nil || l.Approval != contract.ApprovalNone {
 		t.Fatalf("SetToolApproval = %+v, %v", l, err)
 	}
-	_, err = f.ops.Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove})
+	_, err = f.ops.Operations().Decide(ctx, f.admin, "default", reqs[0].ID, contract.Decision{Digest: reqs[0].Digest, Verdict: contract.VerdictApprove})
 	wantCode(t, err, contract.CodeCallChanged)
 	ans = f.call(t, f.ops, write, 1, 2)
 	if !slices.ContainsFunc(ans.Result.Operations, func(o contract.OperationEntry) bool {
@@ -150,7 +151,7 @@ func TestAuthority_ToolApprovalVoidsRequest(t *testing.T) {
 	}) {
 		t.Errorf("the direct write after its approval became none = %+v, want it running without a decision", ans.Result.Operations)
 	}
-	if _, err := f.a.SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.none@1", contract.ApprovalNone); contract.CodeOf(err) != contract.CodeToolNotLocked {
+	if _, err := f.a.Directory().SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.none@1", contract.ApprovalNone); contract.CodeOf(err) != contract.CodeToolNotLocked {
 		t.Errorf("approval of a Tool not locked = %v, want tool_not_locked", err)
 	}
 }
@@ -161,7 +162,7 @@ func TestAuthority_ToolApprovalVoidsRequest(t *testing.T) {
 func TestAuthority_DirectActionsOnAnotherInstance(t *testing.T) {
 	f := newOpsFixture(t, 0)
 	ctx := t.Context()
-	b := authoritytest.Open(t, authoritytest.Options{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+	b := authoritytest.Open(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	declared := func() []string {
 		t.Helper()
 		var names []string
@@ -185,7 +186,7 @@ func TestAuthority_DirectActionsOnAnotherInstance(t *testing.T) {
 	if diff := cmp.Diff([]string{"acme.notes.list@1", "acme.notes.write@1"}, declared()); diff != "" {
 		t.Errorf("direct Actions on the other instance after the locks (-want +got):\n%s", diff)
 	}
-	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
+	if _, err := f.a.Directory().UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
 		t.Fatal(err)
 	}
 	if got := declared(); !slices.Equal(got, []string{"acme.notes.write@1"}) {
@@ -214,7 +215,7 @@ func TestAuthority_UnlockedToolIsNotClaimed(t *testing.T) {
 	f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: "acme.notes.list@1",
 		Params: contract.Args{"dir": contract.StringValue("docs"), "source": contract.StringValue("notes")}}, 1)
 	row := w.Served(t, f.agent.ID, 2)
-	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
+	if _, err := f.a.Directory().UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.list@1"); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, w.Claim(ctx, row), contract.CodeGrantMismatch)
@@ -231,10 +232,10 @@ func TestAuthority_DirectActionVerifies(t *testing.T) {
 	f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: "acme.notes.list@1",
 		Params: contract.Args{"dir": contract.StringValue("docs"), "source": contract.StringValue("notes")}}, 1)
 	w.Settle(t, f.agent.ID, 2, contract.Args{"path": contract.StringValue("docs/a.md")})
-	if _, err := f.a.SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.list@1", contract.ApprovalPerson); err != nil {
+	if _, err := f.a.Directory().SetToolApproval(ctx, f.admin, "default", "notes", "acme.notes.list@1", contract.ApprovalPerson); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.write@1"); err != nil {
+	if _, err := f.a.Directory().UnlockTool(ctx, f.admin, "default", "notes", "acme.notes.write@1"); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := bundle.CheckStore(ctx, f.st, nil, nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -17,7 +18,7 @@ import (
 // Why returns the derivation tree of a Board node of project: each
 // node's atom, tier, rule and premises, who asserted it, or which Tool attested it under
 // which release and the Sources bound for that Tool that may attest its predicate.
-func (a *Authority) Why(ctx context.Context, c Caller, project contract.ProjectID, node string) (contract.Why, error) {
+func (a *Authority) Why(ctx context.Context, c identity.Caller, project contract.ProjectID, node string) (contract.Why, error) {
 	w, err := a.boards.Why(ctx, c, project, node, board.WhyLimits{})
 	if err != nil {
 		return contract.Why{}, err
@@ -32,7 +33,7 @@ func (a *Authority) Why(ctx context.Context, c Caller, project contract.ProjectI
 
 // CaseDetail returns one Case of project with its receipt, the acceptance that certifies
 // it and that node's derivation tree, and the facts the acceptance rests on.
-func (a *Authority) CaseDetail(ctx context.Context, c Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error) {
+func (a *Authority) CaseDetail(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error) {
 	cs, ev, err := a.boards.Evidence(ctx, c, project, id, board.WhyLimits{})
 	if err != nil {
 		return contract.CaseDetail{}, err
@@ -89,8 +90,8 @@ type toolSources map[string][]contract.Source
 
 // attesting reads which Sources each Tool locked on a live Connection of project runs
 // against.
-func (a *Authority) attesting(ctx context.Context, c Caller, project contract.ProjectID) (toolSources, error) {
-	conns, err := a.Connections(ctx, c, project)
+func (a *Authority) attesting(ctx context.Context, c identity.Caller, project contract.ProjectID) (toolSources, error) {
+	conns, err := a.dir.Connections(ctx, c, project)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +100,11 @@ func (a *Authority) attesting(ctx context.Context, c Caller, project contract.Pr
 		if cn.RevokedAt != nil {
 			continue
 		}
-		locks, err := a.ToolLocks(ctx, c, project, string(cn.ID))
+		locks, err := a.dir.ToolLocks(ctx, c, project, string(cn.ID))
 		if err != nil {
 			return nil, err
 		}
-		srcs, err := a.Sources(ctx, c, project, string(cn.ID))
+		srcs, err := a.dir.Sources(ctx, c, project, string(cn.ID))
 		if err != nil {
 			return nil, err
 		}

@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestAuthority_Why_NamesTheSource: a fact a worker's report made names the Tool, the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -13,8 +14,8 @@ import (
 // Workers returns each live Connection of project with its lease as the store's lease
 // row holds it (held, expired or never), its Tool locks and its Sources, and the state
 // of the worker docket start runs for it, when one reported.
-func (a *Authority) Workers(ctx context.Context, c Caller, project contract.ProjectID) ([]contract.WorkerStatus, error) {
-	conns, err := a.Connections(ctx, c, project)
+func (a *Authority) Workers(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.WorkerStatus, error) {
+	conns, err := a.dir.Connections(ctx, c, project)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +38,10 @@ func (a *Authority) Workers(ctx context.Context, c Caller, project contract.Proj
 		if st, ok := supervised[cn.ID]; ok {
 			ws.Supervised = &st
 		}
-		if ws.Tools, err = a.ToolLocks(ctx, c, project, string(cn.ID)); err != nil {
+		if ws.Tools, err = a.dir.ToolLocks(ctx, c, project, string(cn.ID)); err != nil {
 			return nil, err
 		}
-		if ws.Sources, err = a.Sources(ctx, c, project, string(cn.ID)); err != nil {
+		if ws.Sources, err = a.dir.Sources(ctx, c, project, string(cn.ID)); err != nil {
 			return nil, err
 		}
 		out = append(out, ws)
@@ -82,12 +83,12 @@ func leaseStates(ws *contract.WorkerStatus, rows []store.Lease, now time.Time) {
 
 // ReportWorkerRuntime records the state of the worker docket start runs for the live
 // Connection connection (its name or id); see [profile.Keeper.ReportWorker].
-func (a *Authority) ReportWorkerRuntime(ctx context.Context, c Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error) {
+func (a *Authority) ReportWorkerRuntime(ctx context.Context, c identity.Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error) {
 	// Only a member in person reports, before anything is looked up for the caller.
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.RuntimeStatus{}, err
 	}
-	conns, err := a.Connections(ctx, c, project)
+	conns, err := a.dir.Connections(ctx, c, project)
 	if err != nil {
 		return contract.RuntimeStatus{}, err
 	}

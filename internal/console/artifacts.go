@@ -4,15 +4,15 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // artifactKeeper keeps the tool results an Agent's runtime cut to its inline bound, as
-// artifacts ReadArtifact reads (docs/mcp.md, "Artifacts"). *authority.Operations
+// artifacts ReadArtifact reads (docs/mcp.md, "Artifacts"). *operation.Operations
 // satisfies it.
 type artifactKeeper interface {
-	PutArtifact(ctx context.Context, c authority.Caller, content []byte) (contract.ArtifactRef, error)
+	PutArtifact(ctx context.Context, c identity.Caller, content []byte) (contract.ArtifactRef, error)
 }
 
 // maxArtifactBody bounds POST /api/v1/artifacts: the largest artifact, with room for the

@@ -4,17 +4,17 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // blueprintBackend is the part of the authority the blueprint routes need.
 type blueprintBackend interface {
-	Blueprints(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Blueprint, error)
-	Blueprint(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) (contract.Blueprint, error)
-	SetBlueprint(ctx context.Context, c authority.Caller, project contract.ProjectID, name string, spec contract.BlueprintSpec) (contract.Blueprint, error)
-	RemoveBlueprint(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) error
-	SetAgentProfileFromBlueprint(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, from contract.FromBlueprint) (contract.AgentProfile, error)
+	Blueprints(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Blueprint, error)
+	Blueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Blueprint, error)
+	SetBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string, spec contract.BlueprintSpec) (contract.Blueprint, error)
+	RemoveBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) error
+	SetAgentProfileFromBlueprint(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, from contract.FromBlueprint) (contract.AgentProfile, error)
 }
 
 // Shapes of the blueprint bodies, to teach.

@@ -14,7 +14,7 @@ import (
 // refusal carries its code and names the field.
 func TestServer_Blueprints(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	const (

@@ -13,6 +13,9 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/conversation"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/authority/schedule"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -25,11 +28,11 @@ import (
 func TestServer_TaskBounds(t *testing.T) {
 	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	s := newTestServerOn(t, authority.Config{Now: clock.Now, MaxOpenTasks: 2, MaxTasksPerHour: 4}, console.Config{}, nil)
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "other"})
+	other, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +92,13 @@ func TestServer_TaskBounds(t *testing.T) {
 // keeps; the next is refused 429 schedule_limit, and a deleted one frees its place.
 func TestServer_ScheduleBound(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	const base = "/api/v1/projects/default/schedules"
 	body := `{"every":"1h","task":{"agent":"calc","text":"Hourly report."}}`
 	var last contract.Schedule
-	for i := range authority.MaxSchedules {
+	for i := range schedule.MaxSchedules {
 		resp, raw := s.do(t, request{method: "POST", path: base, bearer: s.token, body: body})
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("schedule %d = %d %s, want 201", i+1, resp.StatusCode, raw)
@@ -122,11 +125,11 @@ func TestServer_HookBounds(t *testing.T) {
 	t.Run("per minute", func(t *testing.T) {
 		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
-		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+		ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range authority.DefaultMaxHookPerMinute {
+		for i := range operation.DefaultMaxHookPerMinute {
 			if resp, raw := s.do(t, request{method: "POST", path: "/api/v1/hook/calls", bearer: ag.Token, body: call(i, 0)}); resp.StatusCode != http.StatusOK {
 				t.Fatalf("call %d = %d %s, want 200", i, resp.StatusCode, raw)
 			}
@@ -140,7 +143,7 @@ func TestServer_HookBounds(t *testing.T) {
 	})
 	t.Run("waiting", func(t *testing.T) {
 		s := newTestServer(t, console.Config{})
-		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+		ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +152,7 @@ func TestServer_HookBounds(t *testing.T) {
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
-		for i := range authority.DefaultMaxHookWaiting {
+		for i := range operation.DefaultMaxHookWaiting {
 			wg.Go(func() {
 				req, err := http.NewRequestWithContext(held, "POST", s.URL+"/api/v1/hook/calls", strings.NewReader(call(i, 600_000)))
 				if err != nil {
@@ -179,7 +182,7 @@ func TestServer_HookBounds(t *testing.T) {
 					waiting++
 				}
 			}
-			if waiting == authority.DefaultMaxHookWaiting {
+			if waiting == operation.DefaultMaxHookWaiting {
 				break
 			}
 			if err := s.st.Wait(held, "default", head); err != nil {
@@ -195,7 +198,7 @@ func TestServer_HookBounds(t *testing.T) {
 // many it made, and says how many older ones the API pages through.
 func TestPages_AgentListsBounded(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +209,7 @@ func TestPages_AgentListsBounded(t *testing.T) {
 			t.Fatalf("call %d = %d %s", i, resp.StatusCode, raw)
 		}
 	}
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +262,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 	newServer := func(t *testing.T) (*testServer, *authoritytest.Clock, string) {
 		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
-		ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+		ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +270,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 	}
 	t.Run("started in an hour", func(t *testing.T) {
 		s, clock, token := newServer(t)
-		for i := range authority.MaxConversationsStartedPerHour {
+		for i := range conversation.MaxStartedPerHour {
 			save(t, s, token, fmt.Sprintf("c-%d", i), 0, "go", http.StatusOK)
 		}
 		save(t, s, token, "c-more", 0, "go", http.StatusTooManyRequests)
@@ -279,7 +282,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 		s, clock, token := newServer(t)
 		big := strings.Repeat("x", contract.MaxConversationEntry-1024)
 		var head contract.ConversationHead
-		for saved := 0; saved+len(big) <= authority.MaxConversationBytesPerHour; saved += len(big) + 64 {
+		for saved := 0; saved+len(big) <= conversation.MaxSavedPerHour; saved += len(big) + 64 {
 			head = save(t, s, token, "c-1", head.Seq, big, http.StatusOK)
 		}
 		save(t, s, token, "c-1", head.Seq, big, http.StatusTooManyRequests)
@@ -293,7 +296,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 func TestPages_NeedsHistoryBounded(t *testing.T) {
 	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +310,7 @@ func TestPages_NeedsHistoryBounded(t *testing.T) {
 			t.Fatalf("call %d = %d %s", i, resp.StatusCode, raw)
 		}
 	}
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,18 +4,18 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // budgetBackend is the part of the authority the budget routes need.
 type budgetBackend interface {
-	SetBudget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string, spec contract.BudgetSpec) (contract.Budget, error)
-	RemoveBudget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) (contract.Budget, error)
-	Budgets(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.Budget, error)
-	Budget(ctx context.Context, c authority.Caller, project contract.ProjectID, name string) (contract.Budget, error)
-	ReserveBudget(ctx context.Context, c authority.Caller, req contract.BudgetReserve) (contract.BudgetReservation, error)
-	ChargeBudget(ctx context.Context, c authority.Caller, ch contract.BudgetCharge) error
+	SetBudget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string, spec contract.BudgetSpec) (contract.Budget, error)
+	RemoveBudget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Budget, error)
+	Budgets(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Budget, error)
+	Budget(ctx context.Context, c identity.Caller, project contract.ProjectID, name string) (contract.Budget, error)
+	ReserveBudget(ctx context.Context, c identity.Caller, req contract.BudgetReserve) (contract.BudgetReservation, error)
+	ChargeBudget(ctx context.Context, c identity.Caller, ch contract.BudgetCharge) error
 }
 
 // handleSetBudget sets a budget of the project for a member acting itself; a delegate's

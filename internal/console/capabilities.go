@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // capabilityBackend is the part of the authority the capability routes need.
 type capabilityBackend interface {
-	Installs(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Release, error)
-	InstallCapability(ctx context.Context, c authority.Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error)
+	Installs(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Release, error)
+	InstallCapability(ctx context.Context, c identity.Caller, project contract.ProjectID, up contract.CapabilityUpload) (contract.Installed, error)
 }
 
 func (s *Server) handleInstalls(w http.ResponseWriter, r *http.Request) error {

@@ -9,29 +9,31 @@ import (
 	"net/http"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // carder records and confirms cards. It must be the *authority.Operations that
 // serves /mcp, whose Requests a card of a decision is bound to.
 type carder interface {
-	Propose(ctx context.Context, c authority.Caller, project contract.ProjectID, call authority.ConsentCall) (*contract.Card, error)
-	ConfirmCard(ctx context.Context, c authority.Caller, id string) (contract.Card, error)
+	Propose(ctx context.Context, c identity.Caller, project contract.ProjectID, call authority.ConsentCall) (*contract.Card, error)
+	ConfirmCard(ctx context.Context, c identity.Caller, id string) (contract.Card, error)
 }
 
 // cardBackend is the part of the authority the card routes read and close cards through.
 type cardBackend interface {
-	Cards(ctx context.Context, c authority.Caller, project contract.ProjectID, state contract.CardState) ([]contract.Card, error)
-	Card(ctx context.Context, c authority.Caller, id string) (contract.Card, error)
-	SettleCard(ctx context.Context, c authority.Caller, id string, out contract.CardOutcome) (contract.Card, error)
-	DeclineCard(ctx context.Context, c authority.Caller, id string, req contract.DeclineCardRequest) (contract.Card, error)
+	Cards(ctx context.Context, c identity.Caller, project contract.ProjectID, state contract.CardState) ([]contract.Card, error)
+	Card(ctx context.Context, c identity.Caller, id string) (contract.Card, error)
+	SettleCard(ctx context.Context, c identity.Caller, id string, out contract.CardOutcome) (contract.Card, error)
+	DeclineCard(ctx context.Context, c identity.Caller, id string, req contract.DeclineCardRequest) (contract.Card, error)
 }
 
 // propose takes a delegate's call of consent operation op: the body is read whole (within
 // the route's bound), and the authority either records a card, answered 202 here with
 // nothing run (done true), or records the delegate policy's exemption, and the call goes
 // on to its handler as the delegate with its body put back (done false).
-func (s *Server) propose(w http.ResponseWriter, r *http.Request, op authority.Operation) (done bool, err error) {
+func (s *Server) propose(w http.ResponseWriter, r *http.Request, op opclass.Operation) (done bool, err error) {
 	if s.cards == nil {
 		return true, contract.Errorf(contract.CodeConsentRequired, "%s needs the consent of member %s, and this server records no cards; ask them to do it.", op.Name, caller(r).Name)
 	}
@@ -58,7 +60,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, op authority.Op
 }
 
 func (s *Server) handleCards(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.auth.Cards(r.Context(), caller(r), project(r), contract.CardState(r.URL.Query().Get("state")))
+	cs, err := s.ids.Cards(r.Context(), caller(r), project(r), contract.CardState(r.URL.Query().Get("state")))
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func (s *Server) handleCards(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleCard(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.auth.Card(r.Context(), caller(r), r.PathValue("card"))
+	c, err := s.ids.Card(r.Context(), caller(r), r.PathValue("card"))
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ func (s *Server) handleDeclineCard(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	c, err := s.auth.DeclineCard(r.Context(), caller(r), r.PathValue("card"), req)
+	c, err := s.ids.DeclineCard(r.Context(), caller(r), r.PathValue("card"), req)
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func (s *Server) confirmCard(r *http.Request, id string) (contract.CardConfirmat
 	// The call ran (or was refused) already, so its outcome is recorded even when the
 	// member's request has gone, and its answer is handed over even when the outcome could
 	// not be recorded: the answer may hold a token shown this once.
-	settled, err := s.auth.SettleCard(context.WithoutCancel(r.Context()), c, id, out)
+	settled, err := s.ids.SettleCard(context.WithoutCancel(r.Context()), c, id, out)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "card outcome not recorded", logCard, id, logErr, err)
 		card.Outcome, settled = &out, card
@@ -129,10 +131,10 @@ func (s *Server) confirmCard(r *http.Request, id string) (contract.CardConfirmat
 
 // runCard runs card's call as the caller of r through the handler its route is served by.
 func (s *Server) runCard(r *http.Request, card contract.Card) (int, json.RawMessage) {
-	op := authority.OperationNamed(card.Operation)
+	op, known := opclass.ByName(card.Operation)
 	h, ok := s.handlers[op.Route]
 	values, match := op.PathValues(card.Path)
-	if !ok || !match {
+	if !known || !ok || !match {
 		return s.cardRefusal(r, fmt.Errorf("card %s: no handler serves %s %s", card.ID, card.Method, card.Path))
 	}
 	req, err := http.NewRequestWithContext(r.Context(), op.Method(), card.Path, bytes.NewReader(card.Body))

@@ -4,17 +4,17 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // caseBackend is the part of the authority the case routes need.
 type caseBackend interface {
-	Cases(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Case, error)
-	Case(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error)
-	CaseDetail(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error)
-	HoldCase(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error)
-	ResumeCase(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error)
+	Cases(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Case, error)
+	Case(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.Case, error)
+	CaseDetail(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID) (contract.CaseDetail, error)
+	HoldCase(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID, reason string) (contract.Case, error)
+	ResumeCase(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.CaseID, holdID string) (contract.Case, error)
 }
 
 // handlePauseCase places a member's hold on a Case (docs/console.md#pausing-a-case).

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
@@ -23,16 +25,16 @@ func newSigningServer(t *testing.T, keys *signing.Keyring) *testServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}, Signer: keys})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}, Signer: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.Init(t.Context(), "ada", testPassphrase, "default")
+	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := authority.NewOperations(a, authority.OperationsConfig{})
-	srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: authority.NewDispatcher(ops, authority.DispatcherConfig{}), Policies: a, Recovery: ops})
+	ops := authority.NewOperations(a, operation.Config{})
+	srv, err := console.New(console.Config{Identity: a.Directory(), Authority: a, Requests: ops.Operations(), Operations: ops, Reconciler: authority.NewDispatcher(ops, operation.DispatcherConfig{}), Policies: a, Recovery: ops.Operations()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestServer_Checkpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSigningServer(t, keys)
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}

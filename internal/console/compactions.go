@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -13,8 +13,8 @@ import (
 // (docs/workbench.md, "Long conversations"). *authority.Authority satisfies it; an
 // authority without it serves no compaction routes.
 type compactionBackend interface {
-	RecordCompaction(ctx context.Context, c authority.Caller, id contract.ConversationID, cp contract.ConversationCompaction) (contract.Compacted, error)
-	CompactedMessages(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, id contract.ConversationID, digest contract.Digest) ([]json.RawMessage, error)
+	RecordCompaction(ctx context.Context, c identity.Caller, id contract.ConversationID, cp contract.ConversationCompaction) (contract.Compacted, error)
+	CompactedMessages(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, id contract.ConversationID, digest contract.Digest) ([]json.RawMessage, error)
 }
 
 // maxCompactionBody bounds a compaction record: the replaced messages and the summary,

@@ -4,23 +4,30 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// connectionBackend is the part of the authority the connection routes need: connections, their sources and their tool locks.
+// connectionBackend is the part of the identity directory the connection routes need:
+// connections, their sources and their tool locks.
 type connectionBackend interface {
-	Connections(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Connection, error)
-	CreateConnection(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error)
-	RevokeConnection(ctx context.Context, c authority.Caller, project contract.ProjectID, ref string) (contract.Connection, error)
-	Sources(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) ([]contract.Source, error)
-	BindSource(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error)
-	ToolLocks(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error)
-	LockTool(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error)
+	Connections(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Connection, error)
+	CreateConnection(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.CreateConnectionRequest) (contract.ConnectionKey, error)
+	RevokeConnection(ctx context.Context, c identity.Caller, project contract.ProjectID, ref string) (contract.Connection, error)
+	Sources(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string) ([]contract.Source, error)
+	BindSource(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string, src contract.Source) (contract.Source, error)
+	ToolLocks(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string) ([]contract.ToolLock, error)
+}
+
+// toolLocker is the part of the authority that locks a Tool: it checks the lock against
+// what the Connection's live worker advertises before the directory keeps it
+// (docs/workers.md, "Direct Actions").
+type toolLocker interface {
+	LockTool(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string, l contract.ToolLock) (contract.ToolLock, error)
 }
 
 func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) error {
-	cs, err := s.auth.Connections(r.Context(), caller(r), project(r))
+	cs, err := s.ids.Connections(r.Context(), caller(r), project(r))
 	if err != nil {
 		return err
 	}
@@ -36,7 +43,7 @@ func (s *Server) handleCreateConnection(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	ck, err := s.auth.CreateConnection(r.Context(), caller(r), project(r), req)
+	ck, err := s.ids.CreateConnection(r.Context(), caller(r), project(r), req)
 	if err != nil {
 		return err
 	}
@@ -44,7 +51,7 @@ func (s *Server) handleCreateConnection(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handleRevokeConnection(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.auth.RevokeConnection(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	c, err := s.ids.RevokeConnection(r.Context(), caller(r), project(r), r.PathValue("connection"))
 	if err != nil {
 		return err
 	}
@@ -52,7 +59,7 @@ func (s *Server) handleRevokeConnection(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handleSources(w http.ResponseWriter, r *http.Request) error {
-	ss, err := s.auth.Sources(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	ss, err := s.ids.Sources(r.Context(), caller(r), project(r), r.PathValue("connection"))
 	if err != nil {
 		return err
 	}
@@ -77,7 +84,7 @@ func (s *Server) handleBindSource(w http.ResponseWriter, r *http.Request) error 
 	if src.Connection != "" || src.Digest != "" {
 		return contract.Errorf(contract.CodeInvalidArgument, "connection and digest are set by the authority; leave them out of the body.")
 	}
-	out, err := s.auth.BindSource(r.Context(), caller(r), project(r), r.PathValue("connection"), src)
+	out, err := s.ids.BindSource(r.Context(), caller(r), project(r), r.PathValue("connection"), src)
 	if err != nil {
 		return err
 	}
@@ -85,7 +92,7 @@ func (s *Server) handleBindSource(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) handleToolLocks(w http.ResponseWriter, r *http.Request) error {
-	ls, err := s.auth.ToolLocks(r.Context(), caller(r), project(r), r.PathValue("connection"))
+	ls, err := s.ids.ToolLocks(r.Context(), caller(r), project(r), r.PathValue("connection"))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/authority/schedule"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -27,8 +30,8 @@ type testServer struct {
 	st    store.Store
 	a     *authority.Authority
 	ops   *authority.Operations
-	disp  *authority.Dispatcher
-	sched *authority.Schedules // nil when the test gave its own
+	disp  *operation.Dispatcher
+	sched *schedule.Keeper // nil when the test gave its own
 	token string
 }
 
@@ -54,26 +57,26 @@ func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, se
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	acfg.Store, acfg.Key = st, authority.Key{1}
+	acfg.Store, acfg.Key = st, identity.Key{1}
 	a, err := authority.New(acfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.Init(t.Context(), "ada", testPassphrase, "default")
+	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := authority.NewOperations(a, authority.OperationsConfig{})
-	disp := authority.NewDispatcher(ops, authority.DispatcherConfig{})
-	cfg.Authority, cfg.Requests, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Cards = a, ops, disp, a, ops, ops
-	var sched *authority.Schedules
+	ops := authority.NewOperations(a, operation.Config{})
+	disp := authority.NewDispatcher(ops, operation.DispatcherConfig{})
+	cfg.Identity, cfg.Authority, cfg.Requests, cfg.Operations, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Cards = a.Directory(), a, ops.Operations(), ops, disp, a, ops.Operations(), ops
+	var sched *schedule.Keeper
 	if cfg.Schedules == nil {
 		if sched, err = authority.NewSchedules(a, authority.SchedulesConfig{}); err != nil {
 			t.Fatal(err)
 		}
 		cfg.Schedules = sched
 	}
-	cfg.Hooks, cfg.Artifacts = ops, ops
+	cfg.Hooks, cfg.Artifacts = ops.Operations(), ops.Operations()
 	if setup != nil {
 		setup(a, ops, &cfg)
 	}
@@ -159,14 +162,14 @@ func (s *testServer) port(t testing.TB) string {
 func TestServer_RefusesBadInput(t *testing.T) {
 	s := newTestServer(t, console.Config{MaxBody: 256})
 	ctx := t.Context()
-	ag, err := s.a.CreateAgent(ctx, mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(ctx, mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.a.CreateConnection(ctx, mustCaller(t, s), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+	if _, err := s.a.Directory().CreateConnection(ctx, mustCaller(t, s), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.a.Login(ctx, "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(ctx, "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,15 +226,15 @@ func TestServer_RefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	as, err := s.a.Agents(ctx, mustCaller(t, s), "default")
+	as, err := s.a.Directory().Agents(ctx, mustCaller(t, s), "default")
 	if err != nil || len(as) != 1 {
 		t.Errorf("agents after refusals = %d (%v), want only the first", len(as), err)
 	}
 }
 
-func mustCaller(t testing.TB, s *testServer) authority.Caller {
+func mustCaller(t testing.TB, s *testServer) identity.Caller {
 	t.Helper()
-	c, err := s.a.Authenticate(t.Context(), authority.Token(s.token))
+	c, err := s.a.Directory().Authenticate(t.Context(), identity.Token(s.token))
 	if err != nil {
 		t.Fatal(err)
 	}

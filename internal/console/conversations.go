@@ -4,17 +4,17 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // conversationBackend is the part of the authority the conversation routes need.
 type conversationBackend interface {
-	SaveConversation(ctx context.Context, c authority.Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error)
-	RecordBudgetExhausted(ctx context.Context, c authority.Caller, id contract.ConversationID, b contract.BudgetExhausted) error
-	OwnConversation(ctx context.Context, c authority.Caller, id contract.ConversationID) (contract.Conversation, error)
-	Conversations(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error)
-	Conversation(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error)
+	SaveConversation(ctx context.Context, c identity.Caller, id contract.ConversationID, s contract.ConversationSave) (contract.ConversationHead, error)
+	RecordBudgetExhausted(ctx context.Context, c identity.Caller, id contract.ConversationID, b contract.BudgetExhausted) error
+	OwnConversation(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.Conversation, error)
+	Conversations(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.ConversationSummary, error)
+	Conversation(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, id contract.ConversationID) (contract.Conversation, error)
 }
 
 // maxConversationBody bounds a conversation save: its messages and state, plus room for

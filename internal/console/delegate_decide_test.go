@@ -21,7 +21,7 @@ import (
 // of one no class covers is recorded as a card that decides nothing.
 func TestDelegate_DecidesCoveredRequest(t *testing.T) {
 	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
-		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a.Directory(), Ops: ops, Strips: ops.Operations()})}
 	})
 	ctx := t.Context()
 	admin := mustCaller(t, s)
@@ -36,7 +36,7 @@ func TestDelegate_DecidesCoveredRequest(t *testing.T) {
 	if _, err := s.a.PublishPolicy(ctx, admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: policy}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := s.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := s.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestDelegate_DecidesCoveredRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := s.ops.Requests(ctx, admin, "default")
+		rs, err := s.ops.Operations().Requests(ctx, admin, "default")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestDelegate_DecidesCoveredRequest(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted || decode[contract.CardAnswer](t, b).Card.ID == "" {
 		t.Fatalf("the delegate's decision of an uncovered request = %d %s, want 202 and a card", resp.StatusCode, b)
 	}
-	rs, err := s.ops.Requests(ctx, admin, "default")
+	rs, err := s.ops.Operations().Requests(ctx, admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // delegateBackend is the part of the authority the delegate routes need.
 type delegateBackend interface {
-	CreateDelegate(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateDelegateRequest) (contract.DelegateToken, error)
-	Delegates(ctx context.Context, c authority.Caller) ([]contract.Delegate, error)
-	RevokeDelegate(ctx context.Context, c authority.Caller, delegate string) (contract.Delegate, error)
+	CreateDelegate(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.CreateDelegateRequest) (contract.DelegateToken, error)
+	Delegates(ctx context.Context, c identity.Caller) ([]contract.Delegate, error)
+	RevokeDelegate(ctx context.Context, c identity.Caller, delegate string) (contract.Delegate, error)
 }
 
 // decideOperation is the consent operation a delegate runs itself when the delegation
@@ -29,11 +30,11 @@ func (s *Server) delegateGate(w http.ResponseWriter, r *http.Request, pattern st
 	if !c.IsDelegate() || safeMethod(r.Method) {
 		return false, nil
 	}
-	op := authority.OperationAt(pattern)
+	op := opclass.ForRoute(pattern)
 	switch op.Class {
-	case authority.Operational:
+	case opclass.Operational:
 		return false, nil
-	case authority.Consent:
+	case opclass.Consent:
 		if op.Name == decideOperation {
 			// Deciding a Request the delegation policy in force covers is operational: the
 			// delegate decides it as itself, checked again under the decision's locks.
@@ -52,7 +53,7 @@ func (s *Server) handleCreateDelegate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	dt, err := s.auth.CreateDelegate(r.Context(), caller(r), project(r), req)
+	dt, err := s.ids.CreateDelegate(r.Context(), caller(r), project(r), req)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) handleCreateDelegate(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) handleDelegates(w http.ResponseWriter, r *http.Request) error {
-	ds, err := s.auth.Delegates(r.Context(), caller(r))
+	ds, err := s.ids.Delegates(r.Context(), caller(r))
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (s *Server) handleDelegates(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleRevokeDelegate(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.auth.RevokeDelegate(r.Context(), caller(r), r.PathValue("delegate"))
+	d, err := s.ids.RevokeDelegate(r.Context(), caller(r), r.PathValue("delegate"))
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/opclass"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -75,7 +75,7 @@ func TestServer_DelegateGate(t *testing.T) {
 	dlg := decode[contract.DelegateToken](t, b).Token
 	public := map[string]bool{"POST /api/v1/sessions": true, "POST /api/v1/sessions/cookie": true}
 	reason := map[string]string{contract.ReasonHeader: "the calculation needs it"}
-	for _, op := range authority.OperationTable() {
+	for _, op := range opclass.Table {
 		if public[op.Route] {
 			continue // a passphrase, not a credential, opens a session
 		}
@@ -83,17 +83,17 @@ func TestServer_DelegateGate(t *testing.T) {
 			method, path := pathOf(op.Route)
 			before := logHead(t, s)
 			body := "{}"
-			if op.Class == authority.Consent {
+			if op.Class == opclass.Consent {
 				body = consentBody(t, op.Name)
 			}
 			resp, b := s.do(t, request{method: method, path: path, bearer: dlg, body: body, header: reason})
 			code := decode[contract.Error](t, b).Code
 			switch op.Class {
-			case authority.Operational:
+			case opclass.Operational:
 				if code == contract.CodeMemberOnly || code == contract.CodeConsentRequired || code == contract.CodeCardRecorded {
 					t.Errorf("operational %s stopped by the gate: %d %s", op.Name, resp.StatusCode, b)
 				}
-			case authority.Consent:
+			case opclass.Consent:
 				ans := decode[contract.CardAnswer](t, b)
 				if resp.StatusCode != http.StatusAccepted || ans.Code != contract.CodeCardRecorded || ans.Card.State != contract.CardOpen ||
 					ans.Card.Operation != op.Name || ans.Card.ProposedBy != "member:ada/asst" || !strings.Contains(ans.Teaching, "docket confirm "+ans.Card.ID) {
@@ -102,12 +102,12 @@ func TestServer_DelegateGate(t *testing.T) {
 				if diff := cmp.Diff([]string{event.CardRecorded}, newEvents(t, s, before)); diff != "" {
 					t.Errorf("a consent %s changed more than its card (-want +got):\n%s", op.Name, diff)
 				}
-			case authority.MemberOnly:
+			case opclass.MemberOnly:
 				if resp.StatusCode != http.StatusForbidden || code != contract.CodeMemberOnly {
 					t.Errorf("member-only %s = %d %s, want 403 member_only", op.Name, resp.StatusCode, b)
 				}
 			}
-			if op.Class == authority.MemberOnly && logHead(t, s) != before {
+			if op.Class == opclass.MemberOnly && logHead(t, s) != before {
 				t.Errorf("a refused %s appended events", op.Name)
 			}
 		})

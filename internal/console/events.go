@@ -8,17 +8,17 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 )
 
 // eventBackend is the part of the authority the event routes need: pages of the log, its chain check and a wait for what comes next.
 type eventBackend interface {
-	Events(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error)
-	VerifyEvents(ctx context.Context, c authority.Caller, project contract.ProjectID) (contract.ChainReport, error)
-	Checkpoint(ctx context.Context, c authority.Caller, project contract.ProjectID) (signing.Checkpoint, error)
-	WaitEvents(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64) error
+	Events(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error)
+	VerifyEvents(ctx context.Context, c identity.Caller, project contract.ProjectID) (contract.ChainReport, error)
+	Checkpoint(ctx context.Context, c identity.Caller, project contract.ProjectID) (signing.Checkpoint, error)
+	WaitEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64) error
 }
 
 // handleEvents returns one page of a project's log after ?after=N, or

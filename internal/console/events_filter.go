@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // eventFilterBackend is the part of the authority a filtered page of events needs.
 type eventFilterBackend interface {
-	FilterEvents(ctx context.Context, c authority.Caller, project contract.ProjectID, after int64, limit int, f contract.EventFilter, agent string) ([]contract.Event, int64, error)
+	FilterEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int, f contract.EventFilter, agent string) ([]contract.Event, int64, error)
 }
 
 // eventFilter reads the event filters of a request: ?type= (repeated or comma-separated),

@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // factBackend is the part of the authority a search of the Board's facts needs.
 type factBackend interface {
-	Facts(ctx context.Context, c authority.Caller, project contract.ProjectID, pattern contract.Atom, limit int) (contract.Bounded[contract.Node], error)
+	Facts(ctx context.Context, c identity.Caller, project contract.ProjectID, pattern contract.Atom, limit int) (contract.Bounded[contract.Node], error)
 }
 
 // handleFacts searches the Board's facts: ?predicate= names the predicate (none: every

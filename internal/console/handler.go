@@ -35,7 +35,7 @@ func (s *Server) handle(pattern string, h handlerFunc, a access) {
 			// Every authenticated request runs under its credential: a stream or
 			// long-poll ends when the credential is revoked or expires
 			// (docs/security.md, "Credentials and streams").
-			ctx, release := s.auth.Hold(withCaller(r.Context(), c, tok), tok)
+			ctx, release := s.ids.Hold(withCaller(r.Context(), c, tok), tok)
 			defer release()
 			r = r.WithContext(ctx)
 			if done, err := s.delegateGate(w, r, pattern); done {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
@@ -78,12 +80,12 @@ func newTwoServes(t *testing.T, postgresStore bool) *twoServes {
 	ts := &twoServes{clock: authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))}
 	var serves []serve
 	for i, st := range stores {
-		a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1}, Now: ts.clock.Now})
+		a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}, Now: ts.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			b, err := a.Init(t.Context(), "ada", testPassphrase, "default")
+			b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,15 +93,15 @@ func newTwoServes(t *testing.T, postgresStore bool) *twoServes {
 		}
 		// Calls are held and polls wait far longer than the test does, so only the end of
 		// their credential can end them in time.
-		ops := authority.NewOperations(a, authority.OperationsConfig{HoldBound: time.Hour})
-		disp := authority.NewDispatcher(ops, authority.DispatcherConfig{PollWait: time.Hour})
-		hop, err := workhop.New(workhop.Config{Authority: a, Dispatcher: disp})
+		ops := authority.NewOperations(a, operation.Config{HoldBound: time.Hour})
+		disp := authority.NewDispatcher(ops, operation.DispatcherConfig{PollWait: time.Hour})
+		hop, err := workhop.New(workhop.Config{Identity: a.Directory(), Dispatcher: disp})
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := console.New(console.Config{Authority: a, Requests: ops, Reconciler: disp, Policies: a, Recovery: ops, Cards: ops, Hooks: ops,
+		srv, err := console.New(console.Config{Identity: a.Directory(), Authority: a, Requests: ops.Operations(), Operations: ops, Reconciler: disp, Policies: a, Recovery: ops.Operations(), Cards: ops, Hooks: ops.Operations(),
 			Routes: map[string]http.Handler{
-				"/mcp":       gateway.New(gateway.Config{Auth: a, Ops: ops}),
+				"/mcp":       gateway.New(gateway.Config{Auth: a.Directory(), Ops: ops, Strips: ops.Operations()}),
 				"POST /work": hop,
 			}})
 		if err != nil {
@@ -237,7 +239,7 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 			}, "stream closed"
 		}},
 		{"session expired", func(t *testing.T, ts *twoServes) (held, func(), string) {
-			return openEvents(t, ts.first.Server, login(t, ts)), func() { ts.clock.Add(authority.DefaultSessionTTL + time.Minute) }, "stream closed"
+			return openEvents(t, ts.first.Server, login(t, ts)), func() { ts.clock.Add(identity.DefaultSessionTTL + time.Minute) }, "stream closed"
 		}},
 		{"delegate revoked on the other serve", func(t *testing.T, ts *twoServes) (held, func(), string) {
 			tok := delegate(t, ts, "8h")
@@ -312,7 +314,7 @@ func TestHolds_CredentialEndsItsStreams(t *testing.T) {
 // login opens a session of ada on the first serve.
 func login(t *testing.T, ts *twoServes) string {
 	t.Helper()
-	sess, err := ts.first.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := ts.first.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +341,7 @@ func agentToken(t *testing.T, ts *twoServes) string {
 func heldCall(t *testing.T, ts *twoServes) held {
 	t.Helper()
 	ctx := t.Context()
-	admin, err := ts.first.a.Authenticate(ctx, authority.Token(ts.member))
+	admin, err := ts.first.a.Directory().Authenticate(ctx, identity.Token(ts.member))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -13,9 +13,9 @@ import (
 // It must be the Operations that decide Requests, so that a decision wakes the hook
 // that waits for it.
 type hookBackend interface {
-	Hook(ctx context.Context, c authority.Caller, call contract.HookCall) (contract.HookVerdict, error)
-	HookOutcome(ctx context.Context, c authority.Caller, out contract.HookOutcome) (int64, error)
-	HookCalls(ctx context.Context, c authority.Caller, project contract.ProjectID, agent contract.AgentID) ([]contract.HookCallEntry, error)
+	Hook(ctx context.Context, c identity.Caller, call contract.HookCall) (contract.HookVerdict, error)
+	HookOutcome(ctx context.Context, c identity.Caller, out contract.HookOutcome) (int64, error)
+	HookCalls(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID) ([]contract.HookCallEntry, error)
 }
 
 // maxHookBody bounds a hook call: the tool input and room for the envelope around it.

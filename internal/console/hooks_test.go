@@ -17,15 +17,15 @@ import (
 // verdict, and refuse an outcome of a call never reported before it ran.
 func TestServer_HookRoutes(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	own, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	boss, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
+	boss, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestServer_HookRoutes(t *testing.T) {
 // not its own Agent's listing — while the hook routes answer it.
 func TestServer_HookTokenReachesOnlyTheHookRoutes(t *testing.T) {
 	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
-		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a.Directory(), Ops: ops, Strips: ops.Operations()})}
 	})
-	hk, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	hk, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}

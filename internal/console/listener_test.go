@@ -21,7 +21,7 @@ import (
 func runServer(t *testing.T, cfg console.Config) (string, *testServer) {
 	t.Helper()
 	ts := newTestServer(t, console.Config{})
-	cfg.Authority = ts.a
+	cfg.Identity, cfg.Authority = ts.a.Directory(), ts.a
 	srv, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,16 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // materialBackend is the part of the authority the material routes need.
 type materialBackend interface {
-	Materials(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.Material, error)
-	Material(ctx context.Context, c authority.Caller, project contract.ProjectID, agent, sha256 string) (contract.Material, error)
-	AddMaterial(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, in contract.MaterialAdd) (contract.Material, error)
-	SetMaterialDisclosure(ctx context.Context, c authority.Caller, project contract.ProjectID, agent, sha256 string, allowed bool) (contract.Material, error)
+	Materials(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Material, error)
+	Material(ctx context.Context, c identity.Caller, project contract.ProjectID, agent, sha256 string) (contract.Material, error)
+	AddMaterial(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, in contract.MaterialAdd) (contract.Material, error)
+	SetMaterialDisclosure(ctx context.Context, c identity.Caller, project contract.ProjectID, agent, sha256 string, allowed bool) (contract.Material, error)
 }
 
 // maxMaterialBody bounds a material's fact or disclosure body: metadata, never bytes.

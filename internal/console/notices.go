@@ -4,17 +4,17 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// noticeBook is the part of the authority the notice routes need; *authority.Notices is
+// noticeBook is the part of the authority the notice routes need; *notice.Keeper is
 // one.
 type noticeBook interface {
-	Subscribe(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.SubscribeNoticesRequest) (contract.NoticeSubscription, error)
-	Subscriptions(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.NoticeSubscription, error)
-	Unsubscribe(ctx context.Context, c authority.Caller, project contract.ProjectID, id string) (contract.NoticeSubscription, error)
-	Test(ctx context.Context, c authority.Caller, project contract.ProjectID, id string) (contract.NoticeTest, error)
+	Subscribe(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.SubscribeNoticesRequest) (contract.NoticeSubscription, error)
+	Subscriptions(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.NoticeSubscription, error)
+	Unsubscribe(ctx context.Context, c identity.Caller, project contract.ProjectID, id string) (contract.NoticeSubscription, error)
+	Test(ctx context.Context, c identity.Caller, project contract.ProjectID, id string) (contract.NoticeTest, error)
 }
 
 // errNoNotices answers the notice routes of a server that keeps no notices.

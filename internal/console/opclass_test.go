@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/opclass"
 )
 
 // TestOperationTable_EveryChangingRoute checks the one table of operation classes against
@@ -33,7 +33,7 @@ func TestOperationTable_EveryChangingRoute(t *testing.T) {
 		t.Fatal("found no changing routes")
 	}
 	var classed []string
-	for _, op := range authority.OperationTable() {
+	for _, op := range opclass.Table {
 		classed = append(classed, op.Route)
 	}
 	for _, p := range served {

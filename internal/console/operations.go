@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // operationLister is the part of the Operations the operations list needs.
 type operationLister interface {
-	OperationList(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, waiting bool) ([]contract.OperationInfo, error)
+	OperationList(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, waiting bool) ([]contract.OperationInfo, error)
 }
 
 // handleOperations lists a project's Operations with where each stands and why:
@@ -21,7 +21,7 @@ func (s *Server) handleOperations(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	ops, err := s.dec.OperationList(r.Context(), caller(r), project(r), r.URL.Query().Get("agent"), waiting)
+	ops, err := s.opl.OperationList(r.Context(), caller(r), project(r), r.URL.Query().Get("agent"), waiting)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (s *Server) pageAgents(w http.ResponseWriter, r *http.Request, v visit) err
 
 func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, status int, b agentsBody) error {
 	ctx := r.Context()
-	all, err := s.auth.Agents(ctx, v.caller, v.project)
+	all, err := s.ids.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}
@@ -53,8 +53,8 @@ func (s *Server) showAgents(w http.ResponseWriter, r *http.Request, v visit, sta
 	}
 	b.Pager = pg
 	last := map[contract.AgentID]opView{}
-	if s.dec != nil {
-		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+	if s.opl != nil {
+		ops, err := s.opl.OperationList(ctx, v.caller, v.project, "", false)
 		if err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (s *Server) agentsList(v visit) listPage {
 // this once: the token is in this answer's body alone, never in a URL, a log or an event.
 func (s *Server) pageCreateAgent(w http.ResponseWriter, r *http.Request, v visit) error {
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	at, err := s.auth.CreateAgent(r.Context(), v.caller, v.project, contract.CreateAgentRequest{Name: name, Kind: r.PostFormValue("kind")})
+	at, err := s.ids.CreateAgent(r.Context(), v.caller, v.project, contract.CreateAgentRequest{Name: name, Kind: r.PostFormValue("kind")})
 	if err != nil {
 		if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
 			return s.showAgents(w, r, v, httpStatus(ce.Code), agentsBody{Name: name, Error: ce.Teaching})
@@ -101,7 +101,7 @@ func (s *Server) pageCreateAgent(w http.ResponseWriter, r *http.Request, v visit
 
 // pageRotateAgent issues an Agent a new token, ending the old one, and shows it this once.
 func (s *Server) pageRotateAgent(w http.ResponseWriter, r *http.Request, v visit) error {
-	at, err := s.auth.RotateAgentToken(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	at, err := s.ids.RotateAgentToken(r.Context(), v.caller, v.project, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (s *Server) pageAgentsAgain(w http.ResponseWriter, r *http.Request, v visit
 
 // pageRevokeAgent revokes an Agent: its token stops working at once.
 func (s *Server) pageRevokeAgent(w http.ResponseWriter, r *http.Request, v visit) error {
-	_, err := s.auth.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
+	_, err := s.ids.RevokeAgent(r.Context(), v.caller, v.project, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
@@ -250,8 +250,8 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 	if b.Tasks, b.TasksPager, err = s.agentTasks(r, v, a, listPage{Path: path, Param: "tasks_after", What: "tasks"}); err != nil {
 		return err
 	}
-	if s.dec != nil {
-		ops, err := s.dec.OperationList(ctx, v.caller, v.project, string(a.ID), false)
+	if s.opl != nil {
+		ops, err := s.opl.OperationList(ctx, v.caller, v.project, string(a.ID), false)
 		if err != nil {
 			return err
 		}
@@ -327,7 +327,7 @@ func (s *Server) showAgent(w http.ResponseWriter, r *http.Request, v visit, stat
 
 // findAgent returns the Agent the request's {agent} names, by id.
 func (s *Server) findAgent(r *http.Request, v visit) (contract.Agent, error) {
-	as, err := s.auth.Agents(r.Context(), v.caller, v.project)
+	as, err := s.ids.Agents(r.Context(), v.caller, v.project)
 	if err != nil {
 		return contract.Agent{}, err
 	}

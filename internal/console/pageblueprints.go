@@ -37,7 +37,7 @@ func (s *Server) showBlueprints(w http.ResponseWriter, r *http.Request, v visit,
 	if err != nil {
 		return err
 	}
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	as, err := s.ids.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}

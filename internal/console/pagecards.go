@@ -36,7 +36,7 @@ func (s *Server) openCards(ctx context.Context, v visit) ([]contract.Card, error
 	if s.cards == nil {
 		return nil, nil
 	}
-	return s.auth.Cards(ctx, v.caller, v.project, contract.CardOpen)
+	return s.ids.Cards(ctx, v.caller, v.project, contract.CardOpen)
 }
 
 // pageConfirmCard confirms a card from Needs you: its call runs once, as the member, and
@@ -52,7 +52,7 @@ func (s *Server) pageConfirmCard(w http.ResponseWriter, r *http.Request, v visit
 
 // pageDeclineCard declines a card from Needs you; its call never runs.
 func (s *Server) pageDeclineCard(w http.ResponseWriter, r *http.Request, v visit) error {
-	_, err := s.auth.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
+	_, err := s.ids.DeclineCard(r.Context(), v.caller, r.PathValue("card"), contract.DeclineCardRequest{Reason: r.PostFormValue("reason")})
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -216,8 +216,8 @@ func (s *Server) pageCaseHold(w http.ResponseWriter, r *http.Request, v visit) e
 func (s *Server) caseTimeline(ctx context.Context, v visit, c contract.Case, es []contract.Event, book nameBook) ([]timelineItem, error) {
 	id := c.CaseID
 	var out []timelineItem
-	if s.dec != nil {
-		ops, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+	if s.opl != nil {
+		ops, err := s.opl.OperationList(ctx, v.caller, v.project, "", false)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +307,7 @@ func (s *Server) firstEventAt(ctx context.Context, v visit, at time.Time) (int64
 // eventsOf reads the events after seq after that f selects, keeping the latest n, and
 // says whether older ones were dropped. It reads the log page by page through the
 // authority's bounded filter.
-func (s *Server) eventsOf(ctx context.Context, c authority.Caller, p contract.ProjectID, f contract.EventFilter, after int64, n int) ([]contract.Event, bool, error) {
+func (s *Server) eventsOf(ctx context.Context, c identity.Caller, p contract.ProjectID, f contract.EventFilter, after int64, n int) ([]contract.Event, bool, error) {
 	var out []contract.Event
 	more := false
 	for {

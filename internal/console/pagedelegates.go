@@ -42,13 +42,13 @@ func (s *Server) pageDelegates(w http.ResponseWriter, r *http.Request, v visit) 
 
 func (s *Server) showDelegates(w http.ResponseWriter, r *http.Request, v visit, status int, b delegatesBody) error {
 	ctx := r.Context()
-	ds, err := s.auth.Delegates(ctx, v.caller)
+	ds, err := s.ids.Delegates(ctx, v.caller)
 	if err != nil {
 		return err
 	}
 	cards := map[string][]contract.Card{}
 	if s.cards != nil {
-		cs, err := s.auth.Cards(ctx, v.caller, v.project, "")
+		cs, err := s.ids.Cards(ctx, v.caller, v.project, "")
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (s *Server) showDelegates(w http.ResponseWriter, r *http.Request, v visit, 
 // event.
 func (s *Server) pageCreateDelegate(w http.ResponseWriter, r *http.Request, v visit) error {
 	name, life := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("life"))
-	dt, err := s.auth.CreateDelegate(r.Context(), v.caller, v.project, contract.CreateDelegateRequest{Name: name, Life: life})
+	dt, err := s.ids.CreateDelegate(r.Context(), v.caller, v.project, contract.CreateDelegateRequest{Name: name, Life: life})
 	if err != nil {
 		if ce, ok := errors.AsType[*contract.Error](err); ok && httpStatus(ce.Code) < http.StatusInternalServerError {
 			return s.showDelegates(w, r, v, httpStatus(ce.Code), delegatesBody{Name: name, Life: life, Error: ce.Teaching})
@@ -89,7 +89,7 @@ func (s *Server) pageCreateDelegate(w http.ResponseWriter, r *http.Request, v vi
 // pageRevokeDelegate revokes a delegate: its credential stops at once and its open cards
 // are void.
 func (s *Server) pageRevokeDelegate(w http.ResponseWriter, r *http.Request, v visit) error {
-	_, err := s.auth.RevokeDelegate(r.Context(), v.caller, r.PathValue("delegate"))
+	_, err := s.ids.RevokeDelegate(r.Context(), v.caller, r.PathValue("delegate"))
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,6 @@ func (s *Server) emptyProject(ctx context.Context, v visit) (bool, error) {
 	if err != nil || len(cs) > 0 {
 		return false, err
 	}
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	as, err := s.ids.Agents(ctx, v.caller, v.project)
 	return len(as) == 0, err
 }

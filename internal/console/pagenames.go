@@ -5,13 +5,13 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// nameBackend is the part of the authority that says who a member is.
+// nameBackend is the part of the identity directory that says who a member is.
 type nameBackend interface {
-	MemberNames(ctx context.Context, c authority.Caller, project contract.ProjectID, ids []contract.MemberID) (map[contract.MemberID]string, error)
+	MemberNames(ctx context.Context, c identity.Caller, project contract.ProjectID, ids []contract.MemberID) (map[contract.MemberID]string, error)
 }
 
 // who is a principal as a page shows it: the name a person knows it by, the principal
@@ -47,7 +47,7 @@ func (s *Server) names(ctx context.Context, v visit, ps ...contract.Principal) (
 	}
 	members := map[contract.MemberID]string{}
 	if len(ids) > 0 {
-		if members, err = s.auth.MemberNames(ctx, v.caller, v.project, ids); err != nil {
+		if members, err = s.ids.MemberNames(ctx, v.caller, v.project, ids); err != nil {
 			return nameBook{}, err
 		}
 	}

@@ -228,7 +228,7 @@ func (s *Server) pendingCount(ctx context.Context, v visit) (int, error) {
 
 // agentNames maps the project's Agent ids to their names.
 func (s *Server) agentNames(ctx context.Context, v visit) (map[string]string, error) {
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	as, err := s.ids.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return nil, err
 	}

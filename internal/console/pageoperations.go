@@ -56,11 +56,11 @@ const maxOpsAgentsShown = 20
 // when one cannot proceed; one that needs a person carries the form that reconciles it.
 // ?agent=ID shows that Agent's alone, and with ?ops_after= its older Operations.
 func (s *Server) pageOperations(w http.ResponseWriter, r *http.Request, v visit) error {
-	if s.dec == nil {
+	if s.opl == nil {
 		return contract.Errorf(contract.CodeNotFound, "this server lists no operations; docket serve does.")
 	}
 	q := r.URL.Query()
-	ops, err := s.dec.OperationList(r.Context(), v.caller, v.project, q.Get("agent"), false)
+	ops, err := s.opl.OperationList(r.Context(), v.caller, v.project, q.Get("agent"), false)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -36,7 +36,7 @@ type policiesBody struct {
 // retentionReader is the part of the Operations the Policies page asks how long the
 // project's artifacts are kept (docs/mcp.md, "Artifacts").
 type retentionReader interface {
-	ArtifactRetention(ctx context.Context, c authority.Caller, project contract.ProjectID) (time.Duration, bool, error)
+	ArtifactRetention(ctx context.Context, c identity.Caller, project contract.ProjectID) (time.Duration, bool, error)
 }
 
 // retentionWords says keep in days when it is whole days, else as a duration.
@@ -144,7 +144,7 @@ func (s *Server) showPolicies(w http.ResponseWriter, r *http.Request, v visit, s
 		}
 		b.Diff = &d
 	}
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	as, err := s.ids.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -156,8 +156,8 @@ func clock(t time.Time) string {
 
 // visit is one signed-in member's request for a page.
 type visit struct {
-	caller  authority.Caller
-	token   authority.Token
+	caller  identity.Caller
+	token   identity.Token
 	project contract.ProjectID // "" on routes without {project}
 	nav     string             // the navigation entry the page belongs to
 
@@ -236,7 +236,7 @@ func (s *Server) visitorBounded(w http.ResponseWriter, r *http.Request, limit in
 	if err != nil || c.Value == "" {
 		return visit{}, contract.Errorf(contract.CodeUnauthenticated, "sign in to see this page.")
 	}
-	tok := authority.Token(c.Value)
+	tok := identity.Token(c.Value)
 	if !safeMethod(r.Method) {
 		multipart := false
 		if limit < 0 {
@@ -258,7 +258,7 @@ func (s *Server) visitorBounded(w http.ResponseWriter, r *http.Request, limit in
 			return visit{}, contract.Errorf(contract.CodeCSRF, "this form does not carry this session's CSRF token; reload the page and send it again.")
 		}
 	}
-	caller, err := s.auth.Authenticate(r.Context(), tok)
+	caller, err := s.ids.Authenticate(r.Context(), tok)
 	if err != nil {
 		return visit{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
@@ -36,7 +37,7 @@ func TestPages_Agents(t *testing.T) {
 		chromedp.Click(chromedp.ID("create-agent")),
 		chromedp.WaitVisible(chromedp.ID("agent-token")))
 	token := browsertest.Run(r.b, chromedp.Value(chromedp.ID("agent-token")))
-	c, err := r.a.Authenticate(t.Context(), authority.Token(token))
+	c, err := r.a.Directory().Authenticate(t.Context(), identity.Token(token))
 	if err != nil || c.Kind != contract.PrincipalAgent || c.Name != "scout" {
 		t.Fatalf("the token the page showed authenticates as %+v, %v; want Agent scout", c, err)
 	}
@@ -63,10 +64,10 @@ func TestPages_Agents(t *testing.T) {
 	if rotated == token || rotated == "" {
 		t.Errorf("rotating showed %q, want a new token", rotated)
 	}
-	if _, err := r.a.Authenticate(t.Context(), authority.Token(token)); err == nil {
+	if _, err := r.a.Directory().Authenticate(t.Context(), identity.Token(token)); err == nil {
 		t.Errorf("the token before the rotation still authenticates")
 	}
-	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err != nil {
+	if _, err := r.a.Directory().Authenticate(t.Context(), identity.Token(rotated)); err != nil {
 		t.Errorf("the rotated token does not authenticate: %v", err)
 	}
 
@@ -75,7 +76,7 @@ func TestPages_Agents(t *testing.T) {
 	if got := r.b.Text(".notice"); !strings.Contains(got, "Agent revoked") {
 		t.Errorf("after revoking, the notice is %q", got)
 	}
-	if _, err := r.a.Authenticate(t.Context(), authority.Token(rotated)); err == nil {
+	if _, err := r.a.Directory().Authenticate(t.Context(), identity.Token(rotated)); err == nil {
 		t.Errorf("the revoked Agent's token still authenticates")
 	}
 	if got := browsertest.Run(r.b, chromedp.Text(chromedp.Search(scoutRow))); !strings.Contains(got, "revoked") || strings.Contains(got, "Rotate") {
@@ -106,11 +107,11 @@ func TestPages_AgentConversation(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
 	admin := mustCaller(t, r.testServer)
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
+	at, err := r.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	writer, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestPages_AgentConversation(t *testing.T) {
 // without JavaScript sees them, and their forms refused without the session's CSRF token.
 func TestPages_NewPagesWithoutBrowser(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestPages_NewPagesWithoutBrowser(t *testing.T) {
 			}
 		})
 	}
-	if as, err := s.a.Agents(t.Context(), mustCaller(t, s), "default"); err != nil || len(as) != 0 {
+	if as, err := s.a.Directory().Agents(t.Context(), mustCaller(t, s), "default"); err != nil || len(as) != 0 {
 		t.Errorf("Agents after the refused forms = %+v, %v; want none", as, err)
 	}
 }
@@ -236,7 +237,7 @@ func TestPages_NewPagesWithoutBrowser(t *testing.T) {
 func TestPages_AgentsKeyboard(t *testing.T) {
 	r := newPagesRig(t)
 	r.signIn(t)
-	as, err := r.a.Agents(t.Context(), mustCaller(t, r.testServer), "default")
+	as, err := r.a.Directory().Agents(t.Context(), mustCaller(t, r.testServer), "default")
 	if err != nil || len(as) != 1 {
 		t.Fatalf("Agents = %+v, %v; want calc alone", as, err)
 	}

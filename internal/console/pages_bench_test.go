@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -78,16 +79,16 @@ func benchConsole(b *testing.B) (*testServer, func(path string) *http.Request) {
 	if _, err := s.a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: wideCapability()}); err != nil {
 		b.Fatal(err)
 	}
-	tok, err := s.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "bench"})
+	tok, err := s.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ag, err := s.a.Authenticate(ctx, authority.Token(tok.Token))
+	ag, err := s.a.Directory().Authenticate(ctx, identity.Token(tok.Token))
 	if err != nil {
 		b.Fatal(err)
 	}
 	call := func(tool string, in any) {
-		ans, err := s.ops.Call(ctx, ag, authority.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
+		ans, err := s.ops.Call(ctx, ag, operation.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
 		if err != nil || !ans.Result.Accepted {
 			b.Fatalf("Call(%s) = %+v, %v", tool, ans.Result, err)
 		}
@@ -120,7 +121,7 @@ func benchConsole(b *testing.B) (*testServer, func(path string) *http.Request) {
 	}
 	flush()
 	call(contract.ToolOpenCase, &contract.OpenCaseInput{CaseType: "wide", BusinessKey: contract.Args{"job": contract.StringValue("w")}})
-	sess, err := s.a.Login(ctx, "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(ctx, "ada", testPassphrase, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
@@ -38,7 +39,7 @@ type pagesRig struct {
 func newPagesRig(t *testing.T, flags ...string) *pagesRig {
 	t.Helper()
 	s := newTestServerWith(t, console.Config{}, func(a *authority.Authority, ops *authority.Operations, cfg *console.Config) {
-		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a, Ops: ops})}
+		cfg.Routes = map[string]http.Handler{"/mcp": gateway.New(gateway.Config{Auth: a.Directory(), Ops: ops, Strips: ops.Operations()})}
 	})
 	ctx := t.Context()
 	toml, err := os.ReadFile(filepath.Join("testdata", "pages", "capability.toml"))
@@ -49,7 +50,7 @@ func newPagesRig(t *testing.T, flags ...string) *pagesRig {
 	if _, err := s.a.InstallCapability(ctx, admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := s.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := s.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func (r *pagesRig) mark(t *testing.T, topic string) {
 // pending returns the project's pending Requests.
 func (r *pagesRig) pending(t *testing.T) []contract.Request {
 	t.Helper()
-	rs, err := r.ops.Requests(t.Context(), mustCaller(t, r.testServer), "default")
+	rs, err := r.ops.Operations().Requests(t.Context(), mustCaller(t, r.testServer), "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestPages_SignOutEndsStream(t *testing.T) {
 
 	r.b.Do(chromedp.Click(chromedp.Search(`//button[text()="Sign out"]`)), chromedp.WaitVisible(chromedp.CSS("#passphrase")))
 	<-ended // the test's deadline fails it if the stream stays open
-	if _, err := r.a.Authenticate(t.Context(), authority.Token(session)); contract.CodeOf(err) != contract.CodeCredentialRevoked {
+	if _, err := r.a.Directory().Authenticate(t.Context(), identity.Token(session)); contract.CodeOf(err) != contract.CodeCredentialRevoked {
 		t.Errorf("the session after signing out authenticates (%v), want %s", err, contract.CodeCredentialRevoked)
 	}
 	r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.CSS("#passphrase")))

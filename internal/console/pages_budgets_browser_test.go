@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -18,11 +18,11 @@ func TestPages_AgentBudget(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
 	admin := mustCaller(t, r.testServer)
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "spender"})
+	at, err := r.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "spender"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spender, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	spender, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -20,11 +20,11 @@ import (
 func TestPages_CancelTask(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
-	at, err := r.a.CreateAgent(ctx, mustCaller(t, r.testServer), "default", contract.CreateAgentRequest{Name: "runner"})
+	at, err := r.a.Directory().CreateAgent(ctx, mustCaller(t, r.testServer), "default", contract.CreateAgentRequest{Name: "runner"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runtime, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	runtime, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

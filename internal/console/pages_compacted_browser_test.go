@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -19,11 +19,11 @@ func TestPages_CompactedConversation(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
 	admin := mustCaller(t, r.testServer)
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "longrunner"})
+	at, err := r.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "longrunner"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	runner, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

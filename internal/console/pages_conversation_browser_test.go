@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -99,11 +99,11 @@ func TestPages_AgentConversationReads(t *testing.T) {
 	r := newPagesRig(t)
 	ctx := t.Context()
 	admin := mustCaller(t, r.testServer)
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
+	at, err := r.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "writer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writer, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	writer, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestPages_NamesNotIds(t *testing.T) {
 	if len(q) != 1 {
 		t.Fatalf("pending = %+v, want the mark", q)
 	}
-	if _, err := r.ops.Decide(ctx, admin, "default", q[0].ID, contract.Decision{Digest: q[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
+	if _, err := r.ops.Operations().Decide(ctx, admin, "default", q[0].ID, contract.Decision{Digest: q[0].Digest, Verdict: contract.VerdictApprove}); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := r.sched.Create(ctx, admin, "default", contract.CreateScheduleRequest{Every: "1h", Task: contract.TaskRequest{Agent: "calc", Text: "Report."}})

@@ -66,7 +66,7 @@ func TestPages_Delegates(t *testing.T) {
 		t.Errorf("the confirm's answer is %q, want the new Agent's token and 201", result)
 	}
 	r.b.Screenshot(screenshots, "needs-you-card-confirmed")
-	as, err := r.a.Agents(t.Context(), mustCaller(t, r.testServer), "default")
+	as, err := r.a.Directory().Agents(t.Context(), mustCaller(t, r.testServer), "default")
 	if err != nil || len(as) != 2 {
 		t.Fatalf("Agents after the confirm = %+v, %v; want calc and helper", as, err)
 	}
@@ -123,7 +123,7 @@ func TestPages_CardFormsNeedCSRF(t *testing.T) {
 		}
 		r.b.Do(chromedp.Navigate(r.URL+"/projects/default/needs"), chromedp.WaitVisible(chromedp.ID(card.ID+"-confirm")))
 	}
-	if c, err := r.a.Card(t.Context(), mustCaller(t, r.testServer), card.ID); err != nil || c.State != contract.CardOpen {
+	if c, err := r.a.Directory().Card(t.Context(), mustCaller(t, r.testServer), card.ID); err != nil || c.State != contract.CardOpen {
 		t.Errorf("card after forged forms = %+v, %v; want open", c, err)
 	}
 }
@@ -151,7 +151,7 @@ func TestPages_CardVoid(t *testing.T) {
 	if got := r.b.Text("main p.refusal"); !strings.Contains(got, "card_void") || !strings.Contains(got, "agent calc") {
 		t.Errorf("confirming a card whose Agent changed shows %q, want card_void naming agent calc", got)
 	}
-	as, err := r.a.Agents(t.Context(), mustCaller(t, r.testServer), "default")
+	as, err := r.a.Directory().Agents(t.Context(), mustCaller(t, r.testServer), "default")
 	if err != nil || len(as) != 1 || as[0].RevokedAt != nil {
 		t.Errorf("Agents after a void card = %+v, %v; want calc live", as, err)
 	}

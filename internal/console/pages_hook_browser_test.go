@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console/browsertest"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -26,17 +26,17 @@ func TestPages_AgentHookCalls(t *testing.T) {
 		Text: "[hook_policy]\n[[hook_policy.profile]]\nagent = \"coder\"\nfree = [\"Read\"]\nrefuse = [\"WebFetch\"]\n"}); err != nil {
 		t.Fatal(err)
 	}
-	at, err := r.a.CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	at, err := r.a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	coder, err := r.a.Authenticate(ctx, authority.Token(at.Token))
+	coder, err := r.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
 	call := func(id, tool, input, path, command string, wait time.Duration) contract.HookVerdict {
 		t.Helper()
-		v, err := r.ops.Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: id, Tool: tool, Input: json.RawMessage(input), Path: path, Command: command, WaitMillis: wait.Milliseconds()})
+		v, err := r.ops.Operations().Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: id, Tool: tool, Input: json.RawMessage(input), Path: path, Command: command, WaitMillis: wait.Milliseconds()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestPages_AgentHookCalls(t *testing.T) {
 	ran := func(id, tool string) {
 		t.Helper()
 		exit := int64(0)
-		if _, err := r.ops.HookOutcome(ctx, coder, contract.HookOutcome{CallID: id, Tool: tool, OK: true, ExitCode: &exit,
+		if _, err := r.ops.Operations().HookOutcome(ctx, coder, contract.HookOutcome{CallID: id, Tool: tool, OK: true, ExitCode: &exit,
 			OutputDigest: "sha256:" + strings.Repeat("0f", 32), OutputBytes: 42}); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestPages_AgentHookCalls(t *testing.T) {
 	var wg sync.WaitGroup
 	edit := make(chan contract.HookVerdict, 1)
 	wg.Go(func() {
-		v, err := r.ops.Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: "t2", Tool: "Edit",
+		v, err := r.ops.Operations().Hook(ctx, coder, contract.HookCall{CLI: "claude-code", CallID: "t2", Tool: "Edit",
 			Input: json.RawMessage(`{"file_path":"/r/main.go","old_string":"a","new_string":"b"}`), Path: "main.go", WaitMillis: time.Minute.Milliseconds()})
 		if err != nil {
 			t.Error(err)

@@ -25,13 +25,13 @@ func TestServer_ListPages(t *testing.T) {
 	s := newTestServer(t, console.Config{})
 	member := mustCaller(t, s)
 	for _, name := range []string{"calc", "check", "audit"} {
-		if _, err := s.a.CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: name}); err != nil {
+		if _, err := s.a.Directory().CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.a.SetAgentProfile(t.Context(), member, "default", name, contract.ProfileSpec{Provider: "scripted", Script: "run.txt"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.a.CreateConnection(t.Context(), member, "default", contract.CreateConnectionRequest{Name: "laptop-" + name}); err != nil {
+		if _, err := s.a.Directory().CreateConnection(t.Context(), member, "default", contract.CreateConnectionRequest{Name: "laptop-" + name}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func TestServer_ListPages(t *testing.T) {
 			t.Fatalf("post = %d %s", resp.StatusCode, raw)
 		}
 	}
-	coder, err := s.a.CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
+	coder, err := s.a.Directory().CreateAgent(t.Context(), member, "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestServer_ListPages(t *testing.T) {
 // of large tasks is read in several answers; apiclient.All follows them to the last.
 func TestServer_PageBytes(t *testing.T) {
 	s := newTestServerOn(t, authority.Config{MaxOpenTasks: 40}, console.Config{}, nil)
-	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Repeat("x", contract.MaxTaskText-16)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -19,7 +20,7 @@ type midReadAuthority struct {
 	during func(ctx context.Context)
 }
 
-func (m midReadAuthority) Tasks(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.Task, error) {
+func (m midReadAuthority) Tasks(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Task, error) {
 	ts, err := m.Authority.Tasks(ctx, c, project, agent)
 	if err == nil && m.during != nil {
 		m.during(ctx)
@@ -41,12 +42,12 @@ func TestPages_StreamStartsBeforeTheRead(t *testing.T) {
 				return
 			}
 			once = true
-			ada, err := a.Login(ctx, "ada", testPassphrase, 0)
+			ada, err := a.Directory().Login(ctx, "ada", testPassphrase, 0)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			c, err := a.Authenticate(ctx, ada.Token)
+			c, err := a.Directory().Authenticate(ctx, ada.Token)
 			if err != nil {
 				t.Error(err)
 				return
@@ -62,11 +63,11 @@ func TestPages_StreamStartsBeforeTheRead(t *testing.T) {
 			posted = h
 		}}
 	})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

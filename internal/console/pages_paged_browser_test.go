@@ -19,7 +19,7 @@ import (
 func TestPages_OlderLinkByKeyboard(t *testing.T) {
 	r := newPagesRig(t) // calc, the oldest Agent
 	for i := range console.MaxRowsShown {
-		if _, err := r.a.CreateAgent(t.Context(), mustCaller(t, r.testServer), "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)}); err != nil {
+		if _, err := r.a.Directory().CreateAgent(t.Context(), mustCaller(t, r.testServer), "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

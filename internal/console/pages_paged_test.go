@@ -15,6 +15,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -32,7 +34,7 @@ func TestPages_ListsPaged(t *testing.T) {
 	cases := []struct {
 		name string
 		// make makes the rows; what it returns fills the markers' %s (an Agent's id)
-		make   func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string
+		make   func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string
 		path   string
 		row    string // what each row of the list carries once
 		shown  int    // rows on the first page
@@ -42,10 +44,10 @@ func TestPages_ListsPaged(t *testing.T) {
 	}{
 		{name: "Agents", path: "/projects/default/agents", row: `<tr id="agent-`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf(">a%02d</a>", n-1), oldest: ">a00</a>",
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
 				for i := range n {
 					tick()
-					if _, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)}); err != nil {
+					if _, err := s.a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -53,18 +55,18 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Delegates", path: "/projects/default/delegates", row: `<section class="request delegate"`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf(`id="revoke-d%02d"`, n-1), oldest: `id="revoke-d00"`,
-			make: func(t *testing.T, s *testServer, tick func(), _ authority.Caller) string {
-				sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+			make: func(t *testing.T, s *testServer, tick func(), _ identity.Caller) string {
+				sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				member, err := s.a.Authenticate(t.Context(), sess.Token)
+				member, err := s.a.Directory().Authenticate(t.Context(), sess.Token)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i := range n {
 					tick()
-					if _, err := s.a.CreateDelegate(t.Context(), member, "default", contract.CreateDelegateRequest{Name: fmt.Sprintf("d%02d", i), Life: "8h"}); err != nil {
+					if _, err := s.a.Directory().CreateDelegate(t.Context(), member, "default", contract.CreateDelegateRequest{Name: fmt.Sprintf("d%02d", i), Life: "8h"}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -72,7 +74,7 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Policy versions", path: "/projects/default/policies", row: `<tr id="policy-delegation-`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf(`id="policy-delegation-%d"`, n), oldest: `id="policy-delegation-1"`,
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
 				for i := range n - 1 { // version 1 is built in
 					tick()
 					text := fmt.Sprintf("[delegation_policy]\n[[delegation_policy.class]]\nname = \"class %d\"\naction = \"note\"\npath = \"docs/*\"\n", i)
@@ -84,8 +86,8 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Schedules", path: "/projects/default/schedules", row: `class="schedule" data-schedule=`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf("<br>job %02d<br>", n-1), oldest: "<br>job 00<br>",
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
-				if _, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
+				if _, err := s.a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 					t.Fatal(err)
 				}
 				for i := range n {
@@ -99,10 +101,10 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Workers", path: "/projects/default/workers", row: `<section class="agent worker"`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf(">c%02d <code>", n-1), oldest: ">c00 <code>",
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
 				for i := range n {
 					tick()
-					if _, err := s.a.CreateConnection(t.Context(), admin, "default", contract.CreateConnectionRequest{Name: fmt.Sprintf("c%02d", i)}); err != nil {
+					if _, err := s.a.Directory().CreateConnection(t.Context(), admin, "default", contract.CreateConnectionRequest{Name: fmt.Sprintf("c%02d", i)}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -110,7 +112,7 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Capabilities", path: "/projects/default/capabilities", row: `<section class="agent release"`, shown: console.MaxRowsShown,
 			newest: fmt.Sprintf(`id="release-t.c%02d-1.0.0"`, n-1), oldest: `id="release-t.c00-1.0.0"`,
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
 				for i := range n {
 					tick()
 					text := fmt.Sprintf("id = \"t.c%02d\"\nversion = \"1.0.0\"\ntitle = \"Release %02d\"\n", i, i)
@@ -122,12 +124,12 @@ func TestPages_ListsPaged(t *testing.T) {
 			}},
 		{name: "Operations of one Agent", path: "/projects/default/operations", row: `<tr id="op-`, shown: console.MaxOpsShown,
 			newest: fmt.Sprintf(`id="op-%%s.%d"`, console.MaxOpsShown+1), oldest: `id="op-%s.1"`,
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
-				at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
+				at, err := s.a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+				ag, err := s.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,7 +137,7 @@ func TestPages_ListsPaged(t *testing.T) {
 					tick()
 					in := &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 						Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"n": contract.StringValue(fmt.Sprint(i))}}}}}
-					ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyBatch, Input: in, Delivered: func(int64) bool { return true }})
+					ans, err := s.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyBatch, Input: in, Delivered: func(int64) bool { return true }})
 					if err != nil || ans.Meta.Ordinal == 0 {
 						t.Fatalf("write %d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
 					}
@@ -145,7 +147,7 @@ func TestPages_ListsPaged(t *testing.T) {
 		{name: "Needs you history", path: "/projects/default/needs/history", row: `<section class="request"`,
 			shown: console.MaxHistoryShown, total: console.MaxHistoryShown + 1,
 			newest: fmt.Sprintf("&#34;t%03d&#34;", console.MaxHistoryShown), oldest: "&#34;t000&#34;",
-			make: func(t *testing.T, s *testServer, tick func(), admin authority.Caller) string {
+			make: func(t *testing.T, s *testServer, tick func(), admin identity.Caller) string {
 				toml, err := os.ReadFile(filepath.Join("testdata", "pages", "capability.toml"))
 				if err != nil {
 					t.Fatal(err)
@@ -153,27 +155,27 @@ func TestPages_ListsPaged(t *testing.T) {
 				if _, err := s.a.InstallCapability(t.Context(), admin, "default", contract.CapabilityUpload{Files: map[string]string{"capability.toml": string(toml)}}); err != nil {
 					t.Fatal(err)
 				}
-				at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
+				at, err := s.a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: "calc"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+				ag, err := s.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i := range console.MaxHistoryShown + 1 { // each a Request, denied
 					tick()
 					in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue(fmt.Sprintf("t%03d", i))}}
-					ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
+					ans, err := s.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyAction, Input: in, Delivered: func(int64) bool { return true }})
 					if err != nil || ans.Meta.Ordinal == 0 {
 						t.Fatalf("mark %d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
 					}
-					rs, err := s.ops.Requests(t.Context(), admin, "default")
+					rs, err := s.ops.Operations().Requests(t.Context(), admin, "default")
 					if err != nil {
 						t.Fatal(err)
 					}
 					q := rs[len(rs)-1]
-					if _, err := s.ops.Decide(t.Context(), admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictDeny, Reason: "not now"}); err != nil {
+					if _, err := s.ops.Operations().Decide(t.Context(), admin, "default", q.ID, contract.Decision{Digest: q.Digest, Verdict: contract.VerdictDeny, Reason: "not now"}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -188,7 +190,7 @@ func TestPages_ListsPaged(t *testing.T) {
 			if id := tc.make(t, s, func() { clock.Add(time.Second) }, mustCaller(t, s)); id != "" {
 				newest, oldest = fmt.Sprintf(newest, id), fmt.Sprintf(oldest, id)
 			}
-			sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+			sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,24 +235,24 @@ func TestPages_OperationsAgentsPaged(t *testing.T) {
 	admin := mustCaller(t, s)
 	var ids []string
 	for i := range console.MaxOpsAgentsShown + 1 {
-		at, err := s.a.CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)})
+		at, err := s.a.Directory().CreateAgent(t.Context(), admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("a%02d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ag, err := s.a.Authenticate(t.Context(), authority.Token(at.Token))
+		ag, err := s.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 		if err != nil {
 			t.Fatal(err)
 		}
 		in := &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 			Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"n": contract.StringValue(fmt.Sprint(i))}}}}}
-		if ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: contract.ToolApplyBatch, Input: in}); err != nil || ans.Meta.Ordinal == 0 {
+		if ans, err := s.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyBatch, Input: in}); err != nil || ans.Meta.Ordinal == 0 {
 			t.Fatalf("write of a%02d = %v %s %s", i, err, ans.Result.ErrorCode, ans.Result.Teaching)
 		}
 		ids = append(ids, string(ag.ID))
 	}
 	slices.Sort(ids)
 	last := ids[len(ids)-1]
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

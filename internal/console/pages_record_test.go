@@ -59,7 +59,7 @@ func TestServer_Facts(t *testing.T) {
 // and every answer carries the CSP header.
 func TestPages_RecordWithoutBrowser(t *testing.T) {
 	f := newReadFixture(t)
-	sess, err := f.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := f.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

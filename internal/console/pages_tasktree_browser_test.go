@@ -6,7 +6,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -22,13 +23,13 @@ func TestPages_TaskTree(t *testing.T) {
 	if _, err := r.a.PublishPolicy(ctx, member, "default", contract.PublishPolicyRequest{File: "d.toml", Text: policy}); err != nil {
 		t.Fatal(err)
 	}
-	agents := map[string]authority.Caller{}
+	agents := map[string]identity.Caller{}
 	for _, name := range []string{"boss", "writer"} {
-		at, err := r.a.CreateAgent(ctx, member, "default", contract.CreateAgentRequest{Name: name})
+		at, err := r.a.Directory().CreateAgent(ctx, member, "default", contract.CreateAgentRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if agents[name], err = r.a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		if agents[name], err = r.a.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -40,7 +41,7 @@ func TestPages_TaskTree(t *testing.T) {
 		t.Fatalf("boss's claim = %+v, %v", c, err)
 	}
 	in := &contract.ApplyActionInput{Action: contract.ActionAsk, Params: contract.Args{"agent": contract.StringValue("writer"), "task": contract.StringValue("Draft the brief.")}}
-	ans, err := r.ops.Call(ctx, agents["boss"], authority.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: root.Conversation})
+	ans, err := r.ops.Call(ctx, agents["boss"], operation.Call{Tool: contract.ToolApplyAction, Input: in, Conversation: root.Conversation})
 	if err != nil || ans.Result.ErrorCode != "" {
 		t.Fatalf("docket.ask = %+v, %v", ans.Result, err)
 	}

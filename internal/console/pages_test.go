@@ -14,7 +14,7 @@ import (
 // carries the CSP header.
 func TestPages_WithoutBrowser(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestPages_Tools(t *testing.T) {
 	r := newPagesRig(t)
 	admin := mustCaller(t, r.testServer)
 	authoritytest.NewWorker(t, r.a, admin, r.ops, authoritytest.WorkerOptions{Connection: "lab", Tools: []contract.ToolDescriptor{pageLookup, pagePost}})
-	if _, err := r.a.UnlockTool(t.Context(), admin, "default", "lab", string(pagePost.Tool)); err != nil {
+	if _, err := r.a.Directory().UnlockTool(t.Context(), admin, "default", "lab", string(pagePost.Tool)); err != nil {
 		t.Fatal(err)
 	}
 	r.signIn(t)
@@ -82,7 +82,7 @@ func TestPages_Tools(t *testing.T) {
 	r.b.Do(chromedp.SetValue(chromedp.ID("bind-name-"+conn), "shop"), chromedp.SetValue(chromedp.ID("bind-type-"+conn), "http"),
 		chromedp.Click(chromedp.ID("bind-word-"+conn+"-order_total")))
 	act("bind-" + conn)
-	srcs, err := r.a.Sources(t.Context(), admin, "default", "lab")
+	srcs, err := r.a.Directory().Sources(t.Context(), admin, "default", "lab")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func connID(t *testing.T, r *pagesRig, name string) string {
 
 func toolLock(t *testing.T, r *pagesRig, conn, tool string) *contract.ToolLock {
 	t.Helper()
-	ls, err := r.a.ToolLocks(t.Context(), mustCaller(t, r.testServer), "default", conn)
+	ls, err := r.a.Directory().ToolLocks(t.Context(), mustCaller(t, r.testServer), "default", conn)
 	if err != nil {
 		t.Fatal(err)
 	}

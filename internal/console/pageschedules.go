@@ -89,7 +89,7 @@ func (s *Server) showSchedules(w http.ResponseWriter, r *http.Request, v visit, 
 	if b.Shown != nil {
 		b.ShownBy = book.who(b.Shown.CreatedBy)
 	}
-	as, err := s.auth.Agents(ctx, v.caller, v.project)
+	as, err := s.ids.Agents(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}

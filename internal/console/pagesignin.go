@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/localpath"
 )
@@ -41,9 +41,9 @@ func (s *Server) pageSignInPost(w http.ResponseWriter, r *http.Request) {
 	b := signInBody{Name: strings.TrimSpace(r.PostFormValue("name")), Next: localPath(r.PostFormValue("next"))}
 	// The page's sign-in is a login like the API's, under the same rate limit.
 	err := s.logins.allow(w, b.Name)
-	var sess authority.Session
+	var sess identity.Session
 	if err == nil {
-		sess, err = s.auth.Login(r.Context(), b.Name, r.PostFormValue("passphrase"), 0)
+		sess, err = s.ids.Login(r.Context(), b.Name, r.PostFormValue("passphrase"), 0)
 	}
 	if err != nil {
 		ce, ok := errors.AsType[*contract.Error](err)
@@ -86,13 +86,13 @@ func (s *Server) pageSignOut(w http.ResponseWriter, r *http.Request) {
 
 // signOut ends session tok in the store; the authority then ends every stream it holds
 // open, as for any credential that stops proving its caller.
-func (s *Server) signOut(r *http.Request, tok authority.Token) error {
-	return s.auth.Logout(r.Context(), tok)
+func (s *Server) signOut(r *http.Request, tok identity.Token) error {
+	return s.ids.Logout(r.Context(), tok)
 }
 
 // setSessionCookie gives a browser its session: HttpOnly so that script cannot read it,
 // SameSite=Strict so that other sites cannot send it.
-func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, sess authority.Session) {
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, sess identity.Session) {
 	http.SetCookie(w, &http.Cookie{
 		Name:     sessionCookie,
 		Value:    sess.Token.String(),

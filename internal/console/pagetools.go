@@ -73,7 +73,7 @@ func (s *Server) pageTools(w http.ResponseWriter, r *http.Request, v visit) erro
 
 func (s *Server) showTools(w http.ResponseWriter, r *http.Request, v visit, status int, b toolsBody) error {
 	ctx := r.Context()
-	cs, err := s.auth.Connections(ctx, v.caller, v.project)
+	cs, err := s.ids.Connections(ctx, v.caller, v.project)
 	if err != nil {
 		return err
 	}
@@ -165,10 +165,10 @@ func (s *Server) pageToolAct(w http.ResponseWriter, r *http.Request, v visit) er
 		_, err = s.auth.LockTool(ctx, v.caller, v.project, conn, contract.ToolLock{Tool: tool, Digest: r.PostFormValue("digest"), Approval: r.PostFormValue("approval")})
 		n = noticeToolLocked
 	case "unlock":
-		_, err = s.auth.UnlockTool(ctx, v.caller, v.project, conn, tool)
+		_, err = s.ids.UnlockTool(ctx, v.caller, v.project, conn, tool)
 		n = noticeToolUnlocked
 	case "approval":
-		_, err = s.auth.SetToolApproval(ctx, v.caller, v.project, conn, tool, r.PostFormValue("approval"))
+		_, err = s.ids.SetToolApproval(ctx, v.caller, v.project, conn, tool, r.PostFormValue("approval"))
 		n = noticeToolApproval
 	default:
 		return contract.Errorf(contract.CodeNotFound, "a Tool is locked, unlocked or given an approval; %q is none of these.", r.PathValue("act"))
@@ -189,7 +189,7 @@ func (s *Server) pageBindSource(w http.ResponseWriter, r *http.Request, v visit)
 		return s.toolsRefused(w, r, v, contract.Errorf(contract.CodeInvalidArgument, "choose the Source's tier from the list (attested, unless you know better)."))
 	}
 	src := contract.Source{Name: strings.TrimSpace(r.PostFormValue("name")), Type: r.PostFormValue("type"), Words: r.PostForm["words"], Tier: tier}
-	if _, err := s.auth.BindSource(r.Context(), v.caller, v.project, conn, src); err != nil {
+	if _, err := s.ids.BindSource(r.Context(), v.caller, v.project, conn, src); err != nil {
 		return s.toolsRefused(w, r, v, err)
 	}
 	s.backToTools(w, r, v, noticeSourceBound)

@@ -82,8 +82,8 @@ func (s *Server) pageWorkers(w http.ResponseWriter, r *http.Request, v visit) er
 		return err
 	}
 	ops := map[string]contract.OperationInfo{}
-	if s.dec != nil {
-		list, err := s.dec.OperationList(ctx, v.caller, v.project, "", false)
+	if s.opl != nil {
+		list, err := s.opl.OperationList(ctx, v.caller, v.project, "", false)
 		if err != nil {
 			return err
 		}

@@ -5,20 +5,20 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // policyBook is the part of the authority the console needs for published policies.
 type policyBook interface {
-	PublishPolicy(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.PublishPolicyRequest) (contract.PolicyVersion, error)
-	Policies(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.PolicyVersion, error)
-	Policy(ctx context.Context, c authority.Caller, project contract.ProjectID, kind contract.PolicyKind, n int64) (contract.PolicyVersion, error)
-	PolicyDiff(ctx context.Context, c authority.Caller, project contract.ProjectID, kind contract.PolicyKind, from, to int64) (contract.PolicyDiff, error)
+	PublishPolicy(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.PublishPolicyRequest) (contract.PolicyVersion, error)
+	Policies(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.PolicyVersion, error)
+	Policy(ctx context.Context, c identity.Caller, project contract.ProjectID, kind contract.PolicyKind, n int64) (contract.PolicyVersion, error)
+	PolicyDiff(ctx context.Context, c identity.Caller, project contract.ProjectID, kind contract.PolicyKind, from, to int64) (contract.PolicyDiff, error)
 
-	AgentAutonomy(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.Autonomy, error)
-	SetAgentLevel(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, req contract.SetLevelRequest) (contract.Autonomy, error)
-	OpenRunWindow(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, req contract.OpenWindowRequest) (contract.Autonomy, error)
+	AgentAutonomy(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) (contract.Autonomy, error)
+	SetAgentLevel(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, req contract.SetLevelRequest) (contract.Autonomy, error)
+	OpenRunWindow(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, req contract.OpenWindowRequest) (contract.Autonomy, error)
 }
 
 // maxPolicyBody bounds a publication's body in bytes: the document (internal/policy.MaxText)

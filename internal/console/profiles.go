@@ -4,16 +4,16 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // profileBackend is the part of the authority the profile routes need.
 type profileBackend interface {
-	AgentProfile(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error)
-	AgentProfiles(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.AgentProfile, error)
-	SetAgentProfile(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error)
-	ReportAgentRuntime(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, st contract.RuntimeStatus) (contract.AgentProfile, error)
+	AgentProfile(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) (contract.AgentProfile, error)
+	AgentProfiles(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.AgentProfile, error)
+	SetAgentProfile(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error)
+	ReportAgentRuntime(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, st contract.RuntimeStatus) (contract.AgentProfile, error)
 }
 
 // maxProfileBody bounds a profile or runtime report body in bytes: a few bounded lines.

@@ -14,7 +14,7 @@ import (
 // strictly, and a profile that cannot work is refused with its field named.
 func TestServer_Profiles(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	const path = "/api/v1/projects/default/agents/calc/profile"

@@ -4,15 +4,15 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // projectBackend is the part of the authority the member and project routes need.
 type projectBackend interface {
-	CreateMember(ctx context.Context, c authority.Caller, req contract.CreateMemberRequest) (contract.Member, error)
-	Projects(ctx context.Context, c authority.Caller) ([]contract.Project, error)
-	CreateProject(ctx context.Context, c authority.Caller, req contract.CreateProjectRequest) (contract.Project, error)
+	CreateMember(ctx context.Context, c identity.Caller, req contract.CreateMemberRequest) (contract.Member, error)
+	Projects(ctx context.Context, c identity.Caller) ([]contract.Project, error)
+	CreateProject(ctx context.Context, c identity.Caller, req contract.CreateProjectRequest) (contract.Project, error)
 }
 
 func (s *Server) handleCreateMember(w http.ResponseWriter, r *http.Request) error {
@@ -20,7 +20,7 @@ func (s *Server) handleCreateMember(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	m, err := s.auth.CreateMember(r.Context(), caller(r), req)
+	m, err := s.ids.CreateMember(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func (s *Server) handleCreateMember(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) error {
-	ps, err := s.auth.Projects(r.Context(), caller(r))
+	ps, err := s.ids.Projects(r.Context(), caller(r))
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) handleCreateProject(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	p, err := s.auth.CreateProject(r.Context(), caller(r), req)
+	p, err := s.ids.CreateProject(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/google/go-cmp/cmp"
 )
 
 // readFixture is a console whose Agent calc asserted a note, opened an exploration Case
@@ -27,18 +29,18 @@ func newReadFixture(t *testing.T) *readFixture {
 	t.Helper()
 	s := newTestServer(t, console.Config{})
 	f := &readFixture{testServer: s, since: time.Now().UTC().Add(-time.Second)}
-	tok, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	tok, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.agent = tok.Agent
-	ag, err := s.a.Authenticate(t.Context(), authority.Token(tok.Token))
+	ag, err := s.a.Directory().Authenticate(t.Context(), identity.Token(tok.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(tool string, in any) authority.Answer {
+	call := func(tool string, in any) operation.Answer {
 		t.Helper()
-		ans, err := s.ops.Call(t.Context(), ag, authority.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
+		ans, err := s.ops.Call(t.Context(), ag, operation.Call{Tool: tool, Input: in, Delivered: func(int64) bool { return true }})
 		if err != nil {
 			t.Fatalf("Call(%s): %v", tool, err)
 		}
@@ -195,7 +197,7 @@ var valueEqual = cmp.Comparer(func(a, b contract.Value) bool { return a == b })
 
 func TestServer_Workers(t *testing.T) {
 	f := newReadFixture(t)
-	if _, err := f.a.CreateConnection(t.Context(), mustCaller(t, f.testServer), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+	if _, err := f.a.Directory().CreateConnection(t.Context(), mustCaller(t, f.testServer), "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
 	status, body := f.get(t, "/api/v1/projects/default/workers")

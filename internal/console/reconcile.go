@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // reconciler is the part of the Dispatcher the console needs to settle an Operation that
 // needs a person.
 type reconciler interface {
-	Reconcile(ctx context.Context, c authority.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error)
+	Reconcile(ctx context.Context, c identity.Caller, project contract.ProjectID, work string, req contract.ReconcileRequest) (contract.OperationEntry, error)
 }
 
 // maxReconcileBody bounds a reconciliation's body in bytes: an outcome and a reason.

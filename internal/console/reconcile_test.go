@@ -10,11 +10,11 @@ import (
 func TestServer_Reconcile(t *testing.T) {
 	s := newTestServer(t, console.Config{})
 	ctx := t.Context()
-	ck, err := s.a.CreateConnection(ctx, mustCaller(t, s), "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := s.a.Directory().CreateConnection(ctx, mustCaller(t, s), "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, err := s.a.CreateAgent(ctx, mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	at, err := s.a.Directory().CreateAgent(ctx, mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}

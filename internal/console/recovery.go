@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // recoverer is the part of the Operations the console needs for a member's recovery act.
 // It must be the Operations that serve /mcp, so the held calls see the retry.
 type recoverer interface {
-	Retry(ctx context.Context, c authority.Caller, project contract.ProjectID, ref string, req contract.RetryRequest) (contract.RecoveryOutcome, error)
+	Retry(ctx context.Context, c identity.Caller, project contract.ProjectID, ref string, req contract.RetryRequest) (contract.RecoveryOutcome, error)
 }
 
 // maxRetryBody bounds a retry's body in bytes: a reason.

@@ -4,19 +4,17 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// decider is the part of the Operations the console needs to list and decide Requests,
-// and to list Operations.
+// decider is the part of the Operations the console needs to list and decide Requests.
 // It must be the Operations that hold calls at /mcp, so that a decision wakes the call
 // that waits for it.
 type decider interface {
-	operationLister
-	Requests(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Request, error)
-	Decide(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error)
-	DelegateCovers(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.RequestID) (bool, error)
+	Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error)
+	Decide(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID, d contract.Decision) (contract.Request, error)
+	DelegateCovers(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID) (bool, error)
 }
 
 // maxDecisionBody bounds a decision's body in bytes: a digest, a verdict and a reason.

@@ -10,7 +10,7 @@ import (
 
 func TestServer_RequestRefusals(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestServer_RequestRefusals(t *testing.T) {
 // credentials, so a browser's session cookie alone cannot decide or reconcile.
 func TestServer_DecisionNeedsCSRF(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	sess, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	sess, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

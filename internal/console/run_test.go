@@ -14,7 +14,7 @@ import (
 // for them, and that Run then returns without error.
 func TestServer_Run(t *testing.T) {
 	ts := newTestServer(t, console.Config{})
-	srv, err := console.New(console.Config{Authority: ts.a})
+	srv, err := console.New(console.Config{Identity: ts.a.Directory(), Authority: ts.a})
 	if err != nil {
 		t.Fatal(err)
 	}

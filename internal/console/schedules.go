@@ -4,20 +4,20 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// scheduleBook is the part of the authority the schedule routes need; *authority.Schedules
+// scheduleBook is the part of the authority the schedule routes need; *schedule.Keeper
 // is one.
 type scheduleBook interface {
-	Create(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.CreateScheduleRequest) (contract.Schedule, error)
-	Schedules(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.Schedule, error)
-	Schedule(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
-	Pause(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
-	Resume(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
-	Delete(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
-	RunNow(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.ScheduleFire, error)
+	Create(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.CreateScheduleRequest) (contract.Schedule, error)
+	Schedules(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Schedule, error)
+	Schedule(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
+	Pause(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
+	Resume(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
+	Delete(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.Schedule, error)
+	RunNow(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.ScheduleID) (contract.ScheduleFire, error)
 }
 
 // scheduleShape teaches the body of a new schedule.
@@ -75,7 +75,7 @@ func (s *Server) handleSchedule(w http.ResponseWriter, r *http.Request) error {
 }
 
 // scheduleAct serves a member's act on one schedule, which takes no body.
-func (s *Server) scheduleAct(act func(context.Context, authority.Caller, contract.ProjectID, contract.ScheduleID) (contract.Schedule, error)) handlerFunc {
+func (s *Server) scheduleAct(act func(context.Context, identity.Caller, contract.ProjectID, contract.ScheduleID) (contract.Schedule, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sc, err := act(r.Context(), caller(r), project(r), contract.ScheduleID(r.PathValue("schedule")))
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 // schedule over /api/v1; a bad cron expression is refused naming its field.
 func TestServer_Schedules(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}

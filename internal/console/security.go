@@ -11,15 +11,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // authenticator is the part of the authority that proves a request's credential and
 // ends what the request holds open once the credential no longer proves its caller.
 type authenticator interface {
-	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
-	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
+	Authenticate(ctx context.Context, tok identity.Token) (identity.Caller, error)
+	Hold(ctx context.Context, tok identity.Token) (context.Context, func())
 }
 
 // loopbackNames are the Host names a loopback listener answers to, at its own port.
@@ -88,7 +88,7 @@ const csrfHeader = "X-CSRF-Token"
 // function, so showing it to page script reveals nothing of the HttpOnly cookie, and it
 // needs no server state. A page of another origin can neither read the cookie nor the
 // token, so it cannot forge the header.
-func csrfToken(session authority.Token) string {
+func csrfToken(session identity.Token) string {
 	sum := sha256.Sum256([]byte("docket.csrf.v1\x00" + session.String()))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
@@ -96,37 +96,37 @@ func csrfToken(session authority.Token) string {
 // credential returns the request's session or agent token: a bearer token from the
 // Authorization header, else the session cookie. fromCookie says which, because only
 // cookies are sent by browsers on their own and so only they need a CSRF token.
-func credential(r *http.Request) (tok authority.Token, fromCookie bool, err error) {
+func credential(r *http.Request) (tok identity.Token, fromCookie bool, err error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, t, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || t == "" {
 			return "", false, contract.Errorf(contract.CodeUnauthenticated, "the Authorization header must be \"Bearer <token>\"; use the token printed by docket init.")
 		}
-		return authority.Token(strings.TrimSpace(t)), false, nil
+		return identity.Token(strings.TrimSpace(t)), false, nil
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		return authority.Token(c.Value), true, nil
+		return identity.Token(c.Value), true, nil
 	}
 	return "", false, contract.Errorf(contract.CodeUnauthenticated, "this route needs a credential; send Authorization: Bearer <token> (docket init prints one) or log in.")
 }
 
 // authenticate returns the caller of r. A cookie-authenticated request that may change
 // state must carry the session's CSRF token.
-func (s *Server) authenticate(r *http.Request) (authority.Caller, authority.Token, error) {
+func (s *Server) authenticate(r *http.Request) (identity.Caller, identity.Token, error) {
 	tok, fromCookie, err := credential(r)
 	if err != nil {
-		return authority.Caller{}, "", err
+		return identity.Caller{}, "", err
 	}
 	if fromCookie && !safeMethod(r.Method) {
 		got := r.Header.Get(csrfHeader)
 		if subtle.ConstantTimeCompare([]byte(got), []byte(csrfToken(tok))) != 1 {
-			return authority.Caller{}, "", contract.Errorf(contract.CodeCSRF,
+			return identity.Caller{}, "", contract.Errorf(contract.CodeCSRF,
 				"a state-changing request with the session cookie needs the %s header from the login response.", csrfHeader)
 		}
 	}
-	c, err := s.auth.Authenticate(r.Context(), tok)
+	c, err := s.ids.Authenticate(r.Context(), tok)
 	if err != nil {
-		return authority.Caller{}, "", err
+		return identity.Caller{}, "", err
 	}
 	return c, tok, nil
 }
@@ -141,20 +141,20 @@ type callerKey struct{}
 // tokenKey is the context key of the token that authenticated a request.
 type tokenKey struct{}
 
-func withCaller(ctx context.Context, c authority.Caller, tok authority.Token) context.Context {
+func withCaller(ctx context.Context, c identity.Caller, tok identity.Token) context.Context {
 	return context.WithValue(context.WithValue(ctx, callerKey{}, c), tokenKey{}, tok)
 }
 
 // caller returns the authenticated caller; handlers on authed routes always have one.
-func caller(r *http.Request) authority.Caller { return callerFrom(r.Context()) }
+func caller(r *http.Request) identity.Caller { return callerFrom(r.Context()) }
 
-func callerFrom(ctx context.Context) authority.Caller {
-	c, _ := ctx.Value(callerKey{}).(authority.Caller)
+func callerFrom(ctx context.Context) identity.Caller {
+	c, _ := ctx.Value(callerKey{}).(identity.Caller)
 	return c
 }
 
-func requestToken(r *http.Request) authority.Token {
-	t, _ := r.Context().Value(tokenKey{}).(authority.Token)
+func requestToken(r *http.Request) identity.Token {
+	t, _ := r.Context().Value(tokenKey{}).(identity.Token)
 	return t
 }
 

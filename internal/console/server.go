@@ -25,14 +25,27 @@ const (
 	DefaultKeepAlive     = 15 * time.Second
 )
 
-// backend is the part of the authority the console's own resources need. Each handler
-// file declares the methods it calls; *authority.Authority has them all.
-type backend interface {
+// directory is the part of the identity directory the console's own resources need:
+// credentials, sessions, members, projects, Agents, delegates, Connections and cards.
+// Each handler file declares the methods it calls; *identity.Directory has them all.
+type directory interface {
 	authenticator
 	sessionBackend
 	projectBackend
 	agentBackend
+	delegateBackend
 	connectionBackend
+	toolApprover
+	cardBackend
+	nameBackend
+}
+
+// backend is the part of the authority the console's own resources need beyond the
+// directory: what reads or writes a project's Board, log and other parts. Each handler
+// file declares the methods it calls; *authority.Authority has them all.
+type backend interface {
+	pinger
+	toolLocker
 	toolBackend
 	capabilityBackend
 	caseBackend
@@ -44,28 +57,37 @@ type backend interface {
 	pageBackend
 	conversationBackend
 	taskBackend
-	delegateBackend
 	profileBackend
 	blueprintBackend
 	materialBackend
-	cardBackend
 	budgetBackend
 }
 
-// Config holds what a [Server] needs. Authority is required.
+// Config holds what a [Server] needs. Identity and Authority are required.
 type Config struct {
-	// Authority proves credentials and answers the console's own resources: sessions,
-	// members, projects, agents, connections, capabilities, cases, events and
-	// conversations. *authority.Authority satisfies it.
+	// Identity proves credentials and keeps the principals: sessions, members, projects,
+	// Agents, delegates, Connections, their sources and Tool locks, and cards.
+	// *identity.Directory satisfies it: the one [authority.Authority.Directory] returns.
+	Identity directory
+
+	// Authority answers the rest of the console's own resources: capabilities, cases,
+	// events, conversations, tasks, profiles and the other parts over a project's Board
+	// and log. *authority.Authority satisfies it.
 	Authority backend
 
-	// Requests lists and decides Requests. It must be the *authority.Operations that
-	// serves /mcp, so that a decision wakes the call held there. Without it, the request
-	// and decision routes answer not_found like any route the server does not have.
+	// Requests lists and decides Requests. It must be the *operation.Operations that
+	// serves /mcp ([authority.Operations.Operations]), so that a decision wakes the call
+	// held there. Without it, the request and decision routes answer not_found like any
+	// route the server does not have.
 	Requests decider
 
+	// Operations lists a project's Operations. It must be the *authority.Operations that
+	// serves /mcp. Without it, the operations route answers not_found like any route the
+	// server does not have, and the pages show no Operations.
+	Operations operationLister
+
 	// Reconciler settles Operations that need a person. It must be the
-	// *authority.Dispatcher that serves /work, so that the settled claim is its own.
+	// *operation.Dispatcher that serves /work, so that the settled claim is its own.
 	// Without it, the reconcile route answers not_found like any route the server does
 	// not have.
 	Reconciler reconciler
@@ -81,25 +103,25 @@ type Config struct {
 	Cards carder
 
 	// Recovery retries failed Operations for members. It must be the
-	// *authority.Operations that serves /mcp. Without it, the retry route answers
+	// *operation.Operations that serves /mcp. Without it, the retry route answers
 	// not_found like any route the server does not have.
 	Recovery recoverer
 
 	// Hooks records coding agents' tool calls reported by their hooks
-	// (docs/coding-agents.md). It must be the *authority.Operations that decides
+	// (docs/coding-agents.md). It must be the *operation.Operations that decides
 	// Requests. Without it, the hook routes answer not_found like any route the server
 	// does not have.
 	Hooks hookBackend
 
 	// Artifacts keeps tool results over a runtime's inline bound for ReadArtifact. It
-	// must be the *authority.Operations that serves /mcp. Without it, POST
+	// must be the *operation.Operations that serves /mcp. Without it, POST
 	// /api/v1/artifacts answers not_found like any route the server does not have.
 	Artifacts artifactKeeper
 
-	// Schedules keeps members' schedules; *authority.Schedules satisfies it. Without it,
+	// Schedules keeps members' schedules; *schedule.Keeper satisfies it. Without it,
 	// the schedule routes answer not_found like any route the server does not have.
 	Schedules scheduleBook
-	// Notices keeps members' notice subscriptions (docs/notices.md); *authority.Notices
+	// Notices keeps members' notice subscriptions (docs/notices.md); *notice.Keeper
 	// satisfies it. Without it, the notice routes and page are absent.
 	Notices noticeBook
 
@@ -164,8 +186,10 @@ type Config struct {
 
 // Server serves /api/v1 and the console's pages. It is safe for concurrent use.
 type Server struct {
+	ids           directory
 	auth          backend
 	dec           decider
+	opl           operationLister
 	rec           reconciler
 	pol           policyBook
 	recov         recoverer
@@ -200,12 +224,17 @@ type Server struct {
 
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
+	if cfg.Identity == nil {
+		return nil, errors.New("console: config needs the identity directory")
+	}
 	if cfg.Authority == nil {
 		return nil, errors.New("console: config needs an authority")
 	}
 	s := &Server{
+		ids:       cfg.Identity,
 		auth:      cfg.Authority,
 		dec:       cfg.Requests,
+		opl:       cfg.Operations,
 		rec:       cfg.Reconciler,
 		pol:       cfg.Policies,
 		recov:     cfg.Recovery,
@@ -307,6 +336,8 @@ func (s *Server) routes() {
 	if s.dec != nil {
 		s.handle("GET /api/v1/projects/{project}/requests", s.handleRequests, authed)
 		s.handle("POST /api/v1/projects/{project}/requests/{id}/decision", s.handleDecide, authed)
+	}
+	if s.opl != nil {
 		s.handle("GET /api/v1/projects/{project}/operations", s.handleOperations, authed)
 	}
 	if s.rec != nil {

@@ -5,14 +5,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// sessionBackend is the part of the authority the session routes and the health check need.
+// sessionBackend is the part of the identity directory the session routes need.
 type sessionBackend interface {
-	Login(ctx context.Context, name, passphrase string, ttl time.Duration) (authority.Session, error)
-	Logout(ctx context.Context, tok authority.Token) error
+	Login(ctx context.Context, name, passphrase string, ttl time.Duration) (identity.Session, error)
+	Logout(ctx context.Context, tok identity.Token) error
+}
+
+// pinger is the part of the authority the health check needs: whether its store answers.
+type pinger interface {
 	Ping(ctx context.Context) error
 }
 
@@ -25,7 +29,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.logins.allow(w, req.Name); err != nil {
 		return err
 	}
-	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)
+	sess, err := s.ids.Login(r.Context(), req.Name, req.Passphrase, 0)
 	if err != nil {
 		return err
 	}
@@ -44,7 +48,7 @@ func (s *Server) handleLoginCookie(w http.ResponseWriter, r *http.Request) error
 	if err := s.logins.allow(w, req.Name); err != nil {
 		return err
 	}
-	sess, err := s.auth.Login(r.Context(), req.Name, req.Passphrase, 0)
+	sess, err := s.ids.Login(r.Context(), req.Name, req.Passphrase, 0)
 	if err != nil {
 		return err
 	}

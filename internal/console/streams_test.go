@@ -11,7 +11,7 @@ import (
 // streams at once, and only that session's.
 func TestServer_LogoutEndsStreams(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	mine, err := s.a.Login(t.Context(), "ada", testPassphrase, 0)
+	mine, err := s.a.Directory().Login(t.Context(), "ada", testPassphrase, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,21 +5,21 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // taskBackend is the part of the authority the task routes need.
 type taskBackend interface {
-	PostTask(ctx context.Context, c authority.Caller, project contract.ProjectID, req contract.TaskRequest) (contract.Task, error)
-	PostMessage(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string, id contract.ConversationID, req contract.MessageRequest) (contract.Task, error)
-	Task(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error)
-	Tasks(ctx context.Context, c authority.Caller, project contract.ProjectID, agent string) ([]contract.Task, error)
-	ClaimTask(ctx context.Context, c authority.Caller, req contract.TaskClaimRequest) (contract.TaskClaim, error)
-	RenewTask(ctx context.Context, c authority.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error)
-	ReportTask(ctx context.Context, c authority.Caller, id contract.TaskID, r contract.TaskReport) (contract.Task, error)
-	WaitOperations(ctx context.Context, c authority.Caller, ws []contract.TaskWait, bound time.Duration) (bool, error)
-	CancelTask(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error)
+	PostTask(ctx context.Context, c identity.Caller, project contract.ProjectID, req contract.TaskRequest) (contract.Task, error)
+	PostMessage(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string, id contract.ConversationID, req contract.MessageRequest) (contract.Task, error)
+	Task(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error)
+	Tasks(ctx context.Context, c identity.Caller, project contract.ProjectID, agent string) ([]contract.Task, error)
+	ClaimTask(ctx context.Context, c identity.Caller, req contract.TaskClaimRequest) (contract.TaskClaim, error)
+	RenewTask(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskRenewal) (contract.Task, error)
+	ReportTask(ctx context.Context, c identity.Caller, id contract.TaskID, r contract.TaskReport) (contract.Task, error)
+	WaitOperations(ctx context.Context, c identity.Caller, ws []contract.TaskWait, bound time.Duration) (bool, error)
+	CancelTask(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.TaskID) (contract.Task, error)
 }
 
 // maxTaskBody bounds a task, a message or a report: its text plus room for the rest.
@@ -82,7 +82,7 @@ func (s *Server) handleTask(w http.ResponseWriter, r *http.Request) error {
 
 // agentProject is the one project of the calling Agent; members name a project in the
 // path instead.
-func agentProject(c authority.Caller) (contract.ProjectID, error) {
+func agentProject(c identity.Caller) (contract.ProjectID, error) {
 	if c.Kind != contract.PrincipalAgent || len(c.Projects) != 1 {
 		return "", contract.Errorf(contract.CodeForbidden, "this route is an Agent runtime's own; members use /api/v1/projects/{project}/agents/{agent}/tasks")
 	}
@@ -132,7 +132,7 @@ func (s *Server) handleClaimTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && r.Context().Err() != nil {
 		// The runtime hung up during its long-poll, and there is nobody to answer; or its
 		// token was revoked or replaced, which ended the poll, and it is told why.
-		return authority.CredentialEnded(r.Context())
+		return identity.CredentialEnded(r.Context())
 	}
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func (s *Server) handleRenewTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.auth.RenewTask(r.Context(), caller(r), taskOf(r), req)
 	if err != nil && req.WaitMS > 0 && r.Context().Err() != nil {
 		// The runtime hung up while its renewal was held, or its token ended the hold.
-		return authority.CredentialEnded(r.Context())
+		return identity.CredentialEnded(r.Context())
 	}
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (s *Server) handleWaitOperations(w http.ResponseWriter, r *http.Request) er
 	if err != nil && r.Context().Err() != nil {
 		// The runtime hung up during its long-poll, and there is nobody to answer; or its
 		// token was revoked or replaced, which ended the poll, and it is told why.
-		return authority.CredentialEnded(r.Context())
+		return identity.CredentialEnded(r.Context())
 	}
 	if err != nil {
 		return err

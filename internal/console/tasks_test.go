@@ -13,11 +13,11 @@ import (
 // with its token and reports it; the routes refuse what is not theirs, with a code.
 func TestServer_Tasks(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	ag, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
+	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "other"})
+	other, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestServer_Tasks(t *testing.T) {
 // Go's types or a byte offset.
 func TestServer_BodyRefusalsTeach(t *testing.T) {
 	s := newTestServer(t, console.Config{})
-	if _, err := s.a.CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
+	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

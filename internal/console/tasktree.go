@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -13,11 +13,11 @@ import (
 // (docs/agents.md). *authority.Authority satisfies it; an authority without it serves no
 // tree.
 type taskTreeBackend interface {
-	TaskTree(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error)
+	TaskTree(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error)
 }
 
 // taskTree reads the tree of task id for the caller.
-func (s *Server) taskTree(ctx context.Context, c authority.Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error) {
+func (s *Server) taskTree(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error) {
 	tb, ok := s.auth.(taskTreeBackend)
 	if !ok {
 		return contract.TaskNode{}, contract.Errorf(contract.CodeNotFound, "this authority keeps no task trees; docket task show names a task's parent.")

@@ -4,17 +4,22 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // toolBackend is the part of the authority the Tools routes need beyond the lock
-// (connections.go): a Connection's inventory, unlocking a Tool and changing its approval
+// (connections.go): a Connection's inventory, what its worker advertises beside its locks
 // (docs/workers.md, "Direct Actions").
 type toolBackend interface {
-	ToolInventory(ctx context.Context, c authority.Caller, project contract.ProjectID, conn string) (contract.ConnectionTools, error)
-	UnlockTool(ctx context.Context, c authority.Caller, project contract.ProjectID, conn, tool string) (contract.ToolLock, error)
-	SetToolApproval(ctx context.Context, c authority.Caller, project contract.ProjectID, conn, tool, approval string) (contract.ToolLock, error)
+	ToolInventory(ctx context.Context, c identity.Caller, project contract.ProjectID, conn string) (contract.ConnectionTools, error)
+}
+
+// toolApprover is the part of the identity directory that unlocks a Tool and changes its
+// approval.
+type toolApprover interface {
+	UnlockTool(ctx context.Context, c identity.Caller, project contract.ProjectID, conn, tool string) (contract.ToolLock, error)
+	SetToolApproval(ctx context.Context, c identity.Caller, project contract.ProjectID, conn, tool, approval string) (contract.ToolLock, error)
 }
 
 // handleToolInventory lists every Tool a Connection's worker advertises or that is locked
@@ -30,7 +35,7 @@ func (s *Server) handleToolInventory(w http.ResponseWriter, r *http.Request) err
 // handleUnlockTool takes the lock of the Tool named in the path off the Connection and
 // answers the lock as it was.
 func (s *Server) handleUnlockTool(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.auth.UnlockTool(r.Context(), caller(r), project(r), r.PathValue("connection"), r.PathValue("tool"))
+	l, err := s.ids.UnlockTool(r.Context(), caller(r), project(r), r.PathValue("connection"), r.PathValue("tool"))
 	if err != nil {
 		return err
 	}
@@ -43,7 +48,7 @@ func (s *Server) handleToolApproval(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	l, err := s.auth.SetToolApproval(r.Context(), caller(r), project(r), r.PathValue("connection"), r.PathValue("tool"), in.Approval)
+	l, err := s.ids.SetToolApproval(r.Context(), caller(r), project(r), r.PathValue("connection"), r.PathValue("tool"), in.Approval)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -15,15 +15,15 @@ import (
 func TestTools_Routes(t *testing.T) {
 	s := newTestServer(t, console.Config{})
 	ctx := t.Context()
-	admin, err := s.a.Authenticate(ctx, authority.Token(s.token))
+	admin, err := s.a.Directory().Authenticate(ctx, identity.Token(s.token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := s.a.CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := s.a.Directory().CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.a.BindSource(ctx, admin, "default", "laptop", contract.Source{Name: "notes", Type: "file", Words: []string{"note_file"}, Tier: contract.TierAttested}); err != nil {
+	if _, err := s.a.Directory().BindSource(ctx, admin, "default", "laptop", contract.Source{Name: "notes", Type: "file", Words: []string{"note_file"}, Tier: contract.TierAttested}); err != nil {
 		t.Fatal(err)
 	}
 	const base = "/api/v1/projects/default/connections/laptop"

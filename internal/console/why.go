@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // whyBackend is the part of the authority the "why" route needs.
 type whyBackend interface {
-	Why(ctx context.Context, c authority.Caller, project contract.ProjectID, node string) (contract.Why, error)
+	Why(ctx context.Context, c identity.Caller, project contract.ProjectID, node string) (contract.Why, error)
 }
 
 // handleWhy returns the derivation tree of one Board node.

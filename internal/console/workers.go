@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // workerBackend is the part of the authority the workers route needs.
 type workerBackend interface {
-	Workers(ctx context.Context, c authority.Caller, project contract.ProjectID) ([]contract.WorkerStatus, error)
-	ReportWorkerRuntime(ctx context.Context, c authority.Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error)
+	Workers(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.WorkerStatus, error)
+	ReportWorkerRuntime(ctx context.Context, c identity.Caller, project contract.ProjectID, connection string, st contract.RuntimeStatus) (contract.RuntimeStatus, error)
 }
 
 // handleWorkers lists a project's live Connections with their lease, Tools and Sources.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -84,11 +84,11 @@ func TestGateway_RequestNamesWhoPostedTheTasks(t *testing.T) {
 	f := newFixture(t, time.Second)
 	cs := f.connect(t, nil)
 	ctx := t.Context()
-	dt, err := f.a.CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
+	dt, err := f.a.Directory().CreateDelegate(ctx, f.admin, "default", contract.CreateDelegateRequest{Name: "asst", Life: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	asst, err := f.a.Authenticate(ctx, authority.Token(dt.Token))
+	asst, err := f.a.Directory().Authenticate(ctx, identity.Token(dt.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func markCall(topic string) contract.ApplyActionInput {
 // pending returns the project's pending Requests.
 func (f *fixture) pending(t *testing.T) []contract.Request {
 	t.Helper()
-	rs, err := f.ops.Requests(context.Background(), f.admin, "default")
+	rs, err := f.ops.Operations().Requests(context.Background(), f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,26 +56,26 @@ func TestGateway_Decisions(t *testing.T) {
 	}
 
 	t.Run("digest mismatch", func(t *testing.T) {
-		_, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: "sha256:00", Verdict: contract.VerdictApprove})
+		_, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: "sha256:00", Verdict: contract.VerdictApprove})
 		if contract.CodeOf(err) != contract.CodeDigestMismatch {
 			t.Errorf("Decide with another digest = %v, want digest_mismatch", err)
 		}
 	})
 	t.Run("agents decide nothing", func(t *testing.T) {
-		_, err := f.ops.Decide(ctx, f.agent, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
+		_, err := f.ops.Operations().Decide(ctx, f.agent, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
 		if contract.CodeOf(err) != contract.CodeForbidden {
 			t.Errorf("Decide by the agent = %v, want forbidden", err)
 		}
 	})
 	t.Run("approve runs once", func(t *testing.T) {
-		got, err := f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
+		got, err := f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
 		if err != nil || got.State != contract.RequestApproved {
 			t.Fatalf("Decide approve = %+v, %v", got, err)
 		}
 		if n := f.marked(t, cs); n != 1 {
 			t.Errorf("marked facts after approval = %d, want 1", n)
 		}
-		_, err = f.ops.Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
+		_, err = f.ops.Operations().Decide(ctx, f.admin, "default", req.ID, contract.Decision{Digest: req.Digest, Verdict: contract.VerdictApprove})
 		if contract.CodeOf(err) != contract.CodeRequestClosed {
 			t.Errorf("approving again = %v, want request_closed", err)
 		}
@@ -95,7 +95,7 @@ func TestGateway_Decisions(t *testing.T) {
 	})
 	t.Run("denial refuses with the reason", func(t *testing.T) {
 		r := f.pending(t)[0]
-		if _, err := f.ops.Decide(ctx, f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictDeny, Reason: "not today"}); err != nil {
+		if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictDeny, Reason: "not today"}); err != nil {
 			t.Fatal(err)
 		}
 		q, _ := call(t, cs, "QueryBoard", struct{}{})
@@ -135,11 +135,11 @@ func TestGateway_CredentialEndsHeldCall(t *testing.T) {
 		end  func(f *fixture) error
 	}{
 		{"agent revoked", func(f *fixture) error {
-			_, err := f.a.RevokeAgent(context.Background(), f.admin, "default", "calc")
+			_, err := f.a.Directory().RevokeAgent(context.Background(), f.admin, "default", "calc")
 			return err
 		}},
 		{"agent token replaced", func(f *fixture) error {
-			_, err := f.a.RotateAgentToken(context.Background(), f.admin, "default", "calc")
+			_, err := f.a.Directory().RotateAgentToken(context.Background(), f.admin, "default", "calc")
 			return err
 		}},
 	}

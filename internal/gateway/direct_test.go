@@ -132,13 +132,13 @@ func TestGateway_DirectActions(t *testing.T) {
 	})
 
 	t.Run("unlocked, it leaves the View and its request is void", func(t *testing.T) {
-		if _, err := f.a.UnlockTool(ctx, f.admin, "default", "orders", "acme.orders.cancel@1"); err != nil {
+		if _, err := f.a.Directory().UnlockTool(ctx, f.admin, "default", "orders", "acme.orders.cancel@1"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.ops.Decide(ctx, f.admin, "default", pending.ID, contract.Decision{Digest: pending.Digest, Verdict: contract.VerdictApprove}); contract.CodeOf(err) != contract.CodeToolUnlocked {
+		if _, err := f.ops.Operations().Decide(ctx, f.admin, "default", pending.ID, contract.Decision{Digest: pending.Digest, Verdict: contract.VerdictApprove}); contract.CodeOf(err) != contract.CodeToolUnlocked {
 			t.Errorf("approving the request of an unlocked Tool = %v, want tool_unlocked", err)
 		}
-		rs, err := f.ops.Requests(ctx, f.admin, "default")
+		rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
 		if err != nil {
 			t.Fatal(err)
 		}

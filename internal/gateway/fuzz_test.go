@@ -11,7 +11,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
 )
@@ -19,26 +20,27 @@ import (
 // agentAuth proves every token as one Agent.
 type agentAuth struct{}
 
-func (agentAuth) Authenticate(context.Context, authority.Token) (authority.Caller, error) {
-	return authority.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, nil
+func (agentAuth) Authenticate(context.Context, identity.Token) (identity.Caller, error) {
+	return identity.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, nil
 }
 
-func (agentAuth) Hold(ctx context.Context, _ authority.Token) (context.Context, func()) {
+func (agentAuth) Hold(ctx context.Context, _ identity.Token) (context.Context, func()) {
 	return ctx, func() {}
 }
 
-// fixedOps answers every call with an accepted, empty result.
+// fixedOps answers every call with an accepted, empty result, and every strip with one
+// Agent.
 type fixedOps struct{}
 
-func (fixedOps) Begin(context.Context, authority.Caller, authority.Call) (*authority.Held, authority.Answer, error) {
-	return nil, authority.Answer{Result: contract.ToolResult{Accepted: true}}, nil
+func (fixedOps) Begin(context.Context, identity.Caller, operation.Call) (*operation.Held, operation.Answer, error) {
+	return nil, operation.Answer{Result: contract.ToolResult{Accepted: true}}, nil
 }
 
-func (fixedOps) Refusal(_ context.Context, _ authority.Caller, _ []contract.CaseID, err *contract.Error) (authority.Answer, error) {
-	return authority.Answer{Result: contract.ToolResult{ErrorCode: err.Code, Teaching: err.Teaching}}, nil
+func (fixedOps) Refusal(_ context.Context, _ identity.Caller, _ []contract.CaseID, err *contract.Error) (operation.Answer, error) {
+	return operation.Answer{Result: contract.ToolResult{ErrorCode: err.Code, Teaching: err.Teaching}}, nil
 }
 
-func (fixedOps) State(context.Context, authority.Caller) (contract.HostMeta, error) {
+func (fixedOps) State(context.Context, identity.Caller) (contract.HostMeta, error) {
 	return contract.HostMeta{AgentID: "agt_f"}, nil
 }
 
@@ -58,7 +60,7 @@ func FuzzServeHTTP(f *testing.F) {
 		f.Add(data, false)
 		f.Add(data, true)
 	}
-	g := gateway.New(gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}})
+	g := gateway.New(gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}, Strips: fixedOps{}})
 	init, _ := os.ReadFile(filepath.Join("testdata", "rpc", "initialize.json"))
 	post := func(body []byte, session string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))

@@ -14,28 +14,35 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // authenticator proves a bearer token, and ends what a request holds open once the
-// token no longer proves its Agent.
+// token no longer proves its Agent; *identity.Directory satisfies it.
 type authenticator interface {
-	Authenticate(ctx context.Context, tok authority.Token) (authority.Caller, error)
-	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
+	Authenticate(ctx context.Context, tok identity.Token) (identity.Caller, error)
+	Hold(ctx context.Context, tok identity.Token) (context.Context, func())
 }
 
-// operations runs calls and reports an Agent's strip. Begin answers a call at once, or
-// returns it held (see [authority.Held]).
+// operations runs calls: Begin answers a call at once, or returns it held (see
+// [operation.Held]). *authority.Operations satisfies it: it adds to the operation part's
+// Begin the task a docket.ask comes from.
 type operations interface {
-	Begin(ctx context.Context, c authority.Caller, call authority.Call) (*authority.Held, authority.Answer, error)
-	Refusal(ctx context.Context, c authority.Caller, focus []contract.CaseID, err *contract.Error) (authority.Answer, error)
-	State(ctx context.Context, c authority.Caller) (contract.HostMeta, error)
+	Begin(ctx context.Context, c identity.Caller, call operation.Call) (*operation.Held, operation.Answer, error)
+}
+
+// strips reports an Agent's strip, alone or on a refusal the gateway makes itself;
+// *operation.Operations satisfies it.
+type strips interface {
+	Refusal(ctx context.Context, c identity.Caller, focus []contract.CaseID, err *contract.Error) (operation.Answer, error)
+	State(ctx context.Context, c identity.Caller) (contract.HostMeta, error)
 }
 
 // pins reads what a conversation's tasks hold its work to, and who posted them.
 type pins interface {
-	ConversationPin(ctx context.Context, c authority.Caller, id contract.ConversationID) (contract.CasePin, []contract.Principal, error)
+	ConversationPin(ctx context.Context, c identity.Caller, id contract.ConversationID) (contract.CasePin, []contract.Principal, error)
 }
 
 // Defaults for [Config].
@@ -44,10 +51,12 @@ const (
 	DefaultSessionTimeout = 30 * time.Minute
 )
 
-// Config holds what a [Gateway] needs. Auth and Ops are required.
+// Config holds what a [Gateway] needs. Auth, Ops and Strips are required; Strips must be
+// the operation part Ops runs calls through, so that a strip shows the calls Ops made.
 type Config struct {
-	Auth authenticator
-	Ops  operations
+	Auth   authenticator
+	Ops    operations
+	Strips strips
 	// Pins, when set, gives each conversation's pin (its tasks' Case Type, key and Case in
 	// focus), which every call of that conversation carries to the write gate.
 	Pins   pins
@@ -67,6 +76,7 @@ type Config struct {
 type Gateway struct {
 	auth   authenticator
 	ops    operations
+	strips strips
 	pins   pins
 	log    *slog.Logger
 	now    func() time.Time
@@ -84,7 +94,7 @@ type Gateway struct {
 
 // New returns a Gateway.
 func New(cfg Config) *Gateway {
-	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, pins: cfg.Pins, log: cfg.Logger, now: cfg.Now,
+	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, strips: cfg.Strips, pins: cfg.Pins, log: cfg.Logger, now: cfg.Now,
 		sessions: map[string]*session{}, byAgent: map[string]*session{}, replaced: map[string]time.Time{},
 		replacedBy: map[string][]string{}, agents: map[string]*sync.Mutex{}}
 	if g.log == nil {
@@ -130,18 +140,18 @@ type callerKey struct{}
 // verified hands the SDK the Caller ServeHTTP already authenticated; the SDK then binds
 // each session to its Agent and refuses another Agent's requests on it.
 func verified(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-	c, ok := r.Context().Value(callerKey{}).(authority.Caller)
+	c, ok := r.Context().Value(callerKey{}).(identity.Caller)
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
 	return &auth.TokenInfo{UserID: c.ID, Extra: map[string]any{"caller": c}}, nil
 }
 
-func callerOf(extra *mcp.RequestExtra) (authority.Caller, bool) {
+func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
 	if extra == nil || extra.TokenInfo == nil {
-		return authority.Caller{}, false
+		return identity.Caller{}, false
 	}
-	c, ok := extra.TokenInfo.Extra["caller"].(authority.Caller)
+	c, ok := extra.TokenInfo.Extra["caller"].(identity.Caller)
 	return c, ok
 }
 
@@ -164,7 +174,7 @@ func (g *Gateway) initializeMeta(ctx context.Context, req mcp.Request, res mcp.R
 	if !ok {
 		return res, nil
 	}
-	meta, err := g.ops.State(ctx, c)
+	meta, err := g.strips.State(ctx, c)
 	if err != nil {
 		// The strip is an addition to the answer; initialize is answered without it.
 		g.log.ErrorContext(ctx, "operation state failed", logErr, err)

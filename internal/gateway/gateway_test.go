@@ -203,7 +203,7 @@ func TestGateway_TransportRefusals(t *testing.T) {
 
 func memberToken(t *testing.T, f *fixture) string {
 	t.Helper()
-	s, err := f.a.Login(t.Context(), "ada", "correct horse battery", time.Hour)
+	s, err := f.a.Directory().Login(t.Context(), "ada", "correct horse battery", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,12 +315,12 @@ func TestGateway_CaseLifecycle(t *testing.T) {
 func TestGateway_ReadArtifact(t *testing.T) {
 	f := newFixture(t, time.Second)
 	cs := f.connect(t, nil)
-	put, err := f.ops.PutArtifact(t.Context(), f.agent, []byte("0123456789"))
+	put, err := f.ops.Operations().PutArtifact(t.Context(), f.agent, []byte("0123456789"))
 	if err != nil || !strings.HasPrefix(put.Ref, "art_") || put.Size != 10 {
 		t.Fatalf("PutArtifact = %+v, %v", put, err)
 	}
 	ref := put.Ref
-	again, err := f.ops.PutArtifact(t.Context(), f.agent, []byte("0123456789"))
+	again, err := f.ops.Operations().PutArtifact(t.Context(), f.agent, []byte("0123456789"))
 	if err != nil || again != put {
 		t.Errorf("PutArtifact of the same content again = %+v, %v, want %+v: one content, one artifact", again, err, put)
 	}

@@ -26,10 +26,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/slowtest"
 	"github.com/docketrun/docket/internal/store"
@@ -292,23 +292,23 @@ func heldClientProcess(url, tokens, proto string, in io.Reader, out io.Writer) e
 type heldFixture struct {
 	*fixture
 	tokens  []string
-	callers []authority.Caller
+	callers []identity.Caller
 	probe   *mcp.ClientSession // another Agent's session, whose QueryBoards are answered meanwhile
 }
 
 func newHeldFixture(b *testing.B) *heldFixture {
 	b.Helper()
-	f := &heldFixture{fixture: newFixture(b, time.Hour), tokens: []string{}, callers: []authority.Caller{}}
+	f := &heldFixture{fixture: newFixture(b, time.Hour), tokens: []string{}, callers: []identity.Caller{}}
 	f.tokens, f.callers = append(f.tokens, f.token), append(f.callers, f.agent)
 	ctx := context.Background()
 	for _, tok := range addAgents(b, f.st, f.admin, *heldAgents-1) {
-		c, err := f.a.Authenticate(ctx, authority.Token(tok))
+		c, err := f.a.Directory().Authenticate(ctx, identity.Token(tok))
 		if err != nil {
 			b.Fatal(err)
 		}
 		f.tokens, f.callers = append(f.tokens, tok), append(f.callers, c)
 	}
-	tok, err := f.a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "probe"})
+	tok, err := f.a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "probe"})
 	if err != nil {
 		b.Fatalf("CreateAgent probe: %v", err)
 	}
@@ -338,7 +338,7 @@ func (f *heldFixture) probeQueries(b *testing.B, prefix string) {
 // worker that never comes.
 func (f *heldFixture) checkHeld(b *testing.B) {
 	b.Helper()
-	if q, err := f.ops.Queued(context.Background(), "default"); err != nil || len(q) != *heldAgents {
+	if q, err := f.ops.Operations().Queued(context.Background(), "default"); err != nil || len(q) != *heldAgents {
 		b.Fatalf("queued Operations = %d (%v), want %d held", len(q), err, *heldAgents)
 	}
 }
@@ -466,7 +466,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 // with its token's digest and the agent.created event — but a thousand to a transaction:
 // CreateAgent reads the project's every Agent to refuse a taken name, which makes
 // creating 10,000 one by one take most of an hour here. It returns their tokens.
-func addAgents(b *testing.B, st store.Store, admin authority.Caller, n int) []string {
+func addAgents(b *testing.B, st store.Store, admin identity.Caller, n int) []string {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Round(0)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
 	"github.com/docketrun/docket/internal/store"
@@ -30,8 +32,8 @@ type fixture struct {
 	count  *storecount.Store // the SQLite store beneath st, counted
 	a      *authority.Authority
 	ops    *authority.Operations
-	admin  authority.Caller
-	agent  authority.Caller
+	admin  identity.Caller
+	agent  identity.Caller
 	token  string
 	url    string
 	gw     *gateway.Gateway
@@ -45,7 +47,7 @@ func newFixture(t testing.TB, hold time.Duration) *fixture { return newObservedF
 // is not nil: the store's appends timed, the MCP middleware and the HTTP wrapper.
 func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemetry) *fixture {
 	t.Helper()
-	return newConfiguredFixture(t, fixtureConfig{ops: authority.OperationsConfig{HoldBound: hold}, tel: tel})
+	return newConfiguredFixture(t, fixtureConfig{ops: operation.Config{HoldBound: hold}, tel: tel})
 }
 
 // newBenchFixture is newObservedFixture with the bound on each Agent's writes per minute
@@ -54,12 +56,12 @@ func newObservedFixture(t testing.TB, hold time.Duration, tel *telemetry.Telemet
 // "Bounds").
 func newBenchFixture(b *testing.B, hold time.Duration, tel *telemetry.Telemetry) *fixture {
 	b.Helper()
-	return newConfiguredFixture(b, fixtureConfig{ops: authority.OperationsConfig{HoldBound: hold, MaxWritesPerMinute: 1 << 30}, tel: tel})
+	return newConfiguredFixture(b, fixtureConfig{ops: operation.Config{HoldBound: hold, MaxWritesPerMinute: 1 << 30}, tel: tel})
 }
 
 // fixtureConfig is how newConfiguredFixture builds a fixture.
 type fixtureConfig struct {
-	ops authority.OperationsConfig
+	ops operation.Config
 	tel *telemetry.Telemetry // nil: no telemetry
 	now func() time.Time     // the authority's clock; nil: time.Now
 }
@@ -80,16 +82,16 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 	if tel != nil {
 		st, mw = tel.Store(count), []mcp.Middleware{tel.MCP}
 	}
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{1, 2, 3}, Now: cfg.now})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1, 2, 3}, Now: cfg.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{st: st, count: count, a: a}
-	if f.admin, err = a.Authenticate(ctx, b.Token); err != nil {
+	if f.admin, err = a.Directory().Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
@@ -103,16 +105,16 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 	if _, err := a.InstallCapability(ctx, f.admin, "default", contract.CapabilityUpload{Files: files}); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
-	tok, err := a.CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
+	tok, err := a.Directory().CreateAgent(ctx, f.admin, "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatalf("CreateAgent: %v", err)
 	}
 	f.token = tok.Token
-	if f.agent, err = a.Authenticate(ctx, authority.Token(tok.Token)); err != nil {
+	if f.agent, err = a.Directory().Authenticate(ctx, identity.Token(tok.Token)); err != nil {
 		t.Fatal(err)
 	}
 	f.ops = authority.NewOperations(a, cfg.ops)
-	f.gw = gateway.New(gateway.Config{Auth: a, Ops: f.ops, Pins: a, Middleware: mw})
+	f.gw = gateway.New(gateway.Config{Auth: a.Directory(), Ops: f.ops, Strips: f.ops.Operations(), Pins: a, Middleware: mw})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", f.gw)
 	var h http.Handler = mux

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -93,7 +93,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, done := g.auth.Hold(r.Context(), tok)
 	defer done()
 	stop := context.AfterFunc(ctx, func() {
-		if authority.CredentialEnded(ctx) != nil {
+		if identity.CredentialEnded(ctx) != nil {
 			g.endAgent(c.ID)
 		}
 	})
@@ -190,23 +190,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (g *Gateway) authenticate(r *http.Request) (authority.Caller, authority.Token, error) {
+func (g *Gateway) authenticate(r *http.Request) (identity.Caller, identity.Token, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
-		return authority.Caller{}, "", errors.New("no bearer token")
+		return identity.Caller{}, "", errors.New("no bearer token")
 	}
-	c, err := g.auth.Authenticate(r.Context(), authority.Token(tok))
+	c, err := g.auth.Authenticate(r.Context(), identity.Token(tok))
 	if err != nil {
-		return authority.Caller{}, "", err
+		return identity.Caller{}, "", err
 	}
 	if c.Kind != contract.PrincipalAgent {
-		return authority.Caller{}, "", errors.New("not an agent")
+		return identity.Caller{}, "", errors.New("not an agent")
 	}
 	if c.Hook {
 		// A coding agent's hook token reaches only the hook routes (docs/coding-agents.md).
-		return authority.Caller{}, "", contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
+		return identity.Caller{}, "", contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
 	}
-	return c, authority.Token(tok), nil
+	return c, identity.Token(tok), nil
 }
 
 // isInitialize reports whether body is an initialize request.
@@ -238,8 +238,8 @@ func pingID(body []byte) (json.RawMessage, bool) {
 
 // ping answers a ping on a live session itself, with the state form of the strip in
 // _meta: the SDK's ping result cannot carry _meta.
-func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c authority.Caller, id json.RawMessage) {
-	meta, err := g.ops.State(r.Context(), c)
+func (g *Gateway) ping(w http.ResponseWriter, r *http.Request, c identity.Caller, id json.RawMessage) {
+	meta, err := g.strips.State(r.Context(), c)
 	if err != nil {
 		g.log.ErrorContext(r.Context(), "operation state failed", logErr, err)
 		writeRPCError(w, http.StatusInternalServerError, string(contract.CodeInternal), "the authority failed; the cause is in its log")

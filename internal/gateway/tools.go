@@ -11,7 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -22,7 +23,7 @@ import (
 // A held call's goroutine parks in this handler for as long as its Operation runs, and
 // a serve holds thousands: its stack shrinks at a collection only while it uses less
 // than a quarter of it, so what stays on it while parked is kept small — the handler's
-// own frame and [authority.Held.Wait]'s. The decoding, the admission and the answer run
+// own frame and [operation.Held.Wait]'s. The decoding, the admission and the answer run
 // in beginTool and endTool, whose frames are gone by then; beginTool and the progress
 // run apart, so the parked stack never grows to their depth at all (a stack that grew
 // and shrank again leaves its larger slot's span in use beside other goroutines').
@@ -43,11 +44,11 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 // toolCall is a call the authority holds, from beginTool to endTool.
 type toolCall struct {
 	name         string
-	c            authority.Caller
+	c            identity.Caller
 	s            *session
 	conversation string
 	ctx          context.Context // the call's, ended when a newer initialize replaces its session
-	held         *authority.Held
+	held         *operation.Held
 	release      func() // ends ctx and unlocks the Agent's calls
 
 	claimed  *contract.Digest // the View the call says its conversation holds; nil: it says nothing
@@ -112,15 +113,15 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		focus = append([]contract.CaseID{pin.CaseID}, focus...)
 	}
 
-	var ans authority.Answer
+	var ans operation.Answer
 	in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
 	t.fullView = fullView(in)
 	if ce, ok := errors.AsType[*contract.Error](derr); ok {
-		ans, err = g.ops.Refusal(ctx, c, focus, ce)
+		ans, err = g.strips.Refusal(ctx, c, focus, ce)
 	} else if derr != nil {
 		err = derr
 	} else {
-		call := authority.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: func(o int64) bool { return delivered[o] }}
+		call := operation.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: func(o int64) bool { return delivered[o] }}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
@@ -152,7 +153,7 @@ func compactMeta(m mcp.Meta) mcp.Meta {
 
 // endTool answers a held call once its Wait returned err.
 func (g *Gateway) endTool(t *toolCall, err error) (*mcp.CallToolResult, error) {
-	var ans authority.Answer
+	var ans operation.Answer
 	if err == nil {
 		ans, err = t.held.Answer(t.ctx)
 	}
@@ -160,7 +161,7 @@ func (g *Gateway) endTool(t *toolCall, err error) (*mcp.CallToolResult, error) {
 }
 
 // answerTool encodes the authority's answer to t, or its error, as the SDK's.
-func (g *Gateway) answerTool(t *toolCall, ans authority.Answer, err error) (*mcp.CallToolResult, error) {
+func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp.CallToolResult, error) {
 	if errors.Is(context.Cause(t.ctx), errReplaced) {
 		return nil, replacedError()
 	}
@@ -319,7 +320,7 @@ const (
 
 // pin is what the conversation's tasks hold its work to, and who posted them; none
 // without a conversation or a pin reader.
-func (g *Gateway) pin(ctx context.Context, c authority.Caller, conversation string) (contract.CasePin, []contract.Principal, error) {
+func (g *Gateway) pin(ctx context.Context, c identity.Caller, conversation string) (contract.CasePin, []contract.Principal, error) {
 	if g.pins == nil || conversation == "" {
 		return contract.CasePin{}, nil, nil
 	}
@@ -359,7 +360,7 @@ func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
 // is set. Likewise a strip of Operations with digest stripHeld, the one the client says
 // it holds, is named unchanged; withStrip puts the strip's digest in the host metadata,
 // for a client that asks. It returns the View's encoding and the strip's digest.
-func toolResult(ans authority.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
+func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
 	enc, err := encodeView(ans.Result.View, deltas)
 	if err != nil {
 		return nil, viewEncoding{}, err

@@ -5,27 +5,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
 // TestGateway_WriteBound drives an Agent's writes through the real gateway with the SDK
 // client, on the bound docket serve keeps by default: the write past
-// authority.DefaultMaxWritesPerMinute in a minute is refused operation_limit with
+// operation.DefaultMaxWritesPerMinute in a minute is refused operation_limit with
 // requestExecuted false and writes nothing, a read still answers, and a minute later the
 // Agent writes again (docs/security.md, "Bounds").
 func TestGateway_WriteBound(t *testing.T) {
 	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-	f := newConfiguredFixture(t, fixtureConfig{ops: authority.OperationsConfig{HoldBound: time.Second}, now: clock.Now})
+	f := newConfiguredFixture(t, fixtureConfig{ops: operation.Config{HoldBound: time.Second}, now: clock.Now})
 	cs := f.connect(t, nil)
 	write := func(n int) contract.Batch {
 		return contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 			Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": str(fmt.Sprint(n))}}}}}
 	}
-	for i := range authority.DefaultMaxWritesPerMinute {
+	for i := range operation.DefaultMaxWritesPerMinute {
 		if res, _ := call(t, cs, "ApplyBatch", write(i)); !res.Accepted {
-			t.Fatalf("write %d of %d in a minute = %s %s, want accepted", i+1, authority.DefaultMaxWritesPerMinute, res.ErrorCode, res.Teaching)
+			t.Fatalf("write %d of %d in a minute = %s %s, want accepted", i+1, operation.DefaultMaxWritesPerMinute, res.ErrorCode, res.Teaching)
 		}
 		clock.Add(100 * time.Millisecond) // 120 writes in 12 s: every one inside the minute
 	}
@@ -67,8 +67,8 @@ func TestGateway_WriteBound(t *testing.T) {
 	})
 	t.Run("a minute later", func(t *testing.T) {
 		clock.Add(time.Minute)
-		if res, meta := call(t, cs, "ApplyBatch", write(-2)); !res.Accepted || meta.Ordinal != int64(authority.DefaultMaxWritesPerMinute)+1 {
-			t.Errorf("write a minute later = %s %s ordinal %d, want accepted as Operation %d", res.ErrorCode, res.Teaching, meta.Ordinal, authority.DefaultMaxWritesPerMinute+1)
+		if res, meta := call(t, cs, "ApplyBatch", write(-2)); !res.Accepted || meta.Ordinal != int64(operation.DefaultMaxWritesPerMinute)+1 {
+			t.Errorf("write a minute later = %s %s ordinal %d, want accepted as Operation %d", res.ErrorCode, res.Teaching, meta.Ordinal, operation.DefaultMaxWritesPerMinute+1)
 		}
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/httpstatus"
 )
@@ -19,11 +19,11 @@ import (
 // rows an adapter may return.
 const DefaultMaxBody = 4 << 20
 
-// connectionAuthenticator is the part of the authority that proves a Connection key and
+// connectionAuthenticator is the part of the identity directory that proves a Connection key and
 // ends a poll held open once the key no longer proves its Connection.
 type connectionAuthenticator interface {
-	AuthenticateConnection(ctx context.Context, key authority.Token) (contract.Connection, error)
-	Hold(ctx context.Context, tok authority.Token) (context.Context, func())
+	AuthenticateConnection(ctx context.Context, key identity.Token) (contract.Connection, error)
+	Hold(ctx context.Context, tok identity.Token) (context.Context, func())
 }
 
 // dispatcher is the part of the Dispatcher that answers the five hop operations.
@@ -41,10 +41,10 @@ type Observer interface {
 	StartWork(ctx context.Context, h http.Header, kind string, conn contract.Connection) (context.Context, func(*contract.WorkAnswer, error))
 }
 
-// Config holds what a [Server] needs. Authority and Dispatcher are required.
+// Config holds what a [Server] needs. Identity and Dispatcher are required.
 type Config struct {
-	Authority  connectionAuthenticator // *authority.Authority satisfies it
-	Dispatcher dispatcher              // *authority.Dispatcher satisfies it
+	Identity   connectionAuthenticator // *identity.Directory satisfies it
+	Dispatcher dispatcher              // *operation.Dispatcher satisfies it
 	Logger     *slog.Logger            // default: discards
 	MaxBody    int64                   // bytes; default DefaultMaxBody
 	Observer   Observer                // default: none
@@ -62,10 +62,10 @@ type Server struct {
 
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Authority == nil || cfg.Dispatcher == nil {
-		return nil, errors.New("workhop: config needs an authority and a dispatcher")
+	if cfg.Identity == nil || cfg.Dispatcher == nil {
+		return nil, errors.New("workhop: config needs the identity directory and a dispatcher")
 	}
-	s := &Server{auth: cfg.Authority, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, obs: cfg.Observer, mux: http.NewServeMux()}
+	s := &Server{auth: cfg.Identity, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, obs: cfg.Observer, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -89,14 +89,14 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, contract.Errorf(contract.CodeUnauthenticated, "POST /work needs Authorization: Bearer <connection key>; start the worker with DOCKET_CONNECTION_KEY or --key-file."))
 		return
 	}
-	conn, err := s.auth.AuthenticateConnection(ctx, authority.Token(key))
+	conn, err := s.auth.AuthenticateConnection(ctx, identity.Token(key))
 	if err != nil {
 		s.refuse(w, r, err)
 		return
 	}
 	// The call runs under the key: a long-poll ends, refused, when the Connection is
 	// revoked (docs/security.md, "Credentials and streams").
-	ctx, held := s.auth.Hold(ctx, authority.Token(key))
+	ctx, held := s.auth.Hold(ctx, identity.Token(key))
 	defer held()
 	body, err := readBody(w, r, s.maxBody)
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		ctx, done = s.obs.StartWork(ctx, r.Header, in.Operation.Kind, conn)
 	}
 	ans, err := s.answer(ctx, conn, in.Operation)
-	if ended := authority.CredentialEnded(ctx); err != nil && ended != nil {
+	if ended := identity.CredentialEnded(ctx); err != nil && ended != nil {
 		err = ended // the key was revoked while the call waited: say so, not what the wait's end made of it
 	}
 	if done != nil {

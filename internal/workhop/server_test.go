@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/workhop"
@@ -29,24 +31,24 @@ func newHop(t *testing.T) hop {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: authority.Key{3}})
+	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.Init(ctx, "ada", "correct horse battery", "default")
+	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := a.Authenticate(ctx, b.Token)
+	admin, err := a.Directory().Authenticate(ctx, b.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := a.CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := a.Directory().CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := authority.NewDispatcher(authority.NewOperations(a, authority.OperationsConfig{}), authority.DispatcherConfig{})
-	srv, err := workhop.New(workhop.Config{Authority: a, Dispatcher: d, MaxBody: 1 << 10})
+	d := authority.NewDispatcher(authority.NewOperations(a, operation.Config{}), operation.DispatcherConfig{})
+	srv, err := workhop.New(workhop.Config{Identity: a.Directory(), Dispatcher: d, MaxBody: 1 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

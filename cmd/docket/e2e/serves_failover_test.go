@@ -14,8 +14,8 @@ import (
 
 	"github.com/docketrun/docket/internal/agent/mcpclient"
 	"github.com/docketrun/docket/internal/apiclient"
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/datadir"
 	"github.com/docketrun/docket/internal/store"
@@ -251,7 +251,7 @@ func checkThreeServes(t *testing.T, s *serveEnv, st store.Store, agents []*agent
 	}
 	for i, a := range agents {
 		for _, o := range results[i] {
-			w := authority.WorkID(a.id, o.ordinal)
+			w := operation.WorkID(a.id, o.ordinal)
 			switch {
 			case o.state == contract.OpDone:
 				if reports[w] != 1 || marks[o.key] != 1 {

@@ -14,14 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storecount"
 	"github.com/docketrun/docket/internal/worker"
-	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkWorker_EndToEnd measures executed Actions through one real docket worker
@@ -59,11 +62,11 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
 	for i := len(h.agents); i < agents; i++ {
-		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
+		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := h.a.Authenticate(ctx, authority.Token(at.Token))
+		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +76,7 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	w.waitLine(b, "lease acquired")
 	// Each Agent writes far more often than docket serve lets one in a minute
 	// (--max-writes-per-minute, docs/security.md "Bounds"): the bound is lifted here.
-	held := authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
+	held := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
 	args := contract.Args{"path": contract.StringValue("data/input.json")}
 
 	var mu sync.Mutex
@@ -87,7 +90,7 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 			for range next {
 				start := time.Now()
 				delivered := last
-				ans, err := held.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+				ans, err := held.Call(ctx, ag, operation.Call{Tool: contract.ToolApplyAction,
 					Input:     &contract.ApplyActionInput{Action: "load", Params: args},
 					Delivered: func(o int64) bool { return o == delivered }})
 				if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {

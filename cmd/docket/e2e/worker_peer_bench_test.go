@@ -21,6 +21,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/gateway"
@@ -90,12 +91,12 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	ctx := b.Context()
 	// Each Agent writes far more often than docket serve lets one in a minute: the
 	// bound is lifted, as in BenchmarkWorker_EndToEnd.
-	ops := authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
-	gw := httptest.NewServer(gateway.New(gateway.Config{Auth: h.a, Ops: ops, Pins: h.a}))
+	ops := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
+	gw := httptest.NewServer(gateway.New(gateway.Config{Auth: h.a.Directory(), Ops: ops, Strips: ops.Operations(), Pins: h.a}))
 	b.Cleanup(gw.Close)
 	sessions := make([]*mcp.ClientSession, agents)
 	for i := range sessions {
-		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("peer%d", i)})
+		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("peer%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 		decideCtx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		// The member's console: /api/v1 with its requests routes, as docket serve wires it.
-		api, err := console.New(console.Config{Authority: h.a, Requests: ops})
+		api, err := console.New(console.Config{Identity: h.a.Directory(), Authority: h.a, Requests: ops.Operations(), Operations: ops})
 		if err != nil {
 			b.Fatal(err)
 		}

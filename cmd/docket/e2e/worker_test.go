@@ -20,6 +20,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -55,9 +57,9 @@ type hopEnv struct {
 	st     store.Store
 	a      *authority.Authority
 	ops    *authority.Operations
-	admin  authority.Caller
+	admin  identity.Caller
 	token  string
-	agents []authority.Caller
+	agents []identity.Caller
 	key    string
 	url    string
 	files  string // the file Source's root
@@ -84,37 +86,37 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	dir := t.TempDir()
 	h := &hopEnv{st: st, wrap: wrap}
 	var err error
-	if h.a, err = authority.New(authority.Config{Store: st, Key: authority.Key{9}}); err != nil {
+	if h.a, err = authority.New(authority.Config{Store: st, Key: identity.Key{9}}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.a.Init(ctx, "ada", "correct horse battery", "default")
+	b, err := h.a.Directory().Init(ctx, "ada", "correct horse battery", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.token = b.Token.String()
-	if h.admin, err = h.a.Authenticate(ctx, b.Token); err != nil {
+	if h.admin, err = h.a.Directory().Authenticate(ctx, b.Token); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.a.InstallCapability(ctx, h.admin, "default", contract.CapabilityUpload{Files: capFiles}); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}
 	for _, name := range []string{"one", "two"} {
-		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: name})
+		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.a.Authenticate(ctx, authority.Token(at.Token))
+		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.agents = append(h.agents, c)
 	}
-	ck, err := h.a.CreateConnection(ctx, h.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
+	ck, err := h.a.Directory().CreateConnection(ctx, h.admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.key = ck.Key
-	if _, err := h.a.BindSource(ctx, h.admin, "default", "laptop", contract.Source{Name: sourceName, Type: "file", Words: words, Tier: contract.TierAttested}); err != nil {
+	if _, err := h.a.Directory().BindSource(ctx, h.admin, "default", "laptop", contract.Source{Name: sourceName, Type: "file", Words: words, Tier: contract.TierAttested}); err != nil {
 		t.Fatal(err)
 	}
 	// The files, the run program, the manifest and the vault the worker reads.
@@ -133,8 +135,8 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	vault, _ := json.Marshal(map[string]any{"sources": map[string]any{sourceName: map[string]string{"type": "file", "root": h.files}}})
 	writeFile(t, h.vault, string(vault), 0o600)
 
-	h.ops = authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Millisecond})
-	d := authority.NewDispatcher(h.ops, authority.DispatcherConfig{LeaseTTL: 3 * time.Second, PollWait: 500 * time.Millisecond})
+	h.ops = authority.NewOperations(h.a, operation.Config{HoldBound: time.Millisecond})
+	d := authority.NewDispatcher(h.ops, operation.DispatcherConfig{LeaseTTL: 3 * time.Second, PollWait: 500 * time.Millisecond})
 	// The lease sweep, as docket serve runs it: a worker that dies while another of its
 	// Connection lives leaves its claimed work to the sweep.
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
@@ -146,7 +148,7 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 		}
 	}()
 	t.Cleanup(func() { stopSweep(); <-swept })
-	srv, err := workhop.New(workhop.Config{Authority: h.a, Dispatcher: d})
+	srv, err := workhop.New(workhop.Config{Identity: h.a.Directory(), Dispatcher: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +156,7 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	if h.wrap != nil {
 		handler = h.wrap(srv)
 	}
-	api, err := console.New(console.Config{Authority: h.a, Reconciler: d, Routes: map[string]http.Handler{"POST /work": handler}})
+	api, err := console.New(console.Config{Identity: h.a.Directory(), Authority: h.a, Reconciler: d, Routes: map[string]http.Handler{"POST /work": handler}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func (h *hopEnv) lock(t testing.TB, conn string, tool contract.ToolID) {
 // apply queues an Action of agent i and returns its Operation id.
 func (h *hopEnv) apply(t *testing.T, i int, action string, args contract.Args) string {
 	t.Helper()
-	ans, err := h.ops.Call(t.Context(), h.agents[i], authority.Call{Tool: contract.ToolApplyAction,
+	ans, err := h.ops.Call(t.Context(), h.agents[i], operation.Call{Tool: contract.ToolApplyAction,
 		Input: &contract.ApplyActionInput{Action: action, Params: args}})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func (h *hopEnv) apply(t *testing.T, i int, action string, args contract.Args) s
 	if ans.Result.ErrorCode != "" {
 		t.Fatalf("ApplyAction %s = %s: %s", action, ans.Result.ErrorCode, ans.Result.Teaching)
 	}
-	return authority.WorkID(h.agents[i].ID, ans.Meta.Ordinal)
+	return operation.WorkID(h.agents[i].ID, ans.Meta.Ordinal)
 }
 
 // waitOp waits, on the store's event log rather than a clock, until agent i's latest
@@ -216,7 +218,7 @@ func (h *hopEnv) waitOp(t *testing.T, i int, what string, ok func(contract.Opera
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := h.ops.State(ctx, h.agents[i])
+		st, err := h.ops.Operations().State(ctx, h.agents[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +368,7 @@ func TestWorker_VerifiedCalculation(t *testing.T) {
 		t.Fatalf("load_input = %+v, want done", e)
 	}
 	// Read the fact back as the Agent would, with QueryBoard.
-	ans, err := h.ops.Call(t.Context(), h.agents[0], authority.Call{Tool: contract.ToolQueryBoard, Delivered: func(int64) bool { return true },
+	ans, err := h.ops.Call(t.Context(), h.agents[0], operation.Call{Tool: contract.ToolQueryBoard, Delivered: func(int64) bool { return true },
 		Input: &contract.QueryBoardInput{Pattern: &contract.Atom{Predicate: "calculation_input"}, Limit: 10}})
 	if err != nil || !ans.Result.Accepted {
 		t.Fatalf("QueryBoard = %+v, %v", ans.Result, err)
@@ -497,7 +499,7 @@ func TestWorker_RunsServedCallsTogether(t *testing.T) {
 		h.letBlocksGo()
 		settled = 0
 		for _, ag := range h.agents {
-			st, err := h.ops.State(t.Context(), ag)
+			st, err := h.ops.Operations().State(t.Context(), ag)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -532,7 +534,7 @@ func TestWorker_PollsWhileRowsRun(t *testing.T) {
 	waitStarts(t, started, 1)
 	h.apply(t, 1, "load", contract.Args{"path": contract.StringValue("data/input.json")})
 	settled := func(i int) contract.OperationEntry {
-		st, err := h.ops.State(t.Context(), h.agents[i])
+		st, err := h.ops.Operations().State(t.Context(), h.agents[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -616,7 +618,7 @@ func TestWorker_AuthorityLostMidReport(t *testing.T) {
 func TestWorker_LeasePerWorker(t *testing.T) {
 	h := newHopEnv(t, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(t, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
-	if _, err := h.a.CreateConnection(t.Context(), h.admin, "default", contract.CreateConnectionRequest{Name: "other"}); err != nil {
+	if _, err := h.a.Directory().CreateConnection(t.Context(), h.admin, "default", contract.CreateConnectionRequest{Name: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	h.lock(t, "other", "test.stray@1")
@@ -639,11 +641,11 @@ func TestWorker_LeasePerWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.waitLine(t, "lease released")
-	at, err := h.a.CreateAgent(t.Context(), h.admin, "default", contract.CreateAgentRequest{Name: "three"})
+	at, err := h.a.Directory().CreateAgent(t.Context(), h.admin, "default", contract.CreateAgentRequest{Name: "three"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	third, err := h.a.Authenticate(t.Context(), authority.Token(at.Token))
+	third, err := h.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
 	if err != nil {
 		t.Fatal(err)
 	}

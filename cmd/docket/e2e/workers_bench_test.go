@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -37,11 +39,11 @@ func benchSeveral(b *testing.B, workers int) {
 	writeFile(b, filepath.Join(filepath.Dir(h.man), "block.sh"), slowScript, 0o755)
 	ctx := context.Background()
 	for i := len(h.agents); i < agents; i++ {
-		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
+		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := h.a.Authenticate(ctx, authority.Token(at.Token))
+		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +53,7 @@ func benchSeveral(b *testing.B, workers int) {
 		w := h.startWorkerWith(b, "--parallel", "2", "--log-level", "info")
 		w.waitLine(b, "lease acquired")
 	}
-	held := authority.NewOperations(h.a, authority.OperationsConfig{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
+	held := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
 	args := contract.Args{"n": contract.StringValue("1")}
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -64,7 +66,7 @@ func benchSeveral(b *testing.B, workers int) {
 			for range next {
 				start := time.Now()
 				delivered := last
-				ans, err := held.Call(ctx, ag, authority.Call{Tool: contract.ToolApplyAction,
+				ans, err := held.Call(ctx, ag, operation.Call{Tool: contract.ToolApplyAction,
 					Input:     &contract.ApplyActionInput{Action: "block", Params: args},
 					Delivered: func(o int64) bool { return o == delivered }})
 				if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {

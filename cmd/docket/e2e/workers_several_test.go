@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -56,11 +56,11 @@ func TestWorkers_SeveralKilledMidCall(t *testing.T) {
 	started := h.blockStarts(t)
 	ctx := t.Context()
 	for _, name := range []string{"three", "four"} {
-		at, err := h.a.CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: name})
+		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.a.Authenticate(ctx, authority.Token(at.Token))
+		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestWorkers_SeveralKilledMidCall(t *testing.T) {
 		entries = map[string]contract.OperationEntry{}
 		settled := 0
 		for id, i := range works {
-			st, err := h.ops.State(ctx, h.agents[i])
+			st, err := h.ops.Operations().State(ctx, h.agents[i])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -21,7 +22,7 @@ const Passphrase = "correct horse battery"
 // Options says what to build. Store is required.
 type Options struct {
 	Store store.Store
-	Key   authority.Key    // default: authority.Key{1}
+	Key   identity.Key     // default: identity.Key{1}
 	Now   func() time.Time // default: time.Now
 	// Capability, when set, is installed into the project: a directory whose files are
 	// the package ([ReadPackage]).
@@ -35,29 +36,29 @@ type Options struct {
 // Project is an authority with member "ada" of project "default".
 type Project struct {
 	A     *authority.Authority
-	Token authority.Token // the member's session token
-	Admin authority.Caller
-	Agent authority.Caller // zero unless Options.Agent was set
+	Token identity.Token // the member's session token
+	Admin identity.Caller
+	Agent identity.Caller // zero unless Options.Agent was set
 }
 
 // New builds the authority o describes, failing t when any step fails.
 func New(t testing.TB, o Options) Project {
 	t.Helper()
 	ctx := t.Context()
-	if o.Key == (authority.Key{}) {
-		o.Key = authority.Key{1}
+	if o.Key == (identity.Key{}) {
+		o.Key = identity.Key{1}
 	}
 	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now, Signer: o.Signer})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := Project{A: a}
-	b, err := a.Init(ctx, "ada", Passphrase, "default")
+	b, err := a.Directory().Init(ctx, "ada", Passphrase, "default")
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}
 	p.Token = b.Token
-	if p.Admin, err = a.Authenticate(ctx, b.Token); err != nil {
+	if p.Admin, err = a.Directory().Authenticate(ctx, b.Token); err != nil {
 		t.Fatalf("Authenticate(init token): %v", err)
 	}
 	if o.Capability != "" {
@@ -66,11 +67,11 @@ func New(t testing.TB, o Options) Project {
 		}
 	}
 	if o.Agent != "" {
-		at, err := a.CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: o.Agent})
+		at, err := a.Directory().CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: o.Agent})
 		if err != nil {
 			t.Fatalf("CreateAgent(%s): %v", o.Agent, err)
 		}
-		if p.Agent, err = a.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		if p.Agent, err = a.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 			t.Fatalf("Authenticate(agent token): %v", err)
 		}
 	}
@@ -82,8 +83,8 @@ func New(t testing.TB, o Options) Project {
 // store. Only o.Store, o.Key and o.Now are read.
 func Open(t testing.TB, o Options) *authority.Authority {
 	t.Helper()
-	if o.Key == (authority.Key{}) {
-		o.Key = authority.Key{1}
+	if o.Key == (identity.Key{}) {
+		o.Key = identity.Key{1}
 	}
 	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -14,7 +16,7 @@ import (
 // worker's reports take, grants and leases included — without running an adapter. Tests
 // of what sits above the authority use it to play the worker between an Agent's calls.
 type Worker struct {
-	d     *authority.Dispatcher
+	d     *operation.Dispatcher
 	conn  contract.Connection
 	tools []contract.ToolDescriptor
 	vault []string
@@ -44,18 +46,18 @@ const settleWait = 10 * time.Second
 
 // NewWorker creates the Connection o describes in project "default" as admin, with a
 // Dispatcher over ops, and takes the Connection's lease.
-func NewWorker(t testing.TB, a *authority.Authority, admin authority.Caller, ops *authority.Operations, o WorkerOptions) *Worker {
+func NewWorker(t testing.TB, a *authority.Authority, admin identity.Caller, ops *authority.Operations, o WorkerOptions) *Worker {
 	t.Helper()
 	ctx := t.Context()
 	if o.Connection == "" {
 		o.Connection = "test"
 	}
-	ck, err := a.CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: o.Connection})
+	ck, err := a.Directory().CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: o.Connection})
 	if err != nil {
 		t.Fatalf("CreateConnection(%s): %v", o.Connection, err)
 	}
 	for _, s := range o.Sources {
-		if _, err := a.BindSource(ctx, admin, "default", o.Connection, s); err != nil {
+		if _, err := a.Directory().BindSource(ctx, admin, "default", o.Connection, s); err != nil {
 			t.Fatalf("BindSource(%s): %v", s.Name, err)
 		}
 	}
@@ -77,7 +79,7 @@ func NewWorker(t testing.TB, a *authority.Authority, admin authority.Caller, ops
 		o.LeaseTTL = time.Minute
 	}
 	w := &Worker{conn: ck.Connection, tools: o.Tools, vault: o.VaultSources,
-		d: authority.NewDispatcher(ops, authority.DispatcherConfig{LeaseTTL: o.LeaseTTL, PollWait: time.Millisecond})}
+		d: authority.NewDispatcher(ops, operation.DispatcherConfig{LeaseTTL: o.LeaseTTL, PollWait: time.Millisecond})}
 	ans, err := w.d.Poll(ctx, w.conn, w.poll(nil))
 	if err != nil || ans.Lease == nil {
 		t.Fatalf("first Poll of %s = %+v, %v; want a lease", o.Connection, ans, err)
@@ -150,7 +152,7 @@ func (w *Worker) report(t testing.TB, agent string, ordinal int64, fill func(*co
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
 	defer cancel()
-	row, err := w.served(ctx, authority.WorkID(agent, ordinal))
+	row, err := w.served(ctx, operation.WorkID(agent, ordinal))
 	if err != nil {
 		t.Fatalf("settle operation %d of %s: %v", ordinal, agent, err)
 	}
@@ -163,7 +165,7 @@ func (w *Worker) Served(t testing.TB, agent string, ordinal int64) contract.Work
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), settleWait)
 	defer cancel()
-	row, err := w.served(ctx, authority.WorkID(agent, ordinal))
+	row, err := w.served(ctx, operation.WorkID(agent, ordinal))
 	if err != nil {
 		t.Fatalf("serve operation %d of %s: %v", ordinal, agent, err)
 	}

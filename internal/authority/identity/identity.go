@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -32,19 +31,6 @@ type Config struct {
 
 	// SessionTTL is how long a browser or login session lives; default DefaultSessionTTL.
 	SessionTTL time.Duration
-
-	// Signer is the installation's signing keys, which sign the checkpoints of each
-	// project's log (read by the Boards part, not by identity); nil signs none.
-	Signer *signing.Keyring
-	// CheckpointEvery is how many events a log moves before a Board write signs its head;
-	// default boards.DefaultCheckpointEvery.
-	CheckpointEvery int64
-	// TaskLease is how long a runtime's claim holds a task before another may take it
-	// (read by the tasks part); default task.DefaultLease.
-	TaskLease time.Duration
-	// MaxOpenTasks and MaxTasksPerHour bound what is posted for one Agent (read by the
-	// tasks part); defaults task.DefaultMaxOpen and task.DefaultMaxPerHour.
-	MaxOpenTasks, MaxTasksPerHour int
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is

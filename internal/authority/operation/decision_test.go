@@ -7,6 +7,8 @@ import (
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
@@ -31,8 +33,8 @@ var backends = []struct {
 // docs/a.md), with the principals the authorization table names.
 type decisionFixture struct {
 	o            *authority.Operations
-	admin, agent authority.Caller
-	other, orch  authority.Caller // an Agent of kind agent, and one of kind orchestrator
+	admin, agent identity.Caller
+	other, orch  identity.Caller // an Agent of kind agent, and one of kind orchestrator
 	req          contract.Request
 }
 
@@ -44,8 +46,8 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: authority.Key{5}, Capability: "testdata/self", Agent: "calc"})
-	f := &decisionFixture{o: authority.NewOperations(p.A, authority.OperationsConfig{}), admin: p.Admin, agent: p.Agent}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{5}, Capability: "testdata/self", Agent: "calc"})
+	f := &decisionFixture{o: authority.NewOperations(p.A, operation.Config{}), admin: p.Admin, agent: p.Agent}
 	if policy != "" {
 		if _, err := p.A.PublishPolicy(ctx, p.Admin, "default", contract.PublishPolicyRequest{File: "delegation.toml", Text: policy}); err != nil {
 			t.Fatal(err)
@@ -53,13 +55,13 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 	}
 	for _, a := range []struct {
 		name, kind string
-		into       *authority.Caller
+		into       *identity.Caller
 	}{{"other", "", &f.other}, {"boss", "orchestrator", &f.orch}} {
-		at, err := p.A.CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: a.name, Kind: a.kind})
+		at, err := p.A.Directory().CreateAgent(ctx, p.Admin, "default", contract.CreateAgentRequest{Name: a.name, Kind: a.kind})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *a.into, err = p.A.Authenticate(ctx, authority.Token(at.Token)); err != nil {
+		if *a.into, err = p.A.Directory().Authenticate(ctx, identity.Token(at.Token)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,10 +71,10 @@ func newDecisionFixture(t *testing.T, open func(t *testing.T) (store.Store, erro
 		}
 	}
 	in := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"path": contract.StringValue("docs/a.md")}}
-	if _, err := f.o.Call(ctx, f.agent, authority.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
+	if _, err := f.o.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: in}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := f.o.Requests(ctx, f.admin, "default")
+	rs, err := f.o.Operations().Requests(ctx, f.admin, "default")
 	if err != nil || len(rs) != 1 {
 		t.Fatal(rs, err)
 	}
@@ -88,11 +90,11 @@ const (
 
 // decideThroughTools has orchestrator c apply docket.decide with d, and returns the
 // refusal it reads as an error.
-func decideThroughTools(t *testing.T, f *decisionFixture, c authority.Caller, d contract.Decision) error {
+func decideThroughTools(t *testing.T, f *decisionFixture, c identity.Caller, d contract.Decision) error {
 	t.Helper()
 	in := &contract.ApplyActionInput{Action: contract.ActionDecide, Params: contract.Args{"request": contract.StringValue(string(f.req.ID)),
 		"digest": contract.StringValue(d.Digest), "verdict": contract.StringValue(string(d.Verdict))}}
-	ans, err := f.o.Call(t.Context(), c, authority.Call{Tool: contract.ToolApplyAction, Input: in})
+	ans, err := f.o.Call(t.Context(), c, operation.Call{Tool: contract.ToolApplyAction, Input: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +107,11 @@ func decideThroughTools(t *testing.T, f *decisionFixture, c authority.Caller, d 
 // pending fails t unless the request is still pending and its Operation waiting.
 func (f *decisionFixture) pending(t *testing.T) {
 	t.Helper()
-	rs, err := f.o.Requests(t.Context(), f.admin, "default")
+	rs, err := f.o.Operations().Requests(t.Context(), f.admin, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := f.o.State(t.Context(), f.agent)
+	st, err := f.o.Operations().State(t.Context(), f.agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +126,10 @@ func (f *decisionFixture) pending(t *testing.T) {
 // which requests an orchestrator may decide is the domain's alone, since the store lets
 // any live orchestrator of the project decide.
 func TestDecide_Authorization(t *testing.T) {
-	type decider func(f *decisionFixture) (authority.Caller, contract.Principal)
-	orch := func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.orch, f.orch.Principal() }
-	tool := func(*decisionFixture) (authority.Caller, contract.Principal) {
-		return authority.Caller{Kind: contract.PrincipalTool, ID: "test.fetch@1", Projects: []contract.ProjectID{"default"}}, "tool:test.fetch@1"
+	type decider func(f *decisionFixture) (identity.Caller, contract.Principal)
+	orch := func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.orch, f.orch.Principal() }
+	tool := func(*decisionFixture) (identity.Caller, contract.Principal) {
+		return identity.Caller{Kind: contract.PrincipalTool, ID: "test.fetch@1", Projects: []contract.ProjectID{"default"}}, "tool:test.fetch@1"
 	}
 	tests := []struct {
 		name   string
@@ -139,10 +141,10 @@ func TestDecide_Authorization(t *testing.T) {
 		// store is what the store alone answers. "" means the decision is recorded.
 		domain, store contract.Code
 	}{
-		{name: "a member of the project", by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.admin, f.admin.Principal() }},
-		{name: "the requester itself", by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.agent, f.agent.Principal() },
+		{name: "a member of the project", by: func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.admin, f.admin.Principal() }},
+		{name: "the requester itself", by: func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.agent, f.agent.Principal() },
 			domain: contract.CodeSelfDecision, store: contract.CodeSelfDecision},
-		{name: "an Agent of kind agent", by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.other, f.other.Principal() },
+		{name: "an Agent of kind agent", by: func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.other, f.other.Principal() },
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
 		// The store lets an orchestrator decide; which requests it may decide is the
 		// delegation policy's, and the built-in one delegates nothing.
@@ -155,11 +157,11 @@ func TestDecide_Authorization(t *testing.T) {
 		{name: "an orchestrator on a manual Agent's request a policy covers", policy: docsPolicy, manual: true, by: orch,
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
 		{name: "a member on a manual Agent's request", manual: true,
-			by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.admin, f.admin.Principal() }},
+			by: func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.admin, f.admin.Principal() }},
 		{name: "a worker's Tool", by: tool, domain: contract.CodeForbidden, store: contract.CodeForbidden},
-		{name: "an empty decider", by: func(*decisionFixture) (authority.Caller, contract.Principal) { return authority.Caller{}, "" },
+		{name: "an empty decider", by: func(*decisionFixture) (identity.Caller, contract.Principal) { return identity.Caller{}, "" },
 			domain: contract.CodeForbidden, store: contract.CodeForbidden},
-		{name: "a member naming another digest", by: func(f *decisionFixture) (authority.Caller, contract.Principal) { return f.admin, f.admin.Principal() },
+		{name: "a member naming another digest", by: func(f *decisionFixture) (identity.Caller, contract.Principal) { return f.admin, f.admin.Principal() },
 			digest: func(r contract.Request) string { return "sha256:" + strings.Repeat("0", 64) },
 			domain: contract.CodeDigestMismatch, store: contract.CodeDigestMismatch},
 	}
@@ -179,9 +181,9 @@ func TestDecide_Authorization(t *testing.T) {
 					case c.AgentKind == contract.AgentKindOrchestrator: // it decides through the six tools
 						err = decideThroughTools(t, f, c, d)
 					case tt.domain == contract.CodeSelfDecision: // Decide would refuse an Agent before asking who requested
-						_, err = f.o.DecideAs(ctx, by, "default", f.req.ID, d, true)
+						_, err = f.o.Operations().DecideAs(ctx, by, "default", f.req.ID, d, true)
 					default:
-						_, err = f.o.Decide(ctx, c, "default", f.req.ID, d)
+						_, err = f.o.Operations().Decide(ctx, c, "default", f.req.ID, d)
 					}
 					if got := contract.CodeOf(err); got != tt.domain {
 						t.Fatalf("domain: decide = %v, want %q", err, tt.domain)
@@ -190,14 +192,14 @@ func TestDecide_Authorization(t *testing.T) {
 						t.Errorf("the refusal %q reveals the request's digest", err)
 					}
 					if tt.domain == "" {
-						rs, err := f.o.Requests(ctx, f.admin, "default")
+						rs, err := f.o.Operations().Requests(ctx, f.admin, "default")
 						if want := map[bool]int64{true: 1, false: 2}[tt.policy == ""]; err != nil || rs[0].State != contract.RequestApproved || rs[0].Policy != want {
 							t.Errorf("request after the decision = %+v, %v; want approved under policy version %d", rs, err, want)
 						}
 						return
 					}
 					f.pending(t)
-					_, err = f.o.DecideAs(ctx, by, "default", f.req.ID, d, false)
+					_, err = f.o.Operations().DecideAs(ctx, by, "default", f.req.ID, d, false)
 					if got := contract.CodeOf(err); got != tt.store {
 						t.Fatalf("store alone: decide = %v, want %q", err, tt.store)
 					}
