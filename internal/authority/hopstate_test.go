@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -41,7 +41,7 @@ func TestDispatcher_RevokedOnAnotherInstance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newOpsFixture(t, time.Millisecond)
-			other := authoritytest.Open(t, authoritytest.Options{Store: f.st, Key: authority.Key{7}, Now: f.clock.Now})
+			other := authoritytest.Open(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 			w := notesWorker(t, f, true)
 			caseID := openExploration(t, f)
 			f.call(t, f.ops, &contract.ApplyActionInput{CaseID: caseID, Action: "acme.notes.list@1",
@@ -50,7 +50,7 @@ func TestDispatcher_RevokedOnAnotherInstance(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t, w, row)
 			}
-			if _, err := other.RevokeConnection(t.Context(), f.admin, "default", "notes"); err != nil {
+			if _, err := other.Directory().RevokeConnection(t.Context(), f.admin, "default", "notes"); err != nil {
 				t.Fatal(err)
 			}
 			wantCode(t, tt.after(t, w, row), contract.CodeCredentialRevoked)
