@@ -93,21 +93,24 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 // [Cache.Write] to run again; any other is wrapped with what the write does, noun naming
 // what it records.
 func (w *Write) Commit(ctx context.Context, ch *Change, actor contract.Principal, at time.Time, noun string, before, after func(tx store.Tx) error) error {
+	// The events are collected and appended with one store call (eventlog.Collect).
 	err := w.bs.updateBoard(ctx, w.project, w.pb, ch != nil, func(tx store.Tx) error {
-		if before != nil {
-			if err := before(tx); err != nil {
-				return err
+		return eventlog.Collect(ctx, tx, w.project, func(tx store.Tx) error {
+			if before != nil {
+				if err := before(tx); err != nil {
+					return err
+				}
 			}
-		}
-		if ch != nil {
-			if err := w.Persist(ctx, tx, *ch, actor, at); err != nil {
-				return err
+			if ch != nil {
+				if err := w.Persist(ctx, tx, *ch, actor, at); err != nil {
+					return err
+				}
 			}
-		}
-		if after != nil {
-			return after(tx)
-		}
-		return nil
+			if after != nil {
+				return after(tx)
+			}
+			return nil
+		})
 	})
 	if err == nil {
 		return nil
@@ -164,11 +167,13 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	case event.ActionCompleted:
 		reason = signing.ReasonActionCompleted
 	default:
-		head, err := tx.LockHead(ctx, string(w.project))
+		// The head the transaction leaves so far, held-back events included
+		// (eventlog.Collect), without appending them.
+		left, err := eventlog.HeadLeft(ctx, tx, w.project)
 		if err != nil {
 			return err
 		}
-		if head.Seq-w.pb.signed < w.bs.every {
+		if left-w.pb.signed < w.bs.every {
 			return nil
 		}
 		reason, id = signing.ReasonEvents, ""

@@ -239,6 +239,8 @@ func tails(r store.Reader) *memStore {
 		return r
 	case *memTx:
 		return r.mem
+	case *collectTx:
+		return tails(r.Tx)
 	}
 	return nil
 }
