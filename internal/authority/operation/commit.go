@@ -169,6 +169,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		if err != nil {
 			return fmt.Errorf("read the head of %s: %w", s.project, err)
 		}
+		if s.bw != nil {
+			// A hop write's Board is checked here, at the head read, rather than by
+			// a head read before the write ([boards.Cache.WriteInTx]).
+			if err := s.bw.Fresh(ctx, tx, head.Seq); err != nil {
+				return err
+			}
+		}
 		if err := l.catchUpToLocked(ctx, tx, s.project, head.Seq); err != nil {
 			return err
 		}
@@ -230,7 +237,7 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if !onBoard {
 		return d.commitWorkOnce(ctx, project, conn, nil, fn)
 	}
-	return d.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
+	return d.boards.WriteInTx(ctx, project, "worker hop commit", func(bw *boards.Write) error {
 		return d.commitWorkOnce(ctx, project, conn, bw, fn)
 	})
 }
