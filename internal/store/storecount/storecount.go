@@ -807,7 +807,7 @@ func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) 
 	return s.st.Verify(ctx, project)
 }
 
-func (s *Store) Wait(ctx context.Context, project string, after int64) error {
+func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	s.c.count(onStore, "Wait")
 	return s.st.Wait(ctx, project, after)
 }
