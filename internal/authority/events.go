@@ -47,7 +47,8 @@ func (a *Authority) WaitEvents(ctx context.Context, c identity.Caller, project c
 	if err := c.RequireMember(project); err != nil {
 		return err
 	}
-	return a.store.Wait(ctx, string(project), after)
+	_, err := a.store.Wait(ctx, string(project), after)
+	return err
 }
 
 // VerifyEvents recomputes project's hash chain, checks its signed checkpoints against

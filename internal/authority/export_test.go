@@ -58,3 +58,25 @@ func (o *Operations) Dispatched(ctx context.Context, project contract.ProjectID,
 		return eventlog.Append(ctx, tx, project, contract.NewPrincipal(contract.PrincipalAgent, agent), o.a.nowUTC(), ev)
 	})
 }
+
+// WriteInTx runs a Board write as a worker's report runs it ([boards.Cache.WriteInTx]),
+// one that changes nothing: each attempt reads the head in its transaction and checks
+// the Board there ([boards.Write.Fresh]); fn sees the Board of the attempt that passed.
+// It returns how many attempts ran.
+func (a *Authority) WriteInTx(ctx context.Context, project contract.ProjectID, fn func(b *board.Board)) (attempts int, err error) {
+	err = a.boards.WriteInTx(ctx, project, "test write", func(w *boards.Write) error {
+		attempts++
+		return a.store.Update(ctx, func(tx store.Tx) error {
+			head, err := tx.Head(ctx, string(project))
+			if err != nil {
+				return err
+			}
+			if err := w.Fresh(ctx, tx, head.Seq); err != nil {
+				return err
+			}
+			fn(w.Board())
+			return nil
+		})
+	})
+	return attempts, err
+}

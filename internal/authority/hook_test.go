@@ -108,7 +108,7 @@ func (f *hookFixture) decideWhenRaised(t *testing.T, decide func(r contract.Requ
 					return
 				}
 			}
-			if err := f.st.Wait(ctx, "default", head.Seq); err != nil && ctx.Err() == nil {
+			if _, err := f.st.Wait(ctx, "default", head.Seq); err != nil && ctx.Err() == nil {
 				t.Error(err)
 				return
 			}
@@ -326,7 +326,7 @@ func waitPending(t *testing.T, f *hookFixture, n int) {
 		if len(rs) >= n {
 			return
 		}
-		if err := f.st.Wait(t.Context(), "default", head.Seq); err != nil {
+		if _, err := f.st.Wait(t.Context(), "default", head.Seq); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -371,7 +371,7 @@ func TestOperations_HookAcrossInstances(t *testing.T) {
 					}
 					break
 				}
-				if err := s2.Wait(t.Context(), "default", head.Seq); err != nil {
+				if _, err := s2.Wait(t.Context(), "default", head.Seq); err != nil {
 					t.Fatal(err)
 				}
 			}

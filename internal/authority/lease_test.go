@@ -328,3 +328,69 @@ func TestDispatcher_Run(t *testing.T) {
 		t.Fatalf("Run = %v, want nil once its context ends", err)
 	}
 }
+
+// TestOperations_HoldEndsOnAnotherInstance: a call held on instance A ends when its
+// Operation is settled on instance B — a worker served, claimed and reported through B —
+// with nothing else happening on A. A's hold pump reads no head of its own: it catches up
+// to the head its wait on the store returned (docs/architecture.md, catch-ups from
+// memory), so a commit of another instance is what wakes it and what it reaches.
+func TestOperations_HoldEndsOnAnotherInstance(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Minute))
+			ctx := t.Context()
+			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
+				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
+			h, _, err := f.ops.Begin(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction,
+				Input: &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}}})
+			if err != nil || h == nil {
+				t.Fatalf("Begin = %v (held %v), want a held write", err, h != nil)
+			}
+			done := make(chan error, 1)
+			go func() { done <- h.Wait(ctx) }()
+			start, err := dB.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-b", Tools: fetchTool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := start.Lease
+			rows := start.Work
+			if len(rows) == 0 {
+				gen := l.Generation
+				ans, err := dB.Poll(ctx, f.conn, contract.PollRequest{WorkerID: l.WorkerID, Generation: &gen, Tools: fetchTool})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = ans.Work
+			}
+			if len(rows) != 1 {
+				t.Fatalf("B served %d rows, want the held call's", len(rows))
+			}
+			if _, err := dB.Claim(ctx, f.conn, contract.ClaimRequest{ID: rows[0].ID, WorkerID: l.WorkerID, Generation: l.Generation, Grant: rows[0].Grant}); err != nil {
+				t.Fatalf("claim on B: %v", err)
+			}
+			if _, err := dB.Report(ctx, f.conn, okReport(l, rows[0], "a.txt")); err != nil {
+				t.Fatalf("report on B: %v", err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Wait: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the call held on A did not end within 15 s of its report on B")
+			}
+			ans, err := h.Answer(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if state(ans) != contract.OpDone {
+				t.Errorf("A's answer = %+v, want the Operation done", ans.Result.Operations)
+			}
+		})
+	}
+}

@@ -231,6 +231,44 @@ func TestAuthority_FreshBoardIsKept(t *testing.T) {
 	}
 }
 
+// TestAuthority_WriteInTxChecksTheBoard: a write that checks its Board inside its
+// transaction rather than reading the head first (a worker's report) runs on the Board
+// it has while no other instance changed it, and when another one did, finds it there
+// and runs again on the Board caught up (docs/architecture.md, the write sequence).
+func TestAuthority_WriteInTxChecksTheBoard(t *testing.T) {
+	p := newPair(t, sharedBackends[0].open)
+	ctx := t.Context()
+	by := p.admin.Principal()
+	if err := p.a.Commit(ctx, "default", by, assertRoster("a", "reader")); err != nil {
+		t.Fatal(err)
+	}
+	rosters := func(want, attempts int) {
+		t.Helper()
+		seen := 0
+		n, err := p.a.WriteInTx(ctx, "default", func(b *board.Board) {
+			nodes := b.Nodes()
+			seen = 0
+			for _, nd := range nodes {
+				if nd.Atom != nil && nd.Atom.Predicate == "roster" {
+					seen++
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("WriteInTx: %v", err)
+		}
+		if n != attempts || seen != want {
+			t.Errorf("WriteInTx ran %d attempts on a Board of %d roster facts, want %d on %d", n, seen, attempts, want)
+		}
+	}
+	rosters(1, 1) // its own write: the Board it has is the log's
+	if err := p.b.Commit(ctx, "default", by, assertRoster("b", "reader")); err != nil {
+		t.Fatal(err)
+	}
+	rosters(2, 2) // another instance's write: found in the transaction, then caught up
+	rosters(2, 1)
+}
+
 func assertRoster(user, level string) func(b *board.Board) (boards.Change, error) {
 	return func(b *board.Board) (boards.Change, error) {
 		res, err := b.ApplyBatch(board.Author{Principal: "member:test", Tier: contract.TierAttested},

@@ -185,7 +185,7 @@ func TestServer_HookBounds(t *testing.T) {
 			if waiting == operation.DefaultMaxHookWaiting {
 				break
 			}
-			if err := s.st.Wait(held, "default", head); err != nil {
+			if _, err := s.st.Wait(held, "default", head); err != nil {
 				t.Fatal(err)
 			}
 		}

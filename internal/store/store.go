@@ -70,9 +70,11 @@ type Store interface {
 	// Wait blocks until project's log holds an event with a sequence number above after,
 	// or ctx ends (then it returns ctx's error). It wakes for events committed by this
 	// Store at once and, on PostgreSQL, for those committed by other instances sharing the
-	// database (LISTEN/NOTIFY with a polling fallback). After Wait returns nil, read the
-	// new events with [Reader.Events].
-	Wait(ctx context.Context, project string, after int64) error
+	// database (LISTEN/NOTIFY with a polling fallback). It returns a sequence number
+	// above after that the log holds committed: a head of the log it found while waiting
+	// (the log may be past it already), so a caller can read the new events with
+	// [Reader.Events] up to it without reading the head again.
+	Wait(ctx context.Context, project string, after int64) (int64, error)
 
 	// Close releases the database. Calls after Close return [ErrClosed].
 	Close() error

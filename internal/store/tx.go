@@ -126,6 +126,14 @@ type Tx interface {
 	// already in the project's log returns [ErrConflict], so a retried write is refused,
 	// not doubled. An invalid event (see [Link]) returns [ErrInvalid].
 	Append(ctx context.Context, e NewEvent) (Event, error)
+	// AppendAll appends es, in order, as the next events of their project's log, exactly as
+	// that many Appends would (the same sequence numbers, ids, blobs and hash chain), in
+	// one call: a transaction that appends several events costs the store one statement
+	// rather than one each. Every event must be of the same project ([ErrInvalid]
+	// otherwise). It returns the events as stored, in order; none of them is appended when
+	// it fails (an id already in the log, or one given twice, returns [ErrConflict]). An
+	// empty es appends nothing.
+	AppendAll(ctx context.Context, es []NewEvent) ([]Event, error)
 	// LockHead returns the head of project's log, the Tx's own appends included, and keeps
 	// every other writer from appending to that log until the transaction ends. So a
 	// write that is valid only if nobody else appended since a known head (a cached Board)

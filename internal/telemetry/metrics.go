@@ -78,7 +78,7 @@ func New(cfg Config) *Telemetry {
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "docket_events_appended_total",
 			Help: "Events appended to the log, by type (counted at append, before the commit)."}, []string{"type"}),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "docket_event_append_duration_seconds",
-			Help: "Time of one event append in its transaction.", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16)}),
+			Help: "Time of one append call (one event, or several of one log at once) in its transaction.", Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16)}),
 		hop: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "docket_work_operations_total",
 			Help: "Worker hop operations at POST /work, by kind, Connection and outcome (accepted or the refusal's code)."}, []string{"kind", "connection", "outcome"}),
 		hopDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "docket_work_operation_duration_seconds",

@@ -38,11 +38,30 @@ func (tx *timedTx) Append(ctx context.Context, e store.NewEvent) (store.Event, e
 	if err != nil {
 		return ev, err
 	}
-	tx.t.events.WithLabelValues(e.Type).Inc()
-	if e.Type == event.OpAdmitted || e.Type == event.OpChanged {
-		tx.t.operation(ctx, e)
-	}
+	tx.t.appended(ctx, e)
 	return ev, nil
+}
+
+// AppendAll times the one call and counts each event it appended, as Append does.
+func (tx *timedTx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
+	start := time.Now()
+	evs, err := tx.Tx.AppendAll(ctx, es)
+	tx.t.appendDur.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return evs, err
+	}
+	for _, e := range es {
+		tx.t.appended(ctx, e)
+	}
+	return evs, nil
+}
+
+// appended counts one appended event, and follows the Operation it changes.
+func (t *Telemetry) appended(ctx context.Context, e store.NewEvent) {
+	t.events.WithLabelValues(e.Type).Inc()
+	if e.Type == event.OpAdmitted || e.Type == event.OpChanged {
+		t.operation(ctx, e)
+	}
 }
 
 // operation moves one Operation between the state gauges. The count is of what this

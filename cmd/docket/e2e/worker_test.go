@@ -225,7 +225,7 @@ func (h *hopEnv) waitOp(t *testing.T, i int, what string, ok func(contract.Opera
 		if len(st.State) > 0 && ok(st.State[0].OperationEntry) {
 			return st.State[0].OperationEntry
 		}
-		if err := h.st.Wait(ctx, "default", head.Seq); err != nil {
+		if _, err := h.st.Wait(ctx, "default", head.Seq); err != nil {
 			t.Fatalf("waiting for the operation to be %s: %v (last %+v)", what, err, st.State)
 		}
 	}

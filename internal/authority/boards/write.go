@@ -44,6 +44,9 @@ type Write struct {
 	project contract.ProjectID
 	what    string // what the write does, for its errors
 	pb      *projectBoard
+	// unread: the Board was not caught up with the log before the write began
+	// ([Cache.WriteInTx]); its transaction checks it with [Write.Fresh].
+	unread bool
 }
 
 // Project is the project written.
@@ -64,8 +67,23 @@ func (w *Write) Board() *board.Board { return w.pb.b }
 // caller as unavailable. once must change nothing but the Board it is given and what it
 // commits, so running it again is safe. what says what the write does, for its errors.
 func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
+	return a.write(ctx, project, what, false, once)
+}
+
+// WriteInTx is [Cache.Write] for a write whose transaction reads the log's head anyway
+// before it decides (a worker's report): its first attempt runs on the Board as this
+// instance left it, without reading the head first, and once checks it inside its
+// transaction at the head read there ([Write.Fresh]) before deciding on it. That check,
+// like LockFresh's under the head lock, is what keeps a write off a stale Board; the
+// read before the write is only the cheaper way to find one. When another instance
+// changed the Board, the write runs again as Write runs it, caught up first.
+func (a *Cache) WriteInTx(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
+	return a.write(ctx, project, what, true, once)
+}
+
+func (a *Cache) write(ctx context.Context, project contract.ProjectID, what string, inTx bool, once func(w *Write) error) error {
 	for attempt := 1; ; attempt++ {
-		err := a.writeOnce(ctx, project, what, once)
+		err := a.writeOnce(ctx, project, what, inTx && attempt == 1, once)
 		if !errors.Is(err, ErrWroteFirst) {
 			return err
 		}
@@ -75,14 +93,38 @@ func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what stri
 	}
 }
 
-func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
+// writeOnce runs one attempt of a write; unread leaves a built Board as it is, for
+// the write's transaction to check ([Write.Fresh]).
+func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what string, unread bool, once func(w *Write) error) error {
 	pb := a.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	if _, err := a.boardLocked(ctx, project, pb); err != nil {
+	unread = unread && pb.b != nil
+	if !unread {
+		if _, err := a.boardLocked(ctx, project, pb); err != nil {
+			return err
+		}
+	}
+	return once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
+}
+
+// Fresh checks, in tx, that the Board holds every Board change of the log up to head, a
+// head tx read or locked, and refuses with [ErrWroteFirst] when another instance
+// changed the Board since this instance caught it up; [Cache.WriteInTx] then runs the
+// write again, caught up first. A write caught up when it began ([Cache.Write]) needs
+// no check here: it was checked then, and LockFresh checks a change again.
+func (w *Write) Fresh(ctx context.Context, tx store.Tx, head int64) error {
+	if !w.unread {
+		return nil
+	}
+	ok, err := boardUnchanged(ctx, tx, w.project, w.pb.seq, head)
+	if err != nil {
 		return err
 	}
-	return once(&Write{bs: a, project: project, what: what, pb: pb})
+	if !ok {
+		return errBoardStale
+	}
+	return nil
 }
 
 // Commit persists ch (nil when the Board is unchanged) with its event, by actor at at,
@@ -93,21 +135,24 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 // [Cache.Write] to run again; any other is wrapped with what the write does, noun naming
 // what it records.
 func (w *Write) Commit(ctx context.Context, ch *Change, actor contract.Principal, at time.Time, noun string, before, after func(tx store.Tx) error) error {
+	// The events are collected and appended with one store call (eventlog.Collect).
 	err := w.bs.updateBoard(ctx, w.project, w.pb, ch != nil, func(tx store.Tx) error {
-		if before != nil {
-			if err := before(tx); err != nil {
-				return err
+		return eventlog.Collect(ctx, tx, w.project, func(tx store.Tx) error {
+			if before != nil {
+				if err := before(tx); err != nil {
+					return err
+				}
 			}
-		}
-		if ch != nil {
-			if err := w.Persist(ctx, tx, *ch, actor, at); err != nil {
-				return err
+			if ch != nil {
+				if err := w.Persist(ctx, tx, *ch, actor, at); err != nil {
+					return err
+				}
 			}
-		}
-		if after != nil {
-			return after(tx)
-		}
-		return nil
+			if after != nil {
+				return after(tx)
+			}
+			return nil
+		})
 	})
 	if err == nil {
 		return nil
@@ -164,11 +209,13 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 	case event.ActionCompleted:
 		reason = signing.ReasonActionCompleted
 	default:
-		head, err := tx.LockHead(ctx, string(w.project))
+		// The head the transaction leaves so far, held-back events included
+		// (eventlog.Collect), without appending them.
+		left, err := eventlog.HeadLeft(ctx, tx, w.project)
 		if err != nil {
 			return err
 		}
-		if head.Seq-w.pb.signed < w.bs.every {
+		if left-w.pb.signed < w.bs.every {
 			return nil
 		}
 		reason, id = signing.ReasonEvents, ""

@@ -33,6 +33,15 @@ func AppendKeyed(ctx context.Context, tx store.Tx, project contract.ProjectID, i
 	if err != nil {
 		return err
 	}
+	return AppendNew(ctx, tx, ne)
+}
+
+// AppendNew appends ne, made by [New], in tx: held back and appended with the others
+// in a transaction of [Collect], at once otherwise.
+func AppendNew(ctx context.Context, tx store.Tx, ne store.NewEvent) error {
+	if add(tx, ne) {
+		return nil
+	}
 	if _, err := tx.Append(ctx, ne); err != nil {
 		return fmt.Errorf("append %s event: %w", ne.Type, err)
 	}
@@ -359,7 +368,12 @@ func Act(ctx context.Context, st store.Store, project contract.ProjectID, cur *C
 // HeadLeft returns the seq of project's head as tx will leave it on commit, its own
 // appends included: the head a projection catches up to after that commit, so the caller
 // reads what it wrote. Call it last in tx, once everything is appended.
+//
+// In a transaction of [Collect], the events it holds back count without being appended.
 func HeadLeft(ctx context.Context, tx store.Tx, project contract.ProjectID) (int64, error) {
+	if c, ok := tx.(*collectTx); ok && c.project == string(project) && len(c.held) > 0 {
+		return c.seqLeft(ctx)
+	}
 	h, err := tx.Head(ctx, string(project))
 	if err != nil {
 		return 0, fmt.Errorf("read the head of %s: %w", project, err)

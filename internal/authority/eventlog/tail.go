@@ -148,6 +148,17 @@ func (t *memTx) Append(ctx context.Context, e store.NewEvent) (store.Event, erro
 	return ev, err
 }
 
+// AppendAll implements [store.Tx.AppendAll], noting the events as Append does.
+func (t *memTx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
+	evs, err := t.Tx.AppendAll(ctx, es)
+	if err == nil && len(evs) > 0 {
+		*t.evs = append(*t.evs, evs...)
+		last := evs[len(evs)-1]
+		t.hold(last.Project, store.Head{Seq: last.Seq, Hash: last.Hash})
+	}
+	return evs, err
+}
+
 // LockHead implements [store.Tx.LockHead]: a log the transaction holds already is not
 // locked again.
 func (t *memTx) LockHead(ctx context.Context, project string) (store.Head, error) {
@@ -228,6 +239,8 @@ func tails(r store.Reader) *memStore {
 		return r
 	case *memTx:
 		return r.mem
+	case *collectTx:
+		return tails(r.Tx)
 	}
 	return nil
 }

@@ -169,6 +169,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		if err != nil {
 			return fmt.Errorf("read the head of %s: %w", s.project, err)
 		}
+		if s.bw != nil {
+			// A hop write's Board is checked here, at the head read, rather than by
+			// a head read before the write ([boards.Cache.WriteInTx]).
+			if err := s.bw.Fresh(ctx, tx, head.Seq); err != nil {
+				return err
+			}
+		}
 		if err := l.catchUpToLocked(ctx, tx, s.project, head.Seq); err != nil {
 			return err
 		}
@@ -230,7 +237,7 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 	if !onBoard {
 		return d.commitWorkOnce(ctx, project, conn, nil, fn)
 	}
-	return d.boards.Write(ctx, project, "worker hop commit", func(bw *boards.Write) error {
+	return d.boards.WriteInTx(ctx, project, "worker hop commit", func(bw *boards.Write) error {
 		return d.commitWorkOnce(ctx, project, conn, bw, fn)
 	})
 }
@@ -265,28 +272,36 @@ func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw 
 			return err
 		}
 	}
-	for _, p := range wc.all() {
-		for _, e := range p.events {
-			e.Project = string(project)
-			if _, err := tx.Append(ctx, e); err != nil {
-				return fmt.Errorf("append %s event: %w", e.Type, err)
+	// The events are collected and appended with one store call, at the end or when a
+	// write reads the log (docs/architecture.md, "The write sequence").
+	err := eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+		for _, p := range wc.all() {
+			for _, e := range p.events {
+				e.Project = string(project)
+				if err := eventlog.AppendNew(ctx, tx, e); err != nil {
+					return err
+				}
+			}
+			if p.change != nil {
+				if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
+					return err
+				}
+			}
+			for _, c := range p.ops {
+				if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
+					return err
+				}
+			}
+			for _, write := range p.writes {
+				if err := write(tx); err != nil {
+					return err
+				}
 			}
 		}
-		if p.change != nil {
-			if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
-				return err
-			}
-		}
-		for _, c := range p.ops {
-			if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
-				return err
-			}
-		}
-		for _, write := range p.writes {
-			if err := write(tx); err != nil {
-				return err
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if changed {
 		head, err := tx.LockHead(ctx, string(project))

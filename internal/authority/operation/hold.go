@@ -198,7 +198,13 @@ func (l *ledger) wakeLocked(agent string, ordinal int64) {
 // waits for the log to move past the ledger's cursor, catches up (which wakes the holds
 // whose Operation moved), and ends once no call is held. A failed read ends every hold
 // with the error, as each hold's own read did.
+//
+// It reads no head of its own: it catches up to the last seq this process committed
+// (eventlog.Latest) or to the head its last wait returned ([store.Store.Wait]), whichever
+// is further. A log already past the cursor when the pump starts, or moved by another
+// instance, is what the wait, which reads the head itself, finds at once.
 func (o *Operations) pump(project contract.ProjectID, l *ledger) {
+	var waited int64 // the head the last wait returned: committed, so safe to reach
 	for {
 		l.mu.Lock()
 		if len(l.holds) == 0 {
@@ -211,20 +217,18 @@ func (o *Operations) pump(project contract.ProjectID, l *ledger) {
 			ctx, l.pumpStop = context.WithCancel(o.life)
 			l.pumpCtx = ctx
 		}
-		// Woken by a commit of this process, the pump needs no head read to reach it; once
-		// there, a wake is another instance's commit, and the head is read.
 		var err error
 		if o.life.Err() != nil {
 			err = errClosed
-		} else if to := eventlog.Latest(o.store, project); to > l.cursor.Seq() {
-			err = l.catchUpToLocked(ctx, o.store, project, to)
 		} else {
-			err = l.catchUpLocked(ctx, o.store, project)
+			// At or past that seq already, this reads nothing, unless the ledger must
+			// first check that the log holds what it applied inside a transaction.
+			err = l.catchUpToLocked(ctx, o.store, project, max(eventlog.Latest(o.store, project), waited))
 		}
 		cursor := l.cursor.Seq()
 		l.mu.Unlock()
 		if err == nil {
-			err = o.store.Wait(ctx, string(project), cursor)
+			waited, err = o.store.Wait(ctx, string(project), cursor)
 			if ctx.Err() != nil {
 				continue // the last hold ended, or Close: the loop's top tells which
 			}

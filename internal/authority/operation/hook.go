@@ -282,7 +282,7 @@ func (o *Operations) awaitHook(ctx context.Context, project contract.ProjectID, 
 		if err == nil && op.state != contract.OpWaitingForDecision {
 			return hookSettled(v, op, r), nil
 		}
-		err = o.store.Wait(bound, string(project), cursor)
+		_, err = o.store.Wait(bound, string(project), cursor)
 		if err != nil && bound.Err() == nil {
 			return v, fmt.Errorf("wait for the decision on %s: %w", req, err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -193,24 +194,29 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	}
 	wait, cancel := context.WithTimeout(ctx, d.pollWait)
 	defer cancel()
+	// The head is read once; each later round starts from the head its wait returned.
+	// The round's reads of the queue catch up to that head without reading it again
+	// (eventlog.WithHead); what a round writes is checked in its own transaction.
+	head, err := d.store.Head(ctx, string(conn.Project))
+	if err != nil {
+		return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
+	}
+	seq := head.Seq
 	for {
-		head, err := d.store.Head(ctx, string(conn.Project))
-		if err != nil {
-			return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
-		}
 		var ls leaseSet
 		if l, ls, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		rows, err := d.serve(ctx, conn, head.Seq, l, ls, req.Tools, req.Max)
+		hctx := eventlog.WithHead(ctx, conn.Project, seq)
+		rows, err := d.serve(hctx, conn, seq, l, ls, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
 		// Nothing to serve here: say why any queued work waits. Its event, when there is
 		// one, wakes this Poll once more, and then nothing changed.
-		d.explainLogged(ctx, conn.Project)
-		err = d.store.Wait(wait, string(conn.Project), head.Seq)
+		d.explainLogged(hctx, conn.Project)
+		seq, err = d.store.Wait(wait, string(conn.Project), seq)
 		switch {
 		case ctx.Err() != nil:
 			return contract.WorkAnswer{}, context.Cause(ctx)

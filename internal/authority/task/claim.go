@@ -58,7 +58,7 @@ func (k *Keeper) Claim(ctx context.Context, c identity.Caller, req contract.Task
 func waitLog(ctx context.Context, st store.Store, project contract.ProjectID, head int64, d time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	err := st.Wait(wctx, string(project), head)
+	_, err := st.Wait(wctx, string(project), head)
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("wait for tasks: %w", ctx.Err())
 	}

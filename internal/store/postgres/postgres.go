@@ -217,9 +217,9 @@ func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) 
 
 // Wait implements [store.Store.Wait]: this Store's appends wake it at once, other
 // instances' through LISTEN, and a poll every pollInterval covers lost notifications.
-func (s *Store) Wait(ctx context.Context, project string, after int64) error {
+func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	if s.closed.Load() {
-		return store.ErrClosed
+		return 0, store.ErrClosed
 	}
 	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
 }

@@ -211,7 +211,7 @@ func TestStore_WaitAcrossInstances(t *testing.T) {
 	dsn := newDB(t)
 	a, b := openAt(t, dsn), openAt(t, dsn)
 	done := make(chan error, 1)
-	go func() { done <- b.Wait(t.Context(), "p1", 0) }()
+	go func() { _, err := b.Wait(t.Context(), "p1", 0); done <- err }()
 	if err := a.Update(t.Context(), func(tx store.Tx) error {
 		_, err := tx.Append(t.Context(), store.NewEvent{Project: "p1", Type: "t", At: t0, Data: json.RawMessage(`{}`)})
 		return err

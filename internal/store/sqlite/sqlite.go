@@ -286,9 +286,9 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 
 // Wait implements [store.Store.Wait]. Appends by this Store wake it at once; appends by
 // other processes on the same file are seen within pollInterval.
-func (s *Store) Wait(ctx context.Context, project string, after int64) error {
+func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	if s.closed.Load() {
-		return store.ErrClosed
+		return 0, store.ErrClosed
 	}
 	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
 }

@@ -560,6 +560,13 @@ func (t *tx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) 
 	return t.tx.Append(ctx, e)
 }
 
+// AppendAll is one call, however many events it appends: what it costs the store is one
+// statement (a chunk of rows each), not one per event.
+func (t *tx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
+	t.c.count(inTx, "AppendAll")
+	return t.tx.AppendAll(ctx, es)
+}
+
 func (t *tx) LockHead(ctx context.Context, project string) (store.Head, error) {
 	t.c.count(inTx, "LockHead")
 	return t.tx.LockHead(ctx, project)
@@ -800,7 +807,7 @@ func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) 
 	return s.st.Verify(ctx, project)
 }
 
-func (s *Store) Wait(ctx context.Context, project string, after int64) error {
+func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	s.c.count(onStore, "Wait")
 	return s.st.Wait(ctx, project, after)
 }

@@ -292,12 +292,24 @@ func testConcurrent(t *testing.T, h Harness) {
 func testWait(t *testing.T, h Harness) {
 	s := open(t, h)
 	appendN(t, s, "p1", 1)
+	// wait returns Wait's error, and fails t unless a nil error comes with a seq above
+	// after that the log holds.
+	wait := func(ctx context.Context, t *testing.T, project string, after int64) error {
+		seq, err := s.Wait(ctx, project, after)
+		if err == nil {
+			head, herr := s.Head(t.Context(), project)
+			if herr != nil || seq <= after || seq > head.Seq {
+				t.Errorf("Wait(%s, after %d) = seq %d; want one above %d and at most the head %d (%v)", project, after, seq, after, head.Seq, herr)
+			}
+		}
+		return err
+	}
 	t.Run("already past", func(t *testing.T) {
-		wantErr(t, "Wait(after 0)", s.Wait(t.Context(), "p1", 0), nil)
+		wantErr(t, "Wait(after 0)", wait(t.Context(), t, "p1", 0), nil)
 	})
 	t.Run("woken by append", func(t *testing.T) {
 		done := make(chan error, 1)
-		go func() { done <- s.Wait(t.Context(), "p1", 1) }()
+		go func() { done <- wait(t.Context(), t, "p1", 1) }()
 		update(t, s, func(ctx context.Context, tx store.Tx) error {
 			_, err := tx.Append(ctx, newEvent("p1", 2))
 			return err
@@ -307,14 +319,14 @@ func testWait(t *testing.T, h Harness) {
 	t.Run("ended by context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- s.Wait(ctx, "p1", 2) }()
+		go func() { done <- wait(ctx, t, "p1", 2) }()
 		cancel()
 		wantErr(t, "Wait(after 2)", <-done, context.Canceled)
 	})
 	t.Run("other log does not wake", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- s.Wait(ctx, "quiet", 0) }()
+		go func() { done <- wait(ctx, t, "quiet", 0) }()
 		appendN(t, s, "p2", 1)
 		cancel()
 		wantErr(t, "Wait(quiet)", <-done, context.Canceled)

@@ -72,24 +72,25 @@ func (n *Notifier) wait(project string) (<-chan struct{}, int64) {
 }
 
 // Wait implements [store.Store.Wait]: it returns once head(project) is past after, or a
-// head given to NotifyHeads is. It takes the wake-up channel before reading the head, so an
-// event committed between the two is not missed. A poll above zero also rereads the head at that interval, for writers that do
-// not reach n (other processes).
-func (n *Notifier) Wait(ctx context.Context, head func(context.Context, string) (store.Head, error), project string, after int64, poll time.Duration) error {
+// head given to NotifyBatch is, with that head's seq. It takes the wake-up channel before
+// reading the head, so an event committed between the two is not missed. A poll above
+// zero also rereads the head at that interval, for writers that do not reach n (other
+// processes).
+func (n *Notifier) Wait(ctx context.Context, head func(context.Context, string) (store.Head, error), project string, after int64, poll time.Duration) (int64, error) {
 	for {
 		woken, seen := n.wait(project)
 		if seen > after {
-			return nil
+			return seen, nil
 		}
 		h, err := head(ctx, project)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if h.Seq > after {
-			return nil
+			return h.Seq, nil
 		}
 		if err := sleep(ctx, woken, poll); err != nil {
-			return err
+			return 0, err
 		}
 	}
 }

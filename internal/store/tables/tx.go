@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docketrun/docket/internal/store"
@@ -97,67 +99,150 @@ func (t *Tx) LockHead(ctx context.Context, project string) (store.Head, error) {
 
 // Append implements [store.Tx.Append].
 func (t *Tx) Append(ctx context.Context, ne store.NewEvent) (store.Event, error) {
-	if ne.ID == "" {
-		ne.ID = rand.Text()
+	es, err := t.AppendAll(ctx, []store.NewEvent{ne})
+	if err != nil {
+		return store.Event{}, err
 	}
-	head, ok := t.heads[ne.Project]
+	return es[0], nil
+}
+
+// AppendAll implements [store.Tx.AppendAll]: the events are linked in Go from the log's
+// head, as Append links one, and written by one multi-row INSERT (one per
+// [appendChunk] events), which writes all its rows or none.
+func (t *Tx) AppendAll(ctx context.Context, nes []store.NewEvent) ([]store.Event, error) {
+	if len(nes) == 0 {
+		return nil, nil
+	}
+	project := nes[0].Project
+	nes = slices.Clone(nes) // ids are minted on a copy: the caller's events stay as given
+	for i := range nes {
+		if nes[i].Project != project {
+			return nil, fmt.Errorf("append events: event %d is of project %q, the first of %q: %w",
+				i, nes[i].Project, project, store.ErrInvalid)
+		}
+		if nes[i].ID == "" {
+			nes[i].ID = rand.Text()
+		}
+	}
+	head, ok := t.heads[project]
 	if !ok {
-		head, ok = t.before[ne.Project]
+		head, ok = t.before[project]
 	}
 	cached := false
-	if !ok && ne.Project != "" {
-		if head, cached = t.cache.get(ne.Project); !cached {
+	if !ok && project != "" {
+		if head, cached = t.cache.get(project); !cached {
 			var err error
-			if head, err = t.lockHead(ctx, ne.Project); err != nil {
-				return store.Event{}, err
+			if head, err = t.lockHead(ctx, project); err != nil {
+				return nil, err
 			}
 		}
 	}
-	e, err := store.Link(ne, head)
+	es, err := linkAll(nes, head)
 	if err != nil {
-		return store.Event{}, fmt.Errorf("append event: %w", err)
+		return nil, err
 	}
-	inline := []byte(e.Data)
-	if len(inline) > store.BlobThreshold {
-		if _, err := t.PutBlob(ctx, inline); err != nil {
-			return store.Event{}, fmt.Errorf("append event %s: %w", e.ID, err)
+	inline := make([][]byte, len(es))
+	for i, e := range es {
+		inline[i] = e.Data
+		if len(e.Data) > store.BlobThreshold {
+			if _, err := t.PutBlob(ctx, e.Data); err != nil {
+				return nil, fmt.Errorf("append event %s: %w", e.ID, err)
+			}
+			inline[i] = nil
 		}
-		inline = nil
 	}
-	err = t.insert(ctx, e, inline)
+	err = t.insertAll(ctx, es, inline)
 	if cached && errors.Is(err, store.ErrConflict) {
-		// Either the id is taken, or another process appended since this writer cached
+		// Either an id is taken, or another process appended since this writer cached
 		// the head and holds its seq+1 (see HeadCache). The failed INSERT left the
-		// transaction open (SQLite aborts only the statement); the stored head tells
-		// which case this is.
-		fresh, herr := t.lockHead(ctx, ne.Project)
+		// transaction open (SQLite aborts only the statement, with all its rows); the
+		// stored head tells which case this is.
+		fresh, herr := t.lockHead(ctx, project)
 		if herr != nil {
-			return store.Event{}, herr
+			return nil, herr
 		}
 		if fresh != head {
-			if e, err = store.Link(ne, fresh); err != nil {
-				return store.Event{}, fmt.Errorf("append event: %w", err)
+			if es, err = linkAll(nes, fresh); err != nil {
+				return nil, err
 			}
-			err = t.insert(ctx, e, inline)
+			err = t.insertAll(ctx, es, inline)
 		}
 	}
 	if err != nil {
-		return store.Event{}, fmt.Errorf("append event %s to %s: %w", e.ID, e.Project, err)
+		return nil, err
 	}
 	if t.heads == nil {
 		t.heads = make(map[string]store.Head)
 	}
-	t.heads[e.Project] = store.Head{Seq: e.Seq, Hash: e.Hash}
-	return e, nil
+	last := es[len(es)-1]
+	t.heads[project] = store.Head{Seq: last.Seq, Hash: last.Hash}
+	return es, nil
 }
 
-// insert writes e, with inline as its data column (nil when the data is a blob).
-func (t *Tx) insert(ctx context.Context, e store.Event, inline []byte) error {
-	_, err := t.C.Exec(ctx, `INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline, e.DataHash[:], e.PrevHash[:], e.Hash[:])
-	return err
+// linkAll links nes one after the other from head ([store.Link]).
+func linkAll(nes []store.NewEvent, head store.Head) ([]store.Event, error) {
+	es := make([]store.Event, len(nes))
+	for i, ne := range nes {
+		e, err := store.Link(ne, head)
+		if err != nil {
+			return nil, fmt.Errorf("append event: %w", err)
+		}
+		es[i] = e
+		head = store.Head{Seq: e.Seq, Hash: e.Hash}
+	}
+	return es, nil
 }
+
+// appendChunk is the most events one INSERT writes: 10 parameters each stay far below
+// SQLite's and PostgreSQL's limits on a statement's parameters, and the statements a
+// writer prepares (one per row count) stay few.
+const appendChunk = 64
+
+// insertAll writes es, with inline[i] as the data column of es[i] (nil when the data is a
+// blob), appendChunk rows per INSERT. A failed INSERT writes none of its rows.
+func (t *Tx) insertAll(ctx context.Context, es []store.Event, inline [][]byte) error {
+	for len(es) > 0 {
+		n := min(len(es), appendChunk)
+		args := make([]any, 0, 10*n)
+		for i, e := range es[:n] {
+			args = append(args, e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline[i], e.DataHash[:], e.PrevHash[:], e.Hash[:])
+		}
+		if _, err := t.C.Exec(ctx, insertEvents[n], args...); err != nil {
+			if n == 1 {
+				return fmt.Errorf("append event %s to %s: %w", es[0].ID, es[0].Project, err)
+			}
+			return fmt.Errorf("append events %s to %s of %s: %w", es[0].ID, es[n-1].ID, es[0].Project, err)
+		}
+		es, inline = es[n:], inline[n:]
+	}
+	return nil
+}
+
+// insertEvents[n] is the INSERT of n events' rows, its placeholders numbered in order;
+// built once, as the statement text is also the key its prepared statement is kept by.
+var insertEvents = func() (q [appendChunk + 1]string) {
+	for n := 1; n <= appendChunk; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
+		VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for j := range 10 {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(10*i + j + 1))
+			}
+			b.WriteByte(')')
+		}
+		q[n] = b.String()
+	}
+	return q
+}()
 
 // lockHead reads the head of project's log so that no other transaction can move it
 // before this one ends.

@@ -1,0 +1,104 @@
+package eventlog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// TestCollect checks that the events appended through eventlog in a transaction of
+// Collect reach the store in one AppendAll: at the end, or before fn reads the log (so it
+// reads what it wrote), or together with a direct append; that HeadLeft counts them
+// without appending them; that another log's events are not held; and that a failed fn
+// appends nothing. The log it leaves is the one Appends would leave, remembered as it is.
+func TestCollect(t *testing.T) {
+	ctx := context.Background()
+	var errBoom = errors.New("boom")
+	at := time.Now().UTC()
+	add := func(n int) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			return eventlog.Append(ctx, tx, project, "system", at, testEvent{typ: "test.event", N: n})
+		}
+	}
+	// wantSeq checks what a read of the head answers inside fn.
+	wantSeq := func(want int64, read func(tx store.Tx) (int64, error)) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			got, err := read(tx)
+			if err == nil && got != want {
+				err = fmt.Errorf("head seq %d, want %d", got, want)
+			}
+			return err
+		}
+	}
+	head := func(tx store.Tx) (int64, error) { h, err := tx.Head(ctx, string(project)); return h.Seq, err }
+	left := func(tx store.Tx) (int64, error) { return eventlog.HeadLeft(ctx, tx, project) }
+	direct := func(tx store.Tx) error {
+		e, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: "test.direct", At: at, Actor: "system", Data: []byte(`{}`)})
+		if err == nil && e.Seq != 5 {
+			err = fmt.Errorf("direct Append after two held events = seq %d, want 5", e.Seq)
+		}
+		return err
+	}
+	other := func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, "other", "system", at, testEvent{typ: "test.event"})
+	}
+	fail := func(store.Tx) error { return errBoom }
+	tests := []struct {
+		name      string
+		steps     []func(tx store.Tx) error
+		err       error
+		appendAll int64 // AppendAll calls the store saw
+		append    int64 // Append calls the store saw
+		events    int   // the test log's events after it (two before)
+	}{
+		{"held to the end", []func(store.Tx) error{add(1), add(2), add(3)}, nil, 1, 0, 5},
+		{"a read of the head appends first", []func(store.Tx) error{add(1), add(2), wantSeq(4, head), add(3)}, nil, 2, 0, 5},
+		{"HeadLeft counts without appending", []func(store.Tx) error{add(1), add(2), wantSeq(4, left), add(3)}, nil, 1, 0, 5},
+		{"a direct append joins the held", []func(store.Tx) error{add(1), add(2), direct}, nil, 1, 0, 5},
+		{"another log is not held", []func(store.Tx) error{add(1), other}, nil, 1, 1, 3},
+		{"a failure appends nothing", []func(store.Tx) error{add(1), add(2), fail}, errBoom, 0, 0, 2},
+		{"nothing collected", []func(store.Tx) error{wantSeq(2, head)}, nil, 0, 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem, counted := openCounted(t)
+			counted.Reset()
+			err := mem.Update(ctx, func(tx store.Tx) error {
+				return eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+					for _, step := range tt.steps {
+						if err := step(tx); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			})
+			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+				t.Fatalf("Update = %v, want %v", err, tt.err)
+			}
+			c := counted.Counts()
+			if c.ByMethod["Tx.AppendAll"] != tt.appendAll || c.ByMethod["Tx.Append"] != tt.append {
+				t.Errorf("the store saw %d AppendAll and %d Append, want %d and %d",
+					c.ByMethod["Tx.AppendAll"], c.ByMethod["Tx.Append"], tt.appendAll, tt.append)
+			}
+			evs := allEvents(t, mem)
+			if len(evs) != tt.events {
+				t.Fatalf("the log holds %d events, want %d", len(evs), tt.events)
+			}
+			if h, err := mem.Verify(ctx, string(project)); err != nil || h.Seq != int64(tt.events) {
+				t.Fatalf("Verify = %v, %v; want head seq %d", h, err, tt.events)
+			}
+			// What the commit appended is remembered as the store holds it.
+			for _, e := range evs[2:] {
+				if r := eventlog.Recent(mem, project, e.Seq-1, e.Seq); len(r) != 1 || r[0].Hash != e.Hash {
+					t.Errorf("memory of event %d = %v, want the event the store holds", e.Seq, r)
+				}
+			}
+		})
+	}
+}
