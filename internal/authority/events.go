@@ -41,6 +41,33 @@ func (a *Authority) Events(ctx context.Context, c identity.Caller, project contr
 	return out, nil
 }
 
+// FollowEvents is [Authority.Events] for a client that follows the log (the console's
+// event stream): the events after after that this process committed and still keeps in
+// memory ([eventlog.Recent]) are taken from there, as far as they follow after without a
+// gap, and the store is read only when memory has not the next event. Memory holds
+// committed events only, at the sequence numbers they were committed at, so what it
+// answers is what the store would (docs/architecture.md, "Catch-ups from memory"). Its
+// page may end before the log's head, another instance's events being read at the next
+// call: a follower waits and reads again, where a reader of pages would take a short
+// page for the end of the log.
+func (a *Authority) FollowEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error) {
+	if err := c.RequireMember(project); err != nil {
+		return nil, err
+	}
+	if after < 0 || limit <= 0 {
+		return a.Events(ctx, c, project, after, limit)
+	}
+	es := eventlog.Recent(a.store, project, after, after+int64(min(limit, MaxEventPage)))
+	if len(es) == 0 {
+		return a.Events(ctx, c, project, after, limit)
+	}
+	out := make([]contract.Event, 0, len(es))
+	for _, e := range es {
+		out = append(out, eventWire(e))
+	}
+	return out, nil
+}
+
 // WaitEvents blocks until project's log holds an event after sequence number after, or
 // ctx ends.
 func (a *Authority) WaitEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64) error {

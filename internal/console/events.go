@@ -16,6 +16,9 @@ import (
 // eventBackend is the part of the authority the event routes need: pages of the log, its chain check and a wait for what comes next.
 type eventBackend interface {
 	Events(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error)
+	// FollowEvents is Events for the stream, which may be answered a page that ends
+	// before the log's head and reads on after its wait.
+	FollowEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64, limit int) ([]contract.Event, error)
 	VerifyEvents(ctx context.Context, c identity.Caller, project contract.ProjectID) (contract.ChainReport, error)
 	Checkpoint(ctx context.Context, c identity.Caller, project contract.ProjectID) (signing.Checkpoint, error)
 	WaitEvents(ctx context.Context, c identity.Caller, project contract.ProjectID, after int64) error
@@ -116,7 +119,9 @@ func (s *Server) handleEventStream(w http.ResponseWriter, r *http.Request) error
 				return nil // the stream ends when the client leaves or the server shuts down
 			}
 		}
-		if es, err = s.auth.Events(ctx, c, p, after, maxPage); err != nil {
+		// The stream reads on after its wait, so it takes the events this process
+		// committed from memory rather than the store (FollowEvents).
+		if es, err = s.auth.FollowEvents(ctx, c, p, after, maxPage); err != nil {
 			s.log.WarnContext(ctx, "event stream ended", logErr, err)
 			return nil
 		}

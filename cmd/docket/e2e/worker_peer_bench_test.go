@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +51,10 @@ echo '{"n":"1"}'
 // (its own session), and the Tool writes — it appends a line to a file (a process run by
 // the worker's run adapter). In /decided every call needs a decision, which a member
 // watching the event stream (GET /api/v1/events) makes at once over the API (POST
-// …/requests/{id}/decision). Same metrics as BenchmarkWorker_EndToEnd.
+// …/requests/{id}/decision). Same metrics as BenchmarkWorker_EndToEnd, and in /decided
+// decide-ms, the member's mean wait for a decision's answer, and decide-%, the share of
+// the run it spent waiting so: it decides one Request at a time, so near 100% the rate
+// is its decisions' latency, not the authority's throughput.
 func BenchmarkWorker_EndToEndPeer(b *testing.B) {
 	open := map[string]func(b *testing.B) store.Store{
 		"sqlite": func(b *testing.B) store.Store {
@@ -111,6 +115,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	w := h.startWorker(b)
 	w.waitLine(b, "lease acquired")
 	action := "append"
+	var member memberTime
 	if decided {
 		action = "append_decided"
 		head, err := raw.Head(ctx, "default")
@@ -126,7 +131,7 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 		}
 		srv := httptest.NewServer(api)
 		b.Cleanup(srv.Close)
-		go func() { done <- decideAll(decideCtx, srv.URL, h.token, head.Seq) }()
+		go func() { done <- decideAll(decideCtx, srv.URL, h.token, head.Seq, &member) }()
 		b.Cleanup(func() {
 			stop()
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -162,6 +167,13 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	cpu := cpuTime(b)
 	elapsed := feedActions(b, next, errs, &wg)
 	reportLatencies(b, lat, elapsed)
+	if n := member.decisions.Load(); n > 0 {
+		// The member decides one Request after another, so its decisions bound the rate:
+		// the share of the run it spent waiting for them says how far (benchmarks/README.md).
+		spent := time.Duration(member.waited.Load())
+		b.ReportMetric(float64(spent.Microseconds())/1000/float64(n), "decide-ms")
+		b.ReportMetric(100*spent.Seconds()/elapsed.Seconds(), "decide-%")
+	}
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
 	b.ReportMetric(0, "ns/op")
@@ -227,9 +239,14 @@ func callTool(ctx context.Context, cs *mcp.ClientSession, tool string, args json
 	return tr, nil
 }
 
+// memberTime is how many decisions the member made and how long it waited for their
+// answers in all, in nanoseconds.
+type memberTime struct{ decisions, waited atomic.Int64 }
+
 // decideAll is a member at the console: it follows the project's event stream after
-// seq and approves each Request as soon as it is created, over the API, until ctx ends.
-func decideAll(ctx context.Context, base, token string, seq int64) error {
+// seq and approves each Request as soon as it is created, over the API, one after
+// another, until ctx ends; t counts its decisions and the time it waited for them.
+func decideAll(ctx context.Context, base, token string, seq int64, t *memberTime) error {
 	client := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/events?project=default&after=%d", base, seq), nil)
 	if err != nil {
@@ -270,11 +287,14 @@ func decideAll(ctx context.Context, base, token string, seq int64) error {
 			return err
 		}
 		dreq.Header.Set("Content-Type", "application/json")
+		start := time.Now()
 		dresp, err := client.Do(dreq)
 		if err != nil {
 			return err
 		}
 		dresp.Body.Close()
+		t.waited.Add(int64(time.Since(start)))
+		t.decisions.Add(1)
 		if dresp.StatusCode != http.StatusOK {
 			return fmt.Errorf("decide %s: %s", r.ID, dresp.Status)
 		}

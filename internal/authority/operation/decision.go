@@ -54,16 +54,13 @@ func (o *Operations) Decide(ctx context.Context, c identity.Caller, project cont
 	if d.Verdict != contract.VerdictApprove && d.Verdict != contract.VerdictDeny {
 		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "the verdict %q is unknown; use approve or deny", d.Verdict)
 	}
-	if err := o.refuseSelf(ctx, c.Principal(), project, id); err != nil {
-		return contract.Request{}, err
-	}
 	var authorize authorizer
 	if c.IsDelegate() {
 		// A member's delegate decides, as itself, only what the delegation policy in force
 		// covers (operational); the console records a card for the rest.
 		authorize = delegated(c.Principal())
 	}
-	return o.decide(ctx, c.Principal(), project, id, d, true, authorize)
+	return o.decide(ctx, c.Principal(), project, id, d, checks{self: true, digest: true}, authorize)
 }
 
 // DelegateCovers reports whether the delegation policy in force covers pending Request id
@@ -93,33 +90,28 @@ func (o *Operations) DelegateCovers(ctx context.Context, c identity.Caller, proj
 	return err == nil, nil
 }
 
-// refuseSelf refuses a decision by the principal that made Request id: no principal
-// decides its own request. A Request that is missing or no longer pending is left to
-// decide, which refuses it as such. Who made a Request never changes, so the check holds
-// once it passed; the store's constraint on decisions holds the rule even without it.
-func (o *Operations) refuseSelf(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID) error {
-	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-		return err
-	}
-	if r, ok := l.requests[id]; ok && r.State == contract.RequestPending && r.RequestedBy == by {
-		return contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; ask another member to decide %s.", id)
-	}
-	return nil
+// checks are the domain's checks of a decision that a caller of decide asks for; the
+// store's checks on the decision row hold the same rules whichever are asked
+// ([recordDecision]).
+type checks struct {
+	// self refuses a decision by the principal that made the Request (self_decision).
+	// Who made a Request never changes, so a pending Request read at the write's head
+	// settles it; a Request missing or no longer pending is refused as such first.
+	self bool
+	// digest refuses a decision naming another digest than the Request's
+	// (digest_mismatch).
+	digest bool
 }
 
 // decide records a decision by by. Everything it decides on is read under the write
 // sequence's locks, so it may run again on a rebuilt Board.
-// With checkDigest false the domain's digest check is skipped, for tests that show the
-// store alone refuses a decision on another digest. authorize, when not nil, checks
-// under the same locks that by may decide the request under the delegation policy in
-// force.
-func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
+// chk says which of the domain's own checks run: a test skips them to show the store
+// alone refuses such a decision. authorize, when not nil, checks under the same locks
+// that by may decide the request under the delegation policy in force.
+func (o *Operations) decide(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, chk checks, authorize authorizer) (contract.Request, error) {
 	var out contract.Request
 	err := o.boards.Write(ctx, project, "decide "+string(id), func(w *boards.Write) error {
-		req, err := o.decideOnce(ctx, w, by, id, d, checkDigest, authorize)
+		req, err := o.decideOnce(ctx, w, by, id, d, chk, authorize)
 		out = req
 		return err
 	})
@@ -128,12 +120,19 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 	return out, err
 }
 
-func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, checkDigest bool, authorize authorizer) (contract.Request, error) {
+func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, chk checks, authorize authorizer) (contract.Request, error) {
 	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	// What the decision reads before its transaction — the Request, its Operation, the
+	// delegation policy in force — is read at the head the Board was caught up to when the
+	// write began, read once (as an admission's gate does): a read made during the call.
+	// The store's checks on the decision row, in the transaction, hold that the Request is
+	// still undecided and the decider may decide it (docs/architecture.md, "Decisions that
+	// hold").
+	rctx := eventlog.WithHead(ctx, project, w.Seq())
+	if err := l.catchUpToLocked(ctx, o.store, project, w.Seq()); err != nil {
 		return contract.Request{}, err
 	}
 	cur, ok := l.requests[id]
@@ -144,10 +143,13 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if req.State != contract.RequestPending {
 		return contract.Request{}, contract.Errorf(contract.CodeRequestClosed, "request %s is %s and takes no decision; a new call makes a new request.", id, req.State)
 	}
-	if checkDigest && d.Digest != req.Digest {
+	if chk.self && req.RequestedBy == by {
+		return contract.Request{}, contract.Errorf(contract.CodeSelfDecision, "no principal decides its own request; ask another member to decide %s.", id)
+	}
+	if chk.digest && d.Digest != req.Digest {
 		return contract.Request{}, errDigestMismatch(id, nil)
 	}
-	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	version, pol, err := o.inForce(rctx, project, contract.PolicyDelegation)
 	if err != nil {
 		return contract.Request{}, err
 	}
@@ -197,25 +199,29 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
 			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
 	}
+	var left int64 // the head the commit leaves, which the ledger catches up to
 	after := func(tx store.Tx) error {
 		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
 			return err
 		}
-		if op == nil { // an expired recovery request moves no Operation of its requester
-			return nil
+		if op != nil { // an expired recovery request moves no Operation of its requester
+			if err := eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev)); err != nil {
+				return err
+			}
+			if ask != nil {
+				if err := o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now); err != nil {
+					return err
+				}
+			}
 		}
-		if err := eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev)); err != nil {
-			return err
-		}
-		if ask != nil {
-			return o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now)
-		}
-		return nil
+		var err error
+		left, err = eventlog.HeadLeft(ctx, tx, project)
+		return err
 	}
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err
 	}
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, project, left); err != nil {
 		return contract.Request{}, err
 	}
 	if closed != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -115,8 +116,20 @@ func (d *Dispatcher) ExplainAll(ctx context.Context) (int, error) {
 // how many it gave a new reason. Work some live Connection can serve has no reason; one
 // that had a reason and can now be served has it cleared.
 func (d *Dispatcher) Explain(ctx context.Context, project contract.ProjectID) (int, error) {
+	return d.explainAt(ctx, project, -1)
+}
+
+// explainAt is [Dispatcher.Explain] reading the queue at head, a head of project's log
+// its caller read during the same call (-1: read it). The read precedes the writes,
+// which look at the ledger again in their transaction (changed), so it is as fresh as a
+// head read here would be (docs/architecture.md, "Catch-ups from memory").
+func (d *Dispatcher) explainAt(ctx context.Context, project contract.ProjectID, head int64) (int, error) {
 	// The live Connections and their setup, read from the ledger with the queue.
-	queued, conns, err := d.ops.queuedWithConns(ctx, project)
+	qctx := ctx
+	if head >= 0 {
+		qctx = eventlog.WithHead(ctx, project, head)
+	}
+	queued, conns, err := d.ops.queuedWithConns(qctx, project)
 	if err != nil || len(queued) == 0 {
 		return 0, err
 	}
@@ -251,10 +264,10 @@ func (d *Dispatcher) workerFit(ctx context.Context, conn contract.Connection, to
 	return first, true, nil
 }
 
-// explainLogged is [Dispatcher.Explain] for a Poll: a failure to explain is logged and
-// never fails the worker's call.
-func (d *Dispatcher) explainLogged(ctx context.Context, project contract.ProjectID) {
-	if _, err := d.Explain(ctx, project); err != nil && ctx.Err() == nil {
+// explainLogged is [Dispatcher.Explain] for a Poll, at the head the Poll read (-1: none):
+// a failure to explain is logged and never fails the worker's call.
+func (d *Dispatcher) explainLogged(ctx context.Context, project contract.ProjectID, head int64) {
+	if _, err := d.explainAt(ctx, project, head); err != nil && ctx.Err() == nil {
 		d.log.WarnContext(ctx, "explaining waiting work failed", logErr, err)
 	}
 }

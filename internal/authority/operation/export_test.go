@@ -11,10 +11,5 @@ import (
 // domain's self-decision and digest checks, so a test can show the store's checks alone
 // refuse a decision.
 func (o *Operations) DecideAs(ctx context.Context, by contract.Principal, project contract.ProjectID, id contract.RequestID, d contract.Decision, check bool) (contract.Request, error) {
-	if check {
-		if err := o.refuseSelf(ctx, by, project, id); err != nil {
-			return contract.Request{}, err
-		}
-	}
-	return o.decide(ctx, by, project, id, d, check, nil)
+	return o.decide(ctx, by, project, id, d, checks{self: check, digest: check}, nil)
 }

@@ -188,7 +188,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 		d.advertise(conn.ID, l, req)
 		rows, err := d.serve(ctx, conn, -1, l, ls, req.Tools, req.Max)
 		if err == nil && len(rows) == 0 {
-			d.explainLogged(ctx, conn.Project)
+			d.explainLogged(ctx, conn.Project, -1)
 		}
 		return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 	}
@@ -214,8 +214,9 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
 		// Nothing to serve here: say why any queued work waits. Its event, when there is
-		// one, wakes this Poll once more, and then nothing changed.
-		d.explainLogged(hctx, conn.Project)
+		// one, wakes this Poll once more, and then nothing changed. The queue is explained
+		// as the serve read it, at the head this round read.
+		d.explainLogged(ctx, conn.Project, seq)
 		seq, err = d.store.Wait(wait, string(conn.Project), seq)
 		switch {
 		case ctx.Err() != nil:

@@ -73,7 +73,7 @@ func (o *Operations) orchestratorDecide(ctx context.Context, c identity.Caller, 
 		return contract.Request{}, contract.Errorf(contract.CodeInvalidArgument, "docket.decide needs request, digest and verdict; %s", decideShape)
 	}
 	by := c.Principal()
-	return o.decide(ctx, by, c.Projects[0], contract.RequestID(p["request"]), d, true, delegated(by))
+	return o.decide(ctx, by, c.Projects[0], contract.RequestID(p["request"]), d, checks{digest: true}, delegated(by))
 }
 
 // delegated authorizes by — an orchestrator, or a member's delegate — to decide a request
