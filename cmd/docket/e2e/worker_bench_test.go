@@ -79,37 +79,9 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	held := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
 	args := contract.Args{"path": contract.StringValue("data/input.json")}
 
-	var mu sync.Mutex
-	var lat []time.Duration
-	next := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, agents)
-	for _, ag := range h.agents {
-		wg.Go(func() {
-			var last int64
-			for range next {
-				start := time.Now()
-				delivered := last
-				ans, err := held.Call(ctx, ag, operation.Call{Tool: contract.ToolApplyAction,
-					Input:     &contract.ApplyActionInput{Action: "load", Params: args},
-					Delivered: func(o int64) bool { return o == delivered }})
-				if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {
-					err = fmt.Errorf("load = %s %+v, want done", ans.Result.ErrorCode, ans.Result.Operations)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				last = ans.Meta.Ordinal
-				mu.Lock()
-				lat = append(lat, time.Since(start))
-				mu.Unlock()
-			}
-		})
-	}
 	st.Reset()
 	cpu := cpuTime(b)
-	elapsed := feedActions(b, next, errs, &wg)
+	lat, elapsed := runActions(b, len(h.agents), heldApply(ctx, held, h.agents, "load", args))
 	reportLatencies(b, lat, elapsed)
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
@@ -117,10 +89,29 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// feedActions hands the agents reading next one action per b.Loop iteration, closes next
-// and waits for them (wg), then stops the timer: it returns how long they took. An error
-// on errs fails the benchmark.
-func feedActions(b *testing.B, next chan<- struct{}, errs <-chan error, wg *sync.WaitGroup) time.Duration {
+// runActions runs act once per b.Loop iteration, spread over n goroutines (one per Agent,
+// act(i) being the i-th one's action), and returns each action's latency and how long
+// they all took, the timer stopped. An error from act fails the benchmark.
+func runActions(b *testing.B, n int, act func(i int) error) ([]time.Duration, time.Duration) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	next := make(chan struct{})
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			for range next {
+				start := time.Now()
+				if err := act(i); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				lat = append(lat, time.Since(start))
+				mu.Unlock()
+			}
+		})
+	}
 	start := time.Now()
 	for b.Loop() {
 		select {
@@ -138,7 +129,28 @@ func feedActions(b *testing.B, next chan<- struct{}, errs <-chan error, wg *sync
 	default:
 	}
 	b.StopTimer()
-	return elapsed
+	return lat, elapsed
+}
+
+// heldApply returns the action of the i-th of agents for [runActions]: apply action with
+// args through held, as a runtime does (each call names the ordinal of the answer it was
+// delivered last), and want it done.
+func heldApply(ctx context.Context, held *authority.Operations, agents []identity.Caller, action string, args contract.Args) func(i int) error {
+	last := make([]int64, len(agents)) // each written only by its own goroutine
+	return func(i int) error {
+		delivered := last[i]
+		ans, err := held.Call(ctx, agents[i], operation.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: action, Params: args},
+			Delivered: func(o int64) bool { return o == delivered }})
+		if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {
+			err = fmt.Errorf("%s = %s %+v, want done", action, ans.Result.ErrorCode, ans.Result.Operations)
+		}
+		if err != nil {
+			return err
+		}
+		last[i] = ans.Meta.Ordinal
+		return nil
+	}
 }
 
 // reportLatencies reports the rate and the p50 and p99 of n actions' latencies.

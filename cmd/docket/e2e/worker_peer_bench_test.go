@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,28 +143,9 @@ func benchPeer(b *testing.B, raw store.Store, decided bool) {
 		b.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	var lat []time.Duration
-	next := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, agents)
-	for _, cs := range sessions {
-		wg.Go(func() {
-			for range next {
-				start := time.Now()
-				if err := applyOverMCP(ctx, cs, args); err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				lat = append(lat, time.Since(start))
-				mu.Unlock()
-			}
-		})
-	}
 	st.Reset()
 	cpu := cpuTime(b)
-	elapsed := feedActions(b, next, errs, &wg)
+	lat, elapsed := runActions(b, len(sessions), func(i int) error { return applyOverMCP(ctx, sessions[i], args) })
 	reportLatencies(b, lat, elapsed)
 	if n := member.decisions.Load(); n > 0 {
 		// The member decides one Request after another, so its decisions bound the rate:

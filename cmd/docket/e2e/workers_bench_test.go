@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,35 +54,7 @@ func benchSeveral(b *testing.B, workers int) {
 	}
 	held := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
 	args := contract.Args{"n": contract.StringValue("1")}
-	var mu sync.Mutex
-	var lat []time.Duration
-	next := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, agents)
-	for _, ag := range h.agents {
-		wg.Go(func() {
-			var last int64
-			for range next {
-				start := time.Now()
-				delivered := last
-				ans, err := held.Call(ctx, ag, operation.Call{Tool: contract.ToolApplyAction,
-					Input:     &contract.ApplyActionInput{Action: "block", Params: args},
-					Delivered: func(o int64) bool { return o == delivered }})
-				if err == nil && (len(ans.Result.Operations) == 0 || ans.Result.Operations[0].State != contract.OpDone) {
-					err = fmt.Errorf("block = %s %+v, want done", ans.Result.ErrorCode, ans.Result.Operations)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				last = ans.Meta.Ordinal
-				mu.Lock()
-				lat = append(lat, time.Since(start))
-				mu.Unlock()
-			}
-		})
-	}
-	elapsed := feedActions(b, next, errs, &wg)
+	lat, elapsed := runActions(b, len(h.agents), heldApply(ctx, held, h.agents, "block", args))
 	reportLatencies(b, lat, elapsed)
 	b.ReportMetric(0, "ns/op")
 }
