@@ -53,7 +53,7 @@ func testAppendAll(t *testing.T, h Harness) {
 		}
 		got = append(got, e)
 		if e.Seq != 153 || e.PrevHash != es[len(es)-1].Hash {
-			return fmt.Errorf("Append after AppendAll = seq %d prev %s, want seq 153 after the batch's last", e.Seq, e.PrevHash)
+			return fmt.Errorf("an Append after AppendAll = seq %d prev %s, want seq 153 after the batch's last", e.Seq, e.PrevHash)
 		}
 		return nil
 	})
