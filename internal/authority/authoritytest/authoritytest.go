@@ -32,10 +32,11 @@ type Options struct {
 	Agent string
 	// Signer, when set, signs the project's checkpoints.
 	Signer *signing.Keyring
-	// Logger and CheckpointEvery are the authority's own (authority.Config); zero
-	// takes its defaults.
-	Logger          *slog.Logger
-	CheckpointEvery int64
+	// Logger, CheckpointEvery, MaxOpenTasks and MaxTasksPerHour are the authority's own
+	// ([authority.Config]); zero takes its defaults.
+	Logger                        *slog.Logger
+	CheckpointEvery               int64
+	MaxOpenTasks, MaxTasksPerHour int
 }
 
 // Project is an authority with member "ada" of project "default".
@@ -87,7 +88,7 @@ func Bare(t testing.TB, o Options) *authority.Authority {
 		o.Key = identity.Key{1}
 	}
 	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now, Signer: o.Signer,
-		Logger: o.Logger, CheckpointEvery: o.CheckpointEvery})
+		Logger: o.Logger, CheckpointEvery: o.CheckpointEvery, MaxOpenTasks: o.MaxOpenTasks, MaxTasksPerHour: o.MaxTasksPerHour})
 	if err != nil {
 		t.Fatal(err)
 	}
