@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
@@ -34,18 +35,8 @@ func newRequestFixture(t *testing.T) *requestFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{9}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := a.Directory().Authenticate(ctx, b.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}})
+	a, admin := p.A, p.Admin
 	toml, err := os.ReadFile(filepath.Join("testdata", "requests", "capability.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +68,7 @@ func newRequestFixture(t *testing.T) *requestFixture {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return &requestFixture{ops: ops, pend: rs[0],
-		env: map[string]string{"DOCKET_URL": srv.URL, "DOCKET_TOKEN": b.Token.String(), "DOCKET_HOME": t.TempDir()}}
+		env: map[string]string{"DOCKET_URL": srv.URL, "DOCKET_TOKEN": p.Token.String(), "DOCKET_HOME": t.TempDir()}}
 }
 
 func (f *requestFixture) run(t *testing.T, args ...string) (string, error) {

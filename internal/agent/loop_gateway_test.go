@@ -71,18 +71,9 @@ func newAuthorityRigWith(t *testing.T, hold time.Duration, files map[string]stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{7}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &authorityRig{auth: a, db: db}
-	if r.admin, err = a.Directory().Authenticate(ctx, boot.Token); err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{7}})
+	a := p.A
+	r := &authorityRig{auth: a, db: db, admin: p.Admin}
 	if _, err := a.InstallCapability(ctx, r.admin, "default", contract.CapabilityUpload{Files: files}); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -43,21 +44,9 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	t.Helper()
 	f := &fixture{st: st, log: &bytes.Buffer{}}
 	f.key = identity.Key{1, 2, 3, 4, 5, 6, 7, 8}
-	a, err := authority.New(authority.Config{Store: st, Key: f.key,
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: f.key,
 		Logger: slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.a = a
-	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatalf("Init: %v", err)
-	}
-	f.token = b.Token
-	f.admin, err = a.Directory().Authenticate(t.Context(), b.Token)
-	if err != nil {
-		t.Fatalf("Authenticate(init token): %v", err)
-	}
+	f.a, f.token, f.admin = p.A, p.Token, p.Admin
 	return f
 }
 
@@ -109,10 +98,7 @@ func TestAuthority_InitRefusesInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := authoritytest.Bare(t, authoritytest.Options{Store: st, Key: identity.Key{1}})
 			_, err = a.Directory().Init(t.Context(), tt.member, tt.pass, tt.project)
 			wantCode(t, err, contract.CodeInvalidArgument)
 			if ps, _ := st.Projects(t.Context()); len(ps) != 0 {
@@ -159,13 +145,7 @@ func TestAuthority_SessionExpires(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{9}, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default"); err != nil {
-		t.Fatal(err)
-	}
+	a := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}, Now: func() time.Time { return now }}).A
 	s, err := a.Directory().Login(t.Context(), "ada", testPassphrase, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -262,10 +242,7 @@ func TestAuthority_Connection(t *testing.T) {
 	wantCode(t, err, contract.CodeCredentialRevoked)
 
 	// Another installation key cannot open the stored key.
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{42}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{42}})
 	if _, err := other.Directory().ConnectionKey(ctx, ck.Connection.ID); err == nil {
 		t.Error("ConnectionKey under another installation key succeeded")
 	}
@@ -372,9 +349,6 @@ func TestToken_LogValue(t *testing.T) {
 
 func newAuthorityOn(t *testing.T, st store.Store, key identity.Key) *authority.Authority {
 	t.Helper()
-	a, err := authority.New(authority.Config{Store: st, Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := authoritytest.Bare(t, authoritytest.Options{Store: st, Key: key})
 	return a
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -298,10 +299,7 @@ func TestAuthority_ProfileFromBlueprint(t *testing.T) {
 func TestAuthority_ProfileAllowListAcrossInstances(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
 	ctx := t.Context()
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	otherOps := authority.NewOperations(other, operation.Config{})
 	t.Cleanup(otherOps.Operations().Close)
 	mark := &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("a")}}

@@ -106,10 +106,7 @@ func countInputs(t *testing.T, a *authority.Authority) int {
 func TestAuthority_Commit(t *testing.T) {
 	f := newFixture(t)
 	fs := &faultStore{Store: f.st}
-	a, err := authority.New(authority.Config{Store: fs, Key: f.key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := authoritytest.Bare(t, authoritytest.Options{Store: fs, Key: f.key})
 	ctx := t.Context()
 	if _, err := a.InstallCapability(ctx, f.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
 		t.Fatal(err)
@@ -148,13 +145,7 @@ func TestAuthority_Commit(t *testing.T) {
 	}
 
 	// A new authority on the same store restores the committed Board.
-	b, err := authority.New(authority.Config{Store: f.st, Key: f.key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Restore(ctx); err != nil {
-		t.Fatalf("Restore: %v", err)
-	}
+	b := authoritytest.Open(t, authoritytest.Options{Store: f.st, Key: f.key})
 	if got := countInputs(t, b); got != 1 {
 		t.Errorf("restored Board holds %d inputs, want 1", got)
 	}

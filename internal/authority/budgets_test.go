@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
@@ -203,10 +204,7 @@ func TestAuthority_Budget_ConcurrentReservations(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newOpsFixtureOn(t, s1)
-			b, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			ctx := t.Context()
 			spec := contract.BudgetSpec{BudgetLimits: contract.BudgetLimits{Scope: "agent", Agent: "calc", Window: "total", MaxTokens: 1}, Reset: true}
 			for round := range 8 {

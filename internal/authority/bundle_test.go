@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/bundle"
 	"github.com/docketrun/docket/internal/signing"
 	"github.com/docketrun/docket/internal/store"
@@ -142,10 +142,7 @@ func TestBundle_TamperedStore(t *testing.T) {
 func TestBundle_VerifyHeldCheckpoint(t *testing.T) {
 	export := func(job string, keys *signing.Keyring) ([]byte, signing.Checkpoint) {
 		f := newFixture(t)
-		a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: f.key, Signer: keys})
 		if err := a.Commit(t.Context(), "default", f.admin.Principal(), assertedFact(job)); err != nil {
 			t.Fatal(err)
 		}

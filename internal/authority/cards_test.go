@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/opclass"
@@ -25,10 +26,7 @@ func TestCard_PersistsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2, err := authority.New(authority.Config{Store: f.st, Key: f.key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a2 := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: f.key})
 	member, err := a2.Directory().Authenticate(ctx, f.token)
 	if err != nil {
 		t.Fatal(err)

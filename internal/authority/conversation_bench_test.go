@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -25,26 +26,8 @@ func benchConversation(b *testing.B, saves, noise int) (a *authority.Authority, 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	a, err = authority.New(authority.Config{Store: st, Key: identity.Key{1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	boot, err := a.Directory().Init(ctx, "ada", testPassphrase, "default")
-	if err != nil {
-		b.Fatal(err)
-	}
-	admin, err = a.Directory().Authenticate(ctx, boot.Token)
-	if err != nil {
-		b.Fatal(err)
-	}
-	at, err := a.Directory().CreateAgent(ctx, admin, "default", contract.CreateAgentRequest{Name: "calc"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ag, err = a.Directory().Authenticate(ctx, identity.Token(at.Token))
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := authoritytest.New(b, authoritytest.Options{Store: st, Key: identity.Key{1}, Agent: "calc"})
+	a, admin, ag = p.A, p.Admin, p.Agent
 	if noise > 0 {
 		err := st.Update(ctx, func(tx store.Tx) error {
 			for i := range noise {

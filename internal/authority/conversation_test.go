@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -210,10 +211,7 @@ func TestAuthority_ConversationFromTheLog(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	counted := &countingStore{Store: f.st}
-	other, err := authority.New(authority.Config{Store: counted, Key: f.key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: counted, Key: f.key})
 	ag := newAgentCaller(t, f, "calc")
 	peer := newAgentCaller(t, f, "peer")
 	save := func(c identity.Caller, h contract.ConversationHead, from int, texts ...string) contract.ConversationHead {

@@ -10,6 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/signing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/notice"
@@ -318,10 +319,7 @@ func notices(t *testing.T, f *fixture) *notice.Keeper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := authority.New(authority.Config{Store: f.st, Key: f.key, Signer: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: f.key, Signer: keys})
 	n, err := authority.NewNotices(a, authority.NoticesConfig{PublicURL: "https://docket.example"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
@@ -377,10 +378,7 @@ func TestDispatcher_ReportOutcomes(t *testing.T) {
 func TestDispatcher_AcrossInstances(t *testing.T) {
 	f := newHopFixture(t)
 	ctx := t.Context()
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	d2 := authority.NewDispatcher(authority.NewOperations(other, operation.Config{}), operation.DispatcherConfig{PollWait: time.Millisecond})
 	l := f.startup(t, "wkr-a")
 	ans, err := d2.Poll(ctx, f.conn, contract.PollRequest{WorkerID: "wkr-a", Tools: fetchTool})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -51,10 +52,7 @@ func TestDispatcher_TakeoverRacesClaim(t *testing.T) {
 			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
 			ctx := t.Context()
 			ahead := func() time.Time { return f.clock.Now().Add(time.Minute) }
-			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: ahead})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ab := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: ahead})
 			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
 				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 			const rounds = 12
@@ -258,10 +256,7 @@ func TestDispatcher_SweepExpiredAcrossInstances(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newHopFixtureOn(t, newOpsFixtureOn(t, s1))
 			ctx := t.Context()
-			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ab := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
 				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 			a := f.startup(t, "wkr-a")
@@ -340,10 +335,7 @@ func TestOperations_HoldEndsOnAnotherInstance(t *testing.T) {
 			s1, s2 := be.open(t)
 			f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Minute))
 			ctx := t.Context()
-			ab, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ab := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			dB := authority.NewDispatcher(authority.NewOperations(ab, operation.Config{}),
 				operation.DispatcherConfig{LeaseTTL: 30 * time.Second, PollWait: time.Millisecond})
 			h, _, err := f.ops.Begin(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction,

@@ -94,10 +94,7 @@ func state(ans operation.Answer) contract.OperationState {
 // store: the Operation settles through another Authority over the same store.
 func TestOperations_HeldAcrossInstances(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	otherOps := authority.NewOperations(other, operation.Config{})
 	held := make(chan contract.OperationSlot, 4)
 	done := make(chan operation.Answer, 1)
@@ -278,10 +275,7 @@ func TestOperations_TraceParentInLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 			q, err := authority.NewOperations(other, operation.Config{}).Operations().Queued(t.Context(), f.agent.Projects[0])
 			if err != nil || len(q) != 1 {
 				t.Fatalf("queued on the other instance = %+v (%v), want the one call", q, err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -45,10 +45,7 @@ func TestAuthority_PublishPolicy(t *testing.T) {
 	}
 
 	// A second instance over the same store publishes the next version, not a second 2.
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	v3, err := other.PublishPolicy(ctx, f.admin, "default", contract.PublishPolicyRequest{File: "d.toml", Text: "[delegation_policy]\n"})
 	if err != nil || v3.Version != 3 {
 		t.Fatalf("publication on another instance = %+v, %v; want version 3", v3, err)

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
@@ -115,10 +114,7 @@ func TestProfile_SetShowReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second authority over the same store reads it all from the log.
-	b, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := authoritytest.Bare(t, authoritytest.Options{Store: st, Key: identity.Key{1}})
 	list, err := b.AgentProfiles(ctx, p.Admin, "default")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/schedule"
@@ -146,10 +147,7 @@ func TestSchedules_Fire(t *testing.T) {
 	if n := f.sweep(t); n != 0 {
 		t.Fatalf("a second sweep at the same time fired %d", n)
 	}
-	restarted, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	again, err := authority.NewSchedules(restarted, authority.SchedulesConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -378,10 +376,7 @@ func TestSchedules_TwoInstances(t *testing.T) {
 			if f.s, err = authority.NewSchedules(f.a, authority.SchedulesConfig{}); err != nil {
 				t.Fatal(err)
 			}
-			b, err := authority.New(authority.Config{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			other, err := authority.NewSchedules(b, authority.SchedulesConfig{})
 			if err != nil {
 				t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -17,10 +17,7 @@ import (
 // instance or by another over the same store, though it is kept between calls.
 func TestOperations_SetupFollowsEvents(t *testing.T) {
 	f := newOpsFixture(t, time.Minute)
-	other, err := authority.New(authority.Config{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := authoritytest.Bare(t, authoritytest.Options{Store: f.st, Key: identity.Key{7}, Now: f.clock.Now})
 	ctx := t.Context()
 	fetch := func() contract.BlockReason {
 		t.Helper()

@@ -51,10 +51,7 @@ func signedAuthority(t *testing.T, st store.Store, key identity.Key, every int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := authority.New(authority.Config{Store: st, Key: key, Signer: keys, CheckpointEvery: every})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := authoritytest.Bare(t, authoritytest.Options{Store: st, Key: key, Signer: keys, CheckpointEvery: every})
 	return a, keys
 }
 

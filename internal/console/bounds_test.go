@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/conversation"
 	"github.com/docketrun/docket/internal/authority/operation"
@@ -27,7 +26,7 @@ import (
 // tasks finish and the hour passes.
 func TestServer_TaskBounds(t *testing.T) {
 	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-	s := newTestServerOn(t, authority.Config{Now: clock.Now, MaxOpenTasks: 2, MaxTasksPerHour: 4}, console.Config{}, nil)
+	s := newTestServerOn(t, authoritytest.Options{Now: clock.Now, MaxOpenTasks: 2, MaxTasksPerHour: 4}, console.Config{}, nil)
 	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +123,7 @@ func TestServer_HookBounds(t *testing.T) {
 	}
 	t.Run("per minute", func(t *testing.T) {
 		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+		s := newTestServerOn(t, authoritytest.Options{Now: clock.Now}, console.Config{}, nil)
 		ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +260,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 	}
 	newServer := func(t *testing.T) (*testServer, *authoritytest.Clock, string) {
 		clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-		s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+		s := newTestServerOn(t, authoritytest.Options{Now: clock.Now}, console.Config{}, nil)
 		ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"})
 		if err != nil {
 			t.Fatal(err)
@@ -295,7 +294,7 @@ func TestServer_ConversationBounds(t *testing.T) {
 // no longer wait, however many hook calls left one, and says how many it leaves out.
 func TestPages_NeedsHistoryBounded(t *testing.T) {
 	clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-	s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+	s := newTestServerOn(t, authoritytest.Options{Now: clock.Now}, console.Config{}, nil)
 	ag, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "coder", Hook: true})
 	if err != nil {
 		t.Fatal(err)

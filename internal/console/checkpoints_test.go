@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
@@ -25,14 +26,8 @@ func newSigningServer(t *testing.T, keys *signing.Keyring) *testServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}, Signer: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{1}, Signer: keys})
+	a := p.A
 	ops := authority.NewOperations(a, operation.Config{})
 	srv, err := console.New(console.Config{Identity: a.Directory(), Authority: a, Requests: ops.Operations(), Operations: ops, Reconciler: authority.NewDispatcher(ops, operation.DispatcherConfig{}), Policies: a, Recovery: ops.Operations()})
 	if err != nil {
@@ -40,7 +35,7 @@ func newSigningServer(t *testing.T, keys *signing.Keyring) *testServer {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testServer{Server: hs, st: st, a: a, ops: ops, token: b.Token.String()}
+	return &testServer{Server: hs, st: st, a: a, ops: ops, token: p.Token.String()}
 }
 
 // TestServer_Checkpoint: a member's POST signs the project's head now: the answer is a

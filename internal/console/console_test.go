@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/authority/schedule"
@@ -45,12 +46,12 @@ func newTestServer(t testing.TB, cfg console.Config) *testServer {
 // gateway, for instance), or an Authority that wraps the real one.
 func newTestServerWith(t testing.TB, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
 	t.Helper()
-	return newTestServerOn(t, authority.Config{}, cfg, setup)
+	return newTestServerOn(t, authoritytest.Options{}, cfg, setup)
 }
 
 // newTestServerOn is newTestServerWith over an authority configured as acfg, whose Store
 // and Key it sets.
-func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
+func newTestServerOn(t testing.TB, acfg authoritytest.Options, cfg console.Config, setup func(*authority.Authority, *authority.Operations, *console.Config)) *testServer {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
@@ -58,14 +59,8 @@ func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, se
 	}
 	t.Cleanup(func() { st.Close() })
 	acfg.Store, acfg.Key = st, identity.Key{1}
-	a, err := authority.New(acfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, acfg)
+	a := p.A
 	ops := authority.NewOperations(a, operation.Config{})
 	disp := authority.NewDispatcher(ops, operation.DispatcherConfig{})
 	cfg.Identity, cfg.Authority, cfg.Requests, cfg.Operations, cfg.Reconciler, cfg.Policies, cfg.Recovery, cfg.Cards = a.Directory(), a, ops.Operations(), ops, disp, a, ops.Operations(), ops
@@ -86,7 +81,7 @@ func newTestServerOn(t testing.TB, acfg authority.Config, cfg console.Config, se
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testServer{Server: hs, st: st, a: a, ops: ops, disp: disp, sched: sched, token: b.Token.String()}
+	return &testServer{Server: hs, st: st, a: a, ops: ops, disp: disp, sched: sched, token: p.Token.String()}
 }
 
 // request is one API call of a test.

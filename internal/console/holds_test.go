@@ -80,16 +80,13 @@ func newTwoServes(t *testing.T, postgresStore bool) *twoServes {
 	ts := &twoServes{clock: authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))}
 	var serves []serve
 	for i, st := range stores {
-		a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1}, Now: ts.clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := authoritytest.Options{Store: st, Key: identity.Key{1}, Now: ts.clock.Now}
+		var a *authority.Authority
 		if i == 0 {
-			b, err := a.Directory().Init(t.Context(), "ada", testPassphrase, "default")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts.member = b.Token.String()
+			p := authoritytest.New(t, o)
+			a, ts.member = p.A, p.Token.String()
+		} else {
+			a = authoritytest.Bare(t, o)
 		}
 		// Calls are held and polls wait far longer than the test does, so only the end of
 		// their credential can end them in time.

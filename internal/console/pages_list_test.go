@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/apiclient"
-	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -106,7 +106,7 @@ func TestServer_ListPages(t *testing.T) {
 // TestServer_PageBytes: a page ends near a MiB of items, whatever its ?limit=, so a list
 // of large tasks is read in several answers; apiclient.All follows them to the last.
 func TestServer_PageBytes(t *testing.T) {
-	s := newTestServerOn(t, authority.Config{MaxOpenTasks: 40}, console.Config{}, nil)
+	s := newTestServerOn(t, authoritytest.Options{MaxOpenTasks: 40}, console.Config{}, nil)
 	if _, err := s.a.Directory().CreateAgent(t.Context(), mustCaller(t, s), "default", contract.CreateAgentRequest{Name: "calc"}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/notice"
 	"github.com/docketrun/docket/internal/console"
 	"github.com/docketrun/docket/internal/console/browsertest"
@@ -28,7 +29,7 @@ func TestPages_Notices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notices *notice.Keeper
-	s := newTestServerOn(t, authority.Config{Signer: keys}, console.Config{}, func(a *authority.Authority, _ *authority.Operations, cfg *console.Config) {
+	s := newTestServerOn(t, authoritytest.Options{Signer: keys}, console.Config{}, func(a *authority.Authority, _ *authority.Operations, cfg *console.Config) {
 		var err error
 		if notices, err = authority.NewNotices(a, authority.NoticesConfig{PublicURL: "https://docket.example"}); err != nil {
 			t.Fatal(err)

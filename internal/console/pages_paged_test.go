@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
@@ -185,7 +184,7 @@ func TestPages_ListsPaged(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := authoritytest.NewClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
-			s := newTestServerOn(t, authority.Config{Now: clock.Now}, console.Config{}, nil)
+			s := newTestServerOn(t, authoritytest.Options{Now: clock.Now}, console.Config{}, nil)
 			newest, oldest := tc.newest, tc.oldest
 			if id := tc.make(t, s, func() { clock.Add(time.Second) }, mustCaller(t, s)); id != "" {
 				newest, oldest = fmt.Sprintf(newest, id), fmt.Sprintf(oldest, id)

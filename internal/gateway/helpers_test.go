@@ -82,18 +82,9 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 	if tel != nil {
 		st, mw = tel.Store(count), []mcp.Middleware{tel.MCP}
 	}
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{1, 2, 3}, Now: cfg.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{st: st, count: count, a: a}
-	if f.admin, err = a.Directory().Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{1, 2, 3}, Now: cfg.now})
+	a := p.A
+	f := &fixture{st: st, count: count, a: a, admin: p.Admin}
 	files := map[string]string{}
 	for _, name := range []string{"capability.toml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "gw", name))

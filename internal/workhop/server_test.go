@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -31,18 +32,8 @@ func newHop(t *testing.T) hop {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := authority.New(authority.Config{Store: st, Key: identity.Key{3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := a.Directory().Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := a.Directory().Authenticate(ctx, b.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{3}})
+	a, admin := p.A, p.Admin
 	ck, err := a.Directory().CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +45,7 @@ func newHop(t *testing.T) hop {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return hop{url: ts.URL, key: ck.Key, member: b.Token.String()}
+	return hop{url: ts.URL, key: ck.Key, member: p.Token.String()}
 }
 
 func TestServer_Work(t *testing.T) {

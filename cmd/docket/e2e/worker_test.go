@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
@@ -85,18 +86,8 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	ctx := t.Context()
 	dir := t.TempDir()
 	h := &hopEnv{st: st, wrap: wrap}
-	var err error
-	if h.a, err = authority.New(authority.Config{Store: st, Key: identity.Key{9}}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := h.a.Directory().Init(ctx, "ada", "correct horse battery", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.token = b.Token.String()
-	if h.admin, err = h.a.Directory().Authenticate(ctx, b.Token); err != nil {
-		t.Fatal(err)
-	}
+	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}})
+	h.a, h.token, h.admin = p.A, p.Token.String(), p.Admin
 	if _, err := h.a.InstallCapability(ctx, h.admin, "default", contract.CapabilityUpload{Files: capFiles}); err != nil {
 		t.Fatalf("InstallCapability: %v", err)
 	}

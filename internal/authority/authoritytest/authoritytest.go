@@ -4,6 +4,7 @@
 package authoritytest
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,6 +32,11 @@ type Options struct {
 	Agent string
 	// Signer, when set, signs the project's checkpoints.
 	Signer *signing.Keyring
+	// Logger, CheckpointEvery, MaxOpenTasks and MaxTasksPerHour are the authority's own
+	// ([authority.Config]); zero takes its defaults.
+	Logger                        *slog.Logger
+	CheckpointEvery               int64
+	MaxOpenTasks, MaxTasksPerHour int
 }
 
 // Project is an authority with member "ada" of project "default".
@@ -45,13 +51,7 @@ type Project struct {
 func New(t testing.TB, o Options) Project {
 	t.Helper()
 	ctx := t.Context()
-	if o.Key == (identity.Key{}) {
-		o.Key = identity.Key{1}
-	}
-	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now, Signer: o.Signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := Bare(t, o)
 	p := Project{A: a}
 	b, err := a.Directory().Init(ctx, "ada", Passphrase, "default")
 	if err != nil {
@@ -78,18 +78,29 @@ func New(t testing.TB, o Options) Project {
 	return p
 }
 
-// Open builds another authority over o.Store, which already holds the project New made,
-// as a second docket serve over the same database opens it: built, then restored from the
-// store. Only o.Store, o.Key and o.Now are read.
-func Open(t testing.TB, o Options) *authority.Authority {
+// Bare builds the authority o describes over o.Store and does nothing with it: no Init,
+// no Restore. Tests of Init itself start from it, and so do tests of another instance
+// that reads the store as it is asked, as a serve does before anything restores it.
+// Capability and Agent are not read.
+func Bare(t testing.TB, o Options) *authority.Authority {
 	t.Helper()
 	if o.Key == (identity.Key{}) {
 		o.Key = identity.Key{1}
 	}
-	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now})
+	a, err := authority.New(authority.Config{Store: o.Store, Key: o.Key, Now: o.Now, Signer: o.Signer,
+		Logger: o.Logger, CheckpointEvery: o.CheckpointEvery, MaxOpenTasks: o.MaxOpenTasks, MaxTasksPerHour: o.MaxTasksPerHour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// Open builds another authority over o.Store, which already holds the project New made,
+// as a second docket serve over the same database opens it: built, then restored from the
+// store. Capability and Agent are not read.
+func Open(t testing.TB, o Options) *authority.Authority {
+	t.Helper()
+	a := Bare(t, o)
 	if err := a.Restore(t.Context()); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
