@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/store"
@@ -207,7 +208,7 @@ func (t *Tx) insertAll(ctx context.Context, es []store.Event, inline [][]byte) e
 		for i, e := range es[:n] {
 			args = append(args, e.Project, e.Seq, e.ID, e.Type, nanos(e.At), e.Actor, inline[i], e.DataHash[:], e.PrevHash[:], e.Hash[:])
 		}
-		if _, err := t.C.Exec(ctx, insertEvents[n], args...); err != nil {
+		if _, err := t.C.Exec(ctx, insertEvents()[n], args...); err != nil {
 			if n == 1 {
 				return fmt.Errorf("append event %s to %s: %w", es[0].ID, es[0].Project, err)
 			}
@@ -218,9 +219,13 @@ func (t *Tx) insertAll(ctx context.Context, es []store.Event, inline [][]byte) e
 	return nil
 }
 
-// insertEvents[n] is the INSERT of n events' rows, its placeholders numbered in order;
-// built once, as the statement text is also the key its prepared statement is kept by.
-var insertEvents = func() (q [appendChunk + 1]string) {
+// insertEvents returns the INSERTs of 1 to appendChunk events' rows ([n] for n rows), their
+// placeholders numbered in order; built once, as the statement text is also the key its
+// prepared statement is kept by, and at the first append, not when a process starts: every
+// docket process links this package, the coding-agent hook's included, and most never
+// append (docs/coding-agents.md, "Speed").
+var insertEvents = sync.OnceValue(func() *[appendChunk + 1]string {
+	var q [appendChunk + 1]string
 	for n := 1; n <= appendChunk; n++ {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO events (project, seq, id, type, at, actor, data, data_hash, prev_hash, hash)
@@ -241,8 +246,8 @@ var insertEvents = func() (q [appendChunk + 1]string) {
 		}
 		q[n] = b.String()
 	}
-	return q
-}()
+	return &q
+})
 
 // lockHead reads the head of project's log so that no other transaction can move it
 // before this one ends.
