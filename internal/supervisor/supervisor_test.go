@@ -372,7 +372,10 @@ func TestSupervisor_CrashLoop(t *testing.T) {
 func TestSupervisor_Settled(t *testing.T) {
 	r := newRig(t)
 	changes := make(chan supervisor.Change, 16)
-	s := supervisor.New(supervisor.Config{MinBackoff: time.Millisecond, Stable: 50 * time.Millisecond,
+	// Stable is what separates a quick exit from a run: the crashing child's exit must
+	// come before it, a process start included, or its restart is not one after quick
+	// exits and is never told settled. 2 s holds on a loaded machine, where 50 ms did not.
+	s := supervisor.New(supervisor.Config{MinBackoff: time.Millisecond, Stable: 2 * time.Second,
 		OnChange: func(c supervisor.Change) { changes <- c }})
 	t.Cleanup(func() { s.Close(context.Background()) })
 	// The child crashes until the marker file exists, then serves.
@@ -381,6 +384,7 @@ func TestSupervisor_Settled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var settled supervisor.Change
+	give := time.After(time.Minute) // a child never told settled fails here, not at go test's timeout
 	for settled.Pid == 0 {
 		select {
 		case ch := <-changes:
@@ -392,7 +396,7 @@ func TestSupervisor_Settled(t *testing.T) {
 			if ch.Settled {
 				settled = ch
 			}
-		case <-t.Context().Done():
+		case <-give:
 			t.Fatal("the child that came up was never told settled")
 		}
 	}
