@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -160,40 +159,20 @@ func testAppendAllRefused(t *testing.T, h Harness) {
 // testAppendAllConcurrent runs batches from two instances on one database: the log
 // stays one chain without gaps, each batch's events next to each other.
 func testAppendAllConcurrent(t *testing.T, h Harness) {
-	openDB := h.NewDB(t)
-	stores := []store.Store{openDB(t), openDB(t)}
 	const writers, each, size = 6, 10, 3
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for w := range writers {
-		s := stores[w%len(stores)]
-		wg.Go(func() {
-			for i := range each {
-				err := s.Update(t.Context(), func(tx store.Tx) error {
-					var nes []store.NewEvent
-					for k := range size {
-						ne := newEvent("p1", k)
-						ne.ID = fmt.Sprintf("w%d-%d-%d", w, i, k)
-						nes = append(nes, ne)
-					}
-					es, err := tx.AppendAll(t.Context(), nes)
-					if err == nil && (es[1].Seq != es[0].Seq+1 || es[2].Seq != es[0].Seq+2) {
-						err = fmt.Errorf("a batch appended at seqs %d, %d, %d", es[0].Seq, es[1].Seq, es[2].Seq)
-					}
-					return err
-				})
-				if err != nil {
-					errs <- fmt.Errorf("writer %d batch %d: %w", w, i, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	stores := concurrentWrites(t, h, writers, each, func(tx store.Tx, w, i int) error {
+		var nes []store.NewEvent
+		for k := range size {
+			ne := newEvent("p1", k)
+			ne.ID = fmt.Sprintf("w%d-%d-%d", w, i, k)
+			nes = append(nes, ne)
+		}
+		es, err := tx.AppendAll(t.Context(), nes)
+		if err == nil && (es[1].Seq != es[0].Seq+1 || es[2].Seq != es[0].Seq+2) {
+			err = fmt.Errorf("a batch appended at seqs %d, %d, %d", es[0].Seq, es[1].Seq, es[2].Seq)
+		}
+		return err
+	})
 	evs := allEvents(t, stores[1], "p1")
 	if len(evs) != writers*each*size {
 		t.Fatalf("got %d events, want %d", len(evs), writers*each*size)

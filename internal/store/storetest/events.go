@@ -243,33 +243,13 @@ func testRollback(t *testing.T, h Harness) {
 }
 
 func testConcurrent(t *testing.T, h Harness) {
-	openDB := h.NewDB(t)
-	stores := []store.Store{openDB(t), openDB(t)} // two instances on one database
 	const writers, each = 8, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for w := range writers {
-		s := stores[w%len(stores)]
-		wg.Go(func() {
-			for i := range each {
-				err := s.Update(t.Context(), func(tx store.Tx) error {
-					ne := newEvent("p1", 0)
-					ne.ID = fmt.Sprintf("w%d-%d", w, i)
-					_, err := tx.Append(t.Context(), ne)
-					return err
-				})
-				if err != nil {
-					errs <- fmt.Errorf("writer %d append %d: %w", w, i, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	stores := concurrentWrites(t, h, writers, each, func(tx store.Tx, w, i int) error {
+		ne := newEvent("p1", 0)
+		ne.ID = fmt.Sprintf("w%d-%d", w, i)
+		_, err := tx.Append(t.Context(), ne)
+		return err
+	})
 	evs := allEvents(t, stores[1], "p1")
 	if len(evs) != writers*each {
 		t.Fatalf("got %d events, want %d", len(evs), writers*each)
@@ -287,6 +267,33 @@ func testConcurrent(t *testing.T, h Harness) {
 	if head, err := stores[0].Verify(t.Context(), "p1"); err != nil || head.Seq != writers*each {
 		t.Fatalf("Verify = %v, %v; want head seq %d", head, err, writers*each)
 	}
+}
+
+// concurrentWrites runs writers goroutines over two store instances on one database, each
+// running write(tx, w, i) in an Update of its own each times, and returns the instances
+// once all ended, failing t for every write that failed.
+func concurrentWrites(t *testing.T, h Harness, writers, each int, write func(tx store.Tx, w, i int) error) []store.Store {
+	openDB := h.NewDB(t)
+	stores := []store.Store{openDB(t), openDB(t)}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		s := stores[w%len(stores)]
+		wg.Go(func() {
+			for i := range each {
+				if err := s.Update(t.Context(), func(tx store.Tx) error { return write(tx, w, i) }); err != nil {
+					errs <- fmt.Errorf("writer %d write %d: %w", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	return stores
 }
 
 func testWait(t *testing.T, h Harness) {
