@@ -281,20 +281,14 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 }
 
 // queuedOn is [Operations.Queued] with conn's setup, both read from the ledger caught up
-// to head, a head of the project's log the caller read during its call (-1: read it
-// here), so the queue and the setup are the log's at one point; a Connection the log
-// shows revoked is refused ([ledger.connLocked]).
+// to head, a head of the project's log the caller read during its call, so the queue and
+// the setup are the log's at one point; a Connection the log shows revoked is refused
+// ([ledger.connLocked]).
 func (o *Operations) queuedOn(ctx context.Context, conn contract.Connection, head int64) ([]Dispatch, connSetup, error) {
 	l := o.ledger(conn.Project)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var err error
-	if head < 0 {
-		err = l.catchUpLocked(ctx, o.store, conn.Project)
-	} else {
-		err = l.catchUpToLocked(ctx, o.store, conn.Project, head)
-	}
-	if err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, conn.Project, head); err != nil {
 		return nil, connSetup{}, err
 	}
 	rec, err := l.connLocked(conn)

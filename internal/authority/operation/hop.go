@@ -14,7 +14,6 @@ import (
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
@@ -195,8 +194,8 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	wait, cancel := context.WithTimeout(ctx, d.pollWait)
 	defer cancel()
 	// The head is read once; each later round starts from the head its wait returned.
-	// The round's reads of the queue catch up to that head without reading it again
-	// (eventlog.WithHead); what a round writes is checked in its own transaction.
+	// The round's reads of the queue and its explanation catch up to that head without
+	// reading it again; what a round writes is checked in its own transaction.
 	head, err := d.store.Head(ctx, string(conn.Project))
 	if err != nil {
 		return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
@@ -208,8 +207,7 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 			return contract.WorkAnswer{}, err
 		}
 		d.advertise(conn.ID, l, req)
-		hctx := eventlog.WithHead(ctx, conn.Project, seq)
-		rows, err := d.serve(hctx, conn, seq, l, ls, req.Tools, req.Max)
+		rows, err := d.serve(ctx, conn, seq, l, ls, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
 			return contract.WorkAnswer{Accepted: true, Lease: l, Work: rows}, err
 		}
