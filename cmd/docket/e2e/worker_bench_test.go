@@ -61,17 +61,7 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
-	for i := len(h.agents); i < agents; i++ {
-		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
-		if err != nil {
-			b.Fatal(err)
-		}
-		h.agents = append(h.agents, c)
-	}
+	h.addAgents(b, agents)
 	w := h.startWorker(b)
 	w.waitLine(b, "lease acquired")
 	// Each Agent writes far more often than docket serve lets one in a minute

@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -161,6 +162,22 @@ func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// addAgents creates Agents bench<i> in the project until h has n, each authenticated.
+func (h *hopEnv) addAgents(t testing.TB, n int) {
+	t.Helper()
+	for i := len(h.agents); i < n; i++ {
+		at, err := h.a.Directory().CreateAgent(t.Context(), h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := h.a.Directory().Authenticate(t.Context(), identity.Token(at.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.agents = append(h.agents, c)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -37,17 +36,7 @@ func benchSeveral(b *testing.B, workers int) {
 	h.lock(b, "laptop", "test.block@1")
 	writeFile(b, filepath.Join(filepath.Dir(h.man), "block.sh"), slowScript, 0o755)
 	ctx := context.Background()
-	for i := len(h.agents); i < agents; i++ {
-		at, err := h.a.Directory().CreateAgent(ctx, h.admin, "default", contract.CreateAgentRequest{Name: fmt.Sprintf("bench%d", i)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := h.a.Directory().Authenticate(ctx, identity.Token(at.Token))
-		if err != nil {
-			b.Fatal(err)
-		}
-		h.agents = append(h.agents, c)
-	}
+	h.addAgents(b, agents)
 	for range workers {
 		w := h.startWorkerWith(b, "--parallel", "2", "--log-level", "info")
 		w.waitLine(b, "lease acquired")
