@@ -1,0 +1,148 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// State is what a part projects from one project's log: a pure value stepped by the log's
+// events in order. Apply does no I/O, takes no lock and reads no clock (an event's time is
+// e.At), so two instances that applied the same log hold the same State
+// (docs/architecture.md, "The project state and its driver").
+type State interface {
+	Apply(e store.Event) error
+}
+
+// Driver keeps one State per project caught up with the project's log, and is the one
+// path a part writes that log through: one mutex and one [Cursor] per project, one
+// catch-up loop, one write sequence ([Held.Update]). A part keeps its rules as functions
+// over its State and calls them inside [Driver.Read] or [Driver.Write]. It is safe for
+// concurrent use.
+type Driver[S State] struct {
+	store store.Store
+	fresh func() S // the State of an empty log
+
+	mu       sync.Mutex // guards projects; held only to find or create an entry
+	projects map[contract.ProjectID]*Held[S]
+}
+
+// NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
+// for a project's first use and for a rebuild after the State was found ahead of its log
+// ([Cursor]).
+func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
+	return &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
+}
+
+// Held is one project's State under its lock. A caller holds it between [Driver.Lock] and
+// [Held.Unlock]; its methods must not be called otherwise.
+type Held[S State] struct {
+	project contract.ProjectID
+	store   store.Store
+	mu      sync.Mutex
+	cursor  Cursor
+	state   S
+}
+
+// Lock locks project's State and returns it; the caller must [Held.Unlock] it. A part that
+// reads, decides and writes in several steps under one lock (a claim that may find its
+// answer in memory) uses it; others use [Driver.Read] and [Driver.Write].
+func (d *Driver[S]) Lock(project contract.ProjectID) *Held[S] {
+	d.mu.Lock()
+	h := d.projects[project]
+	if h == nil {
+		h = &Held[S]{project: project, store: d.store, state: d.fresh()}
+		h.cursor.Reset = func() { h.state = d.fresh() }
+		d.projects[project] = h
+	}
+	d.mu.Unlock()
+	h.mu.Lock()
+	return h
+}
+
+// Read runs fn on project's State caught up with its log (to the head ctx carries, see
+// [WithHead], or to the head read once).
+func (d *Driver[S]) Read(ctx context.Context, project contract.ProjectID, fn func(s S) error) error {
+	h := d.Lock(project)
+	defer h.Unlock()
+	s, err := h.CatchUp(ctx, d.store)
+	if err != nil {
+		return err
+	}
+	return fn(s)
+}
+
+// Write runs decide in the write sequence of [Held.Update] under project's lock.
+func (d *Driver[S]) Write(ctx context.Context, project contract.ProjectID, decide func(tx store.Tx, s S) error) error {
+	h := d.Lock(project)
+	defer h.Unlock()
+	return h.Update(ctx, decide)
+}
+
+// Unlock releases the State. The caller must not keep the State past it.
+func (h *Held[S]) Unlock() { h.mu.Unlock() }
+
+// State returns the State as far as it was caught up; [Held.Seq] says how far.
+func (h *Held[S]) State() S { return h.state }
+
+// Seq is the sequence number of the last event the State applied.
+func (h *Held[S]) Seq() int64 { return h.cursor.Seq() }
+
+// apply applies e to the State the Held holds now: a rebuild replaces it mid catch-up,
+// so the State is looked up at each event, never bound once.
+func (h *Held[S]) apply(e store.Event) error { return h.state.Apply(e) }
+
+// CatchUp applies the events after the State's cursor, read from r (the store, or a
+// transaction that sees its own writes), and returns the State ([Cursor.CatchUp]).
+func (h *Held[S]) CatchUp(ctx context.Context, r store.Reader) (S, error) {
+	if err := h.cursor.CatchUp(ctx, r, h.project, h.apply); err != nil {
+		var zero S
+		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
+	}
+	return h.state, nil
+}
+
+// CatchUpTo applies the events after the State's cursor up to at least seq to, a head
+// of the log the caller read or locked ([Cursor.CatchUpTo]), and returns the State.
+func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, error) {
+	if err := h.cursor.CatchUpTo(ctx, r, h.project, to, h.apply); err != nil {
+		var zero S
+		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
+	}
+	return h.state, nil
+}
+
+// Update is the one write sequence: in one store transaction it locks the log's head
+// (the one read of the head; nothing else appends to the log until the transaction
+// ends), catches the State up with what the transaction sees, and runs decide, which
+// appends its events through tx, held back and appended in one call ([Collect]); after the commit the State applies them from memory
+// when this process remembers them ([Remember]), else at its next catch-up. Under group
+// commit the State may apply, inside the transaction, events of the batch's other
+// writes that a failed COMMIT then loses: its cursor finds that at the next catch-up and
+// rebuilds the State ([Cursor]). A decide that fails appends nothing; its error comes
+// back as it was returned.
+func (h *Held[S]) Update(ctx context.Context, decide func(tx store.Tx, s S) error) error {
+	err := h.store.Update(ctx, func(tx store.Tx) error {
+		head, err := tx.LockHead(ctx, string(h.project))
+		if err != nil {
+			return fmt.Errorf("lock the head of %s: %w", h.project, err)
+		}
+		s, err := h.CatchUpTo(ctx, tx, head.Seq)
+		if err != nil {
+			return err
+		}
+		return Collect(ctx, tx, h.project, func(tx store.Tx) error { return decide(tx, s) })
+	})
+	if err != nil {
+		return err
+	}
+	if seq := Latest(h.store, h.project); seq > h.cursor.Seq() {
+		if _, err := h.CatchUpTo(ctx, h.store, seq); err != nil {
+			return fmt.Errorf("the write committed, but its State did not apply it (the next catch-up will): %w", err)
+		}
+	}
+	return nil
+}
