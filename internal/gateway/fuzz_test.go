@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -95,4 +96,29 @@ func FuzzServeHTTP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNew_RefusesMissingParts checks that a Gateway wired without one of the parts every
+// call needs fails at New, where the wiring is, and names the part.
+func TestNew_RefusesMissingParts(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  gateway.Config
+		want string
+	}{
+		{"no auth", gateway.Config{Ops: fixedOps{}, Strips: fixedOps{}}, "Config.Auth"},
+		{"no ops", gateway.Config{Auth: agentAuth{}, Strips: fixedOps{}}, "Config.Ops"},
+		{"no strips", gateway.Config{Auth: agentAuth{}, Ops: fixedOps{}}, "Config.Strips"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tt.want) {
+					t.Errorf("New panicked with %v, want a message naming %s", r, tt.want)
+				}
+			}()
+			gateway.New(tt.cfg)
+		})
+	}
 }

@@ -92,8 +92,18 @@ type Gateway struct {
 	agents     map[string]*sync.Mutex
 }
 
-// New returns a Gateway.
+// New returns a Gateway. A Config without Auth, Ops or Strips is a wiring mistake, not
+// input: New panics at once, as http.ServeMux.Handle does for a nil handler, rather than
+// let the first initialize fail.
 func New(cfg Config) *Gateway {
+	switch {
+	case cfg.Auth == nil:
+		panic("gateway: New without Config.Auth")
+	case cfg.Ops == nil:
+		panic("gateway: New without Config.Ops")
+	case cfg.Strips == nil:
+		panic("gateway: New without Config.Strips")
+	}
 	g := &Gateway{auth: cfg.Auth, ops: cfg.Ops, strips: cfg.Strips, pins: cfg.Pins, log: cfg.Logger, now: cfg.Now,
 		sessions: map[string]*session{}, byAgent: map[string]*session{}, replaced: map[string]time.Time{},
 		replacedBy: map[string][]string{}, agents: map[string]*sync.Mutex{}}
