@@ -5,7 +5,9 @@
 // monotonic generation per Connection, work served only for Tools locked on the
 // Connection, claims checked against a grant signed under the Connection key, idempotent
 // reports that settle Operations, reconciliation by a person, and the sweep that settles
-// work stranded under an expired lease ([Dispatcher.Run]). Its state is the operation
-// ledger and the hop ledger, projections of the project's event log, so every instance
-// over one store sees the same Operations.
+// work stranded under an expired lease ([Dispatcher.Run]). Its state is one projection
+// of each project's event log, the operation ledger, with the hop's claims, reports and
+// lease generations beside the Operations under one lock and one cursor, so every
+// instance over one store sees the same Operations and a hop call catches one
+// projection up.
 package operation

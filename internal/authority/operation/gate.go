@@ -410,7 +410,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	}
 	run.op.TraceParent = traceParent(ctx)
 	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: c.Principal()}
-	err = o.commitLocked(ctx, spec, l, nil, func(wc *workCommit) error {
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
 		wc.change = run.change // first: a refusal below drops the Board it changed
 		// The ledger is caught up inside the transaction, under the head lock: when
 		// another instance admitted an Operation of the agent since the gate read the

@@ -131,9 +131,11 @@ type artifact struct {
 	Expires time.Time // zero: kept for as long as the log (artifacts issued before retention)
 }
 
-// ledger is the projection of one project's operation, request and artifact events.
+// ledger is the projection of one project's operation, request, artifact and hop events:
+// one lock and one cursor for an Operation's whole life, so that a hop call, which
+// decides on Operations and on claims together, catches one projection up, not two.
 type ledger struct {
-	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
+	mu       sync.Mutex                               // guards the fields below; the lock order is in the authority's package doc
 	cursor   eventlog.Cursor                          // how far the ledger applied the log
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
@@ -149,6 +151,14 @@ type ledger struct {
 	// their agents, kept as events apply, so that a Poll reads the queue, not every
 	// Operation the project ever had.
 	queue map[*operation]string
+
+	// The worker hop's (lease.go): claims and reports by work id, and the highest
+	// generation each Connection's acquisition events name. A new generation exceeds it
+	// as well as the lease row's, so generations keep growing across the upgrade that
+	// introduced the lease row, when logs held leases and no row did.
+	claims  map[string]event.WorkClaimedData
+	reports map[string]event.WorkReportedData
+	gens    map[contract.ConnectionID]int64
 
 	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
 	// ledger up for them.
@@ -176,6 +186,7 @@ func (l *ledger) resetLocked() {
 	l.allow = map[string]*contract.AllowList{}
 	l.setup, l.conns = nil, map[contract.ConnectionID]*connRecord{}
 	l.queue = map[*operation]string{}
+	l.claims, l.reports, l.gens = map[string]event.WorkClaimedData{}, map[string]event.WorkReportedData{}, map[contract.ConnectionID]int64{}
 }
 
 // catchUpLocked applies the events of project after the cursor, read from r (the store,
@@ -282,6 +293,8 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if r.Actor == authorityActor {
 			l.gaveUp[r.Operation] = true
 		}
+	case event.LeaseAcquired, event.WorkClaimed, event.WorkReported:
+		return l.applyHopLocked(e)
 	case event.ArtifactIssued:
 		var a event.ArtifactIssuedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
