@@ -121,9 +121,11 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 // Connection's lease row (s.conn), reads the log's head once (locks it, with
 // s.lockHead), catches the project's ledger l up to that head inside the transaction,
 // runs decide, which reads that state and collects into wc what it writes, appends what
-// decide collected, commits, and then applies the head its commit left to the ledger.
-// l.mu must be held; s.bw's Board lock before it (the lock order is in the authority's
-// package doc).
+// decide collected, commits, and then applies the head its commit left to the ledger. l
+// must be locked, and s.bw's Board lock taken before it (the lock order is in the
+// authority's package doc). The catch-ups go through the project's [eventlog.Held]: the
+// lease row is locked before the head, which [eventlog.Held.Update] cannot do, and a hop
+// call reads the head rather than locks it.
 //
 // Catching up after the lease row lock, inside the transaction, is what fences a
 // takeover against a claim under the old generation: whichever locks the row second sees
@@ -174,7 +176,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 				return err
 			}
 		}
-		if err := l.catchUpToLocked(ctx, tx, s.project, head.Seq); err != nil {
+		if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
 			return err
 		}
 		if refused = decide(wc); refused != nil {
@@ -205,7 +207,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		s.bw.Committed(after)
 	}
 	if wc.writesAny() {
-		if err := l.catchUpToLocked(ctx, o.store, s.project, left); err != nil {
+		if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
 			return err
 		}
 	}
@@ -234,8 +236,8 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, clock: d.now, by: "system",
 		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, fn)
 }

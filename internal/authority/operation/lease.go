@@ -100,8 +100,8 @@ func (ls leaseSet) with(l *lease) leaseSet {
 func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.Before(l.expires) }
 
 // applyHopLocked applies a hop event to the ledger: an acquisition's generation, a claim,
-// a report. l.mu must be held.
-func (l *ledger) applyHopLocked(e store.Event) error {
+// a report. The project's ledger must be locked.
+func (l *ledgerState) applyHopLocked(e store.Event) error {
 	switch e.Type {
 	case event.LeaseAcquired:
 		var d event.LeaseAcquiredData
@@ -286,8 +286,8 @@ func (d *Dispatcher) orphansWhy(wc *workCommit, conn contract.ConnectionID, whyO
 }
 
 // atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
-// were never reported and whose Operation still waits at a worker, by work id. l.mu must
-// be held.
+// were never reported and whose Operation still waits at a worker, by work id. l must be
+// locked.
 func atWorkerLocked(l *ledger, conn contract.ConnectionID) []event.WorkClaimedData {
 	var out []event.WorkClaimedData
 	for _, id := range slices.Sorted(maps.Keys(l.claims)) {
@@ -346,9 +346,9 @@ func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
 func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
 	st := d.store
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, st, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, st); err != nil {
 		return nil, err
 	}
 	now := d.nowUTC()

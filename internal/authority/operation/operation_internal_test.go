@@ -37,7 +37,7 @@ func TestLedger_Strip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newLedger()
+			l := newLedgerState()
 			l.ops["a"] = tt.ops
 			var got []int64
 			for _, s := range l.stripLocked("a") {

@@ -248,8 +248,8 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		return contract.OperationEntry{}, err
 	}
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	if op := l.opLocked(agent, ordinal); op != nil {
 		out = op.entry()
 	}
