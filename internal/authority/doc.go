@@ -34,8 +34,10 @@
 //
 //  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger (operation: ledger.mu), which holds the hop's
-//     claims, reports and lease generations too;
+//  2. the project's operation ledger: its State's lock in operation's
+//     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
+//     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
+//     generations, with the calls held on them kept beside it;
 //  3. inside the store transaction, the rows it locks: a Connection's lease row
 //     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
 //
