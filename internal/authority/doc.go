@@ -7,8 +7,9 @@
 //     write sequence every Board write runs, and capability installs.
 //   - operation: an Operation's whole life: the write gate, held calls, the strip,
 //     Requests, decisions and artifacts, and the worker hop (leases, claims, reports,
-//     reconciliation and the lease sweep), over the operation ledger and the hop ledger
-//     (projections of the log); admission and every hop call commit through one function.
+//     reconciliation and the lease sweep), over the operation ledger (one projection of
+//     the log, the hop's claims and reports included); admission and every hop call
+//     commit through one function.
 //   - policy: each project's published policies, versioned per kind from the built-in
 //     version 1; the version in force that each decision records.
 //   - conversation: Agents' conversations in the log, and their index.
@@ -33,17 +34,19 @@
 //
 //  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger (operation: ledger.mu);
-//  3. the project's hop ledger (operation: workLedger.mu);
-//  4. inside the store transaction, the rows it locks: a Connection's lease row
+//  2. the project's operation ledger: its State's lock in operation's
+//     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
+//     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
+//     generations, with the calls held on them kept beside it;
+//  3. inside the store transaction, the rows it locks: a Connection's lease row
 //     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
 //
-// An admission and every hop call that writes take 2 to 4 in one function of package
+// An admission and every hop call that writes take 2 and 3 in one function of package
 // operation (commitLocked, docs/architecture.md "One commit function"), an admission
-// skipping 3 and the lease row.
+// skipping the lease row.
 //
 // A call may skip a level but not reorder them: a claim or a lease acquisition, which
-// never changes the Board, takes 2, 3 and 4 and leaves the Board lock free; a held call
+// never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
 // are held only to find or create an entry and never while taking another lock. A
@@ -53,7 +56,7 @@
 // conversation index's locks and the task ledger's are never held together with any of
 // the above; the task ledger's is taken before a store transaction that locks the head.
 // A project's policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
-// under 1 and 2 and releases it before its transaction; a publication takes it, then 4.
+// under 1 and 2 and releases it before its transaction; a publication takes it, then 3.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that

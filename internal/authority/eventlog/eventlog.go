@@ -105,8 +105,8 @@ func Refuse(err error, what string) error {
 // [Cursor.Reset] to rebuild it with. It comes wrapped by the catch-up that found it.
 var ErrDiverged = errors.New("eventlog: the projection holds an event the log lacks")
 
-// Cursor is how far one projection (the operation ledger, the hop ledger, the
-// conversation index) has applied a project's log. Its zero value is the log's start.
+// Cursor is how far one projection (the operation ledger, the conversation index) has
+// applied a project's log. Its zero value is the log's start.
 // Every projection catches up through [Cursor.CatchUp], the one loop that reads a log
 // forward and applies it.
 //

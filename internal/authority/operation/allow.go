@@ -16,9 +16,9 @@ import (
 // each agent.profile_set, the View lists what the allow-list refuses blocked with
 // not_in_profile, and admission refuses it, both through [contract.AllowList.Refusal].
 
-// applyProfileLocked keeps the allow-list of a profile_set event's Agent. l.mu must be
-// held.
-func (l *ledger) applyProfileLocked(e store.Event) error {
+// applyProfileLocked keeps the allow-list of a profile_set event's Agent. The project's
+// ledger must be locked.
+func (l *ledgerState) applyProfileLocked(e store.Event) error {
 	var d event.ProfileSetData
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return err
@@ -31,8 +31,9 @@ func (l *ledger) applyProfileLocked(e store.Event) error {
 	return nil
 }
 
-// agentSetupLocked is setupLocked with agent's allow-list. l.mu must be held.
-func (l *ledger) agentSetupLocked(agent string) board.Setup {
+// agentSetupLocked is setupLocked with agent's allow-list. The project's ledger must be
+// locked.
+func (l *ledgerState) agentSetupLocked(agent string) board.Setup {
 	s := l.setupLocked()
 	s.Allow = l.allow[agent]
 	return s
@@ -78,9 +79,9 @@ func profileRefusal(b *board.Board, allow *contract.AllowList, input any) *contr
 func (o *Operations) builtinRefusal(ctx context.Context, c identity.Caller, action string) (*contract.Error, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, err
 	}
 	if why := l.allow[c.ID].Refusal(action, ""); why != "" {

@@ -45,10 +45,10 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 	ref := artifactRef(c.ID, h)
 	now := o.nowUTC()
 	l := o.ledger(project)
-	l.mu.Lock()
-	err := l.catchUpLocked(ctx, o.store, project)
+	l.lock()
+	err := l.catchUpLocked(ctx, o.store)
 	art, kept := l.arts[ref]
-	l.mu.Unlock()
+	l.unlock()
 	if err != nil {
 		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
 	}
@@ -83,10 +83,10 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 func (o *Operations) readArtifact(ctx context.Context, c identity.Caller, call Call, in *contract.ReadArtifactInput) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	err := l.catchUpLocked(ctx, o.store, project)
+	l.lock()
+	err := l.catchUpLocked(ctx, o.store)
 	art, ok := l.arts[in.Ref]
-	l.mu.Unlock()
+	l.unlock()
 	if err != nil {
 		return Answer{}, err
 	}

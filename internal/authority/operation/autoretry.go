@@ -73,9 +73,9 @@ func (o *Operations) SweepRetries(ctx context.Context) (int, error) {
 // authority may act on: failed at or after since, and not yet given up on.
 func (o *Operations) retriesDue(ctx context.Context, project contract.ProjectID, since time.Time) ([]string, error) {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -89,8 +89,8 @@ func (o *Operations) retriesDue(ctx context.Context, project contract.ProjectID,
 
 // authorityCandidateLocked returns the agent's latest Operation when it is a known
 // failure of an executed Action, not a worker's refusal, that settled at or after since
-// and the authority has not given up on; else nil. l.mu must be held.
-func (l *ledger) authorityCandidateLocked(agent string, since time.Time) *operation {
+// and the authority has not given up on; else nil. The project's ledger must be locked.
+func (l *ledgerState) authorityCandidateLocked(agent string, since time.Time) *operation {
 	ops := l.ops[agent]
 	if len(ops) == 0 {
 		return nil
@@ -116,9 +116,9 @@ func (o *Operations) authorityRetry(ctx context.Context, project contract.Projec
 	err = o.boards.Write(ctx, project, "authority retry "+ref, func(w *boards.Write) error {
 		acted = false
 		l := o.ledger(project)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		l.lock()
+		defer l.unlock()
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return err
 		}
 		v, d, err := o.policies.InForce(ctx, project, contract.PolicyRecovery)

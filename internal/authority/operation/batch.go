@@ -24,7 +24,7 @@ func newPending[T any](ctx context.Context, call T) *pending[T] {
 // batchQueue gathers one kind of hop call of one Connection: one of them at a time
 // leads, taking every call waiting and committing them as one batch, then hands the lead
 // to the first call that arrived meanwhile. It is a group commit at the hop's level: a
-// claim or a report holds the project's ledgers (a report the Board lock too) through
+// claim or a report holds the project's ledger (a report the Board lock too) through
 // its commit, so the store's group commit could not batch what those locks kept apart.
 type batchQueue[T any] struct {
 	mu      sync.Mutex

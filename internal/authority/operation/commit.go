@@ -21,7 +21,6 @@ import (
 type workCommit struct {
 	b        *board.Board
 	l        *ledger
-	w        *workLedger // the hop ledger; nil for an admission
 	now      time.Time
 	conn     contract.ConnectionID // the Connection whose lease is locked, or ""
 	leases   leaseSet              // the Connection's leases as locked in the transaction; nil without one
@@ -41,7 +40,7 @@ type workCommit struct {
 
 // part returns a new part of wc: the same locked state, collecting on its own.
 func (wc *workCommit) part() *workCommit {
-	return &workCommit{b: wc.b, l: wc.l, w: wc.w, now: wc.now, conn: wc.conn, leases: wc.leases, opBy: "system"}
+	return &workCommit{b: wc.b, l: wc.l, now: wc.now, conn: wc.conn, leases: wc.leases, opBy: "system"}
 }
 
 // all returns wc and its parts, in the order they are written.
@@ -93,7 +92,7 @@ type commitSpec struct {
 	project contract.ProjectID
 	// conn is the Connection whose lease row the transaction locks first, or "".
 	conn contract.ConnectionID
-	// lockHead locks the log's head before the ledgers catch up, rather than only reading
+	// lockHead locks the log's head before the ledger catches up, rather than only reading
 	// it: an admission, which no lease row serializes, keeps every other writer of the
 	// project out from its catch-up to its commit, so no other instance takes the
 	// ordinal it decides on.
@@ -120,11 +119,13 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 // every hop call that writes (an acquisition, a release, claims, reports, a sweep, a
 // reconciliation, an explanation) take: in one store transaction it locks the
 // Connection's lease row (s.conn), reads the log's head once (locks it, with
-// s.lockHead), catches the operation ledger l (and the hop ledger w, when not nil) up to
-// that head inside the transaction, runs decide, which reads that state and collects
-// into wc what it writes, appends what decide collected, commits, and then applies the
-// head its commit left to the ledgers. l.mu, and w.mu when w is not nil, must be held;
-// s.bw's Board lock before them (the lock order is in the authority's package doc).
+// s.lockHead), catches the project's ledger l up to that head inside the transaction,
+// runs decide, which reads that state and collects into wc what it writes, appends what
+// decide collected, commits, and then applies the head its commit left to the ledger. l
+// must be locked, and s.bw's Board lock taken before it (the lock order is in the
+// authority's package doc). The catch-ups go through the project's [eventlog.Held]: the
+// lease row is locked before the head, which [eventlog.Held.Update] cannot do, and a hop
+// call reads the head rather than locks it.
 //
 // Catching up after the lease row lock, inside the transaction, is what fences a
 // takeover against a claim under the old generation: whichever locks the row second sees
@@ -134,7 +135,7 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 // the log lacks; a refusal because another instance wrote first ([boards.ErrWroteFirst])
 // is returned as it is, for the write sequence ([boards.Cache.Write]) to run decide once
 // more on what it reads again, so decide must only read state and collect into wc.
-func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, w *workLedger, decide func(wc *workCommit) error) error {
+func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, decide func(wc *workCommit) error) error {
 	var b *board.Board
 	if s.bw != nil {
 		b = s.bw.Board()
@@ -142,13 +143,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
 	after := int64(-1)
-	var left int64 // the head the commit leaves, which the ledgers then catch up to
+	var left int64 // the head the commit leaves, which the ledger then catches up to
 	err := o.store.Update(ctx, func(tx store.Tx) error {
 		now := s.at
 		if now.IsZero() {
 			now = s.clock().UTC().Round(0)
 		}
-		wc = &workCommit{b: b, l: l, w: w, now: now, conn: s.conn, opBy: s.by}
+		wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
 		if s.conn != "" {
 			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
 			if err != nil {
@@ -156,9 +157,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 			}
 			wc.leases = leasesOf(rows)
 		}
-		// One head read serves both ledgers: nothing can append between them, and an
-		// instance that appends after it did so after the lease row (or the head) was
-		// locked here.
+		// One head read: an instance that appends after it did so after the lease row
+		// (or the head) was locked here.
 		var head store.Head
 		var err error
 		if s.lockHead {
@@ -176,13 +176,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 				return err
 			}
 		}
-		if err := l.catchUpToLocked(ctx, tx, s.project, head.Seq); err != nil {
+		if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
 			return err
-		}
-		if w != nil {
-			if err := w.catchUpToLocked(ctx, tx, s.project, head.Seq); err != nil {
-				return err
-			}
 		}
 		if refused = decide(wc); refused != nil {
 			return refused
@@ -212,21 +207,15 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		s.bw.Committed(after)
 	}
 	if wc.writesAny() {
-		if err := l.catchUpToLocked(ctx, o.store, s.project, left); err != nil {
+		if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
 			return err
-		}
-		if w != nil {
-			if err := w.catchUpToLocked(ctx, o.store, s.project, left); err != nil {
-				return err
-			}
 		}
 	}
 	return wc.answer
 }
 
 // commitWork runs fn, a hop call's decision, through [Operations.commitLocked] under
-// project's operation and hop ledgers, and, when onBoard is set, the project's Board
-// lock before them. Only a call that may change the Board (a report applying an
+// project's ledger, and, when onBoard is set, the project's Board lock before it. Only a call that may change the Board (a report applying an
 // outcome) sets onBoard; a claim, an acquisition or a sweep keeps the Board's lock free
 // for the project's other calls. With a Connection, the transaction first locks that
 // Connection's lease row and fn sees them in wc.leases. With onBoard, when another instance
@@ -247,13 +236,10 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w := d.work(project)
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, clock: d.now, by: "system",
-		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, w, fn)
+		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, fn)
 }
 
 // writeWork writes what wc collected in tx. A Board change is written only if the Board

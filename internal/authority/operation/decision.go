@@ -123,8 +123,8 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, chk checks, authorize authorizer) (contract.Request, error) {
 	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	// What the decision reads before its transaction — the Request, its Operation, the
 	// delegation policy in force — is read at the head the Board was caught up to when the
 	// write began, read once (as an admission's gate does): a read made during the call.
@@ -132,7 +132,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	// still undecided and the decider may decide it (docs/architecture.md, "Decisions that
 	// hold").
 	rctx := eventlog.WithHead(ctx, project, w.Seq())
-	if err := l.catchUpToLocked(ctx, o.store, project, w.Seq()); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, w.Seq()); err != nil {
 		return contract.Request{}, err
 	}
 	cur, ok := l.requests[id]
@@ -221,7 +221,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
 		return contract.Request{}, err
 	}
-	if err := l.catchUpToLocked(ctx, o.store, project, left); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
 		return contract.Request{}, err
 	}
 	if closed != nil {

@@ -5,7 +5,12 @@
 // monotonic generation per Connection, work served only for Tools locked on the
 // Connection, claims checked against a grant signed under the Connection key, idempotent
 // reports that settle Operations, reconciliation by a person, and the sweep that settles
-// work stranded under an expired lease ([Dispatcher.Run]). Its state is the operation
-// ledger and the hop ledger, projections of the project's event log, so every instance
-// over one store sees the same Operations.
+// work stranded under an expired lease ([Dispatcher.Run]). Its state is one projection
+// of each project's event log, the operation ledger: a pure State (ledgerState: the
+// Operations, Requests, artifacts, setup, queue, and the hop's claims, reports and lease
+// generations) that an [eventlog.Driver] keeps under one lock and one cursor per
+// project, so every instance over one store sees the same Operations and every call,
+// a hop call included, catches one projection up. What is not from the log, the calls
+// held on an Operation and the pump that catches the State up for them, is kept beside
+// the State in the project's ledger, under the same lock.
 package operation

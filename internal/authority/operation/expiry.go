@@ -24,7 +24,7 @@ const DefaultSweepEvery = 5 * time.Second
 
 // closeAgentLocked records that the pending Requests of agent stop taking decisions,
 // for why; it runs as the ledger applies the Agent's revocation or token replacement.
-func (l *ledger) closeAgentLocked(agent, why string) {
+func (l *ledgerState) closeAgentLocked(agent, why string) {
 	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
 	for _, id := range l.order {
 		if r := l.requests[id]; r.State == contract.RequestPending && r.RequestedBy == p {
@@ -40,7 +40,7 @@ func (l *ledger) closeAgentLocked(agent, why string) {
 // Tool's lock or approval changed, those of its direct Action, raised under the built-in
 // release that changed (call_changed). It runs as the ledger applies the Tool's events
 // (docs/workers.md, "Direct Actions").
-func (l *ledger) voidToolLocked(tool string, unlocked bool) {
+func (l *ledgerState) voidToolLocked(tool string, unlocked bool) {
 	why, code := "the Tool "+tool+" was unlocked since the request", contract.CodeToolUnlocked
 	if !unlocked {
 		why, code = "the lock or the approval of the Tool "+tool+" changed since the request", contract.CodeCallChanged
@@ -58,7 +58,7 @@ func (l *ledger) voidToolLocked(tool string, unlocked bool) {
 
 // endCodeLocked is the code a Request that stopped taking decisions is closed with:
 // request_closed, or the code of what voided it.
-func (l *ledger) endCodeLocked(id contract.RequestID) contract.Code {
+func (l *ledgerState) endCodeLocked(id contract.RequestID) contract.Code {
 	if c, ok := l.voided[id]; ok {
 		return c
 	}
@@ -66,7 +66,7 @@ func (l *ledger) endCodeLocked(id contract.RequestID) contract.Code {
 }
 
 // expiryLocked says why the pending Request r no longer takes a decision at now, or "".
-func (l *ledger) expiryLocked(r *contract.Request, now time.Time) string {
+func (l *ledgerState) expiryLocked(r *contract.Request, now time.Time) string {
 	if r.State != contract.RequestPending {
 		return ""
 	}
@@ -123,9 +123,9 @@ func (o *Operations) SweepRequests(ctx context.Context) (int, error) {
 // dueRequests returns the pending Requests of project that no longer take a decision.
 func (o *Operations) dueRequests(ctx context.Context, project contract.ProjectID) ([]contract.RequestID, error) {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, err
 	}
 	now := o.nowUTC()
@@ -146,9 +146,9 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 	err := o.boards.Write(ctx, project, "expire "+string(id), func(w *boards.Write) error {
 		settled = false
 		l := o.ledger(project)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		l.lock()
+		defer l.unlock()
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return err
 		}
 		cur, ok := l.requests[id]
@@ -189,7 +189,7 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 			return err
 		}
 		settled = true
-		return l.catchUpLocked(ctx, o.store, project)
+		return l.catchUpLocked(ctx, o.store)
 	})
 	if err != nil {
 		return false, fmt.Errorf("expire request %s: %w", id, err)

@@ -163,9 +163,9 @@ func (d *Dispatcher) explainAt(ctx context.Context, project contract.ProjectID, 
 		return out
 	}
 	l := d.ops.ledger(project)
-	l.mu.Lock()
+	l.lock()
 	changes = changed(l)
-	l.mu.Unlock()
+	l.unlock()
 	if len(changes) == 0 {
 		return 0, nil
 	}

@@ -89,12 +89,15 @@ type Operations struct {
 	// artifactRetention is [Config.ArtifactRetention].
 	artifactRetention time.Duration
 
+	// drv keeps each project's ledgerState under the project's lock, caught up with its
+	// log (docs/architecture.md, "Catch-ups from memory").
+	drv     *eventlog.Driver[*ledgerState]
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 
 	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
 	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
-	// pump starts once Close waits; it is taken under a ledger's mu, never around one.
+	// pump starts once Close waits; it is taken under a project's ledger lock, never around one.
 	life   context.Context
 	end    context.CancelFunc
 	pumpMu sync.Mutex
@@ -128,6 +131,7 @@ func New(d Deps, cfg Config) *Operations {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
+	o.drv = eventlog.NewDriver(o.store, newLedgerState)
 	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }
@@ -154,7 +158,7 @@ func (o *Operations) ledger(project contract.ProjectID) *ledger {
 	defer o.mu.Unlock()
 	l := o.ledgers[project]
 	if l == nil {
-		l = newLedger()
+		l = &ledger{project: project, drv: o.drv}
 		o.ledgers[project] = l
 	}
 	return l
@@ -288,16 +292,16 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 	}
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return err
 	}
 	return o.acknowledgeLocked(ctx, l, c, delivered)
 }
 
-// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l.mu must be
-// held.
+// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l must be
+// locked.
 func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
 	project := c.Projects[0]
 	last := l.latestSettledLocked(c.ID)
@@ -316,7 +320,7 @@ func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identit
 	if err != nil {
 		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
 	}
-	return l.catchUpToLocked(ctx, o.store, project, left)
+	return l.catchUpToLocked(ctx, o.store, left)
 }
 
 // admit passes call through the write gate and, when it passes, runs it
@@ -353,14 +357,14 @@ type admission struct {
 func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
 	project := w.Project()
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	// What the gate reads before its transaction — the agent's Operations, the setup, the
 	// policies in force — is read at the head the Board was caught up to, read once; the
 	// transaction then checks under the head lock what it decides on (recheckLocked,
 	// LockFresh). Its commit runs under ctx: it catches up to the head it leaves.
 	gctx := eventlog.WithHead(ctx, project, w.Seq())
-	if err := l.catchUpLocked(gctx, o.store, project); err != nil {
+	if err := l.catchUpLocked(gctx, o.store); err != nil {
 		return admission{}, err
 	}
 	setup := l.agentSetupLocked(c.ID)
@@ -410,7 +414,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	}
 	run.op.TraceParent = traceParent(ctx)
 	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: c.Principal()}
-	err = o.commitLocked(ctx, spec, l, nil, func(wc *workCommit) error {
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
 		wc.change = run.change // first: a refusal below drops the Board it changed
 		// The ledger is caught up inside the transaction, under the head lock: when
 		// another instance admitted an Operation of the agent since the gate read the
@@ -457,17 +461,17 @@ var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another ins
 // (on either backend, in any instance) out until tx ends, and catches the ledger up with
 // what committed since the gate read it; the ledger stays right if tx then rolls back,
 // since only committed events were applied. errOrdinalTaken means another Operation of
-// the agent came first, so the gate's reading of the agent's strip is stale too. l.mu must
-// be held.
+// the agent came first, so the gate's reading of the agent's strip is stale too. l must
+// be locked.
 func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
 	head, err := tx.LockHead(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("lock head of %s: %w", project, err)
 	}
-	if head.Seq == l.cursor.Seq() {
+	if head.Seq == l.seq() {
 		return nil
 	}
-	if err := l.catchUpToLocked(ctx, tx, project, head.Seq); err != nil {
+	if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
 		return err
 	}
 	if int64(len(l.ops[agent]))+1 != ordinal {
@@ -532,9 +536,9 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpToLocked(ctx, o.store, project, head); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return Answer{}, err
 	}
 	if r.delivered != nil {
@@ -568,7 +572,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	} else if extra != nil {
 		res.Accepted, res.Result = true, extra
 	}
-	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), Ordinal: r.ordinal}}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), Ordinal: r.ordinal}}
 	res.Operations = make([]contract.OperationEntry, 0, len(slots))
 	for _, s := range slots {
 		res.Operations = append(res.Operations, s.OperationEntry)
@@ -624,12 +628,12 @@ func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.Hos
 	}
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return contract.HostMeta{}, err
 	}
-	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.cursor.Seq(), State: l.stripLocked(c.ID)}, nil
+	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), State: l.stripLocked(c.ID)}, nil
 }
 
 // errorResult is the stored result of a call the Board refused.

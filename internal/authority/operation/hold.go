@@ -70,14 +70,14 @@ func (h *Held) Wait(ctx context.Context) error {
 // step tells progress the Operation's state when it changed, and returns the wake to
 // wait on while the Operation runs, nil once it no longer does.
 func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
-	l.mu.Lock()
+	l.lock()
 	err := l.pumpErr
 	var slot contract.OperationSlot
 	if op := l.opLocked(key.agent, key.ordinal); op != nil {
 		slot = contract.OperationSlot{Ordinal: key.ordinal, OperationEntry: op.entry()}
 	}
 	woken := l.holds[key].ch
-	l.mu.Unlock()
+	l.unlock()
 	if err != nil {
 		return nil, fmt.Errorf("hold operation %d of %s: %w", key.ordinal, key.agent, err)
 	}
@@ -96,10 +96,10 @@ func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
 // the Board, the strip and the policies at (eventlog.WithHead) instead of reading the
 // head again.
 func (h *Held) seenAt(l *ledger, key holdKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	if op := l.opLocked(key.agent, key.ordinal); op != nil && op.state != contract.OpRunning {
-		h.seen = l.cursor.Seq()
+		h.seen = l.seq()
 	}
 }
 
@@ -114,15 +114,15 @@ func (h *Held) Answer(ctx context.Context) (Answer, error) {
 
 // watch registers a call held on key (see [Operations.watchLocked]).
 func (o *Operations) watch(project contract.ProjectID, l *ledger, key holdKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	o.watchLocked(project, l, key)
 }
 
 // unwatch ends a call held on key (see [ledger.unwatchLocked]).
 func (l *ledger) unwatch(key holdKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	l.unwatchLocked(key)
 }
 
@@ -139,8 +139,8 @@ type holdWake struct {
 	n  int // calls held on it
 }
 
-// watchLocked registers a call held on key and starts project's pump if none runs. l.mu
-// must be held.
+// watchLocked registers a call held on key and starts project's pump if none runs. l
+// must be locked.
 func (o *Operations) watchLocked(project contract.ProjectID, l *ledger, key holdKey) {
 	if l.holds == nil {
 		l.holds = map[holdKey]*holdWake{}
@@ -165,7 +165,7 @@ func (o *Operations) watchLocked(project contract.ProjectID, l *ledger, key hold
 	o.pumps.Go(func() { o.pump(project, l) })
 }
 
-// unwatchLocked ends a call held on key; the last one stops the pump. l.mu must be held.
+// unwatchLocked ends a call held on key; the last one stops the pump. l must be locked.
 func (l *ledger) unwatchLocked(key holdKey) {
 	w := l.holds[key]
 	if w.n--; w.n == 0 {
@@ -176,8 +176,26 @@ func (l *ledger) unwatchLocked(key holdKey) {
 	}
 }
 
+// wakeMoved wakes the calls held on the Operations the State moved since the ledger last
+// looked ([ledgerState.moved]), and forgets them. The State names what it applied, and
+// the ledger, which keeps the holds beside it, wakes them: the State stays pure, and an
+// event costs its one wake whichever catch-up applied it. l must be locked.
+func (l *ledger) wakeMoved() {
+	if len(l.holds) > 0 {
+		for _, k := range l.moved {
+			l.wakeLocked(k.agent, k.ordinal)
+		}
+	}
+	if cap(l.moved) > 1024 { // after a rebuild from the log's start: let it go
+		l.moved = nil
+		return
+	}
+	clear(l.moved)
+	l.moved = l.moved[:0]
+}
+
 // wakeLocked wakes the calls held on agent's Operation ordinal, or on every Operation of
-// agent when ordinal is 0. l.mu must be held.
+// agent when ordinal is 0. l must be locked.
 func (l *ledger) wakeLocked(agent string, ordinal int64) {
 	if ordinal != 0 {
 		if w := l.holds[holdKey{agent, ordinal}]; w != nil {
@@ -206,10 +224,10 @@ func (l *ledger) wakeLocked(agent string, ordinal int64) {
 func (o *Operations) pump(project contract.ProjectID, l *ledger) {
 	var waited int64 // the head the last wait returned: committed, so safe to reach
 	for {
-		l.mu.Lock()
+		l.lock()
 		if len(l.holds) == 0 {
 			l.pumping = false
-			l.mu.Unlock()
+			l.unlock()
 			return
 		}
 		ctx := l.pumpCtx
@@ -223,10 +241,10 @@ func (o *Operations) pump(project contract.ProjectID, l *ledger) {
 		} else {
 			// At or past that seq already, this reads nothing, unless the ledger must
 			// first check that the log holds what it applied inside a transaction.
-			err = l.catchUpToLocked(ctx, o.store, project, max(eventlog.Latest(o.store, project), waited))
+			err = l.catchUpToLocked(ctx, o.store, max(eventlog.Latest(o.store, project), waited))
 		}
-		cursor := l.cursor.Seq()
-		l.mu.Unlock()
+		cursor := l.seq()
+		l.unlock()
 		if err == nil {
 			waited, err = o.store.Wait(ctx, string(project), cursor)
 			if ctx.Err() != nil {
@@ -234,13 +252,13 @@ func (o *Operations) pump(project contract.ProjectID, l *ledger) {
 			}
 		}
 		if err != nil {
-			l.mu.Lock()
+			l.lock()
 			l.pumpErr, l.pumping = err, false
 			for _, w := range l.holds {
 				close(w.ch)
 				w.ch = make(chan struct{})
 			}
-			l.mu.Unlock()
+			l.unlock()
 			return
 		}
 	}
@@ -272,9 +290,9 @@ type Dispatch struct {
 // queued serves the same agents again and again while the rest wait.
 func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]Dispatch, error) {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, err
 	}
 	return l.queuedLocked(), nil
@@ -286,9 +304,9 @@ func (o *Operations) Queued(ctx context.Context, project contract.ProjectID) ([]
 // ([ledger.connLocked]).
 func (o *Operations) queuedOn(ctx context.Context, conn contract.Connection, head int64) ([]Dispatch, connSetup, error) {
 	l := o.ledger(conn.Project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpToLocked(ctx, o.store, conn.Project, head); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return nil, connSetup{}, err
 	}
 	rec, err := l.connLocked(conn)
@@ -302,9 +320,9 @@ func (o *Operations) queuedOn(ctx context.Context, conn contract.Connection, hea
 // setup, both read from the ledger caught up to one head.
 func (o *Operations) queuedWithConns(ctx context.Context, project contract.ProjectID) ([]Dispatch, []connSetup, error) {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, nil, err
 	}
 	var conns []connSetup
@@ -314,8 +332,9 @@ func (o *Operations) queuedWithConns(ctx context.Context, project contract.Proje
 	return l.queuedLocked(), conns, nil
 }
 
-// queuedLocked is the queue [Operations.Queued] returns. l.mu must be held.
-func (l *ledger) queuedLocked() []Dispatch {
+// queuedLocked is the queue [Operations.Queued] returns. The project's ledger must be
+// locked.
+func (l *ledgerState) queuedLocked() []Dispatch {
 	type queued struct {
 		agent string
 		op    *operation
@@ -342,7 +361,7 @@ func (l *ledger) queuedLocked() []Dispatch {
 
 // approvedRequestLocked returns the approved Request of the agent's Operation ordinal, or
 // nil. An Operation has at most one: an approval voided at dispatch is void, not approved.
-func (l *ledger) approvedRequestLocked(agent string, ordinal int64) *contract.Request {
+func (l *ledgerState) approvedRequestLocked(agent string, ordinal int64) *contract.Request {
 	for _, id := range l.order {
 		r := l.requests[id]
 		if r.State == contract.RequestApproved && r.Ordinal == ordinal && r.RequestedBy.ID() == agent && r.RequestedBy.Kind() == contract.PrincipalAgent {

@@ -115,9 +115,9 @@ func (o *Operations) sweepHoldsOf(ctx context.Context, project contract.ProjectI
 // person can settle, as Operation refs with the reason a hold for each gives.
 func (o *Operations) unsettledByCase(ctx context.Context, project contract.ProjectID) (map[contract.CaseID]map[string]string, error) {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return nil, err
 	}
 	out := map[contract.CaseID]map[string]string{}

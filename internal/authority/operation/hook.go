@@ -182,10 +182,10 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 		return 0, "", fmt.Errorf("encode the hook call of %s: %w", c.ID, err)
 	}
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	for range 2 { // another instance may take the ordinal first: pass once more with the next one
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return 0, "", err
 		}
 		now := o.nowUTC()
@@ -234,7 +234,7 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 		if err != nil {
 			return 0, "", fmt.Errorf("admit hook call of %s: %w", c.ID, eventlog.Refuse(err, "operation"))
 		}
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return 0, "", err
 		}
 		if req == nil {
@@ -265,14 +265,14 @@ func (o *Operations) awaitHook(ctx context.Context, project contract.ProjectID, 
 	defer cancel()
 	l := o.ledger(project)
 	read := func(ctx context.Context) (operation, *contract.Request, int64, error) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		err := l.catchUpLocked(ctx, o.store, project)
+		l.lock()
+		defer l.unlock()
+		err := l.catchUpLocked(ctx, o.store)
 		var op operation
 		if p := l.opLocked(agent, ordinal); p != nil {
 			op = *p
 		}
-		return op, l.requests[req], l.cursor.Seq(), err
+		return op, l.requests[req], l.seq(), err
 	}
 	for bound.Err() == nil {
 		op, r, cursor, err := read(bound)
@@ -344,9 +344,9 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 	}
 	project := c.Projects[0]
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
 		return 0, err
 	}
 	op := l.hookCallLocked(c.ID, out.CallID)
@@ -373,12 +373,12 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 	if err != nil {
 		return 0, fmt.Errorf("record the outcome of call %d of %s: %w", op.ordinal, c.ID, eventlog.Refuse(err, "operation"))
 	}
-	return op.ordinal, l.catchUpLocked(ctx, o.store, project)
+	return op.ordinal, l.catchUpLocked(ctx, o.store)
 }
 
 // hookCallLocked returns the agent's latest hook Operation for the coding agent's call
-// id, or nil. l.mu must be held.
-func (l *ledger) hookCallLocked(agent, callID string) *operation {
+// id, or nil. The project's ledger must be locked.
+func (l *ledgerState) hookCallLocked(agent, callID string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].tool != hookTool {
@@ -434,7 +434,7 @@ func (o *Operations) HookCalls(ctx context.Context, c identity.Caller, project c
 }
 
 // hookRequestLocked returns the Request of the agent's Operation ordinal, or nil.
-func (l *ledger) hookRequestLocked(agent string, ordinal int64) *contract.Request {
+func (l *ledgerState) hookRequestLocked(agent string, ordinal int64) *contract.Request {
 	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
 	i := slices.IndexFunc(l.order, func(id contract.RequestID) bool {
 		r := l.requests[id]

@@ -19,8 +19,8 @@ const (
 
 // checkHookBoundsLocked refuses a hook call of agent at now in mode when the Agent
 // reported perMinute calls in the minute before now, or when the call is one to decide
-// and waitingMax of its calls wait for a decision. l.mu must be held.
-func (l *ledger) checkHookBoundsLocked(agent, name, mode string, now time.Time, waitingMax, perMinute int) error {
+// and waitingMax of its calls wait for a decision. The project's ledger must be locked.
+func (l *ledgerState) checkHookBoundsLocked(agent, name, mode string, now time.Time, waitingMax, perMinute int) error {
 	waiting, recent := 0, 0
 	since := now.Add(-time.Minute)
 	for _, op := range l.ops[agent] {

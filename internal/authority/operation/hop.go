@@ -67,8 +67,7 @@ type Dispatcher struct {
 	// maxWorkers is the most live leases of one Connection.
 	maxWorkers int
 
-	mu      sync.Mutex                                 // guards works and adverts; the lock order is in the authority's package doc
-	works   map[contract.ProjectID]*workLedger         // created on first use, never removed
+	mu      sync.Mutex                                 // guards adverts, pending and reserved; the lock order is in the authority's package doc
 	adverts map[contract.ConnectionID]map[int64]advert // what each Connection's worker offered in its latest Poll here
 	pending map[contract.ConnectionID]*hopQueues       // each Connection's claims and reports waiting to commit together
 	// reserved holds, by work id, the lease generation a row was last served to by this
@@ -103,7 +102,7 @@ func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		maxWorkers: cfg.MaxWorkers, reserved: map[string]reservation{},
-		works: map[contract.ProjectID]*workLedger{}, adverts: map[contract.ConnectionID]map[int64]advert{},
+		adverts: map[contract.ConnectionID]map[int64]advert{},
 		pending: map[contract.ConnectionID]*hopQueues{}}
 	if d.now == nil {
 		d.now = time.Now
@@ -132,17 +131,6 @@ func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (d *Dispatcher) nowUTC() time.Time { return d.now().UTC().Round(0) }
-
-func (d *Dispatcher) work(project contract.ProjectID) *workLedger {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	w := d.works[project]
-	if w == nil {
-		w = newWorkLedger()
-		d.works[project] = w
-	}
-	return w
-}
 
 // WorkID names the work of the agent's Operation ordinal: "<agent>.<ordinal>". It is
 // also the grant's invocation and what docket reconcile takes.
@@ -484,7 +472,7 @@ func pickSource(cs connSetup, req contract.ExecutionRequest) (contract.Source, *
 // it stands now; the Operation moves to at_worker, and no one can claim it again.
 //
 // Claims of one Connection that arrive while another of its claims commits are
-// committed together, in one transaction under one hold of the project's ledgers
+// committed together, in one transaction under one hold of the project's ledger
 // ([Dispatcher.claimBatch]): a worker claims a Poll's rows at once, and one commit each,
 // each under the ledger lock, made them wait for one another's commits in turn. Each is
 // still checked on its own and refused on its own.
@@ -564,7 +552,7 @@ func (d *Dispatcher) claimIn(wc *workCommit, cs connSetup, conn contract.Connect
 	if op == nil || op.execution == nil {
 		return errNoWork(req.ID)
 	}
-	if _, claimed := wc.w.claims[req.ID]; claimed || taken[req.ID] || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
+	if _, claimed := wc.l.claims[req.ID]; claimed || taken[req.ID] || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched {
 		return contract.Errorf(contract.CodeWorkTaken, "work %s was already claimed or is no longer queued; poll for other work.", req.ID)
 	}
 	s, why, err := d.shape(cs, Dispatch{Agent: c.agent, Ordinal: c.ordinal, Request: *op.execution}, req.WorkerID, req.Generation, c.grant.Unverified().AdapterDigest)

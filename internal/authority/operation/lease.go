@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -101,64 +99,28 @@ func (ls leaseSet) with(l *lease) leaseSet {
 // the epoch.
 func (l *lease) live(now time.Time) bool { return l != nil && l.gen > 0 && now.Before(l.expires) }
 
-// workLedger is the projection of one project's hop events.
-type workLedger struct {
-	mu      sync.Mutex      // guards the fields below; the lock order is in the package doc
-	cursor  eventlog.Cursor // how far the hop ledger applied the log
-	claims  map[string]event.WorkClaimedData
-	reports map[string]event.WorkReportedData // work id → its report
-	// gens holds the highest generation each Connection's acquisition events name. A new
-	// generation exceeds it as well as the row's, so generations keep growing across the
-	// upgrade that introduced the lease row, when logs held leases and no row did.
-	gens map[contract.ConnectionID]int64
-}
-
-func newWorkLedger() *workLedger {
-	w := &workLedger{}
-	w.resetLocked()
-	w.cursor.Reset = w.resetLocked
-	return w
-}
-
-// resetLocked empties the ledger, for its cursor to rebuild it from the log's start when
-// it applied events a failed commit lost (see [eventlog.Cursor]). w.mu must be held, or
-// w not shared yet.
-func (w *workLedger) resetLocked() {
-	w.claims, w.reports, w.gens = map[string]event.WorkClaimedData{}, map[string]event.WorkReportedData{}, map[contract.ConnectionID]int64{}
-}
-
-// catchUpLocked applies project's events after the cursor, read from r (the store, or a
-// transaction). w.mu must be held.
-func (w *workLedger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return w.cursor.CatchUp(ctx, r, project, w.applyLocked)
-}
-
-// catchUpToLocked is catchUpLocked to at least the head to, which the caller read, locked
-// or left with its own commit. w.mu must be held.
-func (w *workLedger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) error {
-	return w.cursor.CatchUpTo(ctx, r, project, to, w.applyLocked)
-}
-
-func (w *workLedger) applyLocked(e store.Event) error {
+// applyHopLocked applies a hop event to the ledger: an acquisition's generation, a claim,
+// a report. The project's ledger must be locked.
+func (l *ledgerState) applyHopLocked(e store.Event) error {
 	switch e.Type {
 	case event.LeaseAcquired:
 		var d event.LeaseAcquiredData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		w.gens[d.Connection] = max(w.gens[d.Connection], d.Generation)
+		l.gens[d.Connection] = max(l.gens[d.Connection], d.Generation)
 	case event.WorkClaimed:
 		var d event.WorkClaimedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		w.claims[d.Work] = d
+		l.claims[d.Work] = d
 	case event.WorkReported:
 		var d event.WorkReportedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		w.reports[d.Work] = d
+		l.reports[d.Work] = d
 	}
 	return nil
 }
@@ -228,7 +190,7 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 				break
 			}
 		}
-		gen := max(wc.leases.maxGen(), wc.w.gens[conn.ID]) + 1
+		gen := max(wc.leases.maxGen(), wc.l.gens[conn.ID]) + 1
 		wc.setLease(&lease{slot: slot, worker: workerID, gen: gen, expires: wc.now.Add(d.leaseTTL)})
 		if err := wc.event(fmt.Sprintf("lease-%s-%d", conn.ID, gen), "system",
 			event.LeaseAcquiredData{Connection: conn.ID, WorkerID: workerID, Generation: gen, ExpiresAt: wc.newLease.expires}); err != nil {
@@ -299,8 +261,8 @@ func (d *Dispatcher) release(ctx context.Context, conn contract.Connection, req 
 // orphansLocked makes every Operation claimed on conn, not reported and still at a
 // worker under a lease that is not live once wc commits need a person: its lease is
 // gone, and it is never re-dispatched. Work claimed under another worker's live lease is
-// left to it. The ledgers were caught up under conn's lease lock, so they hold every
-// claim made under it.
+// left to it. The ledger was caught up under conn's lease lock, so it holds every claim
+// made under it.
 func (d *Dispatcher) orphansLocked(wc *workCommit, conn contract.ConnectionID, why string) {
 	d.orphansWhy(wc, conn, func(event.WorkClaimedData, *lease) string { return why })
 }
@@ -312,7 +274,7 @@ func (d *Dispatcher) orphansWhy(wc *workCommit, conn contract.ConnectionID, whyO
 	if wc.newLease != nil {
 		after = after.with(wc.newLease)
 	}
-	for _, c := range atWorkerLocked(wc.l, wc.w, conn) {
+	for _, c := range atWorkerLocked(wc.l, conn) {
 		l := after.byGen(c.Generation)
 		if l != nil && l.live(wc.now) {
 			continue
@@ -324,16 +286,16 @@ func (d *Dispatcher) orphansWhy(wc *workCommit, conn contract.ConnectionID, whyO
 }
 
 // atWorkerLocked returns the claims on conn, or on any Connection when conn is "", that
-// were never reported and whose Operation still waits at a worker, by work id. l.mu and
-// w.mu must be held.
-func atWorkerLocked(l *ledger, w *workLedger, conn contract.ConnectionID) []event.WorkClaimedData {
+// were never reported and whose Operation still waits at a worker, by work id. l must be
+// locked.
+func atWorkerLocked(l *ledger, conn contract.ConnectionID) []event.WorkClaimedData {
 	var out []event.WorkClaimedData
-	for _, id := range slices.Sorted(maps.Keys(w.claims)) {
-		c := w.claims[id]
+	for _, id := range slices.Sorted(maps.Keys(l.claims)) {
+		c := l.claims[id]
 		if conn != "" && c.Connection != conn {
 			continue
 		}
-		if _, reported := w.reports[id]; reported {
+		if _, reported := l.reports[id]; reported {
 			continue
 		}
 		op := l.opLocked(c.Agent, c.Ordinal)
@@ -384,21 +346,15 @@ func (d *Dispatcher) SweepExpired(ctx context.Context) (int, error) {
 func (d *Dispatcher) stranded(ctx context.Context, project contract.ProjectID) ([]contract.ConnectionID, error) {
 	st := d.store
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, st, project); err != nil {
-		return nil, err
-	}
-	w := d.work(project)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.catchUpLocked(ctx, st, project); err != nil {
+	l.lock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, st); err != nil {
 		return nil, err
 	}
 	now := d.nowUTC()
 	var out []contract.ConnectionID
 	read := map[contract.ConnectionID]leaseSet{}
-	for _, c := range atWorkerLocked(l, w, "") {
+	for _, c := range atWorkerLocked(l, "") {
 		if slices.Contains(out, c.Connection) {
 			continue
 		}

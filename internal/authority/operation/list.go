@@ -51,10 +51,10 @@ func (o *Operations) memberRead(ctx context.Context, c identity.Caller, project 
 		return nil, nil, err
 	}
 	l := o.ledger(project)
-	l.mu.Lock()
-	if err := l.catchUpLocked(ctx, o.store, project); err != nil {
-		l.mu.Unlock()
+	l.lock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
+		l.unlock()
 		return nil, nil, err
 	}
-	return l, l.mu.Unlock, nil
+	return l, l.unlock, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -70,8 +69,8 @@ func (op *operation) queued() bool {
 }
 
 // requeueLocked keeps op of agent in the ledger's queue exactly while it is queued.
-// l.mu must be held.
-func (l *ledger) requeueLocked(agent string, op *operation) {
+// The project's ledger must be locked.
+func (l *ledgerState) requeueLocked(agent string, op *operation) {
 	if op.queued() {
 		l.queue[op] = agent
 	} else {
@@ -131,10 +130,12 @@ type artifact struct {
 	Expires time.Time // zero: kept for as long as the log (artifacts issued before retention)
 }
 
-// ledger is the projection of one project's operation, request and artifact events.
-type ledger struct {
-	mu       sync.Mutex                               // guards the fields below; the lock order is in the package doc
-	cursor   eventlog.Cursor                          // how far the ledger applied the log
+// ledgerState is the projection of one project's operation, request, artifact and hop
+// events: the pure [eventlog.State] the project's [eventlog.Driver] keeps under one lock
+// and one cursor for an Operation's whole life, so that a hop call, which decides on
+// Operations and on claims together, catches one projection up, not two. Its methods are
+// called under that lock, through the project's [ledger].
+type ledgerState struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
@@ -150,6 +151,43 @@ type ledger struct {
 	// Operation the project ever had.
 	queue map[*operation]string
 
+	// The worker hop's (lease.go): claims and reports by work id, and the highest
+	// generation each Connection's acquisition events name. A new generation exceeds it
+	// as well as the lease row's, so generations keep growing across the upgrade that
+	// introduced the lease row, when logs held leases and no row did.
+	claims  map[string]event.WorkClaimedData
+	reports map[string]event.WorkReportedData
+	gens    map[contract.ConnectionID]int64
+
+	// moved names the Operations the events applied since the ledger last looked moved
+	// (ordinal 0: every Operation of the agent), in order: what the ledger wakes the calls
+	// held on after each catch-up ([ledger.wakeMoved]), which then empties it.
+	moved []holdKey
+}
+
+// newLedgerState returns the State of an empty log.
+func newLedgerState() *ledgerState {
+	return &ledgerState{
+		ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+		ended: map[contract.RequestID]string{}, arts: map[string]artifact{}, gaveUp: map[string]bool{},
+		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
+		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
+		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
+	}
+}
+
+// ledger is one project's ledgerState under the project's lock, as the driver keeps them,
+// and beside it what is not from the log: the calls held on its Operations and the pump
+// that catches it up for them (hold.go). Between [ledger.lock] and [ledger.unlock] its
+// fields are the lock holder's, and its embedded State is the driver's as far as it was
+// caught up: every catch-up refreshes it, since a rebuild replaces the State
+// ([eventlog.Cursor]). The lock order is in the authority's package doc.
+type ledger struct {
+	*ledgerState // nil unless locked
+	project      contract.ProjectID
+	drv          *eventlog.Driver[*ledgerState]
+	held         *eventlog.Held[*ledgerState] // nil unless locked
+
 	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
 	// ledger up for them.
 	holds    map[holdKey]*holdWake
@@ -159,40 +197,49 @@ type ledger struct {
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
 }
 
-func newLedger() *ledger {
-	l := &ledger{}
-	l.resetLocked()
-	l.cursor.Reset = l.resetLocked
-	return l
+// lock takes the project's lock; the caller must [ledger.unlock] it.
+func (l *ledger) lock() {
+	h := l.drv.Lock(l.project)
+	l.held, l.ledgerState = h, h.State()
 }
 
-// resetLocked empties what the ledger applied from the log (not its held calls), for its
-// cursor to rebuild it from the log's start when it applied events a failed commit lost
-// (see [eventlog.Cursor]). l.mu must be held, or l not shared yet.
-func (l *ledger) resetLocked() {
-	l.ops, l.requests, l.order = map[string][]*operation{}, map[contract.RequestID]*contract.Request{}, nil
-	l.ended, l.arts, l.gaveUp = map[contract.RequestID]string{}, map[string]artifact{}, map[string]bool{}
-	l.voided = map[contract.RequestID]contract.Code{}
-	l.allow = map[string]*contract.AllowList{}
-	l.setup, l.conns = nil, map[contract.ConnectionID]*connRecord{}
-	l.queue = map[*operation]string{}
+// unlock releases the project's lock.
+func (l *ledger) unlock() {
+	h := l.held
+	l.held, l.ledgerState = nil, nil
+	h.Unlock()
 }
 
-// catchUpLocked applies the events of project after the cursor, read from r (the store,
-// or a transaction that sees its own writes). l.mu must be held.
-func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return l.cursor.CatchUp(ctx, r, project, l.applyLocked)
+// seq is the sequence number of the last event the ledger applied. l must be locked.
+func (l *ledger) seq() int64 { return l.held.Seq() }
+
+// catchUpLocked applies the events of the project after the cursor, read from r (the
+// store, or a transaction that sees its own writes). l must be locked.
+func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader) error {
+	_, err := l.held.CatchUp(ctx, r)
+	return l.caughtUp(err)
 }
 
 // catchUpToLocked is catchUpLocked for a caller that knows a head to reach (one it has
 // just read or locked, or the head its own commit left): it reads no head, and no events
 // when the cursor is there already or this process committed them
-// ([eventlog.Cursor.CatchUpTo]). l.mu must be held.
-func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, project contract.ProjectID, head int64) error {
-	return l.cursor.CatchUpTo(ctx, r, project, head, l.applyLocked)
+// ([eventlog.Held.CatchUpTo]). l must be locked.
+func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, head int64) error {
+	_, err := l.held.CatchUpTo(ctx, r, head)
+	return l.caughtUp(err)
 }
 
-func (l *ledger) applyLocked(e store.Event) error {
+// caughtUp follows a catch-up that returned err: the State may have been rebuilt, and
+// what it applied, up to a failure too, wakes the calls held on it.
+func (l *ledger) caughtUp(err error) error {
+	l.ledgerState = l.held.State()
+	l.wakeMoved()
+	return err
+}
+
+// Apply applies e, the next event of the log ([eventlog.State]): it does no I/O and reads
+// no clock; the calls held on what it moved are woken by the ledger after the catch-up.
+func (l *ledgerState) Apply(e store.Event) error {
 	if event.ChangesSetup(e.Type) {
 		if err := l.applySetupLocked(e); err != nil {
 			return err
@@ -204,47 +251,8 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		ops := l.ops[d.Agent]
-		if len(l.holds) > 0 {
-			l.wakeLocked(d.Agent, d.Ordinal)
-		}
-		if e.Type == event.OpAdmitted {
-			if d.Ordinal != int64(len(ops))+1 {
-				return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
-			}
-			op := &operation{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
-				state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
-				result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
-				traceParent: d.TraceParent, seq: e.Seq}
-			l.ops[d.Agent] = append(ops, op)
-			l.requeueLocked(d.Agent, op)
-			return nil
-		}
-		if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
-			return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
-		}
-		switch e.Type {
-		case event.OpAcknowledged:
-			ops[d.Ordinal-1].acked = true
-			return nil
-		case event.OpWaiting:
-			ops[d.Ordinal-1].waiting(d)
-			return nil
-		}
-		op := ops[d.Ordinal-1]
-		op.apply(d, e.At)
-		op.seq = e.Seq
-		l.requeueLocked(d.Agent, op)
-	case event.RequestCreated, event.RequestChanged:
-		var d event.RequestCreatedData // the shape of both events
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return err
-		}
-		r := d.Request
-		if _, ok := l.requests[r.ID]; !ok {
-			l.order = append(l.order, r.ID)
-		}
-		l.requests[r.ID] = &r
+		l.moved = append(l.moved, holdKey{d.Agent, d.Ordinal})
+		return l.applyOp(e, d)
 	case event.AgentRevoked, event.AgentTokenReplaced:
 		var a event.IDRef // the shape of both events
 		if err := json.Unmarshal(e.Data, &a); err != nil {
@@ -255,9 +263,58 @@ func (l *ledger) applyLocked(e store.Event) error {
 			why = "the agent that made the request had its token replaced"
 		}
 		l.closeAgentLocked(a.ID, why)
-		if len(l.holds) > 0 {
-			l.wakeLocked(a.ID, 0)
+		l.moved = append(l.moved, holdKey{a.ID, 0})
+		return nil
+	}
+	return l.applyOther(e)
+}
+
+// applyOp applies e, an event of an Operation with data d.
+func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
+	ops := l.ops[d.Agent]
+	if e.Type == event.OpAdmitted {
+		if d.Ordinal != int64(len(ops))+1 {
+			return fmt.Errorf("operation %d of %s admitted after %d", d.Ordinal, d.Agent, len(ops))
 		}
+		op := &operation{ordinal: d.Ordinal, tool: d.Tool, label: d.Label, input: d.Input,
+			state: d.State, stage: d.Stage, decision: d.Decision, reason: d.Reason, errorCode: d.ErrorCode,
+			result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
+			traceParent: d.TraceParent, seq: e.Seq}
+		l.ops[d.Agent] = append(ops, op)
+		l.requeueLocked(d.Agent, op)
+		return nil
+	}
+	if d.Ordinal < 1 || d.Ordinal > int64(len(ops)) {
+		return fmt.Errorf("%s names operation %d of %s, which was never admitted", e.Type, d.Ordinal, d.Agent)
+	}
+	switch e.Type {
+	case event.OpAcknowledged:
+		ops[d.Ordinal-1].acked = true
+		return nil
+	case event.OpWaiting:
+		ops[d.Ordinal-1].waiting(d)
+		return nil
+	}
+	op := ops[d.Ordinal-1]
+	op.apply(d, e.At)
+	op.seq = e.Seq
+	l.requeueLocked(d.Agent, op)
+	return nil
+}
+
+// applyOther applies e, an event of neither an Operation nor an Agent's credentials.
+func (l *ledgerState) applyOther(e store.Event) error {
+	switch e.Type {
+	case event.RequestCreated, event.RequestChanged:
+		var d event.RequestCreatedData // the shape of both events
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		r := d.Request
+		if _, ok := l.requests[r.ID]; !ok {
+			l.order = append(l.order, r.ID)
+		}
+		l.requests[r.ID] = &r
 	case event.ToolUnlocked, event.ToolApprovalSet, event.ToolLocked:
 		var t event.ToolLockedData // the shape of all three events
 		if err := json.Unmarshal(e.Data, &t); err != nil {
@@ -282,6 +339,8 @@ func (l *ledger) applyLocked(e store.Event) error {
 		if r.Actor == authorityActor {
 			l.gaveUp[r.Operation] = true
 		}
+	case event.LeaseAcquired, event.WorkClaimed, event.WorkReported:
+		return l.applyHopLocked(e)
 	case event.ArtifactIssued:
 		var a event.ArtifactIssuedData
 		if err := json.Unmarshal(e.Data, &a); err != nil {
@@ -300,7 +359,7 @@ func (l *ledger) applyLocked(e store.Event) error {
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does. Hook calls stand outside the gate (hook.go), and so does a
 // docket.ask whose asked task runs (ask.go): an Agent asks several Agents in parallel.
-func (l *ledger) unresolvedLocked(agent string) *operation {
+func (l *ledgerState) unresolvedLocked(agent string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if !ops[i].state.Settled() && ops[i].tool != hookTool && !asking(ops[i]) {
@@ -312,7 +371,7 @@ func (l *ledger) unresolvedLocked(agent string) *operation {
 
 // latestSettledLocked returns the agent's latest settled Operation, or nil; hook calls,
 // whose outcome the hook answers at once, are not among them.
-func (l *ledger) latestSettledLocked(agent string) *operation {
+func (l *ledgerState) latestSettledLocked(agent string) *operation {
 	ops := l.ops[agent]
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].state.Settled() && ops[i].tool != hookTool {
@@ -324,7 +383,7 @@ func (l *ledger) latestSettledLocked(agent string) *operation {
 
 // stripLocked returns the strip of agent: newest first, at most
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
-func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
+func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
 	var keep []*operation
 	add := func(op *operation) {
@@ -350,7 +409,7 @@ func (l *ledger) stripLocked(agent string) []contract.OperationSlot {
 }
 
 // opLocked returns the agent's Operation ordinal, or nil.
-func (l *ledger) opLocked(agent string, ordinal int64) *operation {
+func (l *ledgerState) opLocked(agent string, ordinal int64) *operation {
 	ops := l.ops[agent]
 	if ordinal < 1 || ordinal > int64(len(ops)) {
 		return nil

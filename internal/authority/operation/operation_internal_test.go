@@ -2,10 +2,14 @@ package operation
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 func TestLedger_Strip(t *testing.T) {
@@ -37,7 +41,7 @@ func TestLedger_Strip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newLedger()
+			l := newLedgerState()
 			l.ops["a"] = tt.ops
 			var got []int64
 			for _, s := range l.stripLocked("a") {
@@ -62,5 +66,84 @@ func TestOperation_Entry(t *testing.T) {
 	op = &operation{ordinal: 2, state: contract.OpRunning, stage: contract.StageNotDispatched, result: []byte(`{}`)}
 	if e := op.entry(); e.Result != nil || e.Stage != contract.StageNotDispatched {
 		t.Errorf("running entry = %+v, want a stage and no result", e)
+	}
+}
+
+func TestLedger_WakeMoved(t *testing.T) {
+	a1, a2, b1 := holdKey{"a", 1}, holdKey{"a", 2}, holdKey{"b", 1}
+	tests := []struct {
+		name  string
+		moved []holdKey
+		want  []holdKey // the holds woken, of a1, a2 and b1
+	}{
+		{"nothing applied", nil, nil},
+		{"one Operation", []holdKey{a2}, []holdKey{a2}},
+		{"an Operation no call holds", []holdKey{{"c", 1}}, nil},
+		{"every Operation of an Agent (a revocation)", []holdKey{{"a", 0}}, []holdKey{a1, a2}},
+		{"several", []holdKey{b1, a1, b1}, []holdKey{a1, b1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &ledger{ledgerState: newLedgerState(), holds: map[holdKey]*holdWake{}}
+			chans := map[holdKey]chan struct{}{}
+			for _, k := range []holdKey{a1, a2, b1} {
+				w := &holdWake{ch: make(chan struct{}), n: 1}
+				l.holds[k], chans[k] = w, w.ch
+			}
+			l.moved = append(l.moved, tt.moved...)
+			l.wakeMoved()
+			var got []holdKey
+			for _, k := range []holdKey{a1, a2, b1} {
+				select {
+				case <-chans[k]:
+					got = append(got, k)
+				default:
+				}
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(holdKey{})); diff != "" {
+				t.Errorf("woken (-want +got):\n%s", diff)
+			}
+			if len(l.moved) != 0 {
+				t.Errorf("moved = %v after the wake, want it empty", l.moved)
+			}
+		})
+	}
+}
+
+// TestLedgerState_ApplyNamesMoved: the State names each Operation an event moved, and
+// every Operation of an Agent whose credentials ended, for the ledger to wake the calls
+// held on them; an event of neither names nothing.
+func TestLedgerState_ApplyNamesMoved(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	admitted := event.OpAdmittedData(event.Operation{Agent: "a", Ordinal: 1, Tool: "ApplyBatch", State: contract.OpRunning})
+	tests := []struct {
+		name string
+		ps   []event.Payload
+		want []holdKey
+	}{
+		{"an admission", []event.Payload{admitted}, []holdKey{{"a", 1}}},
+		{"an admission, then a change", []event.Payload{admitted,
+			event.OpChangedData(event.Operation{Agent: "a", Ordinal: 1, State: contract.OpDone})}, []holdKey{{"a", 1}, {"a", 1}}},
+		{"a revocation", []event.Payload{event.AgentRevokedData{ID: "a"}}, []holdKey{{"a", 0}}},
+		{"a token replaced", []event.Payload{event.AgentTokenReplacedData{ID: "b"}}, []holdKey{{"b", 0}}},
+		{"neither", []event.Payload{event.LeaseAcquiredData{Connection: "c", WorkerID: "w", Generation: 1, ExpiresAt: at}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newLedgerState()
+			for i, p := range tt.ps {
+				ne, err := eventlog.New("p", "", "system", at, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := store.Event{Seq: int64(i + 1), Project: ne.Project, Type: ne.Type, At: ne.At, Actor: ne.Actor, Data: ne.Data}
+				if err := s.Apply(e); err != nil {
+					t.Fatalf("apply %s: %v", e.Type, err)
+				}
+			}
+			if diff := cmp.Diff(tt.want, s.moved, cmp.AllowUnexported(holdKey{})); diff != "" {
+				t.Errorf("moved (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

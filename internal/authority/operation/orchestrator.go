@@ -100,8 +100,8 @@ func delegated(by contract.Principal) authorizer {
 }
 
 // decidableLocked lists the pending requests orchestrator c may decide at now under the
-// delegation policy in force, oldest first, bounded. l.mu must be held.
-func (l *ledger) decidableLocked(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
+// delegation policy in force, oldest first, bounded. The project's ledger must be locked.
+func (l *ledgerState) decidableLocked(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
 	out := &contract.Bounded[contract.DecidableRequest]{Items: []contract.DecidableRequest{}}
 	for _, id := range l.order {
 		r := l.requests[id]
@@ -132,7 +132,7 @@ var decideEntry = contract.ActionEntry{Name: contract.ActionDecide, State: contr
 	}}
 
 // orchestratorView adds to an orchestrator's View the requests it may decide and, while
-// there are any, the Action that decides one. l.mu must be held.
+// there are any, the Action that decides one. The project's ledger must be locked.
 func (o *Operations) orchestratorView(ctx context.Context, l *ledger, c identity.Caller, v *contract.View) error {
 	if c.AgentKind != contract.AgentKindOrchestrator {
 		return nil

@@ -34,7 +34,7 @@ func (o *Operations) retention(ctx context.Context, project contract.ProjectID) 
 // autonomyRefusal returns the refusal of the agent's write call at now that its autonomy
 // level, run windows and the autonomy policy in force do not admit, or nil; they are
 // read at each admission. person says the agent is manual: its call, an Action or a Board
-// act alike, then waits for a member's decision. l.mu must be held.
+// act alike, then waits for a member's decision. The project's ledger must be locked.
 func (o *Operations) autonomyRefusal(ctx context.Context, l *ledger, project contract.ProjectID, agent string, now time.Time, call Call) (r *contract.ToolResult, person bool, err error) {
 	if o.policies == nil {
 		return nil, false, nil

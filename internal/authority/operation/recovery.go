@@ -73,9 +73,9 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 	var refused error
 	err = o.boards.Write(ctx, project, "recover "+ref, func(w *boards.Write) error {
 		l := o.ledger(project)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		l.lock()
+		defer l.unlock()
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return err
 		}
 		version, pol, err := o.inForce(ctx, project, contract.PolicyRecovery)
@@ -151,14 +151,14 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 // catchUp catches project's ledger up with the store.
 func (o *Operations) catchUp(ctx context.Context, project contract.ProjectID) error {
 	l := o.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.catchUpLocked(ctx, o.store, project)
+	l.lock()
+	defer l.unlock()
+	return l.catchUpLocked(ctx, o.store)
 }
 
 // retryableLocked refuses an act on op unless it is a known failure of an executed
-// Action that no later Operation retried. l.mu must be held.
-func (l *ledger) retryableLocked(agent string, op *operation) *contract.Error {
+// Action that no later Operation retried. The project's ledger must be locked.
+func (l *ledgerState) retryableLocked(agent string, op *operation) *contract.Error {
 	if op.state != contract.OpFailed || op.execution == nil {
 		return contract.Errorf(contract.CodeNotRetryable,
 			"operation %s is %s; only a failed executed Action, a known failure, is run again (unknown and needs_person are a person's: docket reconcile)", opRef(agent, op.ordinal), op.state)
@@ -172,8 +172,8 @@ func (l *ledger) retryableLocked(agent string, op *operation) *contract.Error {
 }
 
 // outsidePolicyLocked says why act, as attempt, on the agent's op is outside the recovery
-// policy p (version), or "". l.mu must be held.
-func (l *ledger) outsidePolicyLocked(agent string, op *operation, act string, attempt int64, p *policydoc.Recovery, version int64) string {
+// policy p (version), or "". The project's ledger must be locked.
+func (l *ledgerState) outsidePolicyLocked(agent string, op *operation, act string, attempt int64, p *policydoc.Recovery, version int64) string {
 	switch {
 	case act == actRequeue && !p.RequeueRefused:
 		return fmt.Sprintf("the recovery policy (version %d) does not re-queue work a worker refused", version)
@@ -213,7 +213,7 @@ func appendRetry(ctx context.Context, tx store.Tx, project contract.ProjectID, b
 
 // decideRecoveryLocked decides the recovery request req for member by: a denial only
 // settles it; an approval runs the act it names, unless the Operation moved since (then
-// the request is void). l.mu must be held.
+// the request is void). The project's ledger must be locked.
 func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, l *ledger, by contract.Principal, req contract.Request, d contract.Decision, version int64) (contract.Request, error) {
 	project := w.Project()
 	now := o.nowUTC()
@@ -262,7 +262,7 @@ func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, 
 	if err != nil {
 		return contract.Request{}, err
 	}
-	return req, l.catchUpLocked(ctx, o.store, project)
+	return req, l.catchUpLocked(ctx, o.store)
 }
 
 // retryCall answers an orchestrator's ApplyAction of ActionRetry.

@@ -110,7 +110,7 @@ func (d *Dispatcher) reportBatch(conn contract.Connection, batch []*pending[*rep
 // it writes into wc; wc.answer is then its answer when it is recorded as refused (judged).
 func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract.Connection, r *reportCall) error {
 	req, agent, ordinal, digest := r.req, r.agent, r.ordinal, r.digest
-	if prev, ok := wc.w.reports[req.ID]; ok {
+	if prev, ok := wc.l.reports[req.ID]; ok {
 		if prev.Digest != digest {
 			return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", req.ID)
 		}
@@ -119,7 +119,7 @@ func (d *Dispatcher) reportIn(ctx context.Context, wc *workCommit, conn contract
 		}
 		return nil
 	}
-	c, ok := wc.w.claims[req.ID]
+	c, ok := wc.l.claims[req.ID]
 	if !ok || c.Connection != conn.ID {
 		return errNoWork(req.ID)
 	}
@@ -231,7 +231,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		if op == nil {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no Operation %d in project %s.", agent, ordinal, project)
 		}
-		_, claimed := wc.w.claims[work]
+		_, claimed := wc.l.claims[work]
 		lost := op.state == contract.OpRunning && op.stage == contract.StageAtWorker && !claimed
 		if op.state != contract.OpNeedsPerson && !lost {
 			return contract.Errorf(contract.CodeNotNeedsPerson, "Operation %s is %s; only an Operation that needs a person is reconciled.", work, op.state)
@@ -248,8 +248,8 @@ func (d *Dispatcher) Reconcile(ctx context.Context, c identity.Caller, project c
 		return contract.OperationEntry{}, err
 	}
 	l := d.ops.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.lock()
+	defer l.unlock()
 	if op := l.opLocked(agent, ordinal); op != nil {
 		out = op.entry()
 	}

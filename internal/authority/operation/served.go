@@ -67,9 +67,9 @@ func servedAsApproved(approved contract.RequestVector, args contract.Args, s ser
 func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
 	err := o.boards.Write(ctx, project, fmt.Sprintf("ask again for operation %d of %s", ordinal, agent), func(w *boards.Write) error {
 		l := o.ledger(project)
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.catchUpLocked(ctx, o.store, project); err != nil {
+		l.lock()
+		defer l.unlock()
+		if err := l.catchUpLocked(ctx, o.store); err != nil {
 			return err
 		}
 		op := l.opLocked(agent, ordinal)
@@ -116,7 +116,7 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		if err != nil {
 			return err
 		}
-		return l.catchUpLocked(ctx, o.store, project)
+		return l.catchUpLocked(ctx, o.store)
 	})
 	if err != nil {
 		return fmt.Errorf("ask again for operation %d of %s: %w", ordinal, agent, err)

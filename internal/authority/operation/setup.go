@@ -60,8 +60,8 @@ func errConnRevoked(conn contract.Connection) error {
 
 // connLocked returns conn's record as the ledger holds it, or the hop's refusal: revoked,
 // or not in the project's log (a Connection of another project, or a row the log never
-// recorded, which serves nothing). l.mu must be held.
-func (l *ledger) connLocked(conn contract.Connection) (*connRecord, error) {
+// recorded, which serves nothing). The project's ledger must be locked.
+func (l *ledgerState) connLocked(conn contract.Connection) (*connRecord, error) {
 	c := l.conns[conn.ID]
 	switch {
 	case c == nil:
@@ -73,8 +73,8 @@ func (l *ledger) connLocked(conn contract.Connection) (*connRecord, error) {
 }
 
 // liveConnsLocked returns the project's live Connections, by id (the order the store
-// lists them in). l.mu must be held.
-func (l *ledger) liveConnsLocked() []*connRecord {
+// lists them in). The project's ledger must be locked.
+func (l *ledgerState) liveConnsLocked() []*connRecord {
 	out := make([]*connRecord, 0, len(l.conns))
 	for _, id := range slices.Sorted(maps.Keys(l.conns)) {
 		if c := l.conns[id]; !c.revoked {
@@ -86,8 +86,9 @@ func (l *ledger) liveConnsLocked() []*connRecord {
 
 // setupLocked returns which Tools of the project are locked on a live Connection: an
 // executed Action whose Tool is not is blocked with needs_setup. It is made from the
-// Connections the ledger holds and kept until an event may change it. l.mu must be held.
-func (l *ledger) setupLocked() board.Setup {
+// Connections the ledger holds and kept until an event may change it: a cache of what
+// the State applied, not an event's effect. The project's ledger must be locked.
+func (l *ledgerState) setupLocked() board.Setup {
 	if l.setup != nil {
 		return *l.setup
 	}
@@ -102,8 +103,8 @@ func (l *ledger) setupLocked() board.Setup {
 }
 
 // applySetupLocked applies an event that may change a Connection's setup
-// ([event.ChangesSetup]). l.mu must be held.
-func (l *ledger) applySetupLocked(e store.Event) error {
+// ([event.ChangesSetup]). The project's ledger must be locked.
+func (l *ledgerState) applySetupLocked(e store.Event) error {
 	l.setup = nil
 	switch e.Type {
 	case event.ConnectionCreated:
@@ -164,7 +165,7 @@ func (l *ledger) applySetupLocked(e store.Event) error {
 // changeConn returns a copy of the record of id to change and put back: records are
 // never changed in place. A Connection the log never created gets a record of its own,
 // marked revoked, so that whatever the log says of it serves nothing.
-func (l *ledger) changeConn(id contract.ConnectionID) *connRecord {
+func (l *ledgerState) changeConn(id contract.ConnectionID) *connRecord {
 	c, ok := l.conns[id]
 	if !ok {
 		return &connRecord{id: id, revoked: true}

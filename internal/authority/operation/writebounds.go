@@ -17,8 +17,9 @@ const DefaultMaxWritesPerMinute = 120
 // writeBoundLocked refuses a write of agent at now when perMinute of its own writes were
 // admitted in the minute before now. An Agent's Operations are kept in ordinal order,
 // which is the order they were admitted in under the log head's lock, so the count reads
-// back from the newest and stops at the first one older than the minute. l.mu must be held.
-func (l *ledger) writeBoundLocked(agent, name string, now time.Time, perMinute int) *contract.Error {
+// back from the newest and stops at the first one older than the minute. The project's
+// ledger must be locked.
+func (l *ledgerState) writeBoundLocked(agent, name string, now time.Time, perMinute int) *contract.Error {
 	since := now.Add(-time.Minute)
 	recent := 0
 	ops := l.ops[agent]
