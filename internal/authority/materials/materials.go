@@ -42,8 +42,9 @@ type opKey struct {
 // through one [eventlog.Driver] (docs/architecture.md, "The project state and its
 // driver"). It is safe for concurrent use.
 type Keeper struct {
-	now func() time.Time
-	log *eventlog.Driver[*state]
+	store store.Store // from eventlog.Remember
+	now   func() time.Time
+	log   *eventlog.Driver[*state]
 }
 
 // state is one project's materials and the reads of them not settled yet: a pure
@@ -69,7 +70,8 @@ func newState() *state {
 // memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which is
 // one already).
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{now: now, log: eventlog.NewDriver(eventlog.Remember(st, nil), newState)}
+	st = eventlog.Remember(st, nil)
+	return &Keeper{store: st, now: now, log: eventlog.NewDriver(st, newState)}
 }
 
 // Apply steps s by e.
@@ -214,33 +216,52 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 	return *out, nil
 }
 
-// AddIn records, in tx, the fact of a material added for agent, for a member acting
-// itself: [Keeper.Add] within a transaction of the caller's, which asserts the material's
-// Board fact in the same one (the authority's AddMaterial). The Keeper reads what it
-// wrote once tx commits, at its next catch-up.
-func (k *Keeper) AddIn(ctx context.Context, tx store.Tx, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time) error {
+// Add records the fact of a material added for agent, for a member acting itself, in the
+// transaction of a write of the caller's (the authority's AddMaterial, which asserts the
+// material's Board fact in the same one): write runs that write and calls in with its
+// transaction, once per attempt. Add returns the material as the write left it.
+//
+// Add holds project's materials lock across write, taken before write takes its own
+// locks and opens its transaction, as every write of the state takes it
+// ([eventlog.Held.Update]). Taken inside the transaction instead, it would wait for a
+// disclosure that holds it while that disclosure waits for the store, which that
+// transaction holds: the two would wait for each other for good.
+func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time,
+	write func(in func(tx store.Tx) error) error) (contract.Material, error) {
 	if err := c.RequireInPerson(project); err != nil {
-		return err
+		return contract.Material{}, err
 	}
 	if err := Validate(in); err != nil {
-		return err
+		return contract.Material{}, err
 	}
-	// The caller's transaction is not the driver's write sequence, so this is its steps
-	// by hand: lock the head in tx, catch the state up with what tx sees, decide, append.
 	h := k.log.Lock(project)
 	defer h.Unlock()
-	head, err := tx.LockHead(ctx, string(project))
+	// The caller's transaction is not the driver's write sequence, so Add takes its steps
+	// itself: lock the head in tx, catch the state up with what tx sees, decide, append.
+	err := write(func(tx store.Tx) error {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		s, err := h.CatchUpTo(ctx, tx, head.Seq)
+		if err != nil {
+			return fmt.Errorf("read materials of %s: %w", project, err)
+		}
+		if _, live := s.names[agent]; !live {
+			return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+	})
 	if err != nil {
-		return err
+		return contract.Material{}, err
 	}
-	s, err := h.CatchUpTo(ctx, tx, head.Seq)
+	// The state applies the committed write from the memory of the commit, as after
+	// [eventlog.Held.Update], without reading the head again.
+	s, err := h.CatchUpTo(ctx, k.store, eventlog.Latest(k.store, project))
 	if err != nil {
-		return fmt.Errorf("read materials of %s: %w", project, err)
+		return contract.Material{}, fmt.Errorf("read materials of %s: %w", project, err)
 	}
-	if _, live := s.names[agent]; !live {
-		return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
-	}
-	return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+	return clone(s.materials[key{agent, in.SHA256}]), nil
 }
 
 // FactPredicate is the Board fact each added material is, at project scope, asserted by
