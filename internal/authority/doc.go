@@ -54,9 +54,10 @@
 // the above; the task ledger's is taken before a store transaction that locks the head.
 // A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
 // decision reads the version in force under 1 and 2 and releases it before its
-// transaction; a publication takes it, then 4. The profile and material states' locks
-// (their Keepers' drivers) are never held with the above, except a material's addition,
-// which takes its lock inside the Board write's transaction, after 1 and before 4.
+// transaction; a publication takes it, then 4. Each write of the profile and material
+// states takes their lock (their Keepers' drivers) before its store transaction, never
+// inside it; a material's addition takes the materials lock before 1, since its Board
+// write's transaction appends its event ([materials.Keeper.Add]).
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that
