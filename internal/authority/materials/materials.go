@@ -44,7 +44,9 @@ type opKey struct {
 type Keeper struct {
 	store store.Store // from eventlog.Remember
 	now   func() time.Time
-	log   *eventlog.Driver[*state]
+	// log holds each project's state; its lock is taken before any other part's (the
+	// Board's, in [Keeper.Add]) and never inside a store transaction.
+	log *eventlog.Driver[*state]
 }
 
 // state is one project's materials and the reads of them not settled yet: a pure

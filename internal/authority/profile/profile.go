@@ -26,6 +26,7 @@ import (
 // its driver"). It is safe for concurrent use.
 type Keeper struct {
 	now func() time.Time
+	// log holds each project's state; its lock is never held with another part's.
 	log *eventlog.Driver[*state]
 }
 
