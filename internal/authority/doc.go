@@ -55,8 +55,12 @@
 // one holds none. The
 // conversation index's locks and the task ledger's are never held together with any of
 // the above; the task ledger's is taken before a store transaction that locks the head.
-// A project's policy shelf (policy: shelf.mu) is taken last: a decision reads the version in force
-// under 1 and 2 and releases it before its transaction; a publication takes it, then 3.
+// A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
+// decision reads the version in force under 1 and 2 and releases it before its
+// transaction; a publication takes it, then 3. Each write of the profile and material
+// states takes their lock (their Keepers' drivers) before its store transaction, never
+// inside it; a material's addition takes the materials lock before 1, since its Board
+// write's transaction appends its event ([materials.Keeper.Add]).
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that

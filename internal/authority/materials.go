@@ -71,22 +71,19 @@ func (a *Authority) AddMaterial(ctx context.Context, c identity.Caller, project 
 	// (docs/materials.md): the member asserts the fact, so it is tier asserted, as the
 	// digest is.
 	now := a.now().UTC().Round(0)
-	err = a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
-		br, err := w.Board().ApplyBatch(board.Author{Principal: c.Principal()}, batch)
-		if err != nil {
-			return err
-		}
-		var ch *boards.Change
-		if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
-			ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
-		}
-		return w.Commit(ctx, ch, c.Principal(), now, "agent "+agent,
-			func(tx store.Tx) error { return a.materials.AddIn(ctx, tx, c, project, id, in, now) }, nil)
+	return a.materials.Add(ctx, c, project, id, in, now, func(addIn func(tx store.Tx) error) error {
+		return a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
+			br, err := w.Board().ApplyBatch(board.Author{Principal: c.Principal()}, batch)
+			if err != nil {
+				return err
+			}
+			var ch *boards.Change
+			if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
+				ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
+			}
+			return w.Commit(ctx, ch, c.Principal(), now, "agent "+agent, addIn, nil)
+		})
 	})
-	if err != nil {
-		return contract.Material{}, err
-	}
-	return a.materials.Get(ctx, c, project, id, in.SHA256)
 }
 
 // SetMaterialDisclosure sets whether a material's content may go to the Agent's model

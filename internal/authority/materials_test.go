@@ -1,9 +1,12 @@
 package authority_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -99,4 +102,61 @@ func FuzzMaterialValidate(f *testing.F) {
 			t.Fatalf("Validate accepted %+v", in)
 		}
 	})
+}
+
+// TestMaterials_AddWhileDisclosing adds materials for an Agent while members change the
+// disclosure of another of its materials, all at once: an addition takes the materials
+// lock before its transaction, as a disclosure does (materials.Keeper.Add), so neither
+// waits for the other for good. Each call's store is one a disclosure waits for.
+func TestMaterials_AddWhileDisclosing(t *testing.T) {
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			st, _ := b.open(t)
+			p := authoritytest.New(t, authoritytest.Options{Store: st, Agent: "calc"})
+			ctx := t.Context()
+			in := contract.MaterialAdd{Conversation: "c1", Name: "plan.txt", Size: 12, MediaType: "text/plain", SHA256: planSHA}
+			if _, err := p.A.AddMaterial(ctx, p.Admin, "default", "calc", in); err != nil {
+				t.Fatal(err)
+			}
+			const writers, each = 4, 25
+			errs := make(chan error, 2*writers*each)
+			done := make(chan struct{}) // closed by the goroutine below once every call returned
+			go func() {
+				defer close(done)
+				var wg sync.WaitGroup
+				for w := range writers {
+					wg.Go(func() {
+						for i := range each {
+							add := in
+							add.SHA256 = fmt.Sprintf("sha256:%064x", w*each+i+1)
+							if _, err := p.A.AddMaterial(ctx, p.Admin, "default", "calc", add); err != nil {
+								errs <- fmt.Errorf("add material %d: %w", w*each+i+1, err)
+							}
+						}
+					})
+					wg.Go(func() {
+						for i := range each {
+							if _, err := p.A.SetMaterialDisclosure(ctx, p.Admin, "default", "calc", planSHA, i%2 == 0); err != nil {
+								errs <- fmt.Errorf("set the disclosure: %w", err)
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the additions and disclosures did not all return in a minute: they wait for each other")
+			}
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			ms, err := p.A.Materials(ctx, p.Admin, "default", "calc")
+			if err != nil || len(ms) != writers*each+1 {
+				t.Errorf("calc has %d materials (%v), want %d", len(ms), err, writers*each+1)
+			}
+		})
+	}
 }

@@ -331,38 +331,17 @@ func (c *Cursor) scan(ctx context.Context, r store.Reader, project contract.Proj
 	}
 }
 
-// Act runs fn, a part's write to project's log, in one store transaction under the log's
-// head lock, on the part's projection caught up with apply inside it first; after the
-// commit it catches the projection up to the head the commit left, so the caller reads
-// what it wrote. A *contract.Error from fn comes back as it is; another failure of the
-// transaction comes back through [Refuse] with what, wrapped with doing. The caller holds
-// the projection's lock across Act.
-func Act(ctx context.Context, st store.Store, project contract.ProjectID, cur *Cursor, apply func(store.Event) error, doing, what string, fn func(tx store.Tx) error) error {
-	var left int64
-	err := st.Update(ctx, func(tx store.Tx) error {
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
-			return err
-		}
-		if err := cur.CatchUpTo(ctx, tx, project, head.Seq, apply); err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			return err
-		}
-		left, err = HeadLeft(ctx, tx, project)
+// RefuseWrite is what a part's write that failed ([Driver.Write], [Held.Update]) returns
+// to its caller: a *contract.Error as it is, since it already teaches; another failure
+// through [Refuse] with what, wrapped with doing.
+func RefuseWrite(err error, doing, what string) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*contract.Error](err); ok {
 		return err
-	})
-	if err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); ok {
-			return err
-		}
-		return fmt.Errorf("%s: %w", doing, Refuse(err, what))
 	}
-	if err := cur.CatchUpTo(ctx, st, project, left, apply); err != nil {
-		return fmt.Errorf("read the log of %s: %w", project, err)
-	}
-	return nil
+	return fmt.Errorf("%s: %w", doing, Refuse(err, what))
 }
 
 // HeadLeft returns the seq of project's head as tx will leave it on commit, its own

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -39,18 +38,20 @@ type opKey struct {
 	ordinal int64
 }
 
-// Keeper keeps the materials of every project. It is safe for concurrent use.
+// Keeper keeps the materials of every project: each project's [state], read and written
+// through one [eventlog.Driver] (docs/architecture.md, "The project state and its
+// driver"). It is safe for concurrent use.
 type Keeper struct {
-	store store.Store
+	store store.Store // from eventlog.Remember
 	now   func() time.Time
-
-	mu       sync.Mutex
-	projects map[contract.ProjectID]*shelf
+	// log holds each project's state; its lock is taken before any other part's (the
+	// Board's, in [Keeper.Add]) and never inside a store transaction.
+	log *eventlog.Driver[*state]
 }
 
-type shelf struct {
-	mu        sync.Mutex
-	cursor    eventlog.Cursor
+// state is one project's materials and the reads of them not settled yet: a pure
+// [eventlog.State], stepped only by [state.Apply].
+type state struct {
 	names     map[contract.AgentID]string
 	materials map[key]*contract.Material
 	reading   map[opKey]*pending // Operations of the read Tool not settled yet
@@ -62,29 +63,21 @@ type pending struct {
 	read   contract.MaterialRead
 }
 
-func (s *shelf) resetLocked() {
-	s.names, s.materials, s.reading = map[contract.AgentID]string{}, map[key]*contract.Material{}, map[opKey]*pending{}
+// newState returns the state of an empty log.
+func newState() *state {
+	return &state{names: map[contract.AgentID]string{}, materials: map[key]*contract.Material{}, reading: map[opKey]*pending{}}
 }
 
-// New returns the Keeper over st; now is the clock.
+// New returns the Keeper over st; now is the clock. A Keeper reads what it wrote from the
+// memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which is
+// one already).
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+	st = eventlog.Remember(st, nil)
+	return &Keeper{store: st, now: now, log: eventlog.NewDriver(st, newState)}
 }
 
-func (k *Keeper) shelf(project contract.ProjectID) *shelf {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	s := k.projects[project]
-	if s == nil {
-		s = &shelf{}
-		s.resetLocked()
-		s.cursor.Reset = s.resetLocked
-		k.projects[project] = s
-	}
-	return s
-}
-
-func (s *shelf) apply(e store.Event) error {
+// Apply steps s by e.
+func (s *state) Apply(e store.Event) error {
 	switch e.Type {
 	case event.AgentCreated:
 		var a event.AgentCreatedData
@@ -162,14 +155,11 @@ func (s *shelf) apply(e store.Event) error {
 	return nil
 }
 
-func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.cursor.CatchUp(ctx, k.store, project, s.apply); err != nil {
+// read runs fn on project's state caught up with the log.
+func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *state)) error {
+	if err := k.log.Read(ctx, project, func(s *state) error { fn(s); return nil }); err != nil {
 		return fmt.Errorf("read materials of %s: %w", project, err)
 	}
-	fn(s)
 	return nil
 }
 
@@ -193,7 +183,7 @@ func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.P
 		return nil, err
 	}
 	out := []contract.Material{}
-	err = k.read(ctx, project, func(s *shelf) {
+	err = k.read(ctx, project, func(s *state) {
 		for _, m := range s.materials {
 			if agent == "" || m.Agent == agent {
 				out = append(out, clone(m))
@@ -213,7 +203,7 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 		return contract.Material{}, err
 	}
 	var out *contract.Material
-	err := k.read(ctx, project, func(s *shelf) {
+	err := k.read(ctx, project, func(s *state) {
 		if m := s.materials[key{agent, sha256}]; m != nil {
 			c := clone(m)
 			out = &c
@@ -228,31 +218,52 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 	return *out, nil
 }
 
-// AddIn records, in tx, the fact of a material added for agent, for a member acting
-// itself: [Keeper.Add] within a transaction of the caller's, which asserts the material's
-// Board fact in the same one (the authority's AddMaterial). The Keeper reads what it
-// wrote once tx commits, at its next catch-up.
-func (k *Keeper) AddIn(ctx context.Context, tx store.Tx, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time) error {
+// Add records the fact of a material added for agent, for a member acting itself, in the
+// transaction of a write of the caller's (the authority's AddMaterial, which asserts the
+// material's Board fact in the same one): write runs that write and calls in with its
+// transaction, once per attempt. Add returns the material as the write left it.
+//
+// Add holds project's materials lock across write, taken before write takes its own
+// locks and opens its transaction, as every write of the state takes it
+// ([eventlog.Held.Update]). Taken inside the transaction instead, it would wait for a
+// disclosure that holds it while that disclosure waits for the store, which that
+// transaction holds: the two would wait for each other for good.
+func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time,
+	write func(in func(tx store.Tx) error) error) (contract.Material, error) {
 	if err := c.RequireInPerson(project); err != nil {
-		return err
+		return contract.Material{}, err
 	}
 	if err := Validate(in); err != nil {
-		return err
+		return contract.Material{}, err
 	}
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	head, err := tx.LockHead(ctx, string(project))
+	h := k.log.Lock(project)
+	defer h.Unlock()
+	// The caller's transaction is not the driver's write sequence, so Add takes its steps
+	// itself: lock the head in tx, catch the state up with what tx sees, decide, append.
+	err := write(func(tx store.Tx) error {
+		head, err := tx.LockHead(ctx, string(project))
+		if err != nil {
+			return err
+		}
+		s, err := h.CatchUpTo(ctx, tx, head.Seq)
+		if err != nil {
+			return fmt.Errorf("read materials of %s: %w", project, err)
+		}
+		if _, live := s.names[agent]; !live {
+			return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
+		}
+		return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+	})
 	if err != nil {
-		return err
+		return contract.Material{}, err
 	}
-	if err := s.cursor.CatchUpTo(ctx, tx, project, head.Seq, s.apply); err != nil {
-		return fmt.Errorf("read materials of %s: %w", project, err)
+	// The state applies the committed write from the memory of the commit, as after
+	// [eventlog.Held.Update], without reading the head again.
+	s, err := h.CatchUpTo(ctx, k.store, eventlog.Latest(k.store, project))
+	if err != nil {
+		return contract.Material{}, fmt.Errorf("read materials of %s: %w", project, err)
 	}
-	if _, live := s.names[agent]; !live {
-		return contract.Errorf(contract.CodeNotFound, "Agent %s is not live; add the material to a live Agent.", agent)
-	}
-	return eventlog.Append(ctx, tx, project, c.Principal(), at, event.MaterialAddedData{Agent: agent, MaterialAdd: in, Basis: contract.MaterialAsserted})
+	return clone(s.materials[key{agent, in.SHA256}]), nil
 }
 
 // FactPredicate is the Board fact each added material is, at project scope, asserted by
@@ -277,7 +288,7 @@ func (k *Keeper) SetDisclosure(ctx context.Context, c identity.Caller, project c
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.Material{}, err
 	}
-	return k.act(ctx, c, project, agent, sha256, func(tx store.Tx, s *shelf, now time.Time) error {
+	return k.act(ctx, project, agent, sha256, func(tx store.Tx, s *state, now time.Time) error {
 		if s.materials[key{agent, sha256}] == nil {
 			return contract.Errorf(contract.CodeMaterialNotFound, "Agent %s has no material %s; add it first (docket material add).", agent, short(sha256))
 		}
@@ -285,17 +296,16 @@ func (k *Keeper) SetDisclosure(ctx context.Context, c identity.Caller, project c
 	})
 }
 
-func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, sha256 string, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.Material, error) {
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// act runs a member's act on agent's material sha256 in the write sequence of project's
+// log ([eventlog.Held.Update]), and returns the material after it, under the same lock.
+func (k *Keeper) act(ctx context.Context, project contract.ProjectID, agent contract.AgentID, sha256 string, decide func(tx store.Tx, s *state, now time.Time) error) (contract.Material, error) {
+	h := k.log.Lock(project)
+	defer h.Unlock()
 	now := k.now().UTC().Round(0)
-	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "record a material of "+string(agent), "agent "+string(agent),
-		func(tx store.Tx) error { return fn(tx, s, now) })
-	if err != nil {
-		return contract.Material{}, err
+	if err := h.Update(ctx, func(tx store.Tx, s *state) error { return decide(tx, s, now) }); err != nil {
+		return contract.Material{}, eventlog.RefuseWrite(err, "record a material of "+string(agent), "agent "+string(agent))
 	}
-	return clone(s.materials[key{agent, sha256}]), nil
+	return clone(h.State().materials[key{agent, sha256}]), nil
 }
 
 // Validate checks a material's fact as sent from outside.

@@ -31,8 +31,8 @@ type agentAutonomy struct {
 	ack     string // the digest of the stated risk a member last acknowledged for it, or ""
 }
 
-// applyAutonomy applies the events that move an Agent's autonomy. s.mu must be held.
-func (s *shelf) applyAutonomy(e store.Event) error {
+// applyAutonomy applies the events that move an Agent's autonomy.
+func (s *state) applyAutonomy(e store.Event) error {
 	switch e.Type {
 	case event.AgentCreated:
 		var a event.AgentCreatedData
@@ -63,9 +63,9 @@ func (s *shelf) applyAutonomy(e store.Event) error {
 	return nil
 }
 
-// agent returns the autonomy of id, unattended when the log has no creation of it (an
-// Agent created before autonomy was kept in the log).
-func (s *shelf) agent(id contract.AgentID) *agentAutonomy {
+// agent returns the autonomy of id for Apply to change, added unattended when the log
+// has no creation of it (an Agent created before autonomy was kept in the log).
+func (s *state) agent(id contract.AgentID) *agentAutonomy {
 	a := s.agents[id]
 	if a == nil {
 		a = &agentAutonomy{level: policydoc.LevelUnattended}
@@ -74,23 +74,32 @@ func (s *shelf) agent(id contract.AgentID) *agentAutonomy {
 	return a
 }
 
-// autonomyLocked returns the autonomy policy in force. s.mu must be held.
-func (s *shelf) autonomyLocked() policydoc.Autonomy {
+// lookup returns the autonomy of id as [state.agent] would, without adding it: a read
+// leaves the state as the log made it.
+func (s *state) lookup(id contract.AgentID) agentAutonomy {
+	if a := s.agents[id]; a != nil {
+		return *a
+	}
+	return agentAutonomy{level: policydoc.LevelUnattended}
+}
+
+// autonomy returns the autonomy policy in force.
+func (s *state) autonomy() policydoc.Autonomy {
 	if len(s.versions[contract.PolicyAutonomy]) > 0 {
 		return s.autonomyDoc
 	}
 	return *policydoc.Builtin(contract.PolicyAutonomy).Autonomy
 }
 
-// defaultLevel is the default level of the autonomy policy as far as the shelf applied
+// defaultLevel is the default level of the autonomy policy as far as the state applied
 // the log.
-func (s *shelf) defaultLevel() string { return s.autonomyLocked().DefaultLevel }
+func (s *state) defaultLevel() string { return s.autonomy().DefaultLevel }
 
-// agentLocked returns agent's autonomy at now: its level and the windows not yet over.
-func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Autonomy {
-	a := s.agent(agent)
-	out := contract.Autonomy{Agent: agent, Level: a.level, Windows: []contract.RunWindow{}, Policy: s.latestLocked(contract.PolicyAutonomy).Version}
-	pol := s.autonomyLocked()
+// autonomyAt returns agent's autonomy at now: its level and the windows not yet over.
+func (s *state) autonomyAt(agent contract.AgentID, now time.Time) contract.Autonomy {
+	a := s.lookup(agent)
+	out := contract.Autonomy{Agent: agent, Level: a.level, Windows: []contract.RunWindow{}, Policy: s.latest(contract.PolicyAutonomy).Version}
+	pol := s.autonomy()
 	if pol.RequireAcknowledgement {
 		out.Acknowledgement = pol.Acknowledgement
 	}
@@ -110,7 +119,7 @@ func (s *shelf) agentLocked(agent contract.AgentID, now time.Time) contract.Auto
 // acknowledgement of another text than the one pol requires now: a member acknowledged a
 // risk that is no longer the one stated, so the Agent is attended again until a member
 // acknowledges the new text (docs/policies.md).
-func staleAck(a *agentAutonomy, pol policydoc.Autonomy) bool {
+func staleAck(a agentAutonomy, pol policydoc.Autonomy) bool {
 	return a.level == policydoc.LevelUnattended && pol.RequireAcknowledgement && a.ack != "" &&
 		a.ack != contract.Sum([]byte(pol.Acknowledgement)).String()
 }
@@ -121,7 +130,7 @@ func (b *Book) Autonomy(ctx context.Context, c identity.Caller, project contract
 		return contract.Autonomy{}, err
 	}
 	var out contract.Autonomy
-	err := b.read(ctx, project, func(s *shelf) { out = s.agentLocked(agent, b.nowUTC()) })
+	err := b.read(ctx, project, func(s *state) { out = s.autonomyAt(agent, b.nowUTC()) })
 	return out, err
 }
 
@@ -137,10 +146,10 @@ func (b *Book) SetLevel(ctx context.Context, c identity.Caller, project contract
 	default:
 		return contract.Autonomy{}, contract.Errorf(contract.CodeInvalidArgument, "%.40q is not a level; use manual, attended or unattended.", req.Level)
 	}
-	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
-		cur := s.latestLocked(contract.PolicyAutonomy)
-		pol := s.autonomyLocked()
-		a := s.agent(agent)
+	return b.act(ctx, project, agent, func(tx store.Tx, s *state, now time.Time) error {
+		cur := s.latest(contract.PolicyAutonomy)
+		pol := s.autonomy()
+		a := s.lookup(agent)
 		if req.Level == policydoc.LevelUnattended && pol.RequireAcknowledgement && (a.level != policydoc.LevelUnattended || staleAck(a, pol)) {
 			if strings.TrimSpace(req.Acknowledgement) != strings.TrimSpace(pol.Acknowledgement) {
 				return contract.Errorf(contract.CodeAcknowledgementMissing,
@@ -165,25 +174,23 @@ func (b *Book) OpenWindow(ctx context.Context, c identity.Caller, project contra
 	if req.Minutes < 1 || d > MaxWindow {
 		return contract.Autonomy{}, contract.Errorf(contract.CodeInvalidArgument, "a run window lasts 1 to %d minutes; send minutes in that range.", int64(MaxWindow/time.Minute))
 	}
-	return b.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+	return b.act(ctx, project, agent, func(tx store.Tx, _ *state, now time.Time) error {
 		w := event.RunWindowOpenedData{Agent: agent, RunWindow: contract.RunWindow{From: now, Until: now.Add(d), OpenedBy: c.Principal()}}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, w)
 	})
 }
 
-// act runs a member's act on agent's autonomy in one transaction under the log's head
-// lock, on the shelf caught up inside it, and returns the Agent's autonomy after.
-func (b *Book) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.Autonomy, error) {
-	s := b.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// act runs a member's act on agent's autonomy in the write sequence of project's log
+// ([eventlog.Held.Update]), and returns the Agent's autonomy after it, under the same
+// lock.
+func (b *Book) act(ctx context.Context, project contract.ProjectID, agent contract.AgentID, decide func(tx store.Tx, s *state, now time.Time) error) (contract.Autonomy, error) {
+	h := b.log.Lock(project)
+	defer h.Unlock()
 	now := b.nowUTC()
-	err := eventlog.Act(ctx, b.store, project, &s.cursor, s.apply, "change autonomy of "+string(agent), "agent "+string(agent),
-		func(tx store.Tx) error { return fn(tx, s, now) })
-	if err != nil {
-		return contract.Autonomy{}, err
+	if err := h.Update(ctx, func(tx store.Tx, s *state) error { return decide(tx, s, now) }); err != nil {
+		return contract.Autonomy{}, eventlog.RefuseWrite(err, "change autonomy of "+string(agent), "agent "+string(agent))
 	}
-	return s.agentLocked(agent, now), nil
+	return h.State().autonomyAt(agent, now), nil
 }
 
 // Admit refuses a write of agent at now that its autonomy does not admit: below
@@ -194,9 +201,9 @@ func (b *Book) act(ctx context.Context, c identity.Caller, project contract.Proj
 func (b *Book) Admit(ctx context.Context, project contract.ProjectID, agent contract.AgentID, now time.Time, today int64) (*contract.Error, error) {
 	var a contract.Autonomy
 	var pol policydoc.Autonomy
-	err := b.read(ctx, project, func(s *shelf) {
-		a = s.agentLocked(agent, now)
-		pol = s.autonomyLocked()
+	err := b.read(ctx, project, func(s *state) {
+		a = s.autonomyAt(agent, now)
+		pol = s.autonomy()
 	})
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ var named sync.Map // key: digest + " " + action; value: bool
 // names action, without parsing the policy again for a version it already read.
 func (b *Book) DelegationNames(ctx context.Context, project contract.ProjectID, action string) (bool, error) {
 	var v contract.PolicyVersion
-	if err := b.read(ctx, project, func(s *shelf) { v = s.latestLocked(contract.PolicyDelegation) }); err != nil {
+	if err := b.read(ctx, project, func(s *state) { v = s.latest(contract.PolicyDelegation) }); err != nil {
 		return false, err
 	}
 	if v.Builtin {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -21,53 +20,41 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Book keeps the policies of every project, a projection of their policy.published
-// events caught up before each use, so several instances over one store agree. It is
-// safe for concurrent use.
+// Book keeps the policies of every project: each project's [state], read and written
+// through one [eventlog.Driver] that catches it up with the log before each use, so
+// several instances over one store agree (docs/architecture.md, "The project state and
+// its driver"). It is safe for concurrent use.
 type Book struct {
 	store store.Store
 	now   func() time.Time
-
-	mu       sync.Mutex                    // guards projects; held only to find an entry
-	projects map[contract.ProjectID]*shelf // created on first use, never removed
+	// log holds each project's state; its lock is taken after the operation ledger's,
+	// never before.
+	log *eventlog.Driver[*state]
 }
 
-// shelf is one project's published versions.
-type shelf struct {
-	mu          sync.Mutex // guards the fields below; taken after the operation ledger's, never before
-	cursor      eventlog.Cursor
+// state is one project's published versions and its Agents' autonomy: a pure
+// [eventlog.State], stepped only by [state.Apply].
+type state struct {
 	versions    map[contract.PolicyKind][]contract.PolicyVersion // published versions, from 2, in order
 	autonomyDoc policydoc.Autonomy                               // the last published autonomy policy
 	agents      map[contract.AgentID]*agentAutonomy              // each Agent's level and windows
 }
 
-// New returns the Book over st; now is the clock.
+// newState returns the state of an empty log.
+func newState() *state {
+	return &state{versions: map[contract.PolicyKind][]contract.PolicyVersion{}, agents: map[contract.AgentID]*agentAutonomy{}}
+}
+
+// New returns the Book over st; now is the clock. A Book reads what it wrote from the
+// memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which
+// is one already).
 func New(st store.Store, now func() time.Time) *Book {
-	return &Book{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+	st = eventlog.Remember(st, nil)
+	return &Book{store: st, now: now, log: eventlog.NewDriver(st, newState)}
 }
 
-func (b *Book) shelf(project contract.ProjectID) *shelf {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.projects[project]
-	if s == nil {
-		s = &shelf{}
-		s.resetLocked()
-		s.cursor.Reset = s.resetLocked
-		b.projects[project] = s
-	}
-	return s
-}
-
-// resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
-// it applied events a failed commit lost (see [eventlog.Cursor]). s.mu must be held, or
-// s not shared yet.
-func (s *shelf) resetLocked() {
-	s.versions, s.agents = map[contract.PolicyKind][]contract.PolicyVersion{}, map[contract.AgentID]*agentAutonomy{}
-	s.autonomyDoc = policydoc.Autonomy{}
-}
-
-func (s *shelf) apply(e store.Event) error {
+// Apply steps s by e: a published version, or an event that moves an Agent's autonomy.
+func (s *state) Apply(e store.Event) error {
 	if e.Type != event.PolicyPublished {
 		return s.applyAutonomy(e)
 	}
@@ -96,16 +83,16 @@ func builtin(kind contract.PolicyKind) contract.PolicyVersion {
 	return contract.PolicyVersion{Kind: kind, Version: 1, Builtin: true, Digest: contract.Sum([]byte(text)).String(), Text: text}
 }
 
-// latestLocked returns kind's version in force. s.mu must be held.
-func (s *shelf) latestLocked(kind contract.PolicyKind) contract.PolicyVersion {
+// latest returns kind's version in force.
+func (s *state) latest(kind contract.PolicyKind) contract.PolicyVersion {
 	if vs := s.versions[kind]; len(vs) > 0 {
 		return vs[len(vs)-1]
 	}
 	return builtin(kind)
 }
 
-// versionLocked returns version n of kind, or ok false. s.mu must be held.
-func (s *shelf) versionLocked(kind contract.PolicyKind, n int64) (contract.PolicyVersion, bool) {
+// version returns version n of kind, or ok false.
+func (s *state) version(kind contract.PolicyKind, n int64) (contract.PolicyVersion, bool) {
 	vs := s.versions[kind]
 	switch {
 	case n == 1:
@@ -116,15 +103,11 @@ func (s *shelf) versionLocked(kind contract.PolicyKind, n int64) (contract.Polic
 	return contract.PolicyVersion{}, false
 }
 
-// read runs fn on project's shelf caught up with the log.
-func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
-	s := b.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
+// read runs fn on project's state caught up with the log.
+func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *state)) error {
+	if err := b.log.Read(ctx, project, func(s *state) error { fn(s); return nil }); err != nil {
 		return fmt.Errorf("read policies of %s: %w", project, err)
 	}
-	fn(s)
 	return nil
 }
 
@@ -146,21 +129,12 @@ func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.
 	if err != nil {
 		return contract.PolicyVersion{}, err
 	}
-	s := b.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := b.nowUTC()
 	var out contract.PolicyVersion
-	err = b.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.LockHead(ctx, string(project)); err != nil {
-			return err
-		}
+	err = b.log.Write(ctx, project, func(tx store.Tx, s *state) error {
 		// Under the head lock nothing else appends, so the version read here is the
 		// next one when this transaction commits.
-		if err := s.cursor.CatchUp(ctx, tx, project, s.apply); err != nil {
-			return err
-		}
-		cur := s.latestLocked(d.Kind)
+		cur := s.latest(d.Kind)
 		digest := contract.Sum([]byte(req.Text)).String()
 		if digest == cur.Digest {
 			return contract.Errorf(contract.CodeAlreadyExists, "the %s policy in force (version %d) is this text already; change the file before publishing it.", d.Kind, cur.Version)
@@ -170,14 +144,7 @@ func (b *Book) Publish(ctx context.Context, c identity.Caller, project contract.
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.PolicyPublishedData{PolicyVersion: out})
 	})
 	if err != nil {
-		var ce *contract.Error
-		if errors.As(err, &ce) {
-			return contract.PolicyVersion{}, err
-		}
-		return contract.PolicyVersion{}, fmt.Errorf("publish %s policy: %w", d.Kind, eventlog.Refuse(err, "project "+string(project)))
-	}
-	if err := s.cursor.CatchUp(ctx, b.store, project, s.apply); err != nil {
-		return contract.PolicyVersion{}, fmt.Errorf("read policies of %s: %w", project, err)
+		return contract.PolicyVersion{}, eventlog.RefuseWrite(err, fmt.Sprintf("publish %s policy", d.Kind), "project "+string(project))
 	}
 	// Named after the event is written: the log records the principal, not a name.
 	if out.Publisher, err = b.publisher(ctx, out.PublishedBy, map[contract.Principal]string{}); err != nil {
@@ -193,7 +160,7 @@ func (b *Book) List(ctx context.Context, c identity.Caller, project contract.Pro
 		return nil, err
 	}
 	var out []contract.PolicyVersion
-	err := b.read(ctx, project, func(s *shelf) {
+	err := b.read(ctx, project, func(s *state) {
 		for _, k := range contract.PolicyKinds {
 			out = append(out, builtin(k))
 			out = append(out, s.versions[k]...)
@@ -245,12 +212,12 @@ func (b *Book) Show(ctx context.Context, c identity.Caller, project contract.Pro
 	}
 	var v contract.PolicyVersion
 	ok := false
-	err := b.read(ctx, project, func(s *shelf) {
+	err := b.read(ctx, project, func(s *state) {
 		if n == 0 {
-			v, ok = s.latestLocked(kind), true
+			v, ok = s.latest(kind), true
 			return
 		}
-		v, ok = s.versionLocked(kind, n)
+		v, ok = s.version(kind, n)
 	})
 	if err != nil {
 		return contract.PolicyVersion{}, err
@@ -281,7 +248,7 @@ func (b *Book) Diff(ctx context.Context, c identity.Caller, project contract.Pro
 // or a policy-governed act records and obeys.
 func (b *Book) InForce(ctx context.Context, project contract.ProjectID, kind contract.PolicyKind) (contract.PolicyVersion, policydoc.Document, error) {
 	var v contract.PolicyVersion
-	if err := b.read(ctx, project, func(s *shelf) { v = s.latestLocked(kind) }); err != nil {
+	if err := b.read(ctx, project, func(s *state) { v = s.latest(kind) }); err != nil {
 		return contract.PolicyVersion{}, policydoc.Document{}, err
 	}
 	if v.Builtin {

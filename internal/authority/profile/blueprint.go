@@ -121,7 +121,7 @@ func (k *Keeper) Blueprint(ctx context.Context, c identity.Caller, project contr
 		return contract.Blueprint{}, err
 	}
 	var out *contract.Blueprint
-	if err := k.read(ctx, project, func(s *shelf) { out = cloneBlueprint(s.blueprints[name]) }); err != nil {
+	if err := k.read(ctx, project, func(s *state) { out = cloneBlueprint(s.blueprints[name]) }); err != nil {
 		return contract.Blueprint{}, err
 	}
 	if out == nil {
@@ -137,7 +137,7 @@ func (k *Keeper) Blueprints(ctx context.Context, c identity.Caller, project cont
 		return nil, err
 	}
 	out := []contract.Blueprint{}
-	err := k.read(ctx, project, func(s *shelf) {
+	err := k.read(ctx, project, func(s *state) {
 		for _, b := range s.blueprints {
 			out = append(out, *cloneBlueprint(b))
 		}
@@ -161,9 +161,9 @@ func (k *Keeper) SetBlueprint(ctx context.Context, c identity.Caller, project co
 		return contract.Blueprint{}, err
 	}
 	var out contract.Blueprint
-	err = k.actOn(ctx, project, "set the blueprint "+name, "blueprint "+name, func(tx store.Tx, s *shelf, now time.Time) error {
+	err = k.write(ctx, project, "set the blueprint "+name, "blueprint "+name, func(tx store.Tx, s *state, now time.Time) error {
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.BlueprintSetData{Name: name, BlueprintSpec: spec, Digest: d})
-	}, func(s *shelf) { out = *cloneBlueprint(s.blueprints[name]) })
+	}, func(s *state) { out = *cloneBlueprint(s.blueprints[name]) })
 	return out, err
 }
 
@@ -173,12 +173,12 @@ func (k *Keeper) RemoveBlueprint(ctx context.Context, c identity.Caller, project
 	if err := c.RequireInPerson(project); err != nil {
 		return err
 	}
-	return k.actOn(ctx, project, "remove the blueprint "+name, "blueprint "+name, func(tx store.Tx, s *shelf, now time.Time) error {
+	return k.write(ctx, project, "remove the blueprint "+name, "blueprint "+name, func(tx store.Tx, s *state, now time.Time) error {
 		if s.blueprints[name] == nil {
 			return contract.Errorf(contract.CodeNotFound, "project %s has no blueprint %.80q to remove; docket agent blueprint list shows its blueprints.", project, name)
 		}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.BlueprintRemovedData{Name: name})
-	}, func(*shelf) {})
+	}, func(*state) {})
 }
 
 // SetFromBlueprint replaces agent's profile with a copy of blueprint ref (which must
@@ -189,7 +189,7 @@ func (k *Keeper) SetFromBlueprint(ctx context.Context, c identity.Caller, projec
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.AgentProfile{}, err
 	}
-	return k.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+	return k.act(ctx, project, agent, func(tx store.Tx, s *state, now time.Time) error {
 		if _, live := s.names[agent]; !live {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
 		}
@@ -211,23 +211,9 @@ func (k *Keeper) SetFromBlueprint(ctx context.Context, c identity.Caller, projec
 	})
 }
 
-// actOn runs a member's act on project's shelf in one transaction under the log's head
-// lock, then after on the shelf caught up with it.
-func (k *Keeper) actOn(ctx context.Context, project contract.ProjectID, what, subject string, fn func(tx store.Tx, s *shelf, now time.Time) error, after func(s *shelf)) error {
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := k.now().UTC().Round(0)
-	if err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, what, subject, func(tx store.Tx) error { return fn(tx, s, now) }); err != nil {
-		return err
-	}
-	after(s)
-	return nil
-}
-
 // blueprintState says whether the blueprint a profile was copied from still has the
-// digest it copied. s.mu must be held.
-func (s *shelf) blueprintState(ref *contract.BlueprintRef) string {
+// digest it copied.
+func (s *state) blueprintState(ref *contract.BlueprintRef) string {
 	switch bp := s.blueprints[ref.Name]; {
 	case bp == nil:
 		return contract.BlueprintRemoved

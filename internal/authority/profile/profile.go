@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -22,19 +21,18 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// Keeper keeps the profiles of every project's Agents. It is safe for concurrent use.
+// Keeper keeps the profiles of every project's Agents: each project's [state], read and
+// written through one [eventlog.Driver] (docs/architecture.md, "The project state and
+// its driver"). It is safe for concurrent use.
 type Keeper struct {
-	store store.Store
-	now   func() time.Time
-
-	mu       sync.Mutex                    // guards projects; held only to find an entry
-	projects map[contract.ProjectID]*shelf // created on first use, never removed
+	now func() time.Time
+	// log holds each project's state; its lock is never held with another part's.
+	log *eventlog.Driver[*state]
 }
 
-// shelf is one project's profiles.
-type shelf struct {
-	mu       sync.Mutex // guards the fields below; never held with another part's lock
-	cursor   eventlog.Cursor
+// state is one project's profiles, workers and blueprints: a pure [eventlog.State],
+// stepped only by [state.Apply].
+type state struct {
 	names    map[contract.AgentID]string // every live Agent's name
 	profiles map[contract.AgentID]*contract.AgentProfile
 	workers  map[contract.ConnectionID]contract.RuntimeStatus // the supervised worker of each Connection, as last reported
@@ -42,34 +40,21 @@ type shelf struct {
 	blueprints map[string]*contract.Blueprint
 }
 
-// resetLocked empties the shelf, for its cursor to rebuild it from the log's start when
-// it applied events a failed commit lost (see [eventlog.Cursor]). s.mu must be held, or
-// s not shared yet.
-func (s *shelf) resetLocked() {
-	s.names, s.profiles = map[contract.AgentID]string{}, map[contract.AgentID]*contract.AgentProfile{}
-	s.workers = map[contract.ConnectionID]contract.RuntimeStatus{}
-	s.blueprints = map[string]*contract.Blueprint{}
+// newState returns the state of an empty log.
+func newState() *state {
+	return &state{names: map[contract.AgentID]string{}, profiles: map[contract.AgentID]*contract.AgentProfile{},
+		workers: map[contract.ConnectionID]contract.RuntimeStatus{}, blueprints: map[string]*contract.Blueprint{}}
 }
 
-// New returns the Keeper over st; now is the clock.
+// New returns the Keeper over st; now is the clock. A Keeper reads what it wrote from the
+// memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which is
+// one already).
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{store: st, now: now, projects: map[contract.ProjectID]*shelf{}}
+	return &Keeper{now: now, log: eventlog.NewDriver(eventlog.Remember(st, nil), newState)}
 }
 
-func (k *Keeper) shelf(project contract.ProjectID) *shelf {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	s := k.projects[project]
-	if s == nil {
-		s = &shelf{}
-		s.resetLocked()
-		s.cursor.Reset = s.resetLocked
-		k.projects[project] = s
-	}
-	return s
-}
-
-func (s *shelf) apply(e store.Event) error {
+// Apply steps s by e.
+func (s *state) Apply(e store.Event) error {
 	switch e.Type {
 	case event.AgentCreated:
 		var a event.AgentCreatedData
@@ -138,15 +123,11 @@ func (s *shelf) apply(e store.Event) error {
 	return nil
 }
 
-// read runs fn on project's shelf caught up with the log.
-func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *shelf)) error {
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.cursor.CatchUp(ctx, k.store, project, s.apply); err != nil {
+// read runs fn on project's state caught up with the log.
+func (k *Keeper) read(ctx context.Context, project contract.ProjectID, fn func(s *state)) error {
+	if err := k.log.Read(ctx, project, func(s *state) error { fn(s); return nil }); err != nil {
 		return fmt.Errorf("read profiles of %s: %w", project, err)
 	}
-	fn(s)
 	return nil
 }
 
@@ -156,7 +137,7 @@ func (k *Keeper) Profile(ctx context.Context, c identity.Caller, project contrac
 		return contract.AgentProfile{}, err
 	}
 	var out *contract.AgentProfile
-	err := k.read(ctx, project, func(s *shelf) { out = s.cloneProfile(s.profiles[agent]) })
+	err := k.read(ctx, project, func(s *state) { out = s.cloneProfile(s.profiles[agent]) })
 	if err != nil {
 		return contract.AgentProfile{}, err
 	}
@@ -173,7 +154,7 @@ func (k *Keeper) List(ctx context.Context, c identity.Caller, project contract.P
 		return nil, err
 	}
 	out := []contract.AgentProfile{}
-	err := k.read(ctx, project, func(s *shelf) {
+	err := k.read(ctx, project, func(s *state) {
 		for _, p := range s.profiles {
 			out = append(out, *s.cloneProfile(p))
 		}
@@ -193,7 +174,7 @@ func (k *Keeper) Set(ctx context.Context, c identity.Caller, project contract.Pr
 	if err := Validate(spec); err != nil {
 		return contract.AgentProfile{}, err
 	}
-	return k.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+	return k.act(ctx, project, agent, func(tx store.Tx, s *state, now time.Time) error {
 		if _, live := s.names[agent]; !live {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s is revoked; a revoked Agent runs no runtime, so it takes no profile.", agent)
 		}
@@ -212,7 +193,7 @@ func (k *Keeper) Report(ctx context.Context, c identity.Caller, project contract
 		return contract.AgentProfile{}, err
 	}
 	st.Reported = time.Time{}
-	return k.act(ctx, c, project, agent, func(tx store.Tx, s *shelf, now time.Time) error {
+	return k.act(ctx, project, agent, func(tx store.Tx, s *state, now time.Time) error {
 		if s.profiles[agent] == nil {
 			return contract.Errorf(contract.CodeNotFound, "Agent %s has no profile, so no runtime to report; set its profile first.", agent)
 		}
@@ -230,25 +211,18 @@ func (k *Keeper) ReportWorker(ctx context.Context, c identity.Caller, project co
 		return contract.RuntimeStatus{}, err
 	}
 	st.Reported = time.Time{}
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := k.now().UTC().Round(0)
-	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "report the worker of "+string(conn), "connection "+string(conn),
-		func(tx store.Tx) error {
-			return eventlog.Append(ctx, tx, project, c.Principal(), now, event.WorkerRuntimeReportedData{Connection: conn, RuntimeStatus: st})
-		})
-	if err != nil {
-		return contract.RuntimeStatus{}, err
-	}
-	return s.workers[conn], nil
+	var out contract.RuntimeStatus
+	err := k.write(ctx, project, "report the worker of "+string(conn), "connection "+string(conn), func(tx store.Tx, _ *state, now time.Time) error {
+		return eventlog.Append(ctx, tx, project, c.Principal(), now, event.WorkerRuntimeReportedData{Connection: conn, RuntimeStatus: st})
+	}, func(s *state) { out = s.workers[conn] })
+	return out, err
 }
 
 // Workers returns the last reported state of each supervised worker of project, by
 // Connection; the caller has checked who may read the project's workers.
 func (k *Keeper) Workers(ctx context.Context, project contract.ProjectID) (map[contract.ConnectionID]contract.RuntimeStatus, error) {
 	out := map[contract.ConnectionID]contract.RuntimeStatus{}
-	err := k.read(ctx, project, func(s *shelf) {
+	err := k.read(ctx, project, func(s *state) {
 		for id, st := range s.workers {
 			out[id] = st
 		}
@@ -256,24 +230,32 @@ func (k *Keeper) Workers(ctx context.Context, project contract.ProjectID) (map[c
 	return out, err
 }
 
-// act runs a member's act on agent's profile in one transaction under the log's head
-// lock, on the shelf caught up inside it, and returns the profile after.
-func (k *Keeper) act(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, fn func(tx store.Tx, s *shelf, now time.Time) error) (contract.AgentProfile, error) {
-	s := k.shelf(project)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// act runs a member's act on agent's profile ([Keeper.write]) and returns the profile
+// after it.
+func (k *Keeper) act(ctx context.Context, project contract.ProjectID, agent contract.AgentID, decide func(tx store.Tx, s *state, now time.Time) error) (contract.AgentProfile, error) {
+	var out contract.AgentProfile
+	err := k.write(ctx, project, "change the profile of "+string(agent), "agent "+string(agent), decide,
+		func(s *state) { out = *s.cloneProfile(s.profiles[agent]) })
+	return out, err
+}
+
+// write runs a member's act on project's state in the write sequence of its log
+// ([eventlog.Held.Update]), then after on the state that applied it, under the same
+// lock; a refusal says what the act was doing and names its subject
+// ([eventlog.RefuseWrite]).
+func (k *Keeper) write(ctx context.Context, project contract.ProjectID, doing, subject string, decide func(tx store.Tx, s *state, now time.Time) error, after func(s *state)) error {
+	h := k.log.Lock(project)
+	defer h.Unlock()
 	now := k.now().UTC().Round(0)
-	err := eventlog.Act(ctx, k.store, project, &s.cursor, s.apply, "change the profile of "+string(agent), "agent "+string(agent),
-		func(tx store.Tx) error { return fn(tx, s, now) })
-	if err != nil {
-		return contract.AgentProfile{}, err
+	if err := h.Update(ctx, func(tx store.Tx, s *state) error { return decide(tx, s, now) }); err != nil {
+		return eventlog.RefuseWrite(err, doing, subject)
 	}
-	return *s.cloneProfile(s.profiles[agent]), nil
+	after(h.State())
+	return nil
 }
 
 // cloneProfile copies p, with the state of the blueprint it was made from; nil stays nil.
-// s.mu must be held.
-func (s *shelf) cloneProfile(p *contract.AgentProfile) *contract.AgentProfile {
+func (s *state) cloneProfile(p *contract.AgentProfile) *contract.AgentProfile {
 	out := clone(p)
 	if out != nil && out.Blueprint != nil {
 		ref := *out.Blueprint
@@ -297,8 +279,8 @@ func clone(p *contract.AgentProfile) *contract.AgentProfile {
 }
 
 // stillCopy returns the blueprint agent's profile was made from when spec is still that
-// copy, its key file and enabled switch aside; nil otherwise. s.mu must be held.
-func (s *shelf) stillCopy(agent contract.AgentID, spec contract.ProfileSpec) *contract.BlueprintRef {
+// copy, its key file and enabled switch aside; nil otherwise.
+func (s *state) stillCopy(agent contract.AgentID, spec contract.ProfileSpec) *contract.BlueprintRef {
 	old := s.profiles[agent]
 	if old == nil || old.Blueprint == nil {
 		return nil
