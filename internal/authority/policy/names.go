@@ -4,16 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 	policydoc "github.com/docketrun/docket/internal/policy"
 )
-
-// named remembers, by the digest of a delegation policy's text and an Action, whether a
-// class of that policy names the Action: a View asks on every answer, and a version's
-// text never changes. It holds one entry per published version and Action asked about.
-var named sync.Map // key: digest + " " + action; value: bool
 
 // DelegationNames reports whether a class of the delegation policy in force in project
 // names action, without parsing the policy again for a version it already read.
@@ -26,7 +20,7 @@ func (b *Book) DelegationNames(ctx context.Context, project contract.ProjectID, 
 		return false, nil // version 1 delegates nothing
 	}
 	key := v.Digest + " " + action
-	if has, ok := named.Load(key); ok {
+	if has, ok := b.named.Load(key); ok {
 		return has.(bool), nil
 	}
 	d, err := policydoc.Parse(v.File, []byte(v.Text))
@@ -34,6 +28,6 @@ func (b *Book) DelegationNames(ctx context.Context, project contract.ProjectID, 
 		return false, fmt.Errorf("delegation policy version %d in the log does not parse: %w", v.Version, err)
 	}
 	has := d.Delegation != nil && slices.ContainsFunc(d.Delegation.Classes, func(c policydoc.Class) bool { return c.Action == action })
-	named.Store(key, has)
+	b.named.Store(key, has)
 	return has, nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +31,11 @@ type Book struct {
 	// log holds each project's state; its lock is taken after the operation ledger's,
 	// never before.
 	log *eventlog.Driver[*state]
+	// named remembers, by the digest of a delegation policy's text and an Action, whether
+	// a class of that policy names the Action: a View asks on every answer, and a
+	// version's text never changes. It holds one entry per published version and Action
+	// asked about. Key: digest + " " + action; value: bool.
+	named sync.Map
 }
 
 // state is one project's published versions and its Agents' autonomy: a pure
