@@ -93,6 +93,9 @@ func TestAuthority_SaveConversation(t *testing.T) {
 	// A save from a runtime that missed the last one is refused, not interleaved.
 	_, err = f.a.SaveConversation(ctx, ag, "c1", contract.ConversationSave{Prev: h1.Seq, From: 2, Messages: msgs("late")})
 	wantCode(t, err, contract.CodeConversationConflict)
+	if want := fmt.Sprintf("(event %d) after event %d", h2.Seq, h1.Seq); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the conflict = %v, want it to name the save that came after prev: %q", err, want)
+	}
 
 	// A save with prev 0 starts the conversation anew.
 	if _, err := f.a.SaveConversation(ctx, ag, "c1", contract.ConversationSave{Messages: msgs("fresh")}); err != nil {

@@ -1,12 +1,10 @@
 package conversation
 
 import (
-	"context"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // Bounds on what one Agent's runtime may save, so that an Agent's token cannot grow the
@@ -31,37 +29,28 @@ type saveMark struct {
 	fresh bool
 }
 
-// markLocked records m, a save of actor, and forgets actor's saves an hour older. p.mu
-// must be held.
-func (p *projectConversations) markLocked(actor string, m saveMark) {
-	marks := append(p.recent[actor], m)
+// mark records m, a save of actor, and forgets actor's saves an hour older.
+func (x *index) mark(actor string, m saveMark) {
+	marks := append(x.recent[actor], m)
 	i := 0
 	for i < len(marks) && !marks[i].at.After(m.at.Add(-saveWindow)) {
 		i++
 	}
-	p.recent[actor] = marks[i:]
+	x.recent[actor] = marks[i:]
 }
 
 // checkBounds refuses a save of size bytes by c to conversation id at now when, with it,
 // c's saves of the last hour would pass [MaxSavedPerHour] bytes, or start more than
-// [MaxStartedPerHour] conversations. The index is caught up from tx, which holds the
-// log's head from the save's first Append, so saves of one Agent count one another.
-func (a *Keeper) checkBounds(ctx context.Context, tx store.Tx, project contract.ProjectID, c identity.Caller, id contract.ConversationID, size int, now time.Time) error {
-	if _, err := tx.LockHead(ctx, string(project)); err != nil {
-		return err
-	}
-	p := a.index.project(project)
-	if err := p.lockCaughtUp(ctx, tx, project); err != nil {
-		return err
-	}
-	defer p.mu.Unlock()
+// [MaxStartedPerHour] conversations. The write sequence catches x up under the log's head
+// lock, so saves of one Agent count one another.
+func (x *index) checkBounds(c identity.Caller, id contract.ConversationID, size int, now time.Time) error {
 	actor := string(c.Principal())
 	bytes, started := size, 0
-	if e := p.convs[conversationKey{actor, id}]; e == nil || e.seq == 0 {
+	if e := x.convs[conversationKey{actor, id}]; e == nil || e.seq == 0 {
 		started++
 	}
 	since := now.Add(-saveWindow)
-	for _, m := range p.recent[actor] {
+	for _, m := range x.recent[actor] {
 		if !m.at.After(since) {
 			continue
 		}

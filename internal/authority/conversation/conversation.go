@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -25,12 +24,15 @@ import (
 type Keeper struct {
 	store store.Store
 	now   func() time.Time
-	index *conversationIndex
+	// indexes keeps each project's conversation index, and is the path the Keeper reads
+	// it and writes a save through (docs/architecture.md, "The project state and its
+	// driver").
+	indexes *eventlog.Driver[*index]
 }
 
 // New returns the Keeper of st's conversations; now is the clock of the events it appends.
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{store: st, now: now, index: newConversationIndex()}
+	return &Keeper{store: st, now: now, indexes: eventlog.NewDriver(st, newIndex)}
 }
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
@@ -42,10 +44,11 @@ func (a *Keeper) nowUTC() time.Time { return a.now().UTC().Round(0) }
 // data. Saves of one conversation form a chain through Prev, so a save from a runtime
 // that did not see the last one is refused rather than interleaved.
 //
-// An in-process index, a projection of the log (conversationIndex below), says which
-// events are whose conversation: a load reads only the conversation's own events since it
-// last started anew, and a list reads none beyond catching the index up. Saves cost a pass
-// over the events since the previous save only.
+// An in-process index, a State of the log (index below), says which events are whose
+// conversation: a load reads only the conversation's own events since it last started
+// anew, and a list reads none beyond catching the index up. A save that continues the
+// conversation's last save reads nothing beyond its catch-up: the index knows that save's
+// count, and that no save came after it.
 
 // agentOnly refuses callers other than an Agent: a conversation is written by the
 // runtime that holds the Agent's token, never by a member on its behalf.
@@ -72,15 +75,16 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 	actor := string(c.Principal())
 	data := event.ConversationSavedData{Conversation: id, Prev: s.Prev, From: s.From, Messages: s.Messages, State: s.State}
 	var head contract.ConversationHead
-	err = a.store.Update(ctx, func(tx store.Tx) error {
+	err = a.indexes.Write(ctx, project, func(tx store.Tx, x *index) error {
 		kept := 0
+		last := x.convs[conversationKey{actor, id}]
 		if s.Prev > 0 {
-			prev, err := savedAt(ctx, tx, project, actor, id, s.Prev)
+			count, err := x.countAt(ctx, tx, project, actor, id, s.Prev)
 			if err != nil {
 				return err
 			}
-			if s.From > prev.Count {
-				return contract.Errorf(contract.CodeInvalidArgument, "the save starts at message %d but conversation %s holds %d; send the messages from %d on", s.From, id, prev.Count, prev.Count)
+			if s.From > count {
+				return contract.Errorf(contract.CodeInvalidArgument, "the save starts at message %d but conversation %s holds %d; send the messages from %d on", s.From, id, count, count)
 			}
 			kept = s.From
 		}
@@ -90,26 +94,18 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 		if err != nil {
 			return err
 		}
-		if err := a.checkBounds(ctx, tx, project, c, id, len(ne.Data), now); err != nil {
+		if err := x.checkBounds(c, id, len(ne.Data), now); err != nil {
 			return err
+		}
+		if s.Prev > 0 && last != nil && last.seq > s.Prev {
+			// The write sequence holds the log's head, so the index, caught up to it,
+			// holds every save that landed after prev: this one is refused, naming the
+			// first of them.
+			return conflict(ctx, tx, project, actor, id, s.Prev)
 		}
 		ev, err := tx.Append(ctx, ne)
 		if err != nil {
 			return fmt.Errorf("append conversation save: %w", err)
-		}
-		if s.Prev > 0 {
-			// Writers of a log are serialized from their first Append, so a save that
-			// landed after Prev is visible here and this one is refused.
-			err := eventlog.Scan(ctx, tx, project, s.Prev, ev.Seq-1, func(e store.Event) error {
-				if ref, ok := conversationOf(e, actor); ok && e.Type == event.ConversationSaved && ref == id {
-					return &contract.Error{Code: contract.CodeConversationConflict,
-						Teaching: fmt.Sprintf("conversation %s was saved by another runtime of this Agent (event %d) after event %d; load it again and resume from there.", id, e.Seq, s.Prev)}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
 		}
 		head = contract.ConversationHead{ID: id, Seq: ev.Seq, Messages: data.Count}
 		return nil
@@ -118,6 +114,22 @@ func (a *Keeper) SaveConversation(ctx context.Context, c identity.Caller, id con
 		return contract.ConversationHead{}, fmt.Errorf("save conversation %s: %w", id, eventlog.Refuse(err, "conversation "+string(id)))
 	}
 	return head, nil
+}
+
+// conflict is the refusal of a save of conversation id by actor whose prev is not the
+// conversation's last save: it names the first save after prev, read from r.
+func conflict(ctx context.Context, r store.Reader, project contract.ProjectID, actor string, id contract.ConversationID, prev int64) error {
+	err := eventlog.Scan(ctx, r, project, prev, -1, func(e store.Event) error {
+		if ref, ok := conversationOf(e, actor); ok && e.Type == event.ConversationSaved && ref == id {
+			return &contract.Error{Code: contract.CodeConversationConflict,
+				Teaching: fmt.Sprintf("conversation %s was saved by another runtime of this Agent (event %d) after event %d; load it again and resume from there.", id, e.Seq, prev)}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("conversation %s: the index holds a save after event %d that the log lacks", id, prev)
 }
 
 // checkSave refuses a save the authority cannot keep: negative positions, messages or a
@@ -145,6 +157,16 @@ func checkSave(s contract.ConversationSave) error {
 func isObject(b json.RawMessage) bool {
 	t := bytes.TrimSpace(b)
 	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// countAt returns the count of messages of the save at seq, which must be one of actor's
+// saves of id: known when it is the conversation's last save, else read from r.
+func (x *index) countAt(ctx context.Context, r store.Reader, project contract.ProjectID, actor string, id contract.ConversationID, seq int64) (int, error) {
+	if e := x.convs[conversationKey{actor, id}]; e != nil && e.seq == seq {
+		return e.count, nil
+	}
+	s, err := savedAt(ctx, r, project, actor, id, seq)
+	return s.Count, err
 }
 
 // savedAt returns the save at seq, which must be one of actor's saves of id.
@@ -233,20 +255,21 @@ func (a *Keeper) loadConversation(ctx context.Context, project contract.ProjectI
 		return contract.Conversation{}, err
 	}
 	actor := string(contract.NewPrincipal(contract.PrincipalAgent, string(agent)))
-	p := a.index.project(project)
-	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
+	var seqs []int64
+	err := a.indexes.Read(ctx, project, func(x *index) error {
+		if c := x.convs[conversationKey{actor, id}]; c != nil && c.seq > 0 {
+			seqs = mergeSeqs(mergeSeqs(c.saves, c.budgets), c.compactions)
+		}
+		return nil
+	})
+	if err != nil {
 		return contract.Conversation{}, fmt.Errorf("load conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
-	var seqs []int64
-	if c := p.convs[conversationKey{actor, id}]; c != nil && c.seq > 0 {
-		seqs = mergeSeqs(mergeSeqs(c.saves, c.budgets), c.compactions)
-	}
-	p.mu.Unlock()
 	if len(seqs) == 0 {
 		return contract.Conversation{}, contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s; list the project's conversations to see the ids in use.", agent, id)
 	}
 	conv := contract.Conversation{ID: id, Project: project, Agent: agent, Messages: []json.RawMessage{}}
-	err := readSeqs(ctx, a.store, project, seqs, func(e store.Event) error {
+	err = readSeqs(ctx, a.store, project, seqs, func(e store.Event) error {
 		// The index named these events; the checks only guard against a log that does
 		// not match it.
 		if e.Actor != actor {
@@ -319,20 +342,22 @@ func (a *Keeper) Conversations(ctx context.Context, c identity.Caller, project c
 		}
 		actor = string(contract.NewPrincipal(contract.PrincipalAgent, ag.ID))
 	}
-	p := a.index.project(project)
-	if err := p.lockCaughtUp(ctx, a.store, project); err != nil {
+	var out []contract.ConversationSummary
+	err := a.indexes.Read(ctx, project, func(x *index) error {
+		out = make([]contract.ConversationSummary, 0, len(x.convs))
+		for k, c := range x.convs {
+			agentID, isAgent := strings.CutPrefix(k.actor, string(contract.PrincipalAgent)+":")
+			if !isAgent || (actor != "" && k.actor != actor) {
+				continue
+			}
+			out = append(out, contract.ConversationSummary{ID: k.id, Agent: contract.AgentID(agentID),
+				Seq: c.seq, UpdatedAt: c.at, Messages: c.count, Budgets: len(c.budgets)})
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list conversations: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
-	out := make([]contract.ConversationSummary, 0, len(p.convs))
-	for k, c := range p.convs {
-		agentID, isAgent := strings.CutPrefix(k.actor, string(contract.PrincipalAgent)+":")
-		if !isAgent || (actor != "" && k.actor != actor) {
-			continue
-		}
-		out = append(out, contract.ConversationSummary{ID: k.id, Agent: contract.AgentID(agentID),
-			Seq: c.seq, UpdatedAt: c.at, Messages: c.count, Budgets: len(c.budgets)})
-	}
-	p.mu.Unlock()
 	slices.SortFunc(out, func(a, b contract.ConversationSummary) int {
 		if c := strings.Compare(string(a.Agent), string(b.Agent)); c != 0 {
 			return c
@@ -342,41 +367,20 @@ func (a *Keeper) Conversations(ctx context.Context, c identity.Caller, project c
 	return out, nil
 }
 
-// conversationIndex knows, per project, which events are whose conversation, so a load
-// reads only the conversation's own events and a list reads none. It is a projection of
-// the log caught up from the store before each use, as the Operations ledger is, so
-// several instances over one store agree; it is never fed from a transaction, which
-// could still roll back.
-type conversationIndex struct {
-	mu       sync.Mutex // guards projects; taken before no other lock
-	projects map[contract.ProjectID]*projectConversations
-}
-
-func newConversationIndex() *conversationIndex {
-	return &conversationIndex{projects: map[contract.ProjectID]*projectConversations{}}
-}
-
-// project returns the index of project, created on first use and never removed.
-func (x *conversationIndex) project(project contract.ProjectID) *projectConversations {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	p := x.projects[project]
-	if p == nil {
-		p = &projectConversations{convs: map[conversationKey]*conversationEntry{}, recent: map[string][]saveMark{}}
-		p.cursor.Reset = func() { // under p.mu, as every catch-up
-			p.convs, p.recent = map[conversationKey]*conversationEntry{}, map[string][]saveMark{}
-		}
-		x.projects[project] = p
-	}
-	return p
-}
-
-// projectConversations is the conversation index of one project.
-type projectConversations struct {
-	mu     sync.Mutex      // guards the fields below
-	cursor eventlog.Cursor // how far the index applied the log
+// index knows which events of one project's log are whose conversation, so a load reads
+// only the conversation's own events and a list reads none. It is the State the Keeper's
+// [eventlog.Driver] keeps of the log, caught up before each use (docs/architecture.md,
+// "The project state and its driver"), so several instances over one store agree.
+type index struct {
 	convs  map[conversationKey]*conversationEntry
 	recent map[string][]saveMark // by actor, its saves of the last hour of the log, oldest first
+}
+
+var _ eventlog.State = (*index)(nil)
+
+// newIndex returns the index of an empty log.
+func newIndex() *index {
+	return &index{convs: map[conversationKey]*conversationEntry{}, recent: map[string][]saveMark{}}
 }
 
 // conversationKey names a conversation: the actor that writes it and its id.
@@ -398,27 +402,17 @@ type conversationEntry struct {
 	count       int // messages after the last save
 }
 
-// lockCaughtUp locks p and applies the events of project after the cursor, read from the
-// store. On success p stays locked and the caller unlocks it; on an error it is unlocked.
-func (p *projectConversations) lockCaughtUp(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	p.mu.Lock()
-	err := p.cursor.CatchUp(ctx, r, project, p.applyLocked)
-	if err != nil {
-		p.mu.Unlock()
-	}
-	return err
-}
-
-func (p *projectConversations) applyLocked(e store.Event) error {
+// Apply steps the index by e, the next event of its project's log ([eventlog.State]).
+func (x *index) Apply(e store.Event) error {
 	id, ok := conversationOf(e, "")
 	if !ok {
 		return nil
 	}
 	k := conversationKey{e.Actor, id}
-	c := p.convs[k]
+	c := x.convs[k]
 	if c == nil {
 		c = &conversationEntry{}
-		p.convs[k] = c
+		x.convs[k] = c
 	}
 	switch e.Type {
 	case event.ConversationSaved:
@@ -426,7 +420,7 @@ func (p *projectConversations) applyLocked(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &s); err != nil {
 			return fmt.Errorf("decode event %d: %w", e.Seq, err)
 		}
-		p.markLocked(e.Actor, saveMark{at: e.At, bytes: len(e.Data), fresh: c.seq == 0})
+		x.mark(e.Actor, saveMark{at: e.At, bytes: len(e.Data), fresh: c.seq == 0})
 		if s.Prev == 0 {
 			c.saves = c.saves[:0]
 		}

@@ -40,7 +40,7 @@ type askReport struct {
 
 // settleAsk appends, in tx, the outcome of the docket.ask that posted t, which now ends
 // with state and res: nothing when no ask posted t, or its Operation already settled.
-// l.mu must be held.
+// l is caught up to tx.
 func settleAsk(ctx context.Context, tx store.Tx, l *ledger, t *contract.Task, state contract.TaskState, res contract.TaskResult, by contract.Principal, now time.Time) error {
 	p := t.Parent
 	if p == nil || !state.Finished() {
@@ -75,45 +75,45 @@ func (k *Keeper) Origin(ctx context.Context, c identity.Caller, conv contract.Co
 	if err != nil || conv == "" {
 		return contract.AskOrigin{}, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
-		return contract.AskOrigin{}, fmt.Errorf("read the task of conversation %s: %w", conv, eventlog.Refuse(err, "project "+string(project)))
-	}
 	var out contract.AskOrigin
-	for _, id := range l.order {
-		t := l.tasks[id]
-		if string(t.Agent) == c.ID && t.Conversation == conv && t.Kind == contract.TaskKindTask && t.State == contract.TaskClaimed {
-			out.Task = t.ID
-			if t.Parent != nil {
-				out.Depth = t.Parent.Depth
+	err = k.ledgers.Read(ctx, project, func(l *ledger) error {
+		for _, id := range l.order {
+			t := l.tasks[id]
+			if string(t.Agent) == c.ID && t.Conversation == conv && t.Kind == contract.TaskKindTask && t.State == contract.TaskClaimed {
+				out.Task = t.ID
+				if t.Parent != nil {
+					out.Depth = t.Parent.Depth
+				}
 			}
 		}
-	}
-	if out.Task == "" {
-		return out, nil
-	}
-	for _, id := range l.order {
-		if t := l.tasks[id]; t.Parent != nil && t.Parent.Task == out.Task && !t.State.Finished() {
-			out.OpenAsks++
+		if out.Task == "" {
+			return nil
 		}
+		for _, id := range l.order {
+			if t := l.tasks[id]; t.Parent != nil && t.Parent.Task == out.Task && !t.State.Finished() {
+				out.OpenAsks++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return contract.AskOrigin{}, fmt.Errorf("read the task of conversation %s: %w", conv, eventlog.Refuse(err, "project "+string(project)))
 	}
 	return out, nil
 }
 
-// cascadeLocked asks, in tx, that the open tasks task id asked for, and theirs, end, as
-// the cancel of id by cancel does. l.mu must be held; l is caught up to tx.
-func (k *Keeper) cascadeLocked(ctx context.Context, tx store.Tx, l *ledger, id contract.TaskID, cancel contract.TaskCancel) error {
+// cascade asks, in tx, that the open tasks task id asked for, and theirs, end, as the
+// cancel of id by cancel does. l is caught up to tx.
+func (k *Keeper) cascade(ctx context.Context, tx store.Tx, l *ledger, id contract.TaskID, cancel contract.TaskCancel) error {
 	for _, cid := range l.order {
 		t := l.tasks[cid]
 		if t.Parent == nil || t.Parent.Task != id || t.State.Finished() || t.Cancel != nil {
 			continue
 		}
-		if err := k.cancelLocked(ctx, tx, l, t, cancel); err != nil {
+		if err := k.cancelOne(ctx, tx, l, t, cancel); err != nil {
 			return err
 		}
-		if err := k.cascadeLocked(ctx, tx, l, cid, cancel); err != nil {
+		if err := k.cascade(ctx, tx, l, cid, cancel); err != nil {
 			return err
 		}
 	}
@@ -126,12 +126,20 @@ func (k *Keeper) Tree(ctx context.Context, c identity.Caller, project contract.P
 	if err := c.RequireMember(project); err != nil {
 		return contract.TaskNode{}, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+	var out contract.TaskNode
+	var treeErr error // the tree's own, which comes back as it is
+	err := k.ledgers.Read(ctx, project, func(l *ledger) error {
+		out, treeErr = k.tree(ctx, l, project, id)
+		return nil
+	})
+	if err != nil {
 		return contract.TaskNode{}, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
+	return out, treeErr
+}
+
+// tree is [Keeper.Tree] on l.
+func (k *Keeper) tree(ctx context.Context, l *ledger, project contract.ProjectID, id contract.TaskID) (contract.TaskNode, error) {
 	t, ok := l.tasks[id]
 	if !ok {
 		return contract.TaskNode{}, contract.Errorf(contract.CodeNotFound, "project %s has no task %s; docket task list shows its tasks", project, id)
@@ -187,27 +195,28 @@ func (k *Keeper) Tree(ctx context.Context, c identity.Caller, project contract.P
 // against the budgets of the schedule whose fire posted the top task. A task of another
 // Agent is refused not_found, as [Keeper.Task] refuses it.
 func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent string, id contract.TaskID) (askers []string, root contract.Task, err error) {
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
-		return nil, contract.Task{}, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
-	}
-	t := l.tasks[id]
-	if t == nil || string(t.Agent) != agent {
-		return nil, contract.Task{}, contract.Errorf(contract.CodeNotFound, "project %s has no task %s of yours; a model request counts against the task the runtime claimed", project, id)
-	}
-	for seen := 0; t.Parent != nil && seen <= contract.MaxAskDepth; seen++ {
-		if a := string(t.Parent.Agent); a != string(t.Agent) && !slices.Contains(askers, a) {
-			askers = append(askers, a)
+	err = k.ledgers.Read(ctx, project, func(l *ledger) error {
+		t := l.tasks[id]
+		if t == nil || string(t.Agent) != agent {
+			return contract.Errorf(contract.CodeNotFound, "project %s has no task %s of yours; a model request counts against the task the runtime claimed", project, id)
 		}
-		up := l.tasks[t.Parent.Task]
-		if t.Parent.Task == "" || up == nil {
-			break
+		for seen := 0; t.Parent != nil && seen <= contract.MaxAskDepth; seen++ {
+			if a := string(t.Parent.Agent); a != string(t.Agent) && !slices.Contains(askers, a) {
+				askers = append(askers, a)
+			}
+			up := l.tasks[t.Parent.Task]
+			if t.Parent.Task == "" || up == nil {
+				break
+			}
+			t = up
 		}
-		t = up
+		root = *t
+		return nil
+	})
+	if err != nil {
+		return nil, contract.Task{}, readErr(err, "read task "+string(id), project)
 	}
-	return askers, *t, nil
+	return askers, root, nil
 }
 
 // AskOpen refuses a docket.ask from task id of project as it is about to be posted once
@@ -219,10 +228,10 @@ func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent 
 // r is the store, or the transaction that posts the asked task: read through it, under the
 // head lock it holds, a cancel committed since the first check is seen before the post.
 func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, r, project); err != nil {
+	h := k.ledgers.Lock(project)
+	defer h.Unlock()
+	l, err := h.CatchUp(ctx, r)
+	if err != nil {
 		return fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
 	t, ok := l.tasks[id]

@@ -26,9 +26,9 @@ func open(t *contract.Task) bool {
 	return !t.State.Finished()
 }
 
-// checkBoundsLocked refuses a post for agent at now when the Agent has maxOpen tasks
-// open, or had maxPerHour posted in the hour before now. l.mu must be held.
-func (l *ledger) checkBoundsLocked(agent contract.AgentID, name string, now time.Time, maxOpen, maxPerHour int) error {
+// checkBounds refuses a post for agent at now when the Agent has maxOpen tasks open, or
+// had maxPerHour posted in the hour before now.
+func (l *ledger) checkBounds(agent contract.AgentID, name string, now time.Time, maxOpen, maxPerHour int) error {
 	openN, recent := 0, 0
 	since := now.Add(-rateWindow)
 	for _, id := range l.order {

@@ -23,14 +23,8 @@ func (k *Keeper) Cancel(ctx context.Context, c identity.Caller, project contract
 	if err := c.RequireMember(project); err != nil {
 		return contract.Task{}, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out contract.Task
-	err := k.store.Update(ctx, func(tx store.Tx) error {
-		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
-			return err
-		}
+	err := k.ledgers.Write(ctx, project, func(tx store.Tx, l *ledger) error {
 		t, ok := l.tasks[id]
 		if !ok {
 			return contract.Errorf(contract.CodeNotFound, "project %s has no task %s; docket task list shows its tasks", project, id)
@@ -43,12 +37,12 @@ func (k *Keeper) Cancel(ctx context.Context, c identity.Caller, project contract
 			return contract.Errorf(contract.CodeTaskFinished, "task %s already ended %s, and there is nothing left to cancel; docket task show %s shows how", id, t.State, id)
 		}
 		cancel := contract.TaskCancel{By: c.Principal(), At: k.nowUTC()}
-		if err := k.cancelLocked(ctx, tx, l, t, cancel); err != nil {
+		if err := k.cancelOne(ctx, tx, l, t, cancel); err != nil {
 			return err
 		}
 		out = cancelled(t, cancel)
 		// The tasks it asked for are cancelled with it (docs/agents.md).
-		return k.cascadeLocked(ctx, tx, l, id, cancel)
+		return k.cascade(ctx, tx, l, id, cancel)
 	})
 	if err != nil {
 		return contract.Task{}, fmt.Errorf("cancel task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
@@ -56,10 +50,10 @@ func (k *Keeper) Cancel(ctx context.Context, c identity.Caller, project contract
 	return out, nil
 }
 
-// cancelLocked appends, in tx, the cancel of open task t: a task no runtime claimed yet
-// ends cancelled at once, and the docket.ask that posted it, if any, settles. l.mu must
-// be held.
-func (k *Keeper) cancelLocked(ctx context.Context, tx store.Tx, l *ledger, t *contract.Task, cancel contract.TaskCancel) error {
+// cancelOne appends, in tx, the cancel of open task t: a task no runtime claimed yet ends
+// cancelled at once, and the docket.ask that posted it, if any, settles. l is caught up
+// to tx.
+func (k *Keeper) cancelOne(ctx context.Context, tx store.Tx, l *ledger, t *contract.Task, cancel contract.TaskCancel) error {
 	if err := eventlog.Append(ctx, tx, t.Project, cancel.By, cancel.At, event.TaskCancelRequestedData{Task: t.ID, TaskCancel: cancel}); err != nil {
 		return err
 	}
@@ -92,7 +86,7 @@ func cancelled(t *contract.Task, cancel contract.TaskCancel) contract.Task {
 	return v
 }
 
-// applyCancel records a cancel asked for in event e on its task. l.mu must be held.
+// applyCancel records a cancel asked for in event e on its task.
 func (l *ledger) applyCancel(e store.Event, d event.TaskCancelRequestedData) error {
 	t, ok := l.tasks[d.Task]
 	if !ok {
@@ -108,17 +102,17 @@ func (l *ledger) applyCancel(e store.Event, d event.TaskCancelRequestedData) err
 // answers the task as it then stands. Waiting costs no reads: it follows the log.
 func (k *Keeper) holdRenewal(ctx context.Context, project contract.ProjectID, agent contract.AgentID, id contract.TaskID, attempt int, renewed contract.Task, wait time.Duration) (contract.Task, error) {
 	deadline := time.Now().Add(wait)
-	l := k.ledger(project)
 	out := renewed
 	for {
-		l.mu.Lock()
-		err := l.catchUpLocked(ctx, k.store, project)
-		t, ok := l.tasks[id]
-		head := l.cursor.Seq()
-		if err == nil && ok && t.Agent == agent {
-			out = k.view(t)
+		h := k.ledgers.Lock(project)
+		l, err := h.CatchUp(ctx, k.store)
+		if err == nil {
+			if t, ok := l.tasks[id]; ok && t.Agent == agent {
+				out = k.view(t)
+			}
 		}
-		l.mu.Unlock()
+		head := h.Seq()
+		h.Unlock()
 		if err != nil {
 			return contract.Task{}, fmt.Errorf("renew task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 		}

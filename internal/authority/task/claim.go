@@ -34,9 +34,8 @@ func (k *Keeper) Claim(ctx context.Context, c identity.Caller, req contract.Task
 	agent := contract.AgentID(c.ID)
 	// The poll's bound is wall time; leases are read on the authority's clock.
 	deadline := time.Now().Add(wait)
-	l := k.ledger(project)
 	for {
-		claim, head, expiry, err := k.tryClaim(ctx, c, l, project, agent, req.Task)
+		claim, head, expiry, err := k.tryClaim(ctx, c, project, agent, req.Task)
 		if err != nil || claim.Task != nil {
 			return claim, err
 		}
@@ -68,12 +67,15 @@ func waitLog(ctx context.Context, st store.Store, project contract.ProjectID, he
 	return nil
 }
 
-// tryClaim claims agent's next task when there is one; else it returns the head it read
-// and when the next live claim runs out.
-func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, project contract.ProjectID, agent contract.AgentID, only contract.TaskID) (contract.TaskClaim, int64, time.Time, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
+// tryClaim claims agent's next task when there is one; else it returns the head its
+// ledger is caught up to and when the next live claim runs out. It looks for the task in
+// memory first, so a claim that finds none writes nothing, and then claims it in the
+// write sequence, where another instance may have taken it first.
+func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, only contract.TaskID) (contract.TaskClaim, int64, time.Time, error) {
+	h := k.ledgers.Lock(project)
+	defer h.Unlock()
+	l, err := h.CatchUp(ctx, k.store)
+	if err != nil {
 		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	if only != "" {
@@ -81,20 +83,22 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 			return contract.TaskClaim{}, 0, time.Time{}, contract.Errorf(contract.CodeNotFound, "you have no task %s; claim without naming one to take your next", only)
 		}
 	}
-	if err := k.readRooms(ctx, l, project, agent); err != nil {
-		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", err)
+	var rs rooms
+	for _, id := range l.order {
+		if t := l.tasks[id]; t.Agent == agent && t.State == contract.TaskWaiting {
+			if rs, err = k.readRooms(ctx, project, t.Waiting, rs); err != nil {
+				return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", err)
+			}
+		}
 	}
-	t, _, expiry := l.nextLocked(agent, only, k.now())
+	t, _, expiry := l.next(agent, only, k.now(), rs)
 	if t == nil {
-		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
+		return contract.TaskClaim{}, h.Seq(), expiry, nil
 	}
 	var out contract.TaskClaim
-	err := k.store.Update(ctx, func(tx store.Tx) error {
-		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
-			return err
-		}
+	err = h.Update(ctx, func(tx store.Tx, l *ledger) error {
 		now := k.nowUTC()
-		t, wake, _ := l.nextLocked(agent, only, now)
+		t, wake, _ := l.next(agent, only, now, rs)
 		if t == nil {
 			return nil // another instance took it first; the caller waits again
 		}
@@ -108,38 +112,34 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, l *ledger, pro
 		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	if out.Task == nil {
-		return contract.TaskClaim{}, l.cursor.Seq(), expiry, nil
+		return contract.TaskClaim{}, h.Seq(), expiry, nil
 	}
 	return out, 0, time.Time{}, nil
 }
 
-// readRooms reads whether each budget a waiting task of agent waits on has room now,
-// for nextLocked. A budget's room changes without an event of the task's own (a window
-// turns), so it is read at each claim: a claim's long-poll ends within
-// [contract.MaxTaskClaimWait], and the next one reads it again. l.mu must be held.
-func (k *Keeper) readRooms(ctx context.Context, l *ledger, project contract.ProjectID, agent contract.AgentID) error {
-	rooms := map[string]bool{}
-	for _, id := range l.order {
-		t := l.tasks[id]
-		if t.Agent != agent || t.State != contract.TaskWaiting {
+// readRooms adds to rs (made when nil) whether each budget of ws not in it yet has room
+// now, and returns it. A budget's room is not in the log — it changes without an event
+// of the task's own (a window turns) — so it is not the ledger's: it is read at each
+// call that needs it, and a claim's long-poll ends within [contract.MaxTaskClaimWait],
+// so the next one reads it again.
+func (k *Keeper) readRooms(ctx context.Context, project contract.ProjectID, ws []contract.TaskWait, rs rooms) (rooms, error) {
+	for _, w := range ws {
+		if _, read := rs[w.Budget]; w.Budget == "" || read {
 			continue
 		}
-		for _, w := range t.Waiting {
-			if _, read := rooms[w.Budget]; w.Budget == "" || read {
-				continue
+		room := true
+		if k.room != nil {
+			var err error
+			if room, err = k.room(ctx, project, w.Budget); err != nil {
+				return nil, fmt.Errorf("read budget %s: %w", w.Budget, err)
 			}
-			room := true
-			if k.room != nil {
-				var err error
-				if room, err = k.room(ctx, project, w.Budget); err != nil {
-					return fmt.Errorf("read budget %s: %w", w.Budget, err)
-				}
-			}
-			rooms[w.Budget] = room
 		}
+		if rs == nil {
+			rs = rooms{}
+		}
+		rs[w.Budget] = room
 	}
-	l.rooms = rooms
-	return nil
+	return rs, nil
 }
 
 // Renew extends the lease of the calling Agent's claim of task id, attempt r.Attempt.
@@ -247,21 +247,15 @@ func held(t *contract.Task, attempt int) error {
 	return nil
 }
 
-// change runs fn on task id of the calling Agent in one transaction that holds the log's
-// head.
+// change runs fn on task id of the calling Agent in the write sequence of its project's
+// ledger.
 func (k *Keeper) change(ctx context.Context, c identity.Caller, id contract.TaskID, what string, fn func(store.Tx, *ledger, *contract.Task, time.Time) (contract.Task, error)) (contract.Task, error) {
 	project, err := agentOnly(c)
 	if err != nil {
 		return contract.Task{}, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out contract.Task
-	err = k.store.Update(ctx, func(tx store.Tx) error {
-		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
-			return err
-		}
+	err = k.ledgers.Write(ctx, project, func(tx store.Tx, l *ledger) error {
 		t, ok := l.tasks[id]
 		if !ok || string(t.Agent) != c.ID {
 			return contract.Errorf(contract.CodeNotFound, "you have no task %s", id)
@@ -288,14 +282,10 @@ func (k *Keeper) WaitOperations(ctx context.Context, c identity.Caller, ws []con
 		return false, contract.Errorf(contract.CodeInvalidArgument, "waitMs is out of range; wait 0 to %d ms", contract.MaxTaskClaimWait.Milliseconds())
 	}
 	deadline := time.Now().Add(bound)
-	l := k.ledger(project)
 	for {
-		l.mu.Lock()
-		err := l.catchUpLocked(ctx, k.store, project)
-		done, head := l.reported(contract.AgentID(c.ID), ws), l.cursor.Seq()
-		l.mu.Unlock()
+		done, head, err := k.reported(ctx, project, contract.AgentID(c.ID), ws)
 		if err != nil {
-			return false, fmt.Errorf("wait for operations: %w", eventlog.Refuse(err, "project "+string(project)))
+			return false, fmt.Errorf("wait for operations: %w", err)
 		}
 		d := time.Until(deadline)
 		if done || d <= 0 {
@@ -307,6 +297,22 @@ func (k *Keeper) WaitOperations(ctx context.Context, c identity.Caller, ws []con
 	}
 }
 
+// reported reports whether each of ws of agent has an outcome, or room for a budget
+// ([ledger.reported]), and the head the ledger is caught up to.
+func (k *Keeper) reported(ctx context.Context, project contract.ProjectID, agent contract.AgentID, ws []contract.TaskWait) (bool, int64, error) {
+	h := k.ledgers.Lock(project)
+	defer h.Unlock()
+	l, err := h.CatchUp(ctx, k.store)
+	if err != nil {
+		return false, 0, eventlog.Refuse(err, "project "+string(project))
+	}
+	rs, err := k.readRooms(ctx, project, ws, nil)
+	if err != nil {
+		return false, 0, err
+	}
+	return l.reported(agent, ws, rs), h.Seq(), nil
+}
+
 // Pin returns what conversation id of the calling Agent is held to: the Case Type and
 // key its tasks pinned, and the Case they brought into focus; the zero CasePin when none.
 // by names who posted its tasks, first posts first: a Request a call of the conversation
@@ -316,18 +322,15 @@ func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.Convers
 	if err != nil {
 		return contract.CasePin{}, nil, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	// Every tool call of a conversation asks: the head alone says whether there is
-	// anything to catch up with.
-	head, err := k.store.Head(ctx, string(project))
-	if err == nil && head.Seq != l.cursor.Seq() {
-		err = l.catchUpLocked(ctx, k.store, project)
-	}
+	// anything to catch up with ([eventlog.Cursor.CatchUp]).
+	err = k.ledgers.Read(ctx, project, func(l *ledger) error {
+		key := convKey{contract.AgentID(c.ID), id}
+		pin, by = l.pins[key], slices.Clone(l.authors[key])
+		return nil
+	})
 	if err != nil {
 		return contract.CasePin{}, nil, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
-	key := convKey{contract.AgentID(c.ID), id}
-	return l.pins[key], slices.Clone(l.authors[key]), nil
+	return pin, by, nil
 }

@@ -1,12 +1,10 @@
 package task
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -15,13 +13,13 @@ import (
 	"github.com/docketrun/docket/internal/store"
 )
 
-// ledger is the task ledger of one project: a projection of its log, caught up from the
-// store before each use (as the operation ledger is), so several instances over one store
-// agree. Besides the task events it follows the Agents' Operation states, which decide
-// when a waiting task wakes, and which conversations exist.
+// ledger is the task ledger of one project: the State the Keeper's [eventlog.Driver]
+// keeps of its log, caught up before each use (docs/architecture.md, "The project state
+// and its driver"), so several instances over one store agree. Besides the task events it
+// follows the Agents' Operation states, which decide when a waiting task wakes, and which
+// conversations exist. It is pure: whether a budget has room is not in the log, so it is
+// read at each call that needs it and handed to [ledger.next] and [ledger.reported].
 type ledger struct {
-	mu          sync.Mutex // guards the fields below
-	cursor      eventlog.Cursor
 	tasks       map[contract.TaskID]*contract.Task
 	order       []contract.TaskID // by post
 	wake        map[contract.TaskID]bool
@@ -30,9 +28,6 @@ type ledger struct {
 	pins        map[convKey]contract.CasePin
 	authors     map[convKey][]contract.Principal // who posted each conversation's tasks, first posts first
 	ops         map[contract.AgentID]map[int64]opState
-	// rooms says which budgets that tasks wait on had room when last read (see
-	// [Keeper.readRooms]); a budget not in it has none.
-	rooms map[string]bool
 }
 
 type clientKey struct {
@@ -51,42 +46,21 @@ type opState struct {
 	state contract.OperationState
 }
 
+// rooms says which budgets that tasks wait on had room when read ([Keeper.readRooms]); a
+// budget not in it has none.
+type rooms map[string]bool
+
+var _ eventlog.State = (*ledger)(nil)
+
+// newLedger returns the ledger of an empty log.
 func newLedger() *ledger {
-	l := &ledger{}
-	l.resetLocked()
-	l.cursor.Reset = l.resetLocked
-	return l
+	return &ledger{tasks: map[contract.TaskID]*contract.Task{}, wake: map[contract.TaskID]bool{},
+		byClientKey: map[clientKey]contract.TaskID{}, known: map[convKey]bool{}, pins: map[convKey]contract.CasePin{},
+		authors: map[convKey][]contract.Principal{}, ops: map[contract.AgentID]map[int64]opState{}}
 }
 
-// resetLocked empties the ledger, for its cursor to rebuild it from the log's start when
-// it applied events a failed commit lost (see [eventlog.Cursor]). l.mu must be held, or
-// l not shared yet.
-func (l *ledger) resetLocked() {
-	l.tasks, l.order, l.wake = map[contract.TaskID]*contract.Task{}, nil, map[contract.TaskID]bool{}
-	l.byClientKey, l.known, l.pins = map[clientKey]contract.TaskID{}, map[convKey]bool{}, map[convKey]contract.CasePin{}
-	l.authors = map[convKey][]contract.Principal{}
-	l.ops = map[contract.AgentID]map[int64]opState{}
-}
-
-// catchUpLocked applies the events of project after the cursor, read from r. l.mu must
-// be held.
-func (l *ledger) catchUpLocked(ctx context.Context, r store.Reader, project contract.ProjectID) error {
-	return l.cursor.CatchUp(ctx, r, project, l.apply)
-}
-
-// lockCaughtUp locks the log's head inside tx, which keeps every other writer of the
-// project out until tx ends, and catches the ledger up with what tx sees: what committed
-// before it, and what the Updates batched before it in tx's transaction appended. When
-// that transaction's COMMIT fails, the cursor finds the ledger ahead of the log at its
-// next catch-up and rebuilds it ([eventlog.Cursor]). l.mu must be held.
-func (l *ledger) lockCaughtUp(ctx context.Context, tx store.Tx, project contract.ProjectID) error {
-	if _, err := tx.LockHead(ctx, string(project)); err != nil {
-		return fmt.Errorf("lock head of %s: %w", project, err)
-	}
-	return l.catchUpLocked(ctx, tx, project)
-}
-
-func (l *ledger) apply(e store.Event) error {
+// Apply steps the ledger by e, the next event of its project's log ([eventlog.State]).
+func (l *ledger) Apply(e store.Event) error {
 	switch e.Type {
 	case event.TaskPosted:
 		var d event.TaskPostedData
@@ -173,12 +147,12 @@ func (l *ledger) apply(e store.Event) error {
 }
 
 // reported reports whether every Operation of agent in ws has an outcome the model can
-// be shown: settled, or needing a person; and every budget in ws has room.
-func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait) bool {
+// be shown: settled, or needing a person; and every budget in ws has room in rs.
+func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait, rs rooms) bool {
 	ops := l.ops[agent]
 	for _, w := range ws {
 		if w.Budget != "" {
-			if !l.rooms[w.Budget] {
+			if !rs[w.Budget] {
 				return false
 			}
 			continue
@@ -203,13 +177,13 @@ func (l *ledger) reported(agent contract.AgentID, ws []contract.TaskWait) bool {
 	return true
 }
 
-// nextLocked finds agent's next task a runtime may take at now (only task, when not
-// empty): the oldest that is queued, whose claim ran out, or that waits on Operations
-// that all have an outcome — never one whose conversation another live claim holds (a
-// task that waits holds none: a message may come meanwhile). It
-// also returns when the next live claim of agent runs out (zero when none), since that
-// may free a task. l.mu must be held.
-func (l *ledger) nextLocked(agent contract.AgentID, only contract.TaskID, now time.Time) (*contract.Task, bool, time.Time) {
+// next finds agent's next task a runtime may take at now (only task, when not empty):
+// the oldest that is queued, whose claim ran out, or that waits on Operations that all
+// have an outcome and budgets that have room in rs — never one whose conversation another
+// live claim holds (a task that waits holds none: a message may come meanwhile). It also
+// returns when the next live claim of agent runs out (zero when none), since that may
+// free a task.
+func (l *ledger) next(agent contract.AgentID, only contract.TaskID, now time.Time, rs rooms) (*contract.Task, bool, time.Time) {
 	busy := map[contract.ConversationID]bool{}
 	var expiry time.Time
 	for _, id := range l.order {
@@ -231,7 +205,7 @@ func (l *ledger) nextLocked(agent contract.AgentID, only contract.TaskID, now ti
 			return t, false, expiry
 		case t.State == contract.TaskClaimed && t.LeaseUntil != nil && !now.Before(*t.LeaseUntil):
 			return t, l.wake[id], expiry
-		case t.State == contract.TaskWaiting && l.reported(agent, t.Waiting):
+		case t.State == contract.TaskWaiting && l.reported(agent, t.Waiting, rs):
 			return t, true, expiry
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -58,14 +58,14 @@ type Keeper struct {
 	pin func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error
 	// room is [Config.BudgetRoom].
 	room func(ctx context.Context, project contract.ProjectID, name string) (bool, error)
-
-	mu      sync.Mutex // guards ledgers; held only to find an entry
-	ledgers map[contract.ProjectID]*ledger
+	// ledgers keeps each project's ledger, and is the one path the Keeper reads and
+	// writes a log through (docs/architecture.md, "The project state and its driver").
+	ledgers *eventlog.Driver[*ledger]
 }
 
 // New returns the Keeper over cfg.Store.
 func New(cfg Config) *Keeper {
-	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: map[contract.ProjectID]*ledger{},
+	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: eventlog.NewDriver(cfg.Store, newLedger),
 		maxOpen: cmp.Or(max(cfg.MaxOpen, 0), DefaultMaxOpen), maxPerHour: cmp.Or(max(cfg.MaxPerHour, 0), DefaultMaxPerHour), pin: cfg.CheckPin, room: cfg.BudgetRoom}
 	if k.now == nil {
 		k.now = time.Now
@@ -83,17 +83,6 @@ func New(cfg Config) *Keeper {
 func (k *Keeper) Lease() time.Duration { return k.lease }
 
 func (k *Keeper) nowUTC() time.Time { return k.now().UTC().Round(0) }
-
-func (k *Keeper) ledger(project contract.ProjectID) *ledger {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	l := k.ledgers[project]
-	if l == nil {
-		l = newLedger()
-		k.ledgers[project] = l
-	}
-	return l
-}
 
 // PostTask posts req as a task for an Agent of project: a member names the Agent (id or
 // name) in req.Agent; an Agent's own runtime posts for itself. It returns the task,
@@ -147,14 +136,8 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 	t := contract.Task{ID: contract.TaskID(id), Project: project, Agent: agent, Kind: kind, Text: strings.TrimSpace(req.Text),
 		Conversation: conv, CasePin: contract.CasePin{CaseType: req.CaseType, BusinessKey: req.BusinessKey, CaseID: req.CaseID},
 		ClientKey: req.ClientKey, PostedBy: c.Principal(), PostedAt: now, State: contract.TaskQueued, UpdatedAt: now}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out contract.Task
-	err = k.store.Update(ctx, func(tx store.Tx) error {
-		if err := l.lockCaughtUp(ctx, tx, project); err != nil {
-			return err
-		}
+	err = k.ledgers.Write(ctx, project, func(tx store.Tx, l *ledger) error {
 		if prev, ok := l.byClientKey[clientKey{agent, req.ClientKey}]; ok && req.ClientKey != "" {
 			p := l.tasks[prev]
 			if p.Kind != kind || p.Text != t.Text || (req.Conversation != "" && p.Conversation != conv) || !samePin(p.CasePin, t.CasePin) || p.CaseID != t.CaseID {
@@ -167,7 +150,7 @@ func (k *Keeper) post(ctx context.Context, c identity.Caller, project contract.P
 		if kind == contract.TaskKindMessage && !l.known[kc] {
 			return contract.Errorf(contract.CodeNotFound, "agent %s has no conversation %s yet; post a task to start it", ag.Name, conv)
 		}
-		if err := l.checkBoundsLocked(agent, ag.Name, now, k.maxOpen, k.maxPerHour); err != nil {
+		if err := l.checkBounds(agent, ag.Name, now, k.maxOpen, k.maxPerHour); err != nil {
 			return err
 		}
 		if pin, ok := l.pins[kc]; ok && t.CaseType != "" && !samePin(pin, t.CasePin) {
@@ -233,17 +216,19 @@ func (k *Keeper) Task(ctx context.Context, c identity.Caller, project contract.P
 	if err := readable(c, project); err != nil {
 		return contract.Task{}, err
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
-		return contract.Task{}, fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
+	var out contract.Task
+	err := k.ledgers.Read(ctx, project, func(l *ledger) error {
+		t, ok := l.tasks[id]
+		if !ok || (c.Kind == contract.PrincipalAgent && string(t.Agent) != c.ID) {
+			return contract.Errorf(contract.CodeNotFound, "project %s has no task %s; docket task list shows its tasks", project, id)
+		}
+		out = k.view(t)
+		return nil
+	})
+	if err != nil {
+		return contract.Task{}, readErr(err, "read task "+string(id), project)
 	}
-	t, ok := l.tasks[id]
-	if !ok || (c.Kind == contract.PrincipalAgent && string(t.Agent) != c.ID) {
-		return contract.Task{}, contract.Errorf(contract.CodeNotFound, "project %s has no task %s; docket task list shows its tasks", project, id)
-	}
-	return k.view(t), nil
+	return out, nil
 }
 
 // Tasks lists project's tasks, oldest first, for a member; agent (an id or a name)
@@ -260,19 +245,29 @@ func (k *Keeper) Tasks(ctx context.Context, c identity.Caller, project contract.
 		}
 		only = contract.AgentID(ag.ID)
 	}
-	l := k.ledger(project)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.catchUpLocked(ctx, k.store, project); err != nil {
-		return nil, fmt.Errorf("list tasks: %w", eventlog.Refuse(err, "project "+string(project)))
-	}
 	out := []contract.Task{}
-	for _, id := range l.order {
-		if t := l.tasks[id]; only == "" || t.Agent == only {
-			out = append(out, k.view(t))
+	err := k.ledgers.Read(ctx, project, func(l *ledger) error {
+		for _, id := range l.order {
+			if t := l.tasks[id]; only == "" || t.Agent == only {
+				out = append(out, k.view(t))
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, readErr(err, "list tasks", project)
 	}
 	return out, nil
+}
+
+// readErr is the error of a read of project's ledger that failed with err, doing what:
+// a refusal of the read's own comes back as it is, a failure to catch the ledger up
+// through [eventlog.Refuse].
+func readErr(err error, doing string, project contract.ProjectID) error {
+	if _, ok := errors.AsType[*contract.Error](err); ok {
+		return err
+	}
+	return fmt.Errorf("%s: %w", doing, eventlog.Refuse(err, "project "+string(project)))
 }
 
 // view is t as a reader sees it now: a claim whose lease ran out reads as queued.
