@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -51,17 +52,41 @@ type Held[S State] struct {
 // reads, decides and writes in several steps under one lock (a claim that may find its
 // answer in memory) uses it; others use [Driver.Read] and [Driver.Write].
 func (d *Driver[S]) Lock(project contract.ProjectID) *Held[S] {
+	h := d.entry(project)
+	h.mu.Lock()
+	return h
+}
+
+// entry returns project's Held, created on first use and never removed.
+func (d *Driver[S]) entry(project contract.ProjectID) *Held[S] {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	h := d.projects[project]
 	if h == nil {
 		h = &Held[S]{project: project, store: d.store, state: d.fresh()}
 		h.cursor.Reset = func() { h.state = d.fresh() }
 		d.projects[project] = h
 	}
-	d.mu.Unlock()
-	h.mu.Lock()
 	return h
 }
+
+// TryLock is [Driver.Lock] when project's State is free; when another call holds it, it
+// returns false at once. A part asked to read its State from inside another writer's
+// transaction uses it: that transaction holds the log's head, and the holder of the
+// State may be waiting for the head in its own write, so waiting for the State there
+// would wait for good (see [ErrBusy]).
+func (d *Driver[S]) TryLock(project contract.ProjectID) (*Held[S], bool) {
+	h := d.entry(project)
+	if !h.mu.TryLock() {
+		return nil, false
+	}
+	return h, true
+}
+
+// ErrBusy: a State was asked for from inside a transaction while another call held it
+// ([Driver.TryLock]). The transaction should end and run again: the holder goes on
+// once the head is free.
+var ErrBusy = errors.New("eventlog: the project's State is held by a write that may be waiting for this transaction")
 
 // Read runs fn on project's State caught up with its log (to the head ctx carries, see
 // [WithHead], or to the head read once).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -162,7 +163,13 @@ func (o *Operations) postAsked(ctx context.Context, tx store.Tx, project contrac
 	// A cancel of the asking task, or another ask of it, committed since the ask was
 	// checked is seen here, under the transaction's head lock: nothing is posted then.
 	if p.from != "" && o.askOpen != nil {
-		if err := o.askOpen(ctx, tx, project, p.from); err != nil {
+		err := o.askOpen(ctx, tx, project, p.from)
+		if errors.Is(err, eventlog.ErrBusy) {
+			// A task write holds the task ledger and may wait for this transaction's head:
+			// the write sequence runs this write again, once that one committed.
+			return fmt.Errorf("%w: %w", boards.ErrWroteFirst, err)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -227,8 +227,19 @@ func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent 
 //
 // r is the store, or the transaction that posts the asked task: read through it, under the
 // head lock it holds, a cancel committed since the first check is seen before the post.
+// In a transaction it does not wait for the task ledger: a task write holding the ledger
+// may be waiting for that transaction's head, so a held ledger refuses the check with
+// [eventlog.ErrBusy], and the caller's write runs again once the head is free.
 func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
-	h := k.ledgers.Lock(project)
+	var h *eventlog.Held[*ledger]
+	if _, inTx := r.(store.Tx); inTx {
+		var ok bool
+		if h, ok = k.ledgers.TryLock(project); !ok {
+			return fmt.Errorf("check the asking task %s: %w", id, eventlog.ErrBusy)
+		}
+	} else {
+		h = k.ledgers.Lock(project)
+	}
 	defer h.Unlock()
 	l, err := h.CatchUp(ctx, r)
 	if err != nil {
