@@ -134,6 +134,7 @@ func depRules() []depRule {
 			"the authority uses store.Store, board, capability and contract, never a concrete store"},
 		{"internal/authority/event", within("internal/contract"), nil, nil, "the event catalog is a leaf"},
 		{"internal/authority/eventlog", within("internal/contract", "internal/store", "internal/authority/event"), nil, nil, "the log is read and appended through store.Store alone, each event as a payload of the catalog"},
+		{"internal/authority/eventlog/eventlogtest", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog"), nil, nil, "a State's tests build their logs in memory"},
 		{"internal/authority/identity", within("internal/contract", "internal/store", "internal/authority/event", "internal/authority/eventlog", "internal/signing", "golang.org/x/crypto/"), nil, nil,
 			"identity knows no Board, Operation or dispatch"},
 		{"internal/authority/boards", within("internal/contract", "internal/store", "internal/board", "internal/board/", "internal/capability", "internal/authority/event", "internal/authority/eventlog", "internal/authority/identity", "internal/signing"), nil, nil,

@@ -8,9 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // TestIndex_Apply steps a fresh index by a log's events and reads what it holds: which
@@ -66,11 +65,8 @@ func TestIndex_Apply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := newIndex()
 			for i, s := range tt.log {
-				ne, err := eventlog.New("default", "", contract.Principal(s.actor), start.Add(time.Duration(s.min)*time.Minute), s.p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := x.Apply(store.Event{Project: ne.Project, Seq: int64(i + 1), Type: ne.Type, At: ne.At, Actor: ne.Actor, Data: ne.Data}); err != nil {
+				e := eventlogtest.Event(t, "default", int64(i+1), contract.Principal(s.actor), start.Add(time.Duration(s.min)*time.Minute), s.p)
+				if err := x.Apply(e); err != nil {
 					t.Fatal(err)
 				}
 			}

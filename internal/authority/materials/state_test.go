@@ -5,29 +5,13 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 	"github.com/google/go-cmp/cmp"
 )
 
 // at is when the tests' events happen.
 var at = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-
-// logOf is the log of ps in order, as a store would return it: Apply reads the type, the
-// time, the actor and the data, never the chain's hashes.
-func logOf(t *testing.T, ps ...event.Payload) []store.Event {
-	t.Helper()
-	out := make([]store.Event, 0, len(ps))
-	for i, p := range ps {
-		ne, err := eventlog.New("p", "", "member:m1", at, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, store.Event{Project: ne.Project, Seq: int64(i + 1), Type: ne.Type, At: ne.At, Actor: ne.Actor, Data: ne.Data})
-	}
-	return out
-}
 
 // TestState_Apply steps a fresh state by a log and checks all it holds after.
 func TestState_Apply(t *testing.T) {
@@ -95,7 +79,7 @@ func TestState_Apply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := newState()
-			for _, e := range logOf(t, tt.log...) {
+			for _, e := range eventlogtest.Log(t, "p", "member:m1", at, tt.log...) {
 				if err := got.Apply(e); err != nil {
 					t.Fatal(err)
 				}

@@ -7,9 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 func TestLedger_Strip(t *testing.T) {
@@ -132,11 +131,7 @@ func TestLedgerState_ApplyNamesMoved(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newLedgerState()
 			for i, p := range tt.ps {
-				ne, err := eventlog.New("p", "", "system", at, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				e := store.Event{Seq: int64(i + 1), Project: ne.Project, Type: ne.Type, At: ne.At, Actor: ne.Actor, Data: ne.Data}
+				e := eventlogtest.Event(t, "p", int64(i+1), "system", at, p)
 				if err := s.Apply(e); err != nil {
 					t.Fatalf("apply %s: %v", e.Type, err)
 				}

@@ -8,9 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority/event"
-	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // summary is what a test reads of a ledger: each task's state, attempt and cancel, and
@@ -104,11 +103,7 @@ func TestLedger_Apply(t *testing.T) {
 			l := newLedger()
 			var err error
 			for i, s := range tt.log {
-				ne, nerr := eventlog.New("default", "", s.by, at, s.p)
-				if nerr != nil {
-					t.Fatal(nerr)
-				}
-				if err = l.Apply(store.Event{Project: ne.Project, Seq: int64(i + 1), Type: ne.Type, At: ne.At, Actor: ne.Actor, Data: ne.Data}); err != nil {
+				if err = l.Apply(eventlogtest.Event(t, "default", int64(i+1), s.by, at, s.p)); err != nil {
 					break
 				}
 			}
