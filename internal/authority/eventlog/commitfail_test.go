@@ -218,23 +218,7 @@ func TestCursor_FailedBatch(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan error, writers+1)
 			for w := range writers {
-				wg.Go(func() {
-					for i := range each {
-						typ := "test.event"
-						if (w+i)%5 == 0 {
-							typ = lostType
-						}
-						// Another event's Update fails too when it shares a lostType
-						// event's transaction.
-						err := mem.Update(ctx, func(tx store.Tx) error {
-							return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: typ, N: i})
-						})
-						if typ == lostType && err == nil {
-							errs <- errors.New("an Update of a lostType event returned nil")
-							return
-						}
-					}
-				})
+				wg.Go(func() { appendLossily(ctx, mem, w, each, errs) })
 			}
 			wg.Go(func() {
 				for i := range each {
@@ -269,6 +253,25 @@ func TestCursor_FailedBatch(t *testing.T) {
 			}
 			t.Logf("%d events in the log, projection rebuilt %d times", len(want), p.resets)
 		})
+	}
+}
+
+// appendLossily appends each events as writer w, one Update each, every fifth of them a
+// lostType event whose transaction fails at COMMIT (and with it every Update batched in
+// that transaction); it sends on errs when such an Update returns nil.
+func appendLossily(ctx context.Context, mem store.Store, w, each int, errs chan<- error) {
+	for i := range each {
+		typ := "test.event"
+		if (w+i)%5 == 0 {
+			typ = lostType
+		}
+		err := mem.Update(ctx, func(tx store.Tx) error {
+			return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: typ, N: i})
+		})
+		if typ == lostType && err == nil {
+			errs <- errors.New("an Update of a lostType event returned nil")
+			return
+		}
 	}
 }
 

@@ -124,21 +124,7 @@ func TestDriver_FailedBatch(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan error, writers+1)
 			for w := range writers {
-				wg.Go(func() {
-					for i := range each {
-						typ := "test.event"
-						if (w+i)%5 == 0 {
-							typ = lostType
-						}
-						err := mem.Update(ctx, func(tx store.Tx) error {
-							return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: typ, N: i})
-						})
-						if typ == lostType && err == nil {
-							errs <- errors.New("an Update of a lostType event returned nil")
-							return
-						}
-					}
-				})
+				wg.Go(func() { appendLossily(ctx, mem, w, each, errs) })
 			}
 			wg.Go(func() {
 				for i := range each {
