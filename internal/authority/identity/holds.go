@@ -50,12 +50,14 @@ type holds struct {
 	// since one pending wake checks everything.
 	wake chan struct{}
 
-	// roundMu is held through a round, so rounds run one at a time; it guards logs.
-	roundMu sync.Mutex
 	// logs follows the log of each project a machine's credential was held in, for its
 	// credential events. It outlives the recheck loops, so that a project's log is read
 	// from its start once per process.
-	logs map[contract.ProjectID]*eventlog.Cursor
+	logs *eventlog.Driver[*credentialLog]
+	// roundMu is held through a round, so rounds run one at a time; it guards seen.
+	roundMu sync.Mutex
+	// seen is, per project, the last credential event a round acted on.
+	seen map[contract.ProjectID]int64
 
 	// The recheck loop is the Directory's goroutine: it runs under life, and Close ends
 	// life (stop) and waits for it (loops counts it; mu guards closed and its Add).
@@ -77,8 +79,9 @@ type held struct {
 	project contract.ProjectID
 }
 
-func newHolds() *holds {
-	h := &holds{held: map[[sha256.Size]byte]*held{}, wake: make(chan struct{}, 1), logs: map[contract.ProjectID]*eventlog.Cursor{}}
+func newHolds(st store.Store) *holds {
+	h := &holds{held: map[[sha256.Size]byte]*held{}, wake: make(chan struct{}, 1),
+		logs: eventlog.NewDriver(st, func() *credentialLog { return &credentialLog{} }), seen: map[contract.ProjectID]int64{}}
 	h.life, h.stop = context.WithCancel(context.Background())
 	return h
 }
@@ -224,32 +227,34 @@ func (a *Directory) round(ctx context.Context, hs []heldNow) {
 	}
 }
 
-// credentialEvents reports whether project's log holds an event that revokes or replaces
-// a machine's credential since the last round read it. A log that cannot be read reports
-// true: its credentials are asked about rather than trusted. holds.roundMu must be held.
-func (a *Directory) credentialEvents(ctx context.Context, project contract.ProjectID) bool {
-	c := a.holds.logs[project]
-	if c == nil {
-		// Nothing is projected but whether an event was seen, so a cursor found ahead
-		// of its log (a failed COMMIT) has nothing to discard: it reads the log again.
-		c = &eventlog.Cursor{Reset: func() {}}
-		a.holds.logs[project] = c
+// credentialLog is what a round needs of a project's log (an [eventlog.State]): the last
+// event that revoked or replaced a machine's credential.
+type credentialLog struct{ last int64 }
+
+// Apply notes e when it revokes or replaces a machine's credential.
+func (c *credentialLog) Apply(e store.Event) error {
+	switch e.Type {
+	case event.AgentRevoked, event.AgentTokenReplaced, event.ConnectionRevoked:
+		c.last = e.Seq
 	}
-	found := false
-	err := c.CatchUp(ctx, a.store, project, func(e store.Event) error {
-		switch e.Type {
-		case event.AgentRevoked, event.AgentTokenReplaced, event.ConnectionRevoked:
-			found = true
-		}
-		return nil
-	})
-	if err != nil {
-		// The cursor stays on the last event read: the next round goes on from there,
-		// so a long log is read across rounds rather than from its start each time.
+	return nil
+}
+
+// credentialEvents reports whether project's log holds an event that revokes or replaces
+// a machine's credential since the last round read it: the last such event is another
+// than the one the last round saw (after a rebuild of the log's State too, which may
+// find it moved back). A log that cannot be read reports true: its credentials are asked
+// about rather than trusted, and the State keeps what it read, so a long log is read
+// across rounds rather than from its start each time. holds.roundMu must be held.
+func (a *Directory) credentialEvents(ctx context.Context, project contract.ProjectID) bool {
+	var last int64
+	if err := a.holds.logs.Read(ctx, project, func(c *credentialLog) error { last = c.last; return nil }); err != nil {
 		a.log.Warn("the log of a project with held credentials could not be read; they are checked again", logProject, project, logErr, err)
 		return true
 	}
-	return found
+	seen := a.holds.seen[project]
+	a.holds.seen[project] = last
+	return last != seen
 }
 
 // check is the one check a door made of tok, asked again: nil while tok still proves its

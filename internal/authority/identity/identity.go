@@ -54,7 +54,7 @@ func New(cfg Config) (*Directory, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("identity: config needs the installation key")
 	}
-	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds()}
+	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds(cfg.Store)}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
