@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -123,26 +124,99 @@ func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, e
 // commit the State may apply, inside the transaction, events of the batch's other
 // writes that a failed COMMIT then loses: its cursor finds that at the next catch-up and
 // rebuilds the State ([Cursor]). A decide that fails appends nothing; its error comes
-// back as it was returned.
+// back as it was returned. It is [Held.UpdateWith] with the zero [Write].
 func (h *Held[S]) Update(ctx context.Context, decide func(tx store.Tx, s S) error) error {
+	_, err := h.UpdateWith(ctx, Write{}, decide)
+	return err
+}
+
+// Write says how [Held.UpdateWith] runs the write sequence for a part whose write needs
+// more than [Held.Update]; its zero value is Update's.
+type Write struct {
+	// Before runs first in the transaction, before the log's head is read: it takes what
+	// comes before the head in the lock order (a Connection's lease rows,
+	// docs/architecture.md, "The lock order"), so that what it locked is fenced by the
+	// catch-up that follows. Its error fails the write and comes back as it returned it.
+	Before func(ctx context.Context, tx store.Tx) error
+	// ReadHead reads the log's head rather than locking it: for a write that something
+	// taken in Before serializes already (a hop call under its lease row), which leaves
+	// the head lock to the first append. Nothing decide decides on may then depend on
+	// the log not moving between the head read and the first append but what Before
+	// locked.
+	ReadHead bool
+	// AtHead runs at the head read, before the State catches up to it: a check of what
+	// the part keeps beside its State against that head (a Board's freshness,
+	// [boards.Write.Fresh]). Its error fails the write and comes back as it returned it.
+	AtHead func(ctx context.Context, tx store.Tx, head int64) error
+}
+
+// ErrNotApplied: the write committed, but the State's catch-up after the commit failed;
+// the State's next catch-up applies what it missed. It comes wrapped, with the cause,
+// from [Held.UpdateWith] and [Held.Update], which then return the head the commit left.
+var ErrNotApplied = errors.New("the write committed, but its State did not apply it (the next catch-up will)")
+
+// UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
+// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead), runs
+// w.AtHead at it, catches the State up to it inside the transaction, runs decide on the
+// State, which appends its events through tx, held back and appended in one call
+// ([Collect]), commits, and catches the State up to the head the commit left, from
+// memory when this process remembers the events ([Remember]). It returns that head: the
+// caller's own events, and nothing it did not read, are at or before it. When the
+// transaction fails it returns 0 and the error; decide's, w.Before's and w.AtHead's
+// own errors come back as they were returned, and decide appends nothing then. When
+// the commit landed but the catch-up after it failed, it returns the head with an
+// error wrapping [ErrNotApplied].
+func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.Tx, s S) error) (int64, error) {
+	var left int64
 	err := h.store.Update(ctx, func(tx store.Tx) error {
-		head, err := tx.LockHead(ctx, string(h.project))
+		if w.Before != nil {
+			if err := w.Before(ctx, tx); err != nil {
+				return err
+			}
+		}
+		// The one head read: an instance that appends after it does so after what
+		// Before locked, or after the head lock.
+		var head store.Head
+		var err error
+		if w.ReadHead {
+			head, err = tx.Head(ctx, string(h.project))
+		} else {
+			head, err = tx.LockHead(ctx, string(h.project))
+		}
 		if err != nil {
-			return fmt.Errorf("lock the head of %s: %w", h.project, err)
+			return fmt.Errorf("read the head of %s: %w", h.project, err)
+		}
+		if w.AtHead != nil {
+			if err := w.AtHead(ctx, tx, head.Seq); err != nil {
+				return err
+			}
 		}
 		s, err := h.CatchUpTo(ctx, tx, head.Seq)
 		if err != nil {
 			return err
 		}
-		return Collect(ctx, tx, h.project, func(tx store.Tx) error { return decide(tx, s) })
+		c := &collectTx{Tx: tx, project: string(h.project)}
+		if err := decide(c, s); err != nil {
+			return err
+		}
+		if err := c.flush(ctx); err != nil {
+			return err
+		}
+		left = head.Seq
+		if c.wrote {
+			// Read once everything is appended: the head the commit leaves, known
+			// without a store call in a transaction of [Remember], which holds the log.
+			left, err = HeadLeft(ctx, tx, h.project)
+		}
+		return err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if seq := Latest(h.store, h.project); seq > h.cursor.Seq() {
-		if _, err := h.CatchUpTo(ctx, h.store, seq); err != nil {
-			return fmt.Errorf("the write committed, but its State did not apply it (the next catch-up will): %w", err)
+	if left > h.cursor.Seq() {
+		if _, err := h.CatchUpTo(ctx, h.store, left); err != nil {
+			return left, fmt.Errorf("%w: %w", ErrNotApplied, err)
 		}
 	}
-	return nil
+	return left, nil
 }

@@ -117,15 +117,14 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 
 // commitLocked is the one write path of an Operation's life, which an admission and
 // every hop call that writes (an acquisition, a release, claims, reports, a sweep, a
-// reconciliation, an explanation) take: in one store transaction it locks the
-// Connection's lease row (s.conn), reads the log's head once (locks it, with
-// s.lockHead), catches the project's ledger l up to that head inside the transaction,
-// runs decide, which reads that state and collects into wc what it writes, appends what
-// decide collected, commits, and then applies the head its commit left to the ledger. l
-// must be locked, and s.bw's Board lock taken before it (the lock order is in the
-// authority's package doc). The catch-ups go through the project's [eventlog.Held]: the
-// lease row is locked before the head, which [eventlog.Held.Update] cannot do, and a hop
-// call reads the head rather than locks it.
+// reconciliation, an explanation) take: the project's write sequence
+// ([eventlog.Held.UpdateWith]), which in one store transaction locks the Connection's
+// lease rows (s.conn) before the log's head, reads the head once (locks it, with
+// s.lockHead), checks s.bw's Board at that head, catches the project's ledger l up to it
+// inside the transaction, runs decide, which reads that state and collects into wc what
+// it writes, appends what decide collected in one call, commits, and then catches the
+// ledger up to the head its commit left. l must be locked, and s.bw's Board lock taken
+// before it (the lock order is in the authority's package doc).
 //
 // Catching up after the lease row lock, inside the transaction, is what fences a
 // takeover against a claim under the old generation: whichever locks the row second sees
@@ -143,55 +142,44 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
 	after := int64(-1)
-	var left int64 // the head the commit leaves, which the ledger then catches up to
-	err := o.store.Update(ctx, func(tx store.Tx) error {
-		now := s.at
-		if now.IsZero() {
-			now = s.clock().UTC().Round(0)
-		}
-		wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
-		if s.conn != "" {
+	w := eventlog.Write{
+		ReadHead: !s.lockHead,
+		Before: func(ctx context.Context, tx store.Tx) error {
+			now := s.at
+			if now.IsZero() {
+				now = s.clock().UTC().Round(0)
+			}
+			wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
+			if s.conn == "" {
+				return nil
+			}
 			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
 			if err != nil {
 				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
 			wc.leases = leasesOf(rows)
-		}
-		// One head read: an instance that appends after it did so after the lease row
-		// (or the head) was locked here.
-		var head store.Head
-		var err error
-		if s.lockHead {
-			head, err = tx.LockHead(ctx, string(s.project))
-		} else {
-			head, err = tx.Head(ctx, string(s.project))
-		}
-		if err != nil {
-			return fmt.Errorf("read the head of %s: %w", s.project, err)
-		}
-		if s.bw != nil {
-			// A hop write's Board is checked here, at the head read, rather than by
-			// a head read before the write ([boards.Cache.WriteInTx]).
-			if err := s.bw.Fresh(ctx, tx, head.Seq); err != nil {
-				return err
-			}
-		}
-		if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
-			return err
-		}
+			return nil
+		},
+	}
+	if s.bw != nil {
+		// A hop write's Board is checked at the head read, rather than by a head read
+		// before the write ([boards.Cache.WriteInTx]).
+		w.AtHead = s.bw.Fresh
+	}
+	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
+		l.ledgerState = st
+		l.wakeMoved()
 		if refused = decide(wc); refused != nil {
 			return refused
 		}
 		if wc.changed() && s.bw == nil {
 			return errBoardUnlocked
 		}
-		if err := writeWork(ctx, tx, s.project, s.bw, wc, &after); err != nil {
-			return err
-		}
-		left, err = eventlog.HeadLeft(ctx, tx, s.project)
-		return err
+		return writeWork(ctx, tx, s.project, s.bw, wc, &after)
 	})
-	if err != nil {
+	// Whatever the catch-ups applied, up to a failure too, wakes the calls held on it.
+	l.caughtUp(nil)
+	if err != nil && !errors.Is(err, eventlog.ErrNotApplied) {
 		if wc != nil && wc.changed() && s.bw != nil {
 			s.bw.Drop(ctx) // memory never keeps a change the log lacks
 		}
@@ -203,13 +191,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		}
 		return s.wrap(err)
 	}
+	// Committed: the Board's cursor moves to the head it left, even when the ledger's
+	// catch-up after the commit failed (the ledger's next catch-up applies it).
 	if after >= 0 {
 		s.bw.Committed(after)
 	}
-	if wc.writesAny() {
-		if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	return wc.answer
 }
