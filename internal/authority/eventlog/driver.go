@@ -29,6 +29,8 @@ type Driver[S State] struct {
 
 	mu       sync.Mutex // guards projects; held only to find or create an entry
 	projects map[contract.ProjectID]*Held[S]
+
+	onApply func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
 }
 
 // NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
@@ -38,10 +40,26 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 	return &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
 }
 
+// OnApply makes fn the Driver's applied notification: it is called after each event a
+// State applies, with the project, the State that applied it and the event, in the
+// log's order, in the goroutine that holds the project's lock (so fn may use what the
+// part keeps beside the State under that lock, and must not take it). It is called once
+// per application: a rebuild ([Cursor]) applies the log again from its start to a fresh
+// State, and fn sees those events again, on the new State; an event applied inside a
+// transaction whose COMMIT then failed was notified too, and the rebuild that follows
+// does not hold it. An event the State refuses to apply is not notified. A part keeps
+// what depends on its State's changes but is no part of it (the calls held on an
+// Operation) up to date this way, rather than have its State list what moved. Set it
+// before d's first use, and only once.
+func (d *Driver[S]) OnApply(fn func(project contract.ProjectID, s S, e store.Event)) {
+	d.onApply = fn
+}
+
 // Held is one project's State under its lock. A caller holds it between [Driver.Lock] and
 // [Held.Unlock]; its methods must not be called otherwise.
 type Held[S State] struct {
 	project contract.ProjectID
+	drv     *Driver[S]
 	store   store.Store
 	mu      sync.Mutex
 	cursor  Cursor
@@ -55,7 +73,7 @@ func (d *Driver[S]) Lock(project contract.ProjectID) *Held[S] {
 	d.mu.Lock()
 	h := d.projects[project]
 	if h == nil {
-		h = &Held[S]{project: project, store: d.store, state: d.fresh()}
+		h = &Held[S]{project: project, drv: d, store: d.store, state: d.fresh()}
 		h.cursor.Reset = func() { h.state = d.fresh() }
 		d.projects[project] = h
 	}
@@ -92,9 +110,18 @@ func (h *Held[S]) State() S { return h.state }
 // Seq is the sequence number of the last event the State applied.
 func (h *Held[S]) Seq() int64 { return h.cursor.Seq() }
 
-// apply applies e to the State the Held holds now: a rebuild replaces it mid catch-up,
-// so the State is looked up at each event, never bound once.
-func (h *Held[S]) apply(e store.Event) error { return h.state.Apply(e) }
+// apply applies e to the State the Held holds now (a rebuild replaces it mid catch-up,
+// so the State is looked up at each event, never bound once), then notifies it
+// ([Driver.OnApply]).
+func (h *Held[S]) apply(e store.Event) error {
+	if err := h.state.Apply(e); err != nil {
+		return err
+	}
+	if fn := h.drv.onApply; fn != nil {
+		fn(h.project, h.state, e)
+	}
+	return nil
+}
 
 // CatchUp applies the events after the State's cursor, read from r (the store, or a
 // transaction that sees its own writes), and returns the State ([Cursor.CatchUp]).

@@ -168,7 +168,6 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	}
 	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
 		l.ledgerState = st
-		l.wakeMoved()
 		if refused = decide(wc); refused != nil {
 			return refused
 		}
@@ -177,8 +176,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		}
 		return writeWork(ctx, tx, s.project, s.bw, wc, &after)
 	})
-	// Whatever the catch-ups applied, up to a failure too, wakes the calls held on it.
-	l.caughtUp(nil)
+	l.caughtUp(nil) // a catch-up may have rebuilt the State, also on a failure
 	if err != nil && !errors.Is(err, eventlog.ErrNotApplied) {
 		if wc != nil && wc.changed() && s.bw != nil {
 			s.bw.Drop(ctx) // memory never keeps a change the log lacks
