@@ -20,7 +20,10 @@ type State interface {
 
 // Driver keeps one State per project caught up with the project's log, and is the one
 // path a part writes that log through: one mutex and one [Cursor] per project, one
-// catch-up loop, one write sequence ([Held.Update]). A part keeps its rules as functions
+// catch-up loop, one write sequence ([Held.Update], or [Held.UpdateWith] for a write that
+// locks something before the log's head, only reads the head, or checks what it keeps
+// beside the State at it), and one notification of what applied ([Driver.OnApply]). A
+// part keeps its rules as functions
 // over its State and calls them inside [Driver.Read] or [Driver.Write]. It is safe for
 // concurrent use.
 type Driver[S State] struct {
@@ -45,9 +48,10 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 // log's order, in the goroutine that holds the project's lock (so fn may use what the
 // part keeps beside the State under that lock, and must not take it). It is called once
 // per application: a rebuild ([Cursor]) applies the log again from its start to a fresh
-// State, and fn sees those events again, on the new State; an event applied inside a
-// transaction whose COMMIT then failed was notified too, and the rebuild that follows
-// does not hold it. An event the State refuses to apply is not notified. A part keeps
+// State, and fn sees those events again, on the new State. An event applied inside a
+// transaction whose COMMIT then failed was notified too, as the State applied it; the
+// rebuild that follows notifies the log as it is. An event the State refuses to apply
+// is not notified. A part keeps
 // what depends on its State's changes but is no part of it (the calls held on an
 // Operation) up to date this way, rather than have its State list what moved. Set it
 // before d's first use, and only once.
@@ -146,8 +150,9 @@ func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, e
 // Update is the one write sequence: in one store transaction it locks the log's head
 // (the one read of the head; nothing else appends to the log until the transaction
 // ends), catches the State up with what the transaction sees, and runs decide, which
-// appends its events through tx, held back and appended in one call ([Collect]); after the commit the State applies them from memory
-// when this process remembers them ([Remember]), else at its next catch-up. Under group
+// appends its events through tx, held back and appended in one call ([Collect]); after
+// the commit the State applies them, from memory when this process remembers them
+// ([Remember]), so the caller reads what it wrote. Under group
 // commit the State may apply, inside the transaction, events of the batch's other
 // writes that a failed COMMIT then loses: its cursor finds that at the next catch-up and
 // rebuilds the State ([Cursor]). A decide that fails appends nothing; its error comes
@@ -165,11 +170,10 @@ type Write struct {
 	// docs/architecture.md, "The lock order"), so that what it locked is fenced by the
 	// catch-up that follows. Its error fails the write and comes back as it returned it.
 	Before func(ctx context.Context, tx store.Tx) error
-	// ReadHead reads the log's head rather than locking it: for a write that something
-	// taken in Before serializes already (a hop call under its lease row), which leaves
-	// the head lock to the first append. Nothing decide decides on may then depend on
-	// the log not moving between the head read and the first append but what Before
-	// locked.
+	// ReadHead reads the log's head rather than locking it, leaving the lock to the
+	// first append: for a write that what Before locked serializes already (a hop call
+	// under its lease row). Another writer may append between the head read and that
+	// append, so decide may rely on nothing the lock Before took does not hold still.
 	ReadHead bool
 	// AtHead runs at the head read, before the State catches up to it: a check of what
 	// the part keeps beside its State against that head (a Board's freshness,
