@@ -51,13 +51,6 @@ func (wc *workCommit) changed() bool {
 	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool { return p.change != nil })
 }
 
-// writes reports whether wc or a part of it writes anything.
-func (wc *workCommit) writesAny() bool {
-	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool {
-		return len(p.events) > 0 || len(p.writes) > 0 || len(p.ops) > 0 || p.change != nil
-	})
-}
-
 // event collects an event with payload p. An encoding error is returned, never stored:
 // an ignored one once wrote null into the hash chain, and the claim it held was lost.
 func (wc *workCommit) event(id, actor string, p event.Payload) error {
@@ -141,7 +134,6 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	}
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
-	after := int64(-1)
 	w := eventlog.Write{
 		ReadHead: !s.lockHead,
 		Before: func(ctx context.Context, tx store.Tx) error {
@@ -166,7 +158,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		// before the write ([boards.Cache.WriteInTx]).
 		w.AtHead = s.bw.Fresh
 	}
-	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
+	left, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
 		l.ledgerState = st
 		if refused = decide(wc); refused != nil {
 			return refused
@@ -174,7 +166,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		if wc.changed() && s.bw == nil {
 			return errBoardUnlocked
 		}
-		return writeWork(ctx, tx, s.project, s.bw, wc, &after)
+		return writeWork(ctx, tx, s.project, s.bw, wc)
 	})
 	l.caughtUp(nil) // a catch-up may have rebuilt the State, also on a failure
 	if err != nil && !errors.Is(err, eventlog.ErrNotApplied) {
@@ -189,10 +181,10 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		}
 		return s.wrap(err)
 	}
-	// Committed: the Board's cursor moves to the head it left, even when the ledger's
-	// catch-up after the commit failed (the ledger's next catch-up applies it).
-	if after >= 0 {
-		s.bw.Committed(after)
+	// Committed: a changed Board's cursor moves to the head the commit left, even when
+	// the ledger's catch-up after the commit failed (its next catch-up applies it).
+	if wc.changed() {
+		s.bw.Committed(left)
 	}
 	if err != nil {
 		return err
@@ -230,8 +222,9 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 
 // writeWork writes what wc collected in tx. A Board change is written only if the Board
 // it was made on is still the project's ([boards.Write.LockFresh], taken after the lease
-// row); then *after is the head it leaves.
-func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit, after *int64) error {
+// row). tx is the write sequence's ([eventlog.Held.UpdateWith]), which appends the events
+// collected here in one call and hands back the head they leave.
+func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit) error {
 	if wc.newLease != nil {
 		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), Slot: wc.newLease.slot, WorkerID: wc.newLease.worker,
 			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
@@ -244,43 +237,30 @@ func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw 
 			return err
 		}
 	}
-	// The events are collected and appended with one store call, at the end or when a
-	// write reads the log (docs/architecture.md, "The write sequence").
-	err := eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
-		for _, p := range wc.all() {
-			for _, e := range p.events {
-				e.Project = string(project)
-				if err := eventlog.AppendNew(ctx, tx, e); err != nil {
-					return err
-				}
-			}
-			if p.change != nil {
-				if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
-					return err
-				}
-			}
-			for _, c := range p.ops {
-				if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
-					return err
-				}
-			}
-			for _, write := range p.writes {
-				if err := write(tx); err != nil {
-					return err
-				}
+	// The events are held back by tx and appended with one store call, at the end or
+	// when a write reads the log (docs/architecture.md, "The write sequence").
+	for _, p := range wc.all() {
+		for _, e := range p.events {
+			e.Project = string(project)
+			if err := eventlog.AppendNew(ctx, tx, e); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if changed {
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
-			return err
+		if p.change != nil {
+			if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
+				return err
+			}
 		}
-		*after = head.Seq
+		for _, c := range p.ops {
+			if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
+				return err
+			}
+		}
+		for _, write := range p.writes {
+			if err := write(tx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
