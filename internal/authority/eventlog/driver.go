@@ -23,9 +23,8 @@ type State interface {
 // catch-up loop, one write sequence ([Held.Update], or [Held.UpdateWith] for a write that
 // locks something before the log's head, only reads the head, or checks what it keeps
 // beside the State at it), and one notification of what applied ([Driver.OnApply]). A
-// part keeps its rules as functions
-// over its State and calls them inside [Driver.Read] or [Driver.Write]. It is safe for
-// concurrent use.
+// part keeps its rules as functions over its State and calls them inside [Driver.Read]
+// or [Driver.Write]. It is safe for concurrent use.
 type Driver[S State] struct {
 	store store.Store
 	fresh func() S // the State of an empty log
@@ -51,10 +50,9 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 // State, and fn sees those events again, on the new State. An event applied inside a
 // transaction whose COMMIT then failed was notified too, as the State applied it; the
 // rebuild that follows notifies the log as it is. An event the State refuses to apply
-// is not notified. A part keeps
-// what depends on its State's changes but is no part of it (the calls held on an
-// Operation) up to date this way, rather than have its State list what moved. Set it
-// before d's first use, and only once.
+// is not notified. A part keeps what depends on its State's changes but is no part of
+// it (the calls held on an Operation) up to date this way, rather than have its State
+// list what moved. Set it before d's first use, and only once.
 func (d *Driver[S]) OnApply(fn func(project contract.ProjectID, s S, e store.Event)) {
 	d.onApply = fn
 }
@@ -152,11 +150,11 @@ func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, e
 // ends), catches the State up with what the transaction sees, and runs decide, which
 // appends its events through tx, held back and appended in one call ([Collect]); after
 // the commit the State applies them, from memory when this process remembers them
-// ([Remember]), so the caller reads what it wrote. Under group
-// commit the State may apply, inside the transaction, events of the batch's other
-// writes that a failed COMMIT then loses: its cursor finds that at the next catch-up and
-// rebuilds the State ([Cursor]). A decide that fails appends nothing; its error comes
-// back as it was returned. It is [Held.UpdateWith] with the zero [Write].
+// ([Remember]), so the caller reads what it wrote. Under group commit the State may
+// apply, inside the transaction, events of the batch's other writes that a failed
+// COMMIT then loses: its cursor finds that at the next catch-up and rebuilds the State
+// ([Cursor]). A decide that fails appends nothing; its error comes back as it was
+// returned. It is [Held.UpdateWith] with the zero [Write].
 func (h *Held[S]) Update(ctx context.Context, decide func(tx store.Tx, s S) error) error {
 	_, err := h.UpdateWith(ctx, Write{}, decide)
 	return err
@@ -184,15 +182,15 @@ type Write struct {
 // ErrNotApplied: the write committed, but the State's catch-up after the commit failed;
 // the State's next catch-up applies what it missed. It comes wrapped, with the cause,
 // from [Held.UpdateWith] and [Held.Update], which then return the head the commit left.
-var ErrNotApplied = errors.New("the write committed, but its State did not apply it (the next catch-up will)")
+var ErrNotApplied = errors.New("eventlog: the write committed, but its State did not apply it (the next catch-up will)")
 
 // UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
 // it runs w.Before, reads the log's head once (locks it, unless w.ReadHead), runs
 // w.AtHead at it, catches the State up to it inside the transaction, runs decide on the
 // State, which appends its events through tx, held back and appended in one call
 // ([Collect]), commits, and catches the State up to the head the commit left, from
-// memory when this process remembers the events ([Remember]). It returns that head: the
-// caller's own events, and nothing it did not read, are at or before it. When the
+// memory when this process remembers the events ([Remember]). It returns that head, the
+// last of the caller's own events (the head read, when decide appended none). When the
 // transaction fails it returns 0 and the error; decide's, w.Before's and w.AtHead's
 // own errors come back as they were returned, and decide appends nothing then. When
 // the commit landed but the catch-up after it failed, it returns the head with an
