@@ -26,7 +26,24 @@ import (
 // refusal (an id already in the log) comes back when they are appended, as the error of
 // that call or of Collect, and fails the transaction as it would have at its Append.
 // When fn fails, nothing it held is appended.
+//
+// Inside a Collect of the same log already (tx is one, as in [Held.Update]'s decide),
+// fn runs on tx itself: its events are held with the outer ones, in order, and appended
+// in the outer call, so nesting costs no store call of its own; when fn fails, the
+// events it held are dropped as they would have been.
 func Collect(ctx context.Context, tx store.Tx, project contract.ProjectID, fn func(tx store.Tx) error) error {
+	if c, ok := tx.(*collectTx); ok && c.project == string(project) {
+		held, flushes := len(c.held), c.flushes
+		if err := fn(c); err != nil {
+			if c.flushes != flushes {
+				held = 0 // the outer events were appended with a read of fn's
+			}
+			clear(c.held[held:])
+			c.held = c.held[:held]
+			return err
+		}
+		return nil
+	}
 	c := &collectTx{Tx: tx, project: string(project)}
 	if err := fn(c); err != nil {
 		return err
@@ -40,6 +57,8 @@ type collectTx struct {
 	store.Tx
 	project string
 	held    []store.NewEvent
+	flushes int  // how many times held was appended
+	wrote   bool // whether an event of the log was appended through it
 }
 
 // add holds ne back when it belongs to the collected log, and reports whether it did.
@@ -59,6 +78,8 @@ func (c *collectTx) flush(ctx context.Context) error {
 	}
 	held := c.held
 	c.held = nil
+	c.flushes++
+	c.wrote = true
 	if _, err := c.Tx.AppendAll(ctx, held); err != nil {
 		if len(held) == 1 {
 			return fmt.Errorf("append %s event: %w", held[0].Type, err)
@@ -79,6 +100,7 @@ func (c *collectTx) reading(ctx context.Context, project string) error {
 // Append implements [store.Tx.Append]: after the held events, in the same call.
 func (c *collectTx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
 	if e.Project != c.project || len(c.held) == 0 {
+		c.wrote = c.wrote || e.Project == c.project
 		return c.Tx.Append(ctx, e)
 	}
 	es, err := c.AppendAll(ctx, []store.NewEvent{e})
@@ -91,10 +113,13 @@ func (c *collectTx) Append(ctx context.Context, e store.NewEvent) (store.Event, 
 // AppendAll implements [store.Tx.AppendAll]: after the held events, in the same call.
 func (c *collectTx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
 	if len(es) == 0 || es[0].Project != c.project || len(c.held) == 0 {
+		c.wrote = c.wrote || (len(es) > 0 && es[0].Project == c.project)
 		return c.Tx.AppendAll(ctx, es)
 	}
 	all := append(c.held, es...)
 	c.held = nil
+	c.flushes++
+	c.wrote = true
 	evs, err := c.Tx.AppendAll(ctx, all)
 	if err != nil {
 		return nil, err

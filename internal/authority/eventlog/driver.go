@@ -20,15 +20,19 @@ type State interface {
 
 // Driver keeps one State per project caught up with the project's log, and is the one
 // path a part writes that log through: one mutex and one [Cursor] per project, one
-// catch-up loop, one write sequence ([Held.Update]). A part keeps its rules as functions
-// over its State and calls them inside [Driver.Read] or [Driver.Write]. It is safe for
-// concurrent use.
+// catch-up loop, one write sequence ([Held.Update], or [Held.UpdateWith] for a write that
+// locks something before the log's head, only reads the head, or checks what it keeps
+// beside the State at it), and one notification of what applied ([Driver.OnApply]). A
+// part keeps its rules as functions over its State and calls them inside [Driver.Read]
+// or [Driver.Write]. It is safe for concurrent use.
 type Driver[S State] struct {
 	store store.Store
 	fresh func() S // the State of an empty log
 
 	mu       sync.Mutex // guards projects; held only to find or create an entry
 	projects map[contract.ProjectID]*Held[S]
+
+	onApply func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
 }
 
 // NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
@@ -38,10 +42,26 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 	return &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
 }
 
+// OnApply makes fn the Driver's applied notification: it is called after each event a
+// State applies, with the project, the State that applied it and the event, in the
+// log's order, in the goroutine that holds the project's lock (so fn may use what the
+// part keeps beside the State under that lock, and must not take it). It is called once
+// per application: a rebuild ([Cursor]) applies the log again from its start to a fresh
+// State, and fn sees those events again, on the new State. An event applied inside a
+// transaction whose COMMIT then failed was notified too, as the State applied it; the
+// rebuild that follows notifies the log as it is. An event the State refuses to apply
+// is not notified. A part keeps what depends on its State's changes but is no part of
+// it (the calls held on an Operation) up to date this way, rather than have its State
+// list what moved. Set it before d's first use, and only once.
+func (d *Driver[S]) OnApply(fn func(project contract.ProjectID, s S, e store.Event)) {
+	d.onApply = fn
+}
+
 // Held is one project's State under its lock. A caller holds it between [Driver.Lock] and
 // [Held.Unlock]; its methods must not be called otherwise.
 type Held[S State] struct {
 	project contract.ProjectID
+	drv     *Driver[S]
 	store   store.Store
 	mu      sync.Mutex
 	cursor  Cursor
@@ -63,7 +83,7 @@ func (d *Driver[S]) entry(project contract.ProjectID) *Held[S] {
 	defer d.mu.Unlock()
 	h := d.projects[project]
 	if h == nil {
-		h = &Held[S]{project: project, store: d.store, state: d.fresh()}
+		h = &Held[S]{project: project, drv: d, store: d.store, state: d.fresh()}
 		h.cursor.Reset = func() { h.state = d.fresh() }
 		d.projects[project] = h
 	}
@@ -116,9 +136,18 @@ func (h *Held[S]) State() S { return h.state }
 // Seq is the sequence number of the last event the State applied.
 func (h *Held[S]) Seq() int64 { return h.cursor.Seq() }
 
-// apply applies e to the State the Held holds now: a rebuild replaces it mid catch-up,
-// so the State is looked up at each event, never bound once.
-func (h *Held[S]) apply(e store.Event) error { return h.state.Apply(e) }
+// apply applies e to the State the Held holds now (a rebuild replaces it mid catch-up,
+// so the State is looked up at each event, never bound once), then notifies it
+// ([Driver.OnApply]).
+func (h *Held[S]) apply(e store.Event) error {
+	if err := h.state.Apply(e); err != nil {
+		return err
+	}
+	if fn := h.drv.onApply; fn != nil {
+		fn(h.project, h.state, e)
+	}
+	return nil
+}
 
 // CatchUp applies the events after the State's cursor, read from r (the store, or a
 // transaction that sees its own writes), and returns the State ([Cursor.CatchUp]).
@@ -143,31 +172,104 @@ func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, e
 // Update is the one write sequence: in one store transaction it locks the log's head
 // (the one read of the head; nothing else appends to the log until the transaction
 // ends), catches the State up with what the transaction sees, and runs decide, which
-// appends its events through tx, held back and appended in one call ([Collect]); after the commit the State applies them from memory
-// when this process remembers them ([Remember]), else at its next catch-up. Under group
-// commit the State may apply, inside the transaction, events of the batch's other
-// writes that a failed COMMIT then loses: its cursor finds that at the next catch-up and
-// rebuilds the State ([Cursor]). A decide that fails appends nothing; its error comes
-// back as it was returned.
+// appends its events through tx, held back and appended in one call ([Collect]); after
+// the commit the State applies them, from memory when this process remembers them
+// ([Remember]), so the caller reads what it wrote. Under group commit the State may
+// apply, inside the transaction, events of the batch's other writes that a failed
+// COMMIT then loses: its cursor finds that at the next catch-up and rebuilds the State
+// ([Cursor]). A decide that fails appends nothing; its error comes back as it was
+// returned. It is [Held.UpdateWith] with the zero [Write].
 func (h *Held[S]) Update(ctx context.Context, decide func(tx store.Tx, s S) error) error {
+	_, err := h.UpdateWith(ctx, Write{}, decide)
+	return err
+}
+
+// Write says how [Held.UpdateWith] runs the write sequence for a part whose write needs
+// more than [Held.Update]; its zero value is Update's.
+type Write struct {
+	// Before runs first in the transaction, before the log's head is read: it takes what
+	// comes before the head in the lock order (a Connection's lease rows,
+	// docs/architecture.md, "The lock order"), so that what it locked is fenced by the
+	// catch-up that follows. Its error fails the write and comes back as it returned it.
+	Before func(ctx context.Context, tx store.Tx) error
+	// ReadHead reads the log's head rather than locking it, leaving the lock to the
+	// first append: for a write that what Before locked serializes already (a hop call
+	// under its lease row). Another writer may append between the head read and that
+	// append, so decide may rely on nothing the lock Before took does not hold still.
+	ReadHead bool
+	// AtHead runs at the head read, before the State catches up to it: a check of what
+	// the part keeps beside its State against that head (a Board's freshness,
+	// [boards.Write.Fresh]). Its error fails the write and comes back as it returned it.
+	AtHead func(ctx context.Context, tx store.Tx, head int64) error
+}
+
+// ErrNotApplied: the write committed, but the State's catch-up after the commit failed;
+// the State's next catch-up applies what it missed. It comes wrapped, with the cause,
+// from [Held.UpdateWith] and [Held.Update], which then return the head the commit left.
+var ErrNotApplied = errors.New("eventlog: the write committed, but its State did not apply it (the next catch-up will)")
+
+// UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
+// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead), runs
+// w.AtHead at it, catches the State up to it inside the transaction, runs decide on the
+// State, which appends its events through tx, held back and appended in one call
+// ([Collect]), commits, and catches the State up to the head the commit left, from
+// memory when this process remembers the events ([Remember]). It returns that head, the
+// last of the caller's own events (the head read, when decide appended none). When the
+// transaction fails it returns 0 and the error; decide's, w.Before's and w.AtHead's
+// own errors come back as they were returned, and decide appends nothing then. When
+// the commit landed but the catch-up after it failed, it returns the head with an
+// error wrapping [ErrNotApplied].
+func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.Tx, s S) error) (int64, error) {
+	var left int64
 	err := h.store.Update(ctx, func(tx store.Tx) error {
-		head, err := tx.LockHead(ctx, string(h.project))
+		if w.Before != nil {
+			if err := w.Before(ctx, tx); err != nil {
+				return err
+			}
+		}
+		// The one head read: an instance that appends after it does so after what
+		// Before locked, or after the head lock.
+		var head store.Head
+		var err error
+		if w.ReadHead {
+			head, err = tx.Head(ctx, string(h.project))
+		} else {
+			head, err = tx.LockHead(ctx, string(h.project))
+		}
 		if err != nil {
-			return fmt.Errorf("lock the head of %s: %w", h.project, err)
+			return fmt.Errorf("read the head of %s: %w", h.project, err)
+		}
+		if w.AtHead != nil {
+			if err := w.AtHead(ctx, tx, head.Seq); err != nil {
+				return err
+			}
 		}
 		s, err := h.CatchUpTo(ctx, tx, head.Seq)
 		if err != nil {
 			return err
 		}
-		return Collect(ctx, tx, h.project, func(tx store.Tx) error { return decide(tx, s) })
+		c := &collectTx{Tx: tx, project: string(h.project)}
+		if err := decide(c, s); err != nil {
+			return err
+		}
+		if err := c.flush(ctx); err != nil {
+			return err
+		}
+		left = head.Seq
+		if c.wrote {
+			// Read once everything is appended: the head the commit leaves, known
+			// without a store call in a transaction of [Remember], which holds the log.
+			left, err = HeadLeft(ctx, tx, h.project)
+		}
+		return err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if seq := Latest(h.store, h.project); seq > h.cursor.Seq() {
-		if _, err := h.CatchUpTo(ctx, h.store, seq); err != nil {
-			return fmt.Errorf("the write committed, but its State did not apply it (the next catch-up will): %w", err)
+	if left > h.cursor.Seq() {
+		if _, err := h.CatchUpTo(ctx, h.store, left); err != nil {
+			return left, fmt.Errorf("%w: %w", ErrNotApplied, err)
 		}
 	}
-	return nil
+	return left, nil
 }

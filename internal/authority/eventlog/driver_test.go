@@ -1,6 +1,8 @@
 package eventlog_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -144,6 +147,294 @@ func TestDriver_FailedBatch(t *testing.T) {
 			}
 			if got, want := readState(t, d), allEvents(t, st); !slices.EqualFunc(got, want, sameEvent) {
 				t.Fatalf("the State holds %s, want the log %s", seqs(got), seqs(want))
+			}
+		})
+	}
+}
+
+// orderStore notes, in order, each head its transactions read or lock, so that a test
+// sees where a write's own steps ran among them.
+type orderStore struct {
+	store.Store
+	steps *[]string
+}
+
+func (o orderStore) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return o.Store.Update(ctx, func(tx store.Tx) error { return fn(orderTx{Tx: tx, steps: o.steps}) })
+}
+
+type orderTx struct {
+	store.Tx
+	steps *[]string
+}
+
+func (o orderTx) Head(ctx context.Context, project string) (store.Head, error) {
+	*o.steps = append(*o.steps, "read head")
+	return o.Tx.Head(ctx, project)
+}
+
+func (o orderTx) LockHead(ctx context.Context, project string) (store.Head, error) {
+	*o.steps = append(*o.steps, "lock head")
+	return o.Tx.LockHead(ctx, project)
+}
+
+// TestHeld_UpdateWith checks each option of the write sequence: Before runs first in the
+// transaction, ahead of the one head read (a read or a lock, as ReadHead says); AtHead
+// runs at that head, before the State catches up, and its refusal, like Before's, comes
+// back as returned with nothing appended and decide not run; the head UpdateWith hands
+// back is the log's head after the commit, which the State has applied.
+func TestHeld_UpdateWith(t *testing.T) {
+	errNo := errors.New("refused on purpose")
+	tests := []struct {
+		name       string
+		readHead   bool
+		before     error // Before's answer
+		atHead     error // AtHead's answer
+		append     int   // events decide appends
+		wantSteps  []string
+		wantErr    error
+		wantLeft   int64 // the head handed back; the log holds 2 events before the write
+		wantLogLen int
+	}{
+		{"zero Write: lock the head", false, nil, nil, 2, []string{"before", "lock head", "at head 2", "decide at 2"}, nil, 4, 4},
+		{"read the head after Before", true, nil, nil, 3, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 5, 5},
+		{"read the head, append nothing", true, nil, nil, 0, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 2, 2},
+		{"Before refuses", false, errNo, nil, 1, []string{"before"}, errNo, 0, 2},
+		{"AtHead refuses", true, nil, errNo, 1, []string{"before", "read head", "at head 2"}, errNo, 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			st, counted, _, _ := openLog(t)
+			var steps []string
+			mem := eventlog.Remember(orderStore{Store: counted, steps: &steps}, nil)
+			d := eventlog.NewDriver(mem, newApplied)
+			appendN(t, st, 2) // another instance's
+			var blob store.Hash
+			w := eventlog.Write{
+				ReadHead: tt.readHead,
+				Before: func(ctx context.Context, tx store.Tx) error {
+					steps = append(steps, "before")
+					// A step of the transaction: what it writes commits with the rest.
+					var err error
+					if blob, err = tx.PutBlob(ctx, []byte("written by Before in "+tt.name)); err != nil {
+						return err
+					}
+					return tt.before
+				},
+				AtHead: func(_ context.Context, _ store.Tx, head int64) error {
+					steps = append(steps, fmt.Sprintf("at head %d", head))
+					return tt.atHead
+				},
+			}
+			h := d.Lock(project)
+			atStart := h.Seq()
+			left, err := h.UpdateWith(ctx, w, func(tx store.Tx, s *applied) error {
+				steps = append(steps, fmt.Sprintf("decide at %d", len(s.events)))
+				for i := range tt.append {
+					if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: i}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			seq := h.Seq()
+			h.Unlock()
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr != nil && err != tt.wantErr) {
+				t.Fatalf("UpdateWith = %v, want %v as returned", err, tt.wantErr)
+			}
+			// One head read or lock, and no other: the head the commit leaves is known
+			// without asking the store (the transaction holds the log).
+			if !slices.Equal(steps, tt.wantSteps) {
+				t.Errorf("steps %q, want %q", steps, tt.wantSteps)
+			}
+			log := allEvents(t, st)
+			if len(log) != tt.wantLogLen {
+				t.Fatalf("the log holds %s, want %d events", seqs(log), tt.wantLogLen)
+			}
+			if left != tt.wantLeft {
+				t.Errorf("UpdateWith handed back head %d, want %d", left, tt.wantLeft)
+			}
+			_, err = st.Blob(ctx, blob)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				t.Fatal(err)
+			}
+			if committed := err == nil; committed != (tt.wantErr == nil) {
+				t.Errorf("Before's write committed: %v, want %v", committed, tt.wantErr == nil)
+			}
+			if tt.wantErr != nil {
+				if seq > 2 || seq < atStart {
+					t.Errorf("after a refused write the State is at %d, want at most the 2 events committed", seq)
+				}
+				return
+			}
+			if seq != left {
+				t.Errorf("after the commit the State is at %d, want the head handed back, %d", seq, left)
+			}
+			if got := readState(t, d); !slices.EqualFunc(got, log, sameEvent) {
+				t.Errorf("the State holds %s, want the log %s", seqs(got), seqs(log))
+			}
+		})
+	}
+}
+
+// TestCollect_Nested checks that a Collect inside a Collect of the same log holds its
+// events with the outer ones and appends them in the outer call (one AppendAll in all),
+// in order, and that a nested Collect that fails drops only what it held.
+func TestCollect_Nested(t *testing.T) {
+	ctx := t.Context()
+	st, _, _, _ := openLog(t)
+	calls := new(int)
+	cs := appendCounting{Store: st, calls: calls}
+	errNo := errors.New("refused on purpose")
+	add := func(tx store.Tx, n int) error {
+		return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: n})
+	}
+	if err := cs.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+			if err := add(tx, 1); err != nil {
+				return err
+			}
+			if err := eventlog.Collect(ctx, tx, project, func(tx store.Tx) error { return add(tx, 2) }); err != nil {
+				return err
+			}
+			// A nested Collect that fails: its event is dropped, the others kept.
+			if err := eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+				if err := add(tx, 99); err != nil {
+					return err
+				}
+				return errNo
+			}); !errors.Is(err, errNo) {
+				return fmt.Errorf("the failing nested Collect returned %v", err)
+			}
+			return add(tx, 3)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if *calls != 1 {
+		t.Errorf("the nested Collects appended in %d store calls, want 1", *calls)
+	}
+	var got []int
+	for _, e := range allEvents(t, st) {
+		var d struct{ N int }
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d.N)
+	}
+	if want := []int{1, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("the log holds events %v, want %v", got, want)
+	}
+}
+
+// appendCounting counts the append calls of its transactions.
+type appendCounting struct {
+	store.Store
+	calls *int
+}
+
+func (a appendCounting) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return a.Store.Update(ctx, func(tx store.Tx) error { return fn(appendCountingTx{Tx: tx, calls: a.calls}) })
+}
+
+type appendCountingTx struct {
+	store.Tx
+	calls *int
+}
+
+func (a appendCountingTx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
+	*a.calls++
+	return a.Tx.Append(ctx, e)
+}
+
+func (a appendCountingTx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
+	*a.calls++
+	return a.Tx.AppendAll(ctx, es)
+}
+
+// notified is what a Driver's applied notification saw: each event with the State it
+// was applied to.
+type notified struct {
+	state *applied
+	e     store.Event
+}
+
+// TestDriver_OnApply checks the applied notification: it sees each event a State applies
+// exactly once, with that State, in order, whether applied from the store, inside a
+// write's transaction or from memory after its commit; across the rebuild that follows
+// a failed COMMIT, whose event the State applied inside the transaction, it sees the
+// log applied again from its start, to the new State, and never the lost event twice.
+func TestDriver_OnApply(t *testing.T) {
+	for _, b := range failingBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.open(t)
+			mem := eventlog.Remember(st, nil)
+			var states []*applied // every State the Driver made, in order
+			d := eventlog.NewDriver(mem, func() *applied {
+				s := newApplied()
+				states = append(states, s)
+				return s
+			})
+			var seen []notified
+			d.OnApply(func(p contract.ProjectID, s *applied, e store.Event) {
+				if p != project {
+					t.Errorf("notified of project %s, want %s", p, project)
+				}
+				seen = append(seen, notified{s, e})
+			})
+			appendN(t, st, 2) // another instance's: applied from the store
+			write := func(typ string) error {
+				return d.Write(ctx, project, func(tx store.Tx, _ *applied) error {
+					return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: typ})
+				})
+			}
+			if err := write("test.event"); err != nil { // applied from memory
+				t.Fatal(err)
+			}
+			// A write whose COMMIT fails, after the State applied, inside its
+			// transaction, an event the log then lacks.
+			h := d.Lock(project)
+			err := mem.Update(ctx, func(tx store.Tx) error {
+				if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: lostType}); err != nil {
+					return err
+				}
+				_, err := h.CatchUp(ctx, tx)
+				return err
+			})
+			h.Unlock()
+			if err == nil {
+				t.Fatal("an Update whose COMMIT fails returned nil")
+			}
+			if err := write("test.event"); err != nil { // rebuilds, then writes
+				t.Fatal(err)
+			}
+			log := readState(t, d)
+			if want := allEvents(t, st); !slices.EqualFunc(log, want, sameEvent) || len(want) != 4 {
+				t.Fatalf("the State holds %s, want the log %s of 4 events", seqs(log), seqs(want))
+			}
+			if len(states) != 2 {
+				t.Fatalf("the Driver made %d States, want 2 (one rebuild)", len(states))
+			}
+			// Every application, State by State, in order, once each.
+			var want []notified
+			for _, s := range states {
+				for _, e := range s.events {
+					want = append(want, notified{s, e})
+				}
+			}
+			if !slices.EqualFunc(seen, want, func(a, b notified) bool { return a.state == b.state && sameEvent(a.e, b.e) }) {
+				t.Errorf("notified %d applications, want the %d the States made, in order", len(seen), len(want))
+			}
+			lost := 0
+			for _, n := range seen {
+				if n.e.Type == lostType {
+					lost++
+				}
+			}
+			if lost != 1 || states[0].events[len(states[0].events)-1].Type != lostType {
+				t.Errorf("the lost event was notified %d times, want once, by the State that was then rebuilt", lost)
 			}
 		})
 	}

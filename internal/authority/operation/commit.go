@@ -51,13 +51,6 @@ func (wc *workCommit) changed() bool {
 	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool { return p.change != nil })
 }
 
-// writes reports whether wc or a part of it writes anything.
-func (wc *workCommit) writesAny() bool {
-	return slices.ContainsFunc(wc.all(), func(p *workCommit) bool {
-		return len(p.events) > 0 || len(p.writes) > 0 || len(p.ops) > 0 || p.change != nil
-	})
-}
-
 // event collects an event with payload p. An encoding error is returned, never stored:
 // an ignored one once wrote null into the hash chain, and the claim it held was lost.
 func (wc *workCommit) event(id, actor string, p event.Payload) error {
@@ -117,15 +110,14 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 
 // commitLocked is the one write path of an Operation's life, which an admission and
 // every hop call that writes (an acquisition, a release, claims, reports, a sweep, a
-// reconciliation, an explanation) take: in one store transaction it locks the
-// Connection's lease row (s.conn), reads the log's head once (locks it, with
-// s.lockHead), catches the project's ledger l up to that head inside the transaction,
-// runs decide, which reads that state and collects into wc what it writes, appends what
-// decide collected, commits, and then applies the head its commit left to the ledger. l
-// must be locked, and s.bw's Board lock taken before it (the lock order is in the
-// authority's package doc). The catch-ups go through the project's [eventlog.Held]: the
-// lease row is locked before the head, which [eventlog.Held.Update] cannot do, and a hop
-// call reads the head rather than locks it.
+// reconciliation, an explanation) take: the project's write sequence
+// ([eventlog.Held.UpdateWith]), which in one store transaction locks the Connection's
+// lease rows (s.conn) before the log's head, reads the head once (locks it, with
+// s.lockHead), checks s.bw's Board at that head, catches the project's ledger l up to it
+// inside the transaction, runs decide, which reads that state and collects into wc what
+// it writes, appends what decide collected in one call, commits, and then catches the
+// ledger up to the head its commit left. l must be locked, and s.bw's Board lock taken
+// before it (the lock order is in the authority's package doc).
 //
 // Catching up after the lease row lock, inside the transaction, is what fences a
 // takeover against a claim under the old generation: whichever locks the row second sees
@@ -142,56 +134,42 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	}
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
-	after := int64(-1)
-	var left int64 // the head the commit leaves, which the ledger then catches up to
-	err := o.store.Update(ctx, func(tx store.Tx) error {
-		now := s.at
-		if now.IsZero() {
-			now = s.clock().UTC().Round(0)
-		}
-		wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
-		if s.conn != "" {
+	w := eventlog.Write{
+		ReadHead: !s.lockHead,
+		Before: func(ctx context.Context, tx store.Tx) error {
+			now := s.at
+			if now.IsZero() {
+				now = s.clock().UTC().Round(0)
+			}
+			wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
+			if s.conn == "" {
+				return nil
+			}
 			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
 			if err != nil {
 				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
 			wc.leases = leasesOf(rows)
-		}
-		// One head read: an instance that appends after it did so after the lease row
-		// (or the head) was locked here.
-		var head store.Head
-		var err error
-		if s.lockHead {
-			head, err = tx.LockHead(ctx, string(s.project))
-		} else {
-			head, err = tx.Head(ctx, string(s.project))
-		}
-		if err != nil {
-			return fmt.Errorf("read the head of %s: %w", s.project, err)
-		}
-		if s.bw != nil {
-			// A hop write's Board is checked here, at the head read, rather than by
-			// a head read before the write ([boards.Cache.WriteInTx]).
-			if err := s.bw.Fresh(ctx, tx, head.Seq); err != nil {
-				return err
-			}
-		}
-		if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
-			return err
-		}
+			return nil
+		},
+	}
+	if s.bw != nil {
+		// A hop write's Board is checked at the head read, rather than by a head read
+		// before the write ([boards.Cache.WriteInTx]).
+		w.AtHead = s.bw.Fresh
+	}
+	left, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
+		l.ledgerState = st
 		if refused = decide(wc); refused != nil {
 			return refused
 		}
 		if wc.changed() && s.bw == nil {
 			return errBoardUnlocked
 		}
-		if err := writeWork(ctx, tx, s.project, s.bw, wc, &after); err != nil {
-			return err
-		}
-		left, err = eventlog.HeadLeft(ctx, tx, s.project)
-		return err
+		return writeWork(ctx, tx, s.project, s.bw, wc)
 	})
-	if err != nil {
+	l.caughtUp(nil) // a catch-up may have rebuilt the State, also on a failure
+	if err != nil && !errors.Is(err, eventlog.ErrNotApplied) {
 		if wc != nil && wc.changed() && s.bw != nil {
 			s.bw.Drop(ctx) // memory never keeps a change the log lacks
 		}
@@ -203,13 +181,13 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		}
 		return s.wrap(err)
 	}
-	if after >= 0 {
-		s.bw.Committed(after)
+	// Committed: a changed Board's cursor moves to the head the commit left, even when
+	// the ledger's catch-up after the commit failed (its next catch-up applies it).
+	if wc.changed() {
+		s.bw.Committed(left)
 	}
-	if wc.writesAny() {
-		if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	return wc.answer
 }
@@ -244,8 +222,9 @@ func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.Projec
 
 // writeWork writes what wc collected in tx. A Board change is written only if the Board
 // it was made on is still the project's ([boards.Write.LockFresh], taken after the lease
-// row); then *after is the head it leaves.
-func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit, after *int64) error {
+// row). tx is the write sequence's ([eventlog.Held.UpdateWith]), which appends the events
+// collected here in one call and hands back the head they leave.
+func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw *boards.Write, wc *workCommit) error {
 	if wc.newLease != nil {
 		if err := tx.PutLease(ctx, store.Lease{Project: string(project), Connection: string(wc.conn), Slot: wc.newLease.slot, WorkerID: wc.newLease.worker,
 			Generation: wc.newLease.gen, ExpiresAt: wc.newLease.expires}); err != nil {
@@ -258,43 +237,30 @@ func writeWork(ctx context.Context, tx store.Tx, project contract.ProjectID, bw 
 			return err
 		}
 	}
-	// The events are collected and appended with one store call, at the end or when a
-	// write reads the log (docs/architecture.md, "The write sequence").
-	err := eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
-		for _, p := range wc.all() {
-			for _, e := range p.events {
-				e.Project = string(project)
-				if err := eventlog.AppendNew(ctx, tx, e); err != nil {
-					return err
-				}
-			}
-			if p.change != nil {
-				if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
-					return err
-				}
-			}
-			for _, c := range p.ops {
-				if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
-					return err
-				}
-			}
-			for _, write := range p.writes {
-				if err := write(tx); err != nil {
-					return err
-				}
+	// The events are held back by tx and appended with one store call, at the end or
+	// when a write reads the log (docs/architecture.md, "The write sequence").
+	for _, p := range wc.all() {
+		for _, e := range p.events {
+			e.Project = string(project)
+			if err := eventlog.AppendNew(ctx, tx, e); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if changed {
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
-			return err
+		if p.change != nil {
+			if err := bw.Persist(ctx, tx, *p.change, p.opBy, p.now); err != nil {
+				return err
+			}
 		}
-		*after = head.Seq
+		for _, c := range p.ops {
+			if err := eventlog.Append(ctx, tx, project, c.by, p.now, event.OpChangedData(c.e)); err != nil {
+				return err
+			}
+		}
+		for _, write := range p.writes {
+			if err := write(tx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

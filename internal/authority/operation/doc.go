@@ -12,5 +12,6 @@
 // project, so every instance over one store sees the same Operations and every call,
 // a hop call included, catches one projection up. What is not from the log, the calls
 // held on an Operation and the pump that catches the State up for them, is kept beside
-// the State in the project's ledger, under the same lock.
+// the State in the project's ledger, under the same lock, and the driver's applied
+// notification ([eventlog.Driver.OnApply]) wakes the calls held on what each event moved.
 package operation

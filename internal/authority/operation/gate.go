@@ -132,6 +132,7 @@ func New(d Deps, cfg Config) *Operations {
 		o.log = slog.New(slog.DiscardHandler)
 	}
 	o.drv = eventlog.NewDriver(o.store, newLedgerState)
+	o.drv.OnApply(o.applied)
 	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	policydoc "github.com/docketrun/docket/internal/policy"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // Held is an admitted write whose answer is held: [Operations.Begin] returns it, its Wait
@@ -176,22 +177,48 @@ func (l *ledger) unwatchLocked(key holdKey) {
 	}
 }
 
-// wakeMoved wakes the calls held on the Operations the State moved since the ledger last
-// looked ([ledgerState.moved]), and forgets them. The State names what it applied, and
-// the ledger, which keeps the holds beside it, wakes them: the State stays pure, and an
-// event costs its one wake whichever catch-up applied it. l must be locked.
-func (l *ledger) wakeMoved() {
-	if len(l.holds) > 0 {
-		for _, k := range l.moved {
-			l.wakeLocked(k.agent, k.ordinal)
-		}
+// applied is the operation ledger's applied notification ([eventlog.Driver.OnApply]):
+// it wakes the calls held on what e, just applied to project's State, moved. The State
+// stays pure, and the ledger, which keeps the holds beside it, wakes them: an event
+// costs its one wake whichever catch-up applied it. It runs under the project's lock,
+// taken by the caller of the catch-up.
+func (o *Operations) applied(project contract.ProjectID, _ *ledgerState, e store.Event) {
+	o.ledger(project).wakeFor(e)
+}
+
+// wakeFor wakes the calls held on the Operation e moves: the one an Operation's event
+// names, or every Operation of an Agent whose credentials it ends. l must be locked.
+func (l *ledger) wakeFor(e store.Event) {
+	if len(l.holds) == 0 {
+		return // nothing to wake; the event is not decoded again
 	}
-	if cap(l.moved) > 1024 { // after a rebuild from the log's start: let it go
-		l.moved = nil
+	var k holdKey
+	var err error
+	switch e.Type {
+	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
+		var d struct { // of event.Operation, only what names it
+			Agent   string `json:"agent"`
+			Ordinal int64  `json:"ordinal"`
+		}
+		err = json.Unmarshal(e.Data, &d)
+		k = holdKey{d.Agent, d.Ordinal}
+	case event.AgentRevoked, event.AgentTokenReplaced:
+		var a event.IDRef // the shape of both events
+		err = json.Unmarshal(e.Data, &a)
+		k = holdKey{a.ID, 0}
+	default:
 		return
 	}
-	clear(l.moved)
-	l.moved = l.moved[:0]
+	if err != nil {
+		// The State applied it, so this cannot fail; were it to, waking every hold
+		// costs each a look at its Operation, where missing one would hold it stale.
+		for _, w := range l.holds {
+			close(w.ch)
+			w.ch = make(chan struct{})
+		}
+		return
+	}
+	l.wakeLocked(k.agent, k.ordinal)
 }
 
 // wakeLocked wakes the calls held on agent's Operation ordinal, or on every Operation of

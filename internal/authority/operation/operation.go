@@ -158,11 +158,6 @@ type ledgerState struct {
 	claims  map[string]event.WorkClaimedData
 	reports map[string]event.WorkReportedData
 	gens    map[contract.ConnectionID]int64
-
-	// moved names the Operations the events applied since the ledger last looked moved
-	// (ordinal 0: every Operation of the agent), in order: what the ledger wakes the calls
-	// held on after each catch-up ([ledger.wakeMoved]), which then empties it.
-	moved []holdKey
 }
 
 // newLedgerState returns the State of an empty log.
@@ -229,16 +224,17 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, head int64
 	return l.caughtUp(err)
 }
 
-// caughtUp follows a catch-up that returned err: the State may have been rebuilt, and
-// what it applied, up to a failure too, wakes the calls held on it.
+// caughtUp follows a catch-up that returned err: the State may have been rebuilt, so
+// the ledger looks it up again. The calls held on what the catch-up applied were woken
+// as each event applied ([Operations.applied]).
 func (l *ledger) caughtUp(err error) error {
 	l.ledgerState = l.held.State()
-	l.wakeMoved()
 	return err
 }
 
 // Apply applies e, the next event of the log ([eventlog.State]): it does no I/O and reads
-// no clock; the calls held on what it moved are woken by the ledger after the catch-up.
+// no clock; the calls held on what it moved are woken by the ledger as it applies
+// ([Operations.applied]).
 func (l *ledgerState) Apply(e store.Event) error {
 	if event.ChangesSetup(e.Type) {
 		if err := l.applySetupLocked(e); err != nil {
@@ -251,7 +247,6 @@ func (l *ledgerState) Apply(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		l.moved = append(l.moved, holdKey{d.Agent, d.Ordinal})
 		return l.applyOp(e, d)
 	case event.AgentRevoked, event.AgentTokenReplaced:
 		var a event.IDRef // the shape of both events
@@ -263,7 +258,6 @@ func (l *ledgerState) Apply(e store.Event) error {
 			why = "the agent that made the request had its token replaced"
 		}
 		l.closeAgentLocked(a.ID, why)
-		l.moved = append(l.moved, holdKey{a.ID, 0})
 		return nil
 	}
 	return l.applyOther(e)

@@ -1,14 +1,18 @@
 package operation
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
 func TestLedger_Strip(t *testing.T) {
@@ -68,18 +72,28 @@ func TestOperation_Entry(t *testing.T) {
 	}
 }
 
-func TestLedger_WakeMoved(t *testing.T) {
+// TestLedger_WakeFor: each event the State applies wakes the calls held on the Operation
+// it moves, every Operation of an Agent whose credentials it ends, and nothing for an
+// event of neither.
+func TestLedger_WakeFor(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	a1, a2, b1 := holdKey{"a", 1}, holdKey{"a", 2}, holdKey{"b", 1}
 	tests := []struct {
-		name  string
-		moved []holdKey
-		want  []holdKey // the holds woken, of a1, a2 and b1
+		name string
+		ps   []event.Payload
+		want []holdKey // the holds woken, of a1, a2 and b1
 	}{
 		{"nothing applied", nil, nil},
-		{"one Operation", []holdKey{a2}, []holdKey{a2}},
-		{"an Operation no call holds", []holdKey{{"c", 1}}, nil},
-		{"every Operation of an Agent (a revocation)", []holdKey{{"a", 0}}, []holdKey{a1, a2}},
-		{"several", []holdKey{b1, a1, b1}, []holdKey{a1, b1}},
+		{"an admission", []event.Payload{event.OpAdmittedData(event.Operation{Agent: "a", Ordinal: 2, Tool: "ApplyBatch", State: contract.OpRunning})}, []holdKey{a2}},
+		{"an Operation no call holds", []event.Payload{event.OpChangedData(event.Operation{Agent: "c", Ordinal: 1, State: contract.OpDone})}, nil},
+		{"a revocation: every Operation of the Agent", []event.Payload{event.AgentRevokedData{ID: "a"}}, []holdKey{a1, a2}},
+		{"a token replaced", []event.Payload{event.AgentTokenReplacedData{ID: "b"}}, []holdKey{b1}},
+		{"several", []event.Payload{
+			event.OpChangedData(event.Operation{Agent: "b", Ordinal: 1, State: contract.OpDone}),
+			event.OpAcknowledgedData(event.Operation{Agent: "a", Ordinal: 1}),
+			event.OpWaitingData(event.Operation{Agent: "b", Ordinal: 1, Reason: "no worker"}),
+		}, []holdKey{a1, b1}},
+		{"neither", []event.Payload{event.LeaseAcquiredData{Connection: "c", WorkerID: "w", Generation: 1, ExpiresAt: at}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,8 +103,9 @@ func TestLedger_WakeMoved(t *testing.T) {
 				w := &holdWake{ch: make(chan struct{}), n: 1}
 				l.holds[k], chans[k] = w, w.ch
 			}
-			l.moved = append(l.moved, tt.moved...)
-			l.wakeMoved()
+			for i, p := range tt.ps {
+				l.wakeFor(eventlogtest.Event(t, "p", int64(i+1), "system", at, p))
+			}
 			var got []holdKey
 			for _, k := range []holdKey{a1, a2, b1} {
 				select {
@@ -102,43 +117,67 @@ func TestLedger_WakeMoved(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(holdKey{})); diff != "" {
 				t.Errorf("woken (-want +got):\n%s", diff)
 			}
-			if len(l.moved) != 0 {
-				t.Errorf("moved = %v after the wake, want it empty", l.moved)
-			}
 		})
 	}
 }
 
-// TestLedgerState_ApplyNamesMoved: the State names each Operation an event moved, and
-// every Operation of an Agent whose credentials ended, for the ledger to wake the calls
-// held on them; an event of neither names nothing.
-func TestLedgerState_ApplyNamesMoved(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	admitted := event.OpAdmittedData(event.Operation{Agent: "a", Ordinal: 1, Tool: "ApplyBatch", State: contract.OpRunning})
-	tests := []struct {
-		name string
-		ps   []event.Payload
-		want []holdKey
-	}{
-		{"an admission", []event.Payload{admitted}, []holdKey{{"a", 1}}},
-		{"an admission, then a change", []event.Payload{admitted,
-			event.OpChangedData(event.Operation{Agent: "a", Ordinal: 1, State: contract.OpDone})}, []holdKey{{"a", 1}, {"a", 1}}},
-		{"a revocation", []event.Payload{event.AgentRevokedData{ID: "a"}}, []holdKey{{"a", 0}}},
-		{"a token replaced", []event.Payload{event.AgentTokenReplacedData{ID: "b"}}, []holdKey{{"b", 0}}},
-		{"neither", []event.Payload{event.LeaseAcquiredData{Connection: "c", WorkerID: "w", Generation: 1, ExpiresAt: at}}, nil},
+// TestOperations_WakesOnApply checks that the Operations' driver notifies the ledger as
+// a catch-up applies: a call held on an Operation is woken by the catch-up that applies
+// its change, whoever committed it, without the State keeping what moved.
+func TestOperations_WakesOnApply(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newLedgerState()
-			for i, p := range tt.ps {
-				e := eventlogtest.Event(t, "p", int64(i+1), "system", at, p)
-				if err := s.Apply(e); err != nil {
-					t.Fatalf("apply %s: %v", e.Type, err)
-				}
-			}
-			if diff := cmp.Diff(tt.want, s.moved, cmp.AllowUnexported(holdKey{})); diff != "" {
-				t.Errorf("moved (-want +got):\n%s", diff)
-			}
-		})
+	t.Cleanup(func() { st.Close() })
+	const project = contract.ProjectID("p")
+	at := time.Now().UTC()
+	if err := st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.CreateProject(ctx, store.Project{ID: string(project), Name: "p", CreatedAt: at}); err != nil {
+			return err
+		}
+		return eventlog.Append(ctx, tx, project, "system", at, event.OpAdmittedData(event.Operation{Agent: "a", Ordinal: 1, Tool: "ApplyBatch", State: contract.OpRunning}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := New(Deps{Store: eventlog.Remember(st, nil)}, Config{})
+	t.Cleanup(o.Close)
+	l := o.ledger(project)
+	l.lock()
+	w := &holdWake{ch: make(chan struct{}), n: 1}
+	l.holds = map[holdKey]*holdWake{{"a", 1}: w}
+	woken := w.ch
+	err = l.catchUpLocked(ctx, o.store)
+	l.unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	default:
+		t.Fatal("the catch-up that applied the admission did not wake the call held on it")
+	}
+	// Another instance settles it.
+	if err := st.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Append(ctx, tx, project, "system", at, event.OpChangedData(event.Operation{Agent: "a", Ordinal: 1, State: contract.OpDone}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l.lock()
+	woken = w.ch
+	err = l.catchUpLocked(ctx, o.store)
+	state := l.opLocked("a", 1).state
+	l.unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	default:
+		t.Fatal("the catch-up that applied the settlement did not wake the call held on it")
+	}
+	if state != contract.OpDone {
+		t.Errorf("the ledger holds the Operation %s, want %s", state, contract.OpDone)
 	}
 }
