@@ -198,7 +198,7 @@ func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp
 	if t.strip != nil && *t.strip == lastStrip {
 		stripHeld = *t.strip
 	}
-	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil)
+	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil, &g.views)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +357,12 @@ func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
 // digest held, the View the conversation already holds, it is named unchanged instead of
 // sent again; when from indexes that View (the client applies deltas), a changed View is
 // sent as what changed, if a delta fits. The View is encoded once, indexed when deltas
-// is set. Likewise a strip of Operations with digest stripHeld, the one the client says
-// it holds, is named unchanged; withStrip puts the strip's digest in the host metadata,
-// for a client that asks. It returns the View's encoding and the strip's digest.
-func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
-	enc, err := encodeView(ans.Result.View, deltas)
+// is set; views, when not nil, keeps it by the answer's ViewKey. Likewise a strip of
+// Operations with digest stripHeld, the one the client says it holds, is named
+// unchanged; withStrip puts the strip's digest in the host metadata, for a client that
+// asks. It returns the View's encoding and the strip's digest.
+func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool, views *viewCache) (*mcp.CallToolResult, viewEncoding, error) {
+	enc, err := views.encode(ans.ViewKey, ans.Result.View, deltas)
 	if err != nil {
 		return nil, viewEncoding{}, err
 	}

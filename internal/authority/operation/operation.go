@@ -195,6 +195,10 @@ type ledger struct {
 	pumpCtx  context.Context
 	pumpStop context.CancelFunc
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
+
+	// views is the last View answered to each principal, with what it was built from,
+	// at most maxKeptViews of them (viewkeep.go). Guarded by the project's lock.
+	views map[contract.Principal]keptView
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
