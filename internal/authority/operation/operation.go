@@ -548,7 +548,10 @@ func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(map[string]any{"matches": matches})
+			// A struct of one field writes what the map of one key did, without the map.
+			return json.Marshal(struct {
+				Matches contract.Bounded[contract.Node] `json:"matches"`
+			}{matches})
 		}
 	}
 	return o.reply(ctx, c, r)
