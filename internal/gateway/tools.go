@@ -114,7 +114,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 
 	var ans operation.Answer
-	in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
+	in, derr := s.decodeInput(name, req.Params.Arguments)
 	t.fullView = fullView(in)
 	if ce, ok := errors.AsType[*contract.Error](derr); ok {
 		ans, err = g.strips.Refusal(ctx, c, focus, ce)
@@ -137,6 +137,29 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 	res, err := g.answerTool(t, ans, err)
 	return nil, res, err
+}
+
+// decodeInput is contract.DecodeToolInput(name, args), which depends on nothing else. A
+// QueryBoard's decoding is kept and given again for the same arguments, so a client that
+// polls has them decoded once; the authority only reads a QueryBoardInput.
+func (s *session) decodeInput(name string, args json.RawMessage) (any, error) {
+	if name != contract.ToolQueryBoard {
+		return contract.DecodeToolInput(name, args)
+	}
+	s.mu.Lock()
+	kept := s.query
+	s.mu.Unlock()
+	if kept.in != nil && kept.args == string(args) {
+		return kept.in, nil
+	}
+	in, err := contract.DecodeToolInput(name, args)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.query.args, s.query.in = string(args), in
+	s.mu.Unlock()
+	return in, nil
 }
 
 // compactMeta returns a copy of m sized to its entries.
