@@ -122,7 +122,13 @@ func DecodeToolInput(tool string, data []byte) (any, error) {
 		}
 		return &b, nil
 	}
-	if err := checkStrict(data, spec.input); err != nil {
+	// The strict parse's tree serves the check of required fields too, so the
+	// arguments are parsed twice (strictly, then decoded), not three times.
+	n, err := parseStrict(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := walkType(n, spec.input, ""); err != nil {
 		return nil, err
 	}
 	v := reflect.New(spec.input)
@@ -134,7 +140,7 @@ func DecodeToolInput(tool string, data []byte) (any, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, Errorf(CodeInvalidArgument, "the arguments of %s have data after the closing brace; send exactly one JSON object", tool)
 	}
-	if err := checkRequired(tool, spec.input, data); err != nil {
+	if err := checkRequired(tool, spec.input, n); err != nil {
 		return nil, err
 	}
 	return v.Interface(), nil
@@ -162,15 +168,16 @@ func toolDecodeError(tool string, spec ToolSpec, err error) error {
 	return &Error{Code: CodeInvalidArgument, Err: err, Teaching: "the arguments of " + tool + " are not one JSON object; see the tool's input schema"}
 }
 
-// checkRequired refuses input that lacks a field without omitempty.
-func checkRequired(tool string, t reflect.Type, data []byte) error {
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(data, &present); err != nil {
+// checkRequired refuses input that lacks a field without omitempty; n is the arguments'
+// strict parse, whose keys are unique.
+func checkRequired(tool string, t reflect.Type, n *jnode) error {
+	if n.kind != '{' {
 		return Errorf(CodeInvalidArgument, "the arguments of %s are not one JSON object; see the tool's input schema", tool)
 	}
-	for _, f := range fields(t) {
-		if _, ok := present[f.name]; f.required && !ok {
-			return Errorf(CodeInvalidArgument, "%s needs the field %s", tool, quoteShort(f.name))
+	for i := range t.NumField() {
+		// jsonField alone, not fields: a field's doc and enum tags are not read here.
+		if name, required, ok := jsonField(t.Field(i)); ok && required && !slices.Contains(n.keys, name) {
+			return Errorf(CodeInvalidArgument, "%s needs the field %s", tool, quoteShort(name))
 		}
 	}
 	return nil
@@ -189,21 +196,31 @@ func fields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || tag == "-" {
+		name, required, ok := jsonField(f)
+		if !ok {
 			continue
 		}
-		name := tag
-		if name == "" {
-			name = f.Name
-		}
-		fd := field{name: name, required: !strings.Contains(f.Tag.Get("json"), "omitempty"), doc: f.Tag.Get("doc"), typ: f.Type}
+		fd := field{name: name, required: required, doc: f.Tag.Get("doc"), typ: f.Type}
 		if e := f.Tag.Get("enum"); e != "" {
 			fd.enum = strings.Split(e, ",")
 		}
 		out = append(out, fd)
 	}
 	return out
+}
+
+// jsonField is f's JSON property name and whether it is required (its json tag has no
+// omitempty); ok is false for a field that is no JSON property.
+func jsonField(f reflect.StructField) (name string, required, ok bool) {
+	tag := f.Tag.Get("json")
+	name, _, _ = strings.Cut(tag, ",")
+	if !f.IsExported() || name == "-" {
+		return "", false, false
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, !strings.Contains(tag, "omitempty"), true
 }
 
 func fieldNames(t reflect.Type) []string {

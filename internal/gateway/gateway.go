@@ -82,6 +82,7 @@ type Gateway struct {
 	now    func() time.Time
 	server *mcp.Server
 	sdk    http.Handler
+	views  viewCache
 
 	mu       sync.Mutex           // guards the fields below
 	sessions map[string]*session  // live sessions by MCP session id

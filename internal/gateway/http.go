@@ -63,6 +63,12 @@ type session struct {
 	// (or named unchanged), kept only for a client that names the strip it holds
 	// (_meta "docket/operations"), at most maxViews of them; nil until the first.
 	strips map[string]contract.Digest
+	// query is the last QueryBoard's arguments and their decoding: a client polling
+	// with the same arguments has them decoded once (decodeInput).
+	query struct {
+		args string
+		in   any
+	}
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included

@@ -114,7 +114,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 
 	var ans operation.Answer
-	in, derr := contract.DecodeToolInput(name, req.Params.Arguments)
+	in, derr := s.decodeInput(name, req.Params.Arguments)
 	t.fullView = fullView(in)
 	if ce, ok := errors.AsType[*contract.Error](derr); ok {
 		ans, err = g.strips.Refusal(ctx, c, focus, ce)
@@ -137,6 +137,29 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 	res, err := g.answerTool(t, ans, err)
 	return nil, res, err
+}
+
+// decodeInput is contract.DecodeToolInput(name, args), which depends on nothing else. A
+// QueryBoard's decoding is kept and given again for the same arguments, so a client that
+// polls has them decoded once; the authority only reads a QueryBoardInput.
+func (s *session) decodeInput(name string, args json.RawMessage) (any, error) {
+	if name != contract.ToolQueryBoard {
+		return contract.DecodeToolInput(name, args)
+	}
+	s.mu.Lock()
+	kept := s.query
+	s.mu.Unlock()
+	if kept.in != nil && kept.args == string(args) {
+		return kept.in, nil
+	}
+	in, err := contract.DecodeToolInput(name, args)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.query.args, s.query.in = string(args), in
+	s.mu.Unlock()
+	return in, nil
 }
 
 // compactMeta returns a copy of m sized to its entries.
@@ -198,7 +221,7 @@ func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp
 	if t.strip != nil && *t.strip == lastStrip {
 		stripHeld = *t.strip
 	}
-	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil)
+	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil, &g.views)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +380,12 @@ func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
 // digest held, the View the conversation already holds, it is named unchanged instead of
 // sent again; when from indexes that View (the client applies deltas), a changed View is
 // sent as what changed, if a delta fits. The View is encoded once, indexed when deltas
-// is set. Likewise a strip of Operations with digest stripHeld, the one the client says
-// it holds, is named unchanged; withStrip puts the strip's digest in the host metadata,
-// for a client that asks. It returns the View's encoding and the strip's digest.
-func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool) (*mcp.CallToolResult, viewEncoding, error) {
-	enc, err := encodeView(ans.Result.View, deltas)
+// is set; views, when not nil, keeps it by the answer's ViewKey. Likewise a strip of
+// Operations with digest stripHeld, the one the client says it holds, is named
+// unchanged; withStrip puts the strip's digest in the host metadata, for a client that
+// asks. It returns the View's encoding and the strip's digest.
+func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool, views *viewCache) (*mcp.CallToolResult, viewEncoding, error) {
+	enc, err := views.encode(ans.ViewKey, ans.Result.View, deltas)
 	if err != nil {
 		return nil, viewEncoding{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -46,6 +47,50 @@ type viewEncoding struct {
 	digest contract.Digest
 	index  *viewIndex
 	strip  contract.Digest // set by toolResult: the digest of the answer's strip of Operations
+}
+
+// viewCache keeps the encodings of the Views the authority's answers name by
+// [operation.Answer.ViewKey], so that an Agent polling an unchanged Board has its View
+// encoded and digested once, not at every answer. A View left out is encoded again.
+type viewCache struct {
+	mu    sync.Mutex
+	byKey map[uint64]viewEncoding // at most maxCachedViews
+}
+
+// maxCachedViews bounds the encodings a viewCache keeps: each holds a View's JSON.
+const maxCachedViews = 32
+
+// encode is encodeView(v, index) for the View the answers name by key (0: none, encoded
+// each time). The encoding is shared: its body and index are never changed.
+func (c *viewCache) encode(key uint64, v contract.View, index bool) (viewEncoding, error) {
+	if c == nil || key == 0 {
+		return encodeView(v, index)
+	}
+	c.mu.Lock()
+	enc, ok := c.byKey[key]
+	c.mu.Unlock()
+	if !ok || (index && enc.index == nil) {
+		var err error
+		if enc, err = encodeView(v, index); err != nil {
+			return viewEncoding{}, err
+		}
+		c.mu.Lock()
+		if c.byKey == nil {
+			c.byKey = map[uint64]viewEncoding{}
+		}
+		if _, ok := c.byKey[key]; !ok && len(c.byKey) >= maxCachedViews {
+			for k := range c.byKey {
+				delete(c.byKey, k)
+				break
+			}
+		}
+		c.byKey[key] = enc
+		c.mu.Unlock()
+	}
+	if !index {
+		enc.index = nil // an index only for a client that applies deltas
+	}
+	return enc, nil
 }
 
 // encodeView encodes v. With index it encodes each list entry on its own, to digest it,

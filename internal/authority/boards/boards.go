@@ -57,6 +57,10 @@ type projectBoard struct {
 	// only costs a rebuild, never a stale Board.
 	seq    int64
 	builds int // how often b was built, for tests that a fresh Board is kept
+	// version changes whenever b may change: at each build or install, and at each
+	// write, before it runs. A reader may keep what it derived from b alone under it
+	// (see [Cache.Read]).
+	version uint64
 	// signed is the head of this instance's last checkpoint, or the head at its first
 	// build: a Board write signs the head once the log is every events past it.
 	signed int64
@@ -177,6 +181,7 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 // buildLocked (re)builds pb from the store. pb.mu must be held.
 func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
 	pb.b = nil
+	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
 	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
 	head, err := a.store.Head(ctx, string(project))
@@ -436,8 +441,11 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 
 // Read runs fn on project's Board for reading, under the project's lock, with the head of
 // the log the Board was just found to reflect: a caller that keeps another projection
-// of the same log reads no events when that projection is already there.
-func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64) error) error {
+// of the same log reads no events when that projection is already there. version
+// names what b holds: it changes whenever b may have changed (a build, an install, a
+// write), so what fn derives from b alone may be kept under it and used again while
+// Read passes the same version; the Board is caught up with the log first either way.
+func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64, version uint64) error) error {
 	pb := a.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
@@ -445,7 +453,7 @@ func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b 
 	if err != nil {
 		return err
 	}
-	return fn(b, pb.seq)
+	return fn(b, pb.seq, pb.version)
 }
 
 // Builds reports how often project's Board was built from the store, so tests can show
@@ -459,7 +467,7 @@ func (a *Cache) Builds(project contract.ProjectID) int {
 
 // View runs fn on project's Board for reading, under the project's lock.
 func (a *Cache) View(ctx context.Context, project contract.ProjectID, fn func(b *board.Board) error) error {
-	return a.Read(ctx, project, func(b *board.Board, _ int64) error { return fn(b) })
+	return a.Read(ctx, project, func(b *board.Board, _ int64, _ uint64) error { return fn(b) })
 }
 
 // Cases lists project's Cases, oldest first.

@@ -105,6 +105,7 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 			return err
 		}
 	}
+	pb.version++ // once may change the Board
 	return once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
 }
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -94,6 +95,8 @@ type Operations struct {
 	drv     *eventlog.Driver[*ledgerState]
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
+	// viewKeys numbers the Views the ledgers keep ([Answer.ViewKey]).
+	viewKeys atomic.Uint64
 
 	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
 	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
@@ -200,6 +203,10 @@ type Answer struct {
 	// Carried lists the Operations whose outcome the answer carries in full; once the
 	// answer is sent they count as delivered to the session.
 	Carried []int64
+	// ViewKey, when not 0, names the View the answer carries: answers with the same
+	// ViewKey carry the same View, shared between them, so a reader encodes it once and
+	// never changes it. 0 names none.
+	ViewKey uint64
 }
 
 // refusal is a call refused before it ran.
@@ -521,9 +528,9 @@ type reply struct {
 func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
 	var ans Answer
-	err := o.boards.Read(ctx, project, func(b *board.Board, head int64) error {
+	err := o.boards.Read(ctx, project, func(b *board.Board, head int64, version uint64) error {
 		var err error
-		ans, err = o.replyLocked(ctx, c, r, b, head)
+		ans, err = o.replyLocked(ctx, c, r, b, head, version)
 		return err
 	})
 	if err != nil {
@@ -532,9 +539,9 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 	return ans, nil
 }
 
-// replyLocked is reply on b, which reflects the log up to head, under the project's
-// Board lock.
-func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64) (Answer, error) {
+// replyLocked is reply on b, which reflects the log up to head and holds what the
+// Board cache names version, under the project's Board lock.
+func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
 	l.lock()
@@ -586,21 +593,35 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			ans.Carried = append(ans.Carried, last.Ordinal)
 		}
 	}
-	setup := r.setup
-	if setup == nil {
-		s := l.agentSetupLocked(c.ID)
-		setup = &s
+	// An orchestrator's View lists the decisions open to it now, by the clock, and a
+	// setup the call brings may differ from the ledger's: their Views are built each
+	// time. Every other View is made of the Board, the ledger and the policies in force
+	// at head alone, so one kept under the same versions of those is the same View.
+	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: l.seq(), focus: focusKey(r.focus)}
+	kept := r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
+	if v, ok := l.views[key.principal]; kept && ok && v.key == key {
+		res.View, ans.ViewKey = v.view, v.id
+	} else {
+		setup := r.setup
+		if setup == nil {
+			s := l.agentSetupLocked(c.ID)
+			setup = &s
+		}
+		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+		// The policies the View names are read at the head the Board and the strip show.
+		vctx := eventlog.WithHead(ctx, project, head)
+		if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
+			return Answer{}, err
+		}
+		if err := o.askView(vctx, c, &res.View); err != nil {
+			return Answer{}, err
+		}
+		blockBuiltins(&res.View, setup.Allow)
+		if kept {
+			ans.ViewKey = o.viewKeys.Add(1)
+			l.keepViewLocked(key, res.View, ans.ViewKey)
+		}
 	}
-	res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
-	// The policies the View names are read at the head the Board and the strip show.
-	vctx := eventlog.WithHead(ctx, project, head)
-	if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
-		return Answer{}, err
-	}
-	if err := o.askView(vctx, c, &res.View); err != nil {
-		return Answer{}, err
-	}
-	blockBuiltins(&res.View, setup.Allow)
 	for _, id := range r.focus {
 		if fr, err := b.Focus(id); err == nil {
 			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)

@@ -190,6 +190,10 @@ type ledger struct {
 	pumpCtx  context.Context
 	pumpStop context.CancelFunc
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
+
+	// views is the last View answered to each principal, with what it was built from,
+	// at most maxKeptViews of them (viewkeep.go). Guarded by the project's lock.
+	views map[contract.Principal]keptView
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -538,7 +542,10 @@ func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(map[string]any{"matches": matches})
+			// A struct of one field writes what the map of one key did, without the map.
+			return json.Marshal(struct {
+				Matches contract.Bounded[contract.Node] `json:"matches"`
+			}{matches})
 		}
 	}
 	return o.reply(ctx, c, r)
