@@ -55,10 +55,11 @@
 // one holds none. The
 // conversation index's locks and the task ledger's are never held together with any of
 // the above; the task ledger's is taken before a store transaction that locks the head.
-// Inside a transaction no call waits for a part's lock, since its holder may be waiting
-// for that transaction's head: the one read there, an approved ask's check of its asking
-// task ([task.Keeper.AskOpen]), tries the task ledger's lock and, finding it held, runs
-// its write again ([eventlog.Driver.TryLock], [eventlog.ErrBusy]).
+// Inside a transaction no call waits for good for a part's lock, since its holder may be
+// waiting for that transaction's head: the one read there, an approved ask's check of its
+// asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
+// and, finding it still held, runs its write again ([eventlog.Driver.LockWithin],
+// [eventlog.ErrBusy]).
 // A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
 // decision reads the version in force under 1 and 2 and releases it before its
 // transaction; a publication takes it, then 3. Each write of the profile and material

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -63,8 +64,10 @@ type Held[S State] struct {
 	project contract.ProjectID
 	drv     *Driver[S]
 	store   store.Store
-	mu      sync.Mutex
-	cursor  Cursor
+	// lock is the State's mutex, a channel of one so that a call may give up waiting for
+	// it ([Driver.LockWithin]).
+	lock   chan struct{}
+	cursor Cursor
 	state   S
 }
 
@@ -73,7 +76,7 @@ type Held[S State] struct {
 // answer in memory) uses it; others use [Driver.Read] and [Driver.Write].
 func (d *Driver[S]) Lock(project contract.ProjectID) *Held[S] {
 	h := d.entry(project)
-	h.mu.Lock()
+	h.lock <- struct{}{}
 	return h
 }
 
@@ -83,29 +86,41 @@ func (d *Driver[S]) entry(project contract.ProjectID) *Held[S] {
 	defer d.mu.Unlock()
 	h := d.projects[project]
 	if h == nil {
-		h = &Held[S]{project: project, drv: d, store: d.store, state: d.fresh()}
+		h = &Held[S]{project: project, drv: d, store: d.store, lock: make(chan struct{}, 1), state: d.fresh()}
 		h.cursor.Reset = func() { h.state = d.fresh() }
 		d.projects[project] = h
 	}
 	return h
 }
 
-// TryLock is [Driver.Lock] when project's State is free; when another call holds it, it
-// returns false at once. A part asked to read its State from inside another writer's
-// transaction uses it: that transaction holds the log's head, and the holder of the
-// State may be waiting for the head in its own write, so waiting for the State there
-// would wait for good (see [ErrBusy]).
-func (d *Driver[S]) TryLock(project contract.ProjectID) (*Held[S], bool) {
+// LockWithin is [Driver.Lock] for a call made from inside another writer's transaction:
+// it waits for project's State at most wait, and returns false when the State stays held
+// that long (or ctx ends first). That transaction holds the log's head, and the holder of
+// the State may be waiting for the head in its own write, so waiting there for good
+// could wait forever (see [ErrBusy]); most holders only read (a catch-up, a
+// [Driver.Read]) and free the State within the bound, so such a call rarely has to end
+// its transaction and run again.
+func (d *Driver[S]) LockWithin(ctx context.Context, project contract.ProjectID, wait time.Duration) (*Held[S], bool) {
 	h := d.entry(project)
-	if !h.mu.TryLock() {
-		return nil, false
+	select {
+	case h.lock <- struct{}{}:
+		return h, true
+	default:
 	}
-	return h, true
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case h.lock <- struct{}{}:
+		return h, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
 }
 
 // ErrBusy: a State was asked for from inside a transaction while another call held it
-// ([Driver.TryLock]). The transaction should end and run again: the holder goes on
-// once the head is free.
+// past the bound of [Driver.LockWithin]. The transaction should end and run again: the
+// holder goes on once the head is free.
 var ErrBusy = errors.New("eventlog: the project's State is held by a write that may be waiting for this transaction")
 
 // Read runs fn on project's State caught up with its log (to the head ctx carries, see
@@ -128,7 +143,13 @@ func (d *Driver[S]) Write(ctx context.Context, project contract.ProjectID, decid
 }
 
 // Unlock releases the State. The caller must not keep the State past it.
-func (h *Held[S]) Unlock() { h.mu.Unlock() }
+func (h *Held[S]) Unlock() {
+	select {
+	case <-h.lock:
+	default:
+		panic("eventlog: Unlock of a State that is not held")
+	}
+}
 
 // State returns the State as far as it was caught up; [Held.Seq] says how far.
 func (h *Held[S]) State() S { return h.state }

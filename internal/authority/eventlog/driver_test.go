@@ -439,3 +439,39 @@ func TestDriver_OnApply(t *testing.T) {
 		})
 	}
 }
+
+// TestDriver_LockWithin: a call made inside another writer's transaction waits for a held
+// State at most its bound, takes it once freed within the bound, gives up when its
+// context ends, and takes a free State at once; an Unlock of a State not held panics
+// rather than block.
+func TestDriver_LockWithin(t *testing.T) {
+	d := eventlog.NewDriver(nil, newApplied)
+	held := d.Lock(project)
+	if _, ok := d.LockWithin(t.Context(), project, time.Millisecond); ok {
+		t.Fatal("LockWithin took a State another call holds")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, ok := d.LockWithin(ctx, project, time.Hour); ok {
+		t.Fatal("LockWithin took a held State under an ended context")
+	}
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		held.Unlock()
+	}()
+	h, ok := d.LockWithin(t.Context(), project, time.Minute)
+	if !ok {
+		t.Fatal("LockWithin gave up on a State freed within its bound")
+	}
+	h.Unlock()
+	if h, ok = d.LockWithin(t.Context(), project, 0); !ok {
+		t.Fatal("LockWithin gave up on a free State")
+	}
+	h.Unlock()
+	defer func() {
+		if recover() == nil {
+			t.Error("Unlock of a State not held did not panic")
+		}
+	}()
+	h.Unlock()
+}

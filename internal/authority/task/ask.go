@@ -219,6 +219,12 @@ func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent 
 	return askers, root, nil
 }
 
+// askOpenWait bounds how long [Keeper.AskOpen] waits for the task ledger inside another
+// writer's transaction: long enough for a read of the ledger (a head read and a catch-up)
+// on a loaded machine, short enough that a task write waiting for that transaction's head
+// is freed soon, by the transaction ending and running again.
+const askOpenWait = 100 * time.Millisecond
+
 // AskOpen refuses a docket.ask from task id of project as it is about to be posted once
 // that task ended or was asked to be cancelled (ask_refused), or already has
 // [contract.MaxAskFanOut] asked tasks open (ask_fan_out): an approval that comes after
@@ -227,14 +233,15 @@ func (k *Keeper) Lineage(ctx context.Context, project contract.ProjectID, agent 
 //
 // r is the store, or the transaction that posts the asked task: read through it, under the
 // head lock it holds, a cancel committed since the first check is seen before the post.
-// In a transaction it does not wait for the task ledger: a task write holding the ledger
-// may be waiting for that transaction's head, so a held ledger refuses the check with
-// [eventlog.ErrBusy], and the caller's write runs again once the head is free.
+// In a transaction it waits for the task ledger at most [askOpenWait]: a task write holding
+// the ledger may be waiting for that transaction's head, so a ledger held past it refuses
+// the check with [eventlog.ErrBusy], and the caller's write runs again once the head is
+// free. Most holders are reads (another ask's origin, a task list) that free it sooner.
 func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
 	var h *eventlog.Held[*ledger]
 	if _, inTx := r.(store.Tx); inTx {
 		var ok bool
-		if h, ok = k.ledgers.TryLock(project); !ok {
+		if h, ok = k.ledgers.LockWithin(ctx, project, askOpenWait); !ok {
 			return fmt.Errorf("check the asking task %s: %w", id, eventlog.ErrBusy)
 		}
 	} else {

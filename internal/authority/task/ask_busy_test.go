@@ -14,9 +14,10 @@ import (
 
 // TestAskOpen_DoesNotWaitInATransaction checks the one call into the task ledger made from
 // inside another writer's transaction: while a task write holds the ledger (and may be
-// waiting for the head that transaction holds), AskOpen refuses at once with
-// eventlog.ErrBusy, for the caller's write to run again, instead of waiting for good;
-// free, it checks the task as before.
+// waiting for the head that transaction holds), AskOpen refuses after its bounded wait
+// with eventlog.ErrBusy, for the caller's write to run again, instead of waiting for good;
+// held by a read that ends within the bound (another ask's origin), it waits for it and
+// checks the task; free, it checks the task as before.
 func TestAskOpen_DoesNotWaitInATransaction(t *testing.T) {
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "docket.db"))
@@ -50,5 +51,19 @@ func TestAskOpen_DoesNotWaitInATransaction(t *testing.T) {
 	}
 	if err := askOpen(); contract.CodeOf(err) != contract.CodeAskRefused {
 		t.Fatalf("AskOpen of a task that does not exist, ledger free = %v, want %s", err, contract.CodeAskRefused)
+	}
+
+	// A read holds the ledger and lets go while the transaction's check waits for it.
+	h = k.ledgers.Lock(project)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(askOpenWait / 20)
+		h.Unlock()
+	}()
+	err = askOpen()
+	<-released
+	if contract.CodeOf(err) != contract.CodeAskRefused {
+		t.Fatalf("AskOpen in a transaction while a read briefly holds the ledger = %v, want %s after waiting for it", err, contract.CodeAskRefused)
 	}
 }
