@@ -68,7 +68,7 @@ type Held[S State] struct {
 	// it ([Driver.LockWithin]).
 	lock   chan struct{}
 	cursor Cursor
-	state   S
+	state  S
 }
 
 // Lock locks project's State and returns it; the caller must [Held.Unlock] it. A part that
