@@ -99,11 +99,16 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 
 	s.mu.Lock()
 	focus := slices.Clone(s.focus[t.conversation])
-	delivered := make(map[int64]bool, len(s.delivered))
-	for k, v := range s.delivered {
-		delivered[k] = v
-	}
 	s.mu.Unlock()
+	// The authority asks about one ordinal or two per call, and only while the call runs,
+	// when nothing else changes what this session was given (the Agent's calls are
+	// serial): it reads the session's record rather than a copy, which grew by one entry
+	// an answer and was copied whole on every call.
+	delivered := func(o int64) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.delivered[o]
+	}
 	pin, taskBy, err := g.pin(ctx, c, t.conversation)
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +126,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	} else if derr != nil {
 		err = derr
 	} else {
-		call := operation.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: func(o int64) bool { return delivered[o] }}
+		call := operation.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: delivered}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
