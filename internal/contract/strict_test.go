@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -231,4 +232,36 @@ func depth(data []byte) int {
 		}
 	}
 	return most
+}
+
+// TestDecodeToolInput_Allocs bounds what strictly decoding a batch of ten facts
+// allocates: every tool call is parsed strictly, and a string per key and list entry for
+// the path a refusal might name, two maps per object and a node apiece once made the
+// parse allocate ≈ 450 times and the whole decode ≈ 670 (benchmarks/README.md, "ApplyBatch's
+// answer").
+func TestDecodeToolInput_Allocs(t *testing.T) {
+	var in []byte
+	in = append(in, `{"operations":[`...)
+	for j := range 10 {
+		if j > 0 {
+			in = append(in, ',')
+		}
+		in = append(in, `{"op":"assert_fact","atom":{"predicate":"item","args":{"n":"`+strconv.Itoa(1000+j)+`"}}}`...)
+	}
+	in = append(in, "]}"...)
+	for _, tt := range []struct {
+		name string
+		f    func() error
+		max  float64
+	}{
+		{"CheckJSON", func() error { return CheckJSON(in) }, 120},
+		{"DecodeToolInput", func() error { _, err := DecodeToolInput(ToolApplyBatch, in); return err }, 260},
+	} {
+		if err := tt.f(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = tt.f() }); n > tt.max {
+			t.Errorf("%s of a batch of ten facts allocates %v times, want at most %v", tt.name, n, tt.max)
+		}
+	}
 }
