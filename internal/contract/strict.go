@@ -35,7 +35,7 @@ const MaxJSONDepth = 512
 // and a number no float64 holds. Every refusal is an *Error with a code and a teaching
 // sentence that names where.
 func CheckJSON(b []byte) error {
-	_, err := parseStrict(b)
+	_, err := (&strictParser{b: b, check: true}).parse()
 	return err
 }
 
@@ -255,6 +255,10 @@ type strictParser struct {
 	i       int
 	skip    string // a path whose value is only checked for syntax
 	lenient int    // > 0 inside that value
+	// check is set when the parse only checks the text: it refuses what a parse that
+	// builds the tree refuses, but builds none (CheckJSON, CheckRPC: every MCP request).
+	check   bool
+	scratch jnode // every node of a check
 	// path is the path of the value being parsed, built as the parser descends and
 	// made a string only for a refusal: every tool call is parsed strictly, and a
 	// string per key and list entry was most of what the parse allocated.
@@ -273,12 +277,20 @@ type strictParser struct {
 
 // node returns a new node, from the parse's current chunk of them.
 func (p *strictParser) node() *jnode {
+	if p.check {
+		p.scratch = jnode{}
+		return &p.scratch
+	}
 	if len(p.nodeChunk) == cap(p.nodeChunk) {
-		p.nodeChunk = make([]jnode, 0, min(max(8, 2*cap(p.nodeChunk)), 256))
+		p.nodeChunk = make([]jnode, 0, nodeChunk)
 	}
 	p.nodeChunk = append(p.nodeChunk, jnode{})
 	return &p.nodeChunk[len(p.nodeChunk)-1]
 }
+
+// nodeChunk is how many nodes a parse allocates at once: a tool call's arguments have
+// tens of values, and a chunk wastes at most its size less one.
+const nodeChunk = 16
 
 // carve copies src into chunk, starting a new chunk when it has no room, and returns
 // the copy, whose capacity ends where it does: an append to it never writes into
@@ -324,7 +336,7 @@ func (p *jpath) is(s string) bool { return string(p.b) == s }
 // tool result that teaches the model, rather than a transport error that ends the
 // client's session.
 func CheckRPC(b []byte) error {
-	_, err := (&strictParser{b: b, skip: "params.arguments"}).parse()
+	_, err := (&strictParser{b: b, skip: "params.arguments", check: true}).parse()
 	return err
 }
 
@@ -425,7 +437,9 @@ func (p *strictParser) valueAt(depth int) (*jnode, error) {
 			}
 			if p.i < len(p.b) && p.b[p.i] == ']' {
 				p.i++
-				n.kids = carve(&p.kidChunk, p.kidStack[base:])
+				if !p.check {
+					n.kids = carve(&p.kidChunk, p.kidStack[base:])
+				}
 				p.kidStack = p.kidStack[:base]
 				return n, nil
 			}
@@ -433,7 +447,7 @@ func (p *strictParser) valueAt(depth int) (*jnode, error) {
 		}
 	case c == '"':
 		n.kind = '"'
-		s, err := p.string()
+		s, err := p.string(!p.check)
 		n.str = s
 		return n, err
 	case c == 't' || c == 'f' || c == 'n':
@@ -473,7 +487,7 @@ func (p *strictParser) object(n *jnode, depth int) error {
 			return p.syntax("expected a key in double quotes")
 		}
 		keyStart := p.i
-		key, err := p.string()
+		key, err := p.string(true)
 		if err != nil {
 			return err
 		}
@@ -521,9 +535,11 @@ func (p *strictParser) object(n *jnode, depth int) error {
 		}
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
-			n.keys = carve(&p.keyChunk, p.keyStack[base:])
-			n.kids = carve(&p.kidChunk, p.kidStack[kidBase:])
-			n.keyAt = carve(&p.atChunk, p.atStack[base:])
+			if !p.check {
+				n.keys = carve(&p.keyChunk, p.keyStack[base:])
+				n.kids = carve(&p.kidChunk, p.kidStack[kidBase:])
+				n.keyAt = carve(&p.atChunk, p.atStack[base:])
+			}
 			p.keyStack, p.kidStack, p.atStack = p.keyStack[:base], p.kidStack[:kidBase], p.atStack[:base]
 			return nil
 		}
@@ -589,12 +605,17 @@ func isASCII(s string) bool {
 	return true
 }
 
-func (p *strictParser) string() (string, error) {
+// string parses a string; its value is returned when keep is set (a check's values are
+// only checked).
+func (p *strictParser) string(keep bool) (string, error) {
 	// Most strings are printable ASCII without escapes: they are their own bytes.
 	for j := p.i + 1; j < len(p.b); j++ {
 		c := p.b[j]
 		if c == '"' {
-			s := string(p.b[p.i+1 : j])
+			var s string
+			if keep {
+				s = string(p.b[p.i+1 : j])
+			}
 			p.i = j + 1
 			return s, nil
 		}
