@@ -14,7 +14,7 @@ import (
 // value ids' scratch block of 1,024 (4 KB a fact, most of what an ApplyBatch of ten
 // allocated in the engine: benchmarks/README.md, "ApplyBatch's answer"), and with
 // Deltas on the Delta's block of 4,096 arguments (≈ 300 KB a fact, which the Delta
-// keeps).
+// keeps); and not seven maps a fact for a mutation's bookkeeping, most of them unused.
 func TestAssert_OneFactAllocates(t *testing.T) {
 	for _, deltas := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deltas %v", deltas), func(t *testing.T) { assertOneAllocates(t, deltas) })
@@ -44,6 +44,11 @@ func assertOneAllocates(t *testing.T, deltas bool) {
 		}
 	}
 	runtime.ReadMemStats(&after)
+	allocs := (after.Mallocs - before.Mallocs) / (n / 2)
+	t.Logf("%d allocations a fact", allocs)
+	if allocs > 16 {
+		t.Errorf("asserting one fact of one argument allocates %d times, want at most 16", allocs)
+	}
 	per := (after.TotalAlloc - before.TotalAlloc) / (n / 2)
 	t.Logf("%d bytes a fact", per)
 	if per > 2048 {

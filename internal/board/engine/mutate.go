@@ -133,6 +133,7 @@ func (e *Engine) AddRules(rules ...Rule) (Delta, error) {
 		return Delta{}, err
 	}
 	t := e.begin()
+	t.newRules = make(map[*crule]bool, len(added))
 	for _, r := range added {
 		t.newRules[r] = true
 	}
@@ -178,6 +179,9 @@ func (e *Engine) RemoveRules(ids ...string) (Delta, error) {
 // dropRule queues for over-deletion the facts r derives now.
 func (t *txn) dropRule(r *crule) error {
 	rel := r.headTab.rel
+	if t.pendingOD == nil {
+		t.pendingOD = make(map[*relation][]*fact)
+	}
 	if r.isAgg {
 		for _, fr := range r.headTab.list {
 			if f := t.e.fact(fr); f.derTier != 0 {

@@ -75,13 +75,10 @@ type savedID struct {
 
 func (e *Engine) begin() *txn {
 	e.stamp++
-	return &txn{
-		e: e, stamp: e.stamp, oldProg: e.prog,
-		rel:   make(map[*relation]*relLog),
-		worse: make(map[*relation][]*fact), better: make(map[*relation][]*fact),
-		added: make(map[*relation][]*fact), removed: make(map[*relation][]*fact),
-		pendingOD: make(map[*relation][]*fact), newRules: make(map[*crule]bool),
-	}
+	// The maps a mutation may not need are made when first written (settle, addRules,
+	// dropRule): the Board asserts a fact at a time, mostly of relations no stratum
+	// reads, and made seven maps a fact.
+	return &txn{e: e, stamp: e.stamp, oldProg: e.prog, rel: make(map[*relation]*relLog)}
 }
 
 // touch saves f's state before its first change in this mutation.
@@ -283,6 +280,10 @@ func (t *txn) settle(rel *relation) {
 		// No later stratum reads rel: its net change has no reader. (The stratum that
 		// derives rel is done with it.)
 		return
+	}
+	if t.worse == nil {
+		t.worse, t.better = make(map[*relation][]*fact), make(map[*relation][]*fact)
+		t.added, t.removed = make(map[*relation][]*fact), make(map[*relation][]*fact)
 	}
 	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and
 	// growing by doubling would allocate twice that.
