@@ -104,7 +104,9 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		delivered[k] = v
 	}
 	s.mu.Unlock()
-	pin, taskBy, err := g.pin(ctx, c, t.conversation)
+	// The call's first reads are made at the head its token was proved at.
+	now := atCheckedHead(ctx, c, req.Extra)
+	pin, taskBy, err := g.pin(now, c, t.conversation)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,7 +119,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	in, derr := s.decodeInput(name, req.Params.Arguments)
 	t.fullView = fullView(in)
 	if ce, ok := errors.AsType[*contract.Error](derr); ok {
-		ans, err = g.strips.Refusal(ctx, c, focus, ce)
+		ans, err = g.strips.Refusal(now, c, focus, ce)
 	} else if derr != nil {
 		err = derr
 	} else {
@@ -125,7 +127,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
-		t.held, ans, err = g.ops.Begin(ctx, c, call)
+		t.held, ans, err = g.ops.Begin(now, c, call)
 		if t.held != nil && err == nil {
 			held = true
 			// The SDK's decoder makes every _meta map with room for 64 entries (≈ 4.7 KB)
