@@ -145,7 +145,10 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 			if s.conn == "" {
 				return nil
 			}
-			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
+			// The head read with the rows, after their locks, is the write sequence's one
+			// head read (Write.ReadHead), answered from it without another store call
+			// (eventlog.Remember; docs/architecture.md, "One commit function").
+			rows, _, err := tx.LockLeasesHead(ctx, string(s.project), string(s.conn))
 			if err != nil {
 				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
