@@ -1,0 +1,112 @@
+package authority_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
+)
+
+// TestWrites_StoreCalls counts the store calls and head reads of the writes that run the
+// driver's one write sequence (docs/architecture.md, "The project state and its
+// driver"): each reads the log's head once, in its transaction, and catches its State up
+// after the commit from memory, with no read. The bounds are what each write cost before
+// it ran that sequence, less the head reads it no longer makes.
+func TestWrites_StoreCalls(t *testing.T) {
+	counted := func(t *testing.T) *storecount.Store {
+		t.Helper()
+		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return storecount.Wrap(st)
+	}
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	tests := []struct {
+		name         string
+		calls, heads int64
+		// prepare sets the write up on a counted store and returns the write to count.
+		prepare func(t *testing.T, st *storecount.Store) func() error
+	}{
+		{name: "a hook call run freely", calls: 4, heads: 2 /* were 6 and 4 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHookFixtureOver(t, st)
+			return func() error {
+				_, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("toolu_1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0))
+				return err
+			}
+		}},
+		{name: "a hook call refused", calls: 4, heads: 2 /* were 6 and 4 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHookFixtureOver(t, st)
+			return func() error {
+				_, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("toolu_1", "WebFetch", `{"url":"https://example.com"}`, "", "", 0))
+				return err
+			}
+		}},
+		{name: "a hook call's outcome", calls: 3, heads: 1 /* were 4 and 2 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHookFixtureOver(t, st)
+			if _, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("toolu_1", "Read", `{"file_path":"/r/a.go"}`, "a.go", "", 0)); err != nil {
+				t.Fatal(err)
+			}
+			exit := int64(0)
+			return func() error {
+				_, err := f.ops.Operations().HookOutcome(t.Context(), f.coder, contract.HookOutcome{CallID: "toolu_1", Tool: "Read", OK: true,
+					ExitCode: &exit, OutputDigest: digest, OutputBytes: 12})
+				return err
+			}
+		}},
+		{name: "an artifact kept", calls: 99, heads: 99, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := opsFixtureOver(t, st, time.Millisecond)
+			return func() error {
+				_, err := f.ops.Operations().PutArtifact(t.Context(), f.agent, []byte("a long result"))
+				return err
+			}
+		}},
+		{name: "a member's retry", calls: 99, heads: 99, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
+			l := f.startup(t, "wkr-a")
+			id := f.fetch(t, "a.txt")
+			f.failed(t, l, id)
+			return func() error {
+				_, err := f.ops.Operations().Retry(t.Context(), f.admin, "default", id, contract.RetryRequest{Reason: "the disk was cleaned"})
+				return err
+			}
+		}},
+		{name: "the authority's retry", calls: 99, heads: 99, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
+			if _, err := f.a.PublishPolicy(t.Context(), f.admin, "default", contract.PublishPolicyRequest{File: "r.toml",
+				Text: "[recovery_policy]\nmax_attempts = 2\nretry_by = \"authority\"\n"}); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Add(time.Minute)
+			l := f.startup(t, "wkr-a")
+			f.failed(t, l, f.fetch(t, "a.txt"))
+			return func() error {
+				n, err := f.ops.Operations().SweepRetries(t.Context())
+				if err == nil && n != 1 {
+					t.Errorf("SweepRetries acted %d times, want 1", n)
+				}
+				return err
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := counted(t)
+			write := tt.prepare(t, st)
+			st.Reset()
+			if err := write(); err != nil {
+				t.Fatal(err)
+			}
+			c := st.Counts()
+			t.Logf("%d store calls, %d head reads: %v %v", c.Calls, c.HeadReads, c.ByMethod, c.HeadsFrom)
+			if c.Calls > tt.calls || c.HeadReads > tt.heads {
+				t.Errorf("%d store calls and %d head reads, want at most %d and %d: %v, heads from %v", c.Calls, c.HeadReads, tt.calls, tt.heads, c.ByMethod, c.HeadsFrom)
+			}
+		})
+	}
+}
