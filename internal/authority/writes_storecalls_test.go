@@ -66,7 +66,7 @@ func TestWrites_StoreCalls(t *testing.T) {
 				return err
 			}
 		}},
-		{name: "a member's retry", calls: 99, heads: 99, prepare: func(t *testing.T, st *storecount.Store) func() error {
+		{name: "a member's retry", calls: 4, heads: 2 /* were 7 and 5 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
 			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
 			l := f.startup(t, "wkr-a")
 			id := f.fetch(t, "a.txt")
@@ -76,7 +76,7 @@ func TestWrites_StoreCalls(t *testing.T) {
 				return err
 			}
 		}},
-		{name: "the authority's retry", calls: 99, heads: 99, prepare: func(t *testing.T, st *storecount.Store) func() error {
+		{name: "the authority's retry", calls: 7, heads: 4 /* were 10 and 7 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
 			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
 			if _, err := f.a.PublishPolicy(t.Context(), f.admin, "default", contract.PublishPolicyRequest{File: "r.toml",
 				Text: "[recovery_policy]\nmax_attempts = 2\nretry_by = \"authority\"\n"}); err != nil {

@@ -369,8 +369,8 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	defer l.unlock()
 	// What the gate reads before its transaction — the agent's Operations, the setup, the
 	// policies in force — is read at the head the Board was caught up to, read once; the
-	// transaction then checks under the head lock what it decides on (recheckLocked,
-	// LockFresh). Its commit runs under ctx: it catches up to the head it leaves.
+	// transaction then checks under the head lock what it decides on (the ordinal, on the
+	// ledger caught up in commitLocked; LockFresh). Its commit catches up to the head it leaves.
 	gctx := eventlog.WithHead(ctx, project, w.Seq())
 	if err := l.catchUpLocked(gctx, o.store); err != nil {
 		return admission{}, err
@@ -463,30 +463,6 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 // the same agent after the gate read the ledger, as the ledger caught up inside the
 // admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
-
-// recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
-// agent's next one. It locks the log's head, which keeps every other writer of the project
-// (on either backend, in any instance) out until tx ends, and catches the ledger up with
-// what committed since the gate read it; the ledger stays right if tx then rolls back,
-// since only committed events were applied. errOrdinalTaken means another Operation of
-// the agent came first, so the gate's reading of the agent's strip is stale too. l must
-// be locked.
-func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
-	head, err := tx.LockHead(ctx, string(project))
-	if err != nil {
-		return fmt.Errorf("lock head of %s: %w", project, err)
-	}
-	if head.Seq == l.seq() {
-		return nil
-	}
-	if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
-		return err
-	}
-	if int64(len(l.ops[agent]))+1 != ordinal {
-		return errOrdinalTaken
-	}
-	return nil
-}
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
 	out := slices.Clone(front)
