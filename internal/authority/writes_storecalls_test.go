@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storecount"
@@ -63,6 +64,19 @@ func TestWrites_StoreCalls(t *testing.T) {
 			f := opsFixtureOver(t, st, time.Millisecond)
 			return func() error {
 				_, err := f.ops.Operations().PutArtifact(t.Context(), f.agent, []byte("a long result"))
+				return err
+			}
+		}},
+		{name: "an answer that acknowledges an outcome", calls: 3, heads: 1 /* were 3 and 1 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
+			l := f.startup(t, "wkr-a")
+			f.failed(t, l, f.fetch(t, "a.txt"))
+			return func() error {
+				ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{},
+					Delivered: func(o int64) bool { return o == 1 }})
+				if err == nil && (len(ans.Result.Operations) != 1 || ans.Result.Operations[0].Result != nil) {
+					t.Errorf("the answer's strip is %+v, want operation 1 acknowledged, its result shown no more", ans.Result.Operations)
+				}
 				return err
 			}
 		}},

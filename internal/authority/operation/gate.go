@@ -308,27 +308,37 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 	return o.acknowledgeLocked(ctx, l, c, delivered)
 }
 
-// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l must be
-// locked.
+// acknowledgeLocked is acknowledge on a ledger caught up to a head of the log read
+// during the call. It writes in the ledger's write sequence at that head
+// ([eventlog.Write.KnownHead]), reading no head again: an acknowledgement records that
+// an outcome reached the session, which stays true whatever another writer appended
+// since, so it needs no head lock to decide on (docs/architecture.md, "The project state
+// and its driver"). The ledger applies it from memory after the commit. l must be locked.
 func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
+	if _, due := l.ackDueLocked(c.ID, delivered); !due {
+		return nil // nothing to write: no transaction
+	}
 	project := c.Projects[0]
-	last := l.latestSettledLocked(c.ID)
-	if last == nil || last.acked || !delivered(last.ordinal) {
-		return nil
-	}
-	var left int64
-	err := o.store.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
-			return err
+	var ordinal int64
+	err := l.updateWithLocked(ctx, eventlog.Write{KnownHead: l.seq()}, func(tx store.Tx) error {
+		var due bool
+		if ordinal, due = l.ackDueLocked(c.ID, delivered); !due {
+			return nil
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
+		return eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: ordinal}))
 	})
-	if err != nil {
-		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
+	return eventlog.RefuseWrite(err, fmt.Sprintf("acknowledge operation %d of %s", ordinal, c.ID), "operation")
+}
+
+// ackDueLocked returns the ordinal of the agent's latest settled Operation when its
+// outcome is not acknowledged yet and delivered says the session had it. The project's
+// ledger must be locked.
+func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (int64, bool) {
+	last := l.latestSettledLocked(agent)
+	if last == nil || last.acked || !delivered(last.ordinal) {
+		return 0, false
 	}
-	return l.catchUpToLocked(ctx, o.store, left)
+	return last.ordinal, true
 }
 
 // admit passes call through the write gate and, when it passes, runs it

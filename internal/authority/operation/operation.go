@@ -236,7 +236,13 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, head int64
 // decide's own error comes back as it returned it; the ledger is looked up again after,
 // since a catch-up may have rebuilt the State, on a failure too. l must be locked.
 func (l *ledger) updateLocked(ctx context.Context, decide func(tx store.Tx) error) error {
-	err := l.held.Update(ctx, func(tx store.Tx, st *ledgerState) error {
+	return l.updateWithLocked(ctx, eventlog.Write{}, decide)
+}
+
+// updateWithLocked is updateLocked as w says ([eventlog.Held.UpdateWith]). l must be
+// locked.
+func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide func(tx store.Tx) error) error {
+	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
 		l.ledgerState = st
 		return decide(tx)
 	})
