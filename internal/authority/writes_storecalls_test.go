@@ -80,6 +80,45 @@ func TestWrites_StoreCalls(t *testing.T) {
 				return err
 			}
 		}},
+		{name: "a denial", calls: 4, heads: 1 /* were 5 and 2 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := opsFixtureOver(t, st, time.Second)
+			r := f.pendingMark(t, "deny")
+			return func() error {
+				_, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictDeny, Reason: "test"})
+				return err
+			}
+		}},
+		{name: "an approval that changes the Board", calls: 6, heads: 2 /* were 6 and 2 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := opsFixtureOver(t, st, time.Second)
+			r := f.pendingMark(t, "approve")
+			return func() error {
+				_, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove, Reason: "test"})
+				return err
+			}
+		}},
+		{name: "an approved recovery request", calls: 5, heads: 2 /* were 5 and 2 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
+			boss := newOrchestrator(t, f.a, f.admin, "boss")
+			l := f.startup(t, "wkr-a")
+			id := f.fetch(t, "a.txt")
+			f.failed(t, l, id)
+			if _, err := f.a.PublishPolicy(t.Context(), f.admin, "default", contract.PublishPolicyRequest{File: "r.toml",
+				Text: "[recovery_policy]\nretry_failed = false\n"}); err != nil {
+				t.Fatal(err)
+			}
+			ans, err := f.ops.Call(t.Context(), boss, operation.Call{Tool: contract.ToolApplyAction, Input: retryIn(id, "the disk was cleaned")})
+			if err != nil || !ans.Result.Accepted {
+				t.Fatalf("the orchestrator's retry = %+v, %v; want a recovery request", ans.Result, err)
+			}
+			r := f.pendingRequest(t)
+			return func() error {
+				got, err := f.ops.Operations().Decide(t.Context(), f.admin, "default", r.ID, contract.Decision{Digest: r.Digest, Verdict: contract.VerdictApprove})
+				if err == nil && got.State != contract.RequestApproved {
+					t.Errorf("the recovery request is %s, want approved", got.State)
+				}
+				return err
+			}
+		}},
 		{name: "a member's retry", calls: 4, heads: 2 /* were 7 and 5 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
 			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
 			l := f.startup(t, "wkr-a")

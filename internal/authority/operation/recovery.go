@@ -213,48 +213,61 @@ func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, 
 		return contract.Request{}, contract.Errorf(contract.CodeForbidden, "a recovery request is a member's to decide; a member decides %s", req.ID)
 	}
 	req.DecidedBy, req.DecidedAt, req.Reason = by, &now, d.Reason
-	var after func(tx store.Tx) error
 	ref := req.Vector.Args["operation"].Str()
 	agent, ordinal, err := parseOpRef(ref)
 	if err != nil {
 		return contract.Request{}, err
 	}
-	op := l.opLocked(agent, ordinal)
 	attempt := req.Vector.Args["attempt"]
-	switch {
-	case d.Verdict == contract.VerdictDeny:
-		req.State = contract.RequestDenied
-	case op == nil || l.retryableLocked(agent, op) != nil || attempt.Kind() != contract.ValueInt || attempt.Int() != op.attempt+1 || l.unresolvedLocked(agent) != nil:
-		req.State, req.Reason = contract.RequestVoid, "the Operation moved since the request; act on it as it stands"
-	default:
-		req.State = contract.RequestApproved
-		next := int64(len(l.ops[agent])) + 1
-		act := actRetry
-		if op.errorCode == contract.CodeWorkRefused {
-			act = actRequeue
+	// Decided on the ledger caught up inside the transaction, under the head lock: an
+	// approval appends the retry as the agent's next Operation, an ordinal no other
+	// instance takes before the commit (docs/architecture.md, "One commit function").
+	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: by,
+		wrap: func(err error) error { return fmt.Errorf("decide %s: %w", req.ID, eventlog.Refuse(err, "request")) }}
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+		if cur := l.requests[req.ID]; cur == nil || cur.State != contract.RequestPending {
+			return errDecidedFirst
 		}
-		rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
-			Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
-		after = func(tx store.Tx) error {
-			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, op.attempt+1, op), rec)
+		var after func(tx store.Tx) error
+		op := l.opLocked(agent, ordinal)
+		switch {
+		case d.Verdict == contract.VerdictDeny:
+			req.State = contract.RequestDenied
+		case op == nil || l.retryableLocked(agent, op) != nil || attempt.Kind() != contract.ValueInt || attempt.Int() != op.attempt+1 || l.unresolvedLocked(agent) != nil:
+			req.State, req.Reason = contract.RequestVoid, "the Operation moved since the request; act on it as it stands"
+		default:
+			req.State = contract.RequestApproved
+			next := int64(len(l.ops[agent])) + 1
+			act := actRetry
+			if op.errorCode == contract.CodeWorkRefused {
+				act = actRequeue
+			}
+			rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
+				Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
+			retry := retryOp(agent, next, ordinal, op.attempt+1, op)
+			after = func(tx store.Tx) error {
+				return appendRetry(ctx, tx, project, by, now, retry, rec)
+			}
 		}
-	}
-	err = w.Commit(ctx, nil, by, now, "request", func(tx store.Tx) error {
-		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(req.ID), Digest: d.Digest,
-			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
-	}, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
-			return err
-		}
-		if after != nil {
-			return after(tx)
-		}
+		decided := req // as this attempt decided it
+		wc.writes = append(wc.writes, func(tx store.Tx) error {
+			return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(decided.ID), Digest: d.Digest,
+				RequestedBy: string(decided.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
+		}, func(tx store.Tx) error {
+			if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: decided}); err != nil {
+				return err
+			}
+			if after != nil {
+				return after(tx)
+			}
+			return nil
+		})
 		return nil
 	})
 	if err != nil {
 		return contract.Request{}, err
 	}
-	return req, l.catchUpLocked(ctx, o.store)
+	return req, nil
 }
 
 // retryCall answers an orchestrator's ApplyAction of ActionRetry.
