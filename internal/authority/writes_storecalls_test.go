@@ -60,6 +60,28 @@ func TestWrites_StoreCalls(t *testing.T) {
 				return err
 			}
 		}},
+		{name: "a hook call to decide, withdrawn undecided", calls: 13, heads: 5 /* were 15 and 7 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHookFixtureOver(t, st)
+			return func() error {
+				v, err := f.ops.Operations().Hook(t.Context(), f.coder, hookCall("toolu_1", "Bash", `{"command":"ls"}`, "", "ls", 0))
+				if err == nil && v.ErrorCode != contract.CodeHookUndecided {
+					t.Errorf("the hook's verdict is %+v, want hook_undecided", v)
+				}
+				return err
+			}
+		}},
+		{name: "a request expired by the sweep", calls: 6, heads: 3 /* were 8 and 5 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := opsFixtureOver(t, st, time.Second)
+			f.pendingMark(t, "late")
+			f.clock.Add(2 * time.Hour)
+			return func() error {
+				n, err := f.ops.Operations().SweepRequests(t.Context())
+				if err == nil && n != 1 {
+					t.Errorf("SweepRequests settled %d requests, want 1", n)
+				}
+				return err
+			}
+		}},
 		{name: "an artifact kept", calls: 5, heads: 2 /* were 5 and 2 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
 			f := opsFixtureOver(t, st, time.Millisecond)
 			return func() error {
