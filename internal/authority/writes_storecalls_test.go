@@ -141,6 +141,23 @@ func TestWrites_StoreCalls(t *testing.T) {
 				return err
 			}
 		}},
+		{name: "a poll that asks again for a changed approved call", calls: 17, heads: 5 /* were 19 and 7 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
+			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
+			f.approvedSend(t)
+			if _, err := f.a.LockTool(t.Context(), f.admin, "default", "laptop", contract.ToolLock{Tool: "test.send@1", Digest: resendDigest}); err != nil {
+				t.Fatal(err)
+			}
+			l := f.startup(t, "wkr-a")
+			return func() error {
+				if rows := f.poll(t, l, sendTool(resendDigest)); len(rows) != 0 {
+					t.Errorf("Poll served %d rows of a call no longer as approved, want none", len(rows))
+				}
+				if rs := f.pendingRequest(t); rs.Vector.ToolDigest != resendDigest {
+					t.Errorf("the new request names %s, want the Tool as it is locked now", rs.Vector.ToolDigest)
+				}
+				return nil
+			}
+		}},
 		{name: "a member's retry", calls: 4, heads: 2 /* were 7 and 5 */, prepare: func(t *testing.T, st *storecount.Store) func() error {
 			f := newHopFixtureOn(t, opsFixtureOver(t, st, time.Millisecond))
 			l := f.startup(t, "wkr-a")
