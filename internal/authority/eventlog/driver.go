@@ -222,6 +222,12 @@ type Write struct {
 	// the part keeps beside its State against that head (a Board's freshness,
 	// [boards.Write.Fresh]). Its error fails the write and comes back as it returned it.
 	AtHead func(ctx context.Context, tx store.Tx, head int64) error
+	// KnownHead, when not zero, is a head of the log the caller read during the call
+	// and caught the State up to ([WithHead]): the sequence reads no head, leaving the
+	// log to the first append, and decide decides at that head (ReadHead is then
+	// ignored). Only for a write whose events stay true whatever another writer
+	// appends after that head (an acknowledgement that an outcome was delivered).
+	KnownHead int64
 }
 
 // ErrNotApplied: the write committed, but the State's catch-up after the commit failed;
@@ -230,11 +236,12 @@ type Write struct {
 var ErrNotApplied = errors.New("eventlog: the write committed, but its State did not apply it (the next catch-up will)")
 
 // UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
-// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead), runs
-// w.AtHead at it, catches the State up to it inside the transaction, runs decide on the
-// State, which appends its events through tx, held back and appended in one call
-// ([Collect]), commits, and catches the State up to the head the commit left, from
-// memory when this process remembers the events ([Remember]). It returns that head, the
+// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead; reads none
+// for w.KnownHead, which stands for it), runs w.AtHead at it, catches the State up to it
+// inside the transaction, runs decide on the State, which appends its events through
+// tx, held back and appended in one call ([Collect]), commits, and catches the State up
+// to the head the commit left, from memory when this process remembers the events
+// ([Remember]). It returns that head, the
 // last of the caller's own events (the head read, when decide appended none). When the
 // transaction fails it returns 0 and the error; decide's, w.Before's and w.AtHead's
 // own errors come back as they were returned, and decide appends nothing then. When
@@ -252,9 +259,12 @@ func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.
 		// Before locked, or after the head lock.
 		var head store.Head
 		var err error
-		if w.ReadHead {
+		switch {
+		case w.KnownHead != 0:
+			head.Seq = w.KnownHead
+		case w.ReadHead:
 			head, err = tx.Head(ctx, string(h.project))
-		} else {
+		default:
 			head, err = tx.LockHead(ctx, string(h.project))
 		}
 		if err != nil {

@@ -475,3 +475,44 @@ func TestDriver_LockWithin(t *testing.T) {
 	}()
 	h.Unlock()
 }
+
+// TestHeld_UpdateWithKnownHead checks the write sequence at a head the caller read
+// ([eventlog.Write.KnownHead]): it reads no head in its transaction, decide decides at
+// that head even when another instance appended after it, and after the commit the
+// State holds the whole log, its own event applied from memory.
+func TestHeld_UpdateWithKnownHead(t *testing.T) {
+	ctx := t.Context()
+	st, counted, _, _ := openLog(t)
+	var steps []string
+	mem := eventlog.Remember(orderStore{Store: counted, steps: &steps}, nil)
+	d := eventlog.NewDriver(mem, newApplied)
+	appendN(t, st, 1)
+	h := d.Lock(project)
+	defer h.Unlock()
+	if _, err := h.CatchUp(ctx, mem); err != nil { // the caller's read, at head 1
+		t.Fatal(err)
+	}
+	appendN(t, st, 1) // another instance's, after the head the caller read
+	steps = nil
+	w := eventlog.Write{KnownHead: h.Seq(), AtHead: func(_ context.Context, _ store.Tx, head int64) error {
+		steps = append(steps, fmt.Sprintf("at head %d", head))
+		return nil
+	}}
+	left, err := h.UpdateWith(ctx, w, func(tx store.Tx, s *applied) error {
+		steps = append(steps, fmt.Sprintf("decide at %d", len(s.events)))
+		return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"at head 1", "decide at 1"}; !slices.Equal(steps, want) {
+		t.Errorf("steps %q, want %q (no head read or locked)", steps, want)
+	}
+	log := allEvents(t, st)
+	if left != 3 || len(log) != 3 {
+		t.Fatalf("UpdateWith handed back head %d, the log holds %s; want 3 and 3 events", left, seqs(log))
+	}
+	if got := h.State().events; !slices.EqualFunc(got, log, sameEvent) {
+		t.Errorf("the State holds %s, want the log %s", seqs(got), seqs(log))
+	}
+}

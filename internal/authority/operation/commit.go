@@ -90,6 +90,11 @@ type commitSpec struct {
 	// project out from its catch-up to its commit, so no other instance takes the
 	// ordinal it decides on.
 	lockHead bool
+	// knownHead, when not zero, is a head of the log the call read, which the ledger was
+	// caught up to: the transaction reads no head and decides there
+	// ([eventlog.Write.KnownHead]), for a write whose rules the store's own checks hold
+	// at the commit (a decision: its row, docs/architecture.md, "Decisions that hold").
+	knownHead int64
 	// bw is the Board write the commit runs in, or nil for a write that never changes the
 	// Board and leaves the Board's lock free.
 	bw *boards.Write
@@ -135,7 +140,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
 	w := eventlog.Write{
-		ReadHead: !s.lockHead,
+		ReadHead:  !s.lockHead,
+		KnownHead: s.knownHead,
 		Before: func(ctx context.Context, tx store.Tx) error {
 			now := s.at
 			if now.IsZero() {

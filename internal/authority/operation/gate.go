@@ -308,27 +308,37 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 	return o.acknowledgeLocked(ctx, l, c, delivered)
 }
 
-// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l must be
-// locked.
+// acknowledgeLocked is acknowledge on a ledger caught up to a head of the log read
+// during the call. It writes in the ledger's write sequence at that head
+// ([eventlog.Write.KnownHead]), reading no head again: an acknowledgement records that
+// an outcome reached the session, which stays true whatever another writer appended
+// since, so it needs no head lock to decide on (docs/architecture.md, "The project state
+// and its driver"). The ledger applies it from memory after the commit. l must be locked.
 func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
+	if _, due := l.ackDueLocked(c.ID, delivered); !due {
+		return nil // nothing to write: no transaction
+	}
 	project := c.Projects[0]
-	last := l.latestSettledLocked(c.ID)
-	if last == nil || last.acked || !delivered(last.ordinal) {
-		return nil
-	}
-	var left int64
-	err := o.store.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
-			return err
+	var ordinal int64
+	err := l.updateWithLocked(ctx, eventlog.Write{KnownHead: l.seq()}, func(tx store.Tx) error {
+		var due bool
+		if ordinal, due = l.ackDueLocked(c.ID, delivered); !due {
+			return nil
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
+		return eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: ordinal}))
 	})
-	if err != nil {
-		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
+	return eventlog.RefuseWrite(err, fmt.Sprintf("acknowledge operation %d of %s", ordinal, c.ID), "operation")
+}
+
+// ackDueLocked returns the ordinal of the agent's latest settled Operation when its
+// outcome is not acknowledged yet and delivered says the session had it. The project's
+// ledger must be locked.
+func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (int64, bool) {
+	last := l.latestSettledLocked(agent)
+	if last == nil || last.acked || !delivered(last.ordinal) {
+		return 0, false
 	}
-	return l.catchUpToLocked(ctx, o.store, left)
+	return last.ordinal, true
 }
 
 // admit passes call through the write gate and, when it passes, runs it
@@ -369,8 +379,8 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	defer l.unlock()
 	// What the gate reads before its transaction — the agent's Operations, the setup, the
 	// policies in force — is read at the head the Board was caught up to, read once; the
-	// transaction then checks under the head lock what it decides on (recheckLocked,
-	// LockFresh). Its commit runs under ctx: it catches up to the head it leaves.
+	// transaction then checks under the head lock what it decides on (the ordinal, on the
+	// ledger caught up in commitLocked; LockFresh). Its commit catches up to the head it leaves.
 	gctx := eventlog.WithHead(ctx, project, w.Seq())
 	if err := l.catchUpLocked(gctx, o.store); err != nil {
 		return admission{}, err
@@ -463,30 +473,6 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 // the same agent after the gate read the ledger, as the ledger caught up inside the
 // admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
-
-// recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
-// agent's next one. It locks the log's head, which keeps every other writer of the project
-// (on either backend, in any instance) out until tx ends, and catches the ledger up with
-// what committed since the gate read it; the ledger stays right if tx then rolls back,
-// since only committed events were applied. errOrdinalTaken means another Operation of
-// the agent came first, so the gate's reading of the agent's strip is stale too. l must
-// be locked.
-func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
-	head, err := tx.LockHead(ctx, string(project))
-	if err != nil {
-		return fmt.Errorf("lock head of %s: %w", project, err)
-	}
-	if head.Seq == l.seq() {
-		return nil
-	}
-	if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
-		return err
-	}
-	if int64(len(l.ops[agent]))+1 != ordinal {
-		return errOrdinalTaken
-	}
-	return nil
-}
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
 	out := slices.Clone(front)

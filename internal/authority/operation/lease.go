@@ -210,7 +210,11 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 }
 
 // renew extends the lease workerID holds at generation gen. It writes the lease row
-// only: no event, so no held Poll wakes and no ledger has anything to catch up.
+// only: no event, so no held Poll wakes and no ledger has anything to catch up. So it
+// runs its own transaction rather than the ledger's write sequence (commitLocked): it
+// decides on the lease rows it locks alone, which come before the log's head in the lock
+// order (docs/architecture.md, "The lock order"), so it needs neither the ledger's lock
+// nor a head read, which the sequence would add to every renewal.
 func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (*contract.Lease, error) {
 	var out *contract.Lease
 	err := d.store.Update(ctx, func(tx store.Tx) error {

@@ -228,6 +228,27 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, head int64
 	return l.caughtUp(err)
 }
 
+// updateLocked runs decide in the project's one write sequence ([eventlog.Held.Update]):
+// in one store transaction it locks the log's head, catches the ledger up to it inside
+// the transaction, runs decide on that State (it appends what it decides through tx,
+// held back and appended in one call), commits, and applies the write's own events from
+// memory, with no read (docs/architecture.md, "The project state and its driver").
+// decide's own error comes back as it returned it; the ledger is looked up again after,
+// since a catch-up may have rebuilt the State, on a failure too. l must be locked.
+func (l *ledger) updateLocked(ctx context.Context, decide func(tx store.Tx) error) error {
+	return l.updateWithLocked(ctx, eventlog.Write{}, decide)
+}
+
+// updateWithLocked is updateLocked as w says ([eventlog.Held.UpdateWith]). l must be
+// locked.
+func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide func(tx store.Tx) error) error {
+	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
+		l.ledgerState = st
+		return decide(tx)
+	})
+	return l.caughtUp(err)
+}
+
 // caughtUp follows a catch-up that returned err: the State may have been rebuilt, so
 // the ledger looks it up again. The calls held on what the catch-up applied were woken
 // as each event applied ([Operations.applied]).
