@@ -24,7 +24,7 @@ import (
 // member token.
 type hop struct {
 	url, key, member string
-	count            *storecount.Store // the store beneath the authority, counted
+	count            *storecount.Store  // the store beneath the authority, counted
 	revoke           func(t *testing.T) // revokes the Connection
 }
 
