@@ -108,3 +108,43 @@ func (a *Directory) credentialEventAt(ctx context.Context, project contract.Proj
 	}
 	return last, nil
 }
+
+// maxConnCreds bounds the Connection keys remembered; past it the memory is dropped and
+// the next hop calls read their rows again.
+const maxConnCreds = 1 << 12
+
+// connCreds remembers, by key digest, the Connection each key proved.
+type connCreds struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]contract.Connection
+}
+
+// ConnectionOf is [Directory.AuthenticateConnection] for the worker hop's door: a key it
+// proved before is proved again from memory, without the Connection's row. A
+// Connection's key is sealed once, when the Connection is created, so a key that matched
+// its row once matches it for good; what may change is whether the Connection lives,
+// and every hop call checks that itself in its project's log, at the head it reads
+// (operation's connLocked: a Poll, a claim, a report, a renewal, a release), so a
+// revocation through any serve is refused at the next hop call as before. Only a door
+// whose every call makes that check may prove keys this way; a key whose Connection was
+// revoked before it was first proved is refused here, by its row.
+func (a *Directory) ConnectionOf(ctx context.Context, key Token) (contract.Connection, error) {
+	d := sha256.Sum256([]byte(key))
+	a.conns.mu.Lock()
+	c, ok := a.conns.m[d]
+	a.conns.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err := a.AuthenticateConnection(ctx, key)
+	if err != nil {
+		return contract.Connection{}, err
+	}
+	a.conns.mu.Lock()
+	defer a.conns.mu.Unlock()
+	if a.conns.m == nil || len(a.conns.m) >= maxConnCreds {
+		a.conns.m = map[[sha256.Size]byte]contract.Connection{}
+	}
+	a.conns.m[d] = c
+	return c, nil
+}
