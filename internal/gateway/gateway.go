@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -177,19 +176,14 @@ func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
 	return c, ok
 }
 
-// atCheckedHead returns ctx carrying the head of c's project log at which this request's
-// token was proved (see [eventlog.WithHead]), so the call's reads are made at that head
-// without reading it again: a read of the head made during the call, as fresh as one
-// the call would make. Only the call's first reads take it; a held call reads later
-// state at the heads its waits find.
-func atCheckedHead(ctx context.Context, c identity.Caller, extra *mcp.RequestExtra) context.Context {
-	if extra == nil || extra.TokenInfo == nil || len(c.Projects) != 1 {
-		return ctx
+// checkedHead is the head of its project log at which this request's token was proved
+// (0: none was read).
+func checkedHead(extra *mcp.RequestExtra) int64 {
+	if extra == nil || extra.TokenInfo == nil {
+		return 0
 	}
-	if head, ok := extra.TokenInfo.Extra["head"].(int64); ok && head > 0 {
-		return eventlog.WithHead(ctx, c.Projects[0], head)
-	}
-	return ctx
+	head, _ := extra.TokenInfo.Extra["head"].(int64)
+	return head
 }
 
 // stateMeta adds the state form of the strip to initialize results. Every held call

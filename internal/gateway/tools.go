@@ -105,7 +105,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	}
 	s.mu.Unlock()
 	// The call's first reads are made at the head its token was proved at.
-	now := atCheckedHead(ctx, c, req.Extra)
+	now := identity.AtCheckedHead(ctx, c, checkedHead(req.Extra))
 	pin, taskBy, err := g.pin(now, c, t.conversation)
 	if err != nil {
 		return nil, nil, err

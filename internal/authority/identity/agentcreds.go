@@ -95,6 +95,19 @@ func (a *Directory) AgentAt(ctx context.Context, tok Token) (c Caller, head int6
 	return c, head, nil
 }
 
+// AtCheckedHead returns ctx carrying head, the head of c's project log at which
+// [Directory.AgentAt] proved c's token (0: none, and ctx is returned as it is), so that
+// the request's reads are made at that head without reading it again
+// ([eventlog.WithHead]): reads made during the request, as fresh as a read of the head
+// then. A door hands it only to a request's first reads: a call held past them reads
+// later state at the heads its waits find.
+func AtCheckedHead(ctx context.Context, c Caller, head int64) context.Context {
+	if head <= 0 || len(c.Projects) != 1 {
+		return ctx
+	}
+	return eventlog.WithHead(ctx, c.Projects[0], head)
+}
+
 // credentialEventAt returns the last event of project's log up to head that revoked or
 // replaced a machine's credential.
 func (a *Directory) credentialEventAt(ctx context.Context, project contract.ProjectID, head int64) (int64, error) {
