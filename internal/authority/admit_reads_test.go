@@ -1,13 +1,14 @@
 package authority_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/docketrun/docket/internal/authority/boards"
-	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -198,5 +199,74 @@ func TestAdmission_StoreCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestAdmission_AnotherInstanceChangingTheBoard: an admission whose transaction finds
+// another instance's Board change runs again, caught up to a head read; while that
+// instance goes on changing the Board, the next admissions read the head before their
+// gate rather than run twice, and once a read finds the Board unchanged they read it
+// only in their transaction again (docs/architecture.md, "The write sequence").
+func TestAdmission_AnotherInstanceChangingTheBoard(t *testing.T) {
+	ctx := t.Context()
+	var count *storecount.Store
+	p := newOpsPair(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "docket.db")
+		count = storecount.Wrap(openSQLite(t, path))
+		return count, openSQLite(t, path)
+	})
+	member := p.admin.Principal()
+	change := func(x string) {
+		t.Helper()
+		err := p.a[1].Commit(ctx, "default", member, func(bd *board.Board) (boards.Change, error) {
+			res, err := bd.ApplyBatch(board.Author{Principal: member, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
+				{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": contract.StringValue(x)}}}}})
+			return boards.Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ans, err := p.ops[0].Call(ctx, p.agent, assertCall("first")); err != nil || state(ans) != contract.OpDone {
+		t.Fatalf("first call = %v %s %s", err, ans.Result.ErrorCode, ans.Result.Teaching)
+	}
+	calls := 0
+	call := func(what string) (lock, read int64) {
+		t.Helper()
+		calls++
+		count.Reset()
+		ans, err := p.ops[0].Call(ctx, p.agent, assertCall(fmt.Sprint("a", calls)))
+		if err != nil || state(ans) != contract.OpDone {
+			t.Fatalf("%s: call = %v %s %s", what, err, ans.Result.ErrorCode, ans.Result.Teaching)
+		}
+		c := count.Counts()
+		return c.ByMethod["Tx.LockHead"], c.ByMethod["Head"]
+	}
+	// B changes the Board: A's transaction finds it and runs the call again, caught up to
+	// a head read (and the Board rebuilt, which reads it once more).
+	change("b1")
+	if lock, read := call("B changed the Board"); lock != 2 || read != 2 {
+		t.Errorf("after B changed the Board, the call locked the head %d times and read it %d times outside a transaction, want 2 and 2", lock, read)
+	}
+	// B changes it again: A reads the head first, and runs once.
+	change("b2")
+	if lock, read := call("B changed it again"); lock != 1 || read != 2 {
+		t.Errorf("after B changed the Board again, the call locked the head %d times and read it %d times outside a transaction, want 1 and 2", lock, read)
+	}
+	// B is quiet: A reads the head first for a while, then only in its transaction.
+	for n := 1; ; n++ {
+		lock, read := call("B is quiet")
+		if lock != 1 || read > 1 {
+			t.Fatalf("quiet call %d locked the head %d times and read it %d times outside a transaction, want 1 and at most 1", n, lock, read)
+		}
+		if read == 0 {
+			break
+		}
+		if n == 30 {
+			t.Fatalf("30 calls after B's last change each read the head before the gate")
+		}
+	}
+	if lock, read := call("B is still quiet"); lock != 1 || read != 0 {
+		t.Errorf("a call with B quiet locked the head %d times and read it %d times outside a transaction, want 1 and 0", lock, read)
 	}
 }

@@ -64,7 +64,17 @@ type projectBoard struct {
 	// signed is the head of this instance's last checkpoint, or the head at its first
 	// build: a Board write signs the head once the log is every events past it.
 	signed int64
+	// changedAt is the head at which a check last found a Board change b lacked (another
+	// instance's, mostly): until the log is staleSpan events past it, writes read the
+	// head before they run ([Cache.WriteInTx]).
+	changedAt int64
 }
+
+// staleSpan is how many events past the last Board change another instance made (as
+// this one found it) a write still reads the head before it runs, rather than find the
+// next such change in its transaction and run again: while another instance keeps
+// changing the Board, a write costs one head read, not a second transaction.
+const staleSpan = 64
 
 // New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
 // them all. now is the clock of the events it appends; signer, when not nil, signs a
@@ -171,6 +181,7 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 			pb.seq = head.Seq
 			return pb.b, nil
 		}
+		pb.changedAt = head.Seq
 	}
 	if err := a.buildLocked(ctx, project, pb); err != nil {
 		return nil, err
@@ -248,6 +259,7 @@ func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb 
 		return err
 	}
 	if !ok {
+		pb.changedAt = head.Seq
 		return errBoardStale
 	}
 	return nil

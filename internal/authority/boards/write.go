@@ -78,7 +78,9 @@ func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what stri
 // before it decides (a worker's report, an admission): its first attempt catches the
 // Board up to the newest head this process knows without asking the store (the Board's
 // cursor, the last seq this process committed, [eventlog.Latest], or the head ctx
-// carries, [eventlog.WithHead]: in a single docket serve every event is its own), and
+// carries, [eventlog.WithHead]: in a single docket serve every event is its own; for
+// staleSpan events after a check found another instance's Board change, it reads the
+// head first instead, as Write does), and
 // once checks it inside its transaction at the head read or locked there
 // ([Write.Fresh]) before deciding on it, or, for a decision it takes without a
 // transaction, at a head it reads then ([Write.Current]). That check, like LockFresh's
@@ -113,11 +115,18 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 	if unread {
 		// Every seq up to Latest was committed, so the Board may be brought there: its
 		// events come from memory, and another instance's among them from the store.
-		known := eventlog.Latest(a.store, project)
+		known := max(eventlog.Latest(a.store, project), pb.seq)
 		if seq, ok := eventlog.KnownHead(ctx, project); ok {
 			known = max(known, seq)
 		}
-		bctx = eventlog.WithHead(ctx, project, max(known, pb.seq))
+		// While another instance goes on changing the Board, the head is read first, as
+		// Write reads it: the check in the transaction would find its next change and
+		// run the write again.
+		if pb.changedAt > 0 && known-pb.changedAt < staleSpan {
+			unread = false
+		} else {
+			bctx = eventlog.WithHead(ctx, project, known)
+		}
 	}
 	if _, err := a.boardLocked(bctx, project, pb); err != nil {
 		return err
@@ -140,6 +149,7 @@ func (w *Write) Fresh(ctx context.Context, tx store.Tx, head int64) error {
 		return err
 	}
 	if !ok {
+		w.pb.changedAt = head
 		return errBoardStale
 	}
 	return nil
