@@ -345,8 +345,12 @@ func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (in
 // on the Board and records it as the agent's next Operation, all in one transaction. A
 // gate refusal comes back as refused, with no Operation.
 //
-// When another instance changed the Board first, the call runs once more on the rebuilt
-// Board: everything it admits is read again under the locks.
+// The gate reads at the newest head this process knows, without reading it from the
+// store; when another instance changed the Board first, or wrote anything else the gate
+// decides on (a policy, an Agent's autonomy, the setup, a profile, the agent's
+// Operations), as the admitting transaction finds under the head lock, the call runs
+// once more, caught up to a head read: everything it admits is read again under the
+// locks.
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused.
