@@ -269,4 +269,18 @@ func TestAdmission_AnotherInstanceChangingTheBoard(t *testing.T) {
 	if lock, read := call("B is still quiet"); lock != 1 || read != 0 {
 		t.Errorf("a call with B quiet locked the head %d times and read it %d times outside a transaction, want 1 and 0", lock, read)
 	}
+	// A Board change of A's own made outside the Board's lock (a tool lock) rebuilds the
+	// Board once, reading the head there, and does not make the calls after it read it.
+	if _, err := p.a[0].Directory().CreateConnection(ctx, p.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a[0].LockTool(ctx, p.admin, "default", "laptop", contract.ToolLock{Tool: "test.send@1", Digest: sendDigest}); err != nil {
+		t.Fatal(err)
+	}
+	if lock, read := call("A locked a Tool"); lock != 1 || read != 1 {
+		t.Errorf("the call after A locked a Tool locked the head %d times and read it %d times outside a transaction, want 1 and 1 (the rebuild)", lock, read)
+	}
+	if lock, read := call("after A's rebuild"); lock != 1 || read != 0 {
+		t.Errorf("the next call locked the head %d times and read it %d times outside a transaction, want 1 and 0", lock, read)
+	}
 }

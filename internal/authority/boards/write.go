@@ -144,12 +144,11 @@ func (w *Write) Fresh(ctx context.Context, tx store.Tx, head int64) error {
 	if !w.unread {
 		return nil
 	}
-	ok, err := boardUnchanged(ctx, tx, w.project, w.pb.seq, head)
+	ok, err := w.pb.unchanged(ctx, tx, w.project, head)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		w.pb.changedAt = head
 		return errBoardStale
 	}
 	return nil
