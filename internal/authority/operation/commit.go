@@ -163,8 +163,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		},
 	}
 	if s.bw != nil {
-		// A hop write's Board is checked at the head read, rather than by a head read
-		// before the write ([boards.Cache.WriteInTx]).
+		// A report's or an admission's Board is checked at the head read or locked here,
+		// rather than by a head read before the write ([boards.Cache.WriteInTx]).
 		w.AtHead = s.bw.Fresh
 	}
 	left, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {

@@ -345,14 +345,21 @@ func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (in
 // on the Board and records it as the agent's next Operation, all in one transaction. A
 // gate refusal comes back as refused, with no Operation.
 //
-// When another instance changed the Board first, the call runs once more on the rebuilt
-// Board: everything it admits is read again under the locks.
+// The gate reads at the newest head this process knows, without reading it from the
+// store; when another instance changed the Board first, or wrote anything else the gate
+// decides on (a policy, an Agent's autonomy, the setup, a profile, the agent's
+// Operations), as the admitting transaction finds under the head lock, the call runs
+// once more, caught up to a head read: everything it admits is read again under the
+// locks.
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused.
 func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
 	var out admission
-	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
+	// The gate reads at the newest head this process knows, not one read from the store:
+	// the admission's transaction locks the head anyway and checks there what the gate
+	// decided on (admitOnce).
+	err := o.boards.WriteInTx(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
 		var err error
 		out, err = o.admitOnce(ctx, w, c, call)
 		return err
@@ -377,44 +384,58 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	// What the gate reads before its transaction — the agent's Operations, the setup, the
-	// policies in force — is read at the head the Board was caught up to, read once; the
-	// transaction then checks under the head lock what it decides on (the ordinal, on the
-	// ledger caught up in commitLocked; LockFresh). Its commit catches up to the head it leaves.
-	gctx := eventlog.WithHead(ctx, project, w.Seq())
+	// What the gate reads before its transaction — the Board, the agent's Operations, the
+	// setup, the policies in force — is read at the head the Board was caught up to
+	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
+	// "Catch-ups from memory"). The transaction then checks, under the head lock, that
+	// no event the gate decides on came since (gateMovedLocked, Fresh, LockFresh); a
+	// refusal, which takes no transaction, reads the head once to check the same
+	// (Current). Its commit catches up to the head it leaves.
+	at := w.Seq()
+	gctx := eventlog.WithHead(ctx, project, at)
 	if err := l.catchUpLocked(gctx, o.store); err != nil {
 		return admission{}, err
 	}
+	ledgerAt := l.seq()
 	setup := l.agentSetupLocked(c.ID)
 	focus := call.Focus
+	refuse := func(r *contract.ToolResult) (admission, error) {
+		if err := w.Current(ctx); err != nil {
+			return admission{}, err // the write sequence passes the call through the gate again
+		}
+		return admission{focus: focus, setup: setup, refused: r}, nil
+	}
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
 			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	last := l.latestSettledLocked(c.ID)
 	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
 		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
 			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
 		r.Result = last.result
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	if ce := pinRefusal(w.Board(), call.Pin, call.Input); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	if ce := profileRefusal(w.Board(), setup.Allow, call.Input); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	now := o.nowUTC()
 	if ce := l.writeBoundLocked(c.ID, c.Name, now, o.writesPerMinute); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	r, person, err := o.autonomyRefusal(gctx, l, project, c.ID, now, call)
-	if err != nil || r != nil {
-		return admission{focus: focus, setup: setup, refused: r}, err
+	if err != nil {
+		return admission{}, err
+	}
+	if r != nil {
+		return refuse(r)
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
@@ -440,6 +461,12 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		// stale, so the write sequence passes the call through the gate again.
 		if int64(len(l.ops[c.ID]))+1 != ordinal {
 			return errOrdinalTaken
+		}
+		// And when any event the gate decided on came after the head it read at (another
+		// instance's policy publication, Board change, setup or profile change, or a
+		// change of the agent's Operations), the gate runs again on what is read again.
+		if l.gateMovedLocked(c.ID, at, ledgerAt) {
+			return errGateMoved
 		}
 		if last != nil && !last.acked {
 			if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
@@ -473,6 +500,25 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 // the same agent after the gate read the ledger, as the ledger caught up inside the
 // admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
+
+// errGateMoved refuses an admission because an event the write gate decides on came
+// after the head the gate read at, as the ledger caught up inside the admitting
+// transaction shows. The write sequence passes the call through the gate again.
+var errGateMoved = fmt.Errorf("what the write gate read changed since: %w", boards.ErrWroteFirst)
+
+// gateReads reports whether an event of type typ may change what the write gate reads
+// beside the operation ledger, at the head its Board was caught up to: the Board
+// ([event.ChangesBoard]) and the policies and autonomy in force ([policy.Moves]).
+func gateReads(typ string) bool { return event.ChangesBoard(typ) || policy.Moves(typ) }
+
+// gateMovedLocked reports whether, since the write gate read the Board and the policies
+// at seq at and the ledger at seq ledgerAt, the ledger applied an event the gate of
+// agent decides on: one of [gateReads], a change of the Connections' setup or of a
+// profile, or an event of one of agent's Operations. Another Agent's Operations, leases,
+// claims, conversations and tasks never make a gate run again. l must be locked.
+func (l *ledgerState) gateMovedLocked(agent string, at, ledgerAt int64) bool {
+	return l.gateAt > at || l.setupAt > ledgerAt || l.opsAt[agent] > ledgerAt
+}
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
 	out := slices.Clone(front)

@@ -158,6 +158,14 @@ type ledgerState struct {
 	claims  map[string]event.WorkClaimedData
 	reports map[string]event.WorkReportedData
 	gens    map[contract.ConnectionID]int64
+
+	// What the write gate decides on, by the seq of the last event that changed it, so an
+	// admission's transaction sees whether it moved since the gate read it (gate.go,
+	// gateMovedLocked): gateAt for the Board and the policies in force ([gateReads]),
+	// setupAt for the Connections' setup and the profiles, opsAt for each agent's
+	// Operations.
+	gateAt, setupAt int64
+	opsAt           map[string]int64
 }
 
 // newLedgerState returns the State of an empty log.
@@ -168,6 +176,7 @@ func newLedgerState() *ledgerState {
 		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
+		opsAt: map[string]int64{},
 	}
 }
 
@@ -261,6 +270,12 @@ func (l *ledger) caughtUp(err error) error {
 // no clock; the calls held on what it moved are woken by the ledger as it applies
 // ([Operations.applied]).
 func (l *ledgerState) Apply(e store.Event) error {
+	if gateReads(e.Type) {
+		l.gateAt = e.Seq
+	}
+	if event.ChangesSetup(e.Type) || e.Type == event.ProfileSet {
+		l.setupAt = e.Seq
+	}
 	if event.ChangesSetup(e.Type) {
 		if err := l.applySetupLocked(e); err != nil {
 			return err
@@ -290,6 +305,7 @@ func (l *ledgerState) Apply(e store.Event) error {
 
 // applyOp applies e, an event of an Operation with data d.
 func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
+	l.opsAt[d.Agent] = e.Seq
 	ops := l.ops[d.Agent]
 	if e.Type == event.OpAdmitted {
 		if d.Ordinal != int64(len(ops))+1 {
