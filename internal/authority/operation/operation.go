@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -166,6 +167,13 @@ type ledgerState struct {
 	// Operations.
 	gateAt, setupAt int64
 	opsAt           map[string]int64
+
+	// What the last snapshot handed out (snapshot.go), and what changed since: the
+	// Agents whose Operations changed, and whether an allow-list did. Not the log's:
+	// the driver's publishing keeps them, under the lock.
+	snap         *ledgerSnap
+	touched      map[string]bool
+	allowTouched bool
 }
 
 // newLedgerState returns the State of an empty log.
@@ -176,7 +184,8 @@ func newLedgerState() *ledgerState {
 		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
-		opsAt: map[string]int64{},
+		opsAt:   map[string]int64{},
+		touched: map[string]bool{},
 	}
 }
 
@@ -201,8 +210,10 @@ type ledger struct {
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
 
 	// views is the last View answered to each principal, with what it was built from,
-	// at most maxKeptViews of them (viewkeep.go). Guarded by the project's lock.
-	views map[contract.Principal]keptView
+	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's
+	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
+	viewMu sync.Mutex
+	views  map[contract.Principal]keptView
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -306,6 +317,7 @@ func (l *ledgerState) Apply(e store.Event) error {
 // applyOp applies e, an event of an Operation with data d.
 func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 	l.opsAt[d.Agent] = e.Seq
+	l.touched[d.Agent] = true
 	ops := l.ops[d.Agent]
 	if e.Type == event.OpAdmitted {
 		if d.Ordinal != int64(len(ops))+1 {
