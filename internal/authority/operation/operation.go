@@ -138,6 +138,7 @@ type artifact struct {
 // called under that lock, through the project's [ledger].
 type ledgerState struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
+	open     map[string]int                           // agent id → how many of its Operations are not settled
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
@@ -179,7 +180,7 @@ type ledgerState struct {
 // newLedgerState returns the State of an empty log.
 func newLedgerState() *ledgerState {
 	return &ledgerState{
-		ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+		ops: map[string][]*operation{}, open: map[string]int{}, requests: map[contract.RequestID]*contract.Request{},
 		ended: map[contract.RequestID]string{}, arts: map[string]artifact{}, gaveUp: map[string]bool{},
 		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
@@ -328,6 +329,9 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 			result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
 			traceParent: d.TraceParent, seq: e.Seq}
 		l.ops[d.Agent] = append(ops, op)
+		if !op.state.Settled() {
+			l.open[d.Agent]++
+		}
 		l.requeueLocked(d.Agent, op)
 		return nil
 	}
@@ -343,7 +347,15 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 		return nil
 	}
 	op := ops[d.Ordinal-1]
+	wasOpen := !op.state.Settled()
 	op.apply(d, e.At)
+	if isOpen := !op.state.Settled(); isOpen != wasOpen {
+		if isOpen {
+			l.open[d.Agent]++
+		} else {
+			l.open[d.Agent]--
+		}
+	}
 	op.seq = e.Seq
 	l.requeueLocked(d.Agent, op)
 	return nil
@@ -441,9 +453,13 @@ func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	for i := len(ops) - 1; i >= 0 && i >= len(ops)-5; i-- {
 		add(ops[i])
 	}
-	for i := len(ops) - 1; i >= 0; i-- {
+	// The unsettled ones, newest first, read back only as far as the oldest of them: the
+	// strip is derived each time an Agent's Operations change (snapshot.go), and an
+	// Agent's history only grows.
+	for i, open := len(ops)-1, l.open[agent]; i >= 0 && open > 0; i-- {
 		if !ops[i].state.Settled() {
 			add(ops[i])
+			open--
 		}
 	}
 	add(l.latestSettledLocked(agent))
