@@ -444,7 +444,7 @@ func (l *ledgerState) latestSettledLocked(agent string) *operation {
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
 func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
-	var keep []*operation
+	keep := make([]*operation, 0, contract.MaxStrip)
 	add := func(op *operation) {
 		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
 			keep = append(keep, op)

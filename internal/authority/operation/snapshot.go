@@ -23,6 +23,9 @@ type ledgerSnap struct {
 	agents map[string]*agentSnap // agent id → its part; an Agent with no Operation has none
 	setup  board.Setup           // setupLocked's, whose map nothing writes
 	allow  map[string]*contract.AllowList
+	// setupFrom is the State's setup it was copied from: the State makes a new one
+	// after each event that may change it.
+	setupFrom *board.Setup
 }
 
 // agentSnap is one Agent's part of a ledgerSnap.
@@ -40,7 +43,11 @@ type agentSnap struct {
 // which is why it may note, in the State, what it handed out.
 func (l *ledgerState) snapshot() *ledgerSnap {
 	prev := l.snap
-	s := &ledgerSnap{setup: l.setupLocked()}
+	setup := l.setupLocked()
+	if prev != nil && len(l.touched) == 0 && !l.allowTouched && prev.setupFrom == l.setup {
+		return prev // nothing it holds changed: most events are a lease's, or another part's
+	}
+	s := &ledgerSnap{setup: setup, setupFrom: l.setup}
 	switch {
 	case prev == nil:
 		s.agents, s.allow = make(map[string]*agentSnap, len(l.ops)), maps.Clone(l.allow)

@@ -3,6 +3,7 @@ package operation
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,10 +43,10 @@ func fullStrip(l *ledgerState, agent string) []contract.OperationSlot {
 }
 
 // TestLedger_Snapshot applies random logs of Operations (admitted, changed, acknowledged,
-// waiting; some settled, some left needing a person long before the latest) and of
-// profiles to a State, taking its snapshot at random points as the driver does when the
+// waiting; some settled, some left needing a person long before the latest), of
+// profiles and of a Connection's Tool locks to a State, taking its snapshot at random points as the driver does when the
 // lock is released, and checks that each snapshot holds every Agent's strip, latest
-// settled Operation and allow-list as the State reads them then, and that no snapshot
+// settled Operation, allow-list and setup as the State reads them then, and that no snapshot
 // changes after it was handed out, though the State applies on.
 func TestLedger_Snapshot(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -73,6 +74,17 @@ func TestLedger_Snapshot(t *testing.T) {
 				p = event.OpAcknowledgedData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n)})
 			case k < 9:
 				p = event.OpWaitingData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n), Reason: "no worker"})
+			case k < 10 && r.IntN(2) == 0:
+				// A Connection's Tool locked or unlocked: the setup the Views are built on.
+				lock := contract.ToolLock{Connection: "k1", Tool: "t.x@1", Digest: "sha256:" + strings.Repeat("ab", 32)}
+				switch r.IntN(3) {
+				case 0:
+					p = event.ConnectionCreatedData{Connection: contract.Connection{ID: "k1", Name: "laptop"}}
+				case 1:
+					p = event.ToolLockedData{ToolLock: lock}
+				default:
+					p = event.ToolUnlockedData{ToolLock: lock}
+				}
 			default:
 				var spec contract.ProfileSpec
 				if r.IntN(2) == 0 {
@@ -97,6 +109,9 @@ func TestLedger_Snapshot(t *testing.T) {
 					t.Fatalf("seed %d, at event %d: agent %s in the snapshot (-State +snapshot):\n%s", seed, seq, agent, diff)
 				}
 				h.want[agent] = agentSnap{strip: slices.Clone(want.strip), latest: want.latest, acked: want.acked}
+			}
+			if diff := cmp.Diff(l.setupLocked(), s.setup); diff != "" {
+				t.Fatalf("seed %d, at event %d: setup (-State +snapshot):\n%s", seed, seq, diff)
 			}
 			if diff := cmp.Diff(l.allow, s.allow); diff != "" {
 				t.Fatalf("seed %d, at event %d: allow-lists (-State +snapshot):\n%s", seed, seq, diff)
