@@ -136,6 +136,7 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	o.drv = eventlog.NewDriver(o.store, newLedgerState)
 	o.drv.OnApply(o.applied)
+	o.drv.Publish(func(s *ledgerState) any { return s.snapshot() })
 	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }
@@ -572,10 +573,15 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 }
 
 // replyLocked is reply on b, which reflects the log up to head and holds what the
-// Board cache names version, under the project's Board lock.
+// Board cache names version, under the project's Board lock. A read that writes nothing
+// is answered from the ledger's snapshot when it covers head (snapshot.go); any other
+// call locks the ledger and catches it up to head.
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
+	if lr, ok := o.snapshotRead(l, c, r, head); ok {
+		return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+	}
 	l.lock()
 	defer l.unlock()
 	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
@@ -586,6 +592,52 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			return Answer{}, err
 		}
 	}
+	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }, locked: l}
+	if p := l.opLocked(c.ID, r.ordinal); p != nil {
+		lr.op = *p
+	}
+	return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+}
+
+// ledgerRead is what an answer reads of the ledger, under its lock or from its snapshot.
+type ledgerRead struct {
+	seq   int64                    // the last event of the log it reflects
+	strip []contract.OperationSlot // the caller's strip; read only
+	op    operation                // the call's own Operation, or the zero one
+	setup func() board.Setup       // the caller's setup, read when its View is built
+	// locked is the ledger, locked and caught up; nil for a read from its snapshot.
+	locked *ledger
+}
+
+// snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
+// snapshot reflects the log up to head at least (events in a transaction still in
+// flight are not in head, so a snapshot at the committed head is exact) and the answer
+// needs nothing the snapshot lacks: no Operation of the call's own, no decisions listed
+// (an orchestrator's View reads the Requests), and no acknowledgement to write.
+func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head int64) (ledgerRead, bool) {
+	if r.ordinal > 0 || c.AgentKind == contract.AgentKindOrchestrator {
+		return ledgerRead{}, false
+	}
+	snap, ok := o.drv.Snapshot(l.project)
+	if !ok || snap.Seq < head {
+		return ledgerRead{}, false
+	}
+	ls := snap.Value.(*ledgerSnap)
+	a := ls.agents[c.ID]
+	if a.mustAcknowledge(r.delivered) {
+		return ledgerRead{}, false
+	}
+	lr := ledgerRead{seq: snap.Seq, setup: func() board.Setup { return ls.agentSetup(c.ID) }}
+	if a != nil {
+		lr.strip = a.strip
+	}
+	return lr, true
+}
+
+// answerFrom builds the answer to r on b from lr, what it reads of the project's ledger
+// l, under the project's Board lock.
+func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64, l *ledger, lr ledgerRead) (Answer, error) {
+	project := c.Projects[0]
 	res, extra := r.res, r.extra
 	if r.match != nil {
 		m, err := r.match(b)
@@ -597,11 +649,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			extra = m
 		}
 	}
-	slots := l.stripLocked(c.ID)
-	var op operation
-	if p := l.opLocked(c.ID, r.ordinal); p != nil {
-		op = *p
-	}
+	slots, op := lr.strip, lr.op
 	if r.ordinal > 0 {
 		res.Accepted = op.errorCode == "" && op.state != contract.OpRefused && op.state != contract.OpFailed
 		res.Result = op.result
@@ -612,7 +660,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	} else if extra != nil {
 		res.Accepted, res.Result = true, extra
 	}
-	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), Ordinal: r.ordinal}}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: lr.seq, Ordinal: r.ordinal}}
 	res.Operations = make([]contract.OperationEntry, 0, len(slots))
 	for _, s := range slots {
 		res.Operations = append(res.Operations, s.OperationEntry)
@@ -629,20 +677,20 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	// setup the call brings may differ from the ledger's: their Views are built each
 	// time. Every other View is made of the Board, the ledger and the policies in force
 	// at head alone, so one kept under the same versions of those is the same View.
-	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: l.seq(), focus: focusKey(r.focus)}
+	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: lr.seq, focus: focusKey(r.focus)}
 	kept := r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
-	if v, ok := l.views[key.principal]; kept && ok && v.key == key {
+	if v, ok := l.keptView(key); kept && ok {
 		res.View, ans.ViewKey = v.view, v.id
 	} else {
 		setup := r.setup
 		if setup == nil {
-			s := l.agentSetupLocked(c.ID)
+			s := lr.setup()
 			setup = &s
 		}
 		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
 		// The policies the View names are read at the head the Board and the strip show.
 		vctx := eventlog.WithHead(ctx, project, head)
-		if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
+		if err := o.orchestratorView(vctx, lr.locked, c, &res.View); err != nil {
 			return Answer{}, err
 		}
 		if err := o.askView(vctx, c, &res.View); err != nil {
@@ -651,7 +699,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		blockBuiltins(&res.View, setup.Allow)
 		if kept {
 			ans.ViewKey = o.viewKeys.Add(1)
-			l.keepViewLocked(key, res.View, ans.ViewKey)
+			l.keepView(key, res.View, ans.ViewKey)
 		}
 	}
 	for _, id := range r.focus {
@@ -681,10 +729,26 @@ func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.Hos
 		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
 	}
 	project := c.Projects[0]
+	head, ok := eventlog.KnownHead(ctx, project)
+	if !ok {
+		h, err := o.store.Head(ctx, string(project))
+		if err != nil {
+			return contract.HostMeta{}, fmt.Errorf("read the head of %s: %w", project, err)
+		}
+		head = h.Seq
+	}
+	// From the ledger's snapshot when it covers the head just read (snapshot.go).
+	if snap, ok := o.drv.Snapshot(project); ok && snap.Seq >= head {
+		strip := []contract.OperationSlot{}
+		if a := snap.Value.(*ledgerSnap).agents[c.ID]; a != nil {
+			strip = append(strip, a.strip...) // the caller's own, the snapshot's shared
+		}
+		return contract.HostMeta{AgentID: c.ID, BoardRevision: snap.Seq, State: strip}, nil
+	}
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	if err := l.catchUpLocked(ctx, o.store); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return contract.HostMeta{}, err
 	}
 	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), State: l.stripLocked(c.ID)}, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -137,6 +138,7 @@ type artifact struct {
 // called under that lock, through the project's [ledger].
 type ledgerState struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
+	open     map[string]int                           // agent id → how many of its Operations are not settled
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
@@ -166,17 +168,25 @@ type ledgerState struct {
 	// Operations.
 	gateAt, setupAt int64
 	opsAt           map[string]int64
+
+	// What the last snapshot handed out (snapshot.go), and what changed since: the
+	// Agents whose Operations changed, and whether an allow-list did. Not the log's:
+	// the driver's publishing keeps them, under the lock.
+	snap         *ledgerSnap
+	touched      map[string]bool
+	allowTouched bool
 }
 
 // newLedgerState returns the State of an empty log.
 func newLedgerState() *ledgerState {
 	return &ledgerState{
-		ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+		ops: map[string][]*operation{}, open: map[string]int{}, requests: map[contract.RequestID]*contract.Request{},
 		ended: map[contract.RequestID]string{}, arts: map[string]artifact{}, gaveUp: map[string]bool{},
 		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
-		opsAt: map[string]int64{},
+		opsAt:   map[string]int64{},
+		touched: map[string]bool{},
 	}
 }
 
@@ -201,8 +211,10 @@ type ledger struct {
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
 
 	// views is the last View answered to each principal, with what it was built from,
-	// at most maxKeptViews of them (viewkeep.go). Guarded by the project's lock.
-	views map[contract.Principal]keptView
+	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's
+	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
+	viewMu sync.Mutex
+	views  map[contract.Principal]keptView
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -306,6 +318,7 @@ func (l *ledgerState) Apply(e store.Event) error {
 // applyOp applies e, an event of an Operation with data d.
 func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 	l.opsAt[d.Agent] = e.Seq
+	l.touched[d.Agent] = true
 	ops := l.ops[d.Agent]
 	if e.Type == event.OpAdmitted {
 		if d.Ordinal != int64(len(ops))+1 {
@@ -316,6 +329,9 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 			result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
 			traceParent: d.TraceParent, seq: e.Seq}
 		l.ops[d.Agent] = append(ops, op)
+		if !op.state.Settled() {
+			l.open[d.Agent]++
+		}
 		l.requeueLocked(d.Agent, op)
 		return nil
 	}
@@ -331,7 +347,15 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 		return nil
 	}
 	op := ops[d.Ordinal-1]
+	wasOpen := !op.state.Settled()
 	op.apply(d, e.At)
+	if isOpen := !op.state.Settled(); isOpen != wasOpen {
+		if isOpen {
+			l.open[d.Agent]++
+		} else {
+			l.open[d.Agent]--
+		}
+	}
 	op.seq = e.Seq
 	l.requeueLocked(d.Agent, op)
 	return nil
@@ -420,7 +444,7 @@ func (l *ledgerState) latestSettledLocked(agent string) *operation {
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
 func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
-	var keep []*operation
+	keep := make([]*operation, 0, contract.MaxStrip)
 	add := func(op *operation) {
 		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
 			keep = append(keep, op)
@@ -429,9 +453,13 @@ func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	for i := len(ops) - 1; i >= 0 && i >= len(ops)-5; i-- {
 		add(ops[i])
 	}
-	for i := len(ops) - 1; i >= 0; i-- {
+	// The unsettled ones, newest first, read back only as far as the oldest of them: the
+	// strip is derived each time an Agent's Operations change (snapshot.go), and an
+	// Agent's history only grows.
+	for i, open := len(ops)-1, l.open[agent]; i >= 0 && open > 0; i-- {
 		if !ops[i].state.Settled() {
 			add(ops[i])
+			open--
 		}
 	}
 	add(l.latestSettledLocked(agent))
