@@ -3,11 +3,13 @@ package authority_test
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
@@ -94,5 +96,49 @@ func TestAuthority_ArtifactRetentionPerProject(t *testing.T) {
 	}
 	if want := clock.Now().Add(24 * time.Hour); !fresh.ExpiresAt.Equal(want) {
 		t.Errorf("an artifact kept after the new policy expires at %s, want %s", fresh.ExpiresAt, want)
+	}
+}
+
+// TestAuthority_ArtifactKeptOnce: content kept by several calls at once is one
+// artifact, issued once: the put decides on the ledger caught up in its write's
+// transaction, under the head lock, so a put that finds the artifact kept meanwhile
+// appends nothing (docs/architecture.md, "The project state and its driver").
+func TestAuthority_ArtifactKeptOnce(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	const rounds, puts = 10, 8
+	for round := range rounds {
+		content := []byte(fmt.Sprintf("long result %d", round))
+		refs := make([]contract.ArtifactRef, puts)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range puts {
+			wg.Go(func() {
+				<-start
+				var err error
+				if refs[i], err = f.ops.Operations().PutArtifact(t.Context(), f.agent, content); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for _, r := range refs[1:] {
+			if r != refs[0] {
+				t.Errorf("PutArtifact gave %+v and %+v for the same content", refs[0], r)
+			}
+		}
+	}
+	evs, err := f.st.Events(t.Context(), "default", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := 0
+	for _, e := range evs {
+		if e.Type == event.ArtifactIssued {
+			issued++
+		}
+	}
+	if issued != rounds {
+		t.Errorf("%d artifact.issued events for %d contents each kept %d times at once, want %d", issued, rounds, puts, rounds)
 	}
 }

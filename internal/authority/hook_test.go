@@ -32,7 +32,12 @@ type hookFixture struct {
 
 func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
-	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
+	return newHookFixtureOver(t, openSQLite(t, filepath.Join(t.TempDir(), "docket.db")))
+}
+
+// newHookFixtureOver is newHookFixture over st.
+func newHookFixtureOver(t *testing.T, st store.Store) *hookFixture {
+	t.Helper()
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}, Agent: "coder"})
 	f := &hookFixture{a: p.A, st: st, admin: p.Admin, coder: hookToken(t, p.A, p.Admin, "coder"), ops: authority.NewOperations(p.A, operation.Config{})}
 	at, err := p.A.Directory().CreateAgent(t.Context(), p.Admin, "default", contract.CreateAgentRequest{Name: "boss", Kind: "orchestrator"})

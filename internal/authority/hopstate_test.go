@@ -12,8 +12,8 @@ import (
 // TestDispatcher_RevokedOnAnotherInstance shows that the hop refuses a Connection at once
 // when another docket serve over the same store revoked it: the hop reads the revocation
 // from the operation ledger's projection of the log (operation/setup.go), caught up inside
-// the transaction of a claim or a report and at the head a Poll read, not from a row read
-// on each call. The worker here calls the Dispatcher directly, past the door's
+// the transaction of a claim, a report, a renewal or a release and at the head a Poll
+// read, not from a row read on each call. The worker here calls the Dispatcher directly, past the door's
 // authentication, so nothing but that projection stands between it and the work.
 func TestDispatcher_RevokedOnAnotherInstance(t *testing.T) {
 	tests := []struct {
@@ -36,6 +36,12 @@ func TestDispatcher_RevokedOnAnotherInstance(t *testing.T) {
 			}
 		}, func(t *testing.T, w *authoritytest.Worker, row contract.WorkRow) error {
 			return w.Report(t.Context(), row)
+		}},
+		{"renew", nil, func(t *testing.T, w *authoritytest.Worker, _ contract.WorkRow) error {
+			return w.Renew(t.Context())
+		}},
+		{"release", nil, func(t *testing.T, w *authoritytest.Worker, _ contract.WorkRow) error {
+			return w.Release(t.Context())
 		}},
 	}
 	for _, tt := range tests {

@@ -19,8 +19,10 @@ import (
 // opsPair is two Operations on two Authority instances over one database, as two
 // `docket serve` processes would run them, with one Agent of project default.
 type opsPair struct {
+	a     [2]*authority.Authority
 	ops   [2]*authority.Operations
 	agent identity.Caller
+	admin identity.Caller
 }
 
 func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) opsPair {
@@ -43,7 +45,7 @@ func newOpsPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store)
 	if err := b.Restore(ctx); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
-	return opsPair{agent: agent, ops: [2]*authority.Operations{
+	return opsPair{a: [2]*authority.Authority{f.a, b}, agent: agent, admin: f.admin, ops: [2]*authority.Operations{
 		authority.NewOperations(f.a, operation.Config{}),
 		authority.NewOperations(b, operation.Config{}),
 	}}

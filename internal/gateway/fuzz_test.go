@@ -21,8 +21,8 @@ import (
 // agentAuth proves every token as one Agent.
 type agentAuth struct{}
 
-func (agentAuth) Authenticate(context.Context, identity.Token) (identity.Caller, error) {
-	return identity.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, nil
+func (agentAuth) AgentAt(context.Context, identity.Token) (identity.Caller, int64, error) {
+	return identity.Caller{Kind: contract.PrincipalAgent, ID: "agt_f", Projects: []contract.ProjectID{"p"}}, 0, nil
 }
 
 func (agentAuth) Hold(ctx context.Context, _ identity.Token) (context.Context, func()) {

@@ -19,10 +19,11 @@ import (
 	"github.com/docketrun/docket/internal/contract"
 )
 
-// authenticator proves a bearer token, and ends what a request holds open once the
-// token no longer proves its Agent; *identity.Directory satisfies it.
+// authenticator proves a bearer token, with the head of its Agent's project log it
+// proved it at, and ends what a request holds open once the token no longer proves its
+// Agent; *identity.Directory satisfies it.
 type authenticator interface {
-	Authenticate(ctx context.Context, tok identity.Token) (identity.Caller, error)
+	AgentAt(ctx context.Context, tok identity.Token) (identity.Caller, int64, error)
 	Hold(ctx context.Context, tok identity.Token) (context.Context, func())
 }
 
@@ -145,17 +146,26 @@ func New(cfg Config) *Gateway {
 	return g
 }
 
-// callerKey carries the authenticated Caller from ServeHTTP to the SDK's token check.
+// callerKey carries the authenticated caller from ServeHTTP to the SDK's token check.
 type callerKey struct{}
 
-// verified hands the SDK the Caller ServeHTTP already authenticated; the SDK then binds
-// each session to its Agent and refuses another Agent's requests on it.
+// authed is a request's Caller and the head of its project's log its token was proved
+// at (0: none was read).
+type authed struct {
+	c    identity.Caller
+	head int64
+}
+
+// verified hands the SDK the Caller ServeHTTP already authenticated, and the head it was
+// proved at; the SDK then binds each session to its Agent and refuses another Agent's
+// requests on it. The SDK makes a TokenInfo per HTTP request, so the head is the one
+// this request's check read.
 func verified(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-	c, ok := r.Context().Value(callerKey{}).(identity.Caller)
+	a, ok := r.Context().Value(callerKey{}).(authed)
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: c.ID, Extra: map[string]any{"caller": c}}, nil
+	return &auth.TokenInfo{UserID: a.c.ID, Extra: map[string]any{"caller": a.c, "head": a.head}}, nil
 }
 
 func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
@@ -164,6 +174,16 @@ func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
 	}
 	c, ok := extra.TokenInfo.Extra["caller"].(identity.Caller)
 	return c, ok
+}
+
+// checkedHead is the head of its project log at which this request's token was proved
+// (0: none was read).
+func checkedHead(extra *mcp.RequestExtra) int64 {
+	if extra == nil || extra.TokenInfo == nil {
+		return 0
+	}
+	head, _ := extra.TokenInfo.Extra["head"].(int64)
+	return head
 }
 
 // stateMeta adds the state form of the strip to initialize results. Every held call

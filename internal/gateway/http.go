@@ -81,7 +81,7 @@ type session struct {
 // bodies, and hands the rest to the SDK's Streamable HTTP handler. An initialize makes
 // the new session the Agent's only effective one.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, tok, err := g.authenticate(r)
+	c, head, tok, err := g.authenticate(r)
 	if err != nil {
 		// RFC 6750 §3: a 401 names the scheme it wants.
 		challenge := `Bearer realm="docket"`
@@ -177,7 +177,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, authed{c: c, head: head}))
 	if initialize && id == "" {
 		// The session is made effective when its headers are written, before the client
 		// can read the answer and send its next request; the session it replaces is closed
@@ -196,23 +196,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (g *Gateway) authenticate(r *http.Request) (identity.Caller, identity.Token, error) {
+// authenticate returns the Agent r's bearer token proves, the head of its project's log
+// it was proved at (0: none read) and the token.
+func (g *Gateway) authenticate(r *http.Request) (identity.Caller, int64, identity.Token, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
-		return identity.Caller{}, "", errors.New("no bearer token")
+		return identity.Caller{}, 0, "", errors.New("no bearer token")
 	}
-	c, err := g.auth.Authenticate(r.Context(), identity.Token(tok))
+	c, head, err := g.auth.AgentAt(r.Context(), identity.Token(tok))
 	if err != nil {
-		return identity.Caller{}, "", err
+		return identity.Caller{}, 0, "", err
 	}
 	if c.Kind != contract.PrincipalAgent {
-		return identity.Caller{}, "", errors.New("not an agent")
+		return identity.Caller{}, 0, "", errors.New("not an agent")
 	}
 	if c.Hook {
 		// A coding agent's hook token reaches only the hook routes (docs/coding-agents.md).
-		return identity.Caller{}, "", contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
+		return identity.Caller{}, 0, "", contract.Errorf(contract.CodeForbidden, "this is a coding agent's hook token, which reaches only the hook routes; an Agent connects to /mcp with its own token (docket agent token).")
 	}
-	return c, identity.Token(tok), nil
+	return c, head, identity.Token(tok), nil
 }
 
 // isInitialize reports whether body is an initialize request.

@@ -113,7 +113,9 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		defer s.mu.Unlock()
 		return s.delivered[o]
 	}
-	pin, taskBy, err := g.pin(ctx, c, t.conversation)
+	// The call's first reads are made at the head its token was proved at.
+	now := identity.AtCheckedHead(ctx, c, checkedHead(req.Extra))
+	pin, taskBy, err := g.pin(now, c, t.conversation)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +128,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	in, derr := s.decodeInput(name, req.Params.Arguments)
 	t.fullView = fullView(in)
 	if ce, ok := errors.AsType[*contract.Error](derr); ok {
-		ans, err = g.strips.Refusal(ctx, c, focus, ce)
+		ans, err = g.strips.Refusal(now, c, focus, ce)
 	} else if derr != nil {
 		err = derr
 	} else {
@@ -134,7 +136,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
-		t.held, ans, err = g.ops.Begin(ctx, c, call)
+		t.held, ans, err = g.ops.Begin(now, c, call)
 		if t.held != nil && err == nil {
 			held = true
 			// The SDK's decoder makes every _meta map with room for 64 entries (≈ 4.7 KB)

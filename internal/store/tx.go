@@ -213,6 +213,12 @@ type Tx interface {
 	// LockLeases locks slot 0 of connection as LockLease does, then every other slot of
 	// it, and returns them all by slot (slot 0 first, Generation 0 when never granted).
 	LockLeases(ctx context.Context, project, connection string) ([]Lease, error)
+	// LockLeasesHead is LockLeases followed by Head of project's log (the Tx's own appends
+	// included), the head read once the lease rows are locked, in one call: a write that a
+	// Connection's lease rows serialize reads the head it decides at without a call of
+	// its own (on PostgreSQL, the locks and the head read travel in one round trip). So
+	// whatever another writer of those rows committed before the lock is within the head.
+	LockLeasesHead(ctx context.Context, project, connection string) ([]Lease, Head, error)
 	// PutLease creates or replaces the lease of l.Connection in slot l.Slot in an existing project. A
 	// generation below the stored one, or a Connection of another project, returns
 	// [ErrConflict]: generations never go back.

@@ -19,10 +19,12 @@ import (
 // rows an adapter may return.
 const DefaultMaxBody = 4 << 20
 
-// connectionAuthenticator is the part of the identity directory that proves a Connection key and
-// ends a poll held open once the key no longer proves its Connection.
+// connectionAuthenticator is the part of the identity directory that proves a Connection
+// key and ends a poll held open once the key no longer proves its Connection. A key
+// proved once is proved again without the Connection's row ([identity.Directory.ConnectionOf]):
+// each hop call checks that its Connection lives in its project's log.
 type connectionAuthenticator interface {
-	AuthenticateConnection(ctx context.Context, key identity.Token) (contract.Connection, error)
+	ConnectionOf(ctx context.Context, key identity.Token) (contract.Connection, error)
 	Hold(ctx context.Context, tok identity.Token) (context.Context, func())
 }
 
@@ -89,7 +91,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, contract.Errorf(contract.CodeUnauthenticated, "POST /work needs Authorization: Bearer <connection key>; start the worker with DOCKET_CONNECTION_KEY or --key-file."))
 		return
 	}
-	conn, err := s.auth.AuthenticateConnection(ctx, identity.Token(key))
+	conn, err := s.auth.ConnectionOf(ctx, identity.Token(key))
 	if err != nil {
 		s.refuse(w, r, err)
 		return

@@ -2,6 +2,7 @@ package workhop_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
 	"github.com/docketrun/docket/internal/workhop"
 )
 
@@ -22,6 +24,8 @@ import (
 // member token.
 type hop struct {
 	url, key, member string
+	count            *storecount.Store  // the store beneath the authority, counted
+	revoke           func(t *testing.T) // revokes the Connection
 }
 
 func newHop(t *testing.T) hop {
@@ -32,7 +36,8 @@ func newHop(t *testing.T) hop {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{3}})
+	count := storecount.Wrap(st)
+	p := authoritytest.New(t, authoritytest.Options{Store: count, Key: identity.Key{3}})
 	a, admin := p.A, p.Admin
 	ck, err := a.Directory().CreateConnection(ctx, admin, "default", contract.CreateConnectionRequest{Name: "laptop"})
 	if err != nil {
@@ -45,7 +50,11 @@ func newHop(t *testing.T) hop {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return hop{url: ts.URL, key: ck.Key, member: p.Token.String()}
+	return hop{url: ts.URL, key: ck.Key, member: p.Token.String(), count: count, revoke: func(t *testing.T) {
+		if _, err := a.Directory().RevokeConnection(t.Context(), admin, "default", "laptop"); err != nil {
+			t.Fatal(err)
+		}
+	}}
 }
 
 func TestServer_Work(t *testing.T) {
@@ -118,5 +127,49 @@ func TestServer_Work(t *testing.T) {
 				t.Errorf("answer = %s, want code %q with a teaching", raw, tt.code)
 			}
 		})
+	}
+}
+
+// TestServer_KeyProvedOnce: the door reads a Connection's row to prove its key once;
+// later hop calls with that key read no row, and a revocation is still refused at the
+// next hop call, by the hop's own check of the Connection in its project's log
+// (authority TestDispatcher_RevokedOnAnotherInstance checks each kind of call, on
+// another serve).
+func TestServer_KeyProvedOnce(t *testing.T) {
+	h := newHop(t)
+	post := func(body string) contract.WorkAnswer {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+"/work", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+h.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a contract.WorkAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	first := post(`{"operation":{"kind":"Poll","workerId":"wkr-1","tools":[]}}`)
+	if !first.Accepted || first.Lease == nil {
+		t.Fatalf("startup Poll = %+v, want a lease", first)
+	}
+	renew := fmt.Sprintf(`{"operation":{"kind":"RenewLease","workerId":"wkr-1","workerGeneration":%d}}`, first.Lease.Generation)
+	h.count.Reset()
+	if a := post(renew); !a.Accepted {
+		t.Fatalf("RenewLease = %+v, want it accepted", a)
+	}
+	if n := h.count.Counts().ByMethod["Connection"]; n != 0 {
+		t.Errorf("a hop call with a key proved before read the Connection's row %d times, want none", n)
+	}
+	h.revoke(t)
+	if a := post(renew); a.Code != contract.CodeCredentialRevoked {
+		t.Errorf("RenewLease after the Connection was revoked = %+v, want %s", a, contract.CodeCredentialRevoked)
 	}
 }

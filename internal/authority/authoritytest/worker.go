@@ -222,3 +222,18 @@ func (w *Worker) Report(ctx context.Context, row contract.WorkRow) error {
 		Grant: row.Grant, OK: true, Result: &contract.WorkResult{Rows: []contract.Args{}}})
 	return err
 }
+
+// Renew renews the Worker's lease and returns the refusal, if any.
+func (w *Worker) Renew(ctx context.Context) error {
+	ans, err := w.d.RenewLease(ctx, w.conn, contract.LeaseRequest{WorkerID: w.lease.WorkerID, Generation: w.lease.Generation})
+	if err == nil && ans.Lease != nil {
+		w.lease = *ans.Lease
+	}
+	return err
+}
+
+// Release gives up the Worker's lease and returns the refusal, if any.
+func (w *Worker) Release(ctx context.Context) error {
+	_, err := w.d.ReleaseLease(ctx, w.conn, contract.LeaseRequest{WorkerID: w.lease.WorkerID, Generation: w.lease.Generation})
+	return err
+}

@@ -64,7 +64,17 @@ type projectBoard struct {
 	// signed is the head of this instance's last checkpoint, or the head at its first
 	// build: a Board write signs the head once the log is every events past it.
 	signed int64
+	// changedAt is the head at which a check last found a Board change b lacked that
+	// another instance made: until the log is staleSpan events past it, writes read the
+	// head before they run ([Cache.WriteInTx]).
+	changedAt int64
 }
+
+// staleSpan is how many events past the last Board change another instance made (as
+// this one found it) a write still reads the head before it runs, rather than find the
+// next such change in its transaction and run again: while another instance keeps
+// changing the Board, a write costs one head read, not a second transaction.
+const staleSpan = 64
 
 // New returns the Cache of st's projects, none built yet; [Cache.Restore] builds
 // them all. now is the clock of the events it appends; signer, when not nil, signs a
@@ -163,7 +173,7 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 				return nil, fmt.Errorf("read head of %s: %w", project, err)
 			}
 		}
-		ok, err := boardUnchanged(ctx, a.store, project, pb.seq, head.Seq)
+		ok, err := pb.unchanged(ctx, a.store, project, head.Seq)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +253,7 @@ func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb 
 	if err != nil {
 		return err
 	}
-	ok, err := boardUnchanged(ctx, tx, project, pb.seq, head.Seq)
+	ok, err := pb.unchanged(ctx, tx, project, head.Seq)
 	if err != nil {
 		return err
 	}
@@ -255,33 +265,47 @@ func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb 
 
 // boardUnchanged reports whether project's log from seq from (exclusive) to to (inclusive)
 // holds only events that never change a Board, so a Board that reflects from reflects to.
-func boardUnchanged(ctx context.Context, r store.Reader, project contract.ProjectID, from, to int64) (bool, error) {
+// When it does not, other says whether the change was read from r rather than from
+// memory: another instance's (or one whose Update had not returned yet,
+// [eventlog.Recent]), not one this process committed outside the Board's lock (a tool
+// lock).
+func boardUnchanged(ctx context.Context, r store.Reader, project contract.ProjectID, from, to int64) (ok, other bool, err error) {
 	// The events this process committed are in memory; only the rest is read.
 	for _, e := range eventlog.Recent(r, project, from, to) {
 		if event.ChangesBoard(e.Type) {
-			return false, nil
+			return false, false, nil
 		}
 		from = e.Seq
 	}
 	for from < to {
 		evs, err := r.Events(ctx, string(project), from, boardScanPage)
 		if err != nil {
-			return false, fmt.Errorf("read events of %s: %w", project, err)
+			return false, false, fmt.Errorf("read events of %s: %w", project, err)
 		}
 		if len(evs) == 0 {
-			return false, nil // the head says more; read it again from a rebuild
+			return false, false, nil // the head says more; read it again from a rebuild
 		}
 		for _, e := range evs {
 			if e.Seq > to {
-				return true, nil
+				return true, false, nil
 			}
 			if event.ChangesBoard(e.Type) {
-				return false, nil
+				return false, true, nil
 			}
 			from = e.Seq
 		}
 	}
-	return from == to, nil
+	return from == to, false, nil
+}
+
+// unchanged is boardUnchanged from pb.seq to to, noting in pb.changedAt, at to, a
+// change another instance made. pb.mu must be held.
+func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) (bool, error) {
+	ok, other, err := boardUnchanged(ctx, r, project, pb.seq, to)
+	if other {
+		pb.changedAt = to
+	}
+	return ok, err
 }
 
 // boardScanPage bounds one read of events while catching a Board up; a longer gap is

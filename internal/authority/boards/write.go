@@ -44,16 +44,20 @@ type Write struct {
 	project contract.ProjectID
 	what    string // what the write does, for its errors
 	pb      *projectBoard
-	// unread: the Board was not caught up with the log before the write began
-	// ([Cache.WriteInTx]); its transaction checks it with [Write.Fresh].
+	// unread: the Board was caught up only to the newest head this process knew, not to
+	// one read from the store, before the write began ([Cache.WriteInTx]); its
+	// transaction checks it with [Write.Fresh], and a decision taken without one with
+	// [Write.Current].
 	unread bool
 }
 
 // Project is the project written.
 func (w *Write) Project() contract.ProjectID { return w.project }
 
-// Seq is the sequence number of the log's head the Board was caught up to, read when the
-// write began (see [eventlog.WithHead]).
+// Seq is the sequence number of the log's head the Board was caught up to when the write
+// began: read from the store ([Cache.Write]), or the newest this process knew
+// ([Cache.WriteInTx]). What the write reads beside the Board is read at it (see
+// [eventlog.WithHead]).
 func (w *Write) Seq() int64 { return w.pb.seq }
 
 // Board is the project's Board, caught up with the log. A write changes it only through
@@ -71,12 +75,18 @@ func (a *Cache) Write(ctx context.Context, project contract.ProjectID, what stri
 }
 
 // WriteInTx is [Cache.Write] for a write whose transaction reads the log's head anyway
-// before it decides (a worker's report): its first attempt runs on the Board as this
-// instance left it, without reading the head first, and once checks it inside its
-// transaction at the head read there ([Write.Fresh]) before deciding on it. That check,
-// like LockFresh's under the head lock, is what keeps a write off a stale Board; the
-// read before the write is only the cheaper way to find one. When another instance
-// changed the Board, the write runs again as Write runs it, caught up first.
+// before it decides (a worker's report, an admission): its first attempt catches the
+// Board up to the newest head this process knows without asking the store (the Board's
+// cursor, the last seq this process committed, [eventlog.Latest], or the head ctx
+// carries, [eventlog.WithHead]: in a single docket serve every event is its own; for
+// staleSpan events after a check found another instance's Board change, it reads the
+// head first instead, as Write does), and
+// once checks it inside its transaction at the head read or locked there
+// ([Write.Fresh]) before deciding on it, or, for a decision it takes without a
+// transaction, at a head it reads then ([Write.Current]). That check, like LockFresh's
+// under the head lock, is what keeps a write off a stale Board; the read before the
+// write is only the cheaper way to find one. When another instance changed the Board,
+// the write runs again as Write runs it, caught up to a head read first.
 func (a *Cache) WriteInTx(ctx context.Context, project contract.ProjectID, what string, once func(w *Write) error) error {
 	return a.write(ctx, project, what, true, once)
 }
@@ -93,17 +103,33 @@ func (a *Cache) write(ctx context.Context, project contract.ProjectID, what stri
 	}
 }
 
-// writeOnce runs one attempt of a write; unread leaves a built Board as it is, for
-// the write's transaction to check ([Write.Fresh]).
+// writeOnce runs one attempt of a write; unread catches a built Board up to the newest
+// head this process knows, not one read from the store, for the write to check
+// ([Write.Fresh], [Write.Current]).
 func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what string, unread bool, once func(w *Write) error) error {
 	pb := a.get(project)
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	unread = unread && pb.b != nil
-	if !unread {
-		if _, err := a.boardLocked(ctx, project, pb); err != nil {
-			return err
+	bctx := ctx
+	if unread {
+		// Every seq up to Latest was committed, so the Board may be brought there: its
+		// events come from memory, and another instance's among them from the store.
+		known := max(eventlog.Latest(a.store, project), pb.seq)
+		if seq, ok := eventlog.KnownHead(ctx, project); ok {
+			known = max(known, seq)
 		}
+		// While another instance goes on changing the Board, the head is read first, as
+		// Write reads it: the check in the transaction would find its next change and
+		// run the write again.
+		if pb.changedAt > 0 && known-pb.changedAt < staleSpan {
+			unread = false
+		} else {
+			bctx = eventlog.WithHead(ctx, project, known)
+		}
+	}
+	if _, err := a.boardLocked(bctx, project, pb); err != nil {
+		return err
 	}
 	pb.version++ // once may change the Board
 	return once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
@@ -118,12 +144,36 @@ func (w *Write) Fresh(ctx context.Context, tx store.Tx, head int64) error {
 	if !w.unread {
 		return nil
 	}
-	ok, err := boardUnchanged(ctx, tx, w.project, w.pb.seq, head)
+	ok, err := w.pb.unchanged(ctx, tx, w.project, head)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errBoardStale
+	}
+	return nil
+}
+
+// errLogMoved refuses a decision taken without a transaction on a Board caught up only
+// to the newest head this process knew ([Cache.WriteInTx]), when the log moved past it.
+var errLogMoved = fmt.Errorf("the log moved past the head the write decided at: %w", ErrWroteFirst)
+
+// Current checks, for a decision the write takes without a transaction (an admission
+// refused at its gate, which writes nothing), that the log's head is still the one the
+// Board and what the write read beside it were caught up to ([Write.Seq]), reading it
+// once, and refuses with [ErrWroteFirst] when it moved, for [Cache.WriteInTx] to run
+// the write again, caught up to a head read first. A write caught up to a head read
+// when it began ([Cache.Write]) decided at that read, and needs no check.
+func (w *Write) Current(ctx context.Context) error {
+	if !w.unread {
+		return nil
+	}
+	head, err := w.bs.store.Head(ctx, string(w.project))
+	if err != nil {
+		return fmt.Errorf("read head of %s: %w", w.project, err)
+	}
+	if head.Seq != w.pb.seq {
+		return errLogMoved
 	}
 	return nil
 }

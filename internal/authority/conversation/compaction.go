@@ -48,6 +48,10 @@ func (a *Keeper) RecordCompaction(ctx context.Context, c identity.Caller, id con
 	data := event.ConversationCompactedData{Conversation: id, Digest: hex.EncodeToString(digest[:]), Messages: len(cp.Replaced),
 		Turns: cp.Turns, Size: int64(len(body)), Summary: cp.Summary}
 	var rec contract.Compacted
+	// Appended without the index's write sequence, as a budget's exhaustion is
+	// (RecordBudgetExhausted): the compaction records what the runtime did, which no rule
+	// of the index decides on, and the index applies it at its next catch-up, from memory
+	// (docs/architecture.md, "The project state and its driver").
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		h, err := tx.PutBlob(ctx, body)
 		if err != nil {

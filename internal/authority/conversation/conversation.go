@@ -218,6 +218,11 @@ func (a *Keeper) RecordBudgetExhausted(ctx context.Context, c identity.Caller, i
 	if (b.Scope != "run" && b.Scope != "conversation") || (b.Kind != "turns" && b.Kind != "tokens" && b.Kind != "usd") {
 		return contract.Errorf(contract.CodeInvalidArgument, "budget scope %q or kind %q is unknown; scope is run or conversation, kind is turns, tokens or usd", b.Scope, b.Kind)
 	}
+	// Appended without the index's write sequence: the event records what the runtime
+	// did, which no rule of the index decides on and no other event makes untrue, so it
+	// needs neither the index's lock nor the log's head; the index applies it at its next
+	// catch-up, from memory (docs/architecture.md, "The project state and its driver").
+	// Through the sequence it would wait behind the project's saves and lock the head.
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		return eventlog.Append(ctx, tx, project, c.Principal(), a.nowUTC(), event.ConversationBudgetExhaustedData{Conversation: id, BudgetExhausted: b})
 	})

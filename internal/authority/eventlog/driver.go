@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -34,6 +35,7 @@ type Driver[S State] struct {
 	projects map[contract.ProjectID]*Held[S]
 
 	onApply func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
+	publish func(s S) any                                        // see [Driver.Publish]; set before first use
 }
 
 // NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
@@ -58,6 +60,40 @@ func (d *Driver[S]) OnApply(fn func(project contract.ProjectID, s S, e store.Eve
 	d.onApply = fn
 }
 
+// Publish makes fn the Driver's snapshot of a State: a value derived from the State that
+// nothing changes once fn returned it (fn copies what Apply later mutates), which reads
+// take without the project's lock ([Driver.Snapshot]), so a read never waits for a write
+// that holds the State across its store transaction (docs/architecture.md, "The project
+// state and its driver"). The Driver calls fn under the project's lock when the lock is
+// released ([Held.Unlock]) with the State past the last snapshot's seq and holding only
+// events seen committed: a State that applied events inside a transaction publishes
+// nothing until a catch-up finds them in the log, so a snapshot never holds an event a
+// failed COMMIT lost. fn may keep what it needs to derive the next snapshot from this
+// one in the State (the parts that changed since), since it runs under the lock. Set it
+// before d's first use, and only once.
+func (d *Driver[S]) Publish(fn func(s S) any) {
+	d.publish = fn
+}
+
+// Snapshot is what a State handed out for reads made without its lock ([Driver.Publish]):
+// Value reflects the project's log up to Seq and not past it, and is never changed.
+type Snapshot struct {
+	Seq   int64
+	Value any
+}
+
+// Snapshot returns the last snapshot published of project's State, and false when none
+// was (no [Driver.Publish], or the State was never caught up and released). A caller
+// answers from it only when Seq covers the head it must answer at (a head it read, so
+// that the answer is as fresh as a read of that head), and locks the State otherwise.
+func (d *Driver[S]) Snapshot(project contract.ProjectID) (Snapshot, bool) {
+	p := d.entry(project).snap.Load()
+	if p == nil {
+		return Snapshot{}, false
+	}
+	return *p, true
+}
+
 // Held is one project's State under its lock. A caller holds it between [Driver.Lock] and
 // [Held.Unlock]; its methods must not be called otherwise.
 type Held[S State] struct {
@@ -69,6 +105,8 @@ type Held[S State] struct {
 	lock   chan struct{}
 	cursor Cursor
 	state  S
+	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
+	snap atomic.Pointer[Snapshot]
 }
 
 // Lock locks project's State and returns it; the caller must [Held.Unlock] it. A part that
@@ -142,13 +180,31 @@ func (d *Driver[S]) Write(ctx context.Context, project contract.ProjectID, decid
 	return h.Update(ctx, decide)
 }
 
-// Unlock releases the State. The caller must not keep the State past it.
+// Unlock releases the State, first publishing its snapshot when it moved
+// ([Driver.Publish]). The caller must not keep the State past it.
 func (h *Held[S]) Unlock() {
-	select {
-	case <-h.lock:
-	default:
+	if len(h.lock) == 0 {
 		panic("eventlog: Unlock of a State that is not held")
 	}
+	h.publish()
+	<-h.lock
+}
+
+// publish hands out the State's snapshot at the cursor, when the Driver has one, the
+// State is past the last one published, and every event it applied was seen committed
+// (a catch-up inside a transaction may have applied a batch-mate's event a failed COMMIT
+// then loses; [Cursor] confirms it at its next catch-up). Snapshots only move forward:
+// a State rebuilt to an earlier head publishes once it passes the last one, which still
+// reflects the log up to its seq. h must be locked.
+func (h *Held[S]) publish() {
+	fn := h.drv.publish
+	if fn == nil || h.cursor.unsure || h.cursor.seq == 0 {
+		return
+	}
+	if p := h.snap.Load(); p != nil && p.Seq >= h.cursor.seq {
+		return
+	}
+	h.snap.Store(&Snapshot{Seq: h.cursor.seq, Value: fn(h.state)})
 }
 
 // State returns the State as far as it was caught up; [Held.Seq] says how far.
@@ -222,6 +278,12 @@ type Write struct {
 	// the part keeps beside its State against that head (a Board's freshness,
 	// [boards.Write.Fresh]). Its error fails the write and comes back as it returned it.
 	AtHead func(ctx context.Context, tx store.Tx, head int64) error
+	// KnownHead, when not zero, is a head of the log the caller read during the call
+	// and caught the State up to ([WithHead]): the sequence reads no head, leaving the
+	// log to the first append, and decide decides at that head (ReadHead is then
+	// ignored). Only for a write whose events stay true whatever another writer
+	// appends after that head (an acknowledgement that an outcome was delivered).
+	KnownHead int64
 }
 
 // ErrNotApplied: the write committed, but the State's catch-up after the commit failed;
@@ -230,11 +292,12 @@ type Write struct {
 var ErrNotApplied = errors.New("eventlog: the write committed, but its State did not apply it (the next catch-up will)")
 
 // UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
-// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead), runs
-// w.AtHead at it, catches the State up to it inside the transaction, runs decide on the
-// State, which appends its events through tx, held back and appended in one call
-// ([Collect]), commits, and catches the State up to the head the commit left, from
-// memory when this process remembers the events ([Remember]). It returns that head, the
+// it runs w.Before, reads the log's head once (locks it, unless w.ReadHead; reads none
+// for w.KnownHead, which stands for it), runs w.AtHead at it, catches the State up to it
+// inside the transaction, runs decide on the State, which appends its events through
+// tx, held back and appended in one call ([Collect]), commits, and catches the State up
+// to the head the commit left, from memory when this process remembers the events
+// ([Remember]). It returns that head, the
 // last of the caller's own events (the head read, when decide appended none). When the
 // transaction fails it returns 0 and the error; decide's, w.Before's and w.AtHead's
 // own errors come back as they were returned, and decide appends nothing then. When
@@ -252,9 +315,12 @@ func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.
 		// Before locked, or after the head lock.
 		var head store.Head
 		var err error
-		if w.ReadHead {
+		switch {
+		case w.KnownHead != 0:
+			head.Seq = w.KnownHead
+		case w.ReadHead:
 			head, err = tx.Head(ctx, string(h.project))
-		} else {
+		default:
 			head, err = tx.LockHead(ctx, string(h.project))
 		}
 		if err != nil {

@@ -475,3 +475,143 @@ func TestDriver_LockWithin(t *testing.T) {
 	}()
 	h.Unlock()
 }
+
+// TestHeld_UpdateWithKnownHead checks the write sequence at a head the caller read
+// ([eventlog.Write.KnownHead]): it reads no head in its transaction, decide decides at
+// that head even when another instance appended after it, and after the commit the
+// State holds the whole log, its own event applied from memory.
+func TestHeld_UpdateWithKnownHead(t *testing.T) {
+	ctx := t.Context()
+	st, counted, _, _ := openLog(t)
+	var steps []string
+	mem := eventlog.Remember(orderStore{Store: counted, steps: &steps}, nil)
+	d := eventlog.NewDriver(mem, newApplied)
+	appendN(t, st, 1)
+	h := d.Lock(project)
+	defer h.Unlock()
+	if _, err := h.CatchUp(ctx, mem); err != nil { // the caller's read, at head 1
+		t.Fatal(err)
+	}
+	appendN(t, st, 1) // another instance's, after the head the caller read
+	steps = nil
+	w := eventlog.Write{KnownHead: h.Seq(), AtHead: func(_ context.Context, _ store.Tx, head int64) error {
+		steps = append(steps, fmt.Sprintf("at head %d", head))
+		return nil
+	}}
+	left, err := h.UpdateWith(ctx, w, func(tx store.Tx, s *applied) error {
+		steps = append(steps, fmt.Sprintf("decide at %d", len(s.events)))
+		return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"at head 1", "decide at 1"}; !slices.Equal(steps, want) {
+		t.Errorf("steps %q, want %q (no head read or locked)", steps, want)
+	}
+	log := allEvents(t, st)
+	if left != 3 || len(log) != 3 {
+		t.Fatalf("UpdateWith handed back head %d, the log holds %s; want 3 and 3 events", left, seqs(log))
+	}
+	if got := h.State().events; !slices.EqualFunc(got, log, sameEvent) {
+		t.Errorf("the State holds %s, want the log %s", seqs(got), seqs(log))
+	}
+}
+
+// TestDriver_Snapshot checks the Driver's snapshots ([eventlog.Driver.Publish]): one is
+// published when the lock is released with the State moved, and read without the lock,
+// so a write holding the State across its transaction does not hold up a read, which
+// sees the log as committed before that write; a State that applied, inside a
+// transaction, an event its failed COMMIT lost publishes nothing, so no snapshot ever
+// holds an event the log lacks; and a snapshot handed out is never changed.
+func TestDriver_Snapshot(t *testing.T) {
+	for _, b := range failingBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.open(t)
+			mem := eventlog.Remember(st, nil)
+			d := eventlog.NewDriver(mem, newApplied)
+			d.Publish(func(s *applied) any { return slices.Clone(s.events) })
+			// snapshot reads the last snapshot from another goroutine, failing when it
+			// waits (for a lock the caller holds).
+			snapshot := func() (int64, []store.Event) {
+				t.Helper()
+				got := make(chan eventlog.Snapshot, 1)
+				go func() {
+					s, _ := d.Snapshot(project)
+					got <- s
+				}()
+				select {
+				case s := <-got:
+					es, _ := s.Value.([]store.Event)
+					return s.Seq, es
+				case <-time.After(5 * time.Second):
+					t.Fatal("Snapshot waited for the project's lock")
+					return 0, nil
+				}
+			}
+			if _, ok := d.Snapshot(project); ok {
+				t.Fatal("a snapshot before the State was ever caught up")
+			}
+			appendN(t, st, 2) // another instance's
+			readState(t, d)
+			if seq, es := snapshot(); seq != 2 || !slices.EqualFunc(es, allEvents(t, st), sameEvent) {
+				t.Fatalf("after a read the snapshot is at %d holding %s, want the log's 2 events", seq, seqs(es))
+			}
+
+			// A write that holds the State across its transaction: the snapshot stays the
+			// committed log before it, and moves once the lock is released.
+			h := d.Lock(project)
+			var during int64
+			if err := h.Update(ctx, func(tx store.Tx, _ *applied) error {
+				if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: 9}); err != nil {
+					return err
+				}
+				during, _ = snapshot()
+				return nil
+			}); err != nil {
+				h.Unlock()
+				t.Fatal(err)
+			}
+			if seq, _ := snapshot(); seq != 2 {
+				t.Errorf("with the write committed and the lock held the snapshot is at %d, want 2 until the lock is released", seq)
+			}
+			h.Unlock()
+			if during != 2 {
+				t.Errorf("inside the write's transaction the snapshot is at %d, want 2", during)
+			}
+			kept, keptEvents := snapshot()
+			if kept != 3 || !slices.EqualFunc(keptEvents, allEvents(t, st), sameEvent) {
+				t.Fatalf("after the write the snapshot is at %d holding %s, want the log's 3 events", kept, seqs(keptEvents))
+			}
+
+			// A COMMIT that fails after the State applied, inside the transaction, the
+			// event it loses: no snapshot holds it.
+			h = d.Lock(project)
+			err := mem.Update(ctx, func(tx store.Tx) error {
+				if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: lostType}); err != nil {
+					return err
+				}
+				_, err := h.CatchUp(ctx, tx)
+				return err
+			})
+			h.Unlock()
+			if err == nil {
+				t.Fatal("an Update whose COMMIT fails returned nil")
+			}
+			if seq, es := snapshot(); seq != 3 || slices.ContainsFunc(es, func(e store.Event) bool { return e.Type == lostType }) {
+				t.Fatalf("after a failed COMMIT the snapshot is at %d holding %s, want the 3 events committed", seq, seqs(es))
+			}
+			if err := d.Write(ctx, project, func(tx store.Tx, _ *applied) error { // rebuilds, then writes
+				return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: 10})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if seq, es := snapshot(); seq != 4 || !slices.EqualFunc(es, allEvents(t, st), sameEvent) {
+				t.Errorf("after the rebuild and a write the snapshot is at %d holding %s, want the log's 4 events", seq, seqs(es))
+			}
+			if len(keptEvents) != 3 {
+				t.Errorf("a snapshot handed out changed: it holds %d events, want the 3 it was published with", len(keptEvents))
+			}
+		})
+	}
+}

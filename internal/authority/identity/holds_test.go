@@ -159,6 +159,7 @@ func (a *Directory) credentialEventsLocked(t *testing.T, project contract.Projec
 // project default, and the clock both read.
 type holdsFixture struct {
 	first, second *Directory
+	path          string // the SQLite file both open
 	member        Token
 	admin         Caller
 	clock         *fixedClock
@@ -184,7 +185,7 @@ func (c *fixedClock) add(d time.Duration) {
 func newHoldsFixture(t *testing.T) *holdsFixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "docket.db")
-	f := &holdsFixture{clock: &fixedClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}}
+	f := &holdsFixture{path: path, clock: &fixedClock{now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}}
 	for _, d := range []**Directory{&f.first, &f.second} {
 		st, err := sqlite.Open(t.Context(), path)
 		if err != nil {

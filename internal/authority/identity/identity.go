@@ -43,7 +43,9 @@ type Directory struct {
 	rand       io.Reader
 	sessionTTL time.Duration
 	opened     openedKeys
-	holds      *holds // the streams and long-polls held under each credential
+	holds      *holds     // the streams and long-polls held under each credential
+	creds      agentCreds // the Agent tokens proved, and at which head (agentcreds.go)
+	conns      connCreds  // the Connection keys proved (agentcreds.go)
 }
 
 // New returns the Directory over cfg.Store.

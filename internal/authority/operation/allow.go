@@ -23,6 +23,7 @@ func (l *ledgerState) applyProfileLocked(e store.Event) error {
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return err
 	}
+	l.allowTouched = true
 	if d.Allow.Empty() {
 		delete(l.allow, string(d.Agent))
 		return nil

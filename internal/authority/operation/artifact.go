@@ -46,21 +46,28 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 	now := o.nowUTC()
 	l := o.ledger(project)
 	l.lock()
-	err := l.catchUpLocked(ctx, o.store)
-	art, kept := l.arts[ref]
-	l.unlock()
+	defer l.unlock()
+	if err := l.catchUpLocked(ctx, o.store); err != nil {
+		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
+	}
+	if out, ok := l.keptLocked(ref, c.ID, digest, now); ok {
+		return out, nil
+	}
+	// The retention in force is read before the transaction, at the head just read (the
+	// policy State is never waited for inside a transaction: docs/architecture.md, "The
+	// lock order").
+	keep, err := o.retention(eventlog.WithHead(ctx, project, l.seq()), project)
 	if err != nil {
 		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
 	}
-	if kept && art.Agent == c.ID && (art.Expires.IsZero() || now.Before(art.Expires)) {
-		return contract.ArtifactRef{Ref: ref, Size: art.Size, Digest: digest, ExpiresAt: art.Expires}, nil
-	}
-	keep, err := o.retention(ctx, project)
-	if err != nil {
-		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
-	}
-	expires := now.Add(keep)
-	err = o.store.Update(ctx, func(tx store.Tx) error {
+	out := contract.ArtifactRef{Ref: ref, Size: int64(len(content)), Digest: digest, ExpiresAt: now.Add(keep)}
+	// Decided again on the ledger caught up under the head lock: content another instance
+	// kept meanwhile keeps its ref and appends nothing.
+	err = l.updateLocked(ctx, func(tx store.Tx) error {
+		if kept, ok := l.keptLocked(ref, c.ID, digest, now); ok {
+			out = kept
+			return nil
+		}
 		put, err := tx.PutBlob(ctx, content)
 		if err != nil {
 			return err
@@ -69,12 +76,22 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 			return fmt.Errorf("the store named the blob %s, not its sha256 %s", put, h)
 		}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now,
-			event.ArtifactIssuedData{Ref: ref, Agent: c.ID, Hash: h.String(), Size: int64(len(content)), ExpiresAt: expires})
+			event.ArtifactIssuedData{Ref: ref, Agent: c.ID, Hash: h.String(), Size: out.Size, ExpiresAt: out.ExpiresAt})
 	})
 	if err != nil {
-		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", eventlog.Refuse(err, "artifact"))
+		return contract.ArtifactRef{}, eventlog.RefuseWrite(err, "keep artifact", "artifact")
 	}
-	return contract.ArtifactRef{Ref: ref, Size: int64(len(content)), Digest: digest, ExpiresAt: expires}, nil
+	return out, nil
+}
+
+// keptLocked returns the ref of the artifact ref when agent keeps it and it can still be
+// read at now. The project's ledger must be locked.
+func (l *ledgerState) keptLocked(ref, agent string, digest contract.Digest, now time.Time) (contract.ArtifactRef, bool) {
+	art, kept := l.arts[ref]
+	if !kept || art.Agent != agent || !art.Expires.IsZero() && !now.Before(art.Expires) {
+		return contract.ArtifactRef{}, false
+	}
+	return contract.ArtifactRef{Ref: ref, Size: art.Size, Digest: digest, ExpiresAt: art.Expires}, true
 }
 
 // readArtifact answers ReadArtifact: a fragment of an artifact the authority issued to

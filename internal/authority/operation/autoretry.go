@@ -118,42 +118,43 @@ func (o *Operations) authorityRetry(ctx context.Context, project contract.Projec
 		l := o.ledger(project)
 		l.lock()
 		defer l.unlock()
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
-			return err
-		}
-		v, d, err := o.policies.InForce(ctx, project, contract.PolicyRecovery)
+		// The policy in force is read before the transaction, at the head the Board was
+		// caught up to; the act is decided on the ledger caught up inside the
+		// transaction, under the head lock (docs/architecture.md, "One commit function").
+		v, d, err := o.policies.InForce(eventlog.WithHead(ctx, project, w.Seq()), project, contract.PolicyRecovery)
 		if err != nil {
 			return err
 		}
 		if d.Recovery == nil || d.Recovery.RetryBy != policydoc.RetryByAuthority || v.PublishedAt == nil {
 			return nil // another policy came into force since the sweep read it
 		}
-		op := l.authorityCandidateLocked(agent, *v.PublishedAt)
-		if op == nil || op.ordinal != ordinal || l.retryableLocked(agent, op) != nil {
-			return nil // the Operation moved, or someone acted on it first
-		}
-		now, attempt := o.nowUTC(), op.attempt+1
-		rec := event.Recovery{Act: actRetry, Operation: ref, Actor: authorityActor, Reason: authorityReason, Policy: v.Version}
-		acted = true
-		if why := l.outsidePolicyLocked(agent, op, actRetry, attempt, d.Recovery, v.Version); why != "" {
-			rec.Result = "not retried: " + why
-			return w.Commit(ctx, nil, authorityActor, now, "recovery", nil, func(tx store.Tx) error {
-				return eventlog.Append(ctx, tx, project, authorityActor, now, event.RecoveryRefusedData(rec))
+		now := o.nowUTC()
+		spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: authorityActor,
+			wrap: func(err error) error { return eventlog.Refuse(err, "recovery") }}
+		return o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+			acted = false
+			op := l.authorityCandidateLocked(agent, *v.PublishedAt)
+			if op == nil || op.ordinal != ordinal || l.retryableLocked(agent, op) != nil {
+				return nil // the Operation moved, or someone acted on it first
+			}
+			attempt := op.attempt + 1
+			rec := event.Recovery{Act: actRetry, Operation: ref, Actor: authorityActor, Reason: authorityReason, Policy: v.Version}
+			acted = true
+			if why := l.outsidePolicyLocked(agent, op, actRetry, attempt, d.Recovery, v.Version); why != "" {
+				rec.Result = "not retried: " + why
+				return wc.event("", string(authorityActor), event.RecoveryRefusedData(rec))
+			}
+			next := int64(len(l.ops[agent])) + 1
+			rec.Result = "retried as " + opRef(agent, next)
+			retry := retryOp(agent, next, ordinal, attempt, op)
+			wc.writes = append(wc.writes, func(tx store.Tx) error {
+				return appendRetry(ctx, tx, project, authorityActor, now, retry, rec)
 			})
-		}
-		next := int64(len(l.ops[agent])) + 1
-		rec.Result = "retried as " + opRef(agent, next)
-		return w.Commit(ctx, nil, authorityActor, now, "recovery", func(tx store.Tx) error {
-			return l.recheckLocked(ctx, tx, project, agent, next)
-		}, func(tx store.Tx) error {
-			return appendRetry(ctx, tx, project, authorityActor, now, retryOp(agent, next, ordinal, attempt, op), rec)
+			return nil
 		})
 	})
 	if err != nil {
 		return false, fmt.Errorf("authority retry %s: %w", ref, err)
 	}
-	if acted {
-		return true, o.catchUp(ctx, project)
-	}
-	return false, nil
+	return acted, nil
 }

@@ -90,6 +90,11 @@ type commitSpec struct {
 	// project out from its catch-up to its commit, so no other instance takes the
 	// ordinal it decides on.
 	lockHead bool
+	// knownHead, when not zero, is a head of the log the call read, which the ledger was
+	// caught up to: the transaction reads no head and decides there
+	// ([eventlog.Write.KnownHead]), for a write whose rules the store's own checks hold
+	// at the commit (a decision: its row, docs/architecture.md, "Decisions that hold").
+	knownHead int64
 	// bw is the Board write the commit runs in, or nil for a write that never changes the
 	// Board and leaves the Board's lock free.
 	bw *boards.Write
@@ -135,7 +140,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	var wc *workCommit
 	var refused error // decide's error, returned as decide gave it
 	w := eventlog.Write{
-		ReadHead: !s.lockHead,
+		ReadHead:  !s.lockHead,
+		KnownHead: s.knownHead,
 		Before: func(ctx context.Context, tx store.Tx) error {
 			now := s.at
 			if now.IsZero() {
@@ -145,7 +151,10 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 			if s.conn == "" {
 				return nil
 			}
-			rows, err := tx.LockLeases(ctx, string(s.project), string(s.conn))
+			// The head read with the rows, after their locks, is the write sequence's one
+			// head read (Write.ReadHead), answered from it without another store call
+			// (eventlog.Remember; docs/architecture.md, "One commit function").
+			rows, _, err := tx.LockLeasesHead(ctx, string(s.project), string(s.conn))
 			if err != nil {
 				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
@@ -154,8 +163,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		},
 	}
 	if s.bw != nil {
-		// A hop write's Board is checked at the head read, rather than by a head read
-		// before the write ([boards.Cache.WriteInTx]).
+		// A report's or an admission's Board is checked at the head read or locked here,
+		// rather than by a head read before the write ([boards.Cache.WriteInTx]).
 		w.AtHead = s.bw.Fresh
 	}
 	left, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {

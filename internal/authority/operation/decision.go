@@ -199,29 +199,46 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(id), Digest: d.Digest,
 			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
 	}
-	var left int64 // the head the commit leaves, which the ledger catches up to
 	after := func(tx store.Tx) error {
 		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
 			return err
 		}
-		if op != nil { // an expired recovery request moves no Operation of its requester
-			if err := eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev)); err != nil {
-				return err
-			}
-			if ask != nil {
-				if err := o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now); err != nil {
-					return err
-				}
-			}
+		if op == nil { // an expired recovery request moves no Operation of its requester
+			return nil
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
+		if err := eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev)); err != nil {
+			return err
+		}
+		if ask != nil {
+			return o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now)
+		}
+		return nil
 	}
-	if err := w.Commit(ctx, ch, req.RequestedBy, now, "request", before, after); err != nil {
-		return contract.Request{}, err
+	// The one commit function of an Operation's life, inside the Board's write sequence.
+	// A decision that changes the Board locks the head (LockFresh checks the Board there);
+	// one that does not decides at the head the Board was read at, as it did, since the
+	// store's checks on its row hold it at the commit (docs/architecture.md, "Decisions
+	// that hold"), and reads no head again. Either way the ledger applies the decision
+	// from memory after the commit.
+	spec := commitSpec{project: project, bw: w, at: now, by: req.RequestedBy,
+		wrap: func(err error) error { return fmt.Errorf("decide %s: %w", id, eventlog.Refuse(err, "request")) }}
+	if ch != nil {
+		spec.lockHead = true
+	} else {
+		spec.knownHead = l.seq()
 	}
-	if err := l.catchUpToLocked(ctx, o.store, left); err != nil {
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+		wc.change = ch // first: a refusal below drops the Board it changed
+		// Under the head lock the ledger is caught up with what committed since the
+		// Board was read: a Request decided meanwhile runs the write sequence again,
+		// which answers it as it now stands.
+		if cur := l.requests[id]; cur == nil || cur.State != contract.RequestPending {
+			return errDecidedFirst
+		}
+		wc.writes = append(wc.writes, before, after)
+		return nil
+	})
+	if err != nil {
 		return contract.Request{}, err
 	}
 	if closed != nil {
@@ -229,6 +246,11 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	}
 	return req, nil
 }
+
+// errDecidedFirst refuses a decision because another instance decided the Request after
+// the decision read the ledger, as the ledger caught up inside its transaction shows. The
+// write sequence runs the decision again, which refuses it as the Request now stands.
+var errDecidedFirst = fmt.Errorf("the request was decided in another instance: %w", boards.ErrWroteFirst)
 
 // recordDecision records d through the store, whose checks hold the rules of a decision
 // even where the checks above are bypassed: only a member or an orchestrator decides,

@@ -148,48 +148,64 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		l := o.ledger(project)
 		l.lock()
 		defer l.unlock()
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
+		// Read at the head the Board was caught up to (a read made during the call): a
+		// Request that takes its decision there is left alone with no transaction.
+		rctx := eventlog.WithHead(ctx, project, w.Seq())
+		if err := l.catchUpLocked(rctx, o.store); err != nil {
 			return err
 		}
-		cur, ok := l.requests[id]
 		now := o.nowUTC()
-		if !ok {
+		due := func() (*contract.Request, string) {
+			cur, ok := l.requests[id]
+			if !ok {
+				return nil, ""
+			}
+			why := l.expiryLocked(cur, now)
+			if force != "" && cur.State == contract.RequestPending {
+				why = force
+			}
+			return cur, why
+		}
+		if _, why := due(); why == "" {
 			return nil
 		}
-		why := l.expiryLocked(cur, now)
-		if force != "" && cur.State == contract.RequestPending {
-			why = force
-		}
-		if why == "" {
-			return nil
-		}
-		version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+		version, _, err := o.inForce(rctx, project, contract.PolicyDelegation)
 		if err != nil {
 			return err
 		}
-		req := *cur
-		req.Policy = version
-		agent := req.RequestedBy.ID()
-		op := l.opLocked(agent, req.Ordinal)
-		ev := event.Operation{Agent: agent, Ordinal: req.Ordinal}
-		expire(&req, &ev, why, l.endCodeLocked(id))
-		if op != nil && op.tool == hookTool {
-			ev.ErrorCode = contract.CodeHookUndecided // as the hook answers it (docs/coding-agents.md)
-		}
-		err = w.Commit(ctx, nil, req.RequestedBy, now, "request", nil, func(tx store.Tx) error {
-			if err := eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.RequestChangedData{Request: req}); err != nil {
-				return err
+		// Decided again on the ledger caught up under the head lock, so a decision
+		// another instance committed meanwhile is never followed by an expiry
+		// (docs/architecture.md, "One commit function").
+		spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: contract.Principal("system"),
+			wrap: func(err error) error { return eventlog.Refuse(err, "request") }}
+		return o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+			settled = false
+			cur, why := due()
+			if why == "" {
+				return nil
 			}
-			if op == nil || op.state != contract.OpWaitingForDecision || op.decision != string(id) {
-				return nil // the Operation moved on already; only the Request is settled
+			req := *cur
+			req.Policy = version
+			agent := req.RequestedBy.ID()
+			op := l.opLocked(agent, req.Ordinal)
+			ev := event.Operation{Agent: agent, Ordinal: req.Ordinal}
+			expire(&req, &ev, why, l.endCodeLocked(id))
+			if op != nil && op.tool == hookTool {
+				ev.ErrorCode = contract.CodeHookUndecided // as the hook answers it (docs/coding-agents.md)
 			}
-			return eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.OpChangedData(ev))
+			settled = true
+			moved := op == nil || op.state != contract.OpWaitingForDecision || op.decision != string(id)
+			wc.writes = append(wc.writes, func(tx store.Tx) error {
+				if err := eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.RequestChangedData{Request: req}); err != nil {
+					return err
+				}
+				if moved {
+					return nil // the Operation moved on already; only the Request is settled
+				}
+				return eventlog.Append(ctx, tx, project, req.RequestedBy, now, event.OpChangedData(ev))
+			})
+			return nil
 		})
-		if err != nil {
-			return err
-		}
-		settled = true
-		return l.catchUpLocked(ctx, o.store)
 	})
 	if err != nil {
 		return false, fmt.Errorf("expire request %s: %w", id, err)

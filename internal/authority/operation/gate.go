@@ -136,6 +136,7 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	o.drv = eventlog.NewDriver(o.store, newLedgerState)
 	o.drv.OnApply(o.applied)
+	o.drv.Publish(func(s *ledgerState) any { return s.snapshot() })
 	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }
@@ -308,41 +309,58 @@ func (o *Operations) acknowledge(ctx context.Context, c identity.Caller, deliver
 	return o.acknowledgeLocked(ctx, l, c, delivered)
 }
 
-// acknowledgeLocked is acknowledge on a ledger caught up to the log's head. l must be
-// locked.
+// acknowledgeLocked is acknowledge on a ledger caught up to a head of the log read
+// during the call. It writes in the ledger's write sequence at that head
+// ([eventlog.Write.KnownHead]), reading no head again: an acknowledgement records that
+// an outcome reached the session, which stays true whatever another writer appended
+// since, so it needs no head lock to decide on (docs/architecture.md, "The project state
+// and its driver"). The ledger applies it from memory after the commit. l must be locked.
 func (o *Operations) acknowledgeLocked(ctx context.Context, l *ledger, c identity.Caller, delivered func(int64) bool) error {
+	if _, due := l.ackDueLocked(c.ID, delivered); !due {
+		return nil // nothing to write: no transaction
+	}
 	project := c.Projects[0]
-	last := l.latestSettledLocked(c.ID)
-	if last == nil || last.acked || !delivered(last.ordinal) {
-		return nil
-	}
-	var left int64
-	err := o.store.Update(ctx, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
-			return err
+	var ordinal int64
+	err := l.updateWithLocked(ctx, eventlog.Write{KnownHead: l.seq()}, func(tx store.Tx) error {
+		var due bool
+		if ordinal, due = l.ackDueLocked(c.ID, delivered); !due {
+			return nil
 		}
-		var err error
-		left, err = eventlog.HeadLeft(ctx, tx, project)
-		return err
+		return eventlog.Append(ctx, tx, project, c.Principal(), o.nowUTC(), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: ordinal}))
 	})
-	if err != nil {
-		return fmt.Errorf("acknowledge operation %d of %s: %w", last.ordinal, c.ID, eventlog.Refuse(err, "operation"))
+	return eventlog.RefuseWrite(err, fmt.Sprintf("acknowledge operation %d of %s", ordinal, c.ID), "operation")
+}
+
+// ackDueLocked returns the ordinal of the agent's latest settled Operation when its
+// outcome is not acknowledged yet and delivered says the session had it. The project's
+// ledger must be locked.
+func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (int64, bool) {
+	last := l.latestSettledLocked(agent)
+	if last == nil || last.acked || !delivered(last.ordinal) {
+		return 0, false
 	}
-	return l.catchUpToLocked(ctx, o.store, left)
+	return last.ordinal, true
 }
 
 // admit passes call through the write gate and, when it passes, runs it
 // on the Board and records it as the agent's next Operation, all in one transaction. A
 // gate refusal comes back as refused, with no Operation.
 //
-// When another instance changed the Board first, the call runs once more on the rebuilt
-// Board: everything it admits is read again under the locks.
+// The gate reads at the newest head this process knows, without reading it from the
+// store; when another instance changed the Board first, or wrote anything else the gate
+// decides on (a policy, an Agent's autonomy, the setup, a profile, the agent's
+// Operations), as the admitting transaction finds under the head lock, the call runs
+// once more, caught up to a head read: everything it admits is read again under the
+// locks.
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused.
 func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
 	var out admission
-	err := o.boards.Write(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
+	// The gate reads at the newest head this process knows, not one read from the store:
+	// the admission's transaction locks the head anyway and checks there what the gate
+	// decided on (admitOnce).
+	err := o.boards.WriteInTx(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
 		var err error
 		out, err = o.admitOnce(ctx, w, c, call)
 		return err
@@ -367,44 +385,58 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	// What the gate reads before its transaction — the agent's Operations, the setup, the
-	// policies in force — is read at the head the Board was caught up to, read once; the
-	// transaction then checks under the head lock what it decides on (recheckLocked,
-	// LockFresh). Its commit runs under ctx: it catches up to the head it leaves.
-	gctx := eventlog.WithHead(ctx, project, w.Seq())
+	// What the gate reads before its transaction — the Board, the agent's Operations, the
+	// setup, the policies in force — is read at the head the Board was caught up to
+	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
+	// "Catch-ups from memory"). The transaction then checks, under the head lock, that
+	// no event the gate decides on came since (gateMovedLocked, Fresh, LockFresh); a
+	// refusal, which takes no transaction, reads the head once to check the same
+	// (Current). Its commit catches up to the head it leaves.
+	at := w.Seq()
+	gctx := eventlog.WithHead(ctx, project, at)
 	if err := l.catchUpLocked(gctx, o.store); err != nil {
 		return admission{}, err
 	}
+	ledgerAt := l.seq()
 	setup := l.agentSetupLocked(c.ID)
 	focus := call.Focus
+	refuse := func(r *contract.ToolResult) (admission, error) {
+		if err := w.Current(ctx); err != nil {
+			return admission{}, err // the write sequence passes the call through the gate again
+		}
+		return admission{focus: focus, setup: setup, refused: r}, nil
+	}
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
 			"your earlier call %s is %s; wait for its outcome (QueryBoard shows it in operations) before writing again", u.label, u.state))
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	last := l.latestSettledLocked(c.ID)
 	if last != nil && !last.acked && (call.Delivered == nil || !call.Delivered(last.ordinal)) {
 		r := refusal(contract.Errorf(contract.CodePreviousResultUndelivered,
 			"the outcome of your earlier call %s (%s) had not reached you; it is in result — read it, then send your call again if it is still needed", last.label, last.state))
 		r.Result = last.result
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	if ce := pinRefusal(w.Board(), call.Pin, call.Input); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	if ce := profileRefusal(w.Board(), setup.Allow, call.Input); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	now := o.nowUTC()
 	if ce := l.writeBoundLocked(c.ID, c.Name, now, o.writesPerMinute); ce != nil {
 		r := refusal(ce)
-		return admission{focus: focus, setup: setup, refused: &r}, nil
+		return refuse(&r)
 	}
 	r, person, err := o.autonomyRefusal(gctx, l, project, c.ID, now, call)
-	if err != nil || r != nil {
-		return admission{focus: focus, setup: setup, refused: r}, err
+	if err != nil {
+		return admission{}, err
+	}
+	if r != nil {
+		return refuse(r)
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
@@ -430,6 +462,12 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 		// stale, so the write sequence passes the call through the gate again.
 		if int64(len(l.ops[c.ID]))+1 != ordinal {
 			return errOrdinalTaken
+		}
+		// And when any event the gate decided on came after the head it read at (another
+		// instance's policy publication, Board change, setup or profile change, or a
+		// change of the agent's Operations), the gate runs again on what is read again.
+		if l.gateMovedLocked(c.ID, at, ledgerAt) {
+			return errGateMoved
 		}
 		if last != nil && !last.acked {
 			if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
@@ -464,28 +502,23 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 // admitting transaction shows. The write sequence passes the call through the gate again.
 var errOrdinalTaken = fmt.Errorf("the operation ordinal was taken in another instance: %w", boards.ErrWroteFirst)
 
-// recheckLocked makes sure, inside the admitting transaction tx, that ordinal is still the
-// agent's next one. It locks the log's head, which keeps every other writer of the project
-// (on either backend, in any instance) out until tx ends, and catches the ledger up with
-// what committed since the gate read it; the ledger stays right if tx then rolls back,
-// since only committed events were applied. errOrdinalTaken means another Operation of
-// the agent came first, so the gate's reading of the agent's strip is stale too. l must
-// be locked.
-func (l *ledger) recheckLocked(ctx context.Context, tx store.Tx, project contract.ProjectID, agent string, ordinal int64) error {
-	head, err := tx.LockHead(ctx, string(project))
-	if err != nil {
-		return fmt.Errorf("lock head of %s: %w", project, err)
-	}
-	if head.Seq == l.seq() {
-		return nil
-	}
-	if err := l.catchUpToLocked(ctx, tx, head.Seq); err != nil {
-		return err
-	}
-	if int64(len(l.ops[agent]))+1 != ordinal {
-		return errOrdinalTaken
-	}
-	return nil
+// errGateMoved refuses an admission because an event the write gate decides on came
+// after the head the gate read at, as the ledger caught up inside the admitting
+// transaction shows. The write sequence passes the call through the gate again.
+var errGateMoved = fmt.Errorf("what the write gate read changed since: %w", boards.ErrWroteFirst)
+
+// gateReads reports whether an event of type typ may change what the write gate reads
+// beside the operation ledger, at the head its Board was caught up to: the Board
+// ([event.ChangesBoard]) and the policies and autonomy in force ([policy.Moves]).
+func gateReads(typ string) bool { return event.ChangesBoard(typ) || policy.Moves(typ) }
+
+// gateMovedLocked reports whether, since the write gate read the Board and the policies
+// at seq at and the ledger at seq ledgerAt, the ledger applied an event the gate of
+// agent decides on: one of [gateReads], a change of the Connections' setup or of a
+// profile, or an event of one of agent's Operations. Another Agent's Operations, leases,
+// claims, conversations and tasks never make a gate run again. l must be locked.
+func (l *ledgerState) gateMovedLocked(agent string, at, ledgerAt int64) bool {
+	return l.gateAt > at || l.setupAt > ledgerAt || l.opsAt[agent] > ledgerAt
 }
 
 func mergeFocus(front, rest []contract.CaseID) []contract.CaseID {
@@ -540,10 +573,15 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 }
 
 // replyLocked is reply on b, which reflects the log up to head and holds what the
-// Board cache names version, under the project's Board lock.
+// Board cache names version, under the project's Board lock. A read that writes nothing
+// is answered from the ledger's snapshot when it covers head (snapshot.go); any other
+// call locks the ledger and catches it up to head.
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
+	if lr, ok := o.snapshotRead(l, c, r, head); ok {
+		return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+	}
 	l.lock()
 	defer l.unlock()
 	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
@@ -554,6 +592,52 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			return Answer{}, err
 		}
 	}
+	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }, locked: l}
+	if p := l.opLocked(c.ID, r.ordinal); p != nil {
+		lr.op = *p
+	}
+	return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+}
+
+// ledgerRead is what an answer reads of the ledger, under its lock or from its snapshot.
+type ledgerRead struct {
+	seq   int64                    // the last event of the log it reflects
+	strip []contract.OperationSlot // the caller's strip; read only
+	op    operation                // the call's own Operation, or the zero one
+	setup func() board.Setup       // the caller's setup, read when its View is built
+	// locked is the ledger, locked and caught up; nil for a read from its snapshot.
+	locked *ledger
+}
+
+// snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
+// snapshot reflects the log up to head at least (events in a transaction still in
+// flight are not in head, so a snapshot at the committed head is exact) and the answer
+// needs nothing the snapshot lacks: no Operation of the call's own, no decisions listed
+// (an orchestrator's View reads the Requests), and no acknowledgement to write.
+func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head int64) (ledgerRead, bool) {
+	if r.ordinal > 0 || c.AgentKind == contract.AgentKindOrchestrator {
+		return ledgerRead{}, false
+	}
+	snap, ok := o.drv.Snapshot(l.project)
+	if !ok || snap.Seq < head {
+		return ledgerRead{}, false
+	}
+	ls := snap.Value.(*ledgerSnap)
+	a := ls.agents[c.ID]
+	if a.mustAcknowledge(r.delivered) {
+		return ledgerRead{}, false
+	}
+	lr := ledgerRead{seq: snap.Seq, setup: func() board.Setup { return ls.agentSetup(c.ID) }}
+	if a != nil {
+		lr.strip = a.strip
+	}
+	return lr, true
+}
+
+// answerFrom builds the answer to r on b from lr, what it reads of the project's ledger
+// l, under the project's Board lock.
+func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64, l *ledger, lr ledgerRead) (Answer, error) {
+	project := c.Projects[0]
 	res, extra := r.res, r.extra
 	if r.match != nil {
 		m, err := r.match(b)
@@ -565,11 +649,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			extra = m
 		}
 	}
-	slots := l.stripLocked(c.ID)
-	var op operation
-	if p := l.opLocked(c.ID, r.ordinal); p != nil {
-		op = *p
-	}
+	slots, op := lr.strip, lr.op
 	if r.ordinal > 0 {
 		res.Accepted = op.errorCode == "" && op.state != contract.OpRefused && op.state != contract.OpFailed
 		res.Result = op.result
@@ -580,7 +660,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	} else if extra != nil {
 		res.Accepted, res.Result = true, extra
 	}
-	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), Ordinal: r.ordinal}}
+	ans := Answer{Focus: r.focus, Meta: contract.HostMeta{AgentID: c.ID, BoardRevision: lr.seq, Ordinal: r.ordinal}}
 	res.Operations = make([]contract.OperationEntry, 0, len(slots))
 	for _, s := range slots {
 		res.Operations = append(res.Operations, s.OperationEntry)
@@ -597,20 +677,20 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	// setup the call brings may differ from the ledger's: their Views are built each
 	// time. Every other View is made of the Board, the ledger and the policies in force
 	// at head alone, so one kept under the same versions of those is the same View.
-	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: l.seq(), focus: focusKey(r.focus)}
+	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: lr.seq, focus: focusKey(r.focus)}
 	kept := r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
-	if v, ok := l.views[key.principal]; kept && ok && v.key == key {
+	if v, ok := l.keptView(key); kept && ok {
 		res.View, ans.ViewKey = v.view, v.id
 	} else {
 		setup := r.setup
 		if setup == nil {
-			s := l.agentSetupLocked(c.ID)
+			s := lr.setup()
 			setup = &s
 		}
 		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
 		// The policies the View names are read at the head the Board and the strip show.
 		vctx := eventlog.WithHead(ctx, project, head)
-		if err := o.orchestratorView(vctx, l, c, &res.View); err != nil {
+		if err := o.orchestratorView(vctx, lr.locked, c, &res.View); err != nil {
 			return Answer{}, err
 		}
 		if err := o.askView(vctx, c, &res.View); err != nil {
@@ -619,7 +699,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		blockBuiltins(&res.View, setup.Allow)
 		if kept {
 			ans.ViewKey = o.viewKeys.Add(1)
-			l.keepViewLocked(key, res.View, ans.ViewKey)
+			l.keepView(key, res.View, ans.ViewKey)
 		}
 	}
 	for _, id := range r.focus {
@@ -649,10 +729,26 @@ func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.Hos
 		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
 	}
 	project := c.Projects[0]
+	head, ok := eventlog.KnownHead(ctx, project)
+	if !ok {
+		h, err := o.store.Head(ctx, string(project))
+		if err != nil {
+			return contract.HostMeta{}, fmt.Errorf("read the head of %s: %w", project, err)
+		}
+		head = h.Seq
+	}
+	// From the ledger's snapshot when it covers the head just read (snapshot.go).
+	if snap, ok := o.drv.Snapshot(project); ok && snap.Seq >= head {
+		strip := []contract.OperationSlot{}
+		if a := snap.Value.(*ledgerSnap).agents[c.ID]; a != nil {
+			strip = append(strip, a.strip...) // the caller's own, the snapshot's shared
+		}
+		return contract.HostMeta{AgentID: c.ID, BoardRevision: snap.Seq, State: strip}, nil
+	}
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	if err := l.catchUpLocked(ctx, o.store); err != nil {
+	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return contract.HostMeta{}, err
 	}
 	return contract.HostMeta{AgentID: c.ID, BoardRevision: l.seq(), State: l.stripLocked(c.ID)}, nil

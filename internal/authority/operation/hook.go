@@ -3,7 +3,6 @@ package operation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -174,7 +173,10 @@ func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.
 }
 
 // admitHook records the hook Operation rec of c in its first state, and for a call to
-// decide the Request for vec; it returns the ordinal and the Request's id.
+// decide the Request for vec; it returns the ordinal and the Request's id. It decides in
+// the project's write sequence ([ledger.updateLocked]): the ordinal, the hook's bounds
+// and the Request are decided on the ledger caught up inside the transaction, under the
+// head lock, so no other instance takes the ordinal before the commit.
 func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookRecord, vec contract.RequestVector, version int64, wait time.Duration) (int64, contract.RequestID, error) {
 	project := c.Projects[0]
 	input, err := json.Marshal(rec)
@@ -184,17 +186,15 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	for range 2 { // another instance may take the ordinal first: pass once more with the next one
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
-			return 0, "", err
-		}
+	var ordinal int64
+	var req *contract.Request
+	err = l.updateLocked(ctx, func(tx store.Tx) error {
 		now := o.nowUTC()
 		if err := l.checkHookBoundsLocked(c.ID, c.Name, rec.Mode, now, o.hookWaiting, o.hookPerMinute); err != nil {
-			return 0, "", err
+			return err
 		}
-		ordinal := int64(len(l.ops[c.ID])) + 1
+		ordinal, req = int64(len(l.ops[c.ID]))+1, nil
 		ev := event.Operation{Agent: c.ID, Ordinal: ordinal, Tool: hookTool, Label: hookLabel(rec), Input: input}
-		var req *contract.Request
 		switch rec.Mode {
 		case contract.HookFree:
 			ev.State, ev.Decision = contract.OpDone, contract.HookFree
@@ -206,8 +206,9 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 				ev.ErrorCode, ev.Reason = contract.CodeHookProtected, "the hook protects the path: "+rec.Protected
 			}
 		default:
+			var err error
 			if req, err = o.newRequest(project, c.Principal(), vec, now); err != nil {
-				return 0, "", err
+				return err
 			}
 			if rec.NeedsMember != "" {
 				// The member is shown what the hook found and where the path resolves.
@@ -216,33 +217,21 @@ func (o *Operations) admitHook(ctx context.Context, c identity.Caller, rec hookR
 			req.Ordinal, req.Deadline = ordinal, now.Add(wait) // the sweep withdraws it should this hook never come back
 			ev.State, ev.Decision = contract.OpWaitingForDecision, string(req.ID)
 		}
-		err := o.store.Update(ctx, func(tx store.Tx) error {
-			if err := l.recheckLocked(ctx, tx, project, c.ID, ordinal); err != nil {
-				return err
-			}
-			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(ev)); err != nil {
-				return err
-			}
-			if req != nil {
-				return raise(ctx, tx, req)
-			}
-			return nil
-		})
-		if errors.Is(err, errOrdinalTaken) {
-			continue
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(ev)); err != nil {
+			return err
 		}
-		if err != nil {
-			return 0, "", fmt.Errorf("admit hook call of %s: %w", c.ID, eventlog.Refuse(err, "operation"))
+		if req != nil {
+			return raise(ctx, tx, req)
 		}
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
-			return 0, "", err
-		}
-		if req == nil {
-			return ordinal, "", nil
-		}
-		return ordinal, req.ID, nil
+		return nil
+	})
+	if err != nil {
+		return 0, "", eventlog.RefuseWrite(err, "admit hook call of "+c.ID, "operation")
 	}
-	return 0, "", contract.Errorf(contract.CodeUnavailable, "another instance admitted calls of this agent at the same time twice; send the call again")
+	if req == nil {
+		return ordinal, "", nil
+	}
+	return ordinal, req.ID, nil
 }
 
 // hookLabel is the label of a hook Operation: the tool and what it lands on.
@@ -346,19 +335,20 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 	l := o.ledger(project)
 	l.lock()
 	defer l.unlock()
-	if err := l.catchUpLocked(ctx, o.store); err != nil {
-		return 0, err
-	}
-	op := l.hookCallLocked(c.ID, out.CallID)
-	if op == nil {
-		return 0, contract.Errorf(contract.CodeHookUnknownCall,
-			"no call %.60q of this agent was reported before it ran; the PreToolUse hook must run for every tool the PostToolUse hook reports (docket hook install writes both)", out.CallID)
-	}
-	if op.outcome != nil {
-		return op.ordinal, nil
-	}
-	now := o.nowUTC()
-	err := o.store.Update(ctx, func(tx store.Tx) error {
+	// Decided on the ledger caught up inside the write's transaction, under the head
+	// lock: a second report of the call, on any instance, finds the first there.
+	var ordinal int64
+	err := l.updateLocked(ctx, func(tx store.Tx) error {
+		op := l.hookCallLocked(c.ID, out.CallID)
+		if op == nil {
+			return contract.Errorf(contract.CodeHookUnknownCall,
+				"no call %.60q of this agent was reported before it ran; the PreToolUse hook must run for every tool the PostToolUse hook reports (docket hook install writes both)", out.CallID)
+		}
+		ordinal = op.ordinal
+		if op.outcome != nil {
+			return nil
+		}
+		now := o.nowUTC()
 		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.HookReportedData{Agent: c.ID, Ordinal: op.ordinal, Outcome: out}); err != nil {
 			return err
 		}
@@ -371,9 +361,9 @@ func (o *Operations) HookOutcome(ctx context.Context, c identity.Caller, out con
 			State: contract.OpRefused, Decision: op.decision, ErrorCode: contract.CodeCallChanged, Reason: "the hook did not run the allowed call: " + out.Withdrawn})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("record the outcome of call %d of %s: %w", op.ordinal, c.ID, eventlog.Refuse(err, "operation"))
+		return 0, eventlog.RefuseWrite(err, fmt.Sprintf("record the outcome of call %.60q of %s", out.CallID, c.ID), "operation")
 	}
-	return op.ordinal, l.catchUpLocked(ctx, o.store)
+	return ordinal, nil
 }
 
 // hookCallLocked returns the agent's latest hook Operation for the coding agent's call

@@ -209,26 +209,27 @@ func (d *Dispatcher) acquire(ctx context.Context, conn contract.Connection, work
 	return out, ls, nil
 }
 
-// renew extends the lease workerID holds at generation gen. It writes the lease row
-// only: no event, so no held Poll wakes and no ledger has anything to catch up.
+// renew extends the lease workerID holds at generation gen. It writes the lease row only
+// and no event, so no held Poll wakes. It runs the ledger's write sequence all the same:
+// the door proves a Connection's key without reading its row once it proved it before
+// (identity.Directory.ConnectionOf), and every hop call, a renewal included, refuses a
+// Connection its project's log shows revoked at the head it reads (connLocked). The head
+// comes with the lease rows in one store call (Tx.LockLeasesHead), so the check costs a
+// renewal no store call; it waits for the ledger's lock, which claims and reports hold
+// only for their transaction.
 func (d *Dispatcher) renew(ctx context.Context, conn contract.Connection, req contract.LeaseRequest) (*contract.Lease, error) {
 	var out *contract.Lease
-	err := d.store.Update(ctx, func(tx store.Tx) error {
-		rows, err := tx.LockLeases(ctx, string(conn.Project), string(conn.ID))
-		if err != nil {
-			return fmt.Errorf("renew lease: %w", err)
-		}
-		now := d.nowUTC()
-		if err := checkLease(leasesOf(rows), req.WorkerID, req.Generation, now); err != nil {
+	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
+		if _, err := wc.l.connLocked(conn); err != nil {
 			return err
 		}
-		i := slices.IndexFunc(rows, func(r store.Lease) bool { return r.Generation == req.Generation })
-		row := rows[i]
-		row.ExpiresAt = now.Add(d.leaseTTL)
-		if err := tx.PutLease(ctx, row); err != nil {
-			return fmt.Errorf("renew lease: %w", err)
+		if err := checkLease(wc.leases, req.WorkerID, req.Generation, wc.now); err != nil {
+			return err
 		}
-		out = d.leaseWire(leaseOf(row), now)
+		l := *wc.leases.byGen(req.Generation)
+		l.expires = wc.now.Add(d.leaseTTL)
+		wc.setLease(&l)
+		out = d.leaseWire(&l, wc.now)
 		return nil
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/boards"
@@ -137,6 +138,7 @@ type artifact struct {
 // called under that lock, through the project's [ledger].
 type ledgerState struct {
 	ops      map[string][]*operation                  // agent id → its Operations, ordinal i at index i-1
+	open     map[string]int                           // agent id → how many of its Operations are not settled
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
@@ -158,16 +160,33 @@ type ledgerState struct {
 	claims  map[string]event.WorkClaimedData
 	reports map[string]event.WorkReportedData
 	gens    map[contract.ConnectionID]int64
+
+	// What the write gate decides on, by the seq of the last event that changed it, so an
+	// admission's transaction sees whether it moved since the gate read it (gate.go,
+	// gateMovedLocked): gateAt for the Board and the policies in force ([gateReads]),
+	// setupAt for the Connections' setup and the profiles, opsAt for each agent's
+	// Operations.
+	gateAt, setupAt int64
+	opsAt           map[string]int64
+
+	// What the last snapshot handed out (snapshot.go), and what changed since: the
+	// Agents whose Operations changed, and whether an allow-list did. Not the log's:
+	// the driver's publishing keeps them, under the lock.
+	snap         *ledgerSnap
+	touched      map[string]bool
+	allowTouched bool
 }
 
 // newLedgerState returns the State of an empty log.
 func newLedgerState() *ledgerState {
 	return &ledgerState{
-		ops: map[string][]*operation{}, requests: map[contract.RequestID]*contract.Request{},
+		ops: map[string][]*operation{}, open: map[string]int{}, requests: map[contract.RequestID]*contract.Request{},
 		ended: map[contract.RequestID]string{}, arts: map[string]artifact{}, gaveUp: map[string]bool{},
 		voided: map[contract.RequestID]contract.Code{}, allow: map[string]*contract.AllowList{},
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
+		opsAt:   map[string]int64{},
+		touched: map[string]bool{},
 	}
 }
 
@@ -192,8 +211,10 @@ type ledger struct {
 	pumpErr  error // why the last pump stopped early; the holds it woke return it
 
 	// views is the last View answered to each principal, with what it was built from,
-	// at most maxKeptViews of them (viewkeep.go). Guarded by the project's lock.
-	views map[contract.Principal]keptView
+	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's
+	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
+	viewMu sync.Mutex
+	views  map[contract.Principal]keptView
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -228,6 +249,27 @@ func (l *ledger) catchUpToLocked(ctx context.Context, r store.Reader, head int64
 	return l.caughtUp(err)
 }
 
+// updateLocked runs decide in the project's one write sequence ([eventlog.Held.Update]):
+// in one store transaction it locks the log's head, catches the ledger up to it inside
+// the transaction, runs decide on that State (it appends what it decides through tx,
+// held back and appended in one call), commits, and applies the write's own events from
+// memory, with no read (docs/architecture.md, "The project state and its driver").
+// decide's own error comes back as it returned it; the ledger is looked up again after,
+// since a catch-up may have rebuilt the State, on a failure too. l must be locked.
+func (l *ledger) updateLocked(ctx context.Context, decide func(tx store.Tx) error) error {
+	return l.updateWithLocked(ctx, eventlog.Write{}, decide)
+}
+
+// updateWithLocked is updateLocked as w says ([eventlog.Held.UpdateWith]). l must be
+// locked.
+func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide func(tx store.Tx) error) error {
+	_, err := l.held.UpdateWith(ctx, w, func(tx store.Tx, st *ledgerState) error {
+		l.ledgerState = st
+		return decide(tx)
+	})
+	return l.caughtUp(err)
+}
+
 // caughtUp follows a catch-up that returned err: the State may have been rebuilt, so
 // the ledger looks it up again. The calls held on what the catch-up applied were woken
 // as each event applied ([Operations.applied]).
@@ -240,6 +282,12 @@ func (l *ledger) caughtUp(err error) error {
 // no clock; the calls held on what it moved are woken by the ledger as it applies
 // ([Operations.applied]).
 func (l *ledgerState) Apply(e store.Event) error {
+	if gateReads(e.Type) {
+		l.gateAt = e.Seq
+	}
+	if event.ChangesSetup(e.Type) || e.Type == event.ProfileSet {
+		l.setupAt = e.Seq
+	}
 	if event.ChangesSetup(e.Type) {
 		if err := l.applySetupLocked(e); err != nil {
 			return err
@@ -269,6 +317,8 @@ func (l *ledgerState) Apply(e store.Event) error {
 
 // applyOp applies e, an event of an Operation with data d.
 func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
+	l.opsAt[d.Agent] = e.Seq
+	l.touched[d.Agent] = true
 	ops := l.ops[d.Agent]
 	if e.Type == event.OpAdmitted {
 		if d.Ordinal != int64(len(ops))+1 {
@@ -279,6 +329,9 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 			result: d.Result, execution: d.Execution, at: e.At, since: e.At, attempt: max(d.Attempt, 1), retryOf: d.RetryOf,
 			traceParent: d.TraceParent, seq: e.Seq}
 		l.ops[d.Agent] = append(ops, op)
+		if !op.state.Settled() {
+			l.open[d.Agent]++
+		}
 		l.requeueLocked(d.Agent, op)
 		return nil
 	}
@@ -294,7 +347,15 @@ func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 		return nil
 	}
 	op := ops[d.Ordinal-1]
+	wasOpen := !op.state.Settled()
 	op.apply(d, e.At)
+	if isOpen := !op.state.Settled(); isOpen != wasOpen {
+		if isOpen {
+			l.open[d.Agent]++
+		} else {
+			l.open[d.Agent]--
+		}
+	}
 	op.seq = e.Seq
 	l.requeueLocked(d.Agent, op)
 	return nil
@@ -383,7 +444,7 @@ func (l *ledgerState) latestSettledLocked(agent string) *operation {
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
 func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	ops := l.ops[agent]
-	var keep []*operation
+	keep := make([]*operation, 0, contract.MaxStrip)
 	add := func(op *operation) {
 		if op != nil && !slices.Contains(keep, op) && len(keep) < contract.MaxStrip {
 			keep = append(keep, op)
@@ -392,9 +453,13 @@ func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	for i := len(ops) - 1; i >= 0 && i >= len(ops)-5; i-- {
 		add(ops[i])
 	}
-	for i := len(ops) - 1; i >= 0; i-- {
+	// The unsettled ones, newest first, read back only as far as the oldest of them: the
+	// strip is derived each time an Agent's Operations change (snapshot.go), and an
+	// Agent's history only grows.
+	for i, open := len(ops)-1, l.open[agent]; i >= 0 && open > 0; i-- {
 		if !ops[i].state.Settled() {
 			add(ops[i])
+			open--
 		}
 	}
 	add(l.latestSettledLocked(agent))

@@ -70,67 +70,73 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 		return contract.RecoveryOutcome{}, contract.Errorf(contract.CodeInvalidArgument, "a recovery act needs a reason of 1 to 1000 bytes: say why the Operation should run again")
 	}
 	var out contract.RecoveryOutcome
-	var refused error
 	err = o.boards.Write(ctx, project, "recover "+ref, func(w *boards.Write) error {
 		l := o.ledger(project)
 		l.lock()
 		defer l.unlock()
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
-			return err
-		}
-		version, pol, err := o.inForce(ctx, project, contract.PolicyRecovery)
+		// The policy in force is read before the transaction, at the head the Board was
+		// caught up to (a read made during the call); the act is decided on the ledger
+		// caught up inside the transaction, under the head lock, so its ordinal and
+		// every check on the Operation hold at the commit (docs/architecture.md, "One
+		// commit function").
+		version, pol, err := o.inForce(eventlog.WithHead(ctx, project, w.Seq()), project, contract.PolicyRecovery)
 		if err != nil {
 			return err
 		}
 		now := o.nowUTC()
-		op := l.opLocked(agent, ordinal)
-		if op == nil {
-			return contract.Errorf(contract.CodeNotFound, "project %q has no Operation %s; docket ops lists them", project, ref)
-		}
-		act, attempt := actRetry, op.attempt+1
-		if op.errorCode == contract.CodeWorkRefused {
-			act = actRequeue
-		}
-		rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: reason, Policy: version}
-		out = contract.RecoveryOutcome{Act: act, Operation: ref, Attempt: attempt, Policy: version}
-		refuse := func(e *contract.Error) error {
-			refused, rec.Result = e, string(e.Code)+": "+e.Teaching
-			return w.Commit(ctx, nil, by, now, "recovery", nil, func(tx store.Tx) error {
-				return eventlog.Append(ctx, tx, project, by, now, event.RecoveryRefusedData(rec))
-			})
-		}
-		if e := l.retryableLocked(agent, op); e != nil {
-			return refuse(e)
-		}
-		if u := l.unresolvedLocked(agent); u != nil {
-			return refuse(contract.Errorf(contract.CodeOperationRunning, "agent %s has an unresolved Operation (%s, %s); act again once it settles", agent, u.label, u.state))
-		}
-		if why := l.outsidePolicyLocked(agent, op, act, attempt, pol.Recovery, version); why != "" && !inPerson {
-			n, err := contract.IntValue(attempt) // at most max_attempts + 1, so in range
-			if err != nil {
-				return err
+		spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: by,
+			wrap: func(err error) error { return eventlog.Refuse(err, "recovery") }}
+		return o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+			op := l.opLocked(agent, ordinal)
+			if op == nil {
+				return contract.Errorf(contract.CodeNotFound, "project %q has no Operation %s; docket ops lists them", project, ref)
 			}
-			vec := contract.RequestVector{Action: contract.ActionRetry, Args: contract.Args{"operation": contract.StringValue(ref),
-				"reason": contract.StringValue(reason), "state": contract.StringValue(string(op.state)), "attempt": n}}
-			req, err := o.newRequest(project, by, vec, now)
-			if err != nil {
-				return err
+			act, attempt := actRetry, op.attempt+1
+			if op.errorCode == contract.CodeWorkRefused {
+				act = actRequeue
 			}
-			req.Recovery = true
-			out.Request, rec.Result = req.ID, "recovery request "+string(req.ID)+": "+why
-			return w.Commit(ctx, nil, by, now, "recovery", nil, func(tx store.Tx) error {
-				if err := raise(ctx, tx, req); err != nil {
+			rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: reason, Policy: version}
+			out = contract.RecoveryOutcome{Act: act, Operation: ref, Attempt: attempt, Policy: version}
+			// A refusal is recorded, then answered (wc.answer).
+			refuse := func(e *contract.Error) error {
+				rec.Result = string(e.Code) + ": " + e.Teaching
+				wc.answer = e
+				return wc.event("", string(by), event.RecoveryRefusedData(rec))
+			}
+			if e := l.retryableLocked(agent, op); e != nil {
+				return refuse(e)
+			}
+			if u := l.unresolvedLocked(agent); u != nil {
+				return refuse(contract.Errorf(contract.CodeOperationRunning, "agent %s has an unresolved Operation (%s, %s); act again once it settles", agent, u.label, u.state))
+			}
+			if why := l.outsidePolicyLocked(agent, op, act, attempt, pol.Recovery, version); why != "" && !inPerson {
+				n, err := contract.IntValue(attempt) // at most max_attempts + 1, so in range
+				if err != nil {
 					return err
 				}
-				return eventlog.Append(ctx, tx, project, by, now, event.RecoveryRefusedData(rec))
+				vec := contract.RequestVector{Action: contract.ActionRetry, Args: contract.Args{"operation": contract.StringValue(ref),
+					"reason": contract.StringValue(reason), "state": contract.StringValue(string(op.state)), "attempt": n}}
+				req, err := o.newRequest(project, by, vec, now)
+				if err != nil {
+					return err
+				}
+				req.Recovery = true
+				out.Request, rec.Result = req.ID, "recovery request "+string(req.ID)+": "+why
+				wc.writes = append(wc.writes, func(tx store.Tx) error {
+					if err := raise(ctx, tx, req); err != nil {
+						return err
+					}
+					return eventlog.Append(ctx, tx, project, by, now, event.RecoveryRefusedData(rec))
+				})
+				return nil
+			}
+			next := int64(len(l.ops[agent])) + 1
+			out.Retry, rec.Result = opRef(agent, next), "retried as "+opRef(agent, next)
+			retry := retryOp(agent, next, ordinal, attempt, op)
+			wc.writes = append(wc.writes, func(tx store.Tx) error {
+				return appendRetry(ctx, tx, project, by, now, retry, rec)
 			})
-		}
-		next := int64(len(l.ops[agent])) + 1
-		out.Retry, rec.Result = opRef(agent, next), "retried as "+opRef(agent, next)
-		return w.Commit(ctx, nil, by, now, "recovery", func(tx store.Tx) error {
-			return l.recheckLocked(ctx, tx, project, agent, next)
-		}, func(tx store.Tx) error {
-			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, attempt, op), rec)
+			return nil
 		})
 	})
 	if err != nil {
@@ -139,21 +145,7 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 		}
 		return contract.RecoveryOutcome{}, fmt.Errorf("recover %s: %w", ref, err)
 	}
-	if refused != nil {
-		return contract.RecoveryOutcome{}, refused
-	}
-	if err := o.catchUp(ctx, project); err != nil {
-		return contract.RecoveryOutcome{}, err
-	}
 	return out, nil
-}
-
-// catchUp catches project's ledger up with the store.
-func (o *Operations) catchUp(ctx context.Context, project contract.ProjectID) error {
-	l := o.ledger(project)
-	l.lock()
-	defer l.unlock()
-	return l.catchUpLocked(ctx, o.store)
 }
 
 // retryableLocked refuses an act on op unless it is a known failure of an executed
@@ -221,48 +213,61 @@ func (o *Operations) decideRecoveryLocked(ctx context.Context, w *boards.Write, 
 		return contract.Request{}, contract.Errorf(contract.CodeForbidden, "a recovery request is a member's to decide; a member decides %s", req.ID)
 	}
 	req.DecidedBy, req.DecidedAt, req.Reason = by, &now, d.Reason
-	var after func(tx store.Tx) error
 	ref := req.Vector.Args["operation"].Str()
 	agent, ordinal, err := parseOpRef(ref)
 	if err != nil {
 		return contract.Request{}, err
 	}
-	op := l.opLocked(agent, ordinal)
 	attempt := req.Vector.Args["attempt"]
-	switch {
-	case d.Verdict == contract.VerdictDeny:
-		req.State = contract.RequestDenied
-	case op == nil || l.retryableLocked(agent, op) != nil || attempt.Kind() != contract.ValueInt || attempt.Int() != op.attempt+1 || l.unresolvedLocked(agent) != nil:
-		req.State, req.Reason = contract.RequestVoid, "the Operation moved since the request; act on it as it stands"
-	default:
-		req.State = contract.RequestApproved
-		next := int64(len(l.ops[agent])) + 1
-		act := actRetry
-		if op.errorCode == contract.CodeWorkRefused {
-			act = actRequeue
+	// Decided on the ledger caught up inside the transaction, under the head lock: an
+	// approval appends the retry as the agent's next Operation, an ordinal no other
+	// instance takes before the commit (docs/architecture.md, "One commit function").
+	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: by,
+		wrap: func(err error) error { return fmt.Errorf("decide %s: %w", req.ID, eventlog.Refuse(err, "request")) }}
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+		if cur := l.requests[req.ID]; cur == nil || cur.State != contract.RequestPending {
+			return errDecidedFirst
 		}
-		rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
-			Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
-		after = func(tx store.Tx) error {
-			return appendRetry(ctx, tx, project, by, now, retryOp(agent, next, ordinal, op.attempt+1, op), rec)
+		var after func(tx store.Tx) error
+		op := l.opLocked(agent, ordinal)
+		switch {
+		case d.Verdict == contract.VerdictDeny:
+			req.State = contract.RequestDenied
+		case op == nil || l.retryableLocked(agent, op) != nil || attempt.Kind() != contract.ValueInt || attempt.Int() != op.attempt+1 || l.unresolvedLocked(agent) != nil:
+			req.State, req.Reason = contract.RequestVoid, "the Operation moved since the request; act on it as it stands"
+		default:
+			req.State = contract.RequestApproved
+			next := int64(len(l.ops[agent])) + 1
+			act := actRetry
+			if op.errorCode == contract.CodeWorkRefused {
+				act = actRequeue
+			}
+			rec := event.Recovery{Act: act, Operation: ref, Actor: by, Reason: req.Vector.Args["reason"].Str(), Policy: version,
+				Result: "retried as " + opRef(agent, next) + " on request " + string(req.ID)}
+			retry := retryOp(agent, next, ordinal, op.attempt+1, op)
+			after = func(tx store.Tx) error {
+				return appendRetry(ctx, tx, project, by, now, retry, rec)
+			}
 		}
-	}
-	err = w.Commit(ctx, nil, by, now, "request", func(tx store.Tx) error {
-		return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(req.ID), Digest: d.Digest,
-			RequestedBy: string(req.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
-	}, func(tx store.Tx) error {
-		if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: req}); err != nil {
-			return err
-		}
-		if after != nil {
-			return after(tx)
-		}
+		decided := req // as this attempt decided it
+		wc.writes = append(wc.writes, func(tx store.Tx) error {
+			return recordDecision(ctx, tx, store.Decision{Project: string(project), Request: string(decided.ID), Digest: d.Digest,
+				RequestedBy: string(decided.RequestedBy), DecidedBy: string(by), Verdict: string(d.Verdict), At: now})
+		}, func(tx store.Tx) error {
+			if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: decided}); err != nil {
+				return err
+			}
+			if after != nil {
+				return after(tx)
+			}
+			return nil
+		})
 		return nil
 	})
 	if err != nil {
 		return contract.Request{}, err
 	}
-	return req, l.catchUpLocked(ctx, o.store)
+	return req, nil
 }
 
 // retryCall answers an orchestrator's ApplyAction of ActionRetry.

@@ -69,54 +69,74 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		l := o.ledger(project)
 		l.lock()
 		defer l.unlock()
-		if err := l.catchUpLocked(ctx, o.store); err != nil {
+		// changed returns the Operation's approved Request and the vector the call comes
+		// to now, when that no longer matches the approval; nil when there is nothing to
+		// ask again.
+		changed := func() (*contract.Request, contract.RequestVector, error) {
+			op := l.opLocked(agent, ordinal)
+			if op == nil || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched || op.execution == nil {
+				return nil, contract.RequestVector{}, nil // claimed, settled or asked again already
+			}
+			old := l.approvedRequestLocked(agent, ordinal)
+			if old == nil {
+				return nil, contract.RequestVector{}, nil
+			}
+			var in contract.ApplyActionInput
+			if err := json.Unmarshal(op.input, &in); err != nil {
+				return nil, contract.RequestVector{}, fmt.Errorf("read the recorded call of operation %d of %s: %w", ordinal, agent, err)
+			}
+			vec := executionVector(l.liveConnsLocked(), &in, op.execution)
+			digest, err := RequestDigest(vec)
+			if err != nil || digest == old.Digest {
+				return nil, contract.RequestVector{}, err // still served as approved, elsewhere
+			}
+			return old, vec, nil
+		}
+		// Read at the head the Board was caught up to (a read made during the call).
+		rctx := eventlog.WithHead(ctx, project, w.Seq())
+		if err := l.catchUpLocked(rctx, o.store); err != nil {
 			return err
 		}
-		op := l.opLocked(agent, ordinal)
-		if op == nil || op.state != contract.OpRunning || op.stage != contract.StageNotDispatched || op.execution == nil {
-			return nil // claimed, settled or asked again already
+		if old, _, err := changed(); old == nil || err != nil {
+			return err
 		}
-		old := l.approvedRequestLocked(agent, ordinal)
-		if old == nil {
-			return nil
-		}
-		var in contract.ApplyActionInput
-		if err := json.Unmarshal(op.input, &in); err != nil {
-			return fmt.Errorf("read the recorded call of operation %d of %s: %w", ordinal, agent, err)
-		}
-		vec := executionVector(l.liveConnsLocked(), &in, op.execution)
-		digest, err := RequestDigest(vec)
-		if err != nil || digest == old.Digest {
-			return err // still served as approved, elsewhere
+		version, _, err := o.inForce(rctx, project, contract.PolicyDelegation)
+		if err != nil {
+			return err
 		}
 		now := o.nowUTC()
-		version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
-		if err != nil {
-			return err
-		}
-		void := *old
-		void.Policy = version
-		void.State, void.Reason = contract.RequestVoid, string(contract.CodeCallChanged)+": the call's Tool digest or Source changed after the approval"
-		fresh, err := o.newRequest(project, old.RequestedBy, vec, now)
-		if err != nil {
-			return err
-		}
-		fresh.Ordinal, fresh.TaskBy = ordinal, old.TaskBy
-		ev := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpWaitingForDecision, Decision: string(fresh.ID),
-			ErrorCode: contract.CodeCallChanged, Reason: "the call changed after its approval (its Tool digest or Source); a new request asks again"}
-		err = w.Commit(ctx, nil, old.RequestedBy, now, "request", nil, func(tx store.Tx) error {
-			if err := eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.RequestChangedData{Request: void}); err != nil {
+		// Decided again on the ledger caught up under the head lock, so a claim or a
+		// second instance's reask that came first wins (docs/architecture.md, "One
+		// commit function").
+		spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: contract.Principal("system"),
+			wrap: func(err error) error { return eventlog.Refuse(err, "request") }}
+		return o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
+			old, vec, err := changed()
+			if old == nil || err != nil {
 				return err
 			}
-			if err := raise(ctx, tx, fresh); err != nil {
+			void := *old
+			void.Policy = version
+			void.State, void.Reason = contract.RequestVoid, string(contract.CodeCallChanged)+": the call's Tool digest or Source changed after the approval"
+			fresh, err := o.newRequest(project, old.RequestedBy, vec, now)
+			if err != nil {
 				return err
 			}
-			return eventlog.Append(ctx, tx, project, old.RequestedBy, now, event.OpChangedData(ev))
+			fresh.Ordinal, fresh.TaskBy = ordinal, old.TaskBy
+			ev := event.Operation{Agent: agent, Ordinal: ordinal, State: contract.OpWaitingForDecision, Decision: string(fresh.ID),
+				ErrorCode: contract.CodeCallChanged, Reason: "the call changed after its approval (its Tool digest or Source); a new request asks again"}
+			by := old.RequestedBy
+			wc.writes = append(wc.writes, func(tx store.Tx) error {
+				if err := eventlog.Append(ctx, tx, project, by, now, event.RequestChangedData{Request: void}); err != nil {
+					return err
+				}
+				if err := raise(ctx, tx, fresh); err != nil {
+					return err
+				}
+				return eventlog.Append(ctx, tx, project, by, now, event.OpChangedData(ev))
+			})
+			return nil
 		})
-		if err != nil {
-			return err
-		}
-		return l.catchUpLocked(ctx, o.store)
 	})
 	if err != nil {
 		return fmt.Errorf("ask again for operation %d of %s: %w", ordinal, agent, err)

@@ -39,9 +39,19 @@ func focusKey(focus []contract.CaseID) string {
 	return b.String()
 }
 
-// keepViewLocked keeps v, numbered id, as the View of key's principal; past
-// maxKeptViews another principal's is dropped. The project's ledger must be locked.
-func (l *ledger) keepViewLocked(key viewKey, v contract.View, id uint64) {
+// keptView returns the View kept under key, if any.
+func (l *ledger) keptView(key viewKey) (keptView, bool) {
+	l.viewMu.Lock()
+	defer l.viewMu.Unlock()
+	v, ok := l.views[key.principal]
+	return v, ok && v.key == key
+}
+
+// keepView keeps v, numbered id, as the View of key's principal; past maxKeptViews
+// another principal's is dropped.
+func (l *ledger) keepView(key viewKey, v contract.View, id uint64) {
+	l.viewMu.Lock()
+	defer l.viewMu.Unlock()
 	if l.views == nil {
 		l.views = map[contract.Principal]keptView{}
 	}

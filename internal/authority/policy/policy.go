@@ -59,6 +59,19 @@ func New(st store.Store, now func() time.Time) *Book {
 	return &Book{store: st, now: now, log: eventlog.NewDriver(st, newState)}
 }
 
+// Moves reports whether an event of type typ may change what a Book reads: a published
+// version, or an event that moves an Agent's autonomy, the types [state.Apply] follows.
+// A reader that decided on a Book at one head and must know whether that still holds at
+// a later one (an admission's gate, inside its transaction, where the Book may not be
+// locked: docs/architecture.md, "The lock order") looks for these between.
+func Moves(typ string) bool {
+	switch typ {
+	case event.PolicyPublished, event.AgentCreated, event.LevelSet, event.RiskAcknowledged, event.RunWindowOpened:
+		return true
+	}
+	return false
+}
+
 // Apply steps s by e: a published version, or an event that moves an Agent's autonomy.
 func (s *state) Apply(e store.Event) error {
 	if e.Type != event.PolicyPublished {

@@ -7,6 +7,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -81,6 +82,31 @@ func TestState_Apply(t *testing.T) {
 			}
 			if diff := cmp.Diff(b, a, cmp.AllowUnexported(state{}, agentAutonomy{})); diff != "" {
 				t.Errorf("the state after a read differs from one that applied the same log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMoves_WhatApplyFollows: Moves names exactly the event types a state follows, which
+// an admission's gate looks for between the head it read the Book at and the head its
+// transaction locked (docs/architecture.md, "Catch-ups from memory"): an event of any
+// other type, whatever its data, leaves the state as it was, and one of these is read.
+func TestMoves_WhatApplyFollows(t *testing.T) {
+	for _, k := range event.Catalog {
+		t.Run(k.Type, func(t *testing.T) {
+			s := newState()
+			err := s.Apply(store.Event{Seq: 1, Type: k.Type, At: at, Data: []byte("not json")})
+			if Moves(k.Type) {
+				if err == nil {
+					t.Errorf("Moves(%s), but applying data that does not decode succeeded: the state does not read it", k.Type)
+				}
+				return
+			}
+			if err != nil {
+				t.Errorf("applying %s, which Moves does not name, read its data: %v", k.Type, err)
+			}
+			if diff := cmp.Diff(newState(), s, cmp.AllowUnexported(state{})); diff != "" {
+				t.Errorf("applying %s, which Moves does not name, changed the state (-want +got):\n%s", k.Type, diff)
 			}
 		})
 	}

@@ -64,6 +64,29 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (tables.Rows
 	return rows{r: r, c: c}, nil
 }
 
+// QueryPipeline implements [tables.Pipeliner] in a write transaction, whose queries
+// travel in one round trip; elsewhere it runs them one after the other.
+func (c conn) QueryPipeline(ctx context.Context, qs []tables.Statement, read func(i int, rows tables.Rows) error) error {
+	tc, ok := c.q.(*txConn)
+	if !ok {
+		for i, q := range qs {
+			rs, err := c.Query(ctx, q.SQL, q.Args...)
+			if err != nil {
+				return err
+			}
+			err = read(i, rs)
+			rs.Close()
+			if err = errors.Join(err, rs.Err()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c.mapErr(tc.queryPipeline(c.ctx(ctx), qs, func(i int, r pgx.Rows) error { return read(i, rows{r: r, c: c}) }))
+}
+
+var _ tables.Pipeliner = conn{}
+
 type row struct {
 	r pgx.Row
 	c conn

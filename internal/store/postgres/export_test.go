@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ExecRaw runs query on one of s's connections, bypassing the store, for tests that forge
@@ -38,3 +39,14 @@ func SetBatchTimeout(s *Store, d time.Duration) { s.batchTimeout = d }
 
 // ErrBatchDeadline is the cause a batch past its deadline is failed with.
 var ErrBatchDeadline = errBatchDeadline
+
+// OpenTraced is Open with tracer on every connection of s's pool, for a test that counts
+// the statements and pipelines a call sends.
+func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.Tracer = tracer
+	return openConfig(ctx, cfg)
+}

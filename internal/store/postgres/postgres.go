@@ -64,6 +64,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// The error text of ParseConfig may hold the password; say only what failed.
 		return nil, fmt.Errorf("open store: the PostgreSQL DSN does not parse")
 	}
+	return openConfig(ctx, cfg)
+}
+
+// openConfig is [Open] of a parsed configuration.
+func openConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -89,6 +89,31 @@ func (t *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	return batchRows{Rows: rows, br: br}, nil
 }
 
+// queryPipeline sends qs in one pipeline (after BEGIN, when BEGIN was not sent yet) and
+// hands read the rows of each, in order.
+func (t *txConn) queryPipeline(ctx context.Context, qs []tables.Statement, read func(i int, rows pgx.Rows) error) error {
+	b := t.batch()
+	for _, q := range qs {
+		b.Queue(q.SQL, q.Args...)
+	}
+	br, err := t.send(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i := range qs {
+		rows, err := br.Query()
+		if err == nil {
+			err = read(i, rows)
+			rows.Close()
+			err = errors.Join(err, rows.Err())
+		}
+		if err != nil {
+			return errors.Join(err, br.Close())
+		}
+	}
+	return br.Close()
+}
+
 // commit sends stmts and COMMIT in one pipeline. A transaction that PostgreSQL had
 // aborted answers COMMIT with ROLLBACK, which commit reports as an error.
 func (t *txConn) commit(ctx context.Context, stmts []tables.Statement) error {

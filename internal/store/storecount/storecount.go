@@ -41,7 +41,7 @@ type Counts struct {
 	// Calls is every call on the Store and in its transactions, Update included.
 	Calls int64
 	// HeadReads is the calls that read a log's head: Head and LockHead, on the Store or
-	// in a transaction.
+	// in a transaction, and LockLeasesHead, which reads one with the lease rows.
 	HeadReads int64
 	// Txs is the Updates run.
 	Txs int64
@@ -100,13 +100,13 @@ func (c *counter) count(w where, name string) {
 		key = "Tx." + name
 	}
 	from := ""
-	if name == "Head" || name == "LockHead" {
+	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" {
 		from = key + " ← " + caller()
 	}
 	c.mu.Lock()
 	c.total++
 	switch name {
-	case "Head", "LockHead":
+	case "Head", "LockHead", "LockLeasesHead":
 		c.heads++
 		c.headsFrom[from]++
 	case "Update":
@@ -710,6 +710,11 @@ func (t *tx) LockLease(ctx context.Context, project string, connection string) (
 func (t *tx) LockLeases(ctx context.Context, project string, connection string) ([]store.Lease, error) {
 	t.c.count(inTx, "LockLeases")
 	return t.tx.LockLeases(ctx, project, connection)
+}
+
+func (t *tx) LockLeasesHead(ctx context.Context, project string, connection string) ([]store.Lease, store.Head, error) {
+	t.c.count(inTx, "LockLeasesHead")
+	return t.tx.LockLeasesHead(ctx, project, connection)
 }
 
 func (t *tx) PutLease(ctx context.Context, l store.Lease) error {

@@ -113,3 +113,131 @@ func testLeaseLocked(t *testing.T, h Harness) {
 		t.Errorf("generation after %d acquisitions = %d: an acquisition was lost", writers*each, got.Generation)
 	}
 }
+
+// testLeasesHead checks LockLeasesHead: the lease rows LockLeases returns, and the head
+// Head returns in the same transaction, the transaction's own appends included.
+func testLeasesHead(t *testing.T, h Harness) {
+	s := open(t, h)
+	leaseFixture(t, s)
+	update(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.CreateProject(ctx, store.Project{ID: "p2", Name: "p2", CreatedAt: t0}); err != nil {
+			return err
+		}
+		return tx.CreateConnection(ctx, store.Connection{ID: "c2", Project: "p2", Name: "laptop", KeyCiphertext: []byte("sealed"), CreatedAt: t0})
+	})
+	slot := func(slot int, worker string, gen int64) store.Lease {
+		return store.Lease{Project: "p1", Connection: "c1", Slot: slot, WorkerID: worker, Generation: gen, ExpiresAt: t0.Add(time.Minute)}
+	}
+	never := store.Lease{Project: "p1", Connection: "c1", ExpiresAt: time.Unix(0, 0).UTC()}
+	tests := []struct {
+		name    string
+		before  func(ctx context.Context, tx store.Tx) error // committed first
+		in      func(ctx context.Context, tx store.Tx) error // run in the transaction, before the call
+		project string
+		want    []store.Lease
+		seq     int64 // the head's seq
+		err     error
+	}{
+		{name: "never granted, empty log", project: "p1", want: []store.Lease{never}},
+		{name: "two slots and a log", project: "p1", want: []store.Lease{slot(0, "w1", 1), slot(1, "w2", 2)}, seq: 2,
+			before: func(ctx context.Context, tx store.Tx) error {
+				if _, err := tx.AppendAll(ctx, []store.NewEvent{newEvent("p1", 1), newEvent("p1", 2)}); err != nil {
+					return err
+				}
+				if err := tx.PutLease(ctx, slot(0, "w1", 1)); err != nil {
+					return err
+				}
+				return tx.PutLease(ctx, slot(1, "w2", 2))
+			}},
+		{name: "own appends", project: "p1", want: []store.Lease{slot(0, "w1", 1), slot(1, "w2", 2)}, seq: 4,
+			in: func(ctx context.Context, tx store.Tx) error {
+				_, err := tx.AppendAll(ctx, []store.NewEvent{newEvent("p1", 3), newEvent("p1", 4)})
+				return err
+			}},
+		{name: "another project's connection", project: "p2", err: store.ErrInvalid},
+		{name: "no project", err: store.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				update(t, s, tt.before)
+			}
+			var got, locked []store.Lease
+			var head, read store.Head
+			err := updateErr(t, s, func(ctx context.Context, tx store.Tx) error {
+				if tt.in != nil {
+					if err := tt.in(ctx, tx); err != nil {
+						return err
+					}
+				}
+				var err error
+				if got, head, err = tx.LockLeasesHead(ctx, tt.project, "c1"); err != nil {
+					return err
+				}
+				if locked, err = tx.LockLeases(ctx, tt.project, "c1"); err != nil {
+					return err
+				}
+				read, err = tx.Head(ctx, tt.project)
+				return err
+			})
+			wantErr(t, "LockLeasesHead", err, tt.err)
+			if tt.err != nil {
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LockLeasesHead's leases (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(locked, got); diff != "" {
+				t.Errorf("LockLeasesHead's leases against LockLeases's (-LockLeases +LockLeasesHead):\n%s", diff)
+			}
+			if head != read || head.Seq != tt.seq {
+				t.Errorf("LockLeasesHead's head = %+v, want seq %d, as Head read it (%+v)", head, tt.seq, read)
+			}
+		})
+	}
+}
+
+// testLeasesHeadAfterLock runs writers on two instances at once that each lock the lease
+// rows with LockLeasesHead and append one event: the head must be read after the rows
+// are locked, so that every append lands right after the head its writer read (a head
+// read before the lock would miss the commit of the writer that held the rows).
+func testLeasesHeadAfterLock(t *testing.T, h Harness) {
+	openDB := h.NewDB(t)
+	stores := []store.Store{openDB(t), openDB(t)}
+	leaseFixture(t, stores[0])
+	const writers, each = 6, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		s := stores[w%len(stores)]
+		wg.Go(func() {
+			for i := range each {
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					_, head, err := tx.LockLeasesHead(t.Context(), "p1", "c1")
+					if err != nil {
+						return err
+					}
+					// Hold the rows a while, so that the other writers queue on them.
+					time.Sleep(time.Millisecond)
+					e, err := tx.Append(t.Context(), newEvent("p1", w*each+i+1))
+					if err != nil {
+						return err
+					}
+					if e.Seq != head.Seq+1 {
+						return fmt.Errorf("appended seq %d after the lease rows were locked at head %d: the head was read before the lock", e.Seq, head.Seq)
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- fmt.Errorf("writer %d: %w", w, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -78,6 +78,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capability/Installs", testInstalls},
 		{"Nodes/RoundTrip", testNodes},
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
+		{"Leases/LockedWithHead", testLeasesHead}, {"Leases/HeadAfterLock", testLeasesHeadAfterLock},
 		{"Schedules/RoundTrip", testSchedules},
 		{"Budgets/RoundTrip", testBudgets},
 		{"Notices/Subscriptions", testNoticeSubscriptions}, {"Notices/Claims", testNoticeClaims},

@@ -18,6 +18,15 @@ type Conn interface {
 	Query(ctx context.Context, query string, args ...any) (Rows, error)
 }
 
+// Pipeliner is a [Conn] that sends several queries in one round trip (PostgreSQL's
+// pipeline). The database runs each query once the one before it ended, as if each were
+// sent on its own: a query after a lock sees what was committed before that lock.
+type Pipeliner interface {
+	// QueryPipeline sends qs at once and hands read the rows of each, in order; an error
+	// of a query, or of read, ends it with that error.
+	QueryPipeline(ctx context.Context, qs []Statement, read func(i int, rows Rows) error) error
+}
+
 // Row is the result of [Conn.QueryRow].
 type Row interface {
 	Scan(dest ...any) error

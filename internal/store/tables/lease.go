@@ -94,21 +94,38 @@ func (r Reader) leases(ctx context.Context, connection, suffix string) ([]store.
 
 // LockLeases implements [store.Tx.LockLeases]: slot 0 is locked first ([Tx.LockLease]),
 // so two transactions on one Connection queue there before either locks another slot.
+// A transaction that excludes every other writer reads them all at once.
 func (t *Tx) LockLeases(ctx context.Context, project, connection string) ([]store.Lease, error) {
+	if t.exclusive {
+		if err := required("lease", "a project", project, "a connection", connection); err != nil {
+			return nil, err
+		}
+		all, err := t.Reader.leases(ctx, connection, "")
+		if err != nil {
+			return nil, fmt.Errorf("lock leases of %s: %w", connection, err)
+		}
+		return leasesIn(project, connection, all)
+	}
 	first, err := t.LockLease(ctx, project, connection)
 	if err != nil {
 		return nil, err
 	}
-	suffix := " FOR UPDATE"
-	if t.exclusive {
-		suffix = ""
-	}
-	all, err := t.Reader.leases(ctx, connection, suffix)
+	all, err := t.Reader.leases(ctx, connection, " FOR UPDATE")
 	if err != nil {
 		return nil, fmt.Errorf("lock leases of %s: %w", connection, err)
 	}
 	if len(all) == 0 || all[0].Slot != 0 {
 		all = append([]store.Lease{first}, all...)
+	}
+	return leasesIn(project, connection, all)
+}
+
+// leasesIn returns the lease rows of connection read by slot, with slot 0 first (the
+// never-granted one of Generation 0 when no row holds it), or [store.ErrInvalid] when a
+// row is not project's.
+func leasesIn(project, connection string, all []store.Lease) ([]store.Lease, error) {
+	if len(all) == 0 || all[0].Slot != 0 {
+		all = append([]store.Lease{{Project: project, Connection: connection, ExpiresAt: fromNanos(0)}}, all...)
 	}
 	for _, l := range all {
 		if l.Project != project {
@@ -116,6 +133,79 @@ func (t *Tx) LockLeases(ctx context.Context, project, connection string) ([]stor
 		}
 	}
 	return all, nil
+}
+
+// LockLeasesHead implements [store.Tx.LockLeasesHead]. On a [Pipeliner] (PostgreSQL) the
+// lock of slot 0, the lock of every slot and the head read go in one round trip, run in
+// that order: each statement of READ COMMITTED reads what was committed when it began, so
+// the head read sees every commit of the writer that held the rows before. A Connection
+// without a row yet, or a Conn that cannot pipeline, takes [Tx.LockLeases] and
+// [Tx.Head] one after the other.
+func (t *Tx) LockLeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	if err := required("lease", "a project", project, "a connection", connection); err != nil {
+		return nil, store.Head{}, err
+	}
+	p, ok := t.C.(Pipeliner)
+	if !t.exclusive && ok {
+		all, h, locked, err := t.lockLeasesHead(ctx, p, project, connection)
+		if err != nil {
+			return nil, store.Head{}, fmt.Errorf("lock leases of %s: %w", connection, err)
+		}
+		if locked {
+			all, err := leasesIn(project, connection, all)
+			return all, h, err
+		}
+		// No row of slot 0 yet, so nothing was locked: LockLeases inserts it and locks it,
+		// and the head is read after that lock.
+	}
+	all, err := t.LockLeases(ctx, project, connection)
+	if err != nil {
+		return nil, store.Head{}, err
+	}
+	h, err := t.Head(ctx, project)
+	if err != nil {
+		return nil, store.Head{}, fmt.Errorf("lock leases of %s: %w", connection, err)
+	}
+	return all, h, nil
+}
+
+// lockLeasesHead locks connection's lease rows and reads project's head in one pipeline;
+// locked is false when there was no row of slot 0 to lock (then all and h are not to be
+// used). The head is read only when the transaction does not know it already.
+func (t *Tx) lockLeasesHead(ctx context.Context, p Pipeliner, project, connection string) (all []store.Lease, h store.Head, locked bool, err error) {
+	known, isKnown := t.heads[project]
+	if !isKnown {
+		known, isKnown = t.before[project]
+	}
+	qs := []Statement{
+		{SQL: leaseColumns + ` WHERE connection = $1 AND slot = 0 FOR UPDATE`, Args: []any{connection}},
+		{SQL: leaseColumns + ` WHERE connection = $1 ORDER BY slot FOR UPDATE`, Args: []any{connection}},
+	}
+	if !isKnown {
+		qs = append(qs, Statement{SQL: headQuery, Args: []any{project}})
+	}
+	h = known
+	err = p.QueryPipeline(ctx, qs, func(i int, rows Rows) error {
+		for rows.Next() {
+			switch i {
+			case 0:
+				locked = true
+			case 1:
+				l, err := scanLease(rows)
+				if err != nil {
+					return err
+				}
+				all = append(all, l)
+			case 2:
+				var err error
+				if h, err = scanHead(rows); err != nil {
+					return err
+				}
+			}
+		}
+		return rows.Err()
+	})
+	return all, h, locked, err
 }
 
 // PutLease implements [store.Tx.PutLease].

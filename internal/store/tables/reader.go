@@ -53,16 +53,26 @@ func (r Reader) Events(ctx context.Context, project string, after int64, limit i
 	return evs, nil
 }
 
+// headQuery reads the head of a log ($1); no row is the empty log's zero head.
+const headQuery = `SELECT seq, hash FROM event_heads WHERE project = $1`
+
 // Head implements [store.Reader.Head].
 func (r Reader) Head(ctx context.Context, project string) (store.Head, error) {
-	var h store.Head
-	var hash []byte
-	err := r.C.QueryRow(ctx, `SELECT seq, hash FROM event_heads WHERE project = $1`, project).Scan(&h.Seq, &hash)
+	h, err := scanHead(r.C.QueryRow(ctx, headQuery, project))
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Head{}, nil
 	}
 	if err != nil {
 		return store.Head{}, fmt.Errorf("read head of %s: %w", project, err)
+	}
+	return h, nil
+}
+
+func scanHead(r Row) (store.Head, error) {
+	var h store.Head
+	var hash []byte
+	if err := r.Scan(&h.Seq, &hash); err != nil {
+		return store.Head{}, err
 	}
 	copy(h.Hash[:], hash)
 	return h, nil

@@ -1,0 +1,162 @@
+package authority_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority"
+	"github.com/docketrun/docket/internal/authority/authoritytest"
+	"github.com/docketrun/docket/internal/authority/identity"
+	"github.com/docketrun/docket/internal/authority/operation"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/sqlite"
+)
+
+// pauseStore is a store whose next Update, once armed, stops inside its transaction
+// after its function returned, before it commits, until released: a write holding what
+// it locked across its transaction, as a slow COMMIT would.
+type pauseStore struct {
+	store.Store
+	mu      sync.Mutex
+	armed   bool
+	entered chan struct{} // closed when the armed Update stops
+	release chan struct{} // closed to let it commit
+}
+
+// arm makes the next Update stop before its commit.
+func (p *pauseStore) arm() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed, p.entered, p.release = true, make(chan struct{}), make(chan struct{})
+}
+
+func (p *pauseStore) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return p.Store.Update(ctx, func(tx store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		armed, entered, release := p.armed, p.entered, p.release
+		p.armed = false
+		p.mu.Unlock()
+		if armed {
+			close(entered)
+			<-release
+		}
+		return nil
+	})
+}
+
+// queryBoard answers the agent's QueryBoard on ops, failing the test when no answer
+// comes within a few seconds (the call waits for a lock a paused write holds).
+func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) operation.Answer {
+	t.Helper()
+	type answer struct {
+		ans operation.Answer
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		ans, err := ops.Call(context.Background(), agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+		got <- answer{ans, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			t.Fatalf("QueryBoard: %v", a.err)
+		}
+		return a.ans
+	case <-time.After(5 * time.Second):
+		t.Fatal("QueryBoard did not answer within 5s: it waits for the operation ledger a write holds")
+		return operation.Answer{}
+	}
+}
+
+// TestOperations_QueryDuringClaim shows that an Agent's QueryBoard does not wait for a
+// claim that holds the project's operation ledger across its store transaction: it is
+// answered meanwhile from the ledger's snapshot, with the strip as committed (the
+// claimed Operation still waiting for a worker, since the claim has not committed), and
+// once the claim commits the next QueryBoard shows the Operation at the worker
+// (docs/architecture.md, "The project state and its driver").
+func TestOperations_QueryDuringClaim(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ps := &pauseStore{Store: st}
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	queryBoard(t, f.ops, f.agent) // the View is built, and kept
+
+	ps.arm()
+	// Released however the test ends, so that a failure does not leave the claim's
+	// transaction open under the fixture's cleanups.
+	release := sync.OnceFunc(func() { close(ps.release) })
+	t.Cleanup(release)
+	claimed := make(chan error, 1)
+	go func() { claimed <- f.claim(l, rows[0]) }()
+	select {
+	case <-ps.entered:
+	case err := <-claimed:
+		t.Fatalf("the claim returned %v before its transaction paused", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the claim's transaction never paused")
+	}
+	during := queryBoard(t, f.ops, f.agent)
+	release()
+	if err := <-claimed; err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	ops := during.Result.Operations
+	if len(ops) != 1 || ops[0].State != contract.OpRunning || ops[0].Stage != contract.StageNotDispatched {
+		t.Errorf("QueryBoard during the claim's transaction shows %+v, want the fetch running, not dispatched", ops)
+	}
+	after := queryBoard(t, f.ops, f.agent).Result.Operations
+	if len(after) != 1 || after[0].Stage != contract.StageAtWorker {
+		t.Errorf("QueryBoard after the claim shows %+v, want the fetch at the worker", after)
+	}
+}
+
+// TestOperations_SnapshotNotStale shows that the ledger's snapshot never answers past
+// the head a call read: another instance over the same store moves an Operation, and
+// the next QueryBoard and strip of this instance show it, on both backends.
+func TestOperations_SnapshotNotStale(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := newHopFixtureOn(t, opsFixtureOver(t, s1, time.Millisecond))
+			ctx := t.Context()
+			other := authority.NewOperations(authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now}),
+				operation.Config{})
+			f.startup(t, "wkr-a")
+			fetched := f.call(t, f.ops, &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue("a.txt")}})
+			before := queryBoard(t, f.ops, f.agent)
+			if ops := before.Result.Operations; len(ops) != 1 || ops[0].Stage != contract.StageNotDispatched {
+				t.Fatalf("QueryBoard shows %+v, want the fetch not dispatched", ops)
+			}
+			if err := other.Dispatched(ctx, "default", f.agent.ID, fetched.Meta.Ordinal); err != nil {
+				t.Fatalf("the other instance's claim: %v", err)
+			}
+			after := queryBoard(t, f.ops, f.agent)
+			if ops := after.Result.Operations; len(ops) != 1 || ops[0].Stage != contract.StageAtWorker {
+				t.Errorf("QueryBoard after another instance's change shows %+v, want the fetch at the worker", ops)
+			}
+			if after.Meta.BoardRevision <= before.Meta.BoardRevision {
+				t.Errorf("QueryBoard after another instance's change answers at %d, want past %d", after.Meta.BoardRevision, before.Meta.BoardRevision)
+			}
+			if e := f.opState(t); e.Stage != contract.StageAtWorker {
+				t.Errorf("the strip after another instance's change shows %+v, want the fetch at the worker", e)
+			}
+		})
+	}
+}
