@@ -533,7 +533,12 @@ func TestLoop_RealGateway_StripOnlyWhenChanged(t *testing.T) {
 	if string(strips[1]) != string(strips[2]) {
 		t.Errorf("the two QueryBoards were shown different strips:\n%s\n%s", strips[1], strips[2])
 	}
-	if n := strings.Count(tap.String(), `"operationsUnchanged"`); n != 1 {
+	// The runtime reads the text block alone and says so, so the answers carry the
+	// ToolResult only there, its quotes escaped (docs/mcp.md, "Result shape").
+	if n := strings.Count(tap.String(), `\"operationsUnchanged\"`); n != 1 {
 		t.Errorf("the gateway named the strip unchanged %d times on the wire, want once (the second QueryBoard)", n)
+	}
+	if strings.Contains(tap.String(), `"structuredContent"`) {
+		t.Error("the gateway sent structuredContent to the runtime, which reads the text block alone")
 	}
 }

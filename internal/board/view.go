@@ -155,8 +155,10 @@ func disposition(c *contract.Case) string {
 // viewNodes lists the focused roots, the facts about each focused business key that the
 // capability's rules derive (or its opening predicate), then the newest visible nodes.
 func (b *Board) viewNodes(focus []*contract.Case) contract.Bounded[contract.Node] {
-	out := contract.Bounded[contract.Node]{Items: []contract.Node{}}
-	seen := map[string]bool{}
+	// The list is made at its bound at once (or the Board's size): grown by appends, a
+	// View of 20 nodes allocated room for 63.
+	out := contract.Bounded[contract.Node]{Items: make([]contract.Node, 0, min(ViewMaxNodes, len(b.nodes)))}
+	seen := make(map[string]bool, min(ViewMaxNodes, len(b.nodes)))
 	add := func(n contract.Node) bool {
 		if seen[n.NodeID] {
 			return true

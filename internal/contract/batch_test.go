@@ -177,3 +177,25 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestValue_StringAsMarshal: a string Value is written exactly as json.Marshal writes the
+// string (the plain ones without its encoder, in one allocation), escapes and all.
+func TestValue_StringAsMarshal(t *testing.T) {
+	for _, s := range []string{"", "item", "calc-001", "a b/c:d", "~!@#$%^*()_+=-{}[]|;',.?`",
+		`quote"`, `back\slash`, "<tag>", "a&b", "tab\t", "nl\n", "\x00", "\x7f", "é", "日本", "\u2028", "\xff", "ok\xc3"} {
+		got, err := contract.StringValue(s).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("StringValue(%q) writes %s, json.Marshal %s", s, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = contract.StringValue("calc-001").MarshalJSON() }); n > 1 {
+		t.Errorf("a plain string Value allocates %v times to write, want 1", n)
+	}
+}

@@ -34,6 +34,12 @@ const MetaViewKey = "docket/view"
 // conversation.
 const MetaOperationsKey = "docket/operations"
 
+// MetaTextOnlyKey is the key under a tools/call's _meta where a client says, with true,
+// that it reads an answer's [ToolResult] from its text block alone: the answer then
+// carries no structuredContent, which would hold the same object again. A client that
+// does not send it is answered with both. See docs/mcp.md, "Result shape".
+const MetaTextOnlyKey = "docket/textOnly"
+
 // JSON-RPC error code and data reasons of the gateway's transport refusals.
 const (
 	RPCCodeServer             = -32000

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -34,7 +35,7 @@ const MaxJSONDepth = 512
 // and a number no float64 holds. Every refusal is an *Error with a code and a teaching
 // sentence that names where.
 func CheckJSON(b []byte) error {
-	_, err := parseStrict(b)
+	_, err := (&strictParser{b: b, check: true}).parse()
 	return err
 }
 
@@ -254,14 +255,88 @@ type strictParser struct {
 	i       int
 	skip    string // a path whose value is only checked for syntax
 	lenient int    // > 0 inside that value
+	// check is set when the parse only checks the text: it refuses what a parse that
+	// builds the tree refuses, but builds none (CheckJSON, CheckRPC: every MCP request).
+	check   bool
+	scratch jnode // every node of a check
+	// path is the path of the value being parsed, built as the parser descends and
+	// made a string only for a refusal: every tool call is parsed strictly, and a
+	// string per key and list entry was most of what the parse allocated.
+	path jpath
+	// An object's keys and values, and a list's values, are gathered on these stacks
+	// while it is parsed, then carved from chunks shared by the whole parse, as the
+	// nodes are: a few allocations a parse rather than several per value.
+	keyStack  []string
+	atStack   []int
+	kidStack  []*jnode
+	keyChunk  []string
+	atChunk   []int
+	kidChunk  []*jnode
+	nodeChunk []jnode
 }
+
+// node returns a new node, from the parse's current chunk of them.
+func (p *strictParser) node() *jnode {
+	if p.check {
+		p.scratch = jnode{}
+		return &p.scratch
+	}
+	if len(p.nodeChunk) == cap(p.nodeChunk) {
+		p.nodeChunk = make([]jnode, 0, nodeChunk)
+	}
+	p.nodeChunk = append(p.nodeChunk, jnode{})
+	return &p.nodeChunk[len(p.nodeChunk)-1]
+}
+
+// nodeChunk is how many nodes a parse allocates at once: a tool call's arguments have
+// tens of values, and a chunk wastes at most its size less one.
+const nodeChunk = 16
+
+// carve copies src into chunk, starting a new chunk when it has no room, and returns
+// the copy, whose capacity ends where it does: an append to it never writes into
+// another node's.
+func carve[T any](chunk *[]T, src []T) []T {
+	if cap(*chunk)-len(*chunk) < len(src) {
+		*chunk = make([]T, 0, max(64, len(src)))
+	}
+	start := len(*chunk)
+	*chunk = append(*chunk, src...)
+	return (*chunk)[start:len(*chunk):len(*chunk)]
+}
+
+// jpath is a path into a JSON value as refusals name it ("operations[2].atom"), kept
+// in one buffer that grows as a walk descends and is cut back as it returns.
+type jpath struct{ b []byte }
+
+// key descends into key of an object; it returns what pop takes to return.
+func (p *jpath) key(k string) int {
+	n := len(p.b)
+	if n > 0 {
+		p.b = append(p.b, '.')
+	}
+	p.b = append(p.b, k...)
+	return n
+}
+
+// index descends into entry i of a list; it returns what pop takes to return.
+func (p *jpath) index(i int) int {
+	n := len(p.b)
+	p.b = append(p.b, '[')
+	p.b = strconv.AppendInt(p.b, int64(i), 10)
+	p.b = append(p.b, ']')
+	return n
+}
+
+func (p *jpath) pop(n int)        { p.b = p.b[:n] }
+func (p *jpath) String() string   { return string(p.b) }
+func (p *jpath) is(s string) bool { return string(p.b) == s }
 
 // CheckRPC checks an MCP JSON-RPC message as [CheckJSON] does, except params.arguments,
 // which only has to be JSON: the tool's own decoder refuses what is wrong in it with a
 // tool result that teaches the model, rather than a transport error that ends the
 // client's session.
 func CheckRPC(b []byte) error {
-	_, err := (&strictParser{b: b, skip: "params.arguments"}).parse()
+	_, err := (&strictParser{b: b, skip: "params.arguments", check: true}).parse()
 	return err
 }
 
@@ -275,7 +350,7 @@ func (p *strictParser) parse() (*jnode, error) {
 	if p.i == len(b) {
 		return nil, Errorf(CodeInvalidArgument, "the body is empty; send one JSON value")
 	}
-	n, err := p.value(0, "")
+	n, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
@@ -313,29 +388,30 @@ func lineOf(b []byte, i int) int {
 	return 1 + bytes.Count(b[:max(0, min(i, len(b)))], []byte("\n"))
 }
 
-func (p *strictParser) value(depth int, path string) (*jnode, error) {
-	n, err := p.valueAt(depth, path)
+func (p *strictParser) value(depth int) (*jnode, error) {
+	n, err := p.valueAt(depth)
 	if n != nil {
 		n.end = p.i
 	}
 	return n, err
 }
 
-func (p *strictParser) valueAt(depth int, path string) (*jnode, error) {
+func (p *strictParser) valueAt(depth int) (*jnode, error) {
 	if depth > MaxJSONDepth {
-		return nil, Errorf(CodeInvalidArgument, "the JSON nests deeper than %d levels at %s; flatten it", MaxJSONDepth, where(path))
+		return nil, Errorf(CodeInvalidArgument, "the JSON nests deeper than %d levels at %s; flatten it", MaxJSONDepth, where(p.path.String()))
 	}
 	if p.i >= len(p.b) {
 		return nil, p.syntax("a value is missing")
 	}
-	if p.skip != "" && path == p.skip {
+	if p.skip != "" && p.path.is(p.skip) {
 		p.lenient++
 		defer func() { p.lenient-- }()
 	}
-	n := &jnode{start: p.i}
+	n := p.node()
+	n.start = p.i
 	switch c := p.b[p.i]; {
 	case c == '{':
-		return n, p.object(n, depth, path)
+		return n, p.object(n, depth)
 	case c == '[':
 		n.kind = '['
 		p.i++
@@ -344,13 +420,16 @@ func (p *strictParser) valueAt(depth int, path string) (*jnode, error) {
 			p.i++
 			return n, nil
 		}
+		base := len(p.kidStack)
 		for {
 			p.space()
-			kid, err := p.value(depth+1, path+"["+strconv.Itoa(len(n.kids))+"]")
+			at := p.path.index(len(p.kidStack) - base)
+			kid, err := p.value(depth + 1)
+			p.path.pop(at)
 			if err != nil {
 				return nil, err
 			}
-			n.kids = append(n.kids, kid)
+			p.kidStack = append(p.kidStack, kid)
 			p.space()
 			if p.i < len(p.b) && p.b[p.i] == ',' {
 				p.i++
@@ -358,13 +437,17 @@ func (p *strictParser) valueAt(depth int, path string) (*jnode, error) {
 			}
 			if p.i < len(p.b) && p.b[p.i] == ']' {
 				p.i++
+				if !p.check {
+					n.kids = carve(&p.kidChunk, p.kidStack[base:])
+				}
+				p.kidStack = p.kidStack[:base]
 				return n, nil
 			}
 			return nil, p.syntax("expected , or ] in a list")
 		}
 	case c == '"':
 		n.kind = '"'
-		s, err := p.string(path)
+		s, err := p.string(!p.check)
 		n.str = s
 		return n, err
 	case c == 't' || c == 'f' || c == 'n':
@@ -380,51 +463,71 @@ func (p *strictParser) valueAt(depth int, path string) (*jnode, error) {
 		}
 		return nil, p.syntax("expected true, false or null")
 	case c == '-' || c >= '0' && c <= '9':
-		return n, p.number(n, path)
+		return n, p.number(n)
 	}
 	return nil, p.syntax("expected a value")
 }
 
-func (p *strictParser) object(n *jnode, depth int, path string) error {
+func (p *strictParser) object(n *jnode, depth int) error {
 	n.kind = '{'
 	p.i++
-	exact := map[string]bool{}
-	folded := map[string]string{}
+	// An object's keys are compared with those before them: one by one while there are
+	// few (tool arguments have a handful), through maps built once there are more.
+	var exact map[string]bool
+	var folded map[string]string
 	p.space()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		return nil
 	}
+	base, kidBase := len(p.keyStack), len(p.kidStack)
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
 			return p.syntax("expected a key in double quotes")
 		}
 		keyStart := p.i
-		key, err := p.string(path)
+		key, err := p.string(true)
 		if err != nil {
 			return err
 		}
-		at := join(path, key)
-		if exact[key] && p.lenient == 0 {
-			return Errorf(CodeDuplicateKey, "the key %s appears twice at %s; readers disagree on which one counts, so send each key once", quoteShort(key), where(path))
+		if p.lenient == 0 {
+			keys := p.keyStack[base:]
+			if exact == nil && len(keys) >= smallObject {
+				exact, folded = make(map[string]bool, 2*smallObject), make(map[string]string, 2*smallObject)
+				for _, k := range keys {
+					exact[k], folded[foldKey(k)] = true, k
+				}
+			}
+			dup, other, variant := false, "", false
+			if exact != nil {
+				dup = exact[key]
+				f := foldKey(key)
+				other, variant = folded[f]
+				exact[key], folded[f] = true, key
+			} else {
+				dup, other, variant = sameKeys(keys, key)
+			}
+			if dup {
+				return Errorf(CodeDuplicateKey, "the key %s appears twice at %s; readers disagree on which one counts, so send each key once", quoteShort(key), where(p.path.String()))
+			}
+			if variant {
+				return Errorf(CodeCaseVariantKey, "the keys %s and %s at %s differ only in letter case; readers disagree on whether they are one key, so send one, spelled exactly", quoteShort(other), quoteShort(key), where(p.path.String()))
+			}
 		}
-		f := foldKey(key)
-		if other, ok := folded[f]; ok && p.lenient == 0 {
-			return Errorf(CodeCaseVariantKey, "the keys %s and %s at %s differ only in letter case; readers disagree on whether they are one key, so send one, spelled exactly", quoteShort(other), quoteShort(key), where(path))
-		}
-		exact[key], folded[f] = true, key
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != ':' {
 			return p.syntax("expected : after a key")
 		}
 		p.i++
 		p.space()
-		kid, err := p.value(depth+1, at)
+		at := p.path.key(key)
+		kid, err := p.value(depth + 1)
+		p.path.pop(at)
 		if err != nil {
 			return err
 		}
-		n.keys, n.kids, n.keyAt = append(n.keys, key), append(n.kids, kid), append(n.keyAt, keyStart)
+		p.keyStack, p.kidStack, p.atStack = append(p.keyStack, key), append(p.kidStack, kid), append(p.atStack, keyStart)
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
@@ -432,13 +535,94 @@ func (p *strictParser) object(n *jnode, depth int, path string) error {
 		}
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
+			if !p.check {
+				n.keys = carve(&p.keyChunk, p.keyStack[base:])
+				n.kids = carve(&p.kidChunk, p.kidStack[kidBase:])
+				n.keyAt = carve(&p.atChunk, p.atStack[base:])
+			}
+			p.keyStack, p.kidStack, p.atStack = p.keyStack[:base], p.kidStack[:kidBase], p.atStack[:base]
 			return nil
 		}
 		return p.syntax("expected , or } in an object")
 	}
 }
 
-func (p *strictParser) string(path string) (string, error) {
+// smallObject is the number of keys up to which object compares a key with those
+// before it one by one.
+const smallObject = 16
+
+// sameKeys reports whether keys holds key (dup), or else one that differs from it only
+// in letter case (other), as foldKey compares them.
+func sameKeys(keys []string, key string) (dup bool, other string, variant bool) {
+	if slices.Contains(keys, key) {
+		return true, "", false
+	}
+	var f string
+	for _, k := range keys {
+		if asciiFold(k, key) {
+			return false, k, true
+		}
+		if isASCII(k) && isASCII(key) {
+			continue
+		}
+		if f == "" {
+			f = foldKey(key)
+		}
+		if foldKey(k) == f {
+			return false, k, true
+		}
+	}
+	return false, "", false
+}
+
+// asciiFold reports whether a and b, both ASCII, are one under foldKey: equal but for
+// the case of their letters.
+func asciiFold(a, b string) bool {
+	if len(a) != len(b) || !isASCII(a) || !isASCII(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// string parses a string; its value is returned when keep is set (a check's values are
+// only checked).
+func (p *strictParser) string(keep bool) (string, error) {
+	// Most strings are printable ASCII without escapes: they are their own bytes.
+	for j := p.i + 1; j < len(p.b); j++ {
+		c := p.b[j]
+		if c == '"' {
+			var s string
+			if keep {
+				s = string(p.b[p.i+1 : j])
+			}
+			p.i = j + 1
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
 	p.i++ // the opening quote
 	var sb strings.Builder
 	for {
@@ -457,7 +641,7 @@ func (p *strictParser) string(path string) (string, error) {
 				return "", p.syntax("an escape is cut short")
 			}
 			e := p.b[p.i+1]
-			if r, ok := map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}[e]; ok {
+			if r, ok := unescape(e); ok {
 				sb.WriteByte(r)
 				p.i += 2
 				continue
@@ -477,7 +661,7 @@ func (p *strictParser) string(path string) (string, error) {
 				}
 				dec := utf16.DecodeRune(r, r2)
 				if (!ok || dec == unicode.ReplacementChar) && p.lenient == 0 {
-					return "", Errorf(CodeInvalidUTF8, "a string at %s escapes a lone UTF-16 surrogate (\\u%04x); readers turn it into different text, so send the character itself or a valid pair", where(path), r)
+					return "", Errorf(CodeInvalidUTF8, "a string at %s escapes a lone UTF-16 surrogate (\\u%04x); readers turn it into different text, so send the character itself or a valid pair", where(p.path.String()), r)
 				}
 				if ok && dec != unicode.ReplacementChar {
 					p.i += 6
@@ -491,12 +675,31 @@ func (p *strictParser) string(path string) (string, error) {
 		default:
 			r, size := utf8.DecodeRune(p.b[p.i:])
 			if r == utf8.RuneError && size <= 1 && p.lenient == 0 {
-				return "", Errorf(CodeInvalidUTF8, "a string at %s holds bytes that are not UTF-8 (%s); readers turn them into different text, so send UTF-8", where(path), lineCol(p.b, p.i))
+				return "", Errorf(CodeInvalidUTF8, "a string at %s holds bytes that are not UTF-8 (%s); readers turn them into different text, so send UTF-8", where(p.path.String()), lineCol(p.b, p.i))
 			}
 			sb.Write(p.b[p.i : p.i+size])
 			p.i += size
 		}
 	}
+}
+
+// unescape is the byte a one-letter JSON escape \e stands for.
+func unescape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 func (p *strictParser) hex4(at int) (rune, bool) {
@@ -507,7 +710,7 @@ func (p *strictParser) hex4(at int) (rune, bool) {
 	return rune(v), err == nil && !bytes.ContainsAny(p.b[at:at+4], "+-_xX")
 }
 
-func (p *strictParser) number(n *jnode, path string) error {
+func (p *strictParser) number(n *jnode) error {
 	n.kind = '0'
 	start := p.i
 	if p.b[p.i] == '-' {
@@ -542,7 +745,7 @@ func (p *strictParser) number(n *jnode, path string) error {
 	n.raw = string(p.b[start:p.i])
 	f, err := strconv.ParseFloat(n.raw, 64)
 	if err != nil {
-		return Errorf(CodeInvalidArgument, "the number at %s (%s) is out of range; send a smaller number, or a large one as a string", where(path), lineCol(p.b, start))
+		return Errorf(CodeInvalidArgument, "the number at %s (%s) is out of range; send a smaller number, or a large one as a string", where(p.path.String()), lineCol(p.b, start))
 	}
 	n.num = f
 	return nil
@@ -591,6 +794,12 @@ var (
 // walkType checks n against the Go type it decodes into: keys match fields exactly, and
 // null only where Go reads it as absent.
 func walkType(n *jnode, t reflect.Type, path string) error {
+	p := jpath{b: []byte(path)}
+	return p.walkType(n, t)
+}
+
+// walkType is walkType of n at path p, the path made a string only for a refusal.
+func (p *jpath) walkType(n *jnode, t reflect.Type) error {
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil // the type reads its own JSON, null included, from text CheckJSON has passed
 	}
@@ -600,8 +809,8 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 			return nil
 		}
 		name := "the value"
-		if path != "" {
-			name = "the field " + quoteShort(path)
+		if len(p.b) > 0 {
+			name = "the field " + quoteShort(p.String())
 		}
 		return Errorf(CodeNullField, "%s is null, but it takes a %s; omit it to leave it out, or give a value", name, kindWord(t))
 	}
@@ -610,11 +819,14 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return walkType(n, t.Elem(), path)
+		return p.walkType(n, t.Elem())
 	case reflect.Slice, reflect.Array:
 		if n.kind == '[' {
 			for i, k := range n.kids {
-				if err := walkType(k, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				at := p.index(i)
+				err := p.walkType(k, t.Elem())
+				p.pop(at)
+				if err != nil {
 					return err
 				}
 			}
@@ -622,7 +834,10 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 	case reflect.Map:
 		if n.kind == '{' {
 			for i, k := range n.kids {
-				if err := walkType(k, t.Elem(), join(path, n.keys[i])); err != nil {
+				at := p.key(n.keys[i])
+				err := p.walkType(k, t.Elem())
+				p.pop(at)
+				if err != nil {
 					return err
 				}
 			}
@@ -637,12 +852,15 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 			if !ok {
 				for name := range fs {
 					if strings.EqualFold(name, key) || foldKey(name) == foldKey(key) {
-						return Errorf(CodeCaseVariantKey, "the key %s at %s is not the field %s: keys match exactly, and other readers see an unknown key; spell it %s", quoteShort(key), where(path), quoteShort(name), name)
+						return Errorf(CodeCaseVariantKey, "the key %s at %s is not the field %s: keys match exactly, and other readers see an unknown key; spell it %s", quoteShort(key), where(p.String()), quoteShort(name), name)
 					}
 				}
 				continue // unknown: encoding/json refuses it by name
 			}
-			if err := walkType(n.kids[i], ft, join(path, key)); err != nil {
+			at := p.key(key)
+			err := p.walkType(n.kids[i], ft)
+			p.pop(at)
+			if err != nil {
 				return err
 			}
 		}
@@ -651,8 +869,20 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 }
 
 // jsonFields returns the JSON names of t's fields, those of embedded structs included, as
-// encoding/json reads them.
+// encoding/json reads them. The map is kept per type and shared: callers only read it.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if fs, ok := fieldsOf.Load(t); ok {
+		return fs.(map[string]reflect.Type)
+	}
+	fs := readFields(t)
+	fieldsOf.Store(t, fs)
+	return fs
+}
+
+// fieldsOf holds jsonFields' answers by type: the types of the wire, a fixed few.
+var fieldsOf sync.Map
+
+func readFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -105,6 +107,14 @@ func FuzzStrictDiff(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := parseStrict(data)
+		// A check, which builds no tree, refuses exactly what the parse refuses.
+		if cerr := CheckJSON(data); fmt.Sprint(cerr) != fmt.Sprint(err) || CodeOf(cerr) != CodeOf(err) {
+			t.Fatalf("CheckJSON(%q) = %v, the parse %v", data, cerr, err)
+		}
+		_, rerr := (&strictParser{b: data, skip: "params.arguments"}).parse()
+		if cerr := CheckRPC(data); fmt.Sprint(cerr) != fmt.Sprint(rerr) || CodeOf(cerr) != CodeOf(rerr) {
+			t.Fatalf("CheckRPC(%q) = %v, the parse %v", data, cerr, rerr)
+		}
 		dupFree, refErr := referenceKeys(data)
 		var ref any
 		stdErr := json.Unmarshal(data, &ref)
@@ -231,4 +241,36 @@ func depth(data []byte) int {
 		}
 	}
 	return most
+}
+
+// TestDecodeToolInput_Allocs bounds what strictly checking and decoding a batch of ten
+// facts allocates: every MCP request is checked and every tool call's arguments decoded
+// strictly, and a string per key and list entry for the path a refusal might name, two
+// maps per object and a node apiece once made the check allocate 444 times and the
+// decode 670 (benchmarks/README.md, "ApplyBatch's answer"). A check builds no tree.
+func TestDecodeToolInput_Allocs(t *testing.T) {
+	var in []byte
+	in = append(in, `{"operations":[`...)
+	for j := range 10 {
+		if j > 0 {
+			in = append(in, ',')
+		}
+		in = append(in, `{"op":"assert_fact","atom":{"predicate":"item","args":{"n":"`+strconv.Itoa(1000+j)+`"}}}`...)
+	}
+	in = append(in, "]}"...)
+	for _, tt := range []struct {
+		name string
+		f    func() error
+		max  float64
+	}{
+		{"CheckJSON", func() error { return CheckJSON(in) }, 80},
+		{"DecodeToolInput", func() error { _, err := DecodeToolInput(ToolApplyBatch, in); return err }, 260},
+	} {
+		if err := tt.f(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = tt.f() }); n > tt.max {
+			t.Errorf("%s of a batch of ten facts allocates %v times, want at most %v", tt.name, n, tt.max)
+		}
+	}
 }

@@ -114,6 +114,14 @@ func validVar(s string) bool {
 func (v Value) MarshalJSON() ([]byte, error) {
 	switch v.kind {
 	case ValueString:
+		if plainJSON(v.s) {
+			// What json.Marshal writes for it, without its encoder: Board values are
+			// mostly short words, encoded for every View and every node stored.
+			b := make([]byte, 0, len(v.s)+2)
+			b = append(b, '"')
+			b = append(b, v.s...)
+			return append(b, '"'), nil
+		}
 		return json.Marshal(v.s)
 	case ValueInt:
 		return strconv.AppendInt(nil, v.i, 10), nil
@@ -127,6 +135,18 @@ func (v Value) MarshalJSON() ([]byte, error) {
 		return strconv.AppendBool(nil, v.b), nil
 	}
 	return nil, Errorf(CodeInvalidArgument, "a value is empty; give a string, number or boolean")
+}
+
+// plainJSON reports whether json.Marshal writes s as its own bytes in quotes: printable
+// ASCII that needs no escape, HTML's <, > and & included (json.Marshal escapes those).
+func plainJSON(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalJSON decodes a JSON scalar. null, objects and arrays are refused.

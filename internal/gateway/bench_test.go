@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -87,8 +88,9 @@ func BenchmarkQueryBoard_ViewSent(b *testing.B) {
 
 // BenchmarkQueryBoard_Runtime is BenchmarkQueryBoard as the Docket runtime's client
 // sends it: naming the View and the strip of Operations it holds (_meta "docket/view",
-// "docket/operations") and saying it applies View deltas, so the steady answer names
-// both unchanged. It calls in the session's own conversation, as BenchmarkQueryBoard does.
+// "docket/operations"), saying it applies View deltas, so the steady answer names both
+// unchanged, and that it reads the text block alone ("docket/textOnly"). It calls in the
+// session's own conversation, as BenchmarkQueryBoard does.
 func BenchmarkQueryBoard_Runtime(b *testing.B) {
 	f := newFixture(b, time.Second)
 	cs := f.connect(b, nil)
@@ -100,7 +102,7 @@ func BenchmarkQueryBoard_Runtime(b *testing.B) {
 	view, strip := "", ""
 	countedLoop(b, f, func(int) {
 		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "QueryBoard", Arguments: json.RawMessage(raw),
-			Meta: mcp.Meta{contract.MetaViewKey: view, contract.MetaOperationsKey: strip, contract.MetaViewDeltaKey: true}})
+			Meta: mcp.Meta{contract.MetaViewKey: view, contract.MetaOperationsKey: strip, contract.MetaViewDeltaKey: true, contract.MetaTextOnlyKey: true}})
 		if err != nil || res.IsError {
 			b.Fatalf("QueryBoard failed: %v", err)
 		}
@@ -185,7 +187,17 @@ func benchApplyBatch(b *testing.B, f *fixture) {
 // carries what the batch changed in the View rather than the View whole. It calls in the
 // session's own conversation, as BenchmarkApplyBatch does: a named one adds the read of
 // its pin to both.
-func BenchmarkApplyBatch_Delta(b *testing.B) {
+func BenchmarkApplyBatch_Delta(b *testing.B) { benchApplyBatchDelta(b, nil) }
+
+// BenchmarkApplyBatch_Runtime is BenchmarkApplyBatch_Delta as the Docket runtime sends
+// it: saying too that it reads the text block alone (_meta "docket/textOnly"), so each
+// answer carries the ToolResult once, without structuredContent.
+func BenchmarkApplyBatch_Runtime(b *testing.B) {
+	benchApplyBatchDelta(b, mcp.Meta{contract.MetaTextOnlyKey: true})
+}
+
+// benchApplyBatchDelta is BenchmarkApplyBatch_Delta with extra added to each call's _meta.
+func benchApplyBatchDelta(b *testing.B, extra mcp.Meta) {
 	f := newBenchFixture(b, time.Second, nil)
 	cs := f.connect(b, nil)
 	held := ""
@@ -199,8 +211,9 @@ func BenchmarkApplyBatch_Delta(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "ApplyBatch", Arguments: json.RawMessage(raw),
-			Meta: mcp.Meta{contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}})
+		meta := mcp.Meta{contract.MetaViewKey: held, contract.MetaViewDeltaKey: true}
+		maps.Copy(meta, extra)
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "ApplyBatch", Arguments: json.RawMessage(raw), Meta: meta})
 		if err != nil || res.IsError {
 			b.Fatalf("ApplyBatch failed: %v", err)
 		}

@@ -52,3 +52,18 @@ func ResultText(r contract.ToolResult) (string, error) {
 	}
 	return res.Content[0].(*mcp.TextContent).Text, nil
 }
+
+// MarkDelivered records, in every open session, that n more Operations' outcomes (with
+// ordinals no Operation has) were given in full, as a session that answered n writes
+// has.
+func (g *Gateway) MarkDelivered(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.sessions {
+		s.mu.Lock()
+		for i := range n {
+			s.delivered[-1-int64(i)] = true
+		}
+		s.mu.Unlock()
+	}
+}

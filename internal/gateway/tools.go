@@ -55,6 +55,7 @@ type toolCall struct {
 	fullView bool             // the call asks for the View in full
 	deltas   bool             // the client applies View deltas (_meta "docket/viewDelta")
 	strip    *contract.Digest // the strip the client says it holds (_meta "docket/operations"); nil: it says nothing
+	textOnly bool             // the client reads the text block alone (_meta "docket/textOnly")
 }
 
 // beginTool runs the call up to its hold. It returns the held call, or nil and the
@@ -90,7 +91,10 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	if t.claimed, err = digestClaimed(req.Params, contract.MetaViewKey, viewClaimTeaching); err != nil {
 		return nil, nil, err
 	}
-	if t.deltas, err = deltasWanted(req.Params); err != nil {
+	if t.deltas, err = flagOf(req.Params, contract.MetaViewDeltaKey, deltasTeaching); err != nil {
+		return nil, nil, err
+	}
+	if t.textOnly, err = flagOf(req.Params, contract.MetaTextOnlyKey, textOnlyTeaching); err != nil {
 		return nil, nil, err
 	}
 	if t.strip, err = digestClaimed(req.Params, contract.MetaOperationsKey, stripClaimTeaching); err != nil {
@@ -99,11 +103,16 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 
 	s.mu.Lock()
 	focus := slices.Clone(s.focus[t.conversation])
-	delivered := make(map[int64]bool, len(s.delivered))
-	for k, v := range s.delivered {
-		delivered[k] = v
-	}
 	s.mu.Unlock()
+	// The authority asks about one ordinal or two per call, and only while the call runs,
+	// when nothing else changes what this session was given (the Agent's calls are
+	// serial): it reads the session's record rather than a copy, which grew by one entry
+	// an answer and was copied whole on every call.
+	delivered := func(o int64) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.delivered[o]
+	}
 	// The call's first reads are made at the head its token was proved at.
 	now := identity.AtCheckedHead(ctx, c, checkedHead(req.Extra))
 	pin, taskBy, err := g.pin(now, c, t.conversation)
@@ -123,7 +132,7 @@ func (g *Gateway) beginTool(ctx context.Context, name string, req *mcp.CallToolR
 	} else if derr != nil {
 		err = derr
 	} else {
-		call := operation.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: func(o int64) bool { return delivered[o] }}
+		call := operation.Call{Tool: name, Input: in, Focus: focus, Pin: pin, TaskBy: taskBy, Conversation: contract.ConversationID(t.conversation), Delivered: delivered}
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			call.Progress = progress(ctx, req.Session, tok)
 		}
@@ -224,6 +233,9 @@ func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp
 		stripHeld = *t.strip
 	}
 	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil, &g.views)
+	if err == nil && t.textOnly {
+		res.StructuredContent = nil // the same object as the text block, which is all the client reads
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -300,16 +312,18 @@ func (s *session) rememberStrip(conversation string, d contract.Digest) {
 	s.strips[conversation] = d
 }
 
-// deltasWanted reports whether a call says, in _meta["docket/viewDelta"], that its client
-// applies View deltas.
-func deltasWanted(p *mcp.CallToolParamsRaw) (bool, error) {
-	v, ok := metaOf(p, contract.MetaViewDeltaKey)
+// flagOf is what a call says with a boolean in _meta[key]: whether its client applies
+// View deltas under "docket/viewDelta", whether it reads the text block alone under
+// "docket/textOnly"; false when it says nothing. Anything but a boolean is refused with
+// teaching.
+func flagOf(p *mcp.CallToolParamsRaw, key, teaching string) (bool, error) {
+	v, ok := metaOf(p, key)
 	if !ok {
 		return false, nil
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, rpcError(string(contract.CodeInvalidArgument), "_meta[\""+contract.MetaViewDeltaKey+"\"] is not a boolean; send true when the client applies View deltas")
+		return false, rpcError(string(contract.CodeInvalidArgument), teaching)
 	}
 	return b, nil
 }
@@ -341,6 +355,8 @@ func digestClaimed(p *mcp.CallToolParamsRaw, key, teaching string) (*contract.Di
 const (
 	viewClaimTeaching  = "_meta[\"" + contract.MetaViewKey + "\"] is not a View digest; send the viewDigest of the last View the conversation was given, or \"\" when it holds none"
 	stripClaimTeaching = "_meta[\"" + contract.MetaOperationsKey + "\"] is not a digest; send the operationsDigest of the last strip the conversation was given, or \"\" when it holds none"
+	deltasTeaching     = "_meta[\"" + contract.MetaViewDeltaKey + "\"] is not a boolean; send true when the client applies View deltas"
+	textOnlyTeaching   = "_meta[\"" + contract.MetaTextOnlyKey + "\"] is not a boolean; send true when the client reads the text block alone"
 )
 
 // pin is what the conversation's tasks hold its work to, and who posted them; none

@@ -230,6 +230,9 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (a
 		params.Meta[contract.MetaConversationKey] = conversation
 	}
 	params.Meta[contract.MetaOperationsKey] = c.stripClaimLocked(conversation)
+	// The answer's text block is all this client reads (below): the same object again as
+	// structuredContent would only be encoded, sent and decoded for nothing.
+	params.Meta[contract.MetaTextOnlyKey] = true
 	if d, ok := agent.ViewOf(ctx); ok {
 		held := ""
 		if d != (contract.Digest{}) {

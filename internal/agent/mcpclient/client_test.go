@@ -100,6 +100,11 @@ func TestClient_Call(t *testing.T) {
 	if len(calls) != 1 || calls[0].Tool != "OpenCase" || string(calls[0].Args) != `{"caseType":"calc"}` {
 		t.Errorf("the gateway received %+v, want one OpenCase with the arguments", calls)
 	}
+	// It reads the text block alone, and says so: the answer need not carry the same
+	// object again as structuredContent (docs/mcp.md, "Result shape").
+	if len(calls) == 1 && calls[0].Meta[contract.MetaTextOnlyKey] != true {
+		t.Errorf("the call's _meta %v does not say the client reads the text block alone", calls[0].Meta)
+	}
 }
 
 func TestClient_Call_ToolOutsideTheSixIsNeverSent(t *testing.T) {

@@ -18,7 +18,14 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 		tier contract.Tier
 	}
 	ps := make([]prepared, 0, len(facts))
-	var valBlock []uint32 // the facts' value ids, carved from shared blocks
+	// The facts' value ids are carved from shared blocks, sized to what the facts need
+	// up to 1,024 ids: create copies them, so a block is scratch, and the Board asserts
+	// one fact a call, for which a block of 1,024 was 4 KB to hold one id or two.
+	var valBlock []uint32
+	need := 0
+	for _, f := range facts {
+		need += len(f.Atom.Args)
+	}
 	batch := make(map[string]bool, len(facts))
 	for _, f := range facts {
 		if f.ID == "" {
@@ -41,7 +48,7 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 				"fact %s uses the built-in %s as its predicate; choose another predicate name", f.ID, a.Pred)
 		}
 		if len(valBlock) < len(a.Args) {
-			valBlock = make([]uint32, max(1024, len(a.Args)))
+			valBlock = make([]uint32, max(min(1024, need), len(a.Args)))
 		}
 		vals := valBlock[:len(a.Args):len(a.Args)]
 		valBlock = valBlock[len(a.Args):]
@@ -126,6 +133,7 @@ func (e *Engine) AddRules(rules ...Rule) (Delta, error) {
 		return Delta{}, err
 	}
 	t := e.begin()
+	t.newRules = make(map[*crule]bool, len(added))
 	for _, r := range added {
 		t.newRules[r] = true
 	}
@@ -171,6 +179,9 @@ func (e *Engine) RemoveRules(ids ...string) (Delta, error) {
 // dropRule queues for over-deletion the facts r derives now.
 func (t *txn) dropRule(r *crule) error {
 	rel := r.headTab.rel
+	if t.pendingOD == nil {
+		t.pendingOD = make(map[*relation][]*fact)
+	}
 	if r.isAgg {
 		for _, fr := range r.headTab.list {
 			if f := t.e.fact(fr); f.derTier != 0 {

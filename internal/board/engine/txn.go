@@ -75,13 +75,10 @@ type savedID struct {
 
 func (e *Engine) begin() *txn {
 	e.stamp++
-	return &txn{
-		e: e, stamp: e.stamp, oldProg: e.prog,
-		rel:   make(map[*relation]*relLog),
-		worse: make(map[*relation][]*fact), better: make(map[*relation][]*fact),
-		added: make(map[*relation][]*fact), removed: make(map[*relation][]*fact),
-		pendingOD: make(map[*relation][]*fact), newRules: make(map[*crule]bool),
-	}
+	// The maps a mutation may not need are made when first written (settle, addRules,
+	// dropRule): the Board asserts a fact at a time, mostly of relations no stratum
+	// reads, and made seven maps a fact.
+	return &txn{e: e, stamp: e.stamp, oldProg: e.prog, rel: make(map[*relation]*relLog)}
 }
 
 // touch saves f's state before its first change in this mutation.
@@ -194,14 +191,17 @@ func (t *txn) commit() Delta {
 		t.registerPending()
 		return d
 	}
-	n := 0
+	n, args := 0, 0
 	for f := range t.created() {
 		if f.tier() != 0 {
 			n++
+			args += len(f.values())
 		}
 	}
 	// A large batch of new facts gets its ids and argument lists from two shared blocks:
-	// one allocation each instead of two per fact.
+	// one allocation each instead of two per fact. The argument block is sized to what
+	// the facts take, up to 4,096: the Delta's entries keep it, and one fact's Delta
+	// kept a block of 4,096 (≈ 300 KB).
 	d.Added = make([]Entry, 0, n)
 	for _, l := range t.logs {
 		e.assignIDs(l.created)
@@ -213,7 +213,7 @@ func (t *txn) commit() Delta {
 		}
 		n := len(f.values())
 		if len(slab) < n {
-			slab = make([]Arg, max(4096, n))
+			slab = make([]Arg, max(min(4096, args), n))
 		}
 		en := e.entryInto(f, slab[:n:n])
 		slab = slab[n:]
@@ -280,6 +280,10 @@ func (t *txn) settle(rel *relation) {
 		// No later stratum reads rel: its net change has no reader. (The stratum that
 		// derives rel is done with it.)
 		return
+	}
+	if t.worse == nil {
+		t.worse, t.better = make(map[*relation][]*fact), make(map[*relation][]*fact)
+		t.added, t.removed = make(map[*relation][]*fact), make(map[*relation][]*fact)
 	}
 	// Size both lists once: a large fixpoint creates hundreds of thousands of facts, and
 	// growing by doubling would allocate twice that.
