@@ -52,14 +52,16 @@ type Server struct {
 	opts    options
 	release chan struct{} // closed at cleanup: every stalled answer ends
 
-	mu       sync.Mutex
-	seen     []Seen
-	window   int                  // see SetWindow; 0: any size
-	sizes    []int                // each request's size in tokens
-	attempts map[[32]byte]int     // per request body: how many times it came
-	reasoned map[string]Reasoning // per tool call id: the reasoning answered with it
-	stats    Stats
-	bodies   [][]byte
+	mu        sync.Mutex
+	idle      *sync.Cond // signalled when answering reaches 0; uses mu
+	answering int        // requests being answered now
+	seen      []Seen
+	window    int                  // see SetWindow; 0: any size
+	sizes     []int                // each request's size in tokens
+	attempts  map[[32]byte]int     // per request body: how many times it came
+	reasoned  map[string]Reasoning // per tool call id: the reasoning answered with it
+	stats     Stats
+	bodies    [][]byte
 }
 
 // Bodies returns the body of every request the server received so far, in order, for a
@@ -83,11 +85,32 @@ func (s *Server) keepBody(r *http.Request) error {
 	return nil
 }
 
-// Seen returns what the server received so far, in order.
+// Seen returns what the server received so far, in order, once no request is being
+// answered: a client reads an answer's last event before the server's handler returns
+// from writing it and notes it answered whole, so a test that asks right after its client
+// returned would otherwise find the last answer not yet noted. A stalled answer ends when
+// its client gives up on it, or when the server is closed.
 func (s *Server) Seen() []Seen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for s.answering > 0 {
+		s.idle.Wait()
+	}
 	return append([]Seen(nil), s.seen...)
+}
+
+// begin notes a request being answered until the returned func is called.
+func (s *Server) begin() func() {
+	s.mu.Lock()
+	s.answering++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.answering--; s.answering == 0 {
+			s.idle.Broadcast()
+		}
+	}
 }
 
 // record notes a request and returns its index in the log, for answered.
@@ -123,11 +146,13 @@ func newServer(t cleaner, script *scripted.Script, key string, h func(s *Server)
 		t.Fatal(err)
 	}
 	s := &Server{play: p, key: key, release: make(chan struct{}), attempts: map[[32]byte]int{}, reasoned: map[string]Reasoning{}}
+	s.idle = sync.NewCond(&s.mu)
 	for _, o := range opts {
 		o(&s.opts)
 	}
 	handle := s.windowed(h(s))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer s.begin()()
 		if err := s.keepBody(r); err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "the body could not be read")
 			return
