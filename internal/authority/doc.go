@@ -49,7 +49,9 @@
 // never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock. A
+// are held only to find or create an entry and never while taking another lock; so are
+// the counts of who follows a project's log ([eventlog.Driver.Follow]), taken alone or
+// under 2, which the goroutine that follows it takes only between its waits. A
 // Connection's claim and report batches (operation: batchQueue) are led before 1: the
 // call leading a batch takes the locks above for the whole batch, and a call waiting in
 // one holds none. The
