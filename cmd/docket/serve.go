@@ -126,7 +126,7 @@ func (c *serveCmd) Run(ctx context.Context, e *env) error {
 	// call held at /mcp settles when its worker reports at /work.
 	ops := authority.NewOperations(a, operation.Config{HoldBound: c.Hold, MaxWritesPerMinute: c.MaxWrites})
 	opr := ops.Operations() // Requests, retries, hooks, artifacts: the facade adds nothing to them
-	defer opr.Close()       // after the listener's shutdown below: its hold pumps end and are waited for
+	defer opr.Close()       // after the listener's shutdown below: the goroutines that follow the logs for held calls end and are waited for
 	dispatcher := authority.NewDispatcher(ops, operation.DispatcherConfig{LeaseTTL: c.LeaseTTL})
 	tel.ObserveQueues(func(ctx context.Context) ([]telemetry.QueuedWork, error) {
 		qs, err := dispatcher.Queues(ctx)

@@ -49,7 +49,10 @@
 // never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock. A
+// are held only to find or create an entry and never while taking another lock; the
+// count of who follows a project's log ([eventlog.Driver.Follow]) is taken alone or
+// under 2, never around another lock, and the goroutine that follows the log takes 2
+// only between its waits on the store. A
 // Connection's claim and report batches (operation: batchQueue) are led before 1: the
 // call leading a batch takes the locks above for the whole batch, and a call waiting in
 // one holds none. The

@@ -26,7 +26,8 @@ type State interface {
 // locks something before the log's head, only reads the head, or checks what it keeps
 // beside the State at it), and one notification of what applied ([Driver.OnApply]). A
 // part keeps its rules as functions over its State and calls them inside [Driver.Read]
-// or [Driver.Write]. It is safe for concurrent use.
+// or [Driver.Write]. A part that waits for the log to move (a held call) follows it
+// ([Driver.Follow]) rather than poll the store. It is safe for concurrent use.
 type Driver[S State] struct {
 	store store.Store
 	fresh func() S // the State of an empty log
@@ -34,15 +35,28 @@ type Driver[S State] struct {
 	mu       sync.Mutex // guards projects; held only to find or create an entry
 	projects map[contract.ProjectID]*Held[S]
 
-	onApply func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
-	publish func(s S) any                                        // see [Driver.Publish]; set before first use
+	onApply    func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
+	publish    func(s S) any                                        // see [Driver.Publish]; set before first use
+	onFollowed func(project contract.ProjectID, err error)          // see [Driver.OnFollowError]; set before first use
+
+	// The follow goroutines ([Driver.Follow]) are d's own: each runs under life, and
+	// [Driver.Close] ends life and waits for every one. followMu guards closed and the
+	// goroutines' Add, so that none starts once Close waits; it is taken under a
+	// project's follow mutex, never around one.
+	life     context.Context
+	end      context.CancelFunc
+	followMu sync.Mutex
+	closed   bool
+	follows  sync.WaitGroup
 }
 
 // NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
 // for a project's first use and for a rebuild after the State was found ahead of its log
 // ([Cursor]).
 func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
-	return &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
+	d := &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
+	d.life, d.end = context.WithCancel(context.Background())
+	return d
 }
 
 // OnApply makes fn the Driver's applied notification: it is called after each event a
@@ -107,6 +121,18 @@ type Held[S State] struct {
 	state  S
 	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
 	snap atomic.Pointer[Snapshot]
+
+	// The project's follow goroutine ([Driver.Follow]), guarded by fmu, which is taken
+	// under the State's lock when both are, never around it: followers counts the
+	// stop functions not called yet, following says whether the goroutine runs,
+	// followCtx is what it waits under (ended by the last stop) and followErr why the
+	// last one ended early ([Held.FollowErr]).
+	fmu        sync.Mutex
+	followers  int
+	following  bool
+	followCtx  context.Context
+	followStop context.CancelFunc
+	followErr  error
 }
 
 // Lock locks project's State and returns it; the caller must [Held.Unlock] it. A part that
@@ -359,4 +385,143 @@ func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.
 		}
 	}
 	return left, nil
+}
+
+// ErrClosed: the Driver was closed ([Driver.Close]); nothing follows its logs any more.
+var ErrClosed = errors.New("eventlog: the driver is closed")
+
+// OnFollowError makes fn the Driver's notification that a project's follow goroutine
+// ([Driver.Follow]) ended early: a read of the log failed, or the Driver was closed
+// ([ErrClosed]). fn is called with the project and the error in the goroutine that
+// holds the project's lock (so it may use what the part keeps beside the State under
+// that lock, and must not take it), and [Held.FollowErr] returns the error from then
+// until a Follow starts the goroutine again. A part wakes what waits on the log this
+// way, so that each waiter reads the error rather than wait for good. Set it before d's
+// first use, and only once.
+func (d *Driver[S]) OnFollowError(fn func(project contract.ProjectID, err error)) {
+	d.onFollowed = fn
+}
+
+// Follow keeps project's State caught up with its log until stop is called: for a part
+// that waits for the log to move, whoever appends to it (the calls held on an
+// Operation), rather than poll the store itself. The followers of a project share one
+// goroutine of d's: the first Follow starts it, and the last stop ends it. It catches
+// the State up and then waits on the store for the log to move past the State's cursor
+// ([store.Store.Wait]), again and again, so each event applied is notified
+// ([Driver.OnApply]) once however many follow, and a part wakes its waiters from that
+// notification. It reads no head of its own: it catches up to the last seq this
+// process committed ([Latest]) or to the head its last wait returned, whichever is
+// further; a log already past the cursor when it starts, or moved by another instance,
+// is what the wait, which reads the head itself, finds at once (docs/architecture.md,
+// "Catch-ups from memory"). A failed read ends the goroutine, and the part hears of it
+// ([Driver.OnFollowError], [Held.FollowErr]); the next Follow starts it again. Follow
+// fails with [ErrClosed] once d was closed. stop may be called more than once; only the
+// first call counts. Neither may be called under project's lock.
+func (d *Driver[S]) Follow(project contract.ProjectID) (stop func(), err error) {
+	h := d.entry(project)
+	h.fmu.Lock()
+	defer h.fmu.Unlock()
+	if d.life.Err() != nil {
+		return nil, ErrClosed
+	}
+	if !h.following {
+		d.followMu.Lock()
+		defer d.followMu.Unlock()
+		if d.closed {
+			return nil, ErrClosed
+		}
+		h.following, h.followErr = true, nil
+		h.followCtx, h.followStop = context.WithCancel(d.life)
+		d.follows.Go(func() { d.follow(h) })
+	}
+	h.followers++
+	stopped := false
+	return func() {
+		h.fmu.Lock()
+		defer h.fmu.Unlock()
+		if stopped {
+			return
+		}
+		stopped = true
+		if h.followers--; h.followers == 0 {
+			h.followStop()
+		}
+	}, nil
+}
+
+// FollowErr returns why project's last follow goroutine ended early ([Driver.Follow]),
+// nil while one runs or when none ended so.
+func (h *Held[S]) FollowErr() error {
+	h.fmu.Lock()
+	defer h.fmu.Unlock()
+	return h.followErr
+}
+
+// Close ends every follow goroutine ([Driver.Follow]) and waits for each: the part hears
+// [ErrClosed] of each project still followed ([Driver.OnFollowError]), and a Follow
+// after Close fails with it. Reads and writes go on as before. It must not be called
+// under a project's lock, and is safe to call more than once.
+func (d *Driver[S]) Close() {
+	d.followMu.Lock()
+	d.closed = true
+	d.followMu.Unlock()
+	d.end()
+	d.follows.Wait()
+}
+
+// follow is h's follow goroutine ([Driver.Follow]): it runs until no one follows h, or
+// a read fails, or d is closed.
+func (d *Driver[S]) follow(h *Held[S]) {
+	var waited int64 // the head the last wait returned: committed, so safe to reach
+	for {
+		h.lock <- struct{}{}
+		h.fmu.Lock()
+		if h.followers == 0 {
+			h.following = false
+			h.fmu.Unlock()
+			h.Unlock()
+			return
+		}
+		if h.followCtx.Err() != nil && d.life.Err() == nil {
+			// The last follower stopped and a new one came before the goroutine saw it.
+			h.followCtx, h.followStop = context.WithCancel(d.life)
+		}
+		ctx := h.followCtx
+		h.fmu.Unlock()
+		if d.life.Err() != nil {
+			h.followFailed(ErrClosed)
+			h.Unlock()
+			return
+		}
+		// At or past that seq already, this reads nothing, unless the State must first
+		// check that the log holds what it applied inside a transaction ([Cursor]).
+		_, err := h.CatchUpTo(ctx, d.store, max(Latest(d.store, h.project), waited))
+		cursor := h.cursor.Seq()
+		h.Unlock()
+		if err == nil {
+			if waited, err = d.store.Wait(ctx, string(h.project), cursor); err != nil {
+				err = fmt.Errorf("wait on the log of %s: %w", h.project, err)
+			}
+		}
+		if ctx.Err() != nil {
+			continue // the last follower stopped, or Close: the loop's top tells which
+		}
+		if err != nil {
+			h.lock <- struct{}{}
+			h.followFailed(err)
+			h.Unlock()
+			return
+		}
+	}
+}
+
+// followFailed ends h's follow goroutine early with err and tells the part
+// ([Driver.OnFollowError]). h must be locked.
+func (h *Held[S]) followFailed(err error) {
+	h.fmu.Lock()
+	h.following, h.followErr = false, err
+	h.fmu.Unlock()
+	if fn := h.drv.onFollowed; fn != nil {
+		fn(h.project, err)
+	}
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/storecount"
 )
 
 // applied is the tests' State: every event it applied, in order.
@@ -613,5 +615,176 @@ func TestDriver_Snapshot(t *testing.T) {
 				t.Errorf("a snapshot handed out changed: it holds %d events, want the 3 it was published with", len(keptEvents))
 			}
 		})
+	}
+}
+
+// followed is a Driver whose applied notification ([eventlog.Driver.OnApply]) hands each
+// event to the test, and whose follow errors ([eventlog.Driver.OnFollowError]) too.
+func followed(t *testing.T, st store.Store) (d *eventlog.Driver[*applied], applies <-chan store.Event, failed <-chan error) {
+	t.Helper()
+	a, f := make(chan store.Event, 64), make(chan error, 4)
+	d = eventlog.NewDriver(st, newApplied)
+	d.OnApply(func(_ contract.ProjectID, _ *applied, e store.Event) { a <- e })
+	d.OnFollowError(func(_ contract.ProjectID, err error) { f <- err })
+	t.Cleanup(d.Close)
+	return d, a, f
+}
+
+// follow is d.Follow(project), which must succeed.
+func follow(t *testing.T, d *eventlog.Driver[*applied]) func() {
+	t.Helper()
+	stop, err := d.Follow(project)
+	if err != nil {
+		t.Fatalf("Follow: %v", err)
+	}
+	return stop
+}
+
+// nextApplied waits for the next event the State applies and checks its seq.
+func nextApplied(t *testing.T, applies <-chan store.Event, seq int64) {
+	t.Helper()
+	if e := <-applies; e.Seq != seq {
+		t.Fatalf("the State applied event %d, want %d", e.Seq, seq)
+	}
+}
+
+// TestDriver_FollowAnotherInstance checks that a followed log is kept caught up with
+// what another instance (a second Driver over the same store) appends, with no call of
+// the follower's: its goroutine waits on the store and reads no head of its own
+// (docs/architecture.md, "Catch-ups from memory"), only the events it lacks.
+func TestDriver_FollowAnotherInstance(t *testing.T) {
+	ctx := t.Context()
+	st, _, _, _ := openLog(t)
+	counted := storecount.Wrap(st)
+	a, applies, _ := followed(t, eventlog.Remember(counted, nil))
+	b := eventlog.NewDriver(eventlog.Remember(st, nil), newApplied)
+	stop := follow(t, a)
+	defer stop()
+	for i := range 3 {
+		if err := b.Write(ctx, project, func(tx store.Tx, _ *applied) error {
+			return eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: "test.event", N: i})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		nextApplied(t, applies, int64(i+1))
+	}
+	c := counted.Counts()
+	if c.HeadReads != 0 {
+		t.Errorf("following read the head %d times (%v), want none: the wait reads it", c.HeadReads, c.HeadsFrom)
+	}
+	if c.ByMethod["Wait"] == 0 {
+		t.Errorf("following made no Wait on the store (%v)", c.ByMethod)
+	}
+}
+
+// TestDriver_FollowStops checks that the followers of a project share its goroutine: it
+// runs until the last of them stops, a stop called twice counts once, the last stop ends
+// it, and a Follow after that starts it again.
+func TestDriver_FollowStops(t *testing.T) {
+	st, _, mem, _ := openLog(t)
+	d, applies, _ := followed(t, mem)
+	stop1, stop2 := follow(t, d), follow(t, d)
+	appendN(t, st, 1) // another instance's
+	nextApplied(t, applies, 1)
+	stop1()
+	stop1()
+	appendN(t, st, 1)
+	nextApplied(t, applies, 2) // still followed: stop2 is not called
+	stop2()
+	// Returns once the goroutine ended: without the last stop ending it, this waits
+	// for good.
+	eventlog.WaitFollows(d)
+	stop3 := follow(t, d)
+	defer stop3()
+	appendN(t, st, 1)
+	nextApplied(t, applies, 3)
+}
+
+// TestDriver_FollowClose checks that Close ends every follow goroutine and waits for
+// each: the part hears ErrClosed, under the project's lock, before Close returns; a
+// Follow after Close fails with ErrClosed, and reads go on.
+func TestDriver_FollowClose(t *testing.T) {
+	st, _, mem, _ := openLog(t)
+	d := eventlog.NewDriver(mem, newApplied)
+	heard, release := make(chan error, 1), make(chan struct{})
+	d.OnFollowError(func(_ contract.ProjectID, err error) {
+		heard <- err
+		<-release
+	})
+	stop := follow(t, d)
+	defer stop()
+	closed := make(chan struct{})
+	go func() {
+		d.Close()
+		close(closed)
+	}()
+	if err := <-heard; !errors.Is(err, eventlog.ErrClosed) {
+		t.Errorf("the part heard %v at Close, want ErrClosed", err)
+	}
+	select {
+	case <-closed:
+		t.Error("Close returned while a follow goroutine still ran")
+	default:
+	}
+	close(release)
+	<-closed
+	if _, err := d.Follow(project); !errors.Is(err, eventlog.ErrClosed) {
+		t.Errorf("Follow after Close = %v, want ErrClosed", err)
+	}
+	d.Close() // twice is harmless
+	appendN(t, st, 1)
+	if got := readState(t, d); len(got) != 1 {
+		t.Errorf("a read after Close holds %s, want the log's one event", seqs(got))
+	}
+}
+
+// failWait is a store whose next Wait fails when fail is set.
+type failWait struct {
+	store.Store
+	fail *atomic.Bool
+}
+
+func (f failWait) Wait(ctx context.Context, project string, after int64) (int64, error) {
+	if f.fail.Swap(false) {
+		return 0, errFail
+	}
+	return f.Store.Wait(ctx, project, after)
+}
+
+// TestDriver_FollowError checks that a failed read ends the project's follow goroutine
+// and reaches the part: its notification is called under the project's lock, and
+// Held.FollowErr returns the error until a Follow starts the goroutine again.
+func TestDriver_FollowError(t *testing.T) {
+	st, _, _, _ := openLog(t)
+	fail := new(atomic.Bool)
+	fail.Store(true)
+	d := eventlog.NewDriver(eventlog.Remember(failWait{Store: st, fail: fail}, nil), newApplied)
+	t.Cleanup(d.Close)
+	heard := make(chan error, 1)
+	d.OnFollowError(func(_ contract.ProjectID, err error) {
+		if h, ok := d.LockWithin(t.Context(), project, 0); ok {
+			h.Unlock()
+			t.Error("the part heard of the error without the project's lock held")
+		}
+		heard <- err
+	})
+	stop := follow(t, d)
+	defer stop()
+	if err := <-heard; !errors.Is(err, errFail) {
+		t.Fatalf("the part heard %v, want the failed wait's error", err)
+	}
+	h := d.Lock(project)
+	err := h.FollowErr()
+	h.Unlock()
+	if !errors.Is(err, errFail) {
+		t.Errorf("FollowErr = %v after the failed wait, want its error", err)
+	}
+	stop2 := follow(t, d)
+	defer stop2()
+	h = d.Lock(project)
+	err = h.FollowErr()
+	h.Unlock()
+	if err != nil {
+		t.Errorf("FollowErr = %v once a Follow started the goroutine again, want nil", err)
 	}
 }

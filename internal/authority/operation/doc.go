@@ -11,7 +11,8 @@
 // generations) that an [eventlog.Driver] keeps under one lock and one cursor per
 // project, so every instance over one store sees the same Operations and every call,
 // a hop call included, catches one projection up. What is not from the log, the calls
-// held on an Operation and the pump that catches the State up for them, is kept beside
-// the State in the project's ledger, under the same lock, and the driver's applied
-// notification ([eventlog.Driver.OnApply]) wakes the calls held on what each event moved.
+// held on an Operation, is kept beside the State in the project's ledger, under the same
+// lock; while any is held the driver follows the log ([eventlog.Driver.Follow]), and its
+// applied notification ([eventlog.Driver.OnApply]) wakes the calls held on what each
+// event moved.
 package operation

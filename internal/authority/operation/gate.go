@@ -97,15 +97,6 @@ type Operations struct {
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 	// viewKeys numbers the Views the ledgers keep ([Answer.ViewKey]).
 	viewKeys atomic.Uint64
-
-	// The hold pumps (hold.go) are o's goroutines: each runs under life, and Close ends
-	// life and waits for every pump. pumpMu guards closed and the pumps' Add, so that no
-	// pump starts once Close waits; it is taken under a project's ledger lock, never around one.
-	life   context.Context
-	end    context.CancelFunc
-	pumpMu sync.Mutex
-	closed bool
-	pumps  sync.WaitGroup
 }
 
 // New returns the Operations over d.
@@ -136,20 +127,17 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	o.drv = eventlog.NewDriver(o.store, newLedgerState)
 	o.drv.OnApply(o.applied)
+	o.drv.OnFollowError(o.followFailed)
 	o.drv.Publish(func(s *ledgerState) any { return s.snapshot() })
-	o.life, o.end = context.WithCancel(context.Background())
 	return o
 }
 
-// Close stops every hold pump and waits for it: a call still held fails with
+// Close stops following the logs for held calls and waits for each goroutine that
+// followed one ([eventlog.Driver.Close]): a call still held fails with
 // [contract.CodeUnavailable], and one held after Close fails at once. It is safe to call
 // more than once.
 func (o *Operations) Close() {
-	o.pumpMu.Lock()
-	o.closed = true
-	o.pumpMu.Unlock()
-	o.end()
-	o.pumps.Wait()
+	o.drv.Close()
 }
 
 // errClosed is why a call held on Operations that were closed ends.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -34,20 +35,26 @@ type Held struct {
 // Reaching the bound is not an error and cancels nothing. When ctx ends first, Wait
 // returns its cause.
 //
-// A held call costs its goroutine parked on its Operation's wake and nothing else: one
-// pump per project (see [Operations.pump]) waits on the store, catches the ledger up,
-// and the ledger wakes only the holds whose Operation an applied event names, so an
-// event costs one catch-up however many calls are held. Wait's own frame is small — the
-// reads and the progress run in [Held.step], which returns before Wait parks — because
-// a parked goroutine's stack shrinks only to four times what it uses, and a serve holds
-// thousands of them.
+// A held call costs its goroutine parked on its Operation's wake and nothing else: it
+// follows the project's log through the ledger's driver ([eventlog.Driver.Follow]),
+// whose one goroutine per project waits on the store and catches the ledger up, and the
+// ledger wakes only the holds whose Operation an applied event names
+// ([Operations.applied]), so an event costs one catch-up however many calls are held.
+// Wait's own frame is small — the reads and the progress run in [Held.step], which
+// returns before Wait parks — because a parked goroutine's stack shrinks only to four
+// times what it uses, and a serve holds thousands of them.
 func (h *Held) Wait(ctx context.Context) error {
 	bound, cancel := context.WithTimeout(ctx, h.o.holdBound)
 	defer cancel()
 	l := h.o.ledger(h.c.Projects[0])
 	key := holdKey{h.c.ID, h.ad.ordinal}
-	h.o.watch(h.c.Projects[0], l, key)
+	l.watch(key)
 	defer l.unwatch(key)
+	stop, err := h.o.drv.Follow(l.project)
+	if err != nil {
+		return holdErr(key, err)
+	}
+	defer stop()
 	for {
 		woken, err := h.step(l, key)
 		if err != nil {
@@ -68,11 +75,20 @@ func (h *Held) Wait(ctx context.Context) error {
 	}
 }
 
+// holdErr is why the call held on key ends when the log could not be followed for it:
+// the driver's error, or [errClosed] once the Operations were closed.
+func holdErr(key holdKey, err error) error {
+	if errors.Is(err, eventlog.ErrClosed) {
+		err = errClosed
+	}
+	return fmt.Errorf("hold operation %d of %s: %w", key.ordinal, key.agent, err)
+}
+
 // step tells progress the Operation's state when it changed, and returns the wake to
 // wait on while the Operation runs, nil once it no longer does.
 func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
 	l.lock()
-	err := l.pumpErr
+	err := l.held.FollowErr()
 	var slot contract.OperationSlot
 	if op := l.opLocked(key.agent, key.ordinal); op != nil {
 		slot = contract.OperationSlot{Ordinal: key.ordinal, OperationEntry: op.entry()}
@@ -80,7 +96,7 @@ func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
 	woken := l.holds[key].ch
 	l.unlock()
 	if err != nil {
-		return nil, fmt.Errorf("hold operation %d of %s: %w", key.ordinal, key.agent, err)
+		return nil, holdErr(key, err)
 	}
 	if h.progress != nil && (slot.State != h.told.State || slot.Stage != h.told.Stage || slot.ReasonCode != h.told.ReasonCode) {
 		h.progress(slot)
@@ -113,18 +129,30 @@ func (h *Held) Answer(ctx context.Context) (Answer, error) {
 	return h.o.answer(ctx, h.c, h.ad.focus, contract.ToolResult{}, h.ad.ordinal, nil, &h.ad.setup)
 }
 
-// watch registers a call held on key (see [Operations.watchLocked]).
-func (o *Operations) watch(project contract.ProjectID, l *ledger, key holdKey) {
+// watch registers a call held on key, so that an event that moves its Operation wakes
+// it ([ledger.wakeFor]).
+func (l *ledger) watch(key holdKey) {
 	l.lock()
 	defer l.unlock()
-	o.watchLocked(project, l, key)
+	if l.holds == nil {
+		l.holds = map[holdKey]*holdWake{}
+	}
+	w := l.holds[key]
+	if w == nil {
+		w = &holdWake{ch: make(chan struct{})}
+		l.holds[key] = w
+	}
+	w.n++
 }
 
-// unwatch ends a call held on key (see [ledger.unwatchLocked]).
+// unwatch ends a call held on key.
 func (l *ledger) unwatch(key holdKey) {
 	l.lock()
 	defer l.unlock()
-	l.unwatchLocked(key)
+	w := l.holds[key]
+	if w.n--; w.n == 0 {
+		delete(l.holds, key)
+	}
 }
 
 // holdKey names the Operation a held call waits on.
@@ -140,43 +168,6 @@ type holdWake struct {
 	n  int // calls held on it
 }
 
-// watchLocked registers a call held on key and starts project's pump if none runs. l
-// must be locked.
-func (o *Operations) watchLocked(project contract.ProjectID, l *ledger, key holdKey) {
-	if l.holds == nil {
-		l.holds = map[holdKey]*holdWake{}
-	}
-	w := l.holds[key]
-	if w == nil {
-		w = &holdWake{ch: make(chan struct{})}
-		l.holds[key] = w
-	}
-	w.n++
-	if l.pumping {
-		return
-	}
-	o.pumpMu.Lock()
-	defer o.pumpMu.Unlock()
-	if o.closed {
-		l.pumpErr = errClosed
-		return
-	}
-	l.pumping, l.pumpErr = true, nil
-	l.pumpCtx, l.pumpStop = context.WithCancel(o.life)
-	o.pumps.Go(func() { o.pump(project, l) })
-}
-
-// unwatchLocked ends a call held on key; the last one stops the pump. l must be locked.
-func (l *ledger) unwatchLocked(key holdKey) {
-	w := l.holds[key]
-	if w.n--; w.n == 0 {
-		delete(l.holds, key)
-	}
-	if len(l.holds) == 0 && l.pumpStop != nil {
-		l.pumpStop()
-	}
-}
-
 // applied is the operation ledger's applied notification ([eventlog.Driver.OnApply]):
 // it wakes the calls held on what e, just applied to project's State, moved. The State
 // stays pure, and the ledger, which keeps the holds beside it, wakes them: an event
@@ -184,6 +175,23 @@ func (l *ledger) unwatchLocked(key holdKey) {
 // taken by the caller of the catch-up.
 func (o *Operations) applied(project contract.ProjectID, _ *ledgerState, e store.Event) {
 	o.ledger(project).wakeFor(e)
+}
+
+// followFailed is the operation ledger's notification that the driver stopped following
+// project's log for its held calls ([eventlog.Driver.OnFollowError]): a read failed, or
+// the Operations were closed. It wakes every call held on the project, and each reads
+// the error ([eventlog.Held.FollowErr]) and ends with it, as its own read would have. It
+// runs under the project's lock.
+func (o *Operations) followFailed(project contract.ProjectID, _ error) {
+	o.ledger(project).wakeAllLocked()
+}
+
+// wakeAllLocked wakes every call held on the ledger. l must be locked.
+func (l *ledger) wakeAllLocked() {
+	for _, w := range l.holds {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
 }
 
 // wakeFor wakes the calls held on the Operation e moves: the one an Operation's event
@@ -212,10 +220,7 @@ func (l *ledger) wakeFor(e store.Event) {
 	if err != nil {
 		// The State applied it, so this cannot fail; were it to, waking every hold
 		// costs each a look at its Operation, where missing one would hold it stale.
-		for _, w := range l.holds {
-			close(w.ch)
-			w.ch = make(chan struct{})
-		}
+		l.wakeAllLocked()
 		return
 	}
 	l.wakeLocked(k.agent, k.ordinal)
@@ -235,58 +240,6 @@ func (l *ledger) wakeLocked(agent string, ordinal int64) {
 		if k.agent == agent {
 			close(w.ch)
 			w.ch = make(chan struct{})
-		}
-	}
-}
-
-// pump keeps project's ledger caught up with the log while calls are held on it: it
-// waits for the log to move past the ledger's cursor, catches up (which wakes the holds
-// whose Operation moved), and ends once no call is held. A failed read ends every hold
-// with the error, as each hold's own read did.
-//
-// It reads no head of its own: it catches up to the last seq this process committed
-// (eventlog.Latest) or to the head its last wait returned ([store.Store.Wait]), whichever
-// is further. A log already past the cursor when the pump starts, or moved by another
-// instance, is what the wait, which reads the head itself, finds at once.
-func (o *Operations) pump(project contract.ProjectID, l *ledger) {
-	var waited int64 // the head the last wait returned: committed, so safe to reach
-	for {
-		l.lock()
-		if len(l.holds) == 0 {
-			l.pumping = false
-			l.unlock()
-			return
-		}
-		ctx := l.pumpCtx
-		if ctx.Err() != nil && o.life.Err() == nil { // the last hold ended and a new one came before the pump saw it
-			ctx, l.pumpStop = context.WithCancel(o.life)
-			l.pumpCtx = ctx
-		}
-		var err error
-		if o.life.Err() != nil {
-			err = errClosed
-		} else {
-			// At or past that seq already, this reads nothing, unless the ledger must
-			// first check that the log holds what it applied inside a transaction.
-			err = l.catchUpToLocked(ctx, o.store, max(eventlog.Latest(o.store, project), waited))
-		}
-		cursor := l.seq()
-		l.unlock()
-		if err == nil {
-			waited, err = o.store.Wait(ctx, string(project), cursor)
-			if ctx.Err() != nil {
-				continue // the last hold ended, or Close: the loop's top tells which
-			}
-		}
-		if err != nil {
-			l.lock()
-			l.pumpErr, l.pumping = err, false
-			for _, w := range l.holds {
-				close(w.ch)
-				w.ch = make(chan struct{})
-			}
-			l.unlock()
-			return
 		}
 	}
 }

@@ -191,8 +191,8 @@ func newLedgerState() *ledgerState {
 }
 
 // ledger is one project's ledgerState under the project's lock, as the driver keeps them,
-// and beside it what is not from the log: the calls held on its Operations and the pump
-// that catches it up for them (hold.go). Between [ledger.lock] and [ledger.unlock] its
+// and beside it what is not from the log: the calls held on its Operations (hold.go),
+// which the driver's follow goroutine keeps caught up ([eventlog.Driver.Follow]). Between [ledger.lock] and [ledger.unlock] its
 // fields are the lock holder's, and its embedded State is the driver's as far as it was
 // caught up: every catch-up refreshes it, since a rebuild replaces the State
 // ([eventlog.Cursor]). The lock order is in the authority's package doc.
@@ -202,13 +202,8 @@ type ledger struct {
 	drv          *eventlog.Driver[*ledgerState]
 	held         *eventlog.Held[*ledgerState] // nil unless locked
 
-	// Held calls (hold.go): their wakes by Operation, and the pump that catches the
-	// ledger up for them.
-	holds    map[holdKey]*holdWake
-	pumping  bool
-	pumpCtx  context.Context
-	pumpStop context.CancelFunc
-	pumpErr  error // why the last pump stopped early; the holds it woke return it
+	// Held calls (hold.go): their wakes by Operation.
+	holds map[holdKey]*holdWake
 
 	// views is the last View answered to each principal, with what it was built from,
 	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's

@@ -1,0 +1,5 @@
+package eventlog
+
+// WaitFollows waits until no follow goroutine of d runs ([Driver.Follow]), without
+// closing d: it returns once the last stop of each project ended its goroutine.
+func WaitFollows[S State](d *Driver[S]) { d.follows.Wait() }
