@@ -335,9 +335,10 @@ func TestOperations_Begin(t *testing.T) {
 	}
 }
 
-// TestOperations_CloseEndsHeldCalls: the hold pumps are the Operations' own goroutines.
-// Close ends a call held on a running write with unavailable, returns only once the pump
-// has stopped, and a call held after Close fails at once, the same way (no pump starts).
+// TestOperations_CloseEndsHeldCalls: the goroutines that follow the log for held calls
+// are the driver's own, and Close closes the driver: it ends a call held on a running
+// write with unavailable, returns only once the follow goroutine has stopped, and a call
+// held after Close fails at once, the same way (no follow starts).
 func TestOperations_CloseEndsHeldCalls(t *testing.T) {
 	f := newOpsFixture(t, time.Hour) // no worker runs: only Close ends the hold
 	write := operation.Call{Tool: contract.ToolApplyAction,

@@ -137,7 +137,7 @@ func newScenario(t *testing.T, be scenarioBackend) *scenario {
 	b := authoritytest.NewClock(f.clock.Now())
 	ab := authoritytest.Open(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: b.Now})
 	opsB := authority.NewOperations(ab, operation.Config{HoldBound: time.Millisecond, RequestTTL: time.Hour})
-	t.Cleanup(opsB.Operations().Close) // its hold pumps, as serve ends them
+	t.Cleanup(opsB.Operations().Close) // the follow goroutines of its driver, as serve ends them
 	t.Cleanup(f.ops.Operations().Close)
 	return &scenario{f: f, exec: exec,
 		in: map[string]*instance{
