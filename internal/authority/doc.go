@@ -38,8 +38,9 @@
 //     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
 //     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
 //     generations, with the calls held on them kept beside it;
-//  3. inside the store transaction, the rows it locks: a Connection's lease row
-//     ([store.Tx.LockLease]) before the log's head ([store.Tx.LockHead]).
+//  3. inside the store transaction, the rows it locks: a Connection's lease rows
+//     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
+//     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
 //
 // An admission and every hop call that writes take 2 and 3 in one function of package
 // operation (commitLocked, docs/architecture.md "One commit function"), an admission
@@ -52,12 +53,11 @@
 // are held only to find or create an entry and never while taking another lock; the
 // count of who follows a project's log ([eventlog.Driver.Follow]) is taken alone or
 // under 2, never around another lock, and the goroutine that follows the log takes 2
-// only between its waits on the store. A
-// Connection's claim and report batches (operation: batchQueue) are led before 1: the
-// call leading a batch takes the locks above for the whole batch, and a call waiting in
-// one holds none. The
-// conversation index's locks and the task ledger's are never held together with any of
-// the above; the task ledger's is taken before a store transaction that locks the head.
+// only between its waits on the store. A Connection's claim and report batches
+// (operation: batchQueue) are led before 1: the call leading a batch takes the locks
+// above for the whole batch, and a call waiting in one holds none. The conversation
+// index's locks and the task ledger's are never held together with any of the above;
+// the task ledger's is taken before a store transaction that locks the head.
 // Inside a transaction no call waits for good for a part's lock, since its holder may be
 // waiting for that transaction's head: the one read there, an approved ask's check of its
 // asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
