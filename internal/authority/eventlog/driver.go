@@ -293,8 +293,11 @@ type Write struct {
 	// Before runs first in the transaction, before the log's head is read: it takes what
 	// comes before the head in the lock order (a Connection's lease rows,
 	// docs/architecture.md, "The lock order"), so that what it locked is fenced by the
-	// catch-up that follows. Its error fails the write and comes back as it returned it.
-	Before func(ctx context.Context, tx store.Tx) error
+	// catch-up that follows. It returns the log's head when it read one after what it
+	// locked (a Connection's lease rows come with the head, [store.Tx.LockLeasesHead]),
+	// which is then the write's head read under ReadHead, and 0 when it read none. Its
+	// error fails the write and comes back as it returned it.
+	Before func(ctx context.Context, tx store.Tx) (head int64, err error)
 	// ReadHead reads the log's head rather than locking it, leaving the lock to the
 	// first append: for a write that what Before locked serializes already (a hop call
 	// under its lease row). Another writer may append between the head read and that
@@ -319,7 +322,7 @@ var ErrNotApplied = errors.New("eventlog: the write committed, but its State did
 
 // UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
 // it runs w.Before, reads the log's head once (locks it, unless w.ReadHead; reads none
-// for w.KnownHead, which stands for it), runs w.AtHead at it, catches the State up to it
+// for w.KnownHead, or under w.ReadHead when Before read it, which stand for it), runs w.AtHead at it, catches the State up to it
 // inside the transaction, runs decide on the State, which appends its events through
 // tx, held back and appended in one call ([Collect]), commits, and catches the State up
 // to the head the commit left, from memory when this process remembers the events
@@ -332,8 +335,10 @@ var ErrNotApplied = errors.New("eventlog: the write committed, but its State did
 func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.Tx, s S) error) (int64, error) {
 	var left int64
 	err := h.store.Update(ctx, func(tx store.Tx) error {
+		var before int64
 		if w.Before != nil {
-			if err := w.Before(ctx, tx); err != nil {
+			var err error
+			if before, err = w.Before(ctx, tx); err != nil {
 				return err
 			}
 		}
@@ -344,6 +349,8 @@ func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.
 		switch {
 		case w.KnownHead != 0:
 			head.Seq = w.KnownHead
+		case w.ReadHead && before != 0:
+			head.Seq = before
 		case w.ReadHead:
 			head, err = tx.Head(ctx, string(h.project))
 		default:

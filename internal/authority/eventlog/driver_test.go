@@ -181,7 +181,8 @@ func (o orderTx) LockHead(ctx context.Context, project string) (store.Head, erro
 }
 
 // TestHeld_UpdateWith checks each option of the write sequence: Before runs first in the
-// transaction, ahead of the one head read (a read or a lock, as ReadHead says); AtHead
+// transaction, ahead of the one head read (a read or a lock, as ReadHead says; under
+// ReadHead, Before's own read of the head after its locks stands for it); AtHead
 // runs at that head, before the State catches up, and its refusal, like Before's, comes
 // back as returned with nothing appended and decide not run; the head UpdateWith hands
 // back is the log's head after the commit, which the State has applied.
@@ -190,6 +191,7 @@ func TestHeld_UpdateWith(t *testing.T) {
 	tests := []struct {
 		name       string
 		readHead   bool
+		beforeHead bool  // Before reads the head and returns it
 		before     error // Before's answer
 		atHead     error // AtHead's answer
 		append     int   // events decide appends
@@ -198,11 +200,12 @@ func TestHeld_UpdateWith(t *testing.T) {
 		wantLeft   int64 // the head handed back; the log holds 2 events before the write
 		wantLogLen int
 	}{
-		{"zero Write: lock the head", false, nil, nil, 2, []string{"before", "lock head", "at head 2", "decide at 2"}, nil, 4, 4},
-		{"read the head after Before", true, nil, nil, 3, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 5, 5},
-		{"read the head, append nothing", true, nil, nil, 0, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 2, 2},
-		{"Before refuses", false, errNo, nil, 1, []string{"before"}, errNo, 0, 2},
-		{"AtHead refuses", true, nil, errNo, 1, []string{"before", "read head", "at head 2"}, errNo, 0, 2},
+		{"zero Write: lock the head", false, false, nil, nil, 2, []string{"before", "lock head", "at head 2", "decide at 2"}, nil, 4, 4},
+		{"read the head after Before", true, false, nil, nil, 3, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 5, 5},
+		{"Before's head read stands for it", true, true, nil, nil, 1, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 3, 3},
+		{"read the head, append nothing", true, false, nil, nil, 0, []string{"before", "read head", "at head 2", "decide at 2"}, nil, 2, 2},
+		{"Before refuses", false, false, errNo, nil, 1, []string{"before"}, errNo, 0, 2},
+		{"AtHead refuses", true, false, nil, errNo, 1, []string{"before", "read head", "at head 2"}, errNo, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,14 +218,21 @@ func TestHeld_UpdateWith(t *testing.T) {
 			var blob store.Hash
 			w := eventlog.Write{
 				ReadHead: tt.readHead,
-				Before: func(ctx context.Context, tx store.Tx) error {
+				Before: func(ctx context.Context, tx store.Tx) (int64, error) {
 					steps = append(steps, "before")
 					// A step of the transaction: what it writes commits with the rest.
 					var err error
 					if blob, err = tx.PutBlob(ctx, []byte("written by Before in "+tt.name)); err != nil {
-						return err
+						return 0, err
 					}
-					return tt.before
+					if !tt.beforeHead {
+						return 0, tt.before
+					}
+					h, err := tx.Head(ctx, string(project))
+					if err != nil {
+						return 0, err
+					}
+					return h.Seq, tt.before
 				},
 				AtHead: func(_ context.Context, _ store.Tx, head int64) error {
 					steps = append(steps, fmt.Sprintf("at head %d", head))

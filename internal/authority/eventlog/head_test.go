@@ -35,8 +35,7 @@ func openCounted(t *testing.T) (mem store.Store, counted *storecount.Store) {
 // TestTx_HeldHead checks that a transaction asks the store for the head of a log it
 // holds (locked, or appended to) once at most, and that what it answers then is the
 // head the store would answer: the one locked, or the transaction's own last append.
-// The head of a log it does not hold is read every time, but for the read that follows
-// LockLeasesHead, which is answered with the head read with the lease rows.
+// The head of a log it does not hold is read every time.
 func TestTx_HeldHead(t *testing.T) {
 	ctx := context.Background()
 	// A step reads a head in the transaction; moves says it appends, moving the head.
@@ -50,19 +49,11 @@ func TestTx_HeldHead(t *testing.T) {
 		e, err := tx.Append(ctx, store.NewEvent{Project: string(project), Type: "test.event", At: time.Now().UTC(), Actor: "system", Data: []byte(`{}`)})
 		return store.Head{Seq: e.Seq, Hash: e.Hash}, err
 	}}
-	leases := step{read: func(tx store.Tx) (store.Head, error) {
-		_, h, err := tx.LockLeasesHead(ctx, string(project), "c1")
-		return h, err
-	}}
 	tests := []struct {
 		name  string
 		steps []step
 		heads int64 // head reads the store saw
 	}{
-		{"read with the lease rows, then read", []step{leases, head}, 1},
-		{"read with the lease rows, then read twice", []step{leases, head, head}, 2},
-		{"read with the lease rows, then locked", []step{leases, lock, head}, 2},
-		{"read with the lease rows, appended, read", []step{leases, add, head, head}, 1},
 		{"locked, then read and locked again", []step{lock, head, lock}, 1},
 		{"appended, then read and locked", []step{add, head, lock}, 0},
 		{"locked, appended, read", []step{lock, add, head, add, head}, 1},

@@ -130,13 +130,6 @@ type memTx struct {
 	// store's contract), so its head is the one locked or the transaction's own last
 	// append, and reading it again asks the store nothing.
 	held []heldHead
-	// read is the head of a log read with a Connection's lease rows, after their locks
-	// ([store.Tx.LockLeasesHead]), until the next read of that log's head takes it: the
-	// hop's write sequence locks the rows and then reads the head it decides at
-	// ([Write.Before], [Write.ReadHead]), and that read is this one, made after the
-	// locks and before anything else of the transaction, so it asks the store nothing.
-	// The log is not held: another writer may append after it, as after any read.
-	read *heldHead
 }
 
 // heldHead is the head of one log a transaction holds.
@@ -180,28 +173,12 @@ func (t *memTx) LockHead(ctx context.Context, project string) (store.Head, error
 }
 
 // Head implements [store.Reader.Head]: a held log's head is known. An unheld log's head
-// is read, and not kept: another writer may append to it before the commit; the head
-// read with the lease rows just before answers the first read of it (memTx.read).
+// is read, and not kept: another writer may append to it before the commit.
 func (t *memTx) Head(ctx context.Context, project string) (store.Head, error) {
 	if h, ok := t.heldHead(project); ok {
 		return h, nil
 	}
-	if r := t.read; r != nil && r.project == project {
-		t.read = nil
-		return r.head, nil
-	}
 	return t.Tx.Head(ctx, project)
-}
-
-// LockLeasesHead implements [store.Tx.LockLeasesHead], keeping the head it read for the
-// read of it that follows (memTx.read).
-func (t *memTx) LockLeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
-	ls, h, err := t.Tx.LockLeasesHead(ctx, project, connection)
-	t.read = nil
-	if err == nil {
-		t.read = &heldHead{project: project, head: h}
-	}
-	return ls, h, err
 }
 
 func (t *memTx) heldHead(project string) (store.Head, bool) {
@@ -214,9 +191,6 @@ func (t *memTx) heldHead(project string) (store.Head, bool) {
 }
 
 func (t *memTx) hold(project string, h store.Head) {
-	if t.read != nil && t.read.project == project {
-		t.read = nil // held from now on: its head is the one held
-	}
 	for i := range t.held {
 		if t.held[i].project == project {
 			t.held[i].head = h

@@ -142,24 +142,23 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	w := eventlog.Write{
 		ReadHead:  !s.lockHead,
 		KnownHead: s.knownHead,
-		Before: func(ctx context.Context, tx store.Tx) error {
+		Before: func(ctx context.Context, tx store.Tx) (int64, error) {
 			now := s.at
 			if now.IsZero() {
 				now = s.clock().UTC().Round(0)
 			}
 			wc = &workCommit{b: b, l: l, now: now, conn: s.conn, opBy: s.by}
 			if s.conn == "" {
-				return nil
+				return 0, nil
 			}
 			// The head read with the rows, after their locks, is the write sequence's one
-			// head read (Write.ReadHead), answered from it without another store call
-			// (eventlog.Remember; docs/architecture.md, "One commit function").
-			rows, _, err := tx.LockLeasesHead(ctx, string(s.project), string(s.conn))
+			// head read (Write.ReadHead; docs/architecture.md, "One commit function").
+			rows, head, err := tx.LockLeasesHead(ctx, string(s.project), string(s.conn))
 			if err != nil {
-				return fmt.Errorf("lock leases of %s: %w", s.conn, err)
+				return 0, fmt.Errorf("lock leases of %s: %w", s.conn, err)
 			}
 			wc.leases = leasesOf(rows)
-			return nil
+			return head.Seq, nil
 		},
 	}
 	if s.bw != nil {
