@@ -35,26 +35,28 @@ type agentCred struct {
 	at     int64
 }
 
-// agentCreds remembers, by token digest, the Agent each token proved.
-type agentCreds struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]agentCred
+// proved remembers, by the digest of a credential, what it proved, at most max of them:
+// past the bound the memory is dropped, and the next requests check their rows again.
+type proved[V any] struct {
+	max int
+	mu  sync.Mutex
+	m   map[[sha256.Size]byte]V
 }
 
-func (c *agentCreds) get(key [sha256.Size]byte) (agentCred, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	return e, ok
+func (p *proved[V]) get(key [sha256.Size]byte) (V, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m[key]
+	return v, ok
 }
 
-func (c *agentCreds) put(key [sha256.Size]byte, e agentCred) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxAgentCreds {
-		c.m = map[[sha256.Size]byte]agentCred{}
+func (p *proved[V]) put(key [sha256.Size]byte, v V) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil || len(p.m) >= p.max {
+		p.m = map[[sha256.Size]byte]V{}
 	}
-	c.m[key] = e
+	p.m[key] = v
 }
 
 // AgentAt is [Directory.Authenticate] of an Agent's (or a coding agent's hook) token,
@@ -122,15 +124,8 @@ func (a *Directory) credentialEventAt(ctx context.Context, project contract.Proj
 	return last, nil
 }
 
-// maxConnCreds bounds the Connection keys remembered; past it the memory is dropped and
-// the next hop calls read their rows again.
+// maxConnCreds bounds the Connection keys remembered.
 const maxConnCreds = 1 << 12
-
-// connCreds remembers, by key digest, the Connection each key proved.
-type connCreds struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]contract.Connection
-}
 
 // ConnectionOf is [Directory.AuthenticateConnection] for the worker hop's door: a key it
 // proved before is proved again from memory, without the Connection's row. A
@@ -143,21 +138,13 @@ type connCreds struct {
 // revoked before it was first proved is refused here, by its row.
 func (a *Directory) ConnectionOf(ctx context.Context, key Token) (contract.Connection, error) {
 	d := sha256.Sum256([]byte(key))
-	a.conns.mu.Lock()
-	c, ok := a.conns.m[d]
-	a.conns.mu.Unlock()
-	if ok {
+	if c, ok := a.conns.get(d); ok {
 		return c, nil
 	}
 	c, err := a.AuthenticateConnection(ctx, key)
 	if err != nil {
 		return contract.Connection{}, err
 	}
-	a.conns.mu.Lock()
-	defer a.conns.mu.Unlock()
-	if a.conns.m == nil || len(a.conns.m) >= maxConnCreds {
-		a.conns.m = map[[sha256.Size]byte]contract.Connection{}
-	}
-	a.conns.m[d] = c
+	a.conns.put(d, c)
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
 
@@ -43,9 +44,9 @@ type Directory struct {
 	rand       io.Reader
 	sessionTTL time.Duration
 	opened     openedKeys
-	holds      *holds     // the streams and long-polls held under each credential
-	creds      agentCreds // the Agent tokens proved, and at which head (agentcreds.go)
-	conns      connCreds  // the Connection keys proved (agentcreds.go)
+	holds      *holds                      // the streams and long-polls held under each credential
+	creds      proved[agentCred]           // the Agent tokens proved, and at which head (agentcreds.go)
+	conns      proved[contract.Connection] // the Connection keys proved (agentcreds.go)
 }
 
 // New returns the Directory over cfg.Store.
@@ -56,7 +57,8 @@ func New(cfg Config) (*Directory, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("identity: config needs the installation key")
 	}
-	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds(cfg.Store)}
+	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds(cfg.Store),
+		creds: proved[agentCred]{max: maxAgentCreds}, conns: proved[contract.Connection]{max: maxConnCreds}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
