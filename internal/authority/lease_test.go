@@ -326,9 +326,10 @@ func TestDispatcher_Run(t *testing.T) {
 
 // TestOperations_HoldEndsOnAnotherInstance: a call held on instance A ends when its
 // Operation is settled on instance B — a worker served, claimed and reported through B —
-// with nothing else happening on A. the driver's follow goroutine on A reads no head of its own: it catches up
-// to the head its wait on the store returned (docs/architecture.md, catch-ups from
-// memory), so a commit of another instance is what wakes it and what it reaches.
+// with nothing else happening on A. The driver's follow goroutine on A reads no head of
+// its own: it catches up to the head its wait on the store returned (docs/architecture.md,
+// catch-ups from memory), so a commit of another instance is what wakes it and what it
+// reaches.
 func TestOperations_HoldEndsOnAnotherInstance(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
