@@ -193,9 +193,10 @@ func newLedgerState() *ledgerState {
 // ledger is one project's ledgerState under the project's lock, as the driver keeps them,
 // and beside it what is not from the log: the calls held on its Operations (hold.go),
 // which the driver's follow goroutine keeps caught up ([eventlog.Driver.Follow]).
-// Between [ledger.lock] and [ledger.unlock] its fields are the lock holder's, and its embedded State is the driver's as far as it was
-// caught up: every catch-up refreshes it, since a rebuild replaces the State
-// ([eventlog.Cursor]). The lock order is in the authority's package doc.
+// Between [ledger.lock] and [ledger.unlock] its fields are the lock holder's, and its
+// embedded State is the driver's as far as it was caught up: every catch-up refreshes
+// it, since a rebuild replaces the State ([eventlog.Cursor]). The lock order is in the
+// authority's package doc.
 type ledger struct {
 	*ledgerState // nil unless locked
 	project      contract.ProjectID
