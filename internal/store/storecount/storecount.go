@@ -41,7 +41,8 @@ type Counts struct {
 	// Calls is every call on the Store and in its transactions, Update included.
 	Calls int64
 	// HeadReads is the calls that read a log's head: Head and LockHead, on the Store or
-	// in a transaction, and LockLeasesHead, which reads one with the lease rows.
+	// in a transaction, and LockLeasesHead and LeasesHead, which read one with the lease
+	// rows.
 	HeadReads int64
 	// Txs is the Updates run.
 	Txs int64
@@ -100,13 +101,13 @@ func (c *counter) count(w where, name string) {
 		key = "Tx." + name
 	}
 	from := ""
-	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" {
+	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" || name == "LeasesHead" {
 		from = key + " ← " + caller()
 	}
 	c.mu.Lock()
 	c.total++
 	switch name {
-	case "Head", "LockHead", "LockLeasesHead":
+	case "Head", "LockHead", "LockLeasesHead", "LeasesHead":
 		c.heads++
 		c.headsFrom[from]++
 	case "Update":
@@ -423,6 +424,16 @@ func (s *Store) Lease(ctx context.Context, connection string) (store.Lease, erro
 func (t *tx) Lease(ctx context.Context, connection string) (store.Lease, error) {
 	t.c.count(inTx, "Lease")
 	return t.tx.Lease(ctx, connection)
+}
+
+func (s *Store) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	s.c.count(onStore, "LeasesHead")
+	return s.st.LeasesHead(ctx, project, connection)
+}
+
+func (t *tx) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	t.c.count(inTx, "LeasesHead")
+	return t.tx.LeasesHead(ctx, project, connection)
 }
 
 func (s *Store) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
