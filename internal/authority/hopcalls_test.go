@@ -14,7 +14,8 @@ import (
 // (Tx.LockLeasesHead), whose head the write sequence's head read takes without asking
 // the store again (docs/architecture.md, "One commit function"). They took a Tx.Head of
 // their own. A report that changes the Board also locks the head to check the Board
-// fresh before it writes (boards.Write.LockFresh).
+// fresh before it writes (boards.Write.LockFresh). A Poll, outside a transaction, reads
+// the head and the lease rows in one call (store.Reader.LeasesHead).
 func TestDispatcher_HopCallReadsHeadWithLeases(t *testing.T) {
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
 	if err != nil {
@@ -25,9 +26,15 @@ func TestDispatcher_HopCallReadsHeadWithLeases(t *testing.T) {
 	f := newHopFixtureOn(t, opsFixtureOver(t, count, time.Millisecond))
 	l := f.startup(t, "wkr-a")
 	f.fetch(t, "a.txt")
+	count.Reset()
 	rows := f.poll(t, l, fetchTool)
 	if len(rows) != 1 {
 		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	// A Poll reads the head it serves at and the lease rows it checks in one store call.
+	if got := count.Counts(); got.ByMethod["LeasesHead"] != 1 || got.ByMethod["Head"] != 0 || got.ByMethod["Leases"] != 0 || got.HeadReads != 1 {
+		t.Errorf("poll: %d LeasesHead, %d Head, %d Leases, %d head reads; want 1, 0, 0 and 1: %v",
+			got.ByMethod["LeasesHead"], got.ByMethod["Head"], got.ByMethod["Leases"], got.HeadReads, got.ByMethod)
 	}
 	calls := []struct {
 		name  string

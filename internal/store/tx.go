@@ -79,6 +79,10 @@ type Reader interface {
 	Lease(ctx context.Context, connection string) (Lease, error)
 	// Leases returns every lease row of connection, by slot; none when none was granted.
 	Leases(ctx context.Context, connection string) ([]Lease, error)
+	// LeasesHead is Leases of connection and Head of project read in one call, at one
+	// moment of the store: the rows and the head agree with each other, and a caller
+	// that wants both pays one round trip.
+	LeasesHead(ctx context.Context, project, connection string) ([]Lease, Head, error)
 
 	// Schedule returns a schedule, deleted or not; check DeletedAt.
 	Schedule(ctx context.Context, id string) (Schedule, error)

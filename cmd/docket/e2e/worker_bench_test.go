@@ -169,6 +169,12 @@ func reportStoreCounts(b *testing.B, c storecount.Counts, actions int) {
 	b.ReportMetric(float64(c.Calls)/n, "store-calls/action")
 	b.ReportMetric(float64(c.HeadReads)/n, "head-reads/action")
 	b.ReportMetric(float64(c.Txs)/n, "tx/action")
+	if c.Txs > 0 {
+		// One head read per transaction (benchmarks/README.md) counts the reads a
+		// transaction makes, on average and at most; a Poll reads its head outside one.
+		b.ReportMetric(float64(c.TxHeadReads)/float64(c.Txs), "head-reads/tx")
+		b.ReportMetric(float64(c.TxHeadReadsMax), "max-head-reads/tx")
+	}
 	var top []string
 	for _, m := range c.Top(16) {
 		top = append(top, fmt.Sprintf("%s %.2f", m, float64(c.ByMethod[m])/n))

@@ -181,19 +181,26 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	}
 	wait, cancel := context.WithTimeout(ctx, d.pollWait)
 	defer cancel()
-	// The head is read once; each later round starts from the head its wait returned.
+	// The head is read once, with the first round's lease rows in the same store call;
+	// each later round starts from the head its wait returned and reads the rows alone.
 	// The round's reads of the queue and its explanation catch up to that head without
 	// reading it again; what a round writes is checked in its own transaction.
-	head, err := d.store.Head(ctx, string(conn.Project))
+	rows, head, err := d.store.LeasesHead(ctx, string(conn.Project), string(conn.ID))
 	if err != nil {
 		return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
 	}
 	seq := head.Seq
 	for {
+		if rows == nil {
+			if rows, err = d.store.Leases(ctx, string(conn.ID)); err != nil {
+				return contract.WorkAnswer{}, fmt.Errorf("poll: %w", err)
+			}
+		}
 		var ls leaseSet
-		if l, ls, err = d.checked(ctx, conn, req.WorkerID, *req.Generation); err != nil {
+		if l, ls, err = d.checked(rows, req.WorkerID, *req.Generation); err != nil {
 			return contract.WorkAnswer{}, err
 		}
+		rows = nil
 		d.advertise(conn.ID, l, req)
 		rows, err := d.serve(ctx, conn, seq, l, ls, req.Tools, req.Max)
 		if err != nil || len(rows) > 0 {
@@ -215,13 +222,9 @@ func (d *Dispatcher) Poll(ctx context.Context, conn contract.Connection, req con
 	}
 }
 
-// checked returns the lease workerID holds at gen on conn, or its refusal, and the
-// Connection's leases as read, which the Poll serves under.
-func (d *Dispatcher) checked(ctx context.Context, conn contract.Connection, workerID string, gen int64) (*contract.Lease, leaseSet, error) {
-	rows, err := d.store.Leases(ctx, string(conn.ID))
-	if err != nil {
-		return nil, nil, fmt.Errorf("poll: %w", err)
-	}
+// checked returns the lease workerID holds at gen among a Connection's lease rows, or
+// its refusal, and the leases of those rows, which the Poll serves under.
+func (d *Dispatcher) checked(rows []store.Lease, workerID string, gen int64) (*contract.Lease, leaseSet, error) {
 	ls := leasesOf(rows)
 	now := d.nowUTC()
 	if err := checkLease(ls, workerID, gen, now); err != nil {

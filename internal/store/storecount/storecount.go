@@ -41,10 +41,14 @@ type Counts struct {
 	// Calls is every call on the Store and in its transactions, Update included.
 	Calls int64
 	// HeadReads is the calls that read a log's head: Head and LockHead, on the Store or
-	// in a transaction, and LockLeasesHead, which reads one with the lease rows.
+	// in a transaction, and LockLeasesHead and LeasesHead, which read one with the lease
+	// rows.
 	HeadReads int64
 	// Txs is the Updates run.
 	Txs int64
+	// TxHeadReads is the HeadReads made inside transactions, and TxHeadReadsMax the most
+	// any one transaction made: a call outside a transaction (a Poll's) is not in them.
+	TxHeadReads, TxHeadReadsMax int64
 	// ByMethod is Calls by method, "Tx." before a call made in a transaction.
 	ByMethod map[string]int64
 	// HeadsFrom is HeadReads by the method and the function that asked: the first caller
@@ -72,7 +76,7 @@ func (c Counts) Top(n int) []string {
 func (s *Store) Counts() Counts {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
-	c := Counts{Calls: s.c.total, HeadReads: s.c.heads, Txs: s.c.txs, ByMethod: maps.Clone(s.c.calls), HeadsFrom: maps.Clone(s.c.headsFrom)}
+	c := Counts{Calls: s.c.total, HeadReads: s.c.heads, Txs: s.c.txs, TxHeadReads: s.c.txHeads, TxHeadReadsMax: s.c.txHeadsMax, ByMethod: maps.Clone(s.c.calls), HeadsFrom: maps.Clone(s.c.headsFrom)}
 	return c
 }
 
@@ -80,7 +84,7 @@ func (s *Store) Counts() Counts {
 func (s *Store) Reset() {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
-	s.c.total, s.c.heads, s.c.txs = 0, 0, 0
+	s.c.total, s.c.heads, s.c.txs, s.c.txHeads, s.c.txHeadsMax = 0, 0, 0, 0, 0
 	clear(s.c.calls)
 	clear(s.c.headsFrom)
 }
@@ -88,32 +92,43 @@ func (s *Store) Reset() {
 // counter is shared by a Store and its transactions. A mutex, not atomics: it is bench
 // support, and one lock per store call is far below what the call itself costs.
 type counter struct {
-	mu                sync.Mutex
-	total, heads, txs int64
-	calls             map[string]int64
-	headsFrom         map[string]int64
+	mu                                     sync.Mutex
+	total, heads, txs, txHeads, txHeadsMax int64
+	calls                                  map[string]int64
+	headsFrom                              map[string]int64
 }
 
-func (c *counter) count(w where, name string) {
+// count counts a call and reports whether it read a log's head.
+func (c *counter) count(w where, name string) (head bool) {
 	key := name
 	if w == inTx {
 		key = "Tx." + name
 	}
 	from := ""
-	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" {
+	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" || name == "LeasesHead" {
 		from = key + " ← " + caller()
 	}
 	c.mu.Lock()
 	c.total++
 	switch name {
-	case "Head", "LockHead", "LockLeasesHead":
+	case "Head", "LockHead", "LockLeasesHead", "LeasesHead":
 		c.heads++
 		c.headsFrom[from]++
+		head = true
 	case "Update":
 		c.txs++
 	}
 	c.calls[key]++
 	c.mu.Unlock()
+	return head
+}
+
+// endTx counts what one transaction that ended read of a log's head.
+func (c *counter) endTx(heads int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.txHeads += heads
+	c.txHeadsMax = max(c.txHeadsMax, heads)
 }
 
 // caller names the first function on the stack outside this package, eventlog and the
@@ -136,13 +151,26 @@ func caller() string {
 // Update implements [store.Store.Update]: fn sees a transaction that counts its calls.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	s.c.count(onStore, "Update")
-	return s.st.Update(ctx, func(t store.Tx) error { return fn(&tx{tx: t, c: s.c}) })
+	return s.st.Update(ctx, func(t store.Tx) error {
+		in := &tx{tx: t, c: s.c}
+		err := fn(in)
+		s.c.endTx(in.heads)
+		return err
+	})
 }
 
 // tx is a store.Tx that counts its calls.
 type tx struct {
-	tx store.Tx
-	c  *counter
+	tx    store.Tx
+	c     *counter
+	heads int64 // the head reads made in this transaction
+}
+
+// count counts a call made in the transaction.
+func (t *tx) count(name string) {
+	if t.c.count(inTx, name) {
+		t.heads++
+	}
 }
 
 func (s *Store) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
@@ -151,7 +179,7 @@ func (s *Store) Events(ctx context.Context, project string, after int64, limit i
 }
 
 func (t *tx) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
-	t.c.count(inTx, "Events")
+	t.count("Events")
 	return t.tx.Events(ctx, project, after, limit)
 }
 
@@ -161,7 +189,7 @@ func (s *Store) Head(ctx context.Context, project string) (store.Head, error) {
 }
 
 func (t *tx) Head(ctx context.Context, project string) (store.Head, error) {
-	t.c.count(inTx, "Head")
+	t.count("Head")
 	return t.tx.Head(ctx, project)
 }
 
@@ -171,7 +199,7 @@ func (s *Store) Blob(ctx context.Context, hash store.Hash) ([]byte, error) {
 }
 
 func (t *tx) Blob(ctx context.Context, hash store.Hash) ([]byte, error) {
-	t.c.count(inTx, "Blob")
+	t.count("Blob")
 	return t.tx.Blob(ctx, hash)
 }
 
@@ -181,7 +209,7 @@ func (s *Store) InstallationKey(ctx context.Context) ([]byte, error) {
 }
 
 func (t *tx) InstallationKey(ctx context.Context) ([]byte, error) {
-	t.c.count(inTx, "InstallationKey")
+	t.count("InstallationKey")
 	return t.tx.InstallationKey(ctx)
 }
 
@@ -191,7 +219,7 @@ func (s *Store) Project(ctx context.Context, id string) (store.Project, error) {
 }
 
 func (t *tx) Project(ctx context.Context, id string) (store.Project, error) {
-	t.c.count(inTx, "Project")
+	t.count("Project")
 	return t.tx.Project(ctx, id)
 }
 
@@ -201,7 +229,7 @@ func (s *Store) Projects(ctx context.Context) ([]store.Project, error) {
 }
 
 func (t *tx) Projects(ctx context.Context) ([]store.Project, error) {
-	t.c.count(inTx, "Projects")
+	t.count("Projects")
 	return t.tx.Projects(ctx)
 }
 
@@ -211,7 +239,7 @@ func (s *Store) Member(ctx context.Context, id string) (store.Member, error) {
 }
 
 func (t *tx) Member(ctx context.Context, id string) (store.Member, error) {
-	t.c.count(inTx, "Member")
+	t.count("Member")
 	return t.tx.Member(ctx, id)
 }
 
@@ -221,7 +249,7 @@ func (s *Store) MemberByName(ctx context.Context, name string) (store.Member, er
 }
 
 func (t *tx) MemberByName(ctx context.Context, name string) (store.Member, error) {
-	t.c.count(inTx, "MemberByName")
+	t.count("MemberByName")
 	return t.tx.MemberByName(ctx, name)
 }
 
@@ -231,7 +259,7 @@ func (s *Store) MemberProjects(ctx context.Context, member string) ([]string, er
 }
 
 func (t *tx) MemberProjects(ctx context.Context, member string) ([]string, error) {
-	t.c.count(inTx, "MemberProjects")
+	t.count("MemberProjects")
 	return t.tx.MemberProjects(ctx, member)
 }
 
@@ -241,7 +269,7 @@ func (s *Store) Session(ctx context.Context, digest []byte, now time.Time) (stor
 }
 
 func (t *tx) Session(ctx context.Context, digest []byte, now time.Time) (store.Session, error) {
-	t.c.count(inTx, "Session")
+	t.count("Session")
 	return t.tx.Session(ctx, digest, now)
 }
 
@@ -251,7 +279,7 @@ func (s *Store) LiveSessions(ctx context.Context, member string, now time.Time) 
 }
 
 func (t *tx) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
-	t.c.count(inTx, "LiveSessions")
+	t.count("LiveSessions")
 	return t.tx.LiveSessions(ctx, member, now)
 }
 
@@ -261,7 +289,7 @@ func (s *Store) DelegateByToken(ctx context.Context, digest []byte, now time.Tim
 }
 
 func (t *tx) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
-	t.c.count(inTx, "DelegateByToken")
+	t.count("DelegateByToken")
 	return t.tx.DelegateByToken(ctx, digest, now)
 }
 
@@ -271,7 +299,7 @@ func (s *Store) Delegates(ctx context.Context, member string) ([]store.Delegate,
 }
 
 func (t *tx) Delegates(ctx context.Context, member string) ([]store.Delegate, error) {
-	t.c.count(inTx, "Delegates")
+	t.count("Delegates")
 	return t.tx.Delegates(ctx, member)
 }
 
@@ -281,7 +309,7 @@ func (s *Store) Card(ctx context.Context, id string) (store.Card, error) {
 }
 
 func (t *tx) Card(ctx context.Context, id string) (store.Card, error) {
-	t.c.count(inTx, "Card")
+	t.count("Card")
 	return t.tx.Card(ctx, id)
 }
 
@@ -291,7 +319,7 @@ func (s *Store) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, er
 }
 
 func (t *tx) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, error) {
-	t.c.count(inTx, "Cards")
+	t.count("Cards")
 	return t.tx.Cards(ctx, f)
 }
 
@@ -301,7 +329,7 @@ func (s *Store) Agent(ctx context.Context, id string) (store.Agent, error) {
 }
 
 func (t *tx) Agent(ctx context.Context, id string) (store.Agent, error) {
-	t.c.count(inTx, "Agent")
+	t.count("Agent")
 	return t.tx.Agent(ctx, id)
 }
 
@@ -311,7 +339,7 @@ func (s *Store) AgentByToken(ctx context.Context, digest []byte) (store.Agent, e
 }
 
 func (t *tx) AgentByToken(ctx context.Context, digest []byte) (store.Agent, error) {
-	t.c.count(inTx, "AgentByToken")
+	t.count("AgentByToken")
 	return t.tx.AgentByToken(ctx, digest)
 }
 
@@ -321,7 +349,7 @@ func (s *Store) Agents(ctx context.Context, project string) ([]store.Agent, erro
 }
 
 func (t *tx) Agents(ctx context.Context, project string) ([]store.Agent, error) {
-	t.c.count(inTx, "Agents")
+	t.count("Agents")
 	return t.tx.Agents(ctx, project)
 }
 
@@ -331,7 +359,7 @@ func (s *Store) Connection(ctx context.Context, id string) (store.Connection, er
 }
 
 func (t *tx) Connection(ctx context.Context, id string) (store.Connection, error) {
-	t.c.count(inTx, "Connection")
+	t.count("Connection")
 	return t.tx.Connection(ctx, id)
 }
 
@@ -341,7 +369,7 @@ func (s *Store) Connections(ctx context.Context, project string) ([]store.Connec
 }
 
 func (t *tx) Connections(ctx context.Context, project string) ([]store.Connection, error) {
-	t.c.count(inTx, "Connections")
+	t.count("Connections")
 	return t.tx.Connections(ctx, project)
 }
 
@@ -351,7 +379,7 @@ func (s *Store) Sources(ctx context.Context, connection string) ([]store.Source,
 }
 
 func (t *tx) Sources(ctx context.Context, connection string) ([]store.Source, error) {
-	t.c.count(inTx, "Sources")
+	t.count("Sources")
 	return t.tx.Sources(ctx, connection)
 }
 
@@ -361,7 +389,7 @@ func (s *Store) ToolLocks(ctx context.Context, connection string) ([]store.ToolL
 }
 
 func (t *tx) ToolLocks(ctx context.Context, connection string) ([]store.ToolLock, error) {
-	t.c.count(inTx, "ToolLocks")
+	t.count("ToolLocks")
 	return t.tx.ToolLocks(ctx, connection)
 }
 
@@ -371,7 +399,7 @@ func (s *Store) Release(ctx context.Context, id string, version string) (store.R
 }
 
 func (t *tx) Release(ctx context.Context, id string, version string) (store.Release, error) {
-	t.c.count(inTx, "Release")
+	t.count("Release")
 	return t.tx.Release(ctx, id, version)
 }
 
@@ -381,7 +409,7 @@ func (s *Store) Installs(ctx context.Context, project string) ([]store.Install, 
 }
 
 func (t *tx) Installs(ctx context.Context, project string) ([]store.Install, error) {
-	t.c.count(inTx, "Installs")
+	t.count("Installs")
 	return t.tx.Installs(ctx, project)
 }
 
@@ -391,7 +419,7 @@ func (s *Store) Nodes(ctx context.Context, project string) ([]store.Node, error)
 }
 
 func (t *tx) Nodes(ctx context.Context, project string) ([]store.Node, error) {
-	t.c.count(inTx, "Nodes")
+	t.count("Nodes")
 	return t.tx.Nodes(ctx, project)
 }
 
@@ -401,7 +429,7 @@ func (s *Store) Decisions(ctx context.Context, project string) ([]store.Decision
 }
 
 func (t *tx) Decisions(ctx context.Context, project string) ([]store.Decision, error) {
-	t.c.count(inTx, "Decisions")
+	t.count("Decisions")
 	return t.tx.Decisions(ctx, project)
 }
 
@@ -411,7 +439,7 @@ func (s *Store) NodeCount(ctx context.Context, project string) (int, error) {
 }
 
 func (t *tx) NodeCount(ctx context.Context, project string) (int, error) {
-	t.c.count(inTx, "NodeCount")
+	t.count("NodeCount")
 	return t.tx.NodeCount(ctx, project)
 }
 
@@ -421,8 +449,18 @@ func (s *Store) Lease(ctx context.Context, connection string) (store.Lease, erro
 }
 
 func (t *tx) Lease(ctx context.Context, connection string) (store.Lease, error) {
-	t.c.count(inTx, "Lease")
+	t.count("Lease")
 	return t.tx.Lease(ctx, connection)
+}
+
+func (s *Store) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	s.c.count(onStore, "LeasesHead")
+	return s.st.LeasesHead(ctx, project, connection)
+}
+
+func (t *tx) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	t.count("LeasesHead")
+	return t.tx.LeasesHead(ctx, project, connection)
 }
 
 func (s *Store) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
@@ -431,7 +469,7 @@ func (s *Store) Leases(ctx context.Context, connection string) ([]store.Lease, e
 }
 
 func (t *tx) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
-	t.c.count(inTx, "Leases")
+	t.count("Leases")
 	return t.tx.Leases(ctx, connection)
 }
 
@@ -441,7 +479,7 @@ func (s *Store) Schedule(ctx context.Context, id string) (store.Schedule, error)
 }
 
 func (t *tx) Schedule(ctx context.Context, id string) (store.Schedule, error) {
-	t.c.count(inTx, "Schedule")
+	t.count("Schedule")
 	return t.tx.Schedule(ctx, id)
 }
 
@@ -451,7 +489,7 @@ func (s *Store) Schedules(ctx context.Context, project string) ([]store.Schedule
 }
 
 func (t *tx) Schedules(ctx context.Context, project string) ([]store.Schedule, error) {
-	t.c.count(inTx, "Schedules")
+	t.count("Schedules")
 	return t.tx.Schedules(ctx, project)
 }
 
@@ -461,7 +499,7 @@ func (s *Store) DueSchedules(ctx context.Context, before time.Time, limit int) (
 }
 
 func (t *tx) DueSchedules(ctx context.Context, before time.Time, limit int) ([]store.Schedule, error) {
-	t.c.count(inTx, "DueSchedules")
+	t.count("DueSchedules")
 	return t.tx.DueSchedules(ctx, before, limit)
 }
 
@@ -471,7 +509,7 @@ func (s *Store) ScheduleFires(ctx context.Context, schedule string, limit int) (
 }
 
 func (t *tx) ScheduleFires(ctx context.Context, schedule string, limit int) ([]store.ScheduleFire, error) {
-	t.c.count(inTx, "ScheduleFires")
+	t.count("ScheduleFires")
 	return t.tx.ScheduleFires(ctx, schedule, limit)
 }
 
@@ -481,7 +519,7 @@ func (s *Store) OpenScheduleFires(ctx context.Context, limit int) ([]store.Sched
 }
 
 func (t *tx) OpenScheduleFires(ctx context.Context, limit int) ([]store.ScheduleFire, error) {
-	t.c.count(inTx, "OpenScheduleFires")
+	t.count("OpenScheduleFires")
 	return t.tx.OpenScheduleFires(ctx, limit)
 }
 
@@ -491,7 +529,7 @@ func (s *Store) Budgets(ctx context.Context, project string) ([]store.Budget, er
 }
 
 func (t *tx) Budgets(ctx context.Context, project string) ([]store.Budget, error) {
-	t.c.count(inTx, "Budgets")
+	t.count("Budgets")
 	return t.tx.Budgets(ctx, project)
 }
 
@@ -501,7 +539,7 @@ func (s *Store) BudgetSpend(ctx context.Context, project string, budget string, 
 }
 
 func (t *tx) BudgetSpend(ctx context.Context, project string, budget string, window time.Time) (store.BudgetSpend, error) {
-	t.c.count(inTx, "BudgetSpend")
+	t.count("BudgetSpend")
 	return t.tx.BudgetSpend(ctx, project, budget, window)
 }
 
@@ -511,7 +549,7 @@ func (s *Store) BudgetHolds(ctx context.Context, project string, budget string) 
 }
 
 func (t *tx) BudgetHolds(ctx context.Context, project string, budget string) ([]store.BudgetHold, error) {
-	t.c.count(inTx, "BudgetHolds")
+	t.count("BudgetHolds")
 	return t.tx.BudgetHolds(ctx, project, budget)
 }
 
@@ -521,7 +559,7 @@ func (s *Store) NoticeSubscription(ctx context.Context, id string) (store.Notice
 }
 
 func (t *tx) NoticeSubscription(ctx context.Context, id string) (store.NoticeSubscription, error) {
-	t.c.count(inTx, "NoticeSubscription")
+	t.count("NoticeSubscription")
 	return t.tx.NoticeSubscription(ctx, id)
 }
 
@@ -531,7 +569,7 @@ func (s *Store) NoticeSubscriptions(ctx context.Context, project string, member 
 }
 
 func (t *tx) NoticeSubscriptions(ctx context.Context, project string, member string) ([]store.NoticeSubscription, error) {
-	t.c.count(inTx, "NoticeSubscriptions")
+	t.count("NoticeSubscriptions")
 	return t.tx.NoticeSubscriptions(ctx, project, member)
 }
 
@@ -541,7 +579,7 @@ func (s *Store) NoticeCursor(ctx context.Context, project string) (int64, error)
 }
 
 func (t *tx) NoticeCursor(ctx context.Context, project string) (int64, error) {
-	t.c.count(inTx, "NoticeCursor")
+	t.count("NoticeCursor")
 	return t.tx.NoticeCursor(ctx, project)
 }
 
@@ -551,259 +589,259 @@ func (s *Store) Notices(ctx context.Context, subscription string, limit int) ([]
 }
 
 func (t *tx) Notices(ctx context.Context, subscription string, limit int) ([]store.Notice, error) {
-	t.c.count(inTx, "Notices")
+	t.count("Notices")
 	return t.tx.Notices(ctx, subscription, limit)
 }
 
 func (t *tx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
-	t.c.count(inTx, "Append")
+	t.count("Append")
 	return t.tx.Append(ctx, e)
 }
 
 // AppendAll is one call, however many events it appends: what it costs the store is one
 // statement (a chunk of rows each), not one per event.
 func (t *tx) AppendAll(ctx context.Context, es []store.NewEvent) ([]store.Event, error) {
-	t.c.count(inTx, "AppendAll")
+	t.count("AppendAll")
 	return t.tx.AppendAll(ctx, es)
 }
 
 func (t *tx) LockHead(ctx context.Context, project string) (store.Head, error) {
-	t.c.count(inTx, "LockHead")
+	t.count("LockHead")
 	return t.tx.LockHead(ctx, project)
 }
 
 func (t *tx) PutBlob(ctx context.Context, b []byte) (store.Hash, error) {
-	t.c.count(inTx, "PutBlob")
+	t.count("PutBlob")
 	return t.tx.PutBlob(ctx, b)
 }
 
 func (t *tx) SetInstallationKey(ctx context.Context, key []byte) error {
-	t.c.count(inTx, "SetInstallationKey")
+	t.count("SetInstallationKey")
 	return t.tx.SetInstallationKey(ctx, key)
 }
 
 func (t *tx) CreateProject(ctx context.Context, p store.Project) error {
-	t.c.count(inTx, "CreateProject")
+	t.count("CreateProject")
 	return t.tx.CreateProject(ctx, p)
 }
 
 func (t *tx) CreateMember(ctx context.Context, m store.Member) error {
-	t.c.count(inTx, "CreateMember")
+	t.count("CreateMember")
 	return t.tx.CreateMember(ctx, m)
 }
 
 func (t *tx) AddMembership(ctx context.Context, project string, member string) error {
-	t.c.count(inTx, "AddMembership")
+	t.count("AddMembership")
 	return t.tx.AddMembership(ctx, project, member)
 }
 
 func (t *tx) RevokeMember(ctx context.Context, id string, at time.Time) error {
-	t.c.count(inTx, "RevokeMember")
+	t.count("RevokeMember")
 	return t.tx.RevokeMember(ctx, id, at)
 }
 
 func (t *tx) CreateSession(ctx context.Context, s store.Session) error {
-	t.c.count(inTx, "CreateSession")
+	t.count("CreateSession")
 	return t.tx.CreateSession(ctx, s)
 }
 
 func (t *tx) RevokeSession(ctx context.Context, digest []byte, at time.Time) error {
-	t.c.count(inTx, "RevokeSession")
+	t.count("RevokeSession")
 	return t.tx.RevokeSession(ctx, digest, at)
 }
 
 func (t *tx) CreateDelegate(ctx context.Context, d store.Delegate) error {
-	t.c.count(inTx, "CreateDelegate")
+	t.count("CreateDelegate")
 	return t.tx.CreateDelegate(ctx, d)
 }
 
 func (t *tx) RevokeDelegate(ctx context.Context, member string, id string, at time.Time) error {
-	t.c.count(inTx, "RevokeDelegate")
+	t.count("RevokeDelegate")
 	return t.tx.RevokeDelegate(ctx, member, id, at)
 }
 
 func (t *tx) RevokeDelegates(ctx context.Context, member string, at time.Time) error {
-	t.c.count(inTx, "RevokeDelegates")
+	t.count("RevokeDelegates")
 	return t.tx.RevokeDelegates(ctx, member, at)
 }
 
 func (t *tx) CreateCard(ctx context.Context, c store.Card) error {
-	t.c.count(inTx, "CreateCard")
+	t.count("CreateCard")
 	return t.tx.CreateCard(ctx, c)
 }
 
 func (t *tx) UpdateCard(ctx context.Context, c store.Card, from string) error {
-	t.c.count(inTx, "UpdateCard")
+	t.count("UpdateCard")
 	return t.tx.UpdateCard(ctx, c, from)
 }
 
 func (t *tx) CreateAgent(ctx context.Context, a store.Agent) error {
-	t.c.count(inTx, "CreateAgent")
+	t.count("CreateAgent")
 	return t.tx.CreateAgent(ctx, a)
 }
 
 func (t *tx) SetAgentToken(ctx context.Context, id string, digest []byte) error {
-	t.c.count(inTx, "SetAgentToken")
+	t.count("SetAgentToken")
 	return t.tx.SetAgentToken(ctx, id, digest)
 }
 
 func (t *tx) RevokeAgent(ctx context.Context, id string, at time.Time) error {
-	t.c.count(inTx, "RevokeAgent")
+	t.count("RevokeAgent")
 	return t.tx.RevokeAgent(ctx, id, at)
 }
 
 func (t *tx) CreateConnection(ctx context.Context, c store.Connection) error {
-	t.c.count(inTx, "CreateConnection")
+	t.count("CreateConnection")
 	return t.tx.CreateConnection(ctx, c)
 }
 
 func (t *tx) RevokeConnection(ctx context.Context, id string, at time.Time) error {
-	t.c.count(inTx, "RevokeConnection")
+	t.count("RevokeConnection")
 	return t.tx.RevokeConnection(ctx, id, at)
 }
 
 func (t *tx) PutSource(ctx context.Context, s store.Source) error {
-	t.c.count(inTx, "PutSource")
+	t.count("PutSource")
 	return t.tx.PutSource(ctx, s)
 }
 
 func (t *tx) DeleteSource(ctx context.Context, connection string, id string) error {
-	t.c.count(inTx, "DeleteSource")
+	t.count("DeleteSource")
 	return t.tx.DeleteSource(ctx, connection, id)
 }
 
 func (t *tx) LockTool(ctx context.Context, l store.ToolLock) error {
-	t.c.count(inTx, "LockTool")
+	t.count("LockTool")
 	return t.tx.LockTool(ctx, l)
 }
 
 func (t *tx) UnlockTool(ctx context.Context, connection string, tool string) error {
-	t.c.count(inTx, "UnlockTool")
+	t.count("UnlockTool")
 	return t.tx.UnlockTool(ctx, connection, tool)
 }
 
 func (t *tx) PutRelease(ctx context.Context, r store.Release) (created bool, err error) {
-	t.c.count(inTx, "PutRelease")
+	t.count("PutRelease")
 	return t.tx.PutRelease(ctx, r)
 }
 
 func (t *tx) Install(ctx context.Context, in store.Install) error {
-	t.c.count(inTx, "Install")
+	t.count("Install")
 	return t.tx.Install(ctx, in)
 }
 
 func (t *tx) PutNode(ctx context.Context, project string, n store.Node) error {
-	t.c.count(inTx, "PutNode")
+	t.count("PutNode")
 	return t.tx.PutNode(ctx, project, n)
 }
 
 func (t *tx) DeleteNode(ctx context.Context, project string, id string) error {
-	t.c.count(inTx, "DeleteNode")
+	t.count("DeleteNode")
 	return t.tx.DeleteNode(ctx, project, id)
 }
 
 func (t *tx) LockLease(ctx context.Context, project string, connection string) (store.Lease, error) {
-	t.c.count(inTx, "LockLease")
+	t.count("LockLease")
 	return t.tx.LockLease(ctx, project, connection)
 }
 
 func (t *tx) LockLeases(ctx context.Context, project string, connection string) ([]store.Lease, error) {
-	t.c.count(inTx, "LockLeases")
+	t.count("LockLeases")
 	return t.tx.LockLeases(ctx, project, connection)
 }
 
 func (t *tx) LockLeasesHead(ctx context.Context, project string, connection string) ([]store.Lease, store.Head, error) {
-	t.c.count(inTx, "LockLeasesHead")
+	t.count("LockLeasesHead")
 	return t.tx.LockLeasesHead(ctx, project, connection)
 }
 
 func (t *tx) PutLease(ctx context.Context, l store.Lease) error {
-	t.c.count(inTx, "PutLease")
+	t.count("PutLease")
 	return t.tx.PutLease(ctx, l)
 }
 
 func (t *tx) RecordRequest(ctx context.Context, r store.Request) error {
-	t.c.count(inTx, "RecordRequest")
+	t.count("RecordRequest")
 	return t.tx.RecordRequest(ctx, r)
 }
 
 func (t *tx) CreateSchedule(ctx context.Context, s store.Schedule) error {
-	t.c.count(inTx, "CreateSchedule")
+	t.count("CreateSchedule")
 	return t.tx.CreateSchedule(ctx, s)
 }
 
 func (t *tx) UpdateSchedule(ctx context.Context, s store.Schedule, was time.Time) error {
-	t.c.count(inTx, "UpdateSchedule")
+	t.count("UpdateSchedule")
 	return t.tx.UpdateSchedule(ctx, s, was)
 }
 
 func (t *tx) RecordFire(ctx context.Context, f store.ScheduleFire) error {
-	t.c.count(inTx, "RecordFire")
+	t.count("RecordFire")
 	return t.tx.RecordFire(ctx, f)
 }
 
 func (t *tx) SettleFire(ctx context.Context, f store.ScheduleFire) error {
-	t.c.count(inTx, "SettleFire")
+	t.count("SettleFire")
 	return t.tx.SettleFire(ctx, f)
 }
 
 func (t *tx) DeleteBudget(ctx context.Context, project, name string) error {
-	t.c.count(inTx, "DeleteBudget")
+	t.count("DeleteBudget")
 	return t.tx.DeleteBudget(ctx, project, name)
 }
 
 func (t *tx) PutBudget(ctx context.Context, b store.Budget) error {
-	t.c.count(inTx, "PutBudget")
+	t.count("PutBudget")
 	return t.tx.PutBudget(ctx, b)
 }
 
 func (t *tx) PutBudgetSpend(ctx context.Context, s store.BudgetSpend) error {
-	t.c.count(inTx, "PutBudgetSpend")
+	t.count("PutBudgetSpend")
 	return t.tx.PutBudgetSpend(ctx, s)
 }
 
 func (t *tx) PutBudgetHold(ctx context.Context, h store.BudgetHold) error {
-	t.c.count(inTx, "PutBudgetHold")
+	t.count("PutBudgetHold")
 	return t.tx.PutBudgetHold(ctx, h)
 }
 
 func (t *tx) DeleteBudgetHold(ctx context.Context, project string, id string) ([]store.BudgetHold, error) {
-	t.c.count(inTx, "DeleteBudgetHold")
+	t.count("DeleteBudgetHold")
 	return t.tx.DeleteBudgetHold(ctx, project, id)
 }
 
 func (t *tx) RecordDecision(ctx context.Context, d store.Decision) error {
-	t.c.count(inTx, "RecordDecision")
+	t.count("RecordDecision")
 	return t.tx.RecordDecision(ctx, d)
 }
 
 func (t *tx) CreateNoticeSubscription(ctx context.Context, s store.NoticeSubscription) error {
-	t.c.count(inTx, "CreateNoticeSubscription")
+	t.count("CreateNoticeSubscription")
 	return t.tx.CreateNoticeSubscription(ctx, s)
 }
 
 func (t *tx) DeleteNoticeSubscription(ctx context.Context, id string, at time.Time) error {
-	t.c.count(inTx, "DeleteNoticeSubscription")
+	t.count("DeleteNoticeSubscription")
 	return t.tx.DeleteNoticeSubscription(ctx, id, at)
 }
 
 func (t *tx) AdvanceNoticeCursor(ctx context.Context, project string, from int64, to int64) error {
-	t.c.count(inTx, "AdvanceNoticeCursor")
+	t.count("AdvanceNoticeCursor")
 	return t.tx.AdvanceNoticeCursor(ctx, project, from, to)
 }
 
 func (t *tx) AddNotice(ctx context.Context, n store.Notice) error {
-	t.c.count(inTx, "AddNotice")
+	t.count("AddNotice")
 	return t.tx.AddNotice(ctx, n)
 }
 
 func (t *tx) ClaimNotices(ctx context.Context, now time.Time, by string, until time.Time, limit int) ([]store.Notice, error) {
-	t.c.count(inTx, "ClaimNotices")
+	t.count("ClaimNotices")
 	return t.tx.ClaimNotices(ctx, now, by, until, limit)
 }
 
 func (t *tx) SettleNotice(ctx context.Context, n store.Notice) error {
-	t.c.count(inTx, "SettleNotice")
+	t.count("SettleNotice")
 	return t.tx.SettleNotice(ctx, n)
 }
 

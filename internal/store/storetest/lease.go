@@ -197,6 +197,61 @@ func testLeasesHead(t *testing.T, h Harness) {
 	}
 }
 
+// testLeasesHeadRead checks Reader.LeasesHead against Leases and Head read apart: no
+// row and an empty log, rows and a log, another project's head beside them.
+func testLeasesHeadRead(t *testing.T, h Harness) {
+	s := open(t, h)
+	leaseFixture(t, s)
+	slot := func(slot int, worker string, gen int64) store.Lease {
+		return store.Lease{Project: "p1", Connection: "c1", Slot: slot, WorkerID: worker, Generation: gen, ExpiresAt: t0.Add(time.Minute)}
+	}
+	tests := []struct {
+		name    string
+		before  func(ctx context.Context, tx store.Tx) error
+		project string
+		want    []store.Lease
+		seq     int64
+	}{
+		{name: "no row, empty log", project: "p1", want: []store.Lease{}},
+		{name: "no row, a log", project: "p1", want: []store.Lease{}, seq: 1,
+			before: func(ctx context.Context, tx store.Tx) error {
+				_, err := tx.AppendAll(ctx, []store.NewEvent{newEvent("p1", 1)})
+				return err
+			}},
+		{name: "two slots", project: "p1", want: []store.Lease{slot(0, "w1", 1), slot(1, "w2", 2)}, seq: 1,
+			before: func(ctx context.Context, tx store.Tx) error {
+				if err := tx.PutLease(ctx, slot(1, "w2", 2)); err != nil {
+					return err
+				}
+				return tx.PutLease(ctx, slot(0, "w1", 1))
+			}},
+		{name: "another project's empty head", project: "p9", want: []store.Lease{slot(0, "w1", 1), slot(1, "w2", 2)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				update(t, s, tt.before)
+			}
+			ctx := t.Context()
+			got, head, err := s.LeasesHead(ctx, tt.project, "c1")
+			wantErr(t, "LeasesHead", err, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LeasesHead's leases (-want +got):\n%s", diff)
+			}
+			apart, err := s.Leases(ctx, "c1")
+			wantErr(t, "Leases", err, nil)
+			if diff := cmp.Diff(apart, got); diff != "" {
+				t.Errorf("LeasesHead's leases against Leases's (-Leases +LeasesHead):\n%s", diff)
+			}
+			read, err := s.Head(ctx, tt.project)
+			wantErr(t, "Head", err, nil)
+			if head != read || head.Seq != tt.seq {
+				t.Errorf("LeasesHead's head = %+v, want seq %d, as Head read it (%+v)", head, tt.seq, read)
+			}
+		})
+	}
+}
+
 // testLeasesHeadAfterLock runs writers on two instances at once that each lock the lease
 // rows with LockLeasesHead and append one event: the head must be read after the rows
 // are locked, so that every append lands right after the head its writer read (a head

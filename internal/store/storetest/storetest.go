@@ -79,6 +79,7 @@ func Run(t *testing.T, h Harness) {
 		{"Nodes/RoundTrip", testNodes},
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
 		{"Leases/LockedWithHead", testLeasesHead}, {"Leases/HeadAfterLock", testLeasesHeadAfterLock},
+		{"Leases/ReadWithHead", testLeasesHeadRead},
 		{"Schedules/RoundTrip", testSchedules},
 		{"Budgets/RoundTrip", testBudgets},
 		{"Notices/Subscriptions", testNoticeSubscriptions}, {"Notices/Claims", testNoticeClaims},

@@ -72,6 +72,45 @@ func (r Reader) Leases(ctx context.Context, connection string) ([]store.Lease, e
 	return r.leases(ctx, connection, "")
 }
 
+// leasesHeadQuery reads a log's head ($1) beside a Connection's lease rows ($2) in one
+// statement, so both come from one snapshot on either backend: the one row of (SELECT 1)
+// keeps the head when no lease row is there, and slot -1 marks that no row was.
+const leasesHeadQuery = `SELECT COALESCE(h.seq, 0), h.hash, COALESCE(l.project, ''),
+	COALESCE(l.connection, ''), COALESCE(l.slot, -1), COALESCE(l.worker_id, ''),
+	COALESCE(l.generation, 0), COALESCE(l.expires_at, 0)
+	FROM (SELECT 1 AS one) AS one
+	LEFT JOIN event_heads h ON h.project = $1
+	LEFT JOIN worker_leases l ON l.connection = $2
+	ORDER BY l.slot`
+
+// LeasesHead implements [store.Reader.LeasesHead].
+func (r Reader) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	rows, err := r.C.Query(ctx, leasesHeadQuery, project, connection)
+	if err != nil {
+		return nil, store.Head{}, fmt.Errorf("read leases of %s with the head of %s: %w", connection, project, err)
+	}
+	defer rows.Close()
+	out := []store.Lease{}
+	var h store.Head
+	for rows.Next() {
+		var l store.Lease
+		var hash []byte
+		var exp int64
+		if err := rows.Scan(&h.Seq, &hash, &l.Project, &l.Connection, &l.Slot, &l.WorkerID, &l.Generation, &exp); err != nil {
+			return nil, store.Head{}, fmt.Errorf("read leases of %s with the head of %s: %w", connection, project, err)
+		}
+		copy(h.Hash[:], hash)
+		if l.Slot >= 0 {
+			l.ExpiresAt = fromNanos(exp)
+			out = append(out, l)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, store.Head{}, fmt.Errorf("read leases of %s with the head of %s: %w", connection, project, err)
+	}
+	return out, h, nil
+}
+
 func (r Reader) leases(ctx context.Context, connection, suffix string) ([]store.Lease, error) {
 	rows, err := r.C.Query(ctx, leaseColumns+` WHERE connection = $1 ORDER BY slot`+suffix, connection)
 	if err != nil {
