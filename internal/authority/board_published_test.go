@@ -178,3 +178,43 @@ func TestOperations_PublishedBoardFailedCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestOperations_QueryDuringReport shows the same of a worker's report, which holds the
+// Board lock and the operation ledger's across the transaction that applies its
+// outcome to the Board: a QueryBoard meanwhile answers with the Operation still at the
+// worker, and after the commit with it done.
+func TestOperations_QueryDuringReport(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ps := &pauseStore{Store: st}
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	queryBoard(t, f.ops, f.agent) // the View is built, and published with the Board
+
+	release, done := startPaused(t, ps, func() error {
+		_, err := f.d.Report(context.Background(), f.conn, okReport(l, rows[0], "a.txt"))
+		return err
+	})
+	during := queryBoard(t, f.ops, f.agent).Result.Operations
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	if len(during) != 1 || during[0].State != contract.OpRunning || during[0].Stage != contract.StageAtWorker {
+		t.Errorf("QueryBoard during the report's transaction shows %+v, want the fetch running at the worker", during)
+	}
+	if after := queryBoard(t, f.ops, f.agent).Result.Operations; len(after) != 1 || after[0].State != contract.OpDone {
+		t.Errorf("QueryBoard after the report shows %+v, want the fetch done", after)
+	}
+}
