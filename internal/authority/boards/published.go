@@ -56,9 +56,12 @@ type BoardView struct {
 const maxPublishedViews = 64
 
 // keepIdle is how many Board changes in a row a View no read asked for is still built
-// again for: a polling Agent that did not read between two changes (another Agent's
-// write and its report) still finds its View built.
-const keepIdle = 2
+// again for: a polling Agent whose read was outrun by several changes (other Agents'
+// writes and their reports) still finds its View built. With 2, one polling Agent's
+// View-only QueryBoard beside another Agent's stream of ApplyBatch on a loaded machine
+// (BenchmarkQueryBoard_ViewDuringWrites) missed it about one time in twenty and took the
+// lock; with 4, about one in sixty.
+const keepIdle = 4
 
 // ViewOf builds req's View of b, and the focused roots of req's focus, for a caller
 // holding b (inside [Cache.Read]'s fn).
