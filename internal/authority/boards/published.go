@@ -57,11 +57,12 @@ const maxPublishedViews = 64
 
 // keepIdle is how many Board changes in a row a View no read asked for is still built
 // again for: a polling Agent whose read was outrun by several changes (other Agents'
-// writes and their reports) still finds its View built. With 2, one polling Agent's
-// View-only QueryBoard beside another Agent's stream of ApplyBatch on a loaded machine
-// (BenchmarkQueryBoard_ViewDuringWrites) missed it about one time in twenty and took the
-// lock; with 4, about one in sixty.
-const keepIdle = 4
+// writes and their reports, while its own call waited for a processor) still finds its
+// View built, and an Agent that stopped reading costs at most this many builds. One
+// polling Agent beside another Agent's stream of ApplyBatch on a loaded machine
+// (BenchmarkQueryBoard_ViewDuringWrites, load 6 on 2 cores) found its View dropped in
+// about 1 read in 50 with 4, and 1 in 1,000 with 8.
+const keepIdle = 8
 
 // ViewOf builds req's View of b, and the focused roots of req's focus, for a caller
 // holding b (inside [Cache.Read]'s fn).
