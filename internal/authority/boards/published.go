@@ -13,16 +13,18 @@ import (
 
 // An Agent's QueryBoard of the View alone is answered from what the Board cache
 // published of the project's committed Board, not under the Board's lock, so that it
-// never waits for an admission or a report holding that lock across its store
-// transaction (docs/architecture.md, "The project state and its driver"). board.Board
-// is not safe for concurrent use (a read fills the engine's caches) and a write changes
-// it in place, so what is published is not the Board but the Views of it the readers
-// asked for: after each commit that changed the Board, each build and each install,
-// under the lock and before the next write may change it, the Views asked for since the
-// last change are built again on the committed Board. A failed commit is never
-// published: the Board is published only once its store Update returned nil (after its
-// COMMIT), and a Board that held a refused change is rebuilt from the store (step 4 of
-// "The write sequence") before it is published.
+// does not wait for an admission or a report holding that lock across its store
+// transaction (docs/architecture.md, "The project state and its driver"): when what was
+// published covers the head the read read and holds the View it asks for; otherwise it
+// is answered under the lock as before. board.Board is not safe for concurrent use (a
+// read fills the engine's caches) and a write changes it in place, so what is published
+// is not the Board but the Views of it the readers asked for: after each commit that
+// changed the Board, each build and each install, under the lock and before the next
+// write may change it, the Views read within the last keepIdle changes are built again
+// on the committed Board. A failed commit is never published: the Board is published
+// only once its store Update returned nil (after its COMMIT), and a Board that held a
+// refused change is rebuilt from the store (step 4 of "The write sequence") before it
+// is published.
 
 // Published is one project's committed Board as the reads that do not take its lock see
 // it: a head of the log it reflects in full, and the Views built on it. Nothing in it
