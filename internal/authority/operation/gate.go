@@ -610,8 +610,7 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 	if !ok {
 		return Answer{}, false, nil
 	}
-	br := boardRead{version: pub.Version(), view: func(board.ViewRequest) *boards.BoardView { return bv }}
-	ans, err := o.answerFrom(ctx, c, r, br, head, l, lr)
+	ans, err := o.answerFrom(ctx, c, r, boardRead{version: pub.Version(), bv: bv}, head, l, lr)
 	return ans, err == nil, err
 }
 
@@ -622,14 +621,7 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	br := boardRead{version: version, b: b, view: func(req board.ViewRequest) *boards.BoardView {
-		v := boards.ViewOf(b, req)
-		if publishable(c, r) {
-			// Kept where the next read of it, and the next Board change, find it.
-			o.boards.Keep(project, version, v)
-		}
-		return v
-	}}
+	br := boardRead{version: version, b: b, keep: publishable(c, r)}
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
 		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
@@ -655,9 +647,25 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 type boardRead struct {
 	version uint64       // the Board's version: a View kept under it is of the same Board
 	b       *board.Board // the Board, under its lock; nil for a published read, which matches no pattern
-	// view returns req's View of the Board and the roots its focus names, shared: the
-	// answer changes a copy.
-	view func(req board.ViewRequest) *boards.BoardView
+	// bv is the View a published read found, shared (the answer changes a copy); nil
+	// under the lock, where the View is built on b.
+	bv *boards.BoardView
+	// keep, under the lock, keeps the View built in what the Board cache published,
+	// where the next read of it, and the next Board change, find it.
+	keep bool
+}
+
+// view returns req's View of the Board read and the roots its focus names, shared with
+// later reads: the answer changes a copy.
+func (o *Operations) view(project contract.ProjectID, br boardRead, req board.ViewRequest) *boards.BoardView {
+	if br.bv != nil {
+		return br.bv
+	}
+	v := boards.ViewOf(br.b, req)
+	if br.keep {
+		o.boards.Keep(project, br.version, v)
+	}
+	return v
 }
 
 // ledgerRead is what an answer reads of the ledger, under its lock or from its snapshot.
@@ -749,7 +757,7 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 			s := lr.setup()
 			setup = &s
 		}
-		bv := br.view(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+		bv := o.view(project, br, board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
 		// bv is shared with the reads after this one: what this answer adds to its
 		// Actions goes on a copy of the list.
 		res.View, roots = bv.View, bv.Roots
