@@ -50,7 +50,8 @@
 // never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
 // waiting for its outcome takes only 2, and only between waits. The guards of the maps
 // that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock; the
+// are held only to find or create an entry and never while taking another lock, as is
+// the guard of the Views a published Board holds (boards: Published.mu); the
 // count of who follows a project's log ([eventlog.Driver.Follow]) is taken alone or
 // under 2, never around another lock, and the goroutine that follows the log takes 2
 // only between its waits on the store. A Connection's claim and report batches

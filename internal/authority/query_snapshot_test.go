@@ -71,7 +71,7 @@ func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) 
 		}
 		return a.ans
 	case <-time.After(5 * time.Second):
-		t.Fatal("QueryBoard did not answer within 5s: it waits for the operation ledger a write holds")
+		t.Fatal("QueryBoard did not answer within 5s: it waits for a lock a write holds across its transaction")
 		return operation.Answer{}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
@@ -68,6 +69,11 @@ type projectBoard struct {
 	// another instance made: until the log is staleSpan events past it, writes read the
 	// head before they run ([Cache.WriteInTx]).
 	changedAt int64
+	// changed says a write committed a change of b since b was last published.
+	changed bool
+	// pub is b as last published for the reads that take no lock (published.go): set
+	// under mu, read without it.
+	pub atomic.Pointer[Published]
 }
 
 // staleSpan is how many events past the last Board change another instance made (as
@@ -179,6 +185,9 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 		}
 		if ok {
 			pb.seq = head.Seq
+			if p := pb.pub.Load(); p != nil && p.version == pb.version {
+				p.advance(pb.seq) // what was published is b
+			}
 			return pb.b, nil
 		}
 	}
@@ -211,6 +220,7 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		pb.signed = head.Seq
 	}
 	pb.builds++
+	pb.publishLocked(true) // built from the store, which holds only what was committed
 	return nil
 }
 
@@ -241,7 +251,7 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 		return nil
 	})
 	if err == nil {
-		pb.seq = after
+		pb.seq, pb.changed = after, true
 	}
 	return err
 }

@@ -107,6 +107,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	pb.b, pb.seq = next, seq
 	pb.builds++
 	pb.version++
+	pb.publishLocked(true)
 	a.log.InfoContext(ctx, "capability installed", logProject, project, logActor, c.Principal(), logRelease, pkg.Release.String())
 	return out, nil
 }

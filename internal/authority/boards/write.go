@@ -132,7 +132,11 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 		return err
 	}
 	pb.version++ // once may change the Board
-	return once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
+	err := once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
+	// Before the next write may change it: the Board holds only what was committed (a
+	// change the store refused was dropped), see published.go.
+	pb.publishLocked(false)
+	return err
 }
 
 // Fresh checks, in tx, that the Board holds every Board change of the log up to head, a
@@ -283,7 +287,7 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 
 // Committed records that the Board reflects the log up to head, after a transaction
 // that LockFresh began committed.
-func (w *Write) Committed(head int64) { w.pb.seq = head }
+func (w *Write) Committed(head int64) { w.pb.seq, w.pb.changed = head, true }
 
 // Drop rebuilds the Board after a transaction with a change the store refused.
 func (w *Write) Drop(ctx context.Context) { w.bs.dropBoardLocked(ctx, w.project, w.pb) }

@@ -543,11 +543,31 @@ type reply struct {
 	match func(b *board.Board) (json.RawMessage, error)
 }
 
-// reply builds an answer under the project's Board lock, taken once: the head read that
-// finds the Board fresh also tells the ledger whether any event came since its cursor, so
-// an answer on an idle log reads no events.
+// reply builds an answer. An Agent's read of the View alone is answered without the
+// project's Board lock, from what the Board cache published of the committed Board and
+// from the ledger's snapshot, when both cover a head read during the call
+// (publishedReply); any other answer, and that one when they do not, is built under the
+// Board lock, taken once: the head read that finds the Board fresh also tells the
+// ledger whether any event came since its cursor, so an answer on an idle log reads no
+// events.
 func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
+	if publishable(c, r) {
+		head, ok := eventlog.KnownHead(ctx, project)
+		if !ok {
+			h, err := o.store.Head(ctx, string(project))
+			if err != nil {
+				return Answer{}, fmt.Errorf("read the head of %s: %w", project, err)
+			}
+			// The call's one head read: under the lock the Board is caught up to it
+			// without reading another.
+			head, ctx = h.Seq, eventlog.WithHead(ctx, project, h.Seq)
+		}
+		ans, ok, err := o.publishedReply(ctx, c, r, head)
+		if err != nil || ok {
+			return ans, err
+		}
+	}
 	var ans Answer
 	err := o.boards.Read(ctx, project, func(b *board.Board, head int64, version uint64) error {
 		var err error
@@ -560,6 +580,40 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 	return ans, nil
 }
 
+// publishable reports whether the answer to r may be read from what the Board cache
+// published: it reads the View alone (no pattern to match on the Board, no Operation of
+// the call's own, no setup the call brought), for an Agent whose View lists no
+// decisions (an orchestrator's reads the Requests under the ledger's lock).
+func publishable(c identity.Caller, r reply) bool {
+	return r.match == nil && r.ordinal == 0 && r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
+}
+
+// publishedReply answers r without the project's Board lock when the ledger's snapshot
+// and the Board the cache published both reflect the log up to head, a head read during
+// the call, and the View for the caller's request was built on that Board
+// ([boards.Cache.Published]); ok is false when the answer must be built under the lock.
+// So the read never waits for a write holding the Board's lock across its transaction
+// (docs/architecture.md, "The project state and its driver"), and is as fresh as a read
+// of head: events of a transaction still in flight are not in head.
+func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r reply, head int64) (Answer, bool, error) {
+	project := c.Projects[0]
+	l := o.ledger(project)
+	lr, ok := o.snapshotRead(l, c, r, head)
+	if !ok {
+		return Answer{}, false, nil
+	}
+	pub, ok, err := o.boards.Published(ctx, project, head)
+	if err != nil || !ok {
+		return Answer{}, false, err
+	}
+	bv, ok := pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()})
+	if !ok {
+		return Answer{}, false, nil
+	}
+	ans, err := o.answerFrom(ctx, c, r, boardRead{version: pub.Version(), bv: bv}, head, l, lr)
+	return ans, err == nil, err
+}
+
 // replyLocked is reply on b, which reflects the log up to head and holds what the
 // Board cache names version, under the project's Board lock. A read that writes nothing
 // is answered from the ledger's snapshot when it covers head (snapshot.go); any other
@@ -567,8 +621,9 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
+	br := boardRead{version: version, b: b, keep: publishable(c, r)}
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
-		return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
 	l.lock()
 	defer l.unlock()
@@ -584,7 +639,33 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
 		lr.op = *p
 	}
-	return o.answerFrom(ctx, c, r, b, head, version, l, lr)
+	return o.answerFrom(ctx, c, r, br, head, l, lr)
+}
+
+// boardRead is what an answer reads of the Board: under the Board's lock, or from what
+// the Board cache published.
+type boardRead struct {
+	version uint64       // the Board's version: a View kept under it is of the same Board
+	b       *board.Board // the Board, under its lock; nil for a published read, which matches no pattern
+	// bv is the View a published read found, shared (the answer changes a copy); nil
+	// under the lock, where the View is built on b.
+	bv *boards.BoardView
+	// keep, under the lock, keeps the View built in what the Board cache published,
+	// where the next read of it, and the next Board change, find it.
+	keep bool
+}
+
+// view returns req's View of the Board read and the roots its focus names, shared with
+// later reads: the answer changes a copy.
+func (o *Operations) view(project contract.ProjectID, br boardRead, req board.ViewRequest) *boards.BoardView {
+	if br.bv != nil {
+		return br.bv
+	}
+	v := boards.ViewOf(br.b, req)
+	if br.keep {
+		o.boards.Keep(project, br.version, v)
+	}
+	return v
 }
 
 // ledgerRead is what an answer reads of the ledger, under its lock or from its snapshot.
@@ -622,13 +703,13 @@ func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head in
 	return lr, true
 }
 
-// answerFrom builds the answer to r on b from lr, what it reads of the project's ledger
-// l, under the project's Board lock.
-func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64, l *ledger, lr ledgerRead) (Answer, error) {
+// answerFrom builds the answer to r from br, what it reads of the Board, and lr, what
+// it reads of the project's ledger l.
+func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply, br boardRead, head int64, l *ledger, lr ledgerRead) (Answer, error) {
 	project := c.Projects[0]
 	res, extra := r.res, r.extra
 	if r.match != nil {
-		m, err := r.match(b)
+		m, err := r.match(br.b)
 		if ce, ok := errors.AsType[*contract.Error](err); ok {
 			res, extra = contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}, nil
 		} else if err != nil {
@@ -665,17 +746,22 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 	// setup the call brings may differ from the ledger's: their Views are built each
 	// time. Every other View is made of the Board, the ledger and the policies in force
 	// at head alone, so one kept under the same versions of those is the same View.
-	key := viewKey{principal: c.Principal(), board: version, head: head, ledger: lr.seq, focus: focusKey(r.focus)}
+	key := viewKey{principal: c.Principal(), board: br.version, head: head, ledger: lr.seq, focus: focusKey(r.focus)}
 	kept := r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
+	var roots []contract.FocusedRoot
 	if v, ok := l.keptView(key); kept && ok {
-		res.View, ans.ViewKey = v.view, v.id
+		res.View, ans.ViewKey, roots = v.view, v.id, v.roots
 	} else {
 		setup := r.setup
 		if setup == nil {
 			s := lr.setup()
 			setup = &s
 		}
-		res.View = b.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+		bv := o.view(project, br, board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup})
+		// bv is shared with the reads after this one: what this answer adds to its
+		// Actions goes on a copy of the list.
+		res.View, roots = bv.View, bv.Roots
+		res.View.Actions.Items = slices.Clone(res.View.Actions.Items)
 		// The policies the View names are read at the head the Board and the strip show.
 		vctx := eventlog.WithHead(ctx, project, head)
 		if err := o.orchestratorView(vctx, lr.locked, c, &res.View); err != nil {
@@ -687,14 +773,10 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 		blockBuiltins(&res.View, setup.Allow)
 		if kept {
 			ans.ViewKey = o.viewKeys.Add(1)
-			l.keepView(key, res.View, ans.ViewKey)
+			l.keepView(key, keptView{view: res.View, roots: roots, id: ans.ViewKey})
 		}
 	}
-	for _, id := range r.focus {
-		if fr, err := b.Focus(id); err == nil {
-			ans.Meta.FocusedRoots = append(ans.Meta.FocusedRoots, fr)
-		}
-	}
+	ans.Meta.FocusedRoots = slices.Clone(roots)
 	if r.ordinal > 0 && len(r.focus) > 0 {
 		ans.Meta.AffectedCases = r.focus[:1]
 	}

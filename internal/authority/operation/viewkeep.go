@@ -22,11 +22,13 @@ type viewKey struct {
 	focus     string
 }
 
-// keptView is a View kept under its key, and the number answers carry it under.
+// keptView is a View kept under its key, the focused roots answered with it, and the
+// number answers carry it under.
 type keptView struct {
-	key  viewKey
-	view contract.View
-	id   uint64
+	key   viewKey
+	view  contract.View
+	roots []contract.FocusedRoot
+	id    uint64
 }
 
 // focusKey is focus as one comparable value.
@@ -47,9 +49,9 @@ func (l *ledger) keptView(key viewKey) (keptView, bool) {
 	return v, ok && v.key == key
 }
 
-// keepView keeps v, numbered id, as the View of key's principal; past maxKeptViews
+// keepView keeps v under key, as the View of key's principal; past maxKeptViews
 // another principal's is dropped.
-func (l *ledger) keepView(key viewKey, v contract.View, id uint64) {
+func (l *ledger) keepView(key viewKey, v keptView) {
 	l.viewMu.Lock()
 	defer l.viewMu.Unlock()
 	if l.views == nil {
@@ -61,5 +63,6 @@ func (l *ledger) keepView(key viewKey, v contract.View, id uint64) {
 			break
 		}
 	}
-	l.views[key.principal] = keptView{key: key, view: v, id: id}
+	v.key = key
+	l.views[key.principal] = v
 }
