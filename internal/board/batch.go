@@ -27,7 +27,29 @@ var reservedPrefixes = []string{"n-", "cap-", "case-"}
 // Missing node ids are filled from the content, the author and the Case, so the same
 // batch on the same Board gives the same ids; asserting a fact the same author already
 // asserted with a generated id is a no-op that returns the existing id.
+//
+// Facts in a row that no rule reads are asserted in one engine mutation, not one each
+// ([Board.applySteps]): the same Board, ids and refusals, at less cost.
 func (b *Board) ApplyBatch(by Author, batch contract.Batch) (BatchResult, error) {
+	return b.applyBatch(by, batch, applyGrouped)
+}
+
+// applyMode is how applyBatch applies a batch's steps. ApplyBatch groups; the other
+// modes are its tests' (the oracle, and the grouped path alone).
+type applyMode int
+
+const (
+	// applyGrouped asserts each run of quiet facts in one engine mutation
+	// ([Board.applySteps]), and runs a batch it refuses again a step at a time.
+	applyGrouped applyMode = iota
+	// applyGroupedOnly is applyGrouped without the second run.
+	applyGroupedOnly
+	// applyStepwise applies every step by a mutation of its own.
+	applyStepwise
+)
+
+// applyBatch is ApplyBatch, applying the steps as mode says.
+func (b *Board) applyBatch(by Author, batch contract.Batch, mode applyMode) (BatchResult, error) {
 	if err := batch.Validate(); err != nil {
 		return BatchResult{}, err
 	}
@@ -43,17 +65,66 @@ func (b *Board) ApplyBatch(by Author, batch contract.Batch) (BatchResult, error)
 		}
 		steps[i] = s
 	}
+	res, grouped, err := b.applySteps(by, tier, steps, mode != applyStepwise)
+	if err != nil && grouped && mode == applyGrouped {
+		// A refusal of the batch run with some facts asserted together: the Board is as
+		// it was, and the batch runs again a step at a time, whose refusal (the failing
+		// operation, and what its own mutation says) is the one the batch gives.
+		res, _, err = b.applySteps(by, tier, steps, false)
+	}
+	return res, err
+}
+
+// applySteps applies steps in order in one txn, all or nothing. With group set, each run
+// of two or more quiet steps in a row ([Board.quiet]) is applied by [txn.addQuiet], its
+// facts asserted in one engine mutation rather than one each; grouped says whether any
+// was, and then err is only a refusal, for ApplyBatch to find again step by step.
+// Asserting facts that no rule reads derives nothing, so the one mutation leaves the
+// engine, the nodes and their order exactly as one mutation each would, and it refuses
+// only where one of those would (a fact cap, a malformed fact, an id in use); a rule an
+// earlier step of the batch adds is read before the run after it is formed.
+func (b *Board) applySteps(by Author, tier contract.Tier, steps []step, group bool) (res BatchResult, grouped bool, err error) {
 	t := b.begin()
 	ids := make([]string, len(steps))
-	for i, s := range steps {
-		id, err := b.applyStep(t, by, tier, s)
+	for i := 0; i < len(steps); {
+		if group {
+			j := i
+			for j < len(steps) && b.quiet(steps[j]) {
+				j++
+			}
+			if j-i >= 2 {
+				grouped = true
+				if err := t.addQuiet(steps[i:j], ids[i:j]); err != nil {
+					t.rollback()
+					return BatchResult{}, true, err
+				}
+				i = j
+				continue
+			}
+		}
+		id, err := b.applyStep(t, by, tier, steps[i])
 		if err != nil {
 			t.rollback()
-			return BatchResult{}, contract.NewOpError(i, s.op.Op, err)
+			return BatchResult{}, grouped, contract.NewOpError(i, steps[i].op.Op, err)
 		}
 		ids[i] = id
+		i++
 	}
-	return BatchResult{NodeIDs: ids, Changes: t.commit()}, nil
+	return BatchResult{NodeIDs: ids, Changes: t.commit()}, grouped, nil
+}
+
+// quiet reports whether s only puts a node on the Board that derives nothing: a goal,
+// which the engine does not hold, or a fact of a relation no rule reads.
+func (b *Board) quiet(s step) bool {
+	switch {
+	case s.node == nil:
+		return false
+	case s.op.Op == contract.OpDeclareGoal:
+		return true
+	case s.op.Op == contract.OpAssertFact:
+		return !b.eng.Reads(s.node.atom.Pred, s.node.atom.Neg)
+	}
+	return false
 }
 
 // step is a checked operation: the node it creates, or the node id it removes or revises.

@@ -42,7 +42,7 @@ func (t *txn) touch(id string) {
 func (t *txn) add(n *node) error {
 	id := n.rec.NodeID
 	if _, ok := t.b.nodes[id]; ok {
-		return contract.Errorf(contract.CodeNodeConflict, "the node id %q is already on the Board; choose another or leave nodeId out", id)
+		return nodeConflict(id)
 	}
 	switch n.rec.Kind {
 	case contract.NodeFact:
@@ -59,6 +59,61 @@ func (t *txn) add(n *node) error {
 	t.touch(id)
 	t.b.addNode(n)
 	t.undo = append(t.undo, func() error { delete(t.b.nodes, id); return nil })
+	return nil
+}
+
+func nodeConflict(id string) error {
+	return contract.Errorf(contract.CodeNodeConflict, "the node id %q is already on the Board; choose another or leave nodeId out", id)
+}
+
+// addQuiet puts the nodes of quiet steps ([Board.quiet]) on the Board in order, as
+// [Board.addOnce] and add put them one by one, with their facts asserted in one engine
+// mutation, and writes each step's node id into ids.
+func (t *txn) addQuiet(steps []step, ids []string) error {
+	var facts []engine.Fact
+	added := make([]string, 0, len(steps))
+	// Undone after the engine's mutation, which is undone first: the rollback runs
+	// backwards.
+	t.undo = append(t.undo, func() error {
+		for _, id := range added {
+			delete(t.b.nodes, id)
+		}
+		return nil
+	})
+	for k, s := range steps {
+		n := s.node
+		id := n.rec.NodeID
+		ids[k] = id
+		if old, ok := t.b.nodes[id]; ok {
+			if s.generated && old.rec.Kind == n.rec.Kind {
+				continue // the same content, asserted again: done, as addOnce does
+			}
+			return nodeConflict(id)
+		}
+		if n.rec.Kind == contract.NodeFact {
+			if facts == nil {
+				facts = make([]engine.Fact, 0, len(steps)-k)
+			}
+			facts = append(facts, engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier})
+		}
+		t.touch(id)
+		t.b.addNode(n)
+		added = append(added, id)
+	}
+	if len(facts) == 0 {
+		return nil
+	}
+	if _, err := t.b.eng.Assert(facts...); err != nil {
+		return err
+	}
+	t.undo = append(t.undo, func() error {
+		retract := make([]string, len(facts))
+		for i, f := range facts {
+			retract[i] = f.ID
+		}
+		_, err := t.b.eng.Retract(retract...)
+		return err
+	})
 	return nil
 }
 

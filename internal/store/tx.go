@@ -206,6 +206,12 @@ type Tx interface {
 
 	// PutNode creates or replaces a Board node of project.
 	PutNode(ctx context.Context, project string, n Node) error
+	// PutNodes creates or replaces the Board nodes ns of project, leaving the rows that
+	// many PutNodes, in order, would (a node whose id an earlier one of ns has replaces
+	// it), in one call: a Board change that writes several nodes costs the store one
+	// statement rather than one each. Every node is checked before any is written
+	// ([ErrInvalid]); a missing project returns [ErrNotFound]. An empty ns writes nothing.
+	PutNodes(ctx context.Context, project string, ns []Node) error
 	// DeleteNode deletes a Board node of project.
 	DeleteNode(ctx context.Context, project, id string) error
 

@@ -435,12 +435,24 @@ const rebuildLimit = 30 * time.Second
 
 // persistChange writes ch's node and Case records in tx and returns the [event.BoardRecordedData] of
 // what it wrote, with the same bytes, for the log; ok is false when ch wrote no record.
+// The records are written by one [store.Tx.PutNodes] per run of puts between deletes
+// (one for a change that deletes nothing), which leaves the rows that a PutNode each
+// would: a batch of ten facts is one store call, not ten.
 func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID, ch Change) (rec event.BoardRecordedData, ok bool, err error) {
 	if ch.Event == nil {
 		return event.BoardRecordedData{}, false, errors.New("change has no event type")
 	}
 	if !event.ChangesBoard(ch.Event.EventType()) {
 		return event.BoardRecordedData{}, false, fmt.Errorf("change names event type %s, which marks events that leave the Board alone", ch.Event.EventType())
+	}
+	puts := make([]store.Node, 0, len(ch.Nodes)+len(ch.Cases))
+	flush := func() error {
+		if len(puts) == 0 {
+			return nil
+		}
+		err := tx.PutNodes(ctx, string(project), puts)
+		puts = puts[:0]
+		return err
 	}
 	for _, nc := range ch.Nodes {
 		switch {
@@ -449,11 +461,13 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 			if err != nil {
 				return event.BoardRecordedData{}, false, fmt.Errorf("encode node %s: %w", nc.Put.NodeID, err)
 			}
-			if err := tx.PutNode(ctx, string(project), store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data}); err != nil {
-				return event.BoardRecordedData{}, false, err
-			}
+			puts = append(puts, store.Node{ID: nc.Put.NodeID, Kind: string(nc.Put.Kind), Data: data})
 			rec.Nodes = append(rec.Nodes, data)
 		case nc.Delete != "":
+			// A put before the delete is written first, as the change orders them.
+			if err := flush(); err != nil {
+				return event.BoardRecordedData{}, false, err
+			}
 			if err := tx.DeleteNode(ctx, string(project), nc.Delete); err != nil {
 				return event.BoardRecordedData{}, false, err
 			}
@@ -465,10 +479,11 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 		if err != nil {
 			return event.BoardRecordedData{}, false, fmt.Errorf("encode case %s: %w", c.CaseID, err)
 		}
-		if err := tx.PutNode(ctx, string(project), store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data}); err != nil {
-			return event.BoardRecordedData{}, false, err
-		}
+		puts = append(puts, store.Node{ID: caseKeyPrefix + string(c.CaseID), Kind: nodeKindCase, Data: data})
 		rec.Cases = append(rec.Cases, data)
+	}
+	if err := flush(); err != nil {
+		return event.BoardRecordedData{}, false, err
 	}
 	return rec, len(rec.Nodes)+len(rec.Deleted)+len(rec.Cases) > 0, nil
 }

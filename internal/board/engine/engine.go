@@ -97,6 +97,7 @@ type Delta struct {
 //	Facts() iter.Seq[Entry]              every fact, in a deterministic order
 //	Rules() []Rule
 //	Len() int
+//	Reads(pred, neg) bool                whether a rule reads the relation
 //	SetDeltas(bool)                      whether mutations report their Delta (default on)
 type Engine struct {
 	limits Limits

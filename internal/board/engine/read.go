@@ -229,6 +229,15 @@ func (e *Engine) Rules() []Rule {
 	return out
 }
 
+// Reads reports whether a rule's body reads the facts of pred (of ~pred when neg):
+// positively, under not, or aggregated. Asserting a fact of a relation no rule reads
+// derives nothing and changes no other fact, so several such facts asserted in one
+// mutation leave the engine as asserting them one a mutation does.
+func (e *Engine) Reads(pred string, neg bool) bool {
+	r := e.rels[relKey{pred, neg}]
+	return r != nil && e.prog.read[r]
+}
+
 // Len returns the number of facts that hold, base and derived.
 func (e *Engine) Len() int { return e.stored }
 

@@ -17,6 +17,9 @@ type program struct {
 	// readBelow holds the relations a stratum reads that it does not derive: only their
 	// net changes need settling for later strata.
 	readBelow map[*relation]bool
+	// read holds every relation a rule body reads (positive, NAF, aggregated): a fact of
+	// any other relation derives nothing (see [Engine.Reads]).
+	read map[*relation]bool
 }
 
 // stratum is one strongly connected component of the predicate dependency graph: the rules
@@ -40,7 +43,7 @@ type depEdge struct {
 // newProgram stratifies rules, refusing negation or aggregation through recursion with a
 // teaching sentence that names the cycle.
 func newProgram(rules []*crule) (*program, error) {
-	p := &program{rules: rules, byID: make(map[string]*crule, len(rules)), headOf: make(map[*relation]*stratum), readBelow: make(map[*relation]bool)}
+	p := &program{rules: rules, byID: make(map[string]*crule, len(rules)), headOf: make(map[*relation]*stratum), readBelow: make(map[*relation]bool), read: make(map[*relation]bool)}
 	edges := make(map[*relation][]depEdge)
 	var heads []*relation
 	seen := make(map[*relation]bool)
@@ -125,6 +128,9 @@ func newProgram(rules []*crule) (*program, error) {
 		for _, l := range r.body {
 			if l.rel != nil && !slices.Contains(s.reads, l.rel) {
 				s.reads = append(s.reads, l.rel)
+			}
+			if l.rel != nil {
+				p.read[l.rel] = true
 			}
 			if l.rel != nil && p.headOf[l.rel] != s {
 				p.readBelow[l.rel] = true

@@ -27,6 +27,13 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkPutNodes measures a Board change of ten nodes written with one PutNodes
+// against the same written with a PutNode each, alternating transactions. It runs when
+// DOCKET_TEST_POSTGRES is set.
+func BenchmarkPutNodes(b *testing.B) {
+	storetest.BenchPutNodes(b, openAt(b, newDB(b)), 10)
+}
+
 // rawInserter returns the baseline: rows shaped like events (a precomputed hash) inserted
 // into a plain table, one INSERT each (pgx prepares and caches the statement), in plain
 // transactions.

@@ -30,6 +30,12 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkPutNodes measures a Board change of ten nodes written with one PutNodes
+// against the same written with a PutNode each, alternating transactions.
+func BenchmarkPutNodes(b *testing.B) {
+	storetest.BenchPutNodes(b, openAt(b, filepath.Join(b.TempDir(), "docket.db")), 10)
+}
+
 // BenchmarkEventRow measures the floor under BenchmarkAppend: the events row alone,
 // INSERTed with one prepared statement and precomputed hashes into the store's events
 // table (its primary key and its unique (project, id) index), with no hashing, no head and

@@ -735,6 +735,12 @@ func (t *tx) PutNode(ctx context.Context, project string, n store.Node) error {
 	return t.tx.PutNode(ctx, project, n)
 }
 
+// PutNodes is one call, however many nodes it writes, as AppendAll is.
+func (t *tx) PutNodes(ctx context.Context, project string, ns []store.Node) error {
+	t.count("PutNodes")
+	return t.tx.PutNodes(ctx, project, ns)
+}
+
 func (t *tx) DeleteNode(ctx context.Context, project string, id string) error {
 	t.count("DeleteNode")
 	return t.tx.DeleteNode(ctx, project, id)

@@ -2,7 +2,10 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,4 +122,60 @@ func BenchAppendWriters(b *testing.B, s store.Store, writers int, raw RawFunc) {
 	b.ReportMetric(appendRate, "events/s")
 	b.ReportMetric(rawRate, "raw_tx/s")
 	b.ReportMetric(100*appendRate/rawRate, "pct_of_raw")
+}
+
+// BenchPutNodes measures writing a Board change of perTx nodes (each about the size of a
+// fact's record) on s: transactions that write them with one [store.Tx.PutNodes]
+// alternate with ones that write them with a [store.Tx.PutNode] each, so that the noise
+// of a shared machine falls on both alike. It reports the time of a transaction of each
+// (putnodes-ns/tx, putnode-ns/tx) and the first as a percentage of the second.
+func BenchPutNodes(b *testing.B, s store.Store, perTx int) {
+	b.Helper()
+	ctx := context.Background()
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		return tx.CreateProject(ctx, store.Project{ID: "bench", Name: "Bench", CreatedAt: t0})
+	}); err != nil {
+		b.Fatalf("create project: %v", err)
+	}
+	n := 0
+	nodes := func() []store.Node {
+		ns := make([]store.Node, perTx)
+		for i := range ns {
+			n++
+			// Ids minted as the Board mints them, from a digest: each lands on a page
+			// of the id index of its own, as a batch's nodes do.
+			sum := sha256.Sum256(fmt.Appendf(nil, "%d", n))
+			id := "n-" + hex.EncodeToString(sum[:8])
+			ns[i] = store.Node{ID: id, Kind: "fact", Data: fmt.Appendf(nil,
+				`{"nodeId":%q,"kind":"fact","createdBy":"agent:calc","createdAt":"2026-12-03T10:00:00Z","tier":"asserted","seq":%d,"atom":{"predicate":"item","args":{"n":"%d"}},"holds":true,"note":%q}`,
+				id, n, n, strings.Repeat("x", 120))}
+		}
+		return ns
+	}
+	var batched, single time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		ns := nodes()
+		start := time.Now()
+		if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutNodes(ctx, "bench", ns) }); err != nil {
+			b.Fatalf("PutNodes: %v", err)
+		}
+		batched += time.Since(start)
+		ns = nodes()
+		start = time.Now()
+		if err := s.Update(ctx, func(tx store.Tx) error {
+			for _, nd := range ns {
+				if err := tx.PutNode(ctx, "bench", nd); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatalf("PutNode: %v", err)
+		}
+		single += time.Since(start)
+	}
+	b.ReportMetric(float64(batched.Nanoseconds())/float64(b.N), "putnodes-ns/tx")
+	b.ReportMetric(float64(single.Nanoseconds())/float64(b.N), "putnode-ns/tx")
+	b.ReportMetric(100*batched.Seconds()/single.Seconds(), "pct_of_putnode")
 }

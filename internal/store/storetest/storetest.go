@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capability/Releases", testReleases},
 		{"Capability/Installs", testInstalls},
 		{"Nodes/RoundTrip", testNodes},
+		{"Nodes/PutNodes", testPutNodes},
 		{"Leases/RoundTrip", testLeases}, {"Leases/Locked", testLeaseLocked},
 		{"Leases/LockedWithHead", testLeasesHead}, {"Leases/HeadAfterLock", testLeasesHeadAfterLock},
 		{"Leases/ReadWithHead", testLeasesHeadRead},

@@ -563,6 +563,93 @@ func (t *Tx) PutNode(ctx context.Context, project string, n store.Node) error {
 	return nil
 }
 
+// PutNodes implements [store.Tx.PutNodes]: every node is checked first, then, over a
+// connection where each statement is a round trip (PostgreSQL's, a [Pipeliner]),
+// written by one multi-row upsert per [nodeChunk] nodes, as [Tx.AppendAll] writes events.
+// Only the last node of each id is written: one upsert may not change a row twice
+// (PostgreSQL refuses it), and the last is the row that many PutNodes leave.
+//
+// In process (SQLite) each node is its own upsert, the one statement prepared once: a
+// statement that changes several rows keeps a journal of every page it changes, to undo
+// its own rows alone should one fail, and a batch's nodes, their ids minted from
+// digests, each land on a page of the id index of their own. The one statement cost more
+// than ten (BenchmarkPutNodes: 102–111% of a PutNode each, on SQLite).
+func (t *Tx) PutNodes(ctx context.Context, project string, ns []store.Node) error {
+	if len(ns) == 0 {
+		return nil
+	}
+	if err := required("nodes", "a project", project); err != nil {
+		return err
+	}
+	last := make(map[string]int, len(ns)) // the index of each id's last node
+	for i, n := range ns {
+		if err := required("node", "an id", n.ID, "a kind", n.Kind); err != nil {
+			return err
+		}
+		last[n.ID] = i
+	}
+	args := make([]any, 0, 4*len(last))
+	for i, n := range ns {
+		if last[n.ID] != i {
+			continue
+		}
+		data, err := jsonOrNull("node "+n.ID, n.Data)
+		if err != nil {
+			return err
+		}
+		args = append(args, project, n.ID, n.Kind, data)
+	}
+	per := 1
+	if _, roundTrips := t.C.(Pipeliner); roundTrips {
+		per = nodeChunk
+	}
+	for len(args) > 0 {
+		n := min(len(args)/4, per)
+		if err := t.upsertNodes(ctx, project, n, args[:4*n]); err != nil {
+			return err
+		}
+		args = args[4*n:]
+	}
+	return nil
+}
+
+// upsertNodes writes n node rows, args holding four values each; a failed upsert writes
+// none of them.
+func (t *Tx) upsertNodes(ctx context.Context, project string, n int, args []any) error {
+	if _, err := t.C.Exec(ctx, upsertNodesSQL()[n], args...); err != nil {
+		if n == 1 {
+			return fmt.Errorf("put node %s of %s: %w", args[1], project, err)
+		}
+		return fmt.Errorf("put nodes %s to %s of %s: %w", args[1], args[len(args)-3], project, err)
+	}
+	return nil
+}
+
+// nodeChunk is the most nodes one upsert writes: 4 parameters each stay far below
+// SQLite's and PostgreSQL's limits on a statement's parameters, and the statements a
+// writer prepares (one per row count) stay few.
+const nodeChunk = 64
+
+// upsertNodesSQL returns the upserts of 1 to nodeChunk nodes' rows ([n] for n rows), built
+// once at the first use, as insertEvents is.
+var upsertNodesSQL = sync.OnceValue(func() *[nodeChunk + 1]string {
+	var q [nodeChunk + 1]string
+	for n := 1; n <= nodeChunk; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO nodes (project, id, kind, data) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
+		}
+		b.WriteString(`
+		ON CONFLICT (project, id) DO UPDATE SET kind = excluded.kind, data = excluded.data`)
+		q[n] = b.String()
+	}
+	return &q
+})
+
 // DeleteNode implements [store.Tx.DeleteNode].
 func (t *Tx) DeleteNode(ctx context.Context, project, id string) error {
 	if err := deleted(t.C.Exec(ctx, `DELETE FROM nodes WHERE project = $1 AND id = $2`, project, id)); err != nil {
