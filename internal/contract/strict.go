@@ -83,13 +83,26 @@ func decodeStrict(b []byte, v any) error {
 
 // decodeChecked decodes b, one JSON value that parsed into n, into v, a pointer, as
 // DecodeStrict does after its parse: n is checked against v's type, then decoded.
-func decodeChecked(b []byte, n *jnode, v any) error {
+func decodeChecked(b []byte, n *jnode, v any) error { return decodeNodeText(b, n, b, v) }
+
+// decodeNode is decodeChecked of n, a value inside b, the text it was parsed from.
+func decodeNode(b []byte, n *jnode, v any) error {
+	return decodeNodeText(b, n, b[n.start:n.end], v)
+}
+
+// decodeNodeText decodes n, parsed from b, into v: n is checked against v's type, then
+// decoded from the tree, or, in a shape the tree decode leaves to encoding/json, from
+// text, n's own text.
+func decodeNodeText(b []byte, n *jnode, text []byte, v any) error {
 	t := reflect.TypeOf(v).Elem()
 	if err := walkType(n, t, ""); err != nil {
 		return err
 	}
-	if err := decodeJSON(b, v); err != nil {
-		return explainDecode(b, n, t, err)
+	if decodeFromTree(b, n, v) {
+		return nil
+	}
+	if err := decodeJSON(text, v); err != nil {
+		return explainDecode(text, n, t, err)
 	}
 	return nil
 }

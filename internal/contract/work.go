@@ -307,7 +307,6 @@ func operationFromTree(b []byte, n *jnode) (WorkOperation, bool) {
 	if !found {
 		return WorkOperation{}, false
 	}
-	text := b[n.start:n.end]
-	op, err := decodeOperation(kind, func(v any) error { return decodeChecked(text, n, v) })
+	op, err := decodeOperation(kind, func(v any) error { return decodeNode(b, n, v) })
 	return op, err == nil
 }
