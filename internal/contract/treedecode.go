@@ -32,6 +32,13 @@ func decodeFromTree(b []byte, n *jnode, v any) bool {
 	return fillTree(b, n, rv.Elem())
 }
 
+// treeUnmarshaler is a wire type that reads itself from its node as its UnmarshalJSON
+// reads its text, without parsing the text again; where it reports false, having
+// written nothing, its UnmarshalJSON decides.
+type treeUnmarshaler interface {
+	unmarshalTree(n *jnode) bool
+}
+
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 // treeType is what decodeFromTree knows of a Go type, worked out once per type.
@@ -257,6 +264,9 @@ func fillTree(b []byte, n *jnode, v reflect.Value) bool {
 	t := v.Type()
 	tt := treeTypeOf(t)
 	if tt.own {
+		if u, ok := v.Addr().Interface().(treeUnmarshaler); ok && u.unmarshalTree(n) {
+			return true
+		}
 		u, ok := v.Addr().Interface().(json.Unmarshaler)
 		return ok && u.UnmarshalJSON(b[n.start:n.end]) == nil
 	}
