@@ -48,9 +48,12 @@ func HopClient(calls int, trust *certs.Trust) *http.Client {
 
 // Answer is a decoded /work answer. Rows holds each served row's raw bytes, because a
 // row is decoded on its own: one malformed row is refused without losing the others.
+// Served holds the same rows decoded, each as [DecodeRow] decodes it, with its parts,
+// from the answer's one parse.
 type Answer struct {
-	Lease *contract.Lease
-	Rows  []json.RawMessage
+	Lease  *contract.Lease
+	Rows   []json.RawMessage
+	Served []contract.ServedRow
 }
 
 // Body returns the bytes of one /work body. Send them with [Hop.Send]; a receipt retry
@@ -119,13 +122,7 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 // DecodeAnswer decodes a /work answer strictly, leaving the rows raw for
 // [DecodeRow]. A refusal is returned as its *contract.Error.
 func DecodeAnswer(raw []byte) (Answer, error) {
-	var a struct {
-		Accepted bool              `json:"accepted"`
-		Code     contract.Code     `json:"errorCode,omitempty"`
-		Teaching string            `json:"teaching,omitempty"`
-		Lease    *contract.Lease   `json:"lease,omitempty"`
-		Work     []json.RawMessage `json:"work,omitempty"`
-	}
+	var a contract.ServedWork
 	if err := contract.DecodeStrict(raw, &a); err != nil {
 		return Answer{}, fmt.Errorf("%w: the answer is not a work answer: %v", ErrUnreachable, err)
 	}
@@ -135,7 +132,14 @@ func DecodeAnswer(raw []byte) (Answer, error) {
 		}
 		return Answer{}, &contract.Error{Code: a.Code, Teaching: a.Teaching}
 	}
-	return Answer{Lease: a.Lease, Rows: a.Work}, nil
+	out := Answer{Lease: a.Lease, Served: a.Rows}
+	if a.Rows != nil {
+		out.Rows = make([]json.RawMessage, len(a.Rows))
+		for i, r := range a.Rows {
+			out.Rows[i] = r.Raw
+		}
+	}
+	return out, nil
 }
 
 // DecodeRow decodes one served row; its shape is closed, so an unknown field is refused
@@ -143,10 +147,15 @@ func DecodeAnswer(raw []byte) (Answer, error) {
 func DecodeRow(raw json.RawMessage) (contract.WorkRow, error) {
 	var r contract.WorkRow
 	if err := contract.DecodeStrict(raw, &r); err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); ok {
-			return contract.WorkRow{}, err
-		}
-		return contract.WorkRow{}, contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as docs/workers.md describes them.")
+		return contract.WorkRow{}, rowRefusal(err)
 	}
 	return r, nil
+}
+
+// rowRefusal is DecodeRow's refusal of a row DecodeStrict refused with err.
+func rowRefusal(err error) error {
+	if _, ok := errors.AsType[*contract.Error](err); ok {
+		return err
+	}
+	return contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as docs/workers.md describes them.")
 }
