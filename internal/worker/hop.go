@@ -58,8 +58,21 @@ type Answer struct {
 
 // Body returns the bytes of one /work body. Send them with [Hop.Send]; a receipt retry
 // sends the same bytes again.
+//
+// They are json.Marshal(contract.WorkBody{Operation: op}), written around the
+// operation's own JSON: json.Marshal would read that JSON again to compact it and escape
+// HTML in it, which it already is, being json.Marshal's own output. An operation that
+// does not encode is left to json.Marshal, for its error.
 func Body(op contract.WorkOperation) ([]byte, error) {
-	return json.Marshal(contract.WorkBody{Operation: op})
+	inner, err := op.MarshalJSON()
+	if err != nil {
+		return json.Marshal(contract.WorkBody{Operation: op})
+	}
+	const head = `{"operation":`
+	out := make([]byte, 0, len(head)+len(inner)+1)
+	out = append(out, head...)
+	out = append(out, inner...)
+	return append(out, '}'), nil
 }
 
 // Do sends op once.
