@@ -331,7 +331,8 @@ func (o WorkOperation) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append([]byte(`{"kind":`), kind...)
+	out := make([]byte, 0, len(`{"kind":,`)+len(kind)+len(body))
+	out = append(append(out, `{"kind":`...), kind...)
 	if len(body) > 2 {
 		out = append(out, ',')
 	}

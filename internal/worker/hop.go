@@ -116,7 +116,7 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	raw, err := readAnswer(resp)
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: read answer: %v", ErrUnreachable, err)
 	}
@@ -130,6 +130,31 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: status %d", ErrUnreachable, resp.StatusCode)
 	}
 	return DecodeAnswer(raw)
+}
+
+// readAnswer reads resp's body, at most maxAnswer bytes, as io.ReadAll does but into a
+// buffer the size its Content-Length says, where io.ReadAll grew one from 512 bytes,
+// copying it each time.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	size := int64(512)
+	if resp.ContentLength >= 0 {
+		size = min(resp.ContentLength, maxAnswer) + 1 // + 1: room for the read that finds the end
+	}
+	r := io.LimitReader(resp.Body, maxAnswer)
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow, as io.ReadAll does
+		}
+	}
 }
 
 // DecodeAnswer decodes a /work answer strictly, leaving the rows raw for
