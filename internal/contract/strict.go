@@ -848,7 +848,7 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 
 // walkType is walkType of n at path p, the path made a string only for a refusal.
 func (p *jpath) walkType(n *jnode, t reflect.Type) error {
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+	if treeTypeOf(t).readsOwn {
 		return nil // the type reads its own JSON, null included, from text CheckJSON has passed
 	}
 	if n.kind == 'n' {
