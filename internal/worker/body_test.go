@@ -43,3 +43,19 @@ func TestBody_SameAsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAnswer_Accepted checks that the answer to an accepted Claim or Report decodes
+// as the general decode of an answer decodes it.
+func TestDecodeAnswer_Accepted(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{`{"accepted":true}`, "{\"accepted\":true}\n", "{\"accepted\":true} \r\n\t"} {
+		got, err := worker.DecodeAnswer([]byte(raw))
+		var want contract.ServedWork
+		if errWant := contract.DecodeStrict([]byte(raw), &want); err != nil || errWant != nil {
+			t.Fatalf("DecodeAnswer(%q) = %v; DecodeStrict = %v", raw, err, errWant)
+		}
+		if got.Lease != want.Lease || got.Rows != nil || got.Served != nil || len(want.Rows) != 0 || !want.Accepted {
+			t.Fatalf("DecodeAnswer(%q) = %+v, DecodeStrict %+v", raw, got, want)
+		}
+	}
+}

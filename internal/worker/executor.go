@@ -118,9 +118,11 @@ func (j *Job) Refusal() error { return j.refusal }
 
 // Descriptors returns the descriptors of every Tool this worker can run, sorted by id,
 // for Poll.
-func (e *Executor) Descriptors() []contract.ToolDescriptor {
+func (e *Executor) Descriptors() []contract.ToolDescriptor { return e.descriptorsOf(e.manifest.Load()) }
+
+// descriptorsOf is Descriptors with m the manifest in use.
+func (e *Executor) descriptorsOf(m *Manifest) []contract.ToolDescriptor {
 	var out []contract.ToolDescriptor
-	m := e.manifest.Load()
 	for _, id := range m.IDs() {
 		t, digest, _ := m.Lookup(id)
 		_, ok := e.cfg.Adapters[t.Adapter]

@@ -160,6 +160,9 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 // DecodeAnswer decodes a /work answer strictly, leaving the rows raw for
 // [DecodeRow]. A refusal is returned as its *contract.Error.
 func DecodeAnswer(raw []byte) (Answer, error) {
+	if string(bytes.TrimRight(raw, " \t\r\n")) == acceptedAnswer {
+		return Answer{}, nil
+	}
 	var a contract.ServedWork
 	if err := contract.DecodeStrict(raw, &a); err != nil {
 		return Answer{}, fmt.Errorf("%w: the answer is not a work answer: %v", ErrUnreachable, err)
@@ -179,6 +182,10 @@ func DecodeAnswer(raw []byte) (Answer, error) {
 	}
 	return out, nil
 }
+
+// acceptedAnswer is the answer to every Claim and Report accepted, two of the three
+// /work calls of an action: DecodeAnswer knows what it decodes to without parsing it.
+const acceptedAnswer = `{"accepted":true}`
 
 // DecodeRow decodes one served row; its shape is closed, so an unknown field is refused
 // with work_row.
