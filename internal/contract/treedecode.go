@@ -344,3 +344,33 @@ func fillTree(b []byte, n *jnode, v reflect.Value) bool {
 	}
 	return true
 }
+
+// ScalarObject reads b, one JSON object whose values are all strings, numbers, booleans
+// or null, strictly and into the map encoding/json's Decoder with UseNumber reads it to:
+// strings as they are, numbers as their json.Number text, null as nil. It reports false
+// for any other text, refused or not (an object holding an object or a list, a list, …),
+// which is then read as before. A Tool's row is such an object: reading it strictly and
+// then again through encoding/json parsed it twice (benchmarks/README.md, "Where a
+// governed action's time goes").
+func ScalarObject(b []byte) (map[string]any, bool) {
+	n, err := parseStrict(b)
+	if err != nil || n.kind != '{' {
+		return nil, false
+	}
+	m := make(map[string]any, len(n.keys))
+	for i, k := range n.kids {
+		switch k.kind {
+		case '"':
+			m[n.keys[i]] = k.str
+		case '0':
+			m[n.keys[i]] = json.Number(k.raw)
+		case 'b':
+			m[n.keys[i]] = k.raw == "true"
+		case 'n':
+			m[n.keys[i]] = nil
+		default:
+			return nil, false
+		}
+	}
+	return m, true
+}

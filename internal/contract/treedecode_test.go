@@ -273,3 +273,58 @@ func TestDecodeFromTree_Takes(t *testing.T) {
 		})
 	}
 }
+
+// scalarCases are texts for ScalarObject: rows of scalars, and texts it leaves to
+// encoding/json.
+var scalarCases = []string{
+	`{"id":"calc-001","unit_price_cents":129900,"quantity":2,"ok":true,"none":null,"f":-1.5e-3,"big":123456789012345678901234567890}`,
+	`{}`, ` { "a" : "\u00e9\n\"" } `, `{"a":{"b":1}}`, `{"a":[1]}`, `[{"a":1}]`, `"s"`, `null`, `1`,
+	`{"a":1,"a":2}`, `{"a":1,"A":2}`, "{\"a\":\"\xff\"}", `{"a":1}{}`, `{"a":1e999}`, `{"a":"\ud800"}`,
+}
+
+// sameAsDecoder fails t unless ScalarObject, where it takes b (and it must when
+// mustTake), reads what CheckJSON and then encoding/json's Decoder with UseNumber read.
+func sameAsDecoder(t *testing.T, b []byte, mustTake bool) {
+	t.Helper()
+	got, ok := ScalarObject(b)
+	if mustTake && !ok {
+		t.Fatalf("ScalarObject(%s) declined, want it read", b)
+	}
+	if !ok {
+		return
+	}
+	if err := CheckJSON(b); err != nil {
+		t.Fatalf("ScalarObject(%s) = %v, but CheckJSON refuses it: %v", b, got, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var want map[string]any
+	if err := dec.Decode(&want); err != nil || want == nil || dec.More() {
+		t.Fatalf("ScalarObject(%s) = %v, but the Decoder reads %v, %v (more %v)", b, got, want, err, dec.More())
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ScalarObject(%s) = %#v, the Decoder %#v", b, got, want)
+	}
+}
+
+// TestScalarObject checks that ScalarObject reads a row of scalars as encoding/json
+// reads it, and leaves anything else.
+func TestScalarObject(t *testing.T) {
+	t.Parallel()
+	for i, c := range scalarCases {
+		sameAsDecoder(t, []byte(c), i < 3)
+	}
+	for _, c := range scalarCases[3:] {
+		if _, ok := ScalarObject([]byte(c)); ok {
+			t.Errorf("ScalarObject(%s) read it, want it left to encoding/json", c)
+		}
+	}
+}
+
+// FuzzScalarObject compares ScalarObject with CheckJSON and encoding/json on any text.
+func FuzzScalarObject(f *testing.F) {
+	for _, c := range scalarCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { sameAsDecoder(t, b, false) })
+}
