@@ -83,13 +83,26 @@ func decodeStrict(b []byte, v any) error {
 
 // decodeChecked decodes b, one JSON value that parsed into n, into v, a pointer, as
 // DecodeStrict does after its parse: n is checked against v's type, then decoded.
-func decodeChecked(b []byte, n *jnode, v any) error {
+func decodeChecked(b []byte, n *jnode, v any) error { return decodeNodeText(b, n, b, v) }
+
+// decodeNode is decodeChecked of n, a value inside b, the text it was parsed from.
+func decodeNode(b []byte, n *jnode, v any) error {
+	return decodeNodeText(b, n, b[n.start:n.end], v)
+}
+
+// decodeNodeText decodes n, parsed from b, into v: n is checked against v's type, then
+// decoded from the tree, or, in a shape the tree decode leaves to encoding/json, from
+// text, n's own text.
+func decodeNodeText(b []byte, n *jnode, text []byte, v any) error {
 	t := reflect.TypeOf(v).Elem()
 	if err := walkType(n, t, ""); err != nil {
 		return err
 	}
-	if err := decodeJSON(b, v); err != nil {
-		return explainDecode(b, n, t, err)
+	if decodeFromTree(b, n, v) {
+		return nil
+	}
+	if err := decodeJSON(text, v); err != nil {
+		return explainDecode(text, n, t, err)
 	}
 	return nil
 }
@@ -273,6 +286,12 @@ type strictParser struct {
 	atChunk   []int
 	kidChunk  []*jnode
 	nodeChunk []jnode
+	// The stacks and the path start in these, allocated with the parser: a wire
+	// object's keys and path fit.
+	keyBuf  [16]string
+	atBuf   [16]int
+	kidBuf  [16]*jnode
+	pathBuf [64]byte
 }
 
 // node returns a new node, from the parse's current chunk of them.
@@ -341,8 +360,37 @@ func CheckRPC(b []byte) error {
 }
 
 func parseStrict(b []byte) (*jnode, error) {
-	return (&strictParser{b: b}).parse()
+	p := &strictParser{b: b}
+	p.sizeChunks()
+	return p.parse()
 }
+
+// sizeChunks sizes the parse's first chunks to what b can hold, counted cheaply: every
+// value but the first follows a ':' (an object's) or, in a list, a '[' or a ','; every
+// key is followed by a ':'. Characters inside strings count too, so this is a bound,
+// capped by firstChunk so that a text of colons in strings costs no more than the
+// chunks it replaces. A served row, its target or its grant then takes one chunk of
+// each, where chunks of the default sizes were most of what a parse allocated.
+func (p *strictParser) sizeChunks() {
+	keys := bytes.Count(p.b, []byte{':'})
+	values := 1 + keys
+	if bytes.IndexByte(p.b, '[') >= 0 {
+		values += bytes.Count(p.b, []byte{'['}) + bytes.Count(p.b, []byte{','})
+	}
+	p.nodeChunk = make([]jnode, 0, min(values, firstChunk))
+	if keys > 0 {
+		p.keyChunk = make([]string, 0, min(keys, firstChunk))
+		p.atChunk = make([]int, 0, min(keys, firstChunk))
+	}
+	if values > 1 {
+		p.kidChunk = make([]*jnode, 0, min(values-1, firstChunk))
+	}
+	p.path.b = p.pathBuf[:0]
+	p.keyStack, p.atStack, p.kidStack = p.keyBuf[:0], p.atBuf[:0], p.kidBuf[:0]
+}
+
+// firstChunk bounds the first chunks of a parse.
+const firstChunk = 256
 
 func (p *strictParser) parse() (*jnode, error) {
 	b := p.b
@@ -800,7 +848,7 @@ func walkType(n *jnode, t reflect.Type, path string) error {
 
 // walkType is walkType of n at path p, the path made a string only for a refusal.
 func (p *jpath) walkType(n *jnode, t reflect.Type) error {
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+	if treeTypeOf(t).readsOwn {
 		return nil // the type reads its own JSON, null included, from text CheckJSON has passed
 	}
 	if n.kind == 'n' {

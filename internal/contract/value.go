@@ -177,6 +177,27 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// unmarshalTree reads a scalar from n as UnmarshalJSON reads its text: a string's value
+// as the strict parse read it (encoding/json reads strict JSON's strings the same), and
+// a boolean or a number from its text. Anything UnmarshalJSON refuses is left to it.
+func (v *Value) unmarshalTree(n *jnode) bool {
+	switch n.kind {
+	case '"':
+		*v = StringValue(n.str)
+	case 'b':
+		*v = BoolValue(n.raw == "true")
+	case '0':
+		var x Value
+		if x.unmarshalNumber(n.raw) != nil {
+			return false
+		}
+		*v = x
+	default:
+		return false
+	}
+	return true
+}
+
 func (v *Value) unmarshalNumber(s string) error {
 	if strings.ContainsAny(s, ".eE") {
 		f, err := strconv.ParseFloat(s, 64)

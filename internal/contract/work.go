@@ -158,16 +158,145 @@ func (r *WorkRow) UnmarshalJSON(b []byte) error {
 
 // decodeTree is UnmarshalJSON on text DecodeStrict has parsed into n.
 func (r *WorkRow) decodeTree(b []byte, n *jnode) error {
-	type plain WorkRow
-	var p plain
+	var p plainRow
 	if err := decodeChecked(b, n, &p); err != nil {
 		return rowMalformed(err)
 	}
-	if p.ID == "" || p.Grant == "" || len(p.Args) == 0 || len(p.Target) == 0 || len(p.ToolSpec) == 0 {
-		return Errorf(CodeWorkRow, "a served work row lacks its id, args, target, toolSpec or grant; the authority must serve complete rows.")
+	if err := WorkRow(p).complete(); err != nil {
+		return err
 	}
 	*r = WorkRow(p)
 	return nil
+}
+
+// plainRow is a WorkRow without its UnmarshalJSON.
+type plainRow WorkRow
+
+// complete refuses a row that lacks a part the worker checks.
+func (r WorkRow) complete() error {
+	if r.ID == "" || r.Grant == "" || len(r.Args) == 0 || len(r.Target) == 0 || len(r.ToolSpec) == 0 {
+		return Errorf(CodeWorkRow, "a served work row lacks its id, args, target, toolSpec or grant; the authority must serve complete rows.")
+	}
+	return nil
+}
+
+// RowParts are a served row's target, tool spec and arguments, each decoded strictly
+// from the row's bytes for it ([WorkRow.Target], …) with an error of its own: the worker
+// checks them in its own order (docs/workers.md).
+type RowParts struct {
+	Target      WorkTarget
+	TargetErr   error
+	ToolSpec    WorkToolSpec
+	ToolSpecErr error
+	Args        Args
+	ArgsErr     error
+}
+
+// Parts decodes r's target, tool spec and arguments, each with DecodeStrict.
+func (r WorkRow) Parts() RowParts {
+	var p RowParts
+	p.TargetErr = DecodeStrict(r.Target, &p.Target)
+	p.ToolSpecErr = DecodeStrict(r.ToolSpec, &p.ToolSpec)
+	p.ArgsErr = DecodeStrict(r.Args, &p.Args)
+	return p
+}
+
+// ServedWork is a /work answer as a worker reads it: [WorkAnswer], with each served row
+// decoded on its own, so that one malformed row is refused without losing the others.
+// DecodeStrict parses it once: each row, and its target, tool spec and arguments, is
+// decoded from that parse, where reading the answer, then each row, then each of its
+// parts from their bytes parsed the row's text three times (benchmarks/README.md,
+// "Where a governed action's time goes"). What it decodes, and every refusal, is what
+// those decodes give.
+type ServedWork struct {
+	Accepted bool
+	Code     Code
+	Teaching string
+	Lease    *Lease
+	Rows     []ServedRow
+}
+
+// ServedRow is one row of a [ServedWork].
+type ServedRow struct {
+	Raw   json.RawMessage // the row as served
+	Row   WorkRow         // the row; when Err is nil
+	Err   error           // what DecodeStrict(Raw, &WorkRow{}) refuses
+	Parts RowParts        // Row.Parts(); when Err is nil
+}
+
+// servedAnswer is the answer ServedWork is read as, its rows left as text: the shape,
+// strictness and refusals of a worker's reading of a /work answer.
+type servedAnswer struct {
+	Accepted bool              `json:"accepted"`
+	Code     Code              `json:"errorCode,omitempty"`
+	Teaching string            `json:"teaching,omitempty"`
+	Lease    *Lease            `json:"lease,omitempty"`
+	Work     []json.RawMessage `json:"work,omitempty"`
+}
+
+// decodeTree decodes the answer n, parsed from b, as DecodeStrict decodes a
+// servedAnswer, then each row from its node.
+func (w *ServedWork) decodeTree(b []byte, n *jnode) error {
+	var a servedAnswer
+	if err := decodeChecked(b, n, &a); err != nil {
+		return err
+	}
+	var work *jnode
+	for i, k := range n.keys {
+		if k == "work" && n.kids[i].kind == '[' && len(n.kids[i].kids) == len(a.Work) {
+			work = n.kids[i]
+		}
+	}
+	*w = ServedWork{Accepted: a.Accepted, Code: a.Code, Teaching: a.Teaching, Lease: a.Lease}
+	if a.Work != nil {
+		w.Rows = make([]ServedRow, len(a.Work))
+	}
+	for i, raw := range a.Work {
+		var rn *jnode
+		if work != nil {
+			rn = work.kids[i]
+		}
+		w.Rows[i] = servedRow(b, rn, raw)
+	}
+	return nil
+}
+
+// servedRow decodes raw, a served row, from its node n in b (nil: none) when the tree
+// decode takes it, else from raw as DecodeStrict does, refusal and all.
+func servedRow(b []byte, n *jnode, raw json.RawMessage) ServedRow {
+	s := ServedRow{Raw: raw}
+	if n != nil {
+		var p plainRow
+		if walkType(n, reflect.TypeFor[plainRow](), "") == nil && decodeFromTree(b, n, &p) && WorkRow(p).complete() == nil {
+			s.Row = WorkRow(p)
+			for i, k := range n.keys {
+				switch k {
+				case "target":
+					s.Parts.TargetErr = decodeInside(b, n.kids[i], &s.Parts.Target)
+				case "toolSpec":
+					s.Parts.ToolSpecErr = decodeInside(b, n.kids[i], &s.Parts.ToolSpec)
+				case "args":
+					s.Parts.ArgsErr = decodeInside(b, n.kids[i], &s.Parts.Args)
+				}
+			}
+			return s
+		}
+	}
+	if s.Err = DecodeStrict(raw, &s.Row); s.Err == nil {
+		s.Parts = s.Row.Parts()
+	}
+	return s
+}
+
+// decodeInside decodes n, a value inside b, into v, a pointer to a zero value, as
+// DecodeStrict(b[n.start:n.end], v) does: from the tree when it takes it, else with
+// DecodeStrict itself, refusal and all, into v zeroed again.
+func decodeInside(b []byte, n *jnode, v any) error {
+	if walkType(n, reflect.TypeOf(v).Elem(), "") == nil && decodeFromTree(b, n, v) {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
+	return DecodeStrict(b[n.start:n.end], v)
 }
 
 func rowMalformed(err error) error {
@@ -202,7 +331,8 @@ func (o WorkOperation) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append([]byte(`{"kind":`), kind...)
+	out := make([]byte, 0, len(`{"kind":,`)+len(kind)+len(body))
+	out = append(append(out, `{"kind":`...), kind...)
 	if len(body) > 2 {
 		out = append(out, ',')
 	}
@@ -307,7 +437,6 @@ func operationFromTree(b []byte, n *jnode) (WorkOperation, bool) {
 	if !found {
 		return WorkOperation{}, false
 	}
-	text := b[n.start:n.end]
-	op, err := decodeOperation(kind, func(v any) error { return decodeChecked(text, n, v) })
+	op, err := decodeOperation(kind, func(v any) error { return decodeNode(b, n, v) })
 	return op, err == nil
 }

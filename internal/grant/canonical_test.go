@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/gowebpki/jcs"
 )
 
 // canonicalCases are grants the direct encoder writes, and ones it must leave to the
@@ -91,4 +92,74 @@ func sampleGrant() contract.Grant {
 	return contract.Grant{Project: "demo", Invocation: "op-1", Action: "load", Tool: "docket.workspace.read_json@1",
 		ToolDigest: "sha256:aa", Source: "calc", SourceDigest: "sha256:cc", Connection: "con_0123456789abcdef",
 		WorkerID: "wkr-1", Generation: 7, AdapterDigest: "sha256:dd", RequestDigest: "sha256:ee", IssuedAt: at, ExpiresAt: at.Add(5 * time.Minute)}
+}
+
+// requestCases are served parts for RequestDigest: those every call serves, and ones
+// that reach each refusal of the direct encoder.
+var requestCases = [][3]string{
+	{`{"path":"data/input.json"}`, `{"source":"calc","sourceType":"file","sourceDigest":"sha256:aa"}`, `{"tool":"docket.workspace.read_json@1","digest":"sha256:bb","kind":"read"}`},
+	{`{}`, `{"source":"","sourceType":"","sourceDigest":""}`, `{ "tool" : "t@1" , "kind":"read","digest":"d" }`},
+	{`{"b":1,"a":-2,"c":true,"d":false,"e":null,"A":"x","_":"y","~":"z"}`, `{}`, `{}`},
+	{`{"source":"","source 000":"","000000000000":""}`, `{}`, `{}`},
+	{`{"n":9007199254740992,"m":-9007199254740992}`, `{}`, `{}`},
+	{`{"n":9007199254740993}`, `{}`, `{}`},
+	{`{"n":12345678901234567}`, `{}`, `{}`},
+	{`{"n":-0}`, `{}`, `{}`},
+	{`{"n":1.5}`, `{}`, `{}`},
+	{`{"n":1e3}`, `{}`, `{}`},
+	{`{"n":10}`, `{}`, `{}`},
+	{`{"s":"a\"b"}`, `{}`, `{}`},
+	{`{"s":"a\/b"}`, `{}`, `{}`},
+	{`{"s":"é"}`, `{}`, `{}`},
+	{"{\"s\":\"a\x7fb\"}", `{}`, `{}`},
+	{`{"é":"s"}`, `{}`, `{}`},
+	{`{"a":1,"a":2}`, `{}`, `{}`},
+	{`{"a":{"b":1}}`, `{}`, `{}`},
+	{`{"a":[1]}`, `{}`, `{}`},
+	{`[]`, `{}`, `{}`},
+	{`"s"`, `{}`, `{}`},
+	{" {\"a\":1}\n", "\t{}", "{}\r"},
+	{`{"a":1}`, `{}`, `{}{}`},
+	{`{"a":1`, `{}`, `{}`},
+	{`{"a" 1}`, `{}`, `{}`},
+	{`{"a":1,}`, `{}`, `{}`},
+	{`{"a":tru}`, `{}`, `{}`},
+}
+
+// TestRequestDigest_direct checks that the direct encoder writes the parts every call
+// serves, and writes them as the JCS transform does.
+func TestRequestDigest_direct(t *testing.T) {
+	t.Parallel()
+	for i, c := range requestCases {
+		sameRequest(t, []byte(c[0]), []byte(c[1]), []byte(c[2]), i < 4)
+	}
+}
+
+// FuzzRequestDigest compares the direct encoder of a request digest's parts with the
+// JCS transform on any parts.
+func FuzzRequestDigest(f *testing.F) {
+	for _, c := range requestCases {
+		f.Add([]byte(c[0]), []byte(c[1]), []byte(c[2]))
+	}
+	f.Fuzz(func(t *testing.T, args, target, toolSpec []byte) { sameRequest(t, args, target, toolSpec, false) })
+}
+
+// sameRequest fails t unless the direct encoder, where it takes the parts (and it must
+// when mustTake), writes what the JCS transform writes for them.
+func sameRequest(t *testing.T, args, target, toolSpec []byte, mustTake bool) {
+	t.Helper()
+	direct, ok := requestDirect(args, target, toolSpec)
+	if mustTake && !ok {
+		t.Fatalf("requestDirect(%s, %s, %s) declined, want it written", args, target, toolSpec)
+	}
+	if !ok {
+		return
+	}
+	general, err := jcs.Transform([]byte(`{"args":` + string(args) + `,"target":` + string(target) + `,"toolSpec":` + string(toolSpec) + `}`))
+	if err != nil {
+		t.Fatalf("requestDirect(%s, %s, %s) = %s, but the JCS transform refuses them: %v", args, target, toolSpec, direct, err)
+	}
+	if !bytes.Equal(direct, general) {
+		t.Fatalf("requestDirect(%s, %s, %s) = %s, the JCS transform %s", args, target, toolSpec, direct, general)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -306,6 +307,9 @@ func RequestDigest(args, target, toolSpec json.RawMessage) (string, error) {
 			return "", contract.Errorf(contract.CodeWorkRow, "the served args, target or toolSpec is not one JSON value; the authority must serve JSON values.")
 		}
 	}
+	if canon, ok := requestDirect(args, target, toolSpec); ok {
+		return Digest(canon), nil
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"args":`)
 	buf.Write(args)
@@ -319,6 +323,158 @@ func RequestDigest(args, target, toolSpec json.RawMessage) (string, error) {
 		return "", contract.Errorf(contract.CodeWorkRow, "the served args, target or toolSpec is not valid JSON; the authority must serve JSON values.")
 	}
 	return Digest(canon), nil
+}
+
+// requestDirect writes the JCS bytes of {"args", "target", "toolSpec"} directly for the
+// parts every call serves: each a JSON object whose keys are distinct and whose keys and
+// string values are printable ASCII other than a quote or a backslash (written as they
+// are in both encodings), and whose other values are true, false, null or an integer
+// JCS holds exactly, written as they are. Its members are sorted as JCS sorts them: by
+// UTF-16 code units, which for ASCII is by bytes. The JCS transform was the most a row's
+// checks allocated (benchmarks/README.md, "Where a governed action's time goes"). For
+// any other parts it returns false, and RequestDigest takes the transform;
+// FuzzRequestDigest compares the two.
+func requestDirect(args, target, toolSpec []byte) ([]byte, bool) {
+	var buf [16]flatMember
+	b := make([]byte, 0, len(args)+len(target)+len(toolSpec)+len(`{"args":,"target":,"toolSpec":}`))
+	for i, part := range [...]struct {
+		key  string
+		text []byte
+	}{{`{"args":`, args}, {`,"target":`, target}, {`,"toolSpec":`, toolSpec}} {
+		ms, ok := flatObject(part.text, buf[:0])
+		if !ok {
+			return nil, false
+		}
+		b = append(b, part.key...)
+		b = append(b, '{')
+		for j, m := range ms {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, m.key...)
+			b = append(b, ':')
+			b = append(b, m.val...)
+		}
+		b = append(b, '}')
+		if i == 2 {
+			b = append(b, '}')
+		}
+	}
+	return b, true
+}
+
+// flatMember is one member of a flat object: its key, quotes included, and its value's
+// text.
+type flatMember struct{ key, val []byte }
+
+// flatObject reads b, one JSON object, into ms sorted by key, when every key and value is
+// of the kinds requestDirect writes; else it reports false.
+func flatObject(b []byte, ms []flatMember) ([]flatMember, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return ms, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		end, ok := plainString(b, i)
+		if !ok {
+			return nil, false
+		}
+		key := b[i:end]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		if end, ok = flatValue(b, i); !ok {
+			return nil, false
+		}
+		ms = append(ms, flatMember{key: key, val: b[i:end]})
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i >= len(b) || b[i] != '}' || skipSpace(b, i+1) != len(b) {
+			return nil, false
+		}
+		break
+	}
+	// By the keys' text, not their quotes: "a b" sorts before "a".
+	slices.SortFunc(ms, func(x, y flatMember) int { return bytes.Compare(x.key[1:len(x.key)-1], y.key[1:len(y.key)-1]) })
+	for j := 1; j < len(ms); j++ {
+		if bytes.Equal(ms[j-1].key, ms[j].key) {
+			return nil, false // JCS refuses a key named twice
+		}
+	}
+	return ms, true
+}
+
+// flatValue returns the end of the value at b[i] when it is a plain string, true, false,
+// null or an integer JCS holds exactly and writes as it is written here.
+func flatValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return plainString(b, i)
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if bytes.HasPrefix(b[i:], []byte(lit)) {
+				return i + len(lit), true
+			}
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		j := i
+		if c == '-' {
+			j++
+		}
+		start := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		digits := b[start:j]
+		if len(digits) == 0 || len(digits) > 16 || len(digits) > 1 && digits[0] == '0' || c == '-' && string(digits) == "0" {
+			return 0, false // none, too long, a leading zero, or -0 (JCS writes 0)
+		}
+		if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+			return 0, false
+		}
+		var n int64 // at most 16 digits: no overflow
+		for _, d := range digits {
+			n = n*10 + int64(d-'0')
+		}
+		return j, n <= maxExactInt
+	}
+	return 0, false
+}
+
+// plainString returns the end of the string at b[i], past its closing quote, when it is
+// printable ASCII without an escape.
+func plainString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // Digest returns "sha256:" and the hex sha256 of b.

@@ -118,9 +118,11 @@ func (j *Job) Refusal() error { return j.refusal }
 
 // Descriptors returns the descriptors of every Tool this worker can run, sorted by id,
 // for Poll.
-func (e *Executor) Descriptors() []contract.ToolDescriptor {
+func (e *Executor) Descriptors() []contract.ToolDescriptor { return e.descriptorsOf(e.manifest.Load()) }
+
+// descriptorsOf is Descriptors with m the manifest in use.
+func (e *Executor) descriptorsOf(m *Manifest) []contract.ToolDescriptor {
 	var out []contract.ToolDescriptor
-	m := e.manifest.Load()
 	for _, id := range m.IDs() {
 		t, digest, _ := m.Lookup(id)
 		_, ok := e.cfg.Adapters[t.Adapter]
@@ -167,12 +169,18 @@ func AdapterDigest(name string, a Adapter) (string, error) {
 // fit) is returned as a Job with [Job.Refusal] set: claimed and reported refused, so the
 // refusal reaches the Operation with its reason.
 func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int64) (*Job, error) {
-	var target contract.WorkTarget
-	if err := contract.DecodeStrict(row.Target, &target); err != nil {
+	return e.prepare(row, row.Parts(), workerID, generation)
+}
+
+// prepare is Prepare of row whose target, tool spec and arguments are already decoded
+// into parts: a served row's are decoded from its answer's parse ([contract.ServedWork]).
+func (e *Executor) prepare(row contract.WorkRow, parts contract.RowParts, workerID string, generation int64) (*Job, error) {
+	target := parts.Target
+	if parts.TargetErr != nil {
 		return nil, contract.Errorf(contract.CodeWorkRow, "work %s has a malformed target; the authority must serve {source, sourceType, sourceDigest}.", row.ID)
 	}
-	var spec contract.WorkToolSpec
-	if err := contract.DecodeStrict(row.ToolSpec, &spec); err != nil {
+	spec := parts.ToolSpec
+	if parts.ToolSpecErr != nil {
 		return nil, contract.Errorf(contract.CodeWorkRow, "work %s has a malformed toolSpec; the authority must serve {tool, digest, kind}.", row.ID)
 	}
 	if row.Project != e.cfg.Project {
@@ -220,8 +228,8 @@ func (e *Executor) Prepare(row contract.WorkRow, workerID string, generation int
 		job.refusal = contract.Errorf(contract.CodeWorkspaceCeiling, "tool %s is above this worker's workspace ceiling (%s); start the worker with --workspace-tools read-write to let it write.", spec.Tool, e.cfg.Workspace)
 		return job, nil
 	}
-	var args contract.Args
-	if err := contract.DecodeStrict(row.Args, &args); err != nil || args == nil {
+	args := parts.Args
+	if parts.ArgsErr != nil || args == nil {
 		job.refusal = contract.Errorf(contract.CodeToolArgs, "work %s has args that are not one JSON object of scalars; the Action's params must be strings, numbers or booleans.", row.ID)
 		return job, nil
 	}

@@ -48,15 +48,31 @@ func HopClient(calls int, trust *certs.Trust) *http.Client {
 
 // Answer is a decoded /work answer. Rows holds each served row's raw bytes, because a
 // row is decoded on its own: one malformed row is refused without losing the others.
+// Served holds the same rows decoded, each as [DecodeRow] decodes it, with its parts,
+// from the answer's one parse.
 type Answer struct {
-	Lease *contract.Lease
-	Rows  []json.RawMessage
+	Lease  *contract.Lease
+	Rows   []json.RawMessage
+	Served []contract.ServedRow
 }
 
 // Body returns the bytes of one /work body. Send them with [Hop.Send]; a receipt retry
 // sends the same bytes again.
+//
+// They are json.Marshal(contract.WorkBody{Operation: op}), written around the
+// operation's own JSON: json.Marshal would read that JSON again to compact it and escape
+// HTML in it, which it already is, being json.Marshal's own output. An operation that
+// does not encode is left to json.Marshal, for its error.
 func Body(op contract.WorkOperation) ([]byte, error) {
-	return json.Marshal(contract.WorkBody{Operation: op})
+	inner, err := op.MarshalJSON()
+	if err != nil {
+		return json.Marshal(contract.WorkBody{Operation: op})
+	}
+	const head = `{"operation":`
+	out := make([]byte, 0, len(head)+len(inner)+1)
+	out = append(out, head...)
+	out = append(out, inner...)
+	return append(out, '}'), nil
 }
 
 // Do sends op once.
@@ -100,7 +116,7 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	raw, err := readAnswer(resp)
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: read answer: %v", ErrUnreachable, err)
 	}
@@ -116,16 +132,38 @@ func (h *Hop) Send(ctx context.Context, body []byte) (Answer, error) {
 	return DecodeAnswer(raw)
 }
 
+// readAnswer reads resp's body, at most maxAnswer bytes, as io.ReadAll does but into a
+// buffer the size its Content-Length says, where io.ReadAll grew one from 512 bytes,
+// copying it each time.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	size := int64(512)
+	if resp.ContentLength >= 0 {
+		size = min(resp.ContentLength, maxAnswer) + 1 // + 1: room for the read that finds the end
+	}
+	r := io.LimitReader(resp.Body, maxAnswer)
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow, as io.ReadAll does
+		}
+	}
+}
+
 // DecodeAnswer decodes a /work answer strictly, leaving the rows raw for
 // [DecodeRow]. A refusal is returned as its *contract.Error.
 func DecodeAnswer(raw []byte) (Answer, error) {
-	var a struct {
-		Accepted bool              `json:"accepted"`
-		Code     contract.Code     `json:"errorCode,omitempty"`
-		Teaching string            `json:"teaching,omitempty"`
-		Lease    *contract.Lease   `json:"lease,omitempty"`
-		Work     []json.RawMessage `json:"work,omitempty"`
+	if string(bytes.TrimRight(raw, " \t\r\n")) == acceptedAnswer {
+		return Answer{}, nil
 	}
+	var a contract.ServedWork
 	if err := contract.DecodeStrict(raw, &a); err != nil {
 		return Answer{}, fmt.Errorf("%w: the answer is not a work answer: %v", ErrUnreachable, err)
 	}
@@ -135,18 +173,34 @@ func DecodeAnswer(raw []byte) (Answer, error) {
 		}
 		return Answer{}, &contract.Error{Code: a.Code, Teaching: a.Teaching}
 	}
-	return Answer{Lease: a.Lease, Rows: a.Work}, nil
+	out := Answer{Lease: a.Lease, Served: a.Rows}
+	if a.Rows != nil {
+		out.Rows = make([]json.RawMessage, len(a.Rows))
+		for i, r := range a.Rows {
+			out.Rows[i] = r.Raw
+		}
+	}
+	return out, nil
 }
+
+// acceptedAnswer is the answer to every Claim and Report accepted, two of the three
+// /work calls of an action: DecodeAnswer knows what it decodes to without parsing it.
+const acceptedAnswer = `{"accepted":true}`
 
 // DecodeRow decodes one served row; its shape is closed, so an unknown field is refused
 // with work_row.
 func DecodeRow(raw json.RawMessage) (contract.WorkRow, error) {
 	var r contract.WorkRow
 	if err := contract.DecodeStrict(raw, &r); err != nil {
-		if _, ok := errors.AsType[*contract.Error](err); ok {
-			return contract.WorkRow{}, err
-		}
-		return contract.WorkRow{}, contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as docs/workers.md describes them.")
+		return contract.WorkRow{}, rowRefusal(err)
 	}
 	return r, nil
+}
+
+// rowRefusal is DecodeRow's refusal of a row DecodeStrict refused with err.
+func rowRefusal(err error) error {
+	if _, ok := errors.AsType[*contract.Error](err); ok {
+		return err
+	}
+	return contract.Errorf(contract.CodeWorkRow, "a served work row is not a JSON object; the authority must serve rows as docs/workers.md describes them.")
 }

@@ -50,6 +50,9 @@ func Rows(b []byte, lines bool) ([]contract.Args, error) {
 
 // Row decodes one JSON object into a row, as [Rows] describes.
 func Row(raw []byte) (contract.Args, error) {
+	if m, ok := contract.ScalarObject(raw); ok {
+		return RowFromMap(m) // a row of scalars, read once; the rest is read as below
+	}
 	if err := contract.CheckJSON(raw); err != nil {
 		return nil, err
 	}

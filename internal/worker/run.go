@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -103,7 +102,7 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // acquire sends the startup Poll until it is answered with a lease. A lease another
 // instance holds is asked for again after the retry delay.
-func (r *Runner) acquire(ctx context.Context) (*contract.Lease, []json.RawMessage, error) {
+func (r *Runner) acquire(ctx context.Context) (*contract.Lease, []contract.ServedRow, error) {
 	body, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
 		WorkerID: r.cfg.WorkerID, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames()}})
 	if err != nil {
@@ -139,12 +138,12 @@ func (r *Runner) descriptors() []contract.ToolDescriptor {
 	return d
 }
 
-// rowsOf returns the served rows of a, each still raw: a row is decoded on its own.
-func rowsOf(a Answer) []json.RawMessage { return a.Rows }
+// rowsOf returns the served rows of a, each decoded on its own.
+func rowsOf(a Answer) []contract.ServedRow { return a.Served }
 
 // serve works under lease l until ctx ends (it returns nil) or the lease is lost (it
 // returns why). A renewer keeps the lease alive meanwhile, long executions included.
-func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMessage) error {
+func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []contract.ServedRow) error {
 	lctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
 	var wg sync.WaitGroup
@@ -156,9 +155,36 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []json.RawMes
 	// replaced (Executor.SetVault) while the lease is held shows on the next Poll.
 	// It asks for no more rows than it has free slots (max): the rest go to the
 	// Connection's other workers.
+	//
+	// The body is encoded once per manifest, vault and max under the lease, and sent
+	// again while they stay: encoding every Tool's descriptor for every Poll was 2 % of
+	// the worker's CPU in BenchmarkWorker_EndToEnd.
+	type pollKey struct {
+		m   *Manifest
+		v   *Vault
+		max int
+	}
+	polls := map[pollKey][]byte{}
 	pollBody := func(max int) ([]byte, error) {
-		return Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
-			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: r.descriptors(), VaultSources: r.cfg.Executor.VaultNames(), Max: max}})
+		e := r.cfg.Executor
+		k := pollKey{m: e.manifest.Load(), v: e.vault.Load(), max: max}
+		if b, ok := polls[k]; ok {
+			return b, nil
+		}
+		tools := e.descriptorsOf(k.m)
+		if tools == nil {
+			tools = []contract.ToolDescriptor{}
+		}
+		b, err := Body(contract.WorkOperation{Kind: contract.WorkPoll, Poll: &contract.PollRequest{
+			WorkerID: r.cfg.WorkerID, Generation: &gen, Tools: tools, VaultSources: k.v.Names(), Max: max}})
+		if err != nil {
+			return nil, err
+		}
+		if len(polls) >= maxPollBodies {
+			clear(polls) // manifests and vaults replaced many times under one lease
+		}
+		polls[k] = b
+		return b, nil
 	}
 	if _, err := pollBody(0); err != nil {
 		return err
@@ -310,13 +336,13 @@ func (r *Runner) renew(ctx context.Context, l contract.Lease, lose context.Cance
 // is lost meanwhile (the authority judges that report). It reports whether it started
 // any. Rows are distinct Operations, each claimed once, so running them together runs
 // nothing twice.
-func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []json.RawMessage, lose context.CancelCauseFunc, refused map[string]bool, p *pipeline) bool {
+func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []contract.ServedRow, lose context.CancelCauseFunc, refused map[string]bool, p *pipeline) bool {
 	started := false
-	for _, raw := range rows {
+	for _, s := range rows {
 		if lctx.Err() != nil {
 			break // the rest of the batch stays unclaimed
 		}
-		job := r.prepare(ctx, l, raw, refused)
+		job := r.prepare(ctx, l, s, refused)
 		if job == nil {
 			continue
 		}
@@ -344,15 +370,17 @@ func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []j
 
 // prepare decodes a served row and checks its grant, or returns nil when the row is
 // refused (it is remembered, and not refused again in the log).
-func (r *Runner) prepare(ctx context.Context, l contract.Lease, raw json.RawMessage, refused map[string]bool) *Job {
-	key := string(raw)
+func (r *Runner) prepare(ctx context.Context, l contract.Lease, s contract.ServedRow, refused map[string]bool) *Job {
+	key := string(s.Raw)
 	if refused[key] {
 		return nil
 	}
-	row, err := DecodeRow(raw)
-	if err == nil {
+	row, err := s.Row, s.Err
+	if err != nil {
+		row, err = contract.WorkRow{}, rowRefusal(err) // as DecodeRow refuses it
+	} else {
 		var job *Job
-		if job, err = r.cfg.Executor.Prepare(row, r.cfg.WorkerID, l.Generation); err == nil {
+		if job, err = r.cfg.Executor.prepare(row, s.Parts, r.cfg.WorkerID, l.Generation); err == nil {
 			return job
 		}
 	}
@@ -363,6 +391,9 @@ func (r *Runner) prepare(ctx context.Context, l contract.Lease, raw json.RawMess
 	refused[key] = true
 	return nil
 }
+
+// maxPollBodies bounds the Poll bodies a lease keeps encoded.
+const maxPollBodies = 64
 
 // maxRefused bounds the rows a Runner remembers having refused.
 const maxRefused = 1024

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,8 +35,9 @@ import (
 // It reports actions/s and the p50/p99 latency of ApplyAction → settled; what one action
 // costs the store, the worker's claims, reports and lease renewals included (store
 // calls, reads of a log's head and transactions per action, counted beneath the
-// authority); and, in the same run, the store's raw commit rate (one event per
-// transaction) for comparison.
+// authority); the CPU per action of this process (cpu-ms/action: the authority, its
+// store and the Agents) and of the worker process (worker-cpu-ms/action); and, in the
+// same run, the store's raw commit rate (one event per transaction) for comparison.
 func BenchmarkWorker_EndToEnd(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
@@ -70,11 +72,12 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	args := contract.Args{"path": contract.StringValue("data/input.json")}
 
 	st.Reset()
-	cpu := cpuTime(b)
+	cpu, workerCPU := cpuTime(b), procCPU(b, w.cmd.Process.Pid)
 	lat, elapsed := runActions(b, len(h.agents), heldApply(ctx, held, h.agents, "load", args))
 	reportLatencies(b, lat, elapsed)
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
+	b.ReportMetric(float64((procCPU(b, w.cmd.Process.Pid)-workerCPU).Microseconds())/1000/float64(len(lat)), "worker-cpu-ms/action")
 	b.ReportMetric(commitRate(b, raw), "store-commits/s")
 	b.ReportMetric(0, "ns/op")
 }
@@ -161,6 +164,35 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// procCPU returns the CPU time the process pid (the docket worker) used so far, user and
+// system, all its threads: fields 14 and 15 of /proc/<pid>/stat (proc(5)), in clock ticks.
+func procCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("read the CPU time of process %d: %v", pid, err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: the fields
+	// counted from 3 follow its closing parenthesis.
+	_, rest, ok := strings.Cut(string(raw), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		b.Fatalf("/proc/%d/stat is not as proc(5) says: %q", pid, raw)
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime and stime: fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: utime or stime %q: %v", pid, s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// userHZ is the clock tick of /proc's CPU times (USER_HZ, sysconf(_SC_CLK_TCK)): 100 on
+// every Linux architecture Go builds docket for.
+const userHZ = 100
 
 // reportStoreCounts reports what actions governed actions cost the store, per action,
 // and logs the methods called most (where the calls go).
