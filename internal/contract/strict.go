@@ -88,6 +88,9 @@ func decodeChecked(b []byte, n *jnode, v any) error {
 	if err := walkType(n, t, ""); err != nil {
 		return err
 	}
+	if decodeFromTree(n, v) {
+		return nil // a hop body or a grant, decoded from n (treedecode.go)
+	}
 	if err := decodeJSON(b, v); err != nil {
 		return explainDecode(b, n, t, err)
 	}

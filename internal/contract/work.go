@@ -238,10 +238,7 @@ func decodeOperation(kind string, decode func(v any) error) (WorkOperation, erro
 		}
 		err, out.Poll = decode(&v), &v.PollRequest
 	case WorkRenewLease, WorkReleaseLease:
-		var v struct {
-			Kind string `json:"kind"`
-			LeaseRequest
-		}
+		var v leaseBody
 		err = decode(&v)
 		if kind == WorkRenewLease {
 			out.RenewLease = &v.LeaseRequest
@@ -249,16 +246,10 @@ func decodeOperation(kind string, decode func(v any) error) (WorkOperation, erro
 			out.ReleaseLease = &v.LeaseRequest
 		}
 	case WorkClaim:
-		var v struct {
-			Kind string `json:"kind"`
-			ClaimRequest
-		}
+		var v claimBody
 		err, out.Claim = decode(&v), &v.ClaimRequest
 	case WorkReport:
-		var v struct {
-			Kind string `json:"kind"`
-			ReportRequest
-		}
+		var v reportBody
 		err, out.Report = decode(&v), &v.ReportRequest
 	default:
 		return WorkOperation{}, Errorf(CodeWorkBody, "work operation kind %.40q is unknown; use Poll, RenewLease, ReleaseLease, Claim or Report.", kind)
