@@ -60,6 +60,7 @@ type Server struct {
 	maxBody int64
 	obs     Observer
 	mux     *http.ServeMux
+	polls   *pollMemo // the Poll bodies decoded lately
 }
 
 // New returns a Server.
@@ -67,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Identity == nil || cfg.Dispatcher == nil {
 		return nil, errors.New("workhop: config needs the identity directory and a dispatcher")
 	}
-	s := &Server{auth: cfg.Identity, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, obs: cfg.Observer, mux: http.NewServeMux()}
+	s := &Server{auth: cfg.Identity, disp: cfg.Dispatcher, log: cfg.Logger, maxBody: cfg.MaxBody, obs: cfg.Observer, mux: http.NewServeMux(), polls: newPollMemo()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -106,7 +107,7 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in contract.WorkBody
-	if err := contract.DecodeStrict(body, &in); err != nil {
+	if err := s.polls.decodeBody(body, &in); err != nil {
 		if code := contract.CodeOf(err); code == "" || code == contract.CodeInvalidArgument {
 			err = contract.Errorf(contract.CodeWorkBody, "the /work body is not {\"operation\": {\"kind\": …}} (%v); send one operation as docs/workers.md describes it.", err)
 		}
