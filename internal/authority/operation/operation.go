@@ -175,6 +175,12 @@ type ledgerState struct {
 	snap         *ledgerSnap
 	touched      map[string]bool
 	allowTouched bool
+
+	// moved names what the event of seq movedSeq, the last an Operation's or an Agent's
+	// credentials', moved, as Apply decoded it: the calls held on it are woken from it
+	// ([ledger.wakeFor]) without decoding the event a second time.
+	moved    holdKey
+	movedSeq int64
 }
 
 // newLedgerState returns the State of an empty log.
@@ -295,12 +301,14 @@ func (l *ledgerState) Apply(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
+		l.moved, l.movedSeq = holdKey{d.Agent, d.Ordinal}, e.Seq
 		return l.applyOp(e, d)
 	case event.AgentRevoked, event.AgentTokenReplaced:
 		var a event.IDRef // the shape of both events
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
+		l.moved, l.movedSeq = holdKey{a.ID, 0}, e.Seq
 		why := "the agent that made the request was revoked"
 		if e.Type == event.AgentTokenReplaced {
 			why = "the agent that made the request had its token replaced"
