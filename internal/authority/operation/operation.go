@@ -422,12 +422,21 @@ func (l *ledgerState) applyOther(e store.Event) error {
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does. Hook calls stand outside the gate (hook.go), and so does a
 // docket.ask whose asked task runs (ask.go): an Agent asks several Agents in parallel.
+//
+// It reads back only as far as the oldest Operation of the agent not settled (l.open
+// counts them): the write gate asks on every admission, and an Agent's history only
+// grows, so reading it all when nothing is open made each admission cost the Agent's
+// whole history.
 func (l *ledgerState) unresolvedLocked(agent string) *operation {
 	ops := l.ops[agent]
-	for i := len(ops) - 1; i >= 0; i-- {
-		if !ops[i].state.Settled() && ops[i].tool != hookTool && !asking(ops[i]) {
+	for i, open := len(ops)-1, l.open[agent]; i >= 0 && open > 0; i-- {
+		if ops[i].state.Settled() {
+			continue
+		}
+		if ops[i].tool != hookTool && !asking(ops[i]) {
 			return ops[i]
 		}
+		open--
 	}
 	return nil
 }
