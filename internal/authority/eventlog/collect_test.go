@@ -102,3 +102,32 @@ func TestCollect(t *testing.T) {
 		})
 	}
 }
+
+// TestRecent_OneAllocation checks that the events a catch-up takes from memory come in
+// one slice sized for them, not one grown event by event.
+func TestRecent_OneAllocation(t *testing.T) {
+	ctx := context.Background()
+	mem, _ := openCounted(t)
+	at := time.Now().UTC()
+	if err := mem.Update(ctx, func(tx store.Tx) error {
+		return eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+			for n := range 8 {
+				if err := eventlog.Append(ctx, tx, project, "system", at, testEvent{typ: "test.event", N: n}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(eventlog.Recent(mem, project, 2, 10)); got != 8 {
+		t.Fatalf("Recent remembers %d of the 8 events committed, want 8", got)
+	}
+	if got := eventlog.Recent(mem, project, 10, 12); got != nil {
+		t.Fatalf("Recent past the log = %v, want nil", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { eventlog.Recent(mem, project, 2, 10) }); allocs > 1 {
+		t.Fatalf("Recent of 8 events allocates %.0f times, want 1", allocs)
+	}
+}

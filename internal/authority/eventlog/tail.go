@@ -266,6 +266,11 @@ func (m *memStore) recent(project string, from, to int64) []store.Event {
 		if e.Seq != s {
 			break
 		}
+		if evs == nil {
+			// Sized once for the range (at most tailSize): grown one by one, every
+			// catch-up copied its events through each size.
+			evs = make([]store.Event, 0, to-s+1)
+		}
 		evs = append(evs, e)
 	}
 	return evs

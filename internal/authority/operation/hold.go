@@ -173,8 +173,8 @@ type holdWake struct {
 // stays pure, and the ledger, which keeps the holds beside it, wakes them: an event
 // costs its one wake whichever catch-up applied it. It runs under the project's lock,
 // taken by the caller of the catch-up.
-func (o *Operations) applied(project contract.ProjectID, _ *ledgerState, e store.Event) {
-	o.ledger(project).wakeFor(e)
+func (o *Operations) applied(project contract.ProjectID, s *ledgerState, e store.Event) {
+	o.ledger(project).wakeFor(s, e)
 }
 
 // followFailed is the operation ledger's notification that the driver stopped following
@@ -195,13 +195,23 @@ func (l *ledger) wakeAllLocked() {
 }
 
 // wakeFor wakes the calls held on the Operation e moves: the one an Operation's event
-// names, or every Operation of an Agent whose credentials it ends. l must be locked.
-func (l *ledger) wakeFor(e store.Event) {
+// names, or every Operation of an Agent whose credentials it ends. s is the State that
+// has just applied e, and says what e moved as it decoded it (ledgerState.moved). l
+// must be locked.
+func (l *ledger) wakeFor(s *ledgerState, e store.Event) {
 	if len(l.holds) == 0 {
 		return // nothing to wake; the event is not decoded again
 	}
 	var k holdKey
 	var err error
+	switch e.Type {
+	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting,
+		event.AgentRevoked, event.AgentTokenReplaced:
+		if s != nil && s.movedSeq == e.Seq && e.Seq != 0 {
+			l.wakeLocked(s.moved.agent, s.moved.ordinal)
+			return
+		}
+	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
 		var d struct { // of event.Operation, only what names it

@@ -73,6 +73,9 @@ type Dispatcher struct {
 	// reserved holds, by work id, the lease generation a row was last served to by this
 	// instance and until when no other worker of its Connection is served it.
 	reserved map[string]reservation
+	// digests remembers the request digests of the rows shaped here, so that a Claim's
+	// shape of a row takes the one its Poll's computed.
+	digests *digestMemo
 }
 
 // reservation keeps a served row for the worker it was served to for a while, so that the
@@ -101,7 +104,7 @@ type ConnectionKeys interface {
 func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{ops: ops, store: deps.Store, boards: deps.Boards, keys: deps.Keys, now: deps.Now, log: deps.Log,
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
-		maxWorkers: cfg.MaxWorkers, reserved: map[string]reservation{},
+		maxWorkers: cfg.MaxWorkers, reserved: map[string]reservation{}, digests: newDigestMemo(),
 		adverts: map[contract.ConnectionID]map[int64]advert{},
 		pending: map[contract.ConnectionID]*hopQueues{}}
 	if d.now == nil {
@@ -398,7 +401,7 @@ func (d *Dispatcher) shape(cs connSetup, q Dispatch, workerID string, gen int64,
 	if err != nil {
 		return shaped{}, nil, fmt.Errorf("serve work: encode tool spec: %w", err)
 	}
-	rd, err := grant.RequestDigest(args, target, spec)
+	rd, err := d.digests.digest(args, target, spec)
 	if err != nil {
 		return shaped{}, nil, err
 	}

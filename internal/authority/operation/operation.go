@@ -175,6 +175,12 @@ type ledgerState struct {
 	snap         *ledgerSnap
 	touched      map[string]bool
 	allowTouched bool
+
+	// moved names what the event of seq movedSeq, the last an Operation's or an Agent's
+	// credentials', moved, as Apply decoded it: the calls held on it are woken from it
+	// ([ledger.wakeFor]) without decoding the event a second time.
+	moved    holdKey
+	movedSeq int64
 }
 
 // newLedgerState returns the State of an empty log.
@@ -295,12 +301,14 @@ func (l *ledgerState) Apply(e store.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
+		l.moved, l.movedSeq = holdKey{d.Agent, d.Ordinal}, e.Seq
 		return l.applyOp(e, d)
 	case event.AgentRevoked, event.AgentTokenReplaced:
 		var a event.IDRef // the shape of both events
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return err
 		}
+		l.moved, l.movedSeq = holdKey{a.ID, 0}, e.Seq
 		why := "the agent that made the request was revoked"
 		if e.Type == event.AgentTokenReplaced {
 			why = "the agent that made the request had its token replaced"
@@ -414,12 +422,21 @@ func (l *ledgerState) applyOther(e store.Event) error {
 // for a decision or needing a person), or nil. At most one exists: the write gate admits
 // no write while one does. Hook calls stand outside the gate (hook.go), and so does a
 // docket.ask whose asked task runs (ask.go): an Agent asks several Agents in parallel.
+//
+// It reads back only as far as the oldest Operation of the agent not settled (l.open
+// counts them): the write gate asks on every admission, and an Agent's history only
+// grows, so reading it all when nothing is open made each admission cost the Agent's
+// whole history.
 func (l *ledgerState) unresolvedLocked(agent string) *operation {
 	ops := l.ops[agent]
-	for i := len(ops) - 1; i >= 0; i-- {
-		if !ops[i].state.Settled() && ops[i].tool != hookTool && !asking(ops[i]) {
+	for i, open := len(ops)-1, l.open[agent]; i >= 0 && open > 0; i-- {
+		if ops[i].state.Settled() {
+			continue
+		}
+		if ops[i].tool != hookTool && !asking(ops[i]) {
 			return ops[i]
 		}
+		open--
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func TestLedger_WakeFor(t *testing.T) {
 				l.holds[k], chans[k] = w, w.ch
 			}
 			for i, p := range tt.ps {
-				l.wakeFor(eventlogtest.Event(t, "p", int64(i+1), "system", at, p))
+				l.wakeFor(nil, eventlogtest.Event(t, "p", int64(i+1), "system", at, p))
 			}
 			var got []holdKey
 			for _, k := range []holdKey{a1, a2, b1} {
@@ -123,6 +123,56 @@ func TestLedger_WakeFor(t *testing.T) {
 				t.Errorf("woken (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLedger_WakeForFromApply checks that the calls held on what an event moved are
+// woken from what the State's Apply decoded, without decoding the event again: each
+// event's data is spoiled once it applied, and a decode of it would wake every call.
+func TestLedger_WakeForFromApply(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a1, a2, b1 := holdKey{"a", 1}, holdKey{"a", 2}, holdKey{"b", 1}
+	admit := func(agent string, ordinal int64) event.Payload {
+		return event.OpAdmittedData(event.Operation{Agent: agent, Ordinal: ordinal, Tool: "ApplyBatch", State: contract.OpRunning})
+	}
+	steps := []struct {
+		p    event.Payload
+		want []holdKey
+	}{
+		{admit("a", 1), []holdKey{a1}},
+		{admit("b", 1), []holdKey{b1}},
+		{admit("a", 2), []holdKey{a2}},
+		{event.OpChangedData(event.Operation{Agent: "b", Ordinal: 1, State: contract.OpDone}), []holdKey{b1}},
+		{event.OpWaitingData(event.Operation{Agent: "a", Ordinal: 2, Reason: "no worker"}), []holdKey{a2}},
+		{event.LeaseAcquiredData{Connection: "c", WorkerID: "w", Generation: 1, ExpiresAt: at}, nil},
+		{event.AgentRevokedData{ID: "a"}, []holdKey{a1, a2}},
+	}
+	l := &ledger{ledgerState: newLedgerState(), holds: map[holdKey]*holdWake{}}
+	for _, k := range []holdKey{a1, a2, b1} {
+		l.holds[k] = &holdWake{ch: make(chan struct{}), n: 1}
+	}
+	for i, step := range steps {
+		e := eventlogtest.Event(t, "p", int64(i+1), "system", at, step.p)
+		if err := l.ledgerState.Apply(e); err != nil {
+			t.Fatalf("step %d: Apply: %v", i, err)
+		}
+		chans := map[holdKey]chan struct{}{}
+		for k, w := range l.holds {
+			chans[k] = w.ch
+		}
+		e.Data = []byte(`not JSON`)
+		l.wakeFor(l.ledgerState, e)
+		var got []holdKey
+		for _, k := range []holdKey{a1, a2, b1} {
+			select {
+			case <-chans[k]:
+				got = append(got, k)
+			default:
+			}
+		}
+		if diff := cmp.Diff(step.want, got, cmp.AllowUnexported(holdKey{})); diff != "" {
+			t.Errorf("step %d (%s): woken (-want +got):\n%s", i, e.Type, diff)
+		}
 	}
 }
 
