@@ -324,3 +324,55 @@ func TestOperations_ListsNotStale(t *testing.T) {
 		})
 	}
 }
+
+// TestOperations_ListsDuringReport shows the same of a worker's report, which holds the
+// Board lock and the operation ledger's across the transaction that applies its outcome
+// to the Board: a member's lists and an orchestrator's QueryBoard meanwhile answer with
+// the Operation still at the worker, and after the commit with it done.
+func TestOperations_ListsDuringReport(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ps := &pauseStore{Store: st}
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	boss := newOrchestrator(t, f.a, f.admin, "boss")
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	list := func(ctx context.Context) ([]contract.OperationInfo, error) {
+		return f.ops.OperationList(ctx, f.admin, "default", "", false)
+	}
+	requests := func(ctx context.Context) ([]contract.Request, error) {
+		return f.ops.Operations().Requests(ctx, f.admin, "default")
+	}
+	queryBoard(t, f.ops, boss) // the ledger caught up, and the Board and its snapshot published
+
+	release, done := startPaused(t, ps, func() error {
+		_, err := f.d.Report(context.Background(), f.conn, okReport(l, rows[0], "a.txt"))
+		return err
+	})
+	during := within(t, "OperationList", list)
+	within(t, "Requests", requests)
+	orch := queryBoard(t, f.ops, boss)
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	if len(during) != 1 || during[0].State != contract.OpRunning || during[0].Stage != contract.StageAtWorker {
+		t.Errorf("OperationList during the report's transaction lists %+v, want the fetch running at the worker", during)
+	}
+	if d := orch.Result.View.Decisions; d == nil {
+		t.Errorf("the orchestrator's View during the report's transaction lists no decisions, want the (empty) list")
+	}
+	if after := within(t, "OperationList", list); len(after) != 1 || after[0].State != contract.OpDone {
+		t.Errorf("OperationList after the report lists %+v, want the fetch done", after)
+	}
+}

@@ -552,7 +552,7 @@ type reply struct {
 // events.
 func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
-	if publishable(c, r) {
+	if publishable(r) {
 		head, ok := eventlog.KnownHead(ctx, project)
 		if !ok {
 			h, err := o.store.Head(ctx, string(project))
@@ -582,10 +582,10 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 
 // publishable reports whether the answer to r may be read from what the Board cache
 // published: it reads the View alone (no pattern to match on the Board, no Operation of
-// the call's own, no setup the call brought), for an Agent whose View lists no
-// decisions (an orchestrator's reads the Requests under the ledger's lock).
-func publishable(c identity.Caller, r reply) bool {
-	return r.match == nil && r.ordinal == 0 && r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
+// the call's own, no setup the call brought). An orchestrator's View is one too: the
+// decisions it lists come from the ledger's snapshot (orchestrator.go), added to a copy.
+func publishable(r reply) bool {
+	return r.match == nil && r.ordinal == 0 && r.setup == nil
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
@@ -621,7 +621,7 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	br := boardRead{version: version, b: b, keep: publishable(c, r)}
+	br := boardRead{version: version, b: b, keep: publishable(r)}
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
 		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
