@@ -133,7 +133,7 @@ func listInfo(agent string, op *operation) contract.OperationInfo {
 // Agent's, or only agent's when it is not empty, oldest first by admission; with waiting,
 // only those that wait for something. The list is the caller's.
 func (s *ledgerSnap) operations(agent contract.AgentID, waiting bool) []contract.OperationInfo {
-	out := []contract.OperationInfo{}
+	var in []*contract.OperationInfo // sorted as pointers, a word each, and copied once
 	for id, a := range s.agents {
 		if agent != "" && contract.AgentID(id) != agent {
 			continue
@@ -142,12 +142,16 @@ func (s *ledgerSnap) operations(agent contract.AgentID, waiting bool) []contract
 			if waiting && info.Waiting == contract.WaitNothing {
 				continue
 			}
-			out = append(out, *info)
+			in = append(in, info)
 		}
 	}
-	slices.SortFunc(out, func(x, y contract.OperationInfo) int {
+	slices.SortFunc(in, func(x, y *contract.OperationInfo) int {
 		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.Agent, y.Agent), cmp.Compare(x.Ordinal, y.Ordinal))
 	})
+	out := make([]contract.OperationInfo, len(in))
+	for i, info := range in {
+		out[i] = *info
+	}
 	return out
 }
 
