@@ -3,6 +3,7 @@ package authority_test
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -158,5 +159,220 @@ func TestOperations_SnapshotNotStale(t *testing.T) {
 				t.Errorf("the strip after another instance's change shows %+v, want the fetch at the worker", e)
 			}
 		})
+	}
+}
+
+// within returns what read answers, failing the test when no answer comes within a few
+// seconds (the read waits for a lock a paused write holds).
+func within[T any](t *testing.T, what string, read func(ctx context.Context) (T, error)) T {
+	t.Helper()
+	type answer struct {
+		v   T
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		v, err := read(context.Background())
+		got <- answer{v, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			t.Fatalf("%s: %v", what, a.err)
+		}
+		return a.v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not answer within 5s: it waits for the operation ledger a write holds", what)
+		var zero T
+		return zero
+	}
+}
+
+// TestOperations_ListsDuringClaim shows that a member's lists of Operations and of
+// Requests, and an orchestrator's QueryBoard, which lists the Requests it may decide, do
+// not wait for a claim that holds the project's operation ledger across its store
+// transaction: they are answered meanwhile from the ledger's snapshot, as committed (the
+// claimed Operation still waiting for a worker), and once the claim commits the next
+// list shows the Operation at the worker (docs/architecture.md, "The project state and
+// its driver").
+func TestOperations_ListsDuringClaim(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ps := &pauseStore{Store: st}
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	boss := newOrchestrator(t, f.a, f.admin, "boss")
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	// The orchestrator's own mark waits for a person: a Request in the list.
+	if _, err := f.ops.Call(t.Context(), boss, operation.Call{Tool: contract.ToolApplyAction,
+		Input: &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	list := func(ctx context.Context) ([]contract.OperationInfo, error) {
+		return f.ops.OperationList(ctx, f.admin, "default", "", false)
+	}
+	requests := func(ctx context.Context) ([]contract.Request, error) {
+		return f.ops.Operations().Requests(ctx, f.admin, "default")
+	}
+	queryBoard(t, f.ops, boss) // the ledger caught up, and its snapshot published
+	before := within(t, "Requests", requests)
+	if len(before) != 1 || before[0].State != contract.RequestPending {
+		t.Fatalf("Requests lists %+v, want the orchestrator's mark pending", before)
+	}
+
+	ps.arm()
+	// Released however the test ends, so that a failure does not leave the claim's
+	// transaction open under the fixture's cleanups.
+	release := sync.OnceFunc(func() { close(ps.release) })
+	t.Cleanup(release)
+	claimed := make(chan error, 1)
+	go func() { claimed <- f.claim(l, rows[0]) }()
+	select {
+	case <-ps.entered:
+	case err := <-claimed:
+		t.Fatalf("the claim returned %v before its transaction paused", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the claim's transaction never paused")
+	}
+	during := within(t, "OperationList", list)
+	duringReqs := within(t, "Requests", requests)
+	orch := queryBoard(t, f.ops, boss)
+	release()
+	if err := <-claimed; err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	fetchOf := func(ops []contract.OperationInfo) contract.OperationInfo {
+		for _, op := range ops {
+			if op.Agent == contract.AgentID(f.agent.ID) {
+				return op
+			}
+		}
+		t.Fatalf("the list %+v has no Operation of %s", ops, f.agent.ID)
+		return contract.OperationInfo{}
+	}
+	if len(during) != 2 {
+		t.Errorf("OperationList during the claim's transaction lists %+v, want the fetch and the mark", during)
+	}
+	if op := fetchOf(during); op.State != contract.OpRunning || op.Stage != contract.StageNotDispatched {
+		t.Errorf("OperationList during the claim's transaction shows the fetch %+v, want running, not dispatched", op)
+	}
+	if !reflect.DeepEqual(duringReqs, before) {
+		t.Errorf("Requests during the claim's transaction lists %+v, want %+v", duringReqs, before)
+	}
+	if ops := orch.Result.Operations; len(ops) != 1 || ops[0].State != contract.OpWaitingForDecision {
+		t.Errorf("the orchestrator's QueryBoard during the claim's transaction shows %+v, want its mark waiting for a decision", ops)
+	}
+	if d := orch.Result.View.Decisions; d == nil || len(d.Items) != 0 {
+		t.Errorf("the orchestrator's View lists the decisions %+v, want none (its own request is not its to decide)", d)
+	}
+	if op := fetchOf(within(t, "OperationList", list)); op.Stage != contract.StageAtWorker {
+		t.Errorf("OperationList after the claim shows the fetch %+v, want at the worker", op)
+	}
+}
+
+// TestOperations_ListsNotStale shows that a member's lists read from the ledger's
+// snapshot never answer past the head the read made: another instance over the same
+// store decides a Request, and the next lists of Requests and of Operations of this
+// instance show it, on both backends.
+func TestOperations_ListsNotStale(t *testing.T) {
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			s1, s2 := be.open(t)
+			f := opsFixtureOver(t, s1, time.Millisecond)
+			ctx := t.Context()
+			other := authority.NewOperations(authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now}),
+				operation.Config{})
+			f.call(t, f.ops, &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue("x")}})
+			rs, err := f.ops.Operations().Requests(ctx, f.admin, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) != 1 || rs[0].State != contract.RequestPending {
+				t.Fatalf("Requests lists %+v, want the mark pending", rs)
+			}
+			ops, err := f.ops.OperationList(ctx, f.admin, "default", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ops) != 1 || ops[0].State != contract.OpWaitingForDecision {
+				t.Fatalf("OperationList lists %+v, want the mark waiting for a decision", ops)
+			}
+			if _, err := other.Operations().Decide(ctx, f.admin, "default", rs[0].ID, contract.Decision{Digest: rs[0].Digest, Verdict: contract.VerdictDeny, Reason: "no"}); err != nil {
+				t.Fatalf("the other instance's decision: %v", err)
+			}
+			rs, err = f.ops.Operations().Requests(ctx, f.admin, "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) != 1 || rs[0].State != contract.RequestDenied {
+				t.Errorf("Requests after another instance's decision lists %+v, want the mark denied", rs)
+			}
+			ops, err = f.ops.OperationList(ctx, f.admin, "default", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ops) != 1 || ops[0].State != contract.OpRefused {
+				t.Errorf("OperationList after another instance's decision lists %+v, want the mark refused", ops)
+			}
+		})
+	}
+}
+
+// TestOperations_ListsDuringReport shows the same of a worker's report, which holds the
+// Board lock and the operation ledger's across the transaction that applies its outcome
+// to the Board: a member's lists and an orchestrator's QueryBoard meanwhile answer with
+// the Operation still at the worker, and after the commit with it done.
+func TestOperations_ListsDuringReport(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ps := &pauseStore{Store: st}
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	boss := newOrchestrator(t, f.a, f.admin, "boss")
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	if err := f.claim(l, rows[0]); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	list := func(ctx context.Context) ([]contract.OperationInfo, error) {
+		return f.ops.OperationList(ctx, f.admin, "default", "", false)
+	}
+	requests := func(ctx context.Context) ([]contract.Request, error) {
+		return f.ops.Operations().Requests(ctx, f.admin, "default")
+	}
+	queryBoard(t, f.ops, boss) // the ledger caught up, and the Board and its snapshot published
+
+	release, done := startPaused(t, ps, func() error {
+		_, err := f.d.Report(context.Background(), f.conn, okReport(l, rows[0], "a.txt"))
+		return err
+	})
+	during := within(t, "OperationList", list)
+	within(t, "Requests", requests)
+	orch := queryBoard(t, f.ops, boss)
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	if len(during) != 1 || during[0].State != contract.OpRunning || during[0].Stage != contract.StageAtWorker {
+		t.Errorf("OperationList during the report's transaction lists %+v, want the fetch running at the worker", during)
+	}
+	if d := orch.Result.View.Decisions; d == nil {
+		t.Errorf("the orchestrator's View during the report's transaction lists no decisions, want the (empty) list")
+	}
+	if after := within(t, "OperationList", list); len(after) != 1 || after[0].State != contract.OpDone {
+		t.Errorf("OperationList after the report lists %+v, want the fetch done", after)
 	}
 }

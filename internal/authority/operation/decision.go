@@ -17,23 +17,14 @@ import (
 
 // Requests lists project's Requests, oldest first, for a member. A
 // pending Request that no longer takes a decision (past its deadline, or its Agent
-// revoked or re-tokened) is shown expired, with why.
+// revoked or re-tokened) is shown expired, with why. It is read from the ledger's
+// snapshot ([Operations.memberSnapshot]).
 func (o *Operations) Requests(ctx context.Context, c identity.Caller, project contract.ProjectID) ([]contract.Request, error) {
-	l, unlock, err := o.memberRead(ctx, c, project)
+	s, err := o.memberSnapshot(ctx, c, project)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	now := o.nowUTC()
-	out := make([]contract.Request, 0, len(l.order))
-	for _, id := range l.order {
-		r := *l.requests[id]
-		if why := l.expiryLocked(&r, now); why != "" {
-			r.State, r.Reason = contract.RequestExpired, why
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return s.requestList(o.nowUTC()), nil
 }
 
 // Decide records member c's decision on Request id of project. It

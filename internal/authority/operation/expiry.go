@@ -26,10 +26,11 @@ const DefaultSweepEvery = 5 * time.Second
 // for why; it runs as the ledger applies the Agent's revocation or token replacement.
 func (l *ledgerState) closeAgentLocked(agent, why string) {
 	p := contract.NewPrincipal(contract.PrincipalAgent, agent)
-	for _, id := range l.order {
+	for i, id := range l.order {
 		if r := l.requests[id]; r.State == contract.RequestPending && r.RequestedBy == p {
 			if _, ok := l.ended[id]; !ok {
 				l.ended[id] = why
+				l.reqTouched = append(l.reqTouched, i)
 			}
 		}
 	}
@@ -45,13 +46,14 @@ func (l *ledgerState) voidToolLocked(tool string, unlocked bool) {
 	if !unlocked {
 		why, code = "the lock or the approval of the Tool "+tool+" changed since the request", contract.CodeCallChanged
 	}
-	for _, id := range l.order {
+	for i, id := range l.order {
 		r := l.requests[id]
 		if r.State != contract.RequestPending || r.Vector.Tool != tool || !unlocked && r.Vector.Action != tool {
 			continue
 		}
 		if _, ok := l.ended[id]; !ok {
 			l.ended[id], l.voided[id] = why, code
+			l.reqTouched = append(l.reqTouched, i)
 		}
 	}
 }
@@ -67,11 +69,17 @@ func (l *ledgerState) endCodeLocked(id contract.RequestID) contract.Code {
 
 // expiryLocked says why the pending Request r no longer takes a decision at now, or "".
 func (l *ledgerState) expiryLocked(r *contract.Request, now time.Time) string {
+	return expiryOf(r, l.ended[r.ID], now)
+}
+
+// expiryOf says why the pending Request r, which stopped taking decisions for ended
+// ("" when it did not: [ledgerState.ended]), no longer takes a decision at now, or "".
+func expiryOf(r *contract.Request, ended string, now time.Time) string {
 	if r.State != contract.RequestPending {
 		return ""
 	}
-	if why, ok := l.ended[r.ID]; ok {
-		return why
+	if ended != "" {
+		return ended
 	}
 	if !now.Before(r.Deadline) {
 		return "the request expired before a decision"

@@ -552,7 +552,7 @@ type reply struct {
 // events.
 func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Answer, error) {
 	project := c.Projects[0]
-	if publishable(c, r) {
+	if publishable(r) {
 		head, ok := eventlog.KnownHead(ctx, project)
 		if !ok {
 			h, err := o.store.Head(ctx, string(project))
@@ -582,10 +582,10 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 
 // publishable reports whether the answer to r may be read from what the Board cache
 // published: it reads the View alone (no pattern to match on the Board, no Operation of
-// the call's own, no setup the call brought), for an Agent whose View lists no
-// decisions (an orchestrator's reads the Requests under the ledger's lock).
-func publishable(c identity.Caller, r reply) bool {
-	return r.match == nil && r.ordinal == 0 && r.setup == nil && c.AgentKind != contract.AgentKindOrchestrator
+// the call's own, no setup the call brought). An orchestrator's View is one too: the
+// decisions it lists come from the ledger's snapshot (orchestrator.go), added to a copy.
+func publishable(r reply) bool {
+	return r.match == nil && r.ordinal == 0 && r.setup == nil
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
@@ -621,7 +621,7 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
-	br := boardRead{version: version, b: b, keep: publishable(c, r)}
+	br := boardRead{version: version, b: b, keep: publishable(r)}
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
 		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
@@ -635,7 +635,10 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			return Answer{}, err
 		}
 	}
-	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }, locked: l}
+	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }}
+	if c.AgentKind == contract.AgentKindOrchestrator {
+		lr.snap = l.snapshot() // its View lists the Requests it may decide
+	}
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
 		lr.op = *p
 	}
@@ -674,17 +677,19 @@ type ledgerRead struct {
 	strip []contract.OperationSlot // the caller's strip; read only
 	op    operation                // the call's own Operation, or the zero one
 	setup func() board.Setup       // the caller's setup, read when its View is built
-	// locked is the ledger, locked and caught up; nil for a read from its snapshot.
-	locked *ledger
+	// snap is the ledger as a snapshot at seq, which an orchestrator's View lists the
+	// Requests from: the published one, or for a read under the lock one taken there;
+	// nil for any other caller's read under the lock.
+	snap *ledgerSnap
 }
 
 // snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
 // snapshot reflects the log up to head at least (events in a transaction still in
 // flight are not in head, so a snapshot at the committed head is exact) and the answer
-// needs nothing the snapshot lacks: no Operation of the call's own, no decisions listed
-// (an orchestrator's View reads the Requests), and no acknowledgement to write.
+// needs nothing the snapshot lacks: no Operation of the call's own, and no
+// acknowledgement to write. An orchestrator's View lists the Requests from it.
 func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head int64) (ledgerRead, bool) {
-	if r.ordinal > 0 || c.AgentKind == contract.AgentKindOrchestrator {
+	if r.ordinal > 0 {
 		return ledgerRead{}, false
 	}
 	snap, ok := o.drv.Snapshot(l.project)
@@ -696,7 +701,7 @@ func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head in
 	if a.mustAcknowledge(r.delivered) {
 		return ledgerRead{}, false
 	}
-	lr := ledgerRead{seq: snap.Seq, setup: func() board.Setup { return ls.agentSetup(c.ID) }}
+	lr := ledgerRead{seq: snap.Seq, setup: func() board.Setup { return ls.agentSetup(c.ID) }, snap: ls}
 	if a != nil {
 		lr.strip = a.strip
 	}
@@ -764,7 +769,7 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 		res.View.Actions.Items = slices.Clone(res.View.Actions.Items)
 		// The policies the View names are read at the head the Board and the strip show.
 		vctx := eventlog.WithHead(ctx, project, head)
-		if err := o.orchestratorView(vctx, lr.locked, c, &res.View); err != nil {
+		if err := o.orchestratorView(vctx, lr.snap, c, &res.View); err != nil {
 			return Answer{}, err
 		}
 		if err := o.askView(vctx, c, &res.View); err != nil {
@@ -799,13 +804,9 @@ func (o *Operations) State(ctx context.Context, c identity.Caller) (contract.Hos
 		return contract.HostMeta{}, contract.Errorf(contract.CodeForbidden, "only agents hold an operation strip; use an agent token.")
 	}
 	project := c.Projects[0]
-	head, ok := eventlog.KnownHead(ctx, project)
-	if !ok {
-		h, err := o.store.Head(ctx, string(project))
-		if err != nil {
-			return contract.HostMeta{}, fmt.Errorf("read the head of %s: %w", project, err)
-		}
-		head = h.Seq
+	head, err := o.head(ctx, project)
+	if err != nil {
+		return contract.HostMeta{}, err
 	}
 	// From the ledger's snapshot when it covers the head just read (snapshot.go).
 	if snap, ok := o.drv.Snapshot(project); ok && snap.Seq >= head {

@@ -141,6 +141,7 @@ type ledgerState struct {
 	open     map[string]int                           // agent id → how many of its Operations are not settled
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
+	reqAt    map[contract.RequestID]int               // each Request's index in order
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
 	voided   map[contract.RequestID]contract.Code     // of those, the ones a change of their Tool voided, and its code
 	arts     map[string]artifact                      // ref → artifact
@@ -170,11 +171,13 @@ type ledgerState struct {
 	opsAt           map[string]int64
 
 	// What the last snapshot handed out (snapshot.go), and what changed since: the
-	// Agents whose Operations changed, and whether an allow-list did. Not the log's:
-	// the driver's publishing keeps them, under the lock.
+	// Agents whose Operations changed, with the indexes of those that did (ordinal - 1),
+	// whether an allow-list did, and the indexes in order of the Requests that did. Not
+	// the log's: the driver's publishing keeps them, under the lock.
 	snap         *ledgerSnap
-	touched      map[string]bool
+	touched      map[string][]int
 	allowTouched bool
+	reqTouched   []int
 
 	// moved names what the event of seq movedSeq, the last an Operation's or an Agent's
 	// credentials', moved, as Apply decoded it: the calls held on it are woken from it
@@ -192,7 +195,7 @@ func newLedgerState() *ledgerState {
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
 		opsAt:   map[string]int64{},
-		touched: map[string]bool{},
+		touched: map[string][]int{}, reqAt: map[contract.RequestID]int{},
 	}
 }
 
@@ -322,7 +325,7 @@ func (l *ledgerState) Apply(e store.Event) error {
 // applyOp applies e, an event of an Operation with data d.
 func (l *ledgerState) applyOp(e store.Event, d event.Operation) error {
 	l.opsAt[d.Agent] = e.Seq
-	l.touched[d.Agent] = true
+	l.touched[d.Agent] = append(l.touched[d.Agent], int(d.Ordinal-1))
 	ops := l.ops[d.Agent]
 	if e.Type == event.OpAdmitted {
 		if d.Ordinal != int64(len(ops))+1 {
@@ -374,10 +377,13 @@ func (l *ledgerState) applyOther(e store.Event) error {
 			return err
 		}
 		r := d.Request
-		if _, ok := l.requests[r.ID]; !ok {
-			l.order = append(l.order, r.ID)
+		i, ok := l.reqAt[r.ID]
+		if !ok {
+			i = len(l.order)
+			l.order, l.reqAt[r.ID] = append(l.order, r.ID), i
 		}
 		l.requests[r.ID] = &r
+		l.reqTouched = append(l.reqTouched, i)
 	case event.ToolUnlocked, event.ToolApprovalSet, event.ToolLocked:
 		var t event.ToolLockedData // the shape of all three events
 		if err := json.Unmarshal(e.Data, &t); err != nil {

@@ -99,13 +99,13 @@ func delegated(by contract.Principal) authorizer {
 	}
 }
 
-// decidableLocked lists the pending requests orchestrator c may decide at now under the
-// delegation policy in force, oldest first, bounded. The project's ledger must be locked.
-func (l *ledgerState) decidableLocked(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
+// decidable lists the pending requests of s that orchestrator c may decide at now under
+// the delegation policy in force, oldest first, bounded.
+func (s *ledgerSnap) decidable(c identity.Caller, now time.Time, version int64, pol policydoc.Document) *contract.Bounded[contract.DecidableRequest] {
 	out := &contract.Bounded[contract.DecidableRequest]{Items: []contract.DecidableRequest{}}
-	for _, id := range l.order {
-		r := l.requests[id]
-		if r.State != contract.RequestPending || r.Recovery || r.MemberOnly != "" || l.expiryLocked(r, now) != "" || r.RequestedBy == c.Principal() {
+	for e := range s.requests.all() {
+		r := e.r
+		if r.State != contract.RequestPending || r.Recovery || r.MemberOnly != "" || expiryOf(r, e.ended, now) != "" || r.RequestedBy == c.Principal() {
 			continue
 		}
 		class, ok := pol.Delegation.Covering(r.Vector)
@@ -131,9 +131,9 @@ var decideEntry = contract.ActionEntry{Name: contract.ActionDecide, State: contr
 		{Name: "reason", Type: "string", Optional: true, Description: "why; a denial's reason reaches the requester"},
 	}}
 
-// orchestratorView adds to an orchestrator's View the requests it may decide and, while
-// there are any, the Action that decides one. The project's ledger must be locked.
-func (o *Operations) orchestratorView(ctx context.Context, l *ledger, c identity.Caller, v *contract.View) error {
+// orchestratorView adds to an orchestrator's View the requests it may decide, as s holds
+// them, and, while there are any, the Action that decides one.
+func (o *Operations) orchestratorView(ctx context.Context, s *ledgerSnap, c identity.Caller, v *contract.View) error {
 	if c.AgentKind != contract.AgentKindOrchestrator {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (o *Operations) orchestratorView(ctx context.Context, l *ledger, c identity
 	if err != nil {
 		return err
 	}
-	v.Decisions = l.decidableLocked(c, o.nowUTC(), version, pol)
+	v.Decisions = s.decidable(c, o.nowUTC(), version, pol)
 	if len(v.Decisions.Items) > 0 {
 		v.Actions.Items = append(v.Actions.Items, decideEntry)
 	}

@@ -1,7 +1,11 @@
 package operation
 
 import (
+	"cmp"
+	"iter"
 	"maps"
+	"slices"
+	"time"
 
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
@@ -14,7 +18,10 @@ import (
 // driver"). The driver publishes the snapshot when the lock is released
 // ([eventlog.Driver.Publish]), with the seq of the last event it reflects; a read
 // answers from it only when that seq covers the head it read, and otherwise locks and
-// catches up as before, so an answer is as fresh as a read of that head either way.
+// catches up as before, so an answer is as fresh as a read of that head either way. A
+// member's lists of Operations and of Requests, and an orchestrator's decisions, are read
+// from it the same way (list.go, decision.go, orchestrator.go): every Operation and every
+// Request of the project is in it, in pages the snapshots share ([pages]).
 
 // ledgerSnap is what a ledgerState hands out for those reads: nothing in it is changed
 // once handed out. Each Agent's part is derived when the Agent's Operations change, and
@@ -26,6 +33,14 @@ type ledgerSnap struct {
 	// setupFrom is the State's setup it was copied from: the State makes a new one
 	// after each event that may change it.
 	setupFrom *board.Setup
+	// requests is every Request of the project, in creation order.
+	requests pages[reqEntry]
+}
+
+// reqEntry is one Request in a ledgerSnap.
+type reqEntry struct {
+	r     *contract.Request // the State's, which it replaces rather than changes
+	ended string            // why it stopped taking decisions ([ledgerState.ended]), or ""
 }
 
 // agentSnap is one Agent's part of a ledgerSnap.
@@ -36,15 +51,19 @@ type agentSnap struct {
 	// delivered it unacknowledged writes the acknowledgement, under the lock.
 	latest int64
 	acked  bool
+	// ops is every Operation of the agent as a member's list shows it ([listInfo]),
+	// ordinal i at index i-1.
+	ops pages[*contract.OperationInfo]
 }
 
 // snapshot returns the State as a ledgerSnap ([eventlog.Driver.Publish]), derived from
 // the last one it handed out and what changed since. It runs under the project's lock,
-// which is why it may note, in the State, what it handed out.
+// which is why it may note, in the State, what it handed out; a member's read that had
+// to lock the ledger calls it too, and reads the lists after unlocking (list.go).
 func (l *ledgerState) snapshot() *ledgerSnap {
 	prev := l.snap
 	setup := l.setupLocked()
-	if prev != nil && len(l.touched) == 0 && !l.allowTouched && prev.setupFrom == l.setup {
+	if prev != nil && len(l.touched) == 0 && !l.allowTouched && len(l.reqTouched) == 0 && prev.setupFrom == l.setup {
 		return prev // nothing it holds changed: most events are a lease's, or another part's
 	}
 	s := &ledgerSnap{setup: setup, setupFrom: l.setup}
@@ -52,34 +71,103 @@ func (l *ledgerState) snapshot() *ledgerSnap {
 	case prev == nil:
 		s.agents, s.allow = make(map[string]*agentSnap, len(l.ops)), maps.Clone(l.allow)
 		for agent := range l.ops {
-			s.agents[agent] = l.agentSnapLocked(agent)
+			s.agents[agent] = l.agentSnapLocked(agent, nil, nil)
 		}
 	default:
-		s.agents, s.allow = prev.agents, prev.allow
+		s.agents, s.allow, s.requests = prev.agents, prev.allow, prev.requests
 		if len(l.touched) > 0 {
 			s.agents = maps.Clone(prev.agents)
-			for agent := range l.touched {
-				s.agents[agent] = l.agentSnapLocked(agent)
+			for agent, changed := range l.touched {
+				s.agents[agent] = l.agentSnapLocked(agent, prev.agents[agent], changed)
 			}
 		}
 		if l.allowTouched {
 			s.allow = maps.Clone(l.allow)
 		}
 	}
+	if prev == nil || len(l.reqTouched) > 0 {
+		s.requests = s.requests.with(len(l.order), l.reqTouched, func(i int) reqEntry {
+			id := l.order[i]
+			return reqEntry{r: l.requests[id], ended: l.ended[id]}
+		})
+	}
 	clear(l.touched)
-	l.allowTouched = false
+	l.allowTouched, l.reqTouched = false, l.reqTouched[:0]
 	l.snap = s
 	return s
 }
 
-// agentSnapLocked derives agent's part of a snapshot. The project's ledger must be
-// locked.
-func (l *ledgerState) agentSnapLocked(agent string) *agentSnap {
+// agentSnapLocked derives agent's part of a snapshot from prev, its part in the last one
+// (nil for none), and changed, the indexes of its Operations that changed since. The
+// project's ledger must be locked.
+func (l *ledgerState) agentSnapLocked(agent string, prev *agentSnap, changed []int) *agentSnap {
 	a := &agentSnap{strip: l.stripLocked(agent)}
 	if last := l.latestSettledLocked(agent); last != nil {
 		a.latest, a.acked = last.ordinal, last.acked
 	}
+	if prev != nil {
+		a.ops = prev.ops
+	}
+	ops := l.ops[agent]
+	a.ops = a.ops.with(len(ops), changed, func(i int) *contract.OperationInfo {
+		info := listInfo(agent, ops[i])
+		return &info
+	})
 	return a
+}
+
+// listInfo is agent's op as a member's list shows it ([Operations.List]): the strip's
+// Result and Summary are left out, since a list says where an Operation stands and its
+// outcome belongs to the Agent it answers.
+func listInfo(agent string, op *operation) contract.OperationInfo {
+	info := contract.OperationInfo{Agent: contract.AgentID(agent), Ordinal: op.ordinal, OperationEntry: op.entry(),
+		Waiting: contract.WaitOf(op.state, op.stage)}
+	info.Result, info.Summary = nil, ""
+	if x := op.execution; x != nil {
+		info.Action, info.CaseID, info.ExecTool = x.Action, x.CaseID, x.Tool
+	}
+	return info
+}
+
+// operations lists the snapshot's Operations as [Operations.List] answers them: every
+// Agent's, or only agent's when it is not empty, oldest first by admission; with waiting,
+// only those that wait for something. The list is the caller's.
+func (s *ledgerSnap) operations(agent contract.AgentID, waiting bool) []contract.OperationInfo {
+	var in []*contract.OperationInfo // sorted as pointers, a word each, and copied once
+	for id, a := range s.agents {
+		if agent != "" && contract.AgentID(id) != agent {
+			continue
+		}
+		for info := range a.ops.all() {
+			if waiting && info.Waiting == contract.WaitNothing {
+				continue
+			}
+			in = append(in, info)
+		}
+	}
+	slices.SortFunc(in, func(x, y *contract.OperationInfo) int {
+		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.Agent, y.Agent), cmp.Compare(x.Ordinal, y.Ordinal))
+	})
+	out := make([]contract.OperationInfo, len(in))
+	for i, info := range in {
+		out[i] = *info
+	}
+	return out
+}
+
+// requestList lists the snapshot's Requests as [Operations.Requests] answers them, oldest
+// first, a pending one that no longer takes a decision at now shown expired, with why.
+// The list is the caller's.
+func (s *ledgerSnap) requestList(now time.Time) []contract.Request {
+	out := make([]contract.Request, 0, s.requests.n)
+	for e := range s.requests.all() {
+		r := *e.r
+		if why := expiryOf(&r, e.ended, now); why != "" {
+			r.State, r.Reason = contract.RequestExpired, why
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // agentSetup is agentSetupLocked as the snapshot holds it.
@@ -94,4 +182,57 @@ func (s *ledgerSnap) agentSetup(agent string) board.Setup {
 // made under the lock.
 func (a *agentSnap) mustAcknowledge(delivered func(int64) bool) bool {
 	return a != nil && a.latest != 0 && !a.acked && delivered != nil && delivered(a.latest)
+}
+
+// pageLen is how many elements a page of a [pages] holds.
+const pageLen = 128
+
+// pages is a list that only grows, kept in fixed pages that snapshots share: the next
+// snapshot's list copies the table of pages and the pages that changed, and shares the
+// others, so a publication costs what changed since the last one, not the length of the
+// list (a project's every Operation and Request). Nothing in a pages is changed once it
+// was handed out.
+type pages[T any] struct {
+	n     int
+	table []*[pageLen]T
+}
+
+// with returns p grown to n elements, those at the indexes in changed (which it sorts)
+// and those past p's end read with get, the others shared with p, which is unchanged.
+func (p pages[T]) with(n int, changed []int, get func(i int) T) pages[T] {
+	out := pages[T]{n: n, table: make([]*[pageLen]T, (n+pageLen-1)/pageLen)}
+	copy(out.table, p.table)
+	slices.Sort(changed)
+	copied := -1 // the last page copied: indexes come in order, so each is copied once
+	set := func(i int) {
+		k := i / pageLen
+		if k != copied {
+			pg := new([pageLen]T)
+			if old := out.table[k]; old != nil {
+				*pg = *old
+			}
+			out.table[k], copied = pg, k
+		}
+		out.table[k][i%pageLen] = get(i)
+	}
+	for _, i := range changed {
+		if i >= 0 && i < min(p.n, n) {
+			set(i)
+		}
+	}
+	for i := p.n; i < n; i++ {
+		set(i)
+	}
+	return out
+}
+
+// all yields p's elements in order.
+func (p pages[T]) all() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for i := range p.n {
+			if !yield(p.table[i/pageLen][i%pageLen]) {
+				return
+			}
+		}
+	}
 }

@@ -1,13 +1,16 @@
 package operation
 
 import (
+	"cmp"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog/eventlogtest"
@@ -42,32 +45,119 @@ func fullStrip(l *ledgerState, agent string) []contract.OperationSlot {
 	return out
 }
 
+// fullList is a member's list of the Operations, as read under the lock from every
+// Operation of the State: what List answered before it read the snapshot.
+func fullList(l *ledgerState, agent contract.AgentID, waiting bool) []contract.OperationInfo {
+	out := []contract.OperationInfo{}
+	for id, ops := range l.ops {
+		if agent != "" && contract.AgentID(id) != agent {
+			continue
+		}
+		for _, op := range ops {
+			info := contract.OperationInfo{Agent: contract.AgentID(id), Ordinal: op.ordinal, OperationEntry: op.entry(),
+				Waiting: contract.WaitOf(op.state, op.stage)}
+			if waiting && info.Waiting == contract.WaitNothing {
+				continue
+			}
+			info.Result, info.Summary = nil, ""
+			if x := op.execution; x != nil {
+				info.Action, info.CaseID, info.ExecTool = x.Action, x.CaseID, x.Tool
+			}
+			out = append(out, info)
+		}
+	}
+	slices.SortFunc(out, func(x, y contract.OperationInfo) int {
+		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.Agent, y.Agent), cmp.Compare(x.Ordinal, y.Ordinal))
+	})
+	return out
+}
+
+// fullRequests is a member's list of the Requests at now, as read under the lock from
+// every Request of the State: what Requests answered before it read the snapshot.
+func fullRequests(l *ledgerState, now time.Time) []contract.Request {
+	out := make([]contract.Request, 0, len(l.order))
+	for _, id := range l.order {
+		r := *l.requests[id]
+		if why := l.expiryLocked(&r, now); why != "" {
+			r.State, r.Reason = contract.RequestExpired, why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// lists is what a snapshot's lists answer, or what the State's full scans do.
+type lists struct {
+	all, waiting, ofA []contract.OperationInfo
+	requests          [3][]contract.Request // at the three instants of listedAt
+}
+
+// listedAt are the instants the Requests are listed at: before every deadline, amid
+// them and after them all.
+func listedAt(at time.Time) [3]time.Time {
+	return [3]time.Time{at.Add(-time.Hour), at.Add(90 * time.Minute), at.Add(10 * time.Hour)}
+}
+
+func snapLists(s *ledgerSnap, at time.Time) lists {
+	ls := lists{all: s.operations("", false), waiting: s.operations("", true), ofA: s.operations("a", false)}
+	for i, now := range listedAt(at) {
+		ls.requests[i] = s.requestList(now)
+	}
+	return ls
+}
+
+func scanLists(l *ledgerState, at time.Time) lists {
+	ls := lists{all: fullList(l, "", false), waiting: fullList(l, "", true), ofA: fullList(l, "a", false)}
+	for i, now := range listedAt(at) {
+		ls.requests[i] = fullRequests(l, now)
+	}
+	return ls
+}
+
 // TestLedger_Snapshot applies random logs of Operations (admitted, changed, acknowledged,
-// waiting; some settled, some left needing a person long before the latest), of
-// profiles and of a Connection's Tool locks to a State, taking its snapshot at random points as the driver does when the
-// lock is released, and checks that each snapshot holds every Agent's strip, latest
-// settled Operation, allow-list and setup as the State reads them then, and that no snapshot
-// changes after it was handed out, though the State applies on.
+// waiting; some settled, some left needing a person long before the latest; admitted at
+// times that sometimes go back, as two instances' clocks may), of Requests (raised,
+// changed, ended by their Agent's revocation or their Tool's change), of profiles and of
+// a Connection's Tool locks to a State, taking its snapshot at random points as the
+// driver does when the lock is released, and checks that each snapshot holds every
+// Agent's strip, latest settled Operation, allow-list and setup as the State reads them
+// then, that its lists of Operations (every Agent's, those waiting, one Agent's) and of
+// Requests (at instants before, amid and after their deadlines) are those a full scan of
+// the State under the lock lists then, and that no snapshot changes after it was handed
+// out, though the State applies on. Some logs are long enough for an Agent's Operations
+// and the Requests to fill several pages.
 func TestLedger_Snapshot(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	states := []contract.OperationState{contract.OpRunning, contract.OpDone, contract.OpFailed, contract.OpNeedsPerson,
 		contract.OpWaitingForDecision, contract.OpRefused}
+	reqStates := []contract.RequestState{contract.RequestPending, contract.RequestApproved, contract.RequestDenied, contract.RequestExpired}
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		l := newLedgerState()
 		agents := []string{"a", "b", "c"}
 		type handed struct {
-			snap *ledgerSnap
-			want map[string]agentSnap // deep copies, as handed out
+			snap  *ledgerSnap
+			want  map[string]agentSnap // deep copies, as handed out
+			lists lists
 		}
 		var out []handed
-		for seq := int64(1); seq <= 300; seq++ {
+		events, every := int64(300), 4 // a snapshot taken after one event in every
+		if seed%20 == 0 {
+			events, every = 3500, 32
+		}
+		var requests []contract.Request
+		for seq := int64(1); seq <= events; seq++ {
 			agent := agents[r.IntN(len(agents))]
 			n := int64(len(l.ops[agent]))
 			var p event.Payload
-			switch k := r.IntN(10); {
+			switch k := r.IntN(12); {
 			case n == 0 || k < 3:
-				p = event.OpAdmittedData(event.Operation{Agent: agent, Ordinal: n + 1, Tool: "ApplyAction", Label: "x", State: states[r.IntN(len(states))]})
+				op := event.Operation{Agent: agent, Ordinal: n + 1, Tool: "ApplyAction", Label: "x", State: states[r.IntN(len(states))]}
+				if r.IntN(2) == 0 {
+					op.Stage = contract.StageNotDispatched
+					op.Execution = &contract.ExecutionRequest{Action: "act", CaseID: contract.CaseID(fmt.Sprintf("case_%d", r.IntN(3))), Tool: "t.x@1"}
+				}
+				p = event.OpAdmittedData(op)
 			case k < 7:
 				p = event.OpChangedData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n), State: states[r.IntN(len(states))], Stage: contract.StageAtWorker})
 			case k < 8:
@@ -75,7 +165,8 @@ func TestLedger_Snapshot(t *testing.T) {
 			case k < 9:
 				p = event.OpWaitingData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n), Reason: "no worker"})
 			case k < 10 && r.IntN(2) == 0:
-				// A Connection's Tool locked or unlocked: the setup the Views are built on.
+				// A Connection's Tool locked or unlocked: the setup the Views are built on,
+				// and the pending Requests naming the Tool end.
 				lock := contract.ToolLock{Connection: "k1", Tool: "t.x@1", Digest: "sha256:" + strings.Repeat("ab", 32)}
 				switch r.IntN(3) {
 				case 0:
@@ -85,17 +176,40 @@ func TestLedger_Snapshot(t *testing.T) {
 				default:
 					p = event.ToolUnlockedData{ToolLock: lock}
 				}
-			default:
+			case k < 10:
 				var spec contract.ProfileSpec
 				if r.IntN(2) == 0 {
 					spec.Allow = &contract.AllowList{Actions: []string{"x"}}
 				}
 				p = event.ProfileSetData{Agent: contract.AgentID(agent), ProfileSpec: spec}
+			case k < 11 && (len(requests) == 0 || r.IntN(2) == 0):
+				req := contract.Request{ID: contract.RequestID(fmt.Sprintf("req_%d", len(requests))), Project: "p",
+					RequestedBy: contract.NewPrincipal(contract.PrincipalAgent, agent), State: contract.RequestPending,
+					Ordinal: 1 + r.Int64N(n), CreatedAt: at, Deadline: at.Add(time.Duration(r.IntN(180)) * time.Minute)}
+				switch r.IntN(3) {
+				case 0:
+					req.Vector = contract.RequestVector{Action: "t.x@1", Tool: "t.x@1"}
+				case 1:
+					req.Vector = contract.RequestVector{Action: "act", Tool: "t.x@1"}
+				}
+				requests = append(requests, req)
+				p = event.RequestCreatedData{Request: req}
+			case k < 11:
+				i := r.IntN(len(requests))
+				requests[i].State = reqStates[r.IntN(len(reqStates))]
+				p = event.RequestChangedData{Request: requests[i]}
+			default:
+				if r.IntN(2) == 0 {
+					p = event.AgentRevokedData{ID: agent}
+				} else {
+					p = event.AgentTokenReplacedData{ID: agent}
+				}
 			}
-			if err := l.Apply(eventlogtest.Event(t, "p", seq, "system", at, p)); err != nil {
+			// Admitted at times that mostly move on, and sometimes go back.
+			if err := l.Apply(eventlogtest.Event(t, "p", seq, "system", at.Add(time.Duration(r.IntN(600)-60)*time.Second), p)); err != nil {
 				t.Fatalf("seed %d: apply event %d: %v", seed, seq, err)
 			}
-			if r.IntN(4) != 0 {
+			if r.IntN(every) != 0 {
 				continue
 			}
 			s := l.snapshot()
@@ -105,24 +219,36 @@ func TestLedger_Snapshot(t *testing.T) {
 				if last := l.latestSettledLocked(agent); last != nil {
 					want.latest, want.acked = last.ordinal, last.acked
 				}
-				if diff := cmp.Diff(want, *s.agents[agent], cmp.AllowUnexported(agentSnap{})); diff != "" {
+				got := s.agents[agent]
+				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*contract.OperationInfo]{})); diff != "" {
 					t.Fatalf("seed %d, at event %d: agent %s in the snapshot (-State +snapshot):\n%s", seed, seq, agent, diff)
 				}
 				h.want[agent] = agentSnap{strip: slices.Clone(want.strip), latest: want.latest, acked: want.acked}
 			}
-			if diff := cmp.Diff(l.setupLocked(), s.setup); diff != "" {
+			if diff := gocmp.Diff(l.setupLocked(), s.setup); diff != "" {
 				t.Fatalf("seed %d, at event %d: setup (-State +snapshot):\n%s", seed, seq, diff)
 			}
-			if diff := cmp.Diff(l.allow, s.allow); diff != "" {
+			if diff := gocmp.Diff(l.allow, s.allow); diff != "" {
 				t.Fatalf("seed %d, at event %d: allow-lists (-State +snapshot):\n%s", seed, seq, diff)
+			}
+			h.lists = scanLists(l, at)
+			if got := snapLists(s, at); !reflect.DeepEqual(h.lists, got) {
+				t.Fatalf("seed %d, at event %d: lists (-full scan +snapshot):\n%s", seed, seq, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{})))
 			}
 			out = append(out, h)
 		}
+		if n, m := len(l.ops["a"]), len(l.order); events > 300 && (n <= pageLen || m <= pageLen) {
+			t.Fatalf("seed %d: agent a has %d Operations and the project %d Requests, too few to fill more than a page of %d", seed, n, m, pageLen)
+		}
 		for i, h := range out {
 			for agent, want := range h.want {
-				if diff := cmp.Diff(want, *h.snap.agents[agent], cmp.AllowUnexported(agentSnap{})); diff != "" {
+				got := h.snap.agents[agent]
+				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*contract.OperationInfo]{})); diff != "" {
 					t.Fatalf("seed %d: snapshot %d changed after it was handed out, agent %s (-handed +now):\n%s", seed, i, agent, diff)
 				}
+			}
+			if got := snapLists(h.snap, at); !reflect.DeepEqual(h.lists, got) {
+				t.Fatalf("seed %d: the lists of snapshot %d changed after it was handed out (-handed +now):\n%s", seed, i, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{})))
 			}
 		}
 	}
