@@ -3,8 +3,6 @@ package authority_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
-	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
 // commitItem asserts the fact item(n) on a's Board as admin, a member's Board write:
@@ -42,38 +39,13 @@ func viewHasItem(v contract.View, n string) bool {
 	return false
 }
 
-// startPaused runs write on a goroutine with ps armed, and returns once write's
-// transaction stopped before its commit, with the function that lets it commit (run
-// however the test ends) and write's result.
-func startPaused(t *testing.T, ps *pauseStore, write func() error) (release func(), done <-chan error) {
-	t.Helper()
-	ps.arm()
-	release = sync.OnceFunc(func() { close(ps.release) })
-	t.Cleanup(release)
-	out := make(chan error, 1)
-	go func() { out <- write() }()
-	select {
-	case <-ps.entered:
-	case err := <-out:
-		t.Fatalf("the write returned %v before its transaction paused", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the write's transaction never paused")
-	}
-	return release, out
-}
-
 // TestOperations_QueryDuringBoardWrite shows that an Agent's QueryBoard does not wait
 // for a write that holds the project's Board lock across its store transaction: it is
 // answered meanwhile from what the Board cache published at its last commit, without the
 // change still in flight, and once the write commits the next QueryBoard shows it
 // (docs/architecture.md, "The project state and its driver").
 func TestOperations_QueryDuringBoardWrite(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ps := &pauseStore{Store: st}
+	ps := pausedSQLite(t)
 	f := opsFixtureOver(t, ps, time.Millisecond)
 	ctx := t.Context()
 	if err := commitItem(ctx, f.a, f.admin, "1"); err != nil {
@@ -184,12 +156,7 @@ func TestOperations_PublishedBoardFailedCommit(t *testing.T) {
 // outcome to the Board: a QueryBoard meanwhile answers with the Operation still at the
 // worker, and after the commit with it done.
 func TestOperations_QueryDuringReport(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ps := &pauseStore{Store: st}
+	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
 	l := f.startup(t, "wkr-a")
 	f.fetch(t, "a.txt")

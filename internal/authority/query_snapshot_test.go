@@ -52,6 +52,37 @@ func (p *pauseStore) Update(ctx context.Context, fn func(tx store.Tx) error) err
 	})
 }
 
+// pausedSQLite returns a pauseStore over a fresh SQLite store, closed when the test ends.
+func pausedSQLite(t *testing.T) *pauseStore {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &pauseStore{Store: st}
+}
+
+// startPaused runs write on a goroutine with ps armed, and returns once write's
+// transaction stopped before its commit, with the function that lets it commit (run
+// however the test ends) and write's result.
+func startPaused(t *testing.T, ps *pauseStore, write func() error) (release func(), done <-chan error) {
+	t.Helper()
+	ps.arm()
+	release = sync.OnceFunc(func() { close(ps.release) })
+	t.Cleanup(release)
+	out := make(chan error, 1)
+	go func() { out <- write() }()
+	select {
+	case <-ps.entered:
+	case err := <-out:
+		t.Fatalf("the write returned %v before its transaction paused", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write's transaction never paused")
+	}
+	return release, out
+}
+
 // queryBoard answers the agent's QueryBoard on ops, failing the test when no answer
 // comes within a few seconds (the call waits for a lock a paused write holds).
 func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) operation.Answer {
@@ -84,12 +115,7 @@ func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) 
 // once the claim commits the next QueryBoard shows the Operation at the worker
 // (docs/architecture.md, "The project state and its driver").
 func TestOperations_QueryDuringClaim(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ps := &pauseStore{Store: st}
+	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
 	l := f.startup(t, "wkr-a")
 	f.fetch(t, "a.txt")
@@ -99,20 +125,7 @@ func TestOperations_QueryDuringClaim(t *testing.T) {
 	}
 	queryBoard(t, f.ops, f.agent) // the View is built, and kept
 
-	ps.arm()
-	// Released however the test ends, so that a failure does not leave the claim's
-	// transaction open under the fixture's cleanups.
-	release := sync.OnceFunc(func() { close(ps.release) })
-	t.Cleanup(release)
-	claimed := make(chan error, 1)
-	go func() { claimed <- f.claim(l, rows[0]) }()
-	select {
-	case <-ps.entered:
-	case err := <-claimed:
-		t.Fatalf("the claim returned %v before its transaction paused", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the claim's transaction never paused")
-	}
+	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
 	during := queryBoard(t, f.ops, f.agent)
 	release()
 	if err := <-claimed; err != nil {
@@ -196,12 +209,7 @@ func within[T any](t *testing.T, what string, read func(ctx context.Context) (T,
 // list shows the Operation at the worker (docs/architecture.md, "The project state and
 // its driver").
 func TestOperations_ListsDuringClaim(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ps := &pauseStore{Store: st}
+	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
 	boss := newOrchestrator(t, f.a, f.admin, "boss")
 	l := f.startup(t, "wkr-a")
@@ -227,20 +235,7 @@ func TestOperations_ListsDuringClaim(t *testing.T) {
 		t.Fatalf("Requests lists %+v, want the orchestrator's mark pending", before)
 	}
 
-	ps.arm()
-	// Released however the test ends, so that a failure does not leave the claim's
-	// transaction open under the fixture's cleanups.
-	release := sync.OnceFunc(func() { close(ps.release) })
-	t.Cleanup(release)
-	claimed := make(chan error, 1)
-	go func() { claimed <- f.claim(l, rows[0]) }()
-	select {
-	case <-ps.entered:
-	case err := <-claimed:
-		t.Fatalf("the claim returned %v before its transaction paused", err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the claim's transaction never paused")
-	}
+	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
 	during := within(t, "OperationList", list)
 	duringReqs := within(t, "Requests", requests)
 	orch := queryBoard(t, f.ops, boss)
@@ -330,12 +325,7 @@ func TestOperations_ListsNotStale(t *testing.T) {
 // to the Board: a member's lists and an orchestrator's QueryBoard meanwhile answer with
 // the Operation still at the worker, and after the commit with it done.
 func TestOperations_ListsDuringReport(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "docket.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ps := &pauseStore{Store: st}
+	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
 	boss := newOrchestrator(t, f.a, f.admin, "boss")
 	l := f.startup(t, "wkr-a")
