@@ -101,12 +101,15 @@ func (l *ledgerState) snapshot() *ledgerSnap {
 // (nil for none), and changed, the indexes of its Operations that changed since. The
 // project's ledger must be locked.
 func (l *ledgerState) agentSnapLocked(agent string, prev *agentSnap, changed []int) *agentSnap {
-	a := &agentSnap{strip: l.stripLocked(agent)}
+	slices.Sort(changed)
+	a := &agentSnap{}
+	if prev != nil {
+		a.strip, a.ops = l.stripFromLocked(agent, prev.strip, changed), prev.ops
+	} else {
+		a.strip = l.stripLocked(agent)
+	}
 	if last := l.latestSettledLocked(agent); last != nil {
 		a.latest, a.acked = last.ordinal, last.acked
-	}
-	if prev != nil {
-		a.ops = prev.ops
 	}
 	ops := l.ops[agent]
 	a.ops = a.ops.with(len(ops), changed, func(i int) *contract.OperationInfo {
@@ -198,20 +201,33 @@ type pages[T any] struct {
 }
 
 // with returns p grown to n elements, those at the indexes in changed (which it sorts)
-// and those past p's end read with get, the others shared with p, which is unchanged.
+// and those past p's end read with get, the others shared with p, which reads as it did.
+// A page that p shares and in which only elements past p's end are set is written in
+// place: p, and every list before it, ends before them and never reads them, so an
+// Operation admitted does not copy the page of its Agent's latest ones. That holds
+// because a pages is grown at most once, the ledger's snapshots being one chain, each
+// derived from the last (snapshot.go); grown twice, the second would write where the
+// first list reads.
 func (p pages[T]) with(n int, changed []int, get func(i int) T) pages[T] {
 	out := pages[T]{n: n, table: make([]*[pageLen]T, (n+pageLen-1)/pageLen)}
 	copy(out.table, p.table)
 	slices.Sort(changed)
-	copied := -1 // the last page copied: indexes come in order, so each is copied once
+	// The last page made out's own: indexes come in order, those of p's elements first,
+	// so each page is copied at most once, and one whose first index set is past p's
+	// end has no other set.
+	owned := -1
 	set := func(i int) {
 		k := i / pageLen
-		if k != copied {
-			pg := new([pageLen]T)
-			if old := out.table[k]; old != nil {
+		if k != owned {
+			switch old := out.table[k]; {
+			case old == nil:
+				out.table[k] = new([pageLen]T)
+			case i < p.n:
+				pg := new([pageLen]T)
 				*pg = *old
+				out.table[k] = pg
 			}
-			out.table[k], copied = pg, k
+			owned = k
 		}
 		out.table[k][i%pageLen] = get(i)
 	}
