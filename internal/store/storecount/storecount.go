@@ -127,7 +127,8 @@ func (c *counter) count(w where, name string) (head bool) {
 		c.heads++
 		from, ok := c.fromOf[fk]
 		if !ok {
-			from = key + " ← " + caller(fk.pcs[:])
+			pcs := fk.pcs // CallersFrames keeps the slice: a copy, so that fk stays on the stack
+			from = key + " ← " + caller(pcs[:])
 			c.fromOf[fk] = from
 		}
 		c.headsFrom[from]++
