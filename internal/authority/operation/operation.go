@@ -316,8 +316,8 @@ func (l *ledgerState) Apply(e store.Event) error {
 	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
-		var d event.Operation
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		d, err := event.DecodeOperation(e.Data)
+		if err != nil {
 			return err
 		}
 		l.moved, l.movedSeq = holdKey{d.Agent, d.Ordinal}, e.Seq
