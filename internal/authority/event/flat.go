@@ -388,6 +388,11 @@ func flatArgs(v []byte) (contract.Args, bool) {
 	}
 	args := contract.Args{}
 	ok := members(v, func(key, val []byte) bool {
+		// A string without escapes is the Value UnmarshalJSON reads from it.
+		if s, ok := flatString(val); ok {
+			args[string(key)] = contract.StringValue(s)
+			return true
+		}
 		var x contract.Value
 		if x.UnmarshalJSON(val) != nil {
 			return false

@@ -334,7 +334,10 @@ func (l *ledgerState) queuedLocked() []Dispatch {
 		qs = append(qs, queued{a, op})
 	}
 	slices.SortFunc(qs, func(x, y queued) int { return cmp.Compare(x.op.seq, y.op.seq) })
-	var out []Dispatch
+	var out []Dispatch // nil for an empty queue, as callers have always been given it
+	if len(qs) > 0 {
+		out = make([]Dispatch, 0, len(qs))
+	}
 	for _, q := range qs {
 		d := Dispatch{Agent: q.agent, Ordinal: q.op.ordinal, Request: *q.op.execution, TraceParent: q.op.traceParent}
 		if r := l.approvedRequestLocked(q.agent, q.op.ordinal); r != nil {
