@@ -9,6 +9,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
 
@@ -50,4 +51,46 @@ func BenchmarkAuthority_CommitOwn(b *testing.B) {
 	if n := a.BoardBuilds("default"); n > 1 {
 		b.Fatalf("the Board was built %d times", n)
 	}
+}
+
+// BenchmarkAuthority_CommitShared is two instances over one SQLite database taking turns
+// at one Board of 500 facts: each write (one op is one write of each) first catches up
+// the other instance's last write (docs/architecture.md, "The write sequence", step 2).
+// builds/op is how often an instance built its Board from the store meanwhile.
+func BenchmarkAuthority_CommitShared(b *testing.B) {
+	ctx := b.Context()
+	path := filepath.Join(b.TempDir(), "docket.db")
+	open := func() store.Store {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}
+	key := identity.Key{1, 2, 3, 4, 5, 6, 7, 8}
+	p := authoritytest.New(b, authoritytest.Options{Store: open(), Key: key, Capability: "testdata/grant"})
+	by := p.Admin.Principal()
+	for i := range 500 {
+		if err := p.A.Commit(ctx, "default", by, assertRoster(fmt.Sprint("seed-", i), "reader")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	other := authoritytest.Bare(b, authoritytest.Options{Store: open(), Key: key})
+	if err := other.Restore(ctx); err != nil {
+		b.Fatal(err)
+	}
+	instances := []*authority.Authority{p.A, other}
+	builds := func() int { return p.A.BoardBuilds("default") + other.BoardBuilds("default") }
+	before := builds()
+	i := 0
+	for b.Loop() {
+		for _, a := range instances {
+			i++
+			if err := a.Commit(ctx, "default", by, assertRoster(fmt.Sprint(i), "reader")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(builds()-before)/float64(b.N), "builds/op")
 }
