@@ -54,9 +54,14 @@ type projectBoard struct {
 	mu sync.Mutex   // guards the fields below; the first lock of the authority's lock order
 	b  *board.Board // nil until built, and after a failed commit until rebuilt
 	// seq is a head of the project's log that b reflects in full: every Board change up
-	// to it is in b. It may be behind b (a build reads the head before the nodes), which
-	// only costs a rebuild, never a stale Board.
-	seq    int64
+	// to it is in b, and hash is the hash of the event there (follow.go).
+	seq  int64
+	hash store.Hash
+	// linked says b is the log at seq exactly, so the changes after it are applied to b
+	// (follow.go). Unlinked, b may also hold changes past seq (a build whose head moved
+	// while it read the nodes), and the next Board event builds b again rather than
+	// apply it twice: that only costs a build, never a stale Board.
+	linked bool
 	builds int // how often b was built, for tests that a fresh Board is kept
 	// version changes whenever b may change: at each build or install, and at each
 	// write, before it runs. A reader may keep what it derived from b alone under it
@@ -152,7 +157,7 @@ func (a *Cache) Restore(ctx context.Context) error {
 		}
 		pb := a.get(project)
 		pb.mu.Lock()
-		err = a.buildLocked(ctx, project, pb)
+		err = a.buildLocked(ctx, project, pb, true)
 		pb.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)
@@ -161,17 +166,20 @@ func (a *Cache) Restore(ctx context.Context) error {
 	return nil
 }
 
-// boardLocked returns project's Board, built or rebuilt from the store when it is missing
-// or when the log moved past pb.seq with an event that may change a Board (another
-// instance's write). Events that never touch a Board only move pb.seq on, so a busy log
-// of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
+// boardLocked returns project's Board, built from the store when it is missing, and
+// otherwise caught up with the log: another instance's Board change is applied from its
+// record, and built again only when no record holds it (follow.go). Events that never
+// touch a Board only move pb.seq on, so a busy log of Operations and leases costs one
+// head read per call, not a rebuild. pb.mu must be held.
 //
 // Under a ctx that carries a head of the log read during the call ([eventlog.WithHead]),
 // the Board is brought to that head without reading it again.
 func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
+	confirm := false
 	if pb.b != nil {
 		var head store.Head
-		if seq, ok := eventlog.KnownHead(ctx, project); ok {
+		seq, known := eventlog.KnownHead(ctx, project)
+		if known {
 			head.Seq = max(seq, pb.seq)
 		} else {
 			var err error
@@ -179,26 +187,34 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 				return nil, fmt.Errorf("read head of %s: %w", project, err)
 			}
 		}
-		ok, err := pb.unchanged(ctx, a.store, project, head.Seq)
+		ok, other, err := a.catchUpLocked(ctx, project, pb, head.Seq, !known)
 		if err != nil {
 			return nil, err
 		}
+		// Built again for another instance's change, the Board is made to follow the
+		// next ones by their records (buildLocked).
+		confirm = other
 		if ok {
-			pb.seq = head.Seq
-			if p := pb.pub.Load(); p != nil && p.version == pb.version {
+			if pb.changed {
+				pb.publishLocked(true) // b applied committed changes only
+			} else if p := pb.pub.Load(); p != nil && p.version == pb.version {
 				p.advance(pb.seq) // what was published is b
 			}
 			return pb.b, nil
 		}
 	}
-	if err := a.buildLocked(ctx, project, pb); err != nil {
+	if err := a.buildLocked(ctx, project, pb, confirm); err != nil {
 		return nil, err
 	}
 	return pb.b, nil
 }
 
-// buildLocked (re)builds pb from the store. pb.mu must be held.
-func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+// buildLocked (re)builds pb from the store. With confirm it reads the head again after
+// the nodes, so that a Board no commit came in the middle of is linked at once and
+// follows the next changes by their records (follow.go); without it, the Board is
+// linked by the next catch-up to a head read that finds no Board change, or the next
+// commit of its own. pb.mu must be held.
+func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, confirm bool) error {
 	pb.b = nil
 	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
@@ -215,7 +231,18 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 	if err != nil {
 		return err
 	}
-	pb.b, pb.seq = b, head.Seq
+	linked := false
+	if confirm {
+		// Read again: the same head means no commit came between the two reads (every
+		// write of nodes, releases or tool locks appends to the log and moves it), so b
+		// is the log at head exactly.
+		after, err := a.store.Head(ctx, string(project))
+		if err != nil {
+			return fmt.Errorf("read head of %s: %w", project, err)
+		}
+		linked = after == head
+	}
+	pb.b, pb.seq, pb.hash, pb.linked = b, head.Seq, head.Hash, linked
 	if pb.builds == 0 {
 		pb.signed = head.Seq
 	}
@@ -235,7 +262,7 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 	if !changed {
 		return a.store.Update(ctx, fn)
 	}
-	var after int64
+	var after store.Head
 	err := a.store.Update(ctx, func(tx store.Tx) error {
 		if err := lockFresh(ctx, tx, project, pb); err != nil {
 			return err
@@ -243,15 +270,12 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 		if err := fn(tx); err != nil {
 			return err
 		}
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
-			return err
-		}
-		after = head.Seq
-		return nil
+		var err error
+		after, err = tx.LockHead(ctx, string(project))
+		return err
 	})
 	if err == nil {
-		pb.seq, pb.changed = after, true
+		a.committedLocked(project, pb, after)
 	}
 	return err
 }
@@ -425,7 +449,7 @@ func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID,
 	pb.b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
-	if err := a.buildLocked(rctx, project, pb); err != nil {
+	if err := a.buildLocked(rctx, project, pb, false); err != nil {
 		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
 	}
 }

@@ -1,0 +1,162 @@
+package boards
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// A Board follows its log as the other parts' States follow theirs (docs/architecture.md,
+// "The project state and its driver"): a change another instance committed is applied
+// from its board.recorded event, which holds every node and Case record the change wrote
+// in full ([board.Board.Apply]), rather than the Board being built again from the store.
+// What the records do not hold is still built: an install (capability.installed) and a
+// change of the Tools locked on a live Connection (the built-in release of direct
+// Actions) change what the Board declares, and a snapshot record replaces every row.
+//
+// The Board's cursor is linked by hash, as [eventlog.Cursor] is: it keeps the hash of the
+// event at its seq, and an event that does not link to it (its PrevHash) is never
+// applied; the Board is built again instead. Only committed events are applied: those
+// this process committed, from memory ([eventlog.Recent]), and the rest read from the
+// store outside any transaction. A write of this instance changes the Board in memory
+// before its commit and, when the store refuses the commit, builds it again (step 4 of
+// "The write sequence"), so the Board never holds an event its log lacks.
+
+// recordedWith are the types of the Board changes a write persists ([Write.Persist]):
+// what such a change did to the Board is all in the board.recorded event that follows it
+// in the same commit, and a change that wrote no record changed no row a Board is built
+// from. Every other type that may change a Board makes it be built again.
+var recordedWith = map[string]bool{
+	event.CaseOpened:      true,
+	event.CaseClosed:      true,
+	event.CaseHeld:        true,
+	event.CaseReleased:    true,
+	event.BatchApplied:    true,
+	event.ActionApplied:   true,
+	event.ActionCompleted: true,
+}
+
+// catchUpLocked brings pb.b to the log's head to, applying the events after pb.seq: this
+// process's from memory, the rest read from the store a page at a time. It reports false
+// when the Board must be built again instead: an event that does not link to the last
+// one applied, one whose change is not in a record, a record that does not apply, or a
+// Board that may hold changes past pb.seq; other then says that event was read from the
+// store (another instance's). read says to was read from the store after b was built:
+// an unlinked Board that finds no Board change up to it is then the log there exactly
+// (what it may have held past pb.seq would be such a change), and is linked. pb.mu must
+// be held.
+func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, to int64, read bool) (ok, other bool, err error) {
+	applied := false
+	defer func() {
+		if applied {
+			pb.version++ // b changed: what a reader derived from it is stale
+			pb.changed = true
+		}
+	}()
+	for pb.seq < to {
+		es := eventlog.Recent(a.store, project, pb.seq, to)
+		other = len(es) == 0
+		if other {
+			if es, err = a.store.Events(ctx, string(project), pb.seq, boardScanPage); err != nil {
+				return false, false, fmt.Errorf("read events of %s: %w", project, err)
+			}
+			if len(es) == 0 {
+				return false, false, nil // the head says more; read it again from a build
+			}
+		}
+		for _, e := range es {
+			if e.Seq > to {
+				break
+			}
+			if other && event.ChangesBoard(e.Type) {
+				pb.changedAt = to // another instance's change, as unchanged notes it
+			}
+			ok, changed := pb.applyLocked(e)
+			if !ok {
+				return false, other, nil
+			}
+			applied = applied || changed
+		}
+		if es[len(es)-1].Seq >= to {
+			break
+		}
+	}
+	if read && pb.seq == to {
+		pb.linked = true
+	}
+	return true, false, nil
+}
+
+// applyLocked applies e, the event after pb.seq, to pb.b and moves the cursor past it.
+// ok is false when it applied nothing and the Board must be built again; changed says
+// the Board changed. pb.mu must be held.
+func (pb *projectBoard) applyLocked(e store.Event) (ok, changed bool) {
+	// The hash at seq is known but after a commit whose events memory lacked
+	// (committedLocked), and at the log's start it is zero.
+	known := pb.seq == 0 || !pb.hash.IsZero()
+	if e.Seq != pb.seq+1 || (known && e.PrevHash != pb.hash) {
+		return false, false // it does not follow what the Board reflects
+	}
+	if event.ChangesBoard(e.Type) {
+		switch {
+		case !pb.linked:
+			return false, false // the Board may hold this change already
+		case e.Type == event.BoardRecorded:
+			if err := applyRecord(pb, e); err != nil {
+				return false, false
+			}
+			changed = true
+		case recordedWith[e.Type]:
+			// Its records follow in board.recorded.
+		default:
+			return false, false
+		}
+	}
+	pb.seq, pb.hash = e.Seq, e.Hash
+	return true, changed
+}
+
+// applyRecord applies one board.recorded event to pb.b, all of it or, refused, none.
+func applyRecord(pb *projectBoard, e store.Event) error {
+	var rec event.BoardRecordedData
+	if err := json.Unmarshal(e.Data, &rec); err != nil {
+		return fmt.Errorf("decode record at seq %d: %w", e.Seq, err)
+	}
+	if rec.Snapshot {
+		return fmt.Errorf("the record at seq %d replaces every row", e.Seq)
+	}
+	puts := make([]contract.Node, len(rec.Nodes))
+	for i, raw := range rec.Nodes {
+		if err := json.Unmarshal(raw, &puts[i]); err != nil {
+			return fmt.Errorf("decode node at seq %d: %w", e.Seq, err)
+		}
+	}
+	cases := make([]contract.Case, len(rec.Cases))
+	for i, raw := range rec.Cases {
+		if err := json.Unmarshal(raw, &cases[i]); err != nil {
+			return fmt.Errorf("decode case at seq %d: %w", e.Seq, err)
+		}
+	}
+	return pb.b.Apply(puts, rec.Deleted, cases)
+}
+
+// committedLocked moves pb's cursor to head after a commit of this instance that changed
+// the Board (checked fresh under the head lock, so the Board holds every change up to
+// it): linked to the hash of the event there, known from the commit's own events in
+// memory ([eventlog.Recent]) or given; with neither, the Board follows no change until
+// it is built again. pb.mu must be held.
+func (a *Cache) committedLocked(project contract.ProjectID, pb *projectBoard, head store.Head) {
+	pb.seq, pb.changed = head.Seq, true
+	pb.hash, pb.linked = head.Hash, !head.Hash.IsZero()
+	if pb.linked {
+		return
+	}
+	if es := eventlog.Recent(a.store, project, head.Seq-1, head.Seq); len(es) == 1 {
+		pb.hash, pb.linked = es[0].Hash, true
+	}
+}
