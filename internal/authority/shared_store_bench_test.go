@@ -11,6 +11,7 @@ import (
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
+	"github.com/docketrun/docket/internal/store/storecount"
 )
 
 // benchBoard is an authority on SQLite with the calc capability installed and its Board
@@ -56,7 +57,8 @@ func BenchmarkAuthority_CommitOwn(b *testing.B) {
 // BenchmarkAuthority_CommitShared is two instances over one SQLite database taking turns
 // at one Board of 500 facts: each write (one op is one write of each) first catches up
 // the other instance's last write (docs/architecture.md, "The write sequence", step 2).
-// builds/op is how often an instance built its Board from the store meanwhile.
+// builds/op is how often an instance built its Board from the store meanwhile, and
+// store-calls/op and head-reads/op what both instances asked their stores.
 func BenchmarkAuthority_CommitShared(b *testing.B) {
 	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "docket.db")
@@ -69,20 +71,24 @@ func BenchmarkAuthority_CommitShared(b *testing.B) {
 		return st
 	}
 	key := identity.Key{1, 2, 3, 4, 5, 6, 7, 8}
-	p := authoritytest.New(b, authoritytest.Options{Store: open(), Key: key, Capability: "testdata/grant"})
+	counts := []*storecount.Store{storecount.Wrap(open()), storecount.Wrap(open())}
+	p := authoritytest.New(b, authoritytest.Options{Store: counts[0], Key: key, Capability: "testdata/grant"})
 	by := p.Admin.Principal()
 	for i := range 500 {
 		if err := p.A.Commit(ctx, "default", by, assertRoster(fmt.Sprint("seed-", i), "reader")); err != nil {
 			b.Fatal(err)
 		}
 	}
-	other := authoritytest.Bare(b, authoritytest.Options{Store: open(), Key: key})
+	other := authoritytest.Bare(b, authoritytest.Options{Store: counts[1], Key: key})
 	if err := other.Restore(ctx); err != nil {
 		b.Fatal(err)
 	}
 	instances := []*authority.Authority{p.A, other}
 	builds := func() int { return p.A.BoardBuilds("default") + other.BoardBuilds("default") }
 	before := builds()
+	for _, c := range counts {
+		c.Reset()
+	}
 	i := 0
 	for b.Loop() {
 		for _, a := range instances {
@@ -93,4 +99,11 @@ func BenchmarkAuthority_CommitShared(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(builds()-before)/float64(b.N), "builds/op")
+	var calls, heads int64
+	for _, c := range counts {
+		n := c.Counts()
+		calls, heads = calls+n.Calls, heads+n.HeadReads
+	}
+	b.ReportMetric(float64(calls)/float64(b.N), "store-calls/op")
+	b.ReportMetric(float64(heads)/float64(b.N), "head-reads/op")
 }
