@@ -10,6 +10,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/store"
+	"github.com/docketrun/docket/internal/store/postgres"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storecount"
 )
@@ -54,22 +55,47 @@ func BenchmarkAuthority_CommitOwn(b *testing.B) {
 	}
 }
 
-// BenchmarkAuthority_CommitShared is two instances over one SQLite database taking turns
-// at one Board of 500 facts: each write (one op is one write of each) first catches up
-// the other instance's last write (docs/architecture.md, "The write sequence", step 2).
-// builds/op is how often an instance built its Board from the store meanwhile, and
-// store-calls/op and head-reads/op what both instances asked their stores.
+// BenchmarkAuthority_CommitShared is two instances over one database (SQLite, and
+// PostgreSQL when DOCKET_TEST_POSTGRES names a server) taking turns at one Board of 500
+// facts: each write (one op is one write of each) first catches up the other instance's
+// last write (docs/architecture.md, "The write sequence", step 2). builds/op is how
+// often an instance built its Board from the store meanwhile, and store-calls/op and
+// head-reads/op what both instances asked their stores.
 func BenchmarkAuthority_CommitShared(b *testing.B) {
-	ctx := b.Context()
-	path := filepath.Join(b.TempDir(), "docket.db")
-	open := func() store.Store {
-		st, err := sqlite.Open(ctx, path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { st.Close() })
-		return st
+	backends := []struct {
+		name string
+		open func(b *testing.B) func() store.Store
+	}{
+		{"sqlite", func(b *testing.B) func() store.Store {
+			path := filepath.Join(b.TempDir(), "docket.db")
+			return func() store.Store {
+				st, err := sqlite.Open(b.Context(), path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { st.Close() })
+				return st
+			}
+		}},
+		{"postgres", func(b *testing.B) func() store.Store {
+			dsn := authoritytest.PostgresDSN(b)
+			return func() store.Store {
+				st, err := postgres.Open(b.Context(), dsn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { st.Close() })
+				return st
+			}
+		}},
 	}
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) { benchCommitShared(b, be.open(b)) })
+	}
+}
+
+func benchCommitShared(b *testing.B, open func() store.Store) {
+	ctx := b.Context()
 	key := identity.Key{1, 2, 3, 4, 5, 6, 7, 8}
 	counts := []*storecount.Store{storecount.Wrap(open()), storecount.Wrap(open())}
 	p := authoritytest.New(b, authoritytest.Options{Store: counts[0], Key: key, Capability: "testdata/grant"})
