@@ -51,17 +51,9 @@ type Cache struct {
 // projectBoard is one project's Board. board.Board is not safe for concurrent use, so
 // every call on it holds mu, and a change holds it until its commit is known.
 type projectBoard struct {
-	mu sync.Mutex   // guards the fields below; the first lock of the authority's lock order
-	b  *board.Board // nil until built, and after a failed commit until rebuilt
-	// seq is a head of the project's log that b reflects in full: every Board change up
-	// to it is in b, and hash is the hash of the event there (follow.go).
-	seq  int64
-	hash store.Hash
-	// linked says b is the log at seq exactly, so the changes after it are applied to b
-	// (follow.go). Unlinked, b may also hold changes past seq (a build whose head moved
-	// while it read the nodes), and the next Board event builds b again rather than
-	// apply it twice: that only costs a build, never a stale Board.
-	linked bool
+	mu sync.Mutex // guards the fields below; the first lock of the authority's lock order
+	// boardState is the Board and its cursor in the log (follow.go).
+	boardState
 	builds int // how often b was built, for tests that a fresh Board is kept
 	// version changes whenever b may change: at each build or install, and at each
 	// write, before it runs. A reader may keep what it derived from b alone under it
@@ -449,7 +441,9 @@ func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID,
 	pb.b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
-	if err := a.buildLocked(rctx, project, pb, false); err != nil {
+	// With the head read on both sides, so the Board follows the next changes by their
+	// records at once: this is the slow path already.
+	if err := a.buildLocked(rctx, project, pb, true); err != nil {
 		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
 	}
 }

@@ -3,10 +3,12 @@ package boards
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -76,11 +78,10 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 			if other && event.ChangesBoard(e.Type) {
 				pb.changedAt = to // another instance's change, as unchanged notes it
 			}
-			ok, changed := pb.applyLocked(e)
-			if !ok {
-				return false, other, nil
+			if err := pb.Apply(e); err != nil {
+				return false, other, nil // built again (errBuild)
 			}
-			applied = applied || changed
+			applied = applied || e.Type == event.BoardRecorded
 		}
 		if es[len(es)-1].Seq >= to {
 			break
@@ -92,37 +93,64 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 	return true, false, nil
 }
 
-// applyLocked applies e, the event after pb.seq, to pb.b and moves the cursor past it.
-// ok is false when it applied nothing and the Board must be built again; changed says
-// the Board changed. pb.mu must be held.
-func (pb *projectBoard) applyLocked(e store.Event) (ok, changed bool) {
+// boardState is one project's Board as its log makes it, with the cursor of the last
+// event applied: a pure State (docs/architecture.md, "The project state and its
+// driver"), stepped by Apply with no I/O, no lock and no clock. What no event holds in
+// full (what the installed releases and the locked Tools declare) it does not apply:
+// the Cache builds the Board from the store then (boards.go, buildLocked).
+type boardState struct {
+	b *board.Board // nil until built, and after a failed commit until rebuilt
+	// seq is a head of the project's log that b reflects in full: every Board change up
+	// to it is in b, and hash is the hash of the event there (zero when not known, after
+	// a commit whose events memory lacked, see committedLocked).
+	seq  int64
+	hash store.Hash
+	// linked says b is the log at seq exactly, so the changes after it are applied to b.
+	// Unlinked, b may also hold changes past seq (a build whose head moved while it read
+	// the nodes), and the next Board event builds b again rather than apply it twice:
+	// that only costs a build, never a stale Board.
+	linked bool
+}
+
+var _ eventlog.State = (*boardState)(nil)
+
+// errBuild refuses an event a boardState does not apply: the Board is built again from
+// the store instead.
+var errBuild = errors.New("the Board is built again")
+
+// Apply applies e, the event after s.seq, to the Board and moves the cursor past it, or
+// refuses it with errBuild and changes nothing: an event that does not follow the one
+// applied last (its seq, or its PrevHash once the hash there is known), a Board change on
+// a Board that may hold it already (not linked), one that no record holds (an install,
+// a change of the locked Tools, a snapshot record) and a record the Board refuses.
+// Events that never change a Board only move the cursor.
+func (s *boardState) Apply(e store.Event) error {
 	// The hash at seq is known but after a commit whose events memory lacked
 	// (committedLocked), and at the log's start it is zero.
-	known := pb.seq == 0 || !pb.hash.IsZero()
-	if e.Seq != pb.seq+1 || (known && e.PrevHash != pb.hash) {
-		return false, false // it does not follow what the Board reflects
+	known := s.seq == 0 || !s.hash.IsZero()
+	if e.Seq != s.seq+1 || (known && e.PrevHash != s.hash) {
+		return fmt.Errorf("event %d does not follow event %d the Board applied: %w", e.Seq, s.seq, errBuild)
 	}
 	if event.ChangesBoard(e.Type) {
 		switch {
-		case !pb.linked:
-			return false, false // the Board may hold this change already
+		case !s.linked:
+			return fmt.Errorf("the Board may hold event %d's change already: %w", e.Seq, errBuild)
 		case e.Type == event.BoardRecorded:
-			if err := applyRecord(pb, e); err != nil {
-				return false, false
+			if err := s.applyRecord(e); err != nil {
+				return fmt.Errorf("%w: %w", err, errBuild)
 			}
-			changed = true
 		case recordedWith[e.Type]:
 			// Its records follow in board.recorded.
 		default:
-			return false, false
+			return fmt.Errorf("no record holds the change of event %d (%s): %w", e.Seq, e.Type, errBuild)
 		}
 	}
-	pb.seq, pb.hash = e.Seq, e.Hash
-	return true, changed
+	s.seq, s.hash = e.Seq, e.Hash
+	return nil
 }
 
-// applyRecord applies one board.recorded event to pb.b, all of it or, refused, none.
-func applyRecord(pb *projectBoard, e store.Event) error {
+// applyRecord applies one board.recorded event to s.b, all of it or, refused, none.
+func (s *boardState) applyRecord(e store.Event) error {
 	var rec event.BoardRecordedData
 	if err := json.Unmarshal(e.Data, &rec); err != nil {
 		return fmt.Errorf("decode record at seq %d: %w", e.Seq, err)
@@ -142,7 +170,7 @@ func applyRecord(pb *projectBoard, e store.Event) error {
 			return fmt.Errorf("decode case at seq %d: %w", e.Seq, err)
 		}
 	}
-	return pb.b.Apply(puts, rec.Deleted, cases)
+	return s.b.Apply(puts, rec.Deleted, cases)
 }
 
 // committedLocked moves pb's cursor to head after a commit of this instance that changed
