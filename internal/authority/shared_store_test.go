@@ -3,6 +3,7 @@ package authority_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,14 +255,44 @@ func TestAuthority_FreshBoardIsKept(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// A Tool A locks on a Connection, its approval set and the Connection revoked
+			// change the direct Actions B's Board declares: applied from their events,
+			// with no build, B's Board declares what A's (built again) declares.
+			bBuilds := p.b.BoardBuilds("default")
+			if _, err := p.a.Directory().CreateConnection(ctx, p.admin, "default", contract.CreateConnectionRequest{Name: "notes"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []contract.ToolDescriptor{notesList, notesWrite} {
+				if _, err := p.a.Directory().LockTool(ctx, p.admin, "default", "notes", contract.ToolLock{Tool: string(d.Tool), Digest: d.Digest, Descriptor: &d}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameActions(t, "two Tools locked", p.a, p.b, 2)
+			if _, err := p.a.Directory().SetToolApproval(ctx, p.admin, "default", "notes", string(notesList.Tool), contract.ApprovalPerson); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "an approval set", p.a, p.b, 2)
+			if _, err := p.a.Directory().UnlockTool(ctx, p.admin, "default", "notes", string(notesWrite.Tool)); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "a Tool unlocked", p.a, p.b, 1)
+			if _, err := p.a.Directory().RevokeConnection(ctx, p.admin, "default", "notes"); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "the Connection revoked", p.a, p.b, 0)
+			if got := p.b.BoardBuilds("default"); got != bBuilds {
+				t.Errorf("B's Board was built %d times over A's tool locks, want 0: they are applied from their events", got-bBuilds)
+			}
+
 			// An install by B changes what A's Board declares: built once.
+			aBuilds := p.a.BoardBuilds("default")
 			if _, err := p.b.InstallCapability(ctx, p.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
 				t.Fatal(err)
 			}
 			boardState(t, p.a)
 			boardState(t, p.a)
-			if got := p.a.BoardBuilds("default"); got != before+1 {
-				t.Errorf("after another instance's install A's Board was built %d times, want 1", got-before)
+			if got := p.a.BoardBuilds("default"); got != aBuilds+1 {
+				t.Errorf("after another instance's install A's Board was built %d times, want 1", got-aBuilds)
 			}
 		})
 	}
@@ -303,6 +334,35 @@ func TestAuthority_WriteInTxChecksTheBoard(t *testing.T) {
 	}
 	rosters(2, 2) // another instance's write: found in the transaction, then caught up
 	rosters(2, 1)
+}
+
+// sameActions fails unless a's and b's Boards declare the same Actions, direct ones
+// numbering direct.
+func sameActions(t *testing.T, after string, a, b *authority.Authority, direct int) {
+	t.Helper()
+	actions := func(x *authority.Authority) []contract.ActionEntry {
+		var out []contract.ActionEntry
+		if err := x.View(t.Context(), "default", func(bd *board.Board) error {
+			out = bd.View(board.ViewRequest{Principal: "member:ada"}).Actions.Items
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want, got := actions(a), actions(b)
+	if diff := cmp.Diff(want, got, valueEqual); diff != "" {
+		t.Errorf("after %s B's Board declares other Actions than A's (-A +B):\n%s", after, diff)
+	}
+	n := 0
+	for _, e := range got {
+		if strings.Contains(e.Name, "notes") {
+			n++
+		}
+	}
+	if n != direct {
+		t.Errorf("after %s B's Board declares %d direct Actions, want %d: %+v", after, n, direct, got)
+	}
 }
 
 func assertRoster(user, level string) func(b *board.Board) (boards.Change, error) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +216,11 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", project, err)
 	}
-	decls, err := a.declarations(ctx, a.store, project)
+	src, err := a.sourcesOf(ctx, a.store, project)
+	if err != nil {
+		return err
+	}
+	decls, err := src.decls()
 	if err != nil {
 		return err
 	}
@@ -234,7 +239,7 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		}
 		linked = after == head
 	}
-	pb.b, pb.seq, pb.hash, pb.linked = b, head.Seq, head.Hash, linked
+	pb.b, pb.src, pb.seq, pb.hash, pb.linked = b, src, head.Seq, head.Hash, linked
 	if pb.builds == 0 {
 		pb.signed = head.Seq
 	}
@@ -338,13 +343,54 @@ func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project c
 // read page by page, and a Board event in it ends the read with a rebuild.
 const boardScanPage = 64
 
-// declarations returns what project's installed releases declare, in release id order.
+// sources is where what a project's Board declares comes from, as read from the store:
+// the installed releases' declarations, in release id order, and the Tools locked on
+// its live Connections, from which the built-in release of direct Actions is made
+// (docs/workers.md, "Direct Actions"). A lock is changed only with an event that holds
+// it in full (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet,
+// event.ConnectionRevoked), so a Board follows those changes from the log (follow.go).
+type sources struct {
+	installed []board.Declarations
+	locks     map[contract.ConnectionID]map[string]contract.ToolLock // by Connection, then Tool
+}
+
+// decls is what src declares: the installed releases, then the direct Actions.
+func (src *sources) decls() ([]board.Declarations, error) {
+	var locks []contract.ToolLock
+	for _, ls := range src.locks {
+		for _, l := range ls {
+			locks = append(locks, l)
+		}
+	}
+	// Direct keeps one lock a Tool whatever their order (the latest, then by Connection).
+	direct, ok, err := capability.Direct(locks)
+	if err != nil {
+		return nil, err
+	}
+	decls := slices.Clip(src.installed)
+	if ok {
+		decls = append(decls, direct)
+	}
+	return decls, nil
+}
+
+// declarations returns what project's installed releases declare, in release id order,
+// and then its direct Actions.
 func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
+	src, err := a.sourcesOf(ctx, r, project)
+	if err != nil {
+		return nil, err
+	}
+	return src.decls()
+}
+
+// sourcesOf reads project's sources from r.
+func (a *Cache) sourcesOf(ctx context.Context, r store.Reader, project contract.ProjectID) (*sources, error) {
 	ins, err := r.Installs(ctx, string(project))
 	if err != nil {
 		return nil, fmt.Errorf("list installs of %s: %w", project, err)
 	}
-	var decls []board.Declarations
+	src := &sources{locks: map[contract.ConnectionID]map[string]contract.ToolLock{}}
 	for _, in := range ins {
 		rel, err := r.Release(ctx, in.ReleaseID, in.Version)
 		if err != nil {
@@ -354,46 +400,39 @@ func (a *Cache) declarations(ctx context.Context, r store.Reader, project contra
 		if err != nil {
 			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
 		}
-		decls = append(decls, pkg.Declarations)
+		src.installed = append(src.installed, pkg.Declarations)
 	}
-	direct, ok, err := directRelease(ctx, r, project)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		decls = append(decls, direct)
-	}
-	return decls, nil
-}
-
-// directRelease is the built-in release of the direct Actions of the Tools locked on
-// project's live Connections (docs/workers.md, "Direct Actions"), read from their lock
-// records: every lock, unlock and approval change appends an event that makes a cached
-// Board rebuild (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet). ok is
-// false when no locked Tool is offered as one.
-func directRelease(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Declarations, bool, error) {
 	cs, err := r.Connections(ctx, string(project))
 	if err != nil {
-		return board.Declarations{}, false, fmt.Errorf("read connections of %s: %w", project, err)
+		return nil, fmt.Errorf("read connections of %s: %w", project, err)
 	}
-	var locks []contract.ToolLock
 	for _, cn := range cs {
 		if cn.RevokedAt != nil {
 			continue
 		}
 		ls, err := r.ToolLocks(ctx, cn.ID)
 		if err != nil {
-			return board.Declarations{}, false, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+			return nil, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
 		}
 		for _, l := range ls {
 			lk, err := identity.LockOf(l)
 			if err != nil {
-				return board.Declarations{}, false, err
+				return nil, err
 			}
-			locks = append(locks, lk)
+			src.put(lk)
 		}
 	}
-	return capability.Direct(locks)
+	return src, nil
+}
+
+// put keeps l as its Connection's lock of its Tool.
+func (src *sources) put(l contract.ToolLock) {
+	ls := src.locks[l.Connection]
+	if ls == nil {
+		ls = map[string]contract.ToolLock{}
+		src.locks[l.Connection] = ls
+	}
+	ls[l.Tool] = l
 }
 
 // restoreBoard builds project's Board from decls and the nodes and Cases r holds.

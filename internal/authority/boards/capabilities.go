@@ -105,7 +105,9 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	}
 	// Built from the releases and nodes read under the head lock, the Board is the log
 	// at the head the commit left.
-	pb.b, pb.seq, pb.hash, pb.linked = next, seq.Seq, seq.Hash, true
+	// Its sources are left unknown (the new release comes after the direct Actions in
+	// it): a change of the locked Tools builds it again from the store.
+	pb.b, pb.src, pb.seq, pb.hash, pb.linked = next, nil, seq.Seq, seq.Hash, true
 	pb.builds++
 	pb.version++
 	pb.publishLocked(true)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
@@ -41,6 +42,16 @@ var recordedWith = map[string]bool{
 	event.BatchApplied:    true,
 	event.ActionApplied:   true,
 	event.ActionCompleted: true,
+}
+
+// lockChanges are the types of the events that change the Tools locked on a live
+// Connection, and so the direct Actions a Board declares; each holds the lock in full,
+// or names the Connection revoked.
+var lockChanges = map[string]bool{
+	event.ToolLocked:        true,
+	event.ToolApprovalSet:   true,
+	event.ToolUnlocked:      true,
+	event.ConnectionRevoked: true,
 }
 
 // catchUpLocked brings pb.b to the log's head to, applying the events after pb.seq: this
@@ -81,7 +92,7 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 			if err := pb.Apply(e); err != nil {
 				return false, other, nil // built again (errBuild)
 			}
-			applied = applied || e.Type == event.BoardRecorded
+			applied = applied || e.Type == event.BoardRecorded || lockChanges[e.Type]
 		}
 		if es[len(es)-1].Seq >= to {
 			break
@@ -100,6 +111,9 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 // the Cache builds the Board from the store then (boards.go, buildLocked).
 type boardState struct {
 	b *board.Board // nil until built, and after a failed commit until rebuilt
+	// src is what b declares, as built (nil when not known: a Tool's lock then builds b
+	// again from the store).
+	src *sources
 	// seq is a head of the project's log that b reflects in full: every Board change up
 	// to it is in b, and hash is the hash of the event there (zero when not known, after
 	// a commit whose events memory lacked, see committedLocked).
@@ -141,11 +155,60 @@ func (s *boardState) Apply(e store.Event) error {
 			}
 		case recordedWith[e.Type]:
 			// Its records follow in board.recorded.
+		case lockChanges[e.Type]:
+			if err := s.applyLock(e); err != nil {
+				return fmt.Errorf("%w: %w", err, errBuild)
+			}
 		default:
 			return fmt.Errorf("no record holds the change of event %d (%s): %w", e.Seq, e.Type, errBuild)
 		}
 	}
 	s.seq, s.hash = e.Seq, e.Hash
+	return nil
+}
+
+// applyLock applies a change of the locked Tools: the Board is made again in memory from
+// the declarations the locks then give and the nodes and Cases it holds, as a build from
+// the store would make it. It changes nothing when it fails.
+func (s *boardState) applyLock(e store.Event) error {
+	if s.src == nil {
+		return fmt.Errorf("the Board's sources are not known at event %d", e.Seq)
+	}
+	next := &sources{installed: s.src.installed, locks: maps.Clone(s.src.locks)}
+	if e.Type == event.ConnectionRevoked {
+		var d event.ConnectionRevokedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode revocation at seq %d: %w", e.Seq, err)
+		}
+		if len(next.locks[contract.ConnectionID(d.ID)]) == 0 {
+			return nil // no lock of it was offered
+		}
+		delete(next.locks, contract.ConnectionID(d.ID))
+	} else {
+		var d event.ToolLockedData // the shape of the three lock events
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("decode tool lock at seq %d: %w", e.Seq, err)
+		}
+		ls := maps.Clone(next.locks[d.Connection])
+		if ls == nil {
+			ls = map[string]contract.ToolLock{}
+		}
+		if e.Type == event.ToolUnlocked {
+			delete(ls, d.Tool)
+		} else {
+			ls[d.Tool] = d.ToolLock
+		}
+		next.locks[d.Connection] = ls
+	}
+	decls, err := next.decls()
+	if err != nil {
+		return err
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, s.b.Nodes(), s.b.Cases())
+	if err != nil {
+		return err
+	}
+	s.b, s.src = b, next
 	return nil
 }
 
