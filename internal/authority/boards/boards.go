@@ -1,6 +1,7 @@
 // Package boards keeps each project's Board in step with the store and its event log,
 // and runs every write on it: the Board cache (built from the project's releases and
-// persisted nodes, rebuilt when the log shows a Board change it lacks), the one write
+// persisted nodes, then following the log: another instance's Board change is applied
+// from its event, follow.go, and built again only when no event holds it), the one write
 // sequence ([Cache.Write]) and the installs of capability releases, which change what a
 // Board declares. The store is the truth, so several docket serve may share one database.
 package boards
@@ -36,8 +37,9 @@ const (
 // Cache holds each project's in-memory Board. The store is the truth
 // (several `docket serve` may share one database): a Board is built from a project's
 // releases and persisted nodes on first use ([Cache.Restore] builds them all at start),
-// rebuilt when the log shows a Board change it lacks, and every Board write commits only
-// if no other writer changed the Board since (see [Cache.Write]).
+// then follows the log (another instance's change applied from its event, follow.go),
+// and every Board write commits only if no other writer changed the Board since (see
+// [Cache.Write]).
 type Cache struct {
 	store  store.Store
 	log    *slog.Logger

@@ -17,10 +17,11 @@ import (
 // A Board follows its log as the other parts' States follow theirs (docs/architecture.md,
 // "The project state and its driver"): a change another instance committed is applied
 // from its board.recorded event, which holds every node and Case record the change wrote
-// in full ([board.Board.Apply]), rather than the Board being built again from the store.
-// What the records do not hold is still built: an install (capability.installed) and a
-// change of the Tools locked on a live Connection (the built-in release of direct
-// Actions) change what the Board declares, and a snapshot record replaces every row.
+// in full ([board.Board.Apply]), rather than the Board being built again from the store;
+// a change of the Tools locked on a live Connection, whose event holds the lock in full,
+// makes the Board again in memory from the direct Actions the locks then give. What no
+// event holds is still built from the store: an install (capability.installed, whose
+// release the event names by digest only) and a snapshot record, which replaces every row.
 //
 // The Board's cursor is linked by hash, as [eventlog.Cursor] is: it keeps the hash of the
 // event at its seq, and an event that does not link to it (its PrevHash) is never
