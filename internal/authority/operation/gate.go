@@ -640,7 +640,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		lr.snap = l.snapshot() // its View lists the Requests it may decide
 	}
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
-		lr.op = *p
+		lr.op = p.own()
 	}
 	return o.answerFrom(ctx, c, r, br, head, l, lr)
 }
@@ -675,7 +675,7 @@ func (o *Operations) view(project contract.ProjectID, br boardRead, req board.Vi
 type ledgerRead struct {
 	seq   int64                    // the last event of the log it reflects
 	strip []contract.OperationSlot // the caller's strip; read only
-	op    operation                // the call's own Operation, or the zero one
+	op    ownOp                    // what the answer reads of the call's own Operation, or the zero one
 	setup func() board.Setup       // the caller's setup, read when its View is built
 	// snap is the ledger as a snapshot at seq, which an orchestrator's View lists the
 	// Requests from: the published one, or for a read under the lock one taken there;
@@ -686,12 +686,13 @@ type ledgerRead struct {
 // snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
 // snapshot reflects the log up to head at least (events in a transaction still in
 // flight are not in head, so a snapshot at the committed head is exact) and the answer
-// needs nothing the snapshot lacks: no Operation of the call's own, and no
-// acknowledgement to write. An orchestrator's View lists the Requests from it.
+// needs nothing the snapshot lacks: no acknowledgement to write, and the call's own
+// Operation, when it has one, in the snapshot (a call admitted by another instance after
+// the snapshot's seq is not). An orchestrator's View lists the Requests from it. So the
+// answer to a write whose hold ended does not wait for a claim or a report holding the
+// ledger's lock across its transaction, as a QueryBoard does not (docs/architecture.md,
+// "The project state and its driver").
 func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head int64) (ledgerRead, bool) {
-	if r.ordinal > 0 {
-		return ledgerRead{}, false
-	}
 	snap, ok := o.drv.Snapshot(l.project)
 	if !ok || snap.Seq < head {
 		return ledgerRead{}, false
@@ -704,6 +705,11 @@ func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head in
 	lr := ledgerRead{seq: snap.Seq, setup: func() board.Setup { return ls.agentSetup(c.ID) }, snap: ls}
 	if a != nil {
 		lr.strip = a.strip
+	}
+	if r.ordinal > 0 {
+		if lr.op, ok = a.own(r.ordinal); !ok {
+			return ledgerRead{}, false
+		}
 	}
 	return lr, true
 }
