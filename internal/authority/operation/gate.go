@@ -541,6 +541,10 @@ type reply struct {
 	// match, when set, reads a result from the Board the View is read from; a
 	// *contract.Error it returns refuses the read.
 	match func(b *board.Board) (json.RawMessage, error)
+	// query names what match reads, when that is a function of the Board alone (a
+	// QueryBoard's pattern, Case and limit), so that its result may be kept under the
+	// Board's version (matchkeep.go); "" keeps nothing.
+	query string
 }
 
 // reply builds an answer. An Agent's read of the View alone is answered without the
@@ -581,11 +585,12 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 }
 
 // publishable reports whether the answer to r may be read from what the Board cache
-// published: it reads the View alone (no pattern to match on the Board, no Operation of
-// the call's own, no setup the call brought). An orchestrator's View is one too: the
-// decisions it lists come from the ledger's snapshot (orchestrator.go), added to a copy.
+// published: it reads the View, and at most a pattern's matches that are kept under the
+// Board's version (matchkeep.go), and no Operation of the call's own or setup the call
+// brought. An orchestrator's View is one too: the decisions it lists come from the
+// ledger's snapshot (orchestrator.go), added to a copy.
 func publishable(r reply) bool {
-	return r.match == nil && r.ordinal == 0 && r.setup == nil
+	return (r.match == nil || r.query != "") && r.ordinal == 0 && r.setup == nil
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
@@ -606,11 +611,18 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 	if err != nil || !ok {
 		return Answer{}, false, err
 	}
-	bv, ok := pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()})
-	if !ok {
+	br := boardRead{version: pub.Version()}
+	if r.match != nil {
+		// A pattern's matches on the published Board are those a read under the lock
+		// kept under the same version: the Board held the same nodes then.
+		if br.matched, ok = l.keptMatch(r.query, br.version); !ok {
+			return Answer{}, false, nil
+		}
+	}
+	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()}); !ok {
 		return Answer{}, false, nil
 	}
-	ans, err := o.answerFrom(ctx, c, r, boardRead{version: pub.Version(), bv: bv}, head, l, lr)
+	ans, err := o.answerFrom(ctx, c, r, br, head, l, lr)
 	return ans, err == nil, err
 }
 
@@ -648,8 +660,11 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 // boardRead is what an answer reads of the Board: under the Board's lock, or from what
 // the Board cache published.
 type boardRead struct {
-	version uint64       // the Board's version: a View kept under it is of the same Board
+	version uint64       // the Board's version: a View or matches kept under it are of the same Board
 	b       *board.Board // the Board, under its lock; nil for a published read, which matches no pattern
+	// matched is the matches a published read found kept under version; nil under the
+	// lock, where they are read on b (or found kept).
+	matched json.RawMessage
 	// bv is the View a published read found, shared (the answer changes a copy); nil
 	// under the lock, where the View is built on b.
 	bv *boards.BoardView
@@ -720,7 +735,10 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 	project := c.Projects[0]
 	res, extra := r.res, r.extra
 	if r.match != nil {
-		m, err := r.match(br.b)
+		m, err := br.matched, error(nil)
+		if m == nil {
+			m, err = l.match(r, br)
+		}
 		if ce, ok := errors.AsType[*contract.Error](err); ok {
 			res, extra = contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}, nil
 		} else if err != nil {

@@ -235,6 +235,10 @@ type ledger struct {
 	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
 	viewMu sync.Mutex
 	views  map[contract.Principal]keptView
+	// matches is the last matches read of each QueryBoard pattern, under the Board
+	// version they were read at, at most maxKeptMatches of them (matchkeep.go). Guarded
+	// by viewMu.
+	matches map[string]keptMatch
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -637,6 +641,7 @@ func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in
 			caseID = focus[0]
 		}
 		limit := min(in.Limit, board.QueryMaxMatches)
+		r.query = queryKey(*in.Pattern, caseID, limit)
 		r.match = func(b *board.Board) (json.RawMessage, error) {
 			matches, err := b.Query(*in.Pattern, caseID, limit)
 			if err != nil {
