@@ -547,7 +547,8 @@ type reply struct {
 	query string
 }
 
-// reply builds an answer. An Agent's read of the View alone is answered without the
+// reply builds an answer. An Agent's read of the View, alone or with a pattern's
+// matches kept under the Board's version (matchkeep.go), is answered without the
 // project's Board lock, from what the Board cache published of the committed Board and
 // from the ledger's snapshot, when both cover a head read during the call
 // (publishedReply); any other answer, and that one when they do not, is built under the
@@ -596,7 +597,7 @@ func publishable(r reply) bool {
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
 // and the Board the cache published both reflect the log up to head, a head read during
 // the call, and the View for the caller's request was built on that Board
-// ([boards.Cache.Published]); ok is false when the answer must be built under the lock.
+// ([boards.Cache.Published]), as were the matches of its pattern, if it has one; ok is false when the answer must be built under the lock.
 // So the read never waits for a write holding the Board's lock across its transaction
 // (docs/architecture.md, "The project state and its driver"), and is as fresh as a read
 // of head: events of a transaction still in flight are not in head.
