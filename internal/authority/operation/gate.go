@@ -597,10 +597,11 @@ func publishable(r reply) bool {
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
 // and the Board the cache published both reflect the log up to head, a head read during
 // the call, and the View for the caller's request was built on that Board
-// ([boards.Cache.Published]), as were the matches of its pattern, if it has one; ok is false when the answer must be built under the lock.
-// So the read never waits for a write holding the Board's lock across its transaction
-// (docs/architecture.md, "The project state and its driver"), and is as fresh as a read
-// of head: events of a transaction still in flight are not in head.
+// ([boards.Cache.Published]), as were the matches of its pattern, if it has one; ok is
+// false when the answer must be built under the lock. So the read never waits for a
+// write holding the Board's lock across its transaction (docs/architecture.md, "The
+// project state and its driver"), and is as fresh as a read of head: events of a
+// transaction still in flight are not in head.
 func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r reply, head int64) (Answer, bool, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
