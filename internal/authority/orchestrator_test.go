@@ -13,6 +13,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
 )
 
 // docsDelegation lets an orchestrator decide notes of paths under docs/.
@@ -34,7 +35,12 @@ type orchFixture struct {
 
 func newOrchFixture(t *testing.T) *orchFixture {
 	t.Helper()
-	st := openSQLite(t, filepath.Join(t.TempDir(), "docket.db"))
+	return orchFixtureOver(t, openSQLite(t, filepath.Join(t.TempDir(), "docket.db")))
+}
+
+// orchFixtureOver is newOrchFixture over st.
+func orchFixtureOver(t *testing.T, st store.Store) *orchFixture {
+	t.Helper()
 	p := authoritytest.New(t, authoritytest.Options{Store: st, Key: identity.Key{9}, Capability: "testdata/delegate", Agent: "calc"})
 	f := &orchFixture{a: p.A, admin: p.Admin, calc: p.Agent, ops: authority.NewOperations(p.A, operation.Config{HoldBound: time.Millisecond})}
 	f.boss = newOrchestrator(t, p.A, p.Admin, "boss")

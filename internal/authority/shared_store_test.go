@@ -3,6 +3,7 @@ package authority_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,39 +196,105 @@ func TestAuthority_SharedStoreConcurrentOpen(t *testing.T) {
 	}
 }
 
+// TestAuthority_FreshBoardIsKept: an instance's Board is built once and then follows its
+// log: its own writes and events that leave the Board alone keep it, and another
+// instance's Board change is applied from its board.recorded event, without a build, on
+// SQLite and PostgreSQL; an install by the other instance, which changes what the Board
+// declares, builds it once (docs/architecture.md, "The project state and its driver").
 func TestAuthority_FreshBoardIsKept(t *testing.T) {
-	p := newPair(t, sharedBackends[0].open)
-	ctx := t.Context()
-	by := p.admin.Principal()
-	before := p.a.BoardBuilds("default")
-	for _, user := range []string{"a", "b", "c"} {
-		if err := p.a.Commit(ctx, "default", by, assertRoster(user, "reader")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.a.Cases(ctx, p.admin, "default"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Events that leave the Board alone (an agent) do not make it rebuild either.
-	if _, err := p.a.Directory().CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "helper"}); err != nil {
-		t.Fatal(err)
-	}
-	boardState(t, p.a)
-	if got := p.a.BoardBuilds("default"); got != before {
-		t.Errorf("one instance rebuilt its Board %d times over its own writes, want 0", got-before)
-	}
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			p := newPair(t, be.open)
+			ctx := t.Context()
+			by := p.admin.Principal()
+			before := p.a.BoardBuilds("default")
+			for _, user := range []string{"a", "b", "c"} {
+				if err := p.a.Commit(ctx, "default", by, assertRoster(user, "reader")); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := p.a.Cases(ctx, p.admin, "default"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Events that leave the Board alone (an agent) do not make it rebuild either.
+			if _, err := p.a.Directory().CreateAgent(ctx, p.admin, "default", contract.CreateAgentRequest{Name: "helper"}); err != nil {
+				t.Fatal(err)
+			}
+			boardState(t, p.a)
+			if got := p.a.BoardBuilds("default"); got != before {
+				t.Errorf("one instance rebuilt its Board %d times over its own writes, want 0", got-before)
+			}
 
-	// Another instance's Board write makes it rebuild, once.
-	if err := p.b.Commit(ctx, "default", by, assertRoster("d", "reader")); err != nil {
-		t.Fatal(err)
-	}
-	nodes, _ := boardState(t, p.a)
-	boardState(t, p.a)
-	if got := p.a.BoardBuilds("default"); got != before+1 {
-		t.Errorf("after another instance's write the Board was built %d times, want 1", got-before)
-	}
-	if n := countPredicate(nodes, "roster"); n != 4 {
-		t.Errorf("A's Board holds %d roster facts, want 4", n)
+			// Another instance's Board changes (a batch, a Case opened, a Case held) are
+			// applied, not built: A then shows what B shows.
+			if err := p.b.Commit(ctx, "default", by, assertRoster("d", "reader")); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.b.Commit(ctx, "default", by, openAccessCase(by, "d")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.b.HoldCase(ctx, p.admin, "default", "case-1", "checking by hand"); err != nil {
+				t.Fatal(err)
+			}
+			nodes, cases := boardState(t, p.a)
+			if got := p.a.BoardBuilds("default"); got != before {
+				t.Errorf("after another instance's writes A's Board was built %d times, want 0: they are applied from their records", got-before)
+			}
+			nodesB, casesB := boardState(t, p.b)
+			if diff := cmp.Diff(nodesB, nodes, valueEqual); diff != "" {
+				t.Errorf("A's nodes differ from B's (-B +A):\n%s", diff)
+			}
+			if diff := cmp.Diff(casesB, cases, valueEqual); diff != "" {
+				t.Errorf("A's Cases differ from B's (-B +A):\n%s", diff)
+			}
+			if n := countPredicate(nodes, "roster"); n != 4 || len(cases) != 1 || cases[0].Status != contract.CasePaused {
+				t.Errorf("A's Board holds %d roster facts and Cases %+v, want 4 and case-1 paused", n, cases)
+			}
+			// A's own write on the Board it applied them to commits at once.
+			if err := p.a.Commit(ctx, "default", by, assertRoster("e", "reader")); err != nil {
+				t.Fatal(err)
+			}
+
+			// A Tool A locks on a Connection, its approval set and the Connection revoked
+			// change the direct Actions B's Board declares: applied from their events,
+			// with no build, B's Board declares what A's (built again) declares.
+			bBuilds := p.b.BoardBuilds("default")
+			if _, err := p.a.Directory().CreateConnection(ctx, p.admin, "default", contract.CreateConnectionRequest{Name: "notes"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []contract.ToolDescriptor{notesList, notesWrite} {
+				if _, err := p.a.Directory().LockTool(ctx, p.admin, "default", "notes", contract.ToolLock{Tool: string(d.Tool), Digest: d.Digest, Descriptor: &d}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameActions(t, "two Tools locked", p.a, p.b, 2)
+			if _, err := p.a.Directory().SetToolApproval(ctx, p.admin, "default", "notes", string(notesList.Tool), contract.ApprovalPerson); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "an approval set", p.a, p.b, 2)
+			if _, err := p.a.Directory().UnlockTool(ctx, p.admin, "default", "notes", string(notesWrite.Tool)); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "a Tool unlocked", p.a, p.b, 1)
+			if _, err := p.a.Directory().RevokeConnection(ctx, p.admin, "default", "notes"); err != nil {
+				t.Fatal(err)
+			}
+			sameActions(t, "the Connection revoked", p.a, p.b, 0)
+			if got := p.b.BoardBuilds("default"); got != bBuilds {
+				t.Errorf("B's Board was built %d times over A's tool locks, want 0: they are applied from their events", got-bBuilds)
+			}
+
+			// An install by B changes what A's Board declares: built once.
+			aBuilds := p.a.BoardBuilds("default")
+			if _, err := p.b.InstallCapability(ctx, p.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
+				t.Fatal(err)
+			}
+			boardState(t, p.a)
+			boardState(t, p.a)
+			if got := p.a.BoardBuilds("default"); got != aBuilds+1 {
+				t.Errorf("after another instance's install A's Board was built %d times, want 1", got-aBuilds)
+			}
+		})
 	}
 }
 
@@ -267,6 +334,35 @@ func TestAuthority_WriteInTxChecksTheBoard(t *testing.T) {
 	}
 	rosters(2, 2) // another instance's write: found in the transaction, then caught up
 	rosters(2, 1)
+}
+
+// sameActions fails unless a's and b's Boards declare the same Actions, direct ones
+// numbering direct.
+func sameActions(t *testing.T, after string, a, b *authority.Authority, direct int) {
+	t.Helper()
+	actions := func(x *authority.Authority) []contract.ActionEntry {
+		var out []contract.ActionEntry
+		if err := x.View(t.Context(), "default", func(bd *board.Board) error {
+			out = bd.View(board.ViewRequest{Principal: "member:ada"}).Actions.Items
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want, got := actions(a), actions(b)
+	if diff := cmp.Diff(want, got, valueEqual); diff != "" {
+		t.Errorf("after %s B's Board declares other Actions than A's (-A +B):\n%s", after, diff)
+	}
+	n := 0
+	for _, e := range got {
+		if strings.Contains(e.Name, "notes") {
+			n++
+		}
+	}
+	if n != direct {
+		t.Errorf("after %s B's Board declares %d direct Actions, want %d: %+v", after, n, direct, got)
+	}
 }
 
 func assertRoster(user, level string) func(b *board.Board) (boards.Change, error) {

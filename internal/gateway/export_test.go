@@ -46,7 +46,7 @@ func DeltaOf(old, to contract.View) (contract.ViewDelta, bool, error) {
 
 // ResultText is the text block the gateway answers r with, its View in full.
 func ResultText(r contract.ToolResult) (string, error) {
-	res, _, err := toolResult(operation.Answer{Result: r}, contract.Digest{}, true, nil, contract.Digest{}, false, nil)
+	res, _, err := toolResult(operation.Answer{Result: r}, contract.Digest{}, true, nil, contract.Digest{}, false, nil, stripEncoding{})
 	if err != nil {
 		return "", err
 	}

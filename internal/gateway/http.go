@@ -69,6 +69,10 @@ type session struct {
 		args string
 		in   any
 	}
+	// strip is the last strip of Operations an answer on the session encoded, with its
+	// JSON and digest: an Agent polling while its Operations do not move has the same
+	// strip encoded once (encodeResult).
+	strip stripEncoding
 
 	// Guarded by Gateway.mu.
 	requests int  // requests on this session being served, its open event stream included

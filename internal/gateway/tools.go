@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,7 +233,10 @@ func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp
 	if t.strip != nil && *t.strip == lastStrip {
 		stripHeld = *t.strip
 	}
-	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil, &g.views)
+	t.s.mu.Lock()
+	lastEnc := t.s.strip
+	t.s.mu.Unlock()
+	res, enc, err := toolResult(ans, holds, t.deltas, from, stripHeld, t.strip != nil, &g.views, lastEnc)
 	if err == nil && t.textOnly {
 		res.StructuredContent = nil // the same object as the text block, which is all the client reads
 	}
@@ -240,13 +244,14 @@ func (g *Gateway) answerTool(t *toolCall, ans operation.Answer, err error) (*mcp
 		return nil, err
 	}
 	t.s.mu.Lock()
+	t.s.strip = enc.strip
 	t.s.focus[t.conversation] = ans.Focus
 	for _, o := range ans.Carried {
 		t.s.delivered[o] = true
 	}
 	t.s.rememberView(t.conversation, enc.digest, enc.index)
 	if t.strip != nil {
-		t.s.rememberStrip(t.conversation, enc.strip)
+		t.s.rememberStrip(t.conversation, enc.strip.digest)
 	}
 	t.s.mu.Unlock()
 	return res, nil
@@ -402,7 +407,7 @@ func metaOf(p *mcp.CallToolParamsRaw, key string) (any, bool) {
 // Operations with digest stripHeld, the one the client says it holds, is named
 // unchanged; withStrip puts the strip's digest in the host metadata, for a client that
 // asks. It returns the View's encoding and the strip's digest.
-func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool, views *viewCache) (*mcp.CallToolResult, viewEncoding, error) {
+func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *viewIndex, stripHeld contract.Digest, withStrip bool, views *viewCache, last stripEncoding) (*mcp.CallToolResult, viewEncoding, error) {
 	enc, err := views.encode(ans.ViewKey, ans.Result.View, deltas)
 	if err != nil {
 		return nil, viewEncoding{}, err
@@ -422,15 +427,15 @@ func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *v
 		body = enc.body
 	}
 	out.View = contract.View{}
-	b, strip, err := encodeResult(out, body, stripHeld)
+	b, se, err := encodeResult(out, body, stripHeld, last)
 	if err != nil {
 		return nil, viewEncoding{}, err
 	}
-	enc.strip = strip
+	enc.strip = se
 	meta := ans.Meta
 	meta.ViewDigest = enc.digest
 	if withStrip {
-		meta.OperationsDigest = strip
+		meta.OperationsDigest = se.digest
 	}
 	return &mcp.CallToolResult{
 		Meta:              mcp.Meta{contract.MetaKey: meta},
@@ -440,31 +445,62 @@ func toolResult(ans operation.Answer, held contract.Digest, deltas bool, from *v
 	}, enc, nil
 }
 
+// stripEncoding is a strip of Operations with its JSON and the digest of that JSON.
+type stripEncoding struct {
+	ops    []contract.OperationEntry // shared with the answer it came from; never changed
+	json   []byte
+	digest contract.Digest
+}
+
+// encodeStrip returns ops encoded: last's JSON and digest when ops holds the same
+// entries as last (the JSON of equal entries is the same bytes), else ops encoded now.
+func encodeStrip(ops []contract.OperationEntry, last stripEncoding) (stripEncoding, error) {
+	if last.json != nil && (ops == nil) == (last.ops == nil) && slices.EqualFunc(ops, last.ops, sameEntry) {
+		return stripEncoding{ops: ops, json: last.json, digest: last.digest}, nil
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return stripEncoding{}, fmt.Errorf("encode tool result operations: %w", err)
+	}
+	return stripEncoding{ops: ops, json: b, digest: contract.Sum(b)}, nil
+}
+
+// sameEntry reports whether x and y encode to the same JSON: every field equal, the
+// times as the same instant in the same location (== on time.Time, which is stricter
+// than Equal), the results the same bytes. TestSameEntry fails for a field of
+// OperationEntry it does not compare.
+func sameEntry(x, y contract.OperationEntry) bool {
+	return x.Tool == y.Tool && x.Label == y.Label && x.State == y.State && x.At == y.At && x.Since == y.Since &&
+		x.Stage == y.Stage && x.Decision == y.Decision && x.Reason == y.Reason && x.ReasonCode == y.ReasonCode &&
+		bytes.Equal(x.Result, y.Result) && x.Summary == y.Summary
+}
+
 // encodeResult encodes out, whose View is zero, with view, the View's JSON already
 // encoded (nil: none), in its place, and its strip of Operations encoded on its own to
-// digest it: a strip with digest stripHeld is named unchanged (operationsUnchanged, in
-// the head) instead of sent. With the strip sent, the bytes are what json.Marshal writes
-// for out with its View, the View not encoded again (TestToolResult_AsMarshal). It
-// returns the strip's digest (zero when out has none).
-func encodeResult(out contract.ToolResult, view []byte, stripHeld contract.Digest) ([]byte, contract.Digest, error) {
+// digest it (or last's encoding, when it is of the same strip): a strip with digest
+// stripHeld is named unchanged (operationsUnchanged, in the head) instead of sent. With
+// the strip sent, the bytes are what json.Marshal writes for out with its View, the View
+// not encoded again (TestToolResult_AsMarshal). It returns the strip's encoding (zero
+// when out has none).
+func encodeResult(out contract.ToolResult, view []byte, stripHeld contract.Digest, last stripEncoding) ([]byte, stripEncoding, error) {
 	// The fields after view are written after it, in ToolResult's order: viewUnchanged
 	// and viewDelta are unset when the View is sent.
 	var ops []byte
-	var strip contract.Digest
+	var strip stripEncoding
 	if out.Operations != nil {
-		o, err := json.Marshal(out.Operations)
-		if err != nil {
-			return nil, contract.Digest{}, fmt.Errorf("encode tool result operations: %w", err)
+		var err error
+		if strip, err = encodeStrip(out.Operations, last); err != nil {
+			return nil, stripEncoding{}, err
 		}
-		ops, strip = o, contract.Sum(o)
-		if strip == stripHeld {
-			ops, out.OperationsUnchanged = nil, strip
+		ops = strip.json
+		if strip.digest == stripHeld {
+			ops, out.OperationsUnchanged = nil, strip.digest
 		}
 	}
 	out.Operations = nil
 	head, err := json.Marshal(out)
 	if err != nil {
-		return nil, contract.Digest{}, fmt.Errorf("encode tool result: %w", err)
+		return nil, stripEncoding{}, fmt.Errorf("encode tool result: %w", err)
 	}
 	b := make([]byte, 0, len(head)+len(view)+len(ops)+32)
 	b = append(b, head[:len(head)-1]...)

@@ -46,7 +46,7 @@ type viewEncoding struct {
 	body   []byte
 	digest contract.Digest
 	index  *viewIndex
-	strip  contract.Digest // set by toolResult: the digest of the answer's strip of Operations
+	strip  stripEncoding // set by toolResult: the answer's strip of Operations encoded
 }
 
 // viewCache keeps the encodings of the Views the authority's answers name by

@@ -1,6 +1,7 @@
 // Package boards keeps each project's Board in step with the store and its event log,
 // and runs every write on it: the Board cache (built from the project's releases and
-// persisted nodes, rebuilt when the log shows a Board change it lacks), the one write
+// persisted nodes, then following the log: another instance's Board change is applied
+// from its event, follow.go, and built again only when no event holds it), the one write
 // sequence ([Cache.Write]) and the installs of capability releases, which change what a
 // Board declares. The store is the truth, so several docket serve may share one database.
 package boards
@@ -11,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,8 +37,9 @@ const (
 // Cache holds each project's in-memory Board. The store is the truth
 // (several `docket serve` may share one database): a Board is built from a project's
 // releases and persisted nodes on first use ([Cache.Restore] builds them all at start),
-// rebuilt when the log shows a Board change it lacks, and every Board write commits only
-// if no other writer changed the Board since (see [Cache.Write]).
+// then follows the log (another instance's change applied from its event, follow.go),
+// and every Board write commits only if no other writer changed the Board since (see
+// [Cache.Write]).
 type Cache struct {
 	store  store.Store
 	log    *slog.Logger
@@ -51,12 +54,9 @@ type Cache struct {
 // projectBoard is one project's Board. board.Board is not safe for concurrent use, so
 // every call on it holds mu, and a change holds it until its commit is known.
 type projectBoard struct {
-	mu sync.Mutex   // guards the fields below; the first lock of the authority's lock order
-	b  *board.Board // nil until built, and after a failed commit until rebuilt
-	// seq is a head of the project's log that b reflects in full: every Board change up
-	// to it is in b. It may be behind b (a build reads the head before the nodes), which
-	// only costs a rebuild, never a stale Board.
-	seq    int64
+	mu sync.Mutex // guards the fields below; the first lock of the authority's lock order
+	// boardState is the Board and its cursor in the log (follow.go).
+	boardState
 	builds int // how often b was built, for tests that a fresh Board is kept
 	// version changes whenever b may change: at each build or install, and at each
 	// write, before it runs. A reader may keep what it derived from b alone under it
@@ -152,7 +152,7 @@ func (a *Cache) Restore(ctx context.Context) error {
 		}
 		pb := a.get(project)
 		pb.mu.Lock()
-		err = a.buildLocked(ctx, project, pb)
+		err = a.buildLocked(ctx, project, pb, true)
 		pb.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)
@@ -161,17 +161,20 @@ func (a *Cache) Restore(ctx context.Context) error {
 	return nil
 }
 
-// boardLocked returns project's Board, built or rebuilt from the store when it is missing
-// or when the log moved past pb.seq with an event that may change a Board (another
-// instance's write). Events that never touch a Board only move pb.seq on, so a busy log
-// of Operations and leases costs one head read per call, not a rebuild. pb.mu must be held.
+// boardLocked returns project's Board, built from the store when it is missing, and
+// otherwise caught up with the log: another instance's Board change is applied from its
+// record, and built again only when no record holds it (follow.go). Events that never
+// touch a Board only move pb.seq on, so a busy log of Operations and leases costs one
+// head read per call, not a rebuild. pb.mu must be held.
 //
 // Under a ctx that carries a head of the log read during the call ([eventlog.WithHead]),
 // the Board is brought to that head without reading it again.
 func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
+	confirm := false
 	if pb.b != nil {
 		var head store.Head
-		if seq, ok := eventlog.KnownHead(ctx, project); ok {
+		seq, known := eventlog.KnownHead(ctx, project)
+		if known {
 			head.Seq = max(seq, pb.seq)
 		} else {
 			var err error
@@ -179,26 +182,34 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 				return nil, fmt.Errorf("read head of %s: %w", project, err)
 			}
 		}
-		ok, err := pb.unchanged(ctx, a.store, project, head.Seq)
+		ok, other, err := a.catchUpLocked(ctx, project, pb, head.Seq, !known)
 		if err != nil {
 			return nil, err
 		}
+		// Built again for another instance's change, the Board is made to follow the
+		// next ones by their records (buildLocked).
+		confirm = other
 		if ok {
-			pb.seq = head.Seq
-			if p := pb.pub.Load(); p != nil && p.version == pb.version {
+			if pb.changed {
+				pb.publishLocked(true) // b applied committed changes only
+			} else if p := pb.pub.Load(); p != nil && p.version == pb.version {
 				p.advance(pb.seq) // what was published is b
 			}
 			return pb.b, nil
 		}
 	}
-	if err := a.buildLocked(ctx, project, pb); err != nil {
+	if err := a.buildLocked(ctx, project, pb, confirm); err != nil {
 		return nil, err
 	}
 	return pb.b, nil
 }
 
-// buildLocked (re)builds pb from the store. pb.mu must be held.
-func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) error {
+// buildLocked (re)builds pb from the store. With confirm it reads the head again after
+// the nodes, so that a Board no commit came in the middle of is linked at once and
+// follows the next changes by their records (follow.go); without it, the Board is
+// linked by the next catch-up to a head read that finds no Board change, or the next
+// commit of its own. pb.mu must be held.
+func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, confirm bool) error {
 	pb.b = nil
 	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
@@ -207,7 +218,11 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", project, err)
 	}
-	decls, err := a.declarations(ctx, a.store, project)
+	src, err := a.sourcesOf(ctx, a.store, project)
+	if err != nil {
+		return err
+	}
+	decls, err := src.decls()
 	if err != nil {
 		return err
 	}
@@ -215,7 +230,18 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 	if err != nil {
 		return err
 	}
-	pb.b, pb.seq = b, head.Seq
+	linked := false
+	if confirm {
+		// Read again: the same head means no commit came between the two reads (every
+		// write of nodes, releases or tool locks appends to the log and moves it), so b
+		// is the log at head exactly.
+		after, err := a.store.Head(ctx, string(project))
+		if err != nil {
+			return fmt.Errorf("read head of %s: %w", project, err)
+		}
+		linked = after == head
+	}
+	pb.b, pb.src, pb.seq, pb.hash, pb.linked = b, src, head.Seq, head.Hash, linked
 	if pb.builds == 0 {
 		pb.signed = head.Seq
 	}
@@ -235,7 +261,7 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 	if !changed {
 		return a.store.Update(ctx, fn)
 	}
-	var after int64
+	var after store.Head
 	err := a.store.Update(ctx, func(tx store.Tx) error {
 		if err := lockFresh(ctx, tx, project, pb); err != nil {
 			return err
@@ -243,15 +269,12 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 		if err := fn(tx); err != nil {
 			return err
 		}
-		head, err := tx.LockHead(ctx, string(project))
-		if err != nil {
-			return err
-		}
-		after = head.Seq
-		return nil
+		var err error
+		after, err = tx.LockHead(ctx, string(project))
+		return err
 	})
 	if err == nil {
-		pb.seq, pb.changed = after, true
+		a.committedLocked(project, pb, after)
 	}
 	return err
 }
@@ -322,13 +345,54 @@ func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project c
 // read page by page, and a Board event in it ends the read with a rebuild.
 const boardScanPage = 64
 
-// declarations returns what project's installed releases declare, in release id order.
+// sources is where what a project's Board declares comes from, as read from the store:
+// the installed releases' declarations, in release id order, and the Tools locked on
+// its live Connections, from which the built-in release of direct Actions is made
+// (docs/workers.md, "Direct Actions"). A lock is changed only with an event that holds
+// it in full (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet,
+// event.ConnectionRevoked), so a Board follows those changes from the log (follow.go).
+type sources struct {
+	installed []board.Declarations
+	locks     map[contract.ConnectionID]map[string]contract.ToolLock // by Connection, then Tool
+}
+
+// decls is what src declares: the installed releases, then the direct Actions.
+func (src *sources) decls() ([]board.Declarations, error) {
+	var locks []contract.ToolLock
+	for _, ls := range src.locks {
+		for _, l := range ls {
+			locks = append(locks, l)
+		}
+	}
+	// Direct keeps one lock a Tool whatever their order (the latest, then by Connection).
+	direct, ok, err := capability.Direct(locks)
+	if err != nil {
+		return nil, err
+	}
+	decls := slices.Clip(src.installed)
+	if ok {
+		decls = append(decls, direct)
+	}
+	return decls, nil
+}
+
+// declarations returns what project's installed releases declare, in release id order,
+// and then its direct Actions.
 func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
+	src, err := a.sourcesOf(ctx, r, project)
+	if err != nil {
+		return nil, err
+	}
+	return src.decls()
+}
+
+// sourcesOf reads project's sources from r.
+func (a *Cache) sourcesOf(ctx context.Context, r store.Reader, project contract.ProjectID) (*sources, error) {
 	ins, err := r.Installs(ctx, string(project))
 	if err != nil {
 		return nil, fmt.Errorf("list installs of %s: %w", project, err)
 	}
-	var decls []board.Declarations
+	src := &sources{locks: map[contract.ConnectionID]map[string]contract.ToolLock{}}
 	for _, in := range ins {
 		rel, err := r.Release(ctx, in.ReleaseID, in.Version)
 		if err != nil {
@@ -338,46 +402,39 @@ func (a *Cache) declarations(ctx context.Context, r store.Reader, project contra
 		if err != nil {
 			return nil, fmt.Errorf("load release %s@%s: %w", in.ReleaseID, in.Version, err)
 		}
-		decls = append(decls, pkg.Declarations)
+		src.installed = append(src.installed, pkg.Declarations)
 	}
-	direct, ok, err := directRelease(ctx, r, project)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		decls = append(decls, direct)
-	}
-	return decls, nil
-}
-
-// directRelease is the built-in release of the direct Actions of the Tools locked on
-// project's live Connections (docs/workers.md, "Direct Actions"), read from their lock
-// records: every lock, unlock and approval change appends an event that makes a cached
-// Board rebuild (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet). ok is
-// false when no locked Tool is offered as one.
-func directRelease(ctx context.Context, r store.Reader, project contract.ProjectID) (board.Declarations, bool, error) {
 	cs, err := r.Connections(ctx, string(project))
 	if err != nil {
-		return board.Declarations{}, false, fmt.Errorf("read connections of %s: %w", project, err)
+		return nil, fmt.Errorf("read connections of %s: %w", project, err)
 	}
-	var locks []contract.ToolLock
 	for _, cn := range cs {
 		if cn.RevokedAt != nil {
 			continue
 		}
 		ls, err := r.ToolLocks(ctx, cn.ID)
 		if err != nil {
-			return board.Declarations{}, false, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
+			return nil, fmt.Errorf("read tool locks of %s: %w", cn.ID, err)
 		}
 		for _, l := range ls {
 			lk, err := identity.LockOf(l)
 			if err != nil {
-				return board.Declarations{}, false, err
+				return nil, err
 			}
-			locks = append(locks, lk)
+			src.put(lk)
 		}
 	}
-	return capability.Direct(locks)
+	return src, nil
+}
+
+// put keeps l as its Connection's lock of its Tool.
+func (src *sources) put(l contract.ToolLock) {
+	ls := src.locks[l.Connection]
+	if ls == nil {
+		ls = map[string]contract.ToolLock{}
+		src.locks[l.Connection] = ls
+	}
+	ls[l.Tool] = l
 }
 
 // restoreBoard builds project's Board from decls and the nodes and Cases r holds.
@@ -425,7 +482,9 @@ func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID,
 	pb.b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
-	if err := a.buildLocked(rctx, project, pb); err != nil {
+	// With the head read on both sides, so the Board follows the next changes by their
+	// records at once: this is the slow path already.
+	if err := a.buildLocked(rctx, project, pb, true); err != nil {
 		a.log.ErrorContext(ctx, "board rebuild failed; next call retries", logProject, project, logErr, err)
 	}
 }

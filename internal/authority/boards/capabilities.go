@@ -51,7 +51,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	now := a.nowUTC()
 	out := contract.Installed{Project: project, Release: contract.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: pkg.Release.Digest, CreatedAt: now}}
 	var next *board.Board
-	var seq int64
+	var seq store.Head
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		// Lock the log first: every Board write appends, so from here on no other
 		// instance changes the Board until this commits, and the Board built below from
@@ -97,14 +97,17 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.CapabilityInstalledData{Release: out.Release}); err != nil {
 			return err
 		}
-		head, err := tx.LockHead(ctx, string(project))
-		seq = head.Seq
+		seq, err = tx.LockHead(ctx, string(project))
 		return err
 	})
 	if err != nil {
 		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, eventlog.Refuse(err, "project "+string(project)))
 	}
-	pb.b, pb.seq = next, seq
+	// Built from the releases and nodes read under the head lock, the Board is the log
+	// at the head the commit left.
+	// Its sources are left unknown (the new release comes after the direct Actions in
+	// it): a change of the locked Tools builds it again from the store.
+	pb.b, pb.src, pb.seq, pb.hash, pb.linked = next, nil, seq.Seq, seq.Hash, true
 	pb.builds++
 	pb.version++
 	pb.publishLocked(true)

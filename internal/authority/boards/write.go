@@ -286,8 +286,11 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction
-// that LockFresh began committed.
-func (w *Write) Committed(head int64) { w.pb.seq, w.pb.changed = head, true }
+// that LockFresh began committed: the Board's cursor moves there, linked to the hash of
+// the commit's last event, which this process remembers (follow.go).
+func (w *Write) Committed(head int64) {
+	w.bs.committedLocked(w.project, w.pb, store.Head{Seq: head})
+}
 
 // Drop rebuilds the Board after a transaction with a change the store refused.
 func (w *Write) Drop(ctx context.Context) { w.bs.dropBoardLocked(ctx, w.project, w.pb) }

@@ -57,22 +57,18 @@ func (o *Operations) Decide(ctx context.Context, c identity.Caller, project cont
 // DelegateCovers reports whether the delegation policy in force covers pending Request id
 // of project, so that delegate c may decide it itself; a Request it could not decide —
 // missing, closed, expired, recovery, member-only, its own, or not covered — is false with
-// no error.
+// no error. The Request is read from the ledger's snapshot ([Operations.memberSnapshot]),
+// so the check never waits for a write holding the ledger's lock across its transaction.
 func (o *Operations) DelegateCovers(ctx context.Context, c identity.Caller, project contract.ProjectID, id contract.RequestID) (bool, error) {
-	l, unlock, err := o.memberRead(ctx, c, project)
+	s, err := o.memberSnapshot(ctx, c, project)
 	if err != nil {
 		return false, err
 	}
-	r, ok := l.requests[id]
-	var req contract.Request
-	if ok {
-		req = *r
-	}
-	open := ok && req.State == contract.RequestPending && l.expiryLocked(&req, o.nowUTC()) == ""
-	unlock()
-	if !open {
+	e, ok := s.request(id)
+	if !ok || e.r.State != contract.RequestPending || expiryOf(e.r, e.ended, o.nowUTC()) != "" {
 		return false, nil
 	}
+	req := *e.r
 	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
 	if err != nil {
 		return false, err

@@ -541,9 +541,14 @@ type reply struct {
 	// match, when set, reads a result from the Board the View is read from; a
 	// *contract.Error it returns refuses the read.
 	match func(b *board.Board) (json.RawMessage, error)
+	// query names what match reads, when that is a function of the Board alone (a
+	// QueryBoard's pattern, Case and limit), so that its result may be kept under the
+	// Board's version (matchkeep.go); "" keeps nothing.
+	query string
 }
 
-// reply builds an answer. An Agent's read of the View alone is answered without the
+// reply builds an answer. An Agent's read of the View, alone or with a pattern's
+// matches kept under the Board's version (matchkeep.go), is answered without the
 // project's Board lock, from what the Board cache published of the committed Board and
 // from the ledger's snapshot, when both cover a head read during the call
 // (publishedReply); any other answer, and that one when they do not, is built under the
@@ -581,20 +586,22 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 }
 
 // publishable reports whether the answer to r may be read from what the Board cache
-// published: it reads the View alone (no pattern to match on the Board, no Operation of
-// the call's own, no setup the call brought). An orchestrator's View is one too: the
-// decisions it lists come from the ledger's snapshot (orchestrator.go), added to a copy.
+// published: it reads the View, and at most a pattern's matches that are kept under the
+// Board's version (matchkeep.go), and no Operation of the call's own or setup the call
+// brought. An orchestrator's View is one too: the decisions it lists come from the
+// ledger's snapshot (orchestrator.go), added to a copy.
 func publishable(r reply) bool {
-	return r.match == nil && r.ordinal == 0 && r.setup == nil
+	return (r.match == nil || r.query != "") && r.ordinal == 0 && r.setup == nil
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
 // and the Board the cache published both reflect the log up to head, a head read during
 // the call, and the View for the caller's request was built on that Board
-// ([boards.Cache.Published]); ok is false when the answer must be built under the lock.
-// So the read never waits for a write holding the Board's lock across its transaction
-// (docs/architecture.md, "The project state and its driver"), and is as fresh as a read
-// of head: events of a transaction still in flight are not in head.
+// ([boards.Cache.Published]), as were the matches of its pattern, if it has one; ok is
+// false when the answer must be built under the lock. So the read never waits for a
+// write holding the Board's lock across its transaction (docs/architecture.md, "The
+// project state and its driver"), and is as fresh as a read of head: events of a
+// transaction still in flight are not in head.
 func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r reply, head int64) (Answer, bool, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
@@ -606,11 +613,18 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 	if err != nil || !ok {
 		return Answer{}, false, err
 	}
-	bv, ok := pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()})
-	if !ok {
+	br := boardRead{version: pub.Version()}
+	if r.match != nil {
+		// A pattern's matches on the published Board are those a read under the lock
+		// kept under the same version: the Board held the same nodes then.
+		if br.matched, ok = l.keptMatch(r.query, br.version); !ok {
+			return Answer{}, false, nil
+		}
+	}
+	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()}); !ok {
 		return Answer{}, false, nil
 	}
-	ans, err := o.answerFrom(ctx, c, r, boardRead{version: pub.Version(), bv: bv}, head, l, lr)
+	ans, err := o.answerFrom(ctx, c, r, br, head, l, lr)
 	return ans, err == nil, err
 }
 
@@ -640,7 +654,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 		lr.snap = l.snapshot() // its View lists the Requests it may decide
 	}
 	if p := l.opLocked(c.ID, r.ordinal); p != nil {
-		lr.op = *p
+		lr.op = p.own()
 	}
 	return o.answerFrom(ctx, c, r, br, head, l, lr)
 }
@@ -648,8 +662,11 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 // boardRead is what an answer reads of the Board: under the Board's lock, or from what
 // the Board cache published.
 type boardRead struct {
-	version uint64       // the Board's version: a View kept under it is of the same Board
+	version uint64       // the Board's version: a View or matches kept under it are of the same Board
 	b       *board.Board // the Board, under its lock; nil for a published read, which matches no pattern
+	// matched is the matches a published read found kept under version; nil under the
+	// lock, where they are read on b (or found kept).
+	matched json.RawMessage
 	// bv is the View a published read found, shared (the answer changes a copy); nil
 	// under the lock, where the View is built on b.
 	bv *boards.BoardView
@@ -675,7 +692,7 @@ func (o *Operations) view(project contract.ProjectID, br boardRead, req board.Vi
 type ledgerRead struct {
 	seq   int64                    // the last event of the log it reflects
 	strip []contract.OperationSlot // the caller's strip; read only
-	op    operation                // the call's own Operation, or the zero one
+	op    ownOp                    // what the answer reads of the call's own Operation, or the zero one
 	setup func() board.Setup       // the caller's setup, read when its View is built
 	// snap is the ledger as a snapshot at seq, which an orchestrator's View lists the
 	// Requests from: the published one, or for a read under the lock one taken there;
@@ -686,12 +703,13 @@ type ledgerRead struct {
 // snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
 // snapshot reflects the log up to head at least (events in a transaction still in
 // flight are not in head, so a snapshot at the committed head is exact) and the answer
-// needs nothing the snapshot lacks: no Operation of the call's own, and no
-// acknowledgement to write. An orchestrator's View lists the Requests from it.
+// needs nothing the snapshot lacks: no acknowledgement to write, and the call's own
+// Operation, when it has one, in the snapshot (a call admitted by another instance after
+// the snapshot's seq is not). An orchestrator's View lists the Requests from it. So the
+// answer to a write whose hold ended does not wait for a claim or a report holding the
+// ledger's lock across its transaction, as a QueryBoard does not (docs/architecture.md,
+// "The project state and its driver").
 func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head int64) (ledgerRead, bool) {
-	if r.ordinal > 0 {
-		return ledgerRead{}, false
-	}
 	snap, ok := o.drv.Snapshot(l.project)
 	if !ok || snap.Seq < head {
 		return ledgerRead{}, false
@@ -705,6 +723,11 @@ func (o *Operations) snapshotRead(l *ledger, c identity.Caller, r reply, head in
 	if a != nil {
 		lr.strip = a.strip
 	}
+	if r.ordinal > 0 {
+		if lr.op, ok = a.own(r.ordinal); !ok {
+			return ledgerRead{}, false
+		}
+	}
 	return lr, true
 }
 
@@ -714,7 +737,10 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 	project := c.Projects[0]
 	res, extra := r.res, r.extra
 	if r.match != nil {
-		m, err := r.match(br.b)
+		m, err := br.matched, error(nil)
+		if m == nil {
+			m, err = l.match(r, br)
+		}
 		if ce, ok := errors.AsType[*contract.Error](err); ok {
 			res, extra = contract.ToolResult{ErrorCode: ce.Code, Teaching: ce.Teaching}, nil
 		} else if err != nil {

@@ -73,6 +73,21 @@ func (op *operation) apply(e event.Operation, at time.Time) {
 	}
 }
 
+// ownOp is what the answer to the call that made an Operation reads of it: its state,
+// why it failed or was refused, and its result.
+type ownOp struct {
+	state     contract.OperationState
+	errorCode contract.Code
+	reason    string
+	result    json.RawMessage
+}
+
+// own returns what the answer to the call that made op reads of it. Nothing changes
+// what it returns afterwards: apply replaces a result, never writes into one.
+func (op *operation) own() ownOp {
+	return ownOp{state: op.state, errorCode: op.errorCode, reason: op.reason, result: op.result}
+}
+
 // queued reports whether op waits for a worker: running, not dispatched, with an
 // execution to serve.
 func (op *operation) queued() bool {
@@ -157,7 +172,7 @@ type ledgerState struct {
 	open     map[string]int                           // agent id → how many of its Operations are not settled
 	requests map[contract.RequestID]*contract.Request // every Request of the project
 	order    []contract.RequestID                     // requests in creation order
-	reqAt    map[contract.RequestID]int               // each Request's index in order
+	reqAt    *reqIndex                                // each Request's index in order, shared with the snapshots
 	ended    map[contract.RequestID]string            // pending Requests whose Agent was revoked or re-tokened since, or whose Tool changed, and why
 	voided   map[contract.RequestID]contract.Code     // of those, the ones a change of their Tool voided, and its code
 	arts     map[string]artifact                      // ref → artifact
@@ -211,7 +226,7 @@ func newLedgerState() *ledgerState {
 		conns: map[contract.ConnectionID]*connRecord{}, queue: map[*operation]string{},
 		claims: map[string]event.WorkClaimedData{}, reports: map[string]event.WorkReportedData{}, gens: map[contract.ConnectionID]int64{},
 		opsAt:   map[string]int64{},
-		touched: map[string][]int{}, reqAt: map[contract.RequestID]int{},
+		touched: map[string][]int{}, reqAt: &reqIndex{},
 	}
 }
 
@@ -236,6 +251,10 @@ type ledger struct {
 	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
 	viewMu sync.Mutex
 	views  map[contract.Principal]keptView
+	// matches is the last matches read of each QueryBoard pattern, under the Board
+	// version they were read at, at most maxKeptMatches of them (matchkeep.go). Guarded
+	// by viewMu.
+	matches map[string]keptMatch
 }
 
 // lock takes the project's lock; the caller must [ledger.unlock] it.
@@ -393,10 +412,11 @@ func (l *ledgerState) applyOther(e store.Event) error {
 			return err
 		}
 		r := d.Request
-		i, ok := l.reqAt[r.ID]
+		i, ok := l.reqAt.at(r.ID)
 		if !ok {
 			i = len(l.order)
-			l.order, l.reqAt[r.ID] = append(l.order, r.ID), i
+			l.order = append(l.order, r.ID)
+			l.reqAt.add(r.ID, i)
 		}
 		l.requests[r.ID] = &r
 		l.reqTouched = append(l.reqTouched, i)
@@ -651,6 +671,7 @@ func (o *Operations) query(ctx context.Context, c identity.Caller, call Call, in
 			caseID = focus[0]
 		}
 		limit := min(in.Limit, board.QueryMaxMatches)
+		r.query = queryKey(*in.Pattern, caseID, limit)
 		r.match = func(b *board.Board) (json.RawMessage, error) {
 			matches, err := b.Query(*in.Pattern, caseID, limit)
 			if err != nil {

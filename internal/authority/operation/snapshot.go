@@ -5,6 +5,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/docketrun/docket/internal/board"
@@ -12,16 +13,18 @@ import (
 )
 
 // An Agent's pure reads (its QueryBoard's strip and View, its strip at initialize and
-// ping) are answered from the ledger's snapshot, not under the ledger's lock, so that
+// ping), and the answer to its write once the write's hold ended, are answered from the
+// ledger's snapshot, not under the ledger's lock, so that
 // they never wait for a claim batch, a report batch or an admission holding the lock
 // across its store transaction (docs/architecture.md, "The project state and its
 // driver"). The driver publishes the snapshot when the lock is released
 // ([eventlog.Driver.Publish]), with the seq of the last event it reflects; a read
 // answers from it only when that seq covers the head it read, and otherwise locks and
 // catches up as before, so an answer is as fresh as a read of that head either way. A
-// member's lists of Operations and of Requests, and an orchestrator's decisions, are read
-// from it the same way (list.go, decision.go, orchestrator.go): every Operation and every
-// Request of the project is in it, in pages the snapshots share ([pages]).
+// member's lists of Operations and of Requests, a delegate's check of the Request it is
+// about to decide, and an orchestrator's decisions, are read from it the same way
+// (list.go, decision.go, orchestrator.go): every Operation and every Request of the
+// project is in it, in pages the snapshots share ([pages]).
 
 // ledgerSnap is what a ledgerState hands out for those reads: nothing in it is changed
 // once handed out. Each Agent's part is derived when the Agent's Operations change, and
@@ -33,9 +36,34 @@ type ledgerSnap struct {
 	// setupFrom is the State's setup it was copied from: the State makes a new one
 	// after each event that may change it.
 	setupFrom *board.Setup
-	// requests is every Request of the project, in creation order.
+	// requests is every Request of the project, in creation order, and reqAt the index
+	// of each in it, shared with the State: the Requests past requests' length are not
+	// this snapshot's.
 	requests pages[reqEntry]
+	reqAt    *reqIndex
 }
+
+// reqIndex is each Request's index in the order the State created them, kept by the
+// State under its lock and read by its snapshots without it: an index, once given, never
+// changes, and a snapshot takes only those below its count of Requests, so a lookup in
+// it is one in the State as the snapshot was taken. A rebuilt State ([eventlog.Cursor])
+// starts a new one; the snapshots of the State it replaced keep theirs.
+type reqIndex struct {
+	m sync.Map // contract.RequestID → int; written once per Request, read many times
+}
+
+// at returns the index of Request id, and false when the State never applied it.
+func (x *reqIndex) at(id contract.RequestID) (int, bool) {
+	i, ok := x.m.Load(id)
+	if !ok {
+		return 0, false
+	}
+	return i.(int), true
+}
+
+// add gives Request id the index i. It is called once per Request, under the State's
+// lock.
+func (x *reqIndex) add(id contract.RequestID, i int) { x.m.Store(id, i) }
 
 // reqEntry is one Request in a ledgerSnap.
 type reqEntry struct {
@@ -51,9 +79,15 @@ type agentSnap struct {
 	// delivered it unacknowledged writes the acknowledgement, under the lock.
 	latest int64
 	acked  bool
-	// ops is every Operation of the agent as a member's list shows it ([listInfo]),
-	// ordinal i at index i-1.
-	ops pages[*contract.OperationInfo]
+	// ops is every Operation of the agent, ordinal i at index i-1.
+	ops pages[*opSnap]
+}
+
+// opSnap is one Operation in a ledgerSnap: as a member's list shows it ([listInfo]), and
+// what the answer to the call that made it reads of it ([operation.own]).
+type opSnap struct {
+	info contract.OperationInfo
+	own  ownOp
 }
 
 // snapshot returns the State as a ledgerSnap ([eventlog.Driver.Publish]), derived from
@@ -66,7 +100,7 @@ func (l *ledgerState) snapshot() *ledgerSnap {
 	if prev != nil && len(l.touched) == 0 && !l.allowTouched && len(l.reqTouched) == 0 && prev.setupFrom == l.setup {
 		return prev // nothing it holds changed: most events are a lease's, or another part's
 	}
-	s := &ledgerSnap{setup: setup, setupFrom: l.setup}
+	s := &ledgerSnap{setup: setup, setupFrom: l.setup, reqAt: l.reqAt}
 	switch {
 	case prev == nil:
 		s.agents, s.allow = make(map[string]*agentSnap, len(l.ops)), maps.Clone(l.allow)
@@ -112,9 +146,8 @@ func (l *ledgerState) agentSnapLocked(agent string, prev *agentSnap, changed []i
 		a.latest, a.acked = last.ordinal, last.acked
 	}
 	ops := l.ops[agent]
-	a.ops = a.ops.with(len(ops), changed, func(i int) *contract.OperationInfo {
-		info := listInfo(agent, ops[i])
-		return &info
+	a.ops = a.ops.with(len(ops), changed, func(i int) *opSnap {
+		return &opSnap{info: listInfo(agent, ops[i]), own: ops[i].own()}
 	})
 	return a
 }
@@ -141,7 +174,8 @@ func (s *ledgerSnap) operations(agent contract.AgentID, waiting bool) []contract
 		if agent != "" && contract.AgentID(id) != agent {
 			continue
 		}
-		for info := range a.ops.all() {
+		for op := range a.ops.all() {
+			info := &op.info
 			if waiting && info.Waiting == contract.WaitNothing {
 				continue
 			}
@@ -171,6 +205,26 @@ func (s *ledgerSnap) requestList(now time.Time) []contract.Request {
 		out = append(out, r)
 	}
 	return out
+}
+
+// request returns Request id as the snapshot holds it, with why it stopped taking
+// decisions ([ledgerState.ended]), and false when the project had no such Request at the
+// snapshot's seq.
+func (s *ledgerSnap) request(id contract.RequestID) (reqEntry, bool) {
+	i, ok := s.reqAt.at(id)
+	if !ok || i >= s.requests.n {
+		return reqEntry{}, false
+	}
+	return s.requests.at(i), true
+}
+
+// own returns what the answer to the call that made the agent's Operation ordinal reads
+// of it, and false when the snapshot does not hold that Operation.
+func (a *agentSnap) own(ordinal int64) (ownOp, bool) {
+	if a == nil || ordinal < 1 || ordinal > int64(a.ops.n) {
+		return ownOp{}, false
+	}
+	return a.ops.at(int(ordinal - 1)).own, true
 }
 
 // agentSetup is agentSetupLocked as the snapshot holds it.
@@ -267,11 +321,14 @@ func (p pages[T]) with(n int, changed []int, get func(i int) T) pages[T] {
 	return out
 }
 
+// at returns p's element i, which must be below p's length.
+func (p pages[T]) at(i int) T { return p.table[i/pageLen][i%pageLen/leafLen][i%leafLen] }
+
 // all yields p's elements in order.
 func (p pages[T]) all() iter.Seq[T] {
 	return func(yield func(T) bool) {
 		for i := range p.n {
-			if !yield(p.table[i/pageLen][i%pageLen/leafLen][i%leafLen]) {
+			if !yield(p.at(i)) {
 				return
 			}
 		}

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -86,10 +87,31 @@ func fullRequests(l *ledgerState, now time.Time) []contract.Request {
 	return out
 }
 
-// lists is what a snapshot's lists answer, or what the State's full scans do.
+// lists is what a snapshot's lists answer, or what the State's full scans do, and what
+// its lookups answer: what the answer to each call reads of its own Operation, and each
+// Request a delegate's check looks up by id.
 type lists struct {
 	all, waiting, ofA []contract.OperationInfo
 	requests          [3][]contract.Request // at the three instants of listedAt
+	own               map[string][]ownOp    // agent → ordinal i's at index i-1, then one past the last
+	byID              map[contract.RequestID]lookup
+}
+
+// lookup is a Request found by id, with why it stopped taking decisions, or not found.
+type lookup struct {
+	found bool
+	r     contract.Request
+	ended string
+}
+
+// looked are the Request ids the lookups are made of: those of the first n Requests of
+// the log, and one never raised.
+func looked(n int) []contract.RequestID {
+	ids := []contract.RequestID{"req_none"}
+	for i := range n {
+		ids = append(ids, contract.RequestID(fmt.Sprintf("req_%d", i)))
+	}
+	return ids
 }
 
 // listedAt are the instants the Requests are listed at: before every deadline, amid
@@ -98,18 +120,51 @@ func listedAt(at time.Time) [3]time.Time {
 	return [3]time.Time{at.Add(-time.Hour), at.Add(90 * time.Minute), at.Add(10 * time.Hour)}
 }
 
-func snapLists(s *ledgerSnap, at time.Time) lists {
-	ls := lists{all: s.operations("", false), waiting: s.operations("", true), ofA: s.operations("a", false)}
+func snapLists(s *ledgerSnap, at time.Time, ids []contract.RequestID) lists {
+	ls := lists{all: s.operations("", false), waiting: s.operations("", true), ofA: s.operations("a", false),
+		own: map[string][]ownOp{}, byID: map[contract.RequestID]lookup{}}
 	for i, now := range listedAt(at) {
 		ls.requests[i] = s.requestList(now)
+	}
+	for agent, a := range s.agents {
+		for ordinal := int64(1); ; ordinal++ {
+			own, ok := a.own(ordinal)
+			ls.own[agent] = append(ls.own[agent], own)
+			if !ok {
+				break
+			}
+		}
+	}
+	for _, id := range ids {
+		if e, ok := s.request(id); ok {
+			ls.byID[id] = lookup{found: true, r: *e.r, ended: e.ended}
+		} else {
+			ls.byID[id] = lookup{}
+		}
 	}
 	return ls
 }
 
-func scanLists(l *ledgerState, at time.Time) lists {
-	ls := lists{all: fullList(l, "", false), waiting: fullList(l, "", true), ofA: fullList(l, "a", false)}
+func scanLists(l *ledgerState, at time.Time, ids []contract.RequestID) lists {
+	ls := lists{all: fullList(l, "", false), waiting: fullList(l, "", true), ofA: fullList(l, "a", false),
+		own: map[string][]ownOp{}, byID: map[contract.RequestID]lookup{}}
 	for i, now := range listedAt(at) {
 		ls.requests[i] = fullRequests(l, now)
+	}
+	// As the answer to a call read its own Operation under the lock.
+	for agent, ops := range l.ops {
+		for _, op := range ops {
+			ls.own[agent] = append(ls.own[agent], ownOp{state: op.state, errorCode: op.errorCode, reason: op.reason, result: op.result})
+		}
+		ls.own[agent] = append(ls.own[agent], ownOp{})
+	}
+	// As a delegate's check read a Request under the lock.
+	for _, id := range ids {
+		if r, ok := l.requests[id]; ok {
+			ls.byID[id] = lookup{found: true, r: *r, ended: l.ended[id]}
+		} else {
+			ls.byID[id] = lookup{}
+		}
 	}
 	return ls
 }
@@ -123,8 +178,11 @@ func scanLists(l *ledgerState, at time.Time) lists {
 // Agent's strip, latest settled Operation, allow-list and setup as the State reads them
 // then, that its lists of Operations (every Agent's, those waiting, one Agent's) and of
 // Requests (at instants before, amid and after their deadlines) are those a full scan of
-// the State under the lock lists then, and that no snapshot changes after it was handed
-// out, though the State applies on. Some logs are long enough for an Agent's Operations
+// the State under the lock lists then, that what it answers of each Agent's Operation by
+// ordinal (what the answer to the call that made it reads: state, error code, reason,
+// result) and of each Request by id (a delegate's check, including an id raised only
+// after the snapshot) is what the State answered then, and that no snapshot changes
+// after it was handed out, though the State applies on. Some logs are long enough for an Agent's Operations
 // and the Requests to fill several pages.
 func TestLedger_Snapshot(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -139,6 +197,7 @@ func TestLedger_Snapshot(t *testing.T) {
 			snap  *ledgerSnap
 			want  map[string]agentSnap // deep copies, as handed out
 			lists lists
+			ids   []contract.RequestID // the Requests looked up by id
 		}
 		var out []handed
 		events, every := int64(300), 4 // a snapshot taken after one event in every
@@ -159,7 +218,14 @@ func TestLedger_Snapshot(t *testing.T) {
 				}
 				p = event.OpAdmittedData(op)
 			case k < 7:
-				p = event.OpChangedData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n), State: states[r.IntN(len(states))], Stage: contract.StageAtWorker})
+				ch := event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n), State: states[r.IntN(len(states))], Stage: contract.StageAtWorker}
+				switch r.IntN(3) { // what the answer to the call reads
+				case 0:
+					ch.Result = json.RawMessage(fmt.Sprintf(`{"n":%d}`, seq))
+				case 1:
+					ch.ErrorCode, ch.Reason = contract.CodeWorkRefused, fmt.Sprintf("refused at %d", seq)
+				}
+				p = event.OpChangedData(ch)
 			case k < 8:
 				p = event.OpAcknowledgedData(event.Operation{Agent: agent, Ordinal: 1 + r.Int64N(n)})
 			case k < 9:
@@ -220,7 +286,7 @@ func TestLedger_Snapshot(t *testing.T) {
 					want.latest, want.acked = last.ordinal, last.acked
 				}
 				got := s.agents[agent]
-				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*contract.OperationInfo]{})); diff != "" {
+				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*opSnap]{})); diff != "" {
 					t.Fatalf("seed %d, at event %d: agent %s in the snapshot (-State +snapshot):\n%s", seed, seq, agent, diff)
 				}
 				h.want[agent] = agentSnap{strip: slices.Clone(want.strip), latest: want.latest, acked: want.acked}
@@ -231,9 +297,11 @@ func TestLedger_Snapshot(t *testing.T) {
 			if diff := gocmp.Diff(l.allow, s.allow); diff != "" {
 				t.Fatalf("seed %d, at event %d: allow-lists (-State +snapshot):\n%s", seed, seq, diff)
 			}
-			h.lists = scanLists(l, at)
-			if got := snapLists(s, at); !reflect.DeepEqual(h.lists, got) {
-				t.Fatalf("seed %d, at event %d: lists (-full scan +snapshot):\n%s", seed, seq, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{})))
+			ids := looked(len(requests) + 1) // and the next Request, raised after
+			h.ids = ids
+			h.lists = scanLists(l, at, ids)
+			if got := snapLists(s, at, ids); !reflect.DeepEqual(h.lists, got) {
+				t.Fatalf("seed %d, at event %d: lists (-full scan +snapshot):\n%s", seed, seq, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{}, lookup{}, ownOp{})))
 			}
 			out = append(out, h)
 		}
@@ -243,12 +311,12 @@ func TestLedger_Snapshot(t *testing.T) {
 		for i, h := range out {
 			for agent, want := range h.want {
 				got := h.snap.agents[agent]
-				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*contract.OperationInfo]{})); diff != "" {
+				if diff := gocmp.Diff(want, agentSnap{strip: got.strip, latest: got.latest, acked: got.acked}, gocmp.AllowUnexported(agentSnap{}, pages[*opSnap]{})); diff != "" {
 					t.Fatalf("seed %d: snapshot %d changed after it was handed out, agent %s (-handed +now):\n%s", seed, i, agent, diff)
 				}
 			}
-			if got := snapLists(h.snap, at); !reflect.DeepEqual(h.lists, got) {
-				t.Fatalf("seed %d: the lists of snapshot %d changed after it was handed out (-handed +now):\n%s", seed, i, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{})))
+			if got := snapLists(h.snap, at, h.ids); !reflect.DeepEqual(h.lists, got) {
+				t.Fatalf("seed %d: the lists of snapshot %d changed after it was handed out (-handed +now):\n%s", seed, i, gocmp.Diff(h.lists, got, gocmp.AllowUnexported(lists{}, lookup{}, ownOp{})))
 			}
 		}
 	}
