@@ -166,7 +166,7 @@ func findUnknown(n *jnode, t reflect.Type, path string) (unknownKey, bool) {
 		return findUnknown(n, t.Elem(), path)
 	case reflect.Slice, reflect.Array:
 		if n.kind == '[' {
-			for i, k := range n.kids {
+			for i, k := range n.kids() {
 				if u, ok := findUnknown(k, t.Elem(), path+"["+strconv.Itoa(i)+"]"); ok {
 					return u, true
 				}
@@ -174,8 +174,8 @@ func findUnknown(n *jnode, t reflect.Type, path string) (unknownKey, bool) {
 		}
 	case reflect.Map:
 		if n.kind == '{' {
-			for i, k := range n.kids {
-				if u, ok := findUnknown(k, t.Elem(), join(path, n.keys[i])); ok {
+			for i, k := range n.kids() {
+				if u, ok := findUnknown(k, t.Elem(), join(path, n.keys()[i])); ok {
 					return u, true
 				}
 			}
@@ -185,13 +185,13 @@ func findUnknown(n *jnode, t reflect.Type, path string) (unknownKey, bool) {
 			return unknownKey{}, false
 		}
 		fs := jsonFields(t)
-		for i, key := range n.keys {
+		for i, key := range n.keys() {
 			ft, ok := fs[key]
 			if !ok {
 				names := slices.Sorted(maps.Keys(fs))
-				return unknownKey{key: key, path: path, at: n.keyAt[i], fields: names}, true
+				return unknownKey{key: key, path: path, at: n.keyAt()[i], fields: names}, true
 			}
-			if u, ok := findUnknown(n.kids[i], ft, join(path, key)); ok {
+			if u, ok := findUnknown(n.kids()[i], ft, join(path, key)); ok {
 				return u, true
 			}
 		}
@@ -250,18 +250,68 @@ func decodeJSON(b []byte, v any) error {
 	return nil
 }
 
-// jnode is one parsed JSON value.
+// jnode is one parsed JSON value. A parse makes one per value, so it is kept small: an
+// object's or a list's members are apart ([jmembers]), and one field holds a string's
+// value or a number's or boolean's text (a node of 136 bytes, three slices and two
+// strings, was most of what a parse allocated: benchmarks/README.md).
 type jnode struct {
 	kind  byte // '{', '[', '"', 'n' (null), 'b' (boolean) or '0' (number)
 	start int  // offset of the value in the text
 	end   int  // offset just past the value
+	m     *jmembers
+	str   string  // a string's value; a number's or boolean's text
+	num   float64 // a number's value
+}
+
+// jmembers are the members of an object (keys, keyAt and kids) or a list (kids); nil
+// for an empty one and for any other value.
+type jmembers struct {
 	keys  []string
 	keyAt []int // offset of each key in the text, for refusals that name its line
 	kids  []*jnode
-	str   string  // a string's value
-	num   float64 // a number's value
-	raw   string  // a number's or boolean's text
 }
+
+// keys are an object's keys, in order; nil for any other value.
+func (n *jnode) keys() []string {
+	if n.m == nil {
+		return nil
+	}
+	return n.m.keys
+}
+
+// keyAt are the offsets of an object's keys in the text; nil for any other value.
+func (n *jnode) keyAt() []int {
+	if n.m == nil {
+		return nil
+	}
+	return n.m.keyAt
+}
+
+// kids are an object's values, in the order of its keys, or a list's; nil for any
+// other value.
+func (n *jnode) kids() []*jnode {
+	if n.m == nil {
+		return nil
+	}
+	return n.m.kids
+}
+
+// members returns the members of a container, carved from the parse's chunks.
+func (p *strictParser) members(keys []string, kids []*jnode, at []int) *jmembers {
+	if len(p.memberChunk) == cap(p.memberChunk) {
+		p.memberChunk = make([]jmembers, 0, memberChunk)
+	}
+	m := jmembers{kids: carve(&p.kidChunk, kids)}
+	if keys != nil {
+		m.keys, m.keyAt = carve(&p.keyChunk, keys), carve(&p.atChunk, at)
+	}
+	p.memberChunk = append(p.memberChunk, m)
+	return &p.memberChunk[len(p.memberChunk)-1]
+}
+
+// memberChunk is how many containers' members a parse allocates at once after its
+// first chunk.
+const memberChunk = 8
 
 type strictParser struct {
 	b       []byte
@@ -279,13 +329,14 @@ type strictParser struct {
 	// An object's keys and values, and a list's values, are gathered on these stacks
 	// while it is parsed, then carved from chunks shared by the whole parse, as the
 	// nodes are: a few allocations a parse rather than several per value.
-	keyStack  []string
-	atStack   []int
-	kidStack  []*jnode
-	keyChunk  []string
-	atChunk   []int
-	kidChunk  []*jnode
-	nodeChunk []jnode
+	keyStack    []string
+	atStack     []int
+	kidStack    []*jnode
+	keyChunk    []string
+	atChunk     []int
+	kidChunk    []*jnode
+	nodeChunk   []jnode
+	memberChunk []jmembers
 	// The stacks and the path start in these, allocated with the parser: a wire
 	// object's keys and path fit.
 	keyBuf  [16]string
@@ -384,6 +435,8 @@ func (p *strictParser) sizeChunks() {
 	}
 	if values > 1 {
 		p.kidChunk = make([]*jnode, 0, min(values-1, firstChunk))
+		containers := bytes.Count(p.b, []byte{'{'}) + bytes.Count(p.b, []byte{'['})
+		p.memberChunk = make([]jmembers, 0, min(containers, firstChunk))
 	}
 	p.path.b = p.pathBuf[:0]
 	p.keyStack, p.atStack, p.kidStack = p.keyBuf[:0], p.atBuf[:0], p.kidBuf[:0]
@@ -486,7 +539,7 @@ func (p *strictParser) valueAt(depth int) (*jnode, error) {
 			if p.i < len(p.b) && p.b[p.i] == ']' {
 				p.i++
 				if !p.check {
-					n.kids = carve(&p.kidChunk, p.kidStack[base:])
+					n.m = p.members(nil, p.kidStack[base:], nil)
 				}
 				p.kidStack = p.kidStack[:base]
 				return n, nil
@@ -502,7 +555,7 @@ func (p *strictParser) valueAt(depth int) (*jnode, error) {
 		for _, lit := range []string{"true", "false", "null"} {
 			if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
 				p.i += len(lit)
-				n.kind, n.raw = 'b', lit
+				n.kind, n.str = 'b', lit
 				if lit == "null" {
 					n.kind = 'n'
 				}
@@ -584,9 +637,7 @@ func (p *strictParser) object(n *jnode, depth int) error {
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
 			if !p.check {
-				n.keys = carve(&p.keyChunk, p.keyStack[base:])
-				n.kids = carve(&p.kidChunk, p.kidStack[kidBase:])
-				n.keyAt = carve(&p.atChunk, p.atStack[base:])
+				n.m = p.members(p.keyStack[base:], p.kidStack[kidBase:], p.atStack[base:])
 			}
 			p.keyStack, p.kidStack, p.atStack = p.keyStack[:base], p.kidStack[:kidBase], p.atStack[:base]
 			return nil
@@ -790,8 +841,8 @@ func (p *strictParser) number(n *jnode) error {
 			return p.syntax("a number needs digits in its exponent")
 		}
 	}
-	n.raw = string(p.b[start:p.i])
-	f, err := strconv.ParseFloat(n.raw, 64)
+	n.str = string(p.b[start:p.i])
+	f, err := strconv.ParseFloat(n.str, 64)
 	if err != nil {
 		return Errorf(CodeInvalidArgument, "the number at %s (%s) is out of range; send a smaller number, or a large one as a string", where(p.path.String()), lineCol(p.b, start))
 	}
@@ -870,7 +921,7 @@ func (p *jpath) walkType(n *jnode, t reflect.Type) error {
 		return p.walkType(n, t.Elem())
 	case reflect.Slice, reflect.Array:
 		if n.kind == '[' {
-			for i, k := range n.kids {
+			for i, k := range n.kids() {
 				at := p.index(i)
 				err := p.walkType(k, t.Elem())
 				p.pop(at)
@@ -881,8 +932,8 @@ func (p *jpath) walkType(n *jnode, t reflect.Type) error {
 		}
 	case reflect.Map:
 		if n.kind == '{' {
-			for i, k := range n.kids {
-				at := p.key(n.keys[i])
+			for i, k := range n.kids() {
+				at := p.key(n.keys()[i])
 				err := p.walkType(k, t.Elem())
 				p.pop(at)
 				if err != nil {
@@ -895,7 +946,7 @@ func (p *jpath) walkType(n *jnode, t reflect.Type) error {
 			return nil // encoding/json refuses it with a type error
 		}
 		fs := jsonFields(t)
-		for i, key := range n.keys {
+		for i, key := range n.keys() {
 			ft, ok := fs[key]
 			if !ok {
 				for name := range fs {
@@ -906,7 +957,7 @@ func (p *jpath) walkType(n *jnode, t reflect.Type) error {
 				continue // unknown: encoding/json refuses it by name
 			}
 			at := p.key(key)
-			err := p.walkType(n.kids[i], ft)
+			err := p.walkType(n.kids()[i], ft)
 			p.pop(at)
 			if err != nil {
 				return err

@@ -152,20 +152,20 @@ func (n *jnode) value() any {
 	switch n.kind {
 	case '{':
 		m := map[string]any{}
-		for i, k := range n.keys {
-			m[k] = n.kids[i].value()
+		for i, k := range n.keys() {
+			m[k] = n.kids()[i].value()
 		}
 		return m
 	case '[':
 		l := []any{}
-		for _, k := range n.kids {
+		for _, k := range n.kids() {
 			l = append(l, k.value())
 		}
 		return l
 	case '"':
 		return n.str
 	case 'b':
-		return n.raw == "true"
+		return n.str == "true"
 	case '0':
 		return n.num
 	}

@@ -176,7 +176,7 @@ func checkRequired(tool string, t reflect.Type, n *jnode) error {
 	}
 	for i := range t.NumField() {
 		// jsonField alone, not fields: a field's doc and enum tags are not read here.
-		if name, required, ok := jsonField(t.Field(i)); ok && required && !slices.Contains(n.keys, name) {
+		if name, required, ok := jsonField(t.Field(i)); ok && required && !slices.Contains(n.keys(), name) {
 			return Errorf(CodeInvalidArgument, "%s needs the field %s", tool, quoteShort(name))
 		}
 	}

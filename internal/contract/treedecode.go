@@ -207,13 +207,13 @@ func fitsTree(n *jnode, t reflect.Type, v reflect.Value) bool {
 		if n.kind != '0' {
 			return false
 		}
-		i, err := strconv.ParseInt(n.raw, 10, 64)
+		i, err := strconv.ParseInt(n.str, 10, 64)
 		return err == nil && !reflect.Zero(t).OverflowInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		if n.kind != '0' {
 			return false
 		}
-		u, err := strconv.ParseUint(n.raw, 10, 64)
+		u, err := strconv.ParseUint(n.str, 10, 64)
 		return err == nil && !reflect.Zero(t).OverflowUint(u)
 	case reflect.Slice:
 		if n.kind == 'n' {
@@ -222,7 +222,7 @@ func fitsTree(n *jnode, t reflect.Type, v reflect.Value) bool {
 		if n.kind != '[' || v.IsValid() && !v.IsNil() {
 			return false
 		}
-		for _, k := range n.kids {
+		for _, k := range n.kids() {
 			if !fitsTree(k, t.Elem(), reflect.Value{}) {
 				return false
 			}
@@ -235,7 +235,7 @@ func fitsTree(n *jnode, t reflect.Type, v reflect.Value) bool {
 		if n.kind != '{' {
 			return false
 		}
-		for _, k := range n.kids {
+		for _, k := range n.kids() {
 			if !fitsTree(k, t.Elem(), reflect.Value{}) {
 				return false
 			}
@@ -245,7 +245,7 @@ func fitsTree(n *jnode, t reflect.Type, v reflect.Value) bool {
 		if n.kind != '{' {
 			return false
 		}
-		for i, key := range n.keys {
+		for i, key := range n.keys() {
 			f, ok := tt.fields[key]
 			if !ok {
 				return false // encoding/json refuses the unknown field
@@ -254,7 +254,7 @@ func fitsTree(n *jnode, t reflect.Type, v reflect.Value) bool {
 			if v.IsValid() {
 				fv = v.FieldByIndex(f.index)
 			}
-			if !fitsTree(n.kids[i], f.typ, fv) {
+			if !fitsTree(n.kids()[i], f.typ, fv) {
 				return false
 			}
 		}
@@ -288,17 +288,17 @@ func fillTree(b []byte, n *jnode, v reflect.Value) bool {
 	case reflect.String:
 		v.SetString(n.str)
 	case reflect.Bool:
-		v.SetBool(n.raw == "true")
+		v.SetBool(n.str == "true")
 	case reflect.Float64:
 		v.SetFloat(n.num)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i, err := strconv.ParseInt(n.raw, 10, 64)
+		i, err := strconv.ParseInt(n.str, 10, 64)
 		if err != nil {
 			return false
 		}
 		v.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u, err := strconv.ParseUint(n.raw, 10, 64)
+		u, err := strconv.ParseUint(n.str, 10, 64)
 		if err != nil {
 			return false
 		}
@@ -308,8 +308,8 @@ func fillTree(b []byte, n *jnode, v reflect.Value) bool {
 			v.SetZero()
 			return true
 		}
-		s := reflect.MakeSlice(t, len(n.kids), len(n.kids))
-		for i, k := range n.kids {
+		s := reflect.MakeSlice(t, len(n.kids()), len(n.kids()))
+		for i, k := range n.kids() {
 			if !fillTree(b, k, s.Index(i)) {
 				return false
 			}
@@ -321,21 +321,21 @@ func fillTree(b []byte, n *jnode, v reflect.Value) bool {
 			return true
 		}
 		if v.IsNil() {
-			v.Set(reflect.MakeMapWithSize(t, len(n.kids)))
+			v.Set(reflect.MakeMapWithSize(t, len(n.kids())))
 		}
-		for i, k := range n.kids {
+		for i, k := range n.kids() {
 			e := reflect.New(t.Elem()).Elem()
 			if !fillTree(b, k, e) {
 				return false
 			}
 			key := reflect.New(t.Key()).Elem()
-			key.SetString(n.keys[i])
+			key.SetString(n.keys()[i])
 			v.SetMapIndex(key, e)
 		}
 	case reflect.Struct:
 		fs := treeTypeOf(t).fields
-		for i, key := range n.keys {
-			if !fillTree(b, n.kids[i], v.FieldByIndex(fs[key].index)) {
+		for i, key := range n.keys() {
+			if !fillTree(b, n.kids()[i], v.FieldByIndex(fs[key].index)) {
 				return false
 			}
 		}
@@ -357,17 +357,17 @@ func ScalarObject(b []byte) (map[string]any, bool) {
 	if err != nil || n.kind != '{' {
 		return nil, false
 	}
-	m := make(map[string]any, len(n.keys))
-	for i, k := range n.kids {
+	m := make(map[string]any, len(n.keys()))
+	for i, k := range n.kids() {
 		switch k.kind {
 		case '"':
-			m[n.keys[i]] = k.str
+			m[n.keys()[i]] = k.str
 		case '0':
-			m[n.keys[i]] = json.Number(k.raw)
+			m[n.keys()[i]] = json.Number(k.str)
 		case 'b':
-			m[n.keys[i]] = k.raw == "true"
+			m[n.keys()[i]] = k.str == "true"
 		case 'n':
-			m[n.keys[i]] = nil
+			m[n.keys()[i]] = nil
 		default:
 			return nil, false
 		}

@@ -185,10 +185,10 @@ func (v *Value) unmarshalTree(n *jnode) bool {
 	case '"':
 		*v = StringValue(n.str)
 	case 'b':
-		*v = BoolValue(n.raw == "true")
+		*v = BoolValue(n.str == "true")
 	case '0':
 		var x Value
-		if x.unmarshalNumber(n.raw) != nil {
+		if x.unmarshalNumber(n.str) != nil {
 			return false
 		}
 		*v = x

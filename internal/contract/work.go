@@ -242,9 +242,9 @@ func (w *ServedWork) decodeTree(b []byte, n *jnode) error {
 		return err
 	}
 	var work *jnode
-	for i, k := range n.keys {
-		if k == "work" && n.kids[i].kind == '[' && len(n.kids[i].kids) == len(a.Work) {
-			work = n.kids[i]
+	for i, k := range n.keys() {
+		if k == "work" && n.kids()[i].kind == '[' && len(n.kids()[i].kids()) == len(a.Work) {
+			work = n.kids()[i]
 		}
 	}
 	*w = ServedWork{Accepted: a.Accepted, Code: a.Code, Teaching: a.Teaching, Lease: a.Lease}
@@ -254,7 +254,7 @@ func (w *ServedWork) decodeTree(b []byte, n *jnode) error {
 	for i, raw := range a.Work {
 		var rn *jnode
 		if work != nil {
-			rn = work.kids[i]
+			rn = work.kids()[i]
 		}
 		w.Rows[i] = servedRow(b, rn, raw)
 	}
@@ -269,14 +269,14 @@ func servedRow(b []byte, n *jnode, raw json.RawMessage) ServedRow {
 		var p plainRow
 		if walkType(n, reflect.TypeFor[plainRow](), "") == nil && decodeFromTree(b, n, &p) && WorkRow(p).complete() == nil {
 			s.Row = WorkRow(p)
-			for i, k := range n.keys {
+			for i, k := range n.keys() {
 				switch k {
 				case "target":
-					s.Parts.TargetErr = decodeInside(b, n.kids[i], &s.Parts.Target)
+					s.Parts.TargetErr = decodeInside(b, n.kids()[i], &s.Parts.Target)
 				case "toolSpec":
-					s.Parts.ToolSpecErr = decodeInside(b, n.kids[i], &s.Parts.ToolSpec)
+					s.Parts.ToolSpecErr = decodeInside(b, n.kids()[i], &s.Parts.ToolSpec)
 				case "args":
-					s.Parts.ArgsErr = decodeInside(b, n.kids[i], &s.Parts.Args)
+					s.Parts.ArgsErr = decodeInside(b, n.kids()[i], &s.Parts.Args)
 				}
 			}
 			return s
@@ -412,8 +412,8 @@ func (w *WorkBody) decodeTree(b []byte, n *jnode) error {
 	if err := walkType(n, reflect.TypeFor[WorkBody](), ""); err != nil {
 		return err
 	}
-	if n.kind == '{' && len(n.keys) == 1 && n.keys[0] == "operation" {
-		if op, ok := operationFromTree(b, n.kids[0]); ok {
+	if n.kind == '{' && len(n.keys()) == 1 && n.keys()[0] == "operation" {
+		if op, ok := operationFromTree(b, n.kids()[0]); ok {
 			*w = WorkBody{Operation: op}
 			return nil
 		}
@@ -429,9 +429,9 @@ func operationFromTree(b []byte, n *jnode) (WorkOperation, bool) {
 		return WorkOperation{}, false
 	}
 	kind, found := "", false
-	for i, k := range n.keys {
-		if k == "kind" && n.kids[i].kind == '"' {
-			kind, found = n.kids[i].str, true
+	for i, k := range n.keys() {
+		if k == "kind" && n.kids()[i].kind == '"' {
+			kind, found = n.kids()[i].str, true
 		}
 	}
 	if !found {

@@ -130,9 +130,25 @@ func (s *Server) handleWork(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err)
 		return
 	}
+	if isAccepted(ans) {
+		// Every accepted Claim and Report is answered so: its bytes are json.Marshal's
+		// of it, written without encoding it each time.
+		jsonHeaders(w, http.StatusOK)
+		io.WriteString(w, acceptedBody)
+		return
+	}
 	if err := writeJSON(w, http.StatusOK, ans); err != nil {
 		s.refuse(w, r, err)
 	}
+}
+
+// acceptedBody is writeJSON's body for an answer that only accepts (isAccepted).
+const acceptedBody = "{\"accepted\":true}\n"
+
+// isAccepted reports whether a is the answer that accepts and says nothing more, which
+// json.Marshal writes as acceptedBody.
+func isAccepted(a contract.WorkAnswer) bool {
+	return a.Accepted && a.Code == "" && a.Teaching == "" && a.Lease == nil && len(a.Work) == 0
 }
 
 func (s *Server) answer(ctx context.Context, conn contract.Connection, op contract.WorkOperation) (contract.WorkAnswer, error) {
@@ -234,9 +250,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode work answer: %w", err)
 	}
+	jsonHeaders(w, status)
+	w.Write(append(body, '\n'))
+	return nil
+}
+
+// jsonHeaders sends the headers of a JSON answer with status.
+func jsonHeaders(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
-	return nil
 }

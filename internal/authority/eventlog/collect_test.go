@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -129,5 +130,61 @@ func TestRecent_OneAllocation(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { eventlog.Recent(mem, project, 2, 10) }); allocs > 1 {
 		t.Fatalf("Recent of 8 events allocates %.0f times, want 1", allocs)
+	}
+}
+
+// TestCursor_CatchUpFromMemoryReusesItsBuffer checks that a cursor catching up, event
+// after event, on what this process committed takes the events from memory into one
+// buffer it keeps, not into a new slice each time: a catch-up runs on every write and
+// every wake of a held call.
+func TestCursor_CatchUpFromMemoryReusesItsBuffer(t *testing.T) {
+	ctx := context.Background()
+	mem, counted := openCounted(t)
+	at := time.Now().UTC()
+	commit := func(n int) int64 {
+		t.Helper()
+		var head int64
+		if err := mem.Update(ctx, func(tx store.Tx) error {
+			return eventlog.Collect(ctx, tx, project, func(tx store.Tx) error {
+				if err := eventlog.Append(ctx, tx, project, "system", at, testEvent{typ: "test.event", N: n}); err != nil {
+					return err
+				}
+				var err error
+				head, err = eventlog.HeadLeft(ctx, tx, project)
+				return err
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return head
+	}
+	var c eventlog.Cursor
+	applied := 0
+	apply := func(store.Event) error { applied++; return nil }
+	if err := c.CatchUpTo(ctx, mem, project, commit(0), apply); err != nil {
+		t.Fatal(err)
+	}
+	counted.Reset()
+	var ms runtime.MemStats
+	var mallocs uint64
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for n := range 20 {
+		head := commit(n + 1)
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		if err := c.CatchUpTo(ctx, mem, project, head, apply); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - before
+	}
+	if c.Seq() != commit(99)-1 || applied < 21 {
+		t.Fatalf("the cursor is at %d having applied %d events, want the log's head", c.Seq(), applied)
+	}
+	if reads := counted.Counts().ByMethod["Events"]; reads != 0 {
+		t.Fatalf("the catch-ups read events from the store %d times, want none: they read memory", reads)
+	}
+	if mallocs > 2 {
+		t.Fatalf("20 catch-ups from memory allocated %d times, want at most 2 (the buffer, grown once)", mallocs)
 	}
 }

@@ -132,6 +132,10 @@ type Cursor struct {
 	// unsure: events up to seq were applied inside a transaction and were not seen
 	// committed since (read from memory or from the store after it).
 	unsure bool
+	// recent holds the events a catch-up takes from memory ([appendRecent]), emptied and
+	// reused by the next: a catch-up runs under the projection's lock, and nothing keeps
+	// the slice once its events are applied (an event is applied by value).
+	recent []store.Event
 }
 
 // Seq is the sequence number of the last event applied; 0 before any.
@@ -211,7 +215,10 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 	}
 	_, inTx := r.(store.Tx)
 	for {
-		again, err := c.again(r, c.applyAll(project, Recent(r, project, c.seq, to), true, apply), project, &rebuilt)
+		c.recent = appendRecent(c.recent[:0], r, project, c.seq, to)
+		err := c.applyAll(project, c.recent, true, apply)
+		clear(c.recent) // drop the events' data, which the buffer would keep alive
+		again, err := c.again(r, err, project, &rebuilt)
 		if err != nil {
 			return err
 		}
@@ -260,13 +267,15 @@ func (c *Cursor) confirm(ctx context.Context, r store.Reader, project contract.P
 	if !c.unsure {
 		return nil
 	}
-	if es := Recent(r, project, c.seq-1, c.seq); len(es) == 1 && es[0].Hash == c.hash {
+	c.recent = appendRecent(c.recent[:0], r, project, c.seq-1, c.seq)
+	if es := c.recent; len(es) == 1 && es[0].Hash == c.hash {
 		c.unsure = false
 		return nil
 	}
 	// Or memory holds the next event, linked to it: the first of the caller's own
 	// commit, after a catch-up inside its transaction.
-	if es := Recent(r, project, c.seq, c.seq+1); len(es) == 1 && es[0].PrevHash == c.hash {
+	c.recent = appendRecent(c.recent[:0], r, project, c.seq, c.seq+1)
+	if es := c.recent; len(es) == 1 && es[0].PrevHash == c.hash {
 		c.unsure = false
 		return nil
 	}

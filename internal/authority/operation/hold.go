@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
@@ -334,7 +335,10 @@ func (l *ledgerState) queuedLocked() []Dispatch {
 		qs = append(qs, queued{a, op})
 	}
 	slices.SortFunc(qs, func(x, y queued) int { return cmp.Compare(x.op.seq, y.op.seq) })
-	var out []Dispatch
+	var out []Dispatch // nil for an empty queue, as callers have always been given it
+	if len(qs) > 0 {
+		out = make([]Dispatch, 0, len(qs))
+	}
 	for _, q := range qs {
 		d := Dispatch{Agent: q.agent, Ordinal: q.op.ordinal, Request: *q.op.execution, TraceParent: q.op.traceParent}
 		if r := l.approvedRequestLocked(q.agent, q.op.ordinal); r != nil {
@@ -372,7 +376,7 @@ func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.E
 	}
 	ch := actionChange(&contract.ApplyActionInput{CaseID: op.execution.CaseID, Action: op.execution.Action, Params: op.execution.Args}, res)
 	ch.Event = event.ActionCompletedData{Action: op.execution.Action, CaseID: op.execution.CaseID, Params: op.execution.Args}
-	if ev.Result, err = json.Marshal(map[string]any{"action": op.execution.Action, "rows": len(out.Rows), "changes": len(res.Changes)}); err != nil {
+	if ev.Result, err = outcomeResult(op.execution.Action, len(out.Rows), len(res.Changes)); err != nil {
 		ev.State = contract.OpFailed
 		ev.ErrorCode, ev.Reason, ev.Result = errorResult(fmt.Errorf("encode the outcome of %s: %w", op.execution.Action, err))
 		return nil, ev
@@ -382,4 +386,23 @@ func applyOutcome(b *board.Board, op *operation, by board.Author, out contract.E
 		return nil, ev
 	}
 	return ch, ev
+}
+
+// outcomeResult is the Result of an Action's Operation done: json.Marshal of the map
+// {"action": action, "rows": rows, "changes": changes}, written in its sorted keys'
+// order around the action's own encoding, where encoding the map sorted its keys and
+// reflected on each value on every report.
+func outcomeResult(action string, rows, changes int) (json.RawMessage, error) {
+	a, err := json.Marshal(action)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(a)+48)
+	b = append(b, `{"action":`...)
+	b = append(b, a...)
+	b = append(b, `,"changes":`...)
+	b = strconv.AppendInt(b, int64(changes), 10)
+	b = append(b, `,"rows":`...)
+	b = strconv.AppendInt(b, int64(rows), 10)
+	return append(b, '}'), nil
 }

@@ -110,14 +110,14 @@ func (l *ledgerState) applyHopLocked(e store.Event) error {
 		}
 		l.gens[d.Connection] = max(l.gens[d.Connection], d.Generation)
 	case event.WorkClaimed:
-		var d event.WorkClaimedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		d, err := event.DecodeWorkClaimed(e.Data)
+		if err != nil {
 			return err
 		}
 		l.claims[d.Work] = d
 	case event.WorkReported:
-		var d event.WorkReportedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		d, err := event.DecodeWorkReported(e.Data)
+		if err != nil {
 			return err
 		}
 		l.reports[d.Work] = d

@@ -45,6 +45,16 @@ type operation struct {
 	// seq is the log sequence of the last event that set its state and stage: for queued
 	// work, when it was queued, which orders the queue the same on every instance.
 	seq int64
+	// summarized is summary's last text and what it was made of: a settled Operation's
+	// entry is read each time its Agent's strip is derived (snapshot.go), and a new
+	// string for the same words each time was among the ledger's most frequent
+	// allocations.
+	summarized struct {
+		label string
+		state contract.OperationState
+		code  contract.Code
+		text  string
+	}
 }
 
 func (op *operation) apply(e event.Operation, at time.Time) {
@@ -132,10 +142,16 @@ func (op *operation) entry() contract.OperationEntry {
 }
 
 func (op *operation) summary() string {
-	if op.errorCode != "" {
-		return fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
+	m := &op.summarized
+	if m.text != "" && m.label == op.label && m.state == op.state && m.code == op.errorCode {
+		return m.text
 	}
-	return op.label + " " + string(op.state)
+	text := op.label + " " + string(op.state)
+	if op.errorCode != "" {
+		text = fmt.Sprintf("%s %s: %s", op.label, op.state, op.errorCode)
+	}
+	m.label, m.state, m.code, m.text = op.label, op.state, op.errorCode, text
+	return text
 }
 
 // artifact is an artifact the authority issued: its Agent and where its bytes are.
@@ -319,8 +335,8 @@ func (l *ledgerState) Apply(e store.Event) error {
 	}
 	switch e.Type {
 	case event.OpAdmitted, event.OpChanged, event.OpAcknowledged, event.OpWaiting:
-		var d event.Operation
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		d, err := event.DecodeOperation(e.Data)
+		if err != nil {
 			return err
 		}
 		l.moved, l.movedSeq = holdKey{d.Agent, d.Ordinal}, e.Seq
@@ -482,6 +498,14 @@ func (l *ledgerState) latestSettledLocked(agent string) *operation {
 // stripLocked returns the strip of agent: newest first, at most
 // [contract.MaxStrip] entries — the latest five, any unresolved, the latest settled.
 func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
+	return l.stripFromLocked(agent, nil, nil)
+}
+
+// stripFromLocked is stripLocked for an Agent whose strip was prev when the indexes in
+// changed (ordinal - 1, sorted) were the only ones of its Operations that changed since:
+// an entry of prev whose Operation did not change is taken as it is (an entry is a
+// function of its Operation alone), rather than derived again.
+func (l *ledgerState) stripFromLocked(agent string, prev []contract.OperationSlot, changed []int) []contract.OperationSlot {
 	ops := l.ops[agent]
 	keep := make([]*operation, 0, contract.MaxStrip)
 	add := func(op *operation) {
@@ -505,6 +529,12 @@ func (l *ledgerState) stripLocked(agent string) []contract.OperationSlot {
 	slices.SortFunc(keep, func(a, b *operation) int { return int(b.ordinal - a.ordinal) })
 	out := make([]contract.OperationSlot, 0, len(keep))
 	for _, op := range keep {
+		if i := slices.IndexFunc(prev, func(s contract.OperationSlot) bool { return s.Ordinal == op.ordinal }); i >= 0 {
+			if _, moved := slices.BinarySearch(changed, int(op.ordinal-1)); !moved {
+				out = append(out, prev[i])
+				continue
+			}
+		}
 		out = append(out, contract.OperationSlot{Ordinal: op.ordinal, OperationEntry: op.entry()})
 	}
 	return out

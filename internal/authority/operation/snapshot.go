@@ -135,12 +135,15 @@ func (l *ledgerState) snapshot() *ledgerSnap {
 // (nil for none), and changed, the indexes of its Operations that changed since. The
 // project's ledger must be locked.
 func (l *ledgerState) agentSnapLocked(agent string, prev *agentSnap, changed []int) *agentSnap {
-	a := &agentSnap{strip: l.stripLocked(agent)}
+	slices.Sort(changed)
+	a := &agentSnap{}
+	if prev != nil {
+		a.strip, a.ops = l.stripFromLocked(agent, prev.strip, changed), prev.ops
+	} else {
+		a.strip = l.stripLocked(agent)
+	}
 	if last := l.latestSettledLocked(agent); last != nil {
 		a.latest, a.acked = last.ordinal, last.acked
-	}
-	if prev != nil {
-		a.ops = prev.ops
 	}
 	ops := l.ops[agent]
 	a.ops = a.ops.with(len(ops), changed, func(i int) *opSnap {
@@ -238,36 +241,74 @@ func (a *agentSnap) mustAcknowledge(delivered func(int64) bool) bool {
 	return a != nil && a.latest != 0 && !a.acked && delivered != nil && delivered(a.latest)
 }
 
-// pageLen is how many elements a page of a [pages] holds.
-const pageLen = 128
+// A [pages] keeps its elements in leaves of leafLen, leafLen leaves to a page: a change
+// copies a leaf (16 words) and its page's table of leaves (8), where a page held its 128
+// elements itself and a change copied all of them (a kilobyte per changed Operation, on
+// every publication that changed an Agent's Operations: benchmarks/README.md).
+const (
+	leafLen = 16
+	pageLen = leafLen * pageLeaves // how many elements a page of a [pages] holds
+)
+
+// pageLeaves is how many leaves a page holds.
+const pageLeaves = 8
+
+// leaf holds leafLen elements of a [pages]; page holds pageLeaves leaves.
+type (
+	leaf[T any] [leafLen]T
+	page[T any] [pageLeaves]*leaf[T]
+)
 
 // pages is a list that only grows, kept in fixed pages that snapshots share: the next
-// snapshot's list copies the table of pages and the pages that changed, and shares the
-// others, so a publication costs what changed since the last one, not the length of the
-// list (a project's every Operation and Request). Nothing in a pages is changed once it
-// was handed out.
+// snapshot's list copies the table of pages and, of the pages and leaves that changed,
+// the path to each change, and shares the others, so a publication costs what changed
+// since the last one, not the length of the list (a project's every Operation and
+// Request). Nothing in a pages is changed once it was handed out.
 type pages[T any] struct {
 	n     int
-	table []*[pageLen]T
+	table []*page[T]
 }
 
 // with returns p grown to n elements, those at the indexes in changed (which it sorts)
-// and those past p's end read with get, the others shared with p, which is unchanged.
+// and those past p's end read with get, the others shared with p, which reads as it did.
+// A page or a leaf that p shares and in which only elements past p's end are set is
+// written in place: p, and every list before it, ends before them and never reads them
+// (nor a leaf p does not have), so an Operation admitted does not copy the leaf of its
+// Agent's latest ones. That holds because a pages is grown at most once, the ledger's
+// snapshots being one chain, each derived from the last (snapshot.go); grown twice, the
+// second would write where the first list reads.
 func (p pages[T]) with(n int, changed []int, get func(i int) T) pages[T] {
-	out := pages[T]{n: n, table: make([]*[pageLen]T, (n+pageLen-1)/pageLen)}
+	out := pages[T]{n: n, table: make([]*page[T], (n+pageLen-1)/pageLen)}
 	copy(out.table, p.table)
 	slices.Sort(changed)
-	copied := -1 // the last page copied: indexes come in order, so each is copied once
+	// The last page and leaf made out's own: indexes come in order, those of p's
+	// elements first, so each is copied at most once, and one whose first index set is
+	// past p's end has no other set.
+	ownedPage, ownedLeaf := -1, -1
 	set := func(i int) {
-		k := i / pageLen
-		if k != copied {
-			pg := new([pageLen]T)
-			if old := out.table[k]; old != nil {
-				*pg = *old
+		k, j := i/pageLen, i%pageLen/leafLen
+		if k != ownedPage {
+			switch old := out.table[k]; {
+			case old == nil:
+				out.table[k] = new(page[T])
+			case i < p.n:
+				pg := *old
+				out.table[k] = &pg
 			}
-			out.table[k], copied = pg, k
+			ownedPage, ownedLeaf = k, -1
 		}
-		out.table[k][i%pageLen] = get(i)
+		pg := out.table[k]
+		if j != ownedLeaf {
+			switch old := pg[j]; {
+			case old == nil:
+				pg[j] = new(leaf[T])
+			case i < p.n:
+				lf := *old
+				pg[j] = &lf
+			}
+			ownedLeaf = j
+		}
+		pg[j][i%leafLen] = get(i)
 	}
 	for _, i := range changed {
 		if i >= 0 && i < min(p.n, n) {
@@ -281,7 +322,7 @@ func (p pages[T]) with(n int, changed []int, get func(i int) T) pages[T] {
 }
 
 // at returns p's element i, which must be below p's length.
-func (p pages[T]) at(i int) T { return p.table[i/pageLen][i%pageLen] }
+func (p pages[T]) at(i int) T { return p.table[i/pageLen][i%pageLen/leafLen][i%leafLen] }
 
 // all yields p's elements in order.
 func (p pages[T]) all() iter.Seq[T] {
