@@ -169,11 +169,18 @@ type Atom struct {
 // NewAtom returns an atom with its arguments sorted by name. It refuses an empty or
 // malformed predicate, a duplicate argument name, and a zero constant.
 func NewAtom(pred string, neg bool, args ...Arg) (Atom, error) {
+	return MakeAtom(pred, neg, slices.Clone(args))
+}
+
+// MakeAtom is NewAtom for a caller that hands args over: the atom keeps args, sorted in
+// place, rather than a copy of them, so a caller that built them for the atom (the
+// Board converting a wire atom) does not pay for them twice.
+func MakeAtom(pred string, neg bool, args []Arg) (Atom, error) {
 	if !validName(pred) {
 		return Atom{}, contract.Errorf(contract.CodeInvalidArgument,
 			"predicate name %q is not valid: use lower-case letters, digits and _, starting with a letter", pred)
 	}
-	a := Atom{Pred: pred, Neg: neg, Args: slices.Clone(args)}
+	a := Atom{Pred: pred, Neg: neg, Args: args}
 	slices.SortFunc(a.Args, func(x, y Arg) int { return cmpString(x.Name, y.Name) })
 	for i, arg := range a.Args {
 		if !validName(arg.Name) {
