@@ -1,6 +1,8 @@
 package board
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -178,7 +180,7 @@ func (b *Board) prepare(by Author, tier contract.Tier, op contract.Operation) (s
 		if err != nil {
 			return s, err
 		}
-		s.node = &node{rule: r, rec: contract.Node{Kind: contract.NodeRule, CreatedBy: by.Principal, Tier: tier,
+		s.node = &node{rule: &r, rec: contract.Node{Kind: contract.NodeRule, CreatedBy: by.Principal, Tier: tier,
 			Rule: wireRule(r), Aggregate: wireAggregate(r), CaseID: op.CaseID}}
 	}
 	if s.node != nil && op.Op != contract.OpReviseFact {
@@ -186,18 +188,33 @@ func (b *Board) prepare(by Author, tier contract.Tier, op contract.Operation) (s
 		if op.NodeID == "" {
 			s.node.rec.NodeID, s.generated = b.mintID(s.node), true
 		}
-		s.node.rule.ID = s.node.rec.NodeID
+		if s.node.rule != nil {
+			s.node.rule.ID = s.node.rec.NodeID
+		}
 	}
 	return s, nil
 }
 
-// mintID returns the id of a node from its kind, author, tier, Case and content.
+// mintID returns the id of a node from its kind, author, tier, Case and content: "n-"
+// and the first 8 bytes, in hex, of the [digest] of those five parts. The parts are
+// hashed from one buffer on the stack and the id written in one allocation, since a
+// batch mints an id for each fact it asserts.
 func (b *Board) mintID(n *node) string {
-	content := n.atom.String()
-	if n.rec.Kind == contract.NodeRule {
-		content = n.rule.String()
+	var scratch [256]byte
+	buf := scratch[:0]
+	for _, part := range [...]string{string(n.rec.Kind), string(n.rec.CreatedBy), n.rec.Tier.String(), string(n.rec.CaseID)} {
+		buf = append(append(buf, part...), 0)
 	}
-	return "n-" + digest(string(n.rec.Kind), string(n.rec.CreatedBy), n.rec.Tier.String(), string(n.rec.CaseID), content).Hex()[:16]
+	if n.rec.Kind == contract.NodeRule {
+		buf = append(buf, n.rule.String()...)
+	} else {
+		buf = n.atom.AppendTo(buf)
+	}
+	sum := sha256.Sum256(append(buf, 0))
+	var id [2 + 16]byte
+	copy(id[:], "n-")
+	hex.Encode(id[2:], sum[:8])
+	return string(id[:])
 }
 
 func (b *Board) applyStep(t *txn, by Author, tier contract.Tier, s step) (string, error) {

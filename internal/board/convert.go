@@ -2,7 +2,6 @@ package board
 
 import (
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,8 +27,15 @@ type anon struct{ n int }
 func engineAtom(pred string, args contract.Args, neg, pattern bool, an *anon) (engine.Atom, error) {
 	list := make([]engine.Arg, 0, len(args))
 	// Sorted, so that anonymous variables are numbered the same way every time (a map's
-	// order is random) and as the text syntax numbers them.
-	for _, name := range slices.Sorted(maps.Keys(args)) {
+	// order is random) and as the text syntax numbers them. An atom's few names are
+	// sorted on the stack.
+	var small [8]string
+	names := small[:0]
+	for name := range args {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		v := args[name]
 		if vn, ok := v.Var(); ok {
 			if !pattern {
@@ -53,7 +59,7 @@ func engineAtom(pred string, args contract.Args, neg, pattern bool, an *anon) (e
 		}
 		list = append(list, engine.Arg{Name: name, Term: engine.C(ev)})
 	}
-	return engine.NewAtom(pred, neg, list...)
+	return engine.MakeAtom(pred, neg, list)
 }
 
 // engineRule converts a wire rule; agg, when non-nil, makes the head argument agg.Into the

@@ -40,7 +40,7 @@ func Restore(cfg Config, nodes []contract.Node, cases []contract.Case) (*Board, 
 		case contract.NodeFact:
 			facts = append(facts, engine.Fact{ID: rec.NodeID, Atom: n.atom, Tier: rec.Tier})
 		case contract.NodeRule:
-			rules = append(rules, n.rule)
+			rules = append(rules, *n.rule)
 		}
 		b.addNode(n)
 	}
@@ -103,7 +103,9 @@ func restoreNode(rec contract.Node) (*node, error) {
 			agg = rec.Aggregate
 			r.Head.Args = withoutArg(rec.Rule.Head.Args, agg.Into)
 		}
-		n.rule, err = engineRule(rec.NodeID, r, agg, rec.Tier)
+		var er engine.Rule
+		er, err = engineRule(rec.NodeID, r, agg, rec.Tier)
+		n.rule = &er
 	default:
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "the persisted node %q is %q; only facts, rules and goals are persisted", rec.NodeID, rec.Kind)
 	}

@@ -51,7 +51,7 @@ func (t *txn) add(n *node) error {
 		}
 		t.undo = append(t.undo, func() error { _, err := t.b.eng.Retract(id); return err })
 	case contract.NodeRule:
-		if _, err := t.b.eng.AddRules(n.rule); err != nil {
+		if _, err := t.b.eng.AddRules(*n.rule); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { _, err := t.b.eng.RemoveRules(id); return err })
@@ -136,7 +136,7 @@ func (t *txn) remove(id string) error {
 		if _, err := t.b.eng.RemoveRules(id); err != nil {
 			return err
 		}
-		t.undo = append(t.undo, func() error { _, err := t.b.eng.AddRules(n.rule); return err })
+		t.undo = append(t.undo, func() error { _, err := t.b.eng.AddRules(*n.rule); return err })
 	}
 	t.touch(id)
 	delete(t.b.nodes, id)

@@ -100,22 +100,26 @@ func (v Value) Any() any {
 
 // String formats v as in the rule text syntax: strings quoted, floats always with a point
 // or exponent so that they read back as floats.
-func (v Value) String() string {
+func (v Value) String() string { return string(v.AppendTo(nil)) }
+
+// AppendTo appends v's String form to b and returns the extended buffer.
+func (v Value) AppendTo(b []byte) []byte {
 	switch v.kind {
 	case KindString:
-		return strconv.Quote(v.s)
+		return strconv.AppendQuote(b, v.s)
 	case KindInt:
-		return strconv.FormatInt(v.n, 10)
+		return strconv.AppendInt(b, v.n, 10)
 	case KindFloat:
-		s := strconv.FormatFloat(v.FloatVal(), 'g', -1, 64)
-		if !containsAny(s, ".eEn") { // "n" covers NaN/Inf, which Float refuses anyway
-			s += ".0"
+		n := len(b)
+		b = strconv.AppendFloat(b, v.FloatVal(), 'g', -1, 64)
+		if !containsAny(string(b[n:]), ".eEn") { // "n" covers NaN/Inf, which Float refuses anyway
+			b = append(b, ".0"...)
 		}
-		return s
+		return b
 	case KindBool:
-		return strconv.FormatBool(v.BoolVal())
+		return strconv.AppendBool(b, v.BoolVal())
 	}
-	return "<invalid>"
+	return append(b, "<invalid>"...)
 }
 
 func containsAny(s, chars string) bool {
@@ -165,11 +169,18 @@ type Atom struct {
 // NewAtom returns an atom with its arguments sorted by name. It refuses an empty or
 // malformed predicate, a duplicate argument name, and a zero constant.
 func NewAtom(pred string, neg bool, args ...Arg) (Atom, error) {
+	return MakeAtom(pred, neg, slices.Clone(args))
+}
+
+// MakeAtom is NewAtom for a caller that hands args over: the atom keeps args, sorted in
+// place, rather than a copy of them, so a caller that built them for the atom (the
+// Board converting a wire atom) does not pay for them twice.
+func MakeAtom(pred string, neg bool, args []Arg) (Atom, error) {
 	if !validName(pred) {
 		return Atom{}, contract.Errorf(contract.CodeInvalidArgument,
 			"predicate name %q is not valid: use lower-case letters, digits and _, starting with a letter", pred)
 	}
-	a := Atom{Pred: pred, Neg: neg, Args: slices.Clone(args)}
+	a := Atom{Pred: pred, Neg: neg, Args: args}
 	slices.SortFunc(a.Args, func(x, y Arg) int { return cmpString(x.Name, y.Name) })
 	for i, arg := range a.Args {
 		if !validName(arg.Name) {
@@ -232,8 +243,12 @@ func (a Atom) Ground() bool {
 }
 
 // String formats a in the rule text syntax, e.g. ~edge(from: 1, to: X).
-func (a Atom) String() string {
-	b := make([]byte, 0, 32)
+func (a Atom) String() string { return string(a.AppendTo(make([]byte, 0, 32))) }
+
+// AppendTo appends a's String form to b and returns the extended buffer: the Board
+// hashes it into the id it mints for a fact, which so costs no string per atom and
+// per argument.
+func (a Atom) AppendTo(b []byte) []byte {
 	if a.Neg {
 		b = append(b, '~')
 	}
@@ -245,21 +260,24 @@ func (a Atom) String() string {
 		}
 		b = append(b, arg.Name...)
 		b = append(b, ": "...)
-		b = append(b, arg.Term.String()...)
+		b = arg.Term.AppendTo(b)
 	}
-	return string(append(b, ')'))
+	return append(b, ')')
 }
 
 // String formats t in the rule text syntax: a variable by name (capitalised in text), an
 // aggregate as fn(Var), a constant as its Value.
-func (t Term) String() string {
+func (t Term) String() string { return string(t.AppendTo(nil)) }
+
+// AppendTo appends t's String form to b and returns the extended buffer.
+func (t Term) AppendTo(b []byte) []byte {
 	if t.IsVar() {
 		if t.Agg != "" {
-			return t.Agg + "(" + t.Var + ")"
+			return append(append(append(append(b, t.Agg...), '('), t.Var...), ')')
 		}
-		return t.Var
+		return append(b, t.Var...)
 	}
-	return t.Val.String()
+	return t.Val.AppendTo(b)
 }
 
 // Literal is a body element: an atom (which may be a built-in such as add or lt), possibly

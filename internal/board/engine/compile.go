@@ -155,6 +155,31 @@ func checkAtom(a Atom) (Atom, error) {
 	return NewAtom(a.Pred, a.Neg, a.Args...)
 }
 
+// checkFactAtom is checkAtom for Assert, which keeps nothing of the atom it checks (it
+// interns the values and names the table): an atom already as NewAtom returns it, as
+// the Board builds every fact, is returned as it is rather than copied; any other goes
+// through checkAtom, for its copy and its refusals.
+func checkFactAtom(a Atom) (Atom, error) {
+	if len(a.Args) <= maxArgs && inAtomForm(a) {
+		return a, nil
+	}
+	return checkAtom(a)
+}
+
+// inAtomForm reports whether NewAtom would accept a as it is: a valid predicate, valid
+// argument names in strictly increasing order, and no zero constant.
+func inAtomForm(a Atom) bool {
+	if !validName(a.Pred) {
+		return false
+	}
+	for i, arg := range a.Args {
+		if !validName(arg.Name) || i > 0 && a.Args[i-1].Name >= arg.Name || !arg.Term.IsVar() && arg.Term.Val.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *compiler) literal(r Rule, i int, l Literal) (*clit, error) {
 	a, err := checkAtom(l.Atom)
 	if err != nil {

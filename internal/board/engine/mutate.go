@@ -39,7 +39,7 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 		if !f.Tier.Valid() {
 			return Delta{}, errorf(contract.CodeInvalidArgument, "fact %s has no valid tier; give it the tier of its source", f.ID)
 		}
-		a, err := checkAtom(f.Atom)
+		a, err := checkFactAtom(f.Atom)
 		if err != nil {
 			return Delta{}, err
 		}
