@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -345,18 +346,24 @@ func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project c
 // read page by page, and a Board event in it ends the read with a rebuild.
 const boardScanPage = 64
 
-// sources is where what a project's Board declares comes from, as read from the store:
-// the installed releases' declarations, in release id order, and the Tools locked on
-// its live Connections, from which the built-in release of direct Actions is made
-// (docs/workers.md, "Direct Actions"). A lock is changed only with an event that holds
-// it in full (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet,
-// event.ConnectionRevoked), so a Board follows those changes from the log (follow.go).
+// sources is where what a project's Board declares comes from: the installed releases'
+// declarations, one a capability, and the Tools locked on its live Connections, from which
+// the built-in release of direct Actions is made (docs/workers.md, "Direct Actions"). A
+// lock is changed only with an event that holds it in full (event.ToolLocked,
+// event.ToolUnlocked, event.ToolApprovalSet, event.ConnectionRevoked), and an install
+// with one that names a content-addressed release (event.CapabilityInstalled), so a Board
+// follows those changes from the log (follow.go).
 type sources struct {
-	installed []board.Declarations
+	installed []board.Declarations                                   // in no particular order: decls sorts them
 	locks     map[contract.ConnectionID]map[string]contract.ToolLock // by Connection, then Tool
 }
 
-// decls is what src declares: the installed releases, then the direct Actions.
+// decls is what src declares: the installed releases in release id order, compared as
+// bytes in Go, then the direct Actions. The order is the Board's (the order of its Case
+// Types and Actions, and of its capability rules' node numbers), so it is made here, the
+// same on every path that makes a Board (a build, an install, a change applied from the
+// log), and never taken from the store, whose order of releases depends on the database's
+// collation.
 func (src *sources) decls() ([]board.Declarations, error) {
 	var locks []contract.ToolLock
 	for _, ls := range src.locks {
@@ -369,21 +376,35 @@ func (src *sources) decls() ([]board.Declarations, error) {
 	if err != nil {
 		return nil, err
 	}
-	decls := slices.Clip(src.installed)
+	decls := make([]board.Declarations, 0, len(src.installed)+1)
+	decls = append(decls, src.installed...)
+	slices.SortStableFunc(decls, func(x, y board.Declarations) int {
+		return strings.Compare(releaseID(x.Release), releaseID(y.Release))
+	})
 	if ok {
 		decls = append(decls, direct)
 	}
 	return decls, nil
 }
 
-// declarations returns what project's installed releases declare, in release id order,
-// and then its direct Actions.
-func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
-	src, err := a.sourcesOf(ctx, r, project)
-	if err != nil {
-		return nil, err
+// with returns src with d installed, in place of an installed version of the same
+// capability; src is left as it was.
+func (src *sources) with(d board.Declarations) *sources {
+	id := releaseID(d.Release)
+	next := &sources{installed: make([]board.Declarations, 0, len(src.installed)+1), locks: src.locks}
+	for _, in := range src.installed {
+		if releaseID(in.Release) != id {
+			next.installed = append(next.installed, in)
+		}
 	}
-	return src.decls()
+	next.installed = append(next.installed, d)
+	return next
+}
+
+// releaseID is the capability id of a release named "<id>@<version>".
+func releaseID(release string) string {
+	id, _, _ := strings.Cut(release, "@")
+	return id
 }
 
 // sourcesOf reads project's sources from r.
