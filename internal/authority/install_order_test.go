@@ -69,7 +69,8 @@ func declared(t *testing.T, a *authority.Authority) []string {
 // id order (bytes, as Go compares them) and then the direct Actions, on every path that
 // makes one: the installing instance's Board, another instance's that follows the log, and
 // one built from the store at a start, on SQLite and PostgreSQL, whatever order the store
-// lists the releases in. A release whose id sorts before an installed one is installed
+// lists the releases in. The instance following the log applies the install from its
+// event (boards/follow.go), with no build. A release whose id sorts before an installed one is installed
 // after it, with a Tool locked, so the installing instance's Board, made from its own
 // sources, would otherwise hold it last.
 func TestAuthority_OneDeclarationOrder(t *testing.T) {
@@ -97,6 +98,7 @@ func TestAuthority_OneDeclarationOrder(t *testing.T) {
 				t.Fatalf("Restore: %v", err)
 			}
 			declared(t, f.a) // the first instance's Board follows the log from here
+			builds := f.a.BoardBuilds("default")
 			if _, err := other.InstallCapability(ctx, f.admin, "default", orderPackage("alpha.order", "alpha")); err != nil {
 				t.Fatalf("install alpha.order: %v", err)
 			}
@@ -116,6 +118,22 @@ func TestAuthority_OneDeclarationOrder(t *testing.T) {
 					t.Errorf("%s declares (-want +got):\n%s", c.name, diff)
 				}
 			}
+			if n := f.a.BoardBuilds("default") - builds; n != 0 {
+				t.Errorf("the instance following the log built its Board %d times over the other's install, want 0: it is applied from its event", n)
+			}
 		})
 	}
+}
+
+// wholeView is the View member ada is shown of a's Board of project default.
+func wholeView(t *testing.T, a *authority.Authority) contract.View {
+	t.Helper()
+	var v contract.View
+	if err := a.View(t.Context(), "default", func(b *board.Board) error {
+		v = b.View(board.ViewRequest{Principal: "member:ada"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -19,9 +19,12 @@ import (
 // from its board.recorded event, which holds every node and Case record the change wrote
 // in full ([board.Board.Apply]), rather than the Board being built again from the store;
 // a change of the Tools locked on a live Connection, whose event holds the lock in full,
-// makes the Board again in memory from the direct Actions the locks then give. What no
-// event holds is still built from the store: an install (capability.installed, whose
-// release the event names by digest only) and a snapshot record, which replaces every row.
+// and an install (capability.installed), whose event names a release that is
+// content-addressed and immutable, make the Board again in memory from the declarations
+// they then give and the nodes and Cases it holds. The release an install names is read
+// by the catch-up before the State applies the event, outside Apply, which stays pure,
+// and applied only when its content digests to the digest the event names. What no event
+// holds is still built from the store: a snapshot record, which replaces every row.
 //
 // The Board's cursor is linked by hash, as [eventlog.Cursor] is: it keeps the hash of the
 // event at its seq, and an event that does not link to it (its PrevHash) is never
@@ -67,6 +70,7 @@ var lockChanges = map[string]bool{
 func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, to int64, read bool) (ok, other bool, err error) {
 	applied := false
 	defer func() {
+		clear(pb.releases) // what was not applied is read again, if still ahead
 		if applied {
 			pb.version++ // b changed: what a reader derived from it is stale
 			pb.changed = true
@@ -83,6 +87,9 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 				return false, false, nil // the head says more; read it again from a build
 			}
 		}
+		if err := a.loadReleases(ctx, pb, es, to); err != nil {
+			return false, false, err
+		}
 		for _, e := range es {
 			if e.Seq > to {
 				break
@@ -93,7 +100,7 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 			if err := pb.Apply(e); err != nil {
 				return false, other, nil // built again (errBuild)
 			}
-			applied = applied || e.Type == event.BoardRecorded || lockChanges[e.Type]
+			applied = applied || e.Type == event.BoardRecorded || lockChanges[e.Type] || e.Type == event.CapabilityInstalled
 		}
 		if es[len(es)-1].Seq >= to {
 			break
@@ -105,11 +112,54 @@ func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, p
 	return true, false, nil
 }
 
+// loadReleases reads the releases that the installs among es (up to to) name into
+// pb.releases, for the State to apply them (boardState.applyInstall): a release is
+// content-addressed and immutable, and its install committed it with the event, so what
+// is read here outside any transaction is the release the event installed, which Apply
+// checks by digest. A Board that could not apply an install (not linked, or its sources
+// not known) reads none; nor does a release that does not unpack, which Apply then
+// refuses and a build reports. pb.mu must be held.
+func (a *Cache) loadReleases(ctx context.Context, pb *projectBoard, es []store.Event, to int64) error {
+	if !pb.linked || pb.src == nil {
+		return nil
+	}
+	for _, e := range es {
+		if e.Seq > to {
+			break
+		}
+		if e.Type != event.CapabilityInstalled {
+			continue
+		}
+		var d event.CapabilityInstalledData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return nil // Apply refuses it: the Board is built again
+		}
+		name := d.ID + "@" + d.Version
+		if _, ok := pb.releases[name]; ok {
+			continue
+		}
+		rel, err := a.store.Release(ctx, d.ID, d.Version)
+		if err != nil {
+			return fmt.Errorf("load release %s installed at seq %d: %w", name, e.Seq, err)
+		}
+		pkg, err := unpackRelease(rel.Content)
+		if err != nil {
+			continue // Apply refuses the install, and a build reports the release
+		}
+		if pb.releases == nil {
+			pb.releases = map[string]board.Declarations{}
+		}
+		pb.releases[name] = pkg.Declarations
+	}
+	return nil
+}
+
 // boardState is one project's Board as its log makes it, with the cursor of the last
 // event applied: a pure State (docs/architecture.md, "The project state and its
 // driver"), stepped by Apply with no I/O, no lock and no clock. What no event holds in
-// full (what the installed releases and the locked Tools declare) it does not apply:
-// the Cache builds the Board from the store then (boards.go, buildLocked).
+// full (a snapshot record) it does not apply: the Cache builds the Board from the store
+// then (boards.go, buildLocked). The releases its installs name it is handed, read ahead
+// of Apply (releases).
 type boardState struct {
 	b *board.Board // nil until built, and after a failed commit until rebuilt
 	// src is what b declares, as built (nil when not known: a Tool's lock then builds b
@@ -120,6 +170,10 @@ type boardState struct {
 	// a commit whose events memory lacked, see committedLocked).
 	seq  int64
 	hash store.Hash
+	// releases are the declarations of the releases the events ahead install, by
+	// "<id>@<version>", as read from the store by the catch-up (loadReleases); Apply
+	// uses one only when it digests to the digest the install names.
+	releases map[string]board.Declarations
 	// linked says b is the log at seq exactly, so the changes after it are applied to b.
 	// Unlinked, b may also hold changes past seq (a build whose head moved while it read
 	// the nodes), and the next Board event builds b again rather than apply it twice:
@@ -158,6 +212,10 @@ func (s *boardState) Apply(e store.Event) error {
 			// Its records follow in board.recorded.
 		case lockChanges[e.Type]:
 			if err := s.applyLock(e); err != nil {
+				return fmt.Errorf("%w: %w", err, errBuild)
+			}
+		case e.Type == event.CapabilityInstalled:
+			if err := s.applyInstall(e); err != nil {
 				return fmt.Errorf("%w: %w", err, errBuild)
 			}
 		default:
@@ -201,6 +259,40 @@ func (s *boardState) applyLock(e store.Event) error {
 		}
 		next.locks[d.Connection] = ls
 	}
+	decls, err := next.decls()
+	if err != nil {
+		return err
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, s.b.Nodes(), s.b.Cases())
+	if err != nil {
+		return err
+	}
+	s.b, s.src = b, next
+	return nil
+}
+
+// applyInstall applies a capability.installed event: the release it names, handed to s
+// ahead (releases) and checked against the digest the event names, replaces an installed
+// version of the same capability, and the Board is made again in memory from the
+// declarations then given and the nodes and Cases it holds, as a build from the store
+// would make it. It changes nothing when it fails.
+func (s *boardState) applyInstall(e store.Event) error {
+	if s.src == nil {
+		return fmt.Errorf("the Board's sources are not known at event %d", e.Seq)
+	}
+	var d event.CapabilityInstalledData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return fmt.Errorf("decode install at seq %d: %w", e.Seq, err)
+	}
+	name := d.ID + "@" + d.Version
+	decl, ok := s.releases[name]
+	if !ok {
+		return fmt.Errorf("release %s installed at seq %d was not read", name, e.Seq)
+	}
+	if decl.Digest != d.Digest {
+		return fmt.Errorf("release %s installed at seq %d digests to %s, the event names %s", name, e.Seq, decl.Digest, d.Digest)
+	}
+	next := s.src.with(decl)
 	decls, err := next.decls()
 	if err != nil {
 		return err
