@@ -21,10 +21,13 @@ import (
 // a change of the Tools locked on a live Connection, whose event holds the lock in full,
 // and an install (capability.installed), whose event names a release that is
 // content-addressed and immutable, make the Board again in memory from the declarations
-// they then give and the nodes and Cases it holds. The release an install names is read
-// by the catch-up before the State applies the event, outside Apply, which stays pure,
-// and applied only when its content digests to the digest the event names. What no event
-// holds is still built from the store: a snapshot record, which replaces every row.
+// they then give and the nodes and Cases it holds, and so does a snapshot record, which
+// holds every row. The release an install names is read by the catch-up before the State
+// applies the event, outside Apply, which stays pure, and applied only when its content
+// digests to the digest the event names. So every event that changes a Board is applied
+// from the log, and a State fresh at the log's start that applies it all holds the Board
+// a build from the store makes (freshBoardState); the Board is still built from the
+// store at a start, and when its cursor does not link or an event does not apply.
 //
 // The Board's cursor is linked by hash, as [eventlog.Cursor] is: it keeps the hash of the
 // event at its seq, and an event that does not link to it (its PrevHash) is never
@@ -156,10 +159,9 @@ func (a *Cache) loadReleases(ctx context.Context, pb *projectBoard, es []store.E
 
 // boardState is one project's Board as its log makes it, with the cursor of the last
 // event applied: a pure State (docs/architecture.md, "The project state and its
-// driver"), stepped by Apply with no I/O, no lock and no clock. What no event holds in
-// full (a snapshot record) it does not apply: the Cache builds the Board from the store
-// then (boards.go, buildLocked). The releases its installs name it is handed, read ahead
-// of Apply (releases).
+// driver"), stepped by Apply with no I/O, no lock and no clock. The releases its
+// installs name it is handed, read ahead of Apply (releases). What it does not apply
+// the Cache builds from the store (boards.go, buildLocked).
 type boardState struct {
 	b *board.Board // nil until built, and after a failed commit until rebuilt
 	// src is what b declares, as built (nil when not known: a Tool's lock then builds b
@@ -190,8 +192,10 @@ var errBuild = errors.New("the Board is built again")
 // Apply applies e, the event after s.seq, to the Board and moves the cursor past it, or
 // refuses it with errBuild and changes nothing: an event that does not follow the one
 // applied last (its seq, or its PrevHash once the hash there is known), a Board change on
-// a Board that may hold it already (not linked), one that no record holds (an install,
-// a change of the locked Tools, a snapshot record) and a record the Board refuses.
+// a Board that may hold it already (not linked), a change of what the Board declares or
+// a snapshot record on a State whose sources are not known, an install whose release was
+// not handed to it with the digest the event names, a type no case here applies, and a
+// change the Board refuses.
 // Events that never change a Board only move the cursor.
 func (s *boardState) Apply(e store.Event) error {
 	// The hash at seq is known but after a commit whose events memory lacked
@@ -311,9 +315,6 @@ func (s *boardState) applyRecord(e store.Event) error {
 	if err := json.Unmarshal(e.Data, &rec); err != nil {
 		return fmt.Errorf("decode record at seq %d: %w", e.Seq, err)
 	}
-	if rec.Snapshot {
-		return fmt.Errorf("the record at seq %d replaces every row", e.Seq)
-	}
 	puts := make([]contract.Node, len(rec.Nodes))
 	for i, raw := range rec.Nodes {
 		if err := json.Unmarshal(raw, &puts[i]); err != nil {
@@ -326,7 +327,42 @@ func (s *boardState) applyRecord(e store.Event) error {
 			return fmt.Errorf("decode case at seq %d: %w", e.Seq, err)
 		}
 	}
-	return s.b.Apply(puts, rec.Deleted, cases)
+	if !rec.Snapshot {
+		return s.b.Apply(puts, rec.Deleted, cases)
+	}
+	// A snapshot record holds every row (a log written before records existed adopts
+	// its node table so, Cache.adopt): the Board is made again from them, as a build
+	// from the store would make it.
+	if s.src == nil {
+		return fmt.Errorf("the Board's sources are not known at the snapshot record at seq %d", e.Seq)
+	}
+	decls, err := s.src.decls()
+	if err != nil {
+		return err
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, puts, cases)
+	if err != nil {
+		return err
+	}
+	s.b = b
+	return nil
+}
+
+// freshBoardState is the Board's State at the start of an empty log: an empty Board,
+// with nothing installed and no Tool locked, linked at seq 0. Applying a project's log
+// to it from the start makes the Board a build from the store makes
+// (TestBoardState_ReplaysTheLog), as [eventlog.NewDriver]'s fresh State must.
+func freshBoardState() (boardState, error) {
+	src := &sources{locks: map[contract.ConnectionID]map[string]contract.ToolLock{}}
+	decls, err := src.decls()
+	if err != nil {
+		return boardState{}, err
+	}
+	b, err := board.Restore(board.Config{Declarations: decls}, nil, nil)
+	if err != nil {
+		return boardState{}, err
+	}
+	return boardState{b: b, src: src, linked: true}, nil
 }
 
 // committedLocked moves pb's cursor to head after a commit of this instance that changed

@@ -149,11 +149,11 @@ func TestBoardState_Apply(t *testing.T) {
 	}
 }
 
-// releaseOf checks a capability release id@version declaring one Case Type, name.
-func releaseOf(t *testing.T, id, version, name string) *capability.Package {
-	t.Helper()
-	pkg, err := capability.Check(map[string][]byte{
-		"capability.toml": fmt.Appendf(nil, `id      = %[1]q
+// releaseFiles are the files of a capability release id@version declaring one Case
+// Type, name.
+func releaseFiles(id, version, name string) map[string]string {
+	return map[string]string{
+		"capability.toml": fmt.Sprintf(`id      = %[1]q
 version = %[2]q
 title   = "Install test"
 
@@ -173,8 +173,18 @@ opening_floor = "attested"
 acceptance    = "%[3]s_ok"
 minimum_grounding_floor = "attested"
 `, id, version, name),
-		"rules.dl": fmt.Appendf(nil, "%[1]s_ok(k: K) :- %[1]s_fact(k: K).\n", name),
-	})
+		"rules.dl": fmt.Sprintf("%[1]s_ok(k: K) :- %[1]s_fact(k: K).\n", name),
+	}
+}
+
+// releaseOf checks the release of releaseFiles.
+func releaseOf(t *testing.T, id, version, name string) *capability.Package {
+	t.Helper()
+	files := map[string][]byte{}
+	for n, text := range releaseFiles(id, version, name) {
+		files[n] = []byte(text)
+	}
+	pkg, err := capability.Check(files)
 	if err != nil {
 		t.Fatal(err)
 	}
