@@ -45,9 +45,8 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		return contract.Installed{}, fmt.Errorf("install %s: %w", pkg.Release, err)
 	}
 
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
+	pb := a.lock(project)
+	defer pb.unlock()
 	now := a.nowUTC()
 	out := contract.Installed{Project: project, Release: contract.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: pkg.Release.Digest, CreatedAt: now}}
 	var next *board.Board
@@ -106,7 +105,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	}
 	// Built from the releases and nodes read under the head lock, the Board is the log
 	// at the head the commit left.
-	pb.b, pb.src, pb.seq, pb.hash, pb.linked = next, nextSrc, seq.Seq, seq.Hash, true
+	pb.restartLocked(&boardState{b: next, src: nextSrc, linked: true}, seq)
 	pb.builds++
 	pb.version++
 	pb.publishLocked(true)

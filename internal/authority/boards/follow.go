@@ -29,13 +29,16 @@ import (
 // a build from the store makes (freshBoardState); the Board is still built from the
 // store at a start, and when its cursor does not link or an event does not apply.
 //
-// The Board's cursor is linked by hash, as [eventlog.Cursor] is: it keeps the hash of the
-// event at its seq, and an event that does not link to it (its PrevHash) is never
-// applied; the Board is built again instead. Only committed events are applied: those
-// this process committed, from memory ([eventlog.Recent]), and the rest read from the
-// store outside any transaction. A write of this instance changes the Board in memory
-// before its commit and, when the store refuses the commit, builds it again (step 4 of
-// "The write sequence"), so the Board never holds an event its log lacks.
+// The Board State, its lock and its cursor are the Cache's [eventlog.Driver]'s, as the
+// other parts' are: the cursor is linked by hash, and an event that does not link to the
+// one applied last is never applied (the Driver starts a fresh State, which holds no
+// Board, and the Board is built again). The Cache keeps its own write sequence on top
+// ([Cache.Write]): the Board is built from the store, installed, or changed in memory by
+// a write of this instance before its commit, and each is made the State at the head it
+// is the log at ([eventlog.Held.Restart]); when the store refuses the commit it is built
+// again (step 4 of "The write sequence"), so the Board never holds an event its log
+// lacks. Only committed events are applied: those this process committed, from memory
+// ([eventlog.Recent]), and the rest read from the store outside any transaction.
 
 // recordedWith are the types of the Board changes a write persists ([Write.Persist]):
 // what such a change did to the Board is all in the board.recorded event that follows it
@@ -61,100 +64,112 @@ var lockChanges = map[string]bool{
 	event.ConnectionRevoked: true,
 }
 
-// catchUpLocked brings pb.b to the log's head to, applying the events after pb.seq: this
-// process's from memory, the rest read from the store a page at a time. It reports false
-// when the Board must be built again instead: an event that does not link to the last
-// one applied, one whose change is not in a record, a record that does not apply, or a
-// Board that may hold changes past pb.seq; other then says that event was read from the
-// store (another instance's). read says to was read from the store after b was built:
-// an unlinked Board that finds no Board change up to it is then the log there exactly
-// (what it may have held past pb.seq would be such a change), and is linked. pb.mu must
-// be held.
+// catchUpLocked brings the Board to the log's head to on its Driver's cursor
+// ([eventlog.Held.CatchUpTo]): this process's events from memory, the rest read from the
+// store a page at a time. It reports false when the Board must be built again instead:
+// an event that does not link to the last one applied (the Driver's cursor then finds
+// the State diverged and starts a fresh one, which holds no Board), one the State does
+// not apply (errBuild), or a log that ends before to; other then says that event was
+// read from the store (another instance's). The release an install names is read here
+// when the State asks for it (needRelease), and the event applied again. read says to
+// was read from the store after b was built: an unlinked Board that finds no Board
+// change up to it is then the log there exactly (what it may have held past its seq
+// would be such a change), and is linked. The lock must be held.
 func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, to int64, read bool) (ok, other bool, err error) {
-	applied := false
+	pb.catchTo, pb.applied = to, false
 	defer func() {
-		clear(pb.releases) // what was not applied is read again, if still ahead
-		if applied {
+		clear(pb.st().releases) // what was not applied is read again, if still ahead
+		if pb.applied {
 			pb.version++ // b changed: what a reader derived from it is stale
 			pb.changed = true
 		}
 	}()
-	for pb.seq < to {
-		es := eventlog.Recent(a.store, project, pb.seq, to)
-		other = len(es) == 0
-		if other {
-			if es, err = a.store.Events(ctx, string(project), pb.seq, boardScanPage); err != nil {
-				return false, false, fmt.Errorf("read events of %s: %w", project, err)
-			}
-			if len(es) == 0 {
-				return false, false, nil // the head says more; read it again from a build
-			}
-		}
-		if err := a.loadReleases(ctx, pb, es, to); err != nil {
-			return false, false, err
-		}
-		for _, e := range es {
-			if e.Seq > to {
-				break
-			}
-			if other && event.ChangesBoard(e.Type) {
-				pb.changedAt = to // another instance's change, as unchanged notes it
-			}
-			if err := pb.Apply(e); err != nil {
-				return false, other, nil // built again (errBuild)
-			}
-			applied = applied || e.Type == event.BoardRecorded || lockChanges[e.Type] || e.Type == event.CapabilityInstalled
-		}
-		if es[len(es)-1].Seq >= to {
+	for {
+		_, err := pb.h.CatchUpTo(ctx, a.store, to)
+		if err == nil {
 			break
 		}
+		if need, ok := errors.AsType[*needRelease](err); ok {
+			loaded, err := a.loadRelease(ctx, pb.st(), need)
+			if err != nil {
+				return false, false, err
+			}
+			if loaded {
+				continue // applied again, the release handed
+			}
+		}
+		if !errors.Is(err, errBuild) {
+			return false, false, err
+		}
+		seq := pb.h.Seq()
+		if other = len(eventlog.Recent(a.store, project, seq, seq+1)) == 0; other {
+			pb.changedAt = to // another instance's change, as unchanged notes it
+		}
+		return false, other, nil
 	}
-	if read && pb.seq == to {
-		pb.linked = true
+	if pb.h.Seq() < to {
+		return false, false, nil // the head says more; read it again from a build
+	}
+	if read {
+		pb.st().linked = true
 	}
 	return true, false, nil
 }
 
-// loadReleases reads the releases that the installs among es (up to to) name into
-// pb.releases, for the State to apply them (boardState.applyInstall): a release is
-// content-addressed and immutable, and its install committed it with the event, so what
-// is read here outside any transaction is the release the event installed, which Apply
-// checks by digest. A Board that could not apply an install (not linked, or its sources
-// not known) reads none; nor does a release that does not unpack, which Apply then
-// refuses and a build reports. pb.mu must be held.
-func (a *Cache) loadReleases(ctx context.Context, pb *projectBoard, es []store.Event, to int64) error {
-	if !pb.linked || pb.src == nil {
-		return nil
+// noteApplied is the Driver's notification of an event a Board State applied
+// ([eventlog.Driver.OnApply]), under the project's lock: a change of b makes what readers
+// derived from it stale (catchUpLocked), and one read from the store, not committed by
+// this process (another instance's, or one whose Update had not returned yet,
+// [eventlog.Recent]), is noted as unchanged notes it.
+func (a *Cache) noteApplied(project contract.ProjectID, _ *boardState, e store.Event) {
+	if !event.ChangesBoard(e.Type) {
+		return
 	}
-	for _, e := range es {
-		if e.Seq > to {
-			break
-		}
-		if e.Type != event.CapabilityInstalled {
-			continue
-		}
-		var d event.CapabilityInstalledData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return nil // Apply refuses it: the Board is built again
-		}
-		name := d.ID + "@" + d.Version
-		if _, ok := pb.releases[name]; ok {
-			continue
-		}
-		rel, err := a.store.Release(ctx, d.ID, d.Version)
-		if err != nil {
-			return fmt.Errorf("load release %s installed at seq %d: %w", name, e.Seq, err)
-		}
-		pkg, err := unpackRelease(rel.Content)
-		if err != nil {
-			continue // Apply refuses the install, and a build reports the release
-		}
-		if pb.releases == nil {
-			pb.releases = map[string]board.Declarations{}
-		}
-		pb.releases[name] = pkg.Declarations
+	pb := a.get(project)
+	pb.applied = pb.applied || !recordedWith[e.Type]
+	if len(eventlog.Recent(a.store, project, e.Seq-1, e.Seq)) == 0 {
+		pb.changedAt = pb.catchTo
 	}
-	return nil
+}
+
+// needRelease refuses an install whose release the State was not handed: the catch-up
+// reads it (loadRelease) and applies the event again. It is an errBuild, so a State that
+// is not caught up by the Cache (a test's) builds the Board again instead.
+type needRelease struct {
+	seq         int64
+	id, version string
+}
+
+func (n *needRelease) Error() string {
+	return fmt.Sprintf("release %s@%s installed at seq %d was not read", n.id, n.version, n.seq)
+}
+
+func (n *needRelease) Unwrap() error { return errBuild }
+
+// loadRelease reads the release an install names into s.releases, for s to apply it
+// (boardState.applyInstall): a release is content-addressed and immutable, and its
+// install committed it with the event, so what is read here outside any transaction is
+// the release the event installed, which Apply checks by digest. It reports false when
+// nothing more can be handed: the release was handed already, or does not unpack (a
+// build then reports it). The lock must be held.
+func (a *Cache) loadRelease(ctx context.Context, s *boardState, need *needRelease) (bool, error) {
+	name := need.id + "@" + need.version
+	if _, ok := s.releases[name]; ok {
+		return false, nil
+	}
+	rel, err := a.store.Release(ctx, need.id, need.version)
+	if err != nil {
+		return false, fmt.Errorf("load release %s installed at seq %d: %w", name, need.seq, err)
+	}
+	pkg, err := unpackRelease(rel.Content)
+	if err != nil {
+		return false, nil
+	}
+	if s.releases == nil {
+		s.releases = map[string]board.Declarations{}
+	}
+	s.releases[name] = pkg.Declarations
+	return true, nil
 }
 
 // boardState is one project's Board as its log makes it, with the cursor of the last
@@ -163,13 +178,14 @@ func (a *Cache) loadReleases(ctx context.Context, pb *projectBoard, es []store.E
 // installs name it is handed, read ahead of Apply (releases). What it does not apply
 // the Cache builds from the store (boards.go, buildLocked).
 type boardState struct {
-	b *board.Board // nil until built, and after a failed commit until rebuilt
+	b *board.Board // nil until built (a fresh State), and after a failed commit until rebuilt
 	// src is what b declares, as built (nil when not known: a Tool's lock then builds b
 	// again from the store).
 	src *sources
 	// seq is a head of the project's log that b reflects in full: every Board change up
-	// to it is in b, and hash is the hash of the event there (zero when not known, after
-	// a commit whose events memory lacked, see committedLocked).
+	// to it is in b, and hash is the hash of the event there. They are the Driver's
+	// cursor as the State sees it (restartLocked sets both), so that Apply, stepped
+	// alone, refuses an event that does not follow.
 	seq  int64
 	hash store.Hash
 	// releases are the declarations of the releases the events ahead install, by
@@ -198,10 +214,10 @@ var errBuild = errors.New("the Board is built again")
 // change the Board refuses.
 // Events that never change a Board only move the cursor.
 func (s *boardState) Apply(e store.Event) error {
-	// The hash at seq is known but after a commit whose events memory lacked
-	// (committedLocked), and at the log's start it is zero.
-	known := s.seq == 0 || !s.hash.IsZero()
-	if e.Seq != s.seq+1 || (known && e.PrevHash != s.hash) {
+	if s.b == nil {
+		return fmt.Errorf("no Board is built at event %d: %w", e.Seq, errBuild)
+	}
+	if e.Seq != s.seq+1 || e.PrevHash != s.hash {
 		return fmt.Errorf("event %d does not follow event %d the Board applied: %w", e.Seq, s.seq, errBuild)
 	}
 	if event.ChangesBoard(e.Type) {
@@ -291,7 +307,7 @@ func (s *boardState) applyInstall(e store.Event) error {
 	name := d.ID + "@" + d.Version
 	decl, ok := s.releases[name]
 	if !ok {
-		return fmt.Errorf("release %s installed at seq %d was not read", name, e.Seq)
+		return &needRelease{seq: e.Seq, id: d.ID, version: d.Version}
 	}
 	if decl.Digest != d.Digest {
 		return fmt.Errorf("release %s installed at seq %d digests to %s, the event names %s", name, e.Seq, decl.Digest, d.Digest)
@@ -365,18 +381,22 @@ func freshBoardState() (boardState, error) {
 	return boardState{b: b, src: src, linked: true}, nil
 }
 
-// committedLocked moves pb's cursor to head after a commit of this instance that changed
+// committedLocked moves the State to head after a commit of this instance that changed
 // the Board (checked fresh under the head lock, so the Board holds every change up to
 // it): linked to the hash of the event there, known from the commit's own events in
-// memory ([eventlog.Recent]) or given; with neither, the Board follows no change until
-// it is built again. pb.mu must be held.
+// memory ([eventlog.Recent]) or given. With neither, the next event could not be linked
+// to it, so the Board is built again at its next use. The lock must be held.
 func (a *Cache) committedLocked(project contract.ProjectID, pb *projectBoard, head store.Head) {
-	pb.seq, pb.changed = head.Seq, true
-	pb.hash, pb.linked = head.Hash, !head.Hash.IsZero()
-	if pb.linked {
-		return
+	pb.changed = true
+	s := pb.st()
+	if head.Hash.IsZero() {
+		if es := eventlog.Recent(a.store, project, head.Seq-1, head.Seq); len(es) == 1 {
+			head.Hash = es[0].Hash
+		}
 	}
-	if es := eventlog.Recent(a.store, project, head.Seq-1, head.Seq); len(es) == 1 {
-		pb.hash, pb.linked = es[0].Hash, true
+	if head.Hash.IsZero() {
+		s.b = nil
 	}
+	s.linked = true
+	pb.restartLocked(s, head)
 }

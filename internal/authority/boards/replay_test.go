@@ -93,13 +93,16 @@ func TestBoardState_ReplaysTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb := &projectBoard{boardState: fresh}
+	pb := replayer.lock(testProject)
+	pb.restartLocked(&fresh, store.Head{})
 	ok, _, err := replayer.catchUpLocked(ctx, testProject, pb, head.Seq, true)
+	replayed, seq := pb.st().b, pb.h.Seq()
+	pb.unlock()
 	if err != nil || !ok {
 		t.Fatalf("the fresh State applied the log: %v, %v; want it all applied", ok, err)
 	}
-	if pb.seq != head.Seq {
-		t.Fatalf("the fresh State is at seq %d, want the head %d", pb.seq, head.Seq)
+	if seq != head.Seq {
+		t.Fatalf("the fresh State is at seq %d, want the head %d", seq, head.Seq)
 	}
 
 	built := New(st, slog.New(slog.DiscardHandler), now, nil, 0)
@@ -110,18 +113,18 @@ func TestBoardState_ReplaysTheLog(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := viewJSON(pb.b)
+	got, err := viewJSON(replayed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
 		t.Errorf("the replayed Board shows\n%s\nwant the built Board's\n%s", got, want)
 	}
-	if !pb.b.HasCaseType("zeta_two") || pb.b.HasCaseType("zeta") || !pb.b.HasAction(string(d.Tool)) {
+	if !replayed.HasCaseType("zeta_two") || replayed.HasCaseType("zeta") || !replayed.HasAction(string(d.Tool)) {
 		t.Errorf("the replayed Board declares zeta_two %v, zeta %v, %s %v; want true, false, true",
-			pb.b.HasCaseType("zeta_two"), pb.b.HasCaseType("zeta"), d.Tool, pb.b.HasAction(string(d.Tool)))
+			replayed.HasCaseType("zeta_two"), replayed.HasCaseType("zeta"), d.Tool, replayed.HasAction(string(d.Tool)))
 	}
-	if n := len(pb.b.Nodes()); n != boardScanPage+1 {
+	if n := len(replayed.Nodes()); n != boardScanPage+1 {
 		t.Errorf("the replayed Board holds %d nodes, want %d", n, boardScanPage+1)
 	}
 }
