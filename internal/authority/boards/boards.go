@@ -204,7 +204,7 @@ func (a *Cache) Restore(ctx context.Context) error {
 // boardLocked returns project's Board, built from the store when it is missing, and
 // otherwise caught up with the log: another instance's Board change is applied from its
 // record, and built again only when no record holds it (follow.go). Events that never
-// touch a Board only move pb.seq on, so a busy log of Operations and leases costs one
+// touch a Board only move its cursor on, so a busy log of Operations and leases costs one
 // head read per call, not a rebuild. The lock must be held.
 //
 // Under a ctx that carries a head of the log read during the call ([eventlog.WithHead]),
@@ -253,7 +253,7 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 	pb.st().b = nil // until built
 	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
-	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
+	// Board but not at its seq, which makes the next check rebuild rather than miss it.
 	head, err := a.store.Head(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", project, err)

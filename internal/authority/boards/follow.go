@@ -189,7 +189,7 @@ type boardState struct {
 	seq  int64
 	hash store.Hash
 	// releases are the declarations of the releases the events ahead install, by
-	// "<id>@<version>", as read from the store by the catch-up (loadReleases); Apply
+	// "<id>@<version>", as read from the store by the catch-up (loadRelease); Apply
 	// uses one only when it digests to the digest the install names.
 	releases map[string]board.Declarations
 	// linked says b is the log at seq exactly, so the changes after it are applied to b.
