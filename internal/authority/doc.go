@@ -32,7 +32,8 @@
 //
 // A call takes the locks it needs in this order and never the other way round:
 //
-//  1. a project's Board lock (boards: projectBoard.mu), taken by the write sequence
+//  1. a project's Board lock (boards: its Board State's lock in boards'
+//     [eventlog.Driver], Cache.lock), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
 //  2. the project's operation ledger: its State's lock in operation's
 //     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the

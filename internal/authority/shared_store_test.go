@@ -62,8 +62,10 @@ func openPostgres(t *testing.T, dsn string) store.Store {
 // capability and a roster fact of each user, the second built on the second store
 // instance after that.
 type pair struct {
-	a, b  *authority.Authority
-	admin identity.Caller
+	a, b   *authority.Authority
+	admin  identity.Caller
+	stores [2]store.Store // a's and b's
+	key    identity.Key
 }
 
 func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), users ...string) pair {
@@ -83,7 +85,7 @@ func newPair(t *testing.T, open func(t *testing.T) (store.Store, store.Store), u
 	if err := b.Restore(t.Context()); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
-	return pair{a: f.a, b: b, admin: f.admin}
+	return pair{a: f.a, b: b, admin: f.admin, stores: [2]store.Store{s1, s2}, key: f.key}
 }
 
 // openAccessCase opens the access Case of user through Commit.
@@ -284,15 +286,30 @@ func TestAuthority_FreshBoardIsKept(t *testing.T) {
 				t.Errorf("B's Board was built %d times over A's tool locks, want 0: they are applied from their events", got-bBuilds)
 			}
 
-			// An install by B changes what A's Board declares: built once.
+			// An install by B changes what A's Board declares: applied from its event, the
+			// release read by its id and checked by its digest, with no build, A's Board
+			// is then the Board a start builds from the store.
 			aBuilds := p.a.BoardBuilds("default")
 			if _, err := p.b.InstallCapability(ctx, p.admin, "default", authoritytest.ReadPackage(t, "testdata/calc")); err != nil {
 				t.Fatal(err)
 			}
-			boardState(t, p.a)
-			boardState(t, p.a)
-			if got := p.a.BoardBuilds("default"); got != aBuilds+1 {
-				t.Errorf("after another instance's install A's Board was built %d times, want 1", got-aBuilds)
+			nodes, cases = boardState(t, p.a)
+			if got := p.a.BoardBuilds("default"); got != aBuilds {
+				t.Errorf("after another instance's install A's Board was built %d times, want 0: it is applied from its event", got-aBuilds)
+			}
+			fresh := newAuthorityOn(t, p.stores[1], p.key)
+			if err := fresh.Restore(ctx); err != nil {
+				t.Fatal(err)
+			}
+			nodesF, casesF := boardState(t, fresh)
+			if diff := cmp.Diff(nodesF, nodes, valueEqual); diff != "" {
+				t.Errorf("A's nodes differ from a fresh build's (-fresh +A):\n%s", diff)
+			}
+			if diff := cmp.Diff(casesF, cases, valueEqual); diff != "" {
+				t.Errorf("A's Cases differ from a fresh build's (-fresh +A):\n%s", diff)
+			}
+			if diff := cmp.Diff(wholeView(t, fresh), wholeView(t, p.a), valueEqual); diff != "" {
+				t.Errorf("A's Board shows another View than a fresh build's (-fresh +A):\n%s", diff)
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 // Package boards keeps each project's Board in step with the store and its event log,
 // and runs every write on it: the Board cache (built from the project's releases and
-// persisted nodes, then following the log: another instance's Board change is applied
-// from its event, follow.go, and built again only when no event holds it), the one write
+// persisted nodes, then following the log on an [eventlog.Driver]: another instance's
+// Board change is applied from its event, follow.go), the one write
 // sequence ([Cache.Write]) and the installs of capability releases, which change what a
 // Board declares. The store is the truth, so several docket serve may share one database.
 package boards
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,16 +48,22 @@ type Cache struct {
 	signer *signing.Keyring // signs checkpoints; nil signs none
 	every  int64            // a Board write signs the head when the log moved this many events past the last checkpoint
 
+	// drv holds each project's Board State (follow.go) under the project's lock, with
+	// its cursor in the log, and catches it up (docs/architecture.md, "The project state
+	// and its driver").
+	drv *eventlog.Driver[*boardState]
+
 	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
 }
 
-// projectBoard is one project's Board. board.Board is not safe for concurrent use, so
-// every call on it holds mu, and a change holds it until its commit is known.
+// projectBoard is what the Cache keeps beside one project's Board State. board.Board is
+// not safe for concurrent use, so every call on it holds the State's lock (the first lock
+// of the authority's lock order, taken by [Cache.lock]), and a change holds it until its
+// commit is known; the fields below but pub are guarded by that lock.
 type projectBoard struct {
-	mu sync.Mutex // guards the fields below; the first lock of the authority's lock order
-	// boardState is the Board and its cursor in the log (follow.go).
-	boardState
+	// h is the project's State on the Cache's Driver, with its cursor; set by lock.
+	h      *eventlog.Held[*boardState]
 	builds int // how often b was built, for tests that a fresh Board is kept
 	// version changes whenever b may change: at each build or install, and at each
 	// write, before it runs. A reader may keep what it derived from b alone under it
@@ -72,8 +79,24 @@ type projectBoard struct {
 	// changed says a write committed a change of b since b was last published.
 	changed bool
 	// pub is b as last published for the reads that take no lock (published.go): set
-	// under mu, read without it.
+	// under the lock, read without it.
 	pub atomic.Pointer[Published]
+	// catchTo is the head the running catch-up brings b to, and applied says it applied
+	// a change of b (noteApplied); both are set by catchUpLocked.
+	catchTo int64
+	applied bool
+}
+
+// st is the project's Board State; the lock must be held. The Driver replaces the State
+// when its cursor finds it ahead of the log, so it is looked up at each use.
+func (pb *projectBoard) st() *boardState { return pb.h.State() }
+
+// restartLocked makes s the project's State at head ([eventlog.Held.Restart]): a Board
+// built or installed from the store, or changed by a write of this instance that
+// committed at head. The lock must be held.
+func (pb *projectBoard) restartLocked(s *boardState, head store.Head) {
+	s.seq, s.hash = head.Seq, head.Hash
+	pb.h.Restart(s, head.Seq, head.Hash)
 }
 
 // staleSpan is how many events past the last Board change another instance made (as
@@ -90,7 +113,13 @@ func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing
 	if every <= 0 {
 		every = DefaultCheckpointEvery
 	}
-	return &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
+	a := &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
+	// A fresh State holds no Board: the first use builds it from the store, which a
+	// replay of the log from its start would make the same (freshBoardState) at the cost
+	// of every event.
+	a.drv = eventlog.NewDriver(st, func() *boardState { return &boardState{} })
+	a.drv.OnApply(a.noteApplied)
+	return a
 }
 
 // DefaultCheckpointEvery is how many events a log moves before a Board write signs its
@@ -99,6 +128,18 @@ const DefaultCheckpointEvery = 1000
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.
 func (a *Cache) nowUTC() time.Time { return a.now().UTC().Round(0) }
+
+// lock locks project's Board State and returns what the Cache keeps beside it; the
+// caller must unlock it.
+func (a *Cache) lock(project contract.ProjectID) *projectBoard {
+	h := a.drv.Lock(project)
+	pb := a.get(project)
+	pb.h = h
+	return pb
+}
+
+// unlock releases what lock locked.
+func (pb *projectBoard) unlock() { pb.h.Unlock() }
 
 func (bs *Cache) get(project contract.ProjectID) *projectBoard {
 	bs.mu.Lock()
@@ -150,10 +191,9 @@ func (a *Cache) Restore(ctx context.Context) error {
 		if err := st.check(ctx, a.store, project); err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
-		pb := a.get(project)
-		pb.mu.Lock()
+		pb := a.lock(project)
 		err = a.buildLocked(ctx, project, pb, true)
-		pb.mu.Unlock()
+		pb.unlock()
 		if err != nil {
 			return fmt.Errorf("restore boards: %w", err)
 		}
@@ -164,18 +204,18 @@ func (a *Cache) Restore(ctx context.Context) error {
 // boardLocked returns project's Board, built from the store when it is missing, and
 // otherwise caught up with the log: another instance's Board change is applied from its
 // record, and built again only when no record holds it (follow.go). Events that never
-// touch a Board only move pb.seq on, so a busy log of Operations and leases costs one
-// head read per call, not a rebuild. pb.mu must be held.
+// touch a Board only move its cursor on, so a busy log of Operations and leases costs one
+// head read per call, not a rebuild. The lock must be held.
 //
 // Under a ctx that carries a head of the log read during the call ([eventlog.WithHead]),
 // the Board is brought to that head without reading it again.
 func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) (*board.Board, error) {
 	confirm := false
-	if pb.b != nil {
+	if pb.st().b != nil {
 		var head store.Head
 		seq, known := eventlog.KnownHead(ctx, project)
 		if known {
-			head.Seq = max(seq, pb.seq)
+			head.Seq = max(seq, pb.h.Seq())
 		} else {
 			var err error
 			if head, err = a.store.Head(ctx, string(project)); err != nil {
@@ -193,27 +233,27 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 			if pb.changed {
 				pb.publishLocked(true) // b applied committed changes only
 			} else if p := pb.pub.Load(); p != nil && p.version == pb.version {
-				p.advance(pb.seq) // what was published is b
+				p.advance(pb.h.Seq()) // what was published is b
 			}
-			return pb.b, nil
+			return pb.st().b, nil
 		}
 	}
 	if err := a.buildLocked(ctx, project, pb, confirm); err != nil {
 		return nil, err
 	}
-	return pb.b, nil
+	return pb.st().b, nil
 }
 
 // buildLocked (re)builds pb from the store. With confirm it reads the head again after
 // the nodes, so that a Board no commit came in the middle of is linked at once and
 // follows the next changes by their records (follow.go); without it, the Board is
 // linked by the next catch-up to a head read that finds no Board change, or the next
-// commit of its own. pb.mu must be held.
+// commit of its own. The lock must be held.
 func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, confirm bool) error {
-	pb.b = nil
+	pb.st().b = nil // until built
 	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
-	// Board but not in pb.seq, which makes the next check rebuild rather than miss it.
+	// Board but not at its seq, which makes the next check rebuild rather than miss it.
 	head, err := a.store.Head(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", project, err)
@@ -241,7 +281,7 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		}
 		linked = after == head
 	}
-	pb.b, pb.src, pb.seq, pb.hash, pb.linked = b, src, head.Seq, head.Hash, linked
+	pb.restartLocked(&boardState{b: b, src: src, linked: linked}, head)
 	if pb.builds == 0 {
 		pb.signed = head.Seq
 	}
@@ -253,8 +293,8 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 // updateBoard runs fn in one store transaction that commits only while pb.b still
 // reflects project's log: it locks the log's head first, so no other instance appends
 // until it commits, and returns errBoardStale when an event that may change a Board came
-// after pb.seq. On commit pb.seq moves to the new head. pb.mu must be held, and fn must
-// persist what the caller changed in pb.b. When the caller changed nothing on the Board
+// after the State's seq. On commit the State moves to the new head. The lock must be
+// held, and fn must persist what the caller changed in the Board. When the caller changed nothing on the Board
 // (changed is false) there is nothing to keep from a stale Board, and fn just runs in a
 // transaction; the next [Cache.boardLocked] reads past its events.
 func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb *projectBoard, changed bool, fn func(tx store.Tx) error) error {
@@ -280,7 +320,8 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 }
 
 // lockFresh locks project's log head in tx, so no other writer appends until it commits,
-// and refuses with errBoardStale when another instance wrote a Board event after pb.seq.
+// and refuses with errBoardStale when another instance wrote a Board event after the
+// State's seq.
 func lockFresh(ctx context.Context, tx store.Tx, project contract.ProjectID, pb *projectBoard) error {
 	head, err := tx.LockHead(ctx, string(project))
 	if err != nil {
@@ -331,10 +372,10 @@ func boardUnchanged(ctx context.Context, r store.Reader, project contract.Projec
 	return from == to, false, nil
 }
 
-// unchanged is boardUnchanged from pb.seq to to, noting in pb.changedAt, at to, a
-// change another instance made. pb.mu must be held.
+// unchanged is boardUnchanged from the State's seq to to, noting in pb.changedAt, at
+// to, a change another instance made. The lock must be held.
 func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) (bool, error) {
-	ok, other, err := boardUnchanged(ctx, r, project, pb.seq, to)
+	ok, other, err := boardUnchanged(ctx, r, project, pb.h.Seq(), to)
 	if other {
 		pb.changedAt = to
 	}
@@ -345,18 +386,24 @@ func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project c
 // read page by page, and a Board event in it ends the read with a rebuild.
 const boardScanPage = 64
 
-// sources is where what a project's Board declares comes from, as read from the store:
-// the installed releases' declarations, in release id order, and the Tools locked on
-// its live Connections, from which the built-in release of direct Actions is made
-// (docs/workers.md, "Direct Actions"). A lock is changed only with an event that holds
-// it in full (event.ToolLocked, event.ToolUnlocked, event.ToolApprovalSet,
-// event.ConnectionRevoked), so a Board follows those changes from the log (follow.go).
+// sources is where what a project's Board declares comes from: the installed releases'
+// declarations, one a capability, and the Tools locked on its live Connections, from which
+// the built-in release of direct Actions is made (docs/workers.md, "Direct Actions"). A
+// lock is changed only with an event that holds it in full (event.ToolLocked,
+// event.ToolUnlocked, event.ToolApprovalSet, event.ConnectionRevoked), and an install
+// with one that names a content-addressed release (event.CapabilityInstalled), so a Board
+// follows those changes from the log (follow.go).
 type sources struct {
-	installed []board.Declarations
+	installed []board.Declarations                                   // in no particular order: decls sorts them
 	locks     map[contract.ConnectionID]map[string]contract.ToolLock // by Connection, then Tool
 }
 
-// decls is what src declares: the installed releases, then the direct Actions.
+// decls is what src declares: the installed releases in release id order, compared as
+// bytes in Go, then the direct Actions. The order is the Board's (the order of its Case
+// Types and Actions, and of its capability rules' node numbers), so it is made here, the
+// same on every path that makes a Board (a build, an install, a change applied from the
+// log), and never taken from the store, whose order of releases depends on the database's
+// collation.
 func (src *sources) decls() ([]board.Declarations, error) {
 	var locks []contract.ToolLock
 	for _, ls := range src.locks {
@@ -369,21 +416,35 @@ func (src *sources) decls() ([]board.Declarations, error) {
 	if err != nil {
 		return nil, err
 	}
-	decls := slices.Clip(src.installed)
+	decls := make([]board.Declarations, 0, len(src.installed)+1)
+	decls = append(decls, src.installed...)
+	slices.SortStableFunc(decls, func(x, y board.Declarations) int {
+		return strings.Compare(releaseID(x.Release), releaseID(y.Release))
+	})
 	if ok {
 		decls = append(decls, direct)
 	}
 	return decls, nil
 }
 
-// declarations returns what project's installed releases declare, in release id order,
-// and then its direct Actions.
-func (a *Cache) declarations(ctx context.Context, r store.Reader, project contract.ProjectID) ([]board.Declarations, error) {
-	src, err := a.sourcesOf(ctx, r, project)
-	if err != nil {
-		return nil, err
+// with returns src with d installed, in place of an installed version of the same
+// capability; src is left as it was.
+func (src *sources) with(d board.Declarations) *sources {
+	id := releaseID(d.Release)
+	next := &sources{installed: make([]board.Declarations, 0, len(src.installed)+1), locks: src.locks}
+	for _, in := range src.installed {
+		if releaseID(in.Release) != id {
+			next.installed = append(next.installed, in)
+		}
 	}
-	return src.decls()
+	next.installed = append(next.installed, d)
+	return next
+}
+
+// releaseID is the capability id of a release named "<id>@<version>".
+func releaseID(release string) string {
+	id, _, _ := strings.Cut(release, "@")
+	return id
 }
 
 // sourcesOf reads project's sources from r.
@@ -477,9 +538,9 @@ type Change struct {
 
 // dropBoardLocked rebuilds pb after a commit the store refused, so memory never holds a
 // change the log lacks, on a context that outlives the caller's so a cancelled request
-// cannot leave it stale. pb.mu must be held.
+// cannot leave it stale. The lock must be held.
 func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
-	pb.b = nil
+	pb.st().b = nil
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
 	// With the head read on both sides, so the Board follows the next changes by their
@@ -554,22 +615,20 @@ func persistChange(ctx context.Context, tx store.Tx, project contract.ProjectID,
 // write), so what fn derives from b alone may be kept under it and used again while
 // Read passes the same version; the Board is caught up with the log first either way.
 func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64, version uint64) error) error {
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
+	pb := a.lock(project)
+	defer pb.unlock()
 	b, err := a.boardLocked(ctx, project, pb)
 	if err != nil {
 		return err
 	}
-	return fn(b, pb.seq, pb.version)
+	return fn(b, pb.h.Seq(), pb.version)
 }
 
 // Builds reports how often project's Board was built from the store, so tests can show
 // that a fresh Board is kept and a stale one rebuilt.
 func (a *Cache) Builds(project contract.ProjectID) int {
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
+	pb := a.lock(project)
+	defer pb.unlock()
 	return pb.builds
 }
 

@@ -45,12 +45,12 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		return contract.Installed{}, fmt.Errorf("install %s: %w", pkg.Release, err)
 	}
 
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
+	pb := a.lock(project)
+	defer pb.unlock()
 	now := a.nowUTC()
 	out := contract.Installed{Project: project, Release: contract.Release{ID: pkg.Release.ID, Version: pkg.Release.Version, Digest: pkg.Release.Digest, CreatedAt: now}}
 	var next *board.Board
+	var nextSrc *sources
 	var seq store.Head
 	err = a.store.Update(ctx, func(tx store.Tx) error {
 		// Lock the log first: every Board write appends, so from here on no other
@@ -59,18 +59,18 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		if _, err := tx.LockHead(ctx, string(project)); err != nil {
 			return err
 		}
-		decls, err := a.declarations(ctx, tx, project)
+		src, err := a.sourcesOf(ctx, tx, project)
 		if err != nil {
 			return err
 		}
-		// The new release replaces an installed version of the same capability.
-		kept := decls[:0]
-		for _, d := range decls {
-			if id, _, _ := strings.Cut(d.Release, "@"); id != pkg.Release.ID {
-				kept = append(kept, d)
-			}
+		// The new release replaces an installed version of the same capability, and
+		// takes its place in release id order (sources.decls).
+		nextSrc = src.with(pkg.Declarations)
+		decls, err := nextSrc.decls()
+		if err != nil {
+			return err
 		}
-		if next, err = a.restoreBoard(ctx, tx, project, append(kept, pkg.Declarations)); err != nil {
+		if next, err = a.restoreBoard(ctx, tx, project, decls); err != nil {
 			if _, coded := errors.AsType[*contract.Error](err); !coded {
 				return err
 			}
@@ -105,9 +105,7 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 	}
 	// Built from the releases and nodes read under the head lock, the Board is the log
 	// at the head the commit left.
-	// Its sources are left unknown (the new release comes after the direct Actions in
-	// it): a change of the locked Tools builds it again from the store.
-	pb.b, pb.src, pb.seq, pb.hash, pb.linked = next, nil, seq.Seq, seq.Hash, true
+	pb.restartLocked(&boardState{b: next, src: nextSrc, linked: true}, seq)
 	pb.builds++
 	pb.version++
 	pb.publishLocked(true)

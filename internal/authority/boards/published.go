@@ -166,20 +166,21 @@ func (a *Cache) Keep(project contract.ProjectID, version uint64, v *BoardView) {
 // change), and the Views asked for are then built again on it; unchanged, the last
 // publication's Views are carried over under the Board's new version. A missing Board
 // (a rebuild that failed) publishes nothing, and the last publication stays exact at its
-// head. pb.mu must be held.
+// head. The lock must be held.
 func (pb *projectBoard) publishLocked(changed bool) {
 	changed = changed || pb.changed
 	pb.changed = false
-	if pb.b == nil {
+	b, seq := pb.st().b, pb.h.Seq()
+	if b == nil {
 		return
 	}
 	old := pb.pub.Load()
 	if old != nil && old.version == pb.version && !changed {
-		old.advance(pb.seq)
+		old.advance(seq)
 		return
 	}
 	p := &Published{version: pb.version, views: map[contract.Principal]*BoardView{}}
-	p.seq.Store(pb.seq)
+	p.seq.Store(seq)
 	if old != nil {
 		old.mu.Lock()
 		views := slices.Collect(maps.Values(old.views))
@@ -196,7 +197,7 @@ func (pb *projectBoard) publishLocked(changed bool) {
 			if idle >= keepIdle {
 				continue
 			}
-			nv := ViewOf(pb.b, v.req)
+			nv := ViewOf(b, v.req)
 			nv.idle = idle
 			p.views[v.req.Principal] = nv
 		}

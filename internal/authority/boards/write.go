@@ -58,11 +58,11 @@ func (w *Write) Project() contract.ProjectID { return w.project }
 // began: read from the store ([Cache.Write]), or the newest this process knew
 // ([Cache.WriteInTx]). What the write reads beside the Board is read at it (see
 // [eventlog.WithHead]).
-func (w *Write) Seq() int64 { return w.pb.seq }
+func (w *Write) Seq() int64 { return w.pb.h.Seq() }
 
 // Board is the project's Board, caught up with the log. A write changes it only through
 // a Board call whose [Change] it then commits.
-func (w *Write) Board() *board.Board { return w.pb.b }
+func (w *Write) Board() *board.Board { return w.pb.st().b }
 
 // Write is the write sequence every write on a project's Board runs: lock the project's
 // Board, catch it up with the log, run once (which reads what it decides on and commits
@@ -107,15 +107,14 @@ func (a *Cache) write(ctx context.Context, project contract.ProjectID, what stri
 // head this process knows, not one read from the store, for the write to check
 // ([Write.Fresh], [Write.Current]).
 func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what string, unread bool, once func(w *Write) error) error {
-	pb := a.get(project)
-	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	unread = unread && pb.b != nil
+	pb := a.lock(project)
+	defer pb.unlock()
+	unread = unread && pb.st().b != nil
 	bctx := ctx
 	if unread {
 		// Every seq up to Latest was committed, so the Board may be brought there: its
 		// events come from memory, and another instance's among them from the store.
-		known := max(eventlog.Latest(a.store, project), pb.seq)
+		known := max(eventlog.Latest(a.store, project), pb.h.Seq())
 		if seq, ok := eventlog.KnownHead(ctx, project); ok {
 			known = max(known, seq)
 		}
@@ -176,7 +175,7 @@ func (w *Write) Current(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", w.project, err)
 	}
-	if head.Seq != w.pb.seq {
+	if head.Seq != w.pb.h.Seq() {
 		return errLogMoved
 	}
 	return nil

@@ -233,6 +233,21 @@ func (h *Held[S]) publish() {
 	h.snap.Store(&Snapshot{Seq: h.cursor.seq, Value: fn(h.state)})
 }
 
+// Restart makes s the State, at seq of the log whose event there has hash hash
+// ([Cursor.Start]): for a part whose State is not only ever made by applying the log, a
+// Board built from the store's tables (its fresh State replays the log from the start,
+// which a build spares), and a Board its write changes in memory before the commit,
+// which is the log at the head the commit left once it committed, and is built again
+// when the store refused the COMMIT. s must be the log at seq exactly, every event up to
+// it committed; the next catch-up applies what follows, and finds a hash that does not
+// link as it finds any divergence (the fresh State rebuilt from the log's start). The
+// events up to seq are not notified ([Driver.OnApply]); the snapshot ([Driver.Publish])
+// is published again once the State passes the last one's seq. h must be locked.
+func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
+	h.state = s
+	h.cursor.Start(seq, hash)
+}
+
 // State returns the State as far as it was caught up; [Held.Seq] says how far.
 func (h *Held[S]) State() S { return h.state }
 

@@ -798,3 +798,53 @@ func TestDriver_FollowError(t *testing.T) {
 		t.Errorf("FollowErr = %v once a Follow started the goroutine again, want nil", err)
 	}
 }
+
+// TestHeld_Restart: a State a part made at a seq itself (a Board built from the store's
+// tables, or changed in memory by its own committed write) is taken as the log there
+// ([Held.Restart]): a catch-up applies only the events after it, the first only when it
+// links to the hash given, and a State given with a hash that does not link is found
+// diverged and rebuilt fresh from the log's start, as any other.
+func TestHeld_Restart(t *testing.T) {
+	st, _, mem, _ := openLog(t)
+	appendN(t, st, 3) // another instance's
+	all := allEvents(t, st)
+	made := func() *applied { return &applied{events: slices.Clone(all[:2])} }
+	tests := []struct {
+		name    string
+		seq     int64
+		hash    store.Hash
+		notes   []int64 // the seqs applied (and notified) by the catch-up
+		rebuilt int64   // how many rebuilds the catch-up made
+	}{
+		{name: "linked", seq: 2, hash: all[1].Hash, notes: []int64{3}},
+		{name: "at the head", seq: 3, hash: all[2].Hash},
+		{name: "a hash that does not link", seq: 2, hash: store.Hash{9}, notes: []int64{1, 2, 3}, rebuilt: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := eventlog.NewDriver(mem, newApplied)
+			var notes []int64
+			d.OnApply(func(_ contract.ProjectID, _ *applied, e store.Event) { notes = append(notes, e.Seq) })
+			s := made()
+			if tt.seq == 3 {
+				s = &applied{events: slices.Clone(all)}
+			}
+			h := d.Lock(project)
+			h.Restart(s, tt.seq, tt.hash)
+			if h.Seq() != tt.seq || h.State() != s {
+				t.Errorf("after Restart the State is at %d, want %d, the State given", h.Seq(), tt.seq)
+			}
+			h.Unlock()
+			before := eventlog.Rebuilds(mem)
+			if got := readState(t, d); !slices.EqualFunc(got, all, sameEvent) {
+				t.Errorf("the State holds %s, want the log %s", seqs(got), seqs(all))
+			}
+			if !slices.Equal(notes, tt.notes) {
+				t.Errorf("the catch-up applied %v, want %v", notes, tt.notes)
+			}
+			if n := eventlog.Rebuilds(mem) - before; n != tt.rebuilt {
+				t.Errorf("the catch-up rebuilt the State %d times, want %d", n, tt.rebuilt)
+			}
+		})
+	}
+}

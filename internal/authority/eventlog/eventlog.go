@@ -141,6 +141,17 @@ type Cursor struct {
 // Seq is the sequence number of the last event applied; 0 before any.
 func (c *Cursor) Seq() int64 { return c.seq }
 
+// Start moves the cursor to seq, hash being the hash of the event there (zero at the
+// log's start), for a projection its part made at seq rather than by applying the log up
+// to it: one built from the tables the store keeps beside the log, or one changed in
+// memory by a write that then committed, or built again after its COMMIT failed. The
+// projection must be the log at seq exactly, every event up to it committed. The next
+// catch-up applies the events after seq, the first only when it links to hash: one that
+// does not means the projection diverged from its log ([Cursor.Reset]).
+func (c *Cursor) Start(seq int64, hash store.Hash) {
+	c.seq, c.hash, c.unsure = seq, hash, false
+}
+
 // errRebuilt tells a catch-up loop that the cursor was reset and starts again.
 var errRebuilt = errors.New("the projection was rebuilt from the start")
 
