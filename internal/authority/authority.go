@@ -202,5 +202,6 @@ func (a *Authority) Conversations(ctx context.Context, c identity.Caller, projec
 }
 
 // ProjectionRebuilds returns how many of this authority's projections were rebuilt from
-// the log because they held events a failed COMMIT lost (see eventlog.Remember).
+// the log because their cursors found them off it: events a failed COMMIT lost, or a
+// Board made at a seq the log's next event does not link to (see eventlog.Remember).
 func (a *Authority) ProjectionRebuilds() int64 { return eventlog.Rebuilds(a.store) }

@@ -101,12 +101,13 @@ func New(cfg Config) *Telemetry {
 	return t
 }
 
-// CountRebuilds exports n, the projections rebuilt from the log after a failed COMMIT
-// (the authority's ProjectionRebuilds), as docket_projection_rebuilds_total. Call it once.
+// CountRebuilds exports n, the projections rebuilt from the log because their cursors
+// found them off it (the authority's ProjectionRebuilds; the WARN each logs says how), as
+// docket_projection_rebuilds_total. Call it once.
 func (t *Telemetry) CountRebuilds(n func() int64) {
 	t.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "docket_projection_rebuilds_total",
-		Help: "Projections rebuilt from the log because they held events a failed COMMIT lost.",
+		Help: "Projections rebuilt from the log because their cursors found them off it: events a failed COMMIT lost, or a State made at a seq the log does not link to (the WARN of each says which).",
 	}, func() float64 { return float64(n()) }))
 }
 

@@ -1,12 +1,15 @@
 package boards
 
 import (
+	"bytes"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
@@ -70,7 +73,10 @@ func seen(t *testing.T, c *Cache) []string {
 // applied; the Board is built again from the store. The Board below applied its own
 // write, seen(a), at events 1 and 2 of one log, and is then caught up on another log
 // whose events 1 and 2 are seen(b) and whose events 3 and 4 are seen(c): event 3 has the
-// right number and the wrong link. Applied, it would leave seen(a) beside seen(c).
+// right number and the wrong link. Applied, it would leave seen(a) beside seen(c). The
+// Driver's cursor finds it, and its rebuild is counted and said at WARN as what it is, a
+// Board made at a seq (its own commit) that the log does not link to, not a failed
+// COMMIT (eventlog.Remember).
 func TestCache_RefusesAChangeThatDoesNotLink(t *testing.T) {
 	first, other := openLog(t), openLog(t)
 	now := func() time.Time { return time.Now().UTC() }
@@ -84,13 +90,19 @@ func TestCache_RefusesAChangeThatDoesNotLink(t *testing.T) {
 	assertSeen(t, writer, "c")
 
 	builds := c.Builds(testProject)
-	c.store = other
+	var logged bytes.Buffer
+	c.store = eventlog.Remember(other, slog.New(slog.NewTextHandler(&logged, nil)))
 	got := seen(t, c)
 	if len(got) != 2 || got[0] != "b" || got[1] != "c" {
 		t.Errorf("the Board holds %q, want exactly the other log's [b c]", got)
 	}
 	if n := c.Builds(testProject) - builds; n != 1 {
 		t.Errorf("the Board was built %d times, want once: event 3 does not link to the event 2 it applied", n)
+	}
+	out := logged.String()
+	if n := eventlog.Rebuilds(c.store); n != 1 || !strings.Contains(out, "level=WARN") ||
+		!strings.Contains(out, "its part made at a seq of the log") || !strings.Contains(out, " seq=2 ") || strings.Contains(out, "COMMIT") {
+		t.Errorf("Rebuilds = %d and the log reads %q; want 1 and a warning of a Board made at seq 2 that the log does not link to", n, out)
 	}
 }
 

@@ -132,6 +132,10 @@ type Cursor struct {
 	// unsure: events up to seq were applied inside a transaction and were not seen
 	// committed since (read from memory or from the store after it).
 	unsure bool
+	// started: seq and hash were given by [Cursor.Start], and no event was applied since,
+	// so an event that does not link to them says the projection its part made there is
+	// not the log there, not that the log lacks an event ([divergence]).
+	started bool
 	// recent holds the events a catch-up takes from memory ([appendRecent]), emptied and
 	// reused by the next: a catch-up runs under the projection's lock, and nothing keeps
 	// the slice once its events are applied (an event is applied by value).
@@ -149,11 +153,51 @@ func (c *Cursor) Seq() int64 { return c.seq }
 // catch-up applies the events after seq, the first only when it links to hash: one that
 // does not means the projection diverged from its log ([Cursor.Reset]).
 func (c *Cursor) Start(seq int64, hash store.Hash) {
-	c.seq, c.hash, c.unsure = seq, hash, false
+	c.seq, c.hash, c.unsure, c.started = seq, hash, false, true
 }
 
-// errRebuilt tells a catch-up loop that the cursor was reset and starts again.
-var errRebuilt = errors.New("the projection was rebuilt from the start")
+// divergence is how a cursor found its projection off its log: the warning a rebuild
+// logs ([Remember]) names it, since each has its own cause to look for.
+type divergence uint8
+
+const (
+	// divergedInTx: the events up to the cursor were applied inside a transaction and
+	// the log lacks them: a write whose COMMIT failed, the caller's or, under group
+	// commit, a batch-mate's (see [Cursor]).
+	divergedInTx divergence = iota
+	// divergedAtStart: the log's next event does not link to the seq and hash the
+	// projection's part gave ([Cursor.Start], [Held.Restart]) for a projection it made
+	// there (a Board built from the store's tables, or changed by its own write that
+	// committed): what the part made is not the log there.
+	divergedAtStart
+	// divergedCommitted: the log's next event does not link to one the cursor applied
+	// and saw committed: the log changed under the projection (a database restored or
+	// replaced while the process ran).
+	divergedCommitted
+)
+
+// warning is what the log says of a projection rebuilt after d.
+func (d divergence) warning() string {
+	switch d {
+	case divergedInTx:
+		return "a projection held events applied inside a transaction that its log lacks (a write whose COMMIT failed) and was rebuilt from the log"
+	case divergedAtStart:
+		return "a projection its part made at a seq of the log (built from the store, or changed by a write that committed) does not link to the log's next event and was rebuilt from the log"
+	default:
+		return "a projection's last committed event is not followed by the log's next one (the log changed under it) and was rebuilt from the log"
+	}
+}
+
+// errRebuilt tells a catch-up loop that the cursor was reset and starts again; how and
+// seq say what the cursor found, and where, for the warning ([Remember]).
+type errRebuilt struct {
+	how divergence
+	seq int64 // the cursor's seq when it found it
+}
+
+func (e *errRebuilt) Error() string {
+	return fmt.Sprintf("the projection was rebuilt from the start after event %d", e.seq)
+}
 
 // CatchUp applies each event of project after the cursor, read from r (the store, or a
 // transaction that sees its own writes), and moves the cursor past each event applied.
@@ -257,7 +301,8 @@ func (c *Cursor) CatchUpTo(ctx context.Context, r store.Reader, project contract
 // reset (errRebuilt). A second reset in one catch-up means the log itself does not
 // chain, and rebuilding again would find the same.
 func (c *Cursor) again(r store.Reader, err error, project contract.ProjectID, rebuilt *bool) (bool, error) {
-	if !errors.Is(err, errRebuilt) {
+	reset, ok := errors.AsType[*errRebuilt](err)
+	if !ok {
 		return false, err
 	}
 	if *rebuilt {
@@ -265,7 +310,7 @@ func (c *Cursor) again(r store.Reader, err error, project contract.ProjectID, re
 	}
 	*rebuilt = true
 	if m := tails(r); m != nil {
-		m.rebuilt(project)
+		m.rebuilt(project, reset.how, reset.seq)
 	}
 	return true, nil
 }
@@ -322,21 +367,28 @@ func (c *Cursor) applyOne(project contract.ProjectID, e store.Event, committed b
 	if err := apply(e); err != nil {
 		return fmt.Errorf("apply event %d of %s: %w", e.Seq, project, err)
 	}
-	c.seq, c.hash = e.Seq, e.Hash
+	c.seq, c.hash, c.started = e.Seq, e.Hash, false
 	// A committed event that links to what was applied before proves that committed too.
 	c.unsure = !committed
 	return nil
 }
 
-// diverged resets the cursor and its projection, returning errRebuilt, or returns
-// [ErrDiverged] when the cursor has no Reset.
+// diverged resets the cursor and its projection, returning an errRebuilt that says how
+// it diverged, or returns [ErrDiverged] when the cursor has no Reset.
 func (c *Cursor) diverged(project contract.ProjectID) error {
 	if c.Reset == nil {
 		return fmt.Errorf("catch up the log of %s at event %d: %w", project, c.seq, ErrDiverged)
 	}
+	reset := &errRebuilt{how: divergedCommitted, seq: c.seq}
+	switch {
+	case c.unsure:
+		reset.how = divergedInTx
+	case c.started:
+		reset.how = divergedAtStart
+	}
 	c.Reset()
-	c.seq, c.hash, c.unsure = 0, store.Hash{}, false
-	return errRebuilt
+	c.seq, c.hash, c.unsure, c.started = 0, store.Hash{}, false, false
+	return reset
 }
 
 // scan applies every event after the cursor read from r, starting again from the log's

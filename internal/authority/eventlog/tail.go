@@ -30,10 +30,13 @@ const tailSize = 1024
 
 // Remember returns st with a memory of the events committed through it: each project's
 // latest [tailSize] events, read back by [Cursor.CatchUp] instead of the store. Every part
-// of one authority must share the store it returns. A projection rebuilt because it held
-// events its log lacks (a failed COMMIT, see [Cursor]) is said on log, at WARN, and
-// counted ([Rebuilds]): it heals itself, but a person should know it happened. A nil log
-// says nothing.
+// of one authority must share the store it returns. A projection rebuilt because its
+// cursor found it off its log ([Cursor]) is said on log, at WARN, with what the cursor
+// found (events applied inside a transaction that the log lacks, as a failed COMMIT
+// leaves them; a projection its part made at a seq, [Cursor.Start], that the log's next
+// event does not link to; or a log changed under a committed event), and counted
+// ([Rebuilds]): it heals itself, but a person should know it happened. A nil log says
+// nothing.
 func Remember(st store.Store, log *slog.Logger) store.Store {
 	if _, ok := st.(*memStore); ok {
 		return st
@@ -53,15 +56,16 @@ type memStore struct {
 	rebuilds atomic.Int64 // projections rebuilt from the log since the store was made
 }
 
-// rebuilt notes that a projection of project's log was found ahead of it and rebuilt.
-func (m *memStore) rebuilt(project contract.ProjectID) {
+// rebuilt notes that a projection of project's log was found off it at seq, as how
+// says, and rebuilt from the log's start.
+func (m *memStore) rebuilt(project contract.ProjectID, how divergence, seq int64) {
 	n := m.rebuilds.Add(1)
-	m.log.Warn("a projection held events its log lacks (a write whose COMMIT failed) and was rebuilt from the log",
-		"project", string(project), "rebuilds", n)
+	m.log.Warn(how.warning(), "project", string(project), "seq", seq, "rebuilds", n)
 }
 
 // Rebuilds returns how many projections were rebuilt from the log through r's store
-// (see [Remember]); 0 when r is not a store from Remember or a transaction of one.
+// because their cursors found them off the log, whatever the cause (see [Remember]); 0
+// when r is not a store from Remember or a transaction of one.
 func Rebuilds(r store.Reader) int64 {
 	if m := tails(r); m != nil {
 		return m.rebuilds.Load()
