@@ -51,26 +51,36 @@ func (h *Held) Wait(ctx context.Context) error {
 	key := holdKey{h.c.ID, h.ad.ordinal}
 	l.watch(key)
 	defer l.unwatch(key)
+	// A call whose Operation is settled already (a Board write, a refusal) ends here,
+	// without starting the log's follow goroutine it would stop at once. One that waits
+	// follows the log from here: the goroutine catches the ledger up from its cursor,
+	// whenever it starts, so an event applied after this step still closes woken.
+	woken, err := h.step(l, key, false)
+	if err != nil || woken == nil {
+		if err == nil {
+			h.seenAt(l, key)
+		}
+		return err
+	}
 	stop, err := h.o.drv.Follow(l.project)
 	if err != nil {
 		return holdErr(key, err)
 	}
 	defer stop()
 	for {
-		woken, err := h.step(l, key)
-		if err != nil {
-			return err
-		}
-		if woken == nil {
-			h.seenAt(l, key)
-			return nil
-		}
 		select {
 		case <-woken:
 		case <-bound.Done():
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
+			return nil
+		}
+		if woken, err = h.step(l, key, true); err != nil {
+			return err
+		}
+		if woken == nil {
+			h.seenAt(l, key)
 			return nil
 		}
 	}
@@ -86,10 +96,15 @@ func holdErr(key holdKey, err error) error {
 }
 
 // step tells progress the Operation's state when it changed, and returns the wake to
-// wait on while the Operation runs, nil once it no longer does.
-func (h *Held) step(l *ledger, key holdKey) (<-chan struct{}, error) {
+// wait on while the Operation runs, nil once it no longer does. following says the
+// call follows the log ([eventlog.Driver.Follow]): only then does the follow
+// goroutine's failure end it.
+func (h *Held) step(l *ledger, key holdKey, following bool) (<-chan struct{}, error) {
 	l.lock()
-	err := l.held.FollowErr()
+	var err error
+	if following {
+		err = l.held.FollowErr() // before Follow, the error of a goroutine ended earlier
+	}
 	var slot contract.OperationSlot
 	if op := l.opLocked(key.agent, key.ordinal); op != nil {
 		slot = contract.OperationSlot{Ordinal: key.ordinal, OperationEntry: op.entry()}
