@@ -50,3 +50,6 @@ func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*Store
 	cfg.ConnConfig.Tracer = tracer
 	return openConfig(ctx, cfg)
 }
+
+// WaitReads returns how many heads Wait read so far.
+func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
