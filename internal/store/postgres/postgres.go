@@ -211,7 +211,11 @@ func (s *Store) commit(b *tables.Batch) {
 		b.Settle(err) // nil: every call failed and is settled with its own error
 		return
 	}
+	// The listener's notification of this commit is not another instance's: waiters need
+	// not read the head for it (tables.Notifier.Expect).
+	s.notify.Expect(b)
 	if err := tc.commit(ctx, b.Heads()); err != nil {
+		s.notify.Unexpect(b)
 		b.Settle(fmt.Errorf("commit update: %w", c.mapErr(err)))
 		return
 	}

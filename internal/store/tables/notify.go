@@ -30,6 +30,9 @@ type Notifier struct {
 	// read that overlaps one may see its head before NotifyBatch records it.
 	begun   uint64
 	running int
+	// expect counts, per project, the notifications the listener will deliver for this
+	// process's own commits (Expect), which tell a waiter nothing NotifyBatch does not.
+	expect map[string]int
 }
 
 // hearing is how a Notifier learns of other writers' commits.
@@ -68,13 +71,51 @@ func (n *Notifier) log(project string) *logState {
 	return l
 }
 
-// Notify wakes the waiters of each project for a commit reported by the listener, which
-// may be another instance's: it counts the notification, so that the next wait reads
-// the head (see Wait).
+// Notify wakes the waiters of each project for a commit reported by the listener. Unless
+// it is one of this process's own (Expect), it counts the notification, so that the next
+// wait reads the head (see Wait).
+//
+// A notification taken for this process's own may be another instance's, delivered
+// first: that commit then came before the expected one's commit, which locked the log's
+// head before Expect, so its seq is below the one NotifyBatch will give the waiters (or,
+// if the commit fails, Unexpect counts a notification in its place).
 func (n *Notifier) Notify(projects ...string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, p := range projects {
+		if n.expect[p] > 0 {
+			n.expect[p]--
+		} else {
+			n.log(p).notes++
+		}
+		n.wakeLocked(p)
+	}
+}
+
+// Expect records that b, whose calls locked the heads of the logs it appended to, is
+// about to commit: the listener will deliver one notification of it per log (the
+// event_heads trigger; PostgreSQL delivers one per payload and transaction). Call
+// Unexpect if the commit fails.
+func (n *Notifier) Expect(b *Batch) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for p := range b.heads {
+		if n.expect == nil {
+			n.expect = make(map[string]int)
+		}
+		n.expect[p]++
+	}
+}
+
+// Unexpect records that b, given to Expect, did not commit (or may not have): each of its
+// logs counts a notification, so that its waiters read the head.
+func (n *Notifier) Unexpect(b *Batch) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for p := range b.heads {
+		if n.expect[p] > 0 {
+			n.expect[p]--
+		}
 		n.log(p).notes++
 		n.wakeLocked(p)
 	}
@@ -90,6 +131,7 @@ func (n *Notifier) SetListening(on bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.gen++
+	clear(n.expect) // their notifications may be lost, or come uncounted: either is safe
 	n.hearing = deaf
 	if on {
 		n.hearing = listening

@@ -135,6 +135,35 @@ func TestNotifier_Reads(t *testing.T) {
 				w.t.Fatalf("re-wait = seq %d with %d reads; want 2 with none", seq, reads)
 			}
 		}},
+		{"with a listener, this process's own notifications make no wait read", func(w *world) {
+			w.n.SetListening(true)
+			w.waitWoken(0, noPoll, func() { w.commit(1) })
+			for seq := int64(1); seq < 5; seq++ {
+				own := func() {
+					b := &Batch{heads: map[string]store.Head{"p": {Seq: seq + 1}}}
+					w.n.Expect(b)
+					w.commit(seq + 1)
+					w.n.Notify("p") // the listener hears it
+				}
+				if got, reads := w.waitWoken(seq, noPoll, own); got != seq+1 || reads != 0 {
+					w.t.Fatalf("re-wait after %d = seq %d with %d reads; want %d with none", seq, got, reads, seq+1)
+				}
+			}
+		}},
+		{"with a listener, a commit that failed after Expect makes waiters read", func(w *world) {
+			w.n.SetListening(true)
+			w.waitWoken(0, noPoll, func() { w.commit(1) })
+			failed := func() {
+				b := &Batch{heads: map[string]store.Head{"p": {Seq: 2}}}
+				w.n.Expect(b)
+				w.log.set(2) // another instance's commit, delivered first and taken for b's
+				w.n.Notify("p")
+				w.n.Unexpect(b)
+			}
+			if seq, reads := w.waitWoken(1, noPoll, failed); seq != 2 || reads != 1 {
+				w.t.Fatalf("wait past a failed commit = seq %d with %d reads; want 2 with 1", seq, reads)
+			}
+		}},
 		{"with a listener, a notification makes the next wait read", func(w *world) {
 			w.n.SetListening(true)
 			w.waitWoken(0, noPoll, func() { w.commit(1) })
