@@ -53,3 +53,6 @@ func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*Store
 
 // WaitReads returns how many heads Wait read so far.
 func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
+
+// PollInterval is how often Wait reads the head whatever it knows.
+const PollInterval = pollInterval

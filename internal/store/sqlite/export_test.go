@@ -115,3 +115,6 @@ func (o *OldStore) Close() error { return o.db.Close() }
 
 // WaitReads returns how many heads Wait read so far.
 func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
+
+// PollInterval is how often Wait reads the head whatever it knows.
+const PollInterval = pollInterval
