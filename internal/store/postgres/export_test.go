@@ -56,3 +56,6 @@ func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
 
 // PollInterval is how often Wait reads the head whatever it knows.
 const PollInterval = pollInterval
+
+// Listening reports whether s's listener listens.
+func (s *Store) Listening() bool { return s.notify.Listening() }

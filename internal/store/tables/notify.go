@@ -141,6 +141,13 @@ func (n *Notifier) SetListening(on bool) {
 	}
 }
 
+// Listening reports whether the listener listens (SetListening).
+func (n *Notifier) Listening() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hearing == listening
+}
+
 // BeginCommit records that a commit of this process begins; EndCommit, after its
 // NotifyBatch (if it committed), that it ended. A store whose other writers are seen
 // only by reading calls them around each commit, so that a read that may have seen the
