@@ -49,14 +49,19 @@ type logState struct {
 	// seen is the highest seq this process knows committed by its own commits
 	// (NotifyBatch). It never runs ahead of the database.
 	seen int64
-	// read is the highest head a read found, and notes the notifications counted for the
-	// project before that read began, under gen readGen: every commit past read has a
-	// notification counted after notes (it committed after the read's snapshot, which
-	// came after the count was taken). known is set once seen or read holds anything.
-	read          int64
-	notes, readAt uint64
-	readGen       uint64
-	readOK, known bool
+	// notes counts the notifications of other writers' commits (Notify, Unexpect).
+	notes uint64
+	// read is the highest head a read found. readAt is the highest value of notes taken
+	// before a read began while the listener listened, under gen readGen (readOK once
+	// there is one): every commit past read has its notification counted after readAt,
+	// since it committed after each read's snapshot, which came after its count was
+	// taken. So while notes == readAt and the gen holds, no commit is past read.
+	read    int64
+	readAt  uint64
+	readGen uint64
+	readOK  bool
+	// known is set once seen or read holds anything.
+	known bool
 }
 
 func (n *Notifier) log(project string) *logState {
