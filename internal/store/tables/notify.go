@@ -220,11 +220,14 @@ func (n *Notifier) wait(project string, after int64, poll bool) (<-chan struct{}
 	return ch, l.seen, poll || !n.knowsLocked(l, after), tok
 }
 
-// knowsLocked reports whether a read of the head now could show nothing above after
-// that a wake-up would not: what the Notifier knows reaches after, and
+// knowsLocked reports whether a wait may skip its read of the head and sleep: what the
+// Notifier knows reaches after, and
 //   - with a listener that has been listening since the last read, no notification
-//     came since that read began: a commit past it would have had one counted;
-//   - without one, no read ever showed another writer.
+//     came since that read began: a commit past it would have had one counted, and
+//     its notification, delivered or still to come, wakes the waiter;
+//   - without one, no read ever showed another writer: this process's commits wake
+//     the waiter, and another process's first append is seen by the poll's read (the
+//     SQLite store's documented bound), after which every wait reads.
 func (n *Notifier) knowsLocked(l *logState, after int64) bool {
 	known := max(l.seen, l.read)
 	if !l.known || after < known {
