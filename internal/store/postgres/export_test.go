@@ -50,3 +50,12 @@ func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer) (*Store
 	cfg.ConnConfig.Tracer = tracer
 	return openConfig(ctx, cfg)
 }
+
+// WaitReads returns how many heads Wait read so far.
+func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
+
+// PollInterval is how often Wait reads the head whatever it knows.
+const PollInterval = pollInterval
+
+// Listening reports whether s's listener listens.
+func (s *Store) Listening() bool { return s.notify.Listening() }

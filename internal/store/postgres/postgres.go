@@ -45,7 +45,10 @@ type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 	notify tables.Notifier
-	group  tables.Group // the Updates waiting to be committed together
+	// waitReads counts the heads Wait read, which tests check (tables.Notifier.Wait
+	// reads one only when it can show something new).
+	waitReads atomic.Int64
+	group     tables.Group // the Updates waiting to be committed together
 	// batchTimeout bounds each batch's transaction: the constant batchTimeout, a field so
 	// that tests can shorten it. Set by Open.
 	batchTimeout time.Duration
@@ -81,6 +84,8 @@ func openConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	}
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
+	// Until the listener listens, every wait reads the head (tables.Notifier.Wait).
+	s.notify.SetListening(false)
 	s.wg.Go(func() { s.listen(lctx) })
 	return s, nil
 }
@@ -115,7 +120,11 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) listen(ctx context.Context) {
 	for {
 		// An error here has no one to report to: the next attempt, or polling, recovers.
-		if err := s.listenOnce(ctx); err == nil || ctx.Err() != nil {
+		err := s.listenOnce(ctx)
+		// A notification may have been lost with the connection: waiters read the head
+		// again, and at each wait, until the listener listens again.
+		s.notify.SetListening(false)
+		if err == nil || ctx.Err() != nil {
 			return
 		}
 		t := time.NewTimer(pollInterval)
@@ -138,6 +147,9 @@ func (s *Store) listenOnce(ctx context.Context) error {
 	if _, err := c.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
 		return err
 	}
+	// Every commit from now on is notified: a waiter that read the head since needs no
+	// other read until a notification (or its poll) comes.
+	s.notify.SetListening(true)
 	for {
 		n, err := c.WaitForNotification(ctx)
 		if err != nil {
@@ -199,7 +211,11 @@ func (s *Store) commit(b *tables.Batch) {
 		b.Settle(err) // nil: every call failed and is settled with its own error
 		return
 	}
+	// The listener's notification of this commit is not another instance's: waiters need
+	// not read the head for it (tables.Notifier.Expect).
+	s.notify.Expect(b)
 	if err := tc.commit(ctx, b.Heads()); err != nil {
+		s.notify.Unexpect(b)
 		b.Settle(fmt.Errorf("commit update: %w", c.mapErr(err)))
 		return
 	}
@@ -222,11 +238,19 @@ func (s *Store) Verify(ctx context.Context, project string) (store.Head, error) 
 
 // Wait implements [store.Store.Wait]: this Store's appends wake it at once, other
 // instances' through LISTEN, and a poll every pollInterval covers lost notifications.
+// While the listener listens, a wait reads the head only after a notification came
+// since the last read (tables.Notifier.Wait), or at its poll.
 func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	if s.closed.Load() {
 		return 0, store.ErrClosed
 	}
-	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
+	return s.notify.Wait(ctx, s.waitHead, project, after, pollInterval)
+}
+
+// waitHead reads the head for Wait, and counts the read.
+func (s *Store) waitHead(ctx context.Context, project string) (store.Head, error) {
+	s.waitReads.Add(1)
+	return s.Head(ctx, project)
 }
 
 // Close stops the listener and closes the pool. Calls after the first return nil.

@@ -112,3 +112,9 @@ func (o *OldStore) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // Close closes the database.
 func (o *OldStore) Close() error { return o.db.Close() }
+
+// WaitReads returns how many heads Wait read so far.
+func (s *Store) WaitReads() int64 { return s.waitReads.Load() }
+
+// PollInterval is how often Wait reads the head whatever it knows.
+const PollInterval = pollInterval

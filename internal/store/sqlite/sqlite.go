@@ -47,6 +47,9 @@ type Store struct {
 	rstmts stmtCache // statements prepared on reader
 	closed atomic.Bool
 	notify tables.Notifier
+	// waitReads counts the heads Wait read, which tests check (tables.Notifier.Wait
+	// reads one only when it can show something new).
+	waitReads atomic.Int64
 
 	// writing holds one token while a write, the migration or Close uses wconn; a
 	// channel rather than a mutex so that a writer waiting its turn can give up when its
@@ -187,6 +190,10 @@ var errNothing = errors.New("nothing to commit")
 func (s *Store) commit(b *tables.Batch) {
 	// The transaction serves several callers: no one caller's context may cut it short.
 	ctx := context.Background()
+	// A read of the head while this commit runs may see it before NotifyBatch does, and
+	// must not take it for another process's (tables.Notifier.BeginCommit).
+	s.notify.BeginCommit()
+	defer s.notify.EndCommit()
 	err := s.write(ctx, func(c conn) error {
 		ok, err := b.Run(ctx, c, func() *tables.Tx { return tables.NewCachedTx(c, &s.heads) })
 		if err != nil {
@@ -285,12 +292,20 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 }
 
 // Wait implements [store.Store.Wait]. Appends by this Store wake it at once; appends by
-// other processes on the same file are seen within pollInterval.
+// other processes on the same file are seen within pollInterval. A wait reads the head
+// at once only after a read showed another process's appends (tables.Notifier.Wait):
+// until then, a Store that is the file's only writer learns every head from its commits.
 func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, error) {
 	if s.closed.Load() {
 		return 0, store.ErrClosed
 	}
-	return s.notify.Wait(ctx, s.Head, project, after, pollInterval)
+	return s.notify.Wait(ctx, s.waitHead, project, after, pollInterval)
+}
+
+// waitHead reads the head for Wait, and counts the read.
+func (s *Store) waitHead(ctx context.Context, project string) (store.Head, error) {
+	s.waitReads.Add(1)
+	return s.Head(ctx, project)
 }
 
 // Close closes the statements, the reader pool and the writer and returns their errors.
