@@ -55,10 +55,8 @@ func DecodeWorkReported(b []byte) (WorkReportedData, error) {
 }
 
 func operationFlat(b []byte, d *Operation) bool {
-	var seen uint32
-	return eachMember(b, func(key, v []byte) bool {
-		var bit uint32
-		ok := true
+	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
+		ok = true
 		switch string(key) {
 		case "agent":
 			bit = 1 << 0
@@ -118,23 +116,17 @@ func operationFlat(b []byte, d *Operation) bool {
 			bit = 1 << 15
 			d.TraceParent, ok = flatString(v)
 		default:
-			return false
+			return 0, false
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return bit, ok
 	})
 }
 
 // executionFlat reads b, a value inside valid text, into x as json.Unmarshal would,
 // when it takes the shape.
 func executionFlat(b []byte, x *contract.ExecutionRequest) bool {
-	var seen uint32
-	return members(b, func(key, v []byte) bool {
-		var bit uint32
-		ok := true
+	return membersOnce(b, func(key, v []byte) (bit uint32, ok bool) {
+		ok = true
 		switch string(key) {
 		case "action":
 			bit = 1 << 0
@@ -166,21 +158,15 @@ func executionFlat(b []byte, x *contract.ExecutionRequest) bool {
 			bit = 1 << 8
 			x.Bound, ok = flatStrings(v)
 		default:
-			return false
+			return 0, false
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return bit, ok
 	})
 }
 
 func workClaimedFlat(b []byte, d *WorkClaimedData) bool {
-	var seen uint32
-	return eachMember(b, func(key, v []byte) bool {
-		var bit uint32
-		ok := true
+	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
+		ok = true
 		switch string(key) {
 		case "work":
 			bit = 1 << 0
@@ -212,21 +198,15 @@ func workClaimedFlat(b []byte, d *WorkClaimedData) bool {
 				ok = json.Unmarshal(v, d.Source) == nil
 			}
 		default:
-			return false
+			return 0, false
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return bit, ok
 	})
 }
 
 func workReportedFlat(b []byte, d *WorkReportedData) bool {
-	var seen uint32
-	return eachMember(b, func(key, v []byte) bool {
-		var bit uint32
-		ok := true
+	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
+		ok = true
 		switch string(key) {
 		case "work":
 			bit = 1 << 0
@@ -246,8 +226,27 @@ func workReportedFlat(b []byte, d *WorkReportedData) bool {
 			bit = 1 << 4
 			d.Teaching, ok = flatString(v)
 		default:
-			return false
+			return 0, false
 		}
+		return bit, ok
+	})
+}
+
+// eachMemberOnce calls member with the key and the value's text of each member of b, a
+// JSON object, in order, and reports whether b is valid JSON, an object, whose keys hold
+// no escape, and member took every member, each key once. Keys are given as their text
+// between the quotes; member names the key's own bit and whether it took the value. A
+// key seen twice ends it false: json.Unmarshal keeps the last of a duplicate, where a
+// decoder would keep the first.
+func eachMemberOnce(b []byte, member func(key, v []byte) (bit uint32, ok bool)) bool {
+	return json.Valid(b) && membersOnce(b, member)
+}
+
+// membersOnce is eachMemberOnce of b, a value inside text already found valid.
+func membersOnce(b []byte, member func(key, v []byte) (bit uint32, ok bool)) bool {
+	var seen uint32
+	return members(b, func(key, v []byte) bool {
+		bit, ok := member(key, v)
 		if !ok || seen&bit != 0 {
 			return false
 		}
@@ -256,14 +255,8 @@ func workReportedFlat(b []byte, d *WorkReportedData) bool {
 	})
 }
 
-// eachMember calls member with the key and the value's text of each member of b, a JSON
-// object, in order, and reports whether b is valid JSON, an object, whose keys hold no
-// escape, and member took every member. Keys are given as their text between the quotes.
-func eachMember(b []byte, member func(key, v []byte) bool) bool {
-	return json.Valid(b) && members(b, member)
-}
-
-// members is eachMember of b, a value inside text already found valid.
+// members calls member with each member of b, a value inside text already found valid
+// (eachMemberOnce).
 func members(b []byte, member func(key, v []byte) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
