@@ -22,34 +22,24 @@ import (
 
 // DecodeOperation is json.Unmarshal of b, the data of an Operation's event, into an
 // [Operation].
-func DecodeOperation(b []byte) (Operation, error) {
-	var d Operation
-	if operationFlat(b, &d) {
-		return d, nil
-	}
-	d = Operation{}
-	err := json.Unmarshal(b, &d)
-	return d, err
-}
+func DecodeOperation(b []byte) (Operation, error) { return decodeFlat(b, operationFlat) }
 
 // DecodeWorkClaimed is json.Unmarshal of b, the data of a [WorkClaimed] event.
-func DecodeWorkClaimed(b []byte) (WorkClaimedData, error) {
-	var d WorkClaimedData
-	if workClaimedFlat(b, &d) {
-		return d, nil
-	}
-	d = WorkClaimedData{}
-	err := json.Unmarshal(b, &d)
-	return d, err
-}
+func DecodeWorkClaimed(b []byte) (WorkClaimedData, error) { return decodeFlat(b, workClaimedFlat) }
 
 // DecodeWorkReported is json.Unmarshal of b, the data of a [WorkReported] event.
 func DecodeWorkReported(b []byte) (WorkReportedData, error) {
-	var d WorkReportedData
-	if workReportedFlat(b, &d) {
+	return decodeFlat(b, workReportedFlat)
+}
+
+// decodeFlat reads b with flat when it takes the shape, and otherwise, from a zero value
+// again (flat may have filled part of it), with json.Unmarshal.
+func decodeFlat[T any](b []byte, flat func(b []byte, d *T) bool) (T, error) {
+	var d T
+	if flat(b, &d) {
 		return d, nil
 	}
-	d = WorkReportedData{}
+	d = *new(T)
 	err := json.Unmarshal(b, &d)
 	return d, err
 }
