@@ -1,47 +1,13 @@
 package postgres_test
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/postgres"
+	"github.com/docketrun/docket/internal/store/storetest"
 )
-
-func appendOne(t *testing.T, s store.Store, project string) {
-	t.Helper()
-	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		_, err := tx.Append(t.Context(), store.NewEvent{Project: project, Type: "t", At: t0, Data: json.RawMessage(`{}`)})
-		return err
-	}); err != nil {
-		t.Fatalf("append to %s: %v", project, err)
-	}
-}
-
-// waitFor runs s.Wait(project, after), with during run once the wait started, and
-// returns its seq and how long it took.
-func waitFor(t *testing.T, s *postgres.Store, project string, after int64, during func()) (int64, time.Duration) {
-	t.Helper()
-	type result struct {
-		seq int64
-		err error
-	}
-	done := make(chan result, 1)
-	start := time.Now()
-	go func() {
-		seq, err := s.Wait(t.Context(), project, after)
-		done <- result{seq, err}
-	}()
-	if during != nil {
-		during()
-	}
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("Wait(%s, after %d): %v", project, after, r.err)
-	}
-	return r.seq, time.Since(start)
-}
 
 // eventually fails t unless ok holds within d.
 func eventually(t *testing.T, d time.Duration, what string, ok func() bool) {
@@ -57,7 +23,7 @@ func eventually(t *testing.T, d time.Duration, what string, ok func() bool) {
 func appendLater(t *testing.T, s store.Store, project string) func() {
 	return func() {
 		time.Sleep(10 * time.Millisecond)
-		appendOne(t, s, project)
+		storetest.AppendOne(t, s, project)
 	}
 }
 
@@ -68,21 +34,21 @@ func TestWait_HeadReads(t *testing.T) {
 	dsn := newDB(t)
 	a, other := openAt(t, dsn), openAt(t, dsn)
 	eventually(t, 5*time.Second, "the listener listens", a.Listening)
-	appendOne(t, a, "p")
-	if seq, _ := waitFor(t, a, "p", 1, appendLater(t, a, "p")); seq != 2 {
+	storetest.AppendOne(t, a, "p")
+	if seq, _ := storetest.WaitFor(t, a, "p", 1, appendLater(t, a, "p")); seq != 2 {
 		t.Fatalf("Wait(after 1) = %d; want 2", seq)
 	}
 	first := a.WaitReads() // the first wait knows nothing yet: it reads
 	for after := int64(2); after <= 6; after++ {
-		if seq, _ := waitFor(t, a, "p", after, appendLater(t, a, "p")); seq != after+1 {
+		if seq, _ := storetest.WaitFor(t, a, "p", after, appendLater(t, a, "p")); seq != after+1 {
 			t.Fatalf("Wait(after %d) = %d; want %d", after, seq, after+1)
 		}
 	}
 	if n := a.WaitReads() - first; n != 0 {
 		t.Fatalf("waits past this Store's own commits read the head %d times; want none", n)
 	}
-	appendOne(t, other, "p") // seq 8, before the wait
-	if seq, took := waitFor(t, a, "p", 7, nil); seq != 8 || took > postgres.PollInterval/2 {
+	storetest.AppendOne(t, other, "p") // seq 8, before the wait
+	if seq, took := storetest.WaitFor(t, a, "p", 7, nil); seq != 8 || took > postgres.PollInterval/2 {
 		t.Fatalf("Wait(after 7) past another instance's append = %d after %v; want 8 at once", seq, took)
 	}
 }
@@ -94,8 +60,8 @@ func TestWait_ListenerLost(t *testing.T) {
 	dsn := newDB(t)
 	a, other := openAt(t, dsn), openAt(t, dsn)
 	eventually(t, 5*time.Second, "the listener listens", a.Listening)
-	appendOne(t, a, "p")
-	waitFor(t, a, "p", 1, appendLater(t, a, "p")) // a knows the head: later waits read none
+	storetest.AppendOne(t, a, "p")
+	storetest.WaitFor(t, a, "p", 1, appendLater(t, a, "p")) // a knows the head: later waits read none
 	done := make(chan int64, 1)
 	go func() {
 		seq, err := a.Wait(t.Context(), "p", 2)
@@ -111,7 +77,7 @@ func TestWait_ListenerLost(t *testing.T) {
 		t.Fatalf("end the listeners' connections: %v", err)
 	}
 	eventually(t, postgres.PollInterval/2, "the waiter reads the head when the listener is lost", func() bool { return a.WaitReads() > reads })
-	appendOne(t, other, "p") // its notification is lost while the listeners reconnect
+	storetest.AppendOne(t, other, "p") // its notification is lost while the listeners reconnect
 	select {
 	case seq := <-done:
 		if seq != 3 {
