@@ -279,16 +279,7 @@ func (s *boardState) applyLock(e store.Event) error {
 		}
 		next.locks[d.Connection] = ls
 	}
-	decls, err := next.decls()
-	if err != nil {
-		return err
-	}
-	b, err := board.Restore(board.Config{Declarations: decls}, s.b.Nodes(), s.b.Cases())
-	if err != nil {
-		return err
-	}
-	s.b, s.src = b, next
-	return nil
+	return s.remake(next)
 }
 
 // applyInstall applies a capability.installed event: the release it names, handed to s
@@ -312,17 +303,28 @@ func (s *boardState) applyInstall(e store.Event) error {
 	if decl.Digest != d.Digest {
 		return fmt.Errorf("release %s installed at seq %d digests to %s, the event names %s", name, e.Seq, decl.Digest, d.Digest)
 	}
-	next := s.src.with(decl)
-	decls, err := next.decls()
-	if err != nil {
-		return err
-	}
-	b, err := board.Restore(board.Config{Declarations: decls}, s.b.Nodes(), s.b.Cases())
+	return s.remake(s.src.with(decl))
+}
+
+// remake makes the Board again in memory from what next declares and the nodes and Cases
+// it holds, as a build from the store would make it, and takes next as its sources. It
+// changes nothing when it fails.
+func (s *boardState) remake(next *sources) error {
+	b, err := next.board(s.b.Nodes(), s.b.Cases())
 	if err != nil {
 		return err
 	}
 	s.b, s.src = b, next
 	return nil
+}
+
+// board is the Board src declares, holding nodes and cases.
+func (src *sources) board(nodes []contract.Node, cases []contract.Case) (*board.Board, error) {
+	decls, err := src.decls()
+	if err != nil {
+		return nil, err
+	}
+	return board.Restore(board.Config{Declarations: decls}, nodes, cases)
 }
 
 // applyRecord applies one board.recorded event to s.b, all of it or, refused, none.
@@ -352,11 +354,7 @@ func (s *boardState) applyRecord(e store.Event) error {
 	if s.src == nil {
 		return fmt.Errorf("the Board's sources are not known at the snapshot record at seq %d", e.Seq)
 	}
-	decls, err := s.src.decls()
-	if err != nil {
-		return err
-	}
-	b, err := board.Restore(board.Config{Declarations: decls}, puts, cases)
+	b, err := s.src.board(puts, cases)
 	if err != nil {
 		return err
 	}
@@ -370,11 +368,7 @@ func (s *boardState) applyRecord(e store.Event) error {
 // (TestBoardState_ReplaysTheLog), as [eventlog.NewDriver]'s fresh State must.
 func freshBoardState() (boardState, error) {
 	src := &sources{locks: map[contract.ConnectionID]map[string]contract.ToolLock{}}
-	decls, err := src.decls()
-	if err != nil {
-		return boardState{}, err
-	}
-	b, err := board.Restore(board.Config{Declarations: decls}, nil, nil)
+	b, err := src.board(nil, nil)
 	if err != nil {
 		return boardState{}, err
 	}
