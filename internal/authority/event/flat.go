@@ -260,7 +260,9 @@ func members(b []byte, member func(key, v []byte) bool) bool {
 		// Valid text: a key string, a colon, a value, then a comma or the end.
 		end := stringEnd(b, i)
 		key := b[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		// A key with an escape, or bytes that are not UTF-8 (json.Unmarshal reads them
+		// as U+FFFD), is left to json.Unmarshal, as a value is (flatString).
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
 			return false
 		}
 		i = skipSpace(b, end)
