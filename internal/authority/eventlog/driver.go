@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,27 +21,25 @@ type State interface {
 	Apply(e store.Event) error
 }
 
-// Driver keeps one State per project caught up with the project's log, and is the one
-// path a part writes that log through: one mutex and one [Cursor] per project, one
-// catch-up loop, one write sequence ([Held.Update], or [Held.UpdateWith] for a write that
-// locks something before the log's head, only reads the head, or checks what it keeps
-// beside the State at it), and one notification of what applied ([Driver.OnApply]). A
-// part keeps its rules as functions over its State and calls them inside [Driver.Read]
-// or [Driver.Write]. A part that waits for the log to move (a held call) follows it
-// ([Driver.Follow]) rather than poll the store. It is safe for concurrent use.
-type Driver[S State] struct {
+// Log drives one log per project for the parts that join it ([Join]): per project ONE
+// mutex, ONE [Cursor] and ONE follow goroutine, whatever the number of parts, each
+// keeping its own State beside the others (docs/architecture.md, "The project state and
+// its driver"). A catch-up applies each event to every joined part's State, in join
+// order, and notifies each part for its own ([Driver.OnApply]); a release of the lock
+// publishes the snapshot of each part whose State moved ([Driver.Publish]); a rebuild
+// (the cursor found the States ahead of the log, or a hash that does not link) gives
+// every part a fresh State. So a rule of one part may read another's State under the one
+// lock ([Along]) rather than take a second lock inside the first. It is safe for
+// concurrent use.
+type Log struct {
 	store store.Store
-	fresh func() S // the State of an empty log
 
-	mu       sync.Mutex // guards projects; held only to find or create an entry
-	projects map[contract.ProjectID]*Held[S]
+	mu       sync.Mutex // guards parts and projects; held only to find or create an entry, or to join
+	parts    []joiner   // in join order
+	projects map[contract.ProjectID]*project
 
-	onApply    func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
-	publish    func(s S) any                                        // see [Driver.Publish]; set before first use
-	onFollowed func(project contract.ProjectID, err error)          // see [Driver.OnFollowError]; set before first use
-
-	// The follow goroutines ([Driver.Follow]) are d's own: each runs under life, and
-	// [Driver.Close] ends life and waits for every one. followMu guards closed and the
+	// The follow goroutines ([Driver.Follow]) are l's own: each runs under life, and
+	// [Log.Close] ends life and waits for every one. followMu guards closed and the
 	// goroutines' Add, so that none starts once Close waits; it is taken under a
 	// project's follow mutex, never around one.
 	life     context.Context
@@ -50,14 +49,180 @@ type Driver[S State] struct {
 	follows  sync.WaitGroup
 }
 
-// NewDriver returns the Driver of st's projects; fresh returns the State of an empty log,
-// for a project's first use and for a rebuild after the State was found ahead of its log
-// ([Cursor]).
+// NewLog returns the Log of st's projects, with no part joined yet.
+func NewLog(st store.Store) *Log {
+	l := &Log{store: st, projects: map[contract.ProjectID]*project{}}
+	l.life, l.end = context.WithCancel(context.Background())
+	return l
+}
+
+// Store returns the store l reads and writes the logs through.
+func (l *Log) Store() store.Store { return l.store }
+
+// joiner is a part joined to a Log: it makes its member of a project.
+type joiner interface {
+	member(p *project) member
+}
+
+// member is one part's State of one project, as the project's log drives it; every
+// method runs under the project's lock.
+type member interface {
+	apply(e store.Event) error // apply e to the State, then notify the part
+	reset()                    // replace the State by a fresh one (a rebuild)
+	publish()                  // hand out the State's snapshot when it moved
+	followFailed(err error)    // tell the part its follow goroutine ended early
+}
+
+// project is one project's log under its one lock: the cursor and the joined parts'
+// States.
+type project struct {
+	id  contract.ProjectID
+	log *Log
+	// lock is the project's mutex, a channel of one so that a call may give up waiting
+	// for it ([Driver.LockWithin]).
+	lock   chan struct{}
+	cursor Cursor
+	// members are the joined parts' States, by join index; the slice is replaced, never
+	// changed, by a late [Join], so it is read without the lock.
+	members atomic.Pointer[[]member]
+	// built is how many of members the cursor drives: a part that joined after the
+	// project's first use holds a fresh State, so the first lock after its join
+	// rebuilds every State from the log's start (see [Join]). Guarded by lock.
+	built int
+
+	// The project's follow goroutine ([Driver.Follow]), guarded by fmu, which is taken
+	// under the lock when both are, never around it: followers counts, by join index,
+	// the stop functions not called yet (following says whether the goroutine runs,
+	// followCtx is what it waits under, ended by the last stop) and followErr says why
+	// the last one ended early ([Held.FollowErr]).
+	fmu        sync.Mutex
+	followers  map[int]int
+	following  bool
+	followCtx  context.Context
+	followStop context.CancelFunc
+	followErr  error
+}
+
+// entry returns project's entry, created on first use and never removed.
+func (l *Log) entry(id contract.ProjectID) *project {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.projects[id]
+	if p == nil {
+		p = &project{id: id, log: l, lock: make(chan struct{}, 1), followers: map[int]int{}}
+		ms := make([]member, 0, len(l.parts))
+		for _, j := range l.parts {
+			ms = append(ms, j.member(p))
+		}
+		p.members.Store(&ms)
+		p.built = len(ms)
+		p.cursor.Reset = p.reset
+		l.projects[id] = p
+	}
+	return p
+}
+
+// reset gives every State the cursor drives a fresh one: the cursor's Reset.
+func (p *project) reset() {
+	for _, m := range (*p.members.Load())[:p.built] {
+		m.reset()
+	}
+}
+
+// acquire takes p's lock, waiting for it; see [project.locked].
+func (p *project) acquire() {
+	p.lock <- struct{}{}
+	p.locked()
+}
+
+// locked runs once p's lock was taken: a part joined since the last lock holds a fresh
+// State while the cursor is past the log's start, so every State starts again from a
+// fresh one and the next catch-up rebuilds them all from the log.
+func (p *project) locked() {
+	ms := *p.members.Load()
+	if p.built == len(ms) {
+		return
+	}
+	p.built = len(ms)
+	p.reset()
+	p.cursor.seq, p.cursor.hash, p.cursor.unsure, p.cursor.started = 0, store.Hash{}, false, false
+}
+
+// release publishes each State's snapshot that moved and releases p's lock.
+func (p *project) release() {
+	if len(p.lock) == 0 {
+		panic("eventlog: Unlock of a State that is not held")
+	}
+	for _, m := range (*p.members.Load())[:p.built] {
+		m.publish()
+	}
+	<-p.lock
+}
+
+// apply applies e to each State the cursor drives, in join order.
+func (p *project) apply(e store.Event) error {
+	for _, m := range (*p.members.Load())[:p.built] {
+		if err := m.apply(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Driver is one part's way into the project logs of a [Log] it joined ([Join]), or of a
+// Log of its own ([NewDriver]): it keeps the part's State per project caught up with the
+// project's log, and is the one path the part writes that log through: the project's
+// one mutex and one [Cursor], one catch-up loop, one write sequence ([Held.Update], or
+// [Held.UpdateWith] for a write that locks something before the log's head, only reads
+// the head, or checks what it keeps beside the State at it), and one notification of
+// what applied ([Driver.OnApply]). A part keeps its rules as functions over its State
+// and calls them inside [Driver.Read] or [Driver.Write]. A part that waits for the log
+// to move (a held call) follows it ([Driver.Follow]) rather than poll the store. It is
+// safe for concurrent use.
+type Driver[S State] struct {
+	log   *Log
+	index int      // the part's place in the log's join order
+	fresh func() S // the State of an empty log
+
+	onApply    func(project contract.ProjectID, s S, e store.Event) // see [Driver.OnApply]; set before first use
+	publish    func(s S) any                                        // see [Driver.Publish]; set before first use
+	onFollowed func(project contract.ProjectID, err error)          // see [Driver.OnFollowError]; set before first use
+}
+
+// NewDriver returns the Driver of st's projects on a [Log] of its own, which no other
+// part joins; fresh returns the State of an empty log, for a project's first use and for
+// a rebuild after the State was found ahead of its log ([Cursor]).
 func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
-	d := &Driver[S]{store: st, fresh: fresh, projects: map[contract.ProjectID]*Held[S]{}}
-	d.life, d.end = context.WithCancel(context.Background())
+	return Join(NewLog(st), fresh)
+}
+
+// Join makes a part of l whose State fresh returns for an empty log, and returns its
+// Driver: from then on each catch-up of a project's log, whichever part makes it, applies
+// each event to this part's State after those of the parts that joined before it, under
+// the project's one lock. Parts join when they are wired, before the log's first use; a
+// part that joins later gives every project already in use a rebuild from the log's
+// start at its next lock (every part's State fresh, the log applied again and notified
+// again), so that all the States stand at the one cursor. Join must not be called under
+// a project's lock.
+func Join[S State](l *Log, fresh func() S) *Driver[S] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := &Driver[S]{log: l, index: len(l.parts), fresh: fresh}
+	l.parts = append(l.parts, d)
+	for _, p := range l.projects {
+		ms := append(slices.Clone(*p.members.Load()), d.member(p))
+		p.members.Store(&ms)
+	}
 	return d
 }
+
+// member implements joiner: the part's State of p, fresh.
+func (d *Driver[S]) member(p *project) member {
+	return &Held[S]{p: p, drv: d, project: p.id, state: d.fresh()}
+}
+
+// Log returns the Log d joined.
+func (d *Driver[S]) Log() *Log { return d.log }
 
 // OnApply makes fn the Driver's applied notification: it is called after each event a
 // State applies, with the project, the State that applied it and the event, in the
@@ -108,53 +273,61 @@ func (d *Driver[S]) Snapshot(project contract.ProjectID) (Snapshot, bool) {
 	return *p, true
 }
 
-// Held is one project's State under its lock. A caller holds it between [Driver.Lock] and
-// [Held.Unlock]; its methods must not be called otherwise.
+// Held is one part's State of one project under the project's lock. A caller holds it
+// between [Driver.Lock] and [Held.Unlock] (or, for another part of the same [Log], from
+// [Along] on one held); its methods must not be called otherwise.
 type Held[S State] struct {
 	project contract.ProjectID
+	p       *project
 	drv     *Driver[S]
-	store   store.Store
-	// lock is the State's mutex, a channel of one so that a call may give up waiting for
-	// it ([Driver.LockWithin]).
-	lock   chan struct{}
-	cursor Cursor
-	state  S
+	state   S
 	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
 	snap atomic.Pointer[Snapshot]
-
-	// The project's follow goroutine ([Driver.Follow]), guarded by fmu, which is taken
-	// under the State's lock when both are, never around it: followers counts the
-	// stop functions not called yet, following says whether the goroutine runs,
-	// followCtx is what it waits under (ended by the last stop) and followErr why the
-	// last one ended early ([Held.FollowErr]).
-	fmu        sync.Mutex
-	followers  int
-	following  bool
-	followCtx  context.Context
-	followStop context.CancelFunc
-	followErr  error
 }
 
-// Lock locks project's State and returns it; the caller must [Held.Unlock] it. A part that
-// reads, decides and writes in several steps under one lock (a claim that may find its
-// answer in memory) uses it; others use [Driver.Read] and [Driver.Write].
+// Holding is a project's log held under its lock by one of the parts of its [Log]: a
+// [Held] of any State. A rule of another part takes its own State through it ([Along]).
+type Holding interface {
+	heldProject() *project
+}
+
+func (h *Held[S]) heldProject() *project { return h.p }
+
+// Along returns d's State of the project h holds, under the lock h holds: for a rule of
+// one part that reads another part's State of the same project inside a call holding the
+// first (a decision reading the policy in force under the operation ledger), which must
+// not lock again, since the lock is the one h holds. The States stand at one cursor, so
+// the State returned is caught up as far as h's (its catch-ups are h's). The caller must
+// not [Held.Unlock] what Along returns: the lock is h's. Along panics when d is not a
+// part of the Log h's Driver joined (its lock is another), when h is not locked, or when
+// d joined after h's lock was taken: each a wiring error that no retry mends.
+func Along[T State](h Holding, d *Driver[T]) *Held[T] {
+	p := h.heldProject()
+	if p.log != d.log {
+		panic("eventlog: Along with a Driver of another Log: its State is under another lock")
+	}
+	if len(p.lock) == 0 {
+		panic("eventlog: Along with a State that is not held")
+	}
+	if d.index >= p.built {
+		panic("eventlog: Along with a part that joined its Log after the lock was taken")
+	}
+	return (*p.members.Load())[d.index].(*Held[T])
+}
+
+// Lock locks project's State and returns it; the caller must [Held.Unlock] it. It locks
+// the project's log, so every part of d's [Log] waits for it. A part that reads, decides
+// and writes in several steps under one lock (a claim that may find its answer in
+// memory) uses it; others use [Driver.Read] and [Driver.Write].
 func (d *Driver[S]) Lock(project contract.ProjectID) *Held[S] {
 	h := d.entry(project)
-	h.lock <- struct{}{}
+	h.p.acquire()
 	return h
 }
 
-// entry returns project's Held, created on first use and never removed.
+// entry returns d's State of project, created on first use and never removed.
 func (d *Driver[S]) entry(project contract.ProjectID) *Held[S] {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h := d.projects[project]
-	if h == nil {
-		h = &Held[S]{project: project, drv: d, store: d.store, lock: make(chan struct{}, 1), state: d.fresh()}
-		h.cursor.Reset = func() { h.state = d.fresh() }
-		d.projects[project] = h
-	}
-	return h
+	return (*d.log.entry(project).members.Load())[d.index].(*Held[S])
 }
 
 // LockWithin is [Driver.Lock] for a call made from inside another writer's transaction:
@@ -167,14 +340,16 @@ func (d *Driver[S]) entry(project contract.ProjectID) *Held[S] {
 func (d *Driver[S]) LockWithin(ctx context.Context, project contract.ProjectID, wait time.Duration) (*Held[S], bool) {
 	h := d.entry(project)
 	select {
-	case h.lock <- struct{}{}:
+	case h.p.lock <- struct{}{}:
+		h.p.locked()
 		return h, true
 	default:
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case h.lock <- struct{}{}:
+	case h.p.lock <- struct{}{}:
+		h.p.locked()
 		return h, true
 	case <-t.C:
 	case <-ctx.Done():
@@ -192,7 +367,7 @@ var ErrBusy = errors.New("eventlog: the project's State is held by a write that 
 func (d *Driver[S]) Read(ctx context.Context, project contract.ProjectID, fn func(s S) error) error {
 	h := d.Lock(project)
 	defer h.Unlock()
-	s, err := h.CatchUp(ctx, d.store)
+	s, err := h.CatchUp(ctx, d.log.store)
 	if err != nil {
 		return err
 	}
@@ -206,15 +381,9 @@ func (d *Driver[S]) Write(ctx context.Context, project contract.ProjectID, decid
 	return h.Update(ctx, decide)
 }
 
-// Unlock releases the State, first publishing its snapshot when it moved
-// ([Driver.Publish]). The caller must not keep the State past it.
-func (h *Held[S]) Unlock() {
-	if len(h.lock) == 0 {
-		panic("eventlog: Unlock of a State that is not held")
-	}
-	h.publish()
-	<-h.lock
-}
+// Unlock releases the project's lock, first publishing the snapshot of each part's State
+// that moved ([Driver.Publish]). The caller must not keep the State past it.
+func (h *Held[S]) Unlock() { h.p.release() }
 
 // publish hands out the State's snapshot at the cursor, when the Driver has one, the
 // State is past the last one published, and every event it applied was seen committed
@@ -223,14 +392,14 @@ func (h *Held[S]) Unlock() {
 // a State rebuilt to an earlier head publishes once it passes the last one, which still
 // reflects the log up to its seq. h must be locked.
 func (h *Held[S]) publish() {
-	fn := h.drv.publish
-	if fn == nil || h.cursor.unsure || h.cursor.seq == 0 {
+	fn, c := h.drv.publish, &h.p.cursor
+	if fn == nil || c.unsure || c.seq == 0 {
 		return
 	}
-	if p := h.snap.Load(); p != nil && p.Seq >= h.cursor.seq {
+	if p := h.snap.Load(); p != nil && p.Seq >= c.seq {
 		return
 	}
-	h.snap.Store(&Snapshot{Seq: h.cursor.seq, Value: fn(h.state)})
+	h.snap.Store(&Snapshot{Seq: c.seq, Value: fn(h.state)})
 }
 
 // Restart makes s the State, at seq of the log whose event there has hash hash
@@ -243,16 +412,24 @@ func (h *Held[S]) publish() {
 // link as it finds any divergence (the fresh State rebuilt from the log's start). The
 // events up to seq are not notified ([Driver.OnApply]); the snapshot ([Driver.Publish])
 // is published again once the State passes the last one's seq. h must be locked.
+//
+// The cursor is the project's, so on a [Log] that several parts joined a Restart would
+// claim every part's State to be the log at seq while only h's was made there: Restart
+// panics there. A part that makes its State without applying the log (the Board) keeps a
+// Log of its own ([NewDriver]).
 func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
+	if h.p.built > 1 {
+		panic("eventlog: Restart of a State on a Log several parts joined: the cursor is theirs too")
+	}
 	h.state = s
-	h.cursor.Start(seq, hash)
+	h.p.cursor.Start(seq, hash)
 }
 
 // State returns the State as far as it was caught up; [Held.Seq] says how far.
 func (h *Held[S]) State() S { return h.state }
 
 // Seq is the sequence number of the last event the State applied.
-func (h *Held[S]) Seq() int64 { return h.cursor.Seq() }
+func (h *Held[S]) Seq() int64 { return h.p.cursor.Seq() }
 
 // apply applies e to the State the Held holds now (a rebuild replaces it mid catch-up,
 // so the State is looked up at each event, never bound once), then notifies it
@@ -267,20 +444,25 @@ func (h *Held[S]) apply(e store.Event) error {
 	return nil
 }
 
-// CatchUp applies the events after the State's cursor, read from r (the store, or a
-// transaction that sees its own writes), and returns the State ([Cursor.CatchUp]).
+// reset replaces the State by a fresh one, for a rebuild ([Cursor.Reset]).
+func (h *Held[S]) reset() { h.state = h.drv.fresh() }
+
+// CatchUp applies the events after the project's cursor, read from r (the store, or a
+// transaction that sees its own writes), to every part's State ([Cursor.CatchUp]), and
+// returns h's.
 func (h *Held[S]) CatchUp(ctx context.Context, r store.Reader) (S, error) {
-	if err := h.cursor.CatchUp(ctx, r, h.project, h.apply); err != nil {
+	if err := h.p.cursor.CatchUp(ctx, r, h.project, h.p.apply); err != nil {
 		var zero S
 		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
 	}
 	return h.state, nil
 }
 
-// CatchUpTo applies the events after the State's cursor up to at least seq to, a head
-// of the log the caller read or locked ([Cursor.CatchUpTo]), and returns the State.
+// CatchUpTo applies the events after the project's cursor up to at least seq to, a head
+// of the log the caller read or locked ([Cursor.CatchUpTo]), to every part's State, and
+// returns h's.
 func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, error) {
-	if err := h.cursor.CatchUpTo(ctx, r, h.project, to, h.apply); err != nil {
+	if err := h.p.cursor.CatchUpTo(ctx, r, h.project, to, h.p.apply); err != nil {
 		var zero S
 		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
 	}
@@ -349,7 +531,7 @@ var ErrNotApplied = errors.New("eventlog: the write committed, but its State did
 // error wrapping [ErrNotApplied].
 func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.Tx, s S) error) (int64, error) {
 	var left int64
-	err := h.store.Update(ctx, func(tx store.Tx) error {
+	err := h.p.log.store.Update(ctx, func(tx store.Tx) error {
 		var before int64
 		if w.Before != nil {
 			var err error
@@ -401,72 +583,78 @@ func (h *Held[S]) UpdateWith(ctx context.Context, w Write, decide func(tx store.
 	if err != nil {
 		return 0, err
 	}
-	if left > h.cursor.Seq() {
-		if _, err := h.CatchUpTo(ctx, h.store, left); err != nil {
+	if left > h.p.cursor.Seq() {
+		if _, err := h.CatchUpTo(ctx, h.p.log.store, left); err != nil {
 			return left, fmt.Errorf("%w: %w", ErrNotApplied, err)
 		}
 	}
 	return left, nil
 }
 
-// ErrClosed: the Driver was closed ([Driver.Close]); nothing follows its logs any more.
+// ErrClosed: the Log was closed ([Driver.Close], [Log.Close]); nothing follows its logs
+// any more.
 var ErrClosed = errors.New("eventlog: the driver is closed")
 
 // OnFollowError makes fn the Driver's notification that a project's follow goroutine
-// ([Driver.Follow]) ended early: a read of the log failed, or the Driver was closed
-// ([ErrClosed]). fn is called with the project and the error in the goroutine that
-// holds the project's lock (so it may use what the part keeps beside the State under
-// that lock, and must not take it), and [Held.FollowErr] returns the error from then
-// until a Follow starts the goroutine again. A part wakes what waits on the log this
-// way, so that each waiter reads the error rather than wait for good. Set it before d's
-// first use, and only once.
+// ([Driver.Follow]) ended early while this part followed the project: a read of the log
+// failed, or the Log was closed ([ErrClosed]). fn is called with the project and the
+// error in the goroutine that holds the project's lock (so it may use what the part keeps
+// beside the State under that lock, and must not take it), and [Held.FollowErr] returns
+// the error from then until a Follow starts the goroutine again. A part wakes what waits
+// on the log this way, so that each waiter reads the error rather than wait for good. Set
+// it before d's first use, and only once.
 func (d *Driver[S]) OnFollowError(fn func(project contract.ProjectID, err error)) {
 	d.onFollowed = fn
 }
 
-// Follow keeps project's State caught up with its log until stop is called: for a part
-// that waits for the log to move, whoever appends to it (the calls held on an
-// Operation), rather than poll the store itself. The followers of a project share one
-// goroutine of d's: the first Follow starts it, and the last stop ends it. It catches
-// the State up and then waits on the store for the log to move past the State's cursor
-// ([store.Store.Wait]), again and again, so each event applied is notified
-// ([Driver.OnApply]) once however many follow, and a part wakes its waiters from that
-// notification. It reads no head of its own: it catches up to the last seq this
-// process committed ([Latest]) or to the head its last wait returned, whichever is
-// further; a log already past the cursor when it starts, or moved by another instance,
+// Follow keeps project's log caught up until stop is called: for a part that waits for
+// the log to move, whoever appends to it (the calls held on an Operation), rather than
+// poll the store itself. The followers of a project, of every part of d's [Log], share
+// one goroutine of the Log's: the first Follow starts it, and the last stop ends it. It
+// catches the States up and then waits on the store for the log to move past the
+// project's cursor ([store.Store.Wait]), again and again, so each event applied is
+// notified ([Driver.OnApply]) once to each part however many follow, and a part wakes its
+// waiters from that notification. It reads no head of its own: it catches up to the last
+// seq this process committed ([Latest]) or to the head its last wait returned, whichever
+// is further; a log already past the cursor when it starts, or moved by another instance,
 // is what the wait, which reads the head itself, finds at once (docs/architecture.md,
-// "Catch-ups from memory"). A failed read ends the goroutine, and the part hears of it
-// ([Driver.OnFollowError], [Held.FollowErr]); the next Follow starts it again. Follow
-// fails with [ErrClosed] once d was closed. stop may be called more than once; only the
-// first call counts. Neither may be called under project's lock.
+// "Catch-ups from memory"). A failed read ends the goroutine, and each part that follows
+// the project hears of it ([Driver.OnFollowError], [Held.FollowErr]); the next Follow
+// starts it again. Follow fails with [ErrClosed] once the Log was closed. stop may be
+// called more than once; only the first call counts. Neither may be called under
+// project's lock.
 func (d *Driver[S]) Follow(project contract.ProjectID) (stop func(), err error) {
-	h := d.entry(project)
-	h.fmu.Lock()
-	defer h.fmu.Unlock()
-	if d.life.Err() != nil {
+	l := d.log
+	p := l.entry(project)
+	p.fmu.Lock()
+	defer p.fmu.Unlock()
+	if l.life.Err() != nil {
 		return nil, ErrClosed
 	}
-	if !h.following {
-		d.followMu.Lock()
-		defer d.followMu.Unlock()
-		if d.closed {
+	if !p.following {
+		l.followMu.Lock()
+		defer l.followMu.Unlock()
+		if l.closed {
 			return nil, ErrClosed
 		}
-		h.following, h.followErr = true, nil
-		h.followCtx, h.followStop = context.WithCancel(d.life)
-		d.follows.Go(func() { d.follow(h) })
+		p.following, p.followErr = true, nil
+		p.followCtx, p.followStop = context.WithCancel(l.life)
+		l.follows.Go(func() { l.follow(p) })
 	}
-	h.followers++
+	p.followers[d.index]++
 	stopped := false
 	return func() {
-		h.fmu.Lock()
-		defer h.fmu.Unlock()
+		p.fmu.Lock()
+		defer p.fmu.Unlock()
 		if stopped {
 			return
 		}
 		stopped = true
-		if h.followers--; h.followers == 0 {
-			h.followStop()
+		if p.followers[d.index]--; p.followers[d.index] == 0 {
+			delete(p.followers, d.index)
+		}
+		if len(p.followers) == 0 {
+			p.followStop()
 		}
 	}, nil
 }
@@ -474,75 +662,95 @@ func (d *Driver[S]) Follow(project contract.ProjectID) (stop func(), err error) 
 // FollowErr returns why project's last follow goroutine ended early ([Driver.Follow]),
 // nil while one runs or when none ended so.
 func (h *Held[S]) FollowErr() error {
-	h.fmu.Lock()
-	defer h.fmu.Unlock()
-	return h.followErr
+	h.p.fmu.Lock()
+	defer h.p.fmu.Unlock()
+	return h.p.followErr
 }
 
-// Close ends every follow goroutine ([Driver.Follow]) and waits for each: the part hears
-// [ErrClosed] of each project still followed ([Driver.OnFollowError]), and a Follow
-// after Close fails with it. Reads and writes go on as before. It must not be called
-// under a project's lock, and is safe to call more than once.
-func (d *Driver[S]) Close() {
-	d.followMu.Lock()
-	d.closed = true
-	d.followMu.Unlock()
-	d.end()
-	d.follows.Wait()
+// Close closes the [Log] d joined ([Log.Close]): every part's follow goroutines end.
+func (d *Driver[S]) Close() { d.log.Close() }
+
+// Close ends every follow goroutine ([Driver.Follow]) of l's parts and waits for each:
+// each part hears [ErrClosed] of each project it still followed ([Driver.OnFollowError]),
+// and a Follow after Close fails with it. Reads and writes go on as before. It must not
+// be called under a project's lock, and is safe to call more than once.
+func (l *Log) Close() {
+	l.followMu.Lock()
+	l.closed = true
+	l.followMu.Unlock()
+	l.end()
+	l.follows.Wait()
 }
 
-// follow is h's follow goroutine ([Driver.Follow]): it runs until no one follows h, or
-// a read fails, or d is closed.
-func (d *Driver[S]) follow(h *Held[S]) {
+// follow is p's follow goroutine ([Driver.Follow]): it runs until no one follows p, or
+// a read fails, or l is closed.
+func (l *Log) follow(p *project) {
 	var waited int64 // the head the last wait returned: committed, so safe to reach
 	for {
-		h.lock <- struct{}{}
-		h.fmu.Lock()
-		if h.followers == 0 {
-			h.following = false
-			h.fmu.Unlock()
-			h.Unlock()
+		p.acquire()
+		p.fmu.Lock()
+		if len(p.followers) == 0 {
+			p.following = false
+			p.fmu.Unlock()
+			p.release()
 			return
 		}
-		if h.followCtx.Err() != nil && d.life.Err() == nil {
+		if p.followCtx.Err() != nil && l.life.Err() == nil {
 			// The last follower stopped and a new one came before the goroutine saw it.
-			h.followCtx, h.followStop = context.WithCancel(d.life)
+			p.followCtx, p.followStop = context.WithCancel(l.life)
 		}
-		ctx := h.followCtx
-		h.fmu.Unlock()
-		if d.life.Err() != nil {
-			h.followFailed(ErrClosed)
-			h.Unlock()
+		ctx := p.followCtx
+		p.fmu.Unlock()
+		if l.life.Err() != nil {
+			p.followFailed(ErrClosed)
+			p.release()
 			return
 		}
-		// At or past that seq already, this reads nothing, unless the State must first
-		// check that the log holds what it applied inside a transaction ([Cursor]).
-		_, err := h.CatchUpTo(ctx, d.store, max(Latest(d.store, h.project), waited))
-		cursor := h.cursor.Seq()
-		h.Unlock()
+		// At or past that seq already, this reads nothing, unless the States must first
+		// check that the log holds what they applied inside a transaction ([Cursor]).
+		err := p.cursor.CatchUpTo(ctx, l.store, p.id, max(Latest(l.store, p.id), waited), p.apply)
+		if err != nil {
+			err = fmt.Errorf("catch up the log of %s: %w", p.id, err)
+		}
+		cursor := p.cursor.Seq()
+		p.release()
 		if err == nil {
-			if waited, err = d.store.Wait(ctx, string(h.project), cursor); err != nil {
-				err = fmt.Errorf("wait on the log of %s: %w", h.project, err)
+			if waited, err = l.store.Wait(ctx, string(p.id), cursor); err != nil {
+				err = fmt.Errorf("wait on the log of %s: %w", p.id, err)
 			}
 		}
 		if ctx.Err() != nil {
 			continue // the last follower stopped, or Close: the loop's top tells which
 		}
 		if err != nil {
-			h.lock <- struct{}{}
-			h.followFailed(err)
-			h.Unlock()
+			p.acquire()
+			p.followFailed(err)
+			p.release()
 			return
 		}
 	}
 }
 
-// followFailed ends h's follow goroutine early with err and tells the part
-// ([Driver.OnFollowError]). h must be locked.
+// followFailed ends p's follow goroutine early with err and tells each part that
+// follows p ([Driver.OnFollowError]). p must be locked.
+func (p *project) followFailed(err error) {
+	p.fmu.Lock()
+	p.following, p.followErr = false, err
+	var told []member
+	ms := *p.members.Load()
+	for i := range ms[:p.built] {
+		if p.followers[i] > 0 {
+			told = append(told, ms[i])
+		}
+	}
+	p.fmu.Unlock()
+	for _, m := range told {
+		m.followFailed(err)
+	}
+}
+
+// followFailed implements member: it tells the part ([Driver.OnFollowError]).
 func (h *Held[S]) followFailed(err error) {
-	h.fmu.Lock()
-	h.following, h.followErr = false, err
-	h.fmu.Unlock()
 	if fn := h.drv.onFollowed; fn != nil {
 		fn(h.project, err)
 	}

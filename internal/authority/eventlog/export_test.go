@@ -1,5 +1,5 @@
 package eventlog
 
-// WaitFollows waits until no follow goroutine of d runs ([Driver.Follow]), without
+// WaitFollows waits until no follow goroutine of d's Log runs ([Driver.Follow]), without
 // closing d: it returns once the last stop of each project ended its goroutine.
-func WaitFollows[S State](d *Driver[S]) { d.follows.Wait() }
+func WaitFollows[S State](d *Driver[S]) { d.log.follows.Wait() }
