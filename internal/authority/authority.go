@@ -67,10 +67,13 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	profiles      *profile.Keeper
-	materials     *materials.Keeper
-	tasks         *task.Keeper
-	signer        *signing.Keyring // nil: nothing is signed
+	// projectLog is the project log the policies and the operation ledger join: one
+	// lock and one cursor per project for both (eventlog.Log).
+	projectLog *eventlog.Log
+	profiles   *profile.Keeper
+	materials  *materials.Keeper
+	tasks      *task.Keeper
+	signer     *signing.Keyring // nil: nothing is signed
 	// adverts is what workers last offered this serve: set once by [NewDispatcher],
 	// before anything is served; nil without a Dispatcher (tools.go).
 	adverts advertiser
@@ -107,7 +110,11 @@ func New(cfg Config) (*Authority, error) {
 	a.dir = dir
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
-	a.policies = policy.New(a.store, a.now)
+	// The policies and the operation ledger ([NewOperations]) are parts of one project
+	// log: one lock, one cursor (docs/architecture.md, "The project state and its
+	// driver"), so a decision reads the policy in force under the ledger's lock.
+	a.projectLog = eventlog.NewLog(a.store)
+	a.policies = policy.Join(a.projectLog, a.now)
 	a.profiles = profile.New(a.store, a.now)
 	a.budgets = newBudgets(a)
 	a.materials = materials.New(a.store, a.now)

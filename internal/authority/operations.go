@@ -19,7 +19,8 @@ type Operations struct {
 
 // NewOperations returns the Operations of a.
 func NewOperations(a *Authority, cfg operation.Config) *Operations {
-	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand, Log: a.log, Policies: a.policies, AskOpen: a.tasks.AskOpen}, cfg)
+	ops := operation.New(operation.Deps{Store: a.store, Boards: a.boards, Now: a.now, Rand: a.rand, Log: a.log, Policies: a.policies,
+		ProjectLog: a.projectLog, AskOpen: a.tasks.AskOpen}, cfg)
 	return &Operations{ops: ops, a: a}
 }
 

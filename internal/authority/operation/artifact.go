@@ -53,10 +53,9 @@ func (o *Operations) PutArtifact(ctx context.Context, c identity.Caller, content
 	if out, ok := l.keptLocked(ref, c.ID, digest, now); ok {
 		return out, nil
 	}
-	// The retention in force is read before the transaction, at the head just read (the
-	// policy State is never waited for inside a transaction: docs/architecture.md, "The
-	// lock order").
-	keep, err := o.retention(eventlog.WithHead(ctx, project, l.seq()), project)
+	// The retention in force is read before the transaction, through the ledger held, at
+	// the head just read (docs/architecture.md, "The lock order").
+	keep, err := o.retention(ctx, l, project)
 	if err != nil {
 		return contract.ArtifactRef{}, fmt.Errorf("keep artifact: %w", err)
 	}
@@ -142,7 +141,7 @@ func (o *Operations) ArtifactRetention(ctx context.Context, c identity.Caller, p
 	if err := c.RequireMember(project); err != nil {
 		return 0, false, err
 	}
-	_, d, err := o.inForce(ctx, project, contract.PolicyArtifact)
+	_, d, err := o.inForce(ctx, nil, project, contract.PolicyArtifact)
 	if err != nil {
 		return 0, false, fmt.Errorf("read the artifact policy of %s: %w", project, err)
 	}

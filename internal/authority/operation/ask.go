@@ -61,7 +61,8 @@ func askParams(in *contract.ApplyActionInput) (agent, text string, err error) {
 }
 
 // runAsk runs c's ApplyAction of ActionAsk from the task origin names.
-func (o *Operations) runAsk(ctx context.Context, c identity.Caller, origin contract.AskOrigin, in *contract.ApplyActionInput, now time.Time, r toolRun) toolRun {
+// l is the project's ledger, which the admission holds.
+func (o *Operations) runAsk(ctx context.Context, l *ledger, c identity.Caller, origin contract.AskOrigin, in *contract.ApplyActionInput, now time.Time, r toolRun) toolRun {
 	name, text, err := askParams(in)
 	if err != nil {
 		return settleRun(r, nil, err)
@@ -86,7 +87,7 @@ func (o *Operations) runAsk(ctx context.Context, c identity.Caller, origin contr
 	if r.person {
 		return o.requestRun(c, vec, now, r)
 	}
-	_, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	_, pol, err := o.inForce(ctx, l, project, contract.PolicyDelegation)
 	if err != nil {
 		return settleRun(r, nil, err)
 	}
@@ -195,11 +196,18 @@ var askEntry = contract.ActionEntry{Name: contract.ActionAsk, State: contract.Ac
 	}}
 
 // askView lists ActionAsk in c's View while the delegation policy in force names it.
-func (o *Operations) askView(ctx context.Context, c identity.Caller, v *contract.View) error {
+// held is the project's ledger when the caller holds it ([Operations.inForce]).
+func (o *Operations) askView(ctx context.Context, held *ledger, c identity.Caller, v *contract.View) error {
 	if o.policies == nil {
 		return nil
 	}
-	has, err := o.policies.DelegationNames(ctx, c.Projects[0], contract.ActionAsk)
+	var has bool
+	var err error
+	if held != nil {
+		has, err = o.policies.DelegationNamesAlong(held.held, contract.ActionAsk)
+	} else {
+		has, err = o.policies.DelegationNames(ctx, c.Projects[0], contract.ActionAsk)
+	}
 	if err != nil {
 		return err
 	}

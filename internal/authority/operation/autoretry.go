@@ -121,7 +121,7 @@ func (o *Operations) authorityRetry(ctx context.Context, project contract.Projec
 		// The policy in force is read before the transaction, at the head the Board was
 		// caught up to; the act is decided on the ledger caught up inside the
 		// transaction, under the head lock (docs/architecture.md, "One commit function").
-		v, d, err := o.policies.InForce(eventlog.WithHead(ctx, project, w.Seq()), project, contract.PolicyRecovery)
+		v, d, err := o.policies.InForceAlong(l.held, contract.PolicyRecovery)
 		if err != nil {
 			return err
 		}

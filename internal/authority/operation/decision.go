@@ -69,7 +69,7 @@ func (o *Operations) DelegateCovers(ctx context.Context, c identity.Caller, proj
 		return false, nil
 	}
 	req := *e.r
-	version, pol, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	version, pol, err := o.inForce(ctx, nil, project, contract.PolicyDelegation)
 	if err != nil {
 		return false, err
 	}
@@ -136,7 +136,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 	if chk.digest && d.Digest != req.Digest {
 		return contract.Request{}, errDigestMismatch(id, nil)
 	}
-	version, pol, err := o.inForce(rctx, project, contract.PolicyDelegation)
+	version, pol, err := o.inForce(rctx, l, project, contract.PolicyDelegation)
 	if err != nil {
 		return contract.Request{}, err
 	}

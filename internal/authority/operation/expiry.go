@@ -177,7 +177,7 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 		if _, why := due(); why == "" {
 			return nil
 		}
-		version, _, err := o.inForce(rctx, project, contract.PolicyDelegation)
+		version, _, err := o.inForce(rctx, l, project, contract.PolicyDelegation)
 		if err != nil {
 			return err
 		}

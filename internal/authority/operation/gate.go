@@ -62,6 +62,11 @@ type Deps struct {
 	// Policies gives the policy in force that each decision records; nil means the
 	// built-in versions.
 	Policies *policy.Book
+	// ProjectLog is the project log the ledger joins ([eventlog.Join]): the log the
+	// Policies joined, so that a call holding the ledger reads the policies in force
+	// under the one lock. nil: the Policies' log, or one of the ledger's own without
+	// Policies.
+	ProjectLog *eventlog.Log
 	// AskOpen refuses a docket.ask about to be posted once the task that asked ended, was
 	// cancelled or has as many asks open as it may (ask.go), reading through r; nil
 	// checks nothing.
@@ -125,7 +130,18 @@ func New(d Deps, cfg Config) *Operations {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	o.drv = eventlog.NewDriver(o.store, newLedgerState)
+	pl := d.ProjectLog
+	switch {
+	case pl == nil && d.Policies != nil:
+		pl = d.Policies.Log()
+	case pl == nil:
+		pl = eventlog.NewLog(o.store)
+	case d.Policies != nil && d.Policies.Log() != pl:
+		// A call holding the ledger reads the policies through it (eventlog.Along),
+		// which only a Book on the same log can give.
+		panic("operation: the policy Book is on another project log than the ledger")
+	}
+	o.drv = eventlog.Join(pl, newLedgerState)
 	o.drv.OnApply(o.applied)
 	o.drv.OnFollowError(o.followFailed)
 	o.drv.Publish(func(s *ledgerState) any { return s.snapshot() })
@@ -428,7 +444,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
-	run := o.run(rctx, w.Board(), c, call, setup, l.liveConnsLocked(), now, person)
+	run := o.run(rctx, l, w.Board(), c, call, setup, l.liveConnsLocked(), now, person)
 	span.End()
 	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
 	if run.op.Input == nil {
@@ -649,7 +665,7 @@ func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply
 			return Answer{}, err
 		}
 	}
-	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }}
+	lr := ledgerRead{seq: l.seq(), strip: l.stripLocked(c.ID), setup: func() board.Setup { return l.agentSetupLocked(c.ID) }, held: l}
 	if c.AgentKind == contract.AgentKindOrchestrator {
 		lr.snap = l.snapshot() // its View lists the Requests it may decide
 	}
@@ -698,6 +714,9 @@ type ledgerRead struct {
 	// Requests from: the published one, or for a read under the lock one taken there;
 	// nil for any other caller's read under the lock.
 	snap *ledgerSnap
+	// held is the ledger for a read under its lock, through which the View reads the
+	// policies in force ([Operations.inForce]); nil for a read of the snapshot.
+	held *ledger
 }
 
 // snapshotRead returns what an answer to r reads of l, from l's snapshot, when the
@@ -795,10 +814,10 @@ func (o *Operations) answerFrom(ctx context.Context, c identity.Caller, r reply,
 		res.View.Actions.Items = slices.Clone(res.View.Actions.Items)
 		// The policies the View names are read at the head the Board and the strip show.
 		vctx := eventlog.WithHead(ctx, project, head)
-		if err := o.orchestratorView(vctx, lr.snap, c, &res.View); err != nil {
+		if err := o.orchestratorView(vctx, lr.held, lr.snap, c, &res.View); err != nil {
 			return Answer{}, err
 		}
-		if err := o.askView(vctx, c, &res.View); err != nil {
+		if err := o.askView(vctx, lr.held, c, &res.View); err != nil {
 			return Answer{}, err
 		}
 		blockBuiltins(&res.View, setup.Allow)

@@ -132,7 +132,7 @@ func (o *Operations) Hook(ctx context.Context, c identity.Caller, call contract.
 	if err != nil {
 		return contract.HookVerdict{}, err
 	}
-	hv, hp, err := o.inForce(ctx, project, contract.PolicyHook)
+	hv, hp, err := o.inForce(ctx, nil, project, contract.PolicyHook)
 	if err != nil {
 		return contract.HookVerdict{}, err
 	}

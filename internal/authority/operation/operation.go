@@ -569,13 +569,14 @@ type toolRun struct {
 // settles refused with its code, and b is unchanged (Board changes are all-or-nothing).
 // A manual Agent's call (person) changes nothing: it waits for a member's decision on a
 // Request bound to the digest of the call.
-func (o *Operations) run(ctx context.Context, b *board.Board, c identity.Caller, call Call, setup board.Setup, conns []*connRecord, now time.Time, person bool) toolRun {
+// l is the project's ledger, which the admission holds.
+func (o *Operations) run(ctx context.Context, l *ledger, b *board.Board, c identity.Caller, call Call, setup board.Setup, conns []*connRecord, now time.Time, person bool) toolRun {
 	r := toolRun{person: person, taskBy: call.TaskBy}
 	switch in := call.Input.(type) {
 	case *contract.ApplyActionInput:
 		r.op.Label = "ApplyAction " + in.Action
 		if in.Action == contract.ActionAsk {
-			return o.runAsk(ctx, c, call.Ask, in, now, r)
+			return o.runAsk(ctx, l, c, call.Ask, in, now, r)
 		}
 		if in.CaseID != "" {
 			r.focus = []contract.CaseID{in.CaseID}

@@ -133,11 +133,12 @@ var decideEntry = contract.ActionEntry{Name: contract.ActionDecide, State: contr
 
 // orchestratorView adds to an orchestrator's View the requests it may decide, as s holds
 // them, and, while there are any, the Action that decides one.
-func (o *Operations) orchestratorView(ctx context.Context, s *ledgerSnap, c identity.Caller, v *contract.View) error {
+// held is the project's ledger when the caller holds it ([Operations.inForce]).
+func (o *Operations) orchestratorView(ctx context.Context, held *ledger, s *ledgerSnap, c identity.Caller, v *contract.View) error {
 	if c.AgentKind != contract.AgentKindOrchestrator {
 		return nil
 	}
-	version, pol, err := o.inForce(ctx, c.Projects[0], contract.PolicyDelegation)
+	version, pol, err := o.inForce(ctx, held, c.Projects[0], contract.PolicyDelegation)
 	if err != nil {
 		return err
 	}

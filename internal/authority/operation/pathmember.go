@@ -32,7 +32,7 @@ func (o *Operations) askMember(ctx context.Context, l *ledger, project contract.
 	if old == nil || old.Delegated == nil || old.Delegated.Path == "" || op == nil {
 		return event.Operation{}, nil, false, nil
 	}
-	version, _, err := o.inForce(ctx, project, contract.PolicyDelegation)
+	version, _, err := o.inForce(ctx, l, project, contract.PolicyDelegation)
 	if err != nil {
 		return event.Operation{}, nil, false, err
 	}

@@ -10,10 +10,17 @@ import (
 )
 
 // inForce returns the version of kind in force in project and its document; without a
-// Book, the built-in version 1.
-func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, kind contract.PolicyKind) (int64, policydoc.Document, error) {
+// Book, the built-in version 1. held is project's ledger when the caller holds it: the
+// policies are then read through it, at the ledger's cursor, since the Book's state is
+// under the same lock ([eventlog.Along], docs/architecture.md "The lock order"); nil
+// when the caller holds nothing, and the Book reads at the head ctx carries.
+func (o *Operations) inForce(ctx context.Context, held *ledger, project contract.ProjectID, kind contract.PolicyKind) (int64, policydoc.Document, error) {
 	if o.policies == nil {
 		return 1, policydoc.Builtin(kind), nil
+	}
+	if held != nil {
+		v, d, err := o.policies.InForceAlong(held.held, kind)
+		return v.Version, d, err
 	}
 	v, d, err := o.policies.InForce(ctx, project, kind)
 	return v.Version, d, err
@@ -23,8 +30,9 @@ func (o *Operations) inForce(ctx context.Context, project contract.ProjectID, ki
 // of the [artifact_policy] in force, else the server's [Config.ArtifactRetention]
 // (docs/mcp.md, "Artifacts"). It is read when the artifact is kept, and its expiry is
 // recorded then, so a later policy does not change it.
-func (o *Operations) retention(ctx context.Context, project contract.ProjectID) (time.Duration, error) {
-	_, d, err := o.inForce(ctx, project, contract.PolicyArtifact)
+// held is project's ledger when the caller holds it ([Operations.inForce]).
+func (o *Operations) retention(ctx context.Context, held *ledger, project contract.ProjectID) (time.Duration, error) {
+	_, d, err := o.inForce(ctx, held, project, contract.PolicyArtifact)
 	if err != nil {
 		return 0, fmt.Errorf("read the artifact policy of %s: %w", project, err)
 	}
@@ -46,9 +54,9 @@ func (o *Operations) autonomyRefusal(ctx context.Context, l *ledger, project con
 			today++
 		}
 	}
-	ce, err := o.policies.Admit(ctx, project, contract.AgentID(agent), now, today)
-	if err != nil || ce == nil {
-		return nil, false, err
+	ce := o.policies.AdmitAlong(l.held, contract.AgentID(agent), now, today)
+	if ce == nil {
+		return nil, false, nil
 	}
 	if ce.Code == contract.CodeAutonomyManual {
 		return nil, true, nil

@@ -79,7 +79,7 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 		// caught up inside the transaction, under the head lock, so its ordinal and
 		// every check on the Operation hold at the commit (docs/architecture.md, "One
 		// commit function").
-		version, pol, err := o.inForce(eventlog.WithHead(ctx, project, w.Seq()), project, contract.PolicyRecovery)
+		version, pol, err := o.inForce(eventlog.WithHead(ctx, project, w.Seq()), l, project, contract.PolicyRecovery)
 		if err != nil {
 			return err
 		}

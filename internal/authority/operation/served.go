@@ -100,7 +100,7 @@ func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agen
 		if old, _, err := changed(); old == nil || err != nil {
 			return err
 		}
-		version, _, err := o.inForce(rctx, project, contract.PolicyDelegation)
+		version, _, err := o.inForce(rctx, l, project, contract.PolicyDelegation)
 		if err != nil {
 			return err
 		}

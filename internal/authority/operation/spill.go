@@ -47,7 +47,7 @@ func (o *Operations) spillRows(ctx context.Context, wc *workCommit, project cont
 			ref := artifactRef(agent, h)
 			if keep == 0 {
 				var err error
-				if keep, err = o.retention(ctx, project); err != nil {
+				if keep, err = o.retention(ctx, wc.l, project); err != nil {
 					return nil, err
 				}
 			}

@@ -199,29 +199,34 @@ func (b *Book) act(ctx context.Context, project contract.ProjectID, agent contra
 // write into a request for a member's decision); an attended Agent's outside
 // an open run window (outside_run_window). nil admits it.
 func (b *Book) Admit(ctx context.Context, project contract.ProjectID, agent contract.AgentID, now time.Time, today int64) (*contract.Error, error) {
-	var a contract.Autonomy
-	var pol policydoc.Autonomy
-	err := b.read(ctx, project, func(s *state) {
-		a = s.autonomyAt(agent, now)
-		pol = s.autonomy()
-	})
-	if err != nil {
-		return nil, err
-	}
+	var ce *contract.Error
+	err := b.read(ctx, project, func(s *state) { ce = s.admit(agent, now, today) })
+	return ce, err
+}
+
+// AdmitAlong is [Book.Admit] for a call holding the project's log through another part
+// (h): an admission, which holds the operation ledger.
+func (b *Book) AdmitAlong(h eventlog.Holding, agent contract.AgentID, now time.Time, today int64) *contract.Error {
+	return b.along(h).admit(agent, now, today)
+}
+
+// admit is [Book.Admit] on s.
+func (s *state) admit(agent contract.AgentID, now time.Time, today int64) *contract.Error {
+	a, pol := s.autonomyAt(agent, now), s.autonomy()
 	refuse := func(code contract.Code, format string, args ...any) *contract.Error {
 		return &contract.Error{Code: code, Teaching: fmt.Sprintf(format, args...) + fmt.Sprintf(" (autonomy policy version %d)", a.Policy)}
 	}
 	switch {
 	case a.Level == policydoc.LevelUnattended:
-		return nil, nil
+		return nil
 	case pol.MaxOperationsPerDay > 0 && today >= pol.MaxOperationsPerDay:
-		return refuse(contract.CodeDailyBound, "this Agent made its %d writes for today (UTC); the count starts again at midnight UTC", pol.MaxOperationsPerDay), nil
+		return refuse(contract.CodeDailyBound, "this Agent made its %d writes for today (UTC); the count starts again at midnight UTC", pol.MaxOperationsPerDay)
 	case a.Level == policydoc.LevelManual:
-		return refuse(contract.CodeAutonomyManual, "this Agent is at level manual: every write waits for a member's decision"), nil
+		return refuse(contract.CodeAutonomyManual, "this Agent is at level manual: every write waits for a member's decision")
 	case len(a.Windows) == 0 || now.Before(a.Windows[0].From):
-		return refuse(contract.CodeOutsideRunWindow, "this Agent is attended and no run window is open now; a member opens one (docket agent window), then send the call again"), nil
+		return refuse(contract.CodeOutsideRunWindow, "this Agent is attended and no run window is open now; a member opens one (docket agent window), then send the call again")
 	}
-	return nil, nil
+	return nil
 }
 
 func (b *Book) nowUTC() time.Time { return b.now().UTC().Round(0) }

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"slices"
 
 	"github.com/docketrun/docket/internal/contract"
@@ -16,6 +18,17 @@ func (b *Book) DelegationNames(ctx context.Context, project contract.ProjectID, 
 	if err := b.read(ctx, project, func(s *state) { v = s.latest(contract.PolicyDelegation) }); err != nil {
 		return false, err
 	}
+	return b.names(v, action)
+}
+
+// DelegationNamesAlong is [Book.DelegationNames] for a call holding the project's log
+// through another part (h): a View built under the operation ledger's lock.
+func (b *Book) DelegationNamesAlong(h eventlog.Holding, action string) (bool, error) {
+	return b.names(b.along(h).latest(contract.PolicyDelegation), action)
+}
+
+// names reports whether a class of v, a delegation policy's version, names action.
+func (b *Book) names(v contract.PolicyVersion, action string) (bool, error) {
 	if v.Builtin {
 		return false, nil // version 1 delegates nothing
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,8 +29,11 @@ import (
 type Book struct {
 	store store.Store
 	now   func() time.Time
-	// log holds each project's state; its lock is taken after the operation ledger's,
-	// never before.
+	// log holds each project's state, as a part of a project [eventlog.Log] the
+	// operation ledger joins too: one lock for both. A call that holds the ledger reads
+	// the state through it (the ...Along methods), never through this lock, which it
+	// holds already; a call that holds nothing reads the published state when it covers
+	// the head the call read, and locks otherwise.
 	log *eventlog.Driver[*state]
 	// named remembers, by the digest of a delegation policy's text and an Action, whether
 	// a class of that policy names the Action: a View asks on every answer, and a
@@ -44,6 +48,31 @@ type state struct {
 	versions    map[contract.PolicyKind][]contract.PolicyVersion // published versions, from 2, in order
 	autonomyDoc policydoc.Autonomy                               // the last published autonomy policy
 	agents      map[contract.AgentID]*agentAutonomy              // each Agent's level and windows
+	// frozen is the state's last published copy ([state.publish]), nil once Apply
+	// changed the state since: every event of the project's log moves the cursor and so
+	// publishes, and only the rare ones [Moves] names change a Book.
+	frozen *state
+}
+
+// publish returns a copy of s that nothing changes, for reads made without the lock
+// ([eventlog.Driver.Publish]): made again only when an event changed s since the last.
+func (s *state) publish() *state {
+	if s.frozen != nil {
+		return s.frozen
+	}
+	c := &state{versions: make(map[contract.PolicyKind][]contract.PolicyVersion, len(s.versions)), autonomyDoc: s.autonomyDoc,
+		agents: make(map[contract.AgentID]*agentAutonomy, len(s.agents))}
+	for k, vs := range s.versions {
+		c.versions[k] = slices.Clip(vs) // Apply appends past the copy's length, never within it
+	}
+	for id, a := range s.agents {
+		ac := *a
+		ac.windows = slices.Clip(a.windows)
+		c.agents[id] = &ac
+	}
+	c.frozen = c
+	s.frozen = c
+	return c
 }
 
 // newState returns the state of an empty log.
@@ -51,13 +80,24 @@ func newState() *state {
 	return &state{versions: map[contract.PolicyKind][]contract.PolicyVersion{}, agents: map[contract.AgentID]*agentAutonomy{}}
 }
 
-// New returns the Book over st; now is the clock. A Book reads what it wrote from the
-// memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which
-// is one already).
+// New returns the Book over st, on a project log of its own; now is the clock. A Book
+// reads what it wrote from the memory of st's commits ([eventlog.Remember]; a no-op on
+// the authority's store, which is one already).
 func New(st store.Store, now func() time.Time) *Book {
-	st = eventlog.Remember(st, nil)
-	return &Book{store: st, now: now, log: eventlog.NewDriver(st, newState)}
+	return Join(eventlog.NewLog(eventlog.Remember(st, nil)), now)
 }
+
+// Join returns the Book as a part of l ([eventlog.Join]): its state of a project is
+// under the one lock of the project's log, beside the other parts that joined l, which
+// read it under that lock through the ...Along methods.
+func Join(l *eventlog.Log, now func() time.Time) *Book {
+	b := &Book{store: l.Store(), now: now, log: eventlog.Join(l, newState)}
+	b.log.Publish(func(s *state) any { return s.publish() })
+	return b
+}
+
+// Log returns the project log the Book joined.
+func (b *Book) Log() *eventlog.Log { return b.log.Log() }
 
 // Moves reports whether an event of type typ may change what a Book reads: a published
 // version, or an event that moves an Agent's autonomy, the types [state.Apply] follows.
@@ -74,6 +114,9 @@ func Moves(typ string) bool {
 
 // Apply steps s by e: a published version, or an event that moves an Agent's autonomy.
 func (s *state) Apply(e store.Event) error {
+	if Moves(e.Type) {
+		s.frozen = nil
+	}
 	if e.Type != event.PolicyPublished {
 		return s.applyAutonomy(e)
 	}
@@ -122,13 +165,39 @@ func (s *state) version(kind contract.PolicyKind, n int64) (contract.PolicyVersi
 	return contract.PolicyVersion{}, false
 }
 
-// read runs fn on project's state caught up with the log.
+// read runs fn on project's state caught up with the log: to the head ctx carries
+// ([eventlog.WithHead]), else to the head read once. It answers from the published
+// state when that covers the head, so a read that holds nothing never waits for a write
+// of another part of the project's log holding the lock across its transaction (a claim
+// batch of the operation ledger: docs/architecture.md, "The project state and its
+// driver"); otherwise it locks and catches up to that head. fn must not change s.
 func (b *Book) read(ctx context.Context, project contract.ProjectID, fn func(s *state)) error {
-	if err := b.log.Read(ctx, project, func(s *state) error { fn(s); return nil }); err != nil {
+	head, ok := eventlog.KnownHead(ctx, project)
+	if !ok {
+		h, err := b.store.Head(ctx, string(project))
+		if err != nil {
+			return fmt.Errorf("read policies of %s: read the head: %w", project, err)
+		}
+		head = h.Seq
+	}
+	if snap, ok := b.log.Snapshot(project); ok && snap.Seq >= head {
+		fn(snap.Value.(*state))
+		return nil
+	}
+	h := b.log.Lock(project)
+	defer h.Unlock()
+	s, err := h.CatchUpTo(ctx, b.store, head)
+	if err != nil {
 		return fmt.Errorf("read policies of %s: %w", project, err)
 	}
+	fn(s)
 	return nil
 }
+
+// along returns the state of the project whose log h holds, under h's lock, as far as
+// h's catch-ups took it: for a call of another part of the Book's [eventlog.Log] that
+// holds the project's lock (the operation ledger's), which must not lock it again.
+func (b *Book) along(h eventlog.Holding) *state { return eventlog.Along(h, b.log).State() }
 
 // Publish publishes req as the next version of its kind in project, for a member
 // : the document is parsed strictly first, and a refusal names file:line.
@@ -270,6 +339,18 @@ func (b *Book) InForce(ctx context.Context, project contract.ProjectID, kind con
 	if err := b.read(ctx, project, func(s *state) { v = s.latest(kind) }); err != nil {
 		return contract.PolicyVersion{}, policydoc.Document{}, err
 	}
+	return document(v)
+}
+
+// InForceAlong is [Book.InForce] for a call holding the project's log through another
+// part (h): kind's version in force as far as h's State applied the log.
+func (b *Book) InForceAlong(h eventlog.Holding, kind contract.PolicyKind) (contract.PolicyVersion, policydoc.Document, error) {
+	return document(b.along(h).latest(kind))
+}
+
+// document returns v with its document.
+func document(v contract.PolicyVersion) (contract.PolicyVersion, policydoc.Document, error) {
+	kind := v.Kind
 	if v.Builtin {
 		return v, policydoc.Builtin(kind), nil
 	}
