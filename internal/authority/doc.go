@@ -35,10 +35,14 @@
 //  1. a project's Board lock (boards: its Board State's lock in boards'
 //     [eventlog.Driver], Cache.lock), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger: its State's lock in operation's
-//     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
-//     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
-//     generations, with the calls held on them kept beside it;
+//  2. the project's log (the Authority's [eventlog.Log]): one lock and one cursor for
+//     the States of the parts that joined it, the operation ledger (operation:
+//     ledger.lock; the Operations, Requests, artifacts, setup and the hop's claims,
+//     reports and lease generations, with the calls held on them kept beside it) and
+//     the policy Book (published policies and autonomy). A call holding it for one part
+//     reads another's State through it ([eventlog.Along]: a decision reads the policy
+//     in force through the ledger it holds, [policy.Book.InForceAlong]), never by
+//     locking again;
 //  3. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
@@ -65,12 +69,13 @@
 // asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
 // and, finding it still held, runs its write again ([eventlog.Driver.LockWithin],
 // [eventlog.ErrBusy]).
-// A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
-// decision reads the version in force under 1 and 2 and releases it before its
-// transaction; a publication takes it, then 3. Each write of the profile and material
-// states takes their lock (their Keepers' drivers) before its store transaction, never
-// inside it; a material's addition takes the materials lock before 1, since its Board
-// write's transaction appends its event ([materials.Keeper.Add]).
+// The policy state is no level of its own: it is under 2, so a publication takes 2,
+// then 3, and a read of the policies that holds nothing answers from the Book's
+// published state when it covers the call's head, or takes 2 alone. Each write of the
+// profile and material states takes their lock (their Keepers' drivers) before its
+// store transaction, never inside it; a material's addition takes the materials lock
+// before 1, since its Board write's transaction appends its event
+// ([materials.Keeper.Add]).
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that
