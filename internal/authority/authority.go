@@ -118,7 +118,7 @@ func New(cfg Config) (*Authority, error) {
 	a.profiles = profile.New(a.store, a.now)
 	a.budgets = newBudgets(a)
 	a.materials = materials.New(a.store, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
+	a.tasks = task.New(task.Config{Store: a.store, Log: a.projectLog, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {
 			return a.boards.View(ctx, project, func(b *board.Board) error { return b.CheckPin(caseType, key) })

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -131,7 +130,8 @@ func askVector(agent, text string, from contract.TaskID, depth int) contract.Req
 // and the asking task must still be open with room for one more ask (checked again in
 // the transaction that posts it; see postAsked).
 // It returns the plan to post and the Operation's new state.
-func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev event.Operation) (*askPlan, event.Operation) {
+// l is the project's ledger, which the decision holds: the asking task is read through it.
+func (o *Operations) approvedAsk(ctx context.Context, l *ledger, req *contract.Request, ev event.Operation) (*askPlan, event.Operation) {
 	a := req.Vector.Args
 	ag, err := identity.FindAgent(ctx, o.store, req.Project, a["agent"].Str())
 	switch {
@@ -141,7 +141,7 @@ func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev 
 		err = contract.Errorf(contract.CodeAskRefused, "Agent %s was revoked after the ask; ask a live Agent", ag.Name)
 	}
 	if from := contract.TaskID(a["from"].Str()); err == nil && from != "" && o.askOpen != nil {
-		err = o.askOpen(ctx, o.store, req.Project, from)
+		err = o.askOpen(ctx, l.held, o.store, req.Project, from)
 	}
 	if err != nil {
 		// A refusal voids the approval; any other error fails the Operation as internal.
@@ -159,18 +159,16 @@ func (o *Operations) approvedAsk(ctx context.Context, req *contract.Request, ev 
 }
 
 // postAsked posts, in tx, the task ask plans, on behalf of the asking Agent by, whose
-// docket.ask is Operation ordinal.
-func (o *Operations) postAsked(ctx context.Context, tx store.Tx, project contract.ProjectID, by contract.Principal, p askPlan, ordinal int64, now time.Time) error {
+// docket.ask is Operation ordinal. l is the project's ledger, which the write holds,
+// caught up inside tx.
+func (o *Operations) postAsked(ctx context.Context, l *ledger, tx store.Tx, project contract.ProjectID, by contract.Principal, p askPlan, ordinal int64, now time.Time) error {
 	// A cancel of the asking task, or another ask of it, committed since the ask was
-	// checked is seen here, under the transaction's head lock: nothing is posted then.
+	// checked is seen here, under the transaction's head lock: the task ledger is read
+	// through the operation ledger held, caught up inside tx (one lock, one cursor: no
+	// wait and no retry, docs/architecture.md "The lock order"), and nothing is posted
+	// then.
 	if p.from != "" && o.askOpen != nil {
-		err := o.askOpen(ctx, tx, project, p.from)
-		if errors.Is(err, eventlog.ErrBusy) {
-			// A task write holds the task ledger and may wait for this transaction's head:
-			// the write sequence runs this write again, once that one committed.
-			return fmt.Errorf("%w: %w", boards.ErrWroteFirst, err)
-		}
-		if err != nil {
+		if err := o.askOpen(ctx, l.held, tx, project, p.from); err != nil {
 			return err
 		}
 	}

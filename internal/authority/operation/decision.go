@@ -174,7 +174,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 		}
 	case req.Vector.Action == contract.ActionAsk:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
-		ask, ev = o.approvedAsk(ctx, &req, ev)
+		ask, ev = o.approvedAsk(ctx, l, &req, ev)
 	default:
 		req.State, req.Reason = contract.RequestApproved, d.Reason
 		ch, ev = o.runApproved(ctx, b, &req, op, l.liveConnsLocked(), ev)
@@ -197,7 +197,7 @@ func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contrac
 			return err
 		}
 		if ask != nil {
-			return o.postAsked(ctx, tx, project, req.RequestedBy, *ask, req.Ordinal, now)
+			return o.postAsked(ctx, l, tx, project, req.RequestedBy, *ask, req.Ordinal, now)
 		}
 		return nil
 	}

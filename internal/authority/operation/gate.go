@@ -70,7 +70,9 @@ type Deps struct {
 	// AskOpen refuses a docket.ask about to be posted once the task that asked ended, was
 	// cancelled or has as many asks open as it may (ask.go), reading through r; nil
 	// checks nothing.
-	AskOpen func(ctx context.Context, r store.Reader, project contract.ProjectID, task contract.TaskID) error
+	// held is the project's log the call holds through the ledger, which the task
+	// ledger joined (the ProjectLog): it reads the task through it, and takes no lock.
+	AskOpen func(ctx context.Context, held eventlog.Holding, r store.Reader, project contract.ProjectID, task contract.TaskID) error
 }
 
 // Operations runs agents' tool calls as Operations: the write gate, held calls, the
@@ -83,7 +85,7 @@ type Operations struct {
 	rand       io.Reader
 	log        *slog.Logger
 	policies   *policy.Book
-	askOpen    func(ctx context.Context, r store.Reader, project contract.ProjectID, task contract.TaskID) error
+	askOpen    func(ctx context.Context, held eventlog.Holding, r store.Reader, project contract.ProjectID, task contract.TaskID) error
 	holdBound  time.Duration
 	requestTTL time.Duration
 	sweepEvery time.Duration
@@ -486,7 +488,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 				return raise(ctx, tx, run.request)
 			}
 			if run.ask != nil && run.op.State == contract.OpRunning {
-				return o.postAsked(ctx, tx, project, c.Principal(), *run.ask, ordinal, now)
+				return o.postAsked(ctx, l, tx, project, c.Principal(), *run.ask, ordinal, now)
 			}
 			return nil
 		})

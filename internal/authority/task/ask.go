@@ -231,13 +231,21 @@ const askOpenWait = 100 * time.Millisecond
 // either posts nothing. The limits checked when the ask was made are checked again here,
 // because other asks may have been posted while this one waited for a member.
 //
-// r is the store, or the transaction that posts the asked task: read through it, under the
-// head lock it holds, a cancel committed since the first check is seen before the post.
-// In a transaction it waits for the task ledger at most [askOpenWait]: a task write holding
-// the ledger may be waiting for that transaction's head, so a ledger held past it refuses
-// the check with [eventlog.ErrBusy], and the caller's write runs again once the head is
-// free. Most holders are reads (another ask's origin, a task list) that free it sooner.
-func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
+// held is the project's log when the caller holds it through another part of the Log the
+// ledger joined (the operation ledger, in the authority: an approved ask's decision, and
+// the transaction that posts the asked task, under its head lock): the ledger is then read
+// through it ([eventlog.Along]), as far as the holder caught the log up (inside that
+// transaction, to the head it locked, so a cancel committed since the first check is seen
+// before the post), with no lock taken and no wait (docs/architecture.md, "The lock
+// order"). Nil: the caller holds nothing, and the ledger is locked and caught up through r,
+// the store or a transaction. In a transaction it then waits for the ledger at most
+// [askOpenWait]: a task write holding the ledger may be waiting for that transaction's
+// head, so a ledger held past it refuses the check with [eventlog.ErrBusy], and the
+// caller's write runs again once the head is free.
+func (k *Keeper) AskOpen(ctx context.Context, held eventlog.Holding, r store.Reader, project contract.ProjectID, id contract.TaskID) error {
+	if held != nil {
+		return askOpen(eventlog.Along(held, k.ledgers).State(), id)
+	}
 	var h *eventlog.Held[*ledger]
 	if _, inTx := r.(store.Tx); inTx {
 		var ok bool
@@ -252,6 +260,11 @@ func (k *Keeper) AskOpen(ctx context.Context, r store.Reader, project contract.P
 	if err != nil {
 		return fmt.Errorf("read task %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
+	return askOpen(l, id)
+}
+
+// askOpen is [Keeper.AskOpen] on l.
+func askOpen(l *ledger, id contract.TaskID) error {
 	t, ok := l.tasks[id]
 	switch {
 	case !ok:

@@ -35,7 +35,7 @@ func TestAskOpen_DoesNotWaitInATransaction(t *testing.T) {
 	askOpen := func() error {
 		var got error
 		if err := st.Update(ctx, func(tx store.Tx) error {
-			got = k.AskOpen(ctx, tx, project, "t-gone")
+			got = k.AskOpen(ctx, nil, tx, project, "t-gone")
 			return nil
 		}); err != nil {
 			t.Fatal(err)

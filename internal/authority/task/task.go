@@ -44,6 +44,11 @@ type Config struct {
 	// task waiting on a budget is woken once it has (docs/budgets.md). Nil: every budget
 	// has room.
 	BudgetRoom func(ctx context.Context, project contract.ProjectID, name string) (bool, error)
+	// Log is the project log the task ledger joins ([eventlog.Join]): the authority's,
+	// which the operation ledger joins too, so that an approved ask, holding the
+	// operation ledger, reads the asking task through it ([Keeper.AskOpen]). Nil: a log of
+	// the ledger's own over Store.
+	Log *eventlog.Log
 }
 
 // Keeper keeps the tasks of one store's projects. It is safe for concurrent use.
@@ -65,7 +70,11 @@ type Keeper struct {
 
 // New returns the Keeper over cfg.Store.
 func New(cfg Config) *Keeper {
-	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: eventlog.NewDriver(cfg.Store, newLedger),
+	log := cfg.Log
+	if log == nil {
+		log = eventlog.NewLog(cfg.Store)
+	}
+	k := &Keeper{store: cfg.Store, now: cfg.Now, rand: cfg.Rand, lease: cfg.Lease, ledgers: eventlog.Join(log, newLedger),
 		maxOpen: cmp.Or(max(cfg.MaxOpen, 0), DefaultMaxOpen), maxPerHour: cmp.Or(max(cfg.MaxPerHour, 0), DefaultMaxPerHour), pin: cfg.CheckPin, room: cfg.BudgetRoom}
 	if k.now == nil {
 		k.now = time.Now
