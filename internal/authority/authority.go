@@ -67,8 +67,8 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	// projectLog is the project log the policies and the operation ledger join: one
-	// lock and one cursor per project for both (eventlog.Log).
+	// projectLog is the project log the policies, the task ledger and the operation
+	// ledger join: one lock and one cursor per project for all (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -110,9 +110,10 @@ func New(cfg Config) (*Authority, error) {
 	a.dir = dir
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.conversations = conversation.New(a.store, a.now)
-	// The policies and the operation ledger ([NewOperations]) are parts of one project
-	// log: one lock, one cursor (docs/architecture.md, "The project state and its
-	// driver"), so a decision reads the policy in force under the ledger's lock.
+	// The policies, the task ledger and the operation ledger ([NewOperations]) are parts
+	// of one project log: one lock, one cursor (docs/architecture.md, "The project state
+	// and its driver"), so a decision reads the policy in force, and an approved ask its
+	// asking task, under the ledger's lock.
 	a.projectLog = eventlog.NewLog(a.store)
 	a.policies = policy.Join(a.projectLog, a.now)
 	a.profiles = profile.New(a.store, a.now)

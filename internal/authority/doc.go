@@ -38,11 +38,12 @@
 //  2. the project's log (the Authority's [eventlog.Log]): one lock and one cursor for
 //     the States of the parts that joined it, the operation ledger (operation:
 //     ledger.lock; the Operations, Requests, artifacts, setup and the hop's claims,
-//     reports and lease generations, with the calls held on them kept beside it) and
-//     the policy Book (published policies and autonomy). A call holding it for one part
-//     reads another's State through it ([eventlog.Along]: a decision reads the policy
-//     in force through the ledger it holds, [policy.Book.InForceAlong]), never by
-//     locking again;
+//     reports and lease generations, with the calls held on them kept beside it), the
+//     policy Book (published policies and autonomy) and the task ledger (tasks, wakes,
+//     pins). A call holding it for one part reads another's State through it
+//     ([eventlog.Along]: a decision reads the policy in force through the ledger it
+//     holds, [policy.Book.InForceAlong], and an approved ask its asking task,
+//     [task.Keeper.AskOpen]), never by locking again;
 //  3. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
@@ -62,13 +63,15 @@
 // only between its waits on the store. A Connection's claim and report batches
 // (operation: batchQueue) are led before 1: the call leading a batch takes the locks
 // above for the whole batch, and a call waiting in one holds none. The conversation
-// index's locks and the task ledger's are never held together with any of the above;
-// the task ledger's is taken before a store transaction that locks the head.
-// Inside a transaction no call waits for good for a part's lock, since its holder may be
-// waiting for that transaction's head: the one read there, an approved ask's check of its
-// asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
-// and, finding it still held, runs its write again ([eventlog.Driver.LockWithin],
-// [eventlog.ErrBusy]).
+// index's locks are never held together with any of the above. A task write takes 2,
+// then the head in its store transaction, and a task-ledger holder takes neither 1 nor
+// another lock of 2 (a budget's room it reads from the store, a pin's check of the
+// Board it makes before). Inside a transaction no call waits for a part's lock, since
+// its holder may be waiting for that transaction's head: an approved ask's check of its
+// asking task reads the task ledger through the operation ledger the write holds. Only
+// a caller holding nothing that checks an ask inside a transaction of its own waits for
+// the task ledger a bounded time and, finding it still held, runs its write again
+// ([eventlog.Driver.LockWithin], [eventlog.ErrBusy]).
 // The policy state is no level of its own: it is under 2, so a publication takes 2,
 // then 3, and a read of the policies that holds nothing answers from the Book's
 // published state when it covers the call's head, or takes 2 alone. Each write of the
