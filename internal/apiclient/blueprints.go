@@ -14,16 +14,12 @@ func (c *Client) Blueprints(ctx context.Context, project string) ([]contract.Blu
 
 // Blueprint returns project's blueprint name.
 func (c *Client) Blueprint(ctx context.Context, project, name string) (contract.Blueprint, error) {
-	var b contract.Blueprint
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "blueprints", name), nil, &b)
-	return b, err
+	return doOne[contract.Blueprint](ctx, c, http.MethodGet, ProjectPath(project, "blueprints", name), nil)
 }
 
 // SetBlueprint sets project's blueprint name to spec.
 func (c *Client) SetBlueprint(ctx context.Context, project, name string, spec contract.BlueprintSpec) (contract.Blueprint, error) {
-	var b contract.Blueprint
-	err := c.Do(ctx, http.MethodPut, ProjectPath(project, "blueprints", name), spec, &b)
-	return b, err
+	return doOne[contract.Blueprint](ctx, c, http.MethodPut, ProjectPath(project, "blueprints", name), spec)
 }
 
 // RemoveBlueprint removes project's blueprint name.
@@ -34,7 +30,5 @@ func (c *Client) RemoveBlueprint(ctx context.Context, project, name string) erro
 // SetProfileFromBlueprint replaces the profile of project's Agent agent with a copy of a
 // blueprint.
 func (c *Client) SetProfileFromBlueprint(ctx context.Context, project, agent string, from contract.FromBlueprint) (contract.AgentProfile, error) {
-	var p contract.AgentProfile
-	err := c.Do(ctx, http.MethodPost, ProjectPath(project, "agents", agent, "profile", "from-blueprint"), from, &p)
-	return p, err
+	return doOne[contract.AgentProfile](ctx, c, http.MethodPost, ProjectPath(project, "agents", agent, "profile", "from-blueprint"), from)
 }

@@ -108,6 +108,13 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
+// doOne is [Client.Do] of a request whose answer is one T: most routes' client.
+func doOne[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.Do(ctx, method, path, in, &out)
+	return out, err
+}
+
 // Send sends one call with in as its JSON body (none when nil) and the extra header, and
 // returns a 2xx response for the caller to read and close; it is for answers that are
 // streams. Errors are those of [Client.Do].

@@ -10,9 +10,7 @@ import (
 // Hook reports a coding agent's tool call before it runs, with the Agent's token, and
 // returns whether it may run; the answer waits up to call.WaitMillis for a decision.
 func (c *Client) Hook(ctx context.Context, call contract.HookCall) (contract.HookVerdict, error) {
-	var v contract.HookVerdict
-	err := c.Do(ctx, http.MethodPost, "/api/v1/hook/calls", call, &v)
-	return v, err
+	return doOne[contract.HookVerdict](ctx, c, http.MethodPost, "/api/v1/hook/calls", call)
 }
 
 // HookOutcome reports what a coding agent's call came to once it ran, and returns the

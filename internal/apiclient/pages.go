@@ -15,6 +15,15 @@ import (
 // than any list a bound of docs/security.md lets grow.
 const maxPages = 10_000
 
+// byAgent is the list route path narrowed to agent's items, or path itself when agent is
+// empty (every agent's).
+func byAgent(path, agent string) string {
+	if agent == "" {
+		return path
+	}
+	return path + "?" + url.Values{"agent": {agent}}.Encode()
+}
+
 // All returns every item of the list route at path (which may hold a query), page by
 // page: each request sends the cursor the page before returned (its next) as ?after=,
 // until a page names no next. A cursor that does not move ends the list too, so a server

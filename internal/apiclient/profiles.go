@@ -14,16 +14,12 @@ func (c *Client) Profiles(ctx context.Context, project string) ([]contract.Agent
 
 // Profile returns the profile of project's Agent agent (an id or a name).
 func (c *Client) Profile(ctx context.Context, project, agent string) (contract.AgentProfile, error) {
-	var p contract.AgentProfile
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "agents", agent, "profile"), nil, &p)
-	return p, err
+	return doOne[contract.AgentProfile](ctx, c, http.MethodGet, ProjectPath(project, "agents", agent, "profile"), nil)
 }
 
 // SetProfile replaces the profile of project's Agent agent.
 func (c *Client) SetProfile(ctx context.Context, project, agent string, spec contract.ProfileSpec) (contract.AgentProfile, error) {
-	var p contract.AgentProfile
-	err := c.Do(ctx, http.MethodPut, ProjectPath(project, "agents", agent, "profile"), spec, &p)
-	return p, err
+	return doOne[contract.AgentProfile](ctx, c, http.MethodPut, ProjectPath(project, "agents", agent, "profile"), spec)
 }
 
 // ReportRuntime records the state of the runtime of project's Agent agent.

@@ -10,17 +10,13 @@ import (
 
 // Why returns the derivation tree of a Board node of project.
 func (c *Client) Why(ctx context.Context, project, node string) (contract.Why, error) {
-	var w contract.Why
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "nodes", node, "why"), nil, &w)
-	return w, err
+	return doOne[contract.Why](ctx, c, http.MethodGet, ProjectPath(project, "nodes", node, "why"), nil)
 }
 
 // CaseDetail returns one Case of project with its receipt, acceptance, derivation tree
 // and facts.
 func (c *Client) CaseDetail(ctx context.Context, project, id string) (contract.CaseDetail, error) {
-	var d contract.CaseDetail
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "cases", id), nil, &d)
-	return d, err
+	return doOne[contract.CaseDetail](ctx, c, http.MethodGet, ProjectPath(project, "cases", id), nil)
 }
 
 // Operations lists project's Operations: agent (an id or a name) keeps one Agent's, and
@@ -52,7 +48,5 @@ func (c *Client) Conversations(ctx context.Context, project, agent string) ([]co
 
 // Conversation returns one conversation of project's Agent agent, with its messages.
 func (c *Client) Conversation(ctx context.Context, project, agent, id string) (contract.Conversation, error) {
-	var conv contract.Conversation
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "agents", agent, "conversations", id), nil, &conv)
-	return conv, err
+	return doOne[contract.Conversation](ctx, c, http.MethodGet, ProjectPath(project, "agents", agent, "conversations", id), nil)
 }

@@ -10,34 +10,26 @@ import (
 // ToolInventory returns the inventory of project's Connection connection: every Tool its
 // worker advertises or that is locked on it, and its Sources.
 func (c *Client) ToolInventory(ctx context.Context, project, connection string) (contract.ConnectionTools, error) {
-	var inv contract.ConnectionTools
-	err := c.Do(ctx, http.MethodGet, ProjectPath(project, "connections", connection, "inventory"), nil, &inv)
-	return inv, err
+	return doOne[contract.ConnectionTools](ctx, c, http.MethodGet, ProjectPath(project, "connections", connection, "inventory"), nil)
 }
 
 // LockTool locks tool on project's Connection connection. An empty digest locks the one
 // the Connection's worker advertises now; an empty approval takes the default of the
 // Tool's kind.
 func (c *Client) LockTool(ctx context.Context, project, connection, tool, digest, approval string) (contract.ToolLock, error) {
-	var l contract.ToolLock
-	err := c.Do(ctx, http.MethodPut, ProjectPath(project, "connections", connection, "tools", tool),
-		contract.ToolLock{Tool: tool, Digest: digest, Approval: approval}, &l)
-	return l, err
+	return doOne[contract.ToolLock](ctx, c, http.MethodPut, ProjectPath(project, "connections", connection, "tools", tool),
+		contract.ToolLock{Tool: tool, Digest: digest, Approval: approval})
 }
 
 // UnlockTool takes the lock of tool off project's Connection connection and returns the
 // lock as it was.
 func (c *Client) UnlockTool(ctx context.Context, project, connection, tool string) (contract.ToolLock, error) {
-	var l contract.ToolLock
-	err := c.Do(ctx, http.MethodDelete, ProjectPath(project, "connections", connection, "tools", tool), nil, &l)
-	return l, err
+	return doOne[contract.ToolLock](ctx, c, http.MethodDelete, ProjectPath(project, "connections", connection, "tools", tool), nil)
 }
 
 // SetToolApproval sets what the direct Action of tool, locked on project's Connection
 // connection, needs: none, person or a delegation class.
 func (c *Client) SetToolApproval(ctx context.Context, project, connection, tool, approval string) (contract.ToolLock, error) {
-	var l contract.ToolLock
-	err := c.Do(ctx, http.MethodPut, ProjectPath(project, "connections", connection, "tools", tool, "approval"),
-		contract.ToolApprovalRequest{Approval: approval}, &l)
-	return l, err
+	return doOne[contract.ToolLock](ctx, c, http.MethodPut, ProjectPath(project, "connections", connection, "tools", tool, "approval"),
+		contract.ToolApprovalRequest{Approval: approval})
 }

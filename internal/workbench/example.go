@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -98,36 +97,20 @@ func (x *exampleInstaller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/projects/"+url.PathEscape(x.rts.project())+"/get-started?notice="+url.QueryEscape(notice), http.StatusSeeOther)
 }
 
-// decode reads the form as the first-use form is read: urlencoded, bounded, only its own
-// fields, each once, from the gate's own origin, with the token.
+// decode reads the form as the first-use form is read (readForm): only its own fields,
+// each once.
 func (x *exampleInstaller) decode(w http.ResponseWriter, r *http.Request) (ExampleSpec, error) {
-	if err := x.xorigin.Check(r); err != nil {
-		return ExampleSpec{}, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin; use the console's Get started page.")
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return ExampleSpec{}, contract.Errorf(contract.CodeUnsupportedMedia, "send the form as application/x-www-form-urlencoded, as the page does.")
-	}
-	if r.URL.RawQuery != "" {
-		return ExampleSpec{}, contract.Errorf(contract.CodeInvalidArgument, "the form takes no query; send its fields in the body.")
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
-	if err := r.ParseForm(); err != nil {
-		return ExampleSpec{}, contract.Errorf(contract.CodeInvalidArgument, "the form's body is not a form of at most %d bytes; send the page's form.", maxFormBody)
-	}
-	for k, vs := range r.PostForm {
-		if !contains(exampleFields, k) {
-			return ExampleSpec{}, contract.Errorf(contract.CodeInvalidArgument, "the form has no field %.40q; send only %s.", k, strings.Join(exampleFields, ", "))
-		}
-		if len(vs) != 1 {
-			return ExampleSpec{}, contract.Errorf(contract.CodeInvalidArgument, "the field %s is sent %d times; send it once.", k, len(vs))
-		}
-	}
-	if !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(x.token)) {
-		return ExampleSpec{}, contract.Errorf(contract.CodeCSRF, "the form's CSRF token is missing or wrong; reload the Get started page and send it again.")
+	form, err := readForm(w, r, formRules{
+		xorigin: x.xorigin, csrf: x.token, max: maxFormBody,
+		field: func(k string) (known, repeats bool) { return contains(exampleFields, k), false },
+		only:  "only " + strings.Join(exampleFields, ", "),
+		from:  "the console's Get started page", reload: "the Get started page",
+	})
+	if err != nil {
+		return ExampleSpec{}, err
 	}
 	spec := x.spec
-	switch r.PostForm.Get("approval") {
+	switch form.Get("approval") {
 	case "person":
 		spec.Approve = true
 	case "none", "":

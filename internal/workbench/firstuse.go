@@ -133,12 +133,35 @@ func (f *firstUse) submit(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/projects/"+url.PathEscape(f.rts.project())+"/get-started", http.StatusSeeOther)
 }
 
-// decode reads the form strictly: urlencoded, bounded, only its own fields, each once,
-// nothing in the query, sent from the gate's own origin (Sec-Fetch-Site, else Origin),
-// and with the CSRF token.
+// decode reads the form strictly (readForm): only its own fields, each once.
 func (f *firstUse) decode(w http.ResponseWriter, r *http.Request) (formValues, error) {
-	if err := f.xorigin.Check(r); err != nil {
-		return nil, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin; use the page docket start serves.")
+	return readForm(w, r, formRules{
+		xorigin: f.xorigin, csrf: f.csrf(), max: maxFormBody,
+		field: func(k string) (known, repeats bool) { return contains(formFields, k), false },
+		only:  "only " + strings.Join(formFields, ", "),
+		from:  "the page docket start serves", reload: "the page",
+	})
+}
+
+// formRules are what readForm holds a gate page's form to.
+type formRules struct {
+	xorigin *http.CrossOriginProtection
+	csrf    string // the token the form must carry in its field csrf
+	max     int64  // the body's bound in bytes
+	// field reports whether the form has field k, and whether k may come more than once.
+	field func(k string) (known, repeats bool)
+	// only, from and reload finish the refusals: what to send ("send only …"), where the
+	// form is sent from ("use …") and what to reload ("reload … and send it again").
+	only, from, reload string
+}
+
+// readForm reads a gate page's form strictly: urlencoded, bounded, only the fields
+// rules know, those that do not repeat once, nothing in the query, sent from the gate's
+// own origin (Sec-Fetch-Site, else Origin), and with the CSRF token. A refusal of a
+// field or the token comes with what was read, for a page shown again with it.
+func readForm(w http.ResponseWriter, r *http.Request, rules formRules) (formValues, error) {
+	if err := rules.xorigin.Check(r); err != nil {
+		return nil, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin; use %s.", rules.from)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
@@ -147,21 +170,22 @@ func (f *firstUse) decode(w http.ResponseWriter, r *http.Request) (formValues, e
 	if r.URL.RawQuery != "" {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "the form takes no query; send its fields in the body.")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+	r.Body = http.MaxBytesReader(w, r.Body, rules.max)
 	if err := r.ParseForm(); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "the form's body is not a form of at most %d bytes; send the page's form.", maxFormBody)
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "the form's body is not a form of at most %d bytes; send the page's form.", rules.max)
 	}
 	form := formValues(r.PostForm)
 	for k, vs := range r.PostForm {
-		if !contains(formFields, k) {
-			return form, contract.Errorf(contract.CodeInvalidArgument, "the form has no field %.40q; send only %s.", k, strings.Join(formFields, ", "))
+		known, repeats := rules.field(k)
+		if !known {
+			return form, contract.Errorf(contract.CodeInvalidArgument, "the form has no field %.40q; send %s.", k, rules.only)
 		}
-		if len(vs) != 1 {
+		if len(vs) != 1 && !repeats {
 			return form, contract.Errorf(contract.CodeInvalidArgument, "the field %s is sent %d times; send it once.", k, len(vs))
 		}
 	}
-	if !hmac.Equal([]byte(form.Get("csrf")), []byte(f.csrf())) {
-		return form, contract.Errorf(contract.CodeCSRF, "the form's CSRF token is missing or wrong; reload the page and send it again.")
+	if !hmac.Equal([]byte(form.Get("csrf")), []byte(rules.csrf)) {
+		return form, contract.Errorf(contract.CodeCSRF, "the form's CSRF token is missing or wrong; reload %s and send it again.", rules.reload)
 	}
 	return form, nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -144,37 +143,19 @@ func (p *toolsPage) refuse(w http.ResponseWriter, form string, v toolsView, err 
 	p.render(w, http.StatusBadRequest, v)
 }
 
-// decode reads a tools form as the first-use form is read: urlencoded, bounded, only the
-// fields named (those in multi may repeat, the others come once), nothing in the query,
-// from the gate's own origin, with the token.
+// decode reads a tools form as the first-use form is read (readForm): only the fields
+// named (those in multi may repeat, the others come once), and a pick's kind.* and
+// facts.* fields.
 func (p *toolsPage) decode(w http.ResponseWriter, r *http.Request, fields, multi []string) (formValues, error) {
-	if err := p.xorigin.Check(r); err != nil {
-		return nil, contract.Errorf(contract.CodeCrossOrigin, "the form was sent from another origin; use the page docket start serves.")
-	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, contract.Errorf(contract.CodeUnsupportedMedia, "send the form as application/x-www-form-urlencoded, as the page does.")
-	}
-	if r.URL.RawQuery != "" {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "the form takes no query; send its fields in the body.")
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxToolsForm)
-	if err := r.ParseForm(); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "the form's body is not a form of at most %d bytes; send the page's form.", maxToolsForm)
-	}
-	form := formValues(r.PostForm)
-	for k, vs := range r.PostForm {
-		if !contains(fields, k) && !contains(multi, k) && !strings.HasPrefix(k, "kind.") && !strings.HasPrefix(k, "facts.") {
-			return form, contract.Errorf(contract.CodeInvalidArgument, "the form has no field %.40q; send the page's form.", k)
-		}
-		if len(vs) != 1 && !contains(multi, k) {
-			return form, contract.Errorf(contract.CodeInvalidArgument, "the field %s is sent %d times; send it once.", k, len(vs))
-		}
-	}
-	if !hmac.Equal([]byte(form.Get("csrf")), []byte(p.csrf())) {
-		return form, contract.Errorf(contract.CodeCSRF, "the form's CSRF token is missing or wrong; reload the page and send it again.")
-	}
-	return form, nil
+	return readForm(w, r, formRules{
+		xorigin: p.xorigin, csrf: p.csrf(), max: maxToolsForm,
+		field: func(k string) (known, repeats bool) {
+			repeats = contains(multi, k)
+			return contains(fields, k) || repeats || strings.HasPrefix(k, "kind.") || strings.HasPrefix(k, "facts."), repeats
+		},
+		only: "the page's form",
+		from: "the page docket start serves", reload: "the page",
+	})
 }
 
 // mcpFields are the MCP server form's fields.

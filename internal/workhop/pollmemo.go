@@ -2,8 +2,8 @@ package workhop
 
 import (
 	"slices"
-	"sync"
 
+	"github.com/docketrun/docket/internal/bytememo"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -17,9 +17,7 @@ import (
 // time. It is safe for concurrent use.
 type pollMemo struct {
 	decode func(b []byte, v *contract.WorkBody) error // contract.DecodeStrict; a test counts its calls
-
-	mu     sync.Mutex
-	byBody map[string]contract.PollRequest
+	byBody *bytememo.Memo[contract.PollRequest]
 }
 
 // The memo keeps at most maxMemoPolls bodies of at most maxMemoPollBody bytes each: a
@@ -31,7 +29,7 @@ const (
 
 func newPollMemo() *pollMemo {
 	return &pollMemo{decode: func(b []byte, v *contract.WorkBody) error { return contract.DecodeStrict(b, v) },
-		byBody: map[string]contract.PollRequest{}}
+		byBody: bytememo.New[contract.PollRequest](maxMemoPolls)}
 }
 
 // decodeBody decodes b, a /work body, strictly into in, taking a Poll decoded before
@@ -40,10 +38,7 @@ func newPollMemo() *pollMemo {
 // memo, as a decoded request's was with what the Dispatcher kept of it: read only.
 func (m *pollMemo) decodeBody(b []byte, in *contract.WorkBody) error {
 	if len(b) <= maxMemoPollBody {
-		m.mu.Lock()
-		p, ok := m.byBody[string(b)]
-		m.mu.Unlock()
-		if ok {
+		if p, ok := m.byBody.Get(b); ok {
 			*in = contract.WorkBody{Operation: contract.WorkOperation{Kind: contract.WorkPoll, Poll: ownPoll(p)}}
 			return nil
 		}
@@ -54,13 +49,7 @@ func (m *pollMemo) decodeBody(b []byte, in *contract.WorkBody) error {
 	if in.Operation.Kind != contract.WorkPoll || in.Operation.Poll == nil || len(b) > maxMemoPollBody {
 		return nil
 	}
-	kept := *ownPoll(*in.Operation.Poll)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.byBody) >= maxMemoPolls {
-		clear(m.byBody)
-	}
-	m.byBody[string(b)] = kept
+	m.byBody.Put(b, *ownPoll(*in.Operation.Poll))
 	return nil
 }
 

@@ -65,7 +65,7 @@ func TestPollMemo_DecodesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(m.byBody); n > maxMemoPolls {
+	if n := m.byBody.Len(); n > maxMemoPolls {
 		t.Fatalf("the memo holds %d bodies, want at most %d", n, maxMemoPolls)
 	}
 }

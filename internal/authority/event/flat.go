@@ -22,21 +22,23 @@ import (
 
 // DecodeOperation is json.Unmarshal of b, the data of an Operation's event, into an
 // [Operation].
-func DecodeOperation(b []byte) (Operation, error) { return decodeFlat(b, operationFlat) }
+func DecodeOperation(b []byte) (Operation, error) { return decodeFlat(b, operationFields[:]) }
 
 // DecodeWorkClaimed is json.Unmarshal of b, the data of a [WorkClaimed] event.
-func DecodeWorkClaimed(b []byte) (WorkClaimedData, error) { return decodeFlat(b, workClaimedFlat) }
+func DecodeWorkClaimed(b []byte) (WorkClaimedData, error) {
+	return decodeFlat(b, workClaimedFields[:])
+}
 
 // DecodeWorkReported is json.Unmarshal of b, the data of a [WorkReported] event.
 func DecodeWorkReported(b []byte) (WorkReportedData, error) {
-	return decodeFlat(b, workReportedFlat)
+	return decodeFlat(b, workReportedFields[:])
 }
 
-// decodeFlat reads b with flat when it takes the shape, and otherwise, from a zero value
-// again (flat may have filled part of it), with json.Unmarshal.
-func decodeFlat[T any](b []byte, flat func(b []byte, d *T) bool) (T, error) {
+// decodeFlat reads b with fields when it takes the shape, and otherwise, from a zero
+// value again (fields may have filled part of it), with json.Unmarshal.
+func decodeFlat[T any](b []byte, fields []flatField[T]) (T, error) {
 	var d T
-	if flat(b, &d) {
+	if json.Valid(b) && readFlat(b, &d, fields) {
 		return d, nil
 	}
 	d = *new(T)
@@ -44,209 +46,122 @@ func decodeFlat[T any](b []byte, flat func(b []byte, d *T) bool) (T, error) {
 	return d, err
 }
 
-func operationFlat(b []byte, d *Operation) bool {
-	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
-		ok = true
-		switch string(key) {
-		case "agent":
-			bit = 1 << 0
-			d.Agent, ok = flatString(v)
-		case "ordinal":
-			bit = 1 << 1
-			d.Ordinal, ok = flatInt(v)
-		case "tool":
-			bit = 1 << 2
-			d.Tool, ok = flatString(v)
-		case "label":
-			bit = 1 << 3
-			d.Label, ok = flatString(v)
-		case "input":
-			bit = 1 << 4
-			d.Input, ok = flatRaw(v)
-		case "state":
-			bit = 1 << 5
-			var s string
-			s, ok = flatString(v)
-			d.State = contract.OperationState(s)
-		case "stage":
-			bit = 1 << 6
-			var s string
-			s, ok = flatString(v)
-			d.Stage = contract.OperationStage(s)
-		case "decision":
-			bit = 1 << 7
-			d.Decision, ok = flatString(v)
-		case "reason":
-			bit = 1 << 8
-			d.Reason, ok = flatString(v)
-		case "reasonCode":
-			bit = 1 << 9
-			var s string
-			s, ok = flatString(v)
-			d.ReasonCode = contract.Code(s)
-		case "errorCode":
-			bit = 1 << 10
-			var s string
-			s, ok = flatString(v)
-			d.ErrorCode = contract.Code(s)
-		case "result":
-			bit = 1 << 11
-			d.Result, ok = flatRaw(v)
-		case "execution":
-			bit = 1 << 12
+// flatField is one key of a flat payload and how its value's text is read into the
+// field of d it names, reporting whether the value took the shape.
+type flatField[T any] struct {
+	key  string
+	read func(d *T, v []byte) bool
+}
+
+// The fields of each payload, in the order json.Marshal writes them (readFlat looks for
+// each key after the last one first). The tables are read, never written.
+var (
+	operationFields = [...]flatField[Operation]{
+		{"agent", func(d *Operation, v []byte) bool { return flatString(v, &d.Agent) }},
+		{"ordinal", func(d *Operation, v []byte) bool { return flatInt(v, &d.Ordinal) }},
+		{"tool", func(d *Operation, v []byte) bool { return flatString(v, &d.Tool) }},
+		{"label", func(d *Operation, v []byte) bool { return flatString(v, &d.Label) }},
+		{"input", func(d *Operation, v []byte) bool { return flatRaw(v, &d.Input) }},
+		{"state", func(d *Operation, v []byte) bool { return flatString(v, &d.State) }},
+		{"stage", func(d *Operation, v []byte) bool { return flatString(v, &d.Stage) }},
+		{"decision", func(d *Operation, v []byte) bool { return flatString(v, &d.Decision) }},
+		{"reason", func(d *Operation, v []byte) bool { return flatString(v, &d.Reason) }},
+		{"reasonCode", func(d *Operation, v []byte) bool { return flatString(v, &d.ReasonCode) }},
+		{"errorCode", func(d *Operation, v []byte) bool { return flatString(v, &d.ErrorCode) }},
+		{"result", func(d *Operation, v []byte) bool { return flatRaw(v, &d.Result) }},
+		{"execution", func(d *Operation, v []byte) bool {
 			d.Execution = new(contract.ExecutionRequest)
-			ok = executionFlat(v, d.Execution)
-		case "retryOf":
-			bit = 1 << 13
-			d.RetryOf, ok = flatInt(v)
-		case "attempt":
-			bit = 1 << 14
-			d.Attempt, ok = flatInt(v)
-		case "traceParent":
-			bit = 1 << 15
-			d.TraceParent, ok = flatString(v)
-		default:
-			return 0, false
-		}
-		return bit, ok
-	})
-}
-
-// executionFlat reads b, a value inside valid text, into x as json.Unmarshal would,
-// when it takes the shape.
-func executionFlat(b []byte, x *contract.ExecutionRequest) bool {
-	return membersOnce(b, func(key, v []byte) (bit uint32, ok bool) {
-		ok = true
-		switch string(key) {
-		case "action":
-			bit = 1 << 0
-			x.Action, ok = flatString(v)
-		case "caseId":
-			bit = 1 << 1
-			var s string
-			s, ok = flatString(v)
-			x.CaseID = contract.CaseID(s)
-		case "tool":
-			bit = 1 << 2
-			x.Tool, ok = flatString(v)
-		case "kind":
-			bit = 1 << 3
-			x.Kind, ok = flatString(v)
-		case "sourceTypes":
-			bit = 1 << 4
-			x.SourceTypes, ok = flatStrings(v)
-		case "source":
-			bit = 1 << 5
-			x.Source, ok = flatString(v)
-		case "approval":
-			bit = 1 << 6
-			x.Approval, ok = flatString(v)
-		case "args":
-			bit = 1 << 7
-			x.Args, ok = flatArgs(v)
-		case "bound":
-			bit = 1 << 8
-			x.Bound, ok = flatStrings(v)
-		default:
-			return 0, false
-		}
-		return bit, ok
-	})
-}
-
-func workClaimedFlat(b []byte, d *WorkClaimedData) bool {
-	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
-		ok = true
-		switch string(key) {
-		case "work":
-			bit = 1 << 0
-			d.Work, ok = flatString(v)
-		case "agent":
-			bit = 1 << 1
-			d.Agent, ok = flatString(v)
-		case "ordinal":
-			bit = 1 << 2
-			d.Ordinal, ok = flatInt(v)
-		case "connection":
-			bit = 1 << 3
-			var s string
-			s, ok = flatString(v)
-			d.Connection = contract.ConnectionID(s)
-		case "workerId":
-			bit = 1 << 4
-			d.WorkerID, ok = flatString(v)
-		case "workerGeneration":
-			bit = 1 << 5
-			d.Generation, ok = flatInt(v)
-		case "grantDigest":
-			bit = 1 << 6
-			d.GrantDigest, ok = flatString(v)
-		case "source":
-			bit = 1 << 7
-			if ok = v[0] == '{'; ok {
-				d.Source = new(contract.Source)
-				ok = json.Unmarshal(v, d.Source) == nil
+			return readFlat(v, d.Execution, executionFields[:])
+		}},
+		{"retryOf", func(d *Operation, v []byte) bool { return flatInt(v, &d.RetryOf) }},
+		{"attempt", func(d *Operation, v []byte) bool { return flatInt(v, &d.Attempt) }},
+		{"traceParent", func(d *Operation, v []byte) bool { return flatString(v, &d.TraceParent) }},
+	}
+	executionFields = [...]flatField[contract.ExecutionRequest]{
+		{"action", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.Action) }},
+		{"caseId", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.CaseID) }},
+		{"tool", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.Tool) }},
+		{"kind", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.Kind) }},
+		{"sourceTypes", func(x *contract.ExecutionRequest, v []byte) bool { return flatStrings(v, &x.SourceTypes) }},
+		{"source", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.Source) }},
+		{"approval", func(x *contract.ExecutionRequest, v []byte) bool { return flatString(v, &x.Approval) }},
+		{"args", func(x *contract.ExecutionRequest, v []byte) bool { return flatArgs(v, &x.Args) }},
+		{"bound", func(x *contract.ExecutionRequest, v []byte) bool { return flatStrings(v, &x.Bound) }},
+	}
+	workClaimedFields = [...]flatField[WorkClaimedData]{
+		{"work", func(d *WorkClaimedData, v []byte) bool { return flatString(v, &d.Work) }},
+		{"agent", func(d *WorkClaimedData, v []byte) bool { return flatString(v, &d.Agent) }},
+		{"ordinal", func(d *WorkClaimedData, v []byte) bool { return flatInt(v, &d.Ordinal) }},
+		{"connection", func(d *WorkClaimedData, v []byte) bool { return flatString(v, &d.Connection) }},
+		{"workerId", func(d *WorkClaimedData, v []byte) bool { return flatString(v, &d.WorkerID) }},
+		{"workerGeneration", func(d *WorkClaimedData, v []byte) bool { return flatInt(v, &d.Generation) }},
+		{"grantDigest", func(d *WorkClaimedData, v []byte) bool { return flatString(v, &d.GrantDigest) }},
+		{"source", func(d *WorkClaimedData, v []byte) bool {
+			// A Source is left to json.Unmarshal, the object alone (a null to the whole
+			// payload's).
+			if v[0] != '{' {
+				return false
 			}
-		default:
-			return 0, false
-		}
-		return bit, ok
-	})
-}
+			d.Source = new(contract.Source)
+			return json.Unmarshal(v, d.Source) == nil
+		}},
+	}
+	workReportedFields = [...]flatField[WorkReportedData]{
+		{"work", func(d *WorkReportedData, v []byte) bool { return flatString(v, &d.Work) }},
+		{"digest", func(d *WorkReportedData, v []byte) bool { return flatString(v, &d.Digest) }},
+		{"judged", func(d *WorkReportedData, v []byte) bool { return flatBool(v, &d.Judged) }},
+		{"errorCode", func(d *WorkReportedData, v []byte) bool { return flatString(v, &d.Code) }},
+		{"teaching", func(d *WorkReportedData, v []byte) bool { return flatString(v, &d.Teaching) }},
+	}
+)
 
-func workReportedFlat(b []byte, d *WorkReportedData) bool {
-	return eachMemberOnce(b, func(key, v []byte) (bit uint32, ok bool) {
-		ok = true
-		switch string(key) {
-		case "work":
-			bit = 1 << 0
-			d.Work, ok = flatString(v)
-		case "digest":
-			bit = 1 << 1
-			d.Digest, ok = flatString(v)
-		case "judged":
-			bit = 1 << 2
-			d.Judged, ok = flatBool(v)
-		case "errorCode":
-			bit = 1 << 3
-			var s string
-			s, ok = flatString(v)
-			d.Code = contract.Code(s)
-		case "teaching":
-			bit = 1 << 4
-			d.Teaching, ok = flatString(v)
-		default:
-			return 0, false
-		}
-		return bit, ok
-	})
-}
+// Each field of a table is a bit of readFlat's seen: a table of more than 32 does not
+// compile.
+const (
+	_ = uint32(1) << (len(operationFields) - 1)
+	_ = uint32(1) << (len(executionFields) - 1)
+	_ = uint32(1) << (len(workClaimedFields) - 1)
+	_ = uint32(1) << (len(workReportedFields) - 1)
+)
 
-// eachMemberOnce calls member with the key and the value's text of each member of b, a
-// JSON object, in order, and reports whether b is valid JSON, an object, whose keys hold
-// no escape, and member took every member, each key once. Keys are given as their text
-// between the quotes; member names the key's own bit and whether it took the value. A
-// key seen twice ends it false: json.Unmarshal keeps the last of a duplicate, where a
-// decoder would keep the first.
-func eachMemberOnce(b []byte, member func(key, v []byte) (bit uint32, ok bool)) bool {
-	return json.Valid(b) && membersOnce(b, member)
-}
-
-// membersOnce is eachMemberOnce of b, a value inside text already found valid.
-func membersOnce(b []byte, member func(key, v []byte) (bit uint32, ok bool)) bool {
+// readFlat reads b, a JSON object inside text already found valid (json.Valid), into d
+// by fields, and reports whether b took the shape: every key without escape, one of
+// fields, each once, every value taken by its field's read. A key seen twice ends it
+// false: json.Unmarshal keeps the last of a duplicate, where a read would keep the
+// first. At most 32 fields (a bit each).
+func readFlat[T any](b []byte, d *T, fields []flatField[T]) bool {
 	var seen uint32
+	next := 0 // where the key after the last one stands when the keys come in order
 	return members(b, func(key, v []byte) bool {
-		bit, ok := member(key, v)
-		if !ok || seen&bit != 0 {
-			return false
+		i := next
+		if i >= len(fields) || fields[i].key != string(key) {
+			if i = fieldIndex(fields, key); i < 0 {
+				return false
+			}
 		}
-		seen |= bit
-		return true
+		if bit := uint32(1) << i; seen&bit == 0 && fields[i].read(d, v) {
+			seen |= bit
+			next = i + 1
+			return true
+		}
+		return false
 	})
 }
 
-// members calls member with each member of b, a value inside text already found valid
-// (eachMemberOnce).
+// fieldIndex is the index of the field of key, or -1.
+func fieldIndex[T any](fields []flatField[T], key []byte) int {
+	for i := range fields {
+		if fields[i].key == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// members calls member with the key and the value's text of each member of b, a value
+// inside text already found valid, in order, and reports whether b is an object, whose
+// keys hold no escape, and member took every member. A key is given as its text between
+// the quotes.
 func members(b []byte, member func(key, v []byte) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -325,56 +240,62 @@ func valueEnd(b []byte, i int) int {
 	return j
 }
 
-// flatString is the string v holds, when it is a string without escapes whose bytes
-// are UTF-8: those are json.Unmarshal's string as it stands. Anything else is left to
-// json.Unmarshal (a null leaves a field as it was; invalid UTF-8 becomes U+FFFD).
-func flatString(v []byte) (string, bool) {
+// flatString sets *p to the string v holds, when it is a string without escapes whose
+// bytes are UTF-8: those are json.Unmarshal's string as it stands. Anything else is left
+// to json.Unmarshal (a null leaves a field as it was; invalid UTF-8 becomes U+FFFD).
+func flatString[S ~string](v []byte, p *S) bool {
 	if v[0] != '"' {
-		return "", false
+		return false
 	}
 	s := v[1 : len(v)-1]
 	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
-		return "", false
+		return false
 	}
-	return string(s), true
+	*p = S(s)
+	return true
 }
 
-// flatStrings is the list of strings v, a value inside valid text, holds, each as [flatString] takes it; a list,
-// even an empty one, is a slice, as json.Unmarshal makes it.
-func flatStrings(v []byte) ([]string, bool) {
+// flatStrings sets *p to the list of strings v, a value inside valid text, holds, each
+// as [flatString] takes it; a list, even an empty one, is a slice, as json.Unmarshal
+// makes it.
+func flatStrings(v []byte, p *[]string) bool {
 	if v[0] != '[' {
-		return nil, false
+		return false
 	}
 	out := []string{}
 	i := skipSpace(v, 1)
 	if v[i] == ']' {
-		return out, true
+		*p = out
+		return true
 	}
 	for {
 		end := valueEnd(v, i)
-		s, ok := flatString(v[i:end])
-		if !ok {
-			return nil, false
+		var s string
+		if !flatString(v[i:end], &s) {
+			return false
 		}
 		out = append(out, s)
 		i = skipSpace(v, end)
 		if v[i] == ']' {
-			return out, true
+			*p = out
+			return true
 		}
 		i = skipSpace(v, i+1) // the comma
 	}
 }
 
-// flatArgs is the arguments v, a value inside valid text, holds, each value read by [contract.Value.UnmarshalJSON]
-// as json.Unmarshal reads it into a fresh Value; a later key replaces an earlier one.
-func flatArgs(v []byte) (contract.Args, bool) {
+// flatArgs sets *p to the arguments v, a value inside valid text, holds, each value read
+// by [contract.Value.UnmarshalJSON] as json.Unmarshal reads it into a fresh Value; a
+// later key replaces an earlier one.
+func flatArgs(v []byte, p *contract.Args) bool {
 	if v[0] != '{' {
-		return nil, false
+		return false
 	}
 	args := contract.Args{}
 	ok := members(v, func(key, val []byte) bool {
 		// A string without escapes is the Value UnmarshalJSON reads from it.
-		if s, ok := flatString(val); ok {
+		var s string
+		if flatString(val, &s) {
 			args[string(key)] = contract.StringValue(s)
 			return true
 		}
@@ -385,33 +306,38 @@ func flatArgs(v []byte) (contract.Args, bool) {
 		args[string(key)] = x
 		return true
 	})
-	return args, ok
+	*p = args
+	return ok
 }
 
-// flatInt is the whole number v holds, as json.Unmarshal reads one into an int64.
-func flatInt(v []byte) (int64, bool) {
+// flatInt sets *p to the whole number v holds, as json.Unmarshal reads one into an int64.
+func flatInt(v []byte, p *int64) bool {
 	if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-		return 0, false
+		return false
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
-	return n, err == nil
+	*p = n
+	return err == nil
 }
 
-func flatBool(v []byte) (bool, bool) {
+func flatBool(v []byte, p *bool) bool {
 	switch string(v) {
 	case "true":
-		return true, true
+		*p = true
 	case "false":
-		return false, true
+		*p = false
+	default:
+		return false
 	}
-	return false, false
+	return true
 }
 
-// flatRaw is v as json.Unmarshal keeps a json.RawMessage: its own copy of the value's
-// text. A null is left to json.Unmarshal.
-func flatRaw(v []byte) (json.RawMessage, bool) {
+// flatRaw sets *p to v as json.Unmarshal keeps a json.RawMessage: its own copy of the
+// value's text. A null is left to json.Unmarshal.
+func flatRaw(v []byte, p *json.RawMessage) bool {
 	if v[0] == 'n' {
-		return nil, false
+		return false
 	}
-	return bytes.Clone(v), true
+	*p = bytes.Clone(v)
+	return true
 }

@@ -2,8 +2,8 @@ package operation
 
 import (
 	"encoding/json"
-	"sync"
 
+	"github.com/docketrun/docket/internal/bytememo"
 	"github.com/docketrun/docket/internal/grant"
 )
 
@@ -17,9 +17,7 @@ import (
 // is safe for concurrent use.
 type digestMemo struct {
 	compute func(args, target, toolSpec json.RawMessage) (string, error) // grant.RequestDigest; a test counts its calls
-
-	mu   sync.Mutex
-	byIn map[string]string // args NUL target NUL toolSpec → digest; NUL never occurs in JSON text
+	byIn    *bytememo.Memo[string]                                       // args NUL target NUL toolSpec → digest; NUL never occurs in JSON text
 }
 
 // maxMemoDigests bounds the digests kept: about as many rows as a Connection's workers
@@ -27,28 +25,21 @@ type digestMemo struct {
 const maxMemoDigests = 1024
 
 func newDigestMemo() *digestMemo {
-	return &digestMemo{compute: grant.RequestDigest, byIn: map[string]string{}}
+	return &digestMemo{compute: grant.RequestDigest, byIn: bytememo.New[string](maxMemoDigests)}
 }
 
 // digest returns the request digest of args, target and toolSpec, computed once while
 // it is remembered. An error is never remembered.
 func (m *digestMemo) digest(args, target, toolSpec json.RawMessage) (string, error) {
-	key := string(args) + "\x00" + string(target) + "\x00" + string(toolSpec)
-	m.mu.Lock()
-	d, ok := m.byIn[key]
-	m.mu.Unlock()
-	if ok {
+	key := make([]byte, 0, len(args)+len(target)+len(toolSpec)+2)
+	key = append(append(append(append(append(key, args...), 0), target...), 0), toolSpec...)
+	if d, ok := m.byIn.Get(key); ok {
 		return d, nil
 	}
 	d, err := m.compute(args, target, toolSpec)
 	if err != nil {
 		return "", err
 	}
-	m.mu.Lock()
-	if len(m.byIn) >= maxMemoDigests {
-		clear(m.byIn)
-	}
-	m.byIn[key] = d
-	m.mu.Unlock()
+	m.byIn.Put(key, d)
 	return d, nil
 }

@@ -72,7 +72,7 @@ func TestDigestMemo_ComputesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(m.byIn); n > maxMemoDigests {
+	if n := m.byIn.Len(); n > maxMemoDigests {
 		t.Fatalf("the memo holds %d digests, want at most %d", n, maxMemoDigests)
 	}
 }

@@ -99,7 +99,10 @@ type Operations struct {
 
 	// drv keeps each project's ledgerState under the project's lock, caught up with its
 	// log (docs/architecture.md, "Catch-ups from memory").
-	drv     *eventlog.Driver[*ledgerState]
+	drv *eventlog.Driver[*ledgerState]
+	// follow is drv.Follow, which a held call calls once it waits ([Held.Wait]); a test
+	// counts its calls.
+	follow  func(project contract.ProjectID) (stop func(), err error)
 	mu      sync.Mutex                     // guards ledgers; the lock order is in the authority's package doc
 	ledgers map[contract.ProjectID]*ledger // created on first use, never removed
 	// viewKeys numbers the Views the ledgers keep ([Answer.ViewKey]).
@@ -147,6 +150,7 @@ func New(d Deps, cfg Config) *Operations {
 	o.drv.OnApply(o.applied)
 	o.drv.OnFollowError(o.followFailed)
 	o.drv.Publish(func(s *ledgerState) any { return s.snapshot() })
+	o.follow = o.drv.Follow
 	return o
 }
 

@@ -62,7 +62,7 @@ func (h *Held) Wait(ctx context.Context) error {
 		}
 		return err
 	}
-	stop, err := h.o.drv.Follow(l.project)
+	stop, err := h.o.follow(l.project)
 	if err != nil {
 		return holdErr(key, err)
 	}

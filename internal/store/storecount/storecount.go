@@ -28,13 +28,14 @@ const (
 // gives out. Wrap the store beneath everything else (beneath the authority's own
 // wrappers), so that a call answered from memory above it is not counted.
 type Store struct {
-	st store.Store
-	c  *counter
+	reader // the reads, counted as made on the Store
+	st     store.Store
 }
 
 // Wrap returns st counted.
 func Wrap(st store.Store) *Store {
-	return &Store{st: st, c: &counter{calls: map[string]int64{}, headsFrom: map[string]int64{}, fromOf: map[fromKey]string{}}}
+	c := &counter{calls: map[string]int64{}, headsFrom: map[string]int64{}, fromOf: map[fromKey]string{}}
+	return &Store{reader: reader{r: st, c: c, w: onStore}, st: st}
 }
 
 // Counts is what a Store counted since it was made or last reset.
@@ -118,7 +119,9 @@ func (c *counter) count(w where, name string) (head bool) {
 	var fk fromKey
 	if name == "Head" || name == "LockHead" || name == "LockLeasesHead" || name == "LeasesHead" {
 		fk.key = key
-		runtime.Callers(2, fk.pcs[:])
+		// 3 skips Callers, this and reader.count, the one way a head read reaches here: the
+		// stack starts at the method read, and keeps its 16 frames for the callers above.
+		runtime.Callers(3, fk.pcs[:])
 	}
 	c.mu.Lock()
 	c.total++
@@ -172,445 +175,243 @@ func caller(pcs []uintptr) string {
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	s.c.count(onStore, "Update")
 	return s.st.Update(ctx, func(t store.Tx) error {
-		in := &tx{tx: t, c: s.c}
+		in := &tx{reader: reader{r: t, c: s.c, w: inTx}, tx: t}
 		err := fn(in)
 		s.c.endTx(in.heads)
 		return err
 	})
 }
 
-// tx is a store.Tx that counts its calls.
-type tx struct {
-	tx    store.Tx
+// reader is a store.Reader that counts its calls, each method written once for the
+// Store and its transactions: they differ only in where a call is counted.
+type reader struct {
+	r     store.Reader
 	c     *counter
-	heads int64 // the head reads made in this transaction
+	w     where
+	heads int64 // the head reads made in a transaction; the Store (shared) keeps none
 }
 
-// count counts a call made in the transaction.
-func (t *tx) count(name string) {
-	if t.c.count(inTx, name) {
-		t.heads++
+// count counts a call made on r, and a transaction's head read in it.
+func (r *reader) count(name string) {
+	if r.c.count(r.w, name) && r.w == inTx {
+		r.heads++
 	}
 }
 
-func (s *Store) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
-	s.c.count(onStore, "Events")
-	return s.st.Events(ctx, project, after, limit)
+// tx is a store.Tx that counts its calls: its reads through reader, its writes below.
+type tx struct {
+	reader
+	tx store.Tx
 }
 
-func (t *tx) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
-	t.count("Events")
-	return t.tx.Events(ctx, project, after, limit)
+func (r *reader) Events(ctx context.Context, project string, after int64, limit int) ([]store.Event, error) {
+	r.count("Events")
+	return r.r.Events(ctx, project, after, limit)
 }
 
-func (s *Store) Head(ctx context.Context, project string) (store.Head, error) {
-	s.c.count(onStore, "Head")
-	return s.st.Head(ctx, project)
+func (r *reader) Head(ctx context.Context, project string) (store.Head, error) {
+	r.count("Head")
+	return r.r.Head(ctx, project)
 }
 
-func (t *tx) Head(ctx context.Context, project string) (store.Head, error) {
-	t.count("Head")
-	return t.tx.Head(ctx, project)
+func (r *reader) Blob(ctx context.Context, hash store.Hash) ([]byte, error) {
+	r.count("Blob")
+	return r.r.Blob(ctx, hash)
 }
 
-func (s *Store) Blob(ctx context.Context, hash store.Hash) ([]byte, error) {
-	s.c.count(onStore, "Blob")
-	return s.st.Blob(ctx, hash)
+func (r *reader) InstallationKey(ctx context.Context) ([]byte, error) {
+	r.count("InstallationKey")
+	return r.r.InstallationKey(ctx)
 }
 
-func (t *tx) Blob(ctx context.Context, hash store.Hash) ([]byte, error) {
-	t.count("Blob")
-	return t.tx.Blob(ctx, hash)
+func (r *reader) Project(ctx context.Context, id string) (store.Project, error) {
+	r.count("Project")
+	return r.r.Project(ctx, id)
 }
 
-func (s *Store) InstallationKey(ctx context.Context) ([]byte, error) {
-	s.c.count(onStore, "InstallationKey")
-	return s.st.InstallationKey(ctx)
+func (r *reader) Projects(ctx context.Context) ([]store.Project, error) {
+	r.count("Projects")
+	return r.r.Projects(ctx)
 }
 
-func (t *tx) InstallationKey(ctx context.Context) ([]byte, error) {
-	t.count("InstallationKey")
-	return t.tx.InstallationKey(ctx)
+func (r *reader) Member(ctx context.Context, id string) (store.Member, error) {
+	r.count("Member")
+	return r.r.Member(ctx, id)
 }
 
-func (s *Store) Project(ctx context.Context, id string) (store.Project, error) {
-	s.c.count(onStore, "Project")
-	return s.st.Project(ctx, id)
+func (r *reader) MemberByName(ctx context.Context, name string) (store.Member, error) {
+	r.count("MemberByName")
+	return r.r.MemberByName(ctx, name)
 }
 
-func (t *tx) Project(ctx context.Context, id string) (store.Project, error) {
-	t.count("Project")
-	return t.tx.Project(ctx, id)
+func (r *reader) MemberProjects(ctx context.Context, member string) ([]string, error) {
+	r.count("MemberProjects")
+	return r.r.MemberProjects(ctx, member)
 }
 
-func (s *Store) Projects(ctx context.Context) ([]store.Project, error) {
-	s.c.count(onStore, "Projects")
-	return s.st.Projects(ctx)
+func (r *reader) Session(ctx context.Context, digest []byte, now time.Time) (store.Session, error) {
+	r.count("Session")
+	return r.r.Session(ctx, digest, now)
 }
 
-func (t *tx) Projects(ctx context.Context) ([]store.Project, error) {
-	t.count("Projects")
-	return t.tx.Projects(ctx)
+func (r *reader) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
+	r.count("LiveSessions")
+	return r.r.LiveSessions(ctx, member, now)
 }
 
-func (s *Store) Member(ctx context.Context, id string) (store.Member, error) {
-	s.c.count(onStore, "Member")
-	return s.st.Member(ctx, id)
+func (r *reader) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
+	r.count("DelegateByToken")
+	return r.r.DelegateByToken(ctx, digest, now)
 }
 
-func (t *tx) Member(ctx context.Context, id string) (store.Member, error) {
-	t.count("Member")
-	return t.tx.Member(ctx, id)
+func (r *reader) Delegates(ctx context.Context, member string) ([]store.Delegate, error) {
+	r.count("Delegates")
+	return r.r.Delegates(ctx, member)
 }
 
-func (s *Store) MemberByName(ctx context.Context, name string) (store.Member, error) {
-	s.c.count(onStore, "MemberByName")
-	return s.st.MemberByName(ctx, name)
+func (r *reader) Card(ctx context.Context, id string) (store.Card, error) {
+	r.count("Card")
+	return r.r.Card(ctx, id)
 }
 
-func (t *tx) MemberByName(ctx context.Context, name string) (store.Member, error) {
-	t.count("MemberByName")
-	return t.tx.MemberByName(ctx, name)
+func (r *reader) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, error) {
+	r.count("Cards")
+	return r.r.Cards(ctx, f)
 }
 
-func (s *Store) MemberProjects(ctx context.Context, member string) ([]string, error) {
-	s.c.count(onStore, "MemberProjects")
-	return s.st.MemberProjects(ctx, member)
+func (r *reader) Agent(ctx context.Context, id string) (store.Agent, error) {
+	r.count("Agent")
+	return r.r.Agent(ctx, id)
 }
 
-func (t *tx) MemberProjects(ctx context.Context, member string) ([]string, error) {
-	t.count("MemberProjects")
-	return t.tx.MemberProjects(ctx, member)
+func (r *reader) AgentByToken(ctx context.Context, digest []byte) (store.Agent, error) {
+	r.count("AgentByToken")
+	return r.r.AgentByToken(ctx, digest)
 }
 
-func (s *Store) Session(ctx context.Context, digest []byte, now time.Time) (store.Session, error) {
-	s.c.count(onStore, "Session")
-	return s.st.Session(ctx, digest, now)
+func (r *reader) Agents(ctx context.Context, project string) ([]store.Agent, error) {
+	r.count("Agents")
+	return r.r.Agents(ctx, project)
 }
 
-func (t *tx) Session(ctx context.Context, digest []byte, now time.Time) (store.Session, error) {
-	t.count("Session")
-	return t.tx.Session(ctx, digest, now)
+func (r *reader) Connection(ctx context.Context, id string) (store.Connection, error) {
+	r.count("Connection")
+	return r.r.Connection(ctx, id)
 }
 
-func (s *Store) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
-	s.c.count(onStore, "LiveSessions")
-	return s.st.LiveSessions(ctx, member, now)
+func (r *reader) Connections(ctx context.Context, project string) ([]store.Connection, error) {
+	r.count("Connections")
+	return r.r.Connections(ctx, project)
 }
 
-func (t *tx) LiveSessions(ctx context.Context, member string, now time.Time) (int, error) {
-	t.count("LiveSessions")
-	return t.tx.LiveSessions(ctx, member, now)
+func (r *reader) Sources(ctx context.Context, connection string) ([]store.Source, error) {
+	r.count("Sources")
+	return r.r.Sources(ctx, connection)
 }
 
-func (s *Store) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
-	s.c.count(onStore, "DelegateByToken")
-	return s.st.DelegateByToken(ctx, digest, now)
+func (r *reader) ToolLocks(ctx context.Context, connection string) ([]store.ToolLock, error) {
+	r.count("ToolLocks")
+	return r.r.ToolLocks(ctx, connection)
 }
 
-func (t *tx) DelegateByToken(ctx context.Context, digest []byte, now time.Time) (store.Delegate, error) {
-	t.count("DelegateByToken")
-	return t.tx.DelegateByToken(ctx, digest, now)
+func (r *reader) Release(ctx context.Context, id string, version string) (store.Release, error) {
+	r.count("Release")
+	return r.r.Release(ctx, id, version)
 }
 
-func (s *Store) Delegates(ctx context.Context, member string) ([]store.Delegate, error) {
-	s.c.count(onStore, "Delegates")
-	return s.st.Delegates(ctx, member)
+func (r *reader) Installs(ctx context.Context, project string) ([]store.Install, error) {
+	r.count("Installs")
+	return r.r.Installs(ctx, project)
 }
 
-func (t *tx) Delegates(ctx context.Context, member string) ([]store.Delegate, error) {
-	t.count("Delegates")
-	return t.tx.Delegates(ctx, member)
+func (r *reader) Nodes(ctx context.Context, project string) ([]store.Node, error) {
+	r.count("Nodes")
+	return r.r.Nodes(ctx, project)
 }
 
-func (s *Store) Card(ctx context.Context, id string) (store.Card, error) {
-	s.c.count(onStore, "Card")
-	return s.st.Card(ctx, id)
+func (r *reader) Decisions(ctx context.Context, project string) ([]store.Decision, error) {
+	r.count("Decisions")
+	return r.r.Decisions(ctx, project)
 }
 
-func (t *tx) Card(ctx context.Context, id string) (store.Card, error) {
-	t.count("Card")
-	return t.tx.Card(ctx, id)
+func (r *reader) NodeCount(ctx context.Context, project string) (int, error) {
+	r.count("NodeCount")
+	return r.r.NodeCount(ctx, project)
 }
 
-func (s *Store) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, error) {
-	s.c.count(onStore, "Cards")
-	return s.st.Cards(ctx, f)
+func (r *reader) Lease(ctx context.Context, connection string) (store.Lease, error) {
+	r.count("Lease")
+	return r.r.Lease(ctx, connection)
 }
 
-func (t *tx) Cards(ctx context.Context, f store.CardFilter) ([]store.Card, error) {
-	t.count("Cards")
-	return t.tx.Cards(ctx, f)
+func (r *reader) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
+	r.count("LeasesHead")
+	return r.r.LeasesHead(ctx, project, connection)
 }
 
-func (s *Store) Agent(ctx context.Context, id string) (store.Agent, error) {
-	s.c.count(onStore, "Agent")
-	return s.st.Agent(ctx, id)
+func (r *reader) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
+	r.count("Leases")
+	return r.r.Leases(ctx, connection)
 }
 
-func (t *tx) Agent(ctx context.Context, id string) (store.Agent, error) {
-	t.count("Agent")
-	return t.tx.Agent(ctx, id)
+func (r *reader) Schedule(ctx context.Context, id string) (store.Schedule, error) {
+	r.count("Schedule")
+	return r.r.Schedule(ctx, id)
 }
 
-func (s *Store) AgentByToken(ctx context.Context, digest []byte) (store.Agent, error) {
-	s.c.count(onStore, "AgentByToken")
-	return s.st.AgentByToken(ctx, digest)
+func (r *reader) Schedules(ctx context.Context, project string) ([]store.Schedule, error) {
+	r.count("Schedules")
+	return r.r.Schedules(ctx, project)
 }
 
-func (t *tx) AgentByToken(ctx context.Context, digest []byte) (store.Agent, error) {
-	t.count("AgentByToken")
-	return t.tx.AgentByToken(ctx, digest)
+func (r *reader) DueSchedules(ctx context.Context, before time.Time, limit int) ([]store.Schedule, error) {
+	r.count("DueSchedules")
+	return r.r.DueSchedules(ctx, before, limit)
 }
 
-func (s *Store) Agents(ctx context.Context, project string) ([]store.Agent, error) {
-	s.c.count(onStore, "Agents")
-	return s.st.Agents(ctx, project)
+func (r *reader) ScheduleFires(ctx context.Context, schedule string, limit int) ([]store.ScheduleFire, error) {
+	r.count("ScheduleFires")
+	return r.r.ScheduleFires(ctx, schedule, limit)
 }
 
-func (t *tx) Agents(ctx context.Context, project string) ([]store.Agent, error) {
-	t.count("Agents")
-	return t.tx.Agents(ctx, project)
+func (r *reader) OpenScheduleFires(ctx context.Context, limit int) ([]store.ScheduleFire, error) {
+	r.count("OpenScheduleFires")
+	return r.r.OpenScheduleFires(ctx, limit)
 }
 
-func (s *Store) Connection(ctx context.Context, id string) (store.Connection, error) {
-	s.c.count(onStore, "Connection")
-	return s.st.Connection(ctx, id)
+func (r *reader) Budgets(ctx context.Context, project string) ([]store.Budget, error) {
+	r.count("Budgets")
+	return r.r.Budgets(ctx, project)
 }
 
-func (t *tx) Connection(ctx context.Context, id string) (store.Connection, error) {
-	t.count("Connection")
-	return t.tx.Connection(ctx, id)
+func (r *reader) BudgetSpend(ctx context.Context, project string, budget string, window time.Time) (store.BudgetSpend, error) {
+	r.count("BudgetSpend")
+	return r.r.BudgetSpend(ctx, project, budget, window)
 }
 
-func (s *Store) Connections(ctx context.Context, project string) ([]store.Connection, error) {
-	s.c.count(onStore, "Connections")
-	return s.st.Connections(ctx, project)
+func (r *reader) BudgetHolds(ctx context.Context, project string, budget string) ([]store.BudgetHold, error) {
+	r.count("BudgetHolds")
+	return r.r.BudgetHolds(ctx, project, budget)
 }
 
-func (t *tx) Connections(ctx context.Context, project string) ([]store.Connection, error) {
-	t.count("Connections")
-	return t.tx.Connections(ctx, project)
+func (r *reader) NoticeSubscription(ctx context.Context, id string) (store.NoticeSubscription, error) {
+	r.count("NoticeSubscription")
+	return r.r.NoticeSubscription(ctx, id)
 }
 
-func (s *Store) Sources(ctx context.Context, connection string) ([]store.Source, error) {
-	s.c.count(onStore, "Sources")
-	return s.st.Sources(ctx, connection)
+func (r *reader) NoticeSubscriptions(ctx context.Context, project string, member string) ([]store.NoticeSubscription, error) {
+	r.count("NoticeSubscriptions")
+	return r.r.NoticeSubscriptions(ctx, project, member)
 }
 
-func (t *tx) Sources(ctx context.Context, connection string) ([]store.Source, error) {
-	t.count("Sources")
-	return t.tx.Sources(ctx, connection)
+func (r *reader) NoticeCursor(ctx context.Context, project string) (int64, error) {
+	r.count("NoticeCursor")
+	return r.r.NoticeCursor(ctx, project)
 }
 
-func (s *Store) ToolLocks(ctx context.Context, connection string) ([]store.ToolLock, error) {
-	s.c.count(onStore, "ToolLocks")
-	return s.st.ToolLocks(ctx, connection)
-}
-
-func (t *tx) ToolLocks(ctx context.Context, connection string) ([]store.ToolLock, error) {
-	t.count("ToolLocks")
-	return t.tx.ToolLocks(ctx, connection)
-}
-
-func (s *Store) Release(ctx context.Context, id string, version string) (store.Release, error) {
-	s.c.count(onStore, "Release")
-	return s.st.Release(ctx, id, version)
-}
-
-func (t *tx) Release(ctx context.Context, id string, version string) (store.Release, error) {
-	t.count("Release")
-	return t.tx.Release(ctx, id, version)
-}
-
-func (s *Store) Installs(ctx context.Context, project string) ([]store.Install, error) {
-	s.c.count(onStore, "Installs")
-	return s.st.Installs(ctx, project)
-}
-
-func (t *tx) Installs(ctx context.Context, project string) ([]store.Install, error) {
-	t.count("Installs")
-	return t.tx.Installs(ctx, project)
-}
-
-func (s *Store) Nodes(ctx context.Context, project string) ([]store.Node, error) {
-	s.c.count(onStore, "Nodes")
-	return s.st.Nodes(ctx, project)
-}
-
-func (t *tx) Nodes(ctx context.Context, project string) ([]store.Node, error) {
-	t.count("Nodes")
-	return t.tx.Nodes(ctx, project)
-}
-
-func (s *Store) Decisions(ctx context.Context, project string) ([]store.Decision, error) {
-	s.c.count(onStore, "Decisions")
-	return s.st.Decisions(ctx, project)
-}
-
-func (t *tx) Decisions(ctx context.Context, project string) ([]store.Decision, error) {
-	t.count("Decisions")
-	return t.tx.Decisions(ctx, project)
-}
-
-func (s *Store) NodeCount(ctx context.Context, project string) (int, error) {
-	s.c.count(onStore, "NodeCount")
-	return s.st.NodeCount(ctx, project)
-}
-
-func (t *tx) NodeCount(ctx context.Context, project string) (int, error) {
-	t.count("NodeCount")
-	return t.tx.NodeCount(ctx, project)
-}
-
-func (s *Store) Lease(ctx context.Context, connection string) (store.Lease, error) {
-	s.c.count(onStore, "Lease")
-	return s.st.Lease(ctx, connection)
-}
-
-func (t *tx) Lease(ctx context.Context, connection string) (store.Lease, error) {
-	t.count("Lease")
-	return t.tx.Lease(ctx, connection)
-}
-
-func (s *Store) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
-	s.c.count(onStore, "LeasesHead")
-	return s.st.LeasesHead(ctx, project, connection)
-}
-
-func (t *tx) LeasesHead(ctx context.Context, project, connection string) ([]store.Lease, store.Head, error) {
-	t.count("LeasesHead")
-	return t.tx.LeasesHead(ctx, project, connection)
-}
-
-func (s *Store) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
-	s.c.count(onStore, "Leases")
-	return s.st.Leases(ctx, connection)
-}
-
-func (t *tx) Leases(ctx context.Context, connection string) ([]store.Lease, error) {
-	t.count("Leases")
-	return t.tx.Leases(ctx, connection)
-}
-
-func (s *Store) Schedule(ctx context.Context, id string) (store.Schedule, error) {
-	s.c.count(onStore, "Schedule")
-	return s.st.Schedule(ctx, id)
-}
-
-func (t *tx) Schedule(ctx context.Context, id string) (store.Schedule, error) {
-	t.count("Schedule")
-	return t.tx.Schedule(ctx, id)
-}
-
-func (s *Store) Schedules(ctx context.Context, project string) ([]store.Schedule, error) {
-	s.c.count(onStore, "Schedules")
-	return s.st.Schedules(ctx, project)
-}
-
-func (t *tx) Schedules(ctx context.Context, project string) ([]store.Schedule, error) {
-	t.count("Schedules")
-	return t.tx.Schedules(ctx, project)
-}
-
-func (s *Store) DueSchedules(ctx context.Context, before time.Time, limit int) ([]store.Schedule, error) {
-	s.c.count(onStore, "DueSchedules")
-	return s.st.DueSchedules(ctx, before, limit)
-}
-
-func (t *tx) DueSchedules(ctx context.Context, before time.Time, limit int) ([]store.Schedule, error) {
-	t.count("DueSchedules")
-	return t.tx.DueSchedules(ctx, before, limit)
-}
-
-func (s *Store) ScheduleFires(ctx context.Context, schedule string, limit int) ([]store.ScheduleFire, error) {
-	s.c.count(onStore, "ScheduleFires")
-	return s.st.ScheduleFires(ctx, schedule, limit)
-}
-
-func (t *tx) ScheduleFires(ctx context.Context, schedule string, limit int) ([]store.ScheduleFire, error) {
-	t.count("ScheduleFires")
-	return t.tx.ScheduleFires(ctx, schedule, limit)
-}
-
-func (s *Store) OpenScheduleFires(ctx context.Context, limit int) ([]store.ScheduleFire, error) {
-	s.c.count(onStore, "OpenScheduleFires")
-	return s.st.OpenScheduleFires(ctx, limit)
-}
-
-func (t *tx) OpenScheduleFires(ctx context.Context, limit int) ([]store.ScheduleFire, error) {
-	t.count("OpenScheduleFires")
-	return t.tx.OpenScheduleFires(ctx, limit)
-}
-
-func (s *Store) Budgets(ctx context.Context, project string) ([]store.Budget, error) {
-	s.c.count(onStore, "Budgets")
-	return s.st.Budgets(ctx, project)
-}
-
-func (t *tx) Budgets(ctx context.Context, project string) ([]store.Budget, error) {
-	t.count("Budgets")
-	return t.tx.Budgets(ctx, project)
-}
-
-func (s *Store) BudgetSpend(ctx context.Context, project string, budget string, window time.Time) (store.BudgetSpend, error) {
-	s.c.count(onStore, "BudgetSpend")
-	return s.st.BudgetSpend(ctx, project, budget, window)
-}
-
-func (t *tx) BudgetSpend(ctx context.Context, project string, budget string, window time.Time) (store.BudgetSpend, error) {
-	t.count("BudgetSpend")
-	return t.tx.BudgetSpend(ctx, project, budget, window)
-}
-
-func (s *Store) BudgetHolds(ctx context.Context, project string, budget string) ([]store.BudgetHold, error) {
-	s.c.count(onStore, "BudgetHolds")
-	return s.st.BudgetHolds(ctx, project, budget)
-}
-
-func (t *tx) BudgetHolds(ctx context.Context, project string, budget string) ([]store.BudgetHold, error) {
-	t.count("BudgetHolds")
-	return t.tx.BudgetHolds(ctx, project, budget)
-}
-
-func (s *Store) NoticeSubscription(ctx context.Context, id string) (store.NoticeSubscription, error) {
-	s.c.count(onStore, "NoticeSubscription")
-	return s.st.NoticeSubscription(ctx, id)
-}
-
-func (t *tx) NoticeSubscription(ctx context.Context, id string) (store.NoticeSubscription, error) {
-	t.count("NoticeSubscription")
-	return t.tx.NoticeSubscription(ctx, id)
-}
-
-func (s *Store) NoticeSubscriptions(ctx context.Context, project string, member string) ([]store.NoticeSubscription, error) {
-	s.c.count(onStore, "NoticeSubscriptions")
-	return s.st.NoticeSubscriptions(ctx, project, member)
-}
-
-func (t *tx) NoticeSubscriptions(ctx context.Context, project string, member string) ([]store.NoticeSubscription, error) {
-	t.count("NoticeSubscriptions")
-	return t.tx.NoticeSubscriptions(ctx, project, member)
-}
-
-func (s *Store) NoticeCursor(ctx context.Context, project string) (int64, error) {
-	s.c.count(onStore, "NoticeCursor")
-	return s.st.NoticeCursor(ctx, project)
-}
-
-func (t *tx) NoticeCursor(ctx context.Context, project string) (int64, error) {
-	t.count("NoticeCursor")
-	return t.tx.NoticeCursor(ctx, project)
-}
-
-func (s *Store) Notices(ctx context.Context, subscription string, limit int) ([]store.Notice, error) {
-	s.c.count(onStore, "Notices")
-	return s.st.Notices(ctx, subscription, limit)
-}
-
-func (t *tx) Notices(ctx context.Context, subscription string, limit int) ([]store.Notice, error) {
-	t.count("Notices")
-	return t.tx.Notices(ctx, subscription, limit)
+func (r *reader) Notices(ctx context.Context, subscription string, limit int) ([]store.Notice, error) {
+	r.count("Notices")
+	return r.r.Notices(ctx, subscription, limit)
 }
 
 func (t *tx) Append(ctx context.Context, e store.NewEvent) (store.Event, error) {
