@@ -360,9 +360,16 @@ func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []c
 		p.running.Add(1)
 		go func() {
 			defer p.running.Done()
-			defer func() { <-p.slots }()
+			// The slot is freed once the row has run (or will not), before its report
+			// is answered: a slot bounds the calls claimed and running here, and a
+			// report waiting for the authority's commit runs nothing. Held to the
+			// report's answer, each of the --parallel slots spent most of its time
+			// waiting for two commits, not running (benchmarks/README.md, "Governed
+			// actions…"), and the worker polled for less than it could run.
+			free := sync.OnceFunc(func() { <-p.slots })
+			defer free()
 			defer p.done(job.Row.ID)
-			r.claimAndRun(ctx, lctx, job, lose, p.claiming.Done)
+			r.claimAndRun(ctx, lctx, job, lose, p.claiming.Done, free)
 		}()
 	}
 	return started
@@ -399,8 +406,9 @@ const maxPollBodies = 64
 const maxRefused = 1024
 
 // claimAndRun claims job, runs it once and reports. It calls claimed once the claim has
-// its answer, whatever the answer.
-func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc, claimed func()) {
+// its answer, whatever the answer, and ran once the row has run or will not run, before
+// its report is sent.
+func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.CancelCauseFunc, claimed, ran func()) {
 	row := job.Row
 	// The execution continues the trace of the dispatch that served the row; its claim
 	// and report carry the execution's context on the hop.
@@ -413,6 +421,9 @@ func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.C
 	claim := job.Claim()
 	err := r.claim(lctx, claim)
 	claimed()
+	if err != nil {
+		ran()
+	}
 	if errors.Is(err, errClaimUnknown) {
 		// The claim may have been taken under this worker's live lease, where no sweep
 		// settles it: the call is not run, and saying so settles it (docs/workers.md).
@@ -429,6 +440,7 @@ func (r *Runner) claimAndRun(ctx, lctx context.Context, job *Job, lose context.C
 		return
 	}
 	rep := r.cfg.Executor.Run(ctx, job)
+	ran()
 	r.report(ctx, rep)
 }
 

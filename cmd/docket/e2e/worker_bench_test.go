@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -38,6 +39,20 @@ import (
 // authority); the CPU per action of this process (cpu-ms/action: the authority, its
 // store and the Agents) and of the worker process (worker-cpu-ms/action); and, in the
 // same run, the store's raw commit rate (one event per transaction) for comparison.
+//
+// It also reports how much of the machine the two processes used while the actions ran:
+// busy-cores is the CPU time of both processes' threads over the wall time (2 means both
+// cores of the benchmark machine were busy), runnable-cores that plus the time their
+// threads waited in a run queue for a CPU (/proc/<pid>/task/*/schedstat): runnable-cores
+// well above busy-cores means the processes waited for CPU (other work on the machine),
+// busy-cores well below the cores with runnable-cores near it means they waited on each
+// other, and the cores sat idle.
+//
+// To see what bounds the rate, DOCKET_BENCH_AGENTS sets the number of Agents (16) and
+// DOCKET_BENCH_WORKER_FLAGS adds flags to the docket worker's command line (for
+// example "--parallel 16"); the figures in benchmarks/README.md are with neither set.
+// The authority runs in the benchmark's own process, so -test.cpuprofile,
+// -test.mutexprofile, -test.blockprofile and -test.trace see it (not the worker).
 func BenchmarkWorker_EndToEnd(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "docket.db"))
@@ -58,13 +73,20 @@ func BenchmarkWorker_EndToEnd(b *testing.B) {
 }
 
 func benchEndToEnd(b *testing.B, raw store.Store) {
-	const agents = 16
+	agents := 16
+	if v := os.Getenv("DOCKET_BENCH_AGENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("DOCKET_BENCH_AGENTS=%q: want a count of Agents, 1 or more", v)
+		}
+		agents = n
+	}
 	st := storecount.Wrap(raw)
 	h := newHopEnvOn(b, st, map[string]string{"capability.toml": hopCapability}, "files", []string{"loaded", "blocked"}, nil)
 	h.lock(b, "laptop", worker.WorkspaceTool(worker.OpReadJSON))
 	ctx := context.Background()
 	h.addAgents(b, agents)
-	w := h.startWorker(b)
+	w := h.startWorkerWith(b, strings.Fields(os.Getenv("DOCKET_BENCH_WORKER_FLAGS"))...)
 	w.waitLine(b, "lease acquired")
 	// Each Agent writes far more often than docket serve lets one in a minute
 	// (--max-writes-per-minute, docs/security.md "Bounds"): the bound is lifted here.
@@ -73,7 +95,11 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 
 	st.Reset()
 	cpu, workerCPU := cpuTime(b), procCPU(b, w.cmd.Process.Pid)
+	sched0 := schedOf(b, os.Getpid()).add(schedOf(b, w.cmd.Process.Pid))
 	lat, elapsed := runActions(b, len(h.agents), heldApply(ctx, held, h.agents, "load", args))
+	sched := schedOf(b, os.Getpid()).add(schedOf(b, w.cmd.Process.Pid)).sub(sched0)
+	b.ReportMetric(float64(sched.run)/float64(elapsed), "busy-cores")
+	b.ReportMetric(float64(sched.run+sched.wait)/float64(elapsed), "runnable-cores")
 	reportLatencies(b, lat, elapsed)
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
@@ -188,6 +214,39 @@ func procCPU(b *testing.B, pid int) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// sched is what a process's threads spent on a CPU and waiting in a run queue for one,
+// summed over its threads (/proc/<pid>/task/*/schedstat, the kernel's sched-stats.rst).
+type sched struct{ run, wait time.Duration }
+
+func (s sched) add(o sched) sched { return sched{s.run + o.run, s.wait + o.wait} }
+func (s sched) sub(o sched) sched { return sched{s.run - o.run, s.wait - o.wait} }
+
+// schedOf returns the sched of process pid's threads now.
+func schedOf(b *testing.B, pid int) sched {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s sched
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		f := strings.Fields(string(raw))
+		if len(f) < 2 {
+			b.Fatalf("%s is not as sched-stats.rst says: %q", t, raw)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			b.Fatalf("%s: %v", t, err)
+		}
+		s = s.add(sched{time.Duration(run), time.Duration(wait)})
+	}
+	return s
 }
 
 // userHZ is the clock tick of /proc's CPU times (USER_HZ, sysconf(_SC_CLK_TCK)): 100 on
