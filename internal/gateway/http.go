@@ -510,12 +510,12 @@ func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // event (an event id and no data, which lets a client resume a cut stream) goes out with
 // the next event rather than in a write of its own. A read (QueryBoard, ReadArtifact) is
 // answered at once, never held, so its priming event and its answer reach the client in
-// one write, and the client reads them in one: a write and a client read fewer a call.
-// A write's call releases it before it does anything (see tool): a write may be held
-// past its answer's first byte, and its stream must be resumable from the start
-// (docs/mcp.md, "One client per Agent" and "Held calls and the write gate"). A read whose stream is cut before its
-// answer is answered "request terminated without response" by the client, as it would
-// be if the cut came before the priming event, and is asked again.
+// one write, which the client reads at once: a write, a client read and a wakeup of the
+// client's reader fewer a call. A write's call releases it before it does anything (see
+// tool): a write may be held past its answer's first byte, and its stream must be
+// resumable from the start (docs/mcp.md, "One client per Agent"). A read whose stream
+// is cut before its answer is told "request terminated without response" by the client,
+// as it would be had the cut come before the priming event, and changes nothing.
 type primeWriter struct {
 	http.ResponseWriter
 	mu      sync.Mutex
