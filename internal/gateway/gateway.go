@@ -126,7 +126,7 @@ func New(cfg Config) *Gateway {
 			// The six tools' schemas are constants of package contract, tested there.
 			panic(fmt.Sprintf("gateway: tool %s has a schema that does not encode: %v", spec.Name, err))
 		}
-		g.server.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: json.RawMessage(schema)}, g.tool(spec.Name))
+		g.server.AddTool(&mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: json.RawMessage(schema)}, g.tool(spec.Name, spec.Write))
 	}
 	g.server.AddReceivingMiddleware(g.stateMeta)
 	g.server.AddReceivingMiddleware(cfg.Middleware...)
@@ -149,23 +149,29 @@ func New(cfg Config) *Gateway {
 // callerKey carries the authenticated caller from ServeHTTP to the SDK's token check.
 type callerKey struct{}
 
-// authed is a request's Caller and the head of its project's log its token was proved
-// at (0: none was read).
+// authed is a request's Caller, the head of its project's log its token was proved at
+// (0: none was read), and the writer holding back its priming event (nil: none).
 type authed struct {
-	c    identity.Caller
-	head int64
+	c     identity.Caller
+	head  int64
+	prime *primeWriter
 }
 
 // verified hands the SDK the Caller ServeHTTP already authenticated, and the head it was
 // proved at; the SDK then binds each session to its Agent and refuses another Agent's
 // requests on it. The SDK makes a TokenInfo per HTTP request, so the head is the one
-// this request's check read.
+// this request's check read; so is the writer of this request's response, which a tool
+// call releases (primeOf).
 func verified(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 	a, ok := r.Context().Value(callerKey{}).(authed)
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: a.c.ID, Extra: map[string]any{"caller": a.c, "head": a.head}}, nil
+	extra := map[string]any{"caller": a.c, "head": a.head}
+	if a.prime != nil {
+		extra["prime"] = a.prime
+	}
+	return &auth.TokenInfo{UserID: a.c.ID, Extra: extra}, nil
 }
 
 func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
@@ -174,6 +180,16 @@ func callerOf(extra *mcp.RequestExtra) (identity.Caller, bool) {
 	}
 	c, ok := extra.TokenInfo.Extra["caller"].(identity.Caller)
 	return c, ok
+}
+
+// primeOf is the writer holding back the priming event of the request's response; nil
+// when it has none.
+func primeOf(extra *mcp.RequestExtra) *primeWriter {
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	p, _ := extra.TokenInfo.Extra["prime"].(*primeWriter)
+	return p
 }
 
 // checkedHead is the head of its project log at which this request's token was proved

@@ -61,9 +61,10 @@ func newBenchFixture(b *testing.B, hold time.Duration, tel *telemetry.Telemetry)
 
 // fixtureConfig is how newConfiguredFixture builds a fixture.
 type fixtureConfig struct {
-	ops operation.Config
-	tel *telemetry.Telemetry // nil: no telemetry
-	now func() time.Time     // the authority's clock; nil: time.Now
+	ops  operation.Config
+	tel  *telemetry.Telemetry            // nil: no telemetry
+	now  func() time.Time                // the authority's clock; nil: time.Now
+	wrap func(http.Handler) http.Handler // wraps the server's handler; nil: none
 }
 
 // newConfiguredFixture is newObservedFixture as cfg says.
@@ -111,6 +112,9 @@ func newConfiguredFixture(t testing.TB, cfg fixtureConfig) *fixture {
 	var h http.Handler = mux
 	if tel != nil {
 		h = tel.HTTP(mux)
+	}
+	if cfg.wrap != nil {
+		h = cfg.wrap(h)
 	}
 	// The server speaks HTTP/1.1 and HTTP/2 without TLS, as docket serve does.
 	f.server = httptest.NewUnstartedServer(h)

@@ -181,7 +181,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, authed{c: c, head: head}))
+	a := authed{c: c, head: head}
+	if id != "" && r.Method == http.MethodPost {
+		// A call's priming event waits for its answer, or for a write to begin (primeWriter).
+		a.prime = &primeWriter{ResponseWriter: w}
+		w = a.prime
+	}
+	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, a))
 	if initialize && id == "" {
 		// The session is made effective when its headers are written, before the client
 		// can read the answer and send its next request; the session it replaces is closed
@@ -499,3 +505,51 @@ func (w *captureWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// primeWriter holds back the first flush of a POST's response, so that the SDK's priming
+// event (an event id and no data, which lets a client resume a cut stream) goes out with
+// the next event rather than in a write of its own. A read (QueryBoard, ReadArtifact) is
+// answered at once, never held, so its priming event and its answer reach the client in
+// one write, which the client reads at once: a write, a client read and a wakeup of the
+// client's reader fewer a call. A write's call releases it before it does anything (see
+// tool): a write may be held past its answer's first byte, and its stream must be
+// resumable from the start (docs/mcp.md, "One client per Agent"). A read whose stream
+// is cut before its answer is told "request terminated without response" by the client,
+// as it would be had the cut come before the priming event, and changes nothing.
+type primeWriter struct {
+	http.ResponseWriter
+	mu      sync.Mutex
+	flushed bool // the first flush came, or release
+	held    bool // the first flush was held back and is not made yet
+}
+
+// FlushError holds back the first flush and makes every later one, with what was held.
+// The SDK flushes through http.ResponseController, which asks for FlushError first.
+func (w *primeWriter) FlushError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.flushed {
+		w.flushed, w.held = true, true
+		return nil
+	}
+	w.held = false
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// release makes the flush held back now, if any, and lets every later one through. It
+// does nothing on a nil primeWriter (a request that has none).
+func (w *primeWriter) release() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushed = true
+	if !w.held {
+		return nil
+	}
+	w.held = false
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *primeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -28,8 +28,15 @@ import (
 // in beginTool and endTool, whose frames are gone by then; beginTool and the progress
 // run apart, so the parked stack never grows to their depth at all (a stack that grew
 // and shrank again leaves its larger slot's span in use beside other goroutines').
-func (g *Gateway) tool(name string) mcp.ToolHandler {
+//
+// A write (write set) sends its stream's priming event before it does anything, so that
+// the stream of a call held from its first byte is resumable; a read's goes out with its
+// answer (primeWriter).
+func (g *Gateway) tool(name string, write bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if write {
+			g.prime(ctx, name, req)
+		}
 		var t *toolCall
 		var res *mcp.CallToolResult
 		var err error
@@ -39,6 +46,14 @@ func (g *Gateway) tool(name string) mcp.ToolHandler {
 		}
 		defer t.release()
 		return g.endTool(t, t.held.Wait(t.ctx))
+	}
+}
+
+// prime sends the priming event of req's stream now (primeWriter).
+func (g *Gateway) prime(ctx context.Context, name string, req *mcp.CallToolRequest) {
+	if err := primeOf(req.Extra).release(); err != nil {
+		// The client is gone: the call goes on, as a held call whose client left does.
+		g.log.DebugContext(ctx, "priming event not sent", logTool, name, logErr, err)
 	}
 }
 

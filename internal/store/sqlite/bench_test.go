@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/store"
 	"github.com/docketrun/docket/internal/store/sqlite"
 	"github.com/docketrun/docket/internal/store/storetest"
 )
@@ -197,5 +199,35 @@ func floorInserter(b *testing.B, path string) storetest.RawFunc {
 			}
 		}
 		return tx.Commit()
+	}
+}
+
+// BenchmarkHead measures a read of a log's head, as a request makes it: with a context
+// that can end (an HTTP request's). Background is the same read with one that cannot.
+func BenchmarkHead(b *testing.B) {
+	s := openAt(b, filepath.Join(b.TempDir(), "docket.db"))
+	if err := s.Update(b.Context(), func(tx store.Tx) error {
+		_, err := tx.Append(b.Context(), store.NewEvent{Project: "p1", Type: "t", At: time.Unix(0, 0).UTC(), Data: json.RawMessage(`{}`)})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"cancelable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+		{"background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx, cancel := bc.ctx()
+			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Head(ctx, "p1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -302,6 +302,21 @@ func (s *Store) Wait(ctx context.Context, project string, after int64) (int64, e
 	return s.notify.Wait(ctx, s.waitHead, project, after, pollInterval)
 }
 
+// Head implements [store.Reader.Head] with ctx's values but not its end: the read is one
+// row of an index, over before a watcher could interrupt it, and a context that can end
+// (an HTTP request's) would otherwise start two watcher goroutines per read,
+// database/sql's for the rows and the driver's for the statement, which cost more than
+// the read itself (BenchmarkHead). A context already ended is refused before the read;
+// one that ends during it is not seen, which a wait for a reader of the pool (the pool's
+// reads are statements, not held transactions) or for busy_timeout (a WAL reader waits for
+// no writer) bounds.
+func (s *Store) Head(ctx context.Context, project string) (store.Head, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Head{}, fmt.Errorf("read head of %s: %w", project, err)
+	}
+	return s.Reader.Head(context.WithoutCancel(ctx), project)
+}
+
 // waitHead reads the head for Wait, and counts the read.
 func (s *Store) waitHead(ctx context.Context, project string) (store.Head, error) {
 	s.waitReads.Add(1)
