@@ -242,7 +242,13 @@ func (r *Runner) serve(ctx context.Context, l contract.Lease, rows []contract.Se
 // most Parallel), the rows whose claim is not answered yet, and the ids of those not yet
 // reported, so a row is never started twice.
 type pipeline struct {
-	slots    chan struct{}
+	slots chan struct{}
+	// reports bounds the calls that have run and whose report has no answer yet: a call
+	// frees its slot once it has run, so without it a slow commit at the authority would
+	// let the worker run call after call whose outcome is not recorded yet, each one more
+	// a SIGKILL leaves to be settled as unknowable. With it, at most --parallel calls are
+	// claimed or running and at most --parallel more wait for their report's answer.
+	reports  chan struct{}
 	claiming sync.WaitGroup // rows whose claim has no answer yet
 	running  sync.WaitGroup // rows not yet reported
 	mu       sync.Mutex
@@ -254,7 +260,7 @@ type pipeline struct {
 func (p *pipeline) free() int { return cap(p.slots) - len(p.slots) }
 
 func newPipeline(parallel int) *pipeline {
-	return &pipeline{slots: make(chan struct{}, parallel), inflight: map[string]bool{}}
+	return &pipeline{slots: make(chan struct{}, parallel), reports: make(chan struct{}, parallel), inflight: map[string]bool{}}
 }
 
 // ready waits until every claim sent has its answer and a slot is free, and reports
@@ -366,8 +372,23 @@ func (r *Runner) startRows(ctx, lctx context.Context, l contract.Lease, rows []c
 			// report's answer, each of the --parallel slots spent most of its time
 			// waiting for two commits, not running (benchmarks/README.md, "Governed
 			// actions…"), and the worker polled for less than it could run.
-			free := sync.OnceFunc(func() { <-p.slots })
-			defer free()
+			// It moves to one of the report places first, so the calls run and not yet
+			// recorded stay bounded ([pipeline].reports).
+			ran := false
+			free := func() {
+				if !ran {
+					ran = true
+					p.reports <- struct{}{}
+					<-p.slots
+				}
+			}
+			defer func() {
+				if ran {
+					<-p.reports
+				} else {
+					<-p.slots
+				}
+			}()
 			defer p.done(job.Row.ID)
 			r.claimAndRun(ctx, lctx, job, lose, p.claiming.Done, free)
 		}()
