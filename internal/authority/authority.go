@@ -67,8 +67,8 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	// projectLog is the project log the policies, the conversation index and the
-	// operation ledger join: one lock and one cursor per project for all (eventlog.Log).
+	// projectLog is the project log the policies, the conversation index, the profiles
+	// and the operation ledger join: one lock and one cursor per project for all (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -109,14 +109,14 @@ func New(cfg Config) (*Authority, error) {
 	}
 	a.dir = dir
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
-	// The policies, the conversation index and the operation ledger ([NewOperations])
-	// are parts of one project log: one lock, one cursor (docs/architecture.md, "The
+	// The policies, the conversation index, the profiles and the operation ledger
+	// ([NewOperations]) are parts of one project log: one lock, one cursor (docs/architecture.md, "The
 	// project state and its driver"), so a decision reads the policy in force under the
 	// ledger's lock, and one catch-up steps every part.
 	a.projectLog = eventlog.NewLog(a.store)
 	a.policies = policy.Join(a.projectLog, a.now)
 	a.conversations = conversation.Join(a.projectLog, a.now)
-	a.profiles = profile.New(a.store, a.now)
+	a.profiles = profile.Join(a.projectLog, a.now)
 	a.budgets = newBudgets(a)
 	a.materials = materials.New(a.store, a.now)
 	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
