@@ -68,7 +68,7 @@ type Authority struct {
 	conversations *conversation.Keeper
 	policies      *policy.Book
 	// projectLog is the project log the policies, the conversation index, the profiles,
-	// the held credentials' log and the operation ledger join: one lock and one cursor per project for all (eventlog.Log).
+	// the materials, the held credentials' log and the operation ledger join: one lock and one cursor per project for all (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -102,12 +102,12 @@ func New(cfg Config) (*Authority, error) {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
-	// The policies, the conversation index, the profiles, the held credentials' log and
-	// the operation ledger ([NewOperations]) are parts of one project log: one lock, one
-	// cursor (docs/architecture.md, "The project state and its driver"), so a decision
-	// reads the policy in force under the ledger's lock, and one catch-up steps every
-	// part. A token's proof reads the credentials' log from its published state, never
-	// waiting for that lock.
+	// The policies, the conversation index, the profiles, the materials, the held
+	// credentials' log and the operation ledger ([NewOperations]) are parts of one
+	// project log: one lock, one cursor (docs/architecture.md, "The project state and its
+	// driver"), so a decision reads the policy in force under the ledger's lock, and one
+	// catch-up steps every part. A token's proof reads the credentials' log from its
+	// published state, never waiting for that lock.
 	a.projectLog = eventlog.NewLog(a.store)
 	dir, err := identity.New(identity.Config{Store: a.store, Key: cfg.Key, Logger: a.log, Now: a.now, Rand: a.rand,
 		SessionTTL: cfg.SessionTTL, ProjectLog: a.projectLog})
@@ -120,7 +120,7 @@ func New(cfg Config) (*Authority, error) {
 	a.conversations = conversation.Join(a.projectLog, a.now)
 	a.profiles = profile.Join(a.projectLog, a.now)
 	a.budgets = newBudgets(a)
-	a.materials = materials.New(a.store, a.now)
+	a.materials = materials.Join(a.projectLog, a.now)
 	a.tasks = task.New(task.Config{Store: a.store, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {
