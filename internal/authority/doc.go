@@ -35,10 +35,14 @@
 //  1. a project's Board lock (boards: its Board State's lock in boards'
 //     [eventlog.Driver], Cache.lock), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger: its State's lock in operation's
-//     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
-//     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
-//     generations, with the calls held on them kept beside it;
+//  2. the project's log ([eventlog.Log], Authority.projectLog): one lock and one cursor
+//     for every part that joins it — the operation ledger (the Operations, Requests,
+//     artifacts, setup and the hop's claims, reports and lease generations, with the
+//     calls held on them kept beside it), the policy Book, the conversation index, the
+//     profiles, the materials and the held credentials' log of credential events. A
+//     call holding one part's State reads another's through it ([eventlog.Along]: a
+//     decision reads the policy in force under the ledger's lock), never through that
+//     part's own Lock or Read, which would wait for the lock the call holds;
 //  3. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
@@ -57,20 +61,27 @@
 // under 2, never around another lock, and the goroutine that follows the log takes 2
 // only between its waits on the store. A Connection's claim and report batches
 // (operation: batchQueue) are led before 1: the call leading a batch takes the locks
-// above for the whole batch, and a call waiting in one holds none. The conversation
-// index's locks and the task ledger's are never held together with any of the above;
-// the task ledger's is taken before a store transaction that locks the head.
+// above for the whole batch, and a call waiting in one holds none. The task ledger's
+// lock is never held together with any of the above, and is taken before a store
+// transaction that locks the head.
 // Inside a transaction no call waits for good for a part's lock, since its holder may be
 // waiting for that transaction's head: the one read there, an approved ask's check of its
 // asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
 // and, finding it still held, runs its write again ([eventlog.Driver.LockWithin],
 // [eventlog.ErrBusy]).
-// A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
-// decision reads the version in force under 1 and 2 and releases it before its
-// transaction; a publication takes it, then 3. Each write of the profile and material
-// states takes their lock (their Keepers' drivers) before its store transaction, never
-// inside it; a material's addition takes the materials lock before 1, since its Board
-// write's transaction appends its event ([materials.Keeper.Add]).
+// A write of any part of 2 other than the ledger (a policy's publication, a
+// conversation's save, a profile's change, a material's disclosure) takes 2 and then 3,
+// holding nothing before, as does a round of the held credentials (identity:
+// holds.roundMu, which nothing takes under 2); a material's addition takes 1, then 2 inside its Board write,
+// then 3, since its Board write's transaction appends its event
+// ([materials.Keeper.Add]), as an admission does. A read that holds nothing and is made
+// on every call — an Agent token's proof reading the credential events
+// ([identity.Directory.AgentAt]), an Agent's QueryBoard and strip reading the ledger, a
+// read of the policies in force — answers from the part's published State when its seq
+// covers the head the read made ([eventlog.Driver.Snapshot]), so it does not wait for a
+// claim batch or an admission holding 2 across its transaction; only a published State
+// behind that head makes it take 2. Member reads of the conversations, profiles and
+// materials take 2 while they catch up.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that
