@@ -67,8 +67,9 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	// projectLog is the project log the policies, the task ledger and the operation
-	// ledger join: one lock and one cursor per project for all (eventlog.Log).
+	// projectLog is the project log the policies, the conversation index, the profiles,
+	// the materials, the held credentials' log, the task ledger and the operation ledger
+	// join: one lock and one cursor per project for all (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -102,23 +103,26 @@ func New(cfg Config) (*Authority, error) {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
+	// The policies, the conversation index, the profiles, the materials, the held
+	// credentials' log, the task ledger and the operation ledger ([NewOperations]) are
+	// parts of one project log: one lock, one cursor (docs/architecture.md, "The project
+	// state and its driver"), so a decision reads the policy in force, and an approved
+	// ask its asking task, under the ledger's lock, and one catch-up steps every part. A
+	// token's proof reads the credentials' log from its published state, never waiting
+	// for that lock.
+	a.projectLog = eventlog.NewLog(a.store)
 	dir, err := identity.New(identity.Config{Store: a.store, Key: cfg.Key, Logger: a.log, Now: a.now, Rand: a.rand,
-		SessionTTL: cfg.SessionTTL})
+		SessionTTL: cfg.SessionTTL, ProjectLog: a.projectLog})
 	if err != nil {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.dir = dir
 	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
-	a.conversations = conversation.New(a.store, a.now)
-	// The policies, the task ledger and the operation ledger ([NewOperations]) are parts
-	// of one project log: one lock, one cursor (docs/architecture.md, "The project state
-	// and its driver"), so a decision reads the policy in force, and an approved ask its
-	// asking task, under the ledger's lock.
-	a.projectLog = eventlog.NewLog(a.store)
 	a.policies = policy.Join(a.projectLog, a.now)
-	a.profiles = profile.New(a.store, a.now)
+	a.conversations = conversation.Join(a.projectLog, a.now)
+	a.profiles = profile.Join(a.projectLog, a.now)
 	a.budgets = newBudgets(a)
-	a.materials = materials.New(a.store, a.now)
+	a.materials = materials.Join(a.projectLog, a.now)
 	a.tasks = task.New(task.Config{Store: a.store, Log: a.projectLog, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {

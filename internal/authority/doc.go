@@ -35,15 +35,16 @@
 //  1. a project's Board lock (boards: its Board State's lock in boards'
 //     [eventlog.Driver], Cache.lock), taken by the write sequence
 //     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's log (the Authority's [eventlog.Log]): one lock and one cursor for
-//     the States of the parts that joined it, the operation ledger (operation:
-//     ledger.lock; the Operations, Requests, artifacts, setup and the hop's claims,
-//     reports and lease generations, with the calls held on them kept beside it), the
-//     policy Book (published policies and autonomy) and the task ledger (tasks, wakes,
-//     pins). A call holding it for one part reads another's State through it
-//     ([eventlog.Along]: a decision reads the policy in force through the ledger it
-//     holds, [policy.Book.InForceAlong], and an approved ask its asking task,
-//     [task.Keeper.AskOpen]), never by locking again;
+//  2. the project's log ([eventlog.Log], Authority.projectLog): one lock and one cursor
+//     for every part that joins it — the operation ledger (the Operations, Requests,
+//     artifacts, setup and the hop's claims, reports and lease generations, with the
+//     calls held on them kept beside it), the policy Book, the task ledger (tasks, wakes,
+//     pins), the conversation index, the profiles, the materials and the held
+//     credentials' log of credential events. A call holding one part's State reads
+//     another's through it ([eventlog.Along]: a decision reads the policy in force
+//     through the ledger it holds, [policy.Book.InForceAlong], and an approved ask its
+//     asking task, [task.Keeper.AskOpen]), never through that part's own Lock or Read,
+//     which would wait for the lock the call holds;
 //  3. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
@@ -62,8 +63,7 @@
 // under 2, never around another lock, and the goroutine that follows the log takes 2
 // only between its waits on the store. A Connection's claim and report batches
 // (operation: batchQueue) are led before 1: the call leading a batch takes the locks
-// above for the whole batch, and a call waiting in one holds none. The conversation
-// index's locks are never held together with any of the above. A task write takes 2,
+// above for the whole batch, and a call waiting in one holds none. A task write takes 2,
 // then the head in its store transaction, and a task-ledger holder takes neither 1 nor
 // another lock of 2 (a budget's room it reads from the store, a pin's check of the
 // Board it makes before). Inside a transaction no call waits for a part's lock, since
@@ -72,13 +72,19 @@
 // a caller holding nothing that checks an ask inside a transaction of its own waits for
 // the task ledger a bounded time and, finding it still held, runs its write again
 // ([eventlog.Driver.LockWithin], [eventlog.ErrBusy]).
-// The policy state is no level of its own: it is under 2, so a publication takes 2,
-// then 3, and a read of the policies that holds nothing answers from the Book's
-// published state when it covers the call's head, or takes 2 alone. Each write of the
-// profile and material states takes their lock (their Keepers' drivers) before its
-// store transaction, never inside it; a material's addition takes the materials lock
-// before 1, since its Board write's transaction appends its event
-// ([materials.Keeper.Add]).
+// A write of any part of 2 other than the ledger (a policy's publication, a
+// conversation's save, a profile's change, a material's disclosure) takes 2 and then 3,
+// holding nothing before, as does a round of the held credentials (identity:
+// holds.roundMu, which nothing takes under 2); a material's addition takes 1, then 2
+// inside its Board write, then 3, since its Board write's transaction appends its event
+// ([materials.Keeper.Add]), as an admission does. A read that holds nothing and is made
+// on every call — an Agent token's proof reading the credential events
+// ([identity.Directory.AgentAt]), an Agent's QueryBoard and strip reading the ledger, a
+// read of the policies in force — answers from the part's published State when its seq
+// covers the head the read made ([eventlog.Driver.Snapshot]), so it does not wait for a
+// claim batch or an admission holding 2 across its transaction; only a published State
+// behind that head makes it take 2. Member reads of the conversations, profiles and
+// materials take 2 while they catch up.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that

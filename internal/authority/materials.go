@@ -70,20 +70,31 @@ func (a *Authority) AddMaterial(ctx context.Context, c identity.Caller, project 
 	// The event and the Board fact the Agent sees in its View land in one transaction
 	// (docs/materials.md): the member asserts the fact, so it is tier asserted, as the
 	// digest is.
+	// The Board lock is taken first, then the materials' (inside the Board write, before
+	// its transaction): the materials' State is a part of the project log the operation
+	// ledger joins, whose one lock an admission takes under the Board lock, so taken the
+	// other way round the two would wait for each other (docs/architecture.md, "The lock
+	// order").
 	now := a.now().UTC().Round(0)
-	return a.materials.Add(ctx, c, project, id, in, now, func(addIn func(tx store.Tx) error) error {
-		return a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
-			br, err := w.Board().ApplyBatch(board.Author{Principal: c.Principal()}, batch)
-			if err != nil {
-				return err
-			}
-			var ch *boards.Change
-			if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
-				ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
-			}
+	var added contract.Material
+	err = a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
+		br, err := w.Board().ApplyBatch(board.Author{Principal: c.Principal()}, batch)
+		if err != nil {
+			return err
+		}
+		var ch *boards.Change
+		if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
+			ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
+		}
+		added, err = a.materials.Add(ctx, c, project, id, in, now, func(addIn func(tx store.Tx) error) error {
 			return w.Commit(ctx, ch, c.Principal(), now, "agent "+agent, addIn, nil)
 		})
+		return err
 	})
+	if err != nil {
+		return contract.Material{}, err
+	}
+	return added, nil
 }
 
 // SetMaterialDisclosure sets whether a material's content may go to the Agent's model

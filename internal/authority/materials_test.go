@@ -11,6 +11,7 @@ import (
 	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/materials"
+	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store/sqlite"
 )
@@ -158,5 +159,56 @@ func TestMaterials_AddWhileDisclosing(t *testing.T) {
 				t.Errorf("calc has %d materials (%v), want %d", len(ms), err, writers*each+1)
 			}
 		})
+	}
+}
+
+// TestMaterials_AddWhileAdmitting adds materials for an Agent while the Agent's writes
+// are admitted, all at once: an addition takes the Board lock before the materials' State,
+// which is a part of the project log the operation ledger joins, as an admission takes
+// the Board lock before the ledger's (docs/architecture.md, "The lock order"), so neither
+// waits for the other for good.
+func TestMaterials_AddWhileAdmitting(t *testing.T) {
+	f := newOpsFixture(t, time.Millisecond)
+	ctx := t.Context()
+	const writers, each = 4, 25
+	errs := make(chan error, 2*writers*each)
+	done := make(chan struct{}) // closed by the goroutine below once every call returned
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					add := contract.MaterialAdd{Conversation: "c1", Name: "plan.txt", Size: 12, MediaType: "text/plain",
+						SHA256: fmt.Sprintf("sha256:%064x", w*each+i+1)}
+					if _, err := f.a.AddMaterial(ctx, f.admin, "default", "calc", add); err != nil {
+						errs <- fmt.Errorf("add material %d: %w", w*each+i+1, err)
+					}
+				}
+			})
+			wg.Go(func() {
+				for i := range each {
+					_, err := f.ops.Call(ctx, f.agent, operation.Call{Tool: contract.ToolApplyAction,
+						Input: &contract.ApplyActionInput{Action: "mark", Params: contract.Args{"topic": contract.StringValue(fmt.Sprintf("t%d-%d", w, i))}}})
+					if err != nil {
+						errs <- fmt.Errorf("admit a write: %w", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the additions and admissions did not all return in a minute: they wait for each other")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ms, err := f.a.Materials(ctx, f.admin, "default", "calc")
+	if err != nil || len(ms) != writers*each {
+		t.Errorf("calc has %d materials (%v), want %d", len(ms), err, writers*each)
 	}
 }

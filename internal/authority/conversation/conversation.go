@@ -26,13 +26,24 @@ type Keeper struct {
 	now   func() time.Time
 	// indexes keeps each project's conversation index, and is the path the Keeper reads
 	// it and writes a save through (docs/architecture.md, "The project state and its
-	// driver").
+	// driver"). It is a part of a project [eventlog.Log] that other parts may join (the
+	// authority's, with the operation ledger): its lock is then the project's one lock,
+	// which a save holds across its transaction and a read while it catches up, each
+	// holding no other lock (docs/architecture.md, "The lock order").
 	indexes *eventlog.Driver[*index]
 }
 
-// New returns the Keeper of st's conversations; now is the clock of the events it appends.
+// New returns the Keeper of st's conversations, on a project log of its own; now is the
+// clock of the events it appends.
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{store: st, now: now, indexes: eventlog.NewDriver(st, newIndex)}
+	return Join(eventlog.NewLog(st), now)
+}
+
+// Join returns the Keeper of the conversations of l's store as a part of l
+// ([eventlog.Join]): each project's index is under the one lock of the project's log and
+// caught up by its one cursor, beside the other parts that joined l.
+func Join(l *eventlog.Log, now func() time.Time) *Keeper {
+	return &Keeper{store: l.Store(), now: now, indexes: eventlog.Join(l, newIndex)}
 }
 
 // nowUTC is the clock, in UTC, at the precision the event log keeps.

@@ -111,13 +111,16 @@ func AtCheckedHead(ctx context.Context, c Caller, head int64) context.Context {
 }
 
 // credentialEventAt returns the last event of project's log up to head that revoked or
-// replaced a machine's credential.
+// replaced a machine's credential; head 0 reads the log's head first.
 func (a *Directory) credentialEventAt(ctx context.Context, project contract.ProjectID, head int64) (int64, error) {
-	var last int64
-	err := a.holds.logs.Read(eventlog.WithHead(ctx, project, head), project, func(c *credentialLog) error {
-		last = c.last
-		return nil
-	})
+	if head == 0 {
+		h, err := a.store.Head(ctx, string(project))
+		if err != nil {
+			return 0, fmt.Errorf("read the head of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
+		}
+		head = h.Seq
+	}
+	last, err := a.holds.lastAt(ctx, project, head)
 	if err != nil {
 		return 0, fmt.Errorf("read the credential events of %s: %w", project, eventlog.Refuse(err, "project "+string(project)))
 	}

@@ -52,7 +52,11 @@ type holds struct {
 
 	// logs follows the log of each project a machine's credential was held in, for its
 	// credential events. It outlives the recheck loops, so that a project's log is read
-	// from its start once per process.
+	// from its start once per process. It is a part of a project [eventlog.Log] that
+	// other parts may join (the authority's, with the operation ledger, whose claims and
+	// admissions hold its one lock across their store transactions), so a read of it
+	// holding nothing answers from its published state when that covers the head the read
+	// made, and locks only otherwise ([holds.lastAt]).
 	logs *eventlog.Driver[*credentialLog]
 	// roundMu is held through a round, so rounds run one at a time; it guards seen.
 	roundMu sync.Mutex
@@ -79,9 +83,11 @@ type held struct {
 	project contract.ProjectID
 }
 
-func newHolds(st store.Store) *holds {
+// newHolds returns the holds of a Directory whose log of credential events joins l.
+func newHolds(l *eventlog.Log) *holds {
 	h := &holds{held: map[[sha256.Size]byte]*held{}, wake: make(chan struct{}, 1),
-		logs: eventlog.NewDriver(st, func() *credentialLog { return &credentialLog{} }), seen: map[contract.ProjectID]int64{}}
+		logs: eventlog.Join(l, func() *credentialLog { return &credentialLog{} }), seen: map[contract.ProjectID]int64{}}
+	h.logs.Publish(func(c *credentialLog) any { return c.publish() })
 	h.life, h.stop = context.WithCancel(context.Background())
 	return h
 }
@@ -229,15 +235,52 @@ func (a *Directory) round(ctx context.Context, hs []heldNow) {
 
 // credentialLog is what a round needs of a project's log (an [eventlog.State]): the last
 // event that revoked or replaced a machine's credential.
-type credentialLog struct{ last int64 }
+type credentialLog struct {
+	last int64
+	// published is last as the state last published it ([credentialLog.publish]), nil
+	// once Apply moved last since: every event of the project's log moves the cursor and
+	// so publishes, and only the rare credential events change last.
+	published *int64
+}
 
 // Apply notes e when it revokes or replaces a machine's credential.
 func (c *credentialLog) Apply(e store.Event) error {
 	switch e.Type {
 	case event.AgentRevoked, event.AgentTokenReplaced, event.ConnectionRevoked:
-		c.last = e.Seq
+		c.last, c.published = e.Seq, nil
 	}
 	return nil
+}
+
+// publish returns last as a value nothing changes, for reads made without the lock
+// ([eventlog.Driver.Publish]): made again only when last moved since the last one.
+func (c *credentialLog) publish() *int64 {
+	if c.published == nil {
+		last := c.last
+		c.published = &last
+	}
+	return c.published
+}
+
+// lastAt returns the last event of project's log up to head (a head the caller read)
+// that revoked or replaced a machine's credential. It answers from the state published
+// when that covers head, so that a token's proof, which every MCP request makes, never
+// waits for the project's lock that a claim batch or an admission of the operation
+// ledger holds across its store transaction (docs/architecture.md, "The project state
+// and its driver"); a snapshot behind head is not used: the state is then locked and
+// caught up to head, as fresh as a read of it. The caller holds no lock of the project's
+// log.
+func (h *holds) lastAt(ctx context.Context, project contract.ProjectID, head int64) (int64, error) {
+	if snap, ok := h.logs.Snapshot(project); ok && snap.Seq >= head {
+		return *snap.Value.(*int64), nil
+	}
+	held := h.logs.Lock(project)
+	defer held.Unlock()
+	c, err := held.CatchUpTo(ctx, h.logs.Log().Store(), head)
+	if err != nil {
+		return 0, err
+	}
+	return c.last, nil
 }
 
 // credentialEvents reports whether project's log holds an event that revokes or replaces
@@ -247,8 +290,8 @@ func (c *credentialLog) Apply(e store.Event) error {
 // about rather than trusted, and the State keeps what it read, so a long log is read
 // across rounds rather than from its start each time. holds.roundMu must be held.
 func (a *Directory) credentialEvents(ctx context.Context, project contract.ProjectID) bool {
-	var last int64
-	if err := a.holds.logs.Read(ctx, project, func(c *credentialLog) error { last = c.last; return nil }); err != nil {
+	last, err := a.credentialEventAt(ctx, project, 0)
+	if err != nil {
 		a.log.Warn("the log of a project with held credentials could not be read; they are checked again", logProject, project, logErr, err)
 		return true
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/docketrun/docket/internal/authority/eventlog"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/store"
 )
@@ -32,6 +33,12 @@ type Config struct {
 
 	// SessionTTL is how long a browser or login session lives; default DefaultSessionTTL.
 	SessionTTL time.Duration
+
+	// ProjectLog, when set, is the project log the log of credential events joins
+	// ([eventlog.Join]): the authority's, whose lock the operation ledger holds across
+	// its claims and admissions. nil: a log of the Directory's own. Its store must be
+	// Store.
+	ProjectLog *eventlog.Log
 }
 
 // Directory keeps the principals of one store and authenticates their credentials. It is
@@ -57,7 +64,14 @@ func New(cfg Config) (*Directory, error) {
 	if cfg.Key == (Key{}) {
 		return nil, errors.New("identity: config needs the installation key")
 	}
-	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds(cfg.Store),
+	pl := cfg.ProjectLog
+	switch {
+	case pl == nil:
+		pl = eventlog.NewLog(cfg.Store)
+	case pl.Store() != cfg.Store:
+		return nil, errors.New("identity: the project log is over another store than the Directory's")
+	}
+	a := &Directory{store: cfg.Store, key: cfg.Key, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, sessionTTL: cfg.SessionTTL, holds: newHolds(pl),
 		creds: proved[agentCred]{max: maxAgentCreds}, conns: proved[contract.Connection]{max: maxConnCreds}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)

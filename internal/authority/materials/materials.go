@@ -7,6 +7,7 @@
 package materials
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -44,8 +45,11 @@ type opKey struct {
 type Keeper struct {
 	store store.Store // from eventlog.Remember
 	now   func() time.Time
-	// log holds each project's state; its lock is taken before any other part's (the
-	// Board's, in [Keeper.Add]) and never inside a store transaction.
+	// log holds each project's state, as a part of a project [eventlog.Log] that other
+	// parts may join (the authority's, with the operation ledger): its lock is then the
+	// project's one lock. It is taken after the Board's (in [Keeper.Add]), as an
+	// admission takes the ledger's, and never inside a store transaction
+	// (docs/architecture.md, "The lock order").
 	log *eventlog.Driver[*state]
 }
 
@@ -68,12 +72,18 @@ func newState() *state {
 	return &state{names: map[contract.AgentID]string{}, materials: map[key]*contract.Material{}, reading: map[opKey]*pending{}}
 }
 
-// New returns the Keeper over st; now is the clock. A Keeper reads what it wrote from the
+// New returns the Keeper over st, on a project log of its own; now is the clock. A Keeper reads what it wrote from the
 // memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which is
 // one already).
 func New(st store.Store, now func() time.Time) *Keeper {
-	st = eventlog.Remember(st, nil)
-	return &Keeper{store: st, now: now, log: eventlog.NewDriver(st, newState)}
+	return Join(eventlog.NewLog(eventlog.Remember(st, nil)), now)
+}
+
+// Join returns the Keeper as a part of l ([eventlog.Join]): its state of a project is
+// under the one lock of the project's log and caught up by its one cursor, beside the
+// other parts that joined l.
+func Join(l *eventlog.Log, now func() time.Time) *Keeper {
+	return &Keeper{store: l.Store(), now: now, log: eventlog.Join(l, newState)}
 }
 
 // Apply steps s by e.
@@ -105,6 +115,9 @@ func (s *state) Apply(e store.Event) error {
 			m.Disclosed, m.DisclosureBy, m.DisclosureAt = d.Allowed, contract.Principal(e.Actor), e.At
 		}
 	case event.OpAdmitted, event.OpChanged:
+		if !s.mayRead(e) {
+			return nil
+		}
 		var d event.Operation
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -131,6 +144,9 @@ func (s *state) Apply(e store.Event) error {
 		}
 	case event.RequestChanged:
 		// The approval of a read's Request names who let it run.
+		if !s.mayRead(e) {
+			return nil
+		}
 		var d event.RequestChangedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
@@ -153,6 +169,19 @@ func (s *state) Apply(e store.Event) error {
 		}
 	}
 	return nil
+}
+
+// readTool is [ReadTool] as an event's JSON holds it: the authority's encoder writes it
+// unescaped.
+var readTool = []byte(`"` + ReadTool + `"`)
+
+// mayRead reports whether e, an Operation's or a Request's event, may concern a read of a
+// material: while no read is pending, only one that names the read Tool. The operation
+// ledger's events are most of a project's log, and the state steps by each under the
+// project's one lock that claims and admissions hold (docs/architecture.md, "The project
+// state and its driver"), so the others are passed over without being decoded.
+func (s *state) mayRead(e store.Event) bool {
+	return len(s.reading) > 0 || bytes.Contains(e.Data, readTool)
 }
 
 // read runs fn on project's state caught up with the log.
@@ -223,11 +252,14 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 // material's Board fact in the same one): write runs that write and calls in with its
 // transaction, once per attempt. Add returns the material as the write left it.
 //
-// Add holds project's materials lock across write, taken before write takes its own
-// locks and opens its transaction, as every write of the state takes it
-// ([eventlog.Held.Update]). Taken inside the transaction instead, it would wait for a
-// disclosure that holds it while that disclosure waits for the store, which that
-// transaction holds: the two would wait for each other for good.
+// Add holds project's materials lock across write, taken before write opens its
+// transaction, as every write of the state takes it ([eventlog.Held.Update]). Taken
+// inside the transaction instead, it would wait for a disclosure that holds it while that
+// disclosure waits for the store, which that transaction holds: the two would wait for
+// each other for good. The caller takes the project's Board lock before calling Add
+// (write is then the Board write's commit), never after: on a project log the operation
+// ledger joins, the materials lock is the ledger's, which an admission takes under the
+// Board lock (docs/architecture.md, "The lock order").
 func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time,
 	write func(in func(tx store.Tx) error) error) (contract.Material, error) {
 	if err := c.RequireInPerson(project); err != nil {

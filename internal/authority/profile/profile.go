@@ -26,7 +26,11 @@ import (
 // its driver"). It is safe for concurrent use.
 type Keeper struct {
 	now func() time.Time
-	// log holds each project's state; its lock is never held with another part's.
+	// log holds each project's state, as a part of a project [eventlog.Log] that other
+	// parts may join (the authority's, with the operation ledger): its lock is then the
+	// project's one lock, which a member's act holds across its transaction and a read
+	// while it catches up, each holding no other lock (docs/architecture.md, "The lock
+	// order").
 	log *eventlog.Driver[*state]
 }
 
@@ -46,11 +50,18 @@ func newState() *state {
 		workers: map[contract.ConnectionID]contract.RuntimeStatus{}, blueprints: map[string]*contract.Blueprint{}}
 }
 
-// New returns the Keeper over st; now is the clock. A Keeper reads what it wrote from the
-// memory of st's commits ([eventlog.Remember]; a no-op on the authority's store, which is
-// one already).
+// New returns the Keeper over st, on a project log of its own; now is the clock. A Keeper
+// reads what it wrote from the memory of st's commits ([eventlog.Remember]; a no-op on
+// the authority's store, which is one already).
 func New(st store.Store, now func() time.Time) *Keeper {
-	return &Keeper{now: now, log: eventlog.NewDriver(eventlog.Remember(st, nil), newState)}
+	return Join(eventlog.NewLog(eventlog.Remember(st, nil)), now)
+}
+
+// Join returns the Keeper as a part of l ([eventlog.Join]): its state of a project is
+// under the one lock of the project's log and caught up by its one cursor, beside the
+// other parts that joined l.
+func Join(l *eventlog.Log, now func() time.Time) *Keeper {
+	return &Keeper{now: now, log: eventlog.Join(l, newState)}
 }
 
 // Apply steps s by e.
