@@ -322,15 +322,29 @@ func (k *Keeper) Pin(ctx context.Context, c identity.Caller, id contract.Convers
 	if err != nil {
 		return contract.CasePin{}, nil, err
 	}
-	// Every tool call of a conversation asks: the head alone says whether there is
-	// anything to catch up with ([eventlog.Cursor.CatchUp]).
-	err = k.ledgers.Read(ctx, project, func(l *ledger) error {
-		key := convKey{contract.AgentID(c.ID), id}
-		pin, by = l.pins[key], slices.Clone(l.authors[key])
-		return nil
-	})
+	// Every tool call of a conversation asks, so it answers from what the ledger
+	// published when that covers the head the call carries or reads once, and never
+	// waits for a write of another part of the project's log holding the lock across
+	// its transaction (a claim batch: docs/architecture.md, "The project state and its
+	// driver"); otherwise it locks and catches up to that head.
+	key := convKey{contract.AgentID(c.ID), id}
+	head, ok := eventlog.KnownHead(ctx, project)
+	if !ok {
+		h, err := k.store.Head(ctx, string(project))
+		if err != nil {
+			return contract.CasePin{}, nil, fmt.Errorf("read the pin of conversation %s: read the head: %w", id, eventlog.Refuse(err, "project "+string(project)))
+		}
+		head = h.Seq
+	}
+	if snap, ok := k.ledgers.Snapshot(project); ok && snap.Seq >= head {
+		v := snap.Value.(*pinView)
+		return v.pins[key], slices.Clone(v.authors[key]), nil
+	}
+	h := k.ledgers.Lock(project)
+	defer h.Unlock()
+	l, err := h.CatchUpTo(ctx, k.store, head)
 	if err != nil {
 		return contract.CasePin{}, nil, fmt.Errorf("read the pin of conversation %s: %w", id, eventlog.Refuse(err, "project "+string(project)))
 	}
-	return pin, by, nil
+	return l.pins[key], slices.Clone(l.authors[key]), nil
 }

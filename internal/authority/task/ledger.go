@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,30 @@ type ledger struct {
 	pins        map[convKey]contract.CasePin
 	authors     map[convKey][]contract.Principal // who posted each conversation's tasks, first posts first
 	ops         map[contract.AgentID]map[int64]opState
+	// pinned is the pins and authors as last published ([ledger.publish]); nil once a
+	// post changed either since.
+	pinned *pinView
+}
+
+// pinView is what a conversation's tasks hold its work to, and who posted them, as the
+// ledger published it for reads made without the project's lock ([Keeper.Pin]): nothing
+// changes it once published.
+type pinView struct {
+	pins    map[convKey]contract.CasePin
+	authors map[convKey][]contract.Principal
+}
+
+// publish returns the ledger's pins and authors as a value nothing changes
+// ([eventlog.Driver.Publish]), copied again only when a post changed them since the last.
+func (l *ledger) publish() *pinView {
+	if l.pinned == nil {
+		v := &pinView{pins: maps.Clone(l.pins), authors: make(map[convKey][]contract.Principal, len(l.authors))}
+		for k, by := range l.authors {
+			v.authors[k] = slices.Clip(by) // Apply appends past the copy's length, never within it
+		}
+		l.pinned = v
+	}
+	return l.pinned
 }
 
 type clientKey struct {
@@ -75,6 +100,7 @@ func (l *ledger) Apply(e store.Event) error {
 		}
 		k := convKey{t.Agent, t.Conversation}
 		l.known[k] = true
+		l.pinned = nil
 		if !slices.Contains(l.authors[k], t.PostedBy) {
 			l.authors[k] = append(l.authors[k], t.PostedBy)
 		}

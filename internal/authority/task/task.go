@@ -85,6 +85,7 @@ func New(cfg Config) *Keeper {
 	if k.lease <= 0 {
 		k.lease = DefaultLease
 	}
+	k.ledgers.Publish(func(l *ledger) any { return l.publish() })
 	return k
 }
 
