@@ -67,8 +67,8 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	// projectLog is the project log the policies and the operation ledger join: one
-	// lock and one cursor per project for both (eventlog.Log).
+	// projectLog is the project log the Board, the policies and the operation ledger
+	// join: one lock and one cursor per project for the three (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -108,12 +108,13 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.dir = dir
-	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
-	a.conversations = conversation.New(a.store, a.now)
-	// The policies and the operation ledger ([NewOperations]) are parts of one project
-	// log: one lock, one cursor (docs/architecture.md, "The project state and its
-	// driver"), so a decision reads the policy in force under the ledger's lock.
+	// The Board, the policies and the operation ledger ([NewOperations]) are parts of one
+	// project log: one lock, one cursor (docs/architecture.md, "The project state and its
+	// driver"), so a Board write reads the ledger, and a decision the policy in force,
+	// under the one lock it holds.
 	a.projectLog = eventlog.NewLog(a.store)
+	a.boards = boards.Join(a.projectLog, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
+	a.conversations = conversation.New(a.store, a.now)
 	a.policies = policy.Join(a.projectLog, a.now)
 	a.profiles = profile.New(a.store, a.now)
 	a.budgets = newBudgets(a)

@@ -192,7 +192,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	// Committed: a changed Board's cursor moves to the head the commit left, even when
 	// the ledger's catch-up after the commit failed (its next catch-up applies it).
 	if wc.changed() {
-		s.bw.Committed(left)
+		s.bw.Committed(ctx, left)
 	}
 	if err != nil {
 		return err
@@ -222,7 +222,11 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
 	l := d.ops.ledger(project)
-	l.lock()
+	if bw != nil {
+		l.lockAlong(bw.Held())
+	} else {
+		l.lock()
+	}
 	defer l.unlock()
 	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, clock: d.now, by: "system",
 		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, fn)

@@ -63,9 +63,9 @@ type Deps struct {
 	// built-in versions.
 	Policies *policy.Book
 	// ProjectLog is the project log the ledger joins ([eventlog.Join]): the log the
-	// Policies joined, so that a call holding the ledger reads the policies in force
-	// under the one lock. nil: the Policies' log, or one of the ledger's own without
-	// Policies.
+	// Boards and the Policies joined, so that a Board write takes the ledger, and a call
+	// holding the ledger reads the policies in force, under the one lock. nil: the
+	// Boards' log, else the Policies', else one of the ledger's own.
 	ProjectLog *eventlog.Log
 	// AskOpen refuses a docket.ask about to be posted once the task that asked ended, was
 	// cancelled or has as many asks open as it may (ask.go), reading through r; nil
@@ -132,14 +132,21 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	pl := d.ProjectLog
 	switch {
+	case pl == nil && d.Boards != nil:
+		pl = d.Boards.Log()
 	case pl == nil && d.Policies != nil:
 		pl = d.Policies.Log()
 	case pl == nil:
 		pl = eventlog.NewLog(o.store)
-	case d.Policies != nil && d.Policies.Log() != pl:
-		// A call holding the ledger reads the policies through it (eventlog.Along),
-		// which only a Book on the same log can give.
+	}
+	// A call holding the ledger reads the policies through it, and a Board write takes
+	// the ledger through the Board's hold (eventlog.Along): only parts of one log give
+	// that.
+	if d.Policies != nil && d.Policies.Log() != pl {
 		panic("operation: the policy Book is on another project log than the ledger")
+	}
+	if d.Boards != nil && d.Boards.Log() != pl {
+		panic("operation: the Board cache is on another project log than the ledger")
 	}
 	o.drv = eventlog.Join(pl, newLedgerState)
 	o.drv.OnApply(o.applied)
@@ -387,7 +394,7 @@ type admission struct {
 func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
 	project := w.Project()
 	l := o.ledger(project)
-	l.lock()
+	l.lockAlong(w.Held())
 	defer l.unlock()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
@@ -590,9 +597,9 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 		}
 	}
 	var ans Answer
-	err := o.boards.Read(ctx, project, func(b *board.Board, head int64, version uint64) error {
+	err := o.boards.ReadHeld(ctx, project, func(b *board.Board, head int64, version uint64, h eventlog.Holding) error {
 		var err error
-		ans, err = o.replyLocked(ctx, c, r, b, head, version)
+		ans, err = o.replyLocked(ctx, c, r, b, head, version, h)
 		return err
 	})
 	if err != nil {
@@ -645,18 +652,20 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 }
 
 // replyLocked is reply on b, which reflects the log up to head and holds what the
-// Board cache names version, under the project's Board lock. A read that writes nothing
-// is answered from the ledger's snapshot when it covers head (snapshot.go); any other
-// call locks the ledger and catches it up to head.
-func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
+// Board cache names version, under the project's lock, which h holds: the ledger and the
+// policies are read through it ([ledger.lockAlong]), never locked again. A read that
+// writes nothing is answered from the ledger's snapshot when it covers head
+// (snapshot.go); any other call catches the ledger up to head.
+func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64, h eventlog.Holding) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
 	br := boardRead{version: version, b: b, keep: publishable(r)}
+	l.lockAlong(h)
+	defer l.unlock()
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
+		lr.held = l // the policies in force, read through the lock h holds
 		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
-	l.lock()
-	defer l.unlock()
 	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return Answer{}, err
 	}
