@@ -312,6 +312,13 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 			return pb.st().b, nil
 		}
 	}
+	// A Board built before that the State no longer holds, with no event that dropped it,
+	// was lost to a rebuild of every part's State (the cursor found them ahead of the log,
+	// or a part joined the log late): built again as after a failed commit, with the head
+	// read on both sides of the nodes, so it follows the next changes by their records.
+	if s := pb.st(); s.b == nil && s.dropped == 0 && pb.builds > 0 {
+		confirm = true
+	}
 	if err := a.buildLocked(ctx, project, pb, confirm); err != nil {
 		return nil, err
 	}

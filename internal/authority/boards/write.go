@@ -48,8 +48,8 @@ type Write struct {
 	// one read from the store, before the write began ([Cache.WriteInTx]); its
 	// transaction checks it with [Write.Fresh], and a decision taken without one with
 	// [Write.Current].
-	unread bool	// seq is the head of the log the Board was caught up to when the write began.
-	seq int64
+	unread bool // seq is the head of the log the Board was caught up to when the write began.
+	seq    int64
 }
 
 // Project is the project written.

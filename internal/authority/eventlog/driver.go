@@ -68,9 +68,9 @@ type joiner interface {
 // method runs under the project's lock.
 type member interface {
 	apply(ctx context.Context, r store.Reader, e store.Event) error // apply e to the State (loading what it asks for, [Loader]), then notify the part
-	reset()                    // replace the State by a fresh one (a rebuild)
-	publish()                  // hand out the State's snapshot when it moved
-	followFailed(err error)    // tell the part its follow goroutine ended early
+	reset()                                                         // replace the State by a fresh one (a rebuild)
+	publish()                                                       // hand out the State's snapshot when it moved
+	followFailed(err error)                                         // tell the part its follow goroutine ended early
 }
 
 // project is one project's log under its one lock: the cursor and the joined parts'
@@ -136,15 +136,22 @@ func (p *project) acquire() {
 }
 
 // locked runs once p's lock was taken: a part joined since the last lock holds a fresh
-// State while the cursor is past the log's start, so every State starts again from a
-// fresh one and the next catch-up rebuilds them all from the log.
+// State while the cursor is past the log's start, so the cursor starts again from the
+// log's start and the next catch-up applies the log to the part joined late, while each
+// State that applied it already skips what it applied ([Held.apply]): the States all
+// stand at the one cursor again, and none is made again for a part that came late (the
+// Board it holds, built from the store, stays built). A cursor that applied events
+// inside a transaction not seen committed since cannot vouch for what the States hold,
+// so every State starts again from a fresh one then, and the catch-up rebuilds them all.
 func (p *project) locked() {
 	ms := *p.members.Load()
 	if p.built == len(ms) {
 		return
 	}
 	p.built = len(ms)
-	p.reset()
+	if p.cursor.unsure {
+		p.reset()
+	}
 	p.cursor.seq, p.cursor.hash, p.cursor.unsure, p.cursor.started = 0, store.Hash{}, false, false
 }
 
@@ -204,10 +211,11 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 // Driver: from then on each catch-up of a project's log, whichever part makes it, applies
 // each event to this part's State after those of the parts that joined before it, under
 // the project's one lock. Parts join when they are wired, before the log's first use; a
-// part that joins later gives every project already in use a rebuild from the log's
-// start at its next lock (every part's State fresh, the log applied again and notified
-// again), so that all the States stand at the one cursor. Join must not be called under
-// a project's lock.
+// part that joins later (the operation ledger, wired once the Boards were restored) has
+// every project already in use catch the log up from its start at the next lock: the
+// late part's State applies it all, and the others skip what they applied (neither
+// applied again nor notified again), so that all the States stand at the one cursor
+// ([project.locked]). Join must not be called under a project's lock.
 func Join[S State](l *Log, fresh func() S) *Driver[S] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -285,6 +293,10 @@ type Held[S State] struct {
 	p       *project
 	drv     *Driver[S]
 	state   S
+	// seq is the last event state applied, or the seq it was made at ([Held.Restart],
+	// [Held.Remake]): an event at or below it is not applied again when the cursor
+	// starts again from the log's start for a part joined late ([project.locked]).
+	seq int64
 	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
 	snap atomic.Pointer[Snapshot]
 }
@@ -425,7 +437,7 @@ func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
 	if h.p.built > 1 {
 		panic("eventlog: Restart of a State on a Log several parts joined: the cursor is theirs too")
 	}
-	h.state = s
+	h.state, h.seq = s, seq
 	h.p.cursor.Start(seq, hash)
 }
 
@@ -440,7 +452,7 @@ func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
 // to ([Cursor.Start]), as after a [Held.Restart]; the rebuild gives every part a fresh
 // State as for any divergence. h must be locked.
 func (h *Held[S]) Remake(s S) {
-	h.state = s
+	h.state, h.seq = s, h.p.cursor.seq
 	h.p.cursor.started = true
 }
 
@@ -475,6 +487,9 @@ type Loader interface {
 // so the State is looked up at each event, never bound once), after what a [Loader]
 // reads for it, then notifies it ([Driver.OnApply]).
 func (h *Held[S]) apply(ctx context.Context, r store.Reader, e store.Event) error {
+	if e.Seq <= h.seq {
+		return nil // applied before a part joined late and the cursor started again
+	}
 	err := h.state.Apply(e)
 	if ld, ok := any(h.state).(Loader); ok {
 		for err != nil {
@@ -491,6 +506,7 @@ func (h *Held[S]) apply(ctx context.Context, r store.Reader, e store.Event) erro
 	if err != nil {
 		return err
 	}
+	h.seq = e.Seq
 	if fn := h.drv.onApply; fn != nil {
 		fn(h.project, h.state, e)
 	}
@@ -498,7 +514,7 @@ func (h *Held[S]) apply(ctx context.Context, r store.Reader, e store.Event) erro
 }
 
 // reset replaces the State by a fresh one, for a rebuild ([Cursor.Reset]).
-func (h *Held[S]) reset() { h.state = h.drv.fresh() }
+func (h *Held[S]) reset() { h.state, h.seq = h.drv.fresh(), 0 }
 
 // CatchUp applies the events after the project's cursor, read from r (the store, or a
 // transaction that sees its own writes), to every part's State ([Cursor.CatchUp]), and

@@ -610,11 +610,15 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 
 // publishable reports whether the answer to r may be read from what the Board cache
 // published: it reads the View, and at most a pattern's matches that are kept under the
-// Board's version (matchkeep.go), and no Operation of the call's own or setup the call
-// brought. An orchestrator's View is one too: the decisions it lists come from the
-// ledger's snapshot (orchestrator.go), added to a copy.
+// Board's version (matchkeep.go). The call's own Operation comes from the ledger's
+// snapshot, which holds every Operation (snapshotRead), and a setup the call brought
+// names the View it reads as the ledger's setup does; an orchestrator's View is one too:
+// the decisions it lists come from the ledger's snapshot (orchestrator.go), added to a
+// copy. The Board's lock is the project's, which a claim or any write of the ledger holds
+// across its transaction (docs/architecture.md, "The lock order"), so an answer held
+// there only when what was published does not cover it.
 func publishable(r reply) bool {
-	return (r.match == nil || r.query != "") && r.ordinal == 0 && r.setup == nil
+	return r.match == nil || r.query != ""
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
@@ -644,7 +648,12 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 			return Answer{}, false, nil
 		}
 	}
-	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()}); !ok {
+	setup := r.setup
+	if setup == nil {
+		s := lr.setup()
+		setup = &s
+	}
+	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup}); !ok {
 		return Answer{}, false, nil
 	}
 	ans, err := o.answerFrom(ctx, c, r, br, head, l, lr)
