@@ -32,42 +32,51 @@
 //
 // A call takes the locks it needs in this order and never the other way round:
 //
-//  1. a project's Board lock (boards: its Board State's lock in boards'
-//     [eventlog.Driver], Cache.lock), taken by the write sequence
-//     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's operation ledger: its State's lock in operation's
-//     [eventlog.Driver] (operation: ledger.lock), one lock and one cursor for the
-//     Operations, Requests, artifacts, setup and the hop's claims, reports and lease
-//     generations, with the calls held on them kept beside it;
-//  3. inside the store transaction, the rows it locks: a Connection's lease rows
+//  1. a project's lock: the one lock of the project's log ([eventlog.Log]) that the
+//     Board (boards: its Board State, Cache.lock), the operation ledger (operation:
+//     ledger.lock; the Operations, Requests, artifacts, setup and the hop's claims,
+//     reports and lease generations, with the calls held on them kept beside it) and
+//     the policies (policy: the Book's State) join, with one cursor for the three. The
+//     write sequence ([boards.Cache.Write]) and a read of the Board ([boards.Cache.Read])
+//     take it as the Board's; a call of the ledger or the policies alone takes it as
+//     theirs. A call that holds it through one part reads another part's State through
+//     that hold ([eventlog.Along]: [boards.Write.Held] for the ledger under a Board write,
+//     operation's ledger.lockAlong; the policies' InForceAlong, AdmitAlong and
+//     DelegationNamesAlong under the ledger) and never locks again, since the lock is the
+//     one it holds;
+//  2. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
 //
-// An admission and every hop call that writes take 2 and 3 in one function of package
+// An admission and every hop call that writes take 1 and 2 in one function of package
 // operation (commitLocked, docs/architecture.md "One commit function"), an admission
 // skipping the lease row.
 //
 // A call may skip a level but not reorder them: a claim or a lease acquisition, which
-// never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
-// waiting for its outcome takes only 2, and only between waits. The guards of the maps
-// that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock, as is
-// the guard of the Views a published Board holds (boards: Published.mu); the
-// count of who follows a project's log ([eventlog.Driver.Follow]) is taken alone or
-// under 2, never around another lock, and the goroutine that follows the log takes 2
-// only between its waits on the store. A Connection's claim and report batches
-// (operation: batchQueue) are led before 1: the call leading a batch takes the locks
-// above for the whole batch, and a call waiting in one holds none. The conversation
-// index's locks and the task ledger's are never held together with any of the above;
-// the task ledger's is taken before a store transaction that locks the head.
+// never changes the Board, takes 1 through the ledger and then 2; a held call waiting
+// for its outcome takes only 1, and only between waits. Since the lock is one, a write of
+// any of the three parts that holds it across its store transaction (a claim batch, a
+// publication) keeps the others' calls waiting: the reads that must not wait answer from
+// what each part published (the ledger's snapshot, the policies' published state, the
+// Board's published Views, boards.Published) when it covers the head they read. The
+// guards of the maps that hand out these per-project values (boards.Cache.mu,
+// Operations.mu, Dispatcher.mu) are held only to find or create an entry and never
+// while taking another lock, as is the guard of the Views a published Board holds
+// (boards: Published.mu); the count of who follows a project's log
+// ([eventlog.Driver.Follow]) is taken alone or under 1, never around another lock, and
+// the goroutine that follows the log takes 1 only between its waits on the store. A
+// Connection's claim and report batches (operation: batchQueue) are led before 1: the
+// call leading a batch takes the locks above for the whole batch, and a call waiting in
+// one holds none. The conversation index's locks and the task ledger's are never held
+// together with any of the above; the task ledger's is taken before a store transaction
+// that locks the head.
 // Inside a transaction no call waits for good for a part's lock, since its holder may be
 // waiting for that transaction's head: the one read there, an approved ask's check of its
 // asking task ([task.Keeper.AskOpen]), waits for the task ledger's lock a bounded time
 // and, finding it still held, runs its write again ([eventlog.Driver.LockWithin],
 // [eventlog.ErrBusy]).
-// A project's policy state (policy: the lock of Book's eventlog.Driver) is taken last: a
-// decision reads the version in force under 1 and 2 and releases it before its
-// transaction; a publication takes it, then 3. Each write of the profile and material
+// A decision reads the policy version in force under 1 before its transaction; a
+// publication takes 1 as the policies', then 2. Each write of the profile and material
 // states takes their lock (their Keepers' drivers) before its store transaction, never
 // inside it; a material's addition takes the materials lock before 1, since its Board
 // write's transaction appends its event ([materials.Keeper.Add]).

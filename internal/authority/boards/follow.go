@@ -29,16 +29,20 @@ import (
 // a build from the store makes (freshBoardState); the Board is still built from the
 // store at a start, and when its cursor does not link or an event does not apply.
 //
-// The Board State, its lock and its cursor are the Cache's [eventlog.Driver]'s, as the
-// other parts' are: the cursor is linked by hash, and an event that does not link to the
-// one applied last is never applied (the Driver starts a fresh State, which holds no
-// Board, and the Board is built again). The Cache keeps its own write sequence on top
-// ([Cache.Write]): the Board is built from the store, installed, or changed in memory by
-// a write of this instance before its commit, and each is made the State at the head it
-// is the log at ([eventlog.Held.Restart]); when the store refuses the commit it is built
-// again (step 4 of "The write sequence"), so the Board never holds an event its log
-// lacks. Only committed events are applied: those this process committed, from memory
-// ([eventlog.Recent]), and the rest read from the store outside any transaction.
+// The Board State is a part of the project's log ([eventlog.Log]) that the operation
+// ledger and the policies join too: one lock and one cursor for the three, the cursor
+// linked by hash, and each event applied to every part's State by whichever part catches
+// the log up (boardPart): an event that does not link is never applied (the Log gives
+// every part a fresh State, and a fresh Board State holds no Board, so the Board is built
+// again). The Cache keeps its own write sequence on top ([Cache.Write]): the Board is
+// built from the store, installed, or changed in memory by a write of this instance
+// before its commit; each is made the State where the project's log stands once the log
+// was caught up to the head it is the log at ([eventlog.Held.Remake]); a write holds the
+// Board meanwhile, so the catch-ups its steps make (the ledger's, inside its transaction
+// too) apply nothing to it; and when the store refuses the commit it is built again
+// (step 4 of "The write sequence"), so the Board never holds an event its log lacks.
+// What the Board publishes for the reads that take no lock (published.go) is published
+// only while every event the log applied was seen committed ([eventlog.Held.Committed]).
 
 // recordedWith are the types of the Board changes a write persists ([Write.Persist]):
 // what such a change did to the Board is all in the board.recorded event that follows it

@@ -297,8 +297,8 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction
-// that LockFresh began committed: the Board's cursor moves there, linked to the hash of
-// the commit's last event, which this process remembers (follow.go).
+// that LockFresh began committed: the project's log is caught up there (from memory, the
+// commit's own events) and the Board made the State at it, linked (follow.go).
 func (w *Write) Committed(ctx context.Context, head int64) {
 	w.bs.committedLocked(ctx, w.project, w.pb, head)
 }

@@ -732,8 +732,10 @@ type ledgerRead struct {
 	// Requests from: the published one, or for a read under the lock one taken there;
 	// nil for any other caller's read under the lock.
 	snap *ledgerSnap
-	// held is the ledger for a read under its lock, through which the View reads the
-	// policies in force ([Operations.inForce]); nil for a read of the snapshot.
+	// held is the ledger for a read under the project's lock (taken through the Board's
+	// hold, [ledger.lockAlong], also when the ledger's part comes from the snapshot),
+	// through which the View reads the policies in force ([Operations.inForce]); nil for
+	// a read that holds no lock.
 	held *ledger
 }
 

@@ -1,0 +1,77 @@
+package boards
+
+import (
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/docketrun/docket/internal/authority/event"
+	"github.com/docketrun/docket/internal/authority/eventlog"
+	"github.com/docketrun/docket/internal/board"
+	"github.com/docketrun/docket/internal/contract"
+	"github.com/docketrun/docket/internal/store"
+)
+
+// counted is a State of another part of the Board's log: it counts the events applied.
+type counted struct{ n int }
+
+func (c *counted) Apply(store.Event) error { c.n++; return nil }
+
+// TestCache_WriteHoldsItsBoard: the Board shares its project's log with other parts
+// (one lock, one cursor: boardPart), so a step of a Board write may catch the log up
+// through another part ([eventlog.Along]) after the write changed its Board in memory,
+// as an admission catches the operation ledger up inside its transaction. Another
+// instance's Board change that catch-up reads is not applied to the Board the write
+// holds: the write's check under the head lock finds it, and the write runs again on the
+// Board with it, so it decides on the Board it commits on. Applied there, the write
+// would commit at once a decision taken without it.
+func TestCache_WriteHoldsItsBoard(t *testing.T) {
+	ctx := t.Context()
+	st := openLog(t)
+	now := func() time.Time { return time.Now().UTC() }
+	l := eventlog.NewLog(st)
+	c := Join(l, slog.New(slog.DiscardHandler), now, nil, 0)
+	other := eventlog.Join(l, func() *counted { return &counted{} })
+	writer := New(st, slog.New(slog.DiscardHandler), now, nil, 0)
+	assertSeen(t, c, "a")
+
+	const by contract.Principal = "member:ada"
+	var decidedOn [][]string // the facts each attempt's Board held when it decided
+	err := c.Write(ctx, testProject, "assert mine", func(w *Write) error {
+		var xs []string
+		for _, n := range w.Board().Nodes() {
+			xs = append(xs, n.Atom.Args["x"].Str())
+		}
+		decidedOn = append(decidedOn, xs)
+		res, err := w.Board().ApplyBatch(board.Author{Principal: by, Tier: contract.TierAttested}, contract.Batch{Operations: []contract.Operation{
+			{Op: contract.OpAssertFact, Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": contract.StringValue("mine")}}}}})
+		if err != nil {
+			return err
+		}
+		if len(decidedOn) == 1 {
+			assertSeen(t, writer, "theirs") // another instance, between the decision and the commit
+			head, err := st.Head(ctx, string(testProject))
+			if err != nil {
+				return err
+			}
+			if _, err := eventlog.Along(w.Held(), other).CatchUpTo(ctx, st, head.Seq); err != nil {
+				return err
+			}
+		}
+		ch := Change{Nodes: res.Changes, Event: event.BatchAppliedData{NodeIDs: res.NodeIDs, Changes: res.Changes}}
+		return w.Commit(ctx, &ch, by, now(), "fact", nil, nil)
+	})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if len(decidedOn) != 2 || !slices.Contains(decidedOn[1], "theirs") {
+		t.Errorf("the write decided on %q, want twice, the second time on a Board with theirs", decidedOn)
+	}
+	got, want := seen(t, c), seen(t, New(st, slog.New(slog.DiscardHandler), now, nil, 0))
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(got) != 3 {
+		t.Errorf("the Board holds %q, a build from the store %q; want the same three facts", got, want)
+	}
+}
