@@ -75,3 +75,39 @@ func TestCache_WriteHoldsItsBoard(t *testing.T) {
 		t.Errorf("the Board holds %q, a build from the store %q; want the same three facts", got, want)
 	}
 }
+
+// TestCache_WriteSettlesItsBoard: a write that commits no change of its Board, while a
+// catch-up of another part of the log passed another instance's Board change that the
+// write held from its Board (boardPart), applies that change to the Board once it ends
+// (settleLocked), from its record: the Board shows it, with no build.
+func TestCache_WriteSettlesItsBoard(t *testing.T) {
+	ctx := t.Context()
+	st := openLog(t)
+	now := func() time.Time { return time.Now().UTC() }
+	l := eventlog.NewLog(st)
+	c := Join(l, slog.New(slog.DiscardHandler), now, nil, 0)
+	other := eventlog.Join(l, func() *counted { return &counted{} })
+	writer := New(st, slog.New(slog.DiscardHandler), now, nil, 0)
+	assertSeen(t, c, "a")
+	builds := c.Builds(testProject)
+	err := c.Write(ctx, testProject, "read only", func(w *Write) error {
+		assertSeen(t, writer, "theirs")
+		head, err := st.Head(ctx, string(testProject))
+		if err != nil {
+			return err
+		}
+		_, err = eventlog.Along(w.Held(), other).CatchUpTo(ctx, st, head.Seq)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got := seen(t, c)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "theirs"}) {
+		t.Errorf("the Board holds %q, want [a theirs]", got)
+	}
+	if n := c.Builds(testProject) - builds; n != 0 {
+		t.Errorf("the Board was built %d times, want 0: the change held from it is applied from its record", n)
+	}
+}
