@@ -111,3 +111,29 @@ func TestCache_WriteSettlesItsBoard(t *testing.T) {
 		t.Errorf("the Board was built %d times, want 0: the change held from it is applied from its record", n)
 	}
 }
+
+// TestCache_BuiltLinkedAfterARebuild: a Board the State lost to a rebuild of every part's
+// State (the cursor found the log's next event does not link) is built again as after a
+// failed commit, its head read on both sides of the nodes, so it is linked at once and
+// the next change another instance makes is applied from its record, with no build more.
+func TestCache_BuiltLinkedAfterARebuild(t *testing.T) {
+	first, other := openLog(t), openLog(t)
+	now := func() time.Time { return time.Now().UTC() }
+	c := New(first, slog.New(slog.DiscardHandler), now, nil, 0)
+	assertSeen(t, c, "a")
+	writer := New(other, slog.New(slog.DiscardHandler), now, nil, 0)
+	assertSeen(t, writer, "b")
+	assertSeen(t, writer, "c")
+	c.store = other
+	seen(t, c) // event 3 does not link to the event 2 c applied: every State fresh, built again
+	builds := c.Builds(testProject)
+	assertSeen(t, writer, "d")
+	got := seen(t, c)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"b", "c", "d"}) {
+		t.Errorf("the Board holds %q, want [b c d]", got)
+	}
+	if n := c.Builds(testProject) - builds; n != 0 {
+		t.Errorf("the Board was built %d times for the next change, want 0: built again linked, it applies it from its record", n)
+	}
+}
