@@ -67,9 +67,9 @@ type Authority struct {
 	budgets       *budget.Keeper
 	conversations *conversation.Keeper
 	policies      *policy.Book
-	// projectLog is the project log the policies, the conversation index, the profiles,
-	// the materials, the held credentials' log, the task ledger and the operation ledger
-	// join: one lock and one cursor per project for all (eventlog.Log).
+	// projectLog is the project log the Board, the policies, the conversation index, the
+	// profiles, the materials, the held credentials' log, the task ledger and the operation
+	// ledger join: one lock and one cursor per project for all (eventlog.Log).
 	projectLog *eventlog.Log
 	profiles   *profile.Keeper
 	materials  *materials.Keeper
@@ -103,13 +103,13 @@ func New(cfg Config) (*Authority, error) {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
-	// The policies, the conversation index, the profiles, the materials, the held
-	// credentials' log, the task ledger and the operation ledger ([NewOperations]) are
-	// parts of one project log: one lock, one cursor (docs/architecture.md, "The project
-	// state and its driver"), so a decision reads the policy in force, and an approved
-	// ask its asking task, under the ledger's lock, and one catch-up steps every part. A
-	// token's proof reads the credentials' log from its published state, never waiting
-	// for that lock.
+	// The Board, the policies, the conversation index, the profiles, the materials, the
+	// held credentials' log, the task ledger and the operation ledger ([NewOperations])
+	// are parts of one project log: one lock, one cursor (docs/architecture.md, "The
+	// project state and its driver"), so a Board write reads the ledger, a decision the
+	// policy in force, and an approved ask its asking task, under the one lock it holds,
+	// and one catch-up steps every part. A token's proof reads the credentials' log from
+	// its published state, never waiting for that lock.
 	a.projectLog = eventlog.NewLog(a.store)
 	dir, err := identity.New(identity.Config{Store: a.store, Key: cfg.Key, Logger: a.log, Now: a.now, Rand: a.rand,
 		SessionTTL: cfg.SessionTTL, ProjectLog: a.projectLog})
@@ -117,7 +117,7 @@ func New(cfg Config) (*Authority, error) {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
 	a.dir = dir
-	a.boards = boards.New(a.store, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
+	a.boards = boards.Join(a.projectLog, a.log, a.now, cfg.Signer, cfg.CheckpointEvery)
 	a.policies = policy.Join(a.projectLog, a.now)
 	a.conversations = conversation.Join(a.projectLog, a.now)
 	a.profiles = profile.Join(a.projectLog, a.now)

@@ -32,59 +32,56 @@
 //
 // A call takes the locks it needs in this order and never the other way round:
 //
-//  1. a project's Board lock (boards: its Board State's lock in boards'
-//     [eventlog.Driver], Cache.lock), taken by the write sequence
-//     ([boards.Cache.Write]) or a read of the Board ([boards.Cache.Read]);
-//  2. the project's log ([eventlog.Log], Authority.projectLog): one lock and one cursor
-//     for every part that joins it — the operation ledger (the Operations, Requests,
-//     artifacts, setup and the hop's claims, reports and lease generations, with the
-//     calls held on them kept beside it), the policy Book, the task ledger (tasks, wakes,
-//     pins), the conversation index, the profiles, the materials and the held
-//     credentials' log of credential events. A call holding one part's State reads
-//     another's through it ([eventlog.Along]: a decision reads the policy in force
-//     through the ledger it holds, [policy.Book.InForceAlong], and an approved ask its
-//     asking task, [task.Keeper.AskOpen]), never through that part's own Lock or Read,
-//     which would wait for the lock the call holds;
-//  3. inside the store transaction, the rows it locks: a Connection's lease rows
+//  1. a project's lock: the one lock of the project's log ([eventlog.Log],
+//     Authority.projectLog) that every part joins, with one cursor for all: the Board
+//     (boards: its Board State, Cache.lock), the operation ledger (operation:
+//     ledger.lock; the Operations, Requests, artifacts, setup and the hop's claims,
+//     reports and lease generations, with the calls held on them kept beside it), the
+//     policies, the task ledger (tasks, wakes, pins), the conversation index, the
+//     profiles, the materials and the held credentials' log of credential events. The
+//     write sequence ([boards.Cache.Write]) and a read of the Board
+//     ([boards.Cache.Read]) take it as the Board's; a call of another part alone takes
+//     it as that part's. A call that holds it through one part reads another part's
+//     State through that hold ([eventlog.Along]: [boards.Write.Held] for the ledger
+//     under a Board write, operation's ledger.lockAlong; the policies' InForceAlong,
+//     AdmitAlong and DelegationNamesAlong under the ledger; an approved ask's asking
+//     task, [task.Keeper.AskOpen]; a material's addition, [materials.Keeper.Add]) and
+//     never locks again, since the lock is the one it holds;
+//  2. inside the store transaction, the rows it locks: a Connection's lease rows
 //     ([store.Tx.LockLeasesHead], which reads the log's head after them, or
 //     [store.Tx.LockLeases]) before the log's head ([store.Tx.LockHead]).
 //
-// An admission and every hop call that writes take 2 and 3 in one function of package
+// An admission and every hop call that writes take 1 and 2 in one function of package
 // operation (commitLocked, docs/architecture.md "One commit function"), an admission
 // skipping the lease row.
 //
 // A call may skip a level but not reorder them: a claim or a lease acquisition, which
-// never changes the Board, takes 2 and 3 and leaves the Board lock free; a held call
-// waiting for its outcome takes only 2, and only between waits. The guards of the maps
-// that hand out these per-project values (boards.Cache.mu, Operations.mu, Dispatcher.mu)
-// are held only to find or create an entry and never while taking another lock, as is
-// the guard of the Views a published Board holds (boards: Published.mu); the
-// count of who follows a project's log ([eventlog.Driver.Follow]) is taken alone or
-// under 2, never around another lock, and the goroutine that follows the log takes 2
-// only between its waits on the store. A Connection's claim and report batches
-// (operation: batchQueue) are led before 1: the call leading a batch takes the locks
-// above for the whole batch, and a call waiting in one holds none. A task write takes 2,
-// then the head in its store transaction, and a task-ledger holder takes neither 1 nor
-// another lock of 2 (a budget's room it reads from the store, a pin's check of the
-// Board it makes before). Inside a transaction no call waits for a part's lock, since
-// its holder may be waiting for that transaction's head: an approved ask's check of its
-// asking task reads the task ledger through the operation ledger the write holds. Only
-// a caller holding nothing that checks an ask inside a transaction of its own waits for
-// the task ledger a bounded time and, finding it still held, runs its write again
+// never changes the Board, takes 1 through the ledger and then 2; a held call waiting
+// for its outcome takes only 1, and only between waits. Since the lock is one, a write of
+// any part that holds it across its store transaction (a claim batch, a publication, a
+// conversation's save) keeps the others' calls waiting: the reads that must not wait
+// answer from what each part published when it covers the head they read — the ledger's
+// snapshot (an Agent's QueryBoard and strip), the Board's published Views
+// (boards.Published), the policies in force, the credential events an Agent token's
+// proof reads ([identity.Directory.AgentAt]) and a conversation's pin
+// ([task.Keeper.Pin]) — and take 1 only when it does not ([eventlog.Driver.Snapshot]).
+// Member reads of the conversations, profiles and materials take 1 while they catch up.
+// The guards of the maps that hand out these per-project values (boards.Cache.mu,
+// Operations.mu, Dispatcher.mu) are held only to find or create an entry and never
+// while taking another lock, as is the guard of the Views a published Board holds
+// (boards: Published.mu); the count of who follows a project's log
+// ([eventlog.Driver.Follow]) is taken alone or under 1, never around another lock, and
+// the goroutine that follows the log takes 1 only between its waits on the store. A
+// Connection's claim and report batches (operation: batchQueue) are led before 1: the
+// call leading a batch takes the locks above for the whole batch, and a call waiting in
+// one holds none. A round of the held credentials takes identity's holds.roundMu, then
+// 1; nothing takes roundMu under 1. A task-ledger write checks a pin against the Board
+// before it takes 1.
+// Inside a transaction no call waits for a part's lock, since its holder may be waiting
+// for that transaction's head: a call that holds 1 reads every part through it. Only a
+// caller holding nothing that checks an ask inside a transaction of its own waits for 1
+// a bounded time and, finding it still held, runs its write again
 // ([eventlog.Driver.LockWithin], [eventlog.ErrBusy]).
-// A write of any part of 2 other than the ledger (a policy's publication, a
-// conversation's save, a profile's change, a material's disclosure) takes 2 and then 3,
-// holding nothing before, as does a round of the held credentials (identity:
-// holds.roundMu, which nothing takes under 2); a material's addition takes 1, then 2
-// inside its Board write, then 3, since its Board write's transaction appends its event
-// ([materials.Keeper.Add]), as an admission does. A read that holds nothing and is made
-// on every call — an Agent token's proof reading the credential events
-// ([identity.Directory.AgentAt]), an Agent's QueryBoard and strip reading the ledger, a
-// read of the policies in force — answers from the part's published State when its seq
-// covers the head the read made ([eventlog.Driver.Snapshot]), so it does not wait for a
-// claim batch or an admission holding 2 across its transaction; only a published State
-// behind that head makes it take 2. Member reads of the conversations, profiles and
-// materials take 2 while they catch up.
 //
 // Store transactions run inside these locks, so an instance serializes its own writes of
 // a project in memory and the store serializes writers across instances: a write that

@@ -70,11 +70,9 @@ func (a *Authority) AddMaterial(ctx context.Context, c identity.Caller, project 
 	// The event and the Board fact the Agent sees in its View land in one transaction
 	// (docs/materials.md): the member asserts the fact, so it is tier asserted, as the
 	// digest is.
-	// The Board lock is taken first, then the materials' (inside the Board write, before
-	// its transaction): the materials' State is a part of the project log the operation
-	// ledger joins, whose one lock an admission takes under the Board lock, so taken the
-	// other way round the two would wait for each other (docs/architecture.md, "The lock
-	// order").
+	// The Board write takes the project's lock, and the materials' State, a part of the
+	// same project log, is read through the hold it gives (docs/architecture.md, "The
+	// lock order").
 	now := a.now().UTC().Round(0)
 	var added contract.Material
 	err = a.boards.Write(ctx, project, "add a material for Agent "+agent, func(w *boards.Write) error {
@@ -86,7 +84,7 @@ func (a *Authority) AddMaterial(ctx context.Context, c identity.Caller, project 
 		if len(br.Changes) > 0 { // the same file added again by the same member: its fact is there
 			ch = &boards.Change{Nodes: br.Changes, Event: event.BatchAppliedData{NodeIDs: br.NodeIDs, Changes: br.Changes}}
 		}
-		added, err = a.materials.Add(ctx, c, project, id, in, now, func(addIn func(tx store.Tx) error) error {
+		added, err = a.materials.Add(ctx, w.Held(), c, project, id, in, now, func(addIn func(tx store.Tx) error) error {
 			return w.Commit(ctx, ch, c.Principal(), now, "agent "+agent, addIn, nil)
 		})
 		return err

@@ -49,25 +49,27 @@ type Cache struct {
 	every  int64            // a Board write signs the head when the log moved this many events past the last checkpoint
 
 	// drv holds each project's Board State (follow.go) under the project's lock, with
-	// its cursor in the log, and catches it up (docs/architecture.md, "The project state
-	// and its driver").
-	drv *eventlog.Driver[*boardState]
+	// the cursor of the project's log that the Board shares with the other parts of its
+	// [eventlog.Log] (the operation ledger, the policies), and catches them up
+	// (docs/architecture.md, "The project state and its driver").
+	drv *eventlog.Driver[*boardPart]
 
 	mu        sync.Mutex               // guards byProject; held only to find or create an entry
 	byProject map[string]*projectBoard // created on first use, never removed
 }
 
 // projectBoard is what the Cache keeps beside one project's Board State. board.Board is
-// not safe for concurrent use, so every call on it holds the State's lock (the first lock
-// of the authority's lock order, taken by [Cache.lock]), and a change holds it until its
-// commit is known; the fields below but pub are guarded by that lock.
+// not safe for concurrent use, so every call on it holds the project's lock (the first
+// lock of the authority's lock order, taken by [Cache.lock], the lock of the project's
+// log the Board shares with the other parts of its [eventlog.Log]), and a change holds it
+// until its commit is known; the fields below but pub are guarded by that lock.
 type projectBoard struct {
 	// h is the project's State on the Cache's Driver, with its cursor; set by lock.
-	h      *eventlog.Held[*boardState]
+	h      *eventlog.Held[*boardPart]
 	builds int // how often b was built, for tests that a fresh Board is kept
-	// version changes whenever b may change: at each build or install, and at each
-	// write, before it runs. A reader may keep what it derived from b alone under it
-	// (see [Cache.Read]).
+	// version changes whenever b may change: at each build or install, at each write,
+	// before it runs, and at each change applied from the log (noteApplied). A reader may
+	// keep what it derived from b alone under it (see [Cache.Read]).
 	version uint64
 	// signed is the head of this instance's last checkpoint, or the head at its first
 	// build: a Board write signs the head once the log is every events past it.
@@ -76,27 +78,81 @@ type projectBoard struct {
 	// another instance made: until the log is staleSpan events past it, writes read the
 	// head before they run ([Cache.WriteInTx]).
 	changedAt int64
-	// changed says a write committed a change of b since b was last published.
+	// changed says b changed since it was last published: a write committed a change,
+	// or a change was applied from the log.
 	changed bool
 	// pub is b as last published for the reads that take no lock (published.go): set
 	// under the lock, read without it.
 	pub atomic.Pointer[Published]
-	// catchTo is the head the running catch-up brings b to, and applied says it applied
-	// a change of b (noteApplied); both are set by catchUpLocked.
+	// catchTo is the head the last catch-up of the Board brought it to (catchUpLocked).
 	catchTo int64
-	applied bool
 }
 
 // st is the project's Board State; the lock must be held. The Driver replaces the State
 // when its cursor finds it ahead of the log, so it is looked up at each use.
-func (pb *projectBoard) st() *boardState { return pb.h.State() }
+func (pb *projectBoard) st() *boardPart { return pb.h.State() }
 
-// restartLocked makes s the project's State at head ([eventlog.Held.Restart]): a Board
-// built or installed from the store, or changed by a write of this instance that
-// committed at head. The lock must be held.
-func (pb *projectBoard) restartLocked(s *boardState, head store.Head) {
-	s.seq, s.hash = head.Seq, head.Hash
-	pb.h.Restart(s, head.Seq, head.Hash)
+// restartLocked makes s the project's Board State at the project's cursor
+// ([eventlog.Held.Remake]), where the log was caught up to: a Board built or installed
+// from the store, or changed by a write of this instance that committed at the head the
+// cursor stands at. The lock must be held.
+func (pb *projectBoard) restartLocked(s *boardState) {
+	cur := pb.st()
+	s.seq, s.hash = cur.at, cur.atHash
+	pb.h.Remake(&boardPart{boardState: s, at: cur.at, atHash: cur.atHash})
+}
+
+// settleLocked ends a write's hold on the Board (boardPart) when the write neither
+// committed a change of it nor had it built again: the events the catch-ups of its steps
+// kept from b are applied to it now, from memory or read from the store, so the Board
+// stands at the cursor again; one it does not apply, or a read that fails, drops it, to
+// be built again at its next use. The lock must be held.
+func (a *Cache) settleLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
+	s := pb.st()
+	if !s.hold {
+		return
+	}
+	s.hold = false
+	if s.b == nil || s.seq == s.at {
+		return
+	}
+	to := s.at
+	apply := func(e store.Event) error {
+		if e.Seq > to {
+			return nil
+		}
+		if err := s.boardState.Apply(e); err != nil {
+			if need, ok := errors.AsType[*needRelease](err); ok {
+				if again, _ := s.Load(ctx, a.store, e, need); again && s.b != nil {
+					err = s.boardState.Apply(e)
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if event.ChangesBoard(e.Type) && !recordedWith[e.Type] {
+			pb.version++
+			pb.changed = true
+		}
+		return nil
+	}
+	for _, e := range eventlog.Recent(a.store, project, s.seq, to) {
+		if err := apply(e); err != nil {
+			s.drop(e.Seq)
+			return
+		}
+	}
+	if s.seq < to {
+		if err := eventlog.Scan(ctx, a.store, project, s.seq, to, apply); err != nil {
+			s.drop(s.seq + 1)
+			return
+		}
+	}
+	clear(s.releases)
+	if s.seq != to || s.hash != s.atHash {
+		s.drop(to)
+	}
 }
 
 // staleSpan is how many events past the last Board change another instance made (as
@@ -110,14 +166,32 @@ const staleSpan = 64
 // checkpoint after each Case close, on a Board write once the log moved every events
 // (<= 0: [DefaultCheckpointEvery]) past the last, and on [Cache.Checkpoint].
 func New(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring, every int64) *Cache {
+	return newCache(st, log, now, signer, every).join(eventlog.NewLog(st))
+}
+
+// newCache is [New] before the Cache joins a Log.
+func newCache(st store.Store, log *slog.Logger, now func() time.Time, signer *signing.Keyring, every int64) *Cache {
 	if every <= 0 {
 		every = DefaultCheckpointEvery
 	}
-	a := &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
-	// A fresh State holds no Board: the first use builds it from the store, which a
-	// replay of the log from its start would make the same (freshBoardState) at the cost
-	// of every event.
-	a.drv = eventlog.NewDriver(st, func() *boardState { return &boardState{} })
+	return &Cache{store: st, log: log, now: now, signer: signer, every: every, byProject: map[string]*projectBoard{}}
+}
+
+// Join returns the Cache of the projects of l's store, none built yet, as a part of l:
+// each project's Board shares the project's one lock and one cursor with the other parts
+// of l (the operation ledger, the policies), so a call holding the Board reads their
+// States through it ([eventlog.Along], [Write.Held]) and never locks again
+// (docs/architecture.md, "The lock order"). The rest is as [New].
+func Join(l *eventlog.Log, log *slog.Logger, now func() time.Time, signer *signing.Keyring, every int64) *Cache {
+	return newCache(l.Store(), log, now, signer, every).join(l)
+}
+
+// Log returns the project log the Cache's Boards are a part of.
+func (a *Cache) Log() *eventlog.Log { return a.drv.Log() }
+
+// join makes a the part of l it is. A fresh State holds no Board (newBoardPart).
+func (a *Cache) join(l *eventlog.Log) *Cache {
+	a.drv = eventlog.Join(l, newBoardPart)
 	a.drv.OnApply(a.noteApplied)
 	return a
 }
@@ -232,11 +306,18 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 		if ok {
 			if pb.changed {
 				pb.publishLocked(true) // b applied committed changes only
-			} else if p := pb.pub.Load(); p != nil && p.version == pb.version {
-				p.advance(pb.h.Seq()) // what was published is b
+			} else if p := pb.pub.Load(); p != nil && p.version == pb.version && pb.h.Committed() {
+				p.advance(pb.st().seq) // what was published is b
 			}
 			return pb.st().b, nil
 		}
+	}
+	// A Board built before that the State no longer holds, with no event that dropped it,
+	// was lost to a rebuild of every part's State (the cursor found them ahead of the log,
+	// or a part joined the log late): built again as after a failed commit, with the head
+	// read on both sides of the nodes, so it follows the next changes by their records.
+	if s := pb.st(); s.b == nil && s.dropped == 0 && pb.builds > 0 {
+		confirm = true
 	}
 	if err := a.buildLocked(ctx, project, pb, confirm); err != nil {
 		return nil, err
@@ -250,13 +331,19 @@ func (a *Cache) boardLocked(ctx context.Context, project contract.ProjectID, pb 
 // linked by the next catch-up to a head read that finds no Board change, or the next
 // commit of its own. The lock must be held.
 func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, confirm bool) error {
-	pb.st().b = nil // until built
+	pb.st().drop(0) // until built
+	pb.st().hold = false
 	pb.version++
 	// The head is read before the nodes: a write committed in between is then in the
 	// Board but not at its seq, which makes the next check rebuild rather than miss it.
 	head, err := a.store.Head(ctx, string(project))
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", project, err)
+	}
+	// The Board is made where the project's log stands, the cursor every part shares: the
+	// log is caught up to the head read first, the other parts' States with it.
+	if _, err := pb.h.CatchUpTo(ctx, a.store, head.Seq); err != nil {
+		return err
 	}
 	src, err := a.sourcesOf(ctx, a.store, project)
 	if err != nil {
@@ -279,9 +366,9 @@ func (a *Cache) buildLocked(ctx context.Context, project contract.ProjectID, pb 
 		if err != nil {
 			return fmt.Errorf("read head of %s: %w", project, err)
 		}
-		linked = after == head
+		linked = after == head && pb.h.Seq() == head.Seq
 	}
-	pb.restartLocked(&boardState{b: b, src: src, linked: linked}, head)
+	pb.restartLocked(&boardState{b: b, src: src, linked: linked})
 	if pb.builds == 0 {
 		pb.signed = head.Seq
 	}
@@ -314,7 +401,7 @@ func (a *Cache) updateBoard(ctx context.Context, project contract.ProjectID, pb 
 		return err
 	})
 	if err == nil {
-		a.committedLocked(project, pb, after)
+		a.committedLocked(ctx, project, pb, after.Seq)
 	}
 	return err
 }
@@ -375,7 +462,7 @@ func boardUnchanged(ctx context.Context, r store.Reader, project contract.Projec
 // unchanged is boardUnchanged from the State's seq to to, noting in pb.changedAt, at
 // to, a change another instance made. The lock must be held.
 func (pb *projectBoard) unchanged(ctx context.Context, r store.Reader, project contract.ProjectID, to int64) (bool, error) {
-	ok, other, err := boardUnchanged(ctx, r, project, pb.h.Seq(), to)
+	ok, other, err := boardUnchanged(ctx, r, project, pb.st().seq, to)
 	if other {
 		pb.changedAt = to
 	}
@@ -540,7 +627,8 @@ type Change struct {
 // change the log lacks, on a context that outlives the caller's so a cancelled request
 // cannot leave it stale. The lock must be held.
 func (a *Cache) dropBoardLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard) {
-	pb.st().b = nil
+	pb.st().drop(0)
+	pb.st().hold = false
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildLimit)
 	defer cancel()
 	// With the head read on both sides, so the Board follows the next changes by their
@@ -621,7 +709,21 @@ func (a *Cache) Read(ctx context.Context, project contract.ProjectID, fn func(b 
 	if err != nil {
 		return err
 	}
-	return fn(b, pb.h.Seq(), pb.version)
+	return fn(b, pb.st().seq, pb.version)
+}
+
+// ReadHeld is [Cache.Read] for a read that also reads other parts' States of the
+// project's log (the operation ledger, the policies): fn gets the project's log as held
+// under its lock, through which it takes theirs ([eventlog.Along]) rather than lock
+// again; it must not keep it past its return.
+func (a *Cache) ReadHeld(ctx context.Context, project contract.ProjectID, fn func(b *board.Board, head int64, version uint64, h eventlog.Holding) error) error {
+	pb := a.lock(project)
+	defer pb.unlock()
+	b, err := a.boardLocked(ctx, project, pb)
+	if err != nil {
+		return err
+	}
+	return fn(b, pb.st().seq, pb.version, pb.h)
 }
 
 // Builds reports how often project's Board was built from the store, so tests can show

@@ -104,8 +104,14 @@ func (a *Cache) InstallCapability(ctx context.Context, c identity.Caller, projec
 		return contract.Installed{}, fmt.Errorf("install %s into %s: %w", pkg.Release, project, eventlog.Refuse(err, "project "+string(project)))
 	}
 	// Built from the releases and nodes read under the head lock, the Board is the log
-	// at the head the commit left.
-	pb.restartLocked(&boardState{b: next, src: nextSrc, linked: true}, seq)
+	// at the head the commit left, where the project's log is caught up to first.
+	pb.st().hold = true // the install's event is in next already
+	if _, err := pb.h.CatchUpTo(ctx, a.store, seq.Seq); err != nil || pb.h.Seq() != seq.Seq {
+		pb.st().drop(seq.Seq) // built again at its next use
+		pb.st().hold = false
+	} else {
+		pb.restartLocked(&boardState{b: next, src: nextSrc, linked: true})
+	}
 	pb.builds++
 	pb.version++
 	pb.publishLocked(true)

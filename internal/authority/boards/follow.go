@@ -29,16 +29,20 @@ import (
 // a build from the store makes (freshBoardState); the Board is still built from the
 // store at a start, and when its cursor does not link or an event does not apply.
 //
-// The Board State, its lock and its cursor are the Cache's [eventlog.Driver]'s, as the
-// other parts' are: the cursor is linked by hash, and an event that does not link to the
-// one applied last is never applied (the Driver starts a fresh State, which holds no
-// Board, and the Board is built again). The Cache keeps its own write sequence on top
-// ([Cache.Write]): the Board is built from the store, installed, or changed in memory by
-// a write of this instance before its commit, and each is made the State at the head it
-// is the log at ([eventlog.Held.Restart]); when the store refuses the commit it is built
-// again (step 4 of "The write sequence"), so the Board never holds an event its log
-// lacks. Only committed events are applied: those this process committed, from memory
-// ([eventlog.Recent]), and the rest read from the store outside any transaction.
+// The Board State is a part of the project's log ([eventlog.Log]) that the operation
+// ledger and the policies join too: one lock and one cursor for the three, the cursor
+// linked by hash, and each event applied to every part's State by whichever part catches
+// the log up (boardPart): an event that does not link is never applied (the Log gives
+// every part a fresh State, and a fresh Board State holds no Board, so the Board is built
+// again). The Cache keeps its own write sequence on top ([Cache.Write]): the Board is
+// built from the store, installed, or changed in memory by a write of this instance
+// before its commit; each is made the State where the project's log stands once the log
+// was caught up to the head it is the log at ([eventlog.Held.Remake]); a write holds the
+// Board meanwhile, so the catch-ups its steps make (the ledger's, inside its transaction
+// too) apply nothing to it; and when the store refuses the commit it is built again
+// (step 4 of "The write sequence"), so the Board never holds an event its log lacks.
+// What the Board publishes for the reads that take no lock (published.go) is published
+// only while every event the log applied was seen committed ([eventlog.Held.Committed]).
 
 // recordedWith are the types of the Board changes a write persists ([Write.Persist]):
 // what such a change did to the Board is all in the board.recorded event that follows it
@@ -64,77 +68,63 @@ var lockChanges = map[string]bool{
 	event.ConnectionRevoked: true,
 }
 
-// catchUpLocked brings the Board to the log's head to on its Driver's cursor
-// ([eventlog.Held.CatchUpTo]): this process's events from memory, the rest read from the
-// store a page at a time. It reports false when the Board must be built again instead:
-// an event that does not link to the last one applied (the Driver's cursor then finds
-// the State diverged and starts a fresh one, which holds no Board), one the State does
-// not apply (errBuild), or a log that ends before to; other then says that event was
-// read from the store (another instance's). The release an install names is read here
-// when the State asks for it (needRelease), and the event applied again. read says to
-// was read from the store after b was built: an unlinked Board that finds no Board
-// change up to it is then the log there exactly (what it may have held past its seq
-// would be such a change), and is linked. The lock must be held.
+// catchUpLocked brings the project's log to the head to ([eventlog.Held.CatchUpTo]),
+// every part's State with it: this process's events from memory, the rest read from the
+// store a page at a time. The Board applies each event as its State follows the log
+// (boardPart), the release an install names read ahead by the catch-up (boardPart.Load).
+// It reports false when the Board must be built again instead: the State dropped it at
+// an event it does not apply (errBuild), or the cursor found the State ahead of the log
+// and made every part's fresh (a fresh Board State holds no Board), or the log ended
+// before to; other then says the event dropped at was read from the store (another
+// instance's). read says to was read from the store after b was built: an unlinked Board
+// that finds no Board change up to it is then the log there exactly (what it may have
+// held past its seq would be such a change), and is linked. The lock must be held.
 func (a *Cache) catchUpLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, to int64, read bool) (ok, other bool, err error) {
-	pb.catchTo, pb.applied = to, false
-	defer func() {
-		clear(pb.st().releases) // what was not applied is read again, if still ahead
-		if pb.applied {
-			pb.version++ // b changed: what a reader derived from it is stale
-			pb.changed = true
-		}
-	}()
-	for {
-		_, err := pb.h.CatchUpTo(ctx, a.store, to)
-		if err == nil {
-			break
-		}
-		if need, ok := errors.AsType[*needRelease](err); ok {
-			loaded, err := a.loadRelease(ctx, pb.st(), need)
-			if err != nil {
-				return false, false, err
+	pb.catchTo = to
+	if _, err := pb.h.CatchUpTo(ctx, a.store, to); err != nil {
+		return false, false, err
+	}
+	s := pb.st()
+	if s.b == nil {
+		if seq := s.dropped; seq > 0 {
+			if other = len(eventlog.Recent(a.store, project, seq-1, seq)) == 0; other {
+				pb.changedAt = to // another instance's change, as unchanged notes it
 			}
-			if loaded {
-				continue // applied again, the release handed
-			}
-		}
-		if !errors.Is(err, errBuild) {
-			return false, false, err
-		}
-		seq := pb.h.Seq()
-		if other = len(eventlog.Recent(a.store, project, seq, seq+1)) == 0; other {
-			pb.changedAt = to // another instance's change, as unchanged notes it
 		}
 		return false, other, nil
 	}
-	if pb.h.Seq() < to {
+	if s.seq < to {
 		return false, false, nil // the head says more; read it again from a build
 	}
 	if read {
-		pb.st().linked = true
+		s.linked = true
 	}
 	return true, false, nil
 }
 
-// noteApplied is the Driver's notification of an event a Board State applied
-// ([eventlog.Driver.OnApply]), under the project's lock: a change of b makes what readers
-// derived from it stale (catchUpLocked), and one read from the store, not committed by
-// this process (another instance's, or one whose Update had not returned yet,
-// [eventlog.Recent]), is noted as unchanged notes it.
-func (a *Cache) noteApplied(project contract.ProjectID, _ *boardState, e store.Event) {
-	if !event.ChangesBoard(e.Type) {
+// noteApplied is the Driver's notification of an event the project's log applied
+// ([eventlog.Driver.OnApply]), under the project's lock, whichever part's catch-up applied
+// it (a claim's, a held call's follow goroutine): a change of b makes what readers derived
+// from it stale, and one read from the store, not committed by this process (another
+// instance's, or one whose Update had not returned yet, [eventlog.Recent]), is noted as
+// unchanged notes it.
+func (a *Cache) noteApplied(project contract.ProjectID, s *boardPart, e store.Event) {
+	if !s.applied {
 		return
 	}
 	pb := a.get(project)
-	pb.applied = pb.applied || !recordedWith[e.Type]
+	if !recordedWith[e.Type] {
+		pb.version++ // b changed: what a reader derived from it is stale
+		pb.changed = true
+	}
 	if len(eventlog.Recent(a.store, project, e.Seq-1, e.Seq)) == 0 {
-		pb.changedAt = pb.catchTo
+		pb.changedAt = max(pb.catchTo, e.Seq)
 	}
 }
 
 // needRelease refuses an install whose release the State was not handed: the catch-up
-// reads it (loadRelease) and applies the event again. It is an errBuild, so a State that
-// is not caught up by the Cache (a test's) builds the Board again instead.
+// reads it (boardPart.Load) and applies the event again. It is an errBuild, so a State
+// that is not caught up by a Log (a test's) builds the Board again instead.
 type needRelease struct {
 	seq         int64
 	id, version string
@@ -146,29 +136,112 @@ func (n *needRelease) Error() string {
 
 func (n *needRelease) Unwrap() error { return errBuild }
 
-// loadRelease reads the release an install names into s.releases, for s to apply it
-// (boardState.applyInstall): a release is content-addressed and immutable, and its
-// install committed it with the event, so what is read here outside any transaction is
-// the release the event installed, which Apply checks by digest. It reports false when
-// nothing more can be handed: the release was handed already, or does not unpack (a
-// build then reports it). The lock must be held.
-func (a *Cache) loadRelease(ctx context.Context, s *boardState, need *needRelease) (bool, error) {
-	name := need.id + "@" + need.version
-	if _, ok := s.releases[name]; ok {
+// boardPart is the Board's State on the project's log, which the Board shares with the
+// operation ledger and the policies (docs/architecture.md, "The project state and its
+// driver"): one lock, one cursor, and each event applied to every part's State by
+// whichever part catches the log up. It is the Board as made (boardState), the seq and
+// hash of the last event the cursor applied as this State saw it (at, atHash: where a
+// Board is made, [eventlog.Held.Remake]), and what a write holds. Its Apply never fails
+// the catch-up, which is every part's: an event the Board does not apply drops the Board
+// (built again from the store at its next use, at the cursor), and the release an install
+// names is read by the catch-up (Load, [eventlog.Loader]).
+//
+// b is the log at seq; while it is not dropped and no write holds it, seq is at. A write
+// changes b in memory before its commit (hold, set for the whole write by
+// [Cache.Write]): the catch-ups its steps make (the operation ledger's, inside its
+// transaction too) then apply nothing to b. An event that leaves a Board alone moves seq
+// on with at, so the write's check that no Board change came since b's seq (LockFresh,
+// Fresh) reads only what follows; a Board change stops seq before it, so that check finds
+// it. Once the write committed b is made again at the cursor (committedLocked), once it
+// was refused b is built again (dropBoardLocked), and a write that changed nothing brings
+// b up to the cursor itself (settleLocked).
+type boardPart struct {
+	*boardState
+	at     int64
+	atHash store.Hash
+	hold   bool
+	// dropped is the seq of the event at which the State dropped its Board (0: none since
+	// it was made), for the catch-up to say whose it was.
+	dropped int64
+	// applied says the last event applied changed b or its sources (noteApplied).
+	applied bool
+}
+
+var _ eventlog.State = (*boardPart)(nil)
+var _ eventlog.Loader = (*boardPart)(nil)
+
+// newBoardPart is the Board's State of an empty log, and after the cursor found the
+// States ahead of the log: it holds no Board, so the first use builds it from the store,
+// which a replay of the log from its start would make the same (freshBoardState) at the
+// cost of every event.
+func newBoardPart() *boardPart { return &boardPart{boardState: &boardState{}} }
+
+// Apply applies e, the cursor's next event, to the Board ([boardState.Apply]) when the
+// Board stands at the cursor and no write holds it; see [boardPart]. It refuses only an
+// install whose release it was not handed, for the catch-up to read it (Load); any other
+// event it does not apply drops the Board.
+func (p *boardPart) Apply(e store.Event) error {
+	p.applied = false
+	switch {
+	case p.b == nil || p.seq != p.at:
+		// No Board, or a write's Board that a Board change passed by: nothing to apply to.
+	case p.hold:
+		if !event.ChangesBoard(e.Type) {
+			p.seq, p.hash = e.Seq, e.Hash
+		}
+	default:
+		err := p.boardState.Apply(e)
+		if _, need := errors.AsType[*needRelease](err); need {
+			return err
+		}
+		if err != nil {
+			p.drop(e.Seq)
+		} else {
+			p.applied = event.ChangesBoard(e.Type)
+		}
+		clear(p.releases) // what an install was handed is used, or read again
+	}
+	p.at, p.atHash = e.Seq, e.Hash
+	return nil
+}
+
+// drop drops the Board at the event of seq seq: it is built again at its next use.
+func (p *boardPart) drop(seq int64) {
+	p.b, p.dropped = nil, seq
+	clear(p.releases)
+}
+
+// Load reads the release an install names ([eventlog.Loader]) into s.releases, for
+// Apply to apply it (boardState.applyInstall): a release is content-addressed and
+// immutable, and its install committed it with the event (or, read in the transaction
+// that applies a batch-mate's install, holds it there), so what r reads is the release
+// the event installed, which Apply checks by digest. A release that cannot be read or
+// does not unpack, or was handed already, drops the Board, and Apply runs again on none:
+// the build that follows reads the releases itself and reports what fails.
+func (p *boardPart) Load(ctx context.Context, r store.Reader, e store.Event, refused error) (bool, error) {
+	need, ok := errors.AsType[*needRelease](refused)
+	if !ok {
 		return false, nil
 	}
-	rel, err := a.store.Release(ctx, need.id, need.version)
+	name := need.id + "@" + need.version
+	if _, ok := p.releases[name]; ok {
+		p.drop(e.Seq)
+		return true, nil
+	}
+	rel, err := r.Release(ctx, need.id, need.version)
 	if err != nil {
-		return false, fmt.Errorf("load release %s installed at seq %d: %w", name, need.seq, err)
+		p.drop(e.Seq)
+		return true, nil
 	}
 	pkg, err := unpackRelease(rel.Content)
 	if err != nil {
-		return false, nil
+		p.drop(e.Seq)
+		return true, nil
 	}
-	if s.releases == nil {
-		s.releases = map[string]board.Declarations{}
+	if p.releases == nil {
+		p.releases = map[string]board.Declarations{}
 	}
-	s.releases[name] = pkg.Declarations
+	p.releases[name] = pkg.Declarations
 	return true, nil
 }
 
@@ -375,22 +448,31 @@ func freshBoardState() (boardState, error) {
 	return boardState{b: b, src: src, linked: true}, nil
 }
 
-// committedLocked moves the State to head after a commit of this instance that changed
-// the Board (checked fresh under the head lock, so the Board holds every change up to
-// it): linked to the hash of the event there, known from the commit's own events in
-// memory ([eventlog.Recent]) or given. With neither, the next event could not be linked
-// to it, so the Board is built again at its next use. The lock must be held.
-func (a *Cache) committedLocked(project contract.ProjectID, pb *projectBoard, head store.Head) {
+// committedLocked makes the Board, which a write of this instance changed in memory and
+// committed at head (checked fresh under the head lock, so the Board holds every change
+// up to it), the State at head: the project's log is caught up to head first (from
+// memory, the commit's own events; a write through the ledger's sequence caught it up
+// already), with the write's hold keeping its events from b, and b is made the State
+// there, linked. A log that cannot be caught up to head leaves b where the Board is not
+// known to be, so the Board is built again at its next use. The lock must be held.
+func (a *Cache) committedLocked(ctx context.Context, project contract.ProjectID, pb *projectBoard, head int64) {
 	pb.changed = true
 	s := pb.st()
-	if head.Hash.IsZero() {
-		if es := eventlog.Recent(a.store, project, head.Seq-1, head.Seq); len(es) == 1 {
-			head.Hash = es[0].Hash
-		}
+	s.hold = true
+	_, err := pb.h.CatchUpTo(ctx, a.store, head)
+	if err != nil {
+		a.log.WarnContext(ctx, "the log could not be caught up to a Board write's commit; the Board is built again", logProject, project, logErr, err)
 	}
-	if head.Hash.IsZero() {
-		s.b = nil
+	if err != nil || pb.h.Seq() != head {
+		s = pb.st() // a rebuild may have replaced it
+		s.drop(head)
+		s.hold = false
+		return
+	}
+	s = pb.st()
+	if s.b == nil {
+		return // the cursor found the States ahead of the log: made fresh, built again
 	}
 	s.linked = true
-	pb.restartLocked(s, head)
+	pb.restartLocked(s.boardState)
 }

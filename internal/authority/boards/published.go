@@ -168,12 +168,15 @@ func (a *Cache) Keep(project contract.ProjectID, version uint64, v *BoardView) {
 // (a rebuild that failed) publishes nothing, and the last publication stays exact at its
 // head. The lock must be held.
 func (pb *projectBoard) publishLocked(changed bool) {
-	changed = changed || pb.changed
-	pb.changed = false
-	b, seq := pb.st().b, pb.h.Seq()
-	if b == nil {
+	b, seq := pb.st().b, pb.st().seq
+	if b == nil || !pb.h.Committed() {
+		// Nothing, or not yet: the States applied events inside a transaction (a claim's,
+		// under group commit perhaps a batch-mate's a failed COMMIT loses) that no
+		// catch-up found in the log since; the next publication carries the change.
 		return
 	}
+	changed = changed || pb.changed
+	pb.changed = false
 	old := pb.pub.Load()
 	if old != nil && old.version == pb.version && !changed {
 		old.advance(seq)

@@ -94,7 +94,7 @@ func TestBoardState_ReplaysTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb := replayer.lock(testProject)
-	pb.restartLocked(&fresh, store.Head{})
+	pb.restartLocked(&fresh)
 	ok, _, err := replayer.catchUpLocked(ctx, testProject, pb, head.Seq, true)
 	replayed, seq := pb.st().b, pb.h.Seq()
 	pb.unlock()

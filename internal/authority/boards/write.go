@@ -48,7 +48,8 @@ type Write struct {
 	// one read from the store, before the write began ([Cache.WriteInTx]); its
 	// transaction checks it with [Write.Fresh], and a decision taken without one with
 	// [Write.Current].
-	unread bool
+	unread bool // seq is the head of the log the Board was caught up to when the write began.
+	seq    int64
 }
 
 // Project is the project written.
@@ -58,7 +59,14 @@ func (w *Write) Project() contract.ProjectID { return w.project }
 // began: read from the store ([Cache.Write]), or the newest this process knew
 // ([Cache.WriteInTx]). What the write reads beside the Board is read at it (see
 // [eventlog.WithHead]).
-func (w *Write) Seq() int64 { return w.pb.h.Seq() }
+func (w *Write) Seq() int64 { return w.seq }
+
+// Held is the project's log as the write holds it, under the project's one lock: a step
+// of the write that reads another part's State of the project (the operation ledger, the
+// policies) takes it through it ([eventlog.Along]) and never locks again
+// (docs/architecture.md, "The lock order"). Its catch-ups apply nothing to the Board the
+// write may have changed in memory (boardPart).
+func (w *Write) Held() eventlog.Holding { return w.pb.h }
 
 // Board is the project's Board, caught up with the log. A write changes it only through
 // a Board call whose [Change] it then commits.
@@ -131,7 +139,11 @@ func (a *Cache) writeOnce(ctx context.Context, project contract.ProjectID, what 
 		return err
 	}
 	pb.version++ // once may change the Board
-	err := once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread})
+	// Held until once ends: the catch-ups its steps make apply nothing to the Board it
+	// may change in memory (boardPart).
+	pb.st().hold = true
+	err := once(&Write{bs: a, project: project, what: what, pb: pb, unread: unread, seq: pb.st().seq})
+	a.settleLocked(ctx, project, pb)
 	// Before the next write may change it: the Board holds only what was committed (a
 	// change the store refused was dropped), see published.go.
 	pb.publishLocked(false)
@@ -175,7 +187,7 @@ func (w *Write) Current(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read head of %s: %w", w.project, err)
 	}
-	if head.Seq != w.pb.h.Seq() {
+	if head.Seq != w.seq {
 		return errLogMoved
 	}
 	return nil
@@ -285,10 +297,10 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 }
 
 // Committed records that the Board reflects the log up to head, after a transaction
-// that LockFresh began committed: the Board's cursor moves there, linked to the hash of
-// the commit's last event, which this process remembers (follow.go).
-func (w *Write) Committed(head int64) {
-	w.bs.committedLocked(w.project, w.pb, store.Head{Seq: head})
+// that LockFresh began committed: the project's log is caught up there (from memory, the
+// commit's own events) and the Board made the State at it, linked (follow.go).
+func (w *Write) Committed(ctx context.Context, head int64) {
+	w.bs.committedLocked(ctx, w.project, w.pb, head)
 }
 
 // Drop rebuilds the Board after a transaction with a change the store refused.

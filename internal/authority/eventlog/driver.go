@@ -67,10 +67,10 @@ type joiner interface {
 // member is one part's State of one project, as the project's log drives it; every
 // method runs under the project's lock.
 type member interface {
-	apply(e store.Event) error // apply e to the State, then notify the part
-	reset()                    // replace the State by a fresh one (a rebuild)
-	publish()                  // hand out the State's snapshot when it moved
-	followFailed(err error)    // tell the part its follow goroutine ended early
+	apply(ctx context.Context, r store.Reader, e store.Event) error // apply e to the State (loading what it asks for, [Loader]), then notify the part
+	reset()                                                         // replace the State by a fresh one (a rebuild)
+	publish()                                                       // hand out the State's snapshot when it moved
+	followFailed(err error)                                         // tell the part its follow goroutine ended early
 }
 
 // project is one project's log under its one lock: the cursor and the joined parts'
@@ -136,15 +136,22 @@ func (p *project) acquire() {
 }
 
 // locked runs once p's lock was taken: a part joined since the last lock holds a fresh
-// State while the cursor is past the log's start, so every State starts again from a
-// fresh one and the next catch-up rebuilds them all from the log.
+// State while the cursor is past the log's start, so the cursor starts again from the
+// log's start and the next catch-up applies the log to the part joined late, while each
+// State that applied it already skips what it applied ([Held.apply]): the States all
+// stand at the one cursor again, and none is made again for a part that came late (the
+// Board it holds, built from the store, stays built). A cursor that applied events
+// inside a transaction not seen committed since cannot vouch for what the States hold,
+// so every State starts again from a fresh one then, and the catch-up rebuilds them all.
 func (p *project) locked() {
 	ms := *p.members.Load()
 	if p.built == len(ms) {
 		return
 	}
 	p.built = len(ms)
-	p.reset()
+	if p.cursor.unsure {
+		p.reset()
+	}
 	p.cursor.seq, p.cursor.hash, p.cursor.unsure, p.cursor.started = 0, store.Hash{}, false, false
 }
 
@@ -159,14 +166,18 @@ func (p *project) release() {
 	<-p.lock
 }
 
-// apply applies e to each State the cursor drives, in join order.
-func (p *project) apply(e store.Event) error {
-	for _, m := range (*p.members.Load())[:p.built] {
-		if err := m.apply(e); err != nil {
-			return err
+// applier returns the apply function of a catch-up that reads the log through r under
+// ctx: it applies each event to each State the cursor drives, in join order, and a
+// [Loader] reads through r what its State asks for.
+func (p *project) applier(ctx context.Context, r store.Reader) func(store.Event) error {
+	return func(e store.Event) error {
+		for _, m := range (*p.members.Load())[:p.built] {
+			if err := m.apply(ctx, r, e); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return nil
 }
 
 // Driver is one part's way into the project logs of a [Log] it joined ([Join]), or of a
@@ -200,10 +211,11 @@ func NewDriver[S State](st store.Store, fresh func() S) *Driver[S] {
 // Driver: from then on each catch-up of a project's log, whichever part makes it, applies
 // each event to this part's State after those of the parts that joined before it, under
 // the project's one lock. Parts join when they are wired, before the log's first use; a
-// part that joins later gives every project already in use a rebuild from the log's
-// start at its next lock (every part's State fresh, the log applied again and notified
-// again), so that all the States stand at the one cursor. Join must not be called under
-// a project's lock.
+// part that joins later (the operation ledger, wired once the Boards were restored) has
+// every project already in use catch the log up from its start at the next lock: the
+// late part's State applies it all, and the others skip what they applied (neither
+// applied again nor notified again), so that all the States stand at the one cursor
+// ([project.locked]). Join must not be called under a project's lock.
 func Join[S State](l *Log, fresh func() S) *Driver[S] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -281,6 +293,10 @@ type Held[S State] struct {
 	p       *project
 	drv     *Driver[S]
 	state   S
+	// seq is the last event state applied, or the seq it was made at ([Held.Restart],
+	// [Held.Remake]): an event at or below it is not applied again when the cursor
+	// starts again from the log's start for a part joined late ([project.locked]).
+	seq int64
 	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
 	snap atomic.Pointer[Snapshot]
 }
@@ -415,15 +431,38 @@ func (h *Held[S]) publish() {
 //
 // The cursor is the project's, so on a [Log] that several parts joined a Restart would
 // claim every part's State to be the log at seq while only h's was made there: Restart
-// panics there. A part that makes its State without applying the log (the Board) keeps a
-// Log of its own ([NewDriver]).
+// panics there. A part that makes its State without applying the log and shares its Log
+// makes it at the cursor instead ([Held.Remake]).
 func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
 	if h.p.built > 1 {
 		panic("eventlog: Restart of a State on a Log several parts joined: the cursor is theirs too")
 	}
-	h.state = s
+	h.state, h.seq = s, seq
 	h.p.cursor.Start(seq, hash)
 }
+
+// Remake makes s the State at the project's cursor, where every part's State stands: for
+// a part of a [Log] several parts joined whose State is not only ever made by applying
+// the log (the Board, built from the store's tables once the log was caught up to the
+// head it read before them, or changed in memory by a write whose commit it was then
+// caught up to). The other parts' States stay as they are, and so does the cursor, so s
+// must be the log at [Held.Seq] exactly, every event up to it committed; the next
+// catch-up applies what follows to s. Until an event is applied, one that does not link
+// to the cursor is said to be a State its part made at a seq that the log does not link
+// to ([Cursor.Start]), as after a [Held.Restart]; the rebuild gives every part a fresh
+// State as for any divergence. h must be locked.
+func (h *Held[S]) Remake(s S) {
+	h.state, h.seq = s, h.p.cursor.seq
+	h.p.cursor.started = true
+}
+
+// Committed reports whether every event the States applied was seen committed: false
+// after a catch-up inside a transaction applied events (under group commit, perhaps a
+// batch-mate's that a failed COMMIT then loses) that no catch-up since found in the log
+// ([Cursor]). A part that hands out what it derives from its State by its own means
+// (the Board's published Views) hands out nothing while it is false, as
+// [Driver.Publish] does. h must be locked.
+func (h *Held[S]) Committed() bool { return !h.p.cursor.unsure }
 
 // State returns the State as far as it was caught up; [Held.Seq] says how far.
 func (h *Held[S]) State() S { return h.state }
@@ -431,13 +470,43 @@ func (h *Held[S]) State() S { return h.state }
 // Seq is the sequence number of the last event the State applied.
 func (h *Held[S]) Seq() int64 { return h.p.cursor.Seq() }
 
+// Loader is a State that must read something by id before it can apply an event that
+// names it (the Board: the release an install names, content-addressed and immutable).
+// Its Apply stays pure: it refuses the event with an error that says what it lacks, and
+// the catch-up, which holds the project's lock and the reader it reads the log through
+// (the store, or a transaction that sees its own writes), calls Load with that refusal;
+// Load reads what it names through r, hands it to the State, and reports whether Apply
+// is to run again. A refusal Load does not mend stands: it fails the catch-up, for every
+// part of the [Log], so a Loader that can live without what it read (the Board is built
+// again from the store instead) makes its next Apply succeed rather than report false.
+type Loader interface {
+	Load(ctx context.Context, r store.Reader, e store.Event, refused error) (again bool, err error)
+}
+
 // apply applies e to the State the Held holds now (a rebuild replaces it mid catch-up,
-// so the State is looked up at each event, never bound once), then notifies it
-// ([Driver.OnApply]).
-func (h *Held[S]) apply(e store.Event) error {
-	if err := h.state.Apply(e); err != nil {
+// so the State is looked up at each event, never bound once), after what a [Loader]
+// reads for it, then notifies it ([Driver.OnApply]).
+func (h *Held[S]) apply(ctx context.Context, r store.Reader, e store.Event) error {
+	if e.Seq <= h.seq {
+		return nil // applied before a part joined late and the cursor started again
+	}
+	err := h.state.Apply(e)
+	if ld, ok := any(h.state).(Loader); ok {
+		for err != nil {
+			again, lerr := ld.Load(ctx, r, e, err)
+			if lerr != nil {
+				return fmt.Errorf("load what event %d names: %w", e.Seq, lerr)
+			}
+			if !again {
+				break
+			}
+			err = h.state.Apply(e)
+		}
+	}
+	if err != nil {
 		return err
 	}
+	h.seq = e.Seq
 	if fn := h.drv.onApply; fn != nil {
 		fn(h.project, h.state, e)
 	}
@@ -445,13 +514,13 @@ func (h *Held[S]) apply(e store.Event) error {
 }
 
 // reset replaces the State by a fresh one, for a rebuild ([Cursor.Reset]).
-func (h *Held[S]) reset() { h.state = h.drv.fresh() }
+func (h *Held[S]) reset() { h.state, h.seq = h.drv.fresh(), 0 }
 
 // CatchUp applies the events after the project's cursor, read from r (the store, or a
 // transaction that sees its own writes), to every part's State ([Cursor.CatchUp]), and
 // returns h's.
 func (h *Held[S]) CatchUp(ctx context.Context, r store.Reader) (S, error) {
-	if err := h.p.cursor.CatchUp(ctx, r, h.project, h.p.apply); err != nil {
+	if err := h.p.cursor.CatchUp(ctx, r, h.project, h.p.applier(ctx, r)); err != nil {
 		var zero S
 		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
 	}
@@ -462,7 +531,7 @@ func (h *Held[S]) CatchUp(ctx context.Context, r store.Reader) (S, error) {
 // of the log the caller read or locked ([Cursor.CatchUpTo]), to every part's State, and
 // returns h's.
 func (h *Held[S]) CatchUpTo(ctx context.Context, r store.Reader, to int64) (S, error) {
-	if err := h.p.cursor.CatchUpTo(ctx, r, h.project, to, h.p.apply); err != nil {
+	if err := h.p.cursor.CatchUpTo(ctx, r, h.project, to, h.p.applier(ctx, r)); err != nil {
 		var zero S
 		return zero, fmt.Errorf("catch up the log of %s: %w", h.project, err)
 	}
@@ -708,7 +777,7 @@ func (l *Log) follow(p *project) {
 		}
 		// At or past that seq already, this reads nothing, unless the States must first
 		// check that the log holds what they applied inside a transaction ([Cursor]).
-		err := p.cursor.CatchUpTo(ctx, l.store, p.id, max(Latest(l.store, p.id), waited), p.apply)
+		err := p.cursor.CatchUpTo(ctx, l.store, p.id, max(Latest(l.store, p.id), waited), p.applier(ctx, l.store))
 		if err != nil {
 			err = fmt.Errorf("catch up the log of %s: %w", p.id, err)
 		}

@@ -252,15 +252,13 @@ func (k *Keeper) Get(ctx context.Context, c identity.Caller, project contract.Pr
 // material's Board fact in the same one): write runs that write and calls in with its
 // transaction, once per attempt. Add returns the material as the write left it.
 //
-// Add holds project's materials lock across write, taken before write opens its
-// transaction, as every write of the state takes it ([eventlog.Held.Update]). Taken
-// inside the transaction instead, it would wait for a disclosure that holds it while that
-// disclosure waits for the store, which that transaction holds: the two would wait for
-// each other for good. The caller takes the project's Board lock before calling Add
-// (write is then the Board write's commit), never after: on a project log the operation
-// ledger joins, the materials lock is the ledger's, which an admission takes under the
-// Board lock (docs/architecture.md, "The lock order").
-func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time,
+// held is the caller's hold of project's log, taken before write opens its transaction
+// (the Board write's, [eventlog.Along]): the materials' State is a part of that log and
+// is read through it, never locked again, since its lock is the one the caller holds;
+// taken inside the transaction instead, a lock would wait for a disclosure that holds it
+// while that disclosure waits for the store, which that transaction holds
+// (docs/architecture.md, "The lock order").
+func (k *Keeper) Add(ctx context.Context, held eventlog.Holding, c identity.Caller, project contract.ProjectID, agent contract.AgentID, in contract.MaterialAdd, at time.Time,
 	write func(in func(tx store.Tx) error) error) (contract.Material, error) {
 	if err := c.RequireInPerson(project); err != nil {
 		return contract.Material{}, err
@@ -268,8 +266,10 @@ func (k *Keeper) Add(ctx context.Context, c identity.Caller, project contract.Pr
 	if err := Validate(in); err != nil {
 		return contract.Material{}, err
 	}
-	h := k.log.Lock(project)
-	defer h.Unlock()
+	// The caller holds the project's lock through the Board write, so the materials'
+	// State is read through that hold, never locked again (docs/architecture.md, "The
+	// lock order").
+	h := eventlog.Along(held, k.log)
 	// The caller's transaction is not the driver's write sequence, so Add takes its steps
 	// itself: lock the head in tx, catch the state up with what tx sees, decide, append.
 	err := write(func(tx store.Tx) error {

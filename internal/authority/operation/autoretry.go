@@ -116,7 +116,7 @@ func (o *Operations) authorityRetry(ctx context.Context, project contract.Projec
 	err = o.boards.Write(ctx, project, "authority retry "+ref, func(w *boards.Write) error {
 		acted = false
 		l := o.ledger(project)
-		l.lock()
+		l.lockAlong(w.Held())
 		defer l.unlock()
 		// The policy in force is read before the transaction, at the head the Board was
 		// caught up to; the act is decided on the ledger caught up inside the

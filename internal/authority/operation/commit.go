@@ -121,8 +121,9 @@ var errBoardUnlocked = errors.New("a write of an Operation changed the Board wit
 // s.lockHead), checks s.bw's Board at that head, catches the project's ledger l up to it
 // inside the transaction, runs decide, which reads that state and collects into wc what
 // it writes, appends what decide collected in one call, commits, and then catches the
-// ledger up to the head its commit left. l must be locked, and s.bw's Board lock taken
-// before it (the lock order is in the authority's package doc).
+// ledger up to the head its commit left. l must be locked: through s.bw's hold of the
+// project's lock ([ledger.lockAlong]) for a write on the Board, which never locks again
+// (the lock order is in the authority's package doc).
 //
 // Catching up after the lease row lock, inside the transaction, is what fences a
 // takeover against a claim under the old generation: whichever locks the row second sees
@@ -192,7 +193,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	// Committed: a changed Board's cursor moves to the head the commit left, even when
 	// the ledger's catch-up after the commit failed (its next catch-up applies it).
 	if wc.changed() {
-		s.bw.Committed(left)
+		s.bw.Committed(ctx, left)
 	}
 	if err != nil {
 		return err
@@ -201,7 +202,8 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 }
 
 // commitWork runs fn, a hop call's decision, through [Operations.commitLocked] under
-// project's ledger, and, when onBoard is set, the project's Board lock before it. Only a call that may change the Board (a report applying an
+// project's ledger, and, when onBoard is set, in a write on the Board, whose hold of the
+// project's lock the ledger is taken through. Only a call that may change the Board (a report applying an
 // outcome) sets onBoard; a claim, an acquisition or a sweep keeps the Board's lock free
 // for the project's other calls. With a Connection, the transaction first locks that
 // Connection's lease row and fn sees them in wc.leases. With onBoard, when another instance
@@ -222,7 +224,11 @@ func (d *Dispatcher) commitWork(ctx context.Context, project contract.ProjectID,
 func (d *Dispatcher) commitWorkOnce(ctx context.Context, project contract.ProjectID, conn contract.ConnectionID, bw *boards.Write,
 	fn func(wc *workCommit) error) error {
 	l := d.ops.ledger(project)
-	l.lock()
+	if bw != nil {
+		l.lockAlong(bw.Held())
+	} else {
+		l.lock()
+	}
 	defer l.unlock()
 	return d.ops.commitLocked(ctx, commitSpec{project: project, conn: conn, bw: bw, clock: d.now, by: "system",
 		wrap: func(err error) error { return fmt.Errorf("worker hop commit: %w", err) }}, l, fn)

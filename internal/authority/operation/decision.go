@@ -110,7 +110,7 @@ func (o *Operations) decide(ctx context.Context, by contract.Principal, project 
 func (o *Operations) decideOnce(ctx context.Context, w *boards.Write, by contract.Principal, id contract.RequestID, d contract.Decision, chk checks, authorize authorizer) (contract.Request, error) {
 	project, b := w.Project(), w.Board()
 	l := o.ledger(project)
-	l.lock()
+	l.lockAlong(w.Held())
 	defer l.unlock()
 	// What the decision reads before its transaction — the Request, its Operation, the
 	// delegation policy in force — is read at the head the Board was caught up to when the

@@ -154,7 +154,7 @@ func (o *Operations) expireRequest(ctx context.Context, project contract.Project
 	err := o.boards.Write(ctx, project, "expire "+string(id), func(w *boards.Write) error {
 		settled = false
 		l := o.ledger(project)
-		l.lock()
+		l.lockAlong(w.Held())
 		defer l.unlock()
 		// Read at the head the Board was caught up to (a read made during the call): a
 		// Request that takes its decision there is left alone with no transaction.

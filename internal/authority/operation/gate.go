@@ -63,9 +63,9 @@ type Deps struct {
 	// built-in versions.
 	Policies *policy.Book
 	// ProjectLog is the project log the ledger joins ([eventlog.Join]): the log the
-	// Policies joined, so that a call holding the ledger reads the policies in force
-	// under the one lock. nil: the Policies' log, or one of the ledger's own without
-	// Policies.
+	// Boards and the Policies joined, so that a Board write takes the ledger, and a call
+	// holding the ledger reads the policies in force, under the one lock. nil: the
+	// Boards' log, else the Policies', else one of the ledger's own.
 	ProjectLog *eventlog.Log
 	// AskOpen refuses a docket.ask about to be posted once the task that asked ended, was
 	// cancelled or has as many asks open as it may (ask.go), reading through r; nil
@@ -137,14 +137,21 @@ func New(d Deps, cfg Config) *Operations {
 	}
 	pl := d.ProjectLog
 	switch {
+	case pl == nil && d.Boards != nil:
+		pl = d.Boards.Log()
 	case pl == nil && d.Policies != nil:
 		pl = d.Policies.Log()
 	case pl == nil:
 		pl = eventlog.NewLog(o.store)
-	case d.Policies != nil && d.Policies.Log() != pl:
-		// A call holding the ledger reads the policies through it (eventlog.Along),
-		// which only a Book on the same log can give.
+	}
+	// A call holding the ledger reads the policies through it, and a Board write takes
+	// the ledger through the Board's hold (eventlog.Along): only parts of one log give
+	// that.
+	if d.Policies != nil && d.Policies.Log() != pl {
 		panic("operation: the policy Book is on another project log than the ledger")
+	}
+	if d.Boards != nil && d.Boards.Log() != pl {
+		panic("operation: the Board cache is on another project log than the ledger")
 	}
 	o.drv = eventlog.Join(pl, newLedgerState)
 	o.drv.OnApply(o.applied)
@@ -393,7 +400,7 @@ type admission struct {
 func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
 	project := w.Project()
 	l := o.ledger(project)
-	l.lock()
+	l.lockAlong(w.Held())
 	defer l.unlock()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
@@ -596,9 +603,9 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 		}
 	}
 	var ans Answer
-	err := o.boards.Read(ctx, project, func(b *board.Board, head int64, version uint64) error {
+	err := o.boards.ReadHeld(ctx, project, func(b *board.Board, head int64, version uint64, h eventlog.Holding) error {
 		var err error
-		ans, err = o.replyLocked(ctx, c, r, b, head, version)
+		ans, err = o.replyLocked(ctx, c, r, b, head, version, h)
 		return err
 	})
 	if err != nil {
@@ -609,11 +616,15 @@ func (o *Operations) reply(ctx context.Context, c identity.Caller, r reply) (Ans
 
 // publishable reports whether the answer to r may be read from what the Board cache
 // published: it reads the View, and at most a pattern's matches that are kept under the
-// Board's version (matchkeep.go), and no Operation of the call's own or setup the call
-// brought. An orchestrator's View is one too: the decisions it lists come from the
-// ledger's snapshot (orchestrator.go), added to a copy.
+// Board's version (matchkeep.go). The call's own Operation comes from the ledger's
+// snapshot, which holds every Operation (snapshotRead), and a setup the call brought
+// names the View it reads as the ledger's setup does; an orchestrator's View is one too:
+// the decisions it lists come from the ledger's snapshot (orchestrator.go), added to a
+// copy. The Board's lock is the project's, which a claim or any write of the ledger holds
+// across its transaction (docs/architecture.md, "The lock order"), so an answer held
+// there only when what was published does not cover it.
 func publishable(r reply) bool {
-	return (r.match == nil || r.query != "") && r.ordinal == 0 && r.setup == nil
+	return r.match == nil || r.query != ""
 }
 
 // publishedReply answers r without the project's Board lock when the ledger's snapshot
@@ -643,7 +654,12 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 			return Answer{}, false, nil
 		}
 	}
-	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: lr.setup()}); !ok {
+	setup := r.setup
+	if setup == nil {
+		s := lr.setup()
+		setup = &s
+	}
+	if br.bv, ok = pub.View(board.ViewRequest{Principal: c.Principal(), Focus: r.focus, Setup: *setup}); !ok {
 		return Answer{}, false, nil
 	}
 	ans, err := o.answerFrom(ctx, c, r, br, head, l, lr)
@@ -651,18 +667,20 @@ func (o *Operations) publishedReply(ctx context.Context, c identity.Caller, r re
 }
 
 // replyLocked is reply on b, which reflects the log up to head and holds what the
-// Board cache names version, under the project's Board lock. A read that writes nothing
-// is answered from the ledger's snapshot when it covers head (snapshot.go); any other
-// call locks the ledger and catches it up to head.
-func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64) (Answer, error) {
+// Board cache names version, under the project's lock, which h holds: the ledger and the
+// policies are read through it ([ledger.lockAlong]), never locked again. A read that
+// writes nothing is answered from the ledger's snapshot when it covers head
+// (snapshot.go); any other call catches the ledger up to head.
+func (o *Operations) replyLocked(ctx context.Context, c identity.Caller, r reply, b *board.Board, head int64, version uint64, h eventlog.Holding) (Answer, error) {
 	project := c.Projects[0]
 	l := o.ledger(project)
 	br := boardRead{version: version, b: b, keep: publishable(r)}
+	l.lockAlong(h)
+	defer l.unlock()
 	if lr, ok := o.snapshotRead(l, c, r, head); ok {
+		lr.held = l // the policies in force, read through the lock h holds
 		return o.answerFrom(ctx, c, r, br, head, l, lr)
 	}
-	l.lock()
-	defer l.unlock()
 	if err := l.catchUpToLocked(ctx, o.store, head); err != nil {
 		return Answer{}, err
 	}
@@ -720,8 +738,10 @@ type ledgerRead struct {
 	// Requests from: the published one, or for a read under the lock one taken there;
 	// nil for any other caller's read under the lock.
 	snap *ledgerSnap
-	// held is the ledger for a read under its lock, through which the View reads the
-	// policies in force ([Operations.inForce]); nil for a read of the snapshot.
+	// held is the ledger for a read under the project's lock (taken through the Board's
+	// hold, [ledger.lockAlong], also when the ledger's part comes from the snapshot),
+	// through which the View reads the policies in force ([Operations.inForce]); nil for
+	// a read that holds no lock.
 	held *ledger
 }
 

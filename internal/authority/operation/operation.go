@@ -242,6 +242,9 @@ type ledger struct {
 	project      contract.ProjectID
 	drv          *eventlog.Driver[*ledgerState]
 	held         *eventlog.Held[*ledgerState] // nil unless locked
+	// along says the lock is another part's, taken through it ([ledger.lockAlong]), so
+	// unlock leaves it held.
+	along bool
 
 	// Held calls (hold.go): their wakes by Operation.
 	holds map[holdKey]*holdWake
@@ -263,11 +266,27 @@ func (l *ledger) lock() {
 	l.held, l.ledgerState = h, h.State()
 }
 
-// unlock releases the project's lock.
+// lockAlong takes the ledger under h, the project's log as another part of it holds it
+// (a Board write's, [boards.Write.Held]): the lock is h's, one for the Board, the ledger
+// and the policies, so the ledger is taken through it ([eventlog.Along]) and never
+// locked again (docs/architecture.md, "The lock order"). A nil h locks it as
+// [ledger.lock] does. The caller must [ledger.unlock] it, which leaves h's lock held.
+func (l *ledger) lockAlong(h eventlog.Holding) {
+	if h == nil {
+		l.lock()
+		return
+	}
+	held := eventlog.Along(h, l.drv)
+	l.held, l.ledgerState, l.along = held, held.State(), true
+}
+
+// unlock releases the project's lock, or, taken along another part's, only the ledger.
 func (l *ledger) unlock() {
-	h := l.held
-	l.held, l.ledgerState = nil, nil
-	h.Unlock()
+	h, along := l.held, l.along
+	l.held, l.ledgerState, l.along = nil, nil, false
+	if !along {
+		h.Unlock()
+	}
 }
 
 // seq is the sequence number of the last event the ledger applied. l must be locked.

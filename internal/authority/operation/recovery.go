@@ -72,7 +72,7 @@ func (o *Operations) recoveryAct(ctx context.Context, by contract.Principal, pro
 	var out contract.RecoveryOutcome
 	err = o.boards.Write(ctx, project, "recover "+ref, func(w *boards.Write) error {
 		l := o.ledger(project)
-		l.lock()
+		l.lockAlong(w.Held())
 		defer l.unlock()
 		// The policy in force is read before the transaction, at the head the Board was
 		// caught up to (a read made during the call); the act is decided on the ledger

@@ -67,7 +67,7 @@ func servedAsApproved(approved contract.RequestVector, args contract.Args, s ser
 func (o *Operations) reask(ctx context.Context, project contract.ProjectID, agent string, ordinal int64) error {
 	err := o.boards.Write(ctx, project, fmt.Sprintf("ask again for operation %d of %s", ordinal, agent), func(w *boards.Write) error {
 		l := o.ledger(project)
-		l.lock()
+		l.lockAlong(w.Held())
 		defer l.unlock()
 		// changed returns the Operation's approved Request and the vector the call comes
 		// to now, when that no longer matches the approval; nil when there is nothing to
