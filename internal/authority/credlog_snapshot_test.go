@@ -18,22 +18,10 @@ import (
 // lock a paused write holds).
 func agentAt(t *testing.T, a *authority.Authority, tok identity.Token) (identity.Caller, error) {
 	t.Helper()
-	type answer struct {
-		c   identity.Caller
-		err error
-	}
-	got := make(chan answer, 1)
-	go func() {
+	return answerWithin(t, "AgentAt", func() (identity.Caller, error) {
 		c, _, err := a.Directory().AgentAt(context.Background(), tok)
-		got <- answer{c, err}
-	}()
-	select {
-	case ans := <-got:
-		return ans.c, ans.err
-	case <-time.After(5 * time.Second):
-		t.Fatal("AgentAt did not answer within 5s: it waits for a lock a write holds across its transaction")
-		return identity.Caller{}, nil
-	}
+		return c, err
+	})
 }
 
 // TestDirectory_AgentAtDuringClaim shows that an Agent token's proof does not wait for

@@ -30,25 +30,13 @@ func TestTasks_PinDuringClaim(t *testing.T) {
 	}
 
 	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
-	type answer struct {
-		by  []contract.Principal
-		err error
-	}
-	got := make(chan answer, 1)
-	go func() {
+	by, err := answerWithin(t, "ConversationPin", func() ([]contract.Principal, error) {
 		_, by, err := f.a.ConversationPin(context.Background(), f.agent, "p-1")
-		got <- answer{by, err}
-	}()
-	var ans answer
-	select {
-	case ans = <-got:
-	case <-time.After(5 * time.Second):
-		release()
-		t.Fatal("ConversationPin did not answer within 5s: it waits for the project's lock a claim holds across its transaction")
-	}
+		return by, err
+	})
 	release()
-	if ans.err != nil || len(ans.by) != 1 || ans.by[0] != f.admin.Principal() {
-		t.Errorf("ConversationPin during the claim's transaction = %v, %v; want posted by %s", ans.by, ans.err, f.admin.Principal())
+	if err != nil || len(by) != 1 || by[0] != f.admin.Principal() {
+		t.Errorf("ConversationPin during the claim's transaction = %v, %v; want posted by %s", by, err, f.admin.Principal())
 	}
 	if err := <-claimed; err != nil {
 		t.Fatalf("Claim: %v", err)

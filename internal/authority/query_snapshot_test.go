@@ -83,29 +83,41 @@ func startPaused(t *testing.T, ps *pauseStore, write func() error) (release func
 	return release, out
 }
 
-// queryBoard answers the agent's QueryBoard on ops, failing the test when no answer
-// comes within a few seconds (the call waits for a lock a paused write holds).
-func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) operation.Answer {
+// answerWithin runs read on its own goroutine and returns its answer, failing the test
+// when none comes within a few seconds: what reads during a paused write's transaction,
+// and would wait for the lock that write holds if it took it.
+func answerWithin[T any](t *testing.T, what string, read func() (T, error)) (T, error) {
 	t.Helper()
 	type answer struct {
-		ans operation.Answer
+		v   T
 		err error
 	}
 	got := make(chan answer, 1)
 	go func() {
-		ans, err := ops.Call(context.Background(), agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
-		got <- answer{ans, err}
+		v, err := read()
+		got <- answer{v, err}
 	}()
 	select {
 	case a := <-got:
-		if a.err != nil {
-			t.Fatalf("QueryBoard: %v", a.err)
-		}
-		return a.ans
+		return a.v, a.err
 	case <-time.After(5 * time.Second):
-		t.Fatal("QueryBoard did not answer within 5s: it waits for a lock a write holds across its transaction")
-		return operation.Answer{}
+		t.Fatalf("%s did not answer within 5s: it waits for a lock a write holds across its transaction", what)
+		var zero T
+		return zero, nil
 	}
+}
+
+// queryBoard answers the agent's QueryBoard on ops, failing the test when no answer
+// comes within a few seconds (the call waits for a lock a paused write holds).
+func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) operation.Answer {
+	t.Helper()
+	ans, err := answerWithin(t, "QueryBoard", func() (operation.Answer, error) {
+		return ops.Call(context.Background(), agent, operation.Call{Tool: contract.ToolQueryBoard, Input: &contract.QueryBoardInput{}})
+	})
+	if err != nil {
+		t.Fatalf("QueryBoard: %v", err)
+	}
+	return ans
 }
 
 // TestOperations_QueryDuringClaim shows that an Agent's QueryBoard does not wait for a
@@ -176,29 +188,14 @@ func TestOperations_SnapshotNotStale(t *testing.T) {
 }
 
 // within returns what read answers, failing the test when no answer comes within a few
-// seconds (the read waits for a lock a paused write holds).
+// seconds (the read waits for a lock a paused write holds) or the answer is an error.
 func within[T any](t *testing.T, what string, read func(ctx context.Context) (T, error)) T {
 	t.Helper()
-	type answer struct {
-		v   T
-		err error
+	v, err := answerWithin(t, what, func() (T, error) { return read(context.Background()) })
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	got := make(chan answer, 1)
-	go func() {
-		v, err := read(context.Background())
-		got <- answer{v, err}
-	}()
-	select {
-	case a := <-got:
-		if a.err != nil {
-			t.Fatalf("%s: %v", what, a.err)
-		}
-		return a.v
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s did not answer within 5s: it waits for the operation ledger a write holds", what)
-		var zero T
-		return zero
-	}
+	return v
 }
 
 // TestOperations_ListsDuringClaim shows that a member's lists of Operations and of
