@@ -598,7 +598,10 @@ func TestDriver_Snapshot(t *testing.T) {
 
 			// A COMMIT that fails after the State applied, inside the transaction, the
 			// event it loses: no snapshot holds it.
+			// Committed says so too, for a part that hands out what it derives by its own
+			// means (the Board's published Views).
 			h = d.Lock(project)
+			before := h.Committed()
 			err := mem.Update(ctx, func(tx store.Tx) error {
 				if err := eventlog.Append(ctx, tx, project, "system", time.Now().UTC(), testEvent{typ: lostType}); err != nil {
 					return err
@@ -606,9 +609,13 @@ func TestDriver_Snapshot(t *testing.T) {
 				_, err := h.CatchUp(ctx, tx)
 				return err
 			})
+			after := h.Committed()
 			h.Unlock()
 			if err == nil {
 				t.Fatal("an Update whose COMMIT fails returned nil")
+			}
+			if !before || after {
+				t.Errorf("Committed() = %v before and %v after a catch-up inside a transaction whose COMMIT failed, want true then false", before, after)
 			}
 			if seq, es := snapshot(); seq != 3 || slices.ContainsFunc(es, func(e store.Event) bool { return e.Type == lostType }) {
 				t.Fatalf("after a failed COMMIT the snapshot is at %d holding %s, want the 3 events committed", seq, seqs(es))
@@ -621,6 +628,11 @@ func TestDriver_Snapshot(t *testing.T) {
 			if seq, es := snapshot(); seq != 4 || !slices.EqualFunc(es, allEvents(t, st), sameEvent) {
 				t.Errorf("after the rebuild and a write the snapshot is at %d holding %s, want the log's 4 events", seq, seqs(es))
 			}
+			h = d.Lock(project)
+			if !h.Committed() {
+				t.Error("Committed() = false after the rebuild and a committed write, want true")
+			}
+			h.Unlock()
 			if len(keptEvents) != 3 {
 				t.Errorf("a snapshot handed out changed: it holds %d events, want the 3 it was published with", len(keptEvents))
 			}
