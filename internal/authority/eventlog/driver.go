@@ -293,8 +293,8 @@ type Held[S State] struct {
 	p       *project
 	drv     *Driver[S]
 	state   S
-	// seq is the last event state applied, or the seq it was made at ([Held.Restart],
-	// [Held.Remake]): an event at or below it is not applied again when the cursor
+	// seq is the last event state applied, or the seq it was made at
+	// ([Held.Remake]): an event at or below it is not applied again when the cursor
 	// starts again from the log's start for a part joined late ([project.locked]).
 	seq int64
 	// snap is the last snapshot published ([Driver.Publish]); read without the lock.
@@ -418,29 +418,6 @@ func (h *Held[S]) publish() {
 	h.snap.Store(&Snapshot{Seq: c.seq, Value: fn(h.state)})
 }
 
-// Restart makes s the State, at seq of the log whose event there has hash hash
-// ([Cursor.Start]): for a part whose State is not only ever made by applying the log, a
-// Board built from the store's tables (its fresh State replays the log from the start,
-// which a build spares), and a Board its write changes in memory before the commit,
-// which is the log at the head the commit left once it committed, and is built again
-// when the store refused the COMMIT. s must be the log at seq exactly, every event up to
-// it committed; the next catch-up applies what follows, and finds a hash that does not
-// link as it finds any divergence (the fresh State rebuilt from the log's start). The
-// events up to seq are not notified ([Driver.OnApply]); the snapshot ([Driver.Publish])
-// is published again once the State passes the last one's seq. h must be locked.
-//
-// The cursor is the project's, so on a [Log] that several parts joined a Restart would
-// claim every part's State to be the log at seq while only h's was made there: Restart
-// panics there. A part that makes its State without applying the log and shares its Log
-// makes it at the cursor instead ([Held.Remake]).
-func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
-	if h.p.built > 1 {
-		panic("eventlog: Restart of a State on a Log several parts joined: the cursor is theirs too")
-	}
-	h.state, h.seq = s, seq
-	h.p.cursor.Start(seq, hash)
-}
-
 // Remake makes s the State at the project's cursor, where every part's State stands: for
 // a part of a [Log] several parts joined whose State is not only ever made by applying
 // the log (the Board, built from the store's tables once the log was caught up to the
@@ -449,7 +426,7 @@ func (h *Held[S]) Restart(s S, seq int64, hash store.Hash) {
 // must be the log at [Held.Seq] exactly, every event up to it committed; the next
 // catch-up applies what follows to s. Until an event is applied, one that does not link
 // to the cursor is said to be a State its part made at a seq that the log does not link
-// to ([Cursor.Start]), as after a [Held.Restart]; the rebuild gives every part a fresh
+// to ([Cursor.Start]); the rebuild gives every part a fresh
 // State as for any divergence. h must be locked.
 func (h *Held[S]) Remake(s S) {
 	h.state, h.seq = s, h.p.cursor.seq

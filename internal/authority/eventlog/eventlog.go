@@ -166,7 +166,7 @@ const (
 	// commit, a batch-mate's (see [Cursor]).
 	divergedInTx divergence = iota
 	// divergedAtStart: the log's next event does not link to the seq and hash the
-	// projection's part gave ([Cursor.Start], [Held.Restart]) for a projection it made
+	// projection's part gave ([Cursor.Start], [Held.Remake]) for a projection it made
 	// there (a Board built from the store's tables, or changed by its own write that
 	// committed): what the part made is not the log there.
 	divergedAtStart

@@ -390,18 +390,3 @@ func TestLog_LateJoin(t *testing.T) {
 		t.Errorf("the first part after the rebuild holds %s, want the log", seqs(got))
 	}
 }
-
-// TestHeld_RestartRefusedOnASharedLog: Restart moves the project's one cursor, so on a
-// Log several parts joined it would claim every part's State made at seq; it panics.
-func TestHeld_RestartRefusedOnASharedLog(t *testing.T) {
-	_, _, mem, _ := openLog(t)
-	j := newJoined(t, mem)
-	h := j.a.Lock(project)
-	defer h.Unlock()
-	defer func() {
-		if recover() == nil {
-			t.Error("Restart on a shared Log returned, want a panic")
-		}
-	}()
-	h.Restart(&applied{}, 0, store.Hash{})
-}
