@@ -40,14 +40,9 @@ func TestDirectory_AgentAtDuringClaim(t *testing.T) {
 	if _, err := agentAt(t, f.a, tok); err != nil { // the token is proved once by its row, and remembered
 		t.Fatalf("AgentAt: %v", err)
 	}
-	l := f.startup(t, "wkr-a")
-	f.fetch(t, "a.txt")
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != 1 {
-		t.Fatalf("Poll served %d rows, want 1", len(rows))
-	}
+	l, row := servedFetch(t, f)
 
-	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
+	release, claimed := startPaused(t, ps, func() error { return f.claim(l, row) })
 	c, err := agentAt(t, f.a, tok)
 	release()
 	if err != nil || c.ID != string(at.Agent.ID) {

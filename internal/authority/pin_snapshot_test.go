@@ -22,14 +22,9 @@ func TestTasks_PinDuringClaim(t *testing.T) {
 	if _, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", Conversation: "p-1"}); err != nil {
 		t.Fatal(err)
 	}
-	l := f.startup(t, "wkr-a")
-	f.fetch(t, "a.txt")
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != 1 {
-		t.Fatalf("Poll served %d rows, want 1", len(rows))
-	}
+	l, row := servedFetch(t, f)
 
-	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
+	release, claimed := startPaused(t, ps, func() error { return f.claim(l, row) })
 	by, err := answerWithin(t, "ConversationPin", func() ([]contract.Principal, error) {
 		_, by, err := f.a.ConversationPin(context.Background(), f.agent, "p-1")
 		return by, err

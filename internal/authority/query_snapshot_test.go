@@ -83,6 +83,19 @@ func startPaused(t *testing.T, ps *pauseStore, write func() error) (release func
 	return release, out
 }
 
+// servedFetch has a worker of f take a lease and be served one fetch: a row for a test
+// to claim while a read runs beside the claim's transaction.
+func servedFetch(t *testing.T, f *hopFixture) (*contract.Lease, contract.WorkRow) {
+	t.Helper()
+	l := f.startup(t, "wkr-a")
+	f.fetch(t, "a.txt")
+	rows := f.poll(t, l, fetchTool)
+	if len(rows) != 1 {
+		t.Fatalf("Poll served %d rows, want 1", len(rows))
+	}
+	return l, rows[0]
+}
+
 // answerWithin runs read on its own goroutine and returns its answer, failing the test
 // when none comes within a few seconds: what reads during a paused write's transaction,
 // and would wait for the lock that write holds if it took it.
@@ -129,15 +142,10 @@ func queryBoard(t *testing.T, ops *authority.Operations, agent identity.Caller) 
 func TestOperations_QueryDuringClaim(t *testing.T) {
 	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
-	l := f.startup(t, "wkr-a")
-	f.fetch(t, "a.txt")
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != 1 {
-		t.Fatalf("Poll served %d rows, want 1", len(rows))
-	}
+	l, row := servedFetch(t, f)
 	queryBoard(t, f.ops, f.agent) // the View is built, and kept
 
-	release, claimed := startPaused(t, ps, func() error { return f.claim(l, rows[0]) })
+	release, claimed := startPaused(t, ps, func() error { return f.claim(l, row) })
 	during := queryBoard(t, f.ops, f.agent)
 	release()
 	if err := <-claimed; err != nil {
@@ -325,13 +333,8 @@ func TestOperations_ListsDuringReport(t *testing.T) {
 	ps := pausedSQLite(t)
 	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
 	boss := newOrchestrator(t, f.a, f.admin, "boss")
-	l := f.startup(t, "wkr-a")
-	f.fetch(t, "a.txt")
-	rows := f.poll(t, l, fetchTool)
-	if len(rows) != 1 {
-		t.Fatalf("Poll served %d rows, want 1", len(rows))
-	}
-	if err := f.claim(l, rows[0]); err != nil {
+	l, row := servedFetch(t, f)
+	if err := f.claim(l, row); err != nil {
 		t.Fatalf("Claim: %v", err)
 	}
 	list := func(ctx context.Context) ([]contract.OperationInfo, error) {
@@ -343,7 +346,7 @@ func TestOperations_ListsDuringReport(t *testing.T) {
 	queryBoard(t, f.ops, boss) // the ledger caught up, and the Board and its snapshot published
 
 	release, done := startPaused(t, ps, func() error {
-		_, err := f.d.Report(context.Background(), f.conn, okReport(l, rows[0], "a.txt"))
+		_, err := f.d.Report(context.Background(), f.conn, okReport(l, row, "a.txt"))
 		return err
 	})
 	during := within(t, "OperationList", list)
