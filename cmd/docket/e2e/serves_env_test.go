@@ -182,7 +182,11 @@ func (a *agentRun) call(ctx context.Context, key string, held bool) (callOutcome
 			resent, out.undelivered = true, true
 			continue
 		}
-		if len(tr.Operations) == 0 || !tr.Accepted {
+		// A call the worker did not run because its claim's answer was lost is answered
+		// failed, worker_refused, and not accepted: it is an outcome checkThreeServes
+		// judges (nothing ran, one receipt), as when the Agent's own answer was lost.
+		notRun := len(tr.Operations) > 0 && tr.Operations[0].ReasonCode == contract.CodeWorkerRefused
+		if len(tr.Operations) == 0 || !tr.Accepted && !notRun {
 			return out, fmt.Errorf("%s %s: not accepted: %s", a.name, key, res.Text)
 		}
 		out.ordinal, out.state, out.code = res.Ordinal, tr.Operations[0].State, tr.Operations[0].ReasonCode
