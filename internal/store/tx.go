@@ -126,7 +126,8 @@ type Tx interface {
 
 	// Append adds e to its project's log as the next event: it allocates the sequence
 	// number, stores large data once as a blob and links the hash chain (see [EventHash]).
-	// It returns the event as stored. An empty e.ID is minted from random bytes; an ID
+	// It returns the event as stored. An empty e.ID is minted from the event's seq and random
+	// bytes (so that the ids minted in one log sort as its events); an ID
 	// already in the project's log returns [ErrConflict], so a retried write is refused,
 	// not doubled. An invalid event (see [Link]) returns [ErrInvalid].
 	Append(ctx context.Context, e NewEvent) (Event, error)
