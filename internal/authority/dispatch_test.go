@@ -3,6 +3,7 @@ package authority_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -644,5 +645,97 @@ func TestDispatcher_ConcurrentReports(t *testing.T) {
 		if e := st.State[0]; e.State != contract.OpDone {
 			t.Errorf("%s's fetch = %+v, want done", ag.Name, e.OperationEntry)
 		}
+	}
+}
+
+// TestDispatcher_ClaimsAndReportsTogether sends, at once, two claims of each of three
+// served rows and a report of each of two claimed rows, while another claim's
+// transaction is paused before its commit, so that they queue behind it and commit
+// together, claims and reports in one transaction (how they batch is the hop's
+// business; what is checked holds however they do): each is judged alone — every row
+// is claimed exactly once (its second claim work_taken), every report is accepted and
+// its outcome applied once, and the Operations stand where their calls left them.
+func TestDispatcher_ClaimsAndReportsTogether(t *testing.T) {
+	ps := pausedSQLite(t)
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	ctx := t.Context()
+	l, agents, rows := f.servedFetches(t, "b", "c", "d", "e", "f", "g")
+	ran, served := rows[:2], rows[2:]
+	for _, r := range ran {
+		if err := f.claim(l, r); err != nil {
+			t.Fatalf("Claim %s: %v", r.ID, err)
+		}
+	}
+	release, paused := startPaused(t, ps, func() error { return f.claim(l, served[0]) })
+	type result struct {
+		id     string
+		report bool
+		err    error
+	}
+	results := make(chan result, 2*len(served)+len(ran))
+	var wg sync.WaitGroup
+	for _, r := range served[1:] {
+		for range 2 {
+			wg.Go(func() { results <- result{id: r.ID, err: f.claim(l, r)} })
+		}
+	}
+	for _, r := range ran {
+		wg.Go(func() {
+			_, err := f.d.Report(ctx, f.conn, okReport(l, r, r.ID+".txt"))
+			results <- result{id: r.ID, report: true, err: err}
+		})
+	}
+	for range 100 {
+		runtime.Gosched() // let the calls queue behind the paused one
+	}
+	release()
+	if err := <-paused; err != nil {
+		t.Fatalf("the paused Claim of %s: %v", served[0].ID, err)
+	}
+	wg.Wait()
+	close(results)
+	claims := map[string]int{}
+	for r := range results {
+		switch {
+		case r.report && r.err != nil:
+			t.Errorf("report of %s = %v, want accepted", r.id, r.err)
+		case r.report:
+		case r.err == nil:
+			claims[r.id]++
+		case contract.CodeOf(r.err) != contract.CodeWorkTaken:
+			t.Errorf("claim of %s = %v, want accepted or %s", r.id, r.err, contract.CodeWorkTaken)
+		}
+	}
+	for _, r := range served[1:] {
+		if claims[r.ID] != 1 {
+			t.Errorf("claims of %s accepted %d times, want 1", r.ID, claims[r.ID])
+		}
+	}
+	evs, err := f.st.Events(ctx, "default", 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, e := range evs {
+		count[e.Type]++
+	}
+	if count[event.WorkClaimed] != len(rows) || count[event.WorkReported] != len(ran) || count[event.ActionCompleted] != len(ran) {
+		t.Errorf("%d claim events, %d report events and %d action.completed; want %d, %d and %d",
+			count[event.WorkClaimed], count[event.WorkReported], count[event.ActionCompleted], len(rows), len(ran), len(ran))
+	}
+	states := map[contract.OperationState]int{}
+	for _, ag := range agents {
+		st, err := f.ops.Operations().State(ctx, ag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := st.State[0]
+		if e.State == contract.OpRunning && e.Stage != contract.StageAtWorker {
+			t.Errorf("%s's fetch = %+v, want done or running at the worker", ag.Name, e.OperationEntry)
+		}
+		states[e.State]++
+	}
+	if states[contract.OpDone] != len(ran) || states[contract.OpRunning] != len(served) {
+		t.Errorf("fetches by state %v, want %d done and %d running", states, len(ran), len(served))
 	}
 }

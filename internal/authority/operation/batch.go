@@ -21,11 +21,11 @@ func newPending[T any](ctx context.Context, call T) *pending[T] {
 	return &pending[T]{ctx: ctx, call: call, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 }
 
-// batchQueue gathers one kind of hop call of one Connection: one of them at a time
-// leads, taking every call waiting and committing them as one batch, then hands the lead
-// to the first call that arrived meanwhile. It is a group commit at the hop's level: a
-// claim or a report holds the project's ledger (a report the Board lock too) through
-// its commit, so the store's group commit could not batch what those locks kept apart.
+// batchQueue gathers the hop calls of one Connection that write (its claims and its
+// reports): one of them at a time leads, taking every call waiting and committing them
+// as one batch, then hands the lead to the first call that arrived meanwhile. It is a
+// group commit at the hop's level: a claim or a report holds the project's lock through
+// its commit, so the store's group commit could not batch what that lock kept apart.
 type batchQueue[T any] struct {
 	mu      sync.Mutex
 	waiting []*pending[T] // guarded by mu
@@ -65,10 +65,18 @@ func (q *batchQueue[T]) await(p *pending[T], commit func([]*pending[T])) error {
 	return <-p.done
 }
 
-// hopQueues are a Connection's batch queues, one per kind of call batched.
+// hopQueues are a Connection's batch queue: its claims and its reports in one, so that
+// the claims of a Poll's rows and the reports of rows run meanwhile commit in one
+// transaction ([Dispatcher.hopBatch]), where a queue of each committed each kind apart,
+// one transaction after the other under the project's one lock.
 type hopQueues struct {
-	claims  batchQueue[*claimCall]
-	reports batchQueue[*reportCall]
+	calls batchQueue[*hopCall]
+}
+
+// hopCall is a claim or a report waiting for its batch: exactly one of the two is set.
+type hopCall struct {
+	claim  *claimCall
+	report *reportCall
 }
 
 // queues returns conn's batch queues.

@@ -477,11 +477,12 @@ func pickSource(cs connSetup, req contract.ExecutionRequest) (contract.Source, *
 // The grant must verify under the Connection key against the call as
 // it stands now; the Operation moves to at_worker, and no one can claim it again.
 //
-// Claims of one Connection that arrive while another of its claims commits are
-// committed together, in one transaction under one hold of the project's ledger
-// ([Dispatcher.claimBatch]): a worker claims a Poll's rows at once, and one commit each,
-// each under the ledger lock, made them wait for one another's commits in turn. Each is
-// still checked on its own and refused on its own.
+// Claims and reports of one Connection that arrive while another of its claims or
+// reports commits are committed together, in one transaction under one hold of the
+// project's lock ([Dispatcher.hopBatch]): a worker claims a Poll's rows at once while it
+// reports the rows it ran, and one commit each, each under the project's lock, made them
+// wait for one another's commits in turn. Each is still checked on its own and refused
+// on its own.
 func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req contract.ClaimRequest) (contract.WorkAnswer, error) {
 	agent, ordinal, ok := parseWorkID(req.ID)
 	if !ok {
@@ -495,56 +496,92 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 	if err != nil {
 		return contract.WorkAnswer{}, err
 	}
-	c := newPending(ctx, &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, grant: signed})
-	if err := d.queues(conn).claims.await(c, func(batch []*pending[*claimCall]) { d.claimBatch(conn, batch) }); err != nil {
+	c := newPending(ctx, &hopCall{claim: &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, grant: signed}})
+	if err := d.queues(conn).calls.await(c, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
 }
 
-// claimBatch commits batch, claims of conn, in one transaction, and gives each claim its
-// own answer. A claim its checks refuse (or that fails on its own) writes nothing and is
-// answered its error; a failure of the transaction itself fails every claim of it, as it
-// failed the one claim of a transaction before.
-func (d *Dispatcher) claimBatch(conn contract.Connection, batch []*pending[*claimCall]) {
-	// The transaction runs on the context of the claim that leads it, without its
-	// cancellation: the batch's other claims wait for it, and must not fail because the
+// hopBatch commits batch, claims and reports of conn, in one transaction, and gives each
+// call its own answer: the claims are checked first, each on its own, then the reports
+// ([Dispatcher.reportsIn]), in a Board write when there is a report (a report may apply an
+// outcome to the Board). A call refused (or failing) on its own writes nothing and is
+// answered its error; a failure of the transaction itself fails every call of it, as it
+// failed the one call of a transaction before. When another instance recorded a report
+// first (a conflict), a batch with reports runs once more and finds that report: such a
+// report is answered as the first one was. A batch of claims alone runs once: a conflict
+// answers its claims work_taken.
+func (d *Dispatcher) hopBatch(conn contract.Connection, batch []*pending[*hopCall]) {
+	// The transaction runs on the context of the call that leads it, without its
+	// cancellation: the batch's other calls wait for it, and must not fail because the
 	// leader's worker went away.
 	ctx := context.WithoutCancel(batch[0].ctx)
-	err := d.commitWork(ctx, conn.Project, conn.ID, false, func(wc *workCommit) error {
-		// conn's setup as the ledger, caught up inside this transaction, holds it: a
-		// revocation, unlock or rebinding committed before it read the head is seen.
-		rec, err := wc.l.connLocked(conn)
-		if err != nil {
-			return err
-		}
-		cs := connSetup{conn: conn, rec: rec}
-		taken := map[string]bool{} // ids claimed earlier in this batch
-		for _, p := range batch {
-			c := p.call
-			c.err = nil
-			events, ops := len(wc.events), len(wc.ops)
-			if err := d.claimIn(wc, cs, conn, c, taken); err != nil {
-				// Refused (or failed) alone, as it would be in a transaction of its own:
-				// what it collected is dropped, and the others commit.
-				c.err = err
-				wc.events, wc.ops = wc.events[:events], wc.ops[:ops]
-				continue
-			}
-			taken[c.req.ID] = true
-		}
-		return nil
-	})
+	var claims []*claimCall
+	var reports []*reportCall
 	for _, p := range batch {
-		switch {
-		case errors.Is(err, store.ErrConflict):
-			p.done <- contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", p.call.req.ID)
-		case err != nil:
-			p.done <- err
-		default:
-			p.done <- p.call.err
+		if p.call.claim != nil {
+			claims = append(claims, p.call.claim)
+		} else {
+			reports = append(reports, p.call.report)
 		}
 	}
+	attempts := 1
+	if len(reports) > 0 {
+		attempts = 2
+	}
+	var err error
+	for range attempts {
+		err = d.commitWork(ctx, conn.Project, conn.ID, len(reports) > 0, func(wc *workCommit) error {
+			// conn's setup as the ledger, caught up inside this transaction, holds it: a
+			// revocation, unlock or rebinding committed before it read the head is seen.
+			rec, err := wc.l.connLocked(conn)
+			if err != nil {
+				return err
+			}
+			d.claimsIn(wc, connSetup{conn: conn, rec: rec}, conn, claims)
+			return d.reportsIn(ctx, wc, conn, reports)
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			break
+		}
+	}
+	for _, p := range batch {
+		if c := p.call.claim; c != nil {
+			p.done <- claimAnswer(c, err)
+		} else {
+			p.done <- reportAnswer(p.call.report, err)
+		}
+	}
+}
+
+// claimsIn checks each of claims against the state wc locked and collects what it writes
+// into wc; one refused (or failing) alone collects nothing and keeps its error.
+func (d *Dispatcher) claimsIn(wc *workCommit, cs connSetup, conn contract.Connection, claims []*claimCall) {
+	taken := map[string]bool{} // ids claimed earlier in this batch
+	for _, c := range claims {
+		c.err = nil
+		events, ops := len(wc.events), len(wc.ops)
+		if err := d.claimIn(wc, cs, conn, c, taken); err != nil {
+			// Refused (or failed) alone, as it would be in a transaction of its own:
+			// what it collected is dropped, and the others commit.
+			c.err = err
+			wc.events, wc.ops = wc.events[:events], wc.ops[:ops]
+			continue
+		}
+		taken[c.req.ID] = true
+	}
+}
+
+// claimAnswer is claim c's answer once its batch's transaction ended with err.
+func claimAnswer(c *claimCall, err error) error {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return contract.Errorf(contract.CodeWorkTaken, "work %s was claimed by another call at the same moment; poll for other work.", c.req.ID)
+	case err != nil:
+		return err
+	}
+	return c.err
 }
 
 // claimIn checks claim c against the state wc locked and collects its event and its

@@ -11,7 +11,6 @@ import (
 	"github.com/docketrun/docket/internal/board"
 	"github.com/docketrun/docket/internal/contract"
 	"github.com/docketrun/docket/internal/grant"
-	"github.com/docketrun/docket/internal/store"
 )
 
 // Report settles claimed work with the worker's outcome. An ok report
@@ -21,10 +20,11 @@ import (
 // first was; a different report for the same claim is refused. A report under a lease
 // that was lost is judged: recorded, its Operation made needs_person, never applied.
 //
-// Reports of one Connection that arrive while another of its reports commits are
-// committed together, in one Board write and one transaction ([Dispatcher.reportBatch]),
-// each judged on its own and in the order they arrived: one Board write each, each
-// holding the Board lock through its commit, made them wait for one another's commits.
+// Reports of one Connection that arrive while another of its claims or reports commits
+// are committed together, with the claims that arrived meanwhile, in one Board write and
+// one transaction ([Dispatcher.hopBatch]), each judged on its own and in the order they
+// arrived: one Board write each, each holding the project's lock through its commit,
+// made them wait for one another's commits.
 func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req contract.ReportRequest) (contract.WorkAnswer, error) {
 	agent, ordinal, ok := parseWorkID(req.ID)
 	if !ok {
@@ -34,76 +34,57 @@ func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req c
 	if err != nil {
 		return contract.WorkAnswer{}, fmt.Errorf("report %s: %w", req.ID, err)
 	}
-	r := newPending(ctx, &reportCall{req: req, agent: agent, ordinal: ordinal, digest: digest})
-	if err := d.queues(conn).reports.await(r, func(batch []*pending[*reportCall]) { d.reportBatch(conn, batch) }); err != nil {
+	r := newPending(ctx, &hopCall{report: &reportCall{req: req, agent: agent, ordinal: ordinal, digest: digest}})
+	if err := d.queues(conn).calls.await(r, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
 }
 
-// reportBatch commits batch, reports of conn, in one Board write, and sends each its
-// answer. Each report collects into a part of its own ([workCommit.part]), written in
-// the order the reports arrived, as one transaction each would have written them; a
-// report refused (or failing) on its own writes nothing and is answered its error, and a
-// failure of the transaction itself fails them all, for their workers to send again.
-// When another instance recorded a report first (a conflict), the batch runs once more,
-// and finds that report: such a report is answered as the first one was.
-func (d *Dispatcher) reportBatch(conn contract.Connection, batch []*pending[*reportCall]) {
-	// The leader's context, without its cancellation: the others wait on this batch.
-	ctx := context.WithoutCancel(batch[0].ctx)
-	var err error
-	for range 2 {
-		err = d.commitWork(ctx, conn.Project, conn.ID, true, func(wc *workCommit) error {
-			wc.parts = nil
-			// A revocation committed before this transaction read the head is seen here.
-			if _, err := wc.l.connLocked(conn); err != nil {
-				return err
-			}
-			// The report of each work this batch records: a report of the same work after
-			// it is judged against it, as it would be against one committed before; one
-			// refused records nothing, so the next is judged on its own.
-			seen := map[string]*reportCall{}
-			for _, p := range batch {
-				r := p.call
-				r.first, r.answer = seen[r.req.ID], nil
-				if r.first != nil {
-					continue // sent again while the first waited: answered from it below
-				}
-				part := wc.part()
-				err := d.reportIn(ctx, part, conn, r)
-				if err != nil && part.change != nil {
-					// Kept among the parts so that the refused transaction drops the
-					// changed Board from memory ([Dispatcher.commitWorkOnce]).
-					wc.parts = append(wc.parts, part)
-					return fmt.Errorf("report %s failed after changing the Board: %w", r.req.ID, err)
-				}
-				if err != nil {
-					r.answer = err // refused (or failed) alone: its part is not written
-					continue
-				}
-				r.answer = part.answer
-				seen[r.req.ID] = r
-				wc.parts = append(wc.parts, part)
-			}
-			return nil
-		})
-		if !errors.Is(err, store.ErrConflict) {
-			break
+// reportsIn judges each of reports against the state and the Board wc locked, in the
+// order they arrived, each collecting into a part of its own ([workCommit.part]), written
+// in that order as one transaction each would have written them. A report of the same
+// work after it is judged against it, as it would be against one committed before; one
+// refused (or failing) on its own writes nothing and keeps its answer; one failing after
+// it changed the Board fails the transaction, so that the Board is dropped from memory.
+func (d *Dispatcher) reportsIn(ctx context.Context, wc *workCommit, conn contract.Connection, reports []*reportCall) error {
+	wc.parts = nil
+	seen := map[string]*reportCall{}
+	for _, r := range reports {
+		r.first, r.answer = seen[r.req.ID], nil
+		if r.first != nil {
+			continue // sent again while the first waited: answered from it (reportAnswer)
 		}
-	}
-	for _, p := range batch {
-		r := p.call
-		switch {
-		case err != nil:
-			p.done <- err
-		case r.first != nil && r.first.digest != r.digest:
-			p.done <- contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", r.req.ID)
-		case r.first != nil:
-			p.done <- r.first.answer
-		default:
-			p.done <- r.answer
+		part := wc.part()
+		err := d.reportIn(ctx, part, conn, r)
+		if err != nil && part.change != nil {
+			// Kept among the parts so that the refused transaction drops the
+			// changed Board from memory ([Dispatcher.commitWorkOnce]).
+			wc.parts = append(wc.parts, part)
+			return fmt.Errorf("report %s failed after changing the Board: %w", r.req.ID, err)
 		}
+		if err != nil {
+			r.answer = err // refused (or failed) alone: its part is not written
+			continue
+		}
+		r.answer = part.answer
+		seen[r.req.ID] = r
+		wc.parts = append(wc.parts, part)
 	}
+	return nil
+}
+
+// reportAnswer is report r's answer once its batch's transaction ended with err.
+func reportAnswer(r *reportCall, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case r.first != nil && r.first.digest != r.digest:
+		return contract.Errorf(contract.CodeReportConflict, "work %s was already reported with other content; a receipt retry must send the same bytes.", r.req.ID)
+	case r.first != nil:
+		return r.first.answer
+	}
+	return r.answer
 }
 
 // reportIn judges report r against the state and the Board wc locked, and collects what
