@@ -57,9 +57,6 @@ func (h *Held) Wait(ctx context.Context) error {
 	// whenever it starts, so an event applied after this step still closes woken.
 	woken, err := h.step(l, key, false)
 	if err != nil || woken == nil {
-		if err == nil {
-			h.seenAt(l, key)
-		}
 		return err
 	}
 	stop, err := h.o.follow(l.project)
@@ -80,7 +77,6 @@ func (h *Held) Wait(ctx context.Context) error {
 			return err
 		}
 		if woken == nil {
-			h.seenAt(l, key)
 			return nil
 		}
 	}
@@ -96,9 +92,12 @@ func holdErr(key holdKey, err error) error {
 }
 
 // step tells progress the Operation's state when it changed, and returns the wake to
-// wait on while the Operation runs, nil once it no longer does. following says the
-// call follows the log ([eventlog.Driver.Follow]): only then does the follow
-// goroutine's failure end it.
+// wait on while the Operation runs, nil once it no longer does; then it notes the
+// ledger's cursor in h.seen: a head of the log at which the outcome is committed, read
+// during the call, which the answer then reads the Board, the strip and the policies at
+// (eventlog.WithHead) instead of reading the head again. following says the call
+// follows the log ([eventlog.Driver.Follow]): only then does the follow goroutine's
+// failure end it.
 func (h *Held) step(l *ledger, key holdKey, following bool) (<-chan struct{}, error) {
 	l.lock()
 	var err error
@@ -108,8 +107,15 @@ func (h *Held) step(l *ledger, key holdKey, following bool) (<-chan struct{}, er
 	var slot contract.OperationSlot
 	if op := l.opLocked(key.agent, key.ordinal); op != nil {
 		slot = contract.OperationSlot{Ordinal: key.ordinal, OperationEntry: op.entry()}
+		if op.state != contract.OpRunning {
+			h.seen = l.seq()
+		}
 	}
+	// Taken under the project's lock, which every wake holds: no event applies between
+	// the state read above and this wake, so none is missed.
+	l.holdMu.Lock()
 	woken := l.holds[key].ch
+	l.holdMu.Unlock()
 	l.unlock()
 	if err != nil {
 		return nil, holdErr(key, err)
@@ -124,18 +130,6 @@ func (h *Held) step(l *ledger, key holdKey, following bool) (<-chan struct{}, er
 	return woken, nil
 }
 
-// seenAt notes the ledger's cursor once the Operation no longer runs: a head of the log
-// at which the outcome is committed, read during the call, which the answer then reads
-// the Board, the strip and the policies at (eventlog.WithHead) instead of reading the
-// head again.
-func (h *Held) seenAt(l *ledger, key holdKey) {
-	l.lock()
-	defer l.unlock()
-	if op := l.opLocked(key.agent, key.ordinal); op != nil && op.state != contract.OpRunning {
-		h.seen = l.seq()
-	}
-}
-
 // Answer answers h after its Wait returned nil: the Operation's outcome, or running when
 // the hold bound passed.
 func (h *Held) Answer(ctx context.Context) (Answer, error) {
@@ -148,8 +142,8 @@ func (h *Held) Answer(ctx context.Context) (Answer, error) {
 // watch registers a call held on key, so that an event that moves its Operation wakes
 // it ([ledger.wakeFor]).
 func (l *ledger) watch(key holdKey) {
-	l.lock()
-	defer l.unlock()
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
 	if l.holds == nil {
 		l.holds = map[holdKey]*holdWake{}
 	}
@@ -163,8 +157,8 @@ func (l *ledger) watch(key holdKey) {
 
 // unwatch ends a call held on key.
 func (l *ledger) unwatch(key holdKey) {
-	l.lock()
-	defer l.unlock()
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
 	w := l.holds[key]
 	if w.n--; w.n == 0 {
 		delete(l.holds, key)
@@ -204,6 +198,13 @@ func (o *Operations) followFailed(project contract.ProjectID, _ error) {
 
 // wakeAllLocked wakes every call held on the ledger. l must be locked.
 func (l *ledger) wakeAllLocked() {
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
+	l.wakeAllHeld()
+}
+
+// wakeAllHeld wakes every call held on the ledger. l.holdMu must be held.
+func (l *ledger) wakeAllHeld() {
 	for _, w := range l.holds {
 		close(w.ch)
 		w.ch = make(chan struct{})
@@ -215,6 +216,8 @@ func (l *ledger) wakeAllLocked() {
 // has just applied e, and says what e moved as it decoded it (ledgerState.moved). l
 // must be locked.
 func (l *ledger) wakeFor(s *ledgerState, e store.Event) {
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
 	if len(l.holds) == 0 {
 		return // nothing to wake; the event is not decoded again
 	}
@@ -246,14 +249,14 @@ func (l *ledger) wakeFor(s *ledgerState, e store.Event) {
 	if err != nil {
 		// The State applied it, so this cannot fail; were it to, waking every hold
 		// costs each a look at its Operation, where missing one would hold it stale.
-		l.wakeAllLocked()
+		l.wakeAllHeld()
 		return
 	}
 	l.wakeLocked(k.agent, k.ordinal)
 }
 
 // wakeLocked wakes the calls held on agent's Operation ordinal, or on every Operation of
-// agent when ordinal is 0. l must be locked.
+// agent when ordinal is 0. l must be locked, and l.holdMu held.
 func (l *ledger) wakeLocked(agent string, ordinal int64) {
 	if ordinal != 0 {
 		if w := l.holds[holdKey{agent, ordinal}]; w != nil {

@@ -246,8 +246,12 @@ type ledger struct {
 	// unlock leaves it held.
 	along bool
 
-	// Held calls (hold.go): their wakes by Operation.
-	holds map[holdKey]*holdWake
+	// Held calls (hold.go): their wakes by Operation, guarded by holdMu, which is taken
+	// alone (a call starting or ending its hold) or under the project's lock (a wake, as
+	// an event applies), never around it: a held call registers and ends its hold
+	// without queueing for the project's lock among the writes.
+	holdMu sync.Mutex
+	holds  map[holdKey]*holdWake
 
 	// views is the last View answered to each principal, with what it was built from,
 	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's
