@@ -19,7 +19,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/operation"
 	"github.com/docketrun/docket/internal/console"
@@ -87,14 +86,16 @@ func BenchmarkWorker_EndToEndPeer(b *testing.B) {
 func benchPeer(b *testing.B, raw store.Store, decided bool) {
 	const agents = 16
 	st := storecount.Wrap(raw)
-	h := newHopEnvOn(b, st, map[string]string{"capability.toml": peerCapability}, "files", []string{"appended"}, nil)
+	// Each Agent writes far more often than docket serve lets one in a minute: the
+	// bound is lifted, as in BenchmarkWorker_EndToEnd, on the one Operations the
+	// worker's hop serves, as in docket serve.
+	h := newHopEnvOn(b, st, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30},
+		map[string]string{"capability.toml": peerCapability}, "files", []string{"appended"}, nil)
 	writeFile(b, h.man, peerManifest, 0o644)
 	writeFile(b, filepath.Join(filepath.Dir(h.man), "append.sh"), appendScript, 0o755)
 	h.lock(b, "laptop", "test.append@1")
 	ctx := b.Context()
-	// Each Agent writes far more often than docket serve lets one in a minute: the
-	// bound is lifted, as in BenchmarkWorker_EndToEnd.
-	ops := authority.NewOperations(h.a, operation.Config{HoldBound: time.Minute, MaxWritesPerMinute: 1 << 30})
+	ops := h.ops
 	gw := httptest.NewServer(gateway.New(gateway.Config{Auth: h.a.Directory(), Ops: ops, Strips: ops.Operations(), Pins: h.a}))
 	b.Cleanup(gw.Close)
 	sessions := make([]*mcp.ClientSession, agents)

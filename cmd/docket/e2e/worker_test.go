@@ -78,11 +78,11 @@ func newHopEnv(t testing.TB, capFiles map[string]string, sourceName string, word
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newHopEnvOn(t, st, capFiles, sourceName, words, wrap)
+	return newHopEnvOn(t, st, operation.Config{HoldBound: time.Millisecond}, capFiles, sourceName, words, wrap)
 }
 
 // newHopEnvOn is newHopEnv on the store st.
-func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourceName string, words []string, wrap func(http.Handler) http.Handler) *hopEnv {
+func newHopEnvOn(t testing.TB, st store.Store, opsCfg operation.Config, capFiles map[string]string, sourceName string, words []string, wrap func(http.Handler) http.Handler) *hopEnv {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -127,7 +127,7 @@ func newHopEnvOn(t testing.TB, st store.Store, capFiles map[string]string, sourc
 	vault, _ := json.Marshal(map[string]any{"sources": map[string]any{sourceName: map[string]string{"type": "file", "root": h.files}}})
 	writeFile(t, h.vault, string(vault), 0o600)
 
-	h.ops = authority.NewOperations(h.a, operation.Config{HoldBound: time.Millisecond})
+	h.ops = authority.NewOperations(h.a, opsCfg)
 	d := authority.NewDispatcher(h.ops, operation.DispatcherConfig{LeaseTTL: 3 * time.Second, PollWait: 500 * time.Millisecond})
 	// The lease sweep, as docket serve runs it: a worker that dies while another of its
 	// Connection lives leaves its claimed work to the sweep.
