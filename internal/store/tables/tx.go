@@ -211,8 +211,8 @@ const idAlphabet = "234567ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 // its events do, so an event's entry in the (project, id) index lands beside the one
 // before it: the events a commit appends change one page of that index, where random ids
 // changed one page each, every page one more frame in SQLite's WAL (benchmarks/README.md,
-// "Minted event ids in the log's order"). The random half keeps ids unique between two
-// instances that link at the same seq, of which only one commits.
+// "The governed action at the fourteenth session's end"). The random half keeps ids
+// unique between two instances that link at the same seq, of which only one commits.
 func mintID(seq int64) string {
 	var b [26]byte
 	put := func(at int, v uint64) {
