@@ -512,7 +512,6 @@ func TestDispatcher_ServesOldestFirst(t *testing.T) {
 // refused both times and stays queued, and one claim event is written per claimed row.
 func TestDispatcher_ConcurrentClaims(t *testing.T) {
 	f := newHopFixture(t)
-	ctx := t.Context()
 	l, _, rows := f.servedFetches(t, "b", "c", "d", "e", "f")
 	tampered := rows[0].ID
 	// One character of its signature changed to one it is not: the third from the end,
@@ -558,17 +557,7 @@ func TestDispatcher_ConcurrentClaims(t *testing.T) {
 			t.Errorf("claims of %s accepted %d times, want %d", r.ID, accepted[r.ID], want)
 		}
 	}
-	claimed := 0
-	evs, err := f.st.Events(ctx, "default", 0, 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range evs {
-		if e.Type == event.WorkClaimed {
-			claimed++
-		}
-	}
-	if claimed != len(rows)-1 {
+	if claimed := eventTypes(t, f.st, event.WorkClaimed)[event.WorkClaimed]; claimed != len(rows)-1 {
 		t.Errorf("%d claim events, want %d", claimed, len(rows)-1)
 	}
 	if got := f.poll(t, l, fetchTool); len(got) != 1 || got[0].ID != tampered {
@@ -626,14 +615,7 @@ func TestDispatcher_ConcurrentReports(t *testing.T) {
 	if refused[true]+refused[false] == 0 || refused[true] > 0 && refused[false] > 0 || refused[false] != 0 && refused[false] != 2 {
 		t.Errorf("refused with report_conflict: %d of the other content, %d of the first; want the one or the two of one content", refused[true], refused[false])
 	}
-	evs, err := f.st.Events(ctx, "default", 0, 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[string]int{}
-	for _, e := range evs {
-		count[e.Type]++
-	}
+	count := eventTypes(t, f.st, event.WorkReported, event.ActionCompleted)
 	if count[event.WorkReported] != len(rows) || count[event.ActionCompleted] != len(rows) {
 		t.Errorf("%d report events and %d action.completed, want %d of each", count[event.WorkReported], count[event.ActionCompleted], len(rows))
 	}
@@ -711,14 +693,7 @@ func TestDispatcher_ClaimsAndReportsTogether(t *testing.T) {
 			t.Errorf("claims of %s accepted %d times, want 1", r.ID, claims[r.ID])
 		}
 	}
-	evs, err := f.st.Events(ctx, "default", 0, 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[string]int{}
-	for _, e := range evs {
-		count[e.Type]++
-	}
+	count := eventTypes(t, f.st, event.WorkClaimed, event.WorkReported, event.ActionCompleted)
 	if count[event.WorkClaimed] != len(rows) || count[event.WorkReported] != len(ran) || count[event.ActionCompleted] != len(ran) {
 		t.Errorf("%d claim events, %d report events and %d action.completed; want %d, %d and %d",
 			count[event.WorkClaimed], count[event.WorkReported], count[event.ActionCompleted], len(rows), len(ran), len(ran))
