@@ -65,27 +65,23 @@ func (q *batchQueue[T]) await(p *pending[T], commit func([]*pending[T])) error {
 	return <-p.done
 }
 
-// hopQueues are a Connection's batch queue: its claims and its reports in one, so that
-// the claims of a Poll's rows and the reports of rows run meanwhile commit in one
-// transaction ([Dispatcher.hopBatch]), where a queue of each committed each kind apart,
-// one transaction after the other under the project's one lock.
-type hopQueues struct {
-	calls batchQueue[*hopCall]
-}
-
-// hopCall is a claim or a report waiting for its batch: exactly one of the two is set.
+// hopCall is a claim or a report waiting for its batch: exactly one of the two is set. A
+// Connection's claims and reports wait in one queue, so that the claims of a Poll's rows
+// and the reports of rows run meanwhile commit in one transaction
+// ([Dispatcher.hopBatch]), where a queue of each kind committed each apart, one
+// transaction after the other under the project's one lock.
 type hopCall struct {
 	claim  *claimCall
 	report *reportCall
 }
 
-// queues returns conn's batch queues.
-func (d *Dispatcher) queues(conn contract.Connection) *hopQueues {
+// queue returns conn's batch queue of claims and reports.
+func (d *Dispatcher) queue(conn contract.Connection) *batchQueue[*hopCall] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	q := d.pending[conn.ID]
 	if q == nil {
-		q = &hopQueues{}
+		q = &batchQueue[*hopCall]{}
 		d.pending[conn.ID] = q
 	}
 	return q

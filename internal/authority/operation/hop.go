@@ -67,9 +67,9 @@ type Dispatcher struct {
 	// maxWorkers is the most live leases of one Connection.
 	maxWorkers int
 
-	mu      sync.Mutex                                 // guards adverts, pending and reserved; the lock order is in the authority's package doc
-	adverts map[contract.ConnectionID]map[int64]advert // what each Connection's worker offered in its latest Poll here
-	pending map[contract.ConnectionID]*hopQueues       // each Connection's claims and reports waiting to commit together
+	mu      sync.Mutex                                      // guards adverts, pending and reserved; the lock order is in the authority's package doc
+	adverts map[contract.ConnectionID]map[int64]advert      // what each Connection's worker offered in its latest Poll here
+	pending map[contract.ConnectionID]*batchQueue[*hopCall] // each Connection's claims and reports waiting to commit together
 	// reserved holds, by work id, the lease generation a row was last served to by this
 	// instance and until when no other worker of its Connection is served it.
 	reserved map[string]reservation
@@ -106,7 +106,7 @@ func NewDispatcher(ops *Operations, deps DispatcherDeps, cfg DispatcherConfig) *
 		leaseTTL: cfg.LeaseTTL, pollWait: cfg.PollWait, grantTTL: cfg.GrantTTL, maxRows: cfg.MaxRows,
 		maxWorkers: cfg.MaxWorkers, reserved: map[string]reservation{}, digests: newDigestMemo(),
 		adverts: map[contract.ConnectionID]map[int64]advert{},
-		pending: map[contract.ConnectionID]*hopQueues{}}
+		pending: map[contract.ConnectionID]*batchQueue[*hopCall]{}}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -497,7 +497,7 @@ func (d *Dispatcher) Claim(ctx context.Context, conn contract.Connection, req co
 		return contract.WorkAnswer{}, err
 	}
 	c := newPending(ctx, &hopCall{claim: &claimCall{req: req, agent: agent, ordinal: ordinal, key: key, grant: signed}})
-	if err := d.queues(conn).calls.await(c, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
+	if err := d.queue(conn).await(c, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil

@@ -35,7 +35,7 @@ func (d *Dispatcher) Report(ctx context.Context, conn contract.Connection, req c
 		return contract.WorkAnswer{}, fmt.Errorf("report %s: %w", req.ID, err)
 	}
 	r := newPending(ctx, &hopCall{report: &reportCall{req: req, agent: agent, ordinal: ordinal, digest: digest}})
-	if err := d.queues(conn).calls.await(r, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
+	if err := d.queue(conn).await(r, func(batch []*pending[*hopCall]) { d.hopBatch(conn, batch) }); err != nil {
 		return contract.WorkAnswer{}, err
 	}
 	return contract.WorkAnswer{Accepted: true}, nil
