@@ -3,7 +3,6 @@ package authority_test
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -667,9 +666,9 @@ func TestDispatcher_ClaimsAndReportsTogether(t *testing.T) {
 			results <- result{id: r.ID, report: true, err: err}
 		})
 	}
-	for range 100 {
-		runtime.Gosched() // let the calls queue behind the paused one
-	}
+	// Time for the calls to queue behind the paused one: how they batch changes no
+	// outcome checked below.
+	time.Sleep(50 * time.Millisecond)
 	release()
 	if err := <-paused; err != nil {
 		t.Fatalf("the paused Claim of %s: %v", served[0].ID, err)
@@ -712,5 +711,74 @@ func TestDispatcher_ClaimsAndReportsTogether(t *testing.T) {
 	}
 	if states[contract.OpDone] != len(ran) || states[contract.OpRunning] != len(served) {
 		t.Errorf("fetches by state %v, want %d done and %d running", states, len(ran), len(served))
+	}
+}
+
+// TestOperations_AdmissionsTogether sends, at once, one write of each of four Agents and
+// a second write of one of them, while another Agent's admission is paused before its
+// commit, so that they queue behind it and are admitted together: each passes the gate
+// on its own, as it would alone — every Agent's first write is admitted as its first
+// Operation, and of the two writes of one Agent one is admitted and the other refused
+// operation_running, since an Agent's second call passes the gate after its first.
+func TestOperations_AdmissionsTogether(t *testing.T) {
+	ps := pausedSQLite(t)
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	agents := f.withAgents(t, "b", "c", "d", "e")
+	write := func(ag identity.Caller) (operation.Answer, error) {
+		return f.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+			Delivered: func(int64) bool { return true }})
+	}
+	type result struct {
+		agent string
+		ans   operation.Answer
+		err   error
+	}
+	results := make(chan result, len(agents)+1)
+	release, paused := startPaused(t, ps, func() error {
+		ans, err := write(agents[0])
+		results <- result{agents[0].ID, ans, err}
+		return err
+	})
+	var wg sync.WaitGroup
+	for _, ag := range append(agents[1:], agents[1]) {
+		wg.Go(func() {
+			ans, err := write(ag)
+			results <- result{ag.ID, ans, err}
+		})
+	}
+	// Time for the writes to queue behind the paused one: how they batch changes no
+	// outcome checked below, only whether the batch's own checks are what holds them.
+	time.Sleep(50 * time.Millisecond)
+	release()
+	if err := <-paused; err != nil {
+		t.Fatalf("the paused write: %v", err)
+	}
+	wg.Wait()
+	close(results)
+	admitted, refused := map[string]int{}, map[string]int{}
+	for r := range results {
+		switch {
+		case r.err != nil:
+			t.Errorf("write of %s: %v", r.agent, r.err)
+		case state(r.ans) == contract.OpRunning && r.ans.Meta.Ordinal == 1:
+			admitted[r.agent]++
+		case r.ans.Result.ErrorCode == contract.CodeOperationRunning:
+			refused[r.agent]++
+		default:
+			t.Errorf("write of %s = %+v (ordinal %d), want running as Operation 1 or refused %s", r.agent, r.ans.Result, r.ans.Meta.Ordinal, contract.CodeOperationRunning)
+		}
+	}
+	for _, ag := range agents {
+		want := 0
+		if ag.ID == agents[1].ID {
+			want = 1
+		}
+		if admitted[ag.ID] != 1 || refused[ag.ID] != want {
+			t.Errorf("%s's writes: %d admitted, %d refused operation_running; want 1 and %d", ag.Name, admitted[ag.ID], refused[ag.ID], want)
+		}
+	}
+	if n := eventTypes(t, f.st, event.OpAdmitted)[event.OpAdmitted]; n != len(agents) {
+		t.Errorf("%d operation.admitted events, want %d", n, len(agents))
 	}
 }

@@ -372,20 +372,27 @@ func (l *ledgerState) ackDueLocked(agent string, delivered func(int64) bool) (in
 //
 // When another instance admitted an Operation of the same agent first, the call passes the
 // gate once more with the next ordinal: ordinals are never reused.
+//
+// The admissions of one project that arrive while another of its admissions commits are
+// admitted together ([Operations.admitBatch]): each passes the gate on its own and is
+// refused on its own, and those admitted commit in one transaction, where one commit
+// each, each holding the project's lock through it, made them wait for one another.
 func (o *Operations) admit(ctx context.Context, c identity.Caller, call Call) (admission, error) {
-	var out admission
-	// The gate reads at the newest head this process knows, not one read from the store:
-	// the admission's transaction locks the head anyway and checks there what the gate
-	// decided on (admitOnce).
-	err := o.boards.WriteInTx(ctx, c.Projects[0], fmt.Sprintf("admit %s of %s", call.Tool, c.Principal()), func(w *boards.Write) error {
-		var err error
-		out, err = o.admitOnce(ctx, w, c, call)
-		return err
-	})
+	a := &admitCall{c: c, call: call}
+	project := c.Projects[0]
+	err := o.ledger(project).admits.await(newPending(ctx, a), func(batch []*pending[*admitCall]) { o.admitBatch(project, batch) })
 	if err != nil {
 		return admission{}, err
 	}
-	return out, nil
+	return a.out, nil
+}
+
+// admitCall is an admission waiting for its batch; out is its admission once its batch
+// committed (or refused it).
+type admitCall struct {
+	c    identity.Caller
+	call Call
+	out  admission
 }
 
 // admission is what passing the write gate produced.
@@ -397,7 +404,57 @@ type admission struct {
 	refused *contract.ToolResult
 }
 
-func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.Caller, call Call) (admission, error) {
+// admitBatch admits batch, admissions of project, in one Board write and one
+// transaction, and sends each its answer; the calls it leaves for later (an Agent's
+// second call, or every call after one that changes more than the Agent's own
+// Operations) run in the batches after it, in the order they came.
+func (o *Operations) admitBatch(project contract.ProjectID, batch []*pending[*admitCall]) {
+	for len(batch) > 0 {
+		// The transaction runs on the context of the call that leads it, without its
+		// cancellation: the batch's other calls wait for it.
+		ctx := context.WithoutCancel(batch[0].ctx)
+		var taken, later []*pending[*admitCall]
+		name := fmt.Sprintf("admit %s of %s", batch[0].call.call.Tool, batch[0].call.c.Principal())
+		if len(batch) > 1 {
+			name = fmt.Sprintf("admit %d calls", len(batch))
+		}
+		err := o.boards.WriteInTx(ctx, project, name, func(w *boards.Write) error {
+			var err error
+			taken, later, err = o.admitOnce(w, batch)
+			return err
+		})
+		if err != nil {
+			taken, later = batch, nil // the transaction failed: every call of it fails
+		}
+		for _, p := range taken {
+			p.done <- err
+		}
+		batch = later
+	}
+}
+
+// admitPlan is a call of a batch that passed the gate: the Operation it admits.
+type admitPlan struct {
+	p       *pending[*admitCall]
+	ctx     context.Context
+	ordinal int64
+	run     toolRun
+	last    *operation // the agent's latest settled Operation, acknowledged with the admission when it is not yet
+	now     time.Time
+}
+
+// alone reports whether the plan changes more than its agent's own Operations (the
+// Board, a Request, a task's ask): a call after it in the batch would pass the gate on
+// a state without that change, so it waits for the next batch.
+func (a *admitPlan) alone() bool {
+	return a.run.change != nil || a.run.request != nil || a.run.ask != nil
+}
+
+// admitOnce is one attempt of admitBatch in w: each call of batch passes the gate, at
+// most one call of each agent and none after one whose plan is alone; those that pass
+// commit in one transaction. It returns the calls it answered (their out set) and those
+// it leaves for the next batch.
+func (o *Operations) admitOnce(w *boards.Write, batch []*pending[*admitCall]) (taken, later []*pending[*admitCall], err error) {
 	project := w.Project()
 	l := o.ledger(project)
 	l.lockAlong(w.Held())
@@ -407,21 +464,81 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
 	// "Catch-ups from memory"). The transaction then checks, under the head lock, that
 	// no event the gate decides on came since (gateMovedLocked, Fresh, LockFresh); a
-	// refusal, which takes no transaction, reads the head once to check the same
-	// (Current). Its commit catches up to the head it leaves.
+	// refusal reads the head once to check the same (Current). Its commit catches up to
+	// the head it leaves.
 	at := w.Seq()
-	gctx := eventlog.WithHead(ctx, project, at)
-	if err := l.catchUpLocked(gctx, o.store); err != nil {
-		return admission{}, err
+	if err := l.catchUpLocked(eventlog.WithHead(batch[0].ctx, project, at), o.store); err != nil {
+		return nil, nil, err
 	}
 	ledgerAt := l.seq()
+	var plans []*admitPlan
+	refused := false
+	agents := map[string]bool{}
+	for i, p := range batch {
+		if len(plans) > 0 && plans[len(plans)-1].alone() {
+			later = append(later, batch[i:]...)
+			break
+		}
+		if agents[p.call.c.ID] {
+			later = append(later, p) // the agent's second call passes the gate after its first
+			continue
+		}
+		agents[p.call.c.ID] = true
+		plan, err := o.gate(w, l, p, at)
+		if err != nil {
+			return nil, nil, err
+		}
+		taken = append(taken, p)
+		if plan == nil {
+			refused = true
+			continue
+		}
+		plans = append(plans, plan)
+	}
+	if refused {
+		if err := w.Current(batch[0].ctx); err != nil {
+			return nil, nil, err // the write sequence passes the calls through the gate again
+		}
+	}
+	if len(plans) == 0 {
+		return taken, later, nil
+	}
+	first := plans[0]
+	spec := commitSpec{project: project, lockHead: true, bw: w, at: first.now, by: first.p.call.c.Principal()}
+	err = o.commitLocked(context.WithoutCancel(first.ctx), spec, l, func(wc *workCommit) error {
+		wc.parts = nil
+		for _, plan := range plans {
+			part := wc.part()
+			part.now, part.opBy = plan.now, plan.p.call.c.Principal()
+			if err := o.admitIn(part, l, plan, at, ledgerAt); err != nil {
+				return err
+			}
+			wc.parts = append(wc.parts, part)
+		}
+		return nil
+	})
+	if errors.Is(err, boards.ErrWroteFirst) {
+		return nil, nil, err // the write sequence passes the calls through the gate again
+	}
+	if err != nil {
+		a := first.p.call
+		return nil, nil, fmt.Errorf("admit %s of %s: %w", a.call.Tool, a.c.Principal(), eventlog.Refuse(err, "record"))
+	}
+	return taken, later, nil
+}
+
+// gate passes p's call through the write gate on the state l and w hold at the head at,
+// and returns its plan, or nil with p's out set to the refusal.
+func (o *Operations) gate(w *boards.Write, l *ledger, p *pending[*admitCall], at int64) (*admitPlan, error) {
+	c, call := p.call.c, p.call.call
+	project := w.Project()
+	ctx := context.WithoutCancel(p.ctx)
+	gctx := eventlog.WithHead(ctx, project, at)
 	setup := l.agentSetupLocked(c.ID)
 	focus := call.Focus
-	refuse := func(r *contract.ToolResult) (admission, error) {
-		if err := w.Current(ctx); err != nil {
-			return admission{}, err // the write sequence passes the call through the gate again
-		}
-		return admission{focus: focus, setup: setup, refused: r}, nil
+	refuse := func(r *contract.ToolResult) (*admitPlan, error) {
+		p.call.out = admission{focus: focus, setup: setup, refused: r}
+		return nil, nil
 	}
 	if u := l.unresolvedLocked(c.ID); u != nil {
 		r := refusal(contract.Errorf(contract.CodeOperationRunning,
@@ -450,7 +567,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	}
 	r, person, err := o.autonomyRefusal(gctx, l, project, c.ID, now, call)
 	if err != nil {
-		return admission{}, err
+		return nil, err
 	}
 	if r != nil {
 		return refuse(r)
@@ -463,55 +580,53 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, c identity.
 	if run.op.Input == nil {
 		var err error
 		if run.op.Input, err = json.Marshal(call.Input); err != nil {
-			return admission{}, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
+			return nil, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
 		}
 	}
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
 	run.op.TraceParent = traceParent(ctx)
-	spec := commitSpec{project: project, lockHead: true, bw: w, at: now, by: c.Principal()}
-	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
-		wc.change = run.change // first: a refusal below drops the Board it changed
-		// The ledger is caught up inside the transaction, under the head lock: when
-		// another instance admitted an Operation of the agent since the gate read the
-		// ledger, the ordinal is taken and the gate's reading of the agent's strip is
-		// stale, so the write sequence passes the call through the gate again.
-		if int64(len(l.ops[c.ID]))+1 != ordinal {
-			return errOrdinalTaken
+	p.call.out = admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}
+	return &admitPlan{p: p, ctx: ctx, ordinal: ordinal, run: run, last: last, now: now}, nil
+}
+
+// admitIn collects into wc what plan writes, after checking, on the ledger caught up
+// inside the transaction under the head lock, that the gate's reading still holds: when
+// another instance admitted an Operation of the agent since the gate read the ledger,
+// the ordinal is taken and the gate's reading of the agent's strip is stale; and when
+// any event the gate decided on came after the head it read at (another instance's
+// policy publication, Board change, setup or profile change, or a change of the agent's
+// Operations), the gate runs again on what is read again. Either way the write sequence
+// passes the batch through the gate again.
+func (o *Operations) admitIn(wc *workCommit, l *ledger, plan *admitPlan, at, ledgerAt int64) error {
+	c, ctx, now, ordinal, run, last := plan.p.call.c, plan.ctx, plan.now, plan.ordinal, plan.run, plan.last
+	project := c.Projects[0]
+	wc.change = run.change // first: a refusal below drops the Board it changed
+	if int64(len(l.ops[c.ID]))+1 != ordinal {
+		return errOrdinalTaken
+	}
+	if l.gateMovedLocked(c.ID, at, ledgerAt) {
+		return errGateMoved
+	}
+	if last != nil && !last.acked {
+		if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
+			return err
 		}
-		// And when any event the gate decided on came after the head it read at (another
-		// instance's policy publication, Board change, setup or profile change, or a
-		// change of the agent's Operations), the gate runs again on what is read again.
-		if l.gateMovedLocked(c.ID, at, ledgerAt) {
-			return errGateMoved
+	}
+	wc.writes = append(wc.writes, func(tx store.Tx) error {
+		if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
+			return err
 		}
-		if last != nil && !last.acked {
-			if err := wc.event("", string(c.Principal()), event.OpAcknowledgedData(event.Operation{Agent: c.ID, Ordinal: last.ordinal})); err != nil {
-				return err
-			}
+		if run.request != nil {
+			return raise(ctx, tx, run.request)
 		}
-		wc.writes = append(wc.writes, func(tx store.Tx) error {
-			if err := eventlog.Append(ctx, tx, project, c.Principal(), now, event.OpAdmittedData(run.op)); err != nil {
-				return err
-			}
-			if run.request != nil {
-				return raise(ctx, tx, run.request)
-			}
-			if run.ask != nil && run.op.State == contract.OpRunning {
-				return o.postAsked(ctx, l, tx, project, c.Principal(), *run.ask, ordinal, now)
-			}
-			return nil
-		})
+		if run.ask != nil && run.op.State == contract.OpRunning {
+			return o.postAsked(ctx, l, tx, project, c.Principal(), *run.ask, ordinal, now)
+		}
 		return nil
 	})
-	if errors.Is(err, boards.ErrWroteFirst) {
-		return admission{}, err // the write sequence passes the call through the gate again
-	}
-	if err != nil {
-		return admission{}, fmt.Errorf("admit %s of %s: %w", call.Tool, c.Principal(), eventlog.Refuse(err, "record"))
-	}
-	return admission{ordinal: ordinal, focus: mergeFocus(run.focus, focus), setup: setup}, nil
+	return nil
 }
 
 // errOrdinalTaken refuses an admission because another instance admitted an Operation of

@@ -253,6 +253,9 @@ type ledger struct {
 	holdMu sync.Mutex
 	holds  map[holdKey]*holdWake
 
+	// admits is the project's admissions waiting to commit together (gate.go).
+	admits batchQueue[*admitCall]
+
 	// views is the last View answered to each principal, with what it was built from,
 	// at most maxKeptViews of them (viewkeep.go). Guarded by viewMu, not the project's
 	// lock: an answer from the ledger's snapshot keeps its View too (snapshot.go).
