@@ -420,7 +420,7 @@ func (o *Operations) admitBatch(project contract.ProjectID, batch []*pending[*ad
 		}
 		err := o.boards.WriteInTx(ctx, project, name, func(w *boards.Write) error {
 			var err error
-			taken, later, err = o.admitOnce(w, batch)
+			taken, later, err = o.admitOnce(ctx, w, batch)
 			return err
 		})
 		if err != nil {
@@ -450,11 +450,11 @@ func (a *admitPlan) alone() bool {
 	return a.run.change != nil || a.run.request != nil || a.run.ask != nil
 }
 
-// admitOnce is one attempt of admitBatch in w: each call of batch passes the gate, at
-// most one call of each agent and none after one whose plan is alone; those that pass
-// commit in one transaction. It returns the calls it answered (their out set) and those
-// it leaves for the next batch.
-func (o *Operations) admitOnce(w *boards.Write, batch []*pending[*admitCall]) (taken, later []*pending[*admitCall], err error) {
+// admitOnce is one attempt of admitBatch in w, on ctx, which no caller's cancellation
+// ends: each call of batch passes the gate, at most one call of each agent and none
+// after one whose plan is alone; those that pass commit in one transaction. It returns
+// the calls it answered (their out set) and those it leaves for the next batch.
+func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pending[*admitCall]) (taken, later []*pending[*admitCall], err error) {
 	project := w.Project()
 	l := o.ledger(project)
 	l.lockAlong(w.Held())
@@ -467,7 +467,7 @@ func (o *Operations) admitOnce(w *boards.Write, batch []*pending[*admitCall]) (t
 	// refusal reads the head once to check the same (Current). Its commit catches up to
 	// the head it leaves.
 	at := w.Seq()
-	if err := l.catchUpLocked(eventlog.WithHead(batch[0].ctx, project, at), o.store); err != nil {
+	if err := l.catchUpLocked(eventlog.WithHead(ctx, project, at), o.store); err != nil {
 		return nil, nil, err
 	}
 	ledgerAt := l.seq()
@@ -496,7 +496,7 @@ func (o *Operations) admitOnce(w *boards.Write, batch []*pending[*admitCall]) (t
 		plans = append(plans, plan)
 	}
 	if refused {
-		if err := w.Current(batch[0].ctx); err != nil {
+		if err := w.Current(ctx); err != nil {
 			return nil, nil, err // the write sequence passes the calls through the gate again
 		}
 	}
@@ -505,7 +505,7 @@ func (o *Operations) admitOnce(w *boards.Write, batch []*pending[*admitCall]) (t
 	}
 	first := plans[0]
 	spec := commitSpec{project: project, lockHead: true, bw: w, at: first.now, by: first.p.call.c.Principal()}
-	err = o.commitLocked(context.WithoutCancel(first.ctx), spec, l, func(wc *workCommit) error {
+	err = o.commitLocked(ctx, spec, l, func(wc *workCommit) error {
 		wc.parts = nil
 		for _, plan := range plans {
 			part := wc.part()
