@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -74,10 +73,8 @@ func TestOperations_QueryDuringBoardWrite(t *testing.T) {
 func TestOperations_PublishedBoardNotStale(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
-			s1, s2 := be.open(t)
-			f := opsFixtureOver(t, s1, time.Millisecond)
+			f, other := twoInstances(t, be.open)
 			ctx := t.Context()
-			other := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			for round := range 3 {
 				n := fmt.Sprint(round)
 				before := queryBoard(t, f.ops, f.agent)

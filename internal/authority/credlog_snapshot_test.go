@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
@@ -61,10 +60,8 @@ func TestDirectory_AgentAtDuringClaim(t *testing.T) {
 func TestDirectory_AgentAtNotStale(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
-			s1, s2 := be.open(t)
-			f := opsFixtureOver(t, s1, time.Millisecond)
+			f, other := twoInstances(t, be.open)
 			ctx := t.Context()
-			other := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			for i, tc := range []struct {
 				name string
 				end  func(agent string) error

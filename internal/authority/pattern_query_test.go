@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/docketrun/docket/internal/authority"
-	"github.com/docketrun/docket/internal/authority/authoritytest"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/authority/operation"
@@ -82,10 +81,8 @@ func TestOperations_PatternQueryDuringBoardWrite(t *testing.T) {
 func TestOperations_PatternQueryNotStale(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
-			s1, s2 := be.open(t)
-			f := opsFixtureOver(t, s1, time.Millisecond)
+			f, other := twoInstances(t, be.open)
 			ctx := t.Context()
-			other := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			var want []string
 			for round := range 4 {
 				n := fmt.Sprint(round)

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docketrun/docket/internal/authority/authoritytest"
-	"github.com/docketrun/docket/internal/authority/identity"
 	"github.com/docketrun/docket/internal/contract"
 )
 
@@ -45,10 +43,8 @@ func TestTasks_PinDuringClaim(t *testing.T) {
 func TestTasks_PinNotStale(t *testing.T) {
 	for _, be := range sharedBackends {
 		t.Run(be.name, func(t *testing.T) {
-			s1, s2 := be.open(t)
-			f := opsFixtureOver(t, s1, time.Millisecond)
+			f, other := twoInstances(t, be.open)
 			ctx := t.Context()
-			other := authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
 			if _, err := f.a.PostTask(ctx, f.admin, "default", contract.TaskRequest{Agent: "calc", Text: "x", Conversation: "n-1"}); err != nil {
 				t.Fatal(err)
 			}

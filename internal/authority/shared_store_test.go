@@ -409,3 +409,13 @@ func isCode(err error, code contract.Code) bool {
 	ce, ok := errors.AsType[*contract.Error](err)
 	return ok && ce.Code == code
 }
+
+// twoInstances opens two stores over one database with open (a sharedBackends entry's)
+// and returns the ops fixture over the first and a bare authority, another instance,
+// over the second, under the fixture's key and clock.
+func twoInstances(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) (*opsFixture, *authority.Authority) {
+	t.Helper()
+	s1, s2 := open(t)
+	f := opsFixtureOver(t, s1, time.Millisecond)
+	return f, authoritytest.Bare(t, authoritytest.Options{Store: s2, Key: identity.Key{7}, Now: f.clock.Now})
+}
