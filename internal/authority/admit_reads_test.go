@@ -3,9 +3,11 @@ package authority_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/docketrun/docket/internal/authority"
 	"github.com/docketrun/docket/internal/authority/boards"
 	"github.com/docketrun/docket/internal/authority/event"
 	"github.com/docketrun/docket/internal/authority/identity"
@@ -21,6 +23,23 @@ func assertCall(x string) operation.Call {
 	return operation.Call{Tool: contract.ToolApplyBatch, Delivered: func(int64) bool { return true },
 		Input: &contract.Batch{Operations: []contract.Operation{{Op: contract.OpAssertFact,
 			Atom: &contract.Atom{Predicate: "seen", Args: contract.Args{"x": contract.StringValue(x)}}}}}}
+}
+
+// holdsSeen reports whether a's Board of the default project holds the fact seen(x):
+// the Board itself, not a View published of it, which a refused change could leave
+// unbuilt while the Board beneath it keeps the change.
+func holdsSeen(t *testing.T, a *authority.Authority, x string) bool {
+	t.Helper()
+	var holds bool
+	if err := a.View(t.Context(), "default", func(b *board.Board) error {
+		holds = slices.ContainsFunc(b.Nodes(), func(n contract.Node) bool {
+			return n.Atom != nil && n.Atom.Predicate == "seen" && n.Atom.Args["x"] == contract.StringValue(x)
+		})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return holds
 }
 
 // TestAdmission_DecidedOnWhatAnotherInstanceWrote: an admission's gate reads the Board,
@@ -130,6 +149,13 @@ func TestAdmission_DecidedOnWhatAnotherInstanceWrote(t *testing.T) {
 					if ans.Result.ErrorCode != tc.wantCode {
 						t.Errorf("call after B's write = %s %s %+v, want %s", ans.Result.ErrorCode, ans.Result.Teaching, ans.Result.Operations, tc.wantCode)
 					}
+					// The gate's first run changed A's Board in memory before the
+					// transaction found B's write; the refusal must leave no trace of it.
+					for i := range p.a {
+						if holdsSeen(t, p.a[i], "after") {
+							t.Errorf("instance %c's Board holds the refused call's fact", 'A'+i)
+						}
+					}
 					return
 				}
 				if got := state(ans); got != tc.want {
@@ -203,7 +229,8 @@ func TestAdmission_StoreCalls(t *testing.T) {
 }
 
 // TestAdmission_AnotherInstanceChangingTheBoard: an admission whose transaction finds
-// another instance's Board change runs again, caught up to a head read; while that
+// another instance's Board change runs again on a Board built again from the store (its
+// gate's change in memory is dropped), caught up to a head read; while that
 // instance goes on changing the Board, the next admissions read the head before their
 // gate rather than run twice, and once a read finds the Board unchanged they read it
 // only in their transaction again (docs/architecture.md, "The write sequence").
@@ -242,19 +269,25 @@ func TestAdmission_AnotherInstanceChangingTheBoard(t *testing.T) {
 		c := count.Counts()
 		return c.ByMethod["Tx.LockHead"], c.ByMethod["Head"]
 	}
-	// B changes the Board: A's transaction finds it and runs the call again, caught up to
-	// a head read (B's change applied from its record, with no rebuild and no read more).
+	// B changes the Board: A's transaction finds it. A's gate had already changed A's
+	// Board in memory, so that Board is built again from the store (the build reads the
+	// head on both sides) and the call runs again on it, caught up to a head read first.
 	change("b1")
-	if lock, read := call("B changed the Board"); lock != 2 || read != 1 {
-		t.Errorf("after B changed the Board, the call locked the head %d times and read it %d times outside a transaction, want 2 and 1", lock, read)
+	if lock, read := call("B changed the Board"); lock != 2 || read != 3 {
+		t.Errorf("after B changed the Board, the call locked the head %d times and read it %d times outside a transaction, want 2 and 3", lock, read)
+	}
+	// The call that ran again is in the log, not only in A's memory: B, which reads the
+	// log, holds its fact, and so does A's Board built again from the store.
+	if !holdsSeen(t, p.a[1], "a1") {
+		t.Errorf("instance B's Board lacks the fact of A's call that ran again: A's memory kept its first run's change, which the log lacks")
 	}
 	// B changes it again: A reads the head first, and runs once.
 	change("b2")
 	if lock, read := call("B changed it again"); lock != 1 || read != 1 {
 		t.Errorf("after B changed the Board again, the call locked the head %d times and read it %d times outside a transaction, want 1 and 1", lock, read)
 	}
-	if n := p.a[0].BoardBuilds("default"); n != 1 {
-		t.Errorf("A built its Board %d times, want once: B's changes are applied from their records", n)
+	if n := p.a[0].BoardBuilds("default"); n != 2 {
+		t.Errorf("A built its Board %d times, want twice (first use, and after the change its log refused): B's second change is applied from its record", n)
 	}
 	// B is quiet: A reads the head first for a while, then only in its transaction.
 	for n := 1; ; n++ {
@@ -278,14 +311,15 @@ func TestAdmission_AnotherInstanceChangingTheBoard(t *testing.T) {
 	if _, err := p.a[0].Directory().CreateConnection(ctx, p.admin, "default", contract.CreateConnectionRequest{Name: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
+	builds := p.a[0].BoardBuilds("default")
 	if _, err := p.a[0].LockTool(ctx, p.admin, "default", "laptop", contract.ToolLock{Tool: "test.send@1", Digest: sendDigest}); err != nil {
 		t.Fatal(err)
 	}
 	if lock, read := call("A locked a Tool"); lock != 1 || read != 0 {
 		t.Errorf("the call after A locked a Tool locked the head %d times and read it %d times outside a transaction, want 1 and 0 (the lock applied from its event)", lock, read)
 	}
-	if n := p.a[0].BoardBuilds("default"); n != 1 {
-		t.Errorf("A built its Board %d times, want once: its own tool lock is applied from its event", n)
+	if n := p.a[0].BoardBuilds("default") - builds; n != 0 {
+		t.Errorf("A built its Board %d times after its tool lock, want none: the lock is applied from its event", n)
 	}
 	if lock, read := call("after A's tool lock"); lock != 1 || read != 0 {
 		t.Errorf("the next call locked the head %d times and read it %d times outside a transaction, want 1 and 0", lock, read)

@@ -50,6 +50,8 @@ type Write struct {
 	// [Write.Current].
 	unread bool // seq is the head of the log the Board was caught up to when the write began.
 	seq    int64
+	// dropped: the Board was rebuilt from the store during the write ([Write.Drop]).
+	dropped bool
 }
 
 // Project is the project written.
@@ -303,5 +305,13 @@ func (w *Write) Committed(ctx context.Context, head int64) {
 	w.bs.committedLocked(ctx, w.project, w.pb, head)
 }
 
-// Drop rebuilds the Board after a transaction with a change the store refused.
-func (w *Write) Drop(ctx context.Context) { w.bs.dropBoardLocked(ctx, w.project, w.pb) }
+// Drop rebuilds the Board after a transaction with a change the store refused, or a
+// change made in memory that no transaction carried. It rebuilds once per write: the
+// commit that refused a change and the write that made it may both drop it.
+func (w *Write) Drop(ctx context.Context) {
+	if w.dropped {
+		return
+	}
+	w.dropped = true
+	w.bs.dropBoardLocked(ctx, w.project, w.pb)
+}

@@ -459,6 +459,18 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 	l := o.ledger(project)
 	l.lockAlong(w.Held())
 	defer l.unlock()
+	var plans []*admitPlan
+	// A plan's Board change is made on the Board in memory by its gate, before the
+	// transaction that writes it: when the attempt fails anywhere after (another call's
+	// refusal finding the head moved, the Board found stale, the gate's reading moved,
+	// the commit refused), the Board is dropped, so memory never keeps a change the log
+	// lacks (docs/architecture.md, "The write sequence") and the attempt that runs
+	// again passes the gate on the committed Board.
+	defer func() {
+		if err != nil && slices.ContainsFunc(plans, func(p *admitPlan) bool { return p.run.change != nil }) {
+			w.Drop(ctx)
+		}
+	}()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
 	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
@@ -471,7 +483,6 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 		return nil, nil, err
 	}
 	ledgerAt := l.seq()
-	var plans []*admitPlan
 	refused := false
 	agents := map[string]bool{}
 	for i, p := range batch {
@@ -487,6 +498,13 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 		plan, err := o.gate(w, l, p, at)
 		if err != nil {
 			return nil, nil, err
+		}
+		if plan != nil && plan.run.ask != nil && len(taken) > 0 {
+			// An ask's own transaction may still refuse it (its task ended, or asked
+			// already, since its gate: postAsked), and a refusal there fails every
+			// call the transaction holds: an ask is admitted in a batch of its own.
+			later = append(later, batch[i:]...)
+			break
 		}
 		taken = append(taken, p)
 		if plan == nil {
@@ -573,16 +591,16 @@ func (o *Operations) gate(w *boards.Write, l *ledger, p *pending[*admitCall], at
 		return refuse(r)
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
+	// Encoded before the call runs on the Board, which it may change in memory: a
+	// failure here leaves nothing to drop.
+	input, err := json.Marshal(call.Input)
+	if err != nil {
+		return nil, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
+	}
 	rctx, span := startSpan(gctx, "board evaluate", call.Tool)
 	run := o.run(rctx, l, w.Board(), c, call, setup, l.liveConnsLocked(), now, person)
 	span.End()
-	run.op.Agent, run.op.Ordinal, run.op.Tool = c.ID, ordinal, call.Tool
-	if run.op.Input == nil {
-		var err error
-		if run.op.Input, err = json.Marshal(call.Input); err != nil {
-			return nil, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
-		}
-	}
+	run.op.Agent, run.op.Ordinal, run.op.Tool, run.op.Input = c.ID, ordinal, call.Tool, input
 	if run.request != nil {
 		run.request.Ordinal = ordinal
 	}
