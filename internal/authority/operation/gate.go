@@ -450,6 +450,12 @@ func (a *admitPlan) alone() bool {
 	return a.run.change != nil || a.run.request != nil || a.run.ask != nil
 }
 
+// asks reports whether call is a docket.ask, which posts a task.
+func asks(call Call) bool {
+	in, ok := call.Input.(*contract.ApplyActionInput)
+	return ok && in.Action == contract.ActionAsk
+}
+
 // admitOnce is one attempt of admitBatch in w, on ctx, which no caller's cancellation
 // ends: each call of batch passes the gate, at most one call of each agent and none
 // after one whose plan is alone; those that pass commit in one transaction. It returns
@@ -494,17 +500,17 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 			later = append(later, p) // the agent's second call passes the gate after its first
 			continue
 		}
-		agents[p.call.c.ID] = true
-		plan, err := o.gate(w, l, p, at)
-		if err != nil {
-			return nil, nil, err
-		}
-		if plan != nil && plan.run.ask != nil && len(taken) > 0 {
+		if len(taken) > 0 && asks(p.call.call) {
 			// An ask's own transaction may still refuse it (its task ended, or asked
 			// already, since its gate: postAsked), and a refusal there fails every
 			// call the transaction holds: an ask is admitted in a batch of its own.
 			later = append(later, batch[i:]...)
 			break
+		}
+		agents[p.call.c.ID] = true
+		plan, err := o.gate(w, l, p, at)
+		if err != nil {
+			return nil, nil, err
 		}
 		taken = append(taken, p)
 		if plan == nil {
