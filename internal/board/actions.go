@@ -320,6 +320,7 @@ func (b *Board) markTerminal(ev *evaluation) *contract.Case {
 	if ev.c == nil || !slices.Contains(b.caseTypes[ev.c.CaseType].OncePerCase, ev.action.Name) {
 		return nil
 	}
+	b.keepCase(ev.c.CaseID)
 	ev.c.Terminal = append(ev.c.Terminal, ev.action.Name)
 	c := caseCopy(ev.c)
 	return &c

@@ -47,6 +47,10 @@ type Board struct {
 	cases   map[contract.CaseID]*contract.Case
 	caseSeq []contract.CaseID
 	open    map[string]contract.CaseID // caseType + key digest → the open Case
+
+	// tentative, when set, records what the changes made since it began replaced
+	// ([Board.Tentative]).
+	tentative *Tentative
 }
 
 // caseType is a CaseType with the release that declared it.
@@ -164,7 +168,8 @@ func (b *Board) addNode(n *node) {
 // entries are the majority, so that recent stays proportional to the live nodes.
 func (b *Board) dropNode(id string) {
 	delete(b.nodes, id)
-	if len(b.recent) > 64 && len(b.recent) > 2*len(b.nodes) {
+	// Not while a tentative record is open: its Undo cuts recent back to its length then.
+	if b.tentative == nil && len(b.recent) > 64 && len(b.recent) > 2*len(b.nodes) {
 		live := b.recent[:0]
 		seen := map[string]bool{}
 		for _, r := range b.recent {

@@ -98,6 +98,7 @@ func caseCopy(c *contract.Case) contract.Case {
 }
 
 func (b *Board) putCase(c *contract.Case) {
+	b.keepCase(c.CaseID)
 	if _, ok := b.cases[c.CaseID]; !ok {
 		b.caseSeq = append(b.caseSeq, c.CaseID)
 	}
@@ -268,6 +269,7 @@ func (b *Board) HoldCase(id contract.CaseID, h contract.CaseHold) (contract.Case
 	h.ID, h.At = "hold-"+strconv.Itoa(next.HoldSeq), h.At.UTC()
 	next.Holds = append(next.Holds, h)
 	next.Status = contract.CasePaused
+	b.keepCase(id)
 	*c = next
 	return caseCopy(c), h, nil
 }
@@ -301,6 +303,7 @@ func (b *Board) ReleaseHold(id contract.CaseID, holdID string, owner contract.Ho
 		next.Holds = nil
 		next.Status = contract.CaseRunning
 	}
+	b.keepCase(id)
 	*c = next
 	return caseCopy(c), h, nil
 }

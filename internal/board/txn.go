@@ -159,6 +159,9 @@ func (t *txn) rollback() {
 // commit returns the net changes: a put for each node that exists now (and is new or
 // changed), a delete for each that existed before and does not now.
 func (t *txn) commit() []contract.NodeChange {
+	if t.b.tentative != nil {
+		t.b.tentative.keepNodes(t)
+	}
 	var out []contract.NodeChange
 	for _, id := range t.touched {
 		before := t.before[id]

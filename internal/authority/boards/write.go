@@ -52,6 +52,9 @@ type Write struct {
 	seq    int64
 	// dropped: the Board was rebuilt from the store during the write ([Write.Drop]).
 	dropped bool
+	// tent records the Board's changes made in memory ahead of their transaction
+	// ([Write.Tentative]).
+	tent *board.Tentative
 }
 
 // Project is the project written.
@@ -303,6 +306,35 @@ func (w *Write) Persist(ctx context.Context, tx store.Tx, ch Change, actor contr
 // commit's own events) and the Board made the State at it, linked (follow.go).
 func (w *Write) Committed(ctx context.Context, head int64) {
 	w.bs.committedLocked(ctx, w.project, w.pb, head)
+}
+
+// Tentative records the changes the write's steps make to the Board in memory from now
+// on, ahead of the transaction that would write them (an admission's gate runs its
+// calls on the Board before it), until [Write.EndTentative].
+func (w *Write) Tentative() {
+	if b := w.Board(); b != nil && w.tent == nil {
+		w.tent = b.Tentative()
+	}
+}
+
+// EndTentative ends the record [Write.Tentative] began: the changes are kept when their
+// transaction committed (kept), and otherwise taken back, so the Board holds no change
+// its log lacks; when they cannot be taken back exactly ([board.Tentative.Undo]) the
+// Board is built again, as when it was dropped already.
+func (w *Write) EndTentative(ctx context.Context, kept bool) {
+	t := w.tent
+	if t == nil {
+		return
+	}
+	w.tent = nil
+	switch {
+	case kept:
+		t.Keep()
+	case w.dropped:
+		// Built again from the store already: t is of a Board no longer used.
+	case !t.Undo():
+		w.Drop(ctx)
+	}
 }
 
 // Drop rebuilds the Board after a transaction with a change the store refused, or a

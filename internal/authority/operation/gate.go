@@ -465,18 +465,14 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 	l := o.ledger(project)
 	l.lockAlong(w.Held())
 	defer l.unlock()
-	var plans []*admitPlan
 	// A plan's Board change is made on the Board in memory by its gate, before the
 	// transaction that writes it: when the attempt fails anywhere after (another call's
 	// refusal finding the head moved, the Board found stale, the gate's reading moved,
-	// the commit refused), the Board is dropped, so memory never keeps a change the log
-	// lacks (docs/architecture.md, "The write sequence") and the attempt that runs
-	// again passes the gate on the committed Board.
-	defer func() {
-		if err != nil && slices.ContainsFunc(plans, func(p *admitPlan) bool { return p.run.change != nil }) {
-			w.Drop(ctx)
-		}
-	}()
+	// the commit refused), the changes are taken back, so memory never keeps a change
+	// the log lacks (docs/architecture.md, "The write sequence") and the attempt that
+	// runs again passes the gate on the committed Board.
+	w.Tentative()
+	defer func() { w.EndTentative(ctx, err == nil) }()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
 	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
@@ -489,6 +485,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 		return nil, nil, err
 	}
 	ledgerAt := l.seq()
+	var plans []*admitPlan
 	refused := false
 	agents := map[string]bool{}
 	for i, p := range batch {
