@@ -3,6 +3,7 @@ package authority_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -780,5 +781,66 @@ func TestOperations_AdmissionsTogether(t *testing.T) {
 	}
 	if n := eventTypes(t, f.st, event.OpAdmitted)[event.OpAdmitted]; n != len(agents) {
 		t.Errorf("%d operation.admitted events, want %d", n, len(agents))
+	}
+}
+
+// TestOperations_AskAdmittedAlone: a docket.ask whose own transaction refuses it (its
+// asking task gone since the call learnt its origin: postAsked) fails no other call: it
+// queues behind another Agent's write, both behind a paused admission, and is admitted
+// in a batch of its own, so the other write is admitted as it would be alone and the ask
+// alone is refused ask_refused. In one batch, the ask's refusal failed the whole
+// transaction, and the other write with it.
+func TestOperations_AskAdmittedAlone(t *testing.T) {
+	ps := pausedSQLite(t)
+	f := newHopFixtureOn(t, opsFixtureOver(t, ps, time.Millisecond))
+	agents := f.withAgents(t, "b", "writer")
+	if _, err := f.a.PublishPolicy(t.Context(), f.admin, "default", contract.PublishPolicyRequest{File: "delegation.toml", Text: askPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(ag identity.Caller) (operation.Answer, error) {
+		return f.ops.Call(t.Context(), ag, operation.Call{Tool: contract.ToolApplyAction,
+			Input:     &contract.ApplyActionInput{Action: "fetch", Params: contract.Args{"path": contract.StringValue(ag.Name + ".txt")}},
+			Delivered: func(int64) bool { return true }})
+	}
+	release, paused := startPaused(t, ps, func() error {
+		_, err := fetch(agents[2])
+		return err
+	})
+	type result struct {
+		ans operation.Answer
+		err error
+	}
+	other, ask := make(chan result, 1), make(chan result, 1)
+	go func() {
+		ans, err := fetch(agents[1])
+		other <- result{ans, err}
+	}()
+	// The other write queues first: an ask first in its batch is alone in it anyway.
+	time.Sleep(30 * time.Millisecond)
+	go func() {
+		// An origin named as the call's (no conversation to learn it from), of a task
+		// the log does not hold: the gate passes it, its transaction refuses it.
+		in := &contract.ApplyActionInput{Action: contract.ActionAsk, Params: contract.Args{"agent": contract.StringValue("writer"), "task": contract.StringValue("Draft.")}}
+		ans, err := f.ops.Call(t.Context(), f.agent, operation.Call{Tool: contract.ToolApplyAction, Input: in,
+			Ask: contract.AskOrigin{Task: "t-gone"}, Delivered: func(int64) bool { return true }})
+		ask <- result{ans, err}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	release()
+	if err := <-paused; err != nil {
+		t.Fatalf("the paused write: %v", err)
+	}
+	if r := <-other; r.err != nil || state(r.ans) != contract.OpRunning || r.ans.Meta.Ordinal != 1 {
+		t.Errorf("b's write beside the refused ask = %v %+v, want running as Operation 1", r.err, r.ans.Result)
+	}
+	r := <-ask
+	code := r.ans.Result.ErrorCode
+	if ce, ok := errors.AsType[*contract.Error](r.err); ok {
+		code = ce.Code
+	} else if r.err != nil {
+		t.Fatalf("the ask: %v", r.err)
+	}
+	if code != contract.CodeAskRefused {
+		t.Errorf("the ask of a task gone = %s %+v, want %s", code, r.ans.Result, contract.CodeAskRefused)
 	}
 }
