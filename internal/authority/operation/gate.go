@@ -595,7 +595,7 @@ func (o *Operations) gate(w *boards.Write, l *ledger, p *pending[*admitCall], at
 	}
 	ordinal := int64(len(l.ops[c.ID])) + 1
 	// Encoded before the call runs on the Board, which it may change in memory: a
-	// failure here leaves nothing to drop.
+	// failure here leaves the Board as it was.
 	input, err := json.Marshal(call.Input)
 	if err != nil {
 		return nil, fmt.Errorf("encode the input of %s: %w", call.Tool, err)
