@@ -38,7 +38,7 @@ func Restore(cfg Config, nodes []contract.Node, cases []contract.Case) (*Board, 
 		}
 		switch rec.Kind {
 		case contract.NodeFact:
-			facts = append(facts, engine.Fact{ID: rec.NodeID, Atom: n.atom, Tier: rec.Tier})
+			facts = append(facts, engine.Fact{ID: rec.NodeID, Atom: n.atom, Tier: rec.Tier, Seq: rec.Seq})
 		case contract.NodeRule:
 			rules = append(rules, *n.rule)
 		}

@@ -52,10 +52,10 @@ func (t *Tentative) Keep() {
 // Undo ends the record and takes back every change made since it began, and reports
 // whether b now holds exactly what it held then: the nodes, Cases, derivations and
 // counters, as a Board built from the records it held then would. It is not exact when a
-// node it puts back is a rule, or a fact whose atom another node also holds: the engine
-// orders a rule, and the nodes holding one atom, as they were added, and one put back
-// comes after those added since, where a Board built from the records has it before.
-// Then b must be built again from its records. A record that does not convert back means
+// node it puts back is a rule: the engine orders rules as they were added, and one put
+// back comes after those added since, where a Board built from the records has it
+// before. Then b must be built again from its records. (A fact put back takes its place
+// among the facts asserting its atom by its Seq, [engine.Fact].) A record that does not convert back means
 // the Board broke its all-or-nothing contract; like a failed rollback, that panics.
 func (t *Tentative) Undo() (exact bool) {
 	if t.ended {
@@ -84,11 +84,6 @@ func (t *Tentative) Undo() (exact bool) {
 		panic(fmt.Sprintf("board: undo of a tentative change failed: %v", err))
 	}
 	tx.commit() // still recorded: the ids it drops stay in recent, which is cut back below
-	for _, n := range puts {
-		if e, ok := b.eng.Lookup(n.NodeID); n.Kind == contract.NodeFact && (!ok || e.ID != n.NodeID) {
-			return false // another node holds the atom first
-		}
-	}
 	// Every id appended to recent since the record began is cut, which leaves recent as
 	// it was: a node removed since stayed in it (dropNode compacts only outside a record).
 	b.recent = b.recent[:t.recent]

@@ -201,3 +201,69 @@ func restored(rt fataler, b *board.Board, decls board.Declarations) *board.Board
 	}
 	return r
 }
+
+// TestBoard_AtomHeldTwice: of two facts asserting one atom, the older names it (its
+// Entry's id, the premise an explanation names), and still does after the older was
+// taken out and back in: by a refused batch's rollback, or by an undone change. A Board
+// built from the records names it so, and another instance's would.
+func TestBoard_AtomHeldTwice(t *testing.T) {
+	t.Parallel()
+	decls := calcDecls(t)
+	item := &contract.Atom{Predicate: "item", Args: contract.Args{"n": str("0")}}
+	twice := func(t *testing.T) *board.Board {
+		t.Helper()
+		b := newCalcBoard(t)
+		if _, err := b.ApplyBatch(agent, contract.Batch{Operations: []contract.Operation{
+			{Op: contract.OpAssertFact, NodeID: "older", Atom: item},
+			{Op: contract.OpAssertFact, NodeID: "newer", Atom: item},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	named := func(t *testing.T, b *board.Board) string {
+		t.Helper()
+		facts := b.Facts(0).Items
+		if len(facts) != 1 {
+			t.Fatalf("facts = %+v, want the one atom", facts)
+		}
+		return facts[0].NodeID
+	}
+	tests := []struct {
+		name string
+		out  func(t *testing.T, b *board.Board) // takes "older" out and back in
+	}{
+		{"a refused batch rolled back", func(t *testing.T, b *board.Board) {
+			_, err := b.ApplyBatch(agent, contract.Batch{Operations: []contract.Operation{
+				{Op: contract.OpRetractNode, NodeID: "older"},
+				{Op: contract.OpRetractNode, NodeID: "missing"},
+			}})
+			if contract.CodeOf(err) != contract.CodeNodeNotFound {
+				t.Fatalf("the batch = %v, want refused %s", err, contract.CodeNodeNotFound)
+			}
+		}},
+		{"a change undone", func(t *testing.T, b *board.Board) {
+			tent := b.Tentative()
+			if _, err := b.ApplyBatch(agent, contract.Batch{Operations: []contract.Operation{{Op: contract.OpRetractNode, NodeID: "older"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if !tent.Undo() {
+				t.Fatal("the undo of a retraction was not exact")
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, twin := twice(t), twice(t)
+			if got := named(t, b); got != "older" {
+				t.Fatalf("the atom is named %s, want older", got)
+			}
+			tc.out(t, b)
+			if got := named(t, b); got != "older" {
+				t.Errorf("after it the atom is named %s, want older", got)
+			}
+			sameBoard(t, tc.name, twin, b, decls)
+		})
+	}
+}

@@ -46,7 +46,11 @@ func (t *txn) add(n *node) error {
 	}
 	switch n.rec.Kind {
 	case contract.NodeFact:
-		if _, err := t.b.eng.Assert(engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier}); err != nil {
+		seq := n.rec.Seq
+		if seq == 0 {
+			seq = t.b.seq + 1 // the Seq addNode gives it below
+		}
+		if _, err := t.b.eng.Assert(engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier, Seq: seq}); err != nil {
 			return err
 		}
 		t.undo = append(t.undo, func() error { _, err := t.b.eng.Retract(id); return err })
@@ -90,15 +94,15 @@ func (t *txn) addQuiet(steps []step, ids []string) error {
 			}
 			return nodeConflict(id)
 		}
+		t.touch(id)
+		t.b.addNode(n)
+		added = append(added, id)
 		if n.rec.Kind == contract.NodeFact {
 			if facts == nil {
 				facts = make([]engine.Fact, 0, len(steps)-k)
 			}
-			facts = append(facts, engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier})
+			facts = append(facts, engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier, Seq: n.rec.Seq})
 		}
-		t.touch(id)
-		t.b.addNode(n)
-		added = append(added, id)
 	}
 	if len(facts) == 0 {
 		return nil
@@ -129,7 +133,7 @@ func (t *txn) remove(id string) error {
 			return err
 		}
 		t.undo = append(t.undo, func() error {
-			_, err := t.b.eng.Assert(engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier})
+			_, err := t.b.eng.Assert(engine.Fact{ID: id, Atom: n.atom, Tier: n.rec.Tier, Seq: n.rec.Seq})
 			return err
 		})
 	case contract.NodeRule:

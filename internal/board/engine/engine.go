@@ -23,11 +23,15 @@ type Limits struct {
 }
 
 // Fact is a base fact given to the engine: a ground atom with the node id the Board gave it
-// and its tier.
+// and its tier. Seq orders the facts that assert one atom: the lowest names it
+// ([Entry.ID]), facts of one Seq (0 for all, say) in the order asserted. The Board gives a
+// node's Seq, so a Board that takes a fact back in after a rollback names the atom as a
+// Board built from its records does, not by whichever came back last.
 type Fact struct {
 	ID   string
 	Atom Atom
 	Tier contract.Tier
+	Seq  uint64
 }
 
 // Entry is a fact as the engine holds it. A fact may be both base (asserted with one or

@@ -16,6 +16,7 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 		tab  *table
 		vals []uint32
 		tier contract.Tier
+		seq  uint64
 	}
 	ps := make([]prepared, 0, len(facts))
 	// The facts' value ids are carved from shared blocks, sized to what the facts need
@@ -60,7 +61,7 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 			vals[i] = e.syms.intern(arg.Term.Val)
 		}
 		tab := e.tableFor(e.relation(relKey{a.Pred, a.Neg}, true), argNames(a))
-		ps = append(ps, prepared{id: f.ID, tab: tab, vals: vals, tier: f.Tier})
+		ps = append(ps, prepared{id: f.ID, tab: tab, vals: vals, tier: f.Tier, seq: f.Seq})
 	}
 	t := e.begin()
 	for _, p := range ps {
@@ -70,7 +71,12 @@ func (e *Engine) Assert(facts ...Fact) (Delta, error) {
 			return Delta{}, err
 		}
 		t.touch(f)
-		f.bases = append(slices.Clip(f.bases), baseRef{id: p.id, tier: p.tier})
+		// In Seq order, after those of the same Seq: a fact asserted in order goes last.
+		i := len(f.bases)
+		for i > 0 && f.bases[i-1].seq > p.seq {
+			i--
+		}
+		f.bases = slices.Insert(slices.Clip(f.bases), i, baseRef{id: p.id, tier: p.tier, seq: p.seq})
 		f.recomputeBase()
 		t.setID(p.id, f)
 	}

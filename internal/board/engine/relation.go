@@ -144,7 +144,7 @@ type fact struct {
 	inline     [4]uint32
 	inlinePrem [2]fref
 
-	bases    []baseRef     // the base ids asserting this atom, oldest first
+	bases    []baseRef     // the base ids asserting this atom, by Seq (Fact), then oldest first
 	baseTier contract.Tier // strongest base tier; 0 when not base
 	derTier  contract.Tier // tier of the best derivation; 0 when not derived
 	was      contract.Tier // the tier when the mutation of stamp began
@@ -169,6 +169,7 @@ type fact struct {
 type baseRef struct {
 	id   string
 	tier contract.Tier
+	seq  uint64
 }
 
 // derivation is one way a fact follows: a rule and the facts its positive body literals
