@@ -50,12 +50,14 @@ func (t *Tentative) Keep() {
 }
 
 // Undo ends the record and takes back every change made since it began, and reports
-// whether b now holds exactly what it held then: the nodes, Cases, derivations and
-// counters, as a Board built from the records it held then would. It is not exact when a
-// node it puts back is a rule: the engine orders rules as they were added, and one put
-// back comes after those added since, where a Board built from the records has it
-// before. Then b must be built again from its records. (A fact put back takes its place
-// among the facts asserting its atom by its Seq, [engine.Fact].) A record that does not convert back means
+// whether b now holds exactly what it held then: the nodes with their ids and Seqs, the
+// Cases, the facts base and derived with their tiers, the node naming each atom (a fact
+// put back takes its place among those asserting its atom by its Seq, [engine.Fact]),
+// and the counters ids are minted from, as a Board built from the records it held then
+// would. Like a refused batch's rollback, it may leave an explanation showing another of
+// equally good derivations than a build would show. It is not exact when a node it puts
+// back is a rule, which the engine orders as rules were added, after those added since:
+// then b must be built again from its records. A record that does not convert back means
 // the Board broke its all-or-nothing contract; like a failed rollback, that panics.
 func (t *Tentative) Undo() (exact bool) {
 	if t.ended {
