@@ -34,7 +34,7 @@ func (b *Board) Apply(puts []contract.Node, deleted []string, cases []contract.C
 		c := caseCopy(&cases[i])
 		if old, ok := b.cases[c.CaseID]; ok && old.Status != contract.CaseClosed {
 			// A Case's type and key never change, so its entry in open is its own.
-			delete(b.open, old.CaseType+"\x00"+old.KeyDigest)
+			delete(b.open, openKey(old))
 		}
 		b.putCase(&c)
 	}

@@ -38,7 +38,7 @@ func (b *Board) OpenCase(by contract.Principal, caseType string, key contract.Ar
 		}
 	}
 	keyDigest := digest(mustJSON(key)).String()
-	if id, ok := b.open[caseType+"\x00"+keyDigest]; ok {
+	if id, ok := b.open[openKeyOf(caseType, keyDigest)]; ok {
 		return contract.Case{}, nil, contract.Errorf(contract.CodeCaseExists,
 			"Case %s of type %s is already open for this key; focus it instead of opening another", id, caseType)
 	}
@@ -97,6 +97,12 @@ func caseCopy(c *contract.Case) contract.Case {
 	return out
 }
 
+// openKey is c's entry in open ([openKeyOf]).
+func openKey(c *contract.Case) string { return openKeyOf(c.CaseType, c.KeyDigest) }
+
+// openKeyOf is the entry in open of the Case of caseType whose key digests to keyDigest.
+func openKeyOf(caseType, keyDigest string) string { return caseType + "\x00" + keyDigest }
+
 func (b *Board) putCase(c *contract.Case) {
 	b.keepCase(c.CaseID)
 	if _, ok := b.cases[c.CaseID]; !ok {
@@ -104,7 +110,7 @@ func (b *Board) putCase(c *contract.Case) {
 	}
 	b.cases[c.CaseID] = c
 	if c.Status != contract.CaseClosed {
-		b.open[c.CaseType+"\x00"+c.KeyDigest] = c.CaseID
+		b.open[openKey(c)] = c.CaseID
 	}
 }
 

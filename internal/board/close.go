@@ -71,7 +71,7 @@ func (b *Board) CloseCase(by contract.Principal, id contract.CaseID, disposition
 	closedAt := at.UTC()
 	b.keepCase(c.CaseID)
 	c.Status, c.Disposition, c.Reason, c.ClosedAt = contract.CaseClosed, disposition, reason, &closedAt
-	delete(b.open, c.CaseType+"\x00"+c.KeyDigest)
+	delete(b.open, openKey(c))
 	return CloseResult{Case: caseCopy(c), Receipt: rcpt, Changes: changes}, nil
 }
 

@@ -145,6 +145,3 @@ func (b *Board) keepCase(id contract.CaseID) {
 	}
 	r.cases[id] = before
 }
-
-// openKey is c's entry in open: its Case Type and key digest.
-func openKey(c *contract.Case) string { return c.CaseType + "\x00" + c.KeyDigest }
