@@ -28,6 +28,20 @@ func follow(rt fataler, f *board.Board, changes []contract.NodeChange, cases ...
 	}
 }
 
+// twoBoards returns two new Boards of decls.
+func twoBoards(rt fataler, decls board.Declarations) (*board.Board, *board.Board) {
+	rt.Helper()
+	var bs [2]*board.Board
+	for i := range bs {
+		b, err := board.New(decls)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		bs[i] = b
+	}
+	return bs[0], bs[1]
+}
+
 // sameBoard fails unless follower shows what leader shows, and what Restore from
 // leader's records builds (docs/architecture.md, "The project state and its driver").
 func sameBoard(rt fataler, step string, leader, follower *board.Board, decls board.Declarations) {
@@ -170,14 +184,7 @@ func TestBoard_Apply(t *testing.T) {
 	t.Run("random batches", func(t *testing.T) {
 		t.Parallel()
 		rapid.Check(t, func(rt *rapid.T) {
-			leader, err := board.New(decls)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			follower, err := board.New(decls)
-			if err != nil {
-				rt.Fatal(err)
-			}
+			leader, follower := twoBoards(rt, decls)
 			var known []string
 			for range rapid.IntRange(1, 8).Draw(rt, "batches") {
 				by := rapid.SampledFrom([]board.Author{member, agent}).Draw(rt, "by")

@@ -44,11 +44,11 @@ func undone(rt fataler, what string, b, twin *board.Board, decls board.Declarati
 }
 
 // TestTentative_Undo: a change made under a tentative record and undone leaves the Board
-// as it was, down to the counters its next ids are minted from, or says it could not
-// (a Board built again from its records then goes on as one that never made it), through
-// every kind of change a call makes: facts, rules and goals added, revised and retracted, a Case opened,
-// held, released, marked by a once-per-case Action and closed, an exploration's nodes
-// removed at its close.
+// as it was, down to the counters its next ids are minted from, or says it could not (a
+// Board built again from its records then goes on as one that never made it), through
+// every kind of change a call makes: facts, rules and goals added, revised and
+// retracted, a Case opened, held, released, marked by a once-per-case Action and closed,
+// an exploration's nodes removed at its close.
 func TestTentative_Undo(t *testing.T) {
 	t.Parallel()
 	decls := calcDecls(t)
@@ -158,14 +158,7 @@ func TestTentative_Undo(t *testing.T) {
 			}
 		}()
 		rapid.Check(t, func(rt *rapid.T) {
-			b, err := board.New(decls)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			twin, err := board.New(decls)
-			if err != nil {
-				rt.Fatal(err)
-			}
+			b, twin := twoBoards(rt, decls)
 			var known []string
 			for range rapid.IntRange(1, 8).Draw(rt, "batches") {
 				by := rapid.SampledFrom([]board.Author{member, agent}).Draw(rt, "by")
