@@ -470,9 +470,11 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 	// refusal finding the head moved, the Board found stale, the gate's reading moved,
 	// the commit refused), the changes are taken back, so memory never keeps a change
 	// the log lacks (docs/architecture.md, "The write sequence") and the attempt that
-	// runs again passes the gate on the committed Board.
+	// runs again passes the gate on the committed Board. A transaction that committed
+	// keeps them, also when what follows its commit failed (eventlog.ErrNotApplied).
+	committed := false
 	w.Tentative()
-	defer func() { w.EndTentative(ctx, err == nil) }()
+	defer func() { w.EndTentative(ctx, committed || err == nil) }()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
 	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
@@ -538,6 +540,7 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 		}
 		return nil
 	})
+	committed = err == nil || errors.Is(err, eventlog.ErrNotApplied)
 	if errors.Is(err, boards.ErrWroteFirst) {
 		return nil, nil, err // the write sequence passes the calls through the gate again
 	}
