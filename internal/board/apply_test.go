@@ -192,8 +192,9 @@ func TestBoard_Apply(t *testing.T) {
 				res, err := leader.ApplyBatch(by, batch)
 				if err != nil {
 					// A refused batch is rolled back: the leader shows what the follower,
-					// which never saw it, shows, down to the node that names an atom
-					// held twice (the engine orders them by Seq).
+					// which never saw it, shows (an atom held twice and taken out and
+					// back in is TestBoard_AtomHeldTwice's case, which these batches
+					// seldom draw).
 					sameBoard(rt, "a refused "+batchText(batch), leader, follower, decls)
 					continue
 				}
