@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +38,10 @@ import (
 // costs the store, the worker's claims, reports and lease renewals included (store
 // calls, reads of a log's head and transactions per action, counted beneath the
 // authority); the CPU per action of this process (cpu-ms/action: the authority, its
-// store and the Agents) and of the worker process (worker-cpu-ms/action); and, in the
-// same run, the store's raw commit rate (one event per transaction) for comparison.
+// store and the Agents) and of the worker process (worker-cpu-ms/action), and of this
+// process's collector (gc-cpu-ms/action, the runtime's estimate); each process's peak
+// resident set (peak-rss-mb, worker-peak-rss-mb); and, in the same run, the store's raw
+// commit rate (one event per transaction) for comparison.
 //
 // It also reports how much of the machine the two processes used while the actions ran:
 // busy-cores is the CPU time of both processes' threads over the wall time (2 means both
@@ -95,7 +98,7 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	args := contract.Args{"path": contract.StringValue("data/input.json")}
 
 	st.Reset()
-	cpu, workerCPU := cpuTime(b), procCPU(b, w.cmd.Process.Pid)
+	cpu, workerCPU, gc := cpuTime(b), procCPU(b, w.cmd.Process.Pid), gcCPU()
 	sched0 := schedOf(b, os.Getpid()).add(schedOf(b, w.cmd.Process.Pid))
 	lat, elapsed := runActions(b, len(h.agents), heldApply(ctx, h.ops, h.agents, "load", args))
 	sched := schedOf(b, os.Getpid()).add(schedOf(b, w.cmd.Process.Pid)).sub(sched0)
@@ -105,6 +108,11 @@ func benchEndToEnd(b *testing.B, raw store.Store) {
 	reportStoreCounts(b, st.Counts(), len(lat))
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(len(lat)), "cpu-ms/action")
 	b.ReportMetric(float64((procCPU(b, w.cmd.Process.Pid)-workerCPU).Microseconds())/1000/float64(len(lat)), "worker-cpu-ms/action")
+	b.ReportMetric(float64((gcCPU()-gc).Microseconds())/1000/float64(len(lat)), "gc-cpu-ms/action")
+	// Each process's peak resident set, setup included: what a change of the
+	// collector's pace or of what the authority keeps costs in memory.
+	b.ReportMetric(procPeakRSS(b, os.Getpid()), "peak-rss-mb")
+	b.ReportMetric(procPeakRSS(b, w.cmd.Process.Pid), "worker-peak-rss-mb")
 	b.ReportMetric(commitRate(b, raw), "store-commits/s")
 	b.ReportMetric(0, "ns/op")
 }
@@ -215,6 +223,36 @@ func procCPU(b *testing.B, pid int) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// gcCPU returns the CPU time this process's collector used so far, as the runtime
+// estimates it (/cpu/classes/gc/total:cpu-seconds, runtime/metrics).
+func gcCPU() time.Duration {
+	sample := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(sample)
+	return time.Duration(sample[0].Value.Float64() * float64(time.Second))
+}
+
+// procPeakRSS returns the peak resident set of the process pid in MiB: VmHWM of
+// /proc/<pid>/status (proc(5)), in kB.
+func procPeakRSS(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatalf("read the memory of process %d: %v", pid, err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		v, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/status: VmHWM %q: %v", pid, v, err)
+		}
+		return float64(kb) / 1024
+	}
+	b.Fatalf("/proc/%d/status has no VmHWM line", pid)
+	return 0
 }
 
 // sched is what a process's threads spent on a CPU and waiting in a run queue for one,
