@@ -80,3 +80,9 @@ func (a *Authority) WriteInTx(ctx context.Context, project contract.ProjectID, f
 	})
 	return attempts, err
 }
+
+// JoinLog joins to a's project log a part whose States fresh makes (eventlog.Join), so
+// that a test can have one State refuse an event every other part applies.
+func JoinLog[S eventlog.State](a *Authority, fresh func() S) *eventlog.Driver[S] {
+	return eventlog.Join(a.projectLog, fresh)
+}

@@ -178,7 +178,7 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 		return writeWork(ctx, tx, s.project, s.bw, wc)
 	})
 	l.caughtUp(nil) // a catch-up may have rebuilt the State, also on a failure
-	if err != nil && !errors.Is(err, eventlog.ErrNotApplied) {
+	if err = l.committed(ctx, err); err != nil {
 		if wc != nil && wc.changed() && s.bw != nil {
 			s.bw.Drop(ctx) // memory never keeps a change the log lacks
 		}
@@ -194,9 +194,6 @@ func (o *Operations) commitLocked(ctx context.Context, s commitSpec, l *ledger, 
 	// the ledger's catch-up after the commit failed (its next catch-up applies it).
 	if wc.changed() {
 		s.bw.Committed(ctx, left)
-	}
-	if err != nil {
-		return err
 	}
 	return wc.answer
 }

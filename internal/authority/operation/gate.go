@@ -180,7 +180,7 @@ func (o *Operations) ledger(project contract.ProjectID) *ledger {
 	defer o.mu.Unlock()
 	l := o.ledgers[project]
 	if l == nil {
-		l = &ledger{project: project, drv: o.drv}
+		l = &ledger{project: project, drv: o.drv, log: o.log}
 		o.ledgers[project] = l
 	}
 	return l
@@ -471,10 +471,9 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 	// the commit refused), the changes are taken back, so memory never keeps a change
 	// the log lacks (docs/architecture.md, "The write sequence") and the attempt that
 	// runs again passes the gate on the committed Board. A transaction that committed
-	// keeps them, also when what follows its commit failed (eventlog.ErrNotApplied).
-	committed := false
+	// keeps them, also when what follows its commit failed (see commitLocked).
 	w.Tentative()
-	defer func() { w.EndTentative(ctx, committed || err == nil) }()
+	defer func() { w.EndTentative(ctx, err == nil) }()
 	// What the gate reads before its transaction — the Board, the agent's Operations, the
 	// setup, the policies in force — is read at the head the Board was caught up to
 	// (w.Seq: the newest this process knows, with no store call, docs/architecture.md,
@@ -540,7 +539,6 @@ func (o *Operations) admitOnce(ctx context.Context, w *boards.Write, batch []*pe
 		}
 		return nil
 	})
-	committed = err == nil || errors.Is(err, eventlog.ErrNotApplied)
 	if errors.Is(err, boards.ErrWroteFirst) {
 		return nil, nil, err // the write sequence passes the calls through the gate again
 	}

@@ -4,6 +4,7 @@ package operation
 // key finds every line about one thing.
 const (
 	logErr        = "err"
+	logProject    = "project"
 	logOperations = "operations"
 	logRequests   = "requests"
 	logRetries    = "retries"

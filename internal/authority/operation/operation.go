@@ -3,7 +3,9 @@ package operation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -241,6 +243,7 @@ type ledger struct {
 	*ledgerState // nil unless locked
 	project      contract.ProjectID
 	drv          *eventlog.Driver[*ledgerState]
+	log          *slog.Logger
 	held         *eventlog.Held[*ledgerState] // nil unless locked
 	// along says the lock is another part's, taken through it ([ledger.lockAlong]), so
 	// unlock leaves it held.
@@ -333,7 +336,22 @@ func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide 
 		l.ledgerState = st
 		return decide(tx)
 	})
-	return l.caughtUp(err)
+	return l.committed(ctx, l.caughtUp(err))
+}
+
+// committed is what the caller of a write that ended with err is answered: a write the
+// log holds is committed, also when a State of this instance did not apply it after
+// its commit (eventlog.ErrNotApplied), which is logged. An error there would have an
+// Agent call again and its Action run twice, a worker send its report again or never
+// run a call it claimed, a coding agent's hook refuse a call the log shows allowed;
+// what the States missed, their next catch-up applies, and a held call waits for its
+// outcome through one (docs/architecture.md, "The project state and its driver").
+func (l *ledger) committed(ctx context.Context, err error) error {
+	if errors.Is(err, eventlog.ErrNotApplied) {
+		l.log.WarnContext(ctx, "committed, but this instance did not apply the commit; its next catch-up will", logProject, l.project, logErr, err)
+		return nil
+	}
+	return err
 }
 
 // caughtUp follows a catch-up that returned err: the State may have been rebuilt, so
