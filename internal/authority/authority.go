@@ -123,7 +123,7 @@ func New(cfg Config) (*Authority, error) {
 	a.profiles = profile.Join(a.projectLog, a.now)
 	a.budgets = newBudgets(a)
 	a.materials = materials.Join(a.projectLog, a.now)
-	a.tasks = task.New(task.Config{Store: a.store, Log: a.projectLog, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
+	a.tasks = task.New(task.Config{Store: a.store, Log: a.projectLog, Logger: a.log, Now: a.now, Rand: a.rand, Lease: cfg.TaskLease,
 		MaxOpen: cfg.MaxOpenTasks, MaxPerHour: cfg.MaxTasksPerHour,
 		CheckPin: func(ctx context.Context, project contract.ProjectID, caseType string, key contract.Args) error {
 			return a.boards.View(ctx, project, func(b *board.Board) error { return b.CheckPin(caseType, key) })

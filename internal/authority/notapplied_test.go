@@ -133,3 +133,33 @@ func TestOperations_HookCommittedButNotApplied(t *testing.T) {
 		t.Fatalf("hook calls = %+v, want the one call with its outcome", calls)
 	}
 }
+
+// TestTasks_ClaimCommittedButNotApplied: a runtime's task claim whose transaction
+// committed, but whose event a State of its instance failed to apply after the commit,
+// is answered with the task it claimed: an error would leave the task claimed under a
+// lease no runtime holds until that lease ends.
+func TestTasks_ClaimCommittedButNotApplied(t *testing.T) {
+	ctx := t.Context()
+	p := newOpsPair(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "docket.db")
+		return openSQLite(t, path), openSQLite(t, path)
+	})
+	arm, refused := joinRefusing(p.a[0])
+	posted, err := p.a[0].PostTask(ctx, p.admin, "default", contract.TaskRequest{Agent: "calc", Text: "Check the totals."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arm(event.TaskClaimed)
+	c, err := p.a[0].ClaimTask(ctx, p.agent, contract.TaskClaimRequest{})
+	if err != nil || c.Task == nil || c.Task.ID != posted.ID {
+		t.Fatalf("ClaimTask = %+v, %v, want the task posted: its claim committed", c, err)
+	}
+	if !refused() {
+		t.Fatal("no State refused the task's claim: the test did not reach the path it is for")
+	}
+	// Reported under the claim it was answered: the claim is the runtime's.
+	done, err := p.a[0].ReportTask(ctx, p.agent, posted.ID, contract.TaskReport{Attempt: c.Task.Attempt, State: contract.TaskCompleted, TaskResult: contract.TaskResult{Final: "Checked.", ClosedCases: []contract.ClosedCase{}}})
+	if err != nil || done.State != contract.TaskCompleted {
+		t.Fatalf("the report under the claim = %+v, %v, want completed", done, err)
+	}
+}

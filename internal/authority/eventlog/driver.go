@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -562,6 +563,22 @@ type Write struct {
 // the State's next catch-up applies what it missed. It comes wrapped, with the cause,
 // from [Held.UpdateWith] and [Held.Update], which then return the head the commit left.
 var ErrNotApplied = errors.New("eventlog: the write committed, but its State did not apply it (the next catch-up will)")
+
+// Committed is what the caller of a write of project that ended with err is answered,
+// for a part that answers from what its decision collected rather than from its State
+// after the write: nil for a write whose commit landed though a State of this instance
+// did not apply it after the commit ([ErrNotApplied]), which it warns of on log; err
+// otherwise. An error there would have the caller act as if nothing was written (an
+// Agent call again, a worker send a report again or not run a call it claimed); what the
+// States missed, their next catch-up applies (docs/architecture.md, "The project state
+// and its driver").
+func Committed(ctx context.Context, log *slog.Logger, project contract.ProjectID, err error) error {
+	if !errors.Is(err, ErrNotApplied) {
+		return err
+	}
+	log.WarnContext(ctx, "committed, but this instance did not apply the commit; its next catch-up will", "project", string(project), "err", err)
+	return nil
+}
 
 // UpdateWith is the write sequence of [Held.Update] as w says: in one store transaction
 // it runs w.Before, reads the log's head once (locks it, unless w.ReadHead; reads none

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -808,5 +810,31 @@ func TestDriver_FollowError(t *testing.T) {
 	h.Unlock()
 	if err != nil {
 		t.Errorf("FollowErr = %v once a Follow started the goroutine again, want nil", err)
+	}
+}
+
+func TestCommitted(t *testing.T) {
+	other := errors.New("the transaction failed")
+	notApplied := fmt.Errorf("%w: %w", eventlog.ErrNotApplied, errors.New("a State refused an event"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+		warn bool
+	}{
+		{"committed", nil, nil, false},
+		{"committed, not applied here", notApplied, nil, true},
+		{"not committed", other, other, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logged strings.Builder
+			log := slog.New(slog.NewTextHandler(&logged, nil))
+			if got := eventlog.Committed(t.Context(), log, "p", tc.err); got != tc.want {
+				t.Errorf("Committed = %v, want %v", got, tc.want)
+			}
+			if warned := strings.Contains(logged.String(), "level=WARN"); warned != tc.warn {
+				t.Errorf("warned %v, want %v: %q", warned, tc.warn, logged.String())
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package operation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -339,19 +338,14 @@ func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide 
 	return l.committed(ctx, l.caughtUp(err))
 }
 
-// committed is what the caller of a write that ended with err is answered: a write the
-// log holds is committed, also when a State of this instance did not apply it after
-// its commit (eventlog.ErrNotApplied), which is logged. An error there would have an
-// Agent call again and its Action run twice, a worker send its report again or never
-// run a call it claimed, a coding agent's hook refuse a call the log shows allowed;
-// what the States missed, their next catch-up applies, and a held call waits for its
-// outcome through one (docs/architecture.md, "The project state and its driver").
+// committed is what the caller of a ledger write that ended with err is answered
+// ([eventlog.Committed]): a write the log holds is committed, also when a State of this
+// instance did not apply it after the commit. An error there would have an Agent call
+// again and its Action run twice, a worker send its report again or never run a call it
+// claimed, a coding agent's hook refuse a call the log shows allowed; a held call waits
+// for its outcome through the next catch-up.
 func (l *ledger) committed(ctx context.Context, err error) error {
-	if errors.Is(err, eventlog.ErrNotApplied) {
-		l.log.WarnContext(ctx, "committed, but this instance did not apply the commit; its next catch-up will", logProject, l.project, logErr, err)
-		return nil
-	}
-	return err
+	return eventlog.Committed(ctx, l.log, l.project, err)
 }
 
 // caughtUp follows a catch-up that returned err: the State may have been rebuilt, so

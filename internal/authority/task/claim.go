@@ -108,7 +108,9 @@ func (k *Keeper) tryClaim(ctx context.Context, c identity.Caller, project contra
 		out = contract.TaskClaim{Task: &v, Wake: wake}
 		return eventlog.Append(ctx, tx, project, c.Principal(), now, d)
 	})
-	if err != nil {
+	// A claim the log holds is the runtime's, though a State here did not apply it: an
+	// error would leave the task claimed under a lease no runtime holds.
+	if err = eventlog.Committed(ctx, k.log, project, err); err != nil {
 		return contract.TaskClaim{}, 0, time.Time{}, fmt.Errorf("claim a task: %w", eventlog.Refuse(err, "project "+string(project)))
 	}
 	if out.Task == nil {

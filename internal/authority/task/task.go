@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -49,6 +50,8 @@ type Config struct {
 	// operation ledger, reads the asking task through it ([Keeper.AskOpen]). Nil: a log of
 	// the ledger's own over Store.
 	Log *eventlog.Log
+	// Logger is where a claim committed but not applied here is warned of; nil discards.
+	Logger *slog.Logger
 }
 
 // Keeper keeps the tasks of one store's projects. It is safe for concurrent use.
@@ -66,6 +69,7 @@ type Keeper struct {
 	// ledgers keeps each project's ledger, and is the one path the Keeper reads and
 	// writes a log through (docs/architecture.md, "The project state and its driver").
 	ledgers *eventlog.Driver[*ledger]
+	log     *slog.Logger
 }
 
 // New returns the Keeper over cfg.Store.
@@ -84,6 +88,9 @@ func New(cfg Config) *Keeper {
 	}
 	if k.lease <= 0 {
 		k.lease = DefaultLease
+	}
+	if k.log = cfg.Logger; k.log == nil {
+		k.log = slog.New(slog.DiscardHandler)
 	}
 	k.ledgers.Publish(func(l *ledger) any { return l.publish() })
 	return k
