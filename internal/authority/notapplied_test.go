@@ -2,7 +2,6 @@ package authority_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,35 +37,36 @@ func joinRefusing(a *authority.Authority) (arm func(typ string), refused func() 
 // Agent would try again; the next catch-up applies what the State missed, and both
 // instances hold its fact (docs/architecture.md, "The project state and its driver").
 func TestAdmission_CommittedButNotApplied(t *testing.T) {
-	ctx := t.Context()
-	p := newOpsPair(t, func(t *testing.T) (store.Store, store.Store) {
-		path := filepath.Join(t.TempDir(), "docket.db")
-		return openSQLite(t, path), openSQLite(t, path)
-	})
-	arm, refused := joinRefusing(p.a[0])
-	if ans, err := p.ops[0].Call(ctx, p.agent, assertCall("before")); err != nil || state(ans) != contract.OpDone {
-		t.Fatalf("the call before = %v %+v", err, ans.Result)
-	}
-	arm(event.BatchApplied)
-	ans, err := p.ops[0].Call(ctx, p.agent, assertCall("committed"))
-	if err != nil || state(ans) != contract.OpDone {
-		t.Fatalf("the call whose events a State refused after its commit = %v %+v, want done: it committed", err, ans.Result)
-	}
-	if !refused() {
-		t.Fatal("no State refused the call's batch.applied: the test did not reach the path it is for")
-	}
-	if ans.Meta.Ordinal != 2 {
-		t.Errorf("ordinal %d, want 2", ans.Meta.Ordinal)
-	}
-	if ans, err := p.ops[0].Call(ctx, p.agent, assertCall("after")); err != nil || state(ans) != contract.OpDone || ans.Meta.Ordinal != 3 {
-		t.Fatalf("the call after = %v %+v, want done at ordinal 3", err, ans.Result)
-	}
-	for i, a := range p.a {
-		for _, x := range []string{"before", "committed", "after"} {
-			if !holdsSeen(t, a, x) {
-				t.Errorf("instance %d lacks seen(%s)", i, x)
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			ctx := t.Context()
+			p := newOpsPair(t, be.open)
+			arm, refused := joinRefusing(p.a[0])
+			if ans, err := p.ops[0].Call(ctx, p.agent, assertCall("before")); err != nil || state(ans) != contract.OpDone {
+				t.Fatalf("the call before = %v %+v", err, ans.Result)
 			}
-		}
+			arm(event.BatchApplied)
+			ans, err := p.ops[0].Call(ctx, p.agent, assertCall("committed"))
+			if err != nil || state(ans) != contract.OpDone {
+				t.Fatalf("the call whose events a State refused after its commit = %v %+v, want done: it committed", err, ans.Result)
+			}
+			if !refused() {
+				t.Fatal("no State refused the call's batch.applied: the test did not reach the path it is for")
+			}
+			if ans.Meta.Ordinal != 2 {
+				t.Errorf("ordinal %d, want 2", ans.Meta.Ordinal)
+			}
+			if ans, err := p.ops[0].Call(ctx, p.agent, assertCall("after")); err != nil || state(ans) != contract.OpDone || ans.Meta.Ordinal != 3 {
+				t.Fatalf("the call after = %v %+v, want done at ordinal 3", err, ans.Result)
+			}
+			for i, a := range p.a {
+				for _, x := range []string{"before", "committed", "after"} {
+					if !holdsSeen(t, a, x) {
+						t.Errorf("instance %d lacks seen(%s)", i, x)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -139,27 +139,28 @@ func TestOperations_HookCommittedButNotApplied(t *testing.T) {
 // is answered with the task it claimed: an error would leave the task claimed under a
 // lease no runtime holds until that lease ends.
 func TestTasks_ClaimCommittedButNotApplied(t *testing.T) {
-	ctx := t.Context()
-	p := newOpsPair(t, func(t *testing.T) (store.Store, store.Store) {
-		path := filepath.Join(t.TempDir(), "docket.db")
-		return openSQLite(t, path), openSQLite(t, path)
-	})
-	arm, refused := joinRefusing(p.a[0])
-	posted, err := p.a[0].PostTask(ctx, p.admin, "default", contract.TaskRequest{Agent: "calc", Text: "Check the totals."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arm(event.TaskClaimed)
-	c, err := p.a[0].ClaimTask(ctx, p.agent, contract.TaskClaimRequest{})
-	if err != nil || c.Task == nil || c.Task.ID != posted.ID {
-		t.Fatalf("ClaimTask = %+v, %v, want the task posted: its claim committed", c, err)
-	}
-	if !refused() {
-		t.Fatal("no State refused the task's claim: the test did not reach the path it is for")
-	}
-	// Reported under the claim it was answered: the claim is the runtime's.
-	done, err := p.a[0].ReportTask(ctx, p.agent, posted.ID, contract.TaskReport{Attempt: c.Task.Attempt, State: contract.TaskCompleted, TaskResult: contract.TaskResult{Final: "Checked.", ClosedCases: []contract.ClosedCase{}}})
-	if err != nil || done.State != contract.TaskCompleted {
-		t.Fatalf("the report under the claim = %+v, %v, want completed", done, err)
+	for _, be := range sharedBackends {
+		t.Run(be.name, func(t *testing.T) {
+			ctx := t.Context()
+			p := newOpsPair(t, be.open)
+			arm, refused := joinRefusing(p.a[0])
+			posted, err := p.a[0].PostTask(ctx, p.admin, "default", contract.TaskRequest{Agent: "calc", Text: "Check the totals."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			arm(event.TaskClaimed)
+			c, err := p.a[0].ClaimTask(ctx, p.agent, contract.TaskClaimRequest{})
+			if err != nil || c.Task == nil || c.Task.ID != posted.ID {
+				t.Fatalf("ClaimTask = %+v, %v, want the task posted: its claim committed", c, err)
+			}
+			if !refused() {
+				t.Fatal("no State refused the task's claim: the test did not reach the path it is for")
+			}
+			// Reported under the claim it was answered: the claim is the runtime's.
+			done, err := p.a[0].ReportTask(ctx, p.agent, posted.ID, contract.TaskReport{Attempt: c.Task.Attempt, State: contract.TaskCompleted, TaskResult: contract.TaskResult{Final: "Checked.", ClosedCases: []contract.ClosedCase{}}})
+			if err != nil || done.State != contract.TaskCompleted {
+				t.Fatalf("the report under the claim = %+v, %v, want completed", done, err)
+			}
+		})
 	}
 }

@@ -338,12 +338,8 @@ func (l *ledger) updateWithLocked(ctx context.Context, w eventlog.Write, decide 
 	return l.committed(ctx, l.caughtUp(err))
 }
 
-// committed is what the caller of a ledger write that ended with err is answered
-// ([eventlog.Committed]): a write the log holds is committed, also when a State of this
-// instance did not apply it after the commit. An error there would have an Agent call
-// again and its Action run twice, a worker send its report again or never run a call it
-// claimed, a coding agent's hook refuse a call the log shows allowed; a held call waits
-// for its outcome through the next catch-up.
+// committed is [eventlog.Committed] for l's project: a ledger write the log holds is
+// answered as committed, also when a State of this instance did not apply it.
 func (l *ledger) committed(ctx context.Context, err error) error {
 	return eventlog.Committed(ctx, l.log, l.project, err)
 }
